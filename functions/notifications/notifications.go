@@ -1,0 +1,149 @@
+// Package notifications serves company notification defaults and users'
+// notification preferences.
+package notifications
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"slices"
+
+	"github.com/acme/codescan-api/shared/auth"
+	"github.com/acme/codescan-api/shared/config"
+	"github.com/acme/codescan-api/shared/httpapi"
+	"github.com/acme/codescan-api/shared/routes"
+	"github.com/acme/codescan-api/shared/store"
+)
+
+type handlers struct{ store *store.Store }
+
+// New returns the group's http.Handler.
+func New(d config.Deps) http.Handler {
+	h := handlers{store: d.Store}
+	return d.Server.Group(routes.GroupNotifications, map[string]httpapi.HandlerFunc{
+		"GET /notifications/preferences":                   h.list,
+		"POST /notifications/preferences/{type_code}":      h.setUser,
+		"POST /notifications/company-defaults/{type_code}": h.setCompany,
+	})
+}
+
+var errUnknownType = httpapi.Errorf(http.StatusNotFound, "Unknown notification type")
+
+func (h handlers) setCompany(w http.ResponseWriter, r *http.Request) error {
+	return h.set(w, r, 0)
+}
+
+func (h handlers) setUser(w http.ResponseWriter, r *http.Request) error {
+	return h.set(w, r, auth.FromContext(r.Context()).UserID)
+}
+
+// set applies a partial update to one layer: members absent from the body
+// keep their value, null restores inheritance.
+func (h handlers) set(w http.ResponseWriter, r *http.Request, userID int64) error {
+	p := auth.FromContext(r.Context())
+	t, ok := Lookup(r.PathValue("type_code"))
+	if !ok {
+		return errUnknownType
+	}
+	changes, err := parseChanges(r)
+	if err != nil {
+		return err
+	}
+	if len(changes) > 0 {
+		if err := h.store.UpdateNotificationSetting(r.Context(), p.CompanyID, userID, t.Code, changes); err != nil {
+			return err
+		}
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+var channels = []string{store.ChannelEmail, store.ChannelWebhook}
+
+func parseChanges(r *http.Request) ([]store.ChannelChange, error) {
+	body, err := httpapi.DecodeJSONObject(r)
+	if err != nil {
+		return nil, err
+	}
+	var changes []store.ChannelChange
+	for name := range body {
+		if !slices.Contains(channels, name) {
+			return nil, httpapi.Errorf(http.StatusBadRequest, "Unknown field %q (allowed: email_enabled, webhook_enabled)", name)
+		}
+	}
+	for _, name := range channels {
+		raw, present := body[name]
+		if !present {
+			continue
+		}
+		c := store.ChannelChange{Channel: name}
+		if !bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+			var v bool
+			if err := json.Unmarshal(raw, &v); err != nil {
+				return nil, httpapi.Errorf(http.StatusBadRequest, "%s must be a boolean or null", name)
+			}
+			c.Value = &v
+		}
+		changes = append(changes, c)
+	}
+	return changes, nil
+}
+
+// Source names the layer an effective value comes from.
+const (
+	SourcePlatform = "platform"
+	SourceCompany  = "company"
+	SourceUser     = "user"
+)
+
+type channelPair struct {
+	EmailEnabled   *bool `json:"email_enabled"`
+	WebhookEnabled *bool `json:"webhook_enabled"`
+}
+
+type preference struct {
+	TypeCode        string            `json:"type_code"`
+	Description     string            `json:"description"`
+	EmailEnabled    bool              `json:"email_enabled"`
+	WebhookEnabled  bool              `json:"webhook_enabled"`
+	Sources         map[string]string `json:"sources"`
+	PlatformDefault channelPair       `json:"platform_default"`
+	CompanyDefault  channelPair       `json:"company_default"`
+	UserPreference  channelPair       `json:"user_preference"`
+}
+
+// list answers every type's effective settings for the caller and where each
+// value comes from.
+func (h handlers) list(w http.ResponseWriter, r *http.Request) error {
+	p := auth.FromContext(r.Context())
+	company, user, err := h.store.NotificationSettings(r.Context(), p.CompanyID, p.UserID)
+	if err != nil {
+		return err
+	}
+	out := make([]preference, 0, len(Types))
+	for _, t := range Types {
+		c, u := company[t.Code], user[t.Code]
+		pref := preference{
+			TypeCode: t.Code, Description: t.Description,
+			Sources:         map[string]string{},
+			PlatformDefault: channelPair{&t.EmailEnabled, &t.WebhookEnabled},
+			CompanyDefault:  channelPair{c.EmailEnabled, c.WebhookEnabled},
+			UserPreference:  channelPair{u.EmailEnabled, u.WebhookEnabled},
+		}
+		pref.EmailEnabled, pref.Sources[store.ChannelEmail] = resolve(t.EmailEnabled, c.EmailEnabled, u.EmailEnabled)
+		pref.WebhookEnabled, pref.Sources[store.ChannelWebhook] = resolve(t.WebhookEnabled, c.WebhookEnabled, u.WebhookEnabled)
+		out = append(out, pref)
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "preferences": out})
+}
+
+// resolve applies inheritance: the user's value, else the company's, else
+// the platform's.
+func resolve(platform bool, company, user *bool) (bool, string) {
+	switch {
+	case user != nil:
+		return *user, SourceUser
+	case company != nil:
+		return *company, SourceCompany
+	}
+	return platform, SourcePlatform
+}

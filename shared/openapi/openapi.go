@@ -1,0 +1,103 @@
+// Package openapi assembles the service's OpenAPI 3.1 document from a base
+// and one fragment per endpoint group (groups/<group>.yaml), so each group
+// documents its own routes. Fragments contribute paths and components; a
+// name defined twice is a build-time error caught by the package tests.
+package openapi
+
+import (
+	"embed"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"sort"
+	"sync"
+
+	"gopkg.in/yaml.v3"
+)
+
+//go:embed base.yaml groups/*.yaml
+var files embed.FS
+
+var (
+	once   sync.Once
+	doc    []byte
+	docErr error
+)
+
+// JSON returns the assembled document.
+func JSON() ([]byte, error) {
+	once.Do(func() { doc, docErr = assemble() })
+	return doc, docErr
+}
+
+func assemble() ([]byte, error) {
+	base, err := load("base.yaml")
+	if err != nil {
+		return nil, err
+	}
+	names, err := fs.Glob(files, "groups/*.yaml")
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		frag, err := load(name)
+		if err != nil {
+			return nil, err
+		}
+		if err := mergeInto(base, frag, name); err != nil {
+			return nil, err
+		}
+	}
+	return json.Marshal(base)
+}
+
+func load(name string) (map[string]any, error) {
+	raw, err := files.ReadFile(name)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := yaml.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return m, nil
+}
+
+// mergeInto adds a fragment's paths and components (by section) to base.
+func mergeInto(base, frag map[string]any, name string) error {
+	if err := addAll(section(base, "paths"), asMap(frag["paths"]), name+" paths"); err != nil {
+		return err
+	}
+	comps := section(base, "components")
+	for kind, entries := range asMap(frag["components"]) {
+		if err := addAll(section(comps, kind), asMap(entries), name+" components."+kind); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func addAll(dst, src map[string]any, where string) error {
+	for k, v := range src {
+		if _, dup := dst[k]; dup {
+			return fmt.Errorf("openapi: %s: %q defined twice", where, k)
+		}
+		dst[k] = v
+	}
+	return nil
+}
+
+func section(m map[string]any, key string) map[string]any {
+	s, ok := m[key].(map[string]any)
+	if !ok {
+		s = map[string]any{}
+		m[key] = s
+	}
+	return s
+}
+
+func asMap(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	return m
+}

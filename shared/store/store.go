@@ -1,0 +1,138 @@
+// Package store is the single-table DynamoDB access layer. Every item a
+// company owns lives under a partition key that starts with that company, so
+// an id is only ever looked up inside the caller's company.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/acme/codescan-api/shared/tabledef"
+)
+
+// ErrNotFound is returned when an item does not exist in the caller's scope.
+var ErrNotFound = errors.New("not found")
+
+// ErrConflict is returned when a conditional write finds the item in another
+// state than expected (for example it already exists).
+var ErrConflict = errors.New("conflict")
+
+// Store wraps one DynamoDB table.
+type Store struct {
+	DB    *dynamodb.Client
+	Table string
+}
+
+// New returns a Store for the table.
+func New(db *dynamodb.Client, table string) *Store {
+	return &Store{DB: db, Table: table}
+}
+
+// Meter accumulates the consumed capacity and request count of every store
+// call made with a context that carries it (see WithMeter).
+type Meter struct {
+	mu       sync.Mutex
+	Requests int
+	Read     float64
+	Write    float64
+}
+
+type meterKey struct{}
+
+// WithMeter returns a context whose store calls are measured by m.
+func WithMeter(ctx context.Context, m *Meter) context.Context {
+	return context.WithValue(ctx, meterKey{}, m)
+}
+
+// Snapshot returns the figures so far.
+func (m *Meter) Snapshot() (requests int, rcu, wcu float64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.Requests, m.Read, m.Write
+}
+
+func record(ctx context.Context, caps ...*types.ConsumedCapacity) {
+	m, _ := ctx.Value(meterKey{}).(*Meter)
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.Requests++
+	for _, c := range caps {
+		if c == nil {
+			continue
+		}
+		m.Read += aws.ToFloat64(c.ReadCapacityUnits)
+		m.Write += aws.ToFloat64(c.WriteCapacityUnits)
+		if c.ReadCapacityUnits == nil && c.WriteCapacityUnits == nil {
+			// DynamoDB Local reports only the total for some calls.
+			m.Read += aws.ToFloat64(c.CapacityUnits)
+		}
+	}
+}
+
+// total is the capacity mode every call asks for so a Meter can add it up.
+const total = types.ReturnConsumedCapacityTotal
+
+// isConditionFailed reports whether err is a failed condition check, alone or
+// inside a cancelled transaction.
+func isConditionFailed(err error) bool {
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return true
+	}
+	var tce *types.TransactionCanceledException
+	if errors.As(err, &tce) {
+		for _, r := range tce.CancellationReasons {
+			if aws.ToString(r.Code) == "ConditionalCheckFailed" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// CreateTable creates the table from tabledef (used locally and in tests;
+// in AWS the stacks create it). It is a no-op when the table exists.
+func (s *Store) CreateTable(ctx context.Context) error {
+	var attrs []types.AttributeDefinition
+	for _, n := range tabledef.AttributeNames() {
+		attrs = append(attrs, types.AttributeDefinition{AttributeName: aws.String(n), AttributeType: types.ScalarAttributeTypeS})
+	}
+	var gsis []types.GlobalSecondaryIndex
+	for _, ix := range tabledef.Indexes {
+		gsis = append(gsis, types.GlobalSecondaryIndex{
+			IndexName: aws.String(ix.Name),
+			KeySchema: []types.KeySchemaElement{
+				{AttributeName: aws.String(ix.PK), KeyType: types.KeyTypeHash},
+				{AttributeName: aws.String(ix.SK), KeyType: types.KeyTypeRange},
+			},
+			Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
+		})
+	}
+	_, err := s.DB.CreateTable(ctx, &dynamodb.CreateTableInput{
+		TableName:            aws.String(s.Table),
+		AttributeDefinitions: attrs,
+		KeySchema: []types.KeySchemaElement{
+			{AttributeName: aws.String(tabledef.PK), KeyType: types.KeyTypeHash},
+			{AttributeName: aws.String(tabledef.SK), KeyType: types.KeyTypeRange},
+		},
+		GlobalSecondaryIndexes: gsis,
+		BillingMode:            types.BillingModePayPerRequest,
+	})
+	var inUse *types.ResourceInUseException
+	if errors.As(err, &inUse) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("create table %s: %w", s.Table, err)
+	}
+	return nil
+}

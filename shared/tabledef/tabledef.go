@@ -1,0 +1,42 @@
+// Package tabledef is the one definition of the single DynamoDB table's keys
+// and indexes. The store creates local tables from it; template.yaml and the
+// CDK stacks are built from or tested against it. It has no dependencies so
+// the CDK app can import it cheaply.
+package tabledef
+
+// Key attribute names of the table itself.
+const (
+	PK = "PK"
+	SK = "SK"
+)
+
+// Index is a global secondary index with string hash and range keys and
+// projection ALL.
+type Index struct {
+	Name string
+	PK   string
+	SK   string
+}
+
+// GSI1 serves look-ups by an alternative key inside a company (for example
+// issues by scan, integrations by uuid).
+var GSI1 = Index{Name: "GSI1", PK: "GSI1PK", SK: "GSI1SK"}
+
+// GSI2 serves a second alternative ordering (for example issues of a scan by
+// creation time).
+var GSI2 = Index{Name: "GSI2", PK: "GSI2PK", SK: "GSI2SK"}
+
+// Indexes lists every global secondary index.
+var Indexes = []Index{GSI1, GSI2}
+
+// AttributeNames lists every key attribute (all of type S).
+func AttributeNames() []string {
+	out := []string{PK, SK}
+	for _, ix := range Indexes {
+		out = append(out, ix.PK, ix.SK)
+	}
+	return out
+}
+
+// DefaultTableName is used locally when TABLE_NAME is unset.
+const DefaultTableName = "codescan"
