@@ -1,0 +1,42 @@
+// Package registry maps every endpoint group to its handler constructor, for
+// the processes that serve all groups at once (the local dev server, the
+// event replayer). Lambda mains import only their own group.
+package registry
+
+import (
+	"net/http"
+
+	"github.com/acme/codescan-api/functions/docs"
+	"github.com/acme/codescan-api/functions/notifications"
+	"github.com/acme/codescan-api/shared/config"
+	"github.com/acme/codescan-api/shared/httpapi"
+	"github.com/acme/codescan-api/shared/routes"
+)
+
+// Constructors builds each group's http.Handler.
+var Constructors = map[string]func(config.Deps) http.Handler{
+	routes.GroupDocs:          docs.New,
+	routes.GroupNotifications: notifications.New,
+}
+
+// Handlers builds every group's handler.
+func Handlers(d config.Deps) map[string]http.Handler {
+	out := map[string]http.Handler{}
+	for g, c := range Constructors {
+		out[g] = c(d)
+	}
+	return out
+}
+
+// Mux serves every route of the table with its group's handler, exactly as
+// API Gateway routes them to the Lambda functions.
+func Mux(d config.Deps) http.Handler {
+	groups := Handlers(d)
+	byPattern := map[string]http.Handler{}
+	for _, rt := range routes.Table {
+		if h, ok := groups[rt.Group]; ok {
+			byPattern[rt.Pattern()] = h
+		}
+	}
+	return httpapi.Router(byPattern, d.Server.Log)
+}

@@ -1,0 +1,183 @@
+// Command devserver runs the whole API locally: DynamoDB Local (data kept
+// under .local/dynamodb), the table, the demo seed, .local/demo.json, a dev
+// JWKS for bearer tokens, and every group's handler on one port.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/MicahParks/keyfunc/v3"
+
+	"github.com/acme/codescan-api/functions/notifications"
+	"github.com/acme/codescan-api/functions/registry"
+	"github.com/acme/codescan-api/shared/auth"
+	"github.com/acme/codescan-api/shared/config"
+	"github.com/acme/codescan-api/shared/demo"
+	"github.com/acme/codescan-api/shared/devjwt"
+	"github.com/acme/codescan-api/shared/dynamolocal"
+	"github.com/acme/codescan-api/shared/httpapi"
+	"github.com/acme/codescan-api/shared/routes"
+	"github.com/acme/codescan-api/shared/store"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "devserver:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	root, err := dynamolocal.Root()
+	if err != nil {
+		return err
+	}
+	localDir := filepath.Join(root, ".local")
+	if err := os.MkdirAll(localDir, 0o755); err != nil {
+		return err
+	}
+	port := envOr("PORT", "3000")
+	baseURL := "http://127.0.0.1:" + port
+
+	env := config.FromEnv()
+	if env.DynamoEndpoint == "" {
+		ddb, err := dynamolocal.Start(ctx, root, dynamolocal.Options{Port: 8000, DBPath: filepath.Join(localDir, "dynamodb")})
+		if err != nil {
+			return err
+		}
+		defer ddb.Stop()
+		env.DynamoEndpoint = ddb.Endpoint
+	}
+	db, err := config.NewDynamoDB(ctx, env.DynamoEndpoint)
+	if err != nil {
+		return err
+	}
+	st := store.New(db, env.TableName)
+	if err := st.CreateTable(ctx); err != nil {
+		return err
+	}
+
+	secret, err := loadOrCreateSecret(filepath.Join(localDir, "dev-secret"))
+	if err != nil {
+		return err
+	}
+	signer, err := devjwt.LoadOrCreateRSA(filepath.Join(localDir, "dev-jwt-key.pem"))
+	if err != nil {
+		return err
+	}
+	jwks, err := devjwt.JWKS(signer)
+	if err != nil {
+		return err
+	}
+	keys, err := keyfunc.NewJWKSetJSON(jwks)
+	if err != nil {
+		return err
+	}
+	issuer, audience := baseURL+"/dev", "codescan-api"
+
+	doc, err := demo.Seed(ctx, st, secret)
+	if err != nil {
+		return fmt.Errorf("seed: %w", err)
+	}
+	doc.BaseURL = baseURL + routes.BasePath
+	doc.NotificationTypeCodes = notifications.Codes()
+	for _, c := range doc.Companies {
+		for _, u := range c.Users {
+			if u.BearerToken, err = signer.Mint(devjwt.Claims{Subject: u.Subject, Issuer: issuer, Audience: audience, TTL: 24 * time.Hour}); err != nil {
+				return err
+			}
+		}
+	}
+	docPath := filepath.Join(localDir, "demo.json")
+	if err := writeJSON(docPath, doc); err != nil {
+		return err
+	}
+
+	log := config.NewLogger()
+	deps := config.Deps{
+		Server: &httpapi.Server{Auth: auth.New(st, auth.JWTConfig{Issuer: issuer, Audience: audience, Keys: keys.Keyfunc}), Log: log},
+		Store:  st,
+	}
+	mux := http.NewServeMux()
+	mux.Handle(routes.BasePath+"/", registry.Mux(deps))
+	mux.HandleFunc("GET /dev/jwks.json", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(jwks)
+	})
+	srv := &http.Server{Addr: "127.0.0.1:" + port, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe() }()
+
+	printWelcome(doc, docPath)
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	fmt.Fprintln(os.Stderr, "\nstopping API and DynamoDB Local")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+func printWelcome(doc *demo.Document, docPath string) {
+	c := doc.Companies[0]
+	admin, member := c.UserByRole("admin"), c.UserByRole("member")
+	fmt.Fprintf(os.Stderr, `
+API ready at %[1]s   (demo data and credentials: %[2]s)
+
+  curl -s %[1]s/openapi.json | head -c 300; echo
+  curl -s -H 'SERVICE-TOKEN: %[3]s' %[1]s/notifications/preferences
+  curl -s -X POST -H 'SERVICE-TOKEN: %[3]s' -d '{"email_enabled":true}' %[1]s/notifications/company-defaults/scan_completed
+  curl -s -X POST -H 'Authorization: Bearer %[4]s' -d '{"email_enabled":false}' %[1]s/notifications/preferences/scan_completed
+  curl -s -H 'SERVICE-TOKEN: %[5]s' -X POST -d '{}' %[1]s/notifications/company-defaults/scan_completed   # 403
+
+Ctrl-C stops the API and DynamoDB Local.
+`, doc.BaseURL, docPath, admin.APIKey, member.BearerToken, member.APIKey)
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o600)
+}
+
+func loadOrCreateSecret(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err == nil {
+		return b, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	b = make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return nil, err
+	}
+	return b, os.WriteFile(path, b, 0o600)
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}

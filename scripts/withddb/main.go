@@ -1,0 +1,48 @@
+// Command withddb starts one in-memory DynamoDB Local, runs the given command
+// with DYNAMODB_ENDPOINT pointing at it, stops it, and exits with the
+// command's status. `make test` and `make bench` use it so every test
+// package shares one DynamoDB Local.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+
+	"github.com/acme/codescan-api/shared/dynamolocal"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: withddb command [args...]")
+		os.Exit(2)
+	}
+	root, err := dynamolocal.Root()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "withddb:", err)
+		os.Exit(1)
+	}
+	ddb, err := dynamolocal.Start(context.Background(), root, dynamolocal.Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "withddb:", err)
+		os.Exit(1)
+	}
+	signal.Ignore(os.Interrupt, syscall.SIGTERM) // the child gets them; we clean up after it
+	cmd := exec.Command(os.Args[1], os.Args[2:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.Env = append(os.Environ(), "DYNAMODB_ENDPOINT="+ddb.Endpoint)
+	err = cmd.Run()
+	ddb.Stop()
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		os.Exit(exit.ExitCode())
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "withddb:", err)
+		os.Exit(1)
+	}
+}

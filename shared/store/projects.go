@@ -1,0 +1,84 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// Project is a scanned code base of a company.
+type Project struct {
+	Key
+	ID        int64    `dynamodbav:"id"`
+	CompanyID int64    `dynamodbav:"company_id"`
+	Name      string   `dynamodbav:"name"`
+	RepoURL   string   `dynamodbav:"repo_url,omitempty"`
+	Tags      []string `dynamodbav:"tags,omitempty"`
+	Branches  []string `dynamodbav:"branches,omitempty"`
+	CreatedAt string   `dynamodbav:"created_at"`
+}
+
+func projectKey(companyID, projectID int64) Key {
+	return Key{PK: CompanyPK(companyID), SK: fmt.Sprintf("PROJECT#%012d", projectID)}
+}
+
+// projectNameKey guards name uniqueness inside a company and serves look-ups
+// by name.
+func projectNameKey(companyID int64, name string) Key {
+	return Key{PK: CompanyPK(companyID), SK: "PROJECTNAME#" + strings.ToLower(name)}
+}
+
+type projectNameRef struct {
+	Key
+	ProjectID int64 `dynamodbav:"project_id"`
+}
+
+// CreateProject stores a new project with the next project id. A name
+// already used in the company (case-insensitive) is ErrConflict.
+func (s *Store) CreateProject(ctx context.Context, p Project) (Project, error) {
+	id, err := s.NextID(ctx, "project")
+	if err != nil {
+		return Project{}, err
+	}
+	p.ID = id
+	p.Key = projectKey(p.CompanyID, id)
+	if p.CreatedAt == "" {
+		p.CreatedAt = now()
+	}
+	if err := s.putNew(ctx, projectNameRef{Key: projectNameKey(p.CompanyID, p.Name), ProjectID: id}); err != nil {
+		return Project{}, err
+	}
+	if err := s.putItem(ctx, p, nil); err != nil {
+		return Project{}, err
+	}
+	return p, nil
+}
+
+// GetProject reads a project of a company.
+func (s *Store) GetProject(ctx context.Context, companyID, projectID int64) (Project, error) {
+	var p Project
+	err := s.getItem(ctx, projectKey(companyID, projectID), &p)
+	return p, err
+}
+
+// ProjectByName finds a project of a company by name (case-insensitive).
+func (s *Store) ProjectByName(ctx context.Context, companyID int64, name string) (Project, error) {
+	var ref projectNameRef
+	if err := s.getItem(ctx, projectNameKey(companyID, name), &ref); err != nil {
+		return Project{}, err
+	}
+	return s.GetProject(ctx, companyID, ref.ProjectID)
+}
+
+// ListProjects returns every project of a company, by id.
+func (s *Store) ListProjects(ctx context.Context, companyID int64) ([]Project, error) {
+	var out []Project
+	err := s.queryAll(ctx, "", pkBeginsWith(CompanyPK(companyID), "PROJECT#"), true, &out)
+	return out, err
+}
+
+// SaveProject replaces a project record (name changes are not supported).
+func (s *Store) SaveProject(ctx context.Context, p Project) error {
+	p.Key = projectKey(p.CompanyID, p.ID)
+	return s.putItem(ctx, p, nil)
+}
