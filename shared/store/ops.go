@@ -121,7 +121,7 @@ func (s *Store) upsert(ctx context.Context, k Key, upd expression.UpdateBuilder,
 		TableName: aws.String(s.Table), Key: k.av(),
 		UpdateExpression: expr.Update(), ExpressionAttributeNames: expr.Names(),
 		ExpressionAttributeValues: expr.Values(),
-		ReturnValues: types.ReturnValueAllNew, ReturnConsumedCapacity: total,
+		ReturnValues:              types.ReturnValueAllNew, ReturnConsumedCapacity: total,
 	})
 	if err != nil {
 		return fmt.Errorf("upsert %s/%s: %w", k.PK, k.SK, err)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 // Project is a scanned code base of a company.
@@ -45,10 +47,15 @@ func (s *Store) CreateProject(ctx context.Context, p Project) (Project, error) {
 	if p.CreatedAt == "" {
 		p.CreatedAt = now()
 	}
-	if err := s.putNew(ctx, projectNameRef{Key: projectNameKey(p.CompanyID, p.Name), ProjectID: id}); err != nil {
+	guard, err := s.txPutNew(projectNameRef{Key: projectNameKey(p.CompanyID, p.Name), ProjectID: id})
+	if err != nil {
 		return Project{}, err
 	}
-	if err := s.putItem(ctx, p, nil); err != nil {
+	item, err := s.txPut(p, nil)
+	if err != nil {
+		return Project{}, err
+	}
+	if err := s.transact(ctx, []types.TransactWriteItem{guard, item}); err != nil {
 		return Project{}, err
 	}
 	return p, nil

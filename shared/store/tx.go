@@ -1,0 +1,81 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/acme/codescan-api/shared/tabledef"
+)
+
+// maxTxItems is DynamoDB's limit of items in one transaction.
+const maxTxItems = 100
+
+// transact writes items all-or-nothing. A failed condition is ErrConflict.
+func (s *Store) transact(ctx context.Context, items []types.TransactWriteItem) error {
+	if len(items) > maxTxItems {
+		return fmt.Errorf("transaction of %d items exceeds %d", len(items), maxTxItems)
+	}
+	res, err := s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
+		TransactItems: items, ReturnConsumedCapacity: total,
+	})
+	if isConditionFailed(err) {
+		return ErrConflict
+	}
+	if err != nil {
+		return fmt.Errorf("transact write: %w", err)
+	}
+	caps := make([]*types.ConsumedCapacity, len(res.ConsumedCapacity))
+	for i := range res.ConsumedCapacity {
+		caps[i] = &res.ConsumedCapacity[i]
+	}
+	record(ctx, caps...)
+	return nil
+}
+
+// txPut is a Put for transact; with cond, the put happens only if it holds.
+func (s *Store) txPut(item any, cond *expression.ConditionBuilder) (types.TransactWriteItem, error) {
+	av, err := attributevalue.MarshalMap(item)
+	if err != nil {
+		return types.TransactWriteItem{}, fmt.Errorf("marshal item: %w", err)
+	}
+	put := &types.Put{TableName: aws.String(s.Table), Item: av}
+	if cond != nil {
+		expr, err := expression.NewBuilder().WithCondition(*cond).Build()
+		if err != nil {
+			return types.TransactWriteItem{}, err
+		}
+		put.ConditionExpression = expr.Condition()
+		put.ExpressionAttributeNames = expr.Names()
+		put.ExpressionAttributeValues = expr.Values()
+	}
+	return types.TransactWriteItem{Put: put}, nil
+}
+
+// txPutNew is a Put that fails the transaction if the key exists.
+func (s *Store) txPutNew(item any) (types.TransactWriteItem, error) {
+	c := expression.AttributeNotExists(expression.Name(tabledef.PK))
+	return s.txPut(item, &c)
+}
+
+// txUpdate is an Update for transact.
+func (s *Store) txUpdate(k Key, upd expression.UpdateBuilder, cond *expression.ConditionBuilder) (types.TransactWriteItem, error) {
+	b := expression.NewBuilder().WithUpdate(upd)
+	if cond != nil {
+		b = b.WithCondition(*cond)
+	}
+	expr, err := b.Build()
+	if err != nil {
+		return types.TransactWriteItem{}, err
+	}
+	return types.TransactWriteItem{Update: &types.Update{
+		TableName: aws.String(s.Table), Key: k.av(),
+		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+	}}, nil
+}
