@@ -161,3 +161,50 @@ func TestRoutingErrorsAreJSON(t *testing.T) {
 		t.Fatalf("unknown route: %d %s", r.Status, r.Body)
 	}
 }
+
+func TestAuthentication(t *testing.T) {
+	env := testenv.New(t)
+	h := notifications.New(env.Deps)
+	acme := env.Company(t, "Acme")
+	gone := env.User(t, acme, testenv.UserSpec{Email: "gone@acme.test", Inactive: true})
+	const unauth = `{"error":"Missing or invalid authorization header"}`
+	for _, rt := range []struct{ method, path string }{
+		{"GET", "/notifications/preferences"},
+		{"POST", "/notifications/preferences/scan_completed"},
+		{"POST", "/notifications/company-defaults/scan_completed"},
+	} {
+		for name, hdr := range map[string][]string{
+			"none":     nil,
+			"garbage":  {"SERVICE-TOKEN", "csk_garbage"},
+			"inactive": testenv.Key(gone),
+			"bad jwt":  testenv.Bearer("a.b.c"),
+		} {
+			r := testenv.Do(t, h, rt.method, rt.path, `{"email_enabled":true}`, hdr...)
+			if r.Status != 401 || strings.TrimSpace(string(r.Body)) != unauth {
+				t.Errorf("%s %s (%s): %d %s", rt.method, rt.path, name, r.Status, r.Body)
+			}
+		}
+	}
+	// A bearer token works like the API key, and admin rights come with it.
+	r := testenv.Do(t, h, "POST", "/notifications/company-defaults/scan_completed", `{"webhook_enabled":false}`, testenv.Bearer(env.Token(t, acme.Admin))...)
+	if r.Status != 200 {
+		t.Fatalf("bearer admin: %d %s", r.Status, r.Body)
+	}
+	if strings.Contains(env.Logs.String(), acme.Admin.APIKey) || strings.Contains(env.Logs.String(), "csk_garbage") {
+		t.Fatal("credentials must never be logged")
+	}
+}
+
+func TestStoreFailureIsAGeneric500(t *testing.T) {
+	env := testenv.New(t)
+	acme := env.Company(t, "Acme")
+	h := notifications.New(env.Deps)
+	env.Store.Table = "no-such-table" // the next store call fails inside DynamoDB
+	r := testenv.Do(t, h, "GET", "/notifications/preferences", "", testenv.Key(acme.Admin)...)
+	if r.Status != 500 || strings.TrimSpace(string(r.Body)) != `{"error":"Internal server error"}` {
+		t.Fatalf("%d %s", r.Status, r.Body)
+	}
+	if !strings.Contains(env.Logs.String(), "non-existent table") {
+		t.Fatalf("the cause must be logged: %s", env.Logs.String())
+	}
+}

@@ -154,6 +154,11 @@ func Router(handlers map[string]http.Handler, log *slog.Logger) http.Handler {
 			return
 		}
 		start := time.Now()
+		id := r.Header.Get(RequestIDHeader)
+		if id == "" {
+			id = newRequestID()
+		}
+		w.Header().Set(RequestIDHeader, id)
 		rec := httptest.NewRecorder()
 		mux.ServeHTTP(rec, r)
 		status, body := http.StatusNotFound, map[string]string{"error": "Route not found"}
@@ -163,6 +168,6 @@ func Router(handlers map[string]http.Handler, log *slog.Logger) http.Handler {
 		}
 		_ = WriteJSON(w, status, body)
 		log.Info("request", "method", r.Method, "path", r.URL.Path, "status", status,
-			"duration_ms", float64(time.Since(start).Microseconds())/1000, "request_id", r.Header.Get(RequestIDHeader))
+			"duration_ms", float64(time.Since(start).Microseconds())/1000, "request_id", id)
 	})
 }
