@@ -25,7 +25,9 @@ func TestErrorsNeverLeakInternals(t *testing.T) {
 	}{
 		{"api error", func(http.ResponseWriter, *http.Request) error { return Errorf(409, "Team name taken") }, 409, `{"error":"Team name taken"}`},
 		{"upload error", func(http.ResponseWriter, *http.Request) error { return UploadError(400, "bad %s", "sarif") }, 400, `{"message":"bad sarif","status":"error"}`},
-		{"internal", func(http.ResponseWriter, *http.Request) error { return errors.New("dynamodb: table secret-table not found") }, 500, `{"error":"Internal server error"}`},
+		{"internal", func(http.ResponseWriter, *http.Request) error {
+			return errors.New("dynamodb: table secret-table not found")
+		}, 500, `{"error":"Internal server error"}`},
 		{"panic", func(http.ResponseWriter, *http.Request) error { panic("boom at secret-place") }, 500, `{"error":"Internal server error"}`},
 	}
 	for _, c := range cases {
