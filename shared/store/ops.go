@@ -35,7 +35,7 @@ func (s *Store) getItem(ctx context.Context, k Key, out any) error {
 	if err != nil {
 		return fmt.Errorf("get %s/%s: %w", k.PK, k.SK, err)
 	}
-	record(ctx, res.ConsumedCapacity)
+	record(ctx, reading, res.ConsumedCapacity)
 	if res.Item == nil {
 		return ErrNotFound
 	}
@@ -65,7 +65,7 @@ func (s *Store) putItem(ctx context.Context, item any, cond *expression.Conditio
 	if err != nil {
 		return fmt.Errorf("put item: %w", err)
 	}
-	record(ctx, res.ConsumedCapacity)
+	record(ctx, writing, res.ConsumedCapacity)
 	return nil
 }
 
@@ -104,7 +104,7 @@ func (s *Store) update(ctx context.Context, k Key, upd expression.UpdateBuilder,
 	if err != nil {
 		return fmt.Errorf("update %s/%s: %w", k.PK, k.SK, err)
 	}
-	record(ctx, res.ConsumedCapacity)
+	record(ctx, writing, res.ConsumedCapacity)
 	if out == nil {
 		return nil
 	}
@@ -126,7 +126,7 @@ func (s *Store) upsert(ctx context.Context, k Key, upd expression.UpdateBuilder,
 	if err != nil {
 		return fmt.Errorf("upsert %s/%s: %w", k.PK, k.SK, err)
 	}
-	record(ctx, res.ConsumedCapacity)
+	record(ctx, writing, res.ConsumedCapacity)
 	if out == nil {
 		return nil
 	}
@@ -141,7 +141,7 @@ func (s *Store) deleteItem(ctx context.Context, k Key) error {
 	if err != nil {
 		return fmt.Errorf("delete %s/%s: %w", k.PK, k.SK, err)
 	}
-	record(ctx, res.ConsumedCapacity)
+	record(ctx, writing, res.ConsumedCapacity)
 	return nil
 }
 
@@ -190,7 +190,7 @@ func (s *Store) queryRaw(ctx context.Context, index string, kc expression.KeyCon
 	if err != nil {
 		return nil, nil, fmt.Errorf("query: %w", err)
 	}
-	record(ctx, res.ConsumedCapacity)
+	record(ctx, reading, res.ConsumedCapacity)
 	return res.Items, res.LastEvaluatedKey, nil
 }
 

@@ -57,7 +57,14 @@ func (m *Meter) Snapshot() (requests int, rcu, wcu float64) {
 	return m.Requests, m.Read, m.Write
 }
 
-func record(ctx context.Context, caps ...*types.ConsumedCapacity) {
+// Whether a recorded call reads or writes, for capacity reports that carry
+// only a total (DynamoDB Local's).
+const (
+	reading = false
+	writing = true
+)
+
+func record(ctx context.Context, write bool, caps ...*types.ConsumedCapacity) {
 	m, _ := ctx.Value(meterKey{}).(*Meter)
 	if m == nil {
 		return
@@ -69,10 +76,13 @@ func record(ctx context.Context, caps ...*types.ConsumedCapacity) {
 		if c == nil {
 			continue
 		}
-		m.Read += aws.ToFloat64(c.ReadCapacityUnits)
-		m.Write += aws.ToFloat64(c.WriteCapacityUnits)
-		if c.ReadCapacityUnits == nil && c.WriteCapacityUnits == nil {
-			// DynamoDB Local reports only the total for some calls.
+		switch {
+		case c.ReadCapacityUnits != nil || c.WriteCapacityUnits != nil:
+			m.Read += aws.ToFloat64(c.ReadCapacityUnits)
+			m.Write += aws.ToFloat64(c.WriteCapacityUnits)
+		case write:
+			m.Write += aws.ToFloat64(c.CapacityUnits)
+		default:
 			m.Read += aws.ToFloat64(c.CapacityUnits)
 		}
 	}

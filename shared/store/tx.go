@@ -34,7 +34,7 @@ func (s *Store) transact(ctx context.Context, items []types.TransactWriteItem) e
 	for i := range res.ConsumedCapacity {
 		caps[i] = &res.ConsumedCapacity[i]
 	}
-	record(ctx, caps...)
+	record(ctx, writing, caps...)
 	return nil
 }
 

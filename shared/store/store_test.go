@@ -1,0 +1,125 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+
+	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/tabledef"
+	"github.com/acme/codescan-api/shared/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+func TestNextIDIsASequence(t *testing.T) {
+	st := testenv.NewStore(t)
+	ctx := context.Background()
+	for want := int64(1); want <= 3; want++ {
+		got, err := st.NextID(ctx, "thing")
+		if err != nil || got != want {
+			t.Fatalf("NextID = %d, %v; want %d", got, err, want)
+		}
+	}
+	if other, _ := st.NextID(ctx, "other"); other != 1 {
+		t.Fatalf("sequences are independent: %d", other)
+	}
+}
+
+func TestProjectsAndErrors(t *testing.T) {
+	st := testenv.NewStore(t)
+	ctx := context.Background()
+	p, err := st.CreateProject(ctx, store.Project{CompanyID: 1, Name: "Web", RepoURL: "https://git.example/acme/web"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.CreateProject(ctx, store.Project{CompanyID: 1, Name: "web"}); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("duplicate name: %v", err)
+	}
+	if _, err := st.CreateProject(ctx, store.Project{CompanyID: 2, Name: "Web"}); err != nil {
+		t.Fatalf("same name in another company: %v", err)
+	}
+	if got, err := st.ProjectByName(ctx, 1, "WEB"); err != nil || got.ID != p.ID {
+		t.Fatalf("by name: %+v %v", got, err)
+	}
+	if _, err := st.GetProject(ctx, 2, p.ID); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("another company's id must be not found: %v", err)
+	}
+	list, err := st.ListProjects(ctx, 1)
+	if err != nil || len(list) != 1 {
+		t.Fatalf("list: %v %v", list, err)
+	}
+	if err := store.Update(st, ctx, store.Key{PK: store.CompanyPK(1), SK: "PROJECT#nope"}, expression.Set(expression.Name("x"), expression.Value(1)), nil, nil); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("update of a missing item: %v", err)
+	}
+	cond := expression.Name("name").Equal(expression.Value("Other"))
+	if err := store.Update(st, ctx, p.Key, expression.Set(expression.Name("x"), expression.Value(1)), &cond, nil); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("failed extra condition: %v", err)
+	}
+}
+
+func TestPageTokensStayInTheirPartition(t *testing.T) {
+	st := testenv.NewStore(t)
+	ctx := context.Background()
+	for c := int64(1); c <= 2; c++ {
+		for i := 0; i < 5; i++ {
+			if err := store.PutItem(st, ctx, store.Key{PK: store.CompanyPK(c), SK: fmt.Sprintf("ROW#%d", i)}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	page := store.Page{PKAttr: tabledef.PK, Partition: store.CompanyPK(1), SKPrefix: "ROW#", Forward: true, Limit: 2}
+	var seen []string
+	for {
+		var rows []store.Key
+		next, err := store.QueryPage(st, ctx, page, tabledef.SK, &rows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			seen = append(seen, r.SK)
+		}
+		if next == "" {
+			break
+		}
+		page.Token = next
+	}
+	if fmt.Sprint(seen) != "[ROW#0 ROW#1 ROW#2 ROW#3 ROW#4]" {
+		t.Fatalf("paged rows %v", seen)
+	}
+
+	// A token issued for company 1 cannot read company 2's partition, and
+	// garbage is rejected.
+	first := store.Page{PKAttr: tabledef.PK, Partition: store.CompanyPK(1), SKPrefix: "ROW#", Forward: true, Limit: 2}
+	var rows []store.Key
+	token, _ := store.QueryPage(st, ctx, first, tabledef.SK, &rows)
+	foreign := store.Page{PKAttr: tabledef.PK, Partition: store.CompanyPK(2), SKPrefix: "ROW#", Forward: true, Limit: 2, Token: token}
+	if _, err := store.QueryPage(st, ctx, foreign, tabledef.SK, &rows); !errors.Is(err, store.ErrBadPageToken) {
+		t.Fatalf("foreign token: %v", err)
+	}
+	for _, bad := range []string{"!!", "e30", token[:len(token)-2]} {
+		first.Token = bad
+		if _, err := store.QueryPage(st, ctx, first, tabledef.SK, &rows); !errors.Is(err, store.ErrBadPageToken) {
+			t.Errorf("token %q: %v", bad, err)
+		}
+	}
+}
+
+func TestMeterAddsUpConsumedCapacity(t *testing.T) {
+	st := testenv.NewStore(t)
+	var m store.Meter
+	ctx := store.WithMeter(context.Background(), &m)
+	if _, err := st.CreateProject(ctx, store.Project{CompanyID: 1, Name: "Web"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.ProjectByName(ctx, 1, "Web"); err != nil {
+		t.Fatal(err)
+	}
+	req, rcu, wcu := m.Snapshot()
+	if req != 4 || rcu <= 0 || wcu <= 0 {
+		t.Fatalf("requests %d rcu %.1f wcu %.1f", req, rcu, wcu)
+	}
+}
