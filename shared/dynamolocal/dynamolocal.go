@@ -87,15 +87,22 @@ func Start(ctx context.Context, root string, opts Options) (*Process, error) {
 	}
 	args := []string{"-Djava.library.path=" + filepath.Join(filepath.Dir(jar), "DynamoDBLocal_lib"),
 		"-jar", jar, "-port", strconv.Itoa(opts.Port)}
-	if opts.DBPath == "" {
+	// DynamoDB Local writes a metadata file into its working directory, so
+	// it runs in the data directory, or a temporary one when in memory.
+	dir := opts.DBPath
+	if dir == "" {
 		args = append(args, "-inMemory")
-	} else {
-		if err := os.MkdirAll(opts.DBPath, 0o755); err != nil {
+		if dir, err = os.MkdirTemp("", "dynamodb-local-"); err != nil {
 			return nil, err
 		}
-		args = append(args, "-dbPath", opts.DBPath)
+	} else {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		args = append(args, "-dbPath", dir)
 	}
 	cmd := exec.Command("java", args...)
+	cmd.Dir = dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // Ctrl-C reaches us, we stop it
 	cmd.Stdout, cmd.Stderr = nil, os.Stderr
 	if err := cmd.Start(); err != nil {
