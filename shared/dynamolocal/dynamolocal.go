@@ -72,6 +72,7 @@ type Options struct {
 type Process struct {
 	Endpoint string
 	cmd      *exec.Cmd
+	tmpDir   string // removed on Stop
 }
 
 // Start runs DynamoDB Local on 127.0.0.1 and waits until it answers.
@@ -89,12 +90,13 @@ func Start(ctx context.Context, root string, opts Options) (*Process, error) {
 		"-jar", jar, "-port", strconv.Itoa(opts.Port)}
 	// DynamoDB Local writes a metadata file into its working directory, so
 	// it runs in the data directory, or a temporary one when in memory.
-	dir := opts.DBPath
+	dir, tmpDir := opts.DBPath, ""
 	if dir == "" {
 		args = append(args, "-inMemory")
 		if dir, err = os.MkdirTemp("", "dynamodb-local-"); err != nil {
 			return nil, err
 		}
+		tmpDir = dir
 	} else {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, err
@@ -105,10 +107,11 @@ func Start(ctx context.Context, root string, opts Options) (*Process, error) {
 	cmd.Dir = dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // Ctrl-C reaches us, we stop it
 	cmd.Stdout, cmd.Stderr = nil, os.Stderr
+	p := &Process{Endpoint: fmt.Sprintf("http://127.0.0.1:%d", opts.Port), cmd: cmd, tmpDir: tmpDir}
 	if err := cmd.Start(); err != nil {
+		p.removeTmp()
 		return nil, fmt.Errorf("start java: %w", err)
 	}
-	p := &Process{Endpoint: fmt.Sprintf("http://127.0.0.1:%d", opts.Port), cmd: cmd}
 	if err := p.wait(ctx, 60*time.Second); err != nil {
 		p.Stop()
 		return nil, err
@@ -134,6 +137,7 @@ func (p *Process) wait(ctx context.Context, limit time.Duration) error {
 
 // Stop ends the process and waits for it.
 func (p *Process) Stop() {
+	defer p.removeTmp()
 	if p.cmd.Process == nil {
 		return
 	}
@@ -145,6 +149,12 @@ func (p *Process) Stop() {
 	case <-time.After(5 * time.Second):
 		_ = p.cmd.Process.Kill()
 		<-done
+	}
+}
+
+func (p *Process) removeTmp() {
+	if p.tmpDir != "" {
+		_ = os.RemoveAll(p.tmpDir)
 	}
 }
 
