@@ -1,0 +1,125 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/google/uuid"
+
+	"github.com/acme/codescan-api/shared/tabledef"
+)
+
+// Integration is a connection to a source-code host. The item is keyed by
+// uuid (the id clients use in paths), and listed in id order through GSI1.
+// The token is stored only sealed (see package secrets).
+type Integration struct {
+	Key
+	GSI1PK        string   `dynamodbav:"GSI1PK"`
+	GSI1SK        string   `dynamodbav:"GSI1SK"`
+	ID            int64    `dynamodbav:"id"`
+	UUID          string   `dynamodbav:"uuid"`
+	CompanyID     int64    `dynamodbav:"company_id"`
+	Name          string   `dynamodbav:"name"`
+	AccountID     string   `dynamodbav:"account_id"`
+	AccountName   string   `dynamodbav:"account_name"`
+	OrgAllowlist  []string `dynamodbav:"org_allowlist,omitempty"`
+	BaseURL       string   `dynamodbav:"base_url"`
+	GatewayPrefix string   `dynamodbav:"gateway_prefix"`
+	Expired       bool     `dynamodbav:"expired"`
+	SealedToken   string   `dynamodbav:"sealed_token"`
+	// Revision grows by one on every update; updates are conditional on the
+	// revision they read, so two concurrent updates cannot interleave.
+	Revision  int64  `dynamodbav:"revision"`
+	CreatedAt string `dynamodbav:"created_at"`
+	UpdatedAt string `dynamodbav:"updated_at"`
+}
+
+func integrationKey(companyID int64, id string) Key {
+	return Key{PK: CompanyPK(companyID), SK: "SCM#" + id}
+}
+
+func integrationListPK(companyID int64) string { return CompanyPK(companyID) + "#SCM" }
+
+// NewIntegrationUUID returns a random (version 4) uuid. Callers that seal the
+// token bind it to the uuid, so they need it before CreateIntegration.
+func NewIntegrationUUID() string { return uuid.NewString() }
+
+// CreateIntegration stores a new integration with the next integration id.
+// in.UUID must be set (NewIntegrationUUID).
+func (s *Store) CreateIntegration(ctx context.Context, in Integration) (Integration, error) {
+	if _, err := uuid.Parse(in.UUID); err != nil {
+		return Integration{}, fmt.Errorf("integration uuid: %w", err)
+	}
+	id, err := s.NextID(ctx, "integration")
+	if err != nil {
+		return Integration{}, err
+	}
+	in.ID = id
+	in.Key = integrationKey(in.CompanyID, in.UUID)
+	in.GSI1PK = integrationListPK(in.CompanyID)
+	in.GSI1SK = fmt.Sprintf("%012d", id)
+	in.Revision = 1
+	in.CreatedAt = now()
+	in.UpdatedAt = in.CreatedAt
+	return in, s.putNew(ctx, in)
+}
+
+// GetIntegration reads an integration of a company by uuid.
+func (s *Store) GetIntegration(ctx context.Context, companyID int64, id string) (Integration, error) {
+	var in Integration
+	err := s.getItem(ctx, integrationKey(companyID, id), &in)
+	return in, err
+}
+
+// ListIntegrations returns every integration of a company, by id.
+func (s *Store) ListIntegrations(ctx context.Context, companyID int64) ([]Integration, error) {
+	var out []Integration
+	kc := expression.Key(tabledef.GSI1.PK).Equal(expression.Value(integrationListPK(companyID)))
+	err := s.queryAll(ctx, tabledef.GSI1.Name, kc, true, &out)
+	return out, err
+}
+
+// IntegrationChange lists the attributes an update sets; nil keeps a value.
+type IntegrationChange struct {
+	Name          *string
+	OrgAllowlist  *[]string
+	BaseURL       *string
+	GatewayPrefix *string
+	SealedToken   *string
+	AccountName   *string
+	// Verified records a successful credential check: expired becomes false.
+	Verified bool
+}
+
+// UpdateIntegration applies ch in one write, only if the stored revision is
+// still revision (ErrConflict otherwise; ErrNotFound if the item is gone),
+// and returns the new record.
+func (s *Store) UpdateIntegration(ctx context.Context, companyID int64, id string, revision int64, ch IntegrationChange) (Integration, error) {
+	upd := expression.Set(expression.Name("revision"), expression.Value(revision+1)).
+		Set(expression.Name("updated_at"), expression.Value(now()))
+	set := func(name string, v *string) {
+		if v != nil {
+			upd = upd.Set(expression.Name(name), expression.Value(*v))
+		}
+	}
+	set("name", ch.Name)
+	set("base_url", ch.BaseURL)
+	set("gateway_prefix", ch.GatewayPrefix)
+	set("sealed_token", ch.SealedToken)
+	set("account_name", ch.AccountName)
+	if ch.OrgAllowlist != nil {
+		if len(*ch.OrgAllowlist) == 0 {
+			upd = upd.Remove(expression.Name("org_allowlist"))
+		} else {
+			upd = upd.Set(expression.Name("org_allowlist"), expression.Value(*ch.OrgAllowlist))
+		}
+	}
+	if ch.Verified {
+		upd = upd.Set(expression.Name("expired"), expression.Value(false))
+	}
+	cond := expression.Name("revision").Equal(expression.Value(revision))
+	var out Integration
+	err := s.update(ctx, integrationKey(companyID, id), upd, &cond, &out)
+	return out, err
+}
