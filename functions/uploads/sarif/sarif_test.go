@@ -1,0 +1,195 @@
+package sarif
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// brief is what a test checks of a finding.
+type brief struct {
+	RuleID  string
+	CWE     int
+	Path    string
+	Line    int
+	Urgency string
+}
+
+func parseFile(t *testing.T, name string) []Finding {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, err := Parse(data)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return fs
+}
+
+func TestScanners(t *testing.T) {
+	cases := map[string]struct {
+		tool string
+		want []brief
+	}{
+		// CWE in rule tags (`CWE-89: ...`); urgency from the rule's default level.
+		"semgrep.sarif": {"Semgrep OSS", []brief{
+			{"python.django.security.injection.sql.sql-injection-using-raw.sql-injection-using-raw", 89, "app/views/orders.py", 41, High},
+			{"python.django.security.injection.sql.sql-injection-using-raw.sql-injection-using-raw", 89, "app/views/search.py", 18, High},
+			{"python.django.security.audit.xss.template-href-var.template-href-var", 79, "app/templates/profile.html", 9, Medium},
+			{"python.django.best-practice.debug-enabled", 0, "app/settings.py", 27, Low},
+		}},
+		// CWE in `external/cwe/cwe-NNN` tags of rules in a query-pack
+		// extension; urgency from security-severity (string and number);
+		// one location given only as an artifact index.
+		"codeql.sarif": {"CodeQL", []brief{
+			{"js/reflected-xss", 79, "src/routes/search.js", 27, High},
+			{"js/sql-injection", 89, "src/db/orders.js", 54, High},
+			{"js/code-injection", 94, "src/routes/admin.js", 103, Critical},
+			{"js/reflected-xss", 79, "src/routes/admin.js", 88, High},
+			{"js/missing-rate-limiting", 770, "src/server.js", 12, Low},
+		}},
+		// CWE through the CWE taxonomy: rule relationships by taxon id, by
+		// taxon guid, by taxonomy and taxon index, and result taxa.
+		"gosec.sarif": {"gosec", []brief{
+			{"G101", 798, "internal/config/config.go", 17, High},
+			{"G304", 22, "internal/files/download.go", 42, Medium},
+			{"G401", 328, "internal/auth/token.go", 63, Medium},
+			{"G104", 703, "cmd/server/main.go", 88, Low},
+		}},
+	}
+	for name, c := range cases {
+		fs := parseFile(t, name)
+		if len(fs) != len(c.want) {
+			t.Fatalf("%s: %d findings, want %d: %+v", name, len(fs), len(c.want), fs)
+		}
+		for i, f := range fs {
+			got := brief{f.RuleID, f.CWE, f.Path, f.Line, f.Urgency}
+			if got != c.want[i] || f.Tool != c.tool || f.Run != 0 || f.Result != i || f.Title == "" || f.Message == "" {
+				t.Errorf("%s[%d] = %+v (tool %q, run %d, result %d, title %q), want %+v", name, i, got, f.Tool, f.Run, f.Result, f.Title, c.want[i])
+			}
+		}
+	}
+}
+
+func TestTitleAndMessage(t *testing.T) {
+	fs := parseFile(t, "codeql.sarif")
+	if fs[0].Title != "Reflected cross-site scripting" || !strings.HasPrefix(fs[0].Message, "Cross-site scripting vulnerability") {
+		t.Fatalf("title/message: %q / %q", fs[0].Title, fs[0].Message)
+	}
+	long := strings.Repeat("é", maxText)
+	doc := `{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"t"}},"results":[{"message":{"text":"` + long + `"}}]}]}`
+	fs, err := Parse([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fs[0].Message) > maxText || !strings.HasPrefix(long, fs[0].Message) || fs[0].Title != "" {
+		t.Fatalf("clipped message: %d bytes, title %q", len(fs[0].Message), fs[0].Title)
+	}
+}
+
+func TestInterpretation(t *testing.T) {
+	const head = `{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"t","rules":[` +
+		`{"id":"R0","properties":{"cwe":["CWE-352"],"security-severity":"4.0"}},` +
+		`{"id":"R1","properties":{"cwe":601,"tags":["CWE-79"]},"defaultConfiguration":{"level":"error"}},` +
+		`{"id":"R2","messageStrings":{"default":{"text":"from rule"}},"properties":{"tags":["cwe-1000abc","CWE-","2021"]}}` +
+		`]}},"originalUriBaseIds":{"SRC":{"uri":"services/api/"},"ROOT":{"uri":"file:///build/repo/"}},"results":[`
+	cases := []struct {
+		result string
+		want   brief
+	}{
+		// properties.cwe as an array; security-severity 4.0 is ME.
+		{`{"ruleId":"R0","message":{"text":"m"},"locations":[{"physicalLocation":{"artifactLocation":{"uri":"a%20b.go","uriBaseId":"SRC"},"region":{"startLine":3}}}]}`,
+			brief{"R0", 352, "services/api/a b.go", 3, Medium}},
+		// properties.cwe as a number wins over tags; the result's level
+		// wins over the rule's default; an absolute path under a base is
+		// made relative to it.
+		{`{"ruleId":"R1","level":"note","message":{"text":"m"},"locations":[{"physicalLocation":{"artifactLocation":{"uri":"file:///build/repo/web/x.js"}}}]}`,
+			brief{"R1", 601, "web/x.js", 0, Low}},
+		// The result's own properties come before the rule's; its own
+		// security-severity before the level.
+		{`{"ruleId":"R1","message":{"text":"m"},"properties":{"security-severity":9.1,"tags":["external/cwe/cwe-078"]},"locations":[{"physicalLocation":{"artifactLocation":{"uri":"./x/../y.py"}}}]}`,
+			brief{"R1", 78, "y.py", 0, Critical}},
+		// Malformed tags are not CWEs; no level anywhere is SARIF's
+		// default warning; the message comes from the rule's strings; the
+		// analysis target is the location of last resort.
+		{`{"ruleIndex":2,"message":{"id":"default"},"analysisTarget":{"uri":"lib\\util.c"}}`,
+			brief{"R2", 0, "lib/util.c", 0, Medium}},
+		// Out-of-range security-severity falls back to the level; a
+		// result-level taxon of a taxonomy that is not CWE is ignored.
+		{`{"ruleId":"nope","level":"error","message":{"text":"m"},"properties":{"security-severity":"11"},"taxa":[{"id":"A03","toolComponent":{"name":"OWASP"}}]}`,
+			brief{"nope", 0, "", 0, High}},
+		// A CWE taxon named only by its component's name.
+		{`{"ruleId":"R9","level":"none","message":{"text":"m"},"taxa":[{"id":"CWE-200","toolComponent":{"name":"cwe"}}]}`,
+			brief{"R9", 200, "", 0, Low}},
+	}
+	for i, c := range cases {
+		fs, err := Parse([]byte(head + c.result + `]}]}`))
+		if err != nil {
+			t.Fatalf("case %d: %v", i, err)
+		}
+		f := fs[0]
+		got := brief{f.RuleID, f.CWE, f.Path, f.Line, f.Urgency}
+		if got != c.want {
+			t.Errorf("case %d = %+v, want %+v", i, got, c.want)
+		}
+		if i == 3 && f.Message != "from rule" {
+			t.Errorf("case 3 message %q", f.Message)
+		}
+	}
+}
+
+func TestKindsAndRuns(t *testing.T) {
+	doc := `{"version":"2.1.0","runs":[
+		{"tool":{"driver":{"name":"a"}},"results":[
+			{"kind":"pass","message":{"text":"ok"}},
+			{"kind":"fail","message":{"text":"bad"}},
+			{"kind":"notApplicable","message":{"text":"n/a"}},
+			{"kind":"informational","message":{"text":"fyi"}},
+			{"kind":"review","message":{"text":"look"}}]},
+		{"tool":{"driver":{"name":"b"}},"results":[]},
+		{"tool":{"driver":{"name":"c"}},"results":[{"message":{"text":"x"}}]}]}`
+	fs, err := Parse([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range fs {
+		got = append(got, f.Tool+":"+f.Message+":"+string(rune('0'+f.Run))+string(rune('0'+f.Result)))
+	}
+	if strings.Join(got, ",") != "a:bad:01,a:look:04,c:x:20" {
+		t.Fatalf("got %v", got)
+	}
+}
+
+func TestInvalid(t *testing.T) {
+	cases := map[string]string{
+		"":                                  "the body is empty",
+		"  \n":                              "the body is empty",
+		"\xff\xfe{}":                        "not UTF-8",
+		"<html></html>":                     "not valid JSON",
+		`{"version":"2.1.0","runs":[`:       "not valid JSON",
+		`[1,2]`:                             "top level must be a JSON object",
+		`null`:                              "top level must be a JSON object",
+		`{"runs":[]}`:                       `missing "version"`,
+		`{"version":2.1,"runs":[]}`:         `"version" must be a string`,
+		`{"version":"2.0.0","runs":[]}`:     `unsupported version "2.0.0"`,
+		`{"version":"2.1.0"}`:               `missing "runs"`,
+		`{"version":"2.1.0","runs":{}}`:     `"runs" must be an array`,
+		`{"version":"2.1.0","runs":[{}]}`:   "runs[0].tool.driver.name is missing",
+		`{"version":"2.1.0","runs":[null]}`: "runs[0].tool.driver.name is missing",
+		`{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"t"}},"results":"x"}]}`:              `"runs.results" has the wrong type`,
+		`{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"t"}},"results":[{}]}]}`:             "runs[0].results[0].message is missing",
+		`{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"t"}},"results":[{"message":{}}]}]}`: "runs[0].results[0].message is missing",
+	}
+	for in, want := range cases {
+		_, err := Parse([]byte(in))
+		var se *Error
+		if !errors.As(err, &se) || !strings.Contains(err.Error(), want) {
+			t.Errorf("Parse(%q) = %v, want an Error containing %q", in, err, want)
+		}
+	}
+}
