@@ -1,0 +1,126 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/google/uuid"
+)
+
+// Scan is one analysis of a project's branch: a scan of the platform's own
+// engine or an uploaded third-party report (then RunID is the client's run
+// identifier, which CI metadata and Git configuration uploads refer to).
+type Scan struct {
+	Key
+	ID        string `dynamodbav:"id"` // uuid
+	CompanyID int64  `dynamodbav:"company_id"`
+	ProjectID int64  `dynamodbav:"project_id"`
+	Branch    string `dynamodbav:"branch"`
+	Engine    string `dynamodbav:"engine"`
+	RunID     string `dynamodbav:"run_id,omitempty"` // uuid, third-party scans only
+	RepoURL   string `dynamodbav:"repo_url,omitempty"`
+	CreatedAt string `dynamodbav:"created_at"`
+}
+
+func scanKey(companyID int64, scanID string) Key {
+	return Key{PK: CompanyPK(companyID), SK: "SCAN#" + scanID}
+}
+
+// scanRunKey is the look-up item of a run id inside a company. It is not a
+// Scan: it only points at one.
+func scanRunKey(companyID int64, runID string) Key {
+	return Key{PK: CompanyPK(companyID), SK: "SCANRUN#" + runID}
+}
+
+type scanRunRef struct {
+	Key
+	ScanID string `dynamodbav:"scan_id"`
+}
+
+// canonicalUUID returns the lower-case hyphenated form of a uuid, or false.
+func canonicalUUID(s string) (string, bool) {
+	u, err := uuid.Parse(s)
+	if err != nil || len(s) != 36 {
+		return "", false
+	}
+	return u.String(), true
+}
+
+// CreateScan stores a new scan. An empty ID gets a random uuid; CreatedAt
+// defaults to now. A scan with a RunID also gets the run's look-up item, in
+// the same transaction: a run id already used in the company is ErrConflict
+// and nothing is written (a retried upload finds the first scan with
+// ScanByRunID).
+func (s *Store) CreateScan(ctx context.Context, sc Scan) (Scan, error) {
+	if sc.ID == "" {
+		sc.ID = uuid.NewString()
+	}
+	id, ok := canonicalUUID(sc.ID)
+	if !ok || sc.CompanyID == 0 || sc.ProjectID == 0 {
+		return Scan{}, fmt.Errorf("scan needs a uuid id, a company and a project: %w", ErrInvalid)
+	}
+	sc.ID = id
+	if sc.RunID != "" {
+		run, ok := canonicalUUID(sc.RunID)
+		if !ok {
+			return Scan{}, fmt.Errorf("run id %q is not a uuid: %w", sc.RunID, ErrInvalid)
+		}
+		sc.RunID = run
+	}
+	if sc.CreatedAt == "" {
+		sc.CreatedAt = now()
+	}
+	sc.Key = scanKey(sc.CompanyID, sc.ID)
+	item, err := s.txPutNew(sc)
+	if err != nil {
+		return Scan{}, err
+	}
+	items := []types.TransactWriteItem{item}
+	if sc.RunID != "" {
+		ref, err := s.txPutNew(scanRunRef{Key: scanRunKey(sc.CompanyID, sc.RunID), ScanID: sc.ID})
+		if err != nil {
+			return Scan{}, err
+		}
+		items = append(items, ref)
+	}
+	if err := s.transact(ctx, items); err != nil {
+		return Scan{}, err
+	}
+	return sc, nil
+}
+
+// GetScan reads a scan of a company. An id that is not a uuid is ErrNotFound
+// like any unknown id.
+func (s *Store) GetScan(ctx context.Context, companyID int64, scanID string) (Scan, error) {
+	id, ok := canonicalUUID(scanID)
+	if !ok {
+		return Scan{}, ErrNotFound
+	}
+	var sc Scan
+	err := s.getItem(ctx, scanKey(companyID, id), &sc)
+	return sc, err
+}
+
+// ScanByRunID finds the scan of a company created for a third-party run.
+func (s *Store) ScanByRunID(ctx context.Context, companyID int64, runID string) (Scan, error) {
+	run, ok := canonicalUUID(runID)
+	if !ok {
+		return Scan{}, ErrNotFound
+	}
+	var ref scanRunRef
+	if err := s.getItem(ctx, scanRunKey(companyID, run), &ref); err != nil {
+		return Scan{}, err
+	}
+	sc, err := s.GetScan(ctx, companyID, ref.ScanID)
+	if errors.Is(err, ErrNotFound) {
+		return Scan{}, fmt.Errorf("run %s points at missing scan %s", run, ref.ScanID)
+	}
+	return sc, err
+}
+
+// ErrInvalid is returned for a record the store refuses to write (a
+// programming error of the caller, or input the handler should have
+// rejected).
+var ErrInvalid = errors.New("invalid record")
