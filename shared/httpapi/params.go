@@ -59,3 +59,13 @@ func BoolParam(r *http.Request, name string) (bool, error) {
 	}
 	return b, nil
 }
+
+// PathInt reads an integer path parameter (such as an id); anything that is
+// not a base-10 64-bit integer is 400.
+func PathInt(r *http.Request, name string) (int64, error) {
+	n, err := strconv.ParseInt(r.PathValue(name), 10, 64)
+	if err != nil {
+		return 0, Errorf(http.StatusBadRequest, "%s must be an integer", name)
+	}
+	return n, nil
+}
