@@ -100,3 +100,12 @@ func ReadBody(r *http.Request, limit int64) ([]byte, error) {
 	}
 	return b, nil
 }
+
+// Array returns s, or an empty slice when s is nil, so that a list field is
+// written as [] rather than null.
+func Array[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
