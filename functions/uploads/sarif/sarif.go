@@ -19,6 +19,16 @@ import (
 // Version is the only SARIF version accepted.
 const Version = "2.1.0"
 
+// Report is what an upload keeps of a SARIF log.
+type Report struct {
+	Findings []Finding
+	// Branch and RepositoryURI come from the first run's
+	// versionControlProvenance that gives them (as written there), for
+	// uploads that do not name them.
+	Branch        string
+	RepositoryURI string
+}
+
 // Finding is one result of a report.
 type Finding struct {
 	Run, Result int    // position in the report: run index, result index in the run
@@ -55,32 +65,43 @@ func invalid(format string, args ...any) error { return &Error{msg: fmt.Sprintf(
 // Parse reads a report and returns its findings in report order. Results
 // whose kind says they are not a problem (`pass`, `notApplicable`,
 // `informational`) are skipped.
-func Parse(data []byte) ([]Finding, error) {
+func Parse(data []byte) (Report, error) {
 	if err := checkShape(data); err != nil {
-		return nil, err
+		return Report{}, err
 	}
-	rep, err := gosarif.FromBytes(data)
+	log, err := gosarif.FromBytes(data)
 	if err != nil {
-		return nil, decodeError(err)
+		return Report{}, decodeError(err)
 	}
-	var out []Finding
-	for i, r := range rep.Runs {
+	var rep Report
+	for i, r := range log.Runs {
 		if r == nil || r.Tool == nil || r.Tool.Driver == nil || str(r.Tool.Driver.Name) == "" {
-			return nil, invalid("runs[%d].tool.driver.name is missing", i)
+			return Report{}, invalid("runs[%d].tool.driver.name is missing", i)
 		}
 		rc := newRunContext(r)
 		for j, res := range r.Results {
 			if res == nil || res.Message == nil || (str(res.Message.Text) == "" && str(res.Message.ID) == "") {
-				return nil, invalid("runs[%d].results[%d].message is missing", i, j)
+				return Report{}, invalid("runs[%d].results[%d].message is missing", i, j)
 			}
 			switch res.Kind {
 			case "pass", "notApplicable", "informational":
 				continue
 			}
-			out = append(out, rc.finding(i, j, res))
+			rep.Findings = append(rep.Findings, rc.finding(i, j, res))
+		}
+		for _, vc := range r.VersionControlProvenance {
+			if vc == nil {
+				continue
+			}
+			if rep.Branch == "" {
+				rep.Branch = strings.TrimPrefix(str(vc.Branch), "refs/heads/")
+			}
+			if rep.RepositoryURI == "" {
+				rep.RepositoryURI = str(vc.RepositoryURI)
+			}
 		}
 	}
-	return out, nil
+	return rep, nil
 }
 
 // checkShape rejects what is not a SARIF 2.1.0 log before the library sees

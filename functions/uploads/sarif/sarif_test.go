@@ -23,11 +23,11 @@ func parseFile(t *testing.T, name string) []Finding {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fs, err := Parse(data)
+	rep, err := Parse(data)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	return fs
+	return rep.Findings
 }
 
 func TestScanners(t *testing.T) {
@@ -82,10 +82,11 @@ func TestTitleAndMessage(t *testing.T) {
 	}
 	long := strings.Repeat("é", maxText)
 	doc := `{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"t"}},"results":[{"message":{"text":"` + long + `"}}]}]}`
-	fs, err := Parse([]byte(doc))
+	rep, err := Parse([]byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
+	fs = rep.Findings
 	if len(fs[0].Message) > maxText || !strings.HasPrefix(long, fs[0].Message) || fs[0].Title != "" {
 		t.Fatalf("clipped message: %d bytes, title %q", len(fs[0].Message), fs[0].Title)
 	}
@@ -127,11 +128,11 @@ func TestInterpretation(t *testing.T) {
 			brief{"R9", 200, "", 0, Low}},
 	}
 	for i, c := range cases {
-		fs, err := Parse([]byte(head + c.result + `]}]}`))
+		rep, err := Parse([]byte(head + c.result + `]}]}`))
 		if err != nil {
 			t.Fatalf("case %d: %v", i, err)
 		}
-		f := fs[0]
+		f := rep.Findings[0]
 		got := brief{f.RuleID, f.CWE, f.Path, f.Line, f.Urgency}
 		if got != c.want {
 			t.Errorf("case %d = %+v, want %+v", i, got, c.want)
@@ -150,14 +151,19 @@ func TestKindsAndRuns(t *testing.T) {
 			{"kind":"notApplicable","message":{"text":"n/a"}},
 			{"kind":"informational","message":{"text":"fyi"}},
 			{"kind":"review","message":{"text":"look"}}]},
-		{"tool":{"driver":{"name":"b"}},"results":[]},
-		{"tool":{"driver":{"name":"c"}},"results":[{"message":{"text":"x"}}]}]}`
-	fs, err := Parse([]byte(doc))
+		{"tool":{"driver":{"name":"b"}},"results":[],"versionControlProvenance":[{"repositoryUri":"https://github.com/acme/a"}]},
+		{"tool":{"driver":{"name":"c"}},"results":[{"message":{"text":"x"}}],
+		 "versionControlProvenance":[{"repositoryUri":"https://github.com/acme/c","branch":"refs/heads/release/1.2"}]}]}`
+	rep, err := Parse([]byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The first run that names a repository or a branch gives it.
+	if rep.RepositoryURI != "https://github.com/acme/a" || rep.Branch != "release/1.2" {
+		t.Fatalf("provenance: %q %q", rep.RepositoryURI, rep.Branch)
+	}
 	var got []string
-	for _, f := range fs {
+	for _, f := range rep.Findings {
 		got = append(got, f.Tool+":"+f.Message+":"+string(rune('0'+f.Run))+string(rune('0'+f.Result)))
 	}
 	if strings.Join(got, ",") != "a:bad:01,a:look:04,c:x:20" {
