@@ -22,6 +22,11 @@ type Scan struct {
 	RunID     string `dynamodbav:"run_id,omitempty"` // uuid, third-party scans only
 	RepoURL   string `dynamodbav:"repo_url,omitempty"`
 	CreatedAt string `dynamodbav:"created_at"`
+	// Uploaded reports only: the report's SHA-256 (a retried upload must
+	// carry the same report) and what the client said of its CI.
+	ReportSHA256 string `dynamodbav:"report_sha256,omitempty"`
+	CI           bool   `dynamodbav:"ci,omitempty"`
+	CIPlatform   string `dynamodbav:"ci_platform,omitempty"`
 }
 
 func scanKey(companyID int64, scanID string) Key {
