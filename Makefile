@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 GO ?= go
 
-.PHONY: run reset test bench token
+.PHONY: run reset test bench token build synth lint generate invoke
 
 ## run: start DynamoDB Local, seed the demo, serve the API on 127.0.0.1:$${PORT:-3000}
 run:
@@ -14,11 +14,43 @@ run:
 reset:
 	rm -rf .local/dynamodb .local/demo.json .local/dev-secret .local/dev-jwt-key.pem
 
-## test: every test, against one DynamoDB Local started for the run
+## test: every test, against one DynamoDB Local started for the run, and the
+## CDK app's tests
 test:
 	$(GO) vet ./...
 	$(GO) run ./scripts/withddb $(GO) test -count=1 ./...
+	cd infra && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 ## token: mint a bearer token for a demo user: make token EMAIL=member@acme.example
 token:
 	@$(GO) run ./scripts/mint-token -email "$(EMAIL)"
+
+## build: every group's Lambda function for provided.al2023 on arm64:
+## build/<group>/bootstrap and build/<group>.zip, with their sizes
+build:
+	$(GO) run ./scripts/lambdabuild
+
+## synth: both CDK stacks (primary and EU) into infra/cdk.out, offline
+## (the Go CDK app runs jsii with this machine's Node.js; no CDK CLI needed)
+SYNTH_ACCOUNT ?= 123456789012
+synth: build
+	rm -rf infra/cdk.out
+	cd infra && CDK_OUTDIR=cdk.out CDK_CONTEXT_JSON='{"account":"$(SYNTH_ACCOUNT)"}' $(GO) run .
+
+## lint: cfn-lint on template.yaml and the two synthesized stacks. W3005 is
+## off for the CDK output only: CDK makes each function DependsOn its role
+## (so the function never exists before its permissions), which the role's
+## GetAtt already implies.
+lint: synth
+	cfn-lint template.yaml
+	cfn-lint --ignore-checks W3005 -- infra/cdk.out/*.template.json
+
+## generate: rewrite template.yaml and events/ from the route table
+generate:
+	$(GO) run ./scripts/samgen
+	$(GO) run ./scripts/lambdaevents gen
+
+## invoke: replay an event through its group's Lambda entry on DynamoDB Local
+## with the demo data: make invoke FN=teams EVENT=events/teams-create.json
+invoke:
+	@$(GO) run ./scripts/lambdaevents invoke -fn "$(FN)" -event "$(EVENT)"

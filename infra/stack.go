@@ -1,0 +1,171 @@
+package main
+
+import (
+	"path/filepath"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigateway"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/acme/codescan-api/shared/deployspec"
+	"github.com/acme/codescan-api/shared/routes"
+	"github.com/acme/codescan-api/shared/tabledef"
+)
+
+// APIStack is one regional deployment of the whole API: its own table (the
+// region's data stays in the region), KMS key, functions and REST API.
+type APIStack struct {
+	awscdk.Stack
+	Table     awsdynamodb.Table
+	Key       awskms.Key
+	API       awsapigateway.RestApi
+	Functions map[string]awslambda.Function // by group
+}
+
+// NewStacks adds the primary and the EU deployment to app.
+func NewStacks(app awscdk.App, s Settings) (primary, eu *APIStack) {
+	awscdk.Tags_Of(app).Add(jsii.String("service"), jsii.String("codescan-api"), nil)
+	awscdk.Tags_Of(app).Add(jsii.String("stage"), jsii.String(s.Stage), nil)
+	primary = NewAPIStack(app, "codescan-api-"+s.Stage+"-primary", s.PrimaryRegion, s)
+	eu = NewAPIStack(app, "codescan-api-"+s.Stage+"-eu", s.EURegion, s)
+	return primary, eu
+}
+
+// NewAPIStack builds one regional deployment.
+func NewAPIStack(scope constructs.Construct, id, region string, s Settings) *APIStack {
+	prod := s.Production()
+	stack := awscdk.NewStack(scope, &id, &awscdk.StackProps{
+		Env:                   &awscdk.Environment{Account: &s.Account, Region: &region},
+		Description:           jsii.String("codescan-api " + s.Stage + " in " + region + ": REST API /api/v1, one Lambda function per endpoint group, DynamoDB table"),
+		TerminationProtection: &prod,
+	})
+	// Production keeps its data (table, secrets key, logs) when the stack
+	// or a resource goes away; other stages clean up after themselves.
+	removal := awscdk.RemovalPolicy_DESTROY
+	if prod {
+		removal = awscdk.RemovalPolicy_RETAIN
+	}
+	a := &APIStack{Stack: stack, Functions: map[string]awslambda.Function{}}
+
+	a.Table = awsdynamodb.NewTable(stack, jsii.String("Table"), &awsdynamodb.TableProps{
+		PartitionKey: &awsdynamodb.Attribute{Name: jsii.String(tabledef.PK), Type: awsdynamodb.AttributeType_STRING},
+		SortKey:      &awsdynamodb.Attribute{Name: jsii.String(tabledef.SK), Type: awsdynamodb.AttributeType_STRING},
+		BillingMode:  awsdynamodb.BillingMode_PAY_PER_REQUEST,
+		PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{
+			PointInTimeRecoveryEnabled: jsii.Bool(true),
+		},
+		Encryption:         awsdynamodb.TableEncryption_AWS_MANAGED,
+		DeletionProtection: &prod,
+		RemovalPolicy:      removal,
+	})
+	for _, ix := range tabledef.Indexes {
+		a.Table.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
+			IndexName:      jsii.String(ix.Name),
+			PartitionKey:   &awsdynamodb.Attribute{Name: jsii.String(ix.PK), Type: awsdynamodb.AttributeType_STRING},
+			SortKey:        &awsdynamodb.Attribute{Name: jsii.String(ix.SK), Type: awsdynamodb.AttributeType_STRING},
+			ProjectionType: awsdynamodb.ProjectionType_ALL,
+		})
+	}
+
+	a.Key = awskms.NewKey(stack, jsii.String("IntegrationSecretsKey"), &awskms.KeyProps{
+		Description:       jsii.String("Encrypts the secure tokens of source-code-host integrations"),
+		Alias:             jsii.String("alias/codescan-api-" + s.Stage + "-integration-secrets"),
+		EnableKeyRotation: jsii.Bool(true),
+		// Without the key the stored tokens are unreadable: it stays as
+		// long as the table does.
+		RemovalPolicy: removal,
+	})
+
+	for _, f := range deployspec.All() {
+		a.Functions[f.Group] = a.function(f, s, removal)
+	}
+
+	accessLogs := awslogs.NewLogGroup(stack, jsii.String("ApiAccessLogs"), &awslogs.LogGroupProps{
+		Retention:     awslogs.RetentionDays_THREE_MONTHS,
+		RemovalPolicy: removal,
+	})
+	a.API = awsapigateway.NewRestApi(stack, jsii.String("Api"), &awsapigateway.RestApiProps{
+		RestApiName:           jsii.String("codescan-api-" + s.Stage),
+		Description:           jsii.String("codescan-api " + s.Stage + ": every route of the route table under /api/v1"),
+		EndpointConfiguration: &awsapigateway.EndpointConfiguration{Types: &[]awsapigateway.EndpointType{awsapigateway.EndpointType_REGIONAL}},
+		// Access logs need the account's API Gateway CloudWatch role.
+		CloudWatchRole: jsii.Bool(true),
+		DeployOptions: &awsapigateway.StageOptions{
+			StageName:            &s.Stage,
+			ThrottlingRateLimit:  &s.ThrottleRate,
+			ThrottlingBurstLimit: &s.ThrottleBurst,
+			TracingEnabled:       jsii.Bool(true),
+			MetricsEnabled:       jsii.Bool(true),
+			AccessLogDestination: awsapigateway.NewLogGroupLogDestination(accessLogs),
+			AccessLogFormat:      awsapigateway.AccessLogFormat_Custom(jsii.String(deployspec.AccessLogFormat)),
+		},
+	})
+	integrations := map[string]awsapigateway.LambdaIntegration{}
+	for g, fn := range a.Functions {
+		// Each method's invoke permission is scoped to that method and
+		// the deployed stage (no console test-invoke permission).
+		integrations[g] = awsapigateway.NewLambdaIntegration(fn, &awsapigateway.LambdaIntegrationOptions{AllowTestInvoke: jsii.Bool(false)})
+	}
+	for _, r := range routes.Table {
+		a.API.Root().ResourceForPath(jsii.String(r.FullPath())).AddMethod(jsii.String(r.Method), integrations[r.Group], nil)
+	}
+
+	awscdk.NewCfnOutput(stack, jsii.String("ApiBaseUrl"), &awscdk.CfnOutputProps{
+		Description: jsii.String("Base URL of the API in " + region + " (ends in " + routes.BasePath + ")"),
+		Value:       a.API.UrlForPath(jsii.String(routes.BasePath)),
+	})
+	awscdk.NewCfnOutput(stack, jsii.String("TableName"), &awscdk.CfnOutputProps{Value: a.Table.TableName()})
+	awscdk.NewCfnOutput(stack, jsii.String("IntegrationSecretsKeyArn"), &awscdk.CfnOutputProps{Value: a.Key.KeyArn()})
+	return a
+}
+
+// function is one group's Lambda function with exactly the grants its
+// deployspec lists.
+func (a *APIStack) function(f deployspec.Function, s Settings, removal awscdk.RemovalPolicy) awslambda.Function {
+	env := map[string]*string{
+		"TABLE_NAME":   a.Table.TableName(),
+		"JWT_ISSUER":   &s.JWTIssuer,
+		"JWT_AUDIENCE": &s.JWTAudience,
+		"JWKS_URL":     &s.JWKSURL,
+	}
+	if len(f.KMSActions) > 0 {
+		env[deployspec.KMSKeyEnv] = a.Key.KeyArn()
+	}
+	logs := awslogs.NewLogGroup(a.Stack, jsii.String(f.Name()+"Logs"), &awslogs.LogGroupProps{
+		Retention:     awslogs.RetentionDays_THREE_MONTHS,
+		RemovalPolicy: removal,
+	})
+	fn := awslambda.NewFunction(a.Stack, jsii.String(f.Name()+"Function"), &awslambda.FunctionProps{
+		Description:  jsii.String("codescan-api " + f.Group + " endpoints"),
+		Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
+		Architecture: awslambda.Architecture_ARM_64(),
+		Handler:      jsii.String("bootstrap"),
+		Code:         awslambda.Code_FromAsset(jsii.String(filepath.Join(s.BuildDir, f.Group)), nil),
+		MemorySize:   jsii.Number(f.MemoryMB),
+		Timeout:      awscdk.Duration_Seconds(jsii.Number(f.TimeoutSeconds)),
+		Tracing:      awslambda.Tracing_ACTIVE,
+		Environment:  &env,
+		LogGroup:     logs,
+	})
+	if len(f.TableActions) > 0 {
+		resources := []*string{a.Table.TableArn()}
+		if f.NeedsIndexes() {
+			resources = append(resources, jsii.String(*a.Table.TableArn()+"/index/*"))
+		}
+		fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Actions: jsii.Strings(f.TableActions...), Resources: &resources,
+		}))
+	}
+	if len(f.KMSActions) > 0 {
+		fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Actions: jsii.Strings(f.KMSActions...), Resources: &[]*string{a.Key.KeyArn()},
+		}))
+	}
+	return fn
+}
