@@ -7,7 +7,9 @@ import (
 	"net/http"
 
 	"github.com/acme/codescan-api/functions/docs"
+	"github.com/acme/codescan-api/functions/issues"
 	"github.com/acme/codescan-api/functions/notifications"
+	"github.com/acme/codescan-api/functions/teams"
 	"github.com/acme/codescan-api/shared/config"
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/routes"
@@ -16,7 +18,9 @@ import (
 // Constructors builds each group's http.Handler.
 var Constructors = map[string]func(config.Deps) http.Handler{
 	routes.GroupDocs:          docs.New,
+	routes.GroupIssues:        issues.New,
 	routes.GroupNotifications: notifications.New,
+	routes.GroupTeams:         teams.New,
 }
 
 // Handlers builds every group's handler.

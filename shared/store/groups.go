@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -371,6 +372,13 @@ func (s *Store) BranchProjects(ctx context.Context, companyID int64, branch stri
 	return out, nil
 }
 
+// maxPageItems bounds one Query request of queryWindow; maxWindow asks
+// queryWindow for every match.
+const (
+	maxPageItems = 1000
+	maxWindow    = math.MaxInt32
+)
+
 // queryWindow reads the matches of a key condition (and filter) from skip
 // on, at most take of them, following pages as needed. Items skipped are
 // read too: its cost grows with skip + take.
@@ -379,7 +387,7 @@ func (s *Store) queryWindow(ctx context.Context, index string, kc expression.Key
 	var out []map[string]types.AttributeValue
 	var start map[string]types.AttributeValue
 	for len(out) < take {
-		limit := int32(skip + take - len(out))
+		limit := int32(min(skip+take-len(out), maxPageItems))
 		if filter != nil {
 			limit = max(limit, 100) // Limit counts items before the filter
 		}

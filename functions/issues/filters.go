@@ -1,0 +1,86 @@
+package issues
+
+import (
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/acme/codescan-api/shared/auth"
+	"github.com/acme/codescan-api/shared/repourl"
+	"github.com/acme/codescan-api/shared/store"
+)
+
+// errNoProject: the project filters match no project (200 no_project_found).
+var errNoProject = errors.New("no project matches the filters")
+
+// scopes turns the `project`, `repo` and `branch` filters into the counter
+// scopes to read, by ascending project id. No filter is the whole company.
+// A project matches `project` by name (case-insensitive), `repo` when both
+// repository URLs have the same canonical form (repourl.Normalize: host
+// case, scheme, credentials, trailing slash and `.git` do not matter), and
+// `branch` when it has issues on that branch. Filters combine with AND;
+// when they leave no project the answer is errNoProject.
+func (h handlers) scopes(r *http.Request) ([]store.Scope, error) {
+	ctx := r.Context()
+	companyID := auth.FromContext(ctx).CompanyID
+	q := r.URL.Query()
+	name, repo, branch := q.Get("project"), strings.TrimSpace(q.Get("repo")), q.Get("branch")
+	if name == "" && repo == "" && branch == "" {
+		return []store.Scope{{}}, nil
+	}
+	var ids []int64 // nil: every project (only while name and repo are unset)
+	if name != "" {
+		p, err := h.store.ProjectByName(ctx, companyID, name)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, errNoProject
+		}
+		if err != nil {
+			return nil, err
+		}
+		if repo != "" && !sameRepo(p.RepoURL, repo) {
+			return nil, errNoProject
+		}
+		ids = []int64{p.ID}
+	} else if repo != "" {
+		projects, err := h.store.ListProjects(ctx, companyID)
+		if err != nil {
+			return nil, err
+		}
+		ids = []int64{}
+		for _, p := range projects {
+			if sameRepo(p.RepoURL, repo) {
+				ids = append(ids, p.ID)
+			}
+		}
+	}
+	var scopes []store.Scope
+	if branch == "" {
+		for _, id := range ids {
+			scopes = append(scopes, store.Scope{ProjectID: id})
+		}
+	} else {
+		withBranch, err := h.store.BranchProjects(ctx, companyID, branch)
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range withBranch {
+			if ids == nil || slices.Contains(ids, id) {
+				scopes = append(scopes, store.Scope{ProjectID: id, Branch: branch})
+			}
+		}
+	}
+	if len(scopes) == 0 {
+		return nil, errNoProject
+	}
+	slices.SortFunc(scopes, func(a, b store.Scope) int { return int(a.ProjectID - b.ProjectID) })
+	return scopes, nil
+}
+
+// sameRepo compares repository URLs in canonical form; text that is not a
+// repository URL matches nothing.
+func sameRepo(stored, filter string) bool {
+	a, errA := repourl.Normalize(stored)
+	b, errB := repourl.Normalize(filter)
+	return errA == nil && errB == nil && a == b
+}

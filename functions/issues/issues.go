@@ -1,0 +1,156 @@
+// Package issues serves the findings read APIs: SAST issues grouped by CWE
+// or file with their counts, the drill-down list behind a group, a scan's
+// code quality findings and one SCA finding.
+package issues
+
+import (
+	"errors"
+	"net/http"
+	"path"
+	"strconv"
+
+	"github.com/acme/codescan-api/shared/auth"
+	"github.com/acme/codescan-api/shared/config"
+	"github.com/acme/codescan-api/shared/cwe"
+	"github.com/acme/codescan-api/shared/httpapi"
+	"github.com/acme/codescan-api/shared/routes"
+	"github.com/acme/codescan-api/shared/store"
+)
+
+type handlers struct{ store *store.Store }
+
+// New returns the group's http.Handler.
+func New(d config.Deps) http.Handler {
+	h := handlers{store: d.Store}
+	return d.Server.Group(routes.GroupIssues, map[string]httpapi.HandlerFunc{
+		"GET /issues/groups":                 h.groups,
+		"GET /issues":                        h.list,
+		"GET /scan/{scan_id}/issues/quality": h.quality,
+		"GET /issues/sca/{issue_id}":         h.sca,
+	})
+}
+
+// Paging limits.
+const (
+	defaultPageSize = 20
+	maxPageSize     = 100
+	maxQualitySize  = 50
+)
+
+var noProjectFound = map[string]string{"status": "no_project_found"}
+
+type cweRef struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+}
+
+// UnknownCWE is the id shown (and accepted by the cwe filter) for findings
+// that carry no CWE.
+const UnknownCWE = "unknown"
+
+// cweOf names a stored CWE number from the embedded MITRE catalogue.
+func cweOf(n int) cweRef {
+	if n == store.NoCWE {
+		return cweRef{ID: UnknownCWE, Name: "No CWE", Description: "Findings whose rule names no CWE weakness."}
+	}
+	id := cwe.FormatID(n)
+	if e, ok := cwe.Lookup(n); ok {
+		return cweRef{ID: id, Name: e.Name, Description: e.Description}
+	}
+	return cweRef{ID: id, Name: id, Description: id + " is not in the MITRE CWE catalogue " + cwe.Version + "."}
+}
+
+type fileRef struct {
+	Path string `json:"path"`
+	Name string `json:"name"`
+}
+
+func fileOf(p string) fileRef { return fileRef{Path: p, Name: path.Base(p)} }
+
+type breakdown struct {
+	ByUrgency map[string]int64 `json:"by_urgency"`
+	ByStatus  map[string]int64 `json:"by_status"`
+}
+
+type group struct {
+	CWE        *cweRef    `json:"cwe,omitempty"`
+	File       *fileRef   `json:"file,omitempty"`
+	IssueCount int64      `json:"issue_count"`
+	Breakdown  *breakdown `json:"breakdown,omitempty"`
+}
+
+// groups answers GET /issues/groups from the group counters: one summary
+// item and one page of counters for a single scope; every touched scope's
+// counters, merged, when the filters span several projects.
+func (h handlers) groups(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	companyID := auth.FromContext(ctx).CompanyID
+	dim := store.ByCWE
+	switch v := r.URL.Query().Get("group_by"); v {
+	case "", "cwe":
+	case "file_path":
+		dim = store.ByFile
+	default:
+		return httpapi.Errorf(http.StatusBadRequest, "group_by must be cwe or file_path")
+	}
+	withBreakdown, err := httpapi.BoolParam(r, "breakdown")
+	if err != nil {
+		return err
+	}
+	pg, err := httpapi.ParsePaging(r, defaultPageSize, maxPageSize)
+	if err != nil {
+		return err
+	}
+	scopes, err := h.scopes(r)
+	if errors.Is(err, errNoProject) {
+		return httpapi.WriteJSON(w, http.StatusOK, noProjectFound)
+	}
+	if err != nil {
+		return err
+	}
+	var page []store.GroupCount
+	var total int64
+	if len(scopes) == 1 {
+		page, total, err = h.store.GroupsPage(ctx, companyID, scopes[0], dim, pg.Offset(), pg.PageSize)
+	} else {
+		page, total, err = h.mergedGroups(r, companyID, scopes, dim, pg)
+	}
+	if err != nil {
+		return err
+	}
+	out := make([]group, len(page))
+	for n, g := range page {
+		out[n].IssueCount = g.Count
+		if dim == store.ByCWE {
+			num, _ := strconv.Atoi(g.Group)
+			c := cweOf(num)
+			out[n].CWE = &c
+		} else {
+			f := fileOf(g.Group)
+			out[n].File = &f
+		}
+		if withBreakdown {
+			out[n].Breakdown = &breakdown{ByUrgency: g.Cells.ByUrgency(), ByStatus: g.Cells.ByStatus()}
+		}
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{
+		"status": "ok", "page": pg.Page, "total_pages": pg.TotalPages(int(total)),
+		"total_groups": total, "groups": out,
+	})
+}
+
+// mergedGroups adds up the groups of several scopes and cuts the page.
+func (h handlers) mergedGroups(r *http.Request, companyID int64, scopes []store.Scope, dim store.Dimension, pg httpapi.Paging) ([]store.GroupCount, int64, error) {
+	lists := make([][]store.GroupCount, len(scopes))
+	for n, sc := range scopes {
+		l, err := h.store.ScopeGroups(r.Context(), companyID, sc, dim)
+		if err != nil {
+			return nil, 0, err
+		}
+		lists[n] = l
+	}
+	all := store.MergeGroups(lists...)
+	from := min(pg.Offset(), len(all))
+	return all[from:min(from+pg.PageSize, len(all))], int64(len(all)), nil
+}

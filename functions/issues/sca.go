@@ -1,0 +1,27 @@
+package issues
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/acme/codescan-api/shared/auth"
+	"github.com/acme/codescan-api/shared/httpapi"
+	"github.com/acme/codescan-api/shared/store"
+)
+
+// errSCANotFound is the spec's body; a malformed id gets it too, since it
+// names no SCA issue either.
+var errSCANotFound = httpapi.UploadError(http.StatusNotFound, "SCA issue not found")
+
+// sca answers GET /issues/sca/{issue_id}.
+func (h handlers) sca(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	i, err := h.store.GetSCAIssue(ctx, auth.FromContext(ctx).CompanyID, r.PathValue("issue_id"))
+	if errors.Is(err, store.ErrNotFound) {
+		return errSCANotFound
+	}
+	if err != nil {
+		return err
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "issue": i})
+}

@@ -1,0 +1,95 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+)
+
+// SCAIssue is a software composition analysis finding: a vulnerable
+// dependency and whether the vulnerable code is reachable. Its JSON form is
+// the API's SCA issue.
+type SCAIssue struct {
+	Key            `json:"-"`
+	ID             string          `dynamodbav:"id" json:"id"` // uuid
+	CompanyID      int64           `dynamodbav:"company_id" json:"-"`
+	ProjectID      int64           `dynamodbav:"project_id" json:"-"`
+	CreatedAt      string          `dynamodbav:"created_at" json:"created_at"`
+	Description    string          `dynamodbav:"description" json:"description"`
+	Details        string          `dynamodbav:"details" json:"details"`
+	Severity       string          `dynamodbav:"severity" json:"severity"`
+	CVSSScore      float64         `dynamodbav:"cvss_score" json:"cvss_score"`
+	Classification string          `dynamodbav:"classification" json:"classification"`
+	CVE            string          `dynamodbav:"cve" json:"cve"`
+	Package        SCAPackage      `dynamodbav:"package" json:"package"`
+	Location       SCALocation     `dynamodbav:"location" json:"location"`
+	Reachability   SCAReachability `dynamodbav:"reachability" json:"reachability"`
+	Status         string          `dynamodbav:"status" json:"status"`
+}
+
+// SCAPackage is the vulnerable dependency.
+type SCAPackage struct {
+	Name       string `dynamodbav:"name" json:"name"`
+	Version    string `dynamodbav:"version" json:"version"`
+	Ecosystem  string `dynamodbav:"ecosystem" json:"ecosystem"`
+	FixVersion string `dynamodbav:"fix_version" json:"fix_version"`
+}
+
+// SCALocation is the manifest that declares the dependency.
+type SCALocation struct {
+	Path string `dynamodbav:"path" json:"path"`
+}
+
+// SCAReachability tells whether the vulnerable code is reachable and from
+// where it is used.
+type SCAReachability struct {
+	Status      string     `dynamodbav:"status" json:"status"`
+	Description string     `dynamodbav:"description" json:"description"`
+	Usages      []SCAUsage `dynamodbav:"usages" json:"usages"`
+}
+
+// SCAUsage is one place the dependency is used.
+type SCAUsage struct {
+	ID                  string `dynamodbav:"id" json:"id"` // uuid
+	Filename            string `dynamodbav:"filename" json:"filename"`
+	CodeLine            string `dynamodbav:"code_line" json:"code_line"`
+	IsFunctionReachable string `dynamodbav:"is_function_reachable" json:"is_function_reachable"`
+	Reasoning           string `dynamodbav:"reasoning" json:"reasoning"`
+}
+
+func scaKey(companyID int64, id string) Key {
+	return Key{PK: CompanyPK(companyID), SK: "SCA#" + id}
+}
+
+// PutSCAIssue stores an SCA finding of a company (replacing one with the
+// same id). An empty ID gets a random uuid, an empty CreatedAt now.
+func (s *Store) PutSCAIssue(ctx context.Context, companyID int64, i SCAIssue) (SCAIssue, error) {
+	if i.ID == "" {
+		i.ID = uuid.NewString()
+	}
+	id, ok := canonicalUUID(i.ID)
+	if !ok {
+		return SCAIssue{}, fmt.Errorf("SCA issue id %q: %w", i.ID, ErrInvalid)
+	}
+	if i.CreatedAt == "" {
+		i.CreatedAt = now()
+	}
+	if i.Reachability.Usages == nil {
+		i.Reachability.Usages = []SCAUsage{}
+	}
+	i.ID, i.CompanyID, i.Key = id, companyID, scaKey(companyID, id)
+	return i, s.putItem(ctx, i, nil)
+}
+
+// GetSCAIssue reads an SCA finding of a company; an id that is not a uuid is
+// ErrNotFound like any unknown id.
+func (s *Store) GetSCAIssue(ctx context.Context, companyID int64, id string) (SCAIssue, error) {
+	cid, ok := canonicalUUID(id)
+	if !ok {
+		return SCAIssue{}, ErrNotFound
+	}
+	var i SCAIssue
+	err := s.getItem(ctx, scaKey(companyID, cid), &i)
+	return i, err
+}
