@@ -1,0 +1,156 @@
+package main
+
+import (
+	"net/http"
+
+	"github.com/acme/codescan-api/shared/routes"
+)
+
+// sample is what one route's event carries and what a replay of it against
+// the demo data must answer.
+type sample struct {
+	File        string            // events/<File>.json
+	Path        map[string]string // path parameter values
+	Query       map[string]string
+	Body        string
+	ContentType string
+	// Seeded names, per path or query parameter, the demo resource
+	// (.local/demo.json "resources") whose value a replay puts in its place,
+	// so the event addresses records that exist.
+	Seeded map[string]string
+	Status int      // the answer's status code
+	Keys   []string // members the answer's JSON object must have
+}
+
+const jsonType = "application/json"
+
+// samples holds one sample per route of the table, by route pattern.
+var samples = map[string]sample{
+	"GET /api/v1/openapi.json": {
+		File: "docs-openapi", Status: http.StatusOK, Keys: []string{"openapi", "info", "paths", "components"},
+	},
+
+	"GET /api/v1/notifications/preferences": {
+		File: "notifications-preferences-list", Status: http.StatusOK, Keys: []string{"status", "preferences"},
+	},
+	"POST /api/v1/notifications/preferences/{type_code}": {
+		File: "notifications-preferences-set", Path: map[string]string{"type_code": "scan_completed"},
+		Body: `{"email_enabled":false}`, ContentType: jsonType,
+		Status: http.StatusOK, Keys: []string{"status"},
+	},
+	"POST /api/v1/notifications/company-defaults/{type_code}": {
+		File: "notifications-company-defaults-set", Path: map[string]string{"type_code": "new_critical_issue"},
+		Body: `{"email_enabled":true,"webhook_enabled":null}`, ContentType: jsonType,
+		Status: http.StatusOK, Keys: []string{"status"},
+	},
+
+	"GET /api/v1/issues/groups": {
+		File: "issues-groups", Query: map[string]string{"group_by": "cwe", "breakdown": "true", "page": "1", "page_size": "20"},
+		Status: http.StatusOK, Keys: []string{"status", "page", "total_pages", "total_groups", "groups"},
+	},
+	"GET /api/v1/issues": {
+		File: "issues-list", Query: map[string]string{"cwe": "CWE-89", "status": "open", "page": "1", "page_size": "50"},
+		Status: http.StatusOK, Keys: []string{"status", "page", "total_pages", "total_issues", "issues"},
+	},
+	"GET /api/v1/issues/sca/{issue_id}": {
+		File: "issues-sca-get", Path: map[string]string{"issue_id": "5b0e8f57-2a4c-4d1b-9c3e-7f6a8b9c0d12"},
+		Seeded: map[string]string{"issue_id": "sca_issue_id"},
+		Status: http.StatusOK, Keys: []string{"status", "issue"},
+	},
+	"GET /api/v1/scan/{scan_id}/issues/quality": {
+		File: "issues-quality", Path: map[string]string{"scan_id": "0c9d7e21-64f3-4a8b-b5d2-91e0f3a4c6b8"},
+		Query:  map[string]string{"classification": "complexity", "page": "1", "page_size": "50"},
+		Seeded: map[string]string{"scan_id": "quality_scan_id"},
+		Status: http.StatusOK, Keys: []string{"status", "page", "total_pages", "total_issues", "issues"},
+	},
+
+	"POST /api/v1/teams": {
+		File: "teams-create", ContentType: jsonType,
+		Body:   `{"name":"Release Engineering","member_ids":[],"project_ids":[],"project_tags":["backend"],"repo_url_patterns":["github.com/acme-corp/"]}`,
+		Status: http.StatusCreated, Keys: []string{"team"},
+	},
+	"GET /api/v1/teams": {
+		File: "teams-list", Query: map[string]string{"page": "1", "page_size": "20"},
+		Status: http.StatusOK, Keys: []string{"status", "page", "total_pages", "total_teams", "teams"},
+	},
+	"GET /api/v1/teams/{team_id}": {
+		File: "teams-get", Path: map[string]string{"team_id": "3"}, Seeded: map[string]string{"team_id": "team_id"},
+		Status: http.StatusOK, Keys: []string{"status", "team"},
+	},
+
+	"DELETE /api/v1/policies/{policy_id}": {
+		File: "policies-deactivate", Path: map[string]string{"policy_id": "12"}, Seeded: map[string]string{"policy_id": "policy_id"},
+		Status: http.StatusOK, Keys: []string{"status", "policy"},
+	},
+
+	"GET /api/v1/integrations/scm-provider": {
+		File: "integrations-list", Query: map[string]string{"page": "1", "page_size": "50"},
+		Status: http.StatusOK, Keys: []string{"status", "integrations", "page", "total_pages", "total_integrations"},
+	},
+	"GET /api/v1/integrations/scm-provider/{integration_uuid}": {
+		File: "integrations-get", Path: map[string]string{"integration_uuid": "e4b1c2d3-5f60-4a7b-8c9d-0e1f2a3b4c5d"},
+		Seeded: map[string]string{"integration_uuid": "integration_uuid"},
+		Status: http.StatusOK, Keys: []string{"status", "integration"},
+	},
+	"PATCH /api/v1/integrations/scm-provider/{integration_uuid}": {
+		File: "integrations-update", Path: map[string]string{"integration_uuid": "e4b1c2d3-5f60-4a7b-8c9d-0e1f2a3b4c5d"},
+		Seeded: map[string]string{"integration_uuid": "integration_uuid"},
+		Body:   `{"name":"GitHub (acme-corp)","org_allowlist":["acme-corp","acme-labs"]}`, ContentType: jsonType,
+		Status: http.StatusOK, Keys: []string{"status", "integration", "credentials_verified"},
+	},
+
+	"POST /api/v1/scan-upload": {
+		File: "uploads-scan",
+		Query: map[string]string{
+			"engine": "sarif", "run_id": "3f2c1b0a-9e8d-4c7b-a6f5-e4d3c2b1a098", "project": "payments-service",
+			"branch": "main", "repo_url": "https://github.com/acme-corp/payments-service", "ci": "true", "ci_platform": "github",
+		},
+		Body: sarifReport, ContentType: jsonType,
+		Status: http.StatusOK, Keys: []string{"status", "sast_scan_id", "project_id"},
+	},
+	"POST /api/v1/ci-data-upload": {
+		File: "uploads-ci-data", Query: map[string]string{"run_id": "3f2c1b0a-9e8d-4c7b-a6f5-e4d3c2b1a098", "platform": "github"},
+		Seeded: map[string]string{"run_id": "run_id"},
+		Body:   githubEnv, ContentType: jsonType,
+		Status: http.StatusOK, Keys: []string{"status"},
+	},
+	"POST /api/v1/git-config-upload": {
+		File: "uploads-git-config", Query: map[string]string{"run_id": "3f2c1b0a-9e8d-4c7b-a6f5-e4d3c2b1a098"},
+		Seeded: map[string]string{"run_id": "run_id"},
+		Body:   gitConfig, ContentType: "text/plain; charset=utf-8",
+		Status: http.StatusOK, Keys: []string{"status"},
+	},
+}
+
+// sarifReport is what a Semgrep run in CI uploads: SARIF 2.1.0 with one
+// SQL injection result whose rule carries its CWE as a tag.
+const sarifReport = `{"$schema":"https://json.schemastore.org/sarif-2.1.0.json","version":"2.1.0","runs":[{` +
+	`"tool":{"driver":{"name":"Semgrep OSS","semanticVersion":"1.85.0","rules":[{` +
+	`"id":"python.django.security.injection.sql.sql-injection-using-raw","name":"sql-injection-using-raw",` +
+	`"shortDescription":{"text":"Raw SQL built from request data"},` +
+	`"defaultConfiguration":{"level":"error"},` +
+	`"properties":{"precision":"high","security-severity":"8.8","tags":["CWE-89: Improper Neutralization of Special Elements used in an SQL Command ('SQL Injection')","OWASP-A03:2021 - Injection","security"]}}]}},` +
+	`"results":[{"ruleId":"python.django.security.injection.sql.sql-injection-using-raw","level":"error",` +
+	`"message":{"text":"User input flows into a raw SQL query; use parameters."},` +
+	`"locations":[{"physicalLocation":{"artifactLocation":{"uri":"payments/views/refunds.py","uriBaseId":"%SRCROOT%"},` +
+	`"region":{"startLine":42,"startColumn":9,"endLine":42,"endColumn":71}}}]}],` +
+	`"versionControlProvenance":[{"repositoryUri":"https://github.com/acme-corp/payments-service","revisionId":"9fceb02d0ae598e95dc970b74767f19372d61af8","branch":"main"}]}]}`
+
+// githubEnv is what the client uploads from a GitHub Actions job: the
+// job's GITHUB_* variables.
+const githubEnv = `{"GITHUB_ACTIONS":"true","GITHUB_ACTOR":"octo-dev","GITHUB_EVENT_NAME":"pull_request",` +
+	`"GITHUB_HEAD_REF":"fix/refund-query","GITHUB_BASE_REF":"main","GITHUB_REF":"refs/pull/318/merge",` +
+	`"GITHUB_REPOSITORY":"acme-corp/payments-service","GITHUB_RUN_ID":"9876543210","GITHUB_RUN_NUMBER":"1542",` +
+	`"GITHUB_SERVER_URL":"https://github.com","GITHUB_SHA":"9fceb02d0ae598e95dc970b74767f19372d61af8",` +
+	`"GITHUB_WORKFLOW":"security-scan","GITHUB_JOB":"sast"}`
+
+// gitConfig is a clone's .git/config as older clients send it.
+const gitConfig = "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n" +
+	"[remote \"origin\"]\n\turl = git@github.com:acme-corp/payments-service.git\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n" +
+	"[branch \"main\"]\n\tremote = origin\n\tmerge = refs/heads/main\n"
+
+// sampleOf returns the sample of route r.
+func sampleOf(r routes.Route) (sample, bool) {
+	s, ok := samples[r.Pattern()]
+	return s, ok
+}
