@@ -14,6 +14,7 @@ import (
 	"github.com/acme/codescan-api/shared/deployspec"
 	"github.com/acme/codescan-api/shared/dynamolocal"
 	"github.com/acme/codescan-api/shared/routes"
+	"github.com/acme/codescan-api/shared/secrets"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -248,5 +249,13 @@ func TestTableMatchesTheTableDefinition(t *testing.T) {
 	if p.BillingMode != "PAY_PER_REQUEST" || !p.PointInTimeRecoverySpecification.PointInTimeRecoveryEnabled || !p.SSESpecification.SSEEnabled {
 		t.Errorf("table: billing %s, PITR %v, SSE %v; want on-demand with PITR and encryption", p.BillingMode,
 			p.PointInTimeRecoverySpecification.PointInTimeRecoveryEnabled, p.SSESpecification.SSEEnabled)
+	}
+}
+
+// The integrations function finds its key through the variable the
+// secrets package reads.
+func TestKMSKeyVariableIsTheOneSecretsReads(t *testing.T) {
+	if deployspec.KMSKeyEnv != secrets.EnvKMSKeyID {
+		t.Errorf("deployspec sets %s, secrets reads %s", deployspec.KMSKeyEnv, secrets.EnvKMSKeyID)
 	}
 }
