@@ -2,10 +2,10 @@ package store
 
 import "context"
 
-// AllIssues reads every SAST issue of a company, so tests can recount the
-// group counters from the issues themselves.
-func AllIssues(ctx context.Context, s *Store, companyID int64) ([]Issue, error) {
-	var out []Issue
-	err := s.queryAll(ctx, "", pkBeginsWith(CompanyPK(companyID), "ISSUE#"), true, &out)
+// PartitionItems reads every item of a partition as plain values, so tests
+// can compare what two write paths stored.
+func PartitionItems(ctx context.Context, s *Store, pk string) ([]map[string]any, error) {
+	var out []map[string]any
+	err := s.queryAll(ctx, "", pkBeginsWith(pk, ""), true, &out)
 	return out, err
 }

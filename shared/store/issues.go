@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -9,6 +10,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -170,6 +172,11 @@ func (s *Store) CreateIssues(ctx context.Context, companyID int64, issues []Issu
 		}
 		batch[n] = i
 	}
+	// Neighbours share counters, so sorted chunks hold more issues each.
+	slices.SortStableFunc(batch, func(a, b Issue) int {
+		return cmp.Or(cmp.Compare(a.ProjectID, b.ProjectID), strings.Compare(a.Branch, b.Branch),
+			cmp.Compare(a.CWE, b.CWE), strings.Compare(a.FilePath, b.FilePath))
+	})
 	created := 0
 	for _, chunk := range chunkIssues(batch) {
 		n, err := s.createChunk(ctx, companyID, chunk)

@@ -1,0 +1,272 @@
+package demo
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+
+	"github.com/google/uuid"
+
+	"github.com/acme/codescan-api/shared/store"
+)
+
+func init() { register(10, seedFindings) }
+
+// rule is a SAST rule the generator draws findings from.
+type rule struct {
+	id, title string
+	cwe       int
+	weight    int
+}
+
+// rules are weighted roughly like the findings of real code bases; the
+// titles are ours, the CWE names come from the catalogue at read time.
+var rules = []rule{
+	{"xss-reflected", "User input reflected into HTML", 79, 14},
+	{"sql-injection", "SQL query built from user input", 89, 10},
+	{"path-traversal", "File path built from user input", 22, 8},
+	{"command-injection", "Shell command built from user input", 78, 5},
+	{"hardcoded-secret", "Hard-coded credential", 798, 9},
+	{"weak-crypto", "Broken or risky cryptographic algorithm", 327, 7},
+	{"insecure-deserialization", "Deserialization of untrusted data", 502, 4},
+	{"xxe", "XML parser resolves external entities", 611, 3},
+	{"ssrf", "Server-side request to a user-chosen URL", 918, 4},
+	{"csrf", "State change without CSRF protection", 352, 5},
+	{"open-redirect", "Redirect to a user-chosen URL", 601, 4},
+	{"missing-authz", "Missing authorization check", 862, 5},
+	{"info-exposure", "Sensitive data in error message", 200, 6},
+	{"regex-dos", "Regular expression with exponential backtracking", 1333, 3},
+	{"code-injection", "Dynamic code evaluation of user input", 94, 2},
+	{"unrestricted-upload", "Upload without file type checks", 434, 2},
+	{"weak-hash", "Password hashed without salt", 916, 2},
+	{"style-lint", "Generic security lint (no CWE)", store.NoCWE, 3},
+}
+
+var (
+	ruleWeights = func() int {
+		n := 0
+		for _, r := range rules {
+			n += r.weight
+		}
+		return n
+	}()
+	dirs  = []string{"src/api", "src/auth", "src/db", "src/handlers", "src/util", "lib/core", "lib/io", "internal/service", "web/views", "cmd/server"}
+	files = []string{"server", "routes", "user", "session", "query", "upload", "render", "config", "crypto", "client", "report", "admin"}
+	exts  = []string{".go", ".py", ".ts", ".java"}
+)
+
+func pickRule(r *rand.Rand) rule {
+	n := r.IntN(ruleWeights)
+	for _, ru := range rules {
+		if n < ru.weight {
+			return ru
+		}
+		n -= ru.weight
+	}
+	return rules[0]
+}
+
+// SASTIssues generates n plausible SAST issues spread over projects (each
+// on one of its project's branches, weighted towards the first), with
+// skewed CWEs, files, urgencies and statuses. It is deterministic: the same
+// seed gives the same issues with the same ids, so writing them twice
+// creates nothing new. The demo seed and the benchmark use it.
+func SASTIssues(seed uint64, projects []store.Project, n int) []store.Issue {
+	r := rand.New(rand.NewPCG(seed, 0x5eed))
+	ns := uuid.NewSHA1(uuid.NameSpaceOID, []byte("codescan-demo-"+strconv.FormatUint(seed, 10)))
+	out := make([]store.Issue, n)
+	for k := range out {
+		p := projects[r.IntN(len(projects))]
+		branch := "main"
+		if len(p.Branches) > 0 && r.IntN(2) == 0 {
+			branch = p.Branches[r.IntN(len(p.Branches))]
+		}
+		ru := pickRule(r)
+		ext := exts[int(p.ID)%len(exts)]
+		status := "open"
+		if x := r.IntN(100); x >= 60 {
+			status = store.Statuses[1+x%(len(store.Statuses)-1)]
+		}
+		out[k] = store.Issue{
+			ID:          uuid.NewSHA1(ns, []byte(strconv.Itoa(k))).String(),
+			ProjectID:   p.ID,
+			ProjectName: p.Name,
+			Branch:      branch,
+			CWE:         ru.cwe,
+			FilePath:    dirs[r.IntN(len(dirs))] + "/" + files[min(r.IntN(len(files)), r.IntN(len(files)))] + ext,
+			Line:        1 + r.IntN(800),
+			Urgency:     store.Urgencies[min(r.IntN(4), r.IntN(4)+1)],
+			Status:      status,
+			RuleID:      ru.id,
+			Title:       ru.title,
+			CreatedAt:   fmt.Sprintf("2025-%02d-%02dT%02d:%02d:00Z", 1+r.IntN(9), 1+r.IntN(28), r.IntN(24), r.IntN(60)),
+		}
+	}
+	return out
+}
+
+type demoProject struct{ name, repo string }
+
+// projectsOf differ between the two demo companies; two of the first
+// company's projects share a repository (a monorepo split in two projects).
+var projectsOf = [][]demoProject{
+	{
+		{"payments-api", "https://github.com/acme-demo/payments-api"},
+		{"web-frontend", "https://github.com/acme-demo/web"},
+		{"web-admin", "git@github.com:acme-demo/web.git"},
+		{"mobile-backend", "https://gitlab.com/acme-demo/mobile-backend"},
+	},
+	{
+		{"globex-portal", "https://github.com/globex-demo/portal"},
+		{"globex-billing", "https://bitbucket.org/globex-demo/billing"},
+	},
+}
+
+var demoBranches = []string{"main", "develop", "release/2.4", "feature/login"}
+
+// seedFindings writes projects, scans (one of them a third-party upload
+// with a run id), SAST issues through the counting write path, code
+// quality findings and SCA findings.
+func seedFindings(ctx context.Context, st *store.Store, c *Company) error {
+	var projects []store.Project
+	var names, repos []string
+	for _, dp := range projectsOf[c.Index()] {
+		p, err := st.CreateProject(ctx, store.Project{CompanyID: c.ID, Name: dp.name, RepoURL: dp.repo,
+			Branches: demoBranches, Tags: []string{"demo"}})
+		if err != nil {
+			return err
+		}
+		projects = append(projects, p)
+		names, repos = append(names, p.Name), append(repos, p.RepoURL)
+	}
+	scans := map[string]store.Scan{} // by project id + branch
+	var scanIDs []string
+	for _, p := range projects {
+		for _, b := range demoBranches {
+			sc, err := st.CreateScan(ctx, store.Scan{CompanyID: c.ID, ProjectID: p.ID, Branch: b, Engine: "codescan", RepoURL: p.RepoURL})
+			if err != nil {
+				return err
+			}
+			scans[fmt.Sprint(p.ID, b)] = sc
+			scanIDs = append(scanIDs, sc.ID)
+		}
+	}
+	third, err := st.CreateScan(ctx, store.Scan{CompanyID: c.ID, ProjectID: projects[0].ID, Branch: "main",
+		Engine: "sarif", RunID: uuid.NewString(), RepoURL: projects[0].RepoURL})
+	if err != nil {
+		return err
+	}
+
+	issues := SASTIssues(uint64(c.ID), projects, []int{400, 150}[c.Index()])
+	for n := range issues {
+		issues[n].ScanID = scans[fmt.Sprint(issues[n].ProjectID, issues[n].Branch)].ID
+	}
+	if _, err := st.CreateIssues(ctx, c.ID, issues); err != nil {
+		return err
+	}
+
+	qualityScans := scanIDs[:2]
+	for _, scanID := range qualityScans {
+		admin := c.UserByRole("admin")
+		assignee := store.Assignee{ID: strconv.FormatInt(admin.ID, 10), Email: admin.Email, Name: "Admin"}
+		if err := st.PutQualityIssues(ctx, c.ID, qualityIssues(uint64(c.ID), scanID, projects[0].Name, assignee, 35)); err != nil {
+			return err
+		}
+	}
+	var scaIDs []string
+	for _, s := range scaIssues(projects[0].ID) {
+		stored, err := st.PutSCAIssue(ctx, c.ID, s)
+		if err != nil {
+			return err
+		}
+		scaIDs = append(scaIDs, stored.ID)
+	}
+
+	var cwes, paths []string
+	for _, i := range issues[:8] {
+		paths = append(paths, i.FilePath)
+	}
+	for _, ru := range rules[:6] {
+		cwes = append(cwes, "CWE-"+strconv.Itoa(ru.cwe))
+	}
+	c.Resources["project_names"] = names
+	c.Resources["repository_urls"] = repos
+	c.Resources["branches"] = demoBranches
+	c.Resources["scan_ids_with_quality_issues"] = qualityScans
+	c.Resources["sca_issue_ids"] = scaIDs
+	c.Resources["third_party_run_ids"] = []string{third.RunID}
+	c.Resources["third_party_scan_ids"] = []string{third.ID}
+	c.Resources["cwe_ids"] = append(cwes, "unknown")
+	c.Resources["file_paths"] = paths
+	return nil
+}
+
+var qualityClasses = []store.QualityClassification{
+	{ID: "CQ-DEAD", Name: "Dead Code", Description: "Code that can never run."},
+	{ID: "CQ-DUP", Name: "Code Duplication", Description: "A block repeated elsewhere."},
+	{ID: "CQ-CPLX", Name: "Cognitive Complexity", Description: "A function too hard to follow."},
+	{ID: "CQ-ERR", Name: "Unchecked Error", Description: "An error result is ignored."},
+}
+
+func qualityIssues(seed uint64, scanID, project string, assignee store.Assignee, n int) []store.QualityIssue {
+	r := rand.New(rand.NewPCG(seed, 0xc0de))
+	out := make([]store.QualityIssue, n)
+	for k := range out {
+		cls := qualityClasses[r.IntN(len(qualityClasses))]
+		line := 1 + r.IntN(400)
+		q := store.QualityIssue{
+			ScanID:             scanID,
+			Classification:     cls,
+			Urgency:            store.Urgencies[1+r.IntN(3)],
+			CreatedAt:          fmt.Sprintf("2025-06-%02dT%02d:00:00Z", 1+r.IntN(28), r.IntN(24)),
+			FirstDetectionDate: "2025-05-01T09:00:00Z",
+			Status:             "open",
+			SLAStatus:          []string{"on_track", "overdue"}[r.IntN(2)],
+			Location: store.QualityLocation{
+				File:       store.QualityFile{Name: "service.go", Language: "go", Path: "internal/service/service.go", GitHash: "9fceb02"},
+				Project:    store.QualityProject{Name: project, Branch: "main", GitSHA: "e83c5163316f89bfbde7d9ab23ca2e25604af290"},
+				LineNumber: line, SinkLineNumber: line + r.IntN(20),
+			},
+			AutoTriage:   store.AutoTriage{FalsePositiveDetection: store.FalsePositiveDetection{Status: "valid", Reasoning: "The code path is reachable from a public handler."}},
+			Reachability: store.QualityReachability{IsReachable: r.IntN(2) == 0, EndpointCount: r.IntN(5)},
+		}
+		if r.IntN(2) == 0 {
+			q.AutoFixSuggestion = &store.AutoFixSuggestion{ID: uuid.NewString(), Status: "fix_available", Patch: store.FixPatch{
+				Diff: "-\tdo()\n+\tif err := do(); err != nil {\n+\t\treturn err\n+\t}", Explanation: "Return the error instead of dropping it.",
+				FullCode: "if err := do(); err != nil {\n\treturn err\n}"}}
+			q.AssignedTo = &assignee
+		}
+		out[k] = q
+	}
+	return out
+}
+
+func scaIssues(projectID int64) []store.SCAIssue {
+	type dep struct{ name, version, eco, fix, cve, class, severity, manifest string }
+	deps := []dep{
+		{"lodash", "4.17.20", "npm", "4.17.21", "CVE-2021-23337", "Command Injection", "HIGH", "package-lock.json"},
+		{"log4j-core", "2.14.1", "maven", "2.17.1", "CVE-2021-44228", "Remote Code Execution", "CRITICAL", "pom.xml"},
+		{"jackson-databind", "2.9.8", "maven", "2.9.10.8", "CVE-2020-36518", "Denial of Service", "HIGH", "pom.xml"},
+		{"pyyaml", "5.3", "pypi", "5.4", "CVE-2020-14343", "Arbitrary Code Execution", "CRITICAL", "requirements.txt"},
+		{"golang.org/x/net", "0.7.0", "go", "0.17.0", "CVE-2023-44487", "Denial of Service", "MEDIUM", "go.mod"},
+	}
+	var out []store.SCAIssue
+	for k, d := range deps {
+		reach := store.SCAReachability{Status: "reachable", Description: "A vulnerable function is called from the project's code.",
+			Usages: []store.SCAUsage{{ID: uuid.NewString(), Filename: "src/handlers/report.js", CodeLine: "const out = render(input)",
+				IsFunctionReachable: "true", Reasoning: "render passes user input to the vulnerable function."}}}
+		if k%2 == 1 {
+			reach = store.SCAReachability{Status: "not_direct_dependency", Description: "Pulled in by another dependency; no call found.",
+				Usages: []store.SCAUsage{}}
+		}
+		out = append(out, store.SCAIssue{
+			ProjectID: projectID, CreatedAt: fmt.Sprintf("2025-07-0%dT10:00:00Z", 1+k),
+			Description: d.class + " in " + d.name, Details: d.name + " " + d.version + " is affected by " + d.cve + "; upgrade to " + d.fix + ".",
+			Severity: d.severity, CVSSScore: []float64{7.2, 10.0, 7.5, 9.8, 5.3}[k], Classification: d.class, CVE: d.cve,
+			Package:  store.SCAPackage{Name: d.name, Version: d.version, Ecosystem: d.eco, FixVersion: d.fix},
+			Location: store.SCALocation{Path: d.manifest}, Reachability: reach, Status: "open",
+		})
+	}
+	return out
+}

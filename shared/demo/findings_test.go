@@ -1,0 +1,52 @@
+package demo_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/acme/codescan-api/shared/demo"
+	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/testenv"
+)
+
+func TestFindingsSeed(t *testing.T) {
+	st := testenv.NewStore(t)
+	ctx := context.Background()
+	doc, err := demo.Seed(ctx, st, []byte("secret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n, c := range doc.Companies {
+		groups, total, err := st.GroupsPage(ctx, c.ID, store.Scope{}, store.ByCWE, 0, 100)
+		if err != nil || total < 5 {
+			t.Fatalf("%s: %d CWE groups, %v", c.Name, total, err)
+		}
+		var sum int64
+		for _, g := range groups {
+			sum += g.Count
+		}
+		if want := []int64{400, 150}[n]; sum != want {
+			t.Fatalf("%s: %d issues counted, want %d", c.Name, sum, want)
+		}
+		runs := c.Resources["third_party_run_ids"].([]string)
+		scan, err := st.ScanByRunID(ctx, c.ID, runs[0])
+		if err != nil || scan.Engine != "sarif" {
+			t.Fatalf("%s: third-party scan %+v, %v", c.Name, scan, err)
+		}
+		for _, id := range c.Resources["sca_issue_ids"].([]string) {
+			if _, err := st.GetSCAIssue(ctx, c.ID, id); err != nil {
+				t.Fatalf("%s: SCA issue %s: %v", c.Name, id, err)
+			}
+		}
+		for _, id := range c.Resources["scan_ids_with_quality_issues"].([]string) {
+			if q, err := st.ListQualityIssues(ctx, c.ID, id, ""); err != nil || len(q) != 35 {
+				t.Fatalf("%s: quality issues of %s: %d, %v", c.Name, id, len(q), err)
+			}
+		}
+	}
+	// Seeding is recorded: a second run writes nothing new.
+	again, err := demo.Seed(ctx, st, []byte("secret"))
+	if err != nil || len(again.Companies) != 2 {
+		t.Fatalf("second seed: %v", err)
+	}
+}

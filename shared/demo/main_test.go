@@ -1,0 +1,9 @@
+package demo_test
+
+import (
+	"testing"
+
+	"github.com/acme/codescan-api/shared/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }

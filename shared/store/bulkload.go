@@ -1,0 +1,133 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// EachIssue calls fn with every SAST issue of a company, page by page. It
+// reads them all, so it is for exports, checks and benchmarks, never for a
+// request path.
+func (s *Store) EachIssue(ctx context.Context, companyID int64, fn func(Issue) error) error {
+	kc := pkBeginsWith(CompanyPK(companyID), "ISSUE#")
+	var start map[string]types.AttributeValue
+	for {
+		items, next, err := s.queryRaw(ctx, "", kc, nil, true, 0, start)
+		if err != nil {
+			return err
+		}
+		for _, it := range items {
+			var i Issue
+			if err := attributevalue.UnmarshalMap(it, &i); err != nil {
+				return err
+			}
+			if err := fn(i); err != nil {
+				return err
+			}
+		}
+		if next == nil {
+			return nil
+		}
+		start = next
+	}
+}
+
+// BulkLoadIssues is the benchmark's loader, not a write path: it writes
+// issues into a company that has none, with the counters and scope
+// summaries computed in memory, using parallel BatchWriteItem calls. The
+// items are the ones CreateIssues would write for the same issues (every
+// counter at version 1; the tests compare both item by item). It is
+// neither conditional nor idempotent, and it must never run beside another
+// writer of the company. progress, when set, is called with the number of
+// items each batch wrote.
+func (s *Store) BulkLoadIssues(ctx context.Context, companyID int64, issues []Issue, workers int, progress func(items int)) error {
+	items, err := bulkItems(companyID, issues)
+	if err != nil {
+		return err
+	}
+	const per = 25
+	jobs := make(chan []any)
+	errs := make(chan error, workers)
+	var wg sync.WaitGroup
+	for range max(workers, 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for batch := range jobs {
+				if err := s.batchPut(ctx, batch); err != nil {
+					errs <- err
+					return
+				}
+				if progress != nil {
+					progress(len(batch))
+				}
+			}
+		}()
+	}
+	var sendErr error
+send:
+	for start := 0; start < len(items); start += per {
+		select {
+		case jobs <- items[start:min(start+per, len(items))]:
+		case sendErr = <-errs:
+			break send
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	close(errs)
+	if sendErr != nil {
+		return sendErr
+	}
+	return <-errs // nil when no worker failed
+}
+
+// bulkItems are the issue, counter and summary items of issues.
+func bulkItems(companyID int64, issues []Issue) ([]any, error) {
+	var items []any
+	changes := make([]issueChange, len(issues))
+	for n := range issues {
+		i := issues[n]
+		if err := i.prepare(companyID); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+		changes[n] = issueChange{after: &i}
+	}
+	groups := map[Scope]*scopeSummary{}
+	for _, d := range counterDeltas(companyID, changes) {
+		for c, n := range d.cells {
+			if n < 0 {
+				return nil, fmt.Errorf("negative count in cell %s", c)
+			}
+		}
+		items = append(items, newCounter(companyID, d.scope, d.dim, d.group, d.cells, 1))
+		sum := groups[d.scope]
+		if sum == nil {
+			sum = newSummary(companyID, d.scope)
+			groups[d.scope] = sum
+		}
+		if d.dim == ByCWE {
+			sum.GroupsCWE++
+		} else {
+			sum.GroupsFile++
+		}
+	}
+	for _, sum := range groups {
+		items = append(items, *sum)
+	}
+	return items, nil
+}
+
+// newSummary is an empty scope summary with the attributes txSummary sets.
+func newSummary(companyID int64, sc Scope) *scopeSummary {
+	sum := &scopeSummary{Key: summaryKey(companyID, sc), ProjectID: sc.ProjectID, Branch: sc.Branch}
+	if sc.Branch != "" {
+		sum.GSI2PK, sum.GSI2SK = branchIndexPK(companyID, sc.Branch), scopeID(sc)
+	}
+	return sum
+}
