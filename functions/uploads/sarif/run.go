@@ -57,10 +57,12 @@ func (rc *runContext) finding(runIndex, resultIndex int, res *gosarif.Result) Fi
 		}
 	}
 	if f.Title == "" {
+		f.Title = rc.message(res, rule)
+	}
+	if f.Title == "" {
 		f.Title = f.RuleID
 	}
 	f.Title = clip(f.Title)
-	f.Message = clip(rc.message(res, rule))
 	f.CWE = rc.cwe(res, rule)
 	f.Path, f.Line = rc.location(res)
 	f.Urgency = urgency(res, rule)

@@ -34,9 +34,8 @@ type Finding struct {
 	Run, Result int    // position in the report: run index, result index in the run
 	Tool        string // the run's tool (driver) name
 	RuleID      string
-	Title       string // the rule's short description, else its name or id
-	Message     string
-	CWE         int // 0 when the report names no CWE for the result
+	Title       string // the rule's short description or name, else the result's message
+	CWE         int    // 0 when the report names no CWE for the result
 	Path        string
 	Line        int // 0 when the report gives none
 	Urgency     string
@@ -59,6 +58,9 @@ const maxText = 2000
 type Error struct{ msg string }
 
 func (e *Error) Error() string { return "invalid SARIF report: " + e.msg }
+
+// Problem is the error's message without the prefix.
+func (e *Error) Problem() string { return e.msg }
 
 func invalid(format string, args ...any) error { return &Error{msg: fmt.Sprintf(format, args...)} }
 

@@ -1,0 +1,222 @@
+package uploads
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/acme/codescan-api/functions/uploads/sarif"
+	"github.com/acme/codescan-api/shared/auth"
+	"github.com/acme/codescan-api/shared/httpapi"
+	"github.com/acme/codescan-api/shared/repourl"
+	"github.com/acme/codescan-api/shared/store"
+)
+
+// Engines the scan upload accepts.
+const engineSARIF = "sarif"
+
+// MaxFindings bounds the results of one report, so that its ingestion fits
+// in one synchronous request (API Gateway answers 504 after 29 s). Every
+// issue is written with its group counters; on DynamoDB Local 5,000 results
+// in 5,000 different files took 28 s, the same number in one file far less.
+// A retry after a timeout resumes where the first attempt stopped.
+const MaxFindings = 5_000
+
+// maxNameLen bounds the project and branch names and the CI platform.
+const maxNameLen = 255
+
+// Defaults for what neither the upload nor the report names.
+const (
+	defaultBranch = "default"
+	// noPath is the file path of a result that gives no file (issues are
+	// grouped by file, so every issue needs one).
+	noPath = "(no location)"
+)
+
+// idSpace is the namespace of the name-based (SHA-1) UUIDs of uploaded scans
+// and their issues: the same company, run and result always get the same
+// ids, which is what makes retried uploads idempotent.
+var idSpace = uuid.MustParse("6f1b6c0e-3d4a-4f2e-9b8a-2c5d7e9f1a30")
+
+// scanParams are the query parameters of a scan upload.
+type scanParams struct {
+	runID, project, branch, repoURL, ciPlatform string
+	ci                                          bool
+}
+
+func parseScanParams(r *http.Request) (scanParams, error) {
+	q := r.URL.Query()
+	switch engine := strings.ToLower(strings.TrimSpace(q.Get("engine"))); engine {
+	case engineSARIF:
+	case "":
+		return scanParams{}, httpapi.UploadError(http.StatusBadRequest, "Missing engine (supported engines: %s)", engineSARIF)
+	default:
+		return scanParams{}, httpapi.UploadError(http.StatusBadRequest, "Unsupported engine %q (supported engines: %s)", engine, engineSARIF)
+	}
+	run, err := runID(r)
+	if err != nil {
+		return scanParams{}, err
+	}
+	p := scanParams{
+		runID:      run,
+		project:    strings.TrimSpace(q.Get("project")),
+		branch:     strings.TrimSpace(q.Get("branch")),
+		ciPlatform: strings.TrimSpace(q.Get("ci_platform")),
+	}
+	if p.project == "" {
+		return scanParams{}, httpapi.UploadError(http.StatusBadRequest, "Missing project")
+	}
+	for name, v := range map[string]string{"project": p.project, "branch": p.branch, "ci_platform": p.ciPlatform} {
+		if utf8.RuneCountInString(v) > maxNameLen {
+			return scanParams{}, httpapi.UploadError(http.StatusBadRequest, "%s is longer than %d characters", name, maxNameLen)
+		}
+	}
+	if p.ci, err = httpapi.BoolParam(r, "ci"); err != nil {
+		return scanParams{}, err
+	}
+	// repo_url is metadata the client derives as best it can: one that is
+	// not a remote repository URL is ignored rather than failing the scan.
+	p.repoURL, _ = repourl.Normalize(q.Get("repo_url"))
+	return p, nil
+}
+
+// scanUpload ingests a third-party report: the project (created on first
+// upload), the scan of the run, and one open SAST issue per result, through
+// the store's one issue write path. Everything is checked before anything
+// is written. A retry with the same run id and report finds what the first
+// attempt wrote and completes it; a different report for a run id already
+// used is 409.
+func (h handlers) scanUpload(w http.ResponseWriter, r *http.Request) error {
+	company := auth.FromContext(r.Context()).CompanyID
+	p, err := parseScanParams(r)
+	if err != nil {
+		return err
+	}
+	body, err := readUpload(r, MaxReportBytes, "The report")
+	if err != nil {
+		return err
+	}
+	rep, err := sarif.Parse(body)
+	var bad *sarif.Error
+	if errors.As(err, &bad) {
+		return httpapi.UploadError(http.StatusBadRequest, "Invalid SARIF report: %s", bad.Problem())
+	}
+	if err != nil {
+		return err
+	}
+	if n := len(rep.Findings); n > MaxFindings {
+		return httpapi.UploadError(http.StatusRequestEntityTooLarge, "The report has %d results; at most %d are accepted per upload", n, MaxFindings)
+	}
+	if p.branch == "" {
+		p.branch = rep.Branch
+	}
+	if p.branch == "" || utf8.RuneCountInString(p.branch) > maxNameLen {
+		p.branch = defaultBranch
+	}
+	if p.repoURL == "" {
+		p.repoURL, _ = repourl.Normalize(rep.RepositoryURI)
+	}
+	sum := sha256.Sum256(body)
+	sc, proj, err := h.scanFor(r.Context(), company, p, hex.EncodeToString(sum[:]))
+	if err != nil {
+		return err
+	}
+	if _, err := h.store.CreateIssues(r.Context(), company, issuesOf(sc, proj, rep.Findings)); err != nil {
+		return err
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "sast_scan_id": sc.ID, "project_id": proj.ID})
+}
+
+// scanFor returns the run's scan and its project: the one a first attempt
+// (or a concurrent one) created, or a new one.
+func (h handlers) scanFor(ctx context.Context, company int64, p scanParams, digest string) (store.Scan, store.Project, error) {
+	sc, err := h.store.ScanByRunID(ctx, company, p.runID)
+	if err == nil {
+		return h.retried(ctx, company, sc, p, digest)
+	}
+	if !errors.Is(err, store.ErrNotFound) {
+		return store.Scan{}, store.Project{}, err
+	}
+	proj, err := h.project(ctx, company, p.project, p.repoURL)
+	if err != nil {
+		return store.Scan{}, store.Project{}, err
+	}
+	sc, err = h.store.CreateScan(ctx, store.Scan{
+		ID: uuid.NewSHA1(idSpace, fmt.Appendf(nil, "scan/%d/%s", company, p.runID)).String(), CompanyID: company,
+		ProjectID: proj.ID, Branch: p.branch, Engine: engineSARIF, RunID: p.runID, RepoURL: p.repoURL,
+		ReportSHA256: digest, CI: p.ci, CIPlatform: p.ciPlatform,
+	})
+	if errors.Is(err, store.ErrConflict) {
+		// A concurrent attempt of the same run created it first.
+		if sc, err = h.store.ScanByRunID(ctx, company, p.runID); err == nil {
+			return h.retried(ctx, company, sc, p, digest)
+		}
+	}
+	return sc, proj, err
+}
+
+// retried accepts a repeated upload of a run: same report, same project.
+func (h handlers) retried(ctx context.Context, company int64, sc store.Scan, p scanParams, digest string) (store.Scan, store.Project, error) {
+	if sc.ReportSHA256 != digest {
+		return store.Scan{}, store.Project{}, httpapi.UploadError(http.StatusConflict,
+			"run_id %s was already uploaded with a different report; a new report needs a new run_id", p.runID)
+	}
+	proj, err := h.store.GetProject(ctx, company, sc.ProjectID)
+	if err != nil {
+		return store.Scan{}, store.Project{}, err
+	}
+	if !strings.EqualFold(proj.Name, p.project) {
+		return store.Scan{}, store.Project{}, httpapi.UploadError(http.StatusConflict,
+			"run_id %s was already uploaded for another project", p.runID)
+	}
+	return sc, proj, nil
+}
+
+// project finds the company's project by name or creates it; a project
+// without a repository URL gets the upload's.
+func (h handlers) project(ctx context.Context, company int64, name, repoURL string) (store.Project, error) {
+	proj, err := h.store.ProjectByName(ctx, company, name)
+	if errors.Is(err, store.ErrNotFound) {
+		proj, err = h.store.CreateProject(ctx, store.Project{CompanyID: company, Name: name, RepoURL: repoURL})
+		if errors.Is(err, store.ErrConflict) {
+			// Created concurrently (the name is guarded): use that one.
+			proj, err = h.store.ProjectByName(ctx, company, name)
+		}
+	}
+	if err != nil {
+		return store.Project{}, err
+	}
+	if proj.RepoURL == "" && repoURL != "" {
+		if _, err := h.store.SetProjectRepoURLIfEmpty(ctx, company, proj.ID, repoURL); err != nil {
+			return store.Project{}, err
+		}
+	}
+	return proj, nil
+}
+
+// issuesOf turns findings into the scan's open issues, with ids derived
+// from the scan and the result's position and the scan's creation time, so
+// a retry produces exactly the same issues.
+func issuesOf(sc store.Scan, proj store.Project, findings []sarif.Finding) []store.Issue {
+	out := make([]store.Issue, len(findings))
+	for n, f := range findings {
+		path := f.Path
+		if path == "" {
+			path = noPath
+		}
+		out[n] = store.Issue{
+			ID:        uuid.NewSHA1(idSpace, fmt.Appendf(nil, "issue/%s/%d/%d", sc.ID, f.Run, f.Result)).String(),
+			ProjectID: proj.ID, ProjectName: proj.Name, ScanID: sc.ID, Branch: sc.Branch,
+			CWE: f.CWE, FilePath: path, Line: f.Line, Urgency: f.Urgency, Status: "open",
+			RuleID: f.RuleID, Title: f.Title, CreatedAt: sc.CreatedAt,
+		}
+	}
+	return out
+}

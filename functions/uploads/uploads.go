@@ -1,0 +1,105 @@
+// Package uploads serves what a CI client uploads for a scan run of a
+// third-party scanner: the scanner's report (which creates the scan run and
+// its SAST issues), the CI metadata and the repository's Git configuration.
+package uploads
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/acme/codescan-api/shared/config"
+	"github.com/acme/codescan-api/shared/httpapi"
+	"github.com/acme/codescan-api/shared/routes"
+	"github.com/acme/codescan-api/shared/store"
+)
+
+// Body limits. A report may use most of Lambda's 6 MB synchronous payload;
+// CI metadata (a few hundred environment variables) and a Git configuration
+// are small, so their limits are tight.
+const (
+	MaxReportBytes    = httpapi.MaxBodyBytes // 5 MiB
+	MaxCIDataBytes    = 256 << 10
+	MaxGitConfigBytes = 64 << 10
+)
+
+type handlers struct{ store *store.Store }
+
+// New returns the group's http.Handler.
+func New(d config.Deps) http.Handler {
+	h := handlers{store: d.Store}
+	return d.Server.Group(routes.GroupUploads, map[string]httpapi.HandlerFunc{
+		"POST /scan-upload":       uploadErrors(h.scanUpload),
+		"POST /ci-data-upload":    uploadErrors(h.ciDataUpload),
+		"POST /git-config-upload": uploadErrors(h.gitConfigUpload),
+	})
+}
+
+// uploadErrors gives the upload routes' error body,
+// `{"status":"error","message":...}`, to the `{"error":...}` errors of the
+// shared helpers (the access rule's 401/403 keep theirs: they are answered
+// before the handler runs).
+func uploadErrors(h httpapi.HandlerFunc) httpapi.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		err := h(w, r)
+		var e *httpapi.Error
+		if errors.As(err, &e) {
+			if body, ok := e.Body.(map[string]string); ok && body["error"] != "" {
+				return httpapi.UploadError(e.Status, "%s", body["error"])
+			}
+		}
+		return err
+	}
+}
+
+// errNoScan is the spec's answer when no scan of the caller's company has
+// the run id.
+var errNoScan = &httpapi.Error{Status: http.StatusNotFound, Body: map[string]string{"status": "unable to find scan associated to this run id"}}
+
+// runID reads the required `run_id` query parameter, a UUID (the client
+// generates a v4 per run), in its canonical lower-case form.
+func runID(r *http.Request) (string, error) {
+	raw := strings.TrimSpace(r.URL.Query().Get("run_id"))
+	if raw == "" {
+		return "", httpapi.UploadError(http.StatusBadRequest, "Missing run_id")
+	}
+	u, err := uuid.Parse(raw)
+	if err != nil || len(raw) != 36 {
+		return "", httpapi.UploadError(http.StatusBadRequest, "run_id must be a UUID")
+	}
+	return u.String(), nil
+}
+
+// readUpload reads a body of at most limit bytes; past it, 413 with the
+// limit in the message.
+func readUpload(r *http.Request, limit int64, what string) ([]byte, error) {
+	body, err := httpapi.ReadBody(r, limit)
+	var e *httpapi.Error
+	if errors.As(err, &e) && e.Status == http.StatusRequestEntityTooLarge {
+		return nil, httpapi.UploadError(http.StatusRequestEntityTooLarge, "%s exceeds the upload limit of %s", what, size(limit))
+	}
+	return body, err
+}
+
+func size(n int64) string {
+	if n >= 1<<20 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d KiB", n>>10)
+}
+
+// scanOfRun finds the caller's company's scan of a run, or errNoScan.
+func (h handlers) scanOfRun(r *http.Request, companyID int64, run string) (store.Scan, error) {
+	sc, err := h.store.ScanByRunID(r.Context(), companyID, run)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Scan{}, errNoScan
+	}
+	return sc, err
+}
+
+func ok(w http.ResponseWriter) error {
+	return httpapi.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}

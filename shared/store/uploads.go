@@ -1,0 +1,64 @@
+package store
+
+import (
+	"context"
+	"errors"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+)
+
+// CIData is the CI metadata uploaded for a scan run (one per scan: a new
+// upload replaces it). Data is a JSON object whose secret-looking values
+// the handler masked before storing.
+type CIData struct {
+	Key
+	ScanID     string `dynamodbav:"scan_id"`
+	RunID      string `dynamodbav:"run_id"`
+	Platform   string `dynamodbav:"platform"`
+	Data       string `dynamodbav:"data"`
+	UploadedAt string `dynamodbav:"uploaded_at"`
+}
+
+// ciDataKey is outside the SCAN# prefix so a range of scans never holds it.
+func ciDataKey(companyID int64, scanID string) Key {
+	return Key{PK: CompanyPK(companyID), SK: "SCANCI#" + scanID}
+}
+
+// PutCIData stores the CI metadata of a scan of the company, replacing any
+// earlier upload. UploadedAt defaults to now.
+func (s *Store) PutCIData(ctx context.Context, companyID int64, d CIData) error {
+	d.Key = ciDataKey(companyID, d.ScanID)
+	if d.UploadedAt == "" {
+		d.UploadedAt = now()
+	}
+	return s.putItem(ctx, d, nil)
+}
+
+// GetCIData reads the CI metadata of a scan of the company.
+func (s *Store) GetCIData(ctx context.Context, companyID int64, scanID string) (CIData, error) {
+	var d CIData
+	err := s.getItem(ctx, ciDataKey(companyID, scanID), &d)
+	return d, err
+}
+
+// SetScanRepoURL records the repository of a scan of the company and
+// returns the scan; ErrNotFound when it does not exist.
+func (s *Store) SetScanRepoURL(ctx context.Context, companyID int64, scanID, repoURL string) (Scan, error) {
+	var sc Scan
+	upd := expression.Set(expression.Name("repo_url"), expression.Value(repoURL))
+	err := s.update(ctx, scanKey(companyID, scanID), upd, nil, &sc)
+	return sc, err
+}
+
+// SetProjectRepoURLIfEmpty gives a project of the company a repository URL
+// unless it already has one (a URL set by a person or an earlier upload is
+// never overwritten). It reports whether it set it.
+func (s *Store) SetProjectRepoURLIfEmpty(ctx context.Context, companyID, projectID int64, repoURL string) (bool, error) {
+	upd := expression.Set(expression.Name("repo_url"), expression.Value(repoURL))
+	cond := expression.AttributeNotExists(expression.Name("repo_url"))
+	err := s.update(ctx, projectKey(companyID, projectID), upd, &cond, nil)
+	if errors.Is(err, ErrConflict) {
+		return false, nil
+	}
+	return err == nil, err
+}
