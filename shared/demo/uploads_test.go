@@ -1,0 +1,39 @@
+package demo_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/acme/codescan-api/shared/demo"
+	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/testenv"
+)
+
+func TestUploadsSeed(t *testing.T) {
+	st := testenv.NewStore(t)
+	ctx := context.Background()
+	doc, err := demo.Seed(ctx, st, []byte("secret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, c := range doc.Companies {
+		run, _ := c.Resources["scan_upload_run_id"].(string)
+		if _, err := st.ScanByRunID(ctx, c.ID, run); !errors.Is(err, store.ErrNotFound) || seen[run] {
+			t.Fatalf("%s: run id %q to try is taken (%v)", c.Name, run, err)
+		}
+		seen[run] = true
+		reports, _ := c.Resources["scan_upload_sample_reports"].([]string)
+		if len(reports) == 0 {
+			t.Fatalf("%s: no sample reports", c.Name)
+		}
+		for _, r := range reports {
+			if _, err := os.Stat(filepath.Join("..", "..", r)); err != nil {
+				t.Fatalf("sample report: %v", err)
+			}
+		}
+	}
+}
