@@ -10,6 +10,7 @@ import (
 	"github.com/acme/codescan-api/functions/issues"
 	"github.com/acme/codescan-api/functions/notifications"
 	"github.com/acme/codescan-api/functions/teams"
+	"github.com/acme/codescan-api/functions/uploads"
 	"github.com/acme/codescan-api/shared/config"
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/routes"
@@ -21,6 +22,7 @@ var Constructors = map[string]func(config.Deps) http.Handler{
 	routes.GroupIssues:        issues.New,
 	routes.GroupNotifications: notifications.New,
 	routes.GroupTeams:         teams.New,
+	routes.GroupUploads:       uploads.New,
 }
 
 // Handlers builds every group's handler.
