@@ -1,0 +1,426 @@
+package uploads_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/acme/codescan-api/functions/issues"
+	"github.com/acme/codescan-api/functions/uploads"
+	"github.com/acme/codescan-api/shared/routes"
+	"github.com/acme/codescan-api/shared/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// world is a company with an uploader, and both groups' handlers.
+type world struct {
+	env      *testenv.Env
+	up, find http.Handler
+	company  *testenv.Company
+	uploader testenv.User
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	env := testenv.New(t)
+	w := &world{env: env, up: uploads.New(env.Deps), find: issues.New(env.Deps), company: env.Company(t, "Acme")}
+	w.uploader = env.User(t, w.company, testenv.UserSpec{Email: "ci@acme.test", Permissions: []string{routes.PermUploadScan}})
+	return w
+}
+
+func report(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func newRun() string { return uuid.NewString() }
+
+type scanResult struct {
+	Status    string `json:"status"`
+	ScanID    string `json:"sast_scan_id"`
+	ProjectID int64  `json:"project_id"`
+}
+
+func (w *world) upload(t *testing.T, u testenv.User, query string, body []byte) *testenv.Response {
+	t.Helper()
+	return testenv.DoBytes(t, w.up, "POST", "/scan-upload?"+query, body, append(testenv.Key(u), "Content-Type", "application/json")...)
+}
+
+func (w *world) uploadOK(t *testing.T, query string, body []byte) scanResult {
+	t.Helper()
+	res := w.upload(t, w.uploader, query, body)
+	if res.Status != 200 {
+		t.Fatalf("upload %s: %d %s", query, res.Status, res.Body)
+	}
+	var out scanResult
+	res.Decode(t, &out)
+	if out.Status != "ok" || uuid.Validate(out.ScanID) != nil || out.ProjectID == 0 {
+		t.Fatalf("upload answer: %s", res.Body)
+	}
+	return out
+}
+
+// groups returns issue_count per group id (CWE id or file path) over all
+// pages, and the total.
+func (w *world) groups(t *testing.T, query string) (map[string]int, int) {
+	t.Helper()
+	out := map[string]int{}
+	total := 0
+	for page := 1; ; page++ {
+		res := testenv.Do(t, w.find, "GET", fmt.Sprintf("/issues/groups?page_size=100&page=%d&%s", page, query), "", testenv.Key(w.company.Admin)...)
+		if res.Status != 200 {
+			t.Fatalf("groups %s: %d %s", query, res.Status, res.Body)
+		}
+		var body struct {
+			Status     string `json:"status"`
+			TotalPages int    `json:"total_pages"`
+			Groups     []struct {
+				CWE        *struct{ ID string }   `json:"cwe"`
+				File       *struct{ Path string } `json:"file"`
+				IssueCount int                    `json:"issue_count"`
+			} `json:"groups"`
+		}
+		res.Decode(t, &body)
+		if body.Status == "no_project_found" {
+			return nil, 0
+		}
+		for _, g := range body.Groups {
+			key := ""
+			if g.CWE != nil {
+				key = g.CWE.ID
+			} else {
+				key = g.File.Path
+			}
+			out[key] += g.IssueCount
+			total += g.IssueCount
+		}
+		if page >= body.TotalPages {
+			return out, total
+		}
+	}
+}
+
+type listed struct {
+	ID       string `json:"id"`
+	Title    string `json:"title"`
+	RuleID   string `json:"rule_id"`
+	Urgency  string `json:"urgency"`
+	Status   string `json:"status"`
+	ScanID   string `json:"scan_id"`
+	Location struct {
+		File       struct{ Path string } `json:"file"`
+		LineNumber int                   `json:"line_number"`
+		Project    struct {
+			ID     int64  `json:"id"`
+			Name   string `json:"name"`
+			Branch string `json:"branch"`
+		} `json:"project"`
+	} `json:"location"`
+	CWE struct{ ID string } `json:"cwe"`
+}
+
+// issues returns every issue the drill-down lists for query.
+func (w *world) issues(t *testing.T, query string) []listed {
+	t.Helper()
+	var out []listed
+	for page := 1; ; page++ {
+		res := testenv.Do(t, w.find, "GET", fmt.Sprintf("/issues?page_size=100&page=%d&%s", page, query), "", testenv.Key(w.company.Admin)...)
+		if res.Status != 200 {
+			t.Fatalf("issues %s: %d %s", query, res.Status, res.Body)
+		}
+		var body struct {
+			TotalPages  int      `json:"total_pages"`
+			TotalIssues int      `json:"total_issues"`
+			Issues      []listed `json:"issues"`
+		}
+		res.Decode(t, &body)
+		out = append(out, body.Issues...)
+		if page >= body.TotalPages {
+			if len(out) != body.TotalIssues {
+				t.Fatalf("issues %s: listed %d, total_issues %d", query, len(out), body.TotalIssues)
+			}
+			return out
+		}
+	}
+}
+
+func sameCounts(t *testing.T, what string, got map[string]int, want map[string]int) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: got %v, want %v", what, got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Fatalf("%s: got %v, want %v", what, got, want)
+		}
+	}
+}
+
+// Two scanners' reports, both CWE forms, then the findings routes show the
+// new issues with exact counts.
+func TestRoundTrip(t *testing.T) {
+	w := newWorld(t)
+	semgrep := w.uploadOK(t, "engine=sarif&project=web-app&branch=main&ci=true&ci_platform=github&run_id="+newRun(), report(t, "semgrep.sarif"))
+	// CodeQL's report names the branch and the repository itself; the
+	// engine name is accepted in any case.
+	codeql := w.uploadOK(t, "engine=SARIF&project=Web-App&run_id="+newRun(), report(t, "codeql.sarif"))
+	gosec := w.uploadOK(t, "engine=sarif&project=api&branch=release/2.0&run_id="+newRun(), report(t, "gosec.sarif"))
+	if semgrep.ProjectID != codeql.ProjectID || gosec.ProjectID == semgrep.ProjectID || semgrep.ScanID == codeql.ScanID {
+		t.Fatalf("projects/scans: %+v %+v %+v", semgrep, codeql, gosec)
+	}
+
+	byCWE, total := w.groups(t, "project=web-app")
+	sameCounts(t, "web-app by CWE", byCWE, map[string]int{"CWE-89": 3, "CWE-79": 3, "unknown": 1, "CWE-94": 1, "CWE-770": 1})
+	if total != 9 {
+		t.Fatalf("web-app total %d", total)
+	}
+	byCWE, _ = w.groups(t, "project=api")
+	sameCounts(t, "api by CWE", byCWE, map[string]int{"CWE-798": 1, "CWE-22": 1, "CWE-328": 1, "CWE-703": 1})
+	byFile, _ := w.groups(t, "group_by=file_path&project=web-app&branch=main")
+	sameCounts(t, "web-app files", byFile, map[string]int{
+		"app/views/orders.py": 1, "app/views/search.py": 1, "app/templates/profile.html": 1, "app/settings.py": 1,
+		"src/routes/search.js": 1, "src/db/orders.js": 1, "src/routes/admin.js": 2, "src/server.js": 1,
+	})
+	// The repository URL of CodeQL's versionControlProvenance went to the
+	// project: the repo filter matches it in any remote form.
+	byCWE, total = w.groups(t, "repo="+url.QueryEscape("git@github.com:acme/web-app.git"))
+	if total != 9 || byCWE["CWE-89"] != 3 {
+		t.Fatalf("repo filter: %v %d", byCWE, total)
+	}
+
+	// The drill-down agrees, and shows what the reports said.
+	sql := w.issues(t, "project=web-app&cwe=CWE-89")
+	if len(sql) != 3 {
+		t.Fatalf("CWE-89 issues: %+v", sql)
+	}
+	all := w.issues(t, "project=api")
+	found := false
+	for _, is := range all {
+		if is.RuleID == "G101" {
+			found = true
+			if is.Location.File.Path != "internal/config/config.go" || is.Location.LineNumber != 17 || is.Urgency != "HI" ||
+				is.Status != "open" || is.CWE.ID != "CWE-798" || is.ScanID != gosec.ScanID ||
+				is.Location.Project.Branch != "release/2.0" || is.Title != "Potential hardcoded credentials" {
+				t.Fatalf("G101 issue: %+v", is)
+			}
+		}
+	}
+	if !found || len(all) != 4 {
+		t.Fatalf("api issues: %+v", all)
+	}
+
+	// The scans carry what the uploads said.
+	ctx := context.Background()
+	sc, err := w.env.Store.GetScan(ctx, w.company.ID, semgrep.ScanID)
+	if err != nil || sc.Branch != "main" || !sc.CI || sc.CIPlatform != "github" || sc.Engine != "sarif" || sc.ReportSHA256 == "" {
+		t.Fatalf("semgrep scan: %+v %v", sc, err)
+	}
+	sc, err = w.env.Store.GetScan(ctx, w.company.ID, codeql.ScanID)
+	if err != nil || sc.Branch != "main" || sc.RepoURL != "https://github.com/acme/web-app" || sc.CI {
+		t.Fatalf("codeql scan: %+v %v", sc, err)
+	}
+}
+
+// A retried upload (same run, same report) creates nothing new, also after
+// a first attempt that stopped half-way; a different report or project for
+// a used run id is 409 and changes nothing.
+func TestRetries(t *testing.T) {
+	w := newWorld(t)
+	run := newRun()
+	q := "engine=sarif&project=web&branch=main&run_id=" + run
+	first := w.uploadOK(t, q, report(t, "codeql.sarif"))
+	want := map[string]int{"CWE-79": 2, "CWE-89": 1, "CWE-94": 1, "CWE-770": 1}
+	check := func(when string) {
+		t.Helper()
+		got, total := w.groups(t, "project=web")
+		sameCounts(t, when, got, want)
+		if n := len(w.issues(t, "project=web")); n != total || total != 5 {
+			t.Fatalf("%s: %d listed, %d counted", when, n, total)
+		}
+	}
+	check("first upload")
+
+	again := w.uploadOK(t, q, report(t, "codeql.sarif"))
+	if again != first {
+		t.Fatalf("retry answered %+v, first %+v", again, first)
+	}
+	check("retry")
+
+	// A first attempt interrupted after some issues: the retry completes it.
+	for _, is := range w.issues(t, "project=web&cwe=CWE-79") {
+		if err := w.env.Store.DeleteIssue(context.Background(), w.company.ID, is.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, _ := w.groups(t, "project=web"); got["CWE-79"] != 0 {
+		t.Fatalf("after delete: %v", got)
+	}
+	if again := w.uploadOK(t, q, report(t, "codeql.sarif")); again != first {
+		t.Fatalf("resumed retry answered %+v", again)
+	}
+	check("resumed retry")
+
+	for name, c := range map[string]struct{ query, file string }{
+		"other report":  {q, "semgrep.sarif"},
+		"other project": {"engine=sarif&project=other&run_id=" + run, "codeql.sarif"},
+	} {
+		res := w.upload(t, w.uploader, c.query, report(t, c.file))
+		if body := res.JSON(t); res.Status != 409 || body["status"] != "error" || !strings.Contains(body["message"].(string), run) {
+			t.Fatalf("%s: %d %s", name, res.Status, res.Body)
+		}
+	}
+	check("after conflicts")
+	if ps, err := w.env.Store.ListProjects(context.Background(), w.company.ID); err != nil || len(ps) != 1 {
+		t.Fatalf("projects: %+v %v", ps, err)
+	}
+}
+
+// Concurrent attempts of one run (a client retrying while the first is
+// still running) and concurrent first uploads to one new project end with
+// one scan, one project and exact counts.
+func TestConcurrentUploads(t *testing.T) {
+	w := newWorld(t)
+	run := newRun()
+	body := report(t, "gosec.sarif")
+	queries := []string{}
+	for i := 0; i < 4; i++ {
+		queries = append(queries, "engine=sarif&project=svc&branch=main&run_id="+run)
+	}
+	for i := 0; i < 3; i++ {
+		queries = append(queries, "engine=sarif&project=svc&branch=dev&run_id="+newRun())
+	}
+	type answer struct {
+		code int
+		body string
+	}
+	answers := make([]answer, len(queries))
+	var wg sync.WaitGroup
+	for i, q := range queries {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req := httptest.NewRequest("POST", testenv.Host+routes.BasePath+"/scan-upload?"+q, bytes.NewReader(body))
+			req.Header.Set("SERVICE-TOKEN", w.uploader.APIKey)
+			rec := httptest.NewRecorder()
+			w.up.ServeHTTP(rec, req)
+			answers[i] = answer{rec.Code, rec.Body.String()}
+		}()
+	}
+	wg.Wait()
+	scans := map[string]bool{}
+	for i, a := range answers {
+		if a.code != 200 {
+			t.Fatalf("upload %d: %d %s", i, a.code, a.body)
+		}
+		if i < 4 {
+			scans[a.body] = true
+		}
+	}
+	if len(scans) != 1 {
+		t.Fatalf("one run answered differently: %v", scans)
+	}
+	if ps, err := w.env.Store.ListProjects(context.Background(), w.company.ID); err != nil || len(ps) != 1 {
+		t.Fatalf("projects: %+v %v", ps, err)
+	}
+	got, total := w.groups(t, "project=svc")
+	sameCounts(t, "svc", got, map[string]int{"CWE-798": 4, "CWE-22": 4, "CWE-328": 4, "CWE-703": 4})
+	if n := len(w.issues(t, "project=svc")); n != 16 || total != 16 {
+		t.Fatalf("listed %d, counted %d", n, total)
+	}
+}
+
+// manyResults is a valid SARIF log with n results.
+func manyResults(n int) []byte {
+	var b strings.Builder
+	b.WriteString(`{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"t"}},"results":[`)
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`{"message":{"text":"x"}}`)
+	}
+	b.WriteString(`]}]}`)
+	return []byte(b.String())
+}
+
+func TestScanUploadErrors(t *testing.T) {
+	w := newWorld(t)
+	ok := report(t, "semgrep.sarif")
+	run := "engine=sarif&project=p&run_id=" + newRun()
+	tooBig := append([]byte(`{"version":"2.1.0","runs":[],"pad":"`), bytes.Repeat([]byte("a"), uploads.MaxReportBytes)...)
+	cases := []struct {
+		name, query string
+		body        []byte
+		status      int
+		message     string
+	}{
+		{"unsupported engine", "engine=semgrep&project=p&run_id=" + newRun(), ok, 400, `Unsupported engine "semgrep" (supported engines: sarif)`},
+		{"missing engine", "project=p&run_id=" + newRun(), ok, 400, "Missing engine (supported engines: sarif)"},
+		{"missing run_id", "engine=sarif&project=p", ok, 400, "Missing run_id"},
+		{"malformed run_id", "engine=sarif&project=p&run_id=run-1", ok, 400, "run_id must be a UUID"},
+		{"missing project", "engine=sarif&project=%20&run_id=" + newRun(), ok, 400, "Missing project"},
+		{"long project", "engine=sarif&project=" + strings.Repeat("p", 256) + "&run_id=" + newRun(), ok, 400, "project is longer than 255 characters"},
+		{"bad ci", run + "&ci=maybe", ok, 400, "ci must be true or false"},
+		{"not JSON", run, []byte("<html>hello</html>"), 400, "Invalid SARIF report: not valid JSON (invalid character '<' looking for beginning of value at byte 1)"},
+		{"empty", run, nil, 400, "Invalid SARIF report: the body is empty"},
+		{"no version", run, []byte(`{"runs":[]}`), 400, `Invalid SARIF report: missing "version" (expected "2.1.0")`},
+		{"old version", run, []byte(`{"version":"1.0.0","runs":[]}`), 400, `Invalid SARIF report: unsupported version "1.0.0" (only 2.1.0 is supported)`},
+		{"no runs", run, []byte(`{"version":"2.1.0"}`), 400, `Invalid SARIF report: missing "runs"`},
+		{"Semgrep JSON", run, []byte(`{"results":[],"errors":[],"version":"1.85.0"}`), 400, `Invalid SARIF report: unsupported version "1.85.0" (only 2.1.0 is supported)`},
+		{"wrong type", run, []byte(`{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"t"}},"results":{}}]}`), 400, `Invalid SARIF report: "runs.results" has the wrong type (a JSON object)`},
+		{"no driver", run, []byte(`{"version":"2.1.0","runs":[{"results":[]}]}`), 400, "Invalid SARIF report: runs[0].tool.driver.name is missing"},
+		{"too large", run, tooBig, 413, "The report exceeds the upload limit of 5 MiB"},
+		{"too many results", run, manyResults(uploads.MaxFindings + 1), 413, fmt.Sprintf("The report has %d results; at most %d are accepted per upload", uploads.MaxFindings+1, uploads.MaxFindings)},
+	}
+	for _, c := range cases {
+		res := w.upload(t, w.uploader, c.query, c.body)
+		want := fmt.Sprintf(`{"message":%q,"status":"error"}`, c.message)
+		if res.Status != c.status || !jsonEqual(t, res.Body, want) {
+			t.Errorf("%s: %d %s, want %d %s", c.name, res.Status, res.Body, c.status, want)
+		}
+	}
+	// Nothing was stored by any of them.
+	if ps, err := w.env.Store.ListProjects(context.Background(), w.company.ID); err != nil || len(ps) != 0 {
+		t.Fatalf("projects after rejected uploads: %+v %v", ps, err)
+	}
+
+	// The permission is needed; a user without it gets the access rule's 403.
+	member := w.env.User(t, w.company, testenv.UserSpec{Email: "dev@acme.test"})
+	if res := w.upload(t, member, run, ok); res.Status != 403 || !jsonEqual(t, res.Body, `{"error":"Permission denied"}`) {
+		t.Fatalf("no permission: %d %s", res.Status, res.Body)
+	}
+	// A report of exactly the limits is accepted.
+	if res := w.upload(t, w.uploader, run, manyResults(uploads.MaxFindings)); res.Status != 200 {
+		t.Fatalf("report at the limit: %d %s", res.Status, res.Body)
+	}
+}
+
+// jsonEqual compares a body with the expected JSON, member order aside.
+func jsonEqual(t *testing.T, got []byte, want string) bool {
+	t.Helper()
+	var a, b any
+	if err := json.Unmarshal(got, &a); err != nil {
+		return false
+	}
+	if err := json.Unmarshal([]byte(want), &b); err != nil {
+		t.Fatal(err)
+	}
+	return reflect.DeepEqual(a, b)
+}
