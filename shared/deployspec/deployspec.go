@@ -46,6 +46,11 @@ var authn = []string{"dynamodb:GetItem"}
 // as those.
 var tableActions = map[string][]string{
 	routes.GroupNotifications: with(authn, "dynamodb:Query", "dynamodb:UpdateItem"),
+	// Scans, projects and issues with their counters (CreateIssues reads
+	// existing issues and counters with BatchGetItem and writes them in
+	// transactions of puts and updates); CI metadata; run and project
+	// look-ups.
+	routes.GroupUploads: with(authn, "dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"),
 }
 
 var kmsActions = map[string][]string{
