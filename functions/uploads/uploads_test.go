@@ -181,7 +181,8 @@ func TestRoundTrip(t *testing.T) {
 	// CodeQL's report names the branch and the repository itself; the
 	// engine name is accepted in any case.
 	codeql := w.uploadOK(t, "engine=SARIF&project=Web-App&run_id="+newRun(), report(t, "codeql.sarif"))
-	gosec := w.uploadOK(t, "engine=sarif&project=api&branch=release/2.0&run_id="+newRun(), report(t, "gosec.sarif"))
+	gosec := w.uploadOK(t, "engine=sarif&project=api&branch=release/2.0&run_id="+newRun()+
+		"&repo_url="+url.QueryEscape("https://x-access-token:ghs_abc123@GitHub.com/acme/api.git/"), report(t, "gosec.sarif"))
 	if semgrep.ProjectID != codeql.ProjectID || gosec.ProjectID == semgrep.ProjectID || semgrep.ScanID == codeql.ScanID {
 		t.Fatalf("projects/scans: %+v %+v %+v", semgrep, codeql, gosec)
 	}
@@ -235,6 +236,12 @@ func TestRoundTrip(t *testing.T) {
 	sc, err = w.env.Store.GetScan(ctx, w.company.ID, codeql.ScanID)
 	if err != nil || sc.Branch != "main" || sc.RepoURL != "https://github.com/acme/web-app" || sc.CI {
 		t.Fatalf("codeql scan: %+v %v", sc, err)
+	}
+	// A repo_url with credentials is stored without them.
+	sc, err = w.env.Store.GetScan(ctx, w.company.ID, gosec.ScanID)
+	p, perr := w.env.Store.GetProject(ctx, w.company.ID, gosec.ProjectID)
+	if err != nil || perr != nil || sc.RepoURL != "https://github.com/acme/api" || p.RepoURL != sc.RepoURL {
+		t.Fatalf("gosec scan and project: %+v %+v %v %v", sc, p, err, perr)
 	}
 }
 
@@ -290,6 +297,17 @@ func TestRetries(t *testing.T) {
 	if ps, err := w.env.Store.ListProjects(context.Background(), w.company.ID); err != nil || len(ps) != 1 {
 		t.Fatalf("projects: %+v %v", ps, err)
 	}
+
+	// Another company's upload with the same run id is its own scan run;
+	// this company's findings do not move.
+	other := w.env.Company(t, "Other")
+	res := w.upload(t, other.Admin, q, report(t, "semgrep.sarif"))
+	var theirs scanResult
+	res.Decode(t, &theirs)
+	if res.Status != 200 || theirs.ScanID == first.ScanID {
+		t.Fatalf("other company, same run id: %d %s", res.Status, res.Body)
+	}
+	check("after the other company's upload")
 }
 
 // Concurrent attempts of one run (a client retrying while the first is
