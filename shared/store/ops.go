@@ -211,10 +211,19 @@ func asCCF(err error, target **types.ConditionalCheckFailedException) bool {
 }
 
 // pkBeginsWith is a key condition on the table's own keys.
-func pkBeginsWith(pk, skPrefix string) expression.KeyConditionBuilder {
+func pkBeginsWith(pk, prefix string) expression.KeyConditionBuilder {
 	kc := expression.Key(tabledef.PK).Equal(expression.Value(pk))
-	if skPrefix == "" {
+	if prefix == "" {
 		return kc
 	}
-	return kc.And(expression.Key(tabledef.SK).BeginsWith(skPrefix))
+	return kc.And(skPrefix(tabledef.SK, prefix))
+}
+
+// skPrefix matches sort keys starting with prefix, written as the
+// equivalent range: DynamoDB Local answers begins_with by reading the
+// partition from its first item, a range by seeking to it (as DynamoDB
+// does for both). They agree on every key whose character after the prefix
+// is below U+10FFFF, the last code point, which no key holds.
+func skPrefix(attr, prefix string) expression.KeyConditionBuilder {
+	return expression.Key(attr).Between(expression.Value(prefix), expression.Value(prefix+"\U0010FFFF"))
 }

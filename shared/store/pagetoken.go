@@ -78,7 +78,7 @@ func (s *Store) queryPage(ctx context.Context, p Page, skAttr string, out any) (
 	}
 	kc := expression.Key(p.PKAttr).Equal(expression.Value(p.Partition))
 	if p.SKPrefix != "" {
-		kc = kc.And(expression.Key(skAttr).BeginsWith(p.SKPrefix))
+		kc = kc.And(skPrefix(skAttr, p.SKPrefix))
 	}
 	items, last, err := s.queryRaw(ctx, p.Index, kc, nil, p.Forward, p.Limit, start)
 	if err != nil {
