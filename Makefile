@@ -21,6 +21,12 @@ test:
 	$(GO) run ./scripts/withddb $(GO) test -count=1 ./...
 	cd infra && $(GO) vet ./... && $(GO) test -count=1 ./...
 
+## bench: findings read APIs at 10,000 and 200,000 issues on a DynamoDB Local
+## of its own, beside a naive baseline (sizes: BENCH_SMALL=, BENCH_LARGE= up
+## to 1000000, BENCH_PROJECTS=, BENCH_ITERATIONS=)
+bench:
+	$(GO) run ./scripts/withddb $(GO) run ./scripts/bench
+
 ## token: mint a bearer token for a demo user: make token EMAIL=member@acme.example
 token:
 	@$(GO) run ./scripts/mint-token -email "$(EMAIL)"

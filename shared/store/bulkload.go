@@ -42,9 +42,9 @@ func (s *Store) EachIssue(ctx context.Context, companyID int64, fn func(Issue) e
 // items are the ones CreateIssues would write for the same issues (every
 // counter at version 1; the tests compare both item by item). It is
 // neither conditional nor idempotent, and it must never run beside another
-// writer of the company. progress, when set, is called with the number of
-// items each batch wrote.
-func (s *Store) BulkLoadIssues(ctx context.Context, companyID int64, issues []Issue, workers int, progress func(items int)) error {
+// writer of the company. progress, when set, is called after each batch
+// with the number of items it wrote and the number of items in all.
+func (s *Store) BulkLoadIssues(ctx context.Context, companyID int64, issues []Issue, workers int, progress func(written, total int)) error {
 	items, err := bulkItems(companyID, issues)
 	if err != nil {
 		return err
@@ -53,6 +53,7 @@ func (s *Store) BulkLoadIssues(ctx context.Context, companyID int64, issues []Is
 	jobs := make(chan []any)
 	errs := make(chan error, workers)
 	var wg sync.WaitGroup
+	var progressMu sync.Mutex // progress is called by one worker at a time
 	for range max(workers, 1) {
 		wg.Add(1)
 		go func() {
@@ -63,7 +64,9 @@ func (s *Store) BulkLoadIssues(ctx context.Context, companyID int64, issues []Is
 					return
 				}
 				if progress != nil {
-					progress(len(batch))
+					progressMu.Lock()
+					progress(len(batch), len(items))
+					progressMu.Unlock()
 				}
 			}
 		}()

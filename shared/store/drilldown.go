@@ -104,7 +104,7 @@ func (sg segment) keyCondition() expression.KeyConditionBuilder {
 	}
 	kc := expression.Key(ix.PK).Equal(expression.Value(sg.pk))
 	if sg.prefix != "" {
-		kc = kc.And(expression.Key(ix.SK).BeginsWith(sg.prefix))
+		kc = kc.And(skPrefix(ix.SK, sg.prefix))
 	}
 	return kc
 }

@@ -194,7 +194,7 @@ func TestBulkLoaderWritesWhatTheWritePathWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	loaded := 0
-	if err := viaLoader.BulkLoadIssues(ctx, company, issues, 4, func(n int) { loaded += n }); err != nil {
+	if err := viaLoader.BulkLoadIssues(ctx, company, issues, 4, func(n, _ int) { loaded += n }); err != nil {
 		t.Fatal(err)
 	}
 	a, err := store.PartitionItems(ctx, viaWritePath, store.CompanyPK(company))
