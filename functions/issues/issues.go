@@ -142,15 +142,10 @@ func (h handlers) groups(w http.ResponseWriter, r *http.Request) error {
 
 // mergedGroups adds up the groups of several scopes and cuts the page.
 func (h handlers) mergedGroups(r *http.Request, companyID int64, scopes []store.Scope, dim store.Dimension, pg httpapi.Paging) ([]store.GroupCount, int64, error) {
-	lists := make([][]store.GroupCount, len(scopes))
-	for n, sc := range scopes {
-		l, err := h.store.ScopeGroups(r.Context(), companyID, sc, dim)
-		if err != nil {
-			return nil, 0, err
-		}
-		lists[n] = l
+	all, err := h.store.MergedGroups(r.Context(), companyID, scopes, dim)
+	if err != nil {
+		return nil, 0, err
 	}
-	all := store.MergeGroups(lists...)
 	from := min(pg.Offset(), len(all))
 	return all[from:min(from+pg.PageSize, len(all))], int64(len(all)), nil
 }

@@ -143,14 +143,14 @@ func (s *Store) groupSegments(ctx context.Context, companyID int64, scopes []Sco
 
 // cweSegments are every CWE group's ranges in each scope, CWE by CWE.
 func (s *Store) cweSegments(ctx context.Context, companyID int64, scopes []Scope, f IssueFilter) ([]segment, error) {
+	lists, err := s.scopesGroups(ctx, companyID, scopes, ByCWE)
+	if err != nil {
+		return nil, err
+	}
 	perScope := make([]map[string]int64, len(scopes))
 	seen := map[string]bool{}
 	var groups []string
-	for n, sc := range scopes {
-		gs, err := s.ScopeGroups(ctx, companyID, sc, ByCWE)
-		if err != nil {
-			return nil, err
-		}
+	for n, gs := range lists {
 		perScope[n] = map[string]int64{}
 		for _, g := range gs {
 			perScope[n][g.Group] = g.Cells.Total(f.Urgency, f.Status)

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -323,9 +324,15 @@ func (s *Store) GroupCounts(ctx context.Context, companyID int64, scopes []Scope
 	return out, nil
 }
 
-// MergeGroups adds up the groups of several scopes and sorts them in the
-// total order of GroupsPage.
-func MergeGroups(lists ...[]GroupCount) []GroupCount {
+// MergedGroups adds up the groups of several scopes and sorts them in the
+// total order of GroupsPage. It reads every group of every scope (a few
+// scopes at a time), so its cost grows with the scopes and their groups,
+// never with their issues.
+func (s *Store) MergedGroups(ctx context.Context, companyID int64, scopes []Scope, dim Dimension) ([]GroupCount, error) {
+	lists, err := s.scopesGroups(ctx, companyID, scopes, dim)
+	if err != nil {
+		return nil, err
+	}
 	byKey := map[string]*GroupCount{}
 	for _, l := range lists {
 		for _, g := range l {
@@ -350,7 +357,28 @@ func MergeGroups(lists ...[]GroupCount) []GroupCount {
 		}
 		return strings.Compare(groupSortKey(a.Dim, a.Group), groupSortKey(b.Dim, b.Group))
 	})
-	return out
+	return out, nil
+}
+
+// scopeReaders bounds the concurrent reads of scopesGroups.
+const scopeReaders = 8
+
+// scopesGroups reads ScopeGroups of every scope, in the order of scopes.
+func (s *Store) scopesGroups(ctx context.Context, companyID int64, scopes []Scope, dim Dimension) ([][]GroupCount, error) {
+	out := make([][]GroupCount, len(scopes))
+	errs := make([]error, len(scopes))
+	sem := make(chan struct{}, scopeReaders)
+	var wg sync.WaitGroup
+	for n, sc := range scopes {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			out[n], errs[n] = s.ScopeGroups(ctx, companyID, sc, dim)
+		}()
+	}
+	wg.Wait()
+	return out, errors.Join(errs...)
 }
 
 // BranchProjects returns, ascending, the ids of a company's projects that
