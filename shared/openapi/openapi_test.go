@@ -1,0 +1,62 @@
+package openapi_test
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/acme/codescan-api/shared/openapi"
+	"github.com/acme/codescan-api/shared/routes"
+)
+
+// The document is valid OpenAPI and documents exactly the route table.
+func TestDocumentMatchesRouteTable(t *testing.T) {
+	raw, err := openapi.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := openapi3.NewLoader().LoadFromData(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := doc.Validate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(doc.OpenAPI, "3.1") {
+		t.Fatalf("openapi %q, want 3.1", doc.OpenAPI)
+	}
+	var documented, table []string
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			documented = append(documented, method+" "+path)
+			if op.OperationID == "" {
+				t.Errorf("%s %s has no operationId", method, path)
+			}
+		}
+	}
+	for _, rt := range routes.Table {
+		table = append(table, rt.Method+" "+rt.Path)
+	}
+	sort.Strings(documented)
+	sort.Strings(table)
+	if strings.Join(documented, "\n") != strings.Join(table, "\n") {
+		t.Fatalf("documented routes:\n%s\n\nroute table:\n%s", strings.Join(documented, "\n"), strings.Join(table, "\n"))
+	}
+	// Public routes opt out of security; every other route inherits it.
+	for _, rt := range routes.Table {
+		op := doc.Paths.Find(rt.Path).GetOperation(rt.Method)
+		public := op.Security != nil && len(*op.Security) == 0
+		if public != (rt.Access == routes.Public) {
+			t.Errorf("%s %s: documented public=%v, table access %v", rt.Method, rt.Path, public, rt.Access)
+		}
+		if rt.Access != routes.Public && op.Responses.Status(401) == nil {
+			t.Errorf("%s %s does not document 401", rt.Method, rt.Path)
+		}
+		if (rt.Access == routes.Permission || rt.Access == routes.Admin) && op.Responses.Status(403) == nil {
+			t.Errorf("%s %s does not document 403", rt.Method, rt.Path)
+		}
+	}
+}
