@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strconv"
@@ -93,9 +94,25 @@ func (w *world) prepare(raw []byte) (routes.Route, []byte, error) {
 	return r, payload, err
 }
 
-// resource returns a demo resource id as a path or query value.
+// resource returns a demo resource id (the first, for a list) as a path or
+// query value.
 func (w *world) resource(name string) (string, error) {
-	switch v := w.company.Resources[name].(type) {
+	v := w.company.Resources[name]
+	switch l := v.(type) {
+	case []string:
+		if len(l) > 0 {
+			v = l[0]
+		}
+	case []int64:
+		if len(l) > 0 {
+			v = l[0]
+		}
+	case []any:
+		if len(l) > 0 {
+			v = l[0]
+		}
+	}
+	switch v := v.(type) {
 	case string:
 		return v, nil
 	case int64:
@@ -105,7 +122,7 @@ func (w *world) resource(name string) (string, error) {
 	case float64: // read back from the demo marker's JSON
 		return strconv.FormatFloat(v, 'f', -1, 64), nil
 	default:
-		return "", fmt.Errorf("demo data has no resource %q (has %v)", name, w.company.Resources)
+		return "", fmt.Errorf("demo data has no resource %q (has %v)", name, slices.Sorted(maps.Keys(w.company.Resources)))
 	}
 }
 

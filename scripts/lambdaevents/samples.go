@@ -54,13 +54,13 @@ var samples = map[string]sample{
 	},
 	"GET /api/v1/issues/sca/{issue_id}": {
 		File: "issues-sca-get", Path: map[string]string{"issue_id": "5b0e8f57-2a4c-4d1b-9c3e-7f6a8b9c0d12"},
-		Seeded: map[string]string{"issue_id": "sca_issue_id"},
+		Seeded: map[string]string{"issue_id": "sca_issue_ids"},
 		Status: http.StatusOK, Keys: []string{"status", "issue"},
 	},
 	"GET /api/v1/scan/{scan_id}/issues/quality": {
 		File: "issues-quality", Path: map[string]string{"scan_id": "0c9d7e21-64f3-4a8b-b5d2-91e0f3a4c6b8"},
 		Query:  map[string]string{"classification": "complexity", "page": "1", "page_size": "50"},
-		Seeded: map[string]string{"scan_id": "quality_scan_id"},
+		Seeded: map[string]string{"scan_id": "scan_ids_with_quality_issues"},
 		Status: http.StatusOK, Keys: []string{"status", "page", "total_pages", "total_issues", "issues"},
 	},
 
@@ -105,18 +105,19 @@ var samples = map[string]sample{
 			"engine": "sarif", "run_id": "3f2c1b0a-9e8d-4c7b-a6f5-e4d3c2b1a098", "project": "payments-service",
 			"branch": "main", "repo_url": "https://github.com/acme-corp/payments-service", "ci": "true", "ci_platform": "github",
 		},
-		Body: sarifReport, ContentType: jsonType,
+		Seeded: map[string]string{"run_id": "scan_upload_run_id"},
+		Body:   sarifReport, ContentType: jsonType,
 		Status: http.StatusOK, Keys: []string{"status", "sast_scan_id", "project_id"},
 	},
 	"POST /api/v1/ci-data-upload": {
 		File: "uploads-ci-data", Query: map[string]string{"run_id": "3f2c1b0a-9e8d-4c7b-a6f5-e4d3c2b1a098", "platform": "github"},
-		Seeded: map[string]string{"run_id": "run_id"},
+		Seeded: map[string]string{"run_id": "third_party_run_ids"},
 		Body:   githubEnv, ContentType: jsonType,
 		Status: http.StatusOK, Keys: []string{"status"},
 	},
 	"POST /api/v1/git-config-upload": {
 		File: "uploads-git-config", Query: map[string]string{"run_id": "3f2c1b0a-9e8d-4c7b-a6f5-e4d3c2b1a098"},
-		Seeded: map[string]string{"run_id": "run_id"},
+		Seeded: map[string]string{"run_id": "third_party_run_ids"},
 		Body:   gitConfig, ContentType: "text/plain; charset=utf-8",
 		Status: http.StatusOK, Keys: []string{"status"},
 	},
