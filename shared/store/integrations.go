@@ -41,6 +41,12 @@ func integrationKey(companyID int64, id string) Key {
 
 func integrationListPK(companyID int64) string { return CompanyPK(companyID) + "#SCM" }
 
+// IntegrationTokenRecord is what an integration's sealed token is bound to
+// (see secrets.Sealer): a sealed token copied to another record won't open.
+func IntegrationTokenRecord(companyID int64, id string) string {
+	return fmt.Sprintf("integration/%d/%s", companyID, id)
+}
+
 // NewIntegrationUUID returns a random (version 4) uuid. Callers that seal the
 // token bind it to the uuid, so they need it before CreateIntegration.
 func NewIntegrationUUID() string { return uuid.NewString() }

@@ -1,0 +1,164 @@
+// Package integrations lists, reads and updates source-code-host
+// integrations. An update that changes the token, base URL or gateway
+// prefix is applied only after the host confirms that the token belongs to
+// the integration's account; the token is stored sealed and never leaves
+// the service.
+package integrations
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strconv"
+
+	"github.com/google/uuid"
+
+	"github.com/acme/codescan-api/shared/auth"
+	"github.com/acme/codescan-api/shared/config"
+	"github.com/acme/codescan-api/shared/httpapi"
+	"github.com/acme/codescan-api/shared/routes"
+	"github.com/acme/codescan-api/shared/scmhost"
+	"github.com/acme/codescan-api/shared/secrets"
+	"github.com/acme/codescan-api/shared/store"
+)
+
+// Type is the constant `type` of every integration in this interface.
+const Type = "scm-provider"
+
+// Paging of the list.
+const (
+	DefaultPageSize = 20
+	MaxPageSize     = 50
+)
+
+// EnvAllowLoopback ("true" or "1") lets base URLs use plain http and
+// loopback addresses: local development and tests only.
+const EnvAllowLoopback = "INTEGRATION_ALLOW_LOOPBACK_HTTP"
+
+// Options are the group's dependencies beyond config.Deps.
+type Options struct {
+	Sealer secrets.Sealer  // seals and opens tokens
+	Host   *scmhost.Client // verifies credentials
+}
+
+// OptionsFromEnv builds Options from the environment: the sealer of
+// secrets.FromEnv and a host client that allows loopback only when
+// INTEGRATION_ALLOW_LOOPBACK_HTTP says so.
+func OptionsFromEnv(ctx context.Context) (Options, error) {
+	sealer, err := secrets.FromEnv(ctx)
+	if err != nil {
+		return Options{}, err
+	}
+	loopback, _ := strconv.ParseBool(os.Getenv(EnvAllowLoopback))
+	return Options{Sealer: sealer, Host: scmhost.New(scmhost.Options{AllowLoopback: loopback})}, nil
+}
+
+// New returns the group's http.Handler configured from the environment. A
+// configuration error stops the process at start-up.
+func New(d config.Deps) http.Handler {
+	o, err := OptionsFromEnv(context.Background())
+	if err != nil {
+		panic(fmt.Sprintf("integrations: %v", err))
+	}
+	return NewWithOptions(d, o)
+}
+
+// NewWithOptions returns the group's http.Handler with explicit options.
+func NewWithOptions(d config.Deps, o Options) http.Handler {
+	h := handlers{store: d.Store, sealer: o.Sealer, host: o.Host}
+	return d.Server.Group(routes.GroupIntegrations, map[string]httpapi.HandlerFunc{
+		"GET /integrations/scm-provider":                      h.list,
+		"GET /integrations/scm-provider/{integration_uuid}":   h.get,
+		"PATCH /integrations/scm-provider/{integration_uuid}": h.update,
+	})
+}
+
+type handlers struct {
+	store  *store.Store
+	sealer secrets.Sealer
+	host   *scmhost.Client
+}
+
+type integrationJSON struct {
+	ID            int64    `json:"id"`
+	UUID          string   `json:"uuid"`
+	Type          string   `json:"type"`
+	Name          string   `json:"name"`
+	AccountID     string   `json:"account_id"`
+	AccountName   string   `json:"account_name"`
+	OrgAllowlist  []string `json:"org_allowlist"`
+	BaseURL       string   `json:"base_url"`
+	GatewayPrefix string   `json:"gateway_prefix"`
+	Expired       bool     `json:"expired"`
+	CreatedAt     string   `json:"created_at"`
+	UpdatedAt     string   `json:"updated_at"`
+}
+
+// view is the API form of an integration; the sealed token stays behind.
+func view(in store.Integration) integrationJSON {
+	return integrationJSON{
+		ID: in.ID, UUID: in.UUID, Type: Type, Name: in.Name, AccountID: in.AccountID,
+		AccountName: in.AccountName, OrgAllowlist: httpapi.Array(in.OrgAllowlist),
+		BaseURL: in.BaseURL, GatewayPrefix: in.GatewayPrefix, Expired: in.Expired,
+		CreatedAt: in.CreatedAt, UpdatedAt: in.UpdatedAt,
+	}
+}
+
+type listResponse struct {
+	Status            string            `json:"status"`
+	Integrations      []integrationJSON `json:"integrations"`
+	Page              int               `json:"page"`
+	TotalPages        int               `json:"total_pages"`
+	TotalIntegrations int               `json:"total_integrations"`
+}
+
+func (h handlers) list(w http.ResponseWriter, r *http.Request) error {
+	p := auth.FromContext(r.Context())
+	pg, err := httpapi.ParsePaging(r, DefaultPageSize, MaxPageSize)
+	if err != nil {
+		return err
+	}
+	all, err := h.store.ListIntegrations(r.Context(), p.CompanyID)
+	if err != nil {
+		return err
+	}
+	page := all[min(pg.Offset(), len(all)):min(pg.Offset()+pg.PageSize, len(all))]
+	out := listResponse{Status: "ok", Integrations: make([]integrationJSON, 0, len(page)), Page: pg.Page,
+		TotalPages: pg.TotalPages(len(all)), TotalIntegrations: len(all)}
+	for _, in := range page {
+		out.Integrations = append(out.Integrations, view(in))
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, out)
+}
+
+type oneResponse struct {
+	Status      string          `json:"status"`
+	Integration integrationJSON `json:"integration"`
+	// Verified is set on updates only.
+	Verified *bool `json:"credentials_verified,omitempty"`
+}
+
+var errNotFound = httpapi.Errorf(http.StatusNotFound, "Integration not found")
+
+// load reads the integration named by the path, in the caller's company.
+func (h handlers) load(r *http.Request) (store.Integration, error) {
+	id, err := uuid.Parse(r.PathValue("integration_uuid"))
+	if err != nil {
+		return store.Integration{}, httpapi.Errorf(http.StatusBadRequest, "integration_uuid must be a UUID")
+	}
+	in, err := h.store.GetIntegration(r.Context(), auth.FromContext(r.Context()).CompanyID, id.String())
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Integration{}, errNotFound
+	}
+	return in, err
+}
+
+func (h handlers) get(w http.ResponseWriter, r *http.Request) error {
+	in, err := h.load(r)
+	if err != nil {
+		return err
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, oneResponse{Status: "ok", Integration: view(in)})
+}

@@ -1,0 +1,229 @@
+package integrations
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/acme/codescan-api/shared/httpapi"
+	"github.com/acme/codescan-api/shared/scmhost"
+	"github.com/acme/codescan-api/shared/secrets"
+	"github.com/acme/codescan-api/shared/store"
+)
+
+// Limits of the values an update accepts.
+const (
+	MaxNameLength   = 100  // characters, after trimming
+	MaxOrgs         = 100  // org_allowlist entries
+	MaxOrgLength    = 100  // characters of one entry, after trimming
+	MaxTokenLength  = 1024 // bytes of secure_token
+	fieldsAllowedIn = "secure_token, name, org_allowlist, base_url, gateway_prefix"
+)
+
+// patch is a validated update body; nil members are absent.
+type patch struct {
+	token, name, baseURL, prefix *string
+	orgs                         *[]string
+}
+
+// verifies reports whether the update touches the credentials.
+func (p patch) verifies() bool { return p.token != nil || p.baseURL != nil || p.prefix != nil }
+
+func (h handlers) update(w http.ResponseWriter, r *http.Request) error {
+	in, err := h.load(r)
+	if err != nil {
+		return err
+	}
+	p, err := h.parsePatch(r)
+	if err != nil {
+		return err
+	}
+	ch := store.IntegrationChange{Name: p.name, OrgAllowlist: p.orgs, BaseURL: p.baseURL, GatewayPrefix: p.prefix}
+	if p.verifies() {
+		if err := h.verify(r, in, p, &ch); err != nil {
+			return err
+		}
+	}
+	verified := ch.Verified
+	if ch != (store.IntegrationChange{}) {
+		in, err = h.store.UpdateIntegration(r.Context(), in.CompanyID, in.UUID, in.Revision, ch)
+		switch {
+		case errors.Is(err, store.ErrConflict):
+			return httpapi.Errorf(http.StatusConflict, "The integration was changed by another request; read it again and retry")
+		case errors.Is(err, store.ErrNotFound):
+			return errNotFound
+		case err != nil:
+			return err
+		}
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, oneResponse{Status: "ok", Integration: view(in), Verified: &verified})
+}
+
+// parsePatch accepts exactly the members the spec lists, each of its type
+// (null is not a value of any of them), and validates the values.
+func (h handlers) parsePatch(r *http.Request) (patch, error) {
+	body, err := httpapi.DecodeJSONObject(r)
+	if err != nil {
+		return patch{}, err
+	}
+	var p patch
+	for _, name := range slices.Sorted(maps.Keys(body)) {
+		raw := body[name]
+		switch name {
+		case "secure_token":
+			p.token, err = str(name, raw, token)
+		case "name":
+			p.name, err = str(name, raw, displayName)
+		case "base_url":
+			p.baseURL, err = str(name, raw, h.host.NormalizeBaseURL)
+		case "gateway_prefix":
+			p.prefix, err = str(name, raw, scmhost.NormalizePrefix)
+		case "org_allowlist":
+			p.orgs, err = orgs(raw)
+		default:
+			err = httpapi.Errorf(http.StatusBadRequest, "Unknown field %q (allowed: %s)", name, fieldsAllowedIn)
+		}
+		if err != nil {
+			return patch{}, err
+		}
+	}
+	return p, nil
+}
+
+// str decodes a JSON string member and normalises it with check.
+func str(field string, raw json.RawMessage, check func(string) (string, error)) (*string, error) {
+	var s string
+	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) || json.Unmarshal(raw, &s) != nil {
+		return nil, httpapi.Errorf(http.StatusBadRequest, "%s must be a string", field)
+	}
+	v, err := check(s)
+	if err != nil {
+		return nil, httpapi.Errorf(http.StatusBadRequest, "%s", err.Error())
+	}
+	return &v, nil
+}
+
+// token checks a replacement token without ever echoing it.
+func token(s string) (string, error) {
+	if s == "" || len(s) > MaxTokenLength || strings.IndexFunc(s, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) }) >= 0 {
+		return "", fmt.Errorf("secure_token must be 1 to %d printable characters without white space", MaxTokenLength)
+	}
+	return s, nil
+}
+
+func displayName(s string) (string, error) {
+	s = strings.TrimSpace(s)
+	if s == "" || utf8.RuneCountInString(s) > MaxNameLength {
+		return "", fmt.Errorf("name must be 1 to %d characters", MaxNameLength)
+	}
+	return s, nil
+}
+
+// orgs decodes org_allowlist: trimmed, non-empty entries, duplicates
+// (ignoring case) dropped; an empty array clears the list.
+func orgs(raw json.RawMessage) (*[]string, error) {
+	var in []*string
+	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) || json.Unmarshal(raw, &in) != nil {
+		return nil, httpapi.Errorf(http.StatusBadRequest, "org_allowlist must be an array of strings")
+	}
+	if len(in) > MaxOrgs {
+		return nil, httpapi.Errorf(http.StatusBadRequest, "org_allowlist may hold at most %d entries", MaxOrgs)
+	}
+	out := []string{}
+	for _, s := range in {
+		if s == nil {
+			return nil, httpapi.Errorf(http.StatusBadRequest, "org_allowlist must be an array of strings")
+		}
+		v := strings.TrimSpace(*s)
+		if v == "" || utf8.RuneCountInString(v) > MaxOrgLength {
+			return nil, httpapi.Errorf(http.StatusBadRequest, "org_allowlist entries must be 1 to %d characters", MaxOrgLength)
+		}
+		if !slices.ContainsFunc(out, func(o string) bool { return strings.EqualFold(o, v) }) {
+			out = append(out, v)
+		}
+	}
+	return &out, nil
+}
+
+// verify asks the host who the (new or stored) token belongs to, at the
+// (new or stored) address, and fills ch with what a successful check
+// changes. Any failure is returned and nothing is written.
+func (h handlers) verify(r *http.Request, in store.Integration, p patch, ch *store.IntegrationChange) error {
+	ctx := r.Context()
+	record := store.IntegrationTokenRecord(in.CompanyID, in.UUID)
+	tok := ""
+	if p.token != nil {
+		tok = *p.token
+	} else {
+		stored, err := h.sealer.Open(ctx, in.SealedToken, record)
+		if errors.Is(err, secrets.ErrMalformed) {
+			return verificationFailed(http.StatusUnprocessableEntity, "the stored token cannot be read; send secure_token with the change")
+		}
+		if err != nil {
+			return err
+		}
+		tok = stored
+	}
+	base, prefix := in.BaseURL, in.GatewayPrefix
+	if p.baseURL != nil {
+		base = *p.baseURL
+	}
+	if p.prefix != nil {
+		prefix = *p.prefix
+	}
+	acct, err := h.host.Verify(ctx, base, prefix, tok)
+	var invalid *scmhost.InvalidError
+	var failed *scmhost.Error
+	switch {
+	case errors.As(err, &invalid):
+		return httpapi.Errorf(http.StatusBadRequest, "%s", invalid.Reason)
+	case errors.As(err, &failed):
+		return verificationFailed(statusOf(failed.Kind), failed.Error())
+	case err != nil:
+		return err
+	}
+	// Only the host's numeric user id identifies the account: logins can be
+	// renamed and then taken by someone else.
+	if strconv.FormatInt(acct.ID, 10) != in.AccountID {
+		return verificationFailed(http.StatusUnprocessableEntity, fmt.Sprintf(
+			"the token belongs to account %d (%s), not to this integration's account %s", acct.ID, acct.Login, in.AccountID))
+	}
+	ch.Verified = true
+	if acct.Login != "" && acct.Login != in.AccountName {
+		ch.AccountName = &acct.Login
+	}
+	if p.token != nil {
+		sealed, err := h.sealer.Seal(ctx, tok, record)
+		if err != nil {
+			return err
+		}
+		ch.SealedToken = &sealed
+	}
+	return nil
+}
+
+// statusOf maps a failed verification to the answer's status: the caller's
+// address pointing inside is bad input (400), a host that answers but
+// does not confirm the credentials is 422, a host that does not answer
+// properly is 502.
+func statusOf(k scmhost.Kind) int {
+	switch k {
+	case scmhost.BlockedTarget:
+		return http.StatusBadRequest
+	case scmhost.Unreachable, scmhost.HostFailure, scmhost.BadResponse:
+		return http.StatusBadGateway
+	}
+	return http.StatusUnprocessableEntity
+}
+
+func verificationFailed(status int, why string) error {
+	return httpapi.Errorf(status, "Credential verification failed: %s", why)
+}
