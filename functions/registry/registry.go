@@ -7,8 +7,10 @@ import (
 	"net/http"
 
 	"github.com/acme/codescan-api/functions/docs"
+	"github.com/acme/codescan-api/functions/integrations"
 	"github.com/acme/codescan-api/functions/issues"
 	"github.com/acme/codescan-api/functions/notifications"
+	"github.com/acme/codescan-api/functions/policies"
 	"github.com/acme/codescan-api/functions/teams"
 	"github.com/acme/codescan-api/functions/uploads"
 	"github.com/acme/codescan-api/shared/config"
@@ -19,8 +21,10 @@ import (
 // Constructors builds each group's http.Handler.
 var Constructors = map[string]func(config.Deps) http.Handler{
 	routes.GroupDocs:          docs.New,
+	routes.GroupIntegrations:  integrations.New,
 	routes.GroupIssues:        issues.New,
 	routes.GroupNotifications: notifications.New,
+	routes.GroupPolicies:      policies.New,
 	routes.GroupTeams:         teams.New,
 	routes.GroupUploads:       uploads.New,
 }

@@ -74,12 +74,12 @@ var samples = map[string]sample{
 		Status: http.StatusOK, Keys: []string{"status", "page", "total_pages", "total_teams", "teams"},
 	},
 	"GET /api/v1/teams/{team_id}": {
-		File: "teams-get", Path: map[string]string{"team_id": "3"}, Seeded: map[string]string{"team_id": "team_id"},
+		File: "teams-get", Path: map[string]string{"team_id": "3"}, Seeded: map[string]string{"team_id": "team_ids"},
 		Status: http.StatusOK, Keys: []string{"status", "team"},
 	},
 
 	"DELETE /api/v1/policies/{policy_id}": {
-		File: "policies-deactivate", Path: map[string]string{"policy_id": "12"}, Seeded: map[string]string{"policy_id": "policy_id"},
+		File: "policies-deactivate", Path: map[string]string{"policy_id": "12"}, Seeded: map[string]string{"policy_id": "policy_ids"},
 		Status: http.StatusOK, Keys: []string{"status", "policy"},
 	},
 
@@ -89,12 +89,12 @@ var samples = map[string]sample{
 	},
 	"GET /api/v1/integrations/scm-provider/{integration_uuid}": {
 		File: "integrations-get", Path: map[string]string{"integration_uuid": "e4b1c2d3-5f60-4a7b-8c9d-0e1f2a3b4c5d"},
-		Seeded: map[string]string{"integration_uuid": "integration_uuid"},
+		Seeded: map[string]string{"integration_uuid": "integration_uuids"},
 		Status: http.StatusOK, Keys: []string{"status", "integration"},
 	},
 	"PATCH /api/v1/integrations/scm-provider/{integration_uuid}": {
 		File: "integrations-update", Path: map[string]string{"integration_uuid": "e4b1c2d3-5f60-4a7b-8c9d-0e1f2a3b4c5d"},
-		Seeded: map[string]string{"integration_uuid": "integration_uuid"},
+		Seeded: map[string]string{"integration_uuid": "integration_uuids"},
 		Body:   `{"name":"GitHub (acme-corp)","org_allowlist":["acme-corp","acme-labs"]}`, ContentType: jsonType,
 		Status: http.StatusOK, Keys: []string{"status", "integration", "credentials_verified"},
 	},

@@ -51,6 +51,13 @@ var tableActions = map[string][]string{
 	// transactions of puts and updates); CI metadata; run and project
 	// look-ups.
 	routes.GroupUploads: with(authn, "dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"),
+	// Team and name guard put in one transaction, the id counter, users and
+	// projects of the company read by Query.
+	routes.GroupTeams: with(authn, "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"),
+	// Deactivation is one conditional update.
+	routes.GroupPolicies: with(authn, "dynamodb:UpdateItem"),
+	// The list reads GSI1; updates are revision-conditional.
+	routes.GroupIntegrations: with(authn, "dynamodb:Query", "dynamodb:UpdateItem"),
 }
 
 var kmsActions = map[string][]string{
