@@ -204,8 +204,7 @@ type directory struct {
 	store     *store.Store
 	companyID int64
 	users     map[int64]store.User
-	projects  []store.Project
-	loadedP   bool
+	projects  []store.Project // nil until loaded (then non-nil, maybe empty)
 }
 
 func newDirectory(ctx context.Context, st *store.Store, companyID int64) *directory {
@@ -227,12 +226,12 @@ func (d *directory) userMap() (map[int64]store.User, error) {
 }
 
 func (d *directory) projectList() ([]store.Project, error) {
-	if !d.loadedP {
+	if d.projects == nil {
 		list, err := d.store.ListProjects(d.ctx, d.companyID)
 		if err != nil {
 			return nil, err
 		}
-		d.projects, d.loadedP = list, true
+		d.projects = httpapi.Array(list)
 	}
 	return d.projects, nil
 }
@@ -255,10 +254,11 @@ func (d *directory) checkIDs(t store.Team) error {
 		if err != nil {
 			return err
 		}
-		known := func(id int64) bool {
-			return slices.ContainsFunc(projects, func(p store.Project) bool { return p.ID == id })
+		ids := make(map[int64]bool, len(projects))
+		for _, p := range projects {
+			ids[p.ID] = true
 		}
-		if bad := unknown(t.ProjectIDs, known); bad != "" {
+		if bad := unknown(t.ProjectIDs, func(id int64) bool { return ids[id] }); bad != "" {
 			problems = append(problems, "Unknown project_ids: "+bad)
 		}
 	}
