@@ -25,7 +25,6 @@ import (
 	"github.com/acme/codescan-api/shared/demo"
 	"github.com/acme/codescan-api/shared/devjwt"
 	"github.com/acme/codescan-api/shared/dynamolocal"
-	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/store"
 )
@@ -52,7 +51,10 @@ func run() error {
 	port := envOr("PORT", "3000")
 	baseURL := "http://127.0.0.1:" + port
 
-	env := config.FromEnv()
+	env, err := config.FromEnv()
+	if err != nil {
+		return err
+	}
 	if env.DynamoEndpoint == "" {
 		ddb, err := dynamolocal.Start(ctx, root, dynamolocal.Options{Port: 8000, DBPath: filepath.Join(localDir, "dynamodb")})
 		if err != nil {
@@ -106,9 +108,8 @@ func run() error {
 		return err
 	}
 
-	log := config.NewLogger()
 	deps := config.Deps{
-		Server: &httpapi.Server{Auth: auth.New(st, auth.JWTConfig{Issuer: issuer, Audience: audience, Keys: keys.Keyfunc}), Log: log},
+		Server: config.NewServer(env, st, auth.JWTConfig{Issuer: issuer, Audience: audience, Keys: keys.Keyfunc}),
 		Store:  st,
 	}
 	mux := http.NewServeMux()

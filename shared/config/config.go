@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strconv"
 
 	"github.com/MicahParks/keyfunc/v3"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -28,11 +29,24 @@ type Env struct {
 	JWTIssuer      string // JWT_ISSUER
 	JWTAudience    string // JWT_AUDIENCE
 	JWKSURL        string // JWKS_URL; empty disables bearer tokens
+	// RateLimit per user: RATE_LIMIT_PER_MINUTE (default 100) and
+	// RATE_LIMIT_PER_HOUR (default 1000), the vendor's documented limits;
+	// 0 in either disables rate limiting.
+	RateLimit store.RateLimit
 }
 
 // FromEnv reads Env from environment variables.
-func FromEnv() Env {
+func FromEnv() (Env, error) {
+	perMinute, err := intEnv("RATE_LIMIT_PER_MINUTE", 100)
+	if err != nil {
+		return Env{}, err
+	}
+	perHour, err := intEnv("RATE_LIMIT_PER_HOUR", 1000)
+	if err != nil {
+		return Env{}, err
+	}
 	e := Env{
+		RateLimit:      store.RateLimit{PerMinute: perMinute, PerHour: perHour},
 		TableName:      os.Getenv("TABLE_NAME"),
 		DynamoEndpoint: os.Getenv("DYNAMODB_ENDPOINT"),
 		JWTIssuer:      os.Getenv("JWT_ISSUER"),
@@ -42,7 +56,29 @@ func FromEnv() Env {
 	if e.TableName == "" {
 		e.TableName = tabledef.DefaultTableName
 	}
-	return e
+	return e, nil
+}
+
+func intEnv(name string, def int) (int, error) {
+	raw := os.Getenv(name)
+	if raw == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(raw)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%s must be a non-negative integer", name)
+	}
+	return n, nil
+}
+
+// NewServer returns the HTTP server settings of env: the authenticator on
+// st, the JSON logger and the rate limit.
+func NewServer(env Env, st *store.Store, jwtCfg auth.JWTConfig) *httpapi.Server {
+	srv := &httpapi.Server{Auth: auth.New(st, jwtCfg), Log: NewLogger()}
+	if env.RateLimit.PerMinute > 0 && env.RateLimit.PerHour > 0 {
+		srv.RateLimit = &httpapi.RateLimiter{Store: st, Limit: env.RateLimit}
+	}
+	return srv
 }
 
 // Deps is what a group constructor receives.
@@ -76,7 +112,10 @@ func NewLogger() *slog.Logger { return slog.New(slog.NewJSONHandler(os.Stdout, n
 
 // Load builds Deps from the environment (used by every Lambda main).
 func Load(ctx context.Context) (Deps, error) {
-	env := FromEnv()
+	env, err := FromEnv()
+	if err != nil {
+		return Deps{}, err
+	}
 	db, err := NewDynamoDB(ctx, env.DynamoEndpoint)
 	if err != nil {
 		return Deps{}, err
@@ -93,7 +132,7 @@ func Load(ctx context.Context) (Deps, error) {
 		jwtCfg.Keys = k.Keyfunc
 	}
 	return Deps{
-		Server: &httpapi.Server{Auth: auth.New(st, jwtCfg), Log: NewLogger()},
+		Server: NewServer(env, st, jwtCfg),
 		Store:  st,
 	}, nil
 }

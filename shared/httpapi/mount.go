@@ -6,13 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"runtime/debug"
+	"strconv"
 	"time"
 
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/routes"
+	"github.com/acme/codescan-api/shared/store"
 )
 
 // HandlerFunc is an endpoint: it writes a success response or returns an
@@ -23,7 +26,19 @@ type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
 type Server struct {
 	Auth *auth.Authenticator
 	Log  *slog.Logger
+	// RateLimit, when set, limits each user's authenticated requests.
+	RateLimit *RateLimiter
 }
+
+// RateLimiter counts requests per user in the store, so every Lambda
+// instance (and the dev server) shares one count.
+type RateLimiter struct {
+	Store *store.Store
+	Limit store.RateLimit
+}
+
+// ErrRateLimited answers a caller over its limit (with Retry-After).
+var ErrRateLimited = Errorf(http.StatusTooManyRequests, "Rate limit exceeded")
 
 // Group returns the http.Handler of one endpoint group: every route the
 // route table gives the group, each behind request logging, panic recovery
@@ -60,6 +75,9 @@ func (s *Server) guarded(rt routes.Route, h HandlerFunc) HandlerFunc {
 		if err != nil {
 			return err
 		}
+		if err := s.takeRequest(w, r, p); err != nil {
+			return err
+		}
 		switch {
 		case rt.Access == routes.Admin && !p.IsAdmin:
 			return ErrAdmin
@@ -68,6 +86,24 @@ func (s *Server) guarded(rt routes.Route, h HandlerFunc) HandlerFunc {
 		}
 		return h(w, r.WithContext(auth.WithPrincipal(r.Context(), p)))
 	}
+}
+
+// takeRequest applies the rate limit. A failing counter is logged and the
+// request let through: the limiter must not turn a hiccup into an outage.
+func (s *Server) takeRequest(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
+	if s.RateLimit == nil {
+		return nil
+	}
+	ok, retry, err := s.RateLimit.Store.TakeRequest(r.Context(), p.CompanyID, p.UserID, s.RateLimit.Limit, time.Now())
+	if err != nil {
+		s.Log.Error("rate limit", "request_id", r.Header.Get(RequestIDHeader), "error", err.Error())
+		return nil
+	}
+	if !ok {
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(retry.Seconds()))))
+		return ErrRateLimited
+	}
+	return nil
 }
 
 // RequestIDHeader carries the request id (API Gateway's, when behind it).

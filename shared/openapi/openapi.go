@@ -49,7 +49,24 @@ func assemble() ([]byte, error) {
 			return nil, err
 		}
 	}
+	addRateLimitResponses(base)
 	return json.Marshal(base)
+}
+
+// addRateLimitResponses documents the 429 that the shared auth layer gives
+// every authenticated operation, so fragments need not repeat it.
+func addRateLimitResponses(doc map[string]any) {
+	for _, item := range asMap(doc["paths"]) {
+		for _, op := range asMap(item) {
+			op := asMap(op)
+			if sec, ok := op["security"].([]any); ok && len(sec) == 0 {
+				continue // public
+			}
+			if responses := asMap(op["responses"]); responses != nil {
+				responses["429"] = map[string]any{"$ref": "#/components/responses/TooManyRequests"}
+			}
+		}
+	}
 }
 
 func load(name string) (map[string]any, error) {

@@ -60,3 +60,20 @@ func TestDocumentMatchesRouteTable(t *testing.T) {
 		}
 	}
 }
+
+func TestAuthenticatedOperationsDocumentTheRateLimit(t *testing.T) {
+	raw, err := openapi.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := openapi3.NewLoader().LoadFromData(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rt := range routes.Table {
+		got := doc.Paths.Find(rt.Path).GetOperation(rt.Method).Responses.Status(429) != nil
+		if got != (rt.Access != routes.Public) {
+			t.Errorf("%s %s: 429 documented=%v", rt.Method, rt.Path, got)
+		}
+	}
+}
