@@ -60,9 +60,10 @@ func NewAPIStack(scope constructs.Construct, id, region string, s Settings) *API
 		PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{
 			PointInTimeRecoveryEnabled: jsii.Bool(true),
 		},
-		Encryption:         awsdynamodb.TableEncryption_AWS_MANAGED,
-		DeletionProtection: &prod,
-		RemovalPolicy:      removal,
+		Encryption:          awsdynamodb.TableEncryption_AWS_MANAGED,
+		TimeToLiveAttribute: jsii.String(tabledef.TTLAttribute),
+		DeletionProtection:  &prod,
+		RemovalPolicy:       removal,
 	})
 	for _, ix := range tabledef.Indexes {
 		a.Table.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{

@@ -345,6 +345,7 @@ func TestTableKeepsItsDataInProduction(t *testing.T) {
 					"GlobalSecondaryIndexes":           gsis,
 					"PointInTimeRecoverySpecification": map[string]any{"PointInTimeRecoveryEnabled": true},
 					"SSESpecification":                 map[string]any{"SSEEnabled": true},
+					"TimeToLiveSpecification":          map[string]any{"AttributeName": tabledef.TTLAttribute, "Enabled": true},
 					"DeletionProtectionEnabled":        true,
 				},
 			})

@@ -96,6 +96,7 @@ func Generate() ([]byte, error) {
 		"Attributes": tabledef.AttributeNames(),
 		"PK":         tabledef.PK,
 		"SK":         tabledef.SK,
+		"TTL":        tabledef.TTLAttribute,
 		"Indexes":    tabledef.Indexes,
 		"LogFormat":  deployspec.AccessLogFormat,
 		"KMSKeyEnv":  deployspec.KMSKeyEnv,

@@ -51,6 +51,10 @@ type samTemplate struct {
 			}
 			PointInTimeRecoverySpecification struct{ PointInTimeRecoveryEnabled bool }
 			SSESpecification                 struct{ SSEEnabled bool }
+			TimeToLiveSpecification          struct {
+				AttributeName string
+				Enabled       bool
+			}
 			// AWS::Serverless::Api
 			EndpointConfiguration struct{ Type string }
 			TracingEnabled        bool
@@ -245,6 +249,9 @@ func TestTableMatchesTheTableDefinition(t *testing.T) {
 			g.KeySchema[1].AttributeName != ix.SK || g.Projection.ProjectionType != "ALL" {
 			t.Errorf("index %d = %+v, want %+v with projection ALL", i, g, ix)
 		}
+	}
+	if ttl := p.TimeToLiveSpecification; !ttl.Enabled || ttl.AttributeName != tabledef.TTLAttribute {
+		t.Errorf("time to live %+v, want enabled on %s", ttl, tabledef.TTLAttribute)
 	}
 	if p.BillingMode != "PAY_PER_REQUEST" || !p.PointInTimeRecoverySpecification.PointInTimeRecoveryEnabled || !p.SSESpecification.SSEEnabled {
 		t.Errorf("table: billing %s, PITR %v, SSE %v; want on-demand with PITR and encryption", p.BillingMode,

@@ -37,8 +37,9 @@ type Function struct {
 }
 
 // authn is what every authenticated request needs: the API key, token
-// subject and user look-ups are single-item reads.
-var authn = []string{"dynamodb:GetItem"}
+// subject and user look-ups are single-item reads, and the per-user rate
+// limit counts the request with one conditional update.
+var authn = []string{"dynamodb:GetItem", "dynamodb:UpdateItem"}
 
 // tableActions lists, per group, the DynamoDB actions its code performs. A
 // transaction (TransactWriteItems) is authorised by the actions of its items
