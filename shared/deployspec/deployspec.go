@@ -47,6 +47,9 @@ var authn = []string{"dynamodb:GetItem", "dynamodb:UpdateItem"}
 // as those.
 var tableActions = map[string][]string{
 	routes.GroupNotifications: with(authn, "dynamodb:Query", "dynamodb:UpdateItem"),
+	// Read-only: group counters, scans and SCA issues by key, lists and
+	// project look-ups by Query, the drill-down's issues by BatchGetItem.
+	routes.GroupIssues: with(authn, "dynamodb:BatchGetItem", "dynamodb:Query"),
 	// Scans, projects and issues with their counters (CreateIssues reads
 	// existing issues and counters with BatchGetItem and writes them in
 	// transactions of puts and updates); CI metadata; run and project
