@@ -13,27 +13,30 @@ import (
 // reads them all, so it is for exports, checks and benchmarks, never for a
 // request path.
 func (s *Store) EachIssue(ctx context.Context, companyID int64, fn func(Issue) error) error {
-	kc := pkBeginsWith(CompanyPK(companyID), "ISSUE#")
-	var start map[string]types.AttributeValue
-	for {
-		items, next, err := s.queryRaw(ctx, "", kc, nil, true, 0, start)
-		if err != nil {
-			return err
-		}
-		for _, it := range items {
-			var i Issue
-			if err := attributevalue.UnmarshalMap(it, &i); err != nil {
+	for shard := range 256 {
+		kc := pkBeginsWith(issueShardPK(companyID, fmt.Sprintf("%02x", shard)), "")
+		var start map[string]types.AttributeValue
+		for {
+			items, next, err := s.queryRaw(ctx, "", kc, nil, true, 0, start)
+			if err != nil {
 				return err
 			}
-			if err := fn(i); err != nil {
-				return err
+			for _, it := range items {
+				var i Issue
+				if err := attributevalue.UnmarshalMap(it, &i); err != nil {
+					return err
+				}
+				if err := fn(i); err != nil {
+					return err
+				}
 			}
+			if next == nil {
+				break
+			}
+			start = next
 		}
-		if next == nil {
-			return nil
-		}
-		start = next
 	}
+	return nil
 }
 
 // BulkLoadIssues is the benchmark's loader, not a write path: it writes

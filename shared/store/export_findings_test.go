@@ -1,6 +1,9 @@
 package store
 
-import "context"
+import (
+	"context"
+	"fmt"
+)
 
 // PartitionItems reads every item of a partition as plain values, so tests
 // can compare what two write paths stored.
@@ -8,4 +11,14 @@ func PartitionItems(ctx context.Context, s *Store, pk string) ([]map[string]any,
 	var out []map[string]any
 	err := s.queryAll(ctx, "", pkBeginsWith(pk, ""), true, &out)
 	return out, err
+}
+
+// CompanyPartitions are the partitions holding a company's findings: its own
+// and its issues'.
+func CompanyPartitions(companyID int64) []string {
+	out := []string{CompanyPK(companyID)}
+	for shard := range 256 {
+		out = append(out, issueShardPK(companyID, fmt.Sprintf("%02x", shard)))
+	}
+	return out
 }

@@ -62,8 +62,16 @@ type Issue struct {
 	CreatedAt   string `dynamodbav:"created_at"`
 }
 
+// Issues live in 256 partitions per company, picked by the first two hex
+// digits of their uuid: a tenant's million issues never form one hot item
+// collection, and reading them all (EachIssue) pages through small
+// partitions.
 func issueKey(companyID int64, id string) Key {
-	return Key{PK: CompanyPK(companyID), SK: "ISSUE#" + id}
+	return Key{PK: issueShardPK(companyID, id[:2]), SK: "ISSUE#" + id}
+}
+
+func issueShardPK(companyID int64, shard string) string {
+	return CompanyPK(companyID) + "#ISSUES#" + shard
 }
 
 // shortHash is a fixed-width, key-safe stand-in for free text (branch names

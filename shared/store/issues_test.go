@@ -197,13 +197,17 @@ func TestBulkLoaderWritesWhatTheWritePathWrites(t *testing.T) {
 	if err := viaLoader.BulkLoadIssues(ctx, company, issues, 4, func(n, _ int) { loaded += n }); err != nil {
 		t.Fatal(err)
 	}
-	a, err := store.PartitionItems(ctx, viaWritePath, store.CompanyPK(company))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := store.PartitionItems(ctx, viaLoader, store.CompanyPK(company))
-	if err != nil {
-		t.Fatal(err)
+	var a, b []map[string]any
+	for _, pk := range store.CompanyPartitions(company) {
+		x, err := store.PartitionItems(ctx, viaWritePath, pk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		y, err := store.PartitionItems(ctx, viaLoader, pk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, b = append(a, x...), append(b, y...)
 	}
 	if len(a) != len(b) || loaded != len(b) || len(a) < 230+6 {
 		t.Fatalf("write path stored %d items, loader %d (reported %d)", len(a), len(b), loaded)
