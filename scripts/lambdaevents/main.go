@@ -18,6 +18,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -146,6 +147,8 @@ func invoke(group, eventFile string) error {
 	if err != nil {
 		return err
 	}
+	// Like sam local invoke: the function's logs on stderr, its response on stdout.
+	w.deps.Server.Log = slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	r, payload, err := w.prepare(raw)
 	if err != nil {
 		return err
