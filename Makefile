@@ -14,12 +14,14 @@ run:
 reset:
 	rm -rf .local/dynamodb .local/demo.json .local/dev-secret .local/dev-jwt-key.pem
 
-## test: every test, against one DynamoDB Local started for the run, and the
-## CDK app's tests
+## test: every test, against one DynamoDB Local started for the run; the CDK
+## app's tests; the Lambda builds, both stacks synthesized, and cfn-lint on
+## template.yaml and the two stack templates
 test:
 	$(GO) vet ./...
 	$(GO) run ./scripts/withddb $(GO) test -count=1 ./...
 	cd infra && $(GO) vet ./... && $(GO) test -count=1 ./...
+	$(MAKE) lint
 
 ## bench: findings read APIs at 10,000 and 200,000 issues on a DynamoDB Local
 ## of its own, beside a naive baseline (sizes: BENCH_SMALL=, BENCH_LARGE= up
