@@ -23,11 +23,12 @@ test:
 	cd infra && $(GO) vet ./... && $(GO) test -count=1 ./...
 	$(MAKE) lint
 
-## bench: findings read APIs at 10,000 and 200,000 issues on a DynamoDB Local
-## of its own, beside a naive baseline (sizes: BENCH_SMALL=, BENCH_LARGE= up
-## to 1000000, BENCH_PROJECTS=, BENCH_ITERATIONS=)
+## bench: findings read APIs at 10,000 and 200,000 issues beside a naive
+## baseline, on a DynamoDB Local of its own (sizes: BENCH_SMALL=,
+## BENCH_LARGE= up to 1000000, BENCH_PROJECTS=, BENCH_ITERATIONS=; its data
+## lives in the JVM heap: BENCH_HEAP=, default 12g)
 bench:
-	$(GO) run ./scripts/withddb $(GO) run ./scripts/bench
+	JAVA_TOOL_OPTIONS="-Xmx$${BENCH_HEAP:-12g}" $(GO) run ./scripts/withddb $(GO) run ./scripts/bench
 
 ## token: mint a bearer token for a demo user: make token EMAIL=member@acme.example
 token:

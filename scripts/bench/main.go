@@ -1,6 +1,6 @@
 // Command bench measures the findings read APIs at two tenant sizes on
-// DynamoDB Local (the one DYNAMODB_ENDPOINT names; `make bench` starts it):
-// it loads one company with -small issues and one with -large issues over
+// DynamoDB Local (the one DYNAMODB_ENDPOINT names; `make bench` starts it).
+// It loads one company with -small issues and one with -large issues over
 // -projects projects, then calls GET /issues/groups (and the drill-down)
 // through the real handler, authentication included, alternating between
 // the two companies, and prints p50/p95 latency and consumed RCU per call
@@ -50,7 +50,7 @@ func main() {
 	small := flag.Int("small", envInt("BENCH_SMALL", 10_000), "issues of the small company (env BENCH_SMALL)")
 	large := flag.Int("large", envInt("BENCH_LARGE", 200_000), "issues of the large company (env BENCH_LARGE), at most 1,000,000")
 	projects := flag.Int("projects", envInt("BENCH_PROJECTS", 120), "projects per company, at least 100")
-	iterations := flag.Int("iterations", envInt("BENCH_ITERATIONS", 40), "measured calls per case and size")
+	iterations := flag.Int("iterations", envInt("BENCH_ITERATIONS", 100), "measured calls per case and size")
 	naiveIterations := flag.Int("naive-iterations", 3, "measured calls of the naive baseline per size")
 	workers := flag.Int("workers", 8, "parallel loaders")
 	flag.Parse()
@@ -205,6 +205,7 @@ var cases = []benchCase{
 	}},
 	{"groups file_path, repo (2 projects)", func(t *tenant) string { return "/issues/groups?group_by=file_path&repo=" + t.repo }},
 	{"issues cwe=79, page 1", func(*tenant) string { return "/issues?cwe=CWE-79" }},
+	{"issues cwe=79 + project, page 1", func(t *tenant) string { return "/issues?cwe=79&project=" + t.project }},
 	{"issues project+file, page 1", func(t *tenant) string { return "/issues?project=" + t.project + "&file_path_exact=" + t.file }},
 }
 
