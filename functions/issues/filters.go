@@ -1,6 +1,7 @@
 package issues
 
 import (
+	"cmp"
 	"errors"
 	"net/http"
 	"slices"
@@ -73,7 +74,7 @@ func (h handlers) scopes(r *http.Request) ([]store.Scope, error) {
 	if len(scopes) == 0 {
 		return nil, errNoProject
 	}
-	slices.SortFunc(scopes, func(a, b store.Scope) int { return int(a.ProjectID - b.ProjectID) })
+	slices.SortFunc(scopes, func(a, b store.Scope) int { return cmp.Compare(a.ProjectID, b.ProjectID) })
 	return scopes, nil
 }
 
