@@ -4,8 +4,6 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/google/uuid"
-
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/store"
@@ -19,14 +17,15 @@ var errScanNotFound = httpapi.Errorf(http.StatusNotFound, "Scan not found")
 func (h handlers) quality(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	companyID := auth.FromContext(ctx).CompanyID
-	if err := uuid.Validate(r.PathValue("scan_id")); err != nil || len(r.PathValue("scan_id")) != 36 {
+	scanID, ok := store.CanonicalUUID(r.PathValue("scan_id"))
+	if !ok {
 		return httpapi.Errorf(http.StatusBadRequest, "scan_id must be a uuid")
 	}
 	pg, err := httpapi.ParsePaging(r, defaultPageSize, maxQualitySize)
 	if err != nil {
 		return err
 	}
-	scan, err := h.store.GetScan(ctx, companyID, r.PathValue("scan_id"))
+	scan, err := h.store.GetScan(ctx, companyID, scanID)
 	if errors.Is(err, store.ErrNotFound) {
 		return errScanNotFound
 	}

@@ -137,7 +137,7 @@ func (i *Issue) prepare(companyID int64) error {
 	if i.ID == "" {
 		i.ID = uuid.NewString()
 	}
-	id, ok := canonicalUUID(i.ID)
+	id, ok := CanonicalUUID(i.ID)
 	switch {
 	case !ok:
 		return fmt.Errorf("issue id %q is not a uuid: %w", i.ID, ErrInvalid)
@@ -155,7 +155,7 @@ func (i *Issue) prepare(companyID int64) error {
 
 // GetIssue reads a SAST issue of a company.
 func (s *Store) GetIssue(ctx context.Context, companyID int64, id string) (Issue, error) {
-	cid, ok := canonicalUUID(id)
+	cid, ok := CanonicalUUID(id)
 	if !ok {
 		return Issue{}, ErrNotFound
 	}
@@ -258,7 +258,7 @@ func (s *Store) DeleteIssue(ctx context.Context, companyID int64, id string) err
 // consistentIssue reads the issue's latest version (a write path decides on
 // it).
 func (s *Store) consistentIssue(ctx context.Context, companyID int64, id string) (Issue, error) {
-	cid, ok := canonicalUUID(id)
+	cid, ok := CanonicalUUID(id)
 	if !ok {
 		return Issue{}, ErrNotFound
 	}

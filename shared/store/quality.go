@@ -112,8 +112,8 @@ func (s *Store) PutQualityIssues(ctx context.Context, companyID int64, issues []
 		if q.CreatedAt == "" {
 			q.CreatedAt = now()
 		}
-		id, okID := canonicalUUID(q.ID)
-		scan, okScan := canonicalUUID(q.ScanID)
+		id, okID := CanonicalUUID(q.ID)
+		scan, okScan := CanonicalUUID(q.ScanID)
 		t, err := time.Parse(time.RFC3339, q.CreatedAt)
 		if !okID || !okScan || err != nil {
 			return fmt.Errorf("quality issue %q of scan %q at %q: %w", q.ID, q.ScanID, q.CreatedAt, ErrInvalid)

@@ -68,7 +68,7 @@ func (s *Store) PutSCAIssue(ctx context.Context, companyID int64, i SCAIssue) (S
 	if i.ID == "" {
 		i.ID = uuid.NewString()
 	}
-	id, ok := canonicalUUID(i.ID)
+	id, ok := CanonicalUUID(i.ID)
 	if !ok {
 		return SCAIssue{}, fmt.Errorf("SCA issue id %q: %w", i.ID, ErrInvalid)
 	}
@@ -85,7 +85,7 @@ func (s *Store) PutSCAIssue(ctx context.Context, companyID int64, i SCAIssue) (S
 // GetSCAIssue reads an SCA finding of a company; an id that is not a uuid is
 // ErrNotFound like any unknown id.
 func (s *Store) GetSCAIssue(ctx context.Context, companyID int64, id string) (SCAIssue, error) {
-	cid, ok := canonicalUUID(id)
+	cid, ok := CanonicalUUID(id)
 	if !ok {
 		return SCAIssue{}, ErrNotFound
 	}

@@ -44,8 +44,9 @@ type scanRunRef struct {
 	ScanID string `dynamodbav:"scan_id"`
 }
 
-// canonicalUUID returns the lower-case hyphenated form of a uuid, or false.
-func canonicalUUID(s string) (string, bool) {
+// CanonicalUUID returns the lower-case hyphenated form of a uuid written
+// in its 36-character form (any case), or false.
+func CanonicalUUID(s string) (string, bool) {
 	u, err := uuid.Parse(s)
 	if err != nil || len(s) != 36 {
 		return "", false
@@ -62,13 +63,13 @@ func (s *Store) CreateScan(ctx context.Context, sc Scan) (Scan, error) {
 	if sc.ID == "" {
 		sc.ID = uuid.NewString()
 	}
-	id, ok := canonicalUUID(sc.ID)
+	id, ok := CanonicalUUID(sc.ID)
 	if !ok || sc.CompanyID == 0 || sc.ProjectID == 0 {
 		return Scan{}, fmt.Errorf("scan needs a uuid id, a company and a project: %w", ErrInvalid)
 	}
 	sc.ID = id
 	if sc.RunID != "" {
-		run, ok := canonicalUUID(sc.RunID)
+		run, ok := CanonicalUUID(sc.RunID)
 		if !ok {
 			return Scan{}, fmt.Errorf("run id %q is not a uuid: %w", sc.RunID, ErrInvalid)
 		}
@@ -99,7 +100,7 @@ func (s *Store) CreateScan(ctx context.Context, sc Scan) (Scan, error) {
 // GetScan reads a scan of a company. An id that is not a uuid is ErrNotFound
 // like any unknown id.
 func (s *Store) GetScan(ctx context.Context, companyID int64, scanID string) (Scan, error) {
-	id, ok := canonicalUUID(scanID)
+	id, ok := CanonicalUUID(scanID)
 	if !ok {
 		return Scan{}, ErrNotFound
 	}
@@ -110,7 +111,7 @@ func (s *Store) GetScan(ctx context.Context, companyID int64, scanID string) (Sc
 
 // ScanByRunID finds the scan of a company created for a third-party run.
 func (s *Store) ScanByRunID(ctx context.Context, companyID int64, runID string) (Scan, error) {
-	run, ok := canonicalUUID(runID)
+	run, ok := CanonicalUUID(runID)
 	if !ok {
 		return Scan{}, ErrNotFound
 	}
