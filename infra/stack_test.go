@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,9 +19,17 @@ import (
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
+// tmp holds the placeholder build directory and the synthesis output.
+var tmp string
+
 func TestMain(m *testing.M) {
+	var err error
+	if tmp, err = os.MkdirTemp("", "infra-test"); err != nil {
+		panic(err)
+	}
 	code := m.Run()
 	jsii.Close()
+	os.RemoveAll(tmp)
 	os.Exit(code)
 }
 
@@ -43,45 +50,39 @@ type cfnTemplate struct {
 	Outputs map[string]struct{ Value any }
 }
 
-var (
-	appOnce sync.Map // stage -> func() []synthesized
-)
+// apps holds, per stage, the synthesized stacks of that stage's app.
+var apps sync.Map // stage -> func() ([]synthesized, error)
 
-// settingsFor is what `cdk synth -c account=... -c stage=<stage>` gives.
-func settingsFor(t *testing.T, stage string) Settings {
+// settingsFor is what `cdk synth -c account=... -c stage=<stage>` gives,
+// with a build directory of placeholder bootstraps: these tests read the
+// templates, which do not depend on the binaries.
+func settingsFor(stage string) (Settings, error) {
 	s := Settings{
 		Account: "123456789012", PrimaryRegion: "us-east-1", EURegion: "eu-central-1", Stage: stage,
 		JWTIssuer: "https://login.example.com/", JWTAudience: "codescan-api", JWKSURL: "https://login.example.com/.well-known/jwks.json",
-		ThrottleRate: 100, ThrottleBurst: 200, BuildDir: fakeBuild(t),
+		ThrottleRate: 100, ThrottleBurst: 200, BuildDir: filepath.Join(tmp, "build"),
 	}
-	if err := s.validate(); err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-// fakeBuild is a build directory with a placeholder bootstrap per group:
-// these tests read the templates, which do not depend on the binaries.
-func fakeBuild(t *testing.T) string {
-	dir := filepath.Join(os.TempDir(), fmt.Sprintf("infra-test-build-%d", os.Getpid()))
 	for _, g := range routes.Groups() {
-		if err := os.MkdirAll(filepath.Join(dir, g), 0o755); err != nil {
-			t.Fatal(err)
+		if err := os.MkdirAll(filepath.Join(s.BuildDir, g), 0o755); err != nil {
+			return s, err
 		}
-		if err := os.WriteFile(filepath.Join(dir, g, "bootstrap"), []byte("placeholder "+g), 0o755); err != nil {
-			t.Fatal(err)
+		if err := os.WriteFile(filepath.Join(s.BuildDir, g, "bootstrap"), []byte("placeholder "+g), 0o755); err != nil {
+			return s, err
 		}
 	}
-	return dir
+	return s, s.validate()
 }
 
 // synth builds the app for a stage once per test binary (synthesis is the
 // slow part) and returns its two stacks.
 func synth(t *testing.T, stage string) []synthesized {
 	t.Helper()
-	f, _ := appOnce.LoadOrStore(stage, sync.OnceValue(func() []synthesized {
-		s := settingsFor(t, stage)
-		app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(t.TempDir())})
+	f, _ := apps.LoadOrStore(stage, sync.OnceValues(func() ([]synthesized, error) {
+		s, err := settingsFor(stage)
+		if err != nil {
+			return nil, err
+		}
+		app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(filepath.Join(tmp, "cdk.out."+stage))})
 		primary, eu := NewStacks(app, s)
 		var out []synthesized
 		for _, st := range []struct {
@@ -91,17 +92,21 @@ func synth(t *testing.T, stage string) []synthesized {
 			tpl := assertions.Template_FromStack(st.stack.Stack, nil)
 			raw, err := json.Marshal(tpl.ToJSON())
 			if err != nil {
-				panic(err)
+				return nil, err
 			}
 			var doc cfnTemplate
 			if err := json.Unmarshal(raw, &doc); err != nil {
-				panic(err)
+				return nil, err
 			}
 			out = append(out, synthesized{stack: st.stack, region: st.region, template: tpl, doc: doc})
 		}
-		return out
+		return out, nil
 	}))
-	return f.(func() []synthesized)()
+	stacks, err := f.(func() ([]synthesized, error))()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return stacks
 }
 
 // assert runs an assertions check, turning its panic into a test error.
