@@ -69,7 +69,9 @@ func (w *world) prepare(raw []byte) (routes.Route, []byte, error) {
 	if _, ok := ev.Headers[auth.APIKeyHeader]; ok {
 		key := w.company.UserByRole("admin").APIKey
 		ev.Headers[auth.APIKeyHeader] = key
-		ev.MultiValueHeaders[auth.APIKeyHeader] = []string{key}
+		if ev.MultiValueHeaders != nil {
+			ev.MultiValueHeaders[auth.APIKeyHeader] = []string{key}
+		}
 	}
 	s, _ := sampleOf(r)
 	for param, res := range s.Seeded {
@@ -82,7 +84,9 @@ func (w *world) prepare(raw []byte) (routes.Route, []byte, error) {
 		}
 		if _, ok := ev.QueryStringParameters[param]; ok {
 			ev.QueryStringParameters[param] = v
-			ev.MultiValueQueryStringParameters[param] = []string{v}
+			if ev.MultiValueQueryStringParameters != nil {
+				ev.MultiValueQueryStringParameters[param] = []string{v}
+			}
 		}
 	}
 	ev.Path = r.FullPath()
