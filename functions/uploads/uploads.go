@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/google/uuid"
 
 	"github.com/acme/codescan-api/shared/config"
 	"github.com/acme/codescan-api/shared/httpapi"
@@ -66,11 +65,11 @@ func runID(r *http.Request) (string, error) {
 	if raw == "" {
 		return "", httpapi.UploadError(http.StatusBadRequest, "Missing run_id")
 	}
-	u, err := uuid.Parse(raw)
-	if err != nil || len(raw) != 36 {
+	id, ok := store.CanonicalUUID(raw)
+	if !ok {
 		return "", httpapi.UploadError(http.StatusBadRequest, "run_id must be a UUID")
 	}
-	return u.String(), nil
+	return id, nil
 }
 
 // readUpload reads a body of at most limit bytes; past it, 413 with the
