@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"strings"
 
-
 	"github.com/acme/codescan-api/shared/config"
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/routes"
