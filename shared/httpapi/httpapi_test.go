@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -100,6 +101,15 @@ func TestParsePaging(t *testing.T) {
 	}
 	if p := (Paging{Page: 2, PageSize: 20}); p.Offset() != 20 || p.TotalPages(41) != 3 || p.TotalPages(0) != 0 {
 		t.Fatalf("offset/total pages: %d %d", p.Offset(), p.TotalPages(41))
+	}
+	rows := []int{1, 2, 3, 4, 5}
+	for _, c := range []struct {
+		p    Paging
+		want string
+	}{{Paging{1, 2}, "[1 2]"}, {Paging{3, 2}, "[5]"}, {Paging{4, 2}, "[]"}, {Paging{1, 10}, "[1 2 3 4 5]"}} {
+		if got := fmt.Sprint(Slice(c.p, rows)); got != c.want {
+			t.Errorf("Slice(%+v) = %s, want %s", c.p, got, c.want)
+		}
 	}
 }
 

@@ -18,6 +18,12 @@ func (p Paging) Offset() int { return (p.Page - 1) * p.PageSize }
 // TotalPages is the number of pages for total rows (0 when there are none).
 func (p Paging) TotalPages(total int) int { return (total + p.PageSize - 1) / p.PageSize }
 
+// Slice returns the page's rows of all, the whole ordered list.
+func Slice[T any](p Paging, all []T) []T {
+	from := min(p.Offset(), len(all))
+	return all[from:min(from+p.PageSize, len(all))]
+}
+
 // maxPage bounds page numbers so offsets never overflow.
 const maxPage = 1_000_000
 

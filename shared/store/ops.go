@@ -69,7 +69,7 @@ func (s *Store) putItem(ctx context.Context, item any, cond *expression.Conditio
 	return nil
 }
 
-// PutNew writes item only if no item with its key exists (ErrConflict otherwise).
+// putNew writes item only if no item with its key exists (ErrConflict otherwise).
 func (s *Store) putNew(ctx context.Context, item any) error {
 	c := expression.AttributeNotExists(expression.Name(tabledef.PK))
 	return s.putItem(ctx, item, &c)
@@ -96,7 +96,7 @@ func (s *Store) update(ctx context.Context, k Key, upd expression.UpdateBuilder,
 	})
 	if isConditionFailed(err) {
 		var ccf *types.ConditionalCheckFailedException
-		if extra == nil || (asCCF(err, &ccf) && ccf.Item == nil) {
+		if extra == nil || (errors.As(err, &ccf) && ccf.Item == nil) {
 			return ErrNotFound
 		}
 		return ErrConflict
@@ -133,20 +133,8 @@ func (s *Store) upsert(ctx context.Context, k Key, upd expression.UpdateBuilder,
 	return attributevalue.UnmarshalMap(res.Attributes, out)
 }
 
-// deleteItem removes an item (absent items are not an error).
-func (s *Store) deleteItem(ctx context.Context, k Key) error {
-	res, err := s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-		TableName: aws.String(s.Table), Key: k.av(), ReturnConsumedCapacity: total,
-	})
-	if err != nil {
-		return fmt.Errorf("delete %s/%s: %w", k.PK, k.SK, err)
-	}
-	record(ctx, writing, res.ConsumedCapacity)
-	return nil
-}
-
-// Query runs a key-condition query on the table or an index and returns every
-// matching item (following pages). Use QueryPage for bounded reads.
+// queryAll runs a key-condition query on the table or an index and reads
+// every matching item (following pages). Use queryPage for bounded reads.
 func (s *Store) queryAll(ctx context.Context, index string, kc expression.KeyConditionBuilder, forward bool, out any) error {
 	var items []map[string]types.AttributeValue
 	var start map[string]types.AttributeValue
@@ -204,10 +192,6 @@ func (s *Store) NextID(ctx context.Context, sequence string) (int64, error) {
 		return 0, err
 	}
 	return out.Value, nil
-}
-
-func asCCF(err error, target **types.ConditionalCheckFailedException) bool {
-	return errors.As(err, target)
 }
 
 // pkBeginsWith is a key condition on the table's own keys.

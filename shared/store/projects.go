@@ -83,9 +83,3 @@ func (s *Store) ListProjects(ctx context.Context, companyID int64) ([]Project, e
 	err := s.queryAll(ctx, "", pkBeginsWith(CompanyPK(companyID), "PROJECT#"), true, &out)
 	return out, err
 }
-
-// SaveProject replaces a project record (name changes are not supported).
-func (s *Store) SaveProject(ctx context.Context, p Project) error {
-	p.Key = projectKey(p.CompanyID, p.ID)
-	return s.putItem(ctx, p, nil)
-}
