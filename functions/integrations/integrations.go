@@ -13,8 +13,6 @@ import (
 	"os"
 	"strconv"
 
-	"github.com/google/uuid"
-
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/config"
 	"github.com/acme/codescan-api/shared/httpapi"
@@ -144,11 +142,11 @@ var errNotFound = httpapi.Errorf(http.StatusNotFound, "Integration not found")
 
 // load reads the integration named by the path, in the caller's company.
 func (h handlers) load(r *http.Request) (store.Integration, error) {
-	id, err := uuid.Parse(r.PathValue("integration_uuid"))
-	if err != nil {
+	id, ok := store.CanonicalUUID(r.PathValue("integration_uuid"))
+	if !ok {
 		return store.Integration{}, httpapi.Errorf(http.StatusBadRequest, "integration_uuid must be a UUID")
 	}
-	in, err := h.store.GetIntegration(r.Context(), auth.FromContext(r.Context()).CompanyID, id.String())
+	in, err := h.store.GetIntegration(r.Context(), auth.FromContext(r.Context()).CompanyID, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return store.Integration{}, errNotFound
 	}

@@ -54,8 +54,10 @@ func NewIntegrationUUID() string { return uuid.NewString() }
 // CreateIntegration stores a new integration with the next integration id.
 // in.UUID must be set (NewIntegrationUUID).
 func (s *Store) CreateIntegration(ctx context.Context, in Integration) (Integration, error) {
-	if _, err := uuid.Parse(in.UUID); err != nil {
-		return Integration{}, fmt.Errorf("integration uuid: %w", err)
+	// Only the canonical form: reads look the uuid up canonicalised, and the
+	// sealed token is bound to the uuid exactly as given.
+	if id, ok := CanonicalUUID(in.UUID); !ok || id != in.UUID {
+		return Integration{}, fmt.Errorf("integration uuid %q is not a canonical uuid", in.UUID)
 	}
 	id, err := s.NextID(ctx, "integration")
 	if err != nil {
