@@ -122,7 +122,7 @@ func (h handlers) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	page := all[min(pg.Offset(), len(all)):min(pg.Offset()+pg.PageSize, len(all))]
+	page := httpapi.Slice(pg, all)
 	out := listResponse{Status: "ok", Integrations: make([]integrationJSON, 0, len(page)), Page: pg.Page,
 		TotalPages: pg.TotalPages(len(all)), TotalIntegrations: len(all)}
 	for _, in := range page {

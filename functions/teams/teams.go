@@ -159,7 +159,7 @@ func (h handlers) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	page := all[min(pg.Offset(), len(all)):min(pg.Offset()+pg.PageSize, len(all))]
+	page := httpapi.Slice(pg, all)
 	dir := newDirectory(r.Context(), h.store, p.CompanyID)
 	views := make([]teamJSON, 0, len(page))
 	for _, t := range page {
