@@ -146,6 +146,5 @@ func (h handlers) mergedGroups(r *http.Request, companyID int64, scopes []store.
 	if err != nil {
 		return nil, 0, err
 	}
-	from := min(pg.Offset(), len(all))
-	return all[from:min(from+pg.PageSize, len(all))], int64(len(all)), nil
+	return httpapi.Slice(pg, all), int64(len(all)), nil
 }

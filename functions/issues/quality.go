@@ -36,9 +36,8 @@ func (h handlers) quality(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	from := min(pg.Offset(), len(all))
 	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{
 		"status": "ok", "page": pg.Page, "total_pages": pg.TotalPages(len(all)),
-		"total_issues": len(all), "issues": all[from:min(from+pg.PageSize, len(all))],
+		"total_issues": len(all), "issues": httpapi.Slice(pg, all),
 	})
 }
