@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -23,12 +24,8 @@ func (s *Store) batchPut(ctx context.Context, items []any) error {
 			reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: av}})
 		}
 		for attempt := 0; len(reqs) > 0; attempt++ {
-			if attempt > 0 {
-				select {
-				case <-ctx.Done():
-					return ctx.Err()
-				case <-time.After(time.Duration(min(10<<attempt, 1000)) * time.Millisecond):
-				}
+			if err := backoff(ctx, attempt); err != nil {
+				return err
 			}
 			res, err := s.DB.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{
 				RequestItems:           map[string][]types.WriteRequest{s.Table: reqs},
@@ -37,13 +34,69 @@ func (s *Store) batchPut(ctx context.Context, items []any) error {
 			if err != nil {
 				return fmt.Errorf("batch write: %w", err)
 			}
-			caps := make([]*types.ConsumedCapacity, len(res.ConsumedCapacity))
-			for n := range res.ConsumedCapacity {
-				caps[n] = &res.ConsumedCapacity[n]
-			}
-			record(ctx, writing, caps...)
+			recordBatch(ctx, writing, res.ConsumedCapacity)
 			reqs = res.UnprocessedItems[s.Table]
 		}
 	}
 	return nil
+}
+
+// batchGet reads keys with strongly consistent reads (the write path decides
+// on them) and returns the items found, by key.
+func (s *Store) batchGet(ctx context.Context, keys []Key) (map[Key]map[string]types.AttributeValue, error) {
+	out := map[Key]map[string]types.AttributeValue{}
+	for start := 0; start < len(keys); start += 100 {
+		pending := []map[string]types.AttributeValue{}
+		for _, k := range keys[start:min(start+100, len(keys))] {
+			pending = append(pending, k.av())
+		}
+		for attempt := 0; len(pending) > 0; attempt++ {
+			if err := backoff(ctx, attempt); err != nil {
+				return nil, err
+			}
+			res, err := s.DB.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{
+				RequestItems: map[string]types.KeysAndAttributes{
+					s.Table: {Keys: pending, ConsistentRead: aws.Bool(true)},
+				},
+				ReturnConsumedCapacity: total,
+			})
+			if err != nil {
+				return nil, fmt.Errorf("batch get: %w", err)
+			}
+			recordBatch(ctx, reading, res.ConsumedCapacity)
+			for _, item := range res.Responses[s.Table] {
+				var k Key
+				if err := attributevalue.UnmarshalMap(item, &k); err != nil {
+					return nil, err
+				}
+				out[k] = item
+			}
+			pending = res.UnprocessedKeys[s.Table].Keys
+		}
+	}
+	return out, nil
+}
+
+// backoff waits before a batch request resends what the previous one left
+// unprocessed (DynamoDB's advice: resending at once meets the same
+// throttling). The first attempt does not wait.
+func backoff(ctx context.Context, attempt int) error {
+	if attempt == 0 {
+		return nil
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(time.Duration(min(10<<min(attempt, 7), 1000)) * time.Millisecond):
+		return nil
+	}
+}
+
+// recordBatch records a batch response's consumed capacity.
+func recordBatch(ctx context.Context, write bool, caps []types.ConsumedCapacity) {
+	ptrs := make([]*types.ConsumedCapacity, len(caps))
+	for n := range caps {
+		ptrs[n] = &caps[n]
+	}
+	record(ctx, write, ptrs...)
 }

@@ -13,10 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
 )
@@ -425,41 +423,4 @@ func retry(ctx context.Context, write func() (int, error)) (int, error) {
 		case <-time.After(wait/2 + rand.N(wait/2+1)):
 		}
 	}
-}
-
-// batchGet reads keys with strongly consistent reads (the write path decides
-// on them) and returns the items found, by key.
-func (s *Store) batchGet(ctx context.Context, keys []Key) (map[Key]map[string]types.AttributeValue, error) {
-	out := map[Key]map[string]types.AttributeValue{}
-	for start := 0; start < len(keys); start += 100 {
-		pending := []map[string]types.AttributeValue{}
-		for _, k := range keys[start:min(start+100, len(keys))] {
-			pending = append(pending, k.av())
-		}
-		for len(pending) > 0 {
-			res, err := s.DB.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{
-				RequestItems: map[string]types.KeysAndAttributes{
-					s.Table: {Keys: pending, ConsistentRead: aws.Bool(true)},
-				},
-				ReturnConsumedCapacity: total,
-			})
-			if err != nil {
-				return nil, fmt.Errorf("batch get: %w", err)
-			}
-			caps := make([]*types.ConsumedCapacity, len(res.ConsumedCapacity))
-			for n := range res.ConsumedCapacity {
-				caps[n] = &res.ConsumedCapacity[n]
-			}
-			record(ctx, reading, caps...)
-			for _, item := range res.Responses[s.Table] {
-				var k Key
-				if err := attributevalue.UnmarshalMap(item, &k); err != nil {
-					return nil, err
-				}
-				out[k] = item
-			}
-			pending = res.UnprocessedKeys[s.Table].Keys
-		}
-	}
-	return out, nil
 }
