@@ -180,9 +180,8 @@ const (
 // Error is a failed verification. Its message is safe to show to the client:
 // it never holds the token.
 type Error struct {
-	Kind   Kind
-	Status int // the host's HTTP status, when it answered
-	msg    string
+	Kind Kind
+	msg  string
 }
 
 func (e *Error) Error() string { return e.msg }
@@ -213,7 +212,7 @@ func (c *Client) Verify(ctx context.Context, baseURL, prefix, token string) (Acc
 		return Account{}, classify(err)
 	}
 	if user.GetID() <= 0 {
-		return Account{}, &Error{Kind: BadResponse, Status: http.StatusOK, msg: "the host's answer is not a user account"}
+		return Account{}, &Error{Kind: BadResponse, msg: "the host's answer is not a user account"}
 	}
 	return Account{ID: user.GetID(), Login: user.GetLogin()}, nil
 }
@@ -236,9 +235,9 @@ func classify(err error) *Error {
 	case errors.As(err, &redirect):
 		return statusError(redirect.StatusCode)
 	case errors.As(err, &rate), errors.As(err, &abuse):
-		return &Error{Kind: Refused, Status: http.StatusForbidden, msg: "the host's rate limit for this token is exhausted; try again later"}
+		return &Error{Kind: Refused, msg: "the host's rate limit for this token is exhausted; try again later"}
 	case errors.As(err, &twoFA):
-		return &Error{Kind: BadCredentials, Status: http.StatusUnauthorized, msg: "the host rejected the token (401: two-factor code required)"}
+		return &Error{Kind: BadCredentials, msg: "the host rejected the token (401: two-factor code required)"}
 	case errors.As(err, &resp) && resp.Response != nil:
 		return statusError(resp.Response.StatusCode)
 	case errors.As(err, &syntax), errors.As(err, &typ), errors.As(err, &accepted), errors.Is(err, errTooLarge):
@@ -252,13 +251,13 @@ func classify(err error) *Error {
 func statusError(status int) *Error {
 	switch {
 	case status == http.StatusUnauthorized:
-		return &Error{Kind: BadCredentials, Status: status, msg: "the host rejected the token (401)"}
+		return &Error{Kind: BadCredentials, msg: "the host rejected the token (401)"}
 	case status == http.StatusNotFound:
-		return &Error{Kind: NoUserEndpoint, Status: status, msg: "the host has no authenticated-user endpoint at base_url + gateway_prefix + /user (404)"}
+		return &Error{Kind: NoUserEndpoint, msg: "the host has no authenticated-user endpoint at base_url + gateway_prefix + /user (404)"}
 	case status >= 300 && status < 400:
-		return &Error{Kind: Redirected, Status: status, msg: fmt.Sprintf("the host answered with a redirect (%d), which is not followed; check base_url and gateway_prefix", status)}
+		return &Error{Kind: Redirected, msg: fmt.Sprintf("the host answered with a redirect (%d), which is not followed; check base_url and gateway_prefix", status)}
 	case status >= 500:
-		return &Error{Kind: HostFailure, Status: status, msg: fmt.Sprintf("the host failed to answer (%d)", status)}
+		return &Error{Kind: HostFailure, msg: fmt.Sprintf("the host failed to answer (%d)", status)}
 	}
-	return &Error{Kind: Refused, Status: status, msg: fmt.Sprintf("the host refused the request (%d)", status)}
+	return &Error{Kind: Refused, msg: fmt.Sprintf("the host refused the request (%d)", status)}
 }
