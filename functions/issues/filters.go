@@ -30,6 +30,14 @@ func (h handlers) scopes(r *http.Request) ([]store.Scope, error) {
 	if name == "" && repo == "" && branch == "" {
 		return []store.Scope{{}}, nil
 	}
+	if repo != "" {
+		// Text that is not a repository URL matches no project.
+		canon, err := repourl.Normalize(repo)
+		if err != nil {
+			return nil, errNoProject
+		}
+		repo = canon
+	}
 	var ids []int64 // nil: every project (only while name and repo are unset)
 	if name != "" {
 		p, err := h.store.ProjectByName(ctx, companyID, name)
@@ -78,10 +86,9 @@ func (h handlers) scopes(r *http.Request) ([]store.Scope, error) {
 	return scopes, nil
 }
 
-// sameRepo compares repository URLs in canonical form; text that is not a
-// repository URL matches nothing.
-func sameRepo(stored, filter string) bool {
-	a, errA := repourl.Normalize(stored)
-	b, errB := repourl.Normalize(filter)
-	return errA == nil && errB == nil && a == b
+// sameRepo tells whether a stored repository URL has the canonical form
+// canon.
+func sameRepo(stored, canon string) bool {
+	u, err := repourl.Normalize(stored)
+	return err == nil && u == canon
 }
