@@ -69,10 +69,10 @@ func (h handlers) gitConfigUpload(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	if _, err := h.store.SetScanRepoURL(r.Context(), company, sc.ID, remote.URL); err != nil {
+	if err := h.store.SetScanRepoURL(r.Context(), company, sc.ID, remote.URL); err != nil {
 		return err
 	}
-	if _, err := h.store.SetProjectRepoURLIfEmpty(r.Context(), company, sc.ProjectID, remote.URL); err != nil {
+	if err := h.store.SetProjectRepoURLIfEmpty(r.Context(), company, sc.ProjectID, remote.URL); err != nil {
 		return err
 	}
 	return ok(w)

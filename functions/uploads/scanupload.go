@@ -194,7 +194,7 @@ func (h handlers) project(ctx context.Context, company int64, name, repoURL stri
 		return store.Project{}, err
 	}
 	if proj.RepoURL == "" && repoURL != "" {
-		if _, err := h.store.SetProjectRepoURLIfEmpty(ctx, company, proj.ID, repoURL); err != nil {
+		if err := h.store.SetProjectRepoURLIfEmpty(ctx, company, proj.ID, repoURL); err != nil {
 			return store.Project{}, err
 		}
 	}

@@ -41,24 +41,22 @@ func (s *Store) GetCIData(ctx context.Context, companyID int64, scanID string) (
 	return d, err
 }
 
-// SetScanRepoURL records the repository of a scan of the company and
-// returns the scan; ErrNotFound when it does not exist.
-func (s *Store) SetScanRepoURL(ctx context.Context, companyID int64, scanID, repoURL string) (Scan, error) {
-	var sc Scan
+// SetScanRepoURL records the repository of a scan of the company;
+// ErrNotFound when it does not exist.
+func (s *Store) SetScanRepoURL(ctx context.Context, companyID int64, scanID, repoURL string) error {
 	upd := expression.Set(expression.Name("repo_url"), expression.Value(repoURL))
-	err := s.update(ctx, scanKey(companyID, scanID), upd, nil, &sc)
-	return sc, err
+	return s.update(ctx, scanKey(companyID, scanID), upd, nil, nil)
 }
 
 // SetProjectRepoURLIfEmpty gives a project of the company a repository URL
 // unless it already has one (a URL set by a person or an earlier upload is
-// never overwritten). It reports whether it set it.
-func (s *Store) SetProjectRepoURLIfEmpty(ctx context.Context, companyID, projectID int64, repoURL string) (bool, error) {
+// never overwritten).
+func (s *Store) SetProjectRepoURLIfEmpty(ctx context.Context, companyID, projectID int64, repoURL string) error {
 	upd := expression.Set(expression.Name("repo_url"), expression.Value(repoURL))
 	cond := expression.AttributeNotExists(expression.Name("repo_url"))
 	err := s.update(ctx, projectKey(companyID, projectID), upd, &cond, nil)
 	if errors.Is(err, ErrConflict) {
-		return false, nil
+		return nil
 	}
-	return err == nil, err
+	return err
 }
