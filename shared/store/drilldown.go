@@ -27,8 +27,9 @@ type IssueFilter struct {
 // segment is one run of the result: a scope's range of one group's index
 // partition, with its number of matches when the counters know it.
 type segment struct {
-	index, pk, prefix string
-	count             int64
+	index      tabledef.Index
+	pk, prefix string
+	count      int64
 }
 
 // ListIssues returns at most limit issues of f from offset, and how many
@@ -83,7 +84,7 @@ func (s *Store) ListIssues(ctx context.Context, companyID int64, f IssueFilter, 
 			skip -= sg.count
 			continue
 		}
-		items, err := s.queryWindow(ctx, sg.index, sg.keyCondition(), and(filter), true, int(skip), int(min(int64(limit-len(out)), sg.count-skip)))
+		items, err := s.queryWindow(ctx, sg.index.Name, sg.keyCondition(), and(filter), true, int(skip), int(min(int64(limit-len(out)), sg.count-skip)))
 		if err != nil {
 			return nil, 0, err
 		}
@@ -98,13 +99,9 @@ func (s *Store) ListIssues(ctx context.Context, companyID int64, f IssueFilter, 
 }
 
 func (sg segment) keyCondition() expression.KeyConditionBuilder {
-	ix := tabledef.GSI1
-	if sg.index == tabledef.GSI2.Name {
-		ix = tabledef.GSI2
-	}
-	kc := expression.Key(ix.PK).Equal(expression.Value(sg.pk))
+	kc := expression.Key(sg.index.PK).Equal(expression.Value(sg.pk))
 	if sg.prefix != "" {
-		kc = kc.And(skPrefix(ix.SK, sg.prefix))
+		kc = kc.And(skPrefix(sg.index.SK, sg.prefix))
 	}
 	return kc
 }
@@ -120,11 +117,12 @@ func and(conds []expression.ConditionBuilder) *expression.ConditionBuilder {
 	return &c
 }
 
-func indexOf(dim Dimension) string {
+// indexOf is the index holding the issues of one group of dim.
+func indexOf(dim Dimension) tabledef.Index {
 	if dim == ByFile {
-		return tabledef.GSI2.Name
+		return tabledef.GSI2
 	}
-	return tabledef.GSI1.Name
+	return tabledef.GSI1
 }
 
 // groupSegments are one group's ranges in each scope.
@@ -167,7 +165,7 @@ func (s *Store) cweSegments(ctx context.Context, companyID int64, scopes []Scope
 	for _, g := range groups {
 		for n, sc := range scopes {
 			if c := perScope[n][g]; c > 0 {
-				segs = append(segs, segment{index: tabledef.GSI1.Name, pk: issueGroupPK(companyID, ByCWE, g), prefix: scopePrefix(sc), count: c})
+				segs = append(segs, segment{index: tabledef.GSI1, pk: issueGroupPK(companyID, ByCWE, g), prefix: scopePrefix(sc), count: c})
 			}
 		}
 	}
@@ -178,8 +176,8 @@ func (s *Store) cweSegments(ctx context.Context, companyID int64, scopes []Scope
 func (s *Store) listUncounted(ctx context.Context, companyID int64, scopes []Scope, path string, filter *expression.ConditionBuilder, offset, limit int) ([]Issue, int64, error) {
 	var all []map[string]types.AttributeValue
 	for _, sc := range scopes {
-		sg := segment{index: tabledef.GSI2.Name, pk: issueGroupPK(companyID, ByFile, path), prefix: scopePrefix(sc)}
-		items, err := s.queryWindow(ctx, sg.index, sg.keyCondition(), filter, true, 0, maxWindow)
+		sg := segment{index: tabledef.GSI2, pk: issueGroupPK(companyID, ByFile, path), prefix: scopePrefix(sc)}
+		items, err := s.queryWindow(ctx, sg.index.Name, sg.keyCondition(), filter, true, 0, maxWindow)
 		if err != nil {
 			return nil, 0, err
 		}
