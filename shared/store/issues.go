@@ -344,18 +344,6 @@ func (s *Store) txIssue(c issueChange) (types.TransactWriteItem, error) {
 	return s.txDelete(c.before.Key, cond)
 }
 
-// txDelete is a conditional Delete for transact.
-func (s *Store) txDelete(k Key, cond expression.ConditionBuilder) (types.TransactWriteItem, error) {
-	expr, err := expression.NewBuilder().WithCondition(cond).Build()
-	if err != nil {
-		return types.TransactWriteItem{}, err
-	}
-	return types.TransactWriteItem{Delete: &types.Delete{
-		TableName: &s.Table, Key: k.av(), ConditionExpression: expr.Condition(),
-		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-	}}, nil
-}
-
 // chunkIssues splits issues so that each chunk's transaction (its issues,
 // the distinct counters they touch and their scope summaries) stays within
 // DynamoDB's item limit.

@@ -30,11 +30,7 @@ func (s *Store) transact(ctx context.Context, items []types.TransactWriteItem) e
 	if err != nil {
 		return fmt.Errorf("transact write: %w", err)
 	}
-	caps := make([]*types.ConsumedCapacity, len(res.ConsumedCapacity))
-	for i := range res.ConsumedCapacity {
-		caps[i] = &res.ConsumedCapacity[i]
-	}
-	record(ctx, writing, caps...)
+	recordBatch(ctx, writing, res.ConsumedCapacity)
 	return nil
 }
 
@@ -76,6 +72,18 @@ func (s *Store) txUpdate(k Key, upd expression.UpdateBuilder, cond *expression.C
 	return types.TransactWriteItem{Update: &types.Update{
 		TableName: aws.String(s.Table), Key: k.av(),
 		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+	}}, nil
+}
+
+// txDelete is a conditional Delete for transact.
+func (s *Store) txDelete(k Key, cond expression.ConditionBuilder) (types.TransactWriteItem, error) {
+	expr, err := expression.NewBuilder().WithCondition(cond).Build()
+	if err != nil {
+		return types.TransactWriteItem{}, err
+	}
+	return types.TransactWriteItem{Delete: &types.Delete{
+		TableName: &s.Table, Key: k.av(), ConditionExpression: expr.Condition(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 	}}, nil
 }
