@@ -27,6 +27,34 @@ type Scan struct {
 	ReportSHA256 string `dynamodbav:"report_sha256,omitempty"`
 	CI           bool   `dynamodbav:"ci,omitempty"`
 	CIPlatform   string `dynamodbav:"ci_platform,omitempty"`
+	// Status is ScanProcessing until its findings are all stored, then
+	// ScanComplete, or ScanIncomplete with FailedReason and ScanErrors.
+	Status       string      `dynamodbav:"status,omitempty"`
+	FailedReason string      `dynamodbav:"failed_reason,omitempty"`
+	ScanErrors   []ScanError `dynamodbav:"scan_errors,omitempty"`
+	GitSHA       string      `dynamodbav:"git_sha,omitempty"`
+	// Tool is the scanner whose findings the scan holds (identity and the
+	// fixed lifecycle are per tool); Findings counts them.
+	Tool     string `dynamodbav:"tool,omitempty"`
+	Findings int    `dynamodbav:"findings,omitempty"`
+	// CompletedAt is when its findings were all stored.
+	CompletedAt string `dynamodbav:"completed_at,omitempty"`
+}
+
+// Scan statuses, as the real client classifies them.
+const (
+	ScanProcessing = "processing"
+	ScanComplete   = "complete"
+	ScanIncomplete = "incomplete"
+)
+
+// ScanError is one problem met while processing a scan; Level "info" is not
+// a failure.
+type ScanError struct {
+	ScanType string `dynamodbav:"scan_type" json:"scan_type"`
+	Level    string `dynamodbav:"level" json:"level"`
+	Location string `dynamodbav:"location" json:"location"`
+	Message  string `dynamodbav:"message" json:"message"`
 }
 
 func scanKey(companyID int64, scanID string) Key {
