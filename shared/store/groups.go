@@ -492,13 +492,18 @@ func (s *Store) MergedGroups(ctx context.Context, companyID int64, scopes []Scop
 	for _, g := range byKey {
 		out = append(out, *g)
 	}
-	slices.SortFunc(out, func(a, b GroupCount) int {
+	SortGroups(out)
+	return out, nil
+}
+
+// SortGroups puts groups in the total order of GroupsPage.
+func SortGroups(groups []GroupCount) {
+	slices.SortFunc(groups, func(a, b GroupCount) int {
 		if c := cmp.Compare(b.Count, a.Count); c != 0 {
 			return c
 		}
 		return strings.Compare(groupSortKey(a.Dim, a.Group), groupSortKey(b.Dim, b.Group))
 	})
-	return out, nil
 }
 
 // scopeReaders bounds the concurrent reads of scopesGroups.

@@ -374,3 +374,13 @@ func (s *Store) EachScanIssue(ctx context.Context, companyID int64, scanID strin
 	}
 	return nil
 }
+
+// ScanReported reports whether a scan of the company reported an issue.
+func (s *Store) ScanReported(ctx context.Context, companyID int64, scanID, issueID string) (bool, error) {
+	var m member
+	err := s.getItem(ctx, Key{PK: memberPK(companyID, scanID), SK: issueID}, &m)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
