@@ -133,13 +133,20 @@ func (s *Store) applyLeased(ctx context.Context, companyID int64, sc Scan, lease
 		}
 		changes := lifecycleChanges(sc, found, previous, reported, existing, truth, &res)
 		touched = touched[:0]
+		var creates, updates []issueChange
 		for _, c := range changes {
 			touched = append(touched, *c.issue())
-			if c.before != nil {
+			if c.before == nil {
+				creates = append(creates, c)
+			} else {
 				touched = append(touched, *c.before)
+				updates = append(updates, c)
 			}
 		}
-		_, err = s.commitIssues(ctx, companyID, changes)
+		if err := s.bulkCreate(ctx, companyID, sc.ID, creates); err != nil {
+			return err
+		}
+		_, err = s.commitIssues(ctx, companyID, updates)
 		return err
 	})
 	if err != nil {
