@@ -12,9 +12,11 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/acme/codescan-api/functions/uploads/sarif"
 	"github.com/acme/codescan-api/shared/auth"
+	"github.com/acme/codescan-api/shared/finding"
 	"github.com/acme/codescan-api/shared/httpapi"
+	"github.com/acme/codescan-api/shared/reports/reporterr"
+	"github.com/acme/codescan-api/shared/reports/sarif"
 	"github.com/acme/codescan-api/shared/repourl"
 	"github.com/acme/codescan-api/shared/store"
 )
@@ -104,13 +106,18 @@ func (h handlers) scanUpload(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	rep, err := sarif.Parse(body)
-	var bad *sarif.Error
+	var bad *reporterr.Invalid
 	if errors.As(err, &bad) {
-		return httpapi.UploadError(http.StatusBadRequest, "Invalid SARIF report: %s", bad.Problem())
+		return httpapi.UploadError(http.StatusBadRequest, "Invalid SARIF report: %s", bad.Problem)
+	}
+	var big *reporterr.TooLarge
+	if errors.As(err, &big) {
+		return httpapi.UploadError(http.StatusRequestEntityTooLarge, "The report has more than %d %s", big.Limit, big.What)
 	}
 	if err != nil {
 		return err
 	}
+	rep.Findings = sastOnly(rep.Findings)
 	if n := len(rep.Findings); n > MaxFindings {
 		return httpapi.UploadError(http.StatusRequestEntityTooLarge, "The report has %d results; at most %d are accepted per upload", n, MaxFindings)
 	}
@@ -201,10 +208,21 @@ func (h handlers) project(ctx context.Context, company int64, name, repoURL stri
 	return proj, nil
 }
 
+// sastOnly keeps the SAST findings: the upload stores SAST issues only.
+func sastOnly(fs []finding.Finding) []finding.Finding {
+	out := fs[:0]
+	for _, f := range fs {
+		if f.Kind == finding.SAST {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // issuesOf turns findings into the scan's open issues, with ids derived
-// from the scan and the result's position and the scan's creation time, so
-// a retry produces exactly the same issues.
-func issuesOf(sc store.Scan, proj store.Project, findings []sarif.Finding) []store.Issue {
+// from the scan and the finding's position in the report and the scan's
+// creation time, so a retry produces exactly the same issues.
+func issuesOf(sc store.Scan, proj store.Project, findings []finding.Finding) []store.Issue {
 	out := make([]store.Issue, len(findings))
 	for n, f := range findings {
 		path := f.Path
@@ -212,7 +230,7 @@ func issuesOf(sc store.Scan, proj store.Project, findings []sarif.Finding) []sto
 			path = noPath
 		}
 		out[n] = store.Issue{
-			ID:        uuid.NewSHA1(idSpace, fmt.Appendf(nil, "issue/%s/%d/%d", sc.ID, f.Run, f.Result)).String(),
+			ID:        uuid.NewSHA1(idSpace, fmt.Appendf(nil, "issue/%s/%d", sc.ID, n)).String(),
 			ProjectID: proj.ID, ProjectName: proj.Name, ScanID: sc.ID, Branch: sc.Branch,
 			CWE: f.CWE, FilePath: path, Line: f.Line, Urgency: f.Urgency, Status: "open",
 			RuleID: f.RuleID, Title: f.Title, CreatedAt: sc.CreatedAt,

@@ -6,10 +6,22 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/acme/codescan-api/shared/finding"
+	"github.com/acme/codescan-api/shared/reports/norm"
+	"github.com/acme/codescan-api/shared/reports/reporterr"
+)
+
+const (
+	Critical = finding.Critical
+	High     = finding.High
+	Medium   = finding.Medium
+	Low      = finding.Low
 )
 
 // brief is what a test checks of a finding.
 type brief struct {
+	Kind    finding.Kind
 	RuleID  string
 	CWE     int
 	Path    string
@@ -17,9 +29,9 @@ type brief struct {
 	Urgency string
 }
 
-func parseFile(t *testing.T, name string) []Finding {
+func parseFile(t *testing.T, name string) []finding.Finding {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "testdata", name))
+	data, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,28 +49,28 @@ func TestScanners(t *testing.T) {
 	}{
 		// CWE in rule tags (`CWE-89: ...`); urgency from the rule's default level.
 		"semgrep.sarif": {"Semgrep OSS", []brief{
-			{"python.django.security.injection.sql.sql-injection-using-raw.sql-injection-using-raw", 89, "app/views/orders.py", 41, High},
-			{"python.django.security.injection.sql.sql-injection-using-raw.sql-injection-using-raw", 89, "app/views/search.py", 18, High},
-			{"python.django.security.audit.xss.template-href-var.template-href-var", 79, "app/templates/profile.html", 9, Medium},
-			{"python.django.best-practice.debug-enabled", 0, "app/settings.py", 27, Low},
+			{finding.SAST, "python.django.security.injection.sql.sql-injection-using-raw.sql-injection-using-raw", 89, "app/views/orders.py", 41, High},
+			{finding.SAST, "python.django.security.injection.sql.sql-injection-using-raw.sql-injection-using-raw", 89, "app/views/search.py", 18, High},
+			{finding.SAST, "python.django.security.audit.xss.template-href-var.template-href-var", 79, "app/templates/profile.html", 9, Medium},
+			{finding.Quality, "python.django.best-practice.debug-enabled", 0, "app/settings.py", 27, Low},
 		}},
 		// CWE in `external/cwe/cwe-NNN` tags of rules in a query-pack
 		// extension; urgency from security-severity (string and number);
 		// one location given only as an artifact index.
 		"codeql.sarif": {"CodeQL", []brief{
-			{"js/reflected-xss", 79, "src/routes/search.js", 27, High},
-			{"js/sql-injection", 89, "src/db/orders.js", 54, High},
-			{"js/code-injection", 94, "src/routes/admin.js", 103, Critical},
-			{"js/reflected-xss", 79, "src/routes/admin.js", 88, High},
-			{"js/missing-rate-limiting", 770, "src/server.js", 12, Low},
+			{finding.SAST, "js/reflected-xss", 79, "src/routes/search.js", 27, High},
+			{finding.SAST, "js/sql-injection", 89, "src/db/orders.js", 54, High},
+			{finding.SAST, "js/code-injection", 94, "src/routes/admin.js", 103, Critical},
+			{finding.SAST, "js/reflected-xss", 79, "src/routes/admin.js", 88, High},
+			{finding.SAST, "js/missing-rate-limiting", 770, "src/server.js", 12, Low},
 		}},
 		// CWE through the CWE taxonomy: rule relationships by taxon id, by
 		// taxon guid, by taxonomy and taxon index, and result taxa.
 		"gosec.sarif": {"gosec", []brief{
-			{"G101", 798, "internal/config/config.go", 17, High},
-			{"G304", 22, "internal/files/download.go", 42, Medium},
-			{"G401", 328, "internal/auth/token.go", 63, Medium},
-			{"G104", 703, "cmd/server/main.go", 88, Low},
+			{finding.SAST, "G101", 798, "internal/config/config.go", 17, High},
+			{finding.SAST, "G304", 22, "internal/files/download.go", 42, Medium},
+			{finding.SAST, "G401", 328, "internal/auth/token.go", 63, Medium},
+			{finding.SAST, "G104", 703, "cmd/server/main.go", 88, Low},
 		}},
 	}
 	for name, c := range cases {
@@ -67,9 +79,9 @@ func TestScanners(t *testing.T) {
 			t.Fatalf("%s: %d findings, want %d: %+v", name, len(fs), len(c.want), fs)
 		}
 		for i, f := range fs {
-			got := brief{f.RuleID, f.CWE, f.Path, f.Line, f.Urgency}
-			if got != c.want[i] || f.Tool != c.tool || f.Run != 0 || f.Result != i || f.Title == "" {
-				t.Errorf("%s[%d] = %+v (tool %q, run %d, result %d, title %q), want %+v", name, i, got, f.Tool, f.Run, f.Result, f.Title, c.want[i])
+			got := brief{f.Kind, f.RuleID, f.CWE, f.Path, f.Line, f.Urgency}
+			if got != c.want[i] || f.Tool != c.tool || f.Title == "" {
+				t.Errorf("%s[%d] = %+v (tool %q, title %q), want %+v", name, i, got, f.Tool, f.Title, c.want[i])
 			}
 		}
 	}
@@ -81,14 +93,14 @@ func TestTitle(t *testing.T) {
 		t.Fatalf("title: %q", fs[0].Title)
 	}
 	// Without a rule, the message is the title (clipped).
-	long := strings.Repeat("é", maxText)
-	doc := `{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"t"}},"results":[{"message":{"text":"` + long + `"}}]}]}`
+	long := strings.Repeat("é", norm.MaxText)
+	doc := `{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"t"}},"results":[{"ruleId":"r","message":{"text":"` + long + `"}}]}]}`
 	rep, err := Parse([]byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
 	fs = rep.Findings
-	if len(fs[0].Title) > maxText || len(fs[0].Title) < maxText-1 || !strings.HasPrefix(long, fs[0].Title) {
+	if len(fs[0].Title) > norm.MaxText || len(fs[0].Title) < norm.MaxText-1 || !strings.HasPrefix(long, fs[0].Title) {
 		t.Fatalf("clipped title: %d bytes", len(fs[0].Title))
 	}
 }
@@ -105,28 +117,28 @@ func TestInterpretation(t *testing.T) {
 	}{
 		// properties.cwe as an array; security-severity 4.0 is ME.
 		{`{"ruleId":"R0","message":{"text":"m"},"locations":[{"physicalLocation":{"artifactLocation":{"uri":"a%20b.go","uriBaseId":"SRC"},"region":{"startLine":3}}}]}`,
-			brief{"R0", 352, "services/api/a b.go", 3, Medium}},
+			brief{finding.SAST, "R0", 352, "services/api/a b.go", 3, Medium}},
 		// properties.cwe as a number wins over tags; the result's level
 		// wins over the rule's default; an absolute path under a base is
 		// made relative to it.
 		{`{"ruleId":"R1","level":"note","message":{"text":"m"},"locations":[{"physicalLocation":{"artifactLocation":{"uri":"file:///build/repo/web/x.js"}}}]}`,
-			brief{"R1", 601, "web/x.js", 0, Low}},
+			brief{finding.SAST, "R1", 601, "web/x.js", 0, Low}},
 		// The result's own properties come before the rule's; its own
 		// security-severity before the level.
 		{`{"ruleId":"R1","message":{"text":"m"},"properties":{"security-severity":9.1,"tags":["external/cwe/cwe-078"]},"locations":[{"physicalLocation":{"artifactLocation":{"uri":"./x/../y.py"}}}]}`,
-			brief{"R1", 78, "y.py", 0, Critical}},
+			brief{finding.SAST, "R1", 78, "y.py", 0, Critical}},
 		// Malformed tags are not CWEs; no level anywhere is SARIF's
 		// default warning; the message comes from the rule's strings; the
 		// analysis target is the location of last resort.
 		{`{"ruleIndex":2,"message":{"id":"default"},"analysisTarget":{"uri":"lib\\util.c"}}`,
-			brief{"R2", 0, "lib/util.c", 0, Medium}},
+			brief{finding.Quality, "R2", 0, "lib/util.c", 0, Medium}},
 		// Out-of-range security-severity falls back to the level; a
 		// result-level taxon of a taxonomy that is not CWE is ignored.
 		{`{"ruleId":"nope","level":"error","message":{"text":"m"},"properties":{"security-severity":"11"},"taxa":[{"id":"A03","toolComponent":{"name":"OWASP"}}]}`,
-			brief{"nope", 0, "", 0, High}},
+			brief{finding.Quality, "nope", 0, "", 0, High}},
 		// A CWE taxon named only by its component's name.
 		{`{"ruleId":"R9","level":"none","message":{"text":"m"},"taxa":[{"id":"CWE-200","toolComponent":{"name":"cwe"}}]}`,
-			brief{"R9", 200, "", 0, Low}},
+			brief{finding.SAST, "R9", 200, "", 0, Low}},
 	}
 	for i, c := range cases {
 		rep, err := Parse([]byte(head + c.result + `]}]}`))
@@ -134,7 +146,7 @@ func TestInterpretation(t *testing.T) {
 			t.Fatalf("case %d: %v", i, err)
 		}
 		f := rep.Findings[0]
-		got := brief{f.RuleID, f.CWE, f.Path, f.Line, f.Urgency}
+		got := brief{f.Kind, f.RuleID, f.CWE, f.Path, f.Line, f.Urgency}
 		if got != c.want {
 			t.Errorf("case %d = %+v, want %+v", i, got, c.want)
 		}
@@ -147,27 +159,27 @@ func TestInterpretation(t *testing.T) {
 func TestKindsAndRuns(t *testing.T) {
 	doc := `{"version":"2.1.0","runs":[
 		{"tool":{"driver":{"name":"a"}},"results":[
-			{"kind":"pass","message":{"text":"ok"}},
-			{"kind":"fail","message":{"text":"bad"}},
-			{"kind":"notApplicable","message":{"text":"n/a"}},
-			{"kind":"informational","message":{"text":"fyi"}},
-			{"kind":"review","message":{"text":"look"}}]},
+			{"ruleId":"r","kind":"pass","message":{"text":"ok"}},
+			{"ruleId":"r","kind":"fail","message":{"text":"bad"}},
+			{"ruleId":"r","kind":"notApplicable","message":{"text":"n/a"}},
+			{"ruleId":"r","kind":"informational","message":{"text":"fyi"}},
+			{"ruleId":"r","kind":"review","message":{"text":"look"}}]},
 		{"tool":{"driver":{"name":"b"}},"results":[],"versionControlProvenance":[{"repositoryUri":"https://github.com/acme/a"}]},
-		{"tool":{"driver":{"name":"c"}},"results":[{"message":{"text":"x"}}],
-		 "versionControlProvenance":[{"repositoryUri":"https://github.com/acme/c","branch":"refs/heads/release/1.2"}]}]}`
+		{"tool":{"driver":{"name":"c"}},"results":[{"ruleId":"r","message":{"text":"x"}}],
+		 "versionControlProvenance":[{"repositoryUri":"https://github.com/acme/c","branch":"refs/heads/release/1.2","revisionId":"0123abc"}]}]}`
 	rep, err := Parse([]byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The first run that names a repository or a branch gives it.
-	if rep.RepositoryURI != "https://github.com/acme/a" || rep.Branch != "release/1.2" {
-		t.Fatalf("provenance: %q %q", rep.RepositoryURI, rep.Branch)
+	// The first run that names a repository, a branch or a commit gives it.
+	if rep.RepositoryURI != "https://github.com/acme/a" || rep.Branch != "release/1.2" || rep.CommitSHA != "0123abc" {
+		t.Fatalf("provenance: %q %q %q", rep.RepositoryURI, rep.Branch, rep.CommitSHA)
 	}
 	var got []string
 	for _, f := range rep.Findings {
-		got = append(got, f.Tool+":"+f.Title+":"+string(rune('0'+f.Run))+string(rune('0'+f.Result)))
+		got = append(got, f.Tool+":"+f.Title)
 	}
-	if strings.Join(got, ",") != "a:bad:01,a:look:04,c:x:20" {
+	if strings.Join(got, ",") != "a:bad,a:look,c:x" {
 		t.Fatalf("got %v", got)
 	}
 }
@@ -194,9 +206,9 @@ func TestInvalid(t *testing.T) {
 	}
 	for in, want := range cases {
 		_, err := Parse([]byte(in))
-		var se *Error
-		if !errors.As(err, &se) || !strings.Contains(err.Error(), want) {
-			t.Errorf("Parse(%q) = %v, want an Error containing %q", in, err, want)
+		var se *reporterr.Invalid
+		if !errors.As(err, &se) || !strings.Contains(se.Problem, want) {
+			t.Errorf("Parse(%q) = %v, want an Invalid error containing %q", in, err, want)
 		}
 	}
 }
