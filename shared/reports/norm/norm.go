@@ -86,3 +86,25 @@ func UrgencyOfSeverity(sev string) string {
 	}
 	return finding.Medium
 }
+
+// MaxFindings bounds the results of one report of a format without runs,
+// at GitHub's limit for one SARIF run.
+const MaxFindings = 25_000
+
+// FirstLine is the first non-empty line of s, clipped to 200 bytes: a title
+// made from a message.
+func FirstLine(s string) string {
+	for _, l := range strings.Split(strings.TrimSpace(s), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			if len(l) > 200 {
+				cut := 200
+				for cut > 0 && !utf8.RuneStart(l[cut]) {
+					cut--
+				}
+				l = l[:cut]
+			}
+			return l
+		}
+	}
+	return ""
+}

@@ -27,6 +27,8 @@ func Path(p string) (string, string) {
 	}
 	p = path.Clean(p)
 	switch {
+	case IsAbs(p): // `x/../C:/y`
+		return "", Absolute
 	case p == ".":
 		return "", ""
 	case p == ".." || strings.HasPrefix(p, "../"):

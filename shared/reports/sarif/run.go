@@ -255,7 +255,7 @@ func cweOfProperties(pb *gosarif.PropertyBag) (int, bool) {
 		}
 	}
 	for _, tag := range pb.Tags {
-		if id, ok := cweOfTag(tag); ok {
+		if id, ok := norm.CWE(tag); ok {
 			return id, true
 		}
 	}
@@ -265,7 +265,7 @@ func cweOfProperties(pb *gosarif.PropertyBag) (int, bool) {
 func cweOfValue(v any) (int, bool) {
 	switch v := v.(type) {
 	case string:
-		if id, ok := cweOfTag(v); ok {
+		if id, ok := norm.CWE(v); ok {
 			return id, true
 		}
 		return cwe.Parse(v)
@@ -281,27 +281,6 @@ func cweOfValue(v any) (int, bool) {
 		}
 	}
 	return 0, false
-}
-
-// cweOfTag reads tags written `CWE-89`, `CWE-89: Improper ...`,
-// `external/cwe/cwe-089` (CodeQL). Bare numbers are not CWEs in tags.
-func cweOfTag(tag string) (int, bool) {
-	t := strings.TrimSpace(tag)
-	if rest, ok := norm.CutPrefixFold(t, "external/cwe/"); ok {
-		return cwe.Parse(rest)
-	}
-	rest, ok := norm.CutPrefixFold(t, "CWE-")
-	if !ok {
-		return 0, false
-	}
-	end := 0
-	for end < len(rest) && rest[end] >= '0' && rest[end] <= '9' {
-		end++
-	}
-	if end < len(rest) && !strings.ContainsRune(": )]", rune(rest[end])) {
-		return 0, false
-	}
-	return cwe.Parse(rest[:end])
 }
 
 // urgency maps a result to CR/HI/ME/LO: from the CVSS-like
