@@ -3,7 +3,12 @@
 // format: Invalid (400) and TooLarge (413).
 package reporterr
 
-import "fmt"
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
 
 // Invalid is a report that cannot be read as its format. Problem names
 // what is wrong, for the uploader.
@@ -28,4 +33,22 @@ type TooLarge struct {
 
 func (e *TooLarge) Error() string {
 	return fmt.Sprintf("the report has more than %d %s", e.Limit, e.What)
+}
+
+// DecodeJSON turns an encoding/json error into an Invalid error naming
+// the problem: the syntax error and its offset, or the member of the wrong
+// type.
+func DecodeJSON(format string, err error) error {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return Invalidf(format, "not valid JSON (%s at byte %d)", se.Error(), se.Offset)
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if te.Field == "" {
+			return Invalidf(format, "the top level must be a JSON object")
+		}
+		return Invalidf(format, "%q has the wrong type (a JSON %s)", te.Field, te.Value)
+	}
+	return Invalidf(format, "%s", strings.TrimPrefix(err.Error(), "json: "))
 }

@@ -8,7 +8,6 @@ package semgrep
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"strings"
 	"unicode/utf8"
 
@@ -73,7 +72,7 @@ func Parse(data []byte) (finding.Report, error) {
 	}
 	var out output
 	if err := json.Unmarshal(data, &out); err != nil {
-		return finding.Report{}, decodeError(err)
+		return finding.Report{}, reporterr.DecodeJSON(format, err)
 	}
 	if out.Results == nil {
 		return finding.Report{}, reporterr.Invalidf(format, `missing "results"`)
@@ -172,19 +171,4 @@ func cweOf(raw json.RawMessage) int {
 		}
 	}
 	return 0
-}
-
-func decodeError(err error) error {
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return reporterr.Invalidf(format, "not valid JSON (%s at byte %d)", se.Error(), se.Offset)
-	}
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		if te.Field == "" {
-			return reporterr.Invalidf(format, "the top level must be a JSON object")
-		}
-		return reporterr.Invalidf(format, "%q has the wrong type (a JSON %s)", te.Field, te.Value)
-	}
-	return reporterr.Invalidf(format, "%s", strings.TrimPrefix(err.Error(), "json: "))
 }
