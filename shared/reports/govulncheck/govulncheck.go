@@ -19,6 +19,7 @@ import (
 	"github.com/acme/codescan-api/shared/reports/norm"
 	"github.com/acme/codescan-api/shared/reports/osv"
 	"github.com/acme/codescan-api/shared/reports/reporterr"
+	"github.com/acme/codescan-api/shared/reports/sarif"
 )
 
 // Tool is the findings' tool name.
@@ -87,7 +88,7 @@ func Parse(data []byte) (finding.Report, error) {
 	if !utf8.Valid(data) {
 		return finding.Report{}, reporterr.Invalidf(format, "the body is not UTF-8 text")
 	}
-	if IsSARIF(data) {
+	if sarif.IsLog(data) {
 		return parseSARIF(data)
 	}
 	entries := map[string]osv.Entry{}

@@ -1,8 +1,6 @@
 package govulncheck
 
 import (
-	"bytes"
-	"encoding/json"
 	"strings"
 
 	gosarif "github.com/owenrumney/go-sarif/v3/pkg/report/v210/sarif"
@@ -12,18 +10,6 @@ import (
 	"github.com/acme/codescan-api/shared/reports/osv"
 	"github.com/acme/codescan-api/shared/reports/sarif"
 )
-
-// IsSARIF tells whether data is a JSON object with "runs" (a SARIF log)
-// rather than a govulncheck JSON stream.
-func IsSARIF(data []byte) bool {
-	var top map[string]json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if dec.Decode(&top) != nil {
-		return false
-	}
-	_, ok := top["runs"]
-	return ok
-}
 
 // IsGovulncheckSARIF tells whether a SARIF log is govulncheck's: every run's
 // driver is govulncheck.
@@ -50,6 +36,11 @@ func parseSARIF(data []byte) (finding.Report, error) {
 	if err != nil {
 		return finding.Report{}, err
 	}
+	return FromSARIF(log), nil
+}
+
+// FromSARIF reads the findings of govulncheck's decoded SARIF log.
+func FromSARIF(log *sarif.Log) finding.Report {
 	var rep finding.Report
 	for _, r := range log.Runs {
 		rules := map[string]*gosarif.ReportingDescriptor{}
@@ -69,7 +60,7 @@ func parseSARIF(data []byte) (finding.Report, error) {
 			rep.Findings = append(rep.Findings, sarifFinding(res, rules[*res.RuleID]))
 		}
 	}
-	return rep, nil
+	return rep
 }
 
 func sarifFinding(res *gosarif.Result, rule *gosarif.ReportingDescriptor) finding.Finding {

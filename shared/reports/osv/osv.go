@@ -28,7 +28,7 @@ type output struct {
 		Source source `json:"source"`
 		// PackageSource is the member's name before OSV-Scanner 1.2.
 		PackageSource source `json:"packageSource"`
-		Packages      []struct {
+		Packages      *[]struct {
 			Package struct {
 				Name      string `json:"name"`
 				Version   string `json:"version"`
@@ -68,15 +68,21 @@ func Parse(data []byte) (finding.Report, error) {
 		return finding.Report{}, reporterr.Invalidf(format, `missing "results"`)
 	}
 	var rep finding.Report
-	for _, res := range *out.Results {
+	for i, res := range *out.Results {
 		src := res.Source.Path
 		if src == "" {
 			src = res.PackageSource.Path
 		}
+		if res.Packages == nil {
+			if src == "" {
+				return finding.Report{}, reporterr.Invalidf(format, "results[%d] has neither \"source\" nor \"packages\"", i)
+			}
+			continue
+		}
 		// OSV-Scanner writes the manifest's path as it found it, often
 		// absolute: then the finding keeps no manifest path.
 		manifest, _ := norm.Path(src)
-		for _, p := range res.Packages {
+		for _, p := range *res.Packages {
 			if strings.TrimSpace(p.Package.Name) == "" {
 				continue
 			}

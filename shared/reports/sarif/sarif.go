@@ -9,6 +9,7 @@
 package sarif
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -72,7 +73,55 @@ func Decode(data []byte) (*Log, error) {
 			}
 		}
 	}
+	if err := markAbsentIndexes(data, &log); err != nil {
+		return nil, err
+	}
 	return &log, nil
+}
+
+// markAbsentIndexes sets the rule index of results that name their rule
+// neither by id nor by index to -1, SARIF's default: the library decodes
+// an absent index as 0, which would attribute them to the first rule. The
+// indexes are read in a second, light pass, only when such results exist.
+func markAbsentIndexes(data []byte, log *Log) error {
+	unnamed := false
+	for _, r := range log.Runs {
+		for _, res := range r.Results {
+			if res != nil && res.RuleID == nil && (res.Rule == nil || res.Rule.ID == nil) {
+				unnamed = true
+			}
+		}
+	}
+	if !unnamed {
+		return nil
+	}
+	var idx struct {
+		Runs []struct {
+			Results []struct {
+				RuleIndex *int `json:"ruleIndex"`
+				Rule      *struct {
+					Index *int `json:"index"`
+				} `json:"rule"`
+			} `json:"results"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(data, &idx); err != nil {
+		return decodeError(err)
+	}
+	for i, r := range log.Runs {
+		for j, res := range r.Results {
+			if res == nil || i >= len(idx.Runs) || j >= len(idx.Runs[i].Results) {
+				continue
+			}
+			if x := idx.Runs[i].Results[j]; x.RuleIndex == nil {
+				res.RuleIndex = -1
+			}
+			if x := idx.Runs[i].Results[j]; res.Rule != nil && (x.Rule == nil || x.Rule.Index == nil) {
+				res.Rule.Index = -1
+			}
+		}
+	}
+	return nil
 }
 
 // Parse reads a report and returns its findings in report order. Results
@@ -84,6 +133,11 @@ func Parse(data []byte) (finding.Report, error) {
 	if err != nil {
 		return finding.Report{}, err
 	}
+	return Findings(log), nil
+}
+
+// Findings reads the findings of a decoded log (see Parse).
+func Findings(log *Log) finding.Report {
 	var rep finding.Report
 	for _, r := range log.Runs {
 		rc := newRunContext(r)
@@ -104,7 +158,7 @@ func Parse(data []byte) (finding.Report, error) {
 		}
 		provenance(&rep, r)
 	}
-	return rep, nil
+	return rep
 }
 
 // provenance fills the report's branch, repository and commit from the
@@ -124,6 +178,17 @@ func provenance(rep *finding.Report, r *gosarif.Run) {
 			rep.CommitSHA = str(vc.RevisionID)
 		}
 	}
+}
+
+// IsLog tells whether data is a JSON object with "runs": a SARIF log
+// rather than another format's output.
+func IsLog(data []byte) bool {
+	var top map[string]json.RawMessage
+	if json.NewDecoder(bytes.NewReader(data)).Decode(&top) != nil {
+		return false
+	}
+	_, ok := top["runs"]
+	return ok
 }
 
 // checkShape rejects what is not a SARIF 2.1.0 log before the library sees

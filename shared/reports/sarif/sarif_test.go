@@ -212,3 +212,91 @@ func TestInvalid(t *testing.T) {
 		}
 	}
 }
+
+// What a hostile or careless producer writes (issue 17): paths outside
+// the repository are skipped and counted, so are results without a rule;
+// a negative line drops the region; an unknown level is `warning`.
+func TestHostilePaths(t *testing.T) {
+	doc := `{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"t","rules":[{"id":"R"}]}},
+	 "originalUriBaseIds":{"SRCROOT":{"uri":"file:///home/runner/work/app/app/"},"REL":{"uri":"pkg/"}},
+	 "results":[
+	  {"ruleId":"R","message":{"text":"m"},"locations":[{"physicalLocation":{"artifactLocation":{"uri":"../../../etc/passwd"}}}]},
+	  {"ruleId":"R","message":{"text":"m"},"locations":[{"physicalLocation":{"artifactLocation":{"uri":"file:///etc/passwd"}}}]},
+	  {"ruleId":"R","message":{"text":"m"},"locations":[{"physicalLocation":{"artifactLocation":{"uri":"C:\\build\\x.cs"}}}]},
+	  {"ruleId":"R","message":{"text":"m"},"locations":[{"physicalLocation":{"artifactLocation":{"uri":"src/%2e%2e/%2e%2e/x"}}}]},
+	  {"ruleId":"R","message":{"text":"m"},"locations":[{"physicalLocation":{"artifactLocation":{"uri":"https://example.com/x.js"}}}]},
+	  {"ruleId":null,"message":{"text":"m"}},
+	  {"message":{"text":"m"},"rule":{"index":7}},
+	  {"ruleId":"R","level":"fatal","message":{"text":"m"},"locations":[{"physicalLocation":{"artifactLocation":{"uri":"file:///home/runner/work/app/app/cmd/main.go"},"region":{"startLine":-3,"endLine":-1,"snippet":{"text":"x"}}}}]},
+	  {"message":{"text":"m"},"rule":{"index":0},"locations":[{"physicalLocation":{"artifactLocation":{"uri":"a.go","uriBaseId":"REL"},"region":{"startLine":4,"endLine":2,"snippet":{"text":"code()"}}}}],
+	   "partialFingerprints":{"z":"1","primaryLocationLineHash":"abc:1"},"fingerprints":{"b":"2","a":"3"}},
+	  {"ruleId":"R","message":{"text":"m"},"fingerprints":{"b":"2","a":""},"partialFingerprints":{"c":"4"}}]}]}`
+	rep, err := Parse([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{norm.Outside: 2, norm.Absolute: 3, MissingRuleID: 2}
+	if len(rep.Skipped) != len(want) {
+		t.Fatalf("skipped %v", rep.Skipped)
+	}
+	for k, v := range want {
+		if rep.Skipped[k] != v {
+			t.Fatalf("skipped %v, want %v", rep.Skipped, want)
+		}
+	}
+	if len(rep.Findings) != 3 {
+		t.Fatalf("findings %+v", rep.Findings)
+	}
+	f := rep.Findings[0]
+	if f.Path != "cmd/main.go" || f.Line != 0 || f.EndLine != 0 || f.Snippet != "" || f.Urgency != Medium {
+		t.Errorf("absolute under a base, negative line, unknown level: %+v", f)
+	}
+	f = rep.Findings[1]
+	if f.RuleID != "R" || f.Path != "pkg/a.go" || f.Line != 4 || f.EndLine != 4 || f.Snippet != "code()" || f.Fingerprint != "primaryLocationLineHash:abc:1" {
+		t.Errorf("rule by index, relative base, fingerprint: %+v", f)
+	}
+	// fingerprints before partialFingerprints, empty values ignored.
+	if f := rep.Findings[2]; f.Fingerprint != "b:2" {
+		t.Errorf("fingerprint %q", f.Fingerprint)
+	}
+}
+
+// Real linters and scanners: staticcheck's results are quality findings
+// classified by check group; gosec's are SAST findings with CWEs.
+func TestRealTools(t *testing.T) {
+	type q struct {
+		Kind           finding.Kind
+		RuleID, Path   string
+		Line, EndLine  int
+		CWE            int
+		Urgency, Class string
+	}
+	cases := map[string][]q{
+		"staticcheck.sarif": {
+			{finding.Quality, "S1003", "main.go", 21, 21, 0, Medium, norm.Maintainability},
+			{finding.Quality, "U1000", "store/store.go", 9, 9, 0, Medium, norm.Maintainability},
+			{finding.Quality, "SA4000", "store/store.go", 19, 19, 0, Medium, norm.Correctness},
+		},
+		"gosec-real.sarif": {
+			{finding.SAST, "G703", "main.go", 20, 20, 22, High, ""},
+			{finding.SAST, "G401", "main.go", 18, 18, 328, High, ""},
+			{finding.SAST, "G114", "main.go", 27, 27, 676, High, ""},
+			{finding.SAST, "G201", "store/store.go", 13, 13, 89, High, ""},
+			{finding.SAST, "G501", "main.go", 6, 6, 327, High, ""},
+			{finding.SAST, "G104", "store/store.go", 17, 17, 703, Medium, ""},
+			{finding.SAST, "G104", "main.go", 27, 27, 703, Medium, ""},
+		},
+	}
+	for name, want := range cases {
+		fs := parseFile(t, name)
+		if len(fs) != len(want) {
+			t.Fatalf("%s: %d findings: %+v", name, len(fs), fs)
+		}
+		for i, f := range fs {
+			got := q{f.Kind, f.RuleID, f.Path, f.Line, f.EndLine, f.CWE, f.Urgency, f.Classification}
+			if got != want[i] || f.Snippet == "" && f.Kind == finding.SAST || f.Title == "" || f.Message == "" {
+				t.Errorf("%s[%d] = %+v (snippet %q), want %+v", name, i, got, f.Snippet, want[i])
+			}
+		}
+	}
+}
