@@ -117,7 +117,7 @@ func toolName(bom cdx.BOM) string {
 	}
 	for _, n := range names {
 		if n = strings.ToLower(strings.TrimSpace(n)); n != "" {
-			return norm.Clip(n)
+			return norm.ClipID(n)
 		}
 	}
 	return Tool
@@ -137,9 +137,9 @@ func convert(tool string, v cdx.Vulnerability, a cdx.Affects, c cdx.Component) f
 		}
 	}
 	d := &finding.Dependency{
-		Name: norm.Clip(name), Version: norm.Clip(version), Ecosystem: norm.Clip(ecosystem),
+		Name: norm.ClipID(name), Version: norm.ClipID(version), Ecosystem: norm.ClipID(ecosystem),
 		Summary: norm.Clip(strings.TrimSpace(v.Description)), Details: norm.Clip(strings.TrimSpace(v.Detail)),
-		FixVersion:   norm.Clip(fixVersion(v, a, version)),
+		FixVersion:   norm.ClipID(fixVersion(v, a, version)),
 		Reachability: finding.Reachability{Status: finding.NotAnalyzed},
 	}
 	d.IDs, d.CVE = osv.IDs([]string{v.ID}, refs, advisories)

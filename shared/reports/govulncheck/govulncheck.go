@@ -206,7 +206,7 @@ func symbol(f *frame) string {
 func (v *vuln) finding(entries []osv.Entry) finding.Finding {
 	d := osv.Dependency(v.module, v.version, "Go", []string{v.id}, entries)
 	if v.fixed != "" {
-		d.FixVersion = norm.Clip(v.fixed)
+		d.FixVersion = norm.ClipID(v.fixed)
 	}
 	d.Manifest = Manifest
 	d.Reachability = finding.Reachability{Status: statusOf[v.level], Usages: v.usages}

@@ -15,12 +15,22 @@ import (
 // limit.
 const MaxText = 2000
 
+// MaxID bounds a tool name, rule id or advisory id: they take part in an
+// issue's identity and its keys.
+const MaxID = 512
+
 // Clip shortens s to at most MaxText bytes on a rune boundary.
-func Clip(s string) string {
-	if len(s) <= MaxText {
+func Clip(s string) string { return ClipTo(s, MaxText) }
+
+// ClipID shortens an identifier to at most MaxID bytes.
+func ClipID(s string) string { return ClipTo(strings.TrimSpace(s), MaxID) }
+
+// ClipTo shortens s to at most n bytes on a rune boundary.
+func ClipTo(s string, n int) string {
+	if len(s) <= n {
 		return s
 	}
-	cut := MaxText
+	cut := n
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
@@ -96,14 +106,7 @@ const MaxFindings = 25_000
 func FirstLine(s string) string {
 	for _, l := range strings.Split(strings.TrimSpace(s), "\n") {
 		if l = strings.TrimSpace(l); l != "" {
-			if len(l) > 200 {
-				cut := 200
-				for cut > 0 && !utf8.RuneStart(l[cut]) {
-					cut--
-				}
-				l = l[:cut]
-			}
-			return l
+			return ClipTo(l, 200)
 		}
 	}
 	return ""

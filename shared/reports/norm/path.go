@@ -10,7 +10,12 @@ import (
 const (
 	Absolute = "absolute_path"
 	Outside  = "path_outside_repository"
+	TooLong  = "path_too_long"
 )
+
+// MaxPath bounds a stored path: it is part of DynamoDB sort keys (at most
+// 1,024 bytes) beside other parts.
+const MaxPath = 768
 
 // Path returns p in the one form findings store, relative to the
 // repository root with forward slashes and clean ("" for an empty path),
@@ -33,6 +38,8 @@ func Path(p string) (string, string) {
 		return "", ""
 	case p == ".." || strings.HasPrefix(p, "../"):
 		return "", Outside
+	case len(p) > MaxPath:
+		return "", TooLong
 	}
 	return p, ""
 }

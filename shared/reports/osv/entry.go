@@ -145,7 +145,7 @@ func IDs(lists ...[]string) (ids []string, cve string) {
 				continue
 			}
 			seen[id] = true
-			ids = append(ids, norm.Clip(id))
+			ids = append(ids, norm.ClipID(id))
 			if cve == "" && strings.HasPrefix(id, "CVE-") {
 				cve = ids[len(ids)-1]
 			}

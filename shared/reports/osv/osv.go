@@ -131,7 +131,7 @@ func Parse(data []byte) (finding.Report, error) {
 // own, else the score's rating, else UNSPECIFIED).
 func Dependency(name, version, ecosystem string, ids []string, entries []Entry) *finding.Dependency {
 	d := &finding.Dependency{
-		Name: norm.Clip(name), Version: norm.Clip(version), Ecosystem: norm.Clip(ecosystem),
+		Name: norm.ClipID(name), Version: norm.ClipID(version), Ecosystem: norm.ClipID(ecosystem),
 		Severity: "UNSPECIFIED",
 	}
 	lists := [][]string{ids}
@@ -145,7 +145,7 @@ func Dependency(name, version, ecosystem string, ids []string, entries []Entry) 
 			d.Details = norm.Clip(strings.TrimSpace(e.Details))
 		}
 		if f := e.FixedFor(name, version); f != "" && (d.FixVersion == "" || CompareVersions(f, d.FixVersion) < 0) {
-			d.FixVersion = norm.Clip(f)
+			d.FixVersion = norm.ClipID(f)
 		}
 		if s := e.Score(); s > d.CVSS {
 			d.CVSS = s

@@ -23,7 +23,7 @@ type runContext struct {
 }
 
 func newRunContext(r *gosarif.Run) *runContext {
-	rc := &runContext{run: r, tool: str(r.Tool.Driver.Name), rulesByID: map[string]*gosarif.ReportingDescriptor{}}
+	rc := &runContext{run: r, tool: norm.ClipID(str(r.Tool.Driver.Name)), rulesByID: map[string]*gosarif.ReportingDescriptor{}}
 	rc.components = append([]*gosarif.ToolComponent{r.Tool.Driver}, r.Tool.Extensions...)
 	for _, c := range rc.components {
 		if c == nil {
@@ -50,7 +50,7 @@ func (rc *runContext) finding(res *gosarif.Result) (finding.Finding, string) {
 	if f.RuleID == "" && rule != nil {
 		f.RuleID = str(rule.ID)
 	}
-	if f.RuleID == "" {
+	if f.RuleID = norm.ClipID(f.RuleID); f.RuleID == "" {
 		return finding.Finding{}, MissingRuleID
 	}
 	if rule != nil {
@@ -96,7 +96,7 @@ func (rc *runContext) finding(res *gosarif.Result) (finding.Finding, string) {
 // different schemes never compare equal.
 func fingerprint(res *gosarif.Result) string {
 	if v := res.PartialFingerprints["primaryLocationLineHash"]; v != "" {
-		return "primaryLocationLineHash:" + v
+		return norm.Clip("primaryLocationLineHash:" + v)
 	}
 	for _, m := range []map[string]string{res.Fingerprints, res.PartialFingerprints} {
 		keys := make([]string, 0, len(m))

@@ -225,6 +225,7 @@ func TestHostilePaths(t *testing.T) {
 	  {"ruleId":"R","message":{"text":"m"},"locations":[{"physicalLocation":{"artifactLocation":{"uri":"C:\\build\\x.cs"}}}]},
 	  {"ruleId":"R","message":{"text":"m"},"locations":[{"physicalLocation":{"artifactLocation":{"uri":"src/%2e%2e/%2e%2e/x"}}}]},
 	  {"ruleId":"R","message":{"text":"m"},"locations":[{"physicalLocation":{"artifactLocation":{"uri":"https://example.com/x.js"}}}]},
+	  {"ruleId":"R","message":{"text":"m"},"locations":[{"physicalLocation":{"artifactLocation":{"uri":"` + strings.Repeat("d/", 400) + `x"}}}]},
 	  {"ruleId":null,"message":{"text":"m"}},
 	  {"message":{"text":"m"},"rule":{"index":7}},
 	  {"ruleId":"R","level":"fatal","message":{"text":"m"},"locations":[{"physicalLocation":{"artifactLocation":{"uri":"file:///home/runner/work/app/app/cmd/main.go"},"region":{"startLine":-3,"endLine":-1,"snippet":{"text":"x"}}}}]},
@@ -235,7 +236,7 @@ func TestHostilePaths(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]int{norm.Outside: 2, norm.Absolute: 3, MissingRuleID: 2}
+	want := map[string]int{norm.Outside: 2, norm.Absolute: 3, MissingRuleID: 2, norm.TooLong: 1}
 	if len(rep.Skipped) != len(want) {
 		t.Fatalf("skipped %v", rep.Skipped)
 	}

@@ -22,9 +22,16 @@ const Tool = "semgrep"
 // MissingRuleID is the Skipped reason of a result without check_id.
 const MissingRuleID = "missing_rule_id"
 
-// loginPlaceholder is what Semgrep writes as the fingerprint when it runs
-// logged out: the same for every result, so no identity.
+// loginPlaceholder is what Semgrep writes as the fingerprint and the
+// matched lines when it runs logged out: no identity, no code.
 const loginPlaceholder = "requires login"
+
+func unlessPlaceholder(s string) string {
+	if strings.TrimSpace(s) == loginPlaceholder {
+		return ""
+	}
+	return s
+}
 
 const format = "Semgrep JSON"
 
@@ -105,12 +112,12 @@ func convert(r result) (finding.Finding, string) {
 	}
 	f := finding.Finding{
 		Tool:    Tool,
-		RuleID:  norm.Clip(r.CheckID),
+		RuleID:  norm.ClipID(r.CheckID),
 		Message: norm.Clip(r.Extra.Message),
 		Title:   norm.FirstLine(r.Extra.Message),
 		Path:    path,
 		Urgency: urgency(r.Extra.Severity),
-		Snippet: norm.Clip(r.Extra.Lines),
+		Snippet: norm.Clip(unlessPlaceholder(r.Extra.Lines)),
 		CWE:     cweOf(r.Extra.Metadata.CWE),
 	}
 	if f.Title == "" {
@@ -122,9 +129,7 @@ func convert(r result) (finding.Finding, string) {
 			f.EndLine = r.End.Line
 		}
 	}
-	if fp := strings.TrimSpace(r.Extra.Fingerprint); fp != loginPlaceholder {
-		f.Fingerprint = norm.Clip(fp)
-	}
+	f.Fingerprint = norm.Clip(unlessPlaceholder(strings.TrimSpace(r.Extra.Fingerprint)))
 	category, _ := r.Extra.Metadata.Category.(string)
 	if f.CWE > 0 || strings.EqualFold(strings.TrimSpace(category), "security") {
 		f.Kind = finding.SAST

@@ -51,6 +51,9 @@ func checkFinding(f finding.Finding) error {
 	if err := relative(f.Path); err != nil {
 		return err
 	}
+	if len(f.Tool) > norm.MaxID || len(f.RuleID) > norm.MaxID || len(f.Path) > norm.MaxPath {
+		return fmt.Errorf("tool, rule id or path too long")
+	}
 	for _, s := range []string{f.Title, f.Message, f.Snippet, f.Fingerprint, f.RuleID} {
 		if len(s) > norm.MaxText || !utf8.ValidString(s) {
 			return fmt.Errorf("text of %d bytes or not UTF-8", len(s))
