@@ -13,8 +13,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/acme/codescan-api/shared/auth"
-	"github.com/acme/codescan-api/shared/finding"
 	"github.com/acme/codescan-api/shared/httpapi"
+	"github.com/acme/codescan-api/shared/ingest"
 	"github.com/acme/codescan-api/shared/reports/reporterr"
 	"github.com/acme/codescan-api/shared/reports/sarif"
 	"github.com/acme/codescan-api/shared/repourl"
@@ -37,9 +37,6 @@ const maxNameLen = 255
 // Defaults for what neither the upload nor the report names.
 const (
 	defaultBranch = "default"
-	// noPath is the file path of a result that gives no file (issues are
-	// grouped by file, so every issue needs one).
-	noPath = "(no location)"
 )
 
 // idSpace is the namespace of the name-based (SHA-1) UUIDs of uploaded scans
@@ -117,7 +114,6 @@ func (h handlers) scanUpload(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	rep.Findings = sastOnly(rep.Findings)
 	if n := len(rep.Findings); n > MaxFindings {
 		return httpapi.UploadError(http.StatusRequestEntityTooLarge, "The report has %d results; at most %d are accepted per upload", n, MaxFindings)
 	}
@@ -131,11 +127,11 @@ func (h handlers) scanUpload(w http.ResponseWriter, r *http.Request) error {
 		p.repoURL, _ = repourl.Normalize(rep.RepositoryURI)
 	}
 	sum := sha256.Sum256(body)
-	sc, proj, err := h.scanFor(r.Context(), company, p, hex.EncodeToString(sum[:]))
+	sc, proj, err := h.scanFor(r.Context(), company, p, hex.EncodeToString(sum[:]), ingest.Tool(rep, engineSARIF))
 	if err != nil {
 		return err
 	}
-	if _, err := h.store.CreateIssues(r.Context(), company, issuesOf(sc, proj, rep.Findings)); err != nil {
+	if _, err := h.store.ApplyScan(r.Context(), company, sc, ingest.Issues(company, sc, proj, rep.Findings)); err != nil {
 		return err
 	}
 	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "sast_scan_id": sc.ID, "project_id": proj.ID})
@@ -143,7 +139,7 @@ func (h handlers) scanUpload(w http.ResponseWriter, r *http.Request) error {
 
 // scanFor returns the run's scan and its project: the one a first attempt
 // (or a concurrent one) created, or a new one.
-func (h handlers) scanFor(ctx context.Context, company int64, p scanParams, digest string) (store.Scan, store.Project, error) {
+func (h handlers) scanFor(ctx context.Context, company int64, p scanParams, digest, tool string) (store.Scan, store.Project, error) {
 	sc, err := h.store.ScanByRunID(ctx, company, p.runID)
 	if err == nil {
 		return h.retried(ctx, company, sc, p, digest)
@@ -158,7 +154,7 @@ func (h handlers) scanFor(ctx context.Context, company int64, p scanParams, dige
 	sc, err = h.store.CreateScan(ctx, store.Scan{
 		ID: uuid.NewSHA1(idSpace, fmt.Appendf(nil, "scan/%d/%s", company, p.runID)).String(), CompanyID: company,
 		ProjectID: proj.ID, Branch: p.branch, Engine: engineSARIF, RunID: p.runID, RepoURL: p.repoURL,
-		ReportSHA256: digest, CI: p.ci, CIPlatform: p.ciPlatform,
+		ReportSHA256: digest, CI: p.ci, CIPlatform: p.ciPlatform, Tool: tool, Status: store.ScanProcessing,
 	})
 	if errors.Is(err, store.ErrConflict) {
 		// A concurrent attempt of the same run created it first.
@@ -206,35 +202,4 @@ func (h handlers) project(ctx context.Context, company int64, name, repoURL stri
 		}
 	}
 	return proj, nil
-}
-
-// sastOnly keeps the SAST findings: the upload stores SAST issues only.
-func sastOnly(fs []finding.Finding) []finding.Finding {
-	out := fs[:0]
-	for _, f := range fs {
-		if f.Kind == finding.SAST {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
-// issuesOf turns findings into the scan's open issues, with ids derived
-// from the scan and the finding's position in the report and the scan's
-// creation time, so a retry produces exactly the same issues.
-func issuesOf(sc store.Scan, proj store.Project, findings []finding.Finding) []store.Issue {
-	out := make([]store.Issue, len(findings))
-	for n, f := range findings {
-		path := f.Path
-		if path == "" {
-			path = noPath
-		}
-		out[n] = store.Issue{
-			ID:        uuid.NewSHA1(idSpace, fmt.Appendf(nil, "issue/%s/%d", sc.ID, n)).String(),
-			ProjectID: proj.ID, ProjectName: proj.Name, ScanID: sc.ID, Branch: sc.Branch,
-			CWE: f.CWE, FilePath: path, Line: f.Line, Urgency: f.Urgency, Status: "open",
-			RuleID: f.RuleID, Title: f.Title, CreatedAt: sc.CreatedAt,
-		}
-	}
-	return out
 }

@@ -56,7 +56,7 @@ func Parse(data []byte) (finding.Report, error) {
 		index(components, *bom.Components)
 	}
 	tool := toolName(bom)
-	var rep finding.Report
+	rep := finding.Report{Tools: []string{tool}}
 	if bom.Vulnerabilities == nil {
 		return rep, nil
 	}

@@ -128,7 +128,7 @@ func Parse(data []byte) (finding.Report, error) {
 			v.add(top, m.Finding.FixedVersion, m.Finding.Trace)
 		}
 	}
-	var rep finding.Report
+	rep := finding.Report{Tools: []string{Tool}}
 	for _, k := range order {
 		id, module, _ := strings.Cut(k, "\x00")
 		v := vulns[[2]string{id, module}]

@@ -41,7 +41,7 @@ func parseSARIF(data []byte) (finding.Report, error) {
 
 // FromSARIF reads the findings of govulncheck's decoded SARIF log.
 func FromSARIF(log *sarif.Log) finding.Report {
-	var rep finding.Report
+	rep := finding.Report{Tools: []string{Tool}}
 	for _, r := range log.Runs {
 		rules := map[string]*gosarif.ReportingDescriptor{}
 		for _, rule := range r.Tool.Driver.Rules {

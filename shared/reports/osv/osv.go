@@ -67,7 +67,7 @@ func Parse(data []byte) (finding.Report, error) {
 	if out.Results == nil {
 		return finding.Report{}, reporterr.Invalidf(format, `missing "results"`)
 	}
-	var rep finding.Report
+	rep := finding.Report{Tools: []string{Tool}}
 	for i, res := range *out.Results {
 		src := res.Source.Path
 		if src == "" {

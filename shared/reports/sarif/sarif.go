@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -141,6 +142,9 @@ func Findings(log *Log) finding.Report {
 	var rep finding.Report
 	for _, r := range log.Runs {
 		rc := newRunContext(r)
+		if !slices.Contains(rep.Tools, rc.tool) {
+			rep.Tools = append(rep.Tools, rc.tool)
+		}
 		for _, res := range r.Results {
 			switch res.Kind {
 			case "pass", "notApplicable", "informational":

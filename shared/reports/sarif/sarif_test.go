@@ -182,6 +182,10 @@ func TestKindsAndRuns(t *testing.T) {
 	if strings.Join(got, ",") != "a:bad,a:look,c:x" {
 		t.Fatalf("got %v", got)
 	}
+	// Every run's tool, also one that found nothing.
+	if strings.Join(rep.Tools, ",") != "a,b,c" {
+		t.Fatalf("tools %v", rep.Tools)
+	}
 }
 
 func TestInvalid(t *testing.T) {

@@ -87,7 +87,7 @@ func Parse(data []byte) (finding.Report, error) {
 	if len(*out.Results) > norm.MaxFindings {
 		return finding.Report{}, &reporterr.TooLarge{What: "results", Limit: norm.MaxFindings}
 	}
-	var rep finding.Report
+	rep := finding.Report{Tools: []string{Tool}}
 	for _, r := range *out.Results {
 		f, skip := convert(r)
 		if skip != "" {
