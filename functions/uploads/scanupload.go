@@ -12,11 +12,11 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/acme/codescan-api/functions/uploads/sarif"
 	"github.com/acme/codescan-api/shared/auth"
-	"github.com/acme/codescan-api/shared/finding"
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/ingest"
+	"github.com/acme/codescan-api/shared/reports/reporterr"
+	"github.com/acme/codescan-api/shared/reports/sarif"
 	"github.com/acme/codescan-api/shared/repourl"
 	"github.com/acme/codescan-api/shared/store"
 )
@@ -103,9 +103,13 @@ func (h handlers) scanUpload(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	rep, err := sarif.Parse(body)
-	var bad *sarif.Error
+	var bad *reporterr.Invalid
 	if errors.As(err, &bad) {
-		return httpapi.UploadError(http.StatusBadRequest, "Invalid SARIF report: %s", bad.Problem())
+		return httpapi.UploadError(http.StatusBadRequest, "Invalid SARIF report: %s", bad.Problem)
+	}
+	var big *reporterr.TooLarge
+	if errors.As(err, &big) {
+		return httpapi.UploadError(http.StatusRequestEntityTooLarge, "The report has more than %d %s", big.Limit, big.What)
 	}
 	if err != nil {
 		return err
@@ -122,35 +126,22 @@ func (h handlers) scanUpload(w http.ResponseWriter, r *http.Request) error {
 	if p.repoURL == "" {
 		p.repoURL, _ = repourl.Normalize(rep.RepositoryURI)
 	}
-	report := fromSARIF(rep)
 	sum := sha256.Sum256(body)
-	sc, proj, err := h.scanFor(r.Context(), company, p, hex.EncodeToString(sum[:]), ingest.Tool(report, engineSARIF))
+	sc, proj, err := h.scanFor(r.Context(), company, p, hex.EncodeToString(sum[:]), ingest.Tool(rep, engineSARIF))
 	if err != nil {
 		return err
 	}
-	if err := h.store.PutQualityIssues(r.Context(), company, ingest.Quality(company, sc, proj, report.Findings)); err != nil {
+	if err := h.store.PutQualityIssues(r.Context(), company, ingest.Quality(company, sc, proj, rep.Findings)); err != nil {
 		return err
 	}
-	if err := h.store.PutScanSCAIssues(r.Context(), company, sc, ingest.SCA(company, sc, proj, report.Findings)); err != nil {
+	if err := h.store.PutScanSCAIssues(r.Context(), company, sc, ingest.SCA(company, sc, proj, rep.Findings)); err != nil {
 		return err
 	}
 	// Last: applying the SAST findings completes the scan.
-	if _, err := h.store.ApplyScan(r.Context(), company, sc, ingest.Issues(company, sc, proj, report.Findings)); err != nil {
+	if _, err := h.store.ApplyScan(r.Context(), company, sc, ingest.Issues(company, sc, proj, rep.Findings)); err != nil {
 		return err
 	}
 	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "sast_scan_id": sc.ID, "project_id": proj.ID})
-}
-
-// fromSARIF is the common form of a SARIF report.
-func fromSARIF(rep sarif.Report) finding.Report {
-	out := finding.Report{Tools: rep.Tools, Branch: rep.Branch, RepositoryURI: rep.RepositoryURI}
-	for _, f := range rep.Findings {
-		out.Findings = append(out.Findings, finding.Finding{
-			Kind: finding.SAST, Tool: f.Tool, RuleID: f.RuleID, Title: f.Title, CWE: f.CWE,
-			Path: f.Path, Line: f.Line, Urgency: f.Urgency,
-		})
-	}
-	return out
 }
 
 // scanFor returns the run's scan and its project: the one a first attempt
