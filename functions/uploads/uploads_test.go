@@ -19,6 +19,7 @@ import (
 
 	"github.com/acme/codescan-api/functions/issues"
 	"github.com/acme/codescan-api/functions/uploads"
+	"github.com/acme/codescan-api/shared/reports"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/testenv"
 )
@@ -386,6 +387,7 @@ func manyResults(n int) []byte {
 func TestScanUploadErrors(t *testing.T) {
 	w := newWorld(t)
 	ok := report(t, "semgrep.sarif")
+	engines := strings.Join(reports.Engines(), ", ")
 	run := "engine=sarif&project=p&run_id=" + newRun()
 	tooBig := append([]byte(`{"version":"2.1.0","runs":[],"pad":"`), bytes.Repeat([]byte("a"), uploads.MaxReportBytes)...)
 	cases := []struct {
@@ -394,8 +396,8 @@ func TestScanUploadErrors(t *testing.T) {
 		status      int
 		message     string
 	}{
-		{"unsupported engine", "engine=semgrep&project=p&run_id=" + newRun(), ok, 400, `Unsupported engine "semgrep" (supported engines: sarif)`},
-		{"missing engine", "project=p&run_id=" + newRun(), ok, 400, "Missing engine (supported engines: sarif)"},
+		{"unsupported engine", "engine=fortify&project=p&run_id=" + newRun(), ok, 400, `Unsupported engine "fortify" (supported engines: ` + engines + ")"},
+		{"missing engine", "project=p&run_id=" + newRun(), ok, 400, "Missing engine (supported engines: " + engines + ")"},
 		{"missing run_id", "engine=sarif&project=p", ok, 400, "Missing run_id"},
 		{"malformed run_id", "engine=sarif&project=p&run_id=run-1", ok, 400, "run_id must be a UUID"},
 		{"missing project", "engine=sarif&project=%20&run_id=" + newRun(), ok, 400, "Missing project"},
