@@ -147,3 +147,13 @@ func resolve(platform bool, company, user *bool) (bool, string) {
 	}
 	return platform, SourcePlatform
 }
+
+// Effective returns the effective channels of type t for a user with
+// preference user under the company default company (a zero setting
+// inherits). The company's own webhook channel is Effective with a zero
+// user: webhooks belong to the company, not to a user.
+func Effective(t Type, company, user store.NotificationSetting) (email, webhook bool) {
+	email, _ = resolve(t.EmailEnabled, company.EmailEnabled, user.EmailEnabled)
+	webhook, _ = resolve(t.WebhookEnabled, company.WebhookEnabled, user.WebhookEnabled)
+	return email, webhook
+}
