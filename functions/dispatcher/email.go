@@ -107,6 +107,9 @@ func (d *Dispatcher) sendEmail(ctx context.Context, del store.Delivery) error {
 	if err != nil {
 		return err
 	}
+	if d.Mail == nil {
+		return errors.New("no mail sender configured")
+	}
 	m, err := Render(d.AppURL, u.Email, []byte(del.Payload))
 	if err != nil {
 		return err

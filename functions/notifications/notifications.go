@@ -24,6 +24,8 @@ func New(d config.Deps) http.Handler {
 		"GET /notifications/preferences":                   h.list,
 		"POST /notifications/preferences/{type_code}":      h.setUser,
 		"POST /notifications/company-defaults/{type_code}": h.setCompany,
+		"GET /sla-settings":                                h.getSLA,
+		"PUT /sla-settings":                                h.putSLA,
 	})
 }
 

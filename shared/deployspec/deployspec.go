@@ -46,7 +46,8 @@ var authn = []string{"dynamodb:GetItem", "dynamodb:UpdateItem"}
 // (PutItem, UpdateItem, DeleteItem, ConditionCheckItem), so it appears here
 // as those.
 var tableActions = map[string][]string{
-	routes.GroupNotifications: with(authn, "dynamodb:Query", "dynamodb:UpdateItem"),
+	// SLA settings are one item written with PutItem.
+	routes.GroupNotifications: with(authn, "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"),
 	// Read-only: group counters, scans and SCA issues by key, lists and
 	// project look-ups by Query, the drill-down's issues by BatchGetItem.
 	routes.GroupIssues: with(authn, "dynamodb:BatchGetItem", "dynamodb:Query"),
@@ -62,10 +63,15 @@ var tableActions = map[string][]string{
 	routes.GroupPolicies: with(authn, "dynamodb:UpdateItem"),
 	// The list reads GSI1; updates are revision-conditional.
 	routes.GroupIntegrations: with(authn, "dynamodb:Query", "dynamodb:UpdateItem"),
+	// Endpoints with their counter (transactions of puts, updates and
+	// deletes), the list and the attempt log by Query (GSI1), a
+	// redelivery's claim and outcome.
+	routes.GroupWebhooks: with(authn, "dynamodb:DeleteItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"),
 }
 
 var kmsActions = map[string][]string{
 	routes.GroupIntegrations: {"kms:Decrypt", "kms:Encrypt"},
+	routes.GroupWebhooks:     {"kms:Decrypt", "kms:Encrypt"},
 }
 
 // Defaults for every group; API Gateway gives up on an integration after 29

@@ -17,7 +17,6 @@ import (
 
 const token = "ghp_R4nd0mT0k3nV4lu3F0rT3st1ngOnly00000"
 
-
 func TestNormalizeBaseURL(t *testing.T) {
 	strict := scmhost.New(scmhost.Options{})
 	dev := scmhost.New(scmhost.Options{AllowLoopback: true})

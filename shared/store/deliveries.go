@@ -249,6 +249,6 @@ func (s *Store) ListAttempts(ctx context.Context, companyID int64, endpointID, o
 		sk = tabledef.GSI1.SK
 	}
 	var out []AttemptLog
-	next, err := s.queryPage(ctx, p, sk, &out)
+	next, err := s.queryPageExact(ctx, p, sk, &out)
 	return out, next, err
 }

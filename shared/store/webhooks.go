@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
@@ -100,7 +101,7 @@ func (s *Store) GetWebhook(ctx context.Context, companyID int64, id string) (Web
 // the next page's token.
 func (s *Store) ListWebhooks(ctx context.Context, companyID int64, limit int32, token string) ([]WebhookEndpoint, string, error) {
 	var out []WebhookEndpoint
-	next, err := s.queryPage(ctx, Page{
+	next, err := s.queryPageExact(ctx, Page{
 		Index: tabledef.GSI1.Name, PKAttr: tabledef.GSI1.PK, Partition: webhookListPK(companyID),
 		Forward: true, Limit: limit, Token: token,
 	}, tabledef.GSI1.SK, &out)
@@ -191,4 +192,31 @@ func (s *Store) DeleteWebhook(ctx context.Context, companyID int64, id string) e
 		return err
 	}
 	return nil
+}
+
+// queryPageExact is queryPage without the empty last page: it reads one
+// item more than the page and gives a next-page token only when that item
+// exists (DynamoDB returns a LastEvaluatedKey whenever Limit is reached).
+func (s *Store) queryPageExact(ctx context.Context, p Page, skAttr string, out any) (string, error) {
+	start, err := decodeToken(p.Token, p.PKAttr, p.Partition)
+	if err != nil {
+		return "", err
+	}
+	kc := expression.Key(p.PKAttr).Equal(expression.Value(p.Partition))
+	items, _, err := s.queryRaw(ctx, p.Index, kc, nil, p.Forward, p.Limit+1, start)
+	if err != nil {
+		return "", err
+	}
+	next := ""
+	if len(items) > int(p.Limit) {
+		items = items[:p.Limit]
+		last := map[string]types.AttributeValue{}
+		for _, k := range []string{tabledef.PK, tabledef.SK, p.PKAttr, skAttr} {
+			last[k] = items[len(items)-1][k]
+		}
+		if next, err = encodeToken(last); err != nil {
+			return "", err
+		}
+	}
+	return next, attributevalue.UnmarshalListOfMaps(items, out)
 }
