@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -119,4 +120,50 @@ func DecodeEventImage(image map[string]types.AttributeValue) (Event, bool, error
 	}
 	ev, err := it.Event()
 	return ev, true, err
+}
+
+// RecordEventOnce records e unless an event with its id was ever recorded:
+// a marker item without expiry is written with the event in one
+// transaction, so a check that runs again (the scheduled SLA check, the
+// weekly digest) raises each event once, even after the outbox item has
+// expired. It reports whether the event was new.
+func (s *Store) RecordEventOnce(ctx context.Context, e Event) (bool, error) {
+	it, err := e.item()
+	if err != nil {
+		return false, err
+	}
+	marker, err := s.txPutNew(Key{PK: CompanyPK(e.CompanyID), SK: "ONCE#" + e.ID})
+	if err != nil {
+		return false, err
+	}
+	put, err := s.txPut(it, nil)
+	if err != nil {
+		return false, err
+	}
+	err = s.transact(ctx, []types.TransactWriteItem{marker, put})
+	if errors.Is(err, ErrConflict) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// CompanyIDs returns every company id ever allocated (ids come from one
+// counter, so this is 1..counter without reading any company), for the
+// scheduled jobs that visit every company.
+func (s *Store) CompanyIDs(ctx context.Context) ([]int64, error) {
+	var c struct {
+		Value int64 `dynamodbav:"value"`
+	}
+	err := s.getItem(ctx, Key{PK: "SEQUENCE", SK: "company"}, &c)
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int64, 0, c.Value)
+	for id := int64(1); id <= c.Value; id++ {
+		out = append(out, id)
+	}
+	return out, nil
 }
