@@ -21,6 +21,7 @@ import (
 	"github.com/acme/codescan-api/functions/dispatcher"
 	"github.com/acme/codescan-api/functions/notifications"
 	"github.com/acme/codescan-api/shared/config"
+	"github.com/acme/codescan-api/shared/deployspec"
 	"github.com/acme/codescan-api/shared/mail"
 	"github.com/acme/codescan-api/shared/maildev"
 	"github.com/acme/codescan-api/shared/netguard"
@@ -520,4 +521,12 @@ func randomSuffix() string {
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
 	return fmt.Sprintf("%x", b)
+}
+
+// The AWS stream filter passes exactly what the dispatcher reads: new
+// outbox items.
+func TestStreamFilterSelectsOutboxItems(t *testing.T) {
+	if !strings.Contains(deployspec.StreamFilter, `"entity":{"S":["`+store.EventEntity+`"]}`) || !strings.Contains(deployspec.StreamFilter, `"eventName":["INSERT"]`) {
+		t.Errorf("stream filter %s does not select new %q items", deployspec.StreamFilter, store.EventEntity)
+	}
 }

@@ -43,7 +43,7 @@ const (
 
 // EnvAllowLoopback ("true" or "1") lets endpoints use plain http and
 // loopback addresses: local development and tests only.
-const EnvAllowLoopback = "WEBHOOK_ALLOW_LOOPBACK_HTTP"
+const EnvAllowLoopback = dispatcher.EnvAllowLoopback
 
 // Options are the group's dependencies beyond config.Deps.
 type Options struct {
