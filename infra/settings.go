@@ -22,6 +22,13 @@ type Settings struct {
 	ThrottleRate  float64
 	ThrottleBurst float64
 	BuildDir      string // context "buildDir", else ../build (make build's output)
+	// Notification email: sender address, the verified SES identity the
+	// workers may send from (their only SES permission), the SES
+	// configuration set, and the web application's URL for links.
+	MailFrom            string // context "mailFrom"
+	SESIdentity         string // context "sesIdentity"
+	SESConfigurationSet string // context "sesConfigurationSet"
+	AppBaseURL          string // context "appBaseUrl"
 }
 
 // Production reports whether the stage keeps data on stack deletion.
@@ -36,14 +43,18 @@ func settingsFrom(app awscdk.App) (Settings, error) {
 		return fallback
 	}
 	s := Settings{
-		Account:       ctx("account", os.Getenv("CDK_DEFAULT_ACCOUNT")),
-		PrimaryRegion: ctx("primaryRegion", envOr("CDK_DEFAULT_REGION", "us-east-1")),
-		EURegion:      ctx("euRegion", "eu-central-1"),
-		Stage:         ctx("stage", "prod"),
-		JWTIssuer:     ctx("jwtIssuer", ""),
-		JWTAudience:   ctx("jwtAudience", ""),
-		JWKSURL:       ctx("jwksUrl", ""),
-		BuildDir:      ctx("buildDir", "../build"),
+		Account:             ctx("account", os.Getenv("CDK_DEFAULT_ACCOUNT")),
+		PrimaryRegion:       ctx("primaryRegion", envOr("CDK_DEFAULT_REGION", "us-east-1")),
+		EURegion:            ctx("euRegion", "eu-central-1"),
+		Stage:               ctx("stage", "prod"),
+		JWTIssuer:           ctx("jwtIssuer", ""),
+		JWTAudience:         ctx("jwtAudience", ""),
+		JWKSURL:             ctx("jwksUrl", ""),
+		BuildDir:            ctx("buildDir", "../build"),
+		MailFrom:            ctx("mailFrom", "notifications@example.com"),
+		SESIdentity:         ctx("sesIdentity", "example.com"),
+		SESConfigurationSet: ctx("sesConfigurationSet", "codescan-notifications"),
+		AppBaseURL:          ctx("appBaseUrl", "https://app.example.com"),
 	}
 	var err error
 	if s.ThrottleRate, err = strconv.ParseFloat(ctx("throttleRate", "100"), 64); err != nil {

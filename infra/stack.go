@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
 
@@ -26,6 +27,10 @@ type APIStack struct {
 	Key       awskms.Key
 	API       awsapigateway.RestApi
 	Functions map[string]awslambda.Function // by group
+	// Notification delivery: the dispatcher and the scheduler, and the
+	// dispatcher's failure destination.
+	Workers      map[string]awslambda.Function
+	FailureQueue awssqs.Queue
 }
 
 // NewStacks adds the primary and the EU deployment to app.
@@ -51,7 +56,7 @@ func NewAPIStack(scope constructs.Construct, id, region string, s Settings) *API
 	if prod {
 		removal = awscdk.RemovalPolicy_RETAIN
 	}
-	a := &APIStack{Stack: stack, Functions: map[string]awslambda.Function{}}
+	a := &APIStack{Stack: stack, Functions: map[string]awslambda.Function{}, Workers: map[string]awslambda.Function{}}
 
 	a.Table = awsdynamodb.NewTable(stack, jsii.String("Table"), &awsdynamodb.TableProps{
 		PartitionKey: &awsdynamodb.Attribute{Name: jsii.String(tabledef.PK), Type: awsdynamodb.AttributeType_STRING},
@@ -64,6 +69,7 @@ func NewAPIStack(scope constructs.Construct, id, region string, s Settings) *API
 		TimeToLiveAttribute: jsii.String(tabledef.TTLAttribute),
 		DeletionProtection:  &prod,
 		RemovalPolicy:       removal,
+		Stream:              tableStream,
 	})
 	for _, ix := range tabledef.Indexes {
 		a.Table.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
@@ -86,6 +92,7 @@ func NewAPIStack(scope constructs.Construct, id, region string, s Settings) *API
 	for _, f := range deployspec.All() {
 		a.Functions[f.Group] = a.function(f, s, removal)
 	}
+	a.addWorkers(s, removal)
 
 	accessLogs := awslogs.NewLogGroup(stack, jsii.String("ApiAccessLogs"), &awslogs.LogGroupProps{
 		Retention:     awslogs.RetentionDays_THREE_MONTHS,

@@ -61,8 +61,14 @@ func settingsFor(stage string) (Settings, error) {
 		Account: "123456789012", PrimaryRegion: "us-east-1", EURegion: "eu-central-1", Stage: stage,
 		JWTIssuer: "https://login.example.com/", JWTAudience: "codescan-api", JWKSURL: "https://login.example.com/.well-known/jwks.json",
 		ThrottleRate: 100, ThrottleBurst: 200, BuildDir: filepath.Join(tmp, "build"),
+		MailFrom: "notifications@example.com", SESIdentity: "example.com", SESConfigurationSet: "codescan-notifications",
+		AppBaseURL: "https://app.example.com",
 	}
-	for _, g := range routes.Groups() {
+	groups := routes.Groups()
+	for _, w := range deployspec.Workers() {
+		groups = append(groups, w.Group)
+	}
+	for _, g := range groups {
 		if err := os.MkdirAll(filepath.Join(s.BuildDir, g), 0o755); err != nil {
 			return s, err
 		}
@@ -165,16 +171,19 @@ func TestSettingsRefuseMisplacedStacks(t *testing.T) {
 func TestResourceCounts(t *testing.T) {
 	for _, s := range synth(t, "prod") {
 		for typ, n := range map[string]int{
-			"AWS::Lambda::Function":      len(routes.Groups()),
-			"AWS::DynamoDB::Table":       1,
-			"AWS::KMS::Key":              1,
-			"AWS::ApiGateway::RestApi":   1,
-			"AWS::ApiGateway::Stage":     1,
-			"AWS::ApiGateway::Method":    len(routes.Table),
-			"AWS::Lambda::Permission":    len(routes.Table), // one per method, scoped to it
-			"AWS::Logs::LogGroup":        len(routes.Groups()) + 1,
-			"AWS::ApiGateway::Account":   1,
-			"AWS::DynamoDB::GlobalTable": 0,
+			"AWS::Lambda::Function":           len(routes.Groups()) + len(deployspec.Workers()),
+			"AWS::DynamoDB::Table":            1,
+			"AWS::KMS::Key":                   1,
+			"AWS::ApiGateway::RestApi":        1,
+			"AWS::ApiGateway::Stage":          1,
+			"AWS::ApiGateway::Method":         len(routes.Table),
+			"AWS::Lambda::Permission":         len(routes.Table) + len(deployspec.Schedules), // per method (scoped to it) and schedule
+			"AWS::Logs::LogGroup":             len(routes.Groups()) + len(deployspec.Workers()) + 1,
+			"AWS::Lambda::EventSourceMapping": 1,
+			"AWS::Events::Rule":               len(deployspec.Schedules),
+			"AWS::SQS::Queue":                 1,
+			"AWS::ApiGateway::Account":        1,
+			"AWS::DynamoDB::GlobalTable":      0,
 		} {
 			assert(t, s.region+" "+typ, func() { s.template.ResourceCountIs(jsii.String(typ), jsii.Number(n)) })
 		}
@@ -273,6 +282,9 @@ func TestLeastPrivilege(t *testing.T) {
 		for g, fn := range s.stack.Functions {
 			roleGroup[s.logicalID(fn.Role())] = g
 		}
+		for g, fn := range s.stack.Workers {
+			roleGroup[s.logicalID(fn.Role())] = g
+		}
 		granted := map[string][]string{}
 		for id, r := range s.doc.Resources {
 			switch r.Type {
@@ -312,10 +324,13 @@ func TestLeastPrivilege(t *testing.T) {
 				}
 			}
 		}
-		for _, f := range deployspec.All() {
+		for _, f := range slices.Concat(deployspec.All(), deployspec.Workers()) {
 			got := granted[f.Group]
 			slices.Sort(got)
 			want := slices.Concat(f.TableActions, f.KMSActions)
+			if f.Group == deployspec.WorkerDispatcher {
+				want = slices.Concat(want, deployspec.StreamReadActions)
+			}
 			slices.Sort(want)
 			if !slices.Equal(got, want) {
 				t.Errorf("%s: %s is granted %v, want %v", s.region, f.Group, got, want)

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -185,6 +186,13 @@ func (h handlers) verify(r *http.Request, in store.Integration, p patch, ch *sto
 	switch {
 	case errors.As(err, &invalid):
 		return httpapi.Errorf(http.StatusBadRequest, "%s", invalid.Reason)
+	case errors.As(err, &failed) && failed.Kind == scmhost.BadCredentials && p.token == nil && !in.Expired:
+		// The stored token is dead: the integration is marked expired and
+		// its admins are told (integration_expired), in one transaction.
+		if err := h.markExpired(r, in, failed.Error()); err != nil {
+			return err
+		}
+		return verificationFailed(statusOf(failed.Kind), failed.Error())
 	case errors.As(err, &failed):
 		return verificationFailed(statusOf(failed.Kind), failed.Error())
 	case err != nil:
@@ -226,4 +234,25 @@ func statusOf(k scmhost.Kind) int {
 
 func verificationFailed(status int, why string) error {
 	return httpapi.Errorf(status, "Credential verification failed: %s", why)
+}
+
+// markExpired records that re-verification with the stored token was
+// rejected. The event id carries the revision it expires, so a retried
+// request records the same event and a later expiry a new one.
+func (h handlers) markExpired(r *http.Request, in store.Integration, reason string) error {
+	data, err := json.Marshal(map[string]string{
+		"integration_uuid": in.UUID, "name": in.Name, "account_name": in.AccountName, "base_url": in.BaseURL, "reason": reason,
+	})
+	if err != nil {
+		return err
+	}
+	ev := store.Event{
+		ID:        fmt.Sprintf("integration_expired-%s-%d", in.UUID, in.Revision),
+		CompanyID: in.CompanyID, Type: "integration_expired", CreatedAt: time.Now(), Data: data,
+	}
+	err = h.store.MarkIntegrationExpired(r.Context(), in.CompanyID, in.UUID, in.Revision, ev)
+	if errors.Is(err, store.ErrConflict) {
+		return httpapi.Errorf(http.StatusConflict, "The integration was changed by another request; read it again and retry")
+	}
+	return err
 }

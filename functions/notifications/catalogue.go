@@ -20,6 +20,7 @@ var Types = []Type{
 	{"weekly_digest", "Weekly summary of findings", true, false},
 	{"integration_expired", "A source-code-host integration's credentials expired", true, false},
 	{"policy_violation", "A change violated an active policy", true, true},
+	{"issue_status_changed", "An issue's status changed (triaged, fixed, reopened)", false, true},
 }
 
 // Lookup returns the type with code.

@@ -24,6 +24,8 @@ func New(d config.Deps) http.Handler {
 		"GET /notifications/preferences":                   h.list,
 		"POST /notifications/preferences/{type_code}":      h.setUser,
 		"POST /notifications/company-defaults/{type_code}": h.setCompany,
+		"GET /sla-settings":                                h.getSLA,
+		"PUT /sla-settings":                                h.putSLA,
 	})
 }
 
@@ -146,4 +148,14 @@ func resolve(platform bool, company, user *bool) (bool, string) {
 		return *company, SourceCompany
 	}
 	return platform, SourcePlatform
+}
+
+// Effective returns the effective channels of type t for a user with
+// preference user under the company default company (a zero setting
+// inherits). The company's own webhook channel is Effective with a zero
+// user: webhooks belong to the company, not to a user.
+func Effective(t Type, company, user store.NotificationSetting) (email, webhook bool) {
+	email, _ = resolve(t.EmailEnabled, company.EmailEnabled, user.EmailEnabled)
+	webhook, _ = resolve(t.WebhookEnabled, company.WebhookEnabled, user.WebhookEnabled)
+	return email, webhook
 }

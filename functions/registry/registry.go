@@ -13,6 +13,7 @@ import (
 	"github.com/acme/codescan-api/functions/policies"
 	"github.com/acme/codescan-api/functions/teams"
 	"github.com/acme/codescan-api/functions/uploads"
+	"github.com/acme/codescan-api/functions/webhooks"
 	"github.com/acme/codescan-api/shared/config"
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/routes"
@@ -27,6 +28,7 @@ var Constructors = map[string]func(config.Deps) http.Handler{
 	routes.GroupPolicies:      policies.New,
 	routes.GroupTeams:         teams.New,
 	routes.GroupUploads:       uploads.New,
+	routes.GroupWebhooks:      webhooks.New,
 }
 
 // Handlers builds every group's handler.

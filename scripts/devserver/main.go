@@ -25,6 +25,7 @@ import (
 	"github.com/acme/codescan-api/shared/demo"
 	"github.com/acme/codescan-api/shared/devjwt"
 	"github.com/acme/codescan-api/shared/dynamolocal"
+	"github.com/acme/codescan-api/shared/maildev"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/store"
 )
@@ -108,6 +109,19 @@ func run() error {
 		return err
 	}
 
+	mailbox, err := maildev.Start(ctx, root, maildev.Options{SMTPPort: 1025, WebPort: 1080})
+	if err != nil {
+		return err
+	}
+	defer mailbox.Stop()
+	doc.MailInboxURL = mailbox.WebURL
+	if err := writeJSON(docPath, doc); err != nil {
+		return err
+	}
+	if err := startDelivery(ctx, st, env.DynamoEndpoint, mailbox.SMTPAddr, baseURL); err != nil {
+		return err
+	}
+
 	deps := config.Deps{
 		Server: config.NewServer(env, st, auth.JWTConfig{Issuer: issuer, Audience: audience, Keys: keys.Keyfunc}),
 		Store:  st,
@@ -149,8 +163,11 @@ API ready at %[1]s   (demo data and credentials: %[2]s)
   curl -s -X POST -H 'Authorization: Bearer %[4]s' -d '{"email_enabled":false}' %[1]s/notifications/preferences/scan_completed
   curl -s -H 'SERVICE-TOKEN: %[5]s' -X POST -d '{}' %[1]s/notifications/company-defaults/scan_completed   # 403
 
-Ctrl-C stops the API and DynamoDB Local.
-`, doc.BaseURL, docPath, admin.APIKey, member.BearerToken, member.APIKey)
+Notifications: emails in the local inbox at %[6]s; webhooks of the demo
+endpoint go to %[7]s (run any HTTP server there to watch them).
+
+Ctrl-C stops the API, the mail catcher and DynamoDB Local.
+`, doc.BaseURL, docPath, admin.APIKey, member.BearerToken, member.APIKey, doc.MailInboxURL, demo.DemoWebhookURL)
 }
 
 func writeJSON(path string, v any) error {

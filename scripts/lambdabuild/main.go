@@ -1,4 +1,5 @@
-// Command lambdabuild builds every group of the route table as a Lambda
+// Command lambdabuild builds every group of the route table, and the
+// workers no route reaches (deployspec.Workers), as a Lambda
 // function for provided.al2023 on arm64: build/<group>/bootstrap (the
 // directory SAM and CDK package) and build/<group>.zip (for deploying by
 // hand), and prints each binary's size.
@@ -14,6 +15,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/acme/codescan-api/shared/deployspec"
 	"github.com/acme/codescan-api/shared/dynamolocal"
 	"github.com/acme/codescan-api/shared/routes"
 )
@@ -37,7 +39,11 @@ func run(out string) error {
 		return err
 	}
 	var tooBig []string
-	for _, g := range routes.Groups() {
+	groups := routes.Groups()
+	for _, w := range deployspec.Workers() {
+		groups = append(groups, w.Group)
+	}
+	for _, g := range groups {
 		bin := filepath.Join(root, out, g, "bootstrap")
 		if err := build(root, g, bin); err != nil {
 			return err

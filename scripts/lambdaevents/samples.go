@@ -166,6 +166,57 @@ var samples = map[string]sample{
 		Body:   gitConfig, ContentType: "text/plain; charset=utf-8",
 		Status: http.StatusOK, Keys: []string{"status"},
 	},
+
+	// Notification delivery.
+	"POST /api/v1/webhooks": {
+		File: "webhooks-create", ContentType: jsonType,
+		Body:   `{"url":"https://hooks.acme-corp.example/codescan","types":["scan_completed","new_critical_issue"],"description":"Security team's intake"}`,
+		Status: http.StatusCreated, Keys: []string{"status", "webhook", "secret"},
+	},
+	"GET /api/v1/webhooks": {
+		File: "webhooks-list", Query: map[string]string{"page_size": "20"},
+		Status: http.StatusOK, Keys: []string{"status", "webhooks", "total_webhooks", "next_page_token"},
+	},
+	"GET /api/v1/webhooks/{webhook_id}": {
+		File: "webhooks-get", Path: map[string]string{"webhook_id": "7d0c9a52-3b1e-4f6a-9c8d-2e4f6a8b0c1d"},
+		Seeded: map[string]string{"webhook_id": "webhook_ids"}, Status: http.StatusOK, Keys: []string{"status", "webhook"},
+	},
+	"PATCH /api/v1/webhooks/{webhook_id}": {
+		File: "webhooks-update", Path: map[string]string{"webhook_id": "7d0c9a52-3b1e-4f6a-9c8d-2e4f6a8b0c1d"},
+		Seeded: map[string]string{"webhook_id": "webhook_ids"}, ContentType: jsonType,
+		Body:   `{"types":["scan_completed","scan_failed"],"active":true}`,
+		Status: http.StatusOK, Keys: []string{"status", "webhook"},
+	},
+	"DELETE /api/v1/webhooks/{webhook_id}": {
+		File: "webhooks-delete", Path: map[string]string{"webhook_id": "7d0c9a52-3b1e-4f6a-9c8d-2e4f6a8b0c1d"},
+		Seeded: map[string]string{"webhook_id": "webhook_ids"}, Status: http.StatusOK, Keys: []string{"status"},
+	},
+	"POST /api/v1/webhooks/{webhook_id}/rotate-secret": {
+		File: "webhooks-rotate-secret", Path: map[string]string{"webhook_id": "7d0c9a52-3b1e-4f6a-9c8d-2e4f6a8b0c1d"},
+		Seeded: map[string]string{"webhook_id": "webhook_ids"}, Status: http.StatusOK, Keys: []string{"status", "webhook", "secret"},
+	},
+	"POST /api/v1/webhooks/{webhook_id}/test": {
+		File: "webhooks-test", Path: map[string]string{"webhook_id": "7d0c9a52-3b1e-4f6a-9c8d-2e4f6a8b0c1d"},
+		Seeded: map[string]string{"webhook_id": "webhook_ids"}, Status: http.StatusOK, Keys: []string{"status", "delivered", "status_code"},
+	},
+	"GET /api/v1/webhooks/{webhook_id}/deliveries": {
+		File: "webhooks-deliveries", Path: map[string]string{"webhook_id": "7d0c9a52-3b1e-4f6a-9c8d-2e4f6a8b0c1d"},
+		Query:  map[string]string{"status": "failed", "page_size": "20"},
+		Seeded: map[string]string{"webhook_id": "webhook_ids"}, Status: http.StatusOK, Keys: []string{"status", "deliveries", "next_page_token"},
+	},
+	"POST /api/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver": {
+		File:   "webhooks-redeliver",
+		Path:   map[string]string{"webhook_id": "7d0c9a52-3b1e-4f6a-9c8d-2e4f6a8b0c1d", "delivery_id": "3f1b2c4d5e6f708192a3b4c5d6e7f809"},
+		Seeded: map[string]string{"webhook_id": "webhook_ids", "delivery_id": "webhook_delivery_ids"},
+		Status: http.StatusOK, Keys: []string{"status", "delivery"},
+	},
+	"GET /api/v1/sla-settings": {
+		File: "notifications-sla-get", Status: http.StatusOK, Keys: []string{"status", "sla_settings"},
+	},
+	"PUT /api/v1/sla-settings": {
+		File: "notifications-sla-put", ContentType: jsonType, Body: `{"days_to_fix":{"CR":5,"HI":21},"due_soon_days":2}`,
+		Status: http.StatusOK, Keys: []string{"status", "sla_settings"},
+	},
 }
 
 // sarifReport is what a Semgrep run in CI uploads: SARIF 2.1.0 with one

@@ -92,16 +92,32 @@ func Generate() ([]byte, error) {
 	}
 	var b bytes.Buffer
 	err = t.Execute(&b, map[string]any{
-		"Functions":  fns,
-		"Attributes": tabledef.AttributeNames(),
-		"PK":         tabledef.PK,
-		"SK":         tabledef.SK,
-		"TTL":        tabledef.TTLAttribute,
-		"Indexes":    tabledef.Indexes,
-		"LogFormat":  deployspec.AccessLogFormat,
-		"KMSKeyEnv":  deployspec.KMSKeyEnv,
+		"Functions":         fns,
+		"Attributes":        tabledef.AttributeNames(),
+		"PK":                tabledef.PK,
+		"SK":                tabledef.SK,
+		"TTL":               tabledef.TTLAttribute,
+		"Indexes":           tabledef.Indexes,
+		"LogFormat":         deployspec.AccessLogFormat,
+		"KMSKeyEnv":         deployspec.KMSKeyEnv,
+		"Workers":           deployspec.Workers(),
+		"SESAction":         deployspec.SESAction,
+		"StreamFilter":      deployspec.StreamFilter,
+		"StreamReadActions": deployspec.StreamReadActions,
+		"Schedules":         schedules(),
 	})
 	return b.Bytes(), err
+}
+
+// schedule is one Schedule event of the scheduler function.
+type schedule struct{ ID, Expression, Input string }
+
+func schedules() []schedule {
+	var out []schedule
+	for _, s := range deployspec.Schedules {
+		out = append(out, schedule{ID: "Schedule" + strings.ToUpper(s.Name[:1]) + s.Name[1:], Expression: s.Expression, Input: s.Input()})
+	}
+	return out
 }
 
 // EventID is the logical id of a route's Api event: method and path words

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -118,6 +119,9 @@ func TestEveryRouteAndNothingElse(t *testing.T) {
 	functions := map[string]string{}
 	for id, res := range tpl.Resources {
 		if res.Type != "AWS::Serverless::Function" {
+			continue
+		}
+		if workerEvents(t, id, res.Properties.Events) {
 			continue
 		}
 		functions[id] = res.Properties.CodeUri
@@ -265,4 +269,34 @@ func TestKMSKeyVariableIsTheOneSecretsReads(t *testing.T) {
 	if deployspec.KMSKeyEnv != secrets.EnvKMSKeyID {
 		t.Errorf("deployspec sets %s, secrets reads %s", deployspec.KMSKeyEnv, secrets.EnvKMSKeyID)
 	}
+}
+
+// workerEvents reports whether id is a worker function (deployspec.Workers)
+// and checks its events: the dispatcher's one stream source, the
+// scheduler's one Schedule event per deployspec.Schedules.
+func workerEvents[E any](t *testing.T, id string, events map[string]E) bool {
+	t.Helper()
+	for _, w := range deployspec.Workers() {
+		if w.Name()+"Function" != id {
+			continue
+		}
+		raw, _ := json.Marshal(events)
+		var evs map[string]struct{ Type string }
+		_ = json.Unmarshal(raw, &evs)
+		want := map[string]int{}
+		if w.Group == deployspec.WorkerDispatcher {
+			want["DynamoDB"] = 1
+		} else {
+			want["Schedule"] = len(deployspec.Schedules)
+		}
+		got := map[string]int{}
+		for _, e := range evs {
+			got[e.Type]++
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s events %v, want %v", id, got, want)
+		}
+		return true
+	}
+	return false
 }

@@ -1,6 +1,7 @@
-// Command withddb starts one in-memory DynamoDB Local, runs the given command
-// with DYNAMODB_ENDPOINT pointing at it, stops it, and exits with the
-// command's status. `make test` and `make bench` use it so every test
+// Command withddb starts one in-memory DynamoDB Local and one local mail
+// catcher (maildev), runs the given command with DYNAMODB_ENDPOINT,
+// MAILDEV_SMTP and MAILDEV_WEB pointing at them, stops them, and exits with
+// the command's status. `make test` and `make bench` use it so every test
 // package shares one DynamoDB Local.
 package main
 
@@ -14,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/acme/codescan-api/shared/dynamolocal"
+	"github.com/acme/codescan-api/shared/maildev"
 )
 
 func main() {
@@ -31,11 +33,19 @@ func main() {
 		fmt.Fprintln(os.Stderr, "withddb:", err)
 		os.Exit(1)
 	}
+	mail, err := maildev.Start(context.Background(), root, maildev.Options{})
+	if err != nil {
+		ddb.Stop()
+		fmt.Fprintln(os.Stderr, "withddb:", err)
+		os.Exit(1)
+	}
 	signal.Ignore(os.Interrupt, syscall.SIGTERM) // the child gets them; we clean up after it
 	cmd := exec.Command(os.Args[1], os.Args[2:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.Env = append(os.Environ(), "DYNAMODB_ENDPOINT="+ddb.Endpoint)
+	cmd.Env = append(os.Environ(), "DYNAMODB_ENDPOINT="+ddb.Endpoint,
+		maildev.EnvSMTP+"="+mail.SMTPAddr, maildev.EnvWeb+"="+mail.WebURL)
 	err = cmd.Run()
+	mail.Stop()
 	ddb.Stop()
 	var exit *exec.ExitError
 	switch {

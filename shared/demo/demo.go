@@ -23,6 +23,8 @@ type Document struct {
 	BaseURL               string     `json:"base_url"`
 	NotificationTypeCodes []string   `json:"notification_type_codes"`
 	Companies             []*Company `json:"companies"`
+	// MailInboxURL is the local mail catcher's web inbox (make run).
+	MailInboxURL string `json:"mail_inbox_url,omitempty"`
 }
 
 // Company is one demo tenant. Resources holds, per area, the ids a client

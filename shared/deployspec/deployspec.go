@@ -46,7 +46,8 @@ var authn = []string{"dynamodb:GetItem", "dynamodb:UpdateItem"}
 // (PutItem, UpdateItem, DeleteItem, ConditionCheckItem), so it appears here
 // as those.
 var tableActions = map[string][]string{
-	routes.GroupNotifications: with(authn, "dynamodb:Query", "dynamodb:UpdateItem"),
+	// SLA settings are one item written with PutItem.
+	routes.GroupNotifications: with(authn, "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"),
 	// Group counters, scans and SCA issues by key, lists and project
 	// look-ups by Query, the drill-down's issues by BatchGetItem; triage
 	// writes issues, history and counters in transactions of puts and
@@ -67,10 +68,15 @@ var tableActions = map[string][]string{
 	routes.GroupPolicies: with(authn, "dynamodb:UpdateItem"),
 	// The list reads GSI1; updates are revision-conditional.
 	routes.GroupIntegrations: with(authn, "dynamodb:Query", "dynamodb:UpdateItem"),
+	// Endpoints with their counter (transactions of puts, updates and
+	// deletes), the list and the attempt log by Query (GSI1), a
+	// redelivery's claim and outcome.
+	routes.GroupWebhooks: with(authn, "dynamodb:DeleteItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"),
 }
 
 var kmsActions = map[string][]string{
 	routes.GroupIntegrations: {"kms:Decrypt", "kms:Encrypt"},
+	routes.GroupWebhooks:     {"kms:Decrypt", "kms:Encrypt"},
 }
 
 // Defaults for every group; API Gateway gives up on an integration after 29
@@ -128,4 +134,54 @@ func with(base []string, more ...string) []string {
 	out := slices.Concat(base, more)
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// Functions no route reaches: the dispatcher reads the table's stream (an
+// event source mapping with a failure queue), the scheduler runs the
+// scheduled jobs (delivery retries, SLA checks, the weekly digest).
+const (
+	WorkerDispatcher = "dispatcher"
+	WorkerScheduler  = "scheduler"
+)
+
+// StreamReadActions are what the dispatcher's event source mapping needs on
+// the table's stream.
+var StreamReadActions = []string{"dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:ListStreams"}
+
+// SESAction is what the workers that send email may do, on the sender
+// identity and configuration set only.
+const SESAction = "ses:SendEmail"
+
+// Schedules of the scheduler, each an EventBridge rule whose input names
+// the job ({"job": Name}).
+var Schedules = []Schedule{
+	{Name: "retries", Expression: "rate(1 minute)"},
+	{Name: "sla", Expression: "rate(1 hour)"},
+	{Name: "digest", Expression: "cron(0 8 ? * MON *)"},
+}
+
+// Schedule is one scheduled job.
+type Schedule struct {
+	Name       string
+	Expression string
+}
+
+// Input is the rule's constant input to the scheduler.
+func (s Schedule) Input() string { return `{"job":"` + s.Name + `"}` }
+
+// StreamFilter is the event source mapping's filter: only new outbox items
+// (store.EventEntity) invoke the dispatcher.
+const StreamFilter = `{"dynamodb":{"NewImage":{"entity":{"S":["event"]}}},"eventName":["INSERT"]}`
+
+// Workers returns the needs of the non-route functions. Both read
+// deliveries, endpoints, users and settings (GetItem, Query), claim and
+// finish deliveries (PutItem, UpdateItem, transactions of them), open
+// signing secrets (kms:Decrypt) and send email.
+func Workers() []Function {
+	actions := []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"}
+	return []Function{
+		{Group: WorkerDispatcher, TableActions: actions, KMSActions: []string{"kms:Decrypt"}, MemoryMB: 256, TimeoutSeconds: 60},
+		// The SLA check and the digest read every company's issues.
+		{Group: WorkerScheduler, TableActions: actions, KMSActions: []string{"kms:Decrypt"}, MemoryMB: 512, TimeoutSeconds: 300},
+	}
 }

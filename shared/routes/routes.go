@@ -61,6 +61,7 @@ const (
 	GroupPolicies      = "policies"
 	GroupIntegrations  = "integrations"
 	GroupUploads       = "uploads"
+	GroupWebhooks      = "webhooks"
 )
 
 // Table is every route of the API.
@@ -97,6 +98,20 @@ var Table = []Route{
 	{Method: "POST", Path: "/scan-upload", Group: GroupUploads, Access: Permission, Permission: PermUploadScan},
 	{Method: "POST", Path: "/ci-data-upload", Group: GroupUploads, Access: Permission, Permission: PermUploadScan},
 	{Method: "POST", Path: "/git-config-upload", Group: GroupUploads, Access: Permission, Permission: PermUploadScan},
+
+	// Notification delivery: webhook endpoints and their delivery log, and
+	// the company's SLA settings (company admin).
+	{Method: "POST", Path: "/webhooks", Group: GroupWebhooks, Access: Admin},
+	{Method: "GET", Path: "/webhooks", Group: GroupWebhooks, Access: Admin},
+	{Method: "GET", Path: "/webhooks/{webhook_id}", Group: GroupWebhooks, Access: Admin},
+	{Method: "PATCH", Path: "/webhooks/{webhook_id}", Group: GroupWebhooks, Access: Admin},
+	{Method: "DELETE", Path: "/webhooks/{webhook_id}", Group: GroupWebhooks, Access: Admin},
+	{Method: "POST", Path: "/webhooks/{webhook_id}/rotate-secret", Group: GroupWebhooks, Access: Admin},
+	{Method: "POST", Path: "/webhooks/{webhook_id}/test", Group: GroupWebhooks, Access: Admin},
+	{Method: "GET", Path: "/webhooks/{webhook_id}/deliveries", Group: GroupWebhooks, Access: Admin},
+	{Method: "POST", Path: "/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver", Group: GroupWebhooks, Access: Admin},
+	{Method: "GET", Path: "/sla-settings", Group: GroupNotifications, Access: Admin},
+	{Method: "PUT", Path: "/sla-settings", Group: GroupNotifications, Access: Admin},
 }
 
 // Pattern is the route's Go ServeMux pattern, e.g. "GET /api/v1/issues".

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/google/go-github/v72/github"
+
+	"github.com/acme/codescan-api/shared/netguard"
 )
 
 // Options configure a Client.
@@ -49,7 +51,7 @@ func New(o Options) *Client {
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
 	}
-	dialer := &net.Dialer{Timeout: o.Timeout, Control: dialControl(o.AllowLoopback)}
+	dialer := &net.Dialer{Timeout: o.Timeout, Control: netguard.DialControl(o.AllowLoopback)}
 	transport := &http.Transport{
 		Proxy:                  nil, // a proxy would make the guard check the proxy, not the host
 		DialContext:            dialer.DialContext,
@@ -129,7 +131,7 @@ func (c *Client) NormalizeBaseURL(raw string) (string, error) {
 	case u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
 		return "", &InvalidError{"base_url must not contain credentials, a query or a fragment"}
 	}
-	if ip, err := netip.ParseAddr(strings.Trim(u.Hostname(), "[]")); err == nil && Blocked(ip, c.opts.AllowLoopback) {
+	if ip, err := netip.ParseAddr(strings.Trim(u.Hostname(), "[]")); err == nil && netguard.Blocked(ip, c.opts.AllowLoopback) {
 		return "", &InvalidError{errBlockedTarget}
 	}
 	u.Scheme = strings.ToLower(u.Scheme)
@@ -219,7 +221,7 @@ func (c *Client) Verify(ctx context.Context, baseURL, prefix, token string) (Acc
 
 func classify(err error) *Error {
 	var (
-		blocked  *BlockedAddressError
+		blocked  *netguard.BlockedAddressError
 		redirect *github.RedirectionError
 		rate     *github.RateLimitError
 		abuse    *github.AbuseRateLimitError

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
 
 	"github.com/acme/codescan-api/shared/tabledef"
@@ -130,4 +131,24 @@ func (s *Store) UpdateIntegration(ctx context.Context, companyID int64, id strin
 	var out Integration
 	err := s.update(ctx, integrationKey(companyID, id), upd, &cond, &out)
 	return out, err
+}
+
+// MarkIntegrationExpired records that re-verification found the stored
+// credentials dead: expired becomes true and ev (integration_expired) is
+// recorded in the same transaction, only if the stored revision is still
+// revision (ErrConflict otherwise).
+func (s *Store) MarkIntegrationExpired(ctx context.Context, companyID int64, id string, revision int64, ev Event) error {
+	upd := expression.Set(expression.Name("revision"), expression.Value(revision+1)).
+		Set(expression.Name("updated_at"), expression.Value(now())).
+		Set(expression.Name("expired"), expression.Value(true))
+	cond := expression.Name("revision").Equal(expression.Value(revision))
+	mark, err := s.txUpdate(integrationKey(companyID, id), upd, &cond)
+	if err != nil {
+		return err
+	}
+	put, err := s.txEvent(ev)
+	if err != nil {
+		return err
+	}
+	return s.transact(ctx, []types.TransactWriteItem{mark, put})
 }

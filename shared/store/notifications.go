@@ -85,3 +85,25 @@ func (s *Store) notificationLayer(ctx context.Context, companyID int64, prefix s
 	}
 	return out, nil
 }
+
+// CompanyNotificationSettings returns a company's defaults and every user's
+// preferences (by user id), keyed by type code, in one query: what the
+// dispatcher needs to resolve each user's effective settings.
+func (s *Store) CompanyNotificationSettings(ctx context.Context, companyID int64) (company map[string]NotificationSetting, users map[int64]map[string]NotificationSetting, err error) {
+	var items []NotificationSetting
+	if err := s.queryAll(ctx, "", pkBeginsWith(CompanyPK(companyID), "NOTIF#"), true, &items); err != nil {
+		return nil, nil, err
+	}
+	company, users = map[string]NotificationSetting{}, map[int64]map[string]NotificationSetting{}
+	for _, it := range items {
+		if it.UserID == 0 {
+			company[it.TypeCode] = it
+			continue
+		}
+		if users[it.UserID] == nil {
+			users[it.UserID] = map[string]NotificationSetting{}
+		}
+		users[it.UserID][it.TypeCode] = it
+	}
+	return company, users, nil
+}

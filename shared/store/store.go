@@ -136,6 +136,11 @@ func (s *Store) CreateTable(ctx context.Context) error {
 		},
 		GlobalSecondaryIndexes: gsis,
 		BillingMode:            types.BillingModePayPerRequest,
+		// The notification dispatcher reads new outbox items from the
+		// stream (see Event).
+		StreamSpecification: &types.StreamSpecification{
+			StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeNewImage,
+		},
 	})
 	var inUse *types.ResourceInUseException
 	if errors.As(err, &inUse) {

@@ -111,3 +111,9 @@ func (s *Store) userByRef(ctx context.Context, k Key) (User, error) {
 
 // now is the store's clock in the API's date-time format.
 func now() string { return time.Now().UTC().Format(time.RFC3339) }
+
+// SortableTime formats t in UTC with a fixed width (microseconds), so
+// times compare as strings in sort keys.
+func SortableTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000Z") }
+
+func nowNano() string { return SortableTime(time.Now()) }

@@ -26,6 +26,7 @@ import (
 	"github.com/acme/codescan-api/shared/devjwt"
 	"github.com/acme/codescan-api/shared/dynamolocal"
 	"github.com/acme/codescan-api/shared/httpapi"
+	"github.com/acme/codescan-api/shared/maildev"
 	"github.com/acme/codescan-api/shared/store"
 )
 
@@ -61,7 +62,44 @@ func Main(m *testing.M) {
 	if local != nil {
 		local.Stop()
 	}
+	if mailProc != nil {
+		mailProc.Stop()
+	}
 	os.Exit(code)
+}
+
+var (
+	mailOnce sync.Once
+	mailProc *maildev.Process
+	mailSMTP string
+	mailWeb  string
+	mailErr  error
+)
+
+// Mail returns the SMTP address and web URL of the local mail catcher: the
+// one named by MAILDEV_SMTP and MAILDEV_WEB (make test starts one for all
+// packages), or one started for this test binary on first use.
+func Mail(t testing.TB) (smtpAddr, webURL string) {
+	t.Helper()
+	mailOnce.Do(func() {
+		mailSMTP, mailWeb = os.Getenv(maildev.EnvSMTP), os.Getenv(maildev.EnvWeb)
+		if mailSMTP != "" && mailWeb != "" {
+			return
+		}
+		root, err := dynamolocal.Root()
+		if err != nil {
+			mailErr = err
+			return
+		}
+		mailProc, mailErr = maildev.Start(context.Background(), root, maildev.Options{})
+		if mailErr == nil {
+			mailSMTP, mailWeb = mailProc.SMTPAddr, mailProc.WebURL
+		}
+	})
+	if mailErr != nil {
+		t.Fatalf("testenv: maildev: %v", mailErr)
+	}
+	return mailSMTP, mailWeb
 }
 
 // NewStore returns a store on a fresh table of its own.
@@ -220,3 +258,7 @@ func (e *Env) Token(t testing.TB, u User) string {
 	}
 	return tok
 }
+
+// Endpoint is the DynamoDB Local endpoint the tests use (for clients beyond
+// the store, such as the Streams API).
+func Endpoint() string { return endpoint }

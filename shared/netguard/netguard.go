@@ -1,4 +1,8 @@
-package scmhost
+// Package netguard keeps outbound connections the service makes on behalf
+// of a customer (source-code hosts, webhook receivers) away from internal
+// addresses: the check runs at dial time, after DNS resolution, so a name
+// that resolves (or re-resolves) to an internal address is refused.
+package netguard
 
 import (
 	"fmt"
@@ -53,10 +57,10 @@ func (e *BlockedAddressError) Error() string {
 	return fmt.Sprintf("connection to %s refused: not a public address", e.Addr)
 }
 
-// dialControl checks the address a connection is about to be made to, after
-// DNS resolution, so a name that resolves (or re-resolves) to an internal
-// address is refused.
-func dialControl(allowLoopback bool) func(network, address string, _ syscall.RawConn) error {
+// DialControl is a net.Dialer Control hook that refuses blocked addresses:
+// it sees the address a connection is about to be made to, after DNS
+// resolution.
+func DialControl(allowLoopback bool) func(network, address string, _ syscall.RawConn) error {
 	return func(_, address string, _ syscall.RawConn) error {
 		host, _, err := net.SplitHostPort(address)
 		if err != nil {

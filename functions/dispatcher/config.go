@@ -1,0 +1,57 @@
+package dispatcher
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/sesv2"
+
+	"github.com/acme/codescan-api/shared/mail"
+	"github.com/acme/codescan-api/shared/secrets"
+	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/webhook"
+)
+
+// Environment the dispatcher reads.
+const (
+	EnvMailFrom         = "MAIL_FROM"             // sender address (the SES identity in AWS)
+	EnvSESConfiguration = "SES_CONFIGURATION_SET" // SES configuration set; selects SES with MAIL_FROM
+	EnvSMTPAddr         = "SMTP_ADDR"             // host:port of the local mail catcher
+	EnvAppURL           = "APP_BASE_URL"          // web application, for links in emails
+	EnvAllowLoopback    = "WEBHOOK_ALLOW_LOOPBACK_HTTP"
+)
+
+// FromEnv builds a Dispatcher on st from the environment: SES when
+// SES_CONFIGURATION_SET is set (in AWS), else SMTP to SMTP_ADDR (locally).
+func FromEnv(ctx context.Context, st *store.Store, log *slog.Logger) (*Dispatcher, error) {
+	sealer, err := secrets.FromEnv(ctx)
+	if err != nil {
+		return nil, err
+	}
+	from := os.Getenv(EnvMailFrom)
+	if from == "" {
+		from = "notifications@codescan.localhost"
+	}
+	var sender mail.Sender
+	switch {
+	case os.Getenv(EnvSESConfiguration) != "":
+		cfg, err := awsconfig.LoadDefaultConfig(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("aws config: %w", err)
+		}
+		sender = &mail.SES{Client: sesv2.NewFromConfig(cfg), From: from, ConfigurationSet: os.Getenv(EnvSESConfiguration)}
+	case os.Getenv(EnvSMTPAddr) != "":
+		sender = &mail.SMTP{Addr: os.Getenv(EnvSMTPAddr), From: from}
+	default:
+		return nil, fmt.Errorf("dispatcher: set %s (SES) or %s (SMTP)", EnvSESConfiguration, EnvSMTPAddr)
+	}
+	loopback, _ := strconv.ParseBool(os.Getenv(EnvAllowLoopback))
+	return &Dispatcher{
+		Store: st, Webhooks: webhook.New(webhook.Options{AllowLoopback: loopback}), Mail: sender, Sealer: sealer,
+		AppURL: os.Getenv(EnvAppURL), Backoff: DefaultBackoff, Log: log,
+	}, nil
+}

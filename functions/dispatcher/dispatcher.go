@@ -1,0 +1,377 @@
+// Package dispatcher delivers notification events: the outbox items that
+// write paths record in the same transaction as their change (store.Event)
+// reach it through the table's DynamoDB stream (an event source mapping in
+// AWS, a stream poller locally: the same Dispatch). For each event it
+// resolves the recipients from the effective notification settings, claims
+// one delivery per recipient with a conditional write (the idempotency
+// check: an event delivered twice by the stream is sent once), and sends a
+// signed webhook or an email. Failed webhook attempts are retried with
+// exponential backoff and jitter by RunDue, which the scheduled function
+// (the dev server's timer locally) calls.
+package dispatcher
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/acme/codescan-api/functions/notifications"
+	"github.com/acme/codescan-api/shared/mail"
+	"github.com/acme/codescan-api/shared/secrets"
+	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/webhook"
+)
+
+// Backoff is the retry schedule: attempt n waits Base*2^(n-1), at most Max,
+// with equal jitter (half fixed, half random), or the receiver's
+// Retry-After; no attempt starts more than Horizon after the first.
+type Backoff struct {
+	Base    time.Duration
+	Max     time.Duration
+	Horizon time.Duration
+}
+
+// DefaultBackoff retries for a little over a day: 30 s doubling up to 6 h.
+var DefaultBackoff = Backoff{Base: 30 * time.Second, Max: 6 * time.Hour, Horizon: 26 * time.Hour}
+
+// DisableAfter is how long an endpoint may fail without a single success
+// before it is disabled (and the company's admins are told by email).
+const DisableAfter = 72 * time.Hour
+
+// DefaultLease is how long a claimed delivery belongs to its sender; after
+// it the timer takes the delivery over (its sender died).
+const DefaultLease = 2 * time.Minute
+
+// Dispatcher sends deliveries.
+type Dispatcher struct {
+	Store    *store.Store
+	Webhooks *webhook.Client
+	Mail     mail.Sender
+	Sealer   secrets.Sealer
+	// AppURL is the web application's base URL, for links in emails.
+	AppURL  string
+	Backoff Backoff
+	Lease   time.Duration // DefaultLease when zero
+	Log     *slog.Logger
+}
+
+func (d *Dispatcher) lease() time.Duration {
+	if d.Lease <= 0 {
+		return DefaultLease
+	}
+	return d.Lease
+}
+
+// Payload is the JSON body of a webhook (and the data of an email).
+type Payload struct {
+	Type      string          `json:"type"`
+	ID        string          `json:"id"`
+	CreatedAt string          `json:"created_at"`
+	CompanyID int64           `json:"company_id"`
+	Data      json.RawMessage `json:"data"`
+}
+
+// Dispatch delivers each event to its recipients. It returns, by index, the
+// events that could not be handed over completely (their recipients are
+// retried when the stream delivers them again); a delivery that fails at
+// the receiver is not such a failure: it is retried on its own schedule.
+func (d *Dispatcher) Dispatch(ctx context.Context, events []store.Event) map[int]error {
+	failed := map[int]error{}
+	for i, ev := range events {
+		if err := d.dispatchOne(ctx, ev); err != nil {
+			d.Log.Error("dispatch", "event_id", ev.ID, "type", ev.Type, "error", err.Error())
+			failed[i] = err
+		}
+	}
+	return failed
+}
+
+// recipient is one delivery target of an event.
+type recipient struct {
+	channel string // store.ChannelEmail or store.ChannelWebhook
+	id      string // user id or endpoint id
+}
+
+func (d *Dispatcher) dispatchOne(ctx context.Context, ev store.Event) error {
+	var rcpts []recipient
+	var err error
+	if t, ok := notifications.Lookup(ev.Type); ok {
+		rcpts, err = d.recipients(ctx, t, ev.CompanyID)
+	} else if ev.Type == TypeWebhookDisabled {
+		rcpts, err = d.admins(ctx, ev.CompanyID)
+	} else {
+		d.Log.Warn("dispatch: unknown event type, dropped", "event_id", ev.ID, "type", ev.Type)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	payload, err := json.Marshal(Payload{Type: ev.Type, ID: ev.ID, CreatedAt: ev.CreatedAt.UTC().Format(time.RFC3339), CompanyID: ev.CompanyID, Data: ev.Data})
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, r := range rcpts {
+		del := store.Delivery{
+			ID: store.DeliveryID(ev.ID, r.channel, r.id), CompanyID: ev.CompanyID, EventID: ev.ID, EventType: ev.Type,
+			Channel: r.channel, Recipient: r.id, Payload: string(payload),
+		}
+		del, claimed, err := d.Store.ClaimDelivery(ctx, del, time.Now(), d.lease())
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if !claimed {
+			continue // sent, scheduled, or being sent: never twice
+		}
+		if _, err := d.attempt(ctx, del); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// recipients are the active users whose effective email setting for t is
+// on, and, when the company's effective webhook setting is on, its active
+// endpoints subscribed to t.
+func (d *Dispatcher) recipients(ctx context.Context, t notifications.Type, companyID int64) ([]recipient, error) {
+	company, users, err := d.Store.CompanyNotificationSettings(ctx, companyID)
+	if err != nil {
+		return nil, err
+	}
+	var out []recipient
+	all, err := d.Store.ListUsers(ctx, companyID)
+	if err != nil {
+		return nil, err
+	}
+	for _, u := range all {
+		if !u.Active || u.Email == "" {
+			continue
+		}
+		if email, _ := notifications.Effective(t, company[t.Code], users[u.ID][t.Code]); email {
+			out = append(out, recipient{store.ChannelEmail, strconv.FormatInt(u.ID, 10)})
+		}
+	}
+	if _, hooks := notifications.Effective(t, company[t.Code], store.NotificationSetting{}); !hooks {
+		return out, nil
+	}
+	endpoints, err := d.Store.AllWebhooks(ctx, companyID)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range endpoints {
+		if e.Active && slices.Contains(e.Types, t.Code) {
+			out = append(out, recipient{store.ChannelWebhook, e.ID})
+		}
+	}
+	return out, nil
+}
+
+// TypeWebhookDisabled is the operational event of an endpoint disabled
+// after failing for DisableAfter: emailed to the company's active admins,
+// whatever their notification settings, never sent by webhook.
+const TypeWebhookDisabled = "webhook_disabled"
+
+func (d *Dispatcher) admins(ctx context.Context, companyID int64) ([]recipient, error) {
+	all, err := d.Store.ListUsers(ctx, companyID)
+	if err != nil {
+		return nil, err
+	}
+	var out []recipient
+	for _, u := range all {
+		if u.Active && u.IsAdmin && u.Email != "" {
+			out = append(out, recipient{store.ChannelEmail, strconv.FormatInt(u.ID, 10)})
+		}
+	}
+	return out, nil
+}
+
+// RunDue attempts the deliveries that are due: retries whose time has come
+// and claims whose sender died. It returns how many it attempted.
+func (d *Dispatcher) RunDue(ctx context.Context) (int, error) {
+	due, err := d.Store.DueDeliveries(ctx, time.Now(), 100)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	var errs []error
+	for _, del := range due {
+		del, ok, err := d.Store.ReclaimDelivery(ctx, del.CompanyID, del.ID, time.Now(), d.lease(), false)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		n++
+		if _, err := d.attempt(ctx, del); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return n, errors.Join(errs...)
+}
+
+// Redeliver sends a webhook delivery again now, whatever its state (unless
+// it is being sent right now), and returns it after the attempt.
+func (d *Dispatcher) Redeliver(ctx context.Context, companyID int64, id string) (store.Delivery, error) {
+	del, ok, err := d.Store.ReclaimDelivery(ctx, companyID, id, time.Now(), d.lease(), true)
+	if err != nil {
+		return store.Delivery{}, err
+	}
+	if !ok {
+		return store.Delivery{}, store.ErrConflict
+	}
+	return d.attempt(ctx, del)
+}
+
+// attempt tries a claimed delivery once and records the outcome.
+func (d *Dispatcher) attempt(ctx context.Context, del store.Delivery) (store.Delivery, error) {
+	var a store.Attempt
+	var retryAfter time.Duration
+	retryable := false
+	switch del.Channel {
+	case store.ChannelWebhook:
+		res, ep, err := d.sendWebhook(ctx, del)
+		if err != nil {
+			return store.Delivery{}, err
+		}
+		a = store.Attempt{At: time.Now(), StatusCode: res.StatusCode, Latency: res.Latency, Delivered: res.Delivered()}
+		if res.Err != nil {
+			a.Error = res.Err.Error()
+		}
+		retryable, retryAfter = !a.Delivered && res.Retryable(), res.RetryAfter
+		if ep != nil {
+			if err := d.trackEndpoint(ctx, *ep, a.Delivered); err != nil {
+				d.Log.Error("webhook endpoint bookkeeping", "endpoint", ep.ID, "error", err.Error())
+			}
+		}
+	case store.ChannelEmail:
+		start := time.Now()
+		err := d.sendEmail(ctx, del)
+		a = store.Attempt{At: time.Now(), Latency: time.Since(start), Delivered: err == nil}
+		if err != nil {
+			a.Error = err.Error()
+			retryable = !errors.Is(err, errNoRecipient)
+		}
+	default:
+		a = store.Attempt{At: time.Now(), Error: "unknown channel " + del.Channel}
+	}
+	if retryable {
+		a.Next = d.next(del, a.At, retryAfter)
+	}
+	return d.Store.FinishAttempt(ctx, del, a)
+}
+
+// next is when to try again after the attempt at now, or zero when the
+// retry horizon has passed.
+func (d *Dispatcher) next(del store.Delivery, now time.Time, retryAfter time.Duration) time.Time {
+	b := d.Backoff
+	first := now
+	if del.FirstAttemptAt != "" {
+		if t, err := time.Parse(time.RFC3339Nano, del.FirstAttemptAt); err == nil {
+			first = t
+		}
+	}
+	wait := b.Base << min(del.Attempts, 30) // Attempts counts the earlier attempts
+	if wait <= 0 || wait > b.Max {
+		wait = b.Max
+	}
+	wait = wait/2 + rand.N(wait/2+1)
+	if retryAfter > 0 {
+		wait = min(retryAfter, 24*time.Hour)
+	}
+	at := now.Add(wait)
+	if at.Sub(first) > b.Horizon {
+		return time.Time{}
+	}
+	return at
+}
+
+var errNoRecipient = errors.New("recipient is gone or inactive")
+
+// sendWebhook signs and posts the delivery's payload to its endpoint, with
+// the current secret and, during a rotation, the previous one.
+func (d *Dispatcher) sendWebhook(ctx context.Context, del store.Delivery) (webhook.Result, *store.WebhookEndpoint, error) {
+	ep, err := d.Store.GetWebhook(ctx, del.CompanyID, del.Recipient)
+	if errors.Is(err, store.ErrNotFound) {
+		return webhook.Result{Err: errNoRecipient}, nil, nil
+	}
+	if err != nil {
+		return webhook.Result{}, nil, err
+	}
+	if !ep.Active {
+		return webhook.Result{Err: errNoRecipient}, nil, nil
+	}
+	secrets, err := d.SigningSecrets(ctx, ep, time.Now())
+	if err != nil {
+		return webhook.Result{}, nil, err
+	}
+	res := d.Webhooks.Send(ctx, ep.URL, webhook.Message{ID: del.EventID, Payload: []byte(del.Payload), Secrets: secrets})
+	return res, &ep, nil
+}
+
+// SigningSecrets opens an endpoint's current secret and, until it expires,
+// the previous one.
+func (d *Dispatcher) SigningSecrets(ctx context.Context, ep store.WebhookEndpoint, now time.Time) ([]string, error) {
+	record := store.WebhookSecretRecord(ep.CompanyID, ep.ID)
+	cur, err := d.Sealer.Open(ctx, ep.SealedSecret, record)
+	if err != nil {
+		return nil, fmt.Errorf("open webhook secret: %w", err)
+	}
+	out := []string{cur}
+	if until, err := time.Parse(time.RFC3339Nano, ep.PrevSecretUntil); err == nil && now.Before(until) && ep.PrevSealedSecret != "" {
+		prev, err := d.Sealer.Open(ctx, ep.PrevSealedSecret, record)
+		if err != nil {
+			return nil, fmt.Errorf("open previous webhook secret: %w", err)
+		}
+		out = append(out, prev)
+	}
+	return out, nil
+}
+
+// trackEndpoint keeps the endpoint's failing-since mark and disables an
+// endpoint that has failed for DisableAfter, telling the admins.
+func (d *Dispatcher) trackEndpoint(ctx context.Context, ep store.WebhookEndpoint, delivered bool) error {
+	now := time.Now()
+	switch {
+	case delivered && ep.FailingSince != "":
+		empty := ""
+		_, err := d.Store.UpdateWebhook(ctx, ep.CompanyID, ep.ID, store.WebhookChange{FailingSince: &empty})
+		return err
+	case delivered:
+		return nil
+	case ep.FailingSince == "":
+		since := store.SortableTime(now)
+		_, err := d.Store.UpdateWebhook(ctx, ep.CompanyID, ep.ID, store.WebhookChange{FailingSince: &since})
+		return err
+	}
+	since, err := time.Parse(time.RFC3339Nano, ep.FailingSince)
+	if err != nil || now.Sub(since) < DisableAfter {
+		return err
+	}
+	off := false
+	reason := fmt.Sprintf("every delivery failed since %s", since.UTC().Format(time.RFC3339))
+	if _, err := d.Store.UpdateWebhook(ctx, ep.CompanyID, ep.ID, store.WebhookChange{Active: &off, DisabledReason: &reason}); err != nil {
+		return err
+	}
+	return d.Store.RecordEvent(ctx, store.Event{
+		ID: "webhook_disabled-" + ep.ID + "-" + strconv.FormatInt(since.Unix(), 10), CompanyID: ep.CompanyID,
+		Type: TypeWebhookDisabled, CreatedAt: now,
+		Data: mustJSON(map[string]any{"webhook_id": ep.ID, "url": ep.URL, "failing_since": since.UTC().Format(time.RFC3339), "reason": reason}),
+	})
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}

@@ -1,0 +1,532 @@
+package dispatcher_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"github.com/acme/codescan-api/functions/dispatcher"
+	"github.com/acme/codescan-api/functions/notifications"
+	"github.com/acme/codescan-api/shared/config"
+	"github.com/acme/codescan-api/shared/deployspec"
+	"github.com/acme/codescan-api/shared/mail"
+	"github.com/acme/codescan-api/shared/maildev"
+	"github.com/acme/codescan-api/shared/netguard"
+	"github.com/acme/codescan-api/shared/secrets"
+	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/testenv"
+	"github.com/acme/codescan-api/shared/webhook"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// world is one test's table, mail catcher, dispatcher and stream poller.
+type world struct {
+	env     *testenv.Env
+	d       *dispatcher.Dispatcher
+	mailWeb string
+	stop    func()
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	env := testenv.New(t)
+	smtpAddr, web := testenv.Mail(t)
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	sealer, err := secrets.NewLocal(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &world{env: env, mailWeb: web, d: &dispatcher.Dispatcher{
+		Store:    env.Store,
+		Webhooks: webhook.New(webhook.Options{AllowLoopback: true, Timeout: 2 * time.Second}),
+		Mail:     &mail.SMTP{Addr: smtpAddr, From: "notifications@codescan.test"},
+		Sealer:   sealer, AppURL: "http://app.test",
+		Backoff: dispatcher.Backoff{Base: 20 * time.Millisecond, Max: 100 * time.Millisecond, Horizon: time.Hour},
+		Log:     slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}}
+	w.stop = func() {}
+	t.Cleanup(func() { w.stop() })
+	return w
+}
+
+// startPoller runs the stream poller until stopped (or the test ends).
+func (w *world) startPoller(t *testing.T) {
+	t.Helper()
+	streams, err := config.NewDynamoDBStreams(context.Background(), testenv.Endpoint())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	p := &dispatcher.Poller{Dispatcher: w.d, Streams: streams, Idle: 50 * time.Millisecond}
+	go func() { defer close(done); _ = p.Run(ctx) }()
+	w.stop = func() { cancel(); <-done }
+}
+
+// receiver is a loopback webhook receiver answering from a script of
+// status codes (the last one repeats).
+type receiver struct {
+	*httptest.Server
+	mu       sync.Mutex
+	statuses []int
+	got      []received
+}
+
+type received struct {
+	header http.Header
+	body   []byte
+}
+
+func newReceiver(t *testing.T, statuses ...int) *receiver {
+	r := &receiver{statuses: statuses}
+	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		r.mu.Lock()
+		r.got = append(r.got, received{req.Header.Clone(), body})
+		status := http.StatusOK
+		if len(r.statuses) > 0 {
+			status = r.statuses[0]
+			if len(r.statuses) > 1 {
+				r.statuses = r.statuses[1:]
+			}
+		}
+		r.mu.Unlock()
+		w.WriteHeader(status)
+	}))
+	t.Cleanup(r.Close)
+	return r
+}
+
+func (r *receiver) received() []received {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.got)
+}
+
+// endpoint stores a webhook endpoint of c for types, with a fresh secret.
+func (w *world) endpoint(t *testing.T, c *testenv.Company, url string, types ...string) (store.WebhookEndpoint, string) {
+	t.Helper()
+	ctx := context.Background()
+	secret, err := webhook.NewSecret()
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := store.NewWebhookID()
+	sealed, err := w.d.Sealer.Seal(ctx, secret, store.WebhookSecretRecord(c.ID, id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep, err := w.env.Store.CreateWebhook(ctx, store.WebhookEndpoint{ID: id, CompanyID: c.ID, URL: url, Types: types, Active: true, SealedSecret: sealed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ep, secret
+}
+
+func setting(t *testing.T, st *store.Store, companyID, userID int64, code, channel string, v bool) {
+	t.Helper()
+	if err := st.UpdateNotificationSetting(context.Background(), companyID, userID, code, []store.ChannelChange{{Channel: channel, Value: &v}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// inbox returns the caught emails addressed to to.
+func (w *world) inbox(t *testing.T, to string) []maildev.Email {
+	t.Helper()
+	all, err := maildev.Inbox(context.Background(), w.mailWeb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []maildev.Email
+	for _, m := range all {
+		for _, a := range m.To {
+			if strings.EqualFold(a.Address, to) {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}
+
+// eventually polls cond for up to 10 seconds.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+}
+
+func scanCompleted(companyID int64, scanID string) store.Event {
+	return store.Event{
+		ID: "scan_completed-" + scanID, CompanyID: companyID, Type: "scan_completed", CreatedAt: time.Now(),
+		Data: json.RawMessage(fmt.Sprintf(`{"scan_id":%q,"project_id":7,"project_name":"payments","branch":"main","tool":"semgrep","findings":3,"completed_at":"2026-11-23T08:00:00Z"}`, scanID)),
+	}
+}
+
+func TestEventReachesWebhookAndEmailOnceEach(t *testing.T) {
+	w := newWorld(t)
+	c := w.env.Company(t, "Deliver"+randomSuffix())
+	member := w.env.User(t, c, testenv.UserSpec{Email: "member-" + randomSuffix() + "@deliver.test"})
+	setting(t, w.env.Store, c.ID, 0, "scan_completed", store.ChannelEmail, true) // platform default is off
+	rcv := newReceiver(t)
+	ep, secret := w.endpoint(t, c, rcv.URL+"/hook", "scan_completed")
+	w.endpoint(t, c, rcv.URL+"/other", "scan_failed") // not subscribed: gets nothing
+	w.startPoller(t)
+
+	ev := scanCompleted(c.ID, "6b1f8f2e-1d7e-4a53-9b8e-1c2d3e4f5a6b")
+	if err := w.env.Store.RecordEvent(context.Background(), ev); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the webhook and both emails", func() bool {
+		return len(rcv.received()) >= 1 && len(w.inbox(t, c.Admin.Email)) >= 1 && len(w.inbox(t, member.Email)) >= 1
+	})
+	// The same event written again (a retried transaction) sends nothing new.
+	if err := w.env.Store.RecordEvent(context.Background(), ev); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	got := rcv.received()
+	if len(got) != 1 || len(w.inbox(t, c.Admin.Email)) != 1 || len(w.inbox(t, member.Email)) != 1 {
+		t.Fatalf("deliveries: %d webhooks, %d + %d emails; want exactly one each", len(got), len(w.inbox(t, c.Admin.Email)), len(w.inbox(t, member.Email)))
+	}
+
+	// Any receiver verifies the signature with the Standard Webhooks library.
+	wh, err := standardwebhooks.NewWebhook(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := wh.Verify(got[0].body, got[0].header); err != nil {
+		t.Fatalf("signature does not verify: %v", err)
+	}
+	if got[0].header.Get("webhook-id") != ev.ID {
+		t.Errorf("webhook-id %q, want the event id %q", got[0].header.Get("webhook-id"), ev.ID)
+	}
+	other, _ := webhook.NewSecret()
+	if wh2, _ := standardwebhooks.NewWebhook(other); wh2.Verify(got[0].body, got[0].header) == nil {
+		t.Error("another secret verifies the signature")
+	}
+	var p dispatcher.Payload
+	if err := json.Unmarshal(got[0].body, &p); err != nil || p.Type != "scan_completed" || p.ID != ev.ID || p.CompanyID != c.ID {
+		t.Fatalf("payload %s (%v)", got[0].body, err)
+	}
+	if !strings.Contains(string(p.Data), `"findings":3`) {
+		t.Errorf("payload data %s", p.Data)
+	}
+	if strings.Contains(string(got[0].body), secret) {
+		t.Error("the secret is in the payload")
+	}
+
+	m := w.inbox(t, member.Email)[0]
+	if !strings.Contains(m.Subject, "Scan completed: payments (main)") ||
+		!strings.Contains(m.Text, "http://app.test/scans/6b1f8f2e-1d7e-4a53-9b8e-1c2d3e4f5a6b") ||
+		!strings.Contains(m.HTML, `href="http://app.test/scans/6b1f8f2e-1d7e-4a53-9b8e-1c2d3e4f5a6b"`) {
+		t.Errorf("email: subject %q\ntext %q\nhtml %q", m.Subject, m.Text, m.HTML)
+	}
+	_ = ep
+}
+
+func TestSettingsChooseExactlyTheRecipients(t *testing.T) {
+	w := newWorld(t)
+	c := w.env.Company(t, "Recipients"+randomSuffix())
+	quiet := w.env.User(t, c, testenv.UserSpec{Email: "quiet-" + randomSuffix() + "@rcpt.test"})
+	loud := w.env.User(t, c, testenv.UserSpec{Email: "loud-" + randomSuffix() + "@rcpt.test"})
+	gone := w.env.User(t, c, testenv.UserSpec{Email: "gone-" + randomSuffix() + "@rcpt.test", Inactive: true})
+	// scan_failed: email and webhook on by platform default.
+	setting(t, w.env.Store, c.ID, quiet.ID, "scan_failed", store.ChannelEmail, false)
+	rcv := newReceiver(t)
+	w.endpoint(t, c, rcv.URL+"/hook", "scan_failed")
+	w.startPoller(t)
+
+	record := func(id string) {
+		ev := store.Event{ID: id, CompanyID: c.ID, Type: "scan_failed", CreatedAt: time.Now(),
+			Data: json.RawMessage(`{"scan_id":"` + id + `","project_id":1,"project_name":"api","branch":"dev","tool":"gosec","failed_reason":"report truncated"}`)}
+		if err := w.env.Store.RecordEvent(context.Background(), ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	record("a3c1e7d0-0000-4000-8000-000000000001")
+	eventually(t, "first deliveries", func() bool {
+		return len(rcv.received()) == 1 && len(w.inbox(t, loud.Email)) == 1 && len(w.inbox(t, c.Admin.Email)) == 1
+	})
+	time.Sleep(300 * time.Millisecond)
+	if n := len(w.inbox(t, quiet.Email)); n != 0 {
+		t.Errorf("user with email off got %d emails", n)
+	}
+	if n := len(w.inbox(t, gone.Email)); n != 0 {
+		t.Errorf("inactive user got %d emails", n)
+	}
+
+	// The company turns webhooks off for the type: emails continue.
+	setting(t, w.env.Store, c.ID, 0, "scan_failed", store.ChannelWebhook, false)
+	record("a3c1e7d0-0000-4000-8000-000000000002")
+	eventually(t, "second emails", func() bool {
+		return len(w.inbox(t, loud.Email)) == 2 && len(w.inbox(t, c.Admin.Email)) == 2
+	})
+	time.Sleep(300 * time.Millisecond)
+	if n := len(rcv.received()); n != 1 {
+		t.Errorf("webhook turned off, yet %d deliveries", n)
+	}
+}
+
+func TestRetriesUntilTheReceiverAccepts(t *testing.T) {
+	w := newWorld(t)
+	c := w.env.Company(t, "Retry"+randomSuffix())
+	rcv := newReceiver(t, 500, 500, 200)
+	ep, _ := w.endpoint(t, c, rcv.URL+"/hook", "scan_completed")
+	ctx := context.Background()
+	ev := scanCompleted(c.ID, "0f0e0d0c-0b0a-4909-8807-060504030201")
+	if failed := w.d.Dispatch(ctx, []store.Event{ev}); len(failed) != 0 {
+		t.Fatal(failed)
+	}
+	eventually(t, "three attempts", func() bool {
+		if _, err := w.d.RunDue(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return len(rcv.received()) >= 3
+	})
+	time.Sleep(200 * time.Millisecond)
+	if _, err := w.d.RunDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := rcv.received()
+	if len(got) != 3 {
+		t.Fatalf("receiver got %d requests, want 3", len(got))
+	}
+	for _, g := range got {
+		if g.header.Get("webhook-id") != ev.ID {
+			t.Errorf("attempt with webhook-id %q", g.header.Get("webhook-id"))
+		}
+	}
+	log, _, err := w.env.Store.ListAttempts(ctx, c.ID, ep.ID, "", 10, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(log) != 3 || log[0].Outcome != store.AttemptSucceeded || log[0].StatusCode != 200 ||
+		log[1].StatusCode != 500 || log[2].StatusCode != 500 || log[2].NextRetryAt == "" || log[0].NextRetryAt != "" {
+		t.Fatalf("attempt log (newest first): %+v", log)
+	}
+	del, err := w.env.Store.GetDelivery(ctx, c.ID, log[0].DeliveryID)
+	if err != nil || del.State != store.DeliveryDelivered || del.Attempts != 3 {
+		t.Fatalf("delivery %+v (%v)", del, err)
+	}
+	failedOnly, _, err := w.env.Store.ListAttempts(ctx, c.ID, ep.ID, store.AttemptFailed, 10, "")
+	if err != nil || len(failedOnly) != 2 {
+		t.Fatalf("failed attempts: %d (%v)", len(failedOnly), err)
+	}
+}
+
+func TestRetryAfterIsHonoured(t *testing.T) {
+	w := newWorld(t)
+	c := w.env.Company(t, "Later"+randomSuffix())
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) {
+		rw.Header().Set("Retry-After", "120")
+		rw.WriteHeader(http.StatusTooManyRequests)
+	}))
+	defer srv.Close()
+	w.endpoint(t, c, srv.URL, "scan_completed")
+	ctx := context.Background()
+	before := time.Now()
+	w.d.Dispatch(ctx, []store.Event{scanCompleted(c.ID, "11111111-2222-4333-8444-555555555555")})
+	due, err := w.env.Store.DueDeliveries(ctx, before.Add(time.Hour), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mine []store.Delivery
+	for _, d := range due {
+		if d.CompanyID == c.ID {
+			mine = append(mine, d)
+		}
+	}
+	if len(mine) != 1 || mine[0].State != store.DeliveryRetrying {
+		t.Fatalf("due deliveries %+v", mine)
+	}
+	next, _ := time.Parse(time.RFC3339Nano, mine[0].NextAttemptAt)
+	if wait := next.Sub(before); wait < 119*time.Second || wait > 125*time.Second {
+		t.Errorf("next attempt in %s, want Retry-After's 120s", wait)
+	}
+}
+
+func TestGuardRefusesInternalAddressesAtDialTime(t *testing.T) {
+	ctx := context.Background()
+	// Loopback allowed (local mode): every other internal address is still
+	// refused by the dialer's control hook, before any packet is sent.
+	local := webhook.New(webhook.Options{AllowLoopback: true, Timeout: time.Second})
+	for _, u := range []string{"http://10.0.0.1:9/hook", "http://169.254.169.254/latest/meta-data", "http://[fd00:ec2::254]/",
+		"http://192.168.1.10/", "http://[::ffff:10.1.2.3]/", "http://100.64.0.1/"} {
+		res := local.Send(ctx, u, webhook.Message{ID: "x", Payload: []byte("{}")})
+		var blocked *netguard.BlockedAddressError
+		if !errors.As(res.Err, &blocked) || res.Retryable() {
+			t.Errorf("%s: %v (retryable %v), want a refusal at the control hook", u, res.Err, res.Retryable())
+		}
+	}
+	// In AWS mode loopback is refused too, at the hook, and http at all.
+	rcv := newReceiver(t)
+	aws := webhook.New(webhook.Options{Timeout: time.Second})
+	res := aws.Send(ctx, strings.Replace(rcv.URL, "http://", "https://", 1), webhook.Message{ID: "x", Payload: []byte("{}")})
+	if !res.Blocked() {
+		t.Errorf("loopback in AWS mode: %v", res.Err)
+	}
+	if res := aws.Send(ctx, rcv.URL, webhook.Message{ID: "x", Payload: []byte("{}")}); res.Err == nil || res.Retryable() {
+		t.Errorf("plain http in AWS mode: %+v", res)
+	}
+	if n := len(rcv.received()); n != 0 {
+		t.Errorf("receiver got %d requests", n)
+	}
+	for _, u := range []string{"http://example.com/", "https://user:pw@example.com/", "https://10.0.0.1/", "https://169.254.169.254/", "ftp://example.com", "/relative"} {
+		if _, err := aws.CheckURL(u); err == nil {
+			t.Errorf("CheckURL(%q) accepted", u)
+		}
+	}
+	if _, err := aws.CheckURL("https://hooks.example.com/codescan"); err != nil {
+		t.Error(err)
+	}
+
+	// A delivery to a refused address fails for good: no retry is scheduled.
+	w := newWorld(t)
+	c := w.env.Company(t, "Guard"+randomSuffix())
+	ep, _ := w.endpoint(t, c, "http://169.254.169.254/hook", "scan_completed")
+	w.d.Dispatch(ctx, []store.Event{scanCompleted(c.ID, "99999999-8888-4777-8666-555555555555")})
+	log, _, err := w.env.Store.ListAttempts(ctx, c.ID, ep.ID, "", 10, "")
+	if err != nil || len(log) != 1 || log[0].Outcome != store.AttemptFailed || log[0].NextRetryAt != "" ||
+		!strings.Contains(log[0].Error, "not a public address") {
+		t.Fatalf("attempts %+v (%v)", log, err)
+	}
+}
+
+func TestRedirectsAreNotFollowed(t *testing.T) {
+	target := newReceiver(t)
+	redirect := httptest.NewServer(http.RedirectHandler(target.URL, http.StatusTemporaryRedirect))
+	defer redirect.Close()
+	res := webhook.New(webhook.Options{AllowLoopback: true}).Send(context.Background(), redirect.URL, webhook.Message{ID: "x", Payload: []byte("{}")})
+	if res.StatusCode != http.StatusTemporaryRedirect || res.Delivered() || len(target.received()) != 0 {
+		t.Fatalf("redirect: %+v, target got %d", res, len(target.received()))
+	}
+}
+
+func TestDispatcherKilledBeforeSendingDeliversOnceAfterRestart(t *testing.T) {
+	w := newWorld(t)
+	w.d.Lease = 300 * time.Millisecond
+	c := w.env.Company(t, "Restart"+randomSuffix())
+	rcv := newReceiver(t)
+	ep, _ := w.endpoint(t, c, rcv.URL, "scan_completed")
+	ctx := context.Background()
+
+	// The change commits while no dispatcher runs.
+	ev1 := scanCompleted(c.ID, "aaaaaaaa-0000-4000-8000-000000000001")
+	if err := w.env.Store.RecordEvent(ctx, ev1); err != nil {
+		t.Fatal(err)
+	}
+	// A second event whose dispatcher claimed the delivery and died before
+	// sending it.
+	ev2 := scanCompleted(c.ID, "aaaaaaaa-0000-4000-8000-000000000002")
+	if err := w.env.Store.RecordEvent(ctx, ev2); err != nil {
+		t.Fatal(err)
+	}
+	payload, _ := json.Marshal(dispatcher.Payload{Type: ev2.Type, ID: ev2.ID, CreatedAt: ev2.CreatedAt.UTC().Format(time.RFC3339), CompanyID: c.ID, Data: ev2.Data})
+	if _, claimed, err := w.env.Store.ClaimDelivery(ctx, store.Delivery{
+		ID: store.DeliveryID(ev2.ID, store.ChannelWebhook, ep.ID), CompanyID: c.ID, EventID: ev2.ID, EventType: ev2.Type,
+		Channel: store.ChannelWebhook, Recipient: ep.ID, Payload: string(payload),
+	}, time.Now(), w.d.Lease); err != nil || !claimed {
+		t.Fatalf("claim: %v %v", claimed, err)
+	}
+
+	// The restarted dispatcher reads the stream from its trim horizon.
+	w.startPoller(t)
+	eventually(t, "the first event", func() bool { return len(rcv.received()) == 1 })
+	// The dead claim's lease runs out; the timer picks the delivery up.
+	eventually(t, "the second event", func() bool {
+		if _, err := w.d.RunDue(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return len(rcv.received()) == 2
+	})
+	// A second restart sends nothing again.
+	w.stop()
+	w.startPoller(t)
+	time.Sleep(time.Second)
+	if _, err := w.d.RunDue(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := rcv.received()
+	if len(got) != 2 || got[0].header.Get("webhook-id") != ev1.ID || got[1].header.Get("webhook-id") != ev2.ID {
+		t.Fatalf("receiver got %d requests", len(got))
+	}
+}
+
+func TestEveryTypeHasAnEmail(t *testing.T) {
+	for _, code := range notifications.Codes() {
+		if _, ok := sampleData[code]; !ok {
+			t.Errorf("no sample data for %s", code)
+		}
+	}
+	for code, data := range sampleData {
+		m, err := dispatcher.Render("https://app.example", "a@b.test",
+			[]byte(fmt.Sprintf(`{"type":%q,"id":"e1","created_at":"2026-11-23T08:00:00Z","company_id":1,"data":%s}`, code, data)))
+		if err != nil {
+			t.Fatalf("%s: %v", code, err)
+		}
+		for _, part := range []string{m.Subject, m.Text, m.HTML} {
+			if strings.Contains(part, "<no value>") || strings.Contains(part, "%!") {
+				t.Errorf("%s: missing value in %q", code, part)
+			}
+		}
+		if !strings.Contains(m.Text, "https://app.example/") || !strings.Contains(m.HTML, `href="https://app.example/`) {
+			t.Errorf("%s: no link back: %q", code, m.Text)
+		}
+	}
+	if _, err := dispatcher.Render("https://app.example", "a@b.test", []byte(`{"type":"nope","id":"e","data":{}}`)); err == nil {
+		t.Error("unknown type rendered")
+	}
+	m, err := dispatcher.Render("https://app.example", "a@b.test", []byte(`{"type":"scan_failed","id":"e","data":{"project_name":"<script>x</script>","branch":"b","tool":"t","failed_reason":"r","scan_id":"s"}}`))
+	if err != nil || strings.Contains(m.HTML, "<script>") {
+		t.Errorf("HTML not escaped: %q (%v)", m.HTML, err)
+	}
+}
+
+// sampleData is, per type, the data its producer records (documented in
+// the OpenAPI document's WebhookPayload).
+var sampleData = map[string]string{
+	"scan_completed":       `{"scan_id":"s1","project_id":7,"project_name":"payments","branch":"main","tool":"semgrep","findings":3,"completed_at":"2026-11-23T08:00:00Z"}`,
+	"scan_failed":          `{"scan_id":"s1","project_id":7,"project_name":"payments","branch":"main","tool":"semgrep","failed_reason":"report truncated"}`,
+	"new_critical_issue":   `{"scan_id":"s1","project_id":7,"project_name":"payments","branch":"main","count":1,"issues":[{"id":"i1","title":"SQL injection","file_path":"a.py","line":4,"cwe":89,"urgency":"CR"}]}`,
+	"new_high_issue":       `{"scan_id":"s1","project_id":7,"project_name":"payments","branch":"main","count":1,"issues":[{"id":"i1","title":"XSS","file_path":"a.js","line":0,"cwe":79,"urgency":"HI"}]}`,
+	"issue_status_changed": `{"issue_id":"i1","project_id":7,"project_name":"payments","title":"SQL injection","previous_status":"open","status":"fixed","changed_by":3}`,
+	"sla_breach":           `{"issue_id":"i1","project_id":7,"project_name":"payments","title":"SQL injection","urgency":"CR","first_detection_date":"2026-11-01T00:00:00Z","due_date":"2026-11-08T00:00:00Z"}`,
+	"weekly_digest":        `{"week_start":"2026-11-16","week_end":"2026-11-22","open_issues":12,"open_by_urgency":{"CR":1,"HI":2,"ME":4,"LO":5},"overdue":1,"due_soon":2}`,
+	"integration_expired":  `{"integration_uuid":"u1","name":"GitHub","account_name":"acme","base_url":"https://api.github.com","reason":"the host rejected the token (401)"}`,
+	"policy_violation":     `{"policy_id":3,"policy_name":"No critical","project_id":7,"project_name":"payments","branch":"main","scan_id":"s1","count":2}`,
+	"webhook_disabled":     `{"webhook_id":"w1","url":"https://hooks.example.com/x","failing_since":"2026-11-20T00:00:00Z","reason":"every delivery failed since 2026-11-20T00:00:00Z"}`,
+}
+
+func randomSuffix() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return fmt.Sprintf("%x", b)
+}
+
+// The AWS stream filter passes exactly what the dispatcher reads: new
+// outbox items.
+func TestStreamFilterSelectsOutboxItems(t *testing.T) {
+	if !strings.Contains(deployspec.StreamFilter, `"entity":{"S":["`+store.EventEntity+`"]}`) || !strings.Contains(deployspec.StreamFilter, `"eventName":["INSERT"]`) {
+		t.Errorf("stream filter %s does not select new %q items", deployspec.StreamFilter, store.EventEntity)
+	}
+}

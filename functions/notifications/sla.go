@@ -1,0 +1,88 @@
+package notifications
+
+import (
+	"encoding/json"
+	"maps"
+	"net/http"
+	"slices"
+
+	"github.com/acme/codescan-api/shared/auth"
+	"github.com/acme/codescan-api/shared/httpapi"
+	"github.com/acme/codescan-api/shared/sla"
+)
+
+// Bounds of SLA settings.
+const (
+	MaxDaysToFix   = 3650
+	MaxDueSoonDays = 365
+)
+
+type slaView struct {
+	DaysToFix   map[string]int `json:"days_to_fix"`
+	DueSoonDays int            `json:"due_soon_days"`
+	Source      string         `json:"source"` // platform (the defaults) or company
+}
+
+func (h handlers) getSLA(w http.ResponseWriter, r *http.Request) error {
+	p := auth.FromContext(r.Context())
+	s, set, err := h.store.SLASettings(r.Context(), p.CompanyID)
+	if err != nil {
+		return err
+	}
+	return writeSLA(w, s, set)
+}
+
+func writeSLA(w http.ResponseWriter, s sla.Settings, set bool) error {
+	v := slaView{DaysToFix: s.DaysToFix, DueSoonDays: s.DueSoonDays, Source: SourcePlatform}
+	if set {
+		v.Source = SourceCompany
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "sla_settings": v})
+}
+
+// putSLA replaces the members given (days_to_fix per urgency, due_soon_days);
+// members left out keep their current value.
+func (h handlers) putSLA(w http.ResponseWriter, r *http.Request) error {
+	p := auth.FromContext(r.Context())
+	body, err := httpapi.DecodeJSONObject(r)
+	if err != nil {
+		return err
+	}
+	cur, _, err := h.store.SLASettings(r.Context(), p.CompanyID)
+	if err != nil {
+		return err
+	}
+	for _, name := range slices.Sorted(maps.Keys(body)) {
+		raw := body[name]
+		switch name {
+		case "days_to_fix":
+			var days map[string]json.RawMessage
+			if json.Unmarshal(raw, &days) != nil || days == nil {
+				return httpapi.Errorf(http.StatusBadRequest, "days_to_fix must be an object of urgency (CR, HI, ME, LO) to days")
+			}
+			for u, v := range days {
+				code, ok := sla.Urgency(u)
+				if !ok {
+					return httpapi.Errorf(http.StatusBadRequest, "days_to_fix: unknown urgency (use CR, HI, ME, LO)")
+				}
+				var n int
+				if json.Unmarshal(v, &n) != nil || n < 1 || n > MaxDaysToFix {
+					return httpapi.Errorf(http.StatusBadRequest, "days_to_fix.%s must be an integer from 1 to %d", code, MaxDaysToFix)
+				}
+				cur.DaysToFix[code] = n
+			}
+		case "due_soon_days":
+			var n int
+			if json.Unmarshal(raw, &n) != nil || n < 0 || n > MaxDueSoonDays {
+				return httpapi.Errorf(http.StatusBadRequest, "due_soon_days must be an integer from 0 to %d", MaxDueSoonDays)
+			}
+			cur.DueSoonDays = n
+		default:
+			return httpapi.Errorf(http.StatusBadRequest, "Unknown field %q (allowed: days_to_fix, due_soon_days)", name)
+		}
+	}
+	if err := h.store.PutSLASettings(r.Context(), p.CompanyID, cur); err != nil {
+		return err
+	}
+	return writeSLA(w, cur, true)
+}

@@ -1,0 +1,23 @@
+// Command bootstrap is the scheduler Lambda function.
+package main
+
+import (
+	"context"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/acme/codescan-api/functions/dispatcher"
+	"github.com/acme/codescan-api/functions/scheduler"
+	"github.com/acme/codescan-api/shared/config"
+)
+
+func main() {
+	ctx := context.Background()
+	d := config.MustLoad(ctx)
+	disp, err := dispatcher.FromEnv(ctx, d.Store, d.Server.Log)
+	if err != nil {
+		d.Server.Log.Error("configuration", "error", err.Error())
+		return
+	}
+	lambda.Start(scheduler.Handler(disp))
+}

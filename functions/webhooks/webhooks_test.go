@@ -1,0 +1,341 @@
+package webhooks_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"github.com/acme/codescan-api/functions/dispatcher"
+	"github.com/acme/codescan-api/functions/webhooks"
+	"github.com/acme/codescan-api/shared/secrets"
+	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/testenv"
+	"github.com/acme/codescan-api/shared/webhook"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+type fixture struct {
+	env    *testenv.Env
+	h      http.Handler
+	sealer secrets.Sealer
+	acme   *testenv.Company
+	other  *testenv.Company
+	member testenv.User
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	env := testenv.New(t)
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	sealer, err := secrets.NewLocal(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{env: env, sealer: sealer}
+	f.h = webhooks.NewWithOptions(env.Deps, webhooks.Options{Sealer: sealer, Webhooks: webhook.New(webhook.Options{AllowLoopback: true, Timeout: 2 * time.Second})})
+	f.acme = env.Company(t, "Acme")
+	f.other = env.Company(t, "Other")
+	f.member = env.User(t, f.acme, testenv.UserSpec{Email: "member@acme.test", Permissions: []string{"integrations.manage_integration"}})
+	return f
+}
+
+type webhookView struct {
+	ID                   string   `json:"id"`
+	URL                  string   `json:"url"`
+	Types                []string `json:"types"`
+	Description          string   `json:"description"`
+	Active               bool     `json:"active"`
+	PreviousSecretExpiry *string  `json:"previous_secret_expires_at"`
+}
+
+type created struct {
+	Webhook webhookView `json:"webhook"`
+	Secret  string      `json:"secret"`
+}
+
+func (f *fixture) create(t *testing.T, c *testenv.Company, url string, types ...string) created {
+	t.Helper()
+	b, _ := json.Marshal(map[string]any{"url": url, "types": types, "description": "intake"})
+	res := testenv.Do(t, f.h, "POST", "/webhooks", string(b), testenv.Key(c.Admin)...)
+	if res.Status != http.StatusCreated {
+		t.Fatalf("create: %d %s", res.Status, res.Body)
+	}
+	var out created
+	res.Decode(t, &out)
+	return out
+}
+
+type recorder struct {
+	*httptest.Server
+	mu  sync.Mutex
+	got []*http.Request
+	bod [][]byte
+}
+
+func newRecorder(t *testing.T, status int) *recorder {
+	r := &recorder{}
+	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		b, _ := io.ReadAll(req.Body)
+		r.mu.Lock()
+		r.got, r.bod = append(r.got, req), append(r.bod, b)
+		r.mu.Unlock()
+		w.WriteHeader(status)
+	}))
+	t.Cleanup(r.Close)
+	return r
+}
+
+func TestCreateShowsTheSecretOnceAndStoresItSealed(t *testing.T) {
+	f := newFixture(t)
+	c := f.create(t, f.acme, "https://hooks.example.com/codescan", "scan_completed", "new_critical_issue", "scan_completed")
+	if !strings.HasPrefix(c.Secret, "whsec_") || c.Webhook.URL != "https://hooks.example.com/codescan" ||
+		len(c.Webhook.Types) != 2 || !c.Webhook.Active || c.Webhook.Description != "intake" {
+		t.Fatalf("created %+v", c)
+	}
+	ep, err := f.env.Store.GetWebhook(context.Background(), f.acme.ID, c.Webhook.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(ep.SealedSecret, strings.TrimPrefix(c.Secret, "whsec_")) {
+		t.Error("secret stored in plain text")
+	}
+	if got, err := f.sealer.Open(context.Background(), ep.SealedSecret, store.WebhookSecretRecord(f.acme.ID, ep.ID)); err != nil || got != c.Secret {
+		t.Errorf("sealed secret does not open to the shown one: %v", err)
+	}
+	for _, path := range []string{"/webhooks/" + c.Webhook.ID, "/webhooks"} {
+		res := testenv.Do(t, f.h, "GET", path, "", testenv.Key(f.acme.Admin)...)
+		if res.Status != http.StatusOK || strings.Contains(string(res.Body), c.Secret) || strings.Contains(string(res.Body), "whsec_") {
+			t.Errorf("GET %s: %d, secret shown again: %s", path, res.Status, res.Body)
+		}
+	}
+	if strings.Contains(f.env.Logs.String(), strings.TrimPrefix(c.Secret, "whsec_")) {
+		t.Error("secret logged")
+	}
+}
+
+func TestBadInputIs400AndStoresNothing(t *testing.T) {
+	f := newFixture(t)
+	for _, body := range []string{
+		`{"url":"http://10.0.0.5/hook","types":["scan_completed"]}`,
+		`{"url":"https://169.254.169.254/","types":["scan_completed"]}`,
+		`{"url":"https://u:p@hooks.example.com/","types":["scan_completed"]}`,
+		`{"url":"hooks.example.com","types":["scan_completed"]}`,
+		`{"url":"https://hooks.example.com/","types":[]}`,
+		`{"url":"https://hooks.example.com/","types":["nope"]}`,
+		`{"url":"https://hooks.example.com/","types":"scan_completed"}`,
+		`{"url":"https://hooks.example.com/"}`,
+		`{"url":"https://hooks.example.com/","types":["scan_completed"],"secret":"x"}`,
+		`{"url":null,"types":["scan_completed"]}`,
+		`{"url":"https://hooks.example.com/","types":["scan_completed"],"description":"` + strings.Repeat("x", 501) + `"}`,
+		`not json`,
+	} {
+		res := testenv.Do(t, f.h, "POST", "/webhooks", body, testenv.Key(f.acme.Admin)...)
+		if res.Status != http.StatusBadRequest {
+			t.Errorf("%s: %d %s", body, res.Status, res.Body)
+		}
+	}
+	if n, _ := f.env.Store.WebhookCount(context.Background(), f.acme.ID); n != 0 {
+		t.Errorf("%d endpoints stored", n)
+	}
+	c := f.create(t, f.acme, "https://hooks.example.com/a", "scan_failed")
+	for _, body := range []string{`{"active":"yes"}`, `{"types":["nope"]}`, `{"url":"http://192.168.0.1/"}`, `{"secret":"x"}`} {
+		res := testenv.Do(t, f.h, "PATCH", "/webhooks/"+c.Webhook.ID, body, testenv.Key(f.acme.Admin)...)
+		if res.Status != http.StatusBadRequest {
+			t.Errorf("PATCH %s: %d %s", body, res.Status, res.Body)
+		}
+	}
+	for _, q := range []string{"?page_size=0", "?page_size=101", "?next_page_token=garbage", "?page=2"} {
+		if res := testenv.Do(t, f.h, "GET", "/webhooks"+q, "", testenv.Key(f.acme.Admin)...); res.Status != http.StatusBadRequest {
+			t.Errorf("GET /webhooks%s: %d", q, res.Status)
+		}
+	}
+}
+
+func TestAdminsOnlyAndTenantIsolation(t *testing.T) {
+	f := newFixture(t)
+	c := f.create(t, f.acme, "https://hooks.example.com/a", "scan_failed")
+	if res := testenv.Do(t, f.h, "GET", "/webhooks", "", testenv.Key(f.member)...); res.Status != http.StatusForbidden {
+		t.Errorf("member: %d", res.Status)
+	}
+	missing := "/webhooks/" + store.NewWebhookID()
+	for _, tc := range []struct{ method, suffix, body string }{
+		{"GET", "", ""}, {"PATCH", "", `{"active":false}`}, {"DELETE", "", ""}, {"POST", "/rotate-secret", ""},
+		{"POST", "/test", ""}, {"GET", "/deliveries", ""}, {"POST", "/deliveries/0123456789abcdef0123456789abcdef/redeliver", ""},
+	} {
+		foreign := testenv.Do(t, f.h, tc.method, "/webhooks/"+c.Webhook.ID+tc.suffix, tc.body, testenv.Key(f.other.Admin)...)
+		absent := testenv.Do(t, f.h, tc.method, missing+tc.suffix, tc.body, testenv.Key(f.other.Admin)...)
+		if foreign.Status != http.StatusNotFound || string(foreign.Body) != string(absent.Body) {
+			t.Errorf("%s %s: another company's endpoint answers %d %s, a missing one %d %s", tc.method, tc.suffix, foreign.Status, foreign.Body, absent.Status, absent.Body)
+		}
+	}
+	if res := testenv.Do(t, f.h, "GET", "/webhooks/not-a-uuid", "", testenv.Key(f.acme.Admin)...); res.Status != http.StatusNotFound {
+		t.Errorf("bad id: %d", res.Status)
+	}
+	// Another company's page token is refused.
+	for range 3 {
+		f.create(t, f.acme, "https://hooks.example.com/b", "scan_failed")
+	}
+	var page struct {
+		Webhooks []webhookView `json:"webhooks"`
+		Total    int           `json:"total_webhooks"`
+		Next     *string       `json:"next_page_token"`
+	}
+	testenv.Do(t, f.h, "GET", "/webhooks?page_size=2", "", testenv.Key(f.acme.Admin)...).Decode(t, &page)
+	if len(page.Webhooks) != 2 || page.Total != 4 || page.Next == nil {
+		t.Fatalf("page %+v", page)
+	}
+	if res := testenv.Do(t, f.h, "GET", "/webhooks?next_page_token="+*page.Next, "", testenv.Key(f.other.Admin)...); res.Status != http.StatusBadRequest {
+		t.Errorf("foreign token: %d", res.Status)
+	}
+	seen := map[string]bool{}
+	for _, w := range page.Webhooks {
+		seen[w.ID] = true
+	}
+	testenv.Do(t, f.h, "GET", "/webhooks?page_size=2&next_page_token="+*page.Next, "", testenv.Key(f.acme.Admin)...).Decode(t, &page)
+	for _, w := range page.Webhooks {
+		seen[w.ID] = true
+	}
+	if len(seen) != 4 || page.Next != nil {
+		t.Errorf("two pages gave %d endpoints, next %v", len(seen), page.Next)
+	}
+}
+
+func TestUpdateDeleteAndCount(t *testing.T) {
+	f := newFixture(t)
+	c := f.create(t, f.acme, "https://hooks.example.com/a", "scan_failed")
+	var one struct {
+		Webhook webhookView `json:"webhook"`
+	}
+	res := testenv.Do(t, f.h, "PATCH", "/webhooks/"+c.Webhook.ID, `{"url":"https://hooks.example.com/b","types":["sla_breach"],"active":false}`, testenv.Key(f.acme.Admin)...)
+	res.Decode(t, &one)
+	if res.Status != http.StatusOK || one.Webhook.URL != "https://hooks.example.com/b" || one.Webhook.Active || one.Webhook.Types[0] != "sla_breach" || one.Webhook.Description != "intake" {
+		t.Fatalf("patch: %d %s", res.Status, res.Body)
+	}
+	if res := testenv.Do(t, f.h, "DELETE", "/webhooks/"+c.Webhook.ID, "", testenv.Key(f.acme.Admin)...); res.Status != http.StatusOK {
+		t.Fatalf("delete: %d", res.Status)
+	}
+	if res := testenv.Do(t, f.h, "DELETE", "/webhooks/"+c.Webhook.ID, "", testenv.Key(f.acme.Admin)...); res.Status != http.StatusNotFound {
+		t.Errorf("second delete: %d", res.Status)
+	}
+	if n, _ := f.env.Store.WebhookCount(context.Background(), f.acme.ID); n != 0 {
+		t.Errorf("count after delete: %d", n)
+	}
+}
+
+func TestRotationSignsWithBothSecretsAndTestSends(t *testing.T) {
+	f := newFixture(t)
+	rcv := newRecorder(t, http.StatusNoContent)
+	c := f.create(t, f.acme, rcv.URL+"/hook", "scan_failed")
+	var rot created
+	res := testenv.Do(t, f.h, "POST", "/webhooks/"+c.Webhook.ID+"/rotate-secret", "", testenv.Key(f.acme.Admin)...)
+	res.Decode(t, &rot)
+	if res.Status != http.StatusOK || rot.Secret == c.Secret || !strings.HasPrefix(rot.Secret, "whsec_") || rot.Webhook.PreviousSecretExpiry == nil {
+		t.Fatalf("rotate: %d %s", res.Status, res.Body)
+	}
+	res = testenv.Do(t, f.h, "POST", "/webhooks/"+c.Webhook.ID+"/test", "", testenv.Key(f.acme.Admin)...)
+	var out struct {
+		Delivered  bool `json:"delivered"`
+		StatusCode *int `json:"status_code"`
+	}
+	res.Decode(t, &out)
+	if !out.Delivered || out.StatusCode == nil || *out.StatusCode != http.StatusNoContent || len(rcv.got) != 1 {
+		t.Fatalf("test: %s", res.Body)
+	}
+	for _, s := range []string{c.Secret, rot.Secret} {
+		wh, _ := standardwebhooks.NewWebhook(s)
+		if err := wh.Verify(rcv.bod[0], rcv.got[0].Header); err != nil {
+			t.Errorf("a receiver with the old or the new secret fails to verify: %v", err)
+		}
+	}
+	if n := len(strings.Fields(rcv.got[0].Header.Get("webhook-signature"))); n != 2 {
+		t.Errorf("%d signatures during rotation, want 2", n)
+	}
+	// After the overlap only the new secret signs.
+	past := store.SortableTime(time.Now().Add(-time.Minute))
+	if _, err := f.env.Store.UpdateWebhook(context.Background(), f.acme.ID, c.Webhook.ID, store.WebhookChange{PrevSecretUntil: &past}); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Do(t, f.h, "POST", "/webhooks/"+c.Webhook.ID+"/test", "", testenv.Key(f.acme.Admin)...)
+	old, _ := standardwebhooks.NewWebhook(c.Secret)
+	if err := old.Verify(rcv.bod[1], rcv.got[1].Header); err == nil {
+		t.Error("the old secret still verifies after the overlap")
+	}
+	// A test to a private address is refused at dial time: 200 with the reason.
+	ep, _ := f.env.Store.GetWebhook(context.Background(), f.acme.ID, c.Webhook.ID)
+	priv := "http://10.1.2.3/hook"
+	if _, err := f.env.Store.UpdateWebhook(context.Background(), f.acme.ID, ep.ID, store.WebhookChange{URL: &priv}); err != nil {
+		t.Fatal(err)
+	}
+	res = testenv.Do(t, f.h, "POST", "/webhooks/"+c.Webhook.ID+"/test", "", testenv.Key(f.acme.Admin)...)
+	if !strings.Contains(string(res.Body), "not a public address") || strings.Contains(string(res.Body), `"delivered":true`) {
+		t.Errorf("private test: %s", res.Body)
+	}
+}
+
+func TestDeliveryLogAndRedeliver(t *testing.T) {
+	f := newFixture(t)
+	rcv := newRecorder(t, http.StatusServiceUnavailable)
+	c := f.create(t, f.acme, rcv.URL+"/hook", "scan_failed")
+	d := &dispatcher.Dispatcher{Store: f.env.Store, Sealer: f.sealer, Webhooks: webhook.New(webhook.Options{AllowLoopback: true}),
+		Backoff: dispatcher.DefaultBackoff, Log: f.env.Deps.Server.Log}
+	off := false
+	if err := f.env.Store.UpdateNotificationSetting(context.Background(), f.acme.ID, 0, "scan_failed", []store.ChannelChange{{Channel: store.ChannelEmail, Value: &off}}); err != nil {
+		t.Fatal(err)
+	}
+	ev := store.Event{ID: "scan_failed-s1", CompanyID: f.acme.ID, Type: "scan_failed", CreatedAt: time.Now(),
+		Data: json.RawMessage(`{"scan_id":"s1","project_id":1,"project_name":"p","branch":"main","tool":"t","failed_reason":"r"}`)}
+	d.Dispatch(context.Background(), []store.Event{ev})
+
+	var log struct {
+		Deliveries []struct {
+			DeliveryID  string  `json:"delivery_id"`
+			EventID     string  `json:"event_id"`
+			Outcome     string  `json:"outcome"`
+			StatusCode  *int    `json:"status_code"`
+			NextRetryAt *string `json:"next_retry_at"`
+		} `json:"deliveries"`
+	}
+	testenv.Do(t, f.h, "GET", "/webhooks/"+c.Webhook.ID+"/deliveries", "", testenv.Key(f.acme.Admin)...).Decode(t, &log)
+	if len(log.Deliveries) != 1 || log.Deliveries[0].Outcome != "failed" || *log.Deliveries[0].StatusCode != 503 ||
+		log.Deliveries[0].NextRetryAt == nil || log.Deliveries[0].EventID != ev.ID {
+		t.Fatalf("log %+v", log)
+	}
+	id := log.Deliveries[0].DeliveryID
+	rcv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
+	res := testenv.Do(t, f.h, "POST", "/webhooks/"+c.Webhook.ID+"/deliveries/"+id+"/redeliver", "", testenv.Key(f.acme.Admin)...)
+	if res.Status != http.StatusOK || !strings.Contains(string(res.Body), `"state":"delivered"`) || !strings.Contains(string(res.Body), `"attempts":2`) {
+		t.Fatalf("redeliver: %d %s", res.Status, res.Body)
+	}
+	testenv.Do(t, f.h, "GET", "/webhooks/"+c.Webhook.ID+"/deliveries?status=succeeded", "", testenv.Key(f.acme.Admin)...).Decode(t, &log)
+	if len(log.Deliveries) != 1 || log.Deliveries[0].Outcome != "succeeded" {
+		t.Fatalf("succeeded log %+v", log)
+	}
+	testenv.Do(t, f.h, "GET", "/webhooks/"+c.Webhook.ID+"/deliveries?page_size=1", "", testenv.Key(f.acme.Admin)...).Decode(t, &log)
+	if len(log.Deliveries) != 1 || log.Deliveries[0].Outcome != "succeeded" {
+		t.Fatalf("newest first %+v", log)
+	}
+	for _, bad := range []string{"nothex", "0123456789abcdef0123456789abcdef"} {
+		if res := testenv.Do(t, f.h, "POST", "/webhooks/"+c.Webhook.ID+"/deliveries/"+bad+"/redeliver", "", testenv.Key(f.acme.Admin)...); res.Status != http.StatusNotFound {
+			t.Errorf("redeliver %s: %d", bad, res.Status)
+		}
+	}
+	// A delivery of another endpoint is not this endpoint's.
+	c2 := f.create(t, f.acme, rcv.URL+"/other", "scan_failed")
+	if res := testenv.Do(t, f.h, "POST", "/webhooks/"+c2.Webhook.ID+"/deliveries/"+id+"/redeliver", "", testenv.Key(f.acme.Admin)...); res.Status != http.StatusNotFound {
+		t.Errorf("other endpoint's delivery: %d", res.Status)
+	}
+	if res := testenv.Do(t, f.h, "GET", "/webhooks/"+c.Webhook.ID+"/deliveries?status=maybe", "", testenv.Key(f.acme.Admin)...); res.Status != http.StatusBadRequest {
+		t.Errorf("bad status filter: %d", res.Status)
+	}
+}

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"path/filepath"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/acme/codescan-api/shared/deployspec"
+)
+
+// addWorkers adds notification delivery: the dispatcher on the table's
+// stream (new outbox items only, partial batch failures, a failure queue),
+// and the scheduler with one EventBridge rule per job.
+func (a *APIStack) addWorkers(s Settings, removal awscdk.RemovalPolicy) {
+	a.FailureQueue = awssqs.NewQueue(a.Stack, jsii.String("DispatcherFailureQueue"), &awssqs.QueueProps{
+		RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)),
+		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
+		EnforceSSL:      jsii.Bool(true),
+		RemovalPolicy:   removal,
+	})
+	for _, f := range deployspec.Workers() {
+		fn := a.worker(f, s, removal)
+		a.Workers[f.Group] = fn
+		switch f.Group {
+		case deployspec.WorkerDispatcher:
+			fn.AddEventSource(awslambdaeventsources.NewDynamoEventSource(a.Table, &awslambdaeventsources.DynamoEventSourceProps{
+				StartingPosition:        awslambda.StartingPosition_TRIM_HORIZON,
+				BatchSize:               jsii.Number(10),
+				MaxBatchingWindow:       awscdk.Duration_Seconds(jsii.Number(1)),
+				RetryAttempts:           jsii.Number(10),
+				BisectBatchOnError:      jsii.Bool(true),
+				ReportBatchItemFailures: jsii.Bool(true),
+				OnFailure:               awslambdaeventsources.NewSqsDlq(a.FailureQueue),
+				Filters: &[]*map[string]any{
+					awslambda.FilterCriteria_Filter(&map[string]any{
+						"eventName": awslambda.FilterRule_IsEqual(jsii.String("INSERT")),
+						"dynamodb": map[string]any{"NewImage": map[string]any{"entity": map[string]any{
+							"S": awslambda.FilterRule_IsEqual(jsii.String("event")),
+						}}},
+					}),
+				},
+			}))
+		case deployspec.WorkerScheduler:
+			for _, sch := range deployspec.Schedules {
+				rule := awsevents.NewRule(a.Stack, jsii.String("Schedule"+sch.Name), &awsevents.RuleProps{
+					Schedule:    awsevents.Schedule_Expression(jsii.String(sch.Expression)),
+					Description: jsii.String("codescan-api scheduled job " + sch.Name),
+				})
+				rule.AddTarget(awseventstargets.NewLambdaFunction(fn, &awseventstargets.LambdaFunctionProps{
+					Event: awsevents.RuleTargetInput_FromObject(map[string]string{"job": sch.Name}),
+				}))
+			}
+		}
+	}
+}
+
+// worker is one non-route function with exactly its grants: its table
+// actions, kms:Decrypt on the secrets key and ses:SendEmail on the sender
+// identity and configuration set only.
+func (a *APIStack) worker(f deployspec.Function, s Settings, removal awscdk.RemovalPolicy) awslambda.Function {
+	env := map[string]*string{
+		"TABLE_NAME":            a.Table.TableName(),
+		deployspec.KMSKeyEnv:    a.Key.KeyArn(),
+		"MAIL_FROM":             &s.MailFrom,
+		"SES_CONFIGURATION_SET": &s.SESConfigurationSet,
+		"APP_BASE_URL":          &s.AppBaseURL,
+	}
+	logs := awslogs.NewLogGroup(a.Stack, jsii.String(f.Name()+"Logs"), &awslogs.LogGroupProps{
+		Retention:     awslogs.RetentionDays_THREE_MONTHS,
+		RemovalPolicy: removal,
+	})
+	fn := awslambda.NewFunction(a.Stack, jsii.String(f.Name()+"Function"), &awslambda.FunctionProps{
+		Description:  jsii.String("codescan-api " + f.Group + " (notification delivery)"),
+		Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
+		Architecture: awslambda.Architecture_ARM_64(),
+		Handler:      jsii.String("bootstrap"),
+		Code:         awslambda.Code_FromAsset(jsii.String(filepath.Join(s.BuildDir, f.Group)), nil),
+		MemorySize:   jsii.Number(f.MemoryMB),
+		Timeout:      awscdk.Duration_Seconds(jsii.Number(f.TimeoutSeconds)),
+		Tracing:      awslambda.Tracing_ACTIVE,
+		Environment:  &env,
+		LogGroup:     logs,
+	})
+	fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions:   jsii.Strings(f.TableActions...),
+		Resources: &[]*string{a.Table.TableArn(), jsii.String(*a.Table.TableArn() + "/index/*")},
+	}))
+	fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions: jsii.Strings(f.KMSActions...), Resources: &[]*string{a.Key.KeyArn()},
+	}))
+	fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions: jsii.Strings(deployspec.SESAction),
+		Resources: &[]*string{
+			a.Stack.FormatArn(&awscdk.ArnComponents{Service: jsii.String("ses"), Resource: jsii.String("identity"), ResourceName: &s.SESIdentity}),
+			a.Stack.FormatArn(&awscdk.ArnComponents{Service: jsii.String("ses"), Resource: jsii.String("configuration-set"), ResourceName: &s.SESConfigurationSet}),
+		},
+	}))
+	return fn
+}
+
+// tableStream is the table's stream setting: new images, for the
+// dispatcher's outbox items.
+const tableStream = awsdynamodb.StreamViewType_NEW_IMAGE

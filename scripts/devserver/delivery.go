@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+	"os"
+	"time"
+
+	"github.com/acme/codescan-api/functions/dispatcher"
+	"github.com/acme/codescan-api/shared/config"
+	"github.com/acme/codescan-api/shared/store"
+)
+
+// startDelivery runs, until ctx ends, what AWS runs beside the API: the
+// dispatcher on the table's stream (the event source mapping's local
+// stand-in) and the scheduled jobs (retries every few seconds, SLA checks
+// and the weekly digest every five minutes), all on the same code.
+func startDelivery(ctx context.Context, st *store.Store, endpoint, smtpAddr, baseURL string) error {
+	// Local receivers on loopback are allowed unless configured otherwise.
+	if os.Getenv(dispatcher.EnvAllowLoopback) == "" {
+		_ = os.Setenv(dispatcher.EnvAllowLoopback, "true")
+	}
+	_ = os.Setenv(dispatcher.EnvSMTPAddr, smtpAddr)
+	if os.Getenv(dispatcher.EnvAppURL) == "" {
+		_ = os.Setenv(dispatcher.EnvAppURL, baseURL)
+	}
+	log := config.NewLogger()
+	d, err := dispatcher.FromEnv(ctx, st, log)
+	if err != nil {
+		return err
+	}
+	streams, err := config.NewDynamoDBStreams(ctx, endpoint)
+	if err != nil {
+		return err
+	}
+	go func() {
+		if err := (&dispatcher.Poller{Dispatcher: d, Streams: streams}).Run(ctx); err != nil {
+			log.Error("stream poller stopped", "error", err.Error())
+		}
+	}()
+	go func() {
+		retries, jobs := time.NewTicker(2*time.Second), time.NewTicker(5*time.Minute)
+		defer retries.Stop()
+		defer jobs.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-retries.C:
+				if _, err := d.RunDue(ctx); err != nil {
+					log.Error("retries", "error", err.Error())
+				}
+			case now := <-jobs.C:
+				if _, err := d.RunSLAChecks(ctx, now); err != nil {
+					log.Error("sla checks", "error", err.Error())
+				}
+				if _, err := d.RunWeeklyDigest(ctx, now); err != nil {
+					log.Error("weekly digest", "error", err.Error())
+				}
+			}
+		}
+	}()
+	return nil
+}

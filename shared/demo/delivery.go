@@ -1,0 +1,69 @@
+package demo
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/acme/codescan-api/shared/secrets"
+	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/webhook"
+)
+
+func init() { register(50, seedDelivery) }
+
+// DemoWebhookURL is where the demo's webhook endpoint delivers: run any
+// local HTTP server there to watch deliveries (make run accepts loopback
+// receivers).
+const DemoWebhookURL = "http://127.0.0.1:9000/hook"
+
+// seedDelivery adds a webhook endpoint on a local receiver, subscribed to
+// scan and new-issue events, and one failed delivery in its log (so the
+// log and redelivery have something to show). The endpoint's signing
+// secret goes to demo.json only, for verifying local deliveries.
+func seedDelivery(ctx context.Context, st *store.Store, c *Company) error {
+	sealer, err := secrets.FromEnv(ctx)
+	if err != nil {
+		return err
+	}
+	secret, err := webhook.NewSecret()
+	if err != nil {
+		return err
+	}
+	id := store.NewWebhookID()
+	sealed, err := sealer.Seal(ctx, secret, store.WebhookSecretRecord(c.ID, id))
+	if err != nil {
+		return err
+	}
+	ep, err := st.CreateWebhook(ctx, store.WebhookEndpoint{
+		ID: id, CompanyID: c.ID, URL: DemoWebhookURL, Active: true, SealedSecret: sealed,
+		Types:       []string{"new_critical_issue", "new_high_issue", "scan_completed", "scan_failed", "issue_status_changed"},
+		Description: "Local receiver (any HTTP server on 127.0.0.1:9000)",
+	})
+	if err != nil {
+		return err
+	}
+	at := time.Now().Add(-time.Hour)
+	eventID := "scan_failed-demo-" + id[:8]
+	payload, err := json.Marshal(map[string]any{
+		"type": "scan_failed", "id": eventID, "created_at": at.UTC().Format(time.RFC3339), "company_id": c.ID,
+		"data": map[string]any{"scan_id": "demo", "project_id": 0, "project_name": "demo", "branch": "main", "tool": "semgrep", "failed_reason": "demo event"},
+	})
+	if err != nil {
+		return err
+	}
+	del, _, err := st.ClaimDelivery(ctx, store.Delivery{
+		ID: store.DeliveryID(eventID, store.ChannelWebhook, ep.ID), CompanyID: c.ID, EventID: eventID, EventType: "scan_failed",
+		Channel: store.ChannelWebhook, Recipient: ep.ID, Payload: string(payload),
+	}, at, time.Minute)
+	if err != nil {
+		return err
+	}
+	if _, err := st.FinishAttempt(ctx, del, store.Attempt{At: at, StatusCode: 503, Latency: 42 * time.Millisecond, Error: "demo: receiver unavailable"}); err != nil {
+		return err
+	}
+	c.Resources["webhook_ids"] = []string{ep.ID}
+	c.Resources["webhook_delivery_ids"] = []string{del.ID}
+	c.Resources["webhook_secret"] = secret
+	return nil
+}

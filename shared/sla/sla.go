@@ -1,0 +1,73 @@
+// Package sla computes an issue's SLA status: each urgency has a number of
+// days to fix, counted from the issue's first detection; an open issue is
+// on track, due soon (inside the due-soon window before its due date) or
+// overdue.
+package sla
+
+import (
+	"strings"
+	"time"
+)
+
+// Statuses.
+const (
+	OnTrack = "on_track"
+	DueSoon = "due_soon"
+	Overdue = "overdue"
+)
+
+// Urgencies, as issues store them.
+var Urgencies = []string{"CR", "HI", "ME", "LO"}
+
+// Settings are a company's SLA settings.
+type Settings struct {
+	DaysToFix   map[string]int // by urgency code
+	DueSoonDays int            // the window before the due date that is due_soon
+}
+
+// Defaults apply to a company that has not set its own.
+func Defaults() Settings {
+	return Settings{DaysToFix: map[string]int{"CR": 7, "HI": 30, "ME": 90, "LO": 180}, DueSoonDays: 3}
+}
+
+// Urgency returns the urgency code of u (CR, critical, ...), and false
+// when it is none.
+func Urgency(u string) (string, bool) {
+	switch strings.ToLower(strings.TrimSpace(u)) {
+	case "cr", "critical":
+		return "CR", true
+	case "hi", "high":
+		return "HI", true
+	case "me", "medium":
+		return "ME", true
+	case "lo", "low":
+		return "LO", true
+	}
+	return "", false
+}
+
+// Due is the date an issue first detected at firstDetection must be fixed
+// by. An unknown urgency gets the most lenient (low) deadline.
+func Due(firstDetection time.Time, urgency string, s Settings) time.Time {
+	code, ok := Urgency(urgency)
+	if !ok {
+		code = "LO"
+	}
+	days, ok := s.DaysToFix[code]
+	if !ok {
+		days = Defaults().DaysToFix[code]
+	}
+	return firstDetection.AddDate(0, 0, days)
+}
+
+// Status is the SLA status of an open issue at now, and its due date.
+func Status(firstDetection time.Time, urgency string, s Settings, now time.Time) (string, time.Time) {
+	due := Due(firstDetection, urgency, s)
+	switch {
+	case !now.Before(due):
+		return Overdue, due
+	case !now.Before(due.AddDate(0, 0, -s.DueSoonDays)):
+		return DueSoon, due
+	}
+	return OnTrack, due
+}

@@ -1,0 +1,254 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/acme/codescan-api/shared/tabledef"
+)
+
+// Delivery is one event for one recipient (a webhook endpoint or a user's
+// email address): its id derives from both, so the conditional write that
+// claims it is the idempotency check of at-least-once dispatch.
+//
+// While a delivery is being sent or waits for a retry it is in the retry
+// index (GSI2, partition RetryDuePartition) under the time it is due: a
+// retry's time, or a claim's lease expiry, so a delivery whose sender died
+// between claiming and finishing is picked up again by the timer.
+type Delivery struct {
+	Key
+	GSI2PK    string `dynamodbav:"GSI2PK,omitempty"`
+	GSI2SK    string `dynamodbav:"GSI2SK,omitempty"`
+	ID        string `dynamodbav:"id"`
+	CompanyID int64  `dynamodbav:"company_id"`
+	EventID   string `dynamodbav:"event_id"`
+	EventType string `dynamodbav:"event_type"`
+	Channel   string `dynamodbav:"channel"`   // ChannelEmail or ChannelWebhook
+	Recipient string `dynamodbav:"recipient"` // endpoint id or user id
+	// Payload is the Standard Webhooks body {type, id, created_at,
+	// company_id, data}; emails are rendered from it too.
+	Payload        string `dynamodbav:"payload"`
+	State          string `dynamodbav:"state"`
+	Attempts       int    `dynamodbav:"attempts"`
+	ClaimedUntil   string `dynamodbav:"claimed_until,omitempty"`
+	FirstAttemptAt string `dynamodbav:"first_attempt_at,omitempty"`
+	LastAttemptAt  string `dynamodbav:"last_attempt_at,omitempty"`
+	NextAttemptAt  string `dynamodbav:"next_attempt_at,omitempty"`
+	LastStatus     int    `dynamodbav:"last_status,omitempty"`
+	LastError      string `dynamodbav:"last_error,omitempty"`
+	CreatedAt      string `dynamodbav:"created_at"`
+	ExpiresAt      int64  `dynamodbav:"expires_at"`
+}
+
+// Delivery states.
+const (
+	DeliverySending   = "sending"
+	DeliveryRetrying  = "retrying"
+	DeliveryDelivered = "delivered"
+	DeliveryFailed    = "failed"
+)
+
+// RetryDuePartition is the retry index's partition: one per table, read by
+// the scheduled retry pass (deliveries due are few at any moment).
+const RetryDuePartition = "RETRYDUE"
+
+// deliveryTTL keeps deliveries and their attempt log for the log's readers
+// well past the last retry.
+const deliveryTTL = 30 * 24 * time.Hour
+
+// DeliveryID is the id of event's delivery on channel to recipient.
+func DeliveryID(eventID, channel, recipient string) string {
+	sum := sha256.Sum256([]byte(eventID + "\x00" + channel + "\x00" + recipient))
+	return hex.EncodeToString(sum[:16])
+}
+
+func deliveryKey(companyID int64, id string) Key {
+	return Key{PK: CompanyPK(companyID), SK: "DELIVERY#" + id}
+}
+
+func dueKey(at time.Time, companyID int64, id string) string {
+	return fmt.Sprintf("%s#%d#%s", SortableTime(at), companyID, id)
+}
+
+// ClaimDelivery creates d as being sent by the caller until now+lease and
+// reports true; when it exists, it reports false with the stored delivery
+// (already sent, failed, waiting or being sent by someone else).
+func (s *Store) ClaimDelivery(ctx context.Context, d Delivery, now time.Time, lease time.Duration) (Delivery, bool, error) {
+	d.Key = deliveryKey(d.CompanyID, d.ID)
+	d.State = DeliverySending
+	d.ClaimedUntil = SortableTime(now.Add(lease))
+	d.GSI2PK, d.GSI2SK = RetryDuePartition, dueKey(now.Add(lease), d.CompanyID, d.ID)
+	d.CreatedAt = SortableTime(now)
+	d.ExpiresAt = now.Add(deliveryTTL).Unix()
+	err := s.putNew(ctx, d)
+	if errors.Is(err, ErrConflict) {
+		var cur Delivery
+		if err := s.getItem(ctx, d.Key, &cur); err != nil {
+			return Delivery{}, false, err
+		}
+		return cur, false, nil
+	}
+	return d, err == nil, err
+}
+
+// GetDelivery reads one delivery of a company.
+func (s *Store) GetDelivery(ctx context.Context, companyID int64, id string) (Delivery, error) {
+	var d Delivery
+	err := s.getItem(ctx, deliveryKey(companyID, id), &d)
+	return d, err
+}
+
+// DueDeliveries returns up to limit deliveries due at now: retries whose
+// time has come and claims whose sender let the lease run out.
+func (s *Store) DueDeliveries(ctx context.Context, now time.Time, limit int32) ([]Delivery, error) {
+	kc := expression.Key(tabledef.GSI2.PK).Equal(expression.Value(RetryDuePartition)).
+		And(expression.Key(tabledef.GSI2.SK).LessThanEqual(expression.Value(SortableTime(now) + "#\U0010FFFF")))
+	items, _, err := s.queryRaw(ctx, tabledef.GSI2.Name, kc, nil, true, limit, nil)
+	if err != nil {
+		return nil, err
+	}
+	var out []Delivery
+	return out, attributevalue.UnmarshalListOfMaps(items, &out)
+}
+
+// ReclaimDelivery takes a delivery over for another attempt: one waiting
+// for its retry time, or one whose sender's lease ran out; with anyState,
+// also a delivered or failed one (a redelivery). It reports false when the
+// delivery is not in such a state (someone else has it).
+func (s *Store) ReclaimDelivery(ctx context.Context, companyID int64, id string, now time.Time, lease time.Duration, anyState bool) (Delivery, bool, error) {
+	nowS := expression.Value(SortableTime(now))
+	cond := expression.Or(
+		expression.Name("state").Equal(expression.Value(DeliveryRetrying)).And(expression.Name("next_attempt_at").LessThanEqual(nowS)),
+		expression.Name("state").Equal(expression.Value(DeliverySending)).And(expression.Name("claimed_until").LessThan(nowS)))
+	if anyState {
+		cond = expression.Or(cond, expression.Name("state").In(expression.Value(DeliveryDelivered),
+			expression.Value(DeliveryFailed), expression.Value(DeliveryRetrying)))
+	}
+	until := now.Add(lease)
+	upd := expression.Set(expression.Name("state"), expression.Value(DeliverySending)).
+		Set(expression.Name("claimed_until"), expression.Value(SortableTime(until))).
+		Set(expression.Name(tabledef.GSI2.PK), expression.Value(RetryDuePartition)).
+		Set(expression.Name(tabledef.GSI2.SK), expression.Value(dueKey(until, companyID, id))).
+		Remove(expression.Name("next_attempt_at"))
+	var d Delivery
+	err := s.update(ctx, deliveryKey(companyID, id), upd, &cond, &d)
+	if errors.Is(err, ErrConflict) {
+		return Delivery{}, false, nil
+	}
+	return d, err == nil, err
+}
+
+// Attempt is the outcome of one try of a claimed delivery.
+type Attempt struct {
+	At         time.Time
+	StatusCode int // 0 when no answer came
+	Latency    time.Duration
+	Error      string
+	// Next is when to try again; zero when the delivery is finished.
+	Next time.Time
+	// Delivered reports success; with Next zero and Delivered false the
+	// delivery has failed for good.
+	Delivered bool
+}
+
+// AttemptLog is one webhook delivery attempt as its endpoint's log shows it.
+type AttemptLog struct {
+	Key
+	GSI1PK      string `dynamodbav:"GSI1PK"`
+	GSI1SK      string `dynamodbav:"GSI1SK"`
+	DeliveryID  string `dynamodbav:"delivery_id"`
+	EventID     string `dynamodbav:"event_id"`
+	EventType   string `dynamodbav:"event_type"`
+	Attempt     int    `dynamodbav:"attempt"`
+	At          string `dynamodbav:"at"`
+	Outcome     string `dynamodbav:"outcome"` // AttemptSucceeded or AttemptFailed
+	StatusCode  int    `dynamodbav:"status_code,omitempty"`
+	LatencyMS   int64  `dynamodbav:"latency_ms"`
+	Error       string `dynamodbav:"error,omitempty"`
+	NextRetryAt string `dynamodbav:"next_retry_at,omitempty"`
+	ExpiresAt   int64  `dynamodbav:"expires_at"`
+}
+
+// Attempt outcomes, the filter values of an endpoint's log.
+const (
+	AttemptSucceeded = "succeeded"
+	AttemptFailed    = "failed"
+)
+
+func attemptLogPK(companyID int64, endpointID string) string {
+	return fmt.Sprintf("%s#WHLOG#%s", CompanyPK(companyID), endpointID)
+}
+
+// FinishAttempt records a claimed delivery's attempt: the delivery's new
+// state and, for webhooks, the attempt in the endpoint's log, in one
+// transaction conditional on the caller still holding the claim
+// (ErrConflict otherwise, and nothing is written).
+func (s *Store) FinishAttempt(ctx context.Context, d Delivery, a Attempt) (Delivery, error) {
+	d.Attempts++
+	d.LastAttemptAt = SortableTime(a.At)
+	if d.FirstAttemptAt == "" {
+		d.FirstAttemptAt = d.LastAttemptAt
+	}
+	d.LastStatus, d.LastError = a.StatusCode, a.Error
+	claimed := d.ClaimedUntil
+	d.ClaimedUntil, d.NextAttemptAt, d.GSI2PK, d.GSI2SK = "", "", "", ""
+	switch {
+	case a.Delivered:
+		d.State = DeliveryDelivered
+	case a.Next.IsZero():
+		d.State = DeliveryFailed
+	default:
+		d.State = DeliveryRetrying
+		d.NextAttemptAt = SortableTime(a.Next)
+		d.GSI2PK, d.GSI2SK = RetryDuePartition, dueKey(a.Next, d.CompanyID, d.ID)
+	}
+	cond := expression.Name("state").Equal(expression.Value(DeliverySending)).
+		And(expression.Name("claimed_until").Equal(expression.Value(claimed)))
+	put, err := s.txPut(d, &cond)
+	if err != nil {
+		return Delivery{}, err
+	}
+	items := []types.TransactWriteItem{put}
+	if d.Channel == ChannelWebhook {
+		log := AttemptLog{
+			DeliveryID: d.ID, EventID: d.EventID, EventType: d.EventType, Attempt: d.Attempts,
+			At: d.LastAttemptAt, Outcome: AttemptFailed, StatusCode: a.StatusCode,
+			LatencyMS: a.Latency.Milliseconds(), Error: a.Error, NextRetryAt: d.NextAttemptAt,
+			ExpiresAt: a.At.Add(deliveryTTL).Unix(),
+		}
+		if a.Delivered {
+			log.Outcome = AttemptSucceeded
+		}
+		sk := fmt.Sprintf("%s#%s#%03d", log.At, d.ID, d.Attempts)
+		log.Key = Key{PK: attemptLogPK(d.CompanyID, d.Recipient), SK: sk}
+		log.GSI1PK, log.GSI1SK = attemptLogPK(d.CompanyID, d.Recipient)+"#"+log.Outcome, sk
+		logPut, err := s.txPut(log, nil)
+		if err != nil {
+			return Delivery{}, err
+		}
+		items = append(items, logPut)
+	}
+	return d, s.transact(ctx, items)
+}
+
+// ListAttempts returns one page of an endpoint's attempt log, newest first,
+// all of them or only those with outcome (served by GSI1).
+func (s *Store) ListAttempts(ctx context.Context, companyID int64, endpointID, outcome string, limit int32, token string) ([]AttemptLog, string, error) {
+	p := Page{PKAttr: tabledef.PK, Partition: attemptLogPK(companyID, endpointID), Limit: limit, Token: token}
+	sk := tabledef.SK
+	if outcome != "" {
+		p.Index, p.PKAttr, p.Partition = tabledef.GSI1.Name, tabledef.GSI1.PK, p.Partition+"#"+outcome
+		sk = tabledef.GSI1.SK
+	}
+	var out []AttemptLog
+	next, err := s.queryPageExact(ctx, p, sk, &out)
+	return out, next, err
+}

@@ -1,0 +1,42 @@
+package store
+
+import (
+	"context"
+	"errors"
+
+	"github.com/acme/codescan-api/shared/sla"
+)
+
+// slaSettingsItem is a company's SLA settings.
+type slaSettingsItem struct {
+	Key
+	DaysToFix   map[string]int `dynamodbav:"days_to_fix"`
+	DueSoonDays int            `dynamodbav:"due_soon_days"`
+	UpdatedAt   string         `dynamodbav:"updated_at"`
+}
+
+func slaSettingsKey(companyID int64) Key { return Key{PK: CompanyPK(companyID), SK: "SETTINGS#SLA"} }
+
+// SLASettings returns a company's SLA settings, and whether the company set
+// them (false: the defaults).
+func (s *Store) SLASettings(ctx context.Context, companyID int64) (sla.Settings, bool, error) {
+	var it slaSettingsItem
+	err := s.getItem(ctx, slaSettingsKey(companyID), &it)
+	if errors.Is(err, ErrNotFound) {
+		return sla.Defaults(), false, nil
+	}
+	if err != nil {
+		return sla.Settings{}, false, err
+	}
+	out := sla.Defaults()
+	for k, v := range it.DaysToFix {
+		out.DaysToFix[k] = v
+	}
+	out.DueSoonDays = it.DueSoonDays
+	return out, true, nil
+}
+
+// PutSLASettings stores a company's SLA settings.
+func (s *Store) PutSLASettings(ctx context.Context, companyID int64, st sla.Settings) error {
+	return s.putItem(ctx, slaSettingsItem{Key: slaSettingsKey(companyID), DaysToFix: st.DaysToFix, DueSoonDays: st.DueSoonDays, UpdatedAt: now()}, nil)
+}

@@ -1,0 +1,212 @@
+// Package webhook sends signed webhooks per the Standard Webhooks
+// specification (webhook-id, webhook-timestamp, webhook-signature
+// "v1,<base64 HMAC-SHA256>", whsec_ secrets) with its Go library, through a
+// client that refuses internal addresses at dial time and never follows
+// redirects.
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"github.com/acme/codescan-api/shared/netguard"
+)
+
+// SecretPrefix starts every signing secret.
+const SecretPrefix = "whsec_"
+
+// NewSecret returns a random signing secret: whsec_ and 32 random bytes in
+// base64, the form the Standard Webhooks libraries read.
+func NewSecret() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return SecretPrefix + base64.StdEncoding.EncodeToString(b), nil
+}
+
+// Options configure a Client.
+type Options struct {
+	// AllowLoopback permits plain http and loopback receivers (local
+	// development and tests only).
+	AllowLoopback bool
+	// Timeout bounds one attempt, connection included (default 10s).
+	Timeout time.Duration
+}
+
+// DefaultTimeout bounds an attempt when Options.Timeout is zero.
+const DefaultTimeout = 10 * time.Second
+
+// MaxURLLength bounds an endpoint URL.
+const MaxURLLength = 2048
+
+// Client sends webhooks. Build one per process.
+type Client struct {
+	opts Options
+	http *http.Client
+}
+
+// New returns a Client.
+func New(o Options) *Client {
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	dialer := &net.Dialer{Timeout: o.Timeout, Control: netguard.DialControl(o.AllowLoopback)}
+	transport := &http.Transport{
+		Proxy:                 nil, // a proxy would make the guard check the proxy, not the receiver
+		DialContext:           dialer.DialContext,
+		TLSHandshakeTimeout:   o.Timeout,
+		ResponseHeaderTimeout: o.Timeout,
+		MaxIdleConnsPerHost:   4,
+		IdleConnTimeout:       60 * time.Second,
+	}
+	return &Client{opts: o, http: &http.Client{
+		Transport: transport,
+		Timeout:   o.Timeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		},
+	}}
+}
+
+// CheckURL validates an endpoint URL before it is stored: absolute, https
+// (or http on loopback when allowed), no credentials, and no literal
+// internal address. Names are checked again at dial time.
+func (c *Client) CheckURL(raw string) (string, error) {
+	if len(raw) > MaxURLLength {
+		return "", fmt.Errorf("url must be at most %d characters", MaxURLLength)
+	}
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil || u.Host == "" || u.Opaque != "" {
+		return "", errors.New("url must be an absolute https URL")
+	}
+	if u.User != nil {
+		return "", errors.New("url must not carry credentials")
+	}
+	if u.Fragment != "" {
+		return "", errors.New("url must not have a fragment")
+	}
+	switch {
+	case u.Scheme == "https":
+	case u.Scheme == "http" && c.opts.AllowLoopback:
+	default:
+		return "", errors.New("url must be an absolute https URL")
+	}
+	if ip, err := netip.ParseAddr(strings.Trim(u.Hostname(), "[]")); err == nil && netguard.Blocked(ip, c.opts.AllowLoopback) {
+		return "", errors.New("url must not point at a private, loopback, link-local or cloud-metadata address")
+	}
+	return u.String(), nil
+}
+
+// Message is one signed request.
+type Message struct {
+	ID      string // webhook-id: the event id, the receiver's idempotency key
+	Payload []byte
+	// Secrets sign the message, each giving one signature (during a
+	// rotation both the new and the previous secret sign).
+	Secrets []string
+}
+
+// Result is what one attempt got.
+type Result struct {
+	StatusCode int
+	Latency    time.Duration
+	// RetryAfter is the receiver's Retry-After, when it sent one.
+	RetryAfter time.Duration
+	Err        error // no answer (refused address, timeout, connection error)
+	badURL     bool  // the stored URL is not allowed (retrying cannot help)
+}
+
+// Blocked reports whether the attempt was refused by the address guard.
+func (r Result) Blocked() bool {
+	var b *netguard.BlockedAddressError
+	return errors.As(r.Err, &b)
+}
+
+// Delivered reports a 2xx answer.
+func (r Result) Delivered() bool { return r.Err == nil && r.StatusCode >= 200 && r.StatusCode < 300 }
+
+// Retryable reports whether trying again may succeed: no answer (but not a
+// refused address or URL), 5xx, 429 or 408.
+func (r Result) Retryable() bool {
+	if r.Err != nil {
+		return !r.Blocked() && !r.badURL
+	}
+	return r.StatusCode >= 500 || r.StatusCode == http.StatusTooManyRequests || r.StatusCode == http.StatusRequestTimeout
+}
+
+// Headers returns the Standard Webhooks headers of m at ts.
+func Headers(m Message, ts time.Time) (http.Header, error) {
+	var sigs []string
+	for _, s := range m.Secrets {
+		wh, err := standardwebhooks.NewWebhook(s)
+		if err != nil {
+			return nil, fmt.Errorf("webhook secret: %w", err)
+		}
+		sig, err := wh.Sign(m.ID, ts, m.Payload)
+		if err != nil {
+			return nil, err
+		}
+		sigs = append(sigs, sig)
+	}
+	h := http.Header{}
+	h.Set(standardwebhooks.HeaderWebhookID, m.ID)
+	h.Set(standardwebhooks.HeaderWebhookTimestamp, strconv.FormatInt(ts.Unix(), 10))
+	h.Set(standardwebhooks.HeaderWebhookSignature, strings.Join(sigs, " "))
+	return h, nil
+}
+
+// Send posts m to endpoint once.
+func (c *Client) Send(ctx context.Context, endpoint string, m Message) Result {
+	u, err := url.Parse(endpoint)
+	if err != nil || !(u.Scheme == "https" || u.Scheme == "http" && c.opts.AllowLoopback) {
+		return Result{Err: errors.New("endpoint url is not an allowed https URL"), badURL: true}
+	}
+	h, err := Headers(m, time.Now())
+	if err != nil {
+		return Result{Err: err}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(m.Payload))
+	if err != nil {
+		return Result{Err: err}
+	}
+	req.Header = h
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "codescan-webhooks/1")
+	start := time.Now()
+	res, err := c.http.Do(req)
+	if err != nil {
+		return Result{Latency: time.Since(start), Err: err}
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
+	res.Body.Close()
+	return Result{StatusCode: res.StatusCode, Latency: time.Since(start), RetryAfter: retryAfter(res.Header.Get("Retry-After"), time.Now())}
+}
+
+// retryAfter reads a Retry-After header: seconds or an HTTP date.
+func retryAfter(v string, now time.Time) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n > 0 {
+		return time.Duration(n) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}
