@@ -6,6 +6,7 @@ package registry
 import (
 	"net/http"
 
+	"github.com/acme/codescan-api/functions/accounts"
 	"github.com/acme/codescan-api/functions/docs"
 	"github.com/acme/codescan-api/functions/integrations"
 	"github.com/acme/codescan-api/functions/issues"
@@ -27,6 +28,8 @@ var Constructors = map[string]func(config.Deps) http.Handler{
 	routes.GroupPolicies:      policies.New,
 	routes.GroupTeams:         teams.New,
 	routes.GroupUploads:       uploads.New,
+	// Accounts: API keys, users, audit log.
+	routes.GroupAccounts: accounts.New,
 }
 
 // Handlers builds every group's handler.

@@ -72,6 +72,9 @@ func (s *Server) guarded(rt routes.Route, h HandlerFunc) HandlerFunc {
 		if errors.Is(err, auth.ErrUnauthenticated) {
 			return ErrUnauthenticated
 		}
+		if errors.Is(err, auth.ErrKeysUnavailable) {
+			return ErrKeysUnavailable
+		}
 		if err != nil {
 			return err
 		}

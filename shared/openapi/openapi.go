@@ -53,8 +53,9 @@ func assemble() ([]byte, error) {
 	return json.Marshal(base)
 }
 
-// addRateLimitResponses documents the 429 that the shared auth layer gives
-// every authenticated operation, so fragments need not repeat it.
+// addRateLimitResponses documents the 429 (and the 503 of a bearer token
+// while the JWKS is unreachable) that the shared auth layer gives every
+// authenticated operation, so fragments need not repeat them.
 func addRateLimitResponses(doc map[string]any) {
 	for _, item := range asMap(doc["paths"]) {
 		for _, op := range asMap(item) {
@@ -64,6 +65,7 @@ func addRateLimitResponses(doc map[string]any) {
 			}
 			if responses := asMap(op["responses"]); responses != nil {
 				responses["429"] = map[string]any{"$ref": "#/components/responses/TooManyRequests"}
+				responses["503"] = map[string]any{"$ref": "#/components/responses/KeysUnavailable"}
 			}
 		}
 	}

@@ -59,6 +59,8 @@ const (
 	GroupPolicies      = "policies"
 	GroupIntegrations  = "integrations"
 	GroupUploads       = "uploads"
+	// Accounts: API keys, users, the audit log.
+	GroupAccounts = "accounts"
 )
 
 // Table is every route of the API.
@@ -87,6 +89,16 @@ var Table = []Route{
 	{Method: "POST", Path: "/scan-upload", Group: GroupUploads, Access: Permission, Permission: PermUploadScan},
 	{Method: "POST", Path: "/ci-data-upload", Group: GroupUploads, Access: Permission, Permission: PermUploadScan},
 	{Method: "POST", Path: "/git-config-upload", Group: GroupUploads, Access: Permission, Permission: PermUploadScan},
+
+	// Accounts: any user manages their own API keys, a company admin every
+	// key, the users and the audit log.
+	{Method: "POST", Path: "/api-keys", Group: GroupAccounts, Access: Authenticated},
+	{Method: "GET", Path: "/api-keys", Group: GroupAccounts, Access: Authenticated},
+	{Method: "DELETE", Path: "/api-keys/{key_id}", Group: GroupAccounts, Access: Authenticated},
+	{Method: "GET", Path: "/users", Group: GroupAccounts, Access: Admin},
+	{Method: "POST", Path: "/users", Group: GroupAccounts, Access: Admin},
+	{Method: "PATCH", Path: "/users/{user_id}", Group: GroupAccounts, Access: Admin},
+	{Method: "GET", Path: "/audit-log", Group: GroupAccounts, Access: Admin},
 }
 
 // Pattern is the route's Go ServeMux pattern, e.g. "GET /api/v1/issues".

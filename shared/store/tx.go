@@ -25,7 +25,8 @@ func (s *Store) transact(ctx context.Context, items []types.TransactWriteItem) e
 		TransactItems: items, ReturnConsumedCapacity: total,
 	})
 	if isConditionFailed(err) {
-		return ErrConflict
+		// The cause stays inspectable (see conditionFailedAt).
+		return fmt.Errorf("%w: %w", ErrConflict, err)
 	}
 	if err != nil {
 		return fmt.Errorf("transact write: %w", err)
