@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -9,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
 
 	"github.com/acme/codescan-api/shared/tabledef"
 )
@@ -32,7 +34,14 @@ func (s *Store) queryRange(ctx context.Context, p Page, r skRange, out any) (str
 	if err != nil {
 		return "", err
 	}
+	if start != nil && !r.holds(start[p.skAttr()]) {
+		return "", ErrBadPageToken // another list's token in the same partition
+	}
 	items, last, err := s.queryRaw(ctx, p.Index, p.keyCondition(r), nil, p.Forward, p.Limit, start)
+	var apiErr smithy.APIError
+	if start != nil && errors.As(err, &apiErr) && apiErr.ErrorCode() == "ValidationException" {
+		return "", ErrBadPageToken // a start key DynamoDB refuses (tampered)
+	}
 	if err != nil {
 		return "", err
 	}
@@ -114,3 +123,9 @@ func keyOf(item map[string]types.AttributeValue, p Page) map[string]types.Attrib
 
 // digitKeys is every sort key that starts with a digit (ids, times).
 var digitKeys = skRange{From: "0", To: ":"}
+
+// holds reports whether v is a string sort key inside r.
+func (r skRange) holds(v types.AttributeValue) bool {
+	s, ok := v.(*types.AttributeValueMemberS)
+	return ok && s.Value >= r.From && s.Value <= r.To
+}
