@@ -85,6 +85,11 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	return execute(ctx, cmd, st, out)
+}
+
+// execute runs cmd on st; its changes are audited as the operator's.
+func execute(ctx context.Context, cmd command, st *store.Store, out io.Writer) error {
 	return cmd.run(store.WithActor(ctx, store.Actor{Via: store.ViaOperator}), st, out)
 }
 

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -142,7 +143,7 @@ func (s *Store) txAudit(ctx context.Context, companyID int64, e AuditEntry) ([]t
 	if err != nil {
 		return nil, fmt.Errorf("audit changes: %w", err)
 	}
-	at := time.Now().UTC()
+	at := auditClock.next()
 	retention := s.AuditRetention
 	if retention <= 0 {
 		retention = DefaultAuditRetention
@@ -172,6 +173,26 @@ func (s *Store) txAudit(ctx context.Context, companyID int64, e AuditEntry) ([]t
 		return nil, err
 	}
 	return []types.TransactWriteItem{main, copyItem}, nil
+}
+
+// auditClock hands out strictly increasing times, so the entries of one
+// process (those of one transaction included) keep their order in the log.
+var auditClock clock
+
+type clock struct {
+	mu   sync.Mutex
+	last time.Time
+}
+
+func (c *clock) next() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := time.Now().UTC().Truncate(time.Microsecond)
+	if !t.After(c.last) {
+		t = c.last.Add(time.Microsecond)
+	}
+	c.last = t
+	return t
 }
 
 // AuditFilter selects audit entries; zero values select everything.
