@@ -153,7 +153,7 @@ func (s *Store) CreateUser(ctx context.Context, u User) (User, error) {
 	if err != nil {
 		return User{}, err
 	}
-	err = s.transact(ctx, items)
+	err = s.transactRetrying(ctx, items)
 	switch {
 	case conditionFailedAt(err, 1):
 		return User{}, ErrEmailTaken
@@ -278,7 +278,7 @@ type UserChange struct {
 // after. ErrLastAdmin when the change would leave the company without an
 // active admin; a change that changes nothing writes nothing.
 func (s *Store) UpdateUser(ctx context.Context, companyID, userID int64, ch UserChange) (before, after User, err error) {
-	for attempt := 0; attempt < 5; attempt++ {
+	for attempt := 0; attempt < maxTxAttempts; attempt++ {
 		if err := backoff(ctx, attempt); err != nil {
 			return User{}, User{}, err
 		}
@@ -395,6 +395,25 @@ func (s *Store) txUpdateUser(ctx context.Context, before, after User, changes ma
 	})
 	return append(items, audit...), guard, err
 }
+
+// transactRetrying is transact that resends a transaction DynamoDB
+// cancelled because a concurrent one touched the same items (the company's
+// counter items see that under concurrent changes), a few times with
+// backoff, rather than answer 500.
+func (s *Store) transactRetrying(ctx context.Context, items []types.TransactWriteItem) error {
+	for attempt := 0; ; attempt++ {
+		if err := backoff(ctx, attempt); err != nil {
+			return err
+		}
+		err := s.transact(ctx, items)
+		if !isTransactionConflict(err) || attempt == maxTxAttempts-1 {
+			return err
+		}
+	}
+}
+
+// maxTxAttempts bounds the attempts of a write that meets conflicts.
+const maxTxAttempts = 5
 
 // conditionFailedAt reports whether err is a cancelled transaction whose
 // item i failed its condition.
