@@ -23,10 +23,14 @@ func (h handlers) listAudit(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	var f store.AuditFilter
 	if a := q.Get("actor"); a != "" {
-		if id, err := strconv.ParseInt(a, 10, 64); (err != nil || id < 1) && a != store.ViaOperator {
-			return httpapi.Errorf(http.StatusBadRequest, "actor must be a user id or %q", store.ViaOperator)
-		}
 		f.Actor = a
+		if a != store.ViaOperator {
+			id, err := strconv.ParseInt(a, 10, 64)
+			if err != nil || id < 1 {
+				return httpapi.Errorf(http.StatusBadRequest, "actor must be a user id or %q", store.ViaOperator)
+			}
+			f.Actor = strconv.FormatInt(id, 10) // "007" is user 7
+		}
 	}
 	if a := q.Get("action"); a != "" {
 		if !actionPattern.MatchString(a) {
