@@ -90,7 +90,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 
 // execute runs cmd on st; its changes are audited as the operator's.
 func execute(ctx context.Context, cmd command, st *store.Store, out io.Writer) error {
-	return cmd.run(store.WithActor(ctx, store.Actor{Via: store.ViaOperator}), st, out)
+	return cmd.run(store.WithAuditActor(ctx, store.AuditActor{Via: store.ViaOperator}), st, out)
 }
 
 // parse reads a command line into its command and connection.

@@ -32,8 +32,8 @@ type Principal struct {
 }
 
 // Actor is the caller as the audit log records it.
-func (p *Principal) Actor() store.Actor {
-	return store.Actor{UserID: p.UserID, Via: p.Via, KeyID: p.KeyID}
+func (p *Principal) Actor() store.AuditActor {
+	return store.AuditActor{UserID: p.UserID, Via: p.Via, KeyID: p.KeyID}
 }
 
 // Has reports whether the caller holds perm; company admins hold every
@@ -47,7 +47,7 @@ type principalKey struct{}
 // WithPrincipal returns ctx carrying p, and p as the actor of the store's
 // audited writes.
 func WithPrincipal(ctx context.Context, p *Principal) context.Context {
-	return store.WithActor(context.WithValue(ctx, principalKey{}, p), p.Actor())
+	return store.WithAuditActor(context.WithValue(ctx, principalKey{}, p), p.Actor())
 }
 
 // FromContext returns the authenticated caller. Handlers behind the auth

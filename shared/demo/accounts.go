@@ -15,7 +15,7 @@ func init() { register(40, seedAccounts) }
 // nowhere: only their ids are in the document.
 func seedAccounts(ctx context.Context, st *store.Store, c *Company) error {
 	admin, member := c.UserByRole("admin"), c.UserByRole("member")
-	ctx = store.WithActor(ctx, store.Actor{UserID: admin.ID, Via: store.ViaBearer})
+	ctx = store.WithAuditActor(ctx, store.AuditActor{UserID: admin.ID, Via: store.ViaBearer})
 	var ids []int64
 	for _, name := range []string{"CI pipeline", "Old laptop"} {
 		k, err := st.CreateAPIKey(ctx, store.APIKey{CompanyID: c.ID, UserID: member.ID, Name: name}, auth.NewAPIKey())

@@ -65,7 +65,9 @@ func addRateLimitResponses(doc map[string]any) {
 			}
 			if responses := asMap(op["responses"]); responses != nil {
 				responses["429"] = map[string]any{"$ref": "#/components/responses/TooManyRequests"}
-				responses["503"] = map[string]any{"$ref": "#/components/responses/KeysUnavailable"}
+				if _, ok := responses["503"]; !ok { // an operation's own 503 has the same body
+					responses["503"] = map[string]any{"$ref": "#/components/responses/KeysUnavailable"}
+				}
 			}
 		}
 	}

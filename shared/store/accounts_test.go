@@ -45,7 +45,7 @@ func conflicting(st *store.Store, n int32) *atomic.Int32 {
 
 func TestAccountWritesRetryTransactionConflicts(t *testing.T) {
 	st := testenv.NewStore(t)
-	ctx := store.WithActor(context.Background(), store.Actor{Via: store.ViaOperator})
+	ctx := store.WithAuditActor(context.Background(), store.AuditActor{Via: store.ViaOperator})
 	left := conflicting(st, 2)
 	c, admin, created, err := st.CreateCompany(ctx, store.NewCompany{
 		Name: "Acme", Admin: store.User{Email: "a@acme.test", FirstName: "A", LastName: "B"}, APIKey: "csk_test-key-1",

@@ -23,9 +23,9 @@ const (
 	ViaOperator = "operator" // the operator command, outside the API
 )
 
-// Actor is who makes an administrative change: a user through one of their
+// AuditActor is who makes an administrative change: a user through one of their
 // API keys or a bearer token, or the operator.
-type Actor struct {
+type AuditActor struct {
 	UserID int64  `json:"user_id"`
 	Via    string `json:"via"`
 	KeyID  int64  `json:"key_id,omitempty"`
@@ -33,7 +33,7 @@ type Actor struct {
 
 // id is the actor's name in audit index keys and the audit log's actor
 // filter: the user id, or "operator".
-func (a Actor) id() string {
+func (a AuditActor) id() string {
 	if a.Via == ViaOperator {
 		return ViaOperator
 	}
@@ -42,17 +42,17 @@ func (a Actor) id() string {
 
 type actorKey struct{}
 
-// WithActor returns ctx whose administrative writes are recorded in the
+// WithAuditActor returns ctx whose administrative writes are recorded in the
 // audit log as made by a. The auth layer sets it for every authenticated
 // request, so store write paths need no extra parameter; writes made
 // without an actor (the demo seed, benchmarks) record no entry.
-func WithActor(ctx context.Context, a Actor) context.Context {
+func WithAuditActor(ctx context.Context, a AuditActor) context.Context {
 	return context.WithValue(ctx, actorKey{}, a)
 }
 
-// ActorFrom returns the actor WithActor put in ctx.
-func ActorFrom(ctx context.Context) (Actor, bool) {
-	a, ok := ctx.Value(actorKey{}).(Actor)
+// AuditActorFrom returns the actor WithAuditActor put in ctx.
+func AuditActorFrom(ctx context.Context) (AuditActor, bool) {
+	a, ok := ctx.Value(actorKey{}).(AuditActor)
 	return a, ok
 }
 
@@ -79,7 +79,7 @@ type AuditEntry struct {
 type AuditRecord struct {
 	ID         string
 	At         string
-	Actor      Actor
+	Actor      AuditActor
 	Action     string
 	TargetType string
 	TargetID   string
@@ -135,7 +135,7 @@ func auditBothPK(companyID int64, actor, action string) string {
 // to be written in the same transaction as the change itself; none when ctx
 // carries no actor.
 func (s *Store) txAudit(ctx context.Context, companyID int64, e AuditEntry) ([]types.TransactWriteItem, error) {
-	a, ok := ActorFrom(ctx)
+	a, ok := AuditActorFrom(ctx)
 	if !ok {
 		return nil, nil
 	}
@@ -215,7 +215,7 @@ func (s *Store) ListAudit(ctx context.Context, companyID int64, f AuditFilter, p
 	out := make([]AuditRecord, 0, len(items))
 	for _, it := range items {
 		r := AuditRecord{
-			ID: it.ID, At: it.At, Actor: Actor{UserID: it.ActorUserID, Via: it.ActorVia, KeyID: it.ActorKeyID},
+			ID: it.ID, At: it.At, Actor: AuditActor{UserID: it.ActorUserID, Via: it.ActorVia, KeyID: it.ActorKeyID},
 			Action: it.Action, TargetType: it.TargetType, TargetID: it.TargetID,
 		}
 		if err := json.Unmarshal([]byte(it.Changes), &r.Changes); err != nil {

@@ -24,8 +24,8 @@ func TestAdministrativeWritesAreAudited(t *testing.T) {
 	st.AuditRetention = 30 * 24 * time.Hour
 	const cid = 7
 	bg := context.Background()
-	actor := store.Actor{UserID: 3, Via: store.ViaAPIKey, KeyID: 11}
-	ctx := store.WithActor(bg, actor)
+	actor := store.AuditActor{UserID: 3, Via: store.ViaAPIKey, KeyID: 11}
+	ctx := store.WithAuditActor(bg, actor)
 
 	if _, err := st.CreateTeam(bg, store.Team{CompanyID: cid, Name: "seeded"}); err != nil {
 		t.Fatal(err)

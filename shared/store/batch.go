@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -39,6 +41,28 @@ func (s *Store) batchPut(ctx context.Context, items []any) error {
 		}
 	}
 	return nil
+}
+
+// batchWriters bounds the concurrent BatchWriteItem calls of
+// batchPutParallel.
+const batchWriters = 8
+
+// batchPutParallel is batchPut with the batches sent concurrently.
+func (s *Store) batchPutParallel(ctx context.Context, items []any) error {
+	const per = 25 * 4
+	var wg sync.WaitGroup
+	errs := make([]error, (len(items)+per-1)/per)
+	sem := make(chan struct{}, batchWriters)
+	for n := range errs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			errs[n] = s.batchPut(ctx, items[n*per:min((n+1)*per, len(items))])
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // batchGet reads keys with strongly consistent reads (the write path decides

@@ -87,13 +87,9 @@ func (s *Store) update(ctx context.Context, k Key, upd expression.UpdateBuilder,
 	if err != nil {
 		return err
 	}
-	res, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.Table), Key: k.av(),
-		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
-		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-		ReturnValues: types.ReturnValueAllNew, ReturnConsumedCapacity: total,
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
+	in := updateInput(s.Table, k, expr, types.ReturnValueAllNew)
+	in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
+	res, err := s.DB.UpdateItem(ctx, in)
 	if isConditionFailed(err) {
 		var ccf *types.ConditionalCheckFailedException
 		if extra == nil || (errors.As(err, &ccf) && ccf.Item == nil) {
@@ -111,18 +107,23 @@ func (s *Store) update(ctx context.Context, k Key, upd expression.UpdateBuilder,
 	return attributevalue.UnmarshalMap(res.Attributes, out)
 }
 
+// updateInput is an UpdateItem of k with expr (its condition, if any).
+func updateInput(table string, k Key, expr expression.Expression, ret types.ReturnValue) *dynamodb.UpdateItemInput {
+	return &dynamodb.UpdateItemInput{
+		TableName: aws.String(table), Key: k.av(),
+		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+		ReturnValues: ret, ReturnConsumedCapacity: total,
+	}
+}
+
 // upsert applies an update expression, creating the item if needed.
 func (s *Store) upsert(ctx context.Context, k Key, upd expression.UpdateBuilder, out any) error {
 	expr, err := expression.NewBuilder().WithUpdate(upd).Build()
 	if err != nil {
 		return err
 	}
-	res, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.Table), Key: k.av(),
-		UpdateExpression: expr.Update(), ExpressionAttributeNames: expr.Names(),
-		ExpressionAttributeValues: expr.Values(),
-		ReturnValues:              types.ReturnValueAllNew, ReturnConsumedCapacity: total,
-	})
+	res, err := s.DB.UpdateItem(ctx, updateInput(s.Table, k, expr, types.ReturnValueAllNew))
 	if err != nil {
 		return fmt.Errorf("upsert %s/%s: %w", k.PK, k.SK, err)
 	}
