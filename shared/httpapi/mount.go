@@ -73,6 +73,7 @@ func (s *Server) guarded(rt routes.Route, h HandlerFunc) HandlerFunc {
 			return ErrUnauthenticated
 		}
 		if errors.Is(err, auth.ErrKeysUnavailable) {
+			w.Header().Set("Retry-After", strconv.Itoa(int(auth.RetryAfter.Seconds())))
 			return ErrKeysUnavailable
 		}
 		if err != nil {

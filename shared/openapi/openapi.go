@@ -49,14 +49,16 @@ func assemble() ([]byte, error) {
 			return nil, err
 		}
 	}
-	addRateLimitResponses(base)
+	addSharedResponses(base)
 	return json.Marshal(base)
 }
 
-// addRateLimitResponses documents the 429 (and the 503 of a bearer token
-// while the JWKS is unreachable) that the shared auth layer gives every
-// authenticated operation, so fragments need not repeat them.
-func addRateLimitResponses(doc map[string]any) {
+// addSharedResponses documents what the shared layers may answer to every
+// authenticated operation, so fragments need not repeat it: the rate
+// limit's 429, and 503 when DynamoDB keeps refusing past the store's retry
+// budget (authentication reads it too) or a bearer token cannot be checked
+// because the JWKS cannot be fetched.
+func addSharedResponses(doc map[string]any) {
 	for _, item := range asMap(doc["paths"]) {
 		for _, op := range asMap(item) {
 			op := asMap(op)
@@ -65,9 +67,7 @@ func addRateLimitResponses(doc map[string]any) {
 			}
 			if responses := asMap(op["responses"]); responses != nil {
 				responses["429"] = map[string]any{"$ref": "#/components/responses/TooManyRequests"}
-				if _, ok := responses["503"]; !ok { // an operation's own 503 has the same body
-					responses["503"] = map[string]any{"$ref": "#/components/responses/KeysUnavailable"}
-				}
+				responses["503"] = map[string]any{"$ref": "#/components/responses/Unavailable"}
 			}
 		}
 	}

@@ -80,7 +80,7 @@ func (s *Store) CreateAPIKey(ctx context.Context, k APIKey, key string) (APIKey,
 	if err != nil {
 		return APIKey{}, err
 	}
-	if err := s.transactRetrying(ctx, items); err != nil {
+	if err := s.transact(ctx, items); err != nil {
 		return APIKey{}, err
 	}
 	return s.apiKeyRecord(k, key), nil
@@ -171,7 +171,7 @@ func (s *Store) RevokeAPIKey(ctx context.Context, companyID, keyID int64) (APIKe
 	if err != nil {
 		return APIKey{}, err
 	}
-	err = s.transactRetrying(ctx, append(items, audit...))
+	err = s.transact(ctx, append(items, audit...))
 	if errors.Is(err, ErrConflict) {
 		return s.GetAPIKey(ctx, companyID, keyID) // revoked meanwhile
 	}

@@ -139,7 +139,7 @@ func (s *Store) CreateCompany(ctx context.Context, in NewCompany) (c Company, ad
 	if err != nil {
 		return Company{}, User{}, false, err
 	}
-	err = s.transactRetrying(ctx, append(append(items, userItems...), keyItems...))
+	err = s.transact(ctx, append(append(items, userItems...), keyItems...))
 	if conditionFailedAt(err, 0) {
 		// Created meanwhile under the same name.
 		existing, err := s.CompanyByName(ctx, in.Name)
@@ -183,7 +183,7 @@ func (s *Store) SetCompanyActive(ctx context.Context, id int64, active bool) (c 
 	if err != nil {
 		return Company{}, false, err
 	}
-	err = s.transactRetrying(ctx, append([]types.TransactWriteItem{item}, audit...))
+	err = s.transact(ctx, append([]types.TransactWriteItem{item}, audit...))
 	if errors.Is(err, ErrConflict) {
 		return c, false, nil // someone else made the same change
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
 
@@ -281,7 +282,9 @@ func (s *Store) conditionalUpsert(ctx context.Context, k Key, upd expression.Upd
 	if err != nil {
 		return err
 	}
-	res, err := s.DB.UpdateItem(ctx, updateInput(s.Table, k, expr, types.ReturnValueAllOld))
+	res, err := call(ctx, func() (*dynamodb.UpdateItemOutput, error) {
+		return s.DB.UpdateItem(ctx, updateInput(s.Table, k, expr, types.ReturnValueAllOld))
+	})
 	if isConditionFailed(err) {
 		return ErrConflict
 	}

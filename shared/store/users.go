@@ -153,7 +153,7 @@ func (s *Store) CreateUser(ctx context.Context, u User) (User, error) {
 	if err != nil {
 		return User{}, err
 	}
-	err = s.transactRetrying(ctx, items)
+	err = s.transact(ctx, items)
 	switch {
 	case conditionFailedAt(err, 1):
 		return User{}, ErrEmailTaken
@@ -312,13 +312,13 @@ func (s *Store) UpdateUser(ctx context.Context, companyID, userID int64, ch User
 			return before, after, nil
 		case guard >= 0 && conditionFailedAt(err, guard):
 			return User{}, User{}, ErrLastAdmin
-		case conditionFailedAt(err, 0) || isTransactionConflict(err):
+		case conditionFailedAt(err, 0):
 			continue // changed meanwhile: read it again
 		default:
 			return User{}, User{}, err
 		}
 	}
-	return User{}, User{}, fmt.Errorf("update user %d: %w", userID, ErrConflict)
+	return User{}, User{}, fmt.Errorf("update user %d: %w", userID, ErrUnavailable)
 }
 
 func userChanges(before, after User) map[string]Change {
@@ -396,23 +396,8 @@ func (s *Store) txUpdateUser(ctx context.Context, before, after User, changes ma
 	return append(items, audit...), guard, err
 }
 
-// transactRetrying is transact that resends a transaction DynamoDB
-// cancelled because a concurrent one touched the same items (the company's
-// counter items see that under concurrent changes), a few times with
-// backoff, rather than answer 500.
-func (s *Store) transactRetrying(ctx context.Context, items []types.TransactWriteItem) error {
-	for attempt := 0; ; attempt++ {
-		if err := backoff(ctx, attempt); err != nil {
-			return err
-		}
-		err := s.transact(ctx, items)
-		if !isTransactionConflict(err) || attempt == maxTxAttempts-1 {
-			return err
-		}
-	}
-}
-
-// maxTxAttempts bounds the attempts of a write that meets conflicts.
+// maxTxAttempts bounds the read-decide-write rounds of a user update that
+// keeps meeting concurrent changes.
 const maxTxAttempts = 5
 
 // conditionFailedAt reports whether err is a cancelled transaction whose
@@ -443,9 +428,8 @@ func isTransactionConflict(err error) bool {
 // getItemConsistent is getItem with a strongly consistent read, for reads a
 // write decides on.
 func (s *Store) getItemConsistent(ctx context.Context, k Key, out any) error {
-	res, err := s.DB.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: aws.String(s.Table), Key: k.av(), ConsistentRead: aws.Bool(true), ReturnConsumedCapacity: total,
-	})
+	in := &dynamodb.GetItemInput{TableName: aws.String(s.Table), Key: k.av(), ConsistentRead: aws.Bool(true), ReturnConsumedCapacity: total}
+	res, err := call(ctx, func() (*dynamodb.GetItemOutput, error) { return s.DB.GetItem(ctx, in) })
 	if err != nil {
 		return fmt.Errorf("get %s/%s: %w", k.PK, k.SK, err)
 	}
