@@ -57,9 +57,10 @@ var tableActions = map[string][]string{
 	// Scans, projects and issues with their counters (ApplyScan reads
 	// existing issues and counters with BatchGetItem, the previous scan's
 	// members by Query, writes the scan's members with BatchWriteItem and
-	// issues, history and counters in transactions of puts and updates);
+	// issues, history and counters in transactions of puts and updates, and
+	// the scan's counter journal with deletes);
 	// CI metadata; run and project look-ups.
-	routes.GroupUploads: with(authn, "dynamodb:BatchGetItem", "dynamodb:BatchWriteItem",
+	routes.GroupUploads: with(authn, "dynamodb:BatchGetItem", "dynamodb:BatchWriteItem", "dynamodb:DeleteItem",
 		"dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"),
 	// Team and name guard put in one transaction, the id counter, users and
 	// projects of the company read by Query.
