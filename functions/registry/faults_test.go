@@ -242,6 +242,24 @@ var faultCases = []faultCase{
 		body: `{"status":"false_positive","reason":"test data"}`},
 	{route: "POST /issues/triage", setup: uploaded, path: func(*faultWorld) string { return "/issues/triage" },
 		body: `{"filters":{"project":"shop","urgency":"HI"},"status":"accepted_risk","reason":"legacy"}`},
+
+	// Accounts: users and key revocation (key creation: see faultExempt).
+	{route: "POST /users", path: func(*faultWorld) string { return "/users" },
+		body: `{"email":"dev@acme.test","first_name":"Dev","last_name":"One","permissions":["scans.upload_scan"],"subject":"idp|dev"}`},
+	{route: "PATCH /users/{user_id}", setup: withMember, path: func(w *faultWorld) string { return "/users/" + w.fixed["user"] },
+		body: `{"permissions":["policies.manage_policy"],"is_admin":true}`},
+	{route: "DELETE /api-keys/{key_id}", setup: withMember, path: func(w *faultWorld) string { return "/api-keys/" + w.fixed["key"] }},
+}
+
+// withMember gives the world a member with a named API key.
+func withMember(t *testing.T, w *faultWorld) {
+	t.Helper()
+	u := w.env.User(t, w.co, testenv.UserSpec{Email: "m@acme.test", Permissions: []string{routes.PermUploadScan}})
+	k, err := w.env.Store.CreateAPIKey(context.Background(), store.APIKey{CompanyID: w.co.ID, UserID: u.ID, Name: "CI"}, "csk_fault-test-key")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.fixed["user"], w.fixed["key"] = fmt.Sprint(u.ID), fmt.Sprint(k.ID)
 }
 
 // Every write route, every DynamoDB call position of its request, each
@@ -307,6 +325,9 @@ var faultExempt = map[string]bool{
 	// Re-verifies against the source-code host (an httptest fake); its
 	// revision-conditional update is one write (integrations tests).
 	"PATCH /integrations/scm-provider/{integration_uuid}": true,
+	// Mints a random key, so no two runs store the same items; its fault
+	// cases check what the key leaves behind (functions/accounts).
+	"POST /api-keys": true,
 }
 
 func (w *faultWorld) do(t *testing.T, fc faultCase) *testenv.Response {

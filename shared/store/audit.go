@@ -2,7 +2,7 @@ package store
 
 import (
 	"context"
-	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -148,9 +148,12 @@ func (s *Store) txAudit(ctx context.Context, companyID int64, e AuditEntry) ([]t
 	if retention <= 0 {
 		retention = DefaultAuditRetention
 	}
-	b := make([]byte, 8)
-	_, _ = rand.Read(b)
-	id := hex.EncodeToString(b)
+	// The id is derived from the entry, not drawn at random: with the time
+	// (strictly increasing in a process) it is unique, and a retried
+	// transaction writes the very same items.
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%d|%s|%d|%d|%s|%s|%s|%s",
+		companyID, a.Via, a.UserID, a.KeyID, e.Action, e.TargetType, e.TargetID, changes)))
+	id := hex.EncodeToString(sum[:8])
 	sk := at.Format(auditTimeLayout) + "#" + id
 	it := auditItem{
 		Key:    Key{PK: auditPK(companyID), SK: sk},
