@@ -148,11 +148,11 @@ func (s *Store) txAudit(ctx context.Context, companyID int64, e AuditEntry) ([]t
 	if retention <= 0 {
 		retention = DefaultAuditRetention
 	}
-	// The id is derived from the entry, not drawn at random: with the time
-	// (strictly increasing in a process) it is unique, and a retried
-	// transaction writes the very same items.
-	sum := sha256.Sum256([]byte(fmt.Sprintf("%d|%s|%d|%d|%s|%s|%s|%s",
-		companyID, a.Via, a.UserID, a.KeyID, e.Action, e.TargetType, e.TargetID, changes)))
+	// The id is derived from who did what to which target, not drawn at
+	// random: with the time (strictly increasing in a process) it is
+	// unique, and the same change made again stores the same items.
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%d|%s|%d|%d|%s|%s|%s",
+		companyID, a.Via, a.UserID, a.KeyID, e.Action, e.TargetType, e.TargetID)))
 	id := hex.EncodeToString(sum[:8])
 	sk := at.Format(auditTimeLayout) + "#" + id
 	it := auditItem{
