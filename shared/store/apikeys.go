@@ -193,7 +193,7 @@ func (s *Store) ListAPIKeys(ctx context.Context, companyID, userID int64, pr Pag
 	if err != nil {
 		return nil, "", 0, err
 	}
-	n, err := s.count(ctx, apiKeyCountKey(companyID, userID))
+	n, err := s.counterValue(ctx, apiKeyCountKey(companyID, userID))
 	return out, next, n, err
 }
 

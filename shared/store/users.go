@@ -252,11 +252,11 @@ func (s *Store) ListUsersPage(ctx context.Context, companyID int64, facet string
 	if err != nil {
 		return nil, "", 0, err
 	}
-	n, err := s.count(ctx, userCountKey(companyID, facet))
+	n, err := s.counterValue(ctx, userCountKey(companyID, facet))
 	return out, next, n, err
 }
 
-func (s *Store) count(ctx context.Context, k Key) (int64, error) {
+func (s *Store) counterValue(ctx context.Context, k Key) (int64, error) {
 	var c counter
 	err := s.getItem(ctx, k, &c)
 	if errors.Is(err, ErrNotFound) {
