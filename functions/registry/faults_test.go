@@ -243,6 +243,24 @@ var faultCases = []faultCase{
 		body: `{"status":"false_positive","reason":"test data"}`},
 	{route: "POST /issues/triage", setup: uploaded, path: func(*faultWorld) string { return "/issues/triage" },
 		body: `{"filters":{"project":"shop","urgency":"HI"},"status":"accepted_risk","reason":"legacy"}`},
+
+	// Accounts: users and key revocation (key creation: see faultExempt).
+	{route: "POST /users", path: func(*faultWorld) string { return "/users" },
+		body: `{"email":"dev@acme.test","first_name":"Dev","last_name":"One","permissions":["scans.upload_scan"],"subject":"idp|dev"}`},
+	{route: "PATCH /users/{user_id}", setup: withMember, path: func(w *faultWorld) string { return "/users/" + w.fixed["user"] },
+		body: `{"permissions":["policies.manage_policy"],"is_admin":true}`},
+	{route: "DELETE /api-keys/{key_id}", setup: withMember, path: func(w *faultWorld) string { return "/api-keys/" + w.fixed["key"] }},
+}
+
+// withMember gives the world a member with a named API key.
+func withMember(t *testing.T, w *faultWorld) {
+	t.Helper()
+	u := w.env.User(t, w.co, testenv.UserSpec{Email: "m@acme.test", Permissions: []string{routes.PermUploadScan}})
+	k, err := w.env.Store.CreateAPIKey(context.Background(), store.APIKey{CompanyID: w.co.ID, UserID: u.ID, Name: "CI"}, "csk_fault-test-key")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.fixed["user"], w.fixed["key"] = fmt.Sprint(u.ID), fmt.Sprint(k.ID)
 }
 
 // Every write route, every DynamoDB call position of its request, each
@@ -328,6 +346,9 @@ var faultExempt = map[string]bool{
 	"POST /webhooks/{webhook_id}/test":                               true,
 	"POST /webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver": true,
 	"PUT /sla-settings":                                              true,
+	// Mints a random key, so no two runs store the same items; its fault
+	// cases check what the key leaves behind (functions/accounts).
+	"POST /api-keys": true,
 }
 
 func (w *faultWorld) do(t *testing.T, fc faultCase) *testenv.Response {

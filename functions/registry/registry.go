@@ -6,6 +6,7 @@ package registry
 import (
 	"net/http"
 
+	"github.com/acme/codescan-api/functions/accounts"
 	"github.com/acme/codescan-api/functions/docs"
 	"github.com/acme/codescan-api/functions/integrations"
 	"github.com/acme/codescan-api/functions/issues"
@@ -29,6 +30,8 @@ var Constructors = map[string]func(config.Deps) http.Handler{
 	routes.GroupTeams:         teams.New,
 	routes.GroupUploads:       uploads.New,
 	routes.GroupWebhooks:      webhooks.New,
+	// Accounts: API keys, users, audit log.
+	routes.GroupAccounts: accounts.New,
 }
 
 // Handlers builds every group's handler.

@@ -69,6 +69,7 @@ func run() error {
 		return err
 	}
 	st := store.New(db, env.TableName)
+	st.AuditRetention = env.AuditRetention
 	if err := st.CreateTable(ctx); err != nil {
 		return err
 	}

@@ -217,6 +217,36 @@ var samples = map[string]sample{
 		File: "notifications-sla-put", ContentType: jsonType, Body: `{"days_to_fix":{"CR":5,"HI":21},"due_soon_days":2}`,
 		Status: http.StatusOK, Keys: []string{"status", "sla_settings"},
 	},
+	"POST /api/v1/api-keys": {
+		File: "accounts-api-keys-create", Body: `{"name":"GitHub Actions (payments-service)","expires_in_days":90}`, ContentType: jsonType,
+		Status: http.StatusCreated, Keys: []string{"status", "key", "api_key"},
+	},
+	"GET /api/v1/api-keys": {
+		File: "accounts-api-keys-list", Query: map[string]string{"page_size": "20"},
+		Status: http.StatusOK, Keys: []string{"status", "page", "page_size", "total_pages", "total_api_keys", "api_keys", "next_page_token"},
+	},
+	"DELETE /api/v1/api-keys/{key_id}": {
+		File: "accounts-api-keys-revoke", Path: map[string]string{"key_id": "42"}, Seeded: map[string]string{"key_id": "api_key_ids"},
+		Status: http.StatusOK, Keys: []string{"status", "api_key"},
+	},
+	"GET /api/v1/users": {
+		File: "accounts-users-list", Query: map[string]string{"role": "member", "page_size": "20"},
+		Status: http.StatusOK, Keys: []string{"status", "page", "page_size", "total_pages", "total_users", "users", "next_page_token"},
+	},
+	"POST /api/v1/users": {
+		File: "accounts-users-create", ContentType: jsonType,
+		Body:   `{"email":"dana.lee@acme.example","first_name":"Dana","last_name":"Lee","permissions":["integrations.view_integration"],"is_admin":false,"subject":"auth0|6512f0c2a4"}`,
+		Status: http.StatusCreated, Keys: []string{"status", "user"},
+	},
+	"PATCH /api/v1/users/{user_id}": {
+		File: "accounts-users-update", Path: map[string]string{"user_id": "2"}, Seeded: map[string]string{"user_id": "member_user_id"},
+		Body: `{"permissions":["integrations.view_integration"]}`, ContentType: jsonType,
+		Status: http.StatusOK, Keys: []string{"status", "user"},
+	},
+	"GET /api/v1/audit-log": {
+		File: "accounts-audit-log", Query: map[string]string{"action": "api_key.create", "page_size": "20"},
+		Status: http.StatusOK, Keys: []string{"status", "page", "page_size", "entries", "next_page_token"},
+	},
 }
 
 // sarifReport is what a Semgrep run in CI uploads: SARIF 2.1.0 with one

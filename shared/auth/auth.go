@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
@@ -24,6 +25,15 @@ type Principal struct {
 	Email       string
 	Permissions []string
 	IsAdmin     bool
+	// Via is how the caller authenticated (store.ViaAPIKey or
+	// store.ViaBearer), KeyID the API key's id.
+	Via   string
+	KeyID int64
+}
+
+// Actor is the caller as the audit log records it.
+func (p *Principal) Actor() store.AuditActor {
+	return store.AuditActor{UserID: p.UserID, Via: p.Via, KeyID: p.KeyID}
 }
 
 // Has reports whether the caller holds perm; company admins hold every
@@ -34,9 +44,10 @@ func (p *Principal) Has(perm string) bool {
 
 type principalKey struct{}
 
-// WithPrincipal returns ctx carrying p.
+// WithPrincipal returns ctx carrying p, and p as the actor of the store's
+// audited writes.
 func WithPrincipal(ctx context.Context, p *Principal) context.Context {
-	return context.WithValue(ctx, principalKey{}, p)
+	return store.WithAuditActor(context.WithValue(ctx, principalKey{}, p), p.Actor())
 }
 
 // FromContext returns the authenticated caller. Handlers behind the auth
@@ -69,10 +80,15 @@ func NewAPIKey() string {
 	return APIKeyPrefix + base64.RawURLEncoding.EncodeToString(b)
 }
 
+// ErrKeysUnavailable means bearer tokens cannot be checked now (the JWKS
+// cannot be fetched); API keys are unaffected.
+var ErrKeysUnavailable = errors.New("token signing keys unavailable")
+
 // Users looks callers up by credential.
 type Users interface {
-	UserByAPIKey(ctx context.Context, key string) (store.User, error)
-	UserBySubject(ctx context.Context, sub string) (store.User, error)
+	CredentialByAPIKey(ctx context.Context, key string, at time.Time) (store.Credential, error)
+	CredentialBySubject(ctx context.Context, sub string) (store.Credential, error)
+	TouchAPIKey(ctx context.Context, c store.Credential, at time.Time) error
 }
 
 // JWTConfig says which bearer tokens are trusted.
@@ -87,6 +103,9 @@ type Authenticator struct {
 	users  Users
 	jwt    JWTConfig
 	parser *jwt.Parser
+	// Log receives failures of bookkeeping that must not fail a request
+	// (recording an API key's last use).
+	Log *slog.Logger
 }
 
 // New returns an Authenticator. With jwtCfg.Keys nil, bearer tokens are
@@ -95,6 +114,7 @@ func New(users Users, jwtCfg JWTConfig) *Authenticator {
 	return &Authenticator{
 		users: users,
 		jwt:   jwtCfg,
+		Log:   slog.Default(),
 		parser: jwt.NewParser(
 			// Asymmetric only: "none" and HMAC (which would let a public
 			// key be used as a shared secret) never verify.
@@ -107,12 +127,16 @@ func New(users Users, jwtCfg JWTConfig) *Authenticator {
 	}
 }
 
-// Authenticate returns the caller of r, or ErrUnauthenticated. Other errors
-// are infrastructure failures.
+// Authenticate returns the caller of r, or ErrUnauthenticated, or
+// ErrKeysUnavailable for a bearer token while the JWKS cannot be fetched.
+// Other errors are infrastructure failures. It reads the store twice: the
+// credential's look-up item, then the user and company together.
 func (a *Authenticator) Authenticate(r *http.Request) (*Principal, error) {
 	ctx := r.Context()
+	at := time.Now()
 	var (
-		u   store.User
+		c   store.Credential
+		via string
 		err error
 	)
 	switch {
@@ -121,7 +145,8 @@ func (a *Authenticator) Authenticate(r *http.Request) (*Principal, error) {
 		if !strings.HasPrefix(key, APIKeyPrefix) {
 			return nil, ErrUnauthenticated
 		}
-		u, err = a.users.UserByAPIKey(ctx, key)
+		via = store.ViaAPIKey
+		c, err = a.users.CredentialByAPIKey(ctx, key, at)
 	case r.Header.Get("Authorization") != "":
 		scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
 		if !ok || !strings.EqualFold(scheme, "Bearer") || a.jwt.Keys == nil {
@@ -129,10 +154,14 @@ func (a *Authenticator) Authenticate(r *http.Request) (*Principal, error) {
 		}
 		var sub string
 		sub, err = a.subject(strings.TrimSpace(token))
+		if errors.Is(err, ErrKeysUnavailable) {
+			return nil, ErrKeysUnavailable
+		}
 		if err != nil {
 			return nil, ErrUnauthenticated
 		}
-		u, err = a.users.UserBySubject(ctx, sub)
+		via = store.ViaBearer
+		c, err = a.users.CredentialBySubject(ctx, sub)
 	default:
 		return nil, ErrUnauthenticated
 	}
@@ -142,10 +171,15 @@ func (a *Authenticator) Authenticate(r *http.Request) (*Principal, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !u.Active {
+	u := c.User
+	if !u.Active || !c.Company.Active() {
 		return nil, ErrUnauthenticated
 	}
-	return &Principal{CompanyID: u.CompanyID, UserID: u.ID, Email: u.Email, Permissions: u.Permissions, IsAdmin: u.IsAdmin}, nil
+	if err := a.users.TouchAPIKey(ctx, c, at); err != nil {
+		a.Log.Error("record API key use", "key_id", c.KeyID, "error", err.Error())
+	}
+	return &Principal{CompanyID: u.CompanyID, UserID: u.ID, Email: u.Email, Permissions: u.Permissions,
+		IsAdmin: u.IsAdmin, Via: via, KeyID: c.KeyID}, nil
 }
 
 func (a *Authenticator) subject(raw string) (string, error) {

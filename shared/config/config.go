@@ -8,8 +8,8 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
+	"time"
 
-	"github.com/MicahParks/keyfunc/v3"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
@@ -30,6 +30,9 @@ type Env struct {
 	JWTIssuer      string // JWT_ISSUER
 	JWTAudience    string // JWT_AUDIENCE
 	JWKSURL        string // JWKS_URL; empty disables bearer tokens
+	// AuditRetention (AUDIT_RETENTION_DAYS, default 400) is how long audit
+	// log entries are kept before the table's TTL deletes them.
+	AuditRetention time.Duration
 	// RateLimit per user: RATE_LIMIT_PER_MINUTE (default 100) and
 	// RATE_LIMIT_PER_HOUR (default 1000), the vendor's documented limits;
 	// 0 in either disables rate limiting.
@@ -46,7 +49,15 @@ func FromEnv() (Env, error) {
 	if err != nil {
 		return Env{}, err
 	}
+	retentionDays, err := intEnv("AUDIT_RETENTION_DAYS", int(store.DefaultAuditRetention/(24*time.Hour)))
+	if err != nil {
+		return Env{}, err
+	}
+	if retentionDays == 0 {
+		return Env{}, fmt.Errorf("AUDIT_RETENTION_DAYS must be at least 1")
+	}
 	e := Env{
+		AuditRetention: time.Duration(retentionDays) * 24 * time.Hour,
 		RateLimit:      store.RateLimit{PerMinute: perMinute, PerHour: perHour},
 		TableName:      os.Getenv("TABLE_NAME"),
 		DynamoEndpoint: os.Getenv("DYNAMODB_ENDPOINT"),
@@ -75,7 +86,9 @@ func intEnv(name string, def int) (int, error) {
 // NewServer returns the HTTP server settings of env: the authenticator on
 // st, the JSON logger and the rate limit.
 func NewServer(env Env, st *store.Store, jwtCfg auth.JWTConfig) *httpapi.Server {
-	srv := &httpapi.Server{Auth: auth.New(st, jwtCfg), Log: NewLogger()}
+	authn := auth.New(st, jwtCfg)
+	srv := &httpapi.Server{Auth: authn, Log: NewLogger()}
+	authn.Log = srv.Log
 	if env.RateLimit.PerMinute > 0 && env.RateLimit.PerHour > 0 {
 		srv.RateLimit = &httpapi.RateLimiter{Store: st, Limit: env.RateLimit}
 	}
@@ -136,15 +149,11 @@ func Load(ctx context.Context) (Deps, error) {
 		return Deps{}, err
 	}
 	st := store.New(db, env.TableName)
+	st.AuditRetention = env.AuditRetention
 	jwtCfg := auth.JWTConfig{Issuer: env.JWTIssuer, Audience: env.JWTAudience}
 	if env.JWKSURL != "" {
-		// The JWKS is fetched once and refreshed in the background, so
-		// warm invocations verify tokens without a network call.
-		k, err := keyfunc.NewDefaultCtx(ctx, []string{env.JWKSURL})
-		if err != nil {
-			return Deps{}, fmt.Errorf("jwks: %w", err)
-		}
-		jwtCfg.Keys = k.Keyfunc
+		// Fetched on the first bearer token, never on the start path.
+		jwtCfg.Keys = auth.NewJWKS(env.JWKSURL).Keyfunc
 	}
 	return Deps{
 		Server: NewServer(env, st, jwtCfg),

@@ -36,10 +36,12 @@ type Function struct {
 	TimeoutSeconds int
 }
 
-// authn is what every authenticated request needs: the API key, token
-// subject and user look-ups are single-item reads, and the per-user rate
-// limit counts the request with one conditional update.
-var authn = []string{"dynamodb:GetItem", "dynamodb:UpdateItem"}
+// authn is what every authenticated request needs: the API key or token
+// subject look-up is a single-item read, the user and company one batch
+// read, the per-user rate limit one conditional update, and an API key's
+// last use (at most once per key in five minutes) a transaction of two
+// updates.
+var authn = []string{"dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:UpdateItem"}
 
 // tableActions lists, per group, the DynamoDB actions its code performs. A
 // transaction (TransactWriteItems) is authorised by the actions of its items
@@ -64,14 +66,20 @@ var tableActions = map[string][]string{
 	// Team and name guard put in one transaction, the id counter, users and
 	// projects of the company read by Query.
 	routes.GroupTeams: with(authn, "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"),
-	// Deactivation is one conditional update.
-	routes.GroupPolicies: with(authn, "dynamodb:UpdateItem"),
-	// The list reads GSI1; updates are revision-conditional.
-	routes.GroupIntegrations: with(authn, "dynamodb:Query", "dynamodb:UpdateItem"),
 	// Endpoints with their counter (transactions of puts, updates and
 	// deletes), the list and the attempt log by Query (GSI1), a
 	// redelivery's claim and outcome.
 	routes.GroupWebhooks: with(authn, "dynamodb:DeleteItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"),
+	// Deactivation is one conditional update, in a transaction with its
+	// audit entry (puts).
+	routes.GroupPolicies: with(authn, "dynamodb:PutItem", "dynamodb:UpdateItem"),
+	// The list reads GSI1; updates are revision-conditional, in a
+	// transaction with their audit entry (puts).
+	routes.GroupIntegrations: with(authn, "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"),
+	// Keys, users and their list copies, counters, guards and audit entries
+	// are written in transactions (puts, updates, deletes); lists are
+	// Queries of the table and GSI1/GSI2.
+	routes.GroupAccounts: with(authn, "dynamodb:DeleteItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"),
 }
 
 var kmsActions = map[string][]string{

@@ -34,5 +34,7 @@ var (
 	ErrAdmin           = Errorf(http.StatusForbidden, "Admin permission required")
 	ErrInvalidJSON     = Errorf(http.StatusBadRequest, "Invalid JSON body")
 	ErrUnavailable     = Errorf(http.StatusServiceUnavailable, "Service temporarily unavailable, retry later")
+	// ErrKeysUnavailable answers a bearer token while the JWKS is down.
+	ErrKeysUnavailable = Errorf(http.StatusServiceUnavailable, "Token verification unavailable")
 	errInternal        = Errorf(http.StatusInternalServerError, "Internal server error")
 )

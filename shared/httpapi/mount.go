@@ -72,6 +72,10 @@ func (s *Server) guarded(rt routes.Route, h HandlerFunc) HandlerFunc {
 		if errors.Is(err, auth.ErrUnauthenticated) {
 			return ErrUnauthenticated
 		}
+		if errors.Is(err, auth.ErrKeysUnavailable) {
+			w.Header().Set("Retry-After", strconv.Itoa(int(auth.RetryAfter.Seconds())))
+			return ErrKeysUnavailable
+		}
 		if err != nil {
 			return err
 		}

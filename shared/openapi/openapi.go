@@ -56,7 +56,8 @@ func assemble() ([]byte, error) {
 // addSharedResponses documents what the shared layers may answer to every
 // authenticated operation, so fragments need not repeat it: the rate
 // limit's 429, and 503 when DynamoDB keeps refusing past the store's retry
-// budget (authentication reads it too).
+// budget (authentication reads it too) or a bearer token cannot be checked
+// because the JWKS cannot be fetched.
 func addSharedResponses(doc map[string]any) {
 	for _, item := range asMap(doc["paths"]) {
 		for _, op := range asMap(item) {

@@ -62,6 +62,8 @@ const (
 	GroupIntegrations  = "integrations"
 	GroupUploads       = "uploads"
 	GroupWebhooks      = "webhooks"
+	// Accounts: API keys, users, the audit log.
+	GroupAccounts = "accounts"
 )
 
 // Table is every route of the API.
@@ -112,6 +114,15 @@ var Table = []Route{
 	{Method: "POST", Path: "/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver", Group: GroupWebhooks, Access: Admin},
 	{Method: "GET", Path: "/sla-settings", Group: GroupNotifications, Access: Admin},
 	{Method: "PUT", Path: "/sla-settings", Group: GroupNotifications, Access: Admin},
+	// Accounts: any user manages their own API keys, a company admin every
+	// key, the users and the audit log.
+	{Method: "POST", Path: "/api-keys", Group: GroupAccounts, Access: Authenticated},
+	{Method: "GET", Path: "/api-keys", Group: GroupAccounts, Access: Authenticated},
+	{Method: "DELETE", Path: "/api-keys/{key_id}", Group: GroupAccounts, Access: Authenticated},
+	{Method: "GET", Path: "/users", Group: GroupAccounts, Access: Admin},
+	{Method: "POST", Path: "/users", Group: GroupAccounts, Access: Admin},
+	{Method: "PATCH", Path: "/users/{user_id}", Group: GroupAccounts, Access: Admin},
+	{Method: "GET", Path: "/audit-log", Group: GroupAccounts, Access: Admin},
 }
 
 // Pattern is the route's Go ServeMux pattern, e.g. "GET /api/v1/issues".

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -101,36 +102,76 @@ type IntegrationChange struct {
 	Verified bool
 }
 
-// UpdateIntegration applies ch in one write, only if the stored revision is
-// still revision (ErrConflict otherwise; ErrNotFound if the item is gone),
-// and returns the new record.
+// UpdateIntegration applies ch in one write, in a transaction with its audit
+// entry, only if the stored revision is still revision (ErrConflict
+// otherwise; ErrNotFound if the item is gone), and returns the new record.
 func (s *Store) UpdateIntegration(ctx context.Context, companyID int64, id string, revision int64, ch IntegrationChange) (Integration, error) {
-	upd := expression.Set(expression.Name("revision"), expression.Value(revision+1)).
-		Set(expression.Name("updated_at"), expression.Value(now()))
-	set := func(name string, v *string) {
-		if v != nil {
-			upd = upd.Set(expression.Name(name), expression.Value(*v))
-		}
+	var in Integration
+	if err := s.getItemConsistent(ctx, integrationKey(companyID, id), &in); err != nil {
+		return Integration{}, err
 	}
-	set("name", ch.Name)
-	set("base_url", ch.BaseURL)
-	set("gateway_prefix", ch.GatewayPrefix)
-	set("sealed_token", ch.SealedToken)
-	set("account_name", ch.AccountName)
+	if in.Revision != revision {
+		return Integration{}, ErrConflict
+	}
+	out := in
+	out.Revision, out.UpdatedAt = revision+1, now()
+	upd := expression.Set(expression.Name("revision"), expression.Value(out.Revision)).
+		Set(expression.Name("updated_at"), expression.Value(out.UpdatedAt))
+	changes := map[string]Change{}
+	set := func(name string, v *string, field *string) {
+		if v == nil {
+			return
+		}
+		upd = upd.Set(expression.Name(name), expression.Value(*v))
+		if *v != *field {
+			changes[name] = Change{*field, *v}
+			if name == "sealed_token" {
+				changes[name] = Change{Secret, Secret}
+			}
+		}
+		*field = *v
+	}
+	set("name", ch.Name, &out.Name)
+	set("base_url", ch.BaseURL, &out.BaseURL)
+	set("gateway_prefix", ch.GatewayPrefix, &out.GatewayPrefix)
+	set("sealed_token", ch.SealedToken, &out.SealedToken)
+	set("account_name", ch.AccountName, &out.AccountName)
 	if ch.OrgAllowlist != nil {
 		if len(*ch.OrgAllowlist) == 0 {
 			upd = upd.Remove(expression.Name("org_allowlist"))
 		} else {
 			upd = upd.Set(expression.Name("org_allowlist"), expression.Value(*ch.OrgAllowlist))
 		}
+		if !slices.Equal(in.OrgAllowlist, *ch.OrgAllowlist) {
+			changes["org_allowlist"] = Change{in.OrgAllowlist, *ch.OrgAllowlist}
+		}
+		out.OrgAllowlist = slices.Clone(*ch.OrgAllowlist)
+		if len(out.OrgAllowlist) == 0 {
+			out.OrgAllowlist = nil
+		}
 	}
 	if ch.Verified {
 		upd = upd.Set(expression.Name("expired"), expression.Value(false))
+		if in.Expired {
+			changes["expired"] = Change{true, false}
+		}
+		out.Expired = false
 	}
 	cond := expression.Name("revision").Equal(expression.Value(revision))
-	var out Integration
-	err := s.update(ctx, integrationKey(companyID, id), upd, &cond, &out)
-	return out, err
+	item, err := s.txUpdate(in.Key, upd, &cond)
+	if err != nil {
+		return Integration{}, err
+	}
+	audit, err := s.txAudit(ctx, companyID, AuditEntry{
+		Action: "integration.update", TargetType: "integration", TargetID: id, Changes: changes,
+	})
+	if err != nil {
+		return Integration{}, err
+	}
+	if err := s.transact(ctx, append([]types.TransactWriteItem{item}, audit...)); err != nil {
+		return Integration{}, err
+	}
+	return out, nil
 }
 
 // MarkIntegrationExpired records that re-verification found the stored

@@ -2,10 +2,12 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 // NotificationSetting is a company default (UserID 0) or a user preference
@@ -59,7 +61,38 @@ func (s *Store) UpdateNotificationSetting(ctx context.Context, companyID, userID
 			upd = upd.Set(expression.Name(c.Channel), expression.Value(*c.Value))
 		}
 	}
-	return s.upsert(ctx, notificationKey(companyID, userID, typeCode), upd, nil)
+	k := notificationKey(companyID, userID, typeCode)
+	if userID != 0 {
+		return s.upsert(ctx, k, upd, nil)
+	}
+	return s.updateCompanyDefault(ctx, companyID, k, typeCode, upd, changes)
+}
+
+// updateCompanyDefault writes a company default in a transaction with its
+// audit entry, whose before values come from a consistent read just before.
+func (s *Store) updateCompanyDefault(ctx context.Context, companyID int64, k Key, typeCode string, upd expression.UpdateBuilder, changes []ChannelChange) error {
+	var before NotificationSetting
+	if err := s.getItemConsistent(ctx, k, &before); err != nil && !errors.Is(err, ErrNotFound) {
+		return err
+	}
+	old := map[string]*bool{ChannelEmail: before.EmailEnabled, ChannelWebhook: before.WebhookEnabled}
+	diff := map[string]Change{}
+	for _, c := range changes {
+		if b, a := old[c.Channel], c.Value; (b == nil) != (a == nil) || (b != nil && *b != *a) {
+			diff[c.Channel] = Change{b, a}
+		}
+	}
+	item, err := s.txUpdate(k, upd, nil)
+	if err != nil {
+		return err
+	}
+	audit, err := s.txAudit(ctx, companyID, AuditEntry{
+		Action: "notification_default.update", TargetType: "notification_type", TargetID: typeCode, Changes: diff,
+	})
+	if err != nil {
+		return err
+	}
+	return s.transact(ctx, append([]types.TransactWriteItem{item}, audit...))
 }
 
 // NotificationSettings returns the company defaults and the user's

@@ -2,9 +2,12 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 // Policy is a scanning policy of a company. Deactivation keeps the record.
@@ -59,12 +62,32 @@ func (s *Store) GetPolicy(ctx context.Context, companyID, policyID int64) (Polic
 	return p, err
 }
 
-// DeactivatePolicy sets active to false in one conditional write and returns
-// the record; an already inactive policy comes back unchanged. ErrNotFound
-// when the company has no such policy.
+// DeactivatePolicy sets active to false in one conditional write (in a
+// transaction with its audit entry) and returns the record; an already
+// inactive policy comes back unchanged. ErrNotFound when the company has no
+// such policy.
 func (s *Store) DeactivatePolicy(ctx context.Context, companyID, policyID int64) (Policy, error) {
 	var p Policy
+	if err := s.getItemConsistent(ctx, policyKey(companyID, policyID), &p); err != nil || !p.Active {
+		return p, err
+	}
 	upd := expression.Set(expression.Name("active"), expression.Value(false))
-	err := s.update(ctx, policyKey(companyID, policyID), upd, nil, &p)
+	cond := expression.Name("active").Equal(expression.Value(true))
+	item, err := s.txUpdate(p.Key, upd, &cond)
+	if err != nil {
+		return Policy{}, err
+	}
+	audit, err := s.txAudit(ctx, companyID, AuditEntry{
+		Action: "policy.deactivate", TargetType: "policy", TargetID: strconv.FormatInt(policyID, 10),
+		Changes: map[string]Change{"active": {Before: true, After: false}},
+	})
+	if err != nil {
+		return Policy{}, err
+	}
+	p.Active = false
+	err = s.transact(ctx, append([]types.TransactWriteItem{item}, audit...))
+	if errors.Is(err, ErrConflict) {
+		return p, nil // deactivated meanwhile
+	}
 	return p, err
 }

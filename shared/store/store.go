@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -27,6 +28,9 @@ var ErrConflict = errors.New("conflict")
 type Store struct {
 	DB    *dynamodb.Client
 	Table string
+	// AuditRetention is how long audit entries live (DefaultAuditRetention
+	// when zero).
+	AuditRetention time.Duration
 }
 
 // New returns a Store for the table.

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -62,7 +63,17 @@ func (s *Store) CreateTeam(ctx context.Context, t Team) (Team, error) {
 	if err != nil {
 		return Team{}, err
 	}
-	if err := s.transact(ctx, []types.TransactWriteItem{guard, item}); err != nil {
+	audit, err := s.txAudit(ctx, t.CompanyID, AuditEntry{
+		Action: "team.create", TargetType: "team", TargetID: strconv.FormatInt(id, 10),
+		Changes: map[string]Change{
+			"name": {After: t.Name}, "member_ids": {After: t.MemberIDs}, "project_ids": {After: t.ProjectIDs},
+			"project_tags": {After: t.ProjectTags}, "repo_url_patterns": {After: t.RepoURLPatterns},
+		},
+	})
+	if err != nil {
+		return Team{}, err
+	}
+	if err := s.transact(ctx, append([]types.TransactWriteItem{guard, item}, audit...)); err != nil {
 		return Team{}, err
 	}
 	return t, nil

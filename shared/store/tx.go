@@ -29,7 +29,8 @@ func (s *Store) transact(ctx context.Context, items []types.TransactWriteItem) e
 	}
 	res, err := call(ctx, func() (*dynamodb.TransactWriteItemsOutput, error) { return s.DB.TransactWriteItems(ctx, in) })
 	if isConditionFailed(err) {
-		return ErrConflict
+		// The cause stays inspectable (see conditionFailedAt).
+		return fmt.Errorf("%w: %w", ErrConflict, err)
 	}
 	if err != nil {
 		return fmt.Errorf("transact write: %w", err)

@@ -4,16 +4,21 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
-)
 
-// Company is a tenant.
-type Company struct {
-	Key
-	ID   int64  `dynamodbav:"id"`
-	Name string `dynamodbav:"name"`
-}
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/acme/codescan-api/shared/tabledef"
+)
 
 // User belongs to one company.
 type User struct {
@@ -27,15 +32,33 @@ type User struct {
 	IsAdmin     bool     `dynamodbav:"is_admin"`
 	Active      bool     `dynamodbav:"active"`
 	Subject     string   `dynamodbav:"subject,omitempty"`
+	CreatedAt   string   `dynamodbav:"created_at,omitempty"`
+	UpdatedAt   string   `dynamodbav:"updated_at,omitempty"`
+	// Revision grows with every update, which is conditional on it.
+	Revision int64 `dynamodbav:"revision,omitempty"`
 }
 
+// Conflicts of a new user.
+var (
+	ErrEmailTaken   = fmt.Errorf("%w: email in use in the company", ErrConflict)
+	ErrSubjectTaken = fmt.Errorf("%w: token subject mapped to another user", ErrConflict)
+)
+
+// ErrLastAdmin refuses a change that would leave a company without an
+// active admin.
+var ErrLastAdmin = errors.New("the company's last active admin")
+
 // credentialRef is a global look-up item (API key hash or token subject) that
-// points at a user inside its company.
+// points at a user inside its company. An API key's also carries the key's
+// id, expiry (the table's TTL attribute, epoch seconds) and last use.
 type credentialRef struct {
 	Key
-	CompanyID int64  `dynamodbav:"company_id"`
-	UserID    int64  `dynamodbav:"user_id"`
-	CreatedAt string `dynamodbav:"created_at"`
+	CompanyID  int64  `dynamodbav:"company_id"`
+	UserID     int64  `dynamodbav:"user_id"`
+	CreatedAt  string `dynamodbav:"created_at"`
+	KeyID      int64  `dynamodbav:"key_id,omitempty"`
+	LastUsedAt string `dynamodbav:"last_used_at,omitempty"`
+	ExpiresAt  int64  `dynamodbav:"expires_at,omitempty"`
 }
 
 func userKey(companyID, userID int64) Key {
@@ -46,29 +69,155 @@ func apiKeyKey(hash string) Key { return Key{PK: "APIKEY#" + hash, SK: "APIKEY"}
 
 func subjectKey(sub string) Key { return Key{PK: "SUBJECT#" + sub, SK: "SUBJECT"} }
 
+// userEmailKey guards email uniqueness inside a company (ignoring case).
+func userEmailKey(companyID int64, email string) Key {
+	return Key{PK: CompanyPK(companyID), SK: "USEREMAIL#" + strings.ToLower(email)}
+}
+
+type userEmailRef struct {
+	Key
+	UserID int64 `dynamodbav:"user_id"`
+}
+
 // HashAPIKey is the only form in which an API key is stored.
 func HashAPIKey(key string) string {
 	sum := sha256.Sum256([]byte(key))
 	return hex.EncodeToString(sum[:])
 }
 
-// PutCompany creates or replaces a company record.
-func (s *Store) PutCompany(ctx context.Context, c Company) error {
-	c.Key = Key{PK: CompanyPK(c.ID), SK: "COMPANY"}
-	return s.putItem(ctx, c, nil)
+// User list facets: every user is listed under FacetAll, its role and each
+// of its permissions, as a copy of the user under
+// USERBY#<facet>#<zero-padded id>, with a counter per facet; so a filtered
+// page is one Query and its total one GetItem.
+const (
+	FacetAll    = "all"
+	FacetAdmin  = "role:admin"
+	FacetMember = "role:member"
+	// activeAdmins counts active admins; a change that would take it to
+	// zero fails its condition (the last-admin guard).
+	activeAdmins = "active_admins"
+)
+
+// FacetPermission is the facet of users holding perm.
+func FacetPermission(perm string) string { return "perm:" + perm }
+
+func facets(u User) []string {
+	out := []string{FacetAll, FacetMember}
+	if u.IsAdmin {
+		out[1] = FacetAdmin
+	}
+	for _, p := range u.Permissions {
+		out = append(out, FacetPermission(p))
+	}
+	return out
 }
 
-// PutUser creates or replaces a user, and its subject look-up when it has one.
+func userFacetPrefix(facet string) string { return "USERBY#" + facet + "#" }
+
+func userFacetKey(companyID int64, facet string, userID int64) Key {
+	return Key{PK: CompanyPK(companyID), SK: fmt.Sprintf("%s%012d", userFacetPrefix(facet), userID)}
+}
+
+func userCountKey(companyID int64, facet string) Key {
+	return Key{PK: CompanyPK(companyID), SK: "USERCOUNT#" + facet}
+}
+
+type counter struct {
+	Count int64 `dynamodbav:"count"`
+}
+
+// txAdd adds n to a counter item (created at zero).
+func (s *Store) txAdd(k Key, n int64, cond *expression.ConditionBuilder) (types.TransactWriteItem, error) {
+	return s.txUpdate(k, expression.Add(expression.Name("count"), expression.Value(n)), cond)
+}
+
+// PutUser creates a user (CreateUser without an audit entry of its own).
 func (s *Store) PutUser(ctx context.Context, u User) error {
+	_, err := s.CreateUser(ctx, u)
+	return err
+}
+
+// CreateUser stores a new user with the next user id when u.ID is zero,
+// with its email guard, token subject look-up, list copies and counters, in
+// one transaction that also records the audit entry. ErrConflict when the
+// email (in the company) or the subject is taken.
+func (s *Store) CreateUser(ctx context.Context, u User) (User, error) {
+	if u.ID == 0 {
+		id, err := s.NextID(ctx, "user")
+		if err != nil {
+			return User{}, err
+		}
+		u.ID = id
+	}
+	items, u, err := s.txCreateUser(ctx, u)
+	if err != nil {
+		return User{}, err
+	}
+	err = s.transact(ctx, items)
+	switch {
+	case conditionFailedAt(err, 1):
+		return User{}, ErrEmailTaken
+	case u.Subject != "" && conditionFailedAt(err, 2):
+		return User{}, ErrSubjectTaken
+	case err != nil:
+		return User{}, err
+	}
+	return u, nil
+}
+
+func (s *Store) txCreateUser(ctx context.Context, u User) ([]types.TransactWriteItem, User, error) {
 	u.Key = userKey(u.CompanyID, u.ID)
-	if err := s.putItem(ctx, u, nil); err != nil {
+	u.CreatedAt, u.Revision = now(), 1
+	u.UpdatedAt = u.CreatedAt
+	slices.Sort(u.Permissions)
+	var items []types.TransactWriteItem
+	add := func(it types.TransactWriteItem, err error) error {
+		items = append(items, it)
 		return err
 	}
-	if u.Subject == "" {
-		return nil
+	if err := add(s.txPutNew(u)); err != nil {
+		return nil, User{}, err
 	}
-	ref := credentialRef{Key: subjectKey(u.Subject), CompanyID: u.CompanyID, UserID: u.ID, CreatedAt: now()}
-	return s.putItem(ctx, ref, nil)
+	if err := add(s.txPutNew(userEmailRef{Key: userEmailKey(u.CompanyID, u.Email), UserID: u.ID})); err != nil {
+		return nil, User{}, err
+	}
+	if u.Subject != "" {
+		ref := credentialRef{Key: subjectKey(u.Subject), CompanyID: u.CompanyID, UserID: u.ID, CreatedAt: u.CreatedAt}
+		if err := add(s.txPutNew(ref)); err != nil {
+			return nil, User{}, err
+		}
+	}
+	for _, f := range facets(u) {
+		c := u
+		c.Key = userFacetKey(u.CompanyID, f, u.ID)
+		if err := add(s.txPut(c, nil)); err != nil {
+			return nil, User{}, err
+		}
+		if err := add(s.txAdd(userCountKey(u.CompanyID, f), 1, nil)); err != nil {
+			return nil, User{}, err
+		}
+	}
+	if u.Active && u.IsAdmin {
+		if err := add(s.txAdd(userCountKey(u.CompanyID, activeAdmins), 1, nil)); err != nil {
+			return nil, User{}, err
+		}
+	}
+	audit, err := s.txAudit(ctx, u.CompanyID, AuditEntry{
+		Action: "user.create", TargetType: "user", TargetID: strconv.FormatInt(u.ID, 10),
+		Changes: map[string]Change{
+			"email": {After: u.Email}, "first_name": {After: u.FirstName}, "last_name": {After: u.LastName},
+			"permissions": {After: permissionList(u.Permissions)}, "is_admin": {After: u.IsAdmin},
+			"active": {After: u.Active}, "subject": {After: u.Subject},
+		},
+	})
+	return append(items, audit...), u, err
+}
+
+func permissionList(p []string) []string {
+	if p == nil {
+		return []string{}
+	}
+	return p
 }
 
 // GetUser reads a user of a company.
@@ -78,6 +227,15 @@ func (s *Store) GetUser(ctx context.Context, companyID, userID int64) (User, err
 	return u, err
 }
 
+// UserByEmail finds a user of a company by email (ignoring case).
+func (s *Store) UserByEmail(ctx context.Context, companyID int64, email string) (User, error) {
+	var ref userEmailRef
+	if err := s.getItem(ctx, userEmailKey(companyID, email), &ref); err != nil {
+		return User{}, err
+	}
+	return s.GetUser(ctx, companyID, ref.UserID)
+}
+
 // ListUsers returns every user of a company.
 func (s *Store) ListUsers(ctx context.Context, companyID int64) ([]User, error) {
 	var out []User
@@ -85,28 +243,201 @@ func (s *Store) ListUsers(ctx context.Context, companyID int64) ([]User, error) 
 	return out, err
 }
 
-// PutAPIKey stores the hash of key for a user. The key itself is never stored.
-func (s *Store) PutAPIKey(ctx context.Context, companyID, userID int64, key string) error {
-	ref := credentialRef{Key: apiKeyKey(HashAPIKey(key)), CompanyID: companyID, UserID: userID, CreatedAt: now()}
-	return s.putItem(ctx, ref, nil)
-}
-
-// UserByAPIKey finds the user that owns key.
-func (s *Store) UserByAPIKey(ctx context.Context, key string) (User, error) {
-	return s.userByRef(ctx, apiKeyKey(HashAPIKey(key)))
-}
-
-// UserBySubject finds the user mapped to a token subject.
-func (s *Store) UserBySubject(ctx context.Context, sub string) (User, error) {
-	return s.userByRef(ctx, subjectKey(sub))
-}
-
-func (s *Store) userByRef(ctx context.Context, k Key) (User, error) {
-	var ref credentialRef
-	if err := s.getItem(ctx, k, &ref); err != nil {
-		return User{}, err
+// ListUsersPage returns one page of a company's users under a facet (by
+// id), the next page's token and the facet's total.
+func (s *Store) ListUsersPage(ctx context.Context, companyID int64, facet string, pr PageRequest) ([]User, string, int64, error) {
+	p := Page{PKAttr: tabledef.PK, Partition: CompanyPK(companyID), Forward: true, Limit: int32(pr.Size), Token: pr.Token}
+	var out []User
+	next, err := s.readPage(ctx, p, prefixRange(userFacetPrefix(facet)), pr.Offset, &out)
+	if err != nil {
+		return nil, "", 0, err
 	}
-	return s.GetUser(ctx, ref.CompanyID, ref.UserID)
+	n, err := s.counterValue(ctx, userCountKey(companyID, facet))
+	return out, next, n, err
+}
+
+func (s *Store) counterValue(ctx context.Context, k Key) (int64, error) {
+	var c counter
+	err := s.getItem(ctx, k, &c)
+	if errors.Is(err, ErrNotFound) {
+		return 0, nil
+	}
+	return c.Count, err
+}
+
+// UserChange lists what an update sets; nil keeps a value.
+type UserChange struct {
+	Permissions *[]string
+	IsAdmin     *bool
+	Active      *bool
+}
+
+// UpdateUser applies ch to a user in one transaction with its list copies,
+// counters and audit entry, conditional on the revision it read (a
+// concurrent change makes it read again). It returns the user before and
+// after. ErrLastAdmin when the change would leave the company without an
+// active admin; a change that changes nothing writes nothing.
+func (s *Store) UpdateUser(ctx context.Context, companyID, userID int64, ch UserChange) (before, after User, err error) {
+	for attempt := 0; attempt < maxTxAttempts; attempt++ {
+		if err := backoff(ctx, attempt); err != nil {
+			return User{}, User{}, err
+		}
+		if err := s.getItemConsistent(ctx, userKey(companyID, userID), &before); err != nil {
+			return User{}, User{}, err
+		}
+		after = before
+		if ch.Permissions != nil {
+			after.Permissions = slices.Sorted(slices.Values(*ch.Permissions))
+			after.Permissions = slices.Compact(after.Permissions)
+		}
+		if ch.IsAdmin != nil {
+			after.IsAdmin = *ch.IsAdmin
+		}
+		if ch.Active != nil {
+			after.Active = *ch.Active
+		}
+		changes := userChanges(before, after)
+		if len(changes) == 0 {
+			return before, before, nil
+		}
+		after.Revision = before.Revision + 1
+		after.UpdatedAt = now()
+		items, guard, err := s.txUpdateUser(ctx, before, after, changes)
+		if err != nil {
+			return User{}, User{}, err
+		}
+		err = s.transact(ctx, items)
+		switch {
+		case err == nil:
+			return before, after, nil
+		case guard >= 0 && conditionFailedAt(err, guard):
+			return User{}, User{}, ErrLastAdmin
+		case conditionFailedAt(err, 0):
+			continue // changed meanwhile: read it again
+		default:
+			return User{}, User{}, err
+		}
+	}
+	return User{}, User{}, fmt.Errorf("update user %d: %w", userID, ErrUnavailable)
+}
+
+func userChanges(before, after User) map[string]Change {
+	out := map[string]Change{}
+	if !slices.Equal(before.Permissions, after.Permissions) {
+		out["permissions"] = Change{permissionList(before.Permissions), permissionList(after.Permissions)}
+	}
+	if before.IsAdmin != after.IsAdmin {
+		out["is_admin"] = Change{before.IsAdmin, after.IsAdmin}
+	}
+	if before.Active != after.Active {
+		out["active"] = Change{before.Active, after.Active}
+	}
+	return out
+}
+
+// txUpdateUser returns the items of an update and the index of the
+// last-admin guard among them (-1 when the change needs none).
+func (s *Store) txUpdateUser(ctx context.Context, before, after User, changes map[string]Change) ([]types.TransactWriteItem, int, error) {
+	cond := expression.AttributeNotExists(expression.Name("revision"))
+	if before.Revision != 0 {
+		cond = expression.Name("revision").Equal(expression.Value(before.Revision))
+	}
+	user, err := s.txPut(after, &cond)
+	if err != nil {
+		return nil, -1, err
+	}
+	items := []types.TransactWriteItem{user}
+	cid := after.CompanyID
+	old, cur := facets(before), facets(after)
+	for _, f := range old {
+		if !slices.Contains(cur, f) {
+			k := userFacetKey(cid, f, after.ID)
+			items = append(items, types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.Table), Key: k.av()}})
+			it, err := s.txAdd(userCountKey(cid, f), -1, nil)
+			if err != nil {
+				return nil, -1, err
+			}
+			items = append(items, it)
+		}
+	}
+	for _, f := range cur {
+		c := after
+		c.Key = userFacetKey(cid, f, after.ID)
+		it, err := s.txPut(c, nil)
+		if err != nil {
+			return nil, -1, err
+		}
+		items = append(items, it)
+		if !slices.Contains(old, f) {
+			it, err := s.txAdd(userCountKey(cid, f), 1, nil)
+			if err != nil {
+				return nil, -1, err
+			}
+			items = append(items, it)
+		}
+	}
+	guard := -1
+	was, is := before.Active && before.IsAdmin, after.Active && after.IsAdmin
+	if was != is {
+		delta, cond := int64(1), (*expression.ConditionBuilder)(nil)
+		if was {
+			c := expression.Name("count").GreaterThan(expression.Value(1))
+			delta, cond, guard = -1, &c, len(items)
+		}
+		it, err := s.txAdd(userCountKey(cid, activeAdmins), delta, cond)
+		if err != nil {
+			return nil, -1, err
+		}
+		items = append(items, it)
+	}
+	audit, err := s.txAudit(ctx, cid, AuditEntry{
+		Action: "user.update", TargetType: "user", TargetID: strconv.FormatInt(after.ID, 10), Changes: changes,
+	})
+	return append(items, audit...), guard, err
+}
+
+// maxTxAttempts bounds the read-decide-write rounds of a user update that
+// keeps meeting concurrent changes.
+const maxTxAttempts = 5
+
+// conditionFailedAt reports whether err is a cancelled transaction whose
+// item i failed its condition.
+func conditionFailedAt(err error, i int) bool {
+	var tce *types.TransactionCanceledException
+	if !errors.As(err, &tce) || i >= len(tce.CancellationReasons) {
+		return false
+	}
+	return aws.ToString(tce.CancellationReasons[i].Code) == "ConditionalCheckFailed"
+}
+
+// isTransactionConflict reports whether DynamoDB cancelled a transaction
+// because another one touched its items at the same time (worth retrying).
+func isTransactionConflict(err error) bool {
+	var tce *types.TransactionCanceledException
+	if !errors.As(err, &tce) {
+		return false
+	}
+	for _, r := range tce.CancellationReasons {
+		if aws.ToString(r.Code) == "TransactionConflict" {
+			return true
+		}
+	}
+	return false
+}
+
+// getItemConsistent is getItem with a strongly consistent read, for reads a
+// write decides on.
+func (s *Store) getItemConsistent(ctx context.Context, k Key, out any) error {
+	in := &dynamodb.GetItemInput{TableName: aws.String(s.Table), Key: k.av(), ConsistentRead: aws.Bool(true), ReturnConsumedCapacity: total}
+	res, err := call(ctx, func() (*dynamodb.GetItemOutput, error) { return s.DB.GetItem(ctx, in) })
+	if err != nil {
+		return fmt.Errorf("get %s/%s: %w", k.PK, k.SK, err)
+	}
+	record(ctx, reading, res.ConsumedCapacity)
+	if res.Item == nil {
+		return ErrNotFound
+	}
+	return attributevalue.UnmarshalMap(res.Item, out)
 }
 
 // now is the store's clock in the API's date-time format.

@@ -41,6 +41,7 @@ func AttributeNames() []string {
 // DefaultTableName is used locally when TABLE_NAME is unset.
 const DefaultTableName = "codescan"
 
-// TTLAttribute holds, on short-lived items (rate-limit windows), the epoch
-// second after which DynamoDB's time-to-live deletes the item.
+// TTLAttribute holds, on short-lived items (rate-limit windows, audit log
+// entries, API key look-ups with an expiry), the epoch second after which
+// DynamoDB's time-to-live deletes the item.
 const TTLAttribute = "expires_at"

@@ -1,0 +1,104 @@
+// Package accounts governs a tenant from the inside: API keys (each user
+// their own, company admins every key), users and their rights, and the
+// audit log of every administrative change.
+package accounts
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/acme/codescan-api/shared/config"
+	"github.com/acme/codescan-api/shared/httpapi"
+	"github.com/acme/codescan-api/shared/routes"
+	"github.com/acme/codescan-api/shared/store"
+)
+
+// List limits.
+const (
+	DefaultPageSize = 20
+	MaxPageSize     = 100
+	maxTokenLength  = 2048
+)
+
+type handlers struct{ store *store.Store }
+
+// New returns the group's http.Handler.
+func New(d config.Deps) http.Handler {
+	h := handlers{store: d.Store}
+	return d.Server.Group(routes.GroupAccounts, map[string]httpapi.HandlerFunc{
+		"POST /api-keys":            h.createKey,
+		"GET /api-keys":             h.listKeys,
+		"DELETE /api-keys/{key_id}": h.revokeKey,
+		"GET /users":                h.listUsers,
+		"POST /users":               h.createUser,
+		"PATCH /users/{user_id}":    h.updateUser,
+		"GET /audit-log":            h.listAudit,
+	})
+}
+
+// pageRequest reads page, page_size and next_page_token. A token wins over
+// a page number; page numbers cost a keys-only read of the rows before.
+func pageRequest(r *http.Request) (store.PageRequest, httpapi.Paging, error) {
+	pg, err := httpapi.ParsePaging(r, DefaultPageSize, MaxPageSize)
+	if err != nil {
+		return store.PageRequest{}, pg, err
+	}
+	token := r.URL.Query().Get("next_page_token")
+	if len(token) > maxTokenLength {
+		return store.PageRequest{}, pg, errBadToken
+	}
+	pr := store.PageRequest{Size: pg.PageSize, Token: token}
+	if token == "" {
+		pr.Offset = pg.Offset()
+	}
+	return pr, pg, nil
+}
+
+var errBadToken = httpapi.Errorf(http.StatusBadRequest, "Invalid next_page_token")
+
+// listError maps a store error of a list read.
+func listError(err error) error {
+	if errors.Is(err, store.ErrBadPageToken) {
+		return errBadToken
+	}
+	return err
+}
+
+// pageInfo is what every list of the group answers beside its rows: the
+// page number (null when reached by token) and the next page's token (null
+// on the last page).
+func pageInfo(pr store.PageRequest, pg httpapi.Paging, next string) (page any, token any) {
+	if pr.Token == "" {
+		page = pg.Page
+	}
+	if next != "" {
+		token = next
+	}
+	return page, token
+}
+
+// label checks a human-entered name: trimmed, 1 to max characters, no
+// control characters.
+func label(field, v string, max int) (string, error) {
+	v = strings.TrimSpace(v)
+	switch {
+	case v == "":
+		return "", httpapi.Errorf(http.StatusBadRequest, "%s is required", field)
+	case utf8.RuneCountInString(v) > max:
+		return "", httpapi.Errorf(http.StatusBadRequest, "%s must be at most %d characters", field, max)
+	case strings.ContainsFunc(v, unicode.IsControl):
+		return "", httpapi.Errorf(http.StatusBadRequest, "%s must not contain control characters", field)
+	}
+	return v, nil
+}
+
+// nullable is s, or JSON null when empty.
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}

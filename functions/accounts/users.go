@@ -1,0 +1,199 @@
+package accounts
+
+import (
+	"errors"
+	"net/http"
+	"net/mail"
+	"slices"
+	"strings"
+
+	"github.com/acme/codescan-api/shared/auth"
+	"github.com/acme/codescan-api/shared/httpapi"
+	"github.com/acme/codescan-api/shared/routes"
+	"github.com/acme/codescan-api/shared/store"
+)
+
+// Limits of a user's fields.
+const (
+	MaxEmailLength   = 254
+	MaxNameLength    = 100
+	MaxSubjectLength = 255
+)
+
+func (h handlers) listUsers(w http.ResponseWriter, r *http.Request) error {
+	p := auth.FromContext(r.Context())
+	pr, pg, err := pageRequest(r)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	role, perm := q.Get("role"), q.Get("permission")
+	facet := store.FacetAll
+	switch {
+	case role != "" && perm != "":
+		return httpapi.Errorf(http.StatusBadRequest, "Filter by role or by permission, not both")
+	case role == "admin":
+		facet = store.FacetAdmin
+	case role == "member":
+		facet = store.FacetMember
+	case role != "":
+		return httpapi.Errorf(http.StatusBadRequest, "role must be admin or member")
+	case perm != "":
+		if !slices.Contains(routes.AllPermissions, perm) {
+			return httpapi.Errorf(http.StatusBadRequest, "Unknown permission")
+		}
+		facet = store.FacetPermission(perm)
+	}
+	users, next, total, err := h.store.ListUsersPage(r.Context(), p.CompanyID, facet, pr)
+	if err != nil {
+		return listError(err)
+	}
+	views := make([]userJSON, 0, len(users))
+	for _, u := range users {
+		views = append(views, userView(u))
+	}
+	page, token := pageInfo(pr, pg, next)
+	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{
+		"status": "ok", "page": page, "page_size": pg.PageSize, "total_pages": pg.TotalPages(int(total)),
+		"total_users": total, "users": views, "next_page_token": token,
+	})
+}
+
+type createUserRequest struct {
+	Email       *string  `json:"email"`
+	FirstName   *string  `json:"first_name"`
+	LastName    *string  `json:"last_name"`
+	Permissions []string `json:"permissions"`
+	IsAdmin     bool     `json:"is_admin"`
+	Subject     *string  `json:"subject"`
+}
+
+func (h handlers) createUser(w http.ResponseWriter, r *http.Request) error {
+	p := auth.FromContext(r.Context())
+	var req createUserRequest
+	if err := httpapi.DecodeJSON(r, &req); err != nil {
+		return err
+	}
+	u := store.User{CompanyID: p.CompanyID, IsAdmin: req.IsAdmin, Active: true}
+	var err error
+	if u.Email, err = email(req.Email); err != nil {
+		return err
+	}
+	if u.FirstName, err = label("first_name", deref(req.FirstName), MaxNameLength); err != nil {
+		return err
+	}
+	if u.LastName, err = label("last_name", deref(req.LastName), MaxNameLength); err != nil {
+		return err
+	}
+	if u.Permissions, err = permissions(req.Permissions); err != nil {
+		return err
+	}
+	if req.Subject != nil {
+		if u.Subject, err = label("subject", *req.Subject, MaxSubjectLength); err != nil {
+			return err
+		}
+	}
+	created, err := h.store.CreateUser(r.Context(), u)
+	switch {
+	case errors.Is(err, store.ErrEmailTaken):
+		return httpapi.Errorf(http.StatusConflict, "A user with this email already exists")
+	case errors.Is(err, store.ErrSubjectTaken):
+		return httpapi.Errorf(http.StatusConflict, "This subject is already mapped to a user")
+	case err != nil:
+		return err
+	}
+	return httpapi.WriteJSON(w, http.StatusCreated, map[string]any{"status": "ok", "user": userView(created)})
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func email(raw *string) (string, error) {
+	if raw == nil || strings.TrimSpace(*raw) == "" {
+		return "", httpapi.Errorf(http.StatusBadRequest, "email is required")
+	}
+	v := strings.TrimSpace(*raw)
+	a, err := mail.ParseAddress(v)
+	if len(v) > MaxEmailLength || err != nil || a.Address != v || a.Name != "" {
+		return "", httpapi.Errorf(http.StatusBadRequest, "email must be a plain email address of at most %d characters", MaxEmailLength)
+	}
+	return v, nil
+}
+
+// permissions checks names against routes.AllPermissions and returns them
+// sorted without duplicates.
+func permissions(in []string) ([]string, error) {
+	for _, p := range in {
+		if !slices.Contains(routes.AllPermissions, p) {
+			return nil, httpapi.Errorf(http.StatusBadRequest, "Unknown permission; known: %s", strings.Join(routes.AllPermissions, ", "))
+		}
+	}
+	out := slices.Sorted(slices.Values(in))
+	return slices.Compact(out), nil
+}
+
+type updateUserRequest struct {
+	Permissions *[]string `json:"permissions"`
+	IsAdmin     *bool     `json:"is_admin"`
+	Active      *bool     `json:"active"`
+}
+
+var errLastAdmin = httpapi.Errorf(http.StatusConflict, "The company's last active admin cannot be demoted or deactivated")
+
+func (h handlers) updateUser(w http.ResponseWriter, r *http.Request) error {
+	p := auth.FromContext(r.Context())
+	id, err := httpapi.PathInt(r, "user_id")
+	if err != nil {
+		return err
+	}
+	var req updateUserRequest
+	if err := httpapi.DecodeJSON(r, &req); err != nil {
+		return err
+	}
+	if req.Permissions == nil && req.IsAdmin == nil && req.Active == nil {
+		return httpapi.Errorf(http.StatusBadRequest, "Give at least one of permissions, is_admin, active")
+	}
+	ch := store.UserChange{IsAdmin: req.IsAdmin, Active: req.Active}
+	if req.Permissions != nil {
+		perms, err := permissions(*req.Permissions)
+		if err != nil {
+			return err
+		}
+		ch.Permissions = &perms
+	}
+	_, after, err := h.store.UpdateUser(r.Context(), p.CompanyID, id, ch)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return errUserNotFound
+	case errors.Is(err, store.ErrLastAdmin):
+		return errLastAdmin
+	case err != nil:
+		return err
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "user": userView(after)})
+}
+
+type userJSON struct {
+	ID          int64    `json:"id"`
+	Email       string   `json:"email"`
+	FirstName   string   `json:"first_name"`
+	LastName    string   `json:"last_name"`
+	Permissions []string `json:"permissions"`
+	IsAdmin     bool     `json:"is_admin"`
+	Active      bool     `json:"active"`
+	Subject     any      `json:"subject"`
+	CreatedAt   any      `json:"created_at"`
+	UpdatedAt   any      `json:"updated_at"`
+}
+
+func userView(u store.User) userJSON {
+	return userJSON{
+		ID: u.ID, Email: u.Email, FirstName: u.FirstName, LastName: u.LastName,
+		Permissions: httpapi.Array(u.Permissions), IsAdmin: u.IsAdmin, Active: u.Active,
+		Subject: nullable(u.Subject), CreatedAt: nullable(u.CreatedAt), UpdatedAt: nullable(u.UpdatedAt),
+	}
+}

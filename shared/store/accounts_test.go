@@ -1,0 +1,88 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go/middleware"
+
+	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/testenv"
+)
+
+// conflicting makes the next n transactions of st's client fail as real
+// DynamoDB fails them under contention (DynamoDB Local never does).
+func conflicting(st *store.Store, n int32) *atomic.Int32 {
+	left := &atomic.Int32{}
+	left.Store(n)
+	st.DB = dynamodb.New(st.DB.Options(), func(o *dynamodb.Options) {
+		o.APIOptions = append(o.APIOptions, func(stack *middleware.Stack) error {
+			return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("InjectTransactionConflict",
+				func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+					tx, ok := in.Parameters.(*dynamodb.TransactWriteItemsInput)
+					if ok && left.Add(-1) >= 0 {
+						reasons := make([]types.CancellationReason, len(tx.TransactItems))
+						for i := range reasons {
+							reasons[i].Code = aws.String("None")
+						}
+						reasons[0].Code = aws.String("TransactionConflict")
+						return middleware.InitializeOutput{}, middleware.Metadata{}, &types.TransactionCanceledException{
+							Message: aws.String("Transaction cancelled"), CancellationReasons: reasons,
+						}
+					}
+					return next.HandleInitialize(ctx, in)
+				}), middleware.Before)
+		})
+	})
+	return left
+}
+
+func TestAccountWritesRetryTransactionConflicts(t *testing.T) {
+	st := testenv.NewStore(t)
+	ctx := store.WithAuditActor(context.Background(), store.AuditActor{Via: store.ViaOperator})
+	left := conflicting(st, 2)
+	c, admin, created, err := st.CreateCompany(ctx, store.NewCompany{
+		Name: "Acme", Admin: store.User{Email: "a@acme.test", FirstName: "A", LastName: "B"}, APIKey: "csk_test-key-1",
+	})
+	if err != nil || !created {
+		t.Fatalf("CreateCompany after 2 conflicts: %v", err)
+	}
+	left.Store(2)
+	if _, err := st.CreateAPIKey(ctx, store.APIKey{CompanyID: c.ID, UserID: admin.ID, Name: "k"}, "csk_test-key-2"); err != nil {
+		t.Fatalf("CreateAPIKey after 2 conflicts: %v", err)
+	}
+	left.Store(2)
+	u, err := st.CreateUser(ctx, store.User{CompanyID: c.ID, Email: "b@acme.test", FirstName: "B", LastName: "C", IsAdmin: true, Active: true})
+	if err != nil {
+		t.Fatalf("CreateUser after 2 conflicts: %v", err)
+	}
+	left.Store(2)
+	inactive := false
+	if _, _, err := st.UpdateUser(ctx, c.ID, u.ID, store.UserChange{Active: &inactive}); err != nil {
+		t.Fatalf("UpdateUser after 2 conflicts: %v", err)
+	}
+	// The guard still holds after retries: the last admin stays.
+	left.Store(2)
+	if _, _, err := st.UpdateUser(ctx, c.ID, admin.ID, store.UserChange{Active: &inactive}); !errors.Is(err, store.ErrLastAdmin) {
+		t.Fatalf("demoting the last admin: %v", err)
+	}
+	// Endless contention is an error, never a write.
+	left.Store(100)
+	if _, err := st.CreateAPIKey(ctx, store.APIKey{CompanyID: c.ID, UserID: admin.ID, Name: "k"}, "csk_test-key-3"); err == nil {
+		t.Fatal("CreateAPIKey succeeded through endless conflicts")
+	}
+	left.Store(0)
+	if _, err := st.CredentialByAPIKey(context.Background(), "csk_test-key-3", time.Now()); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the failed key authenticates: %v", err)
+	}
+	keys, _, total, err := st.ListAPIKeys(context.Background(), c.ID, 0, store.PageRequest{Size: 10})
+	if err != nil || total != 2 || len(keys) != 2 {
+		t.Fatalf("keys %d of %d: %v", len(keys), total, err)
+	}
+}

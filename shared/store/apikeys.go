@@ -1,0 +1,292 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/acme/codescan-api/shared/tabledef"
+)
+
+// APIKey is the company-side record of an API key: what lists show. The key
+// itself is never stored; its SHA-256 keys the global look-up item that
+// authentication reads, and is kept here only until revocation, to delete
+// that item.
+type APIKey struct {
+	Key
+	GSI1PK     string `dynamodbav:"GSI1PK"` // the owner's keys, by id
+	GSI1SK     string `dynamodbav:"GSI1SK"`
+	ID         int64  `dynamodbav:"id"`
+	CompanyID  int64  `dynamodbav:"company_id"`
+	UserID     int64  `dynamodbav:"user_id"`
+	Name       string `dynamodbav:"name"`
+	Prefix     string `dynamodbav:"prefix"`
+	CreatedAt  string `dynamodbav:"created_at"`
+	LastUsedAt string `dynamodbav:"last_used_at,omitempty"`
+	ExpiresAt  string `dynamodbav:"key_expires_at,omitempty"`
+	RevokedAt  string `dynamodbav:"revoked_at,omitempty"`
+	Hash       string `dynamodbav:"key_hash,omitempty"`
+}
+
+// KeyPrefixLength is how much of a key (its "csk_" and 8 more characters,
+// 48 of its 256 bits) lists show to recognise it.
+const KeyPrefixLength = 12
+
+// LastUseResolution is how stale an API key's last_used_at may get: it is
+// written at most once per key in this time, not on every request.
+const LastUseResolution = 5 * time.Minute
+
+const apiKeyRecordPrefix = "APIKEY#"
+
+func apiKeyRecordKey(companyID, keyID int64) Key {
+	return Key{PK: CompanyPK(companyID), SK: fmt.Sprintf("%s%012d", apiKeyRecordPrefix, keyID)}
+}
+
+func apiKeyOwnerPK(companyID, userID int64) string {
+	return fmt.Sprintf("%s#APIKEYS#U%d", CompanyPK(companyID), userID)
+}
+
+func apiKeyCountKey(companyID, userID int64) Key {
+	if userID == 0 {
+		return Key{PK: CompanyPK(companyID), SK: "APIKEYCOUNT"}
+	}
+	return Key{PK: CompanyPK(companyID), SK: fmt.Sprintf("APIKEYCOUNT#U%d", userID)}
+}
+
+// PutAPIKey stores a key named "default" for a user (CreateAPIKey without
+// a name or an expiry).
+func (s *Store) PutAPIKey(ctx context.Context, companyID, userID int64, key string) error {
+	_, err := s.CreateAPIKey(ctx, APIKey{CompanyID: companyID, UserID: userID, Name: "default"}, key)
+	return err
+}
+
+// CreateAPIKey stores the record and the look-up item of a new key of
+// k.UserID (name and ExpiresAt from k), with the company's and the owner's
+// key counters and the audit entry, in one transaction.
+func (s *Store) CreateAPIKey(ctx context.Context, k APIKey, key string) (APIKey, error) {
+	id, err := s.NextID(ctx, "apikey")
+	if err != nil {
+		return APIKey{}, err
+	}
+	k.ID = id
+	items, err := s.txCreateAPIKey(ctx, k, key)
+	if err != nil {
+		return APIKey{}, err
+	}
+	if err := s.transact(ctx, items); err != nil {
+		return APIKey{}, err
+	}
+	return s.apiKeyRecord(k, key), nil
+}
+
+func (s *Store) apiKeyRecord(k APIKey, key string) APIKey {
+	k.Key = apiKeyRecordKey(k.CompanyID, k.ID)
+	k.GSI1PK, k.GSI1SK = apiKeyOwnerPK(k.CompanyID, k.UserID), fmt.Sprintf("%012d", k.ID)
+	k.Prefix = key[:min(KeyPrefixLength, len(key))]
+	if k.CreatedAt == "" {
+		k.CreatedAt = now()
+	}
+	k.Hash = HashAPIKey(key)
+	return k
+}
+
+func (s *Store) txCreateAPIKey(ctx context.Context, k APIKey, key string) ([]types.TransactWriteItem, error) {
+	k = s.apiKeyRecord(k, key)
+	ref := credentialRef{Key: apiKeyKey(k.Hash), CompanyID: k.CompanyID, UserID: k.UserID, KeyID: k.ID, CreatedAt: k.CreatedAt}
+	if k.ExpiresAt != "" {
+		exp, err := time.Parse(time.RFC3339, k.ExpiresAt)
+		if err != nil {
+			return nil, fmt.Errorf("key expiry: %w", err)
+		}
+		ref.ExpiresAt = exp.Unix()
+	}
+	var items []types.TransactWriteItem
+	for _, it := range []any{ref, k} {
+		put, err := s.txPutNew(it)
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, put)
+	}
+	for _, owner := range []int64{0, k.UserID} {
+		it, err := s.txAdd(apiKeyCountKey(k.CompanyID, owner), 1, nil)
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, it)
+	}
+	audit, err := s.txAudit(ctx, k.CompanyID, AuditEntry{
+		Action: "api_key.create", TargetType: "api_key", TargetID: strconv.FormatInt(k.ID, 10),
+		Changes: map[string]Change{
+			"name": {After: k.Name}, "user_id": {After: k.UserID}, "prefix": {After: k.Prefix},
+			"expires_at": {After: nullable(k.ExpiresAt)},
+		},
+	})
+	return append(items, audit...), err
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// GetAPIKey reads a key record of a company.
+func (s *Store) GetAPIKey(ctx context.Context, companyID, keyID int64) (APIKey, error) {
+	var k APIKey
+	err := s.getItemConsistent(ctx, apiKeyRecordKey(companyID, keyID), &k)
+	return k, err
+}
+
+// RevokeAPIKey revokes a key: its look-up item is deleted (so the next
+// request with it fails), its record keeps revoked_at and loses the hash,
+// and the audit entry is written, in one transaction. Revoking a revoked
+// key returns it unchanged. ErrNotFound for another company's key.
+func (s *Store) RevokeAPIKey(ctx context.Context, companyID, keyID int64) (APIKey, error) {
+	k, err := s.GetAPIKey(ctx, companyID, keyID)
+	if err != nil || k.RevokedAt != "" {
+		return k, err
+	}
+	k.RevokedAt = now()
+	cond := expression.AttributeNotExists(expression.Name("revoked_at")).And(expression.AttributeExists(expression.Name(tabledef.PK)))
+	upd := expression.Set(expression.Name("revoked_at"), expression.Value(k.RevokedAt)).Remove(expression.Name("key_hash"))
+	rec, err := s.txUpdate(k.Key, upd, &cond)
+	if err != nil {
+		return APIKey{}, err
+	}
+	ref := apiKeyKey(k.Hash)
+	items := []types.TransactWriteItem{rec, {Delete: &types.Delete{TableName: aws.String(s.Table), Key: ref.av()}}}
+	audit, err := s.txAudit(ctx, companyID, AuditEntry{
+		Action: "api_key.revoke", TargetType: "api_key", TargetID: strconv.FormatInt(k.ID, 10),
+		Changes: map[string]Change{"revoked_at": {Before: nil, After: k.RevokedAt}},
+	})
+	if err != nil {
+		return APIKey{}, err
+	}
+	err = s.transact(ctx, append(items, audit...))
+	if errors.Is(err, ErrConflict) {
+		return s.GetAPIKey(ctx, companyID, keyID) // revoked meanwhile
+	}
+	k.Hash = ""
+	return k, err
+}
+
+// ListAPIKeys returns one page of a company's keys (of one user when
+// userID is not 0), by id, the next page's token and the total.
+func (s *Store) ListAPIKeys(ctx context.Context, companyID, userID int64, pr PageRequest) ([]APIKey, string, int64, error) {
+	p := Page{PKAttr: tabledef.PK, Partition: CompanyPK(companyID), Forward: true, Limit: int32(pr.Size), Token: pr.Token}
+	r := prefixRange(apiKeyRecordPrefix)
+	if userID != 0 {
+		p.Index, p.PKAttr, p.Partition = tabledef.GSI1.Name, tabledef.GSI1.PK, apiKeyOwnerPK(companyID, userID)
+		r = digitKeys
+	}
+	var out []APIKey
+	next, err := s.readPage(ctx, p, r, pr.Offset, &out)
+	if err != nil {
+		return nil, "", 0, err
+	}
+	n, err := s.counterValue(ctx, apiKeyCountKey(companyID, userID))
+	return out, next, n, err
+}
+
+// Credential is what authentication learns from a credential: its user and
+// company, and for an API key the key's id and last use.
+type Credential struct {
+	User    User
+	Company Company
+	KeyID   int64
+	// lastUsedAt and hash are the API key's, for TouchAPIKey.
+	lastUsedAt string
+	hash       string
+}
+
+// CredentialByAPIKey finds the owner of an unexpired, unrevoked key: one
+// read of the look-up item and one batch read of the user and company,
+// both strongly consistent, so a revocation or deactivation holds from the
+// next request. ErrNotFound for any key that does not authenticate.
+func (s *Store) CredentialByAPIKey(ctx context.Context, key string, at time.Time) (Credential, error) {
+	hash := HashAPIKey(key)
+	var ref credentialRef
+	err := s.getItemConsistent(ctx, apiKeyKey(hash), &ref)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		// Not getItemConsistent's message: it names the key (the hash).
+		return Credential{}, fmt.Errorf("API key look-up: %w", errors.Unwrap(err))
+	}
+	if err != nil {
+		return Credential{}, err
+	}
+	if ref.ExpiresAt != 0 && at.Unix() >= ref.ExpiresAt {
+		return Credential{}, ErrNotFound
+	}
+	c, err := s.credential(ctx, ref)
+	c.lastUsedAt, c.hash = ref.LastUsedAt, hash
+	return c, err
+}
+
+// CredentialBySubject finds the user mapped to a token subject.
+func (s *Store) CredentialBySubject(ctx context.Context, sub string) (Credential, error) {
+	var ref credentialRef
+	if err := s.getItemConsistent(ctx, subjectKey(sub), &ref); err != nil {
+		return Credential{}, err
+	}
+	return s.credential(ctx, ref)
+}
+
+func (s *Store) credential(ctx context.Context, ref credentialRef) (Credential, error) {
+	uk, ck := userKey(ref.CompanyID, ref.UserID), companyKey(ref.CompanyID)
+	items, err := s.batchGet(ctx, []Key{uk, ck})
+	if err != nil {
+		return Credential{}, err
+	}
+	if items[uk] == nil || items[ck] == nil {
+		return Credential{}, ErrNotFound
+	}
+	c := Credential{KeyID: ref.KeyID}
+	if err := attributevalue.UnmarshalMap(items[uk], &c.User); err != nil {
+		return Credential{}, err
+	}
+	if err := attributevalue.UnmarshalMap(items[ck], &c.Company); err != nil {
+		return Credential{}, err
+	}
+	return c, nil
+}
+
+// TouchAPIKey records that c's key was used at at, unless that was
+// recorded less than LastUseResolution ago: one conditional transaction
+// on the look-up item and the record, which at most one concurrent request
+// wins. A key revoked meanwhile is not brought back.
+func (s *Store) TouchAPIKey(ctx context.Context, c Credential, at time.Time) error {
+	if c.KeyID == 0 || c.hash == "" {
+		return nil
+	}
+	cutoff := at.Add(-LastUseResolution).UTC().Format(time.RFC3339)
+	if c.lastUsedAt != "" && c.lastUsedAt > cutoff {
+		return nil
+	}
+	stamp := at.UTC().Format(time.RFC3339)
+	upd := expression.Set(expression.Name("last_used_at"), expression.Value(stamp))
+	refCond := expression.AttributeExists(expression.Name(tabledef.PK)).And(
+		expression.AttributeNotExists(expression.Name("last_used_at")).Or(expression.Name("last_used_at").LessThan(expression.Value(cutoff))))
+	ref, err := s.txUpdate(apiKeyKey(c.hash), upd, &refCond)
+	if err != nil {
+		return err
+	}
+	recCond := expression.AttributeNotExists(expression.Name("revoked_at")).And(expression.AttributeExists(expression.Name(tabledef.PK)))
+	rec, err := s.txUpdate(apiKeyRecordKey(c.Company.ID, c.KeyID), upd, &recCond)
+	if err != nil {
+		return err
+	}
+	err = s.transact(ctx, []types.TransactWriteItem{ref, rec})
+	if errors.Is(err, ErrConflict) || isTransactionConflict(err) {
+		return nil // another request recorded it, or the key is gone
+	}
+	return err
+}

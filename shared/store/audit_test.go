@@ -1,0 +1,113 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/tabledef"
+	"github.com/acme/codescan-api/shared/testenv"
+)
+
+// TestAdministrativeWritesAreAudited checks the write paths of other groups
+// append their entry in the same transaction, with before and after, and
+// that writes without an actor (seeds) record nothing.
+func TestAdministrativeWritesAreAudited(t *testing.T) {
+	st := testenv.NewStore(t)
+	st.AuditRetention = 30 * 24 * time.Hour
+	const cid = 7
+	bg := context.Background()
+	actor := store.AuditActor{UserID: 3, Via: store.ViaAPIKey, KeyID: 11}
+	ctx := store.WithAuditActor(bg, actor)
+
+	if _, err := st.CreateTeam(bg, store.Team{CompanyID: cid, Name: "seeded"}); err != nil {
+		t.Fatal(err)
+	}
+	team, err := st.CreateTeam(ctx, store.Team{CompanyID: cid, Name: "Platform", MemberIDs: []int64{3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := st.CreatePolicy(bg, store.Policy{CompanyID: cid, Name: "p", Active: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.DeactivatePolicy(ctx, cid, pol.ID); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := st.DeactivatePolicy(ctx, cid, pol.ID); err != nil || p.Active { // idempotent, no second entry
+		t.Fatalf("%+v %v", p, err)
+	}
+	in, err := st.CreateIntegration(bg, store.Integration{CompanyID: cid, UUID: store.NewIntegrationUUID(), Name: "gh", SealedToken: "sealed-1", Expired: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	name, sealed := "GitHub", "sealed-2"
+	updated, err := st.UpdateIntegration(ctx, cid, in.UUID, in.Revision, store.IntegrationChange{Name: &name, SealedToken: &sealed, Verified: true})
+	if err != nil || updated.Name != "GitHub" || updated.Revision != 2 || updated.Expired {
+		t.Fatalf("%+v %v", updated, err)
+	}
+	if _, err := st.UpdateIntegration(ctx, cid, in.UUID, in.Revision, store.IntegrationChange{Name: &name}); err == nil {
+		t.Fatal("a stale revision was accepted")
+	}
+	on := true
+	if err := st.UpdateNotificationSetting(ctx, cid, 0, "scan_completed", []store.ChannelChange{{Channel: store.ChannelEmail, Value: &on}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.UpdateNotificationSetting(ctx, cid, 3, "scan_completed", []store.ChannelChange{{Channel: store.ChannelEmail, Value: &on}}); err != nil {
+		t.Fatal(err) // a user's own preference: not administrative
+	}
+
+	entries, next, err := st.ListAudit(bg, cid, store.AuditFilter{}, store.PageRequest{Size: 50})
+	if err != nil || next != "" {
+		t.Fatal(err, next)
+	}
+	var got []string
+	for _, e := range entries {
+		if e.Actor != actor {
+			t.Errorf("%s by %+v", e.Action, e.Actor)
+		}
+		got = append(got, fmt.Sprintf("%s %s/%s %v", e.Action, e.TargetType, e.TargetID, e.Changes))
+	}
+	want := []string{
+		"notification_default.update notification_type/scan_completed map[email_enabled:{<nil> true}]",
+		fmt.Sprintf("integration.update integration/%s map[expired:{true false} name:{gh GitHub} sealed_token:{[changed] [changed]}]", in.UUID),
+		fmt.Sprintf("policy.deactivate policy/%d map[active:{true false}]", pol.ID),
+		fmt.Sprintf("team.create team/%d map[member_ids:{<nil> [3]} name:{<nil> Platform} project_ids:{<nil> <nil>} project_tags:{<nil> <nil>} repo_url_patterns:{<nil> <nil>}]", team.ID),
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("entries:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+
+	// Entries expire through the table's TTL after the retention.
+	out, err := st.DB.Scan(bg, &dynamodb.ScanInput{TableName: aws.String(st.Table)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, item := range out.Items {
+		pk := item[tabledef.PK].(*types.AttributeValueMemberS).Value
+		if !strings.Contains(pk, "#AUDIT") {
+			continue
+		}
+		n++
+		ttl, ok := item[tabledef.TTLAttribute].(*types.AttributeValueMemberN)
+		if !ok {
+			t.Fatalf("audit item %s has no %s", pk, tabledef.TTLAttribute)
+		}
+		var exp int64
+		fmt.Sscan(ttl.Value, &exp)
+		if d := time.Until(time.Unix(exp, 0)); d < 29*24*time.Hour || d > 30*24*time.Hour {
+			t.Fatalf("expires in %v, want 30 days", d)
+		}
+	}
+	if n != 2*len(want) {
+		t.Fatalf("%d audit items, want 2 per entry", n)
+	}
+}
