@@ -11,6 +11,7 @@ import (
 	"github.com/acme/codescan-api/functions/issues"
 	"github.com/acme/codescan-api/functions/notifications"
 	"github.com/acme/codescan-api/functions/policies"
+	"github.com/acme/codescan-api/functions/projects"
 	"github.com/acme/codescan-api/functions/teams"
 	"github.com/acme/codescan-api/functions/uploads"
 	"github.com/acme/codescan-api/shared/config"
@@ -27,6 +28,8 @@ var Constructors = map[string]func(config.Deps) http.Handler{
 	routes.GroupPolicies:      policies.New,
 	routes.GroupTeams:         teams.New,
 	routes.GroupUploads:       uploads.New,
+	// The client workflow.
+	routes.GroupProjects: projects.New,
 }
 
 // Handlers builds every group's handler.

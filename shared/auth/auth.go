@@ -136,6 +136,21 @@ func (a *Authenticator) Authenticate(r *http.Request) (*Principal, error) {
 	default:
 		return nil, ErrUnauthenticated
 	}
+	return principal(u, err)
+}
+
+// AuthenticateKey authenticates an API key given outside the headers (the
+// IDE's legacy verify route carries it as a path segment).
+func (a *Authenticator) AuthenticateKey(ctx context.Context, key string) (*Principal, error) {
+	key = strings.TrimSpace(key)
+	if !strings.HasPrefix(key, APIKeyPrefix) {
+		return nil, ErrUnauthenticated
+	}
+	return principal(a.users.UserByAPIKey(ctx, key))
+}
+
+// principal is the caller found by a credential look-up.
+func principal(u store.User, err error) (*Principal, error) {
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, ErrUnauthenticated
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 // Policy is a scanning policy of a company. Deactivation keeps the record.
@@ -49,7 +50,15 @@ func (s *Store) CreatePolicy(ctx context.Context, p Policy) (Policy, error) {
 	if p.CreatedAt == "" {
 		p.CreatedAt = now()
 	}
-	return p, s.putNew(ctx, p)
+	item, err := s.txPutNew(p)
+	if err != nil {
+		return Policy{}, err
+	}
+	counted, err := s.txCount(p.CompanyID, policyCount, 1)
+	if err != nil {
+		return Policy{}, err
+	}
+	return p, s.transact(ctx, []types.TransactWriteItem{item, counted})
 }
 
 // GetPolicy reads a policy of a company.
