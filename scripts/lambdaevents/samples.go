@@ -146,7 +146,7 @@ var samples = map[string]sample{
 	"GET /api/v1/scan/{scan_id}": {
 		File: "projects-scan-get", Path: map[string]string{"scan_id": "0c9d7e21-64f3-4a8b-b5d2-91e0f3a4c6b8"},
 		Seeded: map[string]string{"scan_id": "third_party_scan_ids"},
-		Status: http.StatusOK, Keys: []string{"id", "project", "status", "engine", "created_at"},
+		Status: http.StatusOK, Keys: []string{"id", "project", "engine", "created_at", "scan_errors"},
 	},
 	"GET /api/v1/scan/{scan_id}/report": {
 		File: "projects-scan-report", Path: map[string]string{"scan_id": "0c9d7e21-64f3-4a8b-b5d2-91e0f3a4c6b8"},
@@ -155,8 +155,8 @@ var samples = map[string]sample{
 	},
 	"GET /api/v1/scan/{scan_id}/check_blocking_rules": {
 		File: "projects-scan-gate", Path: map[string]string{"scan_id": "0c9d7e21-64f3-4a8b-b5d2-91e0f3a4c6b8"},
-		Query: map[string]string{"block_on": "block-critical,new-injection", "page": "1"}, Seeded: map[string]string{"scan_id": "third_party_scan_ids"},
-		Status: http.StatusOK, Keys: []string{"status", "block", "blocking_issues", "total_pages", "stats"},
+		Query: map[string]string{"block_on": "new-injection", "page": "1"}, Seeded: map[string]string{"scan_id": "third_party_scan_ids"},
+		Status: http.StatusOK, Keys: []string{"block", "blocking_issues", "total_pages", "stats"},
 	},
 	"POST /api/v1/blocking-rules": {
 		File: "policies-blocking-rules-create", ContentType: jsonType,
