@@ -118,13 +118,14 @@ func (w *world) groups(t *testing.T, query string) (map[string]int, int) {
 }
 
 type listed struct {
-	ID       string `json:"id"`
-	Title    string `json:"title"`
-	RuleID   string `json:"rule_id"`
-	Urgency  string `json:"urgency"`
-	Status   string `json:"status"`
-	ScanID   string `json:"scan_id"`
-	Location struct {
+	ID        string `json:"id"`
+	Title     string `json:"title"`
+	RuleID    string `json:"rule_id"`
+	Urgency   string `json:"urgency"`
+	Status    string `json:"status"`
+	ScanID    string `json:"scan_id"`
+	CreatedAt string `json:"created_at"`
+	Location  struct {
 		File       struct{ Path string } `json:"file"`
 		LineNumber int                   `json:"line_number"`
 		Project    struct {

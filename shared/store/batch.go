@@ -29,9 +29,11 @@ func (s *Store) batchPut(ctx context.Context, items []any) error {
 			if err := backoff(ctx, attempt); err != nil {
 				return err
 			}
-			res, err := s.DB.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{
-				RequestItems:           map[string][]types.WriteRequest{s.Table: reqs},
-				ReturnConsumedCapacity: total,
+			res, err := call(ctx, func() (*dynamodb.BatchWriteItemOutput, error) {
+				return s.DB.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{
+					RequestItems:           map[string][]types.WriteRequest{s.Table: reqs},
+					ReturnConsumedCapacity: total,
+				})
 			})
 			if err != nil {
 				return fmt.Errorf("batch write: %w", err)
@@ -78,11 +80,13 @@ func (s *Store) batchGet(ctx context.Context, keys []Key) (map[Key]map[string]ty
 			if err := backoff(ctx, attempt); err != nil {
 				return nil, err
 			}
-			res, err := s.DB.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{
-				RequestItems: map[string]types.KeysAndAttributes{
-					s.Table: {Keys: pending, ConsistentRead: aws.Bool(true)},
-				},
-				ReturnConsumedCapacity: total,
+			res, err := call(ctx, func() (*dynamodb.BatchGetItemOutput, error) {
+				return s.DB.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{
+					RequestItems: map[string]types.KeysAndAttributes{
+						s.Table: {Keys: pending, ConsistentRead: aws.Bool(true)},
+					},
+					ReturnConsumedCapacity: total,
+				})
 			})
 			if err != nil {
 				return nil, fmt.Errorf("batch get: %w", err)

@@ -262,14 +262,17 @@ func (s *Store) txCounter(k Key, d *counterDelta) (types.TransactWriteItem, erro
 }
 
 // settleCounters brings the index keys and scope group totals of counters
-// in line with their counts. Each counter is settled conditional on the
-// count read: when another writer moved it meanwhile, that writer settles it
-// after its own transaction, so a failed condition is left to it.
+// in line with their counts, many counters to a transaction (with one
+// summary update per scope). Each counter is settled conditional on the
+// count read: when another writer moved it meanwhile, that writer settles
+// it after its own transaction, so a failed condition is left to it (the
+// counters of a cancelled transaction are retried one by one).
 func (s *Store) settleCounters(ctx context.Context, companyID int64, keys []Key) error {
 	got, err := s.batchGet(ctx, keys)
 	if err != nil {
 		return err
 	}
+	var due []settlement
 	for _, k := range keys {
 		av, ok := got[k]
 		if !ok {
@@ -283,14 +286,104 @@ func (s *Store) settleCounters(ctx context.Context, companyID int64, keys []Key)
 		if c.Count > 0 {
 			wantSK = counterIndexSK(c.Dim, c.Group, c.Count)
 		}
-		if c.indexed == c.Count && c.sk == wantSK {
+		if c.indexed != c.Count || c.sk != wantSK {
+			due = append(due, settlement{key: k, counterState: c, wantSK: wantSK})
+		}
+	}
+	for _, chunk := range settleChunks(due) {
+		err := s.settleMany(ctx, companyID, chunk)
+		if errors.Is(err, ErrConflict) {
+			for _, st := range chunk {
+				if err := s.settleMany(ctx, companyID, []settlement{st}); err != nil && !errors.Is(err, ErrConflict) {
+					return err
+				}
+			}
 			continue
 		}
-		if err := s.settleCounter(ctx, companyID, k, c.scope, c.GroupCount, c.indexed, wantSK); err != nil {
+		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// settleChunks groups settlements into transactions: each holds its
+// counters and one summary per scope they belong to.
+func settleChunks(due []settlement) [][]settlement {
+	slices.SortStableFunc(due, func(a, b settlement) int {
+		return cmp.Or(cmp.Compare(a.scope.ProjectID, b.scope.ProjectID), strings.Compare(a.scope.Branch, b.scope.Branch))
+	})
+	var out [][]settlement
+	var cur []settlement
+	scopes := map[Scope]bool{}
+	for _, st := range due {
+		if len(cur)+len(scopes)+1+b2i(!scopes[st.scope]) > maxTxItems {
+			out = append(out, cur)
+			cur, scopes = nil, map[Scope]bool{}
+		}
+		cur = append(cur, st)
+		scopes[st.scope] = true
+	}
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	return out
+}
+
+// settlement is one counter to settle and the index sort key its count
+// wants ("" for none: it leaves the index).
+type settlement struct {
+	key Key
+	counterState
+	wantSK string
+}
+
+// settleMany settles counters in one transaction; ErrConflict when one of
+// them moved since it was read.
+func (s *Store) settleMany(ctx context.Context, companyID int64, chunk []settlement) error {
+	var items []types.TransactWriteItem
+	groups := map[Scope]map[Dimension]int{}
+	for _, st := range chunk {
+		item, err := s.txSettle(companyID, st)
+		if err != nil {
+			return err
+		}
+		items = append(items, item)
+		if delta := b2i(st.Count > 0) - b2i(st.indexed > 0); delta != 0 {
+			if groups[st.scope] == nil {
+				groups[st.scope] = map[Dimension]int{}
+			}
+			groups[st.scope][st.Dim] += delta
+		}
+	}
+	for sc, byDim := range groups {
+		sum, err := s.txSummary(companyID, sc, byDim)
+		if err != nil {
+			return err
+		}
+		items = append(items, sum)
+	}
+	return s.transact(ctx, items)
+}
+
+// txSettle sets one counter's index keys for its count, conditional on the
+// count and the indexed count read.
+func (s *Store) txSettle(companyID int64, st settlement) (types.TransactWriteItem, error) {
+	upd := expression.Set(expression.Name(attrIndexed), expression.Value(st.Count))
+	if st.wantSK != "" {
+		upd = upd.Set(expression.Name(tabledef.GSI1.PK), expression.Value(counterIndexPK(companyID, st.scope, st.Dim))).
+			Set(expression.Name(tabledef.GSI1.SK), expression.Value(st.wantSK))
+	} else {
+		upd = upd.Remove(expression.Name(tabledef.GSI1.PK)).Remove(expression.Name(tabledef.GSI1.SK))
+	}
+	cond := expression.Name(attrCount).Equal(expression.Value(st.Count))
+	if st.indexed == 0 {
+		cond = cond.And(expression.Or(expression.AttributeNotExists(expression.Name(attrIndexed)),
+			expression.Name(attrIndexed).Equal(expression.Value(0))))
+	} else {
+		cond = cond.And(expression.Name(attrIndexed).Equal(expression.Value(st.indexed)))
+	}
+	return s.txUpdate(st.key, upd, &cond)
 }
 
 // counterState is a counter with what settling needs.
@@ -315,42 +408,6 @@ func decodeCounter(av map[string]types.AttributeValue) (counterState, error) {
 	err := attributevalue.UnmarshalMap(av, &meta)
 	c.indexed, c.sk, c.scope = meta.Indexed, meta.SK, Scope{ProjectID: meta.Project, Branch: meta.Branch}
 	return c, err
-}
-
-// settleCounter sets one counter's index keys for count and moves its
-// scope's group total when the group appears or disappears.
-func (s *Store) settleCounter(ctx context.Context, companyID int64, k Key, sc Scope, g GroupCount, indexed int64, sk string) error {
-	upd := expression.Set(expression.Name(attrIndexed), expression.Value(g.Count))
-	if sk != "" {
-		upd = upd.Set(expression.Name(tabledef.GSI1.PK), expression.Value(counterIndexPK(companyID, sc, g.Dim))).
-			Set(expression.Name(tabledef.GSI1.SK), expression.Value(sk))
-	} else {
-		upd = upd.Remove(expression.Name(tabledef.GSI1.PK)).Remove(expression.Name(tabledef.GSI1.SK))
-	}
-	cond := expression.Name(attrCount).Equal(expression.Value(g.Count))
-	if indexed == 0 {
-		cond = cond.And(expression.Or(expression.AttributeNotExists(expression.Name(attrIndexed)),
-			expression.Name(attrIndexed).Equal(expression.Value(0))))
-	} else {
-		cond = cond.And(expression.Name(attrIndexed).Equal(expression.Value(indexed)))
-	}
-	item, err := s.txUpdate(k, upd, &cond)
-	if err != nil {
-		return err
-	}
-	items := []types.TransactWriteItem{item}
-	if delta := b2i(g.Count > 0) - b2i(indexed > 0); delta != 0 {
-		sum, err := s.txSummary(companyID, sc, map[Dimension]int{g.Dim: delta})
-		if err != nil {
-			return err
-		}
-		items = append(items, sum)
-	}
-	err = s.transact(ctx, items)
-	if errors.Is(err, ErrConflict) {
-		return nil // moved meanwhile: its writer settles it
-	}
-	return err
 }
 
 func b2i(b bool) int {
@@ -492,13 +549,18 @@ func (s *Store) MergedGroups(ctx context.Context, companyID int64, scopes []Scop
 	for _, g := range byKey {
 		out = append(out, *g)
 	}
-	slices.SortFunc(out, func(a, b GroupCount) int {
+	SortGroups(out)
+	return out, nil
+}
+
+// SortGroups puts groups in the total order of GroupsPage.
+func SortGroups(groups []GroupCount) {
+	slices.SortFunc(groups, func(a, b GroupCount) int {
 		if c := cmp.Compare(b.Count, a.Count); c != 0 {
 			return c
 		}
 		return strings.Compare(groupSortKey(a.Dim, a.Group), groupSortKey(b.Dim, b.Group))
 	})
-	return out, nil
 }
 
 // scopeReaders bounds the concurrent reads of scopesGroups.

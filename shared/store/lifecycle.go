@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
 
@@ -133,13 +134,20 @@ func (s *Store) applyLeased(ctx context.Context, companyID int64, sc Scan, lease
 		}
 		changes := lifecycleChanges(sc, found, previous, reported, existing, truth, &res)
 		touched = touched[:0]
+		var creates, updates []issueChange
 		for _, c := range changes {
 			touched = append(touched, *c.issue())
-			if c.before != nil {
+			if c.before == nil {
+				creates = append(creates, c)
+			} else {
 				touched = append(touched, *c.before)
+				updates = append(updates, c)
 			}
 		}
-		_, err = s.commitIssues(ctx, companyID, changes)
+		if err := s.bulkCreate(ctx, companyID, sc.ID, creates); err != nil {
+			return err
+		}
+		_, err = s.commitIssues(ctx, companyID, updates)
 		return err
 	})
 	if err != nil {
@@ -274,7 +282,9 @@ func (s *Store) conditionalUpsert(ctx context.Context, k Key, upd expression.Upd
 	if err != nil {
 		return err
 	}
-	res, err := s.DB.UpdateItem(ctx, updateInput(s.Table, k, expr, types.ReturnValueAllOld))
+	res, err := call(ctx, func() (*dynamodb.UpdateItemOutput, error) {
+		return s.DB.UpdateItem(ctx, updateInput(s.Table, k, expr, types.ReturnValueAllOld))
+	})
 	if isConditionFailed(err) {
 		return ErrConflict
 	}
@@ -373,4 +383,14 @@ func (s *Store) EachScanIssue(ctx context.Context, companyID int64, scanID strin
 		}
 	}
 	return nil
+}
+
+// ScanReported reports whether a scan of the company reported an issue.
+func (s *Store) ScanReported(ctx context.Context, companyID int64, scanID, issueID string) (bool, error) {
+	var m member
+	err := s.getItem(ctx, Key{PK: memberPK(companyID, scanID), SK: issueID}, &m)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
 }

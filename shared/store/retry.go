@@ -24,15 +24,15 @@ const (
 	maxWait     = 800 * time.Millisecond
 )
 
-// retrying runs write until it succeeds or fails for good. A failed
-// condition (ErrConflict: a concurrent writer changed what write read) and
-// DynamoDB's transient refusals are retried with jittered exponential
-// back-off; past the budget the error wraps ErrUnavailable. write must read
-// what it decides on afresh on every call.
+// retrying runs write until it succeeds or fails for good: a failed
+// condition (ErrConflict: a concurrent writer changed what write read) is
+// retried with jittered exponential back-off; past the budget the error
+// wraps ErrUnavailable. write must read what it decides on afresh on every
+// call. (Each DynamoDB call already retries transient refusals: see call.)
 func (s *Store) retrying(ctx context.Context, write func() error) error {
 	for attempt := 0; ; attempt++ {
 		err := write()
-		if err == nil || !(errors.Is(err, ErrConflict) || Transient(err)) {
+		if err == nil || !errors.Is(err, ErrConflict) {
 			return err
 		}
 		if attempt+1 == maxAttempts {
@@ -83,4 +83,27 @@ func Transient(err error) bool {
 	}
 	var timeout interface{ Timeout() bool }
 	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &timeout) && timeout.Timeout())
+}
+
+// call runs one DynamoDB call, retrying DynamoDB's transient refusals with
+// jittered exponential back-off; past the budget the error wraps
+// ErrUnavailable. Every call the store makes goes through it, so a single
+// throttled or timed-out call never fails a request. Calls are safe to
+// repeat: reads, puts, conditional writes, and transactions (the SDK keeps
+// their idempotency token); an unconditional ADD repeated after a timeout
+// that had in fact succeeded counts twice, which only ids and rate-limit
+// windows do (an id skipped, a request counted twice).
+func call[T any](ctx context.Context, do func() (T, error)) (T, error) {
+	for attempt := 0; ; attempt++ {
+		out, err := do()
+		if err == nil || !Transient(err) {
+			return out, err
+		}
+		if attempt+1 == maxAttempts {
+			return out, fmt.Errorf("%w after %d attempts: %w", ErrUnavailable, maxAttempts, err)
+		}
+		if err := sleep(ctx, attempt); err != nil {
+			return out, err
+		}
+	}
 }
