@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 GO ?= go
 
-.PHONY: run reset test bench token build synth lint generate invoke
+.PHONY: run reset test bench load token build synth lint generate invoke
 
 ## run: start DynamoDB Local, seed the demo, serve the API on 127.0.0.1:$${PORT:-3000}
 run:
@@ -32,6 +32,14 @@ test:
 bench:
 	JAVA_TOOL_OPTIONS="-Xmx$${BENCH_HEAP:-12g}" $(GO) run ./scripts/withddb $(GO) run ./scripts/bench
 	$(GO) run ./scripts/withddb $(GO) run ./scripts/bench-ingest
+
+## load: LOAD_CLIENTS (default 16) concurrent clients for LOAD_SECONDS
+## (default 40) against the whole API on its own DynamoDB Local, rate limit
+## off: uploads into one project, triage, team writes and reads; prints
+## requests/s, p50/p95/p99 per route, 5xx and 429 counts, and a recount of
+## every group counter (exit 1 on a 5xx or a counter off)
+load:
+	$(GO) run ./scripts/withddb $(GO) run ./scripts/load
 
 ## token: mint a bearer token for a demo user: make token EMAIL=member@acme.example
 token:

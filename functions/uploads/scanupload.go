@@ -128,6 +128,13 @@ func (h handlers) scanUpload(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if err := h.store.PutQualityIssues(r.Context(), company, ingest.Quality(company, sc, proj, report.Findings)); err != nil {
+		return err
+	}
+	if err := h.store.PutScanSCAIssues(r.Context(), company, sc, ingest.SCA(company, sc, proj, report.Findings)); err != nil {
+		return err
+	}
+	// Last: applying the SAST findings completes the scan.
 	if _, err := h.store.ApplyScan(r.Context(), company, sc, ingest.Issues(company, sc, proj, report.Findings)); err != nil {
 		return err
 	}
