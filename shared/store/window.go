@@ -106,8 +106,8 @@ func (s *Store) txCount(companyID int64, name string, delta int) (types.Transact
 	return s.txUpdate(countKey(companyID, name), expression.Add(expression.Name("n"), expression.Value(delta)), nil)
 }
 
-// count reads a count kept on write (0 before its first write).
-func (s *Store) count(ctx context.Context, companyID int64, name string) (int, error) {
+// countOf reads a count kept on write (0 before its first write).
+func (s *Store) countOf(ctx context.Context, companyID int64, name string) (int, error) {
 	var c struct {
 		N int `dynamodbav:"n"`
 	}
