@@ -15,20 +15,20 @@ import (
 // scanJSON is a scan as the client's ScanResponse reads it: id and project
 // (the name) as strings, status one of processing, complete, incomplete.
 type scanJSON struct {
-	ID            string            `json:"id"`
-	Project       string            `json:"project"`
-	ProjectID     int64             `json:"project_id"`
-	Repo          *string           `json:"repo"`
-	Branch        string            `json:"branch"`
-	Status        string            `json:"status"`
-	Engine        string            `json:"engine"`
-	CreatedAt     string            `json:"created_at"`
-	CompletedAt   *string           `json:"completed_at,omitempty"`
-	GitSHA        *string           `json:"git_sha"`
-	Findings      int               `json:"findings"`
-	FailedReason  *string           `json:"failed_reason,omitempty"`
-	ScanErrors    []store.ScanError `json:"scan_errors"`
-	Metadata      map[string]any    `json:"metadata"`
+	ID           string            `json:"id"`
+	Project      string            `json:"project"`
+	ProjectID    int64             `json:"project_id"`
+	Repo         *string           `json:"repo"`
+	Branch       string            `json:"branch"`
+	Status       string            `json:"status"`
+	Engine       string            `json:"engine"`
+	CreatedAt    string            `json:"created_at"`
+	CompletedAt  *string           `json:"completed_at,omitempty"`
+	GitSHA       *string           `json:"git_sha"`
+	Findings     int               `json:"findings"`
+	FailedReason *string           `json:"failed_reason,omitempty"`
+	ScanErrors   []store.ScanError `json:"scan_errors"`
+	Metadata     map[string]any    `json:"metadata"`
 }
 
 // status is a scan's status; scans stored before statuses existed are
