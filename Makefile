@@ -74,3 +74,22 @@ generate:
 ## with the demo data: make invoke FN=teams EVENT=events/teams-create.json
 invoke:
 	@$(GO) run ./scripts/lambdaevents invoke -fn "$(FN)" -event "$(EVENT)"
+
+## fuzz: every Go fuzz target of the repository (found with go test -list),
+## each for FUZZTIME (default 60s), on one DynamoDB Local in case a target
+## needs the store; prints each target's execs and whether it found a crash
+## (a crash leaves its input under the package's testdata/fuzz and fails)
+FUZZTIME ?= 60s
+.PHONY: fuzz
+fuzz:
+	$(GO) run ./scripts/withddb bash -c 'failed=0; \
+	while read -r pkg dir; do \
+	  grep -qs "^func Fuzz" "$$dir"/*_test.go || continue; \
+	  for target in $$($(GO) test -list "^Fuzz" $$pkg | grep "^Fuzz"); do \
+	    out=$$($(GO) test -run "^$$" -fuzz "^$$target$$" -fuzztime $(FUZZTIME) $$pkg 2>&1); status=$$?; \
+	    execs=$$(echo "$$out" | grep -o "execs: [0-9]*" | tail -1 | grep -o "[0-9]*"); \
+	    if [ $$status -eq 0 ]; then result=ok; else result=CRASH; failed=1; echo "$$out" | tail -20; fi; \
+	    printf "%-60s %-22s execs %10s  %s\n" "$$pkg" "$$target" "$${execs:-0}" "$$result"; \
+	  done; \
+	done < <($(GO) list -f "{{.ImportPath}} {{.Dir}}" ./...); exit $$failed'
+

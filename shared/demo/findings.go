@@ -325,7 +325,7 @@ func scaIssues(projectID int64) []store.SCAIssue {
 	}
 	var out []store.SCAIssue
 	for k, d := range deps {
-		reach := store.SCAReachability{Status: "reachable", Description: "A vulnerable function is called from the project's code.",
+		reach := store.SCAReachability{Status: "reachable", IsReachable: true, Description: "A vulnerable function is called from the project's code.",
 			Usages: []store.SCAUsage{{ID: uuid.NewString(), Filename: "src/handlers/report.js", CodeLine: "const out = render(input)",
 				IsFunctionReachable: "true", Reasoning: "render passes user input to the vulnerable function."}}}
 		if k%2 == 1 {

@@ -159,7 +159,7 @@ func SCA(companyID int64, sc store.Scan, proj store.Project, fs []finding.Findin
 			Severity: d.Severity, CVSSScore: d.CVSS, Classification: primary, CVE: d.CVE,
 			Package:  store.SCAPackage{Name: d.Name, Version: d.Version, Ecosystem: d.Ecosystem, FixVersion: d.FixVersion},
 			Location: store.SCALocation{Path: firstOf(d.Manifest, f.Path)},
-			Reachability: store.SCAReachability{Status: d.Reachability.Status,
+			Reachability: store.SCAReachability{Status: d.Reachability.Status, IsReachable: d.Reachability.Status == finding.Reachable,
 				Description: reachabilityText[d.Reachability.Status], Usages: []store.SCAUsage{}},
 		}
 		for _, u := range d.Reachability.Usages {

@@ -52,6 +52,8 @@ type SCALocation struct {
 // SCAReachability tells whether the vulnerable code is reachable and from
 // where it is used.
 type SCAReachability struct {
+	// IsReachable is true when a call path reaches the vulnerable code.
+	IsReachable bool       `dynamodbav:"is_reachable" json:"is_reachable"`
 	Status      string     `dynamodbav:"status" json:"status"`
 	Description string     `dynamodbav:"description" json:"description"`
 	Usages      []SCAUsage `dynamodbav:"usages" json:"usages"`
