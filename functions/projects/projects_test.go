@@ -339,7 +339,7 @@ func TestSARIFReportRoundTrip(t *testing.T) {
 	}
 	second := w.upload(t, w.acme, "payments", "main", string(res.Body))
 	a, b := w.issues(t, first.ScanID), w.issues(t, second.ScanID)
-	if len(a) != 4 || len(a) != len(b) {
+	if len(a) != 3 || len(a) != len(b) { // the unclassified "weak" result is a quality finding
 		t.Fatalf("%d vs %d issues", len(a), len(b))
 	}
 	for n := range a {
