@@ -18,6 +18,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/sesv2 v1.43.1
 	github.com/aws/smithy-go v1.22.2
 	github.com/awslabs/aws-lambda-go-api-proxy v0.16.2
+	github.com/bmatcuk/doublestar/v4 v4.8.1
 	github.com/getkin/kin-openapi v0.152.0
 	github.com/go-git/go-git/v5 v5.16.2
 	github.com/golang-jwt/jwt/v5 v5.2.2
@@ -28,6 +29,7 @@ require (
 	github.com/pandatix/go-cvss v0.6.4
 	github.com/schollz/progressbar/v3 v3.18.0
 	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
+	github.com/xeipuuv/gojsonschema v1.2.0
 	gopkg.in/yaml.v3 v3.0.1
 )
 
@@ -56,7 +58,6 @@ require (
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
 	github.com/xeipuuv/gojsonpointer v0.0.0-20180127040702-4e3ac2762d5f // indirect
 	github.com/xeipuuv/gojsonreference v0.0.0-20180127040603-bd5ef7bd5415 // indirect
-	github.com/xeipuuv/gojsonschema v1.2.0 // indirect
 	golang.org/x/sys v0.32.0 // indirect
 	golang.org/x/term v0.31.0 // indirect
 	golang.org/x/text v0.24.0 // indirect

@@ -1,5 +1,6 @@
-// Package policies deactivates scanning policies. Deactivation keeps the
-// record (active becomes false) and is idempotent.
+// Package policies manages a company's scanning policies (created, listed,
+// read, deactivated: deactivation keeps the record and is idempotent) and
+// its blocking rules, the CI gate's conditions.
 package policies
 
 import (
@@ -19,7 +20,15 @@ type handlers struct{ store *store.Store }
 func New(d config.Deps) http.Handler {
 	h := handlers{store: d.Store}
 	return d.Server.Group(routes.GroupPolicies, map[string]httpapi.HandlerFunc{
-		"DELETE /policies/{policy_id}": h.deactivate,
+		"DELETE /policies/{policy_id}":     h.deactivate,
+		"POST /policies":                   h.create,
+		"GET /policies":                    h.list,
+		"GET /policies/{policy_id}":        h.get,
+		"POST /blocking-rules":             h.createRule,
+		"GET /blocking-rules":              h.listRules,
+		"GET /blocking-rules/{rule_id}":    h.getRule,
+		"PATCH /blocking-rules/{rule_id}":  h.patchRule,
+		"DELETE /blocking-rules/{rule_id}": h.deleteRule,
 	})
 }
 

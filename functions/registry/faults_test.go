@@ -202,7 +202,11 @@ func uploaded(t *testing.T, w *faultWorld) {
 		ScanID string `json:"sast_scan_id"`
 	}
 	res.Decode(t, &body)
-	w.fixed["run"], w.fixed["scan"] = run, body.ScanID
+	var up struct {
+		ProjectID int64 `json:"project_id"`
+	}
+	res.Decode(t, &up)
+	w.fixed["run"], w.fixed["scan"], w.fixed["project"] = run, body.ScanID, fmt.Sprint(up.ProjectID)
 	var ids []string
 	if err := w.env.Store.EachScanIssue(context.Background(), w.co.ID, body.ScanID, func(i store.Issue) error {
 		ids = append(ids, i.ID)
@@ -250,6 +254,16 @@ var faultCases = []faultCase{
 	{route: "PATCH /users/{user_id}", setup: withMember, path: func(w *faultWorld) string { return "/users/" + w.fixed["user"] },
 		body: `{"permissions":["policies.manage_policy"],"is_admin":true}`},
 	{route: "DELETE /api-keys/{key_id}", setup: withMember, path: func(w *faultWorld) string { return "/api-keys/" + w.fixed["key"] }},
+	// The client workflow: projects, blocking rules, policies.
+	{route: "PATCH /projects/{project_id}", setup: uploaded, path: func(w *faultWorld) string { return "/projects/" + w.fixed["project"] },
+		body: `{"default_branch":"develop"}`},
+	{route: "POST /blocking-rules", path: func(*faultWorld) string { return "/blocking-rules" },
+		body: `{"slug":"critical","name":"Critical","conditions":{"min_urgency":"CR","paths":["src/**"]}}`},
+	{route: "PATCH /blocking-rules/{rule_id}", setup: blockingRule, path: func(w *faultWorld) string { return "/blocking-rules/" + w.fixed["rule"] },
+		body: `{"slug":"renamed","active":false}`},
+	{route: "DELETE /blocking-rules/{rule_id}", setup: blockingRule, path: func(w *faultWorld) string { return "/blocking-rules/" + w.fixed["rule"] }},
+	{route: "POST /policies", path: func(*faultWorld) string { return "/policies" },
+		body: `{"name":"No SQL from strings","cwes":["CWE-89"]}`},
 }
 
 // withMember gives the world a member with a named API key.
@@ -261,6 +275,16 @@ func withMember(t *testing.T, w *faultWorld) {
 		t.Fatal(err)
 	}
 	w.fixed["user"], w.fixed["key"] = fmt.Sprint(u.ID), fmt.Sprint(k.ID)
+}
+
+// blockingRule gives the world a blocking rule.
+func blockingRule(t *testing.T, w *faultWorld) {
+	t.Helper()
+	r, err := w.env.Store.CreateBlockingRule(context.Background(), store.BlockingRule{CompanyID: w.co.ID, Slug: "gate", Name: "Gate", Active: true, CI: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.fixed["rule"] = fmt.Sprint(r.ID)
 }
 
 // Every write route, every DynamoDB call position of its request, each

@@ -12,6 +12,7 @@ import (
 	"github.com/acme/codescan-api/functions/issues"
 	"github.com/acme/codescan-api/functions/notifications"
 	"github.com/acme/codescan-api/functions/policies"
+	"github.com/acme/codescan-api/functions/projects"
 	"github.com/acme/codescan-api/functions/teams"
 	"github.com/acme/codescan-api/functions/uploads"
 	"github.com/acme/codescan-api/functions/webhooks"
@@ -32,6 +33,8 @@ var Constructors = map[string]func(config.Deps) http.Handler{
 	routes.GroupWebhooks:      webhooks.New,
 	// Accounts: API keys, users, audit log.
 	routes.GroupAccounts: accounts.New,
+	// The client workflow.
+	routes.GroupProjects: projects.New,
 }
 
 // Handlers builds every group's handler.

@@ -158,7 +158,7 @@ func (h handlers) scanFor(ctx context.Context, company int64, p scanParams, dige
 	if !errors.Is(err, store.ErrNotFound) {
 		return store.Scan{}, store.Project{}, err
 	}
-	proj, err := h.project(ctx, company, p.project, p.repoURL)
+	proj, err := h.project(ctx, company, p.project, p.repoURL, p.branch)
 	if err != nil {
 		return store.Scan{}, store.Project{}, err
 	}
@@ -193,12 +193,13 @@ func (h handlers) retried(ctx context.Context, company int64, sc store.Scan, p s
 	return sc, proj, nil
 }
 
-// project finds the company's project by name or creates it; a project
-// without a repository URL gets the upload's.
-func (h handlers) project(ctx context.Context, company int64, name, repoURL string) (store.Project, error) {
+// project finds the company's project by name or creates it (its default
+// branch the first upload's); a project without a repository URL gets the
+// upload's.
+func (h handlers) project(ctx context.Context, company int64, name, repoURL, branch string) (store.Project, error) {
 	proj, err := h.store.ProjectByName(ctx, company, name)
 	if errors.Is(err, store.ErrNotFound) {
-		proj, err = h.store.CreateProject(ctx, store.Project{CompanyID: company, Name: name, RepoURL: repoURL})
+		proj, err = h.store.CreateProject(ctx, store.Project{CompanyID: company, Name: name, RepoURL: repoURL, DefaultBranch: branch})
 		if errors.Is(err, store.ErrConflict) {
 			// Created concurrently (the name is guarded): use that one.
 			proj, err = h.store.ProjectByName(ctx, company, name)

@@ -112,7 +112,7 @@ func newEvent(r routes.Route, s sample, at time.Time) (proxyEvent, error) {
 		"X-Forwarded-Port":  "443",
 		"X-Forwarded-Proto": "https",
 	}
-	if r.Access != routes.Public {
+	if r.Access != routes.Public && r.Access != routes.PathToken {
 		headers[auth.APIKeyHeader] = sampleKey
 	}
 	if s.Body != "" {

@@ -73,6 +73,9 @@ func (w *world) prepare(raw []byte) (routes.Route, []byte, error) {
 			ev.MultiValueHeaders[auth.APIKeyHeader] = []string{key}
 		}
 	}
+	if r.Access == routes.PathToken {
+		ev.PathParameters[routes.TokenParam] = w.company.UserByRole("admin").APIKey
+	}
 	s, _ := sampleOf(r)
 	for param, res := range s.Seeded {
 		v, err := w.resource(res)

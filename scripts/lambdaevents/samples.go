@@ -247,6 +247,77 @@ var samples = map[string]sample{
 		File: "accounts-audit-log", Query: map[string]string{"action": "api_key.create", "page_size": "20"},
 		Status: http.StatusOK, Keys: []string{"status", "page", "page_size", "entries", "next_page_token"},
 	},
+	// The client workflow.
+	"GET /api/v1/verify": {
+		File: "projects-verify", Status: http.StatusOK, Keys: []string{"status"},
+	},
+	"GET /api/v1/verify/{token}": {
+		File: "projects-verify-legacy", Path: map[string]string{routes.TokenParam: sampleKey},
+		Query: map[string]string{"url": "https://api.example.com"}, Status: http.StatusOK, Keys: []string{"status"},
+	},
+	"GET /api/v1/projects": {
+		File: "projects-list", Query: map[string]string{"repo_url": "acme-demo/web", "page": "1", "page_size": "50"},
+		Status: http.StatusOK, Keys: []string{"status", "projects", "page", "total_pages", "total_projects"},
+	},
+	"PATCH /api/v1/projects/{project_id}": {
+		File: "projects-update", Path: map[string]string{"project_id": "4"}, Seeded: map[string]string{"project_id": "project_ids"},
+		Body: `{"default_branch":"main"}`, ContentType: jsonType, Status: http.StatusOK, Keys: []string{"status", "project"},
+	},
+	"GET /api/v1/scans": {
+		File: "projects-scans-list", Query: map[string]string{"project": "payments-api", "page": "1", "page_size": "30"},
+		Seeded: map[string]string{"project": "project_names"},
+		Status: http.StatusOK, Keys: []string{"status", "scans", "page", "total_pages"},
+	},
+	"GET /api/v1/scan/{scan_id}": {
+		File: "projects-scan-get", Path: map[string]string{"scan_id": "0c9d7e21-64f3-4a8b-b5d2-91e0f3a4c6b8"},
+		Seeded: map[string]string{"scan_id": "third_party_scan_ids"},
+		Status: http.StatusOK, Keys: []string{"id", "project", "engine", "created_at", "scan_errors"},
+	},
+	"GET /api/v1/scan/{scan_id}/report": {
+		File: "projects-scan-report", Path: map[string]string{"scan_id": "0c9d7e21-64f3-4a8b-b5d2-91e0f3a4c6b8"},
+		Query: map[string]string{"format": "json"}, Seeded: map[string]string{"scan_id": "third_party_scan_ids"},
+		Status: http.StatusOK, Keys: []string{"status", "scan", "issues"},
+	},
+	"GET /api/v1/scan/{scan_id}/check_blocking_rules": {
+		File: "projects-scan-gate", Path: map[string]string{"scan_id": "0c9d7e21-64f3-4a8b-b5d2-91e0f3a4c6b8"},
+		Query: map[string]string{"block_on": "new-injection", "page": "1"}, Seeded: map[string]string{"scan_id": "third_party_scan_ids"},
+		Status: http.StatusOK, Keys: []string{"block", "blocking_issues", "total_pages", "stats"},
+	},
+	"POST /api/v1/blocking-rules": {
+		File: "policies-blocking-rules-create", ContentType: jsonType,
+		Body:   `{"slug":"no-secrets","name":"No hard-coded secrets","active":true,"ci":true,"conditions":{"cwes":["CWE-798"],"paths":["src/**"],"statuses":["open"],"only_new":true}}`,
+		Status: http.StatusCreated, Keys: []string{"status", "rule"},
+	},
+	"GET /api/v1/blocking-rules": {
+		File: "policies-blocking-rules-list", Query: map[string]string{"page": "1", "page_size": "20"},
+		Status: http.StatusOK, Keys: []string{"status", "rules", "page", "total_pages", "total_rules"},
+	},
+	"GET /api/v1/blocking-rules/{rule_id}": {
+		File: "policies-blocking-rules-get", Path: map[string]string{"rule_id": "2"}, Seeded: map[string]string{"rule_id": "blocking_rule_ids"},
+		Status: http.StatusOK, Keys: []string{"status", "rule"},
+	},
+	"PATCH /api/v1/blocking-rules/{rule_id}": {
+		File: "policies-blocking-rules-update", Path: map[string]string{"rule_id": "2"}, Seeded: map[string]string{"rule_id": "blocking_rule_ids"},
+		Body: `{"name":"Block critical and high issues","conditions":{"min_urgency":"HI"}}`, ContentType: jsonType,
+		Status: http.StatusOK, Keys: []string{"status", "rule"},
+	},
+	"DELETE /api/v1/blocking-rules/{rule_id}": {
+		File: "policies-blocking-rules-delete", Path: map[string]string{"rule_id": "2"}, Seeded: map[string]string{"rule_id": "blocking_rule_ids"},
+		Status: http.StatusOK, Keys: []string{"status", "rule"},
+	},
+	"POST /api/v1/policies": {
+		File: "policies-create", ContentType: jsonType,
+		Body:   `{"name":"No SQL built from strings","description":"Queries take parameters.","guidance_text":"Use placeholders.","cwes":["CWE-89"],"glob_pattern":"**/*.py"}`,
+		Status: http.StatusCreated, Keys: []string{"status", "policy"},
+	},
+	"GET /api/v1/policies": {
+		File: "policies-list", Query: map[string]string{"page": "1", "page_size": "20"},
+		Status: http.StatusOK, Keys: []string{"status", "policies", "page", "total_pages", "total_policies"},
+	},
+	"GET /api/v1/policies/{policy_id}": {
+		File: "policies-get", Path: map[string]string{"policy_id": "12"}, Seeded: map[string]string{"policy_id": "policy_ids"},
+		Status: http.StatusOK, Keys: []string{"status", "policy"},
+	},
 }
 
 // sarifReport is what a Semgrep run in CI uploads: SARIF 2.1.0 with one

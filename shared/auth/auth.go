@@ -165,6 +165,23 @@ func (a *Authenticator) Authenticate(r *http.Request) (*Principal, error) {
 	default:
 		return nil, ErrUnauthenticated
 	}
+	return a.principal(ctx, c, err, via, at)
+}
+
+// AuthenticateKey authenticates an API key given outside the headers (the
+// IDE's legacy verify route carries it as a path segment).
+func (a *Authenticator) AuthenticateKey(ctx context.Context, key string) (*Principal, error) {
+	key = strings.TrimSpace(key)
+	if !strings.HasPrefix(key, APIKeyPrefix) {
+		return nil, ErrUnauthenticated
+	}
+	at := time.Now()
+	c, err := a.users.CredentialByAPIKey(ctx, key, at)
+	return a.principal(ctx, c, err, store.ViaAPIKey, at)
+}
+
+// principal is the caller found by a credential look-up.
+func (a *Authenticator) principal(ctx context.Context, c store.Credential, err error, via string, at time.Time) (*Principal, error) {
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, ErrUnauthenticated
 	}

@@ -19,11 +19,13 @@ import (
 const KMSKeyEnv = "INTEGRATION_KMS_KEY_ID"
 
 // AccessLogFormat is the API stage's access log line: one JSON object per
-// request, the same in the SAM and the CDK deployments.
+// request, the same in the SAM and the CDK deployments. It names the route
+// (resource), never the request path: the IDE's legacy verify route carries
+// an API key in its path.
 const AccessLogFormat = `{"requestId":"$context.requestId","extendedRequestId":"$context.extendedRequestId",` +
 	`"ip":"$context.identity.sourceIp","userAgent":"$context.identity.userAgent",` +
 	`"requestTime":"$context.requestTime","method":"$context.httpMethod","resource":"$context.resourcePath",` +
-	`"path":"$context.path","status":"$context.status","responseLength":"$context.responseLength",` +
+	`"status":"$context.status","responseLength":"$context.responseLength",` +
 	`"latencyMs":"$context.responseLatency","integrationError":"$context.integration.error",` +
 	`"xrayTraceId":"$context.xrayTraceId"}`
 
@@ -70,9 +72,16 @@ var tableActions = map[string][]string{
 	// deletes), the list and the attempt log by Query (GSI1), a
 	// redelivery's claim and outcome.
 	routes.GroupWebhooks: with(authn, "dynamodb:DeleteItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"),
-	// Deactivation is one conditional update, in a transaction with its
-	// audit entry (puts).
-	routes.GroupPolicies: with(authn, "dynamodb:PutItem", "dynamodb:UpdateItem"),
+	// Deactivation is one conditional update (with its audit entry, a put);
+	// creating a policy or a blocking rule takes an id (UpdateItem) and
+	// writes the item, its slug guard and the count in one transaction
+	// (PutItem, UpdateItem), which deletion undoes (DeleteItem); lists read
+	// by Query.
+	routes.GroupPolicies: with(authn, "dynamodb:DeleteItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"),
+	// The client workflow: projects, scans and rules read by key and Query,
+	// company scans and a scan's issues by BatchGetItem; setting a project's
+	// default branch is one update.
+	routes.GroupProjects: with(authn, "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:UpdateItem"),
 	// The list reads GSI1; updates are revision-conditional, in a
 	// transaction with their audit entry (puts).
 	routes.GroupIntegrations: with(authn, "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"),

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/acme/codescan-api/shared/auth"
@@ -53,7 +54,7 @@ func (s *Server) Group(group string, handlers map[string]HandlerFunc) http.Handl
 		if !ok {
 			panic(fmt.Sprintf("httpapi: group %s has no handler for %s", group, key))
 		}
-		mounted[rt.Pattern()] = s.logged(s.guarded(rt, h))
+		mounted[rt.Pattern()] = s.loggedAs(logPath(rt), s.guarded(rt, h))
 		delete(handlers, key)
 	}
 	for key := range handlers {
@@ -68,7 +69,13 @@ func (s *Server) guarded(rt routes.Route, h HandlerFunc) HandlerFunc {
 		return h
 	}
 	return func(w http.ResponseWriter, r *http.Request) error {
-		p, err := s.Auth.Authenticate(r)
+		var p *auth.Principal
+		var err error
+		if rt.Access == routes.PathToken {
+			p, err = s.Auth.AuthenticateKey(r.Context(), r.PathValue(routes.TokenParam))
+		} else {
+			p, err = s.Auth.Authenticate(r)
+		}
 		if errors.Is(err, auth.ErrUnauthenticated) {
 			return ErrUnauthenticated
 		}
@@ -133,10 +140,28 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	return w.ResponseWriter.Write(b)
 }
 
+// logPath returns, for a route whose path carries a credential, the path
+// its log lines show instead of the request's (the credential replaced);
+// "" for every other route.
+func logPath(rt routes.Route) string {
+	if rt.Access != routes.PathToken {
+		return ""
+	}
+	return strings.ReplaceAll(rt.FullPath(), "{"+routes.TokenParam+"}", "[redacted]")
+}
+
 // logged runs h with a request id, turns its error or panic into a JSON
 // response, and writes one JSON log line per request.
-func (s *Server) logged(h HandlerFunc) http.Handler {
+func (s *Server) logged(h HandlerFunc) http.Handler { return s.loggedAs("", h) }
+
+// loggedAs is logged with the path the log line shows ("" for the
+// request's own).
+func (s *Server) loggedAs(path string, h HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		shown := path
+		if shown == "" {
+			shown = r.URL.Path
+		}
 		start := time.Now()
 		id := r.Header.Get(RequestIDHeader)
 		if id == "" {
@@ -152,7 +177,7 @@ func (s *Server) logged(h HandlerFunc) http.Handler {
 					_ = WriteJSON(sw, errInternal.Status, errInternal.Body)
 				}
 			}
-			s.Log.Info("request", "method", r.Method, "path", r.URL.Path, "status", sw.status,
+			s.Log.Info("request", "method", r.Method, "path", shown, "status", sw.status,
 				"duration_ms", float64(time.Since(start).Microseconds())/1000, "request_id", id)
 		}()
 		if err := h(sw, r); err != nil {

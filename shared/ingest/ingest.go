@@ -56,6 +56,11 @@ func Fingerprints(fs []finding.Finding) []string {
 
 func base(f finding.Finding) string {
 	if fp := strings.TrimSpace(f.Fingerprint); fp != "" {
+		// This service's own SARIF reports carry the issue's fingerprint
+		// under OwnFingerprintKey: uploaded again, it is the same issue.
+		if own, ok := strings.CutPrefix(fp, OwnFingerprintKey+":"); ok {
+			return own
+		}
 		return "r:" + fp
 	}
 	for _, content := range []string{f.Snippet, f.Message, f.Title} {
@@ -209,3 +214,7 @@ func Language(p string) string {
 	}
 	return "unknown"
 }
+
+// OwnFingerprintKey is the partialFingerprints key under which this
+// service's SARIF reports carry each issue's fingerprint.
+const OwnFingerprintKey = "codescanFingerprint/v1"

@@ -62,10 +62,11 @@ func addSharedResponses(doc map[string]any) {
 	for _, item := range asMap(doc["paths"]) {
 		for _, op := range asMap(item) {
 			op := asMap(op)
-			if sec, ok := op["security"].([]any); ok && len(sec) == 0 {
-				continue // public
+			responses := asMap(op["responses"])
+			if sec, ok := op["security"].([]any); ok && len(sec) == 0 && responses["401"] == nil {
+				continue // public (a route with its credential in the path documents 401)
 			}
-			if responses := asMap(op["responses"]); responses != nil {
+			if responses != nil {
 				responses["429"] = map[string]any{"$ref": "#/components/responses/TooManyRequests"}
 				responses["503"] = map[string]any{"$ref": "#/components/responses/Unavailable"}
 			}

@@ -22,7 +22,14 @@ const (
 	Admin
 	// Public routes need no credential.
 	Public
+	// PathToken routes carry an API key as their {token} path segment
+	// instead of a header (the IDE's legacy verify); any active user. The
+	// segment never reaches a log line.
+	PathToken
 )
+
+// TokenParam is the path wildcard of PathToken routes.
+const TokenParam = "token"
 
 // Permissions the spec names, and the ones it leaves unshown that we chose.
 const (
@@ -64,6 +71,8 @@ const (
 	GroupWebhooks      = "webhooks"
 	// Accounts: API keys, users, the audit log.
 	GroupAccounts = "accounts"
+	// The client's everyday routes around a scan.
+	GroupProjects = "projects"
 )
 
 // Table is every route of the API.
@@ -123,6 +132,24 @@ var Table = []Route{
 	{Method: "POST", Path: "/users", Group: GroupAccounts, Access: Admin},
 	{Method: "PATCH", Path: "/users/{user_id}", Group: GroupAccounts, Access: Admin},
 	{Method: "GET", Path: "/audit-log", Group: GroupAccounts, Access: Admin},
+	// The client workflow (issue 12): account check, projects, scans,
+	// reports, the CI gate; blocking rules and policies.
+	{Method: "GET", Path: "/verify", Group: GroupProjects, Access: Authenticated},
+	{Method: "GET", Path: "/verify/{token}", Group: GroupProjects, Access: PathToken},
+	{Method: "GET", Path: "/projects", Group: GroupProjects, Access: Authenticated},
+	{Method: "PATCH", Path: "/projects/{project_id}", Group: GroupProjects, Access: Permission, Permission: PermUploadScan},
+	{Method: "GET", Path: "/scans", Group: GroupProjects, Access: Authenticated},
+	{Method: "GET", Path: "/scan/{scan_id}", Group: GroupProjects, Access: Authenticated},
+	{Method: "GET", Path: "/scan/{scan_id}/report", Group: GroupProjects, Access: Authenticated},
+	{Method: "GET", Path: "/scan/{scan_id}/check_blocking_rules", Group: GroupProjects, Access: Authenticated},
+	{Method: "POST", Path: "/blocking-rules", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy},
+	{Method: "GET", Path: "/blocking-rules", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy},
+	{Method: "GET", Path: "/blocking-rules/{rule_id}", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy},
+	{Method: "PATCH", Path: "/blocking-rules/{rule_id}", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy},
+	{Method: "DELETE", Path: "/blocking-rules/{rule_id}", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy},
+	{Method: "POST", Path: "/policies", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy},
+	{Method: "GET", Path: "/policies", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy},
+	{Method: "GET", Path: "/policies/{policy_id}", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy},
 }
 
 // Pattern is the route's Go ServeMux pattern, e.g. "GET /api/v1/issues".

@@ -52,7 +52,15 @@ func (s *Store) CreatePolicy(ctx context.Context, p Policy) (Policy, error) {
 	if p.CreatedAt == "" {
 		p.CreatedAt = now()
 	}
-	return p, s.putNew(ctx, p)
+	item, err := s.txPutNew(p)
+	if err != nil {
+		return Policy{}, err
+	}
+	counted, err := s.txCount(p.CompanyID, policyCount, 1)
+	if err != nil {
+		return Policy{}, err
+	}
+	return p, s.transact(ctx, []types.TransactWriteItem{item, counted})
 }
 
 // GetPolicy reads a policy of a company.

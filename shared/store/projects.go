@@ -17,7 +17,10 @@ type Project struct {
 	RepoURL   string   `dynamodbav:"repo_url,omitempty"`
 	Tags      []string `dynamodbav:"tags,omitempty"`
 	Branches  []string `dynamodbav:"branches,omitempty"`
-	CreatedAt string   `dynamodbav:"created_at"`
+	// DefaultBranch is the branch pull requests merge into; empty until
+	// set, when the branch of the project's first scan stands for it.
+	DefaultBranch string `dynamodbav:"default_branch,omitempty"`
+	CreatedAt     string `dynamodbav:"created_at"`
 }
 
 func projectKey(companyID, projectID int64) Key {
@@ -55,7 +58,11 @@ func (s *Store) CreateProject(ctx context.Context, p Project) (Project, error) {
 	if err != nil {
 		return Project{}, err
 	}
-	if err := s.transact(ctx, []types.TransactWriteItem{guard, item}); err != nil {
+	counted, err := s.txCount(p.CompanyID, projectCount, 1)
+	if err != nil {
+		return Project{}, err
+	}
+	if err := s.transact(ctx, []types.TransactWriteItem{guard, item, counted}); err != nil {
 		return Project{}, err
 	}
 	return p, nil

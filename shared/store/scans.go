@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
 )
 
@@ -107,11 +106,10 @@ func (s *Store) CreateScan(ctx context.Context, sc Scan) (Scan, error) {
 		sc.CreatedAt = now()
 	}
 	sc.Key = scanKey(sc.CompanyID, sc.ID)
-	item, err := s.txPutNew(sc)
+	items, err := s.scanListWrites(sc)
 	if err != nil {
 		return Scan{}, err
 	}
-	items := []types.TransactWriteItem{item}
 	if sc.RunID != "" {
 		ref, err := s.txPutNew(scanRunRef{Key: scanRunKey(sc.CompanyID, sc.RunID), ScanID: sc.ID})
 		if err != nil {

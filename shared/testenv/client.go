@@ -85,6 +85,29 @@ func DoBytes(t testing.TB, h http.Handler, method, path string, body []byte, hea
 	return res
 }
 
+// DoText is Do for answers documented with a media type other than JSON
+// (reports: HTML, Markdown, SARIF): the body is checked against the
+// OpenAPI document but need not be JSON.
+func DoText(t testing.TB, h http.Handler, method, path string, header ...string) *Response {
+	t.Helper()
+	url := Host + routes.BasePath + path
+	req := httptest.NewRequest(method, url, nil)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	res := &Response{Status: rec.Code, Header: rec.Header(), Body: rec.Body.Bytes()}
+	CheckOpenAPI(t, method, url, res)
+	return res
+}
+
+// textDecoder reads a text body whole, for the response validator.
+func textDecoder(body io.Reader, _ http.Header, _ *openapi3.SchemaRef, _ openapi3filter.EncodingFn) (any, error) {
+	b, err := io.ReadAll(body)
+	return string(b), err
+}
+
 var (
 	specOnce   sync.Once
 	specRouter routers.Router
@@ -93,6 +116,9 @@ var (
 
 func router() (routers.Router, error) {
 	specOnce.Do(func() {
+		for _, ct := range []string{"text/html", "text/markdown"} {
+			openapi3filter.RegisterBodyDecoder(ct, textDecoder)
+		}
 		raw, err := openapi.JSON()
 		if err != nil {
 			specErr = err

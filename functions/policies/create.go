@@ -1,0 +1,188 @@
+package policies
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/acme/codescan-api/shared/auth"
+	"github.com/acme/codescan-api/shared/gate"
+	"github.com/acme/codescan-api/shared/httpapi"
+	"github.com/acme/codescan-api/shared/store"
+)
+
+// Limits of a policy's fields and of the lists.
+const (
+	maxPolicyName   = 200
+	maxPolicyText   = 10_000 // description, guidance_text
+	maxPolicyList   = 100    // cwes, excludes, projects
+	maxPolicyItem   = 500    // one entry of excludes or projects, glob_pattern
+	maxPolicyWord   = 50     // policy_type, source_type, instruction_type
+	DefaultPageSize = 20
+	MaxPageSize     = 100
+)
+
+type createPolicyRequest struct {
+	Name            *string  `json:"name"`
+	Description     *string  `json:"description"`
+	GuidanceText    *string  `json:"guidance_text"`
+	PolicyType      *string  `json:"policy_type"`
+	SourceType      *string  `json:"source_type"`
+	InstructionType *string  `json:"instruction_type"`
+	GlobPattern     *string  `json:"glob_pattern"`
+	CWEs            []string `json:"cwes"`
+	Excludes        []string `json:"excludes"`
+	Projects        []string `json:"projects"`
+	Active          *bool    `json:"active"`
+}
+
+func bad(format string, args ...any) error {
+	return httpapi.Errorf(http.StatusBadRequest, format, args...)
+}
+
+// text returns a trimmed optional member, def when absent, checking its
+// length (required: absent or empty is an error).
+func text(name string, v *string, def string, maxLen int, required bool) (string, error) {
+	out := def
+	if v != nil {
+		out = strings.TrimSpace(*v)
+	}
+	switch {
+	case required && out == "":
+		return "", bad("%s is required", name)
+	case utf8.RuneCountInString(out) > maxLen:
+		return "", bad("%s is longer than %d characters", name, maxLen)
+	}
+	return out, nil
+}
+
+func list(name string, in []string) ([]string, error) {
+	if len(in) > maxPolicyList {
+		return nil, bad("%s holds more than %d entries", name, maxPolicyList)
+	}
+	var out []string
+	for _, v := range in {
+		v = strings.TrimSpace(v)
+		if v == "" || utf8.RuneCountInString(v) > maxPolicyItem {
+			return nil, bad("%s entries must hold 1 to %d characters", name, maxPolicyItem)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// create stores a new active, unapproved policy (version 1).
+func (h handlers) create(w http.ResponseWriter, r *http.Request) error {
+	p := auth.FromContext(r.Context())
+	var req createPolicyRequest
+	if err := httpapi.DecodeJSON(r, &req); err != nil {
+		return err
+	}
+	pol := store.Policy{CompanyID: p.CompanyID, Active: true, Version: 1}
+	var err error
+	for _, f := range []struct {
+		name     string
+		v        *string
+		def      string
+		max      int
+		required bool
+		dst      *string
+	}{
+		{"name", req.Name, "", maxPolicyName, true, &pol.Name},
+		{"description", req.Description, "", maxPolicyText, false, &pol.Description},
+		{"guidance_text", req.GuidanceText, "", maxPolicyText, false, &pol.GuidanceText},
+		{"policy_type", req.PolicyType, "BLAST", maxPolicyWord, true, &pol.PolicyType},
+		{"source_type", req.SourceType, "Web", maxPolicyWord, true, &pol.SourceType},
+		{"instruction_type", req.InstructionType, "overwrite", maxPolicyWord, true, &pol.InstructionType},
+		{"glob_pattern", req.GlobPattern, "", maxPolicyItem, false, &pol.GlobPattern},
+	} {
+		if *f.dst, err = text(f.name, f.v, f.def, f.max, f.required); err != nil {
+			return err
+		}
+	}
+	if pol.GlobPattern != "" && !doublestar.ValidatePattern(pol.GlobPattern) {
+		return bad("glob_pattern is not a valid glob")
+	}
+	if req.Active != nil {
+		pol.Active = *req.Active
+	}
+	if pol.Excludes, err = list("excludes", req.Excludes); err != nil {
+		return err
+	}
+	if pol.Projects, err = list("projects", req.Projects); err != nil {
+		return err
+	}
+	if len(req.CWEs) > maxPolicyList {
+		return bad("cwes holds more than %d entries", maxPolicyList)
+	}
+	conds, err := gate.Parse(gate.Conditions{CWEs: req.CWEs})
+	if err != nil {
+		return bad("%s", strings.TrimPrefix(err.Error(), "conditions."))
+	}
+	for _, n := range conds.CWEs {
+		pol.CWEs = append(pol.CWEs, fmt.Sprintf("CWE-%d", n))
+	}
+	created, err := h.store.CreatePolicy(r.Context(), pol)
+	if err != nil {
+		return err
+	}
+	return httpapi.WriteJSON(w, http.StatusCreated, response{Status: "ok", Policy: view(created)})
+}
+
+func (h handlers) get(w http.ResponseWriter, r *http.Request) error {
+	p := auth.FromContext(r.Context())
+	id, err := httpapi.PathInt(r, "policy_id")
+	if err != nil {
+		return err
+	}
+	pol, err := h.store.GetPolicy(r.Context(), p.CompanyID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return errNotFound
+	}
+	if err != nil {
+		return err
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, response{Status: "ok", Policy: view(pol)})
+}
+
+type listResponse struct {
+	Status        string       `json:"status"`
+	Policies      []policyJSON `json:"policies"`
+	Page          int          `json:"page"`
+	PageSize      int          `json:"page_size"`
+	TotalPages    int          `json:"total_pages"`
+	TotalPolicies int          `json:"total_policies"`
+	NextPageToken string       `json:"next_page_token,omitempty"`
+}
+
+// pageTokenError turns a token the store refused into a 400.
+func pageTokenError(err error) error {
+	if errors.Is(err, store.ErrBadPageToken) {
+		return bad("Invalid page_token")
+	}
+	return err
+}
+
+// list pages the company's policies by id (page/page_size, or the cursor
+// page_token from next_page_token).
+func (h handlers) list(w http.ResponseWriter, r *http.Request) error {
+	p := auth.FromContext(r.Context())
+	pg, err := httpapi.ParsePaging(r, DefaultPageSize, MaxPageSize)
+	if err != nil {
+		return err
+	}
+	page, err := h.store.ListPolicies(r.Context(), p.CompanyID, r.URL.Query().Get("page_token"), pg.Offset(), pg.PageSize)
+	if err != nil {
+		return pageTokenError(err)
+	}
+	out := listResponse{Status: "ok", Policies: []policyJSON{}, Page: pg.Page, PageSize: pg.PageSize,
+		TotalPages: pg.TotalPages(page.Total), TotalPolicies: page.Total, NextPageToken: page.NextToken}
+	for _, pol := range page.Policies {
+		out.Policies = append(out.Policies, view(pol))
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, out)
+}

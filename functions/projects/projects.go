@@ -1,0 +1,220 @@
+// Package projects serves what the command-line client and the IDE
+// extension call around a scan: the account check, projects, scans and
+// their status, reports, and the CI gate over blocking rules.
+package projects
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/acme/codescan-api/shared/auth"
+	"github.com/acme/codescan-api/shared/config"
+	"github.com/acme/codescan-api/shared/httpapi"
+	"github.com/acme/codescan-api/shared/routes"
+	"github.com/acme/codescan-api/shared/store"
+)
+
+// Page sizes: the client asks for 50 projects and 30 scans a page.
+const (
+	DefaultProjectPageSize = 20
+	DefaultScanPageSize    = 30
+	MaxPageSize            = 100
+	maxNameLen             = 255 // branch names
+	maxFilterLen           = 500 // repo_url, sha, branch filters
+)
+
+type handlers struct {
+	store *store.Store
+	// violated, when set, hears every gate check that blocks a scan, so the
+	// delivery work can raise a policy_violation notification (see gate.go).
+	violated ViolationHook
+}
+
+// New returns the group's http.Handler.
+func New(d config.Deps) http.Handler { return NewWithHook(d, nil) }
+
+// NewWithHook is New with the hook that hears policy violations.
+func NewWithHook(d config.Deps, hook ViolationHook) http.Handler {
+	h := handlers{store: d.Store, violated: hook}
+	return d.Server.Group(routes.GroupProjects, map[string]httpapi.HandlerFunc{
+		"GET /verify":                              h.verify,
+		"GET /verify/{token}":                      h.verifyLegacy,
+		"GET /projects":                            h.listProjects,
+		"PATCH /projects/{project_id}":             h.patchProject,
+		"GET /scans":                               h.listScans,
+		"GET /scan/{scan_id}":                      h.getScan,
+		"GET /scan/{scan_id}/report":               h.report,
+		"GET /scan/{scan_id}/check_blocking_rules": h.checkBlockingRules,
+	})
+}
+
+// verify answers {"status":"ok"}: every value a string, as the client
+// parses a string map. With user_info=true it adds the caller.
+func (h handlers) verify(w http.ResponseWriter, r *http.Request) error {
+	withUser, err := httpapi.BoolParam(r, "user_info")
+	if err != nil {
+		return err
+	}
+	if !withUser {
+		return httpapi.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	}
+	p := auth.FromContext(r.Context())
+	u, err := h.store.GetUser(r.Context(), p.CompanyID, p.UserID)
+	if err != nil {
+		return err
+	}
+	c, err := h.store.GetCompany(r.Context(), p.CompanyID)
+	if err != nil {
+		return err
+	}
+	type company struct {
+		ID   int64  `json:"id"`
+		Name string `json:"name"`
+	}
+	type user struct {
+		ID      int64   `json:"id"`
+		Email   string  `json:"email"`
+		Name    string  `json:"name"`
+		Company company `json:"company"`
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "user": user{
+		ID: u.ID, Email: u.Email, Name: strings.TrimSpace(u.FirstName + " " + u.LastName),
+		Company: company{ID: c.ID, Name: c.Name},
+	}})
+}
+
+// verifyLegacy is the IDE's GET /verify/{token}?url=…: the key is the path
+// segment (the route table's PathToken access authenticated it).
+func (h handlers) verifyLegacy(w http.ResponseWriter, r *http.Request) error {
+	return httpapi.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+type projectJSON struct {
+	ID            int64   `json:"id"`
+	Name          string  `json:"name"`
+	RepoURL       *string `json:"repo_url"`
+	DefaultBranch *string `json:"default_branch"`
+}
+
+// projectView is the API form of a project; without a default branch set,
+// the branch of its first scan stands for it (null before any scan).
+func (h handlers) projectView(ctx context.Context, p store.Project) (projectJSON, error) {
+	v := projectJSON{ID: p.ID, Name: p.Name}
+	if p.RepoURL != "" {
+		v.RepoURL = &p.RepoURL
+	}
+	branch := p.DefaultBranch
+	if branch == "" {
+		b, err := h.store.FirstScanBranch(ctx, p.CompanyID, p.ID)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return v, err
+		}
+		branch = b
+	}
+	if branch != "" {
+		v.DefaultBranch = &branch
+	}
+	return v, nil
+}
+
+type projectsResponse struct {
+	Status        string        `json:"status"`
+	Projects      []projectJSON `json:"projects"`
+	Page          int           `json:"page"`
+	PageSize      int           `json:"page_size"`
+	TotalPages    int           `json:"total_pages"`
+	TotalProjects int           `json:"total_projects"`
+	NextPageToken string        `json:"next_page_token,omitempty"`
+}
+
+// listProjects pages the company's projects by id. repo_url keeps the
+// projects whose canonical repository URL contains it, ignoring case (the
+// client sends a lower-cased "org/repo"); a substring has no key, so that
+// filter reads every project of the company and pages by number only.
+func (h handlers) listProjects(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	company := auth.FromContext(ctx).CompanyID
+	pg, err := httpapi.ParsePaging(r, DefaultProjectPageSize, MaxPageSize)
+	if err != nil {
+		return err
+	}
+	token := r.URL.Query().Get("page_token")
+	repo := strings.TrimSpace(r.URL.Query().Get("repo_url"))
+	if len(repo) > maxFilterLen {
+		return httpapi.Errorf(http.StatusBadRequest, "repo_url is longer than %d bytes", maxFilterLen)
+	}
+	var page store.ProjectPage
+	if repo != "" {
+		if token != "" {
+			return httpapi.Errorf(http.StatusBadRequest, "page_token cannot be combined with repo_url")
+		}
+		all, err := h.store.ProjectsByRepo(ctx, company, repo)
+		if err != nil {
+			return err
+		}
+		page = store.ProjectPage{Projects: httpapi.Slice(pg, all), Total: len(all)}
+	} else {
+		page, err = h.store.ListProjectsPage(ctx, company, token, pg.Offset(), pg.PageSize)
+		if err != nil {
+			return pageTokenError(err)
+		}
+	}
+	out := projectsResponse{Status: "ok", Projects: []projectJSON{}, Page: pg.Page, PageSize: pg.PageSize,
+		TotalPages: pg.TotalPages(page.Total), TotalProjects: page.Total, NextPageToken: page.NextToken}
+	for _, p := range page.Projects {
+		v, err := h.projectView(ctx, p)
+		if err != nil {
+			return err
+		}
+		out.Projects = append(out.Projects, v)
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, out)
+}
+
+// pageTokenError turns a token the store refused into a 400.
+func pageTokenError(err error) error {
+	if errors.Is(err, store.ErrBadPageToken) {
+		return httpapi.Errorf(http.StatusBadRequest, "Invalid page_token")
+	}
+	return err
+}
+
+var errProjectNotFound = httpapi.Errorf(http.StatusNotFound, "Project not found")
+
+// patchProject sets a project's default branch.
+func (h handlers) patchProject(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	company := auth.FromContext(ctx).CompanyID
+	id, err := httpapi.PathInt(r, "project_id")
+	if err != nil {
+		return err
+	}
+	var req struct {
+		DefaultBranch *string `json:"default_branch"`
+	}
+	if err := httpapi.DecodeJSON(r, &req); err != nil {
+		return err
+	}
+	if req.DefaultBranch == nil {
+		return httpapi.Errorf(http.StatusBadRequest, "default_branch is required")
+	}
+	branch := strings.TrimSpace(*req.DefaultBranch)
+	if branch == "" || utf8.RuneCountInString(branch) > maxNameLen {
+		return httpapi.Errorf(http.StatusBadRequest, "default_branch must hold 1 to %d characters", maxNameLen)
+	}
+	p, err := h.store.SetDefaultBranch(ctx, company, id, branch)
+	if errors.Is(err, store.ErrNotFound) {
+		return errProjectNotFound
+	}
+	if err != nil {
+		return err
+	}
+	v, err := h.projectView(ctx, p)
+	if err != nil {
+		return err
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "project": v})
+}

@@ -1,0 +1,292 @@
+// Package report renders a scan's issues as SARIF 2.1.0, as Markdown for a
+// pull-request comment, and as a self-contained HTML page. The renderers
+// are pure functions of the scan, its project's name and its issues.
+package report
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"html"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/acme/codescan-api/shared/store"
+)
+
+// Input is what every report shows.
+type Input struct {
+	Scan    store.Scan
+	Project string
+	Issues  []store.Issue
+}
+
+// FingerprintKey names the issue fingerprint in a result's
+// partialFingerprints.
+const FingerprintKey = "codescanFingerprint/v1"
+
+// sorted returns the issues most urgent first, then by file, line and id.
+func sorted(issues []store.Issue) []store.Issue {
+	out := slices.Clone(issues)
+	slices.SortStableFunc(out, func(a, b store.Issue) int {
+		return cmp.Or(cmp.Compare(slices.Index(store.Urgencies, a.Urgency), slices.Index(store.Urgencies, b.Urgency)),
+			cmp.Compare(a.FilePath, b.FilePath), cmp.Compare(a.Line, b.Line), cmp.Compare(a.ID, b.ID))
+	})
+	return out
+}
+
+// cweID is the CWE id an issue shows ("" without one).
+func cweID(i store.Issue) string {
+	if i.CWE == store.NoCWE {
+		return ""
+	}
+	return fmt.Sprintf("CWE-%d", i.CWE)
+}
+
+// title is what names an issue: its title, else its rule.
+func title(i store.Issue) string { return cmp.Or(i.Title, i.RuleID, "Finding") }
+
+// Counts are the issues per urgency, most urgent first.
+func counts(issues []store.Issue) []urgencyCount {
+	out := make([]urgencyCount, len(store.Urgencies))
+	for n, u := range store.Urgencies {
+		out[n].Urgency = u
+	}
+	for _, i := range issues {
+		if n := slices.Index(store.Urgencies, i.Urgency); n >= 0 {
+			out[n].Count++
+		}
+	}
+	return out
+}
+
+type urgencyCount struct {
+	Urgency string
+	Count   int
+}
+
+// SARIF is the scan as a SARIF 2.1.0 log. Each issue keeps what identity
+// and grouping need when the log is uploaded again: its rule id, its title
+// as the result message, its file and line, its CWE (property and tag),
+// its urgency (security-severity and level) and its fingerprint
+// (partialFingerprints). Results of one fingerprint stem keep their
+// original order (GitHub-style "#2" suffixes count by order).
+func SARIF(in Input) ([]byte, error) {
+	type (
+		msg struct {
+			Text string `json:"text"`
+		}
+		artifact struct {
+			URI string `json:"uri"`
+		}
+		region struct {
+			StartLine int `json:"startLine"`
+		}
+		physical struct {
+			ArtifactLocation artifact `json:"artifactLocation"`
+			Region           *region  `json:"region,omitempty"`
+		}
+		location struct {
+			PhysicalLocation physical `json:"physicalLocation"`
+		}
+		result struct {
+			RuleID              string            `json:"ruleId"`
+			RuleIndex           int               `json:"ruleIndex"`
+			Level               string            `json:"level"`
+			Message             msg               `json:"message"`
+			Locations           []location        `json:"locations"`
+			PartialFingerprints map[string]string `json:"partialFingerprints,omitempty"`
+			Properties          map[string]any    `json:"properties"`
+		}
+		rule struct {
+			ID string `json:"id"`
+		}
+		driver struct {
+			Name  string `json:"name"`
+			Rules []rule `json:"rules"`
+		}
+		vcs struct {
+			RepositoryURI string `json:"repositoryUri"`
+			RevisionID    string `json:"revisionId,omitempty"`
+			Branch        string `json:"branch,omitempty"`
+		}
+		run struct {
+			Tool struct {
+				Driver driver `json:"driver"`
+			} `json:"tool"`
+			Results                  []result `json:"results"`
+			VersionControlProvenance []vcs    `json:"versionControlProvenance,omitempty"`
+		}
+	)
+	// A scan of several tools ("a+b") is one run per tool, the results in
+	// the first, so the tools (and so the issues' identity) come back.
+	tools := strings.Split(cmp.Or(in.Scan.Tool, in.Scan.Engine, "codescan"), "+")
+	runs := make([]run, len(tools))
+	for n, t := range tools {
+		runs[n].Tool.Driver = driver{Name: t, Rules: []rule{}}
+		runs[n].Results = []result{}
+	}
+	if in.Scan.RepoURL != "" {
+		runs[0].VersionControlProvenance = []vcs{{RepositoryURI: in.Scan.RepoURL, RevisionID: in.Scan.GitSHA, Branch: in.Scan.Branch}}
+	}
+	issues := slices.Clone(in.Issues)
+	slices.SortStableFunc(issues, func(a, b store.Issue) int {
+		sa, na := stem(a.Fingerprint)
+		sb, nb := stem(b.Fingerprint)
+		return cmp.Or(cmp.Compare(sa, sb), cmp.Compare(na, nb), cmp.Compare(a.ID, b.ID))
+	})
+	ruleIndex := map[string]int{}
+	d := &runs[0].Tool.Driver
+	for _, i := range issues {
+		id := cmp.Or(i.RuleID, "finding")
+		idx, ok := ruleIndex[id]
+		if !ok {
+			idx = len(d.Rules)
+			ruleIndex[id] = idx
+			d.Rules = append(d.Rules, rule{ID: id})
+		}
+		res := result{RuleID: id, RuleIndex: idx, Level: level(i.Urgency), Message: msg{Text: title(i)},
+			Properties: map[string]any{"security-severity": severity(i.Urgency), "urgency": i.Urgency,
+				"issue_id": i.ID, "status": i.Status}}
+		loc := location{PhysicalLocation: physical{ArtifactLocation: artifact{URI: i.FilePath}}}
+		if i.Line > 0 {
+			loc.PhysicalLocation.Region = &region{StartLine: i.Line}
+		}
+		res.Locations = []location{loc}
+		if i.Fingerprint != "" {
+			res.PartialFingerprints = map[string]string{FingerprintKey: i.Fingerprint}
+		}
+		if c := cweID(i); c != "" {
+			res.Properties["cwe"] = c
+			res.Properties["tags"] = []string{"security", fmt.Sprintf("external/cwe/cwe-%d", i.CWE)}
+		}
+		runs[0].Results = append(runs[0].Results, res)
+	}
+	return json.MarshalIndent(map[string]any{
+		"$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0", "runs": runs,
+	}, "", "  ")
+}
+
+// stem splits a fingerprint into its stem and its occurrence number ("x#2"
+// is the second "x").
+func stem(fp string) (string, int) {
+	if s, n, ok := strings.Cut(fp, "#"); ok {
+		if k, err := strconv.Atoi(n); err == nil {
+			return s, k
+		}
+	}
+	return fp, 1
+}
+
+// severity is a security-severity score inside the urgency's band.
+func severity(u string) string {
+	switch u {
+	case "CR":
+		return "9.5"
+	case "HI":
+		return "8.0"
+	case "ME":
+		return "5.5"
+	}
+	return "2.0"
+}
+
+func level(u string) string {
+	switch u {
+	case "CR", "HI":
+		return "error"
+	case "ME":
+		return "warning"
+	}
+	return "note"
+}
+
+// MaxMarkdownRows bounds the issues listed in a Markdown report (a
+// pull-request comment holds at most 65,536 characters).
+const MaxMarkdownRows = 100
+
+var mdEscaper = strings.NewReplacer(`\`, `\\`, "|", `\|`, "`", "\\`", "*", `\*`, "_", `\_`, "[", `\[`, "]", `\]`,
+	"<", "&lt;", ">", "&gt;", "#", `\#`, "\r", " ", "\n", " ")
+
+// md escapes text for a Markdown table cell.
+func md(s string) string { return mdEscaper.Replace(s) }
+
+// Markdown is the scan as a pull-request comment: a summary by urgency and
+// a table of the most urgent issues.
+func Markdown(in Input) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "## Security scan of %s", md(in.Project))
+	if in.Scan.Branch != "" {
+		fmt.Fprintf(&b, " on %s", md(in.Scan.Branch))
+	}
+	fmt.Fprintf(&b, "\n\n%d issue(s)", len(in.Issues))
+	for _, c := range counts(in.Issues) {
+		fmt.Fprintf(&b, " · %s %d", c.Urgency, c.Count)
+	}
+	b.WriteString("\n\n")
+	if len(in.Issues) == 0 {
+		b.WriteString("No issues found.\n")
+		return b.Bytes()
+	}
+	b.WriteString("| Urgency | CWE | Location | Issue | Status |\n|---|---|---|---|---|\n")
+	issues := sorted(in.Issues)
+	for _, i := range issues[:min(len(issues), MaxMarkdownRows)] {
+		loc := i.FilePath
+		if i.Line > 0 {
+			loc += ":" + strconv.Itoa(i.Line)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", md(i.Urgency), md(cweID(i)), md(loc), md(title(i)), md(i.Status))
+	}
+	if n := len(issues) - MaxMarkdownRows; n > 0 {
+		fmt.Fprintf(&b, "\n…and %d more.\n", n)
+	}
+	return b.Bytes()
+}
+
+// HTML is the scan as one self-contained page (no scripts, no external
+// resources). Every value goes through html.EscapeString, in element
+// text and double-quoted attributes only. (html/template would do the
+// same, but its reflection on methods keeps every method of every type in
+// the binary: 4.5 MB more for this Lambda.)
+func HTML(in Input) ([]byte, error) {
+	e := html.EscapeString
+	var b bytes.Buffer
+	b.WriteString(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
+`)
+	fmt.Fprintf(&b, "<title>Security scan of %s</title>\n", e(in.Project))
+	b.WriteString(`<style>body{font-family:system-ui,sans-serif;margin:2rem;color:#222}table{border-collapse:collapse;width:100%}
+th,td{border:1px solid #ccc;padding:.3rem .5rem;text-align:left;vertical-align:top}th{background:#f4f4f4}
+.CR{color:#a00;font-weight:bold}.HI{color:#c50}.ME{color:#a80}.LO{color:#555}code{word-break:break-all}</style>
+</head><body>
+`)
+	fmt.Fprintf(&b, "<h1>Security scan of %s</h1>\n<p>Scan <code>%s</code>", e(in.Project), e(in.Scan.ID))
+	if in.Scan.Branch != "" {
+		fmt.Fprintf(&b, " on branch <code>%s</code>", e(in.Scan.Branch))
+	}
+	if in.Scan.GitSHA != "" {
+		fmt.Fprintf(&b, " at <code>%s</code>", e(in.Scan.GitSHA))
+	}
+	fmt.Fprintf(&b, ", %s.</p>\n<p>%d issue(s):", e(in.Scan.CreatedAt), len(in.Issues))
+	for _, c := range counts(in.Issues) {
+		fmt.Fprintf(&b, " %s %d;", c.Urgency, c.Count)
+	}
+	b.WriteString("</p>\n<table><thead><tr><th>Urgency</th><th>CWE</th><th>Location</th><th>Issue</th><th>Status</th></tr></thead><tbody>\n")
+	for _, i := range sorted(in.Issues) {
+		loc := i.FilePath
+		if i.Line > 0 {
+			loc += ":" + strconv.Itoa(i.Line)
+		}
+		text := e(title(i))
+		if i.Message != "" {
+			text += "<br>" + e(i.Message)
+		}
+		fmt.Fprintf(&b, "<tr><td class=\"%s\">%s</td><td>%s</td><td><code>%s</code></td><td>%s</td><td>%s</td></tr>\n",
+			e(i.Urgency), e(i.Urgency), e(cweID(i)), e(loc), text, e(i.Status))
+	}
+	b.WriteString("</tbody></table>\n</body></html>\n")
+	return b.Bytes(), nil
+}

@@ -1,0 +1,129 @@
+package report_test
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/xeipuuv/gojsonschema"
+
+	"github.com/acme/codescan-api/functions/projects/report"
+	"github.com/acme/codescan-api/shared/store"
+)
+
+func input() report.Input {
+	return report.Input{
+		Project: "pay<ments>",
+		Scan: store.Scan{ID: "8f0c3a57-1c5e-4b8e-9d61-2f7a4b1e0c93", Branch: "main", Tool: "Semgrep OSS+CodeQL", RepoURL: "https://github.com/acme/payments",
+			GitSHA: "9fceb02d0ae598e95dc970b74767f19372d61af8", CreatedAt: "2026-01-02T03:04:05Z"},
+		Issues: []store.Issue{
+			{ID: "b1", Urgency: "HI", Status: "open", CWE: 89, FilePath: "app/db.py", Line: 42, RuleID: "sqli", Title: "SQL <b>injection</b> | raw", Fingerprint: "c:abc#2"},
+			{ID: "a2", Urgency: "CR", Status: "open", CWE: 79, FilePath: "web/<x>.js", Line: 7, RuleID: "xss", Title: `<script>alert("x")</script>`, Fingerprint: "c:zzz"},
+			{ID: "c3", Urgency: "LO", Status: "fixed", CWE: store.NoCWE, FilePath: "README.md", RuleID: "", Title: "", Fingerprint: "c:abc"},
+		},
+	}
+}
+
+// The SARIF log validates against the official SARIF 2.1.0 schema
+// (OASIS errata 01, committed as test data).
+func TestSARIFValidatesAgainstTheSchema(t *testing.T) {
+	schema, err := os.ReadFile("testdata/sarif-schema-2.1.0.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, in := range map[string]report.Input{"issues": input(), "empty": {Scan: store.Scan{ID: "x"}, Project: "p"}} {
+		out, err := report.SARIF(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := gojsonschema.Validate(gojsonschema.NewBytesLoader(schema), gojsonschema.NewBytesLoader(out))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Valid() {
+			t.Fatalf("%s: %v\n%s", name, res.Errors(), out)
+		}
+	}
+	out, _ := report.SARIF(input())
+	var log struct {
+		Runs []struct {
+			Tool struct {
+				Driver struct{ Name string } `json:"driver"`
+			} `json:"tool"`
+			Results []struct {
+				RuleID              string            `json:"ruleId"`
+				PartialFingerprints map[string]string `json:"partialFingerprints"`
+				Properties          map[string]any    `json:"properties"`
+			} `json:"results"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(out, &log); err != nil {
+		t.Fatal(err)
+	}
+	if len(log.Runs) != 2 || log.Runs[0].Tool.Driver.Name != "Semgrep OSS" || log.Runs[1].Tool.Driver.Name != "CodeQL" {
+		t.Fatalf("one run per tool: %+v", log.Runs)
+	}
+	rs := log.Runs[0].Results
+	// Fingerprint stems keep their occurrence order: c:abc before c:abc#2.
+	if len(rs) != 3 || rs[0].PartialFingerprints[report.FingerprintKey] != "c:abc" || rs[1].PartialFingerprints[report.FingerprintKey] != "c:abc#2" {
+		t.Fatalf("results %+v", rs)
+	}
+	if rs[1].Properties["cwe"] != "CWE-89" || rs[1].Properties["security-severity"] != "8.0" || rs[0].Properties["cwe"] != nil {
+		t.Fatalf("properties %+v / %+v", rs[1].Properties, rs[0].Properties)
+	}
+}
+
+// Every value of the HTML page is escaped; nothing is loaded from elsewhere.
+func TestHTMLEscapesEveryValue(t *testing.T) {
+	out, err := report.HTML(input())
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(out)
+	for _, raw := range []string{"<script>", "<b>injection", "pay<ments>", "web/<x>.js"} {
+		if strings.Contains(page, raw) {
+			t.Errorf("unescaped %q in page", raw)
+		}
+	}
+	for _, want := range []string{"&lt;script&gt;", "pay&lt;ments&gt;", "CWE-89", "app/db.py:42", "3 issue(s): CR 1; HI 1; ME 0; LO 1;"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	for _, external := range []string{"src=", "href=", "<script"} {
+		if strings.Contains(page, external) {
+			t.Errorf("page is not self-contained: %q", external)
+		}
+	}
+	// Most urgent first.
+	if strings.Index(page, "CWE-79") > strings.Index(page, "CWE-89") {
+		t.Error("CR issue listed after HI issue")
+	}
+}
+
+func TestMarkdownEscapesTableCells(t *testing.T) {
+	md := string(report.Markdown(input()))
+	for _, want := range []string{"## Security scan of pay&lt;ments&gt; on main", "3 issue(s) · CR 1 · HI 1 · ME 0 · LO 1",
+		`SQL &lt;b&gt;injection&lt;/b&gt; \| raw`, "| CR | CWE-79 | web/&lt;x&gt;.js:7 |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+	var rows int
+	for _, l := range strings.Split(md, "\n") {
+		if strings.HasPrefix(l, "| ") && !strings.HasPrefix(l, "| Urgency") {
+			rows++
+			if n := strings.Count(l, " | "); n != 4 {
+				t.Errorf("row %q has %d separators, want 4", l, n)
+			}
+		}
+	}
+	if rows != 3 {
+		t.Errorf("%d rows", rows)
+	}
+	empty := string(report.Markdown(report.Input{Project: "p"}))
+	if !strings.Contains(empty, "No issues found.") {
+		t.Errorf("empty: %s", empty)
+	}
+}

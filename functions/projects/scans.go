@@ -1,0 +1,165 @@
+package projects
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/acme/codescan-api/shared/auth"
+	"github.com/acme/codescan-api/shared/httpapi"
+	"github.com/acme/codescan-api/shared/store"
+)
+
+// scanJSON is a scan as the client's ScanResponse reads it: id and project
+// (the name) as strings, status one of processing, complete, incomplete.
+type scanJSON struct {
+	ID           string            `json:"id"`
+	Project      string            `json:"project"`
+	ProjectID    int64             `json:"project_id"`
+	Repo         *string           `json:"repo"`
+	Branch       string            `json:"branch"`
+	Status       string            `json:"status"`
+	Engine       string            `json:"engine"`
+	CreatedAt    string            `json:"created_at"`
+	CompletedAt  *string           `json:"completed_at,omitempty"`
+	GitSHA       *string           `json:"git_sha"`
+	Findings     int               `json:"findings"`
+	FailedReason *string           `json:"failed_reason,omitempty"`
+	ScanErrors   []store.ScanError `json:"scan_errors"`
+	Metadata     map[string]any    `json:"metadata"`
+}
+
+// status is a scan's status; scans stored before statuses existed are
+// complete.
+func status(sc store.Scan) string {
+	if sc.Status == "" {
+		return store.ScanComplete
+	}
+	return sc.Status
+}
+
+func scanView(sc store.Scan, projectName string) scanJSON {
+	v := scanJSON{ID: sc.ID, Project: projectName, ProjectID: sc.ProjectID, Branch: sc.Branch, Status: status(sc),
+		Engine: sc.Engine, CreatedAt: sc.CreatedAt, Findings: sc.Findings, ScanErrors: httpapi.Array(sc.ScanErrors),
+		Metadata: map[string]any{"tool": sc.Tool, "ci": sc.CI, "ci_platform": sc.CIPlatform, "run_id": sc.RunID}}
+	for dst, src := range map[**string]string{&v.Repo: sc.RepoURL, &v.GitSHA: sc.GitSHA, &v.CompletedAt: sc.CompletedAt} {
+		if src != "" {
+			*dst = &src
+		}
+	}
+	if v.Status == store.ScanIncomplete {
+		reason := sc.FailedReason
+		v.FailedReason = &reason
+	}
+	return v
+}
+
+var errScanNotFound = httpapi.Errorf(http.StatusNotFound, "Scan not found")
+
+// scanOf reads a scan of the caller's company; another company's id, or
+// one that is no uuid, answers like a missing one.
+func (h handlers) scanOf(r *http.Request) (store.Scan, store.Project, error) {
+	company := auth.FromContext(r.Context()).CompanyID
+	sc, err := h.store.GetScan(r.Context(), company, r.PathValue("scan_id"))
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Scan{}, store.Project{}, errScanNotFound
+	}
+	if err != nil {
+		return store.Scan{}, store.Project{}, err
+	}
+	p, err := h.store.GetProject(r.Context(), company, sc.ProjectID)
+	return sc, p, err
+}
+
+func (h handlers) getScan(w http.ResponseWriter, r *http.Request) error {
+	sc, p, err := h.scanOf(r)
+	if err != nil {
+		return err
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, scanView(sc, p.Name))
+}
+
+type scansResponse struct {
+	Status        string     `json:"status"`
+	Scans         []scanJSON `json:"scans"`
+	Page          int        `json:"page"`
+	PageSize      int        `json:"page_size"`
+	TotalPages    int        `json:"total_pages"`
+	TotalScans    *int       `json:"total_scans,omitempty"`
+	NextPageToken string     `json:"next_page_token,omitempty"`
+}
+
+var scanStatuses = []string{store.ScanProcessing, store.ScanComplete, store.ScanIncomplete}
+
+// listScans pages the company's scans newest first: of a project (by name)
+// and branch by key; sha and status filter the project's scans.
+func (h handlers) listScans(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	company := auth.FromContext(ctx).CompanyID
+	pg, err := httpapi.ParsePaging(r, DefaultScanPageSize, MaxPageSize)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	name := strings.TrimSpace(q.Get("project"))
+	query := store.ScanQuery{Branch: strings.TrimSpace(q.Get("branch")), SHA: strings.TrimSpace(q.Get("sha")),
+		Status: strings.ToLower(strings.TrimSpace(q.Get("status"))), Token: q.Get("page_token"), Skip: pg.Offset(), Take: pg.PageSize}
+	for param, v := range map[string]string{"project": name, "branch": query.Branch, "sha": query.SHA} {
+		if len(v) > maxFilterLen {
+			return httpapi.Errorf(http.StatusBadRequest, "%s is longer than %d bytes", param, maxFilterLen)
+		}
+	}
+	if query.Status != "" && !slices.Contains(scanStatuses, query.Status) {
+		return httpapi.Errorf(http.StatusBadRequest, "status must be one of processing, complete, incomplete")
+	}
+	names := map[int64]string{}
+	if name != "" {
+		p, err := h.store.ProjectByName(ctx, company, name)
+		if errors.Is(err, store.ErrNotFound) {
+			return errProjectNotFound
+		}
+		if err != nil {
+			return err
+		}
+		query.ProjectID, names[p.ID] = p.ID, p.Name
+	} else if query.Branch != "" || query.SHA != "" || query.Status != "" {
+		return httpapi.Errorf(http.StatusBadRequest, "branch, sha and status need project")
+	}
+	page, err := h.store.ListScans(ctx, company, query)
+	if err != nil {
+		return pageTokenError(err)
+	}
+	out := scansResponse{Status: "ok", Scans: []scanJSON{}, Page: pg.Page, PageSize: pg.PageSize, NextPageToken: page.NextToken}
+	if page.Total >= 0 {
+		out.TotalScans, out.TotalPages = &page.Total, pg.TotalPages(page.Total)
+	} else {
+		// A filtered list's total is unknown: one more page while there is one.
+		out.TotalPages = pg.Page
+		if page.NextToken != "" {
+			out.TotalPages++
+		}
+	}
+	for _, sc := range page.Scans {
+		n, err := h.projectName(ctx, company, sc.ProjectID, names)
+		if err != nil {
+			return err
+		}
+		out.Scans = append(out.Scans, scanView(sc, n))
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, out)
+}
+
+// projectName reads a project's name once per request.
+func (h handlers) projectName(ctx context.Context, company, id int64, names map[int64]string) (string, error) {
+	if n, ok := names[id]; ok {
+		return n, nil
+	}
+	p, err := h.store.GetProject(ctx, company, id)
+	if err != nil {
+		return "", err
+	}
+	names[id] = p.Name
+	return p.Name, nil
+}

@@ -1,0 +1,213 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/acme/codescan-api/shared/tabledef"
+)
+
+// BlockingRule is a company's CI gate rule: a scan is blocked when one of
+// its issues meets every condition of an active rule.
+type BlockingRule struct {
+	Key
+	ID         int64          `dynamodbav:"id"`
+	CompanyID  int64          `dynamodbav:"company_id"`
+	Slug       string         `dynamodbav:"slug"`
+	Name       string         `dynamodbav:"name"`
+	Active     bool           `dynamodbav:"active"`
+	CI         bool           `dynamodbav:"ci"`
+	Conditions RuleConditions `dynamodbav:"conditions"`
+	CreatedAt  string         `dynamodbav:"created_at"`
+	UpdatedAt  string         `dynamodbav:"updated_at"`
+}
+
+// RuleConditions must all hold for an issue to trigger a rule; an empty
+// condition holds for every issue.
+type RuleConditions struct {
+	MinUrgency string   `dynamodbav:"min_urgency,omitempty"` // CR, HI, ME or LO
+	CWEs       []int    `dynamodbav:"cwes,omitempty"`        // CWE numbers
+	Paths      []string `dynamodbav:"paths,omitempty"`       // globs over the file path
+	Statuses   []string `dynamodbav:"statuses,omitempty"`    // issue statuses
+	OnlyNew    bool     `dynamodbav:"only_new,omitempty"`    // not open on the default branch
+}
+
+const blockingRulePrefix = "BLOCKRULE#"
+
+// blockingRuleCount counts a company's blocking rules.
+const blockingRuleCount = "BLOCKRULES"
+
+func blockingRuleKey(companyID, id int64) Key {
+	return Key{PK: CompanyPK(companyID), SK: fmt.Sprintf("%s%012d", blockingRulePrefix, id)}
+}
+
+// blockingRuleSlugKey guards slug uniqueness inside a company and serves
+// look-ups by slug (slugs are stored lower-case).
+func blockingRuleSlugKey(companyID int64, slug string) Key {
+	return Key{PK: CompanyPK(companyID), SK: "BLOCKRULESLUG#" + slug}
+}
+
+type blockingRuleSlugRef struct {
+	Key
+	RuleID int64 `dynamodbav:"rule_id"`
+}
+
+// CreateBlockingRule stores a new rule with the next id; its slug guard,
+// the rule and the count are one transaction, so a slug already used in the
+// company is ErrConflict and nothing is written.
+func (s *Store) CreateBlockingRule(ctx context.Context, r BlockingRule) (BlockingRule, error) {
+	id, err := s.NextID(ctx, "blocking_rule")
+	if err != nil {
+		return BlockingRule{}, err
+	}
+	r.ID, r.Key = id, blockingRuleKey(r.CompanyID, id)
+	r.CreatedAt = now()
+	r.UpdatedAt = r.CreatedAt
+	guard, err := s.txPutNew(blockingRuleSlugRef{Key: blockingRuleSlugKey(r.CompanyID, r.Slug), RuleID: id})
+	if err != nil {
+		return BlockingRule{}, err
+	}
+	item, err := s.txPutNew(r)
+	if err != nil {
+		return BlockingRule{}, err
+	}
+	counted, err := s.txCount(r.CompanyID, blockingRuleCount, 1)
+	if err != nil {
+		return BlockingRule{}, err
+	}
+	return r, s.transact(ctx, []types.TransactWriteItem{guard, item, counted})
+}
+
+// GetBlockingRule reads a rule of a company.
+func (s *Store) GetBlockingRule(ctx context.Context, companyID, id int64) (BlockingRule, error) {
+	var r BlockingRule
+	err := s.getItem(ctx, blockingRuleKey(companyID, id), &r)
+	return r, err
+}
+
+// BlockingRuleBySlug finds a rule of a company by slug.
+func (s *Store) BlockingRuleBySlug(ctx context.Context, companyID int64, slug string) (BlockingRule, error) {
+	var ref blockingRuleSlugRef
+	if err := s.getItem(ctx, blockingRuleSlugKey(companyID, slug), &ref); err != nil {
+		return BlockingRule{}, err
+	}
+	return s.GetBlockingRule(ctx, companyID, ref.RuleID)
+}
+
+// UpdateBlockingRule replaces a rule with r (same id), moving its slug
+// guard when the slug changes, in one transaction conditional on the rule
+// still having the slug it was read with (oldSlug): ErrConflict when the
+// new slug is taken or the rule changed meanwhile, ErrNotFound when it is
+// gone.
+func (s *Store) UpdateBlockingRule(ctx context.Context, oldSlug string, r BlockingRule) (BlockingRule, error) {
+	r.Key = blockingRuleKey(r.CompanyID, r.ID)
+	r.UpdatedAt = now()
+	cond := expression.AttributeExists(expression.Name(tabledef.PK)).And(expression.Name("slug").Equal(expression.Value(oldSlug)))
+	item, err := s.txPut(r, &cond)
+	if err != nil {
+		return BlockingRule{}, err
+	}
+	items := []types.TransactWriteItem{item}
+	if r.Slug != oldSlug {
+		guard, err := s.txPutNew(blockingRuleSlugRef{Key: blockingRuleSlugKey(r.CompanyID, r.Slug), RuleID: r.ID})
+		if err != nil {
+			return BlockingRule{}, err
+		}
+		old, err := s.txDelete(blockingRuleSlugKey(r.CompanyID, oldSlug), expression.Name("rule_id").Equal(expression.Value(r.ID)))
+		if err != nil {
+			return BlockingRule{}, err
+		}
+		items = append(items, guard, old)
+	}
+	err = s.transact(ctx, items)
+	if errors.Is(err, ErrConflict) {
+		if _, gerr := s.GetBlockingRule(ctx, r.CompanyID, r.ID); errors.Is(gerr, ErrNotFound) {
+			return BlockingRule{}, ErrNotFound
+		}
+	}
+	return r, err
+}
+
+// DeleteBlockingRule removes a rule, its slug guard and its count in one
+// transaction; ErrNotFound when the company has no such rule.
+func (s *Store) DeleteBlockingRule(ctx context.Context, companyID, id int64) error {
+	r, err := s.GetBlockingRule(ctx, companyID, id)
+	if err != nil {
+		return err
+	}
+	item, err := s.txDelete(r.Key, expression.Name("slug").Equal(expression.Value(r.Slug)))
+	if err != nil {
+		return err
+	}
+	guard, err := s.txDelete(blockingRuleSlugKey(companyID, r.Slug), expression.Name("rule_id").Equal(expression.Value(id)))
+	if err != nil {
+		return err
+	}
+	counted, err := s.txCount(companyID, blockingRuleCount, -1)
+	if err != nil {
+		return err
+	}
+	err = s.transact(ctx, []types.TransactWriteItem{item, guard, counted})
+	if errors.Is(err, ErrConflict) {
+		return ErrNotFound // deleted (or changed) concurrently
+	}
+	return err
+}
+
+// BlockingRulePage is a page of rules by id, with the company's total.
+type BlockingRulePage struct {
+	Rules     []BlockingRule
+	Total     int
+	NextToken string
+}
+
+// ListBlockingRules reads one page of a company's rules by id.
+func (s *Store) ListBlockingRules(ctx context.Context, companyID int64, token string, skip, take int) (BlockingRulePage, error) {
+	items, next, err := s.window(ctx, Window{Partition: CompanyPK(companyID), SKPrefix: blockingRulePrefix, Forward: true, Token: token, Skip: skip, Take: take})
+	if err != nil {
+		return BlockingRulePage{}, err
+	}
+	page := BlockingRulePage{NextToken: next}
+	if err := attributevalue.UnmarshalListOfMaps(items, &page.Rules); err != nil {
+		return BlockingRulePage{}, err
+	}
+	page.Total, err = s.countOf(ctx, companyID, blockingRuleCount)
+	return page, err
+}
+
+// AllBlockingRules returns every rule of a company, by id (the gate
+// evaluates them all; a company has a handful).
+func (s *Store) AllBlockingRules(ctx context.Context, companyID int64) ([]BlockingRule, error) {
+	var out []BlockingRule
+	err := s.queryAll(ctx, "", pkBeginsWith(CompanyPK(companyID), blockingRulePrefix), true, &out)
+	return out, err
+}
+
+// OpenOnBranch reports, for each issue, whether its finding (same tool and
+// fingerprint) is an open issue on another branch of its project, by id:
+// the only_new test against the project's default branch. It reads the
+// counterparts by key, 100 at a time.
+func (s *Store) OpenOnBranch(ctx context.Context, companyID int64, branch string, issues []Issue) (map[string]bool, error) {
+	ids := make([]string, len(issues))
+	for n, i := range issues {
+		ids[n] = IssueID(companyID, i.ProjectID, branch, i.Tool, i.Fingerprint)
+	}
+	out := make(map[string]bool, len(issues))
+	for start := 0; start < len(ids); start += 100 {
+		got, err := s.issuesByID(ctx, companyID, ids[start:min(start+100, len(ids))])
+		if err != nil {
+			return nil, err
+		}
+		for n := start; n < min(start+100, len(ids)); n++ {
+			if i, ok := got[ids[n]]; ok && i.Status == "open" {
+				out[issues[n].ID] = true
+			}
+		}
+	}
+	return out, nil
+}

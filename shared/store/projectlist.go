@@ -1,0 +1,74 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+)
+
+// projectCount counts a company's projects (kept by CreateProject).
+const projectCount = "PROJECTS"
+
+// ProjectPage is a page of projects by id, with the company's total.
+type ProjectPage struct {
+	Projects  []Project
+	Total     int
+	NextToken string
+}
+
+// ListProjectsPage reads one page of a company's projects by id: from a
+// token, or skipping skip projects (read too, as keys and items).
+func (s *Store) ListProjectsPage(ctx context.Context, companyID int64, token string, skip, take int) (ProjectPage, error) {
+	items, next, err := s.window(ctx, Window{Partition: CompanyPK(companyID), SKPrefix: "PROJECT#", Forward: true, Token: token, Skip: skip, Take: take})
+	if err != nil {
+		return ProjectPage{}, err
+	}
+	page := ProjectPage{NextToken: next}
+	if err := attributevalue.UnmarshalListOfMaps(items, &page.Projects); err != nil {
+		return ProjectPage{}, err
+	}
+	page.Total, err = s.countOf(ctx, companyID, projectCount)
+	return page, err
+}
+
+// ProjectsByRepo returns the company's projects whose repository URL
+// contains fragment, ignoring case, by id. A substring has no key: this
+// reads every project of the company.
+func (s *Store) ProjectsByRepo(ctx context.Context, companyID int64, fragment string) ([]Project, error) {
+	all, err := s.ListProjects(ctx, companyID)
+	if err != nil {
+		return nil, err
+	}
+	fragment = strings.ToLower(fragment)
+	var out []Project
+	for _, p := range all {
+		if p.RepoURL != "" && strings.Contains(strings.ToLower(p.RepoURL), fragment) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// SetDefaultBranch sets a project's default branch; ErrNotFound when the
+// company has no such project.
+func (s *Store) SetDefaultBranch(ctx context.Context, companyID, projectID int64, branch string) (Project, error) {
+	var p Project
+	upd := expression.Set(expression.Name("default_branch"), expression.Value(branch))
+	err := s.update(ctx, projectKey(companyID, projectID), upd, nil, &p)
+	return p, err
+}
+
+// SetDefaultBranchIfEmpty gives a project its default branch unless it has
+// one (the first upload's branch never overrides a chosen one).
+func (s *Store) SetDefaultBranchIfEmpty(ctx context.Context, companyID, projectID int64, branch string) error {
+	upd := expression.Set(expression.Name("default_branch"), expression.Value(branch))
+	cond := expression.AttributeNotExists(expression.Name("default_branch"))
+	err := s.update(ctx, projectKey(companyID, projectID), upd, &cond, nil)
+	if errors.Is(err, ErrConflict) {
+		return nil
+	}
+	return err
+}

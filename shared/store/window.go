@@ -1,0 +1,119 @@
+package store
+
+import (
+	"context"
+	"errors"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/acme/codescan-api/shared/tabledef"
+)
+
+// Window is one page of a key range read from a cursor or a page number:
+// the opaque Token of the page before (tenant-bound: it must name
+// Partition) or, without one, Skip items from the start. With a Filter,
+// DynamoDB reads and discards what does not match, so a filtered page costs
+// what it has to read to find Take matches.
+type Window struct {
+	Index     tabledef.Index // zero for the table itself
+	Partition string
+	SKPrefix  string
+	Filter    *expression.ConditionBuilder
+	Forward   bool
+	Token     string
+	Skip      int
+	Take      int
+}
+
+func (w Window) pkAttr() string {
+	if w.Index.Name == "" {
+		return tabledef.PK
+	}
+	return w.Index.PK
+}
+
+func (w Window) skAttr() string {
+	if w.Index.Name == "" {
+		return tabledef.SK
+	}
+	return w.Index.SK
+}
+
+// window reads one page and returns its raw items and the token of the
+// next page ("" at the end). It reads Take+1 matches to know whether a next
+// page exists; the token is the last returned item's key.
+func (s *Store) window(ctx context.Context, w Window) ([]map[string]types.AttributeValue, string, error) {
+	start, err := decodeToken(w.Token, w.pkAttr(), w.Partition)
+	if err != nil {
+		return nil, "", err
+	}
+	if w.Token != "" {
+		w.Skip = 0
+	}
+	kc := expression.Key(w.pkAttr()).Equal(expression.Value(w.Partition))
+	if w.SKPrefix != "" {
+		kc = kc.And(skPrefix(w.skAttr(), w.SKPrefix))
+	}
+	want := w.Take + 1
+	var out []map[string]types.AttributeValue
+	for len(out) < want {
+		limit := int32(min(w.Skip+want-len(out), maxPageItems))
+		if w.Filter != nil {
+			limit = max(limit, 100) // Limit counts items before the filter
+		}
+		items, next, err := s.queryRaw(ctx, w.Index.Name, kc, w.Filter, w.Forward, limit, start)
+		if err != nil {
+			return nil, "", err
+		}
+		for _, it := range items {
+			switch {
+			case w.Skip > 0:
+				w.Skip--
+			case len(out) < want:
+				out = append(out, it)
+			}
+		}
+		if next == nil {
+			break
+		}
+		start = next
+	}
+	if len(out) <= w.Take {
+		return out, "", nil
+	}
+	out = out[:w.Take]
+	if len(out) == 0 {
+		return out, "", nil
+	}
+	last := map[string]types.AttributeValue{}
+	for _, a := range []string{tabledef.PK, tabledef.SK, w.Index.PK, w.Index.SK} {
+		if v, ok := out[len(out)-1][a]; ok {
+			last[a] = v
+		}
+	}
+	token, err := encodeToken(last)
+	return out, token, err
+}
+
+// countKey is a count kept on write inside a company.
+func countKey(companyID int64, name string) Key {
+	return Key{PK: CompanyPK(companyID), SK: "COUNT#" + name}
+}
+
+// txCount adds delta to a count in a transaction.
+func (s *Store) txCount(companyID int64, name string, delta int) (types.TransactWriteItem, error) {
+	return s.txUpdate(countKey(companyID, name), expression.Add(expression.Name("n"), expression.Value(delta)), nil)
+}
+
+// countOf reads a count kept on write (0 before its first write).
+func (s *Store) countOf(ctx context.Context, companyID int64, name string) (int, error) {
+	var c struct {
+		N int `dynamodbav:"n"`
+	}
+	err := s.getItem(ctx, countKey(companyID, name), &c)
+	if errors.Is(err, ErrNotFound) {
+		return 0, nil
+	}
+	return c.N, err
+}
