@@ -100,3 +100,28 @@ func recordBatch(ctx context.Context, write bool, caps []types.ConsumedCapacity)
 	}
 	record(ctx, write, ptrs...)
 }
+
+// byID reads the items of ids by key and maps them by id.
+func byID[T any](ctx context.Context, s *Store, ids []int64, key func(int64) Key, id func(T) int64) (map[int64]T, error) {
+	keys := make([]Key, 0, len(ids))
+	seen := map[int64]bool{}
+	for _, i := range ids {
+		if !seen[i] {
+			seen[i] = true
+			keys = append(keys, key(i))
+		}
+	}
+	got, err := s.batchGet(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int64]T, len(got))
+	for _, item := range got {
+		var v T
+		if err := attributevalue.UnmarshalMap(item, &v); err != nil {
+			return nil, err
+		}
+		out[id(v)] = v
+	}
+	return out, nil
+}

@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -25,13 +27,39 @@ func (s *Store) transact(ctx context.Context, items []types.TransactWriteItem) e
 		TransactItems: items, ReturnConsumedCapacity: total,
 	})
 	if isConditionFailed(err) {
-		return ErrConflict
+		return txConflict(err)
 	}
 	if err != nil {
 		return fmt.Errorf("transact write: %w", err)
 	}
 	recordBatch(ctx, writing, res.ConsumedCapacity)
 	return nil
+}
+
+// conflictError is ErrConflict that knows which items' conditions failed.
+type conflictError struct{ failed []int }
+
+func (e *conflictError) Error() string        { return ErrConflict.Error() }
+func (e *conflictError) Is(target error) bool { return target == ErrConflict }
+
+func txConflict(err error) error {
+	out := &conflictError{}
+	var tce *types.TransactionCanceledException
+	if errors.As(err, &tce) {
+		for i, r := range tce.CancellationReasons {
+			if aws.ToString(r.Code) == "ConditionalCheckFailed" {
+				out.failed = append(out.failed, i)
+			}
+		}
+	}
+	return out
+}
+
+// failedAt reports whether err is a transaction whose item i failed its
+// condition.
+func failedAt(err error, i int) bool {
+	var c *conflictError
+	return errors.As(err, &c) && slices.Contains(c.failed, i)
 }
 
 // txPut is a Put for transact; with cond, the put happens only if it holds.

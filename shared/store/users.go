@@ -111,3 +111,9 @@ func (s *Store) userByRef(ctx context.Context, k Key) (User, error) {
 
 // now is the store's clock in the API's date-time format.
 func now() string { return time.Now().UTC().Format(time.RFC3339) }
+
+// UsersByID reads the company's users with these ids (by key); ids that
+// are not the company's users are absent from the map.
+func (s *Store) UsersByID(ctx context.Context, companyID int64, ids []int64) (map[int64]User, error) {
+	return byID(ctx, s, ids, func(id int64) Key { return userKey(companyID, id) }, func(u User) int64 { return u.ID })
+}
