@@ -66,11 +66,7 @@ func (s *Store) CreateIntegration(ctx context.Context, in Integration) (Integrat
 		return Integration{}, err
 	}
 	in.ID = id
-	in.Key = integrationKey(in.CompanyID, in.UUID)
-	in.GSI1PK = integrationListPK(in.CompanyID)
-	in.GSI1SK = fmt.Sprintf("%012d", id)
-	in.SkipKeys = SkipKeys{SkipPK: integrationList(in.CompanyID).SkipPartition, SkipSK: in.GSI1SK}
-	in.Revision = 1
+	in.prepare()
 	in.CreatedAt = now()
 	in.UpdatedAt = in.CreatedAt
 	item, err := s.txPutNew(in)
@@ -82,6 +78,16 @@ func (s *Store) CreateIntegration(ctx context.Context, in Integration) (Integrat
 		return Integration{}, err
 	}
 	return in, s.transact(ctx, []types.TransactWriteItem{item, counter})
+}
+
+// prepare sets the keys and first revision of a new integration with its
+// company and id set.
+func (in *Integration) prepare() {
+	in.Key = integrationKey(in.CompanyID, in.UUID)
+	in.GSI1PK = integrationListPK(in.CompanyID)
+	in.GSI1SK = fmt.Sprintf("%012d", in.ID)
+	in.SkipKeys = SkipKeys{SkipPK: integrationList(in.CompanyID).SkipPartition, SkipSK: in.GSI1SK}
+	in.Revision = 1
 }
 
 // GetIntegration reads an integration of a company by uuid.
