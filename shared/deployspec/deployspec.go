@@ -53,14 +53,18 @@ var tableActions = map[string][]string{
 	// Scans, projects and issues with their counters (CreateIssues reads
 	// existing issues and counters with BatchGetItem and writes them in
 	// transactions of puts and updates); CI metadata; run and project
-	// look-ups.
-	routes.GroupUploads: with(authn, "dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"),
-	// Team and name guard put in one transaction, the id counter, users and
-	// projects of the company read by Query.
-	routes.GroupTeams: with(authn, "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"),
+	// look-ups. A new project or repository URL reads the teams' selectors
+	// by Query and moves their project counts.
+	routes.GroupUploads: with(authn, "dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"),
+	// Team, name guard, team count and selectors put in one transaction
+	// with a check of the projects revision; the id counter; pages by Query
+	// (the Skip index for numbered pages), members and named ids by
+	// BatchGetItem; the projects counted at creation by Query.
+	routes.GroupTeams: with(authn, "dynamodb:BatchGetItem", "dynamodb:ConditionCheckItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"),
 	// Deactivation is one conditional update.
 	routes.GroupPolicies: with(authn, "dynamodb:UpdateItem"),
-	// The list reads GSI1; updates are revision-conditional.
+	// The list reads GSI1 (and the Skip index for numbered pages) and the
+	// count by GetItem; updates are revision-conditional.
 	routes.GroupIntegrations: with(authn, "dynamodb:Query", "dynamodb:UpdateItem"),
 }
 
