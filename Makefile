@@ -26,9 +26,12 @@ test:
 ## bench: findings read APIs at 10,000 and 200,000 issues beside a naive
 ## baseline, on a DynamoDB Local of its own (sizes: BENCH_SMALL=,
 ## BENCH_LARGE= up to 1000000, BENCH_PROJECTS=, BENCH_ITERATIONS=; its data
-## lives in the JVM heap: BENCH_HEAP=, default 12g)
+## lives in the JVM heap: BENCH_HEAP=, default 12g); then the cost of a scan
+## that re-detects N findings against the first scan of them
+## (BENCH_REDETECT_SIZES=, default 1000,10000)
 bench:
 	JAVA_TOOL_OPTIONS="-Xmx$${BENCH_HEAP:-12g}" $(GO) run ./scripts/withddb $(GO) run ./scripts/bench
+	$(GO) run ./scripts/withddb $(GO) run ./scripts/bench-ingest
 
 ## token: mint a bearer token for a demo user: make token EMAIL=member@acme.example
 token:

@@ -14,7 +14,9 @@ import (
 
 	"github.com/acme/codescan-api/functions/uploads/sarif"
 	"github.com/acme/codescan-api/shared/auth"
+	"github.com/acme/codescan-api/shared/finding"
 	"github.com/acme/codescan-api/shared/httpapi"
+	"github.com/acme/codescan-api/shared/ingest"
 	"github.com/acme/codescan-api/shared/repourl"
 	"github.com/acme/codescan-api/shared/store"
 )
@@ -35,9 +37,6 @@ const maxNameLen = 255
 // Defaults for what neither the upload nor the report names.
 const (
 	defaultBranch = "default"
-	// noPath is the file path of a result that gives no file (issues are
-	// grouped by file, so every issue needs one).
-	noPath = "(no location)"
 )
 
 // idSpace is the namespace of the name-based (SHA-1) UUIDs of uploaded scans
@@ -123,20 +122,33 @@ func (h handlers) scanUpload(w http.ResponseWriter, r *http.Request) error {
 	if p.repoURL == "" {
 		p.repoURL, _ = repourl.Normalize(rep.RepositoryURI)
 	}
+	report := fromSARIF(rep)
 	sum := sha256.Sum256(body)
-	sc, proj, err := h.scanFor(r.Context(), company, p, hex.EncodeToString(sum[:]))
+	sc, proj, err := h.scanFor(r.Context(), company, p, hex.EncodeToString(sum[:]), ingest.Tool(report, engineSARIF))
 	if err != nil {
 		return err
 	}
-	if _, err := h.store.CreateIssues(r.Context(), company, issuesOf(sc, proj, rep.Findings)); err != nil {
+	if _, err := h.store.ApplyScan(r.Context(), company, sc, ingest.Issues(company, sc, proj, report.Findings)); err != nil {
 		return err
 	}
 	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "sast_scan_id": sc.ID, "project_id": proj.ID})
 }
 
+// fromSARIF is the common form of a SARIF report.
+func fromSARIF(rep sarif.Report) finding.Report {
+	out := finding.Report{Tools: rep.Tools, Branch: rep.Branch, RepositoryURI: rep.RepositoryURI}
+	for _, f := range rep.Findings {
+		out.Findings = append(out.Findings, finding.Finding{
+			Kind: finding.SAST, Tool: f.Tool, RuleID: f.RuleID, Title: f.Title, CWE: f.CWE,
+			Path: f.Path, Line: f.Line, Urgency: f.Urgency,
+		})
+	}
+	return out
+}
+
 // scanFor returns the run's scan and its project: the one a first attempt
 // (or a concurrent one) created, or a new one.
-func (h handlers) scanFor(ctx context.Context, company int64, p scanParams, digest string) (store.Scan, store.Project, error) {
+func (h handlers) scanFor(ctx context.Context, company int64, p scanParams, digest, tool string) (store.Scan, store.Project, error) {
 	sc, err := h.store.ScanByRunID(ctx, company, p.runID)
 	if err == nil {
 		return h.retried(ctx, company, sc, p, digest)
@@ -151,7 +163,7 @@ func (h handlers) scanFor(ctx context.Context, company int64, p scanParams, dige
 	sc, err = h.store.CreateScan(ctx, store.Scan{
 		ID: uuid.NewSHA1(idSpace, fmt.Appendf(nil, "scan/%d/%s", company, p.runID)).String(), CompanyID: company,
 		ProjectID: proj.ID, Branch: p.branch, Engine: engineSARIF, RunID: p.runID, RepoURL: p.repoURL,
-		ReportSHA256: digest, CI: p.ci, CIPlatform: p.ciPlatform,
+		ReportSHA256: digest, CI: p.ci, CIPlatform: p.ciPlatform, Tool: tool, Status: store.ScanProcessing,
 	})
 	if errors.Is(err, store.ErrConflict) {
 		// A concurrent attempt of the same run created it first.
@@ -199,24 +211,4 @@ func (h handlers) project(ctx context.Context, company int64, name, repoURL stri
 		}
 	}
 	return proj, nil
-}
-
-// issuesOf turns findings into the scan's open issues, with ids derived
-// from the scan and the result's position and the scan's creation time, so
-// a retry produces exactly the same issues.
-func issuesOf(sc store.Scan, proj store.Project, findings []sarif.Finding) []store.Issue {
-	out := make([]store.Issue, len(findings))
-	for n, f := range findings {
-		path := f.Path
-		if path == "" {
-			path = noPath
-		}
-		out[n] = store.Issue{
-			ID:        uuid.NewSHA1(idSpace, fmt.Appendf(nil, "issue/%s/%d/%d", sc.ID, f.Run, f.Result)).String(),
-			ProjectID: proj.ID, ProjectName: proj.Name, ScanID: sc.ID, Branch: sc.Branch,
-			CWE: f.CWE, FilePath: path, Line: f.Line, Urgency: f.Urgency, Status: "open",
-			RuleID: f.RuleID, Title: f.Title, CreatedAt: sc.CreatedAt,
-		}
-	}
-	return out
 }

@@ -47,15 +47,19 @@ var authn = []string{"dynamodb:GetItem", "dynamodb:UpdateItem"}
 // as those.
 var tableActions = map[string][]string{
 	routes.GroupNotifications: with(authn, "dynamodb:Query", "dynamodb:UpdateItem"),
-	// Read-only: group counters, scans and SCA issues by key, lists and
-	// project look-ups by Query, the drill-down's issues by BatchGetItem.
-	routes.GroupIssues: with(authn, "dynamodb:BatchGetItem", "dynamodb:Query"),
-	// Scans, projects and issues with their counters (CreateIssues reads
-	// existing issues and counters with BatchGetItem and writes them in
-	// transactions of puts and updates); CI metadata; run and project
-	// look-ups. A new project or repository URL reads the teams' selectors
-	// by Query and moves their project counts.
-	routes.GroupUploads: with(authn, "dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"),
+	// Group counters, scans and SCA issues by key, lists and project
+	// look-ups by Query, the drill-down's issues by BatchGetItem; triage
+	// writes issues, history and counters in transactions of puts and
+	// updates.
+	routes.GroupIssues: with(authn, "dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:Query"),
+	// Scans, projects and issues with their counters (ApplyScan reads
+	// existing issues and counters with BatchGetItem, the previous scan's
+	// members by Query, writes the scan's members with BatchWriteItem and
+	// issues, history and counters in transactions of puts and updates);
+	// CI metadata; run and project look-ups. A new project or repository URL
+	// reads the teams' selectors by Query and moves their project counts.
+	routes.GroupUploads: with(authn, "dynamodb:BatchGetItem", "dynamodb:BatchWriteItem",
+		"dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"),
 	// Team, name guard, team count and selectors put in one transaction
 	// with a check of the projects revision; the id counter; pages by Query
 	// (the Skip index for numbered pages), members and named ids by

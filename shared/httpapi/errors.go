@@ -33,5 +33,6 @@ var (
 	ErrPermission      = Errorf(http.StatusForbidden, "Permission denied")
 	ErrAdmin           = Errorf(http.StatusForbidden, "Admin permission required")
 	ErrInvalidJSON     = Errorf(http.StatusBadRequest, "Invalid JSON body")
+	ErrUnavailable     = Errorf(http.StatusServiceUnavailable, "Service temporarily unavailable, retry later")
 	errInternal        = Errorf(http.StatusInternalServerError, "Internal server error")
 )

@@ -161,7 +161,15 @@ func (s *Server) logged(h HandlerFunc) http.Handler {
 // client verbatim; anything else is logged and answered generically.
 func (s *Server) writeError(w http.ResponseWriter, requestID string, err error) {
 	var apiErr *Error
-	if !errors.As(err, &apiErr) {
+	switch {
+	case errors.As(err, &apiErr):
+	case store.Transient(err):
+		// DynamoDB kept refusing past the store's retry budget; nothing
+		// half-done was left, so the client may simply try again.
+		s.Log.Warn("unavailable", "request_id", requestID, "error", err.Error())
+		w.Header().Set("Retry-After", "2")
+		apiErr = ErrUnavailable
+	default:
 		s.Log.Error("internal error", "request_id", requestID, "error", err.Error())
 		apiErr = errInternal
 	}

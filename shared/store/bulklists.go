@@ -14,8 +14,8 @@ import (
 // written once. They are neither conditional nor idempotent, and must never
 // run beside another writer of the company.
 
-// counterItem is a company counter as txCount leaves it.
-type counterItem struct {
+// companyCounter is a company counter as txCount leaves it.
+type companyCounter struct {
 	Key
 	N int `dynamodbav:"n"`
 }
@@ -49,7 +49,7 @@ func (s *Store) BulkLoadTeams(ctx context.Context, companyID int64, teams []Team
 		return nil, err
 	}
 	stamp := now()
-	items := []any{counterItem{Key: countKey(companyID, countTeams), N: len(teams)}}
+	items := []any{companyCounter{Key: countKey(companyID, countTeams), N: len(teams)}}
 	out := make([]Team, len(teams))
 	for n, t := range teams {
 		t.CompanyID, t.ID = companyID, first+int64(n)
@@ -80,7 +80,7 @@ func (s *Store) BulkLoadIntegrations(ctx context.Context, companyID int64, ins [
 		return nil, err
 	}
 	stamp := now()
-	items := []any{counterItem{Key: countKey(companyID, countIntegrations), N: len(ins)}}
+	items := []any{companyCounter{Key: countKey(companyID, countIntegrations), N: len(ins)}}
 	out := make([]Integration, len(ins))
 	for n, in := range ins {
 		if id, ok := CanonicalUUID(in.UUID); !ok || id != in.UUID {

@@ -230,12 +230,13 @@ func (s *Store) skipTo(ctx context.Context, l List, n int) (map[string]types.Att
 	}
 	var start, lastItem map[string]types.AttributeValue
 	for left := n; left > 0; {
-		res, err := s.DB.Query(ctx, &dynamodb.QueryInput{
+		in := &dynamodb.QueryInput{
 			TableName: aws.String(s.Table), IndexName: aws.String(tabledef.Skip.Name),
 			KeyConditionExpression: expr.KeyCondition(), ExpressionAttributeNames: expr.Names(),
 			ExpressionAttributeValues: expr.Values(), ScanIndexForward: aws.Bool(l.Forward),
 			Limit: aws.Int32(int32(left)), ExclusiveStartKey: start, ReturnConsumedCapacity: total,
-		})
+		}
+		res, err := call(ctx, func() (*dynamodb.QueryOutput, error) { return s.DB.Query(ctx, in) })
 		if err != nil {
 			return nil, fmt.Errorf("skip query: %w", err)
 		}

@@ -124,11 +124,12 @@ func (s *Store) queryAllConsistent(ctx context.Context, kc expression.KeyConditi
 	var items []map[string]types.AttributeValue
 	var start map[string]types.AttributeValue
 	for {
-		res, err := s.DB.Query(ctx, &dynamodb.QueryInput{
+		in := &dynamodb.QueryInput{
 			TableName: aws.String(s.Table), KeyConditionExpression: expr.KeyCondition(),
 			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 			ConsistentRead: aws.Bool(true), ExclusiveStartKey: start, ReturnConsumedCapacity: total,
-		})
+		}
+		res, err := call(ctx, func() (*dynamodb.QueryOutput, error) { return s.DB.Query(ctx, in) })
 		if err != nil {
 			return fmt.Errorf("query: %w", err)
 		}
@@ -197,6 +198,10 @@ func (s *Store) writeProject(ctx context.Context, before *Project, after Project
 	if err := s.queryAllConsistent(ctx, kc, &sels); err != nil {
 		return err
 	}
+	// The adjustments go in transactions (up to maxTxItems teams each): a
+	// transaction repeated after a lost answer is applied once, where a
+	// repeated ADD would count twice.
+	var moves []types.TransactWriteItem
 	for _, sel := range sels {
 		// Teams created at a later revision counted this change already.
 		if sel.ProjectsRev > rev {
@@ -212,9 +217,16 @@ func (s *Store) writeProject(ctx context.Context, before *Project, after Project
 		if delta == 0 {
 			continue
 		}
-		upd := expression.Add(expression.Name("project_count"), expression.Value(delta))
-		if err := s.update(ctx, teamKey(after.CompanyID, sel.TeamID), upd, nil, nil); err != nil {
-			return fmt.Errorf("team %d project count: %w", sel.TeamID, err)
+		exists := expression.AttributeExists(expression.Name("PK"))
+		move, err := s.txUpdate(teamKey(after.CompanyID, sel.TeamID), expression.Add(expression.Name("project_count"), expression.Value(delta)), &exists)
+		if err != nil {
+			return err
+		}
+		moves = append(moves, move)
+	}
+	for start := 0; start < len(moves); start += maxTxItems {
+		if err := s.transact(ctx, moves[start:min(start+maxTxItems, len(moves))]); err != nil {
+			return fmt.Errorf("teams' project counts: %w", err)
 		}
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -27,6 +28,8 @@ type Report struct {
 	// uploads that do not name them.
 	Branch        string
 	RepositoryURI string
+	// Tools are the runs' driver names, in run order, each once.
+	Tools []string
 }
 
 // Finding is one result of a report.
@@ -84,6 +87,9 @@ func Parse(data []byte) (Report, error) {
 	for i, r := range log.Runs {
 		if r == nil || r.Tool == nil || r.Tool.Driver == nil || str(r.Tool.Driver.Name) == "" {
 			return Report{}, invalid("runs[%d].tool.driver.name is missing", i)
+		}
+		if name := str(r.Tool.Driver.Name); !slices.Contains(rep.Tools, name) {
+			rep.Tools = append(rep.Tools, name)
 		}
 		rc := newRunContext(r)
 		for j, res := range r.Results {
