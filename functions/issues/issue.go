@@ -4,12 +4,11 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"path"
 	"strconv"
-	"strings"
 
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/httpapi"
+	"github.com/acme/codescan-api/shared/ingest"
 	"github.com/acme/codescan-api/shared/store"
 )
 
@@ -79,23 +78,6 @@ type assigneeJSON struct {
 	ID string `json:"id"`
 }
 
-// languages names the language of a file by its extension, for the
-// client's location.file.language.
-var languages = map[string]string{
-	".go": "go", ".py": "python", ".js": "javascript", ".jsx": "javascript", ".mjs": "javascript",
-	".ts": "typescript", ".tsx": "typescript", ".java": "java", ".kt": "kotlin", ".rb": "ruby",
-	".php": "php", ".cs": "csharp", ".c": "c", ".h": "c", ".cpp": "cpp", ".cc": "cpp", ".hpp": "cpp",
-	".rs": "rust", ".swift": "swift", ".scala": "scala", ".sh": "shell", ".yaml": "yaml", ".yml": "yaml",
-	".tf": "terraform", ".sql": "sql", ".html": "html", ".vue": "vue", ".dart": "dart",
-}
-
-func languageOf(p string) string {
-	if l, ok := languages[strings.ToLower(path.Ext(p))]; ok {
-		return l
-	}
-	return "unknown"
-}
-
 func optional(s string) *string {
 	if s == "" {
 		return nil
@@ -116,7 +98,7 @@ func renderIssue(i store.Issue, lastSeen string) issueJSON {
 		CreatedAt: i.CreatedAt, FirstDetectionDate: i.CreatedAt, Title: i.Title, RuleID: i.RuleID,
 		CWE: cweName{ID: c.ID, Name: c.Name}, Classification: c,
 		Location: issueWhere{
-			File:       fileWithLanguage{fileRef: fileOf(i.FilePath), Language: languageOf(i.FilePath)},
+			File:       fileWithLanguage{fileRef: fileOf(i.FilePath), Language: ingest.Language(i.FilePath)},
 			LineNumber: i.Line,
 			Project:    projectRef{ID: i.ProjectID, Name: i.ProjectName, Branch: i.Branch},
 		},

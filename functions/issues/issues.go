@@ -33,6 +33,9 @@ func New(d config.Deps) http.Handler {
 		"PATCH /issue/{issue_id}":            h.patch,
 		"POST /issues/triage":                h.triage,
 		"GET /scan/{scan_id}/issues":         h.scanIssues,
+		"GET /scan/{scan_id}/issues/sca":     h.scanSCA,
+		"GET /issues/sca":                    h.projectSCA,
+		"GET /issues/code-quality":           h.projectQuality,
 	})
 }
 

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -252,54 +253,64 @@ var faultCases = []faultCase{
 // state is then exactly the clean run's.
 func TestFaultInjection(t *testing.T) {
 	covered := map[string]bool{}
-	cases := 0
-	for _, fc := range faultCases {
-		covered[fc.route] = true
-		template := newFaultWorld(t, fc.setup)
-		clean := template.clone(t)
-		before := clean.state(t)
-		res := clean.do(t, fc)
-		if res.Status/100 != 2 {
-			t.Fatalf("%s clean run: %d %s", fc.route, res.Status, res.Body)
-		}
-		calls, after := clean.inj.count(), clean.state(t)
-		for k := 1; k <= calls; k++ {
-			for _, kind := range faultKinds {
-				cases++
-				w := template.clone(t)
-				w.inj.reset(k, kind.err)
-				res := w.do(t, fc)
-				what := fmt.Sprintf("%s, call %d of %d fails with %s", fc.route, k, calls, kind.name)
-				switch {
-				case res.Status/100 == 2:
-				case res.Status == 503 && res.Header.Get("Retry-After") != "":
-				default:
-					t.Fatalf("%s: %d %s", what, res.Status, res.Body)
-				}
-				w.inj.reset(0, nil)
-				got := w.state(t)
-				if !fc.multiStep && !slices.Equal(got, before) && !slices.Equal(got, after) {
-					t.Fatalf("%s: stored state is neither before nor after:\n%s", what, diff(got, after))
-				}
-				testenv.Recount(t, w.env.Store, w.co.ID)
-				if res.Status == 503 {
-					w.inj.reset(0, nil)
-					if res := w.do(t, fc); res.Status/100 != 2 {
-						t.Fatalf("%s: repeated request: %d %s", what, res.Status, res.Body)
-					}
-				}
-				if got := w.state(t); !slices.Equal(got, after) {
-					t.Fatalf("%s: repeated request left another state than a clean run:\n%s", what, diff(got, after))
+	var cases atomic.Int64
+	t.Run("cases", func(t *testing.T) {
+		for _, fc := range faultCases {
+			covered[fc.route] = true
+			template := newFaultWorld(t, fc.setup)
+			clean := template.clone(t)
+			before := clean.state(t)
+			res := clean.do(t, fc)
+			if res.Status/100 != 2 {
+				t.Fatalf("%s clean run: %d %s", fc.route, res.Status, res.Body)
+			}
+			calls, after := clean.inj.count(), clean.state(t)
+			for k := 1; k <= calls; k++ {
+				for _, kind := range faultKinds {
+					what := fmt.Sprintf("%s, call %d of %d fails with %s", fc.route, k, calls, kind.name)
+					t.Run(what, func(t *testing.T) {
+						t.Parallel()
+						cases.Add(1)
+						faultCaseRun(t, template, fc, k, kind.err, before, after)
+					})
 				}
 			}
 		}
-	}
+	})
 	for _, rt := range routes.Table {
 		if rt.Method != "GET" && !covered[rt.Method+" "+rt.Path] && !faultExempt[rt.Method+" "+rt.Path] {
 			t.Errorf("write route %s %s has no fault-injection case", rt.Method, rt.Path)
 		}
 	}
-	fmt.Printf("fault injection: %d cases (write routes x DynamoDB call positions x %d error kinds)\n", cases, len(faultKinds))
+	fmt.Printf("fault injection: %d cases (write routes x DynamoDB call positions x %d error kinds)\n", cases.Load(), len(faultKinds))
+}
+
+// faultCaseRun sends fc's request to a copy of template whose k-th
+// DynamoDB call fails with err, and checks the answer and what is stored.
+func faultCaseRun(t *testing.T, template *faultWorld, fc faultCase, k int, err func() error, before, after []string) {
+	w := template.clone(t)
+	w.inj.reset(k, err)
+	res := w.do(t, fc)
+	switch {
+	case res.Status/100 == 2:
+	case res.Status == 503 && res.Header.Get("Retry-After") != "":
+	default:
+		t.Fatalf("%d %s", res.Status, res.Body)
+	}
+	w.inj.reset(0, nil)
+	got := w.state(t)
+	if !fc.multiStep && !slices.Equal(got, before) && !slices.Equal(got, after) {
+		t.Fatalf("stored state is neither before nor after:\n%s", diff(got, after))
+	}
+	testenv.Recount(t, w.env.Store, w.co.ID)
+	if res.Status == 503 {
+		if res := w.do(t, fc); res.Status/100 != 2 {
+			t.Fatalf("repeated request: %d %s", res.Status, res.Body)
+		}
+	}
+	if got := w.state(t); !slices.Equal(got, after) {
+		t.Fatalf("another state than a clean run's:\n%s", diff(got, after))
+	}
 }
 
 // faultExempt are write routes whose cases live elsewhere.

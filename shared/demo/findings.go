@@ -151,11 +151,19 @@ func seedFindings(ctx context.Context, st *store.Store, c *Company) error {
 		return err
 	}
 
-	qualityScans := scanIDs[:2]
+	var qualityScans []string
+	for _, at := range scanTimes[1:] {
+		sc, err := st.CreateScan(ctx, store.Scan{CompanyID: c.ID, ProjectID: projects[0].ID, Branch: "main", Engine: "golangci-lint",
+			Tool: "golangci-lint", RepoURL: projects[0].RepoURL, CreatedAt: at, Status: store.ScanComplete})
+		if err != nil {
+			return err
+		}
+		qualityScans = append(qualityScans, sc.ID)
+	}
 	for _, scanID := range qualityScans {
 		admin := c.UserByRole("admin")
 		assignee := store.Assignee{ID: strconv.FormatInt(admin.ID, 10), Email: admin.Email, Name: "Admin"}
-		if err := st.PutQualityIssues(ctx, c.ID, qualityIssues(uint64(c.ID), scanID, projects[0].Name, assignee, 35)); err != nil {
+		if err := st.PutQualityIssues(ctx, c.ID, qualityIssues(uint64(c.ID), scanID, projects[0], assignee, 35)); err != nil {
 			return err
 		}
 	}
@@ -272,7 +280,7 @@ var qualityClasses = []store.QualityClassification{
 	{ID: "CQ-ERR", Name: "Unchecked Error", Description: "An error result is ignored."},
 }
 
-func qualityIssues(seed uint64, scanID, project string, assignee store.Assignee, n int) []store.QualityIssue {
+func qualityIssues(seed uint64, scanID string, project store.Project, assignee store.Assignee, n int) []store.QualityIssue {
 	r := rand.New(rand.NewPCG(seed, 0xc0de))
 	out := make([]store.QualityIssue, n)
 	for k := range out {
@@ -280,6 +288,7 @@ func qualityIssues(seed uint64, scanID, project string, assignee store.Assignee,
 		line := 1 + r.IntN(400)
 		q := store.QualityIssue{
 			ScanID:             scanID,
+			ProjectID:          project.ID,
 			Classification:     cls,
 			Urgency:            store.Urgencies[1+r.IntN(3)],
 			CreatedAt:          fmt.Sprintf("2025-06-%02dT%02d:00:00Z", 1+r.IntN(28), r.IntN(24)),
@@ -288,7 +297,7 @@ func qualityIssues(seed uint64, scanID, project string, assignee store.Assignee,
 			SLAStatus:          []string{"on_track", "overdue"}[r.IntN(2)],
 			Location: store.QualityLocation{
 				File:       store.QualityFile{Name: "service.go", Language: "go", Path: "internal/service/service.go", GitHash: "9fceb02"},
-				Project:    store.QualityProject{Name: project, Branch: "main", GitSHA: "e83c5163316f89bfbde7d9ab23ca2e25604af290"},
+				Project:    store.QualityProject{Name: project.Name, Branch: "main", GitSHA: "e83c5163316f89bfbde7d9ab23ca2e25604af290"},
 				LineNumber: line, SinkLineNumber: line + r.IntN(20),
 			},
 			AutoTriage:   store.AutoTriage{FalsePositiveDetection: store.FalsePositiveDetection{Status: "valid", Reasoning: "The code path is reachable from a public handler."}},
@@ -316,7 +325,7 @@ func scaIssues(projectID int64) []store.SCAIssue {
 	}
 	var out []store.SCAIssue
 	for k, d := range deps {
-		reach := store.SCAReachability{Status: "reachable", Description: "A vulnerable function is called from the project's code.",
+		reach := store.SCAReachability{Status: "reachable", IsReachable: true, Description: "A vulnerable function is called from the project's code.",
 			Usages: []store.SCAUsage{{ID: uuid.NewString(), Filename: "src/handlers/report.js", CodeLine: "const out = render(input)",
 				IsFunctionReachable: "true", Reasoning: "render passes user input to the vulnerable function."}}}
 		if k%2 == 1 {

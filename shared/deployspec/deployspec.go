@@ -55,10 +55,11 @@ var tableActions = map[string][]string{
 	// Scans, projects and issues with their counters (ApplyScan reads
 	// existing issues and counters with BatchGetItem, the previous scan's
 	// members by Query, writes the scan's members with BatchWriteItem and
-	// issues, history and counters in transactions of puts and updates);
+	// issues, history and counters in transactions of puts and updates, and
+	// the scan's counter journal with deletes);
 	// CI metadata; run and project look-ups. A new project or repository URL
 	// reads the teams' selectors by Query and moves their project counts.
-	routes.GroupUploads: with(authn, "dynamodb:BatchGetItem", "dynamodb:BatchWriteItem",
+	routes.GroupUploads: with(authn, "dynamodb:BatchGetItem", "dynamodb:BatchWriteItem", "dynamodb:DeleteItem",
 		"dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"),
 	// Team, name guard, team count and selectors put in one transaction
 	// with a check of the projects revision; the id counter; pages by Query

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 
@@ -99,4 +100,112 @@ func Issues(companyID int64, sc store.Scan, proj store.Project, fs []finding.Fin
 		}
 	}
 	return out
+}
+
+// ofKind keeps the findings of one kind.
+func ofKind(fs []finding.Finding, k finding.Kind) []finding.Finding {
+	var out []finding.Finding
+	for _, f := range fs {
+		if f.Kind == k {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// Quality are the scan's code quality findings of a report, classified by
+// their rule's class; first detection is the scan's time.
+func Quality(companyID int64, sc store.Scan, proj store.Project, fs []finding.Finding) []store.QualityIssue {
+	qs := ofKind(fs, finding.Quality)
+	fps := Fingerprints(qs)
+	out := make([]store.QualityIssue, len(qs))
+	for n, f := range qs {
+		class := f.Classification
+		if class == "" {
+			class = "Maintainability"
+		}
+		line := max(f.Line, 0)
+		out[n] = store.QualityIssue{
+			ID:        store.IssueID(companyID, proj.ID, sc.Branch, sc.Tool, "q:"+fps[n]),
+			ProjectID: proj.ID, ScanID: sc.ID,
+			Classification: store.QualityClassification{ID: f.RuleID, Name: class, Description: firstOf(f.Title, f.Message)},
+			Urgency:        f.Urgency, CreatedAt: sc.CreatedAt, FirstDetectionDate: sc.CreatedAt, Status: "open",
+			SLAStatus: "on_track",
+			Location: store.QualityLocation{
+				File:       store.QualityFile{Name: path.Base(f.Path), Language: Language(f.Path), Path: f.Path},
+				Project:    store.QualityProject{Name: proj.Name, Branch: sc.Branch, GitSHA: sc.GitSHA},
+				LineNumber: line, SinkLineNumber: max(f.EndLine, line),
+			},
+			AutoTriage: store.AutoTriage{FalsePositiveDetection: store.FalsePositiveDetection{Status: "not_started"}},
+		}
+	}
+	return out
+}
+
+// SCA are the scan's SCA findings of a report: one per advisory, package
+// and version, with the scanner's reachability.
+func SCA(companyID int64, sc store.Scan, proj store.Project, fs []finding.Finding) []store.SCAIssue {
+	var out []store.SCAIssue
+	for _, f := range ofKind(fs, finding.SCA) {
+		d := f.SCA
+		if d == nil {
+			continue
+		}
+		primary := firstOf(append(slices.Clone(d.IDs), f.RuleID)...)
+		i := store.SCAIssue{
+			ID:        store.IssueID(companyID, proj.ID, sc.Branch, sc.Tool, "sca:"+primary+"|"+d.Ecosystem+"|"+d.Name+"@"+d.Version),
+			ProjectID: proj.ID, Branch: sc.Branch, Tool: sc.Tool, IDs: d.IDs,
+			Description: firstOf(d.Summary, f.Title, primary), Details: firstOf(d.Details, f.Message),
+			Severity: d.Severity, CVSSScore: d.CVSS, Classification: primary, CVE: d.CVE,
+			Package:  store.SCAPackage{Name: d.Name, Version: d.Version, Ecosystem: d.Ecosystem, FixVersion: d.FixVersion},
+			Location: store.SCALocation{Path: firstOf(d.Manifest, f.Path)},
+			Reachability: store.SCAReachability{Status: d.Reachability.Status, IsReachable: d.Reachability.Status == finding.Reachable,
+				Description: reachabilityText[d.Reachability.Status], Usages: []store.SCAUsage{}},
+		}
+		for _, u := range d.Reachability.Usages {
+			i.Reachability.Usages = append(i.Reachability.Usages, store.SCAUsage{
+				ID:       store.IssueID(companyID, proj.ID, sc.Branch, sc.Tool, fmt.Sprintf("usage:%s|%s:%d|%s", i.ID, u.File, u.Line, u.Function)),
+				Filename: u.File, CodeLine: fmt.Sprintf("%s:%d %s", u.File, u.Line, u.Function),
+				IsFunctionReachable: fmt.Sprint(u.Reachable), Reasoning: u.Path,
+			})
+		}
+		out = append(out, i)
+	}
+	return out
+}
+
+// reachabilityText explains each reachability status.
+var reachabilityText = map[string]string{
+	finding.Reachable:       "A call path from the project's code reaches the vulnerable function.",
+	finding.PackageImported: "The vulnerable package is imported, but no call path reaches the vulnerable function.",
+	finding.ModuleRequired:  "The module is required, but the vulnerable package is not imported.",
+	finding.NotAnalyzed:     "The scanner does not analyse reachability.",
+}
+
+func firstOf(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// languages names the language of a file by its extension (the client's
+// location.file.language).
+var languages = map[string]string{
+	".go": "go", ".py": "python", ".js": "javascript", ".jsx": "javascript", ".mjs": "javascript",
+	".ts": "typescript", ".tsx": "typescript", ".java": "java", ".kt": "kotlin", ".rb": "ruby",
+	".php": "php", ".cs": "csharp", ".c": "c", ".h": "c", ".cpp": "cpp", ".cc": "cpp", ".hpp": "cpp",
+	".rs": "rust", ".swift": "swift", ".scala": "scala", ".sh": "shell", ".yaml": "yaml", ".yml": "yaml",
+	".tf": "terraform", ".sql": "sql", ".html": "html", ".vue": "vue", ".dart": "dart",
+}
+
+// Language is the language of a file by its extension, "unknown" when
+// the extension says nothing.
+func Language(p string) string {
+	if l, ok := languages[strings.ToLower(path.Ext(p))]; ok {
+		return l
+	}
+	return "unknown"
 }

@@ -80,6 +80,9 @@ var Table = []Route{
 	{Method: "PATCH", Path: "/issue/{issue_id}", Group: GroupIssues, Access: Permission, Permission: PermTriageIssue},
 	{Method: "POST", Path: "/issues/triage", Group: GroupIssues, Access: Permission, Permission: PermTriageIssue},
 	{Method: "GET", Path: "/scan/{scan_id}/issues", Group: GroupIssues, Access: Authenticated},
+	{Method: "GET", Path: "/scan/{scan_id}/issues/sca", Group: GroupIssues, Access: Authenticated},
+	{Method: "GET", Path: "/issues/sca", Group: GroupIssues, Access: Authenticated},
+	{Method: "GET", Path: "/issues/code-quality", Group: GroupIssues, Access: Authenticated},
 
 	{Method: "POST", Path: "/teams", Group: GroupTeams, Access: Permission, Permission: PermChangeContentAccess},
 	{Method: "GET", Path: "/teams", Group: GroupTeams, Access: Permission, Permission: PermChangeContentAccess},

@@ -63,7 +63,11 @@ func (s *Store) bulkCreate(ctx context.Context, companyID int64, scanID string, 
 	if err := s.batchPutParallel(ctx, items); err != nil {
 		return err
 	}
-	return s.applyJournal(ctx, companyID, pk)
+	if err := s.applyJournal(ctx, companyID, pk); err != nil {
+		return err
+	}
+	// Paid in full: a later apply of the scan journals afresh.
+	return s.deleteItem(ctx, Key{PK: pk, SK: journalDone})
 }
 
 func (s *Store) writeJournal(ctx context.Context, companyID int64, pk string, creates []issueChange) error {

@@ -71,6 +71,18 @@ func (s *Store) putItem(ctx context.Context, item any, cond *expression.Conditio
 	return nil
 }
 
+// deleteItem removes an item (absent or not).
+func (s *Store) deleteItem(ctx context.Context, k Key) error {
+	res, err := call(ctx, func() (*dynamodb.DeleteItemOutput, error) {
+		return s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.Table), Key: k.av(), ReturnConsumedCapacity: total})
+	})
+	if err != nil {
+		return fmt.Errorf("delete %s/%s: %w", k.PK, k.SK, err)
+	}
+	record(ctx, writing, res.ConsumedCapacity)
+	return nil
+}
+
 // putNew writes item only if no item with its key exists (ErrConflict otherwise).
 func (s *Store) putNew(ctx context.Context, item any) error {
 	c := expression.AttributeNotExists(expression.Name(tabledef.PK))
