@@ -25,8 +25,8 @@ func (s *Store) txCount(companyID int64, collection string, delta int) (types.Tr
 	return s.txUpdate(countKey(companyID, collection), expression.Add(expression.Name("n"), expression.Value(delta)), nil)
 }
 
-// count reads a company's counter of a collection (0 before the first item).
-func (s *Store) count(ctx context.Context, companyID int64, collection string) (int, error) {
+// companyCount reads a company's counter of a collection (0 before the first item).
+func (s *Store) companyCount(ctx context.Context, companyID int64, collection string) (int, error) {
 	var c struct {
 		N int `dynamodbav:"n"`
 	}

@@ -112,7 +112,7 @@ func (s *Store) IntegrationsPage(ctx context.Context, companyID int64, q PageQue
 // IntegrationCount is the number of a company's integrations (a counter
 // kept on write).
 func (s *Store) IntegrationCount(ctx context.Context, companyID int64) (int, error) {
-	return s.count(ctx, companyID, countIntegrations)
+	return s.companyCount(ctx, companyID, countIntegrations)
 }
 
 // ListIntegrations returns every integration of a company, by id (the naive

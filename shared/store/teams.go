@@ -139,7 +139,7 @@ func (s *Store) TeamsPage(ctx context.Context, companyID int64, q PageQuery) ([]
 
 // TeamCount is the number of a company's teams (a counter kept on write).
 func (s *Store) TeamCount(ctx context.Context, companyID int64) (int, error) {
-	return s.count(ctx, companyID, countTeams)
+	return s.companyCount(ctx, companyID, countTeams)
 }
 
 // ListTeams returns every team of a company, by id (the naive baseline of
