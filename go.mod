@@ -30,6 +30,7 @@ require (
 	github.com/schollz/progressbar/v3 v3.18.0
 	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
 	github.com/xeipuuv/gojsonschema v1.2.0
+	golang.org/x/sync v0.13.0
 	gopkg.in/yaml.v3 v3.0.1
 )
 

@@ -76,7 +76,7 @@ func NewAPIStack(scope constructs.Construct, id, region string, s Settings) *API
 			IndexName:      jsii.String(ix.Name),
 			PartitionKey:   &awsdynamodb.Attribute{Name: jsii.String(ix.PK), Type: awsdynamodb.AttributeType_STRING},
 			SortKey:        &awsdynamodb.Attribute{Name: jsii.String(ix.SK), Type: awsdynamodb.AttributeType_STRING},
-			ProjectionType: awsdynamodb.ProjectionType_ALL,
+			ProjectionType: awsdynamodb.ProjectionType(ix.Projection),
 		})
 	}
 

@@ -349,7 +349,7 @@ func TestTableKeepsItsDataInProduction(t *testing.T) {
 					map[string]any{"AttributeName": ix.PK, "KeyType": "HASH"},
 					map[string]any{"AttributeName": ix.SK, "KeyType": "RANGE"},
 				},
-				"Projection": map[string]any{"ProjectionType": "ALL"},
+				"Projection": map[string]any{"ProjectionType": ix.Projection},
 			})
 		}
 		assert(t, s.region+" table", func() {

@@ -13,6 +13,8 @@ import (
 	"os"
 	"strconv"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/config"
 	"github.com/acme/codescan-api/shared/httpapi"
@@ -110,6 +112,7 @@ type listResponse struct {
 	Page              int               `json:"page"`
 	TotalPages        int               `json:"total_pages"`
 	TotalIntegrations int               `json:"total_integrations"`
+	NextPageToken     string            `json:"next_page_token,omitempty"`
 }
 
 func (h handlers) list(w http.ResponseWriter, r *http.Request) error {
@@ -118,13 +121,27 @@ func (h handlers) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	all, err := h.store.ListIntegrations(r.Context(), p.CompanyID)
+	// The page and the total are independent reads.
+	var (
+		page  []store.Integration
+		res   store.PageResult
+		total int
+	)
+	g, ctx := errgroup.WithContext(r.Context())
+	g.Go(func() (err error) {
+		page, res, err = h.store.IntegrationsPage(ctx, p.CompanyID, pg.Query())
+		return err
+	})
+	g.Go(func() (err error) {
+		total, err = h.store.IntegrationCount(ctx, p.CompanyID)
+		return err
+	})
+	cur, err := pg.PageCursor(res, total, g.Wait())
 	if err != nil {
 		return err
 	}
-	page := httpapi.Slice(pg, all)
-	out := listResponse{Status: "ok", Integrations: make([]integrationJSON, 0, len(page)), Page: pg.Page,
-		TotalPages: pg.TotalPages(len(all)), TotalIntegrations: len(all)}
+	out := listResponse{Status: "ok", Integrations: make([]integrationJSON, 0, len(page)), Page: cur.Page,
+		TotalPages: pg.TotalPages(total), TotalIntegrations: total, NextPageToken: cur.Next}
 	for _, in := range page {
 		out.Integrations = append(out.Integrations, view(in))
 	}

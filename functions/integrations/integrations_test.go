@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -590,4 +591,74 @@ func TestSealFailure(t *testing.T) {
 		t.Fatalf("unreadable stored token: %d %s", r.Status, r.Body)
 	}
 	w.noSecrets(t, before)
+}
+
+func TestCursorPagingMatchesPageNumbers(t *testing.T) {
+	w := setup(t)
+	want := []int64{w.ghes.ID}
+	for i := range 6 {
+		in := w.integration(t, w.acme.ID, store.Integration{Name: fmt.Sprintf("GH %d", i), AccountID: "1", BaseURL: "https://api.github.com"}, oldToken)
+		want = append(want, in.ID)
+	}
+	type page struct {
+		Integrations      []integrationJSON `json:"integrations"`
+		Page              int               `json:"page"`
+		TotalPages        int               `json:"total_pages"`
+		TotalIntegrations int               `json:"total_integrations"`
+		NextPageToken     string            `json:"next_page_token"`
+	}
+	list := func(u testenv.User, query string) (page, *testenv.Response) {
+		r := w.do(t, w.h, "GET", "/integrations/scm-provider?"+query, "", testenv.Key(u)...)
+		var p page
+		if r.Status == 200 {
+			r.Decode(t, &p)
+		}
+		return p, r
+	}
+	var byNumber, byCursor []int64
+	for n := 1; n <= 3; n++ {
+		p, r := list(w.viewer, fmt.Sprintf("page=%d&page_size=3", n))
+		if r.Status != 200 || p.Page != n || p.TotalIntegrations != 7 || p.TotalPages != 3 {
+			t.Fatalf("page %d: %d %s", n, r.Status, r.Body)
+		}
+		for _, in := range p.Integrations {
+			byNumber = append(byNumber, in.ID)
+		}
+	}
+	query, first := "page_size=3", ""
+	for n := 1; ; n++ {
+		p, r := list(w.viewer, query)
+		if r.Status != 200 || p.Page != n || p.TotalIntegrations != 7 {
+			t.Fatalf("cursor page %d: %d %s", n, r.Status, r.Body)
+		}
+		for _, in := range p.Integrations {
+			byCursor = append(byCursor, in.ID)
+		}
+		if p.NextPageToken == "" {
+			break
+		}
+		if first == "" {
+			first = p.NextPageToken
+		}
+		query = "page_size=3&next_page_token=" + p.NextPageToken
+	}
+	if !slices.Equal(byNumber, want) || !slices.Equal(byCursor, want) {
+		t.Fatalf("by number %v, by cursor %v, want %v", byNumber, byCursor, want)
+	}
+	data, sum, _ := strings.Cut(first, ".")
+	for name, c := range map[string]struct {
+		u     testenv.User
+		token string
+	}{
+		"foreign company": {w.other.Admin, first},
+		"edited":          {w.viewer, "A" + data[1:] + "." + sum},
+		"unsigned":        {w.viewer, data},
+	} {
+		if _, r := list(c.u, "next_page_token="+c.token); r.Status != 400 || !strings.Contains(string(r.Body), "next_page_token") {
+			t.Errorf("%s token: %d %s", name, r.Status, r.Body)
+		}
+	}
+	if p, r := list(w.other.Admin, ""); r.Status != 200 || p.TotalIntegrations != 1 || len(p.Integrations) != 1 {
+		t.Fatalf("other company: %d %s", r.Status, r.Body)
+	}
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/config"
 	"github.com/acme/codescan-api/shared/httpapi"
@@ -155,24 +157,37 @@ func (h handlers) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	all, err := h.store.ListTeams(r.Context(), p.CompanyID)
+	// The page and the total are independent reads.
+	var (
+		page  []store.Team
+		res   store.PageResult
+		total int
+	)
+	g, ctx := errgroup.WithContext(r.Context())
+	g.Go(func() (err error) {
+		page, res, err = h.store.TeamsPage(ctx, p.CompanyID, pg.Query())
+		return err
+	})
+	g.Go(func() (err error) {
+		total, err = h.store.TeamCount(ctx, p.CompanyID)
+		return err
+	})
+	cur, err := pg.PageCursor(res, total, g.Wait())
 	if err != nil {
 		return err
 	}
-	page := httpapi.Slice(pg, all)
-	dir := newDirectory(r.Context(), h.store, p.CompanyID)
-	views := make([]teamJSON, 0, len(page))
-	for _, t := range page {
-		v, err := dir.view(t)
-		if err != nil {
-			return err
-		}
-		views = append(views, v)
+	views, err := newDirectory(r.Context(), h.store, p.CompanyID).views(page)
+	if err != nil {
+		return err
 	}
-	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{
-		"status": "ok", "page": pg.Page, "page_size": pg.PageSize,
-		"total_pages": pg.TotalPages(len(all)), "total_teams": len(all), "teams": views,
-	})
+	out := map[string]any{
+		"status": "ok", "page": cur.Page, "page_size": pg.PageSize,
+		"total_pages": pg.TotalPages(total), "total_teams": total, "teams": views,
+	}
+	if cur.Next != "" {
+		out[httpapi.TokenParam] = cur.Next
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, out)
 }
 
 var errTeamNotFound = httpapi.Errorf(http.StatusNotFound, "Team not found")
@@ -197,70 +212,41 @@ func (h handlers) get(w http.ResponseWriter, r *http.Request) error {
 	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "team": view})
 }
 
-// directory loads the company's users and projects, each at most once per
-// request and only when a team needs them.
+// directory reads what the teams of one answer need, by key: their
+// members, and the ids a new team names.
 type directory struct {
 	ctx       context.Context
 	store     *store.Store
 	companyID int64
-	users     map[int64]store.User
-	projects  []store.Project // nil until loaded (then non-nil, maybe empty)
 }
 
 func newDirectory(ctx context.Context, st *store.Store, companyID int64) *directory {
 	return &directory{ctx: ctx, store: st, companyID: companyID}
 }
 
-func (d *directory) userMap() (map[int64]store.User, error) {
-	if d.users == nil {
-		list, err := d.store.ListUsers(d.ctx, d.companyID)
-		if err != nil {
-			return nil, err
-		}
-		d.users = make(map[int64]store.User, len(list))
-		for _, u := range list {
-			d.users[u.ID] = u
-		}
-	}
-	return d.users, nil
-}
-
-func (d *directory) projectList() ([]store.Project, error) {
-	if d.projects == nil {
-		list, err := d.store.ListProjects(d.ctx, d.companyID)
-		if err != nil {
-			return nil, err
-		}
-		d.projects = httpapi.Array(list)
-	}
-	return d.projects, nil
-}
-
 // checkIDs answers 400 naming every member or project id that is not the
 // company's.
 func (d *directory) checkIDs(t store.Team) error {
-	var problems []string
-	if len(t.MemberIDs) > 0 {
-		users, err := d.userMap()
-		if err != nil {
-			return err
-		}
-		if bad := unknown(t.MemberIDs, func(id int64) bool { _, ok := users[id]; return ok }); bad != "" {
-			problems = append(problems, "Unknown member_ids: "+bad)
-		}
+	var users map[int64]store.User
+	var projects map[int64]store.Project
+	g, ctx := errgroup.WithContext(d.ctx)
+	g.Go(func() (err error) {
+		users, err = d.store.UsersByID(ctx, d.companyID, t.MemberIDs)
+		return err
+	})
+	g.Go(func() (err error) {
+		projects, err = d.store.ProjectsByID(ctx, d.companyID, t.ProjectIDs)
+		return err
+	})
+	if err := g.Wait(); err != nil {
+		return err
 	}
-	if len(t.ProjectIDs) > 0 {
-		projects, err := d.projectList()
-		if err != nil {
-			return err
-		}
-		ids := make(map[int64]bool, len(projects))
-		for _, p := range projects {
-			ids[p.ID] = true
-		}
-		if bad := unknown(t.ProjectIDs, func(id int64) bool { return ids[id] }); bad != "" {
-			problems = append(problems, "Unknown project_ids: "+bad)
-		}
+	var problems []string
+	if bad := unknown(t.MemberIDs, func(id int64) bool { _, ok := users[id]; return ok }); bad != "" {
+		problems = append(problems, "Unknown member_ids: "+bad)
+	}
+	if bad := unknown(t.ProjectIDs, func(id int64) bool { _, ok := projects[id]; return ok }); bad != "" {
+		problems = append(problems, "Unknown project_ids: "+bad)
 	}
 	if len(problems) > 0 {
 		return httpapi.Errorf(http.StatusBadRequest, "%s", strings.Join(problems, "; "))
@@ -298,52 +284,41 @@ type teamJSON struct {
 	UpdatedAt       string       `json:"updated_at"`
 }
 
-// view is the API form of a team: members with their current names, and the
-// number of the company's projects the team covers now.
+// view is the API form of a team.
 func (d *directory) view(t store.Team) (teamJSON, error) {
-	v := teamJSON{
-		ID: t.ID, Name: t.Name, Active: t.Active, Members: []memberJSON{},
-		ProjectIDs: httpapi.Array(t.ProjectIDs), ProjectTags: httpapi.Array(t.ProjectTags),
-		RepoURLPatterns: httpapi.Array(t.RepoURLPatterns), CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt,
+	v, err := d.views([]store.Team{t})
+	if err != nil {
+		return teamJSON{}, err
 	}
-	if len(t.MemberIDs) > 0 {
-		users, err := d.userMap()
-		if err != nil {
-			return teamJSON{}, err
+	return v[0], nil
+}
+
+// views are the API form of teams: members with their current names (one
+// read by key of the teams' members), and the number of the company's
+// projects each team covers (kept on the team).
+func (d *directory) views(teams []store.Team) ([]teamJSON, error) {
+	var ids []int64
+	for _, t := range teams {
+		ids = append(ids, t.MemberIDs...)
+	}
+	users, err := d.store.UsersByID(d.ctx, d.companyID, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]teamJSON, 0, len(teams))
+	for _, t := range teams {
+		v := teamJSON{
+			ID: t.ID, Name: t.Name, Active: t.Active, Members: []memberJSON{},
+			ProjectIDs: httpapi.Array(t.ProjectIDs), ProjectTags: httpapi.Array(t.ProjectTags),
+			RepoURLPatterns: httpapi.Array(t.RepoURLPatterns), ProjectCount: t.ProjectCount,
+			CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt,
 		}
 		for _, id := range t.MemberIDs {
 			if u, ok := users[id]; ok {
 				v.Members = append(v.Members, memberJSON{ID: u.ID, Email: u.Email, FirstName: u.FirstName, LastName: u.LastName})
 			}
 		}
+		out = append(out, v)
 	}
-	if len(t.ProjectIDs)+len(t.ProjectTags)+len(t.RepoURLPatterns) > 0 {
-		projects, err := d.projectList()
-		if err != nil {
-			return teamJSON{}, err
-		}
-		v.ProjectCount = projectCount(t, projects)
-	}
-	return v, nil
-}
-
-// projectCount is the number of distinct projects a team covers: those it
-// names by id, those carrying one of its tags (case-insensitive equality),
-// and those whose repository URL contains one of its patterns
-// (case-insensitive substring; a project without a URL matches none).
-func projectCount(t store.Team, projects []store.Project) int {
-	n := 0
-	for _, p := range projects {
-		byTag := slices.ContainsFunc(p.Tags, func(tag string) bool {
-			return slices.ContainsFunc(t.ProjectTags, func(sel string) bool { return strings.EqualFold(tag, sel) })
-		})
-		url := strings.ToLower(p.RepoURL)
-		byURL := url != "" && slices.ContainsFunc(t.RepoURLPatterns, func(sel string) bool {
-			return strings.Contains(url, strings.ToLower(sel))
-		})
-		if slices.Contains(t.ProjectIDs, p.ID) || byTag || byURL {
-			n++
-		}
-	}
-	return n
+	return out, nil
 }

@@ -381,3 +381,165 @@ func TestPaging(t *testing.T) {
 		}
 	}
 }
+
+// listPage is one answer of GET /teams.
+type listPage struct {
+	Page          int    `json:"page"`
+	TotalPages    int    `json:"total_pages"`
+	TotalTeams    int    `json:"total_teams"`
+	NextPageToken string `json:"next_page_token"`
+	Teams         []team `json:"teams"`
+}
+
+func (w *world) list(t *testing.T, u testenv.User, query string) (listPage, *testenv.Response) {
+	t.Helper()
+	r := testenv.Do(t, w.h, "GET", "/teams?"+query, "", testenv.Key(u)...)
+	var p listPage
+	if r.Status == 200 {
+		r.Decode(t, &p)
+	}
+	return p, r
+}
+
+func TestCursorPagingMatchesPageNumbers(t *testing.T) {
+	w := setup(t)
+	otherManager := w.env.User(t, w.other, testenv.UserSpec{Email: "lead@other.test", Permissions: []string{routes.PermChangeContentAccess}})
+	var created []int64
+	for i := range 7 {
+		r := w.post(t, w.manager, fmt.Sprintf(`{"name":"Team %d","member_ids":[%d]}`, i, w.dev1.ID))
+		created = append(created, decodeTeam(t, r).ID)
+		if i < 2 {
+			w.post(t, otherManager, fmt.Sprintf(`{"name":"Other %d"}`, i))
+		}
+	}
+	var byNumber []int64
+	for page := 1; page <= 3; page++ {
+		p, r := w.list(t, w.manager, fmt.Sprintf("page=%d&page_size=3", page))
+		if r.Status != 200 || p.Page != page || p.TotalTeams != 7 || p.TotalPages != 3 || (page < 3) != (p.NextPageToken != "") {
+			t.Fatalf("page %d: %d %s", page, r.Status, r.Body)
+		}
+		for _, tm := range p.Teams {
+			byNumber = append(byNumber, tm.ID)
+		}
+	}
+	var byCursor []int64
+	query := "page_size=3"
+	var tokens []string
+	for page := 1; ; page++ {
+		p, r := w.list(t, w.manager, query)
+		if r.Status != 200 || p.Page != page || p.TotalTeams != 7 {
+			t.Fatalf("cursor page %d: %d %s", page, r.Status, r.Body)
+		}
+		for _, tm := range p.Teams {
+			byCursor = append(byCursor, tm.ID)
+			if len(tm.Members) != 1 || tm.Members[0].ID != w.dev1.ID {
+				t.Fatalf("members of %d: %+v", tm.ID, tm.Members)
+			}
+		}
+		if p.NextPageToken == "" {
+			break
+		}
+		tokens = append(tokens, p.NextPageToken)
+		// The token wins over page.
+		query = "page=1&page_size=3&next_page_token=" + p.NextPageToken
+	}
+	if !slices.Equal(byNumber, created) || !slices.Equal(byCursor, created) {
+		t.Fatalf("by number %v, by cursor %v, want %v", byNumber, byCursor, created)
+	}
+
+	// Tenant isolation: the other company sees its own two teams only, and
+	// acme's token is no use to it.
+	p, r := w.list(t, otherManager, "")
+	if r.Status != 200 || p.TotalTeams != 2 || len(p.Teams) != 2 || p.NextPageToken != "" {
+		t.Fatalf("other company: %d %s", r.Status, r.Body)
+	}
+	data, sum, _ := strings.Cut(tokens[0], ".")
+	for name, c := range map[string]struct {
+		u     testenv.User
+		token string
+	}{
+		"foreign company": {otherManager, tokens[0]},
+		"edited":          {w.manager, data[:len(data)-1] + "A." + sum},
+		"unsigned":        {w.manager, data},
+		"garbage":         {w.manager, "xyz"},
+	} {
+		if _, r := w.list(t, c.u, "next_page_token="+c.token); r.Status != 400 || !strings.Contains(string(r.Body), "next_page_token") {
+			t.Errorf("%s token: %d %s", name, r.Status, r.Body)
+		}
+	}
+}
+
+func TestProjectCountFollowsProjectWrites(t *testing.T) {
+	w := setup(t)
+	r := w.post(t, w.manager, fmt.Sprintf(`{"name":"Payments","project_ids":[%d],"project_tags":["PCI"],"repo_url_patterns":["payments"]}`, w.projects["infra"].ID))
+	tm := decodeTeam(t, r)
+	if tm.ProjectCount != 3 { // infra by id, payments-api (tag and URL), payments-batch
+		t.Fatalf("at creation: %d", tm.ProjectCount)
+	}
+	count := func() int {
+		t.Helper()
+		p, r := w.list(t, w.manager, "")
+		if r.Status != 200 || len(p.Teams) != 1 {
+			t.Fatalf("list: %d %s", r.Status, r.Body)
+		}
+		return p.Teams[0].ProjectCount
+	}
+	ctx := context.Background()
+	w.project(t, w.acme.ID, store.Project{Name: "payments-web", RepoURL: "https://x.test/payments-web", Tags: []string{"pci"}})
+	w.project(t, w.acme.ID, store.Project{Name: "docs", RepoURL: "https://x.test/docs"})
+	w.project(t, w.other.ID, store.Project{Name: "payments-y", Tags: []string{"pci"}})
+	if c := count(); c != 4 {
+		t.Fatalf("after creating one covered project (by tag and URL) and two others: %d", c)
+	}
+	late := w.project(t, w.acme.ID, store.Project{Name: "late"})
+	if err := w.env.Store.SetProjectRepoURLIfEmpty(ctx, w.acme.ID, late.ID, "https://x.test/PAYMENTS-late"); err != nil {
+		t.Fatal(err)
+	}
+	// Already covered by id: a URL that matches changes nothing.
+	if err := w.env.Store.SetProjectRepoURLIfEmpty(ctx, w.acme.ID, w.projects["infra"].ID, "https://x.test/payments-infra"); err != nil {
+		t.Fatal(err)
+	}
+	// A URL already set is kept, and counts are unchanged.
+	if err := w.env.Store.SetProjectRepoURLIfEmpty(ctx, w.acme.ID, late.ID, "https://x.test/other"); err != nil {
+		t.Fatal(err)
+	}
+	if c := count(); c != 5 {
+		t.Fatalf("after a URL set on a project: %d", c)
+	}
+	if got := decodeTeam(t, testenv.Do(t, w.h, "GET", fmt.Sprintf("/teams/%d", tm.ID), "", testenv.Key(w.manager)...)); got.ProjectCount != 5 {
+		t.Fatalf("get: %d", got.ProjectCount)
+	}
+}
+
+func TestConcurrentProjectAndTeamWritesCountOnce(t *testing.T) {
+	w := setup(t)
+	var wg sync.WaitGroup
+	const n = 6
+	for i := range n {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			p := store.Project{CompanyID: w.acme.ID, Name: fmt.Sprintf("svc-%d", i), RepoURL: fmt.Sprintf("https://x.test/svc-%d", i)}
+			if _, err := w.env.Store.CreateProject(context.Background(), p); err != nil {
+				t.Error(err)
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			_, err := w.env.Store.CreateTeam(context.Background(), store.Team{CompanyID: w.acme.ID, Name: fmt.Sprintf("T%d", i), RepoURLPatterns: []string{"svc-"}})
+			if err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	p, r := w.list(t, w.manager, "")
+	if r.Status != 200 || p.TotalTeams != n {
+		t.Fatalf("list: %d %s", r.Status, r.Body)
+	}
+	for _, tm := range p.Teams {
+		if tm.ProjectCount != n {
+			t.Errorf("team %s counts %d projects, want %d", tm.Name, tm.ProjectCount, n)
+		}
+	}
+}

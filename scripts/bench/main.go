@@ -1,4 +1,6 @@
-// Command bench measures the findings read APIs at two tenant sizes on
+// Command bench measures, in two suites (-suites), the findings read APIs
+// and the list routes (see lists.go). The findings suite runs them at two
+// tenant sizes on
 // DynamoDB Local (the one DYNAMODB_ENDPOINT names; `make bench` starts it).
 // It loads one company with -small issues and one with -large issues over
 // -projects projects, then calls GET /issues/groups (and the drill-down)
@@ -24,8 +26,10 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/acme/codescan-api/functions/issues"
@@ -53,15 +57,39 @@ func main() {
 	iterations := flag.Int("iterations", envInt("BENCH_ITERATIONS", 100), "measured calls per case and size")
 	naiveIterations := flag.Int("naive-iterations", 3, "measured calls of the naive baseline per size")
 	workers := flag.Int("workers", 8, "parallel loaders")
+	suites := flag.String("suites", envString("BENCH_SUITES", "findings,lists"), "comma-separated suites to run: findings, lists (env BENCH_SUITES)")
+	listSmall := flag.Int("list-small", envInt("BENCH_LIST_SMALL", 500), "teams and integrations of the small company (env BENCH_LIST_SMALL), at least 500")
+	listLarge := flag.Int("list-large", envInt("BENCH_LIST_LARGE", 50_000), "teams and integrations of the large company (env BENCH_LIST_LARGE)")
 	flag.Parse()
-	if *small < 1 || *large < *small || *large > maxIssues || *projects < 100 || *iterations < 2 {
-		fmt.Fprintln(os.Stderr, "bench: need 1 <= small <= large <= 1,000,000, projects >= 100, iterations >= 2")
+	if *small < 1 || *large < *small || *large > maxIssues || *projects < 100 || *iterations < 2 ||
+		*listSmall < 500 || *listLarge < *listSmall {
+		fmt.Fprintln(os.Stderr, "bench: need 1 <= small <= large <= 1,000,000, projects >= 100, iterations >= 2, 500 <= list-small <= list-large")
 		os.Exit(2)
 	}
-	if err := run(*small, *large, *projects, *iterations, *naiveIterations, *workers); err != nil {
+	ctx := context.Background()
+	endpoint := os.Getenv("DYNAMODB_ENDPOINT")
+	if endpoint == "" {
+		fmt.Fprintln(os.Stderr, "bench: DYNAMODB_ENDPOINT is unset (run it with `make bench`)")
+		os.Exit(2)
+	}
+	db, err := config.NewDynamoDB(ctx, endpoint)
+	if err == nil && slices.Contains(strings.Split(*suites, ","), "findings") {
+		err = run(ctx, db, *small, *large, *projects, *iterations, *naiveIterations, *workers)
+	}
+	if err == nil && slices.Contains(strings.Split(*suites, ","), "lists") {
+		err = runLists(ctx, db, *listSmall, *listLarge, *iterations, *naiveIterations, *workers)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
+}
+
+func envString(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
 }
 
 // tenant is one loaded company and the filter values the cases use.
@@ -74,16 +102,7 @@ type tenant struct {
 	file    string // a file path of that project
 }
 
-func run(small, large, projects, iterations, naiveIterations, workers int) error {
-	ctx := context.Background()
-	endpoint := os.Getenv("DYNAMODB_ENDPOINT")
-	if endpoint == "" {
-		return fmt.Errorf("DYNAMODB_ENDPOINT is unset (run it with `make bench`)")
-	}
-	db, err := config.NewDynamoDB(ctx, endpoint)
-	if err != nil {
-		return err
-	}
+func run(ctx context.Context, db *dynamodb.Client, small, large, projects, iterations, naiveIterations, workers int) error {
 	st := store.New(db, fmt.Sprintf("bench_%d", time.Now().UnixNano()))
 	if err := st.CreateTable(ctx); err != nil {
 		return err
@@ -104,7 +123,7 @@ func run(small, large, projects, iterations, naiveIterations, workers int) error
 	for it := -3; it < iterations; it++ {
 		for c, cs := range cases {
 			for n, t := range tenants {
-				s, err := call(ctx, h, t, cs.path(t))
+				s, err := call(ctx, h, t.apiKey, cs.path(t))
 				if err != nil {
 					return err
 				}
@@ -216,10 +235,10 @@ type sample struct {
 }
 
 // call runs one request through the handler with a meter on its context.
-func call(ctx context.Context, h http.Handler, t *tenant, path string) (sample, error) {
+func call(ctx context.Context, h http.Handler, apiKey, path string) (sample, error) {
 	m := &store.Meter{}
 	req := httptest.NewRequestWithContext(store.WithMeter(ctx, m), "GET", path, nil)
-	req.Header.Set(auth.APIKeyHeader, t.apiKey)
+	req.Header.Set(auth.APIKeyHeader, apiKey)
 	rec := httptest.NewRecorder()
 	start := time.Now()
 	h.ServeHTTP(rec, req)

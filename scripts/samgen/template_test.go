@@ -250,7 +250,7 @@ func TestTableMatchesTheTableDefinition(t *testing.T) {
 	for i, ix := range tabledef.Indexes {
 		g := p.GlobalSecondaryIndexes[i]
 		if g.IndexName != ix.Name || len(g.KeySchema) != 2 || g.KeySchema[0].AttributeName != ix.PK ||
-			g.KeySchema[1].AttributeName != ix.SK || g.Projection.ProjectionType != "ALL" {
+			g.KeySchema[1].AttributeName != ix.SK || g.Projection.ProjectionType != ix.Projection {
 			t.Errorf("index %d = %+v, want %+v with projection ALL", i, g, ix)
 		}
 	}

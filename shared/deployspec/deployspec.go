@@ -62,12 +62,15 @@ var tableActions = map[string][]string{
 	// members by Query, writes the scan's members with BatchWriteItem and
 	// issues, history and counters in transactions of puts and updates, and
 	// the scan's counter journal with deletes);
-	// CI metadata; run and project look-ups.
+	// CI metadata; run and project look-ups. A new project or repository URL
+	// reads the teams' selectors by Query and moves their project counts.
 	routes.GroupUploads: with(authn, "dynamodb:BatchGetItem", "dynamodb:BatchWriteItem", "dynamodb:DeleteItem",
 		"dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"),
-	// Team and name guard put in one transaction, the id counter, users and
-	// projects of the company read by Query.
-	routes.GroupTeams: with(authn, "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"),
+	// Team, name guard, team count, selectors and audit entry put in one
+	// transaction with a check of the projects revision; the id counter;
+	// pages by Query (the Skip index for numbered pages), members and named
+	// ids by BatchGetItem; the projects counted at creation by Query.
+	routes.GroupTeams: with(authn, "dynamodb:BatchGetItem", "dynamodb:ConditionCheckItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"),
 	// Endpoints with their counter (transactions of puts, updates and
 	// deletes), the list and the attempt log by Query (GSI1), a
 	// redelivery's claim and outcome.
@@ -82,8 +85,9 @@ var tableActions = map[string][]string{
 	// company scans and a scan's issues by BatchGetItem; setting a project's
 	// default branch is one update.
 	routes.GroupProjects: with(authn, "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:UpdateItem"),
-	// The list reads GSI1; updates are revision-conditional, in a
-	// transaction with their audit entry (puts).
+	// The list reads GSI1 (and the Skip index for numbered pages) and the
+	// count by GetItem; updates are revision-conditional, in a transaction
+	// with their audit entry (puts).
 	routes.GroupIntegrations: with(authn, "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"),
 	// Keys, users and their list copies, counters, guards and audit entries
 	// are written in transactions (puts, updates, deletes); lists are

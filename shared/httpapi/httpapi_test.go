@@ -81,10 +81,11 @@ func TestRouterAnswersJSONForUnknownRoutes(t *testing.T) {
 
 func TestParsePaging(t *testing.T) {
 	ok := map[string]Paging{
-		"":                         {1, 20},
-		"page=3&page_size=100":     {3, 100},
-		"page=%201%20&page_size=1": {1, 1},
-		"unknown=1":                {1, 20},
+		"":                         {Page: 1, PageSize: 20},
+		"page=3&page_size=100":     {Page: 3, PageSize: 100},
+		"page=%201%20&page_size=1": {Page: 1, PageSize: 1},
+		"unknown=1":                {Page: 1, PageSize: 20},
+		"next_page_token=abc.def":  {Page: 1, PageSize: 20, Token: "abc.def"},
 	}
 	for q, want := range ok {
 		got, err := ParsePaging(httptest.NewRequest("GET", "/?"+q, nil), 20, 100)
@@ -106,7 +107,7 @@ func TestParsePaging(t *testing.T) {
 	for _, c := range []struct {
 		p    Paging
 		want string
-	}{{Paging{1, 2}, "[1 2]"}, {Paging{3, 2}, "[5]"}, {Paging{4, 2}, "[]"}, {Paging{1, 10}, "[1 2 3 4 5]"}} {
+	}{{Paging{Page: 1, PageSize: 2}, "[1 2]"}, {Paging{Page: 3, PageSize: 2}, "[5]"}, {Paging{Page: 4, PageSize: 2}, "[]"}, {Paging{Page: 1, PageSize: 10}, "[1 2 3 4 5]"}} {
 		if got := fmt.Sprint(Slice(c.p, rows)); got != c.want {
 			t.Errorf("Slice(%+v) = %s, want %s", c.p, got, c.want)
 		}

@@ -1,15 +1,61 @@
 package httpapi
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/acme/codescan-api/shared/store"
 )
 
-// Paging is a validated page/page_size pair (1-based page).
+// Paging is a validated page/page_size pair (1-based page) and, when the
+// client follows a cursor, the next_page_token it got with the previous
+// page. A token wins over page: the page number answered is then the
+// token's.
 type Paging struct {
 	Page     int
 	PageSize int
+	Token    string
+}
+
+// TokenParam is the query parameter (and response field) of page tokens.
+const TokenParam = "next_page_token"
+
+// ErrBadPageToken answers a page token the list did not issue.
+var ErrBadPageToken = Errorf(http.StatusBadRequest, "%s is invalid for this list", TokenParam)
+
+// Query is the store's page query for p: after the token, else after the
+// pages before p.Page.
+func (p Paging) Query() store.PageQuery {
+	if p.Token != "" {
+		return store.PageQuery{Limit: p.PageSize, Token: p.Token}
+	}
+	return store.PageQuery{Limit: p.PageSize, Offset: p.Offset()}
+}
+
+// Cursor is what a page read by key answers beside its rows: the page
+// number (from the page's position, so cursor and number agree) and the
+// next page's token ("" on the last page of total rows).
+type Cursor struct {
+	Page int
+	Next string
+}
+
+// PageCursor turns the store's page result into the answer's page number
+// and next token. A store.ErrBadPageToken becomes ErrBadPageToken.
+func (p Paging) PageCursor(res store.PageResult, total int, err error) (Cursor, error) {
+	if errors.Is(err, store.ErrBadPageToken) {
+		return Cursor{}, ErrBadPageToken
+	}
+	if err != nil {
+		return Cursor{}, err
+	}
+	c := Cursor{Page: res.Offset/p.PageSize + 1, Next: res.Next}
+	if res.Offset+p.PageSize >= total {
+		c.Next = ""
+	}
+	return c, nil
 }
 
 // Offset is the index of the page's first row.
@@ -24,11 +70,15 @@ func Slice[T any](p Paging, all []T) []T {
 	return all[from:min(from+p.PageSize, len(all))]
 }
 
+// maxTokenLength bounds the token read (the store checks it in full).
+const maxTokenLength = 8192
+
 // maxPage bounds page numbers so offsets never overflow.
 const maxPage = 1_000_000
 
-// ParsePaging reads `page` and `page_size`. Non-numeric, zero, negative or
-// too large values are 400.
+// ParsePaging reads `page`, `page_size` and `next_page_token`.
+// Non-numeric, zero, negative or too large numbers are 400; the token is
+// checked by the store when the page is read.
 func ParsePaging(r *http.Request, defaultSize, maxSize int) (Paging, error) {
 	page, err := intParam(r, "page", 1, 1, maxPage)
 	if err != nil {
@@ -38,7 +88,11 @@ func ParsePaging(r *http.Request, defaultSize, maxSize int) (Paging, error) {
 	if err != nil {
 		return Paging{}, err
 	}
-	return Paging{Page: page, PageSize: size}, nil
+	token := r.URL.Query().Get(TokenParam)
+	if len(token) > maxTokenLength {
+		return Paging{}, ErrBadPageToken
+	}
+	return Paging{Page: page, PageSize: size, Token: token}, nil
 }
 
 func intParam(r *http.Request, name string, def, lo, hi int) (int, error) {

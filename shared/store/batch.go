@@ -70,6 +70,12 @@ func (s *Store) batchPutParallel(ctx context.Context, items []any) error {
 // batchGet reads keys with strongly consistent reads (the write path decides
 // on them) and returns the items found, by key.
 func (s *Store) batchGet(ctx context.Context, keys []Key) (map[Key]map[string]types.AttributeValue, error) {
+	return s.readBatch(ctx, keys, true)
+}
+
+// readBatch reads keys, strongly consistent or not, and returns the items
+// found, by key.
+func (s *Store) readBatch(ctx context.Context, keys []Key, consistent bool) (map[Key]map[string]types.AttributeValue, error) {
 	out := map[Key]map[string]types.AttributeValue{}
 	for start := 0; start < len(keys); start += 100 {
 		pending := []map[string]types.AttributeValue{}
@@ -83,7 +89,7 @@ func (s *Store) batchGet(ctx context.Context, keys []Key) (map[Key]map[string]ty
 			res, err := call(ctx, func() (*dynamodb.BatchGetItemOutput, error) {
 				return s.DB.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{
 					RequestItems: map[string]types.KeysAndAttributes{
-						s.Table: {Keys: pending, ConsistentRead: aws.Bool(true)},
+						s.Table: {Keys: pending, ConsistentRead: aws.Bool(consistent)},
 					},
 					ReturnConsumedCapacity: total,
 				})
@@ -127,4 +133,30 @@ func recordBatch(ctx context.Context, write bool, caps []types.ConsumedCapacity)
 		ptrs[n] = &caps[n]
 	}
 	record(ctx, write, ptrs...)
+}
+
+// byID reads the items of ids by key (eventually consistent: for answers,
+// not for decisions) and maps them by id.
+func byID[T any](ctx context.Context, s *Store, ids []int64, key func(int64) Key, id func(T) int64) (map[int64]T, error) {
+	keys := make([]Key, 0, len(ids))
+	seen := map[int64]bool{}
+	for _, i := range ids {
+		if !seen[i] {
+			seen[i] = true
+			keys = append(keys, key(i))
+		}
+	}
+	got, err := s.readBatch(ctx, keys, false)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int64]T, len(got))
+	for _, item := range got {
+		var v T
+		if err := attributevalue.UnmarshalMap(item, &v); err != nil {
+			return nil, err
+		}
+		out[id(v)] = v
+	}
+	return out, nil
 }

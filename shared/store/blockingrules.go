@@ -176,7 +176,7 @@ func (s *Store) ListBlockingRules(ctx context.Context, companyID int64, token st
 	if err := attributevalue.UnmarshalListOfMaps(items, &page.Rules); err != nil {
 		return BlockingRulePage{}, err
 	}
-	page.Total, err = s.countOf(ctx, companyID, blockingRuleCount)
+	page.Total, err = s.companyCount(ctx, companyID, blockingRuleCount)
 	return page, err
 }
 

@@ -52,6 +52,12 @@ func (s *Store) BulkLoadIssues(ctx context.Context, companyID int64, issues []Is
 	if err != nil {
 		return err
 	}
+	return s.bulkPut(ctx, items, workers, progress)
+}
+
+// bulkPut writes items with parallel BatchWriteItem calls (the loaders'
+// writer; never a request path).
+func (s *Store) bulkPut(ctx context.Context, items []any, workers int, progress func(written, total int)) error {
 	const per = 25
 	jobs := make(chan []any)
 	errs := make(chan error, workers)

@@ -1,91 +1,265 @@
 package store
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/acme/codescan-api/shared/tabledef"
 )
 
-// ErrBadPageToken is returned for a page token that this query did not issue.
+// ErrBadPageToken is returned for a page token that this list did not issue
+// (another list's, another company's, or an edited one).
 var ErrBadPageToken = errors.New("invalid page token")
 
-// encodeToken turns a LastEvaluatedKey (all key attributes are strings) into
-// an opaque token. AttributeValues do not round-trip through encoding/json,
-// so the token carries plain strings.
-func encodeToken(last map[string]types.AttributeValue) (string, error) {
-	if last == nil {
-		return "", nil
+// List is one ordered collection of a company: the items of a partition of
+// the table or of an index, optionally narrowed to a sort-key prefix. Every
+// item of a list that is read by page number also carries the Skip index's
+// keys: SkipPK = SkipPartition and SkipSK = the item's sort key in the list.
+type List struct {
+	Index     tabledef.Index // zero for the table itself
+	Partition string         // partition key value; starts with CompanyPK
+	SKPrefix  string         // optional sort key prefix
+	Forward   bool
+	// SkipPartition is the list's partition in the Skip index.
+	SkipPartition string
+}
+
+func (l List) pkAttr() string {
+	if l.Index.Name == "" {
+		return tabledef.PK
 	}
-	plain := map[string]string{}
-	for k, v := range last {
-		s, ok := v.(*types.AttributeValueMemberS)
-		if !ok {
-			return "", errors.New("non-string key attribute " + k)
-		}
-		plain[k] = s.Value
+	return l.Index.PK
+}
+
+func (l List) skAttr() string {
+	if l.Index.Name == "" {
+		return tabledef.SK
 	}
-	b, err := json.Marshal(plain)
+	return l.Index.SK
+}
+
+// keyAttrs are the attributes of a LastEvaluatedKey of the list's query.
+func (l List) keyAttrs() []string {
+	out := []string{tabledef.PK, tabledef.SK}
+	if l.Index.Name != "" {
+		out = append(out, l.Index.PK, l.Index.SK)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// id names the list inside a token's checksum, so a token of one list never
+// opens another.
+func (l List) id() string {
+	return strings.Join([]string{l.Index.Name, l.Partition, l.SKPrefix, l.SkipPartition}, "\x00")
+}
+
+// SkipKeys are the Skip index attributes a list item carries.
+type SkipKeys struct {
+	SkipPK string `dynamodbav:"SkipPK,omitempty"`
+	SkipSK string `dynamodbav:"SkipSK,omitempty"`
+}
+
+// PageQuery asks for one page of a list: after Token when it is set
+// (a cursor from the previous page), else after the first Offset items.
+type PageQuery struct {
+	Limit  int
+	Token  string
+	Offset int
+}
+
+// PageResult describes the page read.
+type PageResult struct {
+	// Offset is the position of the page's first item in the list.
+	Offset int
+	// Next is the token of the following page, "" on the last page.
+	Next string
+}
+
+// cursor is a token's content: the last key read and the position after it.
+type cursor struct {
+	Key    map[string]string `json:"k"`
+	Offset int               `json:"o"`
+}
+
+// encodeToken seals a cursor for l: base64url(JSON) "." base64url(checksum).
+// The checksum (over the list and the JSON) makes every edit detectable; a
+// token is still no secret, and the decoder's checks, not the checksum, are
+// what keep a token inside its list and company.
+func encodeToken(l List, c cursor) (string, error) {
+	b, err := json.Marshal(c)
 	if err != nil {
 		return "", err
 	}
-	return base64.RawURLEncoding.EncodeToString(b), nil
+	return base64.RawURLEncoding.EncodeToString(b) + "." + base64.RawURLEncoding.EncodeToString(tokenSum(l, b)), nil
 }
 
-// decodeToken reverses encodeToken and checks that the token belongs to the
-// partition being queried, so a token can never move a query to another
-// company's partition.
-func decodeToken(token, pkAttr, partition string) (map[string]types.AttributeValue, error) {
-	if token == "" {
-		return nil, nil
+func tokenSum(l List, b []byte) []byte {
+	h := sha256.New()
+	h.Write([]byte(l.id()))
+	h.Write([]byte{0})
+	h.Write(b)
+	return h.Sum(nil)[:12]
+}
+
+// maxTokenLength bounds what is decoded (keys are at most 2 KB + 1 KB).
+const maxTokenLength = 8192
+
+// decodeToken reverses encodeToken and checks that the cursor is one of l's:
+// exactly the key attributes of l's query, its partition, a sort key inside
+// l's prefix, a position that can be.
+func decodeToken(l List, token string) (cursor, error) {
+	data, sum, ok := strings.Cut(token, ".")
+	if !ok || len(token) > maxTokenLength {
+		return cursor{}, ErrBadPageToken
 	}
-	b, err := base64.RawURLEncoding.DecodeString(token)
+	b, err := base64.RawURLEncoding.DecodeString(data)
 	if err != nil {
-		return nil, ErrBadPageToken
+		return cursor{}, ErrBadPageToken
 	}
-	plain := map[string]string{}
-	if err := json.Unmarshal(b, &plain); err != nil || plain[pkAttr] != partition {
-		return nil, ErrBadPageToken
+	got, err := base64.RawURLEncoding.DecodeString(sum)
+	if err != nil || !bytes.Equal(got, tokenSum(l, b)) {
+		return cursor{}, ErrBadPageToken
 	}
-	out := map[string]types.AttributeValue{}
-	for k, v := range plain {
-		out[k] = &types.AttributeValueMemberS{Value: v}
+	var c cursor
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil || c.Offset < 1 {
+		return cursor{}, ErrBadPageToken
+	}
+	if !slices.Equal(slices.Sorted(maps.Keys(c.Key)), l.keyAttrs()) ||
+		c.Key[l.pkAttr()] != l.Partition || !strings.HasPrefix(c.Key[l.skAttr()], l.SKPrefix) {
+		return cursor{}, ErrBadPageToken
+	}
+	return c, nil
+}
+
+func plainKey(last map[string]types.AttributeValue) (map[string]string, error) {
+	out := map[string]string{}
+	for k, v := range last {
+		s, ok := v.(*types.AttributeValueMemberS)
+		if !ok {
+			return nil, errors.New("non-string key attribute " + k)
+		}
+		out[k] = s.Value
 	}
 	return out, nil
 }
 
-// Page is one bounded read of a partition.
-type Page struct {
-	Index     string // "" for the table
-	PKAttr    string // partition key attribute of the table or index
-	Partition string // partition key value
-	SKPrefix  string // optional sort key prefix
-	Forward   bool
-	Limit     int32
-	Token     string
+func attrKey(plain map[string]string) map[string]types.AttributeValue {
+	out := map[string]types.AttributeValue{}
+	for k, v := range plain {
+		out[k] = &types.AttributeValueMemberS{Value: v}
+	}
+	return out
 }
 
-// queryPage reads one page into out and returns the token of the next page
-// ("" when there is none).
-func (s *Store) queryPage(ctx context.Context, p Page, skAttr string, out any) (string, error) {
-	start, err := decodeToken(p.Token, p.PKAttr, p.Partition)
-	if err != nil {
-		return "", err
+// queryPage reads one page of l into out (a pointer to a slice). A page
+// after a token costs the page; a page by number first reads the keys of
+// the items before it from the Skip index (see skipTo), then the page.
+func (s *Store) queryPage(ctx context.Context, l List, q PageQuery, out any) (PageResult, error) {
+	var start map[string]types.AttributeValue
+	res := PageResult{Offset: q.Offset}
+	switch {
+	case q.Token != "":
+		c, err := decodeToken(l, q.Token)
+		if err != nil {
+			return PageResult{}, err
+		}
+		start, res.Offset = attrKey(c.Key), c.Offset
+	case q.Offset > 0:
+		var err error
+		start, err = s.skipTo(ctx, l, q.Offset)
+		if err != nil {
+			return PageResult{}, err
+		}
+		if start == nil { // fewer items than the offset: an empty page
+			return res, attributevalue.UnmarshalListOfMaps(nil, out)
+		}
 	}
-	kc := expression.Key(p.PKAttr).Equal(expression.Value(p.Partition))
-	if p.SKPrefix != "" {
-		kc = kc.And(skPrefix(skAttr, p.SKPrefix))
+	kc := expression.Key(l.pkAttr()).Equal(expression.Value(l.Partition))
+	if l.SKPrefix != "" {
+		kc = kc.And(skPrefix(l.skAttr(), l.SKPrefix))
 	}
-	items, last, err := s.queryRaw(ctx, p.Index, kc, nil, p.Forward, p.Limit, start)
+	items, last, err := s.queryRaw(ctx, l.Index.Name, kc, nil, l.Forward, int32(q.Limit), start)
 	if err != nil {
-		return "", err
+		return PageResult{}, err
 	}
 	if err := attributevalue.UnmarshalListOfMaps(items, out); err != nil {
-		return "", err
+		return PageResult{}, err
 	}
-	return encodeToken(last)
+	// A full page may be the last one: DynamoDB still returns its key. The
+	// following (empty) page then ends the walk; callers that know the
+	// total can tell beforehand.
+	if last != nil && len(items) == q.Limit {
+		plain, err := plainKey(last)
+		if err != nil {
+			return PageResult{}, err
+		}
+		if res.Next, err = encodeToken(l, cursor{Key: plain, Offset: res.Offset + len(items)}); err != nil {
+			return PageResult{}, err
+		}
+	}
+	return res, nil
+}
+
+// skipTo returns the exclusive start key of l's query after its first n
+// items, read keys only from the Skip index (nil when l has at most n
+// items). The Skip sort key mirrors the list's sort key, so the last
+// skipped item's keys, with the list's own key attributes filled in from
+// them, are a valid start key for the list's query.
+func (s *Store) skipTo(ctx context.Context, l List, n int) (map[string]types.AttributeValue, error) {
+	kc := expression.Key(tabledef.Skip.PK).Equal(expression.Value(l.SkipPartition))
+	expr, err := expression.NewBuilder().WithKeyCondition(kc).Build()
+	if err != nil {
+		return nil, err
+	}
+	var start, lastItem map[string]types.AttributeValue
+	for left := n; left > 0; {
+		in := &dynamodb.QueryInput{
+			TableName: aws.String(s.Table), IndexName: aws.String(tabledef.Skip.Name),
+			KeyConditionExpression: expr.KeyCondition(), ExpressionAttributeNames: expr.Names(),
+			ExpressionAttributeValues: expr.Values(), ScanIndexForward: aws.Bool(l.Forward),
+			Limit: aws.Int32(int32(left)), ExclusiveStartKey: start, ReturnConsumedCapacity: total,
+		}
+		res, err := call(ctx, func() (*dynamodb.QueryOutput, error) { return s.DB.Query(ctx, in) })
+		if err != nil {
+			return nil, fmt.Errorf("skip query: %w", err)
+		}
+		record(ctx, reading, res.ConsumedCapacity)
+		left -= len(res.Items)
+		if len(res.Items) > 0 {
+			lastItem = res.Items[len(res.Items)-1]
+		}
+		if res.LastEvaluatedKey == nil {
+			if left > 0 {
+				return nil, nil
+			}
+			break
+		}
+		start = res.LastEvaluatedKey
+	}
+	if lastItem == nil {
+		return nil, nil
+	}
+	key := map[string]types.AttributeValue{
+		tabledef.PK: lastItem[tabledef.PK], tabledef.SK: lastItem[tabledef.SK],
+		l.pkAttr(): &types.AttributeValueMemberS{Value: l.Partition},
+		l.skAttr(): lastItem[tabledef.Skip.SK],
+	}
+	return key, nil
 }

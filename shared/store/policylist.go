@@ -26,6 +26,6 @@ func (s *Store) ListPolicies(ctx context.Context, companyID int64, token string,
 	if err := attributevalue.UnmarshalListOfMaps(items, &page.Policies); err != nil {
 		return PolicyPage{}, err
 	}
-	page.Total, err = s.countOf(ctx, companyID, policyCount)
+	page.Total, err = s.companyCount(ctx, companyID, policyCount)
 	return page, err
 }

@@ -30,7 +30,7 @@ func (s *Store) ListProjectsPage(ctx context.Context, companyID int64, token str
 	if err := attributevalue.UnmarshalListOfMaps(items, &page.Projects); err != nil {
 		return ProjectPage{}, err
 	}
-	page.Total, err = s.countOf(ctx, companyID, projectCount)
+	page.Total, err = s.companyCount(ctx, companyID, projectCount)
 	return page, err
 }
 

@@ -62,7 +62,7 @@ func (s *Store) CreateProject(ctx context.Context, p Project) (Project, error) {
 	if err != nil {
 		return Project{}, err
 	}
-	if err := s.transact(ctx, []types.TransactWriteItem{guard, item, counted}); err != nil {
+	if err := s.writeProject(ctx, nil, p, []types.TransactWriteItem{guard, item, counted}); err != nil {
 		return Project{}, err
 	}
 	return p, nil
@@ -89,4 +89,10 @@ func (s *Store) ListProjects(ctx context.Context, companyID int64) ([]Project, e
 	var out []Project
 	err := s.queryAll(ctx, "", pkBeginsWith(CompanyPK(companyID), "PROJECT#"), true, &out)
 	return out, err
+}
+
+// ProjectsByID reads the company's projects with these ids (by key); ids
+// that are not the company's projects are absent from the map.
+func (s *Store) ProjectsByID(ctx context.Context, companyID int64, ids []int64) (map[int64]Project, error) {
+	return byID(ctx, s, ids, func(id int64) Key { return projectKey(companyID, id) }, func(p Project) int64 { return p.ID })
 }

@@ -30,7 +30,7 @@ func prefixRange(prefix string) skRange { return skRange{From: prefix, To: prefi
 // queryRange reads one page of p's partition inside r into out and returns
 // the token of the next page ("" when there is none).
 func (s *Store) queryRange(ctx context.Context, p Page, r skRange, out any) (string, error) {
-	start, err := decodeToken(p.Token, p.PKAttr, p.Partition)
+	start, err := decodeKeyToken(p.Token, p.PKAttr, p.Partition)
 	if err != nil {
 		return "", err
 	}
@@ -48,7 +48,7 @@ func (s *Store) queryRange(ctx context.Context, p Page, r skRange, out any) (str
 	if err := attributevalue.UnmarshalListOfMaps(items, out); err != nil {
 		return "", err
 	}
-	return encodeToken(last)
+	return encodeKeyToken(last)
 }
 
 // readPage reads one page of p's partition inside r into out: from p.Token
@@ -103,12 +103,12 @@ func (s *Store) skipKeys(ctx context.Context, p Page, r skRange, offset int) (to
 				return "", false, nil
 			}
 			// Exactly offset items exist: continue after the last one.
-			token, err = encodeToken(keyOf(res.Items[len(res.Items)-1], p))
+			token, err = encodeKeyToken(keyOf(res.Items[len(res.Items)-1], p))
 			return token, err == nil, err
 		}
 		start = res.LastEvaluatedKey
 	}
-	token, err = encodeToken(start)
+	token, err = encodeKeyToken(start)
 	return token, err == nil, err
 }
 

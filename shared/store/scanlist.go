@@ -148,7 +148,7 @@ func (s *Store) ListScans(ctx context.Context, companyID int64, q ScanQuery) (Sc
 		return ScanPage{}, err
 	}
 	if w.Filter == nil {
-		if page.Total, err = s.countOf(ctx, companyID, scanCount(q.ProjectID, q.Branch)); err != nil {
+		if page.Total, err = s.companyCount(ctx, companyID, scanCount(q.ProjectID, q.Branch)); err != nil {
 			return ScanPage{}, err
 		}
 	}
@@ -185,7 +185,7 @@ func (s *Store) companyScans(ctx context.Context, companyID int64, q ScanQuery) 
 			page.Scans = append(page.Scans, sc)
 		}
 	}
-	page.Total, err = s.countOf(ctx, companyID, scanCount(0, ""))
+	page.Total, err = s.companyCount(ctx, companyID, scanCount(0, ""))
 	return page, err
 }
 

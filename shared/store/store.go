@@ -128,7 +128,7 @@ func (s *Store) CreateTable(ctx context.Context) error {
 				{AttributeName: aws.String(ix.PK), KeyType: types.KeyTypeHash},
 				{AttributeName: aws.String(ix.SK), KeyType: types.KeyTypeRange},
 			},
-			Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
+			Projection: &types.Projection{ProjectionType: types.ProjectionType(ix.Projection)},
 		})
 	}
 	_, err := s.DB.CreateTable(ctx, &dynamodb.CreateTableInput{

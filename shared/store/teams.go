@@ -14,6 +14,7 @@ import (
 // resolved when the team is read, so projects created later are covered too.
 type Team struct {
 	Key
+	SkipKeys
 	ID              int64    `dynamodbav:"id"`
 	CompanyID       int64    `dynamodbav:"company_id"`
 	Name            string   `dynamodbav:"name"`
@@ -22,8 +23,13 @@ type Team struct {
 	ProjectIDs      []int64  `dynamodbav:"project_ids,omitempty"`
 	ProjectTags     []string `dynamodbav:"project_tags,omitempty"`
 	RepoURLPatterns []string `dynamodbav:"repo_url_patterns,omitempty"`
-	CreatedAt       string   `dynamodbav:"created_at"`
-	UpdatedAt       string   `dynamodbav:"updated_at"`
+	// ProjectCount is the number of projects the team covers, kept on
+	// write (see teamprojects.go); ProjectsRev the revision of projects it
+	// was counted at.
+	ProjectCount int    `dynamodbav:"project_count"`
+	ProjectsRev  int64  `dynamodbav:"projects_rev"`
+	CreatedAt    string `dynamodbav:"created_at"`
+	UpdatedAt    string `dynamodbav:"updated_at"`
 }
 
 const teamPrefix = "TEAM#"
@@ -42,9 +48,11 @@ type teamNameRef struct {
 	TeamID int64 `dynamodbav:"team_id"`
 }
 
-// CreateTeam stores a new active team with the next team id. The name guard
-// and the team are written in one transaction, so a name already used in the
-// company (case-insensitive) is ErrConflict and nothing is written.
+// CreateTeam stores a new active team with the next team id and the number
+// of projects it covers. The name guard, the team, the company's team
+// count and the team's selectors are written in one transaction, so a name
+// already used in the company (case-insensitive) is ErrConflict and
+// nothing is written.
 func (s *Store) CreateTeam(ctx context.Context, t Team) (Team, error) {
 	id, err := s.NextID(ctx, "team")
 	if err != nil {
@@ -52,31 +60,65 @@ func (s *Store) CreateTeam(ctx context.Context, t Team) (Team, error) {
 	}
 	t.ID = id
 	t.Key = teamKey(t.CompanyID, id)
+	t.SkipKeys = SkipKeys{SkipPK: teamList(t.CompanyID).SkipPartition, SkipSK: t.SK}
 	t.Active = true
 	t.CreatedAt = now()
 	t.UpdatedAt = t.CreatedAt
-	guard, err := s.txPutNew(teamNameRef{Key: teamNameKey(t.CompanyID, t.Name), TeamID: id})
-	if err != nil {
-		return Team{}, err
+	for attempt := 0; ; attempt++ {
+		if err := backoff(ctx, attempt); err != nil {
+			return Team{}, err
+		}
+		if t.ProjectCount, t.ProjectsRev, err = s.countCovered(ctx, t); err != nil {
+			return Team{}, err
+		}
+		items, err := s.teamWrites(ctx, t)
+		if err != nil {
+			return Team{}, err
+		}
+		err = s.transact(ctx, items)
+		// The last item checks the revision the count was made at.
+		if !conditionFailedAt(err, len(items)-1) || attempt == maxRevAttempts {
+			return t, err
+		}
 	}
-	item, err := s.txPutNew(t)
-	if err != nil {
-		return Team{}, err
+}
+
+// teamWrites are the items of a team's creation; the revision check last.
+func (s *Store) teamWrites(ctx context.Context, t Team) ([]types.TransactWriteItem, error) {
+	var items []types.TransactWriteItem
+	add := func(it types.TransactWriteItem, err error) error {
+		items = append(items, it)
+		return err
+	}
+	if err := add(s.txPutNew(teamNameRef{Key: teamNameKey(t.CompanyID, t.Name), TeamID: t.ID})); err != nil {
+		return nil, err
+	}
+	if err := add(s.txPutNew(t)); err != nil {
+		return nil, err
+	}
+	if err := add(s.txCount(t.CompanyID, countTeams, 1)); err != nil {
+		return nil, err
+	}
+	if len(t.ProjectTags)+len(t.RepoURLPatterns) > 0 {
+		if err := add(s.txPutNew(t.selectors())); err != nil {
+			return nil, err
+		}
 	}
 	audit, err := s.txAudit(ctx, t.CompanyID, AuditEntry{
-		Action: "team.create", TargetType: "team", TargetID: strconv.FormatInt(id, 10),
+		Action: "team.create", TargetType: "team", TargetID: strconv.FormatInt(t.ID, 10),
 		Changes: map[string]Change{
 			"name": {After: t.Name}, "member_ids": {After: t.MemberIDs}, "project_ids": {After: t.ProjectIDs},
 			"project_tags": {After: t.ProjectTags}, "repo_url_patterns": {After: t.RepoURLPatterns},
 		},
 	})
 	if err != nil {
-		return Team{}, err
+		return nil, err
 	}
-	if err := s.transact(ctx, append([]types.TransactWriteItem{guard, item}, audit...)); err != nil {
-		return Team{}, err
+	items = append(items, audit...)
+	if err := add(s.txProjectsRevIs(t.CompanyID, t.ProjectsRev)); err != nil {
+		return nil, err
 	}
-	return t, nil
+	return items, nil
 }
 
 // GetTeam reads a team of a company.
@@ -95,7 +137,25 @@ func (s *Store) TeamByName(ctx context.Context, companyID int64, name string) (T
 	return s.GetTeam(ctx, companyID, ref.TeamID)
 }
 
-// ListTeams returns every team of a company, by id.
+func teamList(companyID int64) List {
+	return List{Partition: CompanyPK(companyID), SKPrefix: teamPrefix, Forward: true,
+		SkipPartition: CompanyPK(companyID) + "#TEAMS"}
+}
+
+// TeamsPage reads one page of a company's teams, by id.
+func (s *Store) TeamsPage(ctx context.Context, companyID int64, q PageQuery) ([]Team, PageResult, error) {
+	out := []Team{}
+	res, err := s.queryPage(ctx, teamList(companyID), q, &out)
+	return out, res, err
+}
+
+// TeamCount is the number of a company's teams (a counter kept on write).
+func (s *Store) TeamCount(ctx context.Context, companyID int64) (int, error) {
+	return s.companyCount(ctx, companyID, countTeams)
+}
+
+// ListTeams returns every team of a company, by id (the naive baseline of
+// the bench; handlers read pages).
 func (s *Store) ListTeams(ctx context.Context, companyID int64) ([]Team, error) {
 	var out []Team
 	err := s.queryAll(ctx, "", pkBeginsWith(CompanyPK(companyID), teamPrefix), true, &out)

@@ -2,9 +2,11 @@ package store
 
 import (
 	"context"
-	"errors"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/acme/codescan-api/shared/tabledef"
 )
 
 // CIData is the CI metadata uploaded for a scan run (one per scan: a new
@@ -50,12 +52,23 @@ func (s *Store) SetScanRepoURL(ctx context.Context, companyID int64, scanID, rep
 
 // SetProjectRepoURLIfEmpty gives a project of the company a repository URL
 // unless it already has one (a URL set by a person or an earlier upload is
-// never overwritten).
+// never overwritten), and moves the project counts of the teams whose URL
+// patterns it now matches.
 func (s *Store) SetProjectRepoURLIfEmpty(ctx context.Context, companyID, projectID int64, repoURL string) error {
+	before, err := s.GetProject(ctx, companyID, projectID)
+	if err != nil || before.RepoURL != "" {
+		return err
+	}
+	after := before
+	after.RepoURL = repoURL
 	upd := expression.Set(expression.Name("repo_url"), expression.Value(repoURL))
-	cond := expression.AttributeNotExists(expression.Name("repo_url"))
-	err := s.update(ctx, projectKey(companyID, projectID), upd, &cond, nil)
-	if errors.Is(err, ErrConflict) {
+	cond := expression.AttributeExists(expression.Name(tabledef.PK)).And(expression.AttributeNotExists(expression.Name("repo_url")))
+	item, err := s.txUpdate(before.Key, upd, &cond)
+	if err != nil {
+		return err
+	}
+	err = s.writeProject(ctx, &before, after, []types.TransactWriteItem{item})
+	if conditionFailedAt(err, 0) { // set meanwhile, by someone else
 		return nil
 	}
 	return err

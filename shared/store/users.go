@@ -448,3 +448,9 @@ func now() string { return time.Now().UTC().Format(time.RFC3339) }
 func SortableTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000Z") }
 
 func nowNano() string { return SortableTime(time.Now()) }
+
+// UsersByID reads the company's users with these ids (by key); ids that
+// are not the company's users are absent from the map.
+func (s *Store) UsersByID(ctx context.Context, companyID int64, ids []int64) (map[int64]User, error) {
+	return byID(ctx, s, ids, func(id int64) Key { return userKey(companyID, id) }, func(u User) int64 { return u.ID })
+}

@@ -198,7 +198,7 @@ func (s *Store) DeleteWebhook(ctx context.Context, companyID int64, id string) e
 // item more than the page and gives a next-page token only when that item
 // exists (DynamoDB returns a LastEvaluatedKey whenever Limit is reached).
 func (s *Store) queryPageExact(ctx context.Context, p Page, skAttr string, out any) (string, error) {
-	start, err := decodeToken(p.Token, p.PKAttr, p.Partition)
+	start, err := decodeKeyToken(p.Token, p.PKAttr, p.Partition)
 	if err != nil {
 		return "", err
 	}
@@ -214,7 +214,7 @@ func (s *Store) queryPageExact(ctx context.Context, p Page, skAttr string, out a
 		for _, k := range []string{tabledef.PK, tabledef.SK, p.PKAttr, skAttr} {
 			last[k] = items[len(items)-1][k]
 		}
-		if next, err = encodeToken(last); err != nil {
+		if next, err = encodeKeyToken(last); err != nil {
 			return "", err
 		}
 	}

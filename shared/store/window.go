@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -44,7 +43,7 @@ func (w Window) skAttr() string {
 // next page ("" at the end). It reads Take+1 matches to know whether a next
 // page exists; the token is the last returned item's key.
 func (s *Store) window(ctx context.Context, w Window) ([]map[string]types.AttributeValue, string, error) {
-	start, err := decodeToken(w.Token, w.pkAttr(), w.Partition)
+	start, err := decodeKeyToken(w.Token, w.pkAttr(), w.Partition)
 	if err != nil {
 		return nil, "", err
 	}
@@ -92,28 +91,6 @@ func (s *Store) window(ctx context.Context, w Window) ([]map[string]types.Attrib
 			last[a] = v
 		}
 	}
-	token, err := encodeToken(last)
+	token, err := encodeKeyToken(last)
 	return out, token, err
-}
-
-// countKey is a count kept on write inside a company.
-func countKey(companyID int64, name string) Key {
-	return Key{PK: CompanyPK(companyID), SK: "COUNT#" + name}
-}
-
-// txCount adds delta to a count in a transaction.
-func (s *Store) txCount(companyID int64, name string, delta int) (types.TransactWriteItem, error) {
-	return s.txUpdate(countKey(companyID, name), expression.Add(expression.Name("n"), expression.Value(delta)), nil)
-}
-
-// countOf reads a count kept on write (0 before its first write).
-func (s *Store) countOf(ctx context.Context, companyID int64, name string) (int, error) {
-	var c struct {
-		N int `dynamodbav:"n"`
-	}
-	err := s.getItem(ctx, countKey(companyID, name), &c)
-	if errors.Is(err, ErrNotFound) {
-		return 0, nil
-	}
-	return c.N, err
 }

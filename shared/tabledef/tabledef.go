@@ -10,24 +10,40 @@ const (
 	SK = "SK"
 )
 
-// Index is a global secondary index with string hash and range keys and
-// projection ALL.
+// Index is a global secondary index with string hash and range keys.
 type Index struct {
 	Name string
 	PK   string
 	SK   string
+	// Projection is ProjectionAll or ProjectionKeysOnly.
+	Projection string
 }
+
+// Projections of an index (DynamoDB's names).
+const (
+	ProjectionAll      = "ALL"
+	ProjectionKeysOnly = "KEYS_ONLY"
+)
 
 // GSI1 serves look-ups by an alternative key inside a company (for example
 // issues by scan, integrations by uuid).
-var GSI1 = Index{Name: "GSI1", PK: "GSI1PK", SK: "GSI1SK"}
+var GSI1 = Index{Name: "GSI1", PK: "GSI1PK", SK: "GSI1SK", Projection: ProjectionAll}
 
 // GSI2 serves a second alternative ordering (for example issues of a scan by
 // creation time).
-var GSI2 = Index{Name: "GSI2", PK: "GSI2PK", SK: "GSI2SK"}
+var GSI2 = Index{Name: "GSI2", PK: "GSI2PK", SK: "GSI2SK", Projection: ProjectionAll}
+
+// Skip holds, keys only, a copy of the sort order of every list that can be
+// read by page number: a list item carries SkipPK (the list) and SkipSK (its
+// sort key in the list). Skipping to page n reads the keys of the items
+// before it here, at about 100 bytes each whatever the items' size, instead
+// of the items themselves (DynamoDB charges a read by the size of the items
+// read, not of the attributes returned, so a projection on an ALL index
+// would not make skipping cheaper).
+var Skip = Index{Name: "Skip", PK: "SkipPK", SK: "SkipSK", Projection: ProjectionKeysOnly}
 
 // Indexes lists every global secondary index.
-var Indexes = []Index{GSI1, GSI2}
+var Indexes = []Index{GSI1, GSI2, Skip}
 
 // AttributeNames lists every key attribute (all of type S).
 func AttributeNames() []string {
