@@ -23,14 +23,22 @@ var ErrNotFound = errors.New("not found")
 // state than expected (for example it already exists).
 var ErrConflict = errors.New("conflict")
 
+// ErrUnavailable is returned when DynamoDB stays throttled or contended past
+// the retry budget: the request may succeed later (503 with Retry-After).
+var ErrUnavailable = errors.New("unavailable")
+
 // Store wraps one DynamoDB table.
 type Store struct {
 	DB    *dynamodb.Client
 	Table string
 }
 
-// New returns a Store for the table.
+// New returns a Store for the table. Its client refuses key values past
+// DynamoDB's limits before sending them (KeyTooLongError).
 func New(db *dynamodb.Client, table string) *Store {
+	db = dynamodb.New(db.Options(), func(o *dynamodb.Options) {
+		o.APIOptions = append(o.APIOptions, keyLimits)
+	})
 	return &Store{DB: db, Table: table}
 }
 
