@@ -1,12 +1,16 @@
 package httpapi
 
 import (
+	"bytes"
+	"encoding/json"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/acme/codescan-api/shared/auth"
+	"github.com/acme/codescan-api/shared/cleantext"
 	"github.com/acme/codescan-api/shared/routes"
 )
 
@@ -182,4 +186,59 @@ func parseInt(name, raw string, lo, hi int64) (int64, error) {
 		return 0, OfKind(KindInvalid, "%s must be an integer from %d to %d", name, lo, hi)
 	}
 	return n, nil
+}
+
+// checkTextFields applies cleantext to the JSON body members the route
+// declares as text people read, before the handler runs, and leaves the
+// body for the handler to read again. A body that is not a JSON object is
+// the handler's to refuse.
+func checkTextFields(rt routes.Route, r *http.Request) error {
+	if len(rt.TextFields)+len(rt.MultilineFields) == 0 || r.Body == nil {
+		return nil
+	}
+	body, err := ReadBody(r, rt.BodyLimit())
+	if err != nil {
+		return err
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(body, &obj) != nil {
+		return nil
+	}
+	if err := checkUTF8(body); err != nil {
+		return err
+	}
+	check := func(field string, raw json.RawMessage, clean func(string, string) (string, error)) error {
+		var one string
+		var many []*string
+		switch {
+		case json.Unmarshal(raw, &one) == nil:
+			_, err := clean(field, one)
+			return err
+		case json.Unmarshal(raw, &many) == nil:
+			for _, s := range many {
+				if s != nil {
+					if _, err := clean(field, *s); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		return nil
+	}
+	for _, f := range rt.TextFields {
+		if raw, ok := obj[f]; ok {
+			if err := check(f, raw, cleantext.Line); err != nil {
+				return err
+			}
+		}
+	}
+	for _, f := range rt.MultilineFields {
+		if raw, ok := obj[f]; ok {
+			if err := check(f, raw, cleantext.Lines); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

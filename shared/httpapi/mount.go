@@ -82,6 +82,9 @@ func (s *Server) serve(rt routes.Route, h HandlerFunc) http.Handler {
 		if err := checkParams(rt, r); err != nil {
 			return rt.Errors, err
 		}
+		if err := checkTextFields(rt, r); err != nil {
+			return rt.Errors, err
+		}
 		return rt.Errors, h(w, r)
 	})
 }

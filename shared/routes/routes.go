@@ -58,6 +58,12 @@ type Route struct {
 	MaxBodyBytes int64
 	// Errors is the shape of the route's error bodies.
 	Errors ErrorForm
+	// TextFields are the JSON body's top-level members that people read
+	// (names, titles, comments, patterns, tags; a string or an array of
+	// strings): the edge refuses control and bidi characters in them (see
+	// shared/cleantext), naming the member. Multi-line ones are in
+	// MultilineFields.
+	TextFields, MultilineFields []string
 }
 
 // Groups, one Lambda function each.
@@ -84,7 +90,8 @@ var Table = []Route{
 	{Method: "GET", Path: "/issues/sca/{issue_id}", Group: GroupIssues, Access: Authenticated, Params: []Param{TextParam("issue_id", 64)}},
 	{Method: "GET", Path: "/scan/{scan_id}/issues/quality", Group: GroupIssues, Access: Authenticated, Params: append(Paging(50), UUIDParam("scan_id"), TextParam("classification", 256))},
 
-	{Method: "POST", Path: "/teams", Group: GroupTeams, Access: Permission, Permission: PermChangeContentAccess},
+	{Method: "POST", Path: "/teams", Group: GroupTeams, Access: Permission, Permission: PermChangeContentAccess,
+		TextFields: []string{"name", "project_tags", "repo_url_patterns"}},
 	{Method: "GET", Path: "/teams", Group: GroupTeams, Access: Permission, Permission: PermChangeContentAccess, Params: Paging(100)},
 	{Method: "GET", Path: "/teams/{team_id}", Group: GroupTeams, Access: Permission, Permission: PermChangeContentAccess, Params: []Param{IDParam("team_id")}},
 
@@ -92,7 +99,8 @@ var Table = []Route{
 
 	{Method: "GET", Path: "/integrations/scm-provider", Group: GroupIntegrations, Access: Permission, Permission: PermViewIntegration, Params: Paging(50)},
 	{Method: "GET", Path: "/integrations/scm-provider/{integration_uuid}", Group: GroupIntegrations, Access: Permission, Permission: PermViewIntegration, Params: []Param{UUIDParam("integration_uuid")}},
-	{Method: "PATCH", Path: "/integrations/scm-provider/{integration_uuid}", Group: GroupIntegrations, Access: Permission, Permission: PermManageIntegration, Params: []Param{UUIDParam("integration_uuid")}},
+	{Method: "PATCH", Path: "/integrations/scm-provider/{integration_uuid}", Group: GroupIntegrations, Access: Permission, Permission: PermManageIntegration, Params: []Param{UUIDParam("integration_uuid")},
+		TextFields: []string{"name", "org_allowlist"}},
 
 	{Method: "POST", Path: "/scan-upload", Group: GroupUploads, Access: Permission, Permission: PermUploadScan, Errors: StatusMessage,
 		Params: []Param{TextParam("engine", 32), UUIDParam("run_id"), TextParam("project", 1020), TextParam("branch", 1020), TextParam("repo_url", 2048), TextParam("ci", 16), TextParam("ci_platform", 1020)}},
