@@ -93,7 +93,9 @@ func withQuery(path, query string) string {
 	return path + "?" + query
 }
 
-func hasBody(rt routes.Route) bool { return rt.Method == "POST" || rt.Method == "PATCH" || rt.Method == "PUT" }
+func hasBody(rt routes.Route) bool {
+	return rt.Method == "POST" || rt.Method == "PATCH" || rt.Method == "PUT"
+}
 
 func gzipped(t testing.TB, b []byte) []byte {
 	var buf bytes.Buffer
@@ -291,4 +293,3 @@ func scanTable(t testing.TB, st *store.Store) []string {
 	slices.Sort(out)
 	return out
 }
-
