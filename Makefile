@@ -6,7 +6,7 @@ GO ?= go
 
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: run reset test bench token build synth lint generate invoke
+.PHONY: run reset test bench load token build synth lint generate invoke
 
 ## run: start DynamoDB Local, seed the demo, serve the API on 127.0.0.1:$${PORT:-3000}
 run:
@@ -33,9 +33,20 @@ test:
 ## bench: findings read APIs at 10,000 and 200,000 issues beside a naive
 ## baseline, on a DynamoDB Local of its own (sizes: BENCH_SMALL=,
 ## BENCH_LARGE= up to 1000000, BENCH_PROJECTS=, BENCH_ITERATIONS=; its data
-## lives in the JVM heap: BENCH_HEAP=, default 12g)
+## lives in the JVM heap: BENCH_HEAP=, default 12g); then the cost of a scan
+## that re-detects N findings against the first scan of them
+## (BENCH_REDETECT_SIZES=, default 1000,10000)
 bench:
 	JAVA_TOOL_OPTIONS="-Xmx$${BENCH_HEAP:-12g}" $(GO) run ./scripts/withddb $(GO) run ./scripts/bench
+	$(GO) run ./scripts/withddb $(GO) run ./scripts/bench-ingest
+
+## load: LOAD_CLIENTS (default 16) concurrent clients for LOAD_SECONDS
+## (default 40) against the whole API on its own DynamoDB Local, rate limit
+## off: uploads into one project, triage, team writes and reads; prints
+## requests/s, p50/p95/p99 per route, 5xx and 429 counts, and a recount of
+## every group counter (exit 1 on a 5xx or a counter off)
+load:
+	$(GO) run ./scripts/withddb $(GO) run ./scripts/load
 
 ## token: mint a bearer token for a demo user: make token EMAIL=member@acme.example
 token:
@@ -71,3 +82,22 @@ generate:
 ## with the demo data: make invoke FN=teams EVENT=events/teams-create.json
 invoke:
 	@$(GO) run ./scripts/lambdaevents invoke -fn "$(FN)" -event "$(EVENT)"
+
+## fuzz: every Go fuzz target of the repository (found with go test -list),
+## each for FUZZTIME (default 60s), on one DynamoDB Local in case a target
+## needs the store; prints each target's execs and whether it found a crash
+## (a crash leaves its input under the package's testdata/fuzz and fails)
+FUZZTIME ?= 60s
+.PHONY: fuzz
+fuzz:
+	$(GO) run ./scripts/withddb bash -c 'failed=0; \
+	while read -r pkg dir; do \
+	  grep -qs "^func Fuzz" "$$dir"/*_test.go || continue; \
+	  for target in $$($(GO) test -list "^Fuzz" $$pkg | grep "^Fuzz"); do \
+	    out=$$($(GO) test -run "^$$" -fuzz "^$$target$$" -fuzztime $(FUZZTIME) $$pkg 2>&1); status=$$?; \
+	    execs=$$(echo "$$out" | grep -o "execs: [0-9]*" | tail -1 | grep -o "[0-9]*"); \
+	    if [ $$status -eq 0 ]; then result=ok; else result=CRASH; failed=1; echo "$$out" | tail -20; fi; \
+	    printf "%-60s %-22s execs %10s  %s\n" "$$pkg" "$$target" "$${execs:-0}" "$$result"; \
+	  done; \
+	done < <($(GO) list -f "{{.ImportPath}} {{.Dir}}" ./...); exit $$failed'
+

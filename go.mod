@@ -3,6 +3,7 @@ module github.com/acme/codescan-api
 go 1.26.8
 
 require (
+	github.com/CycloneDX/cyclonedx-go v0.12.0
 	github.com/MicahParks/jwkset v0.8.0
 	github.com/MicahParks/keyfunc/v3 v3.3.10
 	github.com/aws/aws-lambda-go v1.48.0
@@ -21,6 +22,8 @@ require (
 	github.com/google/go-github/v72 v72.0.0
 	github.com/google/uuid v1.6.0
 	github.com/owenrumney/go-sarif/v3 v3.3.1
+	github.com/package-url/packageurl-go v0.1.7
+	github.com/pandatix/go-cvss v0.6.4
 	github.com/schollz/progressbar/v3 v3.18.0
 	golang.org/x/text v0.24.0
 	gopkg.in/yaml.v3 v3.0.1

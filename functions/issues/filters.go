@@ -2,12 +2,12 @@ package issues
 
 import (
 	"cmp"
+	"context"
 	"errors"
-	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 
-	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/repourl"
 	"github.com/acme/codescan-api/shared/store"
 )
@@ -22,10 +22,7 @@ var errNoProject = errors.New("no project matches the filters")
 // case, scheme, credentials, trailing slash and `.git` do not matter), and
 // `branch` when it has issues on that branch. Filters combine with AND;
 // when they leave no project the answer is errNoProject.
-func (h handlers) scopes(r *http.Request) ([]store.Scope, error) {
-	ctx := r.Context()
-	companyID := auth.FromContext(ctx).CompanyID
-	q := r.URL.Query()
+func (h handlers) scopes(ctx context.Context, companyID int64, q url.Values) ([]store.Scope, error) {
 	name, repo, branch := q.Get("project"), strings.TrimSpace(q.Get("repo")), q.Get("branch")
 	if name == "" && repo == "" && branch == "" {
 		return []store.Scope{{}}, nil

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"path"
 	"strconv"
+	"strings"
 
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/config"
@@ -27,6 +28,14 @@ func New(d config.Deps) http.Handler {
 		"GET /issues":                        h.list,
 		"GET /scan/{scan_id}/issues/quality": h.quality,
 		"GET /issues/sca/{issue_id}":         h.sca,
+		"GET /issue/{issue_id}":              h.issue,
+		"GET /issue/{issue_id}/history":      h.history,
+		"PATCH /issue/{issue_id}":            h.patch,
+		"POST /issues/triage":                h.triage,
+		"GET /scan/{scan_id}/issues":         h.scanIssues,
+		"GET /scan/{scan_id}/issues/sca":     h.scanSCA,
+		"GET /issues/sca":                    h.projectSCA,
+		"GET /issues/code-quality":           h.projectQuality,
 	})
 }
 
@@ -102,7 +111,7 @@ func (h handlers) groups(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	scopes, err := h.scopes(r)
+	scopes, err := h.scopes(ctx, companyID, r.URL.Query())
 	if errors.Is(err, errNoProject) {
 		return httpapi.WriteJSON(w, http.StatusOK, noProjectFound)
 	}
@@ -111,7 +120,16 @@ func (h handlers) groups(w http.ResponseWriter, r *http.Request) error {
 	}
 	var page []store.GroupCount
 	var total int64
-	if len(scopes) == 1 {
+	if v := r.URL.Query().Get("status"); v != "" {
+		status, err := parseStatus(v)
+		if err != nil {
+			return err
+		}
+		page, total, err = h.statusGroups(r, companyID, scopes, dim, status, pg)
+		if err != nil {
+			return err
+		}
+	} else if len(scopes) == 1 {
 		page, total, err = h.store.GroupsPage(ctx, companyID, scopes[0], dim, pg.Offset(), pg.PageSize)
 	} else {
 		page, total, err = h.mergedGroups(r, companyID, scopes, dim, pg)
@@ -138,6 +156,30 @@ func (h handlers) groups(w http.ResponseWriter, r *http.Request) error {
 		"status": "ok", "page": pg.Page, "total_pages": pg.TotalPages(int(total)),
 		"total_groups": total, "groups": out,
 	})
+}
+
+// statusGroups counts only the issues in one status: every group of the
+// scopes is read (the count-ordered index is by all statuses), reduced to
+// that status's cells, and ordered as the groups are.
+func (h handlers) statusGroups(r *http.Request, companyID int64, scopes []store.Scope, dim store.Dimension, status string, pg httpapi.Paging) ([]store.GroupCount, int64, error) {
+	all, err := h.store.MergedGroups(r.Context(), companyID, scopes, dim)
+	if err != nil {
+		return nil, 0, err
+	}
+	var out []store.GroupCount
+	for _, g := range all {
+		cells := store.Cells{}
+		for k, n := range g.Cells {
+			if strings.HasSuffix(k, "/"+status) {
+				cells[k] = n
+			}
+		}
+		if n := cells.Total("", ""); n > 0 {
+			out = append(out, store.GroupCount{Dim: g.Dim, Group: g.Group, Count: n, Cells: cells})
+		}
+	}
+	store.SortGroups(out)
+	return httpapi.Slice(pg, out), int64(len(out)), nil
 }
 
 // mergedGroups adds up the groups of several scopes and cuts the page.

@@ -7,20 +7,19 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
 
-	"github.com/acme/codescan-api/functions/uploads/sarif"
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/httpapi"
+	"github.com/acme/codescan-api/shared/ingest"
+	"github.com/acme/codescan-api/shared/reports"
 	"github.com/acme/codescan-api/shared/repourl"
 	"github.com/acme/codescan-api/shared/store"
 )
-
-// Engines the scan upload accepts.
-const engineSARIF = "sarif"
 
 // MaxFindings bounds the results of one report, so that its ingestion fits
 // in one synchronous request (API Gateway answers 504 after 29 s). Every
@@ -29,15 +28,18 @@ const engineSARIF = "sarif"
 // A retry after a timeout resumes where the first attempt stopped.
 const MaxFindings = 5_000
 
+// formatNames name each engine's report format in answers.
+var formatNames = map[string]string{
+	"sarif": "SARIF", "codeql": "SARIF", "snyk": "SARIF", "semgrep": "Semgrep",
+	"govulncheck": "govulncheck", "osv-scanner": "OSV-Scanner", "cyclonedx": "CycloneDX",
+}
+
 // maxNameLen bounds the project and branch names and the CI platform.
 const maxNameLen = 255
 
 // Defaults for what neither the upload nor the report names.
 const (
 	defaultBranch = "default"
-	// noPath is the file path of a result that gives no file (issues are
-	// grouped by file, so every issue needs one).
-	noPath = "(no location)"
 )
 
 // idSpace is the namespace of the name-based (SHA-1) UUIDs of uploaded scans
@@ -47,24 +49,25 @@ var idSpace = uuid.MustParse("6f1b6c0e-3d4a-4f2e-9b8a-2c5d7e9f1a30")
 
 // scanParams are the query parameters of a scan upload.
 type scanParams struct {
-	runID, project, branch, repoURL, ciPlatform string
-	ci                                          bool
+	engine, runID, project, branch, repoURL, ciPlatform string
+	ci                                                  bool
 }
 
 func parseScanParams(r *http.Request) (scanParams, error) {
 	q := r.URL.Query()
-	switch engine := strings.ToLower(strings.TrimSpace(q.Get("engine"))); engine {
-	case engineSARIF:
-	case "":
-		return scanParams{}, httpapi.UploadError(http.StatusBadRequest, "Missing engine (supported engines: %s)", engineSARIF)
-	default:
-		return scanParams{}, httpapi.UploadError(http.StatusBadRequest, "Unsupported engine %q (supported engines: %s)", engine, engineSARIF)
+	engine := strings.ToLower(strings.TrimSpace(q.Get("engine")))
+	switch {
+	case engine == "":
+		return scanParams{}, httpapi.UploadError(http.StatusBadRequest, "Missing engine (supported engines: %s)", strings.Join(reports.Engines(), ", "))
+	case !slices.Contains(reports.Engines(), engine):
+		return scanParams{}, httpapi.UploadError(http.StatusBadRequest, "Unsupported engine %q (supported engines: %s)", engine, strings.Join(reports.Engines(), ", "))
 	}
 	run, err := runID(r)
 	if err != nil {
 		return scanParams{}, err
 	}
 	p := scanParams{
+		engine:     engine,
 		runID:      run,
 		project:    strings.TrimSpace(q.Get("project")),
 		branch:     strings.TrimSpace(q.Get("branch")),
@@ -103,10 +106,14 @@ func (h handlers) scanUpload(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	rep, err := sarif.Parse(body)
-	var bad *sarif.Error
+	rep, err := reports.Parse(p.engine, body)
+	var bad *reports.InvalidError
 	if errors.As(err, &bad) {
-		return httpapi.UploadError(http.StatusBadRequest, "Invalid SARIF report: %s", bad.Problem())
+		return httpapi.UploadError(http.StatusBadRequest, "Invalid %s report: %s", formatNames[p.engine], bad.Problem)
+	}
+	var big *reports.TooLargeError
+	if errors.As(err, &big) {
+		return httpapi.UploadError(http.StatusRequestEntityTooLarge, "The report has more than %d %s", big.Limit, big.What)
 	}
 	if err != nil {
 		return err
@@ -124,11 +131,18 @@ func (h handlers) scanUpload(w http.ResponseWriter, r *http.Request) error {
 		p.repoURL, _ = repourl.Normalize(rep.RepositoryURI)
 	}
 	sum := sha256.Sum256(body)
-	sc, proj, err := h.scanFor(r.Context(), company, p, hex.EncodeToString(sum[:]))
+	sc, proj, err := h.scanFor(r.Context(), company, p, hex.EncodeToString(sum[:]), ingest.Tool(rep, p.engine))
 	if err != nil {
 		return err
 	}
-	if _, err := h.store.CreateIssues(r.Context(), company, issuesOf(sc, proj, rep.Findings)); err != nil {
+	if err := h.store.PutQualityIssues(r.Context(), company, ingest.Quality(company, sc, proj, rep.Findings)); err != nil {
+		return err
+	}
+	if err := h.store.PutScanSCAIssues(r.Context(), company, sc, ingest.SCA(company, sc, proj, rep.Findings)); err != nil {
+		return err
+	}
+	// Last: applying the SAST findings completes the scan.
+	if _, err := h.store.ApplyScan(r.Context(), company, sc, ingest.Issues(company, sc, proj, rep.Findings)); err != nil {
 		return err
 	}
 	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "sast_scan_id": sc.ID, "project_id": proj.ID})
@@ -136,7 +150,7 @@ func (h handlers) scanUpload(w http.ResponseWriter, r *http.Request) error {
 
 // scanFor returns the run's scan and its project: the one a first attempt
 // (or a concurrent one) created, or a new one.
-func (h handlers) scanFor(ctx context.Context, company int64, p scanParams, digest string) (store.Scan, store.Project, error) {
+func (h handlers) scanFor(ctx context.Context, company int64, p scanParams, digest, tool string) (store.Scan, store.Project, error) {
 	sc, err := h.store.ScanByRunID(ctx, company, p.runID)
 	if err == nil {
 		return h.retried(ctx, company, sc, p, digest)
@@ -150,8 +164,8 @@ func (h handlers) scanFor(ctx context.Context, company int64, p scanParams, dige
 	}
 	sc, err = h.store.CreateScan(ctx, store.Scan{
 		ID: uuid.NewSHA1(idSpace, fmt.Appendf(nil, "scan/%d/%s", company, p.runID)).String(), CompanyID: company,
-		ProjectID: proj.ID, Branch: p.branch, Engine: engineSARIF, RunID: p.runID, RepoURL: p.repoURL,
-		ReportSHA256: digest, CI: p.ci, CIPlatform: p.ciPlatform,
+		ProjectID: proj.ID, Branch: p.branch, Engine: p.engine, RunID: p.runID, RepoURL: p.repoURL,
+		ReportSHA256: digest, CI: p.ci, CIPlatform: p.ciPlatform, Tool: tool, Status: store.ScanProcessing,
 	})
 	if errors.Is(err, store.ErrConflict) {
 		// A concurrent attempt of the same run created it first.
@@ -199,24 +213,4 @@ func (h handlers) project(ctx context.Context, company int64, name, repoURL stri
 		}
 	}
 	return proj, nil
-}
-
-// issuesOf turns findings into the scan's open issues, with ids derived
-// from the scan and the result's position and the scan's creation time, so
-// a retry produces exactly the same issues.
-func issuesOf(sc store.Scan, proj store.Project, findings []sarif.Finding) []store.Issue {
-	out := make([]store.Issue, len(findings))
-	for n, f := range findings {
-		path := f.Path
-		if path == "" {
-			path = noPath
-		}
-		out[n] = store.Issue{
-			ID:        uuid.NewSHA1(idSpace, fmt.Appendf(nil, "issue/%s/%d/%d", sc.ID, f.Run, f.Result)).String(),
-			ProjectID: proj.ID, ProjectName: proj.Name, ScanID: sc.ID, Branch: sc.Branch,
-			CWE: f.CWE, FilePath: path, Line: f.Line, Urgency: f.Urgency, Status: "open",
-			RuleID: f.RuleID, Title: f.Title, CreatedAt: sc.CreatedAt,
-		}
-	}
-	return out
 }

@@ -64,6 +64,51 @@ var samples = map[string]sample{
 		Status: http.StatusOK, Keys: []string{"status", "page", "total_pages", "total_issues", "issues"},
 	},
 
+	"GET /api/v1/issue/{issue_id}": {
+		File: "issues-get", Path: map[string]string{"issue_id": "7d8e9f60-1a2b-5c3d-8e4f-5a6b7c8d9e0f"},
+		Seeded: map[string]string{"issue_id": "sast_issue_ids"},
+		Status: http.StatusOK, Keys: []string{"status", "issue"},
+	},
+	"GET /api/v1/issue/{issue_id}/history": {
+		File: "issues-history", Path: map[string]string{"issue_id": "7d8e9f60-1a2b-5c3d-8e4f-5a6b7c8d9e0f"},
+		Seeded: map[string]string{"issue_id": "sast_issue_ids"},
+		Status: http.StatusOK, Keys: []string{"status", "history"},
+	},
+	"PATCH /api/v1/issue/{issue_id}": {
+		File: "issues-update", Path: map[string]string{"issue_id": "7d8e9f60-1a2b-5c3d-8e4f-5a6b7c8d9e0f"},
+		Seeded: map[string]string{"issue_id": "sast_issue_ids"},
+		Body:   `{"status":"fix_in_progress","reason":"Patch in review"}`, ContentType: jsonType,
+		Status: http.StatusOK, Keys: []string{"status", "issue"},
+	},
+	"POST /api/v1/issues/triage": {
+		File: "issues-triage", ContentType: jsonType,
+		Body:   `{"filters":{"cwe":"CWE-611","branch":"main"},"status":"accepted_risk","reason":"XML parsing is disabled in production"}`,
+		Status: http.StatusOK, Keys: []string{"status", "matched", "changed"},
+	},
+	"GET /api/v1/scan/{scan_id}/issues": {
+		File: "issues-scan-list", Path: map[string]string{"scan_id": "2b3c4d5e-6f70-4182-93a4-b5c6d7e8f901"},
+		Query:  map[string]string{"page": "1", "page_size": "30"},
+		Seeded: map[string]string{"scan_id": "scan_ids"},
+		Status: http.StatusOK, Keys: []string{"status", "page", "total_pages", "total_issues", "issues"},
+	},
+
+	"GET /api/v1/scan/{scan_id}/issues/sca": {
+		File: "issues-scan-sca", Path: map[string]string{"scan_id": "2b3c4d5e-6f70-4182-93a4-b5c6d7e8f901"},
+		Query:  map[string]string{"page": "1", "page_size": "30"},
+		Seeded: map[string]string{"scan_id": "scan_ids"},
+		Status: http.StatusOK, Keys: []string{"status", "page", "total_pages", "total_issues", "issues"},
+	},
+	"GET /api/v1/issues/sca": {
+		File: "issues-sca-list", Query: map[string]string{"project": "payments-service", "page": "1"},
+		Seeded: map[string]string{"project": "project_names"},
+		Status: http.StatusOK, Keys: []string{"status", "page", "total_pages", "total_issues", "issues"},
+	},
+	"GET /api/v1/issues/code-quality": {
+		File: "issues-code-quality", Query: map[string]string{"project": "payments-service", "page": "1", "page_size": "30"},
+		Seeded: map[string]string{"project": "project_names"},
+		Status: http.StatusOK, Keys: []string{"status", "page", "total_pages", "total_issues", "issues"},
+	},
+
 	"POST /api/v1/teams": {
 		File: "teams-create", ContentType: jsonType,
 		Body:   `{"name":"Release Engineering","member_ids":[],"project_ids":[],"project_tags":["backend"],"repo_url_patterns":["github.com/acme-corp/"]}`,

@@ -140,37 +140,30 @@ func seedFindings(ctx context.Context, st *store.Store, c *Company) error {
 		projects = append(projects, p)
 		names, repos = append(names, p.Name), append(repos, p.RepoURL)
 	}
-	scans := map[string]store.Scan{} // by project id + branch
-	var scanIDs []string
-	for _, p := range projects {
-		for _, b := range demoBranches {
-			sc, err := st.CreateScan(ctx, store.Scan{CompanyID: c.ID, ProjectID: p.ID, Branch: b, Engine: "codescan", RepoURL: p.RepoURL})
-			if err != nil {
-				return err
-			}
-			scans[fmt.Sprint(p.ID, b)] = sc
-			scanIDs = append(scanIDs, sc.ID)
-		}
+	issues := SASTIssues(uint64(c.ID), projects, []int{400, 150}[c.Index()])
+	scanIDs, issueIDs, err := seedLifecycle(ctx, st, c, projects, issues)
+	if err != nil {
+		return err
 	}
 	third, err := st.CreateScan(ctx, store.Scan{CompanyID: c.ID, ProjectID: projects[0].ID, Branch: "main",
-		Engine: "sarif", RunID: uuid.NewString(), RepoURL: projects[0].RepoURL})
+		Engine: "sarif", RunID: uuid.NewString(), RepoURL: projects[0].RepoURL, Status: store.ScanComplete})
 	if err != nil {
 		return err
 	}
 
-	issues := SASTIssues(uint64(c.ID), projects, []int{400, 150}[c.Index()])
-	for n := range issues {
-		issues[n].ScanID = scans[fmt.Sprint(issues[n].ProjectID, issues[n].Branch)].ID
+	var qualityScans []string
+	for _, at := range scanTimes[1:] {
+		sc, err := st.CreateScan(ctx, store.Scan{CompanyID: c.ID, ProjectID: projects[0].ID, Branch: "main", Engine: "golangci-lint",
+			Tool: "golangci-lint", RepoURL: projects[0].RepoURL, CreatedAt: at, Status: store.ScanComplete})
+		if err != nil {
+			return err
+		}
+		qualityScans = append(qualityScans, sc.ID)
 	}
-	if _, err := st.CreateIssues(ctx, c.ID, issues); err != nil {
-		return err
-	}
-
-	qualityScans := scanIDs[:2]
 	for _, scanID := range qualityScans {
 		admin := c.UserByRole("admin")
 		assignee := store.Assignee{ID: strconv.FormatInt(admin.ID, 10), Email: admin.Email, Name: "Admin"}
-		if err := st.PutQualityIssues(ctx, c.ID, qualityIssues(uint64(c.ID), scanID, projects[0].Name, assignee, 35)); err != nil {
+		if err := st.PutQualityIssues(ctx, c.ID, qualityIssues(uint64(c.ID), scanID, projects[0], assignee, 35)); err != nil {
 			return err
 		}
 	}
@@ -197,9 +190,87 @@ func seedFindings(ctx context.Context, st *store.Store, c *Company) error {
 	c.Resources["sca_issue_ids"] = scaIDs
 	c.Resources["third_party_run_ids"] = []string{third.RunID}
 	c.Resources["third_party_scan_ids"] = []string{third.ID}
+	c.Resources["scan_ids"] = scanIDs
+	c.Resources["sast_issue_ids"] = issueIDs
 	c.Resources["cwe_ids"] = append(cwes, "unknown")
 	c.Resources["file_paths"] = paths
 	return nil
+}
+
+// Demo scan times: every branch was scanned three times.
+var scanTimes = []string{"2025-09-01T09:00:00Z", "2025-10-01T09:00:00Z", "2025-11-01T09:00:00Z"}
+
+// demoTool is the scanner of the demo's SAST findings.
+const demoTool = "codescan"
+
+// seedLifecycle runs the issues through the findings lifecycle: three scans
+// of every branch that has issues, the second leaving out a fifth of them
+// (fixed), the third bringing half of those back (reopened); then a
+// security lead triages the issues the generator gave another status (with
+// history). It returns the scans' ids, latest scan of each branch first,
+// and the ids of a few issues, a reopened one first.
+func seedLifecycle(ctx context.Context, st *store.Store, c *Company, projects []store.Project, issues []store.Issue) (scans, some []string, err error) {
+	type branch struct {
+		project int64
+		name    string
+	}
+	byID := map[int64]store.Project{}
+	for _, p := range projects {
+		byID[p.ID] = p
+	}
+	var order []branch
+	found := map[branch][]store.Issue{}
+	wanted := map[string]string{} // issue id -> status the generator gave it
+	for k, i := range issues {
+		b := branch{project: i.ProjectID, name: i.Branch}
+		if _, ok := found[b]; !ok {
+			order = append(order, b)
+		}
+		if len(found[b]) == 2 && len(some) < 5 { // reopened by the third scan
+			some = append(some, store.IssueID(c.ID, i.ProjectID, i.Branch, demoTool, fmt.Sprintf("demo-%d", k)))
+		}
+		i.Tool, i.Fingerprint = demoTool, fmt.Sprintf("demo-%d", k)
+		i.ID = store.IssueID(c.ID, i.ProjectID, i.Branch, demoTool, i.Fingerprint)
+		wanted[i.ID] = i.Status
+		found[b] = append(found[b], i)
+	}
+	var latest, earlier []string
+	for _, b := range order {
+		for round, at := range scanTimes {
+			sc, err := st.CreateScan(ctx, store.Scan{CompanyID: c.ID, ProjectID: b.project, Branch: b.name, Engine: demoTool,
+				Tool: demoTool, RepoURL: byID[b.project].RepoURL, CreatedAt: at, Status: store.ScanProcessing, GitSHA: fmt.Sprintf("%040x", round+1)})
+			if err != nil {
+				return nil, nil, err
+			}
+			var reported []store.Issue
+			for k, i := range found[b] {
+				if (round == 1 && k%5 == 2) || (round == 2 && k%10 == 2) {
+					continue
+				}
+				i.CreatedAt = at
+				reported = append(reported, i)
+			}
+			if _, err := st.ApplyScan(ctx, c.ID, sc, reported); err != nil {
+				return nil, nil, err
+			}
+			if round == len(scanTimes)-1 {
+				latest = append(latest, sc.ID)
+			} else {
+				earlier = append(earlier, sc.ID)
+			}
+		}
+	}
+	lead := store.Actor{UserID: c.UserByRole("admin").ID}
+	for id, status := range wanted {
+		if status == "open" || status == "fixed" {
+			continue
+		}
+		reason := "Reviewed in the demo's triage meeting"
+		if _, err := st.UpdateIssue(ctx, c.ID, id, store.IssueUpdate{Status: &status, Reason: &reason}, lead); err != nil {
+			return nil, nil, err
+		}
+	}
+	return append(latest, earlier...), some, nil
 }
 
 var qualityClasses = []store.QualityClassification{
@@ -209,7 +280,7 @@ var qualityClasses = []store.QualityClassification{
 	{ID: "CQ-ERR", Name: "Unchecked Error", Description: "An error result is ignored."},
 }
 
-func qualityIssues(seed uint64, scanID, project string, assignee store.Assignee, n int) []store.QualityIssue {
+func qualityIssues(seed uint64, scanID string, project store.Project, assignee store.Assignee, n int) []store.QualityIssue {
 	r := rand.New(rand.NewPCG(seed, 0xc0de))
 	out := make([]store.QualityIssue, n)
 	for k := range out {
@@ -217,6 +288,7 @@ func qualityIssues(seed uint64, scanID, project string, assignee store.Assignee,
 		line := 1 + r.IntN(400)
 		q := store.QualityIssue{
 			ScanID:             scanID,
+			ProjectID:          project.ID,
 			Classification:     cls,
 			Urgency:            store.Urgencies[1+r.IntN(3)],
 			CreatedAt:          fmt.Sprintf("2025-06-%02dT%02d:00:00Z", 1+r.IntN(28), r.IntN(24)),
@@ -225,7 +297,7 @@ func qualityIssues(seed uint64, scanID, project string, assignee store.Assignee,
 			SLAStatus:          []string{"on_track", "overdue"}[r.IntN(2)],
 			Location: store.QualityLocation{
 				File:       store.QualityFile{Name: "service.go", Language: "go", Path: "internal/service/service.go", GitHash: "9fceb02"},
-				Project:    store.QualityProject{Name: project, Branch: "main", GitSHA: "e83c5163316f89bfbde7d9ab23ca2e25604af290"},
+				Project:    store.QualityProject{Name: project.Name, Branch: "main", GitSHA: "e83c5163316f89bfbde7d9ab23ca2e25604af290"},
 				LineNumber: line, SinkLineNumber: line + r.IntN(20),
 			},
 			AutoTriage:   store.AutoTriage{FalsePositiveDetection: store.FalsePositiveDetection{Status: "valid", Reasoning: "The code path is reachable from a public handler."}},
@@ -253,7 +325,7 @@ func scaIssues(projectID int64) []store.SCAIssue {
 	}
 	var out []store.SCAIssue
 	for k, d := range deps {
-		reach := store.SCAReachability{Status: "reachable", Description: "A vulnerable function is called from the project's code.",
+		reach := store.SCAReachability{Status: "reachable", IsReachable: true, Description: "A vulnerable function is called from the project's code.",
 			Usages: []store.SCAUsage{{ID: uuid.NewString(), Filename: "src/handlers/report.js", CodeLine: "const out = render(input)",
 				IsFunctionReachable: "true", Reasoning: "render passes user input to the vulnerable function."}}}
 		if k%2 == 1 {

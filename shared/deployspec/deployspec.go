@@ -47,14 +47,19 @@ var authn = []string{"dynamodb:GetItem", "dynamodb:UpdateItem"}
 // as those.
 var tableActions = map[string][]string{
 	routes.GroupNotifications: with(authn, "dynamodb:Query", "dynamodb:UpdateItem"),
-	// Read-only: group counters, scans and SCA issues by key, lists and
-	// project look-ups by Query, the drill-down's issues by BatchGetItem.
-	routes.GroupIssues: with(authn, "dynamodb:BatchGetItem", "dynamodb:Query"),
-	// Scans, projects and issues with their counters (CreateIssues reads
-	// existing issues and counters with BatchGetItem and writes them in
-	// transactions of puts and updates); CI metadata; run and project
-	// look-ups.
-	routes.GroupUploads: with(authn, "dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"),
+	// Group counters, scans and SCA issues by key, lists and project
+	// look-ups by Query, the drill-down's issues by BatchGetItem; triage
+	// writes issues, history and counters in transactions of puts and
+	// updates.
+	routes.GroupIssues: with(authn, "dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:Query"),
+	// Scans, projects and issues with their counters (ApplyScan reads
+	// existing issues and counters with BatchGetItem, the previous scan's
+	// members by Query, writes the scan's members with BatchWriteItem and
+	// issues, history and counters in transactions of puts and updates, and
+	// the scan's counter journal with deletes);
+	// CI metadata; run and project look-ups.
+	routes.GroupUploads: with(authn, "dynamodb:BatchGetItem", "dynamodb:BatchWriteItem", "dynamodb:DeleteItem",
+		"dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"),
 	// Team and name guard put in one transaction, the id counter, users and
 	// projects of the company read by Query.
 	routes.GroupTeams: with(authn, "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"),

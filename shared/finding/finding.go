@@ -112,7 +112,10 @@ type Usage struct {
 // Report is a parsed report: its findings in report order and what it
 // says of the code it scanned (for uploads that do not name it).
 type Report struct {
-	Findings      []Finding
+	Findings []Finding
+	// Tools names the scanners of the report (SARIF runs' drivers), each
+	// once, also when they found nothing: identity is per tool.
+	Tools         []string
 	Branch        string
 	RepositoryURI string
 	CommitSHA     string

@@ -213,12 +213,12 @@ func checkTextFields(rt routes.Route, r *http.Request) error {
 		var many []*string
 		switch {
 		case json.Unmarshal(raw, &one) == nil:
-			_, err := clean(field, one)
+			_, err := clean(field, strings.TrimSpace(one))
 			return err
 		case json.Unmarshal(raw, &many) == nil:
 			for _, s := range many {
 				if s != nil {
-					if _, err := clean(field, *s); err != nil {
+					if _, err := clean(field, strings.TrimSpace(*s)); err != nil {
 						return err
 					}
 				}

@@ -129,7 +129,7 @@ func classify(err error) (e *Error, internal bool) {
 		return Of(KindNotFound), false
 	case errors.Is(err, store.ErrConflict):
 		return Of(KindConflict), false
-	case errors.Is(err, store.ErrUnavailable), transient(err):
+	case errors.Is(err, store.ErrUnavailable), store.Transient(err), transient(err):
 		return errUnavailable, false
 	}
 	return errInternal, true

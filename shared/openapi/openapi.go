@@ -49,13 +49,15 @@ func assemble() ([]byte, error) {
 			return nil, err
 		}
 	}
-	addRateLimitResponses(base)
+	addSharedResponses(base)
 	return json.Marshal(base)
 }
 
-// addRateLimitResponses documents the 429 that the shared auth layer gives
-// every authenticated operation, so fragments need not repeat it.
-func addRateLimitResponses(doc map[string]any) {
+// addSharedResponses documents what the shared layers may answer to every
+// authenticated operation, so fragments need not repeat it: the rate
+// limit's 429, and 503 when DynamoDB keeps refusing past the store's retry
+// budget (authentication reads it too).
+func addSharedResponses(doc map[string]any) {
 	for _, item := range asMap(doc["paths"]) {
 		for _, op := range asMap(item) {
 			op := asMap(op)
@@ -64,6 +66,7 @@ func addRateLimitResponses(doc map[string]any) {
 			}
 			if responses := asMap(op["responses"]); responses != nil {
 				responses["429"] = map[string]any{"$ref": "#/components/responses/TooManyRequests"}
+				responses["503"] = map[string]any{"$ref": "#/components/responses/Unavailable"}
 			}
 		}
 	}

@@ -33,12 +33,14 @@ const (
 	PermManagePolicy = "policies.manage_policy"
 	// Chosen: uploading third-party scan reports, CI metadata and Git config.
 	PermUploadScan = "scans.upload_scan"
+	// Chosen: triaging issues (status, reason, assignee; bulk triage).
+	PermTriageIssue = "issues.triage_issue"
 )
 
 // AllPermissions lists every permission a user can be granted.
 var AllPermissions = []string{
 	PermChangeContentAccess, PermViewIntegration, PermManageIntegration,
-	PermManagePolicy, PermUploadScan,
+	PermManagePolicy, PermUploadScan, PermTriageIssue,
 }
 
 // Route is one method and path of the API.
@@ -89,6 +91,14 @@ var Table = []Route{
 	{Method: "GET", Path: "/issues", Group: GroupIssues, Access: Authenticated, Params: append(findingsFilters(), TextParam("cwe", 32), TextParam("file_path_exact", 1024), TextParam("urgency", 16), TextParam("status", 32))},
 	{Method: "GET", Path: "/issues/sca/{issue_id}", Group: GroupIssues, Access: Authenticated, Params: []Param{TextParam("issue_id", 64)}},
 	{Method: "GET", Path: "/scan/{scan_id}/issues/quality", Group: GroupIssues, Access: Authenticated, Params: append(Paging(50), UUIDParam("scan_id"), TextParam("classification", 256))},
+	{Method: "GET", Path: "/issue/{issue_id}", Group: GroupIssues, Access: Authenticated},
+	{Method: "GET", Path: "/issue/{issue_id}/history", Group: GroupIssues, Access: Authenticated},
+	{Method: "PATCH", Path: "/issue/{issue_id}", Group: GroupIssues, Access: Permission, Permission: PermTriageIssue},
+	{Method: "POST", Path: "/issues/triage", Group: GroupIssues, Access: Permission, Permission: PermTriageIssue},
+	{Method: "GET", Path: "/scan/{scan_id}/issues", Group: GroupIssues, Access: Authenticated},
+	{Method: "GET", Path: "/scan/{scan_id}/issues/sca", Group: GroupIssues, Access: Authenticated},
+	{Method: "GET", Path: "/issues/sca", Group: GroupIssues, Access: Authenticated},
+	{Method: "GET", Path: "/issues/code-quality", Group: GroupIssues, Access: Authenticated},
 
 	{Method: "POST", Path: "/teams", Group: GroupTeams, Access: Permission, Permission: PermChangeContentAccess,
 		TextFields: []string{"name", "project_tags", "repo_url_patterns"}},

@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -27,9 +29,11 @@ func (s *Store) batchPut(ctx context.Context, items []any) error {
 			if err := backoff(ctx, attempt); err != nil {
 				return err
 			}
-			res, err := s.DB.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{
-				RequestItems:           map[string][]types.WriteRequest{s.Table: reqs},
-				ReturnConsumedCapacity: total,
+			res, err := call(ctx, func() (*dynamodb.BatchWriteItemOutput, error) {
+				return s.DB.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{
+					RequestItems:           map[string][]types.WriteRequest{s.Table: reqs},
+					ReturnConsumedCapacity: total,
+				})
 			})
 			if err != nil {
 				return fmt.Errorf("batch write: %w", err)
@@ -39,6 +43,28 @@ func (s *Store) batchPut(ctx context.Context, items []any) error {
 		}
 	}
 	return nil
+}
+
+// batchWriters bounds the concurrent BatchWriteItem calls of
+// batchPutParallel.
+const batchWriters = 8
+
+// batchPutParallel is batchPut with the batches sent concurrently.
+func (s *Store) batchPutParallel(ctx context.Context, items []any) error {
+	const per = 25 * 4
+	var wg sync.WaitGroup
+	errs := make([]error, (len(items)+per-1)/per)
+	sem := make(chan struct{}, batchWriters)
+	for n := range errs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			errs[n] = s.batchPut(ctx, items[n*per:min((n+1)*per, len(items))])
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // batchGet reads keys with strongly consistent reads (the write path decides
@@ -54,11 +80,13 @@ func (s *Store) batchGet(ctx context.Context, keys []Key) (map[Key]map[string]ty
 			if err := backoff(ctx, attempt); err != nil {
 				return nil, err
 			}
-			res, err := s.DB.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{
-				RequestItems: map[string]types.KeysAndAttributes{
-					s.Table: {Keys: pending, ConsistentRead: aws.Bool(true)},
-				},
-				ReturnConsumedCapacity: total,
+			res, err := call(ctx, func() (*dynamodb.BatchGetItemOutput, error) {
+				return s.DB.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{
+					RequestItems: map[string]types.KeysAndAttributes{
+						s.Table: {Keys: pending, ConsistentRead: aws.Bool(true)},
+					},
+					ReturnConsumedCapacity: total,
+				})
 			})
 			if err != nil {
 				return nil, fmt.Errorf("batch get: %w", err)

@@ -43,7 +43,7 @@ func (s *Store) EachIssue(ctx context.Context, companyID int64, fn func(Issue) e
 // issues into a company that has none, with the counters and scope
 // summaries computed in memory, using parallel BatchWriteItem calls. The
 // items are the ones CreateIssues would write for the same issues (every
-// counter at version 1; the tests compare both item by item). It is
+// counter settled; the tests compare both item by item). It is
 // neither conditional nor idempotent, and it must never run beside another
 // writer of the company. progress, when set, is called after each batch
 // with the number of items it wrote and the number of items in all.
@@ -111,7 +111,7 @@ func bulkItems(companyID int64, issues []Issue) ([]any, error) {
 				return nil, fmt.Errorf("negative count in cell %s", c)
 			}
 		}
-		items = append(items, newCounter(companyID, d.scope, d.dim, d.group, d.cells, 1))
+		items = append(items, counterItem(companyID, d.scope, d.dim, d.group, d.cells))
 		sum := groups[d.scope]
 		if sum == nil {
 			sum = newSummary(companyID, d.scope)

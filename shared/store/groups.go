@@ -21,18 +21,24 @@ import (
 
 // Group counters: for every scope an issue belongs to (the company, its
 // project, its project's branch) and every dimension (CWE, file path), one
-// item counts the group's issues per urgency and status. The write path
-// keeps them exact (see commitIssues), so reading grouped counts never
-// touches an issue:
+// item counts the group's issues per urgency and status, in numeric
+// attributes n_<urgency>_<status> and their sum issue_count. The write path
+// moves them with unconditional atomic ADDs in the same transaction as the
+// issues (see commitIssues), so concurrent writers never conflict on them
+// and reading grouped counts never touches an issue:
 //
 //	counter  PK C#<company>  SK GRP#<dim>#<scope>#<group>
-//	         GSI1PK C#<company>#GRP#<dim>#<scope>
+//	         GSI1PK C#<company>#GRP#<dim>#<scope>     (only while indexed)
 //	         GSI1SK <10-digit inverted count>#<group sort key>
 //	summary  PK C#<company>  SK SCOPE#<scope>   (non-empty groups per dimension;
 //	         for a branch scope also GSI2PK C#<company>#BRANCH#<branch hash>, GSI2SK <scope>)
 //
-// A counter that drops to zero is deleted, so GSI1 lists exactly the
-// non-empty groups of a scope, biggest first: page N is one bounded Query.
+// The count-ordered index keys and the summary's group totals depend on the
+// count, which an ADD does not return: every writer settles the counters it
+// touched after its transaction (settleCounters), conditional on the count
+// it read. The last writer of a counter reads its final count, so the index
+// converges on every count; a counter at zero leaves the index (and its
+// scope's group total) but stays as an item.
 
 // Dimension is what issues are grouped by.
 type Dimension string
@@ -101,18 +107,54 @@ func (c Cells) ByStatus() map[string]int64 {
 
 // GroupCount is one group's counts in a scope (or several scopes merged).
 type GroupCount struct {
-	Dim   Dimension `dynamodbav:"dim"`
-	Group string    `dynamodbav:"group"` // CWE number ("0" is NoCWE) or file path
-	Count int64     `dynamodbav:"issue_count"`
-	Cells Cells     `dynamodbav:"cells"`
+	Dim   Dimension
+	Group string // CWE number ("0" is NoCWE) or file path
+	Count int64
+	Cells Cells
 }
 
-type groupCounter struct {
-	Key
-	GSI1PK string `dynamodbav:"GSI1PK"`
-	GSI1SK string `dynamodbav:"GSI1SK"`
-	GroupCount
-	Version int64 `dynamodbav:"ver"`
+// Counter item attributes.
+const (
+	attrCount   = "issue_count"
+	attrIndexed = "indexed_count" // the count the index keys were set for
+	cellPrefix  = "n_"
+)
+
+func cellAttr(cell string) string {
+	u, st, _ := strings.Cut(cell, "/")
+	return cellPrefix + u + "_" + st
+}
+
+// UnmarshalDynamoDBAttributeValue reads a counter item: its cells are the
+// n_<urgency>_<status> attributes.
+func (g *GroupCount) UnmarshalDynamoDBAttributeValue(av types.AttributeValue) error {
+	m, ok := av.(*types.AttributeValueMemberM)
+	if !ok {
+		return fmt.Errorf("group counter is a %T, not a map", av)
+	}
+	*g = GroupCount{Cells: Cells{}}
+	for name, v := range m.Value {
+		var err error
+		switch {
+		case name == "dim":
+			err = attributevalue.Unmarshal(v, &g.Dim)
+		case name == "group":
+			err = attributevalue.Unmarshal(v, &g.Group)
+		case name == attrCount:
+			err = attributevalue.Unmarshal(v, &g.Count)
+		case strings.HasPrefix(name, cellPrefix):
+			var n int64
+			err = attributevalue.Unmarshal(v, &n)
+			u, st, _ := strings.Cut(strings.TrimPrefix(name, cellPrefix), "_")
+			if n != 0 {
+				g.Cells[cellKey(u, st)] = n
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("group counter %s: %w", name, err)
+		}
+	}
+	return nil
 }
 
 // groupSortKey orders groups of equal count: CWE number ascending (NoCWE
@@ -144,16 +186,24 @@ func counterIndexPK(companyID int64, sc Scope, dim Dimension) string {
 // maxCount inverts counts so that ascending index keys are biggest first.
 const maxCount = 9_999_999_999
 
-// newCounter is the counter item of a group holding cells (never empty).
-func newCounter(companyID int64, sc Scope, dim Dimension, group string, cells Cells, version int64) groupCounter {
+func counterIndexSK(dim Dimension, group string, count int64) string {
+	return fmt.Sprintf("%010d#%s", maxCount-count, groupSortKey(dim, group))
+}
+
+// counterItem is a settled counter item holding cells (never empty), as
+// the write path leaves it; the bulk loader writes it directly.
+func counterItem(companyID int64, sc Scope, dim Dimension, group string, cells Cells) map[string]any {
 	count := cells.Total("", "")
-	return groupCounter{
-		Key:        counterKey(companyID, sc, dim, group),
-		GSI1PK:     counterIndexPK(companyID, sc, dim),
-		GSI1SK:     fmt.Sprintf("%010d#%s", maxCount-count, groupSortKey(dim, group)),
-		GroupCount: GroupCount{Dim: dim, Group: group, Count: count, Cells: cells},
-		Version:    version,
+	item := map[string]any{
+		tabledef.PK: CompanyPK(companyID), tabledef.SK: counterKey(companyID, sc, dim, group).SK,
+		tabledef.GSI1.PK: counterIndexPK(companyID, sc, dim), tabledef.GSI1.SK: counterIndexSK(dim, group, count),
+		"dim": dim, "group": group, attrCount: count, attrIndexed: count,
+		"scope_project": sc.ProjectID, "scope_branch": sc.Branch,
 	}
+	for c, n := range cells {
+		item[cellAttr(c)] = n
+	}
+	return item
 }
 
 type counterDelta struct {
@@ -197,36 +247,174 @@ func counterDeltas(companyID int64, changes []issueChange) map[Key]*counterDelta
 	return out
 }
 
-// txCounter applies d to the counter read as old (nil when absent): a put
-// or a delete conditional on the version read. groups is +1 when the group
-// appears in its scope, -1 when it disappears.
-func (s *Store) txCounter(companyID int64, k Key, d *counterDelta, old *groupCounter) (item types.TransactWriteItem, groups int, err error) {
-	cells := Cells{}
-	cond := expression.AttributeNotExists(expression.Name(tabledef.PK))
-	version := int64(1)
-	if old != nil {
-		maps.Copy(cells, old.Cells)
-		cond = expression.Name("ver").Equal(expression.Value(old.Version))
-		version = old.Version + 1
-	}
+// txCounter adds d to its counter with atomic ADDs (creating it if needed):
+// no read, no condition, so concurrent writers of a hot counter commute.
+func (s *Store) txCounter(k Key, d *counterDelta) (types.TransactWriteItem, error) {
+	upd := expression.Set(expression.Name("dim"), expression.Value(d.dim)).
+		Set(expression.Name("group"), expression.Value(d.group)).
+		Set(expression.Name("scope_project"), expression.Value(d.scope.ProjectID)).
+		Set(expression.Name("scope_branch"), expression.Value(d.scope.Branch)).
+		Add(expression.Name(attrCount), expression.Value(d.cells.Total("", "")))
 	for c, n := range d.cells {
-		cells[c] += n
-		switch {
-		case cells[c] < 0:
-			return item, 0, fmt.Errorf("counter %s cell %s would go negative", k.SK, c)
-		case cells[c] == 0:
-			delete(cells, c)
+		upd = upd.Add(expression.Name(cellAttr(c)), expression.Value(n))
+	}
+	return s.txUpdate(k, upd, nil)
+}
+
+// settleCounters brings the index keys and scope group totals of counters
+// in line with their counts, many counters to a transaction (with one
+// summary update per scope). Each counter is settled conditional on the
+// count read: when another writer moved it meanwhile, that writer settles
+// it after its own transaction, so a failed condition is left to it (the
+// counters of a cancelled transaction are retried one by one).
+func (s *Store) settleCounters(ctx context.Context, companyID int64, keys []Key) error {
+	got, err := s.batchGet(ctx, keys)
+	if err != nil {
+		return err
+	}
+	var due []settlement
+	for _, k := range keys {
+		av, ok := got[k]
+		if !ok {
+			continue
+		}
+		c, err := decodeCounter(av)
+		if err != nil {
+			return err
+		}
+		wantSK := ""
+		if c.Count > 0 {
+			wantSK = counterIndexSK(c.Dim, c.Group, c.Count)
+		}
+		if c.indexed != c.Count || c.sk != wantSK {
+			due = append(due, settlement{key: k, counterState: c, wantSK: wantSK})
 		}
 	}
-	switch {
-	case len(cells) == 0:
-		item, err = s.txDelete(k, cond)
-		return item, -1, err
-	case old == nil:
-		groups = 1
+	for _, chunk := range settleChunks(due) {
+		err := s.settleMany(ctx, companyID, chunk)
+		if errors.Is(err, ErrConflict) {
+			for _, st := range chunk {
+				if err := s.settleMany(ctx, companyID, []settlement{st}); err != nil && !errors.Is(err, ErrConflict) {
+					return err
+				}
+			}
+			continue
+		}
+		if err != nil {
+			return err
+		}
 	}
-	item, err = s.txPut(newCounter(companyID, d.scope, d.dim, d.group, cells, version), &cond)
-	return item, groups, err
+	return nil
+}
+
+// settleChunks groups settlements into transactions: each holds its
+// counters and one summary per scope they belong to.
+func settleChunks(due []settlement) [][]settlement {
+	slices.SortStableFunc(due, func(a, b settlement) int {
+		return cmp.Or(cmp.Compare(a.scope.ProjectID, b.scope.ProjectID), strings.Compare(a.scope.Branch, b.scope.Branch))
+	})
+	var out [][]settlement
+	var cur []settlement
+	scopes := map[Scope]bool{}
+	for _, st := range due {
+		if len(cur)+len(scopes)+1+b2i(!scopes[st.scope]) > maxTxItems {
+			out = append(out, cur)
+			cur, scopes = nil, map[Scope]bool{}
+		}
+		cur = append(cur, st)
+		scopes[st.scope] = true
+	}
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	return out
+}
+
+// settlement is one counter to settle and the index sort key its count
+// wants ("" for none: it leaves the index).
+type settlement struct {
+	key Key
+	counterState
+	wantSK string
+}
+
+// settleMany settles counters in one transaction; ErrConflict when one of
+// them moved since it was read.
+func (s *Store) settleMany(ctx context.Context, companyID int64, chunk []settlement) error {
+	var items []types.TransactWriteItem
+	groups := map[Scope]map[Dimension]int{}
+	for _, st := range chunk {
+		item, err := s.txSettle(companyID, st)
+		if err != nil {
+			return err
+		}
+		items = append(items, item)
+		if delta := b2i(st.Count > 0) - b2i(st.indexed > 0); delta != 0 {
+			if groups[st.scope] == nil {
+				groups[st.scope] = map[Dimension]int{}
+			}
+			groups[st.scope][st.Dim] += delta
+		}
+	}
+	for sc, byDim := range groups {
+		sum, err := s.txSummary(companyID, sc, byDim)
+		if err != nil {
+			return err
+		}
+		items = append(items, sum)
+	}
+	return s.transact(ctx, items)
+}
+
+// txSettle sets one counter's index keys for its count, conditional on the
+// count and the indexed count read.
+func (s *Store) txSettle(companyID int64, st settlement) (types.TransactWriteItem, error) {
+	upd := expression.Set(expression.Name(attrIndexed), expression.Value(st.Count))
+	if st.wantSK != "" {
+		upd = upd.Set(expression.Name(tabledef.GSI1.PK), expression.Value(counterIndexPK(companyID, st.scope, st.Dim))).
+			Set(expression.Name(tabledef.GSI1.SK), expression.Value(st.wantSK))
+	} else {
+		upd = upd.Remove(expression.Name(tabledef.GSI1.PK)).Remove(expression.Name(tabledef.GSI1.SK))
+	}
+	cond := expression.Name(attrCount).Equal(expression.Value(st.Count))
+	if st.indexed == 0 {
+		cond = cond.And(expression.Or(expression.AttributeNotExists(expression.Name(attrIndexed)),
+			expression.Name(attrIndexed).Equal(expression.Value(0))))
+	} else {
+		cond = cond.And(expression.Name(attrIndexed).Equal(expression.Value(st.indexed)))
+	}
+	return s.txUpdate(st.key, upd, &cond)
+}
+
+// counterState is a counter with what settling needs.
+type counterState struct {
+	GroupCount
+	indexed int64
+	sk      string
+	scope   Scope
+}
+
+func decodeCounter(av map[string]types.AttributeValue) (counterState, error) {
+	var c counterState
+	if err := attributevalue.UnmarshalMap(av, &c.GroupCount); err != nil {
+		return c, err
+	}
+	var meta struct {
+		Indexed int64  `dynamodbav:"indexed_count"`
+		SK      string `dynamodbav:"GSI1SK"`
+		Project int64  `dynamodbav:"scope_project"`
+		Branch  string `dynamodbav:"scope_branch"`
+	}
+	err := attributevalue.UnmarshalMap(av, &meta)
+	c.indexed, c.sk, c.scope = meta.Indexed, meta.SK, Scope{ProjectID: meta.Project, Branch: meta.Branch}
+	return c, err
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // scopeSummary counts a scope's non-empty groups per dimension. A branch
@@ -288,17 +476,27 @@ func (s *Store) GroupsPage(ctx context.Context, companyID int64, sc Scope, dim D
 	if err != nil {
 		return nil, 0, err
 	}
-	out := []GroupCount{}
-	err = attributevalue.UnmarshalListOfMaps(items, &out)
-	return out, total, err
+	var got []GroupCount
+	if err := attributevalue.UnmarshalListOfMaps(items, &got); err != nil {
+		return nil, 0, err
+	}
+	return nonEmpty(got), total, nil
+}
+
+// nonEmpty drops groups whose count fell to zero (a counter leaves the
+// index when its writer settles it).
+func nonEmpty(groups []GroupCount) []GroupCount {
+	return slices.DeleteFunc(groups, func(g GroupCount) bool { return g.Count <= 0 })
 }
 
 // ScopeGroups returns every non-empty group of a scope, in group key order.
 // Its cost grows with the scope's groups, not its issues.
 func (s *Store) ScopeGroups(ctx context.Context, companyID int64, sc Scope, dim Dimension) ([]GroupCount, error) {
-	out := []GroupCount{}
-	err := s.queryAll(ctx, "", pkBeginsWith(CompanyPK(companyID), fmt.Sprintf("GRP#%s#%s#", dim, scopeID(sc))), true, &out)
-	return out, err
+	var out []GroupCount
+	if err := s.queryAll(ctx, "", pkBeginsWith(CompanyPK(companyID), fmt.Sprintf("GRP#%s#%s#", dim, scopeID(sc))), true, &out); err != nil {
+		return nil, err
+	}
+	return append([]GroupCount{}, nonEmpty(out)...), nil
 }
 
 // GroupCounts returns one group's counts in each scope (zero counts for a
@@ -351,13 +549,18 @@ func (s *Store) MergedGroups(ctx context.Context, companyID int64, scopes []Scop
 	for _, g := range byKey {
 		out = append(out, *g)
 	}
-	slices.SortFunc(out, func(a, b GroupCount) int {
+	SortGroups(out)
+	return out, nil
+}
+
+// SortGroups puts groups in the total order of GroupsPage.
+func SortGroups(groups []GroupCount) {
+	slices.SortFunc(groups, func(a, b GroupCount) int {
 		if c := cmp.Compare(b.Count, a.Count); c != 0 {
 			return c
 		}
 		return strings.Compare(groupSortKey(a.Dim, a.Group), groupSortKey(b.Dim, b.Group))
 	})
-	return out, nil
 }
 
 // scopeReaders bounds the concurrent reads of scopesGroups.

@@ -5,9 +5,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
+
 	"fmt"
-	"math/rand/v2"
+
 	"slices"
 	"strconv"
 	"strings"
@@ -29,9 +29,13 @@ var Statuses = []string{"open", "fixed", "false_positive", "accepted_risk", "fix
 // not a MITRE id; the API shows it as the CWE id "unknown".
 const NoCWE = 0
 
-// Issue is a SAST finding of a project's branch. Issues are written only
-// through CreateIssues, SetIssueStatus and DeleteIssue, which keep the group
-// counters exact. The index keys are set by the store:
+// Issue is a SAST finding of one tool on a project's branch: one item per
+// (company, project, branch, tool, fingerprint) however many scans report
+// it (see IssueID). Issues are written only through the store's issue write
+// path (commitIssues: CreateIssues, ApplyScan, UpdateIssue, TriageIssues,
+// SetIssueStatus, DeleteIssue), which keeps the group counters exact and
+// records status history in the same transactions. The index keys are set
+// by the store:
 //
 //   - GSI1: the issues of one CWE,       sorted by project, branch, newest first, id
 //   - GSI2: the issues of one file path, sorted the same way
@@ -47,9 +51,11 @@ type Issue struct {
 	ID          string `dynamodbav:"id"` // uuid
 	CompanyID   int64  `dynamodbav:"company_id"`
 	ProjectID   int64  `dynamodbav:"project_id"`
-	ProjectName string `dynamodbav:"project_name"` // project names never change
-	ScanID      string `dynamodbav:"scan_id,omitempty"`
+	ProjectName string `dynamodbav:"project_name"`      // project names never change
+	ScanID      string `dynamodbav:"scan_id,omitempty"` // the scan that first reported it
 	Branch      string `dynamodbav:"branch"`
+	Tool        string `dynamodbav:"tool,omitempty"`
+	Fingerprint string `dynamodbav:"fingerprint,omitempty"`
 	CWE         int    `dynamodbav:"cwe"` // NoCWE when the finding has none
 	FilePath    string `dynamodbav:"file_path"`
 	Line        int    `dynamodbav:"line,omitempty"`
@@ -57,7 +63,32 @@ type Issue struct {
 	Status      string `dynamodbav:"status"`
 	RuleID      string `dynamodbav:"rule_id,omitempty"`
 	Title       string `dynamodbav:"title,omitempty"`
-	CreatedAt   string `dynamodbav:"created_at"`
+	Message     string `dynamodbav:"message,omitempty"`
+	Snippet     string `dynamodbav:"snippet,omitempty"`
+	// CreatedAt is the first detection; a re-detection never changes it.
+	CreatedAt string `dynamodbav:"created_at"`
+	// LastSeenScanID is the last scan that reported the issue as of its
+	// last transition; while the issue is not fixed, its branch's latest
+	// scan of the tool (ScanHead) reports it too.
+	LastSeenScanID string `dynamodbav:"last_seen_scan_id,omitempty"`
+	FixedAt        string `dynamodbav:"fixed_at,omitempty"`
+	FixedScanID    string `dynamodbav:"fixed_scan_id,omitempty"`
+	ReopenCount    int    `dynamodbav:"reopen_count,omitempty"`
+	Reason         string `dynamodbav:"reason,omitempty"`
+	AssignedTo     int64  `dynamodbav:"assigned_to,omitempty"`
+	UpdatedAt      string `dynamodbav:"updated_at,omitempty"`
+	// Version counts the item's writes; every update is conditional on it.
+	Version int64 `dynamodbav:"ver"`
+}
+
+// issueSpace is the namespace of issue ids (name-based SHA-1 uuids).
+var issueSpace = uuid.MustParse("0b9d7c52-6a3e-4d1f-8c2b-5e4f3a2d1c0b")
+
+// IssueID is the identity of a finding: the same company, project, branch,
+// tool and fingerprint always name the same issue, whichever scan reports
+// it.
+func IssueID(companyID, projectID int64, branch, tool, fingerprint string) string {
+	return uuid.NewSHA1(issueSpace, fmt.Appendf(nil, "%d\x00%d\x00%s\x00%s\x00%s", companyID, projectID, branch, tool, fingerprint)).String()
 }
 
 // Issues live in 256 partitions per company, picked by the first two hex
@@ -163,13 +194,13 @@ func (s *Store) GetIssue(ctx context.Context, companyID int64, id string) (Issue
 }
 
 // CreateIssues stores new SAST issues of a company and counts them in their
-// groups, in transactions that write each issue together with its counters.
-// It is idempotent: an issue whose id already exists is left as it is and
-// not counted again, so a retried batch with the same (deterministic) ids
-// creates no duplicates. It returns how many issues were new. An empty ID
-// gets a random uuid, an empty CreatedAt now; every issue needs a project
-// id, a branch, a file path, a CWE (NoCWE for none), an urgency code of
-// Urgencies and a status of Statuses, else ErrInvalid and nothing is written.
+// groups, through the issue write path. It is idempotent: an issue whose id
+// already exists is left as it is and not counted again, so a retried batch
+// with the same (deterministic) ids creates no duplicates. It returns how
+// many issues were new. An empty ID gets a random uuid, an empty CreatedAt
+// now; every issue needs a project id, a branch, a file path, a CWE (NoCWE
+// for none), an urgency code of Urgencies and a status of Statuses, else
+// ErrInvalid and nothing is written.
 func (s *Store) CreateIssues(ctx context.Context, companyID int64, issues []Issue) (int, error) {
 	batch := make([]Issue, len(issues))
 	for n, i := range issues {
@@ -178,79 +209,49 @@ func (s *Store) CreateIssues(ctx context.Context, companyID int64, issues []Issu
 		}
 		batch[n] = i
 	}
-	// Neighbours share counters, so sorted chunks hold more issues each.
-	slices.SortStableFunc(batch, func(a, b Issue) int {
-		return cmp.Or(cmp.Compare(a.ProjectID, b.ProjectID), strings.Compare(a.Branch, b.Branch),
-			cmp.Compare(a.CWE, b.CWE), strings.Compare(a.FilePath, b.FilePath))
-	})
 	created := 0
-	for _, chunk := range chunkIssues(batch) {
-		n, err := s.createChunk(ctx, companyID, chunk)
-		created += n
+	err := s.retrying(ctx, func() error {
+		existing, err := s.issuesByID(ctx, companyID, issueIDs(batch))
 		if err != nil {
-			return created, err
-		}
-	}
-	return created, nil
-}
-
-// createChunk writes one transaction's worth of issues, retrying when a
-// concurrent writer moved a counter first.
-func (s *Store) createChunk(ctx context.Context, companyID int64, chunk []Issue) (int, error) {
-	return retry(ctx, func() (int, error) {
-		keys := make([]Key, len(chunk))
-		for n := range chunk {
-			keys[n] = chunk[n].Key
-		}
-		existing, err := s.batchGet(ctx, keys)
-		if err != nil {
-			return 0, err
+			return err
 		}
 		var changes []issueChange
-		for n := range chunk {
-			if _, ok := existing[chunk[n].Key]; !ok {
-				changes = append(changes, issueChange{after: &chunk[n]})
+		for n := range batch {
+			if _, ok := existing[batch[n].ID]; !ok {
+				changes = append(changes, issueChange{after: &batch[n]})
 			}
 		}
-		if len(changes) == 0 {
-			return 0, nil
-		}
-		return len(changes), s.commitIssues(ctx, companyID, changes)
+		n, err := s.commitIssues(ctx, companyID, changes)
+		created += n
+		return err
 	})
+	if err != nil {
+		return created, err
+	}
+	return created, s.settleCounters(ctx, companyID, counterKeysOf(companyID, batch))
 }
 
-// SetIssueStatus changes an issue's status and moves its counts to the new
-// status in the same transaction (conditional on the status it had).
+// SetIssueStatus changes an issue's status (a change by no one in
+// particular: the demo seed and tests); UpdateIssue is the API's.
 func (s *Store) SetIssueStatus(ctx context.Context, companyID int64, id, status string) (Issue, error) {
-	if !slices.Contains(Statuses, status) {
-		return Issue{}, fmt.Errorf("status %q: %w", status, ErrInvalid)
-	}
-	var out Issue
-	_, err := retry(ctx, func() (int, error) {
-		before, err := s.consistentIssue(ctx, companyID, id)
-		if err != nil {
-			return 0, err
-		}
-		out = before
-		if before.Status == status {
-			return 0, nil
-		}
-		out.Status = status
-		return 1, s.commitIssues(ctx, companyID, []issueChange{{before: &before, after: &out}})
-	})
-	return out, err
+	return s.UpdateIssue(ctx, companyID, id, IssueUpdate{Status: &status}, Actor{})
 }
 
 // DeleteIssue removes an issue and its counts in one transaction.
 func (s *Store) DeleteIssue(ctx context.Context, companyID int64, id string) error {
-	_, err := retry(ctx, func() (int, error) {
-		before, err := s.consistentIssue(ctx, companyID, id)
-		if err != nil {
-			return 0, err
+	var before Issue
+	err := s.retrying(ctx, func() error {
+		var err error
+		if before, err = s.consistentIssue(ctx, companyID, id); err != nil {
+			return err
 		}
-		return 1, s.commitIssues(ctx, companyID, []issueChange{{before: &before}})
+		_, err = s.commitIssues(ctx, companyID, []issueChange{{before: &before}})
+		return err
 	})
-	return err
+	if err != nil {
+		return err
+	}
+	return s.settleCounters(ctx, companyID, counterKeysOf(companyID, []Issue{before}))
 }
 
 // consistentIssue reads the issue's latest version (a write path decides on
@@ -260,75 +261,157 @@ func (s *Store) consistentIssue(ctx context.Context, companyID int64, id string)
 	if !ok {
 		return Issue{}, ErrNotFound
 	}
-	k := issueKey(companyID, cid)
-	got, err := s.batchGet(ctx, []Key{k})
+	got, err := s.issuesByID(ctx, companyID, []string{cid})
 	if err != nil {
 		return Issue{}, err
 	}
-	av, ok := got[k]
+	i, ok := got[cid]
 	if !ok {
 		return Issue{}, ErrNotFound
 	}
-	var i Issue
-	err = attributevalue.UnmarshalMap(av, &i)
-	return i, err
+	return i, nil
+}
+
+// issuesByID reads issues of a company with consistent reads, by id; ids
+// not found are absent from the map.
+func (s *Store) issuesByID(ctx context.Context, companyID int64, ids []string) (map[string]Issue, error) {
+	keys := make([]Key, len(ids))
+	for n, id := range ids {
+		keys[n] = issueKey(companyID, id)
+	}
+	got, err := s.batchGet(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]Issue, len(got))
+	for _, av := range got {
+		var i Issue
+		if err := attributevalue.UnmarshalMap(av, &i); err != nil {
+			return nil, err
+		}
+		out[i.ID] = i
+	}
+	return out, nil
+}
+
+func issueIDs(issues []Issue) []string {
+	out := make([]string, len(issues))
+	for n := range issues {
+		out[n] = issues[n].ID
+	}
+	return out
+}
+
+// counterKeysOf are the counters of every group and scope the issues are in.
+func counterKeysOf(companyID int64, issues []Issue) []Key {
+	seen := map[Key]bool{}
+	var out []Key
+	for n := range issues {
+		for _, sc := range issues[n].scopes() {
+			for _, dim := range dimensions {
+				k := counterKey(companyID, sc, dim, issues[n].groupOf(dim))
+				if !seen[k] {
+					seen[k] = true
+					out = append(out, k)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Actor is who changed an issue: a user, or the scan whose upload did.
+type Actor struct {
+	UserID int64  `dynamodbav:"user_id,omitempty" json:"user_id,omitempty"`
+	ScanID string `dynamodbav:"scan_id,omitempty" json:"scan_id,omitempty"`
 }
 
 // issueChange is one issue's transition: before is nil for a new issue,
-// after is nil for a deleted one.
-type issueChange struct{ before, after *Issue }
+// after is nil for a deleted one. A status change records its history
+// entry (by, reason) in the same transaction.
+type issueChange struct {
+	before, after *Issue
+	by            Actor
+	reason        string
+}
 
-// commitIssues writes changes and their counter updates in one transaction.
-// Counters are read, recomputed and written back conditional on the version
-// read, so a concurrent writer makes it fail with ErrConflict (and the
-// caller retries) instead of losing a count.
-func (s *Store) commitIssues(ctx context.Context, companyID int64, changes []issueChange) error {
-	deltas := counterDeltas(companyID, changes)
-	keys := make([]Key, 0, len(deltas))
-	for k := range deltas {
-		keys = append(keys, k)
+// commitIssues writes changes in transactions of at most maxTxItems items:
+// each issue (conditional on the version it was computed from, or on not
+// existing), its history entry when its status changes, and atomic ADDs to
+// the counters of the issues' groups, added up per transaction. A failed
+// condition (a concurrent writer of the same issue) is ErrConflict, and
+// the transactions committed before it stay committed (each is exact on
+// its own). It returns how many changes were committed. Callers settle the
+// counters afterwards (settleCounters).
+func (s *Store) commitIssues(ctx context.Context, companyID int64, changes []issueChange) (int, error) {
+	at := now()
+	for n := range changes {
+		if a, b := changes[n].after, changes[n].before; a != nil {
+			a.Version = 1
+			if b != nil {
+				a.Version, a.UpdatedAt = b.Version+1, at
+			}
+		}
 	}
-	current, err := s.batchGet(ctx, keys)
-	if err != nil {
-		return err
+	// Neighbours share counters, so sorted chunks hold more issues each.
+	slices.SortStableFunc(changes, func(a, b issueChange) int {
+		x, y := a.issue(), b.issue()
+		return cmp.Or(cmp.Compare(x.ProjectID, y.ProjectID), strings.Compare(x.Branch, y.Branch),
+			cmp.Compare(x.CWE, y.CWE), strings.Compare(x.FilePath, y.FilePath))
+	})
+	done := 0
+	for _, chunk := range chunkChanges(companyID, changes) {
+		items, err := s.txChanges(companyID, chunk, at)
+		if err != nil {
+			return done, err
+		}
+		if err := s.transact(ctx, items); err != nil {
+			return done, err
+		}
+		done += len(chunk)
 	}
+	return done, nil
+}
+
+// issue is the issue a change is about.
+func (c issueChange) issue() *Issue {
+	if c.after != nil {
+		return c.after
+	}
+	return c.before
+}
+
+// historyEntry reports whether the change records a status history entry.
+func (c issueChange) historyEntry() bool {
+	return c.before != nil && c.after != nil && c.before.Status != c.after.Status
+}
+
+// txChanges is one transaction's items for chunk.
+func (s *Store) txChanges(companyID int64, chunk []issueChange, at string) ([]types.TransactWriteItem, error) {
 	var items []types.TransactWriteItem
-	for _, c := range changes {
+	for n, c := range chunk {
 		item, err := s.txIssue(c)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		items = append(items, item)
-	}
-	summaries := map[Scope]map[Dimension]int{}
-	for k, d := range deltas {
-		var old *groupCounter
-		if av, ok := current[k]; ok {
-			old = &groupCounter{}
-			if err := attributevalue.UnmarshalMap(av, old); err != nil {
-				return err
+		if c.historyEntry() {
+			h := newHistory(companyID, c, at, n)
+			item, err := s.txPutNew(h)
+			if err != nil {
+				return nil, err
 			}
-		}
-		item, groupsDelta, err := s.txCounter(companyID, k, d, old)
-		if err != nil {
-			return err
-		}
-		items = append(items, item)
-		if groupsDelta != 0 {
-			if summaries[d.scope] == nil {
-				summaries[d.scope] = map[Dimension]int{}
-			}
-			summaries[d.scope][d.dim] += groupsDelta
+			items = append(items, item)
 		}
 	}
-	for sc, byDim := range summaries {
-		item, err := s.txSummary(companyID, sc, byDim)
+	for k, d := range counterDeltas(companyID, chunk) {
+		item, err := s.txCounter(k, d)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		items = append(items, item)
 	}
-	return s.transact(ctx, items)
+	return items, nil
 }
 
 // txIssue is the issue's own write, conditional on the state the change
@@ -337,53 +420,45 @@ func (s *Store) txIssue(c issueChange) (types.TransactWriteItem, error) {
 	if c.before == nil {
 		return s.txPutNew(c.after)
 	}
-	cond := expression.Name("status").Equal(expression.Value(c.before.Status))
+	cond := expression.Name("ver").Equal(expression.Value(c.before.Version))
+	if c.before.Version == 0 { // written before versions existed
+		cond = expression.AttributeNotExists(expression.Name("ver"))
+	}
 	if c.after != nil {
 		return s.txPut(c.after, &cond)
 	}
 	return s.txDelete(c.before.Key, cond)
 }
 
-// chunkIssues splits issues so that each chunk's transaction (its issues,
-// the distinct counters they touch and their scope summaries) stays within
+// chunkChanges splits changes so that each chunk's transaction (its issues,
+// their history entries and the distinct counters they touch) stays within
 // DynamoDB's item limit.
-func chunkIssues(issues []Issue) [][]Issue {
-	var chunks [][]Issue
-	var cur []Issue
+func chunkChanges(companyID int64, changes []issueChange) [][]issueChange {
+	var chunks [][]issueChange
+	var cur []issueChange
 	counters := map[Key]bool{}
-	scopes := map[Scope]bool{}
-	for n := range issues {
-		i := &issues[n]
-		var newCounters []Key
-		var newScopes []Scope
-		for _, sc := range i.scopes() {
-			if !scopes[sc] && !slices.Contains(newScopes, sc) {
-				newScopes = append(newScopes, sc)
-			}
-			for _, dim := range dimensions {
-				k := counterKey(i.CompanyID, sc, dim, i.groupOf(dim))
-				if !counters[k] && !slices.Contains(newCounters, k) {
-					newCounters = append(newCounters, k)
-				}
+	items := 0
+	for _, c := range changes {
+		issues := []Issue{*c.issue()}
+		if c.before != nil && c.after != nil {
+			issues = append(issues, *c.before)
+		}
+		keys := uniqueKeys(counterKeysOf(companyID, issues))
+		need := 1 + b2i(c.historyEntry())
+		for k := range keys {
+			if !counters[k] {
+				need++
 			}
 		}
-		if len(cur)+1+len(counters)+len(newCounters)+len(scopes)+len(newScopes) > maxTxItems {
+		if len(cur) > 0 && items+need > maxTxItems {
 			chunks = append(chunks, cur)
-			cur, counters, scopes = nil, map[Key]bool{}, map[Scope]bool{}
-			newCounters, newScopes = nil, nil
-			for _, sc := range i.scopes() {
-				newScopes = append(newScopes, sc)
-				for _, dim := range dimensions {
-					newCounters = append(newCounters, counterKey(i.CompanyID, sc, dim, i.groupOf(dim)))
-				}
-			}
+			cur, counters, items = nil, map[Key]bool{}, 0
+			need = 1 + b2i(c.historyEntry()) + len(keys)
 		}
-		cur = append(cur, *i)
-		for _, k := range newCounters {
+		cur = append(cur, c)
+		items += need
+		for k := range keys {
 			counters[k] = true
-		}
-		for _, sc := range newScopes {
-			scopes[sc] = true
 		}
 	}
 	if len(cur) > 0 {
@@ -392,23 +467,10 @@ func chunkIssues(issues []Issue) [][]Issue {
 	return chunks
 }
 
-// maxAttempts bounds retries of a write that keeps meeting concurrent
-// writers of the same counters.
-const maxAttempts = 12
-
-// retry runs write until it does not fail with ErrConflict, with jittered
-// exponential back-off.
-func retry(ctx context.Context, write func() (int, error)) (int, error) {
-	for attempt := 0; ; attempt++ {
-		n, err := write()
-		if !errors.Is(err, ErrConflict) || attempt+1 == maxAttempts {
-			return n, err
-		}
-		wait := time.Duration(min(5<<attempt, 400)) * time.Millisecond
-		select {
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		case <-time.After(wait/2 + rand.N(wait/2+1)):
-		}
+func uniqueKeys(keys []Key) map[Key]bool {
+	out := map[Key]bool{}
+	for _, k := range keys {
+		out[k] = true
 	}
+	return out
 }

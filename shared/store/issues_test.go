@@ -5,93 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"sort"
-	"strconv"
 	"sync"
 	"testing"
 
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/testenv"
 )
-
-// recount computes every group counter of a company from its issues and
-// checks the stored counters, the per-scope group totals and the branch
-// index against it.
-func recount(t *testing.T, st *store.Store, companyID int64) {
-	t.Helper()
-	ctx := context.Background()
-	var issues []store.Issue
-	if err := st.EachIssue(ctx, companyID, func(i store.Issue) error { issues = append(issues, i); return nil }); err != nil {
-		t.Fatal(err)
-	}
-	want := map[store.Scope]map[store.Dimension]map[string]store.Cells{}
-	branches := map[string][]int64{}
-	for _, i := range issues {
-		for _, sc := range []store.Scope{{}, {ProjectID: i.ProjectID}, {ProjectID: i.ProjectID, Branch: i.Branch}} {
-			if want[sc] == nil {
-				want[sc] = map[store.Dimension]map[string]store.Cells{store.ByCWE: {}, store.ByFile: {}}
-			}
-			for dim, g := range map[store.Dimension]string{store.ByCWE: strconv.Itoa(i.CWE), store.ByFile: i.FilePath} {
-				if want[sc][dim][g] == nil {
-					want[sc][dim][g] = store.Cells{}
-				}
-				want[sc][dim][g][i.Urgency+"/"+i.Status]++
-			}
-		}
-		if ids := branches[i.Branch]; !containsID(ids, i.ProjectID) {
-			branches[i.Branch] = append(ids, i.ProjectID)
-		}
-	}
-	want[store.Scope{}] = orEmpty(want[store.Scope{}])
-	for sc, dims := range want {
-		for _, dim := range []store.Dimension{store.ByCWE, store.ByFile} {
-			got, err := st.ScopeGroups(ctx, companyID, sc, dim)
-			if err != nil {
-				t.Fatal(err)
-			}
-			gotMap := map[string]store.Cells{}
-			for _, g := range got {
-				if g.Count != g.Cells.Total("", "") {
-					t.Fatalf("scope %+v %s group %s: count %d != cells %v", sc, dim, g.Group, g.Count, g.Cells)
-				}
-				gotMap[g.Group] = g.Cells
-			}
-			if !reflect.DeepEqual(gotMap, dims[dim]) {
-				t.Fatalf("scope %+v %s counters:\n got %v\nwant %v", sc, dim, gotMap, dims[dim])
-			}
-			page, total, err := st.GroupsPage(ctx, companyID, sc, dim, 0, 100)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if total != int64(len(dims[dim])) || len(page) != min(100, len(dims[dim])) {
-				t.Fatalf("scope %+v %s: total_groups %d, page %d, want %d", sc, dim, total, len(page), len(dims[dim]))
-			}
-		}
-	}
-	for b, ids := range branches {
-		sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-		got, err := st.BranchProjects(ctx, companyID, b)
-		if err != nil || !reflect.DeepEqual(got, ids) {
-			t.Fatalf("BranchProjects(%q) = %v, %v; want %v", b, got, err, ids)
-		}
-	}
-}
-
-func orEmpty(m map[store.Dimension]map[string]store.Cells) map[store.Dimension]map[string]store.Cells {
-	if m == nil {
-		return map[store.Dimension]map[string]store.Cells{store.ByCWE: {}, store.ByFile: {}}
-	}
-	return m
-}
-
-func containsID(ids []int64, id int64) bool {
-	for _, x := range ids {
-		if x == id {
-			return true
-		}
-	}
-	return false
-}
 
 // someIssues makes n issues spread over two projects, three branches, CWEs,
 // files, urgencies and statuses, with deterministic ids.
@@ -118,14 +37,14 @@ func TestIssueWritePathKeepsCountersExact(t *testing.T) {
 	if err != nil || n != 150 {
 		t.Fatalf("CreateIssues = %d, %v", n, err)
 	}
-	recount(t, st, company)
+	testenv.Recount(t, st, company)
 
 	// A retried batch (same ids, some new) creates only the new ones.
 	n, err = st.CreateIssues(ctx, company, someIssues(160, 1, 2))
 	if err != nil || n != 10 {
 		t.Fatalf("retried CreateIssues = %d, %v; want 10 new", n, err)
 	}
-	recount(t, st, company)
+	testenv.Recount(t, st, company)
 
 	// Status changes move counts; deletes remove them; groups that empty
 	// out disappear.
@@ -139,7 +58,7 @@ func TestIssueWritePathKeepsCountersExact(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	recount(t, st, company)
+	testenv.Recount(t, st, company)
 	got, err := st.GetIssue(ctx, company, issues[3].ID)
 	if err != nil || got.Status != "fixed" {
 		t.Fatalf("GetIssue = %+v, %v", got, err)
@@ -182,7 +101,7 @@ func TestConcurrentWritersKeepCountersExact(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	recount(t, st, company)
+	testenv.Recount(t, st, company)
 }
 
 func TestBulkLoaderWritesWhatTheWritePathWrites(t *testing.T) {
@@ -221,5 +140,5 @@ func TestBulkLoaderWritesWhatTheWritePathWrites(t *testing.T) {
 			t.Fatalf("item %d differs:\n write path %v\n loader     %v", n, a[n], b[n])
 		}
 	}
-	recount(t, viaLoader, company)
+	testenv.Recount(t, viaLoader, company)
 }

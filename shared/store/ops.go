@@ -29,8 +29,10 @@ func (k Key) av() map[string]types.AttributeValue {
 
 // getItem reads one item into out; ErrNotFound when absent.
 func (s *Store) getItem(ctx context.Context, k Key, out any) error {
-	res, err := s.DB.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: aws.String(s.Table), Key: k.av(), ReturnConsumedCapacity: total,
+	res, err := call(ctx, func() (*dynamodb.GetItemOutput, error) {
+		return s.DB.GetItem(ctx, &dynamodb.GetItemInput{
+			TableName: aws.String(s.Table), Key: k.av(), ReturnConsumedCapacity: total,
+		})
 	})
 	if err != nil {
 		return fmt.Errorf("get %s/%s: %w", k.PK, k.SK, err)
@@ -58,12 +60,24 @@ func (s *Store) putItem(ctx context.Context, item any, cond *expression.Conditio
 		in.ExpressionAttributeNames = expr.Names()
 		in.ExpressionAttributeValues = expr.Values()
 	}
-	res, err := s.DB.PutItem(ctx, in)
+	res, err := call(ctx, func() (*dynamodb.PutItemOutput, error) { return s.DB.PutItem(ctx, in) })
 	if isConditionFailed(err) {
 		return ErrConflict
 	}
 	if err != nil {
 		return fmt.Errorf("put item: %w", err)
+	}
+	record(ctx, writing, res.ConsumedCapacity)
+	return nil
+}
+
+// deleteItem removes an item (absent or not).
+func (s *Store) deleteItem(ctx context.Context, k Key) error {
+	res, err := call(ctx, func() (*dynamodb.DeleteItemOutput, error) {
+		return s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.Table), Key: k.av(), ReturnConsumedCapacity: total})
+	})
+	if err != nil {
+		return fmt.Errorf("delete %s/%s: %w", k.PK, k.SK, err)
 	}
 	record(ctx, writing, res.ConsumedCapacity)
 	return nil
@@ -87,13 +101,9 @@ func (s *Store) update(ctx context.Context, k Key, upd expression.UpdateBuilder,
 	if err != nil {
 		return err
 	}
-	res, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.Table), Key: k.av(),
-		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
-		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-		ReturnValues: types.ReturnValueAllNew, ReturnConsumedCapacity: total,
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
+	in := updateInput(s.Table, k, expr, types.ReturnValueAllNew)
+	in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
+	res, err := call(ctx, func() (*dynamodb.UpdateItemOutput, error) { return s.DB.UpdateItem(ctx, in) })
 	if isConditionFailed(err) {
 		var ccf *types.ConditionalCheckFailedException
 		if extra == nil || (errors.As(err, &ccf) && ccf.Item == nil) {
@@ -111,17 +121,24 @@ func (s *Store) update(ctx context.Context, k Key, upd expression.UpdateBuilder,
 	return attributevalue.UnmarshalMap(res.Attributes, out)
 }
 
+// updateInput is an UpdateItem of k with expr (its condition, if any).
+func updateInput(table string, k Key, expr expression.Expression, ret types.ReturnValue) *dynamodb.UpdateItemInput {
+	return &dynamodb.UpdateItemInput{
+		TableName: aws.String(table), Key: k.av(),
+		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+		ReturnValues: ret, ReturnConsumedCapacity: total,
+	}
+}
+
 // upsert applies an update expression, creating the item if needed.
 func (s *Store) upsert(ctx context.Context, k Key, upd expression.UpdateBuilder, out any) error {
 	expr, err := expression.NewBuilder().WithUpdate(upd).Build()
 	if err != nil {
 		return err
 	}
-	res, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.Table), Key: k.av(),
-		UpdateExpression: expr.Update(), ExpressionAttributeNames: expr.Names(),
-		ExpressionAttributeValues: expr.Values(),
-		ReturnValues:              types.ReturnValueAllNew, ReturnConsumedCapacity: total,
+	res, err := call(ctx, func() (*dynamodb.UpdateItemOutput, error) {
+		return s.DB.UpdateItem(ctx, updateInput(s.Table, k, expr, types.ReturnValueAllNew))
 	})
 	if err != nil {
 		return fmt.Errorf("upsert %s/%s: %w", k.PK, k.SK, err)
@@ -174,7 +191,7 @@ func (s *Store) queryRaw(ctx context.Context, index string, kc expression.KeyCon
 	if limit > 0 {
 		in.Limit = aws.Int32(limit)
 	}
-	res, err := s.DB.Query(ctx, in)
+	res, err := call(ctx, func() (*dynamodb.QueryOutput, error) { return s.DB.Query(ctx, in) })
 	if err != nil {
 		return nil, nil, fmt.Errorf("query: %w", err)
 	}

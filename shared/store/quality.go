@@ -6,15 +6,22 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/google/uuid"
+
+	"github.com/acme/codescan-api/shared/tabledef"
 )
 
 // QualityIssue is a code quality finding of a scan. Its JSON form is the
 // API's code quality issue.
 type QualityIssue struct {
 	Key                `json:"-"`
+	GSI1PK             string                `dynamodbav:"GSI1PK,omitempty" json:"-"`
+	GSI1SK             string                `dynamodbav:"GSI1SK,omitempty" json:"-"`
 	ID                 string                `dynamodbav:"id" json:"id"` // uuid
 	CompanyID          int64                 `dynamodbav:"company_id" json:"-"`
+	ProjectID          int64                 `dynamodbav:"project_id,omitempty" json:"-"`
 	ScanID             string                `dynamodbav:"scan_id" json:"-"`
 	Classification     QualityClassification `dynamodbav:"classification" json:"classification"`
 	Urgency            string                `dynamodbav:"urgency" json:"urgency"`
@@ -120,6 +127,9 @@ func (s *Store) PutQualityIssues(ctx context.Context, companyID int64, issues []
 		}
 		q.ID, q.ScanID, q.CompanyID = id, scan, companyID
 		q.Key = Key{PK: CompanyPK(companyID), SK: fmt.Sprintf("%s%013d#%s", qualityPrefix(scan), maxMillis-t.UnixMilli(), id)}
+		if q.ProjectID != 0 {
+			q.GSI1PK, q.GSI1SK = qualityProjectPK(companyID, q.ProjectID), fmt.Sprintf("%013d#%s", maxMillis-t.UnixMilli(), id)
+		}
 		items[n] = q
 	}
 	return s.batchPut(ctx, items)
@@ -141,4 +151,28 @@ func (s *Store) ListQualityIssues(ctx context.Context, companyID int64, scanID, 
 		}
 	}
 	return out, nil
+}
+
+// qualityProjectPK is the index partition of a project's quality findings,
+// newest first.
+func qualityProjectPK(companyID, projectID int64) string {
+	return fmt.Sprintf("%s#QP#%d", CompanyPK(companyID), projectID)
+}
+
+// ProjectQualityIssues returns at most limit quality findings of a
+// project's scans from offset, newest first (ties by id), and how many
+// there are.
+func (s *Store) ProjectQualityIssues(ctx context.Context, companyID, projectID int64, offset, limit int) ([]QualityIssue, int, error) {
+	kc := expression.Key(tabledef.GSI1.PK).Equal(expression.Value(qualityProjectPK(companyID, projectID)))
+	total, err := s.count(ctx, tabledef.GSI1.Name, kc)
+	if err != nil {
+		return nil, 0, err
+	}
+	items, err := s.queryWindow(ctx, tabledef.GSI1.Name, kc, nil, true, offset, limit)
+	if err != nil {
+		return nil, 0, err
+	}
+	out := []QualityIssue{}
+	err = attributevalue.UnmarshalListOfMaps(items, &out)
+	return out, total, err
 }

@@ -47,12 +47,14 @@ func (s *Store) TakeRequest(ctx context.Context, companyID, userID int64, lim Ra
 	if err != nil {
 		return false, 0, err
 	}
-	res, err := s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.Table), Key: k.av(),
-		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
-		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-		ReturnConsumedCapacity:              total,
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	res, err := call(ctx, func() (*dynamodb.UpdateItemOutput, error) {
+		return s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName: aws.String(s.Table), Key: k.av(),
+			UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
+			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+			ReturnConsumedCapacity:              total,
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+		})
 	})
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {

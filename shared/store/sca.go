@@ -12,9 +12,17 @@ import (
 // the API's SCA issue.
 type SCAIssue struct {
 	Key            `json:"-"`
+	GSI1PK         string          `dynamodbav:"GSI1PK,omitempty" json:"-"`
+	GSI1SK         string          `dynamodbav:"GSI1SK,omitempty" json:"-"`
+	GSI2PK         string          `dynamodbav:"GSI2PK,omitempty" json:"-"`
+	GSI2SK         string          `dynamodbav:"GSI2SK,omitempty" json:"-"`
 	ID             string          `dynamodbav:"id" json:"id"` // uuid
 	CompanyID      int64           `dynamodbav:"company_id" json:"-"`
 	ProjectID      int64           `dynamodbav:"project_id" json:"-"`
+	Branch         string          `dynamodbav:"branch,omitempty" json:"branch,omitempty"`
+	Tool           string          `dynamodbav:"tool,omitempty" json:"tool,omitempty"`
+	ScanID         string          `dynamodbav:"scan_id,omitempty" json:"scan_id,omitempty"` // first reported by
+	IDs            []string        `dynamodbav:"ids,omitempty" json:"ids,omitempty"`         // advisory ids: OSV, GHSA, CVE
 	CreatedAt      string          `dynamodbav:"created_at" json:"created_at"`
 	Description    string          `dynamodbav:"description" json:"description"`
 	Details        string          `dynamodbav:"details" json:"details"`
@@ -44,6 +52,8 @@ type SCALocation struct {
 // SCAReachability tells whether the vulnerable code is reachable and from
 // where it is used.
 type SCAReachability struct {
+	// IsReachable is true when a call path reaches the vulnerable code.
+	IsReachable bool       `dynamodbav:"is_reachable" json:"is_reachable"`
 	Status      string     `dynamodbav:"status" json:"status"`
 	Description string     `dynamodbav:"description" json:"description"`
 	Usages      []SCAUsage `dynamodbav:"usages" json:"usages"`
@@ -78,7 +88,8 @@ func (s *Store) PutSCAIssue(ctx context.Context, companyID int64, i SCAIssue) (S
 	if i.Reachability.Usages == nil {
 		i.Reachability.Usages = []SCAUsage{}
 	}
-	i.ID, i.CompanyID, i.Key = id, companyID, scaKey(companyID, id)
+	i.ID, i.CompanyID = id, companyID
+	i.setKeys()
 	return i, s.putItem(ctx, i, nil)
 }
 
@@ -92,4 +103,12 @@ func (s *Store) GetSCAIssue(ctx context.Context, companyID int64, id string) (SC
 	var i SCAIssue
 	err := s.getItem(ctx, scaKey(companyID, cid), &i)
 	return i, err
+}
+
+// setKeys sets the item's key and its list keys: the project's SCA issues
+// (GSI1) and the company's (GSI2), by id.
+func (i *SCAIssue) setKeys() {
+	i.Key = scaKey(i.CompanyID, i.ID)
+	i.GSI1PK, i.GSI1SK = fmt.Sprintf("%s#SCAP#%d", CompanyPK(i.CompanyID), i.ProjectID), i.ID
+	i.GSI2PK, i.GSI2SK = CompanyPK(i.CompanyID)+"#SCA", i.ID
 }

@@ -23,10 +23,6 @@ var ErrNotFound = errors.New("not found")
 // state than expected (for example it already exists).
 var ErrConflict = errors.New("conflict")
 
-// ErrUnavailable is returned when DynamoDB stays throttled or contended past
-// the retry budget: the request may succeed later (503 with Retry-After).
-var ErrUnavailable = errors.New("unavailable")
-
 // Store wraps one DynamoDB table.
 type Store struct {
 	DB    *dynamodb.Client

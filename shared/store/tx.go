@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/google/uuid"
 
 	"github.com/acme/codescan-api/shared/tabledef"
 )
@@ -21,9 +22,12 @@ func (s *Store) transact(ctx context.Context, items []types.TransactWriteItem) e
 	if len(items) > maxTxItems {
 		return fmt.Errorf("transaction of %d items exceeds %d", len(items), maxTxItems)
 	}
-	res, err := s.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
-		TransactItems: items, ReturnConsumedCapacity: total,
-	})
+	// One idempotency token for every attempt: a transaction that did
+	// commit before its answer was lost is not applied twice.
+	in := &dynamodb.TransactWriteItemsInput{
+		TransactItems: items, ReturnConsumedCapacity: total, ClientRequestToken: aws.String(uuid.NewString()),
+	}
+	res, err := call(ctx, func() (*dynamodb.TransactWriteItemsOutput, error) { return s.DB.TransactWriteItems(ctx, in) })
 	if isConditionFailed(err) {
 		return ErrConflict
 	}

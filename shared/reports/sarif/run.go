@@ -1,14 +1,15 @@
 package sarif
 
 import (
-	"net/url"
-	"path"
+	"sort"
 	"strconv"
 	"strings"
 
 	gosarif "github.com/owenrumney/go-sarif/v3/pkg/report/v210/sarif"
 
 	"github.com/acme/codescan-api/shared/cwe"
+	"github.com/acme/codescan-api/shared/finding"
+	"github.com/acme/codescan-api/shared/reports/norm"
 )
 
 // runContext resolves a run's references: rules (in the driver or an
@@ -22,7 +23,7 @@ type runContext struct {
 }
 
 func newRunContext(r *gosarif.Run) *runContext {
-	rc := &runContext{run: r, tool: str(r.Tool.Driver.Name), rulesByID: map[string]*gosarif.ReportingDescriptor{}}
+	rc := &runContext{run: r, tool: norm.ClipID(str(r.Tool.Driver.Name)), rulesByID: map[string]*gosarif.ReportingDescriptor{}}
 	rc.components = append([]*gosarif.ToolComponent{r.Tool.Driver}, r.Tool.Extensions...)
 	for _, c := range rc.components {
 		if c == nil {
@@ -39,16 +40,20 @@ func newRunContext(r *gosarif.Run) *runContext {
 	return rc
 }
 
-func (rc *runContext) finding(runIndex, resultIndex int, res *gosarif.Result) Finding {
+// finding reads one result, or says why it is skipped.
+func (rc *runContext) finding(res *gosarif.Result) (finding.Finding, string) {
 	rule := rc.rule(res)
-	f := Finding{Run: runIndex, Result: resultIndex, Tool: rc.tool, RuleID: str(res.RuleID)}
+	f := finding.Finding{Tool: rc.tool, RuleID: str(res.RuleID)}
 	if f.RuleID == "" && res.Rule != nil {
 		f.RuleID = str(res.Rule.ID)
 	}
+	if f.RuleID == "" && rule != nil {
+		f.RuleID = str(rule.ID)
+	}
+	if f.RuleID = norm.ClipID(f.RuleID); f.RuleID == "" {
+		return finding.Finding{}, MissingRuleID
+	}
 	if rule != nil {
-		if f.RuleID == "" {
-			f.RuleID = str(rule.ID)
-		}
 		switch {
 		case rule.ShortDescription != nil && str(rule.ShortDescription.Text) != "":
 			f.Title = str(rule.ShortDescription.Text)
@@ -56,17 +61,56 @@ func (rc *runContext) finding(runIndex, resultIndex int, res *gosarif.Result) Fi
 			f.Title = str(rule.Name)
 		}
 	}
+	f.Message = norm.Clip(rc.message(res, rule))
 	if f.Title == "" {
-		f.Title = rc.message(res, rule)
+		f.Title = f.Message
 	}
 	if f.Title == "" {
 		f.Title = f.RuleID
 	}
-	f.Title = clip(f.Title)
+	f.Title = norm.Clip(f.Title)
+	var skip string
+	if f.Path, f.Line, f.EndLine, f.Snippet, skip = rc.location(res); skip != "" {
+		return finding.Finding{}, skip
+	}
 	f.CWE = rc.cwe(res, rule)
-	f.Path, f.Line = rc.location(res)
-	f.Urgency = urgency(res, rule)
-	return f
+	score, hasScore := securitySeverity(res.Properties)
+	if !hasScore && rule != nil {
+		score, hasScore = securitySeverity(rule.Properties)
+	}
+	f.Urgency = urgency(res, rule, score, hasScore)
+	if f.CWE > 0 || hasScore || hasTag(res.Properties, "security") || (rule != nil && hasTag(rule.Properties, "security")) {
+		f.Kind = finding.SAST
+	} else {
+		f.Kind = finding.Quality
+		f.Classification = rc.classification(res, rule)
+	}
+	f.Fingerprint = fingerprint(res)
+	return f, ""
+}
+
+// fingerprint is the result's stable identity as the report gives it:
+// partialFingerprints.primaryLocationLineHash (GitHub's and CodeQL's key)
+// when present, else the first of its fingerprints, else the first of its
+// partialFingerprints, keys in byte order; written `key:value` so values of
+// different schemes never compare equal.
+func fingerprint(res *gosarif.Result) string {
+	if v := res.PartialFingerprints["primaryLocationLineHash"]; v != "" {
+		return norm.Clip("primaryLocationLineHash:" + v)
+	}
+	for _, m := range []map[string]string{res.Fingerprints, res.PartialFingerprints} {
+		keys := make([]string, 0, len(m))
+		for k, v := range m {
+			if v != "" {
+				keys = append(keys, k)
+			}
+		}
+		if len(keys) > 0 {
+			sort.Strings(keys)
+			return norm.Clip(keys[0] + ":" + m[keys[0]])
+		}
+	}
+	return ""
 }
 
 // rule finds a result's rule: by its index (in the driver, or in the tool
@@ -211,7 +255,7 @@ func cweOfProperties(pb *gosarif.PropertyBag) (int, bool) {
 		}
 	}
 	for _, tag := range pb.Tags {
-		if id, ok := cweOfTag(tag); ok {
+		if id, ok := norm.CWE(tag); ok {
 			return id, true
 		}
 	}
@@ -221,7 +265,7 @@ func cweOfProperties(pb *gosarif.PropertyBag) (int, bool) {
 func cweOfValue(v any) (int, bool) {
 	switch v := v.(type) {
 	case string:
-		if id, ok := cweOfTag(v); ok {
+		if id, ok := norm.CWE(v); ok {
 			return id, true
 		}
 		return cwe.Parse(v)
@@ -239,54 +283,14 @@ func cweOfValue(v any) (int, bool) {
 	return 0, false
 }
 
-// cweOfTag reads tags written `CWE-89`, `CWE-89: Improper ...`,
-// `external/cwe/cwe-089` (CodeQL). Bare numbers are not CWEs in tags.
-func cweOfTag(tag string) (int, bool) {
-	t := strings.TrimSpace(tag)
-	if rest, ok := cutPrefixFold(t, "external/cwe/"); ok {
-		return cwe.Parse(rest)
-	}
-	rest, ok := cutPrefixFold(t, "CWE-")
-	if !ok {
-		return 0, false
-	}
-	end := 0
-	for end < len(rest) && rest[end] >= '0' && rest[end] <= '9' {
-		end++
-	}
-	if end < len(rest) && !strings.ContainsRune(": )]", rune(rest[end])) {
-		return 0, false
-	}
-	return cwe.Parse(rest[:end])
-}
-
-func cutPrefixFold(s, prefix string) (string, bool) {
-	if len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix) {
-		return s[len(prefix):], true
-	}
-	return "", false
-}
-
 // urgency maps a result to CR/HI/ME/LO: from the CVSS-like
-// `security-severity` property (result's, else rule's; >= 9.0 CR, >= 7.0 HI,
-// >= 4.0 ME, else LO), else from the level (result's, else the rule's
-// default, else SARIF's default `warning`; error HI, warning ME, note and
-// none LO).
-func urgency(res *gosarif.Result, rule *gosarif.ReportingDescriptor) string {
-	score, ok := securitySeverity(res.Properties)
-	if !ok && rule != nil {
-		score, ok = securitySeverity(rule.Properties)
-	}
-	if ok {
-		switch {
-		case score >= 9.0:
-			return Critical
-		case score >= 7.0:
-			return High
-		case score >= 4.0:
-			return Medium
-		}
-		return Low
+// `security-severity` property (result's, else rule's) as GitHub does,
+// else from the level (result's, else the rule's default, else SARIF's
+// default `warning`; an unknown level is read as `warning`): error HI,
+// warning ME, note and none LO.
+func urgency(res *gosarif.Result, rule *gosarif.ReportingDescriptor, score float64, hasScore bool) string {
+	if hasScore {
+		return norm.UrgencyOfScore(score)
 	}
 	level := res.Level
 	if level == "" && rule != nil && rule.DefaultConfiguration != nil {
@@ -294,11 +298,23 @@ func urgency(res *gosarif.Result, rule *gosarif.ReportingDescriptor) string {
 	}
 	switch level {
 	case "error":
-		return High
-	case "", "warning":
-		return Medium
+		return finding.High
+	case "note", "none":
+		return finding.Low
 	}
-	return Low
+	return finding.Medium
+}
+
+func hasTag(pb *gosarif.PropertyBag, tag string) bool {
+	if pb == nil {
+		return false
+	}
+	for _, t := range pb.Tags {
+		if strings.EqualFold(strings.TrimSpace(t), tag) {
+			return true
+		}
+	}
+	return false
 }
 
 func securitySeverity(pb *gosarif.PropertyBag) (float64, bool) {
@@ -321,71 +337,70 @@ func securitySeverity(pb *gosarif.PropertyBag) (float64, bool) {
 	return score, score >= 0 && score <= 10
 }
 
-// location returns the file path and line of the result's first physical
-// location (else its analysis target).
-func (rc *runContext) location(res *gosarif.Result) (string, int) {
+// location returns the file path, lines and snippet of the result's first
+// physical location (else its analysis target), or why the path cannot be
+// stored. A line below 1 drops the region, not the result.
+func (rc *runContext) location(res *gosarif.Result) (path string, line, endLine int, snippet, skip string) {
 	for _, loc := range res.Locations {
 		if loc == nil || loc.PhysicalLocation == nil || loc.PhysicalLocation.ArtifactLocation == nil {
 			continue
 		}
-		line := 0
+		if path, skip = rc.path(loc.PhysicalLocation.ArtifactLocation); skip != "" {
+			return "", 0, 0, "", skip
+		}
 		if reg := loc.PhysicalLocation.Region; reg != nil && reg.StartLine != nil && *reg.StartLine > 0 {
 			line = *reg.StartLine
+			endLine = line
+			if reg.EndLine != nil && *reg.EndLine >= line {
+				endLine = *reg.EndLine
+			}
+			if reg.Snippet != nil {
+				snippet = norm.Clip(str(reg.Snippet.Text))
+			}
 		}
-		return rc.path(loc.PhysicalLocation.ArtifactLocation), line
+		return path, line, endLine, snippet, ""
 	}
 	if res.AnalysisTarget != nil {
-		return rc.path(res.AnalysisTarget), 0
+		path, skip = rc.path(res.AnalysisTarget)
 	}
-	return "", 0
+	return path, 0, 0, "", skip
 }
 
-// path turns an artifact location into a repository-relative path where
-// the report allows: the artifact's own URI (or the run artifact it points
-// at), prefixed by its base when the base is relative, `file://` and leading
-// `./` removed, and an absolute path made relative to a base it lies under.
-func (rc *runContext) path(al *gosarif.ArtifactLocation) string {
+// path turns an artifact location into a repository-relative path: the
+// artifact's own URI (or the run artifact it points at), prefixed by its
+// base when the base is relative; an absolute URI is made relative to an
+// absolute base of originalUriBaseIds it lies under. What stays absolute,
+// or climbs out of the repository, is refused with the reason.
+func (rc *runContext) path(al *gosarif.ArtifactLocation) (string, string) {
 	uri, base := str(al.URI), str(al.URIBaseID)
 	if uri == "" && al.Index >= 0 && al.Index < len(rc.run.Artifacts) {
 		if a := rc.run.Artifacts[al.Index]; a != nil && a.Location != nil {
 			uri, base = str(a.Location.URI), str(a.Location.URIBaseID)
 		}
 	}
-	if uri == "" {
-		return ""
+	p := norm.Unscheme(uri)
+	if p == "" {
+		return "", ""
 	}
-	if b, ok := rc.run.OriginalUriBaseIds[base]; ok {
-		if prefix := str(b.URI); prefix != "" && !strings.Contains(prefix, ":") && !strings.HasPrefix(prefix, "/") && !isAbs(uri) {
-			uri = strings.TrimSuffix(prefix, "/") + "/" + uri
+	if norm.IsAbs(p) {
+		// Bases in name order, so the same report always gives the same path.
+		names := make([]string, 0, len(rc.run.OriginalUriBaseIds))
+		for name := range rc.run.OriginalUriBaseIds {
+			names = append(names, name)
 		}
-	}
-	p := cleanPath(uri)
-	if strings.HasPrefix(p, "/") {
-		for _, b := range rc.run.OriginalUriBaseIds {
-			root := strings.TrimSuffix(cleanPath(str(b.URI)), "/") + "/"
-			if root != "/" && strings.HasPrefix(root, "/") && strings.HasPrefix(p, root) {
-				return strings.TrimPrefix(p, root)
+		sort.Strings(names)
+		for _, name := range names {
+			b := rc.run.OriginalUriBaseIds[name]
+			if rel, ok := norm.Within(p, norm.Unscheme(str(b.URI))); ok {
+				return norm.Path(rel)
 			}
 		}
+		return norm.Path(p)
 	}
-	return p
-}
-
-func isAbs(uri string) bool { return strings.HasPrefix(uri, "/") || strings.Contains(uri, "://") }
-
-// cleanPath strips a file scheme, decodes percent-escapes, and cleans the
-// path (`./a/../b` is `b`).
-func cleanPath(uri string) string {
-	p := strings.ReplaceAll(uri, `\`, "/")
-	if rest, ok := cutPrefixFold(p, "file://"); ok {
-		p = rest
+	if b, ok := rc.run.OriginalUriBaseIds[base]; ok {
+		if prefix := norm.Unscheme(str(b.URI)); prefix != "" && !norm.IsAbs(prefix) {
+			p = strings.TrimSuffix(prefix, "/") + "/" + p
+		}
 	}
-	if dec, err := url.PathUnescape(p); err == nil {
-		p = dec
-	}
-	p = path.Clean(p)
-	if p == "." {
-		return ""
-	}
-	return strings.TrimPrefix(p, "./")
+	return norm.Path(p)
 }

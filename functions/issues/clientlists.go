@@ -1,0 +1,95 @@
+package issues
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/acme/codescan-api/shared/auth"
+	"github.com/acme/codescan-api/shared/httpapi"
+	"github.com/acme/codescan-api/shared/store"
+)
+
+// The lists the real client reads besides the SAST ones: a scan's and a
+// project's SCA findings, and a project's code quality findings. Pages of
+// 30 by default (the client does not always send a size), at most 100.
+
+// scanSCA answers GET /scan/{scan_id}/issues/sca.
+func (h handlers) scanSCA(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	companyID := auth.FromContext(ctx).CompanyID
+	pg, err := httpapi.ParsePaging(r, clientPageSize, maxPageSize)
+	if err != nil {
+		return err
+	}
+	sc, err := h.store.GetScan(ctx, companyID, r.PathValue("scan_id"))
+	if errors.Is(err, store.ErrNotFound) {
+		return errScanNotFound
+	}
+	if err != nil {
+		return err
+	}
+	page, total, err := h.store.ScanSCAIssues(ctx, companyID, sc.ID, pg.Offset(), pg.PageSize)
+	if err != nil {
+		return err
+	}
+	return writePage(w, pg, total, page)
+}
+
+// projectSCA answers GET /issues/sca: the SCA findings of the project the
+// `project` filter names (by name, any case), or of the whole company
+// without it. An unknown project is 404 `no_project_found`.
+func (h handlers) projectSCA(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	companyID := auth.FromContext(ctx).CompanyID
+	pg, err := httpapi.ParsePaging(r, clientPageSize, maxPageSize)
+	if err != nil {
+		return err
+	}
+	var projectID int64
+	if name := strings.TrimSpace(r.URL.Query().Get("project")); name != "" {
+		p, err := h.store.ProjectByName(ctx, companyID, name)
+		if errors.Is(err, store.ErrNotFound) {
+			return &httpapi.Error{Status: http.StatusNotFound, Body: noProjectFound}
+		}
+		if err != nil {
+			return err
+		}
+		projectID = p.ID
+	}
+	page, total, err := h.store.ListSCAIssues(ctx, companyID, projectID, pg.Offset(), pg.PageSize)
+	if err != nil {
+		return err
+	}
+	return writePage(w, pg, total, page)
+}
+
+// projectQuality answers GET /issues/code-quality?project=: the quality
+// findings of the project's scans, newest first. An unknown or missing
+// project answers 200 `no_project_found`, as the SAST list does.
+func (h handlers) projectQuality(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	companyID := auth.FromContext(ctx).CompanyID
+	pg, err := httpapi.ParsePaging(r, clientPageSize, maxQualitySize)
+	if err != nil {
+		return err
+	}
+	p, err := h.store.ProjectByName(ctx, companyID, strings.TrimSpace(r.URL.Query().Get("project")))
+	if errors.Is(err, store.ErrNotFound) {
+		return httpapi.WriteJSON(w, http.StatusOK, noProjectFound)
+	}
+	if err != nil {
+		return err
+	}
+	page, total, err := h.store.ProjectQualityIssues(ctx, companyID, p.ID, pg.Offset(), pg.PageSize)
+	if err != nil {
+		return err
+	}
+	return writePage(w, pg, total, page)
+}
+
+func writePage[T any](w http.ResponseWriter, pg httpapi.Paging, total int, page []T) error {
+	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{
+		"status": "ok", "page": pg.Page, "total_pages": pg.TotalPages(total), "total_issues": total, "issues": page,
+	})
+}

@@ -1,0 +1,177 @@
+package issues
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/acme/codescan-api/shared/auth"
+	"github.com/acme/codescan-api/shared/httpapi"
+	"github.com/acme/codescan-api/shared/ingest"
+	"github.com/acme/codescan-api/shared/store"
+)
+
+// issueJSON is a SAST issue as every route shows it: the drill-down's
+// fields, the real client's Issue object (classification, details,
+// auto_triage, location.file.language) and its lifecycle.
+type issueJSON struct {
+	ID                 string        `json:"id"`
+	ScanID             *string       `json:"scan_id"`
+	Status             string        `json:"status"`
+	Urgency            string        `json:"urgency"`
+	CreatedAt          string        `json:"created_at"`
+	FirstDetectionDate string        `json:"first_detection_date"`
+	Title              string        `json:"title"`
+	RuleID             string        `json:"rule_id"`
+	CWE                cweName       `json:"cwe"`
+	Classification     cweRef        `json:"classification"`
+	Location           issueWhere    `json:"location"`
+	Details            issueDetails  `json:"details"`
+	AutoTriage         autoTriage    `json:"auto_triage"`
+	Tool               string        `json:"tool"`
+	Fingerprint        string        `json:"fingerprint"`
+	LastSeenScanID     *string       `json:"last_seen_scan_id"`
+	FixedAt            *string       `json:"fixed_at"`
+	FixedScanID        *string       `json:"fixed_scan_id"`
+	ReopenCount        int           `json:"reopen_count"`
+	Reason             *string       `json:"reason"`
+	AssignedTo         *assigneeJSON `json:"assigned_to"`
+	UpdatedAt          *string       `json:"updated_at"`
+}
+
+type cweName struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+type issueWhere struct {
+	File       fileWithLanguage `json:"file"`
+	LineNumber int              `json:"line_number"`
+	Project    projectRef       `json:"project"`
+}
+
+type fileWithLanguage struct {
+	fileRef
+	Language string `json:"language"`
+}
+
+type projectRef struct {
+	ID     int64   `json:"id"`
+	Name   string  `json:"name"`
+	Branch string  `json:"branch"`
+	GitSHA *string `json:"git_sha"`
+}
+
+type issueDetails struct {
+	Explanation string `json:"explanation"`
+}
+
+type autoTriage struct {
+	FalsePositiveDetection struct {
+		Status    string  `json:"status"`
+		Reasoning *string `json:"reasoning"`
+	} `json:"false_positive_detection"`
+}
+
+type assigneeJSON struct {
+	ID string `json:"id"`
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// renderIssue is the issue's JSON; lastSeen is the last scan that reported
+// it when the caller knows better than the issue item (see lastSeen).
+func renderIssue(i store.Issue, lastSeen string) issueJSON {
+	c := cweOf(i.CWE)
+	explanation := i.Message
+	if explanation == "" {
+		explanation = i.Title
+	}
+	out := issueJSON{
+		ID: i.ID, ScanID: optional(i.ScanID), Status: i.Status, Urgency: i.Urgency,
+		CreatedAt: i.CreatedAt, FirstDetectionDate: i.CreatedAt, Title: i.Title, RuleID: i.RuleID,
+		CWE: cweName{ID: c.ID, Name: c.Name}, Classification: c,
+		Location: issueWhere{
+			File:       fileWithLanguage{fileRef: fileOf(i.FilePath), Language: ingest.Language(i.FilePath)},
+			LineNumber: i.Line,
+			Project:    projectRef{ID: i.ProjectID, Name: i.ProjectName, Branch: i.Branch},
+		},
+		Details: issueDetails{Explanation: explanation}, Tool: i.Tool, Fingerprint: i.Fingerprint,
+		LastSeenScanID: optional(lastSeen), FixedAt: optional(i.FixedAt), FixedScanID: optional(i.FixedScanID),
+		ReopenCount: i.ReopenCount, Reason: optional(i.Reason), UpdatedAt: optional(i.UpdatedAt),
+	}
+	out.AutoTriage.FalsePositiveDetection.Status = "not_started"
+	if i.AssignedTo != 0 {
+		out.AssignedTo = &assigneeJSON{ID: strconv.FormatInt(i.AssignedTo, 10)}
+	}
+	return out
+}
+
+var errIssueNotFound = httpapi.Errorf(http.StatusNotFound, "Issue not found")
+
+// issue answers GET /issue/{issue_id}: a SAST issue, else an SCA issue of
+// the caller's company.
+func (h handlers) issue(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	companyID := auth.FromContext(ctx).CompanyID
+	id := r.PathValue("issue_id")
+	i, err := h.store.GetIssue(ctx, companyID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		sca, err := h.store.GetSCAIssue(ctx, companyID, id)
+		if errors.Is(err, store.ErrNotFound) {
+			return errIssueNotFound
+		}
+		if err != nil {
+			return err
+		}
+		return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "issue": sca})
+	}
+	if err != nil {
+		return err
+	}
+	seen, err := h.lastSeen(ctx, companyID, i)
+	if err != nil {
+		return err
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "issue": renderIssue(i, seen)})
+}
+
+// lastSeen is the last scan that reported the issue: the latest scan of
+// its branch and tool when that scan reported it (re-detection writes no
+// mark on the issue), else the one the issue remembers.
+func (h handlers) lastSeen(ctx context.Context, companyID int64, i store.Issue) (string, error) {
+	if i.Status == "fixed" || i.Tool == "" {
+		return i.LastSeenScanID, nil
+	}
+	head, err := h.store.ScanHeadOf(ctx, companyID, i.ProjectID, i.Branch, i.Tool)
+	if errors.Is(err, store.ErrNotFound) {
+		return i.LastSeenScanID, nil
+	}
+	if err != nil {
+		return "", err
+	}
+	reported, err := h.store.ScanReported(ctx, companyID, head.ScanID, i.ID)
+	if err != nil || !reported {
+		return i.LastSeenScanID, err
+	}
+	return head.ScanID, nil
+}
+
+// history answers GET /issue/{issue_id}/history.
+func (h handlers) history(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	entries, err := h.store.IssueHistory(ctx, auth.FromContext(ctx).CompanyID, r.PathValue("issue_id"))
+	if errors.Is(err, store.ErrNotFound) {
+		return errIssueNotFound
+	}
+	if err != nil {
+		return err
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "history": entries})
+}

@@ -1,0 +1,45 @@
+package issues
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/acme/codescan-api/shared/auth"
+	"github.com/acme/codescan-api/shared/httpapi"
+	"github.com/acme/codescan-api/shared/store"
+)
+
+// clientPageSize is the page size of the routes the real client calls
+// without one.
+const clientPageSize = 30
+
+// scanIssues answers GET /scan/{scan_id}/issues: the SAST issues the scan
+// reported, in issue id order, with their current status. While the scan
+// is processing the list grows; total_issues is final once it is complete.
+func (h handlers) scanIssues(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	companyID := auth.FromContext(ctx).CompanyID
+	pg, err := httpapi.ParsePaging(r, clientPageSize, maxPageSize)
+	if err != nil {
+		return err
+	}
+	sc, err := h.store.GetScan(ctx, companyID, r.PathValue("scan_id"))
+	if errors.Is(err, store.ErrNotFound) {
+		return errScanNotFound
+	}
+	if err != nil {
+		return err
+	}
+	page, total, err := h.store.ScanIssues(ctx, companyID, sc, pg.Offset(), pg.PageSize)
+	if err != nil {
+		return err
+	}
+	out := make([]issueJSON, len(page))
+	for n, i := range page {
+		out[n] = renderIssue(i, i.LastSeenScanID)
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{
+		"status": "ok", "page": pg.Page, "total_pages": pg.TotalPages(total),
+		"total_issues": total, "issues": out,
+	})
+}

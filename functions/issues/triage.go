@@ -1,0 +1,152 @@
+package issues
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/acme/codescan-api/shared/auth"
+	"github.com/acme/codescan-api/shared/httpapi"
+	"github.com/acme/codescan-api/shared/store"
+)
+
+// maxReason bounds a triage reason.
+const maxReason = 2000
+
+// parseStatus accepts one of the issue statuses, any case.
+func parseStatus(v string) (string, error) {
+	s := strings.ToLower(strings.TrimSpace(v))
+	if !slices.Contains(store.Statuses, s) {
+		return "", httpapi.Errorf(http.StatusBadRequest, "status must be one of %s", strings.Join(store.Statuses, ", "))
+	}
+	return s, nil
+}
+
+func checkReason(reason string) error {
+	if len(reason) > maxReason {
+		return httpapi.Errorf(http.StatusBadRequest, "reason is longer than %d bytes", maxReason)
+	}
+	return nil
+}
+
+// patch answers PATCH /issue/{issue_id}: status, reason and assignee, each
+// optional, at least one; the change goes through the issue write path
+// (counters and history in one transaction).
+func (h handlers) patch(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	p := auth.FromContext(ctx)
+	var req struct {
+		Status     *string         `json:"status"`
+		Reason     *string         `json:"reason"`
+		AssignedTo json.RawMessage `json:"assigned_to"`
+	}
+	if err := httpapi.DecodeJSON(r, &req); err != nil {
+		return err
+	}
+	var u store.IssueUpdate
+	if req.Status != nil {
+		st, err := parseStatus(*req.Status)
+		if err != nil {
+			return err
+		}
+		u.Status = &st
+	}
+	if req.Reason != nil {
+		if err := checkReason(*req.Reason); err != nil {
+			return err
+		}
+		u.Reason = req.Reason
+	}
+	if req.AssignedTo != nil {
+		id, err := h.assignee(r, p.CompanyID, req.AssignedTo)
+		if err != nil {
+			return err
+		}
+		u.AssignedTo = &id
+	}
+	if u == (store.IssueUpdate{}) {
+		return httpapi.Errorf(http.StatusBadRequest, "Give at least one of status, reason, assigned_to")
+	}
+	i, err := h.store.UpdateIssue(ctx, p.CompanyID, r.PathValue("issue_id"), u, store.Actor{UserID: p.UserID})
+	if errors.Is(err, store.ErrNotFound) {
+		return errIssueNotFound
+	}
+	if err != nil {
+		return err
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "issue": renderIssue(i, i.LastSeenScanID)})
+}
+
+// assignee reads assigned_to: an active user of the company by id, or null
+// to unassign (0).
+func (h handlers) assignee(r *http.Request, companyID int64, raw json.RawMessage) (int64, error) {
+	if string(raw) == "null" {
+		return 0, nil
+	}
+	var id int64
+	if err := json.Unmarshal(raw, &id); err != nil || id <= 0 {
+		return 0, httpapi.Errorf(http.StatusBadRequest, "assigned_to must be a user id or null")
+	}
+	u, err := h.store.GetUser(r.Context(), companyID, id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && !u.Active) {
+		return 0, httpapi.Errorf(http.StatusBadRequest, "assigned_to: no active user %d in the company", id)
+	}
+	return id, err
+}
+
+// triageFilters are the filters of GET /issues a bulk triage takes.
+var triageFilters = []string{"project", "repo", "branch", "cwe", "file_path_exact", "urgency", "status"}
+
+// triage answers POST /issues/triage: one status (and reason) for every
+// issue the filters match, at most store.MaxTriage per call. It answers how
+// many matched and how many changed; a retry changes 0.
+func (h handlers) triage(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	p := auth.FromContext(ctx)
+	var req struct {
+		Filters map[string]string `json:"filters"`
+		Status  string            `json:"status"`
+		Reason  string            `json:"reason"`
+	}
+	if err := httpapi.DecodeJSON(r, &req); err != nil {
+		return err
+	}
+	status, err := parseStatus(req.Status)
+	if err != nil {
+		return err
+	}
+	if err := checkReason(req.Reason); err != nil {
+		return err
+	}
+	q := url.Values{}
+	for k, v := range req.Filters {
+		if !slices.Contains(triageFilters, k) {
+			return httpapi.Errorf(http.StatusBadRequest, "Unknown filter %q (filters: %s)", k, strings.Join(triageFilters, ", "))
+		}
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	if len(q) == 0 {
+		return httpapi.Errorf(http.StatusBadRequest, "filters must name at least one of %s", strings.Join(triageFilters, ", "))
+	}
+	f, err := h.issueFilter(ctx, p.CompanyID, q)
+	if errors.Is(err, errNoProject) {
+		return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "matched": 0, "changed": 0})
+	}
+	if err != nil {
+		return err
+	}
+	matched, changed, err := h.store.TriageIssues(ctx, p.CompanyID, f, status, req.Reason, store.Actor{UserID: p.UserID})
+	var tooMany *store.ErrTooMany
+	if errors.As(err, &tooMany) {
+		return httpapi.Errorf(http.StatusBadRequest, "%s; narrow the filters", tooMany.Error())
+	}
+	if err != nil {
+		return err
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "matched": matched, "changed": changed})
+}

@@ -1,0 +1,335 @@
+package registry_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/middleware"
+
+	"github.com/acme/codescan-api/functions/registry"
+	"github.com/acme/codescan-api/shared/routes"
+	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/testenv"
+)
+
+// faultKinds are the refusals real DynamoDB gives under load that DynamoDB
+// Local never does.
+var faultKinds = []struct {
+	name string
+	err  func() error
+}{
+	{"ProvisionedThroughputExceeded", func() error {
+		return &types.ProvisionedThroughputExceededException{Message: aws.String("injected")}
+	}},
+	{"ThrottlingException", func() error { return &smithy.GenericAPIError{Code: "ThrottlingException", Message: "injected"} }},
+	{"RequestLimitExceeded", func() error { return &types.RequestLimitExceeded{Message: aws.String("injected")} }},
+	{"TransactionConflict", func() error {
+		return &types.TransactionCanceledException{Message: aws.String("injected"),
+			CancellationReasons: []types.CancellationReason{{Code: aws.String("TransactionConflict")}}}
+	}},
+	{"timeout", func() error { return &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded} }},
+}
+
+// injector fails the failAt-th DynamoDB call (counted from reset) once.
+type injector struct {
+	mu     sync.Mutex
+	calls  int
+	failAt int
+	err    func() error
+}
+
+func (f *injector) reset(failAt int, err func() error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls, f.failAt, f.err = 0, failAt, err
+}
+
+func (f *injector) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls
+}
+
+// add puts the injector first in every call's stack, before the SDK's own
+// retries, so the store's handling of the error is what is tested.
+func (f *injector) add(stack *middleware.Stack) error {
+	return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("inject-fault",
+		func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+			f.mu.Lock()
+			f.calls++
+			fail := f.calls == f.failAt
+			f.mu.Unlock()
+			if fail {
+				return middleware.InitializeOutput{}, middleware.Metadata{}, f.err()
+			}
+			return next.HandleInitialize(ctx, in)
+		}), middleware.Before)
+}
+
+// faultWorld is one fresh table with a company, the route's fixtures and a
+// DynamoDB client that can fail on demand.
+type faultWorld struct {
+	env   *testenv.Env
+	co    *testenv.Company
+	inj   *injector
+	fixed map[string]string // values the request uses
+}
+
+func newFaultWorld(t *testing.T, setup func(t *testing.T, w *faultWorld)) *faultWorld {
+	t.Helper()
+	env := testenv.New(t)
+	w := &faultWorld{env: env, co: env.Company(t, "Acme"), inj: &injector{}, fixed: map[string]string{}}
+	if setup != nil {
+		setup(t, w)
+	}
+	w.inject()
+	return w
+}
+
+// inject routes the world's DynamoDB calls through its injector.
+func (w *faultWorld) inject() {
+	opts := w.env.Store.DB.Options()
+	opts.APIOptions = append(slices.Clone(opts.APIOptions), w.inj.add)
+	w.env.Store.DB = dynamodb.New(opts)
+}
+
+// items reads every item of the world's table.
+func (w *faultWorld) items(t *testing.T) []map[string]types.AttributeValue {
+	t.Helper()
+	var out []map[string]types.AttributeValue
+	var start map[string]types.AttributeValue
+	for {
+		res, err := w.env.Store.DB.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(w.env.Store.Table), ExclusiveStartKey: start})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, res.Items...)
+		if res.LastEvaluatedKey == nil {
+			return out
+		}
+		start = res.LastEvaluatedKey
+	}
+}
+
+// clone is a new world on a fresh table holding a copy of w's items (its
+// company, keys and fixtures), without running the setup again.
+func (w *faultWorld) clone(t *testing.T) *faultWorld {
+	t.Helper()
+	items := w.items(t)
+	env := testenv.New(t)
+	for start := 0; start < len(items); start += 25 {
+		var reqs []types.WriteRequest
+		for _, it := range items[start:min(start+25, len(items))] {
+			reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}})
+		}
+		res, err := env.Store.DB.BatchWriteItem(context.Background(), &dynamodb.BatchWriteItemInput{
+			RequestItems: map[string][]types.WriteRequest{env.Store.Table: reqs}})
+		if err != nil || len(res.UnprocessedItems) > 0 {
+			t.Fatalf("clone: %v %v", err, res.UnprocessedItems)
+		}
+	}
+	c := &faultWorld{env: env, co: w.co, inj: &injector{}, fixed: w.fixed}
+	c.inject()
+	return c
+}
+
+// volatile matches what differs between two runs of the same request:
+// times, inverted times in sort keys, lease tokens.
+var volatile = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z|\b\d{13}\b`)
+
+// state is every item of the world's table, normalised and sorted.
+func (w *faultWorld) state(t *testing.T) []string {
+	t.Helper()
+	w.inj.reset(0, nil) // reading the state never fails
+	var out []string
+	for _, it := range w.items(t) {
+		var m map[string]any
+		if err := attributevalue.UnmarshalMap(it, &m); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{"lease_owner", "lease_until", "ver", "expires_at"} {
+			delete(m, k)
+		}
+		b, _ := json.Marshal(m)
+		out = append(out, volatile.ReplaceAllString(string(b), "<t>"))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// faultCase is one write route and a request to it.
+type faultCase struct {
+	route string // "METHOD /path" of the route table
+	setup func(t *testing.T, w *faultWorld)
+	path  func(w *faultWorld) string
+	body  string
+	// multiStep routes (scan uploads) write in steps that a retry completes:
+	// after a 503 their state may lie between before and after, and must
+	// reach exactly the clean run's state when the request is repeated.
+	multiStep bool
+}
+
+const sarifBody = `{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"gosec"}},"results":[
+{"ruleId":"G201","message":{"text":"SQL string formatting"},"properties":{"tags":["CWE-89"]},"locations":[{"physicalLocation":{"artifactLocation":{"uri":"db/q.go"},"region":{"startLine":10}}}]},
+{"ruleId":"G101","message":{"text":"Hard-coded credential"},"properties":{"tags":["CWE-798"]},"locations":[{"physicalLocation":{"artifactLocation":{"uri":"cfg/c.go"},"region":{"startLine":3}}}]},
+{"ruleId":"G304","message":{"text":"File path from input"},"properties":{"tags":["CWE-22"]},"locations":[{"physicalLocation":{"artifactLocation":{"uri":"fs/o.go"},"region":{"startLine":7}}}]}]}]}`
+
+// uploaded gives the world a scan run with three issues (and the run id).
+func uploaded(t *testing.T, w *faultWorld) {
+	t.Helper()
+	run := "6a1e5b3c-2d4f-4a8b-9c0d-1e2f3a4b5c6d"
+	res := testenv.Do(t, registry.Mux(w.env.Deps), "POST", "/scan-upload?engine=sarif&project=shop&branch=main&run_id="+run, sarifBody,
+		append(testenv.Key(w.co.Admin), "Content-Type", "application/json")...)
+	if res.Status != 200 {
+		t.Fatalf("setup upload: %d %s", res.Status, res.Body)
+	}
+	var body struct {
+		ScanID string `json:"sast_scan_id"`
+	}
+	res.Decode(t, &body)
+	w.fixed["run"], w.fixed["scan"] = run, body.ScanID
+	var ids []string
+	if err := w.env.Store.EachScanIssue(context.Background(), w.co.ID, body.ScanID, func(i store.Issue) error {
+		ids = append(ids, i.ID)
+		return nil
+	}); err != nil || len(ids) != 3 {
+		t.Fatalf("setup issues: %v %v", ids, err)
+	}
+	w.fixed["issue"] = ids[0]
+}
+
+var faultCases = []faultCase{
+	{route: "POST /teams", path: func(*faultWorld) string { return "/teams" },
+		body: `{"name":"AppSec","project_tags":["backend"],"repo_url_patterns":["github.com/acme/"]}`},
+	{route: "DELETE /policies/{policy_id}", setup: func(t *testing.T, w *faultWorld) {
+		p, err := w.env.Store.CreatePolicy(context.Background(), store.Policy{CompanyID: w.co.ID, Name: "No secrets", PolicyType: "BLAST", Active: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.fixed["policy"] = fmt.Sprint(p.ID)
+	}, path: func(w *faultWorld) string { return "/policies/" + w.fixed["policy"] }},
+	{route: "POST /notifications/company-defaults/{type_code}", path: func(*faultWorld) string { return "/notifications/company-defaults/scan_completed" },
+		body: `{"email_enabled":true,"webhook_enabled":false}`},
+	{route: "POST /notifications/preferences/{type_code}", path: func(*faultWorld) string { return "/notifications/preferences/new_critical_issue" },
+		body: `{"email_enabled":false}`},
+	{route: "POST /scan-upload", multiStep: true, path: func(*faultWorld) string {
+		return "/scan-upload?engine=sarif&project=shop&branch=main&run_id=0d9c8b7a-6f5e-4d3c-8b2a-1f0e9d8c7b6a"
+	}, body: sarifBody},
+	{route: "POST /scan-upload", multiStep: true, setup: uploaded, path: func(*faultWorld) string {
+		return "/scan-upload?engine=sarif&project=shop&branch=main&run_id=1e2d3c4b-5a69-4877-8695-a4b3c2d1e0f9"
+	}, body: strings.Replace(sarifBody, "cfg/c.go", "cfg/d.go", 1)}, // one fixed, one new, one re-detected
+	{route: "POST /ci-data-upload", setup: uploaded, path: func(w *faultWorld) string {
+		return "/ci-data-upload?platform=github&run_id=" + w.fixed["run"]
+	}, body: `{"GITHUB_REPOSITORY":"acme/shop","GITHUB_SHA":"e83c5163316f89bfbde7d9ab23ca2e25604af290"}`},
+	{route: "POST /git-config-upload", setup: uploaded, path: func(w *faultWorld) string {
+		return "/git-config-upload?run_id=" + w.fixed["run"]
+	}, body: "[remote \"origin\"]\n\turl = git@github.com:acme/shop.git\n"},
+	{route: "PATCH /issue/{issue_id}", setup: uploaded, path: func(w *faultWorld) string { return "/issue/" + w.fixed["issue"] },
+		body: `{"status":"false_positive","reason":"test data"}`},
+	{route: "POST /issues/triage", setup: uploaded, path: func(*faultWorld) string { return "/issues/triage" },
+		body: `{"filters":{"project":"shop","urgency":"HI"},"status":"accepted_risk","reason":"legacy"}`},
+}
+
+// Every write route, every DynamoDB call position of its request, each
+// kind of refusal: the answer is 2xx (retried inside) or 503 with
+// Retry-After; what is stored is the state before or after (or, for
+// multi-step uploads, a state the retry completes), and the counters equal
+// a recount; after a 503, repeating the request succeeds; either way the
+// state is then exactly the clean run's.
+func TestFaultInjection(t *testing.T) {
+	covered := map[string]bool{}
+	cases := 0
+	for _, fc := range faultCases {
+		covered[fc.route] = true
+		template := newFaultWorld(t, fc.setup)
+		clean := template.clone(t)
+		before := clean.state(t)
+		res := clean.do(t, fc)
+		if res.Status/100 != 2 {
+			t.Fatalf("%s clean run: %d %s", fc.route, res.Status, res.Body)
+		}
+		calls, after := clean.inj.count(), clean.state(t)
+		for k := 1; k <= calls; k++ {
+			for _, kind := range faultKinds {
+				cases++
+				w := template.clone(t)
+				w.inj.reset(k, kind.err)
+				res := w.do(t, fc)
+				what := fmt.Sprintf("%s, call %d of %d fails with %s", fc.route, k, calls, kind.name)
+				switch {
+				case res.Status/100 == 2:
+				case res.Status == 503 && res.Header.Get("Retry-After") != "":
+				default:
+					t.Fatalf("%s: %d %s", what, res.Status, res.Body)
+				}
+				w.inj.reset(0, nil)
+				got := w.state(t)
+				if !fc.multiStep && !slices.Equal(got, before) && !slices.Equal(got, after) {
+					t.Fatalf("%s: stored state is neither before nor after:\n%s", what, diff(got, after))
+				}
+				testenv.Recount(t, w.env.Store, w.co.ID)
+				if res.Status == 503 {
+					w.inj.reset(0, nil)
+					if res := w.do(t, fc); res.Status/100 != 2 {
+						t.Fatalf("%s: repeated request: %d %s", what, res.Status, res.Body)
+					}
+				}
+				if got := w.state(t); !slices.Equal(got, after) {
+					t.Fatalf("%s: repeated request left another state than a clean run:\n%s", what, diff(got, after))
+				}
+			}
+		}
+	}
+	for _, rt := range routes.Table {
+		if rt.Method != "GET" && !covered[rt.Method+" "+rt.Path] && !faultExempt[rt.Method+" "+rt.Path] {
+			t.Errorf("write route %s %s has no fault-injection case", rt.Method, rt.Path)
+		}
+	}
+	fmt.Printf("fault injection: %d cases (write routes x DynamoDB call positions x %d error kinds)\n", cases, len(faultKinds))
+}
+
+// faultExempt are write routes whose cases live elsewhere.
+var faultExempt = map[string]bool{
+	// Re-verifies against the source-code host (an httptest fake); its
+	// revision-conditional update is one write (integrations tests).
+	"PATCH /integrations/scm-provider/{integration_uuid}": true,
+}
+
+func (w *faultWorld) do(t *testing.T, fc faultCase) *testenv.Response {
+	t.Helper()
+	ct := "application/json"
+	if strings.HasPrefix(fc.route, "POST /git-config-upload") {
+		ct = "text/plain"
+	}
+	return testenv.Do(t, registry.Mux(w.env.Deps), strings.Fields(fc.route)[0], fc.path(w), fc.body,
+		append(testenv.Key(w.co.Admin), "Content-Type", ct)...)
+}
+
+func diff(got, want []string) string {
+	var b strings.Builder
+	for _, s := range got {
+		if !slices.Contains(want, s) {
+			fmt.Fprintf(&b, "+ %s\n", s)
+		}
+	}
+	for _, s := range want {
+		if !slices.Contains(got, s) {
+			fmt.Fprintf(&b, "- %s\n", s)
+		}
+	}
+	return b.String()
+}

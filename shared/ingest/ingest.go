@@ -1,0 +1,211 @@
+// Package ingest turns a parsed report into the issues of a scan: the
+// identity of each finding (its fingerprint) and the issue the store's
+// lifecycle applies. Uploads and the ingestion worker share it.
+package ingest
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/acme/codescan-api/shared/finding"
+	"github.com/acme/codescan-api/shared/store"
+)
+
+// Tool names the scanner of a report for identity: its tools sorted and
+// joined with "+" (a SARIF file holding two tools' runs is one tool of its
+// own), else the upload's engine.
+func Tool(rep finding.Report, engine string) string {
+	tools := slices.Clone(rep.Tools)
+	slices.Sort(tools)
+	tools = slices.Compact(tools)
+	if len(tools) == 0 {
+		return engine
+	}
+	return strings.Join(tools, "+")
+}
+
+// Fingerprints gives every finding its identity inside its tool and
+// branch, in report order:
+//
+//  1. the report's own stable fingerprint when it has one ("r:" + it);
+//  2. else a hash of the rule id, the file and the flagged code (the
+//     snippet, whitespace-collapsed), or, without code, the result's
+//     message, or its title ("c:"): it survives lines moving and
+//     unrelated edits;
+//  3. else, with nothing but a position, the rule, file and line ("l:").
+//
+// Findings of one report with the same fingerprint are told apart by their
+// order: the second gets "#2", the third "#3", as GitHub code scanning does.
+func Fingerprints(fs []finding.Finding) []string {
+	out := make([]string, len(fs))
+	seen := map[string]int{}
+	for n, f := range fs {
+		fp := base(f)
+		seen[fp]++
+		if k := seen[fp]; k > 1 {
+			fp = fmt.Sprintf("%s#%d", fp, k)
+		}
+		out[n] = fp
+	}
+	return out
+}
+
+func base(f finding.Finding) string {
+	if fp := strings.TrimSpace(f.Fingerprint); fp != "" {
+		return "r:" + fp
+	}
+	for _, content := range []string{f.Snippet, f.Message, f.Title} {
+		if c := strings.Join(strings.Fields(content), " "); c != "" {
+			return "c:" + digest(f.RuleID, f.Path, c)
+		}
+	}
+	return "l:" + digest(f.RuleID, f.Path, fmt.Sprint(f.Line))
+}
+
+func digest(parts ...string) string {
+	sum := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
+	return hex.EncodeToString(sum[:16])
+}
+
+// NoPath is the file path of a finding that names no file (issues are
+// grouped by file, so every issue has one).
+const NoPath = "(no location)"
+
+// Issues are the scan's issues for the SAST findings of a report, in
+// report order, with their identities; first detection is the scan's
+// creation.
+func Issues(companyID int64, sc store.Scan, proj store.Project, fs []finding.Finding) []store.Issue {
+	var sast []finding.Finding
+	for _, f := range fs {
+		if f.Kind == finding.SAST || f.Kind == "" {
+			sast = append(sast, f)
+		}
+	}
+	fps := Fingerprints(sast)
+	out := make([]store.Issue, len(sast))
+	for n, f := range sast {
+		path := f.Path
+		if path == "" {
+			path = NoPath
+		}
+		out[n] = store.Issue{
+			ID:        store.IssueID(companyID, proj.ID, sc.Branch, sc.Tool, fps[n]),
+			ProjectID: proj.ID, ProjectName: proj.Name, Branch: sc.Branch, Tool: sc.Tool, Fingerprint: fps[n],
+			CWE: f.CWE, FilePath: path, Line: f.Line, Urgency: f.Urgency, RuleID: f.RuleID,
+			Title: f.Title, Message: f.Message, Snippet: f.Snippet, CreatedAt: sc.CreatedAt,
+		}
+	}
+	return out
+}
+
+// ofKind keeps the findings of one kind.
+func ofKind(fs []finding.Finding, k finding.Kind) []finding.Finding {
+	var out []finding.Finding
+	for _, f := range fs {
+		if f.Kind == k {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// Quality are the scan's code quality findings of a report, classified by
+// their rule's class; first detection is the scan's time.
+func Quality(companyID int64, sc store.Scan, proj store.Project, fs []finding.Finding) []store.QualityIssue {
+	qs := ofKind(fs, finding.Quality)
+	fps := Fingerprints(qs)
+	out := make([]store.QualityIssue, len(qs))
+	for n, f := range qs {
+		class := f.Classification
+		if class == "" {
+			class = "Maintainability"
+		}
+		line := max(f.Line, 0)
+		out[n] = store.QualityIssue{
+			ID:        store.IssueID(companyID, proj.ID, sc.Branch, sc.Tool, "q:"+fps[n]),
+			ProjectID: proj.ID, ScanID: sc.ID,
+			Classification: store.QualityClassification{ID: f.RuleID, Name: class, Description: firstOf(f.Title, f.Message)},
+			Urgency:        f.Urgency, CreatedAt: sc.CreatedAt, FirstDetectionDate: sc.CreatedAt, Status: "open",
+			SLAStatus: "on_track",
+			Location: store.QualityLocation{
+				File:       store.QualityFile{Name: path.Base(f.Path), Language: Language(f.Path), Path: f.Path},
+				Project:    store.QualityProject{Name: proj.Name, Branch: sc.Branch, GitSHA: sc.GitSHA},
+				LineNumber: line, SinkLineNumber: max(f.EndLine, line),
+			},
+			AutoTriage: store.AutoTriage{FalsePositiveDetection: store.FalsePositiveDetection{Status: "not_started"}},
+		}
+	}
+	return out
+}
+
+// SCA are the scan's SCA findings of a report: one per advisory, package
+// and version, with the scanner's reachability.
+func SCA(companyID int64, sc store.Scan, proj store.Project, fs []finding.Finding) []store.SCAIssue {
+	var out []store.SCAIssue
+	for _, f := range ofKind(fs, finding.SCA) {
+		d := f.SCA
+		if d == nil {
+			continue
+		}
+		primary := firstOf(append(slices.Clone(d.IDs), f.RuleID)...)
+		i := store.SCAIssue{
+			ID:        store.IssueID(companyID, proj.ID, sc.Branch, sc.Tool, "sca:"+primary+"|"+d.Ecosystem+"|"+d.Name+"@"+d.Version),
+			ProjectID: proj.ID, Branch: sc.Branch, Tool: sc.Tool, IDs: d.IDs,
+			Description: firstOf(d.Summary, f.Title, primary), Details: firstOf(d.Details, f.Message),
+			Severity: d.Severity, CVSSScore: d.CVSS, Classification: primary, CVE: d.CVE,
+			Package:  store.SCAPackage{Name: d.Name, Version: d.Version, Ecosystem: d.Ecosystem, FixVersion: d.FixVersion},
+			Location: store.SCALocation{Path: firstOf(d.Manifest, f.Path)},
+			Reachability: store.SCAReachability{Status: d.Reachability.Status, IsReachable: d.Reachability.Status == finding.Reachable,
+				Description: reachabilityText[d.Reachability.Status], Usages: []store.SCAUsage{}},
+		}
+		for _, u := range d.Reachability.Usages {
+			i.Reachability.Usages = append(i.Reachability.Usages, store.SCAUsage{
+				ID:       store.IssueID(companyID, proj.ID, sc.Branch, sc.Tool, fmt.Sprintf("usage:%s|%s:%d|%s", i.ID, u.File, u.Line, u.Function)),
+				Filename: u.File, CodeLine: fmt.Sprintf("%s:%d %s", u.File, u.Line, u.Function),
+				IsFunctionReachable: fmt.Sprint(u.Reachable), Reasoning: u.Path,
+			})
+		}
+		out = append(out, i)
+	}
+	return out
+}
+
+// reachabilityText explains each reachability status.
+var reachabilityText = map[string]string{
+	finding.Reachable:       "A call path from the project's code reaches the vulnerable function.",
+	finding.PackageImported: "The vulnerable package is imported, but no call path reaches the vulnerable function.",
+	finding.ModuleRequired:  "The module is required, but the vulnerable package is not imported.",
+	finding.NotAnalyzed:     "The scanner does not analyse reachability.",
+}
+
+func firstOf(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// languages names the language of a file by its extension (the client's
+// location.file.language).
+var languages = map[string]string{
+	".go": "go", ".py": "python", ".js": "javascript", ".jsx": "javascript", ".mjs": "javascript",
+	".ts": "typescript", ".tsx": "typescript", ".java": "java", ".kt": "kotlin", ".rb": "ruby",
+	".php": "php", ".cs": "csharp", ".c": "c", ".h": "c", ".cpp": "cpp", ".cc": "cpp", ".hpp": "cpp",
+	".rs": "rust", ".swift": "swift", ".scala": "scala", ".sh": "shell", ".yaml": "yaml", ".yml": "yaml",
+	".tf": "terraform", ".sql": "sql", ".html": "html", ".vue": "vue", ".dart": "dart",
+}
+
+// Language is the language of a file by its extension, "unknown" when
+// the extension says nothing.
+func Language(p string) string {
+	if l, ok := languages[strings.ToLower(path.Ext(p))]; ok {
+		return l
+	}
+	return "unknown"
+}

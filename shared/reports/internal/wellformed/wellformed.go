@@ -1,0 +1,90 @@
+// Package wellformed checks what every parser promises of its findings,
+// for the parsers' tests and fuzz targets.
+package wellformed
+
+import (
+	"fmt"
+	"path"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/acme/codescan-api/shared/finding"
+	"github.com/acme/codescan-api/shared/reports/norm"
+)
+
+var urgencies = map[string]bool{finding.Critical: true, finding.High: true, finding.Medium: true, finding.Low: true}
+
+var statuses = map[string]bool{finding.Reachable: true, finding.PackageImported: true, finding.ModuleRequired: true, finding.NotAnalyzed: true}
+
+// Check returns the first broken promise of a report, or nil.
+func Check(rep finding.Report) error {
+	for i, f := range rep.Findings {
+		if err := checkFinding(f); err != nil {
+			return fmt.Errorf("finding %d (%+v): %w", i, f, err)
+		}
+	}
+	for reason, n := range rep.Skipped {
+		if reason == "" || n <= 0 {
+			return fmt.Errorf("skipped %q: %d", reason, n)
+		}
+	}
+	return nil
+}
+
+func checkFinding(f finding.Finding) error {
+	switch {
+	case f.Kind != finding.SAST && f.Kind != finding.Quality && f.Kind != finding.SCA:
+		return fmt.Errorf("kind %q", f.Kind)
+	case !urgencies[f.Urgency]:
+		return fmt.Errorf("urgency %q", f.Urgency)
+	case f.Tool == "" || f.RuleID == "":
+		return fmt.Errorf("no tool or rule id")
+	case f.Line < 0 || f.EndLine < 0 || (f.EndLine != 0 && f.EndLine < f.Line) || (f.Line == 0 && f.EndLine != 0):
+		return fmt.Errorf("lines %d-%d", f.Line, f.EndLine)
+	case f.CWE < 0:
+		return fmt.Errorf("cwe %d", f.CWE)
+	case (f.Kind == finding.Quality) != (f.Classification != ""):
+		return fmt.Errorf("classification %q for kind %s", f.Classification, f.Kind)
+	case (f.Kind == finding.SCA) != (f.SCA != nil):
+		return fmt.Errorf("dependency %v for kind %s", f.SCA, f.Kind)
+	}
+	if err := relative(f.Path); err != nil {
+		return err
+	}
+	if len(f.Tool) > norm.MaxID || len(f.RuleID) > norm.MaxID || len(f.Path) > norm.MaxPath {
+		return fmt.Errorf("tool, rule id or path too long")
+	}
+	for _, s := range []string{f.Title, f.Message, f.Snippet, f.Fingerprint, f.RuleID} {
+		if len(s) > norm.MaxText || !utf8.ValidString(s) {
+			return fmt.Errorf("text of %d bytes or not UTF-8", len(s))
+		}
+	}
+	if d := f.SCA; d != nil {
+		if d.Name == "" || len(d.IDs) == 0 || !statuses[d.Reachability.Status] || d.CVSS < 0 || d.CVSS > 10 {
+			return fmt.Errorf("dependency %+v", d)
+		}
+		if err := relative(d.Manifest); err != nil {
+			return err
+		}
+		for _, u := range d.Reachability.Usages {
+			if err := relative(u.File); err != nil {
+				return err
+			}
+			if u.Line < 0 {
+				return fmt.Errorf("usage line %d", u.Line)
+			}
+		}
+	}
+	return nil
+}
+
+// relative checks a stored path: empty, or clean, relative, slashed, inside.
+func relative(p string) error {
+	if p == "" {
+		return nil
+	}
+	if strings.Contains(p, `\`) || strings.HasPrefix(p, "/") || path.Clean(p) != p || p == ".." || strings.HasPrefix(p, "../") || norm.IsAbs(p) {
+		return fmt.Errorf("path %q is not repo-relative", p)
+	}
+	return nil
+}

@@ -1,0 +1,179 @@
+// Package semgrep turns Semgrep's own JSON output (`semgrep scan --json`,
+// what the real client uploads with engine=semgrep) into findings.
+// Results of security rules (metadata.category "security", or a CWE in
+// metadata.cwe) are SAST findings; the others are code quality findings
+// classified by their category.
+package semgrep
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/acme/codescan-api/shared/finding"
+	"github.com/acme/codescan-api/shared/reports/norm"
+	"github.com/acme/codescan-api/shared/reports/reporterr"
+)
+
+// Tool is the findings' tool name.
+const Tool = "semgrep"
+
+// MissingRuleID is the Skipped reason of a result without check_id.
+const MissingRuleID = "missing_rule_id"
+
+// loginPlaceholder is what Semgrep writes as the fingerprint and the
+// matched lines when it runs logged out: no identity, no code.
+const loginPlaceholder = "requires login"
+
+func unlessPlaceholder(s string) string {
+	if strings.TrimSpace(s) == loginPlaceholder {
+		return ""
+	}
+	return s
+}
+
+const format = "Semgrep JSON"
+
+// output is the part of Semgrep's CLI output schema (semgrep_output_v1,
+// cli_output) that findings need.
+type output struct {
+	Results *[]result `json:"results"`
+}
+
+type result struct {
+	CheckID string   `json:"check_id"`
+	Path    string   `json:"path"`
+	Start   position `json:"start"`
+	End     position `json:"end"`
+	Extra   struct {
+		Message     string   `json:"message"`
+		Severity    string   `json:"severity"`
+		Fingerprint string   `json:"fingerprint"`
+		Lines       string   `json:"lines"`
+		Metadata    metadata `json:"metadata"`
+	} `json:"extra"`
+}
+
+type position struct {
+	Line int `json:"line"`
+	Col  int `json:"col"`
+}
+
+// metadata is the rule's free-form metadata: only cwe (a string or a list
+// of strings) and category are read, so other members may be anything.
+type metadata struct {
+	CWE      json.RawMessage `json:"cwe"`
+	Category any             `json:"category"`
+}
+
+// Parse reads Semgrep's JSON output and returns its findings in report
+// order; results without a check_id or with a path outside the repository
+// are counted in Skipped.
+func Parse(data []byte) (finding.Report, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return finding.Report{}, reporterr.Invalidf(format, "the body is empty")
+	}
+	if !utf8.Valid(data) {
+		return finding.Report{}, reporterr.Invalidf(format, "the body is not UTF-8 text")
+	}
+	var out output
+	if err := json.Unmarshal(data, &out); err != nil {
+		return finding.Report{}, reporterr.DecodeJSON(format, err)
+	}
+	if out.Results == nil {
+		return finding.Report{}, reporterr.Invalidf(format, `missing "results"`)
+	}
+	if len(*out.Results) > norm.MaxFindings {
+		return finding.Report{}, &reporterr.TooLarge{What: "results", Limit: norm.MaxFindings}
+	}
+	rep := finding.Report{Tools: []string{Tool}}
+	for _, r := range *out.Results {
+		f, skip := convert(r)
+		if skip != "" {
+			if rep.Skipped == nil {
+				rep.Skipped = map[string]int{}
+			}
+			rep.Skipped[skip]++
+			continue
+		}
+		rep.Findings = append(rep.Findings, f)
+	}
+	return rep, nil
+}
+
+func convert(r result) (finding.Finding, string) {
+	if strings.TrimSpace(r.CheckID) == "" {
+		return finding.Finding{}, MissingRuleID
+	}
+	path, skip := norm.Path(r.Path)
+	if skip != "" {
+		return finding.Finding{}, skip
+	}
+	f := finding.Finding{
+		Tool:    Tool,
+		RuleID:  norm.ClipID(r.CheckID),
+		Message: norm.Clip(r.Extra.Message),
+		Title:   norm.FirstLine(r.Extra.Message),
+		Path:    path,
+		Urgency: urgency(r.Extra.Severity),
+		Snippet: norm.Clip(unlessPlaceholder(r.Extra.Lines)),
+		CWE:     cweOf(r.Extra.Metadata.CWE),
+	}
+	if f.Title == "" {
+		f.Title = f.RuleID
+	}
+	if r.Start.Line > 0 {
+		f.Line, f.EndLine = r.Start.Line, r.Start.Line
+		if r.End.Line > r.Start.Line {
+			f.EndLine = r.End.Line
+		}
+	}
+	f.Fingerprint = norm.Clip(unlessPlaceholder(strings.TrimSpace(r.Extra.Fingerprint)))
+	category, _ := r.Extra.Metadata.Category.(string)
+	if f.CWE > 0 || strings.EqualFold(strings.TrimSpace(category), "security") {
+		f.Kind = finding.SAST
+	} else {
+		f.Kind = finding.Quality
+		f.Classification = norm.Maintainability
+		if c, ok := norm.Classify(category); ok {
+			f.Classification = c
+		}
+	}
+	return f, ""
+}
+
+// urgency maps Semgrep's severities: ERROR high, WARNING medium, INFO low,
+// and the newer CRITICAL/HIGH/MEDIUM/LOW as named; anything else medium.
+func urgency(sev string) string {
+	switch strings.ToUpper(strings.TrimSpace(sev)) {
+	case "CRITICAL":
+		return finding.Critical
+	case "ERROR", "HIGH":
+		return finding.High
+	case "INFO", "LOW", "INVENTORY", "EXPERIMENT":
+		return finding.Low
+	}
+	return finding.Medium
+}
+
+// cweOf reads metadata.cwe: "CWE-89: Improper ..." or a list of them; the
+// first that parses.
+func cweOf(raw json.RawMessage) int {
+	var one string
+	if json.Unmarshal(raw, &one) == nil {
+		id, _ := norm.CWE(one)
+		return id
+	}
+	var many []any
+	if json.Unmarshal(raw, &many) == nil {
+		for _, v := range many {
+			if s, ok := v.(string); ok {
+				if id, ok := norm.CWE(s); ok {
+					return id
+				}
+			}
+		}
+	}
+	return 0
+}

@@ -1,0 +1,48 @@
+package store
+
+import (
+	"context"
+	"fmt"
+)
+
+// HistoryEntry is one status change of an issue: when, who (a user, or the
+// scan whose upload caused it), from, to and why. Entries are written in
+// the same transaction as the change (commitIssues) and never change.
+type HistoryEntry struct {
+	Key    `json:"-"`
+	At     string `dynamodbav:"at" json:"at"`
+	By     Actor  `dynamodbav:"by" json:"by"`
+	From   string `dynamodbav:"from" json:"from"`
+	To     string `dynamodbav:"to" json:"to"`
+	Reason string `dynamodbav:"reason,omitempty" json:"reason,omitempty"`
+}
+
+// An issue's history is a partition of its own, in time order.
+func historyPK(companyID int64, issueID string) string {
+	return fmt.Sprintf("%s#IHIST#%s", CompanyPK(companyID), issueID)
+}
+
+// newHistory is the entry of change c at time at; seq tells apart entries
+// of one transaction, the version the change writes those of one issue.
+func newHistory(companyID int64, c issueChange, at string, seq int) HistoryEntry {
+	return HistoryEntry{
+		Key: Key{PK: historyPK(companyID, c.after.ID), SK: fmt.Sprintf("%s#%010d#%04d", at, c.after.Version, seq)},
+		At:  at, By: c.by, From: c.before.Status, To: c.after.Status, Reason: c.reason,
+	}
+}
+
+// IssueHistory returns an issue's status changes, oldest first;
+// ErrNotFound when the company has no such issue.
+func (s *Store) IssueHistory(ctx context.Context, companyID int64, issueID string) ([]HistoryEntry, error) {
+	id, ok := CanonicalUUID(issueID)
+	if !ok {
+		return nil, ErrNotFound
+	}
+	var i Issue
+	if err := s.getItem(ctx, issueKey(companyID, id), &i); err != nil {
+		return nil, err
+	}
+	out := []HistoryEntry{}
+	err := s.queryAll(ctx, "", pkBeginsWith(historyPK(companyID, id), ""), true, &out)
+	return out, err
+}

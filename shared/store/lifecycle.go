@@ -1,0 +1,396 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/google/uuid"
+
+	"github.com/acme/codescan-api/shared/tabledef"
+)
+
+// The findings lifecycle. A complete scan of tool T on a project's branch is
+// the new truth for T there:
+//
+//   - a finding whose issue does not exist creates it (open);
+//   - a fixed issue that is reported again is reopened (open, reopen_count+1);
+//   - any other reported issue keeps its status (triage survives), and is
+//     rewritten only when what it shows changed (urgency, place, rule, title);
+//   - an open or fix_in_progress issue of the previous scan of T on the
+//     branch that this scan does not report becomes fixed (when, by which
+//     scan); dismissed issues (false_positive, accepted_risk, duplicate) keep
+//     their status.
+//
+// Which issues a scan reported is kept as membership items (one small item
+// per finding, written with BatchWriteItem), which also serve the scan's
+// issue list; the branch's head item names the last scan applied, so the
+// previous truth is that scan's members. Scans of one (project, branch,
+// tool) are applied one at a time under a lease on the head item; a scan
+// older than the head (uploaded late) adds its findings but fixes and
+// reopens nothing.
+
+// ScanHead is the state of one tool on one branch of a project.
+type ScanHead struct {
+	Key
+	ScanID        string `dynamodbav:"scan_id,omitempty"`
+	ScanCreatedAt string `dynamodbav:"scan_created_at,omitempty"`
+	LeaseOwner    string `dynamodbav:"lease_owner,omitempty"`
+	LeaseUntil    int64  `dynamodbav:"lease_until,omitempty"` // unix ms
+}
+
+func headKey(companyID, projectID int64, branch, tool string) Key {
+	return Key{PK: CompanyPK(companyID), SK: fmt.Sprintf("HEAD#%012d#%s#%s", projectID, branchHash(branch), shortHash(tool, 16))}
+}
+
+// memberPK is the partition of a scan's reported issues, by issue id.
+func memberPK(companyID int64, scanID string) string {
+	return fmt.Sprintf("%s#SCANISSUES#%s", CompanyPK(companyID), scanID)
+}
+
+type member struct {
+	Key
+	IssueID string `dynamodbav:"issue_id"`
+}
+
+// Lease timing: how long a lease holds without being released (a crashed
+// holder blocks its branch this long at most), and how long ApplyScan
+// waits for a busy branch before giving up with ErrUnavailable.
+const (
+	leaseFor  = 60 * time.Second
+	leaseWait = 20 * time.Second
+)
+
+// ApplyResult says what a scan changed.
+type ApplyResult struct {
+	Created, Reopened, Fixed, Updated, Unchanged int
+	// Late is true when a newer scan of the branch was applied first: this
+	// one added its findings but fixed and reopened nothing.
+	Late bool
+}
+
+// ApplyScan stores the findings of a complete scan (issues prepared by the
+// caller, ids from IssueID) and applies the lifecycle above, then marks the
+// scan complete. It is idempotent: applying the same scan again (a retried
+// upload or a redelivered message) changes nothing more. Two scans of the
+// same branch and tool never interleave.
+func (s *Store) ApplyScan(ctx context.Context, companyID int64, sc Scan, found []Issue) (ApplyResult, error) {
+	for n := range found {
+		found[n].Status = "open" // what a new issue starts as; the lifecycle decides
+		if err := found[n].prepare(companyID); err != nil {
+			return ApplyResult{}, err
+		}
+	}
+	// Each attempt holds the lease under a token of its own: two attempts of
+	// the same scan (a client retrying while the first still runs) queue too.
+	lease := sc.ID + "/" + uuid.NewString()
+	head, err := s.takeLease(ctx, companyID, sc, lease)
+	if err != nil {
+		return ApplyResult{}, err
+	}
+	res, err := s.applyLeased(ctx, companyID, sc, lease, head, found)
+	if err != nil {
+		s.releaseLease(ctx, companyID, sc, lease)
+		return res, err
+	}
+	return res, nil
+}
+
+func (s *Store) applyLeased(ctx context.Context, companyID int64, sc Scan, lease string, head ScanHead, found []Issue) (ApplyResult, error) {
+	var res ApplyResult
+	if err := s.putMembers(ctx, companyID, sc.ID, found); err != nil {
+		return res, err
+	}
+	res.Late = head.ScanID != "" && head.ScanID != sc.ID && head.ScanCreatedAt > sc.CreatedAt
+	truth := !res.Late
+	var previous []string
+	if truth && head.ScanID != "" && head.ScanID != sc.ID {
+		var err error
+		if previous, err = s.memberIDs(ctx, companyID, head.ScanID); err != nil {
+			return res, err
+		}
+	}
+	var touched []Issue
+	err := s.retrying(ctx, func() error {
+		res = ApplyResult{Late: res.Late}
+		ids := issueIDs(found)
+		reported := map[string]bool{}
+		for _, id := range ids {
+			reported[id] = true
+		}
+		for _, id := range previous {
+			if !reported[id] {
+				ids = append(ids, id)
+			}
+		}
+		existing, err := s.issuesByID(ctx, companyID, ids)
+		if err != nil {
+			return err
+		}
+		changes := lifecycleChanges(sc, found, previous, reported, existing, truth, &res)
+		touched = touched[:0]
+		var creates, updates []issueChange
+		for _, c := range changes {
+			touched = append(touched, *c.issue())
+			if c.before == nil {
+				creates = append(creates, c)
+			} else {
+				touched = append(touched, *c.before)
+				updates = append(updates, c)
+			}
+		}
+		if err := s.bulkCreate(ctx, companyID, sc.ID, creates); err != nil {
+			return err
+		}
+		_, err = s.commitIssues(ctx, companyID, updates)
+		return err
+	})
+	if err != nil {
+		return res, err
+	}
+	if err := s.settleCounters(ctx, companyID, counterKeysOf(companyID, append(touched, found...))); err != nil {
+		return res, err
+	}
+	return res, s.retrying(ctx, func() error { return s.completeScan(ctx, companyID, sc, lease, len(found), truth) })
+}
+
+// lifecycleChanges computes what applying the scan changes, given the
+// issues that exist (by id).
+func lifecycleChanges(sc Scan, found []Issue, previous []string, reported map[string]bool, existing map[string]Issue, truth bool, res *ApplyResult) []issueChange {
+	by := Actor{ScanID: sc.ID}
+	var changes []issueChange
+	for n := range found {
+		f := found[n]
+		e, ok := existing[f.ID]
+		switch {
+		case !ok:
+			f.Status, f.ScanID, f.LastSeenScanID = "open", sc.ID, sc.ID
+			changes = append(changes, issueChange{after: &f, by: by})
+			res.Created++
+		case truth && e.Status == "fixed":
+			after := redetected(e, f)
+			after.Status, after.ReopenCount, after.FixedAt, after.FixedScanID = "open", e.ReopenCount+1, "", ""
+			after.LastSeenScanID = sc.ID
+			changes = append(changes, issueChange{before: &e, after: &after, by: by, reason: "reported again"})
+			res.Reopened++
+		case truth && shownChanged(e, f):
+			after := redetected(e, f)
+			after.LastSeenScanID = sc.ID
+			changes = append(changes, issueChange{before: &e, after: &after, by: by})
+			res.Updated++
+		default:
+			res.Unchanged++
+		}
+	}
+	for _, id := range previous {
+		e, ok := existing[id]
+		if reported[id] || !ok || (e.Status != "open" && e.Status != "fix_in_progress") {
+			continue
+		}
+		after := e
+		after.Status, after.FixedAt, after.FixedScanID = "fixed", sc.CreatedAt, sc.ID
+		after.LastSeenScanID = e.LastSeenScanID
+		changes = append(changes, issueChange{before: &e, after: &after, by: by, reason: "not reported by the scan"})
+		res.Fixed++
+	}
+	return changes
+}
+
+// redetected is e with what the new report shows of it; identity, first
+// detection and triage stay.
+func redetected(e, f Issue) Issue {
+	out := e
+	out.Urgency, out.CWE, out.FilePath, out.Line = f.Urgency, f.CWE, f.FilePath, f.Line
+	out.RuleID, out.Title, out.Message, out.Snippet = f.RuleID, f.Title, f.Message, f.Snippet
+	_ = out.setKeys() // CreatedAt was valid when e was stored
+	return out
+}
+
+func shownChanged(e, f Issue) bool {
+	return e.Urgency != f.Urgency || e.CWE != f.CWE || e.FilePath != f.FilePath || e.Line != f.Line ||
+		e.RuleID != f.RuleID || e.Title != f.Title || e.Message != f.Message || e.Snippet != f.Snippet
+}
+
+// takeLease makes the scan the only writer of its branch and tool, waiting
+// for another holder within leaseWait; it returns the head as it was.
+func (s *Store) takeLease(ctx context.Context, companyID int64, sc Scan, lease string) (ScanHead, error) {
+	k := headKey(companyID, sc.ProjectID, sc.Branch, sc.Tool)
+	deadline := time.Now().Add(leaseWait)
+	for attempt := 0; ; attempt++ {
+		now := time.Now()
+		upd := expression.Set(expression.Name("lease_owner"), expression.Value(lease)).
+			Set(expression.Name("lease_until"), expression.Value(now.Add(leaseFor).UnixMilli()))
+		cond := expression.Or(expression.AttributeNotExists(expression.Name("lease_owner")),
+			expression.Name("lease_until").LessThan(expression.Value(now.UnixMilli())))
+		var head ScanHead
+		err := s.conditionalUpsert(ctx, k, upd, cond, &head)
+		switch {
+		case err == nil:
+			return head, nil
+		case !errors.Is(err, ErrConflict) && !Transient(err):
+			return ScanHead{}, err
+		case time.Now().After(deadline):
+			return ScanHead{}, fmt.Errorf("%w: branch %q of project %d is busy with another upload of %s", ErrUnavailable, sc.Branch, sc.ProjectID, sc.Tool)
+		}
+		if err := sleep(ctx, min(attempt, 6)); err != nil {
+			return ScanHead{}, err
+		}
+	}
+}
+
+// releaseLease gives up the lease after a failed apply (best effort: it
+// expires anyway).
+func (s *Store) releaseLease(ctx context.Context, companyID int64, sc Scan, lease string) {
+	upd := expression.Remove(expression.Name("lease_owner")).Remove(expression.Name("lease_until"))
+	cond := expression.Name("lease_owner").Equal(expression.Value(lease))
+	_ = s.update(context.WithoutCancel(ctx), headKey(companyID, sc.ProjectID, sc.Branch, sc.Tool), upd, &cond, nil)
+}
+
+// completeScan moves the head to the scan (when it is the new truth),
+// releases the lease and marks the scan complete, in one transaction.
+func (s *Store) completeScan(ctx context.Context, companyID int64, sc Scan, lease string, findings int, truth bool) error {
+	upd := expression.Remove(expression.Name("lease_owner")).Remove(expression.Name("lease_until"))
+	if truth {
+		upd = upd.Set(expression.Name("scan_id"), expression.Value(sc.ID)).
+			Set(expression.Name("scan_created_at"), expression.Value(sc.CreatedAt))
+	}
+	cond := expression.Name("lease_owner").Equal(expression.Value(lease))
+	head, err := s.txUpdate(headKey(companyID, sc.ProjectID, sc.Branch, sc.Tool), upd, &cond)
+	if err != nil {
+		return err
+	}
+	scanUpd := expression.Set(expression.Name("status"), expression.Value(ScanComplete)).
+		Set(expression.Name("findings"), expression.Value(findings)).
+		Set(expression.Name("completed_at"), expression.Value(now()))
+	exists := expression.AttributeExists(expression.Name(tabledef.PK))
+	scan, err := s.txUpdate(scanKey(companyID, sc.ID), scanUpd, &exists)
+	if err != nil {
+		return err
+	}
+	return s.transact(ctx, []types.TransactWriteItem{head, scan})
+}
+
+// conditionalUpsert applies upd to k (creating it) when cond holds and
+// returns the item as it was before; ErrConflict when cond fails.
+func (s *Store) conditionalUpsert(ctx context.Context, k Key, upd expression.UpdateBuilder, cond expression.ConditionBuilder, old any) error {
+	expr, err := expression.NewBuilder().WithUpdate(upd).WithCondition(cond).Build()
+	if err != nil {
+		return err
+	}
+	res, err := call(ctx, func() (*dynamodb.UpdateItemOutput, error) {
+		return s.DB.UpdateItem(ctx, updateInput(s.Table, k, expr, types.ReturnValueAllOld))
+	})
+	if isConditionFailed(err) {
+		return ErrConflict
+	}
+	if err != nil {
+		return fmt.Errorf("update %s/%s: %w", k.PK, k.SK, err)
+	}
+	record(ctx, writing, res.ConsumedCapacity)
+	return attributevalue.UnmarshalMap(res.Attributes, old)
+}
+
+// putMembers records which issues the scan reported.
+func (s *Store) putMembers(ctx context.Context, companyID int64, scanID string, found []Issue) error {
+	items := make([]any, len(found))
+	for n := range found {
+		items[n] = member{Key: Key{PK: memberPK(companyID, scanID), SK: found[n].ID}, IssueID: found[n].ID}
+	}
+	return s.batchPutParallel(ctx, items)
+}
+
+// memberIDs are the ids of the issues a scan reported, ascending.
+func (s *Store) memberIDs(ctx context.Context, companyID int64, scanID string) ([]string, error) {
+	var ms []member
+	if err := s.queryAll(ctx, "", pkBeginsWith(memberPK(companyID, scanID), ""), true, &ms); err != nil {
+		return nil, err
+	}
+	out := make([]string, len(ms))
+	for n, m := range ms {
+		out[n] = m.IssueID
+	}
+	return out, nil
+}
+
+// ScanHeadOf reads the head of a branch and tool (ErrNotFound before its
+// first scan).
+func (s *Store) ScanHeadOf(ctx context.Context, companyID, projectID int64, branch, tool string) (ScanHead, error) {
+	var h ScanHead
+	err := s.getItem(ctx, headKey(companyID, projectID, branch, tool), &h)
+	if err == nil && h.ScanID == "" {
+		return h, ErrNotFound
+	}
+	return h, err
+}
+
+// ScanIssues returns at most limit of the issues a scan reported from
+// offset (in issue id order) and how many it reported. It reads the
+// membership keys up to the page, then the page's issues by key.
+func (s *Store) ScanIssues(ctx context.Context, companyID int64, sc Scan, offset, limit int) ([]Issue, int, error) {
+	kc := pkBeginsWith(memberPK(companyID, sc.ID), "")
+	items, err := s.queryWindow(ctx, "", kc, nil, true, offset, limit)
+	if err != nil {
+		return nil, 0, err
+	}
+	var ms []member
+	if err := attributevalue.UnmarshalListOfMaps(items, &ms); err != nil {
+		return nil, 0, err
+	}
+	ids := make([]string, len(ms))
+	for n, m := range ms {
+		ids[n] = m.IssueID
+	}
+	got, err := s.issuesByID(ctx, companyID, ids)
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]Issue, 0, len(ids))
+	for _, id := range ids {
+		if i, ok := got[id]; ok {
+			out = append(out, i)
+		}
+	}
+	return out, sc.Findings, nil
+}
+
+// EachScanIssue calls fn with every issue a scan of the company reported,
+// in issue id order; ErrNotFound when the company has no such scan.
+func (s *Store) EachScanIssue(ctx context.Context, companyID int64, scanID string, fn func(Issue) error) error {
+	if _, err := s.GetScan(ctx, companyID, scanID); err != nil {
+		return err
+	}
+	ids, err := s.memberIDs(ctx, companyID, scanID)
+	if err != nil {
+		return err
+	}
+	for start := 0; start < len(ids); start += 100 {
+		page := ids[start:min(start+100, len(ids))]
+		got, err := s.issuesByID(ctx, companyID, page)
+		if err != nil {
+			return err
+		}
+		for _, id := range page {
+			if i, ok := got[id]; ok {
+				if err := fn(i); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// ScanReported reports whether a scan of the company reported an issue.
+func (s *Store) ScanReported(ctx context.Context, companyID int64, scanID, issueID string) (bool, error) {
+	var m member
+	err := s.getItem(ctx, Key{PK: memberPK(companyID, scanID), SK: issueID}, &m)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}

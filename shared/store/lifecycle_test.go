@@ -1,0 +1,259 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/testenv"
+)
+
+// branchWorld applies scans of one project to a store.
+type branchWorld struct {
+	st      *store.Store
+	company int64
+	project int64
+	clock   time.Time
+}
+
+func newBranchWorld(t *testing.T) *branchWorld {
+	return &branchWorld{st: testenv.NewStore(t), company: 11, project: 3, clock: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+}
+
+// finding is one result a scan reports: a fingerprint and its CWE.
+type finding struct {
+	fp  string
+	cwe int
+}
+
+// scan creates a scan of branch and tool, created one minute after the
+// previous one, and applies its findings.
+func (w *branchWorld) scan(t *testing.T, branch, tool string, fs ...finding) (store.Scan, store.ApplyResult) {
+	t.Helper()
+	w.clock = w.clock.Add(time.Minute)
+	sc, res, err := w.apply(branch, tool, w.clock, fs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc, res
+}
+
+func (w *branchWorld) apply(branch, tool string, at time.Time, fs ...finding) (store.Scan, store.ApplyResult, error) {
+	ctx := context.Background()
+	sc, err := w.st.CreateScan(ctx, store.Scan{
+		ID: uuid.NewString(), CompanyID: w.company, ProjectID: w.project, Branch: branch, Engine: "sarif",
+		Tool: tool, Status: store.ScanProcessing, CreatedAt: at.Format(time.RFC3339),
+	})
+	if err != nil {
+		return sc, store.ApplyResult{}, err
+	}
+	var found []store.Issue
+	for _, f := range fs {
+		found = append(found, store.Issue{
+			ID:        store.IssueID(w.company, w.project, branch, tool, f.fp),
+			ProjectID: w.project, ProjectName: "svc", Branch: branch, Tool: tool, Fingerprint: f.fp,
+			CWE: f.cwe, FilePath: "src/" + f.fp + ".go", Line: 3, Urgency: "HI", RuleID: "r-" + f.fp,
+			CreatedAt: sc.CreatedAt,
+		})
+	}
+	res, err := w.st.ApplyScan(ctx, w.company, sc, found)
+	return sc, res, err
+}
+
+func (w *branchWorld) issue(t *testing.T, branch, tool, fp string) store.Issue {
+	t.Helper()
+	i, err := w.st.GetIssue(context.Background(), w.company, store.IssueID(w.company, w.project, branch, tool, fp))
+	if err != nil {
+		t.Fatalf("issue %s on %s: %v", fp, branch, err)
+	}
+	return i
+}
+
+func TestLifecycle(t *testing.T) {
+	w := newBranchWorld(t)
+	ctx := context.Background()
+	a, b, c := finding{"a", 89}, finding{"b", 89}, finding{"c", 79}
+
+	first, res := w.scan(t, "main", "gosec", a, b, c)
+	if res.Created != 3 {
+		t.Fatalf("first scan: %+v", res)
+	}
+	cFirst := w.issue(t, "main", "gosec", "c")
+	testenv.Recount(t, w.st, w.company)
+
+	// The same report again: nothing changes, not even a counter.
+	_, res = w.scan(t, "main", "gosec", a, b, c)
+	if res != (store.ApplyResult{Unchanged: 3}) {
+		t.Fatalf("same report again: %+v", res)
+	}
+	if got := w.issue(t, "main", "gosec", "c"); got != cFirst {
+		t.Fatalf("re-detection rewrote the issue:\n%+v\n%+v", cFirst, got)
+	}
+	groups, _, err := w.st.GroupsPage(ctx, w.company, store.Scope{ProjectID: w.project, Branch: "main"}, store.ByCWE, 0, 10)
+	if err != nil || len(groups) != 2 || groups[0].Group != "89" || groups[0].Count != 2 || groups[1].Count != 1 {
+		t.Fatalf("groups after two uploads: %+v %v", groups, err)
+	}
+
+	// Triage survives re-detection.
+	fp := "false_positive"
+	reason := "test fixture"
+	if _, err := w.st.UpdateIssue(ctx, w.company, w.issue(t, "main", "gosec", "b").ID, store.IssueUpdate{Status: &fp, Reason: &reason}, store.Actor{UserID: 42}); err != nil {
+		t.Fatal(err)
+	}
+
+	// c is left out: fixed, by this scan. b, dismissed and reported, stays.
+	fixing, res := w.scan(t, "main", "gosec", a, b)
+	if res.Fixed != 1 || res.Unchanged != 2 {
+		t.Fatalf("scan without c: %+v", res)
+	}
+	cFixed := w.issue(t, "main", "gosec", "c")
+	if cFixed.Status != "fixed" || cFixed.FixedScanID != fixing.ID || cFixed.FixedAt != fixing.CreatedAt {
+		t.Fatalf("c after the scan without it: %+v", cFixed)
+	}
+	if got := w.issue(t, "main", "gosec", "b"); got.Status != "false_positive" || got.Reason != reason {
+		t.Fatalf("b lost its triage: %+v", got)
+	}
+	testenv.Recount(t, w.st, w.company)
+
+	// Another branch and another tool never touch main's gosec issues.
+	w.scan(t, "dev", "gosec", a)
+	w.scan(t, "main", "semgrep")
+	if got := w.issue(t, "main", "gosec", "a"); got.Status != "open" {
+		t.Fatalf("a on main after other branch/tool scans: %+v", got)
+	}
+
+	// c comes back: open again, same id, first detection kept, counted.
+	back, res := w.scan(t, "main", "gosec", a, b, c)
+	if res.Reopened != 1 || res.Unchanged != 2 {
+		t.Fatalf("scan with c back: %+v", res)
+	}
+	cBack := w.issue(t, "main", "gosec", "c")
+	if cBack.ID != cFirst.ID || cBack.Status != "open" || cBack.ReopenCount != 1 || cBack.CreatedAt != cFirst.CreatedAt ||
+		cBack.ScanID != first.ID || cBack.LastSeenScanID != back.ID || cBack.FixedAt != "" {
+		t.Fatalf("c reopened: %+v", cBack)
+	}
+	hist, err := w.st.IssueHistory(ctx, w.company, cBack.ID)
+	if err != nil || len(hist) != 2 ||
+		hist[0].From != "open" || hist[0].To != "fixed" || hist[0].By.ScanID != fixing.ID ||
+		hist[1].From != "fixed" || hist[1].To != "open" || hist[1].By.ScanID != back.ID {
+		t.Fatalf("history of c: %+v %v", hist, err)
+	}
+	hist, err = w.st.IssueHistory(ctx, w.company, w.issue(t, "main", "gosec", "b").ID)
+	if err != nil || len(hist) != 1 || hist[0].By.UserID != 42 || hist[0].To != "false_positive" || hist[0].Reason != reason {
+		t.Fatalf("history of b: %+v %v", hist, err)
+	}
+	if _, err := w.st.IssueHistory(ctx, w.company+1, cBack.ID); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("another company's issue history: %v", err)
+	}
+
+	// A scan older than the branch's latest (uploaded late) adds its new
+	// findings but fixes nothing.
+	_, res, err = w.apply("main", "gosec", w.clock.Add(-time.Hour), finding{"d", 22})
+	if err != nil || !res.Late || res.Created != 1 || res.Fixed != 0 {
+		t.Fatalf("late scan: %+v %v", res, err)
+	}
+	if got := w.issue(t, "main", "gosec", "a"); got.Status != "open" {
+		t.Fatalf("a after a late scan: %+v", got)
+	}
+
+	// The scan's own list is what it reported.
+	var listed []string
+	if err := w.st.EachScanIssue(ctx, w.company, back.ID, func(i store.Issue) error { listed = append(listed, i.Fingerprint); return nil }); err != nil || len(listed) != 3 {
+		t.Fatalf("scan issues: %v %v", listed, err)
+	}
+	if err := w.st.EachScanIssue(ctx, w.company+1, back.ID, func(store.Issue) error { return nil }); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("another company's scan: %v", err)
+	}
+	testenv.Recount(t, w.st, w.company)
+}
+
+// Applying a scan again (a retried upload, a redelivered message) changes
+// nothing more.
+func TestApplyScanIsIdempotent(t *testing.T) {
+	w := newBranchWorld(t)
+	ctx := context.Background()
+	w.scan(t, "main", "t", finding{"a", 1}, finding{"b", 2})
+	sc, _ := w.scan(t, "main", "t", finding{"a", 1})
+	found := []store.Issue{{ID: store.IssueID(w.company, w.project, "main", "t", "a"), ProjectID: w.project, ProjectName: "svc",
+		Branch: "main", Tool: "t", Fingerprint: "a", CWE: 1, FilePath: "src/a.go", Line: 3, Urgency: "HI", RuleID: "r-a", CreatedAt: sc.CreatedAt}}
+	res, err := w.st.ApplyScan(ctx, w.company, sc, found)
+	if err != nil || res != (store.ApplyResult{Unchanged: 1}) {
+		t.Fatalf("applied again: %+v %v", res, err)
+	}
+	if got := w.issue(t, "main", "t", "b"); got.Status != "fixed" {
+		t.Fatalf("b: %+v", got)
+	}
+	got, err := w.st.GetScan(ctx, w.company, sc.ID)
+	if err != nil || got.Status != store.ScanComplete || got.Findings != 1 {
+		t.Fatalf("scan: %+v %v", got, err)
+	}
+	testenv.Recount(t, w.st, w.company)
+}
+
+// Sixteen uploads of one branch at once end as if applied one after the
+// other: every counter equals a recount, and the branch's issues are
+// exactly those the last applied scan reported plus the fixed ones.
+func TestConcurrentScansOfOneBranch(t *testing.T) {
+	w := newBranchWorld(t)
+	all := make([]finding, 12)
+	for n := range all {
+		all[n] = finding{fmt.Sprintf("f%02d", n), []int{79, 89, 22}[n%3]}
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 16)
+	for k := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var some []finding
+			for _, f := range all {
+				if rand.IntN(2) == 0 {
+					some = append(some, f)
+				}
+			}
+			_, _, errs[k] = w.apply("main", "t", w.clock.Add(time.Duration(k)*time.Second), some...)
+		}()
+	}
+	wg.Wait()
+	for k, err := range errs {
+		if err != nil && !errors.Is(err, store.ErrUnavailable) {
+			t.Fatalf("scan %d: %v", k, err)
+		}
+	}
+	testenv.Recount(t, w.st, w.company)
+}
+
+func TestTriageIssues(t *testing.T) {
+	w := newBranchWorld(t)
+	ctx := context.Background()
+	var fs []finding
+	for n := range 30 {
+		fs = append(fs, finding{fmt.Sprintf("x%02d", n), []int{89, 79}[n%2]})
+	}
+	w.scan(t, "main", "t", fs...)
+	cwe := 89
+	f := store.IssueFilter{CWE: &cwe}
+	matched, changed, err := w.st.TriageIssues(ctx, w.company, f, "accepted_risk", "legacy code", store.Actor{UserID: 5})
+	if err != nil || matched != 15 || changed != 15 {
+		t.Fatalf("bulk triage: %d %d %v", matched, changed, err)
+	}
+	counts, err := w.st.GroupCounts(ctx, w.company, []store.Scope{{}}, store.ByCWE, "89")
+	if err != nil || counts[0].Cells.Total("", "accepted_risk") != 15 || counts[0].Cells.Total("", "open") != 0 {
+		t.Fatalf("group 89 after triage: %+v %v", counts, err)
+	}
+	matched, changed, err = w.st.TriageIssues(ctx, w.company, f, "accepted_risk", "legacy code", store.Actor{UserID: 5})
+	if err != nil || matched != 15 || changed != 0 {
+		t.Fatalf("bulk triage again: %d %d %v", matched, changed, err)
+	}
+	if _, _, err := w.st.TriageIssues(ctx, w.company, f, "closed", "", store.Actor{}); !errors.Is(err, store.ErrInvalid) {
+		t.Fatalf("unknown status: %v", err)
+	}
+	testenv.Recount(t, w.st, w.company)
+}

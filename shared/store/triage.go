@@ -1,0 +1,124 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"slices"
+)
+
+// IssueUpdate is a change people make to an issue; nil fields stay as
+// they are.
+type IssueUpdate struct {
+	Status     *string
+	Reason     *string
+	AssignedTo *int64 // 0 unassigns
+}
+
+// UpdateIssue applies u to an issue of the company through the issue write
+// path (counters and history in the same transaction) and returns it;
+// ErrNotFound when the company has no such issue.
+func (s *Store) UpdateIssue(ctx context.Context, companyID int64, id string, u IssueUpdate, by Actor) (Issue, error) {
+	if u.Status != nil && !slices.Contains(Statuses, *u.Status) {
+		return Issue{}, fmt.Errorf("status %q: %w", *u.Status, ErrInvalid)
+	}
+	var before, after Issue
+	err := s.retrying(ctx, func() error {
+		var err error
+		if before, err = s.consistentIssue(ctx, companyID, id); err != nil {
+			return err
+		}
+		after = updated(before, u)
+		if after == before {
+			return nil
+		}
+		_, err = s.commitIssues(ctx, companyID, []issueChange{{before: &before, after: &after, by: by, reason: after.Reason}})
+		return err
+	})
+	if err != nil {
+		return Issue{}, err
+	}
+	if before.Status != after.Status {
+		err = s.settleCounters(ctx, companyID, counterKeysOf(companyID, []Issue{before}))
+	}
+	return after, err
+}
+
+// updated is i with u applied. A status change without a reason clears
+// the previous reason.
+func updated(i Issue, u IssueUpdate) Issue {
+	if u.Status != nil && *u.Status != i.Status {
+		i.Status, i.Reason = *u.Status, ""
+		if i.Status != "fixed" {
+			i.FixedAt, i.FixedScanID = "", ""
+		}
+	}
+	if u.Reason != nil {
+		i.Reason = *u.Reason
+	}
+	if u.AssignedTo != nil {
+		i.AssignedTo = *u.AssignedTo
+	}
+	return i
+}
+
+// MaxTriage is the most issues one bulk triage may match.
+const MaxTriage = 1000
+
+// ErrTooMany is returned by TriageIssues when the filter matches more than
+// MaxTriage issues; nothing is changed.
+type ErrTooMany struct{ Matched int64 }
+
+func (e *ErrTooMany) Error() string {
+	return fmt.Sprintf("the filter matches %d issues; at most %d can be triaged at once", e.Matched, MaxTriage)
+}
+
+// TriageIssues sets status (and reason) on every issue f matches, through
+// the issue write path, and returns how many matched and how many changed
+// (an issue already in the status does not change, so a retry changes 0).
+func (s *Store) TriageIssues(ctx context.Context, companyID int64, f IssueFilter, status, reason string, by Actor) (matched, changed int, err error) {
+	if !slices.Contains(Statuses, status) {
+		return 0, 0, fmt.Errorf("status %q: %w", status, ErrInvalid)
+	}
+	_, total, err := s.ListIssues(ctx, companyID, f, 0, 0)
+	if err != nil {
+		return 0, 0, err
+	}
+	if total > MaxTriage {
+		return 0, 0, &ErrTooMany{Matched: total}
+	}
+	page, _, err := s.ListIssues(ctx, companyID, f, 0, int(total))
+	if err != nil {
+		return 0, 0, err
+	}
+	ids := issueIDs(page)
+	u := IssueUpdate{Status: &status}
+	if reason != "" {
+		u.Reason = &reason
+	}
+	var touched []Issue
+	err = s.retrying(ctx, func() error {
+		existing, err := s.issuesByID(ctx, companyID, ids)
+		if err != nil {
+			return err
+		}
+		var changes []issueChange
+		for _, id := range ids {
+			before, ok := existing[id]
+			if !ok {
+				continue
+			}
+			after := updated(before, u)
+			if after != before {
+				touched = append(touched, before)
+				changes = append(changes, issueChange{before: &before, after: &after, by: by, reason: after.Reason})
+			}
+		}
+		n, err := s.commitIssues(ctx, companyID, changes)
+		changed += n
+		return err
+	})
+	if err != nil {
+		return len(ids), changed, err
+	}
+	return len(ids), changed, s.settleCounters(ctx, companyID, counterKeysOf(companyID, touched))
+}
