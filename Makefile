@@ -4,6 +4,8 @@
 SHELL := /bin/bash
 GO ?= go
 
+STATICCHECK_VERSION ?= v0.8.2
+
 .PHONY: run reset test bench load token build synth lint generate invoke
 
 ## run: start DynamoDB Local, seed the demo, serve the API on 127.0.0.1:$${PORT:-3000}
@@ -19,7 +21,12 @@ reset:
 ## template.yaml and the two stack templates
 test:
 	$(GO) vet ./...
-	$(GO) run ./scripts/withddb $(GO) test -count=1 -parallel 4 ./...
+	$(GO) mod tidy -diff
+	cd infra && $(GO) mod tidy -diff
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+	$(GO) run ./scripts/lambdadeps
+	$(GO) run ./scripts/withddb $(GO) test -count=1 -parallel 4 -skip '^TestHostileInput$$' ./...
+	$(GO) run ./scripts/withddb $(GO) test -count=1 -run '^TestHostileInput$$' -v ./functions/registry | grep -E '^(hostile-input|--- |ok|FAIL)'
 	cd infra && $(GO) vet ./... && $(GO) test -count=1 ./...
 	$(MAKE) lint
 
@@ -67,6 +74,7 @@ lint: synth
 
 ## generate: rewrite template.yaml and events/ from the route table
 generate:
+	cd shared/cwe && $(GO) generate
 	$(GO) run ./scripts/samgen
 	$(GO) run ./scripts/lambdaevents gen
 

@@ -14,6 +14,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/acme/codescan-api/shared/cleantext"
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/scmhost"
 	"github.com/acme/codescan-api/shared/secrets"
@@ -121,7 +122,10 @@ func token(s string) (string, error) {
 }
 
 func displayName(s string) (string, error) {
-	s = strings.TrimSpace(s)
+	s, err := cleantext.Line("name", strings.TrimSpace(s))
+	if err != nil {
+		return "", err
+	}
 	if s == "" || utf8.RuneCountInString(s) > MaxNameLength {
 		return "", fmt.Errorf("name must be 1 to %d characters", MaxNameLength)
 	}
@@ -143,7 +147,10 @@ func orgs(raw json.RawMessage) (*[]string, error) {
 		if s == nil {
 			return nil, httpapi.Errorf(http.StatusBadRequest, "org_allowlist must be an array of strings")
 		}
-		v := strings.TrimSpace(*s)
+		v, err := cleantext.Line("org_allowlist entries", strings.TrimSpace(*s))
+		if err != nil {
+			return nil, err
+		}
 		if v == "" || utf8.RuneCountInString(v) > MaxOrgLength {
 			return nil, httpapi.Errorf(http.StatusBadRequest, "org_allowlist entries must be 1 to %d characters", MaxOrgLength)
 		}

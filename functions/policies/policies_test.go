@@ -142,11 +142,13 @@ func TestAccessAndBadInput(t *testing.T) {
 		{"without permission", p.ID, testenv.Key(w.plain), 403, `{"error":"Permission denied"}`},
 		{"other company's admin", p.ID, testenv.Key(w.other.Admin), 404, `{"error":"Policy not found"}`},
 		{"unknown id", 987654, testenv.Key(w.manager), 404, `{"error":"Policy not found"}`},
-		{"negative id", -3, testenv.Key(w.manager), 404, `{"error":"Policy not found"}`},
-		{"not an integer", "abc", testenv.Key(w.manager), 400, `{"error":"policy_id must be an integer"}`},
-		{"fraction", "1.5", testenv.Key(w.manager), 400, `{"error":"policy_id must be an integer"}`},
-		{"exponent", "1e3", testenv.Key(w.manager), 400, `{"error":"policy_id must be an integer"}`},
-		{"overflow", "99999999999999999999", testenv.Key(w.manager), 400, `{"error":"policy_id must be an integer"}`},
+		{"negative id", -3, testenv.Key(w.manager), 400, `{"error":"policy_id must be a positive integer id (digits, no sign or leading zero)"}`},
+		{"leading zero", "05", testenv.Key(w.manager), 400, `{"error":"policy_id must be a positive integer id (digits, no sign or leading zero)"}`},
+		{"zero", 0, testenv.Key(w.manager), 400, `{"error":"policy_id must be a positive integer id (digits, no sign or leading zero)"}`},
+		{"not an integer", "abc", testenv.Key(w.manager), 400, `{"error":"policy_id must be a positive integer id (digits, no sign or leading zero)"}`},
+		{"fraction", "1.5", testenv.Key(w.manager), 400, `{"error":"policy_id must be a positive integer id (digits, no sign or leading zero)"}`},
+		{"exponent", "1e3", testenv.Key(w.manager), 400, `{"error":"policy_id must be a positive integer id (digits, no sign or leading zero)"}`},
+		{"overflow", "99999999999999999999", testenv.Key(w.manager), 400, `{"error":"policy_id must be a positive integer id (digits, no sign or leading zero)"}`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/acme/codescan-api/shared/auth"
+	"github.com/acme/codescan-api/shared/cleantext"
 	"github.com/acme/codescan-api/shared/config"
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/routes"
@@ -102,12 +103,14 @@ func validate(req createRequest) (store.Team, error) {
 	if req.Name == nil || strings.TrimSpace(*req.Name) == "" {
 		return store.Team{}, httpapi.Errorf(http.StatusBadRequest, "name is required")
 	}
-	name := strings.TrimSpace(*req.Name)
+	name, err := cleantext.Line("name", strings.TrimSpace(*req.Name))
+	if err != nil {
+		return store.Team{}, err
+	}
 	if utf8.RuneCountInString(name) > MaxNameLength {
 		return store.Team{}, httpapi.Errorf(http.StatusBadRequest, "name must be at most %d characters", MaxNameLength)
 	}
 	t := store.Team{Name: name}
-	var err error
 	if t.MemberIDs, err = ids("member_ids", req.MemberIDs); err != nil {
 		return store.Team{}, err
 	}
@@ -127,6 +130,9 @@ func ids(field string, in []int64) ([]int64, error) {
 	if len(in) > MaxIDs {
 		return nil, httpapi.Errorf(http.StatusBadRequest, "%s may hold at most %d ids", field, MaxIDs)
 	}
+	if err := httpapi.CheckIDs(field, in); err != nil {
+		return nil, err
+	}
 	out := slices.Clone(in)
 	slices.Sort(out)
 	return slices.Compact(out), nil
@@ -138,7 +144,10 @@ func selectors(field string, in []string) ([]string, error) {
 	}
 	var out []string
 	for _, s := range in {
-		s = strings.TrimSpace(s)
+		s, err := cleantext.Line(field, strings.TrimSpace(s))
+		if err != nil {
+			return nil, err
+		}
 		switch {
 		case s == "":
 			return nil, httpapi.Errorf(http.StatusBadRequest, "%s entries must not be empty", field)

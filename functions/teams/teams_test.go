@@ -264,8 +264,15 @@ func TestBadInput(t *testing.T) {
 			fmt.Sprintf(`{"error":"Unknown member_ids: %d, 999999"}`, w.otherUser.ID)},
 		{"foreign project id", fmt.Sprintf(`{"name":"x","project_ids":[%d]}`, w.otherProj.ID), 400,
 			fmt.Sprintf(`{"error":"Unknown project_ids: %d"}`, w.otherProj.ID)},
-		{"both bad", fmt.Sprintf(`{"name":"x","member_ids":[-1],"project_ids":[0,%d]}`, w.projects["infra"].ID), 400,
-			`{"error":"Unknown member_ids: -1; Unknown project_ids: 0"}`},
+		{"both bad", fmt.Sprintf(`{"name":"x","member_ids":[999999],"project_ids":[999999,%d]}`, w.projects["infra"].ID), 400,
+			`{"error":"Unknown member_ids: 999999; Unknown project_ids: 999999"}`},
+		{"negative member id", `{"name":"x","member_ids":[-1]}`, 400, `{"error":"member_ids must be a positive integer id (digits, no sign or leading zero)"}`},
+		{"zero project id", `{"name":"x","project_ids":[0]}`, 400, `{"error":"project_ids must be a positive integer id (digits, no sign or leading zero)"}`},
+		{"control character in name", `{"name":"a\u0007b"}`, 400, `{"error":"name must not contain control characters (U+0007)"}`},
+		{"NUL in pattern", `{"name":"x","repo_url_patterns":["\u0000"]}`, 400, `{"error":"repo_url_patterns must not contain control characters (U+0000)"}`},
+		{"bidi override in tag", `{"name":"x","project_tags":["a\u202eb"]}`, 400, `{"error":"project_tags must not contain bidirectional control characters (U+202E)"}`},
+		{"invalid UTF-8", "{\"name\":\"a\xffb\"}", 400, `{"error":"The JSON body is not valid UTF-8"}`},
+		{"lone surrogate", `{"name":"a\ud800b"}`, 400, `{"error":"The JSON body is not valid UTF-8"}`},
 		{"empty tag", `{"name":"x","project_tags":["a"," "]}`, 400, `{"error":"project_tags entries must not be empty"}`},
 		{"null pattern", `{"name":"x","repo_url_patterns":[null]}`, 400, `{"error":"repo_url_patterns entries must not be empty"}`},
 		{"long pattern", `{"name":"x","repo_url_patterns":["` + strings.Repeat("a", teams.MaxSelectorLength+1) + `"]}`, 400, `{"error":"repo_url_patterns entries must be at most 200 characters"}`},
@@ -332,8 +339,8 @@ func TestAccessAndIsolation(t *testing.T) {
 	if n := len(w.stored(t, w.acme.ID)); n != 1 {
 		t.Fatalf("acme has %d teams", n)
 	}
-	for _, p := range []string{"/teams/abc", "/teams/1.5", "/teams/99999999999999999999"} {
-		if r := testenv.Do(t, w.h, "GET", p, "", testenv.Key(w.manager)...); r.Status != 400 || strings.TrimSpace(string(r.Body)) != `{"error":"team_id must be an integer"}` {
+	for _, p := range []string{"/teams/abc", "/teams/1.5", "/teams/99999999999999999999", "/teams/01", "/teams/+1", "/teams/0", "/teams/-1", "/teams/%201"} {
+		if r := testenv.Do(t, w.h, "GET", p, "", testenv.Key(w.manager)...); r.Status != 400 || strings.TrimSpace(string(r.Body)) != `{"error":"team_id must be a positive integer id (digits, no sign or leading zero)"}` {
 			t.Fatalf("%s: %d %s", p, r.Status, r.Body)
 		}
 	}

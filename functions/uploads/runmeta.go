@@ -33,6 +33,12 @@ func (h handlers) ciDataUpload(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	if err := httpapi.CheckOpaqueJSON(body); err != nil {
+		if errors.Is(err, httpapi.ErrInvalidJSON) {
+			return errInvalidJSON
+		}
+		return err
+	}
 	data, err := maskCIData(body)
 	if err != nil {
 		return errInvalidJSON

@@ -30,27 +30,10 @@ type handlers struct{ store *store.Store }
 func New(d config.Deps) http.Handler {
 	h := handlers{store: d.Store}
 	return d.Server.Group(routes.GroupUploads, map[string]httpapi.HandlerFunc{
-		"POST /scan-upload":       uploadErrors(h.scanUpload),
-		"POST /ci-data-upload":    uploadErrors(h.ciDataUpload),
-		"POST /git-config-upload": uploadErrors(h.gitConfigUpload),
+		"POST /scan-upload":       h.scanUpload,
+		"POST /ci-data-upload":    h.ciDataUpload,
+		"POST /git-config-upload": h.gitConfigUpload,
 	})
-}
-
-// uploadErrors gives the upload routes' error body,
-// `{"status":"error","message":...}`, to the `{"error":...}` errors of the
-// shared helpers (the access rule's 401/403 keep theirs: they are answered
-// before the handler runs).
-func uploadErrors(h httpapi.HandlerFunc) httpapi.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) error {
-		err := h(w, r)
-		var e *httpapi.Error
-		if errors.As(err, &e) {
-			if body, ok := e.Body.(map[string]string); ok && body["error"] != "" {
-				return httpapi.UploadError(e.Status, "%s", body["error"])
-			}
-		}
-		return err
-	}
 }
 
 // errNoScan is the spec's answer when no scan of the caller's company has

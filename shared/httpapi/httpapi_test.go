@@ -9,6 +9,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/acme/codescan-api/shared/routes"
 )
 
 func newServer(logs *bytes.Buffer) *Server {
@@ -34,7 +36,7 @@ func TestErrorsNeverLeakInternals(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			rec := httptest.NewRecorder()
-			s.logged(c.h).ServeHTTP(rec, httptest.NewRequest("GET", "/x", nil))
+			s.serve(routes.Route{Method: "GET", Path: "/x", Access: routes.Public}, c.h).ServeHTTP(rec, httptest.NewRequest("GET", "/x", nil))
 			if rec.Code != c.status || strings.TrimSpace(rec.Body.String()) != c.body {
 				t.Fatalf("got %d %s", rec.Code, rec.Body)
 			}
@@ -135,7 +137,7 @@ func TestDecodeJSON(t *testing.T) {
 		got := ""
 		if e := (*Error)(nil); errors.As(err, &e) {
 			rec := httptest.NewRecorder()
-			_ = WriteJSON(rec, e.Status, e.Body)
+			_ = WriteJSON(rec, e.Status, errorBody(e, routes.ErrorField))
 			got = strings.TrimSpace(rec.Body.String())
 		} else if err != nil {
 			got = err.Error()

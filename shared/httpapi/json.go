@@ -8,11 +8,13 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/acme/codescan-api/shared/routes"
 )
 
 // MaxBodyBytes bounds every request body (Lambda's synchronous payload limit
 // is 6 MB; uploads set their own lower limit).
-const MaxBodyBytes = 5 << 20
+const MaxBodyBytes = routes.DefaultMaxBodyBytes
 
 // WriteJSON encodes v into a buffer first, so an encoding failure never
 // produces half a response, then writes headers, status and body.
@@ -36,6 +38,9 @@ func DecodeJSONObject(r *http.Request) (map[string]json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkUTF8(body); err != nil {
+		return nil, err
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	var obj map[string]json.RawMessage
 	if err := dec.Decode(&obj); err != nil || obj == nil {
@@ -52,6 +57,9 @@ func DecodeJSONObject(r *http.Request) (map[string]json.RawMessage, error) {
 func DecodeJSON(r *http.Request, v any) error {
 	body, err := ReadBody(r, MaxBodyBytes)
 	if err != nil {
+		return err
+	}
+	if err := checkUTF8(body); err != nil {
 		return err
 	}
 	trimmed := bytes.TrimSpace(body)
@@ -89,19 +97,6 @@ func jsonType(kind string) string {
 	return "number"
 }
 
-// ReadBody reads the whole body, answering 413 past limit bytes.
-func ReadBody(r *http.Request, limit int64) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
-	if err != nil {
-		return nil, Errorf(http.StatusBadRequest, "Could not read request body")
-	}
-	if int64(len(b)) > limit {
-		return nil, Errorf(http.StatusRequestEntityTooLarge, "Request body exceeds %d bytes", limit)
-	}
-	return b, nil
-}
-
-// Array returns s, or an empty slice when s is nil, so that a list field is
 // written as [] rather than null.
 func Array[T any](s []T) []T {
 	if s == nil {

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
-	"net/http/httptest"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -20,7 +19,7 @@ import (
 )
 
 // HandlerFunc is an endpoint: it writes a success response or returns an
-// error that WriteError turns into the right status and body.
+// error that the error model (classify) turns into status and body.
 type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
 
 // Server holds what every group handler needs.
@@ -36,16 +35,16 @@ type Server struct {
 type RateLimiter struct {
 	Store *store.Store
 	Limit store.RateLimit
+	// Now is the clock of the windows (time.Now when nil; tests set it).
+	Now func() time.Time
 }
 
-// ErrRateLimited answers a caller over its limit (with Retry-After).
-var ErrRateLimited = Errorf(http.StatusTooManyRequests, "Rate limit exceeded")
-
 // Group returns the http.Handler of one endpoint group: every route the
-// route table gives the group, each behind request logging, panic recovery
-// and the route's access rule. handlers is keyed by "METHOD /path" as in the
-// table (path relative to /api/v1). A route without a handler, or a handler
-// without a route, is a programming error and panics at start-up.
+// route table gives the group, each behind request logging, panic recovery,
+// the edge checks and the route's access rule. handlers is keyed by
+// "METHOD /path" as in the table (path relative to /api/v1). A route without
+// a handler, or a handler without a route, is a programming error and
+// panics at start-up.
 func (s *Server) Group(group string, handlers map[string]HandlerFunc) http.Handler {
 	mounted := map[string]http.Handler{}
 	for _, rt := range routes.Of(group) {
@@ -54,7 +53,7 @@ func (s *Server) Group(group string, handlers map[string]HandlerFunc) http.Handl
 		if !ok {
 			panic(fmt.Sprintf("httpapi: group %s has no handler for %s", group, key))
 		}
-		mounted[rt.Pattern()] = s.loggedAs(logPath(rt), s.guarded(rt, h))
+		mounted[rt.Pattern()] = s.serve(rt, h)
 		delete(handlers, key)
 	}
 	for key := range handlers {
@@ -63,51 +62,76 @@ func (s *Server) Group(group string, handlers map[string]HandlerFunc) http.Handl
 	return Router(mounted, s.Log)
 }
 
-// guarded applies the route's access rule before calling h.
-func (s *Server) guarded(rt routes.Route, h HandlerFunc) HandlerFunc {
-	if rt.Access == routes.Public {
-		return h
-	}
-	return func(w http.ResponseWriter, r *http.Request) error {
-		var p *auth.Principal
-		var err error
-		if rt.Access == routes.PathToken {
-			p, err = s.Auth.AuthenticateKey(r.Context(), r.PathValue(routes.TokenParam))
-		} else {
-			p, err = s.Auth.Authenticate(r)
+// serve runs one request of a route: the edge checks (one credential, a
+// known Content-Encoding), the access rule, the declared parameters, then
+// the handler; every error goes through writeError.
+func (s *Server) serve(rt routes.Route, h HandlerFunc) http.Handler {
+	return s.logged(logPath(rt), func(w http.ResponseWriter, r *http.Request) (routes.ErrorForm, error) {
+		if err := checkCredentials(r); err != nil {
+			return routes.ErrorField, err
 		}
-		if errors.Is(err, auth.ErrUnauthenticated) {
-			return ErrUnauthenticated
+		if err := decodeBody(r, rt.BodyLimit()); err != nil {
+			return routes.ErrorField, err
 		}
-		if errors.Is(err, auth.ErrKeysUnavailable) {
-			w.Header().Set("Retry-After", strconv.Itoa(int(auth.RetryAfter.Seconds())))
-			return ErrKeysUnavailable
+		if rt.Access != routes.Public {
+			p, err := s.admit(w, r, rt)
+			if err != nil {
+				return routes.ErrorField, err
+			}
+			r = r.WithContext(auth.WithPrincipal(r.Context(), p))
 		}
-		if err != nil {
-			return err
+		if err := checkParams(rt, r); err != nil {
+			return rt.Errors, err
 		}
-		if err := s.takeRequest(w, r, p); err != nil {
-			return err
+		if err := checkTextFields(rt, r); err != nil {
+			return rt.Errors, err
 		}
-		switch {
-		case rt.Access == routes.Admin && !p.IsAdmin:
-			return ErrAdmin
-		case rt.Access == routes.Permission && !p.Has(rt.Permission):
-			return ErrPermission
-		}
-		return h(w, r.WithContext(auth.WithPrincipal(r.Context(), p)))
-	}
+		return rt.Errors, h(w, r)
+	})
 }
 
-// takeRequest applies the rate limit. A failing counter is logged and the
-// request let through: the limiter must not turn a hiccup into an outage.
+// admit authenticates the caller, counts the request against its rate
+// limit and applies the route's access rule.
+func (s *Server) admit(w http.ResponseWriter, r *http.Request, rt routes.Route) (*auth.Principal, error) {
+	var p *auth.Principal
+	var err error
+	if rt.Access == routes.PathToken {
+		p, err = s.Auth.AuthenticateKey(r.Context(), r.PathValue(routes.TokenParam))
+	} else {
+		p, err = s.Auth.Authenticate(r)
+	}
+	if errors.Is(err, auth.ErrUnauthenticated) {
+		return nil, ErrUnauthenticated
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := s.takeRequest(w, r, p); err != nil {
+		return nil, err
+	}
+	switch {
+	case rt.Access == routes.Admin && !p.IsAdmin:
+		return nil, ErrAdmin
+	case rt.Access == routes.Permission && !p.Has(rt.Permission):
+		return nil, ErrPermission
+	}
+	return p, nil
+}
+
+// takeRequest applies the rate limit. A failure of the counter itself lets
+// the request through (logged): the limit protects, it must not take the
+// API down with it.
 func (s *Server) takeRequest(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
 	if s.RateLimit == nil {
 		return nil
 	}
-	ok, retry, err := s.RateLimit.Store.TakeRequest(r.Context(), p.CompanyID, p.UserID, s.RateLimit.Limit, time.Now())
+	now := time.Now
+	if s.RateLimit.Now != nil {
+		now = s.RateLimit.Now
+	}
+	ok, retry, err := s.RateLimit.Store.TakeRequest(r.Context(), p.CompanyID, p.UserID, s.RateLimit.Limit, now())
 	if err != nil {
-		s.Log.Error("rate limit", "request_id", r.Header.Get(RequestIDHeader), "error", err.Error())
+		s.Log.Error("rate limit", "request_id", r.Header.Get(RequestIDHeader), "error", Truncate(err.Error(), maxLoggedError))
 		return nil
 	}
 	if !ok {
@@ -117,10 +141,9 @@ func (s *Server) takeRequest(w http.ResponseWriter, r *http.Request, p *auth.Pri
 	return nil
 }
 
-// RequestIDHeader carries the request id (API Gateway's, when behind it).
+// RequestIDHeader carries the request id (API Gateway's, or a new one).
 const RequestIDHeader = "X-Request-Id"
 
-// statusWriter remembers the status for the access log.
 type statusWriter struct {
 	http.ResponseWriter
 	status int
@@ -140,6 +163,14 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	return w.ResponseWriter.Write(b)
 }
 
+// Bounds of what one request writes to the log: user values (the path, a
+// parameter) are quoted truncated, causes too.
+const (
+	maxLoggedValue = 256
+	maxLoggedError = 1024
+	maxLoggedStack = 4096
+)
+
 // logPath returns, for a route whose path carries a credential, the path
 // its log lines show instead of the request's (the credential replaced);
 // "" for every other route.
@@ -150,61 +181,102 @@ func logPath(rt routes.Route) string {
 	return strings.ReplaceAll(rt.FullPath(), "{"+routes.TokenParam+"}", "[redacted]")
 }
 
-// logged runs h with a request id, turns its error or panic into a JSON
-// response, and writes one JSON log line per request.
-func (s *Server) logged(h HandlerFunc) http.Handler { return s.loggedAs("", h) }
-
-// loggedAs is logged with the path the log line shows ("" for the
-// request's own).
-func (s *Server) loggedAs(path string, h HandlerFunc) http.Handler {
+// logged gives each request an id (kept from the X-Request-Id header when
+// the caller or API Gateway set one), logs one line per request (showing
+// shown as its path when set), turns errors into answers and a panic into
+// a generic 500.
+func (s *Server) logged(shown string, h func(http.ResponseWriter, *http.Request) (routes.ErrorForm, error)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		shown := path
-		if shown == "" {
-			shown = r.URL.Path
-		}
 		start := time.Now()
-		id := r.Header.Get(RequestIDHeader)
-		if id == "" {
-			id = newRequestID()
-			r.Header.Set(RequestIDHeader, id)
-		}
+		id := requestID(r)
+		r.Header.Set(RequestIDHeader, id)
 		w.Header().Set(RequestIDHeader, id)
 		sw := &statusWriter{ResponseWriter: w}
 		defer func() {
 			if v := recover(); v != nil {
-				s.Log.Error("panic", "request_id", id, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+				s.Log.Error("panic", "request_id", id, "panic", Truncate(fmt.Sprint(v), maxLoggedError),
+					"stack", Truncate(string(debug.Stack()), maxLoggedStack))
 				if sw.status == 0 {
-					_ = WriteJSON(sw, errInternal.Status, errInternal.Body)
+					s.writeError(sw, id, routes.ErrorField, errInternal)
 				}
 			}
-			s.Log.Info("request", "method", r.Method, "path", shown, "status", sw.status,
-				"duration_ms", float64(time.Since(start).Microseconds())/1000, "request_id", id)
+			s.accessLog(r, shown, sw.status, start, id)
 		}()
-		if err := h(sw, r); err != nil {
-			s.writeError(sw, id, err)
+		if form, err := h(sw, r); err != nil {
+			s.writeError(sw, id, form, err)
 		}
 	})
 }
 
-// writeError maps an error to its response. Only *Error values reach the
-// client verbatim; anything else is logged and answered generically.
-func (s *Server) writeError(w http.ResponseWriter, requestID string, err error) {
-	var apiErr *Error
+func (s *Server) accessLog(r *http.Request, shown string, status int, start time.Time, id string) {
+	if shown == "" {
+		shown = r.URL.Path
+	}
+	s.Log.Info("request", "method", Truncate(r.Method, 16), "path", Truncate(shown, maxLoggedValue), "status", status,
+		"duration_ms", float64(time.Since(start).Microseconds())/1000, "request_id", id)
+}
+
+// requestID is the caller's X-Request-Id when it is a sane token, else a
+// new one.
+func requestID(r *http.Request) string {
+	id := r.Header.Get(RequestIDHeader)
+	if id == "" || len(id) > 128 || !printableASCII(id) {
+		return newRequestID()
+	}
+	return id
+}
+
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] <= ' ' || s[i] >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// writeError answers err through the error model: client errors with their
+// message in the form given, internal errors logged with the request id and
+// their cause and answered generically, transient store failures 503 with
+// Retry-After.
+func (s *Server) writeError(w http.ResponseWriter, requestID string, form routes.ErrorForm, err error) {
+	e, internal := classify(err)
 	switch {
-	case errors.As(err, &apiErr):
-	case store.Transient(err):
-		// DynamoDB kept refusing past the store's retry budget; nothing
-		// half-done was left, so the client may simply try again.
-		s.Log.Warn("unavailable", "request_id", requestID, "error", err.Error())
-		w.Header().Set("Retry-After", "2")
-		apiErr = ErrUnavailable
-	default:
-		s.Log.Error("internal error", "request_id", requestID, "error", err.Error())
-		apiErr = errInternal
+	case internal:
+		s.Log.Error("internal error", "request_id", requestID, "error", Truncate(err.Error(), maxLoggedError))
+		form = routes.ErrorField
+	case e.Status == http.StatusServiceUnavailable:
+		s.Log.Warn("unavailable", "request_id", requestID, "error", Truncate(err.Error(), maxLoggedError))
+		w.Header().Set("Retry-After", RetryAfterSeconds)
+		form = routes.ErrorField
 	}
-	if werr := WriteJSON(w, apiErr.Status, apiErr.Body); werr != nil {
-		s.Log.Error("write response", "request_id", requestID, "error", werr.Error())
+	if werr := WriteJSON(w, e.Status, errorBody(e, form)); werr != nil {
+		s.Log.Error("write response", "request_id", requestID, "error", Truncate(werr.Error(), maxLoggedError))
 	}
+}
+
+// errorBody is an error's answer in a route's error form.
+func errorBody(e *Error, form routes.ErrorForm) any {
+	switch {
+	case e.Body != nil:
+		return e.Body
+	case e.upload || form == routes.StatusMessage:
+		return map[string]string{"status": "error", "message": e.Message}
+	}
+	return map[string]string{"error": e.Message}
+}
+
+// Truncate cuts s to at most n bytes (on a rune boundary) and says how long
+// it was, so a log line quotes a user value without growing with it.
+func Truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && cut < len(s) && s[cut]&0xc0 == 0x80 {
+		cut--
+	}
+	return fmt.Sprintf("%s…(%d bytes)", s[:cut], len(s))
 }
 
 func newRequestID() string {
@@ -213,34 +285,56 @@ func newRequestID() string {
 	return hex.EncodeToString(b)
 }
 
-// Router dispatches on Go ServeMux patterns and answers requests no pattern
-// matches with a JSON 404 or 405 (ServeMux's own answers are plain text),
-// logging them.
+// Router serves handlers keyed by ServeMux pattern and answers what matches
+// no pattern itself: 404 `{"error":"Route not found"}`, or 405
+// `{"error":"Method not allowed"}` with Allow when only the method is wrong
+// (ServeMux would answer plain text). Those answers are logged like any
+// request.
 func Router(handlers map[string]http.Handler, log *slog.Logger) http.Handler {
 	mux := http.NewServeMux()
 	for pattern, h := range handlers {
 		mux.Handle(pattern, h)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, pattern := mux.Handler(r); pattern != "" {
+		h, pattern := mux.Handler(r)
+		if pattern != "" {
 			mux.ServeHTTP(w, r)
 			return
 		}
 		start := time.Now()
-		id := r.Header.Get(RequestIDHeader)
-		if id == "" {
-			id = newRequestID()
-		}
+		id := requestID(r)
 		w.Header().Set(RequestIDHeader, id)
-		rec := httptest.NewRecorder()
-		mux.ServeHTTP(rec, r)
+		// ServeMux's own answer tells a wrong method (405, with Allow) from
+		// an unknown path; only its status and Allow are kept.
+		probe := &probeWriter{header: http.Header{}}
+		h.ServeHTTP(probe, r)
 		status, body := http.StatusNotFound, map[string]string{"error": "Route not found"}
-		if rec.Code == http.StatusMethodNotAllowed {
-			status, body = rec.Code, map[string]string{"error": "Method not allowed"}
-			w.Header().Set("Allow", rec.Header().Get("Allow"))
+		if probe.status == http.StatusMethodNotAllowed {
+			status, body = probe.status, map[string]string{"error": "Method not allowed"}
+			w.Header().Set("Allow", probe.header.Get("Allow"))
 		}
 		_ = WriteJSON(w, status, body)
-		log.Info("request", "method", r.Method, "path", r.URL.Path, "status", status,
+		log.Info("request", "method", Truncate(r.Method, 16), "path", Truncate(r.URL.Path, maxLoggedValue), "status", status,
 			"duration_ms", float64(time.Since(start).Microseconds())/1000, "request_id", id)
 	})
+}
+
+// probeWriter records the status and headers of ServeMux's fallback answer
+// and drops its body.
+type probeWriter struct {
+	header http.Header
+	status int
+}
+
+func (p *probeWriter) Header() http.Header { return p.header }
+func (p *probeWriter) Write(b []byte) (int, error) {
+	if p.status == 0 {
+		p.status = http.StatusOK
+	}
+	return len(b), nil
+}
+func (p *probeWriter) WriteHeader(code int) {
+	if p.status == 0 {
+		p.status = code
+	}
 }

@@ -96,15 +96,12 @@ func ParsePaging(r *http.Request, defaultSize, maxSize int) (Paging, error) {
 }
 
 func intParam(r *http.Request, name string, def, lo, hi int) (int, error) {
-	raw := strings.TrimSpace(r.URL.Query().Get(name))
-	if raw == "" {
+	raw := r.URL.Query().Get(name)
+	if strings.TrimSpace(raw) == "" {
 		return def, nil
 	}
-	n, err := strconv.Atoi(raw)
-	if err != nil || n < lo || n > hi {
-		return 0, Errorf(http.StatusBadRequest, "%s must be an integer from %d to %d", name, lo, hi)
-	}
-	return n, nil
+	n, err := parseInt(name, raw, int64(lo), int64(hi))
+	return int(n), err
 }
 
 // BoolParam reads a boolean query parameter (true/false/1/0, any case).
@@ -118,14 +115,4 @@ func BoolParam(r *http.Request, name string) (bool, error) {
 		return false, Errorf(http.StatusBadRequest, "%s must be true or false", name)
 	}
 	return b, nil
-}
-
-// PathInt reads an integer path parameter (such as an id); anything that is
-// not a base-10 64-bit integer is 400.
-func PathInt(r *http.Request, name string) (int64, error) {
-	n, err := strconv.ParseInt(r.PathValue(name), 10, 64)
-	if err != nil {
-		return 0, Errorf(http.StatusBadRequest, "%s must be an integer", name)
-	}
-	return n, nil
 }

@@ -49,3 +49,28 @@ func TestGatewayEventReachesTheHandler(t *testing.T) {
 		t.Fatalf("no credential: %d %v", res.StatusCode, err)
 	}
 }
+
+// API Gateway sends repeated headers as multi-value headers: two
+// credentials (in any spelling of the header name) are refused on Lambda as
+// on the dev server, before any look-up.
+func TestMultiValueCredentialsAreAmbiguous(t *testing.T) {
+	env := testenv.New(t)
+	acme := env.Company(t, "Acme")
+	globex := env.Company(t, "Globex")
+	handle := lambdahttp.Handler(notifications.New(env.Deps))
+	for name, headers := range map[string]map[string][]string{
+		"two keys":           {auth.APIKeyHeader: {globex.Admin.APIKey, acme.Admin.APIKey}},
+		"two spellings":      {"service-token": {globex.Admin.APIKey}, auth.APIKeyHeader: {acme.Admin.APIKey}},
+		"key and bearer":     {auth.APIKeyHeader: {acme.Admin.APIKey}, "authorization": {"Bearer x"}},
+		"empty and real key": {auth.APIKeyHeader: {"", acme.Admin.APIKey}},
+	} {
+		ev := events.APIGatewayProxyRequest{
+			Resource: "/api/v1/notifications/preferences", Path: "/api/v1/notifications/preferences", HTTPMethod: http.MethodGet,
+			MultiValueHeaders: headers,
+		}
+		res, err := handle(context.Background(), ev)
+		if err != nil || res.StatusCode != 400 || strings.TrimSpace(res.Body) != `{"error":"ambiguous credentials"}` {
+			t.Errorf("%s: %d %s %v", name, res.StatusCode, res.Body, err)
+		}
+	}
+}

@@ -57,6 +57,22 @@ type Route struct {
 	Group      string // the Lambda function that serves it
 	Access     Access
 	Permission string // set when Access is Permission
+	// Params declares the route's path and query parameters; the edge
+	// checks them before the handler runs (see params.go). Undeclared path
+	// parameters are bounded text, undeclared query parameters are ignored
+	// but bounded by MaxQueryValueBytes.
+	Params []Param
+	// MaxBodyBytes bounds the request body after decoding
+	// (DefaultMaxBodyBytes when 0).
+	MaxBodyBytes int64
+	// Errors is the shape of the route's error bodies.
+	Errors ErrorForm
+	// TextFields are the JSON body's top-level members that people read
+	// (names, titles, comments, patterns, tags; a string or an array of
+	// strings): the edge refuses control and bidi characters in them (see
+	// shared/cleantext), naming the member. Multi-line ones are in
+	// MultilineFields.
+	TextFields, MultilineFields []string
 }
 
 // Groups, one Lambda function each.
@@ -80,13 +96,13 @@ var Table = []Route{
 	{Method: "GET", Path: "/openapi.json", Group: GroupDocs, Access: Public},
 
 	{Method: "GET", Path: "/notifications/preferences", Group: GroupNotifications, Access: Authenticated},
-	{Method: "POST", Path: "/notifications/preferences/{type_code}", Group: GroupNotifications, Access: Authenticated},
-	{Method: "POST", Path: "/notifications/company-defaults/{type_code}", Group: GroupNotifications, Access: Admin},
+	{Method: "POST", Path: "/notifications/preferences/{type_code}", Group: GroupNotifications, Access: Authenticated, Params: []Param{TextParam("type_code", 64)}},
+	{Method: "POST", Path: "/notifications/company-defaults/{type_code}", Group: GroupNotifications, Access: Admin, Params: []Param{TextParam("type_code", 64)}},
 
-	{Method: "GET", Path: "/issues/groups", Group: GroupIssues, Access: Authenticated},
-	{Method: "GET", Path: "/issues", Group: GroupIssues, Access: Authenticated},
-	{Method: "GET", Path: "/issues/sca/{issue_id}", Group: GroupIssues, Access: Authenticated},
-	{Method: "GET", Path: "/scan/{scan_id}/issues/quality", Group: GroupIssues, Access: Authenticated},
+	{Method: "GET", Path: "/issues/groups", Group: GroupIssues, Access: Authenticated, Params: append(findingsFilters(), TextParam("group_by", 32), TextParam("breakdown", 16))},
+	{Method: "GET", Path: "/issues", Group: GroupIssues, Access: Authenticated, Params: append(findingsFilters(), TextParam("cwe", 32), TextParam("file_path_exact", 1024), TextParam("urgency", 16), TextParam("status", 32))},
+	{Method: "GET", Path: "/issues/sca/{issue_id}", Group: GroupIssues, Access: Authenticated, Params: []Param{TextParam("issue_id", 64)}},
+	{Method: "GET", Path: "/scan/{scan_id}/issues/quality", Group: GroupIssues, Access: Authenticated, Params: append(Paging(50), UUIDParam("scan_id"), TextParam("classification", 256))},
 	{Method: "GET", Path: "/issue/{issue_id}", Group: GroupIssues, Access: Authenticated},
 	{Method: "GET", Path: "/issue/{issue_id}/history", Group: GroupIssues, Access: Authenticated},
 	{Method: "PATCH", Path: "/issue/{issue_id}", Group: GroupIssues, Access: Permission, Permission: PermTriageIssue},
@@ -96,19 +112,24 @@ var Table = []Route{
 	{Method: "GET", Path: "/issues/sca", Group: GroupIssues, Access: Authenticated},
 	{Method: "GET", Path: "/issues/code-quality", Group: GroupIssues, Access: Authenticated},
 
-	{Method: "POST", Path: "/teams", Group: GroupTeams, Access: Permission, Permission: PermChangeContentAccess},
-	{Method: "GET", Path: "/teams", Group: GroupTeams, Access: Permission, Permission: PermChangeContentAccess},
-	{Method: "GET", Path: "/teams/{team_id}", Group: GroupTeams, Access: Permission, Permission: PermChangeContentAccess},
+	{Method: "POST", Path: "/teams", Group: GroupTeams, Access: Permission, Permission: PermChangeContentAccess,
+		TextFields: []string{"name", "project_tags", "repo_url_patterns"}},
+	{Method: "GET", Path: "/teams", Group: GroupTeams, Access: Permission, Permission: PermChangeContentAccess, Params: Paging(100)},
+	{Method: "GET", Path: "/teams/{team_id}", Group: GroupTeams, Access: Permission, Permission: PermChangeContentAccess, Params: []Param{IDParam("team_id")}},
 
-	{Method: "DELETE", Path: "/policies/{policy_id}", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy},
+	{Method: "DELETE", Path: "/policies/{policy_id}", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy, Params: []Param{IDParam("policy_id")}},
 
-	{Method: "GET", Path: "/integrations/scm-provider", Group: GroupIntegrations, Access: Permission, Permission: PermViewIntegration},
-	{Method: "GET", Path: "/integrations/scm-provider/{integration_uuid}", Group: GroupIntegrations, Access: Permission, Permission: PermViewIntegration},
-	{Method: "PATCH", Path: "/integrations/scm-provider/{integration_uuid}", Group: GroupIntegrations, Access: Permission, Permission: PermManageIntegration},
+	{Method: "GET", Path: "/integrations/scm-provider", Group: GroupIntegrations, Access: Permission, Permission: PermViewIntegration, Params: Paging(50)},
+	{Method: "GET", Path: "/integrations/scm-provider/{integration_uuid}", Group: GroupIntegrations, Access: Permission, Permission: PermViewIntegration, Params: []Param{UUIDParam("integration_uuid")}},
+	{Method: "PATCH", Path: "/integrations/scm-provider/{integration_uuid}", Group: GroupIntegrations, Access: Permission, Permission: PermManageIntegration, Params: []Param{UUIDParam("integration_uuid")},
+		TextFields: []string{"name", "org_allowlist"}},
 
-	{Method: "POST", Path: "/scan-upload", Group: GroupUploads, Access: Permission, Permission: PermUploadScan},
-	{Method: "POST", Path: "/ci-data-upload", Group: GroupUploads, Access: Permission, Permission: PermUploadScan},
-	{Method: "POST", Path: "/git-config-upload", Group: GroupUploads, Access: Permission, Permission: PermUploadScan},
+	{Method: "POST", Path: "/scan-upload", Group: GroupUploads, Access: Permission, Permission: PermUploadScan, Errors: StatusMessage,
+		Params: []Param{TextParam("engine", 32), UUIDParam("run_id"), TextParam("project", 1020), TextParam("branch", 1020), TextParam("repo_url", 2048), TextParam("ci", 16), TextParam("ci_platform", 1020)}},
+	{Method: "POST", Path: "/ci-data-upload", Group: GroupUploads, Access: Permission, Permission: PermUploadScan, Errors: StatusMessage,
+		Params: []Param{UUIDParam("run_id"), TextParam("platform", 1020)}},
+	{Method: "POST", Path: "/git-config-upload", Group: GroupUploads, Access: Permission, Permission: PermUploadScan, Errors: StatusMessage,
+		Params: []Param{UUIDParam("run_id")}},
 
 	// Notification delivery: webhook endpoints and their delivery log, and
 	// the company's SLA settings (company admin).
@@ -153,6 +174,12 @@ var Table = []Route{
 }
 
 // Pattern is the route's Go ServeMux pattern, e.g. "GET /api/v1/issues".
+// findingsFilters are the project filters and paging of the findings reads.
+// A project or branch name is at most 255 characters (1,020 bytes).
+func findingsFilters() []Param {
+	return append(Paging(100), TextParam("project", 1020), TextParam("repo", 2048), TextParam("branch", 1020))
+}
+
 func (r Route) Pattern() string { return r.Method + " " + BasePath + r.Path }
 
 // FullPath is the path including BasePath.

@@ -17,7 +17,7 @@ import (
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 
-	"github.com/acme/codescan-api/shared/dynamolocal"
+	"github.com/acme/codescan-api/shared/reporoot"
 )
 
 // Sealer seals and opens secrets. record names what the secret belongs to
@@ -53,7 +53,7 @@ func FromEnv(ctx context.Context) (Sealer, error) {
 	}
 	path := os.Getenv(EnvKeyFile)
 	if path == "" {
-		root, err := dynamolocal.Root()
+		root, err := reporoot.Find()
 		if err != nil {
 			return nil, err
 		}

@@ -33,8 +33,12 @@ type Store struct {
 	AuditRetention time.Duration
 }
 
-// New returns a Store for the table.
+// New returns a Store for the table. Its client refuses key values past
+// DynamoDB's limits before sending them (KeyTooLongError).
 func New(db *dynamodb.Client, table string) *Store {
+	db = dynamodb.New(db.Options(), func(o *dynamodb.Options) {
+		o.APIOptions = append(o.APIOptions, keyLimits)
+	})
 	return &Store{DB: db, Table: table}
 }
 

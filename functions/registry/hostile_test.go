@@ -1,0 +1,295 @@
+package registry_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/acme/codescan-api/functions/notifications"
+	"github.com/acme/codescan-api/functions/registry"
+	"github.com/acme/codescan-api/shared/auth"
+	"github.com/acme/codescan-api/shared/routes"
+	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/testenv"
+)
+
+// hostileCase is one request a hostile client sends, and what the edge must
+// answer: status and the one error body (in the route's form), naming
+// what is wrong.
+type hostileCase struct {
+	name   string
+	rt     routes.Route
+	method string
+	target string // path and query, under /api/v1
+	header http.Header
+	body   []byte
+	status int
+	form   routes.ErrorForm
+	names  string // the message must contain this (a parameter, a field)
+}
+
+// Values a hostile client puts where an id or uuid belongs.
+var (
+	badIDs   = []string{"01", "+1", "0", "-1", "1.0", "1e3", "0x10", "99999999999999999999", "%201", "1%20", "1%00", "%EF%BC%91"}
+	goodUUID = "0b3e8a52-6d1c-4f7e-9a1b-2c3d4e5f6a7b"
+	badUUIDs = []string{"not-a-uuid", strings.ReplaceAll(goodUUID, "-", ""), "%7B" + goodUUID + "%7D",
+		"urn:uuid:" + goodUUID, goodUUID + "0", strings.Replace(goodUUID, "b", "g", 1), "%20" + goodUUID + "x"}
+	badText = []string{"a\x00b", "bell\a", "del\x7f", "c1\u0085", "tab\tin a name", "rtl\u202eevil", "embed\u202a", "isolate\u2066x", "pdi\u2069"}
+)
+
+// validValue is a value the edge accepts for a parameter.
+func validValue(p routes.Param) string {
+	switch p.Kind {
+	case routes.ID:
+		return "1"
+	case routes.UUID:
+		return goodUUID
+	case routes.Int:
+		return fmt.Sprint(p.Min)
+	case routes.Enum:
+		return p.Values[0]
+	}
+	if p.Name == "type_code" {
+		return notifications.Codes()[0]
+	}
+	return "x"
+}
+
+// basePath is the route's path with valid path parameters, and the query
+// a handler needs to read the body (so a body limit is reached).
+func basePath(rt routes.Route, override map[string]string) string {
+	path := rt.Path
+	for _, n := range rt.PathParams() {
+		p, _ := rt.Declared(n)
+		v, ok := override[n]
+		if !ok {
+			v = validValue(p)
+		}
+		path = strings.Replace(path, "{"+n+"}", v, 1)
+	}
+	switch rt.Path {
+	case "/scan-upload":
+		return path + "?engine=sarif&project=hostile&run_id=" + goodUUID
+	case "/ci-data-upload", "/git-config-upload":
+		return path + "?run_id=" + goodUUID
+	}
+	return path
+}
+
+func withQuery(path, query string) string {
+	if strings.Contains(path, "?") {
+		return path + "&" + query
+	}
+	return path + "?" + query
+}
+
+func hasBody(rt routes.Route) bool {
+	return rt.Method == "POST" || rt.Method == "PATCH" || rt.Method == "PUT"
+}
+
+func gzipped(t testing.TB, b []byte) []byte {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if _, err := zw.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// hostileCases generates the table from the route table: every route,
+// every declared parameter and text field, credentials and encodings.
+func hostileCases(t testing.TB, key, otherKey, bearer string) []hostileCase {
+	auth1 := http.Header{auth.APIKeyHeader: {key}}
+	var cases []hostileCase
+	for _, rt := range routes.Table {
+		add := func(c hostileCase) {
+			c.rt, c.method = rt, rt.Method
+			if c.header == nil {
+				c.header = auth1
+			}
+			if c.body == nil && hasBody(rt) {
+				c.body = []byte("{}")
+			}
+			cases = append(cases, c)
+		}
+		route := rt.Method + " " + rt.Path
+		// Path parameters: too long, and every non-canonical form.
+		for _, n := range rt.PathParams() {
+			p, _ := rt.Declared(n)
+			long := strings.Repeat("7", max(p.Limit(), 64)+1)
+			add(hostileCase{name: route + " " + n + " too long", target: basePath(rt, map[string]string{n: long}), status: 400, form: rt.Errors, names: n})
+			var bad []string
+			switch p.Kind {
+			case routes.ID:
+				bad = badIDs
+			case routes.UUID:
+				bad = badUUIDs
+			}
+			for _, v := range bad {
+				add(hostileCase{name: route + " " + n + "=" + v, target: basePath(rt, map[string]string{n: v}), status: 400, form: rt.Errors, names: n})
+			}
+		}
+		// Declared query parameters: past their bound, and malformed.
+		for _, p := range rt.Params {
+			if slices.Contains(rt.PathParams(), p.Name) {
+				continue
+			}
+			var bad []string
+			switch p.Kind {
+			case routes.Text:
+				bad = []string{strings.Repeat("q", p.Limit()+1), "%FF%FE"}
+			case routes.ID:
+				bad = badIDs
+			case routes.UUID:
+				bad = badUUIDs
+			case routes.Int:
+				bad = []string{fmt.Sprint(p.Min - 1), fmt.Sprint(p.Max + 1), "1e3", "x", "99999999999999999999"}
+			case routes.Enum:
+				bad = []string{"NOT-" + p.Values[0]}
+			}
+			for _, v := range bad {
+				add(hostileCase{name: route + " ?" + p.Name + "=" + truncate(v), target: withQuery(basePath(rt, nil), p.Name+"="+v), status: 400, form: rt.Errors, names: p.Name})
+			}
+		}
+		// Any query value: over the global bound, and 400 KB (the log must
+		// not grow with it).
+		for _, n := range []int{routes.MaxQueryValueBytes + 1, 400 << 10} {
+			add(hostileCase{name: fmt.Sprintf("%s unknown parameter of %d bytes", route, n), target: withQuery(basePath(rt, nil), "zz="+strings.Repeat("z", n)), status: 400, form: rt.Errors})
+		}
+		// Text people read, in the body.
+		for _, f := range append(slices.Clone(rt.TextFields), rt.MultilineFields...) {
+			for _, v := range badText {
+				if v == "tab\tin a name" && slices.Contains(rt.MultilineFields, f) {
+					continue
+				}
+				for _, shape := range []any{v, []string{"fine", v}} {
+					b, _ := json.Marshal(map[string]any{f: shape})
+					add(hostileCase{name: fmt.Sprintf("%s body %s=%q", route, f, shape), target: basePath(rt, nil), body: b, status: 400, form: rt.Errors, names: f})
+				}
+			}
+			b := []byte(`{"` + f + `":"a\ud800b"}`)
+			add(hostileCase{name: route + " body " + f + " lone surrogate", target: basePath(rt, nil), body: b, status: 400, form: rt.Errors, names: "UTF-8"})
+			b = []byte("{\"" + f + "\":\"a\xffb\"}")
+			add(hostileCase{name: route + " body " + f + " invalid UTF-8", target: basePath(rt, nil), body: b, status: 400, form: rt.Errors, names: "UTF-8"})
+		}
+		// One credential.
+		for name, h := range map[string]http.Header{
+			"two keys, another company's first": {auth.APIKeyHeader: {otherKey, key}},
+			"two bearer tokens":                 {"Authorization": {"Bearer " + bearer, "Bearer " + bearer}},
+			"key and bearer":                    {auth.APIKeyHeader: {key}, "Authorization": {"Bearer " + bearer}},
+			"empty key then key":                {auth.APIKeyHeader: {"", key}},
+			"key and empty authorization":       {auth.APIKeyHeader: {key}, "Authorization": {""}},
+		} {
+			add(hostileCase{name: route + " " + name, target: basePath(rt, nil), header: h, status: 400, form: routes.ErrorField, names: "ambiguous credentials"})
+		}
+		// Encodings.
+		for _, enc := range [][]string{{"br"}, {"compress"}, {"deflate"}, {"gzip, br"}, {"gzip", "gzip"}, {"x-unknown"}} {
+			h := http.Header{auth.APIKeyHeader: {key}, "Content-Encoding": enc}
+			add(hostileCase{name: route + " Content-Encoding " + strings.Join(enc, "|"), target: basePath(rt, nil), header: h, status: 415, form: routes.ErrorField, names: "Content-Encoding"})
+		}
+		if hasBody(rt) {
+			h := http.Header{auth.APIKeyHeader: {key}, "Content-Encoding": {"gzip"}}
+			bomb := gzipped(t, bytes.Repeat([]byte(" "), int(rt.BodyLimit())+1))
+			add(hostileCase{name: route + " gzip bomb", target: basePath(rt, nil), header: h, body: bomb, status: 413, form: rt.Errors})
+			add(hostileCase{name: route + " broken gzip", target: basePath(rt, nil), header: h, body: []byte("\x1f\x8b\x08\x00garbage"), status: 400, form: rt.Errors, names: "gzip"})
+		}
+	}
+	return cases
+}
+
+func truncate(s string) string {
+	if len(s) > 24 {
+		return fmt.Sprintf("%s…(%d bytes)", s[:24], len(s))
+	}
+	return s
+}
+
+// TestHostileInput sends the table to the whole API (every group mounted as
+// the dev server does) and checks each answer, that nothing was stored and
+// that the log grew by less than 8 KB.
+func TestHostileInput(t *testing.T) {
+	env := testenv.New(t)
+	acme := env.Company(t, "Acme")
+	admin := env.User(t, acme, testenv.UserSpec{Email: "root@acme.test", IsAdmin: true, Permissions: routes.AllPermissions})
+	other := env.Company(t, "Globex")
+	mux := registry.Mux(env.Deps)
+	cases := hostileCases(t, admin.APIKey, other.Admin.APIKey, env.Token(t, admin))
+	fmt.Printf("hostile-input table: %d cases over %d routes\n", len(cases), len(routes.Table))
+	before := scanTable(t, env.Store)
+	maxGrowth := 0
+	defer func() { fmt.Printf("hostile-input table: largest log growth of one case %d bytes\n", maxGrowth) }()
+	for _, c := range cases {
+		logBefore := env.Logs.Len()
+		req := httptest.NewRequest(c.method, "http://127.0.0.1"+routes.BasePath+c.target, bytes.NewReader(c.body))
+		for k, vs := range c.header {
+			for _, v := range vs {
+				req.Header.Add(k, v)
+			}
+		}
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, req)
+		if rec.Code != c.status {
+			t.Errorf("%s: %d %s, want %d", c.name, rec.Code, truncate(rec.Body.String()), c.status)
+			continue
+		}
+		if msg, ok := errorMessage(rec.Body.Bytes(), c.form); !ok || !strings.Contains(msg, c.names) {
+			t.Errorf("%s: body %s is not the one error body naming %q", c.name, rec.Body, c.names)
+		}
+		grew := env.Logs.Len() - logBefore
+		maxGrowth = max(maxGrowth, grew)
+		if grew >= 8<<10 {
+			t.Errorf("%s: the log grew by %d bytes", c.name, grew)
+		}
+	}
+	if after := scanTable(t, env.Store); !slices.Equal(before, after) {
+		t.Errorf("hostile requests changed the store: %d items before, %d after", len(before), len(after))
+	}
+}
+
+// errorMessage reads the one error body of a form: exactly
+// {"error": message} or {"status": "error", "message": message}.
+func errorMessage(body []byte, form routes.ErrorForm) (string, bool) {
+	var m map[string]string
+	if json.Unmarshal(body, &m) != nil {
+		return "", false
+	}
+	if form == routes.StatusMessage {
+		return m["message"], len(m) == 2 && m["status"] == "error" && m["message"] != ""
+	}
+	return m["error"], len(m) == 1 && m["error"] != ""
+}
+
+// scanTable reads every item of the test table (a Scan is fine in a test)
+// as sorted JSON lines, to compare the store before and after.
+func scanTable(t testing.TB, st *store.Store) []string {
+	var out []string
+	p := dynamodb.NewScanPaginator(st.DB, &dynamodb.ScanInput{TableName: aws.String(st.Table), ConsistentRead: aws.Bool(true)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, item := range page.Items {
+			b, err := json.Marshal(item)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, string(b))
+		}
+	}
+	slices.Sort(out)
+	return out
+}

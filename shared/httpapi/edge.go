@@ -1,0 +1,244 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/acme/codescan-api/shared/auth"
+	"github.com/acme/codescan-api/shared/cleantext"
+	"github.com/acme/codescan-api/shared/routes"
+)
+
+// MaxQueryBytes bounds the whole query string.
+const MaxQueryBytes = 8 << 10
+
+// checkCredentials refuses a request with more than one credential header
+// (two SERVICE-TOKEN, two Authorization, or one of each; empty ones count),
+// before any look-up: which one would win is no choice to make silently.
+// API Gateway's multi-value headers arrive as repeated values too.
+func checkCredentials(r *http.Request) error {
+	if len(r.Header.Values(auth.APIKeyHeader))+len(r.Header.Values("Authorization")) > 1 {
+		return ErrAmbiguousCredentials
+	}
+	return nil
+}
+
+// checkParams checks the route's path parameters and the query against the
+// declarations of the route table, and canonicalizes uuids and ids in
+// place, before the handler (or a key builder, a store call, a log line)
+// sees them. Unknown query parameters are ignored, but bounded.
+func checkParams(rt routes.Route, r *http.Request) error {
+	for _, name := range rt.PathParams() {
+		p, _ := rt.Declared(name)
+		v, err := checkValue(p, r.PathValue(name))
+		if err != nil {
+			return err
+		}
+		r.SetPathValue(name, v)
+	}
+	if len(r.URL.RawQuery) > MaxQueryBytes {
+		return OfKind(KindInvalid, "The query string exceeds %d bytes", MaxQueryBytes)
+	}
+	q := r.URL.Query()
+	changed := false
+	for name, values := range q {
+		p, declared := rt.Declared(name)
+		if isPathParam(rt, name) {
+			declared = false // a query parameter named like a path wildcard is not that wildcard
+		}
+		for i, v := range values {
+			if len(v) > routes.MaxQueryValueBytes {
+				return OfKind(KindInvalid, "%s exceeds %d bytes", Truncate(name, 64), routes.MaxQueryValueBytes)
+			}
+			if !declared || v == "" {
+				continue
+			}
+			canon, err := checkValue(p, v)
+			if err != nil {
+				return err
+			}
+			if canon != v {
+				values[i], changed = canon, true
+			}
+		}
+	}
+	if changed {
+		r.URL.RawQuery = q.Encode()
+	}
+	return nil
+}
+
+func isPathParam(rt routes.Route, name string) bool {
+	for _, n := range rt.PathParams() {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// checkValue checks one value against its declaration and returns its
+// canonical form.
+func checkValue(p routes.Param, v string) (string, error) {
+	switch p.Kind {
+	case routes.ID:
+		if _, err := ParseID(p.Name, v); err != nil {
+			return "", err
+		}
+	case routes.UUID:
+		id, ok := ParseUUID(strings.TrimSpace(v))
+		if !ok {
+			return "", OfKind(KindInvalid, "%s must be a UUID", p.Name)
+		}
+		return id, nil
+	case routes.Enum:
+		for _, allowed := range p.Values {
+			if v == allowed {
+				return v, nil
+			}
+		}
+		return "", OfKind(KindInvalid, "%s must be one of %s", p.Name, strings.Join(p.Values, ", "))
+	case routes.Int:
+		if _, err := parseInt(p.Name, v, p.Min, p.Max); err != nil {
+			return "", err
+		}
+	default:
+		if len(v) > p.Limit() {
+			return "", OfKind(KindInvalid, "%s exceeds %d bytes", p.Name, p.Limit())
+		}
+		if !utf8.ValidString(v) {
+			return "", OfKind(KindInvalid, "%s must be UTF-8 text", p.Name)
+		}
+	}
+	return v, nil
+}
+
+// ParseID reads a numeric id in its one form, [1-9][0-9]* within int64:
+// no sign, no leading zero, no space. Path, query and body ids all go
+// through it.
+func ParseID(field, s string) (int64, error) {
+	if s == "" || len(s) > 19 || s[0] < '1' || s[0] > '9' {
+		return 0, errID(field)
+	}
+	for i := 1; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, errID(field)
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, errID(field)
+	}
+	return n, nil
+}
+
+// CheckIDs checks ids that arrived as JSON numbers (body ids): each must
+// be a positive id.
+func CheckIDs(field string, ids []int64) error {
+	for _, id := range ids {
+		if id < 1 {
+			return errID(field)
+		}
+	}
+	return nil
+}
+
+func errID(field string) *Error {
+	return OfKind(KindInvalid, "%s must be a positive integer id (digits, no sign or leading zero)", field)
+}
+
+// ParseUUID reads a uuid, 8-4-4-4-12 hex digits in any case, and returns
+// its canonical lower-case form.
+func ParseUUID(s string) (string, bool) {
+	if len(s) != 36 {
+		return "", false
+	}
+	for i := 0; i < 36; i++ {
+		c := s[i]
+		switch {
+		case i == 8 || i == 13 || i == 18 || i == 23:
+			if c != '-' {
+				return "", false
+			}
+		case '0' <= c && c <= '9', 'a' <= c && c <= 'f', 'A' <= c && c <= 'F':
+		default:
+			return "", false
+		}
+	}
+	return strings.ToLower(s), true
+}
+
+// PathInt reads a numeric id path parameter (see ParseID).
+func PathInt(r *http.Request, name string) (int64, error) {
+	return ParseID(name, r.PathValue(name))
+}
+
+// parseInt reads a decimal integer from lo to hi (surrounding spaces
+// allowed, as paging always accepted them).
+func parseInt(name, raw string, lo, hi int64) (int64, error) {
+	n, err := strconv.ParseInt(strings.TrimSpace(raw), 10, 64)
+	if err != nil || n < lo || n > hi {
+		return 0, OfKind(KindInvalid, "%s must be an integer from %d to %d", name, lo, hi)
+	}
+	return n, nil
+}
+
+// checkTextFields applies cleantext to the JSON body members the route
+// declares as text people read, before the handler runs, and leaves the
+// body for the handler to read again. A body that is not a JSON object is
+// the handler's to refuse.
+func checkTextFields(rt routes.Route, r *http.Request) error {
+	if len(rt.TextFields)+len(rt.MultilineFields) == 0 || r.Body == nil {
+		return nil
+	}
+	body, err := ReadBody(r, rt.BodyLimit())
+	if err != nil {
+		return err
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(body, &obj) != nil {
+		return nil
+	}
+	if err := checkUTF8(body); err != nil {
+		return err
+	}
+	check := func(field string, raw json.RawMessage, clean func(string, string) (string, error)) error {
+		var one string
+		var many []*string
+		switch {
+		case json.Unmarshal(raw, &one) == nil:
+			_, err := clean(field, strings.TrimSpace(one))
+			return err
+		case json.Unmarshal(raw, &many) == nil:
+			for _, s := range many {
+				if s != nil {
+					if _, err := clean(field, strings.TrimSpace(*s)); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		return nil
+	}
+	for _, f := range rt.TextFields {
+		if raw, ok := obj[f]; ok {
+			if err := check(f, raw, cleantext.Line); err != nil {
+				return err
+			}
+		}
+	}
+	for _, f := range rt.MultilineFields {
+		if raw, ok := obj[f]; ok {
+			if err := check(f, raw, cleantext.Lines); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
