@@ -6,7 +6,7 @@ GO ?= go
 
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: run reset test bench load token build synth lint generate invoke
+.PHONY: run reset test bench load faults token build synth lint generate invoke
 
 ## run: start DynamoDB Local, seed the demo, serve the API on 127.0.0.1:$${PORT:-3000}
 run:
@@ -25,8 +25,9 @@ test:
 	cd infra && $(GO) mod tidy -diff
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 	$(GO) run ./scripts/lambdadeps
-	$(GO) run ./scripts/withddb $(GO) test -count=1 -parallel 4 -skip '^TestHostileInput$$' ./...
-	$(GO) run ./scripts/withddb $(GO) test -count=1 -run '^TestHostileInput$$' -v ./functions/registry | grep -E '^(hostile-input|--- |ok|FAIL)'
+	$(GO) run ./scripts/withddb $(GO) test -count=1 -timeout 30m -parallel 4 -skip '^(TestHostileInput|TestFaultInjection)$$' ./...
+	set -o pipefail; $(GO) run ./scripts/withddb $(GO) test -count=1 -timeout 30m -parallel 4 -run '^(TestHostileInput|TestFaultInjection)$$' -v ./functions/registry \
+	  | grep -E '^(hostile-input|fault injection|--- FAIL|ok|FAIL)'
 	cd infra && $(GO) vet ./... && $(GO) test -count=1 ./...
 	$(MAKE) lint
 
@@ -47,6 +48,13 @@ bench:
 ## every group counter (exit 1 on a 5xx or a counter off)
 load:
 	$(GO) run ./scripts/withddb $(GO) run ./scripts/load
+
+## faults: the fault-injection table in full: every write route x every
+## DynamoDB call position x each of the 5 error kinds (make test runs every
+## position with one kind, the kinds in turn)
+faults:
+	set -o pipefail; FAULTS=full $(GO) run ./scripts/withddb $(GO) test -count=1 -timeout 60m -parallel 4 -run '^TestFaultInjection$$' -v ./functions/registry \
+	  | grep -E '^(fault injection|--- FAIL|ok|FAIL)'
 
 ## token: mint a bearer token for a demo user: make token EMAIL=member@acme.example
 token:
