@@ -43,7 +43,7 @@ type world struct {
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	env := testenv.New(t)
+	env := testenv.NewStreaming(t) // few enough to afford the stream each
 	smtpAddr, web := testenv.Mail(t)
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)

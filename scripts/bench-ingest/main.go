@@ -58,7 +58,7 @@ func run(sizes string) error {
 		return err
 	}
 	st := store.New(db, fmt.Sprintf("bench_ingest_%d", time.Now().UnixNano()))
-	if err := st.CreateTable(ctx); err != nil {
+	if err := st.CreateTable(ctx, false); err != nil {
 		return err
 	}
 	fmt.Println("\nRe-detection: a first scan of N findings, then a second scan reporting the same N")

@@ -128,7 +128,7 @@ func (tl *timeline) chain() time.Duration {
 func runLists(ctx context.Context, db *dynamodb.Client, small, large, iterations, naiveIterations, workers int) error {
 	db = dynamodb.New(db.Options(), func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, timeCalls) })
 	st := store.New(db, fmt.Sprintf("bench_lists_%d", time.Now().UnixNano()))
-	if err := st.CreateTable(ctx); err != nil {
+	if err := st.CreateTable(ctx, false); err != nil {
 		return err
 	}
 	sealKey := make([]byte, 32)

@@ -104,7 +104,7 @@ type tenant struct {
 
 func run(ctx context.Context, db *dynamodb.Client, small, large, projects, iterations, naiveIterations, workers int) error {
 	st := store.New(db, fmt.Sprintf("bench_%d", time.Now().UnixNano()))
-	if err := st.CreateTable(ctx); err != nil {
+	if err := st.CreateTable(ctx, false); err != nil {
 		return err
 	}
 	var tenants []*tenant

@@ -75,7 +75,7 @@ func run() error {
 	}
 	st := store.New(db, env.TableName)
 	st.AuditRetention = env.AuditRetention
-	if err := st.CreateTable(ctx); err != nil {
+	if err := st.CreateTable(ctx, true); err != nil {
 		return err
 	}
 

@@ -39,7 +39,7 @@ func newWorld(ctx context.Context) (*world, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := deps.Store.CreateTable(ctx); err != nil {
+	if err := deps.Store.CreateTable(ctx, true); err != nil {
 		return nil, err
 	}
 	doc, err := demo.Seed(ctx, deps.Store, []byte(rand.Text()))

@@ -167,7 +167,7 @@ func run(clients int, d time.Duration) error {
 		return err
 	}
 	st := store.New(db, fmt.Sprintf("load_%d", time.Now().UnixNano()))
-	if err := st.CreateTable(ctx); err != nil {
+	if err := st.CreateTable(ctx, false); err != nil {
 		return err
 	}
 	company, key, err := tenant(ctx, st)

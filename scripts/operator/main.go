@@ -152,7 +152,7 @@ func (c connection) open(ctx context.Context) (*store.Store, error) {
 		return nil, err
 	}
 	st := store.New(db, table)
-	if err := st.CreateTable(ctx); err != nil {
+	if err := st.CreateTable(ctx, true); err != nil {
 		return nil, fmt.Errorf("DynamoDB Local at %s: %w", endpoint, err)
 	}
 	return st, nil

@@ -105,6 +105,19 @@ func Mail(t testing.TB) (smtpAddr, webURL string) {
 // NewStore returns a store on a fresh table of its own.
 func NewStore(t testing.TB) *store.Store {
 	t.Helper()
+	return newStore(t, false)
+}
+
+// NewStreamStore is NewStore with the table's stream on, for tests that read
+// it (the dispatcher's poller); the others go without, because DynamoDB
+// Local slows down for every table as stream records pile up.
+func NewStreamStore(t testing.TB) *store.Store {
+	t.Helper()
+	return newStore(t, true)
+}
+
+func newStore(t testing.TB, stream bool) *store.Store {
+	t.Helper()
 	if endpoint == "" {
 		t.Fatal("testenv: call testenv.Main from TestMain")
 	}
@@ -114,7 +127,7 @@ func NewStore(t testing.TB) *store.Store {
 	}
 	name := fmt.Sprintf("t%d_%d_%d", os.Getpid(), time.Now().UnixNano(), tableSeq.Add(1))
 	st := store.New(db, name)
-	if err := st.CreateTable(context.Background()); err != nil {
+	if err := st.CreateTable(context.Background(), stream); err != nil {
 		t.Fatal(err)
 	}
 	return st
@@ -161,7 +174,17 @@ type Env struct {
 // what is (and is not) logged.
 func New(t testing.TB) *Env {
 	t.Helper()
-	st := NewStore(t)
+	return newEnv(t, NewStore(t))
+}
+
+// NewStreaming is New on a table with its stream on (see NewStreamStore).
+func NewStreaming(t testing.TB) *Env {
+	t.Helper()
+	return newEnv(t, NewStreamStore(t))
+}
+
+func newEnv(t testing.TB, st *store.Store) *Env {
+	t.Helper()
 	rk, ek, set := signers(t)
 	k, err := keyfunc.NewJWKSetJSON(set)
 	if err != nil {
