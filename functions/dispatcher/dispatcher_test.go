@@ -19,8 +19,8 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/acme/codescan-api/functions/dispatcher"
+	"github.com/acme/codescan-api/functions/dispatcher/localstream"
 	"github.com/acme/codescan-api/functions/notifications"
-	"github.com/acme/codescan-api/shared/config"
 	"github.com/acme/codescan-api/shared/deployspec"
 	"github.com/acme/codescan-api/shared/mail"
 	"github.com/acme/codescan-api/shared/maildev"
@@ -67,13 +67,13 @@ func newWorld(t *testing.T) *world {
 // startPoller runs the stream poller until stopped (or the test ends).
 func (w *world) startPoller(t *testing.T) {
 	t.Helper()
-	streams, err := config.NewDynamoDBStreams(context.Background(), testenv.Endpoint())
+	streams, err := localstream.NewClient(context.Background(), testenv.Endpoint())
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	p := &dispatcher.Poller{Dispatcher: w.d, Streams: streams, Idle: 50 * time.Millisecond}
+	p := &localstream.Poller{Dispatcher: w.d, Streams: streams, Idle: 50 * time.Millisecond}
 	go func() { defer close(done); _ = p.Run(ctx) }()
 	w.stop = func() { cancel(); <-done }
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/acme/codescan-api/functions/dispatcher"
+	"github.com/acme/codescan-api/functions/dispatcher/localstream"
 	"github.com/acme/codescan-api/shared/config"
 	"github.com/acme/codescan-api/shared/store"
 )
@@ -28,12 +29,12 @@ func startDelivery(ctx context.Context, st *store.Store, endpoint, smtpAddr, bas
 	if err != nil {
 		return err
 	}
-	streams, err := config.NewDynamoDBStreams(ctx, endpoint)
+	streams, err := localstream.NewClient(ctx, endpoint)
 	if err != nil {
 		return err
 	}
 	go func() {
-		if err := (&dispatcher.Poller{Dispatcher: d, Streams: streams}).Run(ctx); err != nil {
+		if err := (&localstream.Poller{Dispatcher: d, Streams: streams}).Run(ctx); err != nil {
 			log.Error("stream poller stopped", "error", err.Error())
 		}
 	}()

@@ -22,7 +22,10 @@ import (
 
 // maxSize is the size every bootstrap must stay under: a small binary keeps
 // cold starts short and the deployment package far from Lambda's limits.
-const maxSize = 10 << 20
+// The floor is high: a main that only lists tables with the SDK's default
+// configuration (credential chain included) is 8.2 MB with Go 1.26, so
+// the budget leaves each group about 4 MB of its own.
+const maxSize = 12 << 20
 
 func main() {
 	out := flag.String("out", "build", "output directory, relative to the repository root")

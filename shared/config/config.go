@@ -14,7 +14,6 @@ import (
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/httpapi"
@@ -118,20 +117,6 @@ func NewDynamoDB(ctx context.Context, endpoint string) (*dynamodb.Client, error)
 		if endpoint != "" {
 			o.BaseEndpoint = aws.String(endpoint)
 		}
-	}), nil
-}
-
-// NewDynamoDBStreams returns a DynamoDB Streams client for DynamoDB Local's
-// stream API at endpoint (the local stand-in for the Lambda event source
-// mapping).
-func NewDynamoDBStreams(ctx context.Context, endpoint string) (*dynamodbstreams.Client, error) {
-	cfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithRegion("us-east-1"),
-		awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")))
-	if err != nil {
-		return nil, fmt.Errorf("aws config: %w", err)
-	}
-	return dynamodbstreams.NewFromConfig(cfg, func(o *dynamodbstreams.Options) {
-		o.BaseEndpoint = aws.String(endpoint)
 	}), nil
 }
 

@@ -6,13 +6,10 @@ package store
 // policies and blocking rules).
 
 import (
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
@@ -69,25 +66,4 @@ type Page struct {
 	Forward   bool
 	Limit     int32
 	Token     string
-}
-
-// queryKeyPage reads one page into out and returns the token of the next page
-// ("" when there is none).
-func (s *Store) queryKeyPage(ctx context.Context, p Page, skAttr string, out any) (string, error) {
-	start, err := decodeKeyToken(p.Token, p.PKAttr, p.Partition)
-	if err != nil {
-		return "", err
-	}
-	kc := expression.Key(p.PKAttr).Equal(expression.Value(p.Partition))
-	if p.SKPrefix != "" {
-		kc = kc.And(skPrefix(skAttr, p.SKPrefix))
-	}
-	items, last, err := s.queryRaw(ctx, p.Index, kc, nil, p.Forward, p.Limit, start)
-	if err != nil {
-		return "", err
-	}
-	if err := attributevalue.UnmarshalListOfMaps(items, out); err != nil {
-		return "", err
-	}
-	return encodeKeyToken(last)
 }

@@ -1,4 +1,8 @@
-package dispatcher
+// Package localstream reads a table's stream through the DynamoDB Streams
+// API of DynamoDB Local and hands new outbox items to the dispatcher: the
+// dev server's and the tests' stand-in for the Lambda event source mapping
+// (no Lambda binary imports it).
+package localstream
 
 import (
 	"context"
@@ -7,24 +11,38 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
+	"github.com/acme/codescan-api/functions/dispatcher"
 	"github.com/acme/codescan-api/shared/store"
 )
 
-// Poller reads the table's stream through the DynamoDB Streams API (DynamoDB
-// Local's, in the dev server and the tests) and hands new outbox items to
-// Dispatch: the local stand-in for the Lambda event source mapping.
+// NewClient returns a DynamoDB Streams client for DynamoDB Local's stream
+// API at endpoint.
+func NewClient(ctx context.Context, endpoint string) (*dynamodbstreams.Client, error) {
+	cfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithRegion("us-east-1"),
+		awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")))
+	if err != nil {
+		return nil, fmt.Errorf("aws config: %w", err)
+	}
+	return dynamodbstreams.NewFromConfig(cfg, func(o *dynamodbstreams.Options) {
+		o.BaseEndpoint = aws.String(endpoint)
+	}), nil
+}
+
+// Poller reads the table's stream and hands new outbox items to Dispatch.
 //
 // It keeps no checkpoint: after a restart it reads the stream from its trim
 // horizon (24 hours of changes) again, and the delivery claims make every
 // event already sent a no-op, so an event written while no poller ran, or
 // whose sending was cut short, is delivered once after the restart.
 type Poller struct {
-	Dispatcher *Dispatcher
+	Dispatcher *dispatcher.Dispatcher
 	Streams    *dynamodbstreams.Client
 	// Idle is the pause between reads that found nothing (default 200ms).
 	Idle time.Duration
