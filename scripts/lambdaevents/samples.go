@@ -189,7 +189,7 @@ var samples = map[string]sample{
 	},
 	"DELETE /api/v1/webhooks/{webhook_id}": {
 		File: "webhooks-delete", Path: map[string]string{"webhook_id": "7d0c9a52-3b1e-4f6a-9c8d-2e4f6a8b0c1d"},
-		Seeded: map[string]string{"webhook_id": "webhook_ids"}, Status: http.StatusOK, Keys: []string{"status"},
+		Seeded: map[string]string{"webhook_id": "retired_webhook_ids"}, Status: http.StatusOK, Keys: []string{"status"},
 	},
 	"POST /api/v1/webhooks/{webhook_id}/rotate-secret": {
 		File: "webhooks-rotate-secret", Path: map[string]string{"webhook_id": "7d0c9a52-3b1e-4f6a-9c8d-2e4f6a8b0c1d"},

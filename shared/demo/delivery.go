@@ -26,25 +26,21 @@ func seedDelivery(ctx context.Context, st *store.Store, c *Company) error {
 	if err != nil {
 		return err
 	}
-	secret, err := webhook.NewSecret()
-	if err != nil {
-		return err
-	}
-	id := store.NewWebhookID()
-	sealed, err := sealer.Seal(ctx, secret, store.WebhookSecretRecord(c.ID, id))
-	if err != nil {
-		return err
-	}
-	ep, err := st.CreateWebhook(ctx, store.WebhookEndpoint{
-		ID: id, CompanyID: c.ID, URL: DemoWebhookURL, Active: true, SealedSecret: sealed,
+	ep, secret, err := demoWebhook(ctx, st, sealer, c.ID, store.WebhookEndpoint{URL: DemoWebhookURL, Active: true,
 		Types:       []string{"new_critical_issue", "new_high_issue", "scan_completed", "scan_failed", "issue_status_changed"},
 		Description: "Local receiver (any HTTP server on 127.0.0.1:9000)",
 	})
 	if err != nil {
 		return err
 	}
+	// A disabled endpoint nobody needs any more, for trying deletion on.
+	retired, _, err := demoWebhook(ctx, st, sealer, c.ID, store.WebhookEndpoint{URL: "http://127.0.0.1:9001/old-hook",
+		Types: []string{"scan_completed"}, Description: "Retired receiver (disabled)"})
+	if err != nil {
+		return err
+	}
 	at := time.Now().Add(-time.Hour)
-	eventID := "scan_failed-demo-" + id[:8]
+	eventID := "scan_failed-demo-" + ep.ID[:8]
 	payload, err := json.Marshal(map[string]any{
 		"type": "scan_failed", "id": eventID, "created_at": at.UTC().Format(time.RFC3339), "company_id": c.ID,
 		"data": map[string]any{"scan_id": "demo", "project_id": 0, "project_name": "demo", "branch": "main", "tool": "semgrep", "failed_reason": "demo event"},
@@ -63,7 +59,23 @@ func seedDelivery(ctx context.Context, st *store.Store, c *Company) error {
 		return err
 	}
 	c.Resources["webhook_ids"] = []string{ep.ID}
+	c.Resources["retired_webhook_ids"] = []string{retired.ID}
 	c.Resources["webhook_delivery_ids"] = []string{del.ID}
 	c.Resources["webhook_secret"] = secret
 	return nil
+}
+
+// demoWebhook creates the endpoint ep of the company with a new signing
+// secret, which it returns.
+func demoWebhook(ctx context.Context, st *store.Store, sealer secrets.Sealer, company int64, ep store.WebhookEndpoint) (store.WebhookEndpoint, string, error) {
+	secret, err := webhook.NewSecret()
+	if err != nil {
+		return store.WebhookEndpoint{}, "", err
+	}
+	ep.ID, ep.CompanyID = store.NewWebhookID(), company
+	if ep.SealedSecret, err = sealer.Seal(ctx, secret, store.WebhookSecretRecord(company, ep.ID)); err != nil {
+		return store.WebhookEndpoint{}, "", err
+	}
+	ep, err = st.CreateWebhook(ctx, ep)
+	return ep, secret, err
 }
