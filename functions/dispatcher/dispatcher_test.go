@@ -513,7 +513,7 @@ var sampleData = map[string]string{
 	"sla_breach":           `{"issue_id":"i1","project_id":7,"project_name":"payments","title":"SQL injection","urgency":"CR","first_detection_date":"2026-11-01T00:00:00Z","due_date":"2026-11-08T00:00:00Z"}`,
 	"weekly_digest":        `{"week_start":"2026-11-16","week_end":"2026-11-22","open_issues":12,"open_by_urgency":{"CR":1,"HI":2,"ME":4,"LO":5},"overdue":1,"due_soon":2}`,
 	"integration_expired":  `{"integration_uuid":"u1","name":"GitHub","account_name":"acme","base_url":"https://api.github.com","reason":"the host rejected the token (401)"}`,
-	"policy_violation":     `{"policy_id":3,"policy_name":"No critical","project_id":7,"project_name":"payments","branch":"main","scan_id":"s1","count":2}`,
+	"policy_violation":     `{"project_id":7,"project_name":"payments","branch":"main","scan_id":"s1","count":2,"rules":[{"id":3,"slug":"no-critical"}]}`,
 	"webhook_disabled":     `{"webhook_id":"w1","url":"https://hooks.example.com/x","failing_since":"2026-11-20T00:00:00Z","reason":"every delivery failed since 2026-11-20T00:00:00Z"}`,
 }
 

@@ -2,7 +2,11 @@ package projects
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -19,25 +23,6 @@ const BlockingPageSize = 50
 
 // maxBlockOn bounds the slugs of one block_on list.
 const maxBlockOn = 50
-
-// Violation is one gate check that blocked a scan: the scan, the rules its
-// issues triggered (ids ascending) and how many issues. EventID is the
-// same for every check of the same scan and rules, so the delivery records
-// one policy_violation event however often the client polls.
-type Violation struct {
-	EventID       string
-	CompanyID     int64
-	ScanID        string
-	ProjectID     int64
-	RuleIDs       []int64
-	Slugs         []string
-	BlockedIssues int
-}
-
-// ViolationHook hears violations; the delivery work plugs its outbox in
-// here (NewWithHook). An error fails the check with a 500, so the client
-// retries (the gate retries 5xx).
-type ViolationHook func(ctx context.Context, v Violation) error
 
 type blockingIssueJSON struct {
 	ID               string   `json:"id"`
@@ -146,8 +131,13 @@ func (h handlers) checkBlockingRules(w http.ResponseWriter, r *http.Request) err
 		}
 		out.BlockingIssues = append(out.BlockingIssues, v)
 	}
-	if out.Block && h.violated != nil {
-		if err := h.violated(ctx, violation(company, sc, blocked)); err != nil {
+	if out.Block {
+		ev, err := violation(company, sc, proj, blocked)
+		if err != nil {
+			return err
+		}
+		// Once per scan and set of rules, however often the client polls.
+		if _, err := h.store.RecordEventOnce(ctx, ev); err != nil {
 			return err
 		}
 	}
@@ -176,23 +166,31 @@ func (h handlers) newness(ctx context.Context, company int64, sc store.Scan, pro
 	return func(i store.Issue) bool { return !open[i.ID] }, nil
 }
 
-func violation(company int64, sc store.Scan, blocked []gate.Blocked) Violation {
-	v := Violation{CompanyID: company, ScanID: sc.ID, ProjectID: sc.ProjectID, BlockedIssues: len(blocked)}
+// violation is the policy_violation event of a gate check that blocked a
+// scan: the rules its issues triggered (ids ascending) and how many
+// issues. Its id names the scan and the rules, so every check of the same
+// scan and rules is the same event.
+func violation(company int64, sc store.Scan, proj store.Project, blocked []gate.Blocked) (store.Event, error) {
 	slugs := map[int64]string{}
 	for _, b := range blocked {
 		for _, r := range b.Rules {
 			slugs[r.ID] = r.Slug
 		}
 	}
-	for id := range slugs {
-		v.RuleIDs = append(v.RuleIDs, id)
+	ids := slices.Sorted(maps.Keys(slugs))
+	type ruleJSON struct {
+		ID   int64  `json:"id"`
+		Slug string `json:"slug"`
 	}
-	slices.Sort(v.RuleIDs)
-	ids := make([]string, len(v.RuleIDs))
-	for n, id := range v.RuleIDs {
-		v.Slugs = append(v.Slugs, slugs[id])
-		ids[n] = strconv.FormatInt(id, 10)
+	rules := make([]ruleJSON, len(ids))
+	names := make([]string, len(ids))
+	for n, id := range ids {
+		rules[n] = ruleJSON{id, slugs[id]}
+		names[n] = strconv.FormatInt(id, 10)
 	}
-	v.EventID = "policy_violation/" + sc.ID + "/" + strings.Join(ids, ",")
-	return v
+	data, err := json.Marshal(map[string]any{"scan_id": sc.ID, "project_id": sc.ProjectID, "project_name": proj.Name,
+		"branch": sc.Branch, "count": len(blocked), "rules": rules})
+	sum := sha256.Sum256([]byte(strings.Join(names, ",")))
+	return store.Event{ID: "policy_violation-" + sc.ID + "-" + hex.EncodeToString(sum[:8]), CompanyID: company,
+		Type: "policy_violation", Data: data}, err
 }

@@ -28,17 +28,11 @@ const (
 
 type handlers struct {
 	store *store.Store
-	// violated, when set, hears every gate check that blocks a scan, so the
-	// delivery work can raise a policy_violation notification (see gate.go).
-	violated ViolationHook
 }
 
 // New returns the group's http.Handler.
-func New(d config.Deps) http.Handler { return NewWithHook(d, nil) }
-
-// NewWithHook is New with the hook that hears policy violations.
-func NewWithHook(d config.Deps, hook ViolationHook) http.Handler {
-	h := handlers{store: d.Store, violated: hook}
+func New(d config.Deps) http.Handler {
+	h := handlers{store: d.Store}
 	return d.Server.Group(routes.GroupProjects, map[string]httpapi.HandlerFunc{
 		"GET /verify":                              h.verify,
 		"GET /verify/{token}":                      h.verifyLegacy,

@@ -9,12 +9,10 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/uuid"
 
-	"github.com/acme/codescan-api/functions/projects"
 	"github.com/acme/codescan-api/functions/registry"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/testenv"
@@ -28,28 +26,13 @@ type world struct {
 	env         *testenv.Env
 	h           http.Handler
 	acme, other *testenv.Company
-	mu          sync.Mutex
-	violations  []projects.Violation
 }
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
 	env := testenv.New(t)
 	w := &world{env: env, acme: env.Company(t, "Acme"), other: env.Company(t, "Other")}
-	mux := registry.Mux(env.Deps)
-	gate := projects.NewWithHook(env.Deps, func(_ context.Context, v projects.Violation) error {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		w.violations = append(w.violations, v)
-		return nil
-	})
-	w.h = http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		if strings.HasSuffix(r.URL.Path, "/check_blocking_rules") {
-			gate.ServeHTTP(rw, r)
-			return
-		}
-		mux.ServeHTTP(rw, r)
-	})
+	w.h = registry.Mux(env.Deps)
 	return w
 }
 
@@ -305,8 +288,11 @@ func TestScans(t *testing.T) {
 	foreign := w.get(t, w.other.Admin, "/scan/"+ids[0])
 	missing := w.get(t, w.other.Admin, "/scan/"+uuid.NewString())
 	junk := w.get(t, w.other.Admin, "/scan/not-a-uuid")
-	if foreign.Status != 404 || string(foreign.Body) != string(missing.Body) || string(junk.Body) != string(missing.Body) {
+	if foreign.Status != 404 || string(foreign.Body) != string(missing.Body) {
 		t.Fatalf("foreign %d %s / missing %s", foreign.Status, foreign.Body, missing.Body)
+	}
+	if junk.Status != 400 || !strings.Contains(string(junk.Body), "scan_id must be a UUID") {
+		t.Fatalf("not a uuid: %d %s", junk.Status, junk.Body)
 	}
 	// A failed scan shows its reason and errors.
 	failed, _ := w.env.Store.CreateScan(ctx, store.Scan{CompanyID: w.acme.ID, ProjectID: mustProject(t, w, "payments"), Branch: "main",

@@ -179,8 +179,8 @@ func TestAdminsOnlyAndTenantIsolation(t *testing.T) {
 			t.Errorf("%s %s: another company's endpoint answers %d %s, a missing one %d %s", tc.method, tc.suffix, foreign.Status, foreign.Body, absent.Status, absent.Body)
 		}
 	}
-	if res := testenv.Do(t, f.h, "GET", "/webhooks/not-a-uuid", "", testenv.Key(f.acme.Admin)...); res.Status != http.StatusNotFound {
-		t.Errorf("bad id: %d", res.Status)
+	if res := testenv.Do(t, f.h, "GET", "/webhooks/not-a-uuid", "", testenv.Key(f.acme.Admin)...); res.Status != http.StatusBadRequest {
+		t.Errorf("bad id: %d %s", res.Status, res.Body)
 	}
 	// Another company's page token is refused.
 	for range 3 {

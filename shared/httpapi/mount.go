@@ -73,6 +73,13 @@ func (s *Server) serve(rt routes.Route, h HandlerFunc) http.Handler {
 		if err := decodeBody(r, rt.BodyLimit()); err != nil {
 			return routes.ErrorField, err
 		}
+		// A path token is a parameter before it is a credential: its shape
+		// is checked before it is looked up.
+		if rt.Access == routes.PathToken {
+			if err := checkParams(rt, r); err != nil {
+				return rt.Errors, err
+			}
+		}
 		if rt.Access != routes.Public {
 			p, err := s.admit(w, r, rt)
 			if err != nil {
@@ -83,7 +90,7 @@ func (s *Server) serve(rt routes.Route, h HandlerFunc) http.Handler {
 		if err := checkParams(rt, r); err != nil {
 			return rt.Errors, err
 		}
-		if err := checkTextFields(rt, r); err != nil {
+		if err := checkBody(rt, r); err != nil {
 			return rt.Errors, err
 		}
 		return rt.Errors, h(w, r)

@@ -54,8 +54,8 @@ func assemble() ([]byte, error) {
 }
 
 // addSharedResponses documents what the shared layers may answer to every
-// authenticated operation, so fragments need not repeat it: the rate
-// limit's 429, and 503 when DynamoDB keeps refusing past the store's retry
+// authenticated operation, so fragments need not repeat it: the edge's
+// 400, 413 and 415, the rate limit's 429, and 503 when DynamoDB keeps refusing past the store's retry
 // budget (authentication reads it too) or a bearer token cannot be checked
 // because the JWKS cannot be fetched.
 func addSharedResponses(doc map[string]any) {
@@ -66,10 +66,25 @@ func addSharedResponses(doc map[string]any) {
 			if sec, ok := op["security"].([]any); ok && len(sec) == 0 && responses["401"] == nil {
 				continue // public (a route with its credential in the path documents 401)
 			}
-			if responses != nil {
-				responses["429"] = map[string]any{"$ref": "#/components/responses/TooManyRequests"}
-				responses["503"] = map[string]any{"$ref": "#/components/responses/Unavailable"}
+			if responses == nil {
+				continue
 			}
+			// What the edge answers before any handler runs (shared/httpapi):
+			// more than one credential or a malformed declared parameter is
+			// 400, an unknown Content-Encoding 415, a body over the route's
+			// limit 413.
+			ref := func(code, name string) {
+				if responses[code] == nil {
+					responses[code] = map[string]any{"$ref": "#/components/responses/" + name}
+				}
+			}
+			ref("400", "BadRequest")
+			ref("415", "UnsupportedMedia")
+			if op["requestBody"] != nil {
+				ref("413", "TooLarge")
+			}
+			responses["429"] = map[string]any{"$ref": "#/components/responses/TooManyRequests"}
+			responses["503"] = map[string]any{"$ref": "#/components/responses/Unavailable"}
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 
 	"fmt"
 
@@ -337,13 +338,15 @@ type issueChange struct {
 
 // commitIssues writes changes in transactions of at most maxTxItems items:
 // each issue (conditional on the version it was computed from, or on not
-// existing), its history entry when its status changes, and atomic ADDs to
-// the counters of the issues' groups, added up per transaction. A failed
-// condition (a concurrent writer of the same issue) is ErrConflict, and
-// the transactions committed before it stay committed (each is exact on
-// its own). It returns how many changes were committed. Callers settle the
+// existing), its history entry and issue_status_changed event when its
+// status changes, and atomic ADDs to the counters of the issues' groups,
+// added up per transaction. first (audit entries) goes into the first
+// transaction, so it commits with the first change. A failed condition (a
+// concurrent writer of the same issue) is ErrConflict, and the
+// transactions committed before it stay committed (each is exact on its
+// own). It returns how many changes were committed. Callers settle the
 // counters afterwards (settleCounters).
-func (s *Store) commitIssues(ctx context.Context, companyID int64, changes []issueChange) (int, error) {
+func (s *Store) commitIssues(ctx context.Context, companyID int64, changes []issueChange, first ...types.TransactWriteItem) (int, error) {
 	at := now()
 	for n := range changes {
 		if a, b := changes[n].after, changes[n].before; a != nil {
@@ -360,10 +363,13 @@ func (s *Store) commitIssues(ctx context.Context, companyID int64, changes []iss
 			cmp.Compare(x.CWE, y.CWE), strings.Compare(x.FilePath, y.FilePath))
 	})
 	done := 0
-	for _, chunk := range chunkChanges(companyID, changes) {
+	for n, chunk := range chunkChanges(companyID, changes, len(first)) {
 		items, err := s.txChanges(companyID, chunk, at)
 		if err != nil {
 			return done, err
+		}
+		if n == 0 {
+			items = append(items, first...)
 		}
 		if err := s.transact(ctx, items); err != nil {
 			return done, err
@@ -401,7 +407,15 @@ func (s *Store) txChanges(companyID int64, chunk []issueChange, at string) ([]ty
 			if err != nil {
 				return nil, err
 			}
-			items = append(items, item)
+			e, err := statusChanged(companyID, c)
+			if err != nil {
+				return nil, err
+			}
+			ev, err := s.txEvent(e)
+			if err != nil {
+				return nil, err
+			}
+			items = append(items, item, ev)
 		}
 	}
 	for k, d := range counterDeltas(companyID, chunk) {
@@ -431,20 +445,21 @@ func (s *Store) txIssue(c issueChange) (types.TransactWriteItem, error) {
 }
 
 // chunkChanges splits changes so that each chunk's transaction (its issues,
-// their history entries and the distinct counters they touch) stays within
-// DynamoDB's item limit.
-func chunkChanges(companyID int64, changes []issueChange) [][]issueChange {
+// their history entries and events and the distinct counters they touch)
+// stays within DynamoDB's item limit, the first one leaving room for
+// reserve more items.
+func chunkChanges(companyID int64, changes []issueChange, reserve int) [][]issueChange {
 	var chunks [][]issueChange
 	var cur []issueChange
 	counters := map[Key]bool{}
-	items := 0
+	items := reserve
 	for _, c := range changes {
 		issues := []Issue{*c.issue()}
 		if c.before != nil && c.after != nil {
 			issues = append(issues, *c.before)
 		}
 		keys := uniqueKeys(counterKeysOf(companyID, issues))
-		need := 1 + b2i(c.historyEntry())
+		need := 1 + 2*b2i(c.historyEntry())
 		for k := range keys {
 			if !counters[k] {
 				need++
@@ -453,7 +468,7 @@ func chunkChanges(companyID int64, changes []issueChange) [][]issueChange {
 		if len(cur) > 0 && items+need > maxTxItems {
 			chunks = append(chunks, cur)
 			cur, counters, items = nil, map[Key]bool{}, 0
-			need = 1 + b2i(c.historyEntry()) + len(keys)
+			need = 1 + 2*b2i(c.historyEntry()) + len(keys)
 		}
 		cur = append(cur, c)
 		items += need
@@ -473,4 +488,20 @@ func uniqueKeys(keys []Key) map[Key]bool {
 		out[k] = true
 	}
 	return out
+}
+
+// statusChanged is the issue_status_changed event of a status change. Its
+// id names the issue's new version, so a retried transaction records the
+// same event and every later change a new one.
+func statusChanged(companyID int64, c issueChange) (Event, error) {
+	var by *int64
+	if c.by.UserID != 0 {
+		by = &c.by.UserID
+	}
+	data, err := json.Marshal(map[string]any{
+		"issue_id": c.after.ID, "project_id": c.after.ProjectID, "project_name": c.after.ProjectName,
+		"title": c.after.Title, "previous_status": c.before.Status, "status": c.after.Status, "changed_by": by,
+	})
+	return Event{ID: fmt.Sprintf("issue_status_changed-%s-v%d", c.after.ID, c.after.Version), CompanyID: companyID,
+		Type: "issue_status_changed", Data: data}, err
 }

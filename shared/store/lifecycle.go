@@ -2,8 +2,10 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -115,7 +117,7 @@ func (s *Store) applyLeased(ctx context.Context, companyID int64, sc Scan, lease
 			return res, err
 		}
 	}
-	var touched []Issue
+	var touched, fresh []Issue
 	err := s.retrying(ctx, func() error {
 		res = ApplyResult{Late: res.Late}
 		ids := issueIDs(found)
@@ -133,6 +135,13 @@ func (s *Store) applyLeased(ctx context.Context, companyID int64, sc Scan, lease
 			return err
 		}
 		changes := lifecycleChanges(sc, found, previous, reported, existing, truth, &res)
+		// New in this scan: created now, or by an earlier attempt of it.
+		fresh = fresh[:0]
+		for _, f := range found {
+			if e, ok := existing[f.ID]; !ok || e.ScanID == sc.ID {
+				fresh = append(fresh, f)
+			}
+		}
 		touched = touched[:0]
 		var creates, updates []issueChange
 		for _, c := range changes {
@@ -156,7 +165,58 @@ func (s *Store) applyLeased(ctx context.Context, companyID int64, sc Scan, lease
 	if err := s.settleCounters(ctx, companyID, counterKeysOf(companyID, append(touched, found...))); err != nil {
 		return res, err
 	}
-	return res, s.retrying(ctx, func() error { return s.completeScan(ctx, companyID, sc, lease, len(found), truth) })
+	events, err := s.scanEvents(ctx, companyID, sc, len(found), fresh)
+	if err != nil {
+		return res, err
+	}
+	return res, s.retrying(ctx, func() error { return s.completeScan(ctx, companyID, sc, lease, len(found), truth, events) })
+}
+
+// maxListedIssues bounds the issues a new-issue event lists (its count is
+// the whole number).
+const maxListedIssues = 50
+
+// scanEvents are the events of a completed scan: scan_completed, and
+// new_critical_issue / new_high_issue when it found new issues of that
+// urgency. Their ids name the scan, so completing it again records the
+// same events.
+func (s *Store) scanEvents(ctx context.Context, companyID int64, sc Scan, findings int, fresh []Issue) ([]Event, error) {
+	p, err := s.GetProject(ctx, companyID, sc.ProjectID)
+	if err != nil && !errors.Is(err, ErrNotFound) { // a project deleted meanwhile has no name to give
+		return nil, err
+	}
+	scope := map[string]any{"scan_id": sc.ID, "project_id": sc.ProjectID, "project_name": p.Name, "branch": sc.Branch}
+	completed := map[string]any{"tool": sc.Tool, "findings": findings, "completed_at": time.Now().UTC().Format(time.RFC3339)}
+	maps.Copy(completed, scope)
+	kinds, data := []string{"scan_completed"}, []map[string]any{completed}
+	for _, t := range []struct{ urgency, typ string }{{"CR", "new_critical_issue"}, {"HI", "new_high_issue"}} {
+		var listed []map[string]any
+		count := 0
+		for _, i := range fresh {
+			if i.Urgency != t.urgency {
+				continue
+			}
+			if count++; len(listed) < maxListedIssues {
+				listed = append(listed, map[string]any{"id": i.ID, "title": i.Title, "file_path": i.FilePath,
+					"line": i.Line, "cwe": i.CWE, "urgency": i.Urgency})
+			}
+		}
+		if count == 0 {
+			continue
+		}
+		d := map[string]any{"count": count, "issues": listed}
+		maps.Copy(d, scope)
+		kinds, data = append(kinds, t.typ), append(data, d)
+	}
+	events := make([]Event, len(kinds))
+	for n, typ := range kinds {
+		b, err := json.Marshal(data[n])
+		if err != nil {
+			return nil, err
+		}
+		events[n] = Event{ID: typ + "-" + sc.ID, CompanyID: companyID, Type: typ, Data: b}
+	}
+	return events, nil
 }
 
 // lifecycleChanges computes what applying the scan changes, given the
@@ -252,8 +312,9 @@ func (s *Store) releaseLease(ctx context.Context, companyID int64, sc Scan, leas
 }
 
 // completeScan moves the head to the scan (when it is the new truth),
-// releases the lease and marks the scan complete, in one transaction.
-func (s *Store) completeScan(ctx context.Context, companyID int64, sc Scan, lease string, findings int, truth bool) error {
+// releases the lease, marks the scan complete and records its events, in
+// one transaction.
+func (s *Store) completeScan(ctx context.Context, companyID int64, sc Scan, lease string, findings int, truth bool, events []Event) error {
 	upd := expression.Remove(expression.Name("lease_owner")).Remove(expression.Name("lease_until"))
 	if truth {
 		upd = upd.Set(expression.Name("scan_id"), expression.Value(sc.ID)).
@@ -272,7 +333,15 @@ func (s *Store) completeScan(ctx context.Context, companyID int64, sc Scan, leas
 	if err != nil {
 		return err
 	}
-	return s.transact(ctx, []types.TransactWriteItem{head, scan})
+	items := []types.TransactWriteItem{head, scan}
+	for _, e := range events {
+		item, err := s.txEvent(e)
+		if err != nil {
+			return err
+		}
+		items = append(items, item)
+	}
+	return s.transact(ctx, items)
 }
 
 // conditionalUpsert applies upd to k (creating it) when cond holds and

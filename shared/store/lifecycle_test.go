@@ -257,3 +257,62 @@ func TestTriageIssues(t *testing.T) {
 	}
 	testenv.Recount(t, w.st, w.company)
 }
+
+// The write paths record their events in the outbox: a scan its completion
+// and its new high-urgency issues, a status change (by the lifecycle or by
+// triage) its issue_status_changed; triage also writes the audit log.
+func TestLifecycleEvents(t *testing.T) {
+	w := newBranchWorld(t)
+	ctx := store.WithAuditActor(context.Background(), store.AuditActor{UserID: 5, Via: store.ViaBearer})
+	first, _ := w.scan(t, "main", "t", finding{"a", 89}, finding{"b", 79})
+	event := func(id string) map[string]any {
+		t.Helper()
+		data, ok := testenv.OutboxEvent(t, w.st, w.company, id)
+		if !ok {
+			t.Fatalf("no event %s", id)
+		}
+		return data
+	}
+	noEvent := func(id string) {
+		t.Helper()
+		if data, ok := testenv.OutboxEvent(t, w.st, w.company, id); ok {
+			t.Fatalf("event %s: %v", id, data)
+		}
+	}
+	if d := event("scan_completed-" + first.ID); d["findings"] != 2.0 || d["branch"] != "main" || d["tool"] != "t" {
+		t.Fatalf("scan_completed: %v", d)
+	}
+	if d := event("new_high_issue-" + first.ID); d["count"] != 2.0 || len(d["issues"].([]any)) != 2 {
+		t.Fatalf("new_high_issue: %v", d)
+	}
+	noEvent("new_critical_issue-" + first.ID)
+	// The second scan finds a again (not new) and not b: b is fixed.
+	second, _ := w.scan(t, "main", "t", finding{"a", 89})
+	noEvent("new_high_issue-" + second.ID) // a was not new
+	b := w.issue(t, "main", "t", "b")
+	if d := event(fmt.Sprintf("issue_status_changed-%s-v%d", b.ID, b.Version)); d["previous_status"] != "open" || d["status"] != "fixed" || d["changed_by"] != nil {
+		t.Fatalf("fixed by the lifecycle: %v", d)
+	}
+	a := w.issue(t, "main", "t", "a")
+	status, reason := "false_positive", "test fixture"
+	after, err := w.st.UpdateIssue(ctx, w.company, a.ID, store.IssueUpdate{Status: &status, Reason: &reason}, store.Actor{UserID: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := event(fmt.Sprintf("issue_status_changed-%s-v%d", a.ID, after.Version)); d["status"] != status || d["changed_by"] != 5.0 {
+		t.Fatalf("triaged: %v", d)
+	}
+	entries, _, err := w.st.ListAudit(ctx, w.company, store.AuditFilter{Action: "issue.update"}, store.PageRequest{Size: 10})
+	if err != nil || len(entries) != 1 || entries[0].TargetID != a.ID || entries[0].Actor.UserID != 5 ||
+		entries[0].Changes["status"].After != status {
+		t.Fatalf("audit of the triage: %+v %v", entries, err)
+	}
+	cwe := 89
+	if _, changed, err := w.st.TriageIssues(ctx, w.company, store.IssueFilter{CWE: &cwe}, "open", "", store.Actor{UserID: 5}); err != nil || changed != 1 {
+		t.Fatalf("bulk triage: %d %v", changed, err)
+	}
+	entries, _, err = w.st.ListAudit(ctx, w.company, store.AuditFilter{Action: "issue.triage"}, store.PageRequest{Size: 10})
+	if err != nil || len(entries) != 1 || entries[0].Changes["status"].After != "open" {
+		t.Fatalf("audit of the bulk triage: %+v %v", entries, err)
+	}
+}

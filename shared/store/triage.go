@@ -31,7 +31,12 @@ func (s *Store) UpdateIssue(ctx context.Context, companyID int64, id string, u I
 		if after == before {
 			return nil
 		}
-		_, err = s.commitIssues(ctx, companyID, []issueChange{{before: &before, after: &after, by: by, reason: after.Reason}})
+		audit, err := s.txAudit(ctx, companyID, AuditEntry{Action: "issue.update", TargetType: "issue", TargetID: id,
+			Changes: issueChanges(before, after)})
+		if err != nil {
+			return err
+		}
+		_, err = s.commitIssues(ctx, companyID, []issueChange{{before: &before, after: &after, by: by, reason: after.Reason}}, audit...)
 		return err
 	})
 	if err != nil {
@@ -113,7 +118,15 @@ func (s *Store) TriageIssues(ctx context.Context, companyID int64, f IssueFilter
 				changes = append(changes, issueChange{before: &before, after: &after, by: by, reason: after.Reason})
 			}
 		}
-		n, err := s.commitIssues(ctx, companyID, changes)
+		// One audit entry per request, with the first transaction: what was
+		// asked and how many issues it changed.
+		audit, err := s.txAudit(ctx, companyID, AuditEntry{Action: "issue.triage", TargetType: "issues",
+			TargetID: fmt.Sprintf("%d issues", len(changes)), Changes: map[string]Change{
+				"status": {Before: nil, After: status}, "reason": {Before: nil, After: reason}}})
+		if err != nil {
+			return err
+		}
+		n, err := s.commitIssues(ctx, companyID, changes, audit...)
 		changed += n
 		return err
 	})
@@ -121,4 +134,19 @@ func (s *Store) TriageIssues(ctx context.Context, companyID int64, f IssueFilter
 		return len(ids), changed, err
 	}
 	return len(ids), changed, s.settleCounters(ctx, companyID, counterKeysOf(companyID, touched))
+}
+
+// issueChanges is what an update changed of an issue, for the audit log.
+func issueChanges(before, after Issue) map[string]Change {
+	out := map[string]Change{}
+	if before.Status != after.Status {
+		out["status"] = Change{Before: before.Status, After: after.Status}
+	}
+	if before.Reason != after.Reason {
+		out["reason"] = Change{Before: before.Reason, After: after.Reason}
+	}
+	if before.AssignedTo != after.AssignedTo {
+		out["assigned_to"] = Change{Before: before.AssignedTo, After: after.AssignedTo}
+	}
+	return out
 }
