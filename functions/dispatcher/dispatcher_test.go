@@ -530,3 +530,60 @@ func TestStreamFilterSelectsOutboxItems(t *testing.T) {
 		t.Errorf("stream filter %s does not select new %q items", deployspec.StreamFilter, store.EventEntity)
 	}
 }
+
+// The producers in the issue write paths reach the receivers: a scan that
+// finds a new critical issue sends new_critical_issue (webhook and email)
+// and scan_completed, and triaging the issue sends issue_status_changed.
+func TestWritePathsProduceEvents(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	st := w.env.Store
+	c := w.env.Company(t, "Produce"+randomSuffix())
+	rcv := newReceiver(t)
+	w.endpoint(t, c, rcv.URL+"/hook", "new_critical_issue", "scan_completed", "issue_status_changed")
+	w.startPoller(t)
+
+	p, err := st.CreateProject(ctx, store.Project{CompanyID: c.ID, Name: "payments", Branches: []string{"main"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := st.CreateScan(ctx, store.Scan{CompanyID: c.ID, ProjectID: p.ID, Branch: "main", Engine: "sarif", Tool: "semgrep", Status: store.ScanProcessing})
+	if err != nil {
+		t.Fatal(err)
+	}
+	issue := store.Issue{ID: store.IssueID(c.ID, p.ID, "main", "semgrep", "fp-1"), ProjectID: p.ID, ProjectName: p.Name,
+		Branch: "main", Tool: "semgrep", Fingerprint: "fp-1", CWE: 89, FilePath: "app/db.py", Line: 12, Urgency: "CR",
+		RuleID: "sqli", Title: "SQL injection", CreatedAt: sc.CreatedAt}
+	if _, err := st.ApplyScan(ctx, c.ID, sc, []store.Issue{issue}); err != nil {
+		t.Fatal(err)
+	}
+	types := func() map[string]int {
+		out := map[string]int{}
+		for _, r := range rcv.received() {
+			var p dispatcher.Payload
+			if json.Unmarshal(r.body, &p) == nil {
+				out[p.Type]++
+			}
+		}
+		return out
+	}
+	eventually(t, "new_critical_issue and scan_completed", func() bool {
+		got := types()
+		return got["new_critical_issue"] == 1 && got["scan_completed"] == 1 && len(w.inbox(t, c.Admin.Email)) >= 1
+	})
+	m := w.inbox(t, c.Admin.Email)[0]
+	if !strings.Contains(m.Subject, "1 new critical issue(s) in payments (main)") || !strings.Contains(m.Text, "SQL injection (app/db.py:12)") {
+		t.Errorf("email: %q %q", m.Subject, m.Text)
+	}
+	status := "false_positive"
+	if _, err := st.UpdateIssue(ctx, c.ID, issue.ID, store.IssueUpdate{Status: &status}, store.Actor{UserID: c.Admin.ID}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "issue_status_changed", func() bool { return types()["issue_status_changed"] == 1 })
+	for _, r := range rcv.received() {
+		if strings.Contains(string(r.body), `"issue_status_changed"`) &&
+			!strings.Contains(string(r.body), `"previous_status":"open"`) {
+			t.Errorf("issue_status_changed payload %s", r.body)
+		}
+	}
+}
