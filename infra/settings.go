@@ -29,6 +29,9 @@ type Settings struct {
 	SESIdentity         string // context "sesIdentity"
 	SESConfigurationSet string // context "sesConfigurationSet"
 	AppBaseURL          string // context "appBaseUrl"
+	// AuditRetentionDays is how long audit log entries live before the
+	// table's TTL removes them (context "auditRetentionDays", else 400).
+	AuditRetentionDays int
 }
 
 // Production reports whether the stage keeps data on stack deletion.
@@ -63,6 +66,9 @@ func settingsFrom(app awscdk.App) (Settings, error) {
 	if s.ThrottleBurst, err = strconv.ParseFloat(ctx("throttleBurst", "200"), 64); err != nil {
 		return s, fmt.Errorf("context throttleBurst: %w", err)
 	}
+	if s.AuditRetentionDays, err = strconv.Atoi(ctx("auditRetentionDays", "400")); err != nil {
+		return s, fmt.Errorf("context auditRetentionDays: %w", err)
+	}
 	return s, s.validate()
 }
 
@@ -78,6 +84,8 @@ func (s Settings) validate() error {
 		return fmt.Errorf("stage %q: use letters, digits and _ only (it is the API Gateway stage name)", s.Stage)
 	case s.ThrottleRate <= 0 || s.ThrottleBurst <= 0:
 		return fmt.Errorf("throttleRate and throttleBurst must be positive")
+	case s.AuditRetentionDays < 1:
+		return fmt.Errorf("auditRetentionDays must be at least 1")
 	}
 	return nil
 }

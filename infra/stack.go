@@ -2,6 +2,7 @@ package main
 
 import (
 	"path/filepath"
+	"strconv"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigateway"
@@ -141,6 +142,8 @@ func (a *APIStack) function(f deployspec.Function, s Settings, removal awscdk.Re
 		"JWT_ISSUER":   &s.JWTIssuer,
 		"JWT_AUDIENCE": &s.JWTAudience,
 		"JWKS_URL":     &s.JWKSURL,
+		// Every function that writes the audit log stamps its entries' expiry.
+		"AUDIT_RETENTION_DAYS": jsii.String(strconv.Itoa(s.AuditRetentionDays)),
 	}
 	if len(f.KMSActions) > 0 {
 		env[deployspec.KMSKeyEnv] = a.Key.KeyArn()

@@ -62,7 +62,7 @@ func settingsFor(stage string) (Settings, error) {
 		JWTIssuer: "https://login.example.com/", JWTAudience: "codescan-api", JWKSURL: "https://login.example.com/.well-known/jwks.json",
 		ThrottleRate: 100, ThrottleBurst: 200, BuildDir: filepath.Join(tmp, "build"),
 		MailFrom: "notifications@example.com", SESIdentity: "example.com", SESConfigurationSet: "codescan-notifications",
-		AppBaseURL: "https://app.example.com",
+		AppBaseURL: "https://app.example.com", AuditRetentionDays: 400,
 	}
 	groups := routes.Groups()
 	for _, w := range deployspec.Workers() {
@@ -149,7 +149,7 @@ func TestStacksAreInTheirRegions(t *testing.T) {
 }
 
 func TestSettingsRefuseMisplacedStacks(t *testing.T) {
-	good := Settings{Account: "123456789012", PrimaryRegion: "us-east-1", EURegion: "eu-west-1", Stage: "prod", ThrottleRate: 1, ThrottleBurst: 1}
+	good := Settings{Account: "123456789012", PrimaryRegion: "us-east-1", EURegion: "eu-west-1", Stage: "prod", ThrottleRate: 1, ThrottleBurst: 1, AuditRetentionDays: 400}
 	if err := good.validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -159,6 +159,7 @@ func TestSettingsRefuseMisplacedStacks(t *testing.T) {
 		"both in one region":   func(s *Settings) { s.PrimaryRegion = s.EURegion },
 		"stage not a name":     func(s *Settings) { s.Stage = "prod/v2" },
 		"no throttling at all": func(s *Settings) { s.ThrottleRate = 0 },
+		"no audit retention":   func(s *Settings) { s.AuditRetentionDays = 0 },
 	} {
 		s := good
 		change(&s)
@@ -398,6 +399,8 @@ func TestFunctionsAndTheirConfiguration(t *testing.T) {
 				"JWT_ISSUER":   "https://login.example.com/",
 				"JWT_AUDIENCE": "codescan-api",
 				"JWKS_URL":     "https://login.example.com/.well-known/jwks.json",
+				// Audit entries expire after the retention the stack is given.
+				"AUDIT_RETENTION_DAYS": "400",
 			}
 			if len(f.KMSActions) > 0 {
 				env[deployspec.KMSKeyEnv] = map[string]any{"Fn::GetAtt": []any{s.logicalID(s.stack.Key), "Arn"}}
