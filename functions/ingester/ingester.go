@@ -142,7 +142,7 @@ func (in *Ingester) Ingest(ctx context.Context, job Job) error {
 	if sc.Status != store.ScanProcessing {
 		return nil
 	}
-	raw, err := in.Reports.Get(ctx, reportstore.ReportKey(job.CompanyID, sc.ID), ingest.MaxReportBytes)
+	raw, err := in.Reports.Get(ctx, reportstore.ReportKey(job.CompanyID, sc.ID, sc.ReportSHA256), ingest.MaxReportBytes)
 	switch {
 	case errors.Is(err, reportstore.ErrNotFound):
 		return in.fail(ctx, sc, "The uploaded report could not be read", "the stored report is missing (reports expire after %d days)", reportstore.ReportDays)

@@ -70,7 +70,7 @@ func (s *Server) serve(rt routes.Route, h HandlerFunc) http.Handler {
 		if err := checkCredentials(r); err != nil {
 			return routes.ErrorField, err
 		}
-		if err := decodeBody(r, rt.BodyLimit()); err != nil {
+		if err := decodeBody(r, rt.BodyLimit(), rt.DecodedLimit()); err != nil {
 			return routes.ErrorField, err
 		}
 		if rt.Access != routes.Public {

@@ -51,9 +51,11 @@ const (
 	ChunkDays  = 1
 )
 
-// ReportKey is where the report of a scan is stored until it expires.
-func ReportKey(companyID int64, scanID string) string {
-	return fmt.Sprintf("%s%d/%s", ReportsPrefix, companyID, scanID)
+// ReportKey is where the report of a scan is stored until it expires: the
+// scan's report digest (store.Scan.ReportSHA256) ends it, so an attempt
+// with another report never replaces the scan's.
+func ReportKey(companyID int64, scanID, digest string) string {
+	return fmt.Sprintf("%s%d/%s/%s", ReportsPrefix, companyID, scanID, digest)
 }
 
 // ChunkPrefix is the common prefix of the chunks of one chunked upload: the
