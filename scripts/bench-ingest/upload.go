@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -85,13 +86,15 @@ func uploadBench(ctx context.Context, endpoint, sizes string) error {
 
 	fmt.Println("\nUpload to countable: a gzip SARIF report of N results uploaded (in 128 KiB chunks past 128 KiB)")
 	fmt.Println("and ingested by the worker, beside N similar items stored with BatchWriteItem (25 a call, 4 writers)")
-	fmt.Println("| N | gzip KiB | chunks | upload answered s | countable s | results/s | BatchWriteItem s | items/s | ratio |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|")
+	fmt.Println("| N | gzip KiB | chunks | upload answered s | countable s | results/s | BatchWriteItem s | items/s | ratio | peak heap MiB |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|")
 	for _, n := range parseSizes(sizes) {
 		body, err := gzipSARIF(n)
 		if err != nil {
 			return err
 		}
+		runtime.GC()
+		peak := watchHeap()
 		start := time.Now()
 		scanID, chunks, err := upload(h, key, n, body)
 		if err != nil {
@@ -112,15 +115,41 @@ func uploadBench(ctx context.Context, endpoint, sizes string) error {
 			time.Sleep(50 * time.Millisecond)
 		}
 		took := time.Since(start)
+		heap := peak()
 		floor, err := batchFloor(ctx, floorTable, company, n)
 		if err != nil {
 			return err
 		}
-		fmt.Printf("| %d | %d | %d | %.2f | %.1f | %.0f | %.1f | %.0f | %.2f |\n", n, len(body)>>10, chunks,
+		fmt.Printf("| %d | %d | %d | %.2f | %.1f | %.0f | %.1f | %.0f | %.2f | %d |\n", n, len(body)>>10, chunks,
 			answered.Seconds(), took.Seconds(), float64(n)/took.Seconds(), floor.Seconds(), float64(n)/floor.Seconds(),
-			took.Seconds()/floor.Seconds())
+			took.Seconds()/floor.Seconds(), heap>>20)
 	}
 	return nil
+}
+
+// watchHeap samples the process's Go heap in use every 20 ms until the
+// returned function is called, which returns the peak: an upper bound of
+// what the upload and the worker held (both run in this process).
+func watchHeap() func() uint64 {
+	done := make(chan struct{})
+	result := make(chan uint64)
+	go func() {
+		var peak uint64
+		var m runtime.MemStats
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			runtime.ReadMemStats(&m)
+			peak = max(peak, m.HeapInuse)
+			select {
+			case <-done:
+				result <- peak
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() uint64 { close(done); return <-result }
 }
 
 func parseSizes(raw string) []int {
