@@ -316,3 +316,39 @@ func TestWorkerFailure(t *testing.T) {
 		t.Fatalf("findings of a failed scan: %d", total)
 	}
 }
+
+// Compressed reports: sent with Content-Encoding: gzip they may expand
+// past the 10 MiB a body carries (up to 64 MiB, counted while reading, so
+// a gzip bomb is 413 naming both limits); a body that is itself a gzip
+// file is read the same.
+func TestGzipReports(t *testing.T) {
+	w := newWorld(t)
+	pad := func(n int) []byte {
+		return append(append([]byte(`{"version":"2.1.0","runs":[],"pad":"`), bytes.Repeat([]byte("a"), n)...), `"}`...)
+	}
+	gz := append(testenv.Key(w.uploader), "Content-Type", "application/json", "Content-Encoding", "gzip")
+	res := testenv.DoBytes(t, w.up, "POST", "/scan-upload?engine=sarif&project=gz&run_id="+newRun(), gzipped(t, pad(12<<20)), gz...)
+	if res.Status != 200 {
+		t.Fatalf("12 MiB decompressed: %d %s", res.Status, res.Body)
+	}
+	var up scanResult
+	res.Decode(t, &up)
+	w.ingested(t, w.uploader, up.ScanID)
+
+	res = testenv.DoBytes(t, w.up, "POST", "/scan-upload?engine=sarif&project=gz&run_id="+newRun(), gzipped(t, pad(64<<20)), gz...)
+	want := `{"status":"error","message":"The request body exceeds the upload limit of 10 MiB as sent (64 MiB decompressed); send a larger report gzip-compressed or in chunks (Upload-Offset, Upload-Length)"}`
+	if res.Status != 413 || !jsonEqual(t, res.Body, want) {
+		t.Fatalf("gzip bomb: %d %s", res.Status, res.Body)
+	}
+
+	file := gzipped(t, generated(10))
+	up = w.uploadOK(t, "engine=sarif&project=gzfile&run_id="+newRun(), file)
+	if _, total := w.groups(t, "project=gzfile"); total != 10 {
+		t.Fatalf("gzip file: %d counted", total)
+	}
+	bad := testenv.DoBytes(t, w.up, "POST", "/scan-upload?engine=sarif&project=gzfile&run_id="+newRun(), file[:len(file)/2],
+		append(testenv.Key(w.uploader), "Content-Type", "application/json")...)
+	if bad.Status != 400 || !jsonEqual(t, bad.Body, `{"status":"error","message":"The report is not valid gzip"}`) {
+		t.Fatalf("truncated gzip file: %d %s", bad.Status, bad.Body)
+	}
+}
