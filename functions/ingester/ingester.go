@@ -11,11 +11,13 @@ package ingester
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -185,12 +187,25 @@ func (in *Ingester) Ingest(ctx context.Context, job Job) error {
 }
 
 // fail ends the scan incomplete: reason is its failed_reason, the detail
-// its one scan error.
+// its one scan error; the scan_failed notification event (id
+// scan_failed-<scan id>) is recorded with it.
 func (in *Ingester) fail(ctx context.Context, sc store.Scan, reason, detail string, args ...any) error {
 	msg := fmt.Sprintf(detail, args...)
+	proj, err := in.Store.GetProject(ctx, sc.CompanyID, sc.ProjectID)
+	if err != nil {
+		return err
+	}
+	data, err := json.Marshal(map[string]any{
+		"scan_id": sc.ID, "project_id": sc.ProjectID, "project_name": proj.Name, "branch": sc.Branch,
+		"tool": sc.Tool, "failed_reason": reason,
+	})
+	if err != nil {
+		return err
+	}
+	ev := &store.Event{ID: "scan_failed-" + sc.ID, CompanyID: sc.CompanyID, Type: "scan_failed", CreatedAt: time.Now().UTC(), Data: data}
 	changed, err := in.Store.FailScan(ctx, sc.CompanyID, sc.ID, reason, []store.ScanError{{
 		ScanType: sc.Engine, Level: levelError, Location: "report", Message: msg,
-	}})
+	}}, ev)
 	if err != nil {
 		return err
 	}

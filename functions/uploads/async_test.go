@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/functions/ingester"
 	"github.com/acme/codescan-api/functions/issues"
@@ -314,6 +316,19 @@ func TestWorkerFailure(t *testing.T) {
 	}
 	if _, total := w.groups(t, "project=broken"); total != 0 {
 		t.Fatalf("findings of a failed scan: %d", total)
+	}
+	// The scan_failed notification event is recorded with the failure.
+	st := w.env.Store
+	item, err := st.DB.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: &st.Table, Key: map[string]types.AttributeValue{
+		"PK": &types.AttributeValueMemberS{Value: store.CompanyPK(w.company.ID)}, "SK": &types.AttributeValueMemberS{Value: "EVENT#scan_failed-" + up.ScanID},
+	}})
+	if err != nil || item.Item == nil {
+		t.Fatalf("scan_failed event: %v %v", item, err)
+	}
+	ev, ok, err := store.DecodeEventImage(item.Item)
+	if err != nil || !ok || ev.Type != "scan_failed" || !strings.Contains(string(ev.Data), `"failed_reason":"The uploaded report could not be read"`) ||
+		!strings.Contains(string(ev.Data), `"project_name":"broken"`) {
+		t.Fatalf("scan_failed event: %+v %s %v", ev, ev.Data, err)
 	}
 }
 
