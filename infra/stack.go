@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
@@ -32,6 +33,10 @@ type APIStack struct {
 	// dispatcher's failure destination.
 	Workers      map[string]awslambda.Function
 	FailureQueue awssqs.Queue
+	// Uploaded reports and their chunks (the region's, like the table),
+	// and the ingester's failure destination.
+	Reports            awss3.Bucket
+	IngestFailureQueue awssqs.Queue
 }
 
 // NewStacks adds the primary and the EU deployment to app.
@@ -90,6 +95,7 @@ func NewAPIStack(scope constructs.Construct, id, region string, s Settings) *API
 		RemovalPolicy: removal,
 	})
 
+	a.addReportBucket(removal)
 	for _, f := range deployspec.All() {
 		a.Functions[f.Group] = a.function(f, s, removal)
 	}
@@ -148,6 +154,9 @@ func (a *APIStack) function(f deployspec.Function, s Settings, removal awscdk.Re
 	if len(f.KMSActions) > 0 {
 		env[deployspec.KMSKeyEnv] = a.Key.KeyArn()
 	}
+	if f.UsesReports() {
+		env[deployspec.ReportsEnv] = a.Reports.BucketName()
+	}
 	logs := awslogs.NewLogGroup(a.Stack, jsii.String(f.Name()+"Logs"), &awslogs.LogGroupProps{
 		Retention:     awslogs.RetentionDays_THREE_MONTHS,
 		RemovalPolicy: removal,
@@ -178,5 +187,45 @@ func (a *APIStack) function(f deployspec.Function, s Settings, removal awscdk.Re
 			Actions: jsii.Strings(f.KMSActions...), Resources: &[]*string{a.Key.KeyArn()},
 		}))
 	}
+	a.grantReports(fn, f)
 	return fn
+}
+
+// addReportBucket adds the region's bucket of uploaded reports: encrypted
+// with S3-managed keys, public access blocked, TLS enforced, objects
+// expired by prefix (reports after a week, chunks of an unfinished upload
+// after a day).
+func (a *APIStack) addReportBucket(removal awscdk.RemovalPolicy) {
+	a.Reports = awss3.NewBucket(a.Stack, jsii.String("ReportBucket"), &awss3.BucketProps{
+		Encryption:        awss3.BucketEncryption_S3_MANAGED,
+		BlockPublicAccess: awss3.BlockPublicAccess_BLOCK_ALL(),
+		EnforceSSL:        jsii.Bool(true),
+		ObjectOwnership:   awss3.ObjectOwnership_BUCKET_OWNER_ENFORCED,
+		LifecycleRules: &[]*awss3.LifecycleRule{
+			{Id: jsii.String("expire-reports"), Prefix: jsii.String(deployspec.ReportsPrefix), Expiration: awscdk.Duration_Days(jsii.Number(deployspec.ReportDays))},
+			{Id: jsii.String("expire-chunks"), Prefix: jsii.String(deployspec.ChunksPrefix), Expiration: awscdk.Duration_Days(jsii.Number(deployspec.ChunkDays))},
+		},
+		RemovalPolicy: removal,
+	})
+	awscdk.NewCfnOutput(a.Stack, jsii.String("ReportBucketName"), &awscdk.CfnOutputProps{Value: a.Reports.BucketName()})
+}
+
+// grantReports gives fn exactly its report bucket actions: object actions
+// on its prefixes only, bucket actions (listing) on the bucket.
+func (a *APIStack) grantReports(fn awslambda.Function, f deployspec.Function) {
+	if !f.UsesReports() {
+		return
+	}
+	var objects []*string
+	for _, p := range f.ReportPrefixes {
+		objects = append(objects, a.Reports.ArnForObjects(jsii.String(p+"*")))
+	}
+	fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Actions: jsii.Strings(f.ReportObjectActions...), Resources: &objects,
+	}))
+	if len(f.ReportBucketActions) > 0 {
+		fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Actions: jsii.Strings(f.ReportBucketActions...), Resources: &[]*string{a.Reports.BucketArn()},
+		}))
+	}
 }

@@ -180,9 +180,10 @@ func TestResourceCounts(t *testing.T) {
 			"AWS::ApiGateway::Method":         len(routes.Table),
 			"AWS::Lambda::Permission":         len(routes.Table) + len(deployspec.Schedules), // per method (scoped to it) and schedule
 			"AWS::Logs::LogGroup":             len(routes.Groups()) + len(deployspec.Workers()) + 1,
-			"AWS::Lambda::EventSourceMapping": 1,
+			"AWS::Lambda::EventSourceMapping": 2, // dispatcher, ingester
+			"AWS::S3::Bucket":                 1,
 			"AWS::Events::Rule":               len(deployspec.Schedules),
-			"AWS::SQS::Queue":                 1,
+			"AWS::SQS::Queue":                 2, // their failure queues
 			"AWS::ApiGateway::Account":        1,
 			"AWS::DynamoDB::GlobalTable":      0,
 		} {
@@ -329,7 +330,7 @@ func TestLeastPrivilege(t *testing.T) {
 			got := granted[f.Group]
 			slices.Sort(got)
 			want := slices.Concat(f.TableActions, f.KMSActions)
-			if f.Group == deployspec.WorkerDispatcher {
+			if f.Group == deployspec.WorkerDispatcher || f.Group == deployspec.WorkerIngester {
 				want = slices.Concat(want, deployspec.StreamReadActions)
 			}
 			slices.Sort(want)
@@ -404,6 +405,9 @@ func TestFunctionsAndTheirConfiguration(t *testing.T) {
 			}
 			if len(f.KMSActions) > 0 {
 				env[deployspec.KMSKeyEnv] = map[string]any{"Fn::GetAtt": []any{s.logicalID(s.stack.Key), "Arn"}}
+			}
+			if f.UsesReports() {
+				env[deployspec.ReportsEnv] = map[string]any{"Ref": s.logicalID(s.stack.Reports)}
 			}
 			assert(t, s.region+" "+f.Group+" function", func() {
 				s.template.HasResourceProperties(jsii.String("AWS::Lambda::Function"), map[string]any{

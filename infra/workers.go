@@ -19,9 +19,17 @@ import (
 
 // addWorkers adds notification delivery: the dispatcher on the table's
 // stream (new outbox items only, partial batch failures, a failure queue),
-// and the scheduler with one EventBridge rule per job.
+// and the scheduler with one EventBridge rule per job; and ingestion: the
+// ingester on the same stream (new scans of uploaded reports only, its own
+// failure queue).
 func (a *APIStack) addWorkers(s Settings, removal awscdk.RemovalPolicy) {
 	a.FailureQueue = awssqs.NewQueue(a.Stack, jsii.String("DispatcherFailureQueue"), &awssqs.QueueProps{
+		RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)),
+		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
+		EnforceSSL:      jsii.Bool(true),
+		RemovalPolicy:   removal,
+	})
+	a.IngestFailureQueue = awssqs.NewQueue(a.Stack, jsii.String("IngesterFailureQueue"), &awssqs.QueueProps{
 		RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)),
 		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
 		EnforceSSL:      jsii.Bool(true),
@@ -49,6 +57,28 @@ func (a *APIStack) addWorkers(s Settings, removal awscdk.RemovalPolicy) {
 					}),
 				},
 			}))
+		case deployspec.WorkerIngester:
+			// One scan per invocation (each may take minutes); scans of
+			// one shard are ingested up to 4 at a time.
+			fn.AddEventSource(awslambdaeventsources.NewDynamoEventSource(a.Table, &awslambdaeventsources.DynamoEventSourceProps{
+				StartingPosition:        awslambda.StartingPosition_TRIM_HORIZON,
+				BatchSize:               jsii.Number(1),
+				ParallelizationFactor:   jsii.Number(4),
+				RetryAttempts:           jsii.Number(5),
+				BisectBatchOnError:      jsii.Bool(true),
+				ReportBatchItemFailures: jsii.Bool(true),
+				OnFailure:               awslambdaeventsources.NewSqsDlq(a.IngestFailureQueue),
+				Filters: &[]*map[string]any{
+					awslambda.FilterCriteria_Filter(&map[string]any{
+						"eventName": awslambda.FilterRule_IsEqual(jsii.String("INSERT")),
+						"dynamodb": map[string]any{"NewImage": map[string]any{
+							"SK":     map[string]any{"S": awslambda.FilterRule_BeginsWith(jsii.String("SCAN#"))},
+							"run_id": map[string]any{"S": awslambda.FilterRule_Exists()},
+							"status": map[string]any{"S": awslambda.FilterRule_IsEqual(jsii.String("processing"))},
+						}},
+					}),
+				},
+			}))
 		case deployspec.WorkerScheduler:
 			for _, sch := range deployspec.Schedules {
 				rule := awsevents.NewRule(a.Stack, jsii.String("Schedule"+sch.Name), &awsevents.RuleProps{
@@ -64,22 +94,28 @@ func (a *APIStack) addWorkers(s Settings, removal awscdk.RemovalPolicy) {
 }
 
 // worker is one non-route function with exactly its grants: its table
-// actions, kms:Decrypt on the secrets key and ses:SendEmail on the sender
-// identity and configuration set only.
+// actions; for the mailers kms:Decrypt on the secrets key and
+// ses:SendEmail on the sender identity and configuration set only; for the
+// ingester reading reports.
 func (a *APIStack) worker(f deployspec.Function, s Settings, removal awscdk.RemovalPolicy) awslambda.Function {
-	env := map[string]*string{
-		"TABLE_NAME":            a.Table.TableName(),
-		deployspec.KMSKeyEnv:    a.Key.KeyArn(),
-		"MAIL_FROM":             &s.MailFrom,
-		"SES_CONFIGURATION_SET": &s.SESConfigurationSet,
-		"APP_BASE_URL":          &s.AppBaseURL,
+	env := map[string]*string{"TABLE_NAME": a.Table.TableName()}
+	description := "codescan-api " + f.Group + " (report ingestion)"
+	if f.Mailer() {
+		env[deployspec.KMSKeyEnv] = a.Key.KeyArn()
+		env["MAIL_FROM"] = &s.MailFrom
+		env["SES_CONFIGURATION_SET"] = &s.SESConfigurationSet
+		env["APP_BASE_URL"] = &s.AppBaseURL
+		description = "codescan-api " + f.Group + " (notification delivery)"
+	}
+	if f.UsesReports() {
+		env[deployspec.ReportsEnv] = a.Reports.BucketName()
 	}
 	logs := awslogs.NewLogGroup(a.Stack, jsii.String(f.Name()+"Logs"), &awslogs.LogGroupProps{
 		Retention:     awslogs.RetentionDays_THREE_MONTHS,
 		RemovalPolicy: removal,
 	})
 	fn := awslambda.NewFunction(a.Stack, jsii.String(f.Name()+"Function"), &awslambda.FunctionProps{
-		Description:  jsii.String("codescan-api " + f.Group + " (notification delivery)"),
+		Description:  &description,
 		Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
 		Architecture: awslambda.Architecture_ARM_64(),
 		Handler:      jsii.String("bootstrap"),
@@ -94,6 +130,10 @@ func (a *APIStack) worker(f deployspec.Function, s Settings, removal awscdk.Remo
 		Actions:   jsii.Strings(f.TableActions...),
 		Resources: &[]*string{a.Table.TableArn(), jsii.String(*a.Table.TableArn() + "/index/*")},
 	}))
+	a.grantReports(fn, f)
+	if !f.Mailer() {
+		return fn
+	}
 	fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Actions: jsii.Strings(f.KMSActions...), Resources: &[]*string{a.Key.KeyArn()},
 	}))

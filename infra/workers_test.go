@@ -1,12 +1,15 @@
 package main
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/acme/codescan-api/shared/deployspec"
+	"github.com/acme/codescan-api/shared/routes"
 )
 
 // The dispatcher reads new outbox items from the table's stream, reports
@@ -48,6 +51,9 @@ func TestNotificationDelivery(t *testing.T) {
 			})
 		}
 		for _, w := range deployspec.Workers() {
+			if !w.Mailer() {
+				continue
+			}
 			fn := s.doc.Resources[s.logicalID(s.stack.Workers[w.Group])]
 			env := fn.Properties["Environment"].(map[string]any)["Variables"].(map[string]any)
 			if env["MAIL_FROM"] != "notifications@example.com" || env["SES_CONFIGURATION_SET"] != "codescan-notifications" || env["APP_BASE_URL"] == nil {
@@ -81,5 +87,113 @@ func TestNotificationDelivery(t *testing.T) {
 				})})},
 			})
 		})
+	}
+}
+
+// The ingester reads new scans of uploaded reports from the table's stream
+// (its own filter, one scan per invocation, retries, bisection, partial
+// batch failures and its own failure queue), within 256 MB; it may read
+// reports only, and it neither decrypts nor sends email.
+func TestIngester(t *testing.T) {
+	for _, s := range synth(t, "prod") {
+		ingester := s.logicalID(s.stack.Workers[deployspec.WorkerIngester])
+		queue := s.logicalID(s.stack.IngestFailureQueue)
+		bucket := s.logicalID(s.stack.Reports)
+		assert(t, s.region+" ingester event source mapping", func() {
+			s.template.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
+				"FunctionName":               map[string]any{"Ref": ingester},
+				"EventSourceArn":             map[string]any{"Fn::GetAtt": []any{s.logicalID(s.stack.Table), "StreamArn"}},
+				"StartingPosition":           "TRIM_HORIZON",
+				"BatchSize":                  1,
+				"MaximumRetryAttempts":       5,
+				"FunctionResponseTypes":      []any{"ReportBatchItemFailures"},
+				"BisectBatchOnFunctionError": true,
+				"DestinationConfig": map[string]any{"OnFailure": map[string]any{
+					"Destination": map[string]any{"Fn::GetAtt": []any{queue, "Arn"}},
+				}},
+				"FilterCriteria": map[string]any{"Filters": []any{map[string]any{"Pattern": deployspec.IngestFilter}}},
+			})
+		})
+		fn := s.doc.Resources[ingester]
+		if mem := fn.Properties["MemorySize"]; mem != float64(256) {
+			t.Errorf("%s ingester memory %v", s.region, mem)
+		}
+		env := fn.Properties["Environment"].(map[string]any)["Variables"].(map[string]any)
+		if env[deployspec.ReportsEnv] == nil || env["MAIL_FROM"] != nil || env[deployspec.KMSKeyEnv] != nil {
+			t.Errorf("%s ingester environment %v", s.region, env)
+		}
+		assert(t, s.region+" ingester reads reports only", func() {
+			s.template.HasResourceProperties(jsii.String("AWS::IAM::Policy"), map[string]any{
+				"Roles": assertions.Match_ArrayWith(&[]any{map[string]any{"Ref": assertions.Match_StringLikeRegexp(jsii.String("IngesterFunctionServiceRole"))}}),
+				"PolicyDocument": map[string]any{"Statement": assertions.Match_ArrayWith(&[]any{assertions.Match_ObjectLike(&map[string]any{
+					"Action": "s3:GetObject",
+					"Resource": map[string]any{"Fn::Join": []any{"", []any{
+						map[string]any{"Fn::GetAtt": []any{bucket, "Arn"}}, "/" + deployspec.ReportsPrefix + "*",
+					}}},
+				})})},
+			})
+		})
+		// Only the mailers may send email or decrypt.
+		for id, r := range s.doc.Resources {
+			if r.Type != "AWS::IAM::Policy" || !strings.Contains(id, "Ingester") {
+				continue
+			}
+			doc, _ := json.Marshal(r.Properties["PolicyDocument"])
+			if strings.Contains(string(doc), "ses:") || strings.Contains(string(doc), "kms:") {
+				t.Errorf("%s %s grants %s", s.region, id, doc)
+			}
+		}
+	}
+}
+
+// Each region has its report bucket: encrypted, public access blocked, TLS
+// enforced, reports and chunks expired; the uploads function may write
+// and read both prefixes and list the bucket, nothing else.
+func TestReportBucket(t *testing.T) {
+	for _, s := range synth(t, "prod") {
+		bucket := s.logicalID(s.stack.Reports)
+		assert(t, s.region+" bucket", func() {
+			s.template.HasResourceProperties(jsii.String("AWS::S3::Bucket"), map[string]any{
+				"BucketEncryption": map[string]any{"ServerSideEncryptionConfiguration": []any{map[string]any{
+					"ServerSideEncryptionByDefault": map[string]any{"SSEAlgorithm": "AES256"},
+				}}},
+				"PublicAccessBlockConfiguration": map[string]any{
+					"BlockPublicAcls": true, "BlockPublicPolicy": true, "IgnorePublicAcls": true, "RestrictPublicBuckets": true,
+				},
+				"LifecycleConfiguration": map[string]any{"Rules": []any{
+					map[string]any{"Id": "expire-reports", "Prefix": deployspec.ReportsPrefix, "ExpirationInDays": deployspec.ReportDays, "Status": "Enabled"},
+					map[string]any{"Id": "expire-chunks", "Prefix": deployspec.ChunksPrefix, "ExpirationInDays": deployspec.ChunkDays, "Status": "Enabled"},
+				}},
+			})
+		})
+		assert(t, s.region+" bucket enforces TLS", func() {
+			s.template.HasResourceProperties(jsii.String("AWS::S3::BucketPolicy"), map[string]any{
+				"Bucket": map[string]any{"Ref": bucket},
+				"PolicyDocument": map[string]any{"Statement": assertions.Match_ArrayWith(&[]any{assertions.Match_ObjectLike(&map[string]any{
+					"Effect": "Deny", "Action": "s3:*",
+					"Condition": map[string]any{"Bool": map[string]any{"aws:SecureTransport": "false"}},
+				})})},
+			})
+		})
+		if s.doc.Resources[bucket].DeletionPolicy != "Retain" {
+			t.Errorf("%s: production bucket deletion policy %q", s.region, s.doc.Resources[bucket].DeletionPolicy)
+		}
+		uploads := s.doc.Resources[s.logicalID(s.stack.Functions[routes.GroupUploads])]
+		if env := uploads.Properties["Environment"].(map[string]any)["Variables"].(map[string]any); env[deployspec.ReportsEnv] == nil {
+			t.Errorf("%s uploads environment %v", s.region, env)
+		}
+		assert(t, s.region+" uploads lists the bucket", func() {
+			s.template.HasResourceProperties(jsii.String("AWS::IAM::Policy"), map[string]any{
+				"PolicyDocument": map[string]any{"Statement": assertions.Match_ArrayWith(&[]any{assertions.Match_ObjectLike(&map[string]any{
+					"Action": "s3:ListBucket", "Resource": map[string]any{"Fn::GetAtt": []any{bucket, "Arn"}},
+				})})},
+			})
+		})
+		// No other route function touches the bucket.
+		for _, f := range deployspec.All() {
+			if f.UsesReports() != (f.Group == routes.GroupUploads) {
+				t.Errorf("%s: %s uses reports: %v", s.region, f.Group, f.UsesReports())
+			}
+		}
 	}
 }

@@ -68,6 +68,7 @@ func (w *world) upload(t *testing.T, c *testenv.Company, project, branch, body s
 	}
 	var out uploaded
 	res.Decode(t, &out)
+	w.env.Ingest(t, c.ID, out.ScanID)
 	return out
 }
 

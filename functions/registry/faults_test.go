@@ -212,6 +212,8 @@ func uploaded(t *testing.T, w *faultWorld) {
 	}
 	res.Decode(t, &up)
 	w.fixed["run"], w.fixed["scan"], w.fixed["project"] = run, body.ScanID, fmt.Sprint(up.ProjectID)
+	// The ingester writes the findings (asynchronously in AWS; here at once).
+	w.env.Ingest(t, w.co.ID, body.ScanID)
 	var ids []string
 	if err := w.env.Store.EachScanIssue(context.Background(), w.co.ID, body.ScanID, func(i store.Issue) error {
 		ids = append(ids, i.ID)

@@ -17,16 +17,15 @@ import (
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/ingest"
 	"github.com/acme/codescan-api/shared/reports"
+	"github.com/acme/codescan-api/shared/reportstore"
 	"github.com/acme/codescan-api/shared/repourl"
 	"github.com/acme/codescan-api/shared/store"
 )
 
-// MaxFindings bounds the results of one report, so that its ingestion fits
-// in one synchronous request (API Gateway answers 504 after 29 s). Every
-// issue is written with its group counters; on DynamoDB Local 5,000 results
-// in 5,000 different files took 28 s, the same number in one file far less.
-// A retry after a timeout resumes where the first attempt stopped.
-const MaxFindings = 5_000
+// MaxFindings bounds the results of one report: GitHub code scanning's
+// 25,000. Ingestion is asynchronous (the ingester worker), so the request
+// no longer has to write them within API Gateway's 29 s.
+const MaxFindings = ingest.MaxFindings
 
 // formatNames name each engine's report format in answers.
 var formatNames = map[string]string{
@@ -90,20 +89,55 @@ func parseScanParams(r *http.Request) (scanParams, error) {
 	return p, nil
 }
 
-// scanUpload ingests a third-party report: the project (created on first
-// upload), the scan of the run, and one open SAST issue per result, through
-// the store's one issue write path. Everything is checked before anything
-// is written. A retry with the same run id and report finds what the first
-// attempt wrote and completes it; a different report for a run id already
-// used is 409.
+// scanUpload accepts a third-party report: whole, or in chunks
+// (Upload-Offset / Upload-Length, see chunks.go). The report is checked
+// (parsed) before anything is written, so an invalid one is 400 at once;
+// then it is stored in the report bucket, the project (created on first
+// upload) and the scan of the run are created, the scan in status
+// processing, and the answer goes out. The new scan item reaches the
+// ingester through the table's stream, which writes the findings and
+// completes the scan. A retry with the same run id and report finds the
+// scan and answers the same; a different report for a run id already used
+// is 409.
 func (h handlers) scanUpload(w http.ResponseWriter, r *http.Request) error {
 	company := auth.FromContext(r.Context()).CompanyID
 	p, err := parseScanParams(r)
 	if err != nil {
 		return err
 	}
-	body, err := readUpload(r, MaxReportBytes, "The report")
+	c, chunked, err := parseChunk(r)
 	if err != nil {
+		return err
+	}
+	body, err := httpapi.ReadBody(r, MaxReportBytes)
+	var e *httpapi.Error
+	if errors.As(err, &e) && e.Status == http.StatusRequestEntityTooLarge {
+		return httpapi.UploadError(http.StatusRequestEntityTooLarge,
+			"The request body exceeds the upload limit of %s as sent (%s decompressed); send a larger report gzip-compressed or in chunks (Upload-Offset, Upload-Length)",
+			size(ingest.MaxCompressedBytes), size(MaxReportBytes))
+	}
+	if err != nil {
+		return err
+	}
+	if chunked {
+		return h.chunk(w, r, company, p, c, body)
+	}
+	return h.accept(w, r, company, p, body)
+}
+
+// accept checks a whole report (as sent: gzip-compressed or not), stores
+// it, creates its scan and answers the scan's ids.
+func (h handlers) accept(w http.ResponseWriter, r *http.Request, company int64, p scanParams, sent []byte) error {
+	if ingest.IsGzip(sent) && len(sent) > ingest.MaxCompressedBytes {
+		return httpapi.UploadError(http.StatusRequestEntityTooLarge, "The compressed report exceeds the upload limit of %s", size(ingest.MaxCompressedBytes))
+	}
+	body, err := ingest.Decode(sent)
+	switch {
+	case errors.Is(err, ingest.ErrBadGzip):
+		return httpapi.UploadError(http.StatusBadRequest, "The report is not valid gzip")
+	case errors.Is(err, ingest.ErrTooLarge):
+		return httpapi.UploadError(http.StatusRequestEntityTooLarge, "The decompressed report exceeds the upload limit of %s", size(MaxReportBytes))
+	case err != nil:
 		return err
 	}
 	rep, err := reports.Parse(p.engine, body)
@@ -130,27 +164,24 @@ func (h handlers) scanUpload(w http.ResponseWriter, r *http.Request) error {
 	if p.repoURL == "" {
 		p.repoURL, _ = repourl.Normalize(rep.RepositoryURI)
 	}
+	// The digest is the decompressed report's: the same report sent
+	// compressed or not is the same upload.
 	sum := sha256.Sum256(body)
-	sc, proj, err := h.scanFor(r.Context(), company, p, hex.EncodeToString(sum[:]), ingest.Tool(rep, p.engine))
+	digest := hex.EncodeToString(sum[:])
+	sc, proj, err := h.scanFor(r.Context(), company, p, digest, ingest.Tool(rep, p.engine), sent)
 	if err != nil {
-		return err
-	}
-	if err := h.store.PutQualityIssues(r.Context(), company, ingest.Quality(company, sc, proj, rep.Findings)); err != nil {
-		return err
-	}
-	if err := h.store.PutScanSCAIssues(r.Context(), company, sc, ingest.SCA(company, sc, proj, rep.Findings)); err != nil {
-		return err
-	}
-	// Last: applying the SAST findings completes the scan.
-	if _, err := h.store.ApplyScan(r.Context(), company, sc, ingest.Issues(company, sc, proj, rep.Findings)); err != nil {
 		return err
 	}
 	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "sast_scan_id": sc.ID, "project_id": proj.ID})
 }
 
 // scanFor returns the run's scan and its project: the one a first attempt
-// (or a concurrent one) created, or a new one.
-func (h handlers) scanFor(ctx context.Context, company int64, p scanParams, digest, tool string) (store.Scan, store.Project, error) {
+// (or a concurrent one) created, or a new one, whose report it stores in
+// the bucket first (under a key naming the report's digest, so a
+// concurrent attempt with another report never replaces it): a scan item
+// exists only once its report does, and its creation is what starts the
+// ingester.
+func (h handlers) scanFor(ctx context.Context, company int64, p scanParams, digest, tool string, sent []byte) (store.Scan, store.Project, error) {
 	sc, err := h.store.ScanByRunID(ctx, company, p.runID)
 	if err == nil {
 		return h.retried(ctx, company, sc, p, digest)
@@ -158,12 +189,16 @@ func (h handlers) scanFor(ctx context.Context, company int64, p scanParams, dige
 	if !errors.Is(err, store.ErrNotFound) {
 		return store.Scan{}, store.Project{}, err
 	}
+	scanID := uuid.NewSHA1(idSpace, fmt.Appendf(nil, "scan/%d/%s", company, p.runID)).String()
+	if err := h.reports.Put(ctx, reportstore.ReportKey(company, scanID, digest), sent); err != nil {
+		return store.Scan{}, store.Project{}, err
+	}
 	proj, err := h.project(ctx, company, p.project, p.repoURL, p.branch)
 	if err != nil {
 		return store.Scan{}, store.Project{}, err
 	}
 	sc, err = h.store.CreateScan(ctx, store.Scan{
-		ID: uuid.NewSHA1(idSpace, fmt.Appendf(nil, "scan/%d/%s", company, p.runID)).String(), CompanyID: company,
+		ID: scanID, CompanyID: company,
 		ProjectID: proj.ID, Branch: p.branch, Engine: p.engine, RunID: p.runID, RepoURL: p.repoURL,
 		ReportSHA256: digest, CI: p.ci, CIPlatform: p.ciPlatform, Tool: tool, Status: store.ScanProcessing,
 	})

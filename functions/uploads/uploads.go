@@ -11,24 +11,34 @@ import (
 
 	"github.com/acme/codescan-api/shared/config"
 	"github.com/acme/codescan-api/shared/httpapi"
+	"github.com/acme/codescan-api/shared/ingest"
+	"github.com/acme/codescan-api/shared/reportstore"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/store"
 )
 
-// Body limits. A report may use most of Lambda's 6 MB synchronous payload;
-// CI metadata (a few hundred environment variables) and a Git configuration
-// are small, so their limits are tight.
+// Body limits. A report is at most 64 MiB decompressed and 10 MiB as sent
+// compressed (ingest.MaxReportBytes, ingest.MaxCompressedBytes; larger
+// ones come in chunks); CI metadata (a few hundred environment variables)
+// and a Git configuration are small, so their limits are tight.
 const (
-	MaxReportBytes    = httpapi.MaxBodyBytes // 5 MiB
+	MaxReportBytes    = ingest.MaxReportBytes
 	MaxCIDataBytes    = 256 << 10
 	MaxGitConfigBytes = 64 << 10
 )
 
-type handlers struct{ store *store.Store }
+type handlers struct {
+	store   *store.Store
+	reports reportstore.Store
+}
 
-// New returns the group's http.Handler.
+// New returns the group's http.Handler. d.Reports must be set: reports are
+// stored in the bucket and ingested from there.
 func New(d config.Deps) http.Handler {
-	h := handlers{store: d.Store}
+	if d.Reports == nil {
+		panic("uploads: no report bucket (config.Deps.Reports)")
+	}
+	h := handlers{store: d.Store, reports: d.Reports}
 	return d.Server.Group(routes.GroupUploads, map[string]httpapi.HandlerFunc{
 		"POST /scan-upload":       h.scanUpload,
 		"POST /ci-data-upload":    h.ciDataUpload,

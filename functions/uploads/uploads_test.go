@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -21,12 +22,15 @@ import (
 	"github.com/acme/codescan-api/functions/uploads"
 	"github.com/acme/codescan-api/shared/reports"
 	"github.com/acme/codescan-api/shared/routes"
+	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/testenv"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-// world is a company with an uploader, and both groups' handlers.
+// world is a company with an uploader, and both groups' handlers, on a
+// table whose stream feeds the ingester (through the local stream poller,
+// as in the dev server).
 type world struct {
 	env      *testenv.Env
 	up, find http.Handler
@@ -36,7 +40,8 @@ type world struct {
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	env := testenv.New(t)
+	env := testenv.NewStreaming(t)
+	env.StartIngester(t)
 	w := &world{env: env, up: uploads.New(env.Deps), find: issues.New(env.Deps), company: env.Company(t, "Acme")}
 	w.uploader = env.User(t, w.company, testenv.UserSpec{Email: "ci@acme.test", Permissions: []string{routes.PermUploadScan}})
 	return w
@@ -75,7 +80,17 @@ func (w *world) uploadOK(t *testing.T, query string, body []byte) scanResult {
 	if out.Status != "ok" || uuid.Validate(out.ScanID) != nil || out.ProjectID == 0 {
 		t.Fatalf("upload answer: %s", res.Body)
 	}
+	w.ingested(t, w.uploader, out.ScanID)
 	return out
+}
+
+// ingested waits until the ingester has completed the scan, which the
+// uploader's company owns.
+func (w *world) ingested(t *testing.T, u testenv.User, scanID string) {
+	t.Helper()
+	if sc := w.env.WaitScan(t, u.CompanyID, scanID, 2*time.Minute); sc.Status != store.ScanComplete {
+		t.Fatalf("scan %s: %s %q %+v", scanID, sc.Status, sc.FailedReason, sc.ScanErrors)
+	}
 }
 
 // groups returns issue_count per group id (CWE id or file path) over all
@@ -274,19 +289,8 @@ func TestRetries(t *testing.T) {
 	}
 	check("retry")
 
-	// A first attempt interrupted after some issues: the retry completes it.
-	for _, is := range w.issues(t, "project=web&cwe=CWE-79") {
-		if err := w.env.Store.DeleteIssue(context.Background(), w.company.ID, is.ID); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if got, _ := w.groups(t, "project=web"); got["CWE-79"] != 0 {
-		t.Fatalf("after delete: %v", got)
-	}
-	if again := w.uploadOK(t, q, report(t, "codeql.sarif")); again != first {
-		t.Fatalf("resumed retry answered %+v", again)
-	}
-	check("resumed retry")
+	// A first attempt interrupted half-way is the ingester's to finish:
+	// the stream delivers the scan again (TestWorkerRedelivery).
 
 	for name, c := range map[string]struct{ query, file string }{
 		"other report":  {q, "semgrep.sarif"},
@@ -311,6 +315,7 @@ func TestRetries(t *testing.T) {
 	if res.Status != 200 || theirs.ScanID == first.ScanID {
 		t.Fatalf("other company, same run id: %d %s", res.Status, res.Body)
 	}
+	w.ingested(t, other.Admin, theirs.ScanID)
 	check("after the other company's upload")
 }
 
@@ -354,6 +359,11 @@ func TestConcurrentUploads(t *testing.T) {
 		if i < 4 {
 			scans[a.body] = true
 		}
+		var out scanResult
+		if err := json.Unmarshal([]byte(a.body), &out); err != nil {
+			t.Fatal(err)
+		}
+		w.ingested(t, w.uploader, out.ScanID)
 	}
 	if len(scans) != 1 {
 		t.Fatalf("one run answered differently: %v", scans)
@@ -371,16 +381,26 @@ func TestConcurrentUploads(t *testing.T) {
 }
 
 // manyResults is a valid SARIF log with n results.
-func manyResults(n int) []byte {
+func manyResults(n int) []byte { return manyRuns(1, n) }
+
+// manyRuns is a valid SARIF log of runs runs with n results each.
+func manyRuns(runs, n int) []byte {
 	var b strings.Builder
-	b.WriteString(`{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"t"}},"results":[`)
-	for i := 0; i < n; i++ {
-		if i > 0 {
+	b.WriteString(`{"version":"2.1.0","runs":[`)
+	for r := 0; r < runs; r++ {
+		if r > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString(`{"ruleId":"r","message":{"text":"x"},"properties":{"tags":["security"]}}`)
+		b.WriteString(`{"tool":{"driver":{"name":"t"}},"results":[`)
+		for i := 0; i < n; i++ {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(`{"ruleId":"r","message":{"text":"x"},"properties":{"tags":["security"]}}`)
+		}
+		b.WriteString(`]}`)
 	}
-	b.WriteString(`]}]}`)
+	b.WriteString(`]}`)
 	return []byte(b.String())
 }
 
@@ -389,7 +409,7 @@ func TestScanUploadErrors(t *testing.T) {
 	ok := report(t, "semgrep.sarif")
 	engines := strings.Join(reports.Engines(), ", ")
 	run := "engine=sarif&project=p&run_id=" + newRun()
-	tooBig := append([]byte(`{"version":"2.1.0","runs":[],"pad":"`), bytes.Repeat([]byte("a"), uploads.MaxReportBytes)...)
+	tooBig := append([]byte(`{"version":"2.1.0","runs":[],"pad":"`), bytes.Repeat([]byte("a"), 10<<20)...)
 	cases := []struct {
 		name, query string
 		body        []byte
@@ -411,8 +431,10 @@ func TestScanUploadErrors(t *testing.T) {
 		{"Semgrep JSON", run, []byte(`{"results":[],"errors":[],"version":"1.85.0"}`), 400, `Invalid SARIF report: unsupported version "1.85.0" (only 2.1.0 is supported)`},
 		{"wrong type", run, []byte(`{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"t"}},"results":{}}]}`), 400, `Invalid SARIF report: "runs.results" has the wrong type (a JSON object)`},
 		{"no driver", run, []byte(`{"version":"2.1.0","runs":[{"results":[]}]}`), 400, "Invalid SARIF report: runs[0].tool.driver.name is missing"},
-		{"too large", run, tooBig, 413, "The report exceeds the upload limit of 5 MiB"},
-		{"too many results", run, manyResults(uploads.MaxFindings + 1), 413, fmt.Sprintf("The report has %d results; at most %d are accepted per upload", uploads.MaxFindings+1, uploads.MaxFindings)},
+		{"too large", run, tooBig, 413, "The request body exceeds the upload limit of 10 MiB as sent (64 MiB decompressed); send a larger report gzip-compressed or in chunks (Upload-Offset, Upload-Length)"},
+		{"too many results", run, manyRuns(2, uploads.MaxFindings/2+1), 413, fmt.Sprintf("The report has %d results; at most %d are accepted per upload", uploads.MaxFindings+2, uploads.MaxFindings)},
+		{"too many results in a run", run, manyResults(uploads.MaxFindings + 1), 413, "The report has more than 25000 results in a run"},
+		{"too many runs", run, manyRuns(21, 1), 413, "The report has more than 20 runs"},
 	}
 	for _, c := range cases {
 		res := w.upload(t, w.uploader, c.query, c.body)

@@ -1,5 +1,9 @@
 // Command bench-ingest measures what storing a scan's findings costs on
-// DynamoDB Local (the one DYNAMODB_ENDPOINT names; `make bench` starts it):
+// DynamoDB Local (the one DYNAMODB_ENDPOINT names; `make bench` starts it,
+// with the local S3 server the uploads need): first the upload-to-countable
+// rate of the asynchronous upload at 1,000, 5,000 and 25,000 results
+// (BENCH_UPLOAD_SIZES) beside the raw BatchWriteItem rate of as many similar
+// items (upload.go); then
 // a first scan of N findings on a branch against a second scan that
 // re-detects the same N (identity kept, nothing to change), with the time
 // and the write and read capacity of each and their ratio, all in one run.
@@ -26,7 +30,14 @@ import (
 
 func main() {
 	sizes := flag.String("sizes", envOr("BENCH_REDETECT_SIZES", "1000,10000"), "finding counts to measure (env BENCH_REDETECT_SIZES)")
+	uploadSizes := flag.String("upload-sizes", envOr("BENCH_UPLOAD_SIZES", "1000,5000,25000"), "report sizes of the upload bench (env BENCH_UPLOAD_SIZES; empty skips it)")
 	flag.Parse()
+	if *uploadSizes != "" {
+		if err := uploadBench(context.Background(), os.Getenv("DYNAMODB_ENDPOINT"), *uploadSizes); err != nil {
+			fmt.Fprintln(os.Stderr, "bench-ingest:", err)
+			os.Exit(1)
+		}
+	}
 	if err := run(*sizes); err != nil {
 		fmt.Fprintln(os.Stderr, "bench-ingest:", err)
 		os.Exit(1)

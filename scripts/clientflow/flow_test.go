@@ -15,7 +15,8 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 
 // The client's flows against every group's handlers on a loopback server.
 func TestClientFlows(t *testing.T) {
-	env := testenv.New(t)
+	env := testenv.NewStreaming(t)
+	env.StartIngester(t)
 	acme := env.Company(t, "Acme")
 	srv := httptest.NewServer(registry.Mux(env.Deps))
 	defer srv.Close()

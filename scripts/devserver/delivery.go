@@ -7,15 +7,18 @@ import (
 
 	"github.com/acme/codescan-api/functions/dispatcher"
 	"github.com/acme/codescan-api/functions/dispatcher/localstream"
+	"github.com/acme/codescan-api/functions/ingester"
 	"github.com/acme/codescan-api/shared/config"
+	"github.com/acme/codescan-api/shared/reportstore"
 	"github.com/acme/codescan-api/shared/store"
 )
 
 // startDelivery runs, until ctx ends, what AWS runs beside the API: the
-// dispatcher on the table's stream (the event source mapping's local
-// stand-in) and the scheduled jobs (retries every few seconds, SLA checks
-// and the weekly digest every five minutes), all on the same code.
-func startDelivery(ctx context.Context, st *store.Store, endpoint, smtpAddr, baseURL string) error {
+// dispatcher and the ingester on the table's stream (one poller, the event
+// source mappings' local stand-in) and the scheduled jobs (retries every
+// few seconds, SLA checks and the weekly digest every five minutes), all on
+// the same code.
+func startDelivery(ctx context.Context, st *store.Store, endpoint, smtpAddr, baseURL string, reports reportstore.Store) error {
 	// Local receivers on loopback are allowed unless configured otherwise.
 	if os.Getenv(dispatcher.EnvAllowLoopback) == "" {
 		_ = os.Setenv(dispatcher.EnvAllowLoopback, "true")
@@ -34,7 +37,9 @@ func startDelivery(ctx context.Context, st *store.Store, endpoint, smtpAddr, bas
 		return err
 	}
 	go func() {
-		if err := (&localstream.Poller{Dispatcher: d, Streams: streams}).Run(ctx); err != nil {
+		in := &ingester.Ingester{Store: st, Reports: reports, Log: log}
+		p := &localstream.Poller{Dispatcher: d, Consumers: []localstream.Consumer{in.HandleImage}, Streams: streams}
+		if err := p.Run(ctx); err != nil {
 			log.Error("stream poller stopped", "error", err.Error())
 		}
 	}()

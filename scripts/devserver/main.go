@@ -27,7 +27,9 @@ import (
 	"github.com/acme/codescan-api/shared/devjwt"
 	"github.com/acme/codescan-api/shared/dynamolocal"
 	"github.com/acme/codescan-api/shared/maildev"
+	"github.com/acme/codescan-api/shared/reportstore/s3reports"
 	"github.com/acme/codescan-api/shared/routes"
+	"github.com/acme/codescan-api/shared/s3local"
 	"github.com/acme/codescan-api/shared/store"
 )
 
@@ -124,13 +126,25 @@ func run() error {
 	if err := writeJSON(docPath, doc); err != nil {
 		return err
 	}
-	if err := startDelivery(ctx, st, env.DynamoEndpoint, mailbox.SMTPAddr, baseURL); err != nil {
+	// Uploaded reports go to a local S3-compatible server (its data in
+	// .local/s3, kept like the table's), where the ingester reads them.
+	s3, err := s3local.Start(ctx, root, s3local.Options{Port: 4568, Dir: filepath.Join(localDir, "s3")})
+	if err != nil {
+		return err
+	}
+	defer s3.Stop()
+	bucket, err := s3reports.New(ctx, s3local.Bucket, s3.Endpoint)
+	if err != nil {
+		return err
+	}
+	if err := startDelivery(ctx, st, env.DynamoEndpoint, mailbox.SMTPAddr, baseURL, bucket); err != nil {
 		return err
 	}
 
 	deps := config.Deps{
-		Server: config.NewServer(env, st, auth.JWTConfig{Issuer: issuer, Audience: audience, Keys: keys.Keyfunc}),
-		Store:  st,
+		Server:  config.NewServer(env, st, auth.JWTConfig{Issuer: issuer, Audience: audience, Keys: keys.Keyfunc}),
+		Store:   st,
+		Reports: bucket,
 	}
 	mux := http.NewServeMux()
 	mux.Handle(routes.BasePath+"/", registry.Mux(deps))
@@ -181,8 +195,11 @@ API ready at %[1]s   (demo data and credentials: %[2]s)
 
 Notifications: emails in the local inbox at %[6]s; webhooks of the demo
 endpoint go to %[7]s (run any HTTP server there to watch them).
+Uploaded reports: stored in the local S3-compatible server (s3rver) at
+http://127.0.0.1:4568 and ingested by the worker on the table's stream;
+poll GET /scan/{id} until it is complete.
 
-Ctrl-C stops the API, the mail catcher and DynamoDB Local.
+Ctrl-C stops the API, the mail catcher, the S3 server and DynamoDB Local.
 `, doc.BaseURL, docPath, admin.APIKey, member.BearerToken, member.APIKey, doc.MailInboxURL, demo.DemoWebhookURL)
 }
 

@@ -1,6 +1,7 @@
 // Command lambdadeps fails when a Lambda main (functions/*/cmd/...) links
-// development or test code: DynamoDB Local helpers, the test environment,
-// net/http/httptest or the testing package.
+// development or test code: DynamoDB Local helpers, the local stream
+// poller, the local mail catcher and S3-compatible server, the test
+// environment, net/http/httptest or the testing package.
 package main
 
 import (
@@ -15,6 +16,9 @@ var forbidden = []string{
 	"github.com/acme/codescan-api/shared/testenv",
 	"github.com/acme/codescan-api/shared/demo",
 	"github.com/acme/codescan-api/shared/devjwt",
+	"github.com/acme/codescan-api/functions/dispatcher/localstream",
+	"github.com/acme/codescan-api/shared/maildev",
+	"github.com/acme/codescan-api/shared/s3local",
 	"net/http/httptest",
 	"testing",
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"net/url"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,7 +23,10 @@ import (
 	"github.com/acme/codescan-api/shared/config"
 	"github.com/acme/codescan-api/shared/demo"
 	"github.com/acme/codescan-api/shared/lambdahttp"
+	"github.com/acme/codescan-api/shared/reportstore"
+	"github.com/acme/codescan-api/shared/reportstore/s3reports"
 	"github.com/acme/codescan-api/shared/routes"
+	"github.com/acme/codescan-api/shared/s3local"
 )
 
 // world is the demo data on a DynamoDB Local table and the dependencies a
@@ -37,6 +41,16 @@ type world struct {
 func newWorld(ctx context.Context) (*world, error) {
 	deps, err := config.Load(ctx)
 	if err != nil {
+		return nil, err
+	}
+	// The uploads group's Lambda main adds the report bucket from
+	// REPORTS_BUCKET and S3_ENDPOINT (withddb sets them; make run's local
+	// S3 server otherwise).
+	bucket, endpoint := os.Getenv(reportstore.EnvBucket), os.Getenv(reportstore.EnvEndpoint)
+	if bucket == "" {
+		bucket, endpoint = s3local.Bucket, "http://127.0.0.1:4568"
+	}
+	if deps.Reports, err = s3reports.New(ctx, bucket, endpoint); err != nil {
 		return nil, err
 	}
 	if err := deps.Store.CreateTable(ctx, true); err != nil {

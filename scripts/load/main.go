@@ -29,11 +29,14 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/acme/codescan-api/functions/dispatcher/localstream"
+	"github.com/acme/codescan-api/functions/ingester"
 	"github.com/acme/codescan-api/functions/registry"
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/config"
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/recount"
+	"github.com/acme/codescan-api/shared/reportstore/s3reports"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/store"
 )
@@ -167,7 +170,9 @@ func run(clients int, d time.Duration) error {
 		return err
 	}
 	st := store.New(db, fmt.Sprintf("load_%d", time.Now().UnixNano()))
-	if err := st.CreateTable(ctx, false); err != nil {
+	// The stream feeds the ingester, as in the dev server: uploads answer
+	// at once and the worker writes their findings meanwhile.
+	if err := st.CreateTable(ctx, true); err != nil {
 		return err
 	}
 	company, key, err := tenant(ctx, st)
@@ -179,7 +184,21 @@ func run(clients int, d time.Duration) error {
 	if err != nil {
 		return err
 	}
-	hs := &http.Server{Handler: registry.Mux(config.Deps{Server: srv, Store: st}), ReadHeaderTimeout: 5 * time.Second}
+	bucket, err := s3reports.FromEnv(ctx)
+	if err != nil {
+		return err
+	}
+	streams, err := localstream.NewClient(ctx, endpoint)
+	if err != nil {
+		return err
+	}
+	in := &ingester.Ingester{Store: st, Reports: bucket, Log: srv.Log}
+	pollCtx, stopPoller := context.WithCancel(ctx)
+	defer stopPoller()
+	go func() {
+		_ = (&localstream.Poller{Store: st, Log: srv.Log, Streams: streams, Consumers: []localstream.Consumer{in.HandleImage}}).Run(pollCtx)
+	}()
+	hs := &http.Server{Handler: registry.Mux(config.Deps{Server: srv, Store: st, Reports: bucket}), ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = hs.Serve(ln) }()
 	defer hs.Close()
 	base := "http://" + ln.Addr().String() + routes.BasePath
@@ -228,6 +247,9 @@ func run(clients int, d time.Duration) error {
 	close(results)
 	<-collected
 	bad := summarize(all, d)
+	if err := ingested(ctx, st, company, 10*time.Minute); err != nil {
+		return err
+	}
 	if err := recount.Check(ctx, st, company); err != nil {
 		return fmt.Errorf("counters differ from a recount: %w", err)
 	}
@@ -324,4 +346,31 @@ func summarize(all []result, d time.Duration) int {
 		bad += server
 	}
 	return bad
+}
+
+// ingested waits until the ingester has ended every scan of the load's
+// project (none is processing any more).
+func ingested(ctx context.Context, st *store.Store, company int64, limit time.Duration) error {
+	proj, err := st.ProjectByName(ctx, company, "load")
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	for {
+		page, err := st.ListScans(ctx, company, store.ScanQuery{ProjectID: proj.ID, Status: store.ScanProcessing, Take: 1})
+		if err != nil {
+			return err
+		}
+		if len(page.Scans) == 0 {
+			fmt.Printf("ingestion: every upload ingested %s after the load\n", time.Since(start).Round(time.Second))
+			return nil
+		}
+		if time.Since(start) > limit {
+			return fmt.Errorf("scans still processing %s after the load", limit)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }

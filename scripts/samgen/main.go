@@ -103,6 +103,12 @@ func Generate() ([]byte, error) {
 		"Workers":           deployspec.Workers(),
 		"SESAction":         deployspec.SESAction,
 		"StreamFilter":      deployspec.StreamFilter,
+		"IngestFilter":      deployspec.IngestFilter,
+		"ReportsEnv":        deployspec.ReportsEnv,
+		"ReportsPrefix":     deployspec.ReportsPrefix,
+		"ChunksPrefix":      deployspec.ChunksPrefix,
+		"ReportDays":        deployspec.ReportDays,
+		"ChunkDays":         deployspec.ChunkDays,
 		"StreamReadActions": deployspec.StreamReadActions,
 		"Schedules":         schedules(),
 	})

@@ -186,7 +186,7 @@ func TestPoliciesAreExactlyTheGroupsNeeds(t *testing.T) {
 	_, tpl := readTemplate(t)
 	for _, f := range deployspec.All() {
 		res := tpl.Resources[f.Name()+"Function"]
-		var table, kms []string
+		var table, kms, objects, bucket []string
 		for _, p := range res.Properties.Policies {
 			for _, st := range p.Statement {
 				if st.Effect != "Allow" {
@@ -200,6 +200,10 @@ func TestPoliciesAreExactlyTheGroupsNeeds(t *testing.T) {
 						table = append(table, a)
 					case strings.HasPrefix(a, "kms:"):
 						kms = append(kms, a)
+					case a == "s3:ListBucket":
+						bucket = append(bucket, a)
+					case strings.HasPrefix(a, "s3:"):
+						objects = append(objects, a)
 					default:
 						t.Errorf("%s is granted %s, which deployspec does not list", f.Group, a)
 					}
@@ -211,6 +215,12 @@ func TestPoliciesAreExactlyTheGroupsNeeds(t *testing.T) {
 		}
 		if !slices.Equal(kms, f.KMSActions) {
 			t.Errorf("%s KMS actions %v, want %v", f.Group, kms, f.KMSActions)
+		}
+		if !slices.Equal(objects, f.ReportObjectActions) || !slices.Equal(bucket, f.ReportBucketActions) {
+			t.Errorf("%s report bucket actions %v %v, want %v %v", f.Group, objects, bucket, f.ReportObjectActions, f.ReportBucketActions)
+		}
+		if _, ok := res.Properties.Environment.Variables[deployspec.ReportsEnv]; ok != f.UsesReports() {
+			t.Errorf("%s: %s set %v, uses the report bucket %v", f.Group, deployspec.ReportsEnv, ok, f.UsesReports())
 		}
 		if _, ok := res.Properties.Environment.Variables[deployspec.KMSKeyEnv]; ok != (len(f.KMSActions) > 0) {
 			t.Errorf("%s: %s set %v, want it exactly when the group uses the key", f.Group, deployspec.KMSKeyEnv, ok)
@@ -284,7 +294,7 @@ func workerEvents[E any](t *testing.T, id string, events map[string]E) bool {
 		var evs map[string]struct{ Type string }
 		_ = json.Unmarshal(raw, &evs)
 		want := map[string]int{}
-		if w.Group == deployspec.WorkerDispatcher {
+		if w.Group == deployspec.WorkerDispatcher || w.Group == deployspec.WorkerIngester {
 			want["DynamoDB"] = 1
 		} else {
 			want["Schedule"] = len(deployspec.Schedules)

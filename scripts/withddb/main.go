@@ -1,8 +1,9 @@
-// Command withddb starts one in-memory DynamoDB Local and one local mail
-// catcher (maildev), runs the given command with DYNAMODB_ENDPOINT,
-// MAILDEV_SMTP and MAILDEV_WEB pointing at them, stops them, and exits with
-// the command's status. `make test` and `make bench` use it so every test
-// package shares one DynamoDB Local.
+// Command withddb starts one in-memory DynamoDB Local, one local mail
+// catcher (maildev) and one local S3-compatible server (s3rver, with the
+// report bucket), runs the given command with DYNAMODB_ENDPOINT,
+// MAILDEV_SMTP, MAILDEV_WEB, S3_ENDPOINT and REPORTS_BUCKET pointing at
+// them, stops them, and exits with the command's status. `make test` and
+// `make bench` use it so every test package shares one of each.
 package main
 
 import (
@@ -16,6 +17,8 @@ import (
 
 	"github.com/acme/codescan-api/shared/dynamolocal"
 	"github.com/acme/codescan-api/shared/maildev"
+	"github.com/acme/codescan-api/shared/reportstore"
+	"github.com/acme/codescan-api/shared/s3local"
 )
 
 func main() {
@@ -39,12 +42,21 @@ func main() {
 		fmt.Fprintln(os.Stderr, "withddb:", err)
 		os.Exit(1)
 	}
+	s3, err := s3local.Start(context.Background(), root, s3local.Options{})
+	if err != nil {
+		mail.Stop()
+		ddb.Stop()
+		fmt.Fprintln(os.Stderr, "withddb:", err)
+		os.Exit(1)
+	}
 	signal.Ignore(os.Interrupt, syscall.SIGTERM) // the child gets them; we clean up after it
 	cmd := exec.Command(os.Args[1], os.Args[2:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.Env = append(os.Environ(), "DYNAMODB_ENDPOINT="+ddb.Endpoint,
-		maildev.EnvSMTP+"="+mail.SMTPAddr, maildev.EnvWeb+"="+mail.WebURL)
+		maildev.EnvSMTP+"="+mail.SMTPAddr, maildev.EnvWeb+"="+mail.WebURL,
+		reportstore.EnvEndpoint+"="+s3.Endpoint, reportstore.EnvBucket+"="+s3local.Bucket)
 	err = cmd.Run()
+	s3.Stop()
 	mail.Stop()
 	ddb.Stop()
 	var exit *exec.ExitError

@@ -17,6 +17,7 @@ import (
 
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/httpapi"
+	"github.com/acme/codescan-api/shared/reportstore"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
@@ -98,6 +99,10 @@ func NewServer(env Env, st *store.Store, jwtCfg auth.JWTConfig) *httpapi.Server 
 type Deps struct {
 	Server *httpapi.Server
 	Store  *store.Store
+	// Reports is the report bucket: the uploads group stores reports and
+	// chunks there (its Lambda main, the dev server and the tests set it;
+	// the other groups go without, and without the S3 client).
+	Reports reportstore.Store
 }
 
 // NewDynamoDB returns a client for AWS, or for DynamoDB Local when endpoint

@@ -36,7 +36,17 @@ type Function struct {
 	KMSActions     []string // sorted; empty: the group never uses the key
 	MemoryMB       int
 	TimeoutSeconds int
+	// Report bucket access: ReportObjectActions on the objects under
+	// ReportPrefixes (reportstore's key prefixes), ReportBucketActions on
+	// the bucket itself; empty: the function never touches the bucket.
+	ReportObjectActions []string
+	ReportPrefixes      []string
+	ReportBucketActions []string
 }
+
+// UsesReports reports whether the function reads or writes the report
+// bucket (it then gets REPORTS_BUCKET).
+func (f Function) UsesReports() bool { return len(f.ReportObjectActions) > 0 }
 
 // authn is what every authenticated request needs: the API key or token
 // subject look-up is a single-item read, the user and company one batch
@@ -95,6 +105,19 @@ var tableActions = map[string][]string{
 	routes.GroupAccounts: with(authn, "dynamodb:DeleteItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"),
 }
 
+// ReportsEnv names the environment variable that carries the report
+// bucket's name (reportstore.EnvBucket).
+const ReportsEnv = "REPORTS_BUCKET"
+
+// Report key prefixes (reportstore.ReportsPrefix, reportstore.ChunksPrefix)
+// and their lifetimes in days (the bucket's lifecycle rules).
+const (
+	ReportsPrefix = "reports/"
+	ChunksPrefix  = "chunks/"
+	ReportDays    = 7
+	ChunkDays     = 1
+)
+
 var kmsActions = map[string][]string{
 	routes.GroupIntegrations: {"kms:Decrypt", "kms:Encrypt"},
 	routes.GroupWebhooks:     {"kms:Decrypt", "kms:Encrypt"},
@@ -122,6 +145,13 @@ func Of(group string) Function {
 	}
 	if big[group] {
 		f.MemoryMB, f.TimeoutSeconds = 1024, 25
+	}
+	if group == routes.GroupUploads {
+		// Reports and chunks are written and read back (a chunked upload
+		// assembles its chunks); the chunks of an upload are listed.
+		f.ReportObjectActions = []string{"s3:GetObject", "s3:PutObject"}
+		f.ReportPrefixes = []string{ReportsPrefix, ChunksPrefix}
+		f.ReportBucketActions = []string{"s3:ListBucket"}
 	}
 	return f
 }
@@ -159,10 +189,13 @@ func with(base []string, more ...string) []string {
 
 // Functions no route reaches: the dispatcher reads the table's stream (an
 // event source mapping with a failure queue), the scheduler runs the
-// scheduled jobs (delivery retries, SLA checks, the weekly digest).
+// scheduled jobs (delivery retries, SLA checks, the weekly digest), the
+// ingester reads the same stream for new scans of uploaded reports (an
+// event source mapping of its own, with its own failure queue).
 const (
 	WorkerDispatcher = "dispatcher"
 	WorkerScheduler  = "scheduler"
+	WorkerIngester   = "ingester"
 )
 
 // StreamReadActions are what the dispatcher's event source mapping needs on
@@ -194,15 +227,34 @@ func (s Schedule) Input() string { return `{"job":"` + s.Name + `"}` }
 // (store.EventEntity) invoke the dispatcher.
 const StreamFilter = `{"dynamodb":{"NewImage":{"entity":{"S":["event"]}}},"eventName":["INSERT"]}`
 
-// Workers returns the needs of the non-route functions. Both read
-// deliveries, endpoints, users and settings (GetItem, Query), claim and
-// finish deliveries (PutItem, UpdateItem, transactions of them), open
-// signing secrets (kms:Decrypt) and send email.
+// IngestFilter is the ingester's event source mapping filter: only new
+// scan items (sort key SCAN#...) of uploaded reports (with a run id) in
+// status processing invoke it (ingester.JobOf reads the same).
+const IngestFilter = `{"dynamodb":{"NewImage":{"SK":{"S":[{"prefix":"SCAN#"}]},"run_id":{"S":[{"exists":true}]},"status":{"S":["processing"]}}},"eventName":["INSERT"]}`
+
+// Workers returns the needs of the non-route functions. The dispatcher
+// and the scheduler read deliveries, endpoints, users and settings
+// (GetItem, Query), claim and finish deliveries (PutItem, UpdateItem,
+// transactions of them), open signing secrets (kms:Decrypt) and send
+// email. The ingester reads a scan and its project (GetItem), the report
+// (s3:GetObject under reports/), and writes the findings as the upload did
+// before it was asynchronous (ApplyScan: BatchGetItem, Query, BatchWriteItem,
+// transactions of puts, updates and deletes); it neither decrypts nor
+// sends email.
 func Workers() []Function {
 	actions := []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"}
 	return []Function{
 		{Group: WorkerDispatcher, TableActions: actions, KMSActions: []string{"kms:Decrypt"}, MemoryMB: 256, TimeoutSeconds: 60},
 		// The SLA check and the digest read every company's issues.
 		{Group: WorkerScheduler, TableActions: actions, KMSActions: []string{"kms:Decrypt"}, MemoryMB: 512, TimeoutSeconds: 300},
+		// A report of 25,000 results: parsed in memory (at most 64 MiB
+		// decompressed), written in some minutes at worst.
+		{Group: WorkerIngester, TableActions: with(actions, "dynamodb:BatchGetItem", "dynamodb:BatchWriteItem", "dynamodb:DeleteItem"),
+			MemoryMB: 256, TimeoutSeconds: 900,
+			ReportObjectActions: []string{"s3:GetObject"}, ReportPrefixes: []string{ReportsPrefix}},
 	}
 }
+
+// Mailer reports whether the worker sends email (and gets the mail
+// settings, kms:Decrypt on the secrets key and ses:SendEmail).
+func (f Function) Mailer() bool { return f.Group == WorkerDispatcher || f.Group == WorkerScheduler }

@@ -38,9 +38,10 @@ func (l *limitedBody) Read(p []byte) (int, error) {
 }
 
 // decodeBody applies the request's Content-Encoding: gzip is decoded (the
-// encoded and the decoded size each held to limit while reading), none or
-// identity is read as is, anything else (several codings included) is 415.
-func decodeBody(r *http.Request, limit int64) error {
+// encoded size held to limit and the decoded one to decoded while
+// reading), none or identity is read as is, anything else (several codings
+// included) is 415.
+func decodeBody(r *http.Request, limit, decoded int64) error {
 	codings := r.Header.Values("Content-Encoding")
 	coding := strings.ToLower(strings.TrimSpace(strings.Join(codings, ",")))
 	raw := &limitedBody{r: r.Body, n: limit}
@@ -56,7 +57,7 @@ func decodeBody(r *http.Request, limit int64) error {
 		if err != nil {
 			return OfKind(KindInvalid, "The request body is not valid gzip")
 		}
-		r.Body = readCloser{&limitedBody{r: gzipErrors{zr}, n: limit}, r.Body}
+		r.Body = readCloser{&limitedBody{r: gzipErrors{zr}, n: decoded}, r.Body}
 		r.Header.Del("Content-Encoding")
 		r.Header.Del("Content-Length")
 		r.ContentLength = -1

@@ -70,7 +70,7 @@ func (s *Server) serve(rt routes.Route, h HandlerFunc) http.Handler {
 		if err := checkCredentials(r); err != nil {
 			return routes.ErrorField, err
 		}
-		if err := decodeBody(r, rt.BodyLimit()); err != nil {
+		if err := decodeBody(r, rt.BodyLimit(), rt.DecodedLimit()); err != nil {
 			return routes.ErrorField, err
 		}
 		// A path token is a parameter before it is a credential: its shape

@@ -78,3 +78,30 @@ func TestAuthenticatedOperationsDocumentTheRateLimit(t *testing.T) {
 		}
 	}
 }
+
+// The request headers a route reads and the response headers it sets are
+// documented on its operation (the headers in parameters, the response
+// headers on its 200 answer).
+func TestRouteHeadersAreDocumented(t *testing.T) {
+	raw, err := openapi.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := openapi3.NewLoader().LoadFromData(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rt := range routes.Table {
+		op := doc.Paths.Find(rt.Path).GetOperation(rt.Method)
+		for _, h := range rt.Headers {
+			if op.Parameters.GetByInAndName("header", h) == nil {
+				t.Errorf("%s %s: request header %s is not documented", rt.Method, rt.Path, h)
+			}
+		}
+		for _, h := range rt.ResponseHeaders {
+			if ok := op.Responses.Status(200); ok == nil || ok.Value.Headers[h] == nil {
+				t.Errorf("%s %s: response header %s is not documented", rt.Method, rt.Path, h)
+			}
+		}
+	}
+}

@@ -93,6 +93,14 @@ func (r Route) BodyLimit() int64 {
 	return DefaultMaxBodyBytes
 }
 
+// DecodedLimit is the bound of a gzip-encoded body once decoded.
+func (r Route) DecodedLimit() int64 {
+	if r.MaxDecodedBytes > 0 {
+		return r.MaxDecodedBytes
+	}
+	return r.BodyLimit()
+}
+
 // DefaultMaxBodyBytes: a body may use most of Lambda's 6 MB synchronous
 // payload.
 const DefaultMaxBodyBytes = 5 << 20

@@ -65,6 +65,14 @@ type Route struct {
 	// MaxBodyBytes bounds the request body after decoding
 	// (DefaultMaxBodyBytes when 0).
 	MaxBodyBytes int64
+	// MaxDecodedBytes, when set, is the bound of a gzip-encoded body once
+	// decoded (counted while reading), MaxBodyBytes then bounding it as
+	// sent: a compressed report may expand past what the wire carries.
+	MaxDecodedBytes int64
+	// Headers are the request headers the handler reads besides the
+	// credential and Content-Encoding, and the response headers it sets:
+	// the OpenAPI document lists them (a test checks it).
+	Headers, ResponseHeaders []string
 	// Errors is the shape of the route's error bodies.
 	Errors ErrorForm
 	// TextFields are the JSON body's top-level members that people read
@@ -125,7 +133,12 @@ var Table = []Route{
 	{Method: "PATCH", Path: "/integrations/scm-provider/{integration_uuid}", Group: GroupIntegrations, Access: Permission, Permission: PermManageIntegration, Params: []Param{UUIDParam("integration_uuid")},
 		TextFields: []string{"name", "org_allowlist"}},
 
+	// Reports: 10 MiB as sent (GitHub's limit of a gzip report; Lambda's
+	// 6 MB payload limit comes first in AWS, bigger reports come in chunks:
+	// Upload-Offset/Upload-Length), 64 MiB once decompressed.
 	{Method: "POST", Path: "/scan-upload", Group: GroupUploads, Access: Permission, Permission: PermUploadScan, Errors: StatusMessage,
+		MaxBodyBytes: 10 << 20, MaxDecodedBytes: 64 << 20,
+		Headers: []string{"Upload-Offset", "Upload-Length"}, ResponseHeaders: []string{"Upload-Offset"},
 		Params: []Param{TextParam("engine", 32), UUIDParam("run_id"), TextParam("project", 1020), TextParam("branch", 1020), TextParam("repo_url", 2048), TextParam("ci", 16), TextParam("ci_platform", 1020)}},
 	{Method: "POST", Path: "/ci-data-upload", Group: GroupUploads, Access: Permission, Permission: PermUploadScan, Errors: StatusMessage,
 		Params: []Param{UUIDParam("run_id"), TextParam("platform", 1020)}},

@@ -65,6 +65,9 @@ func Main(m *testing.M) {
 	if mailProc != nil {
 		mailProc.Stop()
 	}
+	if s3Proc != nil {
+		s3Proc.Stop()
+	}
 	os.Exit(code)
 }
 
@@ -195,7 +198,7 @@ func newEnv(t testing.TB, st *store.Store) *Env {
 	authn := auth.New(st, auth.JWTConfig{Issuer: Issuer, Audience: Audience, Keys: k.Keyfunc})
 	return &Env{
 		Store: st,
-		Deps:  config.Deps{Server: &httpapi.Server{Auth: authn, Log: log}, Store: st},
+		Deps:  config.Deps{Server: &httpapi.Server{Auth: authn, Log: log}, Store: st, Reports: lazyReports{t}},
 		RSA:   rk, EC: ek, Logs: logs,
 	}
 }

@@ -1,7 +1,8 @@
 // Package localstream reads a table's stream through the DynamoDB Streams
-// API of DynamoDB Local and hands new outbox items to the dispatcher: the
-// dev server's and the tests' stand-in for the Lambda event source mapping
-// (no Lambda binary imports it).
+// API of DynamoDB Local and hands new items to their consumers (new outbox
+// items to the dispatcher, new scans of uploaded reports to the ingester):
+// the dev server's and the tests' stand-in for the Lambda event source
+// mappings (no Lambda binary imports it).
 package localstream
 
 import (
@@ -9,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"log/slog"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
@@ -35,17 +38,67 @@ func NewClient(ctx context.Context, endpoint string) (*dynamodbstreams.Client, e
 	}), nil
 }
 
-// Poller reads the table's stream and hands new outbox items to Dispatch.
+// Consumer handles the new image of an inserted item (and ignores the
+// items that are not its own, as its event source mapping's filter does in
+// AWS). An error makes the poller read the record again, for every
+// consumer: consumers are idempotent.
+type Consumer func(ctx context.Context, image map[string]ddbtypes.AttributeValue) error
+
+// Poller reads the table's stream and hands each new item to every
+// consumer: the dispatcher's (new outbox items to Dispatch) when Dispatcher
+// is set, then Consumers.
 //
 // It keeps no checkpoint: after a restart it reads the stream from its trim
-// horizon (24 hours of changes) again, and the delivery claims make every
-// event already sent a no-op, so an event written while no poller ran, or
-// whose sending was cut short, is delivered once after the restart.
+// horizon (24 hours of changes) again, and the consumers' idempotence (the
+// delivery claims, a scan ingested only while processing) makes every item
+// already handled a no-op, so an item written while no poller ran, or whose
+// handling was cut short, is handled once after the restart.
 type Poller struct {
 	Dispatcher *dispatcher.Dispatcher
-	Streams    *dynamodbstreams.Client
+	Consumers  []Consumer
+	// Store is the table read (default: the dispatcher's).
+	Store *store.Store
+	// Log receives the poller's errors (default: the dispatcher's, else
+	// slog's default).
+	Log     *slog.Logger
+	Streams *dynamodbstreams.Client
 	// Idle is the pause between reads that found nothing (default 200ms).
 	Idle time.Duration
+}
+
+// DispatchConsumer hands new outbox items to d.Dispatch.
+func DispatchConsumer(d *dispatcher.Dispatcher) Consumer {
+	return func(ctx context.Context, image map[string]ddbtypes.AttributeValue) error {
+		ev, ok, err := store.DecodeEventImage(image)
+		if err != nil {
+			d.Log.Error("outbox item not readable, skipped", "error", err.Error())
+			return nil
+		}
+		if ok {
+			if failed := d.Dispatch(ctx, []store.Event{ev}); len(failed) > 0 {
+				return errors.New("dispatch failed")
+			}
+		}
+		return nil
+	}
+}
+
+func (p *Poller) consumers() []Consumer {
+	var out []Consumer
+	if p.Dispatcher != nil {
+		out = append(out, DispatchConsumer(p.Dispatcher))
+	}
+	return append(out, p.Consumers...)
+}
+
+func (p *Poller) log() *slog.Logger {
+	switch {
+	case p.Log != nil:
+		return p.Log
+	case p.Dispatcher != nil:
+		return p.Dispatcher.Log
+	}
+	return slog.Default()
 }
 
 // shardState is a shard's read position.
@@ -61,7 +114,14 @@ func (p *Poller) Run(ctx context.Context) error {
 	if idle <= 0 {
 		idle = 200 * time.Millisecond
 	}
-	st := p.Dispatcher.Store
+	st := p.Store
+	if st == nil && p.Dispatcher != nil {
+		st = p.Dispatcher.Store
+	}
+	if st == nil {
+		return errors.New("stream poller: no table")
+	}
+	consumers := p.consumers()
 	desc, err := st.DB.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(st.Table)})
 	if err != nil {
 		return err
@@ -73,16 +133,16 @@ func (p *Poller) Run(ctx context.Context) error {
 	shards := map[string]*shardState{}
 	for ctx.Err() == nil {
 		if err := p.discover(ctx, arn, shards); err != nil && ctx.Err() == nil {
-			p.Dispatcher.Log.Error("stream poller: describe stream", "error", err.Error())
+			p.log().Error("stream poller: describe stream", "error", err.Error())
 		}
 		got := 0
 		for id, s := range shards {
 			if s.done {
 				continue
 			}
-			n, err := p.readShard(ctx, arn, id, s)
+			n, err := p.readShard(ctx, arn, id, s, consumers)
 			if err != nil && ctx.Err() == nil {
-				p.Dispatcher.Log.Error("stream poller: read shard", "shard", id, "error", err.Error())
+				p.log().Error("stream poller: read shard", "shard", id, "error", err.Error())
 				s.iterator = "" // reopen after the last record handed over
 			}
 			got += n
@@ -116,9 +176,10 @@ func (p *Poller) discover(ctx context.Context, arn string, shards map[string]*sh
 	}
 }
 
-// readShard reads one batch of a shard and dispatches its new outbox items;
-// on a failed dispatch it stays before the failed record, to read it again.
-func (p *Poller) readShard(ctx context.Context, arn, id string, s *shardState) (int, error) {
+// readShard reads one batch of a shard and hands its new items to the
+// consumers; when one fails it stays before the failed record, to read it
+// again.
+func (p *Poller) readShard(ctx context.Context, arn, id string, s *shardState, consumers []Consumer) (int, error) {
 	if s.iterator == "" {
 		in := &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(arn), ShardId: aws.String(id), ShardIteratorType: types.ShardIteratorTypeTrimHorizon}
 		if s.last != "" {
@@ -156,11 +217,11 @@ func (p *Poller) readShard(ctx context.Context, arn, id string, s *shardState) (
 			if err != nil {
 				return 0, err
 			}
-			ev, ok, err := store.DecodeEventImage(image)
-			if err != nil {
-				p.Dispatcher.Log.Error("outbox item not readable, skipped", "sequence", seq, "error", err.Error())
-			} else if ok {
-				if failed := p.Dispatcher.Dispatch(ctx, []store.Event{ev}); len(failed) > 0 {
+			for _, c := range consumers {
+				if err := c(ctx, image); err != nil {
+					if ctx.Err() == nil {
+						p.log().Error("stream poller: consumer failed, read again", "sequence", seq, "error", err.Error())
+					}
 					s.iterator = "" // read it again from after s.last
 					return len(out.Records), nil
 				}

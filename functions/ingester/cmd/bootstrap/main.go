@@ -1,0 +1,25 @@
+// Command bootstrap is the ingester Lambda function: the handler of the
+// table stream's event source mapping for new scans of uploaded reports.
+package main
+
+import (
+	"context"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/acme/codescan-api/functions/ingester"
+	"github.com/acme/codescan-api/shared/config"
+	"github.com/acme/codescan-api/shared/reportstore/s3reports"
+)
+
+func main() {
+	ctx := context.Background()
+	d := config.MustLoad(ctx)
+	bucket, err := s3reports.FromEnv(ctx)
+	if err != nil {
+		d.Server.Log.Error("configuration", "error", err.Error())
+		return
+	}
+	in := &ingester.Ingester{Store: d.Store, Reports: bucket, Log: d.Server.Log}
+	lambda.Start(in.HandleStream)
+}

@@ -1,0 +1,216 @@
+// Package ingester is the asynchronous half of POST /scan-upload: the
+// upload stores the report in the report bucket and creates its scan in
+// status processing; the new scan item reaches this worker through the
+// table's stream (in AWS an event source mapping filtered to such items,
+// locally the stream poller of the dev server and the tests), and the
+// worker reads the report back, parses it and writes its findings through
+// the store's idempotent write paths, which complete the scan. A report
+// that retrying cannot fix (unreadable, invalid, too many results) ends
+// the scan incomplete with failed_reason and scan_errors.
+package ingester
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/acme/codescan-api/shared/ingest"
+	"github.com/acme/codescan-api/shared/reports"
+	"github.com/acme/codescan-api/shared/reportstore"
+	"github.com/acme/codescan-api/shared/store"
+)
+
+// Ingester stores the findings of uploaded reports.
+type Ingester struct {
+	Store   *store.Store
+	Reports reportstore.Store
+	Log     *slog.Logger
+}
+
+// Job names one scan to ingest.
+type Job struct {
+	CompanyID int64
+	ScanID    string
+}
+
+// scanSKPrefix is the sort key prefix of scan items.
+const scanSKPrefix = "SCAN#"
+
+// JobOf reads a new item's image: a scan of an uploaded report (it has a
+// run id) created in status processing is a job; anything else is not.
+// It mirrors deployspec.IngestFilter, which selects the same items in AWS.
+func JobOf(get func(name string) (string, bool)) (Job, bool) {
+	sk, _ := get("SK")
+	status, _ := get("status")
+	run, _ := get("run_id")
+	id, _ := get("id")
+	company, _ := get("company_id")
+	if !strings.HasPrefix(sk, scanSKPrefix) || status != store.ScanProcessing || run == "" || id == "" {
+		return Job{}, false
+	}
+	n, err := strconv.ParseInt(company, 10, 64)
+	if err != nil || n <= 0 {
+		return Job{}, false
+	}
+	return Job{CompanyID: n, ScanID: id}, true
+}
+
+// JobOfImage is JobOf for an image in SDK attribute values (the local
+// stream poller's).
+func JobOfImage(image map[string]ddbtypes.AttributeValue) (Job, bool) {
+	return JobOf(func(name string) (string, bool) {
+		switch v := image[name].(type) {
+		case *ddbtypes.AttributeValueMemberS:
+			return v.Value, true
+		case *ddbtypes.AttributeValueMemberN:
+			return v.Value, true
+		}
+		return "", false
+	})
+}
+
+// HandleImage ingests the scan a new item's image names, if it names one:
+// the local stream poller's consumer.
+func (in *Ingester) HandleImage(ctx context.Context, image map[string]ddbtypes.AttributeValue) error {
+	job, ok := JobOfImage(image)
+	if !ok {
+		return nil
+	}
+	return in.Ingest(ctx, job)
+}
+
+// HandleStream is the Lambda handler of the stream event source mapping:
+// each new scan is ingested in turn; one whose ingestion failed in a way a
+// retry may fix (throttling, a busy branch, the bucket unavailable) is
+// reported as a batch item failure, so Lambda retries from it (bisecting,
+// then sending the batch's description to the failure queue).
+func (in *Ingester) HandleStream(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+	var out events.DynamoDBEventResponse
+	for _, r := range ev.Records {
+		if r.EventName != string(events.DynamoDBOperationTypeInsert) {
+			continue
+		}
+		image := r.Change.NewImage
+		job, ok := JobOf(func(name string) (string, bool) {
+			v, ok := image[name]
+			if !ok {
+				return "", false
+			}
+			switch v.DataType() {
+			case events.DataTypeString:
+				return v.String(), true
+			case events.DataTypeNumber:
+				return v.Number(), true
+			}
+			return "", false
+		})
+		if !ok {
+			continue
+		}
+		if err := in.Ingest(ctx, job); err != nil {
+			out.BatchItemFailures = append(out.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: r.Change.SequenceNumber})
+			// Lambda retries from the first failure on: the rest of the
+			// batch comes again with it.
+			break
+		}
+	}
+	return out, nil
+}
+
+// Problem levels of scan_errors, as the real client reads them.
+const levelError = "error"
+
+// Ingest stores the findings of one uploaded report. It is idempotent: a
+// scan that is no longer processing (ingested, or failed, by an earlier
+// delivery) is left alone, and writing the same findings again changes
+// nothing. It returns an error only for what a retry may fix.
+func (in *Ingester) Ingest(ctx context.Context, job Job) error {
+	sc, err := in.Store.GetScan(ctx, job.CompanyID, job.ScanID)
+	if errors.Is(err, store.ErrNotFound) {
+		in.Log.Warn("ingest: scan not found", "company_id", job.CompanyID, "scan_id", job.ScanID)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if sc.Status != store.ScanProcessing {
+		return nil
+	}
+	raw, err := in.Reports.Get(ctx, reportstore.ReportKey(job.CompanyID, sc.ID, sc.ReportSHA256), ingest.MaxReportBytes)
+	switch {
+	case errors.Is(err, reportstore.ErrNotFound):
+		return in.fail(ctx, sc, "The uploaded report could not be read", "the stored report is missing (reports expire after %d days)", reportstore.ReportDays)
+	case errors.Is(err, reportstore.ErrTooLarge):
+		return in.fail(ctx, sc, "The uploaded report is too large", "the stored report exceeds %d MiB", ingest.MaxReportBytes>>20)
+	case err != nil:
+		return err
+	}
+	data, err := ingest.Decode(raw)
+	switch {
+	case errors.Is(err, ingest.ErrBadGzip):
+		return in.fail(ctx, sc, "The uploaded report could not be read", "the report is not valid gzip")
+	case errors.Is(err, ingest.ErrTooLarge):
+		return in.fail(ctx, sc, "The uploaded report is too large", "the decompressed report exceeds %d MiB", ingest.MaxReportBytes>>20)
+	}
+	rep, err := reports.Parse(sc.Engine, data)
+	var bad *reports.InvalidError
+	var big *reports.TooLargeError
+	switch {
+	case errors.As(err, &bad):
+		return in.fail(ctx, sc, "The uploaded report is invalid", "invalid %s report: %s", sc.Engine, bad.Problem)
+	case errors.As(err, &big):
+		return in.fail(ctx, sc, "The uploaded report is too large", "the report has more than %d %s", big.Limit, big.What)
+	case err != nil:
+		return in.fail(ctx, sc, "The uploaded report could not be read", "%s", err.Error())
+	}
+	if n := len(rep.Findings); n > ingest.MaxFindings {
+		return in.fail(ctx, sc, "The uploaded report is too large", "the report has %d results; at most %d are accepted per upload", n, ingest.MaxFindings)
+	}
+	proj, err := in.Store.GetProject(ctx, job.CompanyID, sc.ProjectID)
+	if err != nil {
+		return err
+	}
+	if err := ingest.Write(ctx, in.Store, job.CompanyID, sc, proj, rep.Findings); err != nil {
+		in.Log.Error("ingest: write findings", "company_id", job.CompanyID, "scan_id", sc.ID, "error", err.Error())
+		return err
+	}
+	in.Log.Info("ingest: scan complete", "company_id", job.CompanyID, "scan_id", sc.ID, "findings", len(rep.Findings))
+	return nil
+}
+
+// fail ends the scan incomplete: reason is its failed_reason, the detail
+// its one scan error; the scan_failed notification event (id
+// scan_failed-<scan id>) is recorded with it.
+func (in *Ingester) fail(ctx context.Context, sc store.Scan, reason, detail string, args ...any) error {
+	msg := fmt.Sprintf(detail, args...)
+	proj, err := in.Store.GetProject(ctx, sc.CompanyID, sc.ProjectID)
+	if err != nil {
+		return err
+	}
+	data, err := json.Marshal(map[string]any{
+		"scan_id": sc.ID, "project_id": sc.ProjectID, "project_name": proj.Name, "branch": sc.Branch,
+		"tool": sc.Tool, "failed_reason": reason,
+	})
+	if err != nil {
+		return err
+	}
+	ev := &store.Event{ID: "scan_failed-" + sc.ID, CompanyID: sc.CompanyID, Type: "scan_failed", CreatedAt: time.Now().UTC(), Data: data}
+	changed, err := in.Store.FailScan(ctx, sc.CompanyID, sc.ID, reason, []store.ScanError{{
+		ScanType: sc.Engine, Level: levelError, Location: "report", Message: msg,
+	}}, ev)
+	if err != nil {
+		return err
+	}
+	if changed {
+		in.Log.Warn("ingest: scan incomplete", "company_id", sc.CompanyID, "scan_id", sc.ID, "reason", reason, "detail", msg)
+	}
+	return nil
+}

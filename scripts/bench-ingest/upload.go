@@ -1,0 +1,304 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/google/uuid"
+
+	"github.com/acme/codescan-api/functions/dispatcher/localstream"
+	"github.com/acme/codescan-api/functions/ingester"
+	"github.com/acme/codescan-api/functions/uploads"
+	"github.com/acme/codescan-api/shared/auth"
+	"github.com/acme/codescan-api/shared/config"
+	"github.com/acme/codescan-api/shared/httpapi"
+	"github.com/acme/codescan-api/shared/ingest"
+	"github.com/acme/codescan-api/shared/reportstore/s3reports"
+	"github.com/acme/codescan-api/shared/routes"
+	"github.com/acme/codescan-api/shared/store"
+)
+
+// chunkSize: reports larger than one chunk go by the chunked protocol, as
+// a gzip file (the real client chunks 1 MiB at a time, and only reports over
+// 50 MiB; the bench chunks smaller ones so the 25,000-result report, some
+// 400 KiB compressed, takes the chunked path).
+const chunkSize = 128 << 10
+
+// uploadBench measures, for each size, a gzip SARIF report of n results
+// (over n/10 files and 40 CWEs, like report) from its upload through the
+// uploads handler (chunked when over a chunk) to the scan complete (the
+// ingester on the table's stream, through the local poller), beside the
+// raw BatchWriteItem floor: n items shaped like the issues written, in
+// batches of 25 on 4 parallel writers, on the same DynamoDB Local.
+func uploadBench(ctx context.Context, endpoint, sizes string) error {
+	if endpoint == "" {
+		return fmt.Errorf("DYNAMODB_ENDPOINT is unset (run it with `make bench`)")
+	}
+	db, err := config.NewDynamoDB(ctx, endpoint)
+	if err != nil {
+		return err
+	}
+	st := store.New(db, fmt.Sprintf("bench_upload_%d", time.Now().UnixNano()))
+	if err := st.CreateTable(ctx, true); err != nil {
+		return err
+	}
+	floorTable := store.New(db, fmt.Sprintf("bench_floor_%d", time.Now().UnixNano()))
+	if err := floorTable.CreateTable(ctx, false); err != nil {
+		return err
+	}
+	bucket, err := s3reports.FromEnv(ctx)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	streams, err := localstream.NewClient(ctx, endpoint)
+	if err != nil {
+		return err
+	}
+	in := &ingester.Ingester{Store: st, Reports: bucket, Log: log}
+	pollCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		_ = (&localstream.Poller{Store: st, Log: log, Streams: streams, Idle: 20 * time.Millisecond,
+			Consumers: []localstream.Consumer{in.HandleImage}}).Run(pollCtx)
+	}()
+	srv := &httpapi.Server{Auth: auth.New(st, auth.JWTConfig{}), Log: log}
+	h := uploads.New(config.Deps{Server: srv, Store: st, Reports: bucket})
+	company, key, err := tenant(ctx, st)
+	if err != nil {
+		return err
+	}
+
+	fmt.Println("\nUpload to countable: a gzip SARIF report of N results uploaded (in 128 KiB chunks past 128 KiB)")
+	fmt.Println("and ingested by the worker, beside N similar items stored with BatchWriteItem (25 a call, 4 writers)")
+	fmt.Println("| N | gzip KiB | chunks | upload answered s | countable s | results/s | BatchWriteItem s | items/s | ratio | peak heap MiB |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|")
+	for _, n := range parseSizes(sizes) {
+		body, err := gzipSARIF(n)
+		if err != nil {
+			return err
+		}
+		runtime.GC()
+		peak := watchHeap()
+		start := time.Now()
+		scanID, chunks, err := upload(h, key, n, body)
+		if err != nil {
+			return err
+		}
+		answered := time.Since(start)
+		for {
+			sc, err := st.GetScan(ctx, company, scanID)
+			if err != nil {
+				return err
+			}
+			if sc.Status == store.ScanIncomplete {
+				return fmt.Errorf("scan of %d results failed: %s %+v", n, sc.FailedReason, sc.ScanErrors)
+			}
+			if sc.Status == store.ScanComplete {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		took := time.Since(start)
+		heap := peak()
+		floor, err := batchFloor(ctx, floorTable, company, n)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("| %d | %d | %d | %.2f | %.1f | %.0f | %.1f | %.0f | %.2f | %d |\n", n, len(body)>>10, chunks,
+			answered.Seconds(), took.Seconds(), float64(n)/took.Seconds(), floor.Seconds(), float64(n)/floor.Seconds(),
+			took.Seconds()/floor.Seconds(), heap>>20)
+	}
+	return nil
+}
+
+// watchHeap samples the process's Go heap in use every 20 ms until the
+// returned function is called, which returns the peak: an upper bound of
+// what the upload and the worker held (both run in this process).
+func watchHeap() func() uint64 {
+	done := make(chan struct{})
+	result := make(chan uint64)
+	go func() {
+		var peak uint64
+		var m runtime.MemStats
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			runtime.ReadMemStats(&m)
+			peak = max(peak, m.HeapInuse)
+			select {
+			case <-done:
+				result <- peak
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() uint64 { close(done); return <-result }
+}
+
+func parseSizes(raw string) []int {
+	var out []int
+	for _, f := range bytes.Split([]byte(raw), []byte(",")) {
+		if n, err := strconv.Atoi(string(bytes.TrimSpace(f))); err == nil && n > 0 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// gzipSARIF is the report of n findings (report's distribution) as a
+// gzip-compressed SARIF log.
+func gzipSARIF(n int) ([]byte, error) {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	fmt.Fprint(zw, `{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"bench-sast"}},"results":[`)
+	for k, f := range report(n).Findings {
+		if k > 0 {
+			fmt.Fprint(zw, ",")
+		}
+		fmt.Fprintf(zw, `{"ruleId":%q,"level":"error","message":{"text":%q},"locations":[{"physicalLocation":{"artifactLocation":{"uri":%q},"region":{"startLine":%d}}}],"properties":{"tags":["security","external/cwe/cwe-%d"]}}`,
+			f.RuleID, f.Message, f.Path, f.Line, f.CWE)
+	}
+	fmt.Fprint(zw, `]}]}`)
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// upload sends the report as the real client does (one POST, or 1 MiB
+// chunks with Upload-Offset/Upload-Length) and returns the scan id.
+func upload(h http.Handler, key string, n int, body []byte) (string, int, error) {
+	url := "http://bench" + routes.BasePath + "/scan-upload?engine=sarif&project=bench-" + strconv.Itoa(n) + "&branch=main&run_id=" + uuid.NewString()
+	chunks := 0
+	var last *httptest.ResponseRecorder
+	for off := 0; off < len(body) || chunks == 0; off += chunkSize {
+		end := min(off+chunkSize, len(body))
+		req := httptest.NewRequest("POST", url, bytes.NewReader(body[off:end]))
+		req.Header.Set(auth.APIKeyHeader, key)
+		req.Header.Set("Content-Type", "application/json")
+		if len(body) > chunkSize {
+			req.Header.Set("Upload-Offset", strconv.Itoa(off))
+			req.Header.Set("Upload-Length", strconv.Itoa(len(body)))
+		}
+		last = httptest.NewRecorder()
+		h.ServeHTTP(last, req)
+		chunks++
+		if last.Code != http.StatusOK {
+			return "", chunks, fmt.Errorf("upload of %d results: chunk %d: %d %s", n, chunks, last.Code, last.Body)
+		}
+	}
+	var out struct {
+		ScanID string `json:"sast_scan_id"`
+	}
+	if err := json.Unmarshal(last.Body.Bytes(), &out); err != nil || out.ScanID == "" {
+		return "", chunks, fmt.Errorf("upload of %d results answered %s", n, last.Body)
+	}
+	return out.ScanID, chunks, nil
+}
+
+// batchFloor stores n items shaped like the issues of report(n) (each
+// marshalled from the issue ingestion builds, under keys of its own) with
+// BatchWriteItem, 25 per call on 4 writers, and returns how long it took.
+func batchFloor(ctx context.Context, st *store.Store, company int64, n int) (time.Duration, error) {
+	sc := store.Scan{ID: uuid.NewString(), CompanyID: company, ProjectID: 1, Branch: "main", Tool: "bench-sast"}
+	issues := ingest.Issues(company, sc, store.Project{ID: 1, CompanyID: company, Name: "floor"}, report(n).Findings)
+	var reqs [][]types.WriteRequest
+	var batch []types.WriteRequest
+	run := uuid.NewString()
+	for k, is := range issues {
+		item, err := attributevalue.MarshalMap(is)
+		if err != nil {
+			return 0, err
+		}
+		for name, v := range item {
+			// Index keys stay out (an empty one is refused; the floor is
+			// the table's own write rate).
+			if sv, ok := v.(*types.AttributeValueMemberS); ok && (sv.Value == "" || strings.HasPrefix(name, "GSI")) {
+				delete(item, name)
+			}
+		}
+		item["PK"] = &types.AttributeValueMemberS{Value: fmt.Sprintf("FLOOR#%s#%d", run, k%64)}
+		item["SK"] = &types.AttributeValueMemberS{Value: fmt.Sprintf("ISSUE#%08d", k)}
+		batch = append(batch, types.WriteRequest{PutRequest: &types.PutRequest{Item: item}})
+		if len(batch) == 25 {
+			reqs, batch = append(reqs, batch), nil
+		}
+	}
+	if len(batch) > 0 {
+		reqs = append(reqs, batch)
+	}
+	work := make(chan []types.WriteRequest)
+	errs := make(chan error, 4)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			failed := false
+			for b := range work { // drained to the end even after a failure
+				pending := map[string][]types.WriteRequest{st.Table: b}
+				for len(pending) > 0 && !failed {
+					out, err := st.DB.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: pending})
+					if err != nil {
+						errs <- err
+						failed = true
+						break
+					}
+					pending = out.UnprocessedItems
+				}
+			}
+		}()
+	}
+	for _, b := range reqs {
+		work <- b
+	}
+	close(work)
+	wg.Wait()
+	took := time.Since(start)
+	select {
+	case err := <-errs:
+		return 0, err
+	default:
+	}
+	return took, nil
+}
+
+// tenant creates a company with an admin and returns the company and the
+// admin's API key.
+func tenant(ctx context.Context, st *store.Store) (int64, string, error) {
+	id, err := st.NextID(ctx, "company")
+	if err != nil {
+		return 0, "", err
+	}
+	if err := st.PutCompany(ctx, store.Company{ID: id, Name: "Bench"}); err != nil {
+		return 0, "", err
+	}
+	uid, err := st.NextID(ctx, "user")
+	if err != nil {
+		return 0, "", err
+	}
+	if err := st.PutUser(ctx, store.User{ID: uid, CompanyID: id, Email: "bench@bench.test", FirstName: "Bench", LastName: "Runner",
+		IsAdmin: true, Active: true}); err != nil {
+		return 0, "", err
+	}
+	key := auth.NewAPIKey()
+	return id, key, st.PutAPIKey(ctx, id, uid, key)
+}
