@@ -8,6 +8,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -168,17 +169,26 @@ func loadWebhooks(ctx context.Context, st *store.Store, t *listTenant, workers i
 	})
 }
 
-// loadKeys: size API keys of the admin (CreateAPIKey, which also writes
-// their audit entries: the audit log holds size+1 entries).
+// asAdmin is ctx with the tenant's admin as the audit actor, as the auth
+// layer sets it for the admin's requests.
+func asAdmin(ctx context.Context, t *listTenant) context.Context {
+	return store.WithAuditActor(ctx, store.AuditActor{UserID: t.admin, Via: store.ViaAPIKey})
+}
+
+// loadKeys: size API keys of the admin, created by the admin (CreateAPIKey,
+// which also writes their audit entries: the audit log holds size entries).
 func loadKeys(ctx context.Context, st *store.Store, t *listTenant, workers int) error {
+	ctx = asAdmin(ctx, t)
 	return parallel(ctx, t.size, workers, func(ctx context.Context, k int) error {
 		_, err := st.CreateAPIKey(ctx, store.APIKey{CompanyID: t.company, UserID: t.admin, Name: fmt.Sprintf("ci-%06d", k)}, auth.NewAPIKey())
 		return err
 	})
 }
 
-// loadUsers: size users (CreateUser), every tenth an admin.
+// loadUsers: size users created by the admin (CreateUser), every tenth an
+// admin.
 func loadUsers(ctx context.Context, st *store.Store, t *listTenant, workers int) error {
+	ctx = asAdmin(ctx, t)
 	return parallel(ctx, t.size, workers, func(ctx context.Context, k int) error {
 		_, err := st.CreateUser(ctx, store.User{CompanyID: t.company, Email: fmt.Sprintf("user%06d@users.test", k),
 			FirstName: "User", LastName: fmt.Sprint(k), Active: true, IsAdmin: k%10 == 0})
@@ -187,12 +197,20 @@ func loadUsers(ctx context.Context, st *store.Store, t *listTenant, workers int)
 }
 
 // loadProjects: size projects with a repository and a default branch
-// (CreateProject).
+// (CreateProject). Project writes of a company are serialized (its
+// projects revision): a create that lost the race past the store's own
+// retries (ErrConflict; names are unique, so nothing else conflicts) is
+// tried again.
 func loadProjects(ctx context.Context, st *store.Store, t *listTenant, workers int) error {
-	return parallel(ctx, t.size, workers, func(ctx context.Context, k int) error {
-		_, err := st.CreateProject(ctx, store.Project{CompanyID: t.company, Name: fmt.Sprintf("svc-%06d", k),
-			RepoURL: fmt.Sprintf("https://github.com/lists/svc-%06d", k), DefaultBranch: "main"})
-		return err
+	return parallel(ctx, t.size, min(workers, 4), func(ctx context.Context, k int) error {
+		p := store.Project{CompanyID: t.company, Name: fmt.Sprintf("svc-%06d", k),
+			RepoURL: fmt.Sprintf("https://github.com/lists/svc-%06d", k), DefaultBranch: "main"}
+		for attempt := 0; ; attempt++ {
+			_, err := st.CreateProject(ctx, p)
+			if !errors.Is(err, store.ErrConflict) || attempt == 20 {
+				return err
+			}
+		}
 	})
 }
 
