@@ -55,11 +55,11 @@ func main() {
 	large := flag.Int("large", envInt("BENCH_LARGE", 200_000), "issues of the large company (env BENCH_LARGE), at most 1,000,000")
 	projects := flag.Int("projects", envInt("BENCH_PROJECTS", 120), "projects per company, at least 100")
 	iterations := flag.Int("iterations", envInt("BENCH_ITERATIONS", 100), "measured calls per case and size")
-	naiveIterations := flag.Int("naive-iterations", 3, "measured calls of the naive baseline per size")
+	naiveIterations := flag.Int("naive-iterations", envInt("BENCH_NAIVE_ITERATIONS", 3), "measured calls of the naive baseline per size (env BENCH_NAIVE_ITERATIONS)")
 	workers := flag.Int("workers", 8, "parallel loaders")
 	suites := flag.String("suites", envString("BENCH_SUITES", "findings,lists"), "comma-separated suites to run: findings, lists (env BENCH_SUITES)")
-	listSmall := flag.Int("list-small", envInt("BENCH_LIST_SMALL", 500), "teams and integrations of the small company (env BENCH_LIST_SMALL), at least 500")
-	listLarge := flag.Int("list-large", envInt("BENCH_LIST_LARGE", 50_000), "teams and integrations of the large company (env BENCH_LIST_LARGE)")
+	listSmall := flag.Int("list-small", envInt("BENCH_LIST_SMALL", 500), "items of each list of the small companies (env BENCH_LIST_SMALL), at least 500")
+	listLarge := flag.Int("list-large", envInt("BENCH_LIST_LARGE", 50_000), "items of each list of the large companies (env BENCH_LIST_LARGE)")
 	flag.Parse()
 	if *small < 1 || *large < *small || *large > maxIssues || *projects < 100 || *iterations < 2 ||
 		*listSmall < 500 || *listLarge < *listSmall {
