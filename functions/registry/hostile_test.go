@@ -202,7 +202,7 @@ func hostileCases(t testing.TB, key, otherKey, bearer string) []hostileCase {
 		}
 		if hasBody(rt) {
 			h := http.Header{auth.APIKeyHeader: {key}, "Content-Encoding": {"gzip"}}
-			bomb := gzipped(t, bytes.Repeat([]byte(" "), int(rt.BodyLimit())+1))
+			bomb := gzipped(t, bytes.Repeat([]byte(" "), int(rt.DecodedLimit())+1))
 			add(hostileCase{name: route + " gzip bomb", target: basePath(rt, nil), header: h, body: bomb, status: 413, form: rt.Errors})
 			add(hostileCase{name: route + " broken gzip", target: basePath(rt, nil), header: h, body: []byte("\x1f\x8b\x08\x00garbage"), status: 400, form: rt.Errors, names: "gzip"})
 		}
