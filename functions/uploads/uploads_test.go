@@ -453,8 +453,10 @@ func TestScanUploadErrors(t *testing.T) {
 	if res := w.upload(t, member, run, ok); res.Status != 403 || !jsonEqual(t, res.Body, `{"error":"Permission denied"}`) {
 		t.Fatalf("no permission: %d %s", res.Status, res.Body)
 	}
-	// A report of exactly the limits is accepted.
-	if res := w.upload(t, w.uploader, run, manyResults(uploads.MaxFindings)); res.Status != 200 {
+	// A report of exactly the limits is accepted (on a table without the
+	// worker: ingesting 25,000 results is make bench's).
+	q := quietWorld(t)
+	if res := q.upload(t, q.uploader, run, manyResults(uploads.MaxFindings)); res.Status != 200 {
 		t.Fatalf("report at the limit: %d %s", res.Status, res.Body)
 	}
 }
