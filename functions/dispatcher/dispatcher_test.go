@@ -31,7 +31,7 @@ import (
 	"github.com/acme/codescan-api/shared/webhook"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) { testenv.MainOwnDynamoDB(m) } // its tables have streams
 
 // world is one test's table, mail catcher, dispatcher and stream poller.
 type world struct {

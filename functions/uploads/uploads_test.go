@@ -26,7 +26,7 @@ import (
 	"github.com/acme/codescan-api/shared/testenv"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) { testenv.MainOwnDynamoDB(m) } // its tables have streams
 
 // world is a company with an uploader, and both groups' handlers, on a
 // table whose stream feeds the ingester (through the local stream poller,

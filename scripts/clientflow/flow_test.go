@@ -11,7 +11,7 @@ import (
 	"github.com/acme/codescan-api/shared/testenv"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) { testenv.MainOwnDynamoDB(m) } // its tables have streams
 
 // The client's flows against every group's handlers on a loopback server.
 func TestClientFlows(t *testing.T) {

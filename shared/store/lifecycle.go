@@ -95,7 +95,9 @@ func (s *Store) ApplyScan(ctx context.Context, companyID int64, sc Scan, found [
 	if err != nil {
 		return ApplyResult{}, err
 	}
+	stop := s.keepLease(ctx, companyID, sc, lease)
 	res, err := s.applyLeased(ctx, companyID, sc, lease, head, found)
+	stop()
 	if err != nil {
 		s.releaseLease(ctx, companyID, sc, lease)
 		return res, err
@@ -301,6 +303,33 @@ func (s *Store) takeLease(ctx context.Context, companyID int64, sc Scan, lease s
 			return ScanHead{}, err
 		}
 	}
+}
+
+// keepLease extends the lease every third of leaseFor while an apply runs
+// (25,000 findings take minutes), so no other writer takes the branch
+// from a holder that is alive; a holder that dies stops extending it. The
+// returned stop ends the extensions before the apply returns.
+func (s *Store) keepLease(ctx context.Context, companyID int64, sc Scan, lease string) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(leaseFor / 3)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				upd := expression.Set(expression.Name("lease_until"), expression.Value(time.Now().Add(leaseFor).UnixMilli()))
+				cond := expression.Name("lease_owner").Equal(expression.Value(lease))
+				// A failed extension leaves the lease to expire; completing
+				// the scan then finds it gone and fails rather than interleave.
+				_ = s.update(ctx, headKey(companyID, sc.ProjectID, sc.Branch, sc.Tool), upd, &cond, nil)
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
 }
 
 // releaseLease gives up the lease after a failed apply (best effort: it

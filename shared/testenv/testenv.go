@@ -45,8 +45,16 @@ var (
 // Main runs a package's tests against DynamoDB Local: the one named by
 // DYNAMODB_ENDPOINT (make test starts one for all packages), or one started
 // here for this test binary. Call it from TestMain.
-func Main(m *testing.M) {
-	endpoint = os.Getenv("DYNAMODB_ENDPOINT")
+func Main(m *testing.M) { run(m, os.Getenv("DYNAMODB_ENDPOINT")) }
+
+// MainOwnDynamoDB is Main on a DynamoDB Local of this test binary's own,
+// even under make test: for packages whose tables have streams, which
+// DynamoDB Local keeps every record of, slowing down every table it serves
+// as they pile up; the shared instance stays without them.
+func MainOwnDynamoDB(m *testing.M) { run(m, "") }
+
+func run(m *testing.M, shared string) {
+	endpoint = shared
 	if endpoint == "" {
 		root, err := dynamolocal.Root()
 		if err == nil {
