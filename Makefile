@@ -16,7 +16,8 @@ run:
 reset:
 	rm -rf .local/dynamodb .local/demo.json .local/dev-secret .local/dev-jwt-key.pem
 
-## test: every test, against one DynamoDB Local started for the run; the CDK
+## test: every test (with the race detector; the two request tables
+## without it), against one DynamoDB Local started for the run; the CDK
 ## app's tests; the Lambda builds, both stacks synthesized, and cfn-lint on
 ## template.yaml and the two stack templates
 test:
@@ -25,7 +26,7 @@ test:
 	cd infra && $(GO) mod tidy -diff
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 	$(GO) run ./scripts/lambdadeps
-	$(GO) run ./scripts/withddb $(GO) test -count=1 -timeout 30m -parallel 4 -skip '^(TestHostileInput|TestFaultInjection)$$' ./...
+	$(GO) run ./scripts/withddb $(GO) test -race -count=1 -timeout 30m -parallel 4 -skip '^(TestHostileInput|TestFaultInjection)$$' ./...
 	set -o pipefail; $(GO) run ./scripts/withddb $(GO) test -count=1 -timeout 30m -parallel 4 -run '^(TestHostileInput|TestFaultInjection)$$' -v ./functions/registry \
 	  | grep -E '^(hostile-input|fault injection|--- FAIL|ok|FAIL)'
 	cd infra && $(GO) vet ./... && $(GO) test -count=1 ./...
