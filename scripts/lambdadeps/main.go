@@ -19,6 +19,7 @@ var forbidden = []string{
 	"github.com/acme/codescan-api/functions/dispatcher/localstream",
 	"github.com/acme/codescan-api/shared/maildev",
 	"github.com/acme/codescan-api/shared/s3local",
+	"github.com/acme/codescan-api/shared/localproc",
 	"net/http/httptest",
 	"testing",
 }

@@ -78,7 +78,7 @@ var tableActions = map[string][]string{
 		"dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"),
 	// Team, name guard, team count, selectors and audit entry put in one
 	// transaction with a check of the projects revision; the id counter;
-	// pages by Query (the Skip index for numbered pages), members and named
+	// pages by Query (the Offset index for numbered pages), members and named
 	// ids by BatchGetItem; the projects counted at creation by Query.
 	routes.GroupTeams: with(authn, "dynamodb:BatchGetItem", "dynamodb:ConditionCheckItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"),
 	// Endpoints with their counter (transactions of puts, updates and
@@ -95,7 +95,7 @@ var tableActions = map[string][]string{
 	// company scans and a scan's issues by BatchGetItem; setting a project's
 	// default branch is one update.
 	routes.GroupProjects: with(authn, "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:UpdateItem"),
-	// The list reads GSI1 (and the Skip index for numbered pages) and the
+	// The list reads GSI1 (and the Offset index for numbered pages) and the
 	// count by GetItem; updates are revision-conditional, in a transaction
 	// with their audit entry (puts).
 	routes.GroupIntegrations: with(authn, "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"),

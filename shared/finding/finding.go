@@ -119,7 +119,7 @@ type Report struct {
 	Branch        string
 	RepositoryURI string
 	CommitSHA     string
-	// Skipped counts results that were not stored, by reason (absolute path,
+	// Dropped counts results that were not stored, by reason (absolute path,
 	// path escaping the repository, no rule id).
-	Skipped map[string]int
+	Dropped map[string]int
 }

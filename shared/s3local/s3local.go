@@ -7,14 +7,14 @@ package s3local
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"time"
+
+	"github.com/acme/codescan-api/shared/localproc"
 )
 
 // NPMPackage is the pinned npm package.
@@ -22,28 +22,6 @@ const NPMPackage = "s3rver@3.7.1"
 
 // Bucket is the report bucket's name locally.
 const Bucket = "codescan-reports"
-
-// script returns the s3rver entry point under root/.local, installing the
-// npm package there on first use.
-func script(root string) (string, error) {
-	prefix := filepath.Join(root, ".local", "npm")
-	bin := filepath.Join(prefix, "node_modules", "s3rver", "bin", "s3rver.js")
-	if _, err := os.Stat(bin); err == nil {
-		return bin, nil
-	}
-	if err := os.MkdirAll(prefix, 0o755); err != nil {
-		return "", err
-	}
-	cmd := exec.Command("npm", "install", "--prefix", prefix, "--no-audit", "--no-fund", "--loglevel=error", NPMPackage)
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("npm install %s: %w", NPMPackage, err)
-	}
-	if _, err := os.Stat(bin); err != nil {
-		return "", fmt.Errorf("s3rver not found after installing %s", NPMPackage)
-	}
-	return bin, nil
-}
 
 // Options of a server.
 type Options struct {
@@ -54,98 +32,50 @@ type Options struct {
 // Process is a running server.
 type Process struct {
 	Endpoint string // http://127.0.0.1:port
-	cmd      *exec.Cmd
-	tmp      string
+	*localproc.Process
 }
 
-// Start runs s3rver on 127.0.0.1 with the report bucket and waits until it
-// answers.
+// Start runs s3rver on 127.0.0.1 with the report bucket, installing its npm
+// package under root/.local on first use, and waits until it answers for
+// the bucket.
 func Start(ctx context.Context, root string, o Options) (*Process, error) {
-	bin, err := script(root)
+	bin, err := localproc.NPMFile(root, NPMPackage, filepath.Join("s3rver", "bin", "s3rver.js"))
 	if err != nil {
 		return nil, err
 	}
 	if o.Port == 0 {
-		if o.Port, err = freePort(); err != nil {
+		if o.Port, err = localproc.FreePort(); err != nil {
 			return nil, err
 		}
 	}
-	p := &Process{Endpoint: fmt.Sprintf("http://127.0.0.1:%d", o.Port)}
+	var cleanup func()
 	if o.Dir == "" {
-		if p.tmp, err = os.MkdirTemp("", "s3rver-"); err != nil {
+		if o.Dir, err = os.MkdirTemp("", "s3rver-"); err != nil {
 			return nil, err
 		}
-		o.Dir = p.tmp
+		tmp := o.Dir
+		cleanup = func() { _ = os.RemoveAll(tmp) }
 	} else if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 		return nil, err
 	}
-	p.cmd = exec.Command("node", bin, "--directory", o.Dir, "--address", "127.0.0.1", "--port", strconv.Itoa(o.Port),
+	cmd := exec.Command("node", bin, "--directory", o.Dir, "--address", "127.0.0.1", "--port", strconv.Itoa(o.Port),
 		"--silent", "--no-vhost-buckets", "--configure-bucket", Bucket)
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // Ctrl-C reaches us, we stop it
-	p.cmd.Stdout, p.cmd.Stderr = nil, os.Stderr
-	if err := p.cmd.Start(); err != nil {
-		p.cleanup()
-		return nil, fmt.Errorf("start s3rver: %w", err)
-	}
-	if err := p.wait(ctx, 30*time.Second); err != nil {
-		p.Stop()
+	p := &Process{Endpoint: fmt.Sprintf("http://127.0.0.1:%d", o.Port)}
+	p.Process, err = localproc.Start(ctx, "s3rver on "+p.Endpoint, cmd, 30*time.Second, func(ctx context.Context) bool {
+		req, err := http.NewRequestWithContext(ctx, http.MethodHead, p.Endpoint+"/"+Bucket, nil)
+		if err != nil {
+			return false
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false
+		}
+		res.Body.Close()
+		// Unsigned: 403 means the server runs and the bucket is there.
+		return res.StatusCode == http.StatusOK || res.StatusCode == http.StatusForbidden
+	}, cleanup)
+	if err != nil {
 		return nil, err
 	}
 	return p, nil
-}
-
-// wait polls the bucket until the server answers for it.
-func (p *Process) wait(ctx context.Context, limit time.Duration) error {
-	deadline := time.Now().Add(limit)
-	for time.Now().Before(deadline) {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodHead, p.Endpoint+"/"+Bucket, nil)
-		if err != nil {
-			return err
-		}
-		if res, err := http.DefaultClient.Do(req); err == nil {
-			res.Body.Close()
-			// Unsigned: 403 means the server runs and the bucket is there.
-			if res.StatusCode == http.StatusOK || res.StatusCode == http.StatusForbidden {
-				return nil
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return fmt.Errorf("s3rver did not answer on %s within %s", p.Endpoint, limit)
-}
-
-// Stop ends the process, waits for it and removes a temporary data
-// directory.
-func (p *Process) Stop() {
-	defer p.cleanup()
-	if p.cmd == nil || p.cmd.Process == nil {
-		return
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { _ = p.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-done
-	}
-}
-
-func (p *Process) cleanup() {
-	if p.tmp != "" {
-		_ = os.RemoveAll(p.tmp)
-	}
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

@@ -168,7 +168,7 @@ type BlockingRulePage struct {
 
 // ListBlockingRules reads one page of a company's rules by id.
 func (s *Store) ListBlockingRules(ctx context.Context, companyID int64, token string, skip, take int) (BlockingRulePage, error) {
-	items, next, err := s.window(ctx, Window{Partition: CompanyPK(companyID), SKPrefix: blockingRulePrefix, Forward: true, Token: token, Skip: skip, Take: take})
+	items, next, err := s.window(ctx, Window{Partition: CompanyPK(companyID), SKPrefix: blockingRulePrefix, Forward: true, Token: token, Offset: skip, Take: take})
 	if err != nil {
 		return BlockingRulePage{}, err
 	}

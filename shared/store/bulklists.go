@@ -54,7 +54,7 @@ func (s *Store) BulkLoadTeams(ctx context.Context, companyID int64, teams []Team
 	for n, t := range teams {
 		t.CompanyID, t.ID = companyID, first+int64(n)
 		t.Key = teamKey(companyID, t.ID)
-		t.SkipKeys = SkipKeys{SkipPK: teamList(companyID).SkipPartition, SkipSK: t.SK}
+		t.OffsetKeys = OffsetKeys{OffsetPK: teamList(companyID).OffsetPartition, OffsetSK: t.SK}
 		t.Active, t.CreatedAt, t.UpdatedAt, t.ProjectsRev = true, stamp, stamp, rev
 		sel := t.selectors()
 		t.ProjectCount = 0

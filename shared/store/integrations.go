@@ -17,7 +17,7 @@ import (
 // The token is stored only sealed (see package secrets).
 type Integration struct {
 	Key
-	SkipKeys
+	OffsetKeys
 	GSI1PK        string   `dynamodbav:"GSI1PK"`
 	GSI1SK        string   `dynamodbav:"GSI1SK"`
 	ID            int64    `dynamodbav:"id"`
@@ -87,7 +87,7 @@ func (in *Integration) prepare() {
 	in.Key = integrationKey(in.CompanyID, in.UUID)
 	in.GSI1PK = integrationListPK(in.CompanyID)
 	in.GSI1SK = fmt.Sprintf("%012d", in.ID)
-	in.SkipKeys = SkipKeys{SkipPK: integrationList(in.CompanyID).SkipPartition, SkipSK: in.GSI1SK}
+	in.OffsetKeys = OffsetKeys{OffsetPK: integrationList(in.CompanyID).OffsetPartition, OffsetSK: in.GSI1SK}
 	in.Revision = 1
 }
 
@@ -100,7 +100,7 @@ func (s *Store) GetIntegration(ctx context.Context, companyID int64, id string) 
 
 func integrationList(companyID int64) List {
 	return List{Index: tabledef.GSI1, Partition: integrationListPK(companyID), Forward: true,
-		SkipPartition: integrationListPK(companyID)}
+		OffsetPartition: integrationListPK(companyID)}
 }
 
 // IntegrationsPage reads one page of a company's integrations, by id.

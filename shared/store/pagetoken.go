@@ -27,15 +27,15 @@ var ErrBadPageToken = errors.New("invalid page token")
 
 // List is one ordered collection of a company: the items of a partition of
 // the table or of an index, optionally narrowed to a sort-key prefix. Every
-// item of a list that is read by page number also carries the Skip index's
-// keys: SkipPK = SkipPartition and SkipSK = the item's sort key in the list.
+// item of a list that is read by page number also carries the Offset index's
+// keys: OffsetPK = OffsetPartition and OffsetSK = the item's sort key in the list.
 type List struct {
 	Index     tabledef.Index // zero for the table itself
 	Partition string         // partition key value; starts with CompanyPK
 	SKPrefix  string         // optional sort key prefix
 	Forward   bool
-	// SkipPartition is the list's partition in the Skip index.
-	SkipPartition string
+	// OffsetPartition is the list's partition in the Offset index.
+	OffsetPartition string
 }
 
 func (l List) pkAttr() string {
@@ -65,13 +65,13 @@ func (l List) keyAttrs() []string {
 // id names the list inside a token's checksum, so a token of one list never
 // opens another.
 func (l List) id() string {
-	return strings.Join([]string{l.Index.Name, l.Partition, l.SKPrefix, l.SkipPartition}, "\x00")
+	return strings.Join([]string{l.Index.Name, l.Partition, l.SKPrefix, l.OffsetPartition}, "\x00")
 }
 
-// SkipKeys are the Skip index attributes a list item carries.
-type SkipKeys struct {
-	SkipPK string `dynamodbav:"SkipPK,omitempty"`
-	SkipSK string `dynamodbav:"SkipSK,omitempty"`
+// OffsetKeys are the Offset index attributes a list item carries.
+type OffsetKeys struct {
+	OffsetPK string `dynamodbav:"OffsetPK,omitempty"`
+	OffsetSK string `dynamodbav:"OffsetSK,omitempty"`
 }
 
 // PageQuery asks for one page of a list: after Token when it is set
@@ -170,7 +170,7 @@ func attrKey(plain map[string]string) map[string]types.AttributeValue {
 
 // queryPage reads one page of l into out (a pointer to a slice). A page
 // after a token costs the page; a page by number first reads the keys of
-// the items before it from the Skip index (see skipTo), then the page.
+// the items before it from the Offset index (see offsetStart), then the page.
 func (s *Store) queryPage(ctx context.Context, l List, q PageQuery, out any) (PageResult, error) {
 	var start map[string]types.AttributeValue
 	res := PageResult{Offset: q.Offset}
@@ -183,7 +183,7 @@ func (s *Store) queryPage(ctx context.Context, l List, q PageQuery, out any) (Pa
 		start, res.Offset = attrKey(c.Key), c.Offset
 	case q.Offset > 0:
 		var err error
-		start, err = s.skipTo(ctx, l, q.Offset)
+		start, err = s.offsetStart(ctx, l, q.Offset)
 		if err != nil {
 			return PageResult{}, err
 		}
@@ -217,13 +217,13 @@ func (s *Store) queryPage(ctx context.Context, l List, q PageQuery, out any) (Pa
 	return res, nil
 }
 
-// skipTo returns the exclusive start key of l's query after its first n
-// items, read keys only from the Skip index (nil when l has at most n
-// items). The Skip sort key mirrors the list's sort key, so the last
+// offsetStart returns the exclusive start key of l's query after its first n
+// items, read keys only from the Offset index (nil when l has at most n
+// items). The Offset sort key mirrors the list's sort key, so the last
 // skipped item's keys, with the list's own key attributes filled in from
 // them, are a valid start key for the list's query.
-func (s *Store) skipTo(ctx context.Context, l List, n int) (map[string]types.AttributeValue, error) {
-	kc := expression.Key(tabledef.Skip.PK).Equal(expression.Value(l.SkipPartition))
+func (s *Store) offsetStart(ctx context.Context, l List, n int) (map[string]types.AttributeValue, error) {
+	kc := expression.Key(tabledef.Offset.PK).Equal(expression.Value(l.OffsetPartition))
 	expr, err := expression.NewBuilder().WithKeyCondition(kc).Build()
 	if err != nil {
 		return nil, err
@@ -231,7 +231,7 @@ func (s *Store) skipTo(ctx context.Context, l List, n int) (map[string]types.Att
 	var start, lastItem map[string]types.AttributeValue
 	for left := n; left > 0; {
 		in := &dynamodb.QueryInput{
-			TableName: aws.String(s.Table), IndexName: aws.String(tabledef.Skip.Name),
+			TableName: aws.String(s.Table), IndexName: aws.String(tabledef.Offset.Name),
 			KeyConditionExpression: expr.KeyCondition(), ExpressionAttributeNames: expr.Names(),
 			ExpressionAttributeValues: expr.Values(), ScanIndexForward: aws.Bool(l.Forward),
 			Limit: aws.Int32(int32(left)), ExclusiveStartKey: start, ReturnConsumedCapacity: total,
@@ -259,7 +259,7 @@ func (s *Store) skipTo(ctx context.Context, l List, n int) (map[string]types.Att
 	key := map[string]types.AttributeValue{
 		tabledef.PK: lastItem[tabledef.PK], tabledef.SK: lastItem[tabledef.SK],
 		l.pkAttr(): &types.AttributeValueMemberS{Value: l.Partition},
-		l.skAttr(): lastItem[tabledef.Skip.SK],
+		l.skAttr(): lastItem[tabledef.Offset.SK],
 	}
 	return key, nil
 }

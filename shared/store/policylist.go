@@ -18,7 +18,7 @@ type PolicyPage struct {
 
 // ListPolicies reads one page of a company's policies by id.
 func (s *Store) ListPolicies(ctx context.Context, companyID int64, token string, skip, take int) (PolicyPage, error) {
-	items, next, err := s.window(ctx, Window{Partition: CompanyPK(companyID), SKPrefix: "POLICY#", Forward: true, Token: token, Skip: skip, Take: take})
+	items, next, err := s.window(ctx, Window{Partition: CompanyPK(companyID), SKPrefix: "POLICY#", Forward: true, Token: token, Offset: skip, Take: take})
 	if err != nil {
 		return PolicyPage{}, err
 	}

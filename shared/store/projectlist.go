@@ -22,7 +22,7 @@ type ProjectPage struct {
 // ListProjectsPage reads one page of a company's projects by id: from a
 // token, or skipping skip projects (read too, as keys and items).
 func (s *Store) ListProjectsPage(ctx context.Context, companyID int64, token string, skip, take int) (ProjectPage, error) {
-	items, next, err := s.window(ctx, Window{Partition: CompanyPK(companyID), SKPrefix: "PROJECT#", Forward: true, Token: token, Skip: skip, Take: take})
+	items, next, err := s.window(ctx, Window{Partition: CompanyPK(companyID), SKPrefix: "PROJECT#", Forward: true, Token: token, Offset: skip, Take: take})
 	if err != nil {
 		return ProjectPage{}, err
 	}

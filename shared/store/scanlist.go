@@ -96,11 +96,11 @@ func (s *Store) scanListWrites(sc Scan) ([]types.TransactWriteItem, error) {
 // branch's) range, so such a page reads the scans it skips: its cost grows
 // with how far back the matches lie, and its total is unknown.
 type ScanQuery struct {
-	ProjectID   int64
-	Branch      string
-	SHA, Status string
-	Token       string
-	Skip, Take  int
+	ProjectID    int64
+	Branch       string
+	SHA, Status  string
+	Token        string
+	Offset, Take int
 }
 
 // ScanPage is a page of scans, newest first. Total is -1 when a filter
@@ -117,7 +117,7 @@ func (s *Store) ListScans(ctx context.Context, companyID int64, q ScanQuery) (Sc
 	if q.ProjectID == 0 {
 		return s.companyScans(ctx, companyID, q)
 	}
-	w := Window{Index: tabledef.GSI1, Partition: scanProjectPK(companyID, q.ProjectID), Forward: true, Token: q.Token, Skip: q.Skip, Take: q.Take}
+	w := Window{Index: tabledef.GSI1, Partition: scanProjectPK(companyID, q.ProjectID), Forward: true, Token: q.Token, Offset: q.Offset, Take: q.Take}
 	if q.Branch != "" {
 		w.Index, w.Partition = tabledef.GSI2, scanBranchPK(companyID, q.ProjectID, q.Branch)
 	}
@@ -159,7 +159,7 @@ func (s *Store) companyScans(ctx context.Context, companyID int64, q ScanQuery) 
 	if q.Branch != "" || q.SHA != "" || q.Status != "" {
 		return ScanPage{}, fmt.Errorf("branch, sha and status filters need a project: %w", ErrInvalid)
 	}
-	items, next, err := s.window(ctx, Window{Partition: scanLogPK(companyID), Forward: true, Token: q.Token, Skip: q.Skip, Take: q.Take})
+	items, next, err := s.window(ctx, Window{Partition: scanLogPK(companyID), Forward: true, Token: q.Token, Offset: q.Offset, Take: q.Take})
 	if err != nil {
 		return ScanPage{}, err
 	}

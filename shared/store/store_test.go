@@ -64,11 +64,11 @@ func TestProjectsAndErrors(t *testing.T) {
 
 type row struct {
 	store.Key
-	store.SkipKeys
+	store.OffsetKeys
 }
 
 func rowList(c int64) store.List {
-	return store.List{Partition: store.CompanyPK(c), SKPrefix: "ROW#", Forward: true, SkipPartition: store.CompanyPK(c) + "#ROWS"}
+	return store.List{Partition: store.CompanyPK(c), SKPrefix: "ROW#", Forward: true, OffsetPartition: store.CompanyPK(c) + "#ROWS"}
 }
 
 // pageThrough reads l by cursor from its first page and returns the rows.
@@ -101,7 +101,7 @@ func TestPagesByCursorAndByNumberAgree(t *testing.T) {
 	for c := int64(1); c <= 2; c++ {
 		for i := range 7 {
 			k := store.Key{PK: store.CompanyPK(c), SK: fmt.Sprintf("ROW#%d", i)}
-			if err := store.PutItem(st, ctx, row{k, store.SkipKeys{SkipPK: rowList(c).SkipPartition, SkipSK: k.SK}}, nil); err != nil {
+			if err := store.PutItem(st, ctx, row{k, store.OffsetKeys{OffsetPK: rowList(c).OffsetPartition, OffsetSK: k.SK}}, nil); err != nil {
 				t.Fatal(err)
 			}
 		}

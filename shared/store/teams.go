@@ -14,7 +14,7 @@ import (
 // resolved when the team is read, so projects created later are covered too.
 type Team struct {
 	Key
-	SkipKeys
+	OffsetKeys
 	ID              int64    `dynamodbav:"id"`
 	CompanyID       int64    `dynamodbav:"company_id"`
 	Name            string   `dynamodbav:"name"`
@@ -60,7 +60,7 @@ func (s *Store) CreateTeam(ctx context.Context, t Team) (Team, error) {
 	}
 	t.ID = id
 	t.Key = teamKey(t.CompanyID, id)
-	t.SkipKeys = SkipKeys{SkipPK: teamList(t.CompanyID).SkipPartition, SkipSK: t.SK}
+	t.OffsetKeys = OffsetKeys{OffsetPK: teamList(t.CompanyID).OffsetPartition, OffsetSK: t.SK}
 	t.Active = true
 	t.CreatedAt = now()
 	t.UpdatedAt = t.CreatedAt
@@ -139,7 +139,7 @@ func (s *Store) TeamByName(ctx context.Context, companyID int64, name string) (T
 
 func teamList(companyID int64) List {
 	return List{Partition: CompanyPK(companyID), SKPrefix: teamPrefix, Forward: true,
-		SkipPartition: CompanyPK(companyID) + "#TEAMS"}
+		OffsetPartition: CompanyPK(companyID) + "#TEAMS"}
 }
 
 // TeamsPage reads one page of a company's teams, by id.

@@ -11,7 +11,7 @@ import (
 
 // Window is one page of a key range read from a cursor or a page number:
 // the opaque Token of the page before (tenant-bound: it must name
-// Partition) or, without one, Skip items from the start. With a Filter,
+// Partition) or, without one, Offset items from the start. With a Filter,
 // DynamoDB reads and discards what does not match, so a filtered page costs
 // what it has to read to find Take matches.
 type Window struct {
@@ -21,7 +21,7 @@ type Window struct {
 	Filter    *expression.ConditionBuilder
 	Forward   bool
 	Token     string
-	Skip      int
+	Offset    int
 	Take      int
 }
 
@@ -48,7 +48,7 @@ func (s *Store) window(ctx context.Context, w Window) ([]map[string]types.Attrib
 		return nil, "", err
 	}
 	if w.Token != "" {
-		w.Skip = 0
+		w.Offset = 0
 	}
 	kc := expression.Key(w.pkAttr()).Equal(expression.Value(w.Partition))
 	if w.SKPrefix != "" {
@@ -57,7 +57,7 @@ func (s *Store) window(ctx context.Context, w Window) ([]map[string]types.Attrib
 	want := w.Take + 1
 	var out []map[string]types.AttributeValue
 	for len(out) < want {
-		limit := int32(min(w.Skip+want-len(out), maxPageItems))
+		limit := int32(min(w.Offset+want-len(out), maxPageItems))
 		if w.Filter != nil {
 			limit = max(limit, 100) // Limit counts items before the filter
 		}
@@ -67,8 +67,8 @@ func (s *Store) window(ctx context.Context, w Window) ([]map[string]types.Attrib
 		}
 		for _, it := range items {
 			switch {
-			case w.Skip > 0:
-				w.Skip--
+			case w.Offset > 0:
+				w.Offset--
 			case len(out) < want:
 				out = append(out, it)
 			}

@@ -33,17 +33,17 @@ var GSI1 = Index{Name: "GSI1", PK: "GSI1PK", SK: "GSI1SK", Projection: Projectio
 // creation time).
 var GSI2 = Index{Name: "GSI2", PK: "GSI2PK", SK: "GSI2SK", Projection: ProjectionAll}
 
-// Skip holds, keys only, a copy of the sort order of every list that can be
-// read by page number: a list item carries SkipPK (the list) and SkipSK (its
-// sort key in the list). Skipping to page n reads the keys of the items
+// Offset holds, keys only, a copy of the sort order of every list that can be
+// read by page number: a list item carries OffsetPK (the list) and OffsetSK (its
+// sort key in the list). Jumping to page n reads the keys of the items
 // before it here, at about 100 bytes each whatever the items' size, instead
 // of the items themselves (DynamoDB charges a read by the size of the items
 // read, not of the attributes returned, so a projection on an ALL index
 // would not make skipping cheaper).
-var Skip = Index{Name: "Skip", PK: "SkipPK", SK: "SkipSK", Projection: ProjectionKeysOnly}
+var Offset = Index{Name: "Offset", PK: "OffsetPK", SK: "OffsetSK", Projection: ProjectionKeysOnly}
 
 // Indexes lists every global secondary index.
-var Indexes = []Index{GSI1, GSI2, Skip}
+var Indexes = []Index{GSI1, GSI2, Offset}
 
 // AttributeNames lists every key attribute (all of type S).
 func AttributeNames() []string {

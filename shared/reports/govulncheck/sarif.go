@@ -51,10 +51,10 @@ func FromSARIF(log *sarif.Log) finding.Report {
 		}
 		for _, res := range r.Results {
 			if res.RuleID == nil || strings.TrimSpace(*res.RuleID) == "" {
-				if rep.Skipped == nil {
-					rep.Skipped = map[string]int{}
+				if rep.Dropped == nil {
+					rep.Dropped = map[string]int{}
 				}
-				rep.Skipped[sarif.MissingRuleID]++
+				rep.Dropped[sarif.MissingRuleID]++
 				continue
 			}
 			rep.Findings = append(rep.Findings, sarifFinding(res, rules[*res.RuleID]))

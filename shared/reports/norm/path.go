@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Reasons a path is refused; they are keys of finding.Report.Skipped.
+// Reasons a path is refused; they are keys of finding.Report.Dropped.
 const (
 	Absolute = "absolute_path"
 	Outside  = "path_outside_repository"

@@ -40,7 +40,7 @@ func newRunContext(r *gosarif.Run) *runContext {
 	return rc
 }
 
-// finding reads one result, or says why it is skipped.
+// finding reads one result, or says why it is dropped.
 func (rc *runContext) finding(res *gosarif.Result) (finding.Finding, string) {
 	rule := rc.rule(res)
 	f := finding.Finding{Tool: rc.tool, RuleID: str(res.RuleID)}
@@ -69,9 +69,9 @@ func (rc *runContext) finding(res *gosarif.Result) (finding.Finding, string) {
 		f.Title = f.RuleID
 	}
 	f.Title = norm.Clip(f.Title)
-	var skip string
-	if f.Path, f.Line, f.EndLine, f.Snippet, skip = rc.location(res); skip != "" {
-		return finding.Finding{}, skip
+	var dropped string
+	if f.Path, f.Line, f.EndLine, f.Snippet, dropped = rc.location(res); dropped != "" {
+		return finding.Finding{}, dropped
 	}
 	f.CWE = rc.cwe(res, rule)
 	score, hasScore := securitySeverity(res.Properties)
@@ -340,13 +340,13 @@ func securitySeverity(pb *gosarif.PropertyBag) (float64, bool) {
 // location returns the file path, lines and snippet of the result's first
 // physical location (else its analysis target), or why the path cannot be
 // stored. A line below 1 drops the region, not the result.
-func (rc *runContext) location(res *gosarif.Result) (path string, line, endLine int, snippet, skip string) {
+func (rc *runContext) location(res *gosarif.Result) (path string, line, endLine int, snippet, dropped string) {
 	for _, loc := range res.Locations {
 		if loc == nil || loc.PhysicalLocation == nil || loc.PhysicalLocation.ArtifactLocation == nil {
 			continue
 		}
-		if path, skip = rc.path(loc.PhysicalLocation.ArtifactLocation); skip != "" {
-			return "", 0, 0, "", skip
+		if path, dropped = rc.path(loc.PhysicalLocation.ArtifactLocation); dropped != "" {
+			return "", 0, 0, "", dropped
 		}
 		if reg := loc.PhysicalLocation.Region; reg != nil && reg.StartLine != nil && *reg.StartLine > 0 {
 			line = *reg.StartLine
@@ -361,9 +361,9 @@ func (rc *runContext) location(res *gosarif.Result) (path string, line, endLine 
 		return path, line, endLine, snippet, ""
 	}
 	if res.AnalysisTarget != nil {
-		path, skip = rc.path(res.AnalysisTarget)
+		path, dropped = rc.path(res.AnalysisTarget)
 	}
-	return path, 0, 0, "", skip
+	return path, 0, 0, "", dropped
 }
 
 // path turns an artifact location into a repository-relative path: the

@@ -31,7 +31,7 @@ const (
 	MaxResultsPerRun = 25_000
 )
 
-// MissingRuleID is the Skipped reason of a result whose rule cannot be
+// MissingRuleID is the Dropped reason of a result whose rule cannot be
 // named (no ruleId, rule.id or rule index that resolves).
 const MissingRuleID = "missing_rule_id"
 
@@ -128,7 +128,7 @@ func markAbsentIndexes(data []byte, log *Log) error {
 // Parse reads a report and returns its findings in report order. Results
 // whose kind says they are not a problem (`pass`, `notApplicable`,
 // `informational`) are left out; results without a rule id or with a path
-// outside the repository are left out and counted in Skipped.
+// outside the repository are left out and counted in Dropped.
 func Parse(data []byte) (finding.Report, error) {
 	log, err := Decode(data)
 	if err != nil {
@@ -150,12 +150,12 @@ func Findings(log *Log) finding.Report {
 			case "pass", "notApplicable", "informational":
 				continue
 			}
-			f, skip := rc.finding(res)
-			if skip != "" {
-				if rep.Skipped == nil {
-					rep.Skipped = map[string]int{}
+			f, dropped := rc.finding(res)
+			if dropped != "" {
+				if rep.Dropped == nil {
+					rep.Dropped = map[string]int{}
 				}
-				rep.Skipped[skip]++
+				rep.Dropped[dropped]++
 				continue
 			}
 			rep.Findings = append(rep.Findings, f)

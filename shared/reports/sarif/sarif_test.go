@@ -218,7 +218,7 @@ func TestInvalid(t *testing.T) {
 }
 
 // What a hostile or careless producer writes (issue 17): paths outside
-// the repository are skipped and counted, so are results without a rule;
+// the repository are dropped and counted, so are results without a rule;
 // a negative line drops the region; an unknown level is `warning`.
 func TestHostilePaths(t *testing.T) {
 	doc := `{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"t","rules":[{"id":"R"}]}},
@@ -241,12 +241,12 @@ func TestHostilePaths(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]int{norm.Outside: 2, norm.Absolute: 3, MissingRuleID: 2, norm.TooLong: 1}
-	if len(rep.Skipped) != len(want) {
-		t.Fatalf("skipped %v", rep.Skipped)
+	if len(rep.Dropped) != len(want) {
+		t.Fatalf("dropped %v", rep.Dropped)
 	}
 	for k, v := range want {
-		if rep.Skipped[k] != v {
-			t.Fatalf("skipped %v, want %v", rep.Skipped, want)
+		if rep.Dropped[k] != v {
+			t.Fatalf("dropped %v, want %v", rep.Dropped, want)
 		}
 	}
 	if len(rep.Findings) != 3 {

@@ -19,7 +19,7 @@ import (
 // Tool is the findings' tool name.
 const Tool = "semgrep"
 
-// MissingRuleID is the Skipped reason of a result without check_id.
+// MissingRuleID is the Dropped reason of a result without check_id.
 const MissingRuleID = "missing_rule_id"
 
 // loginPlaceholder is what Semgrep writes as the fingerprint and the
@@ -69,7 +69,7 @@ type metadata struct {
 
 // Parse reads Semgrep's JSON output and returns its findings in report
 // order; results without a check_id or with a path outside the repository
-// are counted in Skipped.
+// are counted in Dropped.
 func Parse(data []byte) (finding.Report, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return finding.Report{}, reporterr.Invalidf(format, "the body is empty")
@@ -89,12 +89,12 @@ func Parse(data []byte) (finding.Report, error) {
 	}
 	rep := finding.Report{Tools: []string{Tool}}
 	for _, r := range *out.Results {
-		f, skip := convert(r)
-		if skip != "" {
-			if rep.Skipped == nil {
-				rep.Skipped = map[string]int{}
+		f, dropped := convert(r)
+		if dropped != "" {
+			if rep.Dropped == nil {
+				rep.Dropped = map[string]int{}
 			}
-			rep.Skipped[skip]++
+			rep.Dropped[dropped]++
 			continue
 		}
 		rep.Findings = append(rep.Findings, f)
@@ -106,9 +106,9 @@ func convert(r result) (finding.Finding, string) {
 	if strings.TrimSpace(r.CheckID) == "" {
 		return finding.Finding{}, MissingRuleID
 	}
-	path, skip := norm.Path(r.Path)
-	if skip != "" {
-		return finding.Finding{}, skip
+	path, dropped := norm.Path(r.Path)
+	if dropped != "" {
+		return finding.Finding{}, dropped
 	}
 	f := finding.Finding{
 		Tool:    Tool,

@@ -114,13 +114,13 @@ func TestInterpretation(t *testing.T) {
 	if rep.Findings[0].Fingerprint != "" || rep.Findings[1].Title != "line one" {
 		t.Errorf("fingerprint %q, title %q", rep.Findings[0].Fingerprint, rep.Findings[1].Title)
 	}
-	wantSkipped := map[string]int{MissingRuleID: 1, norm.Absolute: 1, norm.Outside: 1}
-	if len(rep.Skipped) != len(wantSkipped) {
-		t.Fatalf("skipped %v", rep.Skipped)
+	wantDropped := map[string]int{MissingRuleID: 1, norm.Absolute: 1, norm.Outside: 1}
+	if len(rep.Dropped) != len(wantDropped) {
+		t.Fatalf("dropped %v", rep.Dropped)
 	}
-	for k, v := range wantSkipped {
-		if rep.Skipped[k] != v {
-			t.Fatalf("skipped %v", rep.Skipped)
+	for k, v := range wantDropped {
+		if rep.Dropped[k] != v {
+			t.Fatalf("dropped %v", rep.Dropped)
 		}
 	}
 }

@@ -23,9 +23,9 @@ func Check(rep finding.Report) error {
 			return fmt.Errorf("finding %d (%+v): %w", i, f, err)
 		}
 	}
-	for reason, n := range rep.Skipped {
+	for reason, n := range rep.Dropped {
 		if reason == "" || n <= 0 {
-			return fmt.Errorf("skipped %q: %d", reason, n)
+			return fmt.Errorf("dropped %q: %d", reason, n)
 		}
 	}
 	return nil
