@@ -2,8 +2,6 @@ package cyclonedx
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -17,22 +15,6 @@ type brief struct {
 	CVSS                                                       float64
 	Urgency                                                    string
 	CWE                                                        int
-}
-
-func parseFile(t *testing.T, name string) finding.Report {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := Parse(data)
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	if err := wellformed.Check(rep); err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return rep
 }
 
 func TestFixtures(t *testing.T) {
@@ -51,7 +33,7 @@ func TestFixtures(t *testing.T) {
 		},
 	}
 	for name, want := range cases {
-		rep := parseFile(t, name)
+		rep := wellformed.Fixture(t, Parse, name)
 		if len(rep.Findings) != len(want) {
 			t.Fatalf("%s: %d findings: %+v", name, len(rep.Findings), rep.Findings)
 		}
@@ -64,7 +46,7 @@ func TestFixtures(t *testing.T) {
 		}
 	}
 	// Advisory URLs name the GHSA id.
-	if ids := parseFile(t, "trivy-pom.cdx.json").Findings[0].SCA.IDs; strings.Join(ids, ",") != "CVE-2020-9548,GHSA-p43x-xfjf-5jhr" {
+	if ids := wellformed.Fixture(t, Parse, "trivy-pom.cdx.json").Findings[0].SCA.IDs; strings.Join(ids, ",") != "CVE-2020-9548,GHSA-p43x-xfjf-5jhr" {
 		t.Fatalf("ids %v", ids)
 	}
 }

@@ -2,8 +2,6 @@ package govulncheck
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -15,22 +13,6 @@ import (
 type brief struct {
 	RuleID, Module, Version, Fix, CVE, Status, Urgency string
 	Usages                                             int
-}
-
-func parseFile(t *testing.T, name string) finding.Report {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := Parse(data)
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	if err := wellformed.Check(rep); err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return rep
 }
 
 func briefs(rep finding.Report) []brief {
@@ -58,7 +40,7 @@ func same(t *testing.T, name string, got, want []brief) {
 // query.Name, and x/text's language package is imported without a call
 // into its vulnerable functions.
 func TestCalls(t *testing.T) {
-	rep := parseFile(t, "calls.json")
+	rep := wellformed.Fixture(t, Parse, "calls.json")
 	same(t, "calls.json", briefs(rep), []brief{
 		{"GO-2021-0054", "github.com/tidwall/gjson", "v1.6.0", "v1.6.6", "CVE-2020-36067", finding.Reachable, finding.High, 1},
 		{"GO-2021-0059", "github.com/tidwall/gjson", "v1.6.0", "v1.6.4", "CVE-2020-35380", finding.Reachable, finding.High, 1},
@@ -83,7 +65,7 @@ func TestCalls(t *testing.T) {
 
 // The module that only requires x/text: module level, not reachable.
 func TestRequires(t *testing.T) {
-	same(t, "requires.json", briefs(parseFile(t, "requires.json")), []brief{
+	same(t, "requires.json", briefs(wellformed.Fixture(t, Parse, "requires.json")), []brief{
 		{"GO-2021-0113", "golang.org/x/text", "v0.3.5", "v0.3.7", "CVE-2021-38561", finding.ModuleRequired, finding.Low, 0},
 	})
 }
@@ -91,7 +73,7 @@ func TestRequires(t *testing.T) {
 // The SARIF form gives the same levels and call paths; it names no
 // version or fix for package and module level findings.
 func TestSARIF(t *testing.T) {
-	rep := parseFile(t, "calls.sarif")
+	rep := wellformed.Fixture(t, Parse, "calls.sarif")
 	same(t, "calls.sarif", briefs(rep), []brief{
 		{"GO-2021-0054", "github.com/tidwall/gjson", "v1.6.0", "", "CVE-2020-36067", finding.Reachable, finding.High, 1},
 		{"GO-2021-0059", "github.com/tidwall/gjson", "v1.6.0", "", "CVE-2020-35380", finding.Reachable, finding.High, 1},
@@ -102,7 +84,7 @@ func TestSARIF(t *testing.T) {
 	if u.File != "internal/query/query.go" || u.Line != 8 || u.Function != "example.com/calls/internal/query.Name" || !u.Reachable {
 		t.Fatalf("usage %+v", u)
 	}
-	same(t, "requires.sarif", briefs(parseFile(t, "requires.sarif")), []brief{
+	same(t, "requires.sarif", briefs(wellformed.Fixture(t, Parse, "requires.sarif")), []brief{
 		{"GO-2021-0113", "golang.org/x/text", "", "", "CVE-2021-38561", finding.ModuleRequired, finding.Low, 0},
 	})
 }

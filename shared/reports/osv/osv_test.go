@@ -2,8 +2,6 @@ package osv
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -16,22 +14,6 @@ type brief struct {
 	RuleID, Name, Version, Ecosystem, Fix, CVE, Severity string
 	CVSS                                                 float64
 	Urgency, IDs                                         string
-}
-
-func parseFile(t *testing.T, name string) finding.Report {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := Parse(data)
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	if err := wellformed.Check(rep); err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return rep
 }
 
 func TestFixtures(t *testing.T) {
@@ -57,7 +39,7 @@ func TestFixtures(t *testing.T) {
 		},
 	}
 	for name, want := range cases {
-		rep := parseFile(t, name)
+		rep := wellformed.Fixture(t, Parse, name)
 		if len(rep.Findings) != len(want) {
 			t.Fatalf("%s: %d findings: %+v", name, len(rep.Findings), rep.Findings)
 		}

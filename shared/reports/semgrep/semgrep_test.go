@@ -2,8 +2,6 @@ package semgrep
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -21,22 +19,6 @@ type brief struct {
 	Line, EndLine  int
 	Urgency        string
 	Classification string
-}
-
-func parseFile(t *testing.T, name string) finding.Report {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := Parse(data)
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	if err := wellformed.Check(rep); err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return rep
 }
 
 func TestFixtures(t *testing.T) {
@@ -59,7 +41,7 @@ func TestFixtures(t *testing.T) {
 		},
 	}
 	for name, want := range cases {
-		rep := parseFile(t, name)
+		rep := wellformed.Fixture(t, Parse, name)
 		if len(rep.Findings) != len(want) {
 			t.Fatalf("%s: %d findings, want %d: %+v", name, len(rep.Findings), len(want), rep.Findings)
 		}
@@ -70,7 +52,7 @@ func TestFixtures(t *testing.T) {
 			}
 		}
 	}
-	f := parseFile(t, "correctness.json").Findings[0]
+	f := wellformed.Fixture(t, Parse, "correctness.json").Findings[0]
 	if !strings.HasPrefix(f.Fingerprint, "26682c31d5fdf771") || f.Snippet != "console.log(x == x)" ||
 		f.Title != "Detected a useless comparison operation `x == x` or `x != x`. This operation is always true. If testing for floating point NaN, use `math.isnan`, or `cmath.isnan` if the number is complex." {
 		t.Fatalf("first finding: %+v", f)

@@ -1,16 +1,62 @@
 // Package wellformed checks what every parser promises of its findings,
-// for the parsers' tests and fuzz targets.
+// for the parsers' tests and fuzz targets (test support only).
 package wellformed
 
 import (
+	"errors"
 	"fmt"
+	"os"
 	"path"
+	"path/filepath"
 	"strings"
+	"testing"
 	"unicode/utf8"
 
 	"github.com/acme/codescan-api/shared/finding"
 	"github.com/acme/codescan-api/shared/reports/norm"
+	"github.com/acme/codescan-api/shared/reports/reporterr"
 )
+
+// Parser is a format's Parse.
+type Parser func([]byte) (finding.Report, error)
+
+// Fixture parses testdata/name with parse and fails t unless it parses
+// into a report that keeps every promise.
+func Fixture(t testing.TB, parse Parser, name string) finding.Report {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := parse(data)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if err := Check(rep); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return rep
+}
+
+// Fuzz is every parser's fuzz target: any input gives a report that keeps
+// every promise, or one of the two typed errors; never a panic. Each
+// format's seeds are in its testdata/fuzz/FuzzParse.
+func Fuzz(f *testing.F, parse Parser) {
+	f.Fuzz(func(t *testing.T, data []byte) {
+		rep, err := parse(data)
+		if err != nil {
+			var invalid *reporterr.Invalid
+			var big *reporterr.TooLarge
+			if !errors.As(err, &invalid) && !errors.As(err, &big) {
+				t.Fatalf("untyped error: %v", err)
+			}
+			return
+		}
+		if err := Check(rep); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
 
 var urgencies = map[string]bool{finding.Critical: true, finding.High: true, finding.Medium: true, finding.Low: true}
 
