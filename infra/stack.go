@@ -157,22 +157,7 @@ func (a *APIStack) function(f deployspec.Function, s Settings, removal awscdk.Re
 	if f.UsesReports() {
 		env[deployspec.ReportsEnv] = a.Reports.BucketName()
 	}
-	logs := awslogs.NewLogGroup(a.Stack, jsii.String(f.Name()+"Logs"), &awslogs.LogGroupProps{
-		Retention:     awslogs.RetentionDays_THREE_MONTHS,
-		RemovalPolicy: removal,
-	})
-	fn := awslambda.NewFunction(a.Stack, jsii.String(f.Name()+"Function"), &awslambda.FunctionProps{
-		Description:  jsii.String("codescan-api " + f.Group + " endpoints"),
-		Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
-		Architecture: awslambda.Architecture_ARM_64(),
-		Handler:      jsii.String("bootstrap"),
-		Code:         awslambda.Code_FromAsset(jsii.String(filepath.Join(s.BuildDir, f.Group)), nil),
-		MemorySize:   jsii.Number(f.MemoryMB),
-		Timeout:      awscdk.Duration_Seconds(jsii.Number(f.TimeoutSeconds)),
-		Tracing:      awslambda.Tracing_ACTIVE,
-		Environment:  &env,
-		LogGroup:     logs,
-	})
+	fn := a.newFunction(f, s, removal, "codescan-api "+f.Group+" endpoints", env)
 	if len(f.TableActions) > 0 {
 		resources := []*string{a.Table.TableArn()}
 		if f.NeedsIndexes() {
@@ -189,6 +174,27 @@ func (a *APIStack) function(f deployspec.Function, s Settings, removal awscdk.Re
 	}
 	a.grantReports(fn, f)
 	return fn
+}
+
+// newFunction is the Lambda function of f (arm64, provided.al2023, its
+// bootstrap from the build directory, traced) with its own log group.
+func (a *APIStack) newFunction(f deployspec.Function, s Settings, removal awscdk.RemovalPolicy, description string, env map[string]*string) awslambda.Function {
+	logs := awslogs.NewLogGroup(a.Stack, jsii.String(f.Name()+"Logs"), &awslogs.LogGroupProps{
+		Retention:     awslogs.RetentionDays_THREE_MONTHS,
+		RemovalPolicy: removal,
+	})
+	return awslambda.NewFunction(a.Stack, jsii.String(f.Name()+"Function"), &awslambda.FunctionProps{
+		Description:  &description,
+		Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
+		Architecture: awslambda.Architecture_ARM_64(),
+		Handler:      jsii.String("bootstrap"),
+		Code:         awslambda.Code_FromAsset(jsii.String(filepath.Join(s.BuildDir, f.Group)), nil),
+		MemorySize:   jsii.Number(f.MemoryMB),
+		Timeout:      awscdk.Duration_Seconds(jsii.Number(f.TimeoutSeconds)),
+		Tracing:      awslambda.Tracing_ACTIVE,
+		Environment:  &env,
+		LogGroup:     logs,
+	})
 }
 
 // addReportBucket adds the region's bucket of uploaded reports: encrypted

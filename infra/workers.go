@@ -1,8 +1,6 @@
 package main
 
 import (
-	"path/filepath"
-
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
@@ -10,7 +8,6 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
-	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/jsii-runtime-go"
 
@@ -110,22 +107,7 @@ func (a *APIStack) worker(f deployspec.Function, s Settings, removal awscdk.Remo
 	if f.UsesReports() {
 		env[deployspec.ReportsEnv] = a.Reports.BucketName()
 	}
-	logs := awslogs.NewLogGroup(a.Stack, jsii.String(f.Name()+"Logs"), &awslogs.LogGroupProps{
-		Retention:     awslogs.RetentionDays_THREE_MONTHS,
-		RemovalPolicy: removal,
-	})
-	fn := awslambda.NewFunction(a.Stack, jsii.String(f.Name()+"Function"), &awslambda.FunctionProps{
-		Description:  &description,
-		Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
-		Architecture: awslambda.Architecture_ARM_64(),
-		Handler:      jsii.String("bootstrap"),
-		Code:         awslambda.Code_FromAsset(jsii.String(filepath.Join(s.BuildDir, f.Group)), nil),
-		MemorySize:   jsii.Number(f.MemoryMB),
-		Timeout:      awscdk.Duration_Seconds(jsii.Number(f.TimeoutSeconds)),
-		Tracing:      awslambda.Tracing_ACTIVE,
-		Environment:  &env,
-		LogGroup:     logs,
-	})
+	fn := a.newFunction(f, s, removal, description, env)
 	fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Actions:   jsii.Strings(f.TableActions...),
 		Resources: &[]*string{a.Table.TableArn(), jsii.String(*a.Table.TableArn() + "/index/*")},

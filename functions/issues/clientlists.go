@@ -18,14 +18,7 @@ import (
 func (h handlers) scanSCA(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	companyID := auth.FromContext(ctx).CompanyID
-	pg, err := httpapi.ParsePaging(r, clientPageSize, maxPageSize)
-	if err != nil {
-		return err
-	}
-	sc, err := h.store.GetScan(ctx, companyID, r.PathValue("scan_id"))
-	if errors.Is(err, store.ErrNotFound) {
-		return errScanNotFound
-	}
+	sc, pg, err := h.scanPage(r)
 	if err != nil {
 		return err
 	}

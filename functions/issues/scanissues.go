@@ -19,14 +19,7 @@ const clientPageSize = 30
 func (h handlers) scanIssues(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	companyID := auth.FromContext(ctx).CompanyID
-	pg, err := httpapi.ParsePaging(r, clientPageSize, maxPageSize)
-	if err != nil {
-		return err
-	}
-	sc, err := h.store.GetScan(ctx, companyID, r.PathValue("scan_id"))
-	if errors.Is(err, store.ErrNotFound) {
-		return errScanNotFound
-	}
+	sc, pg, err := h.scanPage(r)
 	if err != nil {
 		return err
 	}
@@ -42,4 +35,18 @@ func (h handlers) scanIssues(w http.ResponseWriter, r *http.Request) error {
 		"status": "ok", "page": pg.Page, "total_pages": pg.TotalPages(total),
 		"total_issues": total, "issues": out,
 	})
+}
+
+// scanPage reads what the per-scan lists share: the paging parameters (the
+// client's default size) and the caller's scan named in the path.
+func (h handlers) scanPage(r *http.Request) (store.Scan, httpapi.Paging, error) {
+	pg, err := httpapi.ParsePaging(r, clientPageSize, maxPageSize)
+	if err != nil {
+		return store.Scan{}, pg, err
+	}
+	sc, err := h.store.GetScan(r.Context(), auth.FromContext(r.Context()).CompanyID, r.PathValue("scan_id"))
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Scan{}, pg, errScanNotFound
+	}
+	return sc, pg, err
 }

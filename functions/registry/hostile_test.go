@@ -2,7 +2,6 @@ package registry_test
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -95,18 +94,6 @@ func withQuery(path, query string) string {
 
 func hasBody(rt routes.Route) bool {
 	return rt.Method == "POST" || rt.Method == "PATCH" || rt.Method == "PUT"
-}
-
-func gzipped(t testing.TB, b []byte) []byte {
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	if _, err := zw.Write(b); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
 }
 
 // hostileCases generates the table from the route table: every route,
@@ -202,7 +189,7 @@ func hostileCases(t testing.TB, key, otherKey, bearer string) []hostileCase {
 		}
 		if hasBody(rt) {
 			h := http.Header{auth.APIKeyHeader: {key}, "Content-Encoding": {"gzip"}}
-			bomb := gzipped(t, bytes.Repeat([]byte(" "), int(rt.DecodedLimit())+1))
+			bomb := testenv.Gzip(t, bytes.Repeat([]byte(" "), int(rt.DecodedLimit())+1))
 			add(hostileCase{name: route + " gzip bomb", target: basePath(rt, nil), header: h, body: bomb, status: 413, form: rt.Errors})
 			add(hostileCase{name: route + " broken gzip", target: basePath(rt, nil), header: h, body: []byte("\x1f\x8b\x08\x00garbage"), status: 400, form: rt.Errors, names: "gzip"})
 		}

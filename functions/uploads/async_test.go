@@ -2,7 +2,6 @@ package uploads_test
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"fmt"
 	"net/http"
@@ -45,19 +44,6 @@ func generated(n int) []byte {
 	}
 	b.WriteString(`]}]}`)
 	return []byte(b.String())
-}
-
-func gzipped(t *testing.T, b []byte) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	if _, err := zw.Write(b); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
 }
 
 // scanView is what GET /scan/{id} answers that these tests read.
@@ -149,7 +135,7 @@ func chunkedResults(t *testing.T) int {
 func TestChunkedUpload(t *testing.T) {
 	w := newWorld(t)
 	n := chunkedResults(t)
-	report := gzipped(t, generated(n))
+	report := testenv.Gzip(t, generated(n))
 	const chunks = 8
 	size := (len(report) + chunks - 1) / chunks
 	q := "/scan-upload?engine=sarif&project=chunked&branch=main&run_id=" + newRun()
@@ -207,7 +193,7 @@ func TestChunkedUpload(t *testing.T) {
 func TestChunkErrors(t *testing.T) {
 	w := newWorld(t)
 	q := "/scan-upload?engine=sarif&project=p&run_id=" + newRun()
-	body := gzipped(t, generated(10))
+	body := testenv.Gzip(t, generated(10))
 	cases := []struct {
 		name        string
 		off, length string
@@ -343,7 +329,7 @@ func TestGzipReports(t *testing.T) {
 		return append(append([]byte(`{"version":"2.1.0","runs":[],"pad":"`), bytes.Repeat([]byte("a"), n)...), `"}`...)
 	}
 	gz := append(testenv.Key(w.uploader), "Content-Type", "application/json", "Content-Encoding", "gzip")
-	res := testenv.DoBytes(t, w.up, "POST", "/scan-upload?engine=sarif&project=gz&run_id="+newRun(), gzipped(t, pad(12<<20)), gz...)
+	res := testenv.DoBytes(t, w.up, "POST", "/scan-upload?engine=sarif&project=gz&run_id="+newRun(), testenv.Gzip(t, pad(12<<20)), gz...)
 	if res.Status != 200 {
 		t.Fatalf("12 MiB decompressed: %d %s", res.Status, res.Body)
 	}
@@ -351,13 +337,13 @@ func TestGzipReports(t *testing.T) {
 	res.Decode(t, &up)
 	w.ingested(t, w.uploader, up.ScanID)
 
-	res = testenv.DoBytes(t, w.up, "POST", "/scan-upload?engine=sarif&project=gz&run_id="+newRun(), gzipped(t, pad(64<<20)), gz...)
+	res = testenv.DoBytes(t, w.up, "POST", "/scan-upload?engine=sarif&project=gz&run_id="+newRun(), testenv.Gzip(t, pad(64<<20)), gz...)
 	want := `{"status":"error","message":"The request body exceeds the upload limit of 10 MiB as sent (64 MiB decompressed); send a larger report gzip-compressed or in chunks (Upload-Offset, Upload-Length)"}`
 	if res.Status != 413 || !jsonEqual(t, res.Body, want) {
 		t.Fatalf("gzip bomb: %d %s", res.Status, res.Body)
 	}
 
-	file := gzipped(t, generated(10))
+	file := testenv.Gzip(t, generated(10))
 	up = w.uploadOK(t, "engine=sarif&project=gzfile&run_id="+newRun(), file)
 	if _, total := w.groups(t, "project=gzfile"); total != 10 {
 		t.Fatalf("gzip file: %d counted", total)

@@ -7,8 +7,10 @@ package netguard
 import (
 	"fmt"
 	"net"
+	"net/http"
 	"net/netip"
 	"syscall"
+	"time"
 )
 
 // blockedPrefixes are ranges beyond what netip's predicates cover that must
@@ -71,5 +73,30 @@ func DialControl(allowLoopback bool) func(network, address string, _ syscall.Raw
 			return &BlockedAddressError{Addr: address}
 		}
 		return nil
+	}
+}
+
+// Client is an HTTP client for customer-named hosts: every connection goes
+// through DialControl, no proxy (the guard would check the proxy, not the
+// host), redirects are not followed (a 3xx is the answer), and timeout
+// bounds the dial, the TLS handshake, the wait for headers and the whole
+// exchange.
+func Client(timeout time.Duration, allowLoopback bool) *http.Client {
+	dialer := &net.Dialer{Timeout: timeout, Control: DialControl(allowLoopback)}
+	return &http.Client{
+		Transport: &http.Transport{
+			Proxy:                  nil,
+			DialContext:            dialer.DialContext,
+			ForceAttemptHTTP2:      true,
+			TLSHandshakeTimeout:    timeout,
+			ResponseHeaderTimeout:  timeout,
+			MaxResponseHeaderBytes: 64 << 10,
+			MaxIdleConnsPerHost:    4,
+			IdleConnTimeout:        60 * time.Second,
+		},
+		Timeout: timeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		},
 	}
 }

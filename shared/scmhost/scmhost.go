@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -51,23 +50,9 @@ func New(o Options) *Client {
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
 	}
-	dialer := &net.Dialer{Timeout: o.Timeout, Control: netguard.DialControl(o.AllowLoopback)}
-	transport := &http.Transport{
-		Proxy:                  nil, // a proxy would make the guard check the proxy, not the host
-		DialContext:            dialer.DialContext,
-		ForceAttemptHTTP2:      true,
-		TLSHandshakeTimeout:    o.Timeout,
-		ResponseHeaderTimeout:  o.Timeout,
-		MaxResponseHeaderBytes: 64 << 10,
-		IdleConnTimeout:        90 * time.Second,
-	}
-	return &Client{opts: o, http: &http.Client{
-		Transport: limitedBody{transport},
-		Timeout:   o.Timeout,
-		CheckRedirect: func(*http.Request, []*http.Request) error {
-			return http.ErrUseLastResponse
-		},
-	}}
+	hc := netguard.Client(o.Timeout, o.AllowLoopback)
+	hc.Transport = limitedBody{hc.Transport}
+	return &Client{opts: o, http: hc}
 }
 
 type limitedBody struct{ rt http.RoundTripper }

@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -65,22 +64,7 @@ func New(o Options) *Client {
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
 	}
-	dialer := &net.Dialer{Timeout: o.Timeout, Control: netguard.DialControl(o.AllowLoopback)}
-	transport := &http.Transport{
-		Proxy:                 nil, // a proxy would make the guard check the proxy, not the receiver
-		DialContext:           dialer.DialContext,
-		TLSHandshakeTimeout:   o.Timeout,
-		ResponseHeaderTimeout: o.Timeout,
-		MaxIdleConnsPerHost:   4,
-		IdleConnTimeout:       60 * time.Second,
-	}
-	return &Client{opts: o, http: &http.Client{
-		Transport: transport,
-		Timeout:   o.Timeout,
-		CheckRedirect: func(*http.Request, []*http.Request) error {
-			return http.ErrUseLastResponse
-		},
-	}}
+	return &Client{opts: o, http: netguard.Client(o.Timeout, o.AllowLoopback)}
 }
 
 // CheckURL validates an endpoint URL before it is stored: absolute, https

@@ -6,11 +6,8 @@
 package cyclonedx
 
 import (
-	"bytes"
-	"encoding/json"
 	"regexp"
 	"strings"
-	"unicode/utf8"
 
 	cdx "github.com/CycloneDX/cyclonedx-go"
 	packageurl "github.com/package-url/packageurl-go"
@@ -29,15 +26,9 @@ const format = "CycloneDX JSON"
 // Parse reads a CycloneDX JSON document. A document without
 // vulnerabilities (a plain SBOM) has no findings.
 func Parse(data []byte) (finding.Report, error) {
-	if len(bytes.TrimSpace(data)) == 0 {
-		return finding.Report{}, reporterr.Invalidf(format, "the body is empty")
-	}
-	if !utf8.Valid(data) {
-		return finding.Report{}, reporterr.Invalidf(format, "the body is not UTF-8 text")
-	}
 	var bom cdx.BOM
-	if err := json.Unmarshal(data, &bom); err != nil {
-		return finding.Report{}, reporterr.DecodeJSON(format, err)
+	if err := reporterr.Unmarshal(format, data, &bom); err != nil {
+		return finding.Report{}, err
 	}
 	if bom.BOMFormat != cdx.BOMFormat {
 		return finding.Report{}, reporterr.Invalidf(format, `"bomFormat" must be %q`, cdx.BOMFormat)

@@ -13,7 +13,6 @@ import (
 	"errors"
 	"io"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/acme/codescan-api/shared/finding"
 	"github.com/acme/codescan-api/shared/reports/norm"
@@ -82,11 +81,8 @@ type vuln struct {
 // Parse reads govulncheck's JSON stream, or its SARIF output (a JSON
 // object with "runs").
 func Parse(data []byte) (finding.Report, error) {
-	if len(bytes.TrimSpace(data)) == 0 {
-		return finding.Report{}, reporterr.Invalidf(format, "the body is empty")
-	}
-	if !utf8.Valid(data) {
-		return finding.Report{}, reporterr.Invalidf(format, "the body is not UTF-8 text")
+	if err := reporterr.Text(format, data); err != nil {
+		return finding.Report{}, err
 	}
 	if sarif.IsLog(data) {
 		return parseSARIF(data)

@@ -6,11 +6,8 @@
 package osv
 
 import (
-	"bytes"
-	"encoding/json"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/acme/codescan-api/shared/finding"
 	"github.com/acme/codescan-api/shared/reports/norm"
@@ -54,15 +51,9 @@ type group struct {
 
 // Parse reads OSV-Scanner's JSON output.
 func Parse(data []byte) (finding.Report, error) {
-	if len(bytes.TrimSpace(data)) == 0 {
-		return finding.Report{}, reporterr.Invalidf(format, "the body is empty")
-	}
-	if !utf8.Valid(data) {
-		return finding.Report{}, reporterr.Invalidf(format, "the body is not UTF-8 text")
-	}
 	var out output
-	if err := json.Unmarshal(data, &out); err != nil {
-		return finding.Report{}, reporterr.DecodeJSON(format, err)
+	if err := reporterr.Unmarshal(format, data, &out); err != nil {
+		return finding.Report{}, err
 	}
 	if out.Results == nil {
 		return finding.Report{}, reporterr.Invalidf(format, `missing "results"`)

@@ -4,10 +4,12 @@
 package reporterr
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // Invalid is a report that cannot be read as its format. Problem names
@@ -33,6 +35,29 @@ type TooLarge struct {
 
 func (e *TooLarge) Error() string {
 	return fmt.Sprintf("the report has more than %d %s", e.Limit, e.What)
+}
+
+// Text refuses a body that is empty or not UTF-8, as every report is text.
+func Text(format string, data []byte) error {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return Invalidf(format, "the body is empty")
+	}
+	if !utf8.Valid(data) {
+		return Invalidf(format, "the body is not UTF-8 text")
+	}
+	return nil
+}
+
+// Unmarshal decodes a JSON report into v, refusing what Text refuses and
+// naming the JSON problem as DecodeJSON does.
+func Unmarshal(format string, data []byte, v any) error {
+	if err := Text(format, data); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return DecodeJSON(format, err)
+	}
+	return nil
 }
 
 // DecodeJSON turns an encoding/json error into an Invalid error naming

@@ -14,7 +14,6 @@ import (
 	"errors"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	gosarif "github.com/owenrumney/go-sarif/v3/pkg/report/v210/sarif"
 
@@ -199,11 +198,8 @@ func IsLog(data []byte) bool {
 // it: the library accepts any JSON object (a missing version or runs member
 // decodes to zero values).
 func checkShape(data []byte) error {
-	if len(strings.TrimSpace(string(data))) == 0 {
-		return invalid("the body is empty")
-	}
-	if !utf8.Valid(data) {
-		return invalid("the body is not UTF-8 text")
+	if err := reporterr.Text(format, data); err != nil {
+		return err
 	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {

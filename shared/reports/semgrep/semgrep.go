@@ -6,10 +6,8 @@
 package semgrep
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/acme/codescan-api/shared/finding"
 	"github.com/acme/codescan-api/shared/reports/norm"
@@ -71,15 +69,9 @@ type metadata struct {
 // order; results without a check_id or with a path outside the repository
 // are counted in Dropped.
 func Parse(data []byte) (finding.Report, error) {
-	if len(bytes.TrimSpace(data)) == 0 {
-		return finding.Report{}, reporterr.Invalidf(format, "the body is empty")
-	}
-	if !utf8.Valid(data) {
-		return finding.Report{}, reporterr.Invalidf(format, "the body is not UTF-8 text")
-	}
 	var out output
-	if err := json.Unmarshal(data, &out); err != nil {
-		return finding.Report{}, reporterr.DecodeJSON(format, err)
+	if err := reporterr.Unmarshal(format, data, &out); err != nil {
+		return finding.Report{}, err
 	}
 	if out.Results == nil {
 		return finding.Report{}, reporterr.Invalidf(format, `missing "results"`)
