@@ -193,10 +193,10 @@ func parseInt(name, raw string, lo, hi int64) (int64, error) {
 // whatever the handler would look up first, applies cleantext to the JSON
 // body members the route declares as text people read, and leaves the body
 // for the handler to read again. A body that is not a JSON object is the
-// handler's to refuse. Upload routes read their bodies first thing
-// themselves, naming what exceeds which limit (a report, CI data).
+// handler's to refuse. Routes that stream their body (StreamsBody) read
+// it themselves.
 func checkBody(rt routes.Route, r *http.Request) error {
-	if r.Body == nil || r.Body == http.NoBody || rt.Group == routes.GroupUploads {
+	if r.Body == nil || r.Body == http.NoBody || rt.StreamsBody {
 		return nil
 	}
 	body, err := ReadBody(r, rt.BodyLimit())

@@ -69,6 +69,10 @@ type Route struct {
 	// decoded (counted while reading), MaxBodyBytes then bounding it as
 	// sent: a compressed report may expand past what the wire carries.
 	MaxDecodedBytes int64
+	// StreamsBody: the handler reads the body itself, first thing, and
+	// names what exceeds which limit (a report, CI data); the edge reads
+	// every other body before the handler runs.
+	StreamsBody bool
 	// Headers are the request headers the handler reads besides the
 	// credential and Content-Encoding, and the response headers it sets:
 	// the OpenAPI document lists them (a test checks it).
@@ -136,13 +140,13 @@ var Table = []Route{
 	// Reports: 10 MiB as sent (GitHub's limit of a gzip report; Lambda's
 	// 6 MB payload limit comes first in AWS, bigger reports come in chunks:
 	// Upload-Offset/Upload-Length), 64 MiB once decompressed.
-	{Method: "POST", Path: "/scan-upload", Group: GroupUploads, Access: Permission, Permission: PermUploadScan, Errors: StatusMessage,
+	{Method: "POST", Path: "/scan-upload", Group: GroupUploads, Access: Permission, Permission: PermUploadScan, Errors: StatusMessage, StreamsBody: true,
 		MaxBodyBytes: 10 << 20, MaxDecodedBytes: 64 << 20,
 		Headers: []string{"Upload-Offset", "Upload-Length"}, ResponseHeaders: []string{"Upload-Offset"},
 		Params: []Param{TextParam("engine", 32), UUIDParam("run_id"), TextParam("project", 1020), TextParam("branch", 1020), TextParam("repo_url", 2048), TextParam("ci", 16), TextParam("ci_platform", 1020)}},
-	{Method: "POST", Path: "/ci-data-upload", Group: GroupUploads, Access: Permission, Permission: PermUploadScan, Errors: StatusMessage,
+	{Method: "POST", Path: "/ci-data-upload", Group: GroupUploads, Access: Permission, Permission: PermUploadScan, Errors: StatusMessage, StreamsBody: true,
 		Params: []Param{UUIDParam("run_id"), TextParam("platform", 1020)}},
-	{Method: "POST", Path: "/git-config-upload", Group: GroupUploads, Access: Permission, Permission: PermUploadScan, Errors: StatusMessage,
+	{Method: "POST", Path: "/git-config-upload", Group: GroupUploads, Access: Permission, Permission: PermUploadScan, Errors: StatusMessage, StreamsBody: true,
 		Params: []Param{UUIDParam("run_id")}},
 
 	// Notification delivery: webhook endpoints and their delivery log, and
