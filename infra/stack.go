@@ -210,6 +210,7 @@ func (a *APIStack) addReportBucket(removal awscdk.RemovalPolicy) {
 		LifecycleRules: &[]*awss3.LifecycleRule{
 			{Id: jsii.String("expire-reports"), Prefix: jsii.String(deployspec.ReportsPrefix), Expiration: awscdk.Duration_Days(jsii.Number(deployspec.ReportDays))},
 			{Id: jsii.String("expire-chunks"), Prefix: jsii.String(deployspec.ChunksPrefix), Expiration: awscdk.Duration_Days(jsii.Number(deployspec.ChunkDays))},
+			{Id: jsii.String("expire-sources"), Prefix: jsii.String(deployspec.SourcesPrefix), Expiration: awscdk.Duration_Days(jsii.Number(deployspec.SourceDays))},
 		},
 		RemovalPolicy: removal,
 	})

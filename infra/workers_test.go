@@ -122,15 +122,21 @@ func TestIngester(t *testing.T) {
 		if env[deployspec.ReportsEnv] == nil || env["MAIL_FROM"] != nil || env[deployspec.KMSKeyEnv] != nil {
 			t.Errorf("%s ingester environment %v", s.region, env)
 		}
-		assert(t, s.region+" ingester reads reports only", func() {
+		objects := func(prefix string) map[string]any {
+			return map[string]any{"Fn::Join": []any{"", []any{map[string]any{"Fn::GetAtt": []any{bucket, "Arn"}}, "/" + prefix + "*"}}}
+		}
+		assert(t, s.region+" ingester reads reports and source files only", func() {
 			s.template.HasResourceProperties(jsii.String("AWS::IAM::Policy"), map[string]any{
 				"Roles": assertions.Match_ArrayWith(&[]any{map[string]any{"Ref": assertions.Match_StringLikeRegexp(jsii.String("IngesterFunctionServiceRole"))}}),
-				"PolicyDocument": map[string]any{"Statement": assertions.Match_ArrayWith(&[]any{assertions.Match_ObjectLike(&map[string]any{
-					"Action": "s3:GetObject",
-					"Resource": map[string]any{"Fn::Join": []any{"", []any{
-						map[string]any{"Fn::GetAtt": []any{bucket, "Arn"}}, "/" + deployspec.ReportsPrefix + "*",
-					}}},
-				})})},
+				"PolicyDocument": map[string]any{"Statement": assertions.Match_ArrayWith(&[]any{
+					assertions.Match_ObjectLike(&map[string]any{
+						"Action":   "s3:GetObject",
+						"Resource": []any{objects(deployspec.ReportsPrefix), objects(deployspec.SourcesPrefix)},
+					}),
+					assertions.Match_ObjectLike(&map[string]any{
+						"Action": "s3:ListBucket", "Resource": map[string]any{"Fn::GetAtt": []any{bucket, "Arn"}},
+					}),
+				})},
 			})
 		})
 		// Only the mailers may send email or decrypt.
@@ -163,6 +169,7 @@ func TestReportBucket(t *testing.T) {
 				"LifecycleConfiguration": map[string]any{"Rules": []any{
 					map[string]any{"Id": "expire-reports", "Prefix": deployspec.ReportsPrefix, "ExpirationInDays": deployspec.ReportDays, "Status": "Enabled"},
 					map[string]any{"Id": "expire-chunks", "Prefix": deployspec.ChunksPrefix, "ExpirationInDays": deployspec.ChunkDays, "Status": "Enabled"},
+					map[string]any{"Id": "expire-sources", "Prefix": deployspec.SourcesPrefix, "ExpirationInDays": deployspec.SourceDays, "Status": "Enabled"},
 				}},
 			})
 		})

@@ -3,7 +3,8 @@
 // status processing; the new scan item reaches this worker through the
 // table's stream (in AWS an event source mapping filtered to such items,
 // locally the stream poller of the dev server and the tests), and the
-// worker reads the report back, parses it and writes its findings through
+// worker reads the report back, parses it, gives its findings the code of
+// the source files uploaded with it, and writes them through
 // the store's idempotent write paths, which complete the scan. A report
 // that retrying cannot fix (unreadable, invalid, too many results) ends
 // the scan incomplete with failed_reason and scan_errors.
@@ -173,6 +174,9 @@ func (in *Ingester) Ingest(ctx context.Context, job Job) error {
 	}
 	if n := len(rep.Findings); n > ingest.MaxFindings {
 		return in.fail(ctx, sc, "The uploaded report is too large", "the report has %d results; at most %d are accepted per upload", n, ingest.MaxFindings)
+	}
+	if err := ingest.Sources(ctx, in.Reports, job.CompanyID, sc.RunID, rep.Findings); err != nil {
+		return err
 	}
 	proj, err := in.Store.GetProject(ctx, job.CompanyID, sc.ProjectID)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/httpapi"
@@ -64,7 +65,28 @@ type projectRef struct {
 }
 
 type issueDetails struct {
-	Explanation string `json:"explanation"`
+	Explanation string       `json:"explanation"`
+	CodeSnippet *codeSnippet `json:"code_snippet"`
+}
+
+// codeSnippet is the flagged code: the lines around the finding when the
+// run uploaded its file, else the report's own snippet, else null.
+type codeSnippet struct {
+	StartLine int    `json:"start_line"`
+	EndLine   int    `json:"end_line"`
+	Code      string `json:"code"`
+}
+
+// snippetOf is the issue's code snippet, nil when it has none.
+func snippetOf(i store.Issue) *codeSnippet {
+	start, code := i.CodeStart, i.Code
+	if code == "" {
+		start, code = max(i.Line, 1), strings.TrimRight(i.Snippet, "\r\n")
+	}
+	if code == "" {
+		return nil
+	}
+	return &codeSnippet{StartLine: start, EndLine: start + strings.Count(code, "\n"), Code: code}
 }
 
 type autoTriage struct {
@@ -102,7 +124,7 @@ func renderIssue(i store.Issue, lastSeen string) issueJSON {
 			LineNumber: i.Line,
 			Project:    projectRef{ID: i.ProjectID, Name: i.ProjectName, Branch: i.Branch},
 		},
-		Details: issueDetails{Explanation: explanation}, Tool: i.Tool, Fingerprint: i.Fingerprint,
+		Details: issueDetails{Explanation: explanation, CodeSnippet: snippetOf(i)}, Tool: i.Tool, Fingerprint: i.Fingerprint,
 		LastSeenScanID: optional(lastSeen), FixedAt: optional(i.FixedAt), FixedScanID: optional(i.FixedScanID),
 		ReopenCount: i.ReopenCount, Reason: optional(i.Reason), UpdatedAt: optional(i.UpdatedAt),
 	}

@@ -244,6 +244,9 @@ var faultCases = []faultCase{
 	{route: "POST /scan-upload", multiStep: true, setup: uploaded, path: func(*faultWorld) string {
 		return "/scan-upload?engine=sarif&project=shop&branch=main&run_id=1e2d3c4b-5a69-4877-8695-a4b3c2d1e0f9"
 	}, body: strings.Replace(sarifBody, "cfg/c.go", "cfg/d.go", 1)}, // one fixed, one new, one re-detected
+	{route: "POST /code-upload", path: func(*faultWorld) string {
+		return "/code-upload?run_id=2f3e4d5c-6b7a-4988-a7b6-c5d4e3f2a1b0&path=db/q.go"
+	}, body: "package db\n\nfunc Q(id string) { db.Query(\"SELECT \" + id) }\n"},
 	{route: "POST /ci-data-upload", setup: uploaded, path: func(w *faultWorld) string {
 		return "/ci-data-upload?platform=github&run_id=" + w.fixed["run"]
 	}, body: `{"GITHUB_REPOSITORY":"acme/shop","GITHUB_SHA":"e83c5163316f89bfbde7d9ab23ca2e25604af290"}`},

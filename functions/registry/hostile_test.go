@@ -81,6 +81,8 @@ func basePath(rt routes.Route, override map[string]string) string {
 		return path + "?engine=sarif&project=hostile&run_id=" + goodUUID
 	case "/ci-data-upload", "/git-config-upload":
 		return path + "?run_id=" + goodUUID
+	case "/code-upload":
+		return path + "?path=src/main.go&run_id=" + goodUUID
 	}
 	return path
 }

@@ -87,31 +87,14 @@ func (h handlers) gitConfigUpload(w http.ResponseWriter, r *http.Request) error 
 // multipartOverhead is what a multipart envelope may add around the file.
 const multipartOverhead = 16 << 10
 
-// gitConfigText returns the uploaded configuration: the body itself
-// (`text/plain`, as the spec says) or, for `multipart/form-data` (what the
-// current client sends), the part named `file`. It must be non-empty UTF-8
-// text of at most MaxGitConfigBytes.
+// gitConfigText returns the uploaded configuration (see uploadedFile): it
+// must be non-empty UTF-8 text of at most MaxGitConfigBytes.
 func gitConfigText(r *http.Request) (string, error) {
-	mediaType, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	var text []byte
-	if mediaType == "multipart/form-data" {
-		body, err := readUpload(r, MaxGitConfigBytes+multipartOverhead, "The Git configuration")
-		if err != nil {
-			return "", err
-		}
-		if text, err = filePart(body, params["boundary"]); err != nil {
-			return "", err
-		}
-	} else {
-		body, err := readUpload(r, MaxGitConfigBytes, "The Git configuration")
-		if err != nil {
-			return "", err
-		}
-		text = body
+	text, err := uploadedFile(r, MaxGitConfigBytes, "The Git configuration")
+	if err != nil {
+		return "", err
 	}
 	switch {
-	case len(text) > MaxGitConfigBytes:
-		return "", httpapi.UploadError(http.StatusRequestEntityTooLarge, "The Git configuration exceeds the upload limit of %s", size(MaxGitConfigBytes))
 	case !utf8.Valid(text):
 		return "", httpapi.UploadError(http.StatusBadRequest, "The Git configuration is not UTF-8 text")
 	case len(bytes.TrimSpace(text)) == 0:
@@ -120,11 +103,33 @@ func gitConfigText(r *http.Request) (string, error) {
 	return string(text), nil
 }
 
+// uploadedFile returns an uploaded file of at most limit bytes: the body
+// itself, or, for `multipart/form-data` (what the current client sends),
+// the part named `file`. Past the limit it is 413 naming what.
+func uploadedFile(r *http.Request, limit int64, what string) ([]byte, error) {
+	mediaType, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if mediaType != "multipart/form-data" {
+		return readUpload(r, limit, what)
+	}
+	body, err := readUpload(r, limit+multipartOverhead, what)
+	if err != nil {
+		return nil, err
+	}
+	content, err := filePart(body, params["boundary"], limit)
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(content)) > limit {
+		return nil, httpapi.UploadError(http.StatusRequestEntityTooLarge, "%s exceeds the upload limit of %s", what, size(limit))
+	}
+	return content, nil
+}
+
 var errNoFilePart = httpapi.UploadError(http.StatusBadRequest, `The multipart body has no part named "file"`)
 
 // filePart returns the content of the part named `file` (at most one byte
-// past the limit, for the caller to report).
-func filePart(body []byte, boundary string) ([]byte, error) {
+// past limit, for the caller to report).
+func filePart(body []byte, boundary string, limit int64) ([]byte, error) {
 	if boundary == "" {
 		return nil, httpapi.UploadError(http.StatusBadRequest, "The multipart body has no boundary")
 	}
@@ -138,7 +143,7 @@ func filePart(body []byte, boundary string) ([]byte, error) {
 			return nil, httpapi.UploadError(http.StatusBadRequest, "The multipart body is malformed")
 		}
 		if part.FormName() == "file" {
-			content, err := io.ReadAll(io.LimitReader(part, MaxGitConfigBytes+1))
+			content, err := io.ReadAll(io.LimitReader(part, limit+1))
 			if err != nil {
 				return nil, httpapi.UploadError(http.StatusBadRequest, "The multipart body is malformed")
 			}

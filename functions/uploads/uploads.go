@@ -1,6 +1,7 @@
 // Package uploads serves what a CI client uploads for a scan run of a
-// third-party scanner: the scanner's report (which creates the scan run and
-// its SAST issues), the CI metadata and the repository's Git configuration.
+// third-party scanner: the source files its report names, the scanner's
+// report (which creates the scan run and its issues), the CI metadata and
+// the repository's Git configuration.
 package uploads
 
 import (
@@ -41,6 +42,7 @@ func New(d config.Deps) http.Handler {
 	h := handlers{store: d.Store, reports: d.Reports}
 	return d.Server.Group(routes.GroupUploads, map[string]httpapi.HandlerFunc{
 		"POST /scan-upload":       h.scanUpload,
+		"POST /code-upload":       h.codeUpload,
 		"POST /ci-data-upload":    h.ciDataUpload,
 		"POST /git-config-upload": h.gitConfigUpload,
 	})

@@ -75,7 +75,25 @@ const report = `{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"Semgrep OS
 	`{"ruleId":"xss","message":{"text":"tainted html"},"locations":[{"physicalLocation":{"artifactLocation":{"uri":"web/view.js"},"region":{"startLine":3}}}]}],` +
 	`"versionControlProvenance":[{"repositoryUri":"https://github.com/Acme-Flow/%s","branch":"main","revisionId":"9fceb02d0ae598e95dc970b74767f19372d61af8"}]}]}`
 
-// run replays the client's flows: upload with git config and CI data,
+// sources are the files the report flags, each finding's line (12 and 3)
+// holding the flagged code.
+var sources = map[string]string{
+	"app/db.py":   strings.Repeat("\n", 11) + "cur.execute(\"SELECT * FROM users WHERE name = '%s'\" % name)\n",
+	"web/view.js": "\n\nel.innerHTML = location.hash;\n",
+}
+
+// multipartFile is a multipart body whose part named file holds content,
+// and its content type.
+func multipartFile(name, content string) (string, []byte) {
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	fw, _ := mw.CreateFormFile("file", name)
+	fw.Write([]byte(content))
+	mw.Close()
+	return mw.FormDataContentType(), body.Bytes()
+}
+
+// run replays the client's flows: upload with source files, git config and CI data,
 // wait, list scans and issues, inspect an issue, --fail-on HI, the report
 // formats, and --block-on with a rule that blocks and one that does not.
 func (c *client) run(ctx context.Context) error {
@@ -87,8 +105,15 @@ func (c *client) run(ctx context.Context) error {
 	project := "flow-" + suffix
 	runID := uuidV4()
 
-	// upload: source files first would go to /code-upload (not on this
-	// branch); then the report, with the client's unencoded query.
+	// upload: the source files the report names first (the client gives
+	// up when none is accepted), then the report, with the client's
+	// unencoded query.
+	for path, content := range sources {
+		ct, body := multipartFile(path, content)
+		if _, _, err := c.call(ctx, "POST", "/code-upload?run_id="+runID+"&path="+path, ct, body); err != nil {
+			return err
+		}
+	}
 	q := fmt.Sprintf("/scan-upload?engine=sarif&run_id=%s&project=%s&ci=true&ci_platform=github", runID, project)
 	_, b, err := c.call(ctx, "POST", q, "application/json", fmt.Appendf(nil, report, project))
 	if err != nil {
@@ -103,12 +128,8 @@ func (c *client) run(ctx context.Context) error {
 		return fmt.Errorf("scan-upload: sast_scan_id: %w (%s)", err, b)
 	}
 	c.logf("uploaded scan %s of %s", scanID, project)
-	var body bytes.Buffer
-	mw := multipart.NewWriter(&body)
-	fw, _ := mw.CreateFormFile("file", "config")
-	fmt.Fprintf(fw, "[remote \"origin\"]\n\turl = git@github.com:Acme-Flow/%s.git\n", project)
-	mw.Close()
-	if _, _, err := c.call(ctx, "POST", "/git-config-upload?run_id="+runID, mw.FormDataContentType(), body.Bytes()); err != nil {
+	ct, config := multipartFile("config", fmt.Sprintf("[remote \"origin\"]\n\turl = git@github.com:Acme-Flow/%s.git\n", project))
+	if _, _, err := c.call(ctx, "POST", "/git-config-upload?run_id="+runID, ct, config); err != nil {
 		return err
 	}
 	ci := `{"GITHUB_ACTIONS":"true","GITHUB_REPOSITORY":"Acme-Flow/` + project + `","GITHUB_SHA":"9fceb02d0ae598e95dc970b74767f19372d61af8"}`
@@ -167,6 +188,24 @@ func (c *client) run(ctx context.Context) error {
 	}
 	if full.Issue.ID != issues[0].ID {
 		return fmt.Errorf("inspect: %s", full.Issue.ID)
+	}
+	// This service's addition: the issue shows its line of the file sent
+	// before the report.
+	var shown struct {
+		Issue struct {
+			Details struct {
+				CodeSnippet *struct {
+					Code string `json:"code"`
+				} `json:"code_snippet"`
+			} `json:"details"`
+		} `json:"issue"`
+	}
+	if err := c.getJSON(ctx, "/issue/"+issues[0].ID, &shown); err != nil {
+		return err
+	}
+	flagged := strings.TrimSpace(sources[full.Issue.Location.File.Path])
+	if s := shown.Issue.Details.CodeSnippet; s == nil || !strings.Contains(s.Code, flagged) {
+		return fmt.Errorf("inspect: code snippet %+v, want the line %q", s, flagged)
 	}
 
 	// Reports: HTML by default, SARIF, Markdown.

@@ -154,6 +154,11 @@ var samples = map[string]sample{
 		Body:   sarifReport, ContentType: jsonType,
 		Status: http.StatusOK, Keys: []string{"status", "sast_scan_id", "project_id"},
 	},
+	"POST /api/v1/code-upload": {
+		File: "uploads-code", Query: map[string]string{"run_id": "3f2c1b0a-9e8d-4c7b-a6f5-e4d3c2b1a098", "path": "payments/views/refunds.py"},
+		Body: sourceFile, ContentType: "multipart/form-data; boundary=" + sourceBoundary,
+		Status: http.StatusOK, Keys: []string{"status", "path"},
+	},
 	"POST /api/v1/ci-data-upload": {
 		File: "uploads-ci-data", Query: map[string]string{"run_id": "3f2c1b0a-9e8d-4c7b-a6f5-e4d3c2b1a098", "platform": "github"},
 		Seeded: map[string]string{"run_id": "third_party_run_ids"},
@@ -333,6 +338,21 @@ const sarifReport = `{"$schema":"https://json.schemastore.org/sarif-2.1.0.json",
 	`"locations":[{"physicalLocation":{"artifactLocation":{"uri":"payments/views/refunds.py","uriBaseId":"%SRCROOT%"},` +
 	`"region":{"startLine":42,"startColumn":9,"endLine":42,"endColumn":71}}}]}],` +
 	`"versionControlProvenance":[{"repositoryUri":"https://github.com/acme-corp/payments-service","revisionId":"9fceb02d0ae598e95dc970b74767f19372d61af8","branch":"main"}]}]}`
+
+// sourceFile is the file the SARIF sample flags, as the client sends it
+// before the report: multipart, in the part named file.
+const (
+	sourceBoundary = "c0de5ca9b0undary"
+	sourceFile     = "--" + sourceBoundary + "\r\n" +
+		"Content-Disposition: form-data; name=\"file\"; filename=\"refunds.py\"\r\n" +
+		"Content-Type: application/octet-stream\r\n\r\n" +
+		"from django.db import connection\n\n\ndef refund(request):\n" +
+		"    order = request.GET[\"order\"]\n" +
+		"    with connection.cursor() as cur:\n" +
+		"        cur.execute(\"SELECT amount FROM orders WHERE id = '%s'\" % order)\n" +
+		"        return cur.fetchone()\n" +
+		"\r\n--" + sourceBoundary + "--\r\n"
+)
 
 // githubEnv is what the client uploads from a GitHub Actions job: the
 // job's GITHUB_* variables.

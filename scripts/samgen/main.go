@@ -109,6 +109,8 @@ func Generate() ([]byte, error) {
 		"ChunksPrefix":      deployspec.ChunksPrefix,
 		"ReportDays":        deployspec.ReportDays,
 		"ChunkDays":         deployspec.ChunkDays,
+		"SourcesPrefix":     deployspec.SourcesPrefix,
+		"SourceDays":        deployspec.SourceDays,
 		"StreamReadActions": deployspec.StreamReadActions,
 		"Schedules":         schedules(),
 	})

@@ -109,13 +109,15 @@ var tableActions = map[string][]string{
 // bucket's name (reportstore.EnvBucket).
 const ReportsEnv = "REPORTS_BUCKET"
 
-// Report key prefixes (reportstore.ReportsPrefix, reportstore.ChunksPrefix)
-// and their lifetimes in days (the bucket's lifecycle rules).
+// Report key prefixes (reportstore.ReportsPrefix, ChunksPrefix,
+// SourcesPrefix) and their lifetimes in days (the bucket's lifecycle rules).
 const (
 	ReportsPrefix = "reports/"
 	ChunksPrefix  = "chunks/"
+	SourcesPrefix = "sources/"
 	ReportDays    = 7
 	ChunkDays     = 1
+	SourceDays    = 1
 )
 
 var kmsActions = map[string][]string{
@@ -149,8 +151,9 @@ func Of(group string) Function {
 	if group == routes.GroupUploads {
 		// Reports and chunks are written and read back (a chunked upload
 		// assembles its chunks); the chunks of an upload are listed.
+		// Source files are written.
 		f.ReportObjectActions = []string{"s3:GetObject", "s3:PutObject"}
-		f.ReportPrefixes = []string{ReportsPrefix, ChunksPrefix}
+		f.ReportPrefixes = []string{ReportsPrefix, ChunksPrefix, SourcesPrefix}
 		f.ReportBucketActions = []string{"s3:ListBucket"}
 	}
 	return f
@@ -237,7 +240,8 @@ const IngestFilter = `{"dynamodb":{"NewImage":{"SK":{"S":[{"prefix":"SCAN#"}]},"
 // (GetItem, Query), claim and finish deliveries (PutItem, UpdateItem,
 // transactions of them), open signing secrets (kms:Decrypt) and send
 // email. The ingester reads a scan and its project (GetItem), the report
-// (s3:GetObject under reports/), and writes the findings as the upload did
+// (s3:GetObject under reports/) and the run's source files (listed, read
+// under sources/), and writes the findings as the upload did
 // before it was asynchronous (ApplyScan: BatchGetItem, Query, BatchWriteItem,
 // transactions of puts, updates and deletes); it neither decrypts nor
 // sends email.
@@ -251,7 +255,9 @@ func Workers() []Function {
 		// decompressed), written in some minutes at worst.
 		{Group: WorkerIngester, TableActions: with(actions, "dynamodb:BatchGetItem", "dynamodb:BatchWriteItem", "dynamodb:DeleteItem"),
 			MemoryMB: 256, TimeoutSeconds: 900,
-			ReportObjectActions: []string{"s3:GetObject"}, ReportPrefixes: []string{ReportsPrefix}},
+			ReportObjectActions: []string{"s3:GetObject"}, ReportPrefixes: []string{ReportsPrefix, SourcesPrefix},
+			// The run's source files are listed.
+			ReportBucketActions: []string{"s3:ListBucket"}},
 	}
 }
 

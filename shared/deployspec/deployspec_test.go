@@ -12,7 +12,8 @@ import (
 func TestReportBucketNames(t *testing.T) {
 	if deployspec.ReportsEnv != reportstore.EnvBucket || deployspec.ReportsPrefix != reportstore.ReportsPrefix ||
 		deployspec.ChunksPrefix != reportstore.ChunksPrefix || deployspec.ReportDays != reportstore.ReportDays ||
-		deployspec.ChunkDays != reportstore.ChunkDays {
+		deployspec.ChunkDays != reportstore.ChunkDays || deployspec.SourcesPrefix != reportstore.SourcesPrefix ||
+		deployspec.SourceDays != reportstore.SourceDays {
 		t.Fatal("deployspec and reportstore disagree on the report bucket")
 	}
 }

@@ -49,6 +49,11 @@ type Finding struct {
 	// has none; Snippet the flagged source text when the report carries it.
 	Fingerprint string
 	Snippet     string
+	// Code is the source around the flagged lines when the run uploaded
+	// the file (POST /code-upload), CodeStart the 1-based number of its
+	// first line.
+	CodeStart int
+	Code      string
 	// Classification names a quality finding's class (Maintainability,
 	// Reliability, Style, ...).
 	Classification string

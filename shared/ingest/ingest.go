@@ -33,7 +33,8 @@ func Tool(rep finding.Report, engine string) string {
 //
 //  1. the report's own stable fingerprint when it has one ("r:" + it);
 //  2. else a hash of the rule id, the file and the flagged code (the
-//     snippet, whitespace-collapsed), or, without code, the result's
+//     report's snippet, or the flagged lines of the file the run uploaded,
+//     see Sources; whitespace-collapsed), or, without code, the result's
 //     message, or its title ("c:"): it survives lines moving and
 //     unrelated edits;
 //  3. else, with nothing but a position, the rule, file and line ("l:").
@@ -101,7 +102,7 @@ func Issues(companyID int64, sc store.Scan, proj store.Project, fs []finding.Fin
 			ID:        store.IssueID(companyID, proj.ID, sc.Branch, sc.Tool, fps[n]),
 			ProjectID: proj.ID, ProjectName: proj.Name, Branch: sc.Branch, Tool: sc.Tool, Fingerprint: fps[n],
 			CWE: f.CWE, FilePath: path, Line: f.Line, Urgency: f.Urgency, RuleID: f.RuleID,
-			Title: f.Title, Message: f.Message, Snippet: f.Snippet, CreatedAt: sc.CreatedAt,
+			Title: f.Title, Message: f.Message, Snippet: f.Snippet, CodeStart: f.CodeStart, Code: f.Code, CreatedAt: sc.CreatedAt,
 		}
 	}
 	return out

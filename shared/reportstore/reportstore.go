@@ -1,4 +1,5 @@
-// Package reportstore names where uploaded reports and their chunks are kept
+// Package reportstore names where uploaded reports, their chunks and the
+// source files sent with them are kept
 // (an S3 bucket per region in AWS, an S3-compatible server locally) and
 // declares the few object operations the upload and the ingester need. The
 // S3 implementation lives in s3reports, so that only the functions that
@@ -40,15 +41,18 @@ var (
 const (
 	ReportsPrefix = "reports/"
 	ChunksPrefix  = "chunks/"
+	SourcesPrefix = "sources/"
 )
 
 // Lifetimes of the objects (the bucket's lifecycle rules): a stored report
 // is read by the ingester within seconds, kept a week for investigation and
 // re-processing; chunks of an upload the client never finished go after a
-// day.
+// day; source files (a company's code) are only needed until their run's
+// report is ingested, and go after a day too.
 const (
 	ReportDays = 7
 	ChunkDays  = 1
+	SourceDays = 1
 )
 
 // ReportKey is where the report of a scan is stored until it expires: the
@@ -69,6 +73,17 @@ func ChunkPrefix(companyID int64, runID string, length int64) string {
 // offset order.
 func ChunkKey(companyID int64, runID string, length, offset int64) string {
 	return fmt.Sprintf("%s%020d", ChunkPrefix(companyID, runID, length), offset)
+}
+
+// SourcePrefix is the common prefix of the source files of one run.
+func SourcePrefix(companyID int64, runID string) string {
+	return fmt.Sprintf("%s%d/%s/", SourcesPrefix, companyID, runID)
+}
+
+// SourceKey is where the file at path (normalised, repository-relative) of
+// a run is kept.
+func SourceKey(companyID int64, runID, path string) string {
+	return SourcePrefix(companyID, runID) + path
 }
 
 // Environment variables of the bucket.

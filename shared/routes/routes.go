@@ -144,6 +144,9 @@ var Table = []Route{
 		MaxBodyBytes: 10 << 20, MaxDecodedBytes: 64 << 20,
 		Headers: []string{"Upload-Offset", "Upload-Length"}, ResponseHeaders: []string{"Upload-Offset"},
 		Params: []Param{TextParam("engine", 32), UUIDParam("run_id"), TextParam("project", 1020), TextParam("branch", 1020), TextParam("repo_url", 2048), TextParam("ci", 16), TextParam("ci_platform", 1020)}},
+	// Source files the report names, sent before it (at most 1 MiB each).
+	{Method: "POST", Path: "/code-upload", Group: GroupUploads, Access: Permission, Permission: PermUploadScan, Errors: StatusMessage, StreamsBody: true,
+		Params: []Param{UUIDParam("run_id"), TextParam("path", 1024)}},
 	{Method: "POST", Path: "/ci-data-upload", Group: GroupUploads, Access: Permission, Permission: PermUploadScan, Errors: StatusMessage, StreamsBody: true,
 		Params: []Param{UUIDParam("run_id"), TextParam("platform", 1020)}},
 	{Method: "POST", Path: "/git-config-upload", Group: GroupUploads, Access: Permission, Permission: PermUploadScan, Errors: StatusMessage, StreamsBody: true,

@@ -66,6 +66,10 @@ type Issue struct {
 	Title       string `dynamodbav:"title,omitempty"`
 	Message     string `dynamodbav:"message,omitempty"`
 	Snippet     string `dynamodbav:"snippet,omitempty"`
+	// Code is the source around the flagged lines (uploaded with the
+	// report), CodeStart the number of its first line.
+	CodeStart int    `dynamodbav:"code_start,omitempty"`
+	Code      string `dynamodbav:"code,omitempty"`
 	// CreatedAt is the first detection; a re-detection never changes it.
 	CreatedAt string `dynamodbav:"created_at"`
 	// LastSeenScanID is the last scan that reported the issue as of its

@@ -269,13 +269,15 @@ func redetected(e, f Issue) Issue {
 	out := e
 	out.Urgency, out.CWE, out.FilePath, out.Line = f.Urgency, f.CWE, f.FilePath, f.Line
 	out.RuleID, out.Title, out.Message, out.Snippet = f.RuleID, f.Title, f.Message, f.Snippet
+	out.CodeStart, out.Code = f.CodeStart, f.Code
 	_ = out.setKeys() // CreatedAt was valid when e was stored
 	return out
 }
 
 func shownChanged(e, f Issue) bool {
 	return e.Urgency != f.Urgency || e.CWE != f.CWE || e.FilePath != f.FilePath || e.Line != f.Line ||
-		e.RuleID != f.RuleID || e.Title != f.Title || e.Message != f.Message || e.Snippet != f.Snippet
+		e.RuleID != f.RuleID || e.Title != f.Title || e.Message != f.Message || e.Snippet != f.Snippet ||
+		e.CodeStart != f.CodeStart || e.Code != f.Code
 }
 
 // takeLease makes the scan the only writer of its branch and tool, waiting

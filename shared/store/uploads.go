@@ -2,8 +2,12 @@ package store
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/shared/tabledef"
@@ -72,4 +76,45 @@ func (s *Store) SetProjectRepoURLIfEmpty(ctx context.Context, companyID, project
 		return nil
 	}
 	return err
+}
+
+// SourceBudget bounds the source files of one run (POST /code-upload).
+type SourceBudget struct {
+	Files int
+	Bytes int64
+}
+
+// ErrBudget is returned when a run has no room left for a source file.
+var ErrBudget = errors.New("source budget of the run exhausted")
+
+// sourcesKey counts a run's source files; it sorts outside SCAN# too.
+func sourcesKey(companyID int64, runID string) Key {
+	return Key{PK: CompanyPK(companyID), SK: "SCANSRC#" + runID}
+}
+
+// ReserveSource counts a file of size bytes against the run's budget,
+// atomically (concurrent uploads of one run never overshoot), or returns
+// ErrBudget and counts nothing. The count expires with the files
+// (expires). A file sent again counts again: the budget bounds what a run
+// may write, not what it keeps.
+func (s *Store) ReserveSource(ctx context.Context, companyID int64, runID string, size int64, b SourceBudget, expires time.Time) error {
+	files, bytes := expression.Name("files"), expression.Name("bytes")
+	cond := expression.AttributeNotExists(files).Or(
+		files.LessThan(expression.Value(b.Files)).And(bytes.LessThanEqual(expression.Value(b.Bytes - size))))
+	upd := expression.Add(files, expression.Value(1)).Add(bytes, expression.Value(size)).
+		Set(expression.Name(tabledef.TTLAttribute), expression.Value(expires.Unix()))
+	expr, err := expression.NewBuilder().WithCondition(cond).WithUpdate(upd).Build()
+	if err != nil {
+		return err
+	}
+	in := updateInput(s.Table, sourcesKey(companyID, runID), expr, types.ReturnValueNone)
+	res, err := call(ctx, func() (*dynamodb.UpdateItemOutput, error) { return s.DB.UpdateItem(ctx, in) })
+	if isConditionFailed(err) {
+		return ErrBudget
+	}
+	if err != nil {
+		return fmt.Errorf("reserve source of run %s: %w", runID, err)
+	}
+	record(ctx, writing, res.ConsumedCapacity)
+	return nil
 }
