@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
 	"github.com/aws/constructs-go/constructs/v10"
 	"github.com/aws/jsii-runtime-go"
@@ -37,6 +38,8 @@ type APIStack struct {
 	// and the ingester's failure destination.
 	Reports            awss3.Bucket
 	IngestFailureQueue awssqs.Queue
+	// What its alarms notify (alarms.go).
+	AlarmTopic awssns.Topic
 }
 
 // NewStacks adds the primary and the EU deployment to app.
@@ -130,6 +133,7 @@ func NewAPIStack(scope constructs.Construct, id, region string, s Settings) *API
 	for _, r := range routes.Table {
 		a.API.Root().ResourceForPath(jsii.String(r.FullPath())).AddMethod(jsii.String(r.Method), integrations[r.Group], nil)
 	}
+	a.addAlarms()
 
 	awscdk.NewCfnOutput(stack, jsii.String("ApiBaseUrl"), &awscdk.CfnOutputProps{
 		Description: jsii.String("Base URL of the API in " + region + " (ends in " + routes.BasePath + ")"),

@@ -174,7 +174,7 @@ func TestResourceCounts(t *testing.T) {
 		for typ, n := range map[string]int{
 			"AWS::Lambda::Function":           len(routes.Groups()) + len(deployspec.Workers()),
 			"AWS::DynamoDB::Table":            1,
-			"AWS::KMS::Key":                   1,
+			"AWS::KMS::Key":                   2, // integration secrets, alarm topic
 			"AWS::ApiGateway::RestApi":        1,
 			"AWS::ApiGateway::Stage":          1,
 			"AWS::ApiGateway::Method":         len(routes.Table),
@@ -186,6 +186,8 @@ func TestResourceCounts(t *testing.T) {
 			"AWS::SQS::Queue":                 2, // their failure queues
 			"AWS::ApiGateway::Account":        1,
 			"AWS::DynamoDB::GlobalTable":      0,
+			"AWS::SNS::Topic":                 1,
+			"AWS::CloudWatch::Dashboard":      1,
 		} {
 			assert(t, s.region+" "+typ, func() { s.template.ResourceCountIs(jsii.String(typ), jsii.Number(n)) })
 		}

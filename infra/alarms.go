@@ -1,0 +1,256 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatchactions"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awskms"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssns"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/interfaces/interfacesawscloudwatch"
+	"github.com/aws/jsii-runtime-go"
+
+	"github.com/acme/codescan-api/shared/deployspec"
+)
+
+// tableOperations are the DynamoDB operations the store performs.
+// ThrottledRequests and SystemErrors exist only per operation, and an
+// alarm's math expression may use at most 10 metrics.
+var tableOperations = []string{"BatchGetItem", "BatchWriteItem", "DeleteItem", "GetItem", "PutItem", "Query", "TransactWriteItems", "UpdateItem"}
+
+// trigger is how many of the last periods must breach.
+type trigger struct{ datapoints, periods float64 }
+
+var (
+	// What only a bug or an exhausted limit produces alarms at once: any
+	// in one 5-minute period.
+	atOnce = trigger{1, 1}
+	// Rates alarm when they last: 3 of 5 one-minute periods, so that one
+	// 500 at night (one request of one is 100 %) pages nobody.
+	lasting = trigger{3, 5}
+)
+
+// addAlarms adds the stack's alarms, the encrypted SNS topic they notify
+// on ALARM and on OK (with an email subscriber when the AlarmEmail
+// parameter is set) and one dashboard. README "Alarms" lists the
+// thresholds.
+func (a *APIStack) addAlarms() {
+	prefix := *a.StackName() // alarm names, so grants can name our alarms only
+	a.AlarmTopic = a.alarmTopic(prefix)
+	action := awscloudwatchactions.NewSnsAction(a.AlarmTopic)
+	var alarms []interfacesawscloudwatch.IAlarmRef
+	alarm := func(id, why string, metric awscloudwatch.IMetric, threshold float64, t trigger) {
+		al := awscloudwatch.NewAlarm(a.Stack, jsii.String(id+"Alarm"), &awscloudwatch.AlarmProps{
+			AlarmName:          jsii.String(prefix + "-" + id),
+			AlarmDescription:   &why,
+			Metric:             metric,
+			Threshold:          &threshold,
+			ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+			DatapointsToAlarm:  &t.datapoints,
+			EvaluationPeriods:  &t.periods,
+			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+		})
+		al.AddAlarmAction(action)
+		al.AddOkAction(action)
+		alarms = append(alarms, al)
+	}
+
+	stage := a.API.DeploymentStage()
+	// The API answers 5xx only for a bug or an exhausted retry budget
+	// (503); for REST APIs the average of 5XXError is the rate.
+	alarm("Api5xxRate", "API 5xx rate >= 1% in 3 of 5 minutes (bugs or exhausted retries; see the access log)", stage.MetricServerError(stat("Average", 1, "")), 0.01, lasting)
+	// Routes are a few DynamoDB calls (tens of ms) and uploads answer once
+	// the report is stored: 2 s at p99 means retries, throttling or
+	// functions near their timeouts. 5-minute periods: a minute's p99 is
+	// its slowest request, often a cold start.
+	alarm("ApiLatencyP99", "API p99 latency >= 2 s in 2 of 3 five-minute periods (retries, throttling or functions near their timeout)", stage.MetricLatency(stat("p99", 5, "")), 2000, trigger{2, 3})
+
+	fns := a.namedFunctions()
+	for _, n := range fns {
+		// Handlers answer their errors and stream workers report failed
+		// records as batch item failures, so a Lambda error is a crash, a
+		// timeout, out of memory or a failed scheduled job: each needs a look.
+		alarm(n.name+"Errors", n.name+": function errors >= 1 in 5 minutes (a crash, timeout, out of memory or failed job; see its log group)", n.fn.MetricErrors(stat("Sum", 5, "")), 1, atOnce)
+		// No function reserves concurrency: a throttle means the region's
+		// account limit is used up and requests fail.
+		alarm(n.name+"Throttles", n.name+": function throttles >= 1 in 5 minutes (the region's Lambda concurrency is used up)", n.fn.MetricThrottles(stat("Sum", 5, "")), 1, atOnce)
+	}
+	// On demand, the table throttles only a hot partition (one project's
+	// counters) or a surge past twice the previous peak; the store retries
+	// both, so only lasting throttling turns into 503s.
+	throttles := a.tableSum("ThrottledRequests")
+	alarm("TableThrottles", "table: throttled requests in 3 of 5 minutes (a hot partition or a surge; retries run out as 503s)", throttles, 1, lasting)
+	// DynamoDB's own 500s: the SDK retries them, so a lasting series is a
+	// regional problem.
+	systemErrors := a.tableSum("SystemErrors")
+	alarm("TableSystemErrors", "table: DynamoDB system errors in 3 of 5 minutes (a regional DynamoDB problem)", systemErrors, 1, lasting)
+
+	var queueDepths []awscloudwatch.IMetric
+	for _, q := range []struct {
+		name, worker string
+		queue        awssqs.Queue
+	}{
+		{"DispatcherFailureQueue", deployspec.WorkerDispatcher, a.FailureQueue},
+		{"IngesterFailureQueue", deployspec.WorkerIngester, a.IngestFailureQueue},
+	} {
+		depth := q.queue.MetricApproximateNumberOfMessagesVisible(stat("Maximum", 5, ""))
+		queueDepths = append(queueDepths, depth.With(&awscloudwatch.MetricOptions{Label: &q.worker}))
+		// A message there is a notification never sent or a scan left
+		// processing until someone replays it. The workers report failed
+		// records as batch item failures, not as errors: only this shows
+		// them. The alarm stays until the queue is empty.
+		alarm(q.name+"Messages", q.name+": messages >= 1 (records "+q.worker+" gave up on; replay them)", depth, 1, atOnce)
+	}
+	var iteratorAges []awscloudwatch.IMetric
+	for _, n := range fns {
+		if n.group != deployspec.WorkerDispatcher && n.group != deployspec.WorkerIngester {
+			continue // not a stream consumer
+		}
+		age := n.fn.Metric(jsii.String("IteratorAge"), stat("Maximum", 5, ""))
+		iteratorAges = append(iteratorAges, age.With(&awscloudwatch.MetricOptions{Label: &n.group}))
+		// A stream record waited longer than an ingestion may take (900 s):
+		// records queue behind each other, not behind one slow scan.
+		alarm(n.name+"IteratorAge", n.name+": stream iterator age >= 15 minutes (records wait: scans stay processing, notifications late)", age, 15*60*1000, atOnce)
+	}
+
+	perFunction := func(metric func(awslambda.Function, *awscloudwatch.MetricOptions) awscloudwatch.Metric, statistic string) *[]awscloudwatch.IMetric {
+		var out []awscloudwatch.IMetric
+		for _, n := range fns {
+			out = append(out, metric(n.fn, stat(statistic, 5, n.group)))
+		}
+		return &out
+	}
+	dashboard := awscloudwatch.NewDashboard(a.Stack, jsii.String("Dashboard"), &awscloudwatch.DashboardProps{
+		DashboardName:   &prefix,
+		DefaultInterval: awscdk.Duration_Hours(jsii.Number(3)),
+	})
+	dashboard.AddWidgets(
+		graph("API requests and errors a minute", &[]awscloudwatch.IMetric{
+			stage.MetricCount(stat("Sum", 1, "requests")), stage.MetricClientError(stat("Sum", 1, "4xx")), stage.MetricServerError(stat("Sum", 1, "5xx")),
+		}),
+		graph("API latency (ms)", &[]awscloudwatch.IMetric{stage.MetricLatency(stat("p50", 5, "p50")), stage.MetricLatency(stat("p99", 5, "p99"))}),
+		awscloudwatch.NewAlarmStatusWidget(&awscloudwatch.AlarmStatusWidgetProps{Title: jsii.String("Alarms"), Alarms: &alarms, Width: jsii.Number(8), Height: jsii.Number(6)}),
+	)
+	dashboard.AddWidgets(
+		graph("Function errors", perFunction(awslambda.Function.MetricErrors, "Sum")),
+		graph("Function throttles", perFunction(awslambda.Function.MetricThrottles, "Sum")),
+		graph("Function duration p99 (ms)", perFunction(awslambda.Function.MetricDuration, "p99")),
+	)
+	dashboard.AddWidgets(
+		graph("Table throttled requests and system errors a minute", &[]awscloudwatch.IMetric{throttles, systemErrors}),
+		graph("Failure queue messages", &queueDepths),
+		graph("Stream iterator age (ms)", &iteratorAges),
+	)
+}
+
+// alarmTopic is the topic of the alarms: encrypted with a key of its own
+// (CloudWatch cannot use the AWS-managed aws/sns key, so alarms would
+// publish nothing; the integration secrets key stays for secrets), TLS
+// only, published to by this stack's alarms only, and the AlarmEmail
+// parameter's subscriber when it is given.
+func (a *APIStack) alarmTopic(prefix string) awssns.Topic {
+	cloudwatch := &[]awsiam.IPrincipal{awsiam.NewServicePrincipal(jsii.String("cloudwatch.amazonaws.com"), nil)}
+	ourAlarms := &map[string]any{
+		"StringEquals": map[string]any{"aws:SourceAccount": a.Account()},
+		"ArnLike": map[string]any{"aws:SourceArn": a.FormatArn(&awscdk.ArnComponents{
+			Service: jsii.String("cloudwatch"), Resource: jsii.String("alarm"), ResourceName: jsii.String(prefix + "-*"),
+			ArnFormat: awscdk.ArnFormat_COLON_RESOURCE_NAME,
+		})},
+	}
+	key := awskms.NewKey(a.Stack, jsii.String("AlarmTopicKey"), &awskms.KeyProps{
+		Description:       jsii.String("Encrypts the alarm notifications of " + prefix),
+		EnableKeyRotation: jsii.Bool(true),
+		// It protects notifications in flight only.
+		RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+	})
+	key.AddToResourcePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Principals: cloudwatch, Actions: jsii.Strings("kms:Decrypt", "kms:GenerateDataKey*"), Resources: jsii.Strings("*"), Conditions: ourAlarms,
+	}), nil)
+	topic := awssns.NewTopic(a.Stack, jsii.String("AlarmTopic"), &awssns.TopicProps{
+		DisplayName: jsii.String(prefix + " alarms"),
+		MasterKey:   key,
+		EnforceSSL:  jsii.Bool(true),
+	})
+	// The topic policy replaces SNS's default one: CloudWatch is named.
+	topic.AddToResourcePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Principals: cloudwatch, Actions: jsii.Strings("sns:Publish"), Resources: &[]*string{topic.TopicArn()}, Conditions: ourAlarms,
+	}))
+
+	email := awscdk.NewCfnParameter(a.Stack, jsii.String("AlarmEmail"), &awscdk.CfnParameterProps{
+		Type:                  jsii.String("String"),
+		Default:               jsii.String(""),
+		Description:           jsii.String("Email address that receives the alarms (it must confirm the subscription); empty: none"),
+		AllowedPattern:        jsii.String(`^$|^[^@\s]+@[^@\s]+$`),
+		ConstraintDescription: jsii.String("an email address or empty"),
+	})
+	hasEmail := awscdk.NewCfnCondition(a.Stack, jsii.String("HasAlarmEmail"), &awscdk.CfnConditionProps{
+		Expression: awscdk.Fn_ConditionNot(awscdk.Fn_ConditionEquals(email.ValueAsString(), jsii.String(""))),
+	})
+	sub := awssns.NewCfnSubscription(a.Stack, jsii.String("AlarmEmailSubscription"), &awssns.CfnSubscriptionProps{
+		TopicArn: topic.TopicArn(), Protocol: jsii.String("email"), Endpoint: email.ValueAsString(),
+	})
+	sub.CfnOptions().SetCondition(hasEmail)
+	awscdk.NewCfnOutput(a.Stack, jsii.String("AlarmTopicArn"), &awscdk.CfnOutputProps{
+		Description: jsii.String("SNS topic of the alarms: subscribe paging or chat here"),
+		Value:       topic.TopicArn(),
+	})
+	return topic
+}
+
+type namedFunction struct {
+	group, name string // deployspec.Function's Group and Name
+	fn          awslambda.Function
+}
+
+// namedFunctions are the stack's functions, route groups then workers, in
+// deployspec order.
+func (a *APIStack) namedFunctions() []namedFunction {
+	var out []namedFunction
+	for _, f := range deployspec.All() {
+		out = append(out, namedFunction{f.Group, f.Name(), a.Functions[f.Group]})
+	}
+	for _, f := range deployspec.Workers() {
+		out = append(out, namedFunction{f.Group, f.Name(), a.Workers[f.Group]})
+	}
+	return out
+}
+
+// tableSum is the table's metric summed over tableOperations. SUM([...])
+// adds what each minute has; m1 + m2 would be empty in a minute where one
+// operation has no data point, and these metrics have data only when
+// something went wrong.
+func (a *APIStack) tableSum(metric string) awscloudwatch.IMetric {
+	using := map[string]awscloudwatch.IMetric{}
+	var ids []string
+	for _, op := range tableOperations {
+		id := strings.ToLower(metric + "_" + op) // unique on a graph of both sums
+		using[id] = a.Table.Metric(&metric, &awscloudwatch.MetricOptions{
+			DimensionsMap: &map[string]*string{"TableName": a.Table.TableName(), "Operation": jsii.String(op)},
+			Statistic:     jsii.String("Sum"),
+			Period:        awscdk.Duration_Minutes(jsii.Number(1)),
+		})
+		ids = append(ids, id)
+	}
+	return awscloudwatch.NewMathExpression(&awscloudwatch.MathExpressionProps{
+		Expression:   jsii.String("SUM([" + strings.Join(ids, ",") + "])"),
+		UsingMetrics: &using,
+		Label:        &metric,
+		Period:       awscdk.Duration_Minutes(jsii.Number(1)),
+	})
+}
+
+func stat(statistic string, minutes float64, label string) *awscloudwatch.MetricOptions {
+	o := &awscloudwatch.MetricOptions{Statistic: &statistic, Period: awscdk.Duration_Minutes(&minutes)}
+	if label != "" {
+		o.Label = &label
+	}
+	return o
+}
+
+func graph(title string, metrics *[]awscloudwatch.IMetric) awscloudwatch.GraphWidget {
+	return awscloudwatch.NewGraphWidget(&awscloudwatch.GraphWidgetProps{Title: &title, Left: metrics, Width: jsii.Number(8), Height: jsii.Number(6)})
+}
