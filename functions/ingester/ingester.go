@@ -12,7 +12,6 @@ package ingester
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -199,14 +198,10 @@ func (in *Ingester) fail(ctx context.Context, sc store.Scan, reason, detail stri
 	if err != nil {
 		return err
 	}
-	data, err := json.Marshal(map[string]any{
-		"scan_id": sc.ID, "project_id": sc.ProjectID, "project_name": proj.Name, "branch": sc.Branch,
-		"tool": sc.Tool, "failed_reason": reason,
-	})
+	ev, err := store.ScanFailedEvent(sc, proj.Name, reason, time.Now())
 	if err != nil {
 		return err
 	}
-	ev := &store.Event{ID: "scan_failed-" + sc.ID, CompanyID: sc.CompanyID, Type: "scan_failed", CreatedAt: time.Now().UTC(), Data: data}
 	changed, err := in.Store.FailScan(ctx, sc.CompanyID, sc.ID, reason, []store.ScanError{{
 		ScanType: sc.Engine, Level: levelError, Location: "report", Message: msg,
 	}}, ev)

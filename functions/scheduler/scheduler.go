@@ -1,7 +1,8 @@
 // Package scheduler is the Lambda handler of the scheduled jobs: EventBridge
-// rules invoke it with {"job": "retries" | "sla" | "digest"} (see
-// deployspec.Schedules); each job is the dispatcher's, which the dev server
-// runs on a timer.
+// rules invoke it with {"job": "retries" | "sla" | "digest" | "stalled"}
+// (see deployspec.Schedules); the first three are the dispatcher's, the
+// last ends the scans the ingester gave up on (sweep). The dev server runs
+// them on timers.
 package scheduler
 
 import (
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/acme/codescan-api/functions/dispatcher"
+	"github.com/acme/codescan-api/functions/ingester/sweep"
 )
 
 // Input is a rule's constant input.
@@ -27,6 +29,8 @@ func Handler(d *dispatcher.Dispatcher) func(context.Context, Input) (int, error)
 			return d.RunSLAChecks(ctx, time.Now())
 		case "digest":
 			return d.RunWeeklyDigest(ctx, time.Now())
+		case "stalled":
+			return sweep.Run(ctx, d.Store, time.Now())
 		}
 		return 0, fmt.Errorf("unknown job %q", in.Job)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/acme/codescan-api/functions/dispatcher"
 	"github.com/acme/codescan-api/functions/dispatcher/localstream"
 	"github.com/acme/codescan-api/functions/ingester"
+	"github.com/acme/codescan-api/functions/ingester/sweep"
 	"github.com/acme/codescan-api/shared/config"
 	"github.com/acme/codescan-api/shared/reportstore"
 	"github.com/acme/codescan-api/shared/store"
@@ -61,6 +62,9 @@ func startDelivery(ctx context.Context, st *store.Store, endpoint, smtpAddr, bas
 				}
 				if _, err := d.RunWeeklyDigest(ctx, now); err != nil {
 					log.Error("weekly digest", "error", err.Error())
+				}
+				if _, err := sweep.Run(ctx, st, now); err != nil {
+					log.Error("stalled scans", "error", err.Error())
 				}
 			}
 		}

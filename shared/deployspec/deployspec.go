@@ -215,6 +215,7 @@ var Schedules = []Schedule{
 	{Name: "retries", Expression: "rate(1 minute)"},
 	{Name: "sla", Expression: "rate(1 hour)"},
 	{Name: "digest", Expression: "cron(0 8 ? * MON *)"},
+	{Name: "stalled", Expression: "rate(10 minutes)"},
 }
 
 // Schedule is one scheduled job.
@@ -249,8 +250,9 @@ func Workers() []Function {
 	actions := []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"}
 	return []Function{
 		{Group: WorkerDispatcher, TableActions: actions, KMSActions: []string{"kms:Decrypt"}, MemoryMB: 256, TimeoutSeconds: 60},
-		// The SLA check and the digest read every company's issues.
-		{Group: WorkerScheduler, TableActions: actions, KMSActions: []string{"kms:Decrypt"}, MemoryMB: 512, TimeoutSeconds: 300},
+		// The SLA check and the digest read every company's issues; the
+		// stalled-scan sweep deletes the markers of scans it ends.
+		{Group: WorkerScheduler, TableActions: with(actions, "dynamodb:DeleteItem"), KMSActions: []string{"kms:Decrypt"}, MemoryMB: 512, TimeoutSeconds: 300},
 		// A report of 25,000 results: parsed in memory (at most 64 MiB
 		// decompressed), written in some minutes at worst.
 		{Group: WorkerIngester, TableActions: with(actions, "dynamodb:BatchGetItem", "dynamodb:BatchWriteItem", "dynamodb:DeleteItem"),

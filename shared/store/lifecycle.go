@@ -343,8 +343,8 @@ func (s *Store) releaseLease(ctx context.Context, companyID int64, sc Scan, leas
 }
 
 // completeScan moves the head to the scan (when it is the new truth),
-// releases the lease, marks the scan complete and records its events, in
-// one transaction.
+// releases the lease, marks the scan complete (no longer waiting for the
+// ingester) and records its events, in one transaction.
 func (s *Store) completeScan(ctx context.Context, companyID int64, sc Scan, lease string, findings int, truth bool, events []Event) error {
 	upd := expression.Remove(expression.Name("lease_owner")).Remove(expression.Name("lease_until"))
 	if truth {
@@ -364,7 +364,11 @@ func (s *Store) completeScan(ctx context.Context, companyID int64, sc Scan, leas
 	if err != nil {
 		return err
 	}
-	items := []types.TransactWriteItem{head, scan}
+	clear, err := s.txClearProcessing(sc)
+	if err != nil {
+		return err
+	}
+	items := append([]types.TransactWriteItem{head, scan}, clear...)
 	for _, e := range events {
 		item, err := s.txEvent(e)
 		if err != nil {

@@ -117,6 +117,13 @@ func (s *Store) CreateScan(ctx context.Context, sc Scan) (Scan, error) {
 		}
 		items = append(items, ref)
 	}
+	if awaitsIngester(sc) {
+		marker, err := s.txProcessingMarker(sc)
+		if err != nil {
+			return Scan{}, err
+		}
+		items = append(items, marker)
+	}
 	if err := s.transact(ctx, items); err != nil {
 		return Scan{}, err
 	}

@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -22,7 +24,8 @@ func (s *Store) FailScan(ctx context.Context, companyID int64, scanID, reason st
 	if !ok {
 		return false, ErrNotFound
 	}
-	if _, err := s.GetScan(ctx, companyID, id); err != nil {
+	sc, err := s.GetScan(ctx, companyID, id)
+	if err != nil {
 		return false, err
 	}
 	upd := expression.Set(expression.Name("status"), expression.Value(ScanIncomplete)).
@@ -37,7 +40,11 @@ func (s *Store) FailScan(ctx context.Context, companyID int64, scanID, reason st
 	if err != nil {
 		return false, err
 	}
-	items := []types.TransactWriteItem{scan}
+	clear, err := s.txClearProcessing(sc)
+	if err != nil {
+		return false, err
+	}
+	items := append([]types.TransactWriteItem{scan}, clear...)
 	if ev != nil {
 		e, err := s.txEvent(*ev)
 		if err != nil {
@@ -50,4 +57,18 @@ func (s *Store) FailScan(ctx context.Context, companyID int64, scanID, reason st
 		return false, nil
 	}
 	return err == nil, err
+}
+
+// ScanFailedEvent is the scan_failed notification event of a scan that
+// ends incomplete for reason; its id names the scan, so failing it again
+// records nothing new.
+func ScanFailedEvent(sc Scan, projectName, reason string, at time.Time) (*Event, error) {
+	data, err := json.Marshal(map[string]any{
+		"scan_id": sc.ID, "project_id": sc.ProjectID, "project_name": projectName, "branch": sc.Branch,
+		"tool": sc.Tool, "failed_reason": reason,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Event{ID: "scan_failed-" + sc.ID, CompanyID: sc.CompanyID, Type: "scan_failed", CreatedAt: at.UTC(), Data: data}, nil
 }

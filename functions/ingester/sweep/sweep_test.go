@@ -1,0 +1,94 @@
+package sweep_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/acme/codescan-api/functions/ingester/sweep"
+	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// A scan the ingester never completed is ended incomplete once it has
+// waited StalledAfter, with the scan_failed event; a younger one, a
+// completed one and one that failed on its own are left alone, and a run
+// again changes nothing.
+func TestSweepEndsStalledScans(t *testing.T) {
+	st := testenv.NewStore(t)
+	ctx := context.Background()
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	proj, err := st.CreateProject(ctx, store.Project{CompanyID: 7, Name: "shop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scan := func(run string, age time.Duration) store.Scan {
+		t.Helper()
+		sc, err := st.CreateScan(ctx, store.Scan{CompanyID: 7, ProjectID: proj.ID, Branch: "main", Engine: "sarif", Tool: "gosec",
+			RunID: run, Status: store.ScanProcessing, CreatedAt: now.Add(-age).Format(time.RFC3339)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sc
+	}
+	stalled := scan("11111111-1111-4111-8111-111111111111", 3*time.Hour)
+	young := scan("22222222-2222-4222-8222-222222222222", time.Hour)
+	done := scan("33333333-3333-4333-8333-333333333333", 4*time.Hour)
+	if _, err := st.ApplyScan(ctx, 7, done, nil); err != nil {
+		t.Fatal(err)
+	}
+	failed := scan("44444444-4444-4444-8444-444444444444", 5*time.Hour)
+	if changed, err := st.FailScan(ctx, 7, failed.ID, "The uploaded report is invalid", nil, nil); err != nil || !changed {
+		t.Fatalf("fail: %v %v", changed, err)
+	}
+	// Only the stalled scan and the young one still wait.
+	if waiting, err := st.StalledScans(ctx, now, 10); err != nil || len(waiting) != 2 || waiting[0].ScanID != stalled.ID || waiting[1].ScanID != young.ID {
+		t.Fatalf("waiting: %+v %v", waiting, err)
+	}
+
+	if n, err := sweep.Run(ctx, st, now); err != nil || n != 1 {
+		t.Fatalf("sweep: %d %v", n, err)
+	}
+	got, err := st.GetScan(ctx, 7, stalled.ID)
+	if err != nil || got.Status != store.ScanIncomplete || got.FailedReason != sweep.Reason || len(got.ScanErrors) != 1 ||
+		!strings.Contains(got.ScanErrors[0].Message, "upload the report again with a new run_id") {
+		t.Fatalf("stalled scan after the sweep: %+v %v", got, err)
+	}
+	for _, sc := range []store.Scan{young, done, failed} {
+		before := sc.Status
+		if sc.ID == done.ID {
+			before = store.ScanComplete
+		}
+		if sc.ID == failed.ID {
+			before = store.ScanIncomplete
+		}
+		if got, err := st.GetScan(ctx, 7, sc.ID); err != nil || got.Status != before {
+			t.Fatalf("scan %s: %s %v, want %s", sc.RunID, got.Status, err, before)
+		}
+	}
+	item, err := st.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: &st.Table, Key: map[string]types.AttributeValue{
+		"PK": &types.AttributeValueMemberS{Value: store.CompanyPK(7)}, "SK": &types.AttributeValueMemberS{Value: "EVENT#scan_failed-" + stalled.ID},
+	}})
+	if err != nil || item.Item == nil {
+		t.Fatalf("scan_failed event: %v %v", item, err)
+	}
+	if ev, ok, err := store.DecodeEventImage(item.Item); err != nil || !ok || !strings.Contains(string(ev.Data), `"failed_reason":"`+sweep.Reason+`"`) {
+		t.Fatalf("scan_failed event: %+v %v", ev, err)
+	}
+	if n, err := sweep.Run(ctx, st, now); err != nil || n != 0 {
+		t.Fatalf("second sweep: %d %v", n, err)
+	}
+	// Three hours later the young one has stalled too.
+	if n, err := sweep.Run(ctx, st, now.Add(3*time.Hour)); err != nil || n != 1 {
+		t.Fatalf("later sweep: %d %v", n, err)
+	}
+	if waiting, err := st.StalledScans(ctx, now.Add(24*time.Hour), 10); err != nil || len(waiting) != 0 {
+		t.Fatalf("still waiting: %+v %v", waiting, err)
+	}
+}
