@@ -181,8 +181,10 @@ func (a *APIStack) function(f deployspec.Function, s Settings, removal awscdk.Re
 }
 
 // newFunction is the Lambda function of f (arm64, provided.al2023, its
-// bootstrap from the build directory, traced) with its own log group.
+// bootstrap from the build directory, traced, its GOMEMLIMIT set) with its
+// own log group.
 func (a *APIStack) newFunction(f deployspec.Function, s Settings, removal awscdk.RemovalPolicy, description string, env map[string]*string) awslambda.Function {
+	env[deployspec.GoMemLimitEnv] = jsii.String(f.GoMemLimit())
 	logs := awslogs.NewLogGroup(a.Stack, jsii.String(f.Name()+"Logs"), &awslogs.LogGroupProps{
 		Retention:     awslogs.RetentionDays_THREE_MONTHS,
 		RemovalPolicy: removal,

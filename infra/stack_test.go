@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -404,6 +405,8 @@ func TestFunctionsAndTheirConfiguration(t *testing.T) {
 				"JWKS_URL":     "https://login.example.com/.well-known/jwks.json",
 				// Audit entries expire after the retention the stack is given.
 				"AUDIT_RETENTION_DAYS": "400",
+				// 90 % of the function's memory.
+				deployspec.GoMemLimitEnv: fmt.Sprintf("%dMiB", f.MemoryMB*9/10),
 			}
 			if len(f.KMSActions) > 0 {
 				env[deployspec.KMSKeyEnv] = map[string]any{"Fn::GetAtt": []any{s.logicalID(s.stack.Key), "Arn"}}

@@ -119,7 +119,7 @@ func TestIngester(t *testing.T) {
 			t.Errorf("%s ingester memory %v", s.region, mem)
 		}
 		env := fn.Properties["Environment"].(map[string]any)["Variables"].(map[string]any)
-		if env[deployspec.ReportsEnv] == nil || env["MAIL_FROM"] != nil || env[deployspec.KMSKeyEnv] != nil {
+		if env[deployspec.ReportsEnv] == nil || env["MAIL_FROM"] != nil || env[deployspec.KMSKeyEnv] != nil || env[deployspec.GoMemLimitEnv] != "230MiB" {
 			t.Errorf("%s ingester environment %v", s.region, env)
 		}
 		objects := func(prefix string) map[string]any {

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,6 +27,7 @@ import (
 	"github.com/acme/codescan-api/functions/uploads"
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/config"
+	"github.com/acme/codescan-api/shared/deployspec"
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/ingest"
 	"github.com/acme/codescan-api/shared/reportstore/s3reports"
@@ -84,7 +86,11 @@ func uploadBench(ctx context.Context, endpoint, sizes string) error {
 		return err
 	}
 
-	fmt.Println("\nUpload to countable: a gzip SARIF report of N results uploaded (in 128 KiB chunks past 128 KiB)")
+	// The worker runs under the ingester function's GOMEMLIMIT, as in AWS.
+	limit := ingesterMemLimit()
+	debug.SetMemoryLimit(limit)
+
+	fmt.Printf("\nUpload to countable (GOMEMLIMIT %d MiB, the ingester function's): a gzip SARIF report of N results uploaded (in 128 KiB chunks past 128 KiB)\n", limit>>20)
 	fmt.Println("and ingested by the worker, beside N similar items stored with BatchWriteItem (25 a call, 4 writers)")
 	fmt.Println("| N | gzip KiB | chunks | upload answered s | countable s | results/s | BatchWriteItem s | items/s | ratio | peak heap MiB |")
 	fmt.Println("|---|---|---|---|---|---|---|---|---|---|")
@@ -301,4 +307,14 @@ func tenant(ctx context.Context, st *store.Store) (int64, string, error) {
 	}
 	key := auth.NewAPIKey()
 	return id, key, st.PutAPIKey(ctx, id, uid, key)
+}
+
+// ingesterMemLimit is the ingester function's GOMEMLIMIT in bytes.
+func ingesterMemLimit() int64 {
+	for _, f := range deployspec.Workers() {
+		if f.Group == deployspec.WorkerIngester {
+			return int64(f.GoMemLimitMiB()) << 20
+		}
+	}
+	panic("no ingester in deployspec.Workers")
 }

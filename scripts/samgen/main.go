@@ -105,6 +105,7 @@ func Generate() ([]byte, error) {
 		"StreamFilter":      deployspec.StreamFilter,
 		"IngestFilter":      deployspec.IngestFilter,
 		"ReportsEnv":        deployspec.ReportsEnv,
+		"GoMemLimitEnv":     deployspec.GoMemLimitEnv,
 		"ReportsPrefix":     deployspec.ReportsPrefix,
 		"ChunksPrefix":      deployspec.ChunksPrefix,
 		"ReportDays":        deployspec.ReportDays,
