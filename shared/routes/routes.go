@@ -127,12 +127,12 @@ var Table = []Route{
 
 	{Method: "POST", Path: "/teams", Group: GroupTeams, Access: Permission, Permission: PermChangeContentAccess,
 		TextFields: []string{"name", "project_tags", "repo_url_patterns"}},
-	{Method: "GET", Path: "/teams", Group: GroupTeams, Access: Permission, Permission: PermChangeContentAccess, Params: Paging(100)},
+	{Method: "GET", Path: "/teams", Group: GroupTeams, Access: Permission, Permission: PermChangeContentAccess, Params: CursorPaging(100)},
 	{Method: "GET", Path: "/teams/{team_id}", Group: GroupTeams, Access: Permission, Permission: PermChangeContentAccess, Params: []Param{IDParam("team_id")}},
 
 	{Method: "DELETE", Path: "/policies/{policy_id}", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy, Params: []Param{IDParam("policy_id")}},
 
-	{Method: "GET", Path: "/integrations/scm-provider", Group: GroupIntegrations, Access: Permission, Permission: PermViewIntegration, Params: Paging(50)},
+	{Method: "GET", Path: "/integrations/scm-provider", Group: GroupIntegrations, Access: Permission, Permission: PermViewIntegration, Params: CursorPaging(50)},
 	{Method: "GET", Path: "/integrations/scm-provider/{integration_uuid}", Group: GroupIntegrations, Access: Permission, Permission: PermViewIntegration, Params: []Param{UUIDParam("integration_uuid")}},
 	{Method: "PATCH", Path: "/integrations/scm-provider/{integration_uuid}", Group: GroupIntegrations, Access: Permission, Permission: PermManageIntegration, Params: []Param{UUIDParam("integration_uuid")},
 		TextFields: []string{"name", "org_allowlist"}},
@@ -177,20 +177,20 @@ var Table = []Route{
 	// reports, the CI gate; blocking rules and policies.
 	{Method: "GET", Path: "/verify", Group: GroupProjects, Access: Authenticated},
 	{Method: "GET", Path: "/verify/{token}", Group: GroupProjects, Access: PathToken, Params: []Param{TextParam(TokenParam, 256)}},
-	{Method: "GET", Path: "/projects", Group: GroupProjects, Access: Authenticated},
+	{Method: "GET", Path: "/projects", Group: GroupProjects, Access: Authenticated, Params: CursorPaging(100)},
 	{Method: "PATCH", Path: "/projects/{project_id}", Group: GroupProjects, Access: Permission, Permission: PermUploadScan, Params: []Param{IDParam("project_id")}},
-	{Method: "GET", Path: "/scans", Group: GroupProjects, Access: Authenticated},
+	{Method: "GET", Path: "/scans", Group: GroupProjects, Access: Authenticated, Params: CursorPaging(100)},
 	{Method: "GET", Path: "/scan/{scan_id}", Group: GroupProjects, Access: Authenticated, Params: []Param{UUIDParam("scan_id")}},
 	{Method: "GET", Path: "/scan/{scan_id}/report", Group: GroupProjects, Access: Authenticated, Params: []Param{UUIDParam("scan_id")}},
 	{Method: "GET", Path: "/scan/{scan_id}/check_blocking_rules", Group: GroupProjects, Access: Authenticated, Params: []Param{UUIDParam("scan_id")}},
 	{Method: "POST", Path: "/blocking-rules", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy, TextFields: []string{"slug", "name"}},
-	{Method: "GET", Path: "/blocking-rules", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy},
+	{Method: "GET", Path: "/blocking-rules", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy, Params: CursorPaging(100)},
 	{Method: "GET", Path: "/blocking-rules/{rule_id}", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy, Params: []Param{IDParam("rule_id")}},
 	{Method: "PATCH", Path: "/blocking-rules/{rule_id}", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy, Params: []Param{IDParam("rule_id")},
 		TextFields: []string{"slug", "name"}},
 	{Method: "DELETE", Path: "/blocking-rules/{rule_id}", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy, Params: []Param{IDParam("rule_id")}},
 	{Method: "POST", Path: "/policies", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy, TextFields: []string{"name"}, MultilineFields: []string{"description"}},
-	{Method: "GET", Path: "/policies", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy},
+	{Method: "GET", Path: "/policies", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy, Params: CursorPaging(100)},
 	{Method: "GET", Path: "/policies/{policy_id}", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy, Params: []Param{IDParam("policy_id")}},
 }
 
