@@ -188,3 +188,45 @@ func TestSCAListsPageByKey(t *testing.T) {
 		t.Fatalf("page_token: %+v", p)
 	}
 }
+
+// GET /issues pages by cursor exactly as by number, across CWE groups and
+// scopes, with urgency/status filters and the uncounted CWE-and-file
+// filter; a token is bound to its filters and company.
+func TestIssuesPageByKey(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t)
+	w := newWorld(t, env, "Acme", 150, 24)
+	other := newWorld(t, env, "Other", 20, 25)
+	var tok string
+	for _, q := range []url.Values{
+		nil,
+		vals("project", "Web"),
+		vals("branch", "main"),
+		vals("repo", "https://github.com/acme/app", "urgency", "HI"),
+		vals("cwe", "79", "status", "open"),
+		vals("file_path_exact", "src/pkg1/file2.go"),
+		vals("cwe", "89", "file_path_exact", "src/pkg0/file1.go"),
+	} {
+		got, _ := w.allIssues(t, q, 100)
+		var want []string
+		for _, i := range got {
+			want = append(want, i.ID)
+		}
+		if second := w.walk(t, "/issues", q, 7, want); q == nil {
+			tok = second
+		}
+	}
+	for _, c := range []struct {
+		w *world
+		q url.Values
+	}{
+		{other, vals("next_page_token", tok)},
+		{w, vals("project", "Web", "next_page_token", tok)},
+		{w, vals("urgency", "LO", "next_page_token", tok)},
+		{w, vals("next_page_token", "x"+tok)},
+	} {
+		if res := c.w.get(t, "/issues", c.q); res.Status != 400 {
+			t.Fatalf("%v: %d %s", c.q, res.Status, res.Body)
+		}
+	}
+}

@@ -112,7 +112,8 @@ var Table = []Route{
 	{Method: "POST", Path: "/notifications/company-defaults/{type_code}", Group: GroupNotifications, Access: Admin, Params: []Param{TextParam("type_code", 64)}},
 
 	{Method: "GET", Path: "/issues/groups", Group: GroupIssues, Access: Authenticated, Params: append(findingsFilters(), TextParam("group_by", 32), TextParam("breakdown", 16))},
-	{Method: "GET", Path: "/issues", Group: GroupIssues, Access: Authenticated, Params: append(findingsFilters(), TextParam("cwe", 32), TextParam("file_path_exact", 1024), TextParam("urgency", 16), TextParam("status", 32))},
+	{Method: "GET", Path: "/issues", Group: GroupIssues, Access: Authenticated, Params: append(findingsFilters(), TextParam("cwe", 32), TextParam("file_path_exact", 1024), TextParam("urgency", 16), TextParam("status", 32),
+		TextParam("next_page_token", MaxQueryValueBytes), TextParam("page_token", MaxQueryValueBytes))},
 	{Method: "GET", Path: "/issues/sca/{issue_id}", Group: GroupIssues, Access: Authenticated, Params: []Param{TextParam("issue_id", 64)}},
 	{Method: "GET", Path: "/scan/{scan_id}/issues/quality", Group: GroupIssues, Access: Authenticated, Params: append(CursorPaging(50), UUIDParam("scan_id"), TextParam("classification", 256))},
 	{Method: "GET", Path: "/issue/{issue_id}", Group: GroupIssues, Access: Authenticated, Params: []Param{UUIDParam("issue_id")}},
