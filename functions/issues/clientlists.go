@@ -22,11 +22,8 @@ func (h handlers) scanSCA(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	page, total, err := h.store.ScanSCAIssues(ctx, companyID, sc.ID, pg.Offset(), pg.PageSize)
-	if err != nil {
-		return err
-	}
-	return writePage(w, pg, total, page)
+	page, res, total, err := h.store.ScanSCAIssues(ctx, companyID, sc.ID, pg.Query())
+	return writePage(w, pg, res, total, err, page)
 }
 
 // projectSCA answers GET /issues/sca: the SCA findings of the project the
@@ -50,11 +47,8 @@ func (h handlers) projectSCA(w http.ResponseWriter, r *http.Request) error {
 		}
 		projectID = p.ID
 	}
-	page, total, err := h.store.ListSCAIssues(ctx, companyID, projectID, pg.Offset(), pg.PageSize)
-	if err != nil {
-		return err
-	}
-	return writePage(w, pg, total, page)
+	page, res, total, err := h.store.ListSCAIssues(ctx, companyID, projectID, pg.Query())
+	return writePage(w, pg, res, total, err, page)
 }
 
 // projectQuality answers GET /issues/code-quality?project=: the quality
@@ -74,15 +68,22 @@ func (h handlers) projectQuality(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	page, total, err := h.store.ProjectQualityIssues(ctx, companyID, p.ID, pg.Offset(), pg.PageSize)
+	page, res, total, err := h.store.ProjectQualityIssues(ctx, companyID, p.ID, pg.Query())
+	return writePage(w, pg, res, total, err, page)
+}
+
+// writePage answers one page of a list read by key (err is the read's),
+// with next_page_token when a page follows.
+func writePage[T any](w http.ResponseWriter, pg httpapi.Paging, res store.PageResult, total int, err error, page []T) error {
+	cur, err := pg.PageCursor(res, total, err)
 	if err != nil {
 		return err
 	}
-	return writePage(w, pg, total, page)
-}
-
-func writePage[T any](w http.ResponseWriter, pg httpapi.Paging, total int, page []T) error {
-	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{
-		"status": "ok", "page": pg.Page, "total_pages": pg.TotalPages(total), "total_issues": total, "issues": page,
-	})
+	out := map[string]any{
+		"status": "ok", "page": cur.Page, "total_pages": pg.TotalPages(total), "total_issues": total, "issues": page,
+	}
+	if cur.Next != "" {
+		out[httpapi.TokenParam] = cur.Next
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, out)
 }

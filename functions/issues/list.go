@@ -51,18 +51,12 @@ func (h handlers) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	page, total, err := h.store.ListIssues(ctx, companyID, f, pg.Offset(), pg.PageSize)
-	if err != nil {
-		return err
-	}
+	page, res, total, err := h.store.ListIssues(ctx, companyID, f, pg.Query())
 	out := make([]issueJSON, len(page))
 	for n, i := range page {
 		out[n] = renderIssue(i, i.LastSeenScanID)
 	}
-	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{
-		"status": "ok", "page": pg.Page, "total_pages": pg.TotalPages(int(total)),
-		"total_issues": total, "issues": out,
-	})
+	return writePage(w, pg, res, int(total), err, out)
 }
 
 // issueFilter reads the drill-down filters (the project filters of

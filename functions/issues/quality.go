@@ -13,7 +13,8 @@ var errScanNotFound = httpapi.Errorf(http.StatusNotFound, "Scan not found")
 
 // quality answers GET /scan/{scan_id}/issues/quality: the scan's code
 // quality findings, newest first (ties by id), optionally only those whose
-// classification name contains `classification` (case-insensitive).
+// classification name contains `classification` (case-insensitive, matched
+// against the scan's directory of classifications).
 func (h handlers) quality(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	companyID := auth.FromContext(ctx).CompanyID
@@ -32,12 +33,6 @@ func (h handlers) quality(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	all, err := h.store.ListQualityIssues(ctx, companyID, scan.ID, r.URL.Query().Get("classification"))
-	if err != nil {
-		return err
-	}
-	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{
-		"status": "ok", "page": pg.Page, "total_pages": pg.TotalPages(len(all)),
-		"total_issues": len(all), "issues": httpapi.Slice(pg, all),
-	})
+	page, res, total, err := h.store.ScanQualityIssues(ctx, companyID, scan.ID, r.URL.Query().Get("classification"), pg.Query())
+	return writePage(w, pg, res, total, err, page)
 }

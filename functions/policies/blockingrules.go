@@ -191,7 +191,7 @@ func (h handlers) listRules(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	page, err := h.store.ListBlockingRules(r.Context(), p.CompanyID, r.URL.Query().Get("page_token"), pg.Offset(), pg.PageSize)
+	page, err := h.store.ListBlockingRules(r.Context(), p.CompanyID, pg.Token, pg.Offset(), pg.PageSize)
 	if err != nil {
 		return pageTokenError(err)
 	}

@@ -75,7 +75,7 @@ func TestBlockingRules(t *testing.T) {
 	}
 	tok := l.NextPageToken
 	l.NextPageToken = ""
-	testenv.Do(t, w.h, "GET", "/blocking-rules?page_size=1&page_token="+tok, "", key...).Decode(t, &l)
+	testenv.Do(t, w.h, "GET", "/blocking-rules?page_size=1&next_page_token="+tok, "", key...).Decode(t, &l)
 	if len(l.Rules) != 1 || l.Rules[0].ID == id || l.NextPageToken != "" {
 		t.Fatalf("page 2 %+v", l)
 	}

@@ -168,14 +168,14 @@ func pageTokenError(err error) error {
 }
 
 // list pages the company's policies by id (page/page_size, or the cursor
-// page_token from next_page_token).
+// next_page_token, also taken as page_token).
 func (h handlers) list(w http.ResponseWriter, r *http.Request) error {
 	p := auth.FromContext(r.Context())
 	pg, err := httpapi.ParsePaging(r, DefaultPageSize, MaxPageSize)
 	if err != nil {
 		return err
 	}
-	page, err := h.store.ListPolicies(r.Context(), p.CompanyID, r.URL.Query().Get("page_token"), pg.Offset(), pg.PageSize)
+	page, err := h.store.ListPolicies(r.Context(), p.CompanyID, pg.Token, pg.Offset(), pg.PageSize)
 	if err != nil {
 		return pageTokenError(err)
 	}

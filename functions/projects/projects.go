@@ -135,7 +135,7 @@ func (h handlers) listProjects(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	token := r.URL.Query().Get("page_token")
+	token := pg.Token
 	repo := strings.TrimSpace(r.URL.Query().Get("repo_url"))
 	if len(repo) > maxFilterLen {
 		return httpapi.Errorf(http.StatusBadRequest, "repo_url is longer than %d bytes", maxFilterLen)
@@ -143,7 +143,7 @@ func (h handlers) listProjects(w http.ResponseWriter, r *http.Request) error {
 	var page store.ProjectPage
 	if repo != "" {
 		if token != "" {
-			return httpapi.Errorf(http.StatusBadRequest, "page_token cannot be combined with repo_url")
+			return httpapi.Errorf(http.StatusBadRequest, "a page token cannot be combined with repo_url")
 		}
 		all, err := h.store.ProjectsByRepo(ctx, company, repo)
 		if err != nil {

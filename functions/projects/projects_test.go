@@ -162,7 +162,8 @@ func TestProjects(t *testing.T) {
 		t.Fatalf("%+v", l)
 	}
 	first := l.Projects[0].Name
-	w.get(t, w.acme.Admin, "/projects?page_size=1&page_token="+l.NextPageToken).Decode(t, fresh(&l))
+	// The cursor is taken as next_page_token or, as before, page_token.
+	w.get(t, w.acme.Admin, "/projects?page_size=1&next_page_token="+l.NextPageToken).Decode(t, fresh(&l))
 	if len(l.Projects) != 1 || l.Projects[0].Name == first || l.NextPageToken != "" {
 		t.Fatalf("second page %+v", l)
 	}
@@ -249,7 +250,7 @@ func TestScans(t *testing.T) {
 		t.Fatalf("company: %+v", l)
 	}
 	seen := []string{l.Scans[0].ID, l.Scans[1].ID}
-	w.get(t, w.acme.Admin, "/scans?page_size=2&page_token="+url.QueryEscape(l.NextPageToken)).Decode(t, fresh(&l))
+	w.get(t, w.acme.Admin, "/scans?page_size=2&next_page_token="+url.QueryEscape(l.NextPageToken)).Decode(t, fresh(&l))
 	if len(l.Scans) != 1 || slices.Contains(seen, l.Scans[0].ID) || l.NextPageToken != "" {
 		t.Fatalf("company page 2: %+v", l)
 	}

@@ -105,7 +105,7 @@ func (h handlers) listScans(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	name := strings.TrimSpace(q.Get("project"))
 	query := store.ScanQuery{Branch: strings.TrimSpace(q.Get("branch")), SHA: strings.TrimSpace(q.Get("sha")),
-		Status: strings.ToLower(strings.TrimSpace(q.Get("status"))), Token: q.Get("page_token"), Offset: pg.Offset(), Take: pg.PageSize}
+		Status: strings.ToLower(strings.TrimSpace(q.Get("status"))), Token: pg.Token, Offset: pg.Offset(), Take: pg.PageSize}
 	for param, v := range map[string]string{"project": name, "branch": query.Branch, "sha": query.SHA} {
 		if len(v) > maxFilterLen {
 			return httpapi.Errorf(http.StatusBadRequest, "%s is longer than %d bytes", param, maxFilterLen)

@@ -132,30 +132,41 @@ var listRoutes = []listRoute{
 		_, err := st.AllBlockingRules(ctx, t.company)
 		return err
 	}},
-	{"GET /issues/sca", "issues", "scan", fixed("/issues/sca"), "", true, func(ctx context.Context, st *store.Store, t *listTenant) error {
-		_, _, err := st.ListSCAIssues(ctx, t.company, 0, 0, t.size)
-		return err
+	{"GET /issues/sca", "issues", "scan", fixed("/issues/sca"), "next_page_token", true, func(ctx context.Context, st *store.Store, t *listTenant) error {
+		return drain(func(token string) (string, error) {
+			_, res, _, err := st.ListSCAIssues(ctx, t.company, 0, store.PageQuery{Limit: 100, Token: token})
+			return res.Next, err
+		})
 	}},
-	{"GET /issues/code-quality", "issues", "scan", func(t *listTenant) string { return "/issues/code-quality?project=" + t.project }, "", true,
+	{"GET /issues/code-quality", "issues", "scan", func(t *listTenant) string { return "/issues/code-quality?project=" + t.project }, "next_page_token", true,
 		func(ctx context.Context, st *store.Store, t *listTenant) error {
 			p, err := st.ProjectByName(ctx, t.company, t.project)
 			if err != nil {
 				return err
 			}
-			_, _, err = st.ProjectQualityIssues(ctx, t.company, p.ID, 0, t.size)
-			return err
+			return drain(func(token string) (string, error) {
+				_, res, _, err := st.ProjectQualityIssues(ctx, t.company, p.ID, store.PageQuery{Limit: 100, Token: token})
+				return res.Next, err
+			})
 		}},
 	{"GET /scan/{scan_id}/issues", "issues", "scan", func(t *listTenant) string { return "/scan/" + t.scanID + "/issues" }, "", true,
 		func(ctx context.Context, st *store.Store, t *listTenant) error {
 			return st.EachScanIssue(ctx, t.company, t.scanID, func(store.Issue) error { return nil })
 		}},
-	{"GET /scan/{scan_id}/issues/sca", "issues", "scan", func(t *listTenant) string { return "/scan/" + t.scanID + "/issues/sca" }, "", true,
+	{"GET /scan/{scan_id}/issues/sca", "issues", "scan", func(t *listTenant) string { return "/scan/" + t.scanID + "/issues/sca" }, "next_page_token", true,
 		func(ctx context.Context, st *store.Store, t *listTenant) error {
-			_, _, err := st.ScanSCAIssues(ctx, t.company, t.scanID, 0, t.size)
-			return err
+			return drain(func(token string) (string, error) {
+				_, res, _, err := st.ScanSCAIssues(ctx, t.company, t.scanID, store.PageQuery{Limit: 100, Token: token})
+				return res.Next, err
+			})
 		}},
-	// The route itself reads every quality finding of the scan.
-	{"GET /scan/{scan_id}/issues/quality", "issues", "scan", func(t *listTenant) string { return "/scan/" + t.scanID + "/issues/quality" }, "", true, nil},
+	{"GET /scan/{scan_id}/issues/quality", "issues", "scan", func(t *listTenant) string { return "/scan/" + t.scanID + "/issues/quality" }, "next_page_token", true,
+		func(ctx context.Context, st *store.Store, t *listTenant) error {
+			return drain(func(token string) (string, error) {
+				_, res, _, err := st.ScanQualityIssues(ctx, t.company, t.scanID, "", store.PageQuery{Limit: 100, Token: token})
+				return res.Next, err
+			})
+		}},
 }
 
 // listCase is one call of a route: its query, or "" when the route cannot

@@ -39,8 +39,8 @@ func TestFindingsSeed(t *testing.T) {
 			}
 		}
 		for _, id := range c.Resources["scan_ids_with_quality_issues"].([]string) {
-			if q, err := st.ListQualityIssues(ctx, c.ID, id, ""); err != nil || len(q) != 35 {
-				t.Fatalf("%s: quality issues of %s: %d, %v", c.Name, id, len(q), err)
+			if q, _, total, err := st.ScanQualityIssues(ctx, c.ID, id, "", store.PageQuery{Limit: 50}); err != nil || len(q) != 35 || total != 35 {
+				t.Fatalf("%s: quality issues of %s: %d of %d, %v", c.Name, id, len(q), total, err)
 			}
 		}
 	}

@@ -83,11 +83,13 @@ func TestRouterAnswersJSONForUnknownRoutes(t *testing.T) {
 
 func TestParsePaging(t *testing.T) {
 	ok := map[string]Paging{
-		"":                         {Page: 1, PageSize: 20},
-		"page=3&page_size=100":     {Page: 3, PageSize: 100},
-		"page=%201%20&page_size=1": {Page: 1, PageSize: 1},
-		"unknown=1":                {Page: 1, PageSize: 20},
-		"next_page_token=abc.def":  {Page: 1, PageSize: 20, Token: "abc.def"},
+		"":                               {Page: 1, PageSize: 20},
+		"page=3&page_size=100":           {Page: 3, PageSize: 100},
+		"page=%201%20&page_size=1":       {Page: 1, PageSize: 1},
+		"unknown=1":                      {Page: 1, PageSize: 20},
+		"next_page_token=abc.def":        {Page: 1, PageSize: 20, Token: "abc.def"},
+		"page_token=abc.def":             {Page: 1, PageSize: 20, Token: "abc.def"},
+		"page_token=a&next_page_token=a": {Page: 1, PageSize: 20, Token: "a"},
 	}
 	for q, want := range ok {
 		got, err := ParsePaging(httptest.NewRequest("GET", "/?"+q, nil), 20, 100)
@@ -95,7 +97,7 @@ func TestParsePaging(t *testing.T) {
 			t.Errorf("%q: %+v %v, want %+v", q, got, err, want)
 		}
 	}
-	for _, q := range []string{"page=0", "page=-1", "page=x", "page=1.5", "page_size=0", "page_size=101", "page_size=-5", "page=99999999999999999999"} {
+	for _, q := range []string{"page=0", "page=-1", "page=x", "page=1.5", "page_size=0", "page_size=101", "page_size=-5", "page=99999999999999999999", "page_token=a&next_page_token=b"} {
 		if _, err := ParsePaging(httptest.NewRequest("GET", "/?"+q, nil), 20, 100); err == nil {
 			t.Errorf("%q accepted", q)
 		} else if e := (*Error)(nil); !errors.As(err, &e) || e.Status != 400 {

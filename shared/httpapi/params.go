@@ -20,7 +20,12 @@ type Paging struct {
 }
 
 // TokenParam is the query parameter (and response field) of page tokens.
-const TokenParam = "next_page_token"
+// The lists that took theirs as page_token (projects, scans, policies,
+// blocking rules) still do: ParsePaging accepts either name.
+const (
+	TokenParam    = "next_page_token"
+	OldTokenParam = "page_token"
+)
 
 // ErrBadPageToken answers a page token the list did not issue.
 var ErrBadPageToken = Errorf(http.StatusBadRequest, "%s is invalid for this list", TokenParam)
@@ -76,9 +81,10 @@ const maxTokenLength = 8192
 // maxPage bounds page numbers so offsets never overflow.
 const maxPage = 1_000_000
 
-// ParsePaging reads `page`, `page_size` and `next_page_token`.
-// Non-numeric, zero, negative or too large numbers are 400; the token is
-// checked by the store when the page is read.
+// ParsePaging reads `page`, `page_size` and `next_page_token` (or
+// `page_token`; both with different values is 400). Non-numeric, zero,
+// negative or too large numbers are 400; the token is checked by the store
+// when the page is read.
 func ParsePaging(r *http.Request, defaultSize, maxSize int) (Paging, error) {
 	page, err := intParam(r, "page", 1, 1, maxPage)
 	if err != nil {
@@ -88,7 +94,13 @@ func ParsePaging(r *http.Request, defaultSize, maxSize int) (Paging, error) {
 	if err != nil {
 		return Paging{}, err
 	}
-	token := r.URL.Query().Get(TokenParam)
+	token, old := r.URL.Query().Get(TokenParam), r.URL.Query().Get(OldTokenParam)
+	switch {
+	case token != "" && old != "" && token != old:
+		return Paging{}, Errorf(http.StatusBadRequest, "%s and %s differ", TokenParam, OldTokenParam)
+	case token == "":
+		token = old
+	}
 	if len(token) > maxTokenLength {
 		return Paging{}, ErrBadPageToken
 	}

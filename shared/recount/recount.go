@@ -1,6 +1,7 @@
-// Package recount recomputes a company's group counters from its issues
-// and compares them with the stored ones: the counters must always equal a
-// recount. Tests (through testenv.Recount) and the load run use it.
+// Package recount recomputes a company's group counters from its issues,
+// and its list totals from its quality and SCA findings, and compares them
+// with the stored ones: the counters must always equal a recount. Tests
+// (through testenv.Recount) and the load run use it.
 package recount
 
 import (
@@ -15,8 +16,8 @@ import (
 
 // Check computes every group counter of a company from its issues and
 // checks the stored counters, the per-scope group totals, the count-ordered
-// index and the branch index against it; the error names the first
-// difference.
+// index and the branch index against it, then the list totals (see
+// checkLists); the error names the first difference.
 func Check(ctx context.Context, st *store.Store, companyID int64) error {
 	var issues []store.Issue
 	if err := st.EachIssue(ctx, companyID, func(i store.Issue) error { issues = append(issues, i); return nil }); err != nil {
@@ -78,7 +79,7 @@ func Check(ctx context.Context, st *store.Store, companyID int64) error {
 			return fmt.Errorf("BranchProjects(%q) = %v, %v; want %v", b, got, err, ids)
 		}
 	}
-	return nil
+	return checkLists(ctx, st, companyID)
 }
 
 func orEmpty(m map[store.Dimension]map[string]store.Cells) map[store.Dimension]map[string]store.Cells {

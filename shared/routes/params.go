@@ -60,6 +60,12 @@ func Paging(maxPageSize int64) []Param {
 	return []Param{IntParam("page", 1, 1_000_000), IntParam("page_size", 1, maxPageSize)}
 }
 
+// CursorPaging is Paging plus the page token of the lists read by key:
+// `next_page_token`, or `page_token` as some lists first named it.
+func CursorPaging(maxPageSize int64) []Param {
+	return append(Paging(maxPageSize), TextParam("next_page_token", MaxQueryValueBytes), TextParam("page_token", MaxQueryValueBytes))
+}
+
 // Limit is the bound in bytes of a text parameter.
 func (p Param) Limit() int {
 	if p.MaxBytes > 0 {

@@ -45,26 +45,37 @@ func (s *Store) batchPut(ctx context.Context, items []any) error {
 	return nil
 }
 
-// batchWriters bounds the concurrent BatchWriteItem calls of
-// batchPutParallel.
+// batchWriters bounds the concurrent write calls of parallel.
 const batchWriters = 8
 
-// batchPutParallel is batchPut with the batches sent concurrently.
-func (s *Store) batchPutParallel(ctx context.Context, items []any) error {
-	const per = 25 * 4
+// parallel runs do(0..n-1) on batchWriters goroutines and returns the
+// first error.
+func (s *Store) parallel(ctx context.Context, n int, do func(int) error) error {
 	var wg sync.WaitGroup
-	errs := make([]error, (len(items)+per-1)/per)
+	errs := make([]error, n)
 	sem := make(chan struct{}, batchWriters)
-	for n := range errs {
+	for i := range n {
+		if ctx.Err() != nil {
+			errs[i] = ctx.Err()
+			break
+		}
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			errs[n] = s.batchPut(ctx, items[n*per:min((n+1)*per, len(items))])
+			errs[i] = do(i)
 		}()
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// batchPutParallel is batchPut with the batches sent concurrently.
+func (s *Store) batchPutParallel(ctx context.Context, items []any) error {
+	const per = 25 * 4
+	return s.parallel(ctx, (len(items)+per-1)/per, func(n int) error {
+		return s.batchPut(ctx, items[n*per:min((n+1)*per, len(items))])
+	})
 }
 
 // batchGet reads keys with strongly consistent reads (the write path decides

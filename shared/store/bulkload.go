@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
@@ -14,29 +15,47 @@ import (
 // request path.
 func (s *Store) EachIssue(ctx context.Context, companyID int64, fn func(Issue) error) error {
 	for shard := range 256 {
-		kc := pkBeginsWith(issueShardPK(companyID, fmt.Sprintf("%02x", shard)), "")
-		var start map[string]types.AttributeValue
-		for {
-			items, next, err := s.queryRaw(ctx, "", kc, nil, true, 0, start)
-			if err != nil {
-				return err
-			}
-			for _, it := range items {
-				var i Issue
-				if err := attributevalue.UnmarshalMap(it, &i); err != nil {
-					return err
-				}
-				if err := fn(i); err != nil {
-					return err
-				}
-			}
-			if next == nil {
-				break
-			}
-			start = next
+		if err := each(ctx, s, pkBeginsWith(issueShardPK(companyID, fmt.Sprintf("%02x", shard)), ""), fn); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// EachQualityIssue calls fn with every quality finding of a company (as
+// EachIssue, for checks).
+func (s *Store) EachQualityIssue(ctx context.Context, companyID int64, fn func(QualityIssue) error) error {
+	return each(ctx, s, pkBeginsWith(CompanyPK(companyID), "QI#"), fn)
+}
+
+// EachSCAIssue calls fn with every SCA finding of a company (as EachIssue,
+// for checks).
+func (s *Store) EachSCAIssue(ctx context.Context, companyID int64, fn func(SCAIssue) error) error {
+	return each(ctx, s, pkBeginsWith(CompanyPK(companyID), "SCA#"), fn)
+}
+
+// each calls fn with every item the key condition matches, page by page.
+func each[T any](ctx context.Context, s *Store, kc expression.KeyConditionBuilder, fn func(T) error) error {
+	var start map[string]types.AttributeValue
+	for {
+		items, next, err := s.queryRaw(ctx, "", kc, nil, true, 0, start)
+		if err != nil {
+			return err
+		}
+		for _, it := range items {
+			var v T
+			if err := attributevalue.UnmarshalMap(it, &v); err != nil {
+				return err
+			}
+			if err := fn(v); err != nil {
+				return err
+			}
+		}
+		if next == nil {
+			return nil
+		}
+		start = next
+	}
 }
 
 // BulkLoadIssues is the benchmark's loader, not a write path: it writes

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -32,17 +33,20 @@ type segment struct {
 	count      int64
 }
 
-// ListIssues returns at most limit issues of f from offset, and how many
-// match in all. The total comes from the group counters, so it always
-// equals the sum of the matching groups' counts. The total order is: CWE
-// ascending (NoCWE first) unless f names a CWE or a file; then the order of
-// f.Scopes; then project, branch, newest first, issue id.
+// ListIssues reads one page of the issues of f (after q.Token, else from
+// q.Offset) and how many match in all. The total comes from the group
+// counters, so it always equals the sum of the matching groups' counts.
+// The total order is: CWE ascending (NoCWE first) unless f names a CWE or
+// a file; then the order of f.Scopes; then project, branch, newest first,
+// issue id.
 //
 // Reads: one counter per scope (a scope's CWE counters when no group is
-// named), then the page itself; issues before the page inside the first
-// segment read are read too. A filter naming both a CWE and a file has no
-// counter: it reads the file's issues of the scopes to count them.
-func (s *Store) ListIssues(ctx context.Context, companyID int64, f IssueFilter, offset, limit int) ([]Issue, int64, error) {
+// named), then the page itself: from a token, the page's own issues (and,
+// with urgency or status, the other issues of its ranges between them); by
+// number also the issues before the page inside the first segment read. A
+// filter naming both a CWE and a file has no counter: it reads the file's
+// issues of the scopes to count them, whichever way it is paged.
+func (s *Store) ListIssues(ctx context.Context, companyID int64, f IssueFilter, q PageQuery) ([]Issue, PageResult, int64, error) {
 	scopes := f.Scopes
 	if len(scopes) == 0 {
 		scopes = []Scope{{}}
@@ -59,7 +63,7 @@ func (s *Store) ListIssues(ctx context.Context, companyID int64, f IssueFilter, 
 	switch {
 	case f.FilePath != "" && f.CWE != nil:
 		filter = append(filter, expression.Name("cwe").Equal(expression.Value(*f.CWE)))
-		return s.listUncounted(ctx, companyID, scopes, f.FilePath, and(filter), offset, limit)
+		return s.listUncounted(ctx, companyID, scopes, f, and(filter), q)
 	case f.FilePath != "":
 		segs, err = s.groupSegments(ctx, companyID, scopes, ByFile, f.FilePath, f)
 	case f.CWE != nil:
@@ -68,34 +72,105 @@ func (s *Store) ListIssues(ctx context.Context, companyID int64, f IssueFilter, 
 		segs, err = s.cweSegments(ctx, companyID, scopes, f)
 	}
 	if err != nil {
-		return nil, 0, err
+		return nil, PageResult{}, 0, err
 	}
 	var total int64
 	for _, sg := range segs {
 		total += sg.count
 	}
-	out := []Issue{}
-	skip := int64(offset)
-	for _, sg := range segs {
-		if len(out) == limit {
-			break
+	// The page starts in segment first, after start (a token's key) or
+	// after skip of its matches.
+	res := PageResult{Offset: q.Offset}
+	first, pos, skip := 0, int64(0), int64(q.Offset)
+	var start map[string]types.AttributeValue
+	if q.Token != "" {
+		c, n, ok := decodeSegmentToken(segs, f, q.Token)
+		if !ok {
+			return nil, PageResult{}, 0, ErrBadPageToken
 		}
-		if sg.count <= skip {
-			skip -= sg.count
+		first, start, res.Offset = n, attrKey(c.Key), c.Offset
+		for _, sg := range segs[:n] {
+			pos += sg.count
+		}
+		skip = int64(c.Offset) - pos // matches of segment first before the page
+	} else {
+		for first < len(segs) && segs[first].count <= skip {
+			skip -= segs[first].count
+			first++
+		}
+	}
+	out := []Issue{}
+	last := -1
+	var lastItem map[string]types.AttributeValue
+	for n := first; n < len(segs) && len(out) < q.Limit; n++ {
+		sg := segs[n]
+		if sg.count <= skip { // a token past its segment's count (issues moved since)
+			start, skip = nil, 0
 			continue
 		}
-		items, err := s.queryWindow(ctx, sg.index.Name, sg.keyCondition(), and(filter), true, int(skip), int(min(int64(limit-len(out)), sg.count-skip)))
-		if err != nil {
-			return nil, 0, err
+		read := skip
+		if start != nil {
+			read = 0
 		}
-		skip = 0
+		items, err := s.queryWindowFrom(ctx, sg.index.Name, sg.keyCondition(), and(filter), true, start, int(read), int(min(int64(q.Limit-len(out)), sg.count-skip)))
+		if err != nil {
+			return nil, PageResult{}, 0, err
+		}
+		start, skip = nil, 0
 		var page []Issue
 		if err := attributevalue.UnmarshalListOfMaps(items, &page); err != nil {
-			return nil, 0, err
+			return nil, PageResult{}, 0, err
 		}
 		out = append(out, page...)
+		if len(items) > 0 {
+			last, lastItem = n, items[len(items)-1]
+		}
 	}
-	return out, total, nil
+	if len(out) > 0 && len(out) == q.Limit && int64(res.Offset+len(out)) < total {
+		if res.Next, err = segmentToken(segs[last], f, lastItem, res.Offset+len(out)); err != nil {
+			return nil, PageResult{}, 0, err
+		}
+	}
+	return out, res, total, nil
+}
+
+// list is the segment as a list, for its page tokens: bound to the filter
+// (whose order and positions they carry) as well as to the range.
+func (sg segment) list(f IssueFilter) List {
+	return List{Index: sg.index, Partition: sg.pk, SKPrefix: sg.prefix, Forward: true,
+		View: fmt.Sprintf("issues|%v|%v|%s|%s|%s", f.Scopes, cweOf(f), f.FilePath, f.Urgency, f.Status)}
+}
+
+func cweOf(f IssueFilter) string {
+	if f.CWE == nil {
+		return "-"
+	}
+	return strconv.Itoa(*f.CWE)
+}
+
+// segmentToken is the token of the page after item, the last one read,
+// of segment sg, at position pos of the result.
+func segmentToken(sg segment, f IssueFilter, item map[string]types.AttributeValue, pos int) (string, error) {
+	l := sg.list(f)
+	plain := map[string]string{}
+	for _, a := range l.keyAttrs() {
+		v, ok := item[a].(*types.AttributeValueMemberS)
+		if !ok {
+			return "", fmt.Errorf("issue without key attribute %s", a)
+		}
+		plain[a] = v.Value
+	}
+	return encodeToken(l, cursor{Key: plain, Offset: pos})
+}
+
+// decodeSegmentToken finds the segment a token was issued for.
+func decodeSegmentToken(segs []segment, f IssueFilter, token string) (cursor, int, bool) {
+	for n, sg := range segs {
+		if c, err := decodeToken(sg.list(f), token); err == nil {
+			return c, n, true
+		}
+	}
+	return cursor{}, 0, false
 }
 
 func (sg segment) keyCondition() expression.KeyConditionBuilder {
@@ -172,22 +247,40 @@ func (s *Store) cweSegments(ctx context.Context, companyID int64, scopes []Scope
 	return segs, nil
 }
 
-// listUncounted reads all of one file's matching issues in the scopes.
-func (s *Store) listUncounted(ctx context.Context, companyID int64, scopes []Scope, path string, filter *expression.ConditionBuilder, offset, limit int) ([]Issue, int64, error) {
+// listUncounted reads all of one file's matching issues in the scopes and
+// cuts the page from them; a token carries the page's position.
+func (s *Store) listUncounted(ctx context.Context, companyID int64, scopes []Scope, f IssueFilter, filter *expression.ConditionBuilder, q PageQuery) ([]Issue, PageResult, int64, error) {
+	sg := segment{index: tabledef.GSI2, pk: issueGroupPK(companyID, ByFile, f.FilePath)}
+	res := PageResult{Offset: q.Offset}
+	if q.Token != "" {
+		c, _, ok := decodeSegmentToken([]segment{sg}, f, q.Token)
+		if !ok {
+			return nil, PageResult{}, 0, ErrBadPageToken
+		}
+		res.Offset = c.Offset
+	}
 	var all []map[string]types.AttributeValue
 	for _, sc := range scopes {
-		sg := segment{index: tabledef.GSI2, pk: issueGroupPK(companyID, ByFile, path), prefix: scopePrefix(sc)}
-		items, err := s.queryWindow(ctx, sg.index.Name, sg.keyCondition(), filter, true, 0, maxWindow)
+		scoped := sg
+		scoped.prefix = scopePrefix(sc)
+		items, err := s.queryWindow(ctx, sg.index.Name, scoped.keyCondition(), filter, true, 0, maxWindow)
 		if err != nil {
-			return nil, 0, err
+			return nil, PageResult{}, 0, err
 		}
 		all = append(all, items...)
 	}
 	out := []Issue{}
-	if offset < len(all) {
-		if err := attributevalue.UnmarshalListOfMaps(all[offset:min(offset+limit, len(all))], &out); err != nil {
-			return nil, 0, err
+	if res.Offset < len(all) {
+		page := all[res.Offset:min(res.Offset+q.Limit, len(all))]
+		if err := attributevalue.UnmarshalListOfMaps(page, &out); err != nil {
+			return nil, PageResult{}, 0, err
+		}
+		if end := res.Offset + len(page); len(page) > 0 && len(page) == q.Limit && end < len(all) {
+			var err error
+			if res.Next, err = segmentToken(sg, f, page[len(page)-1], end); err != nil {
+				return nil, PageResult{}, 0, err
+			}
 		}
 	}
-	return out, int64(len(all)), nil
+	return out, res, int64(len(all)), nil
 }

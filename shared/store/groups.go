@@ -615,8 +615,14 @@ const (
 // read too: its cost grows with skip + take.
 func (s *Store) queryWindow(ctx context.Context, index string, kc expression.KeyConditionBuilder, filter *expression.ConditionBuilder,
 	forward bool, skip, take int) ([]map[string]types.AttributeValue, error) {
+	return s.queryWindowFrom(ctx, index, kc, filter, forward, nil, skip, take)
+}
+
+// queryWindowFrom is queryWindow after the exclusive start key start (nil:
+// from the first item).
+func (s *Store) queryWindowFrom(ctx context.Context, index string, kc expression.KeyConditionBuilder, filter *expression.ConditionBuilder,
+	forward bool, start map[string]types.AttributeValue, skip, take int) ([]map[string]types.AttributeValue, error) {
 	var out []map[string]types.AttributeValue
-	var start map[string]types.AttributeValue
 	for len(out) < take {
 		limit := int32(min(skip+take-len(out), maxPageItems))
 		if filter != nil {

@@ -44,11 +44,15 @@ func (s *Store) getItem(ctx context.Context, k Key, out any) error {
 	return attributevalue.UnmarshalMap(res.Item, out)
 }
 
-// putItem writes item; with cond set, ErrConflict when the condition fails.
+// putItem writes item (a struct, or an item already marshalled); with cond
+// set, ErrConflict when the condition fails.
 func (s *Store) putItem(ctx context.Context, item any, cond *expression.ConditionBuilder) error {
-	av, err := attributevalue.MarshalMap(item)
-	if err != nil {
-		return fmt.Errorf("marshal item: %w", err)
+	av, ok := item.(map[string]types.AttributeValue)
+	if !ok {
+		var err error
+		if av, err = attributevalue.MarshalMap(item); err != nil {
+			return fmt.Errorf("marshal item: %w", err)
+		}
 	}
 	in := &dynamodb.PutItemInput{TableName: aws.String(s.Table), Item: av, ReturnConsumedCapacity: total}
 	if cond != nil {

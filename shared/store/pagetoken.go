@@ -34,8 +34,12 @@ type List struct {
 	Partition string         // partition key value; starts with CompanyPK
 	SKPrefix  string         // optional sort key prefix
 	Forward   bool
-	// OffsetPartition is the list's partition in the Offset index.
+	// OffsetPartition is the list's partition in the Offset index; without
+	// one, a page by number reads the items before it (see offsetStart).
 	OffsetPartition string
+	// View names a narrowing of the list beyond its keys (a filter), so
+	// that a token opens only the view it was issued for.
+	View string
 }
 
 func (l List) pkAttr() string {
@@ -62,10 +66,22 @@ func (l List) keyAttrs() []string {
 	return out
 }
 
+func (l List) keyCondition() expression.KeyConditionBuilder {
+	kc := expression.Key(l.pkAttr()).Equal(expression.Value(l.Partition))
+	if l.SKPrefix != "" {
+		kc = kc.And(skPrefix(l.skAttr(), l.SKPrefix))
+	}
+	return kc
+}
+
 // id names the list inside a token's checksum, so a token of one list never
 // opens another.
 func (l List) id() string {
-	return strings.Join([]string{l.Index.Name, l.Partition, l.SKPrefix, l.OffsetPartition}, "\x00")
+	parts := []string{l.Index.Name, l.Partition, l.SKPrefix, l.OffsetPartition}
+	if l.View != "" {
+		parts = append(parts, l.View)
+	}
+	return strings.Join(parts, "\x00")
 }
 
 // OffsetKeys are the Offset index attributes a list item carries.
@@ -191,11 +207,7 @@ func (s *Store) queryPage(ctx context.Context, l List, q PageQuery, out any) (Pa
 			return res, attributevalue.UnmarshalListOfMaps(nil, out)
 		}
 	}
-	kc := expression.Key(l.pkAttr()).Equal(expression.Value(l.Partition))
-	if l.SKPrefix != "" {
-		kc = kc.And(skPrefix(l.skAttr(), l.SKPrefix))
-	}
-	items, last, err := s.queryRaw(ctx, l.Index.Name, kc, nil, l.Forward, int32(q.Limit), start)
+	items, last, err := s.queryRaw(ctx, l.Index.Name, l.keyCondition(), nil, l.Forward, int32(q.Limit), start)
 	if err != nil {
 		return PageResult{}, err
 	}
@@ -218,23 +230,40 @@ func (s *Store) queryPage(ctx context.Context, l List, q PageQuery, out any) (Pa
 }
 
 // offsetStart returns the exclusive start key of l's query after its first n
-// items, read keys only from the Offset index (nil when l has at most n
-// items). The Offset sort key mirrors the list's sort key, so the last
-// skipped item's keys, with the list's own key attributes filled in from
-// them, are a valid start key for the list's query.
+// items (nil when l has at most n items). It reads keys only from the
+// Offset index when l has a partition there; else it reads l itself, which
+// DynamoDB charges at the full size of the items skipped (fine for small
+// items, such as membership items, and for a list whose items keep their
+// one Offset partition for another list of theirs). The Offset sort key
+// mirrors the list's sort key, so the last skipped item's keys, with the
+// list's own key attributes filled in from them, are a valid start key for
+// the list's query.
 func (s *Store) offsetStart(ctx context.Context, l List, n int) (map[string]types.AttributeValue, error) {
-	kc := expression.Key(tabledef.Offset.PK).Equal(expression.Value(l.OffsetPartition))
-	expr, err := expression.NewBuilder().WithKeyCondition(kc).Build()
+	index, kc := tabledef.Offset.Name, expression.Key(tabledef.Offset.PK).Equal(expression.Value(l.OffsetPartition))
+	b := expression.NewBuilder()
+	if l.OffsetPartition == "" {
+		index, kc = l.Index.Name, l.keyCondition()
+		attrs := l.keyAttrs()
+		names := expression.NamesList(expression.Name(attrs[0]))
+		for _, a := range attrs[1:] {
+			names = names.AddNames(expression.Name(a))
+		}
+		b = b.WithProjection(names)
+	}
+	expr, err := b.WithKeyCondition(kc).Build()
 	if err != nil {
 		return nil, err
 	}
 	var start, lastItem map[string]types.AttributeValue
 	for left := n; left > 0; {
 		in := &dynamodb.QueryInput{
-			TableName: aws.String(s.Table), IndexName: aws.String(tabledef.Offset.Name),
-			KeyConditionExpression: expr.KeyCondition(), ExpressionAttributeNames: expr.Names(),
+			TableName: aws.String(s.Table), KeyConditionExpression: expr.KeyCondition(),
+			ProjectionExpression: expr.Projection(), ExpressionAttributeNames: expr.Names(),
 			ExpressionAttributeValues: expr.Values(), ScanIndexForward: aws.Bool(l.Forward),
-			Limit: aws.Int32(int32(left)), ExclusiveStartKey: start, ReturnConsumedCapacity: total,
+			Limit: aws.Int32(int32(min(left, maxPageItems))), ExclusiveStartKey: start, ReturnConsumedCapacity: total,
+		}
+		if index != "" {
+			in.IndexName = aws.String(index)
 		}
 		res, err := call(ctx, func() (*dynamodb.QueryOutput, error) { return s.DB.Query(ctx, in) })
 		if err != nil {
@@ -256,10 +285,14 @@ func (s *Store) offsetStart(ctx context.Context, l List, n int) (map[string]type
 	if lastItem == nil {
 		return nil, nil
 	}
-	key := map[string]types.AttributeValue{
-		tabledef.PK: lastItem[tabledef.PK], tabledef.SK: lastItem[tabledef.SK],
-		l.pkAttr(): &types.AttributeValueMemberS{Value: l.Partition},
-		l.skAttr(): lastItem[tabledef.Offset.SK],
+	key := map[string]types.AttributeValue{tabledef.PK: lastItem[tabledef.PK], tabledef.SK: lastItem[tabledef.SK]}
+	if l.OffsetPartition == "" {
+		for _, a := range l.keyAttrs() {
+			key[a] = lastItem[a]
+		}
+		return key, nil
 	}
+	key[l.pkAttr()] = &types.AttributeValueMemberS{Value: l.Partition}
+	key[l.skAttr()] = lastItem[tabledef.Offset.SK]
 	return key, nil
 }

@@ -2,13 +2,17 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/acme/codescan-api/shared/tabledef"
 )
@@ -17,8 +21,11 @@ import (
 // API's code quality issue.
 type QualityIssue struct {
 	Key                `json:"-"`
+	OffsetKeys         `json:"-"`
 	GSI1PK             string                `dynamodbav:"GSI1PK,omitempty" json:"-"`
 	GSI1SK             string                `dynamodbav:"GSI1SK,omitempty" json:"-"`
+	GSI2PK             string                `dynamodbav:"GSI2PK,omitempty" json:"-"`
+	GSI2SK             string                `dynamodbav:"GSI2SK,omitempty" json:"-"`
 	ID                 string                `dynamodbav:"id" json:"id"` // uuid
 	CompanyID          int64                 `dynamodbav:"company_id" json:"-"`
 	ProjectID          int64                 `dynamodbav:"project_id,omitempty" json:"-"`
@@ -104,15 +111,51 @@ type QualityReachability struct {
 	EndpointCount int  `dynamodbav:"endpoint_count" json:"endpoint_count"`
 }
 
-// qualityPrefix holds a scan's quality issues, newest first, then by id.
+// A scan's quality findings are read three ways, newest first (inverted
+// creation millis), ties by id:
+//
+//   - the scan's:    the item's key, PK C#<c>, SK QI#<scan>#<millis>#<id>; page
+//     numbers by the Offset index (partition C#<c>#QI#<scan>);
+//   - the project's: GSI1, C#<c>#QP#<project>, <millis>#<id>;
+//   - the scan's of one classification: GSI2, C#<c>#QC#<scan>#<class key>,
+//     <millis>#<id>;
+//
+// and counted on write (counted.go): the project's total, and the scan's
+// directory of classifications, one item per classification name
+// (C#<c>#QDIR#<scan>, SK its class key) with the name and its count.
 func qualityPrefix(scanID string) string { return "QI#" + scanID + "#" }
 
-// PutQualityIssues stores quality findings of a company's scans. An empty
-// ID gets a random uuid, an empty CreatedAt now. Writing the same issue
-// again replaces it. Scan ids must be canonical uuids (ErrInvalid).
+func qualityClassPK(companyID int64, scanID, name string) string {
+	return fmt.Sprintf("%s#QC#%s#%s", CompanyPK(companyID), scanID, classKey(name))
+}
+
+func qualityDirPK(companyID int64, scanID string) string {
+	return fmt.Sprintf("%s#QDIR#%s", CompanyPK(companyID), scanID)
+}
+
+// classKey is a classification name's key: a digest, as names are free text.
+func classKey(name string) string {
+	sum := sha256.Sum256([]byte(name))
+	return hex.EncodeToString(sum[:16])
+}
+
+func qualityProjectCount(projectID int64) string { return fmt.Sprintf("QUALITY#P%012d", projectID) }
+
+// qualityList is a scan's list; view (the classification filter) binds its
+// page tokens to the filter they were issued for.
+func qualityList(companyID int64, scanID, view string) List {
+	return List{Partition: CompanyPK(companyID), SKPrefix: qualityPrefix(scanID), Forward: true,
+		OffsetPartition: CompanyPK(companyID) + "#QI#" + scanID, View: view}
+}
+
+// PutQualityIssues stores quality findings of a company's scans and counts
+// them (per project, per scan and classification). An empty ID gets a
+// random uuid, an empty CreatedAt now. Writing the same issue again
+// replaces it. Scan ids must be canonical uuids (ErrInvalid).
 func (s *Store) PutQualityIssues(ctx context.Context, companyID int64, issues []QualityIssue) error {
-	items := make([]any, len(issues))
-	for n, q := range issues {
+	byScan := map[string][]countedItem{}
+	var scans []string
+	for _, q := range issues {
 		if q.ID == "" {
 			q.ID = uuid.NewString()
 		}
@@ -125,32 +168,171 @@ func (s *Store) PutQualityIssues(ctx context.Context, companyID int64, issues []
 		if !okID || !okScan || err != nil {
 			return fmt.Errorf("quality issue %q of scan %q at %q: %w", q.ID, q.ScanID, q.CreatedAt, ErrInvalid)
 		}
+		order := fmt.Sprintf("%013d#%s", maxMillis-t.UnixMilli(), id)
 		q.ID, q.ScanID, q.CompanyID = id, scan, companyID
-		q.Key = Key{PK: CompanyPK(companyID), SK: fmt.Sprintf("%s%013d#%s", qualityPrefix(scan), maxMillis-t.UnixMilli(), id)}
+		q.Key = Key{PK: CompanyPK(companyID), SK: qualityPrefix(scan) + order}
+		q.GSI2PK, q.GSI2SK = qualityClassPK(companyID, scan, q.Classification.Name), order
+		q.OffsetKeys = OffsetKeys{OffsetPK: qualityList(companyID, scan, "").OffsetPartition, OffsetSK: q.SK}
+		counts := []counterRef{{Key: Key{PK: qualityDirPK(companyID, scan), SK: classKey(q.Classification.Name)}, Label: q.Classification.Name}}
 		if q.ProjectID != 0 {
-			q.GSI1PK, q.GSI1SK = qualityProjectPK(companyID, q.ProjectID), fmt.Sprintf("%013d#%s", maxMillis-t.UnixMilli(), id)
+			q.GSI1PK, q.GSI1SK = qualityProjectPK(companyID, q.ProjectID), order
+			counts = append(counts, counterRef{Key: countKey(companyID, qualityProjectCount(q.ProjectID))})
 		}
-		items[n] = q
+		if byScan[scan] == nil {
+			scans = append(scans, scan)
+		}
+		byScan[scan] = append(byScan[scan], countedItem{Key: q.Key, Build: func(map[string]types.AttributeValue) (any, []counterRef, error) {
+			return q, counts, nil
+		}})
 	}
-	return s.batchPut(ctx, items)
+	for _, scan := range scans {
+		if err := s.putCounted(ctx, countJournalPK(companyID, scan), byScan[scan]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// ListQualityIssues returns a scan's quality findings whose classification
-// name contains classification (case-insensitive; "" for all), newest
-// first, ties by id ascending. It reads every quality finding of the scan.
-func (s *Store) ListQualityIssues(ctx context.Context, companyID int64, scanID, classification string) ([]QualityIssue, error) {
-	var all []QualityIssue
-	if err := s.queryAll(ctx, "", pkBeginsWith(CompanyPK(companyID), qualityPrefix(scanID)), true, &all); err != nil {
+// QualityClass is one classification of a scan's quality findings and how
+// many it has.
+type QualityClass struct {
+	Name  string `dynamodbav:"label"`
+	Count int    `dynamodbav:"n"`
+}
+
+// QualityClasses is the directory of a scan's classifications, by class key.
+func (s *Store) QualityClasses(ctx context.Context, companyID int64, scanID string) ([]QualityClass, error) {
+	var all []QualityClass
+	if err := s.queryAll(ctx, "", pkBeginsWith(qualityDirPK(companyID, scanID), ""), true, &all); err != nil {
 		return nil, err
 	}
-	want := strings.ToLower(classification)
-	out := []QualityIssue{}
-	for _, q := range all {
-		if strings.Contains(strings.ToLower(q.Classification.Name), want) {
-			out = append(out, q)
+	out := []QualityClass{}
+	for _, c := range all {
+		if c.Count > 0 {
+			out = append(out, c)
 		}
 	}
 	return out, nil
+}
+
+// ScanQualityIssues reads one page of a scan's quality findings whose
+// classification name contains classification (case-insensitive; "" for
+// all), newest first, ties by id ascending, and how many match. The
+// scan's directory names the matching classifications and their counts;
+// when some do not match, only the matching ones' findings are read (one
+// range each, merged), so a page costs at most its size per matching
+// classification, plus, by number, the matching findings before it.
+func (s *Store) ScanQualityIssues(ctx context.Context, companyID int64, scanID, classification string, q PageQuery) ([]QualityIssue, PageResult, int, error) {
+	view := strings.ToLower(classification)
+	l := qualityList(companyID, scanID, view)
+	classes, err := s.QualityClasses(ctx, companyID, scanID)
+	if err != nil {
+		return nil, PageResult{}, 0, err
+	}
+	var match []string
+	total := 0
+	for _, c := range classes {
+		if strings.Contains(strings.ToLower(c.Name), view) {
+			match = append(match, qualityClassPK(companyID, scanID, c.Name))
+			total += c.Count
+		}
+	}
+	out := []QualityIssue{}
+	if len(match) == len(classes) {
+		res, err := s.queryPage(ctx, l, q, &out)
+		return out, res, total, err
+	}
+	res := PageResult{Offset: q.Offset}
+	after := ""
+	if q.Token != "" {
+		c, err := decodeToken(l, q.Token)
+		if err != nil {
+			return nil, PageResult{}, 0, err
+		}
+		after, res.Offset = strings.TrimPrefix(c.Key[tabledef.SK], l.SKPrefix), c.Offset
+		q.Offset = 0
+	}
+	items, err := s.mergeClasses(ctx, companyID, scanID, match, after, q.Offset, q.Limit)
+	if err != nil {
+		return nil, PageResult{}, 0, err
+	}
+	if err := attributevalue.UnmarshalListOfMaps(items, &out); err != nil {
+		return nil, PageResult{}, 0, err
+	}
+	if n := len(out); n == q.Limit && res.Offset+n < total {
+		last := out[n-1].Key
+		if res.Next, err = encodeToken(l, cursor{Key: map[string]string{tabledef.PK: last.PK, tabledef.SK: last.SK}, Offset: res.Offset + n}); err != nil {
+			return nil, PageResult{}, 0, err
+		}
+	}
+	return out, res, total, nil
+}
+
+// classRange is one classification's findings (GSI2) being merged.
+type classRange struct {
+	buf   []map[string]types.AttributeValue
+	start map[string]types.AttributeValue
+	done  bool
+}
+
+// mergeClasses reads, in the scan's order, the findings of the classes'
+// GSI2 partitions after the sort key after ("" from the first), skipping
+// skip of them and returning the next take.
+func (s *Store) mergeClasses(ctx context.Context, companyID int64, scanID string, partitions []string, after string, skip, take int) ([]map[string]types.AttributeValue, error) {
+	ranges := make([]classRange, len(partitions))
+	if after != "" {
+		for n, pk := range partitions {
+			ranges[n].start = map[string]types.AttributeValue{
+				tabledef.PK: &types.AttributeValueMemberS{Value: CompanyPK(companyID)}, tabledef.SK: &types.AttributeValueMemberS{Value: qualityPrefix(scanID) + after},
+				tabledef.GSI2.PK: &types.AttributeValueMemberS{Value: pk}, tabledef.GSI2.SK: &types.AttributeValueMemberS{Value: after},
+			}
+		}
+	}
+	var out []map[string]types.AttributeValue
+	for left := skip + take; left > 0; left-- {
+		var empty []int
+		for n := range ranges {
+			if len(ranges[n].buf) == 0 && !ranges[n].done {
+				empty = append(empty, n)
+			}
+		}
+		// A range's next read takes what the page may still need of it, in
+		// reads of at most 100 while skipping.
+		want := int32(min(left, 100))
+		err := s.parallel(ctx, len(empty), func(i int) error {
+			r := &ranges[empty[i]]
+			kc := expression.Key(tabledef.GSI2.PK).Equal(expression.Value(partitions[empty[i]]))
+			items, next, err := s.queryRaw(ctx, tabledef.GSI2.Name, kc, nil, true, want, r.start)
+			r.buf, r.start, r.done = items, next, next == nil
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		first := -1
+		for n, r := range ranges {
+			if len(r.buf) > 0 && (first < 0 || sortKey(r.buf[0]) < sortKey(ranges[first].buf[0])) {
+				first = n
+			}
+		}
+		if first < 0 {
+			break
+		}
+		it := ranges[first].buf[0]
+		ranges[first].buf = ranges[first].buf[1:]
+		if left <= take {
+			out = append(out, it)
+		}
+	}
+	return out, nil
+}
+
+func sortKey(item map[string]types.AttributeValue) string {
+	v, _ := item[tabledef.GSI2.SK].(*types.AttributeValueMemberS)
+	if v == nil {
+		return ""
+	}
+	return v.Value
 }
 
 // qualityProjectPK is the index partition of a project's quality findings,
@@ -159,20 +341,22 @@ func qualityProjectPK(companyID, projectID int64) string {
 	return fmt.Sprintf("%s#QP#%d", CompanyPK(companyID), projectID)
 }
 
-// ProjectQualityIssues returns at most limit quality findings of a
-// project's scans from offset, newest first (ties by id), and how many
-// there are.
-func (s *Store) ProjectQualityIssues(ctx context.Context, companyID, projectID int64, offset, limit int) ([]QualityIssue, int, error) {
-	kc := expression.Key(tabledef.GSI1.PK).Equal(expression.Value(qualityProjectPK(companyID, projectID)))
-	total, err := s.count(ctx, tabledef.GSI1.Name, kc)
-	if err != nil {
-		return nil, 0, err
-	}
-	items, err := s.queryWindow(ctx, tabledef.GSI1.Name, kc, nil, true, offset, limit)
-	if err != nil {
-		return nil, 0, err
-	}
+// ProjectQualityIssues reads one page of the quality findings of a
+// project's scans, newest first (ties by id), and their number (a counter).
+// A page by number reads the findings before it.
+func (s *Store) ProjectQualityIssues(ctx context.Context, companyID, projectID int64, q PageQuery) ([]QualityIssue, PageResult, int, error) {
 	out := []QualityIssue{}
-	err = attributevalue.UnmarshalListOfMaps(items, &out)
-	return out, total, err
+	var res PageResult
+	var total int
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) {
+		res, err = s.queryPage(gctx, List{Index: tabledef.GSI1, Partition: qualityProjectPK(companyID, projectID), Forward: true}, q, &out)
+		return err
+	})
+	g.Go(func() (err error) {
+		total, err = s.companyCount(gctx, companyID, qualityProjectCount(projectID))
+		return err
+	})
+	err := g.Wait()
+	return out, res, total, err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
 )
 
@@ -12,6 +13,7 @@ import (
 // the API's SCA issue.
 type SCAIssue struct {
 	Key            `json:"-"`
+	OffsetKeys     `json:"-"`
 	GSI1PK         string          `dynamodbav:"GSI1PK,omitempty" json:"-"`
 	GSI1SK         string          `dynamodbav:"GSI1SK,omitempty" json:"-"`
 	GSI2PK         string          `dynamodbav:"GSI2PK,omitempty" json:"-"`
@@ -73,7 +75,8 @@ func scaKey(companyID int64, id string) Key {
 }
 
 // PutSCAIssue stores an SCA finding of a company (replacing one with the
-// same id). An empty ID gets a random uuid, an empty CreatedAt now.
+// same id) and counts it. An empty ID gets a random uuid, an empty
+// CreatedAt now.
 func (s *Store) PutSCAIssue(ctx context.Context, companyID int64, i SCAIssue) (SCAIssue, error) {
 	if i.ID == "" {
 		i.ID = uuid.NewString()
@@ -90,7 +93,9 @@ func (s *Store) PutSCAIssue(ctx context.Context, companyID int64, i SCAIssue) (S
 	}
 	i.ID, i.CompanyID = id, companyID
 	i.setKeys()
-	return i, s.putItem(ctx, i, nil)
+	err := s.putCounted(ctx, countJournalPK(companyID, "SCA#"+id), []countedItem{{Key: i.Key,
+		Build: func(map[string]types.AttributeValue) (any, []counterRef, error) { return i, scaCounts(i), nil }}})
+	return i, err
 }
 
 // GetSCAIssue reads an SCA finding of a company; an id that is not a uuid is
@@ -106,9 +111,10 @@ func (s *Store) GetSCAIssue(ctx context.Context, companyID int64, id string) (SC
 }
 
 // setKeys sets the item's key and its list keys: the project's SCA issues
-// (GSI1) and the company's (GSI2), by id.
+// (GSI1) and the company's (GSI2, with its Offset keys), by id.
 func (i *SCAIssue) setKeys() {
 	i.Key = scaKey(i.CompanyID, i.ID)
-	i.GSI1PK, i.GSI1SK = fmt.Sprintf("%s#SCAP#%d", CompanyPK(i.CompanyID), i.ProjectID), i.ID
-	i.GSI2PK, i.GSI2SK = CompanyPK(i.CompanyID)+"#SCA", i.ID
+	i.GSI1PK, i.GSI1SK = scaProjectPK(i.CompanyID, i.ProjectID), i.ID
+	i.GSI2PK, i.GSI2SK = scaCompanyPK(i.CompanyID), i.ID
+	i.OffsetKeys = OffsetKeys{OffsetPK: scaList(i.CompanyID, 0).OffsetPartition, OffsetSK: i.ID}
 }

@@ -4,11 +4,9 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/acme/codescan-api/shared/tabledef"
 )
@@ -17,134 +15,135 @@ import (
 // package, version) like SAST issues (ids from IssueID): a scan that
 // reports one again keeps its id, first detection (created_at) and
 // status. A scan's SCA findings are kept as membership items, as its SAST
-// findings are.
+// findings are. They are listed by id: the company's (GSI2; page numbers
+// by the Offset index), a project's (GSI1) and a scan's (its membership
+// items), and counted on write (counted.go): COUNT#SCA, COUNT#SCA#P<project>
+// and COUNT#SCANSCA#<scan>.
 
 func scaMemberPK(companyID int64, scanID string) string {
 	return fmt.Sprintf("%s#SCANSCA#%s", CompanyPK(companyID), scanID)
 }
 
+func scaCompanyPK(companyID int64) string { return CompanyPK(companyID) + "#SCA" }
+
+func scaProjectPK(companyID, projectID int64) string {
+	return fmt.Sprintf("%s#SCAP#%d", CompanyPK(companyID), projectID)
+}
+
+func scaCount(projectID int64) string {
+	if projectID == 0 {
+		return "SCA"
+	}
+	return fmt.Sprintf("SCA#P%012d", projectID)
+}
+
+func scanSCACount(scanID string) string { return "SCANSCA#" + scanID }
+
+// scaCounts are the counters an SCA finding counts in.
+func scaCounts(i SCAIssue) []counterRef {
+	return []counterRef{{Key: countKey(i.CompanyID, scaCount(0))}, {Key: countKey(i.CompanyID, scaCount(i.ProjectID))}}
+}
+
 // PutScanSCAIssues stores the SCA findings of a scan of the company (ids
 // set by the caller) and records them as the scan's.
 func (s *Store) PutScanSCAIssues(ctx context.Context, companyID int64, sc Scan, found []SCAIssue) error {
-	keys := make([]Key, len(found))
+	items := make([]countedItem, 0, 2*len(found))
+	scanCounter := []counterRef{{Key: countKey(companyID, scanSCACount(sc.ID))}}
 	for n := range found {
 		id, ok := CanonicalUUID(found[n].ID)
 		if !ok {
 			return fmt.Errorf("SCA issue id %q: %w", found[n].ID, ErrInvalid)
 		}
-		found[n].ID, found[n].CompanyID, found[n].ScanID = id, companyID, sc.ID
-		found[n].setKeys()
-		keys[n] = found[n].Key
-	}
-	existing, err := s.batchGet(ctx, keys)
-	if err != nil {
-		return err
-	}
-	items := make([]any, 0, 2*len(found))
-	for n := range found {
 		i := found[n]
+		i.ID, i.CompanyID, i.ScanID = id, companyID, sc.ID
 		i.CreatedAt, i.Status = sc.CreatedAt, "open"
-		if av, ok := existing[i.Key]; ok {
-			var old SCAIssue
-			if err := attributevalue.UnmarshalMap(av, &old); err != nil {
-				return err
-			}
-			i.CreatedAt, i.Status, i.ScanID = old.CreatedAt, old.Status, old.ScanID
-		}
 		if i.Reachability.Usages == nil {
 			i.Reachability.Usages = []SCAUsage{}
 		}
-		items = append(items, i, member{Key: Key{PK: scaMemberPK(companyID, sc.ID), SK: i.ID}, IssueID: i.ID})
+		i.setKeys()
+		items = append(items, countedItem{Key: i.Key, Build: func(old map[string]types.AttributeValue) (any, []counterRef, error) {
+			j := i
+			if old != nil {
+				var prev SCAIssue
+				if err := attributevalue.UnmarshalMap(old, &prev); err != nil {
+					return nil, nil, err
+				}
+				j.CreatedAt, j.Status, j.ScanID = prev.CreatedAt, prev.Status, prev.ScanID
+			}
+			return j, scaCounts(j), nil
+		}})
+		m := member{Key: Key{PK: scaMemberPK(companyID, sc.ID), SK: i.ID}, IssueID: i.ID}
+		items = append(items, countedItem{Key: m.Key, Build: func(map[string]types.AttributeValue) (any, []counterRef, error) {
+			return m, scanCounter, nil
+		}})
 	}
-	return s.batchPutParallel(ctx, items)
+	return s.putCounted(ctx, countJournalPK(companyID, sc.ID), items)
 }
 
-// ScanSCAIssues returns at most limit of a scan's SCA findings from offset
-// (by id) and how many it has.
-func (s *Store) ScanSCAIssues(ctx context.Context, companyID int64, scanID string, offset, limit int) ([]SCAIssue, int, error) {
-	kc := pkBeginsWith(scaMemberPK(companyID, scanID), "")
-	total, err := s.count(ctx, "", kc)
-	if err != nil {
-		return nil, 0, err
-	}
-	items, err := s.queryWindow(ctx, "", kc, nil, true, offset, limit)
-	if err != nil {
-		return nil, 0, err
-	}
+// ScanSCAIssues reads one page of a scan's SCA findings (by id) and their
+// number.
+func (s *Store) ScanSCAIssues(ctx context.Context, companyID int64, scanID string, q PageQuery) ([]SCAIssue, PageResult, int, error) {
 	var ms []member
-	if err := attributevalue.UnmarshalListOfMaps(items, &ms); err != nil {
-		return nil, 0, err
+	var res PageResult
+	var total int
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) {
+		res, err = s.queryPage(gctx, List{Partition: scaMemberPK(companyID, scanID), Forward: true}, q, &ms)
+		return err
+	})
+	g.Go(func() (err error) {
+		total, err = s.companyCount(gctx, companyID, scanSCACount(scanID))
+		return err
+	})
+	if err := g.Wait(); err != nil {
+		return nil, PageResult{}, 0, err
 	}
 	keys := make([]Key, len(ms))
 	for n, m := range ms {
 		keys[n] = scaKey(companyID, m.IssueID)
 	}
-	got, err := s.batchGet(ctx, keys)
+	got, err := s.readBatch(ctx, keys, false)
 	if err != nil {
-		return nil, 0, err
+		return nil, PageResult{}, 0, err
 	}
 	out := []SCAIssue{}
 	for _, k := range keys {
 		if av, ok := got[k]; ok {
 			var i SCAIssue
 			if err := attributevalue.UnmarshalMap(av, &i); err != nil {
-				return nil, 0, err
+				return nil, PageResult{}, 0, err
 			}
 			out = append(out, i)
 		}
 	}
-	return out, total, nil
+	return out, res, total, nil
 }
 
-// ListSCAIssues returns at most limit SCA findings of a project (0: of the
-// whole company) from offset, by id, and how many there are.
-func (s *Store) ListSCAIssues(ctx context.Context, companyID, projectID int64, offset, limit int) ([]SCAIssue, int, error) {
-	ix, pk := tabledef.GSI2, CompanyPK(companyID)+"#SCA"
-	if projectID != 0 {
-		ix, pk = tabledef.GSI1, fmt.Sprintf("%s#SCAP#%d", CompanyPK(companyID), projectID)
+// scaList is the company's SCA findings (projectID 0) or a project's.
+func scaList(companyID, projectID int64) List {
+	if projectID == 0 {
+		return List{Index: tabledef.GSI2, Partition: scaCompanyPK(companyID), Forward: true, OffsetPartition: scaCompanyPK(companyID)}
 	}
-	kc := expression.Key(ix.PK).Equal(expression.Value(pk))
-	total, err := s.count(ctx, ix.Name, kc)
-	if err != nil {
-		return nil, 0, err
-	}
-	items, err := s.queryWindow(ctx, ix.Name, kc, nil, true, offset, limit)
-	if err != nil {
-		return nil, 0, err
-	}
+	return List{Index: tabledef.GSI1, Partition: scaProjectPK(companyID, projectID), Forward: true}
+}
+
+// ListSCAIssues reads one page of the SCA findings of a project (0: of the
+// whole company), by id, and their number. A project's page by number
+// reads the findings before it (the findings' Offset partition is the
+// company's list).
+func (s *Store) ListSCAIssues(ctx context.Context, companyID, projectID int64, q PageQuery) ([]SCAIssue, PageResult, int, error) {
 	out := []SCAIssue{}
-	err = attributevalue.UnmarshalListOfMaps(items, &out)
-	return out, total, err
-}
-
-// count counts the matches of a key condition with COUNT queries: it reads
-// the keys only (its capacity grows with the matches' size, nothing is
-// returned).
-func (s *Store) count(ctx context.Context, index string, kc expression.KeyConditionBuilder) (int, error) {
-	expr, err := expression.NewBuilder().WithKeyCondition(kc).Build()
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	var start map[string]types.AttributeValue
-	for {
-		in := &dynamodb.QueryInput{
-			TableName: aws.String(s.Table), KeyConditionExpression: expr.KeyCondition(),
-			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-			Select: types.SelectCount, ExclusiveStartKey: start, ReturnConsumedCapacity: total,
-		}
-		if index != "" {
-			in.IndexName = aws.String(index)
-		}
-		res, err := call(ctx, func() (*dynamodb.QueryOutput, error) { return s.DB.Query(ctx, in) })
-		if err != nil {
-			return 0, fmt.Errorf("count: %w", err)
-		}
-		record(ctx, reading, res.ConsumedCapacity)
-		n += int(res.Count)
-		if res.LastEvaluatedKey == nil {
-			return n, nil
-		}
-		start = res.LastEvaluatedKey
-	}
+	var res PageResult
+	var total int
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) {
+		res, err = s.queryPage(gctx, scaList(companyID, projectID), q, &out)
+		return err
+	})
+	g.Go(func() (err error) {
+		total, err = s.companyCount(gctx, companyID, scaCount(projectID))
+		return err
+	})
+	err := g.Wait()
+	return out, res, total, err
 }

@@ -84,14 +84,14 @@ func (s *Store) TriageIssues(ctx context.Context, companyID int64, f IssueFilter
 	if !slices.Contains(Statuses, status) {
 		return 0, 0, fmt.Errorf("status %q: %w", status, ErrInvalid)
 	}
-	_, total, err := s.ListIssues(ctx, companyID, f, 0, 0)
+	_, _, total, err := s.ListIssues(ctx, companyID, f, PageQuery{})
 	if err != nil {
 		return 0, 0, err
 	}
 	if total > MaxTriage {
 		return 0, 0, &ErrTooMany{Matched: total}
 	}
-	page, _, err := s.ListIssues(ctx, companyID, f, 0, int(total))
+	page, _, _, err := s.ListIssues(ctx, companyID, f, PageQuery{Limit: int(total)})
 	if err != nil {
 		return 0, 0, err
 	}

@@ -39,11 +39,15 @@ func (s *Store) transact(ctx context.Context, items []types.TransactWriteItem) e
 	return nil
 }
 
-// txPut is a Put for transact; with cond, the put happens only if it holds.
+// txPut is a Put for transact (of a struct, or of an item already
+// marshalled); with cond, the put happens only if it holds.
 func (s *Store) txPut(item any, cond *expression.ConditionBuilder) (types.TransactWriteItem, error) {
-	av, err := attributevalue.MarshalMap(item)
-	if err != nil {
-		return types.TransactWriteItem{}, fmt.Errorf("marshal item: %w", err)
+	av, ok := item.(map[string]types.AttributeValue)
+	if !ok {
+		var err error
+		if av, err = attributevalue.MarshalMap(item); err != nil {
+			return types.TransactWriteItem{}, fmt.Errorf("marshal item: %w", err)
+		}
 	}
 	put := &types.Put{TableName: aws.String(s.Table), Item: av}
 	if cond != nil {

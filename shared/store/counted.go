@@ -1,0 +1,427 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/google/uuid"
+
+	"github.com/acme/codescan-api/shared/tabledef"
+)
+
+// Counted writes keep list totals (a project's SCA and quality findings, a
+// scan's quality classifications) exact on write, for items written in
+// bulk outside the issues' branch lease: by concurrent ingestions, by
+// retries, again and again with the same content.
+//
+// Every counted item records the counters it is counted in (countedAttr).
+// An item whose counters change (it is new, or it moved) is written in a
+// transaction, conditional on the stored item being what was read, together
+// with a journal item holding the counter moves. Journal items are then
+// applied: each is deleted in the transaction that adds its moves to the
+// counters, many at a time, so a counter is written a few times per call
+// however many items it gains. A crash leaves journal items, which the next
+// write to the same journal partition applies; a failed condition (a
+// concurrent writer) reads the items again. An item stored exactly as it
+// would be written is not written at all.
+
+// countedAttr holds, on a counted item, the counters it is counted in:
+// "PK|SK" keys, sorted, separated by spaces.
+const countedAttr = "counted"
+
+// counterRef is a counter an item counts in. Label, when set, is stored on
+// the counter (a directory entry's name).
+type counterRef struct {
+	Key   Key
+	Label string
+}
+
+// countedItem is one item of a counted write. Build returns the item to
+// store given the stored one (nil when there is none) and the counters it
+// counts in.
+type countedItem struct {
+	Key   Key
+	Build func(old map[string]types.AttributeValue) (item any, counts []counterRef, err error)
+}
+
+// journalMove is one counter move of a journal item.
+type journalMove struct {
+	PK    string `dynamodbav:"pk"`
+	SK    string `dynamodbav:"sk"`
+	Label string `dynamodbav:"label,omitempty"`
+	N     int    `dynamodbav:"n"`
+}
+
+type countJournal struct {
+	Key
+	Moves []journalMove `dynamodbav:"moves"`
+}
+
+func countJournalPK(companyID int64, scope string) string {
+	return fmt.Sprintf("%s#CJ#%s", CompanyPK(companyID), scope)
+}
+
+// Bounds of one transaction of new or moved items: the items, the distinct
+// counters they move (an apply transaction holds the counters and at least
+// one journal item) and their size (DynamoDB allows 100 items, 4 MB).
+const (
+	maxCountedTxItems    = 50
+	maxCountedTxCounters = 40
+	maxCountedTxBytes    = 3 << 20
+)
+
+// countedWrite is one item planned for writing.
+type countedWrite struct {
+	src   countedItem
+	item  map[string]types.AttributeValue
+	cond  expression.ConditionBuilder
+	moves map[Key]journalMove
+}
+
+// putCounted writes items and applies their counter moves through the
+// journal partition of journal (one per scan, say, so that a retry of the
+// same work finds what a crash left).
+func (s *Store) putCounted(ctx context.Context, journal string, items []countedItem) error {
+	// One write per key (the last), as a transaction takes an item once.
+	last := map[Key]int{}
+	for n, it := range items {
+		last[it.Key] = n
+	}
+	var pending []countedItem
+	for n, it := range items {
+		if last[it.Key] == n {
+			pending = append(pending, it)
+		}
+	}
+	var own []Key
+	for attempt := 0; len(pending) > 0; attempt++ {
+		if attempt == maxAttempts {
+			return fmt.Errorf("%w: counted write still conflicting after %d attempts", ErrUnavailable, maxAttempts)
+		}
+		if attempt > 0 {
+			if err := sleep(ctx, attempt-1); err != nil {
+				return err
+			}
+		}
+		keys := make([]Key, len(pending))
+		for n, it := range pending {
+			keys[n] = it.Key
+		}
+		stored, err := s.batchGet(ctx, keys)
+		if err != nil {
+			return err
+		}
+		var moving, rewrites []countedWrite
+		for _, it := range pending {
+			w, changed, err := planCounted(it, stored[it.Key])
+			switch {
+			case err != nil:
+				return err
+			case !changed:
+			case len(w.moves) == 0:
+				rewrites = append(rewrites, w)
+			default:
+				moving = append(moving, w)
+			}
+		}
+		failed, entries, err := s.writeMoving(ctx, journal, moving)
+		if err != nil {
+			return err
+		}
+		own = append(own, entries...)
+		again, err := s.rewriteCounted(ctx, rewrites)
+		if err != nil {
+			return err
+		}
+		pending = append(failed, again...)
+	}
+	if len(own) > 0 {
+		if err := s.applyCounts(ctx, journal, own); err != nil {
+			return err
+		}
+	}
+	return s.applyCounts(ctx, journal, nil)
+}
+
+// planCounted is what writing it over old takes; changed is false when old
+// is already exactly the item.
+func planCounted(it countedItem, old map[string]types.AttributeValue) (countedWrite, bool, error) {
+	v, counts, err := it.Build(old)
+	if err != nil {
+		return countedWrite{}, false, err
+	}
+	item, err := attributevalue.MarshalMap(v)
+	if err != nil {
+		return countedWrite{}, false, fmt.Errorf("marshal item: %w", err)
+	}
+	refs := make([]string, 0, len(counts))
+	labels := map[Key]string{}
+	for _, c := range counts {
+		refs = append(refs, c.Key.PK+"|"+c.Key.SK)
+		labels[c.Key] = c.Label
+	}
+	slices.Sort(refs)
+	refs = slices.Compact(refs)
+	if len(refs) > 0 {
+		item[countedAttr] = &types.AttributeValueMemberS{Value: strings.Join(refs, " ")}
+	}
+	if old != nil && reflect.DeepEqual(old, item) {
+		return countedWrite{}, false, nil
+	}
+	w := countedWrite{src: it, item: item, moves: map[Key]journalMove{}}
+	move := func(ref string, n int) {
+		pk, sk, _ := strings.Cut(ref, "|")
+		k := Key{PK: pk, SK: sk}
+		m := w.moves[k]
+		m.PK, m.SK, m.Label, m.N = pk, sk, labels[k], m.N+n
+		if m.N == 0 {
+			delete(w.moves, k)
+		} else {
+			w.moves[k] = m
+		}
+	}
+	for _, r := range refs {
+		move(r, 1)
+	}
+	attr := expression.Name(countedAttr)
+	switch prev, ok := old[countedAttr].(*types.AttributeValueMemberS); {
+	case old == nil:
+		w.cond = expression.AttributeNotExists(expression.Name(tabledef.PK))
+	case !ok:
+		w.cond = expression.AttributeExists(expression.Name(tabledef.PK)).And(expression.AttributeNotExists(attr))
+	default:
+		w.cond = attr.Equal(expression.Value(prev.Value))
+		for _, r := range strings.Fields(prev.Value) {
+			move(r, -1)
+		}
+	}
+	return w, true, nil
+}
+
+// writeMoving writes the items that move counters, in transactions with
+// their journal items (concurrently), and returns the items a failed
+// condition sent back to be read again and the journal items written.
+func (s *Store) writeMoving(ctx context.Context, journal string, ws []countedWrite) (failed []countedItem, entries []Key, err error) {
+	var chunks [][]countedWrite
+	var chunk []countedWrite
+	counters, bytes := map[Key]bool{}, 0
+	for _, w := range ws {
+		grows := 0
+		for k := range w.moves {
+			if !counters[k] {
+				grows++
+			}
+		}
+		size := avSize(w.item)
+		if len(chunk) > 0 && (len(chunk) == maxCountedTxItems || len(counters)+grows > maxCountedTxCounters || bytes+size > maxCountedTxBytes) {
+			chunks, chunk, counters, bytes = append(chunks, chunk), nil, map[Key]bool{}, 0
+		}
+		chunk = append(chunk, w)
+		bytes += size
+		for k := range w.moves {
+			counters[k] = true
+		}
+	}
+	if len(chunk) > 0 {
+		chunks = append(chunks, chunk)
+	}
+	var mu sync.Mutex
+	err = s.parallel(ctx, len(chunks), func(n int) error {
+		entry, err := s.writeChunk(ctx, journal, chunks[n])
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case errors.Is(err, ErrConflict):
+			for _, w := range chunks[n] {
+				failed = append(failed, w.src)
+			}
+			return nil
+		case err != nil:
+			return err
+		}
+		entries = append(entries, entry)
+		return nil
+	})
+	return failed, entries, err
+}
+
+// writeChunk writes one transaction: the items and their journal item.
+func (s *Store) writeChunk(ctx context.Context, journal string, chunk []countedWrite) (Key, error) {
+	j := countJournal{Key: Key{PK: journal, SK: uuid.NewString()}}
+	moves := map[Key]journalMove{}
+	items := make([]types.TransactWriteItem, 0, len(chunk)+1)
+	for _, w := range chunk {
+		put, err := s.txPut(w.item, &w.cond)
+		if err != nil {
+			return Key{}, err
+		}
+		items = append(items, put)
+		for k, m := range w.moves {
+			sum := moves[k]
+			sum.PK, sum.SK, sum.N = m.PK, m.SK, sum.N+m.N
+			if m.Label != "" {
+				sum.Label = m.Label
+			}
+			moves[k] = sum
+		}
+	}
+	for _, m := range moves {
+		if m.N != 0 {
+			j.Moves = append(j.Moves, m)
+		}
+	}
+	put, err := s.txPutNew(j)
+	if err != nil {
+		return Key{}, err
+	}
+	return j.Key, s.transact(ctx, append(items, put))
+}
+
+// rewriteCounted writes items that keep their counters, each conditional
+// on still counting where it was read to count; it returns those a
+// concurrent writer changed meanwhile.
+func (s *Store) rewriteCounted(ctx context.Context, ws []countedWrite) ([]countedItem, error) {
+	var mu sync.Mutex
+	var failed []countedItem
+	err := s.parallel(ctx, len(ws), func(n int) error {
+		err := s.putItem(ctx, ws[n].item, &ws[n].cond)
+		if errors.Is(err, ErrConflict) {
+			mu.Lock()
+			defer mu.Unlock()
+			failed = append(failed, ws[n].src)
+			return nil
+		}
+		return err
+	})
+	return failed, err
+}
+
+// applyCounts applies journal items to their counters: those of keys, or
+// with no keys every item of the partition (what crashed writers left).
+// A journal item another writer applied meanwhile fails the transaction's
+// condition; the items are then read again.
+func (s *Store) applyCounts(ctx context.Context, journal string, keys []Key) error {
+	return s.retrying(ctx, func() error {
+		var entries []countJournal
+		if keys == nil {
+			if err := s.queryAllConsistent(ctx, expression.Key(tabledef.PK).Equal(expression.Value(journal)), &entries); err != nil {
+				return err
+			}
+		} else {
+			got, err := s.batchGet(ctx, keys)
+			if err != nil {
+				return err
+			}
+			for _, k := range keys {
+				if av, ok := got[k]; ok {
+					var e countJournal
+					if err := attributevalue.UnmarshalMap(av, &e); err != nil {
+						return err
+					}
+					entries = append(entries, e)
+				}
+			}
+		}
+		for len(entries) > 0 {
+			sums := map[Key]journalMove{}
+			n := 0
+			for ; n < len(entries); n++ {
+				grows := 0
+				for _, m := range entries[n].Moves {
+					if _, ok := sums[Key{PK: m.PK, SK: m.SK}]; !ok {
+						grows++
+					}
+				}
+				if n > 0 && n+1+len(sums)+grows > maxTxItems {
+					break
+				}
+				for _, m := range entries[n].Moves {
+					k := Key{PK: m.PK, SK: m.SK}
+					sum := sums[k]
+					sum.N += m.N
+					if m.Label != "" {
+						sum.Label = m.Label
+					}
+					sums[k] = sum
+				}
+			}
+			if err := s.applyEntries(ctx, entries[:n], sums); err != nil {
+				return err
+			}
+			entries = entries[n:]
+		}
+		return nil
+	})
+}
+
+// applyEntries adds sums to their counters and deletes entries, in one
+// transaction.
+func (s *Store) applyEntries(ctx context.Context, entries []countJournal, sums map[Key]journalMove) error {
+	items := make([]types.TransactWriteItem, 0, len(entries)+len(sums))
+	for k, m := range sums {
+		if m.N == 0 {
+			continue
+		}
+		upd := expression.Add(expression.Name("n"), expression.Value(m.N))
+		if m.Label != "" {
+			upd = upd.Set(expression.Name("label"), expression.Value(m.Label))
+		}
+		u, err := s.txUpdate(k, upd, nil)
+		if err != nil {
+			return err
+		}
+		items = append(items, u)
+	}
+	exists := expression.AttributeExists(expression.Name(tabledef.PK))
+	for _, e := range entries {
+		d, err := s.txDelete(e.Key, exists)
+		if err != nil {
+			return err
+		}
+		items = append(items, d)
+	}
+	return s.transact(ctx, items)
+}
+
+// avSize estimates an item's size as DynamoDB counts it (names and values).
+func avSize(item map[string]types.AttributeValue) int {
+	n := 0
+	for k, v := range item {
+		n += len(k) + valueSize(v)
+	}
+	return n
+}
+
+func valueSize(v types.AttributeValue) int {
+	switch v := v.(type) {
+	case *types.AttributeValueMemberS:
+		return len(v.Value)
+	case *types.AttributeValueMemberN:
+		return len(v.Value)
+	case *types.AttributeValueMemberB:
+		return len(v.Value)
+	case *types.AttributeValueMemberM:
+		return 3 + avSize(v.Value)
+	case *types.AttributeValueMemberL:
+		n := 3
+		for _, e := range v.Value {
+			n += 1 + valueSize(e)
+		}
+		return n
+	case *types.AttributeValueMemberSS:
+		n := 0
+		for _, e := range v.Value {
+			n += len(e)
+		}
+		return n
+	}
+	return 1
+}
