@@ -196,6 +196,9 @@ func (s *Store) queryPage(ctx context.Context, l List, q PageQuery, out any) (Pa
 		kc = kc.And(skPrefix(l.skAttr(), l.SKPrefix))
 	}
 	items, last, err := s.queryRaw(ctx, l.Index.Name, kc, nil, l.Forward, int32(q.Limit), start)
+	if q.Token != "" && err != nil {
+		err = badStart(err) // a forged cursor (the checksum is no secret)
+	}
 	if err != nil {
 		return PageResult{}, err
 	}
