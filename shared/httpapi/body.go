@@ -144,12 +144,16 @@ func CheckOpaqueJSON(body []byte) error {
 		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
-	depth, keys := 0, 0
+	depth, keys, values := 0, 0, 0
 	inObject := []bool{}
 	expectKey := false
 	for {
 		tok, err := dec.Token()
 		if err == io.EOF {
+			// Token reports EOF inside an unclosed value too.
+			if depth != 0 || values != 1 {
+				return ErrInvalidJSON
+			}
 			break
 		}
 		if err != nil {
@@ -181,6 +185,9 @@ func CheckOpaqueJSON(body []byte) error {
 			}
 		}
 		expectKey = len(inObject) > 0 && inObject[len(inObject)-1]
+		if depth == 0 {
+			values++
+		}
 	}
 	return nil
 }

@@ -26,7 +26,8 @@ var ErrNotRemote = errors.New("not a remote repository URL")
 //   - `host/org/repo` (no scheme, as typed into a filter)
 //
 // The host is lower-cased, credentials, query, fragment, a trailing slash
-// and a `.git` suffix are dropped. The port is kept only for http(s) and only
+// and a `.git` suffix are dropped, the path is percent-encoded once. The
+// result normalizes to itself. The port is kept only for http(s) and only
 // when it is not the scheme's default: an SSH or git-protocol port says
 // nothing about where the web URL lives. Path case is kept (hosts differ on
 // whether paths are case-sensitive).
@@ -39,16 +40,20 @@ func Normalize(raw string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	host = strings.ToLower(strings.TrimRight(host, "."))
 	p = strings.Trim(path.Clean("/"+p), "/")
-	p = strings.TrimSuffix(p, ".git")
+	for strings.HasSuffix(p, ".git") { // until none is left: `repo/.git`, `repo.git.git`
+		p = strings.Trim(path.Clean("/"+strings.TrimSuffix(p, ".git")), "/")
+	}
 	if !validHost(host) || p == "" {
 		return "", ErrNotRemote
 	}
 	if port != "" {
 		host = net.JoinHostPort(host, port)
 	}
-	return "https://" + host + "/" + p, nil
+	// Built as a URL, so what the path decodes to (a space, `?`, `#`, `%`)
+	// is escaped again and the result normalizes to itself.
+	return (&url.URL{Scheme: "https", Host: host, Path: "/" + p}).String(), nil
 }
 
 // split returns the host, the port worth keeping, and the path of raw.
@@ -64,7 +69,7 @@ func split(raw string) (host, port, p string, err error) {
 	case "https":
 		port = nonDefault(u.Port(), "443")
 	case "http":
-		port = nonDefault(u.Port(), "80")
+		port = nonDefault(nonDefault(u.Port(), "80"), "443") // 443 is the default of the https result
 	case "ssh", "git+ssh", "ssh+git", "git":
 	default:
 		return "", "", "", ErrNotRemote

@@ -11,6 +11,7 @@ import (
 	"errors"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
 )
 
 // encodeKeyToken turns a LastEvaluatedKey (all key attributes are strings) into
@@ -55,6 +56,18 @@ func decodeKeyToken(token, pkAttr, partition string) (map[string]types.Attribute
 		out[k] = &types.AttributeValueMemberS{Value: v}
 	}
 	return out, nil
+}
+
+// badStart is the error of a query whose start key came from a page token:
+// DynamoDB refusing the start key (attributes missing or extra, a key
+// outside the query's range: an edited token, or another list's) is
+// ErrBadPageToken, the client's error, not the service's.
+func badStart(err error) error {
+	var apiErr smithy.APIError
+	if errors.As(err, &apiErr) && apiErr.ErrorCode() == "ValidationException" {
+		return ErrBadPageToken
+	}
+	return err
 }
 
 // Page is one bounded read of a partition.

@@ -208,6 +208,9 @@ func (s *Store) queryPage(ctx context.Context, l List, q PageQuery, out any) (Pa
 		}
 	}
 	items, last, err := s.queryRaw(ctx, l.Index.Name, l.keyCondition(), nil, l.Forward, int32(q.Limit), start)
+	if q.Token != "" && err != nil {
+		err = badStart(err) // a forged cursor (the checksum is no secret)
+	}
 	if err != nil {
 		return PageResult{}, err
 	}

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -10,7 +9,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/smithy-go"
 
 	"github.com/acme/codescan-api/shared/tabledef"
 )
@@ -38,9 +36,8 @@ func (s *Store) queryRange(ctx context.Context, p Page, r skRange, out any) (str
 		return "", ErrBadPageToken // another list's token in the same partition
 	}
 	items, last, err := s.queryRaw(ctx, p.Index, p.keyCondition(r), nil, p.Forward, p.Limit, start)
-	var apiErr smithy.APIError
-	if start != nil && errors.As(err, &apiErr) && apiErr.ErrorCode() == "ValidationException" {
-		return "", ErrBadPageToken // a start key DynamoDB refuses (tampered)
+	if start != nil && err != nil {
+		err = badStart(err)
 	}
 	if err != nil {
 		return "", err

@@ -204,6 +204,9 @@ func (s *Store) queryPageExact(ctx context.Context, p Page, skAttr string, out a
 	}
 	kc := expression.Key(p.PKAttr).Equal(expression.Value(p.Partition))
 	items, _, err := s.queryRaw(ctx, p.Index, kc, nil, p.Forward, p.Limit+1, start)
+	if start != nil && err != nil {
+		err = badStart(err)
+	}
 	if err != nil {
 		return "", err
 	}

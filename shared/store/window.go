@@ -56,15 +56,20 @@ func (s *Store) window(ctx context.Context, w Window) ([]map[string]types.Attrib
 	}
 	want := w.Take + 1
 	var out []map[string]types.AttributeValue
+	fromToken := start != nil // the first query's start key is the client's
 	for len(out) < want {
 		limit := int32(min(w.Offset+want-len(out), maxPageItems))
 		if w.Filter != nil {
 			limit = max(limit, 100) // Limit counts items before the filter
 		}
 		items, next, err := s.queryRaw(ctx, w.Index.Name, kc, w.Filter, w.Forward, limit, start)
+		if fromToken && err != nil {
+			err = badStart(err)
+		}
 		if err != nil {
 			return nil, "", err
 		}
+		fromToken = false
 		for _, it := range items {
 			switch {
 			case w.Offset > 0:

@@ -1,0 +1,240 @@
+package store_test
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/testenv"
+)
+
+// tokenList is one company-scoped list read with a page token, as its
+// handler reads it: page size 1, the token, and the ids of the rows read.
+type tokenList struct {
+	name string
+	read func(ctx context.Context, company int64, token string) (ids []string, next string, err error)
+	// sealed is the list's checksum owner for lists of queryPage (nil for
+	// the plain key tokens of keypage.go).
+	sealed func(company int64) store.List
+}
+
+func tokenLists(st *store.Store, project func(company int64) int64) []tokenList {
+	ids := func(n int, id func(int) any) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = fmt.Sprint(id(i))
+		}
+		return out
+	}
+	pr := func(token string) store.PageRequest { return store.PageRequest{Size: 1, Token: token} }
+	return []tokenList{
+		{"teams", func(ctx context.Context, c int64, token string) ([]string, string, error) {
+			rows, res, err := st.TeamsPage(ctx, c, store.PageQuery{Limit: 1, Token: token})
+			return ids(len(rows), func(i int) any { return rows[i].ID }), res.Next, err
+		}, store.TeamList},
+		{"integrations", func(ctx context.Context, c int64, token string) ([]string, string, error) {
+			rows, res, err := st.IntegrationsPage(ctx, c, store.PageQuery{Limit: 1, Token: token})
+			return ids(len(rows), func(i int) any { return rows[i].UUID }), res.Next, err
+		}, store.IntegrationList},
+		{"projects", func(ctx context.Context, c int64, token string) ([]string, string, error) {
+			p, err := st.ListProjectsPage(ctx, c, token, 0, 1)
+			return ids(len(p.Projects), func(i int) any { return p.Projects[i].ID }), p.NextToken, err
+		}, nil},
+		{"policies", func(ctx context.Context, c int64, token string) ([]string, string, error) {
+			p, err := st.ListPolicies(ctx, c, token, 0, 1)
+			return ids(len(p.Policies), func(i int) any { return p.Policies[i].ID }), p.NextToken, err
+		}, nil},
+		{"blocking rules", func(ctx context.Context, c int64, token string) ([]string, string, error) {
+			p, err := st.ListBlockingRules(ctx, c, token, 0, 1)
+			return ids(len(p.Rules), func(i int) any { return p.Rules[i].ID }), p.NextToken, err
+		}, nil},
+		{"scans of a project", func(ctx context.Context, c int64, token string) ([]string, string, error) {
+			p, err := st.ListScans(ctx, c, store.ScanQuery{ProjectID: project(c), Token: token, Take: 1})
+			return ids(len(p.Scans), func(i int) any { return p.Scans[i].ID }), p.NextToken, err
+		}, nil},
+		{"scans of the company", func(ctx context.Context, c int64, token string) ([]string, string, error) {
+			p, err := st.ListScans(ctx, c, store.ScanQuery{Token: token, Take: 1})
+			return ids(len(p.Scans), func(i int) any { return p.Scans[i].ID }), p.NextToken, err
+		}, nil},
+		{"webhooks", func(ctx context.Context, c int64, token string) ([]string, string, error) {
+			rows, next, err := st.ListWebhooks(ctx, c, 1, token)
+			return ids(len(rows), func(i int) any { return rows[i].ID }), next, err
+		}, nil},
+		{"users", func(ctx context.Context, c int64, token string) ([]string, string, error) {
+			rows, next, _, err := st.ListUsersPage(ctx, c, store.FacetAll, pr(token))
+			return ids(len(rows), func(i int) any { return rows[i].ID }), next, err
+		}, nil},
+		{"api keys", func(ctx context.Context, c int64, token string) ([]string, string, error) {
+			rows, next, _, err := st.ListAPIKeys(ctx, c, 0, pr(token))
+			return ids(len(rows), func(i int) any { return rows[i].ID }), next, err
+		}, nil},
+		{"audit log", func(ctx context.Context, c int64, token string) ([]string, string, error) {
+			rows, next, err := st.ListAudit(ctx, c, store.AuditFilter{}, pr(token))
+			return ids(len(rows), func(i int) any { return rows[i].ID }), next, err
+		}, nil},
+	}
+}
+
+// seedTokenLists gives two companies three rows in every list.
+func seedTokenLists(t testing.TB, st *store.Store) (project func(int64) int64) {
+	bg := context.Background()
+	projects := map[int64]int64{}
+	for c := int64(1); c <= 2; c++ {
+		ctx := store.WithAuditActor(bg, store.AuditActor{UserID: c * 100, Via: store.ViaAPIKey, KeyID: 1})
+		for i := range 3 {
+			name := fmt.Sprintf("c%d-%d", c, i)
+			must := func(_ any, err error) {
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+			}
+			must(st.CreateTeam(ctx, store.Team{CompanyID: c, Name: name}))
+			must(st.CreateIntegration(bg, store.Integration{CompanyID: c, UUID: store.NewIntegrationUUID(), Name: name, SealedToken: "sealed"}))
+			p, err := st.CreateProject(bg, store.Project{CompanyID: c, Name: name})
+			must(p, err)
+			projects[c] = p.ID
+			must(st.CreatePolicy(bg, store.Policy{CompanyID: c, Name: name, Active: true}))
+			must(st.CreateBlockingRule(bg, store.BlockingRule{CompanyID: c, Slug: name, Name: name, Active: true}))
+			must(st.CreateWebhook(bg, store.WebhookEndpoint{ID: store.NewWebhookID(), CompanyID: c, URL: "https://hooks.example/" + name, Types: []string{"scan_completed"}, Active: true}))
+			must(nil, st.PutUser(bg, store.User{ID: c*100 + int64(i), CompanyID: c, Email: name + "@example.test", Active: true, Subject: "sub|" + name}))
+			must(nil, st.PutAPIKey(bg, c, c*100+int64(i), fmt.Sprintf("csk_fuzz%d%d", c, i)))
+		}
+		for range 3 {
+			if _, err := st.CreateScan(bg, store.Scan{CompanyID: c, ProjectID: projects[c], Branch: "main", Engine: "sarif"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return func(c int64) int64 { return projects[c] }
+}
+
+// walk reads a whole list page by page: its row ids and its tokens.
+func walk(t testing.TB, l tokenList, company int64) (ids map[string]bool, tokens []string) {
+	ids = map[string]bool{}
+	token := ""
+	for range 100 {
+		rows, next, err := l.read(context.Background(), company, token)
+		if err != nil {
+			t.Fatalf("%s of company %d: %v", l.name, company, err)
+		}
+		for _, id := range rows {
+			ids[id] = true
+		}
+		if next == "" {
+			return ids, tokens
+		}
+		tokens = append(tokens, next)
+		token = next
+	}
+	t.Fatalf("%s of company %d: no end", l.name, company)
+	return nil, nil
+}
+
+// tokenContent is what a token carries: the base64url JSON of a plain key
+// token, or the part before the checksum of a sealed one.
+func tokenContent(token string) []byte {
+	data, _, _ := strings.Cut(token, ".")
+	b, _ := base64.RawURLEncoding.DecodeString(data)
+	return b
+}
+
+// Token forms of FuzzListPageTokens: the payload as the token itself, as
+// the content of a plain key token, or sealed for the list as an
+// attacker can.
+const (
+	asToken = iota
+	asKeyToken
+	asSealed
+	tokenForms
+)
+
+// FuzzListPageTokens reads company 1's lists on DynamoDB Local with any
+// token: a payload (a list by index, a form, the payload) becomes the
+// token. Whatever the token, the read answers rows or one of the client's
+// errors (ErrBadPageToken, a key past DynamoDB's limits), never another
+// error (DynamoDB refusing the start key would be a 500); every row read
+// is one of company 1's rows of that list; a token company 2 was given for
+// the list is refused; a token company 1 was given for it is read.
+func FuzzListPageTokens(f *testing.F) {
+	st := testenv.NewStore(f)
+	lists := tokenLists(st, seedTokenLists(f, st))
+	own := make([]map[string]bool, len(lists))
+	mine, foreign := make([]map[string]bool, len(lists)), make([]map[string]bool, len(lists))
+	for i, l := range lists {
+		var tokens1, tokens2 []string
+		own[i], tokens1 = walk(f, l, 1)
+		_, tokens2 = walk(f, l, 2)
+		if len(own[i]) != 3 || len(tokens1) == 0 || len(tokens2) == 0 {
+			f.Fatalf("%s: %d rows, %d and %d tokens", l.name, len(own[i]), len(tokens1), len(tokens2))
+		}
+		mine[i], foreign[i] = map[string]bool{}, map[string]bool{}
+		for _, tok := range tokens1 {
+			mine[i][tok] = true
+			f.Add(uint8(i), []byte(tok), uint8(asToken))
+		}
+		for _, tok := range tokens2 {
+			foreign[i][tok] = true
+			f.Add(uint8(i), []byte(tok), uint8(asToken))
+		}
+		form := uint8(asKeyToken)
+		if l.sealed != nil {
+			form = asSealed
+		}
+		f.Add(uint8(i), tokenContent(tokens1[0]), form)
+		f.Add(uint8(i), tokenContent(tokens2[0]), form)
+	}
+	f.Add(uint8(0), []byte("!!.!!"), uint8(asToken))
+	f.Add(uint8(2), []byte(`{}`), uint8(asKeyToken))
+	f.Add(uint8(0), []byte(`{"k":{},"o":1}`), uint8(asSealed))
+	ctx := context.Background()
+	f.Fuzz(func(t *testing.T, i uint8, payload []byte, form uint8) {
+		n := int(i) % len(lists)
+		l := lists[n]
+		var token string
+		switch form % tokenForms {
+		case asToken:
+			token = string(payload)
+		case asKeyToken:
+			token = base64.RawURLEncoding.EncodeToString(payload)
+		case asSealed:
+			if l.sealed == nil {
+				return
+			}
+			token = store.SealPageToken(l.sealed(1), payload)
+		}
+		rows, next, err := l.read(ctx, 1, token)
+		var long *store.KeyTooLongError
+		switch {
+		case errors.Is(err, store.ErrBadPageToken) || errors.As(err, &long):
+			if mine[n][token] {
+				t.Fatalf("%s: company 1's own token refused: %v", l.name, err)
+			}
+			return
+		case err != nil:
+			t.Fatalf("%s: token %q: %v", l.name, truncate(token), err)
+		case foreign[n][token]:
+			t.Fatalf("%s: company 2's token %q read rows %v of company 1", l.name, truncate(token), rows)
+		}
+		for _, id := range rows {
+			if !own[n][id] {
+				t.Fatalf("%s: token %q read row %s, not one of company 1's", l.name, truncate(token), id)
+			}
+		}
+		if next != "" {
+			if _, _, err := l.read(ctx, 1, next); err != nil {
+				t.Fatalf("%s: the next token %q after %q: %v", l.name, truncate(next), truncate(token), err)
+			}
+		}
+	})
+}
+
+func truncate(s string) string {
+	if len(s) > 300 {
+		return s[:300] + "…"
+	}
+	return s
+}
