@@ -144,6 +144,7 @@ func CheckOpaqueJSON(body []byte) error {
 		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber() // a number past float64's range (1e700) is valid JSON
 	depth, keys, values := 0, 0, 0
 	inObject := []bool{}
 	expectKey := false
