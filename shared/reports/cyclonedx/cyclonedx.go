@@ -60,6 +60,9 @@ func Parse(data []byte) (finding.Report, error) {
 			if !ok {
 				continue
 			}
+			if name, _, _ := pkg(c); strings.TrimSpace(name) == "" {
+				continue // names no package (as OSV's unnamed packages)
+			}
 			if len(rep.Findings) == norm.MaxFindings {
 				return finding.Report{}, &reporterr.TooLarge{What: "affected components", Limit: norm.MaxFindings}
 			}
