@@ -24,6 +24,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -60,7 +61,13 @@ func main() {
 	suites := flag.String("suites", envString("BENCH_SUITES", "findings,lists"), "comma-separated suites to run: findings, lists (env BENCH_SUITES)")
 	listSmall := flag.Int("list-small", envInt("BENCH_LIST_SMALL", 500), "items of each list of the small companies (env BENCH_LIST_SMALL), at least 500")
 	listLarge := flag.Int("list-large", envInt("BENCH_LIST_LARGE", 50_000), "items of each list of the large companies (env BENCH_LIST_LARGE)")
+	listRoutesRE := flag.String("list-routes", envString("BENCH_LIST_ROUTES", ""), "regular expression: only the list routes whose name matches it (env BENCH_LIST_ROUTES), e.g. issues")
 	flag.Parse()
+	only, err := regexp.Compile(*listRoutesRE)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench: list-routes:", err)
+		os.Exit(2)
+	}
 	if *small < 1 || *large < *small || *large > maxIssues || *projects < 100 || *iterations < 2 ||
 		*listSmall < 500 || *listLarge < *listSmall {
 		fmt.Fprintln(os.Stderr, "bench: need 1 <= small <= large <= 1,000,000, projects >= 100, iterations >= 2, 500 <= list-small <= list-large")
@@ -77,7 +84,7 @@ func main() {
 		err = run(ctx, db, *small, *large, *projects, *iterations, *naiveIterations, *workers)
 	}
 	if err == nil && slices.Contains(strings.Split(*suites, ","), "lists") {
-		err = runLists(ctx, db, *listSmall, *listLarge, *iterations, *naiveIterations, *workers)
+		err = runLists(ctx, db, only, *listSmall, *listLarge, *iterations, *naiveIterations, *workers)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)

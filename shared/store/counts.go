@@ -6,6 +6,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"golang.org/x/sync/errgroup"
 )
 
 // Collections whose size a company counter keeps (see txCount).
@@ -35,4 +36,21 @@ func (s *Store) companyCount(ctx context.Context, companyID int64, collection st
 		return 0, nil
 	}
 	return c.N, err
+}
+
+// countedPage reads one page of l into out and, concurrently, the company
+// counter of the list's collection: the page and its total.
+func (s *Store) countedPage(ctx context.Context, companyID int64, l List, q PageQuery, out any, collection string) (PageResult, int, error) {
+	var res PageResult
+	var total int
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) {
+		res, err = s.queryPage(gctx, l, q, out)
+		return err
+	})
+	g.Go(func() (err error) {
+		total, err = s.companyCount(gctx, companyID, collection)
+		return err
+	})
+	return res, total, g.Wait()
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/acme/codescan-api/shared/tabledef"
 )
@@ -346,17 +345,7 @@ func qualityProjectPK(companyID, projectID int64) string {
 // A page by number reads the findings before it.
 func (s *Store) ProjectQualityIssues(ctx context.Context, companyID, projectID int64, q PageQuery) ([]QualityIssue, PageResult, int, error) {
 	out := []QualityIssue{}
-	var res PageResult
-	var total int
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) {
-		res, err = s.queryPage(gctx, List{Index: tabledef.GSI1, Partition: qualityProjectPK(companyID, projectID), Forward: true}, q, &out)
-		return err
-	})
-	g.Go(func() (err error) {
-		total, err = s.companyCount(gctx, companyID, qualityProjectCount(projectID))
-		return err
-	})
-	err := g.Wait()
+	l := List{Index: tabledef.GSI1, Partition: qualityProjectPK(companyID, projectID), Forward: true}
+	res, total, err := s.countedPage(ctx, companyID, l, q, &out, qualityProjectCount(projectID))
 	return out, res, total, err
 }

@@ -6,7 +6,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/acme/codescan-api/shared/tabledef"
 )
@@ -84,18 +83,8 @@ func (s *Store) PutScanSCAIssues(ctx context.Context, companyID int64, sc Scan, 
 // number.
 func (s *Store) ScanSCAIssues(ctx context.Context, companyID int64, scanID string, q PageQuery) ([]SCAIssue, PageResult, int, error) {
 	var ms []member
-	var res PageResult
-	var total int
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) {
-		res, err = s.queryPage(gctx, List{Partition: scaMemberPK(companyID, scanID), Forward: true}, q, &ms)
-		return err
-	})
-	g.Go(func() (err error) {
-		total, err = s.companyCount(gctx, companyID, scanSCACount(scanID))
-		return err
-	})
-	if err := g.Wait(); err != nil {
+	res, total, err := s.countedPage(ctx, companyID, List{Partition: scaMemberPK(companyID, scanID), Forward: true}, q, &ms, scanSCACount(scanID))
+	if err != nil {
 		return nil, PageResult{}, 0, err
 	}
 	keys := make([]Key, len(ms))
@@ -133,17 +122,6 @@ func scaList(companyID, projectID int64) List {
 // company's list).
 func (s *Store) ListSCAIssues(ctx context.Context, companyID, projectID int64, q PageQuery) ([]SCAIssue, PageResult, int, error) {
 	out := []SCAIssue{}
-	var res PageResult
-	var total int
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() (err error) {
-		res, err = s.queryPage(gctx, scaList(companyID, projectID), q, &out)
-		return err
-	})
-	g.Go(func() (err error) {
-		total, err = s.companyCount(gctx, companyID, scaCount(projectID))
-		return err
-	})
-	err := g.Wait()
+	res, total, err := s.countedPage(ctx, companyID, scaList(companyID, projectID), q, &out, scaCount(projectID))
 	return out, res, total, err
 }
