@@ -14,8 +14,9 @@ import (
 const clientPageSize = 30
 
 // scanIssues answers GET /scan/{scan_id}/issues: the SAST issues the scan
-// reported, in issue id order, with their current status. While the scan
-// is processing the list grows; total_issues is final once it is complete.
+// reported, in issue id order, with their current status, by number or by
+// cursor. While the scan is processing the list grows; total_issues is
+// final once it is complete.
 func (h handlers) scanIssues(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	companyID := auth.FromContext(ctx).CompanyID
@@ -23,7 +24,7 @@ func (h handlers) scanIssues(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	page, total, err := h.store.ScanIssues(ctx, companyID, sc, pg.Offset(), pg.PageSize)
+	page, res, total, err := h.store.ScanIssues(ctx, companyID, sc, pg.Query())
 	if err != nil {
 		return err
 	}
@@ -31,10 +32,7 @@ func (h handlers) scanIssues(w http.ResponseWriter, r *http.Request) error {
 	for n, i := range page {
 		out[n] = renderIssue(i, i.LastSeenScanID)
 	}
-	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{
-		"status": "ok", "page": pg.Page, "total_pages": pg.TotalPages(total),
-		"total_issues": total, "issues": out,
-	})
+	return writePage(w, pg, res, total, nil, out)
 }
 
 // scanPage reads what the per-scan lists share: the paging parameters (the

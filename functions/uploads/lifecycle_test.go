@@ -229,3 +229,62 @@ func TestScanIssuesForTheClient(t *testing.T) {
 		t.Fatalf("unknown scan: %d %s", res.Status, res.Body)
 	}
 }
+
+// A scan's issue list pages by cursor exactly as by number; its token opens
+// no other scan's list and no edited form of itself.
+func TestScanIssuesPageByKey(t *testing.T) {
+	w := newWorld(t)
+	var results []string
+	for k := range 8 {
+		results = append(results, fmt.Sprintf("r%d 79 web/h%d.go %d", k, k, 1+k))
+	}
+	scan := w.uploadOK(t, "engine=sarif&project=shop&branch=main&run_id="+newRun(), gosecLike(results...))
+	other := w.uploadOK(t, "engine=sarif&project=shop&branch=dev&run_id="+newRun(), gosecLike(results[:2]...))
+	type page struct {
+		Page        int
+		TotalPages  int    `json:"total_pages"`
+		TotalIssues int    `json:"total_issues"`
+		Next        string `json:"next_page_token"`
+		Issues      []struct{ ID string }
+	}
+	get := func(scanID, query string) (page, *testenv.Response) {
+		res := testenv.Do(t, w.find, "GET", "/scan/"+scanID+"/issues?page_size=3&"+query, "", testenv.Key(w.company.Admin)...)
+		var p page
+		if res.Status == 200 {
+			res.Decode(t, &p)
+		}
+		return p, res
+	}
+	var byNumber, byCursor []string
+	token, first := "", ""
+	for n := 1; n <= 3; n++ {
+		p, _ := get(scan.ScanID, fmt.Sprint("page=", n))
+		c, _ := get(scan.ScanID, "next_page_token="+token)
+		for _, x := range []page{p, c} {
+			if x.Page != n || x.TotalPages != 3 || x.TotalIssues != 8 || (x.Next == "") != (n == 3) {
+				t.Fatalf("page %d: %+v", n, x)
+			}
+		}
+		for _, i := range p.Issues {
+			byNumber = append(byNumber, i.ID)
+		}
+		for _, i := range c.Issues {
+			byCursor = append(byCursor, i.ID)
+		}
+		if token = c.Next; n == 1 {
+			first = token
+		}
+	}
+	if len(byNumber) != 8 || strings.Join(byNumber, ",") != strings.Join(byCursor, ",") {
+		t.Fatalf("by number %v, by cursor %v", byNumber, byCursor)
+	}
+	for _, c := range []struct{ scan, token string }{
+		{other.ScanID, first},
+		{scan.ScanID, "x" + first},
+		{scan.ScanID, first[:len(first)-2]},
+	} {
+		if _, res := get(c.scan, "next_page_token="+c.token); res.Status != 400 {
+			t.Fatalf("token %q on scan %s: %d %s", c.token, c.scan, res.Status, res.Body)
+		}
+	}
+}

@@ -55,10 +55,15 @@ func uploadBench(ctx context.Context, endpoint, sizes string) error {
 	if err != nil {
 		return err
 	}
-	st := store.New(db, fmt.Sprintf("bench_upload_%d", time.Now().UnixNano()))
+	// The upload and the worker call DynamoDB through a client that adds
+	// up their calls; the bench's own polling does not.
+	stats := newCallStats()
+	counted := dynamodb.New(db.Options(), func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, stats.middleware) })
+	st := store.New(counted, fmt.Sprintf("bench_upload_%d", time.Now().UnixNano()))
 	if err := st.CreateTable(ctx, true); err != nil {
 		return err
 	}
+	watch := store.New(db, st.Table)
 	floorTable := store.New(db, fmt.Sprintf("bench_floor_%d", time.Now().UnixNano()))
 	if err := floorTable.CreateTable(ctx, false); err != nil {
 		return err
@@ -94,12 +99,14 @@ func uploadBench(ctx context.Context, endpoint, sizes string) error {
 	fmt.Println("and ingested by the worker, beside N similar items stored with BatchWriteItem (25 a call, 4 writers)")
 	fmt.Println("| N | gzip KiB | chunks | upload answered s | countable s | results/s | BatchWriteItem s | items/s | ratio | peak heap MiB |")
 	fmt.Println("|---|---|---|---|---|---|---|---|---|---|")
+	var breakdown []string
 	for _, n := range parseSizes(sizes) {
 		body, err := gzipSARIF(n)
 		if err != nil {
 			return err
 		}
 		runtime.GC()
+		stats.take()
 		peak := watchHeap()
 		start := time.Now()
 		scanID, chunks, err := upload(h, key, n, body)
@@ -108,7 +115,7 @@ func uploadBench(ctx context.Context, endpoint, sizes string) error {
 		}
 		answered := time.Since(start)
 		for {
-			sc, err := st.GetScan(ctx, company, scanID)
+			sc, err := watch.GetScan(ctx, company, scanID)
 			if err != nil {
 				return err
 			}
@@ -122,6 +129,7 @@ func uploadBench(ctx context.Context, endpoint, sizes string) error {
 		}
 		took := time.Since(start)
 		heap := peak()
+		breakdown = append(breakdown, fmt.Sprintf("- %d results:%s", n, stats.take()))
 		floor, err := batchFloor(ctx, floorTable, company, n)
 		if err != nil {
 			return err
@@ -129,6 +137,10 @@ func uploadBench(ctx context.Context, endpoint, sizes string) error {
 		fmt.Printf("| %d | %d | %d | %.2f | %.1f | %.0f | %.1f | %.0f | %.2f | %d |\n", n, len(body)>>10, chunks,
 			answered.Seconds(), took.Seconds(), float64(n)/took.Seconds(), floor.Seconds(), float64(n)/floor.Seconds(),
 			took.Seconds()/floor.Seconds(), heap>>20)
+	}
+	fmt.Println("\nDynamoDB calls of each upload and its ingestion, busiest first (time in calls; concurrent calls each count in full):")
+	for _, b := range breakdown {
+		fmt.Println(b)
 	}
 	return nil
 }

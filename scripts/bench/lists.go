@@ -153,7 +153,7 @@ var listRoutes = []listRoute{
 				return res.Next, err
 			})
 		}},
-	{"GET /scan/{scan_id}/issues", "issues", "scan", func(t *listTenant) string { return "/scan/" + t.scanID + "/issues" }, "", true,
+	{"GET /scan/{scan_id}/issues", "issues", "scan", func(t *listTenant) string { return "/scan/" + t.scanID + "/issues" }, "next_page_token", true,
 		func(ctx context.Context, st *store.Store, t *listTenant) error {
 			return st.EachScanIssue(ctx, t.company, t.scanID, func(store.Issue) error { return nil })
 		}},

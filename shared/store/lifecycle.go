@@ -432,18 +432,14 @@ func (s *Store) ScanHeadOf(ctx context.Context, companyID, projectID int64, bran
 	return h, err
 }
 
-// ScanIssues returns at most limit of the issues a scan reported from
-// offset (in issue id order) and how many it reported. It reads the
-// membership keys up to the page, then the page's issues by key.
-func (s *Store) ScanIssues(ctx context.Context, companyID int64, sc Scan, offset, limit int) ([]Issue, int, error) {
-	kc := pkBeginsWith(memberPK(companyID, sc.ID), "")
-	items, err := s.queryWindow(ctx, "", kc, nil, true, offset, limit)
-	if err != nil {
-		return nil, 0, err
-	}
+// ScanIssues reads one page of the issues a scan reported (in issue id
+// order) and how many it reported: the page's membership items (by number,
+// also the small ones before it), then the page's issues by key.
+func (s *Store) ScanIssues(ctx context.Context, companyID int64, sc Scan, q PageQuery) ([]Issue, PageResult, int, error) {
 	var ms []member
-	if err := attributevalue.UnmarshalListOfMaps(items, &ms); err != nil {
-		return nil, 0, err
+	res, err := s.queryPage(ctx, List{Partition: memberPK(companyID, sc.ID), Forward: true}, q, &ms)
+	if err != nil {
+		return nil, PageResult{}, 0, err
 	}
 	ids := make([]string, len(ms))
 	for n, m := range ms {
@@ -451,7 +447,7 @@ func (s *Store) ScanIssues(ctx context.Context, companyID int64, sc Scan, offset
 	}
 	got, err := s.issuesByID(ctx, companyID, ids)
 	if err != nil {
-		return nil, 0, err
+		return nil, PageResult{}, 0, err
 	}
 	out := make([]Issue, 0, len(ids))
 	for _, id := range ids {
@@ -459,7 +455,7 @@ func (s *Store) ScanIssues(ctx context.Context, companyID int64, sc Scan, offset
 			out = append(out, i)
 		}
 	}
-	return out, sc.Findings, nil
+	return out, res, sc.Findings, nil
 }
 
 // EachScanIssue calls fn with every issue a scan of the company reported,

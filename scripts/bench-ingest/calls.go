@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	"github.com/aws/smithy-go/middleware"
+)
+
+// callStats adds up the DynamoDB calls of a run by operation: how many,
+// and the time spent in them (concurrent calls each counted in full), so
+// the bench shows where an ingestion's time goes.
+type callStats struct {
+	mu  sync.Mutex
+	ops map[string]*opStat
+}
+
+type opStat struct {
+	calls int
+	busy  time.Duration
+}
+
+func newCallStats() *callStats { return &callStats{ops: map[string]*opStat{}} }
+
+// middleware records every call of a client it is added to.
+func (c *callStats) middleware(stack *middleware.Stack) error {
+	return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("benchCallStats",
+		func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+			start := time.Now()
+			out, md, err := next.HandleInitialize(ctx, in)
+			op := awsmiddleware.GetOperationName(ctx)
+			c.mu.Lock()
+			s := c.ops[op]
+			if s == nil {
+				s = &opStat{}
+				c.ops[op] = s
+			}
+			s.calls++
+			s.busy += time.Since(start)
+			c.mu.Unlock()
+			return out, md, err
+		}), middleware.After)
+}
+
+// take returns the figures so far, busiest first, and starts afresh.
+func (c *callStats) take() string {
+	c.mu.Lock()
+	ops := c.ops
+	c.ops = map[string]*opStat{}
+	c.mu.Unlock()
+	names := make([]string, 0, len(ops))
+	for name := range ops {
+		names = append(names, name)
+	}
+	slices.SortFunc(names, func(a, b string) int { return int(ops[b].busy - ops[a].busy) })
+	out := ""
+	for _, name := range names {
+		s := ops[name]
+		out += fmt.Sprintf(" %s %d calls %.1f s;", name, s.calls, s.busy.Seconds())
+	}
+	return out
+}
