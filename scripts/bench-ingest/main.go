@@ -98,14 +98,16 @@ func run(sizes string) error {
 	return nil
 }
 
-// report is n SAST findings over 40 CWEs and n/10 files, as a parser
-// would give them.
+// report is n SAST findings over 40 CWEs and n/10 files (ten findings to
+// a file), as a parser would give them.
 func report(n int) finding.Report {
 	rep := finding.Report{Tools: []string{"bench-sast"}}
+	files := max(n/10, 1)
 	for k := range n {
+		file := k % files
 		rep.Findings = append(rep.Findings, finding.Finding{
 			Kind: finding.SAST, Tool: "bench-sast", RuleID: fmt.Sprintf("rule-%d", k%40), CWE: 20 + k%40,
-			Path: fmt.Sprintf("src/pkg%d/file%d.go", k%17, k%max(n/10, 1)), Line: 1 + k%500,
+			Path: fmt.Sprintf("src/pkg%d/file%d.go", file%17, file), Line: 1 + k%500,
 			Urgency: []string{"CR", "HI", "ME", "LO"}[k%4], Message: fmt.Sprintf("finding %d", k),
 		})
 	}

@@ -13,26 +13,40 @@ import (
 
 // A scan's new issues are written in bulk, not one transaction per handful
 // of issues: their counter deltas are added up over the whole scan and
-// written first as a journal (one item per counter, then a marker), the
-// issues then go out with parallel BatchWriteItem calls, and each journal
-// item is applied to its counter (ADD) and deleted in one transaction. So
-// each counter is written once per scan, however many issues it gains, and
-// a crash anywhere leaves a state the next attempt finishes exactly: before
-// the marker nothing counts; after it, the journal, not the issues, says
-// what the counters still owe, and an applied item is gone. Only the
-// scan's lease holder creates issues on its branch and tool, so a retry's
-// "issues that do not exist yet" are exactly the first attempt's unwritten
-// ones.
+// written first as a journal (items of up to journalChunk counters' deltas
+// each, then a marker), the issues then go out with parallel
+// BatchWriteItem calls, and each journal item is applied to its counters
+// (ADD) and deleted in one transaction. So each counter is written once per
+// scan, however many issues it gains, and a crash anywhere leaves a state
+// the next attempt finishes exactly: before the marker nothing counts;
+// after it, the journal, not the issues, says what the counters still owe,
+// and an applied item is gone. Only the scan's lease holder creates issues
+// on its branch and tool, so a retry's "issues that do not exist yet" are
+// exactly the first attempt's unwritten ones. A journal item holds many
+// counters because every item written costs a stream record as well: one
+// per counter would double the journal's writes for nothing.
 
 func journalPK(companyID int64, scanID string) string {
 	return fmt.Sprintf("%s#JRNL#%s", CompanyPK(companyID), scanID)
 }
 
-// journalDone is the marker's sort key: after every counter key (GRP#...).
+// journalDone is the marker's sort key: after every chunk key (CHUNK#...).
 const journalDone = "~DONE"
 
-type journalEntry struct {
+// journalChunk is the most counters one journal item holds: with the
+// item's own delete, one transaction applies it. An entry is at most some
+// 1.5 KB (a file path is at most norm.MaxPath bytes, a counter key hashes
+// it), so an item stays far below DynamoDB's 400 KB.
+const journalChunk = maxTxItems - 1
+
+// journalItem is one chunk of a scan's counter deltas.
+type journalItem struct {
 	Key
+	Entries []journalEntry `dynamodbav:"entries"`
+}
+
+type journalEntry struct {
+	SK      string    `dynamodbav:"sk"` // the counter's sort key
 	Project int64     `dynamodbav:"scope_project"`
 	Branch  string    `dynamodbav:"scope_branch"`
 	Dim     Dimension `dynamodbav:"dim"`
@@ -71,10 +85,15 @@ func (s *Store) bulkCreate(ctx context.Context, companyID int64, scanID string, 
 }
 
 func (s *Store) writeJournal(ctx context.Context, companyID int64, pk string, creates []issueChange) error {
-	var items []any
+	var entries []journalEntry
 	for k, d := range counterDeltas(companyID, creates) {
-		items = append(items, journalEntry{Key: Key{PK: pk, SK: k.SK}, Project: d.scope.ProjectID,
+		entries = append(entries, journalEntry{SK: k.SK, Project: d.scope.ProjectID,
 			Branch: d.scope.Branch, Dim: d.dim, Group: d.group, Cells: d.cells})
+	}
+	var items []any
+	for start := 0; start < len(entries); start += journalChunk {
+		items = append(items, journalItem{Key: Key{PK: pk, SK: fmt.Sprintf("CHUNK#%06d", start/journalChunk)},
+			Entries: entries[start:min(start+journalChunk, len(entries))]})
 	}
 	if err := s.batchPutParallel(ctx, items); err != nil {
 		return err
@@ -82,31 +101,29 @@ func (s *Store) writeJournal(ctx context.Context, companyID int64, pk string, cr
 	return s.putItem(ctx, Key{PK: pk, SK: journalDone}, nil)
 }
 
-// applyJournal adds every remaining journal entry to its counter, deleting
-// the entry in the same transaction.
+// applyJournal adds every remaining journal item to its counters, deleting
+// the item in the same transaction. The transactions touch disjoint items
+// (each counter is in one journal item), so they run concurrently.
 func (s *Store) applyJournal(ctx context.Context, companyID int64, pk string) error {
-	var entries []journalEntry
-	if err := s.queryAll(ctx, "", pkBeginsWith(pk, "GRP#"), true, &entries); err != nil {
+	var chunks []journalItem
+	if err := s.queryAll(ctx, "", pkBeginsWith(pk, "CHUNK#"), true, &chunks); err != nil {
 		return err
 	}
 	exists := expression.AttributeExists(expression.Name(tabledef.PK))
-	for start := 0; start < len(entries); start += maxTxItems / 2 {
+	return s.parallel(ctx, len(chunks), func(n int) error {
 		var items []types.TransactWriteItem
-		for _, e := range entries[start:min(start+maxTxItems/2, len(entries))] {
+		for _, e := range chunks[n].Entries {
 			d := &counterDelta{scope: Scope{ProjectID: e.Project, Branch: e.Branch}, dim: e.Dim, group: e.Group, cells: e.Cells}
 			add, err := s.txCounter(Key{PK: CompanyPK(companyID), SK: e.SK}, d)
 			if err != nil {
 				return err
 			}
-			del, err := s.txDelete(e.Key, exists)
-			if err != nil {
-				return err
-			}
-			items = append(items, add, del)
+			items = append(items, add)
 		}
-		if err := s.retrying(ctx, func() error { return s.transact(ctx, items) }); err != nil {
+		del, err := s.txDelete(chunks[n].Key, exists)
+		if err != nil {
 			return err
 		}
-	}
-	return nil
+		return s.retrying(ctx, func() error { return s.transact(ctx, append(items, del)) })
+	})
 }
