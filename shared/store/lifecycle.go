@@ -50,16 +50,6 @@ func headKey(companyID, projectID int64, branch, tool string) Key {
 	return Key{PK: CompanyPK(companyID), SK: fmt.Sprintf("HEAD#%012d#%s#%s", projectID, branchHash(branch), shortHash(tool, 16))}
 }
 
-// memberPK is the partition of a scan's reported issues, by issue id.
-func memberPK(companyID int64, scanID string) string {
-	return fmt.Sprintf("%s#SCANISSUES#%s", CompanyPK(companyID), scanID)
-}
-
-type member struct {
-	Key
-	IssueID string `dynamodbav:"issue_id"`
-}
-
 // Lease timing: how long a lease holds without being released (a crashed
 // holder blocks its branch this long at most), and how long ApplyScan
 // waits for a busy branch before giving up with ErrUnavailable.
@@ -399,28 +389,6 @@ func (s *Store) conditionalUpsert(ctx context.Context, k Key, upd expression.Upd
 	return attributevalue.UnmarshalMap(res.Attributes, old)
 }
 
-// putMembers records which issues the scan reported.
-func (s *Store) putMembers(ctx context.Context, companyID int64, scanID string, found []Issue) error {
-	items := make([]any, len(found))
-	for n := range found {
-		items[n] = member{Key: Key{PK: memberPK(companyID, scanID), SK: found[n].ID}, IssueID: found[n].ID}
-	}
-	return s.batchPutParallel(ctx, items)
-}
-
-// memberIDs are the ids of the issues a scan reported, ascending.
-func (s *Store) memberIDs(ctx context.Context, companyID int64, scanID string) ([]string, error) {
-	var ms []member
-	if err := s.queryAll(ctx, "", pkBeginsWith(memberPK(companyID, scanID), ""), true, &ms); err != nil {
-		return nil, err
-	}
-	out := make([]string, len(ms))
-	for n, m := range ms {
-		out[n] = m.IssueID
-	}
-	return out, nil
-}
-
 // ScanHeadOf reads the head of a branch and tool (ErrNotFound before its
 // first scan).
 func (s *Store) ScanHeadOf(ctx context.Context, companyID, projectID int64, branch, tool string) (ScanHead, error) {
@@ -430,32 +398,6 @@ func (s *Store) ScanHeadOf(ctx context.Context, companyID, projectID int64, bran
 		return h, ErrNotFound
 	}
 	return h, err
-}
-
-// ScanIssues reads one page of the issues a scan reported (in issue id
-// order) and how many it reported: the page's membership items (by number,
-// also the small ones before it), then the page's issues by key.
-func (s *Store) ScanIssues(ctx context.Context, companyID int64, sc Scan, q PageQuery) ([]Issue, PageResult, int, error) {
-	var ms []member
-	res, err := s.queryPage(ctx, List{Partition: memberPK(companyID, sc.ID), Forward: true}, q, &ms)
-	if err != nil {
-		return nil, PageResult{}, 0, err
-	}
-	ids := make([]string, len(ms))
-	for n, m := range ms {
-		ids[n] = m.IssueID
-	}
-	got, err := s.issuesByID(ctx, companyID, ids)
-	if err != nil {
-		return nil, PageResult{}, 0, err
-	}
-	out := make([]Issue, 0, len(ids))
-	for _, id := range ids {
-		if i, ok := got[id]; ok {
-			out = append(out, i)
-		}
-	}
-	return out, res, sc.Findings, nil
 }
 
 // EachScanIssue calls fn with every issue a scan of the company reported,
@@ -483,14 +425,4 @@ func (s *Store) EachScanIssue(ctx context.Context, companyID int64, scanID strin
 		}
 	}
 	return nil
-}
-
-// ScanReported reports whether a scan of the company reported an issue.
-func (s *Store) ScanReported(ctx context.Context, companyID int64, scanID, issueID string) (bool, error) {
-	var m member
-	err := s.getItem(ctx, Key{PK: memberPK(companyID, scanID), SK: issueID}, &m)
-	if errors.Is(err, ErrNotFound) {
-		return false, nil
-	}
-	return err == nil, err
 }

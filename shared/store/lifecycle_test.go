@@ -54,17 +54,22 @@ func (w *branchWorld) apply(branch, tool string, at time.Time, fs ...finding) (s
 	if err != nil {
 		return sc, store.ApplyResult{}, err
 	}
-	var found []store.Issue
+	res, err := w.st.ApplyScan(ctx, w.company, sc, w.found(sc, fs...))
+	return sc, res, err
+}
+
+// found are the issues a scan of the world reports for fs.
+func (w *branchWorld) found(sc store.Scan, fs ...finding) []store.Issue {
+	var out []store.Issue
 	for _, f := range fs {
-		found = append(found, store.Issue{
-			ID:        store.IssueID(w.company, w.project, branch, tool, f.fp),
-			ProjectID: w.project, ProjectName: "svc", Branch: branch, Tool: tool, Fingerprint: f.fp,
+		out = append(out, store.Issue{
+			ID:        store.IssueID(w.company, w.project, sc.Branch, sc.Tool, f.fp),
+			ProjectID: w.project, ProjectName: "svc", Branch: sc.Branch, Tool: sc.Tool, Fingerprint: f.fp,
 			CWE: f.cwe, FilePath: "src/" + f.fp + ".go", Line: 3, Urgency: "HI", RuleID: "r-" + f.fp,
 			CreatedAt: sc.CreatedAt,
 		})
 	}
-	res, err := w.st.ApplyScan(ctx, w.company, sc, found)
-	return sc, res, err
+	return out
 }
 
 func (w *branchWorld) issue(t *testing.T, branch, tool, fp string) store.Issue {

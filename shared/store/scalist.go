@@ -13,11 +13,17 @@ import (
 // SCA findings keep one identity per (project, branch, tool, advisory,
 // package, version) like SAST issues (ids from IssueID): a scan that
 // reports one again keeps its id, first detection (created_at) and
-// status. A scan's SCA findings are kept as membership items, as its SAST
-// findings are. They are listed by id: the company's (GSI2; page numbers
+// status. A scan's SCA findings are kept as membership items, one per
+// finding (counted ones; a scan has few). They are listed by id: the company's (GSI2; page numbers
 // by the Offset index), a project's (GSI1) and a scan's (its membership
 // items), and counted on write (counted.go): COUNT#SCA, COUNT#SCA#P<project>
 // and COUNT#SCANSCA#<scan>.
+
+// member is one SCA finding a scan reported.
+type member struct {
+	Key
+	IssueID string `dynamodbav:"issue_id"`
+}
 
 func scaMemberPK(companyID int64, scanID string) string {
 	return fmt.Sprintf("%s#SCANSCA#%s", CompanyPK(companyID), scanID)
