@@ -34,10 +34,11 @@ func journalPK(companyID int64, scanID string) string {
 const journalDone = "~DONE"
 
 // journalChunk is the most counters one journal item holds: with the
-// item's own delete, one transaction applies it. An entry is at most some
+// item's own delete and the summaries of the three scopes of a scan's
+// issues (company, project, branch), one transaction applies it. An entry is at most some
 // 1.5 KB (a file path is at most norm.MaxPath bytes, a counter key hashes
 // it), so an item stays far below DynamoDB's 400 KB.
-const journalChunk = maxTxItems - 1
+const journalChunk = maxTxItems - 4
 
 // journalItem is one chunk of a scan's counter deltas.
 type journalItem struct {
@@ -101,29 +102,95 @@ func (s *Store) writeJournal(ctx context.Context, companyID int64, pk string, cr
 	return s.putItem(ctx, Key{PK: pk, SK: journalDone}, nil)
 }
 
-// applyJournal adds every remaining journal item to its counters, deleting
-// the item in the same transaction. The transactions touch disjoint items
-// (each counter is in one journal item), so they run concurrently.
+// applyJournal adds every remaining journal item to its counters,
+// deleting the item in the same transaction. It first reads the item's
+// counters and settles them in that transaction too (index keys and scope
+// summaries for the counts the deltas make, conditional on the counters
+// read), which spares settleCounters a second write of each; when a
+// concurrent writer moved one of them meanwhile, the item is applied with
+// plain ADDs and settleCounters settles them as it does for every writer.
+// Chunks go one after another: they share their scopes' summaries.
 func (s *Store) applyJournal(ctx context.Context, companyID int64, pk string) error {
 	var chunks []journalItem
 	if err := s.queryAll(ctx, "", pkBeginsWith(pk, "CHUNK#"), true, &chunks); err != nil {
 		return err
 	}
 	exists := expression.AttributeExists(expression.Name(tabledef.PK))
-	return s.parallel(ctx, len(chunks), func(n int) error {
-		var items []types.TransactWriteItem
-		for _, e := range chunks[n].Entries {
-			d := &counterDelta{scope: Scope{ProjectID: e.Project, Branch: e.Branch}, dim: e.Dim, group: e.Group, cells: e.Cells}
-			add, err := s.txCounter(Key{PK: CompanyPK(companyID), SK: e.SK}, d)
-			if err != nil {
-				return err
-			}
-			items = append(items, add)
-		}
-		del, err := s.txDelete(chunks[n].Key, exists)
+	for _, ch := range chunks {
+		del, err := s.txDelete(ch.Key, exists)
 		if err != nil {
 			return err
 		}
-		return s.retrying(ctx, func() error { return s.transact(ctx, append(items, del)) })
-	})
+		err = s.applySettled(ctx, companyID, ch, del)
+		if errors.Is(err, ErrConflict) {
+			err = s.retrying(ctx, func() error { return s.applyPlain(ctx, companyID, ch, del) })
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e journalEntry) delta() *counterDelta {
+	return &counterDelta{scope: Scope{ProjectID: e.Project, Branch: e.Branch}, dim: e.Dim, group: e.Group, cells: e.Cells}
+}
+
+// applyPlain adds a journal item's deltas to its counters and deletes it.
+func (s *Store) applyPlain(ctx context.Context, companyID int64, ch journalItem, del types.TransactWriteItem) error {
+	var items []types.TransactWriteItem
+	for _, e := range ch.Entries {
+		add, err := s.txCounter(Key{PK: CompanyPK(companyID), SK: e.SK}, e.delta())
+		if err != nil {
+			return err
+		}
+		items = append(items, add)
+	}
+	return s.transact(ctx, append(items, del))
+}
+
+// applySettled adds a journal item's deltas to its counters, settled for
+// the counts read, and deletes it; ErrConflict when a counter moved since.
+func (s *Store) applySettled(ctx context.Context, companyID int64, ch journalItem, del types.TransactWriteItem) error {
+	keys := make([]Key, len(ch.Entries))
+	for n, e := range ch.Entries {
+		keys[n] = Key{PK: CompanyPK(companyID), SK: e.SK}
+	}
+	got, err := s.batchGet(ctx, keys)
+	if err != nil {
+		return err
+	}
+	var items []types.TransactWriteItem
+	groups := map[Scope]map[Dimension]int{}
+	for n, e := range ch.Entries {
+		var was counterState
+		if av, ok := got[keys[n]]; ok {
+			if was, err = decodeCounter(av); err != nil {
+				return err
+			}
+		}
+		d := e.delta()
+		item, now, err := s.txCounterSettled(companyID, keys[n], d, was)
+		if err != nil {
+			return err
+		}
+		items = append(items, item)
+		if moved := b2i(now > 0) - b2i(was.indexed > 0); moved != 0 {
+			if groups[d.scope] == nil {
+				groups[d.scope] = map[Dimension]int{}
+			}
+			groups[d.scope][d.dim] += moved
+		}
+	}
+	for sc, byDim := range groups {
+		sum, err := s.txSummary(companyID, sc, byDim)
+		if err != nil {
+			return err
+		}
+		items = append(items, sum)
+	}
+	if len(items) >= maxTxItems { // more scopes than a scan's issues have
+		return s.applyPlain(ctx, companyID, ch, del)
+	}
+	return s.transact(ctx, append(items, del))
 }

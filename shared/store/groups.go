@@ -250,6 +250,10 @@ func counterDeltas(companyID int64, changes []issueChange) map[Key]*counterDelta
 // txCounter adds d to its counter with atomic ADDs (creating it if needed):
 // no read, no condition, so concurrent writers of a hot counter commute.
 func (s *Store) txCounter(k Key, d *counterDelta) (types.TransactWriteItem, error) {
+	return s.txUpdate(k, counterAdds(d), nil)
+}
+
+func counterAdds(d *counterDelta) expression.UpdateBuilder {
 	upd := expression.Set(expression.Name("dim"), expression.Value(d.dim)).
 		Set(expression.Name("group"), expression.Value(d.group)).
 		Set(expression.Name("scope_project"), expression.Value(d.scope.ProjectID)).
@@ -258,7 +262,37 @@ func (s *Store) txCounter(k Key, d *counterDelta) (types.TransactWriteItem, erro
 	for c, n := range d.cells {
 		upd = upd.Add(expression.Name(cellAttr(c)), expression.Value(n))
 	}
-	return s.txUpdate(k, upd, nil)
+	return upd
+}
+
+// txCounterSettled is txCounter for a counter read as was (zero when
+// absent) that also sets the index keys of the count it makes, returned:
+// conditional on the counter still being as read.
+func (s *Store) txCounterSettled(companyID int64, k Key, d *counterDelta, was counterState) (types.TransactWriteItem, int64, error) {
+	now := was.Count + d.cells.Total("", "")
+	upd := setIndexKeys(counterAdds(d), companyID, d.scope, d.dim, now, d.group)
+	cond := zeroOrEqual(attrCount, was.Count).And(zeroOrEqual(attrIndexed, was.indexed))
+	item, err := s.txUpdate(k, upd, &cond)
+	return item, now, err
+}
+
+// setIndexKeys sets a counter's indexed count and its index keys for
+// count, or takes it out of the index at zero.
+func setIndexKeys(upd expression.UpdateBuilder, companyID int64, sc Scope, dim Dimension, count int64, group string) expression.UpdateBuilder {
+	upd = upd.Set(expression.Name(attrIndexed), expression.Value(count))
+	if count == 0 {
+		return upd.Remove(expression.Name(tabledef.GSI1.PK)).Remove(expression.Name(tabledef.GSI1.SK))
+	}
+	return upd.Set(expression.Name(tabledef.GSI1.PK), expression.Value(counterIndexPK(companyID, sc, dim))).
+		Set(expression.Name(tabledef.GSI1.SK), expression.Value(counterIndexSK(dim, group, count)))
+}
+
+// zeroOrEqual: the numeric attribute is n, where absent counts as 0.
+func zeroOrEqual(attr string, n int64) expression.ConditionBuilder {
+	if n != 0 {
+		return expression.Name(attr).Equal(expression.Value(n))
+	}
+	return expression.Or(expression.AttributeNotExists(expression.Name(attr)), expression.Name(attr).Equal(expression.Value(0)))
 }
 
 // settleCounters brings the index keys and scope group totals of counters
@@ -287,7 +321,7 @@ func (s *Store) settleCounters(ctx context.Context, companyID int64, keys []Key)
 			wantSK = counterIndexSK(c.Dim, c.Group, c.Count)
 		}
 		if c.indexed != c.Count || c.sk != wantSK {
-			due = append(due, settlement{key: k, counterState: c, wantSK: wantSK})
+			due = append(due, settlement{key: k, counterState: c})
 		}
 	}
 	for _, chunk := range settleChunks(due) {
@@ -330,12 +364,10 @@ func settleChunks(due []settlement) [][]settlement {
 	return out
 }
 
-// settlement is one counter to settle and the index sort key its count
-// wants ("" for none: it leaves the index).
+// settlement is one counter to settle.
 type settlement struct {
 	key Key
 	counterState
-	wantSK string
 }
 
 // settleMany settles counters in one transaction; ErrConflict when one of
@@ -369,20 +401,8 @@ func (s *Store) settleMany(ctx context.Context, companyID int64, chunk []settlem
 // txSettle sets one counter's index keys for its count, conditional on the
 // count and the indexed count read.
 func (s *Store) txSettle(companyID int64, st settlement) (types.TransactWriteItem, error) {
-	upd := expression.Set(expression.Name(attrIndexed), expression.Value(st.Count))
-	if st.wantSK != "" {
-		upd = upd.Set(expression.Name(tabledef.GSI1.PK), expression.Value(counterIndexPK(companyID, st.scope, st.Dim))).
-			Set(expression.Name(tabledef.GSI1.SK), expression.Value(st.wantSK))
-	} else {
-		upd = upd.Remove(expression.Name(tabledef.GSI1.PK)).Remove(expression.Name(tabledef.GSI1.SK))
-	}
-	cond := expression.Name(attrCount).Equal(expression.Value(st.Count))
-	if st.indexed == 0 {
-		cond = cond.And(expression.Or(expression.AttributeNotExists(expression.Name(attrIndexed)),
-			expression.Name(attrIndexed).Equal(expression.Value(0))))
-	} else {
-		cond = cond.And(expression.Name(attrIndexed).Equal(expression.Value(st.indexed)))
-	}
+	upd := setIndexKeys(expression.UpdateBuilder{}, companyID, st.scope, st.Dim, st.Count, st.Group)
+	cond := expression.Name(attrCount).Equal(expression.Value(st.Count)).And(zeroOrEqual(attrIndexed, st.indexed))
 	return s.txUpdate(st.key, upd, &cond)
 }
 
