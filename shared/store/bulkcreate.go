@@ -161,7 +161,7 @@ func (s *Store) applySettled(ctx context.Context, companyID int64, ch journalIte
 		return err
 	}
 	var items []types.TransactWriteItem
-	groups := map[Scope]map[Dimension]int{}
+	moves := groupMoves{}
 	for n, e := range ch.Entries {
 		var was counterState
 		if av, ok := got[keys[n]]; ok {
@@ -175,21 +175,13 @@ func (s *Store) applySettled(ctx context.Context, companyID int64, ch journalIte
 			return err
 		}
 		items = append(items, item)
-		if moved := b2i(now > 0) - b2i(was.indexed > 0); moved != 0 {
-			if groups[d.scope] == nil {
-				groups[d.scope] = map[Dimension]int{}
-			}
-			groups[d.scope][d.dim] += moved
-		}
+		moves.add(d.scope, d.dim, was.indexed, now)
 	}
-	for sc, byDim := range groups {
-		sum, err := s.txSummary(companyID, sc, byDim)
-		if err != nil {
-			return err
-		}
-		items = append(items, sum)
+	sums, err := s.txSummaries(companyID, moves)
+	if err != nil {
+		return err
 	}
-	if len(items) >= maxTxItems { // more scopes than a scan's issues have
+	if items = append(items, sums...); len(items) >= maxTxItems { // more scopes than a scan's issues have
 		return s.applyPlain(ctx, companyID, ch, del)
 	}
 	return s.transact(ctx, append(items, del))

@@ -374,28 +374,47 @@ type settlement struct {
 // them moved since it was read.
 func (s *Store) settleMany(ctx context.Context, companyID int64, chunk []settlement) error {
 	var items []types.TransactWriteItem
-	groups := map[Scope]map[Dimension]int{}
+	moves := groupMoves{}
 	for _, st := range chunk {
 		item, err := s.txSettle(companyID, st)
 		if err != nil {
 			return err
 		}
 		items = append(items, item)
-		if delta := b2i(st.Count > 0) - b2i(st.indexed > 0); delta != 0 {
-			if groups[st.scope] == nil {
-				groups[st.scope] = map[Dimension]int{}
-			}
-			groups[st.scope][st.Dim] += delta
-		}
+		moves.add(st.scope, st.Dim, st.indexed, st.Count)
 	}
-	for sc, byDim := range groups {
+	sums, err := s.txSummaries(companyID, moves)
+	if err != nil {
+		return err
+	}
+	return s.transact(ctx, append(items, sums...))
+}
+
+// groupMoves are the changes to scopes' numbers of non-empty groups, per
+// dimension, that settling counters makes.
+type groupMoves map[Scope]map[Dimension]int
+
+// add records a counter of sc and dim indexed for count from, now for to.
+func (m groupMoves) add(sc Scope, dim Dimension, from, to int64) {
+	if delta := b2i(to > 0) - b2i(from > 0); delta != 0 {
+		if m[sc] == nil {
+			m[sc] = map[Dimension]int{}
+		}
+		m[sc][dim] += delta
+	}
+}
+
+// txSummaries are the summary updates of m, one per scope.
+func (s *Store) txSummaries(companyID int64, m groupMoves) ([]types.TransactWriteItem, error) {
+	var out []types.TransactWriteItem
+	for sc, byDim := range m {
 		sum, err := s.txSummary(companyID, sc, byDim)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		items = append(items, sum)
+		out = append(out, sum)
 	}
-	return s.transact(ctx, items)
+	return out, nil
 }
 
 // txSettle sets one counter's index keys for its count, conditional on the
