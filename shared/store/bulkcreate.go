@@ -35,9 +35,10 @@ const journalDone = "~DONE"
 
 // journalChunk is the most counters one journal item holds: with the
 // item's own delete and the summaries of the three scopes of a scan's
-// issues (company, project, branch), one transaction applies it. An entry is at most some
-// 1.5 KB (a file path is at most norm.MaxPath bytes, a counter key hashes
-// it), so an item stays far below DynamoDB's 400 KB.
+// issues (company, project, branch), one transaction applies it. An entry
+// is at most some 2.5 KB (a file path of norm.MaxPath bytes and a branch of
+// 1,020, which the counter key hashes), so an item stays under 250 KB,
+// below DynamoDB's 400 KB.
 const journalChunk = maxTxItems - 4
 
 // journalItem is one chunk of a scan's counter deltas.
