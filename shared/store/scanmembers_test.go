@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/uuid"
 
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/testenv"
 )
 
 // A scan of 600 issues keeps its membership in three chunks: its list
@@ -102,4 +104,23 @@ func TestScanMembershipChunks(t *testing.T) {
 	if err := w.st.EachScanIssue(ctx, w.company, sc.ID, func(store.Issue) error { n++; return nil }); err != nil || n != 600 {
 		t.Fatalf("after a second apply: %d issues, %v", n, err)
 	}
+}
+
+// A scan whose findings each have a file path and a branch of the longest
+// accepted lengths fills its counter journal items to their largest size:
+// they are stored, applied and counted exactly.
+func TestLargestJournalItems(t *testing.T) {
+	t.Parallel()
+	w := newBranchWorld(t)
+	branch := strings.Repeat("b", 1020)
+	var fs []finding
+	for k := range 200 {
+		fs = append(fs, finding{fp: fmt.Sprintf("%03d-%s", k, strings.Repeat("p", 750)), cwe: 79})
+	}
+	sc, _ := w.scan(t, branch, "gosec", fs...)
+	sc, err := w.st.GetScan(context.Background(), w.company, sc.ID)
+	if err != nil || sc.Status != store.ScanComplete || sc.Findings != 200 {
+		t.Fatalf("scan: %+v %v", sc, err)
+	}
+	testenv.Recount(t, w.st, w.company)
 }
