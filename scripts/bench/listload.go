@@ -260,7 +260,8 @@ func loadScan(ctx context.Context, st *store.Store, t *listTenant, workers int) 
 	t.project = p.Name
 	var fs []finding.Finding
 	for k := range t.size {
-		path := fmt.Sprintf("src/pkg%d/file%d.go", k%17, k%max(t.size/10, 1))
+		file := k % max(t.size/10, 1) // ten findings to a file
+		path := fmt.Sprintf("src/pkg%d/file%d.go", file%17, file)
 		fs = append(fs,
 			finding.Finding{Kind: finding.SAST, Tool: "semgrep", RuleID: fmt.Sprintf("rule-%d", k%40), CWE: 20 + k%40,
 				Path: path, Line: 1 + k%500, Urgency: []string{"CR", "HI", "ME", "LO"}[k%4], Message: fmt.Sprintf("finding %d", k)},
