@@ -66,10 +66,10 @@ func uploadBench(ctx context.Context, endpoint, sizes string) error {
 		return err
 	}
 	watch := store.New(db, st.Table)
-	floor := floorKind{table: store.New(db, fmt.Sprintf("bench_floor_%d", time.Now().UnixNano())), indexed: true}
+	floor := floorKind{table: store.New(db, fmt.Sprintf("bench_floor_%d", time.Now().UnixNano())), product: true}
 	bare := floorKind{table: store.New(db, fmt.Sprintf("bench_bare_%d", time.Now().UnixNano()))}
 	for _, f := range []floorKind{floor, bare} {
-		if err := f.table.CreateTable(ctx, f.indexed); err != nil {
+		if err := f.table.CreateTable(ctx, f.product); err != nil {
 			return err
 		}
 	}
@@ -285,11 +285,11 @@ func init() {
 	}
 }
 
-// floorKind is a table to store floor items in, and whether they keep the
-// issue's index keys.
+// floorKind is a table to store floor items in, and whether it is made as
+// the product's (stream on) with the items keeping the issue's index keys.
 type floorKind struct {
 	table   *store.Store
-	indexed bool
+	product bool
 }
 
 // store stores n items shaped like the issues of report(n) (each
@@ -311,7 +311,7 @@ func (f floorKind) store(ctx context.Context, company int64, n int) (time.Durati
 			// An empty index key is refused; without indexes, the floor is
 			// the table's own write rate.
 			sv, ok := v.(*types.AttributeValueMemberS)
-			if ok && (sv.Value == "" || !f.indexed && indexKeys[name]) {
+			if ok && (sv.Value == "" || !f.product && indexKeys[name]) {
 				delete(item, name)
 			}
 		}
