@@ -56,8 +56,9 @@ type journalEntry struct {
 	Cells   Cells     `dynamodbav:"cells"`
 }
 
-// bulkCreate writes new issues (changes without before) and counts them.
-func (s *Store) bulkCreate(ctx context.Context, companyID int64, scanID string, creates []issueChange) error {
+// bulkCreate writes new issues (changes without before) and counts them;
+// it adds the counters it settled to settled.
+func (s *Store) bulkCreate(ctx context.Context, companyID int64, scanID string, creates []issueChange, settled map[Key]bool) error {
 	pk := journalPK(companyID, scanID)
 	var marker Key
 	err := s.getItem(ctx, Key{PK: pk, SK: journalDone}, &marker)
@@ -79,7 +80,7 @@ func (s *Store) bulkCreate(ctx context.Context, companyID int64, scanID string, 
 	if err := s.batchPutParallel(ctx, items); err != nil {
 		return err
 	}
-	if err := s.applyJournal(ctx, companyID, pk); err != nil {
+	if err := s.applyJournal(ctx, companyID, pk, settled); err != nil {
 		return err
 	}
 	// Paid in full: a later apply of the scan journals afresh.
@@ -110,8 +111,9 @@ func (s *Store) writeJournal(ctx context.Context, companyID int64, pk string, cr
 // read), which spares settleCounters a second write of each; when a
 // concurrent writer moved one of them meanwhile, the item is applied with
 // plain ADDs and settleCounters settles them as it does for every writer.
-// Chunks go one after another: they share their scopes' summaries.
-func (s *Store) applyJournal(ctx context.Context, companyID int64, pk string) error {
+// Chunks go one after another: they share their scopes' summaries. The
+// counters settled so are added to settled.
+func (s *Store) applyJournal(ctx context.Context, companyID int64, pk string, settled map[Key]bool) error {
 	var chunks []journalItem
 	if err := s.queryAll(ctx, "", pkBeginsWith(pk, "CHUNK#"), true, &chunks); err != nil {
 		return err
@@ -122,15 +124,27 @@ func (s *Store) applyJournal(ctx context.Context, companyID int64, pk string) er
 		if err != nil {
 			return err
 		}
-		err = s.applySettled(ctx, companyID, ch, del)
+		ok, err := s.applySettled(ctx, companyID, ch, del)
 		if errors.Is(err, ErrConflict) {
-			err = s.retrying(ctx, func() error { return s.applyPlain(ctx, companyID, ch, del) })
+			ok, err = false, s.retrying(ctx, func() error { return s.applyPlain(ctx, companyID, ch, del) })
 		}
 		if err != nil {
 			return err
 		}
+		for _, k := range ch.counterKeys(companyID) {
+			settled[k] = settled[k] || ok
+		}
 	}
 	return nil
+}
+
+// counterKeys are the keys of the counters a journal item moves.
+func (ch journalItem) counterKeys(companyID int64) []Key {
+	keys := make([]Key, len(ch.Entries))
+	for n, e := range ch.Entries {
+		keys[n] = Key{PK: CompanyPK(companyID), SK: e.SK}
+	}
+	return keys
 }
 
 func (e journalEntry) delta() *counterDelta {
@@ -140,8 +154,8 @@ func (e journalEntry) delta() *counterDelta {
 // applyPlain adds a journal item's deltas to its counters and deletes it.
 func (s *Store) applyPlain(ctx context.Context, companyID int64, ch journalItem, del types.TransactWriteItem) error {
 	var items []types.TransactWriteItem
-	for _, e := range ch.Entries {
-		add, err := s.txCounter(Key{PK: CompanyPK(companyID), SK: e.SK}, e.delta())
+	for n, k := range ch.counterKeys(companyID) {
+		add, err := s.txCounter(k, ch.Entries[n].delta())
 		if err != nil {
 			return err
 		}
@@ -152,14 +166,13 @@ func (s *Store) applyPlain(ctx context.Context, companyID int64, ch journalItem,
 
 // applySettled adds a journal item's deltas to its counters, settled for
 // the counts read, and deletes it; ErrConflict when a counter moved since.
-func (s *Store) applySettled(ctx context.Context, companyID int64, ch journalItem, del types.TransactWriteItem) error {
-	keys := make([]Key, len(ch.Entries))
-	for n, e := range ch.Entries {
-		keys[n] = Key{PK: CompanyPK(companyID), SK: e.SK}
-	}
+// It reports whether it settled them: an item whose scopes do not fit one
+// transaction beside its counters is applied plain.
+func (s *Store) applySettled(ctx context.Context, companyID int64, ch journalItem, del types.TransactWriteItem) (bool, error) {
+	keys := ch.counterKeys(companyID)
 	got, err := s.batchGet(ctx, keys)
 	if err != nil {
-		return err
+		return false, err
 	}
 	var items []types.TransactWriteItem
 	moves := groupMoves{}
@@ -167,23 +180,23 @@ func (s *Store) applySettled(ctx context.Context, companyID int64, ch journalIte
 		var was counterState
 		if av, ok := got[keys[n]]; ok {
 			if was, err = decodeCounter(av); err != nil {
-				return err
+				return false, err
 			}
 		}
 		d := e.delta()
 		item, now, err := s.txCounterSettled(companyID, keys[n], d, was)
 		if err != nil {
-			return err
+			return false, err
 		}
 		items = append(items, item)
 		moves.add(d.scope, d.dim, was.indexed, now)
 	}
 	sums, err := s.txSummaries(companyID, moves)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if items = append(items, sums...); len(items) >= maxTxItems { // more scopes than a scan's issues have
-		return s.applyPlain(ctx, companyID, ch, del)
+		return false, s.applyPlain(ctx, companyID, ch, del)
 	}
-	return s.transact(ctx, append(items, del))
+	return true, s.transact(ctx, append(items, del))
 }

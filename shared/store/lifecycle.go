@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -109,7 +110,8 @@ func (s *Store) applyLeased(ctx context.Context, companyID int64, sc Scan, lease
 			return res, err
 		}
 	}
-	var touched, fresh []Issue
+	var touched, updated, fresh []Issue
+	settled := map[Key]bool{} // counters the journal settled (bulkCreate)
 	err := s.retrying(ctx, func() error {
 		res = ApplyResult{Late: res.Late}
 		ids := issueIDs(found)
@@ -134,7 +136,7 @@ func (s *Store) applyLeased(ctx context.Context, companyID int64, sc Scan, lease
 				fresh = append(fresh, f)
 			}
 		}
-		touched = touched[:0]
+		touched, updated = touched[:0], updated[:0]
 		var creates, updates []issueChange
 		for _, c := range changes {
 			touched = append(touched, *c.issue())
@@ -142,10 +144,11 @@ func (s *Store) applyLeased(ctx context.Context, companyID int64, sc Scan, lease
 				creates = append(creates, c)
 			} else {
 				touched = append(touched, *c.before)
+				updated = append(updated, *c.issue(), *c.before)
 				updates = append(updates, c)
 			}
 		}
-		if err := s.bulkCreate(ctx, companyID, sc.ID, creates); err != nil {
+		if err := s.bulkCreate(ctx, companyID, sc.ID, creates, settled); err != nil {
 			return err
 		}
 		_, err = s.commitIssues(ctx, companyID, updates)
@@ -154,7 +157,14 @@ func (s *Store) applyLeased(ctx context.Context, companyID int64, sc Scan, lease
 	if err != nil {
 		return res, err
 	}
-	if err := s.settleCounters(ctx, companyID, counterKeysOf(companyID, append(touched, found...))); err != nil {
+	// The counters the journal settled are read again only when an update
+	// moved them afterwards.
+	moved := map[Key]bool{}
+	for _, k := range counterKeysOf(companyID, updated) {
+		moved[k] = true
+	}
+	keys := slices.DeleteFunc(counterKeysOf(companyID, append(touched, found...)), func(k Key) bool { return settled[k] && !moved[k] })
+	if err := s.settleCounters(ctx, companyID, keys); err != nil {
 		return res, err
 	}
 	events, err := s.scanEvents(ctx, companyID, sc, len(found), fresh)
