@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -163,7 +162,7 @@ func (s *Store) RevokeAPIKey(ctx context.Context, companyID, keyID int64) (APIKe
 		return APIKey{}, err
 	}
 	ref := apiKeyKey(k.Hash)
-	items := []types.TransactWriteItem{rec, {Delete: &types.Delete{TableName: aws.String(s.Table), Key: ref.av()}}}
+	items := []types.TransactWriteItem{rec, s.txDeleteKey(ref)}
 	audit, err := s.txAudit(ctx, companyID, AuditEntry{
 		Action: "api_key.revoke", TargetType: "api_key", TargetID: strconv.FormatInt(k.ID, 10),
 		Changes: map[string]Change{"revoked_at": {Before: nil, After: k.RevokedAt}},

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -64,7 +63,7 @@ func (s *Store) txClearProcessing(sc Scan) ([]types.TransactWriteItem, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []types.TransactWriteItem{{Delete: &types.Delete{TableName: aws.String(s.Table), Key: k.av()}}}, nil
+	return []types.TransactWriteItem{s.txDeleteKey(k)}, nil
 }
 
 // StalledScan names a scan still waiting for the ingester.

@@ -85,6 +85,11 @@ func (s *Store) txUpdate(k Key, upd expression.UpdateBuilder, cond *expression.C
 	}}, nil
 }
 
+// txDeleteKey is an unconditional Delete for transact.
+func (s *Store) txDeleteKey(k Key) types.TransactWriteItem {
+	return types.TransactWriteItem{Delete: &types.Delete{TableName: &s.Table, Key: k.av()}}
+}
+
 // txDelete is a conditional Delete for transact.
 func (s *Store) txDelete(k Key, cond expression.ConditionBuilder) (types.TransactWriteItem, error) {
 	expr, err := expression.NewBuilder().WithCondition(cond).Build()

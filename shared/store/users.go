@@ -352,7 +352,7 @@ func (s *Store) txUpdateUser(ctx context.Context, before, after User, changes ma
 	for _, f := range old {
 		if !slices.Contains(cur, f) {
 			k := userFacetKey(cid, f, after.ID)
-			items = append(items, types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(s.Table), Key: k.av()}})
+			items = append(items, s.txDeleteKey(k))
 			it, err := s.txAdd(userCountKey(cid, f), -1, nil)
 			if err != nil {
 				return nil, -1, err
