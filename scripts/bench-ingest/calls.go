@@ -20,8 +20,9 @@ type callStats struct {
 }
 
 type opStat struct {
-	calls int
-	busy  time.Duration
+	calls       int
+	busy        time.Duration
+	first, last time.Time // when its first call started and its last ended
 }
 
 func newCallStats() *callStats { return &callStats{ops: map[string]*opStat{}} }
@@ -39,15 +40,20 @@ func (c *callStats) middleware(stack *middleware.Stack) error {
 				s = &opStat{}
 				c.ops[op] = s
 			}
+			if s.calls == 0 {
+				s.first = start
+			}
 			s.calls++
 			s.busy += time.Since(start)
+			s.last = time.Now()
 			c.mu.Unlock()
 			return out, md, err
 		}), middleware.After)
 }
 
-// take returns the figures so far, busiest first, and starts afresh.
-func (c *callStats) take() string {
+// take returns the figures so far, busiest first, with when each operation
+// was first and last called (seconds after since), and starts afresh.
+func (c *callStats) take(since time.Time) string {
 	c.mu.Lock()
 	ops := c.ops
 	c.ops = map[string]*opStat{}
@@ -60,7 +66,7 @@ func (c *callStats) take() string {
 	out := ""
 	for _, name := range names {
 		s := ops[name]
-		out += fmt.Sprintf(" %s %d calls %.1f s;", name, s.calls, s.busy.Seconds())
+		out += fmt.Sprintf(" %s %d calls %.1f s (%.1f–%.1f s);", name, s.calls, s.busy.Seconds(), s.first.Sub(since).Seconds(), s.last.Sub(since).Seconds())
 	}
 	return out
 }

@@ -8,11 +8,15 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -28,7 +32,6 @@ import (
 	"github.com/acme/codescan-api/shared/config"
 	"github.com/acme/codescan-api/shared/deployspec"
 	"github.com/acme/codescan-api/shared/httpapi"
-	"github.com/acme/codescan-api/shared/ingest"
 	"github.com/acme/codescan-api/shared/reportstore/s3reports"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/store"
@@ -45,10 +48,12 @@ const chunkSize = 128 << 10
 // (over n/10 files and 40 CWEs, like report) from its upload through the
 // uploads handler (chunked when over a chunk) to the scan complete (the
 // ingester on the table's stream, through the local poller), beside two
-// raw BatchWriteItem floors of n items shaped like the issues written, in
-// batches of 25 on 4 parallel writers, on the same DynamoDB Local: the
-// floor (the items with their index keys, on a table made as the
-// product's, stream on), and a bare floor (no index keys, no stream).
+// raw BatchWriteItem floors of the n issue items the ingestion stored,
+// written again under keys of their own, in batches of 25 on parallel
+// writers, on the same DynamoDB Local: the floor (the items as stored,
+// index keys included, on a table made as the product's, stream on), and a
+// bare floor (no index keys, no stream); several rounds of each, since
+// one run on a shared machine varies by a fifth.
 func uploadBench(ctx context.Context, endpoint, sizes string) error {
 	if endpoint == "" {
 		return fmt.Errorf("DYNAMODB_ENDPOINT is unset (run it with `make bench`)")
@@ -66,8 +71,15 @@ func uploadBench(ctx context.Context, endpoint, sizes string) error {
 		return err
 	}
 	watch := store.New(db, st.Table)
-	floor := floorKind{table: store.New(db, fmt.Sprintf("bench_floor_%d", time.Now().UnixNano())), product: true}
-	bare := floorKind{table: store.New(db, fmt.Sprintf("bench_bare_%d", time.Now().UnixNano()))}
+	// The floor's writers: DynamoDB Local stores faster with more of them
+	// (on 2 cores, 4 writers took some 26 s for 25,000 items, 8 some 20
+	// and 16 some 17), so the floor is the fastest it goes.
+	writers := 16
+	if v, err := strconv.Atoi(os.Getenv("BENCH_FLOOR_WRITERS")); err == nil && v > 0 {
+		writers = v
+	}
+	floor := floorKind{table: store.New(db, fmt.Sprintf("bench_floor_%d", time.Now().UnixNano())), product: true, writers: writers}
+	bare := floorKind{table: store.New(db, fmt.Sprintf("bench_bare_%d", time.Now().UnixNano())), writers: writers}
 	for _, f := range []floorKind{floor, bare} {
 		if err := f.table.CreateTable(ctx, f.product); err != nil {
 			return err
@@ -100,11 +112,17 @@ func uploadBench(ctx context.Context, endpoint, sizes string) error {
 	limit := ingesterMemLimit()
 	debug.SetMemoryLimit(limit)
 
+	rounds := 3
+	if v, err := strconv.Atoi(os.Getenv("BENCH_UPLOAD_ROUNDS")); err == nil && v > 0 {
+		rounds = v
+	}
 	fmt.Printf("\nUpload to countable (GOMEMLIMIT %d MiB, the ingester function's): a gzip SARIF report of N results uploaded (in 128 KiB chunks past 128 KiB)\n", limit>>20)
-	fmt.Println("and ingested by the worker, beside N similar items stored with BatchWriteItem (25 a call, 4 writers): the floor (the issues' items")
-	fmt.Println("with their three index keys, on a table made as the product's, stream on) and a bare floor (no index keys, no stream)")
-	fmt.Println("| N | gzip KiB | chunks | upload answered s | countable s | results/s | floor s | items/s | ratio | bare floor s | ratio to bare | peak heap MiB |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Printf("and ingested by the worker, beside the same N issue items written again with BatchWriteItem (25 a call, %d writers): the floor\n", floor.writers)
+	fmt.Println("(as stored, index keys included, on a table made as the product's, stream on) and a bare floor (no index keys, no stream).")
+	fmt.Printf("Each size is measured in %d rounds (BENCH_UPLOAD_ROUNDS), each an upload (a first scan of a project of its own) then its floors;\n", rounds)
+	fmt.Println("times are medians, the ratio is the median of the rounds' ratios, and the rounds' ratios follow it.")
+	fmt.Println("| N | gzip KiB | chunks | upload answered s | countable s | results/s | floor s | items/s | ratio | rounds' ratios | bare floor s | ratio to bare | peak heap MiB |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	// One unmeasured upload and floor first: DynamoDB Local's JVM compiles
 	// its write paths on the first calls, which the first size would pay.
 	if err := warmUp(ctx, h, watch, company, key, floor, bare); err != nil {
@@ -116,38 +134,86 @@ func uploadBench(ctx context.Context, endpoint, sizes string) error {
 		if err != nil {
 			return err
 		}
-		runtime.GC()
-		stats.take()
-		peak := watchHeap()
-		start := time.Now()
-		scanID, chunks, err := upload(h, key, fmt.Sprintf("bench-%d-%d", k, n), n, body) // a first scan each
-		if err != nil {
-			return err
+		var rs []round
+		for r := range rounds {
+			got, err := measure(ctx, h, watch, stats, company, key, fmt.Sprintf("bench-%d-%d-%d", k, n, r), n, body, floor, bare)
+			if err != nil {
+				return err
+			}
+			if r == 0 {
+				breakdown = append(breakdown, fmt.Sprintf("- %d results:%s", n, got.calls))
+			}
+			rs = append(rs, got)
 		}
-		answered := time.Since(start)
-		if err := waitComplete(ctx, watch, company, scanID, n); err != nil {
-			return err
+		took, floorTook := median(rs, func(r round) float64 { return r.took }), median(rs, func(r round) float64 { return r.floor })
+		var ratios []string
+		var heap uint64
+		for _, r := range rs {
+			ratios = append(ratios, fmt.Sprintf("%.2f", r.took/r.floor))
+			heap = max(heap, r.heap)
 		}
-		took := time.Since(start)
-		heap := peak()
-		breakdown = append(breakdown, fmt.Sprintf("- %d results:%s", n, stats.take()))
-		floorTook, err := floor.store(ctx, company, n)
-		if err != nil {
-			return err
-		}
-		bareTook, err := bare.store(ctx, company, n)
-		if err != nil {
-			return err
-		}
-		fmt.Printf("| %d | %d | %d | %.2f | %.1f | %.0f | %.1f | %.0f | %.2f | %.1f | %.2f | %d |\n", n, len(body)>>10, chunks,
-			answered.Seconds(), took.Seconds(), float64(n)/took.Seconds(), floorTook.Seconds(), float64(n)/floorTook.Seconds(),
-			took.Seconds()/floorTook.Seconds(), bareTook.Seconds(), took.Seconds()/bareTook.Seconds(), heap>>20)
+		fmt.Printf("| %d | %d | %d | %.2f | %.1f | %.0f | %.1f | %.0f | %.2f | %s | %.1f | %.2f | %d |\n", n, len(body)>>10, rs[0].chunks,
+			median(rs, func(r round) float64 { return r.answered }), took, float64(n)/took, floorTook, float64(n)/floorTook,
+			median(rs, func(r round) float64 { return r.took / r.floor }), strings.Join(ratios, " "),
+			median(rs, func(r round) float64 { return r.bare }), median(rs, func(r round) float64 { return r.took / r.bare }), heap>>20)
 	}
-	fmt.Println("\nDynamoDB calls of each upload and its ingestion, busiest first (time in calls; concurrent calls each count in full):")
+	fmt.Println("\nDynamoDB calls of each size's first upload and its ingestion, busiest first (time in calls, concurrent calls each counting in full;")
+	fmt.Println("then when the first call started and the last ended, after the upload began):")
 	for _, b := range breakdown {
 		fmt.Println(b)
 	}
 	return nil
+}
+
+// round is one measured upload and its floors, in seconds.
+type round struct {
+	chunks                      int
+	answered, took, floor, bare float64
+	heap                        uint64
+	calls                       string
+}
+
+// median is the median of f over the rounds (the upper one of an even
+// number).
+func median(rs []round, f func(round) float64) float64 {
+	v := make([]float64, len(rs))
+	for i, r := range rs {
+		v[i] = f(r)
+	}
+	slices.Sort(v)
+	return v[len(v)/2]
+}
+
+// measure uploads body into a project of its own, waits until its n
+// results are countable, then writes the items it stored to each floor.
+func measure(ctx context.Context, h http.Handler, watch *store.Store, stats *callStats, company int64, key, project string, n int, body []byte, floor, bare floorKind) (round, error) {
+	runtime.GC()
+	stats.take(time.Now())
+	peak := watchHeap()
+	start := time.Now()
+	scanID, chunks, err := upload(h, key, project, n, body)
+	if err != nil {
+		peak()
+		return round{}, err
+	}
+	answered := time.Since(start)
+	err = waitComplete(ctx, watch, company, scanID, n)
+	took := time.Since(start)
+	r := round{chunks: chunks, answered: answered.Seconds(), took: took.Seconds(), heap: peak(), calls: stats.take(start)}
+	if err != nil {
+		return r, err
+	}
+	items, err := storedItems(ctx, watch, company, scanID)
+	if err != nil {
+		return r, err
+	}
+	floorTook, err := floor.store(ctx, items)
+	if err != nil {
+		return r, err
+	}
+	bareTook, err := bare.store(ctx, items)
+	r.floor, r.bare = floorTook.Seconds(), bareTook.Seconds()
+	return r, err
 }
 
 // warmUp uploads a report of 1,000 results into a project of its own and
@@ -165,8 +231,12 @@ func warmUp(ctx context.Context, h http.Handler, watch *store.Store, company int
 	if err := waitComplete(ctx, watch, company, scanID, n); err != nil {
 		return err
 	}
+	items, err := storedItems(ctx, watch, company, scanID)
+	if err != nil {
+		return err
+	}
 	for _, f := range floors {
-		if _, err := f.store(ctx, company, n); err != nil {
+		if _, err := f.store(ctx, items); err != nil {
 			return err
 		}
 	}
@@ -285,33 +355,42 @@ func init() {
 	}
 }
 
-// floorKind is a table to store floor items in, and whether it is made as
-// the product's (stream on) with the items keeping the issue's index keys.
+// floorKind is a table to store floor items in, whether it is made as
+// the product's (stream on) with the items keeping the issue's index keys,
+// and how many writers send its batches.
 type floorKind struct {
 	table   *store.Store
 	product bool
+	writers int
 }
 
-// store stores n items shaped like the issues of report(n) (each
-// marshalled from the issue ingestion builds, under keys of its own) with
-// BatchWriteItem, 25 per call on 4 writers, and returns how long it took.
-func (f floorKind) store(ctx context.Context, company int64, n int) (time.Duration, error) {
+// storedItems are the items of the issues a scan stored, as the table
+// holds them.
+func storedItems(ctx context.Context, watch *store.Store, company int64, scanID string) ([]map[string]types.AttributeValue, error) {
+	var items []map[string]types.AttributeValue
+	err := watch.EachScanIssue(ctx, company, scanID, func(i store.Issue) error {
+		item, err := attributevalue.MarshalMap(i)
+		items = append(items, item)
+		return err
+	})
+	return items, err
+}
+
+// store writes the items again under keys of their own with
+// BatchWriteItem, 25 per call on f.writers writers, and returns how long
+// it took.
+func (f floorKind) store(ctx context.Context, items []map[string]types.AttributeValue) (time.Duration, error) {
 	st := f.table
-	sc := store.Scan{ID: uuid.NewString(), CompanyID: company, ProjectID: 1, Branch: "main", Tool: "bench-sast"}
-	issues := ingest.Issues(company, sc, store.Project{ID: 1, CompanyID: company, Name: "floor"}, report(n).Findings)
 	var reqs [][]types.WriteRequest
 	var batch []types.WriteRequest
 	run := uuid.NewString()
-	for k, is := range issues {
-		item, err := attributevalue.MarshalMap(is)
-		if err != nil {
-			return 0, err
-		}
+	for k, stored := range items {
+		item := maps.Clone(stored)
 		for name, v := range item {
 			// An empty index key is refused; without indexes, the floor is
 			// the table's own write rate.
 			sv, ok := v.(*types.AttributeValueMemberS)
-			if ok && (sv.Value == "" || !f.product && indexKeys[name]) {
+			if ok && (sv.Value == "" || !f.product) && indexKeys[name] {
 				delete(item, name)
 			}
 		}
@@ -326,10 +405,10 @@ func (f floorKind) store(ctx context.Context, company int64, n int) (time.Durati
 		reqs = append(reqs, batch)
 	}
 	work := make(chan []types.WriteRequest)
-	errs := make(chan error, 4)
+	errs := make(chan error, f.writers)
 	var wg sync.WaitGroup
 	start := time.Now()
-	for range 4 {
+	for range f.writers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

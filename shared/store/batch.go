@@ -72,7 +72,7 @@ func (s *Store) parallel(ctx context.Context, n int, do func(int) error) error {
 
 // batchPutParallel is batchPut with the batches sent concurrently.
 func (s *Store) batchPutParallel(ctx context.Context, items []any) error {
-	const per = 25 * 4
+	const per = 25
 	return s.parallel(ctx, (len(items)+per-1)/per, func(n int) error {
 		return s.batchPut(ctx, items[n*per:min((n+1)*per, len(items))])
 	})
@@ -84,40 +84,59 @@ func (s *Store) batchGet(ctx context.Context, keys []Key) (map[Key]map[string]ty
 	return s.readBatch(ctx, keys, true)
 }
 
-// readBatch reads keys, strongly consistent or not, and returns the items
-// found, by key.
+// readBatch reads keys, strongly consistent or not, 100 to a request with
+// the requests sent concurrently (a scan's 25,000 issue ids are 250 of
+// them), and returns the items found, by key.
 func (s *Store) readBatch(ctx context.Context, keys []Key, consistent bool) (map[Key]map[string]types.AttributeValue, error) {
-	out := map[Key]map[string]types.AttributeValue{}
-	for start := 0; start < len(keys); start += 100 {
-		pending := []map[string]types.AttributeValue{}
-		for _, k := range keys[start:min(start+100, len(keys))] {
-			pending = append(pending, k.av())
-		}
-		for attempt := 0; len(pending) > 0; attempt++ {
-			if err := backoff(ctx, attempt); err != nil {
+	const per = 100
+	pages := make([][]map[string]types.AttributeValue, (len(keys)+per-1)/per)
+	err := s.parallel(ctx, len(pages), func(n int) error {
+		var err error
+		pages[n], err = s.getPage(ctx, keys[n*per:min((n+1)*per, len(keys))], consistent)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[Key]map[string]types.AttributeValue, len(keys))
+	for _, page := range pages {
+		for _, item := range page {
+			var k Key
+			if err := attributevalue.UnmarshalMap(item, &k); err != nil {
 				return nil, err
 			}
-			res, err := call(ctx, func() (*dynamodb.BatchGetItemOutput, error) {
-				return s.DB.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{
-					RequestItems: map[string]types.KeysAndAttributes{
-						s.Table: {Keys: pending, ConsistentRead: aws.Bool(consistent)},
-					},
-					ReturnConsumedCapacity: total,
-				})
-			})
-			if err != nil {
-				return nil, fmt.Errorf("batch get: %w", err)
-			}
-			recordBatch(ctx, reading, res.ConsumedCapacity)
-			for _, item := range res.Responses[s.Table] {
-				var k Key
-				if err := attributevalue.UnmarshalMap(item, &k); err != nil {
-					return nil, err
-				}
-				out[k] = item
-			}
-			pending = res.UnprocessedKeys[s.Table].Keys
+			out[k] = item
 		}
+	}
+	return out, nil
+}
+
+// getPage reads at most 100 keys with one BatchGetItem, resending what
+// DynamoDB leaves unprocessed.
+func (s *Store) getPage(ctx context.Context, keys []Key, consistent bool) ([]map[string]types.AttributeValue, error) {
+	pending := make([]map[string]types.AttributeValue, len(keys))
+	for n, k := range keys {
+		pending[n] = k.av()
+	}
+	var out []map[string]types.AttributeValue
+	for attempt := 0; len(pending) > 0; attempt++ {
+		if err := backoff(ctx, attempt); err != nil {
+			return nil, err
+		}
+		res, err := call(ctx, func() (*dynamodb.BatchGetItemOutput, error) {
+			return s.DB.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{
+				RequestItems: map[string]types.KeysAndAttributes{
+					s.Table: {Keys: pending, ConsistentRead: aws.Bool(consistent)},
+				},
+				ReturnConsumedCapacity: total,
+			})
+		})
+		if err != nil {
+			return nil, fmt.Errorf("batch get: %w", err)
+		}
+		recordBatch(ctx, reading, res.ConsumedCapacity)
+		out = append(out, res.Responses[s.Table]...)
+		pending = res.UnprocessedKeys[s.Table].Keys
 	}
 	return out, nil
 }

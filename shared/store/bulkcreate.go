@@ -7,6 +7,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/acme/codescan-api/shared/tabledef"
 )
@@ -14,8 +15,8 @@ import (
 // A scan's new issues are written in bulk, not one transaction per handful
 // of issues: their counter deltas are added up over the whole scan and
 // written first as a journal (items of up to journalChunk counters' deltas
-// each, then a marker), the issues then go out with parallel
-// BatchWriteItem calls, and each journal item is applied to its counters
+// each, then a marker), then the issues go out with parallel
+// BatchWriteItem calls while each journal item is applied to its counters
 // (ADD) and deleted in one transaction. So each counter is written once per
 // scan, however many issues it gains, and a crash anywhere leaves a state
 // the next attempt finishes exactly: before the marker nothing counts;
@@ -36,8 +37,9 @@ const journalDone = "~DONE"
 // journalChunk is the most counters one journal item holds: with the
 // item's own delete and the summaries of the three scopes of a scan's
 // issues (company, project, branch), one transaction applies it. An entry
-// is at most some 2.5 KB (a file path of norm.MaxPath bytes and a branch of
-// 1,020, which the counter key hashes), so an item stays under 250 KB,
+// (the counter's scope, dimension and group, from which its key is made
+// again, and its deltas) is at most some 2.5 KB (a file path of
+// norm.MaxPath bytes and a branch of 1,020), so an item stays under 250 KB,
 // below DynamoDB's 400 KB.
 const journalChunk = maxTxItems - 4
 
@@ -48,7 +50,6 @@ type journalItem struct {
 }
 
 type journalEntry struct {
-	SK      string    `dynamodbav:"sk"` // the counter's sort key
 	Project int64     `dynamodbav:"scope_project"`
 	Branch  string    `dynamodbav:"scope_branch"`
 	Dim     Dimension `dynamodbav:"dim"`
@@ -77,10 +78,14 @@ func (s *Store) bulkCreate(ctx context.Context, companyID int64, scanID string, 
 		c.after.Version = 1
 		items[n] = c.after
 	}
-	if err := s.batchPutParallel(ctx, items); err != nil {
-		return err
-	}
-	if err := s.applyJournal(ctx, companyID, pk, settled); err != nil {
+	// The issues and the counters go out together: the journal, not the
+	// issues written, says what the counters owe, so neither order matters
+	// to a retry, and the counters' transactions ride beside the issues'
+	// batches instead of after them.
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return s.batchPutParallel(gctx, items) })
+	g.Go(func() error { return s.applyJournal(gctx, companyID, pk, settled) })
+	if err := g.Wait(); err != nil {
 		return err
 	}
 	// Paid in full: a later apply of the scan journals afresh.
@@ -89,8 +94,8 @@ func (s *Store) bulkCreate(ctx context.Context, companyID int64, scanID string, 
 
 func (s *Store) writeJournal(ctx context.Context, companyID int64, pk string, creates []issueChange) error {
 	var entries []journalEntry
-	for k, d := range counterDeltas(companyID, creates) {
-		entries = append(entries, journalEntry{SK: k.SK, Project: d.scope.ProjectID,
+	for _, d := range counterDeltas(companyID, creates) {
+		entries = append(entries, journalEntry{Project: d.scope.ProjectID,
 			Branch: d.scope.Branch, Dim: d.dim, Group: d.group, Cells: d.cells})
 	}
 	var items []any
@@ -142,7 +147,7 @@ func (s *Store) applyJournal(ctx context.Context, companyID int64, pk string, se
 func (ch journalItem) counterKeys(companyID int64) []Key {
 	keys := make([]Key, len(ch.Entries))
 	for n, e := range ch.Entries {
-		keys[n] = Key{PK: CompanyPK(companyID), SK: e.SK}
+		keys[n] = groupRef{scope: Scope{ProjectID: e.Project, Branch: e.Branch}, dim: e.Dim, group: e.Group}.key(companyID)
 	}
 	return keys
 }

@@ -216,19 +216,16 @@ type counterDelta struct {
 // counterDeltas adds up what changes do to every counter they touch;
 // counters left unchanged are dropped.
 func counterDeltas(companyID int64, changes []issueChange) map[Key]*counterDelta {
-	out := map[Key]*counterDelta{}
+	byGroup := map[groupRef]*counterDelta{}
 	add := func(i *Issue, n int64) {
-		for _, sc := range i.scopes() {
-			for _, dim := range dimensions {
-				k := counterKey(companyID, sc, dim, i.groupOf(dim))
-				d := out[k]
-				if d == nil {
-					d = &counterDelta{scope: sc, dim: dim, group: i.groupOf(dim), cells: Cells{}}
-					out[k] = d
-				}
-				d.cells[cellKey(i.Urgency, i.Status)] += n
+		i.eachGroup(func(g groupRef) {
+			d := byGroup[g]
+			if d == nil {
+				d = &counterDelta{scope: g.scope, dim: g.dim, group: g.group, cells: Cells{}}
+				byGroup[g] = d
 			}
-		}
+			d.cells[cellKey(i.Urgency, i.Status)] += n
+		})
 	}
 	for _, c := range changes {
 		if c.before != nil {
@@ -238,10 +235,11 @@ func counterDeltas(companyID int64, changes []issueChange) map[Key]*counterDelta
 			add(c.after, 1)
 		}
 	}
-	for k, d := range out {
+	out := make(map[Key]*counterDelta, len(byGroup))
+	for g, d := range byGroup {
 		maps.DeleteFunc(d.cells, func(_ string, v int64) bool { return v == 0 })
-		if len(d.cells) == 0 {
-			delete(out, k)
+		if len(d.cells) > 0 {
+			out[g.key(companyID)] = d
 		}
 	}
 	return out

@@ -166,6 +166,24 @@ func (i *Issue) scopes() []Scope {
 	return []Scope{{}, {ProjectID: i.ProjectID}, {ProjectID: i.ProjectID, Branch: i.Branch}}
 }
 
+// groupRef names one counter: a group of a dimension in a scope.
+type groupRef struct {
+	scope Scope
+	dim   Dimension
+	group string
+}
+
+func (g groupRef) key(companyID int64) Key { return counterKey(companyID, g.scope, g.dim, g.group) }
+
+// eachGroup calls fn with every counter the issue counts in.
+func (i *Issue) eachGroup(fn func(groupRef)) {
+	for _, sc := range i.scopes() {
+		for _, dim := range dimensions {
+			fn(groupRef{scope: sc, dim: dim, group: i.groupOf(dim)})
+		}
+	}
+}
+
 // prepare validates a new issue and fills its id, company, time and keys.
 func (i *Issue) prepare(companyID int64) error {
 	if i.ID == "" {
@@ -307,19 +325,19 @@ func issueIDs(issues []Issue) []string {
 	return out
 }
 
-// counterKeysOf are the counters of every group and scope the issues are in.
-func counterKeysOf(companyID int64, issues []Issue) []Key {
-	seen := map[Key]bool{}
+// counterKeysOf are the counters of every group and scope the issues are
+// in. Each counter's key is made once (a scan's issues share few of them).
+func counterKeysOf(companyID int64, lists ...[]Issue) []Key {
+	seen := map[groupRef]bool{}
 	var out []Key
-	for n := range issues {
-		for _, sc := range issues[n].scopes() {
-			for _, dim := range dimensions {
-				k := counterKey(companyID, sc, dim, issues[n].groupOf(dim))
-				if !seen[k] {
-					seen[k] = true
-					out = append(out, k)
+	for _, issues := range lists {
+		for n := range issues {
+			issues[n].eachGroup(func(g groupRef) {
+				if !seen[g] {
+					seen[g] = true
+					out = append(out, g.key(companyID))
 				}
-			}
+			})
 		}
 	}
 	return out

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/acme/codescan-api/shared/tabledef"
 )
@@ -30,9 +31,9 @@ import (
 //     scan); dismissed issues (false_positive, accepted_risk, duplicate) keep
 //     their status.
 //
-// Which issues a scan reported is kept as membership items (one small item
-// per finding, written with BatchWriteItem), which also serve the scan's
-// issue list; the branch's head item names the last scan applied, so the
+// Which issues a scan reported is kept as membership chunks (256 sorted
+// ids to an item, see scanmembers.go), which also serve the scan's issue
+// list; the branch's head item names the last scan applied, so the
 // previous truth is that scan's members. Scans of one (project, branch,
 // tool) are applied one at a time under a lease on the head item; a scan
 // older than the head (uploaded late) adds its findings but fixes and
@@ -97,21 +98,41 @@ func (s *Store) ApplyScan(ctx context.Context, companyID int64, sc Scan, found [
 }
 
 func (s *Store) applyLeased(ctx context.Context, companyID int64, sc Scan, lease string, head ScanHead, found []Issue) (ApplyResult, error) {
-	var res ApplyResult
-	if err := s.putMembers(ctx, companyID, sc.ID, found); err != nil {
+	// The scan's membership goes out beside its issues: only scans applied
+	// after this one completes read it.
+	var members errgroup.Group
+	members.Go(func() error { return s.putMembers(ctx, companyID, sc.ID, found) })
+	res, events, err := s.applyIssues(ctx, companyID, sc, head, found)
+	if merr := members.Wait(); err == nil {
+		err = merr
+	}
+	if err != nil {
 		return res, err
 	}
+	return res, s.retrying(ctx, func() error { return s.completeScan(ctx, companyID, sc, lease, len(found), !res.Late, events) })
+}
+
+// applyIssues applies the lifecycle to the scan's issues and settles their
+// counters; it returns the events completing the scan records.
+func (s *Store) applyIssues(ctx context.Context, companyID int64, sc Scan, head ScanHead, found []Issue) (ApplyResult, []Event, error) {
+	var res ApplyResult
 	res.Late = head.ScanID != "" && head.ScanID != sc.ID && head.ScanCreatedAt > sc.CreatedAt
 	truth := !res.Late
 	var previous []string
 	if truth && head.ScanID != "" && head.ScanID != sc.ID {
 		var err error
 		if previous, err = s.memberIDs(ctx, companyID, head.ScanID); err != nil {
-			return res, err
+			return res, nil, err
 		}
 	}
 	var touched, updated, fresh []Issue
 	settled := map[Key]bool{} // counters the journal settled (bulkCreate)
+	// Issue ids name their branch and tool, and only a lease holder of the
+	// head creates them: when the head did not exist before this lease, no
+	// issue of the scan can exist yet, and the first attempt reads none (a
+	// new branch's first scan of 25,000 findings spares 250 reads). A
+	// retry reads: the attempt before may have written some.
+	unwritten := head.PK == ""
 	err := s.retrying(ctx, func() error {
 		res = ApplyResult{Late: res.Late}
 		ids := issueIDs(found)
@@ -124,20 +145,26 @@ func (s *Store) applyLeased(ctx context.Context, companyID int64, sc Scan, lease
 				ids = append(ids, id)
 			}
 		}
-		existing, err := s.issuesByID(ctx, companyID, ids)
-		if err != nil {
-			return err
+		existing := map[string]Issue{}
+		if !unwritten {
+			var err error
+			if existing, err = s.issuesByID(ctx, companyID, ids); err != nil {
+				return err
+			}
 		}
+		unwritten = false
 		changes := lifecycleChanges(sc, found, previous, reported, existing, truth, &res)
 		// New in this scan: created now, or by an earlier attempt of it.
-		fresh = fresh[:0]
+		fresh = slices.Grow(fresh[:0], len(found))
 		for _, f := range found {
 			if e, ok := existing[f.ID]; !ok || e.ScanID == sc.ID {
 				fresh = append(fresh, f)
 			}
 		}
-		touched, updated = touched[:0], updated[:0]
-		var creates, updates []issueChange
+		// Sized up front: a scan's slices of issues run to megabytes, and
+		// growing them copies each several times.
+		touched, updated = slices.Grow(touched[:0], 2*len(changes)), updated[:0]
+		creates, updates := make([]issueChange, 0, len(changes)), []issueChange(nil)
 		for _, c := range changes {
 			touched = append(touched, *c.issue())
 			if c.before == nil {
@@ -151,11 +178,11 @@ func (s *Store) applyLeased(ctx context.Context, companyID int64, sc Scan, lease
 		if err := s.bulkCreate(ctx, companyID, sc.ID, creates, settled); err != nil {
 			return err
 		}
-		_, err = s.commitIssues(ctx, companyID, updates)
+		_, err := s.commitIssues(ctx, companyID, updates)
 		return err
 	})
 	if err != nil {
-		return res, err
+		return res, nil, err
 	}
 	// The counters the journal settled are read again only when an update
 	// moved them afterwards.
@@ -163,15 +190,12 @@ func (s *Store) applyLeased(ctx context.Context, companyID int64, sc Scan, lease
 	for _, k := range counterKeysOf(companyID, updated) {
 		moved[k] = true
 	}
-	keys := slices.DeleteFunc(counterKeysOf(companyID, append(touched, found...)), func(k Key) bool { return settled[k] && !moved[k] })
+	keys := slices.DeleteFunc(counterKeysOf(companyID, touched, found), func(k Key) bool { return settled[k] && !moved[k] })
 	if err := s.settleCounters(ctx, companyID, keys); err != nil {
-		return res, err
+		return res, nil, err
 	}
 	events, err := s.scanEvents(ctx, companyID, sc, len(found), fresh)
-	if err != nil {
-		return res, err
-	}
-	return res, s.retrying(ctx, func() error { return s.completeScan(ctx, companyID, sc, lease, len(found), truth, events) })
+	return res, events, err
 }
 
 // maxListedIssues bounds the issues a new-issue event lists (its count is
@@ -225,7 +249,7 @@ func (s *Store) scanEvents(ctx context.Context, companyID int64, sc Scan, findin
 // issues that exist (by id).
 func lifecycleChanges(sc Scan, found []Issue, previous []string, reported map[string]bool, existing map[string]Issue, truth bool, res *ApplyResult) []issueChange {
 	by := Actor{ScanID: sc.ID}
-	var changes []issueChange
+	changes := make([]issueChange, 0, len(found))
 	for n := range found {
 		f := found[n]
 		e, ok := existing[f.ID]

@@ -5,10 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go/middleware"
 	"github.com/google/uuid"
 
 	"github.com/acme/codescan-api/shared/store"
@@ -320,4 +326,87 @@ func TestLifecycleEvents(t *testing.T) {
 	if err != nil || len(entries) != 1 || entries[0].Changes["status"].After != "open" {
 		t.Fatalf("audit of the bulk triage: %+v %v", entries, err)
 	}
+}
+
+// issueWrites watches a store's calls: it counts the issue keys read with
+// BatchGetItem, and fails the failAt-th BatchWriteItem of issues once (a
+// worker that dies with part of its issues written, while the journal is
+// being applied beside them).
+type issueWrites struct {
+	read, batches atomic.Int64
+	failAt        int64
+}
+
+func (iw *issueWrites) watch(st *store.Store) {
+	opts := st.DB.Options()
+	opts.APIOptions = append(slices.Clone(opts.APIOptions), func(stack *middleware.Stack) error {
+		return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("issue-writes",
+			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+				switch p := in.Parameters.(type) {
+				case *dynamodb.BatchGetItemInput:
+					for _, ka := range p.RequestItems {
+						for _, k := range ka.Keys {
+							if sk, ok := k["SK"].(*types.AttributeValueMemberS); ok && strings.HasPrefix(sk.Value, "ISSUE#") {
+								iw.read.Add(1)
+							}
+						}
+					}
+				case *dynamodb.BatchWriteItemInput:
+					for _, reqs := range p.RequestItems {
+						sk, ok := reqs[0].PutRequest.Item["SK"].(*types.AttributeValueMemberS)
+						if ok && strings.HasPrefix(sk.Value, "ISSUE#") && iw.batches.Add(1) == iw.failAt {
+							return middleware.InitializeOutput{}, middleware.Metadata{}, errors.New("crashed")
+						}
+					}
+				}
+				return next.HandleInitialize(ctx, in)
+			}), middleware.Before)
+	})
+	st.DB = dynamodb.New(opts)
+}
+
+// The first scan of a branch reads no issue (none can exist before its
+// head), and its retry after a crash midway reads them all and finishes
+// exactly: every finding stored once, every counter equal to a recount.
+func TestFirstScanOfABranchRetriedAfterACrash(t *testing.T) {
+	w := newBranchWorld(t)
+	iw := &issueWrites{failAt: 6}
+	iw.watch(w.st)
+	ctx := context.Background()
+	fs := make([]finding, 600) // a file each: some 1,800 counters, 19 journal items
+	for n := range fs {
+		fs[n] = finding{fmt.Sprintf("f%03d", n), []int{79, 89, 22, 78, 502, 611}[n%6]}
+	}
+	sc, err := w.st.CreateScan(ctx, store.Scan{ID: uuid.NewString(), CompanyID: w.company, ProjectID: w.project, Branch: "feature/x",
+		Engine: "sarif", Tool: "t", Status: store.ScanProcessing, CreatedAt: w.clock.Format(time.RFC3339)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.st.ApplyScan(ctx, w.company, sc, w.found(sc, fs...)); err == nil || !strings.Contains(err.Error(), "crashed") {
+		t.Fatalf("the crashed apply answered %v", err)
+	}
+	if n := iw.read.Load(); n != 0 {
+		t.Fatalf("the first scan of a branch read %d issues", n)
+	}
+	res, err := w.st.ApplyScan(ctx, w.company, sc, w.found(sc, fs...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := iw.read.Load(); n != int64(len(fs)) {
+		t.Fatalf("the retry read %d issues, want %d", n, len(fs))
+	}
+	if res.Created+res.Unchanged != len(fs) || res.Created == len(fs) || res.Created == 0 {
+		t.Fatalf("the retry: %+v (the crash came after some of the issues were written)", res)
+	}
+	stored := 0
+	if err := w.st.EachScanIssue(ctx, w.company, sc.ID, func(i store.Issue) error {
+		if i.Status != "open" || i.ScanID != sc.ID {
+			return fmt.Errorf("issue %s: %s by %s", i.Fingerprint, i.Status, i.ScanID)
+		}
+		stored++
+		return nil
+	}); err != nil || stored != len(fs) {
+		t.Fatalf("stored %d of %d: %v", stored, len(fs), err)
+	}
+	testenv.Recount(t, w.st, w.company)
 }
