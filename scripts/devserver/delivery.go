@@ -15,10 +15,11 @@ import (
 )
 
 // startDelivery runs, until ctx ends, what AWS runs beside the API: the
-// dispatcher and the ingester on the table's stream (one poller, the event
-// source mappings' local stand-in) and the scheduled jobs (retries every
-// few seconds, SLA checks and the weekly digest every five minutes), all on
-// the same code.
+// dispatcher and the ingester on the table's stream (a poller each, as
+// AWS gives each its own event source mapping: the demo seed's hundreds of
+// notifications, delivered at start, do not hold up the first upload) and
+// the scheduled jobs (retries every few seconds, SLA checks and the weekly
+// digest every five minutes), all on the same code.
 func startDelivery(ctx context.Context, st *store.Store, endpoint, smtpAddr, baseURL string, reports reportstore.Store) error {
 	// Local receivers on loopback are allowed unless configured otherwise.
 	if os.Getenv(dispatcher.EnvAllowLoopback) == "" {
@@ -37,13 +38,17 @@ func startDelivery(ctx context.Context, st *store.Store, endpoint, smtpAddr, bas
 	if err != nil {
 		return err
 	}
-	go func() {
-		in := &ingester.Ingester{Store: st, Reports: reports, Log: log}
-		p := &localstream.Poller{Dispatcher: d, Consumers: []localstream.Consumer{in.HandleImage}, Streams: streams}
-		if err := p.Run(ctx); err != nil {
-			log.Error("stream poller stopped", "error", err.Error())
-		}
-	}()
+	in := &ingester.Ingester{Store: st, Reports: reports, Log: log}
+	for name, p := range map[string]*localstream.Poller{
+		"dispatcher": {Dispatcher: d, Streams: streams},
+		"ingester":   {Store: st, Log: log, Consumers: []localstream.Consumer{in.HandleImage}, Streams: streams},
+	} {
+		go func() {
+			if err := p.Run(ctx); err != nil {
+				log.Error("stream poller stopped", "consumer", name, "error", err.Error())
+			}
+		}()
+	}
 	go func() {
 		retries, jobs := time.NewTicker(2*time.Second), time.NewTicker(5*time.Minute)
 		defer retries.Stop()
