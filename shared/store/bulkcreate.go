@@ -129,37 +129,47 @@ func (s *Store) applyJournal(ctx context.Context, companyID int64, pk string, se
 		if err != nil {
 			return err
 		}
-		ok, err := s.applySettled(ctx, companyID, ch, del)
+		keys := ch.counterKeys(companyID)
+		err = s.applySettled(ctx, companyID, ch, keys, del)
+		ok := err == nil
 		if errors.Is(err, ErrConflict) {
-			ok, err = false, s.retrying(ctx, func() error { return s.applyPlain(ctx, companyID, ch, del) })
+			err = s.retrying(ctx, func() error { return s.applyPlain(ctx, ch, keys, del) })
 		}
 		if err != nil {
 			return err
 		}
-		for _, k := range ch.counterKeys(companyID) {
+		for _, k := range keys {
 			settled[k] = settled[k] || ok
 		}
 	}
 	return nil
 }
 
-// counterKeys are the keys of the counters a journal item moves.
+// ref names the counter a journal entry moves.
+func (e journalEntry) ref() groupRef {
+	return groupRef{scope: Scope{ProjectID: e.Project, Branch: e.Branch}, dim: e.Dim, group: e.Group}
+}
+
+func (e journalEntry) delta() *counterDelta {
+	g := e.ref()
+	return &counterDelta{scope: g.scope, dim: g.dim, group: g.group, cells: e.Cells}
+}
+
+// counterKeys are the keys of the counters a journal item moves, in the
+// order of its entries.
 func (ch journalItem) counterKeys(companyID int64) []Key {
 	keys := make([]Key, len(ch.Entries))
 	for n, e := range ch.Entries {
-		keys[n] = groupRef{scope: Scope{ProjectID: e.Project, Branch: e.Branch}, dim: e.Dim, group: e.Group}.key(companyID)
+		keys[n] = e.ref().key(companyID)
 	}
 	return keys
 }
 
-func (e journalEntry) delta() *counterDelta {
-	return &counterDelta{scope: Scope{ProjectID: e.Project, Branch: e.Branch}, dim: e.Dim, group: e.Group, cells: e.Cells}
-}
-
-// applyPlain adds a journal item's deltas to its counters and deletes it.
-func (s *Store) applyPlain(ctx context.Context, companyID int64, ch journalItem, del types.TransactWriteItem) error {
+// applyPlain adds a journal item's deltas to its counters (keys, as
+// counterKeys) and deletes it.
+func (s *Store) applyPlain(ctx context.Context, ch journalItem, keys []Key, del types.TransactWriteItem) error {
 	var items []types.TransactWriteItem
-	for n, k := range ch.counterKeys(companyID) {
+	for n, k := range keys {
 		add, err := s.txCounter(k, ch.Entries[n].delta())
 		if err != nil {
 			return err
@@ -169,15 +179,15 @@ func (s *Store) applyPlain(ctx context.Context, companyID int64, ch journalItem,
 	return s.transact(ctx, append(items, del))
 }
 
-// applySettled adds a journal item's deltas to its counters, settled for
-// the counts read, and deletes it; ErrConflict when a counter moved since.
-// It reports whether it settled them: an item whose scopes do not fit one
-// transaction beside its counters is applied plain.
-func (s *Store) applySettled(ctx context.Context, companyID int64, ch journalItem, del types.TransactWriteItem) (bool, error) {
-	keys := ch.counterKeys(companyID)
+// applySettled adds a journal item's deltas to its counters (keys, as
+// counterKeys), settled for the counts read, and deletes it; ErrConflict
+// when a counter moved since. The item's counters, its scopes' summaries
+// (a scan's issues have three scopes) and its delete fit one transaction:
+// see journalChunk.
+func (s *Store) applySettled(ctx context.Context, companyID int64, ch journalItem, keys []Key, del types.TransactWriteItem) error {
 	got, err := s.batchGet(ctx, keys)
 	if err != nil {
-		return false, err
+		return err
 	}
 	var items []types.TransactWriteItem
 	moves := groupMoves{}
@@ -185,23 +195,20 @@ func (s *Store) applySettled(ctx context.Context, companyID int64, ch journalIte
 		var was counterState
 		if av, ok := got[keys[n]]; ok {
 			if was, err = decodeCounter(av); err != nil {
-				return false, err
+				return err
 			}
 		}
 		d := e.delta()
 		item, now, err := s.txCounterSettled(companyID, keys[n], d, was)
 		if err != nil {
-			return false, err
+			return err
 		}
 		items = append(items, item)
 		moves.add(d.scope, d.dim, was.indexed, now)
 	}
 	sums, err := s.txSummaries(companyID, moves)
 	if err != nil {
-		return false, err
+		return err
 	}
-	if items = append(items, sums...); len(items) >= maxTxItems { // more scopes than a scan's issues have
-		return false, s.applyPlain(ctx, companyID, ch, del)
-	}
-	return true, s.transact(ctx, append(items, del))
+	return s.transact(ctx, append(append(items, sums...), del))
 }

@@ -14,10 +14,10 @@ import (
 // package, version) like SAST issues (ids from IssueID): a scan that
 // reports one again keeps its id, first detection (created_at) and
 // status. A scan's SCA findings are kept as membership items, one per
-// finding (counted ones; a scan has few). They are listed by id: the company's (GSI2; page numbers
-// by the Offset index), a project's (GSI1) and a scan's (its membership
-// items), and counted on write (counted.go): COUNT#SCA, COUNT#SCA#P<project>
-// and COUNT#SCANSCA#<scan>.
+// finding (a scan has few). They are listed by id: the company's (GSI2;
+// page numbers by the Offset index), a project's (GSI1) and a scan's (its
+// membership items), and counted on write (counted.go): COUNT#SCA,
+// COUNT#SCA#P<project> and COUNT#SCANSCA#<scan>.
 
 // member is one SCA finding a scan reported.
 type member struct {

@@ -38,6 +38,11 @@ type memberItem struct {
 	IDs   []string `dynamodbav:"ids"`
 }
 
+// memberKeys is the key condition of a scan's membership items inside r.
+func memberKeys(companyID int64, scanID string, r skRange) expression.KeyConditionBuilder {
+	return Page{PKAttr: tabledef.PK, Partition: memberPK(companyID, scanID)}.keyCondition(r)
+}
+
 // memberList is the list a scan issue page token is bound to.
 func memberList(companyID int64, scanID string) List {
 	return List{Partition: memberPK(companyID, scanID), SKPrefix: memberChunkPrefix, Forward: true}
@@ -62,7 +67,7 @@ func (s *Store) putMembers(ctx context.Context, companyID int64, scanID string, 
 // memberIDs are the ids of the issues a scan reported, ascending.
 func (s *Store) memberIDs(ctx context.Context, companyID int64, scanID string) ([]string, error) {
 	var chunks []memberItem
-	if err := s.queryAll(ctx, "", pkBeginsWith(memberPK(companyID, scanID), memberChunkPrefix), true, &chunks); err != nil {
+	if err := s.queryAll(ctx, "", memberKeys(companyID, scanID, prefixRange(memberChunkPrefix)), true, &chunks); err != nil {
 		return nil, err
 	}
 	var out []string
@@ -79,12 +84,13 @@ func (s *Store) memberIDs(ctx context.Context, companyID int64, scanID string) (
 // it reads every chunk before the window; from a page token's chunk, one
 // or two.
 func (s *Store) memberWindow(ctx context.Context, companyID int64, scanID, from string, offset, limit int) ([]string, string, error) {
-	lo, batch := from, int32(3)
-	if lo == "" {
-		lo, batch = memberChunkPrefix, int32(min((offset+limit)/memberChunk+2, 100))
+	r, batch := prefixRange(memberChunkPrefix), int32(3)
+	if from != "" {
+		r.From = from
+	} else {
+		batch = int32(min((offset+limit)/memberChunk+2, 100))
 	}
-	kc := expression.Key(tabledef.PK).Equal(expression.Value(memberPK(companyID, scanID))).
-		And(expression.Key(tabledef.SK).Between(expression.Value(lo), expression.Value(memberChunkPrefix+"\U0010FFFF")))
+	kc := memberKeys(companyID, scanID, r)
 	end := offset + limit
 	ids := []string{}
 	var start map[string]types.AttributeValue
@@ -163,8 +169,7 @@ func (s *Store) ScanIssues(ctx context.Context, companyID int64, sc Scan, q Page
 // ScanReported reports whether a scan of the company reported an issue:
 // it reads the one chunk that would hold the id.
 func (s *Store) ScanReported(ctx context.Context, companyID int64, scanID, issueID string) (bool, error) {
-	kc := expression.Key(tabledef.PK).Equal(expression.Value(memberPK(companyID, scanID))).
-		And(expression.Key(tabledef.SK).Between(expression.Value(memberChunkPrefix), expression.Value(memberChunkPrefix+issueID)))
+	kc := memberKeys(companyID, scanID, skRange{From: memberChunkPrefix, To: memberChunkPrefix + issueID})
 	items, _, err := s.queryRaw(ctx, "", kc, nil, false, 1, nil)
 	if err != nil || len(items) == 0 {
 		return false, err
