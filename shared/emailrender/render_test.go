@@ -1,4 +1,4 @@
-package dispatcher_test
+package emailrender_test
 
 import (
 	"encoding/json"
@@ -10,7 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acme/codescan-api/functions/dispatcher"
+	"github.com/acme/codescan-api/shared/emailrender"
+	"github.com/acme/codescan-api/shared/notify"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden emails in testdata/email")
@@ -101,11 +102,14 @@ func replaceStrings(v any, key string) any {
 }
 
 // Every email renders exactly as testdata/email holds it (subject, text
-// and HTML, byte for byte), hostile values escaped.
+// and HTML, byte for byte), hostile values escaped. The golden files were
+// written by the text/template and html/template renderer this package
+// replaced; the one change since is numbers of a million and more, which
+// the templates printed as floats (1.234567e+06).
 func TestEmailsMatchGoldenFiles(t *testing.T) {
 	for _, c := range goldenCases(t) {
 		payload := fmt.Sprintf(`{"type":%q,"id":"evt-1","created_at":"2026-11-23T08:00:00Z","company_id":1,"data":%s}`, c.typ, c.data)
-		m, err := dispatcher.Render(c.appURL, "to@example.test", []byte(payload))
+		m, err := emailrender.Render(c.appURL, "to@example.test", []byte(payload))
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -163,4 +167,49 @@ func diffLines(want, got string) string {
 		}
 	}
 	return "(equal lines)"
+}
+
+func TestEveryTypeHasAnEmail(t *testing.T) {
+	for _, code := range append(notify.Codes(), notify.TypeWebhookDisabled) {
+		if _, ok := sampleData[code]; !ok {
+			t.Errorf("no sample data for %s", code)
+		}
+	}
+	for code, data := range sampleData {
+		m, err := emailrender.Render("https://app.example", "a@b.test",
+			[]byte(fmt.Sprintf(`{"type":%q,"id":"e1","created_at":"2026-11-23T08:00:00Z","company_id":1,"data":%s}`, code, data)))
+		if err != nil {
+			t.Fatalf("%s: %v", code, err)
+		}
+		for _, part := range []string{m.Subject, m.Text, m.HTML} {
+			if strings.Contains(part, "%!") {
+				t.Errorf("%s: missing value in %q", code, part)
+			}
+		}
+		if !strings.Contains(m.Text, "https://app.example/") || !strings.Contains(m.HTML, `href="https://app.example/`) {
+			t.Errorf("%s: no link back: %q", code, m.Text)
+		}
+	}
+	if _, err := emailrender.Render("https://app.example", "a@b.test", []byte(`{"type":"nope","id":"e","data":{}}`)); err == nil {
+		t.Error("unknown type rendered")
+	}
+	m, err := emailrender.Render("https://app.example", "a@b.test", []byte(`{"type":"scan_failed","id":"e","data":{"project_name":"<script>x</script>","branch":"b","tool":"t","failed_reason":"r","scan_id":"s"}}`))
+	if err != nil || strings.Contains(m.HTML, "<script>") {
+		t.Errorf("HTML not escaped: %q (%v)", m.HTML, err)
+	}
+}
+
+// sampleData is, per type, the data its producer records (documented in
+// the OpenAPI document's WebhookPayload).
+var sampleData = map[string]string{
+	"scan_completed":       `{"scan_id":"s1","project_id":7,"project_name":"payments","branch":"main","tool":"semgrep","findings":3,"completed_at":"2026-11-23T08:00:00Z"}`,
+	"scan_failed":          `{"scan_id":"s1","project_id":7,"project_name":"payments","branch":"main","tool":"semgrep","failed_reason":"report truncated"}`,
+	"new_critical_issue":   `{"scan_id":"s1","project_id":7,"project_name":"payments","branch":"main","count":1,"issues":[{"id":"i1","title":"SQL injection","file_path":"a.py","line":4,"cwe":89,"urgency":"CR"}]}`,
+	"new_high_issue":       `{"scan_id":"s1","project_id":7,"project_name":"payments","branch":"main","count":1,"issues":[{"id":"i1","title":"XSS","file_path":"a.js","line":0,"cwe":79,"urgency":"HI"}]}`,
+	"issue_status_changed": `{"issue_id":"i1","project_id":7,"project_name":"payments","title":"SQL injection","previous_status":"open","status":"fixed","changed_by":3}`,
+	"sla_breach":           `{"issue_id":"i1","project_id":7,"project_name":"payments","title":"SQL injection","urgency":"CR","first_detection_date":"2026-11-01T00:00:00Z","due_date":"2026-11-08T00:00:00Z"}`,
+	"weekly_digest":        `{"week_start":"2026-11-16","week_end":"2026-11-22","open_issues":12,"open_by_urgency":{"CR":1,"HI":2,"ME":4,"LO":5},"overdue":1,"due_soon":2}`,
+	"integration_expired":  `{"integration_uuid":"u1","name":"GitHub","account_name":"acme","base_url":"https://api.github.com","reason":"the host rejected the token (401)"}`,
+	"policy_violation":     `{"project_id":7,"project_name":"payments","branch":"main","scan_id":"s1","count":2,"rules":[{"id":3,"slug":"no-critical"}]}`,
+	"webhook_disabled":     `{"webhook_id":"w1","url":"https://hooks.example.com/x","failing_since":"2026-11-20T00:00:00Z","reason":"every delivery failed since 2026-11-20T00:00:00Z"}`,
 }
