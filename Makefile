@@ -85,9 +85,11 @@ lint: synth
 	cfn-lint template.yaml
 	cfn-lint --ignore-checks W3005 -- infra/cdk.out/*.template.json
 
-## generate: rewrite template.yaml and events/ from the route table
+## generate: rewrite template.yaml and events/ from the route table, and
+## the OpenAPI document from its YAML sources
 generate:
 	cd shared/cwe && $(GO) generate
+	cd shared/openapi && $(GO) generate
 	$(GO) run ./scripts/samgen
 	$(GO) run ./scripts/lambdaevents gen
 
