@@ -244,7 +244,7 @@ func (d *Dispatcher) attempt(ctx context.Context, del store.Delivery) (store.Del
 		}
 		a = store.Attempt{At: time.Now(), StatusCode: res.StatusCode, Latency: res.Latency, Delivered: res.Delivered()}
 		if res.Err != nil {
-			a.Error = res.Err.Error()
+			a.Error = res.Outcome() // a class: the error's text names addresses and ports
 		}
 		retryable, retryAfter = !a.Delivered && res.Retryable(), res.RetryAfter
 		if ep != nil {

@@ -187,13 +187,18 @@ func (s *Store) ListAPIKeys(ctx context.Context, companyID, userID int64, pr Pag
 		p.Index, p.PKAttr, p.Partition = tabledef.GSI1.Name, tabledef.GSI1.PK, apiKeyOwnerPK(companyID, userID)
 		r = digitKeys
 	}
+	view := listView("api_keys", p.Partition, strconv.FormatInt(userID, 10))
+	var err error
+	if p.Token, err = openToken(view, pr.Token); err != nil {
+		return nil, "", 0, err
+	}
 	var out []APIKey
 	next, err := s.readPage(ctx, p, r, pr.Offset, &out)
 	if err != nil {
 		return nil, "", 0, err
 	}
 	n, err := s.counterValue(ctx, apiKeyCountKey(companyID, userID))
-	return out, next, n, err
+	return out, sealToken(view, next), n, err
 }
 
 // Credential is what authentication learns from a credential: its user and

@@ -246,14 +246,19 @@ func (s *Store) ListUsers(ctx context.Context, companyID int64) ([]User, error) 
 // ListUsersPage returns one page of a company's users under a facet (by
 // id), the next page's token and the facet's total.
 func (s *Store) ListUsersPage(ctx context.Context, companyID int64, facet string, pr PageRequest) ([]User, string, int64, error) {
-	p := Page{PKAttr: tabledef.PK, Partition: CompanyPK(companyID), Forward: true, Limit: int32(pr.Size), Token: pr.Token}
+	view := listView("users", CompanyPK(companyID), facet)
+	raw, err := openToken(view, pr.Token)
+	if err != nil {
+		return nil, "", 0, err
+	}
+	p := Page{PKAttr: tabledef.PK, Partition: CompanyPK(companyID), Forward: true, Limit: int32(pr.Size), Token: raw}
 	var out []User
 	next, err := s.readPage(ctx, p, prefixRange(userFacetPrefix(facet)), pr.Offset, &out)
 	if err != nil {
 		return nil, "", 0, err
 	}
 	n, err := s.counterValue(ctx, userCountKey(companyID, facet))
-	return out, next, n, err
+	return out, sealToken(view, next), n, err
 }
 
 func (s *Store) counterValue(ctx context.Context, k Key) (int64, error) {
