@@ -104,7 +104,7 @@ func (s *Store) CreateCompany(ctx context.Context, in NewCompany) (c Company, ad
 	if err != nil {
 		return Company{}, User{}, false, err
 	}
-	uid, err := s.nextUserID(ctx, id)
+	uid, err := s.NextUserID(ctx, id)
 	if err != nil {
 		return Company{}, User{}, false, err
 	}

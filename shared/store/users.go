@@ -158,7 +158,7 @@ func (s *Store) CreateUser(ctx context.Context, u User) (User, error) {
 	next := u.ID == 0
 	for attempt := 0; ; attempt++ {
 		if next {
-			id, err := s.nextUserID(ctx, u.CompanyID)
+			id, err := s.NextUserID(ctx, u.CompanyID)
 			if err != nil {
 				return User{}, err
 			}
@@ -183,8 +183,8 @@ func (s *Store) CreateUser(ctx context.Context, u User) (User, error) {
 	}
 }
 
-// nextUserID is the company's next user id, above its highest one.
-func (s *Store) nextUserID(ctx context.Context, companyID int64) (int64, error) {
+// NextUserID is the company's next user id, above its highest one.
+func (s *Store) NextUserID(ctx context.Context, companyID int64) (int64, error) {
 	return s.nextCompanyID(ctx, companyID, "user", userFacetPrefix(FacetAll))
 }
 
