@@ -61,6 +61,11 @@ func setup(t *testing.T) *world {
 	w.dev1 = env.User(t, w.acme, testenv.UserSpec{Email: "ana@acme.test"})
 	w.dev2 = env.User(t, w.acme, testenv.UserSpec{Email: "bo@acme.test"})
 	w.other = env.Company(t, "Other")
+	// User ids are numbered per company: past Acme's five, the other
+	// company's user has an id no Acme user has.
+	for i := range 5 {
+		env.User(t, w.other, testenv.UserSpec{Email: fmt.Sprintf("pad%d@other.test", i)})
+	}
 	w.otherUser = env.User(t, w.other, testenv.UserSpec{Email: "x@other.test"})
 	for _, p := range []store.Project{
 		{Name: "payments-api", RepoURL: "https://github.com/acme/payments-api", Tags: []string{"backend", "pci"}},
