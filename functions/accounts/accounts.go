@@ -20,7 +20,6 @@ import (
 const (
 	DefaultPageSize = 20
 	MaxPageSize     = 100
-	maxTokenLength  = 2048
 )
 
 type handlers struct{ store *store.Store }
@@ -39,25 +38,27 @@ func New(d config.Deps) http.Handler {
 	})
 }
 
-// pageRequest reads page, page_size and next_page_token. A token wins over
-// a page number; page numbers cost a keys-only read of the rows before.
+// pageRequest reads page, page_size and next_page_token (or page_token).
+// A token wins over a page number; page numbers cost a keys-only read of
+// the rows before.
 func pageRequest(r *http.Request) (store.PageRequest, httpapi.Paging, error) {
 	pg, err := httpapi.ParsePaging(r, DefaultPageSize, MaxPageSize)
+	if errors.Is(err, httpapi.ErrBadPageToken) {
+		return store.PageRequest{}, pg, errBadToken
+	}
 	if err != nil {
 		return store.PageRequest{}, pg, err
 	}
-	token := r.URL.Query().Get("next_page_token")
-	if len(token) > maxTokenLength {
-		return store.PageRequest{}, pg, errBadToken
-	}
-	pr := store.PageRequest{Size: pg.PageSize, Token: token}
-	if token == "" {
+	pr := store.PageRequest{Size: pg.PageSize, Token: pg.Token}
+	if pg.Token == "" {
 		pr.Offset = pg.Offset()
 	}
 	return pr, pg, nil
 }
 
-var errBadToken = httpapi.Errorf(http.StatusBadRequest, "Invalid next_page_token")
+// errBadToken answers a page token the list did not issue: garbage, edited,
+// another company's or another list's (or filter's).
+var errBadToken = httpapi.Errorf(http.StatusBadRequest, "Invalid page token")
 
 // listError maps a store error of a list read.
 func listError(err error) error {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -455,6 +457,171 @@ func TestPaging(t *testing.T) {
 		{admin, "/audit-log", *first.NextPageToken},
 	} {
 		w.do(t, "GET", tc.path+"?next_page_token="+tc.token, "", tc.as, http.StatusBadRequest)
+	}
+}
+
+// TestPageTokensRefused: the three lists answer every token they did not
+// issue — garbage, edited, another company's, another list's or filter's —
+// with one 400, under either parameter name; their own tokens work under
+// both.
+func TestPageTokensRefused(t *testing.T) {
+	w := newWorld(t)
+	acme, globex := w.env.Company(t, "Acme"), w.env.Company(t, "Globex")
+	admin := testenv.Key(acme.Admin)
+	for i := range 3 {
+		w.createKey(t, admin, fmt.Sprintf(`{"name":"k%d"}`, i))
+		w.env.User(t, acme, testenv.UserSpec{Email: fmt.Sprintf("u%d@acme.test", i), IsAdmin: true})
+	}
+	token := func(path string) string {
+		var l struct {
+			Next *string `json:"next_page_token"`
+		}
+		w.do(t, "GET", path, "", admin, http.StatusOK).Decode(t, &l)
+		if l.Next == nil {
+			t.Fatalf("%s: no next page", path)
+		}
+		return *l.Next
+	}
+	lists := []string{"/api-keys", "/users", "/audit-log"}
+	tokens := map[string]string{}
+	for _, path := range lists {
+		tokens[path] = token(path + "?page_size=1")
+	}
+	admins := token("/users?page_size=1&role=admin")
+	for _, path := range lists {
+		own := tokens[path]
+		edited := []byte(own)
+		edited[len(edited)/3] ^= 2
+		bad := map[string]struct {
+			token string
+			as    []string
+		}{
+			"garbage":               {"garbage", admin},
+			"edited":                {string(edited), admin},
+			"without its checksum":  {own[:strings.LastIndex(own, ".")], admin},
+			"another company's":     {own, testenv.Key(globex.Admin)},
+			"of another list":       {tokens[lists[(slices.Index(lists, path)+1)%len(lists)]], admin},
+			"of another filter":     {admins, admin},
+			"long garbage":          {strings.Repeat("a", 2000), admin},
+		}
+		if path == "/users" {
+			bad["of another filter"] = struct {
+				token string
+				as    []string
+			}{own, admin}
+		}
+		for name, tc := range bad {
+			for _, param := range []string{"next_page_token", "page_token"} {
+				q := path + "?" + param + "=" + url.QueryEscape(tc.token)
+				if name == "of another filter" && path == "/users" {
+					q += "&role=admin"
+				}
+				res := testenv.Do(t, w.h, "GET", q, "", tc.as...)
+				if res.Status != http.StatusBadRequest || strings.TrimSpace(string(res.Body)) != `{"error":"Invalid page token"}` {
+					t.Errorf("%s token %s as %s: %d %s", path, name, param, res.Status, res.Body)
+				}
+			}
+		}
+		for _, param := range []string{"next_page_token", "page_token"} {
+			w.do(t, "GET", path+"?page_size=1&"+param+"="+url.QueryEscape(own), "", admin, http.StatusOK)
+		}
+	}
+}
+
+// TestNoTenantHints: another company's use of a subject or an email is
+// answered like a never-seen one, a bearer token stands for one user
+// (the oldest active mapping), and user ids count one company's users.
+func TestNoTenantHints(t *testing.T) {
+	w := newWorld(t)
+	acme, globex := w.env.Company(t, "Acme"), w.env.Company(t, "Globex")
+	create := func(as testenv.User, body string, want int) user {
+		var out struct {
+			User user `json:"user"`
+		}
+		w.do(t, "POST", "/users", body, testenv.Key(as), want).Decode(t, &out)
+		return out.User
+	}
+	shape := func(u user) string {
+		u.ID, u.Subject = 0, nil
+		return fmt.Sprintf("%+v", u)
+	}
+	acmeDev := create(acme.Admin, `{"email":"dev@shared.test","first_name":"D","last_name":"V","subject":"idp|shared"}`, http.StatusCreated)
+	// Globex: the taken subject and email, and never-seen ones, answer alike.
+	taken := create(globex.Admin, `{"email":"dev@shared.test","first_name":"D","last_name":"V","subject":"idp|shared"}`, http.StatusCreated)
+	fresh := create(globex.Admin, `{"email":"new@shared.test","first_name":"D","last_name":"V","subject":"idp|fresh"}`, http.StatusCreated)
+	if shape(taken) != strings.Replace(shape(fresh), "new@", "dev@", 1) {
+		t.Errorf("a taken subject answers %+v, a fresh one %+v", taken, fresh)
+	}
+	// Inside one company they stay unique.
+	create(globex.Admin, `{"email":"other@shared.test","first_name":"D","last_name":"V","subject":"idp|shared"}`, http.StatusConflict)
+
+	// Ids count the company's own users: Globex's admin is 1, its users 2
+	// and 3, whatever Acme did.
+	if taken.ID != 2 || fresh.ID != 3 || acmeDev.ID != 2 {
+		t.Errorf("ids: acme's user %d, globex's %d and %d", acmeDev.ID, taken.ID, fresh.ID)
+	}
+	mark := create(globex.Admin, `{"email":"m@globex.test","first_name":"M","last_name":"M"}`, http.StatusCreated)
+	for i := range 3 {
+		create(acme.Admin, fmt.Sprintf(`{"email":"a%d@acme.test","first_name":"A","last_name":"A"}`, i), http.StatusCreated)
+	}
+	if next := create(globex.Admin, `{"email":"n@globex.test","first_name":"N","last_name":"N"}`, http.StatusCreated); next.ID != mark.ID+1 {
+		t.Errorf("globex's next user after acme's activity: %d, after %d", next.ID, mark.ID)
+	}
+
+	// The shared subject's bearer token stands for Acme's user (mapped
+	// first), and for Globex's once Acme's is inactive.
+	bearer := testenv.Bearer(w.env.Token(t, testenv.User{User: store.User{Subject: "idp|shared"}}))
+	owner := func() (companyID, userID int64) {
+		_, k := w.createKey(t, bearer, `{"name":"probe"}`)
+		for _, c := range []*testenv.Company{acme, globex} {
+			if got, err := w.env.Store.GetAPIKey(context.Background(), c.ID, k.ID); err == nil && got.UserID == k.UserID && got.Name == "probe" && got.RevokedAt == "" {
+				w.do(t, "DELETE", fmt.Sprintf("/api-keys/%d", k.ID), "", bearer, http.StatusOK)
+				return c.ID, k.UserID
+			}
+		}
+		t.Fatalf("probe key %+v in neither company", k)
+		return 0, 0
+	}
+	if c, u := owner(); c != acme.ID || u != acmeDev.ID {
+		t.Errorf("bearer: company %d user %d, want acme's %d", c, u, acmeDev.ID)
+	}
+	w.do(t, "PATCH", fmt.Sprintf("/users/%d", acmeDev.ID), `{"active":false}`, testenv.Key(acme.Admin), http.StatusOK)
+	if c, u := owner(); c != globex.ID || u != taken.ID {
+		t.Errorf("bearer after acme's user left: company %d user %d, want globex's %d", c, u, taken.ID)
+	}
+	w.do(t, "PATCH", fmt.Sprintf("/users/%d", taken.ID), `{"active":false}`, testenv.Key(globex.Admin), http.StatusOK)
+	w.do(t, "GET", "/api-keys", "", bearer, http.StatusUnauthorized)
+}
+
+// TestIDsAboveOlderOnes: a company whose users were numbered by the global
+// sequence keeps their ids, and its own sequence starts above them.
+func TestIDsAboveOlderOnes(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	id, err := w.env.Store.NextID(ctx, "company")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.env.Store.PutCompany(ctx, store.Company{ID: id, Name: "Initech"}); err != nil {
+		t.Fatal(err)
+	}
+	old := store.User{ID: 500, CompanyID: id, Email: "old@initech.test", FirstName: "O", LastName: "L", IsAdmin: true, Active: true}
+	if err := w.env.Store.PutUser(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	key := auth.NewAPIKey()
+	if err := w.env.Store.PutAPIKey(ctx, id, old.ID, key); err != nil {
+		t.Fatal(err)
+	}
+	var out struct {
+		User user `json:"user"`
+	}
+	w.do(t, "POST", "/users", `{"email":"new@initech.test","first_name":"N","last_name":"W"}`, []string{auth.APIKeyHeader, key}, http.StatusCreated).Decode(t, &out)
+	if out.User.ID != 501 {
+		t.Errorf("new user %d, want 501 (above the older 500)", out.User.ID)
+	}
+	if u, err := w.env.Store.GetUser(ctx, id, 500); err != nil || u.Email != old.Email {
+		t.Errorf("older user: %+v %v", u, err)
 	}
 }
 

@@ -407,7 +407,7 @@ func TestGuardRefusesInternalAddressesAtDialTime(t *testing.T) {
 	w.d.Dispatch(ctx, []store.Event{scanCompleted(c.ID, "99999999-8888-4777-8666-555555555555")})
 	log, _, err := w.env.Store.ListAttempts(ctx, c.ID, ep.ID, "", 10, "")
 	if err != nil || len(log) != 1 || log[0].Outcome != store.AttemptFailed || log[0].NextRetryAt != "" ||
-		!strings.Contains(log[0].Error, "not a public address") {
+		log[0].Error != webhook.OutcomeBlockedAddress {
 		t.Fatalf("attempts %+v (%v)", log, err)
 	}
 }

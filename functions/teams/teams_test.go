@@ -61,7 +61,12 @@ func setup(t *testing.T) *world {
 	w.dev1 = env.User(t, w.acme, testenv.UserSpec{Email: "ana@acme.test"})
 	w.dev2 = env.User(t, w.acme, testenv.UserSpec{Email: "bo@acme.test"})
 	w.other = env.Company(t, "Other")
-	w.otherUser = env.User(t, w.other, testenv.UserSpec{Email: "x@other.test"})
+	// User ids are numbered per company; this user of the other company
+	// has an id no Acme user has (one numbered when ids were global).
+	w.otherUser = testenv.User{User: store.User{ID: 900, CompanyID: w.other.ID, Email: "x@other.test", FirstName: "X", LastName: "Y", Active: true}}
+	if err := env.Store.PutUser(context.Background(), w.otherUser.User); err != nil {
+		t.Fatal(err)
+	}
 	for _, p := range []store.Project{
 		{Name: "payments-api", RepoURL: "https://github.com/acme/payments-api", Tags: []string{"backend", "pci"}},
 		{Name: "web-app", RepoURL: "https://github.com/acme/web-app", Tags: []string{"Frontend"}},

@@ -262,19 +262,25 @@ func (h handlers) create(w http.ResponseWriter, r *http.Request) error {
 	return httpapi.WriteJSON(w, http.StatusCreated, map[string]any{"status": "ok", "webhook": viewOf(ep), "secret": secret})
 }
 
-// pageSize reads page_size (1 to MaxPageSize).
-func pageSize(r *http.Request) (int32, error) {
+// paging reads page_size (1 to MaxPageSize) and the page token
+// (next_page_token, or page_token).
+func paging(r *http.Request) (int32, string, error) {
 	p, err := httpapi.ParsePaging(r, DefaultPageSize, MaxPageSize)
+	if errors.Is(err, httpapi.ErrBadPageToken) {
+		return 0, "", errBadToken
+	}
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
 	if p.Page != 1 {
-		return 0, httpapi.Errorf(http.StatusBadRequest, "page is not supported here: follow next_page_token")
+		return 0, "", httpapi.Errorf(http.StatusBadRequest, "page is not supported here: follow next_page_token")
 	}
-	return int32(p.PageSize), nil
+	return int32(p.PageSize), p.Token, nil
 }
 
-var errBadToken = httpapi.Errorf(http.StatusBadRequest, "Invalid next_page_token")
+// errBadToken answers a page token this list did not issue: garbage, edited,
+// another company's or another list's.
+var errBadToken = httpapi.Errorf(http.StatusBadRequest, "Invalid page token")
 
 func nullable(s string) *string {
 	if s == "" {
@@ -285,11 +291,11 @@ func nullable(s string) *string {
 
 func (h handlers) list(w http.ResponseWriter, r *http.Request) error {
 	p := auth.FromContext(r.Context())
-	size, err := pageSize(r)
+	size, token, err := paging(r)
 	if err != nil {
 		return err
 	}
-	eps, next, err := h.store.ListWebhooks(r.Context(), p.CompanyID, size, r.URL.Query().Get("next_page_token"))
+	eps, next, err := h.store.ListWebhooks(r.Context(), p.CompanyID, size, token)
 	if errors.Is(err, store.ErrBadPageToken) {
 		return errBadToken
 	}
@@ -345,7 +351,7 @@ func (h handlers) update(w http.ResponseWriter, r *http.Request) error {
 		empty := ""
 		ch.DisabledReason, ch.FailingSince = &empty, &empty
 	}
-	ep, err = h.store.UpdateWebhook(r.Context(), ep.CompanyID, ep.ID, ch)
+	ep, err = h.store.ChangeWebhook(r.Context(), ep, ch, "webhook.update")
 	if errors.Is(err, store.ErrNotFound) {
 		return errNotFound
 	}
@@ -360,7 +366,7 @@ func (h handlers) delete(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := h.store.DeleteWebhook(r.Context(), ep.CompanyID, ep.ID); errors.Is(err, store.ErrNotFound) {
+	if err := h.store.DeleteWebhook(r.Context(), ep); errors.Is(err, store.ErrNotFound) {
 		return errNotFound
 	} else if err != nil {
 		return err
@@ -384,11 +390,14 @@ func (h handlers) rotate(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	until := store.SortableTime(time.Now().Add(RotationOverlap))
-	ep, err = h.store.UpdateWebhook(r.Context(), ep.CompanyID, ep.ID, store.WebhookChange{
+	ep, err = h.store.ChangeWebhook(r.Context(), ep, store.WebhookChange{
 		SealedSecret: &sealed, PrevSealedSecret: &ep.SealedSecret, PrevSecretUntil: &until,
-	})
+	}, "webhook.rotate_secret")
 	if errors.Is(err, store.ErrNotFound) {
 		return errNotFound
+	}
+	if errors.Is(err, store.ErrConflict) {
+		return httpapi.Errorf(http.StatusConflict, "The secret was rotated meanwhile; read the webhook and rotate again if needed")
 	}
 	if err != nil {
 		return err
@@ -397,7 +406,8 @@ func (h handlers) rotate(w http.ResponseWriter, r *http.Request) error {
 }
 
 // test sends a signed webhook_test event to the endpoint now and answers
-// what the receiver said. It is not recorded in the delivery log.
+// what came of it as a class (webhook.Outcome*), never the error's text.
+// It is not recorded in the delivery log; the audit log records it.
 func (h handlers) test(w http.ResponseWriter, r *http.Request) error {
 	ep, err := h.load(r)
 	if err != nil {
@@ -416,15 +426,19 @@ func (h handlers) test(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	res := h.opts.Webhooks.Send(r.Context(), ep.URL, webhook.Message{ID: id, Payload: payload, Secrets: secrets})
+	outcome := res.Outcome()
 	out := map[string]any{
 		"status": "ok", "event_id": id, "delivered": res.Delivered(), "latency_ms": res.Latency.Milliseconds(),
-		"status_code": nil, "error": nil,
+		"outcome": outcome, "status_code": nil,
 	}
+	changes := map[string]store.Change{"event_id": {After: id}, "outcome": {After: outcome}}
 	if res.StatusCode != 0 {
 		out["status_code"] = res.StatusCode
+		changes["status_code"] = store.Change{After: res.StatusCode}
 	}
-	if res.Err != nil {
-		out["error"] = res.Err.Error()
+	err = h.store.Audit(r.Context(), ep.CompanyID, store.AuditEntry{Action: "webhook.test", TargetType: "webhook", TargetID: ep.ID, Changes: changes})
+	if err != nil {
+		return err
 	}
 	return httpapi.WriteJSON(w, http.StatusOK, out)
 }
@@ -447,7 +461,7 @@ func (h handlers) deliveries(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	size, err := pageSize(r)
+	size, token, err := paging(r)
 	if err != nil {
 		return err
 	}
@@ -455,7 +469,7 @@ func (h handlers) deliveries(w http.ResponseWriter, r *http.Request) error {
 	if outcome != "" && outcome != store.AttemptSucceeded && outcome != store.AttemptFailed {
 		return httpapi.Errorf(http.StatusBadRequest, "status must be succeeded or failed")
 	}
-	log, next, err := h.store.ListAttempts(r.Context(), ep.CompanyID, ep.ID, outcome, size, r.URL.Query().Get("next_page_token"))
+	log, next, err := h.store.ListAttempts(r.Context(), ep.CompanyID, ep.ID, outcome, size, token)
 	if errors.Is(err, store.ErrBadPageToken) {
 		return errBadToken
 	}
@@ -503,6 +517,13 @@ func (h handlers) redeliver(w http.ResponseWriter, r *http.Request) error {
 	if errors.Is(err, store.ErrConflict) {
 		return httpapi.Errorf(http.StatusConflict, "The delivery is being sent right now; try again in a few minutes")
 	}
+	if err != nil {
+		return err
+	}
+	err = h.store.Audit(r.Context(), ep.CompanyID, store.AuditEntry{
+		Action: "webhook.redeliver", TargetType: "webhook", TargetID: ep.ID,
+		Changes: map[string]store.Change{"delivery_id": {After: del.ID}, "state": {After: del.State}},
+	})
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -160,11 +161,25 @@ func TestBadInputIs400AndStoresNothing(t *testing.T) {
 			t.Errorf("GET /webhooks%s: %d", q, res.Status)
 		}
 	}
+	// A port is a number from 1 to 65535; the answer names the field.
+	for _, port := range []string{"99999", "0", "65536", "4294967297"} {
+		body := `{"url":"https://hooks.example.com:` + port + `/","types":["scan_completed"]}`
+		for _, req := range []struct{ method, path string }{{"POST", "/webhooks"}, {"PATCH", "/webhooks/" + c.Webhook.ID}} {
+			res := testenv.Do(t, f.h, req.method, req.path, body, testenv.Key(f.acme.Admin)...)
+			if res.Status != http.StatusBadRequest || !strings.Contains(string(res.Body), "url must have a port from 1 to 65535") {
+				t.Errorf("%s port %s: %d %s", req.method, port, res.Status, res.Body)
+			}
+		}
+	}
+	if res := testenv.Do(t, f.h, "POST", "/webhooks", `{"url":"https://hooks.example.com:65535/","types":["scan_completed"]}`, testenv.Key(f.acme.Admin)...); res.Status != http.StatusCreated {
+		t.Errorf("port 65535: %d %s", res.Status, res.Body)
+	}
 }
 
 func TestAdminsOnlyAndTenantIsolation(t *testing.T) {
 	f := newFixture(t)
 	c := f.create(t, f.acme, "https://hooks.example.com/a", "scan_failed")
+	deliveries := f.deliveryToken(t, c.Webhook.ID) // before other endpoints would be sent to
 	if res := testenv.Do(t, f.h, "GET", "/webhooks", "", testenv.Key(f.member)...); res.Status != http.StatusForbidden {
 		t.Errorf("member: %d", res.Status)
 	}
@@ -195,8 +210,28 @@ func TestAdminsOnlyAndTenantIsolation(t *testing.T) {
 	if len(page.Webhooks) != 2 || page.Total != 4 || page.Next == nil {
 		t.Fatalf("page %+v", page)
 	}
-	if res := testenv.Do(t, f.h, "GET", "/webhooks?next_page_token="+*page.Next, "", testenv.Key(f.other.Admin)...); res.Status != http.StatusBadRequest {
-		t.Errorf("foreign token: %d", res.Status)
+	// Every token this list did not issue is the same 400, under either name.
+	first := *page.Next
+	tampered := []byte(first)
+	tampered[len(tampered)/4] ^= 1
+	for name, tc := range map[string]struct {
+		token string
+		by    testenv.User
+	}{
+		"another company's": {first, f.other.Admin}, "tampered": {string(tampered), f.acme.Admin},
+		"garbage": {"garbage", f.acme.Admin}, "another list's": {deliveries, f.acme.Admin},
+		"without its checksum": {first[:strings.LastIndex(first, ".")], f.acme.Admin},
+	} {
+		for _, param := range []string{"next_page_token", "page_token"} {
+			res := testenv.Do(t, f.h, "GET", "/webhooks?"+param+"="+url.QueryEscape(tc.token), "", testenv.Key(tc.by)...)
+			if res.Status != http.StatusBadRequest || strings.TrimSpace(string(res.Body)) != `{"error":"Invalid page token"}` {
+				t.Errorf("%s token as %s: %d %s", name, param, res.Status, res.Body)
+			}
+		}
+	}
+	res := testenv.Do(t, f.h, "GET", "/webhooks/"+c.Webhook.ID+"/deliveries?page_token="+url.QueryEscape(first), "", testenv.Key(f.acme.Admin)...)
+	if res.Status != http.StatusBadRequest || strings.TrimSpace(string(res.Body)) != `{"error":"Invalid page token"}` {
+		t.Errorf("the endpoint list's token on the delivery log: %d %s", res.Status, res.Body)
 	}
 	seen := map[string]bool{}
 	for _, w := range page.Webhooks {
@@ -209,6 +244,40 @@ func TestAdminsOnlyAndTenantIsolation(t *testing.T) {
 	if len(seen) != 4 || page.Next != nil {
 		t.Errorf("two pages gave %d endpoints, next %v", len(seen), page.Next)
 	}
+}
+
+// deliveryToken returns a next_page_token of the endpoint's delivery log
+// (the company's only endpoint, moved to a loopback receiver answering 503):
+// two failed deliveries, read one a page.
+func (f *fixture) deliveryToken(t *testing.T, id string) string {
+	t.Helper()
+	off := false
+	if err := f.env.Store.UpdateNotificationSetting(context.Background(), f.acme.ID, 0, "scan_failed", []store.ChannelChange{{Channel: store.ChannelEmail, Value: &off}}); err != nil {
+		t.Fatal(err)
+	}
+	rcv := newRecorder(t, http.StatusServiceUnavailable)
+	u := rcv.URL + "/hook"
+	ep, err := f.env.Store.GetWebhook(context.Background(), f.acme.ID, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.env.Store.UpdateWebhook(context.Background(), f.acme.ID, ep.ID, store.WebhookChange{URL: &u}); err != nil {
+		t.Fatal(err)
+	}
+	d := &dispatcher.Dispatcher{Store: f.env.Store, Sealer: f.sealer, Webhooks: webhook.New(webhook.Options{AllowLoopback: true}),
+		Backoff: dispatcher.DefaultBackoff, Log: f.env.Deps.Server.Log}
+	for _, id := range []string{"scan_failed-t1", "scan_failed-t2"} {
+		d.Dispatch(context.Background(), []store.Event{{ID: id, CompanyID: f.acme.ID, Type: "scan_failed", CreatedAt: time.Now(),
+			Data: json.RawMessage(`{"scan_id":"s1","project_id":1,"project_name":"p","branch":"main","tool":"t","failed_reason":"r"}`)}})
+	}
+	var log struct {
+		Next *string `json:"next_page_token"`
+	}
+	testenv.Do(t, f.h, "GET", "/webhooks/"+id+"/deliveries?page_size=1", "", testenv.Key(f.acme.Admin)...).Decode(t, &log)
+	if log.Next == nil {
+		t.Fatal("no second page of deliveries")
+	}
+	return *log.Next
 }
 
 func TestUpdateDeleteAndCount(t *testing.T) {
@@ -278,7 +347,7 @@ func TestRotationSignsWithBothSecretsAndTestSends(t *testing.T) {
 		t.Fatal(err)
 	}
 	res = testenv.Do(t, f.h, "POST", "/webhooks/"+c.Webhook.ID+"/test", "", testenv.Key(f.acme.Admin)...)
-	if !strings.Contains(string(res.Body), "not a public address") || strings.Contains(string(res.Body), `"delivered":true`) {
+	if !strings.Contains(string(res.Body), `"outcome":"blocked_address"`) || strings.Contains(string(res.Body), "10.1.2.3") || strings.Contains(string(res.Body), `"delivered":true`) {
 		t.Errorf("private test: %s", res.Body)
 	}
 }

@@ -233,7 +233,7 @@ func (d *Engine) attempt(ctx context.Context, del store.Delivery) (store.Deliver
 		}
 		a = store.Attempt{At: time.Now(), StatusCode: res.StatusCode, Latency: res.Latency, Delivered: res.Delivered()}
 		if res.Err != nil {
-			a.Error = res.Err.Error()
+			a.Error = res.Outcome() // a class: the error's text names addresses and ports
 		}
 		retryable, retryAfter = !a.Delivered && res.Retryable(), res.RetryAfter
 		if ep != nil {

@@ -1,14 +1,19 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/shared/tabledef"
@@ -67,22 +72,34 @@ func (s *Store) PutAPIKey(ctx context.Context, companyID, userID int64, key stri
 }
 
 // CreateAPIKey stores the record and the look-up item of a new key of
-// k.UserID (name and ExpiresAt from k), with the company's and the owner's
-// key counters and the audit entry, in one transaction.
+// k.UserID (name and ExpiresAt from k; the id the next of the company's
+// key sequence), with the company's and the owner's key counters and the
+// audit entry, in one transaction.
 func (s *Store) CreateAPIKey(ctx context.Context, k APIKey, key string) (APIKey, error) {
-	id, err := s.NextID(ctx, "apikey")
-	if err != nil {
-		return APIKey{}, err
+	for attempt := 0; ; attempt++ {
+		id, err := s.nextAPIKeyID(ctx, k.CompanyID)
+		if err != nil {
+			return APIKey{}, err
+		}
+		k.ID = id
+		items, err := s.txCreateAPIKey(ctx, k, key)
+		if err != nil {
+			return APIKey{}, err
+		}
+		err = s.transact(ctx, items)
+		if conditionFailedAt(err, 1) && attempt < maxTxAttempts {
+			continue // the id is an older key's (see nextCompanyID): take the next
+		}
+		if err != nil {
+			return APIKey{}, err
+		}
+		return s.apiKeyRecord(k, key), nil
 	}
-	k.ID = id
-	items, err := s.txCreateAPIKey(ctx, k, key)
-	if err != nil {
-		return APIKey{}, err
-	}
-	if err := s.transact(ctx, items); err != nil {
-		return APIKey{}, err
-	}
-	return s.apiKeyRecord(k, key), nil
+}
+
+// nextAPIKeyID is the company's next key id, above its highest one.
+func (s *Store) nextAPIKeyID(ctx context.Context, companyID int64) (int64, error) {
+	return s.nextCompanyID(ctx, companyID, "apikey", apiKeyRecordPrefix)
 }
 
 func (s *Store) apiKeyRecord(k APIKey, key string) APIKey {
@@ -187,13 +204,18 @@ func (s *Store) ListAPIKeys(ctx context.Context, companyID, userID int64, pr Pag
 		p.Index, p.PKAttr, p.Partition = tabledef.GSI1.Name, tabledef.GSI1.PK, apiKeyOwnerPK(companyID, userID)
 		r = digitKeys
 	}
+	view := listView("api_keys", p.Partition, strconv.FormatInt(userID, 10))
+	var err error
+	if p.Token, err = openToken(view, pr.Token); err != nil {
+		return nil, "", 0, err
+	}
 	var out []APIKey
 	next, err := s.readPage(ctx, p, r, pr.Offset, &out)
 	if err != nil {
 		return nil, "", 0, err
 	}
 	n, err := s.counterValue(ctx, apiKeyCountKey(companyID, userID))
-	return out, next, n, err
+	return out, sealToken(view, next), n, err
 }
 
 // Credential is what authentication learns from a credential: its user and
@@ -230,13 +252,72 @@ func (s *Store) CredentialByAPIKey(ctx context.Context, key string, at time.Time
 	return c, err
 }
 
-// CredentialBySubject finds the user mapped to a token subject.
+// CredentialBySubject finds the user a token subject authenticates as.
+// Subjects are unique per company, so several companies may map one; the
+// token then stands for the oldest mapping whose user and company are
+// active (ties broken by company id): one user, always the same, and never
+// one of a company that mapped the subject after another. ErrNotFound
+// when no company maps it; an inactive user's credential when none is
+// active (the caller refuses it).
 func (s *Store) CredentialBySubject(ctx context.Context, sub string) (Credential, error) {
-	var ref credentialRef
-	if err := s.getItemConsistent(ctx, subjectKey(sub), &ref); err != nil {
+	refs, err := s.subjectRefs(ctx, sub)
+	if err != nil {
 		return Credential{}, err
 	}
-	return s.credential(ctx, ref)
+	slices.SortFunc(refs, func(a, b credentialRef) int {
+		return cmp.Or(strings.Compare(a.CreatedAt, b.CreatedAt), cmp.Compare(a.CompanyID, b.CompanyID))
+	})
+	var first Credential
+	for _, ref := range refs {
+		c, err := s.credential(ctx, ref)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return Credential{}, err
+		}
+		if c.User.Active && c.Company.Active() {
+			return c, nil
+		}
+		if first.User.ID == 0 {
+			first = c
+		}
+	}
+	if first.User.ID == 0 {
+		return Credential{}, ErrNotFound
+	}
+	return first, nil
+}
+
+// subjectRefs reads every company's mapping of a subject, strongly
+// consistent (as the API key look-up), so a new mapping holds at once.
+func (s *Store) subjectRefs(ctx context.Context, sub string) ([]credentialRef, error) {
+	expr, err := expression.NewBuilder().WithKeyCondition(expression.Key(tabledef.PK).Equal(expression.Value(subjectPK(sub)))).Build()
+	if err != nil {
+		return nil, err
+	}
+	var refs []credentialRef
+	var start map[string]types.AttributeValue
+	for {
+		in := &dynamodb.QueryInput{
+			TableName: aws.String(s.Table), KeyConditionExpression: expr.KeyCondition(), ConsistentRead: aws.Bool(true),
+			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+			ExclusiveStartKey: start, ReturnConsumedCapacity: total,
+		}
+		res, err := call(ctx, func() (*dynamodb.QueryOutput, error) { return s.DB.Query(ctx, in) })
+		if err != nil {
+			return nil, fmt.Errorf("subject look-up: %w", err)
+		}
+		record(ctx, reading, res.ConsumedCapacity)
+		var page []credentialRef
+		if err := attributevalue.UnmarshalListOfMaps(res.Items, &page); err != nil {
+			return nil, err
+		}
+		refs = append(refs, page...)
+		if start = res.LastEvaluatedKey; start == nil {
+			return refs, nil
+		}
+	}
 }
 
 func (s *Store) credential(ctx context.Context, ref credentialRef) (Credential, error) {

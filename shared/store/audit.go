@@ -178,6 +178,17 @@ func (s *Store) txAudit(ctx context.Context, companyID int64, e AuditEntry) ([]t
 	return []types.TransactWriteItem{main, copyItem}, nil
 }
 
+// Audit records e on its own: for administrative actions that change no
+// stored item of their own (a webhook test, a redelivery). Nothing is
+// written when ctx carries no actor.
+func (s *Store) Audit(ctx context.Context, companyID int64, e AuditEntry) error {
+	items, err := s.txAudit(ctx, companyID, e)
+	if err != nil || len(items) == 0 {
+		return err
+	}
+	return s.transact(ctx, items)
+}
+
 // auditClock hands out strictly increasing times, so the entries of one
 // process (those of one transaction included) keep their order in the log.
 var auditClock clock
@@ -210,11 +221,18 @@ type AuditFilter struct {
 // Query of one partition.
 func (s *Store) ListAudit(ctx context.Context, companyID int64, f AuditFilter, pr PageRequest) ([]AuditRecord, string, error) {
 	p := auditPage(companyID, f, pr)
+	r := auditRange(f)
+	view := listView("audit", p.Partition, r.From, r.To)
+	var err error
+	if p.Token, err = openToken(view, pr.Token); err != nil {
+		return nil, "", err
+	}
 	var items []auditItem
-	next, err := s.readPage(ctx, p, auditRange(f), pr.Offset, &items)
+	next, err := s.readPage(ctx, p, r, pr.Offset, &items)
 	if err != nil {
 		return nil, "", err
 	}
+	next = sealToken(view, next)
 	out := make([]AuditRecord, 0, len(items))
 	for _, it := range items {
 		r := AuditRecord{

@@ -61,7 +61,7 @@ func TestAdministrativeWritesAreAudited(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := st.UpdateNotificationSetting(ctx, cid, 3, "scan_completed", []store.ChannelChange{{Channel: store.ChannelEmail, Value: &on}}); err != nil {
-		t.Fatal(err) // a user's own preference: not administrative
+		t.Fatal(err) // a user's own preference: recorded too
 	}
 
 	entries, next, err := st.ListAudit(bg, cid, store.AuditFilter{}, store.PageRequest{Size: 50})
@@ -76,6 +76,7 @@ func TestAdministrativeWritesAreAudited(t *testing.T) {
 		got = append(got, fmt.Sprintf("%s %s/%s %v", e.Action, e.TargetType, e.TargetID, e.Changes))
 	}
 	want := []string{
+		"notification_preference.update notification_type/scan_completed map[email_enabled:{<nil> true}]",
 		"notification_default.update notification_type/scan_completed map[email_enabled:{<nil> true}]",
 		fmt.Sprintf("integration.update integration/%s map[expired:{true false} name:{gh GitHub} sealed_token:{[changed] [changed]}]", in.UUID),
 		fmt.Sprintf("policy.deactivate policy/%d map[active:{true false}]", pol.ID),

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
+	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -80,7 +82,31 @@ func (s *Store) CreateBlockingRule(ctx context.Context, r BlockingRule) (Blockin
 	if err != nil {
 		return BlockingRule{}, err
 	}
-	return r, s.transact(ctx, []types.TransactWriteItem{guard, item, counted})
+	audit, err := s.txAudit(ctx, r.CompanyID, ruleAudit("blocking_rule.create", BlockingRule{}, r))
+	if err != nil {
+		return BlockingRule{}, err
+	}
+	return r, s.transact(ctx, append([]types.TransactWriteItem{guard, item, counted}, audit...))
+}
+
+// ruleAudit is the audit entry of a rule's change from before to after
+// (the zero rule: none).
+func ruleAudit(action string, before, after BlockingRule) AuditEntry {
+	fields := func(r BlockingRule) map[string]any {
+		if r.ID == 0 {
+			return map[string]any{}
+		}
+		return map[string]any{"slug": r.Slug, "name": r.Name, "active": r.Active, "ci": r.CI, "conditions": r.Conditions}
+	}
+	b, a := fields(before), fields(after)
+	changes := map[string]Change{}
+	for _, k := range []string{"slug", "name", "active", "ci", "conditions"} {
+		if !reflect.DeepEqual(b[k], a[k]) {
+			changes[k] = Change{b[k], a[k]}
+		}
+	}
+	id := max(before.ID, after.ID)
+	return AuditEntry{Action: action, TargetType: "blocking_rule", TargetID: strconv.FormatInt(id, 10), Changes: changes}
 }
 
 // GetBlockingRule reads a rule of a company.
@@ -105,6 +131,10 @@ func (s *Store) BlockingRuleBySlug(ctx context.Context, companyID int64, slug st
 // new slug is taken or the rule changed meanwhile, ErrNotFound when it is
 // gone.
 func (s *Store) UpdateBlockingRule(ctx context.Context, oldSlug string, r BlockingRule) (BlockingRule, error) {
+	var before BlockingRule
+	if err := s.getItemConsistent(ctx, blockingRuleKey(r.CompanyID, r.ID), &before); err != nil {
+		return BlockingRule{}, err
+	}
 	r.Key = blockingRuleKey(r.CompanyID, r.ID)
 	r.UpdatedAt = now()
 	cond := expression.AttributeExists(expression.Name(tabledef.PK)).And(expression.Name("slug").Equal(expression.Value(oldSlug)))
@@ -124,7 +154,11 @@ func (s *Store) UpdateBlockingRule(ctx context.Context, oldSlug string, r Blocki
 		}
 		items = append(items, guard, old)
 	}
-	err = s.transact(ctx, items)
+	audit, err := s.txAudit(ctx, r.CompanyID, ruleAudit("blocking_rule.update", before, r))
+	if err != nil {
+		return BlockingRule{}, err
+	}
+	err = s.transact(ctx, append(items, audit...))
 	if errors.Is(err, ErrConflict) {
 		if _, gerr := s.GetBlockingRule(ctx, r.CompanyID, r.ID); errors.Is(gerr, ErrNotFound) {
 			return BlockingRule{}, ErrNotFound
@@ -152,7 +186,11 @@ func (s *Store) DeleteBlockingRule(ctx context.Context, companyID, id int64) err
 	if err != nil {
 		return err
 	}
-	err = s.transact(ctx, []types.TransactWriteItem{item, guard, counted})
+	audit, err := s.txAudit(ctx, companyID, ruleAudit("blocking_rule.delete", r, BlockingRule{}))
+	if err != nil {
+		return err
+	}
+	err = s.transact(ctx, append([]types.TransactWriteItem{item, guard, counted}, audit...))
 	if errors.Is(err, ErrConflict) {
 		return ErrNotFound // deleted (or changed) concurrently
 	}

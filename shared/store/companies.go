@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -103,11 +104,11 @@ func (s *Store) CreateCompany(ctx context.Context, in NewCompany) (c Company, ad
 	if err != nil {
 		return Company{}, User{}, false, err
 	}
-	uid, err := s.NextID(ctx, "user")
+	uid, err := s.NextUserID(ctx, id)
 	if err != nil {
 		return Company{}, User{}, false, err
 	}
-	keyID, err := s.NextID(ctx, "apikey")
+	keyID, err := s.nextAPIKeyID(ctx, id)
 	if err != nil {
 		return Company{}, User{}, false, err
 	}
@@ -198,4 +199,45 @@ func (s *Store) ListCompanies(ctx context.Context, pr PageRequest) ([]Company, s
 	var out []Company
 	next, err := s.readPage(ctx, p, digitKeys, pr.Offset, &out)
 	return out, next, err
+}
+
+// companySeqKey holds a company's own sequence of ids of a kind.
+func companySeqKey(companyID int64, seq string) Key {
+	return Key{PK: CompanyPK(companyID), SK: "IDSEQ#" + seq}
+}
+
+// nextCompanyID returns the next id of a company's own sequence, so the ids
+// a company sees count only its own records. Records numbered before by a
+// global sequence keep their ids: a sequence starts above the company's
+// highest id of the kind, read from the last item under prefix (whose sort
+// key ends in the zero-padded id and which holds it as "id"). That read may
+// lag a concurrent write: callers put the new record on the condition that
+// its key is new and take the next id when it is not.
+func (s *Store) nextCompanyID(ctx context.Context, companyID int64, seq, prefix string) (int64, error) {
+	var out struct {
+		Value int64 `dynamodbav:"value"`
+	}
+	k := companySeqKey(companyID, seq)
+	err := s.update(ctx, k, expression.Add(expression.Name("value"), expression.Value(1)), nil, &out)
+	if !errors.Is(err, ErrNotFound) {
+		return out.Value, err
+	}
+	items, _, err := s.queryRaw(ctx, "", pkBeginsWith(CompanyPK(companyID), prefix), nil, false, 1, nil)
+	if err != nil {
+		return 0, err
+	}
+	var last []struct {
+		ID int64 `dynamodbav:"id"`
+	}
+	if err := attributevalue.UnmarshalListOfMaps(items, &last); err != nil {
+		return 0, err
+	}
+	floor := int64(0)
+	if len(last) > 0 {
+		floor = last[0].ID
+	}
+	name := expression.Name("value")
+	upd := expression.Set(name, expression.Plus(expression.IfNotExists(name, expression.Value(floor)), expression.Value(1)))
+	err = s.upsert(ctx, k, upd, &out)
+	return out.Value, err
 }

@@ -248,7 +248,13 @@ func (s *Store) ListAttempts(ctx context.Context, companyID int64, endpointID, o
 		p.Index, p.PKAttr, p.Partition = tabledef.GSI1.Name, tabledef.GSI1.PK, p.Partition+"#"+outcome
 		sk = tabledef.GSI1.SK
 	}
+	view := listView("webhook_attempts", p.Partition)
+	raw, err := openToken(view, token)
+	if err != nil {
+		return nil, "", err
+	}
+	p.Token = raw
 	var out []AttemptLog
 	next, err := s.queryPageExact(ctx, p, sk, &out)
-	return out, next, err
+	return out, sealToken(view, next), err
 }

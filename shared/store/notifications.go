@@ -45,9 +45,9 @@ type ChannelChange struct {
 	Value   *bool
 }
 
-// UpdateNotificationSetting applies a partial update in one atomic write:
-// channels not named in changes keep their value. userID 0 addresses the
-// company default.
+// UpdateNotificationSetting applies a partial update in one atomic write
+// with its audit entry: channels not named in changes keep their value.
+// userID 0 addresses the company default.
 func (s *Store) UpdateNotificationSetting(ctx context.Context, companyID, userID int64, typeCode string, changes []ChannelChange) error {
 	upd := expression.Set(expression.Name("updated_at"), expression.Value(now())).
 		Set(expression.Name("type_code"), expression.Value(typeCode))
@@ -61,16 +61,17 @@ func (s *Store) UpdateNotificationSetting(ctx context.Context, companyID, userID
 			upd = upd.Set(expression.Name(c.Channel), expression.Value(*c.Value))
 		}
 	}
-	k := notificationKey(companyID, userID, typeCode)
+	action := "notification_default.update"
 	if userID != 0 {
-		return s.upsert(ctx, k, upd, nil)
+		action = "notification_preference.update"
 	}
-	return s.updateCompanyDefault(ctx, companyID, k, typeCode, upd, changes)
+	return s.updateNotification(ctx, companyID, notificationKey(companyID, userID, typeCode), action, typeCode, upd, changes)
 }
 
-// updateCompanyDefault writes a company default in a transaction with its
-// audit entry, whose before values come from a consistent read just before.
-func (s *Store) updateCompanyDefault(ctx context.Context, companyID int64, k Key, typeCode string, upd expression.UpdateBuilder, changes []ChannelChange) error {
+// updateNotification writes a company default or a user's preference in a
+// transaction with its audit entry, whose before values come from a
+// consistent read just before.
+func (s *Store) updateNotification(ctx context.Context, companyID int64, k Key, action, typeCode string, upd expression.UpdateBuilder, changes []ChannelChange) error {
 	var before NotificationSetting
 	if err := s.getItemConsistent(ctx, k, &before); err != nil && !errors.Is(err, ErrNotFound) {
 		return err
@@ -87,7 +88,7 @@ func (s *Store) updateCompanyDefault(ctx context.Context, companyID int64, k Key
 		return err
 	}
 	audit, err := s.txAudit(ctx, companyID, AuditEntry{
-		Action: "notification_default.update", TargetType: "notification_type", TargetID: typeCode, Changes: diff,
+		Action: action, TargetType: "notification_type", TargetID: typeCode, Changes: diff,
 	})
 	if err != nil {
 		return err

@@ -60,7 +60,14 @@ func (s *Store) CreatePolicy(ctx context.Context, p Policy) (Policy, error) {
 	if err != nil {
 		return Policy{}, err
 	}
-	return p, s.transact(ctx, []types.TransactWriteItem{item, counted})
+	audit, err := s.txAudit(ctx, p.CompanyID, AuditEntry{
+		Action: "policy.create", TargetType: "policy", TargetID: strconv.FormatInt(id, 10),
+		Changes: map[string]Change{"name": {After: p.Name}, "policy_type": {After: p.PolicyType}, "active": {After: p.Active}},
+	})
+	if err != nil {
+		return Policy{}, err
+	}
+	return p, s.transact(ctx, append([]types.TransactWriteItem{item, counted}, audit...))
 }
 
 // GetPolicy reads a policy of a company.

@@ -3,10 +3,14 @@ package store
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/acme/codescan-api/shared/tabledef"
 )
 
 // projectCount counts a company's projects (kept by CreateProject).
@@ -54,11 +58,32 @@ func (s *Store) ProjectsByRepo(ctx context.Context, companyID int64, fragment st
 
 // SetDefaultBranch sets a project's default branch; ErrNotFound when the
 // company has no such project.
+// The change and its audit entry are one transaction.
 func (s *Store) SetDefaultBranch(ctx context.Context, companyID, projectID int64, branch string) (Project, error) {
 	var p Project
+	if err := s.getItemConsistent(ctx, projectKey(companyID, projectID), &p); err != nil {
+		return Project{}, err
+	}
 	upd := expression.Set(expression.Name("default_branch"), expression.Value(branch))
-	err := s.update(ctx, projectKey(companyID, projectID), upd, nil, &p)
-	return p, err
+	exists := expression.AttributeExists(expression.Name(tabledef.PK))
+	item, err := s.txUpdate(p.Key, upd, &exists)
+	if err != nil {
+		return Project{}, err
+	}
+	audit, err := s.txAudit(ctx, companyID, AuditEntry{
+		Action: "project.update", TargetType: "project", TargetID: strconv.FormatInt(projectID, 10),
+		Changes: map[string]Change{"default_branch": {nullable(p.DefaultBranch), branch}},
+	})
+	if err != nil {
+		return Project{}, err
+	}
+	if err := s.transact(ctx, append([]types.TransactWriteItem{item}, audit...)); errors.Is(err, ErrConflict) {
+		return Project{}, ErrNotFound
+	} else if err != nil {
+		return Project{}, err
+	}
+	p.DefaultBranch = branch
+	return p, nil
 }
 
 // SetDefaultBranchIfEmpty gives a project its default branch unless it has

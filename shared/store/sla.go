@@ -3,6 +3,10 @@ package store
 import (
 	"context"
 	"errors"
+	"maps"
+	"strconv"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/shared/sla"
 )
@@ -36,7 +40,27 @@ func (s *Store) SLASettings(ctx context.Context, companyID int64) (sla.Settings,
 	return out, true, nil
 }
 
-// PutSLASettings stores a company's SLA settings.
+// PutSLASettings stores a company's SLA settings with the audit entry of
+// what changed (from the settings read just before).
 func (s *Store) PutSLASettings(ctx context.Context, companyID int64, st sla.Settings) error {
-	return s.putItem(ctx, slaSettingsItem{Key: slaSettingsKey(companyID), DaysToFix: st.DaysToFix, DueSoonDays: st.DueSoonDays, UpdatedAt: now()}, nil)
+	before, _, err := s.SLASettings(ctx, companyID)
+	if err != nil {
+		return err
+	}
+	item, err := s.txPut(slaSettingsItem{Key: slaSettingsKey(companyID), DaysToFix: st.DaysToFix, DueSoonDays: st.DueSoonDays, UpdatedAt: now()}, nil)
+	if err != nil {
+		return err
+	}
+	changes := map[string]Change{}
+	if !maps.Equal(before.DaysToFix, st.DaysToFix) {
+		changes["days_to_fix"] = Change{before.DaysToFix, st.DaysToFix}
+	}
+	if before.DueSoonDays != st.DueSoonDays {
+		changes["due_soon_days"] = Change{before.DueSoonDays, st.DueSoonDays}
+	}
+	audit, err := s.txAudit(ctx, companyID, AuditEntry{Action: "sla_settings.update", TargetType: "sla_settings", TargetID: strconv.FormatInt(companyID, 10), Changes: changes})
+	if err != nil {
+		return err
+	}
+	return s.transact(ctx, append([]types.TransactWriteItem{item}, audit...))
 }

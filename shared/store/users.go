@@ -38,10 +38,11 @@ type User struct {
 	Revision int64 `dynamodbav:"revision,omitempty"`
 }
 
-// Conflicts of a new user.
+// Conflicts of a new user, both inside its company: another company's use
+// of an email or a subject is no conflict and is never revealed.
 var (
 	ErrEmailTaken   = fmt.Errorf("%w: email in use in the company", ErrConflict)
-	ErrSubjectTaken = fmt.Errorf("%w: token subject mapped to another user", ErrConflict)
+	ErrSubjectTaken = fmt.Errorf("%w: token subject mapped to another user of the company", ErrConflict)
 )
 
 // ErrLastAdmin refuses a change that would leave a company without an
@@ -50,7 +51,8 @@ var ErrLastAdmin = errors.New("the company's last active admin")
 
 // credentialRef is a global look-up item (API key hash or token subject) that
 // points at a user inside its company. An API key's also carries the key's
-// id, expiry (the table's TTL attribute, epoch seconds) and last use.
+// id, expiry (the table's TTL attribute, epoch seconds) and last use. A
+// subject has one per company that maps it (see CredentialBySubject).
 type credentialRef struct {
 	Key
 	CompanyID  int64  `dynamodbav:"company_id"`
@@ -67,7 +69,17 @@ func userKey(companyID, userID int64) Key {
 
 func apiKeyKey(hash string) Key { return Key{PK: "APIKEY#" + hash, SK: "APIKEY"} }
 
-func subjectKey(sub string) Key { return Key{PK: "SUBJECT#" + sub, SK: "SUBJECT"} }
+func subjectPK(sub string) string { return "SUBJECT#" + sub }
+
+// subjectKey is a company's mapping of a token subject; its put is the
+// guard of the subject's uniqueness inside the company.
+func subjectKey(sub string, companyID int64) Key {
+	return Key{PK: subjectPK(sub), SK: fmt.Sprintf("COMPANY#%d", companyID)}
+}
+
+// legacySubjectKey is where a subject's one mapping lived when subjects were
+// unique across companies; such items still authenticate.
+func legacySubjectKey(sub string) Key { return Key{PK: subjectPK(sub), SK: "SUBJECT"} }
 
 // userEmailKey guards email uniqueness inside a company (ignoring case).
 func userEmailKey(companyID int64, email string) Key {
@@ -137,32 +149,43 @@ func (s *Store) PutUser(ctx context.Context, u User) error {
 	return err
 }
 
-// CreateUser stores a new user with the next user id when u.ID is zero,
-// with its email guard, token subject look-up, list copies and counters, in
-// one transaction that also records the audit entry. ErrConflict when the
-// email (in the company) or the subject is taken.
+// CreateUser stores a new user, with the next id of the company's user
+// sequence when u.ID is zero, with its email guard, token subject look-up,
+// list copies and counters, in one transaction that also records the audit
+// entry. ErrEmailTaken or ErrSubjectTaken when another user of the company
+// has the email or the subject.
 func (s *Store) CreateUser(ctx context.Context, u User) (User, error) {
-	if u.ID == 0 {
-		id, err := s.NextID(ctx, "user")
+	next := u.ID == 0
+	for attempt := 0; ; attempt++ {
+		if next {
+			id, err := s.NextUserID(ctx, u.CompanyID)
+			if err != nil {
+				return User{}, err
+			}
+			u.ID = id
+		}
+		items, created, err := s.txCreateUser(ctx, u)
 		if err != nil {
 			return User{}, err
 		}
-		u.ID = id
+		err = s.transact(ctx, items)
+		switch {
+		case next && conditionFailedAt(err, 0) && attempt < maxTxAttempts:
+			continue // the id is an older user's (see nextCompanyID): take the next
+		case conditionFailedAt(err, 1):
+			return User{}, ErrEmailTaken
+		case u.Subject != "" && (conditionFailedAt(err, 2) || conditionFailedAt(err, 3)):
+			return User{}, ErrSubjectTaken
+		case err != nil:
+			return User{}, err
+		}
+		return created, nil
 	}
-	items, u, err := s.txCreateUser(ctx, u)
-	if err != nil {
-		return User{}, err
-	}
-	err = s.transact(ctx, items)
-	switch {
-	case conditionFailedAt(err, 1):
-		return User{}, ErrEmailTaken
-	case u.Subject != "" && conditionFailedAt(err, 2):
-		return User{}, ErrSubjectTaken
-	case err != nil:
-		return User{}, err
-	}
-	return u, nil
+}
+
+// NextUserID is the company's next user id, above its highest one.
+func (s *Store) NextUserID(ctx context.Context, companyID int64) (int64, error) {
+	return s.nextCompanyID(ctx, companyID, "user", userFacetPrefix(FacetAll))
 }
 
 func (s *Store) txCreateUser(ctx context.Context, u User) ([]types.TransactWriteItem, User, error) {
@@ -182,10 +205,22 @@ func (s *Store) txCreateUser(ctx context.Context, u User) ([]types.TransactWrite
 		return nil, User{}, err
 	}
 	if u.Subject != "" {
-		ref := credentialRef{Key: subjectKey(u.Subject), CompanyID: u.CompanyID, UserID: u.ID, CreatedAt: u.CreatedAt}
+		ref := credentialRef{Key: subjectKey(u.Subject, u.CompanyID), CompanyID: u.CompanyID, UserID: u.ID, CreatedAt: u.CreatedAt}
 		if err := add(s.txPutNew(ref)); err != nil {
 			return nil, User{}, err
 		}
+		// A mapping from before subjects were per company, when it is this
+		// company's, is taken too.
+		notOurs := expression.AttributeNotExists(expression.Name(tabledef.PK)).Or(
+			expression.Name("company_id").NotEqual(expression.Value(u.CompanyID)))
+		expr, err := expression.NewBuilder().WithCondition(notOurs).Build()
+		if err != nil {
+			return nil, User{}, err
+		}
+		items = append(items, types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
+			TableName: aws.String(s.Table), Key: legacySubjectKey(u.Subject).av(), ConditionExpression: expr.Condition(),
+			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+		}})
 	}
 	for _, f := range facets(u) {
 		c := u
@@ -246,14 +281,19 @@ func (s *Store) ListUsers(ctx context.Context, companyID int64) ([]User, error) 
 // ListUsersPage returns one page of a company's users under a facet (by
 // id), the next page's token and the facet's total.
 func (s *Store) ListUsersPage(ctx context.Context, companyID int64, facet string, pr PageRequest) ([]User, string, int64, error) {
-	p := Page{PKAttr: tabledef.PK, Partition: CompanyPK(companyID), Forward: true, Limit: int32(pr.Size), Token: pr.Token}
+	view := listView("users", CompanyPK(companyID), facet)
+	raw, err := openToken(view, pr.Token)
+	if err != nil {
+		return nil, "", 0, err
+	}
+	p := Page{PKAttr: tabledef.PK, Partition: CompanyPK(companyID), Forward: true, Limit: int32(pr.Size), Token: raw}
 	var out []User
 	next, err := s.readPage(ctx, p, prefixRange(userFacetPrefix(facet)), pr.Offset, &out)
 	if err != nil {
 		return nil, "", 0, err
 	}
 	n, err := s.counterValue(ctx, userCountKey(companyID, facet))
-	return out, next, n, err
+	return out, sealToken(view, next), n, err
 }
 
 func (s *Store) counterValue(ctx context.Context, k Key) (int64, error) {

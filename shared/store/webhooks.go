@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -64,8 +65,9 @@ func WebhookSecretRecord(companyID int64, id string) string {
 // before CreateWebhook.
 func NewWebhookID() string { return uuid.NewString() }
 
-// CreateWebhook stores a new endpoint (w.ID from NewWebhookID) and counts
-// it, in one transaction; ErrLimit when the company has the most.
+// CreateWebhook stores a new endpoint (w.ID from NewWebhookID), counts it
+// and records the audit entry, in one transaction; ErrLimit when the
+// company has the most.
 func (s *Store) CreateWebhook(ctx context.Context, w WebhookEndpoint) (WebhookEndpoint, error) {
 	w.CreatedAt = nowNano()
 	w.UpdatedAt = w.CreatedAt
@@ -82,7 +84,17 @@ func (s *Store) CreateWebhook(ctx context.Context, w WebhookEndpoint) (WebhookEn
 	if err != nil {
 		return WebhookEndpoint{}, err
 	}
-	if err := s.transact(ctx, []types.TransactWriteItem{put, count}); errors.Is(err, ErrConflict) {
+	audit, err := s.txAudit(ctx, w.CompanyID, AuditEntry{
+		Action: "webhook.create", TargetType: "webhook", TargetID: w.ID,
+		Changes: map[string]Change{
+			"url": {After: w.URL}, "types": {After: w.Types}, "description": {After: w.Description},
+			"active": {After: w.Active}, "secret": {After: Secret},
+		},
+	})
+	if err != nil {
+		return WebhookEndpoint{}, err
+	}
+	if err := s.transact(ctx, append([]types.TransactWriteItem{put, count}, audit...)); errors.Is(err, ErrConflict) {
 		return WebhookEndpoint{}, ErrLimit
 	} else if err != nil {
 		return WebhookEndpoint{}, err
@@ -100,12 +112,17 @@ func (s *Store) GetWebhook(ctx context.Context, companyID int64, id string) (Web
 // ListWebhooks returns one page of a company's endpoints, oldest first, and
 // the next page's token.
 func (s *Store) ListWebhooks(ctx context.Context, companyID int64, limit int32, token string) ([]WebhookEndpoint, string, error) {
+	view := listView("webhooks", webhookListPK(companyID))
+	raw, err := openToken(view, token)
+	if err != nil {
+		return nil, "", err
+	}
 	var out []WebhookEndpoint
 	next, err := s.queryPageExact(ctx, Page{
 		Index: tabledef.GSI1.Name, PKAttr: tabledef.GSI1.PK, Partition: webhookListPK(companyID),
-		Forward: true, Limit: limit, Token: token,
+		Forward: true, Limit: limit, Token: raw,
 	}, tabledef.GSI1.SK, &out)
-	return out, next, err
+	return out, sealToken(view, next), err
 }
 
 // AllWebhooks returns every endpoint of a company (at most
@@ -143,9 +160,16 @@ type WebhookChange struct {
 }
 
 // UpdateWebhook applies ch and returns the new endpoint (ErrNotFound when
-// it is gone).
+// it is gone): the dispatcher's bookkeeping, which is no administrative
+// change (ChangeWebhook is).
 func (s *Store) UpdateWebhook(ctx context.Context, companyID int64, id string, ch WebhookChange) (WebhookEndpoint, error) {
-	upd := expression.Set(expression.Name("updated_at"), expression.Value(nowNano()))
+	var out WebhookEndpoint
+	err := s.update(ctx, webhookKey(companyID, id), ch.expression(nowNano()), nil, &out)
+	return out, err
+}
+
+func (ch WebhookChange) expression(updatedAt string) expression.UpdateBuilder {
+	upd := expression.Set(expression.Name("updated_at"), expression.Value(updatedAt))
 	set := func(name string, v *string) {
 		switch {
 		case v == nil:
@@ -170,23 +194,111 @@ func (s *Store) UpdateWebhook(ctx context.Context, companyID int64, id string, c
 	if ch.Active != nil {
 		upd = upd.Set(expression.Name("active"), expression.Value(*ch.Active))
 	}
-	var out WebhookEndpoint
-	err := s.update(ctx, webhookKey(companyID, id), upd, nil, &out)
-	return out, err
+	return upd
 }
 
-// DeleteWebhook removes an endpoint and uncounts it (ErrNotFound when it
-// does not exist). Its delivery log stays until its items expire.
-func (s *Store) DeleteWebhook(ctx context.Context, companyID int64, id string) error {
-	del, err := s.txDelete(webhookKey(companyID, id), expression.AttributeExists(expression.Name(tabledef.PK)))
+// apply is w with ch made.
+func (ch WebhookChange) apply(w WebhookEndpoint) WebhookEndpoint {
+	set := func(dst *string, v *string) {
+		if v != nil {
+			*dst = *v
+		}
+	}
+	set(&w.URL, ch.URL)
+	set(&w.Description, ch.Description)
+	set(&w.SealedSecret, ch.SealedSecret)
+	set(&w.PrevSealedSecret, ch.PrevSealedSecret)
+	set(&w.PrevSecretUntil, ch.PrevSecretUntil)
+	set(&w.FailingSince, ch.FailingSince)
+	set(&w.DisabledReason, ch.DisabledReason)
+	if ch.Types != nil {
+		w.Types = *ch.Types
+	}
+	if ch.Active != nil {
+		w.Active = *ch.Active
+	}
+	return w
+}
+
+// webhookChanges is the audit record of a change from before to after;
+// a new secret reads as Secret.
+func webhookChanges(before, after WebhookEndpoint) map[string]Change {
+	out := map[string]Change{}
+	str := func(name, b, a string) {
+		if b != a {
+			out[name] = Change{nullable(b), nullable(a)}
+		}
+	}
+	str("url", before.URL, after.URL)
+	str("description", before.Description, after.Description)
+	str("disabled_reason", before.DisabledReason, after.DisabledReason)
+	if !slices.Equal(before.Types, after.Types) {
+		out["types"] = Change{before.Types, after.Types}
+	}
+	if before.Active != after.Active {
+		out["active"] = Change{before.Active, after.Active}
+	}
+	if before.SealedSecret != after.SealedSecret {
+		out["secret"] = Change{Secret, Secret}
+	}
+	return out
+}
+
+// ChangeWebhook is an administrative change of the endpoint before (as
+// read by the caller): ch is applied with the audit entry of action in one
+// transaction, and the endpoint after it returned. ErrNotFound when it is
+// gone; ErrConflict when ch replaces the secret and another rotation came
+// first (the previous secret kept must be the one replaced).
+func (s *Store) ChangeWebhook(ctx context.Context, before WebhookEndpoint, ch WebhookChange, action string) (WebhookEndpoint, error) {
+	after := ch.apply(before)
+	after.UpdatedAt = nowNano()
+	cond := expression.AttributeExists(expression.Name(tabledef.PK))
+	if ch.SealedSecret != nil {
+		cond = cond.And(expression.Name("sealed_secret").Equal(expression.Value(before.SealedSecret)))
+	}
+	item, err := s.txUpdate(webhookKey(before.CompanyID, before.ID), ch.expression(after.UpdatedAt), &cond)
+	if err != nil {
+		return WebhookEndpoint{}, err
+	}
+	audit, err := s.txAudit(ctx, before.CompanyID, AuditEntry{
+		Action: action, TargetType: "webhook", TargetID: before.ID, Changes: webhookChanges(before, after),
+	})
+	if err != nil {
+		return WebhookEndpoint{}, err
+	}
+	err = s.transact(ctx, append([]types.TransactWriteItem{item}, audit...))
+	if errors.Is(err, ErrConflict) {
+		if _, gerr := s.GetWebhook(ctx, before.CompanyID, before.ID); errors.Is(gerr, ErrNotFound) {
+			return WebhookEndpoint{}, ErrNotFound
+		}
+		return WebhookEndpoint{}, ErrConflict
+	}
+	if err != nil {
+		return WebhookEndpoint{}, err
+	}
+	return after, nil
+}
+
+// DeleteWebhook removes the endpoint w (as read by the caller), uncounts it
+// and records the audit entry, in one transaction (ErrNotFound when it does
+// not exist). Its delivery log stays until its items expire.
+func (s *Store) DeleteWebhook(ctx context.Context, w WebhookEndpoint) error {
+	del, err := s.txDelete(webhookKey(w.CompanyID, w.ID), expression.AttributeExists(expression.Name(tabledef.PK)))
 	if err != nil {
 		return err
 	}
-	count, err := s.txUpdate(webhookCounterKey(companyID), expression.Add(expression.Name("value"), expression.Value(-1)), nil)
+	count, err := s.txUpdate(webhookCounterKey(w.CompanyID), expression.Add(expression.Name("value"), expression.Value(-1)), nil)
 	if err != nil {
 		return err
 	}
-	if err := s.transact(ctx, []types.TransactWriteItem{del, count}); errors.Is(err, ErrConflict) {
+	audit, err := s.txAudit(ctx, w.CompanyID, AuditEntry{
+		Action: "webhook.delete", TargetType: "webhook", TargetID: w.ID,
+		Changes: map[string]Change{"url": {Before: w.URL}, "types": {Before: w.Types}, "description": {Before: w.Description}},
+	})
+	if err != nil {
+		return err
+	}
+	if err := s.transact(ctx, append([]types.TransactWriteItem{del, count}, audit...)); errors.Is(err, ErrConflict) {
 		return ErrNotFound
 	} else if err != nil {
 		return err

@@ -263,7 +263,7 @@ type UserSpec struct {
 func (e *Env) User(t testing.TB, c *Company, spec UserSpec) User {
 	t.Helper()
 	ctx := context.Background()
-	id, err := e.Store.NextID(ctx, "user")
+	id, err := e.Store.NextUserID(ctx, c.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +271,7 @@ func (e *Env) User(t testing.TB, c *Company, spec UserSpec) User {
 	u := store.User{
 		ID: id, CompanyID: c.ID, Email: spec.Email, FirstName: first, LastName: "Tester",
 		Permissions: spec.Permissions, IsAdmin: spec.IsAdmin, Active: !spec.Inactive,
-		Subject: fmt.Sprintf("test|%d", id),
+		Subject: fmt.Sprintf("test|%d|%d", c.ID, id),
 	}
 	if err := e.Store.PutUser(ctx, u); err != nil {
 		t.Fatal(err)

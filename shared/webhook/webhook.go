@@ -9,15 +9,20 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
@@ -90,10 +95,23 @@ func (c *Client) CheckURL(raw string) (string, error) {
 	default:
 		return "", errors.New("url must be an absolute https URL")
 	}
+	if !validPort(u.Port()) {
+		return "", errors.New("url must have a port from 1 to 65535")
+	}
 	if ip, err := netip.ParseAddr(strings.Trim(u.Hostname(), "[]")); err == nil && netguard.Blocked(ip, c.opts.AllowLoopback) {
 		return "", errors.New("url must not point at a private, loopback, link-local or cloud-metadata address")
 	}
 	return u.String(), nil
+}
+
+// validPort accepts no port (the scheme's) or 1 to 65535; url.Parse checks
+// only that a port is digits.
+func validPort(p string) bool {
+	if p == "" {
+		return true
+	}
+	n, err := strconv.ParseUint(p, 10, 16)
+	return err == nil && n > 0
 }
 
 // Message is one signed request.
@@ -193,4 +211,54 @@ func retryAfter(v string, now time.Time) time.Duration {
 		return t.Sub(now)
 	}
 	return 0
+}
+
+// Outcomes of an attempt, as the API reports them: a class, never the
+// error's text (which names addresses and ports, and would let a caller map
+// what the service can reach).
+const (
+	OutcomeDelivered         = "delivered"          // a 2xx answer
+	OutcomeHTTPStatus        = "http_status"        // another status; see StatusCode
+	OutcomeTimeout           = "timeout"            // no answer within the timeout
+	OutcomeConnectionRefused = "connection_refused" // the receiver refused the connection
+	OutcomeDNS               = "dns"                // the host name did not resolve
+	OutcomeTLS               = "tls"                // the TLS handshake or certificate failed
+	OutcomeBlockedAddress    = "blocked_address"    // the address is not public
+	OutcomeInvalidURL        = "invalid_url"        // the stored URL is not allowed
+	OutcomeConnectionError   = "connection_error"   // the connection failed otherwise
+)
+
+// Outcome classifies the attempt.
+func (r Result) Outcome() string {
+	var (
+		dnsErr  *net.DNSError
+		netErr  net.Error
+		tlsRec  tls.RecordHeaderError
+		tlsCert *tls.CertificateVerificationError
+		tlsAl   tls.AlertError
+		unknown x509.UnknownAuthorityError
+		invalid x509.CertificateInvalidError
+		host    x509.HostnameError
+	)
+	switch err := r.Err; {
+	case err == nil && r.Delivered():
+		return OutcomeDelivered
+	case err == nil:
+		return OutcomeHTTPStatus
+	case r.badURL:
+		return OutcomeInvalidURL
+	case r.Blocked():
+		return OutcomeBlockedAddress
+	case errors.As(err, &dnsErr):
+		return OutcomeDNS
+	case errors.As(err, &tlsRec), errors.As(err, &tlsCert), errors.As(err, &tlsAl),
+		errors.As(err, &unknown), errors.As(err, &invalid), errors.As(err, &host):
+		return OutcomeTLS
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return OutcomeConnectionRefused
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded),
+		errors.As(err, &netErr) && netErr.Timeout():
+		return OutcomeTimeout
+	}
+	return OutcomeConnectionError
 }
