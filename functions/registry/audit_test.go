@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acme/codescan-api/functions/dispatcher"
 	"github.com/acme/codescan-api/functions/registry"
 	"github.com/acme/codescan-api/functions/webhooks"
+	"github.com/acme/codescan-api/shared/delivery"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/secrets"
 	"github.com/acme/codescan-api/shared/store"
@@ -323,8 +323,8 @@ func delivered(t *testing.T, a *auditWorld, endpointID string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &dispatcher.Dispatcher{Store: a.env.Store, Sealer: sealer, Webhooks: webhook.New(webhook.Options{AllowLoopback: true}),
-		Backoff: dispatcher.DefaultBackoff, Log: a.env.Deps.Server.Log}
+	d := &delivery.Engine{Store: a.env.Store, Sealer: sealer, Webhooks: webhook.New(webhook.Options{AllowLoopback: true}),
+		Backoff: delivery.DefaultBackoff, Log: a.env.Deps.Server.Log}
 	d.Dispatch(ctx, []store.Event{{ID: "scan_failed-" + endpointID, CompanyID: a.acme.ID, Type: "scan_failed", CreatedAt: time.Now(),
 		Data: json.RawMessage(`{"scan_id":"s1","project_id":1,"project_name":"p","branch":"main","tool":"t","failed_reason":"r"}`)}})
 	var log struct {

@@ -264,8 +264,8 @@ func (f *fixture) deliveryToken(t *testing.T, id string) string {
 	if _, err := f.env.Store.UpdateWebhook(context.Background(), f.acme.ID, ep.ID, store.WebhookChange{URL: &u}); err != nil {
 		t.Fatal(err)
 	}
-	d := &dispatcher.Dispatcher{Store: f.env.Store, Sealer: f.sealer, Webhooks: webhook.New(webhook.Options{AllowLoopback: true}),
-		Backoff: dispatcher.DefaultBackoff, Log: f.env.Deps.Server.Log}
+	d := &delivery.Engine{Store: f.env.Store, Sealer: f.sealer, Webhooks: webhook.New(webhook.Options{AllowLoopback: true}),
+		Backoff: delivery.DefaultBackoff, Log: f.env.Deps.Server.Log}
 	for _, id := range []string{"scan_failed-t1", "scan_failed-t2"} {
 		d.Dispatch(context.Background(), []store.Event{{ID: id, CompanyID: f.acme.ID, Type: "scan_failed", CreatedAt: time.Now(),
 			Data: json.RawMessage(`{"scan_id":"s1","project_id":1,"project_name":"p","branch":"main","tool":"t","failed_reason":"r"}`)}})
