@@ -193,7 +193,7 @@ func (h handlers) listRules(w http.ResponseWriter, r *http.Request) error {
 	}
 	page, err := h.store.ListBlockingRules(r.Context(), p.CompanyID, pg.Token, pg.Offset(), pg.PageSize)
 	if err != nil {
-		return pageTokenError(err)
+		return err
 	}
 	out := ruleListResponse{Status: "ok", Rules: []ruleJSON{}, Page: pg.Page, PageSize: pg.PageSize,
 		TotalPages: pg.TotalPages(page.Total), TotalRules: page.Total, NextPageToken: page.NextToken}
