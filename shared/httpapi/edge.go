@@ -117,10 +117,13 @@ func checkValue(p routes.Param, v string) (string, error) {
 	case routes.FilePath:
 		return v, checkFilePath(p, v)
 	default:
+		if !utf8.ValidString(v) {
+			return "", OfKind(KindInvalid, "%s must be UTF-8 text", p.Name)
+		}
+		v = norm.NFC.String(v)
 		if err := checkText(p, v); err != nil {
 			return "", err
 		}
-		return norm.NFC.String(v), nil
 	}
 	return v, nil
 }
@@ -133,8 +136,15 @@ func checkText(p routes.Param, v string) error {
 	if !utf8.ValidString(v) {
 		return OfKind(KindInvalid, "%s must be UTF-8 text", p.Name)
 	}
-	_, err := cleantext.Line(p.Name, v)
-	return err
+	return readableLine(p.Name, v)
+}
+
+// readableLine is cleantext's rule of single-line text, as a 400.
+func readableLine(name, v string) error {
+	if _, err := cleantext.Line(name, v); err != nil {
+		return OfKind(KindInvalid, "%s", err.Error())
+	}
+	return nil
 }
 
 // checkFilePath checks a file path as the handler will read it: percent
@@ -153,7 +163,7 @@ func checkFilePath(p routes.Param, v string) error {
 	if !utf8.ValidString(decoded) {
 		return OfKind(KindInvalid, "%s must be UTF-8 text", p.Name)
 	}
-	if _, err := cleantext.Line(p.Name, decoded); err != nil {
+	if err := readableLine(p.Name, decoded); err != nil {
 		return err
 	}
 	for _, seg := range strings.FieldsFunc(decoded, func(r rune) bool { return r == '/' || r == '\\' }) {
