@@ -153,7 +153,7 @@ func (h handlers) patchRule(w http.ResponseWriter, r *http.Request) error {
 	case errors.Is(err, store.ErrConflict) && rule.Slug != oldSlug:
 		return slugTaken(rule.Slug)
 	case errors.Is(err, store.ErrConflict):
-		return httpapi.Errorf(http.StatusConflict, "The blocking rule changed meanwhile; read it and try again")
+		return httpapi.Errorf(http.StatusConflict, "The blocking rule was changed by another request; read it again and retry")
 	case err != nil:
 		return err
 	}

@@ -62,7 +62,7 @@ func text(name string, v *string, def string, maxLen int, required bool) (string
 
 func list(name string, in []string) ([]string, error) {
 	if len(in) > maxPolicyList {
-		return nil, bad("%s holds more than %d entries", name, maxPolicyList)
+		return nil, bad("%s may hold at most %d entries", name, maxPolicyList)
 	}
 	var out []string
 	for _, v := range in {
@@ -117,7 +117,7 @@ func (h handlers) create(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if len(req.CWEs) > maxPolicyList {
-		return bad("cwes holds more than %d entries", maxPolicyList)
+		return bad("cwes may hold at most %d entries", maxPolicyList)
 	}
 	conds, err := gate.Parse(gate.Conditions{CWEs: req.CWEs})
 	if err != nil {
