@@ -73,7 +73,7 @@ var (
 	goodUUID = "0b3e8a52-6d1c-4f7e-9a1b-2c3d4e5f6a7b"
 	badUUIDs = []string{"not-a-uuid", strings.ReplaceAll(goodUUID, "-", ""), "%7B" + goodUUID + "%7D",
 		"urn:uuid:" + goodUUID, goodUUID + "0", strings.Replace(goodUUID, "b", "g", 1), "%20" + goodUUID + "x"}
-	badText = []string{"a\x00b", "bell\a", "del\x7f", "c1\u0085", "tab\tin a name", "rtl\u202eevil", "embed\u202a", "isolate\u2066x", "pdi\u2069"}
+	badText = []string{"a\x00b", "bell\a", "del\x7f", "c1\u0085", "tab\tin a name", "new\nline", "cr\rx", "rtl\u202eevil", "embed\u202a", "isolate\u2066x", "pdi\u2069"}
 	// Query text, percent-encoded: NUL, newline, carriage return, tab,
 	// SOH, DEL, a C1 control, RLO and an isolate.
 	badQueryText = []string{"a%00b", "a%0ab", "a%0db", "a%09b", "a%01b", "a%7fb", "a%C2%85b", "rtl%E2%80%AEevil", "iso%E2%81%A6x"}
@@ -228,7 +228,7 @@ func hostileCases(t testing.TB, key, otherKey, bearer string, seed seeded) []hos
 		// Text people read, in the body.
 		for _, f := range append(slices.Clone(rt.TextFields), rt.MultilineFields...) {
 			for _, v := range badText {
-				if v == "tab\tin a name" && slices.Contains(rt.MultilineFields, f) {
+				if (v == "tab\tin a name" || v == "new\nline") && slices.Contains(rt.MultilineFields, f) {
 					continue
 				}
 				for _, shape := range []any{v, []string{"fine", v}} {
