@@ -67,11 +67,15 @@ build:
 	$(GO) run ./scripts/lambdabuild
 
 ## synth: both CDK stacks (primary and EU) into infra/cdk.out, offline
-## (the Go CDK app runs jsii with this machine's Node.js; no CDK CLI needed)
+## (the Go CDK app runs jsii with this machine's Node.js; no CDK CLI needed).
+## Stage prod needs a notification sender of a domain SES can verify: the
+## SYNTH_ defaults are placeholders for linting only.
 SYNTH_ACCOUNT ?= 123456789012
+SYNTH_MAIL_FROM ?= notifications@mail.codescan-lint.net
+SYNTH_SES_IDENTITY ?= mail.codescan-lint.net
 synth: build
 	rm -rf infra/cdk.out
-	cd infra && CDK_OUTDIR=cdk.out CDK_CONTEXT_JSON='{"account":"$(SYNTH_ACCOUNT)"}' $(GO) run .
+	cd infra && CDK_OUTDIR=cdk.out CDK_CONTEXT_JSON='{"account":"$(SYNTH_ACCOUNT)","mailFrom":"$(SYNTH_MAIL_FROM)","sesIdentity":"$(SYNTH_SES_IDENTITY)"}' $(GO) run .
 
 ## lint: cfn-lint on template.yaml and the two synthesized stacks. W3005 is
 ## off for the CDK output only: CDK makes each function DependsOn its role
@@ -81,9 +85,11 @@ lint: synth
 	cfn-lint template.yaml
 	cfn-lint --ignore-checks W3005 -- infra/cdk.out/*.template.json
 
-## generate: rewrite template.yaml and events/ from the route table
+## generate: rewrite template.yaml and events/ from the route table, and
+## the OpenAPI document from its YAML sources
 generate:
 	cd shared/cwe && $(GO) generate
+	cd shared/openapi && $(GO) generate
 	$(GO) run ./scripts/samgen
 	$(GO) run ./scripts/lambdaevents gen
 

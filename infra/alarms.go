@@ -17,11 +17,6 @@ import (
 	"github.com/acme/codescan-api/shared/deployspec"
 )
 
-// tableOperations are the DynamoDB operations the store performs.
-// ThrottledRequests and SystemErrors exist only per operation, and an
-// alarm's math expression may use at most 10 metrics.
-var tableOperations = []string{"BatchGetItem", "BatchWriteItem", "DeleteItem", "GetItem", "PutItem", "Query", "TransactWriteItems", "UpdateItem"}
-
 // trigger is how many of the last periods must breach.
 type trigger struct{ datapoints, periods float64 }
 
@@ -38,9 +33,11 @@ var (
 // on ALARM and on OK (with an email subscriber when the AlarmEmail
 // parameter is set) and one dashboard. README "Alarms" lists the
 // thresholds.
-func (a *APIStack) addAlarms() {
+func (a *APIStack) addAlarms(s Settings) {
 	prefix := *a.StackName() // alarm names, so grants can name our alarms only
-	a.AlarmTopic = a.alarmTopic(prefix)
+	var topicKey awskms.IKey
+	a.AlarmTopic, topicKey = a.alarmTopic(prefix)
+	a.addMailConfiguration(s, topicKey)
 	action := awscloudwatchactions.NewSnsAction(a.AlarmTopic)
 	var alarms []interfacesawscloudwatch.IAlarmRef
 	alarm := func(id, why string, metric awscloudwatch.IMetric, threshold float64, t trigger) {
@@ -88,6 +85,14 @@ func (a *APIStack) addAlarms() {
 	// regional problem.
 	systemErrors := a.tableSum("SystemErrors")
 	alarm("TableSystemErrors", "table: DynamoDB system errors in 3 of 5 minutes (a regional DynamoDB problem)", systemErrors, 1, lasting)
+
+	// SES puts an account under review at a 5 % bounce or 0.1 % complaint
+	// rate and may pause its sending at 10 % or 0.5 %: alarm at the first.
+	// The rates are the account's, over its recent sends (no dimension).
+	bounceRate := awscloudwatch.NewMetric(&awscloudwatch.MetricProps{Namespace: jsii.String("AWS/SES"), MetricName: jsii.String("Reputation.BounceRate"), Statistic: jsii.String("Maximum"), Period: awscdk.Duration_Minutes(jsii.Number(15))})
+	complaintRate := awscloudwatch.NewMetric(&awscloudwatch.MetricProps{Namespace: jsii.String("AWS/SES"), MetricName: jsii.String("Reputation.ComplaintRate"), Statistic: jsii.String("Maximum"), Period: awscdk.Duration_Minutes(jsii.Number(15))})
+	alarm("MailBounceRate", "SES bounce rate >= 5% (SES reviews the account; at 10% it may stop sending; bounces reach the alarm topic)", bounceRate, 0.05, atOnce)
+	alarm("MailComplaintRate", "SES complaint rate >= 0.1% (SES reviews the account; at 0.5% it may stop sending; complaints reach the alarm topic)", complaintRate, 0.001, atOnce)
 
 	var queueDepths []awscloudwatch.IMetric
 	for _, q := range []struct {
@@ -145,6 +150,7 @@ func (a *APIStack) addAlarms() {
 		graph("Failure queue messages", &queueDepths),
 		graph("Stream iterator age (ms)", &iteratorAges),
 	)
+	dashboard.AddWidgets(graph("SES bounce and complaint rate", &[]awscloudwatch.IMetric{bounceRate, complaintRate}))
 }
 
 // alarmTopic is the topic of the alarms: encrypted with a key of its own
@@ -152,7 +158,7 @@ func (a *APIStack) addAlarms() {
 // publish nothing; the integration secrets key stays for secrets), TLS
 // only, published to by this stack's alarms only, and the AlarmEmail
 // parameter's subscriber when it is given.
-func (a *APIStack) alarmTopic(prefix string) awssns.Topic {
+func (a *APIStack) alarmTopic(prefix string) (awssns.Topic, awskms.IKey) {
 	cloudwatch := &[]awsiam.IPrincipal{awsiam.NewServicePrincipal(jsii.String("cloudwatch.amazonaws.com"), nil)}
 	ourAlarms := &map[string]any{
 		"StringEquals": map[string]any{"aws:SourceAccount": a.Account()},
@@ -198,7 +204,7 @@ func (a *APIStack) alarmTopic(prefix string) awssns.Topic {
 		Description: jsii.String("SNS topic of the alarms: subscribe paging or chat here"),
 		Value:       topic.TopicArn(),
 	})
-	return topic
+	return topic, key
 }
 
 type namedFunction struct {
@@ -219,14 +225,14 @@ func (a *APIStack) namedFunctions() []namedFunction {
 	return out
 }
 
-// tableSum is the table's metric summed over tableOperations. SUM([...])
+// tableSum is the table's metric summed over deployspec.TableOperations. SUM([...])
 // adds what each minute has; m1 + m2 would be empty in a minute where one
 // operation has no data point, and these metrics have data only when
 // something went wrong.
 func (a *APIStack) tableSum(metric string) awscloudwatch.IMetric {
 	using := map[string]awscloudwatch.IMetric{}
 	var ids []string
-	for _, op := range tableOperations {
+	for _, op := range deployspec.TableOperations {
 		id := strings.ToLower(metric + "_" + op) // unique on a graph of both sums
 		using[id] = a.Table.Metric(&metric, &awscloudwatch.MetricOptions{
 			DimensionsMap: &map[string]*string{"TableName": a.Table.TableName(), "Operation": jsii.String(op)},

@@ -92,7 +92,7 @@ func wantedAlarms(s synthesized) map[string]string {
 		want[metricKey("AWS/Lambda", "Errors", fn)] = n.name + "Errors"
 		want[metricKey("AWS/Lambda", "Throttles", fn)] = n.name + "Throttles"
 	}
-	for _, op := range tableOperations {
+	for _, op := range deployspec.TableOperations {
 		table := map[string]string{"TableName": s.logicalID(s.stack.Table), "Operation": op}
 		want[metricKey("AWS/DynamoDB", "ThrottledRequests", table)] = "TableThrottles"
 		want[metricKey("AWS/DynamoDB", "SystemErrors", table)] = "TableSystemErrors"
@@ -100,6 +100,8 @@ func wantedAlarms(s synthesized) map[string]string {
 	for name, q := range map[string]string{"DispatcherFailureQueue": s.logicalID(s.stack.FailureQueue), "IngesterFailureQueue": s.logicalID(s.stack.IngestFailureQueue)} {
 		want[metricKey("AWS/SQS", "ApproximateNumberOfMessagesVisible", map[string]string{"QueueName": q + ".QueueName"})] = name + "Messages"
 	}
+	want[metricKey("AWS/SES", "Reputation.BounceRate", nil)] = "MailBounceRate"
+	want[metricKey("AWS/SES", "Reputation.ComplaintRate", nil)] = "MailComplaintRate"
 	for _, g := range []string{deployspec.WorkerDispatcher, deployspec.WorkerIngester} {
 		f := deployspec.Function{Group: g}
 		want[metricKey("AWS/Lambda", "IteratorAge", map[string]string{"FunctionName": s.logicalID(s.stack.Workers[g])})] = f.Name() + "IteratorAge"
@@ -136,7 +138,7 @@ func TestAlarmsCoverFunctionsAPIAndTable(t *testing.T) {
 				t.Errorf("%s: no alarm %s on %s", s.region, name, m)
 			}
 		}
-		if want := 2 + 2*len(s.stack.namedFunctions()) + 2 + 2 + 2; alarms != want {
+		if want := 2 + 2*len(s.stack.namedFunctions()) + 2 + 2 + 2 + 2; alarms != want {
 			t.Errorf("%s: %d alarms, want %d", s.region, alarms, want)
 		}
 	}
@@ -155,6 +157,8 @@ func TestAlarmThresholds(t *testing.T) {
 				"Metrics": assertions.Match_ArrayWith(&[]any{assertions.Match_ObjectLike(&map[string]any{"Expression": assertions.Match_StringLikeRegexp(jsii.String(`^SUM\(\[`))})})},
 			"failure queue": {"AlarmName": name("IngesterFailureQueueMessages"), "Threshold": 1, "EvaluationPeriods": 1},
 			"iterator age":  {"AlarmName": name("IngesterIteratorAge"), "Threshold": 15 * 60 * 1000, "EvaluationPeriods": 1},
+			"bounce rate":   {"AlarmName": name("MailBounceRate"), "Namespace": "AWS/SES", "Statistic": "Maximum", "Threshold": 0.05, "EvaluationPeriods": 1},
+			"complaints":    {"AlarmName": name("MailComplaintRate"), "Namespace": "AWS/SES", "Statistic": "Maximum", "Threshold": 0.001, "EvaluationPeriods": 1},
 		} {
 			props["ComparisonOperator"] = "GreaterThanOrEqualToThreshold"
 			assert(t, s.region+" "+what, func() { s.template.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), props) })
@@ -298,7 +302,8 @@ func TestDashboard(t *testing.T) {
 				metricKey("AWS/SQS", "ApproximateNumberOfMessagesVisible", map[string]string{"QueueName": s.logicalID(s.stack.FailureQueue) + ".QueueName"}),
 				metricKey("AWS/SQS", "ApproximateNumberOfMessagesVisible", map[string]string{"QueueName": s.logicalID(s.stack.IngestFailureQueue) + ".QueueName"}),
 			},
-			"Stream iterator age (ms)": {metricKey("AWS/Lambda", "IteratorAge", map[string]string{"FunctionName": s.logicalID(s.stack.Workers[deployspec.WorkerIngester])})},
+			"Stream iterator age (ms)":      {metricKey("AWS/Lambda", "IteratorAge", map[string]string{"FunctionName": s.logicalID(s.stack.Workers[deployspec.WorkerIngester])})},
+			"SES bounce and complaint rate": {metricKey("AWS/SES", "Reputation.BounceRate", nil), metricKey("AWS/SES", "Reputation.ComplaintRate", nil)},
 		}
 		for _, n := range s.stack.namedFunctions() {
 			fn := map[string]string{"FunctionName": s.logicalID(n.fn)}
@@ -334,15 +339,15 @@ func TestTableAlarmsCoverTheStoreOperations(t *testing.T) {
 	for _, f := range slices.Concat(deployspec.All(), deployspec.Workers()) {
 		for _, action := range f.TableActions {
 			op := strings.TrimPrefix(action, "dynamodb:")
-			if op != "ConditionCheckItem" && !slices.Contains(tableOperations, op) {
+			if op != "ConditionCheckItem" && !slices.Contains(deployspec.TableOperations, op) {
 				t.Errorf("%s performs %s, which the table alarms do not watch", f.Group, op)
 			}
 		}
 	}
-	if !slices.Contains(tableOperations, "TransactWriteItems") {
+	if !slices.Contains(deployspec.TableOperations, "TransactWriteItems") {
 		t.Error("the table alarms do not watch TransactWriteItems")
 	}
-	if len(tableOperations) > 10 {
-		t.Errorf("%d operations: an alarm's math expression may use 10 metrics", len(tableOperations))
+	if len(deployspec.TableOperations) > 10 {
+		t.Errorf("%d operations: an alarm's math expression may use 10 metrics", len(deployspec.TableOperations))
 	}
 }

@@ -133,7 +133,7 @@ func NewAPIStack(scope constructs.Construct, id, region string, s Settings) *API
 	for _, r := range routes.Table {
 		a.API.Root().ResourceForPath(jsii.String(r.FullPath())).AddMethod(jsii.String(r.Method), integrations[r.Group], nil)
 	}
-	a.addAlarms()
+	a.addAlarms(s)
 
 	awscdk.NewCfnOutput(stack, jsii.String("ApiBaseUrl"), &awscdk.CfnOutputProps{
 		Description: jsii.String("Base URL of the API in " + region + " (ends in " + routes.BasePath + ")"),

@@ -20,6 +20,12 @@ import (
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
+// The sender the test stacks send from: production refuses example domains.
+const (
+	testMailFrom    = "notifications@mail.codescan-test.net"
+	testSESIdentity = "mail.codescan-test.net"
+)
+
 // tmp holds the placeholder build directory and the synthesis output.
 var tmp string
 
@@ -62,7 +68,7 @@ func settingsFor(stage string) (Settings, error) {
 		Account: "123456789012", PrimaryRegion: "us-east-1", EURegion: "eu-central-1", Stage: stage,
 		JWTIssuer: "https://login.example.com/", JWTAudience: "codescan-api", JWKSURL: "https://login.example.com/.well-known/jwks.json",
 		ThrottleRate: 100, ThrottleBurst: 200, BuildDir: filepath.Join(tmp, "build"),
-		MailFrom: "notifications@example.com", SESIdentity: "example.com", SESConfigurationSet: "codescan-notifications",
+		MailFrom: testMailFrom, SESIdentity: testSESIdentity, SESConfigurationSet: "codescan-notifications",
 		AppBaseURL: "https://app.example.com", AuditRetentionDays: 400,
 	}
 	groups := routes.Groups()
@@ -150,17 +156,22 @@ func TestStacksAreInTheirRegions(t *testing.T) {
 }
 
 func TestSettingsRefuseMisplacedStacks(t *testing.T) {
-	good := Settings{Account: "123456789012", PrimaryRegion: "us-east-1", EURegion: "eu-west-1", Stage: "prod", ThrottleRate: 1, ThrottleBurst: 1, AuditRetentionDays: 400}
+	good := Settings{Account: "123456789012", PrimaryRegion: "us-east-1", EURegion: "eu-west-1", Stage: "prod", ThrottleRate: 1, ThrottleBurst: 1, AuditRetentionDays: 400,
+		MailFrom: testMailFrom, SESIdentity: testSESIdentity, SESConfigurationSet: "codescan-notifications"}
 	if err := good.validate(); err != nil {
 		t.Fatal(err)
 	}
 	for name, change := range map[string]func(*Settings){
-		"no account":           func(s *Settings) { s.Account = "" },
-		"EU stack outside EU":  func(s *Settings) { s.EURegion = "us-west-2" },
-		"both in one region":   func(s *Settings) { s.PrimaryRegion = s.EURegion },
-		"stage not a name":     func(s *Settings) { s.Stage = "prod/v2" },
-		"no throttling at all": func(s *Settings) { s.ThrottleRate = 0 },
-		"no audit retention":   func(s *Settings) { s.AuditRetentionDays = 0 },
+		"no account":                 func(s *Settings) { s.Account = "" },
+		"EU stack outside EU":        func(s *Settings) { s.EURegion = "us-west-2" },
+		"both in one region":         func(s *Settings) { s.PrimaryRegion = s.EURegion },
+		"stage not a name":           func(s *Settings) { s.Stage = "prod/v2" },
+		"no throttling at all":       func(s *Settings) { s.ThrottleRate = 0 },
+		"no audit retention":         func(s *Settings) { s.AuditRetentionDays = 0 },
+		"sender of another identity": func(s *Settings) { s.MailFrom = "alerts@elsewhere.net" },
+		"sender not an address":      func(s *Settings) { s.MailFrom = "notifications" },
+		"identity an other address":  func(s *Settings) { s.SESIdentity = "someone@" + testSESIdentity },
+		"no configuration set":       func(s *Settings) { s.SESConfigurationSet = "" },
 	} {
 		s := good
 		change(&s)

@@ -18,13 +18,13 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
-	"github.com/acme/codescan-api/functions/dispatcher"
 	"github.com/acme/codescan-api/functions/dispatcher/localstream"
-	"github.com/acme/codescan-api/functions/notifications"
+	"github.com/acme/codescan-api/shared/delivery"
 	"github.com/acme/codescan-api/shared/deployspec"
 	"github.com/acme/codescan-api/shared/mail"
 	"github.com/acme/codescan-api/shared/maildev"
 	"github.com/acme/codescan-api/shared/netguard"
+	"github.com/acme/codescan-api/shared/notify"
 	"github.com/acme/codescan-api/shared/secrets"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/testenv"
@@ -36,7 +36,7 @@ func TestMain(m *testing.M) { testenv.MainOwnDynamoDB(m) } // its tables have st
 // world is one test's table, mail catcher, dispatcher and stream poller.
 type world struct {
 	env     *testenv.Env
-	d       *dispatcher.Dispatcher
+	d       *delivery.Engine
 	mailWeb string
 	stop    func()
 }
@@ -51,12 +51,12 @@ func newWorld(t *testing.T) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &world{env: env, mailWeb: web, d: &dispatcher.Dispatcher{
+	w := &world{env: env, mailWeb: web, d: &delivery.Engine{
 		Store:    env.Store,
 		Webhooks: webhook.New(webhook.Options{AllowLoopback: true, Timeout: 2 * time.Second}),
 		Mail:     &mail.SMTP{Addr: smtpAddr, From: "notifications@codescan.test"},
 		Sealer:   sealer, AppURL: "http://app.test",
-		Backoff: dispatcher.Backoff{Base: 20 * time.Millisecond, Max: 100 * time.Millisecond, Horizon: time.Hour},
+		Backoff: delivery.Backoff{Base: 20 * time.Millisecond, Max: 100 * time.Millisecond, Horizon: time.Hour},
 		Log:     slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}}
 	w.stop = func() {}
@@ -224,7 +224,7 @@ func TestEventReachesWebhookAndEmailOnceEach(t *testing.T) {
 	if wh2, _ := standardwebhooks.NewWebhook(other); wh2.Verify(got[0].body, got[0].header) == nil {
 		t.Error("another secret verifies the signature")
 	}
-	var p dispatcher.Payload
+	var p notify.Payload
 	if err := json.Unmarshal(got[0].body, &p); err != nil || p.Type != "scan_completed" || p.ID != ev.ID || p.CompanyID != c.ID {
 		t.Fatalf("payload %s (%v)", got[0].body, err)
 	}
@@ -441,7 +441,7 @@ func TestDispatcherKilledBeforeSendingDeliversOnceAfterRestart(t *testing.T) {
 	if err := w.env.Store.RecordEvent(ctx, ev2); err != nil {
 		t.Fatal(err)
 	}
-	payload, _ := json.Marshal(dispatcher.Payload{Type: ev2.Type, ID: ev2.ID, CreatedAt: ev2.CreatedAt.UTC().Format(time.RFC3339), CompanyID: c.ID, Data: ev2.Data})
+	payload, _ := notify.PayloadOf(ev2)
 	if _, claimed, err := w.env.Store.ClaimDelivery(ctx, store.Delivery{
 		ID: store.DeliveryID(ev2.ID, store.ChannelWebhook, ep.ID), CompanyID: c.ID, EventID: ev2.ID, EventType: ev2.Type,
 		Channel: store.ChannelWebhook, Recipient: ep.ID, Payload: string(payload),
@@ -470,51 +470,6 @@ func TestDispatcherKilledBeforeSendingDeliversOnceAfterRestart(t *testing.T) {
 	if len(got) != 2 || got[0].header.Get("webhook-id") != ev1.ID || got[1].header.Get("webhook-id") != ev2.ID {
 		t.Fatalf("receiver got %d requests", len(got))
 	}
-}
-
-func TestEveryTypeHasAnEmail(t *testing.T) {
-	for _, code := range notifications.Codes() {
-		if _, ok := sampleData[code]; !ok {
-			t.Errorf("no sample data for %s", code)
-		}
-	}
-	for code, data := range sampleData {
-		m, err := dispatcher.Render("https://app.example", "a@b.test",
-			[]byte(fmt.Sprintf(`{"type":%q,"id":"e1","created_at":"2026-11-23T08:00:00Z","company_id":1,"data":%s}`, code, data)))
-		if err != nil {
-			t.Fatalf("%s: %v", code, err)
-		}
-		for _, part := range []string{m.Subject, m.Text, m.HTML} {
-			if strings.Contains(part, "<no value>") || strings.Contains(part, "%!") {
-				t.Errorf("%s: missing value in %q", code, part)
-			}
-		}
-		if !strings.Contains(m.Text, "https://app.example/") || !strings.Contains(m.HTML, `href="https://app.example/`) {
-			t.Errorf("%s: no link back: %q", code, m.Text)
-		}
-	}
-	if _, err := dispatcher.Render("https://app.example", "a@b.test", []byte(`{"type":"nope","id":"e","data":{}}`)); err == nil {
-		t.Error("unknown type rendered")
-	}
-	m, err := dispatcher.Render("https://app.example", "a@b.test", []byte(`{"type":"scan_failed","id":"e","data":{"project_name":"<script>x</script>","branch":"b","tool":"t","failed_reason":"r","scan_id":"s"}}`))
-	if err != nil || strings.Contains(m.HTML, "<script>") {
-		t.Errorf("HTML not escaped: %q (%v)", m.HTML, err)
-	}
-}
-
-// sampleData is, per type, the data its producer records (documented in
-// the OpenAPI document's WebhookPayload).
-var sampleData = map[string]string{
-	"scan_completed":       `{"scan_id":"s1","project_id":7,"project_name":"payments","branch":"main","tool":"semgrep","findings":3,"completed_at":"2026-11-23T08:00:00Z"}`,
-	"scan_failed":          `{"scan_id":"s1","project_id":7,"project_name":"payments","branch":"main","tool":"semgrep","failed_reason":"report truncated"}`,
-	"new_critical_issue":   `{"scan_id":"s1","project_id":7,"project_name":"payments","branch":"main","count":1,"issues":[{"id":"i1","title":"SQL injection","file_path":"a.py","line":4,"cwe":89,"urgency":"CR"}]}`,
-	"new_high_issue":       `{"scan_id":"s1","project_id":7,"project_name":"payments","branch":"main","count":1,"issues":[{"id":"i1","title":"XSS","file_path":"a.js","line":0,"cwe":79,"urgency":"HI"}]}`,
-	"issue_status_changed": `{"issue_id":"i1","project_id":7,"project_name":"payments","title":"SQL injection","previous_status":"open","status":"fixed","changed_by":3}`,
-	"sla_breach":           `{"issue_id":"i1","project_id":7,"project_name":"payments","title":"SQL injection","urgency":"CR","first_detection_date":"2026-11-01T00:00:00Z","due_date":"2026-11-08T00:00:00Z"}`,
-	"weekly_digest":        `{"week_start":"2026-11-16","week_end":"2026-11-22","open_issues":12,"open_by_urgency":{"CR":1,"HI":2,"ME":4,"LO":5},"overdue":1,"due_soon":2}`,
-	"integration_expired":  `{"integration_uuid":"u1","name":"GitHub","account_name":"acme","base_url":"https://api.github.com","reason":"the host rejected the token (401)"}`,
-	"policy_violation":     `{"project_id":7,"project_name":"payments","branch":"main","scan_id":"s1","count":2,"rules":[{"id":3,"slug":"no-critical"}]}`,
-	"webhook_disabled":     `{"webhook_id":"w1","url":"https://hooks.example.com/x","failing_since":"2026-11-20T00:00:00Z","reason":"every delivery failed since 2026-11-20T00:00:00Z"}`,
 }
 
 func randomSuffix() string {
@@ -560,7 +515,7 @@ func TestWritePathsProduceEvents(t *testing.T) {
 	types := func() map[string]int {
 		out := map[string]int{}
 		for _, r := range rcv.received() {
-			var p dispatcher.Payload
+			var p notify.Payload
 			if json.Unmarshal(r.body, &p) == nil {
 				out[p.Type]++
 			}

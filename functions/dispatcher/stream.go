@@ -1,3 +1,6 @@
+// Package dispatcher is the Lambda handler of the table stream's event
+// source mapping: it hands the new outbox items to the delivery engine
+// (shared/delivery), which sends them.
 package dispatcher
 
 import (
@@ -7,15 +10,22 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/acme/codescan-api/shared/delivery"
 	"github.com/acme/codescan-api/shared/store"
 )
 
-// HandleStream is the Lambda handler of the stream event source mapping:
-// the new outbox items of the batch are dispatched, and the records of
-// events that could not be handed over are reported as batch item
-// failures, so Lambda retries from the first of them (and, after its
-// retries, sends the batch's description to the failure destination).
-func (d *Dispatcher) HandleStream(ctx context.Context, in events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+// Handler is the Lambda handler of the stream event source mapping: the
+// new outbox items of the batch are dispatched, and the records of events
+// that could not be handed over are reported as batch item failures, so
+// Lambda retries from the first of them (and, after its retries, sends the
+// batch's description to the failure destination).
+func Handler(d *delivery.Engine) func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+	return func(ctx context.Context, in events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+		return handle(ctx, d, in)
+	}
+}
+
+func handle(ctx context.Context, d *delivery.Engine, in events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 	var evs []store.Event
 	var seqs []string
 	for _, r := range in.Records {

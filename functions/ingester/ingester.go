@@ -23,6 +23,7 @@ import (
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/shared/ingest"
+	"github.com/acme/codescan-api/shared/metrics"
 	"github.com/acme/codescan-api/shared/reports"
 	"github.com/acme/codescan-api/shared/reportstore"
 	"github.com/acme/codescan-api/shared/store"
@@ -33,6 +34,8 @@ type Ingester struct {
 	Store   *store.Store
 	Reports reportstore.Store
 	Log     *slog.Logger
+	// Metrics receives one line per scan handled (nil: none).
+	Metrics *metrics.Emitter
 }
 
 // Job names one scan to ingest.
@@ -144,54 +147,96 @@ func (in *Ingester) Ingest(ctx context.Context, job Job) error {
 	if sc.Status != store.ScanProcessing {
 		return nil
 	}
+	start := in.Metrics.Now()
+	results, err := in.ingest(ctx, job, sc)
+	in.emit(sc.Engine, start, results, err)
+	if errors.Is(err, errIncomplete) {
+		return nil
+	}
+	return err
+}
+
+// errIncomplete is ingest's answer for a scan it ended incomplete: done,
+// not to be retried.
+var errIncomplete = errors.New("scan ended incomplete")
+
+// Outcomes of an ingestion, the Outcome dimension of its metrics.
+const (
+	outcomeComplete   = "complete"
+	outcomeIncomplete = "incomplete"
+	outcomeRetry      = "retry"
+)
+
+// emit writes the ingestion's metrics: its duration and results by engine
+// and outcome (complete, incomplete: the scan failed for good, retry: an
+// error a later delivery may fix).
+func (in *Ingester) emit(engine string, start time.Time, results int, err error) {
+	outcome := outcomeComplete
+	switch {
+	case errors.Is(err, errIncomplete):
+		outcome = outcomeIncomplete
+	case err != nil:
+		outcome = outcomeRetry
+	}
+	in.Metrics.Emit(map[string]string{"Service": "ingester", "Engine": engine, "Outcome": outcome},
+		metrics.Value{Name: "IngestDuration", Unit: metrics.Milliseconds, Value: in.Metrics.Since(start)},
+		metrics.Value{Name: "IngestResults", Unit: metrics.Count, Value: float64(results)},
+		metrics.Value{Name: "Ingestions", Unit: metrics.Count, Value: 1})
+}
+
+// ingest parses and writes the report of sc, a processing scan, and returns
+// how many results it had; errIncomplete when it ended the scan incomplete.
+func (in *Ingester) ingest(ctx context.Context, job Job, sc store.Scan) (int, error) {
 	raw, err := in.Reports.Get(ctx, reportstore.ReportKey(job.CompanyID, sc.ID, sc.ReportSHA256), ingest.MaxReportBytes)
 	switch {
 	case errors.Is(err, reportstore.ErrNotFound):
-		return in.fail(ctx, sc, "The uploaded report could not be read", "the stored report is missing (reports expire after %d days)", reportstore.ReportDays)
+		return 0, in.fail(ctx, sc, "The uploaded report could not be read", "the stored report is missing (reports expire after %d days)", reportstore.ReportDays)
 	case errors.Is(err, reportstore.ErrTooLarge):
-		return in.fail(ctx, sc, "The uploaded report is too large", "the stored report exceeds %d MiB", ingest.MaxReportBytes>>20)
+		return 0, in.fail(ctx, sc, "The uploaded report is too large", "the stored report exceeds %d MiB", ingest.MaxReportBytes>>20)
 	case err != nil:
-		return err
+		return 0, err
 	}
 	data, err := ingest.Decode(raw)
 	switch {
 	case errors.Is(err, ingest.ErrBadGzip):
-		return in.fail(ctx, sc, "The uploaded report could not be read", "the report is not valid gzip")
+		return 0, in.fail(ctx, sc, "The uploaded report could not be read", "the report is not valid gzip")
 	case errors.Is(err, ingest.ErrTooLarge):
-		return in.fail(ctx, sc, "The uploaded report is too large", "the decompressed report exceeds %d MiB", ingest.MaxReportBytes>>20)
+		return 0, in.fail(ctx, sc, "The uploaded report is too large", "the decompressed report exceeds %d MiB", ingest.MaxReportBytes>>20)
 	}
 	rep, err := reports.Parse(sc.Engine, data)
 	var bad *reports.InvalidError
 	var big *reports.TooLargeError
 	switch {
 	case errors.As(err, &bad):
-		return in.fail(ctx, sc, "The uploaded report is invalid", "invalid %s report: %s", sc.Engine, bad.Problem)
+		return 0, in.fail(ctx, sc, "The uploaded report is invalid", "invalid %s report: %s", sc.Engine, bad.Problem)
 	case errors.As(err, &big):
-		return in.fail(ctx, sc, "The uploaded report is too large", "the report has more than %d %s", big.Limit, big.What)
+		return 0, in.fail(ctx, sc, "The uploaded report is too large", "the report has more than %d %s", big.Limit, big.What)
 	case err != nil:
-		return in.fail(ctx, sc, "The uploaded report could not be read", "%s", err.Error())
+		return 0, in.fail(ctx, sc, "The uploaded report could not be read", "%s", err.Error())
 	}
-	if n := len(rep.Findings); n > ingest.MaxFindings {
-		return in.fail(ctx, sc, "The uploaded report is too large", "the report has %d results; at most %d are accepted per upload", n, ingest.MaxFindings)
+	n := len(rep.Findings)
+	if n > ingest.MaxFindings {
+		return n, in.fail(ctx, sc, "The uploaded report is too large", "the report has %d results; at most %d are accepted per upload", n, ingest.MaxFindings)
 	}
 	if err := ingest.Sources(ctx, in.Reports, job.CompanyID, sc.RunID, rep.Findings); err != nil {
-		return err
+		return n, err
 	}
 	proj, err := in.Store.GetProject(ctx, job.CompanyID, sc.ProjectID)
 	if err != nil {
-		return err
+		return n, err
 	}
 	if err := ingest.Write(ctx, in.Store, job.CompanyID, sc, proj, rep.Findings); err != nil {
 		in.Log.Error("ingest: write findings", "company_id", job.CompanyID, "scan_id", sc.ID, "error", err.Error())
-		return err
+		return n, err
 	}
-	in.Log.Info("ingest: scan complete", "company_id", job.CompanyID, "scan_id", sc.ID, "findings", len(rep.Findings))
-	return nil
+	in.Log.Info("ingest: scan complete", "company_id", job.CompanyID, "scan_id", sc.ID, "findings", n)
+	return n, nil
 }
 
 // fail ends the scan incomplete: reason is its failed_reason, the detail
 // its one scan error; the scan_failed notification event (id
-// scan_failed-<scan id>) is recorded with it.
+// scan_failed-<scan id>) is recorded with it. It returns errIncomplete
+// once that is stored.
 func (in *Ingester) fail(ctx context.Context, sc store.Scan, reason, detail string, args ...any) error {
 	msg := fmt.Sprintf(detail, args...)
 	proj, err := in.Store.GetProject(ctx, sc.CompanyID, sc.ProjectID)
@@ -211,5 +256,5 @@ func (in *Ingester) fail(ctx context.Context, sc store.Scan, reason, detail stri
 	if changed {
 		in.Log.Warn("ingest: scan incomplete", "company_id", sc.CompanyID, "scan_id", sc.ID, "reason", reason, "detail", msg)
 	}
-	return nil
+	return errIncomplete
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/config"
 	"github.com/acme/codescan-api/shared/httpapi"
+	"github.com/acme/codescan-api/shared/notify"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/store"
 )
@@ -43,7 +44,7 @@ func (h handlers) setUser(w http.ResponseWriter, r *http.Request) error {
 // keep their value, null restores inheritance.
 func (h handlers) set(w http.ResponseWriter, r *http.Request, userID int64) error {
 	p := auth.FromContext(r.Context())
-	t, ok := Lookup(r.PathValue("type_code"))
+	t, ok := notify.Lookup(r.PathValue("type_code"))
 	if !ok {
 		return errUnknownType
 	}
@@ -92,9 +93,9 @@ func parseChanges(r *http.Request) ([]store.ChannelChange, error) {
 
 // Source names the layer an effective value comes from.
 const (
-	SourcePlatform = "platform"
-	SourceCompany  = "company"
-	SourceUser     = "user"
+	SourcePlatform = notify.SourcePlatform
+	SourceCompany  = notify.SourceCompany
+	SourceUser     = notify.SourceUser
 )
 
 type channelPair struct {
@@ -121,8 +122,8 @@ func (h handlers) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]preference, 0, len(Types))
-	for _, t := range Types {
+	out := make([]preference, 0, len(notify.Types))
+	for _, t := range notify.Types {
 		c, u := company[t.Code], user[t.Code]
 		pref := preference{
 			TypeCode: t.Code, Description: t.Description,
@@ -131,31 +132,9 @@ func (h handlers) list(w http.ResponseWriter, r *http.Request) error {
 			CompanyDefault:  channelPair{c.EmailEnabled, c.WebhookEnabled},
 			UserPreference:  channelPair{u.EmailEnabled, u.WebhookEnabled},
 		}
-		pref.EmailEnabled, pref.Sources[store.ChannelEmail] = resolve(t.EmailEnabled, c.EmailEnabled, u.EmailEnabled)
-		pref.WebhookEnabled, pref.Sources[store.ChannelWebhook] = resolve(t.WebhookEnabled, c.WebhookEnabled, u.WebhookEnabled)
+		pref.EmailEnabled, pref.Sources[store.ChannelEmail] = notify.Resolve(t.EmailEnabled, c.EmailEnabled, u.EmailEnabled)
+		pref.WebhookEnabled, pref.Sources[store.ChannelWebhook] = notify.Resolve(t.WebhookEnabled, c.WebhookEnabled, u.WebhookEnabled)
 		out = append(out, pref)
 	}
 	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "preferences": out})
-}
-
-// resolve applies inheritance: the user's value, else the company's, else
-// the platform's.
-func resolve(platform bool, company, user *bool) (bool, string) {
-	switch {
-	case user != nil:
-		return *user, SourceUser
-	case company != nil:
-		return *company, SourceCompany
-	}
-	return platform, SourcePlatform
-}
-
-// Effective returns the effective channels of type t for a user with
-// preference user under the company default company (a zero setting
-// inherits). The company's own webhook channel is Effective with a zero
-// user: webhooks belong to the company, not to a user.
-func Effective(t Type, company, user store.NotificationSetting) (email, webhook bool) {
-	email, _ = resolve(t.EmailEnabled, company.EmailEnabled, user.EmailEnabled)
-	webhook, _ = resolve(t.WebhookEnabled, company.WebhookEnabled, user.WebhookEnabled)
-	return email, webhook
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/acme/codescan-api/functions/notifications"
+	"github.com/acme/codescan-api/shared/notify"
 	"github.com/acme/codescan-api/shared/testenv"
 )
 
@@ -32,8 +33,8 @@ func prefs(t *testing.T, h http.Handler, u testenv.User) map[string]pref {
 	for _, p := range body.Preferences {
 		out[p.TypeCode] = p
 	}
-	if len(out) != len(notifications.Types) {
-		t.Fatalf("got %d types, want %d", len(out), len(notifications.Types))
+	if len(out) != len(notify.Types) {
+		t.Fatalf("got %d types, want %d", len(out), len(notify.Types))
 	}
 	return out
 }

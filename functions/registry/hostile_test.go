@@ -16,9 +16,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/acme/codescan-api/functions/notifications"
 	"github.com/acme/codescan-api/functions/registry"
 	"github.com/acme/codescan-api/shared/auth"
+	"github.com/acme/codescan-api/shared/notify"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/testenv"
@@ -107,7 +107,7 @@ func validValue(p routes.Param) string {
 		return p.Values[0]
 	}
 	if p.Name == "type_code" {
-		return notifications.Codes()[0]
+		return notify.Codes()[0]
 	}
 	return "x"
 }

@@ -1,8 +1,9 @@
 // Package scheduler is the Lambda handler of the scheduled jobs: EventBridge
 // rules invoke it with {"job": "retries" | "sla" | "digest" | "stalled"}
-// (see deployspec.Schedules); the first three are the dispatcher's, the
-// last ends the scans the ingester gave up on (sweep). The dev server runs
-// them on timers.
+// (see deployspec.Schedules). Retries are the delivery engine's
+// (shared/delivery), the SLA checks and the weekly digest record their
+// notification events (jobs.go), and the stalled job ends the scans the
+// ingester gave up on (shared/sweep). The dev server runs them on timers.
 package scheduler
 
 import (
@@ -10,8 +11,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/acme/codescan-api/functions/dispatcher"
-	"github.com/acme/codescan-api/functions/ingester/sweep"
+	"github.com/acme/codescan-api/shared/delivery"
+	"github.com/acme/codescan-api/shared/sweep"
 )
 
 // Input is a rule's constant input.
@@ -20,15 +21,15 @@ type Input struct {
 }
 
 // Handler runs one job and returns how many items it handled.
-func Handler(d *dispatcher.Dispatcher) func(context.Context, Input) (int, error) {
+func Handler(d *delivery.Engine) func(context.Context, Input) (int, error) {
 	return func(ctx context.Context, in Input) (int, error) {
 		switch in.Job {
 		case "retries":
 			return d.RunDue(ctx)
 		case "sla":
-			return d.RunSLAChecks(ctx, time.Now())
+			return SLAChecks(ctx, d.Store, time.Now())
 		case "digest":
-			return d.RunWeeklyDigest(ctx, time.Now())
+			return WeeklyDigest(ctx, d.Store, time.Now())
 		case "stalled":
 			return sweep.Run(ctx, d.Store, time.Now())
 		}

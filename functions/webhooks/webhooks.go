@@ -1,7 +1,7 @@
 // Package webhooks lets company admins register webhook endpoints for
 // notification types, rotate their signing secrets, send test events, and
 // read and replay each endpoint's delivery log. Deliveries themselves are
-// made by the dispatcher (functions/dispatcher).
+// made by the delivery engine (shared/delivery).
 package webhooks
 
 import (
@@ -19,11 +19,11 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/acme/codescan-api/functions/dispatcher"
-	"github.com/acme/codescan-api/functions/notifications"
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/config"
+	"github.com/acme/codescan-api/shared/delivery"
 	"github.com/acme/codescan-api/shared/httpapi"
+	"github.com/acme/codescan-api/shared/notify"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/secrets"
 	"github.com/acme/codescan-api/shared/store"
@@ -43,7 +43,7 @@ const (
 
 // EnvAllowLoopback ("true" or "1") lets endpoints use plain http and
 // loopback addresses: local development and tests only.
-const EnvAllowLoopback = dispatcher.EnvAllowLoopback
+const EnvAllowLoopback = delivery.EnvAllowLoopback
 
 // Options are the group's dependencies beyond config.Deps.
 type Options struct {
@@ -72,8 +72,8 @@ func New(d config.Deps) http.Handler {
 
 // NewWithOptions returns the group's handler with explicit options.
 func NewWithOptions(d config.Deps, o Options) http.Handler {
-	h := handlers{store: d.Store, opts: o, dispatch: &dispatcher.Dispatcher{
-		Store: d.Store, Webhooks: o.Webhooks, Sealer: o.Sealer, Backoff: dispatcher.DefaultBackoff, Log: d.Server.Log,
+	h := handlers{store: d.Store, opts: o, dispatch: &delivery.Engine{
+		Store: d.Store, Webhooks: o.Webhooks, Sealer: o.Sealer, Backoff: delivery.DefaultBackoff, Log: d.Server.Log,
 	}}
 	return d.Server.Group(routes.GroupWebhooks, map[string]httpapi.HandlerFunc{
 		"POST /webhooks":                                                 h.create,
@@ -91,7 +91,7 @@ func NewWithOptions(d config.Deps, o Options) http.Handler {
 type handlers struct {
 	store    *store.Store
 	opts     Options
-	dispatch *dispatcher.Dispatcher
+	dispatch *delivery.Engine
 }
 
 var (
@@ -208,8 +208,8 @@ func parseTypes(raw json.RawMessage) ([]string, error) {
 	}
 	var out []string
 	for _, c := range in {
-		if _, ok := notifications.Lookup(c); !ok {
-			return nil, httpapi.Errorf(http.StatusBadRequest, "Unknown notification type %q (known: %s)", truncate(c, 64), joinQuoted(notifications.Codes()))
+		if _, ok := notify.Lookup(c); !ok {
+			return nil, httpapi.Errorf(http.StatusBadRequest, "Unknown notification type %q (known: %s)", truncate(c, 64), joinQuoted(notify.Codes()))
 		}
 		if !slices.Contains(out, c) {
 			out = append(out, c)
@@ -408,7 +408,7 @@ func (h handlers) test(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	id := "test_" + store.NewWebhookID()
-	payload, err := json.Marshal(dispatcher.Payload{
+	payload, err := json.Marshal(notify.Payload{
 		Type: "webhook_test", ID: id, CreatedAt: time.Now().UTC().Format(time.RFC3339), CompanyID: ep.CompanyID,
 		Data: json.RawMessage(fmt.Sprintf(`{"webhook_id":%q}`, ep.ID)),
 	})

@@ -14,8 +14,8 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
-	"github.com/acme/codescan-api/functions/dispatcher"
 	"github.com/acme/codescan-api/functions/webhooks"
+	"github.com/acme/codescan-api/shared/delivery"
 	"github.com/acme/codescan-api/shared/secrets"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/testenv"
@@ -287,8 +287,8 @@ func TestDeliveryLogAndRedeliver(t *testing.T) {
 	f := newFixture(t)
 	rcv := newRecorder(t, http.StatusServiceUnavailable)
 	c := f.create(t, f.acme, rcv.URL+"/hook", "scan_failed")
-	d := &dispatcher.Dispatcher{Store: f.env.Store, Sealer: f.sealer, Webhooks: webhook.New(webhook.Options{AllowLoopback: true}),
-		Backoff: dispatcher.DefaultBackoff, Log: f.env.Deps.Server.Log}
+	d := &delivery.Engine{Store: f.env.Store, Sealer: f.sealer, Webhooks: webhook.New(webhook.Options{AllowLoopback: true}),
+		Backoff: delivery.DefaultBackoff, Log: f.env.Deps.Server.Log}
 	off := false
 	if err := f.env.Store.UpdateNotificationSetting(context.Background(), f.acme.ID, 0, "scan_failed", []store.ChannelChange{{Channel: store.ChannelEmail, Value: &off}}); err != nil {
 		t.Fatal(err)

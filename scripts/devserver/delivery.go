@@ -5,13 +5,14 @@ import (
 	"os"
 	"time"
 
-	"github.com/acme/codescan-api/functions/dispatcher"
 	"github.com/acme/codescan-api/functions/dispatcher/localstream"
 	"github.com/acme/codescan-api/functions/ingester"
-	"github.com/acme/codescan-api/functions/ingester/sweep"
+	"github.com/acme/codescan-api/functions/scheduler"
 	"github.com/acme/codescan-api/shared/config"
+	"github.com/acme/codescan-api/shared/delivery"
 	"github.com/acme/codescan-api/shared/reportstore"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/sweep"
 )
 
 // startDelivery runs, until ctx ends, what AWS runs beside the API: the
@@ -22,15 +23,15 @@ import (
 // digest every five minutes), all on the same code.
 func startDelivery(ctx context.Context, st *store.Store, endpoint, smtpAddr, baseURL string, reports reportstore.Store) error {
 	// Local receivers on loopback are allowed unless configured otherwise.
-	if os.Getenv(dispatcher.EnvAllowLoopback) == "" {
-		_ = os.Setenv(dispatcher.EnvAllowLoopback, "true")
+	if os.Getenv(delivery.EnvAllowLoopback) == "" {
+		_ = os.Setenv(delivery.EnvAllowLoopback, "true")
 	}
-	_ = os.Setenv(dispatcher.EnvSMTPAddr, smtpAddr)
-	if os.Getenv(dispatcher.EnvAppURL) == "" {
-		_ = os.Setenv(dispatcher.EnvAppURL, baseURL)
+	_ = os.Setenv(delivery.EnvSMTPAddr, smtpAddr)
+	if os.Getenv(delivery.EnvAppURL) == "" {
+		_ = os.Setenv(delivery.EnvAppURL, baseURL)
 	}
 	log := config.NewLogger()
-	d, err := dispatcher.FromEnv(ctx, st, log)
+	d, err := delivery.FromEnv(ctx, st, log)
 	if err != nil {
 		return err
 	}
@@ -62,10 +63,10 @@ func startDelivery(ctx context.Context, st *store.Store, endpoint, smtpAddr, bas
 					log.Error("retries", "error", err.Error())
 				}
 			case now := <-jobs.C:
-				if _, err := d.RunSLAChecks(ctx, now); err != nil {
+				if _, err := scheduler.SLAChecks(ctx, st, now); err != nil {
 					log.Error("sla checks", "error", err.Error())
 				}
-				if _, err := d.RunWeeklyDigest(ctx, now); err != nil {
+				if _, err := scheduler.WeeklyDigest(ctx, st, now); err != nil {
 					log.Error("weekly digest", "error", err.Error())
 				}
 				if _, err := sweep.Run(ctx, st, now); err != nil {

@@ -19,7 +19,6 @@ import (
 
 	"github.com/MicahParks/keyfunc/v3"
 
-	"github.com/acme/codescan-api/functions/notifications"
 	"github.com/acme/codescan-api/functions/registry"
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/config"
@@ -27,6 +26,7 @@ import (
 	"github.com/acme/codescan-api/shared/devjwt"
 	"github.com/acme/codescan-api/shared/dynamolocal"
 	"github.com/acme/codescan-api/shared/maildev"
+	"github.com/acme/codescan-api/shared/notify"
 	"github.com/acme/codescan-api/shared/reportstore/s3reports"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/s3local"
@@ -104,7 +104,7 @@ func run() error {
 		return fmt.Errorf("seed: %w", err)
 	}
 	doc.BaseURL = baseURL + routes.BasePath
-	doc.NotificationTypeCodes = notifications.Codes()
+	doc.NotificationTypeCodes = notify.Codes()
 	for _, c := range doc.Companies {
 		for _, u := range c.Users {
 			if u.BearerToken, err = signer.Mint(devjwt.Claims{Subject: u.Subject, Issuer: issuer, Audience: audience, TTL: 24 * time.Hour}); err != nil {

@@ -1,7 +1,15 @@
-// Command lambdadeps fails when a Lambda main (functions/*/cmd/...) links
-// development or test code: DynamoDB Local helpers, the local stream
-// poller, the local mail catcher and S3-compatible server, the test
-// environment, net/http/httptest or the testing package.
+// Command lambdadeps checks the dependency rules of the Lambda code:
+//
+//   - no Lambda main (functions/*/cmd/...) links development or test code:
+//     DynamoDB Local helpers, the local stream poller, the local mail
+//     catcher and S3-compatible server, the test environment,
+//     net/http/httptest or the testing package;
+//   - no group imports another group: a package under functions/<group>
+//     imports its own group's packages and shared ones only, so what one
+//     Lambda links is its group and the shared packages. What two groups
+//     share lives in shared/. Exempt is functions/registry, the
+//     development composition root (no Lambda, no route: it assembles
+//     every group into the dev server), and tests, which no Lambda links.
 package main
 
 import (
@@ -11,36 +19,81 @@ import (
 	"strings"
 )
 
+const module = "github.com/acme/codescan-api/"
+
 var forbidden = []string{
-	"github.com/acme/codescan-api/shared/dynamolocal",
-	"github.com/acme/codescan-api/shared/testenv",
-	"github.com/acme/codescan-api/shared/demo",
-	"github.com/acme/codescan-api/shared/devjwt",
-	"github.com/acme/codescan-api/functions/dispatcher/localstream",
-	"github.com/acme/codescan-api/shared/maildev",
-	"github.com/acme/codescan-api/shared/s3local",
-	"github.com/acme/codescan-api/shared/localproc",
+	module + "shared/dynamolocal",
+	module + "shared/testenv",
+	module + "shared/demo",
+	module + "shared/devjwt",
+	module + "functions/dispatcher/localstream",
+	module + "shared/maildev",
+	module + "shared/s3local",
+	module + "shared/localproc",
 	"net/http/httptest",
 	"testing",
 }
 
+// composition may import every group.
+const composition = "registry"
+
 func main() {
-	out, err := exec.Command("go", "list", "-deps", "./functions/.../cmd/...").Output()
+	bad := devCode()
+	bad = append(bad, crossGroup()...)
+	for _, b := range bad {
+		fmt.Fprintln(os.Stderr, "lambdadeps:", b)
+	}
+	if len(bad) > 0 {
+		os.Exit(1)
+	}
+	fmt.Println("lambdadeps: no development or test package in the Lambda mains, no group imports another")
+}
+
+func goList(args ...string) string {
+	out, err := exec.Command("go", append([]string{"list"}, args...)...).Output()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "lambdadeps: go list:", err)
 		os.Exit(1)
 	}
-	bad := 0
-	for _, pkg := range strings.Fields(string(out)) {
+	return string(out)
+}
+
+func devCode() []string {
+	var bad []string
+	for _, pkg := range strings.Fields(goList("-deps", "./functions/.../cmd/...")) {
 		for _, f := range forbidden {
 			if pkg == f {
-				fmt.Fprintln(os.Stderr, "lambdadeps: a Lambda main links", pkg)
-				bad++
+				bad = append(bad, "a Lambda main links "+pkg)
 			}
 		}
 	}
-	if bad > 0 {
-		os.Exit(1)
+	return bad
+}
+
+// crossGroup lists the imports of one group's package into another group.
+func crossGroup() []string {
+	var bad []string
+	for _, line := range strings.Split(strings.TrimSpace(goList("-f", "{{.ImportPath}} {{join .Imports \" \"}}", "./functions/...")), "\n") {
+		pkgs := strings.Fields(line)
+		from := group(pkgs[0])
+		if from == "" || from == composition {
+			continue
+		}
+		for _, imp := range pkgs[1:] {
+			if to := group(imp); to != "" && to != from {
+				bad = append(bad, fmt.Sprintf("group %s imports group %s (%s -> %s); move what they share to shared/", from, to, pkgs[0], imp))
+			}
+		}
 	}
-	fmt.Println("lambdadeps: no development or test package in the Lambda mains")
+	return bad
+}
+
+// group is the group a package belongs to ("" outside functions/).
+func group(pkg string) string {
+	rest, ok := strings.CutPrefix(pkg, module+"functions/")
+	if !ok {
+		return ""
+	}
+	g, _, _ := strings.Cut(rest, "/")
+	return g
 }

@@ -7,11 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -161,12 +164,12 @@ func TestOnboarding(t *testing.T) {
 
 	// Deactivating the company refuses its admin's key at once.
 	var changed struct{ Changed bool }
-	operator(t, env, &changed, "deactivate-company", "--id", fmt.Sprint(c.Company.ID))
+	operator(t, env, &changed, "deactivate-company", "--company", fmt.Sprint(c.Company.ID))
 	if !changed.Changed {
 		t.Fatal("deactivate-company changed nothing")
 	}
 	bodies = append(bodies, call(acct, "GET", "/api-keys", "", http.StatusUnauthorized, adminKey...).Body)
-	operator(t, env, &changed, "reactivate-company", "--id", fmt.Sprint(c.Company.ID))
+	operator(t, env, &changed, "reactivate-company", "--company", fmt.Sprint(c.Company.ID))
 	bodies = append(bodies, call(acct, "GET", "/api-keys", "", http.StatusOK, adminKey...).Body)
 
 	// No response, log line or stored item holds a key; no response or log
@@ -227,7 +230,7 @@ func TestArguments(t *testing.T) {
 	for _, args := range [][]string{
 		{"drop-table"},
 		{"list-companies", "extra"},
-		{"deactivate-company", "--id", "x"},
+		{"deactivate-company", "--company", "x"},
 		{"create-company", "--nme", "x"},
 	} {
 		if _, _, err := parse(args); !errors.Is(err, errUsage) {
@@ -247,15 +250,198 @@ func TestArguments(t *testing.T) {
 			t.Errorf("%v: %v, want a usage error", args, err)
 		}
 	}
-	cmd, _, _ := parse([]string{"deactivate-company", "--id", "404"})
+	cmd, _, _ := parse([]string{"deactivate-company", "--company", "404"})
 	if err := execute(context.Background(), cmd, env.Store, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "no company 404") {
 		t.Errorf("unknown company: %v", err)
 	}
-	_, conn, err := parse([]string{"list-companies", "--region", "eu-central-1", "--endpoint", "http://127.0.0.1:1"})
+}
+
+// Every command line names its table: no connection flag, or a mix that
+// could mean two tables, is a usage error (exit 2) before any table is
+// touched; --help anywhere prints the usage on standard output (exit 0).
+func TestConnectionAndExitStatus(t *testing.T) {
+	for _, c := range []struct {
+		args   []string
+		status int
+		stdout string // in standard output
+	}{
+		{[]string{"--help"}, exitOK, "usage: operator"},
+		{[]string{"-h"}, exitOK, "exit status: 0 done"},
+		{[]string{"help"}, exitOK, "mint-key"},
+		{[]string{"list-users", "--help"}, exitOK, "flags of list-users:\n  --company"},
+		{[]string{"--local", "mint-key", "-h"}, exitOK, "--expires-in-days"},
+		{nil, exitUsage, ""},
+		{[]string{"drop-table", "--local"}, exitUsage, ""},
+		{[]string{"list-companies"}, exitUsage, ""},
+		{[]string{"--local", "--region", "eu-central-1", "list-companies"}, exitUsage, ""},
+		{[]string{"--region", "eu-central-1", "list-companies"}, exitUsage, ""},
+		{[]string{"--region", "eu-central-1", "--stack", "s", "--table", "t", "list-companies"}, exitUsage, ""},
+		{[]string{"--region", "eu-central-1", "--table", "t", "--endpoint", "http://127.0.0.1:1", "list-companies"}, exitUsage, ""},
+		{[]string{"--local", "--stack", "s", "list-companies"}, exitUsage, ""},
+	} {
+		var stdout, stderr bytes.Buffer
+		status := runMain(context.Background(), c.args, &stdout, &stderr)
+		if status != c.status || !strings.Contains(stdout.String(), c.stdout) {
+			t.Errorf("%q: exit %d, stdout %q; want %d and %q", c.args, status, stdout.String(), c.status, c.stdout)
+		}
+		if status == exitUsage && !strings.Contains(stderr.String(), "usage: operator") {
+			t.Errorf("%q: the usage error does not show the usage: %q", c.args, stderr.String())
+		}
+		if status == exitOK && stderr.Len() > 0 {
+			t.Errorf("%q: help wrote to standard error: %q", c.args, stderr.String())
+		}
+	}
+
+	// Against the test table: a missing company is exit 3, a found one 0.
+	env := testenv.New(t)
+	local := []string{"--local", "--endpoint", testenv.Endpoint(), "--table", env.Store.Table}
+	var stdout, stderr bytes.Buffer
+	if status := runMain(context.Background(), append(local, "deactivate-company", "--company", "404"), &stdout, &stderr); status != exitNotFound || !strings.Contains(stderr.String(), "no company 404") {
+		t.Errorf("unknown company: exit %d, %q", status, stderr.String())
+	}
+	stdout.Reset()
+	if status := runMain(context.Background(), append(local, "create-company", "--name", "Pied Piper", "--admin-email", "richard@piedpiper.test", "--admin-name", "Richard Hendricks"), &stdout, &stderr); status != exitOK || !strings.Contains(stdout.String(), `"created": true`) {
+		t.Errorf("create-company: exit %d, %s", status, stdout.String())
+	}
+}
+
+// cloudFormation answers DescribeStacks in CloudFormation's query protocol
+// for the stacks it knows (name -> outputs), and ValidationError for others.
+func cloudFormation(t *testing.T, stacks map[string]map[string]string) *cloudformation.Client {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := r.ParseForm(); err != nil || r.Form.Get("Action") != "DescribeStacks" {
+			t.Errorf("request %s %v", r.URL, r.Form)
+		}
+		name := r.Form.Get("StackName")
+		outputs, ok := stacks[name]
+		w.Header().Set("Content-Type", "text/xml")
+		if !ok {
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprintf(w, `<ErrorResponse xmlns="http://cloudformation.amazonaws.com/doc/2010-05-15/"><Error><Type>Sender</Type><Code>ValidationError</Code><Message>Stack with id %s does not exist</Message></Error><RequestId>1</RequestId></ErrorResponse>`, name)
+			return
+		}
+		var b strings.Builder
+		for k, v := range outputs {
+			fmt.Fprintf(&b, "<member><OutputKey>%s</OutputKey><OutputValue>%s</OutputValue></member>", k, v)
+		}
+		fmt.Fprintf(w, `<DescribeStacksResponse xmlns="http://cloudformation.amazonaws.com/doc/2010-05-15/"><DescribeStacksResult><Stacks><member><StackName>%s</StackName><StackStatus>CREATE_COMPLETE</StackStatus><Outputs>%s</Outputs></member></Stacks></DescribeStacksResult><ResponseMetadata><RequestId>2</RequestId></ResponseMetadata></DescribeStacksResponse>`, name, b.String())
+	}))
+	t.Cleanup(srv.Close)
+	return cloudformation.New(cloudformation.Options{
+		Region: "eu-central-1", BaseEndpoint: aws.String(srv.URL),
+		Credentials: credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", "secret", ""),
+	})
+}
+
+// --stack finds the table through the stack's TableName output.
+func TestStackTable(t *testing.T) {
+	cf := cloudFormation(t, map[string]map[string]string{
+		"codescan-api-prod-eu": {"ApiBaseUrl": "https://x.example/prod/api/v1", "TableName": "codescan-api-prod-eu-Table1A2B3C"},
+		"other-stack":          {"BucketName": "b"},
+	})
+	ctx := context.Background()
+	if table, err := stackTable(ctx, cf, "codescan-api-prod-eu"); err != nil || table != "codescan-api-prod-eu-Table1A2B3C" {
+		t.Errorf("stack table: %q, %v", table, err)
+	}
+	if _, err := stackTable(ctx, cf, "other-stack"); err == nil || !strings.Contains(err.Error(), "has no TableName output") {
+		t.Errorf("stack without the output: %v", err)
+	}
+	if _, err := stackTable(ctx, cf, "nope"); err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Errorf("missing stack: %v", err)
+	}
+}
+
+// The operator lists a company's users and keys, mints a key (shown once)
+// and revokes it; each action is in the company's audit log as the
+// operator's, and no output holds a key's hash.
+func TestUsersAndKeys(t *testing.T) {
+	env := testenv.New(t)
+	ctx := context.Background()
+	var c created
+	operator(t, env, &c, "create-company", "--name", "Globex", "--admin-email", "hank@globex.test", "--admin-name", "Hank Scorpio")
+	company := fmt.Sprint(c.Company.ID)
+
+	var users []userJSON
+	operator(t, env, &users, "list-users", "--company", company)
+	if len(users) != 1 || users[0].ID != c.Admin.ID || !users[0].IsAdmin || !users[0].Active {
+		t.Fatalf("list-users: %+v", users)
+	}
+	var minted struct {
+		Key    keyJSON `json:"key"`
+		APIKey string  `json:"api_key"`
+	}
+	operator(t, env, &minted, "mint-key", "--company", company, "--user", fmt.Sprint(c.Admin.ID), "--name", "break-glass", "--expires-in-days", "7")
+	if minted.Key.Name != "break-glass" || minted.Key.ExpiresAt == "" || !strings.HasPrefix(minted.APIKey, minted.Key.Prefix) {
+		t.Fatalf("mint-key: %+v", minted)
+	}
+	if _, err := env.Store.CredentialByAPIKey(ctx, minted.APIKey, time.Now()); err != nil {
+		t.Fatalf("the minted key does not authenticate: %v", err)
+	}
+	var keys []keyJSON
+	operator(t, env, &keys, "list-keys", "--company", company, "--user", fmt.Sprint(c.Admin.ID))
+	if len(keys) != 2 || keys[1].ID != minted.Key.ID {
+		t.Fatalf("list-keys: %+v", keys)
+	}
+	var revoked struct {
+		Changed bool    `json:"changed"`
+		Key     keyJSON `json:"key"`
+	}
+	operator(t, env, &revoked, "revoke-key", "--company", company, "--key", fmt.Sprint(minted.Key.ID))
+	if !revoked.Changed || revoked.Key.RevokedAt == "" {
+		t.Fatalf("revoke-key: %+v", revoked)
+	}
+	if _, err := env.Store.CredentialByAPIKey(ctx, minted.APIKey, time.Now()); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the revoked key still authenticates: %v", err)
+	}
+	operator(t, env, &revoked, "revoke-key", "--company", company, "--key", fmt.Sprint(minted.Key.ID))
+	if revoked.Changed {
+		t.Fatal("revoking a revoked key changed it")
+	}
+
+	for _, args := range [][]string{
+		{"mint-key", "--company", company, "--user", "999999"},
+		{"revoke-key", "--company", company, "--key", "999999"},
+		{"list-users", "--company", "999999"},
+		{"list-keys", "--company", company, "--user", "999999"},
+	} {
+		cmd, _, err := parse(args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := execute(ctx, cmd, env.Store, &bytes.Buffer{}); !errors.Is(err, errNotFound) {
+			t.Errorf("%v: %v, want not found", args, err)
+		}
+	}
+	for _, args := range [][]string{
+		{"mint-key", "--company", company},
+		{"mint-key", "--company", company, "--user", fmt.Sprint(c.Admin.ID), "--expires-in-days", "-1"},
+		{"mint-key", "--company", company, "--user", fmt.Sprint(c.Admin.ID), "--name", " "},
+		{"revoke-key", "--company", company},
+		{"list-users"},
+	} {
+		cmd, _, err := parse(args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := execute(ctx, cmd, env.Store, &bytes.Buffer{}); !errors.Is(err, errUsage) {
+			t.Errorf("%v: %v, want a usage error", args, err)
+		}
+	}
+
+	entries, _, err := env.Store.ListAudit(ctx, c.Company.ID, store.AuditFilter{}, store.PageRequest{Size: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := conn.open(context.Background()); !errors.Is(err, errUsage) {
-		t.Errorf("--region with --endpoint: %v", err)
+	var got []string
+	for _, e := range entries {
+		if e.Actor.Via != store.ViaOperator {
+			t.Errorf("%s by %+v", e.Action, e.Actor)
+		}
+		got = append(got, e.Action+" "+e.TargetType)
+	}
+	want := []string{"api_key.revoke api_key", "api_key.list user", "api_key.create api_key", "user.list company",
+		"api_key.create api_key", "user.create user", "company.create company"}
+	if strings.Join(got, ", ") != strings.Join(want, ", ") {
+		t.Errorf("audit log: %v\nwant %v", got, want)
 	}
 }

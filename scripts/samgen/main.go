@@ -114,8 +114,37 @@ func Generate() ([]byte, error) {
 		"SourceDays":        deployspec.SourceDays,
 		"StreamReadActions": deployspec.StreamReadActions,
 		"Schedules":         schedules(),
+		"AllFunctions":      append(deployspec.All(), deployspec.Workers()...),
+		"TableAlarms":       tableAlarms(),
+		"StreamConsumers":   []string{(deployspec.Function{Group: deployspec.WorkerDispatcher}).Name(), (deployspec.Function{Group: deployspec.WorkerIngester}).Name()},
 	})
 	return b.Bytes(), err
+}
+
+// tableAlarm is an alarm on one table metric summed over every operation
+// the store performs (the metrics exist per operation only).
+type tableAlarm struct {
+	ID, Why, Metric, Expression string
+	Operations                  []tableOperation
+}
+
+type tableOperation struct{ ID, Metric, Operation string }
+
+func tableAlarms() []tableAlarm {
+	out := []tableAlarm{
+		{ID: "TableThrottles", Metric: "ThrottledRequests", Why: "table: throttled requests in 3 of 5 minutes (a hot partition or a surge; retries run out as 503s)"},
+		{ID: "TableSystemErrors", Metric: "SystemErrors", Why: "table: DynamoDB system errors in 3 of 5 minutes (a regional DynamoDB problem)"},
+	}
+	for i, a := range out {
+		var ids []string
+		for _, op := range deployspec.TableOperations {
+			id := strings.ToLower(a.Metric + "_" + op)
+			ids = append(ids, id)
+			out[i].Operations = append(out[i].Operations, tableOperation{ID: id, Metric: a.Metric, Operation: op})
+		}
+		out[i].Expression = "SUM([" + strings.Join(ids, ",") + "])"
+	}
+	return out
 }
 
 // schedule is one Schedule event of the scheduler function.

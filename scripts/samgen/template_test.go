@@ -59,7 +59,19 @@ type samTemplate struct {
 			// AWS::Serverless::Api
 			EndpointConfiguration struct{ Type string }
 			TracingEnabled        bool
+			// AWS::CloudWatch::Alarm
+			AlarmName    string
+			MetricName   string
+			Dimensions   []struct{ Name, Value string }
+			AlarmActions []string
+			OKActions    []string
+			// AWS::SES::ConfigurationSet
+			Name string
 		}
+	}
+	Rules map[string]struct {
+		RuleCondition any
+		Assertions    []struct{ AssertDescription string }
 	}
 	Globals struct {
 		Function struct {

@@ -280,3 +280,9 @@ func Workers() []Function {
 // Mailer reports whether the worker sends email (and gets the mail
 // settings, kms:Decrypt on the secrets key and ses:SendEmail).
 func (f Function) Mailer() bool { return f.Group == WorkerDispatcher || f.Group == WorkerScheduler }
+
+// TableOperations are the DynamoDB operations the store performs, which the
+// table alarms of both templates sum. ThrottledRequests and SystemErrors
+// exist only per operation, and an alarm's math expression may use at most
+// 10 metrics.
+var TableOperations = []string{"BatchGetItem", "BatchWriteItem", "DeleteItem", "GetItem", "PutItem", "Query", "TransactWriteItems", "UpdateItem"}

@@ -1,7 +1,9 @@
 package openapi_test
 
 import (
+	"bytes"
 	"context"
+	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -9,16 +11,25 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/acme/codescan-api/shared/openapi"
+	"github.com/acme/codescan-api/shared/openapi/internal/assemble"
 	"github.com/acme/codescan-api/shared/routes"
 )
 
-// The document is valid OpenAPI and documents exactly the route table.
-func TestDocumentMatchesRouteTable(t *testing.T) {
-	raw, err := openapi.JSON()
+// The embedded document is the one its YAML sources assemble to: a source
+// edited without go generate fails here.
+func TestGeneratedDocumentIsCurrent(t *testing.T) {
+	want, err := assemble.Document(os.DirFS("."))
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc, err := openapi3.NewLoader().LoadFromData(raw)
+	if !bytes.Equal(openapi.JSON(), want) {
+		t.Fatal("openapi.json is not what base.yaml and groups/*.yaml assemble to: run go generate ./shared/openapi")
+	}
+}
+
+// The document is valid OpenAPI and documents exactly the route table.
+func TestDocumentMatchesRouteTable(t *testing.T) {
+	doc, err := openapi3.NewLoader().LoadFromData(openapi.JSON())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,11 +74,7 @@ func TestDocumentMatchesRouteTable(t *testing.T) {
 }
 
 func TestAuthenticatedOperationsDocumentTheRateLimit(t *testing.T) {
-	raw, err := openapi.JSON()
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := openapi3.NewLoader().LoadFromData(raw)
+	doc, err := openapi3.NewLoader().LoadFromData(openapi.JSON())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,11 +90,7 @@ func TestAuthenticatedOperationsDocumentTheRateLimit(t *testing.T) {
 // documented on its operation (the headers in parameters, the response
 // headers on its 200 answer).
 func TestRouteHeadersAreDocumented(t *testing.T) {
-	raw, err := openapi.JSON()
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := openapi3.NewLoader().LoadFromData(raw)
+	doc, err := openapi3.NewLoader().LoadFromData(openapi.JSON())
 	if err != nil {
 		t.Fatal(err)
 	}

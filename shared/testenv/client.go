@@ -119,12 +119,7 @@ func router() (routers.Router, error) {
 		for _, ct := range []string{"text/html", "text/markdown"} {
 			openapi3filter.RegisterBodyDecoder(ct, textDecoder)
 		}
-		raw, err := openapi.JSON()
-		if err != nil {
-			specErr = err
-			return
-		}
-		doc, err := openapi3.NewLoader().LoadFromData(raw)
+		doc, err := openapi3.NewLoader().LoadFromData(openapi.JSON())
 		if err != nil {
 			specErr = err
 			return

@@ -21,7 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
-	"github.com/acme/codescan-api/functions/dispatcher"
+	"github.com/acme/codescan-api/shared/delivery"
 	"github.com/acme/codescan-api/shared/store"
 )
 
@@ -54,7 +54,7 @@ type Consumer func(ctx context.Context, image map[string]ddbtypes.AttributeValue
 // already handled a no-op, so an item written while no poller ran, or whose
 // handling was cut short, is handled once after the restart.
 type Poller struct {
-	Dispatcher *dispatcher.Dispatcher
+	Dispatcher *delivery.Engine
 	Consumers  []Consumer
 	// Store is the table read (default: the dispatcher's).
 	Store *store.Store
@@ -67,7 +67,7 @@ type Poller struct {
 }
 
 // DispatchConsumer hands new outbox items to d.Dispatch.
-func DispatchConsumer(d *dispatcher.Dispatcher) Consumer {
+func DispatchConsumer(d *delivery.Engine) Consumer {
 	return func(ctx context.Context, image map[string]ddbtypes.AttributeValue) error {
 		ev, ok, err := store.DecodeEventImage(image)
 		if err != nil {

@@ -9,15 +9,16 @@ import (
 
 	"github.com/acme/codescan-api/functions/dispatcher"
 	"github.com/acme/codescan-api/shared/config"
+	"github.com/acme/codescan-api/shared/delivery"
 )
 
 func main() {
 	ctx := context.Background()
 	d := config.MustLoad(ctx)
-	disp, err := dispatcher.FromEnv(ctx, d.Store, d.Server.Log)
+	engine, err := delivery.FromEnv(ctx, d.Store, d.Server.Log)
 	if err != nil {
 		d.Server.Log.Error("configuration", "error", err.Error())
 		return
 	}
-	lambda.Start(disp.HandleStream)
+	lambda.Start(dispatcher.Handler(engine))
 }

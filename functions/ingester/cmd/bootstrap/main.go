@@ -4,11 +4,14 @@ package main
 
 import (
 	"context"
+	"os"
+	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/acme/codescan-api/functions/ingester"
 	"github.com/acme/codescan-api/shared/config"
+	"github.com/acme/codescan-api/shared/metrics"
 	"github.com/acme/codescan-api/shared/reportstore/s3reports"
 )
 
@@ -20,6 +23,8 @@ func main() {
 		d.Server.Log.Error("configuration", "error", err.Error())
 		return
 	}
-	in := &ingester.Ingester{Store: d.Store, Reports: bucket, Log: d.Server.Log}
+	// Embedded-metric lines go to standard output, which Lambda sends to
+	// CloudWatch Logs, where they become metrics.
+	in := &ingester.Ingester{Store: d.Store, Reports: bucket, Log: d.Server.Log, Metrics: metrics.New(os.Stdout, time.Now)}
 	lambda.Start(in.HandleStream)
 }

@@ -6,18 +6,18 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/acme/codescan-api/functions/dispatcher"
 	"github.com/acme/codescan-api/functions/scheduler"
 	"github.com/acme/codescan-api/shared/config"
+	"github.com/acme/codescan-api/shared/delivery"
 )
 
 func main() {
 	ctx := context.Background()
 	d := config.MustLoad(ctx)
-	disp, err := dispatcher.FromEnv(ctx, d.Store, d.Server.Log)
+	engine, err := delivery.FromEnv(ctx, d.Store, d.Server.Log)
 	if err != nil {
 		d.Server.Log.Error("configuration", "error", err.Error())
 		return
 	}
-	lambda.Start(scheduler.Handler(disp))
+	lambda.Start(scheduler.Handler(engine))
 }

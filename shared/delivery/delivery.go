@@ -1,14 +1,15 @@
-// Package dispatcher delivers notification events: the outbox items that
+// Package delivery delivers notification events: the outbox items that
 // write paths record in the same transaction as their change (store.Event)
-// reach it through the table's DynamoDB stream (an event source mapping in
-// AWS, a stream poller locally: the same Dispatch). For each event it
-// resolves the recipients from the effective notification settings, claims
-// one delivery per recipient with a conditional write (the idempotency
-// check: an event delivered twice by the stream is sent once), and sends a
-// signed webhook or an email. Failed webhook attempts are retried with
-// exponential backoff and jitter by RunDue, which the scheduled function
-// (the dev server's timer locally) calls.
-package dispatcher
+// reach Dispatch through the table's DynamoDB stream (the dispatcher
+// function in AWS, a stream poller locally). For each event it resolves
+// the recipients from the effective notification settings, claims one
+// delivery per recipient with a conditional write (the idempotency check:
+// an event delivered twice by the stream is sent once), and sends a signed
+// webhook or an email. Failed attempts are retried with exponential
+// backoff and jitter by RunDue, which the scheduler function (the dev
+// server's timer locally) calls; the webhooks routes send one delivery
+// again with Redeliver.
+package delivery
 
 import (
 	"context"
@@ -21,8 +22,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/acme/codescan-api/functions/notifications"
 	"github.com/acme/codescan-api/shared/mail"
+	"github.com/acme/codescan-api/shared/notify"
 	"github.com/acme/codescan-api/shared/secrets"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/webhook"
@@ -48,11 +49,11 @@ const DisableAfter = 72 * time.Hour
 // it the timer takes the delivery over (its sender died).
 const DefaultLease = 2 * time.Minute
 
-// Dispatcher sends deliveries.
-type Dispatcher struct {
+// Engine sends deliveries.
+type Engine struct {
 	Store    *store.Store
 	Webhooks *webhook.Client
-	Mail     mail.Sender
+	Mail     mail.Sender // nil where no email is sent (the webhooks routes)
 	Sealer   secrets.Sealer
 	// AppURL is the web application's base URL, for links in emails.
 	AppURL  string
@@ -61,27 +62,18 @@ type Dispatcher struct {
 	Log     *slog.Logger
 }
 
-func (d *Dispatcher) lease() time.Duration {
+func (d *Engine) lease() time.Duration {
 	if d.Lease <= 0 {
 		return DefaultLease
 	}
 	return d.Lease
 }
 
-// Payload is the JSON body of a webhook (and the data of an email).
-type Payload struct {
-	Type      string          `json:"type"`
-	ID        string          `json:"id"`
-	CreatedAt string          `json:"created_at"`
-	CompanyID int64           `json:"company_id"`
-	Data      json.RawMessage `json:"data"`
-}
-
 // Dispatch delivers each event to its recipients. It returns, by index, the
 // events that could not be handed over completely (their recipients are
 // retried when the stream delivers them again); a delivery that fails at
 // the receiver is not such a failure: it is retried on its own schedule.
-func (d *Dispatcher) Dispatch(ctx context.Context, events []store.Event) map[int]error {
+func (d *Engine) Dispatch(ctx context.Context, events []store.Event) map[int]error {
 	failed := map[int]error{}
 	for i, ev := range events {
 		if err := d.dispatchOne(ctx, ev); err != nil {
@@ -98,12 +90,12 @@ type recipient struct {
 	id      string // user id or endpoint id
 }
 
-func (d *Dispatcher) dispatchOne(ctx context.Context, ev store.Event) error {
+func (d *Engine) dispatchOne(ctx context.Context, ev store.Event) error {
 	var rcpts []recipient
 	var err error
-	if t, ok := notifications.Lookup(ev.Type); ok {
+	if t, ok := notify.Lookup(ev.Type); ok {
 		rcpts, err = d.recipients(ctx, t, ev.CompanyID)
-	} else if ev.Type == TypeWebhookDisabled {
+	} else if ev.Type == notify.TypeWebhookDisabled {
 		rcpts, err = d.admins(ctx, ev.CompanyID)
 	} else {
 		d.Log.Warn("dispatch: unknown event type, dropped", "event_id", ev.ID, "type", ev.Type)
@@ -112,7 +104,7 @@ func (d *Dispatcher) dispatchOne(ctx context.Context, ev store.Event) error {
 	if err != nil {
 		return err
 	}
-	payload, err := json.Marshal(Payload{Type: ev.Type, ID: ev.ID, CreatedAt: ev.CreatedAt.UTC().Format(time.RFC3339), CompanyID: ev.CompanyID, Data: ev.Data})
+	payload, err := notify.PayloadOf(ev)
 	if err != nil {
 		return err
 	}
@@ -140,7 +132,7 @@ func (d *Dispatcher) dispatchOne(ctx context.Context, ev store.Event) error {
 // recipients are the active users whose effective email setting for t is
 // on, and, when the company's effective webhook setting is on, its active
 // endpoints subscribed to t.
-func (d *Dispatcher) recipients(ctx context.Context, t notifications.Type, companyID int64) ([]recipient, error) {
+func (d *Engine) recipients(ctx context.Context, t notify.Type, companyID int64) ([]recipient, error) {
 	company, users, err := d.Store.CompanyNotificationSettings(ctx, companyID)
 	if err != nil {
 		return nil, err
@@ -154,11 +146,11 @@ func (d *Dispatcher) recipients(ctx context.Context, t notifications.Type, compa
 		if !u.Active || u.Email == "" {
 			continue
 		}
-		if email, _ := notifications.Effective(t, company[t.Code], users[u.ID][t.Code]); email {
+		if email, _ := notify.Effective(t, company[t.Code], users[u.ID][t.Code]); email {
 			out = append(out, recipient{store.ChannelEmail, strconv.FormatInt(u.ID, 10)})
 		}
 	}
-	if _, hooks := notifications.Effective(t, company[t.Code], store.NotificationSetting{}); !hooks {
+	if _, hooks := notify.Effective(t, company[t.Code], store.NotificationSetting{}); !hooks {
 		return out, nil
 	}
 	endpoints, err := d.Store.AllWebhooks(ctx, companyID)
@@ -173,12 +165,9 @@ func (d *Dispatcher) recipients(ctx context.Context, t notifications.Type, compa
 	return out, nil
 }
 
-// TypeWebhookDisabled is the operational event of an endpoint disabled
-// after failing for DisableAfter: emailed to the company's active admins,
-// whatever their notification settings, never sent by webhook.
-const TypeWebhookDisabled = "webhook_disabled"
-
-func (d *Dispatcher) admins(ctx context.Context, companyID int64) ([]recipient, error) {
+// admins are the recipients of notify.TypeWebhookDisabled: the company's
+// active admins.
+func (d *Engine) admins(ctx context.Context, companyID int64) ([]recipient, error) {
 	all, err := d.Store.ListUsers(ctx, companyID)
 	if err != nil {
 		return nil, err
@@ -194,7 +183,7 @@ func (d *Dispatcher) admins(ctx context.Context, companyID int64) ([]recipient, 
 
 // RunDue attempts the deliveries that are due: retries whose time has come
 // and claims whose sender died. It returns how many it attempted.
-func (d *Dispatcher) RunDue(ctx context.Context) (int, error) {
+func (d *Engine) RunDue(ctx context.Context) (int, error) {
 	due, err := d.Store.DueDeliveries(ctx, time.Now(), 100)
 	if err != nil {
 		return 0, err
@@ -220,7 +209,7 @@ func (d *Dispatcher) RunDue(ctx context.Context) (int, error) {
 
 // Redeliver sends a webhook delivery again now, whatever its state (unless
 // it is being sent right now), and returns it after the attempt.
-func (d *Dispatcher) Redeliver(ctx context.Context, companyID int64, id string) (store.Delivery, error) {
+func (d *Engine) Redeliver(ctx context.Context, companyID int64, id string) (store.Delivery, error) {
 	del, ok, err := d.Store.ReclaimDelivery(ctx, companyID, id, time.Now(), d.lease(), true)
 	if err != nil {
 		return store.Delivery{}, err
@@ -232,7 +221,7 @@ func (d *Dispatcher) Redeliver(ctx context.Context, companyID int64, id string) 
 }
 
 // attempt tries a claimed delivery once and records the outcome.
-func (d *Dispatcher) attempt(ctx context.Context, del store.Delivery) (store.Delivery, error) {
+func (d *Engine) attempt(ctx context.Context, del store.Delivery) (store.Delivery, error) {
 	var a store.Attempt
 	var retryAfter time.Duration
 	retryable := false
@@ -271,7 +260,7 @@ func (d *Dispatcher) attempt(ctx context.Context, del store.Delivery) (store.Del
 
 // next is when to try again after the attempt at now, or zero when the
 // retry horizon has passed.
-func (d *Dispatcher) next(del store.Delivery, now time.Time, retryAfter time.Duration) time.Time {
+func (d *Engine) next(del store.Delivery, now time.Time, retryAfter time.Duration) time.Time {
 	b := d.Backoff
 	first := now
 	if del.FirstAttemptAt != "" {
@@ -298,7 +287,7 @@ var errNoRecipient = errors.New("recipient is gone or inactive")
 
 // sendWebhook signs and posts the delivery's payload to its endpoint, with
 // the current secret and, during a rotation, the previous one.
-func (d *Dispatcher) sendWebhook(ctx context.Context, del store.Delivery) (webhook.Result, *store.WebhookEndpoint, error) {
+func (d *Engine) sendWebhook(ctx context.Context, del store.Delivery) (webhook.Result, *store.WebhookEndpoint, error) {
 	ep, err := d.Store.GetWebhook(ctx, del.CompanyID, del.Recipient)
 	if errors.Is(err, store.ErrNotFound) {
 		return webhook.Result{Err: errNoRecipient}, nil, nil
@@ -319,7 +308,7 @@ func (d *Dispatcher) sendWebhook(ctx context.Context, del store.Delivery) (webho
 
 // SigningSecrets opens an endpoint's current secret and, until it expires,
 // the previous one.
-func (d *Dispatcher) SigningSecrets(ctx context.Context, ep store.WebhookEndpoint, now time.Time) ([]string, error) {
+func (d *Engine) SigningSecrets(ctx context.Context, ep store.WebhookEndpoint, now time.Time) ([]string, error) {
 	record := store.WebhookSecretRecord(ep.CompanyID, ep.ID)
 	cur, err := d.Sealer.Open(ctx, ep.SealedSecret, record)
 	if err != nil {
@@ -338,7 +327,7 @@ func (d *Dispatcher) SigningSecrets(ctx context.Context, ep store.WebhookEndpoin
 
 // trackEndpoint keeps the endpoint's failing-since mark and disables an
 // endpoint that has failed for DisableAfter, telling the admins.
-func (d *Dispatcher) trackEndpoint(ctx context.Context, ep store.WebhookEndpoint, delivered bool) error {
+func (d *Engine) trackEndpoint(ctx context.Context, ep store.WebhookEndpoint, delivered bool) error {
 	now := time.Now()
 	switch {
 	case delivered && ep.FailingSince != "":
@@ -363,7 +352,7 @@ func (d *Dispatcher) trackEndpoint(ctx context.Context, ep store.WebhookEndpoint
 	}
 	return d.Store.RecordEvent(ctx, store.Event{
 		ID: "webhook_disabled-" + ep.ID + "-" + strconv.FormatInt(since.Unix(), 10), CompanyID: ep.CompanyID,
-		Type: TypeWebhookDisabled, CreatedAt: now,
+		Type: notify.TypeWebhookDisabled, CreatedAt: now,
 		Data: mustJSON(map[string]any{"webhook_id": ep.ID, "url": ep.URL, "failing_since": since.UTC().Format(time.RFC3339), "reason": reason}),
 	})
 }

@@ -1,7 +1,8 @@
-package dispatcher
+package scheduler
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -17,17 +18,17 @@ import (
 // of open issues by first detection (see the README) would make the SLA
 // check read only the issues past due.
 
-// RunSLAChecks raises sla_breach once per open issue past its due date, for
+// SLAChecks raises sla_breach once per open issue past its due date, for
 // every company, and returns how many it raised.
-func (d *Dispatcher) RunSLAChecks(ctx context.Context, now time.Time) (int, error) {
-	ids, err := d.Store.CompanyIDs(ctx)
+func SLAChecks(ctx context.Context, st *store.Store, now time.Time) (int, error) {
+	ids, err := st.CompanyIDs(ctx)
 	if err != nil {
 		return 0, err
 	}
 	raised := 0
 	var errs []error
 	for _, id := range ids {
-		n, err := d.slaBreaches(ctx, id, now)
+		n, err := slaBreaches(ctx, st, id, now)
 		raised += n
 		if err != nil {
 			errs = append(errs, fmt.Errorf("company %d: %w", id, err))
@@ -36,13 +37,13 @@ func (d *Dispatcher) RunSLAChecks(ctx context.Context, now time.Time) (int, erro
 	return raised, errors.Join(errs...)
 }
 
-func (d *Dispatcher) slaBreaches(ctx context.Context, companyID int64, now time.Time) (int, error) {
-	settings, _, err := d.Store.SLASettings(ctx, companyID)
+func slaBreaches(ctx context.Context, st *store.Store, companyID int64, now time.Time) (int, error) {
+	settings, _, err := st.SLASettings(ctx, companyID)
 	if err != nil {
 		return 0, err
 	}
 	raised := 0
-	err = d.Store.EachIssue(ctx, companyID, func(i store.Issue) error {
+	err = st.EachIssue(ctx, companyID, func(i store.Issue) error {
 		first, ok := firstDetection(i)
 		if !ok || i.Status != "open" {
 			return nil
@@ -52,12 +53,15 @@ func (d *Dispatcher) slaBreaches(ctx context.Context, companyID int64, now time.
 			return nil
 		}
 		code, _ := sla.Urgency(i.Urgency)
-		isNew, err := d.Store.RecordEventOnce(ctx, store.Event{
-			ID: "sla_breach-" + i.ID, CompanyID: companyID, Type: "sla_breach", CreatedAt: now,
-			Data: mustJSON(map[string]any{
-				"issue_id": i.ID, "project_id": i.ProjectID, "project_name": i.ProjectName, "title": i.Title,
-				"urgency": code, "first_detection_date": first.UTC().Format(time.RFC3339), "due_date": due.UTC().Format(time.RFC3339),
-			}),
+		data, err := json.Marshal(map[string]any{
+			"issue_id": i.ID, "project_id": i.ProjectID, "project_name": i.ProjectName, "title": i.Title,
+			"urgency": code, "first_detection_date": first.UTC().Format(time.RFC3339), "due_date": due.UTC().Format(time.RFC3339),
+		})
+		if err != nil {
+			return err
+		}
+		isNew, err := st.RecordEventOnce(ctx, store.Event{
+			ID: "sla_breach-" + i.ID, CompanyID: companyID, Type: "sla_breach", CreatedAt: now, Data: data,
 		})
 		if isNew {
 			raised++
@@ -73,10 +77,10 @@ func firstDetection(i store.Issue) (time.Time, bool) {
 	return t, err == nil
 }
 
-// RunWeeklyDigest records, once per company and ISO week, the digest of
-// the company's open issues and their SLA standing.
-func (d *Dispatcher) RunWeeklyDigest(ctx context.Context, now time.Time) (int, error) {
-	ids, err := d.Store.CompanyIDs(ctx)
+// WeeklyDigest records, once per company and ISO week, the digest of the
+// company's open issues and their SLA standing.
+func WeeklyDigest(ctx context.Context, st *store.Store, now time.Time) (int, error) {
+	ids, err := st.CompanyIDs(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -85,14 +89,14 @@ func (d *Dispatcher) RunWeeklyDigest(ctx context.Context, now time.Time) (int, e
 	recorded := 0
 	var errs []error
 	for _, id := range ids {
-		settings, _, err := d.Store.SLASettings(ctx, id)
+		settings, _, err := st.SLASettings(ctx, id)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		open, overdue, dueSoon := 0, 0, 0
 		byUrgency := map[string]int{"CR": 0, "HI": 0, "ME": 0, "LO": 0}
-		err = d.Store.EachIssue(ctx, id, func(i store.Issue) error {
+		err = st.EachIssue(ctx, id, func(i store.Issue) error {
 			if i.Status != "open" {
 				return nil
 			}
@@ -117,12 +121,16 @@ func (d *Dispatcher) RunWeeklyDigest(ctx context.Context, now time.Time) (int, e
 		if open == 0 {
 			continue
 		}
-		isNew, err := d.Store.RecordEventOnce(ctx, store.Event{
-			ID: fmt.Sprintf("weekly_digest-%d-%d-W%02d", id, year, week), CompanyID: id, Type: "weekly_digest", CreatedAt: now,
-			Data: mustJSON(map[string]any{
-				"week_start": start.Format(time.DateOnly), "week_end": start.AddDate(0, 0, 6).Format(time.DateOnly),
-				"open_issues": open, "open_by_urgency": byUrgency, "overdue": overdue, "due_soon": dueSoon,
-			}),
+		data, err := json.Marshal(map[string]any{
+			"week_start": start.Format(time.DateOnly), "week_end": start.AddDate(0, 0, 6).Format(time.DateOnly),
+			"open_issues": open, "open_by_urgency": byUrgency, "overdue": overdue, "due_soon": dueSoon,
+		})
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		isNew, err := st.RecordEventOnce(ctx, store.Event{
+			ID: fmt.Sprintf("weekly_digest-%d-%d-W%02d", id, year, week), CompanyID: id, Type: "weekly_digest", CreatedAt: now, Data: data,
 		})
 		if err != nil {
 			errs = append(errs, err)

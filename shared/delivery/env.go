@@ -1,4 +1,4 @@
-package dispatcher
+package delivery
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 	"github.com/acme/codescan-api/shared/webhook"
 )
 
-// Environment the dispatcher reads.
+// Environment FromEnv reads.
 const (
 	EnvMailFrom         = "MAIL_FROM"             // sender address (the SES identity in AWS)
 	EnvSESConfiguration = "SES_CONFIGURATION_SET" // SES configuration set; selects SES with MAIL_FROM
@@ -25,9 +25,9 @@ const (
 	EnvAllowLoopback    = "WEBHOOK_ALLOW_LOOPBACK_HTTP"
 )
 
-// FromEnv builds a Dispatcher on st from the environment: SES when
+// FromEnv builds an Engine on st from the environment: SES when
 // SES_CONFIGURATION_SET is set (in AWS), else SMTP to SMTP_ADDR (locally).
-func FromEnv(ctx context.Context, st *store.Store, log *slog.Logger) (*Dispatcher, error) {
+func FromEnv(ctx context.Context, st *store.Store, log *slog.Logger) (*Engine, error) {
 	sealer, err := secrets.FromEnv(ctx)
 	if err != nil {
 		return nil, err
@@ -47,10 +47,10 @@ func FromEnv(ctx context.Context, st *store.Store, log *slog.Logger) (*Dispatche
 	case os.Getenv(EnvSMTPAddr) != "":
 		sender = &mail.SMTP{Addr: os.Getenv(EnvSMTPAddr), From: from}
 	default:
-		return nil, fmt.Errorf("dispatcher: set %s (SES) or %s (SMTP)", EnvSESConfiguration, EnvSMTPAddr)
+		return nil, fmt.Errorf("delivery: set %s (SES) or %s (SMTP)", EnvSESConfiguration, EnvSMTPAddr)
 	}
 	loopback, _ := strconv.ParseBool(os.Getenv(EnvAllowLoopback))
-	return &Dispatcher{
+	return &Engine{
 		Store: st, Webhooks: webhook.New(webhook.Options{AllowLoopback: loopback}), Mail: sender, Sealer: sealer,
 		AppURL: os.Getenv(EnvAppURL), Backoff: DefaultBackoff, Log: log,
 	}, nil

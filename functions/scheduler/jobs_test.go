@@ -1,4 +1,4 @@
-package dispatcher_test
+package scheduler_test
 
 import (
 	"context"
@@ -10,9 +10,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/acme/codescan-api/functions/scheduler"
 	"github.com/acme/codescan-api/shared/sla"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/testenv"
 )
+
+func TestMain(m *testing.M) { testenv.Main(m) }
 
 func outboxEvent(t *testing.T, st *store.Store, companyID int64, id string) (store.Event, bool) {
 	t.Helper()
@@ -33,33 +37,33 @@ func outboxEvent(t *testing.T, st *store.Store, companyID int64, id string) (sto
 }
 
 func TestSLABreachRaisedOncePerIssueAndWeeklyDigest(t *testing.T) {
-	w := newWorld(t)
+	env := testenv.New(t)
 	ctx := context.Background()
-	c := w.env.Company(t, "Sla"+randomSuffix())
+	c := env.Company(t, "Sla")
 	detected := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
 	issue := func(id, urgency, status string) store.Issue {
 		return store.Issue{ID: id, ProjectID: 3, ProjectName: "billing", Branch: "main", CWE: 89, FilePath: "db.go", Line: 7,
 			Urgency: urgency, Status: status, Title: "SQL injection " + urgency, CreatedAt: detected.Format(time.RFC3339)}
 	}
 	crit := issue("11111111-1111-4111-8111-111111111111", "CR", "open")
-	if _, err := w.env.Store.CreateIssues(ctx, c.ID, []store.Issue{
+	if _, err := env.Store.CreateIssues(ctx, c.ID, []store.Issue{
 		crit, issue("22222222-2222-4222-8222-222222222222", "LO", "open"),
 		issue("33333333-3333-4333-8333-333333333333", "CR", "fixed"),
 	}); err != nil {
 		t.Fatal(err)
 	}
 	// Day 5: nothing due (CR has 7 days).
-	if n, err := w.d.RunSLAChecks(ctx, detected.AddDate(0, 0, 5)); err != nil || n != 0 {
+	if n, err := scheduler.SLAChecks(ctx, env.Store, detected.AddDate(0, 0, 5)); err != nil || n != 0 {
 		t.Fatalf("day 5: %d raised (%v)", n, err)
 	}
 	// Day 8: the open critical issue, once, however often the job runs.
 	for run := range 3 {
-		n, err := w.d.RunSLAChecks(ctx, detected.AddDate(0, 0, 8))
+		n, err := scheduler.SLAChecks(ctx, env.Store, detected.AddDate(0, 0, 8))
 		if err != nil || n != map[int]int{0: 1}[run] {
 			t.Fatalf("day 8 run %d: %d raised (%v)", run, n, err)
 		}
 	}
-	ev, ok := outboxEvent(t, w.env.Store, c.ID, "sla_breach-"+crit.ID)
+	ev, ok := outboxEvent(t, env.Store, c.ID, "sla_breach-"+crit.ID)
 	if !ok || ev.Type != "sla_breach" {
 		t.Fatalf("sla_breach event %v %+v", ok, ev)
 	}
@@ -71,22 +75,22 @@ func TestSLABreachRaisedOncePerIssueAndWeeklyDigest(t *testing.T) {
 	// The company's own settings apply: LO in 10 days.
 	s := sla.Defaults()
 	s.DaysToFix["LO"] = 10
-	if err := w.env.Store.PutSLASettings(ctx, c.ID, s); err != nil {
+	if err := env.Store.PutSLASettings(ctx, c.ID, s); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := w.d.RunSLAChecks(ctx, detected.AddDate(0, 0, 11)); err != nil || n != 1 {
+	if n, err := scheduler.SLAChecks(ctx, env.Store, detected.AddDate(0, 0, 11)); err != nil || n != 1 {
 		t.Fatalf("custom LO: %d (%v)", n, err)
 	}
 
 	now := detected.AddDate(0, 0, 11)
-	if n, err := w.d.RunWeeklyDigest(ctx, now); err != nil || n != 1 {
+	if n, err := scheduler.WeeklyDigest(ctx, env.Store, now); err != nil || n != 1 {
 		t.Fatalf("digest: %d (%v)", n, err)
 	}
-	if n, _ := w.d.RunWeeklyDigest(ctx, now.Add(time.Hour)); n != 0 {
+	if n, _ := scheduler.WeeklyDigest(ctx, env.Store, now.Add(time.Hour)); n != 0 {
 		t.Fatalf("second digest in the same week: %d", n)
 	}
 	year, week := now.ISOWeek()
-	ev, ok = outboxEvent(t, w.env.Store, c.ID, "weekly_digest-"+itoa(c.ID)+"-"+itoa(int64(year))+"-W"+pad(week))
+	ev, ok = outboxEvent(t, env.Store, c.ID, "weekly_digest-"+itoa(c.ID)+"-"+itoa(int64(year))+"-W"+pad(week))
 	if !ok {
 		t.Fatal("no digest event")
 	}

@@ -9,8 +9,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/acme/codescan-api/functions/ingester/sweep"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/sweep"
 	"github.com/acme/codescan-api/shared/testenv"
 )
 
