@@ -127,7 +127,7 @@ func displayName(s string) (string, error) {
 		return "", err
 	}
 	if s == "" || utf8.RuneCountInString(s) > MaxNameLength {
-		return "", fmt.Errorf("name must be 1 to %d characters", MaxNameLength)
+		return "", fmt.Errorf("name must hold 1 to %d characters", MaxNameLength)
 	}
 	return s, nil
 }
@@ -152,7 +152,7 @@ func orgs(raw json.RawMessage) (*[]string, error) {
 			return nil, err
 		}
 		if v == "" || utf8.RuneCountInString(v) > MaxOrgLength {
-			return nil, httpapi.Errorf(http.StatusBadRequest, "org_allowlist entries must be 1 to %d characters", MaxOrgLength)
+			return nil, httpapi.Errorf(http.StatusBadRequest, "org_allowlist entries must hold 1 to %d characters", MaxOrgLength)
 		}
 		if !slices.ContainsFunc(out, func(o string) bool { return strings.EqualFold(o, v) }) {
 			out = append(out, v)

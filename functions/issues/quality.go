@@ -20,7 +20,7 @@ func (h handlers) quality(w http.ResponseWriter, r *http.Request) error {
 	companyID := auth.FromContext(ctx).CompanyID
 	scanID, ok := store.CanonicalUUID(r.PathValue("scan_id"))
 	if !ok {
-		return httpapi.Errorf(http.StatusBadRequest, "scan_id must be a uuid")
+		return httpapi.Errorf(http.StatusBadRequest, "scan_id must be a UUID")
 	}
 	pg, err := httpapi.ParsePaging(r, defaultPageSize, maxQualitySize)
 	if err != nil {

@@ -27,7 +27,7 @@ func parseStatus(v string) (string, error) {
 
 func checkReason(reason string) error {
 	if len(reason) > maxReason {
-		return httpapi.Errorf(http.StatusBadRequest, "reason is longer than %d bytes", maxReason)
+		return httpapi.Errorf(http.StatusBadRequest, "reason exceeds %d bytes", maxReason)
 	}
 	return nil
 }

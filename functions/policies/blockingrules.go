@@ -153,7 +153,7 @@ func (h handlers) patchRule(w http.ResponseWriter, r *http.Request) error {
 	case errors.Is(err, store.ErrConflict) && rule.Slug != oldSlug:
 		return slugTaken(rule.Slug)
 	case errors.Is(err, store.ErrConflict):
-		return httpapi.Errorf(http.StatusConflict, "The blocking rule changed meanwhile; read it and try again")
+		return httpapi.Errorf(http.StatusConflict, "The blocking rule was changed by another request; read it again and retry")
 	case err != nil:
 		return err
 	}
@@ -193,7 +193,7 @@ func (h handlers) listRules(w http.ResponseWriter, r *http.Request) error {
 	}
 	page, err := h.store.ListBlockingRules(r.Context(), p.CompanyID, pg.Token, pg.Offset(), pg.PageSize)
 	if err != nil {
-		return pageTokenError(err)
+		return err
 	}
 	out := ruleListResponse{Status: "ok", Rules: []ruleJSON{}, Page: pg.Page, PageSize: pg.PageSize,
 		TotalPages: pg.TotalPages(page.Total), TotalRules: page.Total, NextPageToken: page.NextToken}

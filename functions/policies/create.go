@@ -62,7 +62,7 @@ func text(name string, v *string, def string, maxLen int, required bool) (string
 
 func list(name string, in []string) ([]string, error) {
 	if len(in) > maxPolicyList {
-		return nil, bad("%s holds more than %d entries", name, maxPolicyList)
+		return nil, bad("%s may hold at most %d entries", name, maxPolicyList)
 	}
 	var out []string
 	for _, v := range in {
@@ -117,7 +117,7 @@ func (h handlers) create(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if len(req.CWEs) > maxPolicyList {
-		return bad("cwes holds more than %d entries", maxPolicyList)
+		return bad("cwes may hold at most %d entries", maxPolicyList)
 	}
 	conds, err := gate.Parse(gate.Conditions{CWEs: req.CWEs})
 	if err != nil {
@@ -159,14 +159,6 @@ type listResponse struct {
 	NextPageToken string       `json:"next_page_token,omitempty"`
 }
 
-// pageTokenError turns a token the store refused into a 400.
-func pageTokenError(err error) error {
-	if errors.Is(err, store.ErrBadPageToken) {
-		return bad("Invalid page_token")
-	}
-	return err
-}
-
 // list pages the company's policies by id (page/page_size, or the cursor
 // next_page_token, also taken as page_token).
 func (h handlers) list(w http.ResponseWriter, r *http.Request) error {
@@ -177,7 +169,7 @@ func (h handlers) list(w http.ResponseWriter, r *http.Request) error {
 	}
 	page, err := h.store.ListPolicies(r.Context(), p.CompanyID, pg.Token, pg.Offset(), pg.PageSize)
 	if err != nil {
-		return pageTokenError(err)
+		return err
 	}
 	out := listResponse{Status: "ok", Policies: []policyJSON{}, Page: pg.Page, PageSize: pg.PageSize,
 		TotalPages: pg.TotalPages(page.Total), TotalPolicies: page.Total, NextPageToken: page.NextToken}

@@ -23,7 +23,6 @@ const (
 	DefaultScanPageSize    = 30
 	MaxPageSize            = 100
 	maxNameLen             = 255 // branch names
-	maxFilterLen           = 500 // repo_url, sha, branch filters
 )
 
 type handlers struct {
@@ -137,9 +136,6 @@ func (h handlers) listProjects(w http.ResponseWriter, r *http.Request) error {
 	}
 	token := pg.Token
 	repo := strings.TrimSpace(r.URL.Query().Get("repo_url"))
-	if len(repo) > maxFilterLen {
-		return httpapi.Errorf(http.StatusBadRequest, "repo_url is longer than %d bytes", maxFilterLen)
-	}
 	var page store.ProjectPage
 	if repo != "" {
 		if token != "" {
@@ -153,7 +149,7 @@ func (h handlers) listProjects(w http.ResponseWriter, r *http.Request) error {
 	} else {
 		page, err = h.store.ListProjectsPage(ctx, company, token, pg.Offset(), pg.PageSize)
 		if err != nil {
-			return pageTokenError(err)
+			return err
 		}
 	}
 	out := projectsResponse{Status: "ok", Projects: []projectJSON{}, Page: pg.Page, PageSize: pg.PageSize,
@@ -166,14 +162,6 @@ func (h handlers) listProjects(w http.ResponseWriter, r *http.Request) error {
 		out.Projects = append(out.Projects, v)
 	}
 	return httpapi.WriteJSON(w, http.StatusOK, out)
-}
-
-// pageTokenError turns a token the store refused into a 400.
-func pageTokenError(err error) error {
-	if errors.Is(err, store.ErrBadPageToken) {
-		return httpapi.Errorf(http.StatusBadRequest, "Invalid page_token")
-	}
-	return err
 }
 
 var errProjectNotFound = httpapi.Errorf(http.StatusNotFound, "Project not found")

@@ -7,12 +7,14 @@ import (
 	"net/http"
 	"net/url"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/uuid"
 
+	"github.com/acme/codescan-api/functions/projects"
 	"github.com/acme/codescan-api/functions/registry"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/testenv"
@@ -343,6 +345,18 @@ func TestSARIFReportRoundTrip(t *testing.T) {
 		}
 		if strings.Contains(string(res.Body), "<b>XSS") {
 			t.Errorf("%q: unescaped", format)
+		}
+		if res.Header.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("%q: X-Content-Type-Options %q", format, res.Header.Get("X-Content-Type-Options"))
+		}
+		// The HTML page's policy is a header too, at least as strict as
+		// its <meta> tag.
+		csp := res.Header.Get("Content-Security-Policy")
+		if html := strings.HasPrefix(ct, "text/html"); html != (csp == projects.ReportCSP) {
+			t.Errorf("%q: Content-Security-Policy %q", format, csp)
+		}
+		if m := regexp.MustCompile(`http-equiv="Content-Security-Policy" content="([^"]*)"`).FindStringSubmatch(string(res.Body)); m != nil && !strings.HasPrefix(csp, m[1]) {
+			t.Errorf("%q: the header %q does not hold the page's policy %q", format, csp, m[1])
 		}
 	}
 	js := w.get(t, w.acme.Admin, "/scan/"+first.ScanID+"/report?format=json")

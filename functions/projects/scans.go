@@ -106,11 +106,6 @@ func (h handlers) listScans(w http.ResponseWriter, r *http.Request) error {
 	name := strings.TrimSpace(q.Get("project"))
 	query := store.ScanQuery{Branch: strings.TrimSpace(q.Get("branch")), SHA: strings.TrimSpace(q.Get("sha")),
 		Status: strings.ToLower(strings.TrimSpace(q.Get("status"))), Token: pg.Token, Offset: pg.Offset(), Take: pg.PageSize}
-	for param, v := range map[string]string{"project": name, "branch": query.Branch, "sha": query.SHA} {
-		if len(v) > maxFilterLen {
-			return httpapi.Errorf(http.StatusBadRequest, "%s is longer than %d bytes", param, maxFilterLen)
-		}
-	}
 	if query.Status != "" && !slices.Contains(scanStatuses, query.Status) {
 		return httpapi.Errorf(http.StatusBadRequest, "status must be one of processing, complete, incomplete")
 	}
@@ -129,7 +124,7 @@ func (h handlers) listScans(w http.ResponseWriter, r *http.Request) error {
 	}
 	page, err := h.store.ListScans(ctx, company, query)
 	if err != nil {
-		return pageTokenError(err)
+		return err
 	}
 	out := scansResponse{Status: "ok", Scans: []scanJSON{}, Page: pg.Page, PageSize: pg.PageSize, NextPageToken: page.NextToken}
 	if page.Total >= 0 {

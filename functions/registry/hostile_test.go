@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -35,6 +37,34 @@ type hostileCase struct {
 	status int
 	form   routes.ErrorForm
 	names  string // the message must contain this (a parameter, a field)
+	exact  bool   // the message must be names exactly
+}
+
+// badValues are query values a parameter of its kind must refuse,
+// percent-encoded as a query carries them.
+func badValues(p routes.Param) []string {
+	switch p.Kind {
+	case routes.Text:
+		return append([]string{strings.Repeat("q", p.Limit()+1), "%FF%FE"}, badQueryText...)
+	case routes.FilePath:
+		return append([]string{strings.Repeat("q", p.Limit()+1), "%FF%FE"}, badFilePaths...)
+	case routes.ID:
+		return badIDs
+	case routes.UUID:
+		return badUUIDs
+	case routes.Int:
+		return []string{fmt.Sprint(p.Min - 1), fmt.Sprint(p.Max + 1), "1e3", "x", "99999999999999999999"}
+	case routes.Enum:
+		return []string{"NOT-" + p.Values[0]}
+	case routes.Bool:
+		return badBools
+	}
+	panic(fmt.Sprintf("parameter %s: kind %d has no hostile values", p.Name, p.Kind))
+}
+
+// servesMethod tells whether some route serves method on path.
+func servesMethod(path, method string) bool {
+	return slices.ContainsFunc(routes.Table, func(rt routes.Route) bool { return rt.Path == path && rt.Method == method })
 }
 
 // Values a hostile client puts where an id or uuid belongs.
@@ -43,7 +73,20 @@ var (
 	goodUUID = "0b3e8a52-6d1c-4f7e-9a1b-2c3d4e5f6a7b"
 	badUUIDs = []string{"not-a-uuid", strings.ReplaceAll(goodUUID, "-", ""), "%7B" + goodUUID + "%7D",
 		"urn:uuid:" + goodUUID, goodUUID + "0", strings.Replace(goodUUID, "b", "g", 1), "%20" + goodUUID + "x"}
-	badText = []string{"a\x00b", "bell\a", "del\x7f", "c1\u0085", "tab\tin a name", "rtl\u202eevil", "embed\u202a", "isolate\u2066x", "pdi\u2069"}
+	badText = []string{"a\x00b", "bell\a", "del\x7f", "c1\u0085", "tab\tin a name", "new\nline", "cr\rx", "rtl\u202eevil", "embed\u202a", "isolate\u2066x", "pdi\u2069"}
+	// Query text, percent-encoded: NUL, newline, carriage return, tab,
+	// SOH, DEL, a C1 control, RLO and an isolate.
+	badQueryText = []string{"a%00b", "a%0ab", "a%0db", "a%09b", "a%01b", "a%7fb", "a%C2%85b", "rtl%E2%80%AEevil", "iso%E2%81%A6x"}
+	// A file path adds what the handler's second percent-decoding would
+	// turn into one (%2500 is %00 once the query is read), and names no
+	// file system holds.
+	badFilePaths = append(slices.Clone(badQueryText), "src/a%2500b.go", "src%2Fa%250ab.go", "src/rtl%25E2%2580%25AE.go",
+		strings.Repeat("p", 768), "src/"+strings.Repeat("d", routes.MaxSegmentBytes+1)+"/a.go", "src%5C"+strings.Repeat("w", routes.MaxSegmentBytes+1),
+		"src/"+strings.Repeat("%C3%A9", routes.MaxSegmentBytes/2+1))
+	badBools = []string{"maybe", "2", "yes", "truee", "%00"}
+	// Page tokens no list issued: garbage, and forged ones (base64 JSON of
+	// a key), which must not be read as keys.
+	badTokens = []string{"x.y", "eyJQSyI6IkMjMSJ9", "e30", "%2F%2F%2F"}
 )
 
 // validValue is a value the edge accepts for a parameter.
@@ -100,12 +143,15 @@ func hasBody(rt routes.Route) bool {
 
 // hostileCases generates the table from the route table: every route,
 // every declared parameter and text field, credentials and encodings.
-func hostileCases(t testing.TB, key, otherKey, bearer string) []hostileCase {
+func hostileCases(t testing.TB, key, otherKey, bearer string, seed seeded) []hostileCase {
 	auth1 := http.Header{auth.APIKeyHeader: {key}}
 	var cases []hostileCase
 	for _, rt := range routes.Table {
 		add := func(c hostileCase) {
-			c.rt, c.method = rt, rt.Method
+			c.rt = rt
+			if c.method == "" {
+				c.method = rt.Method
+			}
 			if c.header == nil {
 				c.header = auth1
 			}
@@ -136,21 +182,37 @@ func hostileCases(t testing.TB, key, otherKey, bearer string) []hostileCase {
 			if slices.Contains(rt.PathParams(), p.Name) {
 				continue
 			}
-			var bad []string
-			switch p.Kind {
-			case routes.Text:
-				bad = []string{strings.Repeat("q", p.Limit()+1), "%FF%FE"}
-			case routes.ID:
-				bad = badIDs
-			case routes.UUID:
-				bad = badUUIDs
-			case routes.Int:
-				bad = []string{fmt.Sprint(p.Min - 1), fmt.Sprint(p.Max + 1), "1e3", "x", "99999999999999999999"}
-			case routes.Enum:
-				bad = []string{"NOT-" + p.Values[0]}
-			}
-			for _, v := range bad {
+			for _, v := range badValues(p) {
 				add(hostileCase{name: route + " ?" + p.Name + "=" + truncate(v), target: withQuery(basePath(rt, nil), p.Name+"="+v), status: 400, form: rt.Errors, names: p.Name})
+			}
+			// A page token no list issued, to a list that has rows (the
+			// seeded scan and its project), so the token is what is read.
+			if p.Name == "next_page_token" || p.Name == "page_token" {
+				base := basePath(rt, map[string]string{"scan_id": seed.scanID})
+				if slices.ContainsFunc(rt.Params, func(p routes.Param) bool { return p.Name == "project" }) {
+					base = withQuery(base, "project="+seed.project)
+				}
+				for _, v := range badTokens {
+					add(hostileCase{name: route + " ?" + p.Name + "=" + v, target: withQuery(base, p.Name+"="+v), status: 400, form: rt.Errors, names: "Invalid page token", exact: true})
+				}
+			}
+		}
+		// Members of the body's declared objects, as their parameters.
+		for _, o := range rt.Objects {
+			for _, p := range o.Params {
+				for _, v := range badValues(p) {
+					raw, err := url.QueryUnescape(v)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !utf8.ValidString(raw) {
+						continue // JSON carries no invalid UTF-8 (the body classes below send it raw)
+					}
+					for _, shape := range []any{raw, []string{validValue(p), raw}} {
+						b, _ := json.Marshal(map[string]any{o.Member: map[string]any{p.Name: shape}})
+						add(hostileCase{name: fmt.Sprintf("%s body %s.%s=%s", route, o.Member, p.Name, truncate(fmt.Sprint(shape))), target: basePath(rt, nil), body: b, status: 400, form: rt.Errors, names: p.Name})
+					}
+				}
 			}
 		}
 		// Any query value: over the global bound, and 400 KB (the log must
@@ -161,7 +223,7 @@ func hostileCases(t testing.TB, key, otherKey, bearer string) []hostileCase {
 		// Text people read, in the body.
 		for _, f := range append(slices.Clone(rt.TextFields), rt.MultilineFields...) {
 			for _, v := range badText {
-				if v == "tab\tin a name" && slices.Contains(rt.MultilineFields, f) {
+				if (v == "tab\tin a name" || v == "new\nline") && slices.Contains(rt.MultilineFields, f) {
 					continue
 				}
 				for _, shape := range []any{v, []string{"fine", v}} {
@@ -174,6 +236,23 @@ func hostileCases(t testing.TB, key, otherKey, bearer string) []hostileCase {
 			b = []byte("{\"" + f + "\":\"a\xffb\"}")
 			add(hostileCase{name: route + " body " + f + " invalid UTF-8", target: basePath(rt, nil), body: b, status: 400, form: rt.Errors, names: "UTF-8"})
 		}
+		// No credential, or one nobody was given.
+		if rt.Access != routes.Public {
+			for name, h := range map[string]http.Header{"no credential": {}, "unknown key": {auth.APIKeyHeader: {"not-a-key"}}} {
+				target := basePath(rt, nil)
+				if rt.Access == routes.PathToken {
+					target = basePath(rt, map[string]string{routes.TokenParam: "not-a-key"})
+				}
+				add(hostileCase{name: route + " " + name, target: target, header: h, status: 401, form: rt.Errors, names: "Missing or invalid authorization header", exact: true})
+			}
+		}
+		// A method the path does not serve.
+		for _, m := range []string{"PUT", "DELETE", "PATCH", "POST", "GET"} {
+			if !servesMethod(rt.Path, m) {
+				add(hostileCase{name: route + " as " + m, method: m, target: basePath(rt, nil), status: 405, form: rt.Errors, names: "Method not allowed", exact: true})
+				break
+			}
+		}
 		// One credential.
 		for name, h := range map[string]http.Header{
 			"two keys, another company's first": {auth.APIKeyHeader: {otherKey, key}},
@@ -182,12 +261,12 @@ func hostileCases(t testing.TB, key, otherKey, bearer string) []hostileCase {
 			"empty key then key":                {auth.APIKeyHeader: {"", key}},
 			"key and empty authorization":       {auth.APIKeyHeader: {key}, "Authorization": {""}},
 		} {
-			add(hostileCase{name: route + " " + name, target: basePath(rt, nil), header: h, status: 400, form: routes.ErrorField, names: "ambiguous credentials"})
+			add(hostileCase{name: route + " " + name, target: basePath(rt, nil), header: h, status: 400, form: rt.Errors, names: "ambiguous credentials"})
 		}
 		// Encodings.
 		for _, enc := range [][]string{{"br"}, {"compress"}, {"deflate"}, {"gzip, br"}, {"gzip", "gzip"}, {"x-unknown"}} {
 			h := http.Header{auth.APIKeyHeader: {key}, "Content-Encoding": enc}
-			add(hostileCase{name: route + " Content-Encoding " + strings.Join(enc, "|"), target: basePath(rt, nil), header: h, status: 415, form: routes.ErrorField, names: "Content-Encoding"})
+			add(hostileCase{name: route + " Content-Encoding " + strings.Join(enc, "|"), target: basePath(rt, nil), header: h, status: 415, form: rt.Errors, names: "Content-Encoding"})
 		}
 		if hasBody(rt) {
 			h := http.Header{auth.APIKeyHeader: {key}, "Content-Encoding": {"gzip"}}
@@ -215,7 +294,8 @@ func TestHostileInput(t *testing.T) {
 	admin := env.User(t, acme, testenv.UserSpec{Email: "root@acme.test", IsAdmin: true, Permissions: routes.AllPermissions})
 	other := env.Company(t, "Globex")
 	mux := registry.Mux(env.Deps)
-	cases := hostileCases(t, admin.APIKey, other.Admin.APIKey, env.Token(t, admin))
+	seed := seedScan(t, env, mux, admin)
+	cases := hostileCases(t, admin.APIKey, other.Admin.APIKey, env.Token(t, admin), seed)
 	fmt.Printf("hostile-input table: %d cases over %d routes\n", len(cases), len(routes.Table))
 	// One ordinary request first: it records the key's last use (at most
 	// once every five minutes), which is not the hostile requests' doing.
@@ -239,8 +319,11 @@ func TestHostileInput(t *testing.T) {
 			t.Errorf("%s: %d %s, want %d", c.name, rec.Code, truncate(rec.Body.String()), c.status)
 			continue
 		}
-		if msg, ok := errorMessage(rec.Body.Bytes(), c.form); !ok || !strings.Contains(msg, c.names) {
+		if msg, ok := errorMessage(rec.Body.Bytes(), c.form); !ok || !strings.Contains(msg, c.names) || (c.exact && msg != c.names) {
 			t.Errorf("%s: body %s is not the one error body naming %q", c.name, rec.Body, c.names)
+		}
+		if v := rec.Header().Get("X-Content-Type-Options"); v != "nosniff" {
+			t.Errorf("%s: X-Content-Type-Options %q", c.name, v)
 		}
 		grew := env.Logs.Len() - logBefore
 		maxGrowth = max(maxGrowth, grew)
@@ -254,17 +337,55 @@ func TestHostileInput(t *testing.T) {
 	}
 }
 
+// seeded is a project with one ingested scan, so lists have rows to page.
+type seeded struct{ project, scanID string }
+
+// seedScan uploads a SARIF report of two findings and ingests it.
+func seedScan(t *testing.T, env *testenv.Env, mux http.Handler, u testenv.User) seeded {
+	const report = `{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"Semgrep OSS","rules":[` +
+		`{"id":"sqli","shortDescription":{"text":"Raw SQL"},"properties":{"security-severity":"9.1","tags":["CWE-89"]}}]}},"results":[` +
+		`{"ruleId":"sqli","message":{"text":"m"},"locations":[{"physicalLocation":{"artifactLocation":{"uri":"app/a.py"},"region":{"startLine":3}}}]},` +
+		`{"ruleId":"sqli","message":{"text":"m"},"locations":[{"physicalLocation":{"artifactLocation":{"uri":"app/b.py"},"region":{"startLine":5}}}]}]}]}`
+	s := seeded{project: "hostile-seed"}
+	res := testenv.Do(t, mux, "POST", "/scan-upload?engine=sarif&branch=main&project="+s.project+"&run_id=0b3e8a52-6d1c-4f7e-9a1b-000000000001", report, testenv.Key(u)...)
+	var out struct {
+		ScanID string `json:"sast_scan_id"`
+	}
+	if res.Status != 200 {
+		t.Fatalf("seed upload: %d %s", res.Status, res.Body)
+	}
+	res.Decode(t, &out)
+	env.Ingest(t, u.CompanyID, out.ScanID)
+	s.scanID = out.ScanID
+	return s
+}
+
 // errorMessage reads the one error body of a form: exactly
-// {"error": message} or {"status": "error", "message": message}.
+// {"error": message}, {"status": "error", "message": message}, or the
+// gate's {"message": message} with its three slug lists.
 func errorMessage(body []byte, form routes.ErrorForm) (string, bool) {
-	var m map[string]string
+	var m map[string]json.RawMessage
 	if json.Unmarshal(body, &m) != nil {
 		return "", false
 	}
-	if form == routes.StatusMessage {
-		return m["message"], len(m) == 2 && m["status"] == "error" && m["message"] != ""
+	str := func(k string) string {
+		var s string
+		_ = json.Unmarshal(m[k], &s)
+		return s
 	}
-	return m["error"], len(m) == 1 && m["error"] != ""
+	switch form {
+	case routes.StatusMessage:
+		return str("message"), len(m) == 2 && str("status") == "error" && str("message") != ""
+	case routes.BlockOnMessage:
+		for _, k := range []string{"unknown_slugs", "inactive_slugs", "non_ci_slugs"} {
+			var list []string
+			if json.Unmarshal(m[k], &list) != nil || list == nil {
+				return "", false
+			}
+		}
+		return str("message"), len(m) == 4 && str("message") != ""
+	}
+	return str("error"), len(m) == 1 && str("error") != ""
 }
 
 // scanTable reads every item of the test table (a Scan is fine in a test)

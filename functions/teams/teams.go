@@ -108,7 +108,7 @@ func validate(req createRequest) (store.Team, error) {
 		return store.Team{}, err
 	}
 	if utf8.RuneCountInString(name) > MaxNameLength {
-		return store.Team{}, httpapi.Errorf(http.StatusBadRequest, "name must be at most %d characters", MaxNameLength)
+		return store.Team{}, httpapi.Errorf(http.StatusBadRequest, "name is longer than %d characters", MaxNameLength)
 	}
 	t := store.Team{Name: name}
 	if t.MemberIDs, err = ids("member_ids", req.MemberIDs); err != nil {
@@ -149,10 +149,8 @@ func selectors(field string, in []string) ([]string, error) {
 			return nil, err
 		}
 		switch {
-		case s == "":
-			return nil, httpapi.Errorf(http.StatusBadRequest, "%s entries must not be empty", field)
-		case utf8.RuneCountInString(s) > MaxSelectorLength:
-			return nil, httpapi.Errorf(http.StatusBadRequest, "%s entries must be at most %d characters", field, MaxSelectorLength)
+		case s == "" || utf8.RuneCountInString(s) > MaxSelectorLength:
+			return nil, httpapi.Errorf(http.StatusBadRequest, "%s entries must hold 1 to %d characters", field, MaxSelectorLength)
 		case !slices.ContainsFunc(out, func(o string) bool { return strings.EqualFold(o, s) }):
 			out = append(out, s)
 		}

@@ -448,9 +448,10 @@ func TestScanUploadErrors(t *testing.T) {
 		t.Fatalf("projects after rejected uploads: %+v %v", ps, err)
 	}
 
-	// The permission is needed; a user without it gets the access rule's 403.
+	// The permission is needed; a user without it gets the access rule's
+	// 403, in the upload routes' form as every error of theirs.
 	member := w.env.User(t, w.company, testenv.UserSpec{Email: "dev@acme.test"})
-	if res := w.upload(t, member, run, ok); res.Status != 403 || !jsonEqual(t, res.Body, `{"error":"Permission denied"}`) {
+	if res := w.upload(t, member, run, ok); res.Status != 403 || !jsonEqual(t, res.Body, `{"message":"Permission denied","status":"error"}`) {
 		t.Fatalf("no permission: %d %s", res.Status, res.Body)
 	}
 	// A report of exactly the limits is accepted (on a table without the

@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/cleantext"
@@ -107,15 +110,68 @@ func checkValue(p routes.Param, v string) (string, error) {
 		if _, err := parseInt(p.Name, v, p.Min, p.Max); err != nil {
 			return "", err
 		}
-	default:
-		if len(v) > p.Limit() {
-			return "", OfKind(KindInvalid, "%s exceeds %d bytes", p.Name, p.Limit())
+	case routes.Bool:
+		if _, err := parseBool(p.Name, v); err != nil {
+			return "", err
 		}
+	case routes.FilePath:
+		return v, checkFilePath(p, v)
+	default:
 		if !utf8.ValidString(v) {
 			return "", OfKind(KindInvalid, "%s must be UTF-8 text", p.Name)
 		}
+		v = norm.NFC.String(v)
+		if err := checkText(p, v); err != nil {
+			return "", err
+		}
 	}
 	return v, nil
+}
+
+// checkText holds text to its bound and to cleantext's rules.
+func checkText(p routes.Param, v string) error {
+	if len(v) > p.Limit() {
+		return OfKind(KindInvalid, "%s exceeds %d bytes", p.Name, p.Limit())
+	}
+	if !utf8.ValidString(v) {
+		return OfKind(KindInvalid, "%s must be UTF-8 text", p.Name)
+	}
+	return readableLine(p.Name, v)
+}
+
+// readableLine is cleantext's rule of single-line text, as a 400.
+func readableLine(name, v string) error {
+	if _, err := cleantext.Line(name, v); err != nil {
+		return OfKind(KindInvalid, "%s", err.Error())
+	}
+	return nil
+}
+
+// checkFilePath checks a file path as the handler will read it: percent
+// escapes decoded (report paths are, so `%00` or `%2500` is a NUL), and
+// backslashes separating segments as slashes do. A name over
+// MaxSegmentBytes exists on no common file system (and a local S3
+// stand-in that keeps objects as files fails on it).
+func checkFilePath(p routes.Param, v string) error {
+	if err := checkText(p, v); err != nil {
+		return err
+	}
+	decoded := v
+	if d, err := url.PathUnescape(v); err == nil {
+		decoded = d
+	}
+	if !utf8.ValidString(decoded) {
+		return OfKind(KindInvalid, "%s must be UTF-8 text", p.Name)
+	}
+	if err := readableLine(p.Name, decoded); err != nil {
+		return err
+	}
+	for _, seg := range strings.FieldsFunc(decoded, func(r rune) bool { return r == '/' || r == '\\' }) {
+		if len(seg) > routes.MaxSegmentBytes {
+			return OfKind(KindInvalid, "%s has a segment over %d bytes", p.Name, routes.MaxSegmentBytes)
+		}
+	}
+	return nil
 }
 
 // ParseID reads a numeric id in its one form, [1-9][0-9]* within int64:
@@ -191,10 +247,11 @@ func parseInt(name, raw string, lo, hi int64) (int64, error) {
 // checkBody reads the whole body (within the route's limit, gzip decoded)
 // before the handler runs, so an oversized or broken body is refused
 // whatever the handler would look up first, applies cleantext to the JSON
-// body members the route declares as text people read, and leaves the body
-// for the handler to read again. A body that is not a JSON object is the
-// handler's to refuse. Routes that stream their body (StreamsBody) read
-// it themselves.
+// body members the route declares as text people read and the edge's
+// parameter rules to the members of its declared objects, and leaves the
+// body for the handler to read again, its text NFC-normalized. A body that
+// is not a JSON object is the handler's to refuse. Routes that stream
+// their body (StreamsBody) read it themselves.
 func checkBody(rt routes.Route, r *http.Request) error {
 	if r.Body == nil || r.Body == http.NoBody || rt.StreamsBody {
 		return nil
@@ -204,7 +261,7 @@ func checkBody(rt routes.Route, r *http.Request) error {
 		return err
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	if len(rt.TextFields)+len(rt.MultilineFields) == 0 {
+	if len(rt.TextFields)+len(rt.MultilineFields)+len(rt.Objects) == 0 {
 		return nil
 	}
 	var obj map[string]json.RawMessage
@@ -214,39 +271,108 @@ func checkBody(rt routes.Route, r *http.Request) error {
 	if err := checkUTF8(body); err != nil {
 		return err
 	}
-	check := func(field string, raw json.RawMessage, clean func(string, string) (string, error)) error {
-		var one string
-		var many []*string
-		switch {
-		case json.Unmarshal(raw, &one) == nil:
-			_, err := clean(field, trimASCII(one))
-			return err
-		case json.Unmarshal(raw, &many) == nil:
-			for _, s := range many {
-				if s != nil {
-					if _, err := clean(field, trimASCII(*s)); err != nil {
-						return err
-					}
-				}
-			}
+	changed := false
+	apply := func(members map[string]json.RawMessage, name string, clean func(string) (string, error)) error {
+		raw, ok := members[name]
+		if !ok {
+			return nil
 		}
-		return nil
+		out, err := eachString(raw, clean)
+		if out != nil {
+			members[name], changed = out, true
+		}
+		return err
 	}
 	for _, f := range rt.TextFields {
-		if raw, ok := obj[f]; ok {
-			if err := check(f, raw, cleantext.Line); err != nil {
-				return err
-			}
+		if err := apply(obj, f, textRule(f, cleantext.Line)); err != nil {
+			return err
 		}
 	}
 	for _, f := range rt.MultilineFields {
-		if raw, ok := obj[f]; ok {
-			if err := check(f, raw, cleantext.Lines); err != nil {
+		if err := apply(obj, f, textRule(f, cleantext.Lines)); err != nil {
+			return err
+		}
+	}
+	for _, o := range rt.Objects {
+		var members map[string]json.RawMessage
+		if raw, ok := obj[o.Member]; !ok || json.Unmarshal(raw, &members) != nil || members == nil {
+			continue // absent or not an object: the handler's to answer
+		}
+		was := changed
+		changed = false
+		for _, p := range o.Params {
+			rule := func(s string) (string, error) {
+				if s == "" {
+					return s, nil // absent, as an empty query value is
+				}
+				return checkValue(p, s)
+			}
+			if err := apply(members, p.Name, rule); err != nil {
 				return err
 			}
 		}
+		if changed {
+			if obj[o.Member], err = json.Marshal(members); err != nil {
+				return err
+			}
+		}
+		changed = changed || was
+	}
+	if changed {
+		if body, err = json.Marshal(obj); err != nil {
+			return err
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
 	return nil
+}
+
+// textRule is a cleantext check of a body member: the white space handlers
+// trim is trimmed for the check, the member keeps it (NFC-normalized).
+func textRule(field string, clean func(string, string) (string, error)) func(string) (string, error) {
+	return func(s string) (string, error) {
+		if _, err := clean(field, trimASCII(s)); err != nil {
+			return "", err
+		}
+		return norm.NFC.String(s), nil
+	}
+}
+
+// eachString applies rule to a JSON string, or to each string of an array
+// (other values are the handler's to refuse), and returns the member
+// rewritten when rule changed a string (nil when none changed).
+func eachString(raw json.RawMessage, rule func(string) (string, error)) (json.RawMessage, error) {
+	if string(bytes.TrimSpace(raw)) == "null" {
+		return nil, nil
+	}
+	var one string
+	if json.Unmarshal(raw, &one) == nil {
+		s, err := rule(one)
+		if err != nil || s == one {
+			return nil, err
+		}
+		return json.Marshal(s)
+	}
+	var many []*string
+	if json.Unmarshal(raw, &many) != nil {
+		return nil, nil
+	}
+	changed := false
+	for _, s := range many {
+		if s == nil {
+			continue
+		}
+		c, err := rule(*s)
+		if err != nil {
+			return nil, err
+		}
+		changed = changed || c != *s
+		*s = c
+	}
+	if !changed {
+		return nil, nil
+	}
+	return json.Marshal(many)
 }
 
 // trimASCII trims the white space handlers trim. strings.TrimSpace would

@@ -117,7 +117,7 @@ func classify(err error) (e *Error, internal bool) {
 	case errors.As(err, &keyErr):
 		return OfKind(KindInvalid, "%s", keyErr.Error()), false
 	case errors.Is(err, store.ErrBadPageToken):
-		return OfKind(KindInvalid, "Invalid page token"), false
+		return ErrBadPageToken, false
 	case errors.Is(err, store.ErrInvalid):
 		return Of(KindInvalid), false
 	case errors.Is(err, store.ErrNotFound):

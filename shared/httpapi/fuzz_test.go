@@ -15,12 +15,16 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/acme/codescan-api/shared/cleantext"
 	"github.com/acme/codescan-api/shared/routes"
@@ -45,17 +49,46 @@ func keeps(p routes.Param, v string) bool {
 	case routes.Int:
 		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 		return err == nil && n >= p.Min && n <= p.Max
+	case routes.Bool:
+		_, err := strconv.ParseBool(strings.ToLower(strings.TrimSpace(v)))
+		return err == nil
+	case routes.FilePath:
+		return filePathOK(p, v)
 	}
-	return len(v) <= p.Limit() && utf8.ValidString(v)
+	return len(v) <= p.Limit() && utf8.ValidString(v) && readable(v, false) == nil && norm.NFC.IsNormalString(v)
 }
 
 // acceptable tells whether v may be sent for p (a uuid in any case, with
-// surrounding space).
+// surrounding space; text in any normalization form).
 func acceptable(p routes.Param, v string) bool {
-	if p.Kind == routes.UUID {
+	switch p.Kind {
+	case routes.UUID:
 		return uuidForm.MatchString(strings.ToLower(strings.TrimSpace(v)))
+	case routes.Text:
+		return utf8.ValidString(v) && keeps(p, norm.NFC.String(v))
 	}
 	return keeps(p, v)
+}
+
+// filePathOK is the rule of a file path stated on its own: within the
+// bound, and readable text both as sent and once percent-decoded, where no
+// name between slashes or backslashes exceeds 255 bytes.
+func filePathOK(p routes.Param, v string) bool {
+	if len(v) > p.Limit() || !utf8.ValidString(v) || readable(v, false) != nil {
+		return false
+	}
+	if d, err := url.PathUnescape(v); err == nil {
+		v = d
+	}
+	if !utf8.ValidString(v) || readable(v, false) != nil {
+		return false
+	}
+	for _, name := range regexp.MustCompile(`[/\\]`).Split(v, -1) {
+		if len(name) > 255 {
+			return false
+		}
+	}
+	return true
 }
 
 // clientError fails t unless err is an answer of the error model with one
@@ -91,6 +124,13 @@ func FuzzCheckParams(f *testing.F) {
 		{"POST /scan-upload", "", "engine=sarif&project=p&run_id=" + uuid + "&run_id=" + strings.ToUpper(uuid)},
 		{"POST /webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver", uuid + "/" + strings.Repeat("d", 64), "zz=" + strings.Repeat("z", 2049)},
 		{"GET /verify/{token}", "csk_" + strings.Repeat("A", 43), "a=1;b=2&%zz"},
+		{"POST /code-upload", "", "run_id=" + uuid + "&path=src/" + strings.Repeat("a", 255) + "/b.go"},
+		{"POST /code-upload", "", "path=" + strings.Repeat("a", 256)},
+		{"POST /code-upload", "", "path=a%2500b&path=src%5Cx%E2%80%AE.go"},
+		{"POST /code-upload", "", "path=cafe%CC%81%2Fmain.go"},
+		{"GET /issues", "", "project=cafe%CC%81&branch=a%0Ab&file_path_exact=x%C2%85"},
+		{"GET /verify", "", "user_info=TRUE"},
+		{"GET /issues/groups", "", "breakdown=yes"},
 	} {
 		i, ok := index[s.route]
 		if !ok {
@@ -476,21 +516,25 @@ func FuzzDecodeJSON(f *testing.F) {
 	})
 }
 
-// textRoutes are the routes whose bodies have text people read.
+// textRoutes are the routes whose bodies have text people read or
+// declared objects.
 func textRoutes() []routes.Route {
 	var out []routes.Route
 	for _, rt := range routes.Table {
-		if len(rt.TextFields)+len(rt.MultilineFields) > 0 && !rt.StreamsBody {
+		if len(rt.TextFields)+len(rt.MultilineFields)+len(rt.Objects) > 0 && !rt.StreamsBody {
 			out = append(out, rt)
 		}
 	}
 	return out
 }
 
-// FuzzCheckBody: a JSON body of a route with text fields (by index among
-// them) through checkBody: a 400 (or 413) naming the problem, or the body
-// left intact for the handler, every declared text member free of control
-// and bidi characters (newline and tab only in multi-line fields).
+// FuzzCheckBody: a JSON body of a route with text fields or declared
+// objects (by index among them) through checkBody: a 400 (or 413) naming
+// the problem, or the body left for the handler as sent but for its
+// declared text NFC-normalized (byte for byte when that changed nothing),
+// every declared text member free of control and bidi characters (newline
+// and tab only in multi-line fields), every declared object member within
+// its parameter's bound.
 func FuzzCheckBody(f *testing.F) {
 	rts := textRoutes()
 	if len(rts) == 0 {
@@ -506,6 +550,16 @@ func FuzzCheckBody(f *testing.F) {
 			}
 		}
 	}
+	for i, rt := range rts {
+		for _, o := range rt.Objects {
+			for _, p := range o.Params {
+				for _, v := range []string{"main", "a\nb", "e\u0301", strings.Repeat("x", p.Limit()+1)} {
+					b, _ := json.Marshal(map[string]any{o.Member: map[string]any{p.Name: v}, "status": "open"})
+					f.Add(uint8(i), b)
+				}
+			}
+		}
+	}
 	f.Add(uint8(0), []byte(`{"name":"a\ud800b"}`))
 	f.Add(uint8(0), []byte("{\"name\":\"a\xffb\"}"))
 	f.Add(uint8(0), []byte(`not json`))
@@ -515,7 +569,7 @@ func FuzzCheckBody(f *testing.F) {
 		if err := checkBody(rt, r); err != nil {
 			var textErr *cleantext.Error
 			if errors.As(err, &textErr) {
-				if !slices.Contains(rt.TextFields, textErr.Field) && !slices.Contains(rt.MultilineFields, textErr.Field) {
+				if !slices.Contains(rt.TextFields, textErr.Field) && !slices.Contains(rt.MultilineFields, textErr.Field) && !objectParam(rt, textErr.Field) {
 					t.Fatalf("error %v names no text field of %s %s", err, rt.Method, rt.Path)
 				}
 				return
@@ -524,11 +578,11 @@ func FuzzCheckBody(f *testing.F) {
 			return
 		}
 		rest, err := io.ReadAll(r.Body)
-		if err != nil || !bytes.Equal(rest, body) {
+		if err != nil || (!bytes.Equal(rest, body) && !sameButNFC(rt, body, rest)) {
 			t.Fatalf("the handler reads %q, %v; sent %q", truncate(string(rest)), err, truncate(string(body)))
 		}
 		var obj map[string]json.RawMessage
-		if json.Unmarshal(body, &obj) != nil {
+		if json.Unmarshal(rest, &obj) != nil {
 			return // not an object: the handler's to refuse
 		}
 		check := func(field string, multiline bool) {
@@ -550,7 +604,7 @@ func FuzzCheckBody(f *testing.F) {
 				}
 			}
 			for _, s := range texts {
-				if err := readable(strings.Trim(s, " \t\r\n"), multiline); err != nil {
+				if err := readable(strings.Trim(s, " \t\r\n"), multiline); err != nil || !norm.NFC.IsNormalString(s) {
 					t.Fatalf("%s %s: member %s %q passed: %v", rt.Method, rt.Path, field, s, err)
 				}
 			}
@@ -561,7 +615,66 @@ func FuzzCheckBody(f *testing.F) {
 		for _, field := range rt.MultilineFields {
 			check(field, true)
 		}
+		for _, o := range rt.Objects {
+			var members map[string]json.RawMessage
+			if json.Unmarshal(obj[o.Member], &members) != nil {
+				continue
+			}
+			for _, p := range o.Params {
+				var one string
+				if json.Unmarshal(members[p.Name], &one) == nil && p.Kind == routes.Text &&
+					(len(one) > p.Limit() || readable(one, false) != nil || !norm.NFC.IsNormalString(one)) {
+					t.Fatalf("%s %s: %s.%s %q passed", rt.Method, rt.Path, o.Member, p.Name, truncate(one))
+				}
+			}
+		}
 	})
+}
+
+// objectParam tells whether name is a parameter of one of the route's
+// declared body objects.
+func objectParam(rt routes.Route, name string) bool {
+	for _, o := range rt.Objects {
+		for _, p := range o.Params {
+			if p.Name == name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// sameButNFC tells whether got is sent with the route's declared text
+// (top-level members and declared object members) NFC-normalized, and
+// nothing else changed.
+func sameButNFC(rt routes.Route, sent, got []byte) bool {
+	var a, b map[string]any
+	if json.Unmarshal(sent, &a) != nil || json.Unmarshal(got, &b) != nil {
+		return false
+	}
+	nfc := func(m map[string]any, name string) {
+		switch v := m[name].(type) {
+		case string:
+			m[name] = norm.NFC.String(v)
+		case []any:
+			for i, s := range v {
+				if s, ok := s.(string); ok {
+					v[i] = norm.NFC.String(s)
+				}
+			}
+		}
+	}
+	for _, f := range append(slices.Clone(rt.TextFields), rt.MultilineFields...) {
+		nfc(a, f)
+	}
+	for _, o := range rt.Objects {
+		if m, ok := a[o.Member].(map[string]any); ok {
+			for _, p := range o.Params {
+				nfc(m, p.Name)
+			}
+		}
+	}
+	return reflect.DeepEqual(a, b)
 }
 
 // readable is the rule of text people read, stated on its own.

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/acme/codescan-api/shared/routes"
+	"github.com/acme/codescan-api/shared/store"
 )
 
 func newServer(logs *bytes.Buffer) *Server {
@@ -59,6 +60,7 @@ func TestRouterAnswersJSONForUnknownRoutes(t *testing.T) {
 		"GET /api/v1/things/{id}": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			_ = WriteJSON(w, 200, map[string]string{"id": r.PathValue("id")})
 		}),
+		"POST /api/v1/code-upload": http.NotFoundHandler(),
 	}, slog.New(slog.NewJSONHandler(&logs, nil)))
 	cases := []struct {
 		method, path string
@@ -68,12 +70,17 @@ func TestRouterAnswersJSONForUnknownRoutes(t *testing.T) {
 		{"GET", "/api/v1/things/7", 200, `{"id":"7"}`},
 		{"POST", "/api/v1/things/7", 405, `{"error":"Method not allowed"}`},
 		{"GET", "/api/v1/nothing", 404, `{"error":"Route not found"}`},
+		// A wrong method answers in the error form of the path's routes.
+		{"GET", "/api/v1/code-upload", 405, `{"message":"Method not allowed","status":"error"}`},
 	}
 	for _, c := range cases {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest(c.method, c.path, nil))
 		if rec.Code != c.status || strings.TrimSpace(rec.Body.String()) != c.body || rec.Header().Get("Content-Type") != "application/json" {
 			t.Errorf("%s %s: %d %s", c.method, c.path, rec.Code, rec.Body)
+		}
+		if c.status != 200 && rec.Header().Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("%s %s: X-Content-Type-Options %q", c.method, c.path, rec.Header().Get("X-Content-Type-Options"))
 		}
 	}
 	if !strings.Contains(logs.String(), `"status":405`) || !strings.Contains(logs.String(), `"status":404`) {
@@ -152,5 +159,91 @@ func TestDecodeJSON(t *testing.T) {
 	var b body
 	if e := (*Error)(nil); !errors.As(DecodeJSON(httptest.NewRequest("POST", "/", strings.NewReader(big)), &b), &e) || e.Status != 413 {
 		t.Fatal("oversized body must be 413")
+	}
+}
+
+// Whatever refuses a request (the edge, the handler, a failure), the
+// answer is in the route's one error form and carries nosniff.
+func TestEveryErrorInTheRoutesForm(t *testing.T) {
+	var logs bytes.Buffer
+	s := newServer(&logs)
+	gate := `{"inactive_slugs":[],"message":"%s","non_ci_slugs":[],"unknown_slugs":[]}`
+	cases := []struct {
+		name    string
+		form    routes.ErrorForm
+		h       HandlerFunc
+		header  http.Header
+		status  int
+		message string
+	}{
+		{"handler", routes.StatusMessage, func(http.ResponseWriter, *http.Request) error { return Errorf(404, "Run not found") }, nil, 404, "Run not found"},
+		{"internal", routes.StatusMessage, func(http.ResponseWriter, *http.Request) error { return errors.New("secret") }, nil, 500, "Internal server error"},
+		{"unavailable", routes.StatusMessage, func(http.ResponseWriter, *http.Request) error { return store.ErrUnavailable }, nil, 503, "Service temporarily unavailable; retry later"},
+		{"encoding", routes.StatusMessage, nil, http.Header{"Content-Encoding": {"br"}}, 415, "Unsupported Content-Encoding (use gzip or identity)"},
+		{"credentials", routes.StatusMessage, nil, http.Header{"Authorization": {"a", "b"}}, 400, "ambiguous credentials"},
+		{"gate handler", routes.BlockOnMessage, func(http.ResponseWriter, *http.Request) error { return Errorf(404, "Scan not found") }, nil, 404, "Scan not found"},
+		{"gate internal", routes.BlockOnMessage, func(http.ResponseWriter, *http.Request) error { panic("boom") }, nil, 500, "Internal server error"},
+		{"plain unavailable", routes.ErrorField, func(http.ResponseWriter, *http.Request) error { return store.ErrUnavailable }, nil, 503, "Service temporarily unavailable; retry later"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rt := routes.Route{Method: "POST", Path: "/x", Access: routes.Public, Errors: c.form}
+			rec := httptest.NewRecorder()
+			req := httptest.NewRequest("POST", "/x", strings.NewReader("{}"))
+			for k, vs := range c.header {
+				req.Header[k] = vs
+			}
+			s.serve(rt, c.h).ServeHTTP(rec, req)
+			want := map[routes.ErrorForm]string{
+				routes.ErrorField:     fmt.Sprintf(`{"error":"%s"}`, c.message),
+				routes.StatusMessage:  fmt.Sprintf(`{"message":"%s","status":"error"}`, c.message),
+				routes.BlockOnMessage: fmt.Sprintf(gate, c.message),
+			}[c.form]
+			if rec.Code != c.status || strings.TrimSpace(rec.Body.String()) != want {
+				t.Fatalf("%d %s, want %d %s", rec.Code, rec.Body, c.status, want)
+			}
+			if rec.Header().Get("X-Content-Type-Options") != "nosniff" {
+				t.Fatalf("X-Content-Type-Options %q", rec.Header().Get("X-Content-Type-Options"))
+			}
+		})
+	}
+}
+
+// A file path is held to the bound of a name on a file system, segment by
+// segment, once percent-decoded as the handler reads it; text parameters
+// reach the handler NFC-normalized.
+func TestFilePathAndTextParams(t *testing.T) {
+	path := routes.FilePathParam("path")
+	for v, ok := range map[string]bool{
+		"src/" + strings.Repeat("a", 255) + "/" + strings.Repeat("b", 255): true,
+		strings.Repeat("a", 256):                   false,
+		strings.Repeat("p", 768):                   false,
+		"src/" + strings.Repeat("\u00e9", 128):     false, // 256 bytes
+		"src\\" + strings.Repeat("w", 256):         false,
+		"src/" + strings.Repeat("%61", 256) + "/x": false, // decoded, one name of 256 bytes
+		"cafe\u0301/main.go":                       true,  // reports/norm makes it NFC
+		"a%00b":                                    false,
+		"a%2500b":                                  true, // decoded as the handler does, once: the text "a%00b"
+		"a\x00b":                                   false, "a\nb": false, "a\rb": false, "a\tb": false, "a\x01b": false, "a\x7fb": false, "rtl\u202e.go": false,
+	} {
+		got, err := checkValue(path, v)
+		if (err == nil) != ok {
+			t.Errorf("%q: %v, want accepted %v", Truncate(v, 40), err, ok)
+		}
+		if err == nil && got != v {
+			t.Errorf("%q became %q", v, got)
+		}
+		var e *Error
+		if err != nil && (!errors.As(err, &e) || e.Status != 400 || !strings.HasPrefix(e.Message, "path ")) {
+			t.Errorf("%q: %#v", v, err)
+		}
+	}
+	if got, err := checkValue(routes.TextParam("project", 16), "cafe\u0301"); err != nil || got != "caf\u00e9" {
+		t.Errorf("text: %q %v", got, err)
+	}
+	for _, v := range []string{"yes", "2", ""} {
+		if _, err := checkValue(routes.BoolParam("ci"), v); err == nil {
+			t.Errorf("bool %q accepted", v)
+		}
 	}
 }

@@ -64,36 +64,37 @@ func (s *Server) Group(group string, handlers map[string]HandlerFunc) http.Handl
 
 // serve runs one request of a route: the edge checks (one credential, a
 // known Content-Encoding), the access rule, the declared parameters, then
-// the handler; every error goes through writeError.
+// the handler; every error goes through writeError, in the route's one
+// error form.
 func (s *Server) serve(rt routes.Route, h HandlerFunc) http.Handler {
-	return s.logged(logPath(rt), func(w http.ResponseWriter, r *http.Request) (routes.ErrorForm, error) {
+	return s.logged(logPath(rt), rt.Errors, func(w http.ResponseWriter, r *http.Request) error {
 		if err := checkCredentials(r); err != nil {
-			return routes.ErrorField, err
+			return err
 		}
 		if err := decodeBody(r, rt.BodyLimit(), rt.DecodedLimit()); err != nil {
-			return routes.ErrorField, err
+			return err
 		}
 		// A path token is a parameter before it is a credential: its shape
 		// is checked before it is looked up.
 		if rt.Access == routes.PathToken {
 			if err := checkParams(rt, r); err != nil {
-				return rt.Errors, err
+				return err
 			}
 		}
 		if rt.Access != routes.Public {
 			p, err := s.admit(w, r, rt)
 			if err != nil {
-				return routes.ErrorField, err
+				return err
 			}
 			r = r.WithContext(auth.WithPrincipal(r.Context(), p))
 		}
 		if err := checkParams(rt, r); err != nil {
-			return rt.Errors, err
+			return err
 		}
 		if err := checkBody(rt, r); err != nil {
-			return rt.Errors, err
+			return err
 		}
-		return rt.Errors, h(w, r)
+		return h(w, r)
 	})
 }
 
@@ -190,26 +191,27 @@ func logPath(rt routes.Route) string {
 
 // logged gives each request an id (kept from the X-Request-Id header when
 // the caller or API Gateway set one), logs one line per request (showing
-// shown as its path when set), turns errors into answers and a panic into
-// a generic 500.
-func (s *Server) logged(shown string, h func(http.ResponseWriter, *http.Request) (routes.ErrorForm, error)) http.Handler {
+// shown as its path when set), turns errors into answers in form and a
+// panic into a generic 500.
+func (s *Server) logged(shown string, form routes.ErrorForm, h HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		id := requestID(r)
 		r.Header.Set(RequestIDHeader, id)
 		w.Header().Set(RequestIDHeader, id)
+		w.Header().Set("X-Content-Type-Options", "nosniff")
 		sw := &statusWriter{ResponseWriter: w}
 		defer func() {
 			if v := recover(); v != nil {
 				s.Log.Error("panic", "request_id", id, "panic", Truncate(fmt.Sprint(v), maxLoggedError),
 					"stack", Truncate(string(debug.Stack()), maxLoggedStack))
 				if sw.status == 0 {
-					s.writeError(sw, id, routes.ErrorField, errInternal)
+					s.writeError(sw, id, form, errInternal)
 				}
 			}
 			s.accessLog(r, shown, sw.status, start, id)
 		}()
-		if form, err := h(sw, r); err != nil {
+		if err := h(sw, r); err != nil {
 			s.writeError(sw, id, form, err)
 		}
 	})
@@ -242,20 +244,18 @@ func printableASCII(s string) bool {
 	return true
 }
 
-// writeError answers err through the error model: client errors with their
-// message in the form given, internal errors logged with the request id and
-// their cause and answered generically, transient store failures 503 with
-// Retry-After.
+// writeError answers err through the error model, in the form given:
+// client errors with their message, internal errors logged with the
+// request id and their cause and answered generically, transient store
+// failures 503 with Retry-After.
 func (s *Server) writeError(w http.ResponseWriter, requestID string, form routes.ErrorForm, err error) {
 	e, internal := classify(err)
 	switch {
 	case internal:
 		s.Log.Error("internal error", "request_id", requestID, "error", Truncate(err.Error(), maxLoggedError))
-		form = routes.ErrorField
 	case e.Status == http.StatusServiceUnavailable:
 		s.Log.Warn("unavailable", "request_id", requestID, "error", Truncate(err.Error(), maxLoggedError))
 		w.Header().Set("Retry-After", RetryAfterSeconds)
-		form = routes.ErrorField
 	}
 	if werr := WriteJSON(w, e.Status, errorBody(e, form)); werr != nil {
 		s.Log.Error("write response", "request_id", requestID, "error", Truncate(werr.Error(), maxLoggedError))
@@ -269,6 +269,8 @@ func errorBody(e *Error, form routes.ErrorForm) any {
 		return e.Body
 	case e.upload || form == routes.StatusMessage:
 		return map[string]string{"status": "error", "message": e.Message}
+	case form == routes.BlockOnMessage:
+		return map[string]any{"message": e.Message, "unknown_slugs": []string{}, "inactive_slugs": []string{}, "non_ci_slugs": []string{}}
 	}
 	return map[string]string{"error": e.Message}
 }
@@ -295,12 +297,21 @@ func newRequestID() string {
 // Router serves handlers keyed by ServeMux pattern and answers what matches
 // no pattern itself: 404 `{"error":"Route not found"}`, or 405
 // `{"error":"Method not allowed"}` with Allow when only the method is wrong
-// (ServeMux would answer plain text). Those answers are logged like any
-// request.
+// (ServeMux would answer plain text), in the error form of the routes of
+// that path. Those answers are logged like any request.
 func Router(handlers map[string]http.Handler, log *slog.Logger) http.Handler {
 	mux := http.NewServeMux()
 	for pattern, h := range handlers {
 		mux.Handle(pattern, h)
+	}
+	// paths matches a path whatever the method, to answer a wrong method
+	// in the error form of the path's routes.
+	paths, forms := http.NewServeMux(), map[string]routes.ErrorForm{}
+	for _, rt := range routes.Table {
+		if _, ok := forms[rt.FullPath()]; !ok {
+			paths.Handle(rt.FullPath(), http.NotFoundHandler())
+			forms[rt.FullPath()] = rt.Errors
+		}
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h, pattern := mux.Handler(r)
@@ -311,16 +322,19 @@ func Router(handlers map[string]http.Handler, log *slog.Logger) http.Handler {
 		start := time.Now()
 		id := requestID(r)
 		w.Header().Set(RequestIDHeader, id)
+		w.Header().Set("X-Content-Type-Options", "nosniff")
 		// ServeMux's own answer tells a wrong method (405, with Allow) from
 		// an unknown path; only its status and Allow are kept.
 		probe := &probeWriter{header: http.Header{}}
 		h.ServeHTTP(probe, r)
-		status, body := http.StatusNotFound, map[string]string{"error": "Route not found"}
+		status, e, form := http.StatusNotFound, &Error{Message: "Route not found"}, routes.ErrorField
 		if probe.status == http.StatusMethodNotAllowed {
-			status, body = probe.status, map[string]string{"error": "Method not allowed"}
+			status, e.Message = probe.status, "Method not allowed"
 			w.Header().Set("Allow", probe.header.Get("Allow"))
+			_, path := paths.Handler(r)
+			form = forms[path]
 		}
-		_ = WriteJSON(w, status, body)
+		_ = WriteJSON(w, status, errorBody(e, form))
 		log.Info("request", "method", Truncate(r.Method, 16), "path", Truncate(r.URL.Path, maxLoggedValue), "status", status,
 			"duration_ms", float64(time.Since(start).Microseconds())/1000, "request_id", id)
 	})

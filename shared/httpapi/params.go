@@ -27,8 +27,10 @@ const (
 	OldTokenParam = "page_token"
 )
 
-// ErrBadPageToken answers a page token the list did not issue.
-var ErrBadPageToken = Errorf(http.StatusBadRequest, "%s is invalid for this list", TokenParam)
+// ErrBadPageToken answers a page token the list did not issue (garbage,
+// edited, another list's or another company's): one message for every
+// list, as the error model gives store.ErrBadPageToken.
+var ErrBadPageToken = OfKind(KindInvalid, "Invalid page token")
 
 // Query is the store's page query for p: after the token, else after the
 // pages before p.Page.
@@ -118,13 +120,19 @@ func intParam(r *http.Request, name string, def, lo, hi int) (int, error) {
 
 // BoolParam reads a boolean query parameter (true/false/1/0, any case).
 func BoolParam(r *http.Request, name string) (bool, error) {
-	raw := strings.TrimSpace(r.URL.Query().Get(name))
-	if raw == "" {
+	raw := r.URL.Query().Get(name)
+	if strings.TrimSpace(raw) == "" {
 		return false, nil
 	}
-	b, err := strconv.ParseBool(strings.ToLower(raw))
+	return parseBool(name, raw)
+}
+
+// parseBool reads true/false/1/0 (and strconv.ParseBool's t and f), any
+// case, surrounding spaces allowed.
+func parseBool(name, raw string) (bool, error) {
+	b, err := strconv.ParseBool(strings.ToLower(strings.TrimSpace(raw)))
 	if err != nil {
-		return false, Errorf(http.StatusBadRequest, "%s must be true or false", name)
+		return false, OfKind(KindInvalid, "%s must be true or false", name)
 	}
 	return b, nil
 }

@@ -1,11 +1,13 @@
 package routes
 
 // Kind is what a declared parameter holds; the edge (httpapi) checks it
-// before the handler runs.
+// before the handler runs. Every kind refuses invalid UTF-8.
 type Kind int
 
 const (
-	// Text is bounded text: at most MaxBytes bytes (DefaultMaxBytes when 0).
+	// Text is bounded single-line text: at most MaxBytes bytes
+	// (DefaultMaxBytes when 0), no control or bidi characters (the rules of
+	// shared/cleantext), NFC-normalized before the handler reads it.
 	Text Kind = iota
 	// ID is a numeric id: [1-9][0-9]* within int64, nothing else.
 	ID
@@ -17,6 +19,15 @@ const (
 	// Int is a decimal integer from Min to Max (surrounding spaces allowed,
 	// as the paging parameters always accepted them).
 	Int
+	// Bool is true, false, 1 or 0 (or t, f), in any case.
+	Bool
+	// FilePath is a repository-relative file path (a source file's name):
+	// at most MaxBytes bytes as sent and, once percent-decoded as report
+	// paths are (reports/norm.Unscheme), no control or bidi characters and
+	// no segment over MaxSegmentBytes. It is not rewritten: paths are
+	// NFC-normalized where report paths are, so both sides name one file
+	// alike.
+	FilePath
 )
 
 // Limits that apply where a route declares nothing more precise.
@@ -27,6 +38,17 @@ const (
 	// MaxQueryValueBytes bounds every query value, declared or not (unknown
 	// parameters are ignored, never unbounded).
 	MaxQueryValueBytes = 2048
+	// MaxNameBytes bounds a project or branch name, wherever one is sent:
+	// 255 characters of up to 4 bytes.
+	MaxNameBytes = 1020
+	// MaxURLBytes bounds a repository URL or a pattern of one.
+	MaxURLBytes = 2048
+	// MaxFilePathBytes bounds a file path as sent (a stored path is at most
+	// 768 bytes once normalized: reports/norm.MaxPath).
+	MaxFilePathBytes = 1024
+	// MaxSegmentBytes bounds one segment of a file path: a file name on
+	// every common file system.
+	MaxSegmentBytes = 255
 )
 
 // Param declares a path or query parameter of a route. A name that is a
@@ -53,6 +75,19 @@ func EnumParam(name string, values ...string) Param {
 func IntParam(name string, min, max int64) Param {
 	return Param{Name: name, Kind: Int, Min: min, Max: max}
 }
+func BoolParam(name string) Param { return Param{Name: name, Kind: Bool} }
+func FilePathParam(name string) Param {
+	return Param{Name: name, Kind: FilePath, MaxBytes: MaxFilePathBytes}
+}
+
+// Object declares a member of the JSON body that is an object of
+// parameters (the bulk triage's filters): each declared member, a string
+// or an array of strings, is checked as a query parameter of its Param
+// would be. Undeclared members are the handler's to refuse.
+type Object struct {
+	Member string
+	Params []Param
+}
 
 // Paging is the `page`/`page_size` pair of the offset-paged lists; each
 // handler applies its own smaller page_size maximum.
@@ -63,7 +98,12 @@ func Paging(maxPageSize int64) []Param {
 // CursorPaging is Paging plus the page token of the lists read by key:
 // `next_page_token`, or `page_token` as some lists first named it.
 func CursorPaging(maxPageSize int64) []Param {
-	return append(Paging(maxPageSize), TextParam("next_page_token", MaxQueryValueBytes), TextParam("page_token", MaxQueryValueBytes))
+	return append(Paging(maxPageSize), PageTokens()...)
+}
+
+// PageTokens are the two names of a page token.
+func PageTokens() []Param {
+	return []Param{TextParam("next_page_token", MaxQueryValueBytes), TextParam("page_token", MaxQueryValueBytes)}
 }
 
 // Limit is the bound in bytes of a text parameter.
@@ -120,4 +160,7 @@ const (
 	// StatusMessage: {"status": "error", "message": message} (the upload
 	// routes, as their clients read it).
 	StatusMessage
+	// BlockOnMessage: the CI gate's BlockOnError, {"message": message} with
+	// its three slug lists (empty unless the handler fills them).
+	BlockOnMessage
 )

@@ -85,6 +85,8 @@ type Route struct {
 	// shared/cleantext), naming the member. Multi-line ones are in
 	// MultilineFields.
 	TextFields, MultilineFields []string
+	// Objects are body members holding declared parameters (see Object).
+	Objects []Object
 }
 
 // Groups, one Lambda function each.
@@ -111,20 +113,22 @@ var Table = []Route{
 	{Method: "POST", Path: "/notifications/preferences/{type_code}", Group: GroupNotifications, Access: Authenticated, Params: []Param{TextParam("type_code", 64)}},
 	{Method: "POST", Path: "/notifications/company-defaults/{type_code}", Group: GroupNotifications, Access: Admin, Params: []Param{TextParam("type_code", 64)}},
 
-	{Method: "GET", Path: "/issues/groups", Group: GroupIssues, Access: Authenticated, Params: append(findingsFilters(), TextParam("group_by", 32), TextParam("breakdown", 16))},
-	{Method: "GET", Path: "/issues", Group: GroupIssues, Access: Authenticated, Params: append(findingsFilters(), TextParam("cwe", 32), TextParam("file_path_exact", 1024), TextParam("urgency", 16), TextParam("status", 32),
-		TextParam("next_page_token", MaxQueryValueBytes), TextParam("page_token", MaxQueryValueBytes))},
+	{Method: "GET", Path: "/issues/groups", Group: GroupIssues, Access: Authenticated,
+		Params: append(append(Paging(100), projectFilters()...), TextParam("group_by", 32), BoolParam("breakdown"), TextParam("status", 32))},
+	{Method: "GET", Path: "/issues", Group: GroupIssues, Access: Authenticated, Params: append(append(Paging(100), IssueFilters()...), PageTokens()...)},
 	{Method: "GET", Path: "/issues/sca/{issue_id}", Group: GroupIssues, Access: Authenticated, Params: []Param{TextParam("issue_id", 64)}},
 	{Method: "GET", Path: "/scan/{scan_id}/issues/quality", Group: GroupIssues, Access: Authenticated, Params: append(CursorPaging(50), UUIDParam("scan_id"), TextParam("classification", 256))},
 	{Method: "GET", Path: "/issue/{issue_id}", Group: GroupIssues, Access: Authenticated, Params: []Param{UUIDParam("issue_id")}},
 	{Method: "GET", Path: "/issue/{issue_id}/history", Group: GroupIssues, Access: Authenticated, Params: []Param{UUIDParam("issue_id")}},
 	{Method: "PATCH", Path: "/issue/{issue_id}", Group: GroupIssues, Access: Permission, Permission: PermTriageIssue, Params: []Param{UUIDParam("issue_id")},
-		MultilineFields: []string{"reason"}},
-	{Method: "POST", Path: "/issues/triage", Group: GroupIssues, Access: Permission, Permission: PermTriageIssue, MultilineFields: []string{"reason"}},
+		TextFields: []string{"status"}, MultilineFields: []string{"reason"}},
+	// The bulk triage's filters are GET /issues's, with its bounds.
+	{Method: "POST", Path: "/issues/triage", Group: GroupIssues, Access: Permission, Permission: PermTriageIssue,
+		TextFields: []string{"status"}, MultilineFields: []string{"reason"}, Objects: []Object{{Member: "filters", Params: IssueFilters()}}},
 	{Method: "GET", Path: "/scan/{scan_id}/issues", Group: GroupIssues, Access: Authenticated, Params: append(CursorPaging(100), UUIDParam("scan_id"))},
 	{Method: "GET", Path: "/scan/{scan_id}/issues/sca", Group: GroupIssues, Access: Authenticated, Params: append(CursorPaging(100), UUIDParam("scan_id"))},
-	{Method: "GET", Path: "/issues/sca", Group: GroupIssues, Access: Authenticated, Params: append(CursorPaging(100), TextParam("project", 1020))},
-	{Method: "GET", Path: "/issues/code-quality", Group: GroupIssues, Access: Authenticated, Params: append(CursorPaging(50), TextParam("project", 1020))},
+	{Method: "GET", Path: "/issues/sca", Group: GroupIssues, Access: Authenticated, Params: append(CursorPaging(100), TextParam("project", MaxNameBytes))},
+	{Method: "GET", Path: "/issues/code-quality", Group: GroupIssues, Access: Authenticated, Params: append(CursorPaging(50), TextParam("project", MaxNameBytes))},
 
 	{Method: "POST", Path: "/teams", Group: GroupTeams, Access: Permission, Permission: PermChangeContentAccess,
 		TextFields: []string{"name", "project_tags", "repo_url_patterns"}},
@@ -136,7 +140,7 @@ var Table = []Route{
 	{Method: "GET", Path: "/integrations/scm-provider", Group: GroupIntegrations, Access: Permission, Permission: PermViewIntegration, Params: CursorPaging(50)},
 	{Method: "GET", Path: "/integrations/scm-provider/{integration_uuid}", Group: GroupIntegrations, Access: Permission, Permission: PermViewIntegration, Params: []Param{UUIDParam("integration_uuid")}},
 	{Method: "PATCH", Path: "/integrations/scm-provider/{integration_uuid}", Group: GroupIntegrations, Access: Permission, Permission: PermManageIntegration, Params: []Param{UUIDParam("integration_uuid")},
-		TextFields: []string{"name", "org_allowlist"}},
+		TextFields: []string{"name", "org_allowlist", "base_url", "gateway_prefix", "secure_token"}},
 
 	// Reports: 10 MiB as sent (GitHub's limit of a gzip report; Lambda's
 	// 6 MB payload limit comes first in AWS, bigger reports come in chunks:
@@ -144,26 +148,26 @@ var Table = []Route{
 	{Method: "POST", Path: "/scan-upload", Group: GroupUploads, Access: Permission, Permission: PermUploadScan, Errors: StatusMessage, StreamsBody: true,
 		MaxBodyBytes: 10 << 20, MaxDecodedBytes: 64 << 20,
 		Headers: []string{"Upload-Offset", "Upload-Length"}, ResponseHeaders: []string{"Upload-Offset"},
-		Params: []Param{TextParam("engine", 32), UUIDParam("run_id"), TextParam("project", 1020), TextParam("branch", 1020), TextParam("repo_url", 2048), TextParam("ci", 16), TextParam("ci_platform", 1020)}},
+		Params: []Param{TextParam("engine", 32), UUIDParam("run_id"), TextParam("project", MaxNameBytes), TextParam("branch", MaxNameBytes), TextParam("repo_url", MaxURLBytes), BoolParam("ci"), TextParam("ci_platform", MaxNameBytes)}},
 	// Source files the report names, sent before it (at most 1 MiB each).
 	{Method: "POST", Path: "/code-upload", Group: GroupUploads, Access: Permission, Permission: PermUploadScan, Errors: StatusMessage, StreamsBody: true,
-		Params: []Param{UUIDParam("run_id"), TextParam("path", 1024)}},
+		Params: []Param{UUIDParam("run_id"), FilePathParam("path")}},
 	{Method: "POST", Path: "/ci-data-upload", Group: GroupUploads, Access: Permission, Permission: PermUploadScan, Errors: StatusMessage, StreamsBody: true,
-		Params: []Param{UUIDParam("run_id"), TextParam("platform", 1020)}},
+		Params: []Param{UUIDParam("run_id"), TextParam("platform", MaxNameBytes)}},
 	{Method: "POST", Path: "/git-config-upload", Group: GroupUploads, Access: Permission, Permission: PermUploadScan, Errors: StatusMessage, StreamsBody: true,
 		Params: []Param{UUIDParam("run_id")}},
 
 	// Notification delivery: webhook endpoints and their delivery log, and
 	// the company's SLA settings (company admin).
 	{Method: "POST", Path: "/webhooks", Group: GroupWebhooks, Access: Admin, TextFields: []string{"url", "description", "types"}},
-	{Method: "GET", Path: "/webhooks", Group: GroupWebhooks, Access: Admin},
+	{Method: "GET", Path: "/webhooks", Group: GroupWebhooks, Access: Admin, Params: CursorPaging(100)},
 	{Method: "GET", Path: "/webhooks/{webhook_id}", Group: GroupWebhooks, Access: Admin, Params: []Param{UUIDParam("webhook_id")}},
 	{Method: "PATCH", Path: "/webhooks/{webhook_id}", Group: GroupWebhooks, Access: Admin, Params: []Param{UUIDParam("webhook_id")},
 		TextFields: []string{"url", "description", "types"}},
 	{Method: "DELETE", Path: "/webhooks/{webhook_id}", Group: GroupWebhooks, Access: Admin, Params: []Param{UUIDParam("webhook_id")}},
 	{Method: "POST", Path: "/webhooks/{webhook_id}/rotate-secret", Group: GroupWebhooks, Access: Admin, Params: []Param{UUIDParam("webhook_id")}},
 	{Method: "POST", Path: "/webhooks/{webhook_id}/test", Group: GroupWebhooks, Access: Admin, Params: []Param{UUIDParam("webhook_id")}},
-	{Method: "GET", Path: "/webhooks/{webhook_id}/deliveries", Group: GroupWebhooks, Access: Admin, Params: []Param{UUIDParam("webhook_id")}},
+	{Method: "GET", Path: "/webhooks/{webhook_id}/deliveries", Group: GroupWebhooks, Access: Admin, Params: append(CursorPaging(100), UUIDParam("webhook_id"), TextParam("status", 16))},
 	{Method: "POST", Path: "/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver", Group: GroupWebhooks, Access: Admin,
 		Params: []Param{UUIDParam("webhook_id"), TextParam("delivery_id", 64)}},
 	{Method: "GET", Path: "/sla-settings", Group: GroupNotifications, Access: Admin},
@@ -171,40 +175,61 @@ var Table = []Route{
 	// Accounts: any user manages their own API keys, a company admin every
 	// key, the users and the audit log.
 	{Method: "POST", Path: "/api-keys", Group: GroupAccounts, Access: Authenticated, TextFields: []string{"name"}},
-	{Method: "GET", Path: "/api-keys", Group: GroupAccounts, Access: Authenticated},
+	{Method: "GET", Path: "/api-keys", Group: GroupAccounts, Access: Authenticated, Params: append(CursorPaging(100), IDParam("user_id"))},
 	{Method: "DELETE", Path: "/api-keys/{key_id}", Group: GroupAccounts, Access: Authenticated, Params: []Param{IDParam("key_id")}},
-	{Method: "GET", Path: "/users", Group: GroupAccounts, Access: Admin},
-	{Method: "POST", Path: "/users", Group: GroupAccounts, Access: Admin, TextFields: []string{"email", "first_name", "last_name", "subject"}},
-	{Method: "PATCH", Path: "/users/{user_id}", Group: GroupAccounts, Access: Admin, Params: []Param{IDParam("user_id")}},
-	{Method: "GET", Path: "/audit-log", Group: GroupAccounts, Access: Admin},
+	{Method: "GET", Path: "/users", Group: GroupAccounts, Access: Admin, Params: append(CursorPaging(100), TextParam("role", 16), TextParam("permission", 64))},
+	{Method: "POST", Path: "/users", Group: GroupAccounts, Access: Admin, TextFields: []string{"email", "first_name", "last_name", "subject", "permissions"}},
+	{Method: "PATCH", Path: "/users/{user_id}", Group: GroupAccounts, Access: Admin, Params: []Param{IDParam("user_id")}, TextFields: []string{"permissions"}},
+	{Method: "GET", Path: "/audit-log", Group: GroupAccounts, Access: Admin,
+		Params: append(CursorPaging(100), TextParam("actor", 32), TextParam("action", 64), TextParam("from", 64), TextParam("to", 64))},
 	// The client workflow (issue 12): account check, projects, scans,
 	// reports, the CI gate; blocking rules and policies.
-	{Method: "GET", Path: "/verify", Group: GroupProjects, Access: Authenticated},
+	{Method: "GET", Path: "/verify", Group: GroupProjects, Access: Authenticated, Params: []Param{BoolParam("user_info")}},
 	{Method: "GET", Path: "/verify/{token}", Group: GroupProjects, Access: PathToken, Params: []Param{TextParam(TokenParam, 256)}},
-	{Method: "GET", Path: "/projects", Group: GroupProjects, Access: Authenticated, Params: CursorPaging(100)},
-	{Method: "PATCH", Path: "/projects/{project_id}", Group: GroupProjects, Access: Permission, Permission: PermUploadScan, Params: []Param{IDParam("project_id")}},
-	{Method: "GET", Path: "/scans", Group: GroupProjects, Access: Authenticated, Params: CursorPaging(100)},
+	{Method: "GET", Path: "/projects", Group: GroupProjects, Access: Authenticated, Params: append(CursorPaging(100), TextParam("repo_url", MaxURLBytes))},
+	{Method: "PATCH", Path: "/projects/{project_id}", Group: GroupProjects, Access: Permission, Permission: PermUploadScan, Params: []Param{IDParam("project_id")},
+		TextFields: []string{"default_branch"}},
+	{Method: "GET", Path: "/scans", Group: GroupProjects, Access: Authenticated,
+		Params: append(CursorPaging(100), TextParam("project", MaxNameBytes), TextParam("branch", MaxNameBytes), TextParam("sha", 64), TextParam("status", 32))},
 	{Method: "GET", Path: "/scan/{scan_id}", Group: GroupProjects, Access: Authenticated, Params: []Param{UUIDParam("scan_id")}},
-	{Method: "GET", Path: "/scan/{scan_id}/report", Group: GroupProjects, Access: Authenticated, Params: []Param{UUIDParam("scan_id")}},
-	{Method: "GET", Path: "/scan/{scan_id}/check_blocking_rules", Group: GroupProjects, Access: Authenticated, Params: []Param{UUIDParam("scan_id")}},
-	{Method: "POST", Path: "/blocking-rules", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy, TextFields: []string{"slug", "name"}},
+	{Method: "GET", Path: "/scan/{scan_id}/report", Group: GroupProjects, Access: Authenticated, Params: []Param{UUIDParam("scan_id"), TextParam("format", 16)},
+		ResponseHeaders: []string{"Content-Security-Policy"}},
+	// The CI gate answers every error in the client's BlockOnError form.
+	{Method: "GET", Path: "/scan/{scan_id}/check_blocking_rules", Group: GroupProjects, Access: Authenticated, Errors: BlockOnMessage,
+		Params: append(Paging(50), UUIDParam("scan_id"), TextParam("block_on", MaxQueryValueBytes))},
+	{Method: "POST", Path: "/blocking-rules", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy, TextFields: []string{"slug", "name"},
+		Objects: []Object{{Member: "conditions", Params: ruleConditions()}}},
 	{Method: "GET", Path: "/blocking-rules", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy, Params: CursorPaging(100)},
 	{Method: "GET", Path: "/blocking-rules/{rule_id}", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy, Params: []Param{IDParam("rule_id")}},
 	{Method: "PATCH", Path: "/blocking-rules/{rule_id}", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy, Params: []Param{IDParam("rule_id")},
-		TextFields: []string{"slug", "name"}},
+		TextFields: []string{"slug", "name"}, Objects: []Object{{Member: "conditions", Params: ruleConditions()}}},
 	{Method: "DELETE", Path: "/blocking-rules/{rule_id}", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy, Params: []Param{IDParam("rule_id")}},
-	{Method: "POST", Path: "/policies", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy, TextFields: []string{"name"}, MultilineFields: []string{"description"}},
+	{Method: "POST", Path: "/policies", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy,
+		TextFields:      []string{"name", "policy_type", "source_type", "instruction_type", "glob_pattern", "cwes", "excludes", "projects"},
+		MultilineFields: []string{"description", "guidance_text"}},
 	{Method: "GET", Path: "/policies", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy, Params: CursorPaging(100)},
 	{Method: "GET", Path: "/policies/{policy_id}", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy, Params: []Param{IDParam("policy_id")}},
 }
 
-// Pattern is the route's Go ServeMux pattern, e.g. "GET /api/v1/issues".
-// findingsFilters are the project filters and paging of the findings reads.
-// A project or branch name is at most 255 characters (1,020 bytes).
-func findingsFilters() []Param {
-	return append(Paging(100), TextParam("project", 1020), TextParam("repo", 2048), TextParam("branch", 1020))
+// projectFilters are the project filters of the findings reads.
+func projectFilters() []Param {
+	return []Param{TextParam("project", MaxNameBytes), TextParam("repo", MaxURLBytes), TextParam("branch", MaxNameBytes)}
 }
 
+// IssueFilters are the filters of GET /issues, also the filters of a bulk
+// triage.
+func IssueFilters() []Param {
+	return append(projectFilters(), TextParam("cwe", 32), TextParam("file_path_exact", MaxFilePathBytes), TextParam("urgency", 16), TextParam("status", 32))
+}
+
+// ruleConditions are the text members of a blocking rule's conditions
+// (each a string or an array of strings); a path glob is at most 500
+// bytes (shared/gate.MaxPatternLen).
+func ruleConditions() []Param {
+	return []Param{TextParam("min_urgency", 16), TextParam("cwes", 32), TextParam("paths", 500), TextParam("statuses", 32)}
+}
+
+// Pattern is the route's Go ServeMux pattern, e.g. "GET /api/v1/issues".
 func (r Route) Pattern() string { return r.Method + " " + BasePath + r.Path }
 
 // FullPath is the path including BasePath.

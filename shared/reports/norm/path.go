@@ -4,6 +4,8 @@ import (
 	"net/url"
 	"path"
 	"strings"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // Reasons a path is refused; they are keys of finding.Report.Dropped.
@@ -21,9 +23,12 @@ const MaxPath = 768
 // repository root with forward slashes and clean ("" for an empty path),
 // or the reason it cannot be: absolute, or climbing out of the repository.
 // Backslashes become slashes; a file: scheme and percent-escapes are
-// decoded before cleaning, so `%2e%2e/` climbs out too.
+// decoded before cleaning, so `%2e%2e/` climbs out too. The path is
+// NFC-normalized: a name a file system keeps decomposed (é as e and a
+// combining accent) and its composed spelling are one file, in reports and
+// uploaded sources alike.
 func Path(p string) (string, string) {
-	p = Unscheme(p)
+	p = norm.NFC.String(Unscheme(p))
 	if p == "" {
 		return "", ""
 	}
