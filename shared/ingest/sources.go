@@ -29,12 +29,12 @@ func Sources(ctx context.Context, objects reportstore.Store, companyID int64, ru
 	}
 	byPath := map[string][]int{}
 	for n, f := range fs {
-		if f.Kind != finding.SCA && f.Line > 0 && uploaded[f.Path] {
+		if f.Kind != finding.SCA && f.Line > 0 && uploaded[reportstore.SourceName(f.Path)] {
 			byPath[f.Path] = append(byPath[f.Path], n)
 		}
 	}
 	for p, at := range byPath {
-		content, err := objects.Get(ctx, prefix+p, sourcecode.MaxFileBytes)
+		content, err := objects.Get(ctx, reportstore.SourceKey(companyID, runID, p), sourcecode.MaxFileBytes)
 		if errors.Is(err, reportstore.ErrNotFound) || errors.Is(err, reportstore.ErrTooLarge) {
 			continue
 		}

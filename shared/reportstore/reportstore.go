@@ -8,6 +8,8 @@ package reportstore
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 )
@@ -81,9 +83,19 @@ func SourcePrefix(companyID int64, runID string) string {
 }
 
 // SourceKey is where the file at path (normalised, repository-relative) of
-// a run is kept.
+// a run is kept: under SourceName(path), so a key has the same short length
+// whatever the path (a 1,024-byte path would pass S3's 1,024-byte key limit
+// once prefixed, and a 255-byte segment a local file system's name limit
+// once the S3 server adds its suffixes).
 func SourceKey(companyID int64, runID, path string) string {
-	return SourcePrefix(companyID, runID) + path
+	return SourcePrefix(companyID, runID) + SourceName(path)
+}
+
+// SourceName is the last part of a source file's key: the SHA-256 of its
+// path, in hex.
+func SourceName(path string) string {
+	sum := sha256.Sum256([]byte(path))
+	return hex.EncodeToString(sum[:])
 }
 
 // Environment variables of the bucket.
