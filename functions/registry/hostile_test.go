@@ -188,7 +188,7 @@ func hostileCases(t testing.TB, key, otherKey, bearer string, seed seeded) []hos
 			// A page token no list issued, to a list that has rows (the
 			// seeded scan and its project), so the token is what is read.
 			if p.Name == "next_page_token" || p.Name == "page_token" {
-				base := basePath(rt, map[string]string{"scan_id": seed.scanID})
+				base := basePath(rt, map[string]string{"scan_id": seed.scanID, "webhook_id": seed.webhookID})
 				if slices.ContainsFunc(rt.Params, func(p routes.Param) bool { return p.Name == "project" }) {
 					base = withQuery(base, "project="+seed.project)
 				}
@@ -337,8 +337,9 @@ func TestHostileInput(t *testing.T) {
 	}
 }
 
-// seeded is a project with one ingested scan, so lists have rows to page.
-type seeded struct{ project, scanID string }
+// seeded is a project with one ingested scan, and a webhook, so lists have
+// rows to page.
+type seeded struct{ project, scanID, webhookID string }
 
 // seedScan uploads a SARIF report of two findings and ingests it.
 func seedScan(t *testing.T, env *testenv.Env, mux http.Handler, u testenv.User) seeded {
@@ -357,6 +358,19 @@ func seedScan(t *testing.T, env *testenv.Env, mux http.Handler, u testenv.User) 
 	res.Decode(t, &out)
 	env.Ingest(t, u.CompanyID, out.ScanID)
 	s.scanID = out.ScanID
+	res = testenv.Do(t, mux, "POST", "/webhooks", `{"url":"https://hooks.example.com/in","types":["scan_completed"]}`, testenv.Key(u)...)
+	var hook struct {
+		Webhook struct {
+			ID string `json:"id"`
+		} `json:"webhook"`
+	}
+	if res.Status != http.StatusCreated {
+		t.Fatalf("seed webhook: %d %s", res.Status, res.Body)
+	}
+	res.Decode(t, &hook)
+	if s.webhookID = hook.Webhook.ID; s.webhookID == "" {
+		t.Fatalf("seed webhook: no id in %s", res.Body)
+	}
 	return s
 }
 
