@@ -194,7 +194,7 @@ func (h handlers) start(w http.ResponseWriter, r *http.Request, company int64, p
 	var q *store.QuotaError
 	if errors.As(err, &q) {
 		return httpapi.UploadError(http.StatusRequestEntityTooLarge,
-			"Unfinished chunked uploads of the company hold %s of its %s quota; this one needs %s more. Runs release it when complete, or %d day after their first chunk",
+			"Unfinished chunked uploads of the company hold %s of its %s quota, and this one needs %s: retry when some complete (or expire, %d day after their first chunk)",
 			size(q.Pending), size(q.Quota), size(q.Need), reportstore.ChunkDays)
 	}
 	if err != nil {
