@@ -43,7 +43,8 @@ import (
 // A run and its chunks expire reportstore.ChunkDays after its first chunk
 // (the bucket's lifecycle rule; the table's TTL); an expired run is gone,
 // and its reservation no longer counts. A chunk's object is written only
-// once the run took it, so a refused chunk stores nothing.
+// once the run took it, so a refused chunk stores nothing; the final chunk
+// is never stored (it is in hand whenever the report is assembled).
 const (
 	headerOffset = "Upload-Offset"
 	headerLength = "Upload-Length"
@@ -130,7 +131,7 @@ func (h handlers) chunkStep(w http.ResponseWriter, r *http.Request, company int6
 	if resent && end == c.length {
 		// The final chunk again: the report is assembled and accepted
 		// again, which answers what the first time did.
-		return h.complete(w, r, company, p, run, c, body)
+		return h.complete(w, r, company, p, run, body)
 	}
 	switch sc, err := h.store.ScanByRunID(ctx, company, p.runID); {
 	case err == nil:
@@ -173,7 +174,7 @@ func (h handlers) chunkStep(w http.ResponseWriter, r *http.Request, company int6
 		}
 		return chunkTaken(w, end, c.length)
 	}
-	return h.complete(w, r, company, p, run, c, body)
+	return h.complete(w, r, company, p, run, body)
 }
 
 // start begins a run with its first chunk, reserving its quota.
@@ -226,14 +227,11 @@ func chunkTaken(w http.ResponseWriter, end, length int64) error {
 	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "upload_offset": end, "upload_length": length})
 }
 
-// complete stores the final chunk, assembles the run's report and accepts
+// complete assembles a complete run's report (its final chunk is the one
+// in hand: sent again, it comes again, so it is never stored) and accepts
 // it.
-func (h handlers) complete(w http.ResponseWriter, r *http.Request, company int64, p scanParams, run store.UploadRun, c chunkInfo, last []byte) error {
-	ctx := r.Context()
-	if err := h.putChunk(ctx, company, p.runID, c, last); err != nil {
-		return err
-	}
-	report, missing, err := h.assemble(ctx, company, run)
+func (h handlers) complete(w http.ResponseWriter, r *http.Request, company int64, p scanParams, run store.UploadRun, last []byte) error {
+	report, missing, err := h.assemble(r.Context(), company, run, last)
 	if err != nil {
 		return err
 	}
@@ -247,12 +245,14 @@ func (h handlers) complete(w http.ResponseWriter, r *http.Request, company int64
 	return h.accept(w, r, company, p, report)
 }
 
-// assemble reads a complete run's chunks in order into the report; when
-// one is missing or not of its recorded size, its offset (else -1).
-func (h handlers) assemble(ctx context.Context, company int64, run store.UploadRun) ([]byte, int64, error) {
+// assemble reads the chunks of a complete run before the last in order,
+// and appends last; when one is missing or not of its recorded size, its
+// offset (else -1).
+func (h handlers) assemble(ctx context.Context, company int64, run store.UploadRun, last []byte) ([]byte, int64, error) {
+	parts := run.Parts()
 	var buf bytes.Buffer
 	buf.Grow(int(run.Length))
-	for _, part := range run.Parts() {
+	for _, part := range parts[:len(parts)-1] {
 		b, err := h.reports.Get(ctx, reportstore.ChunkKey(company, run.RunID, run.Length, part.Offset), part.Size)
 		if errors.Is(err, reportstore.ErrNotFound) || errors.Is(err, reportstore.ErrTooLarge) || (err == nil && int64(len(b)) != part.Size) {
 			return nil, part.Offset, nil
@@ -262,5 +262,6 @@ func (h handlers) assemble(ctx context.Context, company int64, run store.UploadR
 		}
 		buf.Write(b)
 	}
+	buf.Write(last)
 	return buf.Bytes(), -1, nil
 }

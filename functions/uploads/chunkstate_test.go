@@ -304,3 +304,52 @@ func TestChunkOrder(t *testing.T) {
 		t.Fatalf("final chunk: %d %s", res.Status, res.Body)
 	}
 }
+
+// failingPut is a bucket whose Put of one key fails once.
+type failingPut struct {
+	reportstore.Store
+	mu   sync.Mutex
+	key  string
+	done bool
+}
+
+func (f *failingPut) Put(ctx context.Context, key string, body []byte) error {
+	f.mu.Lock()
+	fail := key == f.key && !f.done
+	f.done = f.done || fail
+	f.mu.Unlock()
+	if fail {
+		return errors.New("injected: bucket unavailable")
+	}
+	return f.Store.Put(ctx, key, body)
+}
+
+// A chunk the run took but whose object was not written (the bucket
+// failed after the table's write) is asked for again when the report is
+// assembled; sent again, it is stored, and the final chunk sent again
+// completes the run.
+func TestChunkLostAfterTaken(t *testing.T) {
+	w := quietWorld(t)
+	c := chunker{u: w.uploader, run: newRun(), report: generated(20)}
+	n := len(c.report)
+	deps := w.env.Deps
+	deps.Reports = &failingPut{Store: w.env.Deps.Reports, key: reportstore.ChunkKey(w.company.ID, c.run, int64(n), 100)}
+	c.h = uploads.NewWithOptions(deps, uploads.Options{PendingQuota: uploads.DefaultPendingQuota})
+	want(t, "chunk 0", c.send(t, 0, 100), 200, chunkOK(100, n), "100")
+	if res := c.send(t, 100, 200); res.Status != 500 {
+		t.Fatalf("chunk 1, the bucket failing: %d %s", res.Status, res.Body)
+	}
+	want(t, "final chunk", c.send(t, 200, n), 409,
+		uploadError(fmt.Sprintf("The chunk at offset 100 of run_id %s is missing; send it again", c.run)), "100")
+	want(t, "chunk 1 again", c.send(t, 100, 200), 200, chunkOK(200, n), "200")
+	res := c.send(t, 200, n)
+	var up scanResult
+	res.Decode(t, &up)
+	if res.Status != 200 || up.ScanID == "" {
+		t.Fatalf("final chunk again: %d %s", res.Status, res.Body)
+	}
+	sc, err := w.env.Store.ScanByRunID(context.Background(), w.company.ID, c.run)
+	if sum := sha256.Sum256(c.report); err != nil || sc.ReportSHA256 != hex.EncodeToString(sum[:]) {
+		t.Fatalf("the report assembled is not the one sent: %+v %v", sc, err)
+	}
+}
