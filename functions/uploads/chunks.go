@@ -102,8 +102,7 @@ func (h handlers) chunk(w http.ResponseWriter, r *http.Request, company int64, p
 		w.Header().Set(headerOffset, strconv.FormatInt(end, 10))
 		return h.accept(w, r, company, p, body)
 	}
-	sum := sha256.Sum256(body)
-	ch := store.UploadChunk{Size: int64(len(body)), Digest: hex.EncodeToString(sum[:16])}
+	ch := chunkOf(body)
 	// A write refused because another chunk came first is decided again
 	// on the state that chunk left (a resend of it, or a 409); a second
 	// refusal is the generic conflict.
@@ -112,6 +111,13 @@ func (h handlers) chunk(w http.ResponseWriter, r *http.Request, company int64, p
 		err = h.chunkStep(w, r, company, p, c, ch, body)
 	}
 	return err
+}
+
+// chunkOf is a chunk's record: its size and a digest of its bytes (128
+// bits of SHA-256 tell a resend from another chunk).
+func chunkOf(body []byte) store.UploadChunk {
+	sum := sha256.Sum256(body)
+	return store.UploadChunk{Size: int64(len(body)), Digest: hex.EncodeToString(sum[:16])}
 }
 
 // chunkStep decides on a chunk against the run's state as read now.
@@ -246,15 +252,15 @@ func (h handlers) complete(w http.ResponseWriter, r *http.Request, company int64
 }
 
 // assemble reads the chunks of a complete run before the last in order,
-// and appends last; when one is missing or not of its recorded size, its
-// offset (else -1).
+// and appends last; when one is missing or not the chunk recorded (an
+// object left by an expired run of the same id), its offset (else -1).
 func (h handlers) assemble(ctx context.Context, company int64, run store.UploadRun, last []byte) ([]byte, int64, error) {
 	parts := run.Parts()
 	var buf bytes.Buffer
 	buf.Grow(int(run.Length))
 	for _, part := range parts[:len(parts)-1] {
 		b, err := h.reports.Get(ctx, reportstore.ChunkKey(company, run.RunID, run.Length, part.Offset), part.Size)
-		if errors.Is(err, reportstore.ErrNotFound) || errors.Is(err, reportstore.ErrTooLarge) || (err == nil && int64(len(b)) != part.Size) {
+		if errors.Is(err, reportstore.ErrNotFound) || errors.Is(err, reportstore.ErrTooLarge) || (err == nil && chunkOf(b) != part.UploadChunk) {
 			return nil, part.Offset, nil
 		}
 		if err != nil {
