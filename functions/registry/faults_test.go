@@ -187,6 +187,7 @@ type faultCase struct {
 	// after a 503 their state may lie between before and after, and must
 	// reach exactly the clean run's state when the request is repeated.
 	multiStep bool
+	header    []string // more request headers, name and value
 }
 
 const sarifBody = `{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"gosec"}},"results":[
@@ -244,6 +245,14 @@ var faultCases = []faultCase{
 	{route: "POST /scan-upload", multiStep: true, setup: uploaded, path: func(*faultWorld) string {
 		return "/scan-upload?engine=sarif&project=shop&branch=main&run_id=1e2d3c4b-5a69-4877-8695-a4b3c2d1e0f9"
 	}, body: strings.Replace(sarifBody, "cfg/c.go", "cfg/d.go", 1)}, // one fixed, one new, one re-detected
+	// A chunked upload: its first chunk (the run and its quota), a chunk
+	// after it, and the final chunk, which completes the run. Each on a
+	// run of its own: the worlds share the bucket.
+	{route: "POST /scan-upload", path: chunkedPath("3a4b5c6d-7e8f-4a9b-8c0d-1e2f3a4b5c60"), body: chunkOf(0), header: chunkHeader(0)},
+	{route: "POST /scan-upload", setup: chunksSent("3a4b5c6d-7e8f-4a9b-8c0d-1e2f3a4b5c61", 1), path: chunkedPath("3a4b5c6d-7e8f-4a9b-8c0d-1e2f3a4b5c61"),
+		body: chunkOf(1), header: chunkHeader(1)},
+	{route: "POST /scan-upload", multiStep: true, setup: chunksSent("3a4b5c6d-7e8f-4a9b-8c0d-1e2f3a4b5c62", 2), path: chunkedPath("3a4b5c6d-7e8f-4a9b-8c0d-1e2f3a4b5c62"),
+		body: chunkOf(2), header: chunkHeader(2)},
 	{route: "POST /code-upload", path: func(*faultWorld) string {
 		return "/code-upload?run_id=2f3e4d5c-6b7a-4988-a7b6-c5d4e3f2a1b0&path=db/q.go"
 	}, body: "package db\n\nfunc Q(id string) { db.Query(\"SELECT \" + id) }\n"},
@@ -274,6 +283,34 @@ var faultCases = []faultCase{
 	{route: "DELETE /blocking-rules/{rule_id}", setup: blockingRule, path: func(w *faultWorld) string { return "/blocking-rules/" + w.fixed["rule"] }},
 	{route: "POST /policies", path: func(*faultWorld) string { return "/policies" },
 		body: `{"name":"No SQL from strings","cwes":["CWE-89"]}`},
+}
+
+// chunkedPath is the path of a run that sarifBody is sent in chunks for.
+func chunkedPath(run string) func(*faultWorld) string {
+	return func(*faultWorld) string { return "/scan-upload?engine=sarif&project=shop&branch=main&run_id=" + run }
+}
+
+// chunkOf is the i-th of the three chunks of sarifBody.
+func chunkOf(i int) string {
+	n := len(sarifBody)
+	return sarifBody[i*n/3 : (i+1)*n/3]
+}
+
+func chunkHeader(i int) []string {
+	return []string{"Upload-Offset", fmt.Sprint(i * len(sarifBody) / 3), "Upload-Length", fmt.Sprint(len(sarifBody))}
+}
+
+// chunksSent sends the first n chunks of a chunked run.
+func chunksSent(run string, n int) func(t *testing.T, w *faultWorld) {
+	return func(t *testing.T, w *faultWorld) {
+		t.Helper()
+		for i := range n {
+			fc := faultCase{route: "POST /scan-upload", path: chunkedPath(run), body: chunkOf(i), header: chunkHeader(i)}
+			if res := w.do(t, fc); res.Status != 200 {
+				t.Fatalf("setup chunk %d: %d %s", i, res.Status, res.Body)
+			}
+		}
+	}
 }
 
 // withMember gives the world a member with a named API key.
@@ -398,8 +435,8 @@ func (w *faultWorld) do(t *testing.T, fc faultCase) *testenv.Response {
 	if strings.HasPrefix(fc.route, "POST /git-config-upload") {
 		ct = "text/plain"
 	}
-	return testenv.Do(t, registry.Mux(w.env.Deps), strings.Fields(fc.route)[0], fc.path(w), fc.body,
-		append(testenv.Key(w.co.Admin), "Content-Type", ct)...)
+	header := append(append(testenv.Key(w.co.Admin), "Content-Type", ct), fc.header...)
+	return testenv.Do(t, registry.Mux(w.env.Deps), strings.Fields(fc.route)[0], fc.path(w), fc.body, header...)
 }
 
 func diff(got, want []string) string {

@@ -209,6 +209,7 @@ func TestChunkErrors(t *testing.T) {
 		{"too long", "0", strconv.Itoa(64<<20 + 1), body, 413, "The report exceeds the upload limit of 64 MiB"},
 		{"compressed too long", "0", strconv.Itoa(10<<20 + 1), body, 413, "The compressed report exceeds the upload limit of 10 MiB"},
 		{"gap", "100", "100000", body, 409, "Expected the chunk at offset 0"},
+		{"too many chunks", "0", strconv.Itoa(2 << 20), body, 400, "A report comes in at most 1024 chunks: send chunks of at least 2048 bytes"},
 		{"not gzip after all", "0", "4", []byte{0x1f, 0x8b, 0, 0}, 400, "The report is not valid gzip"},
 	}
 	for _, c := range cases {

@@ -3,13 +3,18 @@ package uploads
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/ingest"
 	"github.com/acme/codescan-api/shared/reportstore"
+	"github.com/acme/codescan-api/shared/store"
 )
 
 // The chunked protocol of the real client (reports over 50 MiB, 1 MiB
@@ -18,19 +23,40 @@ import (
 // report's total size; a chunk answered 2xx carries Upload-Offset, the
 // position after it. Offsets count the body after any Content-Encoding.
 //
-// No chunk state lives in a process (each chunk may reach another Lambda
-// instance): each chunk is an object of the report bucket named by the
-// company, the run, the total length and its offset, so listing the
-// upload's prefix is its state. A chunk repeated at an offset already
-// received replaces that chunk (harmless: the client resends the same
-// bytes after a dropped connection); a chunk past the received bytes is
-// 409 with the expected offset in Upload-Offset. The chunk that ends at
-// Upload-Length assembles the report and takes the path of a whole upload
-// (same checks, same answer); repeating it answers the same again. Chunks
-// expire with the bucket's lifecycle rule (reportstore.ChunkDays).
+// A run is a state machine kept in the table (store.UploadRun), since each
+// chunk may reach another Lambda instance:
+//   - no run: only a chunk at offset 0 starts one, reserving the report's
+//     length (at least minReservation) of the company's quota of pending
+//     upload bytes in the same transaction; past the quota, 413;
+//   - receiving: the chunk at the run's offset is taken by a write
+//     conditional on that offset, so of concurrent chunks at one offset
+//     one is answered 2xx and the others 409 with the offset now reached;
+//     a chunk already received (same offset, same bytes: a retry after a
+//     lost answer) is answered as before, another one at an offset
+//     received is 409;
+//   - complete: the chunk that ends at Upload-Length releases the
+//     reservation, and the report assembled from the chunks takes the
+//     path of a whole upload (same checks, same answer). Sending that
+//     chunk again answers the same again; any other chunk of a run that
+//     has its scan is 409 naming the scan.
+//
+// A run and its chunks expire reportstore.ChunkDays after its first chunk
+// (the bucket's lifecycle rule; the table's TTL); an expired run is gone,
+// and its reservation no longer counts. A chunk's object is written only
+// once the run took it, so a refused chunk stores nothing; the final chunk
+// is never stored (it is in hand whenever the report is assembled).
 const (
 	headerOffset = "Upload-Offset"
 	headerLength = "Upload-Length"
+)
+
+// Bounds of a chunked run. A run's state lists its chunks, so their number
+// is bounded (the real client sends at most 64 chunks of 1 MiB); each
+// pending run holds at least minReservation of the quota, so a company has
+// at most quota/minReservation of them at once.
+const (
+	MaxChunks      = 1024
+	minReservation = 1 << 20
 )
 
 // chunkInfo is a chunk's place in its upload.
@@ -60,7 +86,8 @@ func parseChunk(r *http.Request) (chunkInfo, bool, error) {
 	return chunkInfo{offset: off, length: length}, true, nil
 }
 
-// chunk stores one chunk and, when it is the last, accepts the report.
+// chunk takes one chunk of a run and, when it is the last, accepts the
+// report.
 func (h handlers) chunk(w http.ResponseWriter, r *http.Request, company int64, p scanParams, c chunkInfo, body []byte) error {
 	end := c.offset + int64(len(body))
 	switch {
@@ -75,82 +102,172 @@ func (h handlers) chunk(w http.ResponseWriter, r *http.Request, company int64, p
 		w.Header().Set(headerOffset, strconv.FormatInt(end, 10))
 		return h.accept(w, r, company, p, body)
 	}
-	ctx := r.Context()
-	prefix := reportstore.ChunkPrefix(company, p.runID, c.length)
-	have, err := h.reports.List(ctx, prefix)
+	ch := chunkOf(body)
+	// A write refused because another chunk came first is decided again
+	// on the state that chunk left (a resend of it, or a 409); a second
+	// refusal is the generic conflict.
+	err := h.chunkStep(w, r, company, p, c, ch, body)
+	if errors.Is(err, store.ErrConflict) {
+		err = h.chunkStep(w, r, company, p, c, ch, body)
+	}
+	return err
+}
+
+// chunkOf is a chunk's record: its size and a digest of its bytes (128
+// bits of SHA-256 tell a resend from another chunk).
+func chunkOf(body []byte) store.UploadChunk {
+	sum := sha256.Sum256(body)
+	return store.UploadChunk{Size: int64(len(body)), Digest: hex.EncodeToString(sum[:16])}
+}
+
+// chunkStep decides on a chunk against the run's state as read now.
+func (h handlers) chunkStep(w http.ResponseWriter, r *http.Request, company int64, p scanParams, c chunkInfo, ch store.UploadChunk, body []byte) error {
+	ctx, now := r.Context(), time.Now()
+	end := c.offset + ch.Size
+	run, err := h.store.GetUploadRun(ctx, company, p.runID, now)
+	missing := errors.Is(err, store.ErrNotFound)
+	if err != nil && !missing {
+		return err
+	}
+	resent := false
+	if !missing && run.Length == c.length {
+		got, ok := run.ChunkAt(c.offset)
+		resent = ok && got == ch
+	}
+	if resent && end == c.length {
+		// The final chunk again: the report is assembled and accepted
+		// again, which answers what the first time did.
+		return h.complete(w, r, company, p, run, body)
+	}
+	switch sc, err := h.store.ScanByRunID(ctx, company, p.runID); {
+	case err == nil:
+		return httpapi.UploadError(http.StatusConflict, "run_id %s already has its scan %s; a new report needs a new run_id", p.runID, sc.ID)
+	case !errors.Is(err, store.ErrNotFound):
+		return err
+	}
+	if resent {
+		if err := h.putChunk(ctx, company, p.runID, c, body); err != nil {
+			return err
+		}
+		return chunkTaken(w, end, c.length)
+	}
+	if missing {
+		return h.start(w, r, company, p, c, ch, body)
+	}
+	expected := func(format string, args ...any) error {
+		w.Header().Set(headerOffset, strconv.FormatInt(run.Offset, 10))
+		return httpapi.UploadError(http.StatusConflict, format, args...)
+	}
+	switch {
+	case run.Length != c.length:
+		return expected("run_id %s is an upload of %d bytes (Upload-Length); resume at offset %d", p.runID, run.Length, run.Offset)
+	case run.Complete():
+		return expected("All %d bytes of run_id %s were received; only its final chunk may be sent again", run.Length, p.runID)
+	case c.offset < run.Offset:
+		return expected("Other bytes were already received at offset %d; resume at offset %d", c.offset, run.Offset)
+	case c.offset > run.Offset:
+		return expected("Expected the chunk at offset %d", run.Offset)
+	}
+	if err := tooManyChunks(len(run.Chunks), c, ch.Size); err != nil {
+		return err
+	}
+	if run, err = h.store.AppendUploadChunk(ctx, company, run, ch, now); err != nil {
+		return err
+	}
+	if !run.Complete() {
+		if err := h.putChunk(ctx, company, p.runID, c, body); err != nil {
+			return err
+		}
+		return chunkTaken(w, end, c.length)
+	}
+	return h.complete(w, r, company, p, run, body)
+}
+
+// start begins a run with its first chunk, reserving its quota.
+func (h handlers) start(w http.ResponseWriter, r *http.Request, company int64, p scanParams, c chunkInfo, ch store.UploadChunk, body []byte) error {
+	if c.offset != 0 {
+		w.Header().Set(headerOffset, "0")
+		return httpapi.UploadError(http.StatusConflict, "Expected the chunk at offset 0")
+	}
+	if err := tooManyChunks(0, c, ch.Size); err != nil {
+		return err
+	}
+	now := time.Now()
+	run := store.UploadRun{
+		RunID: p.runID, Length: c.length, Offset: ch.Size, Chunks: []string{ch.String()},
+		Reserved: max(c.length, minReservation), ExpiresAt: now.Add(reportstore.ChunkDays * 24 * time.Hour).Unix(),
+	}
+	err := h.store.StartUploadRun(r.Context(), company, run, h.opts.PendingQuota, now)
+	var q *store.QuotaError
+	if errors.As(err, &q) {
+		return httpapi.UploadError(http.StatusRequestEntityTooLarge,
+			"Unfinished chunked uploads of the company hold %s of its %s quota, and this one needs %s: retry when some complete (or expire, %d day after their first chunk)",
+			size(q.Pending), size(q.Quota), size(q.Need), reportstore.ChunkDays)
+	}
 	if err != nil {
 		return err
 	}
-	next, sizes := received(prefix, have)
-	if sz, ok := sizes[c.offset]; ok && sz != int64(len(body)) {
-		w.Header().Set(headerOffset, strconv.FormatInt(next, 10))
-		return httpapi.UploadError(http.StatusConflict, "A chunk of %d bytes was already received at offset %d; resume at offset %d", sz, c.offset, next)
-	}
-	if _, ok := sizes[c.offset]; !ok && c.offset != next {
-		w.Header().Set(headerOffset, strconv.FormatInt(next, 10))
-		return httpapi.UploadError(http.StatusConflict, "Expected the chunk at offset %d", next)
-	}
-	if err := h.reports.Put(ctx, reportstore.ChunkKey(company, p.runID, c.length, c.offset), body); err != nil {
+	if err := h.putChunk(r.Context(), company, p.runID, c, body); err != nil {
 		return err
 	}
-	if end < c.length {
-		w.Header().Set(headerOffset, strconv.FormatInt(end, 10))
-		return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "upload_offset": end, "upload_length": c.length})
+	return chunkTaken(w, ch.Size, c.length)
+}
+
+// tooManyChunks refuses a chunk after which the rest of the report, in
+// chunks of its size, would make more than MaxChunks.
+func tooManyChunks(before int, c chunkInfo, n int64) error {
+	rest := c.length - c.offset - n
+	if int64(before)+1+(rest+n-1)/n <= MaxChunks {
+		return nil
 	}
-	report, next, err := h.assemble(ctx, company, p.runID, c.length)
+	return httpapi.UploadError(http.StatusBadRequest, "A report comes in at most %d chunks: send chunks of at least %d bytes",
+		MaxChunks, (c.length+MaxChunks-1)/MaxChunks)
+}
+
+func (h handlers) putChunk(ctx context.Context, company int64, run string, c chunkInfo, body []byte) error {
+	return h.reports.Put(ctx, reportstore.ChunkKey(company, run, c.length, c.offset), body)
+}
+
+func chunkTaken(w http.ResponseWriter, end, length int64) error {
+	w.Header().Set(headerOffset, strconv.FormatInt(end, 10))
+	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "upload_offset": end, "upload_length": length})
+}
+
+// complete assembles a complete run's report (its final chunk is the one
+// in hand: sent again, it comes again, so it is never stored) and accepts
+// it.
+func (h handlers) complete(w http.ResponseWriter, r *http.Request, company int64, p scanParams, run store.UploadRun, last []byte) error {
+	report, missing, err := h.assemble(r.Context(), company, run, last)
 	if err != nil {
 		return err
 	}
-	if report == nil {
-		w.Header().Set(headerOffset, strconv.FormatInt(next, 10))
-		return httpapi.UploadError(http.StatusConflict, "The upload is missing bytes from offset %d", next)
+	if missing >= 0 {
+		// Its writer failed after the run took it: the client sends it
+		// again (a resend, which stores it).
+		w.Header().Set(headerOffset, strconv.FormatInt(missing, 10))
+		return httpapi.UploadError(http.StatusConflict, "The chunk at offset %d of run_id %s is missing; send it again", missing, p.runID)
 	}
-	w.Header().Set(headerOffset, strconv.FormatInt(c.length, 10))
+	w.Header().Set(headerOffset, strconv.FormatInt(run.Length, 10))
 	return h.accept(w, r, company, p, report)
 }
 
-// received reads an upload's state from its chunk objects: the end of the
-// bytes received contiguously from 0, and each chunk's size by offset.
-func received(prefix string, objs []reportstore.Object) (next int64, sizes map[int64]int64) {
-	sizes = map[int64]int64{}
-	for _, o := range objs {
-		off, err := strconv.ParseInt(strings.TrimPrefix(o.Key, prefix), 10, 64)
-		if err == nil {
-			sizes[off] = o.Size
-		}
-	}
-	for {
-		sz, ok := sizes[next]
-		if !ok || sz <= 0 {
-			return next, sizes
-		}
-		next += sz
-	}
-}
-
-// assemble reads the chunks of a complete upload in order into the report;
-// nil and the first missing offset when they do not cover it exactly.
-func (h handlers) assemble(ctx context.Context, company int64, run string, length int64) ([]byte, int64, error) {
-	prefix := reportstore.ChunkPrefix(company, run, length)
-	objs, err := h.reports.List(ctx, prefix)
-	if err != nil {
-		return nil, 0, err
-	}
-	next, sizes := received(prefix, objs)
-	if next != length {
-		return nil, min(next, length), nil
-	}
+// assemble reads the chunks of a complete run before the last in order,
+// and appends last; when one is missing or not the chunk recorded (an
+// object left by an expired run of the same id), its offset (else -1).
+func (h handlers) assemble(ctx context.Context, company int64, run store.UploadRun, last []byte) ([]byte, int64, error) {
+	parts := run.Parts()
 	var buf bytes.Buffer
-	buf.Grow(int(length))
-	for off := int64(0); off < length; off += sizes[off] {
-		b, err := h.reports.Get(ctx, reportstore.ChunkKey(company, run, length, off), sizes[off])
+	buf.Grow(int(run.Length))
+	for _, part := range parts[:len(parts)-1] {
+		b, err := h.reports.Get(ctx, reportstore.ChunkKey(company, run.RunID, run.Length, part.Offset), part.Size)
+		if errors.Is(err, reportstore.ErrNotFound) || errors.Is(err, reportstore.ErrTooLarge) || (err == nil && chunkOf(b) != part.UploadChunk) {
+			return nil, part.Offset, nil
+		}
 		if err != nil {
 			return nil, 0, err
 		}
 		buf.Write(b)
 	}
-	if int64(buf.Len()) != length {
-		return nil, 0, nil
-	}
-	return buf.Bytes(), length, nil
+	buf.Write(last)
+	return buf.Bytes(), -1, nil
 }

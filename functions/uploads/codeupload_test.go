@@ -150,6 +150,7 @@ func TestCodeUploadErrors(t *testing.T) {
 		{"escaping encoded", w.sendSource(t, w.uploader, run, "%252e%252e/a.go", "x"), 400, "path must not leave the repository"},
 		{"only dots", w.sendSource(t, w.uploader, run, "./.", "x"), 400, "path names no file"},
 		{"binary", w.sendSource(t, w.uploader, run, "a.bin", "ELF\x00\x01"), 400, "The source file is not text (it contains NUL bytes)"},
+		{"binary past 8 KiB", w.sendSource(t, w.uploader, run, "b.go", strings.Repeat("// text\n", 2<<10)+"\x00"), 400, "The source file is not text (it contains NUL bytes)"},
 		{"no file part", raw(w.uploader, "run_id="+run+"&path=a.go", "multipart/form-data; boundary=xx", []byte("--xx\r\nContent-Disposition: form-data; name=\"other\"\r\n\r\nx\r\n--xx--\r\n")), 400, `The multipart body has no part named "file"`},
 		{"too large", w.sendSource(t, w.uploader, run, "a.go", big), 413, "The source file exceeds the upload limit of 1 MiB"},
 		{"too large raw", raw(w.uploader, "run_id="+run+"&path=a.go", "text/plain", []byte(big)), 413, "The source file exceeds the upload limit of 1 MiB"},

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
+	"strconv"
 	"strings"
 
 	"github.com/acme/codescan-api/shared/config"
@@ -31,15 +33,57 @@ const (
 type handlers struct {
 	store   *store.Store
 	reports reportstore.Store
+	opts    Options
 }
 
-// New returns the group's http.Handler. d.Reports must be set: reports are
-// stored in the bucket and ingested from there.
+// Options are the group's settings.
+type Options struct {
+	// PendingQuota bounds the bytes a company's unfinished chunked uploads
+	// hold (see chunks.go): EnvPendingQuota, DefaultPendingQuota. It is at
+	// least MaxReportBytes, so that a report of any size can be sent.
+	PendingQuota int64
+}
+
+// EnvPendingQuota sets Options.PendingQuota, in MiB.
+const EnvPendingQuota = "UPLOAD_PENDING_QUOTA_MIB"
+
+// DefaultPendingQuota lets a company upload eight reports of the largest
+// size in chunks at once (sixteen of 32 MiB, or any number of small ones).
+const DefaultPendingQuota = 512 << 20
+
+// OptionsFromEnv reads Options from the environment.
+func OptionsFromEnv() (Options, error) {
+	raw := strings.TrimSpace(os.Getenv(EnvPendingQuota))
+	if raw == "" {
+		return Options{PendingQuota: DefaultPendingQuota}, nil
+	}
+	mib, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil || mib < MaxReportBytes>>20 || mib > 1<<30 {
+		return Options{}, fmt.Errorf("%s must be a number of MiB from %d (the largest report) to %d", EnvPendingQuota, MaxReportBytes>>20, 1<<30)
+	}
+	return Options{PendingQuota: mib << 20}, nil
+}
+
+// New returns the group's http.Handler configured from the environment.
+// d.Reports must be set: reports are stored in the bucket and ingested from
+// there.
 func New(d config.Deps) http.Handler {
+	o, err := OptionsFromEnv()
+	if err != nil {
+		panic("uploads: " + err.Error())
+	}
+	return NewWithOptions(d, o)
+}
+
+// NewWithOptions is New with explicit options.
+func NewWithOptions(d config.Deps, o Options) http.Handler {
 	if d.Reports == nil {
 		panic("uploads: no report bucket (config.Deps.Reports)")
 	}
-	h := handlers{store: d.Store, reports: d.Reports}
+	if o.PendingQuota < MaxReportBytes {
+		panic(fmt.Sprintf("uploads: a pending quota of %d bytes is below the largest report (%d)", o.PendingQuota, MaxReportBytes))
+	}
+	h := handlers{store: d.Store, reports: d.Reports, opts: o}
 	return d.Server.Group(routes.GroupUploads, map[string]httpapi.HandlerFunc{
 		"POST /scan-upload":       h.scanUpload,
 		"POST /code-upload":       h.codeUpload,

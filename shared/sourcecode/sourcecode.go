@@ -91,8 +91,9 @@ func clip(l []byte) string {
 	return s[:cut] + "…"
 }
 
-// IsText tells whether content looks like source text: no NUL byte in its
-// first 8 KiB (what Git's own binary detection looks at).
+// IsText tells whether content looks like source text: no NUL byte
+// anywhere. Git looks at the first 8 KiB only; a file is at most
+// MaxFileBytes here, and a NUL past 8 KiB would otherwise reach excerpts.
 func IsText(content []byte) bool {
-	return bytes.IndexByte(content[:min(len(content), 8<<10)], 0) < 0
+	return bytes.IndexByte(content, 0) < 0
 }

@@ -46,9 +46,27 @@ func TestCutLongLine(t *testing.T) {
 	}
 }
 
+// A NUL byte anywhere makes a file binary, past Git's first 8 KiB too.
 func TestIsText(t *testing.T) {
-	if !IsText([]byte("package main\n")) || IsText([]byte("\x7fELF\x00")) || !IsText(append([]byte(strings.Repeat("a", 9<<10)), 0)) {
-		t.Fatal("IsText")
+	text := []byte(strings.Repeat("a = b\n", 2<<10))
+	cases := []struct {
+		name    string
+		content []byte
+		want    bool
+	}{
+		{"source", []byte("package main\n"), true},
+		{"empty", nil, true},
+		{"long source", text, true},
+		{"Latin-1 and control characters", []byte("caf\xe9 \x1b[0m \x0c\n"), true},
+		{"NUL first", []byte("\x00ELF"), false},
+		{"NUL in 8 KiB", []byte("\x7fELF\x00"), false},
+		{"NUL past 8 KiB", append(append([]byte{}, text[:9<<10]...), 0, 'x'), false},
+		{"NUL at the end of 1 MiB", append([]byte(strings.Repeat("x", MaxFileBytes-1)), 0), false},
+	}
+	for _, c := range cases {
+		if got := IsText(c.content); got != c.want {
+			t.Errorf("%s: IsText = %v", c.name, got)
+		}
 	}
 }
 
