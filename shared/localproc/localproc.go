@@ -40,6 +40,7 @@ type Process struct {
 	mu      sync.Mutex
 	cmd     *exec.Cmd
 	exited  chan struct{} // closed when cmd has exited
+	up      time.Time     // when cmd answered
 	stopped bool          // Stop was called: an exit is no death
 }
 
@@ -98,6 +99,9 @@ func (p *Process) launch(ctx context.Context) error {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	p.mu.Lock()
+	p.up = time.Now()
+	p.mu.Unlock()
 	return nil
 }
 
@@ -146,14 +150,16 @@ func (p *Process) clean() {
 }
 
 // Restart policy of Supervise: a child that dies is started again at once;
-// a restart that fails is tried again after a growing pause (0.5 s, 1 s,
-// 2 s, …), and after MaxRestartFailures failures in a row the supervisor
-// gives up, so a stand-in that cannot come back (its port taken, its data
-// directory gone) ends the dev server with a clear message instead of
-// failing every request.
+// a restart that fails, or a child that dies within stableAfter of coming
+// up, is tried again after a growing pause (0.5 s, 1 s, 2 s, …), and after
+// MaxRestartFailures such failures in a row the supervisor gives up, so a
+// stand-in that cannot come back (its port taken, its data directory gone)
+// ends the dev server with a clear message instead of failing every
+// request.
 const (
 	MaxRestartFailures = 6
 	firstRestartPause  = 500 * time.Millisecond
+	stableAfter        = 10 * time.Second
 )
 
 // ErrGaveUp is what Supervise reports when it could not restart the child.
@@ -167,50 +173,59 @@ func (p *Process) Supervise(ctx context.Context, logf func(format string, args .
 	out := make(chan error, 1)
 	go func() {
 		defer close(out)
-		for {
-			p.mu.Lock()
-			exited := p.exited
-			p.mu.Unlock()
-			select {
-			case <-ctx.Done():
-				return
-			case <-exited:
-			}
-			if p.isStopped() || ctx.Err() != nil {
-				return
-			}
-			logf("%s exited (%s); starting it again", p.name, p.state())
-			err := p.restart(ctx, logf)
-			if p.isStopped() || ctx.Err() != nil {
-				return
-			}
-			if err != nil {
-				out <- err
-				return
-			}
-			logf("%s is back", p.name)
+		if err := p.supervise(ctx, logf); err != nil && !p.isStopped() && ctx.Err() == nil {
+			out <- err
 		}
 	}()
 	return out
 }
 
-func (p *Process) restart(ctx context.Context, logf func(format string, args ...any)) error {
-	pause := firstRestartPause
-	for failures := 0; ; failures++ {
-		err := p.launch(ctx)
-		if err == nil || p.isStopped() {
-			return nil
-		}
-		if failures+1 == MaxRestartFailures {
-			return fmt.Errorf("%s %w (%d attempts): %w", p.name, ErrGaveUp, MaxRestartFailures, err)
-		}
-		logf("%s: restart failed, trying again in %s: %v", p.name, pause, err)
+func (p *Process) supervise(ctx context.Context, logf func(format string, args ...any)) error {
+	failures := 0
+	var last error
+	for {
+		p.mu.Lock()
+		exited, up := p.exited, p.up
+		p.mu.Unlock()
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(pause):
+			return nil
+		case <-exited:
 		}
-		pause *= 2
+		if p.isStopped() {
+			return nil
+		}
+		logf("%s exited (%s); starting it again", p.name, p.state())
+		if time.Since(up) < stableAfter {
+			failures++
+			last = fmt.Errorf("it exited %s after starting", time.Since(up).Round(time.Millisecond))
+		} else {
+			failures = 0
+		}
+		for {
+			if failures >= MaxRestartFailures {
+				return fmt.Errorf("%s %w (%d failures in a row): %w", p.name, ErrGaveUp, failures, last)
+			}
+			if failures > 0 {
+				pause := firstRestartPause << (failures - 1)
+				logf("%s: trying again in %s", p.name, pause)
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-time.After(pause):
+				}
+			}
+			err := p.launch(ctx)
+			if p.isStopped() || ctx.Err() != nil {
+				return nil
+			}
+			if err == nil {
+				break
+			}
+			failures, last = failures+1, err
+			logf("%s: restart failed: %v", p.name, err)
+		}
+		logf("%s is back", p.name)
 	}
 }
 
