@@ -14,14 +14,10 @@ import (
 	"github.com/acme/codescan-api/shared/store"
 )
 
-// startDelivery runs, until ctx ends, what AWS runs beside the API: the
-// dispatcher and the ingester on the table's stream (a poller each, as
-// AWS gives each its own event source mapping: the demo seed's hundreds of
-// notifications, delivered at start, do not hold up the first upload) and
-// the scheduled jobs (retries every few seconds, SLA checks and the weekly
-// digest every five minutes), all on the same code.
-func startDelivery(ctx context.Context, st *store.Store, endpoint, smtpAddr, baseURL string, reports reportstore.Store) error {
-	// Local receivers on loopback are allowed unless configured otherwise.
+// newDispatcher is the dispatcher of the local stack: mail to the catcher
+// at smtpAddr, links to baseURL, loopback receivers allowed unless
+// configured otherwise.
+func newDispatcher(ctx context.Context, st *store.Store, smtpAddr, baseURL string) (*dispatcher.Dispatcher, error) {
 	if os.Getenv(dispatcher.EnvAllowLoopback) == "" {
 		_ = os.Setenv(dispatcher.EnvAllowLoopback, "true")
 	}
@@ -29,11 +25,16 @@ func startDelivery(ctx context.Context, st *store.Store, endpoint, smtpAddr, bas
 	if os.Getenv(dispatcher.EnvAppURL) == "" {
 		_ = os.Setenv(dispatcher.EnvAppURL, baseURL)
 	}
-	log := config.NewLogger()
-	d, err := dispatcher.FromEnv(ctx, st, log)
-	if err != nil {
-		return err
-	}
+	return dispatcher.FromEnv(ctx, st, config.NewLogger())
+}
+
+// startDelivery runs, until ctx ends, what AWS runs beside the API: the
+// dispatcher and the ingester on the table's stream (a poller each, as
+// AWS gives each its own event source mapping, so deliveries never hold up
+// an upload) and the scheduled jobs (retries every few seconds, SLA checks
+// and the weekly digest every five minutes), all on the same code.
+func startDelivery(ctx context.Context, d *dispatcher.Dispatcher, st *store.Store, endpoint string, reports reportstore.Store) error {
+	log := d.Log
 	streams, err := localstream.NewClient(ctx, endpoint)
 	if err != nil {
 		return err

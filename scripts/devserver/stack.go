@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -9,6 +10,9 @@ import (
 	"time"
 
 	"github.com/MicahParks/keyfunc/v3"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/functions/notifications"
 	"github.com/acme/codescan-api/functions/registry"
@@ -67,13 +71,36 @@ func startStack(ctx context.Context, root, localDir string, p ports, env config.
 		s.supervise(ctx, ddb.Process)
 		env.DynamoEndpoint = ddb.Endpoint
 	}
+	mailbox, err := maildev.Start(ctx, root, maildev.Options{SMTPPort: p.SMTP, WebPort: p.MailWeb})
+	if err != nil {
+		return nil, err
+	}
+	s.supervise(ctx, mailbox.Process)
+	// Uploaded reports go to a local S3-compatible server (its data in
+	// localDir/s3, kept like the table's), where the ingester reads them.
+	if s.s3, err = s3local.Start(ctx, root, s3local.Options{Port: p.S3, Dir: filepath.Join(localDir, "s3")}); err != nil {
+		return nil, err
+	}
+	s.supervise(ctx, s.s3.Process)
+	bucket, err := s3reports.New(ctx, s3local.Bucket, s.s3.Endpoint)
+	if err != nil {
+		return nil, err
+	}
 	db, err := config.NewDynamoDB(ctx, env.DynamoEndpoint)
 	if err != nil {
 		return nil, err
 	}
 	s.store = store.New(db, env.TableName)
 	s.store.AuditRetention = env.AuditRetention
-	if err := s.store.CreateTable(ctx, true); err != nil {
+	fresh, err := tableMissing(ctx, db, env.TableName)
+	if err != nil {
+		return nil, err
+	}
+	// The table's stream is switched on only after the demo seed: the
+	// seed's history (hundreds of events of scans and triage "months ago")
+	// is data to browse, not news to deliver, and stays off the stream
+	// the pollers read.
+	if err := s.store.CreateTable(ctx, false); err != nil {
 		return nil, err
 	}
 
@@ -108,27 +135,26 @@ func startStack(ctx context.Context, root, localDir string, p ports, env config.
 		}
 	}
 
-	mailbox, err := maildev.Start(ctx, root, maildev.Options{SMTPPort: p.SMTP, WebPort: p.MailWeb})
+	d, err := newDispatcher(ctx, s.store, mailbox.SMTPAddr, s.baseURL)
 	if err != nil {
 		return nil, err
 	}
-	s.supervise(ctx, mailbox.Process)
+	if fresh {
+		// The SLA breaches of the seeded issues are history too: recorded
+		// now, the SLA job finds them raised and sends nothing for them.
+		if _, err := d.RunSLAChecks(ctx, time.Now()); err != nil {
+			return nil, fmt.Errorf("seed: SLA history: %w", err)
+		}
+	}
+	if err := enableStream(ctx, db, env.TableName); err != nil {
+		return nil, err
+	}
 	s.doc.MailInboxURL = mailbox.WebURL
 	s.docPath = filepath.Join(localDir, "demo.json")
 	if err := writeJSON(s.docPath, s.doc); err != nil {
 		return nil, err
 	}
-	// Uploaded reports go to a local S3-compatible server (its data in
-	// localDir/s3, kept like the table's), where the ingester reads them.
-	if s.s3, err = s3local.Start(ctx, root, s3local.Options{Port: p.S3, Dir: filepath.Join(localDir, "s3")}); err != nil {
-		return nil, err
-	}
-	s.supervise(ctx, s.s3.Process)
-	bucket, err := s3reports.New(ctx, s3local.Bucket, s.s3.Endpoint)
-	if err != nil {
-		return nil, err
-	}
-	if err := startDelivery(ctx, s.store, env.DynamoEndpoint, mailbox.SMTPAddr, s.baseURL, bucket); err != nil {
+	if err := startDelivery(ctx, d, s.store, env.DynamoEndpoint, bucket); err != nil {
 		return nil, err
 	}
 
@@ -166,4 +192,33 @@ func (s *stack) stop() {
 	for i := len(s.stops) - 1; i >= 0; i-- {
 		s.stops[i]()
 	}
+}
+
+// tableMissing reports whether the table is still to be made (a fresh
+// .local, or after make reset).
+func tableMissing(ctx context.Context, db *dynamodb.Client, table string) (bool, error) {
+	_, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
+	var missing *types.ResourceNotFoundException
+	if errors.As(err, &missing) {
+		return true, nil
+	}
+	return false, err
+}
+
+// enableStream switches the table's stream on (new images, as
+// store.CreateTable makes it in AWS) unless it is on.
+func enableStream(ctx context.Context, db *dynamodb.Client, table string) error {
+	out, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
+	if err != nil {
+		return err
+	}
+	if spec := out.Table.StreamSpecification; spec != nil && aws.ToBool(spec.StreamEnabled) {
+		return nil
+	}
+	_, err = db.UpdateTable(ctx, &dynamodb.UpdateTableInput{TableName: aws.String(table),
+		StreamSpecification: &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeNewImage}})
+	if err != nil {
+		return fmt.Errorf("enable the stream of %s: %w", table, err)
+	}
+	return nil
 }

@@ -186,4 +186,3 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		}
 	}
 }
-
