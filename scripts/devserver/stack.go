@@ -64,7 +64,11 @@ func startStack(ctx context.Context, root, localDir string, p ports, env config.
 		return nil, err
 	}
 	if env.DynamoEndpoint == "" {
-		ddb, err := dynamolocal.Start(ctx, root, dynamolocal.Options{Port: p.DynamoDB, DBPath: filepath.Join(localDir, "dynamodb")})
+		dir, err := dynamoDir(localDir)
+		if err != nil {
+			return nil, err
+		}
+		ddb, err := dynamolocal.Start(ctx, root, dynamolocal.Options{Port: p.DynamoDB, DBPath: dir})
 		if err != nil {
 			return nil, err
 		}

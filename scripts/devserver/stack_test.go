@@ -43,6 +43,7 @@ func TestStackSurvivesS3Death(t *testing.T) {
 	// DynamoDB Local of `withddb` when it runs, else one of its own.
 	env.TableName = fmt.Sprintf("devserver_%d", time.Now().UnixNano())
 	env.RateLimit = store.RateLimit{}
+	t.Setenv(EnvOnDisk, "1") // nothing of the test left in /dev/shm
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	local := t.TempDir()
