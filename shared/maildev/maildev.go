@@ -1,4 +1,5 @@
-// Package maildev installs (from the pinned npm package maildev) and runs a
+// Package maildev installs (the npm package maildev, pinned in
+// shared/localproc/npm) and runs a
 // local SMTP catcher with a web inbox and a REST API, for the dev server and
 // the tests: notification emails are really sent over SMTP and can be read
 // in a browser or through GET /email.
@@ -17,9 +18,6 @@ import (
 
 	"github.com/acme/codescan-api/shared/localproc"
 )
-
-// NPMPackage is the pinned npm package.
-const NPMPackage = "maildev@2.2.1"
 
 // Environment variables that name a running catcher (set by withddb for
 // the tests, read by testenv and the dev server).
@@ -41,10 +39,11 @@ type Process struct {
 	*localproc.Process
 }
 
-// Start runs maildev on 127.0.0.1 (SMTP and web), installing its npm
-// package under root/.local on first use, and waits until both answer.
+// Start runs maildev on 127.0.0.1 (SMTP and web), installing the npm tools
+// under root/.local on first use, and waits until both answer. Started
+// again (Supervise), it keeps its ports (its inbox is in memory).
 func Start(ctx context.Context, root string, o Options) (*Process, error) {
-	bin, err := localproc.NPMFile(root, NPMPackage, filepath.Join("maildev", "bin", "maildev"))
+	bin, err := localproc.NPMFile(root, filepath.Join("maildev", "bin", "maildev"))
 	if err != nil {
 		return nil, err
 	}
@@ -55,8 +54,10 @@ func Start(ctx context.Context, root string, o Options) (*Process, error) {
 			}
 		}
 	}
-	cmd := exec.Command("node", bin, "--smtp", strconv.Itoa(o.SMTPPort), "--web", strconv.Itoa(o.WebPort),
-		"--ip", "127.0.0.1", "--web-ip", "127.0.0.1", "--silent")
+	cmd := func() *exec.Cmd {
+		return exec.Command("node", bin, "--smtp", strconv.Itoa(o.SMTPPort), "--web", strconv.Itoa(o.WebPort),
+			"--ip", "127.0.0.1", "--web-ip", "127.0.0.1", "--silent")
+	}
 	p := &Process{SMTPAddr: fmt.Sprintf("127.0.0.1:%d", o.SMTPPort), WebURL: fmt.Sprintf("http://127.0.0.1:%d", o.WebPort)}
 	p.Process, err = localproc.Start(ctx, "maildev on "+p.WebURL, cmd, 30*time.Second, func(ctx context.Context) bool {
 		if _, err := Inbox(ctx, p.WebURL); err != nil {

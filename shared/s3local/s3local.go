@@ -1,4 +1,5 @@
-// Package s3local installs (from the pinned npm package s3rver) and runs a
+// Package s3local installs (the npm package s3rver, pinned in
+// shared/localproc/npm) and runs a
 // local S3-compatible server for the dev server and the tests, with the
 // report bucket created at start: uploads are really stored over the S3 API
 // and read back by the ingester. Development only: no Lambda links it.
@@ -17,9 +18,6 @@ import (
 	"github.com/acme/codescan-api/shared/localproc"
 )
 
-// NPMPackage is the pinned npm package.
-const NPMPackage = "s3rver@3.7.1"
-
 // Bucket is the report bucket's name locally.
 const Bucket = "codescan-reports"
 
@@ -35,11 +33,11 @@ type Process struct {
 	*localproc.Process
 }
 
-// Start runs s3rver on 127.0.0.1 with the report bucket, installing its npm
-// package under root/.local on first use, and waits until it answers for
-// the bucket.
+// Start runs s3rver on 127.0.0.1 with the report bucket, installing the
+// npm tools under root/.local on first use, and waits until it answers for
+// the bucket. Started again (Supervise), it keeps its port and directory.
 func Start(ctx context.Context, root string, o Options) (*Process, error) {
-	bin, err := localproc.NPMFile(root, NPMPackage, filepath.Join("s3rver", "bin", "s3rver.js"))
+	bin, err := localproc.NPMFile(root, filepath.Join("s3rver", "bin", "s3rver.js"))
 	if err != nil {
 		return nil, err
 	}
@@ -58,10 +56,12 @@ func Start(ctx context.Context, root string, o Options) (*Process, error) {
 	} else if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 		return nil, err
 	}
-	cmd := exec.Command("node", bin, "--directory", o.Dir, "--address", "127.0.0.1", "--port", strconv.Itoa(o.Port),
-		"--silent", "--no-vhost-buckets", "--configure-bucket", Bucket)
+	cmd := func() *exec.Cmd {
+		return exec.Command("node", bin, "--directory", o.Dir, "--address", "127.0.0.1", "--port", strconv.Itoa(o.Port),
+			"--silent", "--no-vhost-buckets", "--configure-bucket", Bucket)
+	}
 	p := &Process{Endpoint: fmt.Sprintf("http://127.0.0.1:%d", o.Port)}
-	p.Process, err = localproc.Start(ctx, "s3rver on "+p.Endpoint, cmd, 30*time.Second, func(ctx context.Context) bool {
+	p.Process, err = localproc.Start(ctx, "the S3 server (s3rver) on "+p.Endpoint, cmd, 30*time.Second, func(ctx context.Context) bool {
 		req, err := http.NewRequestWithContext(ctx, http.MethodHead, p.Endpoint+"/"+Bucket, nil)
 		if err != nil {
 			return false

@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/acme/codescan-api/shared/reportstore"
+	"github.com/acme/codescan-api/shared/unreachable"
 )
 
 // Local credentials: the S3-compatible server run locally (s3rver) accepts
@@ -55,6 +56,8 @@ func New(ctx context.Context, bucket, endpoint string) (*Store, error) {
 		// read the SDK's trailing-checksum encoding.
 		o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
 		o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
+		// A bucket that cannot be reached is a 503, not a 500.
+		o.APIOptions = append(o.APIOptions, unreachable.Mark)
 		if endpoint != "" {
 			o.BaseEndpoint = aws.String(endpoint)
 			o.UsePathStyle = true

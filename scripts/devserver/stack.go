@@ -1,0 +1,229 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/MicahParks/keyfunc/v3"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/acme/codescan-api/functions/registry"
+	"github.com/acme/codescan-api/functions/scheduler"
+	"github.com/acme/codescan-api/shared/auth"
+	"github.com/acme/codescan-api/shared/config"
+	"github.com/acme/codescan-api/shared/demo"
+	"github.com/acme/codescan-api/shared/devjwt"
+	"github.com/acme/codescan-api/shared/dynamolocal"
+	"github.com/acme/codescan-api/shared/localproc"
+	"github.com/acme/codescan-api/shared/maildev"
+	"github.com/acme/codescan-api/shared/notify"
+	"github.com/acme/codescan-api/shared/reportstore/s3reports"
+	"github.com/acme/codescan-api/shared/routes"
+	"github.com/acme/codescan-api/shared/s3local"
+	"github.com/acme/codescan-api/shared/store"
+)
+
+// ports of the stack; 0 picks a free one.
+type ports struct {
+	API, DynamoDB, S3, SMTP, MailWeb int
+}
+
+// stack is the API with its stand-ins, demo data and delivery running.
+type stack struct {
+	baseURL string
+	handler http.Handler
+	doc     *demo.Document
+	docPath string
+	store   *store.Store
+	s3      *s3local.Process
+	// failed receives the error of a stand-in that died and could not be
+	// started again.
+	failed chan error
+	stops  []func()
+}
+
+// startStack starts DynamoDB Local (unless env names a table endpoint), the
+// mail catcher and the S3 server, each supervised (started again on its
+// port, with its data, when it dies), the table with the demo seed, the
+// stream pollers and jobs, and the API's handler; data and keys live in
+// localDir. It runs until ctx ends; stop then waits for the stand-ins.
+func startStack(ctx context.Context, root, localDir string, p ports, env config.Env) (st *stack, err error) {
+	s := &stack{baseURL: fmt.Sprintf("http://127.0.0.1:%d", p.API), failed: make(chan error, 3)}
+	defer func() {
+		if err != nil {
+			s.stop()
+		}
+	}()
+	if err := os.MkdirAll(localDir, 0o755); err != nil {
+		return nil, err
+	}
+	if env.DynamoEndpoint == "" {
+		dir, err := dynamoDir(localDir)
+		if err != nil {
+			return nil, err
+		}
+		ddb, err := dynamolocal.Start(ctx, root, dynamolocal.Options{Port: p.DynamoDB, DBPath: dir})
+		if err != nil {
+			return nil, err
+		}
+		s.supervise(ctx, ddb.Process)
+		env.DynamoEndpoint = ddb.Endpoint
+	}
+	mailbox, err := maildev.Start(ctx, root, maildev.Options{SMTPPort: p.SMTP, WebPort: p.MailWeb})
+	if err != nil {
+		return nil, err
+	}
+	s.supervise(ctx, mailbox.Process)
+	// Uploaded reports go to a local S3-compatible server (its data in
+	// localDir/s3, kept like the table's), where the ingester reads them.
+	if s.s3, err = s3local.Start(ctx, root, s3local.Options{Port: p.S3, Dir: filepath.Join(localDir, "s3")}); err != nil {
+		return nil, err
+	}
+	s.supervise(ctx, s.s3.Process)
+	bucket, err := s3reports.New(ctx, s3local.Bucket, s.s3.Endpoint)
+	if err != nil {
+		return nil, err
+	}
+	db, err := config.NewDynamoDB(ctx, env.DynamoEndpoint)
+	if err != nil {
+		return nil, err
+	}
+	s.store = store.New(db, env.TableName)
+	s.store.AuditRetention = env.AuditRetention
+	fresh, err := tableMissing(ctx, db, env.TableName)
+	if err != nil {
+		return nil, err
+	}
+	// The table's stream is switched on only after the demo seed: the
+	// seed's history (hundreds of events of scans and triage "months ago")
+	// is data to browse, not news to deliver, and stays off the stream
+	// the pollers read.
+	if err := s.store.CreateTable(ctx, false); err != nil {
+		return nil, err
+	}
+
+	secret, err := loadOrCreateSecret(filepath.Join(localDir, "dev-secret"))
+	if err != nil {
+		return nil, err
+	}
+	signer, err := devjwt.LoadOrCreateRSA(filepath.Join(localDir, "dev-jwt-key.pem"))
+	if err != nil {
+		return nil, err
+	}
+	jwks, err := devjwt.JWKS(signer)
+	if err != nil {
+		return nil, err
+	}
+	keys, err := keyfunc.NewJWKSetJSON(jwks)
+	if err != nil {
+		return nil, err
+	}
+	issuer, audience := s.baseURL+"/dev", "codescan-api"
+
+	if s.doc, err = demo.Seed(ctx, s.store, secret); err != nil {
+		return nil, fmt.Errorf("seed: %w", err)
+	}
+	s.doc.BaseURL = s.baseURL + routes.BasePath
+	s.doc.NotificationTypeCodes = notify.Codes()
+	for _, c := range s.doc.Companies {
+		for _, u := range c.Users {
+			if u.BearerToken, err = signer.Mint(devjwt.Claims{Subject: u.Subject, Issuer: issuer, Audience: audience, TTL: 24 * time.Hour}); err != nil {
+				return nil, err
+			}
+		}
+	}
+
+	d, err := newDispatcher(ctx, s.store, mailbox.SMTPAddr, s.baseURL)
+	if err != nil {
+		return nil, err
+	}
+	if fresh {
+		// The SLA breaches of the seeded issues are history too: recorded
+		// now, the SLA job finds them raised and sends nothing for them.
+		if _, err := scheduler.SLAChecks(ctx, s.store, time.Now()); err != nil {
+			return nil, fmt.Errorf("seed: SLA history: %w", err)
+		}
+	}
+	if err := enableStream(ctx, db, env.TableName); err != nil {
+		return nil, err
+	}
+	s.doc.MailInboxURL = mailbox.WebURL
+	s.docPath = filepath.Join(localDir, "demo.json")
+	if err := writeJSON(s.docPath, s.doc); err != nil {
+		return nil, err
+	}
+	if err := startDelivery(ctx, d, s.store, env.DynamoEndpoint, bucket); err != nil {
+		return nil, err
+	}
+
+	deps := config.Deps{
+		Server:  config.NewServer(env, s.store, auth.JWTConfig{Issuer: issuer, Audience: audience, Keys: keys.Keyfunc}),
+		Store:   s.store,
+		Reports: bucket,
+	}
+	mux := http.NewServeMux()
+	mux.Handle(routes.BasePath+"/", registry.Mux(deps))
+	mux.HandleFunc("GET /dev/jwks.json", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(jwks)
+	})
+	s.handler = mux
+	return s, nil
+}
+
+// supervise restarts p when it dies, until ctx ends, and reports on
+// s.failed when it cannot.
+func (s *stack) supervise(ctx context.Context, p *localproc.Process) {
+	s.stops = append(s.stops, p.Stop)
+	gaveUp := p.Supervise(ctx, func(format string, args ...any) {
+		fmt.Fprintf(os.Stderr, "devserver: "+format+"\n", args...)
+	})
+	go func() {
+		if err, ok := <-gaveUp; ok {
+			s.failed <- err
+		}
+	}()
+}
+
+// stop ends the stand-ins, last started first.
+func (s *stack) stop() {
+	for i := len(s.stops) - 1; i >= 0; i-- {
+		s.stops[i]()
+	}
+}
+
+// tableMissing reports whether the table is still to be made (a fresh
+// .local, or after make reset).
+func tableMissing(ctx context.Context, db *dynamodb.Client, table string) (bool, error) {
+	_, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
+	var missing *types.ResourceNotFoundException
+	if errors.As(err, &missing) {
+		return true, nil
+	}
+	return false, err
+}
+
+// enableStream switches the table's stream on (new images, as
+// store.CreateTable makes it in AWS) unless it is on.
+func enableStream(ctx context.Context, db *dynamodb.Client, table string) error {
+	out, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
+	if err != nil {
+		return err
+	}
+	if spec := out.Table.StreamSpecification; spec != nil && aws.ToBool(spec.StreamEnabled) {
+		return nil
+	}
+	_, err = db.UpdateTable(ctx, &dynamodb.UpdateTableInput{TableName: aws.String(table),
+		StreamSpecification: &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeNewImage}})
+	if err != nil {
+		return fmt.Errorf("enable the stream of %s: %w", table, err)
+	}
+	return nil
+}
