@@ -29,6 +29,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/acme/codescan-api/shared/auth"
+	"github.com/acme/codescan-api/shared/awsclient"
 	"github.com/acme/codescan-api/shared/config"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/tabledef"
@@ -125,7 +126,7 @@ func (c connection) open(ctx context.Context) (*store.Store, error) {
 		if c.endpoint != "" {
 			return nil, fmt.Errorf("%w: --region and --endpoint exclude each other", errUsage)
 		}
-		cfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithRegion(c.region))
+		cfg, err := awsclient.Load(ctx, awsconfig.WithRegion(c.region))
 		if err != nil {
 			return nil, fmt.Errorf("aws config: %w", err)
 		}
