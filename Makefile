@@ -18,14 +18,17 @@ reset:
 
 ## test: every test (with the race detector; the two request tables
 ## without it), against one DynamoDB Local started for the run; the CDK
-## app's tests; the Lambda builds, both stacks synthesized, and cfn-lint on
-## template.yaml and the two stack templates
+## app's tests; govulncheck against the Go vulnerability database pinned in
+## scripts/vulncheck (fails on a vulnerability the code reaches); the Lambda
+## builds, both stacks synthesized, and cfn-lint on template.yaml and the
+## two stack templates
 test:
 	$(GO) vet ./...
 	$(GO) mod tidy -diff
 	cd infra && $(GO) mod tidy -diff
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 	$(GO) run ./scripts/lambdadeps
+	$(GO) run ./scripts/vulncheck ./...
 	$(GO) run ./scripts/withddb $(GO) test -race -count=1 -timeout 30m -parallel 4 -skip '^(TestHostileInput|TestFaultInjection)$$' ./...
 	set -o pipefail; $(GO) run ./scripts/withddb $(GO) test -count=1 -timeout 30m -parallel 4 -run '^(TestHostileInput|TestFaultInjection)$$' -v ./functions/registry \
 	  | grep -E '^(hostile-input|fault injection|--- FAIL|ok|FAIL)'
