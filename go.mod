@@ -65,7 +65,7 @@ require (
 	github.com/xeipuuv/gojsonreference v0.0.0-20180127040603-bd5ef7bd5415 // indirect
 	github.com/xeipuuv/gojsonschema v1.2.0 // indirect
 	golang.org/x/net v0.39.0 // indirect
-	golang.org/x/sys v0.32.0 // indirect
+	golang.org/x/sys v0.50.0 // indirect
 	golang.org/x/term v0.31.0 // indirect
 	golang.org/x/time v0.9.0 // indirect
 )
