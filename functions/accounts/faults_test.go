@@ -28,17 +28,17 @@ type failOnce struct {
 }
 
 func (f *failOnce) add(stack *middleware.Stack) error {
-	return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("inject-fault",
-		func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+	return stack.Finalize.Insert(middleware.FinalizeMiddlewareFunc("inject-fault",
+		func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
 			f.mu.Lock()
 			f.calls++
 			fail := f.calls == f.at
 			f.mu.Unlock()
 			if fail {
-				return middleware.InitializeOutput{}, middleware.Metadata{}, f.err
+				return middleware.FinalizeOutput{}, middleware.Metadata{}, f.err
 			}
-			return next.HandleInitialize(ctx, in)
-		}), middleware.Before)
+			return next.HandleFinalize(ctx, in)
+		}), "Retry", middleware.After)
 }
 
 // TestCreateKeyUnderFaults fails each DynamoDB call of POST /api-keys in

@@ -70,20 +70,22 @@ func (f *injector) count() int {
 	return f.calls
 }
 
-// add puts the injector first in every call's stack, before the SDK's own
-// retries, so the store's handling of the error is what is tested.
+// add puts the injector inside the SDK's retry loop, where DynamoDB's
+// refusals arrive: each injected one meets the client's retry policy (the
+// one layer that retries them, see shared/awsclient) and then the store's
+// handling of what is left. A call counts once per attempt.
 func (f *injector) add(stack *middleware.Stack) error {
-	return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("inject-fault",
-		func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+	return stack.Finalize.Insert(middleware.FinalizeMiddlewareFunc("inject-fault",
+		func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
 			f.mu.Lock()
 			f.calls++
 			fail := f.calls == f.failAt
 			f.mu.Unlock()
 			if fail {
-				return middleware.InitializeOutput{}, middleware.Metadata{}, f.err()
+				return middleware.FinalizeOutput{}, middleware.Metadata{}, f.err()
 			}
-			return next.HandleInitialize(ctx, in)
-		}), middleware.Before)
+			return next.HandleFinalize(ctx, in)
+		}), "Retry", middleware.After)
 }
 
 // faultWorld is one fresh table with a company, the route's fixtures and a

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	gitconfig "github.com/go-git/go-git/v5/plumbing/format/config"
+	"github.com/go-git/gcfg/v2"
 
 	"github.com/acme/codescan-api/shared/repourl"
 )
@@ -18,43 +18,64 @@ type Remote struct {
 	URL  string // canonical, credentials dropped (see repourl.Normalize)
 }
 
+// remote is one `[remote "name"]` subsection: its name and first URL.
+type remote struct {
+	name, url string
+}
+
 // remoteOf parses a Git configuration and returns its `origin` remote, else
 // the first remote (in file order) that has a URL. The message of an error
 // is meant for the uploader.
 func remoteOf(text string) (Remote, error) {
-	cfg := gitconfig.New()
-	if err := gitconfig.NewDecoder(strings.NewReader(text)).Decode(cfg); err != nil {
+	remotes, err := remotesOf(text)
+	if err != nil {
 		return Remote{}, fmt.Errorf("not a valid Git configuration (%v)", err)
 	}
-	var chosen *gitconfig.Subsection
-	for _, sub := range cfg.Section("remote").Subsections {
-		if firstURL(sub) == "" {
+	var chosen *remote
+	for n := range remotes {
+		r := &remotes[n]
+		if r.url == "" {
 			continue
 		}
-		if chosen == nil || sub.Name == "origin" {
-			chosen = sub
+		if chosen == nil || r.name == "origin" {
+			chosen = r
 		}
-		if sub.Name == "origin" {
+		if r.name == "origin" {
 			break
 		}
 	}
 	if chosen == nil {
 		return Remote{}, fmt.Errorf("the Git configuration has no remote with a URL")
 	}
-	u, err := repourl.Normalize(firstURL(chosen))
+	u, err := repourl.Normalize(chosen.url)
 	if err != nil {
-		return Remote{}, fmt.Errorf("the URL of remote %q is not a remote repository URL", chosen.Name)
+		return Remote{}, fmt.Errorf("the URL of remote %q is not a remote repository URL", chosen.name)
 	}
-	return Remote{Name: chosen.Name, URL: u}, nil
+	return Remote{Name: chosen.name, URL: u}, nil
 }
 
-// firstURL is the remote's first URL: a remote may list several, and Git
-// fetches from the first.
-func firstURL(sub *gitconfig.Subsection) string {
-	for _, u := range sub.OptionAll("url") {
-		if strings.TrimSpace(u) != "" {
-			return u
+// remotesOf lists the remotes of a Git configuration in the order their
+// names first appear, each with its first non-blank URL (a remote may list
+// several, and Git fetches from the first). As in Git, section and key
+// names are case-insensitive and a remote's name is not; a remote named
+// twice is one remote.
+func remotesOf(text string) ([]remote, error) {
+	var remotes []remote
+	at := map[string]int{}
+	err := gcfg.ReadWithCallback(strings.NewReader(text), func(section, sub, key, value string, _ bool) error {
+		if !strings.EqualFold(section, "remote") || sub == "" {
+			return nil
 		}
-	}
-	return ""
+		n, seen := at[sub]
+		if !seen {
+			n = len(remotes)
+			at[sub] = n
+			remotes = append(remotes, remote{name: sub})
+		}
+		if strings.EqualFold(key, "url") && remotes[n].url == "" && strings.TrimSpace(value) != "" {
+			remotes[n].url = value
+		}
+		return nil
+	})
+	return remotes, err
 }

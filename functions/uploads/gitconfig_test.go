@@ -15,6 +15,11 @@ func TestRemoteOf(t *testing.T) {
 		{"[remote \"origin\"]\n\turl = https://u:p@code.example/a/b.git/\n\turl = https://mirror.example/a/b\n", "origin", "https://code.example/a/b"},
 		// Quoted values, comments, include sections and odd spacing.
 		{"# comment\n[include]\n\tpath = ~/.gitconfig-extra\n[remote \"origin\"] ; trailing\n url = \"git://git.example.org/proj.git\"\n", "origin", "https://git.example.org/proj"},
+		// Names: section and key case-insensitive, the remote's name not; a
+		// remote named twice is one. A remote with an empty name (Git
+		// accepts `[remote ""]`) is no remote.
+		{"[Remote \"b\"]\n\tUrl = \"\"\n[REMOTE \"Origin\"]\n\tURL = https://a.example/a/a\n[remote \"b\"]\n\turl = https://b.example/b/b\n", "b", "https://b.example/b/b"},
+		{"[remote \"\"]\n\turl = https://a.example/a/a\n[remote \"b\"]\n\turl = https://b.example/b/b\n", "b", "https://b.example/b/b"},
 	}
 	for _, c := range cases {
 		got, err := remoteOf(c.config)

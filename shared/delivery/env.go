@@ -7,9 +7,9 @@ import (
 	"os"
 	"strconv"
 
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 
+	"github.com/acme/codescan-api/shared/awsclient"
 	"github.com/acme/codescan-api/shared/mail"
 	"github.com/acme/codescan-api/shared/secrets"
 	"github.com/acme/codescan-api/shared/store"
@@ -39,7 +39,7 @@ func FromEnv(ctx context.Context, st *store.Store, log *slog.Logger) (*Engine, e
 	var sender mail.Sender
 	switch {
 	case os.Getenv(EnvSESConfiguration) != "":
-		cfg, err := awsconfig.LoadDefaultConfig(ctx)
+		cfg, err := awsclient.Load(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("aws config: %w", err)
 		}

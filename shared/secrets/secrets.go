@@ -14,9 +14,9 @@ import (
 	"os"
 	"path/filepath"
 
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 
+	"github.com/acme/codescan-api/shared/awsclient"
 	"github.com/acme/codescan-api/shared/reporoot"
 )
 
@@ -42,7 +42,7 @@ const (
 // key file there would be lost with the execution environment.
 func FromEnv(ctx context.Context) (Sealer, error) {
 	if keyID := os.Getenv(EnvKMSKeyID); keyID != "" {
-		cfg, err := awsconfig.LoadDefaultConfig(ctx)
+		cfg, err := awsclient.Load(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("aws config: %w", err)
 		}

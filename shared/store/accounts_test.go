@@ -23,21 +23,17 @@ func conflicting(st *store.Store, n int32) *atomic.Int32 {
 	left.Store(n)
 	st.DB = dynamodb.New(st.DB.Options(), func(o *dynamodb.Options) {
 		o.APIOptions = append(o.APIOptions, func(stack *middleware.Stack) error {
-			return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("InjectTransactionConflict",
-				func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
-					tx, ok := in.Parameters.(*dynamodb.TransactWriteItemsInput)
-					if ok && left.Add(-1) >= 0 {
-						reasons := make([]types.CancellationReason, len(tx.TransactItems))
-						for i := range reasons {
-							reasons[i].Code = aws.String("None")
-						}
-						reasons[0].Code = aws.String("TransactionConflict")
-						return middleware.InitializeOutput{}, middleware.Metadata{}, &types.TransactionCanceledException{
-							Message: aws.String("Transaction cancelled"), CancellationReasons: reasons,
+			// Inside the SDK's retry loop, where DynamoDB's answers arrive.
+			return stack.Finalize.Insert(middleware.FinalizeMiddlewareFunc("InjectTransactionConflict",
+				func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
+					if middleware.GetOperationName(ctx) == "TransactWriteItems" && left.Add(-1) >= 0 {
+						return middleware.FinalizeOutput{}, middleware.Metadata{}, &types.TransactionCanceledException{
+							Message:             aws.String("Transaction cancelled"),
+							CancellationReasons: []types.CancellationReason{{Code: aws.String("TransactionConflict")}},
 						}
 					}
-					return next.HandleInitialize(ctx, in)
-				}), middleware.Before)
+					return next.HandleFinalize(ctx, in)
+				}), "Retry", middleware.After)
 		})
 	})
 	return left

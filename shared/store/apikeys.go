@@ -304,7 +304,7 @@ func (s *Store) subjectRefs(ctx context.Context, sub string) ([]credentialRef, e
 			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 			ExclusiveStartKey: start, ReturnConsumedCapacity: total,
 		}
-		res, err := call(ctx, func() (*dynamodb.QueryOutput, error) { return s.DB.Query(ctx, in) })
+		res, err := call(func() (*dynamodb.QueryOutput, error) { return s.DB.Query(ctx, in) })
 		if err != nil {
 			return nil, fmt.Errorf("subject look-up: %w", err)
 		}

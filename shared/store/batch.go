@@ -29,7 +29,7 @@ func (s *Store) batchPut(ctx context.Context, items []any) error {
 			if err := backoff(ctx, attempt); err != nil {
 				return err
 			}
-			res, err := call(ctx, func() (*dynamodb.BatchWriteItemOutput, error) {
+			res, err := call(func() (*dynamodb.BatchWriteItemOutput, error) {
 				return s.DB.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{
 					RequestItems:           map[string][]types.WriteRequest{s.Table: reqs},
 					ReturnConsumedCapacity: total,
@@ -123,7 +123,7 @@ func (s *Store) getPage(ctx context.Context, keys []Key, consistent bool) ([]map
 		if err := backoff(ctx, attempt); err != nil {
 			return nil, err
 		}
-		res, err := call(ctx, func() (*dynamodb.BatchGetItemOutput, error) {
+		res, err := call(func() (*dynamodb.BatchGetItemOutput, error) {
 			return s.DB.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{
 				RequestItems: map[string]types.KeysAndAttributes{
 					s.Table: {Keys: pending, ConsistentRead: aws.Bool(consistent)},

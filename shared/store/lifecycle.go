@@ -320,7 +320,7 @@ func (s *Store) takeLease(ctx context.Context, companyID int64, sc Scan, lease s
 		switch {
 		case err == nil:
 			return head, nil
-		case !errors.Is(err, ErrConflict) && !Transient(err):
+		case !errors.Is(err, ErrConflict): // a refusal the client's retryer gave up on, too
 			return ScanHead{}, err
 		case time.Now().After(deadline):
 			return ScanHead{}, fmt.Errorf("%w: branch %q of project %d is busy with another upload of %s", ErrUnavailable, sc.Branch, sc.ProjectID, sc.Tool)
@@ -410,7 +410,7 @@ func (s *Store) conditionalUpsert(ctx context.Context, k Key, upd expression.Upd
 	if err != nil {
 		return err
 	}
-	res, err := call(ctx, func() (*dynamodb.UpdateItemOutput, error) {
+	res, err := call(func() (*dynamodb.UpdateItemOutput, error) {
 		return s.DB.UpdateItem(ctx, updateInput(s.Table, k, expr, types.ReturnValueAllOld))
 	})
 	if isConditionFailed(err) {

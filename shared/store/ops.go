@@ -29,7 +29,7 @@ func (k Key) av() map[string]types.AttributeValue {
 
 // getItem reads one item into out; ErrNotFound when absent.
 func (s *Store) getItem(ctx context.Context, k Key, out any) error {
-	res, err := call(ctx, func() (*dynamodb.GetItemOutput, error) {
+	res, err := call(func() (*dynamodb.GetItemOutput, error) {
 		return s.DB.GetItem(ctx, &dynamodb.GetItemInput{
 			TableName: aws.String(s.Table), Key: k.av(), ReturnConsumedCapacity: total,
 		})
@@ -64,7 +64,7 @@ func (s *Store) putItem(ctx context.Context, item any, cond *expression.Conditio
 		in.ExpressionAttributeNames = expr.Names()
 		in.ExpressionAttributeValues = expr.Values()
 	}
-	res, err := call(ctx, func() (*dynamodb.PutItemOutput, error) { return s.DB.PutItem(ctx, in) })
+	res, err := call(func() (*dynamodb.PutItemOutput, error) { return s.DB.PutItem(ctx, in) })
 	if isConditionFailed(err) {
 		return ErrConflict
 	}
@@ -77,7 +77,7 @@ func (s *Store) putItem(ctx context.Context, item any, cond *expression.Conditio
 
 // deleteItem removes an item (absent or not).
 func (s *Store) deleteItem(ctx context.Context, k Key) error {
-	res, err := call(ctx, func() (*dynamodb.DeleteItemOutput, error) {
+	res, err := call(func() (*dynamodb.DeleteItemOutput, error) {
 		return s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.Table), Key: k.av(), ReturnConsumedCapacity: total})
 	})
 	if err != nil {
@@ -107,7 +107,7 @@ func (s *Store) update(ctx context.Context, k Key, upd expression.UpdateBuilder,
 	}
 	in := updateInput(s.Table, k, expr, types.ReturnValueAllNew)
 	in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
-	res, err := call(ctx, func() (*dynamodb.UpdateItemOutput, error) { return s.DB.UpdateItem(ctx, in) })
+	res, err := call(func() (*dynamodb.UpdateItemOutput, error) { return s.DB.UpdateItem(ctx, in) })
 	if isConditionFailed(err) {
 		var ccf *types.ConditionalCheckFailedException
 		if extra == nil || (errors.As(err, &ccf) && ccf.Item == nil) {
@@ -141,7 +141,7 @@ func (s *Store) upsert(ctx context.Context, k Key, upd expression.UpdateBuilder,
 	if err != nil {
 		return err
 	}
-	res, err := call(ctx, func() (*dynamodb.UpdateItemOutput, error) {
+	res, err := call(func() (*dynamodb.UpdateItemOutput, error) {
 		return s.DB.UpdateItem(ctx, updateInput(s.Table, k, expr, types.ReturnValueAllNew))
 	})
 	if err != nil {
@@ -195,7 +195,7 @@ func (s *Store) queryRaw(ctx context.Context, index string, kc expression.KeyCon
 	if limit > 0 {
 		in.Limit = aws.Int32(limit)
 	}
-	res, err := call(ctx, func() (*dynamodb.QueryOutput, error) { return s.DB.Query(ctx, in) })
+	res, err := call(func() (*dynamodb.QueryOutput, error) { return s.DB.Query(ctx, in) })
 	if err != nil {
 		return nil, nil, fmt.Errorf("query: %w", err)
 	}

@@ -268,7 +268,7 @@ func (s *Store) offsetStart(ctx context.Context, l List, n int) (map[string]type
 		if index != "" {
 			in.IndexName = aws.String(index)
 		}
-		res, err := call(ctx, func() (*dynamodb.QueryOutput, error) { return s.DB.Query(ctx, in) })
+		res, err := call(func() (*dynamodb.QueryOutput, error) { return s.DB.Query(ctx, in) })
 		if err != nil {
 			return nil, fmt.Errorf("skip query: %w", err)
 		}

@@ -89,7 +89,7 @@ func (s *Store) skipKeys(ctx context.Context, p Page, r skRange, offset int) (to
 		if p.Index != "" {
 			in.IndexName = aws.String(p.Index)
 		}
-		res, err := call(ctx, func() (*dynamodb.QueryOutput, error) { return s.DB.Query(ctx, in) })
+		res, err := call(func() (*dynamodb.QueryOutput, error) { return s.DB.Query(ctx, in) })
 		if err != nil {
 			return "", false, fmt.Errorf("query keys: %w", err)
 		}

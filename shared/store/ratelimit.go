@@ -47,7 +47,7 @@ func (s *Store) TakeRequest(ctx context.Context, companyID, userID int64, lim Ra
 	if err != nil {
 		return false, 0, err
 	}
-	res, err := call(ctx, func() (*dynamodb.UpdateItemOutput, error) {
+	res, err := call(func() (*dynamodb.UpdateItemOutput, error) {
 		return s.DB.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName: aws.String(s.Table), Key: k.av(),
 			UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),

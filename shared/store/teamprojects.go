@@ -129,7 +129,7 @@ func (s *Store) queryAllConsistent(ctx context.Context, kc expression.KeyConditi
 			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 			ConsistentRead: aws.Bool(true), ExclusiveStartKey: start, ReturnConsumedCapacity: total,
 		}
-		res, err := call(ctx, func() (*dynamodb.QueryOutput, error) { return s.DB.Query(ctx, in) })
+		res, err := call(func() (*dynamodb.QueryOutput, error) { return s.DB.Query(ctx, in) })
 		if err != nil {
 			return fmt.Errorf("query: %w", err)
 		}

@@ -27,7 +27,7 @@ func (s *Store) transact(ctx context.Context, items []types.TransactWriteItem) e
 	in := &dynamodb.TransactWriteItemsInput{
 		TransactItems: items, ReturnConsumedCapacity: total, ClientRequestToken: aws.String(uuid.NewString()),
 	}
-	res, err := call(ctx, func() (*dynamodb.TransactWriteItemsOutput, error) { return s.DB.TransactWriteItems(ctx, in) })
+	res, err := call(func() (*dynamodb.TransactWriteItemsOutput, error) { return s.DB.TransactWriteItems(ctx, in) })
 	if isConditionFailed(err) {
 		// The cause stays inspectable (see conditionFailedAt).
 		return fmt.Errorf("%w: %w", ErrConflict, err)

@@ -176,7 +176,7 @@ func (s *Store) AppendUploadChunk(ctx context.Context, companyID int64, r Upload
 			return UploadRun{}, err
 		}
 		in := updateInput(s.Table, k, expr, types.ReturnValueNone)
-		res, err := call(ctx, func() (*dynamodb.UpdateItemOutput, error) { return s.DB.UpdateItem(ctx, in) })
+		res, err := call(func() (*dynamodb.UpdateItemOutput, error) { return s.DB.UpdateItem(ctx, in) })
 		if isConditionFailed(err) {
 			return UploadRun{}, ErrConflict
 		}
@@ -256,7 +256,7 @@ func (s *Store) recountPendingUploads(ctx context.Context, companyID int64, at t
 			return err
 		}
 		in := updateInput(s.Table, uploadQuotaKey(companyID), expr, types.ReturnValueNone)
-		res, err := call(ctx, func() (*dynamodb.UpdateItemOutput, error) { return s.DB.UpdateItem(ctx, in) })
+		res, err := call(func() (*dynamodb.UpdateItemOutput, error) { return s.DB.UpdateItem(ctx, in) })
 		if isConditionFailed(err) {
 			return ErrConflict
 		}
@@ -288,7 +288,7 @@ func (s *Store) uploadRuns(ctx context.Context, companyID int64) ([]UploadRun, e
 			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 			ConsistentRead: aws.Bool(true), ExclusiveStartKey: start, ReturnConsumedCapacity: total,
 		}
-		res, err := call(ctx, func() (*dynamodb.QueryOutput, error) { return s.DB.Query(ctx, in) })
+		res, err := call(func() (*dynamodb.QueryOutput, error) { return s.DB.Query(ctx, in) })
 		if err != nil {
 			return nil, fmt.Errorf("query upload runs: %w", err)
 		}

@@ -108,7 +108,7 @@ func (s *Store) ReserveSource(ctx context.Context, companyID int64, runID string
 		return err
 	}
 	in := updateInput(s.Table, sourcesKey(companyID, runID), expr, types.ReturnValueNone)
-	res, err := call(ctx, func() (*dynamodb.UpdateItemOutput, error) { return s.DB.UpdateItem(ctx, in) })
+	res, err := call(func() (*dynamodb.UpdateItemOutput, error) { return s.DB.UpdateItem(ctx, in) })
 	if isConditionFailed(err) {
 		return ErrBudget
 	}

@@ -469,7 +469,7 @@ func isTransactionConflict(err error) bool {
 // write decides on.
 func (s *Store) getItemConsistent(ctx context.Context, k Key, out any) error {
 	in := &dynamodb.GetItemInput{TableName: aws.String(s.Table), Key: k.av(), ConsistentRead: aws.Bool(true), ReturnConsumedCapacity: total}
-	res, err := call(ctx, func() (*dynamodb.GetItemOutput, error) { return s.DB.GetItem(ctx, in) })
+	res, err := call(func() (*dynamodb.GetItemOutput, error) { return s.DB.GetItem(ctx, in) })
 	if err != nil {
 		return fmt.Errorf("get %s/%s: %w", k.PK, k.SK, err)
 	}

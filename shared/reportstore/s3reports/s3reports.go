@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
+	"github.com/acme/codescan-api/shared/awsclient"
 	"github.com/acme/codescan-api/shared/reportstore"
 	"github.com/acme/codescan-api/shared/unreachable"
 )
@@ -47,7 +48,7 @@ func New(ctx context.Context, bucket, endpoint string) (*Store, error) {
 		opts = append(opts, awsconfig.WithRegion("us-east-1"),
 			awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(localAccessKey, localSecretKey, "")))
 	}
-	cfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
+	cfg, err := awsclient.Load(ctx, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("aws config: %w", err)
 	}

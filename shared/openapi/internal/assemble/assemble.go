@@ -11,7 +11,7 @@ import (
 	"io/fs"
 	"sort"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // Document assembles the document from base.yaml and groups/*.yaml of

@@ -1,0 +1,3 @@
+module example.com/reaches
+
+go 1.26

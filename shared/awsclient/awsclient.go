@@ -1,0 +1,90 @@
+// Package awsclient loads the AWS SDK configuration that every client of
+// the project (DynamoDB, DynamoDB Streams, S3, SES, KMS) is built from, with
+// the one retry policy: a refusal worth another try is retried by the SDK's
+// retryer, here, and nowhere else. (The store keeps loops of its own only
+// for optimistic concurrency, re-reading what a failed condition says
+// changed, which no retryer can do.)
+package awsclient
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// The retry budget of one SDK call. Waits are full-jitter exponential from
+// BaseDelay, and from one second for throttling (the SDK's choice), each
+// capped at MaxBackoff: at most about 2.6 s of waiting in all for a
+// conflict or a 5xx, 7 s for throttling, well inside API Gateway's 29 s.
+const (
+	MaxAttempts = 8
+	BaseDelay   = 25 * time.Millisecond
+	MaxBackoff  = time.Second
+)
+
+// Load is awsconfig.LoadDefaultConfig with the project's retry policy.
+func Load(ctx context.Context, opts ...func(*awsconfig.LoadOptions) error) (aws.Config, error) {
+	return awsconfig.LoadDefaultConfig(ctx, append(opts, awsconfig.WithRetryer(Retryer))...)
+}
+
+// Retryer is the retry policy: the SDK's standard retryer with the budget
+// above, its retryable errors (throttling codes, 5xx, connection errors and
+// timeouts) and DynamoDB's transaction conflicts besides. The client-side
+// retry quota is off: it fails a call with an error of its own, no longer
+// DynamoDB's (so no 503 for the caller), and a Lambda environment serves
+// one request at a time, so there is nothing for it to share fairly.
+func Retryer() aws.Retryer {
+	return retry.NewStandard(func(o *retry.StandardOptions) {
+		o.MaxAttempts = MaxAttempts
+		o.BaseDelay = BaseDelay
+		o.MaxBackoff = MaxBackoff
+		o.RateLimiter = ratelimit.None
+		o.Retryables = append(o.Retryables, retry.RetryableErrorCode{Codes: dynamoCodes}, cancelledTransaction)
+	})
+}
+
+// policy answers Retryable without building a retryer per error.
+var policy = Retryer()
+
+// Retryable reports whether the policy retries err: once the budget is
+// spent, such an error means "try again later", not a fault of the request.
+func Retryable(err error) bool { return err != nil && policy.IsErrorRetryable(err) }
+
+// dynamoCodes are DynamoDB's retryable error codes that the SDK's defaults
+// lack: a single-item write that met a transaction in flight, and the two
+// server errors by name (the SDK retries them by their HTTP status, which
+// an error built without a response lacks).
+var dynamoCodes = map[string]struct{}{
+	"TransactionConflictException": {},
+	"InternalServerError":          {},
+	"ServiceUnavailable":           {},
+}
+
+// cancelledTransaction retries a transaction that DynamoDB cancelled for
+// conflicts with other writes or throttling only. One cancelled for a
+// failed condition (or an invalid item) is not retried: it would fail the
+// same way until the caller re-reads. Every attempt carries the same
+// ClientRequestToken, so a transaction that did commit is not applied twice.
+var cancelledTransaction = retry.IsErrorRetryableFunc(func(err error) aws.Ternary {
+	var tce *types.TransactionCanceledException
+	if !errors.As(err, &tce) {
+		return aws.UnknownTernary
+	}
+	retryable := false
+	for _, r := range tce.CancellationReasons {
+		switch aws.ToString(r.Code) {
+		case "TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded":
+			retryable = true
+		case "", "None":
+		default: // ConditionalCheckFailed, ValidationError, ItemCollectionSizeLimitExceeded
+			return aws.FalseTernary
+		}
+	}
+	return aws.BoolTernary(retryable)
+})
