@@ -37,10 +37,10 @@ const (
 // IdempotentAnswer is a creation's answer as kept for replays. A withheld
 // secret answer keeps no body: it is never stored.
 type IdempotentAnswer struct {
-	Status         int               `dynamodbav:"status,omitempty"`
-	Header         map[string]string `dynamodbav:"header,omitempty"`
-	Body           []byte            `dynamodbav:"body,omitempty"`
-	BodyWithheld   bool              `dynamodbav:"body_withheld,omitempty"`
+	Status       int               `dynamodbav:"status,omitempty"`
+	Header       map[string]string `dynamodbav:"header,omitempty"`
+	Body         []byte            `dynamodbav:"body,omitempty"`
+	BodyWithheld bool              `dynamodbav:"body_withheld,omitempty"`
 }
 
 // IdempotencyRecord is what a key already holds: the fingerprint of the
