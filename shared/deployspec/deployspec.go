@@ -64,9 +64,9 @@ func (f Function) UsesReports() bool { return len(f.ReportObjectActions) > 0 }
 
 // authn is what every authenticated request needs: the API key or token
 // subject look-up is a single-item read, the user and company one batch
-// read, the per-user rate limit one conditional update, and an API key's
-// last use (at most once per key in five minutes) a transaction of two
-// updates.
+// read, the per-credential rate limit one conditional update (and one more
+// to refund a 304), and an API key's last use (at most once per key in
+// five minutes) a transaction of two updates.
 var authn = []string{"dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:UpdateItem"}
 
 // tableActions lists, per group, the DynamoDB actions its code performs. A
@@ -146,6 +146,22 @@ const (
 	defaultTimeoutSeconds = 10
 )
 
+// idempotency is what Idempotency-Key on a creation needs (shared/httpapi):
+// a conditional put claims the key, an update keeps the answer, a delete
+// frees the key of a failed request.
+var idempotency = []string{"dynamodb:DeleteItem", "dynamodb:PutItem", "dynamodb:UpdateItem"}
+
+// groupTableActions is a group's tableActions, with idempotency's when it
+// serves a creation.
+func groupTableActions(group string) []string {
+	for _, rt := range routes.Of(group) {
+		if rt.Creates {
+			return with(tableActions[group], idempotency...)
+		}
+	}
+	return tableActions[group]
+}
+
 // big lists the groups that parse large request bodies (scan reports up to
 // the upload limit) and get more memory, which also means more CPU.
 var big = map[string]bool{routes.GroupUploads: true}
@@ -154,7 +170,7 @@ var big = map[string]bool{routes.GroupUploads: true}
 func Of(group string) Function {
 	f := Function{
 		Group:          group,
-		TableActions:   tableActions[group],
+		TableActions:   groupTableActions(group),
 		KMSActions:     kmsActions[group],
 		MemoryMB:       defaultMemoryMB,
 		TimeoutSeconds: defaultTimeoutSeconds,

@@ -95,6 +95,7 @@ func addConventions(doc map[string]any) {
 		}
 		if rt.Validated() {
 			addParam(op, "IfNoneMatch")
+			responses["200"] = inline(comps, responses["200"])
 			addHeaders(asMap(responses["200"]), "ETag", "Cache-Control")
 			responses["304"] = ref("responses", "NotModified")
 		}
@@ -136,6 +137,25 @@ func mergeConflict(own any) any {
 		media["schema"] = map[string]any{"anyOf": []any{s, ref("schemas", "Error")}}
 	}
 	return r
+}
+
+// inline is a response given by reference as a copy of its own, so headers
+// can be added for one operation (the component serves others too).
+func inline(comps map[string]any, r any) any {
+	name, ok := strings.CutPrefix(refOf(r), "#/components/responses/")
+	if !ok {
+		return r
+	}
+	out := map[string]any{}
+	for k, v := range asMap(comps[name]) {
+		out[k] = v
+	}
+	headers := map[string]any{}
+	for k, v := range asMap(out["headers"]) {
+		headers[k] = v
+	}
+	out["headers"] = headers
+	return out
 }
 
 func ref(kind, name string) map[string]any {
