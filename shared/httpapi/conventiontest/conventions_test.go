@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -24,6 +25,7 @@ import (
 	"github.com/acme/codescan-api/functions/projects"
 	"github.com/acme/codescan-api/functions/teams"
 	"github.com/acme/codescan-api/shared/httpapi"
+	"github.com/acme/codescan-api/shared/lambdahttp"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/tabledef"
@@ -191,6 +193,34 @@ func TestListETag(t *testing.T) {
 	}
 	if r := get(t, h, "/teams", acme.Admin, tag); r.Status != 200 || r.Header.Get("ETag") == tag {
 		t.Fatalf("changed list: %d ETag %q", r.Status, r.Header.Get("ETag"))
+	}
+}
+
+// Through API Gateway's adapter (as deployed), a 304 has no body and
+// keeps its validator and rate-limit headers.
+func TestETagThroughLambdaAdapter(t *testing.T) {
+	env := testenv.New(t)
+	limited(env, 10)
+	acme := env.Company(t, "Acme")
+	handle := lambdahttp.Handler(teams.New(env.Deps))
+	call := func(hdr map[string]string) events.APIGatewayProxyResponse {
+		t.Helper()
+		res, err := handle(context.Background(), events.APIGatewayProxyRequest{HTTPMethod: "GET", Path: routes.BasePath + "/teams",
+			Headers: hdr, RequestContext: events.APIGatewayProxyRequestContext{RequestID: "gw-1"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	first := call(map[string]string{"SERVICE-TOKEN": acme.Admin.APIKey})
+	tag := first.MultiValueHeaders["Etag"]
+	if first.StatusCode != 200 || len(tag) != 1 {
+		t.Fatalf("first: %d %v", first.StatusCode, first.MultiValueHeaders)
+	}
+	again := call(map[string]string{"SERVICE-TOKEN": acme.Admin.APIKey, "If-None-Match": tag[0]})
+	if again.StatusCode != 304 || again.Body != "" || again.MultiValueHeaders["Etag"][0] != tag[0] ||
+		again.MultiValueHeaders["Ratelimit-Remaining"][0] != "9" {
+		t.Fatalf("revalidation: %d %q %v", again.StatusCode, again.Body, again.MultiValueHeaders)
 	}
 }
 
