@@ -110,6 +110,9 @@ func (s *Store) ClaimIdempotencyKey(ctx context.Context, companyID int64, subjec
 		if err := attributevalue.UnmarshalMap(ccf.Item, &old); err != nil {
 			return nil, nil, err
 		}
+		if old.Claim == c.token {
+			return c, nil, nil // our own put, retried after a timeout that hid its success
+		}
 		return nil, &IdempotencyRecord{Fingerprint: old.Fingerprint, Done: old.State == idemDone, Answer: old.IdempotentAnswer}, nil
 	}
 	if err != nil {
