@@ -89,7 +89,7 @@ func intEnv(name string, def int) (int, error) {
 // st, the JSON logger and the rate limit.
 func NewServer(env Env, st *store.Store, jwtCfg auth.JWTConfig) *httpapi.Server {
 	authn := auth.New(st, jwtCfg)
-	srv := &httpapi.Server{Auth: authn, Log: NewLogger()}
+	srv := &httpapi.Server{Auth: authn, Log: NewLogger(), Store: st}
 	authn.Log = srv.Log
 	if env.RateLimit.PerMinute > 0 && env.RateLimit.PerHour > 0 {
 		srv.RateLimit = &httpapi.RateLimiter{Store: st, Limit: env.RateLimit}

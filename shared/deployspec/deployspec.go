@@ -64,9 +64,9 @@ func (f Function) UsesReports() bool { return len(f.ReportObjectActions) > 0 }
 
 // authn is what every authenticated request needs: the API key or token
 // subject look-up is a single-item read, the user and company one batch
-// read, the per-user rate limit one conditional update, and an API key's
-// last use (at most once per key in five minutes) a transaction of two
-// updates.
+// read, the per-credential rate limit one conditional update (and one more
+// to refund a 304), and an API key's last use (at most once per key in
+// five minutes) a transaction of two updates.
 var authn = []string{"dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:UpdateItem"}
 
 // tableActions lists, per group, the DynamoDB actions its code performs. A
@@ -107,16 +107,19 @@ var tableActions = map[string][]string{
 	routes.GroupPolicies: with(authn, "dynamodb:DeleteItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"),
 	// The client workflow: projects, scans and rules read by key and Query,
 	// company scans and a scan's issues by BatchGetItem; setting a project's
-	// default branch is one update.
-	routes.GroupProjects: with(authn, "dynamodb:BatchGetItem", "dynamodb:Query", "dynamodb:UpdateItem"),
+	// default branch is one update, in a transaction with its audit entry
+	// (a put).
+	routes.GroupProjects: with(authn, "dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"),
 	// The list reads GSI1 (and the Offset index for numbered pages) and the
 	// count by GetItem; updates are revision-conditional, in a transaction
 	// with their audit entry (puts).
 	routes.GroupIntegrations: with(authn, "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"),
 	// Keys, users and their list copies, counters, guards and audit entries
-	// are written in transactions (puts, updates, deletes); lists are
-	// Queries of the table and GSI1/GSI2.
-	routes.GroupAccounts: with(authn, "dynamodb:DeleteItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"),
+	// are written in transactions (puts, updates, deletes; a new user's
+	// subject checked against its mapping from before subjects were per
+	// company: a condition check); lists are Queries of the table and
+	// GSI1/GSI2.
+	routes.GroupAccounts: with(authn, "dynamodb:ConditionCheckItem", "dynamodb:DeleteItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"),
 }
 
 // ReportsEnv names the environment variable that carries the report
@@ -146,6 +149,22 @@ const (
 	defaultTimeoutSeconds = 10
 )
 
+// idempotency is what Idempotency-Key on a creation needs (shared/httpapi):
+// a conditional put claims the key, an update keeps the answer, a delete
+// frees the key of a failed request.
+var idempotency = []string{"dynamodb:DeleteItem", "dynamodb:PutItem", "dynamodb:UpdateItem"}
+
+// groupTableActions is a group's tableActions, with idempotency's when it
+// serves a creation.
+func groupTableActions(group string) []string {
+	for _, rt := range routes.Of(group) {
+		if rt.Creates {
+			return with(tableActions[group], idempotency...)
+		}
+	}
+	return tableActions[group]
+}
+
 // big lists the groups that parse large request bodies (scan reports up to
 // the upload limit) and get more memory, which also means more CPU.
 var big = map[string]bool{routes.GroupUploads: true}
@@ -154,7 +173,7 @@ var big = map[string]bool{routes.GroupUploads: true}
 func Of(group string) Function {
 	f := Function{
 		Group:          group,
-		TableActions:   tableActions[group],
+		TableActions:   groupTableActions(group),
 		KMSActions:     kmsActions[group],
 		MemoryMB:       defaultMemoryMB,
 		TimeoutSeconds: defaultTimeoutSeconds,

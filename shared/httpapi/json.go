@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/acme/codescan-api/shared/jsonerr"
 	"github.com/acme/codescan-api/shared/routes"
 )
 
@@ -71,7 +72,7 @@ func DecodeJSON(r *http.Request, v any) error {
 	if err := dec.Decode(v); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return Errorf(http.StatusBadRequest, "Field %q must be of type %s", te.Field, jsonType(te.Type.Kind().String()))
+			return Errorf(http.StatusBadRequest, "Field %q must be of type %s", jsonerr.MemberPath(te.Field), jsonType(te.Type.Kind().String()))
 		}
 		if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
 			return Errorf(http.StatusBadRequest, "Unknown field %s", name)

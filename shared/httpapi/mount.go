@@ -6,10 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"net/http"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"time"
 
@@ -26,17 +24,11 @@ type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
 type Server struct {
 	Auth *auth.Authenticator
 	Log  *slog.Logger
-	// RateLimit, when set, limits each user's authenticated requests.
+	// RateLimit, when set, limits each credential's authenticated requests.
 	RateLimit *RateLimiter
-}
-
-// RateLimiter counts requests per user in the store, so every Lambda
-// instance (and the dev server) shares one count.
-type RateLimiter struct {
+	// Store keeps the answers of creations sent with Idempotency-Key
+	// (see idempotency.go).
 	Store *store.Store
-	Limit store.RateLimit
-	// Now is the clock of the windows (time.Now when nil; tests set it).
-	Now func() time.Time
 }
 
 // Group returns the http.Handler of one endpoint group: every route the
@@ -81,11 +73,13 @@ func (s *Server) serve(rt routes.Route, h HandlerFunc) http.Handler {
 				return err
 			}
 		}
+		var taken *takenRequest
 		if rt.Access != routes.Public {
-			p, err := s.admit(w, r, rt)
+			p, t, err := s.admit(w, r, rt)
 			if err != nil {
 				return err
 			}
+			taken = t
 			r = r.WithContext(auth.WithPrincipal(r.Context(), p))
 		}
 		if err := checkParams(rt, r); err != nil {
@@ -94,13 +88,14 @@ func (s *Server) serve(rt routes.Route, h HandlerFunc) http.Handler {
 		if err := checkBody(rt, r); err != nil {
 			return err
 		}
-		return h(w, r)
+		return s.conventions(rt, taken, h)(w, r)
 	})
 }
 
 // admit authenticates the caller, counts the request against its rate
-// limit and applies the route's access rule.
-func (s *Server) admit(w http.ResponseWriter, r *http.Request, rt routes.Route) (*auth.Principal, error) {
+// limit (the count is returned, for a refund) and applies the route's
+// access rule.
+func (s *Server) admit(w http.ResponseWriter, r *http.Request, rt routes.Route) (*auth.Principal, *takenRequest, error) {
 	var p *auth.Principal
 	var err error
 	if rt.Access == routes.PathToken {
@@ -109,44 +104,22 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, rt routes.Route) 
 		p, err = s.Auth.Authenticate(r)
 	}
 	if errors.Is(err, auth.ErrUnauthenticated) {
-		return nil, ErrUnauthenticated
+		return nil, nil, ErrUnauthenticated
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := s.takeRequest(w, r, p); err != nil {
-		return nil, err
+	taken, err := s.takeRequest(w, r, p)
+	if err != nil {
+		return nil, nil, err
 	}
 	switch {
 	case rt.Access == routes.Admin && !p.IsAdmin:
-		return nil, ErrAdmin
+		return nil, nil, ErrAdmin
 	case rt.Access == routes.Permission && !p.Has(rt.Permission):
-		return nil, ErrPermission
+		return nil, nil, ErrPermission
 	}
-	return p, nil
-}
-
-// takeRequest applies the rate limit. A failure of the counter itself lets
-// the request through (logged): the limit protects, it must not take the
-// API down with it.
-func (s *Server) takeRequest(w http.ResponseWriter, r *http.Request, p *auth.Principal) error {
-	if s.RateLimit == nil {
-		return nil
-	}
-	now := time.Now
-	if s.RateLimit.Now != nil {
-		now = s.RateLimit.Now
-	}
-	ok, retry, err := s.RateLimit.Store.TakeRequest(r.Context(), p.CompanyID, p.UserID, s.RateLimit.Limit, now())
-	if err != nil {
-		s.Log.Error("rate limit", "request_id", r.Header.Get(RequestIDHeader), "error", Truncate(err.Error(), maxLoggedError))
-		return nil
-	}
-	if !ok {
-		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(retry.Seconds()))))
-		return ErrRateLimited
-	}
-	return nil
+	return p, taken, nil
 }
 
 // RequestIDHeader carries the request id (API Gateway's, or a new one).

@@ -108,3 +108,43 @@ func TestRouteHeadersAreDocumented(t *testing.T) {
 		}
 	}
 }
+
+// The edge's conventions are documented where the route table applies
+// them: the POST routes answering 201 are exactly the creations (with
+// Idempotency-Key, 409 and 422), the authenticated reads document ETag
+// and 304, and authenticated answers the rate-limit headers.
+func TestConventionsAreDocumented(t *testing.T) {
+	doc, err := openapi3.NewLoader().LoadFromData(openapi.JSON())
+	if err != nil {
+		t.Fatal(err)
+	}
+	creates := 0
+	for _, rt := range routes.Table {
+		op := doc.Paths.Find(rt.Path).GetOperation(rt.Method)
+		if answers201 := rt.Method == "POST" && op.Responses.Status(201) != nil; answers201 != rt.Creates {
+			t.Errorf("%s %s: documents 201=%v, route table Creates=%v", rt.Method, rt.Path, answers201, rt.Creates)
+		}
+		if rt.Creates {
+			creates++
+			if op.Parameters.GetByInAndName("header", "Idempotency-Key") == nil || op.Responses.Status(409) == nil || op.Responses.Status(422) == nil {
+				t.Errorf("%s %s: Idempotency-Key, 409 or 422 not documented", rt.Method, rt.Path)
+			}
+		}
+		ok := op.Responses.Status(200)
+		if rt.Validated() && (op.Parameters.GetByInAndName("header", "If-None-Match") == nil || op.Responses.Status(304) == nil ||
+			ok == nil || ok.Value.Headers["ETag"] == nil) {
+			t.Errorf("%s %s: ETag, If-None-Match or 304 not documented", rt.Method, rt.Path)
+		}
+		if rt.Access == routes.Public {
+			continue
+		}
+		for _, code := range []int{200, 201, 404, 429} {
+			if r := op.Responses.Status(code); r != nil && r.Value.Headers["RateLimit-Remaining"] == nil {
+				t.Errorf("%s %s: %d does not document the rate-limit headers", rt.Method, rt.Path, code)
+			}
+		}
+	}
+	if creates < 6 {
+		t.Errorf("%d creations in the route table", creates)
+	}
+}

@@ -87,7 +87,17 @@ type Route struct {
 	TextFields, MultilineFields []string
 	// Objects are body members holding declared parameters (see Object).
 	Objects []Object
+	// Creates: the route creates a record (answers 201), so a client may
+	// send Idempotency-Key to retry it safely (see shared/httpapi).
+	Creates bool
+	// SecretAnswer: the creation's answer carries a secret shown once (an
+	// API key, a signing secret); an idempotent retry does not repeat it.
+	SecretAnswer bool
 }
+
+// Validated says whether the route's 200 answers carry an ETag and honour
+// If-None-Match: every authenticated read.
+func (r Route) Validated() bool { return r.Method == "GET" && r.Access != Public }
 
 // Groups, one Lambda function each.
 const (
@@ -130,7 +140,7 @@ var Table = []Route{
 	{Method: "GET", Path: "/issues/sca", Group: GroupIssues, Access: Authenticated, Params: append(CursorPaging(100), TextParam("project", MaxNameBytes))},
 	{Method: "GET", Path: "/issues/code-quality", Group: GroupIssues, Access: Authenticated, Params: append(CursorPaging(50), TextParam("project", MaxNameBytes))},
 
-	{Method: "POST", Path: "/teams", Group: GroupTeams, Access: Permission, Permission: PermChangeContentAccess,
+	{Method: "POST", Path: "/teams", Creates: true, Group: GroupTeams, Access: Permission, Permission: PermChangeContentAccess,
 		TextFields: []string{"name", "project_tags", "repo_url_patterns"}},
 	{Method: "GET", Path: "/teams", Group: GroupTeams, Access: Permission, Permission: PermChangeContentAccess, Params: CursorPaging(100)},
 	{Method: "GET", Path: "/teams/{team_id}", Group: GroupTeams, Access: Permission, Permission: PermChangeContentAccess, Params: []Param{IDParam("team_id")}},
@@ -159,7 +169,7 @@ var Table = []Route{
 
 	// Notification delivery: webhook endpoints and their delivery log, and
 	// the company's SLA settings (company admin).
-	{Method: "POST", Path: "/webhooks", Group: GroupWebhooks, Access: Admin, TextFields: []string{"url", "description", "types"}},
+	{Method: "POST", Path: "/webhooks", Creates: true, SecretAnswer: true, Group: GroupWebhooks, Access: Admin, TextFields: []string{"url", "description", "types"}},
 	{Method: "GET", Path: "/webhooks", Group: GroupWebhooks, Access: Admin, Params: CursorPaging(100)},
 	{Method: "GET", Path: "/webhooks/{webhook_id}", Group: GroupWebhooks, Access: Admin, Params: []Param{UUIDParam("webhook_id")}},
 	{Method: "PATCH", Path: "/webhooks/{webhook_id}", Group: GroupWebhooks, Access: Admin, Params: []Param{UUIDParam("webhook_id")},
@@ -174,11 +184,11 @@ var Table = []Route{
 	{Method: "PUT", Path: "/sla-settings", Group: GroupNotifications, Access: Admin},
 	// Accounts: any user manages their own API keys, a company admin every
 	// key, the users and the audit log.
-	{Method: "POST", Path: "/api-keys", Group: GroupAccounts, Access: Authenticated, TextFields: []string{"name"}},
+	{Method: "POST", Path: "/api-keys", Creates: true, SecretAnswer: true, Group: GroupAccounts, Access: Authenticated, TextFields: []string{"name"}},
 	{Method: "GET", Path: "/api-keys", Group: GroupAccounts, Access: Authenticated, Params: append(CursorPaging(100), IDParam("user_id"))},
 	{Method: "DELETE", Path: "/api-keys/{key_id}", Group: GroupAccounts, Access: Authenticated, Params: []Param{IDParam("key_id")}},
 	{Method: "GET", Path: "/users", Group: GroupAccounts, Access: Admin, Params: append(CursorPaging(100), TextParam("role", 16), TextParam("permission", 64))},
-	{Method: "POST", Path: "/users", Group: GroupAccounts, Access: Admin, TextFields: []string{"email", "first_name", "last_name", "subject", "permissions"}},
+	{Method: "POST", Path: "/users", Creates: true, Group: GroupAccounts, Access: Admin, TextFields: []string{"email", "first_name", "last_name", "subject", "permissions"}},
 	{Method: "PATCH", Path: "/users/{user_id}", Group: GroupAccounts, Access: Admin, Params: []Param{IDParam("user_id")}, TextFields: []string{"permissions"}},
 	{Method: "GET", Path: "/audit-log", Group: GroupAccounts, Access: Admin,
 		Params: append(CursorPaging(100), TextParam("actor", 32), TextParam("action", 64), TextParam("from", 64), TextParam("to", 64))},
@@ -197,14 +207,14 @@ var Table = []Route{
 	// The CI gate answers every error in the client's BlockOnError form.
 	{Method: "GET", Path: "/scan/{scan_id}/check_blocking_rules", Group: GroupProjects, Access: Authenticated, Errors: BlockOnMessage,
 		Params: append(Paging(50), UUIDParam("scan_id"), TextParam("block_on", MaxQueryValueBytes))},
-	{Method: "POST", Path: "/blocking-rules", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy, TextFields: []string{"slug", "name"},
+	{Method: "POST", Path: "/blocking-rules", Creates: true, Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy, TextFields: []string{"slug", "name"},
 		Objects: []Object{{Member: "conditions", Params: ruleConditions()}}},
 	{Method: "GET", Path: "/blocking-rules", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy, Params: CursorPaging(100)},
 	{Method: "GET", Path: "/blocking-rules/{rule_id}", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy, Params: []Param{IDParam("rule_id")}},
 	{Method: "PATCH", Path: "/blocking-rules/{rule_id}", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy, Params: []Param{IDParam("rule_id")},
 		TextFields: []string{"slug", "name"}, Objects: []Object{{Member: "conditions", Params: ruleConditions()}}},
 	{Method: "DELETE", Path: "/blocking-rules/{rule_id}", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy, Params: []Param{IDParam("rule_id")}},
-	{Method: "POST", Path: "/policies", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy,
+	{Method: "POST", Path: "/policies", Creates: true, Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy,
 		TextFields:      []string{"name", "policy_type", "source_type", "instruction_type", "glob_pattern", "cwes", "excludes", "projects"},
 		MultilineFields: []string{"description", "guidance_text"}},
 	{Method: "GET", Path: "/policies", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy, Params: CursorPaging(100)},

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/acme/codescan-api/shared/jsonerr"
 )
 
 // Invalid is a report that cannot be read as its format. Problem names
@@ -73,7 +75,7 @@ func DecodeJSON(format string, err error) error {
 		if te.Field == "" {
 			return Invalidf(format, "the top level must be a JSON object")
 		}
-		return Invalidf(format, "%q has the wrong type (a JSON %s)", te.Field, te.Value)
+		return Invalidf(format, "%q has the wrong type (a JSON %s)", jsonerr.MemberPath(te.Field), te.Value)
 	}
 	return Invalidf(format, "%s", strings.TrimPrefix(err.Error(), "json: "))
 }

@@ -18,6 +18,7 @@ import (
 	gosarif "github.com/owenrumney/go-sarif/v3/pkg/report/v210/sarif"
 
 	"github.com/acme/codescan-api/shared/finding"
+	"github.com/acme/codescan-api/shared/jsonerr"
 	"github.com/acme/codescan-api/shared/reports/reporterr"
 )
 
@@ -237,7 +238,7 @@ func checkShape(data []byte) error {
 func decodeError(err error) error {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) && te.Field != "" {
-		return invalid("%q has the wrong type (a JSON %s)", te.Field, te.Value)
+		return invalid("%q has the wrong type (a JSON %s)", jsonerr.MemberPath(te.Field), te.Value)
 	}
 	return invalid("%s", strings.TrimPrefix(err.Error(), "json: "))
 }

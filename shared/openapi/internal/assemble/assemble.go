@@ -10,8 +10,11 @@ import (
 	"fmt"
 	"io/fs"
 	"sort"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/acme/codescan-api/shared/routes"
 )
 
 // Document assembles the document from base.yaml and groups/*.yaml of
@@ -36,6 +39,7 @@ func Document(files fs.FS) ([]byte, error) {
 		}
 	}
 	addSharedResponses(base)
+	addConventions(base)
 	return json.Marshal(base)
 }
 
@@ -71,6 +75,113 @@ func addSharedResponses(doc map[string]any) {
 			}
 			responses["429"] = map[string]any{"$ref": "#/components/responses/TooManyRequests"}
 			responses["503"] = map[string]any{"$ref": "#/components/responses/Unavailable"}
+		}
+	}
+}
+
+// addConventions documents the edge's HTTP conventions on the routes the
+// route table says take part (shared/httpapi): the rate-limit headers on
+// every answer of an authenticated operation, ETag and 304 on the
+// validated reads, Idempotency-Key and its 409 and 422 on the creations.
+func addConventions(doc map[string]any) {
+	paths := asMap(doc["paths"])
+	comps := asMap(asMap(doc["components"])["responses"])
+	limited := map[string]bool{} // component responses authenticated answers use
+	for _, rt := range routes.Table {
+		op := asMap(asMap(paths[rt.Path])[strings.ToLower(rt.Method)])
+		responses := asMap(op["responses"])
+		if responses == nil {
+			continue // the route-table test names what is missing
+		}
+		if rt.Validated() {
+			addParam(op, "IfNoneMatch")
+			responses["200"] = inline(comps, responses["200"])
+			addHeaders(asMap(responses["200"]), "ETag", "Cache-Control")
+			responses["304"] = ref("responses", "NotModified")
+		}
+		if rt.Creates {
+			addParam(op, "IdempotencyKey")
+			addHeaders(asMap(responses["201"]), "Idempotent-Replayed")
+			responses["422"] = ref("responses", "IdempotencyMismatch")
+			responses["409"] = mergeConflict(responses["409"])
+		}
+		if rt.Access == routes.Public {
+			continue
+		}
+		for code, r := range responses {
+			if name, ok := strings.CutPrefix(refOf(r), "#/components/responses/"); ok {
+				if code != "401" { // answered before the request is counted
+					limited[name] = true
+				}
+				continue
+			}
+			addHeaders(asMap(r), "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset")
+		}
+	}
+	for name := range limited {
+		addHeaders(asMap(comps[name]), "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset")
+	}
+}
+
+// mergeConflict is a creation's 409: the Idempotency-Key conflict, joined
+// to the route's own 409 when it has one.
+func mergeConflict(own any) any {
+	r := asMap(own)
+	if r == nil {
+		return ref("responses", "IdempotencyConflict")
+	}
+	r["description"] = fmt.Sprint(r["description"]) + " With Idempotency-Key: a request with the key is in progress, " +
+		"or it already created the record and its answer carried a secret shown only once."
+	media := asMap(asMap(r["content"])["application/json"])
+	if s := media["schema"]; s != nil && refOf(s) != "#/components/schemas/Error" {
+		media["schema"] = map[string]any{"anyOf": []any{s, ref("schemas", "Error")}}
+	}
+	return r
+}
+
+// inline is a response given by reference as a copy of its own, so headers
+// can be added for one operation (the component serves others too).
+func inline(comps map[string]any, r any) any {
+	name, ok := strings.CutPrefix(refOf(r), "#/components/responses/")
+	if !ok {
+		return r
+	}
+	out := map[string]any{}
+	for k, v := range asMap(comps[name]) {
+		out[k] = v
+	}
+	headers := map[string]any{}
+	for k, v := range asMap(out["headers"]) {
+		headers[k] = v
+	}
+	out["headers"] = headers
+	return out
+}
+
+func ref(kind, name string) map[string]any {
+	return map[string]any{"$ref": "#/components/" + kind + "/" + name}
+}
+
+func refOf(v any) string {
+	s, _ := asMap(v)["$ref"].(string)
+	return s
+}
+
+// addParam adds a shared parameter to an operation.
+func addParam(op map[string]any, name string) {
+	params, _ := op["parameters"].([]any)
+	op["parameters"] = append(params, ref("parameters", name))
+}
+
+// addHeaders adds shared headers to an inline response.
+func addHeaders(r map[string]any, names ...string) {
+	if r == nil || r["$ref"] != nil {
+		return
+	}
+	h := section(r, "headers")
+	for _, n := range names {
+		if h[n] == nil {
+			h[n] = ref("headers", n)
 		}
 	}
 }
