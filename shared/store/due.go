@@ -211,3 +211,20 @@ func (s *Store) OpenByUrgency(ctx context.Context, companyID int64) (map[string]
 	}
 	return out, nil
 }
+
+// CheckDueKeys reports an issue whose due index keys break the rules above
+// (for recounts): an open issue is in its urgency's pending or breached
+// partition under its first detection, any other has no keys.
+func (i Issue) CheckDueKeys() error {
+	want := i
+	if err := want.setDue(nil); err != nil { // pending, or no keys
+		return err
+	}
+	if i.Status == "open" && i.DuePK == duePK(i.CompanyID, i.Urgency, dueBreached) {
+		want.DuePK = i.DuePK
+	}
+	if want.DuePK != i.DuePK || want.DueSK != i.DueSK {
+		return fmt.Errorf("issue %s (%s, %s): due keys %q %q, want %q %q", i.ID, i.Status, i.Urgency, i.DuePK, i.DueSK, want.DuePK, want.DueSK)
+	}
+	return nil
+}
