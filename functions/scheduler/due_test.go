@@ -135,6 +135,11 @@ func TestSLAJobReadsOnlyWhatIsDue(t *testing.T) {
 	if first.rcu-idle.rcu != 1 || first.requests-idle.requests != 3 {
 		t.Fatalf("day 8 read %+v, an idle run %+v", first, idle)
 	}
+	// A write that leaves a breached issue open keeps it out of the range.
+	assignee := int64(7)
+	if _, err := env.Store.UpdateIssue(ctx, c.ID, a, store.IssueUpdate{AssignedTo: &assignee}, store.Actor{UserID: 1}); err != nil {
+		t.Fatal(err)
+	}
 	raised, again := w.run(day(8).Add(time.Hour))
 	if len(raised) != 0 || again != idle {
 		t.Fatalf("second run: raised %v, read %+v, an idle run %+v", raised, again, idle)

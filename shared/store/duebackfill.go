@@ -30,6 +30,10 @@ type backfillState struct {
 
 var backfillKey = Key{PK: "JOB#due-index", SK: "BACKFILL"}
 
+// backfillSaveEvery is how many shards the backfill does between saves of
+// its progress: a resumed run does at most that many again.
+const backfillSaveEvery = 16
+
 // BackfillDueIndex sets the due index keys of every company's issues that
 // lack them, resuming where an earlier call stopped. It stops after the
 // issue shard that ends past until (the time left to the caller), and
@@ -66,8 +70,10 @@ func (s *Store) BackfillDueIndex(ctx context.Context, until time.Time) (done boo
 			if err != nil {
 				return false, written, err
 			}
-			if err := s.putItem(ctx, backfillState{Key: backfillKey, Company: id, Shard: shard + 1}, nil); err != nil {
-				return false, written, err
+			if (shard+1)%backfillSaveEvery == 0 {
+				if err := s.putItem(ctx, backfillState{Key: backfillKey, Company: id, Shard: shard + 1}, nil); err != nil {
+					return false, written, err
+				}
 			}
 		}
 	}
