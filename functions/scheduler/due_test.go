@@ -94,11 +94,6 @@ func (w *dueWorld) breaches() []string {
 	return out
 }
 
-func sorted(ids ...string) []string {
-	slices.Sort(ids)
-	return ids
-}
-
 // TestSLAJobReadsOnlyWhatIsDue runs the SLA job on a controlled clock over
 // issues detected at different times and urgencies, changed through every
 // issue write path: each run raises exactly the issues past due, once,
