@@ -38,8 +38,9 @@ test:
 ## lives in the JVM heap: BENCH_HEAP=, default 12g); then the cost of a scan
 ## that re-detects N findings against the first scan of them
 ## (BENCH_REDETECT_SIZES=, default 1000,10000); then what the SLA job and
-## the digest read with the same issues due at 10,000 and 200,000 issues
-## stored (BENCH_JOBS_SIZES=, BENCH_JOBS_DUE=, default 100)
+## the digest read with the same issues due at 10,000 and 1,000,000 issues
+## stored (some 12 minutes, most of it loading; BENCH_JOBS_SIZES=,
+## BENCH_JOBS_DUE=, default 100)
 bench:
 	JAVA_TOOL_OPTIONS="-Xmx$${BENCH_HEAP:-12g}" $(GO) run ./scripts/withddb $(GO) run ./scripts/bench
 	$(GO) run ./scripts/withddb $(GO) run ./scripts/bench-ingest

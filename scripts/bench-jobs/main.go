@@ -34,7 +34,7 @@ import (
 )
 
 func main() {
-	sizes := flag.String("sizes", envOr("BENCH_JOBS_SIZES", "10000,200000"), "issues per tenant, comma-separated (env BENCH_JOBS_SIZES)")
+	sizes := flag.String("sizes", envOr("BENCH_JOBS_SIZES", "10000,1000000"), "issues per tenant, comma-separated (env BENCH_JOBS_SIZES)")
 	due := flag.Int("due", envInt("BENCH_JOBS_DUE", 100), "issues that fall due before the measured run, at every size (env BENCH_JOBS_DUE)")
 	flag.Parse()
 	if err := run(context.Background(), *sizes, *due); err != nil {
