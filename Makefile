@@ -50,10 +50,14 @@ test:
 ## BENCH_LARGE= up to 1000000, BENCH_PROJECTS=, BENCH_ITERATIONS=; its data
 ## lives in the JVM heap: BENCH_HEAP=, default 12g); then the cost of a scan
 ## that re-detects N findings against the first scan of them
-## (BENCH_REDETECT_SIZES=, default 1000,10000)
+## (BENCH_REDETECT_SIZES=, default 1000,10000); then what the SLA job and
+## the digest read with the same issues due at 10,000 and 1,000,000 issues
+## stored (some 12 minutes, most of it loading; BENCH_JOBS_SIZES=,
+## BENCH_JOBS_DUE=, default 100)
 bench:
 	JAVA_TOOL_OPTIONS="-Xmx$${BENCH_HEAP:-12g}" $(GO) run ./scripts/withddb $(GO) run ./scripts/bench
 	$(GO) run ./scripts/withddb $(GO) run ./scripts/bench-ingest
+	JAVA_TOOL_OPTIONS="-Xmx$${BENCH_HEAP:-12g}" $(GO) run ./scripts/withddb $(GO) run ./scripts/bench-jobs
 
 ## load: LOAD_CLIENTS (default 16) concurrent clients for LOAD_SECONDS
 ## (default 40) against the whole API on its own DynamoDB Local, rate limit

@@ -12,15 +12,24 @@ import (
 )
 
 // Scheduled jobs (EventBridge schedules in AWS, the dev server's timer
-// locally). Both read a company's issues through store.EachIssue, one
-// query per issue partition: a company's whole issue set per run (about
-// 0.5 RCU per 4 KB of issues, so some 500 RCU per 10,000 issues). An index
-// of open issues by first detection (see the README) would make the SLA
-// check read only the issues past due.
+// locally). Neither reads every issue: the SLA check reads, per company
+// and urgency, the pending range of the due index (store/due.go) past the
+// deadline, that is the issues that became due since its last run; the
+// digest counts open issues from the group counters and the overdue and
+// due-soon ones with COUNT queries of the due index. Both first finish
+// the due index backfill of a table written before the index (at most
+// backfillBudget per run; it resumes at the next run).
+
+// backfillBudget bounds the backfill's share of one run (the scheduler's
+// Lambda has 300 seconds).
+const backfillBudget = 2 * time.Minute
 
 // SLAChecks raises sla_breach once per open issue past its due date, for
 // every company, and returns how many it raised.
 func SLAChecks(ctx context.Context, st *store.Store, now time.Time) (int, error) {
+	if _, _, err := st.BackfillDueIndex(ctx, time.Now().Add(backfillBudget)); err != nil {
+		return 0, err
+	}
 	ids, err := st.CompanyIDs(ctx)
 	if err != nil {
 		return 0, err
@@ -37,38 +46,53 @@ func SLAChecks(ctx context.Context, st *store.Store, now time.Time) (int, error)
 	return raised, errors.Join(errs...)
 }
 
+// slaBreaches raises the breaches of a company's pending issues past due
+// and moves each to breached once its event is recorded (raised now, or
+// before: a reopened issue breaches once).
 func slaBreaches(ctx context.Context, st *store.Store, companyID int64, now time.Time) (int, error) {
 	settings, _, err := st.SLASettings(ctx, companyID)
 	if err != nil {
 		return 0, err
 	}
 	raised := 0
-	err = st.EachIssue(ctx, companyID, func(i store.Issue) error {
-		first, ok := firstDetection(i)
-		if !ok || i.Status != "open" {
+	for _, u := range sla.Urgencies {
+		overdueBy, _ := sla.Window(u, settings, now)
+		err := st.EachPendingDue(ctx, companyID, u, overdueBy, func(i store.Issue) error {
+			first, ok := firstDetection(i)
+			if !ok || i.Status != "open" {
+				return nil // closed since the index was read
+			}
+			status, due := sla.Status(first, i.Urgency, settings, now)
+			if status != sla.Overdue {
+				return nil // its urgency changed since: its own range holds it
+			}
+			code, _ := sla.Urgency(i.Urgency)
+			data, err := json.Marshal(map[string]any{
+				"issue_id": i.ID, "project_id": i.ProjectID, "project_name": i.ProjectName, "title": i.Title,
+				"urgency": code, "first_detection_date": first.UTC().Format(time.RFC3339), "due_date": due.UTC().Format(time.RFC3339),
+			})
+			if err != nil {
+				return err
+			}
+			isNew, err := st.RecordEventOnce(ctx, store.Event{
+				ID: "sla_breach-" + i.ID, CompanyID: companyID, Type: "sla_breach", CreatedAt: now, Data: data,
+			})
+			if err != nil {
+				return err
+			}
+			if isNew {
+				raised++
+			}
+			if err := st.MarkBreached(ctx, i); err != nil && !errors.Is(err, store.ErrConflict) {
+				return err
+			}
 			return nil
-		}
-		status, due := sla.Status(first, i.Urgency, settings, now)
-		if status != sla.Overdue {
-			return nil
-		}
-		code, _ := sla.Urgency(i.Urgency)
-		data, err := json.Marshal(map[string]any{
-			"issue_id": i.ID, "project_id": i.ProjectID, "project_name": i.ProjectName, "title": i.Title,
-			"urgency": code, "first_detection_date": first.UTC().Format(time.RFC3339), "due_date": due.UTC().Format(time.RFC3339),
 		})
 		if err != nil {
-			return err
+			return raised, err
 		}
-		isNew, err := st.RecordEventOnce(ctx, store.Event{
-			ID: "sla_breach-" + i.ID, CompanyID: companyID, Type: "sla_breach", CreatedAt: now, Data: data,
-		})
-		if isNew {
-			raised++
-		}
-		return err
-	})
-	return raised, err
+	}
+	return raised, nil
 }
 
 // firstDetection is when the issue was first found: its creation.
@@ -80,6 +104,9 @@ func firstDetection(i store.Issue) (time.Time, bool) {
 // WeeklyDigest records, once per company and ISO week, the digest of the
 // company's open issues and their SLA standing.
 func WeeklyDigest(ctx context.Context, st *store.Store, now time.Time) (int, error) {
+	if _, _, err := st.BackfillDueIndex(ctx, time.Now().Add(backfillBudget)); err != nil {
+		return 0, err
+	}
 	ids, err := st.CompanyIDs(ctx)
 	if err != nil {
 		return 0, err
@@ -94,26 +121,7 @@ func WeeklyDigest(ctx context.Context, st *store.Store, now time.Time) (int, err
 			errs = append(errs, err)
 			continue
 		}
-		open, overdue, dueSoon := 0, 0, 0
-		byUrgency := map[string]int{"CR": 0, "HI": 0, "ME": 0, "LO": 0}
-		err = st.EachIssue(ctx, id, func(i store.Issue) error {
-			if i.Status != "open" {
-				return nil
-			}
-			open++
-			if code, ok := sla.Urgency(i.Urgency); ok {
-				byUrgency[code]++
-			}
-			if first, ok := firstDetection(i); ok {
-				switch st, _ := sla.Status(first, i.Urgency, settings, now); st {
-				case sla.Overdue:
-					overdue++
-				case sla.DueSoon:
-					dueSoon++
-				}
-			}
-			return nil
-		})
+		open, overdue, dueSoon, byUrgency, err := digestCounts(ctx, st, id, settings, now)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -140,4 +148,30 @@ func WeeklyDigest(ctx context.Context, st *store.Store, now time.Time) (int, err
 		}
 	}
 	return recorded, errors.Join(errs...)
+}
+
+// digestCounts are a company's open issues, in all and by urgency code
+// (from the group counters), and how many of them are overdue and due soon
+// at now (COUNT queries of the due index's ranges).
+func digestCounts(ctx context.Context, st *store.Store, companyID int64, settings sla.Settings, now time.Time) (open, overdue, dueSoon int64, byUrgency map[string]int64, err error) {
+	if byUrgency, err = st.OpenByUrgency(ctx, companyID); err != nil {
+		return 0, 0, 0, nil, err
+	}
+	for _, u := range sla.Urgencies {
+		open += byUrgency[u]
+		if byUrgency[u] == 0 {
+			continue
+		}
+		overdueBy, dueSoonBy := sla.Window(u, settings, now)
+		n, err := st.CountOpenDetected(ctx, companyID, u, time.Time{}, overdueBy)
+		if err != nil {
+			return 0, 0, 0, nil, err
+		}
+		m, err := st.CountOpenDetected(ctx, companyID, u, overdueBy, dueSoonBy)
+		if err != nil {
+			return 0, 0, 0, nil, err
+		}
+		overdue, dueSoon = overdue+n, dueSoon+m
+	}
+	return open, overdue, dueSoon, byUrgency, nil
 }

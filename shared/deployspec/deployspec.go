@@ -283,9 +283,10 @@ func Workers() []Function {
 	actions := []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"}
 	return []Function{
 		{Group: WorkerDispatcher, TableActions: actions, KMSActions: []string{"kms:Decrypt"}, MemoryMB: 256, TimeoutSeconds: 60},
-		// The SLA check and the digest read every company's issues; the
-		// stalled-scan sweep deletes the markers of scans it ends.
-		{Group: WorkerScheduler, TableActions: with(actions, "dynamodb:DeleteItem"), KMSActions: []string{"kms:Decrypt"}, MemoryMB: 512, TimeoutSeconds: 300},
+		// The SLA check reads the issues past due (the Due index by Query,
+		// the issues by BatchGetItem); the stalled-scan sweep deletes the
+		// markers of scans it ends.
+		{Group: WorkerScheduler, TableActions: with(actions, "dynamodb:BatchGetItem", "dynamodb:DeleteItem"), KMSActions: []string{"kms:Decrypt"}, MemoryMB: 512, TimeoutSeconds: 300},
 		// A report of 25,000 results: parsed in memory (at most 64 MiB
 		// decompressed), written in some minutes at worst.
 		{Group: WorkerIngester, TableActions: with(actions, "dynamodb:BatchGetItem", "dynamodb:BatchWriteItem", "dynamodb:DeleteItem"),

@@ -14,8 +14,9 @@ import (
 	"github.com/acme/codescan-api/shared/store"
 )
 
-// Check computes every group counter of a company from its issues and
-// checks the stored counters, the per-scope group totals, the count-ordered
+// Check checks every issue's due index keys (Issue.CheckDueKeys), computes
+// every group counter of a company from its issues and checks the stored
+// counters, the per-scope group totals, the count-ordered
 // index and the branch index against it, then the list totals (see
 // checkLists); the error names the first difference.
 func Check(ctx context.Context, st *store.Store, companyID int64) error {
@@ -26,6 +27,9 @@ func Check(ctx context.Context, st *store.Store, companyID int64) error {
 	want := map[store.Scope]map[store.Dimension]map[string]store.Cells{}
 	branches := map[string][]int64{}
 	for _, i := range issues {
+		if err := i.CheckDueKeys(); err != nil {
+			return err
+		}
 		for _, sc := range []store.Scope{{}, {ProjectID: i.ProjectID}, {ProjectID: i.ProjectID, Branch: i.Branch}} {
 			if want[sc] == nil {
 				want[sc] = map[store.Dimension]map[string]store.Cells{store.ByCWE: {}, store.ByFile: {}}

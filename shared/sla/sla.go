@@ -49,6 +49,11 @@ func Urgency(u string) (string, bool) {
 // Due is the date an issue first detected at firstDetection must be fixed
 // by. An unknown urgency gets the most lenient (low) deadline.
 func Due(firstDetection time.Time, urgency string, s Settings) time.Time {
+	return firstDetection.AddDate(0, 0, s.days(urgency))
+}
+
+// days is the days to fix of an urgency (low's for an unknown one).
+func (s Settings) days(urgency string) int {
 	code, ok := Urgency(urgency)
 	if !ok {
 		code = "LO"
@@ -57,7 +62,16 @@ func Due(firstDetection time.Time, urgency string, s Settings) time.Time {
 	if !ok {
 		days = Defaults().DaysToFix[code]
 	}
-	return firstDetection.AddDate(0, 0, days)
+	return days
+}
+
+// Window is Status turned around, for reading issues by first detection:
+// at now, an open issue of the urgency is overdue when first detected at
+// or before overdueBy, due soon when after it and at or before dueSoonBy.
+// Both are UTC instants, as the store's index keys are.
+func Window(urgency string, s Settings, now time.Time) (overdueBy, dueSoonBy time.Time) {
+	overdueBy = now.UTC().AddDate(0, 0, -s.days(urgency))
+	return overdueBy, overdueBy.AddDate(0, 0, s.DueSoonDays)
 }
 
 // Status is the SLA status of an open issue at now, and its due date.

@@ -40,3 +40,30 @@ func TestStatus(t *testing.T) {
 		t.Errorf("custom days: %s", got)
 	}
 }
+
+// Window classifies first detections exactly as Status does, at and around
+// each boundary, for defaults and custom settings, in any time zone.
+func TestWindowAgreesWithStatus(t *testing.T) {
+	now := time.Date(2026, 11, 20, 9, 30, 0, 0, time.FixedZone("X", -5*3600))
+	custom := sla.Settings{DaysToFix: map[string]int{"CR": 2, "HI": 5, "ME": 9, "LO": 40}, DueSoonDays: 1}
+	for _, s := range []sla.Settings{sla.Defaults(), custom} {
+		for _, u := range sla.Urgencies {
+			overdueBy, dueSoonBy := sla.Window(u, s, now)
+			for _, edge := range []time.Time{overdueBy, dueSoonBy} {
+				for _, d := range []time.Duration{-time.Hour, -time.Nanosecond, 0, time.Nanosecond, time.Hour} {
+					first := edge.Add(d).In(time.FixedZone("Y", 3*3600))
+					want := sla.OnTrack
+					switch {
+					case !first.After(overdueBy):
+						want = sla.Overdue
+					case !first.After(dueSoonBy):
+						want = sla.DueSoon
+					}
+					if got, _ := sla.Status(first, u, s, now); got != want {
+						t.Errorf("%s first %s: Status %s, Window %s", u, first, got, want)
+					}
+				}
+			}
+		}
+	}
+}

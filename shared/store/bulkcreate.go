@@ -76,6 +76,9 @@ func (s *Store) bulkCreate(ctx context.Context, companyID int64, scanID string, 
 	items := make([]any, len(creates))
 	for n, c := range creates {
 		c.after.Version = 1
+		if err := c.after.setDue(nil); err != nil {
+			return err
+		}
 		items[n] = c.after
 	}
 	// The issues and the counters go out together: the journal, not the

@@ -126,6 +126,9 @@ func bulkItems(companyID int64, issues []Issue) ([]any, error) {
 		if err := i.prepare(companyID); err != nil {
 			return nil, err
 		}
+		if err := i.setDue(nil); err != nil {
+			return nil, err
+		}
 		items = append(items, i)
 		changes[n] = issueChange{after: &i}
 	}

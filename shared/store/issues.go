@@ -40,6 +40,8 @@ const NoCWE = 0
 //
 //   - GSI1: the issues of one CWE,       sorted by project, branch, newest first, id
 //   - GSI2: the issues of one file path, sorted the same way
+//   - Due:  open issues by urgency and SLA state, oldest first detection
+//     first (see due.go; set at each write, as the status decides)
 //
 // so a drill-down into a group, for the whole company, a project or a
 // project's branch, is one bounded range of one partition.
@@ -49,6 +51,8 @@ type Issue struct {
 	GSI1SK      string `dynamodbav:"GSI1SK"`
 	GSI2PK      string `dynamodbav:"GSI2PK"`
 	GSI2SK      string `dynamodbav:"GSI2SK"`
+	DuePK       string `dynamodbav:"DuePK,omitempty"`
+	DueSK       string `dynamodbav:"DueSK,omitempty"`
 	ID          string `dynamodbav:"id"` // uuid
 	CompanyID   int64  `dynamodbav:"company_id"`
 	ProjectID   int64  `dynamodbav:"project_id"`
@@ -375,6 +379,9 @@ func (s *Store) commitIssues(ctx context.Context, companyID int64, changes []iss
 			a.Version = 1
 			if b != nil {
 				a.Version, a.UpdatedAt = b.Version+1, at
+			}
+			if err := a.setDue(b); err != nil {
+				return 0, err
 			}
 		}
 	}

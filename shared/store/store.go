@@ -118,8 +118,9 @@ func isConditionFailed(err error) bool {
 }
 
 // CreateTable creates the table from tabledef (used locally and in tests;
-// in AWS the stacks create it), with its stream when stream is set. It is a
-// no-op when the table exists. Only a table whose stream someone reads
+// in AWS the stacks create it), with its stream when stream is set. When
+// the table exists (a local data directory kept across restarts), it adds
+// the indexes tabledef has and the table lacks (addIndexes). Only a table whose stream someone reads
 // should have one: DynamoDB Local keeps every stream record of every table
 // and slows down for all of them as they pile up (a test run's tables
 // without streams seed the demo 10x faster by the third table).
@@ -157,10 +158,63 @@ func (s *Store) CreateTable(ctx context.Context, stream bool) error {
 	_, err := s.DB.CreateTable(ctx, in)
 	var inUse *types.ResourceInUseException
 	if errors.As(err, &inUse) {
-		return nil
+		return s.addIndexes(ctx, attrs, gsis)
 	}
 	if err != nil {
 		return fmt.Errorf("create table %s: %w", s.Table, err)
 	}
+	return s.markDueIndexed(ctx)
+}
+
+// addIndexes creates, one at a time as DynamoDB requires, the indexes of
+// gsis the existing table lacks, and waits until each is active. Items
+// written before an index existed get its keys from their own backfill
+// (BackfillDueIndex for Due).
+func (s *Store) addIndexes(ctx context.Context, attrs []types.AttributeDefinition, gsis []types.GlobalSecondaryIndex) error {
+	desc, err := s.DB.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(s.Table)})
+	if err != nil {
+		return fmt.Errorf("describe table %s: %w", s.Table, err)
+	}
+	have := map[string]bool{}
+	for _, ix := range desc.Table.GlobalSecondaryIndexes {
+		have[aws.ToString(ix.IndexName)] = true
+	}
+	for _, ix := range gsis {
+		if have[aws.ToString(ix.IndexName)] {
+			continue
+		}
+		_, err := s.DB.UpdateTable(ctx, &dynamodb.UpdateTableInput{
+			TableName: aws.String(s.Table), AttributeDefinitions: attrs,
+			GlobalSecondaryIndexUpdates: []types.GlobalSecondaryIndexUpdate{{Create: &types.CreateGlobalSecondaryIndexAction{
+				IndexName: ix.IndexName, KeySchema: ix.KeySchema, Projection: ix.Projection,
+			}}},
+		})
+		if err != nil {
+			return fmt.Errorf("add index %s to %s: %w", aws.ToString(ix.IndexName), s.Table, err)
+		}
+		if err := s.awaitIndex(ctx, aws.ToString(ix.IndexName)); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// awaitIndex waits until the index is active.
+func (s *Store) awaitIndex(ctx context.Context, name string) error {
+	for {
+		desc, err := s.DB.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(s.Table)})
+		if err != nil {
+			return fmt.Errorf("describe table %s: %w", s.Table, err)
+		}
+		for _, ix := range desc.Table.GlobalSecondaryIndexes {
+			if aws.ToString(ix.IndexName) == name && ix.IndexStatus == types.IndexStatusActive {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }

@@ -42,8 +42,16 @@ var GSI2 = Index{Name: "GSI2", PK: "GSI2PK", SK: "GSI2SK", Projection: Projectio
 // would not make skipping cheaper).
 var Offset = Index{Name: "Offset", PK: "OffsetPK", SK: "OffsetSK", Projection: ProjectionKeysOnly}
 
+// Due holds, keys only, every open SAST issue under its company, urgency
+// and SLA state (pending: the SLA job has not yet raised its breach;
+// breached), sorted by first detection: the issues past due for an urgency
+// are one key range (detected at or before now minus the days to fix),
+// whatever the company's SLA settings, so the SLA job and the digest read
+// what is due, not every issue (see store/due.go).
+var Due = Index{Name: "Due", PK: "DuePK", SK: "DueSK", Projection: ProjectionKeysOnly}
+
 // Indexes lists every global secondary index.
-var Indexes = []Index{GSI1, GSI2, Offset}
+var Indexes = []Index{GSI1, GSI2, Offset, Due}
 
 // AttributeNames lists every key attribute (all of type S).
 func AttributeNames() []string {

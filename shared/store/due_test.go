@@ -1,0 +1,172 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/acme/codescan-api/shared/recount"
+	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/tabledef"
+	"github.com/acme/codescan-api/shared/testenv"
+)
+
+// pendingIDs are the ids EachPendingDue returns for every first detection
+// up to by.
+func pendingIDs(t *testing.T, st *store.Store, companyID int64, urgency string, by time.Time) []string {
+	t.Helper()
+	var out []string
+	if err := st.EachPendingDue(context.Background(), companyID, urgency, by, func(i store.Issue) error {
+		out = append(out, i.ID)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestDueIndexBackfill strips the due keys as a table written before the
+// index holds them, and backfills them: not before its time budget, then
+// all, then nothing more; a breached issue stays breached.
+func TestDueIndexBackfill(t *testing.T) {
+	st := testenv.NewStore(t)
+	ctx := context.Background()
+	company, err := st.NextID(ctx, "company")
+	if err != nil {
+		t.Fatal(err)
+	}
+	detected := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
+	var issues []store.Issue
+	for n := range 60 {
+		issues = append(issues, store.Issue{ProjectID: 1, ProjectName: "p", Branch: "main", CWE: n % 5, FilePath: fmt.Sprintf("f%d.go", n),
+			Urgency: store.Urgencies[n%4], Status: []string{"open", "open", "fixed"}[n%3], CreatedAt: detected.Add(time.Duration(n) * time.Hour).Format(time.RFC3339)})
+	}
+	if _, err := st.CreateIssues(ctx, company, issues); err != nil {
+		t.Fatal(err)
+	}
+	// One breached issue: the backfill keeps its state.
+	crit := pendingIDs(t, st, company, "CR", detected.AddDate(1, 0, 0))
+	if len(crit) != 10 {
+		t.Fatalf("%d pending critical issues, want 10", len(crit))
+	}
+	breached, err := st.GetIssue(ctx, company, crit[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.MarkBreached(ctx, breached); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.MarkBreached(ctx, breached); err != store.ErrConflict {
+		t.Fatalf("second move: %v", err)
+	}
+	open := 0
+	if err := st.EachIssue(ctx, company, func(i store.Issue) error {
+		if i.Status == "open" && i.ID != breached.ID {
+			open++
+			upd := expression.Remove(expression.Name(tabledef.Due.PK)).Remove(expression.Name(tabledef.Due.SK))
+			return store.Update(st, ctx, i.Key, upd, nil, nil)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &st.Table, Key: map[string]types.AttributeValue{
+		"PK": &types.AttributeValueMemberS{Value: "JOB#due-index"}, "SK": &types.AttributeValueMemberS{Value: "BACKFILL"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := recount.Check(ctx, st, company); err == nil {
+		t.Fatal("recount misses issues without due keys")
+	}
+	if got := pendingIDs(t, st, company, "CR", detected.AddDate(1, 0, 0)); len(got) != 0 {
+		t.Fatalf("stripped, still pending: %v", got)
+	}
+	if done, n, err := st.BackfillDueIndex(ctx, time.Now().Add(-time.Second)); done || n != 0 || err != nil {
+		t.Fatalf("out of time: done %v, %d written (%v)", done, n, err)
+	}
+	if done, n, err := st.BackfillDueIndex(ctx, time.Now().Add(time.Hour)); !done || n != open || err != nil {
+		t.Fatalf("backfill: done %v, %d written of %d (%v)", done, n, open, err)
+	}
+	if done, n, err := st.BackfillDueIndex(ctx, time.Now().Add(time.Hour)); !done || n != 0 || err != nil {
+		t.Fatalf("again: done %v, %d written (%v)", done, n, err)
+	}
+	testenv.Recount(t, st, company)
+	if got := pendingIDs(t, st, company, "CR", detected.AddDate(1, 0, 0)); len(got) != 9 {
+		t.Fatalf("%d pending critical issues after the backfill, want 9", len(got))
+	}
+	// Every open issue is counted once, the breached one too.
+	var counted int64
+	for _, u := range store.Urgencies {
+		n, err := st.CountOpenDetected(ctx, company, u, time.Time{}, detected.AddDate(1, 0, 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		counted += n
+	}
+	if counted != int64(open+1) {
+		t.Fatalf("counted %d open issues, want %d", counted, open+1)
+	}
+}
+
+// TestCreateTableAddsMissingIndex opens a table created before the due
+// index existed (as a `make run` data directory keeps it): CreateTable adds
+// the index, and the items written before are in it.
+func TestCreateTableAddsMissingIndex(t *testing.T) {
+	ctx := context.Background()
+	base := testenv.NewStore(t)
+	old := store.New(base.DB, base.Table+"_old")
+	var attrs []types.AttributeDefinition
+	var gsis []types.GlobalSecondaryIndex
+	for _, ix := range tabledef.Indexes {
+		if ix == tabledef.Due {
+			continue
+		}
+		for _, a := range []string{ix.PK, ix.SK} {
+			attrs = append(attrs, types.AttributeDefinition{AttributeName: aws.String(a), AttributeType: types.ScalarAttributeTypeS})
+		}
+		gsis = append(gsis, types.GlobalSecondaryIndex{IndexName: aws.String(ix.Name),
+			KeySchema: []types.KeySchemaElement{{AttributeName: aws.String(ix.PK), KeyType: types.KeyTypeHash}, {AttributeName: aws.String(ix.SK), KeyType: types.KeyTypeRange}},
+			Projection: &types.Projection{ProjectionType: types.ProjectionType(ix.Projection)}})
+	}
+	attrs = append(attrs, types.AttributeDefinition{AttributeName: aws.String("PK"), AttributeType: types.ScalarAttributeTypeS},
+		types.AttributeDefinition{AttributeName: aws.String("SK"), AttributeType: types.ScalarAttributeTypeS})
+	if _, err := base.DB.CreateTable(ctx, &dynamodb.CreateTableInput{TableName: &old.Table, AttributeDefinitions: attrs,
+		KeySchema:              []types.KeySchemaElement{{AttributeName: aws.String("PK"), KeyType: types.KeyTypeHash}, {AttributeName: aws.String("SK"), KeyType: types.KeyTypeRange}},
+		GlobalSecondaryIndexes: gsis, BillingMode: types.BillingModePayPerRequest}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = base.DB.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: &old.Table}) })
+	company, err := old.NextID(ctx, "company")
+	if err != nil {
+		t.Fatal(err)
+	}
+	detected := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
+	if _, err := old.CreateIssues(ctx, company, []store.Issue{{ProjectID: 1, ProjectName: "p", Branch: "main", CWE: 89, FilePath: "db.go",
+		Urgency: "HI", Status: "open", CreatedAt: detected.Format(time.RFC3339)}}); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // adds the index, then finds nothing to add
+		if err := old.CreateTable(ctx, false); err != nil {
+			t.Fatal(err)
+		}
+		desc, err := base.DB.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: &old.Table})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(desc.Table.GlobalSecondaryIndexes); n != len(tabledef.Indexes) {
+			t.Fatalf("%d indexes, want %d", n, len(tabledef.Indexes))
+		}
+	}
+	if got := pendingIDs(t, old, company, "HI", detected); len(got) != 1 {
+		t.Fatalf("the issue written before the index: %v", got)
+	}
+	// The table was not created with the index: its backfill is owed.
+	if done, _, err := old.BackfillDueIndex(ctx, time.Now().Add(-time.Second)); done || err != nil {
+		t.Fatalf("backfill of an upgraded table: done %v (%v)", done, err)
+	}
+}

@@ -1,0 +1,130 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+
+	"github.com/acme/codescan-api/shared/tabledef"
+)
+
+// Issues written before the due index existed (a deployed table, a `make
+// run` data directory) lack its keys. BackfillDueIndex sets them, once per
+// table: one state item records how far it got (company, issue shard), so
+// a run cut short (a Lambda's timeout) resumes there, and done once every
+// company is through. The scheduler's SLA and digest jobs call it first,
+// so a deploy backfills at the next hourly run without a manual step;
+// after that it costs them one read. CreateTable marks a table it creates
+// done (its issues are all written with the keys).
+
+// backfillState is the progress of the table's due index backfill.
+type backfillState struct {
+	Key
+	Company int64 `dynamodbav:"company"`
+	Shard   int   `dynamodbav:"shard"`
+	Done    bool  `dynamodbav:"done"`
+}
+
+var backfillKey = Key{PK: "JOB#due-index", SK: "BACKFILL"}
+
+// backfillSaveEvery is how many shards the backfill does between saves of
+// its progress: a resumed run does at most that many again.
+const backfillSaveEvery = 16
+
+// BackfillDueIndex sets the due index keys of every company's issues that
+// lack them, resuming where an earlier call stopped. It stops after the
+// issue shard that ends past until (the time left to the caller), and
+// reports whether the backfill is complete and how many issues it wrote.
+// It is idempotent: an issue whose keys are right is not written, and an
+// issue a writer changed meanwhile is left to that writer, whose write
+// set its keys.
+func (s *Store) BackfillDueIndex(ctx context.Context, until time.Time) (done bool, written int, err error) {
+	var st backfillState
+	if err := s.getItem(ctx, backfillKey, &st); err != nil && !errors.Is(err, ErrNotFound) {
+		return false, 0, err
+	}
+	if st.Done {
+		return true, 0, nil
+	}
+	ids, err := s.CompanyIDs(ctx)
+	if err != nil {
+		return false, 0, err
+	}
+	for _, id := range ids {
+		if id < st.Company {
+			continue
+		}
+		shard := 0
+		if id == st.Company {
+			shard = st.Shard
+		}
+		for ; shard < 256; shard++ {
+			if time.Now().After(until) {
+				return false, written, nil
+			}
+			n, err := s.backfillShard(ctx, id, shard)
+			written += n
+			if err != nil {
+				return false, written, err
+			}
+			if (shard+1)%backfillSaveEvery == 0 {
+				if err := s.putItem(ctx, backfillState{Key: backfillKey, Company: id, Shard: shard + 1}, nil); err != nil {
+					return false, written, err
+				}
+			}
+		}
+	}
+	return true, written, s.putItem(ctx, backfillState{Key: backfillKey, Done: true}, nil)
+}
+
+// backfillShard sets the due keys of one issue shard of a company.
+func (s *Store) backfillShard(ctx context.Context, companyID int64, shard int) (int, error) {
+	var todo []Issue
+	err := each(ctx, s, pkBeginsWith(issueShardPK(companyID, fmt.Sprintf("%02x", shard)), ""), func(i Issue) error {
+		want := i
+		if err := want.setDue(&i); err != nil {
+			return err
+		}
+		if want.DuePK != i.DuePK || want.DueSK != i.DueSK {
+			todo = append(todo, want)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	written := make([]bool, len(todo))
+	err = s.parallel(ctx, len(todo), func(n int) error {
+		i := todo[n]
+		upd := expression.Remove(expression.Name(tabledef.Due.PK)).Remove(expression.Name(tabledef.Due.SK))
+		if i.DuePK != "" {
+			upd = expression.Set(expression.Name(tabledef.Due.PK), expression.Value(i.DuePK)).
+				Set(expression.Name(tabledef.Due.SK), expression.Value(i.DueSK))
+		}
+		// The version it was read at, as every issue write (txIssue).
+		cond := expression.Name("ver").Equal(expression.Value(i.Version))
+		if i.Version == 0 {
+			cond = expression.AttributeNotExists(expression.Name("ver"))
+		}
+		err := s.update(ctx, i.Key, upd, &cond, nil)
+		if errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound) {
+			return nil // changed or deleted since: its writer set the keys
+		}
+		written[n] = err == nil
+		return err
+	})
+	n := 0
+	for _, w := range written {
+		n += b2i(w)
+	}
+	return n, err
+}
+
+// markDueIndexed records that the table needs no backfill (it was created
+// with the index).
+func (s *Store) markDueIndexed(ctx context.Context) error {
+	return s.putItem(ctx, backfillState{Key: backfillKey, Done: true}, nil)
+}
