@@ -181,7 +181,7 @@ func (s *Store) count(ctx context.Context, index string, kc expression.KeyCondit
 			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 			Select: types.SelectCount, ExclusiveStartKey: start, ReturnConsumedCapacity: total,
 		}
-		res, err := call(ctx, func() (*dynamodb.QueryOutput, error) { return s.DB.Query(ctx, in) })
+		res, err := call(func() (*dynamodb.QueryOutput, error) { return s.DB.Query(ctx, in) })
 		if err != nil {
 			return 0, fmt.Errorf("count: %w", err)
 		}
