@@ -56,7 +56,7 @@ func TestNotificationDelivery(t *testing.T) {
 			}
 			fn := s.doc.Resources[s.logicalID(s.stack.Workers[w.Group])]
 			env := fn.Properties["Environment"].(map[string]any)["Variables"].(map[string]any)
-			if env["MAIL_FROM"] != "notifications@example.com" || env["SES_CONFIGURATION_SET"] != "codescan-notifications" || env["APP_BASE_URL"] == nil {
+			if env["MAIL_FROM"] != testMailFrom || env["SES_CONFIGURATION_SET"] != "codescan-notifications" || env["APP_BASE_URL"] == nil {
 				t.Errorf("%s %s environment %v", s.region, w.Group, env)
 			}
 		}
@@ -82,7 +82,7 @@ func TestNotificationDelivery(t *testing.T) {
 				"PolicyDocument": map[string]any{"Statement": assertions.Match_ArrayWith(&[]any{assertions.Match_ObjectLike(&map[string]any{
 					"Action": deployspec.SESAction,
 					"Resource": assertions.Match_ArrayWith(&[]any{map[string]any{"Fn::Join": []any{"", []any{
-						"arn:", map[string]any{"Ref": "AWS::Partition"}, ":ses:" + s.region + ":123456789012:identity/example.com",
+						"arn:", map[string]any{"Ref": "AWS::Partition"}, ":ses:" + s.region + ":123456789012:identity/" + testSESIdentity,
 					}}}}),
 				})})},
 			})
