@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acme/codescan-api/shared/delivery"
 	"github.com/acme/codescan-api/shared/metrics"
 	"github.com/acme/codescan-api/shared/store"
 )
@@ -71,8 +70,8 @@ func TestDeliveryMetrics(t *testing.T) {
 		got = append(got, m.Channel+" "+m.Outcome)
 	}
 	want := []string{
-		"email " + delivery.OutcomeDelivered, "webhook " + delivery.OutcomeRetryScheduled, "webhook " + delivery.OutcomeDelivered,
-		"webhook " + delivery.OutcomeRetryScheduled, "webhook " + delivery.OutcomeDisabled, "webhook " + delivery.OutcomeFailed,
+		"email " + metrics.OutcomeDelivered, "webhook " + metrics.OutcomeRetryScheduled, "webhook " + metrics.OutcomeDelivered,
+		"webhook " + metrics.OutcomeRetryScheduled, "webhook " + metrics.OutcomeDisabled, "webhook " + metrics.OutcomeFailed,
 	}
 	// Within one dispatch the order of recipients is the engine's: compare
 	// the first two as a set.

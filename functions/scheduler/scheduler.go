@@ -42,9 +42,9 @@ func Handler(d *delivery.Engine) func(context.Context, Input) (int, error) {
 			failures = 1
 		}
 		d.Metrics.Emit(map[string]string{"Service": "scheduler", "Job": in.Job},
-			metrics.Value{Name: "JobDuration", Unit: metrics.Milliseconds, Value: d.Metrics.Since(start)},
-			metrics.Value{Name: "JobItems", Unit: metrics.Count, Value: float64(n)},
-			metrics.Value{Name: "JobFailures", Unit: metrics.Count, Value: failures})
+			metrics.Value{Name: metrics.JobDuration, Unit: metrics.Milliseconds, Value: d.Metrics.Since(start)},
+			metrics.Value{Name: metrics.JobItems, Unit: metrics.Count, Value: float64(n)},
+			metrics.Value{Name: metrics.JobFailures, Unit: metrics.Count, Value: failures})
 		return n, err
 	}
 }

@@ -264,35 +264,28 @@ func (d *Engine) attempt(ctx context.Context, del store.Delivery) (store.Deliver
 	return d.Store.FinishAttempt(ctx, del, a)
 }
 
-// Outcomes of an attempt, the Outcome dimension of the delivery metrics.
-const (
-	OutcomeDelivered      = "delivered"
-	OutcomeRetryScheduled = "retry-scheduled"
-	OutcomeFailed         = "failed"   // for good: not retryable, or past the retry horizon
-	OutcomeDisabled       = "disabled" // the recipient is disabled or gone: dropped
-)
-
 // emit writes an attempt's metrics: one attempt and its latency, by
-// channel (email, webhook) and outcome.
+// channel (email, webhook) and outcome (delivered; retry-scheduled; failed
+// for good; disabled: the recipient is disabled or gone, dropped).
 func (d *Engine) emit(channel string, a store.Attempt, gone bool) {
-	outcome := OutcomeFailed
+	outcome := metrics.OutcomeFailed
 	switch {
 	case a.Delivered:
-		outcome = OutcomeDelivered
+		outcome = metrics.OutcomeDelivered
 	case gone:
-		outcome = OutcomeDisabled
+		outcome = metrics.OutcomeDisabled
 	case !a.Next.IsZero():
-		outcome = OutcomeRetryScheduled
+		outcome = metrics.OutcomeRetryScheduled
 	}
 	switch channel {
 	case store.ChannelEmail:
-		channel = "email"
+		channel = metrics.ChannelEmail
 	case store.ChannelWebhook:
-		channel = "webhook"
+		channel = metrics.ChannelWebhook
 	}
 	d.Metrics.Emit(map[string]string{"Service": "delivery", "Channel": channel, "Outcome": outcome},
-		metrics.Value{Name: "DeliveryAttempts", Unit: metrics.Count, Value: 1},
-		metrics.Value{Name: "DeliveryLatency", Unit: metrics.Milliseconds, Value: float64(a.Latency.Microseconds()) / 1000})
+		metrics.Value{Name: metrics.DeliveryAttempts, Unit: metrics.Count, Value: 1},
+		metrics.Value{Name: metrics.DeliveryLatency, Unit: metrics.Milliseconds, Value: float64(a.Latency.Microseconds()) / 1000})
 }
 
 // next is when to try again after the attempt at now, or zero when the

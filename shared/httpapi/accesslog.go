@@ -40,12 +40,6 @@ func noteCaller(ctx context.Context, p *auth.Principal) {
 	}
 }
 
-// Metric names the edge emits, by route group (Service "api").
-const (
-	MetricRateLimited = "RateLimited" // 429 answers
-	MetricUnavailable = "Unavailable" // 503 answers: contention or a store that is down
-)
-
 // levelOf is the level of a request's log line: server errors are errors,
 // client errors warnings (so LOG_LEVEL=warn keeps every failed request and
 // drops the successful ones), the rest info.
@@ -79,9 +73,9 @@ func (s *Server) accessLog(r *http.Request, rt routes.Route, c *caller, status i
 	s.Log.LogAttrs(r.Context(), levelOf(status), "request", attrs...)
 	switch status {
 	case http.StatusTooManyRequests:
-		s.Metrics.Emit(map[string]string{"Service": "api", "Group": rt.Group}, metrics.Value{Name: MetricRateLimited, Unit: metrics.Count, Value: 1})
+		s.Metrics.Emit(map[string]string{"Service": "api", "Group": rt.Group}, metrics.Value{Name: metrics.RateLimited, Unit: metrics.Count, Value: 1})
 	case http.StatusServiceUnavailable:
-		s.Metrics.Emit(map[string]string{"Service": "api", "Group": rt.Group}, metrics.Value{Name: MetricUnavailable, Unit: metrics.Count, Value: 1})
+		s.Metrics.Emit(map[string]string{"Service": "api", "Group": rt.Group}, metrics.Value{Name: metrics.Unavailable, Unit: metrics.Count, Value: 1})
 	}
 }
 

@@ -47,7 +47,7 @@ func TestEdgeMetricsAndLevels(t *testing.T) {
 	if len(lines) != 2 {
 		t.Fatalf("%d metric lines: %q", len(lines), out.String())
 	}
-	for i, name := range []string{MetricUnavailable, MetricRateLimited} {
+	for i, name := range []string{metrics.Unavailable, metrics.RateLimited} {
 		var got map[string]any
 		if err := json.Unmarshal([]byte(lines[i]), &got); err != nil {
 			t.Fatal(err)
