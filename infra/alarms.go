@@ -15,6 +15,8 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/acme/codescan-api/shared/deployspec"
+	"github.com/acme/codescan-api/shared/metrics"
+	"github.com/acme/codescan-api/shared/routes"
 )
 
 // trigger is how many of the last periods must breach.
@@ -151,7 +153,60 @@ func (a *APIStack) addAlarms(s Settings) {
 		graph("Stream iterator age (ms)", &iteratorAges),
 	)
 	dashboard.AddWidgets(graph("SES bounce and complaint rate", &[]awscloudwatch.IMetric{bounceRate, complaintRate}))
+	addServiceWidgets(dashboard)
 }
+
+// addServiceWidgets shows the metrics the functions emit in embedded
+// metric format (shared/metrics): 429s and 503s by route group, delivery
+// attempts by channel and outcome with their latency, and the scheduled
+// jobs. Each metric is listed with its full dimension set, as CloudWatch
+// keys EMF metrics by all their dimensions.
+func addServiceWidgets(dashboard awscloudwatch.Dashboard) {
+	var limited, unavailable []awscloudwatch.IMetric
+	for _, g := range routes.Groups() {
+		dims := map[string]*string{"Service": jsii.String("api"), "Group": jsii.String(g)}
+		limited = append(limited, appMetric(metrics.RateLimited, dims, "Sum", 1, g))
+		unavailable = append(unavailable, appMetric(metrics.Unavailable, dims, "Sum", 1, g))
+	}
+	var attempts, latency []awscloudwatch.IMetric
+	for _, ch := range []string{metrics.ChannelEmail, metrics.ChannelWebhook} {
+		for _, o := range metrics.DeliveryOutcomes {
+			dims := map[string]*string{"Service": jsii.String("delivery"), "Channel": jsii.String(ch), "Outcome": jsii.String(o)}
+			attempts = append(attempts, appMetric(metrics.DeliveryAttempts, dims, "Sum", 5, ch+" "+o))
+			if o == metrics.OutcomeDelivered {
+				latency = append(latency, appMetric(metrics.DeliveryLatency, dims, "p99", 5, ch+" p99"))
+			}
+		}
+	}
+	var durations, items, failures []awscloudwatch.IMetric
+	for _, j := range deployspec.Schedules {
+		dims := map[string]*string{"Service": jsii.String("scheduler"), "Job": jsii.String(j.Name)}
+		durations = append(durations, appMetric(metrics.JobDuration, dims, "Maximum", 60, j.Name))
+		items = append(items, appMetric(metrics.JobItems, dims, "Sum", 60, j.Name))
+		failures = append(failures, appMetric(metrics.JobFailures, dims, "Sum", 60, j.Name))
+	}
+	dashboard.AddWidgets(
+		graph("Rate-limited answers (429) a minute by group", &limited),
+		graph("Unavailable answers (503) a minute by group", &unavailable),
+		graph("Delivery attempts by outcome (5 min)", &attempts),
+	)
+	dashboard.AddWidgets(
+		graph("Delivery latency p99 (ms)", &latency),
+		graph("Scheduled job duration, max an hour (ms)", &durations),
+		graph("Scheduled job items and failures an hour", ptr(append(items, failures...))),
+	)
+}
+
+// appMetric is one of the service's own metrics (namespace
+// metrics.Namespace).
+func appMetric(name string, dims map[string]*string, statistic string, minutes float64, label string) awscloudwatch.IMetric {
+	return awscloudwatch.NewMetric(&awscloudwatch.MetricProps{
+		Namespace: jsii.String(metrics.Namespace), MetricName: jsii.String(name), DimensionsMap: &dims,
+		Statistic: jsii.String(statistic), Period: awscdk.Duration_Minutes(jsii.Number(minutes)), Label: jsii.String(label),
+	})
+}
+
+func ptr[T any](v T) *T { return &v }
 
 // alarmTopic is the topic of the alarms: encrypted with a key of its own
 // (CloudWatch cannot use the AWS-managed aws/sns key, so alarms would

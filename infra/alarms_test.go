@@ -12,6 +12,8 @@ import (
 	"github.com/aws/jsii-runtime-go"
 
 	"github.com/acme/codescan-api/shared/deployspec"
+	"github.com/acme/codescan-api/shared/metrics"
+	"github.com/acme/codescan-api/shared/routes"
 )
 
 // flat is a template value as a string: a Ref is the logical id, a GetAtt
@@ -304,6 +306,25 @@ func TestDashboard(t *testing.T) {
 			},
 			"Stream iterator age (ms)":      {metricKey("AWS/Lambda", "IteratorAge", map[string]string{"FunctionName": s.logicalID(s.stack.Workers[deployspec.WorkerIngester])})},
 			"SES bounce and complaint rate": {metricKey("AWS/SES", "Reputation.BounceRate", nil), metricKey("AWS/SES", "Reputation.ComplaintRate", nil)},
+		}
+		for _, g := range routes.Groups() {
+			dims := map[string]string{"Service": "api", "Group": g}
+			want["Rate-limited answers (429) a minute by group"] = append(want["Rate-limited answers (429) a minute by group"], metricKey(metrics.Namespace, metrics.RateLimited, dims))
+			want["Unavailable answers (503) a minute by group"] = append(want["Unavailable answers (503) a minute by group"], metricKey(metrics.Namespace, metrics.Unavailable, dims))
+		}
+		for _, ch := range []string{metrics.ChannelEmail, metrics.ChannelWebhook} {
+			for _, o := range metrics.DeliveryOutcomes {
+				dims := map[string]string{"Service": "delivery", "Channel": ch, "Outcome": o}
+				want["Delivery attempts by outcome (5 min)"] = append(want["Delivery attempts by outcome (5 min)"], metricKey(metrics.Namespace, metrics.DeliveryAttempts, dims))
+			}
+			want["Delivery latency p99 (ms)"] = append(want["Delivery latency p99 (ms)"],
+				metricKey(metrics.Namespace, metrics.DeliveryLatency, map[string]string{"Service": "delivery", "Channel": ch, "Outcome": metrics.OutcomeDelivered}))
+		}
+		for _, j := range deployspec.Schedules {
+			dims := map[string]string{"Service": "scheduler", "Job": j.Name}
+			want["Scheduled job duration, max an hour (ms)"] = append(want["Scheduled job duration, max an hour (ms)"], metricKey(metrics.Namespace, metrics.JobDuration, dims))
+			want["Scheduled job items and failures an hour"] = append(want["Scheduled job items and failures an hour"],
+				metricKey(metrics.Namespace, metrics.JobItems, dims), metricKey(metrics.Namespace, metrics.JobFailures, dims))
 		}
 		for _, n := range s.stack.namedFunctions() {
 			fn := map[string]string{"FunctionName": s.logicalID(n.fn)}

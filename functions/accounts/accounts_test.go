@@ -496,13 +496,13 @@ func TestPageTokensRefused(t *testing.T) {
 			token string
 			as    []string
 		}{
-			"garbage":               {"garbage", admin},
-			"edited":                {string(edited), admin},
-			"without its checksum":  {own[:strings.LastIndex(own, ".")], admin},
-			"another company's":     {own, testenv.Key(globex.Admin)},
-			"of another list":       {tokens[lists[(slices.Index(lists, path)+1)%len(lists)]], admin},
-			"of another filter":     {admins, admin},
-			"long garbage":          {strings.Repeat("a", 2000), admin},
+			"garbage":              {"garbage", admin},
+			"edited":               {string(edited), admin},
+			"without its checksum": {own[:strings.LastIndex(own, ".")], admin},
+			"another company's":    {own, testenv.Key(globex.Admin)},
+			"of another list":      {tokens[lists[(slices.Index(lists, path)+1)%len(lists)]], admin},
+			"of another filter":    {admins, admin},
+			"long garbage":         {strings.Repeat("a", 2000), admin},
 		}
 		if path == "/users" {
 			bad["of another filter"] = struct {

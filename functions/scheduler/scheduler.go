@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/acme/codescan-api/shared/delivery"
+	"github.com/acme/codescan-api/shared/metrics"
 	"github.com/acme/codescan-api/shared/sweep"
 )
 
@@ -20,19 +21,30 @@ type Input struct {
 	Job string `json:"job"`
 }
 
-// Handler runs one job and returns how many items it handled.
+// Handler runs one job and returns how many items it handled, writing the
+// run's metrics to the engine's emitter (the process's one).
 func Handler(d *delivery.Engine) func(context.Context, Input) (int, error) {
+	jobs := map[string]func(context.Context) (int, error){
+		"retries": d.RunDue,
+		"sla":     func(ctx context.Context) (int, error) { return SLAChecks(ctx, d.Store, time.Now()) },
+		"digest":  func(ctx context.Context) (int, error) { return WeeklyDigest(ctx, d.Store, time.Now()) },
+		"stalled": func(ctx context.Context) (int, error) { return sweep.Run(ctx, d.Store, time.Now()) },
+	}
 	return func(ctx context.Context, in Input) (int, error) {
-		switch in.Job {
-		case "retries":
-			return d.RunDue(ctx)
-		case "sla":
-			return SLAChecks(ctx, d.Store, time.Now())
-		case "digest":
-			return WeeklyDigest(ctx, d.Store, time.Now())
-		case "stalled":
-			return sweep.Run(ctx, d.Store, time.Now())
+		run, ok := jobs[in.Job]
+		if !ok {
+			return 0, fmt.Errorf("unknown job %q", in.Job)
 		}
-		return 0, fmt.Errorf("unknown job %q", in.Job)
+		start := d.Metrics.Now()
+		n, err := run(ctx)
+		failures := 0.0
+		if err != nil {
+			failures = 1
+		}
+		d.Metrics.Emit(map[string]string{"Service": "scheduler", "Job": in.Job},
+			metrics.Value{Name: metrics.JobDuration, Unit: metrics.Milliseconds, Value: d.Metrics.Since(start)},
+			metrics.Value{Name: metrics.JobItems, Unit: metrics.Count, Value: float64(n)},
+			metrics.Value{Name: metrics.JobFailures, Unit: metrics.Count, Value: failures})
+		return n, err
 	}
 }

@@ -74,6 +74,7 @@ func New(d config.Deps) http.Handler {
 func NewWithOptions(d config.Deps, o Options) http.Handler {
 	h := handlers{store: d.Store, opts: o, dispatch: &delivery.Engine{
 		Store: d.Store, Webhooks: o.Webhooks, Sealer: o.Sealer, Backoff: delivery.DefaultBackoff, Log: d.Server.Log,
+		Metrics: d.Metrics,
 	}}
 	return d.Server.Group(routes.GroupWebhooks, map[string]httpapi.HandlerFunc{
 		"POST /webhooks":                                                 h.create,

@@ -26,7 +26,8 @@ func newDispatcher(ctx context.Context, st *store.Store, smtpAddr, baseURL strin
 	if os.Getenv(delivery.EnvAppURL) == "" {
 		_ = os.Setenv(delivery.EnvAppURL, baseURL)
 	}
-	return delivery.FromEnv(ctx, st, config.NewLogger())
+	level, _ := config.LogLevel(os.Getenv("LOG_LEVEL")) // checked by config.FromEnv at start
+	return delivery.FromEnv(ctx, st, config.NewLogger(level))
 }
 
 // startDelivery runs, until ctx ends, what AWS runs beside the API: the

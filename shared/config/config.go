@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -18,6 +19,7 @@ import (
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/awsclient"
 	"github.com/acme/codescan-api/shared/httpapi"
+	"github.com/acme/codescan-api/shared/metrics"
 	"github.com/acme/codescan-api/shared/reportstore"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/tabledef"
@@ -39,6 +41,9 @@ type Env struct {
 	// RATE_LIMIT_PER_HOUR (default 1000), the vendor's documented limits;
 	// 0 in either disables rate limiting.
 	RateLimit store.RateLimit
+	// LogLevel (LOG_LEVEL: debug, info, warn or error; default info) is
+	// the least level logged.
+	LogLevel slog.Level
 }
 
 // FromEnv reads Env from environment variables.
@@ -58,9 +63,14 @@ func FromEnv() (Env, error) {
 	if retentionDays == 0 {
 		return Env{}, fmt.Errorf("AUDIT_RETENTION_DAYS must be at least 1")
 	}
+	level, err := LogLevel(os.Getenv("LOG_LEVEL"))
+	if err != nil {
+		return Env{}, err
+	}
 	e := Env{
 		AuditRetention: time.Duration(retentionDays) * 24 * time.Hour,
 		RateLimit:      store.RateLimit{PerMinute: perMinute, PerHour: perHour},
+		LogLevel:       level,
 		TableName:      os.Getenv("TABLE_NAME"),
 		DynamoEndpoint: os.Getenv("DYNAMODB_ENDPOINT"),
 		JWTIssuer:      os.Getenv("JWT_ISSUER"),
@@ -85,11 +95,27 @@ func intEnv(name string, def int) (int, error) {
 	return n, nil
 }
 
+// LogLevel reads a LOG_LEVEL value: debug, info, warn or error (any case),
+// info when empty.
+func LogLevel(s string) (slog.Level, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "debug":
+		return slog.LevelDebug, nil
+	case "", "info":
+		return slog.LevelInfo, nil
+	case "warn":
+		return slog.LevelWarn, nil
+	case "error":
+		return slog.LevelError, nil
+	}
+	return 0, fmt.Errorf("LOG_LEVEL must be debug, info, warn or error")
+}
+
 // NewServer returns the HTTP server settings of env: the authenticator on
-// st, the JSON logger and the rate limit.
+// st, the JSON logger at env's level and the rate limit.
 func NewServer(env Env, st *store.Store, jwtCfg auth.JWTConfig) *httpapi.Server {
 	authn := auth.New(st, jwtCfg)
-	srv := &httpapi.Server{Auth: authn, Log: NewLogger(), Store: st}
+	srv := &httpapi.Server{Auth: authn, Log: NewLogger(env.LogLevel), Store: st}
 	authn.Log = srv.Log
 	if env.RateLimit.PerMinute > 0 && env.RateLimit.PerHour > 0 {
 		srv.RateLimit = &httpapi.RateLimiter{Store: st, Limit: env.RateLimit}
@@ -101,6 +127,10 @@ func NewServer(env Env, st *store.Store, jwtCfg auth.JWTConfig) *httpapi.Server 
 type Deps struct {
 	Server *httpapi.Server
 	Store  *store.Store
+	// Metrics is the process's metric emitter (standard output in Lambda,
+	// where log delivery turns its lines into CloudWatch metrics; nil, so
+	// silent, elsewhere). Server.Metrics is the same emitter.
+	Metrics *metrics.Emitter
 	// Reports is the report bucket: the uploads group stores reports and
 	// chunks there (its Lambda main, the dev server and the tests set it;
 	// the other groups go without, and without the S3 client).
@@ -128,8 +158,10 @@ func NewDynamoDB(ctx context.Context, endpoint string) (*dynamodb.Client, error)
 	}), nil
 }
 
-// NewLogger is the JSON logger every process uses.
-func NewLogger() *slog.Logger { return slog.New(slog.NewJSONHandler(os.Stdout, nil)) }
+// NewLogger is the JSON logger every process uses, at level (see LogLevel).
+func NewLogger(level slog.Level) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(os.Stdout, &slog.HandlerOptions{Level: level}))
+}
 
 // Load builds Deps from the environment (used by every Lambda main).
 func Load(ctx context.Context) (Deps, error) {
@@ -154,12 +186,16 @@ func Load(ctx context.Context) (Deps, error) {
 	}, nil
 }
 
-// MustLoad is Load for Lambda mains, where a failure should end the cold start.
+// MustLoad is Load for Lambda mains, where a failure should end the cold
+// start, with the process's one metric emitter on standard output (which
+// Lambda sends to CloudWatch Logs, where the lines become metrics).
 func MustLoad(ctx context.Context) Deps {
 	d, err := Load(ctx)
 	if err != nil {
 		slog.Error("configuration", "error", err.Error())
 		os.Exit(1)
 	}
+	m := metrics.New(os.Stdout, time.Now)
+	d.Metrics, d.Server.Metrics = m, m
 	return d
 }

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/acme/codescan-api/shared/mail"
+	"github.com/acme/codescan-api/shared/metrics"
 	"github.com/acme/codescan-api/shared/notify"
 	"github.com/acme/codescan-api/shared/secrets"
 	"github.com/acme/codescan-api/shared/store"
@@ -60,6 +61,8 @@ type Engine struct {
 	Backoff Backoff
 	Lease   time.Duration // DefaultLease when zero
 	Log     *slog.Logger
+	// Metrics receives one line per attempt (see emit); nil emits none.
+	Metrics *metrics.Emitter
 }
 
 func (d *Engine) lease() time.Duration {
@@ -224,7 +227,7 @@ func (d *Engine) Redeliver(ctx context.Context, companyID int64, id string) (sto
 func (d *Engine) attempt(ctx context.Context, del store.Delivery) (store.Delivery, error) {
 	var a store.Attempt
 	var retryAfter time.Duration
-	retryable := false
+	retryable, gone := false, false
 	switch del.Channel {
 	case store.ChannelWebhook:
 		res, ep, err := d.sendWebhook(ctx, del)
@@ -236,6 +239,7 @@ func (d *Engine) attempt(ctx context.Context, del store.Delivery) (store.Deliver
 			a.Error = res.Outcome() // a class: the error's text names addresses and ports
 		}
 		retryable, retryAfter = !a.Delivered && res.Retryable(), res.RetryAfter
+		gone = errors.Is(res.Err, errNoRecipient)
 		if ep != nil {
 			if err := d.trackEndpoint(ctx, *ep, a.Delivered); err != nil {
 				d.Log.Error("webhook endpoint bookkeeping", "endpoint", ep.ID, "error", err.Error())
@@ -247,7 +251,8 @@ func (d *Engine) attempt(ctx context.Context, del store.Delivery) (store.Deliver
 		a = store.Attempt{At: time.Now(), Latency: time.Since(start), Delivered: err == nil}
 		if err != nil {
 			a.Error = err.Error()
-			retryable = !errors.Is(err, errNoRecipient)
+			gone = errors.Is(err, errNoRecipient)
+			retryable = !gone
 		}
 	default:
 		a = store.Attempt{At: time.Now(), Error: "unknown channel " + del.Channel}
@@ -255,7 +260,32 @@ func (d *Engine) attempt(ctx context.Context, del store.Delivery) (store.Deliver
 	if retryable {
 		a.Next = d.next(del, a.At, retryAfter)
 	}
+	d.emit(del.Channel, a, gone)
 	return d.Store.FinishAttempt(ctx, del, a)
+}
+
+// emit writes an attempt's metrics: one attempt and its latency, by
+// channel (email, webhook) and outcome (delivered; retry-scheduled; failed
+// for good; disabled: the recipient is disabled or gone, dropped).
+func (d *Engine) emit(channel string, a store.Attempt, gone bool) {
+	outcome := metrics.OutcomeFailed
+	switch {
+	case a.Delivered:
+		outcome = metrics.OutcomeDelivered
+	case gone:
+		outcome = metrics.OutcomeDisabled
+	case !a.Next.IsZero():
+		outcome = metrics.OutcomeRetryScheduled
+	}
+	switch channel {
+	case store.ChannelEmail:
+		channel = metrics.ChannelEmail
+	case store.ChannelWebhook:
+		channel = metrics.ChannelWebhook
+	}
+	d.Metrics.Emit(map[string]string{"Service": "delivery", "Channel": channel, "Outcome": outcome},
+		metrics.Value{Name: metrics.DeliveryAttempts, Unit: metrics.Count, Value: 1},
+		metrics.Value{Name: metrics.DeliveryLatency, Unit: metrics.Milliseconds, Value: float64(a.Latency.Microseconds()) / 1000})
 }
 
 // next is when to try again after the attempt at now, or zero when the

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/acme/codescan-api/shared/auth"
+	"github.com/acme/codescan-api/shared/metrics"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/store"
 )
@@ -29,6 +31,9 @@ type Server struct {
 	// Store keeps the answers of creations sent with Idempotency-Key
 	// (see idempotency.go).
 	Store *store.Store
+	// Metrics receives the edge's metrics (429s and 503s by group); nil
+	// emits none.
+	Metrics *metrics.Emitter
 }
 
 // Group returns the http.Handler of one endpoint group: every route the
@@ -59,7 +64,7 @@ func (s *Server) Group(group string, handlers map[string]HandlerFunc) http.Handl
 // the handler; every error goes through writeError, in the route's one
 // error form.
 func (s *Server) serve(rt routes.Route, h HandlerFunc) http.Handler {
-	return s.logged(logPath(rt), rt.Errors, func(w http.ResponseWriter, r *http.Request) error {
+	return s.logged(rt, func(w http.ResponseWriter, r *http.Request) error {
 		if err := checkCredentials(r); err != nil {
 			return err
 		}
@@ -81,6 +86,7 @@ func (s *Server) serve(rt routes.Route, h HandlerFunc) http.Handler {
 			}
 			taken = t
 			r = r.WithContext(auth.WithPrincipal(r.Context(), p))
+			noteCaller(r.Context(), p)
 		}
 		if err := checkParams(rt, r); err != nil {
 			return err
@@ -163,13 +169,16 @@ func logPath(rt routes.Route) string {
 }
 
 // logged gives each request an id (kept from the X-Request-Id header when
-// the caller or API Gateway set one), logs one line per request (showing
-// shown as its path when set), turns errors into answers in form and a
-// panic into a generic 500.
-func (s *Server) logged(shown string, form routes.ErrorForm, h HandlerFunc) http.Handler {
+// the caller or API Gateway set one), logs one line per request (see
+// accessLog), turns errors into answers in the route's form and a panic
+// into a generic 500.
+func (s *Server) logged(rt routes.Route, h HandlerFunc) http.Handler {
+	form := rt.Errors
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		id := requestID(r)
+		c := &caller{}
+		r = r.WithContext(context.WithValue(r.Context(), callerKey{}, c))
 		r.Header.Set(RequestIDHeader, id)
 		w.Header().Set(RequestIDHeader, id)
 		w.Header().Set("X-Content-Type-Options", "nosniff")
@@ -182,20 +191,12 @@ func (s *Server) logged(shown string, form routes.ErrorForm, h HandlerFunc) http
 					s.writeError(sw, id, form, errInternal)
 				}
 			}
-			s.accessLog(r, shown, sw.status, start, id)
+			s.accessLog(r, rt, c, sw.status, start, id)
 		}()
 		if err := h(sw, r); err != nil {
 			s.writeError(sw, id, form, err)
 		}
 	})
-}
-
-func (s *Server) accessLog(r *http.Request, shown string, status int, start time.Time, id string) {
-	if shown == "" {
-		shown = r.URL.Path
-	}
-	s.Log.Info("request", "method", Truncate(r.Method, 16), "path", Truncate(shown, maxLoggedValue), "status", status,
-		"duration_ms", float64(time.Since(start).Microseconds())/1000, "request_id", id)
 }
 
 // requestID is the caller's X-Request-Id when it is a sane token, else a
@@ -308,8 +309,7 @@ func Router(handlers map[string]http.Handler, log *slog.Logger) http.Handler {
 			form = forms[path]
 		}
 		_ = WriteJSON(w, status, errorBody(e, form))
-		log.Info("request", "method", Truncate(r.Method, 16), "path", Truncate(r.URL.Path, maxLoggedValue), "status", status,
-			"duration_ms", float64(time.Since(start).Microseconds())/1000, "request_id", id)
+		logUnrouted(log, r, status, start, id)
 	})
 }
 

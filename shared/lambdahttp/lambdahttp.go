@@ -6,6 +6,9 @@ package lambdahttp
 import (
 	"context"
 	"net/http"
+	"os"
+	"strings"
+	"sync/atomic"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
@@ -19,9 +22,34 @@ import (
 // the bytes of events/*.json.
 func Handler(h http.Handler) func(context.Context, events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
 	adapter := httpadapter.New(withGatewayRequestID(h))
-	// ProxyWithContext keeps the gateway context in the request context;
-	// plain Proxy would copy it, claims included, into request headers.
-	return adapter.ProxyWithContext
+	var invoked atomic.Bool
+	return func(ctx context.Context, ev events.APIGatewayProxyRequest) (events.APIGatewayProxyResponse, error) {
+		ctx = httpapi.WithInvocation(ctx, httpapi.Invocation{ColdStart: !invoked.Swap(true), TraceID: traceID(ctx)})
+		// ProxyWithContext keeps the gateway context in the request context;
+		// plain Proxy would copy it, claims included, into request headers.
+		return adapter.ProxyWithContext(ctx, ev)
+	}
+}
+
+// traceHeader is the context key under which the Lambda runtime client
+// (aws-lambda-go) puts the invocation's X-Ray trace header; it also sets
+// _X_AMZN_TRACE_ID, which is process-wide and so read only as a fallback.
+const traceHeader = "x-amzn-trace-id"
+
+// traceID is the Root of the invocation's trace header
+// ("Root=1-…;Parent=…;Sampled=…"), the id X-Ray's console searches by;
+// "" when the invocation is not traced.
+func traceID(ctx context.Context) string {
+	h, _ := ctx.Value(traceHeader).(string)
+	if h == "" {
+		h = os.Getenv("_X_AMZN_TRACE_ID")
+	}
+	for part := range strings.SplitSeq(h, ";") {
+		if root, ok := strings.CutPrefix(strings.TrimSpace(part), "Root="); ok {
+			return root
+		}
+	}
+	return ""
 }
 
 // Start serves h as this Lambda function. It never returns.

@@ -130,7 +130,7 @@ func TestCreateTableAddsMissingIndex(t *testing.T) {
 			attrs = append(attrs, types.AttributeDefinition{AttributeName: aws.String(a), AttributeType: types.ScalarAttributeTypeS})
 		}
 		gsis = append(gsis, types.GlobalSecondaryIndex{IndexName: aws.String(ix.Name),
-			KeySchema: []types.KeySchemaElement{{AttributeName: aws.String(ix.PK), KeyType: types.KeyTypeHash}, {AttributeName: aws.String(ix.SK), KeyType: types.KeyTypeRange}},
+			KeySchema:  []types.KeySchemaElement{{AttributeName: aws.String(ix.PK), KeyType: types.KeyTypeHash}, {AttributeName: aws.String(ix.SK), KeyType: types.KeyTypeRange}},
 			Projection: &types.Projection{ProjectionType: types.ProjectionType(ix.Projection)}})
 	}
 	attrs = append(attrs, types.AttributeDefinition{AttributeName: aws.String("PK"), AttributeType: types.ScalarAttributeTypeS},
@@ -140,7 +140,9 @@ func TestCreateTableAddsMissingIndex(t *testing.T) {
 		GlobalSecondaryIndexes: gsis, BillingMode: types.BillingModePayPerRequest}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _, _ = base.DB.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: &old.Table}) })
+	t.Cleanup(func() {
+		_, _ = base.DB.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: &old.Table})
+	})
 	company, err := old.NextID(ctx, "company")
 	if err != nil {
 		t.Fatal(err)

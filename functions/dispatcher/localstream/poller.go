@@ -21,8 +21,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
-	"github.com/acme/codescan-api/shared/delivery"
 	"github.com/acme/codescan-api/shared/awsclient"
+	"github.com/acme/codescan-api/shared/delivery"
 	"github.com/acme/codescan-api/shared/store"
 )
 

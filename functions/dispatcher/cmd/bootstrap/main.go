@@ -20,5 +20,6 @@ func main() {
 		d.Server.Log.Error("configuration", "error", err.Error())
 		return
 	}
+	engine.Metrics = d.Metrics
 	lambda.Start(dispatcher.Handler(engine))
 }

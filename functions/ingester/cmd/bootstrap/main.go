@@ -4,14 +4,11 @@ package main
 
 import (
 	"context"
-	"os"
-	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 
 	"github.com/acme/codescan-api/functions/ingester"
 	"github.com/acme/codescan-api/shared/config"
-	"github.com/acme/codescan-api/shared/metrics"
 	"github.com/acme/codescan-api/shared/reportstore/s3reports"
 )
 
@@ -23,8 +20,6 @@ func main() {
 		d.Server.Log.Error("configuration", "error", err.Error())
 		return
 	}
-	// Embedded-metric lines go to standard output, which Lambda sends to
-	// CloudWatch Logs, where they become metrics.
-	in := &ingester.Ingester{Store: d.Store, Reports: bucket, Log: d.Server.Log, Metrics: metrics.New(os.Stdout, time.Now)}
+	in := &ingester.Ingester{Store: d.Store, Reports: bucket, Log: d.Server.Log, Metrics: d.Metrics}
 	lambda.Start(in.HandleStream)
 }

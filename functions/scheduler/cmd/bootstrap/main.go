@@ -19,5 +19,6 @@ func main() {
 		d.Server.Log.Error("configuration", "error", err.Error())
 		return
 	}
+	engine.Metrics = d.Metrics
 	lambda.Start(scheduler.Handler(engine))
 }
