@@ -408,3 +408,70 @@ func TestDeliveryLogAndRedeliver(t *testing.T) {
 		t.Errorf("bad status filter: %d", res.Status)
 	}
 }
+
+// An endpoint receives only the events recorded while it was receiving
+// them: none from before it was registered, none recorded while it was
+// disabled, none of a type from before it subscribed to it; the events
+// after each change are delivered.
+func TestNoBacklogForNewReceivers(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	off := false
+	if err := f.env.Store.UpdateNotificationSetting(ctx, f.acme.ID, 0, "scan_failed", []store.ChannelChange{{Channel: store.ChannelEmail, Value: &off}}); err != nil {
+		t.Fatal(err)
+	}
+	d := &delivery.Engine{Store: f.env.Store, Sealer: f.sealer, Webhooks: webhook.New(webhook.Options{AllowLoopback: true}),
+		Backoff: delivery.DefaultBackoff, Log: f.env.Deps.Server.Log}
+	event := func(id, typ string, at time.Time) store.Event {
+		data := `{"scan_id":"s1","project_id":1,"project_name":"p","branch":"main","tool":"t","failed_reason":"r"}`
+		if typ == "scan_completed" {
+			data = `{"scan_id":"s1","project_id":1,"project_name":"p","branch":"main","tool":"t","new_issues":0,"fixed_issues":0}`
+		}
+		return store.Event{ID: id, CompanyID: f.acme.ID, Type: typ, CreatedAt: at, Data: json.RawMessage(data)}
+	}
+	delivered := func(rcv *recorder) []string {
+		rcv.mu.Lock()
+		defer rcv.mu.Unlock()
+		var ids []string
+		for _, b := range rcv.bod {
+			var p struct {
+				ID string `json:"id"`
+			}
+			_ = json.Unmarshal(b, &p)
+			ids = append(ids, p.ID)
+		}
+		return ids
+	}
+
+	before := time.Now().Add(-time.Minute) // recorded, not yet dispatched
+	rcv := newRecorder(t, http.StatusNoContent)
+	c := f.create(t, f.acme, rcv.URL+"/hook", "scan_failed")
+	d.Dispatch(ctx, []store.Event{event("scan_failed-old", "scan_failed", before), event("scan_failed-new", "scan_failed", time.Now())})
+	if got := delivered(rcv); len(got) != 1 {
+		t.Fatalf("a new endpoint got %d events (%v), want only the one recorded after it", len(got), got)
+	}
+
+	// Disabled, an event recorded; enabled again: that event is not its.
+	for _, body := range []string{`{"active":false}`, `{"active":true}`} {
+		if res := testenv.Do(t, f.h, "PATCH", "/webhooks/"+c.Webhook.ID, body, testenv.Key(f.acme.Admin)...); res.Status != http.StatusOK {
+			t.Fatalf("PATCH %s: %d %s", body, res.Status, res.Body)
+		}
+		if body == `{"active":false}` {
+			before = time.Now()
+		}
+	}
+	d.Dispatch(ctx, []store.Event{event("scan_failed-while-off", "scan_failed", before)})
+	if got := delivered(rcv); len(got) != 1 {
+		t.Fatalf("an event recorded while the endpoint was disabled was delivered: %v", got)
+	}
+
+	// Subscribed to another type: that type's earlier events are not its.
+	before = time.Now()
+	if res := testenv.Do(t, f.h, "PATCH", "/webhooks/"+c.Webhook.ID, `{"types":["scan_failed","scan_completed"]}`, testenv.Key(f.acme.Admin)...); res.Status != http.StatusOK {
+		t.Fatalf("PATCH types: %d %s", res.Status, res.Body)
+	}
+	d.Dispatch(ctx, []store.Event{event("scan_completed-old", "scan_completed", before), event("scan_completed-new", "scan_completed", time.Now())})
+	if got := delivered(rcv); len(got) != 2 {
+		t.Fatalf("after subscribing: %v, want the new scan_completed only", got)
+	}
+}

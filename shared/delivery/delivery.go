@@ -97,9 +97,9 @@ func (d *Engine) dispatchOne(ctx context.Context, ev store.Event) error {
 	var rcpts []recipient
 	var err error
 	if t, ok := notify.Lookup(ev.Type); ok {
-		rcpts, err = d.recipients(ctx, t, ev.CompanyID)
+		rcpts, err = d.recipients(ctx, t, ev.CompanyID, ev.CreatedAt)
 	} else if ev.Type == notify.TypeWebhookDisabled {
-		rcpts, err = d.admins(ctx, ev.CompanyID)
+		rcpts, err = d.admins(ctx, ev.CompanyID, ev.CreatedAt)
 	} else {
 		d.Log.Warn("dispatch: unknown event type, dropped", "event_id", ev.ID, "type", ev.Type)
 		return nil
@@ -134,8 +134,10 @@ func (d *Engine) dispatchOne(ctx context.Context, ev store.Event) error {
 
 // recipients are the active users whose effective email setting for t is
 // on, and, when the company's effective webhook setting is on, its active
-// endpoints subscribed to t.
-func (d *Engine) recipients(ctx context.Context, t notify.Type, companyID int64) ([]recipient, error) {
+// endpoints subscribed to t; of both, only those that existed (and, for an
+// endpoint, received events) when the event was recorded at: a new
+// receiver gets no backlog.
+func (d *Engine) recipients(ctx context.Context, t notify.Type, companyID int64, at time.Time) ([]recipient, error) {
 	company, users, err := d.Store.CompanyNotificationSettings(ctx, companyID)
 	if err != nil {
 		return nil, err
@@ -146,7 +148,7 @@ func (d *Engine) recipients(ctx context.Context, t notify.Type, companyID int64)
 		return nil, err
 	}
 	for _, u := range all {
-		if !u.Active || u.Email == "" {
+		if !u.Active || u.Email == "" || !existedAt(u, at) {
 			continue
 		}
 		if email, _ := notify.Effective(t, company[t.Code], users[u.ID][t.Code]); email {
@@ -161,7 +163,7 @@ func (d *Engine) recipients(ctx context.Context, t notify.Type, companyID int64)
 		return nil, err
 	}
 	for _, e := range endpoints {
-		if e.Active && slices.Contains(e.Types, t.Code) {
+		if e.Active && slices.Contains(e.Types, t.Code) && e.Receives(at) {
 			out = append(out, recipient{store.ChannelWebhook, e.ID})
 		}
 	}
@@ -169,19 +171,26 @@ func (d *Engine) recipients(ctx context.Context, t notify.Type, companyID int64)
 }
 
 // admins are the recipients of notify.TypeWebhookDisabled: the company's
-// active admins.
-func (d *Engine) admins(ctx context.Context, companyID int64) ([]recipient, error) {
+// active admins that existed when the event was recorded at.
+func (d *Engine) admins(ctx context.Context, companyID int64, at time.Time) ([]recipient, error) {
 	all, err := d.Store.ListUsers(ctx, companyID)
 	if err != nil {
 		return nil, err
 	}
 	var out []recipient
 	for _, u := range all {
-		if u.Active && u.IsAdmin && u.Email != "" {
+		if u.Active && u.IsAdmin && u.Email != "" && existedAt(u, at) {
 			out = append(out, recipient{store.ChannelEmail, strconv.FormatInt(u.ID, 10)})
 		}
 	}
 	return out, nil
+}
+
+// existedAt reports whether the user was created by t (their creation time
+// has whole seconds: one created in the event's second counts as existing).
+func existedAt(u store.User, t time.Time) bool {
+	created, err := time.Parse(time.RFC3339Nano, u.CreatedAt)
+	return err != nil || !t.Truncate(time.Second).Before(created)
 }
 
 // RunDue attempts the deliveries that are due: retries whose time has come

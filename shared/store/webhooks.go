@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -37,6 +38,22 @@ type WebhookEndpoint struct {
 	DisabledReason string `dynamodbav:"disabled_reason,omitempty"`
 	CreatedAt      string `dynamodbav:"created_at"`
 	UpdatedAt      string `dynamodbav:"updated_at"`
+	// ReceivesFrom is when the endpoint last began to receive events: its
+	// creation, or the change that enabled it again or subscribed it to
+	// more types. Events recorded before then are not its (as Stripe and
+	// GitHub do: a new receiver gets no backlog). Empty: CreatedAt.
+	ReceivesFrom string `dynamodbav:"receives_from,omitempty"`
+}
+
+// Receives reports whether an event recorded at t is the endpoint's: it
+// was recorded when the endpoint was receiving events.
+func (w WebhookEndpoint) Receives(t time.Time) bool {
+	from := w.ReceivesFrom
+	if from == "" {
+		from = w.CreatedAt
+	}
+	since, err := time.Parse(time.RFC3339Nano, from)
+	return err != nil || !t.Before(since)
 }
 
 // MaxWebhooksPerCompany bounds a company's endpoints (kept by a counter
@@ -157,6 +174,9 @@ type WebhookChange struct {
 	// Failure bookkeeping of the dispatcher.
 	FailingSince   *string // "" removes it
 	DisabledReason *string // "" removes it
+	// ReceivesFrom is set by ChangeWebhook when the change widens what
+	// the endpoint receives.
+	ReceivesFrom *string
 }
 
 // UpdateWebhook applies ch and returns the new endpoint (ErrNotFound when
@@ -185,6 +205,7 @@ func (ch WebhookChange) expression(updatedAt string) expression.UpdateBuilder {
 	set("prev_secret_until", ch.PrevSecretUntil)
 	set("failing_since", ch.FailingSince)
 	set("disabled_reason", ch.DisabledReason)
+	set("receives_from", ch.ReceivesFrom)
 	if ch.Description != nil {
 		upd = upd.Set(expression.Name("description"), expression.Value(*ch.Description))
 	}
@@ -211,6 +232,7 @@ func (ch WebhookChange) apply(w WebhookEndpoint) WebhookEndpoint {
 	set(&w.PrevSecretUntil, ch.PrevSecretUntil)
 	set(&w.FailingSince, ch.FailingSince)
 	set(&w.DisabledReason, ch.DisabledReason)
+	set(&w.ReceivesFrom, ch.ReceivesFrom)
 	if ch.Types != nil {
 		w.Types = *ch.Types
 	}
@@ -250,8 +272,12 @@ func webhookChanges(before, after WebhookEndpoint) map[string]Change {
 // gone; ErrConflict when ch replaces the secret and another rotation came
 // first (the previous secret kept must be the one replaced).
 func (s *Store) ChangeWebhook(ctx context.Context, before WebhookEndpoint, ch WebhookChange, action string) (WebhookEndpoint, error) {
+	at := nowNano()
+	if widens(before, ch) {
+		ch.ReceivesFrom = &at
+	}
 	after := ch.apply(before)
-	after.UpdatedAt = nowNano()
+	after.UpdatedAt = at
 	cond := expression.AttributeExists(expression.Name(tabledef.PK))
 	if ch.SealedSecret != nil {
 		cond = cond.And(expression.Name("sealed_secret").Equal(expression.Value(before.SealedSecret)))
@@ -277,6 +303,22 @@ func (s *Store) ChangeWebhook(ctx context.Context, before WebhookEndpoint, ch We
 		return WebhookEndpoint{}, err
 	}
 	return after, nil
+}
+
+// widens reports whether ch makes the endpoint receive events it did not:
+// it enables it, or subscribes it to another type.
+func widens(before WebhookEndpoint, ch WebhookChange) bool {
+	if ch.Active != nil && *ch.Active && !before.Active {
+		return true
+	}
+	if ch.Types != nil {
+		for _, t := range *ch.Types {
+			if !slices.Contains(before.Types, t) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // DeleteWebhook removes the endpoint w (as read by the caller), uncounts it
