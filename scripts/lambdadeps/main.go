@@ -32,6 +32,11 @@ var forbidden = []string{
 	module + "shared/localproc",
 	"net/http/httptest",
 	"testing",
+	// The SDK's whole credential chain (profiles, SSO, STS, IMDS): a
+	// function takes its role's credentials from the environment
+	// (awsclient.FromEnv); tools use awsclient/chain.
+	module + "shared/awsclient/chain",
+	"github.com/aws/aws-sdk-go-v2/config",
 }
 
 // composition may import every group.

@@ -32,7 +32,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/acme/codescan-api/shared/auth"
-	"github.com/acme/codescan-api/shared/awsclient"
+	"github.com/acme/codescan-api/shared/awsclient/chain"
 	"github.com/acme/codescan-api/shared/config"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/tabledef"
@@ -225,7 +225,7 @@ func (c connection) open(ctx context.Context) (*store.Store, error) {
 	if c.local {
 		return c.openLocal(ctx)
 	}
-	cfg, err := awsclient.Load(ctx, awsconfig.WithRegion(c.region))
+	cfg, err := chain.Load(ctx, awsconfig.WithRegion(c.region))
 	if err != nil {
 		return nil, fmt.Errorf("aws config: %w", err)
 	}

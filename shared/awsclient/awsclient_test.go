@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -255,5 +256,29 @@ func TestBackoffBounds(t *testing.T) {
 				t.Errorf("attempt %d after %v: longest of 200 waits %v, bound %v", attempt, c.err, longest, c.bound)
 			}
 		}
+	}
+}
+
+// A function's configuration comes from the environment the Lambda runtime
+// sets, with the retry policy; without it, a clear error.
+func TestFromEnv(t *testing.T) {
+	t.Setenv("AWS_REGION", "eu-central-1")
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
+	t.Setenv("AWS_SESSION_TOKEN", "session")
+	cfg, err := awsclient.FromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	creds, err := cfg.Credentials.Retrieve(context.Background())
+	if err != nil || cfg.Region != "eu-central-1" || creds.AccessKeyID != "AKIDEXAMPLE" || creds.SessionToken != "session" {
+		t.Errorf("config %s %+v %v", cfg.Region, creds, err)
+	}
+	if cfg.Retryer == nil || cfg.Retryer().MaxAttempts() != awsclient.MaxAttempts {
+		t.Error("the retry policy is not the configuration's")
+	}
+	t.Setenv("AWS_ACCESS_KEY_ID", "")
+	if _, err := awsclient.FromEnv(); err == nil || !strings.Contains(err.Error(), "AWS_ACCESS_KEY_ID") {
+		t.Errorf("without credentials: %v", err)
 	}
 }

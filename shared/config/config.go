@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/acme/codescan-api/shared/auth"
@@ -140,15 +138,12 @@ type Deps struct {
 // NewDynamoDB returns a client for AWS, or for DynamoDB Local when endpoint
 // is set (with static dummy credentials, which Local ignores).
 func NewDynamoDB(ctx context.Context, endpoint string) (*dynamodb.Client, error) {
-	var opts []func(*awsconfig.LoadOptions) error
-	if endpoint != "" {
-		opts = append(opts,
-			awsconfig.WithRegion("us-east-1"),
-			awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")))
-	}
-	cfg, err := awsclient.Load(ctx, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("aws config: %w", err)
+	cfg := awsclient.Static("us-east-1", "local", "local", "")
+	if endpoint == "" {
+		var err error
+		if cfg, err = awsclient.FromEnv(); err != nil {
+			return nil, err
+		}
 	}
 	return dynamodb.NewFromConfig(cfg, func(o *dynamodb.Options) {
 		o.APIOptions = append(o.APIOptions, unreachable.Mark) // an unreachable table is a 503

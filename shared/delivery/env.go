@@ -39,9 +39,9 @@ func FromEnv(ctx context.Context, st *store.Store, log *slog.Logger) (*Engine, e
 	var sender mail.Sender
 	switch {
 	case os.Getenv(EnvSESConfiguration) != "":
-		cfg, err := awsclient.Load(ctx)
+		cfg, err := awsclient.FromEnv()
 		if err != nil {
-			return nil, fmt.Errorf("aws config: %w", err)
+			return nil, err
 		}
 		sender = &mail.SES{Client: sesv2.NewFromConfig(cfg), From: from, ConfigurationSet: os.Getenv(EnvSESConfiguration)}
 	case os.Getenv(EnvSMTPAddr) != "":

@@ -42,9 +42,9 @@ const (
 // key file there would be lost with the execution environment.
 func FromEnv(ctx context.Context) (Sealer, error) {
 	if keyID := os.Getenv(EnvKMSKeyID); keyID != "" {
-		cfg, err := awsclient.Load(ctx)
+		cfg, err := awsclient.FromEnv()
 		if err != nil {
-			return nil, fmt.Errorf("aws config: %w", err)
+			return nil, err
 		}
 		return NewKMS(kms.NewFromConfig(cfg), keyID), nil
 	}

@@ -21,7 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
-	"github.com/acme/codescan-api/shared/awsclient"
+	"github.com/acme/codescan-api/shared/awsclient/chain"
 	"github.com/acme/codescan-api/shared/delivery"
 	"github.com/acme/codescan-api/shared/store"
 )
@@ -29,7 +29,7 @@ import (
 // NewClient returns a DynamoDB Streams client for DynamoDB Local's stream
 // API at endpoint.
 func NewClient(ctx context.Context, endpoint string) (*dynamodbstreams.Client, error) {
-	cfg, err := awsclient.Load(ctx, awsconfig.WithRegion("us-east-1"),
+	cfg, err := chain.Load(ctx, awsconfig.WithRegion("us-east-1"),
 		awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")))
 	if err != nil {
 		return nil, fmt.Errorf("aws config: %w", err)

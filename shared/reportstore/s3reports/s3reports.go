@@ -11,8 +11,6 @@ import (
 	"os"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
@@ -43,14 +41,12 @@ func New(ctx context.Context, bucket, endpoint string) (*Store, error) {
 	if bucket == "" {
 		return nil, fmt.Errorf("no report bucket configured (%s)", reportstore.EnvBucket)
 	}
-	var opts []func(*awsconfig.LoadOptions) error
-	if endpoint != "" {
-		opts = append(opts, awsconfig.WithRegion("us-east-1"),
-			awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(localAccessKey, localSecretKey, "")))
-	}
-	cfg, err := awsclient.Load(ctx, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("aws config: %w", err)
+	cfg := awsclient.Static("us-east-1", localAccessKey, localSecretKey, "")
+	if endpoint == "" {
+		var err error
+		if cfg, err = awsclient.FromEnv(); err != nil {
+			return nil, err
+		}
 	}
 	client := s3.NewFromConfig(cfg, func(o *s3.Options) {
 		// Checksums only where S3 requires them: the local server does not
