@@ -16,6 +16,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/acme/codescan-api/shared/awsclient/tracing"
 )
 
 // The retry budget of one SDK call. Waits are full-jitter exponential from
@@ -34,7 +36,8 @@ const (
 // AWS_SESSION_TOKEN) and the retry policy. It links none of the SDK's
 // credential chain (profiles, SSO, STS, the instance metadata service),
 // which a function never uses and which would take about 0.7 MB of each
-// bootstrap; tools that need it use package chain.
+// bootstrap; tools that need it use package chain. In Lambda its clients
+// are traced: each call is an X-Ray subsegment of the invocation.
 func FromEnv() (aws.Config, error) {
 	region := os.Getenv("AWS_REGION")
 	if region == "" {
@@ -44,7 +47,9 @@ func FromEnv() (aws.Config, error) {
 	if region == "" || id == "" || secret == "" {
 		return aws.Config{}, errors.New("awsclient: AWS_REGION, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY must be set (the Lambda runtime sets them)")
 	}
-	return Static(region, id, secret, os.Getenv("AWS_SESSION_TOKEN")), nil
+	cfg := Static(region, id, secret, os.Getenv("AWS_SESSION_TOKEN"))
+	tracing.SDK(&cfg)
+	return cfg, nil
 }
 
 // Static is the configuration with fixed credentials (the local stand-ins',
