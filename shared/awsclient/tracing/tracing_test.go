@@ -118,4 +118,3 @@ func TestOffOutsideLambda(t *testing.T) {
 		t.Fatalf("clients are instrumented outside Lambda: %d API options", len(cfg.APIOptions))
 	}
 }
-
