@@ -243,7 +243,7 @@ func hostileCases(t testing.TB, key, otherKey, bearer string, seed seeded) []hos
 				if rt.Access == routes.PathToken {
 					target = basePath(rt, map[string]string{routes.TokenParam: "not-a-key"})
 				}
-				add(hostileCase{name: route + " " + name, target: target, header: h, status: 401, form: rt.Errors, names: "Missing or invalid authorization header", exact: true})
+				add(hostileCase{name: route + " " + name, target: target, header: h, status: 401, form: routes.ErrorField, names: "Missing or invalid authorization header", exact: true})
 			}
 		}
 		// A method the path does not serve.

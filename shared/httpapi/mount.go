@@ -236,11 +236,15 @@ func (s *Server) writeError(w http.ResponseWriter, requestID string, form routes
 	}
 }
 
-// errorBody is an error's answer in a route's error form.
+// errorBody is an error's answer in a route's error form; a missing or
+// invalid credential is {"error"} on every route, as the spec says.
 func errorBody(e *Error, form routes.ErrorForm) any {
 	switch {
 	case e.Body != nil:
 		return e.Body
+	case e.Status == http.StatusUnauthorized:
+		// The contract gives one credential error body to every route.
+		return map[string]string{"error": e.Message}
 	case e.upload || form == routes.StatusMessage:
 		return map[string]string{"status": "error", "message": e.Message}
 	case form == routes.BlockOnMessage:
