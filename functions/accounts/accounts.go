@@ -4,7 +4,6 @@
 package accounts
 
 import (
-	"errors"
 	"net/http"
 	"strings"
 	"unicode"
@@ -43,9 +42,6 @@ func New(d config.Deps) http.Handler {
 // the rows before.
 func pageRequest(r *http.Request) (store.PageRequest, httpapi.Paging, error) {
 	pg, err := httpapi.ParsePaging(r, DefaultPageSize, MaxPageSize)
-	if errors.Is(err, httpapi.ErrBadPageToken) {
-		return store.PageRequest{}, pg, errBadToken
-	}
 	if err != nil {
 		return store.PageRequest{}, pg, err
 	}
@@ -54,18 +50,6 @@ func pageRequest(r *http.Request) (store.PageRequest, httpapi.Paging, error) {
 		pr.Offset = pg.Offset()
 	}
 	return pr, pg, nil
-}
-
-// errBadToken answers a page token the list did not issue: garbage, edited,
-// another company's or another list's (or filter's).
-var errBadToken = httpapi.Errorf(http.StatusBadRequest, "Invalid page token")
-
-// listError maps a store error of a list read.
-func listError(err error) error {
-	if errors.Is(err, store.ErrBadPageToken) {
-		return errBadToken
-	}
-	return err
 }
 
 // pageInfo is what every list of the group answers beside its rows: the

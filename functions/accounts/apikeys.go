@@ -97,7 +97,7 @@ func (h handlers) listKeys(w http.ResponseWriter, r *http.Request) error {
 	}
 	keys, next, total, err := h.store.ListAPIKeys(r.Context(), p.CompanyID, owner, pr)
 	if err != nil {
-		return listError(err)
+		return err
 	}
 	views := make([]keyJSON, 0, len(keys))
 	for _, k := range keys {

@@ -50,7 +50,7 @@ func (h handlers) listAudit(w http.ResponseWriter, r *http.Request) error {
 	}
 	entries, next, err := h.store.ListAudit(r.Context(), p.CompanyID, f, pr)
 	if err != nil {
-		return listError(err)
+		return err
 	}
 	views := make([]entryJSON, 0, len(entries))
 	for _, e := range entries {

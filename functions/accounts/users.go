@@ -46,7 +46,7 @@ func (h handlers) listUsers(w http.ResponseWriter, r *http.Request) error {
 	}
 	users, next, total, err := h.store.ListUsersPage(r.Context(), p.CompanyID, facet, pr)
 	if err != nil {
-		return listError(err)
+		return err
 	}
 	views := make([]userJSON, 0, len(users))
 	for _, u := range users {

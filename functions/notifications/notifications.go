@@ -91,13 +91,6 @@ func parseChanges(r *http.Request) ([]store.ChannelChange, error) {
 	return changes, nil
 }
 
-// Source names the layer an effective value comes from.
-const (
-	SourcePlatform = notify.SourcePlatform
-	SourceCompany  = notify.SourceCompany
-	SourceUser     = notify.SourceUser
-)
-
 type channelPair struct {
 	EmailEnabled   *bool `json:"email_enabled"`
 	WebhookEnabled *bool `json:"webhook_enabled"`

@@ -8,6 +8,7 @@ import (
 
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/httpapi"
+	"github.com/acme/codescan-api/shared/notify"
 	"github.com/acme/codescan-api/shared/sla"
 )
 
@@ -33,9 +34,9 @@ func (h handlers) getSLA(w http.ResponseWriter, r *http.Request) error {
 }
 
 func writeSLA(w http.ResponseWriter, s sla.Settings, set bool) error {
-	v := slaView{DaysToFix: s.DaysToFix, DueSoonDays: s.DueSoonDays, Source: SourcePlatform}
+	v := slaView{DaysToFix: s.DaysToFix, DueSoonDays: s.DueSoonDays, Source: notify.SourcePlatform}
 	if set {
-		v.Source = SourceCompany
+		v.Source = notify.SourceCompany
 	}
 	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "sla_settings": v})
 }

@@ -267,9 +267,6 @@ func (h handlers) create(w http.ResponseWriter, r *http.Request) error {
 // (next_page_token, or page_token).
 func paging(r *http.Request) (int32, string, error) {
 	p, err := httpapi.ParsePaging(r, DefaultPageSize, MaxPageSize)
-	if errors.Is(err, httpapi.ErrBadPageToken) {
-		return 0, "", errBadToken
-	}
 	if err != nil {
 		return 0, "", err
 	}
@@ -278,10 +275,6 @@ func paging(r *http.Request) (int32, string, error) {
 	}
 	return int32(p.PageSize), p.Token, nil
 }
-
-// errBadToken answers a page token this list did not issue: garbage, edited,
-// another company's or another list's.
-var errBadToken = httpapi.Errorf(http.StatusBadRequest, "Invalid page token")
 
 func nullable(s string) *string {
 	if s == "" {
@@ -297,9 +290,6 @@ func (h handlers) list(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	eps, next, err := h.store.ListWebhooks(r.Context(), p.CompanyID, size, token)
-	if errors.Is(err, store.ErrBadPageToken) {
-		return errBadToken
-	}
 	if err != nil {
 		return err
 	}
@@ -471,9 +461,6 @@ func (h handlers) deliveries(w http.ResponseWriter, r *http.Request) error {
 		return httpapi.Errorf(http.StatusBadRequest, "status must be succeeded or failed")
 	}
 	log, next, err := h.store.ListAttempts(r.Context(), ep.CompanyID, ep.ID, outcome, size, token)
-	if errors.Is(err, store.ErrBadPageToken) {
-		return errBadToken
-	}
 	if err != nil {
 		return err
 	}

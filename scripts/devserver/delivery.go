@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"time"
 
@@ -18,7 +19,7 @@ import (
 // newDispatcher is the dispatcher of the local stack: mail to the catcher
 // at smtpAddr, links to baseURL, loopback receivers allowed unless
 // configured otherwise.
-func newDispatcher(ctx context.Context, st *store.Store, smtpAddr, baseURL string) (*delivery.Engine, error) {
+func newDispatcher(ctx context.Context, st *store.Store, smtpAddr, baseURL string, level slog.Level) (*delivery.Engine, error) {
 	if os.Getenv(delivery.EnvAllowLoopback) == "" {
 		_ = os.Setenv(delivery.EnvAllowLoopback, "true")
 	}
@@ -26,7 +27,6 @@ func newDispatcher(ctx context.Context, st *store.Store, smtpAddr, baseURL strin
 	if os.Getenv(delivery.EnvAppURL) == "" {
 		_ = os.Setenv(delivery.EnvAppURL, baseURL)
 	}
-	level, _ := config.LogLevel(os.Getenv("LOG_LEVEL")) // checked by config.FromEnv at start
 	return delivery.FromEnv(ctx, st, config.NewLogger(level))
 }
 

@@ -140,7 +140,7 @@ func startStack(ctx context.Context, root, localDir string, p ports, env config.
 		}
 	}
 
-	d, err := newDispatcher(ctx, s.store, mailbox.SMTPAddr, s.baseURL)
+	d, err := newDispatcher(ctx, s.store, mailbox.SMTPAddr, s.baseURL, env.LogLevel)
 	if err != nil {
 		return nil, err
 	}

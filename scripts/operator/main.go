@@ -31,6 +31,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/acme/codescan-api/functions/accounts"
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/awsclient/chain"
 	"github.com/acme/codescan-api/shared/config"
@@ -502,7 +503,7 @@ func listUsers() command {
 			list = append(list, userJSON{ID: u.ID, Email: u.Email, FirstName: u.FirstName, LastName: u.LastName,
 				IsAdmin: u.IsAdmin, Active: u.Active, Permissions: perms, CreatedAt: u.CreatedAt})
 		}
-		if err := st.RecordAudit(ctx, c.ID, store.AuditEntry{Action: "user.list", TargetType: "company", TargetID: strconv.FormatInt(c.ID, 10)}); err != nil {
+		if err := st.Audit(ctx, c.ID, store.AuditEntry{Action: "user.list", TargetType: "company", TargetID: strconv.FormatInt(c.ID, 10)}); err != nil {
 			return err
 		}
 		return printJSON(out, list)
@@ -543,7 +544,7 @@ func listKeys() command {
 			}
 			pr.Token = next
 		}
-		if err := st.RecordAudit(ctx, c.ID, store.AuditEntry{Action: "api_key.list", TargetType: target, TargetID: strconv.FormatInt(targetID, 10)}); err != nil {
+		if err := st.Audit(ctx, c.ID, store.AuditEntry{Action: "api_key.list", TargetType: target, TargetID: strconv.FormatInt(targetID, 10)}); err != nil {
 			return err
 		}
 		return printJSON(out, list)
@@ -558,9 +559,6 @@ func user(ctx context.Context, st *store.Store, companyID, userID int64) (store.
 	}
 	return u, err
 }
-
-// maxKeyDays bounds --expires-in-days as the API bounds expires_in_days.
-const maxKeyDays = 3650
 
 func mintKey() command {
 	fs := newCommand("mint-key")
@@ -579,10 +577,10 @@ func mintKey() command {
 		}
 		*name = strings.TrimSpace(*name)
 		switch {
-		case *name == "" || len(*name) > 100:
-			return fmt.Errorf("%w: --name must be 1 to 100 bytes", errUsage)
-		case *days < 0 || *days > maxKeyDays:
-			return fmt.Errorf("%w: --expires-in-days must be 0 to %d", errUsage, maxKeyDays)
+		case *name == "" || len(*name) > accounts.MaxKeyNameLength:
+			return fmt.Errorf("%w: --name must be 1 to %d bytes", errUsage, accounts.MaxKeyNameLength)
+		case *days < 0 || *days > accounts.MaxKeyLifeDays:
+			return fmt.Errorf("%w: --expires-in-days must be 0 to %d", errUsage, accounts.MaxKeyLifeDays)
 		}
 		u, err := user(ctx, st, c.ID, userID)
 		if err != nil {

@@ -87,10 +87,19 @@ func (d *Engine) Dispatch(ctx context.Context, events []store.Event) map[int]err
 	return failed
 }
 
-// recipient is one delivery target of an event.
+// recipient is one delivery target of an event, with the user or endpoint
+// that recipients read, so a first attempt does not read it again.
 type recipient struct {
 	channel string // store.ChannelEmail or store.ChannelWebhook
 	id      string // user id or endpoint id
+	known
+}
+
+// known is a delivery's recipient as already read: a user, an endpoint, or
+// neither (a retry or a redelivery, hours later, reads it afresh).
+type known struct {
+	user     *store.User
+	endpoint *store.WebhookEndpoint
 }
 
 func (d *Engine) dispatchOne(ctx context.Context, ev store.Event) error {
@@ -125,7 +134,7 @@ func (d *Engine) dispatchOne(ctx context.Context, ev store.Event) error {
 		if !claimed {
 			continue // sent, scheduled, or being sent: never twice
 		}
-		if _, err := d.attempt(ctx, del); err != nil {
+		if _, err := d.attempt(ctx, del, r.known); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -152,7 +161,7 @@ func (d *Engine) recipients(ctx context.Context, t notify.Type, companyID int64,
 			continue
 		}
 		if email, _ := notify.Effective(t, company[t.Code], users[u.ID][t.Code]); email {
-			out = append(out, recipient{store.ChannelEmail, strconv.FormatInt(u.ID, 10)})
+			out = append(out, recipient{store.ChannelEmail, strconv.FormatInt(u.ID, 10), known{user: &u}})
 		}
 	}
 	if _, hooks := notify.Effective(t, company[t.Code], store.NotificationSetting{}); !hooks {
@@ -164,7 +173,7 @@ func (d *Engine) recipients(ctx context.Context, t notify.Type, companyID int64,
 	}
 	for _, e := range endpoints {
 		if e.Active && slices.Contains(e.Types, t.Code) && e.Receives(at) {
-			out = append(out, recipient{store.ChannelWebhook, e.ID})
+			out = append(out, recipient{store.ChannelWebhook, e.ID, known{endpoint: &e}})
 		}
 	}
 	return out, nil
@@ -180,7 +189,7 @@ func (d *Engine) admins(ctx context.Context, companyID int64, at time.Time) ([]r
 	var out []recipient
 	for _, u := range all {
 		if u.Active && u.IsAdmin && u.Email != "" && existedAt(u, at) {
-			out = append(out, recipient{store.ChannelEmail, strconv.FormatInt(u.ID, 10)})
+			out = append(out, recipient{store.ChannelEmail, strconv.FormatInt(u.ID, 10), known{user: &u}})
 		}
 	}
 	return out, nil
@@ -212,7 +221,7 @@ func (d *Engine) RunDue(ctx context.Context) (int, error) {
 			continue
 		}
 		n++
-		if _, err := d.attempt(ctx, del); err != nil {
+		if _, err := d.attempt(ctx, del, known{}); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -229,17 +238,17 @@ func (d *Engine) Redeliver(ctx context.Context, companyID int64, id string) (sto
 	if !ok {
 		return store.Delivery{}, store.ErrConflict
 	}
-	return d.attempt(ctx, del)
+	return d.attempt(ctx, del, known{})
 }
 
 // attempt tries a claimed delivery once and records the outcome.
-func (d *Engine) attempt(ctx context.Context, del store.Delivery) (store.Delivery, error) {
+func (d *Engine) attempt(ctx context.Context, del store.Delivery, k known) (store.Delivery, error) {
 	var a store.Attempt
 	var retryAfter time.Duration
 	retryable, gone := false, false
 	switch del.Channel {
 	case store.ChannelWebhook:
-		res, ep, err := d.sendWebhook(ctx, del)
+		res, ep, err := d.sendWebhook(ctx, del, k.endpoint)
 		if err != nil {
 			return store.Delivery{}, err
 		}
@@ -256,7 +265,7 @@ func (d *Engine) attempt(ctx context.Context, del store.Delivery) (store.Deliver
 		}
 	case store.ChannelEmail:
 		start := time.Now()
-		err := d.sendEmail(ctx, del)
+		err := d.sendEmail(ctx, del, k.user)
 		a = store.Attempt{At: time.Now(), Latency: time.Since(start), Delivered: err == nil}
 		if err != nil {
 			a.Error = err.Error()
@@ -324,15 +333,22 @@ func (d *Engine) next(del store.Delivery, now time.Time, retryAfter time.Duratio
 
 var errNoRecipient = errors.New("recipient is gone or inactive")
 
-// sendWebhook signs and posts the delivery's payload to its endpoint, with
-// the current secret and, during a rotation, the previous one.
-func (d *Engine) sendWebhook(ctx context.Context, del store.Delivery) (webhook.Result, *store.WebhookEndpoint, error) {
-	ep, err := d.Store.GetWebhook(ctx, del.CompanyID, del.Recipient)
-	if errors.Is(err, store.ErrNotFound) {
-		return webhook.Result{Err: errNoRecipient}, nil, nil
-	}
-	if err != nil {
-		return webhook.Result{}, nil, err
+// sendWebhook signs and posts the delivery's payload to its endpoint (read
+// unless given), with the current secret and, during a rotation, the
+// previous one.
+func (d *Engine) sendWebhook(ctx context.Context, del store.Delivery, read *store.WebhookEndpoint) (webhook.Result, *store.WebhookEndpoint, error) {
+	var ep store.WebhookEndpoint
+	if read != nil {
+		ep = *read
+	} else {
+		var err error
+		ep, err = d.Store.GetWebhook(ctx, del.CompanyID, del.Recipient)
+		if errors.Is(err, store.ErrNotFound) {
+			return webhook.Result{Err: errNoRecipient}, nil, nil
+		}
+		if err != nil {
+			return webhook.Result{}, nil, err
+		}
 	}
 	if !ep.Active {
 		return webhook.Result{Err: errNoRecipient}, nil, nil

@@ -9,18 +9,25 @@ import (
 	"github.com/acme/codescan-api/shared/store"
 )
 
-// sendEmail renders the delivery for its user and sends it.
-func (d *Engine) sendEmail(ctx context.Context, del store.Delivery) error {
-	userID, err := strconv.ParseInt(del.Recipient, 10, 64)
-	if err != nil {
-		return errNoRecipient
+// sendEmail renders the delivery for its user (read unless given) and
+// sends it.
+func (d *Engine) sendEmail(ctx context.Context, del store.Delivery, read *store.User) error {
+	var u store.User
+	if read != nil {
+		u = *read
+	} else {
+		userID, err := strconv.ParseInt(del.Recipient, 10, 64)
+		if err != nil {
+			return errNoRecipient
+		}
+		if u, err = d.Store.GetUser(ctx, del.CompanyID, userID); errors.Is(err, store.ErrNotFound) {
+			return errNoRecipient
+		} else if err != nil {
+			return err
+		}
 	}
-	u, err := d.Store.GetUser(ctx, del.CompanyID, userID)
-	if errors.Is(err, store.ErrNotFound) || err == nil && (!u.Active || u.Email == "") {
+	if !u.Active || u.Email == "" {
 		return errNoRecipient
-	}
-	if err != nil {
-		return err
 	}
 	if d.Mail == nil {
 		return errors.New("no mail sender configured")

@@ -8,7 +8,6 @@ import (
 
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/metrics"
-	"github.com/acme/codescan-api/shared/routes"
 )
 
 // Invocation is what the runtime knows of the request's invocation: set by
@@ -57,12 +56,14 @@ func levelOf(status int) slog.Level {
 // line names the route by its pattern in the route table (the path itself
 // only as shown: a credential in it is redacted), the caller by ids, never
 // by a credential.
-func (s *Server) accessLog(r *http.Request, rt routes.Route, c *caller, status int, start time.Time, id string) {
-	shown := logPath(rt)
+// shown is the route's path with its credential redacted (empty: the
+// request's own path), pattern its route table pattern, both made once per
+// route.
+func (s *Server) accessLog(r *http.Request, group, shown, pattern string, c *caller, status int, start time.Time, id string) {
 	if shown == "" {
 		shown = r.URL.Path
 	}
-	attrs := requestAttrs(r, shown, rt.Pattern(), status, start, id)
+	attrs := requestAttrs(r, shown, pattern, status, start, id)
 	if c != nil && c.p != nil {
 		attrs = append(attrs, slog.Int64("company_id", c.p.CompanyID), slog.Int64("user_id", c.p.UserID),
 			slog.String("auth", c.p.Via))
@@ -73,9 +74,9 @@ func (s *Server) accessLog(r *http.Request, rt routes.Route, c *caller, status i
 	s.Log.LogAttrs(r.Context(), levelOf(status), "request", attrs...)
 	switch status {
 	case http.StatusTooManyRequests:
-		s.Metrics.Emit(map[string]string{"Service": "api", "Group": rt.Group}, metrics.Value{Name: metrics.RateLimited, Unit: metrics.Count, Value: 1})
+		s.Metrics.Emit(map[string]string{"Service": "api", "Group": group}, metrics.Value{Name: metrics.RateLimited, Unit: metrics.Count, Value: 1})
 	case http.StatusServiceUnavailable:
-		s.Metrics.Emit(map[string]string{"Service": "api", "Group": rt.Group}, metrics.Value{Name: metrics.Unavailable, Unit: metrics.Count, Value: 1})
+		s.Metrics.Emit(map[string]string{"Service": "api", "Group": group}, metrics.Value{Name: metrics.Unavailable, Unit: metrics.Count, Value: 1})
 	}
 }
 

@@ -173,7 +173,7 @@ func logPath(rt routes.Route) string {
 // accessLog), turns errors into answers in the route's form and a panic
 // into a generic 500.
 func (s *Server) logged(rt routes.Route, h HandlerFunc) http.Handler {
-	form := rt.Errors
+	form, shown, pattern := rt.Errors, logPath(rt), rt.Pattern()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		id := requestID(r)
@@ -191,7 +191,7 @@ func (s *Server) logged(rt routes.Route, h HandlerFunc) http.Handler {
 					s.writeError(sw, id, form, errInternal)
 				}
 			}
-			s.accessLog(r, rt, c, sw.status, start, id)
+			s.accessLog(r, rt.Group, shown, pattern, c, sw.status, start, id)
 		}()
 		if err := h(sw, r); err != nil {
 			s.writeError(sw, id, form, err)

@@ -57,9 +57,6 @@ func Start(ctx context.Context, name string, newCmd func() *exec.Cmd, limit time
 	return p, nil
 }
 
-// Name is the name given at Start.
-func (p *Process) Name() string { return p.name }
-
 // launch starts a new child and waits until it answers; a child that exits
 // or does not answer in time is an error (and is stopped).
 func (p *Process) launch(ctx context.Context) error {

@@ -10,10 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/shared/tabledef"
@@ -292,32 +290,9 @@ func (s *Store) CredentialBySubject(ctx context.Context, sub string) (Credential
 // subjectRefs reads every company's mapping of a subject, strongly
 // consistent (as the API key look-up), so a new mapping holds at once.
 func (s *Store) subjectRefs(ctx context.Context, sub string) ([]credentialRef, error) {
-	expr, err := expression.NewBuilder().WithKeyCondition(expression.Key(tabledef.PK).Equal(expression.Value(subjectPK(sub)))).Build()
-	if err != nil {
-		return nil, err
-	}
 	var refs []credentialRef
-	var start map[string]types.AttributeValue
-	for {
-		in := &dynamodb.QueryInput{
-			TableName: aws.String(s.Table), KeyConditionExpression: expr.KeyCondition(), ConsistentRead: aws.Bool(true),
-			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-			ExclusiveStartKey: start, ReturnConsumedCapacity: total,
-		}
-		res, err := call(func() (*dynamodb.QueryOutput, error) { return s.DB.Query(ctx, in) })
-		if err != nil {
-			return nil, fmt.Errorf("subject look-up: %w", err)
-		}
-		record(ctx, reading, res.ConsumedCapacity)
-		var page []credentialRef
-		if err := attributevalue.UnmarshalListOfMaps(res.Items, &page); err != nil {
-			return nil, err
-		}
-		refs = append(refs, page...)
-		if start = res.LastEvaluatedKey; start == nil {
-			return refs, nil
-		}
-	}
+	err := s.queryAllConsistent(ctx, expression.Key(tabledef.PK).Equal(expression.Value(subjectPK(sub))), &refs)
+	return refs, err
 }
 
 func (s *Store) credential(ctx context.Context, ref credentialRef) (Credential, error) {

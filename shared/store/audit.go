@@ -289,14 +289,3 @@ func (p Page) keyCondition(r skRange) expression.KeyConditionBuilder {
 	return expression.Key(p.PKAttr).Equal(expression.Value(p.Partition)).
 		And(expression.Key(p.skAttr()).Between(expression.Value(r.From), expression.Value(r.To)))
 }
-
-// RecordAudit writes an audit entry on its own, for an action that changes
-// nothing stored (the operator reading a tenant's accounts); nothing when
-// ctx carries no actor.
-func (s *Store) RecordAudit(ctx context.Context, companyID int64, e AuditEntry) error {
-	items, err := s.txAudit(ctx, companyID, e)
-	if err != nil || len(items) == 0 {
-		return err
-	}
-	return s.transact(ctx, items)
-}

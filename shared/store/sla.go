@@ -24,8 +24,13 @@ func slaSettingsKey(companyID int64) Key { return Key{PK: CompanyPK(companyID), 
 // SLASettings returns a company's SLA settings, and whether the company set
 // them (false: the defaults).
 func (s *Store) SLASettings(ctx context.Context, companyID int64) (sla.Settings, bool, error) {
+	return s.slaSettings(ctx, companyID, s.getItem)
+}
+
+// slaSettings reads the settings with get (consistent or not).
+func (s *Store) slaSettings(ctx context.Context, companyID int64, get func(context.Context, Key, any) error) (sla.Settings, bool, error) {
 	var it slaSettingsItem
-	err := s.getItem(ctx, slaSettingsKey(companyID), &it)
+	err := get(ctx, slaSettingsKey(companyID), &it)
 	if errors.Is(err, ErrNotFound) {
 		return sla.Defaults(), false, nil
 	}
@@ -43,7 +48,7 @@ func (s *Store) SLASettings(ctx context.Context, companyID int64) (sla.Settings,
 // PutSLASettings stores a company's SLA settings with the audit entry of
 // what changed (from the settings read just before).
 func (s *Store) PutSLASettings(ctx context.Context, companyID int64, st sla.Settings) error {
-	before, _, err := s.SLASettings(ctx, companyID)
+	before, _, err := s.slaSettings(ctx, companyID, s.getItemConsistent) // the audit's "before"
 	if err != nil {
 		return err
 	}

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -273,33 +271,7 @@ func (s *Store) recountPendingUploads(ctx context.Context, companyID int64, at t
 // recount needs). Each live incomplete run holds some quota, which bounds
 // how many there are.
 func (s *Store) uploadRuns(ctx context.Context, companyID int64) ([]UploadRun, error) {
-	kc := pkBeginsWith(CompanyPK(companyID), "UPLOAD#")
-	proj := expression.NamesList(expression.Name("offset"), expression.Name("length"),
-		expression.Name("reserved"), expression.Name(tabledef.TTLAttribute))
-	expr, err := expression.NewBuilder().WithKeyCondition(kc).WithProjection(proj).Build()
-	if err != nil {
-		return nil, err
-	}
 	var runs []UploadRun
-	var start map[string]types.AttributeValue
-	for {
-		in := &dynamodb.QueryInput{
-			TableName: aws.String(s.Table), KeyConditionExpression: expr.KeyCondition(), ProjectionExpression: expr.Projection(),
-			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-			ConsistentRead: aws.Bool(true), ExclusiveStartKey: start, ReturnConsumedCapacity: total,
-		}
-		res, err := call(func() (*dynamodb.QueryOutput, error) { return s.DB.Query(ctx, in) })
-		if err != nil {
-			return nil, fmt.Errorf("query upload runs: %w", err)
-		}
-		record(ctx, reading, res.ConsumedCapacity)
-		var page []UploadRun
-		if err := attributevalue.UnmarshalListOfMaps(res.Items, &page); err != nil {
-			return nil, err
-		}
-		runs = append(runs, page...)
-		if start = res.LastEvaluatedKey; start == nil {
-			return runs, nil
-		}
-	}
+	err := s.queryAllConsistent(ctx, pkBeginsWith(CompanyPK(companyID), "UPLOAD#"), &runs)
+	return runs, err
 }

@@ -1,8 +1,7 @@
 // Package unreachable marks an AWS SDK call that could not reach its
 // service as store.ErrUnavailable, which the API answers with 503 and
 // Retry-After (and workers retry): the connection was refused, reset or
-// closed before an answer came, after the SDK's own retries, or the SDK
-// stopped retrying because its retry quota ran out. Locally that is a
+// closed before an answer came, after the SDK's own retries. Locally that is a
 // stand-in (DynamoDB Local, the S3 server) that died and is being started
 // again; in AWS, a network failure. Without it such a call is a 500.
 package unreachable
@@ -14,7 +13,6 @@ import (
 	"io"
 	"syscall"
 
-	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/smithy-go/middleware"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
@@ -36,13 +34,9 @@ func Mark(stack *middleware.Stack) error {
 }
 
 // Failed reports whether err is a call that never got an answer from its
-// service: the connection refused, reset or closed, or the SDK's retry
-// quota spent (it has seen many such failures just before).
+// service: the connection refused, reset or closed. (The retry policy has
+// no client-side quota, so none is ever spent.)
 func Failed(err error) bool {
-	var quota ratelimit.QuotaExceededError
-	if errors.As(err, &quota) {
-		return true
-	}
 	var send *smithyhttp.RequestSendError
 	if !errors.As(err, &send) {
 		return false

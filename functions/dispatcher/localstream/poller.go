@@ -14,14 +14,12 @@ import (
 	"log/slog"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
-	"github.com/acme/codescan-api/shared/awsclient/chain"
+	"github.com/acme/codescan-api/shared/awsclient"
 	"github.com/acme/codescan-api/shared/delivery"
 	"github.com/acme/codescan-api/shared/store"
 )
@@ -29,12 +27,7 @@ import (
 // NewClient returns a DynamoDB Streams client for DynamoDB Local's stream
 // API at endpoint.
 func NewClient(ctx context.Context, endpoint string) (*dynamodbstreams.Client, error) {
-	cfg, err := chain.Load(ctx, awsconfig.WithRegion("us-east-1"),
-		awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")))
-	if err != nil {
-		return nil, fmt.Errorf("aws config: %w", err)
-	}
-	return dynamodbstreams.NewFromConfig(cfg, func(o *dynamodbstreams.Options) {
+	return dynamodbstreams.NewFromConfig(awsclient.Static("us-east-1", "local", "local", ""), func(o *dynamodbstreams.Options) {
 		o.BaseEndpoint = aws.String(endpoint)
 	}), nil
 }
