@@ -221,7 +221,7 @@ func enableStream(ctx context.Context, db *dynamodb.Client, table string) error 
 		return nil
 	}
 	_, err = db.UpdateTable(ctx, &dynamodb.UpdateTableInput{TableName: aws.String(table),
-		StreamSpecification: &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeNewImage}})
+		StreamSpecification: store.StreamSpec()})
 	if err != nil {
 		return fmt.Errorf("enable the stream of %s: %w", table, err)
 	}

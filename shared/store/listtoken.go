@@ -2,7 +2,6 @@ package store
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/base64"
 	"strings"
 )
@@ -41,12 +40,7 @@ func openToken(view, token string) (string, error) {
 	return raw, nil
 }
 
-func viewSum(view, raw string) []byte {
-	h := sha256.New()
-	h.Write([]byte("view\x00" + view + "\x00"))
-	h.Write([]byte(raw))
-	return h.Sum(nil)[:12]
-}
+func viewSum(view, raw string) []byte { return checksum("view\x00"+view, []byte(raw)) }
 
 // listView names a list and its filters for sealToken.
 func listView(parts ...string) string { return strings.Join(parts, "\x00") }

@@ -124,9 +124,13 @@ func encodeToken(l List, c cursor) (string, error) {
 	return base64.RawURLEncoding.EncodeToString(b) + "." + base64.RawURLEncoding.EncodeToString(tokenSum(l, b)), nil
 }
 
-func tokenSum(l List, b []byte) []byte {
+func tokenSum(l List, b []byte) []byte { return checksum(l.id(), b) }
+
+// checksum is the 12-byte SHA-256 of id, a 0 byte and b: what binds a
+// token to what it was issued for.
+func checksum(id string, b []byte) []byte {
 	h := sha256.New()
-	h.Write([]byte(l.id()))
+	h.Write([]byte(id))
 	h.Write([]byte{0})
 	h.Write(b)
 	return h.Sum(nil)[:12]

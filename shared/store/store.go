@@ -117,6 +117,12 @@ func isConditionFailed(err error) bool {
 	return false
 }
 
+// StreamSpec is the table's stream: new images, which the dispatcher and
+// the ingester read.
+func StreamSpec() *types.StreamSpecification {
+	return &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeNewImage}
+}
+
 // CreateTable creates the table from tabledef (used locally and in tests;
 // in AWS the stacks create it), with its stream when stream is set. When
 // the table exists (a local data directory kept across restarts), it adds
@@ -151,9 +157,7 @@ func (s *Store) CreateTable(ctx context.Context, stream bool) error {
 		BillingMode:            types.BillingModePayPerRequest,
 	}
 	if stream { // the notification dispatcher reads new outbox items from it (see Event)
-		in.StreamSpecification = &types.StreamSpecification{
-			StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeNewImage,
-		}
+		in.StreamSpecification = StreamSpec()
 	}
 	_, err := s.DB.CreateTable(ctx, in)
 	var inUse *types.ResourceInUseException
