@@ -70,7 +70,7 @@ func uploadBench(ctx context.Context, endpoint, sizes string) error {
 	if err := st.CreateTable(ctx, true); err != nil {
 		return err
 	}
-	watch := store.New(db, st.Table)
+	watch := store.New(db, st.TableName())
 	// The floor's writers: DynamoDB Local stores faster with more of them
 	// (on 2 cores, 4 writers took some 26 s for 25,000 items, 8 some 20
 	// and 16 some 17), so the floor is the fastest it goes.
@@ -414,9 +414,9 @@ func (f floorKind) store(ctx context.Context, items []map[string]types.Attribute
 			defer wg.Done()
 			failed := false
 			for b := range work { // drained to the end even after a failure
-				pending := map[string][]types.WriteRequest{st.Table: b}
+				pending := map[string][]types.WriteRequest{st.TableName(): b}
 				for len(pending) > 0 && !failed {
-					out, err := st.DB.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: pending})
+					out, err := st.Client().BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: pending})
 					if err != nil {
 						errs <- err
 						failed = true

@@ -24,6 +24,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/acme/codescan-api/functions/scheduler"
@@ -104,7 +105,7 @@ func measure(ctx context.Context, db *dynamodb.Client, size, due int) ([]row, er
 		return nil, err
 	}
 	defer func() {
-		_, _ = db.DeleteTable(context.WithoutCancel(ctx), &dynamodb.DeleteTableInput{TableName: &st.Table})
+		_, _ = db.DeleteTable(context.WithoutCancel(ctx), &dynamodb.DeleteTableInput{TableName: aws.String(st.TableName())})
 	}()
 	company, err := st.NextID(ctx, "company")
 	if err != nil {

@@ -95,8 +95,7 @@ func startStack(ctx context.Context, root, localDir string, p ports, env config.
 	if err != nil {
 		return nil, err
 	}
-	s.store = store.New(db, env.TableName)
-	s.store.AuditRetention = env.AuditRetention
+	s.store = store.New(db, env.TableName, store.WithAuditRetention(env.AuditRetention))
 	fresh, err := tableMissing(ctx, db, env.TableName)
 	if err != nil {
 		return nil, err

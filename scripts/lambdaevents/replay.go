@@ -62,9 +62,9 @@ func newWorld(ctx context.Context) (*world, error) {
 	}
 	rec := &recorder{}
 	// Store is shared by pointer with the authenticator, so both use this client.
-	deps.Store.DB = dynamodb.New(deps.Store.DB.Options(), func(o *dynamodb.Options) {
+	deps.Store.SetClient(dynamodb.New(deps.Store.Client().Options(), func(o *dynamodb.Options) {
 		o.APIOptions = append(o.APIOptions, rec.attach)
-	})
+	}))
 	return &world{deps: deps, company: doc.Companies[0], calls: rec}, nil
 }
 

@@ -238,7 +238,7 @@ func (c connection) open(ctx context.Context) (*store.Store, error) {
 	}
 	st := store.New(dynamodb.NewFromConfig(cfg), table)
 	// The deployed table exists; check it is reachable and named right.
-	if _, err := st.DB.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)}); err != nil {
+	if _, err := st.Client().DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)}); err != nil {
 		return nil, fmt.Errorf("table %s in %s: %w", table, c.region, err)
 	}
 	return st, nil

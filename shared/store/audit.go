@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -87,7 +86,7 @@ type AuditRecord struct {
 }
 
 // auditItem is an audit entry as stored: the company's log partition (its
-// sort key is the time, then a random id: newest first by reading it
+// sort key is the time, then a random id: newest first by ddb.Reading it
 // backwards), with GSI1 serving the actor filter and GSI2 the action filter.
 // A second copy under a partition per (actor, action) serves both filters
 // at once. Both expire through the table's TTL.
@@ -111,7 +110,7 @@ type auditItem struct {
 }
 
 // DefaultAuditRetention is how long audit entries are kept unless
-// Store.AuditRetention says otherwise.
+// WithAuditRetention says otherwise.
 const DefaultAuditRetention = 400 * 24 * time.Hour
 
 // auditTimeLayout is fixed-width, so sort keys order by time.
@@ -143,11 +142,8 @@ func (s *Store) txAudit(ctx context.Context, companyID int64, e AuditEntry) ([]t
 	if err != nil {
 		return nil, fmt.Errorf("audit changes: %w", err)
 	}
-	at := auditClock.next()
-	retention := s.AuditRetention
-	if retention <= 0 {
-		retention = DefaultAuditRetention
-	}
+	at := s.t.Tick()
+	retention := s.auditRetention
 	// The id is derived from who did what to which target, not drawn at
 	// random: with the time (strictly increasing in a process) it is
 	// unique, and the same change made again stores the same items.
@@ -164,14 +160,14 @@ func (s *Store) txAudit(ctx context.Context, companyID int64, e AuditEntry) ([]t
 		Action: e.Action, TargetType: e.TargetType, TargetID: e.TargetID,
 		Changes: string(changes), ExpiresAt: at.Add(retention).Unix(),
 	}
-	main, err := s.txPutNew(it)
+	main, err := s.t.TxPutNew(it)
 	if err != nil {
 		return nil, err
 	}
 	both := it
 	both.Key = Key{PK: auditBothPK(companyID, a.id(), e.Action), SK: sk}
 	both.GSI1PK, both.GSI1SK, both.GSI2PK, both.GSI2SK = "", "", "", ""
-	copyItem, err := s.txPutNew(both)
+	copyItem, err := s.t.TxPutNew(both)
 	if err != nil {
 		return nil, err
 	}
@@ -186,27 +182,7 @@ func (s *Store) Audit(ctx context.Context, companyID int64, e AuditEntry) error 
 	if err != nil || len(items) == 0 {
 		return err
 	}
-	return s.transact(ctx, items)
-}
-
-// auditClock hands out strictly increasing times, so the entries of one
-// process (those of one transaction included) keep their order in the log.
-var auditClock clock
-
-type clock struct {
-	mu   sync.Mutex
-	last time.Time
-}
-
-func (c *clock) next() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t := time.Now().UTC().Truncate(time.Microsecond)
-	if !t.After(c.last) {
-		t = c.last.Add(time.Microsecond)
-	}
-	c.last = t
-	return t
+	return s.t.Transact(ctx, items)
 }
 
 // AuditFilter selects audit entries; zero values select everything.

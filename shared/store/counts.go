@@ -23,7 +23,7 @@ func countKey(companyID int64, collection string) Key {
 // the transaction that creates or deletes the collection's item, so the
 // count is exact whatever fails.
 func (s *Store) txCount(companyID int64, collection string, delta int) (types.TransactWriteItem, error) {
-	return s.txUpdate(countKey(companyID, collection), expression.Add(expression.Name("n"), expression.Value(delta)), nil)
+	return s.t.TxUpdate(countKey(companyID, collection), expression.Add(expression.Name("n"), expression.Value(delta)), nil)
 }
 
 // companyCount reads a company's counter of a collection (0 before the first item).
@@ -31,7 +31,7 @@ func (s *Store) companyCount(ctx context.Context, companyID int64, collection st
 	var c struct {
 		N int `dynamodbav:"n"`
 	}
-	err := s.getItem(ctx, countKey(companyID, collection), &c)
+	err := s.t.GetItem(ctx, countKey(companyID, collection), &c)
 	if errors.Is(err, ErrNotFound) {
 		return 0, nil
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -43,7 +44,7 @@ const backfillSaveEvery = 16
 // set its keys.
 func (s *Store) BackfillDueIndex(ctx context.Context, until time.Time) (done bool, written int, err error) {
 	var st backfillState
-	if err := s.getItem(ctx, backfillKey, &st); err != nil && !errors.Is(err, ErrNotFound) {
+	if err := s.t.GetItem(ctx, backfillKey, &st); err != nil && !errors.Is(err, ErrNotFound) {
 		return false, 0, err
 	}
 	if st.Done {
@@ -62,7 +63,7 @@ func (s *Store) BackfillDueIndex(ctx context.Context, until time.Time) (done boo
 			shard = st.Shard
 		}
 		for ; shard < 256; shard++ {
-			if time.Now().After(until) {
+			if s.t.Clock().After(until) {
 				return false, written, nil
 			}
 			n, err := s.backfillShard(ctx, id, shard)
@@ -71,19 +72,19 @@ func (s *Store) BackfillDueIndex(ctx context.Context, until time.Time) (done boo
 				return false, written, err
 			}
 			if (shard+1)%backfillSaveEvery == 0 {
-				if err := s.putItem(ctx, backfillState{Key: backfillKey, Company: id, Shard: shard + 1}, nil); err != nil {
+				if err := s.t.PutItem(ctx, backfillState{Key: backfillKey, Company: id, Shard: shard + 1}, nil); err != nil {
 					return false, written, err
 				}
 			}
 		}
 	}
-	return true, written, s.putItem(ctx, backfillState{Key: backfillKey, Done: true}, nil)
+	return true, written, s.t.PutItem(ctx, backfillState{Key: backfillKey, Done: true}, nil)
 }
 
 // backfillShard sets the due keys of one issue shard of a company.
 func (s *Store) backfillShard(ctx context.Context, companyID int64, shard int) (int, error) {
 	var todo []Issue
-	err := each(ctx, s, pkBeginsWith(issueShardPK(companyID, fmt.Sprintf("%02x", shard)), ""), func(i Issue) error {
+	err := each(ctx, s, ddb.PKBeginsWith(issueShardPK(companyID, fmt.Sprintf("%02x", shard)), ""), func(i Issue) error {
 		want := i
 		if err := want.setDue(&i); err != nil {
 			return err
@@ -97,7 +98,7 @@ func (s *Store) backfillShard(ctx context.Context, companyID int64, shard int) (
 		return 0, err
 	}
 	written := make([]bool, len(todo))
-	err = s.parallel(ctx, len(todo), func(n int) error {
+	err = s.t.Parallel(ctx, len(todo), func(n int) error {
 		i := todo[n]
 		upd := expression.Remove(expression.Name(tabledef.Due.PK)).Remove(expression.Name(tabledef.Due.SK))
 		if i.DuePK != "" {
@@ -109,7 +110,7 @@ func (s *Store) backfillShard(ctx context.Context, companyID int64, shard int) (
 		if i.Version == 0 {
 			cond = expression.AttributeNotExists(expression.Name("ver"))
 		}
-		err := s.update(ctx, i.Key, upd, &cond, nil)
+		err := s.t.Update(ctx, i.Key, upd, &cond, nil)
 		if errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound) {
 			return nil // changed or deleted since: its writer set the keys
 		}
@@ -126,5 +127,5 @@ func (s *Store) backfillShard(ctx context.Context, companyID int64, shard int) (
 // markDueIndexed records that the table needs no backfill (it was created
 // with the index).
 func (s *Store) markDueIndexed(ctx context.Context) error {
-	return s.putItem(ctx, backfillState{Key: backfillKey, Done: true}, nil)
+	return s.t.PutItem(ctx, backfillState{Key: backfillKey, Done: true}, nil)
 }

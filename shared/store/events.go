@@ -61,7 +61,7 @@ func eventKey(companyID int64, id string) Key {
 	return Key{PK: CompanyPK(companyID), SK: "EVENT#" + id}
 }
 
-func (e Event) item() (EventItem, error) {
+func (e Event) item(now time.Time) (EventItem, error) {
 	if e.ID == "" || e.CompanyID == 0 || e.Type == "" {
 		return EventItem{}, fmt.Errorf("event needs an id, a company and a type")
 	}
@@ -78,7 +78,7 @@ func (e Event) item() (EventItem, error) {
 	}
 	at := e.CreatedAt
 	if at.IsZero() {
-		at = time.Now()
+		at = now
 	}
 	return EventItem{
 		Key: eventKey(e.CompanyID, e.ID), Entity: EventEntity, ID: e.ID, CompanyID: e.CompanyID, Type: e.Type,
@@ -91,21 +91,21 @@ func (e Event) item() (EventItem, error) {
 // unconditional: a retried transaction rewrites the same item (same id),
 // which the stream reports as a MODIFY the dispatcher ignores.
 func (s *Store) txEvent(e Event) (types.TransactWriteItem, error) {
-	it, err := e.item()
+	it, err := e.item(s.t.Clock())
 	if err != nil {
 		return types.TransactWriteItem{}, err
 	}
-	return s.txPut(it, nil)
+	return s.t.TxPut(it, nil)
 }
 
 // RecordEvent records an event on its own, for producers whose state change
 // is not a store write (a scheduled check, a digest).
 func (s *Store) RecordEvent(ctx context.Context, e Event) error {
-	it, err := e.item()
+	it, err := e.item(s.t.Clock())
 	if err != nil {
 		return err
 	}
-	return s.putItem(ctx, it, nil)
+	return s.t.PutItem(ctx, it, nil)
 }
 
 // DecodeEventImage returns the event of a stream record's new image, and
@@ -128,19 +128,19 @@ func DecodeEventImage(image map[string]types.AttributeValue) (Event, bool, error
 // weekly digest) raises each event once, even after the outbox item has
 // expired. It reports whether the event was new.
 func (s *Store) RecordEventOnce(ctx context.Context, e Event) (bool, error) {
-	it, err := e.item()
+	it, err := e.item(s.t.Clock())
 	if err != nil {
 		return false, err
 	}
-	marker, err := s.txPutNew(Key{PK: CompanyPK(e.CompanyID), SK: "ONCE#" + e.ID})
+	marker, err := s.t.TxPutNew(Key{PK: CompanyPK(e.CompanyID), SK: "ONCE#" + e.ID})
 	if err != nil {
 		return false, err
 	}
-	put, err := s.txPut(it, nil)
+	put, err := s.t.TxPut(it, nil)
 	if err != nil {
 		return false, err
 	}
-	err = s.transact(ctx, []types.TransactWriteItem{marker, put})
+	err = s.t.Transact(ctx, []types.TransactWriteItem{marker, put})
 	if errors.Is(err, ErrConflict) {
 		return false, nil
 	}
@@ -148,13 +148,13 @@ func (s *Store) RecordEventOnce(ctx context.Context, e Event) (bool, error) {
 }
 
 // CompanyIDs returns every company id ever allocated (ids come from one
-// counter, so this is 1..counter without reading any company), for the
+// counter, so this is 1..counter without ddb.Reading any company), for the
 // scheduled jobs that visit every company.
 func (s *Store) CompanyIDs(ctx context.Context) ([]int64, error) {
 	var c struct {
 		Value int64 `dynamodbav:"value"`
 	}
-	err := s.getItem(ctx, Key{PK: "SEQUENCE", SK: "company"}, &c)
+	err := s.t.GetItem(ctx, Key{PK: "SEQUENCE", SK: "company"}, &c)
 	if errors.Is(err, ErrNotFound) {
 		return nil, nil
 	}

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"fmt"
+
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
 )
 
 // HistoryEntry is one status change of an issue: when, who (a user, or the
@@ -39,10 +41,10 @@ func (s *Store) IssueHistory(ctx context.Context, companyID int64, issueID strin
 		return nil, ErrNotFound
 	}
 	var i Issue
-	if err := s.getItem(ctx, issueKey(companyID, id), &i); err != nil {
+	if err := s.t.GetItem(ctx, issueKey(companyID, id), &i); err != nil {
 		return nil, err
 	}
 	out := []HistoryEntry{}
-	err := s.queryAll(ctx, "", pkBeginsWith(historyPK(companyID, id), ""), true, &out)
+	err := s.t.QueryAll(ctx, "", ddb.PKBeginsWith(historyPK(companyID, id), ""), true, &out)
 	return out, err
 }

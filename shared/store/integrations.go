@@ -68,9 +68,9 @@ func (s *Store) CreateIntegration(ctx context.Context, in Integration) (Integrat
 	}
 	in.ID = id
 	in.prepare()
-	in.CreatedAt = now()
+	in.CreatedAt = s.t.Stamp()
 	in.UpdatedAt = in.CreatedAt
-	item, err := s.txPutNew(in)
+	item, err := s.t.TxPutNew(in)
 	if err != nil {
 		return Integration{}, err
 	}
@@ -78,7 +78,7 @@ func (s *Store) CreateIntegration(ctx context.Context, in Integration) (Integrat
 	if err != nil {
 		return Integration{}, err
 	}
-	return in, s.transact(ctx, []types.TransactWriteItem{item, counter})
+	return in, s.t.Transact(ctx, []types.TransactWriteItem{item, counter})
 }
 
 // prepare sets the keys and first revision of a new integration with its
@@ -94,7 +94,7 @@ func (in *Integration) prepare() {
 // GetIntegration reads an integration of a company by uuid.
 func (s *Store) GetIntegration(ctx context.Context, companyID int64, id string) (Integration, error) {
 	var in Integration
-	err := s.getItem(ctx, integrationKey(companyID, id), &in)
+	err := s.t.GetItem(ctx, integrationKey(companyID, id), &in)
 	return in, err
 }
 
@@ -121,7 +121,7 @@ func (s *Store) IntegrationCount(ctx context.Context, companyID int64) (int, err
 func (s *Store) ListIntegrations(ctx context.Context, companyID int64) ([]Integration, error) {
 	var out []Integration
 	kc := expression.Key(tabledef.GSI1.PK).Equal(expression.Value(integrationListPK(companyID)))
-	err := s.queryAll(ctx, tabledef.GSI1.Name, kc, true, &out)
+	err := s.t.QueryAll(ctx, tabledef.GSI1.Name, kc, true, &out)
 	return out, err
 }
 
@@ -142,14 +142,14 @@ type IntegrationChange struct {
 // otherwise; ErrNotFound if the item is gone), and returns the new record.
 func (s *Store) UpdateIntegration(ctx context.Context, companyID int64, id string, revision int64, ch IntegrationChange) (Integration, error) {
 	var in Integration
-	if err := s.getItemConsistent(ctx, integrationKey(companyID, id), &in); err != nil {
+	if err := s.t.GetItemConsistent(ctx, integrationKey(companyID, id), &in); err != nil {
 		return Integration{}, err
 	}
 	if in.Revision != revision {
 		return Integration{}, ErrConflict
 	}
 	out := in
-	out.Revision, out.UpdatedAt = revision+1, now()
+	out.Revision, out.UpdatedAt = revision+1, s.t.Stamp()
 	upd := expression.Set(expression.Name("revision"), expression.Value(out.Revision)).
 		Set(expression.Name("updated_at"), expression.Value(out.UpdatedAt))
 	changes := map[string]Change{}
@@ -193,7 +193,7 @@ func (s *Store) UpdateIntegration(ctx context.Context, companyID int64, id strin
 		out.Expired = false
 	}
 	cond := expression.Name("revision").Equal(expression.Value(revision))
-	item, err := s.txUpdate(in.Key, upd, &cond)
+	item, err := s.t.TxUpdate(in.Key, upd, &cond)
 	if err != nil {
 		return Integration{}, err
 	}
@@ -203,7 +203,7 @@ func (s *Store) UpdateIntegration(ctx context.Context, companyID int64, id strin
 	if err != nil {
 		return Integration{}, err
 	}
-	if err := s.transact(ctx, append([]types.TransactWriteItem{item}, audit...)); err != nil {
+	if err := s.t.Transact(ctx, append([]types.TransactWriteItem{item}, audit...)); err != nil {
 		return Integration{}, err
 	}
 	return out, nil
@@ -215,10 +215,10 @@ func (s *Store) UpdateIntegration(ctx context.Context, companyID int64, id strin
 // revision (ErrConflict otherwise).
 func (s *Store) MarkIntegrationExpired(ctx context.Context, companyID int64, id string, revision int64, ev Event) error {
 	upd := expression.Set(expression.Name("revision"), expression.Value(revision+1)).
-		Set(expression.Name("updated_at"), expression.Value(now())).
+		Set(expression.Name("updated_at"), expression.Value(s.t.Stamp())).
 		Set(expression.Name("expired"), expression.Value(true))
 	cond := expression.Name("revision").Equal(expression.Value(revision))
-	mark, err := s.txUpdate(integrationKey(companyID, id), upd, &cond)
+	mark, err := s.t.TxUpdate(integrationKey(companyID, id), upd, &cond)
 	if err != nil {
 		return err
 	}
@@ -226,5 +226,5 @@ func (s *Store) MarkIntegrationExpired(ctx context.Context, companyID int64, id 
 	if err != nil {
 		return err
 	}
-	return s.transact(ctx, []types.TransactWriteItem{mark, put})
+	return s.t.Transact(ctx, []types.TransactWriteItem{mark, put})
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -102,7 +103,7 @@ func IssueID(companyID, projectID int64, branch, tool, fingerprint string) strin
 
 // Issues live in 256 partitions per company, picked by the first two hex
 // digits of their uuid: a tenant's million issues never form one hot item
-// collection, and reading them all (EachIssue) pages through small
+// collection, and ddb.Reading them all (EachIssue) pages through small
 // partitions.
 func issueKey(companyID int64, id string) Key {
 	return Key{PK: issueShardPK(companyID, id[:2]), SK: "ISSUE#" + id}
@@ -189,7 +190,7 @@ func (i *Issue) eachGroup(fn func(groupRef)) {
 }
 
 // prepare validates a new issue and fills its id, company, time and keys.
-func (i *Issue) prepare(companyID int64) error {
+func (i *Issue) prepare(companyID int64, at string) error {
 	if i.ID == "" {
 		i.ID = uuid.NewString()
 	}
@@ -204,7 +205,7 @@ func (i *Issue) prepare(companyID int64) error {
 	}
 	i.ID, i.CompanyID = id, companyID
 	if i.CreatedAt == "" {
-		i.CreatedAt = now()
+		i.CreatedAt = at
 	}
 	return i.setKeys()
 }
@@ -216,7 +217,7 @@ func (s *Store) GetIssue(ctx context.Context, companyID int64, id string) (Issue
 		return Issue{}, ErrNotFound
 	}
 	var i Issue
-	err := s.getItem(ctx, issueKey(companyID, cid), &i)
+	err := s.t.GetItem(ctx, issueKey(companyID, cid), &i)
 	return i, err
 }
 
@@ -231,13 +232,13 @@ func (s *Store) GetIssue(ctx context.Context, companyID int64, id string) (Issue
 func (s *Store) CreateIssues(ctx context.Context, companyID int64, issues []Issue) (int, error) {
 	batch := make([]Issue, len(issues))
 	for n, i := range issues {
-		if err := i.prepare(companyID); err != nil {
+		if err := i.prepare(companyID, s.t.Stamp()); err != nil {
 			return 0, err
 		}
 		batch[n] = i
 	}
 	created := 0
-	err := s.retrying(ctx, func() error {
+	err := s.t.Retrying(ctx, func() error {
 		existing, err := s.issuesByID(ctx, companyID, issueIDs(batch))
 		if err != nil {
 			return err
@@ -267,7 +268,7 @@ func (s *Store) SetIssueStatus(ctx context.Context, companyID int64, id, status 
 // DeleteIssue removes an issue and its counts in one transaction.
 func (s *Store) DeleteIssue(ctx context.Context, companyID int64, id string) error {
 	var before Issue
-	err := s.retrying(ctx, func() error {
+	err := s.t.Retrying(ctx, func() error {
 		var err error
 		if before, err = s.consistentIssue(ctx, companyID, id); err != nil {
 			return err
@@ -306,7 +307,7 @@ func (s *Store) issuesByID(ctx context.Context, companyID int64, ids []string) (
 	for n, id := range ids {
 		keys[n] = issueKey(companyID, id)
 	}
-	got, err := s.batchGet(ctx, keys)
+	got, err := s.t.BatchGet(ctx, keys)
 	if err != nil {
 		return nil, err
 	}
@@ -362,7 +363,7 @@ type issueChange struct {
 	reason        string
 }
 
-// commitIssues writes changes in transactions of at most maxTxItems items:
+// commitIssues writes changes in transactions of at most ddb.MaxTxItems items:
 // each issue (conditional on the version it was computed from, or on not
 // existing), its history entry and issue_status_changed event when its
 // status changes, and atomic ADDs to the counters of the issues' groups,
@@ -373,7 +374,7 @@ type issueChange struct {
 // own). It returns how many changes were committed. Callers settle the
 // counters afterwards (settleCounters).
 func (s *Store) commitIssues(ctx context.Context, companyID int64, changes []issueChange, first ...types.TransactWriteItem) (int, error) {
-	at := now()
+	at := s.t.Stamp()
 	for n := range changes {
 		if a, b := changes[n].after, changes[n].before; a != nil {
 			a.Version = 1
@@ -400,7 +401,7 @@ func (s *Store) commitIssues(ctx context.Context, companyID int64, changes []iss
 		if n == 0 {
 			items = append(items, first...)
 		}
-		if err := s.transact(ctx, items); err != nil {
+		if err := s.t.Transact(ctx, items); err != nil {
 			return done, err
 		}
 		done += len(chunk)
@@ -432,7 +433,7 @@ func (s *Store) txChanges(companyID int64, chunk []issueChange, at string) ([]ty
 		items = append(items, item)
 		if c.historyEntry() {
 			h := newHistory(companyID, c, at, n)
-			item, err := s.txPutNew(h)
+			item, err := s.t.TxPutNew(h)
 			if err != nil {
 				return nil, err
 			}
@@ -461,16 +462,16 @@ func (s *Store) txChanges(companyID int64, chunk []issueChange, at string) ([]ty
 // was computed from.
 func (s *Store) txIssue(c issueChange) (types.TransactWriteItem, error) {
 	if c.before == nil {
-		return s.txPutNew(c.after)
+		return s.t.TxPutNew(c.after)
 	}
 	cond := expression.Name("ver").Equal(expression.Value(c.before.Version))
 	if c.before.Version == 0 { // written before versions existed
 		cond = expression.AttributeNotExists(expression.Name("ver"))
 	}
 	if c.after != nil {
-		return s.txPut(c.after, &cond)
+		return s.t.TxPut(c.after, &cond)
 	}
-	return s.txDelete(c.before.Key, cond)
+	return s.t.TxDelete(c.before.Key, cond)
 }
 
 // chunkChanges splits changes so that each chunk's transaction (its issues,
@@ -494,7 +495,7 @@ func chunkChanges(companyID int64, changes []issueChange, reserve int) [][]issue
 				need++
 			}
 		}
-		if len(cur) > 0 && items+need > maxTxItems {
+		if len(cur) > 0 && items+need > ddb.MaxTxItems {
 			chunks = append(chunks, cur)
 			cur, counters, items = nil, map[Key]bool{}, 0
 			need = 1 + 2*b2i(c.historyEntry()) + len(keys)

@@ -50,9 +50,9 @@ func (s *Store) CreatePolicy(ctx context.Context, p Policy) (Policy, error) {
 	p.ID = id
 	p.Key = policyKey(p.CompanyID, id)
 	if p.CreatedAt == "" {
-		p.CreatedAt = now()
+		p.CreatedAt = s.t.Stamp()
 	}
-	item, err := s.txPutNew(p)
+	item, err := s.t.TxPutNew(p)
 	if err != nil {
 		return Policy{}, err
 	}
@@ -67,13 +67,13 @@ func (s *Store) CreatePolicy(ctx context.Context, p Policy) (Policy, error) {
 	if err != nil {
 		return Policy{}, err
 	}
-	return p, s.transact(ctx, append([]types.TransactWriteItem{item, counted}, audit...))
+	return p, s.t.Transact(ctx, append([]types.TransactWriteItem{item, counted}, audit...))
 }
 
 // GetPolicy reads a policy of a company.
 func (s *Store) GetPolicy(ctx context.Context, companyID, policyID int64) (Policy, error) {
 	var p Policy
-	err := s.getItem(ctx, policyKey(companyID, policyID), &p)
+	err := s.t.GetItem(ctx, policyKey(companyID, policyID), &p)
 	return p, err
 }
 
@@ -83,12 +83,12 @@ func (s *Store) GetPolicy(ctx context.Context, companyID, policyID int64) (Polic
 // such policy.
 func (s *Store) DeactivatePolicy(ctx context.Context, companyID, policyID int64) (Policy, error) {
 	var p Policy
-	if err := s.getItemConsistent(ctx, policyKey(companyID, policyID), &p); err != nil || !p.Active {
+	if err := s.t.GetItemConsistent(ctx, policyKey(companyID, policyID), &p); err != nil || !p.Active {
 		return p, err
 	}
 	upd := expression.Set(expression.Name("active"), expression.Value(false))
 	cond := expression.Name("active").Equal(expression.Value(true))
-	item, err := s.txUpdate(p.Key, upd, &cond)
+	item, err := s.t.TxUpdate(p.Key, upd, &cond)
 	if err != nil {
 		return Policy{}, err
 	}
@@ -100,7 +100,7 @@ func (s *Store) DeactivatePolicy(ctx context.Context, companyID, policyID int64)
 		return Policy{}, err
 	}
 	p.Active = false
-	err = s.transact(ctx, append([]types.TransactWriteItem{item}, audit...))
+	err = s.t.Transact(ctx, append([]types.TransactWriteItem{item}, audit...))
 	if errors.Is(err, ErrConflict) {
 		return p, nil // deactivated meanwhile
 	}

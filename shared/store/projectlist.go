@@ -61,12 +61,12 @@ func (s *Store) ProjectsByRepo(ctx context.Context, companyID int64, fragment st
 // The change and its audit entry are one transaction.
 func (s *Store) SetDefaultBranch(ctx context.Context, companyID, projectID int64, branch string) (Project, error) {
 	var p Project
-	if err := s.getItemConsistent(ctx, projectKey(companyID, projectID), &p); err != nil {
+	if err := s.t.GetItemConsistent(ctx, projectKey(companyID, projectID), &p); err != nil {
 		return Project{}, err
 	}
 	upd := expression.Set(expression.Name("default_branch"), expression.Value(branch))
 	exists := expression.AttributeExists(expression.Name(tabledef.PK))
-	item, err := s.txUpdate(p.Key, upd, &exists)
+	item, err := s.t.TxUpdate(p.Key, upd, &exists)
 	if err != nil {
 		return Project{}, err
 	}
@@ -77,7 +77,7 @@ func (s *Store) SetDefaultBranch(ctx context.Context, companyID, projectID int64
 	if err != nil {
 		return Project{}, err
 	}
-	if err := s.transact(ctx, append([]types.TransactWriteItem{item}, audit...)); errors.Is(err, ErrConflict) {
+	if err := s.t.Transact(ctx, append([]types.TransactWriteItem{item}, audit...)); errors.Is(err, ErrConflict) {
 		return Project{}, ErrNotFound
 	} else if err != nil {
 		return Project{}, err
@@ -91,7 +91,7 @@ func (s *Store) SetDefaultBranch(ctx context.Context, companyID, projectID int64
 func (s *Store) SetDefaultBranchIfEmpty(ctx context.Context, companyID, projectID int64, branch string) error {
 	upd := expression.Set(expression.Name("default_branch"), expression.Value(branch))
 	cond := expression.AttributeNotExists(expression.Name("default_branch"))
-	err := s.update(ctx, projectKey(companyID, projectID), upd, &cond, nil)
+	err := s.t.Update(ctx, projectKey(companyID, projectID), upd, &cond, nil)
 	if errors.Is(err, ErrConflict) {
 		return nil
 	}

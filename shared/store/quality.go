@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
 
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -159,7 +160,7 @@ func (s *Store) PutQualityIssues(ctx context.Context, companyID int64, issues []
 			q.ID = uuid.NewString()
 		}
 		if q.CreatedAt == "" {
-			q.CreatedAt = now()
+			q.CreatedAt = s.t.Stamp()
 		}
 		id, okID := CanonicalUUID(q.ID)
 		scan, okScan := CanonicalUUID(q.ScanID)
@@ -202,7 +203,7 @@ type QualityClass struct {
 // QualityClasses is the directory of a scan's classifications, by class key.
 func (s *Store) QualityClasses(ctx context.Context, companyID int64, scanID string) ([]QualityClass, error) {
 	var all []QualityClass
-	if err := s.queryAll(ctx, "", pkBeginsWith(qualityDirPK(companyID, scanID), ""), true, &all); err != nil {
+	if err := s.t.QueryAll(ctx, "", ddb.PKBeginsWith(qualityDirPK(companyID, scanID), ""), true, &all); err != nil {
 		return nil, err
 	}
 	out := []QualityClass{}
@@ -298,10 +299,10 @@ func (s *Store) mergeClasses(ctx context.Context, companyID int64, scanID string
 		// A range's next read takes what the page may still need of it, in
 		// reads of at most 100 while skipping.
 		want := int32(min(left, 100))
-		err := s.parallel(ctx, len(empty), func(i int) error {
+		err := s.t.Parallel(ctx, len(empty), func(i int) error {
 			r := &ranges[empty[i]]
 			kc := expression.Key(tabledef.GSI2.PK).Equal(expression.Value(partitions[empty[i]]))
-			items, next, err := s.queryRaw(ctx, tabledef.GSI2.Name, kc, nil, true, want, r.start)
+			items, next, err := s.t.QueryRaw(ctx, tabledef.GSI2.Name, kc, nil, true, want, r.start)
 			r.buf, r.start, r.done = items, next, next == nil
 			return err
 		})

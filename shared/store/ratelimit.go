@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -70,9 +71,9 @@ func (s *Store) TakeRequest(ctx context.Context, companyID int64, subject string
 	if err != nil {
 		return RateState{}, err
 	}
-	in := updateInput(s.Table, k, expr, types.ReturnValueUpdatedNew)
+	in := ddb.UpdateInput(s.t.Name, k, expr, types.ReturnValueUpdatedNew)
 	in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
-	res, err := call(func() (*dynamodb.UpdateItemOutput, error) { return s.DB.UpdateItem(ctx, in) })
+	res, err := ddb.Call(func() (*dynamodb.UpdateItemOutput, error) { return s.t.DB.UpdateItem(ctx, in) })
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
 		hourUsed, minuteUsed, err := rateCounts(ccf.Item, minute)
@@ -86,7 +87,7 @@ func (s *Store) TakeRequest(ctx context.Context, companyID int64, subject string
 	if err != nil {
 		return RateState{}, fmt.Errorf("rate limit: %w", err)
 	}
-	record(ctx, writing, res.ConsumedCapacity)
+	ddb.Record(ctx, ddb.Writing, res.ConsumedCapacity)
 	hourUsed, minuteUsed, err := rateCounts(res.Attributes, minute)
 	if err != nil {
 		return RateState{}, err
@@ -108,16 +109,16 @@ func (s *Store) RefundRequest(ctx context.Context, companyID int64, subject stri
 	if err != nil {
 		return err
 	}
-	res, err := call(func() (*dynamodb.UpdateItemOutput, error) {
-		return s.DB.UpdateItem(ctx, updateInput(s.Table, k, expr, types.ReturnValueNone))
+	res, err := ddb.Call(func() (*dynamodb.UpdateItemOutput, error) {
+		return s.t.DB.UpdateItem(ctx, ddb.UpdateInput(s.t.Name, k, expr, types.ReturnValueNone))
 	})
-	if isConditionFailed(err) {
+	if ddb.IsConditionFailed(err) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("rate limit refund: %w", err)
 	}
-	record(ctx, writing, res.ConsumedCapacity)
+	ddb.Record(ctx, ddb.Writing, res.ConsumedCapacity)
 	return nil
 }
 

@@ -86,7 +86,7 @@ func (s *Store) PutSCAIssue(ctx context.Context, companyID int64, i SCAIssue) (S
 		return SCAIssue{}, fmt.Errorf("SCA issue id %q: %w", i.ID, ErrInvalid)
 	}
 	if i.CreatedAt == "" {
-		i.CreatedAt = now()
+		i.CreatedAt = s.t.Stamp()
 	}
 	if i.Reachability.Usages == nil {
 		i.Reachability.Usages = []SCAUsage{}
@@ -106,7 +106,7 @@ func (s *Store) GetSCAIssue(ctx context.Context, companyID int64, id string) (SC
 		return SCAIssue{}, ErrNotFound
 	}
 	var i SCAIssue
-	err := s.getItem(ctx, scaKey(companyID, cid), &i)
+	err := s.t.GetItem(ctx, scaKey(companyID, cid), &i)
 	return i, err
 }
 

@@ -97,7 +97,7 @@ func (s *Store) ScanSCAIssues(ctx context.Context, companyID int64, scanID strin
 	for n, m := range ms {
 		keys[n] = scaKey(companyID, m.IssueID)
 	}
-	got, err := s.readBatch(ctx, keys, false)
+	got, err := s.t.ReadBatch(ctx, keys, false)
 	if err != nil {
 		return nil, PageResult{}, 0, err
 	}

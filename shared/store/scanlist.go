@@ -70,13 +70,13 @@ func (s *Store) scanListWrites(sc Scan) ([]types.TransactWriteItem, error) {
 	if err != nil {
 		return nil, err
 	}
-	item, err := s.txPutNew(listedScan{Scan: sc,
+	item, err := s.t.TxPutNew(listedScan{Scan: sc,
 		GSI1PK: scanProjectPK(sc.CompanyID, sc.ProjectID), GSI1SK: order,
 		GSI2PK: scanBranchPK(sc.CompanyID, sc.ProjectID, sc.Branch), GSI2SK: order})
 	if err != nil {
 		return nil, err
 	}
-	log, err := s.txPutNew(scanLogItem{Key: Key{PK: scanLogPK(sc.CompanyID), SK: order}, ScanID: sc.ID})
+	log, err := s.t.TxPutNew(scanLogItem{Key: Key{PK: scanLogPK(sc.CompanyID), SK: order}, ScanID: sc.ID})
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +171,7 @@ func (s *Store) companyScans(ctx context.Context, companyID int64, q ScanQuery) 
 	for n, l := range logs {
 		keys[n] = scanKey(companyID, l.ScanID)
 	}
-	got, err := s.batchGet(ctx, keys)
+	got, err := s.t.BatchGet(ctx, keys)
 	if err != nil {
 		return ScanPage{}, err
 	}
@@ -194,7 +194,7 @@ func (s *Store) companyScans(ctx context.Context, companyID int64, q ScanQuery) 
 // set.
 func (s *Store) FirstScanBranch(ctx context.Context, companyID, projectID int64) (string, error) {
 	kc := expression.Key(tabledef.GSI1.PK).Equal(expression.Value(scanProjectPK(companyID, projectID)))
-	items, _, err := s.queryRaw(ctx, tabledef.GSI1.Name, kc, nil, false, 1, nil)
+	items, _, err := s.t.QueryRaw(ctx, tabledef.GSI1.Name, kc, nil, false, 1, nil)
 	if err != nil {
 		return "", err
 	}

@@ -49,7 +49,7 @@ func memberList(companyID int64, scanID string) List {
 }
 
 // putMembers records which issues the scan reported. The chunks follow
-// from the ids alone, so writing them again (a retried ingestion) writes
+// from the ids alone, so ddb.Writing them again (a retried ingestion) writes
 // the same items.
 func (s *Store) putMembers(ctx context.Context, companyID int64, scanID string, found []Issue) error {
 	ids := issueIDs(found)
@@ -61,13 +61,13 @@ func (s *Store) putMembers(ctx context.Context, companyID int64, scanID string, 
 		items = append(items, memberItem{Key: Key{PK: memberPK(companyID, scanID), SK: memberChunkPrefix + chunk[0]},
 			Start: start, IDs: chunk})
 	}
-	return s.batchPutParallel(ctx, items)
+	return s.t.BatchPutParallel(ctx, items)
 }
 
 // memberIDs are the ids of the issues a scan reported, ascending.
 func (s *Store) memberIDs(ctx context.Context, companyID int64, scanID string) ([]string, error) {
 	var chunks []memberItem
-	if err := s.queryAll(ctx, "", memberKeys(companyID, scanID, prefixRange(memberChunkPrefix)), true, &chunks); err != nil {
+	if err := s.t.QueryAll(ctx, "", memberKeys(companyID, scanID, prefixRange(memberChunkPrefix)), true, &chunks); err != nil {
 		return nil, err
 	}
 	var out []string
@@ -78,7 +78,7 @@ func (s *Store) memberIDs(ctx context.Context, companyID int64, scanID string) (
 }
 
 // memberWindow returns the ids at positions [offset, offset+limit) of a
-// scan's list, reading chunks from the one whose sort key is from
+// scan's list, ddb.Reading chunks from the one whose sort key is from
 // (inclusive; "" for the first), and the sort key of the chunk holding the
 // position after them ("" when the list ends there). From the first chunk
 // it reads every chunk before the window; from a page token's chunk, one
@@ -95,7 +95,7 @@ func (s *Store) memberWindow(ctx context.Context, companyID int64, scanID, from 
 	ids := []string{}
 	var start map[string]types.AttributeValue
 	for {
-		items, last, err := s.queryRaw(ctx, "", kc, nil, true, batch, start)
+		items, last, err := s.t.QueryRaw(ctx, "", kc, nil, true, batch, start)
 		if err != nil {
 			return nil, "", err
 		}
@@ -170,7 +170,7 @@ func (s *Store) ScanIssues(ctx context.Context, companyID int64, sc Scan, q Page
 // it reads the one chunk that would hold the id.
 func (s *Store) ScanReported(ctx context.Context, companyID int64, scanID, issueID string) (bool, error) {
 	kc := memberKeys(companyID, scanID, skRange{From: memberChunkPrefix, To: memberChunkPrefix + issueID})
-	items, _, err := s.queryRaw(ctx, "", kc, nil, false, 1, nil)
+	items, _, err := s.t.QueryRaw(ctx, "", kc, nil, false, 1, nil)
 	if err != nil || len(items) == 0 {
 		return false, err
 	}

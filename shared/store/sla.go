@@ -24,7 +24,7 @@ func slaSettingsKey(companyID int64) Key { return Key{PK: CompanyPK(companyID), 
 // SLASettings returns a company's SLA settings, and whether the company set
 // them (false: the defaults).
 func (s *Store) SLASettings(ctx context.Context, companyID int64) (sla.Settings, bool, error) {
-	return s.slaSettings(ctx, companyID, s.getItem)
+	return s.slaSettings(ctx, companyID, s.t.GetItem)
 }
 
 // slaSettings reads the settings with get (consistent or not).
@@ -48,11 +48,11 @@ func (s *Store) slaSettings(ctx context.Context, companyID int64, get func(conte
 // PutSLASettings stores a company's SLA settings with the audit entry of
 // what changed (from the settings read just before).
 func (s *Store) PutSLASettings(ctx context.Context, companyID int64, st sla.Settings) error {
-	before, _, err := s.slaSettings(ctx, companyID, s.getItemConsistent) // the audit's "before"
+	before, _, err := s.slaSettings(ctx, companyID, s.t.GetItemConsistent) // the audit's "before"
 	if err != nil {
 		return err
 	}
-	item, err := s.txPut(slaSettingsItem{Key: slaSettingsKey(companyID), DaysToFix: st.DaysToFix, DueSoonDays: st.DueSoonDays, UpdatedAt: now()}, nil)
+	item, err := s.t.TxPut(slaSettingsItem{Key: slaSettingsKey(companyID), DaysToFix: st.DaysToFix, DueSoonDays: st.DueSoonDays, UpdatedAt: s.t.Stamp()}, nil)
 	if err != nil {
 		return err
 	}
@@ -67,5 +67,5 @@ func (s *Store) PutSLASettings(ctx context.Context, companyID int64, st sla.Sett
 	if err != nil {
 		return err
 	}
-	return s.transact(ctx, append([]types.TransactWriteItem{item}, audit...))
+	return s.t.Transact(ctx, append([]types.TransactWriteItem{item}, audit...))
 }

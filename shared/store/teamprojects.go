@@ -7,14 +7,13 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// A team's project_count is kept on the team item, so reading a team costs
+// A team's project_count is kept on the team item, so ddb.Reading a team costs
 // the team, whatever the number of projects. It is computed when the team
 // is created (from every project of the company: a write-time cost) and
 // moved by ±1 when a project is created or gets its repository URL, for
@@ -23,7 +22,7 @@ import (
 // Project writes and team creations are ordered by a company revision of
 // projects: a project write bumps it in its own transaction (conditional on
 // the value it read), a team creation checks that it did not move between
-// reading it and writing the team, and remembers it. A project change at
+// ddb.Reading it and ddb.Writing the team, and remembers it. A project change at
 // revision P then adjusts exactly the teams counted before P, so a team
 // created concurrently counts the project once. A team that names projects
 // only by id needs no adjustment (projects are never deleted, and ids are
@@ -81,7 +80,7 @@ func (s *Store) projectsRev(ctx context.Context, companyID int64) (int64, error)
 	var r struct {
 		Rev int64 `dynamodbav:"rev"`
 	}
-	err := s.getItem(ctx, projectsRevKey(companyID), &r)
+	err := s.t.GetItem(ctx, projectsRevKey(companyID), &r)
 	if errors.Is(err, ErrNotFound) {
 		return 0, nil
 	}
@@ -91,7 +90,7 @@ func (s *Store) projectsRev(ctx context.Context, companyID int64) (int64, error)
 // txBumpProjectsRev moves the revision from rev to rev+1, failing the
 // transaction if another write moved it first.
 func (s *Store) txBumpProjectsRev(companyID, rev int64) (types.TransactWriteItem, error) {
-	return s.txUpdate(projectsRevKey(companyID), expression.Set(expression.Name("rev"), expression.Value(rev+1)), revIs(rev))
+	return s.t.TxUpdate(projectsRevKey(companyID), expression.Set(expression.Name("rev"), expression.Value(rev+1)), revIs(rev))
 }
 
 // txProjectsRevIs fails the transaction if the revision is no longer rev.
@@ -101,7 +100,7 @@ func (s *Store) txProjectsRevIs(companyID, rev int64) (types.TransactWriteItem, 
 		return types.TransactWriteItem{}, err
 	}
 	return types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
-		TableName: aws.String(s.Table), Key: projectsRevKey(companyID).av(), ConditionExpression: expr.Condition(),
+		TableName: aws.String(s.t.Name), Key: projectsRevKey(companyID).AV(), ConditionExpression: expr.Condition(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 	}}, nil
 }
@@ -112,33 +111,6 @@ func revIs(rev int64) *expression.ConditionBuilder {
 		c = expression.AttributeNotExists(expression.Name("rev")).Or(c)
 	}
 	return &c
-}
-
-// queryAllConsistent reads a whole key range of the table with strongly
-// consistent reads (the write paths here decide on what they read).
-func (s *Store) queryAllConsistent(ctx context.Context, kc expression.KeyConditionBuilder, out any) error {
-	expr, err := expression.NewBuilder().WithKeyCondition(kc).Build()
-	if err != nil {
-		return err
-	}
-	var items []map[string]types.AttributeValue
-	var start map[string]types.AttributeValue
-	for {
-		in := &dynamodb.QueryInput{
-			TableName: aws.String(s.Table), KeyConditionExpression: expr.KeyCondition(),
-			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-			ConsistentRead: aws.Bool(true), ExclusiveStartKey: start, ReturnConsumedCapacity: total,
-		}
-		res, err := call(func() (*dynamodb.QueryOutput, error) { return s.DB.Query(ctx, in) })
-		if err != nil {
-			return fmt.Errorf("query: %w", err)
-		}
-		record(ctx, reading, res.ConsumedCapacity)
-		items = append(items, res.Items...)
-		if start = res.LastEvaluatedKey; start == nil {
-			return attributevalue.UnmarshalListOfMaps(items, out)
-		}
-	}
 }
 
 // countCovered is the number of the company's projects t covers now, and
@@ -152,7 +124,7 @@ func (s *Store) countCovered(ctx context.Context, t Team) (int, int64, error) {
 		return 0, rev, nil
 	}
 	var projects []Project
-	if err := s.queryAllConsistent(ctx, pkBeginsWith(CompanyPK(t.CompanyID), "PROJECT#"), &projects); err != nil {
+	if err := s.t.QueryAllConsistent(ctx, ddb.PKBeginsWith(CompanyPK(t.CompanyID), "PROJECT#"), &projects); err != nil {
 		return 0, 0, err
 	}
 	sel := t.selectors()
@@ -174,7 +146,7 @@ func (s *Store) countCovered(ctx context.Context, t Team) (int, int64, error) {
 func (s *Store) writeProject(ctx context.Context, before *Project, after Project, items []types.TransactWriteItem) error {
 	var rev int64
 	for attempt := 0; ; attempt++ {
-		if err := backoff(ctx, attempt); err != nil {
+		if err := ddb.Backoff(ctx, attempt); err != nil {
 			return err
 		}
 		var err error
@@ -185,8 +157,8 @@ func (s *Store) writeProject(ctx context.Context, before *Project, after Project
 		if err != nil {
 			return err
 		}
-		err = s.transact(ctx, append(slices.Clip(items), bump))
-		if !conditionFailedAt(err, len(items)) || attempt == maxRevAttempts {
+		err = s.t.Transact(ctx, append(slices.Clip(items), bump))
+		if !ddb.ConditionFailedAt(err, len(items)) || attempt == maxRevAttempts {
 			if err != nil {
 				return err
 			}
@@ -195,10 +167,10 @@ func (s *Store) writeProject(ctx context.Context, before *Project, after Project
 	}
 	var sels []teamSelectors
 	kc := expression.Key("PK").Equal(expression.Value(teamSelectorsPK(after.CompanyID)))
-	if err := s.queryAllConsistent(ctx, kc, &sels); err != nil {
+	if err := s.t.QueryAllConsistent(ctx, kc, &sels); err != nil {
 		return err
 	}
-	// The adjustments go in transactions (up to maxTxItems teams each): a
+	// The adjustments go in transactions (up to ddb.MaxTxItems teams each): a
 	// transaction repeated after a lost answer is applied once, where a
 	// repeated ADD would count twice.
 	var moves []types.TransactWriteItem
@@ -218,14 +190,14 @@ func (s *Store) writeProject(ctx context.Context, before *Project, after Project
 			continue
 		}
 		exists := expression.AttributeExists(expression.Name("PK"))
-		move, err := s.txUpdate(teamKey(after.CompanyID, sel.TeamID), expression.Add(expression.Name("project_count"), expression.Value(delta)), &exists)
+		move, err := s.t.TxUpdate(teamKey(after.CompanyID, sel.TeamID), expression.Add(expression.Name("project_count"), expression.Value(delta)), &exists)
 		if err != nil {
 			return err
 		}
 		moves = append(moves, move)
 	}
-	for start := 0; start < len(moves); start += maxTxItems {
-		if err := s.transact(ctx, moves[start:min(start+maxTxItems, len(moves))]); err != nil {
+	for start := 0; start < len(moves); start += ddb.MaxTxItems {
+		if err := s.t.Transact(ctx, moves[start:min(start+ddb.MaxTxItems, len(moves))]); err != nil {
 			return fmt.Errorf("teams' project counts: %w", err)
 		}
 	}

@@ -22,7 +22,7 @@ func (s *Store) UpdateIssue(ctx context.Context, companyID int64, id string, u I
 		return Issue{}, fmt.Errorf("status %q: %w", *u.Status, ErrInvalid)
 	}
 	var before, after Issue
-	err := s.retrying(ctx, func() error {
+	err := s.t.Retrying(ctx, func() error {
 		var err error
 		if before, err = s.consistentIssue(ctx, companyID, id); err != nil {
 			return err
@@ -101,7 +101,7 @@ func (s *Store) TriageIssues(ctx context.Context, companyID int64, f IssueFilter
 		u.Reason = &reason
 	}
 	var touched []Issue
-	err = s.retrying(ctx, func() error {
+	err = s.t.Retrying(ctx, func() error {
 		existing, err := s.issuesByID(ctx, companyID, ids)
 		if err != nil {
 			return err

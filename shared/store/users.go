@@ -9,14 +9,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -140,7 +138,7 @@ type counter struct {
 
 // txAdd adds n to a counter item (created at zero).
 func (s *Store) txAdd(k Key, n int64, cond *expression.ConditionBuilder) (types.TransactWriteItem, error) {
-	return s.txUpdate(k, expression.Add(expression.Name("count"), expression.Value(n)), cond)
+	return s.t.TxUpdate(k, expression.Add(expression.Name("count"), expression.Value(n)), cond)
 }
 
 // PutUser creates a user (CreateUser without an audit entry of its own).
@@ -168,13 +166,13 @@ func (s *Store) CreateUser(ctx context.Context, u User) (User, error) {
 		if err != nil {
 			return User{}, err
 		}
-		err = s.transact(ctx, items)
+		err = s.t.Transact(ctx, items)
 		switch {
-		case next && conditionFailedAt(err, 0) && attempt < maxTxAttempts:
+		case next && ddb.ConditionFailedAt(err, 0) && attempt < ddb.MaxTxAttempts:
 			continue // the id is an older user's (see nextCompanyID): take the next
-		case conditionFailedAt(err, 1):
+		case ddb.ConditionFailedAt(err, 1):
 			return User{}, ErrEmailTaken
-		case u.Subject != "" && (conditionFailedAt(err, 2) || conditionFailedAt(err, 3)):
+		case u.Subject != "" && (ddb.ConditionFailedAt(err, 2) || ddb.ConditionFailedAt(err, 3)):
 			return User{}, ErrSubjectTaken
 		case err != nil:
 			return User{}, err
@@ -190,7 +188,7 @@ func (s *Store) NextUserID(ctx context.Context, companyID int64) (int64, error) 
 
 func (s *Store) txCreateUser(ctx context.Context, u User) ([]types.TransactWriteItem, User, error) {
 	u.Key = userKey(u.CompanyID, u.ID)
-	u.CreatedAt, u.Revision = now(), 1
+	u.CreatedAt, u.Revision = s.t.Stamp(), 1
 	u.UpdatedAt = u.CreatedAt
 	slices.Sort(u.Permissions)
 	var items []types.TransactWriteItem
@@ -198,15 +196,15 @@ func (s *Store) txCreateUser(ctx context.Context, u User) ([]types.TransactWrite
 		items = append(items, it)
 		return err
 	}
-	if err := add(s.txPutNew(u)); err != nil {
+	if err := add(s.t.TxPutNew(u)); err != nil {
 		return nil, User{}, err
 	}
-	if err := add(s.txPutNew(userEmailRef{Key: userEmailKey(u.CompanyID, u.Email), UserID: u.ID})); err != nil {
+	if err := add(s.t.TxPutNew(userEmailRef{Key: userEmailKey(u.CompanyID, u.Email), UserID: u.ID})); err != nil {
 		return nil, User{}, err
 	}
 	if u.Subject != "" {
 		ref := credentialRef{Key: subjectKey(u.Subject, u.CompanyID), CompanyID: u.CompanyID, UserID: u.ID, CreatedAt: u.CreatedAt}
-		if err := add(s.txPutNew(ref)); err != nil {
+		if err := add(s.t.TxPutNew(ref)); err != nil {
 			return nil, User{}, err
 		}
 		// A mapping from before subjects were per company, when it is this
@@ -218,14 +216,14 @@ func (s *Store) txCreateUser(ctx context.Context, u User) ([]types.TransactWrite
 			return nil, User{}, err
 		}
 		items = append(items, types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
-			TableName: aws.String(s.Table), Key: legacySubjectKey(u.Subject).av(), ConditionExpression: expr.Condition(),
+			TableName: aws.String(s.t.Name), Key: legacySubjectKey(u.Subject).AV(), ConditionExpression: expr.Condition(),
 			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 		}})
 	}
 	for _, f := range facets(u) {
 		c := u
 		c.Key = userFacetKey(u.CompanyID, f, u.ID)
-		if err := add(s.txPut(c, nil)); err != nil {
+		if err := add(s.t.TxPut(c, nil)); err != nil {
 			return nil, User{}, err
 		}
 		if err := add(s.txAdd(userCountKey(u.CompanyID, f), 1, nil)); err != nil {
@@ -258,14 +256,14 @@ func permissionList(p []string) []string {
 // GetUser reads a user of a company.
 func (s *Store) GetUser(ctx context.Context, companyID, userID int64) (User, error) {
 	var u User
-	err := s.getItem(ctx, userKey(companyID, userID), &u)
+	err := s.t.GetItem(ctx, userKey(companyID, userID), &u)
 	return u, err
 }
 
 // UserByEmail finds a user of a company by email (ignoring case).
 func (s *Store) UserByEmail(ctx context.Context, companyID int64, email string) (User, error) {
 	var ref userEmailRef
-	if err := s.getItem(ctx, userEmailKey(companyID, email), &ref); err != nil {
+	if err := s.t.GetItem(ctx, userEmailKey(companyID, email), &ref); err != nil {
 		return User{}, err
 	}
 	return s.GetUser(ctx, companyID, ref.UserID)
@@ -274,7 +272,7 @@ func (s *Store) UserByEmail(ctx context.Context, companyID int64, email string) 
 // ListUsers returns every user of a company.
 func (s *Store) ListUsers(ctx context.Context, companyID int64) ([]User, error) {
 	var out []User
-	err := s.queryAll(ctx, "", pkBeginsWith(CompanyPK(companyID), "USER#"), true, &out)
+	err := s.t.QueryAll(ctx, "", ddb.PKBeginsWith(CompanyPK(companyID), "USER#"), true, &out)
 	return out, err
 }
 
@@ -298,7 +296,7 @@ func (s *Store) ListUsersPage(ctx context.Context, companyID int64, facet string
 
 func (s *Store) counterValue(ctx context.Context, k Key) (int64, error) {
 	var c counter
-	err := s.getItem(ctx, k, &c)
+	err := s.t.GetItem(ctx, k, &c)
 	if errors.Is(err, ErrNotFound) {
 		return 0, nil
 	}
@@ -318,11 +316,11 @@ type UserChange struct {
 // after. ErrLastAdmin when the change would leave the company without an
 // active admin; a change that changes nothing writes nothing.
 func (s *Store) UpdateUser(ctx context.Context, companyID, userID int64, ch UserChange) (before, after User, err error) {
-	for attempt := 0; attempt < maxTxAttempts; attempt++ {
-		if err := backoff(ctx, attempt); err != nil {
+	for attempt := 0; attempt < ddb.MaxTxAttempts; attempt++ {
+		if err := ddb.Backoff(ctx, attempt); err != nil {
 			return User{}, User{}, err
 		}
-		if err := s.getItemConsistent(ctx, userKey(companyID, userID), &before); err != nil {
+		if err := s.t.GetItemConsistent(ctx, userKey(companyID, userID), &before); err != nil {
 			return User{}, User{}, err
 		}
 		after = before
@@ -341,18 +339,18 @@ func (s *Store) UpdateUser(ctx context.Context, companyID, userID int64, ch User
 			return before, before, nil
 		}
 		after.Revision = before.Revision + 1
-		after.UpdatedAt = now()
+		after.UpdatedAt = s.t.Stamp()
 		items, guard, err := s.txUpdateUser(ctx, before, after, changes)
 		if err != nil {
 			return User{}, User{}, err
 		}
-		err = s.transact(ctx, items)
+		err = s.t.Transact(ctx, items)
 		switch {
 		case err == nil:
 			return before, after, nil
-		case guard >= 0 && conditionFailedAt(err, guard):
+		case guard >= 0 && ddb.ConditionFailedAt(err, guard):
 			return User{}, User{}, ErrLastAdmin
-		case conditionFailedAt(err, 0):
+		case ddb.ConditionFailedAt(err, 0):
 			continue // changed meanwhile: read it again
 		default:
 			return User{}, User{}, err
@@ -382,7 +380,7 @@ func (s *Store) txUpdateUser(ctx context.Context, before, after User, changes ma
 	if before.Revision != 0 {
 		cond = expression.Name("revision").Equal(expression.Value(before.Revision))
 	}
-	user, err := s.txPut(after, &cond)
+	user, err := s.t.TxPut(after, &cond)
 	if err != nil {
 		return nil, -1, err
 	}
@@ -392,7 +390,7 @@ func (s *Store) txUpdateUser(ctx context.Context, before, after User, changes ma
 	for _, f := range old {
 		if !slices.Contains(cur, f) {
 			k := userFacetKey(cid, f, after.ID)
-			items = append(items, s.txDeleteKey(k))
+			items = append(items, s.t.TxDeleteKey(k))
 			it, err := s.txAdd(userCountKey(cid, f), -1, nil)
 			if err != nil {
 				return nil, -1, err
@@ -403,7 +401,7 @@ func (s *Store) txUpdateUser(ctx context.Context, before, after User, changes ma
 	for _, f := range cur {
 		c := after
 		c.Key = userFacetKey(cid, f, after.ID)
-		it, err := s.txPut(c, nil)
+		it, err := s.t.TxPut(c, nil)
 		if err != nil {
 			return nil, -1, err
 		}
@@ -436,61 +434,8 @@ func (s *Store) txUpdateUser(ctx context.Context, before, after User, changes ma
 	return append(items, audit...), guard, err
 }
 
-// maxTxAttempts bounds the read-decide-write rounds of a user update that
-// keeps meeting concurrent changes.
-const maxTxAttempts = 5
-
-// conditionFailedAt reports whether err is a cancelled transaction whose
-// item i failed its condition.
-func conditionFailedAt(err error, i int) bool {
-	var tce *types.TransactionCanceledException
-	if !errors.As(err, &tce) || i >= len(tce.CancellationReasons) {
-		return false
-	}
-	return aws.ToString(tce.CancellationReasons[i].Code) == "ConditionalCheckFailed"
-}
-
-// isTransactionConflict reports whether DynamoDB cancelled a transaction
-// because another one touched its items at the same time (worth retrying).
-func isTransactionConflict(err error) bool {
-	var tce *types.TransactionCanceledException
-	if !errors.As(err, &tce) {
-		return false
-	}
-	for _, r := range tce.CancellationReasons {
-		if aws.ToString(r.Code) == "TransactionConflict" {
-			return true
-		}
-	}
-	return false
-}
-
-// getItemConsistent is getItem with a strongly consistent read, for reads a
-// write decides on.
-func (s *Store) getItemConsistent(ctx context.Context, k Key, out any) error {
-	in := &dynamodb.GetItemInput{TableName: aws.String(s.Table), Key: k.av(), ConsistentRead: aws.Bool(true), ReturnConsumedCapacity: total}
-	res, err := call(func() (*dynamodb.GetItemOutput, error) { return s.DB.GetItem(ctx, in) })
-	if err != nil {
-		return fmt.Errorf("get %s/%s: %w", k.PK, k.SK, err)
-	}
-	record(ctx, reading, res.ConsumedCapacity)
-	if res.Item == nil {
-		return ErrNotFound
-	}
-	return attributevalue.UnmarshalMap(res.Item, out)
-}
-
-// now is the store's clock in the API's date-time format.
-func now() string { return time.Now().UTC().Format(time.RFC3339) }
-
-// SortableTime formats t in UTC with a fixed width (microseconds), so
-// times compare as strings in sort keys.
-func SortableTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000Z") }
-
-func nowNano() string { return SortableTime(time.Now()) }
-
 // UsersByID reads the company's users with these ids (by key); ids that
 // are not the company's users are absent from the map.
 func (s *Store) UsersByID(ctx context.Context, companyID int64, ids []int64) (map[int64]User, error) {
-	return byID(ctx, s, ids, func(id int64) Key { return userKey(companyID, id) }, func(u User) int64 { return u.ID })
+	return ddb.ByID(ctx, s.t, ids, func(id int64) Key { return userKey(companyID, id) }, func(u User) int64 { return u.ID })
 }
