@@ -86,7 +86,7 @@ type AuditRecord struct {
 }
 
 // auditItem is an audit entry as stored: the company's log partition (its
-// sort key is the time, then a random id: newest first by ddb.Reading it
+// sort key is the time, then a random id: newest first by reading it
 // backwards), with GSI1 serving the actor filter and GSI2 the action filter.
 // A second copy under a partition per (actor, action) serves both filters
 // at once. Both expire through the table's TTL.

@@ -79,7 +79,7 @@ const (
 	maxCountedTxBytes    = 3 << 20
 )
 
-// countedWrite is one item planned for ddb.Writing.
+// countedWrite is one item planned for writing.
 type countedWrite struct {
 	src   countedItem
 	item  map[string]types.AttributeValue
@@ -152,7 +152,7 @@ func (s *Store) putCounted(ctx context.Context, journal string, items []countedI
 	return s.applyCounts(ctx, journal, nil)
 }
 
-// planCounted is what ddb.Writing it over old takes; changed is false when old
+// planCounted is what writing it over old takes; changed is false when old
 // is already exactly the item.
 func planCounted(it countedItem, old map[string]types.AttributeValue) (countedWrite, bool, error) {
 	v, counts, err := it.Build(old)

@@ -148,7 +148,7 @@ func (s *Store) RecordEventOnce(ctx context.Context, e Event) (bool, error) {
 }
 
 // CompanyIDs returns every company id ever allocated (ids come from one
-// counter, so this is 1..counter without ddb.Reading any company), for the
+// counter, so this is 1..counter without reading any company), for the
 // scheduled jobs that visit every company.
 func (s *Store) CompanyIDs(ctx context.Context) ([]int64, error) {
 	var c struct {

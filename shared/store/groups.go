@@ -26,7 +26,7 @@ import (
 // attributes n_<urgency>_<status> and their sum issue_count. The write path
 // moves them with unconditional atomic ADDs in the same transaction as the
 // issues (see commitIssues), so concurrent writers never conflict on them
-// and ddb.Reading grouped counts never touches an issue:
+// and reading grouped counts never touches an issue:
 //
 //	counter  PK C#<company>  SK GRP#<dim>#<scope>#<group>
 //	         GSI1PK C#<company>#GRP#<dim>#<scope>     (only while indexed)

@@ -103,7 +103,7 @@ func IssueID(companyID, projectID int64, branch, tool, fingerprint string) strin
 
 // Issues live in 256 partitions per company, picked by the first two hex
 // digits of their uuid: a tenant's million issues never form one hot item
-// collection, and ddb.Reading them all (EachIssue) pages through small
+// collection, and reading them all (EachIssue) pages through small
 // partitions.
 func issueKey(companyID int64, id string) Key {
 	return Key{PK: issueShardPK(companyID, id[:2]), SK: "ISSUE#" + id}
@@ -363,7 +363,7 @@ type issueChange struct {
 	reason        string
 }
 
-// commitIssues writes changes in transactions of at most ddb.MaxTxItems items:
+// commitIssues writes changes in transactions of at most maxTxItems items:
 // each issue (conditional on the version it was computed from, or on not
 // existing), its history entry and issue_status_changed event when its
 // status changes, and atomic ADDs to the counters of the issues' groups,

@@ -49,7 +49,7 @@ func memberList(companyID int64, scanID string) List {
 }
 
 // putMembers records which issues the scan reported. The chunks follow
-// from the ids alone, so ddb.Writing them again (a retried ingestion) writes
+// from the ids alone, so writing them again (a retried ingestion) writes
 // the same items.
 func (s *Store) putMembers(ctx context.Context, companyID int64, scanID string, found []Issue) error {
 	ids := issueIDs(found)
@@ -78,7 +78,7 @@ func (s *Store) memberIDs(ctx context.Context, companyID int64, scanID string) (
 }
 
 // memberWindow returns the ids at positions [offset, offset+limit) of a
-// scan's list, ddb.Reading chunks from the one whose sort key is from
+// scan's list, reading chunks from the one whose sort key is from
 // (inclusive; "" for the first), and the sort key of the chunk holding the
 // position after them ("" when the list ends there). From the first chunk
 // it reads every chunk before the window; from a page token's chunk, one

@@ -13,7 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// A team's project_count is kept on the team item, so ddb.Reading a team costs
+// A team's project_count is kept on the team item, so reading a team costs
 // the team, whatever the number of projects. It is computed when the team
 // is created (from every project of the company: a write-time cost) and
 // moved by ±1 when a project is created or gets its repository URL, for
@@ -22,7 +22,7 @@ import (
 // Project writes and team creations are ordered by a company revision of
 // projects: a project write bumps it in its own transaction (conditional on
 // the value it read), a team creation checks that it did not move between
-// ddb.Reading it and ddb.Writing the team, and remembers it. A project change at
+// reading it and writing the team, and remembers it. A project change at
 // revision P then adjusts exactly the teams counted before P, so a team
 // created concurrently counts the project once. A team that names projects
 // only by id needs no adjustment (projects are never deleted, and ids are
@@ -170,7 +170,7 @@ func (s *Store) writeProject(ctx context.Context, before *Project, after Project
 	if err := s.t.QueryAllConsistent(ctx, kc, &sels); err != nil {
 		return err
 	}
-	// The adjustments go in transactions (up to ddb.MaxTxItems teams each): a
+	// The adjustments go in transactions (up to maxTxItems teams each): a
 	// transaction repeated after a lost answer is applied once, where a
 	// repeated ADD would count twice.
 	var moves []types.TransactWriteItem

@@ -142,7 +142,7 @@ func (t *Table) Upsert(ctx context.Context, k Key, upd expression.UpdateBuilder,
 }
 
 // queryAll runs a key-condition query on the table or an index and reads
-// every matching item (following pages). Use queryPage for bounded reads.
+// every matching item (following pages). Use the paging functions for bounded reads.
 func (t *Table) QueryAll(ctx context.Context, index string, kc expression.KeyConditionBuilder, forward bool, out any) error {
 	var items []map[string]types.AttributeValue
 	var start map[string]types.AttributeValue
@@ -200,7 +200,7 @@ func PKBeginsWith(pk, prefix string) expression.KeyConditionBuilder {
 }
 
 // skPrefix matches sort keys starting with prefix, written as the
-// equivalent range: DynamoDB Local answers begins_with by Reading the
+// equivalent range: DynamoDB Local answers begins_with by reading the
 // partition from its first item, a range by seeking to it (as DynamoDB
 // does for both). They agree on every key whose character after the prefix
 // is below U+10FFFF, the last code point, which no key holds.
