@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -49,18 +50,18 @@ const LastUseResolution = 5 * time.Minute
 const apiKeyRecordPrefix = "APIKEY#"
 
 func apiKeyRecordKey(companyID, keyID int64) Key {
-	return Key{PK: CompanyPK(companyID), SK: fmt.Sprintf("%s%012d", apiKeyRecordPrefix, keyID)}
+	return Key{PK: schema.CompanyPK(companyID), SK: fmt.Sprintf("%s%012d", apiKeyRecordPrefix, keyID)}
 }
 
 func apiKeyOwnerPK(companyID, userID int64) string {
-	return fmt.Sprintf("%s#APIKEYS#U%d", CompanyPK(companyID), userID)
+	return fmt.Sprintf("%s#APIKEYS#U%d", schema.CompanyPK(companyID), userID)
 }
 
 func apiKeyCountKey(companyID, userID int64) Key {
 	if userID == 0 {
-		return Key{PK: CompanyPK(companyID), SK: "APIKEYCOUNT"}
+		return Key{PK: schema.CompanyPK(companyID), SK: "APIKEYCOUNT"}
 	}
-	return Key{PK: CompanyPK(companyID), SK: fmt.Sprintf("APIKEYCOUNT#U%d", userID)}
+	return Key{PK: schema.CompanyPK(companyID), SK: fmt.Sprintf("APIKEYCOUNT#U%d", userID)}
 }
 
 // PutAPIKey stores a key named "default" for a user (CreateAPIKey without
@@ -131,13 +132,13 @@ func (s *Store) txCreateAPIKey(ctx context.Context, k APIKey, key string) ([]typ
 		items = append(items, put)
 	}
 	for _, owner := range []int64{0, k.UserID} {
-		it, err := s.txAdd(apiKeyCountKey(k.CompanyID, owner), 1, nil)
+		it, err := s.l.TxAdd(apiKeyCountKey(k.CompanyID, owner), 1, nil)
 		if err != nil {
 			return nil, err
 		}
 		items = append(items, it)
 	}
-	audit, err := s.txAudit(ctx, k.CompanyID, AuditEntry{
+	audit, err := s.l.TxAudit(ctx, k.CompanyID, AuditEntry{
 		Action: "api_key.create", TargetType: "api_key", TargetID: strconv.FormatInt(k.ID, 10),
 		Changes: map[string]Change{
 			"name": {After: k.Name}, "user_id": {After: k.UserID}, "prefix": {After: k.Prefix},
@@ -179,7 +180,7 @@ func (s *Store) RevokeAPIKey(ctx context.Context, companyID, keyID int64) (APIKe
 	}
 	ref := apiKeyKey(k.Hash)
 	items := []types.TransactWriteItem{rec, s.t.TxDeleteKey(ref)}
-	audit, err := s.txAudit(ctx, companyID, AuditEntry{
+	audit, err := s.l.TxAudit(ctx, companyID, AuditEntry{
 		Action: "api_key.revoke", TargetType: "api_key", TargetID: strconv.FormatInt(k.ID, 10),
 		Changes: map[string]Change{"revoked_at": {Before: nil, After: k.RevokedAt}},
 	})
@@ -197,7 +198,7 @@ func (s *Store) RevokeAPIKey(ctx context.Context, companyID, keyID int64) (APIKe
 // ListAPIKeys returns one page of a company's keys (of one user when
 // userID is not 0), by id, the next page's token and the total.
 func (s *Store) ListAPIKeys(ctx context.Context, companyID, userID int64, pr PageRequest) ([]APIKey, string, int64, error) {
-	p := Page{PKAttr: tabledef.PK, Partition: CompanyPK(companyID), Forward: true, Limit: int32(pr.Size), Token: pr.Token}
+	p := Page{PKAttr: tabledef.PK, Partition: schema.CompanyPK(companyID), Forward: true, Limit: int32(pr.Size), Token: pr.Token}
 	r := prefixRange(apiKeyRecordPrefix)
 	if userID != 0 {
 		p.Index, p.PKAttr, p.Partition = tabledef.GSI1.Name, tabledef.GSI1.PK, apiKeyOwnerPK(companyID, userID)
@@ -213,7 +214,7 @@ func (s *Store) ListAPIKeys(ctx context.Context, companyID, userID int64, pr Pag
 	if err != nil {
 		return nil, "", 0, err
 	}
-	n, err := s.counterValue(ctx, apiKeyCountKey(companyID, userID))
+	n, err := s.l.CounterValue(ctx, apiKeyCountKey(companyID, userID))
 	return out, sealToken(view, next), n, err
 }
 

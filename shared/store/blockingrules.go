@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -46,13 +47,13 @@ const blockingRulePrefix = "BLOCKRULE#"
 const blockingRuleCount = "BLOCKRULES"
 
 func blockingRuleKey(companyID, id int64) Key {
-	return Key{PK: CompanyPK(companyID), SK: fmt.Sprintf("%s%012d", blockingRulePrefix, id)}
+	return Key{PK: schema.CompanyPK(companyID), SK: fmt.Sprintf("%s%012d", blockingRulePrefix, id)}
 }
 
 // blockingRuleSlugKey guards slug uniqueness inside a company and serves
 // look-ups by slug (slugs are stored lower-case).
 func blockingRuleSlugKey(companyID int64, slug string) Key {
-	return Key{PK: CompanyPK(companyID), SK: "BLOCKRULESLUG#" + slug}
+	return Key{PK: schema.CompanyPK(companyID), SK: "BLOCKRULESLUG#" + slug}
 }
 
 type blockingRuleSlugRef struct {
@@ -79,11 +80,11 @@ func (s *Store) CreateBlockingRule(ctx context.Context, r BlockingRule) (Blockin
 	if err != nil {
 		return BlockingRule{}, err
 	}
-	counted, err := s.txCount(r.CompanyID, blockingRuleCount, 1)
+	counted, err := s.l.TxCount(r.CompanyID, blockingRuleCount, 1)
 	if err != nil {
 		return BlockingRule{}, err
 	}
-	audit, err := s.txAudit(ctx, r.CompanyID, ruleAudit("blocking_rule.create", BlockingRule{}, r))
+	audit, err := s.l.TxAudit(ctx, r.CompanyID, ruleAudit("blocking_rule.create", BlockingRule{}, r))
 	if err != nil {
 		return BlockingRule{}, err
 	}
@@ -103,7 +104,7 @@ func ruleAudit(action string, before, after BlockingRule) AuditEntry {
 	changes := map[string]Change{}
 	for _, k := range []string{"slug", "name", "active", "ci", "conditions"} {
 		if !reflect.DeepEqual(b[k], a[k]) {
-			changes[k] = Change{b[k], a[k]}
+			changes[k] = Change{Before: b[k], After: a[k]}
 		}
 	}
 	id := max(before.ID, after.ID)
@@ -155,7 +156,7 @@ func (s *Store) UpdateBlockingRule(ctx context.Context, oldSlug string, r Blocki
 		}
 		items = append(items, guard, old)
 	}
-	audit, err := s.txAudit(ctx, r.CompanyID, ruleAudit("blocking_rule.update", before, r))
+	audit, err := s.l.TxAudit(ctx, r.CompanyID, ruleAudit("blocking_rule.update", before, r))
 	if err != nil {
 		return BlockingRule{}, err
 	}
@@ -183,11 +184,11 @@ func (s *Store) DeleteBlockingRule(ctx context.Context, companyID, id int64) err
 	if err != nil {
 		return err
 	}
-	counted, err := s.txCount(companyID, blockingRuleCount, -1)
+	counted, err := s.l.TxCount(companyID, blockingRuleCount, -1)
 	if err != nil {
 		return err
 	}
-	audit, err := s.txAudit(ctx, companyID, ruleAudit("blocking_rule.delete", r, BlockingRule{}))
+	audit, err := s.l.TxAudit(ctx, companyID, ruleAudit("blocking_rule.delete", r, BlockingRule{}))
 	if err != nil {
 		return err
 	}
@@ -207,7 +208,7 @@ type BlockingRulePage struct {
 
 // ListBlockingRules reads one page of a company's rules by id.
 func (s *Store) ListBlockingRules(ctx context.Context, companyID int64, token string, skip, take int) (BlockingRulePage, error) {
-	items, next, err := s.window(ctx, Window{Partition: CompanyPK(companyID), SKPrefix: blockingRulePrefix, Forward: true, Token: token, Offset: skip, Take: take})
+	items, next, err := s.window(ctx, Window{Partition: schema.CompanyPK(companyID), SKPrefix: blockingRulePrefix, Forward: true, Token: token, Offset: skip, Take: take})
 	if err != nil {
 		return BlockingRulePage{}, err
 	}
@@ -215,7 +216,7 @@ func (s *Store) ListBlockingRules(ctx context.Context, companyID int64, token st
 	if err := attributevalue.UnmarshalListOfMaps(items, &page.Rules); err != nil {
 		return BlockingRulePage{}, err
 	}
-	page.Total, err = s.companyCount(ctx, companyID, blockingRuleCount)
+	page.Total, err = s.l.CompanyCount(ctx, companyID, blockingRuleCount)
 	return page, err
 }
 
@@ -223,7 +224,7 @@ func (s *Store) ListBlockingRules(ctx context.Context, companyID int64, token st
 // evaluates them all; a company has a handful).
 func (s *Store) AllBlockingRules(ctx context.Context, companyID int64) ([]BlockingRule, error) {
 	var out []BlockingRule
-	err := s.t.QueryAll(ctx, "", ddb.PKBeginsWith(CompanyPK(companyID), blockingRulePrefix), true, &out)
+	err := s.t.QueryAll(ctx, "", ddb.PKBeginsWith(schema.CompanyPK(companyID), blockingRulePrefix), true, &out)
 	return out, err
 }
 

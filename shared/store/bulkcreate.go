@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -29,7 +30,7 @@ import (
 // per counter would double the journal's writes for nothing.
 
 func journalPK(companyID int64, scanID string) string {
-	return fmt.Sprintf("%s#JRNL#%s", CompanyPK(companyID), scanID)
+	return fmt.Sprintf("%s#JRNL#%s", schema.CompanyPK(companyID), scanID)
 }
 
 // journalDone is the marker's sort key: after every chunk key (CHUNK#...).

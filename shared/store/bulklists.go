@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 )
 
@@ -46,11 +47,11 @@ func (s *Store) BulkLoadTeams(ctx context.Context, companyID int64, teams []Team
 		return nil, err
 	}
 	var projects []Project
-	if err := s.t.QueryAllConsistent(ctx, ddb.PKBeginsWith(CompanyPK(companyID), "PROJECT#"), &projects); err != nil {
+	if err := s.t.QueryAllConsistent(ctx, ddb.PKBeginsWith(schema.CompanyPK(companyID), "PROJECT#"), &projects); err != nil {
 		return nil, err
 	}
 	stamp := s.t.Stamp()
-	items := []any{companyCounter{Key: countKey(companyID, countTeams), N: len(teams)}}
+	items := []any{companyCounter{Key: schema.CountKey(companyID, schema.CountTeams), N: len(teams)}}
 	out := make([]Team, len(teams))
 	for n, t := range teams {
 		t.CompanyID, t.ID = companyID, first+int64(n)
@@ -81,7 +82,7 @@ func (s *Store) BulkLoadIntegrations(ctx context.Context, companyID int64, ins [
 		return nil, err
 	}
 	stamp := s.t.Stamp()
-	items := []any{companyCounter{Key: countKey(companyID, countIntegrations), N: len(ins)}}
+	items := []any{companyCounter{Key: schema.CountKey(companyID, schema.CountIntegrations), N: len(ins)}}
 	out := make([]Integration, len(ins))
 	for n, in := range ins {
 		if id, ok := CanonicalUUID(in.UUID); !ok || id != in.UUID {

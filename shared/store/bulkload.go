@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -26,13 +27,13 @@ func (s *Store) EachIssue(ctx context.Context, companyID int64, fn func(Issue) e
 // EachQualityIssue calls fn with every quality finding of a company (as
 // EachIssue, for checks).
 func (s *Store) EachQualityIssue(ctx context.Context, companyID int64, fn func(QualityIssue) error) error {
-	return each(ctx, s, ddb.PKBeginsWith(CompanyPK(companyID), "QI#"), fn)
+	return each(ctx, s, ddb.PKBeginsWith(schema.CompanyPK(companyID), "QI#"), fn)
 }
 
 // EachSCAIssue calls fn with every SCA finding of a company (as EachIssue,
 // for checks).
 func (s *Store) EachSCAIssue(ctx context.Context, companyID int64, fn func(SCAIssue) error) error {
-	return each(ctx, s, ddb.PKBeginsWith(CompanyPK(companyID), "SCA#"), fn)
+	return each(ctx, s, ddb.PKBeginsWith(schema.CompanyPK(companyID), "SCA#"), fn)
 }
 
 // each calls fn with every item the key condition matches, page by page.

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -29,7 +30,7 @@ type Company struct {
 // Active reports whether the company's users may sign in.
 func (c Company) Active() bool { return c.DeactivatedAt == "" }
 
-func companyKey(id int64) Key { return Key{PK: CompanyPK(id), SK: "COMPANY"} }
+func companyKey(id int64) Key { return Key{PK: schema.CompanyPK(id), SK: "COMPANY"} }
 
 // companiesPK is the GSI1 partition listing every company, by id (for the
 // operator; no API route reads it).
@@ -123,7 +124,7 @@ func (s *Store) CreateCompany(ctx context.Context, in NewCompany) (c Company, ad
 		return Company{}, User{}, false, err
 	}
 	items := []types.TransactWriteItem{guard, item}
-	audit, err := s.txAudit(ctx, id, AuditEntry{
+	audit, err := s.l.TxAudit(ctx, id, AuditEntry{
 		Action: "company.create", TargetType: "company", TargetID: strconv.FormatInt(id, 10),
 		Changes: map[string]Change{"name": {After: c.Name}},
 	})
@@ -178,7 +179,7 @@ func (s *Store) SetCompanyActive(ctx context.Context, id int64, active bool) (c 
 		return Company{}, false, err
 	}
 	verb := map[bool]string{true: "company.reactivate", false: "company.deactivate"}[active]
-	audit, err := s.txAudit(ctx, id, AuditEntry{
+	audit, err := s.l.TxAudit(ctx, id, AuditEntry{
 		Action: verb, TargetType: "company", TargetID: strconv.FormatInt(id, 10),
 		Changes: map[string]Change{"active": {Before: before, After: active}},
 	})
@@ -204,7 +205,7 @@ func (s *Store) ListCompanies(ctx context.Context, pr PageRequest) ([]Company, s
 
 // companySeqKey holds a company's own sequence of ids of a kind.
 func companySeqKey(companyID int64, seq string) Key {
-	return Key{PK: CompanyPK(companyID), SK: "IDSEQ#" + seq}
+	return Key{PK: schema.CompanyPK(companyID), SK: "IDSEQ#" + seq}
 }
 
 // nextCompanyID returns the next id of a company's own sequence, so the ids
@@ -223,7 +224,7 @@ func (s *Store) nextCompanyID(ctx context.Context, companyID int64, seq, prefix 
 	if !errors.Is(err, ErrNotFound) {
 		return out.Value, err
 	}
-	items, _, err := s.t.QueryRaw(ctx, "", ddb.PKBeginsWith(CompanyPK(companyID), prefix), nil, false, 1, nil)
+	items, _, err := s.t.QueryRaw(ctx, "", ddb.PKBeginsWith(schema.CompanyPK(companyID), prefix), nil, false, 1, nil)
 	if err != nil {
 		return 0, err
 	}

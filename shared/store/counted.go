@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -67,7 +68,7 @@ type countJournal struct {
 }
 
 func countJournalPK(companyID int64, scope string) string {
-	return fmt.Sprintf("%s#CJ#%s", CompanyPK(companyID), scope)
+	return fmt.Sprintf("%s#CJ#%s", schema.CompanyPK(companyID), scope)
 }
 
 // Bounds of one transaction of new or moved items: the items, the distinct

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -71,7 +72,7 @@ func DeliveryID(eventID, channel, recipient string) string {
 }
 
 func deliveryKey(companyID int64, id string) Key {
-	return Key{PK: CompanyPK(companyID), SK: "DELIVERY#" + id}
+	return Key{PK: schema.CompanyPK(companyID), SK: "DELIVERY#" + id}
 }
 
 func dueKey(at time.Time, companyID int64, id string) string {
@@ -184,7 +185,7 @@ const (
 )
 
 func attemptLogPK(companyID int64, endpointID string) string {
-	return fmt.Sprintf("%s#WHLOG#%s", CompanyPK(companyID), endpointID)
+	return fmt.Sprintf("%s#WHLOG#%s", schema.CompanyPK(companyID), endpointID)
 }
 
 // FinishAttempt records a claimed delivery's attempt: the delivery's new

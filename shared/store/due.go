@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -45,7 +46,7 @@ const (
 )
 
 func duePK(companyID int64, urgency, state string) string {
-	return fmt.Sprintf("%s#DUE#%s#%s", CompanyPK(companyID), urgency, state)
+	return fmt.Sprintf("%s#DUE#%s#%s", schema.CompanyPK(companyID), urgency, state)
 }
 
 // dueTime is the fixed-width UTC form of a first detection in DueSK, so

@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -131,7 +132,7 @@ func cellAttr(cell string) string {
 func (g *GroupCount) UnmarshalDynamoDBAttributeValue(av types.AttributeValue) error {
 	m, ok := av.(*types.AttributeValueMemberM)
 	if !ok {
-		return fmt.Errorf("group counter is a %T, not a map", av)
+		return fmt.Errorf("group schema.Counter is a %T, not a map", av)
 	}
 	*g = GroupCount{Cells: Cells{}}
 	for name, v := range m.Value {
@@ -152,7 +153,7 @@ func (g *GroupCount) UnmarshalDynamoDBAttributeValue(av types.AttributeValue) er
 			}
 		}
 		if err != nil {
-			return fmt.Errorf("group counter %s: %w", name, err)
+			return fmt.Errorf("group schema.Counter %s: %w", name, err)
 		}
 	}
 	return nil
@@ -177,11 +178,11 @@ func counterKey(companyID int64, sc Scope, dim Dimension, group string) Key {
 	if dim == ByFile {
 		g = pathHash(group)
 	}
-	return Key{PK: CompanyPK(companyID), SK: fmt.Sprintf("GRP#%s#%s#%s", dim, scopeID(sc), g)}
+	return Key{PK: schema.CompanyPK(companyID), SK: fmt.Sprintf("GRP#%s#%s#%s", dim, scopeID(sc), g)}
 }
 
 func counterIndexPK(companyID int64, sc Scope, dim Dimension) string {
-	return fmt.Sprintf("%s#GRP#%s#%s", CompanyPK(companyID), dim, scopeID(sc))
+	return fmt.Sprintf("%s#GRP#%s#%s", schema.CompanyPK(companyID), dim, scopeID(sc))
 }
 
 // maxCount inverts counts so that ascending index keys are biggest first.
@@ -196,7 +197,7 @@ func counterIndexSK(dim Dimension, group string, count int64) string {
 func counterItem(companyID int64, sc Scope, dim Dimension, group string, cells Cells) map[string]any {
 	count := cells.Total("", "")
 	item := map[string]any{
-		tabledef.PK: CompanyPK(companyID), tabledef.SK: counterKey(companyID, sc, dim, group).SK,
+		tabledef.PK: schema.CompanyPK(companyID), tabledef.SK: counterKey(companyID, sc, dim, group).SK,
 		tabledef.GSI1.PK: counterIndexPK(companyID, sc, dim), tabledef.GSI1.SK: counterIndexSK(dim, group, count),
 		"dim": dim, "group": group, attrCount: count, attrIndexed: count,
 		"scope_project": sc.ProjectID, "scope_branch": sc.Branch,
@@ -469,11 +470,11 @@ type scopeSummary struct {
 }
 
 func summaryKey(companyID int64, sc Scope) Key {
-	return Key{PK: CompanyPK(companyID), SK: "SCOPE#" + scopeID(sc)}
+	return Key{PK: schema.CompanyPK(companyID), SK: "SCOPE#" + scopeID(sc)}
 }
 
 func branchIndexPK(companyID int64, branch string) string {
-	return CompanyPK(companyID) + "#BRANCH#" + branchHash(branch)
+	return schema.CompanyPK(companyID) + "#BRANCH#" + branchHash(branch)
 }
 
 // txSummary adds groups (per dimension) to a scope's summary.
@@ -531,7 +532,7 @@ func nonEmpty(groups []GroupCount) []GroupCount {
 // Its cost grows with the scope's groups, not its issues.
 func (s *Store) ScopeGroups(ctx context.Context, companyID int64, sc Scope, dim Dimension) ([]GroupCount, error) {
 	var out []GroupCount
-	if err := s.t.QueryAll(ctx, "", ddb.PKBeginsWith(CompanyPK(companyID), fmt.Sprintf("GRP#%s#%s#", dim, scopeID(sc))), true, &out); err != nil {
+	if err := s.t.QueryAll(ctx, "", ddb.PKBeginsWith(schema.CompanyPK(companyID), fmt.Sprintf("GRP#%s#%s#", dim, scopeID(sc))), true, &out); err != nil {
 		return nil, err
 	}
 	return append([]GroupCount{}, nonEmpty(out)...), nil

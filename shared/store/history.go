@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 )
 
 // HistoryEntry is one status change of an issue: when, who (a user, or the
@@ -21,7 +22,7 @@ type HistoryEntry struct {
 
 // An issue's history is a partition of its own, in time order.
 func historyPK(companyID int64, issueID string) string {
-	return fmt.Sprintf("%s#IHIST#%s", CompanyPK(companyID), issueID)
+	return fmt.Sprintf("%s#IHIST#%s", schema.CompanyPK(companyID), issueID)
 }
 
 // newHistory is the entry of change c at time at; seq tells apart entries

@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -72,7 +73,7 @@ type idemItem struct {
 // the allowed syntax makes a short sort key.
 func idemKey(companyID int64, subject, key string) Key {
 	sum := sha256.Sum256([]byte(key))
-	return Key{PK: CompanyPK(companyID), SK: "IDEM#" + subject + "#" + base64.RawURLEncoding.EncodeToString(sum[:])}
+	return Key{PK: schema.CompanyPK(companyID), SK: "IDEM#" + subject + "#" + base64.RawURLEncoding.EncodeToString(sum[:])}
 }
 
 // ClaimIdempotencyKey takes key for a request of subject (see RateSubject)

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
 
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -39,10 +40,10 @@ type Integration struct {
 }
 
 func integrationKey(companyID int64, id string) Key {
-	return Key{PK: CompanyPK(companyID), SK: "SCM#" + id}
+	return Key{PK: schema.CompanyPK(companyID), SK: "SCM#" + id}
 }
 
-func integrationListPK(companyID int64) string { return CompanyPK(companyID) + "#SCM" }
+func integrationListPK(companyID int64) string { return schema.CompanyPK(companyID) + "#SCM" }
 
 // IntegrationTokenRecord is what an integration's sealed token is bound to
 // (see secrets.Sealer): a sealed token copied to another record won't open.
@@ -74,7 +75,7 @@ func (s *Store) CreateIntegration(ctx context.Context, in Integration) (Integrat
 	if err != nil {
 		return Integration{}, err
 	}
-	counter, err := s.txCount(in.CompanyID, countIntegrations, 1)
+	counter, err := s.l.TxCount(in.CompanyID, schema.CountIntegrations, 1)
 	if err != nil {
 		return Integration{}, err
 	}
@@ -113,7 +114,7 @@ func (s *Store) IntegrationsPage(ctx context.Context, companyID int64, q PageQue
 // IntegrationCount is the number of a company's integrations (a counter
 // kept on write).
 func (s *Store) IntegrationCount(ctx context.Context, companyID int64) (int, error) {
-	return s.companyCount(ctx, companyID, countIntegrations)
+	return s.l.CompanyCount(ctx, companyID, schema.CountIntegrations)
 }
 
 // ListIntegrations returns every integration of a company, by id (the naive
@@ -159,9 +160,9 @@ func (s *Store) UpdateIntegration(ctx context.Context, companyID int64, id strin
 		}
 		upd = upd.Set(expression.Name(name), expression.Value(*v))
 		if *v != *field {
-			changes[name] = Change{*field, *v}
+			changes[name] = Change{Before: *field, After: *v}
 			if name == "sealed_token" {
-				changes[name] = Change{Secret, Secret}
+				changes[name] = Change{Before: Secret, After: Secret}
 			}
 		}
 		*field = *v
@@ -178,7 +179,7 @@ func (s *Store) UpdateIntegration(ctx context.Context, companyID int64, id strin
 			upd = upd.Set(expression.Name("org_allowlist"), expression.Value(*ch.OrgAllowlist))
 		}
 		if !slices.Equal(in.OrgAllowlist, *ch.OrgAllowlist) {
-			changes["org_allowlist"] = Change{in.OrgAllowlist, *ch.OrgAllowlist}
+			changes["org_allowlist"] = Change{Before: in.OrgAllowlist, After: *ch.OrgAllowlist}
 		}
 		out.OrgAllowlist = slices.Clone(*ch.OrgAllowlist)
 		if len(out.OrgAllowlist) == 0 {
@@ -188,7 +189,7 @@ func (s *Store) UpdateIntegration(ctx context.Context, companyID int64, id strin
 	if ch.Verified {
 		upd = upd.Set(expression.Name("expired"), expression.Value(false))
 		if in.Expired {
-			changes["expired"] = Change{true, false}
+			changes["expired"] = Change{Before: true, After: false}
 		}
 		out.Expired = false
 	}
@@ -197,7 +198,7 @@ func (s *Store) UpdateIntegration(ctx context.Context, companyID int64, id strin
 	if err != nil {
 		return Integration{}, err
 	}
-	audit, err := s.txAudit(ctx, companyID, AuditEntry{
+	audit, err := s.l.TxAudit(ctx, companyID, AuditEntry{
 		Action: "integration.update", TargetType: "integration", TargetID: id, Changes: changes,
 	})
 	if err != nil {
@@ -222,7 +223,7 @@ func (s *Store) MarkIntegrationExpired(ctx context.Context, companyID int64, id 
 	if err != nil {
 		return err
 	}
-	put, err := s.txEvent(ev)
+	put, err := s.l.TxEvent(ev)
 	if err != nil {
 		return err
 	}

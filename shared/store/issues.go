@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -110,7 +111,7 @@ func issueKey(companyID int64, id string) Key {
 }
 
 func issueShardPK(companyID int64, shard string) string {
-	return CompanyPK(companyID) + "#ISSUES#" + shard
+	return schema.CompanyPK(companyID) + "#ISSUES#" + shard
 }
 
 // shortHash is a fixed-width, key-safe stand-in for free text (branch names
@@ -128,7 +129,7 @@ func issueGroupPK(companyID int64, dim Dimension, group string) string {
 	if dim == ByFile {
 		group = pathHash(group)
 	}
-	return fmt.Sprintf("%s#ISSUES#%s#%s", CompanyPK(companyID), dim, group)
+	return fmt.Sprintf("%s#ISSUES#%s#%s", schema.CompanyPK(companyID), dim, group)
 }
 
 // scopePrefix is the part of an issue's index sort key that a scope covers:
@@ -441,7 +442,7 @@ func (s *Store) txChanges(companyID int64, chunk []issueChange, at string) ([]ty
 			if err != nil {
 				return nil, err
 			}
-			ev, err := s.txEvent(e)
+			ev, err := s.l.TxEvent(e)
 			if err != nil {
 				return nil, err
 			}

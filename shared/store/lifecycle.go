@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -48,7 +49,7 @@ type ScanHead struct {
 }
 
 func headKey(companyID, projectID int64, branch, tool string) Key {
-	return Key{PK: CompanyPK(companyID), SK: fmt.Sprintf("HEAD#%012d#%s#%s", projectID, branchHash(branch), shortHash(tool, 16))}
+	return Key{PK: schema.CompanyPK(companyID), SK: fmt.Sprintf("HEAD#%012d#%s#%s", projectID, branchHash(branch), shortHash(tool, 16))}
 }
 
 // Lease timing: how long a lease holds without being released (a crashed
@@ -393,7 +394,7 @@ func (s *Store) completeScan(ctx context.Context, companyID int64, sc Scan, leas
 	}
 	items := append([]types.TransactWriteItem{head, scan}, clear...)
 	for _, e := range events {
-		item, err := s.txEvent(e)
+		item, err := s.l.TxEvent(e)
 		if err != nil {
 			return err
 		}

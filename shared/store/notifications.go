@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
@@ -35,9 +36,9 @@ const (
 
 func notificationKey(companyID, userID int64, typeCode string) Key {
 	if userID == 0 {
-		return Key{PK: CompanyPK(companyID), SK: notifCompanyPrefix + typeCode}
+		return Key{PK: schema.CompanyPK(companyID), SK: notifCompanyPrefix + typeCode}
 	}
-	return Key{PK: CompanyPK(companyID), SK: fmt.Sprintf("%s%d#%s", notifUserPrefix, userID, typeCode)}
+	return Key{PK: schema.CompanyPK(companyID), SK: fmt.Sprintf("%s%d#%s", notifUserPrefix, userID, typeCode)}
 }
 
 // ChannelChange sets a channel (Value non-nil) or restores inheritance (nil).
@@ -81,14 +82,14 @@ func (s *Store) updateNotification(ctx context.Context, companyID int64, k Key, 
 	diff := map[string]Change{}
 	for _, c := range changes {
 		if b, a := old[c.Channel], c.Value; (b == nil) != (a == nil) || (b != nil && *b != *a) {
-			diff[c.Channel] = Change{b, a}
+			diff[c.Channel] = Change{Before: b, After: a}
 		}
 	}
 	item, err := s.t.TxUpdate(k, upd, nil)
 	if err != nil {
 		return err
 	}
-	audit, err := s.txAudit(ctx, companyID, AuditEntry{
+	audit, err := s.l.TxAudit(ctx, companyID, AuditEntry{
 		Action: action, TargetType: "notification_type", TargetID: typeCode, Changes: diff,
 	})
 	if err != nil {
@@ -111,7 +112,7 @@ func (s *Store) NotificationSettings(ctx context.Context, companyID, userID int6
 
 func (s *Store) notificationLayer(ctx context.Context, companyID int64, prefix string) (map[string]NotificationSetting, error) {
 	var items []NotificationSetting
-	if err := s.t.QueryAll(ctx, "", ddb.PKBeginsWith(CompanyPK(companyID), prefix), true, &items); err != nil {
+	if err := s.t.QueryAll(ctx, "", ddb.PKBeginsWith(schema.CompanyPK(companyID), prefix), true, &items); err != nil {
 		return nil, err
 	}
 	out := make(map[string]NotificationSetting, len(items))
@@ -126,7 +127,7 @@ func (s *Store) notificationLayer(ctx context.Context, companyID int64, prefix s
 // dispatcher needs to resolve each user's effective settings.
 func (s *Store) CompanyNotificationSettings(ctx context.Context, companyID int64) (company map[string]NotificationSetting, users map[int64]map[string]NotificationSetting, err error) {
 	var items []NotificationSetting
-	if err := s.t.QueryAll(ctx, "", ddb.PKBeginsWith(CompanyPK(companyID), "NOTIF#"), true, &items); err != nil {
+	if err := s.t.QueryAll(ctx, "", ddb.PKBeginsWith(schema.CompanyPK(companyID), "NOTIF#"), true, &items); err != nil {
 		return nil, nil, err
 	}
 	company, users = map[string]NotificationSetting{}, map[int64]map[string]NotificationSetting{}

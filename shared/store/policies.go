@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
@@ -38,7 +39,7 @@ type Policy struct {
 }
 
 func policyKey(companyID, policyID int64) Key {
-	return Key{PK: CompanyPK(companyID), SK: fmt.Sprintf("POLICY#%012d", policyID)}
+	return Key{PK: schema.CompanyPK(companyID), SK: fmt.Sprintf("POLICY#%012d", policyID)}
 }
 
 // CreatePolicy stores a new policy with the next policy id.
@@ -56,11 +57,11 @@ func (s *Store) CreatePolicy(ctx context.Context, p Policy) (Policy, error) {
 	if err != nil {
 		return Policy{}, err
 	}
-	counted, err := s.txCount(p.CompanyID, policyCount, 1)
+	counted, err := s.l.TxCount(p.CompanyID, policyCount, 1)
 	if err != nil {
 		return Policy{}, err
 	}
-	audit, err := s.txAudit(ctx, p.CompanyID, AuditEntry{
+	audit, err := s.l.TxAudit(ctx, p.CompanyID, AuditEntry{
 		Action: "policy.create", TargetType: "policy", TargetID: strconv.FormatInt(id, 10),
 		Changes: map[string]Change{"name": {After: p.Name}, "policy_type": {After: p.PolicyType}, "active": {After: p.Active}},
 	})
@@ -92,7 +93,7 @@ func (s *Store) DeactivatePolicy(ctx context.Context, companyID, policyID int64)
 	if err != nil {
 		return Policy{}, err
 	}
-	audit, err := s.txAudit(ctx, companyID, AuditEntry{
+	audit, err := s.l.TxAudit(ctx, companyID, AuditEntry{
 		Action: "policy.deactivate", TargetType: "policy", TargetID: strconv.FormatInt(policyID, 10),
 		Changes: map[string]Change{"active": {Before: true, After: false}},
 	})

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -26,7 +27,7 @@ type ProjectPage struct {
 // ListProjectsPage reads one page of a company's projects by id: from a
 // token, or skipping skip projects (read too, as keys and items).
 func (s *Store) ListProjectsPage(ctx context.Context, companyID int64, token string, skip, take int) (ProjectPage, error) {
-	items, next, err := s.window(ctx, Window{Partition: CompanyPK(companyID), SKPrefix: "PROJECT#", Forward: true, Token: token, Offset: skip, Take: take})
+	items, next, err := s.window(ctx, Window{Partition: schema.CompanyPK(companyID), SKPrefix: "PROJECT#", Forward: true, Token: token, Offset: skip, Take: take})
 	if err != nil {
 		return ProjectPage{}, err
 	}
@@ -34,7 +35,7 @@ func (s *Store) ListProjectsPage(ctx context.Context, companyID int64, token str
 	if err := attributevalue.UnmarshalListOfMaps(items, &page.Projects); err != nil {
 		return ProjectPage{}, err
 	}
-	page.Total, err = s.companyCount(ctx, companyID, projectCount)
+	page.Total, err = s.l.CompanyCount(ctx, companyID, projectCount)
 	return page, err
 }
 
@@ -70,9 +71,9 @@ func (s *Store) SetDefaultBranch(ctx context.Context, companyID, projectID int64
 	if err != nil {
 		return Project{}, err
 	}
-	audit, err := s.txAudit(ctx, companyID, AuditEntry{
+	audit, err := s.l.TxAudit(ctx, companyID, AuditEntry{
 		Action: "project.update", TargetType: "project", TargetID: strconv.FormatInt(projectID, 10),
-		Changes: map[string]Change{"default_branch": {nullable(p.DefaultBranch), branch}},
+		Changes: map[string]Change{"default_branch": {Before: nullable(p.DefaultBranch), After: branch}},
 	})
 	if err != nil {
 		return Project{}, err

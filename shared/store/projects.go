@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
@@ -25,13 +26,13 @@ type Project struct {
 }
 
 func projectKey(companyID, projectID int64) Key {
-	return Key{PK: CompanyPK(companyID), SK: fmt.Sprintf("PROJECT#%012d", projectID)}
+	return Key{PK: schema.CompanyPK(companyID), SK: fmt.Sprintf("PROJECT#%012d", projectID)}
 }
 
 // projectNameKey guards name uniqueness inside a company and serves look-ups
 // by name.
 func projectNameKey(companyID int64, name string) Key {
-	return Key{PK: CompanyPK(companyID), SK: "PROJECTNAME#" + strings.ToLower(name)}
+	return Key{PK: schema.CompanyPK(companyID), SK: "PROJECTNAME#" + strings.ToLower(name)}
 }
 
 type projectNameRef struct {
@@ -59,7 +60,7 @@ func (s *Store) CreateProject(ctx context.Context, p Project) (Project, error) {
 	if err != nil {
 		return Project{}, err
 	}
-	counted, err := s.txCount(p.CompanyID, projectCount, 1)
+	counted, err := s.l.TxCount(p.CompanyID, projectCount, 1)
 	if err != nil {
 		return Project{}, err
 	}
@@ -88,7 +89,7 @@ func (s *Store) ProjectByName(ctx context.Context, companyID int64, name string)
 // ListProjects returns every project of a company, by id.
 func (s *Store) ListProjects(ctx context.Context, companyID int64) ([]Project, error) {
 	var out []Project
-	err := s.t.QueryAll(ctx, "", ddb.PKBeginsWith(CompanyPK(companyID), "PROJECT#"), true, &out)
+	err := s.t.QueryAll(ctx, "", ddb.PKBeginsWith(schema.CompanyPK(companyID), "PROJECT#"), true, &out)
 	return out, err
 }
 

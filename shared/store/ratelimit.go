@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -51,7 +52,7 @@ func RateSubject(keyID, userID int64) string {
 // rateKey is the item and minute attribute counting a request at at.
 func rateKey(companyID int64, subject string, at time.Time) (Key, string, time.Time) {
 	hourStart := at.Truncate(time.Hour)
-	return Key{PK: CompanyPK(companyID), SK: fmt.Sprintf("RATE#%s#%s", subject, hourStart.Format("2006010215"))},
+	return Key{PK: schema.CompanyPK(companyID), SK: fmt.Sprintf("RATE#%s#%s", subject, hourStart.Format("2006010215"))},
 		fmt.Sprintf("m%02d", at.Minute()), hourStart
 }
 

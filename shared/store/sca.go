@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
 )
@@ -71,7 +72,7 @@ type SCAUsage struct {
 }
 
 func scaKey(companyID int64, id string) Key {
-	return Key{PK: CompanyPK(companyID), SK: "SCA#" + id}
+	return Key{PK: schema.CompanyPK(companyID), SK: "SCA#" + id}
 }
 
 // PutSCAIssue stores an SCA finding of a company (replacing one with the

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -28,7 +29,7 @@ const memberChunkPrefix = "C#"
 
 // memberPK is the partition of a scan's membership items.
 func memberPK(companyID int64, scanID string) string {
-	return fmt.Sprintf("%s#SCANISSUES#%s", CompanyPK(companyID), scanID)
+	return fmt.Sprintf("%s#SCANISSUES#%s", schema.CompanyPK(companyID), scanID)
 }
 
 // memberItem is one chunk of a scan's issue ids.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/google/uuid"
 )
 
@@ -57,13 +58,13 @@ type ScanError struct {
 }
 
 func scanKey(companyID int64, scanID string) Key {
-	return Key{PK: CompanyPK(companyID), SK: "SCAN#" + scanID}
+	return Key{PK: schema.CompanyPK(companyID), SK: "SCAN#" + scanID}
 }
 
 // scanRunKey is the look-up item of a run id inside a company. It is not a
 // Scan: it only points at one.
 func scanRunKey(companyID int64, runID string) Key {
-	return Key{PK: CompanyPK(companyID), SK: "SCANRUN#" + runID}
+	return Key{PK: schema.CompanyPK(companyID), SK: "SCANRUN#" + runID}
 }
 
 type scanRunRef struct {

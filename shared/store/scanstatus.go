@@ -46,7 +46,7 @@ func (s *Store) FailScan(ctx context.Context, companyID int64, scanID, reason st
 	}
 	items := append([]types.TransactWriteItem{scan}, clear...)
 	if ev != nil {
-		e, err := s.txEvent(*ev)
+		e, err := s.l.TxEvent(*ev)
 		if err != nil {
 			return false, err
 		}

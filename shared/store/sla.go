@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/shared/sla"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 )
 
 // slaSettingsItem is a company's SLA settings.
@@ -19,7 +20,9 @@ type slaSettingsItem struct {
 	UpdatedAt   string         `dynamodbav:"updated_at"`
 }
 
-func slaSettingsKey(companyID int64) Key { return Key{PK: CompanyPK(companyID), SK: "SETTINGS#SLA"} }
+func slaSettingsKey(companyID int64) Key {
+	return Key{PK: schema.CompanyPK(companyID), SK: "SETTINGS#SLA"}
+}
 
 // SLASettings returns a company's SLA settings, and whether the company set
 // them (false: the defaults).
@@ -58,12 +61,12 @@ func (s *Store) PutSLASettings(ctx context.Context, companyID int64, st sla.Sett
 	}
 	changes := map[string]Change{}
 	if !maps.Equal(before.DaysToFix, st.DaysToFix) {
-		changes["days_to_fix"] = Change{before.DaysToFix, st.DaysToFix}
+		changes["days_to_fix"] = Change{Before: before.DaysToFix, After: st.DaysToFix}
 	}
 	if before.DueSoonDays != st.DueSoonDays {
-		changes["due_soon_days"] = Change{before.DueSoonDays, st.DueSoonDays}
+		changes["due_soon_days"] = Change{Before: before.DueSoonDays, After: st.DueSoonDays}
 	}
-	audit, err := s.txAudit(ctx, companyID, AuditEntry{Action: "sla_settings.update", TargetType: "sla_settings", TargetID: strconv.FormatInt(companyID, 10), Changes: changes})
+	audit, err := s.l.TxAudit(ctx, companyID, AuditEntry{Action: "sla_settings.update", TargetType: "sla_settings", TargetID: strconv.FormatInt(companyID, 10), Changes: changes})
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/ledger"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -45,8 +47,7 @@ func SortableTime(t time.Time) string { return ddb.SortableTime(t) }
 // Store wraps one DynamoDB table.
 type Store struct {
 	t *ddb.Table
-	// auditRetention is how long audit entries live.
-	auditRetention time.Duration
+	l *ledger.Ledger
 }
 
 // Option configures a Store.
@@ -57,7 +58,7 @@ type Option func(*Store)
 func WithAuditRetention(d time.Duration) Option {
 	return func(s *Store) {
 		if d > 0 {
-			s.auditRetention = d
+			s.l.Retention = d
 		}
 	}
 }
@@ -69,7 +70,8 @@ func WithClock(now func() time.Time) Option { return func(s *Store) { s.t.Now = 
 // New returns a Store for the table. Its client refuses key values past
 // DynamoDB's limits before sending them (KeyTooLongError).
 func New(db *dynamodb.Client, table string, opts ...Option) *Store {
-	s := &Store{t: ddb.New(db, table), auditRetention: DefaultAuditRetention}
+	t := ddb.New(db, table)
+	s := &Store{t: t, l: &ledger.Ledger{T: t, Retention: DefaultAuditRetention}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -201,3 +203,65 @@ const (
 // SetClient replaces the store's client, for tools that instrument every
 // call (the Lambda event replay records them).
 func (s *Store) SetClient(db *dynamodb.Client) { s.t.DB = db }
+
+// CompanyPK is the partition of everything a company owns.
+func CompanyPK(companyID int64) string { return schema.CompanyPK(companyID) }
+
+// How a change's author was authenticated.
+const (
+	ViaAPIKey   = ledger.ViaAPIKey
+	ViaBearer   = ledger.ViaBearer
+	ViaOperator = ledger.ViaOperator
+)
+
+// The audit log's and the outbox's types (see ledger and schema).
+type (
+	AuditActor = ledger.AuditActor
+	AuditEntry = ledger.AuditEntry
+	Change     = ledger.Change
+	Event      = schema.Event
+	EventItem  = schema.EventItem
+)
+
+// Secret is what a changed secret's before and after read in the audit log.
+const Secret = ledger.Secret
+
+// DefaultAuditRetention is how long audit entries are kept unless
+// WithAuditRetention says otherwise.
+const DefaultAuditRetention = ledger.DefaultAuditRetention
+
+// EventEntity marks outbox items; the dispatcher's stream filter selects
+// new items carrying it.
+const EventEntity = schema.EventEntity
+
+// WithAuditActor returns ctx whose administrative writes are recorded in
+// the audit log as made by a (see ledger.WithAuditActor).
+func WithAuditActor(ctx context.Context, a AuditActor) context.Context {
+	return ledger.WithAuditActor(ctx, a)
+}
+
+// AuditActorFrom returns the actor WithAuditActor put in ctx.
+func AuditActorFrom(ctx context.Context) (AuditActor, bool) { return ledger.AuditActorFrom(ctx) }
+
+// DecodeEventImage returns the event of a stream record's new image, and
+// false when the image is not an outbox item.
+func DecodeEventImage(image map[string]types.AttributeValue) (Event, bool, error) {
+	return schema.DecodeEventImage(image)
+}
+
+// Audit records e on its own: for administrative actions that change no
+// stored item of their own (a webhook test, a redelivery). Nothing is
+// written when ctx carries no actor.
+func (s *Store) Audit(ctx context.Context, companyID int64, e AuditEntry) error {
+	return s.l.Audit(ctx, companyID, e)
+}
+
+// RecordEvent records an event on its own, for producers whose state change
+// is not a store write (a scheduled check, a digest).
+func (s *Store) RecordEvent(ctx context.Context, e Event) error { return s.l.RecordEvent(ctx, e) }
+
+// RecordEventOnce records e unless an event with its id was ever recorded
+// (see ledger.RecordEventOnce); it reports whether the event was new.
+func (s *Store) RecordEventOnce(ctx context.Context, e Event) (bool, error) {
+	return s.l.RecordEventOnce(ctx, e)
+}

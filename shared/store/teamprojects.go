@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -33,10 +34,10 @@ import (
 const maxRevAttempts = 8
 
 func projectsRevKey(companyID int64) Key {
-	return Key{PK: CompanyPK(companyID), SK: "PROJECTREV"}
+	return Key{PK: schema.CompanyPK(companyID), SK: "PROJECTREV"}
 }
 
-func teamSelectorsPK(companyID int64) string { return CompanyPK(companyID) + "#TEAMSEL" }
+func teamSelectorsPK(companyID int64) string { return schema.CompanyPK(companyID) + "#TEAMSEL" }
 
 // teamSelectors is the copy of a team's project selectors that project
 // changes read.
@@ -124,7 +125,7 @@ func (s *Store) countCovered(ctx context.Context, t Team) (int, int64, error) {
 		return 0, rev, nil
 	}
 	var projects []Project
-	if err := s.t.QueryAllConsistent(ctx, ddb.PKBeginsWith(CompanyPK(t.CompanyID), "PROJECT#"), &projects); err != nil {
+	if err := s.t.QueryAllConsistent(ctx, ddb.PKBeginsWith(schema.CompanyPK(t.CompanyID), "PROJECT#"), &projects); err != nil {
 		return 0, 0, err
 	}
 	sel := t.selectors()

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
@@ -36,12 +37,12 @@ type Team struct {
 const teamPrefix = "TEAM#"
 
 func teamKey(companyID, teamID int64) Key {
-	return Key{PK: CompanyPK(companyID), SK: fmt.Sprintf("%s%012d", teamPrefix, teamID)}
+	return Key{PK: schema.CompanyPK(companyID), SK: fmt.Sprintf("%s%012d", teamPrefix, teamID)}
 }
 
 // teamNameKey guards name uniqueness inside a company (case-insensitive).
 func teamNameKey(companyID int64, name string) Key {
-	return Key{PK: CompanyPK(companyID), SK: "TEAMNAME#" + strings.ToLower(name)}
+	return Key{PK: schema.CompanyPK(companyID), SK: "TEAMNAME#" + strings.ToLower(name)}
 }
 
 type teamNameRef struct {
@@ -97,7 +98,7 @@ func (s *Store) teamWrites(ctx context.Context, t Team) ([]types.TransactWriteIt
 	if err := add(s.t.TxPutNew(t)); err != nil {
 		return nil, err
 	}
-	if err := add(s.txCount(t.CompanyID, countTeams, 1)); err != nil {
+	if err := add(s.l.TxCount(t.CompanyID, schema.CountTeams, 1)); err != nil {
 		return nil, err
 	}
 	if len(t.ProjectTags)+len(t.RepoURLPatterns) > 0 {
@@ -105,7 +106,7 @@ func (s *Store) teamWrites(ctx context.Context, t Team) ([]types.TransactWriteIt
 			return nil, err
 		}
 	}
-	audit, err := s.txAudit(ctx, t.CompanyID, AuditEntry{
+	audit, err := s.l.TxAudit(ctx, t.CompanyID, AuditEntry{
 		Action: "team.create", TargetType: "team", TargetID: strconv.FormatInt(t.ID, 10),
 		Changes: map[string]Change{
 			"name": {After: t.Name}, "member_ids": {After: t.MemberIDs}, "project_ids": {After: t.ProjectIDs},
@@ -139,8 +140,8 @@ func (s *Store) TeamByName(ctx context.Context, companyID int64, name string) (T
 }
 
 func teamList(companyID int64) List {
-	return List{Partition: CompanyPK(companyID), SKPrefix: teamPrefix, Forward: true,
-		OffsetPartition: CompanyPK(companyID) + "#TEAMS"}
+	return List{Partition: schema.CompanyPK(companyID), SKPrefix: teamPrefix, Forward: true,
+		OffsetPartition: schema.CompanyPK(companyID) + "#TEAMS"}
 }
 
 // TeamsPage reads one page of a company's teams, by id.
@@ -152,13 +153,13 @@ func (s *Store) TeamsPage(ctx context.Context, companyID int64, q PageQuery) ([]
 
 // TeamCount is the number of a company's teams (a counter kept on write).
 func (s *Store) TeamCount(ctx context.Context, companyID int64) (int, error) {
-	return s.companyCount(ctx, companyID, countTeams)
+	return s.l.CompanyCount(ctx, companyID, schema.CountTeams)
 }
 
 // ListTeams returns every team of a company, by id (the naive baseline of
 // the bench; handlers read pages).
 func (s *Store) ListTeams(ctx context.Context, companyID int64) ([]Team, error) {
 	var out []Team
-	err := s.t.QueryAll(ctx, "", ddb.PKBeginsWith(CompanyPK(companyID), teamPrefix), true, &out)
+	err := s.t.QueryAll(ctx, "", ddb.PKBeginsWith(schema.CompanyPK(companyID), teamPrefix), true, &out)
 	return out, err
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -80,11 +81,11 @@ func (r UploadRun) Complete() bool { return r.Offset == r.Length }
 // uploadQuotaKey does not begin with "UPLOAD#", so the runs' range never
 // holds the quota.
 func uploadRunKey(companyID int64, runID string) Key {
-	return Key{PK: CompanyPK(companyID), SK: "UPLOAD#" + runID}
+	return Key{PK: schema.CompanyPK(companyID), SK: "UPLOAD#" + runID}
 }
 
 func uploadQuotaKey(companyID int64) Key {
-	return Key{PK: CompanyPK(companyID), SK: "UPLOADS"}
+	return Key{PK: schema.CompanyPK(companyID), SK: "UPLOADS"}
 }
 
 // GetUploadRun reads the company's run (strongly consistent: a chunk
@@ -273,6 +274,6 @@ func (s *Store) recountPendingUploads(ctx context.Context, companyID int64, at t
 // how many there are.
 func (s *Store) uploadRuns(ctx context.Context, companyID int64) ([]UploadRun, error) {
 	var runs []UploadRun
-	err := s.t.QueryAllConsistent(ctx, ddb.PKBeginsWith(CompanyPK(companyID), "UPLOAD#"), &runs)
+	err := s.t.QueryAllConsistent(ctx, ddb.PKBeginsWith(schema.CompanyPK(companyID), "UPLOAD#"), &runs)
 	return runs, err
 }

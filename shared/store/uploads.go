@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -28,7 +29,7 @@ type CIData struct {
 
 // ciDataKey is outside the SCAN# prefix so a range of scans never holds it.
 func ciDataKey(companyID int64, scanID string) Key {
-	return Key{PK: CompanyPK(companyID), SK: "SCANCI#" + scanID}
+	return Key{PK: schema.CompanyPK(companyID), SK: "SCANCI#" + scanID}
 }
 
 // PutCIData stores the CI metadata of a scan of the company, replacing any
@@ -90,7 +91,7 @@ var ErrBudget = errors.New("source budget of the run exhausted")
 
 // sourcesKey counts a run's source files; it sorts outside SCAN# too.
 func sourcesKey(companyID int64, runID string) Key {
-	return Key{PK: CompanyPK(companyID), SK: "SCANSRC#" + runID}
+	return Key{PK: schema.CompanyPK(companyID), SK: "SCANSRC#" + runID}
 }
 
 // ReserveSource counts a file of size bytes against the run's budget,

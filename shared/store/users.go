@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -62,7 +63,7 @@ type credentialRef struct {
 }
 
 func userKey(companyID, userID int64) Key {
-	return Key{PK: CompanyPK(companyID), SK: fmt.Sprintf("USER#%d", userID)}
+	return Key{PK: schema.CompanyPK(companyID), SK: fmt.Sprintf("USER#%d", userID)}
 }
 
 func apiKeyKey(hash string) Key { return Key{PK: "APIKEY#" + hash, SK: "APIKEY"} }
@@ -81,7 +82,7 @@ func legacySubjectKey(sub string) Key { return Key{PK: subjectPK(sub), SK: "SUBJ
 
 // userEmailKey guards email uniqueness inside a company (ignoring case).
 func userEmailKey(companyID int64, email string) Key {
-	return Key{PK: CompanyPK(companyID), SK: "USEREMAIL#" + strings.ToLower(email)}
+	return Key{PK: schema.CompanyPK(companyID), SK: "USEREMAIL#" + strings.ToLower(email)}
 }
 
 type userEmailRef struct {
@@ -125,20 +126,11 @@ func facets(u User) []string {
 func userFacetPrefix(facet string) string { return "USERBY#" + facet + "#" }
 
 func userFacetKey(companyID int64, facet string, userID int64) Key {
-	return Key{PK: CompanyPK(companyID), SK: fmt.Sprintf("%s%012d", userFacetPrefix(facet), userID)}
+	return Key{PK: schema.CompanyPK(companyID), SK: fmt.Sprintf("%s%012d", userFacetPrefix(facet), userID)}
 }
 
 func userCountKey(companyID int64, facet string) Key {
-	return Key{PK: CompanyPK(companyID), SK: "USERCOUNT#" + facet}
-}
-
-type counter struct {
-	Count int64 `dynamodbav:"count"`
-}
-
-// txAdd adds n to a counter item (created at zero).
-func (s *Store) txAdd(k Key, n int64, cond *expression.ConditionBuilder) (types.TransactWriteItem, error) {
-	return s.t.TxUpdate(k, expression.Add(expression.Name("count"), expression.Value(n)), cond)
+	return Key{PK: schema.CompanyPK(companyID), SK: "USERCOUNT#" + facet}
 }
 
 // PutUser creates a user (CreateUser without an audit entry of its own).
@@ -226,16 +218,16 @@ func (s *Store) txCreateUser(ctx context.Context, u User) ([]types.TransactWrite
 		if err := add(s.t.TxPut(c, nil)); err != nil {
 			return nil, User{}, err
 		}
-		if err := add(s.txAdd(userCountKey(u.CompanyID, f), 1, nil)); err != nil {
+		if err := add(s.l.TxAdd(userCountKey(u.CompanyID, f), 1, nil)); err != nil {
 			return nil, User{}, err
 		}
 	}
 	if u.Active && u.IsAdmin {
-		if err := add(s.txAdd(userCountKey(u.CompanyID, activeAdmins), 1, nil)); err != nil {
+		if err := add(s.l.TxAdd(userCountKey(u.CompanyID, activeAdmins), 1, nil)); err != nil {
 			return nil, User{}, err
 		}
 	}
-	audit, err := s.txAudit(ctx, u.CompanyID, AuditEntry{
+	audit, err := s.l.TxAudit(ctx, u.CompanyID, AuditEntry{
 		Action: "user.create", TargetType: "user", TargetID: strconv.FormatInt(u.ID, 10),
 		Changes: map[string]Change{
 			"email": {After: u.Email}, "first_name": {After: u.FirstName}, "last_name": {After: u.LastName},
@@ -272,35 +264,26 @@ func (s *Store) UserByEmail(ctx context.Context, companyID int64, email string) 
 // ListUsers returns every user of a company.
 func (s *Store) ListUsers(ctx context.Context, companyID int64) ([]User, error) {
 	var out []User
-	err := s.t.QueryAll(ctx, "", ddb.PKBeginsWith(CompanyPK(companyID), "USER#"), true, &out)
+	err := s.t.QueryAll(ctx, "", ddb.PKBeginsWith(schema.CompanyPK(companyID), "USER#"), true, &out)
 	return out, err
 }
 
 // ListUsersPage returns one page of a company's users under a facet (by
 // id), the next page's token and the facet's total.
 func (s *Store) ListUsersPage(ctx context.Context, companyID int64, facet string, pr PageRequest) ([]User, string, int64, error) {
-	view := listView("users", CompanyPK(companyID), facet)
+	view := listView("users", schema.CompanyPK(companyID), facet)
 	raw, err := openToken(view, pr.Token)
 	if err != nil {
 		return nil, "", 0, err
 	}
-	p := Page{PKAttr: tabledef.PK, Partition: CompanyPK(companyID), Forward: true, Limit: int32(pr.Size), Token: raw}
+	p := Page{PKAttr: tabledef.PK, Partition: schema.CompanyPK(companyID), Forward: true, Limit: int32(pr.Size), Token: raw}
 	var out []User
 	next, err := s.readPage(ctx, p, prefixRange(userFacetPrefix(facet)), pr.Offset, &out)
 	if err != nil {
 		return nil, "", 0, err
 	}
-	n, err := s.counterValue(ctx, userCountKey(companyID, facet))
+	n, err := s.l.CounterValue(ctx, userCountKey(companyID, facet))
 	return out, sealToken(view, next), n, err
-}
-
-func (s *Store) counterValue(ctx context.Context, k Key) (int64, error) {
-	var c counter
-	err := s.t.GetItem(ctx, k, &c)
-	if errors.Is(err, ErrNotFound) {
-		return 0, nil
-	}
-	return c.Count, err
 }
 
 // UserChange lists what an update sets; nil keeps a value.
@@ -362,13 +345,13 @@ func (s *Store) UpdateUser(ctx context.Context, companyID, userID int64, ch User
 func userChanges(before, after User) map[string]Change {
 	out := map[string]Change{}
 	if !slices.Equal(before.Permissions, after.Permissions) {
-		out["permissions"] = Change{permissionList(before.Permissions), permissionList(after.Permissions)}
+		out["permissions"] = Change{Before: permissionList(before.Permissions), After: permissionList(after.Permissions)}
 	}
 	if before.IsAdmin != after.IsAdmin {
-		out["is_admin"] = Change{before.IsAdmin, after.IsAdmin}
+		out["is_admin"] = Change{Before: before.IsAdmin, After: after.IsAdmin}
 	}
 	if before.Active != after.Active {
-		out["active"] = Change{before.Active, after.Active}
+		out["active"] = Change{Before: before.Active, After: after.Active}
 	}
 	return out
 }
@@ -391,7 +374,7 @@ func (s *Store) txUpdateUser(ctx context.Context, before, after User, changes ma
 		if !slices.Contains(cur, f) {
 			k := userFacetKey(cid, f, after.ID)
 			items = append(items, s.t.TxDeleteKey(k))
-			it, err := s.txAdd(userCountKey(cid, f), -1, nil)
+			it, err := s.l.TxAdd(userCountKey(cid, f), -1, nil)
 			if err != nil {
 				return nil, -1, err
 			}
@@ -407,7 +390,7 @@ func (s *Store) txUpdateUser(ctx context.Context, before, after User, changes ma
 		}
 		items = append(items, it)
 		if !slices.Contains(old, f) {
-			it, err := s.txAdd(userCountKey(cid, f), 1, nil)
+			it, err := s.l.TxAdd(userCountKey(cid, f), 1, nil)
 			if err != nil {
 				return nil, -1, err
 			}
@@ -422,13 +405,13 @@ func (s *Store) txUpdateUser(ctx context.Context, before, after User, changes ma
 			c := expression.Name("count").GreaterThan(expression.Value(1))
 			delta, cond, guard = -1, &c, len(items)
 		}
-		it, err := s.txAdd(userCountKey(cid, activeAdmins), delta, cond)
+		it, err := s.l.TxAdd(userCountKey(cid, activeAdmins), delta, cond)
 		if err != nil {
 			return nil, -1, err
 		}
 		items = append(items, it)
 	}
-	audit, err := s.txAudit(ctx, cid, AuditEntry{
+	audit, err := s.l.TxAudit(ctx, cid, AuditEntry{
 		Action: "user.update", TargetType: "user", TargetID: strconv.FormatInt(after.ID, 10), Changes: changes,
 	})
 	return append(items, audit...), guard, err

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
 
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -64,13 +65,13 @@ const MaxWebhooksPerCompany = 50
 var ErrLimit = errors.New("limit reached")
 
 func webhookKey(companyID int64, id string) Key {
-	return Key{PK: CompanyPK(companyID), SK: "WEBHOOK#" + id}
+	return Key{PK: schema.CompanyPK(companyID), SK: "WEBHOOK#" + id}
 }
 
-func webhookListPK(companyID int64) string { return CompanyPK(companyID) + "#WEBHOOKS" }
+func webhookListPK(companyID int64) string { return schema.CompanyPK(companyID) + "#WEBHOOKS" }
 
 func webhookCounterKey(companyID int64) Key {
-	return Key{PK: CompanyPK(companyID), SK: "COUNT#WEBHOOKS"}
+	return Key{PK: schema.CompanyPK(companyID), SK: "COUNT#WEBHOOKS"}
 }
 
 // WebhookSecretRecord is what an endpoint's sealed secret is bound to.
@@ -101,7 +102,7 @@ func (s *Store) CreateWebhook(ctx context.Context, w WebhookEndpoint) (WebhookEn
 	if err != nil {
 		return WebhookEndpoint{}, err
 	}
-	audit, err := s.txAudit(ctx, w.CompanyID, AuditEntry{
+	audit, err := s.l.TxAudit(ctx, w.CompanyID, AuditEntry{
 		Action: "webhook.create", TargetType: "webhook", TargetID: w.ID,
 		Changes: map[string]Change{
 			"url": {After: w.URL}, "types": {After: w.Types}, "description": {After: w.Description},
@@ -248,20 +249,20 @@ func webhookChanges(before, after WebhookEndpoint) map[string]Change {
 	out := map[string]Change{}
 	str := func(name, b, a string) {
 		if b != a {
-			out[name] = Change{nullable(b), nullable(a)}
+			out[name] = Change{Before: nullable(b), After: nullable(a)}
 		}
 	}
 	str("url", before.URL, after.URL)
 	str("description", before.Description, after.Description)
 	str("disabled_reason", before.DisabledReason, after.DisabledReason)
 	if !slices.Equal(before.Types, after.Types) {
-		out["types"] = Change{before.Types, after.Types}
+		out["types"] = Change{Before: before.Types, After: after.Types}
 	}
 	if before.Active != after.Active {
-		out["active"] = Change{before.Active, after.Active}
+		out["active"] = Change{Before: before.Active, After: after.Active}
 	}
 	if before.SealedSecret != after.SealedSecret {
-		out["secret"] = Change{Secret, Secret}
+		out["secret"] = Change{Before: Secret, After: Secret}
 	}
 	return out
 }
@@ -286,7 +287,7 @@ func (s *Store) ChangeWebhook(ctx context.Context, before WebhookEndpoint, ch We
 	if err != nil {
 		return WebhookEndpoint{}, err
 	}
-	audit, err := s.txAudit(ctx, before.CompanyID, AuditEntry{
+	audit, err := s.l.TxAudit(ctx, before.CompanyID, AuditEntry{
 		Action: action, TargetType: "webhook", TargetID: before.ID, Changes: webhookChanges(before, after),
 	})
 	if err != nil {
@@ -333,7 +334,7 @@ func (s *Store) DeleteWebhook(ctx context.Context, w WebhookEndpoint) error {
 	if err != nil {
 		return err
 	}
-	audit, err := s.txAudit(ctx, w.CompanyID, AuditEntry{
+	audit, err := s.l.TxAudit(ctx, w.CompanyID, AuditEntry{
 		Action: "webhook.delete", TargetType: "webhook", TargetID: w.ID,
 		Changes: map[string]Change{"url": {Before: w.URL}, "types": {Before: w.Types}, "description": {Before: w.Description}},
 	})

@@ -13,7 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// batchPut writes items unconditionally, 25 to a request, resending what
+// BatchPut writes items unconditionally, 25 to a request, resending what
 // DynamoDB leaves unprocessed. Only for items that no counter depends on.
 func (t *Table) BatchPut(ctx context.Context, items []any) error {
 	for start := 0; start < len(items); start += 25 {
@@ -48,7 +48,7 @@ func (t *Table) BatchPut(ctx context.Context, items []any) error {
 // batchWriters bounds the concurrent write calls of parallel.
 const batchWriters = 8
 
-// parallel runs do(0..n-1) on batchWriters goroutines and returns the
+// Parallel runs do(0..n-1) on batchWriters goroutines and returns the
 // first error.
 func (t *Table) Parallel(ctx context.Context, n int, do func(int) error) error {
 	var wg sync.WaitGroup
@@ -70,7 +70,7 @@ func (t *Table) Parallel(ctx context.Context, n int, do func(int) error) error {
 	return errors.Join(errs...)
 }
 
-// batchPutParallel is batchPut with the batches sent concurrently.
+// BatchPutParallel is batchPut with the batches sent concurrently.
 func (t *Table) BatchPutParallel(ctx context.Context, items []any) error {
 	const per = 25
 	return t.Parallel(ctx, (len(items)+per-1)/per, func(n int) error {
@@ -78,13 +78,13 @@ func (t *Table) BatchPutParallel(ctx context.Context, items []any) error {
 	})
 }
 
-// batchGet reads keys with strongly consistent reads (the write path decides
+// BatchGet reads keys with strongly consistent reads (the write path decides
 // on them) and returns the items found, by key.
 func (t *Table) BatchGet(ctx context.Context, keys []Key) (map[Key]map[string]types.AttributeValue, error) {
 	return t.ReadBatch(ctx, keys, true)
 }
 
-// readBatch reads keys, strongly consistent or not, 100 to a request with
+// ReadBatch reads keys, strongly consistent or not, 100 to a request with
 // the requests sent concurrently (a scan's 25,000 issue ids are 250 of
 // them), and returns the items found, by key.
 func (t *Table) ReadBatch(ctx context.Context, keys []Key, consistent bool) (map[Key]map[string]types.AttributeValue, error) {
@@ -141,7 +141,7 @@ func (t *Table) getPage(ctx context.Context, keys []Key, consistent bool) ([]map
 	return out, nil
 }
 
-// backoff waits before a batch request resends what the previous one left
+// Backoff waits before a batch request resends what the previous one left
 // unprocessed (DynamoDB's advice: resending at once meets the same
 // throttling). The first attempt does not wait.
 func Backoff(ctx context.Context, attempt int) error {
@@ -156,7 +156,7 @@ func Backoff(ctx context.Context, attempt int) error {
 	}
 }
 
-// byID reads the items of ids by key (eventually consistent: for answers,
+// ByID reads the items of ids by key (eventually consistent: for answers,
 // not for decisions) and maps them by id.
 func ByID[T any](ctx context.Context, t *Table, ids []int64, key func(int64) Key, id func(T) int64) (map[int64]T, error) {
 	keys := make([]Key, 0, len(ids))

@@ -9,7 +9,7 @@ import (
 )
 
 // Meter accumulates the consumed capacity and request count of every store
-// call made with a context that carries it (see WithMeter).
+// Call made with a context that carries it (see WithMeter).
 type Meter struct {
 	mu       sync.Mutex
 	Requests int

@@ -14,7 +14,7 @@ import (
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
-// getItem reads one item into out; ErrNotFound when absent.
+// GetItem reads one item into out; ErrNotFound when absent.
 func (t *Table) GetItem(ctx context.Context, k Key, out any) error {
 	res, err := Call(func() (*dynamodb.GetItemOutput, error) {
 		return t.DB.GetItem(ctx, &dynamodb.GetItemInput{
@@ -31,7 +31,7 @@ func (t *Table) GetItem(ctx context.Context, k Key, out any) error {
 	return attributevalue.UnmarshalMap(res.Item, out)
 }
 
-// putItem writes item (a struct, or an item already marshalled); with cond
+// PutItem writes item (a struct, or an item already marshalled); with cond
 // set, ErrConflict when the condition fails.
 func (t *Table) PutItem(ctx context.Context, item any, cond *expression.ConditionBuilder) error {
 	av, ok := item.(map[string]types.AttributeValue)
@@ -62,7 +62,7 @@ func (t *Table) PutItem(ctx context.Context, item any, cond *expression.Conditio
 	return nil
 }
 
-// deleteItem removes an item (absent or not).
+// DeleteItem removes an item (absent or not).
 func (t *Table) DeleteItem(ctx context.Context, k Key) error {
 	res, err := Call(func() (*dynamodb.DeleteItemOutput, error) {
 		return t.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(t.Name), Key: k.AV(), ReturnConsumedCapacity: Total})
@@ -74,13 +74,13 @@ func (t *Table) DeleteItem(ctx context.Context, k Key) error {
 	return nil
 }
 
-// putNew writes item only if no item with its key exists (ErrConflict otherwise).
+// PutNew writes item only if no item with its key exists (ErrConflict otherwise).
 func (t *Table) PutNew(ctx context.Context, item any) error {
 	c := expression.AttributeNotExists(expression.Name(tabledef.PK))
 	return t.PutItem(ctx, item, &c)
 }
 
-// update applies an update expression to an existing item and returns the
+// Update applies an update expression to an existing item and returns the
 // new item in out. ErrNotFound when the item is absent; ErrConflict when an
 // extra condition fails.
 func (t *Table) Update(ctx context.Context, k Key, upd expression.UpdateBuilder, extra *expression.ConditionBuilder, out any) error {
@@ -112,7 +112,7 @@ func (t *Table) Update(ctx context.Context, k Key, upd expression.UpdateBuilder,
 	return attributevalue.UnmarshalMap(res.Attributes, out)
 }
 
-// updateInput is an UpdateItem of k with expr (its condition, if any).
+// UpdateInput is an UpdateItem of k with expr (its condition, if any).
 func UpdateInput(table string, k Key, expr expression.Expression, ret types.ReturnValue) *dynamodb.UpdateItemInput {
 	return &dynamodb.UpdateItemInput{
 		TableName: aws.String(table), Key: k.AV(),
@@ -122,7 +122,7 @@ func UpdateInput(table string, k Key, expr expression.Expression, ret types.Retu
 	}
 }
 
-// upsert applies an update expression, creating the item if needed.
+// Upsert applies an update expression, creating the item if needed.
 func (t *Table) Upsert(ctx context.Context, k Key, upd expression.UpdateBuilder, out any) error {
 	expr, err := expression.NewBuilder().WithUpdate(upd).Build()
 	if err != nil {
@@ -141,7 +141,7 @@ func (t *Table) Upsert(ctx context.Context, k Key, upd expression.UpdateBuilder,
 	return attributevalue.UnmarshalMap(res.Attributes, out)
 }
 
-// queryAll runs a key-condition query on the table or an index and reads
+// QueryAll runs a key-condition query on the table or an index and reads
 // every matching item (following pages). Use the paging functions for bounded reads.
 func (t *Table) QueryAll(ctx context.Context, index string, kc expression.KeyConditionBuilder, forward bool, out any) error {
 	var items []map[string]types.AttributeValue
@@ -190,7 +190,7 @@ func (t *Table) QueryRaw(ctx context.Context, index string, kc expression.KeyCon
 	return res.Items, res.LastEvaluatedKey, nil
 }
 
-// pkBeginsWith is a key condition on the table's own keys.
+// PKBeginsWith is a key condition on the table's own keys.
 func PKBeginsWith(pk, prefix string) expression.KeyConditionBuilder {
 	kc := expression.Key(tabledef.PK).Equal(expression.Value(pk))
 	if prefix == "" {
@@ -199,7 +199,7 @@ func PKBeginsWith(pk, prefix string) expression.KeyConditionBuilder {
 	return kc.And(SKPrefix(tabledef.SK, prefix))
 }
 
-// skPrefix matches sort keys starting with prefix, written as the
+// SKPrefix matches sort keys starting with prefix, written as the
 // equivalent range: DynamoDB Local answers begins_with by reading the
 // partition from its first item, a range by seeking to it (as DynamoDB
 // does for both). They agree on every key whose character after the prefix
@@ -208,7 +208,7 @@ func SKPrefix(attr, prefix string) expression.KeyConditionBuilder {
 	return expression.Key(attr).Between(expression.Value(prefix), expression.Value(prefix+"\U0010FFFF"))
 }
 
-// getItemConsistent is getItem with a strongly consistent read, for reads a
+// GetItemConsistent is getItem with a strongly consistent read, for reads a
 // write decides on.
 func (t *Table) GetItemConsistent(ctx context.Context, k Key, out any) error {
 	in := &dynamodb.GetItemInput{TableName: aws.String(t.Name), Key: k.AV(), ConsistentRead: aws.Bool(true), ReturnConsumedCapacity: Total}
@@ -223,7 +223,7 @@ func (t *Table) GetItemConsistent(ctx context.Context, k Key, out any) error {
 	return attributevalue.UnmarshalMap(res.Item, out)
 }
 
-// queryAllConsistent reads a whole key range of the table with strongly
+// QueryAllConsistent reads a whole key range of the table with strongly
 // consistent reads (the write paths here decide on what they read).
 func (t *Table) QueryAllConsistent(ctx context.Context, kc expression.KeyConditionBuilder, out any) error {
 	expr, err := expression.NewBuilder().WithKeyCondition(kc).Build()
@@ -250,7 +250,7 @@ func (t *Table) QueryAllConsistent(ctx context.Context, kc expression.KeyConditi
 	}
 }
 
-// count is a COUNT query, every page of it.
+// Count is a COUNT query, every page of it.
 func (t *Table) Count(ctx context.Context, index string, kc expression.KeyConditionBuilder) (int64, error) {
 	expr, err := expression.NewBuilder().WithKeyCondition(kc).Build()
 	if err != nil {
@@ -277,7 +277,7 @@ func (t *Table) Count(ctx context.Context, index string, kc expression.KeyCondit
 	}
 }
 
-// conditionalUpsert applies upd to k (creating it) when cond holds and
+// ConditionalUpsert applies upd to k (creating it) when cond holds and
 // returns the item as it was before; ErrConflict when cond fails.
 func (t *Table) ConditionalUpsert(ctx context.Context, k Key, upd expression.UpdateBuilder, cond expression.ConditionBuilder, old any) error {
 	expr, err := expression.NewBuilder().WithUpdate(upd).WithCondition(cond).Build()

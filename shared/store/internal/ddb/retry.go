@@ -17,7 +17,7 @@ const (
 	maxWait     = 800 * time.Millisecond
 )
 
-// retrying runs write until it succeeds or fails for good: a failed
+// Retrying runs write until it succeeds or fails for good: a failed
 // condition (ErrConflict: a concurrent writer changed what write read) is
 // retried with jittered exponential back-off; past the budget the error
 // wraps ErrUnavailable. write must read what it decides on afresh on every
@@ -39,7 +39,7 @@ func (t *Table) Retrying(ctx context.Context, write func() error) error {
 	}
 }
 
-// sleep waits a jittered, exponentially growing time before attempt+1.
+// Sleep waits a jittered, exponentially growing time before attempt+1.
 func Sleep(ctx context.Context, attempt int) error {
 	wait := min(10*time.Millisecond<<attempt, maxWait)
 	select {
@@ -62,7 +62,7 @@ func Transient(err error) bool {
 	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &timeout) && timeout.Timeout())
 }
 
-// call runs one DynamoDB call. The client has retried what DynamoDB refused
+// Call runs one DynamoDB call. The client has retried what DynamoDB refused
 // for a while (see awsclient); an error that is still such a refusal wraps
 // ErrUnavailable, so callers tell "try again later" from a failure of the
 // request itself. The retryer repeats calls that are safe to repeat: reads,

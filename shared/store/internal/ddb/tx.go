@@ -17,7 +17,7 @@ import (
 // MaxTxItems is DynamoDB's limit of items in one transaction.
 const MaxTxItems = 100
 
-// transact writes items all-or-nothing. A failed condition is ErrConflict.
+// Transact writes items all-or-nothing. A failed condition is ErrConflict.
 func (t *Table) Transact(ctx context.Context, items []types.TransactWriteItem) error {
 	if len(items) > MaxTxItems {
 		return fmt.Errorf("transaction of %d items exceeds %d", len(items), MaxTxItems)
@@ -29,7 +29,7 @@ func (t *Table) Transact(ctx context.Context, items []types.TransactWriteItem) e
 	}
 	res, err := Call(func() (*dynamodb.TransactWriteItemsOutput, error) { return t.DB.TransactWriteItems(ctx, in) })
 	if IsConditionFailed(err) {
-		// The cause stays inspectable (see conditionFailedAt).
+		// The cause stays inspectable (see ConditionFailedAt).
 		return fmt.Errorf("%w: %w", ErrConflict, err)
 	}
 	if err != nil {
@@ -39,7 +39,7 @@ func (t *Table) Transact(ctx context.Context, items []types.TransactWriteItem) e
 	return nil
 }
 
-// txPut is a Put for transact (of a struct, or of an item already
+// TxPut is a Put for transact (of a struct, or of an item already
 // marshalled); with cond, the put happens only if it holds.
 func (t *Table) TxPut(item any, cond *expression.ConditionBuilder) (types.TransactWriteItem, error) {
 	av, ok := item.(map[string]types.AttributeValue)
@@ -62,13 +62,13 @@ func (t *Table) TxPut(item any, cond *expression.ConditionBuilder) (types.Transa
 	return types.TransactWriteItem{Put: put}, nil
 }
 
-// txPutNew is a Put that fails the transaction if the key exists.
+// TxPutNew is a Put that fails the transaction if the key exists.
 func (t *Table) TxPutNew(item any) (types.TransactWriteItem, error) {
 	c := expression.AttributeNotExists(expression.Name(tabledef.PK))
 	return t.TxPut(item, &c)
 }
 
-// txUpdate is an Update for transact.
+// TxUpdate is an Update for transact.
 func (t *Table) TxUpdate(k Key, upd expression.UpdateBuilder, cond *expression.ConditionBuilder) (types.TransactWriteItem, error) {
 	b := expression.NewBuilder().WithUpdate(upd)
 	if cond != nil {
@@ -85,12 +85,12 @@ func (t *Table) TxUpdate(k Key, upd expression.UpdateBuilder, cond *expression.C
 	}}, nil
 }
 
-// txDeleteKey is an unconditional Delete for transact.
+// TxDeleteKey is an unconditional Delete for transact.
 func (t *Table) TxDeleteKey(k Key) types.TransactWriteItem {
 	return types.TransactWriteItem{Delete: &types.Delete{TableName: &t.Name, Key: k.AV()}}
 }
 
-// txDelete is a conditional Delete for transact.
+// TxDelete is a conditional Delete for transact.
 func (t *Table) TxDelete(k Key, cond expression.ConditionBuilder) (types.TransactWriteItem, error) {
 	expr, err := expression.NewBuilder().WithCondition(cond).Build()
 	if err != nil {
