@@ -35,6 +35,7 @@ import (
 	"github.com/acme/codescan-api/shared/reportstore/s3reports"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/bulkload"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -67,7 +68,7 @@ func uploadBench(ctx context.Context, endpoint, sizes string) error {
 	stats := newCallStats()
 	counted := dynamodb.New(db.Options(), func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, stats.middleware) })
 	st := store.New(counted, fmt.Sprintf("bench_upload_%d", time.Now().UnixNano()))
-	if err := st.CreateTable(ctx, true); err != nil {
+	if err := bulkload.CreateTable(ctx, st, true); err != nil {
 		return err
 	}
 	watch := store.New(db, st.TableName())
@@ -81,7 +82,7 @@ func uploadBench(ctx context.Context, endpoint, sizes string) error {
 	floor := floorKind{table: store.New(db, fmt.Sprintf("bench_floor_%d", time.Now().UnixNano())), product: true, writers: writers}
 	bare := floorKind{table: store.New(db, fmt.Sprintf("bench_bare_%d", time.Now().UnixNano())), writers: writers}
 	for _, f := range []floorKind{floor, bare} {
-		if err := f.table.CreateTable(ctx, f.product); err != nil {
+		if err := bulkload.CreateTable(ctx, f.table, f.product); err != nil {
 			return err
 		}
 	}

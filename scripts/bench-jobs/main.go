@@ -32,6 +32,7 @@ import (
 	"github.com/acme/codescan-api/shared/demo"
 	"github.com/acme/codescan-api/shared/sla"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/bulkload"
 )
 
 func main() {
@@ -101,7 +102,7 @@ func run(ctx context.Context, sizes string, due int) error {
 // the jobs and drops the table.
 func measure(ctx context.Context, db *dynamodb.Client, size, due int) ([]row, error) {
 	st := store.New(db, fmt.Sprintf("benchjobs_%d_%d", size, time.Now().UnixNano()))
-	if err := st.CreateTable(ctx, false); err != nil {
+	if err := bulkload.CreateTable(ctx, st, false); err != nil {
 		return nil, err
 	}
 	defer func() {

@@ -36,6 +36,7 @@ import (
 	"github.com/acme/codescan-api/shared/awsclient/chain"
 	"github.com/acme/codescan-api/shared/config"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/bulkload"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -293,7 +294,7 @@ func (c connection) openLocal(ctx context.Context) (*store.Store, error) {
 		return nil, err
 	}
 	st := store.New(db, table)
-	if err := st.CreateTable(ctx, true); err != nil {
+	if err := bulkload.CreateTable(ctx, st, true); err != nil {
 		return nil, fmt.Errorf("DynamoDB Local at %s: %w", endpoint, err)
 	}
 	return st, nil

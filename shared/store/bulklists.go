@@ -4,9 +4,10 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 )
 
 // The loaders below are the benchmark's, not write paths: like

@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/acme/codescan-api/shared/store/internal/ddb"
-	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 )
 
 // EachIssue calls fn with every SAST issue of a company, page by page. It

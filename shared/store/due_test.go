@@ -13,6 +13,7 @@ import (
 
 	"github.com/acme/codescan-api/shared/recount"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/bulkload"
 	"github.com/acme/codescan-api/shared/tabledef"
 	"github.com/acme/codescan-api/shared/testenv"
 )
@@ -153,7 +154,7 @@ func TestCreateTableAddsMissingIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 2 { // adds the index, then finds nothing to add
-		if err := old.CreateTable(ctx, false); err != nil {
+		if err := bulkload.CreateTable(ctx, old, false); err != nil {
 			t.Fatal(err)
 		}
 		desc, err := base.Client().DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(old.TableName())})

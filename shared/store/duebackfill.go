@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -18,18 +19,8 @@ import (
 // a run cut short (a Lambda's timeout) resumes there, and done once every
 // company is through. The scheduler's SLA and digest jobs call it first,
 // so a deploy backfills at the next hourly run without a manual step;
-// after that it costs them one read. CreateTable marks a table it creates
+// after that it costs them one read. bulkload.CreateTable marks a table it creates
 // done (its issues are all written with the keys).
-
-// backfillState is the progress of the table's due index backfill.
-type backfillState struct {
-	Key
-	Company int64 `dynamodbav:"company"`
-	Shard   int   `dynamodbav:"shard"`
-	Done    bool  `dynamodbav:"done"`
-}
-
-var backfillKey = Key{PK: "JOB#due-index", SK: "BACKFILL"}
 
 // backfillSaveEvery is how many shards the backfill does between saves of
 // its progress: a resumed run does at most that many again.
@@ -43,8 +34,8 @@ const backfillSaveEvery = 16
 // issue a writer changed meanwhile is left to that writer, whose write
 // set its keys.
 func (s *Store) BackfillDueIndex(ctx context.Context, until time.Time) (done bool, written int, err error) {
-	var st backfillState
-	if err := s.t.GetItem(ctx, backfillKey, &st); err != nil && !errors.Is(err, ErrNotFound) {
+	var st schema.BackfillState
+	if err := s.t.GetItem(ctx, schema.DueBackfillKey, &st); err != nil && !errors.Is(err, ErrNotFound) {
 		return false, 0, err
 	}
 	if st.Done {
@@ -72,13 +63,13 @@ func (s *Store) BackfillDueIndex(ctx context.Context, until time.Time) (done boo
 				return false, written, err
 			}
 			if (shard+1)%backfillSaveEvery == 0 {
-				if err := s.t.PutItem(ctx, backfillState{Key: backfillKey, Company: id, Shard: shard + 1}, nil); err != nil {
+				if err := s.t.PutItem(ctx, schema.BackfillState{Key: schema.DueBackfillKey, Company: id, Shard: shard + 1}, nil); err != nil {
 					return false, written, err
 				}
 			}
 		}
 	}
-	return true, written, s.t.PutItem(ctx, backfillState{Key: backfillKey, Done: true}, nil)
+	return true, written, s.t.PutItem(ctx, schema.BackfillState{Key: schema.DueBackfillKey, Done: true}, nil)
 }
 
 // backfillShard sets the due keys of one issue shard of a company.
@@ -122,10 +113,4 @@ func (s *Store) backfillShard(ctx context.Context, companyID int64, shard int) (
 		n += b2i(w)
 	}
 	return n, err
-}
-
-// markDueIndexed records that the table needs no backfill (it was created
-// with the index).
-func (s *Store) markDueIndexed(ctx context.Context) error {
-	return s.t.PutItem(ctx, backfillState{Key: backfillKey, Done: true}, nil)
 }

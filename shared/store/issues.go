@@ -6,20 +6,19 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-
 	"fmt"
-
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/acme/codescan-api/shared/store/internal/ddb"
-	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
+
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 )
 
 // Urgencies are the issue urgency codes, most urgent first.
