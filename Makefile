@@ -31,8 +31,10 @@ reset:
 ## app's tests; govulncheck against the Go vulnerability database pinned in
 ## scripts/vulncheck (fails on a vulnerability the code reaches); the Lambda
 ## builds, both stacks synthesized, and cfn-lint on template.yaml and the
-## two stack templates
+## two stack templates. Installs Debian's Chromium first when it is missing
+## (the trend chart's test draws it in a real headless browser; run as root)
 test:
+	command -v chromium >/dev/null || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium; }
 	$(GO) vet ./...
 	$(GO) mod tidy -diff
 	cd infra && $(GO) mod tidy -diff

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/acme/codescan-api/functions/dispatcher/localstream"
@@ -33,9 +34,10 @@ func newDispatcher(ctx context.Context, st *store.Store, smtpAddr, baseURL strin
 // startDelivery runs, until ctx ends, what AWS runs beside the API: the
 // dispatcher and the ingester on the table's stream (a poller each, as
 // AWS gives each its own event source mapping, so deliveries never hold up
-// an upload) and the scheduled jobs (retries every few seconds, SLA checks
+// an upload; each keeps its read position in a file of checkpointDir, so a
+// restart does not read the stream's last 24 hours again) and the scheduled jobs (retries every few seconds, SLA checks
 // and the weekly digest every five minutes), all on the same code.
-func startDelivery(ctx context.Context, d *delivery.Engine, st *store.Store, endpoint string, reports reportstore.Store) error {
+func startDelivery(ctx context.Context, d *delivery.Engine, st *store.Store, endpoint, checkpointDir string, reports reportstore.Store) error {
 	log := d.Log
 	streams, err := localstream.NewClient(ctx, endpoint)
 	if err != nil {
@@ -46,6 +48,7 @@ func startDelivery(ctx context.Context, d *delivery.Engine, st *store.Store, end
 		"dispatcher": {Dispatcher: d, Streams: streams},
 		"ingester":   {Store: st, Log: log, Consumers: []localstream.Consumer{in.HandleImage}, Streams: streams},
 	} {
+		p.Checkpoint = &localstream.Checkpoint{Path: filepath.Join(checkpointDir, "stream-"+name+".json")}
 		go func() {
 			if err := p.Run(ctx); err != nil {
 				log.Error("stream poller stopped", "consumer", name, "error", err.Error())

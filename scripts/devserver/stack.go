@@ -159,7 +159,7 @@ func startStack(ctx context.Context, root, localDir string, p ports, env config.
 	if err := writeJSON(s.docPath, s.doc); err != nil {
 		return nil, err
 	}
-	if err := startDelivery(ctx, d, s.store, env.DynamoEndpoint, bucket); err != nil {
+	if err := startDelivery(ctx, d, s.store, env.DynamoEndpoint, localDir, bucket); err != nil {
 		return nil, err
 	}
 

@@ -59,6 +59,24 @@ type Finding struct {
 	Classification string
 	// SCA holds the dependency of an SCA finding.
 	SCA *Dependency
+	// Suppression is set when the code suppresses the finding (a
+	// `nosemgrep`, `#nosec` or `//lint:ignore` comment the scanner
+	// honoured), nil otherwise.
+	Suppression *Suppression
+}
+
+// InSource is the kind of a suppression written in the scanned code
+// (SARIF's `inSource`); the only kind a parser records.
+const InSource = "inSource"
+
+// Suppression is a suppression of a finding in the scanned code. Parsers
+// record only the suppressions that hold: SARIF's of kind `inSource`
+// whose status is `accepted` or absent, and Semgrep's ignored results.
+type Suppression struct {
+	Kind string // InSource
+	// Justification is the reason written with the suppression, "" when
+	// the tool records none.
+	Justification string
 }
 
 // Dependency is the vulnerable package of an SCA finding.

@@ -41,11 +41,13 @@ type Consumer func(ctx context.Context, image map[string]ddbtypes.AttributeValue
 // consumer: the dispatcher's (new outbox items to Dispatch) when Dispatcher
 // is set, then Consumers.
 //
-// It keeps no checkpoint: after a restart it reads the stream from its trim
-// horizon (24 hours of changes) again, and the consumers' idempotence (the
-// delivery claims, a scan ingested only while processing) makes every item
-// already handled a no-op, so an item written while no poller ran, or whose
-// handling was cut short, is handled once after the restart.
+// With a Checkpoint it goes on after a restart from the last record it
+// handed over; without one it reads the stream from its trim horizon (24
+// hours of changes) again. Either way an item written while no poller ran
+// is handled after the restart, and an item handed over but not yet
+// checkpointed is handed over again: the consumers' idempotence (the
+// delivery claims, a scan ingested only while processing) makes that a
+// no-op.
 type Poller struct {
 	Dispatcher *delivery.Engine
 	Consumers  []Consumer
@@ -57,6 +59,8 @@ type Poller struct {
 	Streams *dynamodbstreams.Client
 	// Idle is the pause between reads that found nothing (default 200ms).
 	Idle time.Duration
+	// Checkpoint keeps the read position across restarts (default none).
+	Checkpoint *Checkpoint
 }
 
 // DispatchConsumer hands new outbox items to d.Dispatch.
@@ -124,6 +128,15 @@ func (p *Poller) Run(ctx context.Context) error {
 		return fmt.Errorf("table %s has no stream", st.TableName())
 	}
 	shards := map[string]*shardState{}
+	saved := map[string]string{}
+	if p.Checkpoint != nil {
+		if saved, err = p.Checkpoint.load(arn); err != nil {
+			return err
+		}
+		for id, seq := range saved {
+			shards[id] = &shardState{last: seq}
+		}
+	}
 	for ctx.Err() == nil {
 		if err := p.discover(ctx, arn, shards); err != nil && ctx.Err() == nil {
 			p.log().Error("stream poller: describe stream", "error", err.Error())
@@ -139,6 +152,12 @@ func (p *Poller) Run(ctx context.Context) error {
 				s.iterator = "" // reopen after the last record handed over
 			}
 			got += n
+		}
+		if p.Checkpoint != nil && moved(shards, saved) {
+			if err := p.Checkpoint.save(arn, shards); err != nil {
+				p.log().Error("stream poller: checkpoint", "error", err.Error())
+			}
+			saved = positions(shards)
 		}
 		if got == 0 {
 			select {
@@ -183,6 +202,11 @@ func (p *Poller) readShard(ctx context.Context, arn, id string, s *shardState, c
 			var gone *types.ResourceNotFoundException
 			if errors.As(err, &gone) {
 				s.done = true
+				return 0, nil
+			}
+			var trimmed *types.TrimmedDataAccessException
+			if errors.As(err, &trimmed) && s.last != "" {
+				s.last = "" // a checkpoint older than the stream's retention
 				return 0, nil
 			}
 			return 0, err

@@ -86,6 +86,7 @@ func (rc *runContext) finding(res *gosarif.Result) (finding.Finding, string) {
 		f.Classification = rc.classification(res, rule)
 	}
 	f.Fingerprint = fingerprint(res)
+	f.Suppression = suppression(res)
 	return f, ""
 }
 

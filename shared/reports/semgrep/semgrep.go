@@ -50,6 +50,10 @@ type result struct {
 		Fingerprint string   `json:"fingerprint"`
 		Lines       string   `json:"lines"`
 		Metadata    metadata `json:"metadata"`
+		// IsIgnored marks a result a `nosemgrep` comment suppresses; Semgrep
+		// keeps such results in its JSON only when asked to
+		// (--disable-nosem), and records no justification.
+		IsIgnored bool `json:"is_ignored"`
 	} `json:"extra"`
 }
 
@@ -122,6 +126,9 @@ func convert(r result) (finding.Finding, string) {
 		}
 	}
 	f.Fingerprint = norm.Clip(unlessPlaceholder(strings.TrimSpace(r.Extra.Fingerprint)))
+	if r.Extra.IsIgnored {
+		f.Suppression = &finding.Suppression{Kind: finding.InSource}
+	}
 	category, _ := r.Extra.Metadata.Category.(string)
 	if f.CWE > 0 || strings.EqualFold(strings.TrimSpace(category), "security") {
 		f.Kind = finding.SAST

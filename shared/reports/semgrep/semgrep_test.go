@@ -2,6 +2,7 @@ package semgrep
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -128,5 +129,36 @@ func TestInvalid(t *testing.T) {
 	var big *reporterr.TooLarge
 	if _, err := Parse([]byte(many)); !errors.As(err, &big) || big.Limit != norm.MaxFindings {
 		t.Fatalf("too many: %v", err)
+	}
+}
+
+// Semgrep's --disable-nosem output marks the results a nosemgrep comment
+// covers is_ignored (testdata/nosem.json: nosem.go line 4 and every
+// commented line of nosem.py); the others stay unsuppressed.
+func TestIgnored(t *testing.T) {
+	rep := wellformed.Fixture(t, Parse, "nosem.json")
+	want := map[string]bool{"targets/basic/nosem.go:4": true, "targets/basic/nosem.go:5": false, "targets/basic/nosem.py:22": false}
+	for _, l := range []int{2, 5, 8, 11, 14, 16, 17, 18, 19, 20} {
+		want[fmt.Sprintf("targets/basic/nosem.py:%d", l)] = true
+	}
+	if len(rep.Findings) != len(want) {
+		t.Fatalf("%d findings, want %d", len(rep.Findings), len(want))
+	}
+	for _, f := range rep.Findings {
+		key := fmt.Sprintf("%s:%d", f.Path, f.Line)
+		suppressed, ok := want[key]
+		if !ok || (f.Suppression != nil) != suppressed {
+			t.Errorf("%s: suppression %+v, want suppressed=%v", key, f.Suppression, suppressed)
+		}
+		if f.Suppression != nil && (f.Suppression.Kind != finding.InSource || f.Suppression.Justification != "") {
+			t.Errorf("%s: suppression %+v", key, f.Suppression)
+		}
+	}
+	for _, name := range []string{"correctness.json", "deduplication.json", "django-password.json"} {
+		for i, f := range wellformed.Fixture(t, Parse, name).Findings {
+			if f.Suppression != nil {
+				t.Errorf("%s[%d] suppressed: %+v", name, i, f.Suppression)
+			}
+		}
 	}
 }

@@ -105,6 +105,9 @@ func checkFinding(f finding.Finding) error {
 			return fmt.Errorf("text of %d bytes or not UTF-8", len(s))
 		}
 	}
+	if sup := f.Suppression; sup != nil && (sup.Kind != finding.InSource || len(sup.Justification) > norm.MaxText || !utf8.ValidString(sup.Justification)) {
+		return fmt.Errorf("suppression %+v", sup)
+	}
 	if d := f.SCA; d != nil {
 		if d.Name == "" || len(d.IDs) == 0 || !statuses[d.Reachability.Status] || d.CVSS < 0 || d.CVSS > 10 {
 			return fmt.Errorf("dependency %+v", d)

@@ -1,0 +1,3 @@
+module example.com/suppressed
+
+go 1.22
