@@ -61,9 +61,9 @@ func TestCreateKeyUnderFaults(t *testing.T) {
 			acme := w.env.Company(t, "Acme")
 			w.do(t, "GET", "/api-keys", "", testenv.Key(acme.Admin), http.StatusOK) // its first use is recorded
 			inj := &failOnce{at: k, err: fault}
-			opts := w.env.Store.DB.Options()
+			opts := w.env.Store.Client().Options()
 			opts.APIOptions = append(slices.Clone(opts.APIOptions), inj.add)
-			w.env.Store.DB = dynamodb.New(opts)
+			w.env.Store.SetClient(dynamodb.New(opts))
 
 			res := testenv.Do(t, w.h, "POST", "/api-keys", `{"name":"CI"}`, testenv.Key(acme.Admin)...)
 			if calls == 0 {

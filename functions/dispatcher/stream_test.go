@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -45,7 +46,7 @@ func TestHandlerDispatchesNewOutboxItems(t *testing.T) {
 	if err := w.env.Store.RecordEvent(ctx, ev); err != nil {
 		t.Fatal(err)
 	}
-	res, err := w.env.Store.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: &w.env.Store.Table, Key: map[string]ddbtypes.AttributeValue{
+	res, err := w.env.Store.Client().GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(w.env.Store.TableName()), Key: map[string]ddbtypes.AttributeValue{
 		"PK": &ddbtypes.AttributeValueMemberS{Value: store.CompanyPK(c.ID)}, "SK": &ddbtypes.AttributeValueMemberS{Value: "EVENT#" + ev.ID},
 	}})
 	if err != nil || res.Item == nil {
@@ -73,9 +74,7 @@ func TestHandlerDispatchesNewOutboxItems(t *testing.T) {
 	// failure of its record.
 	broken := *w.d
 	table := "missing-table"
-	st := *w.env.Store
-	st.Table = table
-	broken.Store = &st
+	broken.Store = store.New(w.env.Store.Client(), table)
 	out, err = dispatcher.Handler(&broken)(ctx, events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{record(events.DynamoDBOperationTypeInsert, "5", image)}})
 	if err != nil || len(out.BatchItemFailures) != 1 || out.BatchItemFailures[0].ItemIdentifier != "5" {
 		t.Fatalf("failures %+v (%v)", out.BatchItemFailures, err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/acme/codescan-api/functions/notifications"
 	"github.com/acme/codescan-api/shared/notify"
+	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/testenv"
 )
 
@@ -199,8 +200,9 @@ func TestAuthentication(t *testing.T) {
 func TestStoreFailureIsAGeneric500(t *testing.T) {
 	env := testenv.New(t)
 	acme := env.Company(t, "Acme")
-	h := notifications.New(env.Deps)
-	env.Store.Table = "no-such-table" // the next store call fails inside DynamoDB
+	deps := env.Deps
+	deps.Store = store.New(env.Store.Client(), "no-such-table") // the handler's store calls fail inside DynamoDB
+	h := notifications.New(deps)
 	r := testenv.Do(t, h, "GET", "/notifications/preferences", "", testenv.Key(acme.Admin)...)
 	if r.Status != 500 || strings.TrimSpace(string(r.Body)) != `{"error":"Internal server error"}` {
 		t.Fatalf("%d %s", r.Status, r.Body)

@@ -110,9 +110,9 @@ func newFaultWorld(t *testing.T, setup func(t *testing.T, w *faultWorld)) *fault
 
 // inject routes the world's DynamoDB calls through its injector.
 func (w *faultWorld) inject() {
-	opts := w.env.Store.DB.Options()
+	opts := w.env.Store.Client().Options()
 	opts.APIOptions = append(slices.Clone(opts.APIOptions), w.inj.add)
-	w.env.Store.DB = dynamodb.New(opts)
+	w.env.Store.SetClient(dynamodb.New(opts))
 }
 
 // items reads every item of the world's table.
@@ -121,7 +121,7 @@ func (w *faultWorld) items(t *testing.T) []map[string]types.AttributeValue {
 	var out []map[string]types.AttributeValue
 	var start map[string]types.AttributeValue
 	for {
-		res, err := w.env.Store.DB.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(w.env.Store.Table), ExclusiveStartKey: start})
+		res, err := w.env.Store.Client().Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(w.env.Store.TableName()), ExclusiveStartKey: start})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -144,8 +144,8 @@ func (w *faultWorld) clone(t *testing.T) *faultWorld {
 		for _, it := range items[start:min(start+25, len(items))] {
 			reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}})
 		}
-		res, err := env.Store.DB.BatchWriteItem(context.Background(), &dynamodb.BatchWriteItemInput{
-			RequestItems: map[string][]types.WriteRequest{env.Store.Table: reqs}})
+		res, err := env.Store.Client().BatchWriteItem(context.Background(), &dynamodb.BatchWriteItemInput{
+			RequestItems: map[string][]types.WriteRequest{env.Store.TableName(): reqs}})
 		if err != nil || len(res.UnprocessedItems) > 0 {
 			t.Fatalf("clone: %v %v", err, res.UnprocessedItems)
 		}

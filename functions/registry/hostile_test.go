@@ -406,7 +406,7 @@ func errorMessage(body []byte, form routes.ErrorForm) (string, bool) {
 // as sorted JSON lines, to compare the store before and after.
 func scanTable(t testing.TB, st *store.Store) []string {
 	var out []string
-	p := dynamodb.NewScanPaginator(st.DB, &dynamodb.ScanInput{TableName: aws.String(st.Table), ConsistentRead: aws.Bool(true)})
+	p := dynamodb.NewScanPaginator(st.Client(), &dynamodb.ScanInput{TableName: aws.String(st.TableName()), ConsistentRead: aws.Bool(true)})
 	for p.HasMorePages() {
 		page, err := p.NextPage(context.Background())
 		if err != nil {

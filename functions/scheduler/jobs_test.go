@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -20,7 +21,7 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 
 func outboxEvent(t *testing.T, st *store.Store, companyID int64, id string) (store.Event, bool) {
 	t.Helper()
-	res, err := st.DB.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: &st.Table, Key: map[string]types.AttributeValue{
+	res, err := st.Client().GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(st.TableName()), Key: map[string]types.AttributeValue{
 		"PK": &types.AttributeValueMemberS{Value: store.CompanyPK(companyID)}, "SK": &types.AttributeValueMemberS{Value: "EVENT#" + id},
 	}})
 	if err != nil {

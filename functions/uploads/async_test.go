@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -307,7 +308,7 @@ func TestWorkerFailure(t *testing.T) {
 	}
 	// The scan_failed notification event is recorded with the failure.
 	st := w.env.Store
-	item, err := st.DB.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: &st.Table, Key: map[string]types.AttributeValue{
+	item, err := st.Client().GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(st.TableName()), Key: map[string]types.AttributeValue{
 		"PK": &types.AttributeValueMemberS{Value: store.CompanyPK(w.company.ID)}, "SK": &types.AttributeValueMemberS{Value: "EVENT#scan_failed-" + up.ScanID},
 	}})
 	if err != nil || item.Item == nil {

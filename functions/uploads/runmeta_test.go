@@ -128,8 +128,8 @@ func (w *world) companyItems(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := dynamodb.NewQueryPaginator(w.env.Store.DB, &dynamodb.QueryInput{
-		TableName: aws.String(w.env.Store.Table), KeyConditionExpression: expr.KeyCondition(),
+	p := dynamodb.NewQueryPaginator(w.env.Store.Client(), &dynamodb.QueryInput{
+		TableName: aws.String(w.env.Store.TableName()), KeyConditionExpression: expr.KeyCondition(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 	})
 	var items []map[string]any

@@ -26,6 +26,7 @@ import (
 	"github.com/acme/codescan-api/shared/finding"
 	"github.com/acme/codescan-api/shared/ingest"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/bulkload"
 )
 
 func main() {
@@ -69,7 +70,7 @@ func run(sizes string) error {
 		return err
 	}
 	st := store.New(db, fmt.Sprintf("bench_ingest_%d", time.Now().UnixNano()))
-	if err := st.CreateTable(ctx, false); err != nil {
+	if err := bulkload.CreateTable(ctx, st, false); err != nil {
 		return err
 	}
 	fmt.Println("\nRe-detection: a first scan of N findings, then a second scan reporting the same N")

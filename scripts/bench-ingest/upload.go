@@ -35,6 +35,7 @@ import (
 	"github.com/acme/codescan-api/shared/reportstore/s3reports"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/bulkload"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -67,10 +68,10 @@ func uploadBench(ctx context.Context, endpoint, sizes string) error {
 	stats := newCallStats()
 	counted := dynamodb.New(db.Options(), func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, stats.middleware) })
 	st := store.New(counted, fmt.Sprintf("bench_upload_%d", time.Now().UnixNano()))
-	if err := st.CreateTable(ctx, true); err != nil {
+	if err := bulkload.CreateTable(ctx, st, true); err != nil {
 		return err
 	}
-	watch := store.New(db, st.Table)
+	watch := store.New(db, st.TableName())
 	// The floor's writers: DynamoDB Local stores faster with more of them
 	// (on 2 cores, 4 writers took some 26 s for 25,000 items, 8 some 20
 	// and 16 some 17), so the floor is the fastest it goes.
@@ -81,7 +82,7 @@ func uploadBench(ctx context.Context, endpoint, sizes string) error {
 	floor := floorKind{table: store.New(db, fmt.Sprintf("bench_floor_%d", time.Now().UnixNano())), product: true, writers: writers}
 	bare := floorKind{table: store.New(db, fmt.Sprintf("bench_bare_%d", time.Now().UnixNano())), writers: writers}
 	for _, f := range []floorKind{floor, bare} {
-		if err := f.table.CreateTable(ctx, f.product); err != nil {
+		if err := bulkload.CreateTable(ctx, f.table, f.product); err != nil {
 			return err
 		}
 	}
@@ -414,9 +415,9 @@ func (f floorKind) store(ctx context.Context, items []map[string]types.Attribute
 			defer wg.Done()
 			failed := false
 			for b := range work { // drained to the end even after a failure
-				pending := map[string][]types.WriteRequest{st.Table: b}
+				pending := map[string][]types.WriteRequest{st.TableName(): b}
 				for len(pending) > 0 && !failed {
-					out, err := st.DB.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: pending})
+					out, err := st.Client().BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: pending})
 					if err != nil {
 						errs <- err
 						failed = true

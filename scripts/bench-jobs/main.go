@@ -24,6 +24,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/acme/codescan-api/functions/scheduler"
@@ -31,6 +32,7 @@ import (
 	"github.com/acme/codescan-api/shared/demo"
 	"github.com/acme/codescan-api/shared/sla"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/bulkload"
 )
 
 func main() {
@@ -100,11 +102,11 @@ func run(ctx context.Context, sizes string, due int) error {
 // the jobs and drops the table.
 func measure(ctx context.Context, db *dynamodb.Client, size, due int) ([]row, error) {
 	st := store.New(db, fmt.Sprintf("benchjobs_%d_%d", size, time.Now().UnixNano()))
-	if err := st.CreateTable(ctx, false); err != nil {
+	if err := bulkload.CreateTable(ctx, st, false); err != nil {
 		return nil, err
 	}
 	defer func() {
-		_, _ = db.DeleteTable(context.WithoutCancel(ctx), &dynamodb.DeleteTableInput{TableName: &st.Table})
+		_, _ = db.DeleteTable(context.WithoutCancel(ctx), &dynamodb.DeleteTableInput{TableName: aws.String(st.TableName())})
 	}()
 	company, err := st.NextID(ctx, "company")
 	if err != nil {

@@ -39,6 +39,7 @@ import (
 	"github.com/acme/codescan-api/shared/scmhost"
 	"github.com/acme/codescan-api/shared/secrets"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/bulkload"
 )
 
 // listRoute is one list route of the bench.
@@ -255,7 +256,7 @@ func runLists(ctx context.Context, db *dynamodb.Client, only *regexp.Regexp, sma
 	listRoutes := slices.DeleteFunc(slices.Clone(listRoutes), func(r listRoute) bool { return !only.MatchString(r.name) })
 	db = dynamodb.New(db.Options(), func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, timeCalls) })
 	st := store.New(db, fmt.Sprintf("bench_lists_%d", time.Now().UnixNano()))
-	if err := st.CreateTable(ctx, false); err != nil {
+	if err := bulkload.CreateTable(ctx, st, false); err != nil {
 		return err
 	}
 	sealKey := make([]byte, 32)

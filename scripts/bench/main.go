@@ -40,6 +40,7 @@ import (
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/bulkload"
 )
 
 const maxIssues = 1_000_000
@@ -111,7 +112,7 @@ type tenant struct {
 
 func run(ctx context.Context, db *dynamodb.Client, small, large, projects, iterations, naiveIterations, workers int) error {
 	st := store.New(db, fmt.Sprintf("bench_%d", time.Now().UnixNano()))
-	if err := st.CreateTable(ctx, false); err != nil {
+	if err := bulkload.CreateTable(ctx, st, false); err != nil {
 		return err
 	}
 	var tenants []*tenant

@@ -28,6 +28,7 @@ import (
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/s3local"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/bulkload"
 )
 
 // ports of the stack; 0 picks a free one.
@@ -95,8 +96,7 @@ func startStack(ctx context.Context, root, localDir string, p ports, env config.
 	if err != nil {
 		return nil, err
 	}
-	s.store = store.New(db, env.TableName)
-	s.store.AuditRetention = env.AuditRetention
+	s.store = store.New(db, env.TableName, store.WithAuditRetention(env.AuditRetention))
 	fresh, err := tableMissing(ctx, db, env.TableName)
 	if err != nil {
 		return nil, err
@@ -105,7 +105,7 @@ func startStack(ctx context.Context, root, localDir string, p ports, env config.
 	// seed's history (hundreds of events of scans and triage "months ago")
 	// is data to browse, not news to deliver, and stays off the stream
 	// the pollers read.
-	if err := s.store.CreateTable(ctx, false); err != nil {
+	if err := bulkload.CreateTable(ctx, s.store, false); err != nil {
 		return nil, err
 	}
 

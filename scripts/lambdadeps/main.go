@@ -1,8 +1,9 @@
 // Command lambdadeps checks the dependency rules of the Lambda code:
 //
 //   - no Lambda main (functions/*/cmd/...) links development or test code:
-//     DynamoDB Local helpers, the local stream poller, the local mail
-//     catcher and S3-compatible server, the test environment,
+//     DynamoDB Local helpers, the store's table set-up and bulk loaders,
+//     the local stream poller, the local mail catcher and S3-compatible
+//     server, the test environment,
 //     net/http/httptest or the testing package;
 //   - no group imports another group: a package under functions/<group>
 //     imports its own group's packages and shared ones only, so what one
@@ -30,6 +31,7 @@ var forbidden = []string{
 	module + "shared/maildev",
 	module + "shared/s3local",
 	module + "shared/localproc",
+	module + "shared/store/bulkload",
 	"net/http/httptest",
 	"testing",
 	// The SDK's whole credential chain (profiles, SSO, STS, IMDS): a

@@ -59,8 +59,8 @@ func TestOneEventPerRoute(t *testing.T) {
 // the group (shared/deployspec).
 func TestReplayEveryEvent(t *testing.T) {
 	st := testenv.NewStore(t)
-	t.Setenv("DYNAMODB_ENDPOINT", *st.DB.Options().BaseEndpoint)
-	t.Setenv("TABLE_NAME", st.Table)
+	t.Setenv("DYNAMODB_ENDPOINT", *st.Client().Options().BaseEndpoint)
+	t.Setenv("TABLE_NAME", st.TableName())
 	t.Setenv("JWKS_URL", "")
 	t.Setenv(deployspec.KMSKeyEnv, "")
 	ctx := context.Background()

@@ -27,6 +27,7 @@ import (
 	"github.com/acme/codescan-api/shared/reportstore/s3reports"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/s3local"
+	"github.com/acme/codescan-api/shared/store/bulkload"
 )
 
 // world is the demo data on a DynamoDB Local table and the dependencies a
@@ -53,7 +54,7 @@ func newWorld(ctx context.Context) (*world, error) {
 	if deps.Reports, err = s3reports.New(ctx, bucket, endpoint); err != nil {
 		return nil, err
 	}
-	if err := deps.Store.CreateTable(ctx, true); err != nil {
+	if err := bulkload.CreateTable(ctx, deps.Store, true); err != nil {
 		return nil, err
 	}
 	doc, err := demo.Seed(ctx, deps.Store, []byte(rand.Text()))
@@ -62,9 +63,9 @@ func newWorld(ctx context.Context) (*world, error) {
 	}
 	rec := &recorder{}
 	// Store is shared by pointer with the authenticator, so both use this client.
-	deps.Store.DB = dynamodb.New(deps.Store.DB.Options(), func(o *dynamodb.Options) {
+	deps.Store.SetClient(dynamodb.New(deps.Store.Client().Options(), func(o *dynamodb.Options) {
 		o.APIOptions = append(o.APIOptions, rec.attach)
-	})
+	}))
 	return &world{deps: deps, company: doc.Companies[0], calls: rec}, nil
 }
 

@@ -39,6 +39,7 @@ import (
 	"github.com/acme/codescan-api/shared/reportstore/s3reports"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/bulkload"
 )
 
 func main() {
@@ -172,7 +173,7 @@ func run(clients int, d time.Duration) error {
 	st := store.New(db, fmt.Sprintf("load_%d", time.Now().UnixNano()))
 	// The stream feeds the ingester, as in the dev server: uploads answer
 	// at once and the worker writes their findings meanwhile.
-	if err := st.CreateTable(ctx, true); err != nil {
+	if err := bulkload.CreateTable(ctx, st, true); err != nil {
 		return err
 	}
 	company, key, err := tenant(ctx, st)

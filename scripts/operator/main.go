@@ -36,6 +36,7 @@ import (
 	"github.com/acme/codescan-api/shared/awsclient/chain"
 	"github.com/acme/codescan-api/shared/config"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/bulkload"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -238,7 +239,7 @@ func (c connection) open(ctx context.Context) (*store.Store, error) {
 	}
 	st := store.New(dynamodb.NewFromConfig(cfg), table)
 	// The deployed table exists; check it is reachable and named right.
-	if _, err := st.DB.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)}); err != nil {
+	if _, err := st.Client().DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)}); err != nil {
 		return nil, fmt.Errorf("table %s in %s: %w", table, c.region, err)
 	}
 	return st, nil
@@ -293,7 +294,7 @@ func (c connection) openLocal(ctx context.Context) (*store.Store, error) {
 		return nil, err
 	}
 	st := store.New(db, table)
-	if err := st.CreateTable(ctx, true); err != nil {
+	if err := bulkload.CreateTable(ctx, st, true); err != nil {
 		return nil, fmt.Errorf("DynamoDB Local at %s: %w", endpoint, err)
 	}
 	return st, nil

@@ -191,7 +191,7 @@ func TestOnboarding(t *testing.T) {
 
 func assertNotStored(t *testing.T, env *testenv.Env, secret string) {
 	t.Helper()
-	out, err := env.Store.DB.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(env.Store.Table)})
+	out, err := env.Store.Client().Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(env.Store.TableName())})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,7 +294,7 @@ func TestConnectionAndExitStatus(t *testing.T) {
 
 	// Against the test table: a missing company is exit 3, a found one 0.
 	env := testenv.New(t)
-	local := []string{"--local", "--endpoint", testenv.Endpoint(), "--table", env.Store.Table}
+	local := []string{"--local", "--endpoint", testenv.Endpoint(), "--table", env.Store.TableName()}
 	var stdout, stderr bytes.Buffer
 	if status := runMain(context.Background(), append(local, "deactivate-company", "--company", "404"), &stdout, &stderr); status != exitNotFound || !strings.Contains(stderr.String(), "no company 404") {
 		t.Errorf("unknown company: exit %d, %q", status, stderr.String())

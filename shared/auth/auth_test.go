@@ -78,7 +78,7 @@ func TestKeysAreStoredHashedOnly(t *testing.T) {
 	env := testenv.New(t)
 	acme := env.Company(t, "Acme")
 	u := env.User(t, acme, testenv.UserSpec{Email: "u@acme.test"})
-	out, err := env.Store.DB.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(env.Store.Table)})
+	out, err := env.Store.Client().Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(env.Store.TableName())})
 	if err != nil {
 		t.Fatal(err)
 	}

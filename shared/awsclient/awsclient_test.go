@@ -60,14 +60,14 @@ func (a *attempts) add(stack *middleware.Stack) error {
 
 // counted is st with its client's attempts counted by a.
 func counted(st *store.Store, a *attempts) *store.Store {
-	opts := st.DB.Options()
+	opts := st.Client().Options()
 	opts.APIOptions = append(append([]func(*middleware.Stack) error{}, opts.APIOptions...), a.add)
-	return store.New(dynamodb.New(opts), st.Table)
+	return store.New(dynamodb.New(opts), st.TableName())
 }
 
 func put(ctx context.Context, st *store.Store, pk string, cond *string) error {
-	_, err := st.DB.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: aws.String(st.Table), ConditionExpression: cond,
+	_, err := st.Client().PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: aws.String(st.TableName()), ConditionExpression: cond,
 		Item: map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: pk}, "SK": &types.AttributeValueMemberS{Value: "x"}},
 	})
 	return err
@@ -119,7 +119,7 @@ func TestRefusalsAreRetriedByTheClient(t *testing.T) {
 				t.Fatalf("%d attempts, want 3", got)
 			}
 			a.err = nil
-			out, err := st.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(st.Table),
+			out, err := st.Client().GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(st.TableName()),
 				Key: map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: name}, "SK": &types.AttributeValueMemberS{Value: "x"}}})
 			if err != nil || out.Item == nil {
 				t.Fatalf("the retried write is not stored: %v %v", out, err)
@@ -174,7 +174,7 @@ func TestFinalAnswersAreNotRetried(t *testing.T) {
 	}
 	notExists := aws.String("attribute_not_exists(PK)")
 	txPut := func(pk string) types.TransactWriteItem {
-		return types.TransactWriteItem{Put: &types.Put{TableName: aws.String(base.Table), ConditionExpression: notExists,
+		return types.TransactWriteItem{Put: &types.Put{TableName: aws.String(base.TableName()), ConditionExpression: notExists,
 			Item: map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: pk}, "SK": &types.AttributeValueMemberS{Value: "x"}}}}
 	}
 	cases := map[string]struct {
@@ -183,11 +183,11 @@ func TestFinalAnswersAreNotRetried(t *testing.T) {
 	}{
 		"condition failed": {call: func(st *store.Store) error { return put(ctx, st, "taken", notExists) }},
 		"transaction condition failed": {call: func(st *store.Store) error {
-			_, err := st.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{txPut("free"), txPut("taken")}})
+			_, err := st.Client().TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{txPut("free"), txPut("taken")}})
 			return err
 		}},
 		"validation": {call: func(st *store.Store) error {
-			_, err := st.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(st.Table),
+			_, err := st.Client().GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(st.TableName()),
 				Key: map[string]types.AttributeValue{"nope": &types.AttributeValueMemberS{Value: "x"}}})
 			return err
 		}},
@@ -219,8 +219,8 @@ func TestTransactionConflictRetriedOnce(t *testing.T) {
 	a := &attempts{fail: 2, err: cancelled("TransactionConflict"), match: "TransactWriteItems"}
 	st := counted(base, a)
 	item := map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "tx"}, "SK": &types.AttributeValueMemberS{Value: "x"}}
-	_, err := st.DB.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
-		{Put: &types.Put{TableName: aws.String(st.Table), Item: item, ConditionExpression: aws.String("attribute_not_exists(PK)")}},
+	_, err := st.Client().TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		{Put: &types.Put{TableName: aws.String(st.TableName()), Item: item, ConditionExpression: aws.String("attribute_not_exists(PK)")}},
 	}})
 	if err != nil {
 		t.Fatal(err)

@@ -168,8 +168,7 @@ func Load(ctx context.Context) (Deps, error) {
 	if err != nil {
 		return Deps{}, err
 	}
-	st := store.New(db, env.TableName)
-	st.AuditRetention = env.AuditRetention
+	st := store.New(db, env.TableName, store.WithAuditRetention(env.AuditRetention))
 	jwtCfg := auth.JWTConfig{Issuer: env.JWTIssuer, Audience: env.JWTAudience}
 	if env.JWKSURL != "" {
 		// Fetched on the first bearer token, never on the start path.

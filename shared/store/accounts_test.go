@@ -21,7 +21,7 @@ import (
 func conflicting(st *store.Store, n int32) *atomic.Int32 {
 	left := &atomic.Int32{}
 	left.Store(n)
-	st.DB = dynamodb.New(st.DB.Options(), func(o *dynamodb.Options) {
+	st.SetClient(dynamodb.New(st.Client().Options(), func(o *dynamodb.Options) {
 		o.APIOptions = append(o.APIOptions, func(stack *middleware.Stack) error {
 			// Inside the SDK's retry loop, where DynamoDB's answers arrive.
 			return stack.Finalize.Insert(middleware.FinalizeMiddlewareFunc("InjectTransactionConflict",
@@ -35,7 +35,7 @@ func conflicting(st *store.Store, n int32) *atomic.Int32 {
 					return next.HandleFinalize(ctx, in)
 				}), "Retry", middleware.After)
 		})
-	})
+	}))
 	return left
 }
 

@@ -14,6 +14,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -48,18 +50,18 @@ const LastUseResolution = 5 * time.Minute
 const apiKeyRecordPrefix = "APIKEY#"
 
 func apiKeyRecordKey(companyID, keyID int64) Key {
-	return Key{PK: CompanyPK(companyID), SK: fmt.Sprintf("%s%012d", apiKeyRecordPrefix, keyID)}
+	return Key{PK: schema.CompanyPK(companyID), SK: fmt.Sprintf("%s%012d", apiKeyRecordPrefix, keyID)}
 }
 
 func apiKeyOwnerPK(companyID, userID int64) string {
-	return fmt.Sprintf("%s#APIKEYS#U%d", CompanyPK(companyID), userID)
+	return fmt.Sprintf("%s#APIKEYS#U%d", schema.CompanyPK(companyID), userID)
 }
 
 func apiKeyCountKey(companyID, userID int64) Key {
 	if userID == 0 {
-		return Key{PK: CompanyPK(companyID), SK: "APIKEYCOUNT"}
+		return Key{PK: schema.CompanyPK(companyID), SK: "APIKEYCOUNT"}
 	}
-	return Key{PK: CompanyPK(companyID), SK: fmt.Sprintf("APIKEYCOUNT#U%d", userID)}
+	return Key{PK: schema.CompanyPK(companyID), SK: fmt.Sprintf("APIKEYCOUNT#U%d", userID)}
 }
 
 // PutAPIKey stores a key named "default" for a user (CreateAPIKey without
@@ -84,8 +86,8 @@ func (s *Store) CreateAPIKey(ctx context.Context, k APIKey, key string) (APIKey,
 		if err != nil {
 			return APIKey{}, err
 		}
-		err = s.transact(ctx, items)
-		if conditionFailedAt(err, 1) && attempt < maxTxAttempts {
+		err = s.t.Transact(ctx, items)
+		if ddb.ConditionFailedAt(err, 1) && attempt < ddb.MaxTxAttempts {
 			continue // the id is an older key's (see nextCompanyID): take the next
 		}
 		if err != nil {
@@ -105,7 +107,7 @@ func (s *Store) apiKeyRecord(k APIKey, key string) APIKey {
 	k.GSI1PK, k.GSI1SK = apiKeyOwnerPK(k.CompanyID, k.UserID), fmt.Sprintf("%012d", k.ID)
 	k.Prefix = key[:min(KeyPrefixLength, len(key))]
 	if k.CreatedAt == "" {
-		k.CreatedAt = now()
+		k.CreatedAt = s.t.Stamp()
 	}
 	k.Hash = HashAPIKey(key)
 	return k
@@ -123,20 +125,20 @@ func (s *Store) txCreateAPIKey(ctx context.Context, k APIKey, key string) ([]typ
 	}
 	var items []types.TransactWriteItem
 	for _, it := range []any{ref, k} {
-		put, err := s.txPutNew(it)
+		put, err := s.t.TxPutNew(it)
 		if err != nil {
 			return nil, err
 		}
 		items = append(items, put)
 	}
 	for _, owner := range []int64{0, k.UserID} {
-		it, err := s.txAdd(apiKeyCountKey(k.CompanyID, owner), 1, nil)
+		it, err := s.l.TxAdd(apiKeyCountKey(k.CompanyID, owner), 1, nil)
 		if err != nil {
 			return nil, err
 		}
 		items = append(items, it)
 	}
-	audit, err := s.txAudit(ctx, k.CompanyID, AuditEntry{
+	audit, err := s.l.TxAudit(ctx, k.CompanyID, AuditEntry{
 		Action: "api_key.create", TargetType: "api_key", TargetID: strconv.FormatInt(k.ID, 10),
 		Changes: map[string]Change{
 			"name": {After: k.Name}, "user_id": {After: k.UserID}, "prefix": {After: k.Prefix},
@@ -156,7 +158,7 @@ func nullable(s string) any {
 // GetAPIKey reads a key record of a company.
 func (s *Store) GetAPIKey(ctx context.Context, companyID, keyID int64) (APIKey, error) {
 	var k APIKey
-	err := s.getItemConsistent(ctx, apiKeyRecordKey(companyID, keyID), &k)
+	err := s.t.GetItemConsistent(ctx, apiKeyRecordKey(companyID, keyID), &k)
 	return k, err
 }
 
@@ -169,23 +171,23 @@ func (s *Store) RevokeAPIKey(ctx context.Context, companyID, keyID int64) (APIKe
 	if err != nil || k.RevokedAt != "" {
 		return k, err
 	}
-	k.RevokedAt = now()
+	k.RevokedAt = s.t.Stamp()
 	cond := expression.AttributeNotExists(expression.Name("revoked_at")).And(expression.AttributeExists(expression.Name(tabledef.PK)))
 	upd := expression.Set(expression.Name("revoked_at"), expression.Value(k.RevokedAt)).Remove(expression.Name("key_hash"))
-	rec, err := s.txUpdate(k.Key, upd, &cond)
+	rec, err := s.t.TxUpdate(k.Key, upd, &cond)
 	if err != nil {
 		return APIKey{}, err
 	}
 	ref := apiKeyKey(k.Hash)
-	items := []types.TransactWriteItem{rec, s.txDeleteKey(ref)}
-	audit, err := s.txAudit(ctx, companyID, AuditEntry{
+	items := []types.TransactWriteItem{rec, s.t.TxDeleteKey(ref)}
+	audit, err := s.l.TxAudit(ctx, companyID, AuditEntry{
 		Action: "api_key.revoke", TargetType: "api_key", TargetID: strconv.FormatInt(k.ID, 10),
 		Changes: map[string]Change{"revoked_at": {Before: nil, After: k.RevokedAt}},
 	})
 	if err != nil {
 		return APIKey{}, err
 	}
-	err = s.transact(ctx, append(items, audit...))
+	err = s.t.Transact(ctx, append(items, audit...))
 	if errors.Is(err, ErrConflict) {
 		return s.GetAPIKey(ctx, companyID, keyID) // revoked meanwhile
 	}
@@ -196,7 +198,7 @@ func (s *Store) RevokeAPIKey(ctx context.Context, companyID, keyID int64) (APIKe
 // ListAPIKeys returns one page of a company's keys (of one user when
 // userID is not 0), by id, the next page's token and the total.
 func (s *Store) ListAPIKeys(ctx context.Context, companyID, userID int64, pr PageRequest) ([]APIKey, string, int64, error) {
-	p := Page{PKAttr: tabledef.PK, Partition: CompanyPK(companyID), Forward: true, Limit: int32(pr.Size), Token: pr.Token}
+	p := Page{PKAttr: tabledef.PK, Partition: schema.CompanyPK(companyID), Forward: true, Limit: int32(pr.Size), Token: pr.Token}
 	r := prefixRange(apiKeyRecordPrefix)
 	if userID != 0 {
 		p.Index, p.PKAttr, p.Partition = tabledef.GSI1.Name, tabledef.GSI1.PK, apiKeyOwnerPK(companyID, userID)
@@ -212,7 +214,7 @@ func (s *Store) ListAPIKeys(ctx context.Context, companyID, userID int64, pr Pag
 	if err != nil {
 		return nil, "", 0, err
 	}
-	n, err := s.counterValue(ctx, apiKeyCountKey(companyID, userID))
+	n, err := s.l.CounterValue(ctx, apiKeyCountKey(companyID, userID))
 	return out, sealToken(view, next), n, err
 }
 
@@ -234,7 +236,7 @@ type Credential struct {
 func (s *Store) CredentialByAPIKey(ctx context.Context, key string, at time.Time) (Credential, error) {
 	hash := HashAPIKey(key)
 	var ref credentialRef
-	err := s.getItemConsistent(ctx, apiKeyKey(hash), &ref)
+	err := s.t.GetItemConsistent(ctx, apiKeyKey(hash), &ref)
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		// Not getItemConsistent's message: it names the key (the hash).
 		return Credential{}, fmt.Errorf("API key look-up: %w", errors.Unwrap(err))
@@ -291,13 +293,13 @@ func (s *Store) CredentialBySubject(ctx context.Context, sub string) (Credential
 // consistent (as the API key look-up), so a new mapping holds at once.
 func (s *Store) subjectRefs(ctx context.Context, sub string) ([]credentialRef, error) {
 	var refs []credentialRef
-	err := s.queryAllConsistent(ctx, expression.Key(tabledef.PK).Equal(expression.Value(subjectPK(sub))), &refs)
+	err := s.t.QueryAllConsistent(ctx, expression.Key(tabledef.PK).Equal(expression.Value(subjectPK(sub))), &refs)
 	return refs, err
 }
 
 func (s *Store) credential(ctx context.Context, ref credentialRef) (Credential, error) {
 	uk, ck := userKey(ref.CompanyID, ref.UserID), companyKey(ref.CompanyID)
-	items, err := s.batchGet(ctx, []Key{uk, ck})
+	items, err := s.t.BatchGet(ctx, []Key{uk, ck})
 	if err != nil {
 		return Credential{}, err
 	}
@@ -330,17 +332,17 @@ func (s *Store) TouchAPIKey(ctx context.Context, c Credential, at time.Time) err
 	upd := expression.Set(expression.Name("last_used_at"), expression.Value(stamp))
 	refCond := expression.AttributeExists(expression.Name(tabledef.PK)).And(
 		expression.AttributeNotExists(expression.Name("last_used_at")).Or(expression.Name("last_used_at").LessThan(expression.Value(cutoff))))
-	ref, err := s.txUpdate(apiKeyKey(c.hash), upd, &refCond)
+	ref, err := s.t.TxUpdate(apiKeyKey(c.hash), upd, &refCond)
 	if err != nil {
 		return err
 	}
 	recCond := expression.AttributeNotExists(expression.Name("revoked_at")).And(expression.AttributeExists(expression.Name(tabledef.PK)))
-	rec, err := s.txUpdate(apiKeyRecordKey(c.Company.ID, c.KeyID), upd, &recCond)
+	rec, err := s.t.TxUpdate(apiKeyRecordKey(c.Company.ID, c.KeyID), upd, &recCond)
 	if err != nil {
 		return err
 	}
-	err = s.transact(ctx, []types.TransactWriteItem{ref, rec})
-	if errors.Is(err, ErrConflict) || isTransactionConflict(err) {
+	err = s.t.Transact(ctx, []types.TransactWriteItem{ref, rec})
+	if errors.Is(err, ErrConflict) || ddb.IsTransactionConflict(err) {
 		return nil // another request recorded it, or the key is gone
 	}
 	return err

@@ -18,10 +18,13 @@ import (
 
 // TestAdministrativeWritesAreAudited checks the write paths of other groups
 // append their entry in the same transaction, with before and after, and
-// that writes without an actor (seeds) record nothing.
+// that writes without an actor (seeds) record nothing; entries and items
+// are stamped by the store's clock.
 func TestAdministrativeWritesAreAudited(t *testing.T) {
-	st := testenv.NewStore(t)
-	st.AuditRetention = 30 * 24 * time.Hour
+	base := testenv.NewStore(t)
+	clock := time.Date(2031, 5, 6, 7, 8, 9, 0, time.UTC)
+	st := store.New(base.Client(), base.TableName(), store.WithAuditRetention(30*24*time.Hour),
+		store.WithClock(func() time.Time { return clock }))
 	const cid = 7
 	bg := context.Background()
 	actor := store.AuditActor{UserID: 3, Via: store.ViaAPIKey, KeyID: 11}
@@ -31,8 +34,8 @@ func TestAdministrativeWritesAreAudited(t *testing.T) {
 		t.Fatal(err)
 	}
 	team, err := st.CreateTeam(ctx, store.Team{CompanyID: cid, Name: "Platform", MemberIDs: []int64{3}})
-	if err != nil {
-		t.Fatal(err)
+	if err != nil || team.CreatedAt != "2031-05-06T07:08:09Z" {
+		t.Fatal(team.CreatedAt, err)
 	}
 	pol, err := st.CreatePolicy(bg, store.Policy{CompanyID: cid, Name: "p", Active: true})
 	if err != nil {
@@ -70,8 +73,8 @@ func TestAdministrativeWritesAreAudited(t *testing.T) {
 	}
 	var got []string
 	for _, e := range entries {
-		if e.Actor != actor {
-			t.Errorf("%s by %+v", e.Action, e.Actor)
+		if e.Actor != actor || !strings.HasPrefix(e.At, "2031-05-06T07:08:09") {
+			t.Errorf("%s by %+v at %s", e.Action, e.Actor, e.At)
 		}
 		got = append(got, fmt.Sprintf("%s %s/%s %v", e.Action, e.TargetType, e.TargetID, e.Changes))
 	}
@@ -87,7 +90,7 @@ func TestAdministrativeWritesAreAudited(t *testing.T) {
 	}
 
 	// Entries expire through the table's TTL after the retention.
-	out, err := st.DB.Scan(bg, &dynamodb.ScanInput{TableName: aws.String(st.Table)})
+	out, err := st.Client().Scan(bg, &dynamodb.ScanInput{TableName: aws.String(st.TableName())})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,8 +107,8 @@ func TestAdministrativeWritesAreAudited(t *testing.T) {
 		}
 		var exp int64
 		fmt.Sscan(ttl.Value, &exp)
-		if d := time.Until(time.Unix(exp, 0)); d < 29*24*time.Hour || d > 30*24*time.Hour {
-			t.Fatalf("expires in %v, want 30 days", d)
+		if want := clock.Add(30 * 24 * time.Hour).Unix(); exp != want {
+			t.Fatalf("expires at %d, want %d (30 days after the clock)", exp, want)
 		}
 	}
 	if n != 2*len(want) {

@@ -11,6 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -45,13 +47,13 @@ const blockingRulePrefix = "BLOCKRULE#"
 const blockingRuleCount = "BLOCKRULES"
 
 func blockingRuleKey(companyID, id int64) Key {
-	return Key{PK: CompanyPK(companyID), SK: fmt.Sprintf("%s%012d", blockingRulePrefix, id)}
+	return Key{PK: schema.CompanyPK(companyID), SK: fmt.Sprintf("%s%012d", blockingRulePrefix, id)}
 }
 
 // blockingRuleSlugKey guards slug uniqueness inside a company and serves
 // look-ups by slug (slugs are stored lower-case).
 func blockingRuleSlugKey(companyID int64, slug string) Key {
-	return Key{PK: CompanyPK(companyID), SK: "BLOCKRULESLUG#" + slug}
+	return Key{PK: schema.CompanyPK(companyID), SK: "BLOCKRULESLUG#" + slug}
 }
 
 type blockingRuleSlugRef struct {
@@ -68,25 +70,25 @@ func (s *Store) CreateBlockingRule(ctx context.Context, r BlockingRule) (Blockin
 		return BlockingRule{}, err
 	}
 	r.ID, r.Key = id, blockingRuleKey(r.CompanyID, id)
-	r.CreatedAt = now()
+	r.CreatedAt = s.t.Stamp()
 	r.UpdatedAt = r.CreatedAt
-	guard, err := s.txPutNew(blockingRuleSlugRef{Key: blockingRuleSlugKey(r.CompanyID, r.Slug), RuleID: id})
+	guard, err := s.t.TxPutNew(blockingRuleSlugRef{Key: blockingRuleSlugKey(r.CompanyID, r.Slug), RuleID: id})
 	if err != nil {
 		return BlockingRule{}, err
 	}
-	item, err := s.txPutNew(r)
+	item, err := s.t.TxPutNew(r)
 	if err != nil {
 		return BlockingRule{}, err
 	}
-	counted, err := s.txCount(r.CompanyID, blockingRuleCount, 1)
+	counted, err := s.l.TxCount(r.CompanyID, blockingRuleCount, 1)
 	if err != nil {
 		return BlockingRule{}, err
 	}
-	audit, err := s.txAudit(ctx, r.CompanyID, ruleAudit("blocking_rule.create", BlockingRule{}, r))
+	audit, err := s.l.TxAudit(ctx, r.CompanyID, ruleAudit("blocking_rule.create", BlockingRule{}, r))
 	if err != nil {
 		return BlockingRule{}, err
 	}
-	return r, s.transact(ctx, append([]types.TransactWriteItem{guard, item, counted}, audit...))
+	return r, s.t.Transact(ctx, append([]types.TransactWriteItem{guard, item, counted}, audit...))
 }
 
 // ruleAudit is the audit entry of a rule's change from before to after
@@ -102,7 +104,7 @@ func ruleAudit(action string, before, after BlockingRule) AuditEntry {
 	changes := map[string]Change{}
 	for _, k := range []string{"slug", "name", "active", "ci", "conditions"} {
 		if !reflect.DeepEqual(b[k], a[k]) {
-			changes[k] = Change{b[k], a[k]}
+			changes[k] = Change{Before: b[k], After: a[k]}
 		}
 	}
 	id := max(before.ID, after.ID)
@@ -112,14 +114,14 @@ func ruleAudit(action string, before, after BlockingRule) AuditEntry {
 // GetBlockingRule reads a rule of a company.
 func (s *Store) GetBlockingRule(ctx context.Context, companyID, id int64) (BlockingRule, error) {
 	var r BlockingRule
-	err := s.getItem(ctx, blockingRuleKey(companyID, id), &r)
+	err := s.t.GetItem(ctx, blockingRuleKey(companyID, id), &r)
 	return r, err
 }
 
 // BlockingRuleBySlug finds a rule of a company by slug.
 func (s *Store) BlockingRuleBySlug(ctx context.Context, companyID int64, slug string) (BlockingRule, error) {
 	var ref blockingRuleSlugRef
-	if err := s.getItem(ctx, blockingRuleSlugKey(companyID, slug), &ref); err != nil {
+	if err := s.t.GetItem(ctx, blockingRuleSlugKey(companyID, slug), &ref); err != nil {
 		return BlockingRule{}, err
 	}
 	return s.GetBlockingRule(ctx, companyID, ref.RuleID)
@@ -132,33 +134,33 @@ func (s *Store) BlockingRuleBySlug(ctx context.Context, companyID int64, slug st
 // gone.
 func (s *Store) UpdateBlockingRule(ctx context.Context, oldSlug string, r BlockingRule) (BlockingRule, error) {
 	var before BlockingRule
-	if err := s.getItemConsistent(ctx, blockingRuleKey(r.CompanyID, r.ID), &before); err != nil {
+	if err := s.t.GetItemConsistent(ctx, blockingRuleKey(r.CompanyID, r.ID), &before); err != nil {
 		return BlockingRule{}, err
 	}
 	r.Key = blockingRuleKey(r.CompanyID, r.ID)
-	r.UpdatedAt = now()
+	r.UpdatedAt = s.t.Stamp()
 	cond := expression.AttributeExists(expression.Name(tabledef.PK)).And(expression.Name("slug").Equal(expression.Value(oldSlug)))
-	item, err := s.txPut(r, &cond)
+	item, err := s.t.TxPut(r, &cond)
 	if err != nil {
 		return BlockingRule{}, err
 	}
 	items := []types.TransactWriteItem{item}
 	if r.Slug != oldSlug {
-		guard, err := s.txPutNew(blockingRuleSlugRef{Key: blockingRuleSlugKey(r.CompanyID, r.Slug), RuleID: r.ID})
+		guard, err := s.t.TxPutNew(blockingRuleSlugRef{Key: blockingRuleSlugKey(r.CompanyID, r.Slug), RuleID: r.ID})
 		if err != nil {
 			return BlockingRule{}, err
 		}
-		old, err := s.txDelete(blockingRuleSlugKey(r.CompanyID, oldSlug), expression.Name("rule_id").Equal(expression.Value(r.ID)))
+		old, err := s.t.TxDelete(blockingRuleSlugKey(r.CompanyID, oldSlug), expression.Name("rule_id").Equal(expression.Value(r.ID)))
 		if err != nil {
 			return BlockingRule{}, err
 		}
 		items = append(items, guard, old)
 	}
-	audit, err := s.txAudit(ctx, r.CompanyID, ruleAudit("blocking_rule.update", before, r))
+	audit, err := s.l.TxAudit(ctx, r.CompanyID, ruleAudit("blocking_rule.update", before, r))
 	if err != nil {
 		return BlockingRule{}, err
 	}
-	err = s.transact(ctx, append(items, audit...))
+	err = s.t.Transact(ctx, append(items, audit...))
 	if errors.Is(err, ErrConflict) {
 		if _, gerr := s.GetBlockingRule(ctx, r.CompanyID, r.ID); errors.Is(gerr, ErrNotFound) {
 			return BlockingRule{}, ErrNotFound
@@ -174,23 +176,23 @@ func (s *Store) DeleteBlockingRule(ctx context.Context, companyID, id int64) err
 	if err != nil {
 		return err
 	}
-	item, err := s.txDelete(r.Key, expression.Name("slug").Equal(expression.Value(r.Slug)))
+	item, err := s.t.TxDelete(r.Key, expression.Name("slug").Equal(expression.Value(r.Slug)))
 	if err != nil {
 		return err
 	}
-	guard, err := s.txDelete(blockingRuleSlugKey(companyID, r.Slug), expression.Name("rule_id").Equal(expression.Value(id)))
+	guard, err := s.t.TxDelete(blockingRuleSlugKey(companyID, r.Slug), expression.Name("rule_id").Equal(expression.Value(id)))
 	if err != nil {
 		return err
 	}
-	counted, err := s.txCount(companyID, blockingRuleCount, -1)
+	counted, err := s.l.TxCount(companyID, blockingRuleCount, -1)
 	if err != nil {
 		return err
 	}
-	audit, err := s.txAudit(ctx, companyID, ruleAudit("blocking_rule.delete", r, BlockingRule{}))
+	audit, err := s.l.TxAudit(ctx, companyID, ruleAudit("blocking_rule.delete", r, BlockingRule{}))
 	if err != nil {
 		return err
 	}
-	err = s.transact(ctx, append([]types.TransactWriteItem{item, guard, counted}, audit...))
+	err = s.t.Transact(ctx, append([]types.TransactWriteItem{item, guard, counted}, audit...))
 	if errors.Is(err, ErrConflict) {
 		return ErrNotFound // deleted (or changed) concurrently
 	}
@@ -206,7 +208,7 @@ type BlockingRulePage struct {
 
 // ListBlockingRules reads one page of a company's rules by id.
 func (s *Store) ListBlockingRules(ctx context.Context, companyID int64, token string, skip, take int) (BlockingRulePage, error) {
-	items, next, err := s.window(ctx, Window{Partition: CompanyPK(companyID), SKPrefix: blockingRulePrefix, Forward: true, Token: token, Offset: skip, Take: take})
+	items, next, err := s.window(ctx, Window{Partition: schema.CompanyPK(companyID), SKPrefix: blockingRulePrefix, Forward: true, Token: token, Offset: skip, Take: take})
 	if err != nil {
 		return BlockingRulePage{}, err
 	}
@@ -214,7 +216,7 @@ func (s *Store) ListBlockingRules(ctx context.Context, companyID int64, token st
 	if err := attributevalue.UnmarshalListOfMaps(items, &page.Rules); err != nil {
 		return BlockingRulePage{}, err
 	}
-	page.Total, err = s.companyCount(ctx, companyID, blockingRuleCount)
+	page.Total, err = s.l.CompanyCount(ctx, companyID, blockingRuleCount)
 	return page, err
 }
 
@@ -222,7 +224,7 @@ func (s *Store) ListBlockingRules(ctx context.Context, companyID int64, token st
 // evaluates them all; a company has a handful).
 func (s *Store) AllBlockingRules(ctx context.Context, companyID int64) ([]BlockingRule, error) {
 	var out []BlockingRule
-	err := s.queryAll(ctx, "", pkBeginsWith(CompanyPK(companyID), blockingRulePrefix), true, &out)
+	err := s.t.QueryAll(ctx, "", ddb.PKBeginsWith(schema.CompanyPK(companyID), blockingRulePrefix), true, &out)
 	return out, err
 }
 

@@ -9,6 +9,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -28,7 +30,7 @@ import (
 // per counter would double the journal's writes for nothing.
 
 func journalPK(companyID int64, scanID string) string {
-	return fmt.Sprintf("%s#JRNL#%s", CompanyPK(companyID), scanID)
+	return fmt.Sprintf("%s#JRNL#%s", schema.CompanyPK(companyID), scanID)
 }
 
 // journalDone is the marker's sort key: after every chunk key (CHUNK#...).
@@ -41,7 +43,7 @@ const journalDone = "~DONE"
 // again, and its deltas) is at most some 2.5 KB (a file path of
 // norm.MaxPath bytes and a branch of 1,020), so an item stays under 250 KB,
 // below DynamoDB's 400 KB.
-const journalChunk = maxTxItems - 4
+const journalChunk = ddb.MaxTxItems - 4
 
 // journalItem is one chunk of a scan's counter deltas.
 type journalItem struct {
@@ -62,7 +64,7 @@ type journalEntry struct {
 func (s *Store) bulkCreate(ctx context.Context, companyID int64, scanID string, creates []issueChange, settled map[Key]bool) error {
 	pk := journalPK(companyID, scanID)
 	var marker Key
-	err := s.getItem(ctx, Key{PK: pk, SK: journalDone}, &marker)
+	err := s.t.GetItem(ctx, Key{PK: pk, SK: journalDone}, &marker)
 	switch {
 	case errors.Is(err, ErrNotFound) && len(creates) == 0:
 		return nil // nothing to create, nothing owed
@@ -86,13 +88,13 @@ func (s *Store) bulkCreate(ctx context.Context, companyID int64, scanID string, 
 	// to a retry, and the counters' transactions ride beside the issues'
 	// batches instead of after them.
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return s.batchPutParallel(gctx, items) })
+	g.Go(func() error { return s.t.BatchPutParallel(gctx, items) })
 	g.Go(func() error { return s.applyJournal(gctx, companyID, pk, settled) })
 	if err := g.Wait(); err != nil {
 		return err
 	}
 	// Paid in full: a later apply of the scan journals afresh.
-	return s.deleteItem(ctx, Key{PK: pk, SK: journalDone})
+	return s.t.DeleteItem(ctx, Key{PK: pk, SK: journalDone})
 }
 
 func (s *Store) writeJournal(ctx context.Context, companyID int64, pk string, creates []issueChange) error {
@@ -106,10 +108,10 @@ func (s *Store) writeJournal(ctx context.Context, companyID int64, pk string, cr
 		items = append(items, journalItem{Key: Key{PK: pk, SK: fmt.Sprintf("CHUNK#%06d", start/journalChunk)},
 			Entries: entries[start:min(start+journalChunk, len(entries))]})
 	}
-	if err := s.batchPutParallel(ctx, items); err != nil {
+	if err := s.t.BatchPutParallel(ctx, items); err != nil {
 		return err
 	}
-	return s.putItem(ctx, Key{PK: pk, SK: journalDone}, nil)
+	return s.t.PutItem(ctx, Key{PK: pk, SK: journalDone}, nil)
 }
 
 // applyJournal adds every remaining journal item to its counters,
@@ -123,12 +125,12 @@ func (s *Store) writeJournal(ctx context.Context, companyID int64, pk string, cr
 // counters settled so are added to settled.
 func (s *Store) applyJournal(ctx context.Context, companyID int64, pk string, settled map[Key]bool) error {
 	var chunks []journalItem
-	if err := s.queryAll(ctx, "", pkBeginsWith(pk, "CHUNK#"), true, &chunks); err != nil {
+	if err := s.t.QueryAll(ctx, "", ddb.PKBeginsWith(pk, "CHUNK#"), true, &chunks); err != nil {
 		return err
 	}
 	exists := expression.AttributeExists(expression.Name(tabledef.PK))
 	for _, ch := range chunks {
-		del, err := s.txDelete(ch.Key, exists)
+		del, err := s.t.TxDelete(ch.Key, exists)
 		if err != nil {
 			return err
 		}
@@ -136,7 +138,7 @@ func (s *Store) applyJournal(ctx context.Context, companyID int64, pk string, se
 		err = s.applySettled(ctx, companyID, ch, keys, del)
 		ok := err == nil
 		if errors.Is(err, ErrConflict) {
-			err = s.retrying(ctx, func() error { return s.applyPlain(ctx, ch, keys, del) })
+			err = s.t.Retrying(ctx, func() error { return s.applyPlain(ctx, ch, keys, del) })
 		}
 		if err != nil {
 			return err
@@ -179,7 +181,7 @@ func (s *Store) applyPlain(ctx context.Context, ch journalItem, keys []Key, del 
 		}
 		items = append(items, add)
 	}
-	return s.transact(ctx, append(items, del))
+	return s.t.Transact(ctx, append(items, del))
 }
 
 // applySettled adds a journal item's deltas to its counters (keys, as
@@ -188,7 +190,7 @@ func (s *Store) applyPlain(ctx context.Context, ch journalItem, keys []Key, del 
 // (a scan's issues have three scopes) and its delete fit one transaction:
 // see journalChunk.
 func (s *Store) applySettled(ctx context.Context, companyID int64, ch journalItem, keys []Key, del types.TransactWriteItem) error {
-	got, err := s.batchGet(ctx, keys)
+	got, err := s.t.BatchGet(ctx, keys)
 	if err != nil {
 		return err
 	}
@@ -213,5 +215,5 @@ func (s *Store) applySettled(ctx context.Context, companyID int64, ch journalIte
 	if err != nil {
 		return err
 	}
-	return s.transact(ctx, append(append(items, sums...), del))
+	return s.t.Transact(ctx, append(append(items, sums...), del))
 }

@@ -5,6 +5,9 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 )
 
 // The loaders below are the benchmark's, not write paths: like
@@ -26,7 +29,7 @@ func (s *Store) reserveIDs(ctx context.Context, sequence string, n int) (int64, 
 		Value int64 `dynamodbav:"value"`
 	}
 	upd := expression.Add(expression.Name("value"), expression.Value(n))
-	if err := s.upsert(ctx, Key{PK: "SEQUENCE", SK: sequence}, upd, &out); err != nil {
+	if err := s.t.Upsert(ctx, Key{PK: "SEQUENCE", SK: sequence}, upd, &out); err != nil {
 		return 0, err
 	}
 	return out.Value - int64(n) + 1, nil
@@ -45,11 +48,11 @@ func (s *Store) BulkLoadTeams(ctx context.Context, companyID int64, teams []Team
 		return nil, err
 	}
 	var projects []Project
-	if err := s.queryAllConsistent(ctx, pkBeginsWith(CompanyPK(companyID), "PROJECT#"), &projects); err != nil {
+	if err := s.t.QueryAllConsistent(ctx, ddb.PKBeginsWith(schema.CompanyPK(companyID), "PROJECT#"), &projects); err != nil {
 		return nil, err
 	}
-	stamp := now()
-	items := []any{companyCounter{Key: countKey(companyID, countTeams), N: len(teams)}}
+	stamp := s.t.Stamp()
+	items := []any{companyCounter{Key: schema.CountKey(companyID, schema.CountTeams), N: len(teams)}}
 	out := make([]Team, len(teams))
 	for n, t := range teams {
 		t.CompanyID, t.ID = companyID, first+int64(n)
@@ -79,8 +82,8 @@ func (s *Store) BulkLoadIntegrations(ctx context.Context, companyID int64, ins [
 	if err != nil {
 		return nil, err
 	}
-	stamp := now()
-	items := []any{companyCounter{Key: countKey(companyID, countIntegrations), N: len(ins)}}
+	stamp := s.t.Stamp()
+	items := []any{companyCounter{Key: schema.CountKey(companyID, schema.CountIntegrations), N: len(ins)}}
 	out := make([]Integration, len(ins))
 	for n, in := range ins {
 		if id, ok := CanonicalUUID(in.UUID); !ok || id != in.UUID {

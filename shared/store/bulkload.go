@@ -8,6 +8,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 )
 
 // EachIssue calls fn with every SAST issue of a company, page by page. It
@@ -15,7 +18,7 @@ import (
 // request path.
 func (s *Store) EachIssue(ctx context.Context, companyID int64, fn func(Issue) error) error {
 	for shard := range 256 {
-		if err := each(ctx, s, pkBeginsWith(issueShardPK(companyID, fmt.Sprintf("%02x", shard)), ""), fn); err != nil {
+		if err := each(ctx, s, ddb.PKBeginsWith(issueShardPK(companyID, fmt.Sprintf("%02x", shard)), ""), fn); err != nil {
 			return err
 		}
 	}
@@ -25,20 +28,20 @@ func (s *Store) EachIssue(ctx context.Context, companyID int64, fn func(Issue) e
 // EachQualityIssue calls fn with every quality finding of a company (as
 // EachIssue, for checks).
 func (s *Store) EachQualityIssue(ctx context.Context, companyID int64, fn func(QualityIssue) error) error {
-	return each(ctx, s, pkBeginsWith(CompanyPK(companyID), "QI#"), fn)
+	return each(ctx, s, ddb.PKBeginsWith(schema.CompanyPK(companyID), "QI#"), fn)
 }
 
 // EachSCAIssue calls fn with every SCA finding of a company (as EachIssue,
 // for checks).
 func (s *Store) EachSCAIssue(ctx context.Context, companyID int64, fn func(SCAIssue) error) error {
-	return each(ctx, s, pkBeginsWith(CompanyPK(companyID), "SCA#"), fn)
+	return each(ctx, s, ddb.PKBeginsWith(schema.CompanyPK(companyID), "SCA#"), fn)
 }
 
 // each calls fn with every item the key condition matches, page by page.
 func each[T any](ctx context.Context, s *Store, kc expression.KeyConditionBuilder, fn func(T) error) error {
 	var start map[string]types.AttributeValue
 	for {
-		items, next, err := s.queryRaw(ctx, "", kc, nil, true, 0, start)
+		items, next, err := s.t.QueryRaw(ctx, "", kc, nil, true, 0, start)
 		if err != nil {
 			return err
 		}
@@ -67,7 +70,7 @@ func each[T any](ctx context.Context, s *Store, kc expression.KeyConditionBuilde
 // writer of the company. progress, when set, is called after each batch
 // with the number of items it wrote and the number of items in all.
 func (s *Store) BulkLoadIssues(ctx context.Context, companyID int64, issues []Issue, workers int, progress func(written, total int)) error {
-	items, err := bulkItems(companyID, issues)
+	items, err := bulkItems(companyID, issues, s.t.Stamp())
 	if err != nil {
 		return err
 	}
@@ -87,7 +90,7 @@ func (s *Store) bulkPut(ctx context.Context, items []any, workers int, progress 
 		go func() {
 			defer wg.Done()
 			for batch := range jobs {
-				if err := s.batchPut(ctx, batch); err != nil {
+				if err := s.t.BatchPut(ctx, batch); err != nil {
 					errs <- err
 					return
 				}
@@ -118,12 +121,12 @@ send:
 }
 
 // bulkItems are the issue, counter and summary items of issues.
-func bulkItems(companyID int64, issues []Issue) ([]any, error) {
+func bulkItems(companyID int64, issues []Issue, at string) ([]any, error) {
 	var items []any
 	changes := make([]issueChange, len(issues))
 	for n := range issues {
 		i := issues[n]
-		if err := i.prepare(companyID); err != nil {
+		if err := i.prepare(companyID, at); err != nil {
 			return nil, err
 		}
 		if err := i.setDue(nil); err != nil {

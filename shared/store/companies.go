@@ -11,6 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -28,7 +30,7 @@ type Company struct {
 // Active reports whether the company's users may sign in.
 func (c Company) Active() bool { return c.DeactivatedAt == "" }
 
-func companyKey(id int64) Key { return Key{PK: CompanyPK(id), SK: "COMPANY"} }
+func companyKey(id int64) Key { return Key{PK: schema.CompanyPK(id), SK: "COMPANY"} }
 
 // companiesPK is the GSI1 partition listing every company, by id (for the
 // operator; no API route reads it).
@@ -48,23 +50,23 @@ func (s *Store) companyItem(c Company) Company {
 	c.Key = companyKey(c.ID)
 	c.GSI1PK, c.GSI1SK = companiesPK, fmt.Sprintf("%012d", c.ID)
 	if c.CreatedAt == "" {
-		c.CreatedAt = now()
+		c.CreatedAt = s.t.Stamp()
 	}
 	return c
 }
 
 // PutCompany creates or replaces a company record and its name guard.
 func (s *Store) PutCompany(ctx context.Context, c Company) error {
-	if err := s.putItem(ctx, companyNameRef{Key: companyNameKey(c.Name), CompanyID: c.ID}, nil); err != nil {
+	if err := s.t.PutItem(ctx, companyNameRef{Key: companyNameKey(c.Name), CompanyID: c.ID}, nil); err != nil {
 		return err
 	}
-	return s.putItem(ctx, s.companyItem(c), nil)
+	return s.t.PutItem(ctx, s.companyItem(c), nil)
 }
 
 // GetCompany reads a company.
 func (s *Store) GetCompany(ctx context.Context, id int64) (Company, error) {
 	var c Company
-	err := s.getItem(ctx, companyKey(id), &c)
+	err := s.t.GetItem(ctx, companyKey(id), &c)
 	return c, err
 }
 
@@ -72,11 +74,11 @@ func (s *Store) GetCompany(ctx context.Context, id int64) (Company, error) {
 // space).
 func (s *Store) CompanyByName(ctx context.Context, name string) (Company, error) {
 	var ref companyNameRef
-	if err := s.getItemConsistent(ctx, companyNameKey(name), &ref); err != nil {
+	if err := s.t.GetItemConsistent(ctx, companyNameKey(name), &ref); err != nil {
 		return Company{}, err
 	}
 	var c Company
-	err := s.getItemConsistent(ctx, companyKey(ref.CompanyID), &c)
+	err := s.t.GetItemConsistent(ctx, companyKey(ref.CompanyID), &c)
 	return c, err
 }
 
@@ -113,16 +115,16 @@ func (s *Store) CreateCompany(ctx context.Context, in NewCompany) (c Company, ad
 		return Company{}, User{}, false, err
 	}
 	c = s.companyItem(Company{ID: id, Name: strings.TrimSpace(in.Name)})
-	guard, err := s.txPutNew(companyNameRef{Key: companyNameKey(c.Name), CompanyID: id})
+	guard, err := s.t.TxPutNew(companyNameRef{Key: companyNameKey(c.Name), CompanyID: id})
 	if err != nil {
 		return Company{}, User{}, false, err
 	}
-	item, err := s.txPutNew(c)
+	item, err := s.t.TxPutNew(c)
 	if err != nil {
 		return Company{}, User{}, false, err
 	}
 	items := []types.TransactWriteItem{guard, item}
-	audit, err := s.txAudit(ctx, id, AuditEntry{
+	audit, err := s.l.TxAudit(ctx, id, AuditEntry{
 		Action: "company.create", TargetType: "company", TargetID: strconv.FormatInt(id, 10),
 		Changes: map[string]Change{"name": {After: c.Name}},
 	})
@@ -140,8 +142,8 @@ func (s *Store) CreateCompany(ctx context.Context, in NewCompany) (c Company, ad
 	if err != nil {
 		return Company{}, User{}, false, err
 	}
-	err = s.transact(ctx, append(append(items, userItems...), keyItems...))
-	if conditionFailedAt(err, 0) {
+	err = s.t.Transact(ctx, append(append(items, userItems...), keyItems...))
+	if ddb.ConditionFailedAt(err, 0) {
 		// Created meanwhile under the same name.
 		existing, err := s.CompanyByName(ctx, in.Name)
 		return existing, User{}, false, err
@@ -155,7 +157,7 @@ func (s *Store) CreateCompany(ctx context.Context, in NewCompany) (c Company, ad
 // SetCompanyActive deactivates or reactivates a company (recorded in its
 // audit log) and returns it; changed is false when it already was so.
 func (s *Store) SetCompanyActive(ctx context.Context, id int64, active bool) (c Company, changed bool, err error) {
-	if err := s.getItemConsistent(ctx, companyKey(id), &c); err != nil {
+	if err := s.t.GetItemConsistent(ctx, companyKey(id), &c); err != nil {
 		return Company{}, false, err
 	}
 	if c.Active() == active {
@@ -168,23 +170,23 @@ func (s *Store) SetCompanyActive(ctx context.Context, id int64, active bool) (c 
 		c.DeactivatedAt = ""
 		upd = expression.Remove(expression.Name("deactivated_at"))
 	} else {
-		c.DeactivatedAt = now()
+		c.DeactivatedAt = s.t.Stamp()
 		upd = expression.Set(expression.Name("deactivated_at"), expression.Value(c.DeactivatedAt))
 		cond = expression.AttributeNotExists(expression.Name("deactivated_at"))
 	}
-	item, err := s.txUpdate(companyKey(id), upd, &cond)
+	item, err := s.t.TxUpdate(companyKey(id), upd, &cond)
 	if err != nil {
 		return Company{}, false, err
 	}
 	verb := map[bool]string{true: "company.reactivate", false: "company.deactivate"}[active]
-	audit, err := s.txAudit(ctx, id, AuditEntry{
+	audit, err := s.l.TxAudit(ctx, id, AuditEntry{
 		Action: verb, TargetType: "company", TargetID: strconv.FormatInt(id, 10),
 		Changes: map[string]Change{"active": {Before: before, After: active}},
 	})
 	if err != nil {
 		return Company{}, false, err
 	}
-	err = s.transact(ctx, append([]types.TransactWriteItem{item}, audit...))
+	err = s.t.Transact(ctx, append([]types.TransactWriteItem{item}, audit...))
 	if errors.Is(err, ErrConflict) {
 		return c, false, nil // someone else made the same change
 	}
@@ -203,7 +205,7 @@ func (s *Store) ListCompanies(ctx context.Context, pr PageRequest) ([]Company, s
 
 // companySeqKey holds a company's own sequence of ids of a kind.
 func companySeqKey(companyID int64, seq string) Key {
-	return Key{PK: CompanyPK(companyID), SK: "IDSEQ#" + seq}
+	return Key{PK: schema.CompanyPK(companyID), SK: "IDSEQ#" + seq}
 }
 
 // nextCompanyID returns the next id of a company's own sequence, so the ids
@@ -218,11 +220,11 @@ func (s *Store) nextCompanyID(ctx context.Context, companyID int64, seq, prefix 
 		Value int64 `dynamodbav:"value"`
 	}
 	k := companySeqKey(companyID, seq)
-	err := s.update(ctx, k, expression.Add(expression.Name("value"), expression.Value(1)), nil, &out)
+	err := s.t.Update(ctx, k, expression.Add(expression.Name("value"), expression.Value(1)), nil, &out)
 	if !errors.Is(err, ErrNotFound) {
 		return out.Value, err
 	}
-	items, _, err := s.queryRaw(ctx, "", pkBeginsWith(CompanyPK(companyID), prefix), nil, false, 1, nil)
+	items, _, err := s.t.QueryRaw(ctx, "", ddb.PKBeginsWith(schema.CompanyPK(companyID), prefix), nil, false, 1, nil)
 	if err != nil {
 		return 0, err
 	}
@@ -238,6 +240,6 @@ func (s *Store) nextCompanyID(ctx context.Context, companyID int64, seq, prefix 
 	}
 	name := expression.Name("value")
 	upd := expression.Set(name, expression.Plus(expression.IfNotExists(name, expression.Value(floor)), expression.Value(1)))
-	err = s.upsert(ctx, k, upd, &out)
+	err = s.t.Upsert(ctx, k, upd, &out)
 	return out.Value, err
 }

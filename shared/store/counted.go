@@ -14,6 +14,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
 
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -66,7 +68,7 @@ type countJournal struct {
 }
 
 func countJournalPK(companyID int64, scope string) string {
-	return fmt.Sprintf("%s#CJ#%s", CompanyPK(companyID), scope)
+	return fmt.Sprintf("%s#CJ#%s", schema.CompanyPK(companyID), scope)
 }
 
 // Bounds of one transaction of new or moved items: the items, the distinct
@@ -103,11 +105,11 @@ func (s *Store) putCounted(ctx context.Context, journal string, items []countedI
 	}
 	var own []Key
 	for attempt := 0; len(pending) > 0; attempt++ {
-		if attempt == maxAttempts {
-			return fmt.Errorf("%w: counted write still conflicting after %d attempts", ErrUnavailable, maxAttempts)
+		if attempt == ddb.MaxAttempts {
+			return fmt.Errorf("%w: counted write still conflicting after %d attempts", ErrUnavailable, ddb.MaxAttempts)
 		}
 		if attempt > 0 {
-			if err := sleep(ctx, attempt-1); err != nil {
+			if err := ddb.Sleep(ctx, attempt-1); err != nil {
 				return err
 			}
 		}
@@ -115,7 +117,7 @@ func (s *Store) putCounted(ctx context.Context, journal string, items []countedI
 		for n, it := range pending {
 			keys[n] = it.Key
 		}
-		stored, err := s.batchGet(ctx, keys)
+		stored, err := s.t.BatchGet(ctx, keys)
 		if err != nil {
 			return err
 		}
@@ -234,7 +236,7 @@ func (s *Store) writeMoving(ctx context.Context, journal string, ws []countedWri
 		chunks = append(chunks, chunk)
 	}
 	var mu sync.Mutex
-	err = s.parallel(ctx, len(chunks), func(n int) error {
+	err = s.t.Parallel(ctx, len(chunks), func(n int) error {
 		entry, err := s.writeChunk(ctx, journal, chunks[n])
 		mu.Lock()
 		defer mu.Unlock()
@@ -259,7 +261,7 @@ func (s *Store) writeChunk(ctx context.Context, journal string, chunk []countedW
 	moves := map[Key]journalMove{}
 	items := make([]types.TransactWriteItem, 0, len(chunk)+1)
 	for _, w := range chunk {
-		put, err := s.txPut(w.item, &w.cond)
+		put, err := s.t.TxPut(w.item, &w.cond)
 		if err != nil {
 			return Key{}, err
 		}
@@ -278,11 +280,11 @@ func (s *Store) writeChunk(ctx context.Context, journal string, chunk []countedW
 			j.Moves = append(j.Moves, m)
 		}
 	}
-	put, err := s.txPutNew(j)
+	put, err := s.t.TxPutNew(j)
 	if err != nil {
 		return Key{}, err
 	}
-	return j.Key, s.transact(ctx, append(items, put))
+	return j.Key, s.t.Transact(ctx, append(items, put))
 }
 
 // rewriteCounted writes items that keep their counters, each conditional
@@ -291,8 +293,8 @@ func (s *Store) writeChunk(ctx context.Context, journal string, chunk []countedW
 func (s *Store) rewriteCounted(ctx context.Context, ws []countedWrite) ([]countedItem, error) {
 	var mu sync.Mutex
 	var failed []countedItem
-	err := s.parallel(ctx, len(ws), func(n int) error {
-		err := s.putItem(ctx, ws[n].item, &ws[n].cond)
+	err := s.t.Parallel(ctx, len(ws), func(n int) error {
+		err := s.t.PutItem(ctx, ws[n].item, &ws[n].cond)
 		if errors.Is(err, ErrConflict) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -309,14 +311,14 @@ func (s *Store) rewriteCounted(ctx context.Context, ws []countedWrite) ([]counte
 // A journal item another writer applied meanwhile fails the transaction's
 // condition; the items are then read again.
 func (s *Store) applyCounts(ctx context.Context, journal string, keys []Key) error {
-	return s.retrying(ctx, func() error {
+	return s.t.Retrying(ctx, func() error {
 		var entries []countJournal
 		if keys == nil {
-			if err := s.queryAllConsistent(ctx, expression.Key(tabledef.PK).Equal(expression.Value(journal)), &entries); err != nil {
+			if err := s.t.QueryAllConsistent(ctx, expression.Key(tabledef.PK).Equal(expression.Value(journal)), &entries); err != nil {
 				return err
 			}
 		} else {
-			got, err := s.batchGet(ctx, keys)
+			got, err := s.t.BatchGet(ctx, keys)
 			if err != nil {
 				return err
 			}
@@ -340,7 +342,7 @@ func (s *Store) applyCounts(ctx context.Context, journal string, keys []Key) err
 						grows++
 					}
 				}
-				if n > 0 && n+1+len(sums)+grows > maxTxItems {
+				if n > 0 && n+1+len(sums)+grows > ddb.MaxTxItems {
 					break
 				}
 				for _, m := range entries[n].Moves {
@@ -374,7 +376,7 @@ func (s *Store) applyEntries(ctx context.Context, entries []countJournal, sums m
 		if m.Label != "" {
 			upd = upd.Set(expression.Name("label"), expression.Value(m.Label))
 		}
-		u, err := s.txUpdate(k, upd, nil)
+		u, err := s.t.TxUpdate(k, upd, nil)
 		if err != nil {
 			return err
 		}
@@ -382,13 +384,13 @@ func (s *Store) applyEntries(ctx context.Context, entries []countJournal, sums m
 	}
 	exists := expression.AttributeExists(expression.Name(tabledef.PK))
 	for _, e := range entries {
-		d, err := s.txDelete(e.Key, exists)
+		d, err := s.t.TxDelete(e.Key, exists)
 		if err != nil {
 			return err
 		}
 		items = append(items, d)
 	}
-	return s.transact(ctx, items)
+	return s.t.Transact(ctx, items)
 }
 
 // avSize estimates an item's size as DynamoDB counts it (names and values).

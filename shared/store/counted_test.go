@@ -68,8 +68,8 @@ func totals(t *testing.T, st *store.Store, sc store.Scan) (quality, sca, scanSCA
 // item to the counters: a writer that dies after writing its findings.
 func crashApply(st *store.Store) (restore func(), crashed *atomic.Bool) {
 	crashed = &atomic.Bool{}
-	before := st.DB
-	opts := st.DB.Options()
+	before := st.Client()
+	opts := st.Client().Options()
 	opts.APIOptions = append(slices.Clone(opts.APIOptions), func(stack *middleware.Stack) error {
 		return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("crash-apply",
 			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
@@ -87,8 +87,8 @@ func crashApply(st *store.Store) (restore func(), crashed *atomic.Bool) {
 				return next.HandleInitialize(ctx, in)
 			}), middleware.Before)
 	})
-	st.DB = dynamodb.New(opts)
-	return func() { st.DB = before }, crashed
+	st.SetClient(dynamodb.New(opts))
+	return func() { st.SetClient(before) }, crashed
 }
 
 func TestListCountersAreExact(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -71,7 +72,7 @@ func DeliveryID(eventID, channel, recipient string) string {
 }
 
 func deliveryKey(companyID int64, id string) Key {
-	return Key{PK: CompanyPK(companyID), SK: "DELIVERY#" + id}
+	return Key{PK: schema.CompanyPK(companyID), SK: "DELIVERY#" + id}
 }
 
 func dueKey(at time.Time, companyID int64, id string) string {
@@ -88,10 +89,10 @@ func (s *Store) ClaimDelivery(ctx context.Context, d Delivery, now time.Time, le
 	d.GSI2PK, d.GSI2SK = RetryDuePartition, dueKey(now.Add(lease), d.CompanyID, d.ID)
 	d.CreatedAt = SortableTime(now)
 	d.ExpiresAt = now.Add(deliveryTTL).Unix()
-	err := s.putNew(ctx, d)
+	err := s.t.PutNew(ctx, d)
 	if errors.Is(err, ErrConflict) {
 		var cur Delivery
-		if err := s.getItem(ctx, d.Key, &cur); err != nil {
+		if err := s.t.GetItem(ctx, d.Key, &cur); err != nil {
 			return Delivery{}, false, err
 		}
 		return cur, false, nil
@@ -102,7 +103,7 @@ func (s *Store) ClaimDelivery(ctx context.Context, d Delivery, now time.Time, le
 // GetDelivery reads one delivery of a company.
 func (s *Store) GetDelivery(ctx context.Context, companyID int64, id string) (Delivery, error) {
 	var d Delivery
-	err := s.getItem(ctx, deliveryKey(companyID, id), &d)
+	err := s.t.GetItem(ctx, deliveryKey(companyID, id), &d)
 	return d, err
 }
 
@@ -111,7 +112,7 @@ func (s *Store) GetDelivery(ctx context.Context, companyID int64, id string) (De
 func (s *Store) DueDeliveries(ctx context.Context, now time.Time, limit int32) ([]Delivery, error) {
 	kc := expression.Key(tabledef.GSI2.PK).Equal(expression.Value(RetryDuePartition)).
 		And(expression.Key(tabledef.GSI2.SK).LessThanEqual(expression.Value(SortableTime(now) + "#\U0010FFFF")))
-	items, _, err := s.queryRaw(ctx, tabledef.GSI2.Name, kc, nil, true, limit, nil)
+	items, _, err := s.t.QueryRaw(ctx, tabledef.GSI2.Name, kc, nil, true, limit, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +140,7 @@ func (s *Store) ReclaimDelivery(ctx context.Context, companyID int64, id string,
 		Set(expression.Name(tabledef.GSI2.SK), expression.Value(dueKey(until, companyID, id))).
 		Remove(expression.Name("next_attempt_at"))
 	var d Delivery
-	err := s.update(ctx, deliveryKey(companyID, id), upd, &cond, &d)
+	err := s.t.Update(ctx, deliveryKey(companyID, id), upd, &cond, &d)
 	if errors.Is(err, ErrConflict) {
 		return Delivery{}, false, nil
 	}
@@ -184,7 +185,7 @@ const (
 )
 
 func attemptLogPK(companyID int64, endpointID string) string {
-	return fmt.Sprintf("%s#WHLOG#%s", CompanyPK(companyID), endpointID)
+	return fmt.Sprintf("%s#WHLOG#%s", schema.CompanyPK(companyID), endpointID)
 }
 
 // FinishAttempt records a claimed delivery's attempt: the delivery's new
@@ -212,7 +213,7 @@ func (s *Store) FinishAttempt(ctx context.Context, d Delivery, a Attempt) (Deliv
 	}
 	cond := expression.Name("state").Equal(expression.Value(DeliverySending)).
 		And(expression.Name("claimed_until").Equal(expression.Value(claimed)))
-	put, err := s.txPut(d, &cond)
+	put, err := s.t.TxPut(d, &cond)
 	if err != nil {
 		return Delivery{}, err
 	}
@@ -230,13 +231,13 @@ func (s *Store) FinishAttempt(ctx context.Context, d Delivery, a Attempt) (Deliv
 		sk := fmt.Sprintf("%s#%s#%03d", log.At, d.ID, d.Attempts)
 		log.Key = Key{PK: attemptLogPK(d.CompanyID, d.Recipient), SK: sk}
 		log.GSI1PK, log.GSI1SK = attemptLogPK(d.CompanyID, d.Recipient)+"#"+log.Outcome, sk
-		logPut, err := s.txPut(log, nil)
+		logPut, err := s.t.TxPut(log, nil)
 		if err != nil {
 			return Delivery{}, err
 		}
 		items = append(items, logPut)
 	}
-	return d, s.transact(ctx, items)
+	return d, s.t.Transact(ctx, items)
 }
 
 // ListAttempts returns one page of an endpoint's attempt log, newest first,

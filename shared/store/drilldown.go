@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -176,7 +177,7 @@ func decodeSegmentToken(segs []segment, f IssueFilter, token string) (cursor, in
 func (sg segment) keyCondition() expression.KeyConditionBuilder {
 	kc := expression.Key(sg.index.PK).Equal(expression.Value(sg.pk))
 	if sg.prefix != "" {
-		kc = kc.And(skPrefix(sg.index.SK, sg.prefix))
+		kc = kc.And(ddb.SKPrefix(sg.index.SK, sg.prefix))
 	}
 	return kc
 }

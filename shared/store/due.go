@@ -6,12 +6,11 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -47,7 +46,7 @@ const (
 )
 
 func duePK(companyID int64, urgency, state string) string {
-	return fmt.Sprintf("%s#DUE#%s#%s", CompanyPK(companyID), urgency, state)
+	return fmt.Sprintf("%s#DUE#%s#%s", schema.CompanyPK(companyID), urgency, state)
 }
 
 // dueTime is the fixed-width UTC form of a first detection in DueSK, so
@@ -92,7 +91,7 @@ func (s *Store) EachPendingDue(ctx context.Context, companyID int64, urgency str
 		And(expression.Key(tabledef.Due.SK).LessThanEqual(expression.Value(dueUpTo(by))))
 	var start map[string]types.AttributeValue
 	for {
-		items, next, err := s.queryRaw(ctx, tabledef.Due.Name, kc, nil, true, duePage, start)
+		items, next, err := s.t.QueryRaw(ctx, tabledef.Due.Name, kc, nil, true, duePage, start)
 		if err != nil {
 			return err
 		}
@@ -102,7 +101,7 @@ func (s *Store) EachPendingDue(ctx context.Context, companyID int64, urgency str
 				return err
 			}
 		}
-		got, err := s.readBatch(ctx, keys, false)
+		got, err := s.t.ReadBatch(ctx, keys, false)
 		if err != nil {
 			return err
 		}
@@ -139,7 +138,7 @@ func (s *Store) MarkBreached(ctx context.Context, i Issue) error {
 	cond := expression.Name(tabledef.Due.PK).Equal(expression.Value(pending)).
 		And(expression.Name(tabledef.Due.SK).Equal(expression.Value(i.DueSK)))
 	upd := expression.Set(expression.Name(tabledef.Due.PK), expression.Value(duePK(i.CompanyID, i.Urgency, dueBreached)))
-	err := s.update(ctx, i.Key, upd, &cond, nil)
+	err := s.t.Update(ctx, i.Key, upd, &cond, nil)
 	if errors.Is(err, ErrNotFound) {
 		return ErrConflict
 	}
@@ -158,40 +157,13 @@ func (s *Store) CountOpenDetected(ctx context.Context, companyID int64, urgency 
 		if !after.IsZero() {
 			sk = expression.Key(tabledef.Due.SK).Between(expression.Value(dueUpTo(after)), expression.Value(dueUpTo(upTo)))
 		}
-		c, err := s.count(ctx, tabledef.Due.Name, expression.Key(tabledef.Due.PK).Equal(expression.Value(duePK(companyID, urgency, state))).And(sk))
+		c, err := s.t.Count(ctx, tabledef.Due.Name, expression.Key(tabledef.Due.PK).Equal(expression.Value(duePK(companyID, urgency, state))).And(sk))
 		if err != nil {
 			return 0, err
 		}
 		n += c
 	}
 	return n, nil
-}
-
-// count is a COUNT query, every page of it.
-func (s *Store) count(ctx context.Context, index string, kc expression.KeyConditionBuilder) (int64, error) {
-	expr, err := expression.NewBuilder().WithKeyCondition(kc).Build()
-	if err != nil {
-		return 0, err
-	}
-	var n int64
-	var start map[string]types.AttributeValue
-	for {
-		in := &dynamodb.QueryInput{
-			TableName: aws.String(s.Table), IndexName: aws.String(index), KeyConditionExpression: expr.KeyCondition(),
-			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-			Select: types.SelectCount, ExclusiveStartKey: start, ReturnConsumedCapacity: total,
-		}
-		res, err := call(func() (*dynamodb.QueryOutput, error) { return s.DB.Query(ctx, in) })
-		if err != nil {
-			return 0, fmt.Errorf("count: %w", err)
-		}
-		record(ctx, reading, res.ConsumedCapacity)
-		n += int64(res.Count)
-		if res.LastEvaluatedKey == nil {
-			return n, nil
-		}
-		start = res.LastEvaluatedKey
-	}
 }
 
 // OpenByUrgency counts the company's open SAST issues per urgency code

@@ -13,6 +13,7 @@ import (
 
 	"github.com/acme/codescan-api/shared/recount"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/bulkload"
 	"github.com/acme/codescan-api/shared/tabledef"
 	"github.com/acme/codescan-api/shared/testenv"
 )
@@ -76,7 +77,7 @@ func TestDueIndexBackfill(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &st.Table, Key: map[string]types.AttributeValue{
+	if _, err := st.Client().DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(st.TableName()), Key: map[string]types.AttributeValue{
 		"PK": &types.AttributeValueMemberS{Value: "JOB#due-index"}, "SK": &types.AttributeValueMemberS{Value: "BACKFILL"}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +120,7 @@ func TestDueIndexBackfill(t *testing.T) {
 func TestCreateTableAddsMissingIndex(t *testing.T) {
 	ctx := context.Background()
 	base := testenv.NewStore(t)
-	old := store.New(base.DB, base.Table+"_old")
+	old := store.New(base.Client(), base.TableName()+"_old")
 	var attrs []types.AttributeDefinition
 	var gsis []types.GlobalSecondaryIndex
 	for _, ix := range tabledef.Indexes {
@@ -135,13 +136,13 @@ func TestCreateTableAddsMissingIndex(t *testing.T) {
 	}
 	attrs = append(attrs, types.AttributeDefinition{AttributeName: aws.String("PK"), AttributeType: types.ScalarAttributeTypeS},
 		types.AttributeDefinition{AttributeName: aws.String("SK"), AttributeType: types.ScalarAttributeTypeS})
-	if _, err := base.DB.CreateTable(ctx, &dynamodb.CreateTableInput{TableName: &old.Table, AttributeDefinitions: attrs,
+	if _, err := base.Client().CreateTable(ctx, &dynamodb.CreateTableInput{TableName: aws.String(old.TableName()), AttributeDefinitions: attrs,
 		KeySchema:              []types.KeySchemaElement{{AttributeName: aws.String("PK"), KeyType: types.KeyTypeHash}, {AttributeName: aws.String("SK"), KeyType: types.KeyTypeRange}},
 		GlobalSecondaryIndexes: gsis, BillingMode: types.BillingModePayPerRequest}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_, _ = base.DB.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: &old.Table})
+		_, _ = base.Client().DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(old.TableName())})
 	})
 	company, err := old.NextID(ctx, "company")
 	if err != nil {
@@ -153,10 +154,10 @@ func TestCreateTableAddsMissingIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 2 { // adds the index, then finds nothing to add
-		if err := old.CreateTable(ctx, false); err != nil {
+		if err := bulkload.CreateTable(ctx, old, false); err != nil {
 			t.Fatal(err)
 		}
-		desc, err := base.DB.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: &old.Table})
+		desc, err := base.Client().DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(old.TableName())})
 		if err != nil {
 			t.Fatal(err)
 		}

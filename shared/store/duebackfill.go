@@ -8,6 +8,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -17,18 +19,8 @@ import (
 // a run cut short (a Lambda's timeout) resumes there, and done once every
 // company is through. The scheduler's SLA and digest jobs call it first,
 // so a deploy backfills at the next hourly run without a manual step;
-// after that it costs them one read. CreateTable marks a table it creates
+// after that it costs them one read. bulkload.CreateTable marks a table it creates
 // done (its issues are all written with the keys).
-
-// backfillState is the progress of the table's due index backfill.
-type backfillState struct {
-	Key
-	Company int64 `dynamodbav:"company"`
-	Shard   int   `dynamodbav:"shard"`
-	Done    bool  `dynamodbav:"done"`
-}
-
-var backfillKey = Key{PK: "JOB#due-index", SK: "BACKFILL"}
 
 // backfillSaveEvery is how many shards the backfill does between saves of
 // its progress: a resumed run does at most that many again.
@@ -42,8 +34,8 @@ const backfillSaveEvery = 16
 // issue a writer changed meanwhile is left to that writer, whose write
 // set its keys.
 func (s *Store) BackfillDueIndex(ctx context.Context, until time.Time) (done bool, written int, err error) {
-	var st backfillState
-	if err := s.getItem(ctx, backfillKey, &st); err != nil && !errors.Is(err, ErrNotFound) {
+	var st schema.BackfillState
+	if err := s.t.GetItem(ctx, schema.DueBackfillKey, &st); err != nil && !errors.Is(err, ErrNotFound) {
 		return false, 0, err
 	}
 	if st.Done {
@@ -62,7 +54,7 @@ func (s *Store) BackfillDueIndex(ctx context.Context, until time.Time) (done boo
 			shard = st.Shard
 		}
 		for ; shard < 256; shard++ {
-			if time.Now().After(until) {
+			if s.t.Clock().After(until) {
 				return false, written, nil
 			}
 			n, err := s.backfillShard(ctx, id, shard)
@@ -71,19 +63,19 @@ func (s *Store) BackfillDueIndex(ctx context.Context, until time.Time) (done boo
 				return false, written, err
 			}
 			if (shard+1)%backfillSaveEvery == 0 {
-				if err := s.putItem(ctx, backfillState{Key: backfillKey, Company: id, Shard: shard + 1}, nil); err != nil {
+				if err := s.t.PutItem(ctx, schema.BackfillState{Key: schema.DueBackfillKey, Company: id, Shard: shard + 1}, nil); err != nil {
 					return false, written, err
 				}
 			}
 		}
 	}
-	return true, written, s.putItem(ctx, backfillState{Key: backfillKey, Done: true}, nil)
+	return true, written, s.t.PutItem(ctx, schema.BackfillState{Key: schema.DueBackfillKey, Done: true}, nil)
 }
 
 // backfillShard sets the due keys of one issue shard of a company.
 func (s *Store) backfillShard(ctx context.Context, companyID int64, shard int) (int, error) {
 	var todo []Issue
-	err := each(ctx, s, pkBeginsWith(issueShardPK(companyID, fmt.Sprintf("%02x", shard)), ""), func(i Issue) error {
+	err := each(ctx, s, ddb.PKBeginsWith(issueShardPK(companyID, fmt.Sprintf("%02x", shard)), ""), func(i Issue) error {
 		want := i
 		if err := want.setDue(&i); err != nil {
 			return err
@@ -97,7 +89,7 @@ func (s *Store) backfillShard(ctx context.Context, companyID int64, shard int) (
 		return 0, err
 	}
 	written := make([]bool, len(todo))
-	err = s.parallel(ctx, len(todo), func(n int) error {
+	err = s.t.Parallel(ctx, len(todo), func(n int) error {
 		i := todo[n]
 		upd := expression.Remove(expression.Name(tabledef.Due.PK)).Remove(expression.Name(tabledef.Due.SK))
 		if i.DuePK != "" {
@@ -109,7 +101,7 @@ func (s *Store) backfillShard(ctx context.Context, companyID int64, shard int) (
 		if i.Version == 0 {
 			cond = expression.AttributeNotExists(expression.Name("ver"))
 		}
-		err := s.update(ctx, i.Key, upd, &cond, nil)
+		err := s.t.Update(ctx, i.Key, upd, &cond, nil)
 		if errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound) {
 			return nil // changed or deleted since: its writer set the keys
 		}
@@ -121,10 +113,4 @@ func (s *Store) backfillShard(ctx context.Context, companyID int64, shard int) (
 		n += b2i(w)
 	}
 	return n, err
-}
-
-// markDueIndexed records that the table needs no backfill (it was created
-// with the index).
-func (s *Store) markDueIndexed(ctx context.Context) error {
-	return s.putItem(ctx, backfillState{Key: backfillKey, Done: true}, nil)
 }

@@ -3,13 +3,15 @@ package store
 import (
 	"context"
 	"fmt"
+
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
 )
 
 // PartitionItems reads every item of a partition as plain values, so tests
 // can compare what two write paths stored.
 func PartitionItems(ctx context.Context, s *Store, pk string) ([]map[string]any, error) {
 	var out []map[string]any
-	err := s.queryAll(ctx, "", pkBeginsWith(pk, ""), true, &out)
+	err := s.t.QueryAll(ctx, "", ddb.PKBeginsWith(pk, ""), true, &out)
 	return out, err
 }
 

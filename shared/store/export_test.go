@@ -1,14 +1,27 @@
 package store
 
-import "encoding/base64"
+import (
+	"context"
+	"encoding/base64"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+)
 
 // Internals exposed to the external tests (which need testenv, which
 // imports this package).
 var (
 	QueryPage = (*Store).queryPage
-	Update    = (*Store).update
-	PutItem   = (*Store).putItem
 )
+
+// Update and PutItem are the table layer's, for tests that write items
+// directly.
+func Update(s *Store, ctx context.Context, k Key, upd expression.UpdateBuilder, extra *expression.ConditionBuilder, out any) error {
+	return s.t.Update(ctx, k, upd, extra, out)
+}
+
+func PutItem(s *Store, ctx context.Context, item any, cond *expression.ConditionBuilder) error {
+	return s.t.PutItem(ctx, item, cond)
+}
 
 // For FuzzListPageTokens: the lists of queryPage with a token, and a token
 // sealed for a list as an attacker can (the checksum is no secret).

@@ -16,6 +16,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -130,7 +132,7 @@ func cellAttr(cell string) string {
 func (g *GroupCount) UnmarshalDynamoDBAttributeValue(av types.AttributeValue) error {
 	m, ok := av.(*types.AttributeValueMemberM)
 	if !ok {
-		return fmt.Errorf("group counter is a %T, not a map", av)
+		return fmt.Errorf("group schema.Counter is a %T, not a map", av)
 	}
 	*g = GroupCount{Cells: Cells{}}
 	for name, v := range m.Value {
@@ -151,7 +153,7 @@ func (g *GroupCount) UnmarshalDynamoDBAttributeValue(av types.AttributeValue) er
 			}
 		}
 		if err != nil {
-			return fmt.Errorf("group counter %s: %w", name, err)
+			return fmt.Errorf("group schema.Counter %s: %w", name, err)
 		}
 	}
 	return nil
@@ -176,11 +178,11 @@ func counterKey(companyID int64, sc Scope, dim Dimension, group string) Key {
 	if dim == ByFile {
 		g = pathHash(group)
 	}
-	return Key{PK: CompanyPK(companyID), SK: fmt.Sprintf("GRP#%s#%s#%s", dim, scopeID(sc), g)}
+	return Key{PK: schema.CompanyPK(companyID), SK: fmt.Sprintf("GRP#%s#%s#%s", dim, scopeID(sc), g)}
 }
 
 func counterIndexPK(companyID int64, sc Scope, dim Dimension) string {
-	return fmt.Sprintf("%s#GRP#%s#%s", CompanyPK(companyID), dim, scopeID(sc))
+	return fmt.Sprintf("%s#GRP#%s#%s", schema.CompanyPK(companyID), dim, scopeID(sc))
 }
 
 // maxCount inverts counts so that ascending index keys are biggest first.
@@ -195,7 +197,7 @@ func counterIndexSK(dim Dimension, group string, count int64) string {
 func counterItem(companyID int64, sc Scope, dim Dimension, group string, cells Cells) map[string]any {
 	count := cells.Total("", "")
 	item := map[string]any{
-		tabledef.PK: CompanyPK(companyID), tabledef.SK: counterKey(companyID, sc, dim, group).SK,
+		tabledef.PK: schema.CompanyPK(companyID), tabledef.SK: counterKey(companyID, sc, dim, group).SK,
 		tabledef.GSI1.PK: counterIndexPK(companyID, sc, dim), tabledef.GSI1.SK: counterIndexSK(dim, group, count),
 		"dim": dim, "group": group, attrCount: count, attrIndexed: count,
 		"scope_project": sc.ProjectID, "scope_branch": sc.Branch,
@@ -248,7 +250,7 @@ func counterDeltas(companyID int64, changes []issueChange) map[Key]*counterDelta
 // txCounter adds d to its counter with atomic ADDs (creating it if needed):
 // no read, no condition, so concurrent writers of a hot counter commute.
 func (s *Store) txCounter(k Key, d *counterDelta) (types.TransactWriteItem, error) {
-	return s.txUpdate(k, counterAdds(d), nil)
+	return s.t.TxUpdate(k, counterAdds(d), nil)
 }
 
 func counterAdds(d *counterDelta) expression.UpdateBuilder {
@@ -270,7 +272,7 @@ func (s *Store) txCounterSettled(companyID int64, k Key, d *counterDelta, was co
 	now := was.Count + d.cells.Total("", "")
 	upd := setIndexKeys(counterAdds(d), companyID, d.scope, d.dim, now, d.group)
 	cond := zeroOrEqual(attrCount, was.Count).And(zeroOrEqual(attrIndexed, was.indexed))
-	item, err := s.txUpdate(k, upd, &cond)
+	item, err := s.t.TxUpdate(k, upd, &cond)
 	return item, now, err
 }
 
@@ -300,7 +302,7 @@ func zeroOrEqual(attr string, n int64) expression.ConditionBuilder {
 // it after its own transaction, so a failed condition is left to it (the
 // counters of a cancelled transaction are retried one by one).
 func (s *Store) settleCounters(ctx context.Context, companyID int64, keys []Key) error {
-	got, err := s.batchGet(ctx, keys)
+	got, err := s.t.BatchGet(ctx, keys)
 	if err != nil {
 		return err
 	}
@@ -349,7 +351,7 @@ func settleChunks(due []settlement) [][]settlement {
 	var cur []settlement
 	scopes := map[Scope]bool{}
 	for _, st := range due {
-		if len(cur)+len(scopes)+1+b2i(!scopes[st.scope]) > maxTxItems {
+		if len(cur)+len(scopes)+1+b2i(!scopes[st.scope]) > ddb.MaxTxItems {
 			out = append(out, cur)
 			cur, scopes = nil, map[Scope]bool{}
 		}
@@ -385,7 +387,7 @@ func (s *Store) settleMany(ctx context.Context, companyID int64, chunk []settlem
 	if err != nil {
 		return err
 	}
-	return s.transact(ctx, append(items, sums...))
+	return s.t.Transact(ctx, append(items, sums...))
 }
 
 // groupMoves are the changes to scopes' numbers of non-empty groups, per
@@ -420,7 +422,7 @@ func (s *Store) txSummaries(companyID int64, m groupMoves) ([]types.TransactWrit
 func (s *Store) txSettle(companyID int64, st settlement) (types.TransactWriteItem, error) {
 	upd := setIndexKeys(expression.UpdateBuilder{}, companyID, st.scope, st.Dim, st.Count, st.Group)
 	cond := expression.Name(attrCount).Equal(expression.Value(st.Count)).And(zeroOrEqual(attrIndexed, st.indexed))
-	return s.txUpdate(st.key, upd, &cond)
+	return s.t.TxUpdate(st.key, upd, &cond)
 }
 
 // counterState is a counter with what settling needs.
@@ -468,11 +470,11 @@ type scopeSummary struct {
 }
 
 func summaryKey(companyID int64, sc Scope) Key {
-	return Key{PK: CompanyPK(companyID), SK: "SCOPE#" + scopeID(sc)}
+	return Key{PK: schema.CompanyPK(companyID), SK: "SCOPE#" + scopeID(sc)}
 }
 
 func branchIndexPK(companyID int64, branch string) string {
-	return CompanyPK(companyID) + "#BRANCH#" + branchHash(branch)
+	return schema.CompanyPK(companyID) + "#BRANCH#" + branchHash(branch)
 }
 
 // txSummary adds groups (per dimension) to a scope's summary.
@@ -487,7 +489,7 @@ func (s *Store) txSummary(companyID int64, sc Scope, groups map[Dimension]int) (
 			Set(expression.Name(tabledef.GSI2.PK), expression.Value(branchIndexPK(companyID, sc.Branch))).
 			Set(expression.Name(tabledef.GSI2.SK), expression.Value(scopeID(sc)))
 	}
-	return s.txUpdate(summaryKey(companyID, sc), upd, nil)
+	return s.t.TxUpdate(summaryKey(companyID, sc), upd, nil)
 }
 
 // GroupsPage returns at most limit groups of one scope starting at offset,
@@ -497,7 +499,7 @@ func (s *Store) txSummary(companyID int64, sc Scope, groups map[Dimension]int) (
 // however many issues the scope holds.
 func (s *Store) GroupsPage(ctx context.Context, companyID int64, sc Scope, dim Dimension, offset, limit int) ([]GroupCount, int64, error) {
 	var sum scopeSummary
-	err := s.getItem(ctx, summaryKey(companyID, sc), &sum)
+	err := s.t.GetItem(ctx, summaryKey(companyID, sc), &sum)
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return nil, 0, err
 	}
@@ -530,7 +532,7 @@ func nonEmpty(groups []GroupCount) []GroupCount {
 // Its cost grows with the scope's groups, not its issues.
 func (s *Store) ScopeGroups(ctx context.Context, companyID int64, sc Scope, dim Dimension) ([]GroupCount, error) {
 	var out []GroupCount
-	if err := s.queryAll(ctx, "", pkBeginsWith(CompanyPK(companyID), fmt.Sprintf("GRP#%s#%s#", dim, scopeID(sc))), true, &out); err != nil {
+	if err := s.t.QueryAll(ctx, "", ddb.PKBeginsWith(schema.CompanyPK(companyID), fmt.Sprintf("GRP#%s#%s#", dim, scopeID(sc))), true, &out); err != nil {
 		return nil, err
 	}
 	return append([]GroupCount{}, nonEmpty(out)...), nil
@@ -543,7 +545,7 @@ func (s *Store) GroupCounts(ctx context.Context, companyID int64, scopes []Scope
 	for n, sc := range scopes {
 		keys[n] = counterKey(companyID, sc, dim, group)
 	}
-	got, err := s.batchGet(ctx, keys)
+	got, err := s.t.BatchGet(ctx, keys)
 	if err != nil {
 		return nil, err
 	}
@@ -626,7 +628,7 @@ func (s *Store) scopesGroups(ctx context.Context, companyID int64, scopes []Scop
 func (s *Store) BranchProjects(ctx context.Context, companyID int64, branch string) ([]int64, error) {
 	var sums []scopeSummary
 	kc := expression.Key(tabledef.GSI2.PK).Equal(expression.Value(branchIndexPK(companyID, branch)))
-	if err := s.queryAll(ctx, tabledef.GSI2.Name, kc, true, &sums); err != nil {
+	if err := s.t.QueryAll(ctx, tabledef.GSI2.Name, kc, true, &sums); err != nil {
 		return nil, err
 	}
 	var out []int64
@@ -665,7 +667,7 @@ func (s *Store) queryWindowFrom(ctx context.Context, index string, kc expression
 		if filter != nil {
 			limit = max(limit, 100) // Limit counts items before the filter
 		}
-		items, next, err := s.queryRaw(ctx, index, kc, filter, forward, limit, start)
+		items, next, err := s.t.QueryRaw(ctx, index, kc, filter, forward, limit, start)
 		if err != nil {
 			return nil, err
 		}

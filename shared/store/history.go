@@ -3,6 +3,9 @@ package store
 import (
 	"context"
 	"fmt"
+
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 )
 
 // HistoryEntry is one status change of an issue: when, who (a user, or the
@@ -19,7 +22,7 @@ type HistoryEntry struct {
 
 // An issue's history is a partition of its own, in time order.
 func historyPK(companyID int64, issueID string) string {
-	return fmt.Sprintf("%s#IHIST#%s", CompanyPK(companyID), issueID)
+	return fmt.Sprintf("%s#IHIST#%s", schema.CompanyPK(companyID), issueID)
 }
 
 // newHistory is the entry of change c at time at; seq tells apart entries
@@ -39,10 +42,10 @@ func (s *Store) IssueHistory(ctx context.Context, companyID int64, issueID strin
 		return nil, ErrNotFound
 	}
 	var i Issue
-	if err := s.getItem(ctx, issueKey(companyID, id), &i); err != nil {
+	if err := s.t.GetItem(ctx, issueKey(companyID, id), &i); err != nil {
 		return nil, err
 	}
 	out := []HistoryEntry{}
-	err := s.queryAll(ctx, "", pkBeginsWith(historyPK(companyID, id), ""), true, &out)
+	err := s.t.QueryAll(ctx, "", ddb.PKBeginsWith(historyPK(companyID, id), ""), true, &out)
 	return out, err
 }

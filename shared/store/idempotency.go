@@ -16,6 +16,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -71,7 +73,7 @@ type idemItem struct {
 // the allowed syntax makes a short sort key.
 func idemKey(companyID int64, subject, key string) Key {
 	sum := sha256.Sum256([]byte(key))
-	return Key{PK: CompanyPK(companyID), SK: "IDEM#" + subject + "#" + base64.RawURLEncoding.EncodeToString(sum[:])}
+	return Key{PK: schema.CompanyPK(companyID), SK: "IDEM#" + subject + "#" + base64.RawURLEncoding.EncodeToString(sum[:])}
 }
 
 // ClaimIdempotencyKey takes key for a request of subject (see RateSubject)
@@ -96,11 +98,11 @@ func (s *Store) ClaimIdempotencyKey(ctx context.Context, companyID int64, subjec
 	if err != nil {
 		return nil, nil, err
 	}
-	res, err := call(func() (*dynamodb.PutItemOutput, error) {
-		return s.DB.PutItem(ctx, &dynamodb.PutItemInput{
-			TableName: aws.String(s.Table), Item: item, ConditionExpression: expr.Condition(),
+	res, err := ddb.Call(func() (*dynamodb.PutItemOutput, error) {
+		return s.t.DB.PutItem(ctx, &dynamodb.PutItemInput{
+			TableName: aws.String(s.t.Name), Item: item, ConditionExpression: expr.Condition(),
 			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-			ReturnConsumedCapacity:              total,
+			ReturnConsumedCapacity:              ddb.Total,
 			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 		})
 	})
@@ -118,7 +120,7 @@ func (s *Store) ClaimIdempotencyKey(ctx context.Context, companyID int64, subjec
 	if err != nil {
 		return nil, nil, fmt.Errorf("claim idempotency key: %w", err)
 	}
-	record(ctx, writing, res.ConsumedCapacity)
+	ddb.Record(ctx, ddb.Writing, res.ConsumedCapacity)
 	return c, nil, nil
 }
 
@@ -138,7 +140,7 @@ func (s *Store) CompleteIdempotencyKey(ctx context.Context, c *IdempotencyClaim,
 		upd = upd.Set(expression.Name("body_withheld"), expression.Value(true))
 	}
 	ours := expression.Name("claim").Equal(expression.Value(c.token))
-	return s.update(ctx, c.k, upd, &ours, nil)
+	return s.t.Update(ctx, c.k, upd, &ours, nil)
 }
 
 // ReleaseIdempotencyKey frees a claimed key (the request failed, so a
@@ -149,19 +151,19 @@ func (s *Store) ReleaseIdempotencyKey(ctx context.Context, c *IdempotencyClaim) 
 	if err != nil {
 		return err
 	}
-	res, err := call(func() (*dynamodb.DeleteItemOutput, error) {
-		return s.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-			TableName: aws.String(s.Table), Key: c.k.av(), ConditionExpression: expr.Condition(),
+	res, err := ddb.Call(func() (*dynamodb.DeleteItemOutput, error) {
+		return s.t.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+			TableName: aws.String(s.t.Name), Key: c.k.AV(), ConditionExpression: expr.Condition(),
 			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-			ReturnConsumedCapacity: total,
+			ReturnConsumedCapacity: ddb.Total,
 		})
 	})
-	if isConditionFailed(err) {
+	if ddb.IsConditionFailed(err) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("release idempotency key: %w", err)
 	}
-	record(ctx, writing, res.ConsumedCapacity)
+	ddb.Record(ctx, ddb.Writing, res.ConsumedCapacity)
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
 
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -39,10 +40,10 @@ type Integration struct {
 }
 
 func integrationKey(companyID int64, id string) Key {
-	return Key{PK: CompanyPK(companyID), SK: "SCM#" + id}
+	return Key{PK: schema.CompanyPK(companyID), SK: "SCM#" + id}
 }
 
-func integrationListPK(companyID int64) string { return CompanyPK(companyID) + "#SCM" }
+func integrationListPK(companyID int64) string { return schema.CompanyPK(companyID) + "#SCM" }
 
 // IntegrationTokenRecord is what an integration's sealed token is bound to
 // (see secrets.Sealer): a sealed token copied to another record won't open.
@@ -68,17 +69,17 @@ func (s *Store) CreateIntegration(ctx context.Context, in Integration) (Integrat
 	}
 	in.ID = id
 	in.prepare()
-	in.CreatedAt = now()
+	in.CreatedAt = s.t.Stamp()
 	in.UpdatedAt = in.CreatedAt
-	item, err := s.txPutNew(in)
+	item, err := s.t.TxPutNew(in)
 	if err != nil {
 		return Integration{}, err
 	}
-	counter, err := s.txCount(in.CompanyID, countIntegrations, 1)
+	counter, err := s.l.TxCount(in.CompanyID, schema.CountIntegrations, 1)
 	if err != nil {
 		return Integration{}, err
 	}
-	return in, s.transact(ctx, []types.TransactWriteItem{item, counter})
+	return in, s.t.Transact(ctx, []types.TransactWriteItem{item, counter})
 }
 
 // prepare sets the keys and first revision of a new integration with its
@@ -94,7 +95,7 @@ func (in *Integration) prepare() {
 // GetIntegration reads an integration of a company by uuid.
 func (s *Store) GetIntegration(ctx context.Context, companyID int64, id string) (Integration, error) {
 	var in Integration
-	err := s.getItem(ctx, integrationKey(companyID, id), &in)
+	err := s.t.GetItem(ctx, integrationKey(companyID, id), &in)
 	return in, err
 }
 
@@ -113,7 +114,7 @@ func (s *Store) IntegrationsPage(ctx context.Context, companyID int64, q PageQue
 // IntegrationCount is the number of a company's integrations (a counter
 // kept on write).
 func (s *Store) IntegrationCount(ctx context.Context, companyID int64) (int, error) {
-	return s.companyCount(ctx, companyID, countIntegrations)
+	return s.l.CompanyCount(ctx, companyID, schema.CountIntegrations)
 }
 
 // ListIntegrations returns every integration of a company, by id (the naive
@@ -121,7 +122,7 @@ func (s *Store) IntegrationCount(ctx context.Context, companyID int64) (int, err
 func (s *Store) ListIntegrations(ctx context.Context, companyID int64) ([]Integration, error) {
 	var out []Integration
 	kc := expression.Key(tabledef.GSI1.PK).Equal(expression.Value(integrationListPK(companyID)))
-	err := s.queryAll(ctx, tabledef.GSI1.Name, kc, true, &out)
+	err := s.t.QueryAll(ctx, tabledef.GSI1.Name, kc, true, &out)
 	return out, err
 }
 
@@ -142,14 +143,14 @@ type IntegrationChange struct {
 // otherwise; ErrNotFound if the item is gone), and returns the new record.
 func (s *Store) UpdateIntegration(ctx context.Context, companyID int64, id string, revision int64, ch IntegrationChange) (Integration, error) {
 	var in Integration
-	if err := s.getItemConsistent(ctx, integrationKey(companyID, id), &in); err != nil {
+	if err := s.t.GetItemConsistent(ctx, integrationKey(companyID, id), &in); err != nil {
 		return Integration{}, err
 	}
 	if in.Revision != revision {
 		return Integration{}, ErrConflict
 	}
 	out := in
-	out.Revision, out.UpdatedAt = revision+1, now()
+	out.Revision, out.UpdatedAt = revision+1, s.t.Stamp()
 	upd := expression.Set(expression.Name("revision"), expression.Value(out.Revision)).
 		Set(expression.Name("updated_at"), expression.Value(out.UpdatedAt))
 	changes := map[string]Change{}
@@ -159,9 +160,9 @@ func (s *Store) UpdateIntegration(ctx context.Context, companyID int64, id strin
 		}
 		upd = upd.Set(expression.Name(name), expression.Value(*v))
 		if *v != *field {
-			changes[name] = Change{*field, *v}
+			changes[name] = Change{Before: *field, After: *v}
 			if name == "sealed_token" {
-				changes[name] = Change{Secret, Secret}
+				changes[name] = Change{Before: Secret, After: Secret}
 			}
 		}
 		*field = *v
@@ -178,7 +179,7 @@ func (s *Store) UpdateIntegration(ctx context.Context, companyID int64, id strin
 			upd = upd.Set(expression.Name("org_allowlist"), expression.Value(*ch.OrgAllowlist))
 		}
 		if !slices.Equal(in.OrgAllowlist, *ch.OrgAllowlist) {
-			changes["org_allowlist"] = Change{in.OrgAllowlist, *ch.OrgAllowlist}
+			changes["org_allowlist"] = Change{Before: in.OrgAllowlist, After: *ch.OrgAllowlist}
 		}
 		out.OrgAllowlist = slices.Clone(*ch.OrgAllowlist)
 		if len(out.OrgAllowlist) == 0 {
@@ -188,22 +189,22 @@ func (s *Store) UpdateIntegration(ctx context.Context, companyID int64, id strin
 	if ch.Verified {
 		upd = upd.Set(expression.Name("expired"), expression.Value(false))
 		if in.Expired {
-			changes["expired"] = Change{true, false}
+			changes["expired"] = Change{Before: true, After: false}
 		}
 		out.Expired = false
 	}
 	cond := expression.Name("revision").Equal(expression.Value(revision))
-	item, err := s.txUpdate(in.Key, upd, &cond)
+	item, err := s.t.TxUpdate(in.Key, upd, &cond)
 	if err != nil {
 		return Integration{}, err
 	}
-	audit, err := s.txAudit(ctx, companyID, AuditEntry{
+	audit, err := s.l.TxAudit(ctx, companyID, AuditEntry{
 		Action: "integration.update", TargetType: "integration", TargetID: id, Changes: changes,
 	})
 	if err != nil {
 		return Integration{}, err
 	}
-	if err := s.transact(ctx, append([]types.TransactWriteItem{item}, audit...)); err != nil {
+	if err := s.t.Transact(ctx, append([]types.TransactWriteItem{item}, audit...)); err != nil {
 		return Integration{}, err
 	}
 	return out, nil
@@ -215,16 +216,16 @@ func (s *Store) UpdateIntegration(ctx context.Context, companyID int64, id strin
 // revision (ErrConflict otherwise).
 func (s *Store) MarkIntegrationExpired(ctx context.Context, companyID int64, id string, revision int64, ev Event) error {
 	upd := expression.Set(expression.Name("revision"), expression.Value(revision+1)).
-		Set(expression.Name("updated_at"), expression.Value(now())).
+		Set(expression.Name("updated_at"), expression.Value(s.t.Stamp())).
 		Set(expression.Name("expired"), expression.Value(true))
 	cond := expression.Name("revision").Equal(expression.Value(revision))
-	mark, err := s.txUpdate(integrationKey(companyID, id), upd, &cond)
+	mark, err := s.t.TxUpdate(integrationKey(companyID, id), upd, &cond)
 	if err != nil {
 		return err
 	}
-	put, err := s.txEvent(ev)
+	put, err := s.l.TxEvent(ev)
 	if err != nil {
 		return err
 	}
-	return s.transact(ctx, []types.TransactWriteItem{mark, put})
+	return s.t.Transact(ctx, []types.TransactWriteItem{mark, put})
 }

@@ -6,9 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-
 	"fmt"
-
 	"slices"
 	"strconv"
 	"strings"
@@ -18,6 +16,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
+
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 )
 
 // Urgencies are the issue urgency codes, most urgent first.
@@ -109,7 +110,7 @@ func issueKey(companyID int64, id string) Key {
 }
 
 func issueShardPK(companyID int64, shard string) string {
-	return CompanyPK(companyID) + "#ISSUES#" + shard
+	return schema.CompanyPK(companyID) + "#ISSUES#" + shard
 }
 
 // shortHash is a fixed-width, key-safe stand-in for free text (branch names
@@ -127,7 +128,7 @@ func issueGroupPK(companyID int64, dim Dimension, group string) string {
 	if dim == ByFile {
 		group = pathHash(group)
 	}
-	return fmt.Sprintf("%s#ISSUES#%s#%s", CompanyPK(companyID), dim, group)
+	return fmt.Sprintf("%s#ISSUES#%s#%s", schema.CompanyPK(companyID), dim, group)
 }
 
 // scopePrefix is the part of an issue's index sort key that a scope covers:
@@ -189,7 +190,7 @@ func (i *Issue) eachGroup(fn func(groupRef)) {
 }
 
 // prepare validates a new issue and fills its id, company, time and keys.
-func (i *Issue) prepare(companyID int64) error {
+func (i *Issue) prepare(companyID int64, at string) error {
 	if i.ID == "" {
 		i.ID = uuid.NewString()
 	}
@@ -204,7 +205,7 @@ func (i *Issue) prepare(companyID int64) error {
 	}
 	i.ID, i.CompanyID = id, companyID
 	if i.CreatedAt == "" {
-		i.CreatedAt = now()
+		i.CreatedAt = at
 	}
 	return i.setKeys()
 }
@@ -216,7 +217,7 @@ func (s *Store) GetIssue(ctx context.Context, companyID int64, id string) (Issue
 		return Issue{}, ErrNotFound
 	}
 	var i Issue
-	err := s.getItem(ctx, issueKey(companyID, cid), &i)
+	err := s.t.GetItem(ctx, issueKey(companyID, cid), &i)
 	return i, err
 }
 
@@ -231,13 +232,13 @@ func (s *Store) GetIssue(ctx context.Context, companyID int64, id string) (Issue
 func (s *Store) CreateIssues(ctx context.Context, companyID int64, issues []Issue) (int, error) {
 	batch := make([]Issue, len(issues))
 	for n, i := range issues {
-		if err := i.prepare(companyID); err != nil {
+		if err := i.prepare(companyID, s.t.Stamp()); err != nil {
 			return 0, err
 		}
 		batch[n] = i
 	}
 	created := 0
-	err := s.retrying(ctx, func() error {
+	err := s.t.Retrying(ctx, func() error {
 		existing, err := s.issuesByID(ctx, companyID, issueIDs(batch))
 		if err != nil {
 			return err
@@ -267,7 +268,7 @@ func (s *Store) SetIssueStatus(ctx context.Context, companyID int64, id, status 
 // DeleteIssue removes an issue and its counts in one transaction.
 func (s *Store) DeleteIssue(ctx context.Context, companyID int64, id string) error {
 	var before Issue
-	err := s.retrying(ctx, func() error {
+	err := s.t.Retrying(ctx, func() error {
 		var err error
 		if before, err = s.consistentIssue(ctx, companyID, id); err != nil {
 			return err
@@ -306,7 +307,7 @@ func (s *Store) issuesByID(ctx context.Context, companyID int64, ids []string) (
 	for n, id := range ids {
 		keys[n] = issueKey(companyID, id)
 	}
-	got, err := s.batchGet(ctx, keys)
+	got, err := s.t.BatchGet(ctx, keys)
 	if err != nil {
 		return nil, err
 	}
@@ -373,7 +374,7 @@ type issueChange struct {
 // own). It returns how many changes were committed. Callers settle the
 // counters afterwards (settleCounters).
 func (s *Store) commitIssues(ctx context.Context, companyID int64, changes []issueChange, first ...types.TransactWriteItem) (int, error) {
-	at := now()
+	at := s.t.Stamp()
 	for n := range changes {
 		if a, b := changes[n].after, changes[n].before; a != nil {
 			a.Version = 1
@@ -400,7 +401,7 @@ func (s *Store) commitIssues(ctx context.Context, companyID int64, changes []iss
 		if n == 0 {
 			items = append(items, first...)
 		}
-		if err := s.transact(ctx, items); err != nil {
+		if err := s.t.Transact(ctx, items); err != nil {
 			return done, err
 		}
 		done += len(chunk)
@@ -432,7 +433,7 @@ func (s *Store) txChanges(companyID int64, chunk []issueChange, at string) ([]ty
 		items = append(items, item)
 		if c.historyEntry() {
 			h := newHistory(companyID, c, at, n)
-			item, err := s.txPutNew(h)
+			item, err := s.t.TxPutNew(h)
 			if err != nil {
 				return nil, err
 			}
@@ -440,7 +441,7 @@ func (s *Store) txChanges(companyID int64, chunk []issueChange, at string) ([]ty
 			if err != nil {
 				return nil, err
 			}
-			ev, err := s.txEvent(e)
+			ev, err := s.l.TxEvent(e)
 			if err != nil {
 				return nil, err
 			}
@@ -461,16 +462,16 @@ func (s *Store) txChanges(companyID int64, chunk []issueChange, at string) ([]ty
 // was computed from.
 func (s *Store) txIssue(c issueChange) (types.TransactWriteItem, error) {
 	if c.before == nil {
-		return s.txPutNew(c.after)
+		return s.t.TxPutNew(c.after)
 	}
 	cond := expression.Name("ver").Equal(expression.Value(c.before.Version))
 	if c.before.Version == 0 { // written before versions existed
 		cond = expression.AttributeNotExists(expression.Name("ver"))
 	}
 	if c.after != nil {
-		return s.txPut(c.after, &cond)
+		return s.t.TxPut(c.after, &cond)
 	}
-	return s.txDelete(c.before.Key, cond)
+	return s.t.TxDelete(c.before.Key, cond)
 }
 
 // chunkChanges splits changes so that each chunk's transaction (its issues,
@@ -494,7 +495,7 @@ func chunkChanges(companyID int64, changes []issueChange, reserve int) [][]issue
 				need++
 			}
 		}
-		if len(cur) > 0 && items+need > maxTxItems {
+		if len(cur) > 0 && items+need > ddb.MaxTxItems {
 			chunks = append(chunks, cur)
 			cur, counters, items = nil, map[Key]bool{}, 0
 			need = 1 + 2*b2i(c.historyEntry()) + len(keys)

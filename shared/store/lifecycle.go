@@ -9,13 +9,13 @@ import (
 	"slices"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -49,7 +49,7 @@ type ScanHead struct {
 }
 
 func headKey(companyID, projectID int64, branch, tool string) Key {
-	return Key{PK: CompanyPK(companyID), SK: fmt.Sprintf("HEAD#%012d#%s#%s", projectID, branchHash(branch), shortHash(tool, 16))}
+	return Key{PK: schema.CompanyPK(companyID), SK: fmt.Sprintf("HEAD#%012d#%s#%s", projectID, branchHash(branch), shortHash(tool, 16))}
 }
 
 // Lease timing: how long a lease holds without being released (a crashed
@@ -76,7 +76,7 @@ type ApplyResult struct {
 func (s *Store) ApplyScan(ctx context.Context, companyID int64, sc Scan, found []Issue) (ApplyResult, error) {
 	for n := range found {
 		found[n].Status = "open" // what a new issue starts as; the lifecycle decides
-		if err := found[n].prepare(companyID); err != nil {
+		if err := found[n].prepare(companyID, s.t.Stamp()); err != nil {
 			return ApplyResult{}, err
 		}
 	}
@@ -109,7 +109,7 @@ func (s *Store) applyLeased(ctx context.Context, companyID int64, sc Scan, lease
 	if err != nil {
 		return res, err
 	}
-	return res, s.retrying(ctx, func() error { return s.completeScan(ctx, companyID, sc, lease, len(found), !res.Late, events) })
+	return res, s.t.Retrying(ctx, func() error { return s.completeScan(ctx, companyID, sc, lease, len(found), !res.Late, events) })
 }
 
 // applyIssues applies the lifecycle to the scan's issues and settles their
@@ -133,7 +133,7 @@ func (s *Store) applyIssues(ctx context.Context, companyID int64, sc Scan, head 
 	// new branch's first scan of 25,000 findings spares 250 reads). A
 	// retry reads: the attempt before may have written some.
 	unwritten := head.PK == ""
-	err := s.retrying(ctx, func() error {
+	err := s.t.Retrying(ctx, func() error {
 		res = ApplyResult{Late: res.Late}
 		ids := issueIDs(found)
 		reported := map[string]bool{}
@@ -212,7 +212,7 @@ func (s *Store) scanEvents(ctx context.Context, companyID int64, sc Scan, findin
 		return nil, err
 	}
 	scope := map[string]any{"scan_id": sc.ID, "project_id": sc.ProjectID, "project_name": p.Name, "branch": sc.Branch}
-	completed := map[string]any{"tool": sc.Tool, "findings": findings, "completed_at": time.Now().UTC().Format(time.RFC3339)}
+	completed := map[string]any{"tool": sc.Tool, "findings": findings, "completed_at": s.t.Clock().UTC().Format(time.RFC3339)}
 	maps.Copy(completed, scope)
 	kinds, data := []string{"scan_completed"}, []map[string]any{completed}
 	for _, t := range []struct{ urgency, typ string }{{"CR", "new_critical_issue"}, {"HI", "new_high_issue"}} {
@@ -308,24 +308,24 @@ func shownChanged(e, f Issue) bool {
 // for another holder within leaseWait; it returns the head as it was.
 func (s *Store) takeLease(ctx context.Context, companyID int64, sc Scan, lease string) (ScanHead, error) {
 	k := headKey(companyID, sc.ProjectID, sc.Branch, sc.Tool)
-	deadline := time.Now().Add(leaseWait)
+	deadline := s.t.Clock().Add(leaseWait)
 	for attempt := 0; ; attempt++ {
-		now := time.Now()
+		now := s.t.Clock()
 		upd := expression.Set(expression.Name("lease_owner"), expression.Value(lease)).
 			Set(expression.Name("lease_until"), expression.Value(now.Add(leaseFor).UnixMilli()))
 		cond := expression.Or(expression.AttributeNotExists(expression.Name("lease_owner")),
 			expression.Name("lease_until").LessThan(expression.Value(now.UnixMilli())))
 		var head ScanHead
-		err := s.conditionalUpsert(ctx, k, upd, cond, &head)
+		err := s.t.ConditionalUpsert(ctx, k, upd, cond, &head)
 		switch {
 		case err == nil:
 			return head, nil
 		case !errors.Is(err, ErrConflict): // a refusal the client's retryer gave up on, too
 			return ScanHead{}, err
-		case time.Now().After(deadline):
+		case s.t.Clock().After(deadline):
 			return ScanHead{}, fmt.Errorf("%w: branch %q of project %d is busy with another upload of %s", ErrUnavailable, sc.Branch, sc.ProjectID, sc.Tool)
 		}
-		if err := sleep(ctx, min(attempt, 6)); err != nil {
+		if err := ddb.Sleep(ctx, min(attempt, 6)); err != nil {
 			return ScanHead{}, err
 		}
 	}
@@ -347,11 +347,11 @@ func (s *Store) keepLease(ctx context.Context, companyID int64, sc Scan, lease s
 			case <-ctx.Done():
 				return
 			case <-tick.C:
-				upd := expression.Set(expression.Name("lease_until"), expression.Value(time.Now().Add(leaseFor).UnixMilli()))
+				upd := expression.Set(expression.Name("lease_until"), expression.Value(s.t.Clock().Add(leaseFor).UnixMilli()))
 				cond := expression.Name("lease_owner").Equal(expression.Value(lease))
 				// A failed extension leaves the lease to expire; completing
 				// the scan then finds it gone and fails rather than interleave.
-				_ = s.update(ctx, headKey(companyID, sc.ProjectID, sc.Branch, sc.Tool), upd, &cond, nil)
+				_ = s.t.Update(ctx, headKey(companyID, sc.ProjectID, sc.Branch, sc.Tool), upd, &cond, nil)
 			}
 		}
 	}()
@@ -363,7 +363,7 @@ func (s *Store) keepLease(ctx context.Context, companyID int64, sc Scan, lease s
 func (s *Store) releaseLease(ctx context.Context, companyID int64, sc Scan, lease string) {
 	upd := expression.Remove(expression.Name("lease_owner")).Remove(expression.Name("lease_until"))
 	cond := expression.Name("lease_owner").Equal(expression.Value(lease))
-	_ = s.update(context.WithoutCancel(ctx), headKey(companyID, sc.ProjectID, sc.Branch, sc.Tool), upd, &cond, nil)
+	_ = s.t.Update(context.WithoutCancel(ctx), headKey(companyID, sc.ProjectID, sc.Branch, sc.Tool), upd, &cond, nil)
 }
 
 // completeScan moves the head to the scan (when it is the new truth),
@@ -376,15 +376,15 @@ func (s *Store) completeScan(ctx context.Context, companyID int64, sc Scan, leas
 			Set(expression.Name("scan_created_at"), expression.Value(sc.CreatedAt))
 	}
 	cond := expression.Name("lease_owner").Equal(expression.Value(lease))
-	head, err := s.txUpdate(headKey(companyID, sc.ProjectID, sc.Branch, sc.Tool), upd, &cond)
+	head, err := s.t.TxUpdate(headKey(companyID, sc.ProjectID, sc.Branch, sc.Tool), upd, &cond)
 	if err != nil {
 		return err
 	}
 	scanUpd := expression.Set(expression.Name("status"), expression.Value(ScanComplete)).
 		Set(expression.Name("findings"), expression.Value(findings)).
-		Set(expression.Name("completed_at"), expression.Value(now()))
+		Set(expression.Name("completed_at"), expression.Value(s.t.Stamp()))
 	exists := expression.AttributeExists(expression.Name(tabledef.PK))
-	scan, err := s.txUpdate(scanKey(companyID, sc.ID), scanUpd, &exists)
+	scan, err := s.t.TxUpdate(scanKey(companyID, sc.ID), scanUpd, &exists)
 	if err != nil {
 		return err
 	}
@@ -394,40 +394,20 @@ func (s *Store) completeScan(ctx context.Context, companyID int64, sc Scan, leas
 	}
 	items := append([]types.TransactWriteItem{head, scan}, clear...)
 	for _, e := range events {
-		item, err := s.txEvent(e)
+		item, err := s.l.TxEvent(e)
 		if err != nil {
 			return err
 		}
 		items = append(items, item)
 	}
-	return s.transact(ctx, items)
-}
-
-// conditionalUpsert applies upd to k (creating it) when cond holds and
-// returns the item as it was before; ErrConflict when cond fails.
-func (s *Store) conditionalUpsert(ctx context.Context, k Key, upd expression.UpdateBuilder, cond expression.ConditionBuilder, old any) error {
-	expr, err := expression.NewBuilder().WithUpdate(upd).WithCondition(cond).Build()
-	if err != nil {
-		return err
-	}
-	res, err := call(func() (*dynamodb.UpdateItemOutput, error) {
-		return s.DB.UpdateItem(ctx, updateInput(s.Table, k, expr, types.ReturnValueAllOld))
-	})
-	if isConditionFailed(err) {
-		return ErrConflict
-	}
-	if err != nil {
-		return fmt.Errorf("update %s/%s: %w", k.PK, k.SK, err)
-	}
-	record(ctx, writing, res.ConsumedCapacity)
-	return attributevalue.UnmarshalMap(res.Attributes, old)
+	return s.t.Transact(ctx, items)
 }
 
 // ScanHeadOf reads the head of a branch and tool (ErrNotFound before its
 // first scan).
 func (s *Store) ScanHeadOf(ctx context.Context, companyID, projectID int64, branch, tool string) (ScanHead, error) {
 	var h ScanHead
-	err := s.getItem(ctx, headKey(companyID, projectID, branch, tool), &h)
+	err := s.t.GetItem(ctx, headKey(companyID, projectID, branch, tool), &h)
 	if err == nil && h.ScanID == "" {
 		return h, ErrNotFound
 	}

@@ -338,7 +338,7 @@ type issueWrites struct {
 }
 
 func (iw *issueWrites) watch(st *store.Store) {
-	opts := st.DB.Options()
+	opts := st.Client().Options()
 	opts.APIOptions = append(slices.Clone(opts.APIOptions), func(stack *middleware.Stack) error {
 		return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("issue-writes",
 			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
@@ -362,7 +362,7 @@ func (iw *issueWrites) watch(st *store.Store) {
 				return next.HandleInitialize(ctx, in)
 			}), middleware.Before)
 	})
-	st.DB = dynamodb.New(opts)
+	st.SetClient(dynamodb.New(opts))
 }
 
 // The first scan of a branch reads no issue (none can exist before its

@@ -9,12 +9,12 @@ type marker struct {
 
 // PutMarker stores a small global value (for example that the demo is seeded).
 func (s *Store) PutMarker(ctx context.Context, name, value string) error {
-	return s.putItem(ctx, marker{Key: Key{PK: "MARKER", SK: name}, Value: value}, nil)
+	return s.t.PutItem(ctx, marker{Key: Key{PK: "MARKER", SK: name}, Value: value}, nil)
 }
 
 // GetMarker reads a value stored by PutMarker.
 func (s *Store) GetMarker(ctx context.Context, name string) (string, error) {
 	var m marker
-	err := s.getItem(ctx, Key{PK: "MARKER", SK: name}, &m)
+	err := s.t.GetItem(ctx, Key{PK: "MARKER", SK: name}, &m)
 	return m.Value, err
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
@@ -34,9 +36,9 @@ const (
 
 func notificationKey(companyID, userID int64, typeCode string) Key {
 	if userID == 0 {
-		return Key{PK: CompanyPK(companyID), SK: notifCompanyPrefix + typeCode}
+		return Key{PK: schema.CompanyPK(companyID), SK: notifCompanyPrefix + typeCode}
 	}
-	return Key{PK: CompanyPK(companyID), SK: fmt.Sprintf("%s%d#%s", notifUserPrefix, userID, typeCode)}
+	return Key{PK: schema.CompanyPK(companyID), SK: fmt.Sprintf("%s%d#%s", notifUserPrefix, userID, typeCode)}
 }
 
 // ChannelChange sets a channel (Value non-nil) or restores inheritance (nil).
@@ -49,7 +51,7 @@ type ChannelChange struct {
 // with its audit entry: channels not named in changes keep their value.
 // userID 0 addresses the company default.
 func (s *Store) UpdateNotificationSetting(ctx context.Context, companyID, userID int64, typeCode string, changes []ChannelChange) error {
-	upd := expression.Set(expression.Name("updated_at"), expression.Value(now())).
+	upd := expression.Set(expression.Name("updated_at"), expression.Value(s.t.Stamp())).
 		Set(expression.Name("type_code"), expression.Value(typeCode))
 	if userID != 0 {
 		upd = upd.Set(expression.Name("user_id"), expression.Value(userID))
@@ -73,27 +75,27 @@ func (s *Store) UpdateNotificationSetting(ctx context.Context, companyID, userID
 // consistent read just before.
 func (s *Store) updateNotification(ctx context.Context, companyID int64, k Key, action, typeCode string, upd expression.UpdateBuilder, changes []ChannelChange) error {
 	var before NotificationSetting
-	if err := s.getItemConsistent(ctx, k, &before); err != nil && !errors.Is(err, ErrNotFound) {
+	if err := s.t.GetItemConsistent(ctx, k, &before); err != nil && !errors.Is(err, ErrNotFound) {
 		return err
 	}
 	old := map[string]*bool{ChannelEmail: before.EmailEnabled, ChannelWebhook: before.WebhookEnabled}
 	diff := map[string]Change{}
 	for _, c := range changes {
 		if b, a := old[c.Channel], c.Value; (b == nil) != (a == nil) || (b != nil && *b != *a) {
-			diff[c.Channel] = Change{b, a}
+			diff[c.Channel] = Change{Before: b, After: a}
 		}
 	}
-	item, err := s.txUpdate(k, upd, nil)
+	item, err := s.t.TxUpdate(k, upd, nil)
 	if err != nil {
 		return err
 	}
-	audit, err := s.txAudit(ctx, companyID, AuditEntry{
+	audit, err := s.l.TxAudit(ctx, companyID, AuditEntry{
 		Action: action, TargetType: "notification_type", TargetID: typeCode, Changes: diff,
 	})
 	if err != nil {
 		return err
 	}
-	return s.transact(ctx, append([]types.TransactWriteItem{item}, audit...))
+	return s.t.Transact(ctx, append([]types.TransactWriteItem{item}, audit...))
 }
 
 // NotificationSettings returns the company defaults and the user's
@@ -110,7 +112,7 @@ func (s *Store) NotificationSettings(ctx context.Context, companyID, userID int6
 
 func (s *Store) notificationLayer(ctx context.Context, companyID int64, prefix string) (map[string]NotificationSetting, error) {
 	var items []NotificationSetting
-	if err := s.queryAll(ctx, "", pkBeginsWith(CompanyPK(companyID), prefix), true, &items); err != nil {
+	if err := s.t.QueryAll(ctx, "", ddb.PKBeginsWith(schema.CompanyPK(companyID), prefix), true, &items); err != nil {
 		return nil, err
 	}
 	out := make(map[string]NotificationSetting, len(items))
@@ -125,7 +127,7 @@ func (s *Store) notificationLayer(ctx context.Context, companyID int64, prefix s
 // dispatcher needs to resolve each user's effective settings.
 func (s *Store) CompanyNotificationSettings(ctx context.Context, companyID int64) (company map[string]NotificationSetting, users map[int64]map[string]NotificationSetting, err error) {
 	var items []NotificationSetting
-	if err := s.queryAll(ctx, "", pkBeginsWith(CompanyPK(companyID), "NOTIF#"), true, &items); err != nil {
+	if err := s.t.QueryAll(ctx, "", ddb.PKBeginsWith(schema.CompanyPK(companyID), "NOTIF#"), true, &items); err != nil {
 		return nil, nil, err
 	}
 	company, users = map[string]NotificationSetting{}, map[int64]map[string]NotificationSetting{}

@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -69,7 +70,7 @@ func (l List) keyAttrs() []string {
 func (l List) keyCondition() expression.KeyConditionBuilder {
 	kc := expression.Key(l.pkAttr()).Equal(expression.Value(l.Partition))
 	if l.SKPrefix != "" {
-		kc = kc.And(skPrefix(l.skAttr(), l.SKPrefix))
+		kc = kc.And(ddb.SKPrefix(l.skAttr(), l.SKPrefix))
 	}
 	return kc
 }
@@ -211,7 +212,7 @@ func (s *Store) queryPage(ctx context.Context, l List, q PageQuery, out any) (Pa
 			return res, attributevalue.UnmarshalListOfMaps(nil, out)
 		}
 	}
-	items, last, err := s.queryRaw(ctx, l.Index.Name, l.keyCondition(), nil, l.Forward, int32(q.Limit), start)
+	items, last, err := s.t.QueryRaw(ctx, l.Index.Name, l.keyCondition(), nil, l.Forward, int32(q.Limit), start)
 	if q.Token != "" && err != nil {
 		err = badStart(err) // a forged cursor (the checksum is no secret)
 	}
@@ -264,19 +265,19 @@ func (s *Store) offsetStart(ctx context.Context, l List, n int) (map[string]type
 	var start, lastItem map[string]types.AttributeValue
 	for left := n; left > 0; {
 		in := &dynamodb.QueryInput{
-			TableName: aws.String(s.Table), KeyConditionExpression: expr.KeyCondition(),
+			TableName: aws.String(s.t.Name), KeyConditionExpression: expr.KeyCondition(),
 			ProjectionExpression: expr.Projection(), ExpressionAttributeNames: expr.Names(),
 			ExpressionAttributeValues: expr.Values(), ScanIndexForward: aws.Bool(l.Forward),
-			Limit: aws.Int32(int32(min(left, maxPageItems))), ExclusiveStartKey: start, ReturnConsumedCapacity: total,
+			Limit: aws.Int32(int32(min(left, maxPageItems))), ExclusiveStartKey: start, ReturnConsumedCapacity: ddb.Total,
 		}
 		if index != "" {
 			in.IndexName = aws.String(index)
 		}
-		res, err := call(func() (*dynamodb.QueryOutput, error) { return s.DB.Query(ctx, in) })
+		res, err := ddb.Call(func() (*dynamodb.QueryOutput, error) { return s.t.DB.Query(ctx, in) })
 		if err != nil {
 			return nil, fmt.Errorf("skip query: %w", err)
 		}
-		record(ctx, reading, res.ConsumedCapacity)
+		ddb.Record(ctx, ddb.Reading, res.ConsumedCapacity)
 		left -= len(res.Items)
 		if len(res.Items) > 0 {
 			lastItem = res.Items[len(res.Items)-1]

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
@@ -38,7 +39,7 @@ type Policy struct {
 }
 
 func policyKey(companyID, policyID int64) Key {
-	return Key{PK: CompanyPK(companyID), SK: fmt.Sprintf("POLICY#%012d", policyID)}
+	return Key{PK: schema.CompanyPK(companyID), SK: fmt.Sprintf("POLICY#%012d", policyID)}
 }
 
 // CreatePolicy stores a new policy with the next policy id.
@@ -50,30 +51,30 @@ func (s *Store) CreatePolicy(ctx context.Context, p Policy) (Policy, error) {
 	p.ID = id
 	p.Key = policyKey(p.CompanyID, id)
 	if p.CreatedAt == "" {
-		p.CreatedAt = now()
+		p.CreatedAt = s.t.Stamp()
 	}
-	item, err := s.txPutNew(p)
+	item, err := s.t.TxPutNew(p)
 	if err != nil {
 		return Policy{}, err
 	}
-	counted, err := s.txCount(p.CompanyID, policyCount, 1)
+	counted, err := s.l.TxCount(p.CompanyID, policyCount, 1)
 	if err != nil {
 		return Policy{}, err
 	}
-	audit, err := s.txAudit(ctx, p.CompanyID, AuditEntry{
+	audit, err := s.l.TxAudit(ctx, p.CompanyID, AuditEntry{
 		Action: "policy.create", TargetType: "policy", TargetID: strconv.FormatInt(id, 10),
 		Changes: map[string]Change{"name": {After: p.Name}, "policy_type": {After: p.PolicyType}, "active": {After: p.Active}},
 	})
 	if err != nil {
 		return Policy{}, err
 	}
-	return p, s.transact(ctx, append([]types.TransactWriteItem{item, counted}, audit...))
+	return p, s.t.Transact(ctx, append([]types.TransactWriteItem{item, counted}, audit...))
 }
 
 // GetPolicy reads a policy of a company.
 func (s *Store) GetPolicy(ctx context.Context, companyID, policyID int64) (Policy, error) {
 	var p Policy
-	err := s.getItem(ctx, policyKey(companyID, policyID), &p)
+	err := s.t.GetItem(ctx, policyKey(companyID, policyID), &p)
 	return p, err
 }
 
@@ -83,16 +84,16 @@ func (s *Store) GetPolicy(ctx context.Context, companyID, policyID int64) (Polic
 // such policy.
 func (s *Store) DeactivatePolicy(ctx context.Context, companyID, policyID int64) (Policy, error) {
 	var p Policy
-	if err := s.getItemConsistent(ctx, policyKey(companyID, policyID), &p); err != nil || !p.Active {
+	if err := s.t.GetItemConsistent(ctx, policyKey(companyID, policyID), &p); err != nil || !p.Active {
 		return p, err
 	}
 	upd := expression.Set(expression.Name("active"), expression.Value(false))
 	cond := expression.Name("active").Equal(expression.Value(true))
-	item, err := s.txUpdate(p.Key, upd, &cond)
+	item, err := s.t.TxUpdate(p.Key, upd, &cond)
 	if err != nil {
 		return Policy{}, err
 	}
-	audit, err := s.txAudit(ctx, companyID, AuditEntry{
+	audit, err := s.l.TxAudit(ctx, companyID, AuditEntry{
 		Action: "policy.deactivate", TargetType: "policy", TargetID: strconv.FormatInt(policyID, 10),
 		Changes: map[string]Change{"active": {Before: true, After: false}},
 	})
@@ -100,7 +101,7 @@ func (s *Store) DeactivatePolicy(ctx context.Context, companyID, policyID int64)
 		return Policy{}, err
 	}
 	p.Active = false
-	err = s.transact(ctx, append([]types.TransactWriteItem{item}, audit...))
+	err = s.t.Transact(ctx, append([]types.TransactWriteItem{item}, audit...))
 	if errors.Is(err, ErrConflict) {
 		return p, nil // deactivated meanwhile
 	}

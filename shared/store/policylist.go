@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 )
 
@@ -18,7 +19,7 @@ type PolicyPage struct {
 
 // ListPolicies reads one page of a company's policies by id.
 func (s *Store) ListPolicies(ctx context.Context, companyID int64, token string, skip, take int) (PolicyPage, error) {
-	items, next, err := s.window(ctx, Window{Partition: CompanyPK(companyID), SKPrefix: "POLICY#", Forward: true, Token: token, Offset: skip, Take: take})
+	items, next, err := s.window(ctx, Window{Partition: schema.CompanyPK(companyID), SKPrefix: "POLICY#", Forward: true, Token: token, Offset: skip, Take: take})
 	if err != nil {
 		return PolicyPage{}, err
 	}
@@ -26,6 +27,6 @@ func (s *Store) ListPolicies(ctx context.Context, companyID int64, token string,
 	if err := attributevalue.UnmarshalListOfMaps(items, &page.Policies); err != nil {
 		return PolicyPage{}, err
 	}
-	page.Total, err = s.companyCount(ctx, companyID, policyCount)
+	page.Total, err = s.l.CompanyCount(ctx, companyID, policyCount)
 	return page, err
 }

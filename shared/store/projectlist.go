@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -26,7 +27,7 @@ type ProjectPage struct {
 // ListProjectsPage reads one page of a company's projects by id: from a
 // token, or skipping skip projects (read too, as keys and items).
 func (s *Store) ListProjectsPage(ctx context.Context, companyID int64, token string, skip, take int) (ProjectPage, error) {
-	items, next, err := s.window(ctx, Window{Partition: CompanyPK(companyID), SKPrefix: "PROJECT#", Forward: true, Token: token, Offset: skip, Take: take})
+	items, next, err := s.window(ctx, Window{Partition: schema.CompanyPK(companyID), SKPrefix: "PROJECT#", Forward: true, Token: token, Offset: skip, Take: take})
 	if err != nil {
 		return ProjectPage{}, err
 	}
@@ -34,7 +35,7 @@ func (s *Store) ListProjectsPage(ctx context.Context, companyID int64, token str
 	if err := attributevalue.UnmarshalListOfMaps(items, &page.Projects); err != nil {
 		return ProjectPage{}, err
 	}
-	page.Total, err = s.companyCount(ctx, companyID, projectCount)
+	page.Total, err = s.l.CompanyCount(ctx, companyID, projectCount)
 	return page, err
 }
 
@@ -61,23 +62,23 @@ func (s *Store) ProjectsByRepo(ctx context.Context, companyID int64, fragment st
 // The change and its audit entry are one transaction.
 func (s *Store) SetDefaultBranch(ctx context.Context, companyID, projectID int64, branch string) (Project, error) {
 	var p Project
-	if err := s.getItemConsistent(ctx, projectKey(companyID, projectID), &p); err != nil {
+	if err := s.t.GetItemConsistent(ctx, projectKey(companyID, projectID), &p); err != nil {
 		return Project{}, err
 	}
 	upd := expression.Set(expression.Name("default_branch"), expression.Value(branch))
 	exists := expression.AttributeExists(expression.Name(tabledef.PK))
-	item, err := s.txUpdate(p.Key, upd, &exists)
+	item, err := s.t.TxUpdate(p.Key, upd, &exists)
 	if err != nil {
 		return Project{}, err
 	}
-	audit, err := s.txAudit(ctx, companyID, AuditEntry{
+	audit, err := s.l.TxAudit(ctx, companyID, AuditEntry{
 		Action: "project.update", TargetType: "project", TargetID: strconv.FormatInt(projectID, 10),
-		Changes: map[string]Change{"default_branch": {nullable(p.DefaultBranch), branch}},
+		Changes: map[string]Change{"default_branch": {Before: nullable(p.DefaultBranch), After: branch}},
 	})
 	if err != nil {
 		return Project{}, err
 	}
-	if err := s.transact(ctx, append([]types.TransactWriteItem{item}, audit...)); errors.Is(err, ErrConflict) {
+	if err := s.t.Transact(ctx, append([]types.TransactWriteItem{item}, audit...)); errors.Is(err, ErrConflict) {
 		return Project{}, ErrNotFound
 	} else if err != nil {
 		return Project{}, err
@@ -91,7 +92,7 @@ func (s *Store) SetDefaultBranch(ctx context.Context, companyID, projectID int64
 func (s *Store) SetDefaultBranchIfEmpty(ctx context.Context, companyID, projectID int64, branch string) error {
 	upd := expression.Set(expression.Name("default_branch"), expression.Value(branch))
 	cond := expression.AttributeNotExists(expression.Name("default_branch"))
-	err := s.update(ctx, projectKey(companyID, projectID), upd, &cond, nil)
+	err := s.t.Update(ctx, projectKey(companyID, projectID), upd, &cond, nil)
 	if errors.Is(err, ErrConflict) {
 		return nil
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
@@ -24,13 +26,13 @@ type Project struct {
 }
 
 func projectKey(companyID, projectID int64) Key {
-	return Key{PK: CompanyPK(companyID), SK: fmt.Sprintf("PROJECT#%012d", projectID)}
+	return Key{PK: schema.CompanyPK(companyID), SK: fmt.Sprintf("PROJECT#%012d", projectID)}
 }
 
 // projectNameKey guards name uniqueness inside a company and serves look-ups
 // by name.
 func projectNameKey(companyID int64, name string) Key {
-	return Key{PK: CompanyPK(companyID), SK: "PROJECTNAME#" + strings.ToLower(name)}
+	return Key{PK: schema.CompanyPK(companyID), SK: "PROJECTNAME#" + strings.ToLower(name)}
 }
 
 type projectNameRef struct {
@@ -48,17 +50,17 @@ func (s *Store) CreateProject(ctx context.Context, p Project) (Project, error) {
 	p.ID = id
 	p.Key = projectKey(p.CompanyID, id)
 	if p.CreatedAt == "" {
-		p.CreatedAt = now()
+		p.CreatedAt = s.t.Stamp()
 	}
-	guard, err := s.txPutNew(projectNameRef{Key: projectNameKey(p.CompanyID, p.Name), ProjectID: id})
+	guard, err := s.t.TxPutNew(projectNameRef{Key: projectNameKey(p.CompanyID, p.Name), ProjectID: id})
 	if err != nil {
 		return Project{}, err
 	}
-	item, err := s.txPut(p, nil)
+	item, err := s.t.TxPut(p, nil)
 	if err != nil {
 		return Project{}, err
 	}
-	counted, err := s.txCount(p.CompanyID, projectCount, 1)
+	counted, err := s.l.TxCount(p.CompanyID, projectCount, 1)
 	if err != nil {
 		return Project{}, err
 	}
@@ -71,14 +73,14 @@ func (s *Store) CreateProject(ctx context.Context, p Project) (Project, error) {
 // GetProject reads a project of a company.
 func (s *Store) GetProject(ctx context.Context, companyID, projectID int64) (Project, error) {
 	var p Project
-	err := s.getItem(ctx, projectKey(companyID, projectID), &p)
+	err := s.t.GetItem(ctx, projectKey(companyID, projectID), &p)
 	return p, err
 }
 
 // ProjectByName finds a project of a company by name (case-insensitive).
 func (s *Store) ProjectByName(ctx context.Context, companyID int64, name string) (Project, error) {
 	var ref projectNameRef
-	if err := s.getItem(ctx, projectNameKey(companyID, name), &ref); err != nil {
+	if err := s.t.GetItem(ctx, projectNameKey(companyID, name), &ref); err != nil {
 		return Project{}, err
 	}
 	return s.GetProject(ctx, companyID, ref.ProjectID)
@@ -87,12 +89,12 @@ func (s *Store) ProjectByName(ctx context.Context, companyID int64, name string)
 // ListProjects returns every project of a company, by id.
 func (s *Store) ListProjects(ctx context.Context, companyID int64) ([]Project, error) {
 	var out []Project
-	err := s.queryAll(ctx, "", pkBeginsWith(CompanyPK(companyID), "PROJECT#"), true, &out)
+	err := s.t.QueryAll(ctx, "", ddb.PKBeginsWith(schema.CompanyPK(companyID), "PROJECT#"), true, &out)
 	return out, err
 }
 
 // ProjectsByID reads the company's projects with these ids (by key); ids
 // that are not the company's projects are absent from the map.
 func (s *Store) ProjectsByID(ctx context.Context, companyID int64, ids []int64) (map[int64]Project, error) {
-	return byID(ctx, s, ids, func(id int64) Key { return projectKey(companyID, id) }, func(p Project) int64 { return p.ID })
+	return ddb.ByID(ctx, s.t, ids, func(id int64) Key { return projectKey(companyID, id) }, func(p Project) int64 { return p.ID })
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
 
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -125,11 +127,11 @@ type QualityReachability struct {
 func qualityPrefix(scanID string) string { return "QI#" + scanID + "#" }
 
 func qualityClassPK(companyID int64, scanID, name string) string {
-	return fmt.Sprintf("%s#QC#%s#%s", CompanyPK(companyID), scanID, classKey(name))
+	return fmt.Sprintf("%s#QC#%s#%s", schema.CompanyPK(companyID), scanID, classKey(name))
 }
 
 func qualityDirPK(companyID int64, scanID string) string {
-	return fmt.Sprintf("%s#QDIR#%s", CompanyPK(companyID), scanID)
+	return fmt.Sprintf("%s#QDIR#%s", schema.CompanyPK(companyID), scanID)
 }
 
 // classKey is a classification name's key: a digest, as names are free text.
@@ -143,8 +145,8 @@ func qualityProjectCount(projectID int64) string { return fmt.Sprintf("QUALITY#P
 // qualityList is a scan's list; view (the classification filter) binds its
 // page tokens to the filter they were issued for.
 func qualityList(companyID int64, scanID, view string) List {
-	return List{Partition: CompanyPK(companyID), SKPrefix: qualityPrefix(scanID), Forward: true,
-		OffsetPartition: CompanyPK(companyID) + "#QI#" + scanID, View: view}
+	return List{Partition: schema.CompanyPK(companyID), SKPrefix: qualityPrefix(scanID), Forward: true,
+		OffsetPartition: schema.CompanyPK(companyID) + "#QI#" + scanID, View: view}
 }
 
 // PutQualityIssues stores quality findings of a company's scans and counts
@@ -159,7 +161,7 @@ func (s *Store) PutQualityIssues(ctx context.Context, companyID int64, issues []
 			q.ID = uuid.NewString()
 		}
 		if q.CreatedAt == "" {
-			q.CreatedAt = now()
+			q.CreatedAt = s.t.Stamp()
 		}
 		id, okID := CanonicalUUID(q.ID)
 		scan, okScan := CanonicalUUID(q.ScanID)
@@ -169,13 +171,13 @@ func (s *Store) PutQualityIssues(ctx context.Context, companyID int64, issues []
 		}
 		order := fmt.Sprintf("%013d#%s", maxMillis-t.UnixMilli(), id)
 		q.ID, q.ScanID, q.CompanyID = id, scan, companyID
-		q.Key = Key{PK: CompanyPK(companyID), SK: qualityPrefix(scan) + order}
+		q.Key = Key{PK: schema.CompanyPK(companyID), SK: qualityPrefix(scan) + order}
 		q.GSI2PK, q.GSI2SK = qualityClassPK(companyID, scan, q.Classification.Name), order
 		q.OffsetKeys = OffsetKeys{OffsetPK: qualityList(companyID, scan, "").OffsetPartition, OffsetSK: q.SK}
 		counts := []counterRef{{Key: Key{PK: qualityDirPK(companyID, scan), SK: classKey(q.Classification.Name)}, Label: q.Classification.Name}}
 		if q.ProjectID != 0 {
 			q.GSI1PK, q.GSI1SK = qualityProjectPK(companyID, q.ProjectID), order
-			counts = append(counts, counterRef{Key: countKey(companyID, qualityProjectCount(q.ProjectID))})
+			counts = append(counts, counterRef{Key: schema.CountKey(companyID, qualityProjectCount(q.ProjectID))})
 		}
 		if byScan[scan] == nil {
 			scans = append(scans, scan)
@@ -202,7 +204,7 @@ type QualityClass struct {
 // QualityClasses is the directory of a scan's classifications, by class key.
 func (s *Store) QualityClasses(ctx context.Context, companyID int64, scanID string) ([]QualityClass, error) {
 	var all []QualityClass
-	if err := s.queryAll(ctx, "", pkBeginsWith(qualityDirPK(companyID, scanID), ""), true, &all); err != nil {
+	if err := s.t.QueryAll(ctx, "", ddb.PKBeginsWith(qualityDirPK(companyID, scanID), ""), true, &all); err != nil {
 		return nil, err
 	}
 	out := []QualityClass{}
@@ -282,7 +284,7 @@ func (s *Store) mergeClasses(ctx context.Context, companyID int64, scanID string
 	if after != "" {
 		for n, pk := range partitions {
 			ranges[n].start = map[string]types.AttributeValue{
-				tabledef.PK: &types.AttributeValueMemberS{Value: CompanyPK(companyID)}, tabledef.SK: &types.AttributeValueMemberS{Value: qualityPrefix(scanID) + after},
+				tabledef.PK: &types.AttributeValueMemberS{Value: schema.CompanyPK(companyID)}, tabledef.SK: &types.AttributeValueMemberS{Value: qualityPrefix(scanID) + after},
 				tabledef.GSI2.PK: &types.AttributeValueMemberS{Value: pk}, tabledef.GSI2.SK: &types.AttributeValueMemberS{Value: after},
 			}
 		}
@@ -298,10 +300,10 @@ func (s *Store) mergeClasses(ctx context.Context, companyID int64, scanID string
 		// A range's next read takes what the page may still need of it, in
 		// reads of at most 100 while skipping.
 		want := int32(min(left, 100))
-		err := s.parallel(ctx, len(empty), func(i int) error {
+		err := s.t.Parallel(ctx, len(empty), func(i int) error {
 			r := &ranges[empty[i]]
 			kc := expression.Key(tabledef.GSI2.PK).Equal(expression.Value(partitions[empty[i]]))
-			items, next, err := s.queryRaw(ctx, tabledef.GSI2.Name, kc, nil, true, want, r.start)
+			items, next, err := s.t.QueryRaw(ctx, tabledef.GSI2.Name, kc, nil, true, want, r.start)
 			r.buf, r.start, r.done = items, next, next == nil
 			return err
 		})
@@ -337,7 +339,7 @@ func sortKey(item map[string]types.AttributeValue) string {
 // qualityProjectPK is the index partition of a project's quality findings,
 // newest first.
 func qualityProjectPK(companyID, projectID int64) string {
-	return fmt.Sprintf("%s#QP#%d", CompanyPK(companyID), projectID)
+	return fmt.Sprintf("%s#QP#%d", schema.CompanyPK(companyID), projectID)
 }
 
 // ProjectQualityIssues reads one page of the quality findings of a

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -35,7 +36,7 @@ func (s *Store) queryRange(ctx context.Context, p Page, r skRange, out any) (str
 	if start != nil && !r.holds(start[p.skAttr()]) {
 		return "", ErrBadPageToken // another list's token in the same partition
 	}
-	items, last, err := s.queryRaw(ctx, p.Index, p.keyCondition(r), nil, p.Forward, p.Limit, start)
+	items, last, err := s.t.QueryRaw(ctx, p.Index, p.keyCondition(r), nil, p.Forward, p.Limit, start)
 	if start != nil && err != nil {
 		err = badStart(err)
 	}
@@ -80,20 +81,20 @@ func (s *Store) skipKeys(ctx context.Context, p Page, r skRange, offset int) (to
 	var start map[string]types.AttributeValue
 	for offset > 0 {
 		in := &dynamodb.QueryInput{
-			TableName: aws.String(s.Table), KeyConditionExpression: expr.KeyCondition(),
+			TableName: aws.String(s.t.Name), KeyConditionExpression: expr.KeyCondition(),
 			ProjectionExpression:     expr.Projection(),
 			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 			ScanIndexForward: aws.Bool(p.Forward), ExclusiveStartKey: start,
-			Limit: aws.Int32(int32(min(offset, 1000))), ReturnConsumedCapacity: total,
+			Limit: aws.Int32(int32(min(offset, 1000))), ReturnConsumedCapacity: ddb.Total,
 		}
 		if p.Index != "" {
 			in.IndexName = aws.String(p.Index)
 		}
-		res, err := call(func() (*dynamodb.QueryOutput, error) { return s.DB.Query(ctx, in) })
+		res, err := ddb.Call(func() (*dynamodb.QueryOutput, error) { return s.t.DB.Query(ctx, in) })
 		if err != nil {
 			return "", false, fmt.Errorf("query keys: %w", err)
 		}
-		record(ctx, reading, res.ConsumedCapacity)
+		ddb.Record(ctx, ddb.Reading, res.ConsumedCapacity)
 		offset -= len(res.Items)
 		if res.LastEvaluatedKey == nil {
 			if offset > 0 {

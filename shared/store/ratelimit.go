@@ -11,6 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -50,7 +52,7 @@ func RateSubject(keyID, userID int64) string {
 // rateKey is the item and minute attribute counting a request at at.
 func rateKey(companyID int64, subject string, at time.Time) (Key, string, time.Time) {
 	hourStart := at.Truncate(time.Hour)
-	return Key{PK: CompanyPK(companyID), SK: fmt.Sprintf("RATE#%s#%s", subject, hourStart.Format("2006010215"))},
+	return Key{PK: schema.CompanyPK(companyID), SK: fmt.Sprintf("RATE#%s#%s", subject, hourStart.Format("2006010215"))},
 		fmt.Sprintf("m%02d", at.Minute()), hourStart
 }
 
@@ -70,9 +72,9 @@ func (s *Store) TakeRequest(ctx context.Context, companyID int64, subject string
 	if err != nil {
 		return RateState{}, err
 	}
-	in := updateInput(s.Table, k, expr, types.ReturnValueUpdatedNew)
+	in := ddb.UpdateInput(s.t.Name, k, expr, types.ReturnValueUpdatedNew)
 	in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
-	res, err := call(func() (*dynamodb.UpdateItemOutput, error) { return s.DB.UpdateItem(ctx, in) })
+	res, err := ddb.Call(func() (*dynamodb.UpdateItemOutput, error) { return s.t.DB.UpdateItem(ctx, in) })
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
 		hourUsed, minuteUsed, err := rateCounts(ccf.Item, minute)
@@ -86,7 +88,7 @@ func (s *Store) TakeRequest(ctx context.Context, companyID int64, subject string
 	if err != nil {
 		return RateState{}, fmt.Errorf("rate limit: %w", err)
 	}
-	record(ctx, writing, res.ConsumedCapacity)
+	ddb.Record(ctx, ddb.Writing, res.ConsumedCapacity)
 	hourUsed, minuteUsed, err := rateCounts(res.Attributes, minute)
 	if err != nil {
 		return RateState{}, err
@@ -108,16 +110,16 @@ func (s *Store) RefundRequest(ctx context.Context, companyID int64, subject stri
 	if err != nil {
 		return err
 	}
-	res, err := call(func() (*dynamodb.UpdateItemOutput, error) {
-		return s.DB.UpdateItem(ctx, updateInput(s.Table, k, expr, types.ReturnValueNone))
+	res, err := ddb.Call(func() (*dynamodb.UpdateItemOutput, error) {
+		return s.t.DB.UpdateItem(ctx, ddb.UpdateInput(s.t.Name, k, expr, types.ReturnValueNone))
 	})
-	if isConditionFailed(err) {
+	if ddb.IsConditionFailed(err) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("rate limit refund: %w", err)
 	}
-	record(ctx, writing, res.ConsumedCapacity)
+	ddb.Record(ctx, ddb.Writing, res.ConsumedCapacity)
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
 )
@@ -71,7 +72,7 @@ type SCAUsage struct {
 }
 
 func scaKey(companyID int64, id string) Key {
-	return Key{PK: CompanyPK(companyID), SK: "SCA#" + id}
+	return Key{PK: schema.CompanyPK(companyID), SK: "SCA#" + id}
 }
 
 // PutSCAIssue stores an SCA finding of a company (replacing one with the
@@ -86,7 +87,7 @@ func (s *Store) PutSCAIssue(ctx context.Context, companyID int64, i SCAIssue) (S
 		return SCAIssue{}, fmt.Errorf("SCA issue id %q: %w", i.ID, ErrInvalid)
 	}
 	if i.CreatedAt == "" {
-		i.CreatedAt = now()
+		i.CreatedAt = s.t.Stamp()
 	}
 	if i.Reachability.Usages == nil {
 		i.Reachability.Usages = []SCAUsage{}
@@ -106,7 +107,7 @@ func (s *Store) GetSCAIssue(ctx context.Context, companyID int64, id string) (SC
 		return SCAIssue{}, ErrNotFound
 	}
 	var i SCAIssue
-	err := s.getItem(ctx, scaKey(companyID, cid), &i)
+	err := s.t.GetItem(ctx, scaKey(companyID, cid), &i)
 	return i, err
 }
 

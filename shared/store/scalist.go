@@ -7,6 +7,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -26,13 +27,13 @@ type member struct {
 }
 
 func scaMemberPK(companyID int64, scanID string) string {
-	return fmt.Sprintf("%s#SCANSCA#%s", CompanyPK(companyID), scanID)
+	return fmt.Sprintf("%s#SCANSCA#%s", schema.CompanyPK(companyID), scanID)
 }
 
-func scaCompanyPK(companyID int64) string { return CompanyPK(companyID) + "#SCA" }
+func scaCompanyPK(companyID int64) string { return schema.CompanyPK(companyID) + "#SCA" }
 
 func scaProjectPK(companyID, projectID int64) string {
-	return fmt.Sprintf("%s#SCAP#%d", CompanyPK(companyID), projectID)
+	return fmt.Sprintf("%s#SCAP#%d", schema.CompanyPK(companyID), projectID)
 }
 
 func scaCount(projectID int64) string {
@@ -46,14 +47,14 @@ func scanSCACount(scanID string) string { return "SCANSCA#" + scanID }
 
 // scaCounts are the counters an SCA finding counts in.
 func scaCounts(i SCAIssue) []counterRef {
-	return []counterRef{{Key: countKey(i.CompanyID, scaCount(0))}, {Key: countKey(i.CompanyID, scaCount(i.ProjectID))}}
+	return []counterRef{{Key: schema.CountKey(i.CompanyID, scaCount(0))}, {Key: schema.CountKey(i.CompanyID, scaCount(i.ProjectID))}}
 }
 
 // PutScanSCAIssues stores the SCA findings of a scan of the company (ids
 // set by the caller) and records them as the scan's.
 func (s *Store) PutScanSCAIssues(ctx context.Context, companyID int64, sc Scan, found []SCAIssue) error {
 	items := make([]countedItem, 0, 2*len(found))
-	scanCounter := []counterRef{{Key: countKey(companyID, scanSCACount(sc.ID))}}
+	scanCounter := []counterRef{{Key: schema.CountKey(companyID, scanSCACount(sc.ID))}}
 	for n := range found {
 		id, ok := CanonicalUUID(found[n].ID)
 		if !ok {
@@ -97,7 +98,7 @@ func (s *Store) ScanSCAIssues(ctx context.Context, companyID int64, scanID strin
 	for n, m := range ms {
 		keys[n] = scaKey(companyID, m.IssueID)
 	}
-	got, err := s.readBatch(ctx, keys, false)
+	got, err := s.t.ReadBatch(ctx, keys, false)
 	if err != nil {
 		return nil, PageResult{}, 0, err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -36,14 +37,14 @@ type scanLogItem struct {
 }
 
 func scanProjectPK(companyID, projectID int64) string {
-	return fmt.Sprintf("%s#SCANS#P%012d", CompanyPK(companyID), projectID)
+	return fmt.Sprintf("%s#SCANS#P%012d", schema.CompanyPK(companyID), projectID)
 }
 
 func scanBranchPK(companyID, projectID int64, branch string) string {
 	return scanProjectPK(companyID, projectID) + "#" + branchHash(branch)
 }
 
-func scanLogPK(companyID int64) string { return CompanyPK(companyID) + "#SCANLOG" }
+func scanLogPK(companyID int64) string { return schema.CompanyPK(companyID) + "#SCANLOG" }
 
 func scanCount(projectID int64, branch string) string {
 	switch {
@@ -70,19 +71,19 @@ func (s *Store) scanListWrites(sc Scan) ([]types.TransactWriteItem, error) {
 	if err != nil {
 		return nil, err
 	}
-	item, err := s.txPutNew(listedScan{Scan: sc,
+	item, err := s.t.TxPutNew(listedScan{Scan: sc,
 		GSI1PK: scanProjectPK(sc.CompanyID, sc.ProjectID), GSI1SK: order,
 		GSI2PK: scanBranchPK(sc.CompanyID, sc.ProjectID, sc.Branch), GSI2SK: order})
 	if err != nil {
 		return nil, err
 	}
-	log, err := s.txPutNew(scanLogItem{Key: Key{PK: scanLogPK(sc.CompanyID), SK: order}, ScanID: sc.ID})
+	log, err := s.t.TxPutNew(scanLogItem{Key: Key{PK: scanLogPK(sc.CompanyID), SK: order}, ScanID: sc.ID})
 	if err != nil {
 		return nil, err
 	}
 	out := []types.TransactWriteItem{item, log}
 	for _, name := range []string{scanCount(0, ""), scanCount(sc.ProjectID, ""), scanCount(sc.ProjectID, sc.Branch)} {
-		c, err := s.txCount(sc.CompanyID, name, 1)
+		c, err := s.l.TxCount(sc.CompanyID, name, 1)
 		if err != nil {
 			return nil, err
 		}
@@ -148,7 +149,7 @@ func (s *Store) ListScans(ctx context.Context, companyID int64, q ScanQuery) (Sc
 		return ScanPage{}, err
 	}
 	if w.Filter == nil {
-		if page.Total, err = s.companyCount(ctx, companyID, scanCount(q.ProjectID, q.Branch)); err != nil {
+		if page.Total, err = s.l.CompanyCount(ctx, companyID, scanCount(q.ProjectID, q.Branch)); err != nil {
 			return ScanPage{}, err
 		}
 	}
@@ -171,7 +172,7 @@ func (s *Store) companyScans(ctx context.Context, companyID int64, q ScanQuery) 
 	for n, l := range logs {
 		keys[n] = scanKey(companyID, l.ScanID)
 	}
-	got, err := s.batchGet(ctx, keys)
+	got, err := s.t.BatchGet(ctx, keys)
 	if err != nil {
 		return ScanPage{}, err
 	}
@@ -185,7 +186,7 @@ func (s *Store) companyScans(ctx context.Context, companyID int64, q ScanQuery) 
 			page.Scans = append(page.Scans, sc)
 		}
 	}
-	page.Total, err = s.companyCount(ctx, companyID, scanCount(0, ""))
+	page.Total, err = s.l.CompanyCount(ctx, companyID, scanCount(0, ""))
 	return page, err
 }
 
@@ -194,7 +195,7 @@ func (s *Store) companyScans(ctx context.Context, companyID int64, q ScanQuery) 
 // set.
 func (s *Store) FirstScanBranch(ctx context.Context, companyID, projectID int64) (string, error) {
 	kc := expression.Key(tabledef.GSI1.PK).Equal(expression.Value(scanProjectPK(companyID, projectID)))
-	items, _, err := s.queryRaw(ctx, tabledef.GSI1.Name, kc, nil, false, 1, nil)
+	items, _, err := s.t.QueryRaw(ctx, tabledef.GSI1.Name, kc, nil, false, 1, nil)
 	if err != nil {
 		return "", err
 	}

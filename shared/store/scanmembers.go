@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -28,7 +29,7 @@ const memberChunkPrefix = "C#"
 
 // memberPK is the partition of a scan's membership items.
 func memberPK(companyID int64, scanID string) string {
-	return fmt.Sprintf("%s#SCANISSUES#%s", CompanyPK(companyID), scanID)
+	return fmt.Sprintf("%s#SCANISSUES#%s", schema.CompanyPK(companyID), scanID)
 }
 
 // memberItem is one chunk of a scan's issue ids.
@@ -61,13 +62,13 @@ func (s *Store) putMembers(ctx context.Context, companyID int64, scanID string, 
 		items = append(items, memberItem{Key: Key{PK: memberPK(companyID, scanID), SK: memberChunkPrefix + chunk[0]},
 			Start: start, IDs: chunk})
 	}
-	return s.batchPutParallel(ctx, items)
+	return s.t.BatchPutParallel(ctx, items)
 }
 
 // memberIDs are the ids of the issues a scan reported, ascending.
 func (s *Store) memberIDs(ctx context.Context, companyID int64, scanID string) ([]string, error) {
 	var chunks []memberItem
-	if err := s.queryAll(ctx, "", memberKeys(companyID, scanID, prefixRange(memberChunkPrefix)), true, &chunks); err != nil {
+	if err := s.t.QueryAll(ctx, "", memberKeys(companyID, scanID, prefixRange(memberChunkPrefix)), true, &chunks); err != nil {
 		return nil, err
 	}
 	var out []string
@@ -95,7 +96,7 @@ func (s *Store) memberWindow(ctx context.Context, companyID int64, scanID, from 
 	ids := []string{}
 	var start map[string]types.AttributeValue
 	for {
-		items, last, err := s.queryRaw(ctx, "", kc, nil, true, batch, start)
+		items, last, err := s.t.QueryRaw(ctx, "", kc, nil, true, batch, start)
 		if err != nil {
 			return nil, "", err
 		}
@@ -170,7 +171,7 @@ func (s *Store) ScanIssues(ctx context.Context, companyID int64, sc Scan, q Page
 // it reads the one chunk that would hold the id.
 func (s *Store) ScanReported(ctx context.Context, companyID int64, scanID, issueID string) (bool, error) {
 	kc := memberKeys(companyID, scanID, skRange{From: memberChunkPrefix, To: memberChunkPrefix + issueID})
-	items, _, err := s.queryRaw(ctx, "", kc, nil, false, 1, nil)
+	items, _, err := s.t.QueryRaw(ctx, "", kc, nil, false, 1, nil)
 	if err != nil || len(items) == 0 {
 		return false, err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/google/uuid"
 )
 
@@ -57,13 +58,13 @@ type ScanError struct {
 }
 
 func scanKey(companyID int64, scanID string) Key {
-	return Key{PK: CompanyPK(companyID), SK: "SCAN#" + scanID}
+	return Key{PK: schema.CompanyPK(companyID), SK: "SCAN#" + scanID}
 }
 
 // scanRunKey is the look-up item of a run id inside a company. It is not a
 // Scan: it only points at one.
 func scanRunKey(companyID int64, runID string) Key {
-	return Key{PK: CompanyPK(companyID), SK: "SCANRUN#" + runID}
+	return Key{PK: schema.CompanyPK(companyID), SK: "SCANRUN#" + runID}
 }
 
 type scanRunRef struct {
@@ -103,7 +104,7 @@ func (s *Store) CreateScan(ctx context.Context, sc Scan) (Scan, error) {
 		sc.RunID = run
 	}
 	if sc.CreatedAt == "" {
-		sc.CreatedAt = now()
+		sc.CreatedAt = s.t.Stamp()
 	}
 	sc.Key = scanKey(sc.CompanyID, sc.ID)
 	items, err := s.scanListWrites(sc)
@@ -111,7 +112,7 @@ func (s *Store) CreateScan(ctx context.Context, sc Scan) (Scan, error) {
 		return Scan{}, err
 	}
 	if sc.RunID != "" {
-		ref, err := s.txPutNew(scanRunRef{Key: scanRunKey(sc.CompanyID, sc.RunID), ScanID: sc.ID})
+		ref, err := s.t.TxPutNew(scanRunRef{Key: scanRunKey(sc.CompanyID, sc.RunID), ScanID: sc.ID})
 		if err != nil {
 			return Scan{}, err
 		}
@@ -124,7 +125,7 @@ func (s *Store) CreateScan(ctx context.Context, sc Scan) (Scan, error) {
 		}
 		items = append(items, marker)
 	}
-	if err := s.transact(ctx, items); err != nil {
+	if err := s.t.Transact(ctx, items); err != nil {
 		return Scan{}, err
 	}
 	return sc, nil
@@ -138,7 +139,7 @@ func (s *Store) GetScan(ctx context.Context, companyID int64, scanID string) (Sc
 		return Scan{}, ErrNotFound
 	}
 	var sc Scan
-	err := s.getItem(ctx, scanKey(companyID, id), &sc)
+	err := s.t.GetItem(ctx, scanKey(companyID, id), &sc)
 	return sc, err
 }
 
@@ -149,7 +150,7 @@ func (s *Store) ScanByRunID(ctx context.Context, companyID int64, runID string) 
 		return Scan{}, ErrNotFound
 	}
 	var ref scanRunRef
-	if err := s.getItem(ctx, scanRunKey(companyID, run), &ref); err != nil {
+	if err := s.t.GetItem(ctx, scanRunKey(companyID, run), &ref); err != nil {
 		return Scan{}, err
 	}
 	sc, err := s.GetScan(ctx, companyID, ref.ScanID)

@@ -30,13 +30,13 @@ func (s *Store) FailScan(ctx context.Context, companyID int64, scanID, reason st
 	}
 	upd := expression.Set(expression.Name("status"), expression.Value(ScanIncomplete)).
 		Set(expression.Name("failed_reason"), expression.Value(reason)).
-		Set(expression.Name("completed_at"), expression.Value(now()))
+		Set(expression.Name("completed_at"), expression.Value(s.t.Stamp()))
 	if len(problems) > 0 {
 		upd = upd.Set(expression.Name("scan_errors"), expression.Value(problems))
 	}
 	processing := expression.AttributeExists(expression.Name(tabledef.PK)).
 		And(expression.Name("status").Equal(expression.Value(ScanProcessing)))
-	scan, err := s.txUpdate(scanKey(companyID, id), upd, &processing)
+	scan, err := s.t.TxUpdate(scanKey(companyID, id), upd, &processing)
 	if err != nil {
 		return false, err
 	}
@@ -46,13 +46,13 @@ func (s *Store) FailScan(ctx context.Context, companyID int64, scanID, reason st
 	}
 	items := append([]types.TransactWriteItem{scan}, clear...)
 	if ev != nil {
-		e, err := s.txEvent(*ev)
+		e, err := s.l.TxEvent(*ev)
 		if err != nil {
 			return false, err
 		}
 		items = append(items, e)
 	}
-	err = s.transact(ctx, items)
+	err = s.t.Transact(ctx, items)
 	if errors.Is(err, ErrConflict) {
 		return false, nil
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/shared/sla"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 )
 
 // slaSettingsItem is a company's SLA settings.
@@ -19,12 +20,14 @@ type slaSettingsItem struct {
 	UpdatedAt   string         `dynamodbav:"updated_at"`
 }
 
-func slaSettingsKey(companyID int64) Key { return Key{PK: CompanyPK(companyID), SK: "SETTINGS#SLA"} }
+func slaSettingsKey(companyID int64) Key {
+	return Key{PK: schema.CompanyPK(companyID), SK: "SETTINGS#SLA"}
+}
 
 // SLASettings returns a company's SLA settings, and whether the company set
 // them (false: the defaults).
 func (s *Store) SLASettings(ctx context.Context, companyID int64) (sla.Settings, bool, error) {
-	return s.slaSettings(ctx, companyID, s.getItem)
+	return s.slaSettings(ctx, companyID, s.t.GetItem)
 }
 
 // slaSettings reads the settings with get (consistent or not).
@@ -48,24 +51,24 @@ func (s *Store) slaSettings(ctx context.Context, companyID int64, get func(conte
 // PutSLASettings stores a company's SLA settings with the audit entry of
 // what changed (from the settings read just before).
 func (s *Store) PutSLASettings(ctx context.Context, companyID int64, st sla.Settings) error {
-	before, _, err := s.slaSettings(ctx, companyID, s.getItemConsistent) // the audit's "before"
+	before, _, err := s.slaSettings(ctx, companyID, s.t.GetItemConsistent) // the audit's "before"
 	if err != nil {
 		return err
 	}
-	item, err := s.txPut(slaSettingsItem{Key: slaSettingsKey(companyID), DaysToFix: st.DaysToFix, DueSoonDays: st.DueSoonDays, UpdatedAt: now()}, nil)
+	item, err := s.t.TxPut(slaSettingsItem{Key: slaSettingsKey(companyID), DaysToFix: st.DaysToFix, DueSoonDays: st.DueSoonDays, UpdatedAt: s.t.Stamp()}, nil)
 	if err != nil {
 		return err
 	}
 	changes := map[string]Change{}
 	if !maps.Equal(before.DaysToFix, st.DaysToFix) {
-		changes["days_to_fix"] = Change{before.DaysToFix, st.DaysToFix}
+		changes["days_to_fix"] = Change{Before: before.DaysToFix, After: st.DaysToFix}
 	}
 	if before.DueSoonDays != st.DueSoonDays {
-		changes["due_soon_days"] = Change{before.DueSoonDays, st.DueSoonDays}
+		changes["due_soon_days"] = Change{Before: before.DueSoonDays, After: st.DueSoonDays}
 	}
-	audit, err := s.txAudit(ctx, companyID, AuditEntry{Action: "sla_settings.update", TargetType: "sla_settings", TargetID: strconv.FormatInt(companyID, 10), Changes: changes})
+	audit, err := s.l.TxAudit(ctx, companyID, AuditEntry{Action: "sla_settings.update", TargetType: "sla_settings", TargetID: strconv.FormatInt(companyID, 10), Changes: changes})
 	if err != nil {
 		return err
 	}
-	return s.transact(ctx, append([]types.TransactWriteItem{item}, audit...))
+	return s.t.Transact(ctx, append([]types.TransactWriteItem{item}, audit...))
 }

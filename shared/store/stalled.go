@@ -49,7 +49,7 @@ func (s *Store) txProcessingMarker(sc Scan) (types.TransactWriteItem, error) {
 	if err != nil {
 		return types.TransactWriteItem{}, err
 	}
-	return s.txPut(processingMarker{Key: k, CompanyID: sc.CompanyID, ScanID: sc.ID}, nil)
+	return s.t.TxPut(processingMarker{Key: k, CompanyID: sc.CompanyID, ScanID: sc.ID}, nil)
 }
 
 // txClearProcessing deletes the marker of an uploaded scan that is ending
@@ -63,7 +63,7 @@ func (s *Store) txClearProcessing(sc Scan) ([]types.TransactWriteItem, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []types.TransactWriteItem{s.txDeleteKey(k)}, nil
+	return []types.TransactWriteItem{s.t.TxDeleteKey(k)}, nil
 }
 
 // StalledScan names a scan still waiting for the ingester.
@@ -78,7 +78,7 @@ type StalledScan struct {
 func (s *Store) StalledScans(ctx context.Context, before time.Time, limit int) ([]StalledScan, error) {
 	kc := expression.Key(tabledef.PK).Equal(expression.Value(processingPK)).
 		And(expression.Key(tabledef.SK).LessThan(expression.Value(fmt.Sprintf("%013d", before.UnixMilli()))))
-	items, _, err := s.queryRaw(ctx, "", kc, nil, true, int32(limit), nil)
+	items, _, err := s.t.QueryRaw(ctx, "", kc, nil, true, int32(limit), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -96,5 +96,5 @@ func (s *Store) StalledScans(ctx context.Context, before time.Time, limit int) (
 // ClearStalled deletes the marker of a scan that no longer waits (it
 // ended, or it is gone).
 func (s *Store) ClearStalled(ctx context.Context, st StalledScan) error {
-	return s.deleteItem(ctx, st.marker)
+	return s.t.DeleteItem(ctx, st.marker)
 }

@@ -7,10 +7,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
@@ -34,10 +34,10 @@ import (
 const maxRevAttempts = 8
 
 func projectsRevKey(companyID int64) Key {
-	return Key{PK: CompanyPK(companyID), SK: "PROJECTREV"}
+	return Key{PK: schema.CompanyPK(companyID), SK: "PROJECTREV"}
 }
 
-func teamSelectorsPK(companyID int64) string { return CompanyPK(companyID) + "#TEAMSEL" }
+func teamSelectorsPK(companyID int64) string { return schema.CompanyPK(companyID) + "#TEAMSEL" }
 
 // teamSelectors is the copy of a team's project selectors that project
 // changes read.
@@ -81,7 +81,7 @@ func (s *Store) projectsRev(ctx context.Context, companyID int64) (int64, error)
 	var r struct {
 		Rev int64 `dynamodbav:"rev"`
 	}
-	err := s.getItem(ctx, projectsRevKey(companyID), &r)
+	err := s.t.GetItem(ctx, projectsRevKey(companyID), &r)
 	if errors.Is(err, ErrNotFound) {
 		return 0, nil
 	}
@@ -91,7 +91,7 @@ func (s *Store) projectsRev(ctx context.Context, companyID int64) (int64, error)
 // txBumpProjectsRev moves the revision from rev to rev+1, failing the
 // transaction if another write moved it first.
 func (s *Store) txBumpProjectsRev(companyID, rev int64) (types.TransactWriteItem, error) {
-	return s.txUpdate(projectsRevKey(companyID), expression.Set(expression.Name("rev"), expression.Value(rev+1)), revIs(rev))
+	return s.t.TxUpdate(projectsRevKey(companyID), expression.Set(expression.Name("rev"), expression.Value(rev+1)), revIs(rev))
 }
 
 // txProjectsRevIs fails the transaction if the revision is no longer rev.
@@ -101,7 +101,7 @@ func (s *Store) txProjectsRevIs(companyID, rev int64) (types.TransactWriteItem, 
 		return types.TransactWriteItem{}, err
 	}
 	return types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
-		TableName: aws.String(s.Table), Key: projectsRevKey(companyID).av(), ConditionExpression: expr.Condition(),
+		TableName: aws.String(s.t.Name), Key: projectsRevKey(companyID).AV(), ConditionExpression: expr.Condition(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 	}}, nil
 }
@@ -112,33 +112,6 @@ func revIs(rev int64) *expression.ConditionBuilder {
 		c = expression.AttributeNotExists(expression.Name("rev")).Or(c)
 	}
 	return &c
-}
-
-// queryAllConsistent reads a whole key range of the table with strongly
-// consistent reads (the write paths here decide on what they read).
-func (s *Store) queryAllConsistent(ctx context.Context, kc expression.KeyConditionBuilder, out any) error {
-	expr, err := expression.NewBuilder().WithKeyCondition(kc).Build()
-	if err != nil {
-		return err
-	}
-	var items []map[string]types.AttributeValue
-	var start map[string]types.AttributeValue
-	for {
-		in := &dynamodb.QueryInput{
-			TableName: aws.String(s.Table), KeyConditionExpression: expr.KeyCondition(),
-			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-			ConsistentRead: aws.Bool(true), ExclusiveStartKey: start, ReturnConsumedCapacity: total,
-		}
-		res, err := call(func() (*dynamodb.QueryOutput, error) { return s.DB.Query(ctx, in) })
-		if err != nil {
-			return fmt.Errorf("query: %w", err)
-		}
-		record(ctx, reading, res.ConsumedCapacity)
-		items = append(items, res.Items...)
-		if start = res.LastEvaluatedKey; start == nil {
-			return attributevalue.UnmarshalListOfMaps(items, out)
-		}
-	}
 }
 
 // countCovered is the number of the company's projects t covers now, and
@@ -152,7 +125,7 @@ func (s *Store) countCovered(ctx context.Context, t Team) (int, int64, error) {
 		return 0, rev, nil
 	}
 	var projects []Project
-	if err := s.queryAllConsistent(ctx, pkBeginsWith(CompanyPK(t.CompanyID), "PROJECT#"), &projects); err != nil {
+	if err := s.t.QueryAllConsistent(ctx, ddb.PKBeginsWith(schema.CompanyPK(t.CompanyID), "PROJECT#"), &projects); err != nil {
 		return 0, 0, err
 	}
 	sel := t.selectors()
@@ -174,7 +147,7 @@ func (s *Store) countCovered(ctx context.Context, t Team) (int, int64, error) {
 func (s *Store) writeProject(ctx context.Context, before *Project, after Project, items []types.TransactWriteItem) error {
 	var rev int64
 	for attempt := 0; ; attempt++ {
-		if err := backoff(ctx, attempt); err != nil {
+		if err := ddb.Backoff(ctx, attempt); err != nil {
 			return err
 		}
 		var err error
@@ -185,8 +158,8 @@ func (s *Store) writeProject(ctx context.Context, before *Project, after Project
 		if err != nil {
 			return err
 		}
-		err = s.transact(ctx, append(slices.Clip(items), bump))
-		if !conditionFailedAt(err, len(items)) || attempt == maxRevAttempts {
+		err = s.t.Transact(ctx, append(slices.Clip(items), bump))
+		if !ddb.ConditionFailedAt(err, len(items)) || attempt == maxRevAttempts {
 			if err != nil {
 				return err
 			}
@@ -195,7 +168,7 @@ func (s *Store) writeProject(ctx context.Context, before *Project, after Project
 	}
 	var sels []teamSelectors
 	kc := expression.Key("PK").Equal(expression.Value(teamSelectorsPK(after.CompanyID)))
-	if err := s.queryAllConsistent(ctx, kc, &sels); err != nil {
+	if err := s.t.QueryAllConsistent(ctx, kc, &sels); err != nil {
 		return err
 	}
 	// The adjustments go in transactions (up to maxTxItems teams each): a
@@ -218,14 +191,14 @@ func (s *Store) writeProject(ctx context.Context, before *Project, after Project
 			continue
 		}
 		exists := expression.AttributeExists(expression.Name("PK"))
-		move, err := s.txUpdate(teamKey(after.CompanyID, sel.TeamID), expression.Add(expression.Name("project_count"), expression.Value(delta)), &exists)
+		move, err := s.t.TxUpdate(teamKey(after.CompanyID, sel.TeamID), expression.Add(expression.Name("project_count"), expression.Value(delta)), &exists)
 		if err != nil {
 			return err
 		}
 		moves = append(moves, move)
 	}
-	for start := 0; start < len(moves); start += maxTxItems {
-		if err := s.transact(ctx, moves[start:min(start+maxTxItems, len(moves))]); err != nil {
+	for start := 0; start < len(moves); start += ddb.MaxTxItems {
+		if err := s.t.Transact(ctx, moves[start:min(start+ddb.MaxTxItems, len(moves))]); err != nil {
 			return fmt.Errorf("teams' project counts: %w", err)
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
@@ -35,12 +37,12 @@ type Team struct {
 const teamPrefix = "TEAM#"
 
 func teamKey(companyID, teamID int64) Key {
-	return Key{PK: CompanyPK(companyID), SK: fmt.Sprintf("%s%012d", teamPrefix, teamID)}
+	return Key{PK: schema.CompanyPK(companyID), SK: fmt.Sprintf("%s%012d", teamPrefix, teamID)}
 }
 
 // teamNameKey guards name uniqueness inside a company (case-insensitive).
 func teamNameKey(companyID int64, name string) Key {
-	return Key{PK: CompanyPK(companyID), SK: "TEAMNAME#" + strings.ToLower(name)}
+	return Key{PK: schema.CompanyPK(companyID), SK: "TEAMNAME#" + strings.ToLower(name)}
 }
 
 type teamNameRef struct {
@@ -62,10 +64,10 @@ func (s *Store) CreateTeam(ctx context.Context, t Team) (Team, error) {
 	t.Key = teamKey(t.CompanyID, id)
 	t.OffsetKeys = OffsetKeys{OffsetPK: teamList(t.CompanyID).OffsetPartition, OffsetSK: t.SK}
 	t.Active = true
-	t.CreatedAt = now()
+	t.CreatedAt = s.t.Stamp()
 	t.UpdatedAt = t.CreatedAt
 	for attempt := 0; ; attempt++ {
-		if err := backoff(ctx, attempt); err != nil {
+		if err := ddb.Backoff(ctx, attempt); err != nil {
 			return Team{}, err
 		}
 		if t.ProjectCount, t.ProjectsRev, err = s.countCovered(ctx, t); err != nil {
@@ -75,9 +77,9 @@ func (s *Store) CreateTeam(ctx context.Context, t Team) (Team, error) {
 		if err != nil {
 			return Team{}, err
 		}
-		err = s.transact(ctx, items)
+		err = s.t.Transact(ctx, items)
 		// The last item checks the revision the count was made at.
-		if !conditionFailedAt(err, len(items)-1) || attempt == maxRevAttempts {
+		if !ddb.ConditionFailedAt(err, len(items)-1) || attempt == maxRevAttempts {
 			return t, err
 		}
 	}
@@ -90,21 +92,21 @@ func (s *Store) teamWrites(ctx context.Context, t Team) ([]types.TransactWriteIt
 		items = append(items, it)
 		return err
 	}
-	if err := add(s.txPutNew(teamNameRef{Key: teamNameKey(t.CompanyID, t.Name), TeamID: t.ID})); err != nil {
+	if err := add(s.t.TxPutNew(teamNameRef{Key: teamNameKey(t.CompanyID, t.Name), TeamID: t.ID})); err != nil {
 		return nil, err
 	}
-	if err := add(s.txPutNew(t)); err != nil {
+	if err := add(s.t.TxPutNew(t)); err != nil {
 		return nil, err
 	}
-	if err := add(s.txCount(t.CompanyID, countTeams, 1)); err != nil {
+	if err := add(s.l.TxCount(t.CompanyID, schema.CountTeams, 1)); err != nil {
 		return nil, err
 	}
 	if len(t.ProjectTags)+len(t.RepoURLPatterns) > 0 {
-		if err := add(s.txPutNew(t.selectors())); err != nil {
+		if err := add(s.t.TxPutNew(t.selectors())); err != nil {
 			return nil, err
 		}
 	}
-	audit, err := s.txAudit(ctx, t.CompanyID, AuditEntry{
+	audit, err := s.l.TxAudit(ctx, t.CompanyID, AuditEntry{
 		Action: "team.create", TargetType: "team", TargetID: strconv.FormatInt(t.ID, 10),
 		Changes: map[string]Change{
 			"name": {After: t.Name}, "member_ids": {After: t.MemberIDs}, "project_ids": {After: t.ProjectIDs},
@@ -124,22 +126,22 @@ func (s *Store) teamWrites(ctx context.Context, t Team) ([]types.TransactWriteIt
 // GetTeam reads a team of a company.
 func (s *Store) GetTeam(ctx context.Context, companyID, teamID int64) (Team, error) {
 	var t Team
-	err := s.getItem(ctx, teamKey(companyID, teamID), &t)
+	err := s.t.GetItem(ctx, teamKey(companyID, teamID), &t)
 	return t, err
 }
 
 // TeamByName finds a team of a company by name (case-insensitive).
 func (s *Store) TeamByName(ctx context.Context, companyID int64, name string) (Team, error) {
 	var ref teamNameRef
-	if err := s.getItem(ctx, teamNameKey(companyID, name), &ref); err != nil {
+	if err := s.t.GetItem(ctx, teamNameKey(companyID, name), &ref); err != nil {
 		return Team{}, err
 	}
 	return s.GetTeam(ctx, companyID, ref.TeamID)
 }
 
 func teamList(companyID int64) List {
-	return List{Partition: CompanyPK(companyID), SKPrefix: teamPrefix, Forward: true,
-		OffsetPartition: CompanyPK(companyID) + "#TEAMS"}
+	return List{Partition: schema.CompanyPK(companyID), SKPrefix: teamPrefix, Forward: true,
+		OffsetPartition: schema.CompanyPK(companyID) + "#TEAMS"}
 }
 
 // TeamsPage reads one page of a company's teams, by id.
@@ -151,13 +153,13 @@ func (s *Store) TeamsPage(ctx context.Context, companyID int64, q PageQuery) ([]
 
 // TeamCount is the number of a company's teams (a counter kept on write).
 func (s *Store) TeamCount(ctx context.Context, companyID int64) (int, error) {
-	return s.companyCount(ctx, companyID, countTeams)
+	return s.l.CompanyCount(ctx, companyID, schema.CountTeams)
 }
 
 // ListTeams returns every team of a company, by id (the naive baseline of
 // the bench; handlers read pages).
 func (s *Store) ListTeams(ctx context.Context, companyID int64) ([]Team, error) {
 	var out []Team
-	err := s.queryAll(ctx, "", pkBeginsWith(CompanyPK(companyID), teamPrefix), true, &out)
+	err := s.t.QueryAll(ctx, "", ddb.PKBeginsWith(schema.CompanyPK(companyID), teamPrefix), true, &out)
 	return out, err
 }

@@ -22,7 +22,7 @@ func (s *Store) UpdateIssue(ctx context.Context, companyID int64, id string, u I
 		return Issue{}, fmt.Errorf("status %q: %w", *u.Status, ErrInvalid)
 	}
 	var before, after Issue
-	err := s.retrying(ctx, func() error {
+	err := s.t.Retrying(ctx, func() error {
 		var err error
 		if before, err = s.consistentIssue(ctx, companyID, id); err != nil {
 			return err
@@ -31,7 +31,7 @@ func (s *Store) UpdateIssue(ctx context.Context, companyID int64, id string, u I
 		if after == before {
 			return nil
 		}
-		audit, err := s.txAudit(ctx, companyID, AuditEntry{Action: "issue.update", TargetType: "issue", TargetID: id,
+		audit, err := s.l.TxAudit(ctx, companyID, AuditEntry{Action: "issue.update", TargetType: "issue", TargetID: id,
 			Changes: issueChanges(before, after)})
 		if err != nil {
 			return err
@@ -101,7 +101,7 @@ func (s *Store) TriageIssues(ctx context.Context, companyID int64, f IssueFilter
 		u.Reason = &reason
 	}
 	var touched []Issue
-	err = s.retrying(ctx, func() error {
+	err = s.t.Retrying(ctx, func() error {
 		existing, err := s.issuesByID(ctx, companyID, ids)
 		if err != nil {
 			return err
@@ -120,7 +120,7 @@ func (s *Store) TriageIssues(ctx context.Context, companyID int64, f IssueFilter
 		}
 		// One audit entry per request, with the first transaction: what was
 		// asked and how many issues it changed.
-		audit, err := s.txAudit(ctx, companyID, AuditEntry{Action: "issue.triage", TargetType: "issues",
+		audit, err := s.l.TxAudit(ctx, companyID, AuditEntry{Action: "issue.triage", TargetType: "issues",
 			TargetID: fmt.Sprintf("%d issues", len(changes)), Changes: map[string]Change{
 				"status": {Before: nil, After: status}, "reason": {Before: nil, After: reason}}})
 		if err != nil {

@@ -12,6 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -79,11 +81,11 @@ func (r UploadRun) Complete() bool { return r.Offset == r.Length }
 // uploadQuotaKey does not begin with "UPLOAD#", so the runs' range never
 // holds the quota.
 func uploadRunKey(companyID int64, runID string) Key {
-	return Key{PK: CompanyPK(companyID), SK: "UPLOAD#" + runID}
+	return Key{PK: schema.CompanyPK(companyID), SK: "UPLOAD#" + runID}
 }
 
 func uploadQuotaKey(companyID int64) Key {
-	return Key{PK: CompanyPK(companyID), SK: "UPLOADS"}
+	return Key{PK: schema.CompanyPK(companyID), SK: "UPLOADS"}
 }
 
 // GetUploadRun reads the company's run (strongly consistent: a chunk
@@ -91,7 +93,7 @@ func uploadQuotaKey(companyID int64) Key {
 // expired run is gone for every purpose, even before the TTL deletes it).
 func (s *Store) GetUploadRun(ctx context.Context, companyID int64, runID string, at time.Time) (UploadRun, error) {
 	var r UploadRun
-	if err := s.getItemConsistent(ctx, uploadRunKey(companyID, runID), &r); err != nil {
+	if err := s.t.GetItemConsistent(ctx, uploadRunKey(companyID, runID), &r); err != nil {
 		return UploadRun{}, err
 	}
 	if r.ExpiresAt <= at.Unix() {
@@ -120,25 +122,25 @@ func (s *Store) StartUploadRun(ctx context.Context, companyID int64, r UploadRun
 	r.Key = uploadRunKey(companyID, r.RunID)
 	free := expression.AttributeNotExists(expression.Name(tabledef.PK)).
 		Or(expression.Name(tabledef.TTLAttribute).LessThanEqual(expression.Value(at.Unix())))
-	put, err := s.txPut(r, &free)
+	put, err := s.t.TxPut(r, &free)
 	if err != nil {
 		return err
 	}
 	pending := expression.Name("pending")
 	fits := expression.AttributeNotExists(pending).Or(pending.LessThanEqual(expression.Value(quota - r.Reserved)))
-	reserve, err := s.txUpdate(uploadQuotaKey(companyID), expression.
+	reserve, err := s.t.TxUpdate(uploadQuotaKey(companyID), expression.
 		Add(pending, expression.Value(r.Reserved)).Add(expression.Name("ver"), expression.Value(1)), &fits)
 	if err != nil {
 		return err
 	}
 	for recounted := false; ; recounted = true {
-		err = s.transact(ctx, []types.TransactWriteItem{put, reserve})
+		err = s.t.Transact(ctx, []types.TransactWriteItem{put, reserve})
 		switch {
 		case err == nil:
 			return nil
-		case conditionFailedAt(err, 0):
+		case ddb.ConditionFailedAt(err, 0):
 			return ErrConflict
-		case !conditionFailedAt(err, 1):
+		case !ddb.ConditionFailedAt(err, 1):
 			return err
 		}
 		held, err := s.recountPendingUploads(ctx, companyID, at)
@@ -173,29 +175,29 @@ func (s *Store) AppendUploadChunk(ctx context.Context, companyID int64, r Upload
 		if err != nil {
 			return UploadRun{}, err
 		}
-		in := updateInput(s.Table, k, expr, types.ReturnValueNone)
-		res, err := call(func() (*dynamodb.UpdateItemOutput, error) { return s.DB.UpdateItem(ctx, in) })
-		if isConditionFailed(err) {
+		in := ddb.UpdateInput(s.t.Name, k, expr, types.ReturnValueNone)
+		res, err := ddb.Call(func() (*dynamodb.UpdateItemOutput, error) { return s.t.DB.UpdateItem(ctx, in) })
+		if ddb.IsConditionFailed(err) {
 			return UploadRun{}, ErrConflict
 		}
 		if err != nil {
 			return UploadRun{}, fmt.Errorf("append chunk to run %s: %w", r.RunID, err)
 		}
-		record(ctx, writing, res.ConsumedCapacity)
+		ddb.Record(ctx, ddb.Writing, res.ConsumedCapacity)
 		return next, nil
 	}
 	// Complete: the run no longer counts against the quota.
 	next.Reserved = 0
-	claim, err := s.txUpdate(k, upd.Set(expression.Name("reserved"), expression.Value(0)), &cond)
+	claim, err := s.t.TxUpdate(k, upd.Set(expression.Name("reserved"), expression.Value(0)), &cond)
 	if err != nil {
 		return UploadRun{}, err
 	}
-	release, err := s.txUpdate(uploadQuotaKey(companyID), expression.
+	release, err := s.t.TxUpdate(uploadQuotaKey(companyID), expression.
 		Add(expression.Name("pending"), expression.Value(-r.Reserved)).Add(expression.Name("ver"), expression.Value(1)), nil)
 	if err != nil {
 		return UploadRun{}, err
 	}
-	if err := s.transact(ctx, []types.TransactWriteItem{claim, release}); err != nil {
+	if err := s.t.Transact(ctx, []types.TransactWriteItem{claim, release}); err != nil {
 		return UploadRun{}, err
 	}
 	return next, nil
@@ -216,7 +218,7 @@ type uploadQuota struct {
 
 func (s *Store) uploadQuota(ctx context.Context, companyID int64) (uploadQuota, error) {
 	var q uploadQuota
-	err := s.getItemConsistent(ctx, uploadQuotaKey(companyID), &q)
+	err := s.t.GetItemConsistent(ctx, uploadQuotaKey(companyID), &q)
 	if errors.Is(err, ErrNotFound) {
 		return uploadQuota{}, nil
 	}
@@ -231,7 +233,7 @@ func (s *Store) uploadQuota(ctx context.Context, companyID int64) (uploadQuota, 
 // started or completed meanwhile sends it round again.
 func (s *Store) recountPendingUploads(ctx context.Context, companyID int64, at time.Time) (int64, error) {
 	var held int64
-	err := s.retrying(ctx, func() error {
+	err := s.t.Retrying(ctx, func() error {
 		q, err := s.uploadQuota(ctx, companyID)
 		if err != nil {
 			return err
@@ -253,15 +255,15 @@ func (s *Store) recountPendingUploads(ctx context.Context, companyID int64, at t
 		if err != nil {
 			return err
 		}
-		in := updateInput(s.Table, uploadQuotaKey(companyID), expr, types.ReturnValueNone)
-		res, err := call(func() (*dynamodb.UpdateItemOutput, error) { return s.DB.UpdateItem(ctx, in) })
-		if isConditionFailed(err) {
+		in := ddb.UpdateInput(s.t.Name, uploadQuotaKey(companyID), expr, types.ReturnValueNone)
+		res, err := ddb.Call(func() (*dynamodb.UpdateItemOutput, error) { return s.t.DB.UpdateItem(ctx, in) })
+		if ddb.IsConditionFailed(err) {
 			return ErrConflict
 		}
 		if err != nil {
 			return fmt.Errorf("recount pending uploads: %w", err)
 		}
-		record(ctx, writing, res.ConsumedCapacity)
+		ddb.Record(ctx, ddb.Writing, res.ConsumedCapacity)
 		return nil
 	})
 	return held, err
@@ -272,6 +274,6 @@ func (s *Store) recountPendingUploads(ctx context.Context, companyID int64, at t
 // how many there are.
 func (s *Store) uploadRuns(ctx context.Context, companyID int64) ([]UploadRun, error) {
 	var runs []UploadRun
-	err := s.queryAllConsistent(ctx, pkBeginsWith(CompanyPK(companyID), "UPLOAD#"), &runs)
+	err := s.t.QueryAllConsistent(ctx, ddb.PKBeginsWith(schema.CompanyPK(companyID), "UPLOAD#"), &runs)
 	return runs, err
 }

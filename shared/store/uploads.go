@@ -10,6 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -27,7 +29,7 @@ type CIData struct {
 
 // ciDataKey is outside the SCAN# prefix so a range of scans never holds it.
 func ciDataKey(companyID int64, scanID string) Key {
-	return Key{PK: CompanyPK(companyID), SK: "SCANCI#" + scanID}
+	return Key{PK: schema.CompanyPK(companyID), SK: "SCANCI#" + scanID}
 }
 
 // PutCIData stores the CI metadata of a scan of the company, replacing any
@@ -35,15 +37,15 @@ func ciDataKey(companyID int64, scanID string) Key {
 func (s *Store) PutCIData(ctx context.Context, companyID int64, d CIData) error {
 	d.Key = ciDataKey(companyID, d.ScanID)
 	if d.UploadedAt == "" {
-		d.UploadedAt = now()
+		d.UploadedAt = s.t.Stamp()
 	}
-	return s.putItem(ctx, d, nil)
+	return s.t.PutItem(ctx, d, nil)
 }
 
 // GetCIData reads the CI metadata of a scan of the company.
 func (s *Store) GetCIData(ctx context.Context, companyID int64, scanID string) (CIData, error) {
 	var d CIData
-	err := s.getItem(ctx, ciDataKey(companyID, scanID), &d)
+	err := s.t.GetItem(ctx, ciDataKey(companyID, scanID), &d)
 	return d, err
 }
 
@@ -51,7 +53,7 @@ func (s *Store) GetCIData(ctx context.Context, companyID int64, scanID string) (
 // ErrNotFound when it does not exist.
 func (s *Store) SetScanRepoURL(ctx context.Context, companyID int64, scanID, repoURL string) error {
 	upd := expression.Set(expression.Name("repo_url"), expression.Value(repoURL))
-	return s.update(ctx, scanKey(companyID, scanID), upd, nil, nil)
+	return s.t.Update(ctx, scanKey(companyID, scanID), upd, nil, nil)
 }
 
 // SetProjectRepoURLIfEmpty gives a project of the company a repository URL
@@ -67,12 +69,12 @@ func (s *Store) SetProjectRepoURLIfEmpty(ctx context.Context, companyID, project
 	after.RepoURL = repoURL
 	upd := expression.Set(expression.Name("repo_url"), expression.Value(repoURL))
 	cond := expression.AttributeExists(expression.Name(tabledef.PK)).And(expression.AttributeNotExists(expression.Name("repo_url")))
-	item, err := s.txUpdate(before.Key, upd, &cond)
+	item, err := s.t.TxUpdate(before.Key, upd, &cond)
 	if err != nil {
 		return err
 	}
 	err = s.writeProject(ctx, &before, after, []types.TransactWriteItem{item})
-	if conditionFailedAt(err, 0) { // set meanwhile, by someone else
+	if ddb.ConditionFailedAt(err, 0) { // set meanwhile, by someone else
 		return nil
 	}
 	return err
@@ -89,7 +91,7 @@ var ErrBudget = errors.New("source budget of the run exhausted")
 
 // sourcesKey counts a run's source files; it sorts outside SCAN# too.
 func sourcesKey(companyID int64, runID string) Key {
-	return Key{PK: CompanyPK(companyID), SK: "SCANSRC#" + runID}
+	return Key{PK: schema.CompanyPK(companyID), SK: "SCANSRC#" + runID}
 }
 
 // ReserveSource counts a file of size bytes against the run's budget,
@@ -107,14 +109,14 @@ func (s *Store) ReserveSource(ctx context.Context, companyID int64, runID string
 	if err != nil {
 		return err
 	}
-	in := updateInput(s.Table, sourcesKey(companyID, runID), expr, types.ReturnValueNone)
-	res, err := call(func() (*dynamodb.UpdateItemOutput, error) { return s.DB.UpdateItem(ctx, in) })
-	if isConditionFailed(err) {
+	in := ddb.UpdateInput(s.t.Name, sourcesKey(companyID, runID), expr, types.ReturnValueNone)
+	res, err := ddb.Call(func() (*dynamodb.UpdateItemOutput, error) { return s.t.DB.UpdateItem(ctx, in) })
+	if ddb.IsConditionFailed(err) {
 		return ErrBudget
 	}
 	if err != nil {
 		return fmt.Errorf("reserve source of run %s: %w", runID, err)
 	}
-	record(ctx, writing, res.ConsumedCapacity)
+	ddb.Record(ctx, ddb.Writing, res.ConsumedCapacity)
 	return nil
 }

@@ -9,14 +9,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -64,7 +63,7 @@ type credentialRef struct {
 }
 
 func userKey(companyID, userID int64) Key {
-	return Key{PK: CompanyPK(companyID), SK: fmt.Sprintf("USER#%d", userID)}
+	return Key{PK: schema.CompanyPK(companyID), SK: fmt.Sprintf("USER#%d", userID)}
 }
 
 func apiKeyKey(hash string) Key { return Key{PK: "APIKEY#" + hash, SK: "APIKEY"} }
@@ -83,7 +82,7 @@ func legacySubjectKey(sub string) Key { return Key{PK: subjectPK(sub), SK: "SUBJ
 
 // userEmailKey guards email uniqueness inside a company (ignoring case).
 func userEmailKey(companyID int64, email string) Key {
-	return Key{PK: CompanyPK(companyID), SK: "USEREMAIL#" + strings.ToLower(email)}
+	return Key{PK: schema.CompanyPK(companyID), SK: "USEREMAIL#" + strings.ToLower(email)}
 }
 
 type userEmailRef struct {
@@ -127,20 +126,11 @@ func facets(u User) []string {
 func userFacetPrefix(facet string) string { return "USERBY#" + facet + "#" }
 
 func userFacetKey(companyID int64, facet string, userID int64) Key {
-	return Key{PK: CompanyPK(companyID), SK: fmt.Sprintf("%s%012d", userFacetPrefix(facet), userID)}
+	return Key{PK: schema.CompanyPK(companyID), SK: fmt.Sprintf("%s%012d", userFacetPrefix(facet), userID)}
 }
 
 func userCountKey(companyID int64, facet string) Key {
-	return Key{PK: CompanyPK(companyID), SK: "USERCOUNT#" + facet}
-}
-
-type counter struct {
-	Count int64 `dynamodbav:"count"`
-}
-
-// txAdd adds n to a counter item (created at zero).
-func (s *Store) txAdd(k Key, n int64, cond *expression.ConditionBuilder) (types.TransactWriteItem, error) {
-	return s.txUpdate(k, expression.Add(expression.Name("count"), expression.Value(n)), cond)
+	return Key{PK: schema.CompanyPK(companyID), SK: "USERCOUNT#" + facet}
 }
 
 // PutUser creates a user (CreateUser without an audit entry of its own).
@@ -168,13 +158,13 @@ func (s *Store) CreateUser(ctx context.Context, u User) (User, error) {
 		if err != nil {
 			return User{}, err
 		}
-		err = s.transact(ctx, items)
+		err = s.t.Transact(ctx, items)
 		switch {
-		case next && conditionFailedAt(err, 0) && attempt < maxTxAttempts:
+		case next && ddb.ConditionFailedAt(err, 0) && attempt < ddb.MaxTxAttempts:
 			continue // the id is an older user's (see nextCompanyID): take the next
-		case conditionFailedAt(err, 1):
+		case ddb.ConditionFailedAt(err, 1):
 			return User{}, ErrEmailTaken
-		case u.Subject != "" && (conditionFailedAt(err, 2) || conditionFailedAt(err, 3)):
+		case u.Subject != "" && (ddb.ConditionFailedAt(err, 2) || ddb.ConditionFailedAt(err, 3)):
 			return User{}, ErrSubjectTaken
 		case err != nil:
 			return User{}, err
@@ -190,7 +180,7 @@ func (s *Store) NextUserID(ctx context.Context, companyID int64) (int64, error) 
 
 func (s *Store) txCreateUser(ctx context.Context, u User) ([]types.TransactWriteItem, User, error) {
 	u.Key = userKey(u.CompanyID, u.ID)
-	u.CreatedAt, u.Revision = now(), 1
+	u.CreatedAt, u.Revision = s.t.Stamp(), 1
 	u.UpdatedAt = u.CreatedAt
 	slices.Sort(u.Permissions)
 	var items []types.TransactWriteItem
@@ -198,15 +188,15 @@ func (s *Store) txCreateUser(ctx context.Context, u User) ([]types.TransactWrite
 		items = append(items, it)
 		return err
 	}
-	if err := add(s.txPutNew(u)); err != nil {
+	if err := add(s.t.TxPutNew(u)); err != nil {
 		return nil, User{}, err
 	}
-	if err := add(s.txPutNew(userEmailRef{Key: userEmailKey(u.CompanyID, u.Email), UserID: u.ID})); err != nil {
+	if err := add(s.t.TxPutNew(userEmailRef{Key: userEmailKey(u.CompanyID, u.Email), UserID: u.ID})); err != nil {
 		return nil, User{}, err
 	}
 	if u.Subject != "" {
 		ref := credentialRef{Key: subjectKey(u.Subject, u.CompanyID), CompanyID: u.CompanyID, UserID: u.ID, CreatedAt: u.CreatedAt}
-		if err := add(s.txPutNew(ref)); err != nil {
+		if err := add(s.t.TxPutNew(ref)); err != nil {
 			return nil, User{}, err
 		}
 		// A mapping from before subjects were per company, when it is this
@@ -218,26 +208,26 @@ func (s *Store) txCreateUser(ctx context.Context, u User) ([]types.TransactWrite
 			return nil, User{}, err
 		}
 		items = append(items, types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
-			TableName: aws.String(s.Table), Key: legacySubjectKey(u.Subject).av(), ConditionExpression: expr.Condition(),
+			TableName: aws.String(s.t.Name), Key: legacySubjectKey(u.Subject).AV(), ConditionExpression: expr.Condition(),
 			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 		}})
 	}
 	for _, f := range facets(u) {
 		c := u
 		c.Key = userFacetKey(u.CompanyID, f, u.ID)
-		if err := add(s.txPut(c, nil)); err != nil {
+		if err := add(s.t.TxPut(c, nil)); err != nil {
 			return nil, User{}, err
 		}
-		if err := add(s.txAdd(userCountKey(u.CompanyID, f), 1, nil)); err != nil {
+		if err := add(s.l.TxAdd(userCountKey(u.CompanyID, f), 1, nil)); err != nil {
 			return nil, User{}, err
 		}
 	}
 	if u.Active && u.IsAdmin {
-		if err := add(s.txAdd(userCountKey(u.CompanyID, activeAdmins), 1, nil)); err != nil {
+		if err := add(s.l.TxAdd(userCountKey(u.CompanyID, activeAdmins), 1, nil)); err != nil {
 			return nil, User{}, err
 		}
 	}
-	audit, err := s.txAudit(ctx, u.CompanyID, AuditEntry{
+	audit, err := s.l.TxAudit(ctx, u.CompanyID, AuditEntry{
 		Action: "user.create", TargetType: "user", TargetID: strconv.FormatInt(u.ID, 10),
 		Changes: map[string]Change{
 			"email": {After: u.Email}, "first_name": {After: u.FirstName}, "last_name": {After: u.LastName},
@@ -258,14 +248,14 @@ func permissionList(p []string) []string {
 // GetUser reads a user of a company.
 func (s *Store) GetUser(ctx context.Context, companyID, userID int64) (User, error) {
 	var u User
-	err := s.getItem(ctx, userKey(companyID, userID), &u)
+	err := s.t.GetItem(ctx, userKey(companyID, userID), &u)
 	return u, err
 }
 
 // UserByEmail finds a user of a company by email (ignoring case).
 func (s *Store) UserByEmail(ctx context.Context, companyID int64, email string) (User, error) {
 	var ref userEmailRef
-	if err := s.getItem(ctx, userEmailKey(companyID, email), &ref); err != nil {
+	if err := s.t.GetItem(ctx, userEmailKey(companyID, email), &ref); err != nil {
 		return User{}, err
 	}
 	return s.GetUser(ctx, companyID, ref.UserID)
@@ -274,35 +264,26 @@ func (s *Store) UserByEmail(ctx context.Context, companyID int64, email string) 
 // ListUsers returns every user of a company.
 func (s *Store) ListUsers(ctx context.Context, companyID int64) ([]User, error) {
 	var out []User
-	err := s.queryAll(ctx, "", pkBeginsWith(CompanyPK(companyID), "USER#"), true, &out)
+	err := s.t.QueryAll(ctx, "", ddb.PKBeginsWith(schema.CompanyPK(companyID), "USER#"), true, &out)
 	return out, err
 }
 
 // ListUsersPage returns one page of a company's users under a facet (by
 // id), the next page's token and the facet's total.
 func (s *Store) ListUsersPage(ctx context.Context, companyID int64, facet string, pr PageRequest) ([]User, string, int64, error) {
-	view := listView("users", CompanyPK(companyID), facet)
+	view := listView("users", schema.CompanyPK(companyID), facet)
 	raw, err := openToken(view, pr.Token)
 	if err != nil {
 		return nil, "", 0, err
 	}
-	p := Page{PKAttr: tabledef.PK, Partition: CompanyPK(companyID), Forward: true, Limit: int32(pr.Size), Token: raw}
+	p := Page{PKAttr: tabledef.PK, Partition: schema.CompanyPK(companyID), Forward: true, Limit: int32(pr.Size), Token: raw}
 	var out []User
 	next, err := s.readPage(ctx, p, prefixRange(userFacetPrefix(facet)), pr.Offset, &out)
 	if err != nil {
 		return nil, "", 0, err
 	}
-	n, err := s.counterValue(ctx, userCountKey(companyID, facet))
+	n, err := s.l.CounterValue(ctx, userCountKey(companyID, facet))
 	return out, sealToken(view, next), n, err
-}
-
-func (s *Store) counterValue(ctx context.Context, k Key) (int64, error) {
-	var c counter
-	err := s.getItem(ctx, k, &c)
-	if errors.Is(err, ErrNotFound) {
-		return 0, nil
-	}
-	return c.Count, err
 }
 
 // UserChange lists what an update sets; nil keeps a value.
@@ -318,11 +299,11 @@ type UserChange struct {
 // after. ErrLastAdmin when the change would leave the company without an
 // active admin; a change that changes nothing writes nothing.
 func (s *Store) UpdateUser(ctx context.Context, companyID, userID int64, ch UserChange) (before, after User, err error) {
-	for attempt := 0; attempt < maxTxAttempts; attempt++ {
-		if err := backoff(ctx, attempt); err != nil {
+	for attempt := 0; attempt < ddb.MaxTxAttempts; attempt++ {
+		if err := ddb.Backoff(ctx, attempt); err != nil {
 			return User{}, User{}, err
 		}
-		if err := s.getItemConsistent(ctx, userKey(companyID, userID), &before); err != nil {
+		if err := s.t.GetItemConsistent(ctx, userKey(companyID, userID), &before); err != nil {
 			return User{}, User{}, err
 		}
 		after = before
@@ -341,18 +322,18 @@ func (s *Store) UpdateUser(ctx context.Context, companyID, userID int64, ch User
 			return before, before, nil
 		}
 		after.Revision = before.Revision + 1
-		after.UpdatedAt = now()
+		after.UpdatedAt = s.t.Stamp()
 		items, guard, err := s.txUpdateUser(ctx, before, after, changes)
 		if err != nil {
 			return User{}, User{}, err
 		}
-		err = s.transact(ctx, items)
+		err = s.t.Transact(ctx, items)
 		switch {
 		case err == nil:
 			return before, after, nil
-		case guard >= 0 && conditionFailedAt(err, guard):
+		case guard >= 0 && ddb.ConditionFailedAt(err, guard):
 			return User{}, User{}, ErrLastAdmin
-		case conditionFailedAt(err, 0):
+		case ddb.ConditionFailedAt(err, 0):
 			continue // changed meanwhile: read it again
 		default:
 			return User{}, User{}, err
@@ -364,13 +345,13 @@ func (s *Store) UpdateUser(ctx context.Context, companyID, userID int64, ch User
 func userChanges(before, after User) map[string]Change {
 	out := map[string]Change{}
 	if !slices.Equal(before.Permissions, after.Permissions) {
-		out["permissions"] = Change{permissionList(before.Permissions), permissionList(after.Permissions)}
+		out["permissions"] = Change{Before: permissionList(before.Permissions), After: permissionList(after.Permissions)}
 	}
 	if before.IsAdmin != after.IsAdmin {
-		out["is_admin"] = Change{before.IsAdmin, after.IsAdmin}
+		out["is_admin"] = Change{Before: before.IsAdmin, After: after.IsAdmin}
 	}
 	if before.Active != after.Active {
-		out["active"] = Change{before.Active, after.Active}
+		out["active"] = Change{Before: before.Active, After: after.Active}
 	}
 	return out
 }
@@ -382,7 +363,7 @@ func (s *Store) txUpdateUser(ctx context.Context, before, after User, changes ma
 	if before.Revision != 0 {
 		cond = expression.Name("revision").Equal(expression.Value(before.Revision))
 	}
-	user, err := s.txPut(after, &cond)
+	user, err := s.t.TxPut(after, &cond)
 	if err != nil {
 		return nil, -1, err
 	}
@@ -392,8 +373,8 @@ func (s *Store) txUpdateUser(ctx context.Context, before, after User, changes ma
 	for _, f := range old {
 		if !slices.Contains(cur, f) {
 			k := userFacetKey(cid, f, after.ID)
-			items = append(items, s.txDeleteKey(k))
-			it, err := s.txAdd(userCountKey(cid, f), -1, nil)
+			items = append(items, s.t.TxDeleteKey(k))
+			it, err := s.l.TxAdd(userCountKey(cid, f), -1, nil)
 			if err != nil {
 				return nil, -1, err
 			}
@@ -403,13 +384,13 @@ func (s *Store) txUpdateUser(ctx context.Context, before, after User, changes ma
 	for _, f := range cur {
 		c := after
 		c.Key = userFacetKey(cid, f, after.ID)
-		it, err := s.txPut(c, nil)
+		it, err := s.t.TxPut(c, nil)
 		if err != nil {
 			return nil, -1, err
 		}
 		items = append(items, it)
 		if !slices.Contains(old, f) {
-			it, err := s.txAdd(userCountKey(cid, f), 1, nil)
+			it, err := s.l.TxAdd(userCountKey(cid, f), 1, nil)
 			if err != nil {
 				return nil, -1, err
 			}
@@ -424,73 +405,20 @@ func (s *Store) txUpdateUser(ctx context.Context, before, after User, changes ma
 			c := expression.Name("count").GreaterThan(expression.Value(1))
 			delta, cond, guard = -1, &c, len(items)
 		}
-		it, err := s.txAdd(userCountKey(cid, activeAdmins), delta, cond)
+		it, err := s.l.TxAdd(userCountKey(cid, activeAdmins), delta, cond)
 		if err != nil {
 			return nil, -1, err
 		}
 		items = append(items, it)
 	}
-	audit, err := s.txAudit(ctx, cid, AuditEntry{
+	audit, err := s.l.TxAudit(ctx, cid, AuditEntry{
 		Action: "user.update", TargetType: "user", TargetID: strconv.FormatInt(after.ID, 10), Changes: changes,
 	})
 	return append(items, audit...), guard, err
 }
 
-// maxTxAttempts bounds the read-decide-write rounds of a user update that
-// keeps meeting concurrent changes.
-const maxTxAttempts = 5
-
-// conditionFailedAt reports whether err is a cancelled transaction whose
-// item i failed its condition.
-func conditionFailedAt(err error, i int) bool {
-	var tce *types.TransactionCanceledException
-	if !errors.As(err, &tce) || i >= len(tce.CancellationReasons) {
-		return false
-	}
-	return aws.ToString(tce.CancellationReasons[i].Code) == "ConditionalCheckFailed"
-}
-
-// isTransactionConflict reports whether DynamoDB cancelled a transaction
-// because another one touched its items at the same time (worth retrying).
-func isTransactionConflict(err error) bool {
-	var tce *types.TransactionCanceledException
-	if !errors.As(err, &tce) {
-		return false
-	}
-	for _, r := range tce.CancellationReasons {
-		if aws.ToString(r.Code) == "TransactionConflict" {
-			return true
-		}
-	}
-	return false
-}
-
-// getItemConsistent is getItem with a strongly consistent read, for reads a
-// write decides on.
-func (s *Store) getItemConsistent(ctx context.Context, k Key, out any) error {
-	in := &dynamodb.GetItemInput{TableName: aws.String(s.Table), Key: k.av(), ConsistentRead: aws.Bool(true), ReturnConsumedCapacity: total}
-	res, err := call(func() (*dynamodb.GetItemOutput, error) { return s.DB.GetItem(ctx, in) })
-	if err != nil {
-		return fmt.Errorf("get %s/%s: %w", k.PK, k.SK, err)
-	}
-	record(ctx, reading, res.ConsumedCapacity)
-	if res.Item == nil {
-		return ErrNotFound
-	}
-	return attributevalue.UnmarshalMap(res.Item, out)
-}
-
-// now is the store's clock in the API's date-time format.
-func now() string { return time.Now().UTC().Format(time.RFC3339) }
-
-// SortableTime formats t in UTC with a fixed width (microseconds), so
-// times compare as strings in sort keys.
-func SortableTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000Z") }
-
-func nowNano() string { return SortableTime(time.Now()) }
-
 // UsersByID reads the company's users with these ids (by key); ids that
 // are not the company's users are absent from the map.
 func (s *Store) UsersByID(ctx context.Context, companyID int64, ids []int64) (map[int64]User, error) {
-	return byID(ctx, s, ids, func(id int64) Key { return userKey(companyID, id) }, func(u User) int64 { return u.ID })
+	return ddb.ByID(ctx, s.t, ids, func(id int64) Key { return userKey(companyID, id) }, func(u User) int64 { return u.ID })
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
 
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -64,13 +65,13 @@ const MaxWebhooksPerCompany = 50
 var ErrLimit = errors.New("limit reached")
 
 func webhookKey(companyID int64, id string) Key {
-	return Key{PK: CompanyPK(companyID), SK: "WEBHOOK#" + id}
+	return Key{PK: schema.CompanyPK(companyID), SK: "WEBHOOK#" + id}
 }
 
-func webhookListPK(companyID int64) string { return CompanyPK(companyID) + "#WEBHOOKS" }
+func webhookListPK(companyID int64) string { return schema.CompanyPK(companyID) + "#WEBHOOKS" }
 
 func webhookCounterKey(companyID int64) Key {
-	return Key{PK: CompanyPK(companyID), SK: "COUNT#WEBHOOKS"}
+	return Key{PK: schema.CompanyPK(companyID), SK: "COUNT#WEBHOOKS"}
 }
 
 // WebhookSecretRecord is what an endpoint's sealed secret is bound to.
@@ -86,22 +87,22 @@ func NewWebhookID() string { return uuid.NewString() }
 // and records the audit entry, in one transaction; ErrLimit when the
 // company has the most.
 func (s *Store) CreateWebhook(ctx context.Context, w WebhookEndpoint) (WebhookEndpoint, error) {
-	w.CreatedAt = nowNano()
+	w.CreatedAt = s.t.StampSortable()
 	w.UpdatedAt = w.CreatedAt
 	w.Key = webhookKey(w.CompanyID, w.ID)
 	w.GSI1PK = webhookListPK(w.CompanyID)
 	w.GSI1SK = w.CreatedAt + "#" + w.ID
-	put, err := s.txPutNew(w)
+	put, err := s.t.TxPutNew(w)
 	if err != nil {
 		return WebhookEndpoint{}, err
 	}
 	below := expression.Or(expression.AttributeNotExists(expression.Name("value")),
 		expression.Name("value").LessThan(expression.Value(MaxWebhooksPerCompany)))
-	count, err := s.txUpdate(webhookCounterKey(w.CompanyID), expression.Add(expression.Name("value"), expression.Value(1)), &below)
+	count, err := s.t.TxUpdate(webhookCounterKey(w.CompanyID), expression.Add(expression.Name("value"), expression.Value(1)), &below)
 	if err != nil {
 		return WebhookEndpoint{}, err
 	}
-	audit, err := s.txAudit(ctx, w.CompanyID, AuditEntry{
+	audit, err := s.l.TxAudit(ctx, w.CompanyID, AuditEntry{
 		Action: "webhook.create", TargetType: "webhook", TargetID: w.ID,
 		Changes: map[string]Change{
 			"url": {After: w.URL}, "types": {After: w.Types}, "description": {After: w.Description},
@@ -111,7 +112,7 @@ func (s *Store) CreateWebhook(ctx context.Context, w WebhookEndpoint) (WebhookEn
 	if err != nil {
 		return WebhookEndpoint{}, err
 	}
-	if err := s.transact(ctx, append([]types.TransactWriteItem{put, count}, audit...)); errors.Is(err, ErrConflict) {
+	if err := s.t.Transact(ctx, append([]types.TransactWriteItem{put, count}, audit...)); errors.Is(err, ErrConflict) {
 		return WebhookEndpoint{}, ErrLimit
 	} else if err != nil {
 		return WebhookEndpoint{}, err
@@ -122,7 +123,7 @@ func (s *Store) CreateWebhook(ctx context.Context, w WebhookEndpoint) (WebhookEn
 // GetWebhook reads one endpoint of a company.
 func (s *Store) GetWebhook(ctx context.Context, companyID int64, id string) (WebhookEndpoint, error) {
 	var w WebhookEndpoint
-	err := s.getItem(ctx, webhookKey(companyID, id), &w)
+	err := s.t.GetItem(ctx, webhookKey(companyID, id), &w)
 	return w, err
 }
 
@@ -147,7 +148,7 @@ func (s *Store) ListWebhooks(ctx context.Context, companyID int64, limit int32, 
 func (s *Store) AllWebhooks(ctx context.Context, companyID int64) ([]WebhookEndpoint, error) {
 	var out []WebhookEndpoint
 	kc := expression.Key(tabledef.GSI1.PK).Equal(expression.Value(webhookListPK(companyID)))
-	err := s.queryAll(ctx, tabledef.GSI1.Name, kc, true, &out)
+	err := s.t.QueryAll(ctx, tabledef.GSI1.Name, kc, true, &out)
 	return out, err
 }
 
@@ -156,7 +157,7 @@ func (s *Store) WebhookCount(ctx context.Context, companyID int64) (int, error) 
 	var c struct {
 		Value int `dynamodbav:"value"`
 	}
-	err := s.getItem(ctx, webhookCounterKey(companyID), &c)
+	err := s.t.GetItem(ctx, webhookCounterKey(companyID), &c)
 	if errors.Is(err, ErrNotFound) {
 		return 0, nil
 	}
@@ -184,7 +185,7 @@ type WebhookChange struct {
 // change (ChangeWebhook is).
 func (s *Store) UpdateWebhook(ctx context.Context, companyID int64, id string, ch WebhookChange) (WebhookEndpoint, error) {
 	var out WebhookEndpoint
-	err := s.update(ctx, webhookKey(companyID, id), ch.expression(nowNano()), nil, &out)
+	err := s.t.Update(ctx, webhookKey(companyID, id), ch.expression(s.t.StampSortable()), nil, &out)
 	return out, err
 }
 
@@ -248,20 +249,20 @@ func webhookChanges(before, after WebhookEndpoint) map[string]Change {
 	out := map[string]Change{}
 	str := func(name, b, a string) {
 		if b != a {
-			out[name] = Change{nullable(b), nullable(a)}
+			out[name] = Change{Before: nullable(b), After: nullable(a)}
 		}
 	}
 	str("url", before.URL, after.URL)
 	str("description", before.Description, after.Description)
 	str("disabled_reason", before.DisabledReason, after.DisabledReason)
 	if !slices.Equal(before.Types, after.Types) {
-		out["types"] = Change{before.Types, after.Types}
+		out["types"] = Change{Before: before.Types, After: after.Types}
 	}
 	if before.Active != after.Active {
-		out["active"] = Change{before.Active, after.Active}
+		out["active"] = Change{Before: before.Active, After: after.Active}
 	}
 	if before.SealedSecret != after.SealedSecret {
-		out["secret"] = Change{Secret, Secret}
+		out["secret"] = Change{Before: Secret, After: Secret}
 	}
 	return out
 }
@@ -272,7 +273,7 @@ func webhookChanges(before, after WebhookEndpoint) map[string]Change {
 // gone; ErrConflict when ch replaces the secret and another rotation came
 // first (the previous secret kept must be the one replaced).
 func (s *Store) ChangeWebhook(ctx context.Context, before WebhookEndpoint, ch WebhookChange, action string) (WebhookEndpoint, error) {
-	at := nowNano()
+	at := s.t.StampSortable()
 	if widens(before, ch) {
 		ch.ReceivesFrom = &at
 	}
@@ -282,17 +283,17 @@ func (s *Store) ChangeWebhook(ctx context.Context, before WebhookEndpoint, ch We
 	if ch.SealedSecret != nil {
 		cond = cond.And(expression.Name("sealed_secret").Equal(expression.Value(before.SealedSecret)))
 	}
-	item, err := s.txUpdate(webhookKey(before.CompanyID, before.ID), ch.expression(after.UpdatedAt), &cond)
+	item, err := s.t.TxUpdate(webhookKey(before.CompanyID, before.ID), ch.expression(after.UpdatedAt), &cond)
 	if err != nil {
 		return WebhookEndpoint{}, err
 	}
-	audit, err := s.txAudit(ctx, before.CompanyID, AuditEntry{
+	audit, err := s.l.TxAudit(ctx, before.CompanyID, AuditEntry{
 		Action: action, TargetType: "webhook", TargetID: before.ID, Changes: webhookChanges(before, after),
 	})
 	if err != nil {
 		return WebhookEndpoint{}, err
 	}
-	err = s.transact(ctx, append([]types.TransactWriteItem{item}, audit...))
+	err = s.t.Transact(ctx, append([]types.TransactWriteItem{item}, audit...))
 	if errors.Is(err, ErrConflict) {
 		if _, gerr := s.GetWebhook(ctx, before.CompanyID, before.ID); errors.Is(gerr, ErrNotFound) {
 			return WebhookEndpoint{}, ErrNotFound
@@ -325,22 +326,22 @@ func widens(before WebhookEndpoint, ch WebhookChange) bool {
 // and records the audit entry, in one transaction (ErrNotFound when it does
 // not exist). Its delivery log stays until its items expire.
 func (s *Store) DeleteWebhook(ctx context.Context, w WebhookEndpoint) error {
-	del, err := s.txDelete(webhookKey(w.CompanyID, w.ID), expression.AttributeExists(expression.Name(tabledef.PK)))
+	del, err := s.t.TxDelete(webhookKey(w.CompanyID, w.ID), expression.AttributeExists(expression.Name(tabledef.PK)))
 	if err != nil {
 		return err
 	}
-	count, err := s.txUpdate(webhookCounterKey(w.CompanyID), expression.Add(expression.Name("value"), expression.Value(-1)), nil)
+	count, err := s.t.TxUpdate(webhookCounterKey(w.CompanyID), expression.Add(expression.Name("value"), expression.Value(-1)), nil)
 	if err != nil {
 		return err
 	}
-	audit, err := s.txAudit(ctx, w.CompanyID, AuditEntry{
+	audit, err := s.l.TxAudit(ctx, w.CompanyID, AuditEntry{
 		Action: "webhook.delete", TargetType: "webhook", TargetID: w.ID,
 		Changes: map[string]Change{"url": {Before: w.URL}, "types": {Before: w.Types}, "description": {Before: w.Description}},
 	})
 	if err != nil {
 		return err
 	}
-	if err := s.transact(ctx, append([]types.TransactWriteItem{del, count}, audit...)); errors.Is(err, ErrConflict) {
+	if err := s.t.Transact(ctx, append([]types.TransactWriteItem{del, count}, audit...)); errors.Is(err, ErrConflict) {
 		return ErrNotFound
 	} else if err != nil {
 		return err
@@ -357,7 +358,7 @@ func (s *Store) queryPageExact(ctx context.Context, p Page, skAttr string, out a
 		return "", err
 	}
 	kc := expression.Key(p.PKAttr).Equal(expression.Value(p.Partition))
-	items, _, err := s.queryRaw(ctx, p.Index, kc, nil, p.Forward, p.Limit+1, start)
+	items, _, err := s.t.QueryRaw(ctx, p.Index, kc, nil, p.Forward, p.Limit+1, start)
 	if start != nil && err != nil {
 		err = badStart(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -52,7 +53,7 @@ func (s *Store) window(ctx context.Context, w Window) ([]map[string]types.Attrib
 	}
 	kc := expression.Key(w.pkAttr()).Equal(expression.Value(w.Partition))
 	if w.SKPrefix != "" {
-		kc = kc.And(skPrefix(w.skAttr(), w.SKPrefix))
+		kc = kc.And(ddb.SKPrefix(w.skAttr(), w.SKPrefix))
 	}
 	want := w.Take + 1
 	var out []map[string]types.AttributeValue
@@ -62,7 +63,7 @@ func (s *Store) window(ctx context.Context, w Window) ([]map[string]types.Attrib
 		if w.Filter != nil {
 			limit = max(limit, 100) // Limit counts items before the filter
 		}
-		items, next, err := s.queryRaw(ctx, w.Index.Name, kc, w.Filter, w.Forward, limit, start)
+		items, next, err := s.t.QueryRaw(ctx, w.Index.Name, kc, w.Filter, w.Forward, limit, start)
 		if fromToken && err != nil {
 			err = badStart(err)
 		}

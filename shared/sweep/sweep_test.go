@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -72,7 +73,7 @@ func TestSweepEndsStalledScans(t *testing.T) {
 			t.Fatalf("scan %s: %s %v, want %s", sc.RunID, got.Status, err, before)
 		}
 	}
-	item, err := st.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: &st.Table, Key: map[string]types.AttributeValue{
+	item, err := st.Client().GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(st.TableName()), Key: map[string]types.AttributeValue{
 		"PK": &types.AttributeValueMemberS{Value: store.CompanyPK(7)}, "SK": &types.AttributeValueMemberS{Value: "EVENT#scan_failed-" + stalled.ID},
 	}})
 	if err != nil || item.Item == nil {

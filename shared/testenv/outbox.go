@@ -18,8 +18,8 @@ import (
 // when there is no such event.
 func OutboxEvent(t testing.TB, st *store.Store, companyID int64, id string) (map[string]any, bool) {
 	t.Helper()
-	res, err := st.DB.GetItem(context.Background(), &dynamodb.GetItemInput{
-		TableName: aws.String(st.Table), ConsistentRead: aws.Bool(true),
+	res, err := st.Client().GetItem(context.Background(), &dynamodb.GetItemInput{
+		TableName: aws.String(st.TableName()), ConsistentRead: aws.Bool(true),
 		Key: map[string]types.AttributeValue{
 			tabledef.PK: &types.AttributeValueMemberS{Value: store.CompanyPK(companyID)},
 			tabledef.SK: &types.AttributeValueMemberS{Value: "EVENT#" + id},

@@ -28,6 +28,7 @@ import (
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/maildev"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/bulkload"
 )
 
 // JWT settings every test Env trusts.
@@ -138,7 +139,7 @@ func newStore(t testing.TB, stream bool) *store.Store {
 	}
 	name := fmt.Sprintf("t%d_%d_%d", os.Getpid(), time.Now().UnixNano(), tableSeq.Add(1))
 	st := store.New(db, name)
-	if err := st.CreateTable(context.Background(), stream); err != nil {
+	if err := bulkload.CreateTable(context.Background(), st, stream); err != nil {
 		t.Fatal(err)
 	}
 	return st

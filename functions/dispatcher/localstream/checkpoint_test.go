@@ -45,7 +45,7 @@ func (s *seen) list() []string {
 func put(t *testing.T, st *store.Store, names ...string) {
 	t.Helper()
 	for _, n := range names {
-		_, err := st.DB.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(st.Table), Item: map[string]ddbtypes.AttributeValue{
+		_, err := st.Client().PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(st.TableName()), Item: map[string]ddbtypes.AttributeValue{
 			"PK": &ddbtypes.AttributeValueMemberS{Value: "CHECKPOINT#" + n}, "SK": &ddbtypes.AttributeValueMemberS{Value: "x"}}})
 		if err != nil {
 			t.Fatal(err)

@@ -9,9 +9,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
-
 	"log/slog"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -120,13 +119,13 @@ func (p *Poller) Run(ctx context.Context) error {
 		return errors.New("stream poller: no table")
 	}
 	consumers := p.consumers()
-	desc, err := st.DB.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(st.Table)})
+	desc, err := st.Client().DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(st.TableName())})
 	if err != nil {
 		return err
 	}
 	arn := aws.ToString(desc.Table.LatestStreamArn)
 	if arn == "" {
-		return fmt.Errorf("table %s has no stream", st.Table)
+		return fmt.Errorf("table %s has no stream", st.TableName())
 	}
 	shards := map[string]*shardState{}
 	saved := map[string]string{}

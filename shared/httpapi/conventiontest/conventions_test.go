@@ -306,8 +306,8 @@ func TestIdempotencyKeyBounds(t *testing.T) {
 // idemItems reads the company's Idempotency-Key items as stored.
 func idemItems(t *testing.T, env *testenv.Env, companyID int64) []map[string]types.AttributeValue {
 	t.Helper()
-	out, err := env.Store.DB.Query(context.Background(), &dynamodb.QueryInput{
-		TableName:              aws.String(env.Store.Table),
+	out, err := env.Store.Client().Query(context.Background(), &dynamodb.QueryInput{
+		TableName:              aws.String(env.Store.TableName()),
 		KeyConditionExpression: aws.String("PK = :pk AND begins_with(SK, :idem)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":pk": &types.AttributeValueMemberS{Value: store.CompanyPK(companyID)}, ":idem": &types.AttributeValueMemberS{Value: "IDEM#"},

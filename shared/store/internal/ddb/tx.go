@@ -1,4 +1,4 @@
-package store
+package ddb
 
 import (
 	"context"
@@ -14,34 +14,34 @@ import (
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
-// maxTxItems is DynamoDB's limit of items in one transaction.
-const maxTxItems = 100
+// MaxTxItems is DynamoDB's limit of items in one transaction.
+const MaxTxItems = 100
 
-// transact writes items all-or-nothing. A failed condition is ErrConflict.
-func (s *Store) transact(ctx context.Context, items []types.TransactWriteItem) error {
-	if len(items) > maxTxItems {
-		return fmt.Errorf("transaction of %d items exceeds %d", len(items), maxTxItems)
+// Transact writes items all-or-nothing. A failed condition is ErrConflict.
+func (t *Table) Transact(ctx context.Context, items []types.TransactWriteItem) error {
+	if len(items) > MaxTxItems {
+		return fmt.Errorf("transaction of %d items exceeds %d", len(items), MaxTxItems)
 	}
 	// One idempotency token for every attempt: a transaction that did
 	// commit before its answer was lost is not applied twice.
 	in := &dynamodb.TransactWriteItemsInput{
-		TransactItems: items, ReturnConsumedCapacity: total, ClientRequestToken: aws.String(uuid.NewString()),
+		TransactItems: items, ReturnConsumedCapacity: Total, ClientRequestToken: aws.String(uuid.NewString()),
 	}
-	res, err := call(func() (*dynamodb.TransactWriteItemsOutput, error) { return s.DB.TransactWriteItems(ctx, in) })
-	if isConditionFailed(err) {
-		// The cause stays inspectable (see conditionFailedAt).
+	res, err := Call(func() (*dynamodb.TransactWriteItemsOutput, error) { return t.DB.TransactWriteItems(ctx, in) })
+	if IsConditionFailed(err) {
+		// The cause stays inspectable (see ConditionFailedAt).
 		return fmt.Errorf("%w: %w", ErrConflict, err)
 	}
 	if err != nil {
 		return fmt.Errorf("transact write: %w", err)
 	}
-	recordBatch(ctx, writing, res.ConsumedCapacity)
+	RecordBatch(ctx, Writing, res.ConsumedCapacity)
 	return nil
 }
 
-// txPut is a Put for transact (of a struct, or of an item already
+// TxPut is a Put for transact (of a struct, or of an item already
 // marshalled); with cond, the put happens only if it holds.
-func (s *Store) txPut(item any, cond *expression.ConditionBuilder) (types.TransactWriteItem, error) {
+func (t *Table) TxPut(item any, cond *expression.ConditionBuilder) (types.TransactWriteItem, error) {
 	av, ok := item.(map[string]types.AttributeValue)
 	if !ok {
 		var err error
@@ -49,7 +49,7 @@ func (s *Store) txPut(item any, cond *expression.ConditionBuilder) (types.Transa
 			return types.TransactWriteItem{}, fmt.Errorf("marshal item: %w", err)
 		}
 	}
-	put := &types.Put{TableName: aws.String(s.Table), Item: av}
+	put := &types.Put{TableName: aws.String(t.Name), Item: av}
 	if cond != nil {
 		expr, err := expression.NewBuilder().WithCondition(*cond).Build()
 		if err != nil {
@@ -62,14 +62,14 @@ func (s *Store) txPut(item any, cond *expression.ConditionBuilder) (types.Transa
 	return types.TransactWriteItem{Put: put}, nil
 }
 
-// txPutNew is a Put that fails the transaction if the key exists.
-func (s *Store) txPutNew(item any) (types.TransactWriteItem, error) {
+// TxPutNew is a Put that fails the transaction if the key exists.
+func (t *Table) TxPutNew(item any) (types.TransactWriteItem, error) {
 	c := expression.AttributeNotExists(expression.Name(tabledef.PK))
-	return s.txPut(item, &c)
+	return t.TxPut(item, &c)
 }
 
-// txUpdate is an Update for transact.
-func (s *Store) txUpdate(k Key, upd expression.UpdateBuilder, cond *expression.ConditionBuilder) (types.TransactWriteItem, error) {
+// TxUpdate is an Update for transact.
+func (t *Table) TxUpdate(k Key, upd expression.UpdateBuilder, cond *expression.ConditionBuilder) (types.TransactWriteItem, error) {
 	b := expression.NewBuilder().WithUpdate(upd)
 	if cond != nil {
 		b = b.WithCondition(*cond)
@@ -79,25 +79,25 @@ func (s *Store) txUpdate(k Key, upd expression.UpdateBuilder, cond *expression.C
 		return types.TransactWriteItem{}, err
 	}
 	return types.TransactWriteItem{Update: &types.Update{
-		TableName: aws.String(s.Table), Key: k.av(),
+		TableName: aws.String(t.Name), Key: k.AV(),
 		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 	}}, nil
 }
 
-// txDeleteKey is an unconditional Delete for transact.
-func (s *Store) txDeleteKey(k Key) types.TransactWriteItem {
-	return types.TransactWriteItem{Delete: &types.Delete{TableName: &s.Table, Key: k.av()}}
+// TxDeleteKey is an unconditional Delete for transact.
+func (t *Table) TxDeleteKey(k Key) types.TransactWriteItem {
+	return types.TransactWriteItem{Delete: &types.Delete{TableName: &t.Name, Key: k.AV()}}
 }
 
-// txDelete is a conditional Delete for transact.
-func (s *Store) txDelete(k Key, cond expression.ConditionBuilder) (types.TransactWriteItem, error) {
+// TxDelete is a conditional Delete for transact.
+func (t *Table) TxDelete(k Key, cond expression.ConditionBuilder) (types.TransactWriteItem, error) {
 	expr, err := expression.NewBuilder().WithCondition(cond).Build()
 	if err != nil {
 		return types.TransactWriteItem{}, err
 	}
 	return types.TransactWriteItem{Delete: &types.Delete{
-		TableName: &s.Table, Key: k.av(), ConditionExpression: expr.Condition(),
+		TableName: &t.Name, Key: k.AV(), ConditionExpression: expr.Condition(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 	}}, nil
 }

@@ -1,4 +1,4 @@
-package store
+package ddb
 
 import (
 	"context"
@@ -13,9 +13,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// batchPut writes items unconditionally, 25 to a request, resending what
+// BatchPut writes items unconditionally, 25 to a request, resending what
 // DynamoDB leaves unprocessed. Only for items that no counter depends on.
-func (s *Store) batchPut(ctx context.Context, items []any) error {
+func (t *Table) BatchPut(ctx context.Context, items []any) error {
 	for start := 0; start < len(items); start += 25 {
 		var reqs []types.WriteRequest
 		for _, it := range items[start:min(start+25, len(items))] {
@@ -26,20 +26,20 @@ func (s *Store) batchPut(ctx context.Context, items []any) error {
 			reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: av}})
 		}
 		for attempt := 0; len(reqs) > 0; attempt++ {
-			if err := backoff(ctx, attempt); err != nil {
+			if err := Backoff(ctx, attempt); err != nil {
 				return err
 			}
-			res, err := call(func() (*dynamodb.BatchWriteItemOutput, error) {
-				return s.DB.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{
-					RequestItems:           map[string][]types.WriteRequest{s.Table: reqs},
-					ReturnConsumedCapacity: total,
+			res, err := Call(func() (*dynamodb.BatchWriteItemOutput, error) {
+				return t.DB.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{
+					RequestItems:           map[string][]types.WriteRequest{t.Name: reqs},
+					ReturnConsumedCapacity: Total,
 				})
 			})
 			if err != nil {
 				return fmt.Errorf("batch write: %w", err)
 			}
-			recordBatch(ctx, writing, res.ConsumedCapacity)
-			reqs = res.UnprocessedItems[s.Table]
+			RecordBatch(ctx, Writing, res.ConsumedCapacity)
+			reqs = res.UnprocessedItems[t.Name]
 		}
 	}
 	return nil
@@ -48,9 +48,9 @@ func (s *Store) batchPut(ctx context.Context, items []any) error {
 // batchWriters bounds the concurrent write calls of parallel.
 const batchWriters = 8
 
-// parallel runs do(0..n-1) on batchWriters goroutines and returns the
+// Parallel runs do(0..n-1) on batchWriters goroutines and returns the
 // first error.
-func (s *Store) parallel(ctx context.Context, n int, do func(int) error) error {
+func (t *Table) Parallel(ctx context.Context, n int, do func(int) error) error {
 	var wg sync.WaitGroup
 	errs := make([]error, n)
 	sem := make(chan struct{}, batchWriters)
@@ -70,29 +70,29 @@ func (s *Store) parallel(ctx context.Context, n int, do func(int) error) error {
 	return errors.Join(errs...)
 }
 
-// batchPutParallel is batchPut with the batches sent concurrently.
-func (s *Store) batchPutParallel(ctx context.Context, items []any) error {
+// BatchPutParallel is batchPut with the batches sent concurrently.
+func (t *Table) BatchPutParallel(ctx context.Context, items []any) error {
 	const per = 25
-	return s.parallel(ctx, (len(items)+per-1)/per, func(n int) error {
-		return s.batchPut(ctx, items[n*per:min((n+1)*per, len(items))])
+	return t.Parallel(ctx, (len(items)+per-1)/per, func(n int) error {
+		return t.BatchPut(ctx, items[n*per:min((n+1)*per, len(items))])
 	})
 }
 
-// batchGet reads keys with strongly consistent reads (the write path decides
+// BatchGet reads keys with strongly consistent reads (the write path decides
 // on them) and returns the items found, by key.
-func (s *Store) batchGet(ctx context.Context, keys []Key) (map[Key]map[string]types.AttributeValue, error) {
-	return s.readBatch(ctx, keys, true)
+func (t *Table) BatchGet(ctx context.Context, keys []Key) (map[Key]map[string]types.AttributeValue, error) {
+	return t.ReadBatch(ctx, keys, true)
 }
 
-// readBatch reads keys, strongly consistent or not, 100 to a request with
+// ReadBatch reads keys, strongly consistent or not, 100 to a request with
 // the requests sent concurrently (a scan's 25,000 issue ids are 250 of
 // them), and returns the items found, by key.
-func (s *Store) readBatch(ctx context.Context, keys []Key, consistent bool) (map[Key]map[string]types.AttributeValue, error) {
+func (t *Table) ReadBatch(ctx context.Context, keys []Key, consistent bool) (map[Key]map[string]types.AttributeValue, error) {
 	const per = 100
 	pages := make([][]map[string]types.AttributeValue, (len(keys)+per-1)/per)
-	err := s.parallel(ctx, len(pages), func(n int) error {
+	err := t.Parallel(ctx, len(pages), func(n int) error {
 		var err error
-		pages[n], err = s.getPage(ctx, keys[n*per:min((n+1)*per, len(keys))], consistent)
+		pages[n], err = t.getPage(ctx, keys[n*per:min((n+1)*per, len(keys))], consistent)
 		return err
 	})
 	if err != nil {
@@ -113,38 +113,38 @@ func (s *Store) readBatch(ctx context.Context, keys []Key, consistent bool) (map
 
 // getPage reads at most 100 keys with one BatchGetItem, resending what
 // DynamoDB leaves unprocessed.
-func (s *Store) getPage(ctx context.Context, keys []Key, consistent bool) ([]map[string]types.AttributeValue, error) {
+func (t *Table) getPage(ctx context.Context, keys []Key, consistent bool) ([]map[string]types.AttributeValue, error) {
 	pending := make([]map[string]types.AttributeValue, len(keys))
 	for n, k := range keys {
-		pending[n] = k.av()
+		pending[n] = k.AV()
 	}
 	var out []map[string]types.AttributeValue
 	for attempt := 0; len(pending) > 0; attempt++ {
-		if err := backoff(ctx, attempt); err != nil {
+		if err := Backoff(ctx, attempt); err != nil {
 			return nil, err
 		}
-		res, err := call(func() (*dynamodb.BatchGetItemOutput, error) {
-			return s.DB.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{
+		res, err := Call(func() (*dynamodb.BatchGetItemOutput, error) {
+			return t.DB.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{
 				RequestItems: map[string]types.KeysAndAttributes{
-					s.Table: {Keys: pending, ConsistentRead: aws.Bool(consistent)},
+					t.Name: {Keys: pending, ConsistentRead: aws.Bool(consistent)},
 				},
-				ReturnConsumedCapacity: total,
+				ReturnConsumedCapacity: Total,
 			})
 		})
 		if err != nil {
 			return nil, fmt.Errorf("batch get: %w", err)
 		}
-		recordBatch(ctx, reading, res.ConsumedCapacity)
-		out = append(out, res.Responses[s.Table]...)
-		pending = res.UnprocessedKeys[s.Table].Keys
+		RecordBatch(ctx, Reading, res.ConsumedCapacity)
+		out = append(out, res.Responses[t.Name]...)
+		pending = res.UnprocessedKeys[t.Name].Keys
 	}
 	return out, nil
 }
 
-// backoff waits before a batch request resends what the previous one left
+// Backoff waits before a batch request resends what the previous one left
 // unprocessed (DynamoDB's advice: resending at once meets the same
 // throttling). The first attempt does not wait.
-func backoff(ctx context.Context, attempt int) error {
+func Backoff(ctx context.Context, attempt int) error {
 	if attempt == 0 {
 		return nil
 	}
@@ -156,18 +156,9 @@ func backoff(ctx context.Context, attempt int) error {
 	}
 }
 
-// recordBatch records a batch response's consumed capacity.
-func recordBatch(ctx context.Context, write bool, caps []types.ConsumedCapacity) {
-	ptrs := make([]*types.ConsumedCapacity, len(caps))
-	for n := range caps {
-		ptrs[n] = &caps[n]
-	}
-	record(ctx, write, ptrs...)
-}
-
-// byID reads the items of ids by key (eventually consistent: for answers,
+// ByID reads the items of ids by key (eventually consistent: for answers,
 // not for decisions) and maps them by id.
-func byID[T any](ctx context.Context, s *Store, ids []int64, key func(int64) Key, id func(T) int64) (map[int64]T, error) {
+func ByID[T any](ctx context.Context, t *Table, ids []int64, key func(int64) Key, id func(T) int64) (map[int64]T, error) {
 	keys := make([]Key, 0, len(ids))
 	seen := map[int64]bool{}
 	for _, i := range ids {
@@ -176,7 +167,7 @@ func byID[T any](ctx context.Context, s *Store, ids []int64, key func(int64) Key
 			keys = append(keys, key(i))
 		}
 	}
-	got, err := s.readBatch(ctx, keys, false)
+	got, err := t.ReadBatch(ctx, keys, false)
 	if err != nil {
 		return nil, err
 	}

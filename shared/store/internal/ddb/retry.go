@@ -1,4 +1,4 @@
-package store
+package ddb
 
 import (
 	"context"
@@ -10,44 +10,37 @@ import (
 	"github.com/acme/codescan-api/shared/awsclient"
 )
 
-// ErrUnavailable is returned when DynamoDB kept refusing a write past the
-// retry budget (throttling, transaction conflicts, timeouts, a branch busy
-// with another upload, a write that kept losing to concurrent ones): the
-// caller may try again later (503 with Retry-After), and nothing half-done
-// is left behind.
-var ErrUnavailable = errors.New("unavailable")
-
 // Optimistic-concurrency budget of a write path: attempts, and the longest
 // single wait.
 const (
-	maxAttempts = 10
+	MaxAttempts = 10
 	maxWait     = 800 * time.Millisecond
 )
 
-// retrying runs write until it succeeds or fails for good: a failed
+// Retrying runs write until it succeeds or fails for good: a failed
 // condition (ErrConflict: a concurrent writer changed what write read) is
 // retried with jittered exponential back-off; past the budget the error
 // wraps ErrUnavailable. write must read what it decides on afresh on every
 // call. Only conflicts are retried here: DynamoDB's transient refusals are
 // the client's retryer's (see awsclient), so a throttled call is tried at
 // most awsclient.MaxAttempts times, not that many times per attempt here.
-func (s *Store) retrying(ctx context.Context, write func() error) error {
+func (t *Table) Retrying(ctx context.Context, write func() error) error {
 	for attempt := 0; ; attempt++ {
 		err := write()
 		if err == nil || !errors.Is(err, ErrConflict) {
 			return err
 		}
-		if attempt+1 == maxAttempts {
-			return fmt.Errorf("%w after %d attempts: %w", ErrUnavailable, maxAttempts, err)
+		if attempt+1 == MaxAttempts {
+			return fmt.Errorf("%w after %d attempts: %w", ErrUnavailable, MaxAttempts, err)
 		}
-		if err := sleep(ctx, attempt); err != nil {
+		if err := Sleep(ctx, attempt); err != nil {
 			return err
 		}
 	}
 }
 
-// sleep waits a jittered, exponentially growing time before attempt+1.
-func sleep(ctx context.Context, attempt int) error {
+// Sleep waits a jittered, exponentially growing time before attempt+1.
+func Sleep(ctx context.Context, attempt int) error {
 	wait := min(10*time.Millisecond<<attempt, maxWait)
 	select {
 	case <-ctx.Done():
@@ -69,7 +62,7 @@ func Transient(err error) bool {
 	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &timeout) && timeout.Timeout())
 }
 
-// call runs one DynamoDB call. The client has retried what DynamoDB refused
+// Call runs one DynamoDB call. The client has retried what DynamoDB refused
 // for a while (see awsclient); an error that is still such a refusal wraps
 // ErrUnavailable, so callers tell "try again later" from a failure of the
 // request itself. The retryer repeats calls that are safe to repeat: reads,
@@ -77,10 +70,14 @@ func Transient(err error) bool {
 // every attempt); an unconditional ADD repeated after a timeout that had in
 // fact succeeded counts twice, which only ids and rate-limit windows do (an
 // id skipped, a request counted twice).
-func call[T any](do func() (T, error)) (T, error) {
+func Call[T any](do func() (T, error)) (T, error) {
 	out, err := do()
 	if err != nil && !errors.Is(err, ErrUnavailable) && Transient(err) {
 		err = fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	return out, err
 }
+
+// MaxTxAttempts bounds the read-decide-write rounds of an update that
+// keeps meeting concurrent changes.
+const MaxTxAttempts = 5

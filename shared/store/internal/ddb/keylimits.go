@@ -1,4 +1,4 @@
-package store
+package ddb
 
 import (
 	"context"
@@ -32,7 +32,12 @@ func (e *KeyTooLongError) Error() string {
 
 // keyLimits refuses, before it is sent, every call whose key values break
 // DynamoDB's limits (DynamoDB would answer a ValidationException).
+// A client made from one that has it (a store over another store's
+// client) keeps the one.
 func keyLimits(stack *middleware.Stack) error {
+	if _, ok := stack.Initialize.Get("KeyLimits"); ok {
+		return nil
+	}
 	return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("KeyLimits",
 		func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
 			if err := checkKeys(in.Parameters); err != nil {

@@ -1,0 +1,40 @@
+// Package schema is the store's item layout: every key builder and item
+// type, so that no area imports another for a key.
+package schema
+
+import (
+	"fmt"
+
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
+)
+
+// CompanyPK is the partition of everything a company owns.
+func CompanyPK(companyID int64) string { return fmt.Sprintf("C#%d", companyID) }
+
+// AuditPK is the partition of a company's audit log.
+func AuditPK(companyID int64) string { return CompanyPK(companyID) + "#AUDIT" }
+
+// AuditActorPK is the audit index partition of one actor.
+func AuditActorPK(companyID int64, actor string) string {
+	return AuditPK(companyID) + "#ACTOR#" + actor
+}
+
+// AuditActionPK is the audit index partition of one action.
+func AuditActionPK(companyID int64, action string) string {
+	return AuditPK(companyID) + "#ACTION#" + action
+}
+
+// AuditBothPK is the partition of the audit copies of one actor and action.
+func AuditBothPK(companyID int64, actor, action string) string {
+	return AuditPK(companyID) + "#ACTOR#" + actor + "#ACTION#" + action
+}
+
+// EventKey is an outbox event's key.
+func EventKey(companyID int64, id string) ddb.Key {
+	return ddb.Key{PK: CompanyPK(companyID), SK: "EVENT#" + id}
+}
+
+// CountKey is a company counter of a collection.
+func CountKey(companyID int64, collection string) ddb.Key {
+	return ddb.Key{PK: CompanyPK(companyID), SK: "COUNT#" + collection}
+}
