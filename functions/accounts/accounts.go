@@ -21,7 +21,7 @@ const (
 	MaxPageSize     = 100
 )
 
-type handlers struct{ store *store.Store }
+type handlers struct{ store Store }
 
 // New returns the group's http.Handler.
 func New(d config.Deps) http.Handler {
