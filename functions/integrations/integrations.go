@@ -76,7 +76,7 @@ func NewWithOptions(d config.Deps, o Options) http.Handler {
 }
 
 type handlers struct {
-	store  *store.Store
+	store  Store
 	sealer secrets.Sealer
 	host   *scmhost.Client
 }
