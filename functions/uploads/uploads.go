@@ -31,7 +31,7 @@ const (
 )
 
 type handlers struct {
-	store   *store.Store
+	store   Store
 	reports reportstore.Store
 	opts    Options
 }
