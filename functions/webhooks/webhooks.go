@@ -90,7 +90,7 @@ func NewWithOptions(d config.Deps, o Options) http.Handler {
 }
 
 type handlers struct {
-	store    *store.Store
+	store    Store
 	opts     Options
 	dispatch *delivery.Engine
 }
