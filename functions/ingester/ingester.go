@@ -31,7 +31,7 @@ import (
 
 // Ingester stores the findings of uploaded reports.
 type Ingester struct {
-	Store   *store.Store
+	Store   Store
 	Reports reportstore.Store
 	Log     *slog.Logger
 	// Metrics receives one line per scan handled (nil: none).
