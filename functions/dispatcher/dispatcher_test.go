@@ -73,7 +73,7 @@ func (w *world) startPoller(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	p := &localstream.Poller{Dispatcher: w.d, Streams: streams, Idle: 50 * time.Millisecond}
+	p := &localstream.Poller{Dispatcher: w.d, DB: w.env.Store.DB, Table: w.env.Store.Table, Streams: streams, Idle: 50 * time.Millisecond}
 	go func() { defer close(done); _ = p.Run(ctx) }()
 	w.stop = func() { cancel(); <-done }
 }
