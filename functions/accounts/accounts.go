@@ -6,6 +6,7 @@ package accounts
 import (
 	"net/http"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -21,11 +22,14 @@ const (
 	MaxPageSize     = 100
 )
 
-type handlers struct{ store *store.Store }
+type handlers struct {
+	store Store
+	now   func() time.Time
+}
 
 // New returns the group's http.Handler.
 func New(d config.Deps) http.Handler {
-	h := handlers{store: d.Store}
+	h := handlers{store: d.Store, now: d.Clock()}
 	return d.Server.Group(routes.GroupAccounts, map[string]httpapi.HandlerFunc{
 		"POST /api-keys":            h.createKey,
 		"GET /api-keys":             h.listKeys,

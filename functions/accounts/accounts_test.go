@@ -213,6 +213,28 @@ func TestExpiredKeyIsRefused(t *testing.T) {
 	}
 }
 
+// A key made with expires_in_days expires that many days after its
+// creation to the second: it works in its last second and is refused from
+// the next on, on the groups' and the authenticator's controlled clock.
+func TestKeyExpiresOnTheClock(t *testing.T) {
+	env := testenv.New(t)
+	at := time.Date(2031, 5, 1, 9, 30, 0, 0, time.UTC)
+	clock := func() time.Time { return at }
+	env.Deps.Now, env.Deps.Server.Auth.Now = clock, clock
+	w := &world{env: env, h: accounts.New(env.Deps)}
+	acme := w.env.Company(t, "Acme")
+	key, rec := w.createKey(t, testenv.Key(acme.Admin), `{"name":"CI","expires_in_days":2}`)
+	expires := at.Add(48 * time.Hour)
+	if rec.ExpiresAt == nil || *rec.ExpiresAt != expires.Format(time.RFC3339) {
+		t.Fatalf("expires_at %v, want %s", rec.ExpiresAt, expires.Format(time.RFC3339))
+	}
+	at = expires.Add(-time.Second)
+	w.do(t, "GET", "/api-keys", "", []string{auth.APIKeyHeader, key}, http.StatusOK)
+	at = expires
+	w.do(t, "GET", "/api-keys", "", []string{auth.APIKeyHeader, key}, http.StatusUnauthorized)
+	w.do(t, "GET", "/api-keys", "", testenv.Key(acme.Admin), http.StatusOK) // a key without expiry
+}
+
 // TestAuthReadBudget measures what authentication costs: two reads (the
 // key's look-up item, then user and company in one batch), plus one write
 // to record the key's use at most once per five minutes.

@@ -47,7 +47,7 @@ func (h handlers) createKey(w http.ResponseWriter, r *http.Request) error {
 		if *req.ExpiresInDays < 1 || *req.ExpiresInDays > MaxKeyLifeDays {
 			return httpapi.Errorf(http.StatusBadRequest, "expires_in_days must be an integer from 1 to %d", MaxKeyLifeDays)
 		}
-		k.ExpiresAt = time.Now().UTC().Add(time.Duration(*req.ExpiresInDays) * 24 * time.Hour).Format(time.RFC3339)
+		k.ExpiresAt = h.now().UTC().Add(time.Duration(*req.ExpiresInDays) * 24 * time.Hour).Format(time.RFC3339)
 	}
 	if req.UserID != nil && *req.UserID != p.UserID {
 		if !p.IsAdmin {

@@ -33,13 +33,24 @@ import (
 
 func TestMain(m *testing.M) { testenv.MainOwnDynamoDB(m) } // its tables have streams
 
-// world is one test's table, mail catcher, dispatcher and stream poller.
+// world is one test's table, mail catcher, dispatcher (on a clock the
+// test moves) and stream poller.
 type world struct {
 	env     *testenv.Env
 	d       *delivery.Engine
+	clk     *clock
 	mailWeb string
 	stop    func()
 }
+
+// clock is the dispatcher's clock: it stands still until the test moves it.
+type clock struct {
+	mu sync.Mutex
+	at time.Time
+}
+
+func (c *clock) now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.at }
+func (c *clock) set(t time.Time) { c.mu.Lock(); defer c.mu.Unlock(); c.at = t }
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
@@ -51,13 +62,15 @@ func newWorld(t *testing.T) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &world{env: env, mailWeb: web, d: &delivery.Engine{
+	clk := &clock{at: time.Now().UTC().Truncate(time.Second)}
+	w := &world{env: env, clk: clk, mailWeb: web, d: &delivery.Engine{
 		Store:    env.Store,
 		Webhooks: webhook.New(webhook.Options{AllowLoopback: true, Timeout: 2 * time.Second}),
 		Mail:     &mail.SMTP{Addr: smtpAddr, From: "notifications@codescan.test"},
 		Sealer:   sealer, AppURL: "http://app.test",
 		Backoff: delivery.Backoff{Base: 20 * time.Millisecond, Max: 100 * time.Millisecond, Horizon: time.Hour},
 		Log:     slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Now:     clk.now,
 	}}
 	w.stop = func() {}
 	t.Cleanup(func() { w.stop() })
@@ -73,7 +86,7 @@ func (w *world) startPoller(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	p := &localstream.Poller{Dispatcher: w.d, Streams: streams, Idle: 50 * time.Millisecond}
+	p := &localstream.Poller{Dispatcher: w.d, DB: w.env.Store.Client(), Table: w.env.Store.TableName(), Streams: streams, Idle: 50 * time.Millisecond}
 	go func() { defer close(done); _ = p.Run(ctx) }()
 	w.stop = func() { cancel(); <-done }
 }
@@ -287,8 +300,21 @@ func TestSettingsChooseExactlyTheRecipients(t *testing.T) {
 	}
 }
 
+// runDue runs the due deliveries at the world's clock and wants n attempted.
+func (w *world) runDue(t *testing.T, n int) {
+	t.Helper()
+	got, err := w.d.RunDue(context.Background())
+	if err != nil || got != n {
+		t.Fatalf("at %s: %d deliveries attempted (%v), want %d", w.clk.now().Format(time.RFC3339Nano), got, err, n)
+	}
+}
+
+// Each retry waits base*2^(attempts so far) with equal jitter (half of it
+// fixed), and is attempted from its next_attempt_at on, not a microsecond
+// (the stored precision) before.
 func TestRetriesUntilTheReceiverAccepts(t *testing.T) {
 	w := newWorld(t)
+	w.d.Backoff = delivery.Backoff{Base: 30 * time.Second, Max: time.Hour, Horizon: 2 * time.Hour}
 	c := w.env.Company(t, "Retry"+randomSuffix())
 	rcv := newReceiver(t, 500, 500, 200)
 	ep, _ := w.endpoint(t, c, rcv.URL+"/hook", "scan_completed")
@@ -297,16 +323,24 @@ func TestRetriesUntilTheReceiverAccepts(t *testing.T) {
 	if failed := w.d.Dispatch(ctx, []store.Event{ev}); len(failed) != 0 {
 		t.Fatal(failed)
 	}
-	eventually(t, "three attempts", func() bool {
-		if _, err := w.d.RunDue(ctx); err != nil {
-			t.Fatal(err)
+	id := store.DeliveryID(ev.ID, store.ChannelWebhook, ep.ID)
+	for _, wait := range []time.Duration{30 * time.Second, time.Minute} {
+		del, err := w.env.Store.GetDelivery(ctx, c.ID, id)
+		if err != nil || del.State != store.DeliveryRetrying {
+			t.Fatalf("after attempt %d: %+v (%v)", del.Attempts, del, err)
 		}
-		return len(rcv.received()) >= 3
-	})
-	time.Sleep(200 * time.Millisecond)
-	if _, err := w.d.RunDue(ctx); err != nil {
-		t.Fatal(err)
+		next, err := time.Parse(time.RFC3339Nano, del.NextAttemptAt)
+		if d := next.Sub(w.clk.now()); err != nil || d < wait/2-time.Microsecond || d > wait {
+			t.Fatalf("after attempt %d the next is in %s (%v), want %s to %s", del.Attempts, d, err, wait/2, wait)
+		}
+		w.runDue(t, 0) // at the attempt's own time
+		w.clk.set(next.Add(-time.Microsecond))
+		w.runDue(t, 0)
+		w.clk.set(next)
+		w.runDue(t, 1)
 	}
+	w.clk.set(w.clk.now().Add(24 * time.Hour))
+	w.runDue(t, 0) // delivered: nothing left to retry
 	got := rcv.received()
 	if len(got) != 3 {
 		t.Fatalf("receiver got %d requests, want 3", len(got))
@@ -334,6 +368,39 @@ func TestRetriesUntilTheReceiverAccepts(t *testing.T) {
 	}
 }
 
+// No retry starts more than the horizon after the first attempt: the
+// delivery fails for good instead.
+func TestRetriesEndAtTheHorizon(t *testing.T) {
+	w := newWorld(t)
+	// The first retry comes 15 to 30 minutes after the first attempt, the
+	// second 30 to 60 after that: past the 40-minute horizon.
+	w.d.Backoff = delivery.Backoff{Base: 30 * time.Minute, Max: 6 * time.Hour, Horizon: 40 * time.Minute}
+	c := w.env.Company(t, "Horizon"+randomSuffix())
+	rcv := newReceiver(t, 503)
+	ep, _ := w.endpoint(t, c, rcv.URL+"/hook", "scan_completed")
+	ctx := context.Background()
+	ev := scanCompleted(c.ID, "0a0b0c0d-0e0f-4011-8213-141516171819")
+	if failed := w.d.Dispatch(ctx, []store.Event{ev}); len(failed) != 0 {
+		t.Fatal(failed)
+	}
+	id := store.DeliveryID(ev.ID, store.ChannelWebhook, ep.ID)
+	del, err := w.env.Store.GetDelivery(ctx, c.ID, id)
+	if err != nil || del.State != store.DeliveryRetrying {
+		t.Fatalf("after the first attempt: %+v (%v)", del, err)
+	}
+	next, _ := time.Parse(time.RFC3339Nano, del.NextAttemptAt)
+	w.clk.set(next)
+	w.runDue(t, 1)
+	if del, err = w.env.Store.GetDelivery(ctx, c.ID, id); err != nil || del.State != store.DeliveryFailed || del.NextAttemptAt != "" || del.Attempts != 2 {
+		t.Fatalf("after the second attempt: %+v (%v), want failed for good", del, err)
+	}
+	w.clk.set(w.clk.now().Add(24 * time.Hour))
+	w.runDue(t, 0)
+	if n := len(rcv.received()); n != 2 {
+		t.Fatalf("receiver got %d requests, want 2", n)
+	}
+}
+
 func TestRetryAfterIsHonoured(t *testing.T) {
 	w := newWorld(t)
 	c := w.env.Company(t, "Later"+randomSuffix())
@@ -344,7 +411,7 @@ func TestRetryAfterIsHonoured(t *testing.T) {
 	defer srv.Close()
 	w.endpoint(t, c, srv.URL, "scan_completed")
 	ctx := context.Background()
-	before := time.Now()
+	before := w.clk.now()
 	w.d.Dispatch(ctx, []store.Event{scanCompleted(c.ID, "11111111-2222-4333-8444-555555555555")})
 	due, err := w.env.Store.DueDeliveries(ctx, before.Add(time.Hour), 10)
 	if err != nil {
@@ -360,7 +427,7 @@ func TestRetryAfterIsHonoured(t *testing.T) {
 		t.Fatalf("due deliveries %+v", mine)
 	}
 	next, _ := time.Parse(time.RFC3339Nano, mine[0].NextAttemptAt)
-	if wait := next.Sub(before); wait < 119*time.Second || wait > 125*time.Second {
+	if wait := next.Sub(before); wait != 120*time.Second {
 		t.Errorf("next attempt in %s, want Retry-After's 120s", wait)
 	}
 }
@@ -424,7 +491,6 @@ func TestRedirectsAreNotFollowed(t *testing.T) {
 
 func TestDispatcherKilledBeforeSendingDeliversOnceAfterRestart(t *testing.T) {
 	w := newWorld(t)
-	w.d.Lease = 300 * time.Millisecond
 	c := w.env.Company(t, "Restart"+randomSuffix())
 	rcv := newReceiver(t)
 	ep, _ := w.endpoint(t, c, rcv.URL, "scan_completed")
@@ -445,20 +511,23 @@ func TestDispatcherKilledBeforeSendingDeliversOnceAfterRestart(t *testing.T) {
 	if _, claimed, err := w.env.Store.ClaimDelivery(ctx, store.Delivery{
 		ID: store.DeliveryID(ev2.ID, store.ChannelWebhook, ep.ID), CompanyID: c.ID, EventID: ev2.ID, EventType: ev2.Type,
 		Channel: store.ChannelWebhook, Recipient: ep.ID, Payload: string(payload),
-	}, time.Now(), w.d.Lease); err != nil || !claimed {
+	}, w.clk.now(), delivery.DefaultLease); err != nil || !claimed {
 		t.Fatalf("claim: %v %v", claimed, err)
 	}
 
 	// The restarted dispatcher reads the stream from its trim horizon.
 	w.startPoller(t)
 	eventually(t, "the first event", func() bool { return len(rcv.received()) == 1 })
-	// The dead claim's lease runs out; the timer picks the delivery up.
-	eventually(t, "the second event", func() bool {
-		if _, err := w.d.RunDue(ctx); err != nil {
-			t.Fatal(err)
-		}
-		return len(rcv.received()) == 2
-	})
+	// The dead claim's lease runs out; the timer picks the delivery up
+	// then, not before.
+	claimed := w.clk.now()
+	w.clk.set(claimed.Add(delivery.DefaultLease - time.Second))
+	w.runDue(t, 0)
+	w.clk.set(claimed.Add(delivery.DefaultLease + time.Second))
+	w.runDue(t, 1)
+	if n := len(rcv.received()); n != 2 {
+		t.Fatalf("receiver got %d requests after the lease, want 2", n)
+	}
 	// A second restart sends nothing again.
 	w.stop()
 	w.startPoller(t)

@@ -31,11 +31,13 @@ import (
 
 // Ingester stores the findings of uploaded reports.
 type Ingester struct {
-	Store   *store.Store
+	Store   Store
 	Reports reportstore.Store
 	Log     *slog.Logger
 	// Metrics receives one line per scan handled (nil: none).
 	Metrics *metrics.Emitter
+	// Now is the clock of the events it records (time.Now when nil).
+	Now func() time.Time
 }
 
 // Job names one scan to ingest.
@@ -233,6 +235,13 @@ func (in *Ingester) ingest(ctx context.Context, job Job, sc store.Scan) (int, er
 	return n, nil
 }
 
+func (in *Ingester) now() time.Time {
+	if in.Now == nil {
+		return time.Now()
+	}
+	return in.Now()
+}
+
 // fail ends the scan incomplete: reason is its failed_reason, the detail
 // its one scan error; the scan_failed notification event (id
 // scan_failed-<scan id>) is recorded with it. It returns errIncomplete
@@ -243,7 +252,7 @@ func (in *Ingester) fail(ctx context.Context, sc store.Scan, reason, detail stri
 	if err != nil {
 		return err
 	}
-	ev, err := store.ScanFailedEvent(sc, proj.Name, reason, time.Now())
+	ev, err := store.ScanFailedEvent(sc, proj.Name, reason, in.now())
 	if err != nil {
 		return err
 	}

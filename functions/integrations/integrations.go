@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -67,7 +68,7 @@ func New(d config.Deps) http.Handler {
 
 // NewWithOptions returns the group's http.Handler with explicit options.
 func NewWithOptions(d config.Deps, o Options) http.Handler {
-	h := handlers{store: d.Store, sealer: o.Sealer, host: o.Host}
+	h := handlers{store: d.Store, sealer: o.Sealer, host: o.Host, now: d.Clock()}
 	return d.Server.Group(routes.GroupIntegrations, map[string]httpapi.HandlerFunc{
 		"GET /integrations/scm-provider":                      h.list,
 		"GET /integrations/scm-provider/{integration_uuid}":   h.get,
@@ -76,9 +77,10 @@ func NewWithOptions(d config.Deps, o Options) http.Handler {
 }
 
 type handlers struct {
-	store  *store.Store
+	store  Store
 	sealer secrets.Sealer
 	host   *scmhost.Client
+	now    func() time.Time
 }
 
 type integrationJSON struct {

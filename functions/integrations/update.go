@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -255,7 +254,7 @@ func (h handlers) markExpired(r *http.Request, in store.Integration, reason stri
 	}
 	ev := store.Event{
 		ID:        fmt.Sprintf("integration_expired-%s-%d", in.UUID, in.Revision),
-		CompanyID: in.CompanyID, Type: "integration_expired", CreatedAt: time.Now(), Data: data,
+		CompanyID: in.CompanyID, Type: "integration_expired", CreatedAt: h.now(), Data: data,
 	}
 	err = h.store.MarkIntegrationExpired(r.Context(), in.CompanyID, in.UUID, in.Revision, ev)
 	if errors.Is(err, store.ErrConflict) {

@@ -14,7 +14,7 @@ import (
 	"github.com/acme/codescan-api/shared/store"
 )
 
-type handlers struct{ store *store.Store }
+type handlers struct{ store Store }
 
 // New returns the group's http.Handler.
 func New(d config.Deps) http.Handler {

@@ -26,7 +26,7 @@ const (
 )
 
 type handlers struct {
-	store *store.Store
+	store Store
 }
 
 // New returns the group's http.Handler.

@@ -26,7 +26,7 @@ const backfillBudget = 2 * time.Minute
 
 // SLAChecks raises sla_breach once per open issue past its due date, for
 // every company, and returns how many it raised.
-func SLAChecks(ctx context.Context, st *store.Store, now time.Time) (int, error) {
+func SLAChecks(ctx context.Context, st Store, now time.Time) (int, error) {
 	if _, _, err := st.BackfillDueIndex(ctx, time.Now().Add(backfillBudget)); err != nil {
 		return 0, err
 	}
@@ -49,7 +49,7 @@ func SLAChecks(ctx context.Context, st *store.Store, now time.Time) (int, error)
 // slaBreaches raises the breaches of a company's pending issues past due
 // and moves each to breached once its event is recorded (raised now, or
 // before: a reopened issue breaches once).
-func slaBreaches(ctx context.Context, st *store.Store, companyID int64, now time.Time) (int, error) {
+func slaBreaches(ctx context.Context, st Store, companyID int64, now time.Time) (int, error) {
 	settings, _, err := st.SLASettings(ctx, companyID)
 	if err != nil {
 		return 0, err
@@ -103,7 +103,7 @@ func firstDetection(i store.Issue) (time.Time, bool) {
 
 // WeeklyDigest records, once per company and ISO week, the digest of the
 // company's open issues and their SLA standing.
-func WeeklyDigest(ctx context.Context, st *store.Store, now time.Time) (int, error) {
+func WeeklyDigest(ctx context.Context, st Store, now time.Time) (int, error) {
 	if _, _, err := st.BackfillDueIndex(ctx, time.Now().Add(backfillBudget)); err != nil {
 		return 0, err
 	}
@@ -153,7 +153,7 @@ func WeeklyDigest(ctx context.Context, st *store.Store, now time.Time) (int, err
 // digestCounts are a company's open issues, in all and by urgency code
 // (from the group counters), and how many of them are overdue and due soon
 // at now (COUNT queries of the due index's ranges).
-func digestCounts(ctx context.Context, st *store.Store, companyID int64, settings sla.Settings, now time.Time) (open, overdue, dueSoon int64, byUrgency map[string]int64, err error) {
+func digestCounts(ctx context.Context, st Store, companyID int64, settings sla.Settings, now time.Time) (open, overdue, dueSoon int64, byUrgency map[string]int64, err error) {
 	if byUrgency, err = st.OpenByUrgency(ctx, companyID); err != nil {
 		return 0, 0, 0, nil, err
 	}

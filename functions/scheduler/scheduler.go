@@ -21,14 +21,19 @@ type Input struct {
 	Job string `json:"job"`
 }
 
-// Handler runs one job and returns how many items it handled, writing the
-// run's metrics to the engine's emitter (the process's one).
-func Handler(d *delivery.Engine) func(context.Context, Input) (int, error) {
+// Handler runs one job on st and returns how many items it handled,
+// writing the run's metrics to the engine's emitter (the process's one).
+// The jobs read the time from the engine's clock.
+func Handler(d *delivery.Engine, st Store) func(context.Context, Input) (int, error) {
+	now := d.Now
+	if now == nil {
+		now = time.Now
+	}
 	jobs := map[string]func(context.Context) (int, error){
 		"retries": d.RunDue,
-		"sla":     func(ctx context.Context) (int, error) { return SLAChecks(ctx, d.Store, time.Now()) },
-		"digest":  func(ctx context.Context) (int, error) { return WeeklyDigest(ctx, d.Store, time.Now()) },
-		"stalled": func(ctx context.Context) (int, error) { return sweep.Run(ctx, d.Store, time.Now()) },
+		"sla":     func(ctx context.Context) (int, error) { return SLAChecks(ctx, st, now()) },
+		"digest":  func(ctx context.Context) (int, error) { return WeeklyDigest(ctx, st, now()) },
+		"stalled": func(ctx context.Context) (int, error) { return sweep.Run(ctx, st, now()) },
 	}
 	return func(ctx context.Context, in Input) (int, error) {
 		run, ok := jobs[in.Job]

@@ -32,7 +32,7 @@ const (
 	MaxPageSize       = 100
 )
 
-type handlers struct{ store *store.Store }
+type handlers struct{ store Store }
 
 // New returns the group's http.Handler.
 func New(d config.Deps) http.Handler {
@@ -223,11 +223,11 @@ func (h handlers) get(w http.ResponseWriter, r *http.Request) error {
 // members, and the ids a new team names.
 type directory struct {
 	ctx       context.Context
-	store     *store.Store
+	store     Store
 	companyID int64
 }
 
-func newDirectory(ctx context.Context, st *store.Store, companyID int64) *directory {
+func newDirectory(ctx context.Context, st Store, companyID int64) *directory {
 	return &directory{ctx: ctx, store: st, companyID: companyID}
 }
 

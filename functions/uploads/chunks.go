@@ -122,7 +122,7 @@ func chunkOf(body []byte) store.UploadChunk {
 
 // chunkStep decides on a chunk against the run's state as read now.
 func (h handlers) chunkStep(w http.ResponseWriter, r *http.Request, company int64, p scanParams, c chunkInfo, ch store.UploadChunk, body []byte) error {
-	ctx, now := r.Context(), time.Now()
+	ctx, now := r.Context(), h.now()
 	end := c.offset + ch.Size
 	run, err := h.store.GetUploadRun(ctx, company, p.runID, now)
 	missing := errors.Is(err, store.ErrNotFound)
@@ -192,7 +192,7 @@ func (h handlers) start(w http.ResponseWriter, r *http.Request, company int64, p
 	if err := tooManyChunks(0, c, ch.Size); err != nil {
 		return err
 	}
-	now := time.Now()
+	now := h.now()
 	run := store.UploadRun{
 		RunID: p.runID, Length: c.length, Offset: ch.Size, Chunks: []string{ch.String()},
 		Reserved: max(c.length, minReservation), ExpiresAt: now.Add(reportstore.ChunkDays * 24 * time.Hour).Unix(),

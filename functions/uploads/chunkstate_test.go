@@ -353,3 +353,24 @@ func TestChunkLostAfterTaken(t *testing.T) {
 		t.Fatalf("the report assembled is not the one sent: %+v %v", sc, err)
 	}
 }
+
+// A chunked run lives ChunkDays from its first chunk, on the group's
+// clock: a chunk in its last second continues it; from its end on the run
+// is gone and the next chunk must start it again at offset 0.
+func TestChunkedRunExpiresOnTheClock(t *testing.T) {
+	env := testenv.New(t)
+	at := time.Now().UTC().Truncate(time.Second)
+	env.Deps.Now = func() time.Time { return at }
+	w := &world{env: env, up: uploads.New(env.Deps), company: env.Company(t, "Acme")}
+	w.uploader = env.User(t, w.company, testenv.UserSpec{Email: "ci@acme.test", Permissions: []string{routes.PermUploadScan}})
+	c := chunker{h: w.up, u: w.uploader, run: newRun(), report: generated(20)}
+	n := len(c.report)
+	third := n / 3
+	want(t, "chunk 0", c.send(t, 0, third), 200, chunkOK(third, n), strconv.Itoa(third))
+	end := at.Add(reportstore.ChunkDays * 24 * time.Hour)
+	at = end.Add(-time.Second)
+	want(t, "chunk 1 in the run's last second", c.send(t, third, 2*third), 200, chunkOK(2*third, n), strconv.Itoa(2*third))
+	at = end
+	want(t, "chunk 2 once the run expired", c.send(t, 2*third, n), 409, uploadError("Expected the chunk at offset 0"), "0")
+	want(t, "chunk 0 starts it again", c.send(t, 0, third), 200, chunkOK(third, n), strconv.Itoa(third))
+}

@@ -49,7 +49,7 @@ func (h handlers) codeUpload(w http.ResponseWriter, r *http.Request) error {
 		return httpapi.UploadError(http.StatusBadRequest, "The source file is not text (it contains NUL bytes)")
 	}
 	budget := store.SourceBudget{Files: MaxRunSources, Bytes: MaxRunSourceBytes}
-	expires := time.Now().Add(reportstore.SourceDays * 24 * time.Hour)
+	expires := h.now().Add(reportstore.SourceDays * 24 * time.Hour)
 	err = h.store.ReserveSource(ctx, company, run, int64(len(content)), budget, expires)
 	if errors.Is(err, store.ErrBudget) {
 		return httpapi.UploadError(http.StatusRequestEntityTooLarge,

@@ -11,6 +11,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/acme/codescan-api/shared/config"
 	"github.com/acme/codescan-api/shared/httpapi"
@@ -31,9 +32,10 @@ const (
 )
 
 type handlers struct {
-	store   *store.Store
+	store   Store
 	reports reportstore.Store
 	opts    Options
+	now     func() time.Time
 }
 
 // Options are the group's settings.
@@ -83,7 +85,7 @@ func NewWithOptions(d config.Deps, o Options) http.Handler {
 	if o.PendingQuota < MaxReportBytes {
 		panic(fmt.Sprintf("uploads: a pending quota of %d bytes is below the largest report (%d)", o.PendingQuota, MaxReportBytes))
 	}
-	h := handlers{store: d.Store, reports: d.Reports, opts: o}
+	h := handlers{store: d.Store, reports: d.Reports, opts: o, now: d.Clock()}
 	return d.Server.Group(routes.GroupUploads, map[string]httpapi.HandlerFunc{
 		"POST /scan-upload":       h.scanUpload,
 		"POST /code-upload":       h.codeUpload,

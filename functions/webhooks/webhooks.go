@@ -72,9 +72,9 @@ func New(d config.Deps) http.Handler {
 
 // NewWithOptions returns the group's handler with explicit options.
 func NewWithOptions(d config.Deps, o Options) http.Handler {
-	h := handlers{store: d.Store, opts: o, dispatch: &delivery.Engine{
+	h := handlers{store: d.Store, opts: o, now: d.Clock(), dispatch: &delivery.Engine{
 		Store: d.Store, Webhooks: o.Webhooks, Sealer: o.Sealer, Backoff: delivery.DefaultBackoff, Log: d.Server.Log,
-		Metrics: d.Metrics,
+		Metrics: d.Metrics, Now: d.Now,
 	}}
 	return d.Server.Group(routes.GroupWebhooks, map[string]httpapi.HandlerFunc{
 		"POST /webhooks":                                                 h.create,
@@ -90,9 +90,10 @@ func NewWithOptions(d config.Deps, o Options) http.Handler {
 }
 
 type handlers struct {
-	store    *store.Store
+	store    Store
 	opts     Options
 	dispatch *delivery.Engine
+	now      func() time.Time
 }
 
 var (
@@ -114,7 +115,8 @@ type view struct {
 	UpdatedAt            string   `json:"updated_at"`
 }
 
-func viewOf(w store.WebhookEndpoint) view {
+// viewOf shows the previous secret's expiry while it has not passed at now.
+func viewOf(w store.WebhookEndpoint, now time.Time) view {
 	v := view{ID: w.ID, URL: w.URL, Types: w.Types, Description: w.Description, Active: w.Active,
 		CreatedAt: apiTime(w.CreatedAt), UpdatedAt: apiTime(w.UpdatedAt)}
 	opt := func(s string) *string {
@@ -128,7 +130,7 @@ func viewOf(w store.WebhookEndpoint) view {
 		v.DisabledReason = &w.DisabledReason
 	}
 	v.FailingSince = opt(w.FailingSince)
-	if until, err := time.Parse(time.RFC3339Nano, w.PrevSecretUntil); err == nil && time.Now().Before(until) {
+	if until, err := time.Parse(time.RFC3339Nano, w.PrevSecretUntil); err == nil && now.Before(until) {
 		v.PreviousSecretExpiry = opt(w.PrevSecretUntil)
 	}
 	if v.Types == nil {
@@ -260,7 +262,7 @@ func (h handlers) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return httpapi.WriteJSON(w, http.StatusCreated, map[string]any{"status": "ok", "webhook": viewOf(ep), "secret": secret})
+	return httpapi.WriteJSON(w, http.StatusCreated, map[string]any{"status": "ok", "webhook": viewOf(ep, h.now()), "secret": secret})
 }
 
 // paging reads page_size (1 to MaxPageSize) and the page token
@@ -297,9 +299,9 @@ func (h handlers) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	views := make([]view, 0, len(eps))
+	views, now := make([]view, 0, len(eps)), h.now()
 	for _, e := range eps {
-		views = append(views, viewOf(e))
+		views = append(views, viewOf(e, now))
 	}
 	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{
 		"status": "ok", "webhooks": views, "total_webhooks": total, "page_size": size, "next_page_token": nullable(next),
@@ -324,7 +326,7 @@ func (h handlers) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "webhook": viewOf(ep)})
+	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "webhook": viewOf(ep, h.now())})
 }
 
 func (h handlers) update(w http.ResponseWriter, r *http.Request) error {
@@ -349,7 +351,7 @@ func (h handlers) update(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "webhook": viewOf(ep)})
+	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "webhook": viewOf(ep, h.now())})
 }
 
 func (h handlers) delete(w http.ResponseWriter, r *http.Request) error {
@@ -380,7 +382,7 @@ func (h handlers) rotate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	until := store.SortableTime(time.Now().Add(RotationOverlap))
+	until := store.SortableTime(h.now().Add(RotationOverlap))
 	ep, err = h.store.ChangeWebhook(r.Context(), ep, store.WebhookChange{
 		SealedSecret: &sealed, PrevSealedSecret: &ep.SealedSecret, PrevSecretUntil: &until,
 	}, "webhook.rotate_secret")
@@ -393,7 +395,7 @@ func (h handlers) rotate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "webhook": viewOf(ep), "secret": secret})
+	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "webhook": viewOf(ep, h.now()), "secret": secret})
 }
 
 // test sends a signed webhook_test event to the endpoint now and answers
@@ -404,13 +406,14 @@ func (h handlers) test(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	secrets, err := h.dispatch.SigningSecrets(r.Context(), ep, time.Now())
+	now := h.now()
+	secrets, err := h.dispatch.SigningSecrets(r.Context(), ep, now)
 	if err != nil {
 		return err
 	}
 	id := "test_" + store.NewWebhookID()
 	payload, err := json.Marshal(notify.Payload{
-		Type: "webhook_test", ID: id, CreatedAt: time.Now().UTC().Format(time.RFC3339), CompanyID: ep.CompanyID,
+		Type: "webhook_test", ID: id, CreatedAt: now.UTC().Format(time.RFC3339), CompanyID: ep.CompanyID,
 		Data: json.RawMessage(fmt.Sprintf(`{"webhook_id":%q}`, ep.ID)),
 	})
 	if err != nil {

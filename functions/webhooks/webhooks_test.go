@@ -32,6 +32,8 @@ type fixture struct {
 	acme   *testenv.Company
 	other  *testenv.Company
 	member testenv.User
+	// at is the group's clock; zero: the wall clock.
+	at time.Time
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -44,6 +46,12 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	f := &fixture{env: env, sealer: sealer}
+	env.Deps.Now = func() time.Time {
+		if f.at.IsZero() {
+			return time.Now()
+		}
+		return f.at
+	}
 	f.h = webhooks.NewWithOptions(env.Deps, webhooks.Options{Sealer: sealer, Webhooks: webhook.New(webhook.Options{AllowLoopback: true, Timeout: 2 * time.Second})})
 	f.acme = env.Company(t, "Acme")
 	f.other = env.Company(t, "Other")
@@ -307,11 +315,16 @@ func TestRotationSignsWithBothSecretsAndTestSends(t *testing.T) {
 	rcv := newRecorder(t, http.StatusNoContent)
 	c := f.create(t, f.acme, rcv.URL+"/hook", "scan_failed")
 	var rot created
+	rotated := time.Now().UTC().Truncate(time.Second)
+	f.at = rotated
 	res := testenv.Do(t, f.h, "POST", "/webhooks/"+c.Webhook.ID+"/rotate-secret", "", testenv.Key(f.acme.Admin)...)
 	res.Decode(t, &rot)
-	if res.Status != http.StatusOK || rot.Secret == c.Secret || !strings.HasPrefix(rot.Secret, "whsec_") || rot.Webhook.PreviousSecretExpiry == nil {
+	overlapEnds := rotated.Add(webhooks.RotationOverlap)
+	if res.Status != http.StatusOK || rot.Secret == c.Secret || !strings.HasPrefix(rot.Secret, "whsec_") ||
+		rot.Webhook.PreviousSecretExpiry == nil || *rot.Webhook.PreviousSecretExpiry != overlapEnds.Format(time.RFC3339) {
 		t.Fatalf("rotate: %d %s", res.Status, res.Body)
 	}
+	f.at = overlapEnds.Add(-time.Second) // the overlap's last second
 	res = testenv.Do(t, f.h, "POST", "/webhooks/"+c.Webhook.ID+"/test", "", testenv.Key(f.acme.Admin)...)
 	var out struct {
 		Delivered  bool `json:"delivered"`
@@ -330,12 +343,17 @@ func TestRotationSignsWithBothSecretsAndTestSends(t *testing.T) {
 	if n := len(strings.Fields(rcv.got[0].Header.Get("webhook-signature"))); n != 2 {
 		t.Errorf("%d signatures during rotation, want 2", n)
 	}
-	// After the overlap only the new secret signs.
-	past := store.SortableTime(time.Now().Add(-time.Minute))
-	if _, err := f.env.Store.UpdateWebhook(context.Background(), f.acme.ID, c.Webhook.ID, store.WebhookChange{PrevSecretUntil: &past}); err != nil {
-		t.Fatal(err)
-	}
+	// From the overlap's end only the new secret signs, and the webhook no
+	// longer shows the previous secret's expiry.
+	f.at = overlapEnds
 	testenv.Do(t, f.h, "POST", "/webhooks/"+c.Webhook.ID+"/test", "", testenv.Key(f.acme.Admin)...)
+	var shown struct {
+		Webhook webhookView `json:"webhook"`
+	}
+	testenv.Do(t, f.h, "GET", "/webhooks/"+c.Webhook.ID, "", testenv.Key(f.acme.Admin)...).Decode(t, &shown)
+	if shown.Webhook.PreviousSecretExpiry != nil {
+		t.Errorf("previous_secret_expires_at %s after the overlap", *shown.Webhook.PreviousSecretExpiry)
+	}
 	old, _ := standardwebhooks.NewWebhook(c.Secret)
 	if err := old.Verify(rcv.bod[1], rcv.got[1].Header); err == nil {
 		t.Error("the old secret still verifies after the overlap")

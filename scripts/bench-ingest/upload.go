@@ -99,7 +99,7 @@ func uploadBench(ctx context.Context, endpoint, sizes string) error {
 	pollCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	go func() {
-		_ = (&localstream.Poller{Store: st, Log: log, Streams: streams, Idle: 20 * time.Millisecond,
+		_ = (&localstream.Poller{DB: st.Client(), Table: st.TableName(), Log: log, Streams: streams, Idle: 20 * time.Millisecond,
 			Consumers: []localstream.Consumer{in.HandleImage}}).Run(pollCtx)
 	}()
 	srv := &httpapi.Server{Auth: auth.New(st, auth.JWTConfig{}), Log: log}

@@ -45,8 +45,8 @@ func startDelivery(ctx context.Context, d *delivery.Engine, st *store.Store, end
 	}
 	in := &ingester.Ingester{Store: st, Reports: reports, Log: log}
 	for name, p := range map[string]*localstream.Poller{
-		"dispatcher": {Dispatcher: d, Streams: streams},
-		"ingester":   {Store: st, Log: log, Consumers: []localstream.Consumer{in.HandleImage}, Streams: streams},
+		"dispatcher": {Dispatcher: d, DB: st.Client(), Table: st.TableName(), Streams: streams},
+		"ingester":   {DB: st.Client(), Table: st.TableName(), Log: log, Consumers: []localstream.Consumer{in.HandleImage}, Streams: streams},
 	} {
 		p.Checkpoint = &localstream.Checkpoint{Path: filepath.Join(checkpointDir, "stream-"+name+".json")}
 		go func() {

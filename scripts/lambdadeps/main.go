@@ -10,7 +10,11 @@
 //     Lambda links is its group and the shared packages. What two groups
 //     share lives in shared/. Exempt is functions/registry, the
 //     development composition root (no Lambda, no route: it assembles
-//     every group into the dev server), and tests, which no Lambda links.
+//     every group into the dev server), and tests, which no Lambda links;
+//   - no group package (its cmd mains excepted) and no shared worker
+//     (httpapi, auth, delivery, sweep, notify, recount, ingest) names the
+//     concrete *store.Store outside its tests: each declares the interface
+//     of the store methods it calls, and the composition passes the store.
 package main
 
 import (
@@ -47,13 +51,14 @@ const composition = "registry"
 func main() {
 	bad := devCode()
 	bad = append(bad, crossGroup()...)
+	bad = append(bad, concreteStore()...)
 	for _, b := range bad {
 		fmt.Fprintln(os.Stderr, "lambdadeps:", b)
 	}
 	if len(bad) > 0 {
 		os.Exit(1)
 	}
-	fmt.Println("lambdadeps: no development or test package in the Lambda mains, no group imports another")
+	fmt.Println("lambdadeps: no development or test package in the Lambda mains, no group imports another, no group or worker holds the concrete store")
 }
 
 func goList(args ...string) string {

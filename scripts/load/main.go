@@ -197,7 +197,7 @@ func run(clients int, d time.Duration) error {
 	pollCtx, stopPoller := context.WithCancel(ctx)
 	defer stopPoller()
 	go func() {
-		_ = (&localstream.Poller{Store: st, Log: srv.Log, Streams: streams, Consumers: []localstream.Consumer{in.HandleImage}}).Run(pollCtx)
+		_ = (&localstream.Poller{DB: st.Client(), Table: st.TableName(), Log: srv.Log, Streams: streams, Consumers: []localstream.Consumer{in.HandleImage}}).Run(pollCtx)
 	}()
 	hs := &http.Server{Handler: registry.Mux(config.Deps{Server: srv, Store: st, Reports: bucket}), ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = hs.Serve(ln) }()

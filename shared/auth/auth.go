@@ -106,6 +106,16 @@ type Authenticator struct {
 	// Log receives failures of bookkeeping that must not fail a request
 	// (recording an API key's last use).
 	Log *slog.Logger
+	// Now is the clock of API key expiry and last use (time.Now when nil;
+	// tests set it).
+	Now func() time.Time
+}
+
+func (a *Authenticator) now() time.Time {
+	if a.Now == nil {
+		return time.Now()
+	}
+	return a.Now()
 }
 
 // New returns an Authenticator. With jwtCfg.Keys nil, bearer tokens are
@@ -133,7 +143,7 @@ func New(users Users, jwtCfg JWTConfig) *Authenticator {
 // credential's look-up item, then the user and company together.
 func (a *Authenticator) Authenticate(r *http.Request) (*Principal, error) {
 	ctx := r.Context()
-	at := time.Now()
+	at := a.now()
 	var (
 		c   store.Credential
 		via string
@@ -175,7 +185,7 @@ func (a *Authenticator) AuthenticateKey(ctx context.Context, key string) (*Princ
 	if !strings.HasPrefix(key, APIKeyPrefix) {
 		return nil, ErrUnauthenticated
 	}
-	at := time.Now()
+	at := a.now()
 	c, err := a.users.CredentialByAPIKey(ctx, key, at)
 	return a.principal(ctx, c, err, store.ViaAPIKey, at)
 }

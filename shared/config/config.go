@@ -133,6 +133,17 @@ type Deps struct {
 	// chunks there (its Lambda main, the dev server and the tests set it;
 	// the other groups go without, and without the S3 client).
 	Reports reportstore.Store
+	// Now is the groups' clock for what they decide by the time (expiry
+	// dates, leases, event times): time.Now when nil; tests set it.
+	Now func() time.Time
+}
+
+// Clock is d.Now, or time.Now when that is nil.
+func (d Deps) Clock() func() time.Time {
+	if d.Now == nil {
+		return time.Now
+	}
+	return d.Now
 }
 
 // NewDynamoDB returns a client for AWS, or for DynamoDB Local when endpoint

@@ -52,7 +52,7 @@ const DefaultLease = 2 * time.Minute
 
 // Engine sends deliveries.
 type Engine struct {
-	Store    *store.Store
+	Store    Store
 	Webhooks *webhook.Client
 	Mail     mail.Sender // nil where no email is sent (the webhooks routes)
 	Sealer   secrets.Sealer
@@ -63,6 +63,16 @@ type Engine struct {
 	Log     *slog.Logger
 	// Metrics receives one line per attempt (see emit); nil emits none.
 	Metrics *metrics.Emitter
+	// Now is the clock of claims, leases, attempts and retries (time.Now
+	// when nil; tests set it). Latencies are measured on the wall clock.
+	Now func() time.Time
+}
+
+func (d *Engine) now() time.Time {
+	if d.Now == nil {
+		return time.Now()
+	}
+	return d.Now()
 }
 
 func (d *Engine) lease() time.Duration {
@@ -126,7 +136,7 @@ func (d *Engine) dispatchOne(ctx context.Context, ev store.Event) error {
 			ID: store.DeliveryID(ev.ID, r.channel, r.id), CompanyID: ev.CompanyID, EventID: ev.ID, EventType: ev.Type,
 			Channel: r.channel, Recipient: r.id, Payload: string(payload),
 		}
-		del, claimed, err := d.Store.ClaimDelivery(ctx, del, time.Now(), d.lease())
+		del, claimed, err := d.Store.ClaimDelivery(ctx, del, d.now(), d.lease())
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -205,14 +215,14 @@ func existedAt(u store.User, t time.Time) bool {
 // RunDue attempts the deliveries that are due: retries whose time has come
 // and claims whose sender died. It returns how many it attempted.
 func (d *Engine) RunDue(ctx context.Context) (int, error) {
-	due, err := d.Store.DueDeliveries(ctx, time.Now(), 100)
+	due, err := d.Store.DueDeliveries(ctx, d.now(), 100)
 	if err != nil {
 		return 0, err
 	}
 	n := 0
 	var errs []error
 	for _, del := range due {
-		del, ok, err := d.Store.ReclaimDelivery(ctx, del.CompanyID, del.ID, time.Now(), d.lease(), false)
+		del, ok, err := d.Store.ReclaimDelivery(ctx, del.CompanyID, del.ID, d.now(), d.lease(), false)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -231,7 +241,7 @@ func (d *Engine) RunDue(ctx context.Context) (int, error) {
 // Redeliver sends a webhook delivery again now, whatever its state (unless
 // it is being sent right now), and returns it after the attempt.
 func (d *Engine) Redeliver(ctx context.Context, companyID int64, id string) (store.Delivery, error) {
-	del, ok, err := d.Store.ReclaimDelivery(ctx, companyID, id, time.Now(), d.lease(), true)
+	del, ok, err := d.Store.ReclaimDelivery(ctx, companyID, id, d.now(), d.lease(), true)
 	if err != nil {
 		return store.Delivery{}, err
 	}
@@ -252,7 +262,7 @@ func (d *Engine) attempt(ctx context.Context, del store.Delivery, k known) (stor
 		if err != nil {
 			return store.Delivery{}, err
 		}
-		a = store.Attempt{At: time.Now(), StatusCode: res.StatusCode, Latency: res.Latency, Delivered: res.Delivered()}
+		a = store.Attempt{At: d.now(), StatusCode: res.StatusCode, Latency: res.Latency, Delivered: res.Delivered()}
 		if res.Err != nil {
 			a.Error = res.Outcome() // a class: the error's text names addresses and ports
 		}
@@ -266,14 +276,14 @@ func (d *Engine) attempt(ctx context.Context, del store.Delivery, k known) (stor
 	case store.ChannelEmail:
 		start := time.Now()
 		err := d.sendEmail(ctx, del, k.user)
-		a = store.Attempt{At: time.Now(), Latency: time.Since(start), Delivered: err == nil}
+		a = store.Attempt{At: d.now(), Latency: time.Since(start), Delivered: err == nil}
 		if err != nil {
 			a.Error = err.Error()
 			gone = errors.Is(err, errNoRecipient)
 			retryable = !gone
 		}
 	default:
-		a = store.Attempt{At: time.Now(), Error: "unknown channel " + del.Channel}
+		a = store.Attempt{At: d.now(), Error: "unknown channel " + del.Channel}
 	}
 	if retryable {
 		a.Next = d.next(del, a.At, retryAfter)
@@ -353,7 +363,7 @@ func (d *Engine) sendWebhook(ctx context.Context, del store.Delivery, read *stor
 	if !ep.Active {
 		return webhook.Result{Err: errNoRecipient}, nil, nil
 	}
-	secrets, err := d.SigningSecrets(ctx, ep, time.Now())
+	secrets, err := d.SigningSecrets(ctx, ep, d.now())
 	if err != nil {
 		return webhook.Result{}, nil, err
 	}
@@ -383,7 +393,7 @@ func (d *Engine) SigningSecrets(ctx context.Context, ep store.WebhookEndpoint, n
 // trackEndpoint keeps the endpoint's failing-since mark and disables an
 // endpoint that has failed for DisableAfter, telling the admins.
 func (d *Engine) trackEndpoint(ctx context.Context, ep store.WebhookEndpoint, delivered bool) error {
-	now := time.Now()
+	now := d.now()
 	switch {
 	case delivered && ep.FailingSince != "":
 		empty := ""

@@ -12,7 +12,6 @@ import (
 	"github.com/acme/codescan-api/shared/awsclient"
 	"github.com/acme/codescan-api/shared/mail"
 	"github.com/acme/codescan-api/shared/secrets"
-	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/webhook"
 )
 
@@ -27,7 +26,7 @@ const (
 
 // FromEnv builds an Engine on st from the environment: SES when
 // SES_CONFIGURATION_SET is set (in AWS), else SMTP to SMTP_ADDR (locally).
-func FromEnv(ctx context.Context, st *store.Store, log *slog.Logger) (*Engine, error) {
+func FromEnv(ctx context.Context, st Store, log *slog.Logger) (*Engine, error) {
 	sealer, err := secrets.FromEnv(ctx)
 	if err != nil {
 		return nil, err

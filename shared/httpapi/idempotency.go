@@ -67,7 +67,7 @@ func (s *Server) idempotent(rt routes.Route, h HandlerFunc) HandlerFunc {
 		}
 		p := auth.FromContext(r.Context())
 		claim, rec, err := s.Store.ClaimIdempotencyKey(r.Context(), p.CompanyID, store.RateSubject(p.KeyID, p.UserID),
-			keys[0], fingerprint, time.Now())
+			keys[0], fingerprint, s.now())
 		if err != nil {
 			return err
 		}
@@ -93,6 +93,13 @@ func (s *Server) idempotent(rt routes.Route, h HandlerFunc) HandlerFunc {
 		}
 		return buf.flush(w)
 	}
+}
+
+func (s *Server) now() time.Time {
+	if s.Now == nil {
+		return time.Now()
+	}
+	return s.Now()
 }
 
 // requestFingerprint hashes what makes a request the same request: its

@@ -15,7 +15,6 @@ import (
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/metrics"
 	"github.com/acme/codescan-api/shared/routes"
-	"github.com/acme/codescan-api/shared/store"
 )
 
 // HandlerFunc is an endpoint: it writes a success response or returns an
@@ -30,7 +29,10 @@ type Server struct {
 	RateLimit *RateLimiter
 	// Store keeps the answers of creations sent with Idempotency-Key
 	// (see idempotency.go).
-	Store *store.Store
+	Store IdempotencyStore
+	// Now is the clock of the Idempotency-Key claims (time.Now when nil;
+	// tests set it).
+	Now func() time.Time
 	// Metrics receives the edge's metrics (429s and 503s by group); nil
 	// emits none.
 	Metrics *metrics.Emitter

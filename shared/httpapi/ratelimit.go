@@ -15,7 +15,7 @@ import (
 // bearer tokens) in the store, so every Lambda instance (and the dev
 // server) shares one count.
 type RateLimiter struct {
-	Store *store.Store
+	Store RateStore
 	Limit store.RateLimit
 	// Now is the clock of the windows (time.Now when nil; tests set it).
 	Now func() time.Time

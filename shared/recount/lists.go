@@ -12,7 +12,7 @@ import (
 // write (a project's findings, the company's SCA findings, a scan's SCA
 // findings and its directory of quality classifications), from the
 // findings themselves.
-func checkLists(ctx context.Context, st *store.Store, companyID int64) error {
+func checkLists(ctx context.Context, st Store, companyID int64) error {
 	classes := map[string]map[string]int{} // scan -> classification name -> findings
 	quality, sca := map[int64]int{}, map[int64]int{}
 	if err := st.EachQualityIssue(ctx, companyID, func(q store.QualityIssue) error {
@@ -91,7 +91,7 @@ func checkLists(ctx context.Context, st *store.Store, companyID int64) error {
 
 // checkScanSCA compares a scan's SCA total with its findings read page by
 // page.
-func checkScanSCA(ctx context.Context, st *store.Store, companyID int64, scanID string) error {
+func checkScanSCA(ctx context.Context, st Store, companyID int64, scanID string) error {
 	read, total := 0, 0
 	for q := (store.PageQuery{Limit: 100}); ; {
 		page, res, n, err := st.ScanSCAIssues(ctx, companyID, scanID, q)

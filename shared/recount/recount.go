@@ -19,7 +19,7 @@ import (
 // counters, the per-scope group totals, the count-ordered
 // index and the branch index against it, then the list totals (see
 // checkLists); the error names the first difference.
-func Check(ctx context.Context, st *store.Store, companyID int64) error {
+func Check(ctx context.Context, st Store, companyID int64) error {
 	var issues []store.Issue
 	if err := st.EachIssue(ctx, companyID, func(i store.Issue) error { issues = append(issues, i); return nil }); err != nil {
 		return err

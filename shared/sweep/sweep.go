@@ -28,7 +28,7 @@ const Reason = "The upload could not be processed"
 
 // Run ends the scans created before now minus StalledAfter that still wait
 // for the ingester, and returns how many it ended.
-func Run(ctx context.Context, st *store.Store, now time.Time) (int, error) {
+func Run(ctx context.Context, st Store, now time.Time) (int, error) {
 	stalled, err := st.StalledScans(ctx, now.Add(-StalledAfter), batch)
 	if err != nil {
 		return 0, err

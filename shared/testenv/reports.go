@@ -88,7 +88,7 @@ func (e *Env) StartIngester(t testing.TB) {
 	in := e.Ingester(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	p := &localstream.Poller{Store: e.Store, Log: in.Log, Streams: streams, Idle: 20 * time.Millisecond,
+	p := &localstream.Poller{DB: e.Store.Client(), Table: e.Store.TableName(), Log: in.Log, Streams: streams, Idle: 20 * time.Millisecond,
 		Consumers: []localstream.Consumer{in.HandleImage}}
 	go func() { defer close(done); _ = p.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })

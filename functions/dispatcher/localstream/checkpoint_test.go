@@ -63,7 +63,7 @@ func run(t *testing.T, st *store.Store, cp *localstream.Checkpoint, want int) []
 	s := &seen{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	p := &localstream.Poller{Store: st, Streams: streams, Idle: 20 * time.Millisecond, Checkpoint: cp,
+	p := &localstream.Poller{DB: st.Client(), Table: st.TableName(), Streams: streams, Idle: 20 * time.Millisecond, Checkpoint: cp,
 		Consumers: []localstream.Consumer{s.consume}}
 	go func() { defer close(done); _ = p.Run(ctx) }()
 	for deadline := time.Now().Add(20 * time.Second); len(s.list()) < want && time.Now().Before(deadline); {

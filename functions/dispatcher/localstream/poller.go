@@ -51,8 +51,11 @@ type Consumer func(ctx context.Context, image map[string]ddbtypes.AttributeValue
 type Poller struct {
 	Dispatcher *delivery.Engine
 	Consumers  []Consumer
-	// Store is the table read (default: the dispatcher's).
-	Store *store.Store
+	// DB and Table name the table whose stream is read: the stream's ARN
+	// comes from DescribeTable, which no store method offers (only this
+	// development poller needs it).
+	DB    *dynamodb.Client
+	Table string
 	// Log receives the poller's errors (default: the dispatcher's, else
 	// slog's default).
 	Log     *slog.Logger
@@ -111,21 +114,17 @@ func (p *Poller) Run(ctx context.Context) error {
 	if idle <= 0 {
 		idle = 200 * time.Millisecond
 	}
-	st := p.Store
-	if st == nil && p.Dispatcher != nil {
-		st = p.Dispatcher.Store
-	}
-	if st == nil {
+	if p.DB == nil || p.Table == "" {
 		return errors.New("stream poller: no table")
 	}
 	consumers := p.consumers()
-	desc, err := st.Client().DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(st.TableName())})
+	desc, err := p.DB.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(p.Table)})
 	if err != nil {
 		return err
 	}
 	arn := aws.ToString(desc.Table.LatestStreamArn)
 	if arn == "" {
-		return fmt.Errorf("table %s has no stream", st.TableName())
+		return fmt.Errorf("table %s has no stream", p.Table)
 	}
 	shards := map[string]*shardState{}
 	saved := map[string]string{}

@@ -320,12 +320,14 @@ func idemItems(t *testing.T, env *testenv.Env, companyID int64) []map[string]typ
 }
 
 // A new API key's answer is never stored: the retry is 409 saying the key
-// exists; the record expires after 24 hours (TTL attribute).
+// exists; the record expires 24 hours after the request (TTL attribute),
+// and from then on the key is free again.
 func TestIdempotentSecretNotKept(t *testing.T) {
 	env := testenv.New(t)
+	at := time.Now().UTC().Truncate(time.Second)
+	env.Deps.Server.Now = func() time.Time { return at }
 	acme := env.Company(t, "Acme")
 	h := accounts.New(env.Deps)
-	before := time.Now()
 	first := testenv.Do(t, h, "POST", "/api-keys", `{"name":"ci"}`, idem(acme.Admin, "mint-ci")...)
 	if first.Status != 201 {
 		t.Fatalf("mint: %d %s", first.Status, first.Body)
@@ -348,8 +350,16 @@ func TestIdempotentSecretNotKept(t *testing.T) {
 		t.Fatalf("no TTL attribute: %v", item)
 	}
 	exp, _ := strconv.ParseInt(ttl.Value, 10, 64)
-	if lo, hi := before.Add(24*time.Hour).Unix(), time.Now().Add(24*time.Hour).Unix(); exp < lo || exp > hi {
-		t.Fatalf("expires_at %d, want 24 hours from the request (%d..%d)", exp, lo, hi)
+	if want := at.Add(24 * time.Hour).Unix(); exp != want {
+		t.Fatalf("expires_at %d, want 24 hours from the request (%d)", exp, want)
+	}
+	at = at.Add(24 * time.Hour)
+	if r := testenv.Do(t, h, "POST", "/api-keys", `{"name":"ci"}`, idem(acme.Admin, "mint-ci")...); r.Status != 409 {
+		t.Fatalf("retry in the record's last second: %d %s", r.Status, r.Body)
+	}
+	at = at.Add(time.Second)
+	if r := testenv.Do(t, h, "POST", "/api-keys", `{"name":"ci"}`, idem(acme.Admin, "mint-ci")...); r.Status != 201 || strings.Contains(string(r.Body), secret) {
+		t.Fatalf("the key after the record expired: %d %s", r.Status, r.Body)
 	}
 }
 

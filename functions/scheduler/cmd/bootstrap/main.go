@@ -20,5 +20,5 @@ func main() {
 		return
 	}
 	engine.Metrics = d.Metrics
-	lambda.Start(scheduler.Handler(engine))
+	lambda.Start(scheduler.Handler(engine, d.Store))
 }

@@ -1,0 +1,32 @@
+package issues
+
+import (
+	"context"
+
+	"github.com/acme/codescan-api/shared/store"
+)
+
+// Store is what the issues handlers read and write: the store methods they
+// call, and no others. The Lambda main passes the store itself.
+type Store interface {
+	BranchProjects(ctx context.Context, companyID int64, branch string) ([]int64, error)
+	GetIssue(ctx context.Context, companyID int64, id string) (store.Issue, error)
+	GetSCAIssue(ctx context.Context, companyID int64, id string) (store.SCAIssue, error)
+	GetScan(ctx context.Context, companyID int64, scanID string) (store.Scan, error)
+	GetUser(ctx context.Context, companyID, userID int64) (store.User, error)
+	GroupsPage(ctx context.Context, companyID int64, sc store.Scope, dim store.Dimension, offset, limit int) ([]store.GroupCount, int64, error)
+	IssueHistory(ctx context.Context, companyID int64, issueID string) ([]store.HistoryEntry, error)
+	ListIssues(ctx context.Context, companyID int64, f store.IssueFilter, q store.PageQuery) ([]store.Issue, store.PageResult, int64, error)
+	ListProjects(ctx context.Context, companyID int64) ([]store.Project, error)
+	ListSCAIssues(ctx context.Context, companyID, projectID int64, q store.PageQuery) ([]store.SCAIssue, store.PageResult, int, error)
+	MergedGroups(ctx context.Context, companyID int64, scopes []store.Scope, dim store.Dimension) ([]store.GroupCount, error)
+	ProjectByName(ctx context.Context, companyID int64, name string) (store.Project, error)
+	ProjectQualityIssues(ctx context.Context, companyID, projectID int64, q store.PageQuery) ([]store.QualityIssue, store.PageResult, int, error)
+	ScanHeadOf(ctx context.Context, companyID, projectID int64, branch, tool string) (store.ScanHead, error)
+	ScanIssues(ctx context.Context, companyID int64, sc store.Scan, q store.PageQuery) ([]store.Issue, store.PageResult, int, error)
+	ScanQualityIssues(ctx context.Context, companyID int64, scanID, classification string, q store.PageQuery) ([]store.QualityIssue, store.PageResult, int, error)
+	ScanReported(ctx context.Context, companyID int64, scanID, issueID string) (bool, error)
+	ScanSCAIssues(ctx context.Context, companyID int64, scanID string, q store.PageQuery) ([]store.SCAIssue, store.PageResult, int, error)
+	TriageIssues(ctx context.Context, companyID int64, f store.IssueFilter, status, reason string, by store.Actor) (matched, changed int, err error)
+	UpdateIssue(ctx context.Context, companyID int64, id string, u store.IssueUpdate, by store.Actor) (store.Issue, error)
+}

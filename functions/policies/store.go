@@ -1,0 +1,21 @@
+package policies
+
+import (
+	"context"
+
+	"github.com/acme/codescan-api/shared/store"
+)
+
+// Store is what the policies and blocking rules handlers read and write: the store methods they
+// call, and no others. The Lambda main passes the store itself.
+type Store interface {
+	CreateBlockingRule(ctx context.Context, r store.BlockingRule) (store.BlockingRule, error)
+	CreatePolicy(ctx context.Context, p store.Policy) (store.Policy, error)
+	DeactivatePolicy(ctx context.Context, companyID, policyID int64) (store.Policy, error)
+	DeleteBlockingRule(ctx context.Context, companyID, id int64) error
+	GetBlockingRule(ctx context.Context, companyID, id int64) (store.BlockingRule, error)
+	GetPolicy(ctx context.Context, companyID, policyID int64) (store.Policy, error)
+	ListBlockingRules(ctx context.Context, companyID int64, token string, skip, take int) (store.BlockingRulePage, error)
+	ListPolicies(ctx context.Context, companyID int64, token string, skip, take int) (store.PolicyPage, error)
+	UpdateBlockingRule(ctx context.Context, oldSlug string, r store.BlockingRule) (store.BlockingRule, error)
+}

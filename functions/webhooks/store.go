@@ -1,0 +1,21 @@
+package webhooks
+
+import (
+	"context"
+
+	"github.com/acme/codescan-api/shared/store"
+)
+
+// Store is what the webhooks handlers read and write: the store methods they
+// call, and no others. The Lambda main passes the store itself.
+type Store interface {
+	Audit(ctx context.Context, companyID int64, e store.AuditEntry) error
+	ChangeWebhook(ctx context.Context, before store.WebhookEndpoint, ch store.WebhookChange, action string) (store.WebhookEndpoint, error)
+	CreateWebhook(ctx context.Context, w store.WebhookEndpoint) (store.WebhookEndpoint, error)
+	DeleteWebhook(ctx context.Context, w store.WebhookEndpoint) error
+	GetDelivery(ctx context.Context, companyID int64, id string) (store.Delivery, error)
+	GetWebhook(ctx context.Context, companyID int64, id string) (store.WebhookEndpoint, error)
+	ListAttempts(ctx context.Context, companyID int64, endpointID, outcome string, limit int32, token string) ([]store.AttemptLog, string, error)
+	ListWebhooks(ctx context.Context, companyID int64, limit int32, token string) ([]store.WebhookEndpoint, string, error)
+	WebhookCount(ctx context.Context, companyID int64) (int, error)
+}

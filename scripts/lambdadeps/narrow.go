@@ -1,0 +1,92 @@
+package main
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// workers are the shared packages that, like the groups, are given the
+// narrow store interface they declare, never the concrete store.
+var workers = []string{
+	"./shared/httpapi", "./shared/auth", "./shared/delivery", "./shared/sweep",
+	"./shared/notify", "./shared/recount", "./shared/ingest",
+}
+
+const storePkg = module + "shared/store"
+
+// concreteStore lists the non-test files of the groups (their cmd mains
+// excepted: they compose) and of the shared workers that name *store.Store.
+func concreteStore() []string {
+	var bad []string
+	args := append([]string{"-f", "{{.ImportPath}}\t{{.Dir}}\t{{join .GoFiles \" \"}}", "./functions/..."}, workers...)
+	for _, line := range strings.Split(strings.TrimSpace(goList(args...)), "\n") {
+		pkg, rest, _ := strings.Cut(line, "\t")
+		dir, files, _ := strings.Cut(rest, "\t")
+		if strings.Contains(pkg, "/cmd/") || strings.HasSuffix(pkg, "/cmd") {
+			continue
+		}
+		for _, f := range strings.Fields(files) {
+			path := filepath.Join(dir, f)
+			src, err := os.ReadFile(path)
+			if err != nil {
+				bad = append(bad, err.Error())
+				continue
+			}
+			lines, err := storePointers(path, src)
+			if err != nil {
+				bad = append(bad, err.Error())
+			}
+			if wd, err := os.Getwd(); err == nil {
+				if rel, err := filepath.Rel(wd, path); err == nil {
+					path = rel
+				}
+			}
+			for _, l := range lines {
+				bad = append(bad, fmt.Sprintf("%s:%d names *store.Store; declare the methods it calls in an interface beside it", path, l))
+			}
+		}
+	}
+	return bad
+}
+
+// storePointers returns the lines of src that name *store.Store (under
+// whatever name the file imports the store package).
+func storePointers(filename string, src []byte) ([]int, error) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, filename, src, parser.SkipObjectResolution)
+	if err != nil {
+		return nil, err
+	}
+	name := ""
+	for _, imp := range f.Imports {
+		if p, _ := strconv.Unquote(imp.Path.Value); p == storePkg {
+			name = "store"
+			if imp.Name != nil {
+				name = imp.Name.Name
+			}
+		}
+	}
+	if name == "" || name == "_" {
+		return nil, nil
+	}
+	var lines []int
+	ast.Inspect(f, func(n ast.Node) bool {
+		star, ok := n.(*ast.StarExpr)
+		if !ok {
+			return true
+		}
+		if sel, ok := star.X.(*ast.SelectorExpr); ok && sel.Sel.Name == "Store" {
+			if id, ok := sel.X.(*ast.Ident); ok && id.Name == name {
+				lines = append(lines, fset.Position(star.Pos()).Line)
+			}
+		}
+		return true
+	})
+	return lines, nil
+}

@@ -1,0 +1,35 @@
+package main
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestStorePointers(t *testing.T) {
+	for name, c := range map[string]struct {
+		src  string
+		want []int
+	}{
+		"field and parameter": {`package p
+import "github.com/acme/codescan-api/shared/store"
+type h struct{ st *store.Store }
+func f(s *store.Store) {}`, []int{3, 4}},
+		"renamed import": {`package p
+import db "github.com/acme/codescan-api/shared/store"
+var x *db.Store`, []int{3}},
+		"an interface and store types": {`package p
+import "github.com/acme/codescan-api/shared/store"
+type Store interface{ Get() store.Issue }
+var x *store.Issue
+var y Store`, nil},
+		"another package's Store": {`package p
+import "github.com/acme/codescan-api/shared/reportstore"
+var store struct{}
+var x *reportstore.Store`, nil},
+	} {
+		got, err := storePointers(name+".go", []byte(c.src))
+		if err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("%s: lines %v (%v), want %v", name, got, err, c.want)
+		}
+	}
+}
