@@ -32,10 +32,10 @@ func Handler(d *delivery.Engine, st Store, feeds Feeds) func(context.Context, In
 		now = time.Now
 	}
 	jobs := map[string]func(context.Context) (int, error){
-		"retries": d.RunDue,
-		"sla":     func(ctx context.Context) (int, error) { return SLAChecks(ctx, st, now()) },
-		"digest":  func(ctx context.Context) (int, error) { return WeeklyDigest(ctx, st, now()) },
-		"stalled": func(ctx context.Context) (int, error) { return sweep.Run(ctx, st, now()) },
+		"retries":  d.RunDue,
+		"sla":      func(ctx context.Context) (int, error) { return SLAChecks(ctx, st, now()) },
+		"digest":   func(ctx context.Context) (int, error) { return WeeklyDigest(ctx, st, now()) },
+		"stalled":  func(ctx context.Context) (int, error) { return sweep.Run(ctx, st, now()) },
 		"exploits": func(ctx context.Context) (int, error) { return ImportExploits(ctx, st, feeds) },
 	}
 	return func(ctx context.Context, in Input) (int, error) {
