@@ -102,6 +102,9 @@ func wantedAlarms(s synthesized) map[string]string {
 	for name, q := range map[string]string{"DispatcherFailureQueue": s.logicalID(s.stack.FailureQueue), "IngesterFailureQueue": s.logicalID(s.stack.IngestFailureQueue)} {
 		want[metricKey("AWS/SQS", "ApproximateNumberOfMessagesVisible", map[string]string{"QueueName": q + ".QueueName"})] = name + "Messages"
 	}
+	for _, j := range deployspec.JobAlarms {
+		want[metricKey(metrics.Namespace, metrics.JobFailures, map[string]string{"Service": "scheduler", "Job": j.Job})] = j.ID
+	}
 	want[metricKey("AWS/SES", "Reputation.BounceRate", nil)] = "MailBounceRate"
 	want[metricKey("AWS/SES", "Reputation.ComplaintRate", nil)] = "MailComplaintRate"
 	for _, g := range []string{deployspec.WorkerDispatcher, deployspec.WorkerIngester} {
@@ -115,7 +118,7 @@ func wantedAlarms(s synthesized) map[string]string {
 // and a throttles alarm, the API stage a 5xx rate and a p99 latency alarm,
 // the table a throttled requests and a system errors alarm over every
 // operation the store performs, each failure queue and stream consumer
-// its alarm; nothing else alarms.
+// its alarm, each job alarm of deployspec its failures; nothing else alarms.
 func TestAlarmsCoverFunctionsAPIAndTable(t *testing.T) {
 	for _, s := range synth(t, "prod") {
 		prefix := *s.stack.StackName() + "-"
@@ -140,7 +143,7 @@ func TestAlarmsCoverFunctionsAPIAndTable(t *testing.T) {
 				t.Errorf("%s: no alarm %s on %s", s.region, name, m)
 			}
 		}
-		if want := 2 + 2*len(s.stack.namedFunctions()) + 2 + 2 + 2 + 2; alarms != want {
+		if want := 2 + 2*len(s.stack.namedFunctions()) + 2 + 2 + 2 + 2 + len(deployspec.JobAlarms); alarms != want {
 			t.Errorf("%s: %d alarms, want %d", s.region, alarms, want)
 		}
 	}
