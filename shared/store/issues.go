@@ -25,7 +25,14 @@ import (
 var Urgencies = []string{"CR", "HI", "ME", "LO"}
 
 // Statuses are the issue statuses.
-var Statuses = []string{"open", "fixed", "false_positive", "accepted_risk", "fix_in_progress", "duplicate"}
+var Statuses = append(slices.Clip(ManualStatuses), Suppressed)
+
+// ManualStatuses are the statuses people give issues: every status but
+// Suppressed, which only a scan's report gives (see suppressed.go).
+var ManualStatuses = []string{"open", "fixed", "false_positive", "accepted_risk", "fix_in_progress", "duplicate"}
+
+// Suppressed is the status of a finding the scanned code suppresses.
+const Suppressed = "suppressed"
 
 // NoCWE is the CWE number stored for an issue that carries no CWE. It is
 // not a MITRE id; the API shows it as the CWE id "unknown".
