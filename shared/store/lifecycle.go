@@ -50,7 +50,7 @@ type ScanHead struct {
 }
 
 func headKey(companyID, projectID int64, branch, tool string) Key {
-	return Key{PK: schema.CompanyPK(companyID), SK: fmt.Sprintf("HEAD#%012d#%s#%s", projectID, branchHash(branch), shortHash(tool, 16))}
+	return schema.HeadKey(companyID, projectID, branch, tool)
 }
 
 // Lease timing: how long a lease holds without being released (a crashed

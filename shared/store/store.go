@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/acme/codescan-api/shared/store/baselines"
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/ledger"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
@@ -45,7 +46,12 @@ func SortableTime(t time.Time) string { return ddb.SortableTime(t) }
 type Store struct {
 	t *ddb.Table
 	l *ledger.Ledger
+	*baselines.Baselines
 }
+
+// BaselineOpen is what a branch's latest complete scan has open (see
+// baselines).
+type BaselineOpen = baselines.Open
 
 // Option configures a Store.
 type Option func(*Store)
@@ -68,7 +74,7 @@ func WithClock(now func() time.Time) Option { return func(s *Store) { s.t.Now = 
 // DynamoDB's limits before sending them (KeyTooLongError).
 func New(db *dynamodb.Client, table string, opts ...Option) *Store {
 	t := ddb.New(db, table)
-	s := &Store{t: t, l: &ledger.Ledger{T: t, Retention: DefaultAuditRetention}}
+	s := &Store{t: t, l: &ledger.Ledger{T: t, Retention: DefaultAuditRetention}, Baselines: baselines.New(t)}
 	for _, o := range opts {
 		o(s)
 	}
