@@ -1,6 +1,8 @@
 // Package gate is the CI gate: blocking rules' conditions, parsed from and
-// written to their API form, and evaluated over a scan's issues. It holds
-// no I/O, so the rule logic is tested directly.
+// written to their API form, and evaluated over a scan's issues, and the
+// comparison of a scan with its baseline branch. It does no I/O of its own
+// (CompareScan reads through the Source its caller gives), so the rule
+// logic is tested directly.
 package gate
 
 import (
