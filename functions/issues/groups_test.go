@@ -321,7 +321,7 @@ func TestCountsStayExactAfterStatusChangesAndDeletes(t *testing.T) {
 	for id, i := range w.issues {
 		switch n % 3 {
 		case 0:
-			to := store.Statuses[(slices.Index(store.Statuses, i.Status)+1)%len(store.Statuses)]
+			to := store.ManualStatuses[(slices.Index(store.ManualStatuses, i.Status)+1)%len(store.ManualStatuses)]
 			if _, err := env.Store.SetIssueStatus(ctx, w.company.ID, id, to); err != nil {
 				t.Fatal(err)
 			}

@@ -121,7 +121,7 @@ func (h handlers) groups(w http.ResponseWriter, r *http.Request) error {
 	var page []store.GroupCount
 	var total int64
 	if v := r.URL.Query().Get("status"); v != "" {
-		status, err := parseStatus(v)
+		status, err := parseStatus(v, store.Statuses)
 		if err != nil {
 			return err
 		}

@@ -16,13 +16,17 @@ const clientPageSize = 30
 // scanIssues answers GET /scan/{scan_id}/issues: the SAST issues the scan
 // reported, in issue id order, with their current status, by number or by
 // cursor. While the scan is processing the list grows; total_issues is
-// final once it is complete.
+// final once it is complete. With baseline, what the scan adds to that
+// branch (see scanIssuesAgainst).
 func (h handlers) scanIssues(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	companyID := auth.FromContext(ctx).CompanyID
 	sc, pg, err := h.scanPage(r)
 	if err != nil {
 		return err
+	}
+	if b := baselineParam(r); b != "" {
+		return h.scanIssuesAgainst(w, r, sc, pg, b)
 	}
 	page, res, total, err := h.store.ScanIssues(ctx, companyID, sc, pg.Query())
 	if err != nil {

@@ -10,8 +10,11 @@ import (
 // Store is what the issues handlers read and write: the store methods they
 // call, and no others. The Lambda main passes the store itself.
 type Store interface {
+	BaselineOpen(ctx context.Context, companyID, projectID int64, branch, tool string, fingerprints []string) (store.BaselineOpen, error)
 	BranchProjects(ctx context.Context, companyID int64, branch string) ([]int64, error)
 	FilterSCAIssues(ctx context.Context, companyID, projectID int64, f exploits.Filter, q store.PageQuery) ([]store.SCAIssue, store.PageResult, int, error)
+	EachScanIssue(ctx context.Context, companyID int64, scanID string, fn func(store.Issue) error) error
+	FirstScanBranch(ctx context.Context, companyID, projectID int64) (string, error)
 	GetIssue(ctx context.Context, companyID int64, id string) (store.Issue, error)
 	GetSCAIssue(ctx context.Context, companyID int64, id string) (store.SCAIssue, error)
 	GetScan(ctx context.Context, companyID int64, scanID string) (store.Scan, error)
@@ -21,6 +24,7 @@ type Store interface {
 	ListIssues(ctx context.Context, companyID int64, f store.IssueFilter, q store.PageQuery) ([]store.Issue, store.PageResult, int64, error)
 	ListProjects(ctx context.Context, companyID int64) ([]store.Project, error)
 	ListSCAIssues(ctx context.Context, companyID, projectID int64, q store.PageQuery) ([]store.SCAIssue, store.PageResult, int, error)
+	ListScans(ctx context.Context, companyID int64, q store.ScanQuery) (store.ScanPage, error)
 	MergedGroups(ctx context.Context, companyID int64, scopes []store.Scope, dim store.Dimension) ([]store.GroupCount, error)
 	ProjectByName(ctx context.Context, companyID int64, name string) (store.Project, error)
 	ProjectQualityIssues(ctx context.Context, companyID, projectID int64, q store.PageQuery) ([]store.QualityIssue, store.PageResult, int, error)

@@ -16,11 +16,13 @@ import (
 // maxReason bounds a triage reason.
 const maxReason = 2000
 
-// parseStatus accepts one of the issue statuses, any case.
-func parseStatus(v string) (string, error) {
+// parseStatus accepts one of statuses, any case: store.Statuses to
+// filter by, store.ManualStatuses to set (suppressed comes only from the
+// code).
+func parseStatus(v string, statuses []string) (string, error) {
 	s := strings.ToLower(strings.TrimSpace(v))
-	if !slices.Contains(store.Statuses, s) {
-		return "", httpapi.Errorf(http.StatusBadRequest, "status must be one of %s", strings.Join(store.Statuses, ", "))
+	if !slices.Contains(statuses, s) {
+		return "", httpapi.Errorf(http.StatusBadRequest, "status must be one of %s", strings.Join(statuses, ", "))
 	}
 	return s, nil
 }
@@ -48,7 +50,7 @@ func (h handlers) patch(w http.ResponseWriter, r *http.Request) error {
 	}
 	var u store.IssueUpdate
 	if req.Status != nil {
-		st, err := parseStatus(*req.Status)
+		st, err := parseStatus(*req.Status, store.ManualStatuses)
 		if err != nil {
 			return err
 		}
@@ -114,7 +116,7 @@ func (h handlers) triage(w http.ResponseWriter, r *http.Request) error {
 	if err := httpapi.DecodeJSON(r, &req); err != nil {
 		return err
 	}
-	status, err := parseStatus(req.Status)
+	status, err := parseStatus(req.Status, store.ManualStatuses)
 	if err != nil {
 		return err
 	}

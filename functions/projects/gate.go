@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -39,6 +40,9 @@ type gateResponse struct {
 	Stats          struct {
 		BlockedIssues int `json:"blocked_issues"`
 	} `json:"stats"`
+	// Baseline says which findings were judged: null when no baseline
+	// branch applies (or while pending).
+	Baseline *gate.Summary `json:"baseline"`
 }
 
 type blockOnError struct {
@@ -77,7 +81,9 @@ func blockOn(r *http.Request) ([]string, error) {
 
 // checkBlockingRules evaluates the selected rules over the scan's issues:
 // pending while the scan's findings are not all stored, else whether any
-// issue triggers a rule, with the blocking issues paged by id.
+// issue triggers a rule, with the blocking issues paged by id. Only what
+// the scan adds to its baseline branch is judged (see gate.Compare), and
+// never what the code suppresses.
 func (h handlers) checkBlockingRules(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	company := auth.FromContext(ctx).CompanyID
@@ -90,6 +96,13 @@ func (h handlers) checkBlockingRules(w http.ResponseWriter, r *http.Request) err
 		return err
 	}
 	sc, proj, err := h.scanOf(r)
+	if err != nil {
+		return err
+	}
+	baseline, err := gate.BaselineBranch(ctx, h.store, sc, proj, baselineParam(r))
+	if ub := (*gate.UnknownBaselineError)(nil); errors.As(err, &ub) {
+		return badBlockOn(ub.Error(), gate.Selection{})
+	}
 	if err != nil {
 		return err
 	}
@@ -107,13 +120,20 @@ func (h handlers) checkBlockingRules(w http.ResponseWriter, r *http.Request) err
 		return httpapi.WriteJSON(w, http.StatusOK, out)
 	}
 	var issues []store.Issue
-	if len(sel.Rules) > 0 {
+	if len(sel.Rules) > 0 || baseline != "" {
 		if err := h.store.EachScanIssue(ctx, company, sc.ID, func(i store.Issue) error {
 			issues = append(issues, i)
 			return nil
 		}); err != nil {
 			return err
 		}
+	}
+	if baseline != "" {
+		cmp, err := gate.CompareScan(ctx, h.store, sc, baseline, issues)
+		if err != nil {
+			return err
+		}
+		issues, out.Baseline = cmp.Counted, &cmp.Summary
 	}
 	isNew, err := h.newness(ctx, company, sc, proj, sel.Rules, issues)
 	if err != nil {
@@ -142,6 +162,16 @@ func (h handlers) checkBlockingRules(w http.ResponseWriter, r *http.Request) err
 		}
 	}
 	return httpapi.WriteJSON(w, http.StatusOK, out)
+}
+
+// baselineParam is the baseline query parameter: nil when absent (the
+// project's default branch applies), "" to compare with no branch.
+func baselineParam(r *http.Request) *string {
+	if !r.URL.Query().Has("baseline") {
+		return nil
+	}
+	b := strings.TrimSpace(r.URL.Query().Get("baseline"))
+	return &b
 }
 
 // newness answers only_new: a finding of the scan is new when it is not

@@ -9,6 +9,7 @@ import (
 // Store is what the projects, scans and gate handlers read and write: the store methods they
 // call, and no others. The Lambda main passes the store itself.
 type Store interface {
+	BaselineOpen(ctx context.Context, companyID, projectID int64, branch, tool string, fingerprints []string) (store.BaselineOpen, error)
 	AllBlockingRules(ctx context.Context, companyID int64) ([]store.BlockingRule, error)
 	EachScanIssue(ctx context.Context, companyID int64, scanID string, fn func(store.Issue) error) error
 	FirstScanBranch(ctx context.Context, companyID, projectID int64) (string, error)

@@ -86,7 +86,7 @@ func SASTIssues(seed uint64, projects []store.Project, n int) []store.Issue {
 		ext := exts[int(p.ID)%len(exts)]
 		status := "open"
 		if x := r.IntN(100); x >= 60 {
-			status = store.Statuses[1+x%(len(store.Statuses)-1)]
+			status = store.ManualStatuses[1+x%(len(store.ManualStatuses)-1)]
 		}
 		out[k] = store.Issue{
 			ID:          uuid.NewSHA1(ns, []byte(strconv.Itoa(k))).String(),

@@ -1,6 +1,8 @@
 // Package gate is the CI gate: blocking rules' conditions, parsed from and
-// written to their API form, and evaluated over a scan's issues. It holds
-// no I/O, so the rule logic is tested directly.
+// written to their API form, and evaluated over a scan's issues, and the
+// comparison of a scan with its baseline branch. It does no I/O of its own
+// (CompareScan reads through the Source its caller gives), so the rule
+// logic is tested directly.
 package gate
 
 import (
@@ -71,8 +73,8 @@ func Parse(c Conditions) (store.RuleConditions, error) {
 	}
 	for _, st := range c.Statuses {
 		st = strings.ToLower(strings.TrimSpace(st))
-		if !slices.Contains(store.Statuses, st) {
-			return out, fmt.Errorf("conditions.statuses: %q is not an issue status (%s)", st, strings.Join(store.Statuses, ", "))
+		if !slices.Contains(store.ManualStatuses, st) { // suppressed findings are never judged
+			return out, fmt.Errorf("conditions.statuses: %q is not a status a rule can match (%s)", st, strings.Join(store.ManualStatuses, ", "))
 		}
 		if !slices.Contains(out.Statuses, st) {
 			out.Statuses = append(out.Statuses, st)
@@ -142,10 +144,14 @@ type Blocked struct {
 }
 
 // Evaluate returns the issues that trigger at least one of rules, in the
-// order of issues. isNew is consulted only for rules with only_new.
+// order of issues. isNew is consulted only for rules with only_new. An
+// issue the code suppresses triggers nothing.
 func Evaluate(rules []store.BlockingRule, issues []store.Issue, isNew func(store.Issue) bool) []Blocked {
 	var out []Blocked
 	for _, i := range issues {
+		if i.Status == store.Suppressed {
+			continue
+		}
 		var hit []store.BlockingRule
 		for _, r := range rules {
 			if Matches(r.Conditions, i, r.Conditions.OnlyNew && isNew(i)) {

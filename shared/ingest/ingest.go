@@ -104,6 +104,9 @@ func Issues(companyID int64, sc store.Scan, proj store.Project, fs []finding.Fin
 			CWE: f.CWE, FilePath: path, Line: f.Line, Urgency: f.Urgency, RuleID: f.RuleID,
 			Title: f.Title, Message: f.Message, Snippet: f.Snippet, CodeStart: f.CodeStart, Code: f.Code, CreatedAt: sc.CreatedAt,
 		}
+		if f.Suppression != nil { // the code suppresses it: see store's suppressed.go
+			out[n].Status, out[n].Reason = store.Suppressed, f.Suppression.Justification
+		}
 	}
 	return out
 }

@@ -135,7 +135,7 @@ var Table = []Route{
 	// The bulk triage's filters are GET /issues's, with its bounds.
 	{Method: "POST", Path: "/issues/triage", Group: GroupIssues, Access: Permission, Permission: PermTriageIssue,
 		TextFields: []string{"status"}, MultilineFields: []string{"reason"}, Objects: []Object{{Member: "filters", Params: IssueFilters()}}},
-	{Method: "GET", Path: "/scan/{scan_id}/issues", Group: GroupIssues, Access: Authenticated, Params: append(CursorPaging(100), UUIDParam("scan_id"))},
+	{Method: "GET", Path: "/scan/{scan_id}/issues", Group: GroupIssues, Access: Authenticated, Params: append(CursorPaging(100), UUIDParam("scan_id"), TextParam("baseline", MaxNameBytes))},
 	{Method: "GET", Path: "/scan/{scan_id}/issues/sca", Group: GroupIssues, Access: Authenticated, Params: append(CursorPaging(100), UUIDParam("scan_id"))},
 	{Method: "GET", Path: "/issues/sca", Group: GroupIssues, Access: Authenticated, Params: append(CursorPaging(100), TextParam("project", MaxNameBytes),
 		EnumParam("kev", "true"), TextParam("epss_gte", 32))},
@@ -207,7 +207,7 @@ var Table = []Route{
 		ResponseHeaders: []string{"Content-Security-Policy"}},
 	// The CI gate answers every error in the client's BlockOnError form.
 	{Method: "GET", Path: "/scan/{scan_id}/check_blocking_rules", Group: GroupProjects, Access: Authenticated, Errors: BlockOnMessage,
-		Params: append(Paging(50), UUIDParam("scan_id"), TextParam("block_on", MaxQueryValueBytes))},
+		Params: append(Paging(50), UUIDParam("scan_id"), TextParam("block_on", MaxQueryValueBytes), TextParam("baseline", MaxNameBytes))},
 	{Method: "POST", Path: "/blocking-rules", Creates: true, Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy, TextFields: []string{"slug", "name"},
 		Objects: []Object{{Member: "conditions", Params: ruleConditions()}}},
 	{Method: "GET", Path: "/blocking-rules", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy, Params: CursorPaging(100)},

@@ -3,8 +3,6 @@ package store
 import (
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -25,7 +23,14 @@ import (
 var Urgencies = []string{"CR", "HI", "ME", "LO"}
 
 // Statuses are the issue statuses.
-var Statuses = []string{"open", "fixed", "false_positive", "accepted_risk", "fix_in_progress", "duplicate"}
+var Statuses = append(slices.Clip(ManualStatuses), Suppressed)
+
+// ManualStatuses are the statuses people give issues: every status but
+// Suppressed, which only a scan's report gives (see suppressed.go).
+var ManualStatuses = []string{"open", "fixed", "false_positive", "accepted_risk", "fix_in_progress", "duplicate"}
+
+// Suppressed is the status of a finding the scanned code suppresses.
+const Suppressed = "suppressed"
 
 // NoCWE is the CWE number stored for an issue that carries no CWE. It is
 // not a MITRE id; the API shows it as the CWE id "unknown".
@@ -91,36 +96,22 @@ type Issue struct {
 	Version int64 `dynamodbav:"ver"`
 }
 
-// issueSpace is the namespace of issue ids (name-based SHA-1 uuids).
-var issueSpace = uuid.MustParse("0b9d7c52-6a3e-4d1f-8c2b-5e4f3a2d1c0b")
-
 // IssueID is the identity of a finding: the same company, project, branch,
 // tool and fingerprint always name the same issue, whichever scan reports
 // it.
 func IssueID(companyID, projectID int64, branch, tool, fingerprint string) string {
-	return uuid.NewSHA1(issueSpace, fmt.Appendf(nil, "%d\x00%d\x00%s\x00%s\x00%s", companyID, projectID, branch, tool, fingerprint)).String()
+	return schema.IssueID(companyID, projectID, branch, tool, fingerprint)
 }
 
-// Issues live in 256 partitions per company, picked by the first two hex
-// digits of their uuid: a tenant's million issues never form one hot item
-// collection, and reading them all (EachIssue) pages through small
-// partitions.
-func issueKey(companyID int64, id string) Key {
-	return Key{PK: issueShardPK(companyID, id[:2]), SK: "ISSUE#" + id}
-}
+// Issues live in 256 partitions per company (see schema.IssueKey): reading
+// them all (EachIssue) pages through small partitions.
+func issueKey(companyID int64, id string) Key { return schema.IssueKey(companyID, id) }
 
-func issueShardPK(companyID int64, shard string) string {
-	return schema.CompanyPK(companyID) + "#ISSUES#" + shard
-}
+func issueShardPK(companyID int64, shard string) string { return schema.IssueShardPK(companyID, shard) }
 
-// shortHash is a fixed-width, key-safe stand-in for free text (branch names
-// and paths may hold '#' and be long); n hex digits.
-func shortHash(s string, n int) string {
-	sum := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(sum[:])[:n]
-}
+func shortHash(s string, n int) string { return schema.ShortHash(s, n) }
 
-func branchHash(branch string) string { return shortHash(branch, 16) }
+func branchHash(branch string) string { return schema.BranchHash(branch) }
 func pathHash(path string) string     { return shortHash(path, 32) }
 
 // issueGroupPK is the index partition of one group's issues.

@@ -24,6 +24,7 @@ import (
 //
 //   - a finding whose issue does not exist creates it (open);
 //   - a fixed issue that is reported again is reopened (open, reopen_count+1);
+//   - what the code suppresses is Suppressed (see suppressed.go);
 //   - any other reported issue keeps its status (triage survives), and is
 //     rewritten only when what it shows changed (urgency, place, rule, title);
 //   - an open or fix_in_progress issue of the previous scan of T on the
@@ -49,7 +50,7 @@ type ScanHead struct {
 }
 
 func headKey(companyID, projectID int64, branch, tool string) Key {
-	return Key{PK: schema.CompanyPK(companyID), SK: fmt.Sprintf("HEAD#%012d#%s#%s", projectID, branchHash(branch), shortHash(tool, 16))}
+	return schema.HeadKey(companyID, projectID, branch, tool)
 }
 
 // Lease timing: how long a lease holds without being released (a crashed
@@ -63,6 +64,9 @@ const (
 // ApplyResult says what a scan changed.
 type ApplyResult struct {
 	Created, Reopened, Fixed, Updated, Unchanged int
+	// Suppressed counts existing issues the code now suppresses (see
+	// suppressed.go); Reopened includes those whose suppression was removed.
+	Suppressed int
 	// Late is true when a newer scan of the branch was applied first: this
 	// one added its findings but fixed and reopened nothing.
 	Late bool
@@ -75,7 +79,9 @@ type ApplyResult struct {
 // same branch and tool never interleave.
 func (s *Store) ApplyScan(ctx context.Context, companyID int64, sc Scan, found []Issue) (ApplyResult, error) {
 	for n := range found {
-		found[n].Status = "open" // what a new issue starts as; the lifecycle decides
+		if found[n].Status != Suppressed {
+			found[n].Status, found[n].Reason = "open", "" // what a new issue starts as; the lifecycle decides
+		}
 		if err := found[n].prepare(companyID, s.t.Stamp()); err != nil {
 			return ApplyResult{}, err
 		}
@@ -219,7 +225,7 @@ func (s *Store) scanEvents(ctx context.Context, companyID int64, sc Scan, findin
 		var listed []map[string]any
 		count := 0
 		for _, i := range fresh {
-			if i.Urgency != t.urgency {
+			if i.Urgency != t.urgency || i.Status == Suppressed { // nothing to act on
 				continue
 			}
 			if count++; len(listed) < maxListedIssues {
@@ -255,31 +261,52 @@ func lifecycleChanges(sc Scan, found []Issue, previous []string, reported map[st
 		e, ok := existing[f.ID]
 		switch {
 		case !ok:
-			f.Status, f.ScanID, f.LastSeenScanID = "open", sc.ID, sc.ID
+			f.ScanID, f.LastSeenScanID = sc.ID, sc.ID // open, or Suppressed as ingestion found it
 			changes = append(changes, issueChange{after: &f, by: by})
 			res.Created++
-		case truth && e.Status == "fixed":
+		case truth:
+			status, why := reportedStatus(e, f)
+			reason := e.Reason
+			if status == Suppressed {
+				reason = f.Reason // the suppression's justification
+			} else if e.Status == Suppressed {
+				reason = "" // the justification went with the suppression
+			}
+			if status == e.Status && reason == e.Reason && !shownChanged(e, f) {
+				res.Unchanged++
+				continue
+			}
 			after := redetected(e, f)
-			after.Status, after.ReopenCount, after.FixedAt, after.FixedScanID = "open", e.ReopenCount+1, "", ""
-			after.LastSeenScanID = sc.ID
-			changes = append(changes, issueChange{before: &e, after: &after, by: by, reason: "reported again"})
-			res.Reopened++
-		case truth && shownChanged(e, f):
-			after := redetected(e, f)
-			after.LastSeenScanID = sc.ID
-			changes = append(changes, issueChange{before: &e, after: &after, by: by})
-			res.Updated++
+			after.LastSeenScanID, after.Reason = sc.ID, reason
+			if status != e.Status {
+				after.Status, after.FixedAt, after.FixedScanID = status, "", ""
+			}
+			switch {
+			case status == e.Status:
+				res.Updated++
+			case status == Suppressed:
+				res.Suppressed++
+			default:
+				if e.Status == "fixed" {
+					after.ReopenCount++
+				}
+				res.Reopened++
+			}
+			changes = append(changes, issueChange{before: &e, after: &after, by: by, reason: why})
 		default:
 			res.Unchanged++
 		}
 	}
 	for _, id := range previous {
 		e, ok := existing[id]
-		if reported[id] || !ok || (e.Status != "open" && e.Status != "fix_in_progress") {
+		if reported[id] || !ok || !fixable(e.Status) {
 			continue
 		}
 		after := e
 		after.Status, after.FixedAt, after.FixedScanID = "fixed", sc.CreatedAt, sc.ID
+		if e.Status == Suppressed {
+			after.Reason = "" // the justification went with the code
+		}
 		after.LastSeenScanID = e.LastSeenScanID
 		changes = append(changes, issueChange{before: &e, after: &after, by: by, reason: "not reported by the scan"})
 		res.Fixed++

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"fmt"
 	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -25,12 +24,10 @@ import (
 const memberChunk = 256
 
 // memberChunkPrefix starts the sort key of every membership item.
-const memberChunkPrefix = "C#"
+const memberChunkPrefix = schema.MemberChunkPrefix
 
 // memberPK is the partition of a scan's membership items.
-func memberPK(companyID int64, scanID string) string {
-	return fmt.Sprintf("%s#SCANISSUES#%s", schema.CompanyPK(companyID), scanID)
-}
+func memberPK(companyID int64, scanID string) string { return schema.MemberPK(companyID, scanID) }
 
 // memberItem is one chunk of a scan's issue ids.
 type memberItem struct {

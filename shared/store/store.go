@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/acme/codescan-api/shared/store/baselines"
 	"github.com/acme/codescan-api/shared/store/exploits"
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/ledger"
@@ -47,7 +48,12 @@ type Store struct {
 	t *ddb.Table
 	l *ledger.Ledger
 	*exploits.Exploits
+	*baselines.Baselines
 }
+
+// BaselineOpen is what a branch's latest complete scan has open (see
+// baselines).
+type BaselineOpen = baselines.Open
 
 // Option configures a Store.
 type Option func(*Store)
@@ -70,7 +76,7 @@ func WithClock(now func() time.Time) Option { return func(s *Store) { s.t.Now = 
 // DynamoDB's limits before sending them (KeyTooLongError).
 func New(db *dynamodb.Client, table string, opts ...Option) *Store {
 	t := ddb.New(db, table)
-	s := &Store{t: t, l: &ledger.Ledger{T: t, Retention: DefaultAuditRetention}, Exploits: exploits.New(t)}
+	s := &Store{t: t, l: &ledger.Ledger{T: t, Retention: DefaultAuditRetention}, Exploits: exploits.New(t), Baselines: baselines.New(t)}
 	for _, o := range opts {
 		o(s)
 	}

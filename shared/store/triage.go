@@ -18,7 +18,7 @@ type IssueUpdate struct {
 // path (counters and history in the same transaction) and returns it;
 // ErrNotFound when the company has no such issue.
 func (s *Store) UpdateIssue(ctx context.Context, companyID int64, id string, u IssueUpdate, by Actor) (Issue, error) {
-	if u.Status != nil && !slices.Contains(Statuses, *u.Status) {
+	if u.Status != nil && !slices.Contains(ManualStatuses, *u.Status) {
 		return Issue{}, fmt.Errorf("status %q: %w", *u.Status, ErrInvalid)
 	}
 	var before, after Issue
@@ -81,7 +81,7 @@ func (e *ErrTooMany) Error() string {
 // the issue write path, and returns how many matched and how many changed
 // (an issue already in the status does not change, so a retry changes 0).
 func (s *Store) TriageIssues(ctx context.Context, companyID int64, f IssueFilter, status, reason string, by Actor) (matched, changed int, err error) {
-	if !slices.Contains(Statuses, status) {
+	if !slices.Contains(ManualStatuses, status) {
 		return 0, 0, fmt.Errorf("status %q: %w", status, ErrInvalid)
 	}
 	_, _, total, err := s.ListIssues(ctx, companyID, f, PageQuery{})

@@ -1,0 +1,53 @@
+package issues
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/acme/codescan-api/shared/auth"
+	"github.com/acme/codescan-api/shared/gate"
+	"github.com/acme/codescan-api/shared/httpapi"
+	"github.com/acme/codescan-api/shared/store"
+)
+
+// scanIssuesAgainst answers GET /scan/{scan_id}/issues?baseline=<branch>:
+// only the scan's issues whose finding is not open on the baseline's latest
+// complete scan (what the gate judges), paged by number, with the
+// comparison's summary. It reads every issue of the scan, as the gate does.
+func (h handlers) scanIssuesAgainst(w http.ResponseWriter, r *http.Request, sc store.Scan, pg httpapi.Paging, baseline string) error {
+	ctx := r.Context()
+	companyID := auth.FromContext(ctx).CompanyID
+	if pg.Token != "" {
+		return httpapi.Errorf(http.StatusBadRequest, "%s cannot be combined with baseline; page by number", httpapi.TokenParam)
+	}
+	branch, err := gate.BaselineBranch(ctx, h.store, sc, store.Project{ID: sc.ProjectID}, &baseline)
+	if ub := (*gate.UnknownBaselineError)(nil); errors.As(err, &ub) {
+		return httpapi.Errorf(http.StatusBadRequest, "%s", ub.Error())
+	}
+	if err != nil {
+		return err
+	}
+	var all []store.Issue
+	if err := h.store.EachScanIssue(ctx, companyID, sc.ID, func(i store.Issue) error {
+		all = append(all, i)
+		return nil
+	}); err != nil {
+		return err
+	}
+	cmp, err := gate.CompareScan(ctx, h.store, sc, branch, all)
+	if err != nil {
+		return err
+	}
+	page := httpapi.Slice(pg, cmp.Counted)
+	out := make([]issueJSON, len(page))
+	for n, i := range page {
+		out[n] = renderIssue(i, i.LastSeenScanID)
+	}
+	total := len(cmp.Counted)
+	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "page": pg.Page, "total_pages": pg.TotalPages(total),
+		"total_issues": total, "issues": out, "baseline": cmp.Summary})
+}
+
+// baselineParam is the baseline query parameter, "" when absent or empty.
+func baselineParam(r *http.Request) string { return strings.TrimSpace(r.URL.Query().Get("baseline")) }

@@ -1,0 +1,125 @@
+package projects_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/acme/codescan-api/shared/testenv"
+)
+
+// suppressedResult is a SARIF result the code suppresses (a nosemgrep
+// comment, as Semgrep reports it), with a justification.
+func suppressedResult(rule, path string, line int, why string) string {
+	r := result(rule, path, line)
+	return strings.TrimSuffix(r, "}") + fmt.Sprintf(`,"suppressions":[{"kind":"inSource","justification":%q}]}`, why)
+}
+
+// A finding the code suppresses arrives suppressed: no open count, no
+// new-issue event, never blocking; removing the suppression reopens it
+// ("suppression removed"), an open issue the code comes to suppress
+// becomes suppressed, and people's triage outranks the code.
+func TestSuppressedFindings(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	w.rule(t, w.acme, `{"slug":"all","name":"Everything"}`)
+	first := w.upload(t, w.acme, "payments", "main", sarif(suppressedResult("sqli", "src/db.py", 4, "test fixture"), result("xss", "web/a.js", 2)))
+	byPath := func() map[string]string { // file path -> "status|reason"
+		out := map[string]string{}
+		for _, i := range w.issues(t, first.ScanID) {
+			out[i.FilePath] = i.Status + "|" + i.Reason
+		}
+		return out
+	}
+	sqli := w.issues(t, first.ScanID)
+	var sqliID string
+	for _, i := range sqli {
+		if i.FilePath == "src/db.py" {
+			sqliID = i.ID
+		}
+	}
+	if got := byPath(); got["src/db.py"] != "suppressed|test fixture" || got["web/a.js"] != "open|" {
+		t.Fatalf("first scan: %v", got)
+	}
+	// The only critical is suppressed: no new_critical_issue event.
+	if _, ok := testenv.OutboxEvent(t, w.env.Store, w.acme.ID, "new_critical_issue-"+first.ScanID); ok {
+		t.Fatal("a suppressed critical announced")
+	}
+	if _, ok := testenv.OutboxEvent(t, w.env.Store, w.acme.ID, "new_high_issue-"+first.ScanID); !ok {
+		t.Fatal("the open high finding was not announced")
+	}
+	gate := func(scanID string) gateAnswer {
+		var a gateAnswer
+		w.get(t, w.acme.Admin, "/scan/"+scanID+"/check_blocking_rules?page=1&block_on=all").Decode(t, &a)
+		return a
+	}
+	if a := gate(first.ScanID); a.Stats.BlockedIssues != 1 || a.BlockingIssues[0].ID == sqliID {
+		t.Fatalf("the suppressed finding blocked: %+v", a)
+	}
+	// Listed with status=suppressed, counted under by_status.suppressed,
+	// in no open count.
+	var list struct {
+		TotalIssues int `json:"total_issues"`
+		Issues      []struct {
+			ID     string `json:"id"`
+			Status string `json:"status"`
+		}
+	}
+	w.get(t, w.acme.Admin, "/issues?project=payments&status=suppressed").Decode(t, &list)
+	if list.TotalIssues != 1 || len(list.Issues) != 1 || list.Issues[0].ID != sqliID || list.Issues[0].Status != "suppressed" {
+		t.Fatalf("status=suppressed: %+v", list)
+	}
+	var groups struct {
+		Groups []struct {
+			Breakdown struct {
+				ByStatus map[string]int `json:"by_status"`
+			} `json:"breakdown"`
+		} `json:"groups"`
+	}
+	w.get(t, w.acme.Admin, "/issues/groups?project=payments&group_by=cwe&breakdown=true&status=suppressed").Decode(t, &groups)
+	if len(groups.Groups) != 1 || groups.Groups[0].Breakdown.ByStatus["suppressed"] != 1 || groups.Groups[0].Breakdown.ByStatus["open"] != 0 {
+		t.Fatalf("groups: %+v", groups)
+	}
+	testenv.Recount(t, w.env.Store, w.acme.ID)
+
+	// People cannot give the status; the code does.
+	if res := testenv.Do(t, w.h, "PATCH", "/issue/"+sqliID, `{"status":"suppressed"}`, testenv.Key(w.acme.Admin)...); res.Status != 400 {
+		t.Fatalf("PATCH suppressed: %d %s", res.Status, res.Body)
+	}
+
+	// The suppression goes from the SQL finding to the XSS one.
+	second := w.upload(t, w.acme, "payments", "main", sarif(result("sqli", "src/db.py", 4), suppressedResult("xss", "web/a.js", 2, "")))
+	if got := byPath(); got["src/db.py"] != "open|" || got["web/a.js"] != "suppressed|" {
+		t.Fatalf("second scan: %v", got)
+	}
+	if a := gate(second.ScanID); a.Stats.BlockedIssues != 1 || a.BlockingIssues[0].ID != sqliID {
+		t.Fatalf("the reopened finding must block, the suppressed one not: %+v", a)
+	}
+	var hist struct {
+		History []struct{ From, To, Reason string } `json:"history"`
+	}
+	w.get(t, w.acme.Admin, "/issue/"+sqliID+"/history").Decode(t, &hist)
+	if n := len(hist.History); n == 0 || hist.History[n-1].From != "suppressed" || hist.History[n-1].To != "open" || hist.History[n-1].Reason != "suppression removed" {
+		t.Fatalf("history %+v", hist)
+	}
+	testenv.Recount(t, w.env.Store, w.acme.ID)
+
+	// Triage outranks the code: a false positive stays one when suppressed.
+	if res := testenv.Do(t, w.h, "PATCH", "/issue/"+sqliID, `{"status":"false_positive","reason":"parameterised"}`, testenv.Key(w.acme.Admin)...); res.Status != 200 {
+		t.Fatalf("triage: %d %s", res.Status, res.Body)
+	}
+	w.upload(t, w.acme, "payments", "main", sarif(suppressedResult("sqli", "src/db.py", 4, "fixture"), suppressedResult("xss", "web/a.js", 2, "")))
+	if got := byPath(); got["src/db.py"] != "false_positive|parameterised" || got["web/a.js"] != "suppressed|" {
+		t.Fatalf("third scan: %v", got)
+	}
+	// A suppressed finding the code no longer has is fixed.
+	w.upload(t, w.acme, "payments", "main", sarif(suppressedResult("sqli", "src/db.py", 4, "fixture")))
+	if got := byPath(); got["web/a.js"] != "fixed|" {
+		t.Fatalf("fourth scan: %v", got)
+	}
+	testenv.Recount(t, w.env.Store, w.acme.ID)
+	if _, err := w.env.Store.GetIssue(ctx, w.other.ID, sqliID); err == nil {
+		t.Fatal("another company reads the issue")
+	}
+}
