@@ -14,6 +14,7 @@ import (
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/ledger"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
+	"github.com/acme/codescan-api/shared/store/trends"
 )
 
 // The sentinel errors of every store call (defined by the table layer).
@@ -45,6 +46,7 @@ func SortableTime(t time.Time) string { return ddb.SortableTime(t) }
 type Store struct {
 	t *ddb.Table
 	l *ledger.Ledger
+	*trends.Trends
 }
 
 // Option configures a Store.
@@ -68,7 +70,7 @@ func WithClock(now func() time.Time) Option { return func(s *Store) { s.t.Now = 
 // DynamoDB's limits before sending them (KeyTooLongError).
 func New(db *dynamodb.Client, table string, opts ...Option) *Store {
 	t := ddb.New(db, table)
-	s := &Store{t: t, l: &ledger.Ledger{T: t, Retention: DefaultAuditRetention}}
+	s := &Store{t: t, l: &ledger.Ledger{T: t, Retention: DefaultAuditRetention}, Trends: trends.New(t)}
 	for _, o := range opts {
 		o(s)
 	}
