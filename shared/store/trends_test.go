@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -202,4 +203,50 @@ func TestTrendOfThirtyDays(t *testing.T) {
 		t.Errorf("recent first day: %+v", recent.Points[0])
 	}
 	testenv.Recount(t, w.st, w.company)
+}
+
+// TestTrendReadsTheWindowOnly writes 120 days of issues, fixes and
+// reopens in a project, then reads its 90-day trend: three requests (the
+// totals, one query of the window's 90 day records, the totals again),
+// whatever the issues number, and the read capacity of those records.
+func TestTrendReadsTheWindowOnly(t *testing.T) {
+	ctx := context.Background()
+	w := newTrendWorld(t)
+	var prev []store.Issue
+	for d := range 120 {
+		w.day(d)
+		var batch []store.Issue
+		for k, u := range []string{"CR", "HI", "ME"} {
+			batch = append(batch, store.Issue{ID: store.IssueID(w.company, 7, "main", "seed", fmt.Sprint(d, "-", k)), ProjectID: 7, ProjectName: "p",
+				Branch: "main", Tool: "seed", CWE: 79, FilePath: "a.go", Urgency: u, Status: "open"})
+		}
+		if _, err := w.st.CreateIssues(ctx, w.company, batch); err != nil {
+			t.Fatal(err)
+		}
+		for _, i := range prev[:min(2, len(prev))] {
+			if _, err := w.st.SetIssueStatus(ctx, w.company, i.ID, "fixed"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		prev = batch
+	}
+	var m store.Meter
+	got, err := w.st.Trend(store.WithMeter(ctx, &m), w.company, 7, 90)
+	if err != nil {
+		t.Fatal(err)
+	}
+	requests, rcu, _ := m.Snapshot()
+	snap, err := w.st.Snapshot(ctx, w.company, 7, got.Points[0].Date)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("90-day trend of a project: %d requests, %.1f RCU (strongly consistent), %d day records", requests, rcu, len(snap.Days))
+	if requests != 3 || len(snap.Days) != 90 || rcu > 12 {
+		t.Fatalf("read %d requests, %.1f RCU, %d day records", requests, rcu, len(snap.Days))
+	}
+	// Three opened a day; the critical and high of the day before fixed.
+	last := got.Points[89]
+	if last.Opened != 3 || last.Fixed != 2 || got.Fixes.All.Fixed != 180 || got.Open != (trend.ByUrgency{1, 1, 120, 0}) {
+		t.Fatalf("last day %+v, fixes %d, open %v", last, got.Fixes.All.Fixed, got.Open)
+	}
 }
