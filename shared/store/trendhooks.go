@@ -93,3 +93,25 @@ func (s *Store) applyTrendJournal(ctx context.Context, companyID int64, ch journ
 	}
 	return s.t.Transact(ctx, append(items, del))
 }
+
+// bulkTrend are the trend records of new issues written at at (the bench
+// loader's: a company that has none).
+func (s *Store) bulkTrend(ctx context.Context, companyID int64, issues []Issue, at string) ([]any, error) {
+	changes := make([]issueChange, len(issues))
+	for n := range issues {
+		i := issues[n]
+		if i.CreatedAt == "" { // as prepare sets it
+			i.CreatedAt = at
+		}
+		changes[n] = issueChange{after: &i}
+	}
+	st, err := s.fixSettings(ctx, companyID, changes)
+	if err != nil {
+		return nil, err
+	}
+	moves, err := trendMoves(changes, at, st)
+	if err != nil {
+		return nil, err
+	}
+	return trends.Items(companyID, moves), nil
+}

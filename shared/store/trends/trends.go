@@ -17,6 +17,7 @@ import (
 
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
+	"github.com/acme/codescan-api/shared/tabledef"
 	"github.com/acme/codescan-api/shared/trend"
 )
 
@@ -77,10 +78,8 @@ func Keys(companyID, projectID int64) []ddb.Key {
 	}
 }
 
-// TxMoves are the transaction items that apply moves: one ADD per day
-// record and one per scope's totals (a transaction takes an item once, so
-// moves of the same record are added up first).
-func (tr *Trends) TxMoves(companyID int64, moves []Move) ([]types.TransactWriteItem, error) {
+// sums adds up moves per record (a transaction takes an item once).
+func sums(companyID int64, moves []Move) (map[ddb.Key]map[string]int64, []ddb.Key) {
 	adds := map[ddb.Key]map[string]int64{}
 	add := func(k ddb.Key, attrs map[string]int64) {
 		if adds[k] == nil {
@@ -95,6 +94,13 @@ func (tr *Trends) TxMoves(companyID int64, moves []Move) ([]types.TransactWriteI
 		add(schema.TrendTotalsKey(companyID, m.ProjectID), m.Totals)
 	}
 	keys := slices.SortedFunc(maps.Keys(adds), func(a, b ddb.Key) int { return cmp.Or(cmp.Compare(a.PK, b.PK), cmp.Compare(a.SK, b.SK)) })
+	return adds, keys
+}
+
+// TxMoves are the transaction items that apply moves: one ADD per day
+// record and one per scope's totals.
+func (tr *Trends) TxMoves(companyID int64, moves []Move) ([]types.TransactWriteItem, error) {
+	adds, keys := sums(companyID, moves)
 	items := make([]types.TransactWriteItem, 0, len(keys))
 	for _, k := range keys {
 		var upd expression.UpdateBuilder
@@ -115,4 +121,21 @@ func (tr *Trends) TxMoves(companyID int64, moves []Move) ([]types.TransactWriteI
 		items = append(items, item)
 	}
 	return items, nil
+}
+
+// Items are the records moves leave in scopes that have none: what
+// applying them writes, for the bench loader.
+func Items(companyID int64, moves []Move) []any {
+	adds, keys := sums(companyID, moves)
+	out := make([]any, 0, len(keys))
+	for _, k := range keys {
+		item := map[string]any{tabledef.PK: k.PK, tabledef.SK: k.SK}
+		for name, v := range adds[k] {
+			if v != 0 {
+				item[name] = v
+			}
+		}
+		out = append(out, item)
+	}
+	return out
 }
