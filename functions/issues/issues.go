@@ -36,6 +36,7 @@ func New(d config.Deps) http.Handler {
 		"GET /scan/{scan_id}/issues/sca":     h.scanSCA,
 		"GET /issues/sca":                    h.projectSCA,
 		"GET /issues/code-quality":           h.projectQuality,
+		"GET /metrics/trend":                 h.trend,
 	})
 }
 

@@ -16,6 +16,7 @@ type Store interface {
 	EachScanIssue(ctx context.Context, companyID int64, scanID string, fn func(store.Issue) error) error
 	FirstScanBranch(ctx context.Context, companyID, projectID int64) (string, error)
 	GetIssue(ctx context.Context, companyID int64, id string) (store.Issue, error)
+	GetProject(ctx context.Context, companyID, projectID int64) (store.Project, error)
 	GetSCAIssue(ctx context.Context, companyID int64, id string) (store.SCAIssue, error)
 	GetScan(ctx context.Context, companyID int64, scanID string) (store.Scan, error)
 	GetUser(ctx context.Context, companyID, userID int64) (store.User, error)
@@ -33,6 +34,7 @@ type Store interface {
 	ScanQualityIssues(ctx context.Context, companyID int64, scanID, classification string, q store.PageQuery) ([]store.QualityIssue, store.PageResult, int, error)
 	ScanReported(ctx context.Context, companyID int64, scanID, issueID string) (bool, error)
 	ScanSCAIssues(ctx context.Context, companyID int64, scanID string, q store.PageQuery) ([]store.SCAIssue, store.PageResult, int, error)
+	Trend(ctx context.Context, companyID, projectID int64, days int) (store.TrendWindow, error)
 	TriageIssues(ctx context.Context, companyID int64, f store.IssueFilter, status, reason string, by store.Actor) (matched, changed int, err error)
 	UpdateIssue(ctx context.Context, companyID int64, id string, u store.IssueUpdate, by store.Actor) (store.Issue, error)
 }

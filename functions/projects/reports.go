@@ -1,6 +1,7 @@
 package projects
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/trendchart"
 )
 
 // MaxReportIssues bounds the issues one report renders, so the answer fits
@@ -88,6 +90,9 @@ func (h handlers) report(w http.ResponseWriter, r *http.Request) error {
 		}
 		return httpapi.WriteJSON(w, http.StatusOK, out)
 	default:
+		if in.Trend, err = h.reportTrend(r.Context(), p); err != nil {
+			return err
+		}
 		body, err = report.HTML(in)
 		contentType = "text/html; charset=utf-8"
 		w.Header().Set("Content-Security-Policy", ReportCSP)
@@ -100,4 +105,19 @@ func (h handlers) report(w http.ResponseWriter, r *http.Request) error {
 	w.WriteHeader(http.StatusOK)
 	_, err = w.Write(body)
 	return err
+}
+
+// reportTrendDays is the window of the HTML report's trend chart.
+const reportTrendDays = 90
+
+// reportTrend is the project's trend of the last 90 days for the HTML
+// report. A project's open issues past their SLA are not counted (the due
+// index is the company's), so the chart's table shows none rather than a
+// wrong share.
+func (h handlers) reportTrend(ctx context.Context, p store.Project) (*trendchart.Input, error) {
+	tw, err := h.store.Trend(ctx, p.CompanyID, p.ID, reportTrendDays)
+	if err != nil {
+		return nil, err
+	}
+	return &trendchart.Input{Title: "Trend of " + p.Name + ", last " + strconv.Itoa(reportTrendDays) + " days", Points: tw.Points, Fixes: tw.Fixes}, nil
 }

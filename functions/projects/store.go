@@ -24,4 +24,5 @@ type Store interface {
 	ProjectsByRepo(ctx context.Context, companyID int64, fragment string) ([]store.Project, error)
 	RecordEventOnce(ctx context.Context, e store.Event) (bool, error)
 	SetDefaultBranch(ctx context.Context, companyID, projectID int64, branch string) (store.Project, error)
+	Trend(ctx context.Context, companyID, projectID int64, days int) (store.TrendWindow, error)
 }

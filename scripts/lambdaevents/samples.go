@@ -108,6 +108,11 @@ var samples = map[string]sample{
 		Seeded: map[string]string{"project": "project_names"},
 		Status: http.StatusOK, Keys: []string{"status", "page", "total_pages", "total_issues", "issues"},
 	},
+	"GET /api/v1/metrics/trend": {
+		File: "metrics-trend", Query: map[string]string{"project": "4", "days": "90"},
+		Seeded: map[string]string{"project": "project_ids"},
+		Status: http.StatusOK, Keys: []string{"status", "project_id", "days", "series", "time_to_fix", "sla"},
+	},
 
 	"POST /api/v1/teams": {
 		File: "teams-create", ContentType: jsonType,

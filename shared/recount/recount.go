@@ -17,8 +17,9 @@ import (
 // Check checks every issue's due index keys (Issue.CheckDueKeys), computes
 // every group counter of a company from its issues and checks the stored
 // counters, the per-scope group totals, the count-ordered
-// index and the branch index against it, then the list totals (see
-// checkLists); the error names the first difference.
+// index and the branch index against it, then the trend records (see
+// checkTrends) and the list totals (see checkLists); the error names the
+// first difference.
 func Check(ctx context.Context, st Store, companyID int64) error {
 	var issues []store.Issue
 	if err := st.EachIssue(ctx, companyID, func(i store.Issue) error { issues = append(issues, i); return nil }); err != nil {
@@ -82,6 +83,9 @@ func Check(ctx context.Context, st Store, companyID int64) error {
 		if err != nil || !reflect.DeepEqual(got, ids) {
 			return fmt.Errorf("BranchProjects(%q) = %v, %v; want %v", b, got, err, ids)
 		}
+	}
+	if err := checkTrends(ctx, st, companyID, issues); err != nil {
+		return err
 	}
 	return checkLists(ctx, st, companyID)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/trends"
 )
 
 // Store is what the recount check read and write: the store methods they
@@ -20,5 +21,6 @@ type Store interface {
 	ProjectQualityIssues(ctx context.Context, companyID, projectID int64, q store.PageQuery) ([]store.QualityIssue, store.PageResult, int, error)
 	QualityClasses(ctx context.Context, companyID int64, scanID string) ([]store.QualityClass, error)
 	ScanSCAIssues(ctx context.Context, companyID int64, scanID string, q store.PageQuery) ([]store.SCAIssue, store.PageResult, int, error)
+	Snapshot(ctx context.Context, companyID, projectID int64, first string) (trends.Snapshot, error)
 	ScopeGroups(ctx context.Context, companyID int64, sc store.Scope, dim store.Dimension) ([]store.GroupCount, error)
 }

@@ -140,6 +140,9 @@ var Table = []Route{
 	{Method: "GET", Path: "/issues/sca", Group: GroupIssues, Access: Authenticated, Params: append(CursorPaging(100), TextParam("project", MaxNameBytes),
 		EnumParam("kev", "true"), TextParam("epss_gte", 32))},
 	{Method: "GET", Path: "/issues/code-quality", Group: GroupIssues, Access: Authenticated, Params: append(CursorPaging(50), TextParam("project", MaxNameBytes))},
+	// Trends kept on write (issue 27): whoever may read issues.
+	{Method: "GET", Path: "/metrics/trend", Group: GroupIssues, Access: Authenticated,
+		Params: []Param{IDParam("project"), IntParam("days", 1, 365), TextParam("urgency", 16)}},
 
 	{Method: "POST", Path: "/teams", Creates: true, Group: GroupTeams, Access: Permission, Permission: PermChangeContentAccess,
 		TextFields: []string{"name", "project_tags", "repo_url_patterns"}},

@@ -11,6 +11,7 @@ import (
 
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
+	"github.com/acme/codescan-api/shared/store/trends"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -49,6 +50,7 @@ const journalChunk = ddb.MaxTxItems - 4
 type journalItem struct {
 	Key
 	Entries []journalEntry `dynamodbav:"entries"`
+	Trend   []trends.Move  `dynamodbav:"trend,omitempty"` // the trend item's (trendJournalSK)
 }
 
 type journalEntry struct {
@@ -108,6 +110,11 @@ func (s *Store) writeJournal(ctx context.Context, companyID int64, pk string, cr
 		items = append(items, journalItem{Key: Key{PK: pk, SK: fmt.Sprintf("CHUNK#%06d", start/journalChunk)},
 			Entries: entries[start:min(start+journalChunk, len(entries))]})
 	}
+	if tj, err := s.trendJournal(ctx, companyID, pk, creates); err != nil {
+		return err
+	} else if tj != nil {
+		items = append(items, *tj)
+	}
 	if err := s.t.BatchPutParallel(ctx, items); err != nil {
 		return err
 	}
@@ -133,6 +140,12 @@ func (s *Store) applyJournal(ctx context.Context, companyID int64, pk string, se
 		del, err := s.t.TxDelete(ch.Key, exists)
 		if err != nil {
 			return err
+		}
+		if ch.SK == trendJournalSK {
+			if err := s.applyTrendJournal(ctx, companyID, ch, del); err != nil {
+				return err
+			}
+			continue
 		}
 		keys := ch.counterKeys(companyID)
 		err = s.applySettled(ctx, companyID, ch, keys, del)

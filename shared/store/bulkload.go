@@ -70,11 +70,16 @@ func each[T any](ctx context.Context, s *Store, kc expression.KeyConditionBuilde
 // writer of the company. progress, when set, is called after each batch
 // with the number of items it wrote and the number of items in all.
 func (s *Store) BulkLoadIssues(ctx context.Context, companyID int64, issues []Issue, workers int, progress func(written, total int)) error {
-	items, err := bulkItems(companyID, issues, s.t.Stamp())
+	at := s.t.Stamp()
+	items, err := bulkItems(companyID, issues, at)
 	if err != nil {
 		return err
 	}
-	return s.bulkPut(ctx, items, workers, progress)
+	trendItems, err := s.bulkTrend(ctx, companyID, issues, at)
+	if err != nil {
+		return err
+	}
+	return s.bulkPut(ctx, append(items, trendItems...), workers, progress)
 }
 
 // bulkPut writes items with parallel BatchWriteItem calls (the loaders'

@@ -17,6 +17,7 @@ import (
 
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
+	"github.com/acme/codescan-api/shared/store/trends"
 )
 
 // Urgencies are the issue urgency codes, most urgent first.
@@ -383,12 +384,21 @@ func (s *Store) commitIssues(ctx context.Context, companyID int64, changes []iss
 		return cmp.Or(cmp.Compare(x.ProjectID, y.ProjectID), strings.Compare(x.Branch, y.Branch),
 			cmp.Compare(x.CWE, y.CWE), strings.Compare(x.FilePath, y.FilePath))
 	})
+	fixSLA, err := s.fixSettings(ctx, companyID, changes)
+	if err != nil {
+		return 0, err
+	}
 	done := 0
 	for n, chunk := range chunkChanges(companyID, changes, len(first)) {
 		items, err := s.txChanges(companyID, chunk, at)
 		if err != nil {
 			return done, err
 		}
+		moves, err := s.txTrend(companyID, chunk, at, fixSLA)
+		if err != nil {
+			return done, err
+		}
+		items = append(items, moves...)
 		if n == 0 {
 			items = append(items, first...)
 		}
@@ -479,7 +489,7 @@ func chunkChanges(companyID int64, changes []issueChange, reserve int) [][]issue
 		if c.before != nil && c.after != nil {
 			issues = append(issues, *c.before)
 		}
-		keys := uniqueKeys(counterKeysOf(companyID, issues))
+		keys := uniqueKeys(append(counterKeysOf(companyID, issues), trends.Keys(companyID, c.issue().ProjectID)...))
 		need := 1 + 2*b2i(c.historyEntry())
 		for k := range keys {
 			if !counters[k] {

@@ -16,6 +16,7 @@ import (
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/ledger"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
+	"github.com/acme/codescan-api/shared/store/trends"
 )
 
 // The sentinel errors of every store call (defined by the table layer).
@@ -49,6 +50,7 @@ type Store struct {
 	l *ledger.Ledger
 	*exploits.Exploits
 	*baselines.Baselines
+	*trends.Trends
 }
 
 // BaselineOpen is what a branch's latest complete scan has open (see
@@ -76,7 +78,7 @@ func WithClock(now func() time.Time) Option { return func(s *Store) { s.t.Now = 
 // DynamoDB's limits before sending them (KeyTooLongError).
 func New(db *dynamodb.Client, table string, opts ...Option) *Store {
 	t := ddb.New(db, table)
-	s := &Store{t: t, l: &ledger.Ledger{T: t, Retention: DefaultAuditRetention}, Exploits: exploits.New(t), Baselines: baselines.New(t)}
+	s := &Store{t: t, l: &ledger.Ledger{T: t, Retention: DefaultAuditRetention}, Exploits: exploits.New(t), Baselines: baselines.New(t), Trends: trends.New(t)}
 	for _, o := range opts {
 		o(s)
 	}

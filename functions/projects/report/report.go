@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/trendchart"
 )
 
 // Input is what every report shows.
@@ -21,6 +22,9 @@ type Input struct {
 	Scan    store.Scan
 	Project string
 	Issues  []store.Issue
+	// Trend, when set, is the project's trend the HTML page shows (a
+	// chart, time to fix and SLA compliance) above the issues.
+	Trend *trendchart.Input
 }
 
 // FingerprintKey names the issue fingerprint in a result's
@@ -274,7 +278,11 @@ th,td{border:1px solid #ccc;padding:.3rem .5rem;text-align:left;vertical-align:t
 	for _, c := range counts(in.Issues) {
 		fmt.Fprintf(&b, " %s %d;", c.Urgency, c.Count)
 	}
-	b.WriteString("</p>\n<table><thead><tr><th>Urgency</th><th>CWE</th><th>Location</th><th>Issue</th><th>Status</th></tr></thead><tbody>\n")
+	b.WriteString("</p>\n")
+	if in.Trend != nil {
+		b.Write(trendchart.Section(*in.Trend))
+	}
+	b.WriteString("<table><thead><tr><th>Urgency</th><th>CWE</th><th>Location</th><th>Issue</th><th>Status</th></tr></thead><tbody>\n")
 	for _, i := range sorted(in.Issues) {
 		loc := i.FilePath
 		if i.Line > 0 {

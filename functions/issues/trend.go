@@ -1,0 +1,172 @@
+package issues
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/acme/codescan-api/shared/auth"
+	"github.com/acme/codescan-api/shared/httpapi"
+	"github.com/acme/codescan-api/shared/sla"
+	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/trend"
+)
+
+// defaultTrendDays is the window of GET /metrics/trend without `days`.
+const defaultTrendDays = 30
+
+var errProjectNotFound = httpapi.Errorf(http.StatusNotFound, "Project not found")
+
+type trendPoint struct {
+	Date      string           `json:"date"`
+	Opened    int64            `json:"opened"`
+	Fixed     int64            `json:"fixed"`
+	Reopened  int64            `json:"reopened"`
+	Dismissed int64            `json:"dismissed"`
+	Open      map[string]int64 `json:"open"`
+}
+
+type fixTimes struct {
+	Fixed      int64 `json:"fixed"`
+	MedianDays *int  `json:"median_days"`
+	P90Days    *int  `json:"p90_days"`
+}
+
+type slaFigures struct {
+	Fixed               int64    `json:"fixed"`
+	FixedWithinSLA      int64    `json:"fixed_within_sla"`
+	FixedWithinSLAShare *float64 `json:"fixed_within_sla_share"`
+	Open                int64    `json:"open"`
+	OpenPastSLA         *int64   `json:"open_past_sla"`
+	OpenPastSLAShare    *float64 `json:"open_past_sla_share"`
+}
+
+type trendAnswer struct {
+	Status    string                `json:"status"`
+	ProjectID *int64                `json:"project_id"`
+	Urgency   *string               `json:"urgency"`
+	Days      int                   `json:"days"`
+	From      string                `json:"from"`
+	To        string                `json:"to"`
+	Series    []trendPoint          `json:"series"`
+	TimeToFix map[string]fixTimes   `json:"time_to_fix"`
+	SLA       map[string]slaFigures `json:"sla"`
+}
+
+// trend answers GET /metrics/trend: the company's (or one project's) daily
+// series of the last `days`, time to fix and SLA compliance, from the
+// trend records kept on write (the window's day records and the totals,
+// never the issues).
+func (h handlers) trend(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	companyID := auth.FromContext(ctx).CompanyID
+	q := r.URL.Query()
+	days := defaultTrendDays
+	if v := q.Get("days"); v != "" {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < trend.MinDays || n > trend.MaxDays {
+			return httpapi.Errorf(http.StatusBadRequest, "%s", trend.ErrDays.Error())
+		}
+		days = n
+	}
+	var only *string
+	if v := q.Get("urgency"); v != "" {
+		u, ok := sla.Urgency(v)
+		if !ok {
+			return httpapi.Errorf(http.StatusBadRequest, "urgency must be one of CR, HI, ME, LO")
+		}
+		only = &u
+	}
+	var projectID *int64
+	if v := q.Get("project"); v != "" {
+		id, err := httpapi.ParseID("project", v)
+		if err != nil {
+			return err
+		}
+		if _, err := h.store.GetProject(ctx, companyID, id); errors.Is(err, store.ErrNotFound) {
+			return errProjectNotFound
+		} else if err != nil {
+			return err
+		}
+		projectID = &id
+	}
+	var scope int64
+	if projectID != nil {
+		scope = *projectID
+	}
+	tw, err := h.store.Trend(ctx, companyID, scope, days)
+	if err != nil {
+		return err
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, trendView(tw, projectID, only))
+}
+
+// trendView is the answer for a window; only narrows the open counts, time
+// to fix and SLA figures to one urgency (the day's opened, fixed, reopened
+// and dismissed count every urgency: the records keep them per scope).
+func trendView(tw store.TrendWindow, projectID *int64, only *string) trendAnswer {
+	shown := func(u string) bool { return only == nil || *only == u }
+	out := trendAnswer{Status: "ok", ProjectID: projectID, Urgency: only, Days: tw.Days,
+		Series: make([]trendPoint, len(tw.Points)), TimeToFix: map[string]fixTimes{}, SLA: map[string]slaFigures{}}
+	for n, p := range tw.Points {
+		tp := trendPoint{Date: p.Date, Opened: p.Opened, Fixed: p.Fixed, Reopened: p.Reopened, Dismissed: p.Dismissed, Open: map[string]int64{}}
+		for k, u := range trend.Urgencies {
+			if shown(u) {
+				tp.Open[u] = p.Open[k]
+			}
+		}
+		out.Series[n] = tp
+	}
+	if len(tw.Points) > 0 {
+		out.From, out.To = tw.Points[0].Date, tw.Points[len(tw.Points)-1].Date
+	}
+	var pastDue trend.ByUrgency
+	if tw.PastDue != nil {
+		pastDue = *tw.PastDue
+	}
+	by, all := trend.SLACompliance(tw.Fixes, tw.Open, pastDue)
+	var sumFixes trend.Fixes
+	var sumOpen int64
+	var sumSLA trend.Compliance
+	for k, u := range trend.Urgencies {
+		if !shown(u) {
+			continue
+		}
+		f := tw.Fixes.ByUrgency[k]
+		out.TimeToFix[u] = fixView(f)
+		out.SLA[u] = slaView(f, tw.Open[k], by[k], tw.PastDue != nil)
+		sumFixes, sumOpen, sumSLA = f, tw.Open[k], by[k]
+	}
+	if only == nil {
+		sumFixes, sumOpen, sumSLA = tw.Fixes.All, tw.Open.Sum(), all
+	}
+	out.TimeToFix["all"] = fixView(sumFixes)
+	out.SLA["all"] = slaView(sumFixes, sumOpen, sumSLA, tw.PastDue != nil)
+	return out
+}
+
+func fixView(f trend.Fixes) fixTimes {
+	out := fixTimes{Fixed: f.Fixed}
+	if m, ok := f.Median(); ok {
+		out.MedianDays = &m.Days
+	}
+	if p, ok := f.P90(); ok {
+		out.P90Days = &p.Days
+	}
+	return out
+}
+
+func slaView(f trend.Fixes, open int64, c trend.Compliance, pastDue bool) slaFigures {
+	out := slaFigures{Fixed: f.Fixed, FixedWithinSLA: f.WithinSLA, Open: open}
+	if r, ok := c.FixedWithinSLA.Ratio(); ok {
+		out.FixedWithinSLAShare = &r
+	}
+	if pastDue {
+		out.OpenPastSLA = &c.OpenPastSLA.Part
+		if r, ok := c.OpenPastSLA.Ratio(); ok {
+			out.OpenPastSLAShare = &r
+		}
+	}
+	return out
+}
