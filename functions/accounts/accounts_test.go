@@ -147,7 +147,7 @@ func TestAPIKeyLifecycle(t *testing.T) {
 
 	// A member cannot create keys for others, nor revoke them.
 	w.do(t, "POST", "/api-keys", fmt.Sprintf(`{"name":"x","user_id":%d}`, other.ID), testenv.Key(member), http.StatusForbidden)
-	otherKeys, _, _, _ := w.env.Store.ListAPIKeys(context.Background(), acme.ID, other.ID, store.PageRequest{Size: 10})
+	otherKeys, _, _, _ := w.env.Store.ListAPIKeys(context.Background(), acme.ID, other.ID, store.PageQuery{Limit: 10})
 	w.do(t, "DELETE", fmt.Sprintf("/api-keys/%d", otherKeys[0].ID), "", testenv.Key(member), http.StatusNotFound)
 
 	// Revocation: the next request with the key is 401; revoking again

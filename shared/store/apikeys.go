@@ -16,6 +16,7 @@ import (
 
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
+	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -196,26 +197,19 @@ func (s *Store) RevokeAPIKey(ctx context.Context, companyID, keyID int64) (APIKe
 }
 
 // ListAPIKeys returns one page of a company's keys (of one user when
-// userID is not 0), by id, the next page's token and the total.
-func (s *Store) ListAPIKeys(ctx context.Context, companyID, userID int64, pr PageRequest) ([]APIKey, string, int64, error) {
-	p := Page{PKAttr: tabledef.PK, Partition: schema.CompanyPK(companyID), Forward: true, Limit: int32(pr.Size), Token: pr.Token}
-	r := prefixRange(apiKeyRecordPrefix)
+// userID is not 0), by id, and the total.
+func (s *Store) ListAPIKeys(ctx context.Context, companyID, userID int64, q PageQuery) ([]APIKey, PageResult, int64, error) {
+	l := page.List{Partition: schema.CompanyPK(companyID), Range: page.Prefix(apiKeyRecordPrefix), Forward: true}
 	if userID != 0 {
-		p.Index, p.PKAttr, p.Partition = tabledef.GSI1.Name, tabledef.GSI1.PK, apiKeyOwnerPK(companyID, userID)
-		r = digitKeys
-	}
-	view := listView("api_keys", p.Partition, strconv.FormatInt(userID, 10))
-	var err error
-	if p.Token, err = openToken(view, pr.Token); err != nil {
-		return nil, "", 0, err
+		l = page.List{Index: tabledef.GSI1, Partition: apiKeyOwnerPK(companyID, userID), Range: digitKeys, Forward: true}
 	}
 	var out []APIKey
-	next, err := s.readPage(ctx, p, r, pr.Offset, &out)
+	res, err := s.readPage(ctx, l, q, &out)
 	if err != nil {
-		return nil, "", 0, err
+		return nil, PageResult{}, 0, err
 	}
 	n, err := s.l.CounterValue(ctx, apiKeyCountKey(companyID, userID))
-	return out, sealToken(view, next), n, err
+	return out, res, n, err
 }
 
 // Credential is what authentication learns from a credential: its user and

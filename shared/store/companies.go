@@ -13,6 +13,7 @@ import (
 
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
+	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -193,14 +194,11 @@ func (s *Store) SetCompanyActive(ctx context.Context, id int64, active bool) (c 
 	return c, err == nil, err
 }
 
-// ListCompanies returns one page of every company, by id, and the next
-// page's token.
-func (s *Store) ListCompanies(ctx context.Context, pr PageRequest) ([]Company, string, error) {
-	p := Page{Index: tabledef.GSI1.Name, PKAttr: tabledef.GSI1.PK, Partition: companiesPK, Forward: true,
-		Limit: int32(pr.Size), Token: pr.Token}
+// ListCompanies returns one page of every company, by id.
+func (s *Store) ListCompanies(ctx context.Context, q PageQuery) ([]Company, PageResult, error) {
 	var out []Company
-	next, err := s.readPage(ctx, p, digitKeys, pr.Offset, &out)
-	return out, next, err
+	res, err := s.readPage(ctx, page.List{Index: tabledef.GSI1, Partition: companiesPK, Range: digitKeys, Forward: true}, q, &out)
+	return out, res, err
 }
 
 // companySeqKey holds a company's own sequence of ids of a kind.

@@ -5,6 +5,7 @@ package store
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -45,6 +46,8 @@ func SortableTime(t time.Time) string { return ddb.SortableTime(t) }
 type Store struct {
 	t *ddb.Table
 	l *ledger.Ledger
+	// issueKeys is set once every issue carries its Offset keys.
+	issueKeys atomic.Bool
 }
 
 // Option configures a Store.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
+	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -269,21 +270,16 @@ func (s *Store) ListUsers(ctx context.Context, companyID int64) ([]User, error) 
 }
 
 // ListUsersPage returns one page of a company's users under a facet (by
-// id), the next page's token and the facet's total.
-func (s *Store) ListUsersPage(ctx context.Context, companyID int64, facet string, pr PageRequest) ([]User, string, int64, error) {
-	view := listView("users", schema.CompanyPK(companyID), facet)
-	raw, err := openToken(view, pr.Token)
-	if err != nil {
-		return nil, "", 0, err
-	}
-	p := Page{PKAttr: tabledef.PK, Partition: schema.CompanyPK(companyID), Forward: true, Limit: int32(pr.Size), Token: raw}
+// id) and the facet's total.
+func (s *Store) ListUsersPage(ctx context.Context, companyID int64, facet string, q PageQuery) ([]User, PageResult, int64, error) {
+	l := page.List{Partition: schema.CompanyPK(companyID), Range: page.Prefix(userFacetPrefix(facet)), Forward: true}
 	var out []User
-	next, err := s.readPage(ctx, p, prefixRange(userFacetPrefix(facet)), pr.Offset, &out)
+	res, err := s.readPage(ctx, l, q, &out)
 	if err != nil {
-		return nil, "", 0, err
+		return nil, PageResult{}, 0, err
 	}
 	n, err := s.l.CounterValue(ctx, userCountKey(companyID, facet))
-	return out, sealToken(view, next), n, err
+	return out, res, n, err
 }
 
 // UserChange lists what an update sets; nil keeps a value.
