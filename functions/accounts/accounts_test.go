@@ -425,8 +425,8 @@ func TestPaging(t *testing.T) {
 	for pages := 0; ; pages++ {
 		var l userList
 		w.do(t, "GET", path, "", admin, http.StatusOK).Decode(t, &l)
-		if l.Total != 7 {
-			t.Fatalf("total %d", l.Total)
+		if l.Total != 7 || l.Page == nil || *l.Page != pages+1 {
+			t.Fatalf("total %d, page %v (page %d read by token)", l.Total, l.Page, pages+1)
 		}
 		for _, u := range l.Users {
 			seen = append(seen, u.ID)
