@@ -44,29 +44,22 @@ func New(d config.Deps) http.Handler {
 // pageRequest reads page, page_size and next_page_token (or page_token).
 // A token wins over a page number; page numbers cost a keys-only read of
 // the rows before.
-func pageRequest(r *http.Request) (store.PageRequest, httpapi.Paging, error) {
+func pageRequest(r *http.Request) (store.PageQuery, httpapi.Paging, error) {
 	pg, err := httpapi.ParsePaging(r, DefaultPageSize, MaxPageSize)
 	if err != nil {
-		return store.PageRequest{}, pg, err
+		return store.PageQuery{}, pg, err
 	}
-	pr := store.PageRequest{Size: pg.PageSize, Token: pg.Token}
-	if pg.Token == "" {
-		pr.Offset = pg.Offset()
-	}
-	return pr, pg, nil
+	return pg.Query(), pg, nil
 }
 
 // pageInfo is what every list of the group answers beside its rows: the
-// page number (null when reached by token) and the next page's token (null
-// on the last page).
-func pageInfo(pr store.PageRequest, pg httpapi.Paging, next string) (page any, token any) {
-	if pr.Token == "" {
-		page = pg.Page
+// page number (by position, a page reached by token included) and the next
+// page's token (null on the last page).
+func pageInfo(pg httpapi.Paging, res store.PageResult) (page int, token any) {
+	if res.Next != "" {
+		token = res.Next
 	}
-	if next != "" {
-		token = next
-	}
-	return page, token
+	return pg.PageOf(res), token
 }
 
 // label checks a human-entered name: trimmed, 1 to max characters, no

@@ -147,7 +147,7 @@ func TestAPIKeyLifecycle(t *testing.T) {
 
 	// A member cannot create keys for others, nor revoke them.
 	w.do(t, "POST", "/api-keys", fmt.Sprintf(`{"name":"x","user_id":%d}`, other.ID), testenv.Key(member), http.StatusForbidden)
-	otherKeys, _, _, _ := w.env.Store.ListAPIKeys(context.Background(), acme.ID, other.ID, store.PageRequest{Size: 10})
+	otherKeys, _, _, _ := w.env.Store.ListAPIKeys(context.Background(), acme.ID, other.ID, store.PageQuery{Limit: 10})
 	w.do(t, "DELETE", fmt.Sprintf("/api-keys/%d", otherKeys[0].ID), "", testenv.Key(member), http.StatusNotFound)
 
 	// Revocation: the next request with the key is 401; revoking again
@@ -425,8 +425,8 @@ func TestPaging(t *testing.T) {
 	for pages := 0; ; pages++ {
 		var l userList
 		w.do(t, "GET", path, "", admin, http.StatusOK).Decode(t, &l)
-		if l.Total != 7 {
-			t.Fatalf("total %d", l.Total)
+		if l.Total != 7 || l.Page == nil || *l.Page != pages+1 {
+			t.Fatalf("total %d, page %v (page %d read by token)", l.Total, l.Page, pages+1)
 		}
 		for _, u := range l.Users {
 			seen = append(seen, u.ID)

@@ -95,7 +95,7 @@ func (h handlers) listKeys(w http.ResponseWriter, r *http.Request) error {
 		}
 		owner = id
 	}
-	keys, next, total, err := h.store.ListAPIKeys(r.Context(), p.CompanyID, owner, pr)
+	keys, res, total, err := h.store.ListAPIKeys(r.Context(), p.CompanyID, owner, pr)
 	if err != nil {
 		return err
 	}
@@ -103,7 +103,7 @@ func (h handlers) listKeys(w http.ResponseWriter, r *http.Request) error {
 	for _, k := range keys {
 		views = append(views, keyView(k))
 	}
-	page, token := pageInfo(pr, pg, next)
+	page, token := pageInfo(pg, res)
 	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{
 		"status": "ok", "page": page, "page_size": pg.PageSize, "total_pages": pg.TotalPages(int(total)),
 		"total_api_keys": total, "api_keys": views, "next_page_token": token,

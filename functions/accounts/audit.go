@@ -48,7 +48,7 @@ func (h handlers) listAudit(w http.ResponseWriter, r *http.Request) error {
 	if !f.From.IsZero() && !f.To.IsZero() && f.To.Before(f.From) {
 		return httpapi.Errorf(http.StatusBadRequest, "to must not be before from")
 	}
-	entries, next, err := h.store.ListAudit(r.Context(), p.CompanyID, f, pr)
+	entries, res, err := h.store.ListAudit(r.Context(), p.CompanyID, f, pr)
 	if err != nil {
 		return err
 	}
@@ -56,7 +56,7 @@ func (h handlers) listAudit(w http.ResponseWriter, r *http.Request) error {
 	for _, e := range entries {
 		views = append(views, entryView(e))
 	}
-	page, token := pageInfo(pr, pg, next)
+	page, token := pageInfo(pg, res)
 	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{
 		"status": "ok", "page": page, "page_size": pg.PageSize, "entries": views, "next_page_token": token,
 	})

@@ -74,7 +74,7 @@ func TestCreateKeyUnderFaults(t *testing.T) {
 			inj.mu.Lock()
 			inj.at = 0
 			inj.mu.Unlock()
-			keys, _, total, err := w.env.Store.ListAPIKeys(context.Background(), acme.ID, 0, store.PageRequest{Size: 10})
+			keys, _, total, err := w.env.Store.ListAPIKeys(context.Background(), acme.ID, 0, store.PageQuery{Limit: 10})
 			if err != nil {
 				t.Fatal(err)
 			}

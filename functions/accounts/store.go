@@ -13,9 +13,9 @@ type Store interface {
 	CreateUser(ctx context.Context, u store.User) (store.User, error)
 	GetAPIKey(ctx context.Context, companyID, keyID int64) (store.APIKey, error)
 	GetUser(ctx context.Context, companyID, userID int64) (store.User, error)
-	ListAPIKeys(ctx context.Context, companyID, userID int64, pr store.PageRequest) ([]store.APIKey, string, int64, error)
-	ListAudit(ctx context.Context, companyID int64, f store.AuditFilter, pr store.PageRequest) ([]store.AuditRecord, string, error)
-	ListUsersPage(ctx context.Context, companyID int64, facet string, pr store.PageRequest) ([]store.User, string, int64, error)
+	ListAPIKeys(ctx context.Context, companyID, userID int64, q store.PageQuery) ([]store.APIKey, store.PageResult, int64, error)
+	ListAudit(ctx context.Context, companyID int64, f store.AuditFilter, q store.PageQuery) ([]store.AuditRecord, store.PageResult, error)
+	ListUsersPage(ctx context.Context, companyID int64, facet string, q store.PageQuery) ([]store.User, store.PageResult, int64, error)
 	RevokeAPIKey(ctx context.Context, companyID, keyID int64) (store.APIKey, error)
 	UpdateUser(ctx context.Context, companyID, userID int64, ch store.UserChange) (before, after store.User, err error)
 }

@@ -44,7 +44,7 @@ func (h handlers) listUsers(w http.ResponseWriter, r *http.Request) error {
 		}
 		facet = store.FacetPermission(perm)
 	}
-	users, next, total, err := h.store.ListUsersPage(r.Context(), p.CompanyID, facet, pr)
+	users, res, total, err := h.store.ListUsersPage(r.Context(), p.CompanyID, facet, pr)
 	if err != nil {
 		return err
 	}
@@ -52,7 +52,7 @@ func (h handlers) listUsers(w http.ResponseWriter, r *http.Request) error {
 	for _, u := range users {
 		views = append(views, userView(u))
 	}
-	page, token := pageInfo(pr, pg, next)
+	page, token := pageInfo(pg, res)
 	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{
 		"status": "ok", "page": page, "page_size": pg.PageSize, "total_pages": pg.TotalPages(int(total)),
 		"total_users": total, "users": views, "next_page_token": token,

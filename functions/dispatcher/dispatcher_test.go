@@ -350,7 +350,7 @@ func TestRetriesUntilTheReceiverAccepts(t *testing.T) {
 			t.Errorf("attempt with webhook-id %q", g.header.Get("webhook-id"))
 		}
 	}
-	log, _, err := w.env.Store.ListAttempts(ctx, c.ID, ep.ID, "", 10, "")
+	log, _, err := w.env.Store.ListAttempts(ctx, c.ID, ep.ID, "", store.PageQuery{Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -362,7 +362,7 @@ func TestRetriesUntilTheReceiverAccepts(t *testing.T) {
 	if err != nil || del.State != store.DeliveryDelivered || del.Attempts != 3 {
 		t.Fatalf("delivery %+v (%v)", del, err)
 	}
-	failedOnly, _, err := w.env.Store.ListAttempts(ctx, c.ID, ep.ID, store.AttemptFailed, 10, "")
+	failedOnly, _, err := w.env.Store.ListAttempts(ctx, c.ID, ep.ID, store.AttemptFailed, store.PageQuery{Limit: 10})
 	if err != nil || len(failedOnly) != 2 {
 		t.Fatalf("failed attempts: %d (%v)", len(failedOnly), err)
 	}
@@ -472,7 +472,7 @@ func TestGuardRefusesInternalAddressesAtDialTime(t *testing.T) {
 	c := w.env.Company(t, "Guard"+randomSuffix())
 	ep, _ := w.endpoint(t, c, "http://169.254.169.254/hook", "scan_completed")
 	w.d.Dispatch(ctx, []store.Event{scanCompleted(c.ID, "99999999-8888-4777-8666-555555555555")})
-	log, _, err := w.env.Store.ListAttempts(ctx, c.ID, ep.ID, "", 10, "")
+	log, _, err := w.env.Store.ListAttempts(ctx, c.ID, ep.ID, "", store.PageQuery{Limit: 10})
 	if err != nil || len(log) != 1 || log[0].Outcome != store.AttemptFailed || log[0].NextRetryAt != "" ||
 		log[0].Error != webhook.OutcomeBlockedAddress {
 		t.Fatalf("attempts %+v (%v)", log, err)

@@ -191,12 +191,12 @@ func (h handlers) listRules(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	page, err := h.store.ListBlockingRules(r.Context(), p.CompanyID, pg.Token, pg.Offset(), pg.PageSize)
+	page, err := h.store.ListBlockingRules(r.Context(), p.CompanyID, pg.Query())
 	if err != nil {
 		return err
 	}
-	out := ruleListResponse{Status: "ok", Rules: []ruleJSON{}, Page: pg.Page, PageSize: pg.PageSize,
-		TotalPages: pg.TotalPages(page.Total), TotalRules: page.Total, NextPageToken: page.NextToken}
+	out := ruleListResponse{Status: "ok", Rules: []ruleJSON{}, Page: pg.PageOf(page.PageResult), PageSize: pg.PageSize,
+		TotalPages: pg.TotalPages(page.Total), TotalRules: page.Total, NextPageToken: page.Next}
 	for _, rule := range page.Rules {
 		out.Rules = append(out.Rules, ruleView(rule))
 	}

@@ -167,12 +167,12 @@ func (h handlers) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	page, err := h.store.ListPolicies(r.Context(), p.CompanyID, pg.Token, pg.Offset(), pg.PageSize)
+	page, err := h.store.ListPolicies(r.Context(), p.CompanyID, pg.Query())
 	if err != nil {
 		return err
 	}
-	out := listResponse{Status: "ok", Policies: []policyJSON{}, Page: pg.Page, PageSize: pg.PageSize,
-		TotalPages: pg.TotalPages(page.Total), TotalPolicies: page.Total, NextPageToken: page.NextToken}
+	out := listResponse{Status: "ok", Policies: []policyJSON{}, Page: pg.PageOf(page.PageResult), PageSize: pg.PageSize,
+		TotalPages: pg.TotalPages(page.Total), TotalPolicies: page.Total, NextPageToken: page.Next}
 	for _, pol := range page.Policies {
 		out.Policies = append(out.Policies, view(pol))
 	}

@@ -15,7 +15,7 @@ type Store interface {
 	DeleteBlockingRule(ctx context.Context, companyID, id int64) error
 	GetBlockingRule(ctx context.Context, companyID, id int64) (store.BlockingRule, error)
 	GetPolicy(ctx context.Context, companyID, policyID int64) (store.Policy, error)
-	ListBlockingRules(ctx context.Context, companyID int64, token string, skip, take int) (store.BlockingRulePage, error)
-	ListPolicies(ctx context.Context, companyID int64, token string, skip, take int) (store.PolicyPage, error)
+	ListBlockingRules(ctx context.Context, companyID int64, q store.PageQuery) (store.BlockingRulePage, error)
+	ListPolicies(ctx context.Context, companyID int64, q store.PageQuery) (store.PolicyPage, error)
 	UpdateBlockingRule(ctx context.Context, oldSlug string, r store.BlockingRule) (store.BlockingRule, error)
 }

@@ -145,15 +145,15 @@ func (h handlers) listProjects(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		page = store.ProjectPage{Projects: httpapi.Slice(pg, all), Total: len(all)}
+		page = store.ProjectPage{Projects: httpapi.Slice(pg, all), Total: len(all), PageResult: store.PageResult{Offset: pg.Offset()}}
 	} else {
-		page, err = h.store.ListProjectsPage(ctx, company, token, pg.Offset(), pg.PageSize)
+		page, err = h.store.ListProjectsPage(ctx, company, pg.Query())
 		if err != nil {
 			return err
 		}
 	}
-	out := projectsResponse{Status: "ok", Projects: []projectJSON{}, Page: pg.Page, PageSize: pg.PageSize,
-		TotalPages: pg.TotalPages(page.Total), TotalProjects: page.Total, NextPageToken: page.NextToken}
+	out := projectsResponse{Status: "ok", Projects: []projectJSON{}, Page: pg.PageOf(page.PageResult), PageSize: pg.PageSize,
+		TotalPages: pg.TotalPages(page.Total), TotalProjects: page.Total, NextPageToken: page.Next}
 	for _, p := range page.Projects {
 		v, err := h.projectView(ctx, p)
 		if err != nil {

@@ -166,8 +166,8 @@ func TestProjects(t *testing.T) {
 	first := l.Projects[0].Name
 	// The cursor is taken as next_page_token or, as before, page_token.
 	w.get(t, w.acme.Admin, "/projects?page_size=1&next_page_token="+l.NextPageToken).Decode(t, fresh(&l))
-	if len(l.Projects) != 1 || l.Projects[0].Name == first || l.NextPageToken != "" {
-		t.Fatalf("second page %+v", l)
+	if len(l.Projects) != 1 || l.Projects[0].Name == first || l.NextPageToken != "" || l.Page != 2 {
+		t.Fatalf("second page %+v", l) // a page reached by token answers its number
 	}
 	// A token is bound to its company.
 	var own projectList

@@ -105,7 +105,7 @@ func (h handlers) listScans(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	name := strings.TrimSpace(q.Get("project"))
 	query := store.ScanQuery{Branch: strings.TrimSpace(q.Get("branch")), SHA: strings.TrimSpace(q.Get("sha")),
-		Status: strings.ToLower(strings.TrimSpace(q.Get("status"))), Token: pg.Token, Offset: pg.Offset(), Take: pg.PageSize}
+		Status: strings.ToLower(strings.TrimSpace(q.Get("status"))), Page: pg.Query()}
 	if query.Status != "" && !slices.Contains(scanStatuses, query.Status) {
 		return httpapi.Errorf(http.StatusBadRequest, "status must be one of processing, complete, incomplete")
 	}
@@ -126,13 +126,13 @@ func (h handlers) listScans(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := scansResponse{Status: "ok", Scans: []scanJSON{}, Page: pg.Page, PageSize: pg.PageSize, NextPageToken: page.NextToken}
+	out := scansResponse{Status: "ok", Scans: []scanJSON{}, Page: pg.PageOf(page.PageResult), PageSize: pg.PageSize, NextPageToken: page.Next}
 	if page.Total >= 0 {
 		out.TotalScans, out.TotalPages = &page.Total, pg.TotalPages(page.Total)
 	} else {
 		// A filtered list's total is unknown: one more page while there is one.
-		out.TotalPages = pg.Page
-		if page.NextToken != "" {
+		out.TotalPages = out.Page
+		if page.Next != "" {
 			out.TotalPages++
 		}
 	}

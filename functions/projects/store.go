@@ -17,7 +17,7 @@ type Store interface {
 	GetProject(ctx context.Context, companyID, projectID int64) (store.Project, error)
 	GetScan(ctx context.Context, companyID int64, scanID string) (store.Scan, error)
 	GetUser(ctx context.Context, companyID, userID int64) (store.User, error)
-	ListProjectsPage(ctx context.Context, companyID int64, token string, skip, take int) (store.ProjectPage, error)
+	ListProjectsPage(ctx context.Context, companyID int64, q store.PageQuery) (store.ProjectPage, error)
 	ListScans(ctx context.Context, companyID int64, q store.ScanQuery) (store.ScanPage, error)
 	OpenOnBranch(ctx context.Context, companyID int64, branch string, issues []store.Issue) (map[string]bool, error)
 	ProjectByName(ctx context.Context, companyID int64, name string) (store.Project, error)

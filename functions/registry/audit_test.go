@@ -350,7 +350,7 @@ func TestEveryAdminWriteIsAudited(t *testing.T) {
 	env := testenv.New(t)
 	a := &auditWorld{env: env, mux: registry.Mux(env.Deps), acme: env.Company(t, "Acme"), rcv: rcv.URL + "/hook"}
 	a.member = env.User(t, a.acme, testenv.UserSpec{Email: "member@acme.test"})
-	keys, _, _, err := env.Store.ListAPIKeys(context.Background(), a.acme.ID, a.acme.Admin.ID, store.PageRequest{Size: 1})
+	keys, _, _, err := env.Store.ListAPIKeys(context.Background(), a.acme.ID, a.acme.Admin.ID, store.PageQuery{Limit: 1})
 	if err != nil || len(keys) != 1 {
 		t.Fatalf("admin key: %v %v", keys, err)
 	}

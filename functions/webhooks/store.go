@@ -15,7 +15,7 @@ type Store interface {
 	DeleteWebhook(ctx context.Context, w store.WebhookEndpoint) error
 	GetDelivery(ctx context.Context, companyID int64, id string) (store.Delivery, error)
 	GetWebhook(ctx context.Context, companyID int64, id string) (store.WebhookEndpoint, error)
-	ListAttempts(ctx context.Context, companyID int64, endpointID, outcome string, limit int32, token string) ([]store.AttemptLog, string, error)
-	ListWebhooks(ctx context.Context, companyID int64, limit int32, token string) ([]store.WebhookEndpoint, string, error)
+	ListAttempts(ctx context.Context, companyID int64, endpointID, outcome string, q store.PageQuery) ([]store.AttemptLog, store.PageResult, error)
+	ListWebhooks(ctx context.Context, companyID int64, q store.PageQuery) ([]store.WebhookEndpoint, store.PageResult, error)
 	WebhookCount(ctx context.Context, companyID int64) (int, error)
 }

@@ -267,15 +267,15 @@ func (h handlers) create(w http.ResponseWriter, r *http.Request) error {
 
 // paging reads page_size (1 to MaxPageSize) and the page token
 // (next_page_token, or page_token).
-func paging(r *http.Request) (int32, string, error) {
+func paging(r *http.Request) (store.PageQuery, error) {
 	p, err := httpapi.ParsePaging(r, DefaultPageSize, MaxPageSize)
 	if err != nil {
-		return 0, "", err
+		return store.PageQuery{}, err
 	}
 	if p.Page != 1 {
-		return 0, "", httpapi.Errorf(http.StatusBadRequest, "page is not supported here: follow next_page_token")
+		return store.PageQuery{}, httpapi.Errorf(http.StatusBadRequest, "page is not supported here: follow next_page_token")
 	}
-	return int32(p.PageSize), p.Token, nil
+	return p.Query(), nil
 }
 
 func nullable(s string) *string {
@@ -287,11 +287,11 @@ func nullable(s string) *string {
 
 func (h handlers) list(w http.ResponseWriter, r *http.Request) error {
 	p := auth.FromContext(r.Context())
-	size, token, err := paging(r)
+	q, err := paging(r)
 	if err != nil {
 		return err
 	}
-	eps, next, err := h.store.ListWebhooks(r.Context(), p.CompanyID, size, token)
+	eps, res, err := h.store.ListWebhooks(r.Context(), p.CompanyID, q)
 	if err != nil {
 		return err
 	}
@@ -304,7 +304,7 @@ func (h handlers) list(w http.ResponseWriter, r *http.Request) error {
 		views = append(views, viewOf(e, now))
 	}
 	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{
-		"status": "ok", "webhooks": views, "total_webhooks": total, "page_size": size, "next_page_token": nullable(next),
+		"status": "ok", "webhooks": views, "total_webhooks": total, "page_size": q.Limit, "next_page_token": nullable(res.Next),
 	})
 }
 
@@ -455,7 +455,7 @@ func (h handlers) deliveries(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	size, token, err := paging(r)
+	q, err := paging(r)
 	if err != nil {
 		return err
 	}
@@ -463,7 +463,7 @@ func (h handlers) deliveries(w http.ResponseWriter, r *http.Request) error {
 	if outcome != "" && outcome != store.AttemptSucceeded && outcome != store.AttemptFailed {
 		return httpapi.Errorf(http.StatusBadRequest, "status must be succeeded or failed")
 	}
-	log, next, err := h.store.ListAttempts(r.Context(), ep.CompanyID, ep.ID, outcome, size, token)
+	log, res, err := h.store.ListAttempts(r.Context(), ep.CompanyID, ep.ID, outcome, q)
 	if err != nil {
 		return err
 	}
@@ -481,7 +481,7 @@ func (h handlers) deliveries(w http.ResponseWriter, r *http.Request) error {
 		out = append(out, v)
 	}
 	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{
-		"status": "ok", "deliveries": out, "page_size": size, "next_page_token": nullable(next),
+		"status": "ok", "deliveries": out, "page_size": q.Limit, "next_page_token": nullable(res.Next),
 	})
 }
 

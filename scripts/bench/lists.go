@@ -94,20 +94,20 @@ var listRoutes = []listRoute{
 	{"GET /webhooks/{webhook_id}/deliveries", "webhooks", "webhooks", func(t *listTenant) string { return "/webhooks/" + t.webhookID + "/deliveries" },
 		"next_page_token", false, func(ctx context.Context, st *store.Store, t *listTenant) error {
 			return drain(func(token string) (string, error) {
-				_, next, err := st.ListAttempts(ctx, t.company, t.webhookID, "", 100, token)
-				return next, err
+				_, res, err := st.ListAttempts(ctx, t.company, t.webhookID, "", store.PageQuery{Limit: 100, Token: token})
+				return res.Next, err
 			})
 		}},
 	{"GET /api-keys", "accounts", "keys", fixed("/api-keys"), "next_page_token", true, func(ctx context.Context, st *store.Store, t *listTenant) error {
 		return drain(func(token string) (string, error) {
-			_, next, _, err := st.ListAPIKeys(ctx, t.company, 0, store.PageRequest{Size: 100, Token: token})
-			return next, err
+			_, res, _, err := st.ListAPIKeys(ctx, t.company, 0, store.PageQuery{Limit: 100, Token: token})
+			return res.Next, err
 		})
 	}},
 	{"GET /audit-log", "accounts", "keys", fixed("/audit-log"), "next_page_token", true, func(ctx context.Context, st *store.Store, t *listTenant) error {
 		return drain(func(token string) (string, error) {
-			_, next, err := st.ListAudit(ctx, t.company, store.AuditFilter{}, store.PageRequest{Size: 100, Token: token})
-			return next, err
+			_, res, err := st.ListAudit(ctx, t.company, store.AuditFilter{}, store.PageQuery{Limit: 100, Token: token})
+			return res.Next, err
 		})
 	}},
 	{"GET /users", "accounts", "users", fixed("/users"), "next_page_token", true, func(ctx context.Context, st *store.Store, t *listTenant) error {
@@ -120,14 +120,14 @@ var listRoutes = []listRoute{
 	}},
 	{"GET /scans", "projects", "scans", fixed("/scans"), "next_page_token", true, func(ctx context.Context, st *store.Store, t *listTenant) error {
 		return drain(func(token string) (string, error) {
-			p, err := st.ListScans(ctx, t.company, store.ScanQuery{Token: token, Take: 100})
-			return p.NextToken, err
+			p, err := st.ListScans(ctx, t.company, store.ScanQuery{Page: store.PageQuery{Limit: 100, Token: token}})
+			return p.Next, err
 		})
 	}},
 	{"GET /policies", "policies", "policies", fixed("/policies"), "next_page_token", true, func(ctx context.Context, st *store.Store, t *listTenant) error {
 		return drain(func(token string) (string, error) {
-			p, err := st.ListPolicies(ctx, t.company, token, 0, 100)
-			return p.NextToken, err
+			p, err := st.ListPolicies(ctx, t.company, store.PageQuery{Limit: 100, Token: token})
+			return p.Next, err
 		})
 	}},
 	{"GET /blocking-rules", "policies", "rules", fixed("/blocking-rules"), "next_page_token", true, func(ctx context.Context, st *store.Store, t *listTenant) error {

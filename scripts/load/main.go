@@ -361,7 +361,7 @@ func ingested(ctx context.Context, st *store.Store, company int64, limit time.Du
 	}
 	start := time.Now()
 	for {
-		page, err := st.ListScans(ctx, company, store.ScanQuery{ProjectID: proj.ID, Status: store.ScanProcessing, Take: 1})
+		page, err := st.ListScans(ctx, company, store.ScanQuery{ProjectID: proj.ID, Status: store.ScanProcessing, Page: store.PageQuery{Limit: 1}})
 		if err != nil {
 			return err
 		}

@@ -446,19 +446,19 @@ func listCompanies() command {
 	fs := newCommand("list-companies")
 	return command{name: "list-companies", flags: fs, run: func(ctx context.Context, st *store.Store, out io.Writer) error {
 		list := []companyJSON{}
-		pr := store.PageRequest{Size: 100}
+		q := store.PageQuery{Limit: 100}
 		for {
-			page, next, err := st.ListCompanies(ctx, pr)
+			page, res, err := st.ListCompanies(ctx, q)
 			if err != nil {
 				return err
 			}
 			for _, c := range page {
 				list = append(list, companyView(c))
 			}
-			if next == "" {
+			if res.Next == "" {
 				return printJSON(out, list)
 			}
-			pr.Token = next
+			q.Token = res.Next
 		}
 	}}
 }
@@ -531,19 +531,19 @@ func listKeys() command {
 			target, targetID = "user", *userID
 		}
 		list := []keyJSON{}
-		pr := store.PageRequest{Size: 100}
+		q := store.PageQuery{Limit: 100}
 		for {
-			page, next, _, err := st.ListAPIKeys(ctx, c.ID, *userID, pr)
+			page, res, _, err := st.ListAPIKeys(ctx, c.ID, *userID, q)
 			if err != nil {
 				return err
 			}
 			for _, k := range page {
 				list = append(list, keyView(k))
 			}
-			if next == "" {
+			if res.Next == "" {
 				break
 			}
-			pr.Token = next
+			q.Token = res.Next
 		}
 		if err := st.Audit(ctx, c.ID, store.AuditEntry{Action: "api_key.list", TargetType: target, TargetID: strconv.FormatInt(targetID, 10)}); err != nil {
 			return err

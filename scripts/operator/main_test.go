@@ -428,7 +428,7 @@ func TestUsersAndKeys(t *testing.T) {
 		}
 	}
 
-	entries, _, err := env.Store.ListAudit(ctx, c.Company.ID, store.AuditFilter{}, store.PageRequest{Size: 100})
+	entries, _, err := env.Store.ListAudit(ctx, c.Company.ID, store.AuditFilter{}, store.PageQuery{Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}

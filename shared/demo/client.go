@@ -28,7 +28,7 @@ func seedClient(ctx context.Context, st *store.Store, c *Company) error {
 		}
 		ids = append(ids, created.ID)
 	}
-	page, err := st.ListProjectsPage(ctx, c.ID, "", 0, 100)
+	page, err := st.ListProjectsPage(ctx, c.ID, store.PageQuery{Limit: 100})
 	if err != nil {
 		return err
 	}

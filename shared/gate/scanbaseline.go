@@ -34,7 +34,7 @@ func BaselineBranch(ctx context.Context, src Source, sc store.Scan, proj store.P
 	case requested != nil && (*requested == "" || *requested == sc.Branch):
 		return *requested, nil
 	case requested != nil:
-		page, err := src.ListScans(ctx, sc.CompanyID, store.ScanQuery{ProjectID: proj.ID, Branch: *requested, Take: 1})
+		page, err := src.ListScans(ctx, sc.CompanyID, store.ScanQuery{ProjectID: proj.ID, Branch: *requested, Page: store.PageQuery{Limit: 1}})
 		if err != nil {
 			return "", err
 		}

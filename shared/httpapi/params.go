@@ -58,12 +58,17 @@ func (p Paging) PageCursor(res store.PageResult, total int, err error) (Cursor, 
 	if err != nil {
 		return Cursor{}, err
 	}
-	c := Cursor{Page: res.Offset/p.PageSize + 1, Next: res.Next}
+	c := Cursor{Page: p.PageOf(res), Next: res.Next}
 	if res.Offset+p.PageSize >= total {
 		c.Next = ""
 	}
 	return c, nil
 }
+
+// PageOf is the number of the page read at res, from the position of its
+// first row: what every list answers as `page`, whether the page was
+// asked for by number or by token.
+func (p Paging) PageOf(res store.PageResult) int { return res.Offset/p.PageSize + 1 }
 
 // Offset is the index of the page's first row.
 func (p Paging) Offset() int { return (p.Page - 1) * p.PageSize }

@@ -59,7 +59,7 @@ func checkLists(ctx context.Context, st Store, companyID int64) error {
 		scans[scan] = true
 	}
 	for token := ""; ; {
-		page, err := st.ListScans(ctx, companyID, store.ScanQuery{Token: token, Take: 100})
+		page, err := st.ListScans(ctx, companyID, store.ScanQuery{Page: store.PageQuery{Limit: 100, Token: token}})
 		if err != nil {
 			return err
 		}
@@ -69,7 +69,7 @@ func checkLists(ctx context.Context, st Store, companyID int64) error {
 				return err
 			}
 		}
-		if token = page.NextToken; token == "" {
+		if token = page.Next; token == "" {
 			break
 		}
 	}

@@ -77,7 +77,7 @@ func TestAccountWritesRetryTransactionConflicts(t *testing.T) {
 	if _, err := st.CredentialByAPIKey(context.Background(), "csk_test-key-3", time.Now()); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("the failed key authenticates: %v", err)
 	}
-	keys, _, total, err := st.ListAPIKeys(context.Background(), c.ID, 0, store.PageRequest{Size: 10})
+	keys, _, total, err := st.ListAPIKeys(context.Background(), c.ID, 0, store.PageQuery{Limit: 10})
 	if err != nil || total != 2 || len(keys) != 2 {
 		t.Fatalf("keys %d of %d: %v", len(keys), total, err)
 	}

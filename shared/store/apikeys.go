@@ -16,6 +16,7 @@ import (
 
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
+	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -46,23 +47,6 @@ const KeyPrefixLength = 12
 // LastUseResolution is how stale an API key's last_used_at may get: it is
 // written at most once per key in this time, not on every request.
 const LastUseResolution = 5 * time.Minute
-
-const apiKeyRecordPrefix = "APIKEY#"
-
-func apiKeyRecordKey(companyID, keyID int64) Key {
-	return Key{PK: schema.CompanyPK(companyID), SK: fmt.Sprintf("%s%012d", apiKeyRecordPrefix, keyID)}
-}
-
-func apiKeyOwnerPK(companyID, userID int64) string {
-	return fmt.Sprintf("%s#APIKEYS#U%d", schema.CompanyPK(companyID), userID)
-}
-
-func apiKeyCountKey(companyID, userID int64) Key {
-	if userID == 0 {
-		return Key{PK: schema.CompanyPK(companyID), SK: "APIKEYCOUNT"}
-	}
-	return Key{PK: schema.CompanyPK(companyID), SK: fmt.Sprintf("APIKEYCOUNT#U%d", userID)}
-}
 
 // PutAPIKey stores a key named "default" for a user (CreateAPIKey without
 // a name or an expiry).
@@ -99,12 +83,12 @@ func (s *Store) CreateAPIKey(ctx context.Context, k APIKey, key string) (APIKey,
 
 // nextAPIKeyID is the company's next key id, above its highest one.
 func (s *Store) nextAPIKeyID(ctx context.Context, companyID int64) (int64, error) {
-	return s.nextCompanyID(ctx, companyID, "apikey", apiKeyRecordPrefix)
+	return s.nextCompanyID(ctx, companyID, "apikey", schema.APIKeyRecordPrefix)
 }
 
 func (s *Store) apiKeyRecord(k APIKey, key string) APIKey {
-	k.Key = apiKeyRecordKey(k.CompanyID, k.ID)
-	k.GSI1PK, k.GSI1SK = apiKeyOwnerPK(k.CompanyID, k.UserID), fmt.Sprintf("%012d", k.ID)
+	k.Key = schema.APIKeyRecordKey(k.CompanyID, k.ID)
+	k.GSI1PK, k.GSI1SK = schema.APIKeyOwnerPK(k.CompanyID, k.UserID), fmt.Sprintf("%012d", k.ID)
 	k.Prefix = key[:min(KeyPrefixLength, len(key))]
 	if k.CreatedAt == "" {
 		k.CreatedAt = s.t.Stamp()
@@ -115,7 +99,7 @@ func (s *Store) apiKeyRecord(k APIKey, key string) APIKey {
 
 func (s *Store) txCreateAPIKey(ctx context.Context, k APIKey, key string) ([]types.TransactWriteItem, error) {
 	k = s.apiKeyRecord(k, key)
-	ref := credentialRef{Key: apiKeyKey(k.Hash), CompanyID: k.CompanyID, UserID: k.UserID, KeyID: k.ID, CreatedAt: k.CreatedAt}
+	ref := credentialRef{Key: schema.APIKeyHashKey(k.Hash), CompanyID: k.CompanyID, UserID: k.UserID, KeyID: k.ID, CreatedAt: k.CreatedAt}
 	if k.ExpiresAt != "" {
 		exp, err := time.Parse(time.RFC3339, k.ExpiresAt)
 		if err != nil {
@@ -132,7 +116,7 @@ func (s *Store) txCreateAPIKey(ctx context.Context, k APIKey, key string) ([]typ
 		items = append(items, put)
 	}
 	for _, owner := range []int64{0, k.UserID} {
-		it, err := s.l.TxAdd(apiKeyCountKey(k.CompanyID, owner), 1, nil)
+		it, err := s.l.TxAdd(schema.APIKeyCountKey(k.CompanyID, owner), 1, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -158,7 +142,7 @@ func nullable(s string) any {
 // GetAPIKey reads a key record of a company.
 func (s *Store) GetAPIKey(ctx context.Context, companyID, keyID int64) (APIKey, error) {
 	var k APIKey
-	err := s.t.GetItemConsistent(ctx, apiKeyRecordKey(companyID, keyID), &k)
+	err := s.t.GetItemConsistent(ctx, schema.APIKeyRecordKey(companyID, keyID), &k)
 	return k, err
 }
 
@@ -178,7 +162,7 @@ func (s *Store) RevokeAPIKey(ctx context.Context, companyID, keyID int64) (APIKe
 	if err != nil {
 		return APIKey{}, err
 	}
-	ref := apiKeyKey(k.Hash)
+	ref := schema.APIKeyHashKey(k.Hash)
 	items := []types.TransactWriteItem{rec, s.t.TxDeleteKey(ref)}
 	audit, err := s.l.TxAudit(ctx, companyID, AuditEntry{
 		Action: "api_key.revoke", TargetType: "api_key", TargetID: strconv.FormatInt(k.ID, 10),
@@ -196,26 +180,19 @@ func (s *Store) RevokeAPIKey(ctx context.Context, companyID, keyID int64) (APIKe
 }
 
 // ListAPIKeys returns one page of a company's keys (of one user when
-// userID is not 0), by id, the next page's token and the total.
-func (s *Store) ListAPIKeys(ctx context.Context, companyID, userID int64, pr PageRequest) ([]APIKey, string, int64, error) {
-	p := Page{PKAttr: tabledef.PK, Partition: schema.CompanyPK(companyID), Forward: true, Limit: int32(pr.Size), Token: pr.Token}
-	r := prefixRange(apiKeyRecordPrefix)
+// userID is not 0), by id, and the total.
+func (s *Store) ListAPIKeys(ctx context.Context, companyID, userID int64, q PageQuery) ([]APIKey, PageResult, int64, error) {
+	l := page.List{Partition: schema.CompanyPK(companyID), Range: page.Prefix(schema.APIKeyRecordPrefix), Forward: true}
 	if userID != 0 {
-		p.Index, p.PKAttr, p.Partition = tabledef.GSI1.Name, tabledef.GSI1.PK, apiKeyOwnerPK(companyID, userID)
-		r = digitKeys
-	}
-	view := listView("api_keys", p.Partition, strconv.FormatInt(userID, 10))
-	var err error
-	if p.Token, err = openToken(view, pr.Token); err != nil {
-		return nil, "", 0, err
+		l = page.List{Index: tabledef.GSI1, Partition: schema.APIKeyOwnerPK(companyID, userID), Range: digitKeys, Forward: true}
 	}
 	var out []APIKey
-	next, err := s.readPage(ctx, p, r, pr.Offset, &out)
+	res, err := s.readPage(ctx, l, q, &out)
 	if err != nil {
-		return nil, "", 0, err
+		return nil, PageResult{}, 0, err
 	}
-	n, err := s.l.CounterValue(ctx, apiKeyCountKey(companyID, userID))
-	return out, sealToken(view, next), n, err
+	n, err := s.l.CounterValue(ctx, schema.APIKeyCountKey(companyID, userID))
+	return out, res, n, err
 }
 
 // Credential is what authentication learns from a credential: its user and
@@ -236,7 +213,7 @@ type Credential struct {
 func (s *Store) CredentialByAPIKey(ctx context.Context, key string, at time.Time) (Credential, error) {
 	hash := HashAPIKey(key)
 	var ref credentialRef
-	err := s.t.GetItemConsistent(ctx, apiKeyKey(hash), &ref)
+	err := s.t.GetItemConsistent(ctx, schema.APIKeyHashKey(hash), &ref)
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		// Not getItemConsistent's message: it names the key (the hash).
 		return Credential{}, fmt.Errorf("API key look-up: %w", errors.Unwrap(err))
@@ -293,12 +270,12 @@ func (s *Store) CredentialBySubject(ctx context.Context, sub string) (Credential
 // consistent (as the API key look-up), so a new mapping holds at once.
 func (s *Store) subjectRefs(ctx context.Context, sub string) ([]credentialRef, error) {
 	var refs []credentialRef
-	err := s.t.QueryAllConsistent(ctx, expression.Key(tabledef.PK).Equal(expression.Value(subjectPK(sub))), &refs)
+	err := s.t.QueryAllConsistent(ctx, expression.Key(tabledef.PK).Equal(expression.Value(schema.SubjectPK(sub))), &refs)
 	return refs, err
 }
 
 func (s *Store) credential(ctx context.Context, ref credentialRef) (Credential, error) {
-	uk, ck := userKey(ref.CompanyID, ref.UserID), companyKey(ref.CompanyID)
+	uk, ck := schema.UserKey(ref.CompanyID, ref.UserID), schema.CompanyKey(ref.CompanyID)
 	items, err := s.t.BatchGet(ctx, []Key{uk, ck})
 	if err != nil {
 		return Credential{}, err
@@ -332,12 +309,12 @@ func (s *Store) TouchAPIKey(ctx context.Context, c Credential, at time.Time) err
 	upd := expression.Set(expression.Name("last_used_at"), expression.Value(stamp))
 	refCond := expression.AttributeExists(expression.Name(tabledef.PK)).And(
 		expression.AttributeNotExists(expression.Name("last_used_at")).Or(expression.Name("last_used_at").LessThan(expression.Value(cutoff))))
-	ref, err := s.t.TxUpdate(apiKeyKey(c.hash), upd, &refCond)
+	ref, err := s.t.TxUpdate(schema.APIKeyHashKey(c.hash), upd, &refCond)
 	if err != nil {
 		return err
 	}
 	recCond := expression.AttributeNotExists(expression.Name("revoked_at")).And(expression.AttributeExists(expression.Name(tabledef.PK)))
-	rec, err := s.t.TxUpdate(apiKeyRecordKey(c.Company.ID, c.KeyID), upd, &recCond)
+	rec, err := s.t.TxUpdate(schema.APIKeyRecordKey(c.Company.ID, c.KeyID), upd, &recCond)
 	if err != nil {
 		return err
 	}

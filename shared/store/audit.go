@@ -6,9 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-
 	"github.com/acme/codescan-api/shared/store/internal/schema"
+	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -30,23 +29,14 @@ type AuditFilter struct {
 	From, To time.Time
 }
 
-// ListAudit returns one page of a company's entries, newest first, and the
-// token of the next page ("" at the end). Every filter combination is one
-// Query of one partition.
-func (s *Store) ListAudit(ctx context.Context, companyID int64, f AuditFilter, pr PageRequest) ([]AuditRecord, string, error) {
-	p := auditPage(companyID, f, pr)
-	r := auditRange(f)
-	view := listView("audit", p.Partition, r.From, r.To)
-	var err error
-	if p.Token, err = openToken(view, pr.Token); err != nil {
-		return nil, "", err
-	}
+// ListAudit returns one page of a company's entries, newest first. Every
+// filter combination is one Query of one partition.
+func (s *Store) ListAudit(ctx context.Context, companyID int64, f AuditFilter, q PageQuery) ([]AuditRecord, PageResult, error) {
 	var items []schema.AuditItem
-	next, err := s.readPage(ctx, p, r, pr.Offset, &items)
+	res, err := s.readPage(ctx, auditList(companyID, f), q, &items)
 	if err != nil {
-		return nil, "", err
+		return nil, PageResult{}, err
 	}
-	next = sealToken(view, next)
 	out := make([]AuditRecord, 0, len(items))
 	for _, it := range items {
 		r := AuditRecord{
@@ -54,52 +44,31 @@ func (s *Store) ListAudit(ctx context.Context, companyID int64, f AuditFilter, p
 			Action: it.Action, TargetType: it.TargetType, TargetID: it.TargetID,
 		}
 		if err := json.Unmarshal([]byte(it.Changes), &r.Changes); err != nil {
-			return nil, "", fmt.Errorf("audit entry %s: %w", it.ID, err)
+			return nil, PageResult{}, fmt.Errorf("audit entry %s: %w", it.ID, err)
 		}
 		out = append(out, r)
 	}
-	return out, next, nil
+	return out, res, nil
 }
 
-func auditPage(companyID int64, f AuditFilter, pr PageRequest) Page {
-	p := Page{PKAttr: tabledef.PK, Partition: schema.AuditPK(companyID), Limit: int32(pr.Size), Token: pr.Token}
+// auditList is the partition of the filter's actor and action, inside the
+// sort key range of its time range.
+func auditList(companyID int64, f AuditFilter) page.List {
+	l := page.List{Partition: schema.AuditPK(companyID)}
 	switch {
 	case f.Actor != "" && f.Action != "":
-		p.Partition = schema.AuditBothPK(companyID, f.Actor, f.Action)
+		l.Partition = schema.AuditBothPK(companyID, f.Actor, f.Action)
 	case f.Actor != "":
-		p.Index, p.PKAttr, p.Partition = tabledef.GSI1.Name, tabledef.GSI1.PK, schema.AuditActorPK(companyID, f.Actor)
+		l.Index, l.Partition = tabledef.GSI1, schema.AuditActorPK(companyID, f.Actor)
 	case f.Action != "":
-		p.Index, p.PKAttr, p.Partition = tabledef.GSI2.Name, tabledef.GSI2.PK, schema.AuditActionPK(companyID, f.Action)
+		l.Index, l.Partition = tabledef.GSI2, schema.AuditActionPK(companyID, f.Action)
 	}
-	return p
-}
-
-// auditRange is the sort key range of the filter's time range.
-func auditRange(f AuditFilter) skRange {
-	r := digitKeys
+	l.Range = digitKeys
 	if !f.From.IsZero() {
-		r.From = f.From.UTC().Format(schema.AuditTimeLayout)
+		l.Range.From = f.From.UTC().Format(schema.AuditTimeLayout)
 	}
 	if !f.To.IsZero() {
-		r.To = f.To.UTC().Format(schema.AuditTimeLayout) + "#\U0010FFFF"
+		l.Range.To = f.To.UTC().Format(schema.AuditTimeLayout) + "#\U0010FFFF"
 	}
-	return r
-}
-
-// skRange is an inclusive sort key range.
-type skRange struct{ From, To string }
-
-func (p Page) skAttr() string {
-	switch p.Index {
-	case tabledef.GSI1.Name:
-		return tabledef.GSI1.SK
-	case tabledef.GSI2.Name:
-		return tabledef.GSI2.SK
-	}
-	return tabledef.SK
-}
-
-func (p Page) keyCondition(r skRange) expression.KeyConditionBuilder {
-	return expression.Key(p.PKAttr).Equal(expression.Value(p.Partition)).
-		And(expression.Key(p.skAttr()).Between(expression.Value(r.From), expression.Value(r.To)))
+	return l
 }

@@ -67,9 +67,9 @@ func TestAdministrativeWritesAreAudited(t *testing.T) {
 		t.Fatal(err) // a user's own preference: recorded too
 	}
 
-	entries, next, err := st.ListAudit(bg, cid, store.AuditFilter{}, store.PageRequest{Size: 50})
-	if err != nil || next != "" {
-		t.Fatal(err, next)
+	entries, res, err := st.ListAudit(bg, cid, store.AuditFilter{}, store.PageQuery{Limit: 50})
+	if err != nil || res.Next != "" {
+		t.Fatal(err, res)
 	}
 	var got []string
 	for _, e := range entries {

@@ -7,12 +7,12 @@ import (
 	"reflect"
 	"strconv"
 
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
+	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -201,23 +201,21 @@ func (s *Store) DeleteBlockingRule(ctx context.Context, companyID, id int64) err
 
 // BlockingRulePage is a page of rules by id, with the company's total.
 type BlockingRulePage struct {
-	Rules     []BlockingRule
-	Total     int
-	NextToken string
+	Rules []BlockingRule
+	Total int
+	PageResult
 }
 
 // ListBlockingRules reads one page of a company's rules by id.
-func (s *Store) ListBlockingRules(ctx context.Context, companyID int64, token string, skip, take int) (BlockingRulePage, error) {
-	items, next, err := s.window(ctx, Window{Partition: schema.CompanyPK(companyID), SKPrefix: blockingRulePrefix, Forward: true, Token: token, Offset: skip, Take: take})
-	if err != nil {
+func (s *Store) ListBlockingRules(ctx context.Context, companyID int64, q PageQuery) (BlockingRulePage, error) {
+	var p BlockingRulePage
+	var err error
+	l := page.List{Partition: schema.CompanyPK(companyID), Range: page.Prefix(blockingRulePrefix), Forward: true}
+	if p.PageResult, err = s.readPage(ctx, l, q, &p.Rules); err != nil {
 		return BlockingRulePage{}, err
 	}
-	page := BlockingRulePage{NextToken: next}
-	if err := attributevalue.UnmarshalListOfMaps(items, &page.Rules); err != nil {
-		return BlockingRulePage{}, err
-	}
-	page.Total, err = s.l.CompanyCount(ctx, companyID, blockingRuleCount)
-	return page, err
+	p.Total, err = s.l.CompanyCount(ctx, companyID, blockingRuleCount)
+	return p, err
 }
 
 // AllBlockingRules returns every rule of a company, by id (the gate

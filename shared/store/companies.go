@@ -13,6 +13,7 @@ import (
 
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
+	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -30,25 +31,14 @@ type Company struct {
 // Active reports whether the company's users may sign in.
 func (c Company) Active() bool { return c.DeactivatedAt == "" }
 
-func companyKey(id int64) Key { return Key{PK: schema.CompanyPK(id), SK: "COMPANY"} }
-
-// companiesPK is the GSI1 partition listing every company, by id (for the
-// operator; no API route reads it).
-const companiesPK = "COMPANIES"
-
-// companyNameKey guards company name uniqueness (ignoring case).
-func companyNameKey(name string) Key {
-	return Key{PK: "COMPANYNAME#" + strings.ToLower(strings.TrimSpace(name)), SK: "COMPANYNAME"}
-}
-
 type companyNameRef struct {
 	Key
 	CompanyID int64 `dynamodbav:"company_id"`
 }
 
 func (s *Store) companyItem(c Company) Company {
-	c.Key = companyKey(c.ID)
-	c.GSI1PK, c.GSI1SK = companiesPK, fmt.Sprintf("%012d", c.ID)
+	c.Key = schema.CompanyKey(c.ID)
+	c.GSI1PK, c.GSI1SK = schema.CompaniesPK, fmt.Sprintf("%012d", c.ID)
 	if c.CreatedAt == "" {
 		c.CreatedAt = s.t.Stamp()
 	}
@@ -57,7 +47,7 @@ func (s *Store) companyItem(c Company) Company {
 
 // PutCompany creates or replaces a company record and its name guard.
 func (s *Store) PutCompany(ctx context.Context, c Company) error {
-	if err := s.t.PutItem(ctx, companyNameRef{Key: companyNameKey(c.Name), CompanyID: c.ID}, nil); err != nil {
+	if err := s.t.PutItem(ctx, companyNameRef{Key: schema.CompanyNameKey(c.Name), CompanyID: c.ID}, nil); err != nil {
 		return err
 	}
 	return s.t.PutItem(ctx, s.companyItem(c), nil)
@@ -66,7 +56,7 @@ func (s *Store) PutCompany(ctx context.Context, c Company) error {
 // GetCompany reads a company.
 func (s *Store) GetCompany(ctx context.Context, id int64) (Company, error) {
 	var c Company
-	err := s.t.GetItem(ctx, companyKey(id), &c)
+	err := s.t.GetItem(ctx, schema.CompanyKey(id), &c)
 	return c, err
 }
 
@@ -74,11 +64,11 @@ func (s *Store) GetCompany(ctx context.Context, id int64) (Company, error) {
 // space).
 func (s *Store) CompanyByName(ctx context.Context, name string) (Company, error) {
 	var ref companyNameRef
-	if err := s.t.GetItemConsistent(ctx, companyNameKey(name), &ref); err != nil {
+	if err := s.t.GetItemConsistent(ctx, schema.CompanyNameKey(name), &ref); err != nil {
 		return Company{}, err
 	}
 	var c Company
-	err := s.t.GetItemConsistent(ctx, companyKey(ref.CompanyID), &c)
+	err := s.t.GetItemConsistent(ctx, schema.CompanyKey(ref.CompanyID), &c)
 	return c, err
 }
 
@@ -115,7 +105,7 @@ func (s *Store) CreateCompany(ctx context.Context, in NewCompany) (c Company, ad
 		return Company{}, User{}, false, err
 	}
 	c = s.companyItem(Company{ID: id, Name: strings.TrimSpace(in.Name)})
-	guard, err := s.t.TxPutNew(companyNameRef{Key: companyNameKey(c.Name), CompanyID: id})
+	guard, err := s.t.TxPutNew(companyNameRef{Key: schema.CompanyNameKey(c.Name), CompanyID: id})
 	if err != nil {
 		return Company{}, User{}, false, err
 	}
@@ -157,7 +147,7 @@ func (s *Store) CreateCompany(ctx context.Context, in NewCompany) (c Company, ad
 // SetCompanyActive deactivates or reactivates a company (recorded in its
 // audit log) and returns it; changed is false when it already was so.
 func (s *Store) SetCompanyActive(ctx context.Context, id int64, active bool) (c Company, changed bool, err error) {
-	if err := s.t.GetItemConsistent(ctx, companyKey(id), &c); err != nil {
+	if err := s.t.GetItemConsistent(ctx, schema.CompanyKey(id), &c); err != nil {
 		return Company{}, false, err
 	}
 	if c.Active() == active {
@@ -174,7 +164,7 @@ func (s *Store) SetCompanyActive(ctx context.Context, id int64, active bool) (c 
 		upd = expression.Set(expression.Name("deactivated_at"), expression.Value(c.DeactivatedAt))
 		cond = expression.AttributeNotExists(expression.Name("deactivated_at"))
 	}
-	item, err := s.t.TxUpdate(companyKey(id), upd, &cond)
+	item, err := s.t.TxUpdate(schema.CompanyKey(id), upd, &cond)
 	if err != nil {
 		return Company{}, false, err
 	}
@@ -193,19 +183,11 @@ func (s *Store) SetCompanyActive(ctx context.Context, id int64, active bool) (c 
 	return c, err == nil, err
 }
 
-// ListCompanies returns one page of every company, by id, and the next
-// page's token.
-func (s *Store) ListCompanies(ctx context.Context, pr PageRequest) ([]Company, string, error) {
-	p := Page{Index: tabledef.GSI1.Name, PKAttr: tabledef.GSI1.PK, Partition: companiesPK, Forward: true,
-		Limit: int32(pr.Size), Token: pr.Token}
+// ListCompanies returns one page of every company, by id.
+func (s *Store) ListCompanies(ctx context.Context, q PageQuery) ([]Company, PageResult, error) {
 	var out []Company
-	next, err := s.readPage(ctx, p, digitKeys, pr.Offset, &out)
-	return out, next, err
-}
-
-// companySeqKey holds a company's own sequence of ids of a kind.
-func companySeqKey(companyID int64, seq string) Key {
-	return Key{PK: schema.CompanyPK(companyID), SK: "IDSEQ#" + seq}
+	res, err := s.readPage(ctx, page.List{Index: tabledef.GSI1, Partition: schema.CompaniesPK, Range: digitKeys, Forward: true}, q, &out)
+	return out, res, err
 }
 
 // nextCompanyID returns the next id of a company's own sequence, so the ids
@@ -219,7 +201,7 @@ func (s *Store) nextCompanyID(ctx context.Context, companyID int64, seq, prefix 
 	var out struct {
 		Value int64 `dynamodbav:"value"`
 	}
-	k := companySeqKey(companyID, seq)
+	k := schema.CompanySeqKey(companyID, seq)
 	err := s.t.Update(ctx, k, expression.Add(expression.Name("value"), expression.Value(1)), nil, &out)
 	if !errors.Is(err, ErrNotFound) {
 		return out.Value, err

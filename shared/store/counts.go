@@ -4,16 +4,18 @@ import (
 	"context"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/acme/codescan-api/shared/store/page"
 )
 
 // countedPage reads one page of l into out and, concurrently, the company
 // counter of the list's collection: the page and its total.
-func (s *Store) countedPage(ctx context.Context, companyID int64, l List, q PageQuery, out any, collection string) (PageResult, int, error) {
+func (s *Store) countedPage(ctx context.Context, companyID int64, l page.List, q PageQuery, out any, collection string) (PageResult, int, error) {
 	var res PageResult
 	var total int
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) {
-		res, err = s.queryPage(gctx, l, q, out)
+		res, err = s.readPage(gctx, l, q, out)
 		return err
 	})
 	g.Go(func() (err error) {

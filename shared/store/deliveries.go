@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/shared/store/internal/schema"
+	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -242,20 +243,12 @@ func (s *Store) FinishAttempt(ctx context.Context, d Delivery, a Attempt) (Deliv
 
 // ListAttempts returns one page of an endpoint's attempt log, newest first,
 // all of them or only those with outcome (served by GSI1).
-func (s *Store) ListAttempts(ctx context.Context, companyID int64, endpointID, outcome string, limit int32, token string) ([]AttemptLog, string, error) {
-	p := Page{PKAttr: tabledef.PK, Partition: attemptLogPK(companyID, endpointID), Limit: limit, Token: token}
-	sk := tabledef.SK
+func (s *Store) ListAttempts(ctx context.Context, companyID int64, endpointID, outcome string, q PageQuery) ([]AttemptLog, PageResult, error) {
+	l := page.List{Partition: attemptLogPK(companyID, endpointID)}
 	if outcome != "" {
-		p.Index, p.PKAttr, p.Partition = tabledef.GSI1.Name, tabledef.GSI1.PK, p.Partition+"#"+outcome
-		sk = tabledef.GSI1.SK
+		l = page.List{Index: tabledef.GSI1, Partition: l.Partition + "#" + outcome}
 	}
-	view := listView("webhook_attempts", p.Partition)
-	raw, err := openToken(view, token)
-	if err != nil {
-		return nil, "", err
-	}
-	p.Token = raw
 	var out []AttemptLog
-	next, err := s.queryPageExact(ctx, p, sk, &out)
-	return out, sealToken(view, next), err
+	res, err := s.readPage(ctx, l, q, &out)
+	return out, res, err
 }

@@ -3,15 +3,15 @@ package store
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -79,21 +79,21 @@ func (s *Store) ListIssues(ctx context.Context, companyID int64, f IssueFilter, 
 	for _, sg := range segs {
 		total += sg.count
 	}
-	// The page starts in segment first, after start (a token's key) or
-	// after skip of its matches.
+	// The page starts in segment first: after a token's key, or after skip
+	// of its matches.
 	res := PageResult{Offset: q.Offset}
-	first, pos, skip := 0, int64(0), int64(q.Offset)
-	var start map[string]types.AttributeValue
+	first, skip := 0, int64(q.Offset)
+	var token page.Cursor
 	if q.Token != "" {
-		c, n, ok := decodeSegmentToken(segs, f, q.Token)
+		c, n, ok := openSegmentToken(segs, f, q.Token)
 		if !ok {
 			return nil, PageResult{}, 0, ErrBadPageToken
 		}
-		first, start, res.Offset = n, attrKey(c.Key), c.Offset
+		first, token, res.Offset = n, c, c.Offset
+		skip = int64(c.Offset) // less the matches of the segments before
 		for _, sg := range segs[:n] {
-			pos += sg.count
+			skip -= sg.count
 		}
-		skip = int64(c.Offset) - pos // matches of segment first before the page
 	} else {
 		for first < len(segs) && segs[first].count <= skip {
 			skip -= segs[first].count
@@ -101,44 +101,72 @@ func (s *Store) ListIssues(ctx context.Context, companyID int64, f IssueFilter, 
 		}
 	}
 	out := []Issue{}
-	last := -1
-	var lastItem map[string]types.AttributeValue
+	var last page.Item
+	lastSeg := -1
 	for n := first; n < len(segs) && len(out) < q.Limit; n++ {
 		sg := segs[n]
 		if sg.count <= skip { // a token past its segment's count (issues moved since)
-			start, skip = nil, 0
+			skip = 0
 			continue
 		}
-		read := skip
-		if start != nil {
-			read = 0
+		l := sg.list(f, and(filter))
+		var from page.Start
+		switch {
+		case n == first && q.Token != "":
+			from = token.Start()
+		case n == first && skip > 0:
+			var ok bool
+			if from, ok, err = s.skipIssues(ctx, l, int(skip)); err != nil {
+				return nil, PageResult{}, 0, err
+			} else if !ok { // fewer than counted (issues moved since)
+				skip = 0
+				continue
+			}
 		}
-		items, err := s.queryWindowFrom(ctx, sg.index.Name, sg.keyCondition(), and(filter), true, start, int(read), int(min(int64(q.Limit-len(out)), sg.count-skip)))
+		items, err := page.Collect(ctx, s.t, l, from, int(min(int64(q.Limit-len(out)), sg.count-skip)))
 		if err != nil {
 			return nil, PageResult{}, 0, err
 		}
-		start, skip = nil, 0
-		var page []Issue
-		if err := attributevalue.UnmarshalListOfMaps(items, &page); err != nil {
+		skip = 0
+		var got []Issue
+		if err := attributevalue.UnmarshalListOfMaps(items, &got); err != nil {
 			return nil, PageResult{}, 0, err
 		}
-		out = append(out, page...)
+		out = append(out, got...)
 		if len(items) > 0 {
-			last, lastItem = n, items[len(items)-1]
+			lastSeg, last = n, items[len(items)-1]
 		}
 	}
 	if len(out) > 0 && len(out) == q.Limit && int64(res.Offset+len(out)) < total {
-		if res.Next, err = segmentToken(segs[last], f, lastItem, res.Offset+len(out)); err != nil {
+		if res.Next, err = segs[lastSeg].list(f, and(filter)).TokenAfter(last, res.Offset+len(out)); err != nil {
 			return nil, PageResult{}, 0, err
 		}
 	}
 	return out, res, total, nil
 }
 
-// list is the segment as a list, for its page tokens: bound to the filter
-// (whose order and positions they carry) as well as to the range.
-func (sg segment) list(f IssueFilter) List {
-	return List{Index: sg.index, Partition: sg.pk, SKPrefix: sg.prefix, Forward: true,
+// skipIssues is the start after the first n matches of a segment's list.
+// The Offset index mirrors the CWE index (GSI1) of every issue, so an
+// unfiltered CWE segment skips keys only there (~100 bytes an issue) once
+// every stored issue carries its Offset keys (BackfillDueIndex); else the
+// segment's issues before the page are read.
+func (s *Store) skipIssues(ctx context.Context, l page.List, n int) (page.Start, bool, error) {
+	if l.Index == tabledef.GSI1 && l.Filter == nil {
+		ready, err := s.issueKeysReady(ctx)
+		if err != nil {
+			return page.Start{}, false, err
+		}
+		if ready {
+			l.OffsetPartition = l.Partition
+		}
+	}
+	return page.Skip(ctx, s.t, l, n)
+}
+
+// list is the segment as a list; its tokens are bound to the filter (whose
+// order and positions they carry) as well as to the range.
+func (sg segment) list(f IssueFilter, filter *expression.ConditionBuilder) page.List {
+	return page.List{Index: sg.index, Partition: sg.pk, Range: page.Prefix(sg.prefix), Filter: filter, Forward: true,
 		View: fmt.Sprintf("issues|%v|%v|%s|%s|%s", f.Scopes, cweOf(f), f.FilePath, f.Urgency, f.Status)}
 }
 
@@ -149,37 +177,14 @@ func cweOf(f IssueFilter) string {
 	return strconv.Itoa(*f.CWE)
 }
 
-// segmentToken is the token of the page after item, the last one read,
-// of segment sg, at position pos of the result.
-func segmentToken(sg segment, f IssueFilter, item map[string]types.AttributeValue, pos int) (string, error) {
-	l := sg.list(f)
-	plain := map[string]string{}
-	for _, a := range l.keyAttrs() {
-		v, ok := item[a].(*types.AttributeValueMemberS)
-		if !ok {
-			return "", fmt.Errorf("issue without key attribute %s", a)
-		}
-		plain[a] = v.Value
-	}
-	return encodeToken(l, cursor{Key: plain, Offset: pos})
-}
-
-// decodeSegmentToken finds the segment a token was issued for.
-func decodeSegmentToken(segs []segment, f IssueFilter, token string) (cursor, int, bool) {
+// openSegmentToken finds the segment a token was issued for.
+func openSegmentToken(segs []segment, f IssueFilter, token string) (page.Cursor, int, bool) {
 	for n, sg := range segs {
-		if c, err := decodeToken(sg.list(f), token); err == nil {
+		if c, err := sg.list(f, nil).Open(token); err == nil {
 			return c, n, true
 		}
 	}
-	return cursor{}, 0, false
-}
-
-func (sg segment) keyCondition() expression.KeyConditionBuilder {
-	kc := expression.Key(sg.index.PK).Equal(expression.Value(sg.pk))
-	if sg.prefix != "" {
-		kc = kc.And(ddb.SKPrefix(sg.index.SK, sg.prefix))
-	}
-	return kc
+	return page.Cursor{}, 0, false
 }
 
 func and(conds []expression.ConditionBuilder) *expression.ConditionBuilder {
@@ -252,19 +257,20 @@ func (s *Store) cweSegments(ctx context.Context, companyID int64, scopes []Scope
 // cuts the page from them; a token carries the page's position.
 func (s *Store) listUncounted(ctx context.Context, companyID int64, scopes []Scope, f IssueFilter, filter *expression.ConditionBuilder, q PageQuery) ([]Issue, PageResult, int64, error) {
 	sg := segment{index: tabledef.GSI2, pk: issueGroupPK(companyID, ByFile, f.FilePath)}
+	l := sg.list(f, filter)
 	res := PageResult{Offset: q.Offset}
 	if q.Token != "" {
-		c, _, ok := decodeSegmentToken([]segment{sg}, f, q.Token)
-		if !ok {
-			return nil, PageResult{}, 0, ErrBadPageToken
+		c, err := l.Open(q.Token)
+		if err != nil {
+			return nil, PageResult{}, 0, err
 		}
 		res.Offset = c.Offset
 	}
-	var all []map[string]types.AttributeValue
+	var all []page.Item
 	for _, sc := range scopes {
-		scoped := sg
-		scoped.prefix = scopePrefix(sc)
-		items, err := s.queryWindow(ctx, sg.index.Name, scoped.keyCondition(), filter, true, 0, maxWindow)
+		scoped := l
+		scoped.Range = page.Prefix(scopePrefix(sc))
+		items, err := page.Collect(ctx, s.t, scoped, page.Start{}, math.MaxInt)
 		if err != nil {
 			return nil, PageResult{}, 0, err
 		}
@@ -272,13 +278,13 @@ func (s *Store) listUncounted(ctx context.Context, companyID int64, scopes []Sco
 	}
 	out := []Issue{}
 	if res.Offset < len(all) {
-		page := all[res.Offset:min(res.Offset+q.Limit, len(all))]
-		if err := attributevalue.UnmarshalListOfMaps(page, &out); err != nil {
+		items := all[res.Offset:min(res.Offset+q.Limit, len(all))]
+		if err := attributevalue.UnmarshalListOfMaps(items, &out); err != nil {
 			return nil, PageResult{}, 0, err
 		}
-		if end := res.Offset + len(page); len(page) > 0 && len(page) == q.Limit && end < len(all) {
+		if end := res.Offset + len(items); len(items) > 0 && len(items) == q.Limit && end < len(all) {
 			var err error
-			if res.Next, err = segmentToken(sg, f, page[len(page)-1], end); err != nil {
+			if res.Next, err = l.TokenAfter(items[len(items)-1], end); err != nil {
 				return nil, PageResult{}, 0, err
 			}
 		}

@@ -13,9 +13,9 @@ import (
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
-// Issues written before the due index existed (a deployed table, a `make
-// run` data directory) lack its keys. BackfillDueIndex sets them, once per
-// table: one state item records how far it got (company, issue shard), so
+// Issues written before the due and Offset indexes held them (a deployed
+// table, a `make run` data directory) lack their keys. BackfillDueIndex
+// sets them, once per table: one state item records how far it got (company, issue shard), so
 // a run cut short (a Lambda's timeout) resumes there, and done once every
 // company is through. The scheduler's SLA and digest jobs call it first,
 // so a deploy backfills at the next hourly run without a manual step;
@@ -26,8 +26,8 @@ import (
 // its progress: a resumed run does at most that many again.
 const backfillSaveEvery = 16
 
-// BackfillDueIndex sets the due index keys of every company's issues that
-// lack them, resuming where an earlier call stopped. It stops after the
+// BackfillDueIndex sets the due and Offset index keys of every company's
+// issues that lack them, resuming where an earlier call stopped. It stops after the
 // issue shard that ends past until (the time left to the caller), and
 // reports whether the backfill is complete and how many issues it wrote.
 // It is idempotent: an issue whose keys are right is not written, and an
@@ -35,7 +35,7 @@ const backfillSaveEvery = 16
 // set its keys.
 func (s *Store) BackfillDueIndex(ctx context.Context, until time.Time) (done bool, written int, err error) {
 	var st schema.BackfillState
-	if err := s.t.GetItem(ctx, schema.DueBackfillKey, &st); err != nil && !errors.Is(err, ErrNotFound) {
+	if err := s.t.GetItem(ctx, schema.IssueKeysBackfillKey, &st); err != nil && !errors.Is(err, ErrNotFound) {
 		return false, 0, err
 	}
 	if st.Done {
@@ -63,16 +63,16 @@ func (s *Store) BackfillDueIndex(ctx context.Context, until time.Time) (done boo
 				return false, written, err
 			}
 			if (shard+1)%backfillSaveEvery == 0 {
-				if err := s.t.PutItem(ctx, schema.BackfillState{Key: schema.DueBackfillKey, Company: id, Shard: shard + 1}, nil); err != nil {
+				if err := s.t.PutItem(ctx, schema.BackfillState{Key: schema.IssueKeysBackfillKey, Company: id, Shard: shard + 1}, nil); err != nil {
 					return false, written, err
 				}
 			}
 		}
 	}
-	return true, written, s.t.PutItem(ctx, schema.BackfillState{Key: schema.DueBackfillKey, Done: true}, nil)
+	return true, written, s.t.PutItem(ctx, schema.BackfillState{Key: schema.IssueKeysBackfillKey, Done: true}, nil)
 }
 
-// backfillShard sets the due keys of one issue shard of a company.
+// backfillShard sets the index keys of one issue shard of a company.
 func (s *Store) backfillShard(ctx context.Context, companyID int64, shard int) (int, error) {
 	var todo []Issue
 	err := each(ctx, s, ddb.PKBeginsWith(issueShardPK(companyID, fmt.Sprintf("%02x", shard)), ""), func(i Issue) error {
@@ -80,7 +80,8 @@ func (s *Store) backfillShard(ctx context.Context, companyID int64, shard int) (
 		if err := want.setDue(&i); err != nil {
 			return err
 		}
-		if want.DuePK != i.DuePK || want.DueSK != i.DueSK {
+		want.OffsetKeys = OffsetKeys{OffsetPK: want.GSI1PK, OffsetSK: want.GSI1SK}
+		if want.DuePK != i.DuePK || want.DueSK != i.DueSK || want.OffsetKeys != i.OffsetKeys {
 			todo = append(todo, want)
 		}
 		return nil
@@ -91,10 +92,13 @@ func (s *Store) backfillShard(ctx context.Context, companyID int64, shard int) (
 	written := make([]bool, len(todo))
 	err = s.t.Parallel(ctx, len(todo), func(n int) error {
 		i := todo[n]
-		upd := expression.Remove(expression.Name(tabledef.Due.PK)).Remove(expression.Name(tabledef.Due.SK))
+		upd := expression.Set(expression.Name(tabledef.Offset.PK), expression.Value(i.OffsetPK)).
+			Set(expression.Name(tabledef.Offset.SK), expression.Value(i.OffsetSK))
 		if i.DuePK != "" {
-			upd = expression.Set(expression.Name(tabledef.Due.PK), expression.Value(i.DuePK)).
+			upd = upd.Set(expression.Name(tabledef.Due.PK), expression.Value(i.DuePK)).
 				Set(expression.Name(tabledef.Due.SK), expression.Value(i.DueSK))
+		} else {
+			upd = upd.Remove(expression.Name(tabledef.Due.PK)).Remove(expression.Name(tabledef.Due.SK))
 		}
 		// The version it was read at, as every issue write (txIssue).
 		cond := expression.Name("ver").Equal(expression.Value(i.Version))
@@ -113,4 +117,21 @@ func (s *Store) backfillShard(ctx context.Context, companyID int64, shard int) (
 		n += b2i(w)
 	}
 	return n, err
+}
+
+// issueKeysReady reports whether every stored issue carries its Offset
+// keys (the backfill is done), so skipping may read the Offset index. Once
+// true it stays true: the store remembers it and stops asking.
+func (s *Store) issueKeysReady(ctx context.Context) (bool, error) {
+	if s.issueKeys.Load() {
+		return true, nil
+	}
+	var st schema.BackfillState
+	if err := s.t.GetItem(ctx, schema.IssueKeysBackfillKey, &st); err != nil && !errors.Is(err, ErrNotFound) {
+		return false, err
+	}
+	if st.Done {
+		s.issueKeys.Store(true)
+	}
+	return st.Done, nil
 }

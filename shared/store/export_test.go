@@ -2,16 +2,12 @@ package store
 
 import (
 	"context"
-	"encoding/base64"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 )
 
 // Internals exposed to the external tests (which need testenv, which
 // imports this package).
-var (
-	QueryPage = (*Store).queryPage
-)
 
 // Update and PutItem are the table layer's, for tests that write items
 // directly.
@@ -23,13 +19,9 @@ func PutItem(s *Store, ctx context.Context, item any, cond *expression.Condition
 	return s.t.PutItem(ctx, item, cond)
 }
 
-// For FuzzListPageTokens: the lists of queryPage with a token, and a token
-// sealed for a list as an attacker can (the checksum is no secret).
+// For FuzzListPageTokens: lists whose tokens the fuzzer seals as an
+// attacker can (the checksum is no secret).
 var (
 	TeamList        = teamList
 	IntegrationList = integrationList
 )
-
-func SealPageToken(l List, data []byte) string {
-	return base64.RawURLEncoding.EncodeToString(data) + "." + base64.RawURLEncoding.EncodeToString(tokenSum(l, data))
-}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
+	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -510,13 +510,9 @@ func (s *Store) GroupsPage(ctx context.Context, companyID int64, sc Scope, dim D
 	if int64(offset) >= total {
 		return []GroupCount{}, total, nil
 	}
-	kc := expression.Key(tabledef.GSI1.PK).Equal(expression.Value(counterIndexPK(companyID, sc, dim)))
-	items, err := s.queryWindow(ctx, tabledef.GSI1.Name, kc, nil, true, offset, limit)
-	if err != nil {
-		return nil, 0, err
-	}
 	var got []GroupCount
-	if err := attributevalue.UnmarshalListOfMaps(items, &got); err != nil {
+	l := page.List{Index: tabledef.GSI1, Partition: counterIndexPK(companyID, sc, dim), Forward: true}
+	if _, err := s.readPage(ctx, l, PageQuery{Limit: limit, Offset: offset}, &got); err != nil {
 		return nil, 0, err
 	}
 	return nonEmpty(got), total, nil
@@ -638,51 +634,6 @@ func (s *Store) BranchProjects(ctx context.Context, companyID int64, branch stri
 		if sum.GroupsCWE > 0 && sum.Branch == branch {
 			out = append(out, sum.ProjectID)
 		}
-	}
-	return out, nil
-}
-
-// maxPageItems bounds one Query request of queryWindow; maxWindow asks
-// queryWindow for every match.
-const (
-	maxPageItems = 1000
-	maxWindow    = math.MaxInt32
-)
-
-// queryWindow reads the matches of a key condition (and filter) from skip
-// on, at most take of them, following pages as needed. Items skipped are
-// read too: its cost grows with skip + take.
-func (s *Store) queryWindow(ctx context.Context, index string, kc expression.KeyConditionBuilder, filter *expression.ConditionBuilder,
-	forward bool, skip, take int) ([]map[string]types.AttributeValue, error) {
-	return s.queryWindowFrom(ctx, index, kc, filter, forward, nil, skip, take)
-}
-
-// queryWindowFrom is queryWindow after the exclusive start key start (nil:
-// from the first item).
-func (s *Store) queryWindowFrom(ctx context.Context, index string, kc expression.KeyConditionBuilder, filter *expression.ConditionBuilder,
-	forward bool, start map[string]types.AttributeValue, skip, take int) ([]map[string]types.AttributeValue, error) {
-	var out []map[string]types.AttributeValue
-	for len(out) < take {
-		limit := int32(min(skip+take-len(out), maxPageItems))
-		if filter != nil {
-			limit = max(limit, 100) // Limit counts items before the filter
-		}
-		items, next, err := s.t.QueryRaw(ctx, index, kc, filter, forward, limit, start)
-		if err != nil {
-			return nil, err
-		}
-		for _, it := range items {
-			switch {
-			case skip > 0:
-				skip--
-			case len(out) < take:
-				out = append(out, it)
-			}
-		}
-		if next == nil {
-			break
-		}
-		start = next
 	}
 	return out, nil
 }

@@ -3,8 +3,6 @@ package store
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -69,13 +67,6 @@ type idemItem struct {
 	IdempotentAnswer
 }
 
-// idemKey is the item of a client's key: the key hashed, so any key of
-// the allowed syntax makes a short sort key.
-func idemKey(companyID int64, subject, key string) Key {
-	sum := sha256.Sum256([]byte(key))
-	return Key{PK: schema.CompanyPK(companyID), SK: "IDEM#" + subject + "#" + base64.RawURLEncoding.EncodeToString(sum[:])}
-}
-
 // ClaimIdempotencyKey takes key for a request of subject (see RateSubject)
 // whose content hashes to fingerprint. It returns the claim when the key
 // was free (unused, expired, or held by a request whose lease ran out),
@@ -83,7 +74,7 @@ func idemKey(companyID int64, subject, key string) Key {
 func (s *Store) ClaimIdempotencyKey(ctx context.Context, companyID int64, subject, key, fingerprint string, at time.Time) (*IdempotencyClaim, *IdempotencyRecord, error) {
 	token := make([]byte, 16)
 	_, _ = rand.Read(token)
-	c := &IdempotencyClaim{k: idemKey(companyID, subject, key), token: hex.EncodeToString(token)}
+	c := &IdempotencyClaim{k: schema.IdempotencyKey(companyID, subject, key), token: hex.EncodeToString(token)}
 	item, err := attributevalue.MarshalMap(idemItem{Key: c.k, Fingerprint: fingerprint, State: idemPending, Claim: c.token,
 		LeaseUntil: at.Add(idempotencyLease).Unix(), ExpiresAt: at.Add(IdempotencyRetention).Unix()})
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/acme/codescan-api/shared/store/internal/schema"
+	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -99,15 +100,15 @@ func (s *Store) GetIntegration(ctx context.Context, companyID int64, id string) 
 	return in, err
 }
 
-func integrationList(companyID int64) List {
-	return List{Index: tabledef.GSI1, Partition: integrationListPK(companyID), Forward: true,
+func integrationList(companyID int64) page.List {
+	return page.List{Index: tabledef.GSI1, Partition: integrationListPK(companyID), Forward: true,
 		OffsetPartition: integrationListPK(companyID)}
 }
 
 // IntegrationsPage reads one page of a company's integrations, by id.
 func (s *Store) IntegrationsPage(ctx context.Context, companyID int64, q PageQuery) ([]Integration, PageResult, error) {
 	out := []Integration{}
-	res, err := s.queryPage(ctx, integrationList(companyID), q, &out)
+	res, err := s.readPage(ctx, integrationList(companyID), q, &out)
 	return out, res, err
 }
 

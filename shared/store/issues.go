@@ -47,6 +47,8 @@ const NoCWE = 0
 //
 //   - GSI1: the issues of one CWE,       sorted by project, branch, newest first, id
 //   - GSI2: the issues of one file path, sorted the same way
+//   - Offset: GSI1's keys again, keys only, so a page of a CWE's issues
+//     reached by number skips the issues before it at ~100 bytes each
 //   - Due:  open issues by urgency and SLA state, oldest first detection
 //     first (see due.go; set at each write, as the status decides)
 //
@@ -60,6 +62,7 @@ type Issue struct {
 	GSI2SK      string `dynamodbav:"GSI2SK"`
 	DuePK       string `dynamodbav:"DuePK,omitempty"`
 	DueSK       string `dynamodbav:"DueSK,omitempty"`
+	OffsetKeys  `json:"-"`
 	ID          string `dynamodbav:"id"` // uuid
 	CompanyID   int64  `dynamodbav:"company_id"`
 	ProjectID   int64  `dynamodbav:"project_id"`
@@ -147,6 +150,7 @@ func (i *Issue) setKeys() error {
 	i.Key = issueKey(i.CompanyID, i.ID)
 	i.GSI1PK, i.GSI1SK = issueGroupPK(i.CompanyID, ByCWE, strconv.Itoa(i.CWE)), sk
 	i.GSI2PK, i.GSI2SK = issueGroupPK(i.CompanyID, ByFile, i.FilePath), sk
+	i.OffsetKeys = OffsetKeys{OffsetPK: i.GSI1PK, OffsetSK: i.GSI1SK}
 	return nil
 }
 

@@ -313,7 +313,7 @@ func TestLifecycleEvents(t *testing.T) {
 	if d := event(fmt.Sprintf("issue_status_changed-%s-v%d", a.ID, after.Version)); d["status"] != status || d["changed_by"] != 5.0 {
 		t.Fatalf("triaged: %v", d)
 	}
-	entries, _, err := w.st.ListAudit(ctx, w.company, store.AuditFilter{Action: "issue.update"}, store.PageRequest{Size: 10})
+	entries, _, err := w.st.ListAudit(ctx, w.company, store.AuditFilter{Action: "issue.update"}, store.PageQuery{Limit: 10})
 	if err != nil || len(entries) != 1 || entries[0].TargetID != a.ID || entries[0].Actor.UserID != 5 ||
 		entries[0].Changes["status"].After != status {
 		t.Fatalf("audit of the triage: %+v %v", entries, err)
@@ -322,7 +322,7 @@ func TestLifecycleEvents(t *testing.T) {
 	if _, changed, err := w.st.TriageIssues(ctx, w.company, store.IssueFilter{CWE: &cwe}, "open", "", store.Actor{UserID: 5}); err != nil || changed != 1 {
 		t.Fatalf("bulk triage: %d %v", changed, err)
 	}
-	entries, _, err = w.st.ListAudit(ctx, w.company, store.AuditFilter{Action: "issue.triage"}, store.PageRequest{Size: 10})
+	entries, _, err = w.st.ListAudit(ctx, w.company, store.AuditFilter{Action: "issue.triage"}, store.PageQuery{Limit: 10})
 	if err != nil || len(entries) != 1 || entries[0].Changes["status"].After != "open" {
 		t.Fatalf("audit of the bulk triage: %+v %v", entries, err)
 	}

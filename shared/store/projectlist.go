@@ -6,11 +6,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/shared/store/internal/schema"
+	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -19,24 +19,21 @@ const projectCount = "PROJECTS"
 
 // ProjectPage is a page of projects by id, with the company's total.
 type ProjectPage struct {
-	Projects  []Project
-	Total     int
-	NextToken string
+	Projects []Project
+	Total    int
+	PageResult
 }
 
-// ListProjectsPage reads one page of a company's projects by id: from a
-// token, or skipping skip projects (read too, as keys and items).
-func (s *Store) ListProjectsPage(ctx context.Context, companyID int64, token string, skip, take int) (ProjectPage, error) {
-	items, next, err := s.window(ctx, Window{Partition: schema.CompanyPK(companyID), SKPrefix: "PROJECT#", Forward: true, Token: token, Offset: skip, Take: take})
-	if err != nil {
+// ListProjectsPage reads one page of a company's projects by id.
+func (s *Store) ListProjectsPage(ctx context.Context, companyID int64, q PageQuery) (ProjectPage, error) {
+	var p ProjectPage
+	var err error
+	l := page.List{Partition: schema.CompanyPK(companyID), Range: page.Prefix("PROJECT#"), Forward: true}
+	if p.PageResult, err = s.readPage(ctx, l, q, &p.Projects); err != nil {
 		return ProjectPage{}, err
 	}
-	page := ProjectPage{NextToken: next}
-	if err := attributevalue.UnmarshalListOfMaps(items, &page.Projects); err != nil {
-		return ProjectPage{}, err
-	}
-	page.Total, err = s.l.CompanyCount(ctx, companyID, projectCount)
-	return page, err
+	p.Total, err = s.l.CompanyCount(ctx, companyID, projectCount)
+	return p, err
 }
 
 // ProjectsByRepo returns the company's projects whose repository URL

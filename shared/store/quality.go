@@ -15,6 +15,7 @@ import (
 
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
+	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -144,8 +145,8 @@ func qualityProjectCount(projectID int64) string { return fmt.Sprintf("QUALITY#P
 
 // qualityList is a scan's list; view (the classification filter) binds its
 // page tokens to the filter they were issued for.
-func qualityList(companyID int64, scanID, view string) List {
-	return List{Partition: schema.CompanyPK(companyID), SKPrefix: qualityPrefix(scanID), Forward: true,
+func qualityList(companyID int64, scanID, view string) page.List {
+	return page.List{Partition: schema.CompanyPK(companyID), Range: page.Prefix(qualityPrefix(scanID)), Forward: true,
 		OffsetPartition: schema.CompanyPK(companyID) + "#QI#" + scanID, View: view}
 }
 
@@ -240,17 +241,17 @@ func (s *Store) ScanQualityIssues(ctx context.Context, companyID int64, scanID, 
 	}
 	out := []QualityIssue{}
 	if len(match) == len(classes) {
-		res, err := s.queryPage(ctx, l, q, &out)
+		res, err := s.readPage(ctx, l, q, &out)
 		return out, res, total, err
 	}
 	res := PageResult{Offset: q.Offset}
 	after := ""
 	if q.Token != "" {
-		c, err := decodeToken(l, q.Token)
+		c, err := l.Open(q.Token)
 		if err != nil {
 			return nil, PageResult{}, 0, err
 		}
-		after, res.Offset = strings.TrimPrefix(c.Key[tabledef.SK], l.SKPrefix), c.Offset
+		after, res.Offset = strings.TrimPrefix(c.Key[tabledef.SK], qualityPrefix(scanID)), c.Offset
 		q.Offset = 0
 	}
 	items, err := s.mergeClasses(ctx, companyID, scanID, match, after, q.Offset, q.Limit)
@@ -262,7 +263,7 @@ func (s *Store) ScanQualityIssues(ctx context.Context, companyID int64, scanID, 
 	}
 	if n := len(out); n == q.Limit && res.Offset+n < total {
 		last := out[n-1].Key
-		if res.Next, err = encodeToken(l, cursor{Key: map[string]string{tabledef.PK: last.PK, tabledef.SK: last.SK}, Offset: res.Offset + n}); err != nil {
+		if res.Next, err = l.Seal(page.Cursor{Key: map[string]string{tabledef.PK: last.PK, tabledef.SK: last.SK}, Offset: res.Offset + n}); err != nil {
 			return nil, PageResult{}, 0, err
 		}
 	}
@@ -347,7 +348,7 @@ func qualityProjectPK(companyID, projectID int64) string {
 // A page by number reads the findings before it.
 func (s *Store) ProjectQualityIssues(ctx context.Context, companyID, projectID int64, q PageQuery) ([]QualityIssue, PageResult, int, error) {
 	out := []QualityIssue{}
-	l := List{Index: tabledef.GSI1, Partition: qualityProjectPK(companyID, projectID), Forward: true}
+	l := page.List{Index: tabledef.GSI1, Partition: qualityProjectPK(companyID, projectID), Forward: true}
 	res, total, err := s.countedPage(ctx, companyID, l, q, &out, qualityProjectCount(projectID))
 	return out, res, total, err
 }

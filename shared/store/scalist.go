@@ -9,6 +9,7 @@ import (
 
 	"github.com/acme/codescan-api/shared/store/exploits"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
+	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -98,7 +99,7 @@ func (s *Store) PutScanSCAIssues(ctx context.Context, companyID int64, sc Scan, 
 // number.
 func (s *Store) ScanSCAIssues(ctx context.Context, companyID int64, scanID string, q PageQuery) ([]SCAIssue, PageResult, int, error) {
 	var ms []member
-	res, total, err := s.countedPage(ctx, companyID, List{Partition: scaMemberPK(companyID, scanID), Forward: true}, q, &ms, scanSCACount(scanID))
+	res, total, err := s.countedPage(ctx, companyID, page.List{Partition: scaMemberPK(companyID, scanID), Forward: true}, q, &ms, scanSCACount(scanID))
 	if err != nil {
 		return nil, PageResult{}, 0, err
 	}
@@ -124,11 +125,11 @@ func (s *Store) ScanSCAIssues(ctx context.Context, companyID int64, scanID strin
 }
 
 // scaList is the company's SCA findings (projectID 0) or a project's.
-func scaList(companyID, projectID int64) List {
+func scaList(companyID, projectID int64) page.List {
 	if projectID == 0 {
-		return List{Index: tabledef.GSI2, Partition: scaCompanyPK(companyID), Forward: true, OffsetPartition: scaCompanyPK(companyID)}
+		return page.List{Index: tabledef.GSI2, Partition: scaCompanyPK(companyID), Forward: true, OffsetPartition: scaCompanyPK(companyID)}
 	}
-	return List{Index: tabledef.GSI1, Partition: scaProjectPK(companyID, projectID), Forward: true}
+	return page.List{Index: tabledef.GSI1, Partition: scaProjectPK(companyID, projectID), Forward: true}
 }
 
 // ListSCAIssues reads one page of the SCA findings of a project (0: of the

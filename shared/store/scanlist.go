@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/shared/store/internal/schema"
+	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -97,19 +98,18 @@ func (s *Store) scanListWrites(sc Scan) ([]types.TransactWriteItem, error) {
 // branch's) range, so such a page reads the scans it skips: its cost grows
 // with how far back the matches lie, and its total is unknown.
 type ScanQuery struct {
-	ProjectID    int64
-	Branch       string
-	SHA, Status  string
-	Token        string
-	Offset, Take int
+	ProjectID   int64
+	Branch      string
+	SHA, Status string
+	Page        PageQuery
 }
 
 // ScanPage is a page of scans, newest first. Total is -1 when a filter
 // makes it unknown.
 type ScanPage struct {
-	Scans     []Scan
-	Total     int
-	NextToken string
+	Scans []Scan
+	Total int
+	PageResult
 }
 
 // ListScans returns a page of a company's scans, newest first (creation
@@ -118,9 +118,9 @@ func (s *Store) ListScans(ctx context.Context, companyID int64, q ScanQuery) (Sc
 	if q.ProjectID == 0 {
 		return s.companyScans(ctx, companyID, q)
 	}
-	w := Window{Index: tabledef.GSI1, Partition: scanProjectPK(companyID, q.ProjectID), Forward: true, Token: q.Token, Offset: q.Offset, Take: q.Take}
+	l := page.List{Index: tabledef.GSI1, Partition: scanProjectPK(companyID, q.ProjectID), Forward: true}
 	if q.Branch != "" {
-		w.Index, w.Partition = tabledef.GSI2, scanBranchPK(companyID, q.ProjectID, q.Branch)
+		l.Index, l.Partition = tabledef.GSI2, scanBranchPK(companyID, q.ProjectID, q.Branch)
 	}
 	var conds []expression.ConditionBuilder
 	if q.SHA != "" {
@@ -138,34 +138,28 @@ func (s *Store) ListScans(ctx context.Context, companyID int64, q ScanQuery) (Sc
 		if len(conds) > 1 {
 			f = f.And(conds[1])
 		}
-		w.Filter = &f
+		l.Filter, l.View = &f, "sha="+q.SHA+"\x00status="+q.Status
 	}
-	items, next, err := s.window(ctx, w)
-	if err != nil {
+	p := ScanPage{Total: -1}
+	var err error
+	if p.PageResult, err = s.readPage(ctx, l, q.Page, &p.Scans); err != nil {
 		return ScanPage{}, err
 	}
-	page := ScanPage{Total: -1, NextToken: next}
-	if err := attributevalue.UnmarshalListOfMaps(items, &page.Scans); err != nil {
-		return ScanPage{}, err
-	}
-	if w.Filter == nil {
-		if page.Total, err = s.l.CompanyCount(ctx, companyID, scanCount(q.ProjectID, q.Branch)); err != nil {
+	if l.Filter == nil {
+		if p.Total, err = s.l.CompanyCount(ctx, companyID, scanCount(q.ProjectID, q.Branch)); err != nil {
 			return ScanPage{}, err
 		}
 	}
-	return page, nil
+	return p, nil
 }
 
 func (s *Store) companyScans(ctx context.Context, companyID int64, q ScanQuery) (ScanPage, error) {
 	if q.Branch != "" || q.SHA != "" || q.Status != "" {
 		return ScanPage{}, fmt.Errorf("branch, sha and status filters need a project: %w", ErrInvalid)
 	}
-	items, next, err := s.window(ctx, Window{Partition: scanLogPK(companyID), Forward: true, Token: q.Token, Offset: q.Offset, Take: q.Take})
-	if err != nil {
-		return ScanPage{}, err
-	}
 	var logs []scanLogItem
-	if err := attributevalue.UnmarshalListOfMaps(items, &logs); err != nil {
+	res, err := s.readPage(ctx, page.List{Partition: scanLogPK(companyID), Forward: true}, q.Page, &logs)
+	if err != nil {
 		return ScanPage{}, err
 	}
 	keys := make([]Key, len(logs))
@@ -176,18 +170,18 @@ func (s *Store) companyScans(ctx context.Context, companyID int64, q ScanQuery) 
 	if err != nil {
 		return ScanPage{}, err
 	}
-	page := ScanPage{NextToken: next}
+	p := ScanPage{PageResult: res}
 	for _, k := range keys {
 		if av, ok := got[k]; ok {
 			var sc Scan
 			if err := attributevalue.UnmarshalMap(av, &sc); err != nil {
 				return ScanPage{}, err
 			}
-			page.Scans = append(page.Scans, sc)
+			p.Scans = append(p.Scans, sc)
 		}
 	}
-	page.Total, err = s.l.CompanyCount(ctx, companyID, scanCount(0, ""))
-	return page, err
+	p.Total, err = s.l.CompanyCount(ctx, companyID, scanCount(0, ""))
+	return p, err
 }
 
 // FirstScanBranch is the branch of a project's oldest scan (ErrNotFound

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/shared/store/internal/schema"
+	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -37,13 +38,14 @@ type memberItem struct {
 }
 
 // memberKeys is the key condition of a scan's membership items inside r.
-func memberKeys(companyID int64, scanID string, r skRange) expression.KeyConditionBuilder {
-	return Page{PKAttr: tabledef.PK, Partition: memberPK(companyID, scanID)}.keyCondition(r)
+func memberKeys(companyID int64, scanID string, r page.Range) expression.KeyConditionBuilder {
+	return expression.Key(tabledef.PK).Equal(expression.Value(memberPK(companyID, scanID))).
+		And(expression.Key(tabledef.SK).Between(expression.Value(r.From), expression.Value(r.To)))
 }
 
 // memberList is the list a scan issue page token is bound to.
-func memberList(companyID int64, scanID string) List {
-	return List{Partition: memberPK(companyID, scanID), SKPrefix: memberChunkPrefix, Forward: true}
+func memberList(companyID int64, scanID string) page.List {
+	return page.List{Partition: memberPK(companyID, scanID), Range: page.Prefix(memberChunkPrefix), Forward: true}
 }
 
 // putMembers records which issues the scan reported. The chunks follow
@@ -65,7 +67,7 @@ func (s *Store) putMembers(ctx context.Context, companyID int64, scanID string, 
 // memberIDs are the ids of the issues a scan reported, ascending.
 func (s *Store) memberIDs(ctx context.Context, companyID int64, scanID string) ([]string, error) {
 	var chunks []memberItem
-	if err := s.t.QueryAll(ctx, "", memberKeys(companyID, scanID, prefixRange(memberChunkPrefix)), true, &chunks); err != nil {
+	if err := s.t.QueryAll(ctx, "", memberKeys(companyID, scanID, page.Prefix(memberChunkPrefix)), true, &chunks); err != nil {
 		return nil, err
 	}
 	var out []string
@@ -82,7 +84,7 @@ func (s *Store) memberIDs(ctx context.Context, companyID int64, scanID string) (
 // it reads every chunk before the window; from a page token's chunk, one
 // or two.
 func (s *Store) memberWindow(ctx context.Context, companyID int64, scanID, from string, offset, limit int) ([]string, string, error) {
-	r, batch := prefixRange(memberChunkPrefix), int32(3)
+	r, batch := page.Prefix(memberChunkPrefix), int32(3)
 	if from != "" {
 		r.From = from
 	} else {
@@ -132,7 +134,7 @@ func (s *Store) ScanIssues(ctx context.Context, companyID int64, sc Scan, q Page
 	l := memberList(companyID, sc.ID)
 	from, offset := "", q.Offset
 	if q.Token != "" {
-		c, err := decodeToken(l, q.Token)
+		c, err := l.Open(q.Token)
 		if err != nil {
 			return nil, PageResult{}, 0, err
 		}
@@ -147,7 +149,7 @@ func (s *Store) ScanIssues(ctx context.Context, companyID int64, sc Scan, q Page
 	res := PageResult{Offset: offset}
 	if next != "" {
 		key := map[string]string{tabledef.PK: l.Partition, tabledef.SK: next}
-		if res.Next, err = encodeToken(l, cursor{Key: key, Offset: offset + len(ids)}); err != nil {
+		if res.Next, err = l.Seal(page.Cursor{Key: key, Offset: offset + len(ids)}); err != nil {
 			return nil, PageResult{}, 0, err
 		}
 	}
@@ -167,7 +169,7 @@ func (s *Store) ScanIssues(ctx context.Context, companyID int64, sc Scan, q Page
 // ScanReported reports whether a scan of the company reported an issue:
 // it reads the one chunk that would hold the id.
 func (s *Store) ScanReported(ctx context.Context, companyID int64, scanID, issueID string) (bool, error) {
-	kc := memberKeys(companyID, scanID, skRange{From: memberChunkPrefix, To: memberChunkPrefix + issueID})
+	kc := memberKeys(companyID, scanID, page.Range{From: memberChunkPrefix, To: memberChunkPrefix + issueID})
 	items, _, err := s.t.QueryRaw(ctx, "", kc, nil, false, 1, nil)
 	if err != nil || len(items) == 0 {
 		return false, err

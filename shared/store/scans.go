@@ -5,8 +5,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/google/uuid"
+
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 )
 
 // Scan is one analysis of a project's branch: a scan of the platform's own
@@ -74,13 +75,7 @@ type scanRunRef struct {
 
 // CanonicalUUID returns the lower-case hyphenated form of a uuid written
 // in its 36-character form (any case), or false.
-func CanonicalUUID(s string) (string, bool) {
-	u, err := uuid.Parse(s)
-	if err != nil || len(s) != 36 {
-		return "", false
-	}
-	return u.String(), true
-}
+func CanonicalUUID(s string) (string, bool) { return schema.CanonicalUUID(s) }
 
 // CreateScan stores a new scan. An empty ID gets a random uuid; CreatedAt
 // defaults to now. A scan with a RunID also gets the run's look-up item, in

@@ -5,6 +5,7 @@ package store
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -51,6 +52,8 @@ type Store struct {
 	*exploits.Exploits
 	*baselines.Baselines
 	*trends.Trends
+	// issueKeys is set once every issue carries its Offset keys.
+	issueKeys atomic.Bool
 }
 
 // BaselineOpen is what a branch's latest complete scan has open (see

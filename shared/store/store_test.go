@@ -2,10 +2,7 @@ package store_test
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
-	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -59,108 +56,6 @@ func TestProjectsAndErrors(t *testing.T) {
 	cond := expression.Name("name").Equal(expression.Value("Other"))
 	if err := store.Update(st, ctx, p.Key, expression.Set(expression.Name("x"), expression.Value(1)), &cond, nil); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("failed extra condition: %v", err)
-	}
-}
-
-type row struct {
-	store.Key
-	store.OffsetKeys
-}
-
-func rowList(c int64) store.List {
-	return store.List{Partition: store.CompanyPK(c), SKPrefix: "ROW#", Forward: true, OffsetPartition: store.CompanyPK(c) + "#ROWS"}
-}
-
-// pageThrough reads l by cursor from its first page and returns the rows.
-func pageThrough(t *testing.T, st *store.Store, l store.List, size int) []string {
-	t.Helper()
-	var seen []string
-	q := store.PageQuery{Limit: size}
-	for {
-		var rows []row
-		res, err := store.QueryPage(st, context.Background(), l, q, &rows)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.Offset != len(seen) {
-			t.Fatalf("page at offset %d after %d rows", res.Offset, len(seen))
-		}
-		for _, r := range rows {
-			seen = append(seen, r.SK)
-		}
-		if res.Next == "" {
-			return seen
-		}
-		q.Token = res.Next
-	}
-}
-
-func TestPagesByCursorAndByNumberAgree(t *testing.T) {
-	st := testenv.NewStore(t)
-	ctx := context.Background()
-	for c := int64(1); c <= 2; c++ {
-		for i := range 7 {
-			k := store.Key{PK: store.CompanyPK(c), SK: fmt.Sprintf("ROW#%d", i)}
-			if err := store.PutItem(st, ctx, row{k, store.OffsetKeys{OffsetPK: rowList(c).OffsetPartition, OffsetSK: k.SK}}, nil); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	byCursor := pageThrough(t, st, rowList(1), 3)
-	if fmt.Sprint(byCursor) != "[ROW#0 ROW#1 ROW#2 ROW#3 ROW#4 ROW#5 ROW#6]" {
-		t.Fatalf("paged rows %v", byCursor)
-	}
-	var byNumber []string
-	for offset := 0; offset < 12; offset += 3 {
-		var rows []row
-		res, err := store.QueryPage(st, ctx, rowList(1), store.PageQuery{Limit: 3, Offset: offset}, &rows)
-		if err != nil || res.Offset != offset {
-			t.Fatalf("offset %d: %+v %v", offset, res, err)
-		}
-		for _, r := range rows {
-			byNumber = append(byNumber, r.SK)
-		}
-	}
-	if fmt.Sprint(byNumber) != fmt.Sprint(byCursor) {
-		t.Fatalf("by number %v, by cursor %v", byNumber, byCursor)
-	}
-}
-
-func TestPageTokensStayInTheirList(t *testing.T) {
-	st := testenv.NewStore(t)
-	ctx := context.Background()
-	for c := int64(1); c <= 2; c++ {
-		for i := range 5 {
-			if err := store.PutItem(st, ctx, store.Key{PK: store.CompanyPK(c), SK: fmt.Sprintf("ROW#%d", i)}, nil); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	var rows []row
-	res, err := store.QueryPage(st, ctx, rowList(1), store.PageQuery{Limit: 2}, &rows)
-	if err != nil || res.Next == "" {
-		t.Fatalf("first page: %+v %v", res, err)
-	}
-	token := res.Next
-	data, sum, _ := strings.Cut(token, ".")
-	raw, _ := base64.RawURLEncoding.DecodeString(data)
-	edited := base64.RawURLEncoding.EncodeToString([]byte(strings.Replace(string(raw), "ROW#1", "ROW#3", 1))) + "." + sum
-	other := rowList(1)
-	other.SKPrefix = "ROW#1"
-	for name, c := range map[string]struct {
-		l     store.List
-		token string
-	}{
-		"another company's list": {rowList(2), token},
-		"another list":           {other, token},
-		"edited":                 {rowList(1), edited},
-		"truncated":              {rowList(1), token[:len(token)-2]},
-		"no checksum":            {rowList(1), data},
-		"garbage":                {rowList(1), "!!.!!"},
-	} {
-		if _, err := store.QueryPage(st, ctx, c.l, store.PageQuery{Limit: 2, Token: c.token}, &rows); !errors.Is(err, store.ErrBadPageToken) {
-			t.Errorf("%s: %v", name, err)
-		}
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
+	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
@@ -139,15 +140,15 @@ func (s *Store) TeamByName(ctx context.Context, companyID int64, name string) (T
 	return s.GetTeam(ctx, companyID, ref.TeamID)
 }
 
-func teamList(companyID int64) List {
-	return List{Partition: schema.CompanyPK(companyID), SKPrefix: teamPrefix, Forward: true,
+func teamList(companyID int64) page.List {
+	return page.List{Partition: schema.CompanyPK(companyID), Range: page.Prefix(teamPrefix), Forward: true,
 		OffsetPartition: schema.CompanyPK(companyID) + "#TEAMS"}
 }
 
 // TeamsPage reads one page of a company's teams, by id.
 func (s *Store) TeamsPage(ctx context.Context, companyID int64, q PageQuery) ([]Team, PageResult, error) {
 	out := []Team{}
-	res, err := s.queryPage(ctx, teamList(companyID), q, &out)
+	res, err := s.readPage(ctx, teamList(companyID), q, &out)
 	return out, res, err
 }
 

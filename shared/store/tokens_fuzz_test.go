@@ -3,12 +3,14 @@ package store_test
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/testenv"
 )
 
@@ -17,9 +19,9 @@ import (
 type tokenList struct {
 	name string
 	read func(ctx context.Context, company int64, token string) (ids []string, next string, err error)
-	// sealed is the list's checksum owner for lists of queryPage (nil for
-	// the plain key tokens of keypage.go).
-	sealed func(company int64) store.List
+	// sealed is the list, for the fuzzer to seal cursors for it (nil: the
+	// fuzzer sends tokens it cannot seal).
+	sealed func(company int64) page.List
 }
 
 func tokenLists(st *store.Store, project func(company int64) int64) []tokenList {
@@ -30,7 +32,7 @@ func tokenLists(st *store.Store, project func(company int64) int64) []tokenList 
 		}
 		return out
 	}
-	pr := func(token string) store.PageRequest { return store.PageRequest{Size: 1, Token: token} }
+	pr := func(token string) store.PageQuery { return store.PageQuery{Limit: 1, Token: token} }
 	return []tokenList{
 		{"teams", func(ctx context.Context, c int64, token string) ([]string, string, error) {
 			rows, res, err := st.TeamsPage(ctx, c, store.PageQuery{Limit: 1, Token: token})
@@ -41,40 +43,40 @@ func tokenLists(st *store.Store, project func(company int64) int64) []tokenList 
 			return ids(len(rows), func(i int) any { return rows[i].UUID }), res.Next, err
 		}, store.IntegrationList},
 		{"projects", func(ctx context.Context, c int64, token string) ([]string, string, error) {
-			p, err := st.ListProjectsPage(ctx, c, token, 0, 1)
-			return ids(len(p.Projects), func(i int) any { return p.Projects[i].ID }), p.NextToken, err
+			p, err := st.ListProjectsPage(ctx, c, pr(token))
+			return ids(len(p.Projects), func(i int) any { return p.Projects[i].ID }), p.Next, err
 		}, nil},
 		{"policies", func(ctx context.Context, c int64, token string) ([]string, string, error) {
-			p, err := st.ListPolicies(ctx, c, token, 0, 1)
-			return ids(len(p.Policies), func(i int) any { return p.Policies[i].ID }), p.NextToken, err
+			p, err := st.ListPolicies(ctx, c, pr(token))
+			return ids(len(p.Policies), func(i int) any { return p.Policies[i].ID }), p.Next, err
 		}, nil},
 		{"blocking rules", func(ctx context.Context, c int64, token string) ([]string, string, error) {
-			p, err := st.ListBlockingRules(ctx, c, token, 0, 1)
-			return ids(len(p.Rules), func(i int) any { return p.Rules[i].ID }), p.NextToken, err
+			p, err := st.ListBlockingRules(ctx, c, pr(token))
+			return ids(len(p.Rules), func(i int) any { return p.Rules[i].ID }), p.Next, err
 		}, nil},
 		{"scans of a project", func(ctx context.Context, c int64, token string) ([]string, string, error) {
-			p, err := st.ListScans(ctx, c, store.ScanQuery{ProjectID: project(c), Token: token, Take: 1})
-			return ids(len(p.Scans), func(i int) any { return p.Scans[i].ID }), p.NextToken, err
+			p, err := st.ListScans(ctx, c, store.ScanQuery{ProjectID: project(c), Page: pr(token)})
+			return ids(len(p.Scans), func(i int) any { return p.Scans[i].ID }), p.Next, err
 		}, nil},
 		{"scans of the company", func(ctx context.Context, c int64, token string) ([]string, string, error) {
-			p, err := st.ListScans(ctx, c, store.ScanQuery{Token: token, Take: 1})
-			return ids(len(p.Scans), func(i int) any { return p.Scans[i].ID }), p.NextToken, err
+			p, err := st.ListScans(ctx, c, store.ScanQuery{Page: pr(token)})
+			return ids(len(p.Scans), func(i int) any { return p.Scans[i].ID }), p.Next, err
 		}, nil},
 		{"webhooks", func(ctx context.Context, c int64, token string) ([]string, string, error) {
-			rows, next, err := st.ListWebhooks(ctx, c, 1, token)
-			return ids(len(rows), func(i int) any { return rows[i].ID }), next, err
+			rows, res, err := st.ListWebhooks(ctx, c, pr(token))
+			return ids(len(rows), func(i int) any { return rows[i].ID }), res.Next, err
 		}, nil},
 		{"users", func(ctx context.Context, c int64, token string) ([]string, string, error) {
-			rows, next, _, err := st.ListUsersPage(ctx, c, store.FacetAll, pr(token))
-			return ids(len(rows), func(i int) any { return rows[i].ID }), next, err
+			rows, res, _, err := st.ListUsersPage(ctx, c, store.FacetAll, pr(token))
+			return ids(len(rows), func(i int) any { return rows[i].ID }), res.Next, err
 		}, nil},
 		{"api keys", func(ctx context.Context, c int64, token string) ([]string, string, error) {
-			rows, next, _, err := st.ListAPIKeys(ctx, c, 0, pr(token))
-			return ids(len(rows), func(i int) any { return rows[i].ID }), next, err
+			rows, res, _, err := st.ListAPIKeys(ctx, c, 0, pr(token))
+			return ids(len(rows), func(i int) any { return rows[i].ID }), res.Next, err
 		}, nil},
 		{"audit log", func(ctx context.Context, c int64, token string) ([]string, string, error) {
-			rows, next, err := st.ListAudit(ctx, c, store.AuditFilter{}, pr(token))
-			return ids(len(rows), func(i int) any { return rows[i].ID }), next, err
+			rows, res, err := st.ListAudit(ctx, c, store.AuditFilter{}, pr(token))
+			return ids(len(rows), func(i int) any { return rows[i].ID }), res.Next, err
 		}, nil},
 	}
 }
@@ -134,8 +136,7 @@ func walk(t testing.TB, l tokenList, company int64) (ids map[string]bool, tokens
 	return nil, nil
 }
 
-// tokenContent is what a token carries: the base64url JSON of a plain key
-// token, or the part before the checksum of a sealed one.
+// tokenContent is what a token carries: the part before its checksum.
 func tokenContent(token string) []byte {
 	data, _, _ := strings.Cut(token, ".")
 	b, _ := base64.RawURLEncoding.DecodeString(data)
@@ -143,8 +144,8 @@ func tokenContent(token string) []byte {
 }
 
 // Token forms of FuzzListPageTokens: the payload as the token itself, as
-// the content of a plain key token, or sealed for the list as an
-// attacker can.
+// base64url content without a checksum, or (a cursor's JSON) sealed for
+// the list as an attacker can.
 const (
 	asToken = iota
 	asKeyToken
@@ -204,7 +205,14 @@ func FuzzListPageTokens(f *testing.F) {
 			if l.sealed == nil {
 				return
 			}
-			token = store.SealPageToken(l.sealed(1), payload)
+			var c page.Cursor
+			if json.Unmarshal(payload, &c) != nil {
+				return
+			}
+			var err error
+			if token, err = l.sealed(1).Seal(c); err != nil {
+				return
+			}
 		}
 		rows, next, err := l.read(ctx, 1, token)
 		var long *store.KeyTooLongError

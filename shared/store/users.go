@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
+	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -62,29 +62,6 @@ type credentialRef struct {
 	ExpiresAt  int64  `dynamodbav:"expires_at,omitempty"`
 }
 
-func userKey(companyID, userID int64) Key {
-	return Key{PK: schema.CompanyPK(companyID), SK: fmt.Sprintf("USER#%d", userID)}
-}
-
-func apiKeyKey(hash string) Key { return Key{PK: "APIKEY#" + hash, SK: "APIKEY"} }
-
-func subjectPK(sub string) string { return "SUBJECT#" + sub }
-
-// subjectKey is a company's mapping of a token subject; its put is the
-// guard of the subject's uniqueness inside the company.
-func subjectKey(sub string, companyID int64) Key {
-	return Key{PK: subjectPK(sub), SK: fmt.Sprintf("COMPANY#%d", companyID)}
-}
-
-// legacySubjectKey is where a subject's one mapping lived when subjects were
-// unique across companies; such items still authenticate.
-func legacySubjectKey(sub string) Key { return Key{PK: subjectPK(sub), SK: "SUBJECT"} }
-
-// userEmailKey guards email uniqueness inside a company (ignoring case).
-func userEmailKey(companyID int64, email string) Key {
-	return Key{PK: schema.CompanyPK(companyID), SK: "USEREMAIL#" + strings.ToLower(email)}
-}
-
 type userEmailRef struct {
 	Key
 	UserID int64 `dynamodbav:"user_id"`
@@ -121,16 +98,6 @@ func facets(u User) []string {
 		out = append(out, FacetPermission(p))
 	}
 	return out
-}
-
-func userFacetPrefix(facet string) string { return "USERBY#" + facet + "#" }
-
-func userFacetKey(companyID int64, facet string, userID int64) Key {
-	return Key{PK: schema.CompanyPK(companyID), SK: fmt.Sprintf("%s%012d", userFacetPrefix(facet), userID)}
-}
-
-func userCountKey(companyID int64, facet string) Key {
-	return Key{PK: schema.CompanyPK(companyID), SK: "USERCOUNT#" + facet}
 }
 
 // PutUser creates a user (CreateUser without an audit entry of its own).
@@ -175,11 +142,11 @@ func (s *Store) CreateUser(ctx context.Context, u User) (User, error) {
 
 // NextUserID is the company's next user id, above its highest one.
 func (s *Store) NextUserID(ctx context.Context, companyID int64) (int64, error) {
-	return s.nextCompanyID(ctx, companyID, "user", userFacetPrefix(FacetAll))
+	return s.nextCompanyID(ctx, companyID, "user", schema.UserFacetPrefix(FacetAll))
 }
 
 func (s *Store) txCreateUser(ctx context.Context, u User) ([]types.TransactWriteItem, User, error) {
-	u.Key = userKey(u.CompanyID, u.ID)
+	u.Key = schema.UserKey(u.CompanyID, u.ID)
 	u.CreatedAt, u.Revision = s.t.Stamp(), 1
 	u.UpdatedAt = u.CreatedAt
 	slices.Sort(u.Permissions)
@@ -191,11 +158,11 @@ func (s *Store) txCreateUser(ctx context.Context, u User) ([]types.TransactWrite
 	if err := add(s.t.TxPutNew(u)); err != nil {
 		return nil, User{}, err
 	}
-	if err := add(s.t.TxPutNew(userEmailRef{Key: userEmailKey(u.CompanyID, u.Email), UserID: u.ID})); err != nil {
+	if err := add(s.t.TxPutNew(userEmailRef{Key: schema.UserEmailKey(u.CompanyID, u.Email), UserID: u.ID})); err != nil {
 		return nil, User{}, err
 	}
 	if u.Subject != "" {
-		ref := credentialRef{Key: subjectKey(u.Subject, u.CompanyID), CompanyID: u.CompanyID, UserID: u.ID, CreatedAt: u.CreatedAt}
+		ref := credentialRef{Key: schema.SubjectKey(u.Subject, u.CompanyID), CompanyID: u.CompanyID, UserID: u.ID, CreatedAt: u.CreatedAt}
 		if err := add(s.t.TxPutNew(ref)); err != nil {
 			return nil, User{}, err
 		}
@@ -208,22 +175,22 @@ func (s *Store) txCreateUser(ctx context.Context, u User) ([]types.TransactWrite
 			return nil, User{}, err
 		}
 		items = append(items, types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
-			TableName: aws.String(s.t.Name), Key: legacySubjectKey(u.Subject).AV(), ConditionExpression: expr.Condition(),
+			TableName: aws.String(s.t.Name), Key: schema.LegacySubjectKey(u.Subject).AV(), ConditionExpression: expr.Condition(),
 			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 		}})
 	}
 	for _, f := range facets(u) {
 		c := u
-		c.Key = userFacetKey(u.CompanyID, f, u.ID)
+		c.Key = schema.UserFacetKey(u.CompanyID, f, u.ID)
 		if err := add(s.t.TxPut(c, nil)); err != nil {
 			return nil, User{}, err
 		}
-		if err := add(s.l.TxAdd(userCountKey(u.CompanyID, f), 1, nil)); err != nil {
+		if err := add(s.l.TxAdd(schema.UserCountKey(u.CompanyID, f), 1, nil)); err != nil {
 			return nil, User{}, err
 		}
 	}
 	if u.Active && u.IsAdmin {
-		if err := add(s.l.TxAdd(userCountKey(u.CompanyID, activeAdmins), 1, nil)); err != nil {
+		if err := add(s.l.TxAdd(schema.UserCountKey(u.CompanyID, activeAdmins), 1, nil)); err != nil {
 			return nil, User{}, err
 		}
 	}
@@ -248,14 +215,14 @@ func permissionList(p []string) []string {
 // GetUser reads a user of a company.
 func (s *Store) GetUser(ctx context.Context, companyID, userID int64) (User, error) {
 	var u User
-	err := s.t.GetItem(ctx, userKey(companyID, userID), &u)
+	err := s.t.GetItem(ctx, schema.UserKey(companyID, userID), &u)
 	return u, err
 }
 
 // UserByEmail finds a user of a company by email (ignoring case).
 func (s *Store) UserByEmail(ctx context.Context, companyID int64, email string) (User, error) {
 	var ref userEmailRef
-	if err := s.t.GetItem(ctx, userEmailKey(companyID, email), &ref); err != nil {
+	if err := s.t.GetItem(ctx, schema.UserEmailKey(companyID, email), &ref); err != nil {
 		return User{}, err
 	}
 	return s.GetUser(ctx, companyID, ref.UserID)
@@ -269,21 +236,16 @@ func (s *Store) ListUsers(ctx context.Context, companyID int64) ([]User, error) 
 }
 
 // ListUsersPage returns one page of a company's users under a facet (by
-// id), the next page's token and the facet's total.
-func (s *Store) ListUsersPage(ctx context.Context, companyID int64, facet string, pr PageRequest) ([]User, string, int64, error) {
-	view := listView("users", schema.CompanyPK(companyID), facet)
-	raw, err := openToken(view, pr.Token)
-	if err != nil {
-		return nil, "", 0, err
-	}
-	p := Page{PKAttr: tabledef.PK, Partition: schema.CompanyPK(companyID), Forward: true, Limit: int32(pr.Size), Token: raw}
+// id) and the facet's total.
+func (s *Store) ListUsersPage(ctx context.Context, companyID int64, facet string, q PageQuery) ([]User, PageResult, int64, error) {
+	l := page.List{Partition: schema.CompanyPK(companyID), Range: page.Prefix(schema.UserFacetPrefix(facet)), Forward: true}
 	var out []User
-	next, err := s.readPage(ctx, p, prefixRange(userFacetPrefix(facet)), pr.Offset, &out)
+	res, err := s.readPage(ctx, l, q, &out)
 	if err != nil {
-		return nil, "", 0, err
+		return nil, PageResult{}, 0, err
 	}
-	n, err := s.l.CounterValue(ctx, userCountKey(companyID, facet))
-	return out, sealToken(view, next), n, err
+	n, err := s.l.CounterValue(ctx, schema.UserCountKey(companyID, facet))
+	return out, res, n, err
 }
 
 // UserChange lists what an update sets; nil keeps a value.
@@ -303,7 +265,7 @@ func (s *Store) UpdateUser(ctx context.Context, companyID, userID int64, ch User
 		if err := ddb.Backoff(ctx, attempt); err != nil {
 			return User{}, User{}, err
 		}
-		if err := s.t.GetItemConsistent(ctx, userKey(companyID, userID), &before); err != nil {
+		if err := s.t.GetItemConsistent(ctx, schema.UserKey(companyID, userID), &before); err != nil {
 			return User{}, User{}, err
 		}
 		after = before
@@ -372,9 +334,9 @@ func (s *Store) txUpdateUser(ctx context.Context, before, after User, changes ma
 	old, cur := facets(before), facets(after)
 	for _, f := range old {
 		if !slices.Contains(cur, f) {
-			k := userFacetKey(cid, f, after.ID)
+			k := schema.UserFacetKey(cid, f, after.ID)
 			items = append(items, s.t.TxDeleteKey(k))
-			it, err := s.l.TxAdd(userCountKey(cid, f), -1, nil)
+			it, err := s.l.TxAdd(schema.UserCountKey(cid, f), -1, nil)
 			if err != nil {
 				return nil, -1, err
 			}
@@ -383,14 +345,14 @@ func (s *Store) txUpdateUser(ctx context.Context, before, after User, changes ma
 	}
 	for _, f := range cur {
 		c := after
-		c.Key = userFacetKey(cid, f, after.ID)
+		c.Key = schema.UserFacetKey(cid, f, after.ID)
 		it, err := s.t.TxPut(c, nil)
 		if err != nil {
 			return nil, -1, err
 		}
 		items = append(items, it)
 		if !slices.Contains(old, f) {
-			it, err := s.l.TxAdd(userCountKey(cid, f), 1, nil)
+			it, err := s.l.TxAdd(schema.UserCountKey(cid, f), 1, nil)
 			if err != nil {
 				return nil, -1, err
 			}
@@ -405,7 +367,7 @@ func (s *Store) txUpdateUser(ctx context.Context, before, after User, changes ma
 			c := expression.Name("count").GreaterThan(expression.Value(1))
 			delta, cond, guard = -1, &c, len(items)
 		}
-		it, err := s.l.TxAdd(userCountKey(cid, activeAdmins), delta, cond)
+		it, err := s.l.TxAdd(schema.UserCountKey(cid, activeAdmins), delta, cond)
 		if err != nil {
 			return nil, -1, err
 		}
@@ -420,5 +382,5 @@ func (s *Store) txUpdateUser(ctx context.Context, before, after User, changes ma
 // UsersByID reads the company's users with these ids (by key); ids that
 // are not the company's users are absent from the map.
 func (s *Store) UsersByID(ctx context.Context, companyID int64, ids []int64) (map[int64]User, error) {
-	return ddb.ByID(ctx, s.t, ids, func(id int64) Key { return userKey(companyID, id) }, func(u User) int64 { return u.ID })
+	return ddb.ByID(ctx, s.t, ids, func(id int64) Key { return schema.UserKey(companyID, id) }, func(u User) int64 { return u.ID })
 }

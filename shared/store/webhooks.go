@@ -7,12 +7,12 @@ import (
 	"slices"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
 
 	"github.com/acme/codescan-api/shared/store/internal/schema"
+	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -127,20 +127,11 @@ func (s *Store) GetWebhook(ctx context.Context, companyID int64, id string) (Web
 	return w, err
 }
 
-// ListWebhooks returns one page of a company's endpoints, oldest first, and
-// the next page's token.
-func (s *Store) ListWebhooks(ctx context.Context, companyID int64, limit int32, token string) ([]WebhookEndpoint, string, error) {
-	view := listView("webhooks", webhookListPK(companyID))
-	raw, err := openToken(view, token)
-	if err != nil {
-		return nil, "", err
-	}
+// ListWebhooks returns one page of a company's endpoints, oldest first.
+func (s *Store) ListWebhooks(ctx context.Context, companyID int64, q PageQuery) ([]WebhookEndpoint, PageResult, error) {
 	var out []WebhookEndpoint
-	next, err := s.queryPageExact(ctx, Page{
-		Index: tabledef.GSI1.Name, PKAttr: tabledef.GSI1.PK, Partition: webhookListPK(companyID),
-		Forward: true, Limit: limit, Token: raw,
-	}, tabledef.GSI1.SK, &out)
-	return out, sealToken(view, next), err
+	res, err := s.readPage(ctx, page.List{Index: tabledef.GSI1, Partition: webhookListPK(companyID), Forward: true}, q, &out)
+	return out, res, err
 }
 
 // AllWebhooks returns every endpoint of a company (at most
@@ -347,34 +338,4 @@ func (s *Store) DeleteWebhook(ctx context.Context, w WebhookEndpoint) error {
 		return err
 	}
 	return nil
-}
-
-// queryPageExact is queryPage without the empty last page: it reads one
-// item more than the page and gives a next-page token only when that item
-// exists (DynamoDB returns a LastEvaluatedKey whenever Limit is reached).
-func (s *Store) queryPageExact(ctx context.Context, p Page, skAttr string, out any) (string, error) {
-	start, err := decodeKeyToken(p.Token, p.PKAttr, p.Partition)
-	if err != nil {
-		return "", err
-	}
-	kc := expression.Key(p.PKAttr).Equal(expression.Value(p.Partition))
-	items, _, err := s.t.QueryRaw(ctx, p.Index, kc, nil, p.Forward, p.Limit+1, start)
-	if start != nil && err != nil {
-		err = badStart(err)
-	}
-	if err != nil {
-		return "", err
-	}
-	next := ""
-	if len(items) > int(p.Limit) {
-		items = items[:p.Limit]
-		last := map[string]types.AttributeValue{}
-		for _, k := range []string{tabledef.PK, tabledef.SK, p.PKAttr, skAttr} {
-			last[k] = items[len(items)-1][k]
-		}
-		if next, err = encodeKeyToken(last); err != nil {
-			return "", err
-		}
-	}
-	return next, attributevalue.UnmarshalListOfMaps(items, out)
 }

@@ -63,8 +63,8 @@ func CreateTable(ctx context.Context, st *store.Store, stream bool) error {
 	if err != nil {
 		return fmt.Errorf("create table %s: %w", s.Name, err)
 	}
-	// Its issues are all written with the due index keys: no backfill.
-	return s.PutItem(ctx, schema.BackfillState{Key: schema.DueBackfillKey, Done: true}, nil)
+	// Its issues are all written with their index keys: no backfill.
+	return s.PutItem(ctx, schema.BackfillState{Key: schema.IssueKeysBackfillKey, Done: true}, nil)
 }
 
 // addIndexes creates, one at a time as DynamoDB requires, the indexes of
