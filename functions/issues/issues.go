@@ -18,11 +18,14 @@ import (
 	"github.com/acme/codescan-api/shared/store"
 )
 
-type handlers struct{ store Store }
+type handlers struct {
+	store Store
+	exp   exportDeps
+}
 
 // New returns the group's http.Handler.
 func New(d config.Deps) http.Handler {
-	h := handlers{store: d.Store}
+	h := handlers{store: d.Store, exp: exportDeps{bucket: d.Exports, linkTTL: d.ExportLinkTTL, now: d.Clock()}}
 	return d.Server.Group(routes.GroupIssues, map[string]httpapi.HandlerFunc{
 		"GET /issues/groups":                 h.groups,
 		"GET /issues":                        h.list,
@@ -36,6 +39,8 @@ func New(d config.Deps) http.Handler {
 		"GET /scan/{scan_id}/issues/sca":     h.scanSCA,
 		"GET /issues/sca":                    h.projectSCA,
 		"GET /issues/code-quality":           h.projectQuality,
+		"POST /exports":                      h.createExport,
+		"GET /exports/{export_id}":           h.getExport,
 	})
 }
 

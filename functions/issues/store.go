@@ -10,6 +10,8 @@ import (
 // call, and no others. The Lambda main passes the store itself.
 type Store interface {
 	BranchProjects(ctx context.Context, companyID int64, branch string) ([]int64, error)
+	CreateExport(ctx context.Context, e store.Export) (store.Export, error)
+	GetExport(ctx context.Context, companyID int64, id string) (store.Export, error)
 	GetIssue(ctx context.Context, companyID int64, id string) (store.Issue, error)
 	GetSCAIssue(ctx context.Context, companyID int64, id string) (store.SCAIssue, error)
 	GetScan(ctx context.Context, companyID int64, scanID string) (store.Scan, error)

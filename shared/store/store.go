@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/acme/codescan-api/shared/store/exports"
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/ledger"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
@@ -45,6 +46,7 @@ func SortableTime(t time.Time) string { return ddb.SortableTime(t) }
 type Store struct {
 	t *ddb.Table
 	l *ledger.Ledger
+	*exports.Exports
 }
 
 // Option configures a Store.
@@ -69,6 +71,7 @@ func WithClock(now func() time.Time) Option { return func(s *Store) { s.t.Now = 
 func New(db *dynamodb.Client, table string, opts ...Option) *Store {
 	t := ddb.New(db, table)
 	s := &Store{t: t, l: &ledger.Ledger{T: t, Retention: DefaultAuditRetention}}
+	s.Exports = exports.New(s.t, s.l)
 	for _, o := range opts {
 		o(s)
 	}
