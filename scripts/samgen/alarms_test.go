@@ -18,7 +18,7 @@ func TestAlarmsAndMail(t *testing.T) {
 	for _, f := range append(deployspec.All(), deployspec.Workers()...) {
 		want = append(want, f.Name()+"Errors", f.Name()+"Throttles")
 	}
-	for _, g := range []string{deployspec.WorkerDispatcher, deployspec.WorkerIngester} {
+	for _, g := range []string{deployspec.WorkerDispatcher, deployspec.WorkerIngester, deployspec.WorkerExporter} {
 		n := (deployspec.Function{Group: g}).Name()
 		want = append(want, n+"FailureQueueMessages", n+"IteratorAge")
 	}
