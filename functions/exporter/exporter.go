@@ -196,7 +196,7 @@ func (x *Exporter) run(ctx context.Context, e store.Export) error {
 	if err := w.Close(); err != nil {
 		return err
 	}
-	err = x.Store.FinishExport(ctx, e.CompanyID, e.ID, e.Attempt, int64(n), cw.n, key)
+	err = x.Store.FinishExport(ctx, e.CompanyID, e.ID, e.Attempt, store.ExportResult{Read: p.read, Rows: int64(n), Bytes: cw.n, ObjectKey: key})
 	if errors.Is(err, store.ErrConflict) {
 		return errSuperseded
 	}

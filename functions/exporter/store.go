@@ -11,7 +11,7 @@ import (
 type Store interface {
 	StartExport(ctx context.Context, companyID int64, id string, maxAttempts int) (store.Export, bool, error)
 	ExportProgress(ctx context.Context, companyID int64, id string, attempt int, read, expected int64) error
-	FinishExport(ctx context.Context, companyID int64, id string, attempt int, rows, bytes int64, objectKey string) error
+	FinishExport(ctx context.Context, companyID int64, id string, attempt int, r store.ExportResult) error
 	FailExport(ctx context.Context, companyID int64, id, reason string) error
 	ListIssues(ctx context.Context, companyID int64, f store.IssueFilter, q store.PageQuery) ([]store.Issue, store.PageResult, int64, error)
 	ListSCAIssues(ctx context.Context, companyID, projectID int64, q store.PageQuery) ([]store.SCAIssue, store.PageResult, int, error)

@@ -10,6 +10,9 @@ import (
 // Export is an export job (see the exports area).
 type Export = exports.Export
 
+// ExportResult is what a finished export attempt records.
+type ExportResult = exports.Result
+
 // ExportEntity marks export items; the exporter's stream filter selects new
 // items carrying it.
 const ExportEntity = exports.Entity

@@ -129,14 +129,21 @@ func (x *Exports) ExportProgress(ctx context.Context, companyID int64, id string
 	return x.t.Update(ctx, schema.ExportKey(companyID, id), upd, &cond, nil)
 }
 
+// Result is what an attempt that wrote the export's object ends with.
+type Result struct {
+	Read, Rows, Bytes int64 // issues read, findings written, object size
+	ObjectKey         string
+}
+
 // FinishExport ends an attempt that wrote the export's object: done, with
-// its rows, size and key. ErrConflict when the attempt is no longer the
+// its figures and key. ErrConflict when the attempt is no longer the
 // current one.
-func (x *Exports) FinishExport(ctx context.Context, companyID int64, id string, attempt int, rows, bytes int64, objectKey string) error {
+func (x *Exports) FinishExport(ctx context.Context, companyID int64, id string, attempt int, r Result) error {
 	upd := expression.Set(expression.Name("status"), expression.Value(Done)).
-		Set(expression.Name("rows"), expression.Value(rows)).
-		Set(expression.Name("bytes"), expression.Value(bytes)).
-		Set(expression.Name("object_key"), expression.Value(objectKey)).
+		Set(expression.Name("rows_read"), expression.Value(r.Read)).
+		Set(expression.Name("rows"), expression.Value(r.Rows)).
+		Set(expression.Name("bytes"), expression.Value(r.Bytes)).
+		Set(expression.Name("object_key"), expression.Value(r.ObjectKey)).
 		Set(expression.Name("finished_at"), expression.Value(x.t.Stamp()))
 	cond := current(attempt)
 	return x.t.Update(ctx, schema.ExportKey(companyID, id), upd, &cond, nil)
