@@ -96,6 +96,11 @@ func (a *APIStack) addAlarms(s Settings) {
 	alarm("MailBounceRate", "SES bounce rate >= 5% (SES reviews the account; at 10% it may stop sending; bounces reach the alarm topic)", bounceRate, 0.05, atOnce)
 	alarm("MailComplaintRate", "SES complaint rate >= 0.1% (SES reviews the account; at 0.5% it may stop sending; complaints reach the alarm topic)", complaintRate, 0.001, atOnce)
 
+	for _, j := range deployspec.JobAlarms {
+		dims := map[string]*string{"Service": jsii.String("scheduler"), "Job": jsii.String(j.Job)}
+		alarm(j.ID, j.Why, appMetric(metrics.JobFailures, dims, "Sum", float64(j.Period)/60, j.Job), 1, atOnce)
+	}
+
 	var queueDepths []awscloudwatch.IMetric
 	for _, q := range []struct {
 		name, worker string

@@ -103,6 +103,9 @@ func wantedAlarms(s synthesized) map[string]string {
 		"ExporterFailureQueue": s.logicalID(s.stack.ExportFailureQueue)} {
 		want[metricKey("AWS/SQS", "ApproximateNumberOfMessagesVisible", map[string]string{"QueueName": q + ".QueueName"})] = name + "Messages"
 	}
+	for _, j := range deployspec.JobAlarms {
+		want[metricKey(metrics.Namespace, metrics.JobFailures, map[string]string{"Service": "scheduler", "Job": j.Job})] = j.ID
+	}
 	want[metricKey("AWS/SES", "Reputation.BounceRate", nil)] = "MailBounceRate"
 	want[metricKey("AWS/SES", "Reputation.ComplaintRate", nil)] = "MailComplaintRate"
 	for _, g := range []string{deployspec.WorkerDispatcher, deployspec.WorkerIngester, deployspec.WorkerExporter} {
@@ -116,7 +119,7 @@ func wantedAlarms(s synthesized) map[string]string {
 // and a throttles alarm, the API stage a 5xx rate and a p99 latency alarm,
 // the table a throttled requests and a system errors alarm over every
 // operation the store performs, each failure queue and stream consumer
-// its alarm; nothing else alarms.
+// its alarm, each job alarm of deployspec its failures; nothing else alarms.
 func TestAlarmsCoverFunctionsAPIAndTable(t *testing.T) {
 	for _, s := range synth(t, "prod") {
 		prefix := *s.stack.StackName() + "-"
@@ -141,7 +144,7 @@ func TestAlarmsCoverFunctionsAPIAndTable(t *testing.T) {
 				t.Errorf("%s: no alarm %s on %s", s.region, name, m)
 			}
 		}
-		if want := 2 + 2*len(s.stack.namedFunctions()) + 2 + 2 + 3 + 3; alarms != want {
+		if want := 2 + 2*len(s.stack.namedFunctions()) + 2 + 2 + 3 + 3 + len(deployspec.JobAlarms); alarms != want {
 			t.Errorf("%s: %d alarms, want %d", s.region, alarms, want)
 		}
 	}

@@ -136,6 +136,9 @@ func (a *APIStack) worker(f deployspec.Function, s Settings, removal awscdk.Remo
 	if f.UsesReports() {
 		env[deployspec.ReportsEnv] = a.Reports.BucketName()
 	}
+	for k, v := range f.Env {
+		env[k] = jsii.String(v)
+	}
 	fn := a.newFunction(f, s, removal, description, env)
 	fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Actions:   jsii.Strings(f.TableActions...),

@@ -3,11 +3,14 @@ package issues
 import (
 	"errors"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/exploits"
 )
 
 // The lists the real client reads besides the SAST ones: a scan's and a
@@ -28,11 +31,18 @@ func (h handlers) scanSCA(w http.ResponseWriter, r *http.Request) error {
 
 // projectSCA answers GET /issues/sca: the SCA findings of the project the
 // `project` filter names (by name, any case), or of the whole company
-// without it. An unknown project is 404 `no_project_found`.
+// without it. An unknown project is 404 `no_project_found`. `kev=true`
+// keeps the findings whose CVE is in CISA's KEV catalogue, `epss_gte` those
+// whose EPSS score is at least its value (0 to 1); either lists highest
+// score first.
 func (h handlers) projectSCA(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	companyID := auth.FromContext(ctx).CompanyID
 	pg, err := httpapi.ParsePaging(r, clientPageSize, maxPageSize)
+	if err != nil {
+		return err
+	}
+	f, err := exploitFilter(r.URL.Query())
 	if err != nil {
 		return err
 	}
@@ -47,8 +57,33 @@ func (h handlers) projectSCA(w http.ResponseWriter, r *http.Request) error {
 		}
 		projectID = p.ID
 	}
+	if f.Active() {
+		page, res, total, err := h.store.FilterSCAIssues(ctx, companyID, projectID, f, pg.Query())
+		return writePage(w, pg, res, total, err, page)
+	}
 	page, res, total, err := h.store.ListSCAIssues(ctx, companyID, projectID, pg.Query())
 	return writePage(w, pg, res, total, err, page)
+}
+
+// exploitFilter reads kev (only "true") and epss_gte (a number from 0 to
+// 1) of an SCA list.
+func exploitFilter(q url.Values) (exploits.Filter, error) {
+	var f exploits.Filter
+	switch v := q.Get("kev"); v {
+	case "":
+	case "true":
+		f.KEV = true
+	default:
+		return f, httpapi.Errorf(http.StatusBadRequest, "kev must be true")
+	}
+	if v := strings.TrimSpace(q.Get("epss_gte")); q.Has("epss_gte") {
+		x, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(x >= 0 && x <= 1) {
+			return f, httpapi.Errorf(http.StatusBadRequest, "epss_gte must be a number from 0 to 1")
+		}
+		f.EPSSGte = &x
+	}
+	return f, nil
 }
 
 // projectQuality answers GET /issues/code-quality?project=: the quality

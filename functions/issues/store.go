@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/exploits"
 )
 
 // Store is what the issues handlers read and write: the store methods they
@@ -12,6 +13,7 @@ type Store interface {
 	BranchProjects(ctx context.Context, companyID int64, branch string) ([]int64, error)
 	CreateExport(ctx context.Context, e store.Export) (store.Export, error)
 	GetExport(ctx context.Context, companyID int64, id string) (store.Export, error)
+	FilterSCAIssues(ctx context.Context, companyID, projectID int64, f exploits.Filter, q store.PageQuery) ([]store.SCAIssue, store.PageResult, int, error)
 	GetIssue(ctx context.Context, companyID int64, id string) (store.Issue, error)
 	GetSCAIssue(ctx context.Context, companyID int64, id string) (store.SCAIssue, error)
 	GetScan(ctx context.Context, companyID int64, scanID string) (store.Scan, error)

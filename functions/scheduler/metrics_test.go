@@ -28,7 +28,7 @@ func TestJobMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	h := scheduler.Handler(&delivery.Engine{Store: env.Store, Metrics: metrics.New(&out, time.Now)}, env.Store)
+	h := scheduler.Handler(&delivery.Engine{Store: env.Store, Metrics: metrics.New(&out, time.Now)}, env.Store, scheduler.Feeds{})
 	for job, items := range map[string]int{"sla": 1, "retries": 0, "stalled": 0} {
 		if n, err := h(ctx, scheduler.Input{Job: job}); err != nil || n != items {
 			t.Fatalf("%s: %d (%v), want %d", job, n, err, items)

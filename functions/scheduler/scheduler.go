@@ -1,9 +1,10 @@
 // Package scheduler is the Lambda handler of the scheduled jobs: EventBridge
-// rules invoke it with {"job": "retries" | "sla" | "digest" | "stalled"}
-// (see deployspec.Schedules). Retries are the delivery engine's
-// (shared/delivery), the SLA checks and the weekly digest record their
-// notification events (jobs.go), and the stalled job ends the scans the
-// ingester gave up on (shared/sweep). The dev server runs them on timers.
+// rules invoke it with {"job": "retries" | "sla" | "digest" | "stalled" |
+// "exploits"} (see deployspec.Schedules). Retries are the delivery
+// engine's (shared/delivery), the SLA checks and the weekly digest record
+// their notification events (jobs.go), the stalled job ends the scans the
+// ingester gave up on (shared/sweep), and the exploits job imports the KEV
+// and EPSS feeds (exploits.go). The dev server runs them on timers.
 package scheduler
 
 import (
@@ -23,17 +24,19 @@ type Input struct {
 
 // Handler runs one job on st and returns how many items it handled,
 // writing the run's metrics to the engine's emitter (the process's one).
-// The jobs read the time from the engine's clock.
-func Handler(d *delivery.Engine, st Store) func(context.Context, Input) (int, error) {
+// The jobs read the time from the engine's clock; the exploits job reads
+// feeds. A failed job is logged on the engine's logger.
+func Handler(d *delivery.Engine, st Store, feeds Feeds) func(context.Context, Input) (int, error) {
 	now := d.Now
 	if now == nil {
 		now = time.Now
 	}
 	jobs := map[string]func(context.Context) (int, error){
-		"retries": d.RunDue,
-		"sla":     func(ctx context.Context) (int, error) { return SLAChecks(ctx, st, now()) },
-		"digest":  func(ctx context.Context) (int, error) { return WeeklyDigest(ctx, st, now()) },
-		"stalled": func(ctx context.Context) (int, error) { return sweep.Run(ctx, st, now()) },
+		"retries":  d.RunDue,
+		"sla":      func(ctx context.Context) (int, error) { return SLAChecks(ctx, st, now()) },
+		"digest":   func(ctx context.Context) (int, error) { return WeeklyDigest(ctx, st, now()) },
+		"stalled":  func(ctx context.Context) (int, error) { return sweep.Run(ctx, st, now()) },
+		"exploits": func(ctx context.Context) (int, error) { return ImportExploits(ctx, st, feeds) },
 	}
 	return func(ctx context.Context, in Input) (int, error) {
 		run, ok := jobs[in.Job]
@@ -45,6 +48,9 @@ func Handler(d *delivery.Engine, st Store) func(context.Context, Input) (int, er
 		failures := 0.0
 		if err != nil {
 			failures = 1
+			if d.Log != nil {
+				d.Log.Error("scheduled job failed", "job", in.Job, "error", err.Error())
+			}
 		}
 		d.Metrics.Emit(map[string]string{"Service": "scheduler", "Job": in.Job},
 			metrics.Value{Name: metrics.JobDuration, Unit: metrics.Milliseconds, Value: d.Metrics.Since(start)},

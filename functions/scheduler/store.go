@@ -4,8 +4,10 @@ import (
 	"context"
 	"time"
 
+	"github.com/acme/codescan-api/shared/exploit"
 	"github.com/acme/codescan-api/shared/sla"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/exploits"
 	"github.com/acme/codescan-api/shared/sweep"
 )
 
@@ -16,6 +18,7 @@ type Store interface {
 	BackfillDueIndex(ctx context.Context, until time.Time) (done bool, written int, err error)
 	CompanyIDs(ctx context.Context) ([]int64, error)
 	CountOpenDetected(ctx context.Context, companyID int64, urgency string, after, upTo time.Time) (int64, error)
+	Import(ctx context.Context, cat exploit.Catalog, sc exploit.Scores) (exploits.Result, error)
 	EachPendingDue(ctx context.Context, companyID int64, urgency string, by time.Time, fn func(store.Issue) error) error
 	MarkBreached(ctx context.Context, i store.Issue) error
 	OpenByUrgency(ctx context.Context, companyID int64) (map[string]int64, error)

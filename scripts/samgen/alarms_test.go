@@ -18,6 +18,9 @@ func TestAlarmsAndMail(t *testing.T) {
 	for _, f := range append(deployspec.All(), deployspec.Workers()...) {
 		want = append(want, f.Name()+"Errors", f.Name()+"Throttles")
 	}
+	for _, j := range deployspec.JobAlarms {
+		want = append(want, j.ID)
+	}
 	for _, g := range []string{deployspec.WorkerDispatcher, deployspec.WorkerIngester, deployspec.WorkerExporter} {
 		n := (deployspec.Function{Group: g}).Name()
 		want = append(want, n+"FailureQueueMessages", n+"IteratorAge")

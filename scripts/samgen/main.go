@@ -20,6 +20,7 @@ import (
 
 	"github.com/acme/codescan-api/shared/deployspec"
 	"github.com/acme/codescan-api/shared/dynamolocal"
+	"github.com/acme/codescan-api/shared/metrics"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
@@ -120,6 +121,9 @@ func Generate() ([]byte, error) {
 		"Schedules":         schedules(),
 		"AllFunctions":      append(deployspec.All(), deployspec.Workers()...),
 		"TableAlarms":       tableAlarms(),
+		"JobAlarms":         deployspec.JobAlarms,
+		"MetricsNamespace":  metrics.Namespace,
+		"JobFailures":       metrics.JobFailures,
 		"StreamConsumers": []string{(deployspec.Function{Group: deployspec.WorkerDispatcher}).Name(), (deployspec.Function{Group: deployspec.WorkerIngester}).Name(),
 			(deployspec.Function{Group: deployspec.WorkerExporter}).Name()},
 	})

@@ -38,6 +38,17 @@ type JWKS struct {
 	fetchedAt  time.Time
 	attemptAt  time.Time // the last fetch started
 	refreshing bool
+
+	// Now is the clock of the refresh and retry intervals (time.Now when
+	// nil; tests set it before the first token).
+	Now func() time.Time
+}
+
+func (j *JWKS) now() time.Time {
+	if j.Now == nil {
+		return time.Now()
+	}
+	return j.Now()
 }
 
 // NewJWKS returns the key set at url; nothing is fetched yet.
@@ -66,7 +77,7 @@ func (j *JWKS) Keyfunc(t *jwt.Token) (any, error) {
 // and starting a background refresh when they are old.
 func (j *JWKS) current() (keyfunc.Keyfunc, error) {
 	j.mu.Lock()
-	keys, stale := j.keys, time.Since(j.fetchedAt) > RefreshAfter && !j.refreshing
+	keys, stale := j.keys, j.now().Sub(j.fetchedAt) > RefreshAfter && !j.refreshing
 	if keys != nil && stale {
 		j.refreshing = true
 		go func() {
@@ -94,10 +105,11 @@ func (j *JWKS) current() (keyfunc.Keyfunc, error) {
 func (j *JWKS) mayRetry() bool {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if time.Since(j.attemptAt) < RetryAfter {
+	now := j.now()
+	if now.Sub(j.attemptAt) < RetryAfter {
 		return false
 	}
-	j.attemptAt = time.Now()
+	j.attemptAt = now
 	return true
 }
 
@@ -126,7 +138,7 @@ func (j *JWKS) fetch() (keyfunc.Keyfunc, error) {
 		return nil, fmt.Errorf("jwks: %w", err)
 	}
 	j.mu.Lock()
-	j.keys, j.fetchedAt = keys, time.Now()
+	j.keys, j.fetchedAt = keys, j.now()
 	j.mu.Unlock()
 	return keys, nil
 }

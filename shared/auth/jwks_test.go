@@ -53,7 +53,12 @@ func newJWKSServer(t *testing.T, set []byte) *jwksServer {
 // withJWKS returns env's authenticator and a handler trusting the remote
 // key set at url, as config.Load builds them.
 func withJWKS(env *testenv.Env, url string) (*auth.Authenticator, http.Handler) {
-	a := auth.New(env.Store, auth.JWTConfig{Issuer: testenv.Issuer, Audience: testenv.Audience, Keys: auth.NewJWKS(url).Keyfunc})
+	return withKeys(env, auth.NewJWKS(url))
+}
+
+// withKeys is withJWKS with the key set given.
+func withKeys(env *testenv.Env, keys *auth.JWKS) (*auth.Authenticator, http.Handler) {
+	a := auth.New(env.Store, auth.JWTConfig{Issuer: testenv.Issuer, Audience: testenv.Audience, Keys: keys.Keyfunc})
 	srv := &httpapi.Server{Auth: a, Log: env.Deps.Server.Log}
 	return a, accounts.New(config.Deps{Server: srv, Store: env.Store})
 }
@@ -129,7 +134,10 @@ func TestJWKSRefetchesForARotatedKey(t *testing.T) {
 	acme := env.Company(t, "Acme")
 	old, _ := devjwt.JWKS(env.EC)
 	js := newJWKSServer(t, old)
-	a, _ := withJWKS(env, js.URL)
+	keys := auth.NewJWKS(js.URL)
+	at := time.Now()
+	keys.Now = func() time.Time { return at }
+	a, _ := withKeys(env, keys)
 	bearer := func(tok string) error {
 		r := httptest.NewRequest("GET", "/", nil)
 		r.Header.Set("Authorization", "Bearer "+tok)
@@ -145,8 +153,14 @@ func TestJWKSRefetchesForARotatedKey(t *testing.T) {
 	rotated, _ := devjwt.NewSigner(k, "rotated")
 	set, _ := devjwt.JWKS(env.EC, rotated)
 	js.set.Store(set)
-	time.Sleep(auth.RetryAfter) // the first fetch's retry interval
 	tok, _ := rotated.Mint(devjwt.Claims{Subject: acme.Admin.Subject, Issuer: testenv.Issuer, Audience: testenv.Audience, TTL: time.Hour})
+	// Within the first fetch's retry interval the unknown key is refused
+	// without a fetch.
+	at = at.Add(auth.RetryAfter - time.Millisecond)
+	if err := bearer(tok); err == nil || js.hits.Load() != 1 {
+		t.Fatalf("rotated key within the retry interval: %v after %d fetches, want a refusal after 1", err, js.hits.Load())
+	}
+	at = at.Add(time.Millisecond)
 	if err := bearer(tok); err != nil {
 		t.Fatalf("rotated key: %v", err)
 	}

@@ -56,6 +56,8 @@ type Function struct {
 	ReportObjectActions []string
 	ReportPrefixes      []string
 	ReportBucketActions []string
+	// Env is constant environment the function gets in AWS.
+	Env map[string]string
 }
 
 // UsesReports reports whether the function reads or writes the report
@@ -263,6 +265,33 @@ var Schedules = []Schedule{
 	{Name: "sla", Expression: "rate(1 hour)"},
 	{Name: "digest", Expression: "cron(0 8 ? * MON *)"},
 	{Name: "stalled", Expression: "rate(10 minutes)"},
+	// CISA updates KEV on working days, FIRST publishes EPSS once a day
+	// (about 12:00 UTC): one import a day after both.
+	{Name: "exploits", Expression: "cron(30 14 * * ? *)"},
+}
+
+// The exploitability feeds the scheduler's exploits job reads: the
+// variables name their URLs; the stacks set them to the public files.
+const (
+	KEVFeedEnv  = "KEV_FEED_URL"
+	EPSSFeedEnv = "EPSS_FEED_URL"
+	KEVFeedURL  = "https://www.cisa.gov/sites/default/files/feeds/known_exploited_vulnerabilities.json"
+	EPSSFeedURL = "https://epss.empiricalsecurity.com/epss_scores-current.csv.gz"
+)
+
+// JobAlarm is an alarm on a scheduled job's failure metric (the
+// scheduler's JobFailures of the job, summed over Period seconds).
+type JobAlarm struct {
+	ID, Job, Why string
+	Period       int
+}
+
+// JobAlarms are the jobs whose failures have an alarm of their own (any
+// job's failure also fails the scheduler's invocation: SchedulerErrors).
+var JobAlarms = []JobAlarm{
+	// A day: the job runs daily, and the alarm stays until a run succeeds.
+	{ID: "ExploitsImportFailed", Job: "exploits", Period: 86400,
+		Why: "exploits import failed (a KEV or EPSS feed did not download or parse; the previous values stay; see the scheduler's log)"},
 }
 
 // Schedule is one scheduled job.
@@ -304,7 +333,11 @@ func Workers() []Function {
 		// The SLA check reads the issues past due (the Due index by Query,
 		// the issues by BatchGetItem); the stalled-scan sweep deletes the
 		// markers of scans it ends.
-		{Group: WorkerScheduler, TableActions: with(actions, "dynamodb:BatchGetItem", "dynamodb:DeleteItem"), KMSActions: []string{"kms:Decrypt"}, MemoryMB: 512, TimeoutSeconds: 300},
+		// The exploits job reads the feeds from their public URLs (Env) and
+		// writes CVE items in batches (BatchWriteItem), issues in
+		// transactions.
+		{Group: WorkerScheduler, TableActions: with(actions, "dynamodb:BatchGetItem", "dynamodb:BatchWriteItem", "dynamodb:DeleteItem"), KMSActions: []string{"kms:Decrypt"}, MemoryMB: 512, TimeoutSeconds: 300,
+			Env: map[string]string{KEVFeedEnv: KEVFeedURL, EPSSFeedEnv: EPSSFeedURL}},
 		// A report of 25,000 results: parsed in memory (at most 64 MiB
 		// decompressed), written in some minutes at worst.
 		{Group: WorkerIngester, TableActions: with(actions, "dynamodb:BatchGetItem", "dynamodb:BatchWriteItem", "dynamodb:DeleteItem"),

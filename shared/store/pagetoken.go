@@ -34,6 +34,7 @@ type List struct {
 	Index     tabledef.Index // zero for the table itself
 	Partition string         // partition key value; starts with CompanyPK
 	SKPrefix  string         // optional sort key prefix
+	SKFrom    string         // optional lowest sort key (not with SKPrefix)
 	Forward   bool
 	// OffsetPartition is the list's partition in the Offset index; without
 	// one, a page by number reads the items before it (see offsetStart).
@@ -71,6 +72,8 @@ func (l List) keyCondition() expression.KeyConditionBuilder {
 	kc := expression.Key(l.pkAttr()).Equal(expression.Value(l.Partition))
 	if l.SKPrefix != "" {
 		kc = kc.And(ddb.SKPrefix(l.skAttr(), l.SKPrefix))
+	} else if l.SKFrom != "" {
+		kc = kc.And(expression.Key(l.skAttr()).GreaterThanEqual(expression.Value(l.SKFrom)))
 	}
 	return kc
 }
@@ -79,6 +82,9 @@ func (l List) keyCondition() expression.KeyConditionBuilder {
 // opens another.
 func (l List) id() string {
 	parts := []string{l.Index.Name, l.Partition, l.SKPrefix, l.OffsetPartition}
+	if l.SKFrom != "" {
+		parts = append(parts, "from:"+l.SKFrom)
+	}
 	if l.View != "" {
 		parts = append(parts, l.View)
 	}
@@ -163,7 +169,7 @@ func decodeToken(l List, token string) (cursor, error) {
 		return cursor{}, ErrBadPageToken
 	}
 	if !slices.Equal(slices.Sorted(maps.Keys(c.Key)), l.keyAttrs()) ||
-		c.Key[l.pkAttr()] != l.Partition || !strings.HasPrefix(c.Key[l.skAttr()], l.SKPrefix) {
+		c.Key[l.pkAttr()] != l.Partition || !strings.HasPrefix(c.Key[l.skAttr()], l.SKPrefix) || c.Key[l.skAttr()] < l.SKFrom {
 		return cursor{}, ErrBadPageToken
 	}
 	return c, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/acme/codescan-api/shared/store/exploits"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
@@ -37,6 +38,8 @@ type SCAIssue struct {
 	Location       SCALocation     `dynamodbav:"location" json:"location"`
 	Reachability   SCAReachability `dynamodbav:"reachability" json:"reachability"`
 	Status         string          `dynamodbav:"status" json:"status"`
+	// What the exploitability feeds say of its CVE (store/exploits).
+	exploits.Enrichment
 }
 
 // SCAPackage is the vulnerable dependency.
@@ -94,8 +97,14 @@ func (s *Store) PutSCAIssue(ctx context.Context, companyID int64, i SCAIssue) (S
 	}
 	i.ID, i.CompanyID = id, companyID
 	i.setKeys()
-	err := s.putCounted(ctx, countJournalPK(companyID, "SCA#"+id), []countedItem{{Key: i.Key,
-		Build: func(map[string]types.AttributeValue) (any, []counterRef, error) { return i, scaCounts(i), nil }}})
+	current, imported, err := s.Lookup(ctx, []string{i.CVE})
+	if err != nil {
+		return SCAIssue{}, err
+	}
+	i.Enrichment = exploits.Refresh(i.Enrichment, current[i.CVE], imported)
+	items := append([]countedItem{{Key: i.Key,
+		Build: func(map[string]types.AttributeValue) (any, []counterRef, error) { return i, scaCounts(i), nil }}}, scaExploitItems(i)...)
+	err = s.putCounted(ctx, countJournalPK(companyID, "SCA#"+id), items)
 	return i, err
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/acme/codescan-api/shared/store/exploits"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
@@ -55,6 +56,10 @@ func scaCounts(i SCAIssue) []counterRef {
 func (s *Store) PutScanSCAIssues(ctx context.Context, companyID int64, sc Scan, found []SCAIssue) error {
 	items := make([]countedItem, 0, 2*len(found))
 	scanCounter := []counterRef{{Key: schema.CountKey(companyID, scanSCACount(sc.ID))}}
+	current, imported, err := s.scaExploits(ctx, found)
+	if err != nil {
+		return err
+	}
 	for n := range found {
 		id, ok := CanonicalUUID(found[n].ID)
 		if !ok {
@@ -67,6 +72,7 @@ func (s *Store) PutScanSCAIssues(ctx context.Context, companyID int64, sc Scan, 
 			i.Reachability.Usages = []SCAUsage{}
 		}
 		i.setKeys()
+		i.Enrichment = exploits.Refresh(exploits.Enrichment{}, current[i.CVE], imported)
 		items = append(items, countedItem{Key: i.Key, Build: func(old map[string]types.AttributeValue) (any, []counterRef, error) {
 			j := i
 			if old != nil {
@@ -75,9 +81,11 @@ func (s *Store) PutScanSCAIssues(ctx context.Context, companyID int64, sc Scan, 
 					return nil, nil, err
 				}
 				j.CreatedAt, j.Status, j.ScanID = prev.CreatedAt, prev.Status, prev.ScanID
+				j.Enrichment = exploits.Refresh(prev.Enrichment, current[i.CVE], imported)
 			}
 			return j, scaCounts(j), nil
 		}})
+		items = append(items, scaExploitItems(i)...)
 		m := member{Key: Key{PK: scaMemberPK(companyID, sc.ID), SK: i.ID}, IssueID: i.ID}
 		items = append(items, countedItem{Key: m.Key, Build: func(map[string]types.AttributeValue) (any, []counterRef, error) {
 			return m, scanCounter, nil

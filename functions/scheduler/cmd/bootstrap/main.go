@@ -20,5 +20,5 @@ func main() {
 		return
 	}
 	engine.Metrics = d.Metrics
-	lambda.Start(scheduler.Handler(engine, d.Store))
+	lambda.Start(scheduler.Handler(engine, d.Store, scheduler.FeedsFromEnv()))
 }
