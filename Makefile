@@ -50,7 +50,8 @@ test:
 ## bench: findings read APIs at 10,000 and 200,000 issues beside a naive
 ## baseline, on a DynamoDB Local of its own (sizes: BENCH_SMALL=,
 ## BENCH_LARGE= up to 1000000, BENCH_PROJECTS=, BENCH_ITERATIONS=; its data
-## lives in the JVM heap: BENCH_HEAP=, default 12g); then the cost of a scan
+## lives in the JVM heap: BENCH_HEAP=, default 12g) and an export of the
+## large company (CSV, JSON Lines: time, peak heap); then the cost of a scan
 ## that re-detects N findings against the first scan of them
 ## (BENCH_REDETECT_SIZES=, default 1000,10000); then what the SLA job and
 ## the digest read with the same issues due at 10,000 and 1,000,000 issues

@@ -108,6 +108,7 @@ func (a *APIStack) addAlarms(s Settings) {
 	}{
 		{"DispatcherFailureQueue", deployspec.WorkerDispatcher, a.FailureQueue},
 		{"IngesterFailureQueue", deployspec.WorkerIngester, a.IngestFailureQueue},
+		{"ExporterFailureQueue", deployspec.WorkerExporter, a.ExportFailureQueue},
 	} {
 		depth := q.queue.MetricApproximateNumberOfMessagesVisible(stat("Maximum", 5, ""))
 		queueDepths = append(queueDepths, depth.With(&awscloudwatch.MetricOptions{Label: &q.worker}))
@@ -119,14 +120,14 @@ func (a *APIStack) addAlarms(s Settings) {
 	}
 	var iteratorAges []awscloudwatch.IMetric
 	for _, n := range fns {
-		if n.group != deployspec.WorkerDispatcher && n.group != deployspec.WorkerIngester {
+		if n.group != deployspec.WorkerDispatcher && n.group != deployspec.WorkerIngester && n.group != deployspec.WorkerExporter {
 			continue // not a stream consumer
 		}
 		age := n.fn.Metric(jsii.String("IteratorAge"), stat("Maximum", 5, ""))
 		iteratorAges = append(iteratorAges, age.With(&awscloudwatch.MetricOptions{Label: &n.group}))
 		// A stream record waited longer than an ingestion may take (900 s):
 		// records queue behind each other, not behind one slow scan.
-		alarm(n.name+"IteratorAge", n.name+": stream iterator age >= 15 minutes (records wait: scans stay processing, notifications late)", age, 15*60*1000, atOnce)
+		alarm(n.name+"IteratorAge", n.name+": stream iterator age >= 15 minutes (records wait: scans stay processing, notifications late, exports queued)", age, 15*60*1000, atOnce)
 	}
 
 	perFunction := func(metric func(awslambda.Function, *awscloudwatch.MetricOptions) awscloudwatch.Metric, statistic string) *[]awscloudwatch.IMetric {

@@ -99,7 +99,8 @@ func wantedAlarms(s synthesized) map[string]string {
 		want[metricKey("AWS/DynamoDB", "ThrottledRequests", table)] = "TableThrottles"
 		want[metricKey("AWS/DynamoDB", "SystemErrors", table)] = "TableSystemErrors"
 	}
-	for name, q := range map[string]string{"DispatcherFailureQueue": s.logicalID(s.stack.FailureQueue), "IngesterFailureQueue": s.logicalID(s.stack.IngestFailureQueue)} {
+	for name, q := range map[string]string{"DispatcherFailureQueue": s.logicalID(s.stack.FailureQueue), "IngesterFailureQueue": s.logicalID(s.stack.IngestFailureQueue),
+		"ExporterFailureQueue": s.logicalID(s.stack.ExportFailureQueue)} {
 		want[metricKey("AWS/SQS", "ApproximateNumberOfMessagesVisible", map[string]string{"QueueName": q + ".QueueName"})] = name + "Messages"
 	}
 	for _, j := range deployspec.JobAlarms {
@@ -107,7 +108,7 @@ func wantedAlarms(s synthesized) map[string]string {
 	}
 	want[metricKey("AWS/SES", "Reputation.BounceRate", nil)] = "MailBounceRate"
 	want[metricKey("AWS/SES", "Reputation.ComplaintRate", nil)] = "MailComplaintRate"
-	for _, g := range []string{deployspec.WorkerDispatcher, deployspec.WorkerIngester} {
+	for _, g := range []string{deployspec.WorkerDispatcher, deployspec.WorkerIngester, deployspec.WorkerExporter} {
 		f := deployspec.Function{Group: g}
 		want[metricKey("AWS/Lambda", "IteratorAge", map[string]string{"FunctionName": s.logicalID(s.stack.Workers[g])})] = f.Name() + "IteratorAge"
 	}
@@ -143,7 +144,7 @@ func TestAlarmsCoverFunctionsAPIAndTable(t *testing.T) {
 				t.Errorf("%s: no alarm %s on %s", s.region, name, m)
 			}
 		}
-		if want := 2 + 2*len(s.stack.namedFunctions()) + 2 + 2 + 2 + 2 + len(deployspec.JobAlarms); alarms != want {
+		if want := 2 + 2*len(s.stack.namedFunctions()) + 2 + 2 + 3 + 3 + len(deployspec.JobAlarms); alarms != want {
 			t.Errorf("%s: %d alarms, want %d", s.region, alarms, want)
 		}
 	}
@@ -306,6 +307,7 @@ func TestDashboard(t *testing.T) {
 			"Failure queue messages": {
 				metricKey("AWS/SQS", "ApproximateNumberOfMessagesVisible", map[string]string{"QueueName": s.logicalID(s.stack.FailureQueue) + ".QueueName"}),
 				metricKey("AWS/SQS", "ApproximateNumberOfMessagesVisible", map[string]string{"QueueName": s.logicalID(s.stack.IngestFailureQueue) + ".QueueName"}),
+				metricKey("AWS/SQS", "ApproximateNumberOfMessagesVisible", map[string]string{"QueueName": s.logicalID(s.stack.ExportFailureQueue) + ".QueueName"}),
 			},
 			"Stream iterator age (ms)":      {metricKey("AWS/Lambda", "IteratorAge", map[string]string{"FunctionName": s.logicalID(s.stack.Workers[deployspec.WorkerIngester])})},
 			"SES bounce and complaint rate": {metricKey("AWS/SES", "Reputation.BounceRate", nil), metricKey("AWS/SES", "Reputation.ComplaintRate", nil)},

@@ -38,6 +38,9 @@ type APIStack struct {
 	// and the ingester's failure destination.
 	Reports            awss3.Bucket
 	IngestFailureQueue awssqs.Queue
+	// ExportFailureQueue holds stream records of exports the exporter
+	// gave up on.
+	ExportFailureQueue awssqs.Queue
 	// What its alarms notify (alarms.go).
 	AlarmTopic awssns.Topic
 }
@@ -206,7 +209,8 @@ func (a *APIStack) newFunction(f deployspec.Function, s Settings, removal awscdk
 // addReportBucket adds the region's bucket of uploaded reports: encrypted
 // with S3-managed keys, public access blocked, TLS enforced, objects
 // expired by prefix (reports after a week, chunks of an unfinished upload
-// after a day).
+// after a day, exports after ExportDays, with the parts of an export
+// whose writer died).
 func (a *APIStack) addReportBucket(removal awscdk.RemovalPolicy) {
 	a.Reports = awss3.NewBucket(a.Stack, jsii.String("ReportBucket"), &awss3.BucketProps{
 		Encryption:        awss3.BucketEncryption_S3_MANAGED,
@@ -217,6 +221,8 @@ func (a *APIStack) addReportBucket(removal awscdk.RemovalPolicy) {
 			{Id: jsii.String("expire-reports"), Prefix: jsii.String(deployspec.ReportsPrefix), Expiration: awscdk.Duration_Days(jsii.Number(deployspec.ReportDays))},
 			{Id: jsii.String("expire-chunks"), Prefix: jsii.String(deployspec.ChunksPrefix), Expiration: awscdk.Duration_Days(jsii.Number(deployspec.ChunkDays))},
 			{Id: jsii.String("expire-sources"), Prefix: jsii.String(deployspec.SourcesPrefix), Expiration: awscdk.Duration_Days(jsii.Number(deployspec.SourceDays))},
+			{Id: jsii.String("expire-exports"), Prefix: jsii.String(deployspec.ExportsPrefix), Expiration: awscdk.Duration_Days(jsii.Number(deployspec.ExportDays)),
+				AbortIncompleteMultipartUploadAfter: awscdk.Duration_Days(jsii.Number(deployspec.AbortUploadDays))},
 		},
 		RemovalPolicy: removal,
 	})

@@ -18,7 +18,8 @@ import (
 // stream (new outbox items only, partial batch failures, a failure queue),
 // and the scheduler with one EventBridge rule per job; and ingestion: the
 // ingester on the same stream (new scans of uploaded reports only, its own
-// failure queue).
+// failure queue); and exports: the exporter on it too (new export items
+// only, its own failure queue).
 func (a *APIStack) addWorkers(s Settings, removal awscdk.RemovalPolicy) {
 	a.FailureQueue = awssqs.NewQueue(a.Stack, jsii.String("DispatcherFailureQueue"), &awssqs.QueueProps{
 		RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)),
@@ -27,6 +28,12 @@ func (a *APIStack) addWorkers(s Settings, removal awscdk.RemovalPolicy) {
 		RemovalPolicy:   removal,
 	})
 	a.IngestFailureQueue = awssqs.NewQueue(a.Stack, jsii.String("IngesterFailureQueue"), &awssqs.QueueProps{
+		RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)),
+		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
+		EnforceSSL:      jsii.Bool(true),
+		RemovalPolicy:   removal,
+	})
+	a.ExportFailureQueue = awssqs.NewQueue(a.Stack, jsii.String("ExporterFailureQueue"), &awssqs.QueueProps{
 		RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)),
 		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
 		EnforceSSL:      jsii.Bool(true),
@@ -76,6 +83,25 @@ func (a *APIStack) addWorkers(s Settings, removal awscdk.RemovalPolicy) {
 					}),
 				},
 			}))
+		case deployspec.WorkerExporter:
+			// One export per invocation (one may take minutes).
+			fn.AddEventSource(awslambdaeventsources.NewDynamoEventSource(a.Table, &awslambdaeventsources.DynamoEventSourceProps{
+				StartingPosition:        awslambda.StartingPosition_TRIM_HORIZON,
+				BatchSize:               jsii.Number(1),
+				ParallelizationFactor:   jsii.Number(4),
+				RetryAttempts:           jsii.Number(5),
+				BisectBatchOnError:      jsii.Bool(true),
+				ReportBatchItemFailures: jsii.Bool(true),
+				OnFailure:               awslambdaeventsources.NewSqsDlq(a.ExportFailureQueue),
+				Filters: &[]*map[string]any{
+					awslambda.FilterCriteria_Filter(&map[string]any{
+						"eventName": awslambda.FilterRule_IsEqual(jsii.String("INSERT")),
+						"dynamodb": map[string]any{"NewImage": map[string]any{"entity": map[string]any{
+							"S": awslambda.FilterRule_IsEqual(jsii.String("export")),
+						}}},
+					}),
+				},
+			}))
 		case deployspec.WorkerScheduler:
 			for _, sch := range deployspec.Schedules {
 				rule := awsevents.NewRule(a.Stack, jsii.String("Schedule"+sch.Name), &awsevents.RuleProps{
@@ -97,6 +123,9 @@ func (a *APIStack) addWorkers(s Settings, removal awscdk.RemovalPolicy) {
 func (a *APIStack) worker(f deployspec.Function, s Settings, removal awscdk.RemovalPolicy) awslambda.Function {
 	env := map[string]*string{"TABLE_NAME": a.Table.TableName()}
 	description := "codescan-api " + f.Group + " (report ingestion)"
+	if f.Group == deployspec.WorkerExporter {
+		description = "codescan-api " + f.Group + " (findings exports)"
+	}
 	if f.Mailer() {
 		env[deployspec.KMSKeyEnv] = a.Key.KeyArn()
 		env["MAIL_FROM"] = &s.MailFrom

@@ -170,6 +170,8 @@ func TestReportBucket(t *testing.T) {
 					map[string]any{"Id": "expire-reports", "Prefix": deployspec.ReportsPrefix, "ExpirationInDays": deployspec.ReportDays, "Status": "Enabled"},
 					map[string]any{"Id": "expire-chunks", "Prefix": deployspec.ChunksPrefix, "ExpirationInDays": deployspec.ChunkDays, "Status": "Enabled"},
 					map[string]any{"Id": "expire-sources", "Prefix": deployspec.SourcesPrefix, "ExpirationInDays": deployspec.SourceDays, "Status": "Enabled"},
+					map[string]any{"Id": "expire-exports", "Prefix": deployspec.ExportsPrefix, "ExpirationInDays": deployspec.ExportDays, "Status": "Enabled",
+						"AbortIncompleteMultipartUpload": map[string]any{"DaysAfterInitiation": deployspec.AbortUploadDays}},
 				}},
 			})
 		})
@@ -196,11 +198,59 @@ func TestReportBucket(t *testing.T) {
 				})})},
 			})
 		})
-		// No other route function touches the bucket.
+		// Issues links exports (presigned GETs of exports/ only); no other
+		// route function touches the bucket.
+		assert(t, s.region+" issues reads exports only", func() {
+			s.template.HasResourceProperties(jsii.String("AWS::IAM::Policy"), map[string]any{
+				"Roles": assertions.Match_ArrayWith(&[]any{map[string]any{"Ref": assertions.Match_StringLikeRegexp(jsii.String("IssuesFunctionServiceRole"))}}),
+				"PolicyDocument": map[string]any{"Statement": assertions.Match_ArrayWith(&[]any{assertions.Match_ObjectLike(&map[string]any{
+					"Action":   "s3:GetObject",
+					"Resource": map[string]any{"Fn::Join": []any{"", []any{map[string]any{"Fn::GetAtt": []any{bucket, "Arn"}}, "/" + deployspec.ExportsPrefix + "*"}}},
+				})})},
+			})
+		})
 		for _, f := range deployspec.All() {
-			if f.UsesReports() != (f.Group == routes.GroupUploads) {
+			if f.UsesReports() != (f.Group == routes.GroupUploads || f.Group == routes.GroupIssues) {
 				t.Errorf("%s: %s uses reports: %v", s.region, f.Group, f.UsesReports())
 			}
+		}
+	}
+}
+
+// The exporter reads new export items from the table's stream (its own
+// filter, one export per invocation, retries, partial batch failures, its
+// own failure queue); it may write and abort objects under exports/ only,
+// and it neither decrypts nor sends email.
+func TestExporter(t *testing.T) {
+	for _, s := range synth(t, "prod") {
+		exporter := s.logicalID(s.stack.Workers[deployspec.WorkerExporter])
+		queue := s.logicalID(s.stack.ExportFailureQueue)
+		bucket := s.logicalID(s.stack.Reports)
+		assert(t, s.region+" exporter event source mapping", func() {
+			s.template.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
+				"FunctionName":          map[string]any{"Ref": exporter},
+				"EventSourceArn":        map[string]any{"Fn::GetAtt": []any{s.logicalID(s.stack.Table), "StreamArn"}},
+				"BatchSize":             1,
+				"MaximumRetryAttempts":  5,
+				"FunctionResponseTypes": []any{"ReportBatchItemFailures"},
+				"DestinationConfig": map[string]any{"OnFailure": map[string]any{
+					"Destination": map[string]any{"Fn::GetAtt": []any{queue, "Arn"}},
+				}},
+				"FilterCriteria": map[string]any{"Filters": []any{map[string]any{"Pattern": deployspec.ExportFilter}}},
+			})
+		})
+		assert(t, s.region+" exporter writes exports only", func() {
+			s.template.HasResourceProperties(jsii.String("AWS::IAM::Policy"), map[string]any{
+				"Roles": assertions.Match_ArrayWith(&[]any{map[string]any{"Ref": assertions.Match_StringLikeRegexp(jsii.String("ExporterFunctionServiceRole"))}}),
+				"PolicyDocument": map[string]any{"Statement": assertions.Match_ArrayWith(&[]any{assertions.Match_ObjectLike(&map[string]any{
+					"Action":   []any{"s3:AbortMultipartUpload", "s3:PutObject"},
+					"Resource": map[string]any{"Fn::Join": []any{"", []any{map[string]any{"Fn::GetAtt": []any{bucket, "Arn"}}, "/" + deployspec.ExportsPrefix + "*"}}},
+				})})},
+			})
+		})
+		env := s.doc.Resources[exporter].Properties["Environment"].(map[string]any)["Variables"].(map[string]any)
+		if env[deployspec.ReportsEnv] == nil || env["MAIL_FROM"] != nil || env[deployspec.KMSKeyEnv] != nil {
+			t.Errorf("%s exporter environment %v", s.region, env)
 		}
 	}
 }

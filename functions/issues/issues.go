@@ -18,11 +18,14 @@ import (
 	"github.com/acme/codescan-api/shared/store"
 )
 
-type handlers struct{ store Store }
+type handlers struct {
+	store Store
+	exp   exportDeps
+}
 
 // New returns the group's http.Handler.
 func New(d config.Deps) http.Handler {
-	h := handlers{store: d.Store}
+	h := handlers{store: d.Store, exp: exportDeps{bucket: d.Exports, linkTTL: d.ExportLinkTTL, now: d.Clock()}}
 	return d.Server.Group(routes.GroupIssues, map[string]httpapi.HandlerFunc{
 		"GET /issues/groups":                 h.groups,
 		"GET /issues":                        h.list,
@@ -37,6 +40,8 @@ func New(d config.Deps) http.Handler {
 		"GET /issues/sca":                    h.projectSCA,
 		"GET /issues/code-quality":           h.projectQuality,
 		"GET /metrics/trend":                 h.trend,
+		"POST /exports":                      h.createExport,
+		"GET /exports/{export_id}":           h.getExport,
 	})
 }
 

@@ -102,6 +102,21 @@ func (h handlers) assignee(r *http.Request, companyID int64, raw json.RawMessage
 // triageFilters are the filters of GET /issues a bulk triage takes.
 var triageFilters = []string{"project", "repo", "branch", "cwe", "file_path_exact", "urgency", "status"}
 
+// filterQuery reads a body's filters (those of GET /issues) as the list's
+// query; an unknown one is 400, an empty value is no filter.
+func filterQuery(filters map[string]string) (url.Values, error) {
+	q := url.Values{}
+	for k, v := range filters {
+		if !slices.Contains(triageFilters, k) {
+			return nil, httpapi.Errorf(http.StatusBadRequest, "Unknown filter %q (filters: %s)", k, strings.Join(triageFilters, ", "))
+		}
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	return q, nil
+}
+
 // triage answers POST /issues/triage: one status (and reason) for every
 // issue the filters match, at most store.MaxTriage per call. It answers how
 // many matched and how many changed; a retry changes 0.
@@ -123,14 +138,9 @@ func (h handlers) triage(w http.ResponseWriter, r *http.Request) error {
 	if err := checkReason(req.Reason); err != nil {
 		return err
 	}
-	q := url.Values{}
-	for k, v := range req.Filters {
-		if !slices.Contains(triageFilters, k) {
-			return httpapi.Errorf(http.StatusBadRequest, "Unknown filter %q (filters: %s)", k, strings.Join(triageFilters, ", "))
-		}
-		if v != "" {
-			q.Set(k, v)
-		}
+	q, err := filterQuery(req.Filters)
+	if err != nil {
+		return err
 	}
 	if len(q) == 0 {
 		return httpapi.Errorf(http.StatusBadRequest, "filters must name at least one of %s", strings.Join(triageFilters, ", "))

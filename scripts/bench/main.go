@@ -153,7 +153,7 @@ func run(ctx context.Context, db *dynamodb.Client, small, large, projects, itera
 		}
 	}
 	report(tenants, results, naive)
-	return nil
+	return benchExport(ctx, st, tenants[len(tenants)-1])
 }
 
 // load creates a company with an admin API key and projects, and loads

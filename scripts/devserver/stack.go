@@ -167,6 +167,7 @@ func startStack(ctx context.Context, root, localDir string, p ports, env config.
 		Server:  config.NewServer(env, s.store, auth.JWTConfig{Issuer: issuer, Audience: audience, Keys: keys.Keyfunc}),
 		Store:   s.store,
 		Reports: bucket,
+		Exports: bucket,
 	}
 	mux := http.NewServeMux()
 	mux.Handle(routes.BasePath+"/", registry.Mux(deps))

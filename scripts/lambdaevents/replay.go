@@ -27,6 +27,7 @@ import (
 	"github.com/acme/codescan-api/shared/reportstore/s3reports"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/s3local"
+	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/bulkload"
 )
 
@@ -51,9 +52,11 @@ func newWorld(ctx context.Context) (*world, error) {
 	if bucket == "" {
 		bucket, endpoint = s3local.Bucket, "http://127.0.0.1:4568"
 	}
-	if deps.Reports, err = s3reports.New(ctx, bucket, endpoint); err != nil {
+	reports, err := s3reports.New(ctx, bucket, endpoint)
+	if err != nil {
 		return nil, err
 	}
+	deps.Reports, deps.Exports = reports, reports
 	if err := bulkload.CreateTable(ctx, deps.Store, true); err != nil {
 		return nil, err
 	}
@@ -61,6 +64,15 @@ func newWorld(ctx context.Context) (*world, error) {
 	if err != nil {
 		return nil, fmt.Errorf("demo seed: %w", err)
 	}
+	// An export of the demo admin, for GET /exports/{export_id} (queued:
+	// no exporter runs here).
+	co := doc.Companies[0]
+	admin := co.UserByRole("admin")
+	ex, err := deps.Store.CreateExport(ctx, store.Export{CompanyID: co.ID, UserID: admin.ID, Format: "csv", Filters: "{}", Query: "{}"})
+	if err != nil {
+		return nil, fmt.Errorf("demo export: %w", err)
+	}
+	co.Resources["export_ids"] = []string{ex.ID}
 	rec := &recorder{}
 	// Store is shared by pointer with the authenticator, so both use this client.
 	deps.Store.SetClient(dynamodb.New(deps.Store.Client().Options(), func(o *dynamodb.Options) {

@@ -80,6 +80,16 @@ var samples = map[string]sample{
 		Body:   `{"status":"fix_in_progress","reason":"Patch in review"}`, ContentType: jsonType,
 		Status: http.StatusOK, Keys: []string{"status", "issue"},
 	},
+	"POST /api/v1/exports": {
+		File: "issues-export-create", ContentType: jsonType,
+		Body:   `{"format":"sarif","filters":{"cwe":"CWE-89","status":"open"}}`,
+		Status: http.StatusAccepted, Keys: []string{"status", "export"},
+	},
+	"GET /api/v1/exports/{export_id}": {
+		File: "issues-export-get", Path: map[string]string{"export_id": "3f1c9a62-8b4d-4e7a-9c21-5d6e7f8a9b0c"},
+		Seeded: map[string]string{"export_id": "export_ids"},
+		Status: http.StatusOK, Keys: []string{"status", "export"},
+	},
 	"POST /api/v1/issues/triage": {
 		File: "issues-triage", ContentType: jsonType,
 		Body:   `{"filters":{"cwe":"CWE-611","branch":"main"},"status":"accepted_risk","reason":"XML parsing is disabled in production"}`,

@@ -21,7 +21,7 @@ func TestAlarmsAndMail(t *testing.T) {
 	for _, j := range deployspec.JobAlarms {
 		want = append(want, j.ID)
 	}
-	for _, g := range []string{deployspec.WorkerDispatcher, deployspec.WorkerIngester} {
+	for _, g := range []string{deployspec.WorkerDispatcher, deployspec.WorkerIngester, deployspec.WorkerExporter} {
 		n := (deployspec.Function{Group: g}).Name()
 		want = append(want, n+"FailureQueueMessages", n+"IteratorAge")
 	}

@@ -105,6 +105,10 @@ func Generate() ([]byte, error) {
 		"SESAction":         deployspec.SESAction,
 		"StreamFilter":      deployspec.StreamFilter,
 		"IngestFilter":      deployspec.IngestFilter,
+		"ExportFilter":      deployspec.ExportFilter,
+		"ExportsPrefix":     deployspec.ExportsPrefix,
+		"ExportDays":        deployspec.ExportDays,
+		"AbortUploadDays":   deployspec.AbortUploadDays,
 		"ReportsEnv":        deployspec.ReportsEnv,
 		"GoMemLimitEnv":     deployspec.GoMemLimitEnv,
 		"ReportsPrefix":     deployspec.ReportsPrefix,
@@ -120,7 +124,8 @@ func Generate() ([]byte, error) {
 		"JobAlarms":         deployspec.JobAlarms,
 		"MetricsNamespace":  metrics.Namespace,
 		"JobFailures":       metrics.JobFailures,
-		"StreamConsumers":   []string{(deployspec.Function{Group: deployspec.WorkerDispatcher}).Name(), (deployspec.Function{Group: deployspec.WorkerIngester}).Name()},
+		"StreamConsumers": []string{(deployspec.Function{Group: deployspec.WorkerDispatcher}).Name(), (deployspec.Function{Group: deployspec.WorkerIngester}).Name(),
+			(deployspec.Function{Group: deployspec.WorkerExporter}).Name()},
 	})
 	return b.Bytes(), err
 }

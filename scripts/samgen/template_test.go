@@ -306,7 +306,7 @@ func workerEvents[E any](t *testing.T, id string, events map[string]E) bool {
 		var evs map[string]struct{ Type string }
 		_ = json.Unmarshal(raw, &evs)
 		want := map[string]int{}
-		if w.Group == deployspec.WorkerDispatcher || w.Group == deployspec.WorkerIngester {
+		if w.Group == deployspec.WorkerDispatcher || w.Group == deployspec.WorkerIngester || w.Group == deployspec.WorkerExporter {
 			want["DynamoDB"] = 1
 		} else {
 			want["Schedule"] = len(deployspec.Schedules)

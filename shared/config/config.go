@@ -133,6 +133,11 @@ type Deps struct {
 	// chunks there (its Lambda main, the dev server and the tests set it;
 	// the other groups go without, and without the S3 client).
 	Reports reportstore.Store
+	// Exports is the bucket as exports use it (the issues group links
+	// finished exports; nil: the export routes answer 503), ExportLinkTTL
+	// how long a link works (DefaultExportLinkTTL when 0).
+	Exports       reportstore.Exports
+	ExportLinkTTL time.Duration
 	// Now is the groups' clock for what they decide by the time (expiry
 	// dates, leases, event times): time.Now when nil; tests set it.
 	Now func() time.Time

@@ -137,6 +137,13 @@ const (
 	ReportDays    = 7
 	ChunkDays     = 1
 	SourceDays    = 1
+	// Exports of findings (reportstore.ExportsPrefix, ExportDays), read
+	// through links while their export item lives.
+	ExportsPrefix = "exports/"
+	ExportDays    = 3
+	// A streamed object whose writer died before completing or aborting
+	// it leaves parts, which the bucket removes after this many days.
+	AbortUploadDays = 1
 )
 
 var kmsActions = map[string][]string{
@@ -182,6 +189,12 @@ func Of(group string) Function {
 	}
 	if big[group] {
 		f.MemoryMB, f.TimeoutSeconds = 1024, 25
+	}
+	if group == routes.GroupIssues {
+		// Finished exports are linked by presigned GETs, which S3 allows
+		// as the signer may read.
+		f.ReportObjectActions = []string{"s3:GetObject"}
+		f.ReportPrefixes = []string{ExportsPrefix}
 	}
 	if group == routes.GroupUploads {
 		// Reports and chunks are written and read back (a chunked upload
@@ -234,6 +247,7 @@ const (
 	WorkerDispatcher = "dispatcher"
 	WorkerScheduler  = "scheduler"
 	WorkerIngester   = "ingester"
+	WorkerExporter   = "exporter"
 )
 
 // StreamReadActions are what the dispatcher's event source mapping needs on
@@ -298,6 +312,10 @@ const StreamFilter = `{"dynamodb":{"NewImage":{"entity":{"S":["event"]}}},"event
 // status processing invoke it (ingester.JobOf reads the same).
 const IngestFilter = `{"dynamodb":{"NewImage":{"SK":{"S":[{"prefix":"SCAN#"}]},"run_id":{"S":[{"exists":true}]},"status":{"S":["processing"]}}},"eventName":["INSERT"]}`
 
+// ExportFilter is the exporter's event source mapping filter: only new
+// export items invoke it (exporter.JobOf reads the same).
+const ExportFilter = `{"dynamodb":{"NewImage":{"entity":{"S":["export"]}}},"eventName":["INSERT"]}`
+
 // Workers returns the needs of the non-route functions. The dispatcher
 // and the scheduler read deliveries, endpoints, users and settings
 // (GetItem, Query), claim and finish deliveries (PutItem, UpdateItem,
@@ -327,6 +345,14 @@ func Workers() []Function {
 			ReportObjectActions: []string{"s3:GetObject"}, ReportPrefixes: []string{ReportsPrefix, SourcesPrefix},
 			// The run's source files are listed.
 			ReportBucketActions: []string{"s3:ListBucket"}},
+		// An export: its item claimed and updated (UpdateItem, GetItem),
+		// the issues read as the list reads them (counters by GetItem and
+		// Query, pages by Query, SCA findings by BatchGetItem), the object
+		// written in parts (PutObject covers the multipart calls) and
+		// aborted on failure. Memory holds a page of issues and a part.
+		{Group: WorkerExporter, TableActions: []string{"dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:UpdateItem"},
+			MemoryMB: 256, TimeoutSeconds: 900,
+			ReportObjectActions: []string{"s3:AbortMultipartUpload", "s3:PutObject"}, ReportPrefixes: []string{ExportsPrefix}},
 	}
 }
 

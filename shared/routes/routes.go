@@ -42,12 +42,15 @@ const (
 	PermUploadScan = "scans.upload_scan"
 	// Chosen: triaging issues (status, reason, assignee; bulk triage).
 	PermTriageIssue = "issues.triage_issue"
+	// Chosen: exporting issues (POST /exports, GET /exports/{export_id});
+	// an export without a project filter also needs the company admin flag.
+	PermExportIssues = "issues.export_issues"
 )
 
 // AllPermissions lists every permission a user can be granted.
 var AllPermissions = []string{
 	PermChangeContentAccess, PermViewIntegration, PermManageIntegration,
-	PermManagePolicy, PermUploadScan, PermTriageIssue,
+	PermManagePolicy, PermUploadScan, PermTriageIssue, PermExportIssues,
 }
 
 // Route is one method and path of the API.
@@ -143,6 +146,11 @@ var Table = []Route{
 	// Trends kept on write (issue 27): whoever may read issues.
 	{Method: "GET", Path: "/metrics/trend", Group: GroupIssues, Access: Authenticated,
 		Params: []Param{IDParam("project"), IntParam("days", 1, 365), TextParam("urgency", 16)}},
+	// Exports: the issue list's filters (with its bounds) and a format;
+	// the job runs in the exporter worker.
+	{Method: "POST", Path: "/exports", Group: GroupIssues, Access: Permission, Permission: PermExportIssues,
+		TextFields: []string{"format"}, Objects: []Object{{Member: "filters", Params: IssueFilters()}}},
+	{Method: "GET", Path: "/exports/{export_id}", Group: GroupIssues, Access: Permission, Permission: PermExportIssues, Params: []Param{UUIDParam("export_id")}},
 
 	{Method: "POST", Path: "/teams", Creates: true, Group: GroupTeams, Access: Permission, Permission: PermChangeContentAccess,
 		TextFields: []string{"name", "project_tags", "repo_url_patterns"}},

@@ -14,6 +14,7 @@ import (
 
 	"github.com/acme/codescan-api/shared/store/baselines"
 	"github.com/acme/codescan-api/shared/store/exploits"
+	"github.com/acme/codescan-api/shared/store/exports"
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/ledger"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
@@ -49,6 +50,7 @@ func SortableTime(t time.Time) string { return ddb.SortableTime(t) }
 type Store struct {
 	t *ddb.Table
 	l *ledger.Ledger
+	*exports.Exports
 	*exploits.Exploits
 	*baselines.Baselines
 	*trends.Trends
@@ -82,6 +84,7 @@ func WithClock(now func() time.Time) Option { return func(s *Store) { s.t.Now = 
 func New(db *dynamodb.Client, table string, opts ...Option) *Store {
 	t := ddb.New(db, table)
 	s := &Store{t: t, l: &ledger.Ledger{T: t, Retention: DefaultAuditRetention}, Exploits: exploits.New(t), Baselines: baselines.New(t), Trends: trends.New(t)}
+	s.Exports = exports.New(s.t, s.l)
 	for _, o := range opts {
 		o(s)
 	}

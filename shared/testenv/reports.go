@@ -71,6 +71,14 @@ func (l lazyReports) List(ctx context.Context, prefix string) ([]reportstore.Obj
 	return Reports(l.t).List(ctx, prefix)
 }
 
+func (l lazyReports) Create(ctx context.Context, key, contentType string) (reportstore.ObjectWriter, error) {
+	return Reports(l.t).Create(ctx, key, contentType)
+}
+
+func (l lazyReports) Link(ctx context.Context, key, filename string, expiry time.Duration) (string, error) {
+	return Reports(l.t).Link(ctx, key, filename, expiry)
+}
+
 // Ingester returns the ingestion worker on the Env's table and bucket.
 func (e *Env) Ingester(t testing.TB) *ingester.Ingester {
 	return &ingester.Ingester{Store: e.Store, Reports: Reports(t), Log: slog.New(slog.NewTextHandler(io.Discard, nil))}

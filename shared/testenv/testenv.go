@@ -207,7 +207,7 @@ func newEnv(t testing.TB, st *store.Store) *Env {
 	authn := auth.New(st, auth.JWTConfig{Issuer: Issuer, Audience: Audience, Keys: k.Keyfunc})
 	return &Env{
 		Store: st,
-		Deps:  config.Deps{Server: &httpapi.Server{Auth: authn, Log: log, Store: st}, Store: st, Reports: lazyReports{t}},
+		Deps:  config.Deps{Server: &httpapi.Server{Auth: authn, Log: log, Store: st}, Store: st, Reports: lazyReports{t}, Exports: lazyReports{t}},
 		RSA:   rk, EC: ek, Logs: logs,
 	}
 }

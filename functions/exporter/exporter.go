@@ -1,0 +1,308 @@
+// Package exporter is the asynchronous half of POST /exports: the request
+// stores an export item (queued) with the issue list's filters resolved;
+// the new item reaches this worker through the table's stream (in AWS an
+// event source mapping filtered to such items, locally the stream poller
+// of the dev server and the tests), and the worker reads the issues page
+// by page through the list's own paging and streams them, in the export's
+// format, into one object of the report bucket (uploaded in parts as they
+// fill, so memory holds one page of issues and one part, whatever the
+// number of rows). It records the rows read as it goes and, at the end,
+// the rows written and the object's key and size.
+//
+// At-least-once: every delivery is an attempt (store/exports); a done or
+// failed export is left alone, and each attempt rewrites the same object
+// key, so a retry replaces a half-written attempt's work. An error a retry
+// may fix (throttling, the bucket unavailable) fails the stream record, so
+// Lambda delivers it again; the last attempt, or an error no retry fixes,
+// ends the export failed with its reason.
+package exporter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/acme/codescan-api/shared/export"
+	"github.com/acme/codescan-api/shared/reportstore"
+	"github.com/acme/codescan-api/shared/store"
+)
+
+// MaxAttempts bounds the worker's attempts at one export.
+const MaxAttempts = 3
+
+// Defaults of an Exporter.
+const (
+	// DefaultPageSize is the issues read per query page: the list's largest.
+	DefaultPageSize = 1000
+	// progressEvery is how many rows pass between progress writes.
+	progressEvery = 10_000
+)
+
+// Exporter writes exports.
+type Exporter struct {
+	Store  Store
+	Bucket reportstore.Exports
+	Log    *slog.Logger
+	// PageSize is the issues read per page (DefaultPageSize when 0).
+	PageSize int
+	// Now stamps VEX documents (time.Now when nil).
+	Now func() time.Time
+}
+
+// Job names one export.
+type Job struct {
+	CompanyID int64
+	ID        string
+}
+
+// JobOf reads a new item's image: an export item is a job, anything else
+// is not. It mirrors deployspec.ExportFilter, which selects the same items
+// in AWS.
+func JobOf(get func(name string) (string, bool)) (Job, bool) {
+	entity, _ := get("entity")
+	id, _ := get("id")
+	company, _ := get("company_id")
+	if entity != store.ExportEntity || id == "" {
+		return Job{}, false
+	}
+	n, err := strconv.ParseInt(company, 10, 64)
+	if err != nil || n <= 0 {
+		return Job{}, false
+	}
+	return Job{CompanyID: n, ID: id}, true
+}
+
+// HandleImage exports what a new item's image names, if it names an export:
+// the local stream poller's consumer.
+func (x *Exporter) HandleImage(ctx context.Context, image map[string]ddbtypes.AttributeValue) error {
+	job, ok := JobOf(func(name string) (string, bool) {
+		switch v := image[name].(type) {
+		case *ddbtypes.AttributeValueMemberS:
+			return v.Value, true
+		case *ddbtypes.AttributeValueMemberN:
+			return v.Value, true
+		}
+		return "", false
+	})
+	if !ok {
+		return nil
+	}
+	return x.Export(ctx, job)
+}
+
+// HandleStream is the Lambda handler of the stream event source mapping:
+// an export that failed in a way a retry may fix is reported as a batch
+// item failure, so Lambda delivers it (and what follows it) again.
+func (x *Exporter) HandleStream(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+	var out events.DynamoDBEventResponse
+	for _, r := range ev.Records {
+		if r.EventName != string(events.DynamoDBOperationTypeInsert) {
+			continue
+		}
+		image := r.Change.NewImage
+		job, ok := JobOf(func(name string) (string, bool) {
+			v, ok := image[name]
+			if !ok {
+				return "", false
+			}
+			switch v.DataType() {
+			case events.DataTypeString:
+				return v.String(), true
+			case events.DataTypeNumber:
+				return v.Number(), true
+			}
+			return "", false
+		})
+		if !ok {
+			continue
+		}
+		if err := x.Export(ctx, job); err != nil {
+			out.BatchItemFailures = append(out.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: r.Change.SequenceNumber})
+			break
+		}
+	}
+	return out, nil
+}
+
+// permanent is an error no retry fixes.
+type permanent struct{ reason string }
+
+func (p *permanent) Error() string { return p.reason }
+
+// errSuperseded: a later attempt took the export over.
+var errSuperseded = errors.New("export attempt superseded")
+
+// Export runs one attempt at an export. It returns an error only for what
+// a retry may fix, and not on the last attempt, which ends the export
+// failed instead.
+func (x *Exporter) Export(ctx context.Context, job Job) error {
+	e, ok, err := x.Store.StartExport(ctx, job.CompanyID, job.ID, MaxAttempts)
+	if errors.Is(err, store.ErrNotFound) {
+		x.Log.Warn("export: not found", "company_id", job.CompanyID, "export_id", job.ID)
+		return nil
+	}
+	if err != nil || !ok {
+		return err
+	}
+	err = x.run(ctx, e)
+	var perm *permanent
+	switch {
+	case err == nil, errors.Is(err, errSuperseded):
+		return nil
+	case errors.As(err, &perm):
+		return x.Store.FailExport(ctx, e.CompanyID, e.ID, perm.reason)
+	case e.Attempt >= MaxAttempts:
+		x.Log.Error("export: last attempt failed", "company_id", e.CompanyID, "export_id", e.ID, "error", err.Error())
+		return x.Store.FailExport(ctx, e.CompanyID, e.ID, fmt.Sprintf("the export could not be completed in %d attempts", MaxAttempts))
+	}
+	x.Log.Warn("export: attempt failed, to be retried", "company_id", e.CompanyID, "export_id", e.ID, "attempt", e.Attempt, "error", err.Error())
+	return err
+}
+
+// run writes the export's object and ends the attempt done.
+func (x *Exporter) run(ctx context.Context, e store.Export) error {
+	f := export.Format(e.Format)
+	if f.Extension() == "" {
+		return &permanent{fmt.Sprintf("unknown format %q", e.Format)}
+	}
+	q, err := store.DecodeIssueFilter(e.Query)
+	if err != nil {
+		return &permanent{"the export's filters are not readable"}
+	}
+	p := &progress{x: x, ctx: ctx, e: e}
+	src := x.issues(ctx, e, q, p)
+	if f == export.VEX {
+		src = x.sca(ctx, e, p)
+	}
+	key := reportstore.ExportKey(e.CompanyID, e.ID, f.Extension())
+	w, err := x.Bucket.Create(ctx, key, f.ContentType())
+	if err != nil {
+		return err
+	}
+	cw := &countingWriter{w: w}
+	n, err := export.Write(cw, f, src, export.Options{Project: e.Project, Time: x.now(), Serial: e.ID})
+	if err != nil {
+		if aerr := w.Abort(); aerr != nil {
+			x.Log.Warn("export: abort upload", "export_id", e.ID, "error", aerr.Error())
+		}
+		return err
+	}
+	if err := w.Close(); err != nil {
+		return err
+	}
+	err = x.Store.FinishExport(ctx, e.CompanyID, e.ID, e.Attempt, store.ExportResult{Read: p.read, Rows: int64(n), Bytes: cw.n, ObjectKey: key})
+	if errors.Is(err, store.ErrConflict) {
+		return errSuperseded
+	}
+	if err == nil {
+		x.Log.Info("export: done", "company_id", e.CompanyID, "export_id", e.ID, "format", e.Format, "rows", n, "bytes", cw.n)
+	}
+	return err
+}
+
+func (x *Exporter) now() time.Time {
+	if x.Now == nil {
+		return time.Now()
+	}
+	return x.Now()
+}
+
+func (x *Exporter) pageSize() int {
+	if x.PageSize > 0 {
+		return x.PageSize
+	}
+	return DefaultPageSize
+}
+
+// issues reads the issues of q page by page, by the list's tokens. A
+// format that reads its source more than once (SARIF: once per tool)
+// reads the list again each time.
+func (x *Exporter) issues(ctx context.Context, e store.Export, q store.IssueFilter, p *progress) export.Source {
+	return func(yield func(export.Row) error) error {
+		token := ""
+		for {
+			page, res, total, err := x.Store.ListIssues(ctx, e.CompanyID, q, store.PageQuery{Limit: x.pageSize(), Token: token})
+			if err != nil {
+				return err
+			}
+			for _, i := range page {
+				if err := yield(issueRow(i)); err != nil {
+					return err
+				}
+			}
+			if err := p.add(len(page), total); err != nil {
+				return err
+			}
+			if res.Next == "" {
+				return nil
+			}
+			token = res.Next
+		}
+	}
+}
+
+// sca reads the SCA findings of the export's project page by page.
+func (x *Exporter) sca(ctx context.Context, e store.Export, p *progress) export.Source {
+	return func(yield func(export.Row) error) error {
+		token := ""
+		for {
+			page, res, total, err := x.Store.ListSCAIssues(ctx, e.CompanyID, e.ProjectID, store.PageQuery{Limit: x.pageSize(), Token: token})
+			if err != nil {
+				return err
+			}
+			for _, i := range page {
+				if err := yield(scaRow(e.Project, i)); err != nil {
+					return err
+				}
+			}
+			if err := p.add(len(page), int64(total)); err != nil {
+				return err
+			}
+			if res.Next == "" {
+				return nil
+			}
+			token = res.Next
+		}
+	}
+}
+
+// progress records the rows read and the list's total: after the first
+// page (so the total shows early), then every progressEvery rows.
+type progress struct {
+	x              *Exporter
+	ctx            context.Context
+	e              store.Export
+	read, recorded int64
+	started        bool
+}
+
+func (p *progress) add(n int, total int64) error {
+	p.read += int64(n)
+	if p.started && p.read-p.recorded < progressEvery {
+		return nil
+	}
+	p.recorded, p.started = p.read, true
+	err := p.x.Store.ExportProgress(p.ctx, p.e.CompanyID, p.e.ID, p.e.Attempt, p.read, total)
+	if errors.Is(err, store.ErrConflict) {
+		return errSuperseded
+	}
+	return err
+}
+
+// countingWriter counts the bytes of the object.
+type countingWriter struct {
+	w reportstore.ObjectWriter
+	n int64
+}
+
+func (c *countingWriter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.n += int64(n)
+	return n, err
+}

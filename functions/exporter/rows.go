@@ -1,0 +1,65 @@
+package exporter
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/acme/codescan-api/shared/export"
+	"github.com/acme/codescan-api/shared/finding"
+	"github.com/acme/codescan-api/shared/store"
+)
+
+// issueRow is a SAST issue as exports show it. The issue keeps no time of
+// its last detection, so LastSeen stays empty.
+func issueRow(i store.Issue) export.Row {
+	return export.Row{ID: i.ID, Project: i.ProjectName, Branch: i.Branch, Tool: i.Tool, Rule: i.RuleID, Title: i.Title,
+		CWE: i.CWE, Path: i.FilePath, Line: i.Line, Urgency: i.Urgency, Status: i.Status, StatusReason: i.Reason,
+		Fingerprint: i.Fingerprint, FirstSeen: stamp(i.CreatedAt)}
+}
+
+// scaRow is an SCA finding of project as exports show it: its advisories
+// (the CVE first among them when the scanner named one apart), its
+// reachability only when it was analysed.
+func scaRow(project string, i store.SCAIssue) export.Row {
+	ids := slices.Clone(i.IDs)
+	if i.CVE != "" && !slices.Contains(ids, i.CVE) {
+		ids = append([]string{i.CVE}, ids...)
+	}
+	r := export.Row{ID: i.ID, Project: project, Branch: i.Branch, Tool: i.Tool, Rule: i.Classification, Title: i.Description,
+		Path: i.Location.Path, Urgency: urgencyOf(i.Severity), Status: i.Status, FirstSeen: stamp(i.CreatedAt),
+		Package: i.Package.Name, Ecosystem: i.Package.Ecosystem, Version: i.Package.Version, FixedVersion: i.Package.FixVersion,
+		Advisories: ids}
+	if r.Status == "" {
+		r.Status = "open"
+	}
+	switch i.Reachability.Status {
+	case finding.Reachable:
+		r.Reachable = new(true)
+	case finding.PackageImported, finding.ModuleRequired:
+		r.Reachable = new(false)
+	}
+	return r
+}
+
+// urgencyOf maps a scanner's severity to an urgency code ("" when it has
+// none).
+func urgencyOf(severity string) string {
+	switch strings.ToUpper(severity) {
+	case "CRITICAL":
+		return "CR"
+	case "HIGH":
+		return "HI"
+	case "MEDIUM", "MODERATE":
+		return "ME"
+	case "LOW":
+		return "LO"
+	}
+	return ""
+}
+
+// stamp reads a stored RFC 3339 time (zero when absent or unreadable).
+func stamp(s string) time.Time {
+	t, _ := time.Parse(time.RFC3339, s)
+	return t
+}
