@@ -109,6 +109,11 @@ API ready at %[1]s   (demo data and credentials: %[2]s)
   curl -s -X POST -H 'SERVICE-TOKEN: %[3]s' -d '{"email_enabled":true}' %[1]s/notifications/company-defaults/scan_completed
   curl -s -X POST -H 'Authorization: Bearer %[4]s' -d '{"email_enabled":false}' %[1]s/notifications/preferences/scan_completed
   curl -s -H 'SERVICE-TOKEN: %[5]s' -X POST -d '{}' %[1]s/notifications/company-defaults/scan_completed   # 403
+  curl -s -H 'SERVICE-TOKEN: %[3]s' '%[1]s/metrics/trend?days=60' | jq '.series[-1]'
+
+The HTML report of the demo's latest scan, with the project's 90-day trend
+chart (six weeks of seeded history), time to fix and SLA compliance:
+  curl -s -H 'SERVICE-TOKEN: %[3]s' %[1]s/scan/%[9]s/report > report.html   # then open report.html
 
 Notifications: emails in the local inbox at %[6]s; webhooks of the demo
 endpoint go to %[7]s (run any HTTP server there to watch them).
@@ -119,7 +124,7 @@ poll GET /scan/{id} until it is complete.
 DynamoDB Local, the mail catcher and the S3 server are started again on
 their ports if they die (a request meanwhile answers 503 with Retry-After).
 Ctrl-C stops the API, the mail catcher, the S3 server and DynamoDB Local.
-`, doc.BaseURL, docPath, admin.APIKey, member.BearerToken, member.APIKey, doc.MailInboxURL, demo.DemoWebhookURL, s3Endpoint)
+`, doc.BaseURL, docPath, admin.APIKey, member.BearerToken, member.APIKey, doc.MailInboxURL, demo.DemoWebhookURL, s3Endpoint, c.FirstResource("scan_ids"))
 }
 
 func writeJSON(path string, v any) error {

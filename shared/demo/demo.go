@@ -37,6 +37,22 @@ type Company struct {
 	index     int            // 0 for the first company, 1 for the second
 }
 
+// FirstResource is the first id of the company's resource list name
+// ("" when it has none), whether seeded now or read back from the marker.
+func (c *Company) FirstResource(name string) string {
+	switch ids := c.Resources[name].(type) {
+	case []string:
+		if len(ids) > 0 {
+			return ids[0]
+		}
+	case []any:
+		if len(ids) > 0 {
+			return fmt.Sprint(ids[0])
+		}
+	}
+	return ""
+}
+
 // Index tells seeders which company this is, so the two can differ.
 func (c *Company) Index() int { return c.index }
 

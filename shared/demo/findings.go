@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -141,7 +142,8 @@ func seedFindings(ctx context.Context, st *store.Store, c *Company) error {
 		names, repos = append(names, p.Name), append(repos, p.RepoURL)
 	}
 	issues := SASTIssues(uint64(c.ID), projects, []int{400, 150}[c.Index()])
-	scanIDs, issueIDs, err := seedLifecycle(ctx, st, c, projects, issues)
+	times := scanTimes(time.Now())
+	scanIDs, issueIDs, err := seedLifecycle(ctx, st, c, projects, issues, times)
 	if err != nil {
 		return err
 	}
@@ -152,7 +154,8 @@ func seedFindings(ctx context.Context, st *store.Store, c *Company) error {
 	}
 
 	var qualityScans []string
-	for _, at := range scanTimes[1:] {
+	for _, at := range times[1:3] {
+		at := at.Format(time.RFC3339)
 		sc, err := st.CreateScan(ctx, store.Scan{CompanyID: c.ID, ProjectID: projects[0].ID, Branch: "main", Engine: "golangci-lint",
 			Tool: "golangci-lint", RepoURL: projects[0].RepoURL, CreatedAt: at, Status: store.ScanComplete})
 		if err != nil {
@@ -197,8 +200,13 @@ func seedFindings(ctx context.Context, st *store.Store, c *Company) error {
 	return nil
 }
 
-// Demo scan times: every branch was scanned three times.
-var scanTimes = []string{"2025-09-01T09:00:00Z", "2025-10-01T09:00:00Z", "2025-11-01T09:00:00Z"}
+// scanTimes are the demo's scan times: every branch was scanned three
+// times over the six weeks before now, so the trend of the report and of
+// GET /metrics/trend shows a history; the triage meeting comes last.
+func scanTimes(now time.Time) []time.Time {
+	day := now.UTC().Truncate(24 * time.Hour).Add(9 * time.Hour)
+	return []time.Time{day.AddDate(0, 0, -42), day.AddDate(0, 0, -25), day.AddDate(0, 0, -9), day.AddDate(0, 0, -3)}
+}
 
 // demoTool is the scanner of the demo's SAST findings.
 const demoTool = "codescan"
@@ -207,9 +215,13 @@ const demoTool = "codescan"
 // of every branch that has issues, the second leaving out a fifth of them
 // (fixed), the third bringing half of those back (reopened); then a
 // security lead triages the issues the generator gave another status (with
-// history). It returns the scans' ids, latest scan of each branch first,
+// history). Each step is written at its time in times (through a store on
+// the same table whose clock is set to it), so the trend records fall on
+// those days. It returns the scans' ids, latest scan of each branch first,
 // and the ids of a few issues, a reopened one first.
-func seedLifecycle(ctx context.Context, st *store.Store, c *Company, projects []store.Project, issues []store.Issue) (scans, some []string, err error) {
+func seedLifecycle(ctx context.Context, live *store.Store, c *Company, projects []store.Project, issues []store.Issue, times []time.Time) (scans, some []string, err error) {
+	var at time.Time
+	st := store.New(live.Client(), live.TableName(), store.WithClock(func() time.Time { return at }))
 	type branch struct {
 		project int64
 		name    string
@@ -235,10 +247,13 @@ func seedLifecycle(ctx context.Context, st *store.Store, c *Company, projects []
 		found[b] = append(found[b], i)
 	}
 	var latest, earlier []string
+	scanRounds := times[:3]
 	for _, b := range order {
-		for round, at := range scanTimes {
+		for round, when := range scanRounds {
+			at = when
+			stamp := when.Format(time.RFC3339)
 			sc, err := st.CreateScan(ctx, store.Scan{CompanyID: c.ID, ProjectID: b.project, Branch: b.name, Engine: demoTool,
-				Tool: demoTool, RepoURL: byID[b.project].RepoURL, CreatedAt: at, Status: store.ScanProcessing, GitSHA: fmt.Sprintf("%040x", round+1)})
+				Tool: demoTool, RepoURL: byID[b.project].RepoURL, CreatedAt: stamp, Status: store.ScanProcessing, GitSHA: fmt.Sprintf("%040x", round+1)})
 			if err != nil {
 				return nil, nil, err
 			}
@@ -247,19 +262,20 @@ func seedLifecycle(ctx context.Context, st *store.Store, c *Company, projects []
 				if (round == 1 && k%5 == 2) || (round == 2 && k%10 == 2) {
 					continue
 				}
-				i.CreatedAt = at
+				i.CreatedAt = stamp
 				reported = append(reported, i)
 			}
 			if _, err := st.ApplyScan(ctx, c.ID, sc, reported); err != nil {
 				return nil, nil, err
 			}
-			if round == len(scanTimes)-1 {
+			if round == len(scanRounds)-1 {
 				latest = append(latest, sc.ID)
 			} else {
 				earlier = append(earlier, sc.ID)
 			}
 		}
 	}
+	at = times[3]
 	lead := store.Actor{UserID: c.UserByRole("admin").ID}
 	for id, status := range wanted {
 		if status == "open" || status == "fixed" {

@@ -44,6 +44,23 @@ func TestFindingsSeed(t *testing.T) {
 			}
 		}
 	}
+	// The history spans six weeks: the trend has first detections, fixes
+	// and reopenings on different days, and dismissals at the triage.
+	tw, err := st.Trend(ctx, doc.Companies[0].ID, 0, 60)
+	if err != nil {
+		t.Fatal(err)
+	}
+	days := map[string]bool{}
+	var opened, fixed, reopened, dismissed int64
+	for _, p := range tw.Points {
+		if p.Opened+p.Fixed+p.Reopened+p.Dismissed > 0 {
+			days[p.Date] = true
+		}
+		opened, fixed, reopened, dismissed = opened+p.Opened, fixed+p.Fixed, reopened+p.Reopened, dismissed+p.Dismissed
+	}
+	if len(days) != 4 || opened != 400 || fixed == 0 || reopened == 0 || dismissed == 0 {
+		t.Fatalf("demo trend: changes on %d days (want 4), opened %d fixed %d reopened %d dismissed %d", len(days), opened, fixed, reopened, dismissed)
+	}
 	// Seeding is recorded: a second run writes nothing new.
 	again, err := demo.Seed(ctx, st, []byte("secret"))
 	if err != nil || len(again.Companies) != 2 {
