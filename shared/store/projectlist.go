@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/acme/codescan-api/shared/store/internal/ledger"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/tabledef"
@@ -70,7 +71,7 @@ func (s *Store) SetDefaultBranch(ctx context.Context, companyID, projectID int64
 	}
 	audit, err := s.l.TxAudit(ctx, companyID, AuditEntry{
 		Action: "project.update", TargetType: "project", TargetID: strconv.FormatInt(projectID, 10),
-		Changes: map[string]Change{"default_branch": {Before: nullable(p.DefaultBranch), After: branch}},
+		Changes: map[string]Change{"default_branch": {Before: ledger.Nullable(p.DefaultBranch), After: branch}},
 	})
 	if err != nil {
 		return Project{}, err

@@ -18,6 +18,7 @@ import (
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/ledger"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
+	"github.com/acme/codescan-api/shared/store/tenancy"
 	"github.com/acme/codescan-api/shared/store/trends"
 )
 
@@ -54,6 +55,7 @@ type Store struct {
 	*exploits.Exploits
 	*baselines.Baselines
 	*trends.Trends
+	*tenancy.Tenancy
 	// issueKeys is set once every issue carries its Offset keys.
 	issueKeys atomic.Bool
 }
@@ -85,6 +87,7 @@ func New(db *dynamodb.Client, table string, opts ...Option) *Store {
 	t := ddb.New(db, table)
 	s := &Store{t: t, l: &ledger.Ledger{T: t, Retention: DefaultAuditRetention}, Exploits: exploits.New(t), Baselines: baselines.New(t), Trends: trends.New(t)}
 	s.Exports = exports.New(s.t, s.l)
+	s.Tenancy = tenancy.New(s.t, s.l)
 	for _, o := range opts {
 		o(s)
 	}

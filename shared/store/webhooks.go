@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
 
+	"github.com/acme/codescan-api/shared/store/internal/ledger"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/tabledef"
@@ -240,7 +241,7 @@ func webhookChanges(before, after WebhookEndpoint) map[string]Change {
 	out := map[string]Change{}
 	str := func(name, b, a string) {
 		if b != a {
-			out[name] = Change{Before: nullable(b), After: nullable(a)}
+			out[name] = Change{Before: ledger.Nullable(b), After: ledger.Nullable(a)}
 		}
 	}
 	str("url", before.URL, after.URL)
