@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/shared/store/baselines"
+	"github.com/acme/codescan-api/shared/store/catalog"
 	"github.com/acme/codescan-api/shared/store/exploits"
 	"github.com/acme/codescan-api/shared/store/exports"
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
@@ -56,6 +57,7 @@ type Store struct {
 	*baselines.Baselines
 	*trends.Trends
 	*tenancy.Tenancy
+	*catalog.Catalog
 	// issueKeys is set once every issue carries its Offset keys.
 	issueKeys atomic.Bool
 }
@@ -88,6 +90,7 @@ func New(db *dynamodb.Client, table string, opts ...Option) *Store {
 	s := &Store{t: t, l: &ledger.Ledger{T: t, Retention: DefaultAuditRetention}, Exploits: exploits.New(t), Baselines: baselines.New(t), Trends: trends.New(t)}
 	s.Exports = exports.New(s.t, s.l)
 	s.Tenancy = tenancy.New(s.t, s.l)
+	s.Catalog = catalog.New(s.t, s.l)
 	for _, o := range opts {
 		o(s)
 	}
