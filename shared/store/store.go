@@ -14,6 +14,7 @@ import (
 
 	"github.com/acme/codescan-api/shared/store/baselines"
 	"github.com/acme/codescan-api/shared/store/catalog"
+	"github.com/acme/codescan-api/shared/store/delivery"
 	"github.com/acme/codescan-api/shared/store/exploits"
 	"github.com/acme/codescan-api/shared/store/exports"
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
@@ -58,6 +59,7 @@ type Store struct {
 	*trends.Trends
 	*tenancy.Tenancy
 	*catalog.Catalog
+	*delivery.Deliveries
 	// issueKeys is set once every issue carries its Offset keys.
 	issueKeys atomic.Bool
 }
@@ -91,6 +93,7 @@ func New(db *dynamodb.Client, table string, opts ...Option) *Store {
 	s.Exports = exports.New(s.t, s.l)
 	s.Tenancy = tenancy.New(s.t, s.l)
 	s.Catalog = catalog.New(s.t, s.l)
+	s.Deliveries = delivery.New(s.t, s.l)
 	for _, o := range opts {
 		o(s)
 	}
