@@ -29,7 +29,7 @@ func (s *Store) reserveIDs(ctx context.Context, sequence string, n int) (int64, 
 		Value int64 `dynamodbav:"value"`
 	}
 	upd := expression.Add(expression.Name("value"), expression.Value(n))
-	if err := s.t.Upsert(ctx, Key{PK: "SEQUENCE", SK: sequence}, upd, &out); err != nil {
+	if err := s.t.Upsert(ctx, schema.SequenceKey(sequence), upd, &out); err != nil {
 		return 0, err
 	}
 	return out.Value - int64(n) + 1, nil
@@ -43,7 +43,7 @@ func (s *Store) BulkLoadTeams(ctx context.Context, companyID int64, teams []Team
 	if err != nil {
 		return nil, err
 	}
-	rev, err := s.projectsRev(ctx, companyID)
+	rev, err := s.ProjectsRev(ctx, companyID)
 	if err != nil {
 		return nil, err
 	}
@@ -56,17 +56,17 @@ func (s *Store) BulkLoadTeams(ctx context.Context, companyID int64, teams []Team
 	out := make([]Team, len(teams))
 	for n, t := range teams {
 		t.CompanyID, t.ID = companyID, first+int64(n)
-		t.Key = teamKey(companyID, t.ID)
-		t.OffsetKeys = OffsetKeys{OffsetPK: teamList(companyID).OffsetPartition, OffsetSK: t.SK}
+		t.Key = schema.TeamKey(companyID, t.ID)
+		t.OffsetKeys = OffsetKeys{OffsetPK: schema.TeamOffsetPK(companyID), OffsetSK: t.SK}
 		t.Active, t.CreatedAt, t.UpdatedAt, t.ProjectsRev = true, stamp, stamp, rev
-		sel := t.selectors()
+		sel := t.Selectors()
 		t.ProjectCount = 0
 		for _, p := range projects {
 			if sel.Covers(p) {
 				t.ProjectCount++
 			}
 		}
-		items = append(items, t, teamNameRef{Key: teamNameKey(companyID, t.Name), TeamID: t.ID})
+		items = append(items, t, schema.TeamNameRef{Key: schema.TeamNameKey(companyID, t.Name), TeamID: t.ID})
 		if len(t.ProjectTags)+len(t.RepoURLPatterns) > 0 {
 			items = append(items, sel)
 		}
@@ -90,7 +90,7 @@ func (s *Store) BulkLoadIntegrations(ctx context.Context, companyID int64, ins [
 			return nil, fmt.Errorf("integration uuid %q is not a canonical uuid", in.UUID)
 		}
 		in.CompanyID, in.ID = companyID, first+int64(n)
-		in.prepare()
+		in.Prepare()
 		in.CreatedAt, in.UpdatedAt = stamp, stamp
 		items = append(items, in)
 		out[n] = in

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 
+	"github.com/acme/codescan-api/shared/store/catalog"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 )
 
@@ -22,6 +23,6 @@ func PutItem(s *Store, ctx context.Context, item any, cond *expression.Condition
 // For FuzzListPageTokens: lists whose tokens the fuzzer seals as an
 // attacker can (the checksum is no secret).
 var (
-	TeamList        = teamList
-	IntegrationList = integrationList
+	TeamList        = catalog.TeamList
+	IntegrationList = catalog.IntegrationList
 )

@@ -1,6 +1,10 @@
 package store
 
-import "context"
+import (
+	"context"
+
+	"github.com/acme/codescan-api/shared/store/internal/schema"
+)
 
 type marker struct {
 	Key
@@ -9,12 +13,12 @@ type marker struct {
 
 // PutMarker stores a small global value (for example that the demo is seeded).
 func (s *Store) PutMarker(ctx context.Context, name, value string) error {
-	return s.t.PutItem(ctx, marker{Key: Key{PK: "MARKER", SK: name}, Value: value}, nil)
+	return s.t.PutItem(ctx, marker{Key: schema.MarkerKey(name), Value: value}, nil)
 }
 
 // GetMarker reads a value stored by PutMarker.
 func (s *Store) GetMarker(ctx context.Context, name string) (string, error) {
 	var m marker
-	err := s.t.GetItem(ctx, Key{PK: "MARKER", SK: name}, &m)
+	err := s.t.GetItem(ctx, schema.MarkerKey(name), &m)
 	return m.Value, err
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/store/page"
 )
 
@@ -21,13 +22,7 @@ type PageResult = page.Result
 
 // OffsetKeys are the Offset index attributes a list item carries (see
 // page.List.OffsetPartition).
-type OffsetKeys struct {
-	OffsetPK string `dynamodbav:"OffsetPK,omitempty"`
-	OffsetSK string `dynamodbav:"OffsetSK,omitempty"`
-}
-
-// digitKeys is every sort key that starts with a digit (ids, times).
-var digitKeys = page.Range{From: "0", To: ":"}
+type OffsetKeys = schema.OffsetKeys
 
 // readPage reads one page of l into out.
 func (s *Store) readPage(ctx context.Context, l page.List, q PageQuery, out any) (PageResult, error) {

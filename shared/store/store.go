@@ -13,11 +13,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/shared/store/baselines"
+	"github.com/acme/codescan-api/shared/store/catalog"
+	"github.com/acme/codescan-api/shared/store/delivery"
 	"github.com/acme/codescan-api/shared/store/exploits"
 	"github.com/acme/codescan-api/shared/store/exports"
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/ledger"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
+	"github.com/acme/codescan-api/shared/store/tenancy"
 	"github.com/acme/codescan-api/shared/store/trends"
 )
 
@@ -54,6 +57,9 @@ type Store struct {
 	*exploits.Exploits
 	*baselines.Baselines
 	*trends.Trends
+	*tenancy.Tenancy
+	*catalog.Catalog
+	*delivery.Deliveries
 	// issueKeys is set once every issue carries its Offset keys.
 	issueKeys atomic.Bool
 }
@@ -85,6 +91,9 @@ func New(db *dynamodb.Client, table string, opts ...Option) *Store {
 	t := ddb.New(db, table)
 	s := &Store{t: t, l: &ledger.Ledger{T: t, Retention: DefaultAuditRetention}, Exploits: exploits.New(t), Baselines: baselines.New(t), Trends: trends.New(t)}
 	s.Exports = exports.New(s.t, s.l)
+	s.Tenancy = tenancy.New(s.t, s.l)
+	s.Catalog = catalog.New(s.t, s.l)
+	s.Deliveries = delivery.New(s.t, s.l)
 	for _, o := range opts {
 		o(s)
 	}

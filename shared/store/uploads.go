@@ -56,30 +56,6 @@ func (s *Store) SetScanRepoURL(ctx context.Context, companyID int64, scanID, rep
 	return s.t.Update(ctx, scanKey(companyID, scanID), upd, nil, nil)
 }
 
-// SetProjectRepoURLIfEmpty gives a project of the company a repository URL
-// unless it already has one (a URL set by a person or an earlier upload is
-// never overwritten), and moves the project counts of the teams whose URL
-// patterns it now matches.
-func (s *Store) SetProjectRepoURLIfEmpty(ctx context.Context, companyID, projectID int64, repoURL string) error {
-	before, err := s.GetProject(ctx, companyID, projectID)
-	if err != nil || before.RepoURL != "" {
-		return err
-	}
-	after := before
-	after.RepoURL = repoURL
-	upd := expression.Set(expression.Name("repo_url"), expression.Value(repoURL))
-	cond := expression.AttributeExists(expression.Name(tabledef.PK)).And(expression.AttributeNotExists(expression.Name("repo_url")))
-	item, err := s.t.TxUpdate(before.Key, upd, &cond)
-	if err != nil {
-		return err
-	}
-	err = s.writeProject(ctx, &before, after, []types.TransactWriteItem{item})
-	if ddb.ConditionFailedAt(err, 0) { // set meanwhile, by someone else
-		return nil
-	}
-	return err
-}
-
 // SourceBudget bounds the source files of one run (POST /code-upload).
 type SourceBudget struct {
 	Files int

@@ -39,6 +39,10 @@ func Prefix(p string) Range {
 	return Range{From: p, To: p + "\U0010FFFF"}
 }
 
+// Digits is the range of every sort key that starts with a digit (ids,
+// times).
+var Digits = Range{From: "0", To: ":"}
+
 func (r Range) holds(sk string) bool { return r == Range{} || sk >= r.From && sk <= r.To }
 
 // List is one ordered collection: the items of a partition of the table

@@ -142,3 +142,11 @@ func (l *Ledger) Audit(ctx context.Context, companyID int64, e AuditEntry) error
 	}
 	return l.T.Transact(ctx, items)
 }
+
+// Nullable is an optional text as a Change records it: null when empty.
+func Nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}

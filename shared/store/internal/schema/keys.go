@@ -38,3 +38,14 @@ func EventKey(companyID int64, id string) ddb.Key {
 func CountKey(companyID int64, collection string) ddb.Key {
 	return ddb.Key{PK: CompanyPK(companyID), SK: "COUNT#" + collection}
 }
+
+// OffsetKeys are the Offset index attributes a list item carries (see
+// page.List.OffsetPartition).
+type OffsetKeys struct {
+	OffsetPK string `dynamodbav:"OffsetPK,omitempty"`
+	OffsetSK string `dynamodbav:"OffsetSK,omitempty"`
+}
+
+// MarkerKey holds a small global value (for example that the demo is
+// seeded).
+func MarkerKey(name string) ddb.Key { return ddb.Key{PK: "MARKER", SK: name} }

@@ -1,4 +1,4 @@
-package store
+package catalog
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/ledger"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/tabledef"
@@ -25,11 +27,11 @@ type ProjectPage struct {
 }
 
 // ListProjectsPage reads one page of a company's projects by id.
-func (s *Store) ListProjectsPage(ctx context.Context, companyID int64, q PageQuery) (ProjectPage, error) {
+func (s *Catalog) ListProjectsPage(ctx context.Context, companyID int64, q page.Request) (ProjectPage, error) {
 	var p ProjectPage
 	var err error
 	l := page.List{Partition: schema.CompanyPK(companyID), Range: page.Prefix("PROJECT#"), Forward: true}
-	if p.PageResult, err = s.readPage(ctx, l, q, &p.Projects); err != nil {
+	if p.PageResult, err = page.Read(ctx, s.t, l, q, &p.Projects); err != nil {
 		return ProjectPage{}, err
 	}
 	p.Total, err = s.l.CompanyCount(ctx, companyID, projectCount)
@@ -39,7 +41,7 @@ func (s *Store) ListProjectsPage(ctx context.Context, companyID int64, q PageQue
 // ProjectsByRepo returns the company's projects whose repository URL
 // contains fragment, ignoring case, by id. A substring has no key: this
 // reads every project of the company.
-func (s *Store) ProjectsByRepo(ctx context.Context, companyID int64, fragment string) ([]Project, error) {
+func (s *Catalog) ProjectsByRepo(ctx context.Context, companyID int64, fragment string) ([]Project, error) {
 	all, err := s.ListProjects(ctx, companyID)
 	if err != nil {
 		return nil, err
@@ -54,12 +56,12 @@ func (s *Store) ProjectsByRepo(ctx context.Context, companyID int64, fragment st
 	return out, nil
 }
 
-// SetDefaultBranch sets a project's default branch; ErrNotFound when the
+// SetDefaultBranch sets a project's default branch; ddb.ErrNotFound when the
 // company has no such project.
 // The change and its audit entry are one transaction.
-func (s *Store) SetDefaultBranch(ctx context.Context, companyID, projectID int64, branch string) (Project, error) {
+func (s *Catalog) SetDefaultBranch(ctx context.Context, companyID, projectID int64, branch string) (Project, error) {
 	var p Project
-	if err := s.t.GetItemConsistent(ctx, projectKey(companyID, projectID), &p); err != nil {
+	if err := s.t.GetItemConsistent(ctx, schema.ProjectKey(companyID, projectID), &p); err != nil {
 		return Project{}, err
 	}
 	upd := expression.Set(expression.Name("default_branch"), expression.Value(branch))
@@ -68,15 +70,15 @@ func (s *Store) SetDefaultBranch(ctx context.Context, companyID, projectID int64
 	if err != nil {
 		return Project{}, err
 	}
-	audit, err := s.l.TxAudit(ctx, companyID, AuditEntry{
+	audit, err := s.l.TxAudit(ctx, companyID, ledger.AuditEntry{
 		Action: "project.update", TargetType: "project", TargetID: strconv.FormatInt(projectID, 10),
-		Changes: map[string]Change{"default_branch": {Before: nullable(p.DefaultBranch), After: branch}},
+		Changes: map[string]ledger.Change{"default_branch": {Before: ledger.Nullable(p.DefaultBranch), After: branch}},
 	})
 	if err != nil {
 		return Project{}, err
 	}
-	if err := s.t.Transact(ctx, append([]types.TransactWriteItem{item}, audit...)); errors.Is(err, ErrConflict) {
-		return Project{}, ErrNotFound
+	if err := s.t.Transact(ctx, append([]types.TransactWriteItem{item}, audit...)); errors.Is(err, ddb.ErrConflict) {
+		return Project{}, ddb.ErrNotFound
 	} else if err != nil {
 		return Project{}, err
 	}
@@ -86,11 +88,35 @@ func (s *Store) SetDefaultBranch(ctx context.Context, companyID, projectID int64
 
 // SetDefaultBranchIfEmpty gives a project its default branch unless it has
 // one (the first upload's branch never overrides a chosen one).
-func (s *Store) SetDefaultBranchIfEmpty(ctx context.Context, companyID, projectID int64, branch string) error {
+func (s *Catalog) SetDefaultBranchIfEmpty(ctx context.Context, companyID, projectID int64, branch string) error {
 	upd := expression.Set(expression.Name("default_branch"), expression.Value(branch))
 	cond := expression.AttributeNotExists(expression.Name("default_branch"))
-	err := s.t.Update(ctx, projectKey(companyID, projectID), upd, &cond, nil)
-	if errors.Is(err, ErrConflict) {
+	err := s.t.Update(ctx, schema.ProjectKey(companyID, projectID), upd, &cond, nil)
+	if errors.Is(err, ddb.ErrConflict) {
+		return nil
+	}
+	return err
+}
+
+// SetProjectRepoURLIfEmpty gives a project of the company a repository URL
+// unless it already has one (a URL set by a person or an earlier upload is
+// never overwritten), and moves the project counts of the teams whose URL
+// patterns it now matches.
+func (s *Catalog) SetProjectRepoURLIfEmpty(ctx context.Context, companyID, projectID int64, repoURL string) error {
+	before, err := s.GetProject(ctx, companyID, projectID)
+	if err != nil || before.RepoURL != "" {
+		return err
+	}
+	after := before
+	after.RepoURL = repoURL
+	upd := expression.Set(expression.Name("repo_url"), expression.Value(repoURL))
+	cond := expression.AttributeExists(expression.Name(tabledef.PK)).And(expression.AttributeNotExists(expression.Name("repo_url")))
+	item, err := s.t.TxUpdate(before.Key, upd, &cond)
+	if err != nil {
+		return err
+	}
+	err = s.writeProject(ctx, &before, after, []types.TransactWriteItem{item})
+	if ddb.ConditionFailedAt(err, 0) { // set meanwhile, by someone else
 		return nil
 	}
 	return err

@@ -1,4 +1,4 @@
-package store
+package tenancy
 
 import (
 	"cmp"
@@ -15,30 +15,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/ledger"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
-
-// APIKey is the company-side record of an API key: what lists show. The key
-// itself is never stored; its SHA-256 keys the global look-up item that
-// authentication reads, and is kept here only until revocation, to delete
-// that item.
-type APIKey struct {
-	Key
-	GSI1PK     string `dynamodbav:"GSI1PK"` // the owner's keys, by id
-	GSI1SK     string `dynamodbav:"GSI1SK"`
-	ID         int64  `dynamodbav:"id"`
-	CompanyID  int64  `dynamodbav:"company_id"`
-	UserID     int64  `dynamodbav:"user_id"`
-	Name       string `dynamodbav:"name"`
-	Prefix     string `dynamodbav:"prefix"`
-	CreatedAt  string `dynamodbav:"created_at"`
-	LastUsedAt string `dynamodbav:"last_used_at,omitempty"`
-	ExpiresAt  string `dynamodbav:"key_expires_at,omitempty"`
-	RevokedAt  string `dynamodbav:"revoked_at,omitempty"`
-	Hash       string `dynamodbav:"key_hash,omitempty"`
-}
 
 // KeyPrefixLength is how much of a key (its "csk_" and 8 more characters,
 // 48 of its 256 bits) lists show to recognise it.
@@ -50,7 +31,7 @@ const LastUseResolution = 5 * time.Minute
 
 // PutAPIKey stores a key named "default" for a user (CreateAPIKey without
 // a name or an expiry).
-func (s *Store) PutAPIKey(ctx context.Context, companyID, userID int64, key string) error {
+func (s *Tenancy) PutAPIKey(ctx context.Context, companyID, userID int64, key string) error {
 	_, err := s.CreateAPIKey(ctx, APIKey{CompanyID: companyID, UserID: userID, Name: "default"}, key)
 	return err
 }
@@ -59,7 +40,7 @@ func (s *Store) PutAPIKey(ctx context.Context, companyID, userID int64, key stri
 // k.UserID (name and ExpiresAt from k; the id the next of the company's
 // key sequence), with the company's and the owner's key counters and the
 // audit entry, in one transaction.
-func (s *Store) CreateAPIKey(ctx context.Context, k APIKey, key string) (APIKey, error) {
+func (s *Tenancy) CreateAPIKey(ctx context.Context, k APIKey, key string) (APIKey, error) {
 	for attempt := 0; ; attempt++ {
 		id, err := s.nextAPIKeyID(ctx, k.CompanyID)
 		if err != nil {
@@ -72,7 +53,7 @@ func (s *Store) CreateAPIKey(ctx context.Context, k APIKey, key string) (APIKey,
 		}
 		err = s.t.Transact(ctx, items)
 		if ddb.ConditionFailedAt(err, 1) && attempt < ddb.MaxTxAttempts {
-			continue // the id is an older key's (see nextCompanyID): take the next
+			continue // the id is an older key's (see ledger.NextCompanyID): take the next
 		}
 		if err != nil {
 			return APIKey{}, err
@@ -82,11 +63,11 @@ func (s *Store) CreateAPIKey(ctx context.Context, k APIKey, key string) (APIKey,
 }
 
 // nextAPIKeyID is the company's next key id, above its highest one.
-func (s *Store) nextAPIKeyID(ctx context.Context, companyID int64) (int64, error) {
-	return s.nextCompanyID(ctx, companyID, "apikey", schema.APIKeyRecordPrefix)
+func (s *Tenancy) nextAPIKeyID(ctx context.Context, companyID int64) (int64, error) {
+	return s.l.NextCompanyID(ctx, companyID, "apikey", schema.APIKeyRecordPrefix)
 }
 
-func (s *Store) apiKeyRecord(k APIKey, key string) APIKey {
+func (s *Tenancy) apiKeyRecord(k APIKey, key string) APIKey {
 	k.Key = schema.APIKeyRecordKey(k.CompanyID, k.ID)
 	k.GSI1PK, k.GSI1SK = schema.APIKeyOwnerPK(k.CompanyID, k.UserID), fmt.Sprintf("%012d", k.ID)
 	k.Prefix = key[:min(KeyPrefixLength, len(key))]
@@ -97,9 +78,9 @@ func (s *Store) apiKeyRecord(k APIKey, key string) APIKey {
 	return k
 }
 
-func (s *Store) txCreateAPIKey(ctx context.Context, k APIKey, key string) ([]types.TransactWriteItem, error) {
+func (s *Tenancy) txCreateAPIKey(ctx context.Context, k APIKey, key string) ([]types.TransactWriteItem, error) {
 	k = s.apiKeyRecord(k, key)
-	ref := credentialRef{Key: schema.APIKeyHashKey(k.Hash), CompanyID: k.CompanyID, UserID: k.UserID, KeyID: k.ID, CreatedAt: k.CreatedAt}
+	ref := schema.CredentialRef{Key: schema.APIKeyHashKey(k.Hash), CompanyID: k.CompanyID, UserID: k.UserID, KeyID: k.ID, CreatedAt: k.CreatedAt}
 	if k.ExpiresAt != "" {
 		exp, err := time.Parse(time.RFC3339, k.ExpiresAt)
 		if err != nil {
@@ -122,25 +103,18 @@ func (s *Store) txCreateAPIKey(ctx context.Context, k APIKey, key string) ([]typ
 		}
 		items = append(items, it)
 	}
-	audit, err := s.l.TxAudit(ctx, k.CompanyID, AuditEntry{
+	audit, err := s.l.TxAudit(ctx, k.CompanyID, ledger.AuditEntry{
 		Action: "api_key.create", TargetType: "api_key", TargetID: strconv.FormatInt(k.ID, 10),
-		Changes: map[string]Change{
+		Changes: map[string]ledger.Change{
 			"name": {After: k.Name}, "user_id": {After: k.UserID}, "prefix": {After: k.Prefix},
-			"expires_at": {After: nullable(k.ExpiresAt)},
+			"expires_at": {After: ledger.Nullable(k.ExpiresAt)},
 		},
 	})
 	return append(items, audit...), err
 }
 
-func nullable(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
-}
-
 // GetAPIKey reads a key record of a company.
-func (s *Store) GetAPIKey(ctx context.Context, companyID, keyID int64) (APIKey, error) {
+func (s *Tenancy) GetAPIKey(ctx context.Context, companyID, keyID int64) (APIKey, error) {
 	var k APIKey
 	err := s.t.GetItemConsistent(ctx, schema.APIKeyRecordKey(companyID, keyID), &k)
 	return k, err
@@ -149,8 +123,8 @@ func (s *Store) GetAPIKey(ctx context.Context, companyID, keyID int64) (APIKey, 
 // RevokeAPIKey revokes a key: its look-up item is deleted (so the next
 // request with it fails), its record keeps revoked_at and loses the hash,
 // and the audit entry is written, in one transaction. Revoking a revoked
-// key returns it unchanged. ErrNotFound for another company's key.
-func (s *Store) RevokeAPIKey(ctx context.Context, companyID, keyID int64) (APIKey, error) {
+// key returns it unchanged. ddb.ErrNotFound for another company's key.
+func (s *Tenancy) RevokeAPIKey(ctx context.Context, companyID, keyID int64) (APIKey, error) {
 	k, err := s.GetAPIKey(ctx, companyID, keyID)
 	if err != nil || k.RevokedAt != "" {
 		return k, err
@@ -164,15 +138,15 @@ func (s *Store) RevokeAPIKey(ctx context.Context, companyID, keyID int64) (APIKe
 	}
 	ref := schema.APIKeyHashKey(k.Hash)
 	items := []types.TransactWriteItem{rec, s.t.TxDeleteKey(ref)}
-	audit, err := s.l.TxAudit(ctx, companyID, AuditEntry{
+	audit, err := s.l.TxAudit(ctx, companyID, ledger.AuditEntry{
 		Action: "api_key.revoke", TargetType: "api_key", TargetID: strconv.FormatInt(k.ID, 10),
-		Changes: map[string]Change{"revoked_at": {Before: nil, After: k.RevokedAt}},
+		Changes: map[string]ledger.Change{"revoked_at": {Before: nil, After: k.RevokedAt}},
 	})
 	if err != nil {
 		return APIKey{}, err
 	}
 	err = s.t.Transact(ctx, append(items, audit...))
-	if errors.Is(err, ErrConflict) {
+	if errors.Is(err, ddb.ErrConflict) {
 		return s.GetAPIKey(ctx, companyID, keyID) // revoked meanwhile
 	}
 	k.Hash = ""
@@ -181,15 +155,15 @@ func (s *Store) RevokeAPIKey(ctx context.Context, companyID, keyID int64) (APIKe
 
 // ListAPIKeys returns one page of a company's keys (of one user when
 // userID is not 0), by id, and the total.
-func (s *Store) ListAPIKeys(ctx context.Context, companyID, userID int64, q PageQuery) ([]APIKey, PageResult, int64, error) {
+func (s *Tenancy) ListAPIKeys(ctx context.Context, companyID, userID int64, q page.Request) ([]APIKey, page.Result, int64, error) {
 	l := page.List{Partition: schema.CompanyPK(companyID), Range: page.Prefix(schema.APIKeyRecordPrefix), Forward: true}
 	if userID != 0 {
-		l = page.List{Index: tabledef.GSI1, Partition: schema.APIKeyOwnerPK(companyID, userID), Range: digitKeys, Forward: true}
+		l = page.List{Index: tabledef.GSI1, Partition: schema.APIKeyOwnerPK(companyID, userID), Range: page.Digits, Forward: true}
 	}
 	var out []APIKey
-	res, err := s.readPage(ctx, l, q, &out)
+	res, err := page.Read(ctx, s.t, l, q, &out)
 	if err != nil {
-		return nil, PageResult{}, 0, err
+		return nil, page.Result{}, 0, err
 	}
 	n, err := s.l.CounterValue(ctx, schema.APIKeyCountKey(companyID, userID))
 	return out, res, n, err
@@ -209,12 +183,12 @@ type Credential struct {
 // CredentialByAPIKey finds the owner of an unexpired, unrevoked key: one
 // read of the look-up item and one batch read of the user and company,
 // both strongly consistent, so a revocation or deactivation holds from the
-// next request. ErrNotFound for any key that does not authenticate.
-func (s *Store) CredentialByAPIKey(ctx context.Context, key string, at time.Time) (Credential, error) {
+// next request. ddb.ErrNotFound for any key that does not authenticate.
+func (s *Tenancy) CredentialByAPIKey(ctx context.Context, key string, at time.Time) (Credential, error) {
 	hash := HashAPIKey(key)
-	var ref credentialRef
+	var ref schema.CredentialRef
 	err := s.t.GetItemConsistent(ctx, schema.APIKeyHashKey(hash), &ref)
-	if err != nil && !errors.Is(err, ErrNotFound) {
+	if err != nil && !errors.Is(err, ddb.ErrNotFound) {
 		// Not getItemConsistent's message: it names the key (the hash).
 		return Credential{}, fmt.Errorf("API key look-up: %w", errors.Unwrap(err))
 	}
@@ -222,7 +196,7 @@ func (s *Store) CredentialByAPIKey(ctx context.Context, key string, at time.Time
 		return Credential{}, err
 	}
 	if ref.ExpiresAt != 0 && at.Unix() >= ref.ExpiresAt {
-		return Credential{}, ErrNotFound
+		return Credential{}, ddb.ErrNotFound
 	}
 	c, err := s.credential(ctx, ref)
 	c.lastUsedAt, c.hash = ref.LastUsedAt, hash
@@ -233,21 +207,21 @@ func (s *Store) CredentialByAPIKey(ctx context.Context, key string, at time.Time
 // Subjects are unique per company, so several companies may map one; the
 // token then stands for the oldest mapping whose user and company are
 // active (ties broken by company id): one user, always the same, and never
-// one of a company that mapped the subject after another. ErrNotFound
+// one of a company that mapped the subject after another. ddb.ErrNotFound
 // when no company maps it; an inactive user's credential when none is
 // active (the caller refuses it).
-func (s *Store) CredentialBySubject(ctx context.Context, sub string) (Credential, error) {
+func (s *Tenancy) CredentialBySubject(ctx context.Context, sub string) (Credential, error) {
 	refs, err := s.subjectRefs(ctx, sub)
 	if err != nil {
 		return Credential{}, err
 	}
-	slices.SortFunc(refs, func(a, b credentialRef) int {
+	slices.SortFunc(refs, func(a, b schema.CredentialRef) int {
 		return cmp.Or(strings.Compare(a.CreatedAt, b.CreatedAt), cmp.Compare(a.CompanyID, b.CompanyID))
 	})
 	var first Credential
 	for _, ref := range refs {
 		c, err := s.credential(ctx, ref)
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, ddb.ErrNotFound) {
 			continue
 		}
 		if err != nil {
@@ -261,27 +235,27 @@ func (s *Store) CredentialBySubject(ctx context.Context, sub string) (Credential
 		}
 	}
 	if first.User.ID == 0 {
-		return Credential{}, ErrNotFound
+		return Credential{}, ddb.ErrNotFound
 	}
 	return first, nil
 }
 
 // subjectRefs reads every company's mapping of a subject, strongly
 // consistent (as the API key look-up), so a new mapping holds at once.
-func (s *Store) subjectRefs(ctx context.Context, sub string) ([]credentialRef, error) {
-	var refs []credentialRef
+func (s *Tenancy) subjectRefs(ctx context.Context, sub string) ([]schema.CredentialRef, error) {
+	var refs []schema.CredentialRef
 	err := s.t.QueryAllConsistent(ctx, expression.Key(tabledef.PK).Equal(expression.Value(schema.SubjectPK(sub))), &refs)
 	return refs, err
 }
 
-func (s *Store) credential(ctx context.Context, ref credentialRef) (Credential, error) {
+func (s *Tenancy) credential(ctx context.Context, ref schema.CredentialRef) (Credential, error) {
 	uk, ck := schema.UserKey(ref.CompanyID, ref.UserID), schema.CompanyKey(ref.CompanyID)
-	items, err := s.t.BatchGet(ctx, []Key{uk, ck})
+	items, err := s.t.BatchGet(ctx, []ddb.Key{uk, ck})
 	if err != nil {
 		return Credential{}, err
 	}
 	if items[uk] == nil || items[ck] == nil {
-		return Credential{}, ErrNotFound
+		return Credential{}, ddb.ErrNotFound
 	}
 	c := Credential{KeyID: ref.KeyID}
 	if err := attributevalue.UnmarshalMap(items[uk], &c.User); err != nil {
@@ -297,7 +271,7 @@ func (s *Store) credential(ctx context.Context, ref credentialRef) (Credential, 
 // recorded less than LastUseResolution ago: one conditional transaction
 // on the look-up item and the record, which at most one concurrent request
 // wins. A key revoked meanwhile is not brought back.
-func (s *Store) TouchAPIKey(ctx context.Context, c Credential, at time.Time) error {
+func (s *Tenancy) TouchAPIKey(ctx context.Context, c Credential, at time.Time) error {
 	if c.KeyID == 0 || c.hash == "" {
 		return nil
 	}
@@ -319,7 +293,7 @@ func (s *Store) TouchAPIKey(ctx context.Context, c Credential, at time.Time) err
 		return err
 	}
 	err = s.t.Transact(ctx, []types.TransactWriteItem{ref, rec})
-	if errors.Is(err, ErrConflict) || ddb.IsTransactionConflict(err) {
+	if errors.Is(err, ddb.ErrConflict) || ddb.IsTransactionConflict(err) {
 		return nil // another request recorded it, or the key is gone
 	}
 	return err

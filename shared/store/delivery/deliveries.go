@@ -1,4 +1,4 @@
-package store
+package delivery
 
 import (
 	"context"
@@ -12,43 +12,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
-
-// Delivery is one event for one recipient (a webhook endpoint or a user's
-// email address): its id derives from both, so the conditional write that
-// claims it is the idempotency check of at-least-once dispatch.
-//
-// While a delivery is being sent or waits for a retry it is in the retry
-// index (GSI2, partition RetryDuePartition) under the time it is due: a
-// retry's time, or a claim's lease expiry, so a delivery whose sender died
-// between claiming and finishing is picked up again by the timer.
-type Delivery struct {
-	Key
-	GSI2PK    string `dynamodbav:"GSI2PK,omitempty"`
-	GSI2SK    string `dynamodbav:"GSI2SK,omitempty"`
-	ID        string `dynamodbav:"id"`
-	CompanyID int64  `dynamodbav:"company_id"`
-	EventID   string `dynamodbav:"event_id"`
-	EventType string `dynamodbav:"event_type"`
-	Channel   string `dynamodbav:"channel"`   // ChannelEmail or ChannelWebhook
-	Recipient string `dynamodbav:"recipient"` // endpoint id or user id
-	// Payload is the Standard Webhooks body {type, id, created_at,
-	// company_id, data}; emails are rendered from it too.
-	Payload        string `dynamodbav:"payload"`
-	State          string `dynamodbav:"state"`
-	Attempts       int    `dynamodbav:"attempts"`
-	ClaimedUntil   string `dynamodbav:"claimed_until,omitempty"`
-	FirstAttemptAt string `dynamodbav:"first_attempt_at,omitempty"`
-	LastAttemptAt  string `dynamodbav:"last_attempt_at,omitempty"`
-	NextAttemptAt  string `dynamodbav:"next_attempt_at,omitempty"`
-	LastStatus     int    `dynamodbav:"last_status,omitempty"`
-	LastError      string `dynamodbav:"last_error,omitempty"`
-	CreatedAt      string `dynamodbav:"created_at"`
-	ExpiresAt      int64  `dynamodbav:"expires_at"`
-}
 
 // Delivery states.
 const (
@@ -72,26 +40,22 @@ func DeliveryID(eventID, channel, recipient string) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-func deliveryKey(companyID int64, id string) Key {
-	return Key{PK: schema.CompanyPK(companyID), SK: "DELIVERY#" + id}
-}
-
 func dueKey(at time.Time, companyID int64, id string) string {
-	return fmt.Sprintf("%s#%d#%s", SortableTime(at), companyID, id)
+	return fmt.Sprintf("%s#%d#%s", ddb.SortableTime(at), companyID, id)
 }
 
 // ClaimDelivery creates d as being sent by the caller until now+lease and
 // reports true; when it exists, it reports false with the stored delivery
 // (already sent, failed, waiting or being sent by someone else).
-func (s *Store) ClaimDelivery(ctx context.Context, d Delivery, now time.Time, lease time.Duration) (Delivery, bool, error) {
-	d.Key = deliveryKey(d.CompanyID, d.ID)
+func (s *Deliveries) ClaimDelivery(ctx context.Context, d Delivery, now time.Time, lease time.Duration) (Delivery, bool, error) {
+	d.Key = schema.DeliveryKey(d.CompanyID, d.ID)
 	d.State = DeliverySending
-	d.ClaimedUntil = SortableTime(now.Add(lease))
+	d.ClaimedUntil = ddb.SortableTime(now.Add(lease))
 	d.GSI2PK, d.GSI2SK = RetryDuePartition, dueKey(now.Add(lease), d.CompanyID, d.ID)
-	d.CreatedAt = SortableTime(now)
+	d.CreatedAt = ddb.SortableTime(now)
 	d.ExpiresAt = now.Add(deliveryTTL).Unix()
 	err := s.t.PutNew(ctx, d)
-	if errors.Is(err, ErrConflict) {
+	if errors.Is(err, ddb.ErrConflict) {
 		var cur Delivery
 		if err := s.t.GetItem(ctx, d.Key, &cur); err != nil {
 			return Delivery{}, false, err
@@ -102,17 +66,17 @@ func (s *Store) ClaimDelivery(ctx context.Context, d Delivery, now time.Time, le
 }
 
 // GetDelivery reads one delivery of a company.
-func (s *Store) GetDelivery(ctx context.Context, companyID int64, id string) (Delivery, error) {
+func (s *Deliveries) GetDelivery(ctx context.Context, companyID int64, id string) (Delivery, error) {
 	var d Delivery
-	err := s.t.GetItem(ctx, deliveryKey(companyID, id), &d)
+	err := s.t.GetItem(ctx, schema.DeliveryKey(companyID, id), &d)
 	return d, err
 }
 
 // DueDeliveries returns up to limit deliveries due at now: retries whose
 // time has come and claims whose sender let the lease run out.
-func (s *Store) DueDeliveries(ctx context.Context, now time.Time, limit int32) ([]Delivery, error) {
+func (s *Deliveries) DueDeliveries(ctx context.Context, now time.Time, limit int32) ([]Delivery, error) {
 	kc := expression.Key(tabledef.GSI2.PK).Equal(expression.Value(RetryDuePartition)).
-		And(expression.Key(tabledef.GSI2.SK).LessThanEqual(expression.Value(SortableTime(now) + "#\U0010FFFF")))
+		And(expression.Key(tabledef.GSI2.SK).LessThanEqual(expression.Value(ddb.SortableTime(now) + "#\U0010FFFF")))
 	items, _, err := s.t.QueryRaw(ctx, tabledef.GSI2.Name, kc, nil, true, limit, nil)
 	if err != nil {
 		return nil, err
@@ -125,8 +89,8 @@ func (s *Store) DueDeliveries(ctx context.Context, now time.Time, limit int32) (
 // for its retry time, or one whose sender's lease ran out; with anyState,
 // also a delivered or failed one (a redelivery). It reports false when the
 // delivery is not in such a state (someone else has it).
-func (s *Store) ReclaimDelivery(ctx context.Context, companyID int64, id string, now time.Time, lease time.Duration, anyState bool) (Delivery, bool, error) {
-	nowS := expression.Value(SortableTime(now))
+func (s *Deliveries) ReclaimDelivery(ctx context.Context, companyID int64, id string, now time.Time, lease time.Duration, anyState bool) (Delivery, bool, error) {
+	nowS := expression.Value(ddb.SortableTime(now))
 	cond := expression.Or(
 		expression.Name("state").Equal(expression.Value(DeliveryRetrying)).And(expression.Name("next_attempt_at").LessThanEqual(nowS)),
 		expression.Name("state").Equal(expression.Value(DeliverySending)).And(expression.Name("claimed_until").LessThan(nowS)))
@@ -136,13 +100,13 @@ func (s *Store) ReclaimDelivery(ctx context.Context, companyID int64, id string,
 	}
 	until := now.Add(lease)
 	upd := expression.Set(expression.Name("state"), expression.Value(DeliverySending)).
-		Set(expression.Name("claimed_until"), expression.Value(SortableTime(until))).
+		Set(expression.Name("claimed_until"), expression.Value(ddb.SortableTime(until))).
 		Set(expression.Name(tabledef.GSI2.PK), expression.Value(RetryDuePartition)).
 		Set(expression.Name(tabledef.GSI2.SK), expression.Value(dueKey(until, companyID, id))).
 		Remove(expression.Name("next_attempt_at"))
 	var d Delivery
-	err := s.t.Update(ctx, deliveryKey(companyID, id), upd, &cond, &d)
-	if errors.Is(err, ErrConflict) {
+	err := s.t.Update(ctx, schema.DeliveryKey(companyID, id), upd, &cond, &d)
+	if errors.Is(err, ddb.ErrConflict) {
 		return Delivery{}, false, nil
 	}
 	return d, err == nil, err
@@ -161,41 +125,19 @@ type Attempt struct {
 	Delivered bool
 }
 
-// AttemptLog is one webhook delivery attempt as its endpoint's log shows it.
-type AttemptLog struct {
-	Key
-	GSI1PK      string `dynamodbav:"GSI1PK"`
-	GSI1SK      string `dynamodbav:"GSI1SK"`
-	DeliveryID  string `dynamodbav:"delivery_id"`
-	EventID     string `dynamodbav:"event_id"`
-	EventType   string `dynamodbav:"event_type"`
-	Attempt     int    `dynamodbav:"attempt"`
-	At          string `dynamodbav:"at"`
-	Outcome     string `dynamodbav:"outcome"` // AttemptSucceeded or AttemptFailed
-	StatusCode  int    `dynamodbav:"status_code,omitempty"`
-	LatencyMS   int64  `dynamodbav:"latency_ms"`
-	Error       string `dynamodbav:"error,omitempty"`
-	NextRetryAt string `dynamodbav:"next_retry_at,omitempty"`
-	ExpiresAt   int64  `dynamodbav:"expires_at"`
-}
-
 // Attempt outcomes, the filter values of an endpoint's log.
 const (
 	AttemptSucceeded = "succeeded"
 	AttemptFailed    = "failed"
 )
 
-func attemptLogPK(companyID int64, endpointID string) string {
-	return fmt.Sprintf("%s#WHLOG#%s", schema.CompanyPK(companyID), endpointID)
-}
-
 // FinishAttempt records a claimed delivery's attempt: the delivery's new
 // state and, for webhooks, the attempt in the endpoint's log, in one
 // transaction conditional on the caller still holding the claim
-// (ErrConflict otherwise, and nothing is written).
-func (s *Store) FinishAttempt(ctx context.Context, d Delivery, a Attempt) (Delivery, error) {
+// (ddb.ErrConflict otherwise, and nothing is written).
+func (s *Deliveries) FinishAttempt(ctx context.Context, d Delivery, a Attempt) (Delivery, error) {
 	d.Attempts++
-	d.LastAttemptAt = SortableTime(a.At)
+	d.LastAttemptAt = ddb.SortableTime(a.At)
 	if d.FirstAttemptAt == "" {
 		d.FirstAttemptAt = d.LastAttemptAt
 	}
@@ -209,7 +151,7 @@ func (s *Store) FinishAttempt(ctx context.Context, d Delivery, a Attempt) (Deliv
 		d.State = DeliveryFailed
 	default:
 		d.State = DeliveryRetrying
-		d.NextAttemptAt = SortableTime(a.Next)
+		d.NextAttemptAt = ddb.SortableTime(a.Next)
 		d.GSI2PK, d.GSI2SK = RetryDuePartition, dueKey(a.Next, d.CompanyID, d.ID)
 	}
 	cond := expression.Name("state").Equal(expression.Value(DeliverySending)).
@@ -230,8 +172,8 @@ func (s *Store) FinishAttempt(ctx context.Context, d Delivery, a Attempt) (Deliv
 			log.Outcome = AttemptSucceeded
 		}
 		sk := fmt.Sprintf("%s#%s#%03d", log.At, d.ID, d.Attempts)
-		log.Key = Key{PK: attemptLogPK(d.CompanyID, d.Recipient), SK: sk}
-		log.GSI1PK, log.GSI1SK = attemptLogPK(d.CompanyID, d.Recipient)+"#"+log.Outcome, sk
+		log.Key = ddb.Key{PK: schema.AttemptLogPK(d.CompanyID, d.Recipient), SK: sk}
+		log.GSI1PK, log.GSI1SK = schema.AttemptLogPK(d.CompanyID, d.Recipient)+"#"+log.Outcome, sk
 		logPut, err := s.t.TxPut(log, nil)
 		if err != nil {
 			return Delivery{}, err
@@ -243,12 +185,12 @@ func (s *Store) FinishAttempt(ctx context.Context, d Delivery, a Attempt) (Deliv
 
 // ListAttempts returns one page of an endpoint's attempt log, newest first,
 // all of them or only those with outcome (served by GSI1).
-func (s *Store) ListAttempts(ctx context.Context, companyID int64, endpointID, outcome string, q PageQuery) ([]AttemptLog, PageResult, error) {
-	l := page.List{Partition: attemptLogPK(companyID, endpointID)}
+func (s *Deliveries) ListAttempts(ctx context.Context, companyID int64, endpointID, outcome string, q page.Request) ([]AttemptLog, page.Result, error) {
+	l := page.List{Partition: schema.AttemptLogPK(companyID, endpointID)}
 	if outcome != "" {
 		l = page.List{Index: tabledef.GSI1, Partition: l.Partition + "#" + outcome}
 	}
 	var out []AttemptLog
-	res, err := s.readPage(ctx, l, q, &out)
+	res, err := page.Read(ctx, s.t, l, q, &out)
 	return out, res, err
 }

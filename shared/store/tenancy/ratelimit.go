@@ -1,4 +1,4 @@
-package store
+package tenancy
 
 import (
 	"context"
@@ -50,16 +50,15 @@ func RateSubject(keyID, userID int64) string {
 }
 
 // rateKey is the item and minute attribute counting a request at at.
-func rateKey(companyID int64, subject string, at time.Time) (Key, string, time.Time) {
+func rateKey(companyID int64, subject string, at time.Time) (ddb.Key, string, time.Time) {
 	hourStart := at.Truncate(time.Hour)
-	return Key{PK: schema.CompanyPK(companyID), SK: fmt.Sprintf("RATE#%s#%s", subject, hourStart.Format("2006010215"))},
-		fmt.Sprintf("m%02d", at.Minute()), hourStart
+	return schema.RateKey(companyID, subject, hourStart.Format("2006010215")), fmt.Sprintf("m%02d", at.Minute()), hourStart
 }
 
 // TakeRequest counts one request of subject (see RateSubject) against lim
 // in fixed clock windows. When a limit is already reached nothing is
 // counted and the state says how long until the full window ends.
-func (s *Store) TakeRequest(ctx context.Context, companyID int64, subject string, lim RateLimit, at time.Time) (RateState, error) {
+func (s *Tenancy) TakeRequest(ctx context.Context, companyID int64, subject string, lim RateLimit, at time.Time) (RateState, error) {
 	at = at.UTC()
 	k, minute, hourStart := rateKey(companyID, subject, at)
 	hour, perMinute := expression.Name("hour_count"), expression.Name(minute)
@@ -100,7 +99,7 @@ func (s *Store) TakeRequest(ctx context.Context, companyID int64, subject string
 
 // RefundRequest takes back a request TakeRequest counted at at (the same
 // window and minute), for answers that cost nothing (a 304).
-func (s *Store) RefundRequest(ctx context.Context, companyID int64, subject string, at time.Time) error {
+func (s *Tenancy) RefundRequest(ctx context.Context, companyID int64, subject string, at time.Time) error {
 	k, minute, _ := rateKey(companyID, subject, at.UTC())
 	hour, perMinute := expression.Name("hour_count"), expression.Name(minute)
 	// Only a counted request is refunded, so counters never go below zero.

@@ -1,4 +1,4 @@
-package store
+package tenancy
 
 import (
 	"context"
@@ -14,58 +14,22 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/ledger"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
-// User belongs to one company.
-type User struct {
-	Key
-	ID          int64    `dynamodbav:"id"`
-	CompanyID   int64    `dynamodbav:"company_id"`
-	Email       string   `dynamodbav:"email"`
-	FirstName   string   `dynamodbav:"first_name"`
-	LastName    string   `dynamodbav:"last_name"`
-	Permissions []string `dynamodbav:"permissions,stringset,omitempty"`
-	IsAdmin     bool     `dynamodbav:"is_admin"`
-	Active      bool     `dynamodbav:"active"`
-	Subject     string   `dynamodbav:"subject,omitempty"`
-	CreatedAt   string   `dynamodbav:"created_at,omitempty"`
-	UpdatedAt   string   `dynamodbav:"updated_at,omitempty"`
-	// Revision grows with every update, which is conditional on it.
-	Revision int64 `dynamodbav:"revision,omitempty"`
-}
-
 // Conflicts of a new user, both inside its company: another company's use
 // of an email or a subject is no conflict and is never revealed.
 var (
-	ErrEmailTaken   = fmt.Errorf("%w: email in use in the company", ErrConflict)
-	ErrSubjectTaken = fmt.Errorf("%w: token subject mapped to another user of the company", ErrConflict)
+	ErrEmailTaken   = fmt.Errorf("%w: email in use in the company", ddb.ErrConflict)
+	ErrSubjectTaken = fmt.Errorf("%w: token subject mapped to another user of the company", ddb.ErrConflict)
 )
 
 // ErrLastAdmin refuses a change that would leave a company without an
 // active admin.
 var ErrLastAdmin = errors.New("the company's last active admin")
-
-// credentialRef is a global look-up item (API key hash or token subject) that
-// points at a user inside its company. An API key's also carries the key's
-// id, expiry (the table's TTL attribute, epoch seconds) and last use. A
-// subject has one per company that maps it (see CredentialBySubject).
-type credentialRef struct {
-	Key
-	CompanyID  int64  `dynamodbav:"company_id"`
-	UserID     int64  `dynamodbav:"user_id"`
-	CreatedAt  string `dynamodbav:"created_at"`
-	KeyID      int64  `dynamodbav:"key_id,omitempty"`
-	LastUsedAt string `dynamodbav:"last_used_at,omitempty"`
-	ExpiresAt  int64  `dynamodbav:"expires_at,omitempty"`
-}
-
-type userEmailRef struct {
-	Key
-	UserID int64 `dynamodbav:"user_id"`
-}
 
 // HashAPIKey is the only form in which an API key is stored.
 func HashAPIKey(key string) string {
@@ -101,7 +65,7 @@ func facets(u User) []string {
 }
 
 // PutUser creates a user (CreateUser without an audit entry of its own).
-func (s *Store) PutUser(ctx context.Context, u User) error {
+func (s *Tenancy) PutUser(ctx context.Context, u User) error {
 	_, err := s.CreateUser(ctx, u)
 	return err
 }
@@ -111,7 +75,7 @@ func (s *Store) PutUser(ctx context.Context, u User) error {
 // list copies and counters, in one transaction that also records the audit
 // entry. ErrEmailTaken or ErrSubjectTaken when another user of the company
 // has the email or the subject.
-func (s *Store) CreateUser(ctx context.Context, u User) (User, error) {
+func (s *Tenancy) CreateUser(ctx context.Context, u User) (User, error) {
 	next := u.ID == 0
 	for attempt := 0; ; attempt++ {
 		if next {
@@ -128,7 +92,7 @@ func (s *Store) CreateUser(ctx context.Context, u User) (User, error) {
 		err = s.t.Transact(ctx, items)
 		switch {
 		case next && ddb.ConditionFailedAt(err, 0) && attempt < ddb.MaxTxAttempts:
-			continue // the id is an older user's (see nextCompanyID): take the next
+			continue // the id is an older user's (see ledger.NextCompanyID): take the next
 		case ddb.ConditionFailedAt(err, 1):
 			return User{}, ErrEmailTaken
 		case u.Subject != "" && (ddb.ConditionFailedAt(err, 2) || ddb.ConditionFailedAt(err, 3)):
@@ -141,11 +105,11 @@ func (s *Store) CreateUser(ctx context.Context, u User) (User, error) {
 }
 
 // NextUserID is the company's next user id, above its highest one.
-func (s *Store) NextUserID(ctx context.Context, companyID int64) (int64, error) {
-	return s.nextCompanyID(ctx, companyID, "user", schema.UserFacetPrefix(FacetAll))
+func (s *Tenancy) NextUserID(ctx context.Context, companyID int64) (int64, error) {
+	return s.l.NextCompanyID(ctx, companyID, "user", schema.UserFacetPrefix(FacetAll))
 }
 
-func (s *Store) txCreateUser(ctx context.Context, u User) ([]types.TransactWriteItem, User, error) {
+func (s *Tenancy) txCreateUser(ctx context.Context, u User) ([]types.TransactWriteItem, User, error) {
 	u.Key = schema.UserKey(u.CompanyID, u.ID)
 	u.CreatedAt, u.Revision = s.t.Stamp(), 1
 	u.UpdatedAt = u.CreatedAt
@@ -158,11 +122,11 @@ func (s *Store) txCreateUser(ctx context.Context, u User) ([]types.TransactWrite
 	if err := add(s.t.TxPutNew(u)); err != nil {
 		return nil, User{}, err
 	}
-	if err := add(s.t.TxPutNew(userEmailRef{Key: schema.UserEmailKey(u.CompanyID, u.Email), UserID: u.ID})); err != nil {
+	if err := add(s.t.TxPutNew(schema.UserEmailRef{Key: schema.UserEmailKey(u.CompanyID, u.Email), UserID: u.ID})); err != nil {
 		return nil, User{}, err
 	}
 	if u.Subject != "" {
-		ref := credentialRef{Key: schema.SubjectKey(u.Subject, u.CompanyID), CompanyID: u.CompanyID, UserID: u.ID, CreatedAt: u.CreatedAt}
+		ref := schema.CredentialRef{Key: schema.SubjectKey(u.Subject, u.CompanyID), CompanyID: u.CompanyID, UserID: u.ID, CreatedAt: u.CreatedAt}
 		if err := add(s.t.TxPutNew(ref)); err != nil {
 			return nil, User{}, err
 		}
@@ -194,9 +158,9 @@ func (s *Store) txCreateUser(ctx context.Context, u User) ([]types.TransactWrite
 			return nil, User{}, err
 		}
 	}
-	audit, err := s.l.TxAudit(ctx, u.CompanyID, AuditEntry{
+	audit, err := s.l.TxAudit(ctx, u.CompanyID, ledger.AuditEntry{
 		Action: "user.create", TargetType: "user", TargetID: strconv.FormatInt(u.ID, 10),
-		Changes: map[string]Change{
+		Changes: map[string]ledger.Change{
 			"email": {After: u.Email}, "first_name": {After: u.FirstName}, "last_name": {After: u.LastName},
 			"permissions": {After: permissionList(u.Permissions)}, "is_admin": {After: u.IsAdmin},
 			"active": {After: u.Active}, "subject": {After: u.Subject},
@@ -213,15 +177,15 @@ func permissionList(p []string) []string {
 }
 
 // GetUser reads a user of a company.
-func (s *Store) GetUser(ctx context.Context, companyID, userID int64) (User, error) {
+func (s *Tenancy) GetUser(ctx context.Context, companyID, userID int64) (User, error) {
 	var u User
 	err := s.t.GetItem(ctx, schema.UserKey(companyID, userID), &u)
 	return u, err
 }
 
 // UserByEmail finds a user of a company by email (ignoring case).
-func (s *Store) UserByEmail(ctx context.Context, companyID int64, email string) (User, error) {
-	var ref userEmailRef
+func (s *Tenancy) UserByEmail(ctx context.Context, companyID int64, email string) (User, error) {
+	var ref schema.UserEmailRef
 	if err := s.t.GetItem(ctx, schema.UserEmailKey(companyID, email), &ref); err != nil {
 		return User{}, err
 	}
@@ -229,7 +193,7 @@ func (s *Store) UserByEmail(ctx context.Context, companyID int64, email string) 
 }
 
 // ListUsers returns every user of a company.
-func (s *Store) ListUsers(ctx context.Context, companyID int64) ([]User, error) {
+func (s *Tenancy) ListUsers(ctx context.Context, companyID int64) ([]User, error) {
 	var out []User
 	err := s.t.QueryAll(ctx, "", ddb.PKBeginsWith(schema.CompanyPK(companyID), "USER#"), true, &out)
 	return out, err
@@ -237,12 +201,12 @@ func (s *Store) ListUsers(ctx context.Context, companyID int64) ([]User, error) 
 
 // ListUsersPage returns one page of a company's users under a facet (by
 // id) and the facet's total.
-func (s *Store) ListUsersPage(ctx context.Context, companyID int64, facet string, q PageQuery) ([]User, PageResult, int64, error) {
+func (s *Tenancy) ListUsersPage(ctx context.Context, companyID int64, facet string, q page.Request) ([]User, page.Result, int64, error) {
 	l := page.List{Partition: schema.CompanyPK(companyID), Range: page.Prefix(schema.UserFacetPrefix(facet)), Forward: true}
 	var out []User
-	res, err := s.readPage(ctx, l, q, &out)
+	res, err := page.Read(ctx, s.t, l, q, &out)
 	if err != nil {
-		return nil, PageResult{}, 0, err
+		return nil, page.Result{}, 0, err
 	}
 	n, err := s.l.CounterValue(ctx, schema.UserCountKey(companyID, facet))
 	return out, res, n, err
@@ -260,7 +224,7 @@ type UserChange struct {
 // concurrent change makes it read again). It returns the user before and
 // after. ErrLastAdmin when the change would leave the company without an
 // active admin; a change that changes nothing writes nothing.
-func (s *Store) UpdateUser(ctx context.Context, companyID, userID int64, ch UserChange) (before, after User, err error) {
+func (s *Tenancy) UpdateUser(ctx context.Context, companyID, userID int64, ch UserChange) (before, after User, err error) {
 	for attempt := 0; attempt < ddb.MaxTxAttempts; attempt++ {
 		if err := ddb.Backoff(ctx, attempt); err != nil {
 			return User{}, User{}, err
@@ -301,26 +265,26 @@ func (s *Store) UpdateUser(ctx context.Context, companyID, userID int64, ch User
 			return User{}, User{}, err
 		}
 	}
-	return User{}, User{}, fmt.Errorf("update user %d: %w", userID, ErrUnavailable)
+	return User{}, User{}, fmt.Errorf("update user %d: %w", userID, ddb.ErrUnavailable)
 }
 
-func userChanges(before, after User) map[string]Change {
-	out := map[string]Change{}
+func userChanges(before, after User) map[string]ledger.Change {
+	out := map[string]ledger.Change{}
 	if !slices.Equal(before.Permissions, after.Permissions) {
-		out["permissions"] = Change{Before: permissionList(before.Permissions), After: permissionList(after.Permissions)}
+		out["permissions"] = ledger.Change{Before: permissionList(before.Permissions), After: permissionList(after.Permissions)}
 	}
 	if before.IsAdmin != after.IsAdmin {
-		out["is_admin"] = Change{Before: before.IsAdmin, After: after.IsAdmin}
+		out["is_admin"] = ledger.Change{Before: before.IsAdmin, After: after.IsAdmin}
 	}
 	if before.Active != after.Active {
-		out["active"] = Change{Before: before.Active, After: after.Active}
+		out["active"] = ledger.Change{Before: before.Active, After: after.Active}
 	}
 	return out
 }
 
 // txUpdateUser returns the items of an update and the index of the
 // last-admin guard among them (-1 when the change needs none).
-func (s *Store) txUpdateUser(ctx context.Context, before, after User, changes map[string]Change) ([]types.TransactWriteItem, int, error) {
+func (s *Tenancy) txUpdateUser(ctx context.Context, before, after User, changes map[string]ledger.Change) ([]types.TransactWriteItem, int, error) {
 	cond := expression.AttributeNotExists(expression.Name("revision"))
 	if before.Revision != 0 {
 		cond = expression.Name("revision").Equal(expression.Value(before.Revision))
@@ -373,7 +337,7 @@ func (s *Store) txUpdateUser(ctx context.Context, before, after User, changes ma
 		}
 		items = append(items, it)
 	}
-	audit, err := s.l.TxAudit(ctx, cid, AuditEntry{
+	audit, err := s.l.TxAudit(ctx, cid, ledger.AuditEntry{
 		Action: "user.update", TargetType: "user", TargetID: strconv.FormatInt(after.ID, 10), Changes: changes,
 	})
 	return append(items, audit...), guard, err
@@ -381,6 +345,6 @@ func (s *Store) txUpdateUser(ctx context.Context, before, after User, changes ma
 
 // UsersByID reads the company's users with these ids (by key); ids that
 // are not the company's users are absent from the map.
-func (s *Store) UsersByID(ctx context.Context, companyID int64, ids []int64) (map[int64]User, error) {
-	return ddb.ByID(ctx, s.t, ids, func(id int64) Key { return schema.UserKey(companyID, id) }, func(u User) int64 { return u.ID })
+func (s *Tenancy) UsersByID(ctx context.Context, companyID int64, ids []int64) (map[int64]User, error) {
+	return ddb.ByID(ctx, s.t, ids, func(id int64) ddb.Key { return schema.UserKey(companyID, id) }, func(u User) int64 { return u.ID })
 }

@@ -1,11 +1,10 @@
-package store
+package catalog
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
@@ -33,56 +32,14 @@ import (
 // maxRevAttempts bounds the retries of a write that lost the revision race.
 const maxRevAttempts = 8
 
-func projectsRevKey(companyID int64) Key {
-	return Key{PK: schema.CompanyPK(companyID), SK: "PROJECTREV"}
-}
-
-func teamSelectorsPK(companyID int64) string { return schema.CompanyPK(companyID) + "#TEAMSEL" }
-
-// teamSelectors is the copy of a team's project selectors that project
-// changes read.
-type teamSelectors struct {
-	Key
-	TeamID          int64    `dynamodbav:"team_id"`
-	ProjectIDs      []int64  `dynamodbav:"project_ids,omitempty"`
-	ProjectTags     []string `dynamodbav:"project_tags,omitempty"`
-	RepoURLPatterns []string `dynamodbav:"repo_url_patterns,omitempty"`
-	ProjectsRev     int64    `dynamodbav:"projects_rev"`
-}
-
-// Covers reports whether a team with these selectors covers p: by id, by a
-// tag (case-insensitive equality), or by a repository URL pattern
-// (case-insensitive substring; a project without a URL matches none).
-func (t teamSelectors) Covers(p Project) bool {
-	if slices.Contains(t.ProjectIDs, p.ID) {
-		return true
-	}
-	if slices.ContainsFunc(p.Tags, func(tag string) bool {
-		return slices.ContainsFunc(t.ProjectTags, func(sel string) bool { return strings.EqualFold(tag, sel) })
-	}) {
-		return true
-	}
-	url := strings.ToLower(p.RepoURL)
-	return url != "" && slices.ContainsFunc(t.RepoURLPatterns, func(sel string) bool {
-		return strings.Contains(url, strings.ToLower(sel))
-	})
-}
-
-func (t Team) selectors() teamSelectors {
-	return teamSelectors{
-		Key: Key{PK: teamSelectorsPK(t.CompanyID), SK: t.SK}, TeamID: t.ID, ProjectIDs: t.ProjectIDs,
-		ProjectTags: t.ProjectTags, RepoURLPatterns: t.RepoURLPatterns, ProjectsRev: t.ProjectsRev,
-	}
-}
-
-// projectsRev reads the company's revision of projects (0 before the first
+// ProjectsRev reads the company's revision of projects (0 before the first
 // project). A stale value only makes the conditional write retry.
-func (s *Store) projectsRev(ctx context.Context, companyID int64) (int64, error) {
+func (s *Catalog) ProjectsRev(ctx context.Context, companyID int64) (int64, error) {
 	var r struct {
 		Rev int64 `dynamodbav:"rev"`
 	}
-	err := s.t.GetItem(ctx, projectsRevKey(companyID), &r)
-	if errors.Is(err, ErrNotFound) {
+	err := s.t.GetItem(ctx, schema.ProjectsRevKey(companyID), &r)
+	if errors.Is(err, ddb.ErrNotFound) {
 		return 0, nil
 	}
 	return r.Rev, err
@@ -90,18 +47,18 @@ func (s *Store) projectsRev(ctx context.Context, companyID int64) (int64, error)
 
 // txBumpProjectsRev moves the revision from rev to rev+1, failing the
 // transaction if another write moved it first.
-func (s *Store) txBumpProjectsRev(companyID, rev int64) (types.TransactWriteItem, error) {
-	return s.t.TxUpdate(projectsRevKey(companyID), expression.Set(expression.Name("rev"), expression.Value(rev+1)), revIs(rev))
+func (s *Catalog) txBumpProjectsRev(companyID, rev int64) (types.TransactWriteItem, error) {
+	return s.t.TxUpdate(schema.ProjectsRevKey(companyID), expression.Set(expression.Name("rev"), expression.Value(rev+1)), revIs(rev))
 }
 
 // txProjectsRevIs fails the transaction if the revision is no longer rev.
-func (s *Store) txProjectsRevIs(companyID, rev int64) (types.TransactWriteItem, error) {
+func (s *Catalog) txProjectsRevIs(companyID, rev int64) (types.TransactWriteItem, error) {
 	expr, err := expression.NewBuilder().WithCondition(*revIs(rev)).Build()
 	if err != nil {
 		return types.TransactWriteItem{}, err
 	}
 	return types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
-		TableName: aws.String(s.t.Name), Key: projectsRevKey(companyID).AV(), ConditionExpression: expr.Condition(),
+		TableName: aws.String(s.t.Name), Key: schema.ProjectsRevKey(companyID).AV(), ConditionExpression: expr.Condition(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 	}}, nil
 }
@@ -116,8 +73,8 @@ func revIs(rev int64) *expression.ConditionBuilder {
 
 // countCovered is the number of the company's projects t covers now, and
 // the revision of projects it was counted at.
-func (s *Store) countCovered(ctx context.Context, t Team) (int, int64, error) {
-	rev, err := s.projectsRev(ctx, t.CompanyID)
+func (s *Catalog) countCovered(ctx context.Context, t Team) (int, int64, error) {
+	rev, err := s.ProjectsRev(ctx, t.CompanyID)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -128,7 +85,7 @@ func (s *Store) countCovered(ctx context.Context, t Team) (int, int64, error) {
 	if err := s.t.QueryAllConsistent(ctx, ddb.PKBeginsWith(schema.CompanyPK(t.CompanyID), "PROJECT#"), &projects); err != nil {
 		return 0, 0, err
 	}
-	sel := t.selectors()
+	sel := t.Selectors()
 	n := 0
 	for _, p := range projects {
 		if sel.Covers(p) {
@@ -144,14 +101,14 @@ func (s *Store) countCovered(ctx context.Context, t Team) (int, int64, error) {
 // counts of the teams the change affects. before is the project as it was
 // (nil for a new project), after as written. A failure of items' own
 // conditions is returned as is.
-func (s *Store) writeProject(ctx context.Context, before *Project, after Project, items []types.TransactWriteItem) error {
+func (s *Catalog) writeProject(ctx context.Context, before *Project, after Project, items []types.TransactWriteItem) error {
 	var rev int64
 	for attempt := 0; ; attempt++ {
 		if err := ddb.Backoff(ctx, attempt); err != nil {
 			return err
 		}
 		var err error
-		if rev, err = s.projectsRev(ctx, after.CompanyID); err != nil {
+		if rev, err = s.ProjectsRev(ctx, after.CompanyID); err != nil {
 			return err
 		}
 		bump, err := s.txBumpProjectsRev(after.CompanyID, rev)
@@ -166,8 +123,8 @@ func (s *Store) writeProject(ctx context.Context, before *Project, after Project
 			break
 		}
 	}
-	var sels []teamSelectors
-	kc := expression.Key("PK").Equal(expression.Value(teamSelectorsPK(after.CompanyID)))
+	var sels []schema.TeamSelectors
+	kc := expression.Key("PK").Equal(expression.Value(schema.TeamSelectorsPK(after.CompanyID)))
 	if err := s.t.QueryAllConsistent(ctx, kc, &sels); err != nil {
 		return err
 	}
@@ -191,7 +148,7 @@ func (s *Store) writeProject(ctx context.Context, before *Project, after Project
 			continue
 		}
 		exists := expression.AttributeExists(expression.Name("PK"))
-		move, err := s.t.TxUpdate(teamKey(after.CompanyID, sel.TeamID), expression.Add(expression.Name("project_count"), expression.Value(delta)), &exists)
+		move, err := s.t.TxUpdate(schema.TeamKey(after.CompanyID, sel.TeamID), expression.Add(expression.Name("project_count"), expression.Value(delta)), &exists)
 		if err != nil {
 			return err
 		}

@@ -1,4 +1,4 @@
-package store
+package tenancy
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/acme/codescan-api/shared/store/internal/ledger"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/tabledef"
@@ -15,11 +16,11 @@ import (
 type AuditRecord struct {
 	ID         string
 	At         string
-	Actor      AuditActor
+	Actor      ledger.AuditActor
 	Action     string
 	TargetType string
 	TargetID   string
-	Changes    map[string]Change
+	Changes    map[string]ledger.Change
 }
 
 // AuditFilter selects audit entries; zero values select everything.
@@ -31,20 +32,20 @@ type AuditFilter struct {
 
 // ListAudit returns one page of a company's entries, newest first. Every
 // filter combination is one Query of one partition.
-func (s *Store) ListAudit(ctx context.Context, companyID int64, f AuditFilter, q PageQuery) ([]AuditRecord, PageResult, error) {
+func (s *Tenancy) ListAudit(ctx context.Context, companyID int64, f AuditFilter, q page.Request) ([]AuditRecord, page.Result, error) {
 	var items []schema.AuditItem
-	res, err := s.readPage(ctx, auditList(companyID, f), q, &items)
+	res, err := page.Read(ctx, s.t, auditList(companyID, f), q, &items)
 	if err != nil {
-		return nil, PageResult{}, err
+		return nil, page.Result{}, err
 	}
 	out := make([]AuditRecord, 0, len(items))
 	for _, it := range items {
 		r := AuditRecord{
-			ID: it.ID, At: it.At, Actor: AuditActor{UserID: it.ActorUserID, Via: it.ActorVia, KeyID: it.ActorKeyID},
+			ID: it.ID, At: it.At, Actor: ledger.AuditActor{UserID: it.ActorUserID, Via: it.ActorVia, KeyID: it.ActorKeyID},
 			Action: it.Action, TargetType: it.TargetType, TargetID: it.TargetID,
 		}
 		if err := json.Unmarshal([]byte(it.Changes), &r.Changes); err != nil {
-			return nil, PageResult{}, fmt.Errorf("audit entry %s: %w", it.ID, err)
+			return nil, page.Result{}, fmt.Errorf("audit entry %s: %w", it.ID, err)
 		}
 		out = append(out, r)
 	}
@@ -63,7 +64,7 @@ func auditList(companyID int64, f AuditFilter) page.List {
 	case f.Action != "":
 		l.Index, l.Partition = tabledef.GSI2, schema.AuditActionPK(companyID, f.Action)
 	}
-	l.Range = digitKeys
+	l.Range = page.Digits
 	if !f.From.IsZero() {
 		l.Range.From = f.From.UTC().Format(schema.AuditTimeLayout)
 	}

@@ -1,4 +1,4 @@
-package store
+package tenancy
 
 import (
 	"context"
@@ -34,15 +34,6 @@ const (
 	idemDone    = "done"
 )
 
-// IdempotentAnswer is a creation's answer as kept for replays. A withheld
-// secret answer keeps no body: it is never stored.
-type IdempotentAnswer struct {
-	Status       int               `dynamodbav:"status,omitempty"`
-	Header       map[string]string `dynamodbav:"header,omitempty"`
-	Body         []byte            `dynamodbav:"body,omitempty"`
-	BodyWithheld bool              `dynamodbav:"body_withheld,omitempty"`
-}
-
 // IdempotencyRecord is what a key already holds: the fingerprint of the
 // request that took it, and its answer once Done.
 type IdempotencyRecord struct {
@@ -53,29 +44,19 @@ type IdempotencyRecord struct {
 
 // IdempotencyClaim is a key taken by a request in progress.
 type IdempotencyClaim struct {
-	k     Key
+	k     ddb.Key
 	token string
-}
-
-type idemItem struct {
-	Key
-	Fingerprint string `dynamodbav:"fingerprint"`
-	State       string `dynamodbav:"state"`
-	Claim       string `dynamodbav:"claim"`
-	LeaseUntil  int64  `dynamodbav:"lease_until"`
-	ExpiresAt   int64  `dynamodbav:"expires_at"`
-	IdempotentAnswer
 }
 
 // ClaimIdempotencyKey takes key for a request of subject (see RateSubject)
 // whose content hashes to fingerprint. It returns the claim when the key
 // was free (unused, expired, or held by a request whose lease ran out),
 // else the record the key holds.
-func (s *Store) ClaimIdempotencyKey(ctx context.Context, companyID int64, subject, key, fingerprint string, at time.Time) (*IdempotencyClaim, *IdempotencyRecord, error) {
+func (s *Tenancy) ClaimIdempotencyKey(ctx context.Context, companyID int64, subject, key, fingerprint string, at time.Time) (*IdempotencyClaim, *IdempotencyRecord, error) {
 	token := make([]byte, 16)
 	_, _ = rand.Read(token)
 	c := &IdempotencyClaim{k: schema.IdempotencyKey(companyID, subject, key), token: hex.EncodeToString(token)}
-	item, err := attributevalue.MarshalMap(idemItem{Key: c.k, Fingerprint: fingerprint, State: idemPending, Claim: c.token,
+	item, err := attributevalue.MarshalMap(schema.IdempotencyItem{Key: c.k, Fingerprint: fingerprint, State: idemPending, Claim: c.token,
 		LeaseUntil: at.Add(idempotencyLease).Unix(), ExpiresAt: at.Add(IdempotencyRetention).Unix()})
 	if err != nil {
 		return nil, nil, err
@@ -99,7 +80,7 @@ func (s *Store) ClaimIdempotencyKey(ctx context.Context, companyID int64, subjec
 	})
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
-		var old idemItem
+		var old schema.IdempotencyItem
 		if err := attributevalue.UnmarshalMap(ccf.Item, &old); err != nil {
 			return nil, nil, err
 		}
@@ -116,9 +97,9 @@ func (s *Store) ClaimIdempotencyKey(ctx context.Context, companyID int64, subjec
 }
 
 // CompleteIdempotencyKey keeps a's answer for replays, for the rest of the
-// key's retention. ErrConflict when the claim was lost (its lease ran out
+// key's retention. ddb.ErrConflict when the claim was lost (its lease ran out
 // and another request took the key).
-func (s *Store) CompleteIdempotencyKey(ctx context.Context, c *IdempotencyClaim, a IdempotentAnswer) error {
+func (s *Tenancy) CompleteIdempotencyKey(ctx context.Context, c *IdempotencyClaim, a IdempotentAnswer) error {
 	upd := expression.Set(expression.Name("state"), expression.Value(idemDone)).
 		Set(expression.Name("status"), expression.Value(a.Status))
 	if len(a.Header) > 0 {
@@ -136,7 +117,7 @@ func (s *Store) CompleteIdempotencyKey(ctx context.Context, c *IdempotencyClaim,
 
 // ReleaseIdempotencyKey frees a claimed key (the request failed, so a
 // retry with the key runs again). A claim already lost is left alone.
-func (s *Store) ReleaseIdempotencyKey(ctx context.Context, c *IdempotencyClaim) error {
+func (s *Tenancy) ReleaseIdempotencyKey(ctx context.Context, c *IdempotencyClaim) error {
 	ours := expression.Name("claim").Equal(expression.Value(c.token))
 	expr, err := expression.NewBuilder().WithCondition(ours).Build()
 	if err != nil {

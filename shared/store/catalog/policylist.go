@@ -1,4 +1,4 @@
-package store
+package catalog
 
 import (
 	"context"
@@ -18,11 +18,11 @@ type PolicyPage struct {
 }
 
 // ListPolicies reads one page of a company's policies by id.
-func (s *Store) ListPolicies(ctx context.Context, companyID int64, q PageQuery) (PolicyPage, error) {
+func (s *Catalog) ListPolicies(ctx context.Context, companyID int64, q page.Request) (PolicyPage, error) {
 	var p PolicyPage
 	var err error
 	l := page.List{Partition: schema.CompanyPK(companyID), Range: page.Prefix("POLICY#"), Forward: true}
-	if p.PageResult, err = s.readPage(ctx, l, q, &p.Policies); err != nil {
+	if p.PageResult, err = page.Read(ctx, s.t, l, q, &p.Policies); err != nil {
 		return PolicyPage{}, err
 	}
 	p.Total, err = s.l.CompanyCount(ctx, companyID, policyCount)

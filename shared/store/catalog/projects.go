@@ -1,0 +1,68 @@
+package catalog
+
+import (
+	"context"
+
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// CreateProject stores a new project with the next project id. A name
+// already used in the company (case-insensitive) is ddb.ErrConflict.
+func (s *Catalog) CreateProject(ctx context.Context, p Project) (Project, error) {
+	id, err := s.l.NextID(ctx, "project")
+	if err != nil {
+		return Project{}, err
+	}
+	p.ID = id
+	p.Key = schema.ProjectKey(p.CompanyID, id)
+	if p.CreatedAt == "" {
+		p.CreatedAt = s.t.Stamp()
+	}
+	guard, err := s.t.TxPutNew(schema.ProjectNameRef{Key: schema.ProjectNameKey(p.CompanyID, p.Name), ProjectID: id})
+	if err != nil {
+		return Project{}, err
+	}
+	item, err := s.t.TxPut(p, nil)
+	if err != nil {
+		return Project{}, err
+	}
+	counted, err := s.l.TxCount(p.CompanyID, projectCount, 1)
+	if err != nil {
+		return Project{}, err
+	}
+	if err := s.writeProject(ctx, nil, p, []types.TransactWriteItem{guard, item, counted}); err != nil {
+		return Project{}, err
+	}
+	return p, nil
+}
+
+// GetProject reads a project of a company.
+func (s *Catalog) GetProject(ctx context.Context, companyID, projectID int64) (Project, error) {
+	var p Project
+	err := s.t.GetItem(ctx, schema.ProjectKey(companyID, projectID), &p)
+	return p, err
+}
+
+// ProjectByName finds a project of a company by name (case-insensitive).
+func (s *Catalog) ProjectByName(ctx context.Context, companyID int64, name string) (Project, error) {
+	var ref schema.ProjectNameRef
+	if err := s.t.GetItem(ctx, schema.ProjectNameKey(companyID, name), &ref); err != nil {
+		return Project{}, err
+	}
+	return s.GetProject(ctx, companyID, ref.ProjectID)
+}
+
+// ListProjects returns every project of a company, by id.
+func (s *Catalog) ListProjects(ctx context.Context, companyID int64) ([]Project, error) {
+	var out []Project
+	err := s.t.QueryAll(ctx, "", ddb.PKBeginsWith(schema.CompanyPK(companyID), "PROJECT#"), true, &out)
+	return out, err
+}
+
+// ProjectsByID reads the company's projects with these ids (by key); ids
+// that are not the company's projects are absent from the map.
+func (s *Catalog) ProjectsByID(ctx context.Context, companyID int64, ids []int64) (map[int64]Project, error) {
+	return ddb.ByID(ctx, s.t, ids, func(id int64) ddb.Key { return schema.ProjectKey(companyID, id) }, func(p Project) int64 { return p.ID })
+}

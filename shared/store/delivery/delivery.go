@@ -1,0 +1,27 @@
+// Package delivery is the store's area of telling people: deliveries of
+// outbox events (their claims, retries and attempt log), webhook endpoints
+// and notification settings.
+package delivery
+
+import (
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/ledger"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
+)
+
+// The item types of the area (see schema).
+type (
+	Delivery            = schema.Delivery
+	AttemptLog          = schema.AttemptLog
+	WebhookEndpoint     = schema.WebhookEndpoint
+	NotificationSetting = schema.NotificationSetting
+)
+
+// Deliveries reads and writes the area's items of one table.
+type Deliveries struct {
+	t *ddb.Table
+	l *ledger.Ledger
+}
+
+// New returns the area on a table and its ledger.
+func New(t *ddb.Table, l *ledger.Ledger) *Deliveries { return &Deliveries{t: t, l: l} }

@@ -1,0 +1,27 @@
+package store
+
+import "context"
+
+// OpenOnBranch reports, for each issue, whether its finding (same tool and
+// fingerprint) is an open issue on another branch of its project, by id:
+// the only_new test against the project's default branch. It reads the
+// counterparts by key, 100 at a time.
+func (s *Store) OpenOnBranch(ctx context.Context, companyID int64, branch string, issues []Issue) (map[string]bool, error) {
+	ids := make([]string, len(issues))
+	for n, i := range issues {
+		ids[n] = IssueID(companyID, i.ProjectID, branch, i.Tool, i.Fingerprint)
+	}
+	out := make(map[string]bool, len(issues))
+	for start := 0; start < len(ids); start += 100 {
+		got, err := s.issuesByID(ctx, companyID, ids[start:min(start+100, len(ids))])
+		if err != nil {
+			return nil, err
+		}
+		for n := start; n < min(start+100, len(ids)); n++ {
+			if i, ok := got[ids[n]]; ok && i.Status == "open" {
+				out[issues[n].ID] = true
+			}
+		}
+	}
+	return out, nil
+}
