@@ -42,7 +42,7 @@ test:
 	$(GO) run ./scripts/lambdadeps
 	$(GO) run ./scripts/vulncheck ./...
 	$(GO) run ./scripts/withddb $(GO) test -race -count=1 -timeout 30m -parallel 4 -skip '^(TestHostileInput|TestFaultInjection)$$' ./...
-	set -o pipefail; $(GO) run ./scripts/withddb $(GO) test -count=1 -timeout 30m -parallel 4 -run '^(TestHostileInput|TestFaultInjection)$$' -v ./functions/registry \
+	set -o pipefail; $(GO) run ./scripts/withddb $(GO) test -count=1 -timeout 30m -parallel 4 -run '^(TestHostileInput|TestFaultInjection)$$' -v ./internal/registry \
 	  | grep -E '^(hostile-input|fault injection|--- FAIL|ok|FAIL)'
 	cd infra && $(GO) vet ./... && $(GO) test -count=1 ./...
 	$(MAKE) lint
@@ -74,7 +74,7 @@ load:
 ## DynamoDB call position x each of the 5 error kinds (make test runs every
 ## position with one kind, the kinds in turn)
 faults:
-	set -o pipefail; FAULTS=full $(GO) run ./scripts/withddb $(GO) test -count=1 -timeout 60m -parallel 4 -run '^TestFaultInjection$$' -v ./functions/registry \
+	set -o pipefail; FAULTS=full $(GO) run ./scripts/withddb $(GO) test -count=1 -timeout 60m -parallel 4 -run '^TestFaultInjection$$' -v ./internal/registry \
 	  | grep -E '^(fault injection|--- FAIL|ok|FAIL)'
 
 ## token: mint a bearer token for a demo user: make token EMAIL=member@acme.example

@@ -18,7 +18,8 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
-	"github.com/acme/codescan-api/functions/dispatcher/localstream"
+	"github.com/acme/codescan-api/internal/localstream"
+	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/delivery"
 	"github.com/acme/codescan-api/shared/deployspec"
 	"github.com/acme/codescan-api/shared/mail"
@@ -27,7 +28,6 @@ import (
 	"github.com/acme/codescan-api/shared/notify"
 	"github.com/acme/codescan-api/shared/secrets"
 	"github.com/acme/codescan-api/shared/store"
-	"github.com/acme/codescan-api/shared/testenv"
 	"github.com/acme/codescan-api/shared/webhook"
 )
 

@@ -21,12 +21,12 @@ import (
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
 
-	"github.com/acme/codescan-api/functions/dispatcher/localstream"
 	"github.com/acme/codescan-api/functions/exporter"
 	"github.com/acme/codescan-api/functions/issues"
+	"github.com/acme/codescan-api/internal/localstream"
+	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/store"
-	"github.com/acme/codescan-api/shared/testenv"
 )
 
 // Streams: the exporter reads the table's stream, on a DynamoDB Local of

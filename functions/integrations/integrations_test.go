@@ -17,12 +17,12 @@ import (
 	"time"
 
 	"github.com/acme/codescan-api/functions/integrations"
+	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/scmhost"
 	"github.com/acme/codescan-api/shared/scmhost/scmhosttest"
 	"github.com/acme/codescan-api/shared/secrets"
 	"github.com/acme/codescan-api/shared/store"
-	"github.com/acme/codescan-api/shared/testenv"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }

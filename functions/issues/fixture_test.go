@@ -11,8 +11,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/acme/codescan-api/functions/issues"
+	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/store"
-	"github.com/acme/codescan-api/shared/testenv"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }

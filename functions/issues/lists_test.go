@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/store"
-	"github.com/acme/codescan-api/shared/testenv"
 )
 
 // listPage is a page of any of the issue lists, the issues kept by id.

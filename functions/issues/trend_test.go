@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/acme/codescan-api/shared/testenv"
+	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/trend"
 )
 

@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/acme/codescan-api/functions/notifications"
+	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/store"
-	"github.com/acme/codescan-api/shared/testenv"
 )
 
 // Over the limit a caller gets 429 with Retry-After until the clock

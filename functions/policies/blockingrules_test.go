@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acme/codescan-api/shared/testenv"
+	"github.com/acme/codescan-api/internal/testenv"
 )
 
 type ruleBody struct {

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/acme/codescan-api/functions/projects"
+	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/store"
-	"github.com/acme/codescan-api/shared/testenv"
 )
 
 // TestReportTrendDrawnInBrowser gives a project 60 days of history (written

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acme/codescan-api/shared/testenv"
+	"github.com/acme/codescan-api/internal/testenv"
 )
 
 // suppressedResult is a SARIF result the code suppresses (a nosemgrep

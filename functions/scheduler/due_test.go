@@ -11,9 +11,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/acme/codescan-api/functions/scheduler"
+	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/sla"
 	"github.com/acme/codescan-api/shared/store"
-	"github.com/acme/codescan-api/shared/testenv"
 )
 
 // dueWorld detects findings through scans (the ingestion path), one branch

@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/acme/codescan-api/functions/scheduler"
+	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/delivery"
 	"github.com/acme/codescan-api/shared/metrics"
 	"github.com/acme/codescan-api/shared/store"
-	"github.com/acme/codescan-api/shared/testenv"
 )
 
 // Each run of a job is one EMF line by job: its duration, the items it

@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/acme/codescan-api/functions/uploads"
+	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/reportstore"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/store"
-	"github.com/acme/codescan-api/shared/testenv"
 )
 
 // chunker sends chunks of one run of a report to a handler.

@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/acme/codescan-api/functions/uploads"
+	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/reportstore"
 	"github.com/acme/codescan-api/shared/routes"
-	"github.com/acme/codescan-api/shared/testenv"
 )
 
 // sendSource posts one source file of a run as the real client does

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/routes"
-	"github.com/acme/codescan-api/shared/testenv"
 )
 
 // gosecLike is a SARIF report of one tool with the given results, each

@@ -20,10 +20,10 @@ import (
 
 	"github.com/acme/codescan-api/functions/issues"
 	"github.com/acme/codescan-api/functions/uploads"
+	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/reports"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/store"
-	"github.com/acme/codescan-api/shared/testenv"
 )
 
 func TestMain(m *testing.M) { testenv.MainOwnDynamoDB(m) } // its tables have streams

@@ -16,10 +16,10 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/acme/codescan-api/functions/webhooks"
+	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/delivery"
 	"github.com/acme/codescan-api/shared/secrets"
 	"github.com/acme/codescan-api/shared/store"
-	"github.com/acme/codescan-api/shared/testenv"
 	"github.com/acme/codescan-api/shared/webhook"
 )
 

@@ -25,9 +25,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
 
-	"github.com/acme/codescan-api/functions/dispatcher/localstream"
 	"github.com/acme/codescan-api/functions/ingester"
 	"github.com/acme/codescan-api/functions/uploads"
+	"github.com/acme/codescan-api/internal/localstream"
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/config"
 	"github.com/acme/codescan-api/shared/deployspec"

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acme/codescan-api/functions/registry"
-	"github.com/acme/codescan-api/shared/testenv"
+	"github.com/acme/codescan-api/internal/registry"
+	"github.com/acme/codescan-api/internal/testenv"
 )
 
 func TestMain(m *testing.M) { testenv.MainOwnDynamoDB(m) } // its tables have streams

@@ -7,10 +7,10 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/acme/codescan-api/functions/dispatcher/localstream"
 	"github.com/acme/codescan-api/functions/exporter"
 	"github.com/acme/codescan-api/functions/ingester"
 	"github.com/acme/codescan-api/functions/scheduler"
+	"github.com/acme/codescan-api/internal/localstream"
 	"github.com/acme/codescan-api/shared/config"
 	"github.com/acme/codescan-api/shared/delivery"
 	"github.com/acme/codescan-api/shared/reportstore/s3reports"

@@ -13,10 +13,10 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/deployspec"
 	"github.com/acme/codescan-api/shared/dynamolocal"
 	"github.com/acme/codescan-api/shared/routes"
-	"github.com/acme/codescan-api/shared/testenv"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }

@@ -18,7 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/smithy-go/middleware"
 
-	"github.com/acme/codescan-api/functions/registry"
+	"github.com/acme/codescan-api/internal/registry"
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/config"
 	"github.com/acme/codescan-api/shared/demo"
@@ -168,7 +168,7 @@ func (w *world) invoke(ctx context.Context, group string, payload []byte) (event
 	var resp events.APIGatewayProxyResponse
 	newHandler, ok := registry.Constructors[group]
 	if !ok {
-		return resp, nil, fmt.Errorf("group %s is not in functions/registry", group)
+		return resp, nil, fmt.Errorf("group %s is not in internal/registry", group)
 	}
 	h := lambda.NewHandler(lambdahttp.Handler(newHandler(w.deps)))
 	w.calls.reset()

@@ -29,9 +29,9 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/acme/codescan-api/functions/dispatcher/localstream"
 	"github.com/acme/codescan-api/functions/ingester"
-	"github.com/acme/codescan-api/functions/registry"
+	"github.com/acme/codescan-api/internal/localstream"
+	"github.com/acme/codescan-api/internal/registry"
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/config"
 	"github.com/acme/codescan-api/shared/httpapi"

@@ -20,9 +20,9 @@ import (
 
 	"github.com/acme/codescan-api/functions/accounts"
 	"github.com/acme/codescan-api/functions/teams"
+	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/store"
-	"github.com/acme/codescan-api/shared/testenv"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }

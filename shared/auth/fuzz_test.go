@@ -17,10 +17,10 @@ import (
 
 	"github.com/MicahParks/keyfunc/v3"
 
+	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/devjwt"
 	"github.com/acme/codescan-api/shared/store"
-	"github.com/acme/codescan-api/shared/testenv"
 )
 
 // fuzzUser is a user of FuzzAuthenticate's table. Keys, subjects and the

@@ -11,11 +11,11 @@ import (
 	"time"
 
 	"github.com/acme/codescan-api/functions/accounts"
+	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/config"
 	"github.com/acme/codescan-api/shared/devjwt"
 	"github.com/acme/codescan-api/shared/httpapi"
-	"github.com/acme/codescan-api/shared/testenv"
 )
 
 // jwksServer serves set (or fails, or stalls, as told) and counts requests.

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/demo"
 	"github.com/acme/codescan-api/shared/secrets"
 	"github.com/acme/codescan-api/shared/store"
-	"github.com/acme/codescan-api/shared/testenv"
 )
 
 func TestAdminSeed(t *testing.T) {

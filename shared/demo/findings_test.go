@@ -4,9 +4,9 @@ import (
 	"context"
 	"testing"
 
+	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/demo"
 	"github.com/acme/codescan-api/shared/store"
-	"github.com/acme/codescan-api/shared/testenv"
 )
 
 func TestFindingsSeed(t *testing.T) {

@@ -10,10 +10,10 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/acme/codescan-api/functions/notifications"
+	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/lambdahttp"
 	"github.com/acme/codescan-api/shared/store"
-	"github.com/acme/codescan-api/shared/testenv"
 )
 
 // runtimeTraceKey is the key under which aws-lambda-go puts the

@@ -9,9 +9,9 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/acme/codescan-api/functions/notifications"
+	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/lambdahttp"
-	"github.com/acme/codescan-api/shared/testenv"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }

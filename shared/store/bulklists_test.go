@@ -5,8 +5,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/store"
-	"github.com/acme/codescan-api/shared/testenv"
 )
 
 // companyItems is every item of company 1's partitions, timestamps blanked.

@@ -11,11 +11,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/recount"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/bulkload"
 	"github.com/acme/codescan-api/shared/tabledef"
-	"github.com/acme/codescan-api/shared/testenv"
 )
 
 // pendingIDs are the ids EachPendingDue returns for every first detection

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/store"
-	"github.com/acme/codescan-api/shared/testenv"
 )
 
 // A key is taken until its request answers; a kept answer is replayed

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/store"
-	"github.com/acme/codescan-api/shared/testenv"
 )
 
 // someIssues makes n issues spread over two projects, three branches, CWEs,

@@ -17,8 +17,8 @@ import (
 	"github.com/aws/smithy-go/middleware"
 	"github.com/google/uuid"
 
+	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/store"
-	"github.com/acme/codescan-api/shared/testenv"
 )
 
 // branchWorld applies scans of one project to a store.

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/store"
-	"github.com/acme/codescan-api/shared/testenv"
 )
 
 // A run's source budget holds under concurrent uploads: exactly as many

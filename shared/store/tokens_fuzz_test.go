@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/page"
-	"github.com/acme/codescan-api/shared/testenv"
 )
 
 // tokenList is one company-scoped list read with a page token, as its

@@ -8,9 +8,9 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
-	"github.com/acme/codescan-api/shared/testenv"
 	"github.com/acme/codescan-api/shared/trend"
 )
 

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/store"
-	"github.com/acme/codescan-api/shared/testenv"
 )
 
 const mib = 1 << 20

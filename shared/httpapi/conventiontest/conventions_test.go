@@ -24,12 +24,12 @@ import (
 	"github.com/acme/codescan-api/functions/accounts"
 	"github.com/acme/codescan-api/functions/projects"
 	"github.com/acme/codescan-api/functions/teams"
+	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/lambdahttp"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/tabledef"
-	"github.com/acme/codescan-api/shared/testenv"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }

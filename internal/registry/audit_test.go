@@ -10,13 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acme/codescan-api/functions/registry"
 	"github.com/acme/codescan-api/functions/webhooks"
+	"github.com/acme/codescan-api/internal/registry"
+	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/delivery"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/secrets"
 	"github.com/acme/codescan-api/shared/store"
-	"github.com/acme/codescan-api/shared/testenv"
 	"github.com/acme/codescan-api/shared/webhook"
 )
 

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acme/codescan-api/functions/dispatcher/localstream"
 	"github.com/acme/codescan-api/functions/ingester"
+	"github.com/acme/codescan-api/internal/localstream"
 	"github.com/acme/codescan-api/shared/dynamolocal"
 	"github.com/acme/codescan-api/shared/reportstore"
 	"github.com/acme/codescan-api/shared/reportstore/s3reports"

@@ -4,9 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acme/codescan-api/functions/registry"
+	"github.com/acme/codescan-api/internal/registry"
+	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/routes"
-	"github.com/acme/codescan-api/shared/testenv"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }

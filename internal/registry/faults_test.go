@@ -21,10 +21,10 @@ import (
 	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/middleware"
 
-	"github.com/acme/codescan-api/functions/registry"
+	"github.com/acme/codescan-api/internal/registry"
+	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/store"
-	"github.com/acme/codescan-api/shared/testenv"
 )
 
 // faultKinds are the refusals real DynamoDB gives under load that DynamoDB

@@ -16,12 +16,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/acme/codescan-api/functions/registry"
+	"github.com/acme/codescan-api/internal/registry"
+	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/notify"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/store"
-	"github.com/acme/codescan-api/shared/testenv"
 )
 
 // hostileCase is one request a hostile client sends, and what the edge must

@@ -17,12 +17,12 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/acme/codescan-api/functions/registry"
+	"github.com/acme/codescan-api/internal/registry"
+	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/reportstore"
 	"github.com/acme/codescan-api/shared/routes"
-	"github.com/acme/codescan-api/shared/testenv"
 )
 
 // Credentials of FuzzEdge's inputs: each process has its own table, users
