@@ -66,8 +66,8 @@ func (s *Store) DecideIssue(ctx context.Context, companyID int64, id string, u I
 		if err != nil {
 			return err
 		}
-		if after == before && !withdraw {
-			return s.t.Transact(ctx, items) // the decision again: a retry heals its item
+		if after == before && (!withdraw || len(items) == 0) {
+			return s.transactSome(ctx, items) // the decision again: a retry heals its item
 		}
 		changes := issueChanges(before, after)
 		if before.Decision != after.Decision {
@@ -77,7 +77,7 @@ func (s *Store) DecideIssue(ctx context.Context, companyID int64, id string, u I
 		if err != nil {
 			return err
 		}
-		if after == before {
+		if after == before { // a withdrawal of a decision another branch made
 			return s.t.Transact(ctx, append(items, audit...))
 		}
 		_, err = s.commitIssues(ctx, companyID, []issueChange{{before: &before, after: &after, by: by, reason: after.Reason}}, append(items, audit...)...)
@@ -95,6 +95,14 @@ func (s *Store) DecideIssue(ctx context.Context, companyID int64, id string, u I
 		err = s.spread(ctx, companyID, after, withdraw, by)
 	}
 	return after, err
+}
+
+// transactSome writes items, if any.
+func (s *Store) transactSome(ctx context.Context, items []types.TransactWriteItem) error {
+	if len(items) == 0 {
+		return nil
+	}
+	return s.t.Transact(ctx, items)
 }
 
 // identified reports whether the issue has an identity beyond its branch.
