@@ -39,6 +39,16 @@ type issueJSON struct {
 	Reason             *string       `json:"reason"`
 	AssignedTo         *assigneeJSON `json:"assigned_to"`
 	UpdatedAt          *string       `json:"updated_at"`
+	Decision           *decisionJSON `json:"decision"`
+}
+
+// decisionJSON is the triage decision an issue carries: made for the
+// whole project or for its branch only, by whom, when, on which branch.
+type decisionJSON struct {
+	Scope     string `json:"scope"`
+	DecidedBy *int64 `json:"decided_by"`
+	DecidedAt string `json:"decided_at"`
+	Source    string `json:"source"`
 }
 
 type cweName struct {
@@ -131,6 +141,12 @@ func renderIssue(i store.Issue, lastSeen string) issueJSON {
 	out.AutoTriage.FalsePositiveDetection.Status = "not_started"
 	if i.AssignedTo != 0 {
 		out.AssignedTo = &assigneeJSON{ID: strconv.FormatInt(i.AssignedTo, 10)}
+	}
+	if d := i.Decision; d.Scope != "" {
+		out.Decision = &decisionJSON{Scope: d.Scope, DecidedAt: d.DecidedAt, Source: d.Source}
+		if d.DecidedBy != 0 {
+			out.Decision.DecidedBy = &d.DecidedBy
+		}
 	}
 	return out
 }

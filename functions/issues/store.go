@@ -15,6 +15,7 @@ type Store interface {
 	CreateExport(ctx context.Context, e store.Export) (store.Export, error)
 	GetExport(ctx context.Context, companyID int64, id string) (store.Export, error)
 	FilterSCAIssues(ctx context.Context, companyID, projectID int64, f exploits.Filter, q store.PageQuery) ([]store.SCAIssue, store.PageResult, int, error)
+	DecideIssue(ctx context.Context, companyID int64, id string, u store.IssueUpdate, scope string, by store.Actor) (store.Issue, error)
 	EachScanIssue(ctx context.Context, companyID int64, scanID string, fn func(store.Issue) error) error
 	FirstScanBranch(ctx context.Context, companyID, projectID int64) (string, error)
 	GetIssue(ctx context.Context, companyID int64, id string) (store.Issue, error)
@@ -38,5 +39,4 @@ type Store interface {
 	ScanSCAIssues(ctx context.Context, companyID int64, scanID string, q store.PageQuery) ([]store.SCAIssue, store.PageResult, int, error)
 	Trend(ctx context.Context, companyID, projectID int64, days int) (store.TrendWindow, error)
 	TriageIssues(ctx context.Context, companyID int64, f store.IssueFilter, status, reason string, by store.Actor) (matched, changed int, err error)
-	UpdateIssue(ctx context.Context, companyID int64, id string, u store.IssueUpdate, by store.Actor) (store.Issue, error)
 }

@@ -35,8 +35,10 @@ func checkReason(reason string) error {
 }
 
 // patch answers PATCH /issue/{issue_id}: status, reason and assignee, each
-// optional, at least one; the change goes through the issue write path
-// (counters and history in one transaction).
+// optional, at least one, and the decision's scope (project by default:
+// the finding's issues on every branch follow it, see store.DecideIssue);
+// the change goes through the issue write path (counters and history in
+// one transaction).
 func (h handlers) patch(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	p := auth.FromContext(ctx)
@@ -44,6 +46,7 @@ func (h handlers) patch(w http.ResponseWriter, r *http.Request) error {
 		Status     *string         `json:"status"`
 		Reason     *string         `json:"reason"`
 		AssignedTo json.RawMessage `json:"assigned_to"`
+		Scope      *string         `json:"scope"`
 	}
 	if err := httpapi.DecodeJSON(r, &req); err != nil {
 		return err
@@ -72,7 +75,14 @@ func (h handlers) patch(w http.ResponseWriter, r *http.Request) error {
 	if u == (store.IssueUpdate{}) {
 		return httpapi.Errorf(http.StatusBadRequest, "Give at least one of status, reason, assigned_to")
 	}
-	i, err := h.store.UpdateIssue(ctx, p.CompanyID, r.PathValue("issue_id"), u, store.Actor{UserID: p.UserID})
+	scope := store.DecisionProject
+	if req.Scope != nil {
+		scope = strings.ToLower(strings.TrimSpace(*req.Scope))
+		if !slices.Contains(store.DecisionScopes, scope) {
+			return httpapi.Errorf(http.StatusBadRequest, "scope must be one of %s", strings.Join(store.DecisionScopes, ", "))
+		}
+	}
+	i, err := h.store.DecideIssue(ctx, p.CompanyID, r.PathValue("issue_id"), u, scope, store.Actor{UserID: p.UserID})
 	if errors.Is(err, store.ErrNotFound) {
 		return errIssueNotFound
 	}

@@ -95,7 +95,9 @@ type Issue struct {
 	ReopenCount    int    `dynamodbav:"reopen_count,omitempty"`
 	Reason         string `dynamodbav:"reason,omitempty"`
 	AssignedTo     int64  `dynamodbav:"assigned_to,omitempty"`
-	UpdatedAt      string `dynamodbav:"updated_at,omitempty"`
+	// Decision is the triage decision the issue carries (see decide.go).
+	Decision  IssueDecision `dynamodbav:"decision,omitempty"`
+	UpdatedAt string        `dynamodbav:"updated_at,omitempty"`
 	// Version counts the item's writes; every update is conditional on it.
 	Version int64 `dynamodbav:"ver"`
 }

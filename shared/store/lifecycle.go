@@ -139,7 +139,11 @@ func (s *Store) applyIssues(ctx context.Context, companyID int64, sc Scan, head 
 	// new branch's first scan of 25,000 findings spares 250 reads). A
 	// retry reads: the attempt before may have written some.
 	unwritten := head.PK == ""
-	err := s.t.Retrying(ctx, func() error {
+	decided, err := s.ToolDecisions(ctx, companyID, sc.ProjectID, sc.Tool) // see decide.go
+	if err != nil {
+		return res, nil, err
+	}
+	err = s.t.Retrying(ctx, func() error {
 		res = ApplyResult{Late: res.Late}
 		ids := issueIDs(found)
 		reported := map[string]bool{}
@@ -160,11 +164,12 @@ func (s *Store) applyIssues(ctx context.Context, companyID int64, sc Scan, head 
 		}
 		unwritten = false
 		changes := lifecycleChanges(sc, found, previous, reported, existing, truth, &res)
+		takeDecisions(changes, decided)
 		// New in this scan: created now, or by an earlier attempt of it.
 		fresh = slices.Grow(fresh[:0], len(found))
 		for _, f := range found {
 			if e, ok := existing[f.ID]; !ok || e.ScanID == sc.ID {
-				fresh = append(fresh, f)
+				fresh = append(fresh, asDecided(f, decided))
 			}
 		}
 		// Sized up front: a scan's slices of issues run to megabytes, and
@@ -180,6 +185,9 @@ func (s *Store) applyIssues(ctx context.Context, companyID int64, sc Scan, head 
 				updated = append(updated, *c.issue(), *c.before)
 				updates = append(updates, c)
 			}
+		}
+		if err := s.decidedHistory(ctx, companyID, creates); err != nil {
+			return err
 		}
 		if err := s.bulkCreate(ctx, companyID, sc.ID, creates, settled); err != nil {
 			return err
@@ -225,7 +233,7 @@ func (s *Store) scanEvents(ctx context.Context, companyID int64, sc Scan, findin
 		var listed []map[string]any
 		count := 0
 		for _, i := range fresh {
-			if i.Urgency != t.urgency || i.Status == Suppressed { // nothing to act on
+			if i.Urgency != t.urgency || i.Status != "open" { // suppressed or decided: nothing to act on
 				continue
 			}
 			if count++; len(listed) < maxListedIssues {

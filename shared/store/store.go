@@ -14,6 +14,7 @@ import (
 
 	"github.com/acme/codescan-api/shared/store/baselines"
 	"github.com/acme/codescan-api/shared/store/catalog"
+	"github.com/acme/codescan-api/shared/store/decisions"
 	"github.com/acme/codescan-api/shared/store/delivery"
 	"github.com/acme/codescan-api/shared/store/exploits"
 	"github.com/acme/codescan-api/shared/store/exports"
@@ -56,6 +57,7 @@ type Store struct {
 	*exports.Exports
 	*exploits.Exploits
 	*baselines.Baselines
+	*decisions.Decisions
 	*trends.Trends
 	*tenancy.Tenancy
 	*catalog.Catalog
@@ -89,7 +91,8 @@ func WithClock(now func() time.Time) Option { return func(s *Store) { s.t.Now = 
 // DynamoDB's limits before sending them (KeyTooLongError).
 func New(db *dynamodb.Client, table string, opts ...Option) *Store {
 	t := ddb.New(db, table)
-	s := &Store{t: t, l: &ledger.Ledger{T: t, Retention: DefaultAuditRetention}, Exploits: exploits.New(t), Baselines: baselines.New(t), Trends: trends.New(t)}
+	s := &Store{t: t, l: &ledger.Ledger{T: t, Retention: DefaultAuditRetention}, Exploits: exploits.New(t), Baselines: baselines.New(t), Trends: trends.New(t),
+		Decisions: decisions.New(t)}
 	s.Exports = exports.New(s.t, s.l)
 	s.Tenancy = tenancy.New(s.t, s.l)
 	s.Catalog = catalog.New(s.t, s.l)

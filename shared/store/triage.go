@@ -52,7 +52,7 @@ func (s *Store) UpdateIssue(ctx context.Context, companyID int64, id string, u I
 // the previous reason.
 func updated(i Issue, u IssueUpdate) Issue {
 	if u.Status != nil && *u.Status != i.Status {
-		i.Status, i.Reason = *u.Status, ""
+		i.Status, i.Reason, i.Decision = *u.Status, "", IssueDecision{} // a decision is made by DecideIssue
 		if i.Status != "fixed" {
 			i.FixedAt, i.FixedScanID = "", ""
 		}

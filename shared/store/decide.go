@@ -1,0 +1,299 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/acme/codescan-api/shared/store/decisions"
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
+)
+
+// Triage follows the finding (issue 26, item 1; the items are in
+// store/decisions). A decision made on one branch's issue with scope
+// project (the default) is stored for the finding's identity (project,
+// tool, fingerprint) and carried, through the issue write path, onto the
+// identity's issue of every other branch: at once (DecideIssue reads
+// those issues by key: the project's branches come from its branch scope
+// summaries, each issue's id from IssueID) and by every later scan that
+// creates or reopens one (applyIssues). open and fixed stay per branch:
+// a decision neither reopens nor fixes, a fixed issue keeps fixed, and a
+// branch's own decision (scope branch) is never overwritten. Setting
+// open with scope project withdraws the project decision from every issue
+// that carries it. Each moved issue's history says where the decision came
+// from.
+
+// IssueDecision is what an issue shows of the decision it carries.
+type IssueDecision = decisions.Mark
+
+// The scopes of a decision.
+const (
+	DecisionProject = decisions.Project
+	DecisionBranch  = decisions.Branch
+)
+
+// DecisionScopes are the scopes a triage may take.
+var DecisionScopes = []string{DecisionProject, DecisionBranch}
+
+// DecideIssue applies u to an issue of the company as a decision of scope
+// ("" is DecisionProject) through the issue write path, carries it to the
+// finding's issues of the project's other branches, and returns the
+// issue; ErrNotFound when the company has no such issue. A retry changes
+// nothing more, and finishes carrying a decision an attempt cut short.
+func (s *Store) DecideIssue(ctx context.Context, companyID int64, id string, u IssueUpdate, scope string, by Actor) (Issue, error) {
+	if u.Status != nil && !slices.Contains(ManualStatuses, *u.Status) {
+		return Issue{}, fmt.Errorf("status %q: %w", *u.Status, ErrInvalid)
+	}
+	if scope == "" {
+		scope = DecisionProject
+	}
+	if !slices.Contains(DecisionScopes, scope) {
+		return Issue{}, fmt.Errorf("scope %q: %w", scope, ErrInvalid)
+	}
+	withdraw := scope == DecisionProject && u.Status != nil && *u.Status == "open"
+	var before, after Issue
+	err := s.t.Retrying(ctx, func() error {
+		var err error
+		if before, err = s.consistentIssue(ctx, companyID, id); err != nil {
+			return err
+		}
+		after = updated(before, u)
+		after.Decision = s.markOf(before, after, u, scope, by)
+		items, err := s.txDecision(companyID, after, withdraw)
+		if err != nil {
+			return err
+		}
+		if after == before && (!withdraw || len(items) == 0) {
+			return s.transactSome(ctx, items) // the decision again: a retry heals its item
+		}
+		changes := issueChanges(before, after)
+		if before.Decision != after.Decision {
+			changes["decision_scope"] = Change{Before: before.Decision.Scope, After: after.Decision.Scope}
+		}
+		audit, err := s.l.TxAudit(ctx, companyID, AuditEntry{Action: "issue.update", TargetType: "issue", TargetID: after.ID, Changes: changes})
+		if err != nil {
+			return err
+		}
+		if after == before { // a withdrawal of a decision another branch made
+			return s.t.Transact(ctx, append(items, audit...))
+		}
+		_, err = s.commitIssues(ctx, companyID, []issueChange{{before: &before, after: &after, by: by, reason: after.Reason}}, append(items, audit...)...)
+		return err
+	})
+	if err != nil {
+		return Issue{}, err
+	}
+	if before.Status != after.Status {
+		if err := s.settleCounters(ctx, companyID, counterKeysOf(companyID, []Issue{before})); err != nil {
+			return after, err
+		}
+	}
+	if withdraw || after.Decision.Scope == DecisionProject && identified(after) {
+		err = s.spread(ctx, companyID, after, withdraw, by)
+	}
+	return after, err
+}
+
+// transactSome writes items, if any.
+func (s *Store) transactSome(ctx context.Context, items []types.TransactWriteItem) error {
+	if len(items) == 0 {
+		return nil
+	}
+	return s.t.Transact(ctx, items)
+}
+
+// identified reports whether the issue has an identity beyond its branch.
+func identified(i Issue) bool { return i.Tool != "" && i.Fingerprint != "" }
+
+// decisive reports whether a status is a decision: open and fixed are
+// facts of a branch's scans, suppressed comes from its code.
+func decisive(status string) bool {
+	return status != "open" && status != "fixed" && status != Suppressed
+}
+
+// markOf is the decision after (before with u applied) carries; a change
+// that leaves the triage as it was keeps the mark as it was.
+func (s *Store) markOf(before, after Issue, u IssueUpdate, scope string, by Actor) IssueDecision {
+	switch {
+	case !decisive(after.Status) && after.Status != "open": // fixed, suppressed
+		return IssueDecision{}
+	case scope == DecisionProject && after.Status == "open":
+		if u.Status != nil { // a withdrawal
+			return IssueDecision{}
+		}
+		return before.Decision // an assignee of an open issue is no decision
+	case before.Decision.Scope == scope && before.Status == after.Status && before.Reason == after.Reason && before.AssignedTo == after.AssignedTo:
+		return before.Decision
+	}
+	return IssueDecision{Scope: scope, DecidedBy: by.UserID, DecidedAt: s.t.Stamp(), Source: after.Branch}
+}
+
+// txDecision is the write of the identity's decision item that goes with
+// the deciding issue's change: its put (a project decision) or delete (a
+// withdrawal); none otherwise.
+func (s *Store) txDecision(companyID int64, i Issue, withdraw bool) ([]types.TransactWriteItem, error) {
+	switch {
+	case !identified(i):
+		return nil, nil
+	case withdraw:
+		return []types.TransactWriteItem{s.TxDeleteDecision(companyID, i.ProjectID, i.Tool, i.Fingerprint)}, nil
+	case i.Decision.Scope != DecisionProject:
+		return nil, nil
+	}
+	item, err := s.TxPutDecision(companyID, decisions.Decision{ProjectID: i.ProjectID, Tool: i.Tool, Fingerprint: i.Fingerprint,
+		Status: i.Status, Reason: i.Reason, AssignedTo: i.AssignedTo, IssueID: i.ID, Mark: i.Decision})
+	return []types.TransactWriteItem{item}, err
+}
+
+// spreadBatch is how many branches' issues spread reads and writes at a
+// time.
+const spreadBatch = 100
+
+// spread carries src's project decision (or its withdrawal) onto the
+// finding's issues of the project's other branches, by key.
+func (s *Store) spread(ctx context.Context, companyID int64, src Issue, withdraw bool, by Actor) error {
+	branches, err := s.projectBranches(ctx, companyID, src.ProjectID)
+	if err != nil {
+		return err
+	}
+	var ids []string
+	for _, b := range branches {
+		if b != src.Branch {
+			ids = append(ids, IssueID(companyID, src.ProjectID, b, src.Tool, src.Fingerprint))
+		}
+	}
+	why := decisionNote(src.Branch, by.UserID)
+	if withdraw {
+		why = "decision withdrawn on " + src.Branch + " by " + person(by.UserID)
+	}
+	for start := 0; start < len(ids); start += spreadBatch {
+		chunk := ids[start:min(start+spreadBatch, len(ids))]
+		var touched []Issue // across attempts: a conflict may follow committed chunks
+		err := s.t.Retrying(ctx, func() error {
+			existing, err := s.issuesByID(ctx, companyID, chunk)
+			if err != nil {
+				return err
+			}
+			var changes []issueChange
+			for _, id := range chunk {
+				e, ok := existing[id]
+				if !ok {
+					continue
+				}
+				if after, ok := follow(e, src, withdraw); ok {
+					touched = append(touched, e)
+					changes = append(changes, issueChange{before: &e, after: &after, by: by, reason: why})
+				}
+			}
+			_, err = s.commitIssues(ctx, companyID, changes)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if err := s.settleCounters(ctx, companyID, counterKeysOf(companyID, touched)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// follow is e after src's decision (or its withdrawal) reaches it, and
+// whether that changes it: a fixed issue and a branch's own decision stay;
+// a withdrawal reopens only what carries the project decision.
+func follow(e, src Issue, withdraw bool) (Issue, bool) {
+	after := e
+	switch {
+	case withdraw && e.Decision.Scope != DecisionProject:
+		return e, false
+	case withdraw:
+		after.Status, after.Reason, after.Decision = "open", "", IssueDecision{}
+	case e.Status == "fixed" || e.Decision.Scope == DecisionBranch:
+		return e, false
+	default:
+		after.Status, after.Reason, after.AssignedTo, after.Decision = src.Status, src.Reason, src.AssignedTo, src.Decision
+	}
+	return after, after != e
+}
+
+// projectBranches are the branches of a project that have (or had)
+// issues: its branch scope summaries, one bounded range of the company's
+// partition.
+func (s *Store) projectBranches(ctx context.Context, companyID, projectID int64) ([]string, error) {
+	var sums []scopeSummary
+	prefix := "SCOPE#" + scopeID(Scope{ProjectID: projectID}) + "B"
+	if err := s.t.QueryAll(ctx, "", ddb.PKBeginsWith(schema.CompanyPK(companyID), prefix), true, &sums); err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(sums))
+	for _, sum := range sums {
+		if sum.Branch != "" {
+			out = append(out, sum.Branch)
+		}
+	}
+	return out, nil
+}
+
+func person(userID int64) string {
+	if userID == 0 {
+		return "no one in particular"
+	}
+	return fmt.Sprintf("user %d", userID)
+}
+
+// decisionNote is the history's reason for a move a decision made.
+func decisionNote(branch string, userID int64) string {
+	return "decision on " + branch + " by " + person(userID)
+}
+
+// takeDecisions gives the project's decisions (by fingerprint) to the
+// scan's changes that create an issue or move one into open or
+// suppressed (a reopening, a suppression added or removed), unless the
+// issue carries its branch's own decision.
+func takeDecisions(changes []issueChange, decided map[string]decisions.Decision) {
+	if len(decided) == 0 {
+		return
+	}
+	for n := range changes {
+		a, b := changes[n].after, changes[n].before
+		if a == nil || decisive(a.Status) || a.Status == "fixed" || a.Decision.Scope == DecisionBranch ||
+			b != nil && b.Status == a.Status {
+			continue
+		}
+		d, ok := decided[a.Fingerprint]
+		if !ok {
+			continue
+		}
+		a.Status, a.Reason, a.AssignedTo, a.Decision = d.Status, d.Reason, d.AssignedTo, d.Mark
+		note := decisionNote(d.Mark.Source, d.Mark.DecidedBy)
+		if changes[n].reason != "" {
+			note = changes[n].reason + "; " + note
+		}
+		changes[n].reason = note
+	}
+}
+
+// asDecided is a scan's new finding f with the status a project decision
+// gives it (for the scan's new-issue events).
+func asDecided(f Issue, decided map[string]decisions.Decision) Issue {
+	if d, ok := decided[f.Fingerprint]; ok {
+		f.Status = d.Status
+	}
+	return f
+}
+
+// decidedHistory writes the history entries of new issues that arrive
+// with a project decision (creation is otherwise no entry). Their keys
+// name the issue's first detection, so a retry writes the same entries.
+func (s *Store) decidedHistory(ctx context.Context, companyID int64, creates []issueChange) error {
+	var items []any
+	for _, c := range creates {
+		if c.after.Decision.Scope == DecisionProject {
+			items = append(items, newHistory(companyID, issueChange{before: &Issue{Status: "open"}, after: c.after, by: c.by, reason: c.reason}, c.after.CreatedAt, 0))
+		}
+	}
+	return s.t.BatchPutParallel(ctx, items)
+}
