@@ -81,7 +81,7 @@ func (a *APIStack) addWorkers(s Settings, removal awscdk.RemovalPolicy) {
 							"status": map[string]any{"S": awslambda.FilterRule_IsEqual(jsii.String("processing"))},
 						}},
 					}),
-					// Bulk triage operations (functions/bulktriage).
+					// Bulk triage operations (shared/bulktriage).
 					awslambda.FilterCriteria_Filter(&map[string]any{
 						"eventName": awslambda.FilterRule_IsEqual(jsii.String("INSERT")),
 						"dynamodb": map[string]any{"NewImage": map[string]any{"entity": map[string]any{

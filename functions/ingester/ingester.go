@@ -6,7 +6,7 @@
 // worker reads the report back, parses it, gives its findings the code of
 // the source files uploaded with it, and writes them through
 // the store's idempotent write paths, which complete the scan. The same
-// worker runs the bulk triage operations (functions/bulktriage): the other
+// worker runs the bulk triage operations (shared/bulktriage): the other
 // long job of the issue write path, on the same stream. A report
 // that retrying cannot fix (unreadable, invalid, too many results) ends
 // the scan incomplete with failed_reason and scan_errors.
@@ -24,7 +24,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/acme/codescan-api/functions/bulktriage"
+	"github.com/acme/codescan-api/shared/bulktriage"
 	"github.com/acme/codescan-api/shared/ingest"
 	"github.com/acme/codescan-api/shared/metrics"
 	"github.com/acme/codescan-api/shared/reports"

@@ -3,7 +3,7 @@ package ingester
 import (
 	"context"
 
-	"github.com/acme/codescan-api/functions/bulktriage"
+	"github.com/acme/codescan-api/shared/bulktriage"
 	"github.com/acme/codescan-api/shared/ingest"
 	"github.com/acme/codescan-api/shared/store"
 )

@@ -121,7 +121,7 @@ func filterQuery(filters map[string]string) (url.Values, error) {
 // issue the filters match. Up to store.MaxTriage matches it answers at
 // once how many matched and how many changed (a retry changes 0); past
 // that it stores a bulk triage operation, which the worker runs
-// (functions/bulktriage), and answers 202 with it: GET
+// (shared/bulktriage), and answers 202 with it: GET
 // /issues/triage/{operation_id} follows it to its exact counts.
 func (h handlers) triage(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()

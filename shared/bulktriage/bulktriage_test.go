@@ -18,8 +18,8 @@ import (
 	"github.com/aws/smithy-go/middleware"
 	"github.com/google/uuid"
 
-	"github.com/acme/codescan-api/functions/bulktriage"
 	"github.com/acme/codescan-api/functions/issues"
+	"github.com/acme/codescan-api/shared/bulktriage"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/testenv"
 )
