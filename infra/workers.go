@@ -17,8 +17,8 @@ import (
 // addWorkers adds notification delivery: the dispatcher on the table's
 // stream (new outbox items only, partial batch failures, a failure queue),
 // and the scheduler with one EventBridge rule per job; and ingestion: the
-// ingester on the same stream (new scans of uploaded reports only, its own
-// failure queue); and exports: the exporter on it too (new export items
+// ingester on the same stream (new scans of uploaded reports and new bulk
+// triage operations only, its own failure queue); and exports: the exporter on it too (new export items
 // only, its own failure queue).
 func (a *APIStack) addWorkers(s Settings, removal awscdk.RemovalPolicy) {
 	a.FailureQueue = awssqs.NewQueue(a.Stack, jsii.String("DispatcherFailureQueue"), &awssqs.QueueProps{
@@ -80,6 +80,13 @@ func (a *APIStack) addWorkers(s Settings, removal awscdk.RemovalPolicy) {
 							"run_id": map[string]any{"S": awslambda.FilterRule_Exists()},
 							"status": map[string]any{"S": awslambda.FilterRule_IsEqual(jsii.String("processing"))},
 						}},
+					}),
+					// Bulk triage operations (shared/bulktriage).
+					awslambda.FilterCriteria_Filter(&map[string]any{
+						"eventName": awslambda.FilterRule_IsEqual(jsii.String("INSERT")),
+						"dynamodb": map[string]any{"NewImage": map[string]any{"entity": map[string]any{
+							"S": awslambda.FilterRule_IsEqual(jsii.String("triage")),
+						}}},
 					}),
 				},
 			}))

@@ -111,7 +111,7 @@ func TestIngester(t *testing.T) {
 				"DestinationConfig": map[string]any{"OnFailure": map[string]any{
 					"Destination": map[string]any{"Fn::GetAtt": []any{queue, "Arn"}},
 				}},
-				"FilterCriteria": map[string]any{"Filters": []any{map[string]any{"Pattern": deployspec.IngestFilter}}},
+				"FilterCriteria": map[string]any{"Filters": []any{map[string]any{"Pattern": deployspec.IngestFilter}, map[string]any{"Pattern": deployspec.TriageFilter}}},
 			})
 		})
 		fn := s.doc.Resources[ingester]

@@ -5,7 +5,9 @@
 // locally the stream poller of the dev server and the tests), and the
 // worker reads the report back, parses it, gives its findings the code of
 // the source files uploaded with it, and writes them through
-// the store's idempotent write paths, which complete the scan. A report
+// the store's idempotent write paths, which complete the scan. The same
+// worker runs the bulk triage operations (shared/bulktriage): the other
+// long job of the issue write path, on the same stream. A report
 // that retrying cannot fix (unreadable, invalid, too many results) ends
 // the scan incomplete with failed_reason and scan_errors.
 package ingester
@@ -22,6 +24,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/acme/codescan-api/shared/bulktriage"
 	"github.com/acme/codescan-api/shared/ingest"
 	"github.com/acme/codescan-api/shared/metrics"
 	"github.com/acme/codescan-api/shared/reports"
@@ -82,18 +85,36 @@ func JobOfImage(image map[string]ddbtypes.AttributeValue) (Job, bool) {
 	})
 }
 
-// HandleImage ingests the scan a new item's image names, if it names one:
-// the local stream poller's consumer.
+// HandleImage runs the job a new item's image names, if it names one: the
+// local stream poller's consumer.
 func (in *Ingester) HandleImage(ctx context.Context, image map[string]ddbtypes.AttributeValue) error {
-	job, ok := JobOfImage(image)
-	if !ok {
-		return nil
+	return in.handle(ctx, func(name string) (string, bool) {
+		switch v := image[name].(type) {
+		case *ddbtypes.AttributeValueMemberS:
+			return v.Value, true
+		case *ddbtypes.AttributeValueMemberN:
+			return v.Value, true
+		}
+		return "", false
+	})
+}
+
+// handle runs the job a new item's image names: a scan to ingest, or a bulk
+// triage operation (bulktriage), whose writes are the same issue write
+// path's; anything else is not a job.
+func (in *Ingester) handle(ctx context.Context, get func(name string) (string, bool)) error {
+	if job, ok := JobOf(get); ok {
+		return in.Ingest(ctx, job)
 	}
-	return in.Ingest(ctx, job)
+	if job, ok := bulktriage.JobOf(get); ok {
+		return (&bulktriage.Worker{Store: in.Store, Log: in.Log}).Run(ctx, job)
+	}
+	return nil
 }
 
 // HandleStream is the Lambda handler of the stream event source mapping:
-// each new scan is ingested in turn; one whose ingestion failed in a way a
+// each new scan is ingested (each new bulk triage operation run) in turn;
+// one whose job failed in a way a
 // retry may fix (throttling, a busy branch, the bucket unavailable) is
 // reported as a batch item failure, so Lambda retries from it (bisecting,
 // then sending the batch's description to the failure queue).
@@ -104,7 +125,7 @@ func (in *Ingester) HandleStream(ctx context.Context, ev events.DynamoDBEvent) (
 			continue
 		}
 		image := r.Change.NewImage
-		job, ok := JobOf(func(name string) (string, bool) {
+		err := in.handle(ctx, func(name string) (string, bool) {
 			v, ok := image[name]
 			if !ok {
 				return "", false
@@ -117,10 +138,7 @@ func (in *Ingester) HandleStream(ctx context.Context, ev events.DynamoDBEvent) (
 			}
 			return "", false
 		})
-		if !ok {
-			continue
-		}
-		if err := in.Ingest(ctx, job); err != nil {
+		if err != nil {
 			out.BatchItemFailures = append(out.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: r.Change.SequenceNumber})
 			// Lambda retries from the first failure on: the rest of the
 			// batch comes again with it.

@@ -35,6 +35,7 @@ func New(d config.Deps) http.Handler {
 		"GET /issue/{issue_id}/history":      h.history,
 		"PATCH /issue/{issue_id}":            h.patch,
 		"POST /issues/triage":                h.triage,
+		"GET /issues/triage/{operation_id}":  h.getTriage,
 		"GET /scan/{scan_id}/issues":         h.scanIssues,
 		"GET /scan/{scan_id}/issues/sca":     h.scanSCA,
 		"GET /issues/sca":                    h.projectSCA,

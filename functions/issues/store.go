@@ -12,6 +12,8 @@ import (
 type Store interface {
 	BaselineOpen(ctx context.Context, companyID, projectID int64, branch, tool string, fingerprints []string) (store.BaselineOpen, error)
 	BranchProjects(ctx context.Context, companyID int64, branch string) ([]int64, error)
+	CreateTriageOp(ctx context.Context, op store.TriageOp) (store.TriageOp, error)
+	GetTriageOp(ctx context.Context, companyID int64, id string) (store.TriageOp, error)
 	CreateExport(ctx context.Context, e store.Export) (store.Export, error)
 	GetExport(ctx context.Context, companyID int64, id string) (store.Export, error)
 	FilterSCAIssues(ctx context.Context, companyID, projectID int64, f exploits.Filter, q store.PageQuery) ([]store.SCAIssue, store.PageResult, int, error)

@@ -128,8 +128,11 @@ func filterQuery(filters map[string]string) (url.Values, error) {
 }
 
 // triage answers POST /issues/triage: one status (and reason) for every
-// issue the filters match, at most store.MaxTriage per call. It answers how
-// many matched and how many changed; a retry changes 0.
+// issue the filters match. Up to store.MaxTriage matches it answers at
+// once how many matched and how many changed (a retry changes 0); past
+// that it stores a bulk triage operation, which the worker runs
+// (shared/bulktriage), and answers 202 with it: GET
+// /issues/triage/{operation_id} follows it to its exact counts.
 func (h handlers) triage(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	p := auth.FromContext(ctx)
@@ -165,10 +168,84 @@ func (h handlers) triage(w http.ResponseWriter, r *http.Request) error {
 	matched, changed, err := h.store.TriageIssues(ctx, p.CompanyID, f, status, req.Reason, store.Actor{UserID: p.UserID})
 	var tooMany *store.ErrTooMany
 	if errors.As(err, &tooMany) {
-		return httpapi.Errorf(http.StatusBadRequest, "%s; narrow the filters", tooMany.Error())
+		return h.startTriage(w, r, q, f, status, req.Reason)
 	}
 	if err != nil {
 		return err
 	}
 	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "matched": matched, "changed": changed})
+}
+
+// startTriage stores the operation of a bulk triage too large to answer at
+// once and answers 202 with it.
+func (h handlers) startTriage(w http.ResponseWriter, r *http.Request, q url.Values, f store.IssueFilter, status, reason string) error {
+	ctx := r.Context()
+	p := auth.FromContext(ctx)
+	query, err := store.EncodeIssueFilter(f)
+	if err != nil {
+		return err
+	}
+	op := store.TriageOp{CompanyID: p.CompanyID, UserID: p.UserID, Status: status, Reason: reason, Query: query}
+	if op.Filters, err = filtersJSON(q); err != nil {
+		return err
+	}
+	if op, err = h.store.CreateTriageOp(ctx, op); err != nil {
+		return err
+	}
+	return httpapi.WriteJSON(w, http.StatusAccepted, map[string]any{"status": "ok", "operation": renderTriageOp(op)})
+}
+
+// getTriage answers GET /issues/triage/{operation_id}: the operation's
+// state, how many issues it matched, processed and changed so far, and
+// once done the exact final counts. Another company's id answers as an
+// unknown one.
+func (h handlers) getTriage(w http.ResponseWriter, r *http.Request) error {
+	ctx := r.Context()
+	p := auth.FromContext(ctx)
+	op, err := h.store.GetTriageOp(ctx, p.CompanyID, r.PathValue("operation_id"))
+	if errors.Is(err, store.ErrNotFound) {
+		return errTriageOpNotFound
+	}
+	if err != nil {
+		return err
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "operation": renderTriageOp(op)})
+}
+
+var errTriageOpNotFound = httpapi.Errorf(http.StatusNotFound, "Triage operation not found")
+
+// triageOpJSON is a bulk triage operation as the API shows it.
+type triageOpJSON struct {
+	ID         string            `json:"id"`
+	State      string            `json:"state"`
+	Status     string            `json:"status"`
+	Reason     string            `json:"reason"`
+	Filters    map[string]string `json:"filters"`
+	Matched    int64             `json:"matched"`
+	Processed  int64             `json:"processed"`
+	Changed    int64             `json:"changed"`
+	Error      string            `json:"error,omitempty"`
+	CreatedAt  string            `json:"created_at"`
+	FinishedAt *string           `json:"finished_at"`
+}
+
+func renderTriageOp(op store.TriageOp) triageOpJSON {
+	out := triageOpJSON{ID: op.ID, State: op.State, Status: op.Status, Reason: op.Reason, Filters: map[string]string{},
+		Matched: op.Matched, Processed: op.Processed, Changed: op.Changed, Error: op.Error, CreatedAt: op.CreatedAt}
+	_ = json.Unmarshal([]byte(op.Filters), &out.Filters)
+	if op.FinishedAt != "" {
+		out.FinishedAt = &op.FinishedAt
+	}
+	return out
+}
+
+// filtersJSON is a request's filters as an operation keeps them to show
+// back.
+func filtersJSON(q url.Values) (string, error) {
+	filters := map[string]string{}
+	for k := range q {
+		filters[k] = q.Get(k)
+	}
+	raw, err := json.Marshal(filters)
+	return string(raw), err
 }

@@ -73,6 +73,13 @@ func newWorld(ctx context.Context) (*world, error) {
 		return nil, fmt.Errorf("demo export: %w", err)
 	}
 	co.Resources["export_ids"] = []string{ex.ID}
+	// A bulk triage operation, for GET /issues/triage/{operation_id}
+	// (queued: no worker runs here).
+	op, err := deps.Store.CreateTriageOp(ctx, store.TriageOp{CompanyID: co.ID, UserID: admin.ID, Status: "false_positive", Filters: "{}", Query: "{}"})
+	if err != nil {
+		return nil, fmt.Errorf("demo triage operation: %w", err)
+	}
+	co.Resources["triage_operation_ids"] = []string{op.ID}
 	rec := &recorder{}
 	// Store is shared by pointer with the authenticator, so both use this client.
 	deps.Store.SetClient(dynamodb.New(deps.Store.Client().Options(), func(o *dynamodb.Options) {

@@ -90,6 +90,11 @@ var samples = map[string]sample{
 		Seeded: map[string]string{"export_id": "export_ids"},
 		Status: http.StatusOK, Keys: []string{"status", "export"},
 	},
+	"GET /api/v1/issues/triage/{operation_id}": {
+		File: "issues-triage-get", Path: map[string]string{"operation_id": "6b2d8e4f-1a3c-4d5e-9f70-8a1b2c3d4e5f"},
+		Seeded: map[string]string{"operation_id": "triage_operation_ids"},
+		Status: http.StatusOK, Keys: []string{"status", "operation"},
+	},
 	"POST /api/v1/issues/triage": {
 		File: "issues-triage", ContentType: jsonType,
 		Body:   `{"filters":{"cwe":"CWE-611","branch":"main"},"status":"accepted_risk","reason":"XML parsing is disabled in production"}`,

@@ -105,6 +105,7 @@ func Generate() ([]byte, error) {
 		"SESAction":         deployspec.SESAction,
 		"StreamFilter":      deployspec.StreamFilter,
 		"IngestFilter":      deployspec.IngestFilter,
+		"TriageFilter":      deployspec.TriageFilter,
 		"ExportFilter":      deployspec.ExportFilter,
 		"ExportsPrefix":     deployspec.ExportsPrefix,
 		"ExportDays":        deployspec.ExportDays,

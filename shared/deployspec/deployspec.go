@@ -167,7 +167,7 @@ var idempotency = []string{"dynamodb:DeleteItem", "dynamodb:PutItem", "dynamodb:
 // serves a creation.
 func groupTableActions(group string) []string {
 	for _, rt := range routes.Of(group) {
-		if rt.Creates {
+		if rt.Creates || rt.Idempotent {
 			return with(tableActions[group], idempotency...)
 		}
 	}
@@ -312,6 +312,11 @@ const StreamFilter = `{"dynamodb":{"NewImage":{"entity":{"S":["event"]}}},"event
 // status processing invoke it (ingester.JobOf reads the same).
 const IngestFilter = `{"dynamodb":{"NewImage":{"SK":{"S":[{"prefix":"SCAN#"}]},"run_id":{"S":[{"exists":true}]},"status":{"S":["processing"]}}},"eventName":["INSERT"]}`
 
+// TriageFilter is the ingester's second event source mapping filter: new
+// bulk triage operation items invoke it too (bulktriage.JobOf reads the
+// same).
+const TriageFilter = `{"dynamodb":{"NewImage":{"entity":{"S":["triage"]}}},"eventName":["INSERT"]}`
+
 // ExportFilter is the exporter's event source mapping filter: only new
 // export items invoke it (exporter.JobOf reads the same).
 const ExportFilter = `{"dynamodb":{"NewImage":{"entity":{"S":["export"]}}},"eventName":["INSERT"]}`
@@ -324,8 +329,9 @@ const ExportFilter = `{"dynamodb":{"NewImage":{"entity":{"S":["export"]}}},"even
 // (s3:GetObject under reports/) and the run's source files (listed, read
 // under sources/), and writes the findings as the upload did
 // before it was asynchronous (ApplyScan: BatchGetItem, Query, BatchWriteItem,
-// transactions of puts, updates and deletes); it neither decrypts nor
-// sends email.
+// transactions of puts, updates and deletes); it runs the bulk triage
+// operations with the same actions (the list by Query, the issues by
+// BatchGetItem, transactions); it neither decrypts nor sends email.
 func Workers() []Function {
 	actions := []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"}
 	return []Function{

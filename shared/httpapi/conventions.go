@@ -9,10 +9,10 @@ import (
 
 // conventions wraps a route's handler in the HTTP conventions its route
 // takes part in: idempotent creation (Idempotency-Key) on the routes that
-// create, validators (ETag, If-None-Match) on the reads.
+// create (and the idempotent writes), validators (ETag, If-None-Match) on the reads.
 func (s *Server) conventions(rt routes.Route, taken *takenRequest, h HandlerFunc) HandlerFunc {
 	switch {
-	case rt.Creates:
+	case rt.Creates || rt.Idempotent:
 		return s.idempotent(rt, h)
 	case rt.Validated():
 		return s.validated(taken, h)

@@ -93,6 +93,10 @@ type Route struct {
 	// Creates: the route creates a record (answers 201), so a client may
 	// send Idempotency-Key to retry it safely (see shared/httpapi).
 	Creates bool
+	// Idempotent: the route takes Idempotency-Key as a creation does,
+	// though it answers 200 or 202 (a write whose retry must not start
+	// its work twice).
+	Idempotent bool
 	// SecretAnswer: the creation's answer carries a secret shown once (an
 	// API key, a signing secret); an idempotent retry does not repeat it.
 	SecretAnswer bool
@@ -136,8 +140,11 @@ var Table = []Route{
 	{Method: "PATCH", Path: "/issue/{issue_id}", Group: GroupIssues, Access: Permission, Permission: PermTriageIssue, Params: []Param{UUIDParam("issue_id")},
 		TextFields: []string{"status"}, MultilineFields: []string{"reason"}},
 	// The bulk triage's filters are GET /issues's, with its bounds.
-	{Method: "POST", Path: "/issues/triage", Group: GroupIssues, Access: Permission, Permission: PermTriageIssue,
+	// Past store.MaxTriage matches it answers 202 with an operation (run by
+	// the ingester's worker), which the next route follows.
+	{Method: "POST", Path: "/issues/triage", Group: GroupIssues, Access: Permission, Permission: PermTriageIssue, Idempotent: true,
 		TextFields: []string{"status"}, MultilineFields: []string{"reason"}, Objects: []Object{{Member: "filters", Params: IssueFilters()}}},
+	{Method: "GET", Path: "/issues/triage/{operation_id}", Group: GroupIssues, Access: Permission, Permission: PermTriageIssue, Params: []Param{UUIDParam("operation_id")}},
 	{Method: "GET", Path: "/scan/{scan_id}/issues", Group: GroupIssues, Access: Authenticated, Params: append(CursorPaging(100), UUIDParam("scan_id"), TextParam("baseline", MaxNameBytes))},
 	{Method: "GET", Path: "/scan/{scan_id}/issues/sca", Group: GroupIssues, Access: Authenticated, Params: append(CursorPaging(100), UUIDParam("scan_id"))},
 	{Method: "GET", Path: "/issues/sca", Group: GroupIssues, Access: Authenticated, Params: append(CursorPaging(100), TextParam("project", MaxNameBytes),

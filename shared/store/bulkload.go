@@ -137,6 +137,7 @@ func bulkItems(companyID int64, issues []Issue, at string) ([]any, error) {
 		if err := i.setDue(nil); err != nil {
 			return nil, err
 		}
+		i.Version = 1 // as commitIssues writes a new issue, so the write path can update it
 		items = append(items, i)
 		changes[n] = issueChange{after: &i}
 	}

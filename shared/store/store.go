@@ -23,6 +23,7 @@ import (
 	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/store/tenancy"
 	"github.com/acme/codescan-api/shared/store/trends"
+	"github.com/acme/codescan-api/shared/store/triageops"
 )
 
 // The sentinel errors of every store call (defined by the table layer).
@@ -62,6 +63,7 @@ type Store struct {
 	*tenancy.Tenancy
 	*catalog.Catalog
 	*delivery.Deliveries
+	*triageops.TriageOps
 	// issueKeys is set once every issue carries its Offset keys.
 	issueKeys atomic.Bool
 }
@@ -97,6 +99,7 @@ func New(db *dynamodb.Client, table string, opts ...Option) *Store {
 	s.Tenancy = tenancy.New(s.t, s.l)
 	s.Catalog = catalog.New(s.t, s.l)
 	s.Deliveries = delivery.New(s.t, s.l)
+	s.TriageOps = triageops.New(s.t, s.l)
 	for _, o := range opts {
 		o(s)
 	}

@@ -1,5 +1,6 @@
 // Command bootstrap is the ingester Lambda function: the handler of the
-// table stream's event source mapping for new scans of uploaded reports.
+// table stream's event source mapping for new scans of uploaded reports
+// and new bulk triage operations.
 package main
 
 import (

@@ -99,9 +99,15 @@ func addConventions(doc map[string]any) {
 			addHeaders(asMap(responses["200"]), "ETag", "Cache-Control")
 			responses["304"] = ref("responses", "NotModified")
 		}
-		if rt.Creates {
+		if rt.Creates || rt.Idempotent {
 			addParam(op, "IdempotencyKey")
-			addHeaders(asMap(responses["201"]), "Idempotent-Replayed")
+			answers := []string{"201"}
+			if !rt.Creates {
+				answers = []string{"200", "202"}
+			}
+			for _, code := range answers {
+				addHeaders(asMap(responses[code]), "Idempotent-Replayed")
+			}
 			responses["422"] = ref("responses", "IdempotencyMismatch")
 			responses["409"] = mergeConflict(responses["409"])
 		}

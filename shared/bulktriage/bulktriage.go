@@ -1,0 +1,158 @@
+// Package bulktriage is the asynchronous half of a bulk triage too large
+// to answer at once (POST /issues/triage past store.MaxTriage matches):
+// the request stores an operation item (queued) with the filters
+// resolved; the new item reaches this worker through the table's stream
+// (in AWS the ingester's event source mapping, whose filter also selects
+// such items, locally the same stream poller), and the worker collects the
+// matched ids page by page, then applies the status to them through the
+// issue write path (store.ApplyTriagePage).
+//
+// At-least-once: every step's checkpoint commits with its work
+// (store/triageops), so a delivery killed anywhere is resumed by the next
+// one, two deliveries never apply or count a step twice, and a done or
+// failed operation is left alone. An error a retry may fix fails the
+// stream record, so Lambda delivers it again; the last attempt, or an
+// error no retry fixes, ends the operation failed with its reason.
+package bulktriage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+
+	"github.com/acme/codescan-api/shared/store"
+)
+
+// MaxAttempts bounds the deliveries of one operation that start it.
+const MaxAttempts = 5
+
+// DefaultPageSize is the issues listed per collected page (the list's
+// largest), which is also an id page's size.
+const DefaultPageSize = 1000
+
+// Store is what the worker reads and writes: the store methods it calls,
+// and no others.
+type Store interface {
+	StartTriageOp(ctx context.Context, companyID int64, id string, maxAttempts int) (store.TriageOp, bool, error)
+	GetTriageOp(ctx context.Context, companyID int64, id string) (store.TriageOp, error)
+	CollectTriageIDs(ctx context.Context, op store.TriageOp, ids []string, next string) (store.TriageOp, error)
+	ApplyTriagePage(ctx context.Context, op store.TriageOp) (store.TriageOp, error)
+	FinishTriageOp(ctx context.Context, op store.TriageOp) error
+	FailTriageOp(ctx context.Context, companyID int64, id, reason string) error
+	ListIssues(ctx context.Context, companyID int64, f store.IssueFilter, q store.PageQuery) ([]store.Issue, store.PageResult, int64, error)
+}
+
+// Worker runs bulk triage operations.
+type Worker struct {
+	Store Store
+	Log   *slog.Logger
+	// PageSize is the issues listed per page (DefaultPageSize when 0).
+	PageSize int
+}
+
+// Job names one operation.
+type Job struct {
+	CompanyID int64
+	ID        string
+}
+
+// JobOf reads a new item's image: an operation item is a job, anything
+// else is not. It mirrors deployspec.TriageFilter, which selects the same
+// items in AWS.
+func JobOf(get func(name string) (string, bool)) (Job, bool) {
+	entity, _ := get("entity")
+	id, _ := get("id")
+	company, _ := get("company_id")
+	if entity != store.TriageEntity || id == "" {
+		return Job{}, false
+	}
+	n, err := strconv.ParseInt(company, 10, 64)
+	if err != nil || n <= 0 {
+		return Job{}, false
+	}
+	return Job{CompanyID: n, ID: id}, true
+}
+
+// permanent is an error no retry fixes.
+type permanent struct{ reason string }
+
+func (p *permanent) Error() string { return p.reason }
+
+// Run runs one attempt at an operation, from its checkpoint to its end. It
+// returns an error only for what a retry may fix, and not on the last
+// attempt, which ends the operation failed instead.
+func (w *Worker) Run(ctx context.Context, job Job) error {
+	op, ok, err := w.Store.StartTriageOp(ctx, job.CompanyID, job.ID, MaxAttempts)
+	if errors.Is(err, store.ErrNotFound) {
+		w.Log.Warn("bulk triage: operation not found", "company_id", job.CompanyID, "operation_id", job.ID)
+		return nil
+	}
+	if err != nil || !ok {
+		return err
+	}
+	err = w.run(ctx, op)
+	var perm *permanent
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &perm):
+		return w.Store.FailTriageOp(ctx, op.CompanyID, op.ID, perm.reason)
+	case op.Attempt >= MaxAttempts:
+		w.Log.Error("bulk triage: last attempt failed", "company_id", op.CompanyID, "operation_id", op.ID, "error", err.Error())
+		return w.Store.FailTriageOp(ctx, op.CompanyID, op.ID, fmt.Sprintf("the operation could not be completed in %d attempts", MaxAttempts))
+	}
+	w.Log.Warn("bulk triage: attempt failed, to be retried", "company_id", op.CompanyID, "operation_id", op.ID, "attempt", op.Attempt, "error", err.Error())
+	return err
+}
+
+// run collects what the operation has not collected yet, applies what it
+// has not applied yet, and ends it done.
+func (w *Worker) run(ctx context.Context, op store.TriageOp) error {
+	f, err := store.DecodeIssueFilter(op.Query)
+	if err != nil {
+		return &permanent{"the operation's filters are not readable"}
+	}
+	for op.State == store.TriageCollecting {
+		page, res, _, err := w.Store.ListIssues(ctx, op.CompanyID, f, store.PageQuery{Limit: w.pageSize(), Token: op.Cursor})
+		if errors.Is(err, store.ErrBadPageToken) {
+			return &permanent{"the operation's list position is not readable"}
+		}
+		if err != nil {
+			return err
+		}
+		ids := make([]string, len(page))
+		for n := range page {
+			ids[n] = page[n].ID
+		}
+		next, err := w.Store.CollectTriageIDs(ctx, op, ids, res.Next)
+		if errors.Is(err, store.ErrConflict) { // another delivery recorded it
+			next, err = w.Store.GetTriageOp(ctx, op.CompanyID, op.ID)
+		}
+		if err != nil {
+			return err
+		}
+		op = next
+	}
+	for op.State == store.TriageApplying && op.Page < op.Pages {
+		if op, err = w.Store.ApplyTriagePage(ctx, op); err != nil {
+			return err
+		}
+	}
+	if op.State != store.TriageApplying {
+		return nil // ended by another delivery
+	}
+	if err := w.Store.FinishTriageOp(ctx, op); err != nil {
+		return err
+	}
+	w.Log.Info("bulk triage: done", "company_id", op.CompanyID, "operation_id", op.ID, "matched", op.Matched, "changed", op.Changed)
+	return nil
+}
+
+func (w *Worker) pageSize() int {
+	if w.PageSize > 0 {
+		return w.PageSize
+	}
+	return DefaultPageSize
+}

@@ -1,0 +1,227 @@
+// Package triageops is the store's area of bulk triage operations: one
+// item per bulk triage too large to answer at once (POST /issues/triage),
+// whose insert the worker consumes from the table's stream, and which it
+// moves through
+//
+//	queued -> collecting -> applying -> done | failed
+//
+// Collecting pages through the issue list and keeps the matched ids in id
+// pages (so applying never depends on a list whose members it changes);
+// applying sets the status on them a transaction at a time. Every step
+// writes its checkpoint and counts conditionally on the checkpoint it
+// started from, in the transaction that does its work, so a worker killed
+// anywhere resumes where the last committed step left off, and two
+// deliveries of one operation never do or count a step twice.
+package triageops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/google/uuid"
+
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/ledger"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
+)
+
+// Op is a bulk triage operation (see schema.TriageOpItem for its fields).
+type Op = schema.TriageOpItem
+
+// Entity marks operation items (the stream filter's value).
+const Entity = schema.TriageEntity
+
+// The states of an operation.
+const (
+	Queued     = "queued"
+	Collecting = "collecting"
+	Applying   = "applying"
+	Done       = "done"
+	Failed     = "failed"
+)
+
+// Lifetime is how long an operation and its id pages live (their TTL).
+const Lifetime = 7 * 24 * time.Hour
+
+// TriageOps reads and writes operation items.
+type TriageOps struct {
+	t *ddb.Table
+	l *ledger.Ledger
+}
+
+// New returns the area on a table and its ledger.
+func New(t *ddb.Table, l *ledger.Ledger) *TriageOps { return &TriageOps{t: t, l: l} }
+
+// CreateTriageOp stores a new operation in state queued with its audit
+// entry (issue.triage, when ctx carries an actor: one per operation,
+// however many issues it changes), in one transaction. The id is a random
+// uuid; CompanyID, Status, Filters and Query must be set by the caller.
+func (x *TriageOps) CreateTriageOp(ctx context.Context, op Op) (Op, error) {
+	if op.CompanyID <= 0 || op.Status == "" || op.Query == "" {
+		return Op{}, errors.New("triage operation needs a company, a status and a query")
+	}
+	now := x.t.Clock()
+	op = Op{ID: uuid.NewString(), CompanyID: op.CompanyID, UserID: op.UserID, Status: op.Status, Reason: op.Reason,
+		Filters: op.Filters, Query: op.Query, Entity: Entity, State: Queued,
+		CreatedAt: now.UTC().Format(time.RFC3339), ExpiresAt: now.Add(Lifetime).Unix()}
+	op.Key = schema.TriageOpKey(op.CompanyID, op.ID)
+	put, err := x.t.TxPutNew(op)
+	if err != nil {
+		return Op{}, err
+	}
+	audit, err := x.l.TxAudit(ctx, op.CompanyID, ledger.AuditEntry{Action: "issue.triage", TargetType: "triage_operation", TargetID: op.ID,
+		Changes: map[string]ledger.Change{"status": {After: op.Status}, "reason": {After: op.Reason}, "filters": {After: op.Filters}}})
+	if err != nil {
+		return Op{}, err
+	}
+	return op, x.t.Transact(ctx, append(audit, put))
+}
+
+// GetTriageOp reads an operation of the company; ErrNotFound for an
+// unknown id, one that is not a uuid, or another company's.
+func (x *TriageOps) GetTriageOp(ctx context.Context, companyID int64, id string) (Op, error) {
+	u, err := uuid.Parse(id)
+	if err != nil || len(id) != 36 {
+		return Op{}, ddb.ErrNotFound
+	}
+	var op Op
+	err = x.t.GetItemConsistent(ctx, schema.TriageOpKey(companyID, u.String()), &op)
+	return op, err
+}
+
+// StartTriageOp begins an attempt: a queued operation starts collecting,
+// one already under way keeps its state and checkpoint; the attempt is
+// counted. It answers false, and changes nothing, when the operation is
+// done or failed; an operation already tried maxAttempts times is failed
+// instead (each attempt resumes, so only one that keeps failing runs out).
+func (x *TriageOps) StartTriageOp(ctx context.Context, companyID int64, id string, maxAttempts int) (Op, bool, error) {
+	k := schema.TriageOpKey(companyID, id)
+	var op Op
+	if err := x.t.GetItemConsistent(ctx, k, &op); err != nil {
+		return Op{}, false, err
+	}
+	if op.State == Done || op.State == Failed {
+		return op, false, nil
+	}
+	if op.Attempt >= maxAttempts {
+		return op, false, x.FailTriageOp(ctx, companyID, id, fmt.Sprintf("gave up after %d attempts", maxAttempts))
+	}
+	state := op.State
+	if state == Queued {
+		state = Collecting
+	}
+	upd := expression.Set(expression.Name("state"), expression.Value(state)).
+		Set(expression.Name("attempt"), expression.Value(op.Attempt+1))
+	cond := expression.Name("attempt").Equal(expression.Value(op.Attempt)).And(open())
+	err := x.t.Update(ctx, k, upd, &cond, &op)
+	if errors.Is(err, ddb.ErrConflict) { // another delivery started meanwhile: it goes on
+		return op, false, nil
+	}
+	return op, err == nil, err
+}
+
+// CollectTriageIDs records one page of the list the operation read from
+// its cursor: the page's ids (kept when there are any), the cursor after
+// it (next; empty when the list is through, which moves the operation to
+// applying), in one transaction conditional on the cursor it read from.
+// ErrConflict when another delivery recorded that page first.
+func (x *TriageOps) CollectTriageIDs(ctx context.Context, op Op, ids []string, next string) (Op, error) {
+	k := schema.TriageOpKey(op.CompanyID, op.ID)
+	upd := expression.Set(expression.Name("cursor"), expression.Value(next))
+	if next == "" {
+		upd = upd.Set(expression.Name("state"), expression.Value(Applying))
+	}
+	if len(ids) > 0 {
+		upd = upd.Set(expression.Name("pages"), expression.Value(op.Pages+1)).
+			Set(expression.Name("matched"), expression.Value(op.Matched+int64(len(ids))))
+	}
+	cond := expression.Name("state").Equal(expression.Value(Collecting)).
+		And(expression.Name("pages").Equal(expression.Value(op.Pages)))
+	if op.Cursor == "" {
+		cond = cond.And(expression.Or(expression.AttributeNotExists(expression.Name("cursor")), expression.Name("cursor").Equal(expression.Value(""))))
+	} else {
+		cond = cond.And(expression.Name("cursor").Equal(expression.Value(op.Cursor)))
+	}
+	item, err := x.t.TxUpdate(k, upd, &cond)
+	if err != nil {
+		return Op{}, err
+	}
+	items := []types.TransactWriteItem{item}
+	if len(ids) > 0 {
+		page, err := x.t.TxPut(schema.TriageIDsItem{Key: schema.TriageIDsKey(op.CompanyID, op.ID, op.Pages), IDs: ids, ExpiresAt: op.ExpiresAt}, nil)
+		if err != nil {
+			return Op{}, err
+		}
+		items = append(items, page)
+		op.Pages++
+		op.Matched += int64(len(ids))
+	}
+	if err := x.t.Transact(ctx, items); err != nil {
+		return Op{}, err
+	}
+	op.Cursor = next
+	if next == "" {
+		op.State = Applying
+	}
+	return op, nil
+}
+
+// TriageIDs reads the operation's n-th id page.
+func (x *TriageOps) TriageIDs(ctx context.Context, companyID int64, id string, n int) ([]string, error) {
+	var p schema.TriageIDsItem
+	err := x.t.GetItemConsistent(ctx, schema.TriageIDsKey(companyID, id, n), &p)
+	return p.IDs, err
+}
+
+// TxAdvance is the checkpoint of one applying step, for the transaction
+// that changes the step's issues: from (op.Page, op.Pos) to (page, pos),
+// processed and changed issues added. It fails the transaction when the
+// checkpoint is no longer op's (another delivery took the step).
+func (x *TriageOps) TxAdvance(op Op, page, pos int, processed, changed int) (types.TransactWriteItem, error) {
+	upd := expression.Set(expression.Name("page"), expression.Value(page)).
+		Set(expression.Name("pos"), expression.Value(pos)).
+		Set(expression.Name("processed"), expression.Value(op.Processed+int64(processed))).
+		Set(expression.Name("changed"), expression.Value(op.Changed+int64(changed)))
+	cond := expression.Name("state").Equal(expression.Value(Applying)).
+		And(expression.Name("page").Equal(expression.Value(op.Page))).
+		And(expression.Name("pos").Equal(expression.Value(op.Pos)))
+	return x.t.TxUpdate(schema.TriageOpKey(op.CompanyID, op.ID), upd, &cond)
+}
+
+// FinishTriageOp ends an operation whose every page is applied: done.
+// Another delivery that finished it first is no error.
+func (x *TriageOps) FinishTriageOp(ctx context.Context, op Op) error {
+	upd := expression.Set(expression.Name("state"), expression.Value(Done)).
+		Set(expression.Name("finished_at"), expression.Value(x.t.Stamp()))
+	cond := expression.Name("state").Equal(expression.Value(Applying)).
+		And(expression.Name("page").Equal(expression.Value(op.Pages)))
+	err := x.t.Update(ctx, schema.TriageOpKey(op.CompanyID, op.ID), upd, &cond, nil)
+	if errors.Is(err, ddb.ErrConflict) {
+		return nil
+	}
+	return err
+}
+
+// FailTriageOp ends an operation no attempt can complete, with the reason
+// shown to its reader; the issues already changed stay changed (and
+// counted). An operation already done or failed is left alone.
+func (x *TriageOps) FailTriageOp(ctx context.Context, companyID int64, id, reason string) error {
+	upd := expression.Set(expression.Name("state"), expression.Value(Failed)).
+		Set(expression.Name("error"), expression.Value(reason)).
+		Set(expression.Name("finished_at"), expression.Value(x.t.Stamp()))
+	cond := open()
+	err := x.t.Update(ctx, schema.TriageOpKey(companyID, id), upd, &cond, nil)
+	if errors.Is(err, ddb.ErrConflict) {
+		return nil
+	}
+	return err
+}
+
+// open holds while the operation is neither done nor failed.
+func open() expression.ConditionBuilder {
+	return expression.Name("state").In(expression.Value(Queued), expression.Value(Collecting), expression.Value(Applying))
+}
