@@ -19,6 +19,7 @@ import (
 	"github.com/acme/codescan-api/shared/store/internal/ledger"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/store/trends"
+	"github.com/acme/codescan-api/shared/store/triagerules"
 )
 
 // The sentinel errors of every store call (defined by the table layer).
@@ -54,6 +55,7 @@ type Store struct {
 	*exploits.Exploits
 	*baselines.Baselines
 	*trends.Trends
+	*triagerules.TriageRules
 	// issueKeys is set once every issue carries its Offset keys.
 	issueKeys atomic.Bool
 }
@@ -84,7 +86,7 @@ func WithClock(now func() time.Time) Option { return func(s *Store) { s.t.Now = 
 func New(db *dynamodb.Client, table string, opts ...Option) *Store {
 	t := ddb.New(db, table)
 	s := &Store{t: t, l: &ledger.Ledger{T: t, Retention: DefaultAuditRetention}, Exploits: exploits.New(t), Baselines: baselines.New(t), Trends: trends.New(t)}
-	s.Exports = exports.New(s.t, s.l)
+	s.Exports, s.TriageRules = exports.New(s.t, s.l), triagerules.New(s.t, s.l)
 	for _, o := range opts {
 		o(s)
 	}
