@@ -97,8 +97,8 @@ type Issue struct {
 	// UrgencyRuleID is the triage rule that set the urgency: scans then
 	// keep it rather than show the scanner's (see triageapply.go).
 	UrgencyRuleID string `dynamodbav:"urgency_rule_id,omitempty"`
-	AssignedTo     int64  `dynamodbav:"assigned_to,omitempty"`
-	UpdatedAt      string `dynamodbav:"updated_at,omitempty"`
+	AssignedTo    int64  `dynamodbav:"assigned_to,omitempty"`
+	UpdatedAt     string `dynamodbav:"updated_at,omitempty"`
 	// Version counts the item's writes; every update is conditional on it.
 	Version int64 `dynamodbav:"ver"`
 }
