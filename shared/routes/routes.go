@@ -232,10 +232,11 @@ var Table = []Route{
 	{Method: "GET", Path: "/triage-rules", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy, Params: CursorPaging(100)},
 	{Method: "GET", Path: "/triage-rules/{rule_id}", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy, Params: []Param{UUIDParam("rule_id")}},
 	{Method: "PATCH", Path: "/triage-rules/{rule_id}", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy, Params: []Param{UUIDParam("rule_id")}},
-	{Method: "DELETE", Path: "/triage-rules/{rule_id}", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy, Params: []Param{UUIDParam("rule_id")}},
 	{Method: "POST", Path: "/triage-rules/{rule_id}/approve", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy, Params: []Param{UUIDParam("rule_id")}},
 	{Method: "POST", Path: "/triage-rules/{rule_id}/apply", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy,
 		Params: []Param{UUIDParam("rule_id"), BoolParam("dry_run")}},
+	// Last: the event replay deletes the demo rule the routes above address.
+	{Method: "DELETE", Path: "/triage-rules/{rule_id}", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy, Params: []Param{UUIDParam("rule_id")}},
 	{Method: "POST", Path: "/policies", Creates: true, Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy,
 		TextFields:      []string{"name", "policy_type", "source_type", "instruction_type", "glob_pattern", "cwes", "excludes", "projects"},
 		MultilineFields: []string{"description", "guidance_text"}},
