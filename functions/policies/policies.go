@@ -6,6 +6,7 @@ package policies
 import (
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/config"
@@ -14,21 +15,31 @@ import (
 	"github.com/acme/codescan-api/shared/store"
 )
 
-type handlers struct{ store Store }
+type handlers struct {
+	store Store
+	now   func() time.Time // when a triage rule is written (an acceptance's expiry is bounded from it)
+}
 
 // New returns the group's http.Handler.
 func New(d config.Deps) http.Handler {
-	h := handlers{store: d.Store}
+	h := handlers{store: d.Store, now: d.Clock()}
 	return d.Server.Group(routes.GroupPolicies, map[string]httpapi.HandlerFunc{
-		"DELETE /policies/{policy_id}":     h.deactivate,
-		"POST /policies":                   h.create,
-		"GET /policies":                    h.list,
-		"GET /policies/{policy_id}":        h.get,
-		"POST /blocking-rules":             h.createRule,
-		"GET /blocking-rules":              h.listRules,
-		"GET /blocking-rules/{rule_id}":    h.getRule,
-		"PATCH /blocking-rules/{rule_id}":  h.patchRule,
-		"DELETE /blocking-rules/{rule_id}": h.deleteRule,
+		"DELETE /policies/{policy_id}":         h.deactivate,
+		"POST /policies":                       h.create,
+		"GET /policies":                        h.list,
+		"GET /policies/{policy_id}":            h.get,
+		"POST /blocking-rules":                 h.createRule,
+		"GET /blocking-rules":                  h.listRules,
+		"GET /blocking-rules/{rule_id}":        h.getRule,
+		"PATCH /blocking-rules/{rule_id}":      h.patchRule,
+		"DELETE /blocking-rules/{rule_id}":     h.deleteRule,
+		"POST /triage-rules":                   h.createTriageRule,
+		"GET /triage-rules":                    h.listTriageRules,
+		"GET /triage-rules/{rule_id}":          h.getTriageRule,
+		"PATCH /triage-rules/{rule_id}":        h.patchTriageRule,
+		"DELETE /triage-rules/{rule_id}":       h.deleteTriageRule,
+		"POST /triage-rules/{rule_id}/approve": h.approveTriageRule,
+		"POST /triage-rules/{rule_id}/apply":   h.applyTriageRule,
 	})
 }
 

@@ -18,4 +18,13 @@ type Store interface {
 	ListBlockingRules(ctx context.Context, companyID int64, q store.PageQuery) (store.BlockingRulePage, error)
 	ListPolicies(ctx context.Context, companyID int64, q store.PageQuery) (store.PolicyPage, error)
 	UpdateBlockingRule(ctx context.Context, oldSlug string, r store.BlockingRule) (store.BlockingRule, error)
+
+	GetProject(ctx context.Context, companyID, projectID int64) (store.Project, error)
+	CreateTriageRule(ctx context.Context, r store.TriageRule) (store.TriageRule, error)
+	GetTriageRule(ctx context.Context, companyID int64, id string) (store.TriageRule, error)
+	ListTriageRules(ctx context.Context, companyID int64, q store.PageQuery) (store.TriageRulePage, error)
+	SetTriageRuleEnabled(ctx context.Context, companyID int64, id string, enabled bool) (store.TriageRule, error)
+	ApproveTriageRule(ctx context.Context, companyID int64, id string, userID int64) (store.TriageRule, error)
+	DeleteTriageRule(ctx context.Context, companyID int64, id string) (store.TriageRule, error)
+	ApplyTriageRule(ctx context.Context, companyID int64, id string, dryRun bool, userID int64) (store.RuleApplication, error)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/secrets"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/triagerule"
 	"github.com/acme/codescan-api/shared/webhook"
 )
 
@@ -249,6 +250,54 @@ var auditCases = map[string]auditCase{
 		},
 		action: "blocking_rule.delete", target: "blocking_rule",
 		bad: path("/blocking-rules/0"), forbidden: same,
+	},
+	"POST /triage-rules": {
+		setup: func(*testing.T, *auditWorld) (call, string) {
+			return call{"/triage-rules", `{"matcher":{"path":"test/**"},"action":{"status":"false_positive","reason":"tests"}}`}, ""
+		},
+		created: "rule", action: "triage_rule.create", target: "triage_rule",
+		bad: body(`{"matcher":{},"action":{"urgency":"LO"}}`), forbidden: same,
+	},
+	"PATCH /triage-rules/{rule_id}": {
+		setup: func(t *testing.T, a *auditWorld) (call, string) {
+			id := created(t, a.api(t, "POST", call{"/triage-rules", `{"matcher":{"tool":"gosec"},"action":{"urgency":"LO"}}`}, http.StatusCreated), "rule")
+			return call{"/triage-rules/" + id, `{"enabled":false}`}, id
+		},
+		action: "triage_rule.disable", target: "triage_rule",
+		bad: body(`{"enabled":"no"}`), forbidden: same,
+	},
+	"DELETE /triage-rules/{rule_id}": {
+		setup: func(t *testing.T, a *auditWorld) (call, string) {
+			id := created(t, a.api(t, "POST", call{"/triage-rules", `{"matcher":{"tool":"gosec"},"action":{"urgency":"LO"}}`}, http.StatusCreated), "rule")
+			return call{path: "/triage-rules/" + id}, id
+		},
+		action: "triage_rule.delete", target: "triage_rule",
+		bad: path("/triage-rules/x1"), forbidden: same,
+	},
+	"POST /triage-rules/{rule_id}/approve": {
+		setup: func(t *testing.T, a *auditWorld) (call, string) {
+			low := "LO"
+			m, ac, err := triagerule.Parse(triagerule.Body{Matcher: &triagerule.MatcherBody{CWE: []byte("79")}, Action: &triagerule.ActionBody{Urgency: &low}}, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := a.env.Store.CreateTriageRule(context.Background(), store.TriageRule{CompanyID: a.acme.ID, CreatedBy: a.member.ID,
+				Enabled: true, RequiresApproval: true, Matcher: m, Action: ac})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return call{path: "/triage-rules/" + r.ID + "/approve"}, r.ID
+		},
+		action: "triage_rule.approve", target: "triage_rule",
+		bad: path("/triage-rules/x1/approve"), forbidden: same,
+	},
+	"POST /triage-rules/{rule_id}/apply": {
+		setup: func(t *testing.T, a *auditWorld) (call, string) {
+			id := created(t, a.api(t, "POST", call{"/triage-rules", `{"matcher":{"tool":"gosec"},"action":{"urgency":"LO"}}`}, http.StatusCreated), "rule")
+			return call{path: "/triage-rules/" + id + "/apply"}, id
+		},
+		action: "triage_rule.apply", target: "triage_rule",
+		bad: path("/triage-rules/x1/apply"), forbidden: same,
 	},
 	// Integrations.
 	"PATCH /integrations/scm-provider/{integration_uuid}": {

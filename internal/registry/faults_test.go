@@ -25,6 +25,7 @@ import (
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/triagerule"
 )
 
 // faultKinds are the refusals real DynamoDB gives under load that DynamoDB
@@ -283,6 +284,11 @@ var faultCases = []faultCase{
 	{route: "PATCH /blocking-rules/{rule_id}", setup: blockingRule, path: func(w *faultWorld) string { return "/blocking-rules/" + w.fixed["rule"] },
 		body: `{"slug":"renamed","active":false}`},
 	{route: "DELETE /blocking-rules/{rule_id}", setup: blockingRule, path: func(w *faultWorld) string { return "/blocking-rules/" + w.fixed["rule"] }},
+	{route: "PATCH /triage-rules/{rule_id}", setup: triageRule(false), path: func(w *faultWorld) string { return "/triage-rules/" + w.fixed["triage"] },
+		body: `{"enabled":false}`},
+	{route: "DELETE /triage-rules/{rule_id}", setup: triageRule(false), path: func(w *faultWorld) string { return "/triage-rules/" + w.fixed["triage"] }},
+	{route: "POST /triage-rules/{rule_id}/approve", setup: triageRule(true), path: func(w *faultWorld) string { return "/triage-rules/" + w.fixed["triage"] + "/approve" }},
+	{route: "POST /triage-rules/{rule_id}/apply", setup: triageRule(false), path: func(w *faultWorld) string { return "/triage-rules/" + w.fixed["triage"] + "/apply" }},
 	{route: "POST /policies", path: func(*faultWorld) string { return "/policies" },
 		body: `{"name":"No SQL from strings","cwes":["CWE-89"]}`},
 }
@@ -334,6 +340,23 @@ func blockingRule(t *testing.T, w *faultWorld) {
 		t.Fatal(err)
 	}
 	w.fixed["rule"] = fmt.Sprint(r.ID)
+}
+
+// triageRule gives the world the uploaded scan and an enabled triage rule
+// dismissing its SQL finding (awaiting approval, written by another user,
+// when approval is true).
+func triageRule(approval bool) func(t *testing.T, w *faultWorld) {
+	return func(t *testing.T, w *faultWorld) {
+		t.Helper()
+		uploaded(t, w)
+		r, err := w.env.Store.CreateTriageRule(context.Background(), store.TriageRule{CompanyID: w.co.ID, CreatedBy: w.co.Admin.ID + 1,
+			Enabled: true, RequiresApproval: approval, Matcher: triagerule.Matcher{Tool: "gosec", CWE: 89},
+			Action: triagerule.Action{Status: "false_positive", Reason: "parameterised"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.fixed["triage"] = r.ID
+	}
 }
 
 // Every write route, every DynamoDB call position of its request, each
@@ -432,6 +455,9 @@ var faultExempt = map[string]bool{
 	// Draws a random export id, so no two runs store the same items; its
 	// one write is a transaction of the export item and its audit entry.
 	"POST /exports": true,
+	// Draws a random (version 7) rule id; its one write is a transaction of
+	// the rule, its active entry, its count and its audit entry.
+	"POST /triage-rules": true,
 }
 
 func (w *faultWorld) do(t *testing.T, fc faultCase) *testenv.Response {

@@ -330,6 +330,36 @@ var samples = map[string]sample{
 		File: "policies-blocking-rules-delete", Path: map[string]string{"rule_id": "2"}, Seeded: map[string]string{"rule_id": "blocking_rule_ids"},
 		Status: http.StatusOK, Keys: []string{"status", "rule"},
 	},
+	"POST /api/v1/triage-rules": {
+		File: "policies-triage-rules-create", ContentType: jsonType,
+		Body:   `{"matcher":{"tool":"gosec","path":"test/**"},"action":{"status":"false_positive","reason":"test code"},"requires_approval":true}`,
+		Status: http.StatusCreated, Keys: []string{"status", "rule"},
+	},
+	"GET /api/v1/triage-rules": {
+		File: "policies-triage-rules-list", Query: map[string]string{"page": "1", "page_size": "20"},
+		Status: http.StatusOK, Keys: []string{"status", "rules", "page", "total_pages", "total_rules"},
+	},
+	"GET /api/v1/triage-rules/{rule_id}": {
+		File: "policies-triage-rules-get", Path: map[string]string{"rule_id": "01936f1e-7c2a-7b3d-9e4f-5a6b7c8d9e0f"}, Seeded: map[string]string{"rule_id": "triage_rule_ids"},
+		Status: http.StatusOK, Keys: []string{"status", "rule"},
+	},
+	"PATCH /api/v1/triage-rules/{rule_id}": {
+		File: "policies-triage-rules-update", Path: map[string]string{"rule_id": "01936f1e-7c2a-7b3d-9e4f-5a6b7c8d9e0f"}, Seeded: map[string]string{"rule_id": "triage_rule_ids"},
+		Body: `{"enabled":false}`, ContentType: jsonType,
+		Status: http.StatusOK, Keys: []string{"status", "rule"},
+	},
+	"DELETE /api/v1/triage-rules/{rule_id}": {
+		File: "policies-triage-rules-delete", Path: map[string]string{"rule_id": "01936f1e-7c2a-7b3d-9e4f-5a6b7c8d9e0f"}, Seeded: map[string]string{"rule_id": "triage_rule_ids"},
+		Status: http.StatusOK, Keys: []string{"status", "rule"},
+	},
+	"POST /api/v1/triage-rules/{rule_id}/approve": {
+		File: "policies-triage-rules-approve", Path: map[string]string{"rule_id": "01936f1e-7c2a-7b3d-9e4f-5a6b7c8d9e0f"}, Seeded: map[string]string{"rule_id": "triage_rule_ids"},
+		Status: http.StatusOK, Keys: []string{"status", "rule"},
+	},
+	"POST /api/v1/triage-rules/{rule_id}/apply": {
+		File: "policies-triage-rules-apply", Path: map[string]string{"rule_id": "01936f1e-7c2a-7b3d-9e4f-5a6b7c8d9e0f"}, Seeded: map[string]string{"rule_id": "triage_rule_ids"},
+		Query: map[string]string{"dry_run": "true"}, Status: http.StatusOK, Keys: []string{"status", "dry_run", "changed", "sample_issue_ids"},
+	},
 	"POST /api/v1/policies": {
 		File: "policies-create", ContentType: jsonType,
 		Body:   `{"name":"No SQL built from strings","description":"Queries take parameters.","guidance_text":"Use placeholders.","cwes":["CWE-89"],"glob_pattern":"**/*.py"}`,

@@ -233,6 +233,17 @@ var Table = []Route{
 	{Method: "PATCH", Path: "/blocking-rules/{rule_id}", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy, Params: []Param{IDParam("rule_id")},
 		TextFields: []string{"slug", "name"}, Objects: []Object{{Member: "conditions", Params: ruleConditions()}}},
 	{Method: "DELETE", Path: "/blocking-rules/{rule_id}", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy, Params: []Param{IDParam("rule_id")}},
+	// Triage rules: the matcher and action are objects (see triagerule).
+	{Method: "POST", Path: "/triage-rules", Creates: true, Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy,
+		Objects: []Object{{Member: "matcher", Params: triageMatcher()}, {Member: "action", Params: triageAction()}}},
+	{Method: "GET", Path: "/triage-rules", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy, Params: CursorPaging(100)},
+	{Method: "GET", Path: "/triage-rules/{rule_id}", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy, Params: []Param{UUIDParam("rule_id")}},
+	{Method: "PATCH", Path: "/triage-rules/{rule_id}", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy, Params: []Param{UUIDParam("rule_id")}},
+	{Method: "POST", Path: "/triage-rules/{rule_id}/approve", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy, Params: []Param{UUIDParam("rule_id")}},
+	{Method: "POST", Path: "/triage-rules/{rule_id}/apply", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy,
+		Params: []Param{UUIDParam("rule_id"), BoolParam("dry_run")}},
+	// Last: the event replay deletes the demo rule the routes above address.
+	{Method: "DELETE", Path: "/triage-rules/{rule_id}", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy, Params: []Param{UUIDParam("rule_id")}},
 	{Method: "POST", Path: "/policies", Creates: true, Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy,
 		TextFields:      []string{"name", "policy_type", "source_type", "instruction_type", "glob_pattern", "cwes", "excludes", "projects"},
 		MultilineFields: []string{"description", "guidance_text"}},
@@ -256,6 +267,17 @@ func IssueFilters() []Param {
 // bytes (shared/gate.MaxPatternLen).
 func ruleConditions() []Param {
 	return []Param{TextParam("min_urgency", 16), TextParam("cwes", 32), TextParam("paths", 500), TextParam("statuses", 32)}
+}
+
+// triageMatcher and triageAction bound a triage rule's members
+// (triagerule's limits; the reason is multi-line text people read).
+func triageMatcher() []Param {
+	return []Param{TextParam("tool", 512), TextParam("rule_id", 512), TextParam("path", 500), TextParam("package", 512),
+		TextParam("ecosystem", 64), TextParam("urgency_at_least", 16), TextParam("urgency_at_most", 16)}
+}
+
+func triageAction() []Param {
+	return []Param{TextParam("status", 32), TextParam("reason", 2000), TextParam("expires_at", 64), TextParam("urgency", 16)}
 }
 
 // Pattern is the route's Go ServeMux pattern, e.g. "GET /api/v1/issues".

@@ -77,13 +77,16 @@ func (s *Store) bulkCreate(ctx context.Context, companyID int64, scanID string, 
 	case err != nil:
 		return err
 	}
-	items := make([]any, len(creates))
-	for n, c := range creates {
+	items := make([]any, 0, len(creates))
+	for _, c := range creates {
 		c.after.Version = 1
 		if err := c.after.setDue(nil); err != nil {
 			return err
 		}
-		items[n] = c.after
+		items = append(items, c.after)
+		if c.historyEntry() { // a triage rule acted at first detection: a retry writes the same entry
+			items = append(items, newHistory(companyID, c, c.after.CreatedAt, 0))
+		}
 	}
 	// The issues and the counters go out together: the journal, not the
 	// issues written, says what the counters owe, so neither order matters

@@ -26,11 +26,16 @@ func historyPK(companyID int64, issueID string) string {
 }
 
 // newHistory is the entry of change c at time at; seq tells apart entries
-// of one transaction, the version the change writes those of one issue.
+// of one transaction, the version the change writes those of one issue. A
+// new issue a triage rule acted on comes from open, where issues start.
 func newHistory(companyID int64, c issueChange, at string, seq int) HistoryEntry {
+	from := "open"
+	if c.before != nil {
+		from = c.before.Status
+	}
 	return HistoryEntry{
 		Key: Key{PK: historyPK(companyID, c.after.ID), SK: fmt.Sprintf("%s#%010d#%04d", at, c.after.Version, seq)},
-		At:  at, By: c.by, From: c.before.Status, To: c.after.Status, Reason: c.reason,
+		At:  at, By: c.by, From: from, To: c.after.Status, Reason: c.reason,
 	}
 }
 

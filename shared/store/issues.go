@@ -94,7 +94,10 @@ type Issue struct {
 	FixedScanID    string `dynamodbav:"fixed_scan_id,omitempty"`
 	ReopenCount    int    `dynamodbav:"reopen_count,omitempty"`
 	Reason         string `dynamodbav:"reason,omitempty"`
-	AssignedTo     int64  `dynamodbav:"assigned_to,omitempty"`
+	// UrgencyRuleID is the triage rule that set the urgency: scans then
+	// keep it rather than show the scanner's (see triageapply.go).
+	UrgencyRuleID string `dynamodbav:"urgency_rule_id,omitempty"`
+	AssignedTo    int64  `dynamodbav:"assigned_to,omitempty"`
 	// Decision is the triage decision the issue carries (see decide.go).
 	Decision  IssueDecision `dynamodbav:"decision,omitempty"`
 	UpdatedAt string        `dynamodbav:"updated_at,omitempty"`
@@ -346,10 +349,12 @@ func counterKeysOf(companyID int64, lists ...[]Issue) []Key {
 	return out
 }
 
-// Actor is who changed an issue: a user, or the scan whose upload did.
+// Actor is who changed an issue: a user, or the scan whose upload did;
+// RuleID names the triage rule the change applied.
 type Actor struct {
 	UserID int64  `dynamodbav:"user_id,omitempty" json:"user_id,omitempty"`
 	ScanID string `dynamodbav:"scan_id,omitempty" json:"scan_id,omitempty"`
+	RuleID string `dynamodbav:"rule_id,omitempty" json:"rule_id,omitempty"`
 }
 
 // issueChange is one issue's transition: before is nil for a new issue,
@@ -424,9 +429,13 @@ func (c issueChange) issue() *Issue {
 	return c.before
 }
 
-// historyEntry reports whether the change records a status history entry.
+// historyEntry reports whether the change records a status history entry:
+// a status change, or a triage rule acting on a new issue.
 func (c issueChange) historyEntry() bool {
-	return c.before != nil && c.after != nil && c.before.Status != c.after.Status
+	if c.before == nil {
+		return c.after != nil && c.by.RuleID != ""
+	}
+	return c.after != nil && c.before.Status != c.after.Status
 }
 
 // txChanges is one transaction's items for chunk.
@@ -444,6 +453,10 @@ func (s *Store) txChanges(companyID int64, chunk []issueChange, at string) ([]ty
 			if err != nil {
 				return nil, err
 			}
+			items = append(items, item)
+			if c.before == nil { // a new issue's status is no change to announce
+				continue
+			}
 			e, err := statusChanged(companyID, c)
 			if err != nil {
 				return nil, err
@@ -452,7 +465,7 @@ func (s *Store) txChanges(companyID int64, chunk []issueChange, at string) ([]ty
 			if err != nil {
 				return nil, err
 			}
-			items = append(items, item, ev)
+			items = append(items, ev)
 		}
 	}
 	for k, d := range counterDeltas(companyID, chunk) {

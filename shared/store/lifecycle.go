@@ -131,6 +131,11 @@ func (s *Store) applyIssues(ctx context.Context, companyID int64, sc Scan, head 
 			return res, nil, err
 		}
 	}
+	// The triage rules are read once: every attempt applies the same.
+	rules, err := s.ActiveTriageRules(ctx, companyID, sc.ProjectID)
+	if err != nil {
+		return res, nil, err
+	}
 	var touched, updated, fresh []Issue
 	settled := map[Key]bool{} // counters the journal settled (bulkCreate)
 	// Issue ids name their branch and tool, and only a lease holder of the
@@ -165,11 +170,15 @@ func (s *Store) applyIssues(ctx context.Context, companyID int64, sc Scan, head 
 		unwritten = false
 		changes := lifecycleChanges(sc, found, previous, reported, existing, truth, &res)
 		takeDecisions(changes, decided)
-		// New in this scan: created now, or by an earlier attempt of it.
+		created := ruleCreations(rules, changes)
+		// New in this scan: created now (as decisions and rules left
+		// them), or by an earlier attempt of it.
 		fresh = slices.Grow(fresh[:0], len(found))
 		for _, f := range found {
-			if e, ok := existing[f.ID]; !ok || e.ScanID == sc.ID {
-				fresh = append(fresh, asDecided(f, decided))
+			if e, ok := existing[f.ID]; !ok {
+				fresh = append(fresh, *created[f.ID])
+			} else if e.ScanID == sc.ID {
+				fresh = append(fresh, e)
 			}
 		}
 		// Sized up front: a scan's slices of issues run to megabytes, and
@@ -233,7 +242,7 @@ func (s *Store) scanEvents(ctx context.Context, companyID int64, sc Scan, findin
 		var listed []map[string]any
 		count := 0
 		for _, i := range fresh {
-			if i.Urgency != t.urgency || i.Status != "open" { // suppressed or decided: nothing to act on
+			if i.Urgency != t.urgency || (i.Status != "open" && i.Status != "fix_in_progress") { // suppressed or dismissed: nothing to act on
 				continue
 			}
 			if count++; len(listed) < maxListedIssues {
@@ -273,6 +282,9 @@ func lifecycleChanges(sc Scan, found []Issue, previous []string, reported map[st
 			changes = append(changes, issueChange{after: &f, by: by})
 			res.Created++
 		case truth:
+			if e.UrgencyRuleID != "" { // a triage rule's urgency outlasts the scanner's
+				f.Urgency = e.Urgency
+			}
 			status, why := reportedStatus(e, f)
 			reason := e.Reason
 			if status == Suppressed {

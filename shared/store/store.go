@@ -24,6 +24,7 @@ import (
 	"github.com/acme/codescan-api/shared/store/tenancy"
 	"github.com/acme/codescan-api/shared/store/trends"
 	"github.com/acme/codescan-api/shared/store/triageops"
+	"github.com/acme/codescan-api/shared/store/triagerules"
 )
 
 // The sentinel errors of every store call (defined by the table layer).
@@ -64,6 +65,7 @@ type Store struct {
 	*catalog.Catalog
 	*delivery.Deliveries
 	*triageops.TriageOps
+	*triagerules.TriageRules
 	// issueKeys is set once every issue carries its Offset keys.
 	issueKeys atomic.Bool
 }
@@ -100,6 +102,7 @@ func New(db *dynamodb.Client, table string, opts ...Option) *Store {
 	s.Catalog = catalog.New(s.t, s.l)
 	s.Deliveries = delivery.New(s.t, s.l)
 	s.TriageOps = triageops.New(s.t, s.l)
+	s.TriageRules = triagerules.New(s.t, s.l)
 	for _, o := range opts {
 		o(s)
 	}

@@ -1,0 +1,194 @@
+package policies
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/acme/codescan-api/shared/auth"
+	"github.com/acme/codescan-api/shared/httpapi"
+	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/triagerule"
+)
+
+// Triage rules (issue 26, item 3): a matcher and an action that new
+// findings receive at ingestion, company-wide or for one project; applied
+// to existing issues only on request (a dry run first). A rule that
+// requires approval acts once an admin other than its author approves it.
+
+var errTriageRuleNotFound = httpapi.Errorf(http.StatusNotFound, "Triage rule not found")
+
+type triageRuleRequest struct {
+	triagerule.Body
+	ProjectID        *int64 `json:"project_id"`
+	Enabled          *bool  `json:"enabled"`
+	RequiresApproval *bool  `json:"requires_approval"`
+}
+
+type triageRuleJSON struct {
+	ID string `json:"id"`
+	triagerule.View
+	ProjectID        *int64  `json:"project_id"`
+	Enabled          bool    `json:"enabled"`
+	RequiresApproval bool    `json:"requires_approval"`
+	ApprovedBy       *int64  `json:"approved_by"`
+	ApprovedAt       *string `json:"approved_at"`
+	Active           bool    `json:"active"`
+	CreatedBy        int64   `json:"created_by"`
+	CreatedAt        string  `json:"created_at"`
+	UpdatedAt        string  `json:"updated_at"`
+}
+
+func triageRuleView(r store.TriageRule) triageRuleJSON {
+	v := triageRuleJSON{ID: r.ID, View: triagerule.Show(r.Matcher, r.Action), Enabled: r.Enabled, RequiresApproval: r.RequiresApproval,
+		Active: r.Active(), CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+	if r.ProjectID != 0 {
+		v.ProjectID = &r.ProjectID
+	}
+	if r.ApprovedBy != 0 {
+		v.ApprovedBy, v.ApprovedAt = &r.ApprovedBy, &r.ApprovedAt
+	}
+	return v
+}
+
+type triageRuleResponse struct {
+	Status string         `json:"status"`
+	Rule   triageRuleJSON `json:"rule"`
+}
+
+// createTriageRule stores a rule: matcher and action required (validated
+// by triagerule), enabled by default, company-wide unless project_id
+// names a project of the company.
+func (h handlers) createTriageRule(w http.ResponseWriter, r *http.Request) error {
+	p := auth.FromContext(r.Context())
+	var req triageRuleRequest
+	if err := httpapi.DecodeJSON(r, &req); err != nil {
+		return err
+	}
+	m, a, err := triagerule.Parse(req.Body, h.now())
+	if err != nil {
+		return bad("%s", err.Error())
+	}
+	rule := store.TriageRule{CompanyID: p.CompanyID, Matcher: m, Action: a, Enabled: true, CreatedBy: p.UserID}
+	if req.Enabled != nil {
+		rule.Enabled = *req.Enabled
+	}
+	if req.RequiresApproval != nil {
+		rule.RequiresApproval = *req.RequiresApproval
+	}
+	if req.ProjectID != nil {
+		// Another company's project answers as a missing one.
+		if _, err := h.store.GetProject(r.Context(), p.CompanyID, *req.ProjectID); errors.Is(err, store.ErrNotFound) {
+			return bad("project_id %d is not a project of the company", *req.ProjectID)
+		} else if err != nil {
+			return err
+		}
+		rule.ProjectID = *req.ProjectID
+	}
+	created, err := h.store.CreateTriageRule(r.Context(), rule)
+	if err != nil {
+		return err
+	}
+	return httpapi.WriteJSON(w, http.StatusCreated, triageRuleResponse{Status: "ok", Rule: triageRuleView(created)})
+}
+
+// triageRuleAnswer answers a rule, or the route's error for err.
+func triageRuleAnswer(w http.ResponseWriter, rule store.TriageRule, err error) error {
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return errTriageRuleNotFound
+	case errors.Is(err, store.ErrOwnApproval), errors.Is(err, store.ErrNoApproval):
+		return bad("%s", err.Error())
+	case err != nil:
+		return err
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, triageRuleResponse{Status: "ok", Rule: triageRuleView(rule)})
+}
+
+func (h handlers) getTriageRule(w http.ResponseWriter, r *http.Request) error {
+	rule, err := h.store.GetTriageRule(r.Context(), auth.FromContext(r.Context()).CompanyID, r.PathValue("rule_id"))
+	return triageRuleAnswer(w, rule, err)
+}
+
+// patchTriageRule enables or disables a rule; its matcher and action do
+// not change (a new rule replaces one, so what was applied stays named).
+func (h handlers) patchTriageRule(w http.ResponseWriter, r *http.Request) error {
+	var req struct {
+		Enabled *bool `json:"enabled"`
+	}
+	if err := httpapi.DecodeJSON(r, &req); err != nil {
+		return err
+	}
+	if req.Enabled == nil {
+		return bad("enabled is required")
+	}
+	rule, err := h.store.SetTriageRuleEnabled(r.Context(), auth.FromContext(r.Context()).CompanyID, r.PathValue("rule_id"), *req.Enabled)
+	return triageRuleAnswer(w, rule, err)
+}
+
+func (h handlers) deleteTriageRule(w http.ResponseWriter, r *http.Request) error {
+	rule, err := h.store.DeleteTriageRule(r.Context(), auth.FromContext(r.Context()).CompanyID, r.PathValue("rule_id"))
+	return triageRuleAnswer(w, rule, err)
+}
+
+// approveTriageRule approves a rule that requires it; its author cannot.
+func (h handlers) approveTriageRule(w http.ResponseWriter, r *http.Request) error {
+	p := auth.FromContext(r.Context())
+	rule, err := h.store.ApproveTriageRule(r.Context(), p.CompanyID, r.PathValue("rule_id"), p.UserID)
+	return triageRuleAnswer(w, rule, err)
+}
+
+type triageApplyResponse struct {
+	Status  string   `json:"status"`
+	DryRun  bool     `json:"dry_run"`
+	Changed int      `json:"changed"`
+	Sample  []string `json:"sample_issue_ids"`
+}
+
+// applyTriageRule applies a rule to the company's existing issues, or
+// with dry_run counts exactly the issues an application would change.
+func (h handlers) applyTriageRule(w http.ResponseWriter, r *http.Request) error {
+	p := auth.FromContext(r.Context())
+	dry, err := httpapi.BoolParam(r, "dry_run")
+	if err != nil {
+		return err
+	}
+	res, err := h.store.ApplyTriageRule(r.Context(), p.CompanyID, r.PathValue("rule_id"), dry, p.UserID)
+	var many *store.ErrRuleTooMany
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return errTriageRuleNotFound
+	case errors.Is(err, store.ErrRuleInactive), errors.As(err, &many):
+		return bad("%s", err.Error())
+	case err != nil:
+		return err
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, triageApplyResponse{Status: "ok", DryRun: dry, Changed: res.Changed, Sample: res.Sample})
+}
+
+type triageRuleListResponse struct {
+	Status        string           `json:"status"`
+	Rules         []triageRuleJSON `json:"rules"`
+	Page          int              `json:"page"`
+	PageSize      int              `json:"page_size"`
+	TotalPages    int              `json:"total_pages"`
+	TotalRules    int              `json:"total_rules"`
+	NextPageToken string           `json:"next_page_token,omitempty"`
+}
+
+func (h handlers) listTriageRules(w http.ResponseWriter, r *http.Request) error {
+	p := auth.FromContext(r.Context())
+	pg, err := httpapi.ParsePaging(r, DefaultPageSize, MaxPageSize)
+	if err != nil {
+		return err
+	}
+	page, err := h.store.ListTriageRules(r.Context(), p.CompanyID, pg.Query())
+	if err != nil {
+		return err
+	}
+	out := triageRuleListResponse{Status: "ok", Rules: []triageRuleJSON{}, Page: pg.PageOf(page.Result), PageSize: pg.PageSize,
+		TotalPages: pg.TotalPages(page.Total), TotalRules: page.Total, NextPageToken: page.Next}
+	for _, rule := range page.Rules {
+		out.Rules = append(out.Rules, triageRuleView(rule))
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, out)
+}

@@ -1,0 +1,246 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/acme/codescan-api/shared/store/triagerules"
+	"github.com/acme/codescan-api/shared/triagerule"
+)
+
+// Triage rules act on issues through the issue write path, so counters,
+// trend records, history and events move exactly as for people's triage:
+//
+//   - at ingestion (ApplyScan), on the issues a scan creates, before any
+//     count, gate or notification sees them: the rule's status and reason,
+//     or its urgency (kept by later scans: UrgencyRuleID). The history
+//     entry (from open) names the rule and the scan; a dismissed issue
+//     sends no new-issue event. Existing issues are left as they are.
+//   - on existing issues only by an explicit application
+//     (ApplyTriageRule), which a dry run counts first, exactly.
+//
+// Only one rule acts on an issue (triagerule.Apply's order).
+
+// TriageRule is a stored triage rule (see triagerules).
+type TriageRule = triagerules.Rule
+
+// TriageRulePage is a page of triage rules.
+type TriageRulePage = triagerules.Page
+
+// Errors of the triage rule calls.
+var (
+	ErrOwnApproval = triagerules.ErrOwnApproval
+	ErrNoApproval  = triagerules.ErrNoApproval
+	// ErrRuleInactive: only an active rule is applied (a dry run of any
+	// rule is allowed).
+	ErrRuleInactive = errors.New("the rule is not active (disabled, or awaiting approval)")
+)
+
+// MaxRuleApply is the most issues one application of a rule changes.
+const MaxRuleApply = MaxTriage
+
+// ruleApplySample is how many ids an application answers with.
+const ruleApplySample = 20
+
+// ErrRuleTooMany is an application that would change more than
+// MaxRuleApply issues; nothing is changed.
+type ErrRuleTooMany struct{ Matched int }
+
+func (e *ErrRuleTooMany) Error() string {
+	return fmt.Sprintf("the rule would change %d issues; at most %d can be changed at once (narrow its matcher or scope it to a project)", e.Matched, MaxRuleApply)
+}
+
+// RuleApplication is what applying a rule to existing issues changes (or,
+// in a dry run, would change): how many issues and the first ids.
+type RuleApplication struct {
+	Changed int
+	Sample  []string
+}
+
+// noLocation is the file path of an issue whose finding names none
+// (ingest.NoPath): a path glob never matches it.
+const noLocation = "(no location)"
+
+// subjectOf is what a rule looks at of an issue.
+func subjectOf(i Issue) triagerule.Subject {
+	s := triagerule.Subject{ProjectID: i.ProjectID, Tool: i.Tool, RuleID: i.RuleID, CWE: i.CWE, Path: i.FilePath, Urgency: i.Urgency}
+	if s.Path == noLocation {
+		s.Path = ""
+	}
+	return s
+}
+
+// ruled is i with r's action taken, and whether that changes it.
+func ruled(i Issue, r triagerule.Rule) (Issue, bool) {
+	a := r.Action
+	if a.Urgency != "" {
+		if i.Urgency == a.Urgency {
+			return i, false
+		}
+		i.Urgency, i.UrgencyRuleID = a.Urgency, r.ID
+		return i, true
+	}
+	if i.Status == a.Status && i.Reason == a.Reason {
+		return i, false
+	}
+	i.Status, i.Reason, i.FixedAt, i.FixedScanID = a.Status, a.Reason, "", ""
+	return i, true
+}
+
+// ruleReason is the history's reason for a change r made.
+func ruleReason(r triagerule.Rule, before Issue) string {
+	why := "triage rule " + r.ID
+	switch {
+	case r.Action.Urgency != "":
+		return fmt.Sprintf("%s: urgency %s -> %s", why, before.Urgency, r.Action.Urgency)
+	case r.Action.Reason != "":
+		return why + ": " + r.Action.Reason
+	}
+	return why
+}
+
+// ruleCreations takes the action of the rule that applies to each new
+// issue of changes (in place, naming the rule as the change's author) and
+// returns the new issues by id.
+func ruleCreations(rules []triagerule.Rule, changes []issueChange) map[string]*Issue {
+	created := make(map[string]*Issue, len(changes))
+	for n := range changes {
+		c := &changes[n]
+		if c.before != nil {
+			continue
+		}
+		created[c.after.ID] = c.after
+		if len(rules) == 0 || c.after.Decision.Scope != "" { // people's decision outranks a rule
+			continue
+		}
+		if r, ok := triagerule.Apply(rules, subjectOf(*c.after)); ok {
+			if after, changed := ruled(*c.after, r); changed {
+				c.by.RuleID, c.reason = r.ID, ruleReason(r, *c.after)
+				*c.after = after
+			}
+		}
+	}
+	return created
+}
+
+// appliesTo reports whether applying r changes existing issue i: it
+// matches, and the action moves it. A status is given to issues still to
+// act on (open, fix_in_progress), never over people's dismissals, a
+// suppression in the code or a scan's fix.
+func appliesTo(r triagerule.Rule, i Issue) bool {
+	if !r.Applies(subjectOf(i)) {
+		return false
+	}
+	if r.Action.Status != "" && i.Status != "open" && i.Status != "fix_in_progress" {
+		return false
+	}
+	_, changed := ruled(i, r)
+	return changed
+}
+
+// ruleFilter is the narrowest listing of issues that holds every issue r
+// may match: its project, its CWE's group or its literal path's.
+func ruleFilter(r triagerule.Rule) IssueFilter {
+	var f IssueFilter
+	if r.ProjectID != 0 {
+		f.Scopes = []Scope{{ProjectID: r.ProjectID}}
+	}
+	if m := r.Matcher; m.CWE != 0 {
+		f.CWE = &m.CWE
+	} else if m.Path != "" && !strings.ContainsAny(m.Path, `*?[]{}\`) {
+		f.FilePath = m.Path
+	}
+	return f
+}
+
+// ruleTargets are the ids of the existing issues applying r changes.
+func (s *Store) ruleTargets(ctx context.Context, companyID int64, r triagerule.Rule) ([]string, error) {
+	var ids []string
+	q := PageQuery{Limit: 1000}
+	for {
+		issues, res, _, err := s.ListIssues(ctx, companyID, ruleFilter(r), q)
+		if err != nil {
+			return nil, err
+		}
+		for _, i := range issues {
+			if appliesTo(r, i) {
+				ids = append(ids, i.ID)
+			}
+		}
+		if res.Next == "" {
+			return ids, nil
+		}
+		q.Token = res.Next
+	}
+}
+
+// ApplyTriageRule applies a rule of the company to its existing issues
+// through the issue write path, by userID: every issue the rule matches
+// whose status or urgency its action moves (see appliesTo). A dry run
+// changes nothing and answers the same count. An application needs an
+// active rule (ErrRuleInactive) and changes at most MaxRuleApply issues
+// (ErrRuleTooMany, nothing changed); it is audited (triage_rule.apply)
+// with its first write, and applying again changes 0.
+func (s *Store) ApplyTriageRule(ctx context.Context, companyID int64, id string, dryRun bool, userID int64) (RuleApplication, error) {
+	stored, err := s.GetTriageRule(ctx, companyID, id)
+	if err != nil {
+		return RuleApplication{}, err
+	}
+	r := stored.Model()
+	ids, err := s.ruleTargets(ctx, companyID, r)
+	if err != nil {
+		return RuleApplication{}, err
+	}
+	sample := func(ids []string) []string { return append([]string{}, ids[:min(len(ids), ruleApplySample)]...) }
+	switch {
+	case dryRun:
+		return RuleApplication{Changed: len(ids), Sample: sample(ids)}, nil
+	case !stored.Active():
+		return RuleApplication{}, ErrRuleInactive
+	case len(ids) > MaxRuleApply:
+		return RuleApplication{}, &ErrRuleTooMany{Matched: len(ids)}
+	}
+	var touched []Issue
+	var done []string
+	by := Actor{UserID: userID, RuleID: r.ID}
+	err = s.t.Retrying(ctx, func() error {
+		existing, err := s.issuesByID(ctx, companyID, ids)
+		if err != nil {
+			return err
+		}
+		var changes []issueChange
+		for _, id := range ids {
+			before, ok := existing[id]
+			if !ok || !appliesTo(r, before) { // changed or gone meanwhile
+				continue
+			}
+			after, _ := ruled(before, r)
+			touched = append(touched, before)
+			changes = append(changes, issueChange{before: &before, after: &after, by: by, reason: ruleReason(r, before)})
+		}
+		audit, err := s.l.TxAudit(ctx, companyID, triagerules.ApplyAudit(stored, len(done)+len(changes)))
+		if err != nil {
+			return err
+		}
+		if len(changes) == 0 {
+			if len(done) == 0 { // nothing to write the entry with
+				return s.l.Audit(ctx, companyID, triagerules.ApplyAudit(stored, 0))
+			}
+			return nil
+		}
+		if len(done) > 0 { // an earlier attempt wrote the entry
+			audit = nil
+		}
+		n, err := s.commitIssues(ctx, companyID, changes, audit...)
+		for _, c := range changes[:n] {
+			done = append(done, c.after.ID)
+		}
+		return err
+	})
+	if err != nil {
+		return RuleApplication{Changed: len(done), Sample: sample(done)}, err
+	}
+	return RuleApplication{Changed: len(done), Sample: sample(done)}, s.settleCounters(ctx, companyID, counterKeysOf(companyID, touched))
+}
