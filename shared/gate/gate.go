@@ -113,6 +113,11 @@ func rank(u string) int {
 	return 0
 }
 
+// ActionStatuses are the statuses a rule without a statuses condition
+// judges: findings still to act on. A finding people (or a triage rule, or
+// a project decision) dismissed blocks only a rule that names its status.
+var ActionStatuses = []string{"open", "fix_in_progress"}
+
 // Matches reports whether issue i meets every condition of c; isNew says
 // whether i is new (not open on the project's default branch).
 func Matches(c store.RuleConditions, i store.Issue, isNew bool) bool {
@@ -122,6 +127,8 @@ func Matches(c store.RuleConditions, i store.Issue, isNew bool) bool {
 	case len(c.CWEs) > 0 && !slices.Contains(c.CWEs, i.CWE):
 		return false
 	case len(c.Statuses) > 0 && !slices.Contains(c.Statuses, i.Status):
+		return false
+	case len(c.Statuses) == 0 && !slices.Contains(ActionStatuses, i.Status):
 		return false
 	case c.OnlyNew && !isNew:
 		return false

@@ -48,6 +48,8 @@ func TestEvaluate(t *testing.T) {
 		{ID: 1, Slug: "high", Conditions: store.RuleConditions{MinUrgency: "HI"}},
 		{ID: 2, Slug: "sqli-src", Conditions: store.RuleConditions{CWEs: []int{89}, Paths: []string{"src/**"}, Statuses: []string{"open"}}},
 		{ID: 3, Slug: "new", Conditions: store.RuleConditions{OnlyNew: true}},
+		// A dismissed finding blocks only a rule that names its status.
+		{ID: 4, Slug: "dismissed-sqli", Conditions: store.RuleConditions{CWEs: []int{89}, Statuses: []string{"false_positive"}}},
 	}
 	isNew := func(i store.Issue) bool { return i.ID == "i2" }
 	got := gate.Evaluate(rules, issues, isNew)
@@ -57,14 +59,14 @@ func TestEvaluate(t *testing.T) {
 			slugs[b.IssueID] = append(slugs[b.IssueID], r.Slug)
 		}
 	}
-	want := map[string][]string{"i1": {"high", "sqli-src"}, "i2": {"new"}, "i3": {"high"}}
+	want := map[string][]string{"i1": {"high", "sqli-src"}, "i2": {"new"}, "i3": {"dismissed-sqli"}}
 	if !reflect.DeepEqual(slugs, want) {
 		t.Fatalf("%v", slugs)
 	}
 	if got[0].IssueID != "i1" || got[1].IssueID != "i2" {
 		t.Fatal("issue order not kept")
 	}
-	if !gate.NeedsNewness(rules) || gate.NeedsNewness(rules[:2]) {
+	if !gate.NeedsNewness(rules) || gate.NeedsNewness(rules[:2]) || gate.NeedsNewness(rules[3:]) {
 		t.Fatal("NeedsNewness")
 	}
 	if len(gate.Evaluate(nil, issues, isNew)) != 0 {
