@@ -35,7 +35,8 @@ func checkReason(reason string) error {
 }
 
 // patch answers PATCH /issue/{issue_id}: status, reason and assignee, each
-// optional, at least one; the change goes through the issue write path
+// optional, at least one (accepted_risk: with a reason, and its end and
+// owner, see terms); the change goes through the issue write path
 // (counters and history in one transaction).
 func (h handlers) patch(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
@@ -44,6 +45,7 @@ func (h handlers) patch(w http.ResponseWriter, r *http.Request) error {
 		Status     *string         `json:"status"`
 		Reason     *string         `json:"reason"`
 		AssignedTo json.RawMessage `json:"assigned_to"`
+		acceptInput
 	}
 	if err := httpapi.DecodeJSON(r, &req); err != nil {
 		return err
@@ -56,6 +58,15 @@ func (h handlers) patch(w http.ResponseWriter, r *http.Request) error {
 		}
 		u.Status = &st
 	}
+	status := ""
+	if u.Status != nil {
+		status = *u.Status
+	}
+	terms, err := h.terms(r, p.CompanyID, status, req.Reason, req.acceptInput)
+	if err != nil {
+		return err
+	}
+	u.Terms = terms
 	if req.Reason != nil {
 		if err := checkReason(*req.Reason); err != nil {
 			return err
@@ -127,6 +138,7 @@ func (h handlers) triage(w http.ResponseWriter, r *http.Request) error {
 		Filters map[string]string `json:"filters"`
 		Status  string            `json:"status"`
 		Reason  string            `json:"reason"`
+		acceptInput
 	}
 	if err := httpapi.DecodeJSON(r, &req); err != nil {
 		return err
@@ -136,6 +148,10 @@ func (h handlers) triage(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if err := checkReason(req.Reason); err != nil {
+		return err
+	}
+	terms, err := h.terms(r, p.CompanyID, status, &req.Reason, req.acceptInput)
+	if err != nil {
 		return err
 	}
 	q, err := filterQuery(req.Filters)
@@ -152,7 +168,7 @@ func (h handlers) triage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	matched, changed, err := h.store.TriageIssues(ctx, p.CompanyID, f, status, req.Reason, store.Actor{UserID: p.UserID})
+	matched, changed, err := h.store.TriageIssues(ctx, p.CompanyID, f, status, req.Reason, terms, store.Actor{UserID: p.UserID})
 	var tooMany *store.ErrTooMany
 	if errors.As(err, &tooMany) {
 		return httpapi.Errorf(http.StatusBadRequest, "%s; narrow the filters", tooMany.Error())

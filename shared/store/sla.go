@@ -17,7 +17,9 @@ type slaSettingsItem struct {
 	Key
 	DaysToFix   map[string]int `dynamodbav:"days_to_fix"`
 	DueSoonDays int            `dynamodbav:"due_soon_days"`
-	UpdatedAt   string         `dynamodbav:"updated_at"`
+	// AcceptanceDays is 0 in settings stored before it existed (the default).
+	AcceptanceDays int    `dynamodbav:"acceptance_days,omitempty"`
+	UpdatedAt      string `dynamodbav:"updated_at"`
 }
 
 func slaSettingsKey(companyID int64) Key {
@@ -45,6 +47,9 @@ func (s *Store) slaSettings(ctx context.Context, companyID int64, get func(conte
 		out.DaysToFix[k] = v
 	}
 	out.DueSoonDays = it.DueSoonDays
+	if it.AcceptanceDays > 0 {
+		out.AcceptanceDays = it.AcceptanceDays
+	}
 	return out, true, nil
 }
 
@@ -55,7 +60,8 @@ func (s *Store) PutSLASettings(ctx context.Context, companyID int64, st sla.Sett
 	if err != nil {
 		return err
 	}
-	item, err := s.t.TxPut(slaSettingsItem{Key: slaSettingsKey(companyID), DaysToFix: st.DaysToFix, DueSoonDays: st.DueSoonDays, UpdatedAt: s.t.Stamp()}, nil)
+	item, err := s.t.TxPut(slaSettingsItem{Key: slaSettingsKey(companyID), DaysToFix: st.DaysToFix, DueSoonDays: st.DueSoonDays,
+		AcceptanceDays: st.AcceptanceDays, UpdatedAt: s.t.Stamp()}, nil)
 	if err != nil {
 		return err
 	}
@@ -65,6 +71,9 @@ func (s *Store) PutSLASettings(ctx context.Context, companyID int64, st sla.Sett
 	}
 	if before.DueSoonDays != st.DueSoonDays {
 		changes["due_soon_days"] = Change{Before: before.DueSoonDays, After: st.DueSoonDays}
+	}
+	if before.AcceptanceDays != st.AcceptanceDays {
+		changes["risk_acceptance_days"] = Change{Before: before.AcceptanceDays, After: st.AcceptanceDays}
 	}
 	audit, err := s.l.TxAudit(ctx, companyID, AuditEntry{Action: "sla_settings.update", TargetType: "sla_settings", TargetID: strconv.FormatInt(companyID, 10), Changes: changes})
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/acme/codescan-api/shared/store/acceptances"
 	"github.com/acme/codescan-api/shared/store/baselines"
 	"github.com/acme/codescan-api/shared/store/exploits"
 	"github.com/acme/codescan-api/shared/store/exports"
@@ -52,6 +53,7 @@ type Store struct {
 	l *ledger.Ledger
 	*exports.Exports
 	*exploits.Exploits
+	*acceptances.Acceptances
 	*baselines.Baselines
 	*trends.Trends
 	// issueKeys is set once every issue carries its Offset keys.
@@ -83,7 +85,8 @@ func WithClock(now func() time.Time) Option { return func(s *Store) { s.t.Now = 
 // DynamoDB's limits before sending them (KeyTooLongError).
 func New(db *dynamodb.Client, table string, opts ...Option) *Store {
 	t := ddb.New(db, table)
-	s := &Store{t: t, l: &ledger.Ledger{T: t, Retention: DefaultAuditRetention}, Exploits: exploits.New(t), Baselines: baselines.New(t), Trends: trends.New(t)}
+	s := &Store{t: t, l: &ledger.Ledger{T: t, Retention: DefaultAuditRetention}, Exploits: exploits.New(t), Baselines: baselines.New(t), Trends: trends.New(t),
+		Acceptances: acceptances.New(t)}
 	s.Exports = exports.New(s.t, s.l)
 	for _, o := range opts {
 		o(s)
