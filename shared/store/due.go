@@ -38,7 +38,7 @@ import (
 //   - a new issue, an issue that becomes open (a reopen, a triage back to
 //     open) and an open issue whose urgency changes are pending: the next
 //     run reads them if their new deadline has passed, however old their
-//     first detection. A breach is raised once per issue ever
+//     first detection. A breach is raised once per issue and SLA clock
 //     (RecordEventOnce's marker), so a reopened issue whose breach was
 //     raised before is moved to B without a second event, and one that
 //     never breached gets its event;
