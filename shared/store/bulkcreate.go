@@ -77,6 +77,9 @@ func (s *Store) bulkCreate(ctx context.Context, companyID int64, scanID string, 
 	case err != nil:
 		return err
 	}
+	if err := s.settleTerms(ctx, companyID, creates, s.t.Stamp()); err != nil {
+		return err
+	}
 	items := make([]any, len(creates))
 	for n, c := range creates {
 		c.after.Version = 1
