@@ -126,6 +126,10 @@ func TestRiskAcceptanceEndsAndReopens(t *testing.T) {
 		res.JSON(t)["sla_settings"].(map[string]any)["risk_acceptance_days"] != float64(30) {
 		t.Fatalf("settings: %d %s", res.Status, res.Body)
 	}
+	audit, _, err := w.st.ListAudit(ctx, w.acme.ID, store.AuditFilter{Action: "sla_settings.update"}, store.PageQuery{Limit: 5})
+	if err != nil || len(audit) != 1 || fmt.Sprint(audit[0].Changes["risk_acceptance_days"]) != fmt.Sprint(store.Change{Before: 90, After: 30}) {
+		t.Fatalf("audit %+v (%v)", audit, err)
+	}
 	res = w.do(t, w.acme.Admin, "POST", "/issues/triage", `{"filters":{"file_path_exact":"db1.go"},"status":"accepted_risk","reason":"test code"}`)
 	if res.Status != http.StatusOK || res.JSON(t)["changed"] != float64(1) {
 		t.Fatalf("bulk accept: %d %s", res.Status, res.Body)
