@@ -39,7 +39,11 @@ type issueJSON struct {
 	Reason             *string       `json:"reason"`
 	AssignedTo         *assigneeJSON `json:"assigned_to"`
 	UpdatedAt          *string       `json:"updated_at"`
-	Decision           *decisionJSON `json:"decision"`
+	// RiskAcceptance is shown while the issue is an accepted risk with an
+	// end; SLAStartedAt when its SLA clock restarted (an acceptance ended).
+	RiskAcceptance *riskAcceptanceJSON `json:"risk_acceptance,omitempty"`
+	SLAStartedAt   *string             `json:"sla_started_at"`
+	Decision       *decisionJSON       `json:"decision"`
 }
 
 // decisionJSON is the triage decision an issue carries: made for the
@@ -137,6 +141,7 @@ func renderIssue(i store.Issue, lastSeen string) issueJSON {
 		Details: issueDetails{Explanation: explanation, CodeSnippet: snippetOf(i)}, Tool: i.Tool, Fingerprint: i.Fingerprint,
 		LastSeenScanID: optional(lastSeen), FixedAt: optional(i.FixedAt), FixedScanID: optional(i.FixedScanID),
 		ReopenCount: i.ReopenCount, Reason: optional(i.Reason), UpdatedAt: optional(i.UpdatedAt),
+		RiskAcceptance: riskAcceptance(i), SLAStartedAt: optional(i.SLAStartedAt),
 	}
 	out.AutoTriage.FalsePositiveDetection.Status = "not_started"
 	if i.AssignedTo != 0 {

@@ -9,6 +9,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/config"
@@ -21,11 +22,12 @@ import (
 type handlers struct {
 	store Store
 	exp   exportDeps
+	now   func() time.Time // what an acceptance's end is checked against
 }
 
 // New returns the group's http.Handler.
 func New(d config.Deps) http.Handler {
-	h := handlers{store: d.Store, exp: exportDeps{bucket: d.Exports, linkTTL: d.ExportLinkTTL, now: d.Clock()}}
+	h := handlers{store: d.Store, exp: exportDeps{bucket: d.Exports, linkTTL: d.ExportLinkTTL, now: d.Clock()}, now: d.Clock()}
 	return d.Server.Group(routes.GroupIssues, map[string]httpapi.HandlerFunc{
 		"GET /issues/groups":                 h.groups,
 		"GET /issues":                        h.list,

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/cwe"
@@ -36,7 +37,8 @@ func parseCWE(v string) (int, bool) {
 }
 
 // list answers GET /issues: the issues behind the groups, with the same
-// project filters plus `cwe`, `file_path_exact`, `urgency` and `status`.
+// project filters plus `cwe`, `file_path_exact`, `urgency`, `status` and
+// `accepted_until_before`.
 func (h handlers) list(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	companyID := auth.FromContext(ctx).CompanyID
@@ -84,6 +86,16 @@ func (h handlers) issueFilter(ctx context.Context, companyID int64, q url.Values
 		if !slices.Contains(store.Statuses, f.Status) {
 			return f, httpapi.Errorf(http.StatusBadRequest, "status must be one of %s", strings.Join(store.Statuses, ", "))
 		}
+	}
+	if v := q.Get("accepted_until_before"); v != "" {
+		t, err := time.Parse(time.RFC3339, strings.TrimSpace(v))
+		if err != nil {
+			return f, httpapi.Errorf(http.StatusBadRequest, "accepted_until_before must be an RFC 3339 date-time")
+		}
+		if f.Status != "" && f.Status != "accepted_risk" {
+			return f, httpapi.Errorf(http.StatusBadRequest, "accepted_until_before lists accepted risks: status must be accepted_risk or absent")
+		}
+		f.AcceptedBefore = t
 	}
 	scopes, err := h.scopes(ctx, companyID, q)
 	f.Scopes = scopes

@@ -40,5 +40,5 @@ type Store interface {
 	ScanReported(ctx context.Context, companyID int64, scanID, issueID string) (bool, error)
 	ScanSCAIssues(ctx context.Context, companyID int64, scanID string, q store.PageQuery) ([]store.SCAIssue, store.PageResult, int, error)
 	Trend(ctx context.Context, companyID, projectID int64, days int) (store.TrendWindow, error)
-	TriageIssues(ctx context.Context, companyID int64, f store.IssueFilter, status, reason string, by store.Actor) (matched, changed int, err error)
+	TriageIssues(ctx context.Context, companyID int64, f store.IssueFilter, status, reason string, terms store.RiskTerms, by store.Actor) (matched, changed int, err error)
 }

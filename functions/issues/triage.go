@@ -35,10 +35,11 @@ func checkReason(reason string) error {
 }
 
 // patch answers PATCH /issue/{issue_id}: status, reason and assignee, each
-// optional, at least one, and the decision's scope (project by default:
-// the finding's issues on every branch follow it, see store.DecideIssue);
-// the change goes through the issue write path (counters and history in
-// one transaction).
+// optional, at least one (accepted_risk: with a reason, and its end and
+// owner, see terms), and the decision's scope (project by default: the
+// finding's issues on every branch follow it, see store.DecideIssue); the
+// change goes through the issue write path (counters and history in one
+// transaction).
 func (h handlers) patch(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	p := auth.FromContext(ctx)
@@ -47,6 +48,7 @@ func (h handlers) patch(w http.ResponseWriter, r *http.Request) error {
 		Reason     *string         `json:"reason"`
 		AssignedTo json.RawMessage `json:"assigned_to"`
 		Scope      *string         `json:"scope"`
+		acceptInput
 	}
 	if err := httpapi.DecodeJSON(r, &req); err != nil {
 		return err
@@ -59,6 +61,15 @@ func (h handlers) patch(w http.ResponseWriter, r *http.Request) error {
 		}
 		u.Status = &st
 	}
+	status := ""
+	if u.Status != nil {
+		status = *u.Status
+	}
+	terms, err := h.terms(r, p.CompanyID, status, req.Reason, req.acceptInput)
+	if err != nil {
+		return err
+	}
+	u.Terms = terms
 	if req.Reason != nil {
 		if err := checkReason(*req.Reason); err != nil {
 			return err
@@ -140,6 +151,7 @@ func (h handlers) triage(w http.ResponseWriter, r *http.Request) error {
 		Filters map[string]string `json:"filters"`
 		Status  string            `json:"status"`
 		Reason  string            `json:"reason"`
+		acceptInput
 	}
 	if err := httpapi.DecodeJSON(r, &req); err != nil {
 		return err
@@ -149,6 +161,10 @@ func (h handlers) triage(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if err := checkReason(req.Reason); err != nil {
+		return err
+	}
+	terms, err := h.terms(r, p.CompanyID, status, &req.Reason, req.acceptInput)
+	if err != nil {
 		return err
 	}
 	q, err := filterQuery(req.Filters)
@@ -165,7 +181,7 @@ func (h handlers) triage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	matched, changed, err := h.store.TriageIssues(ctx, p.CompanyID, f, status, req.Reason, store.Actor{UserID: p.UserID})
+	matched, changed, err := h.store.TriageIssues(ctx, p.CompanyID, f, status, req.Reason, terms, store.Actor{UserID: p.UserID})
 	var tooMany *store.ErrTooMany
 	if errors.As(err, &tooMany) {
 		return h.startTriage(w, r, q, f, status, req.Reason)

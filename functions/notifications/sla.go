@@ -10,6 +10,7 @@ import (
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/notify"
 	"github.com/acme/codescan-api/shared/sla"
+	"github.com/acme/codescan-api/shared/store/acceptances"
 )
 
 // Bounds of SLA settings.
@@ -19,9 +20,10 @@ const (
 )
 
 type slaView struct {
-	DaysToFix   map[string]int `json:"days_to_fix"`
-	DueSoonDays int            `json:"due_soon_days"`
-	Source      string         `json:"source"` // platform (the defaults) or company
+	DaysToFix          map[string]int `json:"days_to_fix"`
+	DueSoonDays        int            `json:"due_soon_days"`
+	RiskAcceptanceDays int            `json:"risk_acceptance_days"`
+	Source             string         `json:"source"` // platform (the defaults) or company
 }
 
 func (h handlers) getSLA(w http.ResponseWriter, r *http.Request) error {
@@ -34,14 +36,15 @@ func (h handlers) getSLA(w http.ResponseWriter, r *http.Request) error {
 }
 
 func writeSLA(w http.ResponseWriter, s sla.Settings, set bool) error {
-	v := slaView{DaysToFix: s.DaysToFix, DueSoonDays: s.DueSoonDays, Source: notify.SourcePlatform}
+	v := slaView{DaysToFix: s.DaysToFix, DueSoonDays: s.DueSoonDays, RiskAcceptanceDays: s.AcceptanceDays, Source: notify.SourcePlatform}
 	if set {
 		v.Source = notify.SourceCompany
 	}
 	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "sla_settings": v})
 }
 
-// putSLA replaces the members given (days_to_fix per urgency, due_soon_days);
+// putSLA replaces the members given (days_to_fix per urgency, due_soon_days,
+// risk_acceptance_days: how long a risk accepted without an end lasts);
 // members left out keep their current value.
 func (h handlers) putSLA(w http.ResponseWriter, r *http.Request) error {
 	p := auth.FromContext(r.Context())
@@ -78,8 +81,14 @@ func (h handlers) putSLA(w http.ResponseWriter, r *http.Request) error {
 				return httpapi.Errorf(http.StatusBadRequest, "due_soon_days must be an integer from 0 to %d", MaxDueSoonDays)
 			}
 			cur.DueSoonDays = n
+		case "risk_acceptance_days":
+			var n int
+			if json.Unmarshal(raw, &n) != nil || n < 1 || n > acceptances.MaxDays {
+				return httpapi.Errorf(http.StatusBadRequest, "risk_acceptance_days must be an integer from 1 to %d", acceptances.MaxDays)
+			}
+			cur.AcceptanceDays = n
 		default:
-			return httpapi.Errorf(http.StatusBadRequest, "Unknown field %q (allowed: days_to_fix, due_soon_days)", name)
+			return httpapi.Errorf(http.StatusBadRequest, "Unknown field %q (allowed: days_to_fix, due_soon_days, risk_acceptance_days)", name)
 		}
 	}
 	if err := h.store.PutSLASettings(r.Context(), p.CompanyID, cur); err != nil {

@@ -186,7 +186,7 @@ func TestSLAJobReadsOnlyWhatIsDue(t *testing.T) {
 		t.Fatalf("day 40 raised %v, want the reopened h", raised)
 	}
 	// Bulk triage takes issues out of the index: none of them breaches.
-	if _, _, err := env.Store.TriageIssues(ctx, c.ID, store.IssueFilter{FilePath: "lib/f000.go"}, "false_positive", "", store.Actor{UserID: 1}); err != nil {
+	if _, _, err := env.Store.TriageIssues(ctx, c.ID, store.IssueFilter{FilePath: "lib/f000.go"}, "false_positive", "", store.RiskTerms{}, store.Actor{UserID: 1}); err != nil {
 		t.Fatal(err)
 	}
 	// A settings change rewrites no issue: the same index, another range.

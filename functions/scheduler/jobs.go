@@ -24,8 +24,10 @@ import (
 // Lambda has 300 seconds).
 const backfillBudget = 2 * time.Minute
 
-// SLAChecks raises sla_breach once per open issue past its due date, for
-// every company, and returns how many it raised.
+// SLAChecks reopens every company's accepted risks whose end has come
+// (their SLA clock restarts: store.ExpireAcceptances), then raises
+// sla_breach once per open issue past its due date, and returns how many
+// issues it reopened and breaches it raised.
 func SLAChecks(ctx context.Context, st Store, now time.Time) (int, error) {
 	if _, _, err := st.BackfillDueIndex(ctx, time.Now().Add(backfillBudget)); err != nil {
 		return 0, err
@@ -37,6 +39,11 @@ func SLAChecks(ctx context.Context, st Store, now time.Time) (int, error) {
 	raised := 0
 	var errs []error
 	for _, id := range ids {
+		reopened, err := st.ExpireAcceptances(ctx, id)
+		raised += reopened
+		if err != nil {
+			errs = append(errs, fmt.Errorf("company %d: %w", id, err))
+		}
 		n, err := slaBreaches(ctx, st, id, now)
 		raised += n
 		if err != nil {
@@ -58,11 +65,12 @@ func slaBreaches(ctx context.Context, st Store, companyID int64, now time.Time) 
 	for _, u := range sla.Urgencies {
 		overdueBy, _ := sla.Window(u, settings, now)
 		err := st.EachPendingDue(ctx, companyID, u, overdueBy, func(i store.Issue) error {
+			start, err := i.SLAStart()
 			first, ok := firstDetection(i)
-			if !ok || i.Status != "open" {
+			if err != nil || !ok || i.Status != "open" {
 				return nil // closed since the index was read
 			}
-			status, due := sla.Status(first, i.Urgency, settings, now)
+			status, due := sla.Status(start, i.Urgency, settings, now)
 			if status != sla.Overdue {
 				return nil // its urgency changed since: its own range holds it
 			}
@@ -75,7 +83,7 @@ func slaBreaches(ctx context.Context, st Store, companyID int64, now time.Time) 
 				return err
 			}
 			isNew, err := st.RecordEventOnce(ctx, store.Event{
-				ID: "sla_breach-" + i.ID, CompanyID: companyID, Type: "sla_breach", CreatedAt: now, Data: data,
+				ID: breachID(i), CompanyID: companyID, Type: "sla_breach", CreatedAt: now, Data: data,
 			})
 			if err != nil {
 				return err
@@ -93,6 +101,15 @@ func slaBreaches(ctx context.Context, st Store, companyID int64, now time.Time) 
 		}
 	}
 	return raised, nil
+}
+
+// breachID names an issue's breach of one SLA clock: once per issue,
+// and once more per restart of its clock (an ended risk acceptance).
+func breachID(i store.Issue) string {
+	if i.SLAStartedAt == "" {
+		return "sla_breach-" + i.ID
+	}
+	return "sla_breach-" + i.ID + "-" + i.SLAStartedAt
 }
 
 // firstDetection is when the issue was first found: its creation.

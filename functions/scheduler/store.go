@@ -19,6 +19,7 @@ type Store interface {
 	CompanyIDs(ctx context.Context) ([]int64, error)
 	CountOpenDetected(ctx context.Context, companyID int64, urgency string, after, upTo time.Time) (int64, error)
 	Import(ctx context.Context, cat exploit.Catalog, sc exploit.Scores) (exploits.Result, error)
+	ExpireAcceptances(ctx context.Context, companyID int64) (int, error)
 	EachPendingDue(ctx context.Context, companyID int64, urgency string, by time.Time, fn func(store.Issue) error) error
 	MarkBreached(ctx context.Context, i store.Issue) error
 	OpenByUrgency(ctx context.Context, companyID int64) (map[string]int64, error)

@@ -47,6 +47,7 @@ var renderers = map[string]func(json.RawMessage, *email) error{
 	"integration_expired":      typed(integrationExpired),
 	"policy_violation":         typed(policyViolation),
 	"issue_status_changed":     typed(issueStatusChanged),
+	"risk_acceptance_expired":  typed(riskAcceptanceExpired),
 	notify.TypeWebhookDisabled: typed(webhookDisabled),
 }
 
@@ -180,6 +181,22 @@ func issueStatusChanged(d issueStatusData, e *email) {
 	e.textf("The issue \"%s\" in %s changed from %s to %s.", d.Title, d.ProjectName, d.PreviousStatus, d.Status)
 	e.htmlf("<h2>Issue status changed</h2>\n<p>The issue <b>%s</b> in %s changed from %s to <b>%s</b>.</p>\n",
 		d.Title, d.ProjectName, d.PreviousStatus, d.Status)
+}
+
+type riskAcceptanceExpiredData struct {
+	Title       string `json:"title"`
+	Urgency     string `json:"urgency"`
+	ProjectName string `json:"project_name"`
+	Branch      string `json:"branch"`
+	ExpiresAt   string `json:"expires_at"`
+}
+
+func riskAcceptanceExpired(d riskAcceptanceExpiredData, e *email) {
+	e.subjectf("Risk acceptance ended: %s (%s)", d.Title, d.Urgency)
+	e.textf("The accepted risk \"%s\" in %s (%s) ended %s: the issue is open again and its SLA clock restarted.",
+		d.Title, d.ProjectName, d.Branch, d.ExpiresAt)
+	e.htmlf("<h2>Risk acceptance ended</h2>\n<p>The accepted risk <b>%s</b> in %s (%s) ended <b>%s</b>: the issue is open again and its SLA clock restarted.</p>\n",
+		d.Title, d.ProjectName, d.Branch, d.ExpiresAt)
 }
 
 type slaBreachData struct {

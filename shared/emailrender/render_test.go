@@ -202,14 +202,15 @@ func TestEveryTypeHasAnEmail(t *testing.T) {
 // sampleData is, per type, the data its producer records (documented in
 // the OpenAPI document's WebhookPayload).
 var sampleData = map[string]string{
-	"scan_completed":       `{"scan_id":"s1","project_id":7,"project_name":"payments","branch":"main","tool":"semgrep","findings":3,"completed_at":"2026-11-23T08:00:00Z"}`,
-	"scan_failed":          `{"scan_id":"s1","project_id":7,"project_name":"payments","branch":"main","tool":"semgrep","failed_reason":"report truncated"}`,
-	"new_critical_issue":   `{"scan_id":"s1","project_id":7,"project_name":"payments","branch":"main","count":1,"issues":[{"id":"i1","title":"SQL injection","file_path":"a.py","line":4,"cwe":89,"urgency":"CR"}]}`,
-	"new_high_issue":       `{"scan_id":"s1","project_id":7,"project_name":"payments","branch":"main","count":1,"issues":[{"id":"i1","title":"XSS","file_path":"a.js","line":0,"cwe":79,"urgency":"HI"}]}`,
-	"issue_status_changed": `{"issue_id":"i1","project_id":7,"project_name":"payments","title":"SQL injection","previous_status":"open","status":"fixed","changed_by":3}`,
-	"sla_breach":           `{"issue_id":"i1","project_id":7,"project_name":"payments","title":"SQL injection","urgency":"CR","first_detection_date":"2026-11-01T00:00:00Z","due_date":"2026-11-08T00:00:00Z"}`,
-	"weekly_digest":        `{"week_start":"2026-11-16","week_end":"2026-11-22","open_issues":12,"open_by_urgency":{"CR":1,"HI":2,"ME":4,"LO":5},"overdue":1,"due_soon":2}`,
-	"integration_expired":  `{"integration_uuid":"u1","name":"GitHub","account_name":"acme","base_url":"https://api.github.com","reason":"the host rejected the token (401)"}`,
-	"policy_violation":     `{"project_id":7,"project_name":"payments","branch":"main","scan_id":"s1","count":2,"rules":[{"id":3,"slug":"no-critical"}]}`,
-	"webhook_disabled":     `{"webhook_id":"w1","url":"https://hooks.example.com/x","failing_since":"2026-11-20T00:00:00Z","reason":"every delivery failed since 2026-11-20T00:00:00Z"}`,
+	"scan_completed":          `{"scan_id":"s1","project_id":7,"project_name":"payments","branch":"main","tool":"semgrep","findings":3,"completed_at":"2026-11-23T08:00:00Z"}`,
+	"scan_failed":             `{"scan_id":"s1","project_id":7,"project_name":"payments","branch":"main","tool":"semgrep","failed_reason":"report truncated"}`,
+	"new_critical_issue":      `{"scan_id":"s1","project_id":7,"project_name":"payments","branch":"main","count":1,"issues":[{"id":"i1","title":"SQL injection","file_path":"a.py","line":4,"cwe":89,"urgency":"CR"}]}`,
+	"new_high_issue":          `{"scan_id":"s1","project_id":7,"project_name":"payments","branch":"main","count":1,"issues":[{"id":"i1","title":"XSS","file_path":"a.js","line":0,"cwe":79,"urgency":"HI"}]}`,
+	"issue_status_changed":    `{"issue_id":"i1","project_id":7,"project_name":"payments","title":"SQL injection","previous_status":"open","status":"fixed","changed_by":3}`,
+	"sla_breach":              `{"issue_id":"i1","project_id":7,"project_name":"payments","title":"SQL injection","urgency":"CR","first_detection_date":"2026-11-01T00:00:00Z","due_date":"2026-11-08T00:00:00Z"}`,
+	"risk_acceptance_expired": `{"issue_id":"i1","project_id":7,"project_name":"payments","branch":"main","title":"SQL injection","urgency":"CR","expires_at":"2026-12-01T00:00:00Z","owner":3,"accepted_by":3,"accepted_at":"2026-11-01T00:00:00Z","reopened_at":"2026-12-01T00:10:00Z"}`,
+	"weekly_digest":           `{"week_start":"2026-11-16","week_end":"2026-11-22","open_issues":12,"open_by_urgency":{"CR":1,"HI":2,"ME":4,"LO":5},"overdue":1,"due_soon":2}`,
+	"integration_expired":     `{"integration_uuid":"u1","name":"GitHub","account_name":"acme","base_url":"https://api.github.com","reason":"the host rejected the token (401)"}`,
+	"policy_violation":        `{"project_id":7,"project_name":"payments","branch":"main","scan_id":"s1","count":2,"rules":[{"id":3,"slug":"no-critical"}]}`,
+	"webhook_disabled":        `{"webhook_id":"w1","url":"https://hooks.example.com/x","failing_since":"2026-11-20T00:00:00Z","reason":"every delivery failed since 2026-11-20T00:00:00Z"}`,
 }

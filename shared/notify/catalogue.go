@@ -27,6 +27,7 @@ var Types = []Type{
 	{"integration_expired", "A source-code-host integration's credentials expired", true, false},
 	{"policy_violation", "A change violated an active policy", true, true},
 	{"issue_status_changed", "An issue's status changed (triaged, fixed, reopened)", false, true},
+	{"risk_acceptance_expired", "A risk acceptance ended and its issue reopened", true, false},
 }
 
 // TypeWebhookDisabled is the operational event of an endpoint disabled

@@ -132,18 +132,19 @@ var Table = []Route{
 
 	{Method: "GET", Path: "/issues/groups", Group: GroupIssues, Access: Authenticated,
 		Params: append(append(Paging(100), projectFilters()...), TextParam("group_by", 32), BoolParam("breakdown"), TextParam("status", 32))},
-	{Method: "GET", Path: "/issues", Group: GroupIssues, Access: Authenticated, Params: append(append(Paging(100), IssueFilters()...), PageTokens()...)},
+	{Method: "GET", Path: "/issues", Group: GroupIssues, Access: Authenticated,
+		Params: append(append(append(Paging(100), IssueFilters()...), PageTokens()...), TextParam("accepted_until_before", 64))},
 	{Method: "GET", Path: "/issues/sca/{issue_id}", Group: GroupIssues, Access: Authenticated, Params: []Param{TextParam("issue_id", 64)}},
 	{Method: "GET", Path: "/scan/{scan_id}/issues/quality", Group: GroupIssues, Access: Authenticated, Params: append(CursorPaging(50), UUIDParam("scan_id"), TextParam("classification", 256))},
 	{Method: "GET", Path: "/issue/{issue_id}", Group: GroupIssues, Access: Authenticated, Params: []Param{UUIDParam("issue_id")}},
 	{Method: "GET", Path: "/issue/{issue_id}/history", Group: GroupIssues, Access: Authenticated, Params: []Param{UUIDParam("issue_id")}},
 	{Method: "PATCH", Path: "/issue/{issue_id}", Group: GroupIssues, Access: Permission, Permission: PermTriageIssue, Params: []Param{UUIDParam("issue_id")},
-		TextFields: []string{"status"}, MultilineFields: []string{"reason"}},
+		TextFields: []string{"status", "expires_at"}, MultilineFields: []string{"reason"}},
 	// The bulk triage's filters are GET /issues's, with its bounds.
 	// Past store.MaxTriage matches it answers 202 with an operation (run by
 	// the ingester's worker), which the next route follows.
 	{Method: "POST", Path: "/issues/triage", Group: GroupIssues, Access: Permission, Permission: PermTriageIssue, Idempotent: true,
-		TextFields: []string{"status"}, MultilineFields: []string{"reason"}, Objects: []Object{{Member: "filters", Params: IssueFilters()}}},
+		TextFields: []string{"status", "expires_at"}, MultilineFields: []string{"reason"}, Objects: []Object{{Member: "filters", Params: IssueFilters()}}},
 	{Method: "GET", Path: "/issues/triage/{operation_id}", Group: GroupIssues, Access: Permission, Permission: PermTriageIssue, Params: []Param{UUIDParam("operation_id")}},
 	{Method: "GET", Path: "/scan/{scan_id}/issues", Group: GroupIssues, Access: Authenticated, Params: append(CursorPaging(100), UUIDParam("scan_id"), TextParam("baseline", MaxNameBytes))},
 	{Method: "GET", Path: "/scan/{scan_id}/issues/sca", Group: GroupIssues, Access: Authenticated, Params: append(CursorPaging(100), UUIDParam("scan_id"))},

@@ -23,11 +23,14 @@ var Urgencies = []string{"CR", "HI", "ME", "LO"}
 type Settings struct {
 	DaysToFix   map[string]int // by urgency code
 	DueSoonDays int            // the window before the due date that is due_soon
+	// AcceptanceDays is how long a risk acceptance given without an end
+	// lasts.
+	AcceptanceDays int
 }
 
 // Defaults apply to a company that has not set its own.
 func Defaults() Settings {
-	return Settings{DaysToFix: map[string]int{"CR": 7, "HI": 30, "ME": 90, "LO": 180}, DueSoonDays: 3}
+	return Settings{DaysToFix: map[string]int{"CR": 7, "HI": 30, "ME": 90, "LO": 180}, DueSoonDays: 3, AcceptanceDays: 90}
 }
 
 // Urgency returns the urgency code of u (CR, critical, ...), and false

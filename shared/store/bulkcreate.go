@@ -77,6 +77,9 @@ func (s *Store) bulkCreate(ctx context.Context, companyID int64, scanID string, 
 	case err != nil:
 		return err
 	}
+	if err := s.settleTerms(ctx, companyID, creates, s.t.Stamp()); err != nil {
+		return err
+	}
 	items := make([]any, 0, len(creates))
 	for _, c := range creates {
 		c.after.Version = 1

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -71,6 +72,15 @@ func each[T any](ctx context.Context, s *Store, kc expression.KeyConditionBuilde
 // with the number of items it wrote and the number of items in all.
 func (s *Store) BulkLoadIssues(ctx context.Context, companyID int64, issues []Issue, workers int, progress func(written, total int)) error {
 	at := s.t.Stamp()
+	// An accepted risk gets the terms the write path gives it.
+	issues = slices.Clone(issues)
+	changes := make([]issueChange, len(issues))
+	for n := range issues {
+		changes[n] = issueChange{after: &issues[n]}
+	}
+	if err := s.settleTerms(ctx, companyID, changes, at); err != nil {
+		return err
+	}
 	items, err := bulkItems(companyID, issues, at)
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -24,6 +25,9 @@ type IssueFilter struct {
 	FilePath string // one exact file path
 	Urgency  string // one urgency code
 	Status   string // one status
+	// AcceptedBefore keeps the accepted risks whose end is before it (the
+	// zero time: no such filter); see listAccepted.
+	AcceptedBefore time.Time
 }
 
 // segment is one run of the result: a scope's range of one group's index
@@ -48,6 +52,9 @@ type segment struct {
 // filter naming both a CWE and a file has no counter: it reads the file's
 // issues of the scopes to count them, whichever way it is paged.
 func (s *Store) ListIssues(ctx context.Context, companyID int64, f IssueFilter, q PageQuery) ([]Issue, PageResult, int64, error) {
+	if !f.AcceptedBefore.IsZero() {
+		return s.listAccepted(ctx, companyID, f, q)
+	}
 	scopes := f.Scopes
 	if len(scopes) == 0 {
 		scopes = []Scope{{}}

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/acme/codescan-api/shared/store/acceptances"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
@@ -26,12 +27,18 @@ import (
 // do not depend on a company's SLA settings: a settings change rewrites no
 // issue, it only moves the range the job reads.
 //
+// The SLA start is the first detection until an expired risk acceptance
+// restarts the clock (Issue.SLAStartedAt): the keys then sort by that.
+//
 // Rules, applied by setDue on every write:
-//   - an issue that is not open has no keys (fixed, triaged: it leaves);
+//   - an accepted_risk issue with an end is in its company's expiry
+//     partition instead (see shared/store/acceptances), by its end;
+//   - any other issue that is not open has no keys (fixed, triaged: it
+//     leaves);
 //   - a new issue, an issue that becomes open (a reopen, a triage back to
 //     open) and an open issue whose urgency changes are pending: the next
 //     run reads them if their new deadline has passed, however old their
-//     first detection. A breach is raised once per issue ever
+//     first detection. A breach is raised once per issue and SLA clock
 //     (RecordEventOnce's marker), so a reopened issue whose breach was
 //     raised before is moved to B without a second event, and one that
 //     never breached gets its event;
@@ -61,12 +68,20 @@ func dueUpTo(t time.Time) string { return t.UTC().Format(dueTime) + "$" }
 // before is the stored issue (nil for a new one).
 func (i *Issue) setDue(before *Issue) error {
 	i.DuePK, i.DueSK = "", ""
+	if i.Status == "accepted_risk" && i.ExpiresAt != "" {
+		end, err := i.Expires()
+		if err != nil {
+			return fmt.Errorf("issue risk_expires_at %q: %w", i.ExpiresAt, ErrInvalid)
+		}
+		i.DuePK, i.DueSK = acceptances.PK(i.CompanyID), acceptances.SK(end, i.ID)
+		return nil
+	}
 	if i.Status != "open" {
 		return nil
 	}
-	t, err := time.Parse(time.RFC3339, i.CreatedAt)
+	t, err := i.SLAStart()
 	if err != nil {
-		return fmt.Errorf("issue created_at %q: %w", i.CreatedAt, ErrInvalid)
+		return err
 	}
 	state := duePending
 	if before != nil && before.Status == "open" && before.Urgency == i.Urgency && before.DuePK == duePK(i.CompanyID, i.Urgency, dueBreached) {
@@ -186,7 +201,8 @@ func (s *Store) OpenByUrgency(ctx context.Context, companyID int64) (map[string]
 
 // CheckDueKeys reports an issue whose due index keys break the rules above
 // (for recounts): an open issue is in its urgency's pending or breached
-// partition under its first detection, any other has no keys.
+// partition under its SLA start, an accepted risk with an end in the
+// expiry partition under it, any other has no keys.
 func (i Issue) CheckDueKeys() error {
 	want := i
 	if err := want.setDue(nil); err != nil { // pending, or no keys

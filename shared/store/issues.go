@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
 
+	"github.com/acme/codescan-api/shared/store/acceptances"
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/store/trends"
@@ -101,6 +102,12 @@ type Issue struct {
 	// Decision is the triage decision the issue carries (see decide.go).
 	Decision  IssueDecision `dynamodbav:"decision,omitempty"`
 	UpdatedAt string        `dynamodbav:"updated_at,omitempty"`
+	// Terms are an accepted risk's end and owner, while the issue is
+	// accepted_risk (see acceptance.go).
+	acceptances.Terms
+	// SLAStartedAt is when the SLA clock last restarted (an expired risk
+	// acceptance reopened the issue); "" is the first detection.
+	SLAStartedAt string `dynamodbav:"sla_started_at,omitempty"`
 	// Version counts the item's writes; every update is conditional on it.
 	Version int64 `dynamodbav:"ver"`
 }
@@ -359,11 +366,13 @@ type Actor struct {
 
 // issueChange is one issue's transition: before is nil for a new issue,
 // after is nil for a deleted one. A status change records its history
-// entry (by, reason) in the same transaction.
+// entry (by, reason) in the same transaction, and so do events, the
+// change's own events beside issue_status_changed.
 type issueChange struct {
 	before, after *Issue
 	by            Actor
 	reason        string
+	events        []Event
 }
 
 // commitIssues writes changes in transactions of at most maxTxItems items:
@@ -378,6 +387,9 @@ type issueChange struct {
 // counters afterwards (settleCounters).
 func (s *Store) commitIssues(ctx context.Context, companyID int64, changes []issueChange, first ...types.TransactWriteItem) (int, error) {
 	at := s.t.Stamp()
+	if err := s.settleTerms(ctx, companyID, changes, at); err != nil {
+		return 0, err
+	}
 	for n := range changes {
 		if a, b := changes[n].after, changes[n].before; a != nil {
 			a.Version = 1
@@ -467,6 +479,13 @@ func (s *Store) txChanges(companyID int64, chunk []issueChange, at string) ([]ty
 			}
 			items = append(items, ev)
 		}
+		for _, e := range c.events {
+			ev, err := s.l.TxEvent(e)
+			if err != nil {
+				return nil, err
+			}
+			items = append(items, ev)
+		}
 	}
 	for k, d := range counterDeltas(companyID, chunk) {
 		item, err := s.txCounter(k, d)
@@ -509,7 +528,7 @@ func chunkChanges(companyID int64, changes []issueChange, reserve int) [][]issue
 			issues = append(issues, *c.before)
 		}
 		keys := uniqueKeys(append(counterKeysOf(companyID, issues), trends.Keys(companyID, c.issue().ProjectID)...))
-		need := 1 + 2*b2i(c.historyEntry())
+		need := 1 + 2*b2i(c.historyEntry()) + len(c.events)
 		for k := range keys {
 			if !counters[k] {
 				need++
@@ -518,7 +537,7 @@ func chunkChanges(companyID int64, changes []issueChange, reserve int) [][]issue
 		if len(cur) > 0 && items+need > ddb.MaxTxItems {
 			chunks = append(chunks, cur)
 			cur, counters, items = nil, map[Key]bool{}, 0
-			need = 1 + 2*b2i(c.historyEntry()) + len(keys)
+			need = 1 + 2*b2i(c.historyEntry()) + len(c.events) + len(keys)
 		}
 		cur = append(cur, c)
 		items += need

@@ -251,7 +251,7 @@ func TestTriageIssues(t *testing.T) {
 	w.scan(t, "main", "t", fs...)
 	cwe := 89
 	f := store.IssueFilter{CWE: &cwe}
-	matched, changed, err := w.st.TriageIssues(ctx, w.company, f, "accepted_risk", "legacy code", store.Actor{UserID: 5})
+	matched, changed, err := w.st.TriageIssues(ctx, w.company, f, "accepted_risk", "legacy code", store.RiskTerms{}, store.Actor{UserID: 5})
 	if err != nil || matched != 15 || changed != 15 {
 		t.Fatalf("bulk triage: %d %d %v", matched, changed, err)
 	}
@@ -259,11 +259,11 @@ func TestTriageIssues(t *testing.T) {
 	if err != nil || counts[0].Cells.Total("", "accepted_risk") != 15 || counts[0].Cells.Total("", "open") != 0 {
 		t.Fatalf("group 89 after triage: %+v %v", counts, err)
 	}
-	matched, changed, err = w.st.TriageIssues(ctx, w.company, f, "accepted_risk", "legacy code", store.Actor{UserID: 5})
+	matched, changed, err = w.st.TriageIssues(ctx, w.company, f, "accepted_risk", "legacy code", store.RiskTerms{}, store.Actor{UserID: 5})
 	if err != nil || matched != 15 || changed != 0 {
 		t.Fatalf("bulk triage again: %d %d %v", matched, changed, err)
 	}
-	if _, _, err := w.st.TriageIssues(ctx, w.company, f, "closed", "", store.Actor{}); !errors.Is(err, store.ErrInvalid) {
+	if _, _, err := w.st.TriageIssues(ctx, w.company, f, "closed", "", store.RiskTerms{}, store.Actor{}); !errors.Is(err, store.ErrInvalid) {
 		t.Fatalf("unknown status: %v", err)
 	}
 	testenv.Recount(t, w.st, w.company)
@@ -319,7 +319,7 @@ func TestLifecycleEvents(t *testing.T) {
 		t.Fatalf("audit of the triage: %+v %v", entries, err)
 	}
 	cwe := 89
-	if _, changed, err := w.st.TriageIssues(ctx, w.company, store.IssueFilter{CWE: &cwe}, "open", "", store.Actor{UserID: 5}); err != nil || changed != 1 {
+	if _, changed, err := w.st.TriageIssues(ctx, w.company, store.IssueFilter{CWE: &cwe}, "open", "", store.RiskTerms{}, store.Actor{UserID: 5}); err != nil || changed != 1 {
 		t.Fatalf("bulk triage: %d %v", changed, err)
 	}
 	entries, _, err = w.st.ListAudit(ctx, w.company, store.AuditFilter{Action: "issue.triage"}, store.PageQuery{Limit: 10})

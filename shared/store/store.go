@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/acme/codescan-api/shared/store/acceptances"
 	"github.com/acme/codescan-api/shared/store/baselines"
 	"github.com/acme/codescan-api/shared/store/catalog"
 	"github.com/acme/codescan-api/shared/store/decisions"
@@ -58,6 +59,7 @@ type Store struct {
 	l *ledger.Ledger
 	*exports.Exports
 	*exploits.Exploits
+	*acceptances.Acceptances
 	*baselines.Baselines
 	*decisions.Decisions
 	*trends.Trends
@@ -96,7 +98,7 @@ func WithClock(now func() time.Time) Option { return func(s *Store) { s.t.Now = 
 func New(db *dynamodb.Client, table string, opts ...Option) *Store {
 	t := ddb.New(db, table)
 	s := &Store{t: t, l: &ledger.Ledger{T: t, Retention: DefaultAuditRetention}, Exploits: exploits.New(t), Baselines: baselines.New(t), Trends: trends.New(t),
-		Decisions: decisions.New(t)}
+		Decisions: decisions.New(t), Acceptances: acceptances.New(t)}
 	s.Exports = exports.New(s.t, s.l)
 	s.Tenancy = tenancy.New(s.t, s.l)
 	s.Catalog = catalog.New(s.t, s.l)

@@ -53,7 +53,11 @@ func trendMoves(changes []issueChange, at string, st *sla.Settings) ([]trends.Mo
 				if tc.Detected, err = time.Parse(time.RFC3339, a.CreatedAt); err != nil {
 					return nil, fmt.Errorf("issue %s created_at %q: %w", a.ID, a.CreatedAt, ErrInvalid)
 				}
-				tc.Due = sla.Due(tc.Detected, a.Urgency, *st)
+				start, err := a.SLAStart()
+				if err != nil {
+					return nil, err
+				}
+				tc.Due = sla.Due(start, a.Urgency, *st)
 			}
 		}
 		out = append(out, tc)

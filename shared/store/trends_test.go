@@ -81,7 +81,7 @@ func TestTrendOfThirtyDays(t *testing.T) {
 	w.scan(t, hi("A1", "A2", "A3")...) // A4, A5 fixed after 3 days
 	w.day(5)
 	// Bulk triage matching A1 alone (its file).
-	if m, c, err := w.st.TriageIssues(ctx, w.company, store.IssueFilter{FilePath: "src/A1.go"}, "false_positive", "test data", store.Actor{UserID: 1}); err != nil || m != 1 || c != 1 {
+	if m, c, err := w.st.TriageIssues(ctx, w.company, store.IssueFilter{FilePath: "src/A1.go"}, "false_positive", "test data", store.RiskTerms{}, store.Actor{UserID: 1}); err != nil || m != 1 || c != 1 {
 		t.Fatalf("triage: %d %d %v", m, c, err)
 	}
 	w.day(10)

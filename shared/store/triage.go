@@ -12,6 +12,10 @@ type IssueUpdate struct {
 	Status     *string
 	Reason     *string
 	AssignedTo *int64 // 0 unassigns
+	// Terms set an accepted risk's end and owner; a zero member keeps the
+	// issue's, or, for an issue entering accepted_risk, gets the default
+	// (the company's period, the author: see settleTerms).
+	Terms RiskTerms
 }
 
 // UpdateIssue applies u to an issue of the company through the issue write
@@ -63,6 +67,12 @@ func updated(i Issue, u IssueUpdate) Issue {
 	if u.AssignedTo != nil {
 		i.AssignedTo = *u.AssignedTo
 	}
+	if u.Terms.ExpiresAt != "" {
+		i.ExpiresAt = u.Terms.ExpiresAt
+	}
+	if u.Terms.Owner != 0 {
+		i.Owner = u.Terms.Owner
+	}
 	return i
 }
 
@@ -77,10 +87,11 @@ func (e *ErrTooMany) Error() string {
 	return fmt.Sprintf("the filter matches %d issues; at most %d can be triaged at once", e.Matched, MaxTriage)
 }
 
-// TriageIssues sets status (and reason) on every issue f matches, through
-// the issue write path, and returns how many matched and how many changed
-// (an issue already in the status does not change, so a retry changes 0).
-func (s *Store) TriageIssues(ctx context.Context, companyID int64, f IssueFilter, status, reason string, by Actor) (matched, changed int, err error) {
+// TriageIssues sets status (and reason, and an accepted risk's terms) on
+// every issue f matches, through the issue write path, and returns how
+// many matched and how many changed (an issue already in the status does
+// not change, so a retry changes 0).
+func (s *Store) TriageIssues(ctx context.Context, companyID int64, f IssueFilter, status, reason string, terms RiskTerms, by Actor) (matched, changed int, err error) {
 	if !slices.Contains(ManualStatuses, status) {
 		return 0, 0, fmt.Errorf("status %q: %w", status, ErrInvalid)
 	}
@@ -96,7 +107,7 @@ func (s *Store) TriageIssues(ctx context.Context, companyID int64, f IssueFilter
 		return 0, 0, err
 	}
 	ids := issueIDs(page)
-	u := IssueUpdate{Status: &status}
+	u := IssueUpdate{Status: &status, Terms: terms}
 	if reason != "" {
 		u.Reason = &reason
 	}
@@ -147,6 +158,12 @@ func issueChanges(before, after Issue) map[string]Change {
 	}
 	if before.AssignedTo != after.AssignedTo {
 		out["assigned_to"] = Change{Before: before.AssignedTo, After: after.AssignedTo}
+	}
+	if before.ExpiresAt != after.ExpiresAt {
+		out["expires_at"] = Change{Before: before.ExpiresAt, After: after.ExpiresAt}
+	}
+	if before.Owner != after.Owner {
+		out["owner"] = Change{Before: before.Owner, After: after.Owner}
 	}
 	return out
 }

@@ -37,6 +37,9 @@ func ReadSLASettings(ctx context.Context, companyID int64, get func(context.Cont
 		out.DaysToFix[k] = v
 	}
 	out.DueSoonDays = it.DueSoonDays
+	if it.AcceptanceDays > 0 {
+		out.AcceptanceDays = it.AcceptanceDays
+	}
 	return out, true, nil
 }
 
@@ -47,7 +50,8 @@ func (s *Catalog) PutSLASettings(ctx context.Context, companyID int64, st sla.Se
 	if err != nil {
 		return err
 	}
-	item, err := s.t.TxPut(schema.SLASettingsItem{Key: schema.SLASettingsKey(companyID), DaysToFix: st.DaysToFix, DueSoonDays: st.DueSoonDays, UpdatedAt: s.t.Stamp()}, nil)
+	item, err := s.t.TxPut(schema.SLASettingsItem{Key: schema.SLASettingsKey(companyID), DaysToFix: st.DaysToFix, DueSoonDays: st.DueSoonDays,
+		AcceptanceDays: st.AcceptanceDays, UpdatedAt: s.t.Stamp()}, nil)
 	if err != nil {
 		return err
 	}
@@ -57,6 +61,9 @@ func (s *Catalog) PutSLASettings(ctx context.Context, companyID int64, st sla.Se
 	}
 	if before.DueSoonDays != st.DueSoonDays {
 		changes["due_soon_days"] = ledger.Change{Before: before.DueSoonDays, After: st.DueSoonDays}
+	}
+	if before.AcceptanceDays != st.AcceptanceDays {
+		changes["risk_acceptance_days"] = ledger.Change{Before: before.AcceptanceDays, After: st.AcceptanceDays}
 	}
 	audit, err := s.l.TxAudit(ctx, companyID, ledger.AuditEntry{Action: "sla_settings.update", TargetType: "sla_settings", TargetID: strconv.FormatInt(companyID, 10), Changes: changes})
 	if err != nil {

@@ -242,7 +242,9 @@ type SLASettingsItem struct {
 	ddb.Key
 	DaysToFix   map[string]int `dynamodbav:"days_to_fix"`
 	DueSoonDays int            `dynamodbav:"due_soon_days"`
-	UpdatedAt   string         `dynamodbav:"updated_at"`
+	// AcceptanceDays is 0 in settings stored before it existed (the default).
+	AcceptanceDays int    `dynamodbav:"acceptance_days,omitempty"`
+	UpdatedAt      string `dynamodbav:"updated_at"`
 }
 
 func SLASettingsKey(companyID int64) ddb.Key {
