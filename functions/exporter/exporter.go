@@ -22,7 +22,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -31,6 +30,7 @@ import (
 	"github.com/acme/codescan-api/shared/export"
 	"github.com/acme/codescan-api/shared/reportstore"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/streamimage"
 )
 
 // MaxAttempts bounds the worker's attempts at one export.
@@ -64,32 +64,15 @@ type Job struct {
 // JobOf reads a new item's image: an export item is a job, anything else
 // is not. It mirrors deployspec.ExportFilter, which selects the same items
 // in AWS.
-func JobOf(get func(name string) (string, bool)) (Job, bool) {
-	entity, _ := get("entity")
-	id, _ := get("id")
-	company, _ := get("company_id")
-	if entity != store.ExportEntity || id == "" {
-		return Job{}, false
-	}
-	n, err := strconv.ParseInt(company, 10, 64)
-	if err != nil || n <= 0 {
-		return Job{}, false
-	}
-	return Job{CompanyID: n, ID: id}, true
+func JobOf(get streamimage.Get) (Job, bool) {
+	company, id, ok := streamimage.Entity(get, store.ExportEntity)
+	return Job{CompanyID: company, ID: id}, ok
 }
 
 // HandleImage exports what a new item's image names, if it names an export:
 // the local stream poller's consumer.
 func (x *Exporter) HandleImage(ctx context.Context, image map[string]ddbtypes.AttributeValue) error {
-	job, ok := JobOf(func(name string) (string, bool) {
-		switch v := image[name].(type) {
-		case *ddbtypes.AttributeValueMemberS:
-			return v.Value, true
-		case *ddbtypes.AttributeValueMemberN:
-			return v.Value, true
-		}
-		return "", false
-	})
+	job, ok := JobOf(streamimage.FromSDK(image))
 	if !ok {
 		return nil
 	}
@@ -105,20 +88,7 @@ func (x *Exporter) HandleStream(ctx context.Context, ev events.DynamoDBEvent) (e
 		if r.EventName != string(events.DynamoDBOperationTypeInsert) {
 			continue
 		}
-		image := r.Change.NewImage
-		job, ok := JobOf(func(name string) (string, bool) {
-			v, ok := image[name]
-			if !ok {
-				return "", false
-			}
-			switch v.DataType() {
-			case events.DataTypeString:
-				return v.String(), true
-			case events.DataTypeNumber:
-				return v.Number(), true
-			}
-			return "", false
-		})
+		job, ok := JobOf(streamimage.FromLambda(r.Change.NewImage))
 		if !ok {
 			continue
 		}

@@ -30,6 +30,7 @@ import (
 	"github.com/acme/codescan-api/shared/reports"
 	"github.com/acme/codescan-api/shared/reportstore"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/streamimage"
 )
 
 // Ingester stores the findings of uploaded reports.
@@ -55,7 +56,7 @@ const scanSKPrefix = "SCAN#"
 // JobOf reads a new item's image: a scan of an uploaded report (it has a
 // run id) created in status processing is a job; anything else is not.
 // It mirrors deployspec.IngestFilter, which selects the same items in AWS.
-func JobOf(get func(name string) (string, bool)) (Job, bool) {
+func JobOf(get streamimage.Get) (Job, bool) {
 	sk, _ := get("SK")
 	status, _ := get("status")
 	run, _ := get("run_id")
@@ -74,35 +75,19 @@ func JobOf(get func(name string) (string, bool)) (Job, bool) {
 // JobOfImage is JobOf for an image in SDK attribute values (the local
 // stream poller's).
 func JobOfImage(image map[string]ddbtypes.AttributeValue) (Job, bool) {
-	return JobOf(func(name string) (string, bool) {
-		switch v := image[name].(type) {
-		case *ddbtypes.AttributeValueMemberS:
-			return v.Value, true
-		case *ddbtypes.AttributeValueMemberN:
-			return v.Value, true
-		}
-		return "", false
-	})
+	return JobOf(streamimage.FromSDK(image))
 }
 
 // HandleImage runs the job a new item's image names, if it names one: the
 // local stream poller's consumer.
 func (in *Ingester) HandleImage(ctx context.Context, image map[string]ddbtypes.AttributeValue) error {
-	return in.handle(ctx, func(name string) (string, bool) {
-		switch v := image[name].(type) {
-		case *ddbtypes.AttributeValueMemberS:
-			return v.Value, true
-		case *ddbtypes.AttributeValueMemberN:
-			return v.Value, true
-		}
-		return "", false
-	})
+	return in.handle(ctx, streamimage.FromSDK(image))
 }
 
 // handle runs the job a new item's image names: a scan to ingest, or a bulk
 // triage operation (bulktriage), whose writes are the same issue write
 // path's; anything else is not a job.
-func (in *Ingester) handle(ctx context.Context, get func(name string) (string, bool)) error {
+func (in *Ingester) handle(ctx context.Context, get streamimage.Get) error {
 	if job, ok := JobOf(get); ok {
 		return in.Ingest(ctx, job)
 	}
@@ -124,20 +109,7 @@ func (in *Ingester) HandleStream(ctx context.Context, ev events.DynamoDBEvent) (
 		if r.EventName != string(events.DynamoDBOperationTypeInsert) {
 			continue
 		}
-		image := r.Change.NewImage
-		err := in.handle(ctx, func(name string) (string, bool) {
-			v, ok := image[name]
-			if !ok {
-				return "", false
-			}
-			switch v.DataType() {
-			case events.DataTypeString:
-				return v.String(), true
-			case events.DataTypeNumber:
-				return v.Number(), true
-			}
-			return "", false
-		})
+		err := in.handle(ctx, streamimage.FromLambda(r.Change.NewImage))
 		if err != nil {
 			out.BatchItemFailures = append(out.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: r.Change.SequenceNumber})
 			// Lambda retries from the first failure on: the rest of the

@@ -20,9 +20,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/streamimage"
 )
 
 // MaxAttempts bounds the deliveries of one operation that start it.
@@ -61,18 +61,9 @@ type Job struct {
 // JobOf reads a new item's image: an operation item is a job, anything
 // else is not. It mirrors deployspec.TriageFilter, which selects the same
 // items in AWS.
-func JobOf(get func(name string) (string, bool)) (Job, bool) {
-	entity, _ := get("entity")
-	id, _ := get("id")
-	company, _ := get("company_id")
-	if entity != store.TriageEntity || id == "" {
-		return Job{}, false
-	}
-	n, err := strconv.ParseInt(company, 10, 64)
-	if err != nil || n <= 0 {
-		return Job{}, false
-	}
-	return Job{CompanyID: n, ID: id}, true
+func JobOf(get streamimage.Get) (Job, bool) {
+	company, id, ok := streamimage.Entity(get, store.TriageEntity)
+	return Job{CompanyID: company, ID: id}, ok
 }
 
 // permanent is an error no retry fixes.
