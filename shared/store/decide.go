@@ -276,15 +276,6 @@ func takeDecisions(changes []issueChange, decided map[string]decisions.Decision)
 	}
 }
 
-// asDecided is a scan's new finding f with the status a project decision
-// gives it (for the scan's new-issue events).
-func asDecided(f Issue, decided map[string]decisions.Decision) Issue {
-	if d, ok := decided[f.Fingerprint]; ok {
-		f.Status = d.Status
-	}
-	return f
-}
-
 // decidedHistory writes the history entries of new issues that arrive
 // with a project decision (creation is otherwise no entry). Their keys
 // name the issue's first detection, so a retry writes the same entries.
