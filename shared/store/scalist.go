@@ -103,25 +103,36 @@ func (s *Store) ScanSCAIssues(ctx context.Context, companyID int64, scanID strin
 	if err != nil {
 		return nil, PageResult{}, 0, err
 	}
-	keys := make([]Key, len(ms))
+	ids := make([]string, len(ms))
 	for n, m := range ms {
-		keys[n] = scaKey(companyID, m.IssueID)
+		ids[n] = m.IssueID
+	}
+	out, err := s.scaIssuesByID(ctx, companyID, ids)
+	return out, res, total, err
+}
+
+// scaIssuesByID reads SCA findings by id, in the order of ids (those gone
+// meanwhile left out): a page of list entries' findings.
+func (s *Store) scaIssuesByID(ctx context.Context, companyID int64, ids []string) ([]SCAIssue, error) {
+	keys := make([]Key, len(ids))
+	for n, id := range ids {
+		keys[n] = scaKey(companyID, id)
 	}
 	got, err := s.t.ReadBatch(ctx, keys, false)
 	if err != nil {
-		return nil, PageResult{}, 0, err
+		return nil, err
 	}
 	out := []SCAIssue{}
 	for _, k := range keys {
 		if av, ok := got[k]; ok {
 			var i SCAIssue
 			if err := attributevalue.UnmarshalMap(av, &i); err != nil {
-				return nil, PageResult{}, 0, err
+				return nil, err
 			}
 			out = append(out, i)
 		}
 	}
-	return out, res, total, nil
+	return out, nil
 }
 
 // scaList is the company's SCA findings (projectID 0) or a project's.
