@@ -26,14 +26,6 @@ func (s *Tenancy) companyItem(c Company) Company {
 	return c
 }
 
-// PutCompany creates or replaces a company record and its name guard.
-func (s *Tenancy) PutCompany(ctx context.Context, c Company) error {
-	if err := s.t.PutItem(ctx, schema.CompanyNameRef{Key: schema.CompanyNameKey(c.Name), CompanyID: c.ID}, nil); err != nil {
-		return err
-	}
-	return s.t.PutItem(ctx, s.companyItem(c), nil)
-}
-
 // GetCompany reads a company.
 func (s *Tenancy) GetCompany(ctx context.Context, id int64) (Company, error) {
 	var c Company
