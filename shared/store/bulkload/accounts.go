@@ -2,8 +2,6 @@ package bulkload
 
 import (
 	"context"
-	"fmt"
-	"time"
 
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
@@ -19,12 +17,7 @@ func PutCompany(ctx context.Context, st *store.Store, c store.Company) error {
 	if err := t.PutItem(ctx, schema.CompanyNameRef{Key: schema.CompanyNameKey(c.Name), CompanyID: c.ID}, nil); err != nil {
 		return err
 	}
-	c.Key = schema.CompanyKey(c.ID)
-	c.GSI1PK, c.GSI1SK = schema.CompaniesPK, fmt.Sprintf("%012d", c.ID)
-	if c.CreatedAt == "" {
-		c.CreatedAt = time.Now().UTC().Format(time.RFC3339)
-	}
-	return t.PutItem(ctx, c, nil)
+	return t.PutItem(ctx, c.Item(t.Stamp()), nil)
 }
 
 // PutUser creates user u (store.CreateUser, keeping only the error).

@@ -3,7 +3,6 @@ package tenancy
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -17,14 +16,7 @@ import (
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
-func (s *Tenancy) companyItem(c Company) Company {
-	c.Key = schema.CompanyKey(c.ID)
-	c.GSI1PK, c.GSI1SK = schema.CompaniesPK, fmt.Sprintf("%012d", c.ID)
-	if c.CreatedAt == "" {
-		c.CreatedAt = s.t.Stamp()
-	}
-	return c
-}
+func (s *Tenancy) companyItem(c Company) Company { return c.Item(s.t.Stamp()) }
 
 // GetCompany reads a company.
 func (s *Tenancy) GetCompany(ctx context.Context, id int64) (Company, error) {
