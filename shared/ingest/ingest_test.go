@@ -1,8 +1,8 @@
 package ingest
 
 import "testing"
-// Suppression comments are cut from the code an identity is made of.
 
+// Suppression comments are cut from the code an identity is made of.
 func TestWithoutSuppressions(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{`key := md5.Sum(b) // #nosec G401 -- cache key`, `key := md5.Sum(b) `},
