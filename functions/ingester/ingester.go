@@ -6,8 +6,11 @@
 // worker reads the report back, parses it, gives its findings the code of
 // the source files uploaded with it, and writes them through
 // the store's idempotent write paths, which complete the scan. The same
-// worker runs the bulk triage operations (shared/bulktriage): the other
-// long job of the issue write path, on the same stream. A report
+// worker runs the bulk triage operations (shared/bulktriage), the other
+// long job of the issue write path, and the exports of findings
+// (shared/exportjob), on the same stream: one event source mapping for the
+// three, as a DynamoDB stream serves at most two readers at full speed and
+// the dispatcher is the other. A report
 // that retrying cannot fix (unreadable, invalid, too many results) ends
 // the scan incomplete with failed_reason and scan_errors.
 package ingester
@@ -25,6 +28,7 @@ import (
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/shared/bulktriage"
+	"github.com/acme/codescan-api/shared/exportjob"
 	"github.com/acme/codescan-api/shared/ingest"
 	"github.com/acme/codescan-api/shared/metrics"
 	"github.com/acme/codescan-api/shared/reports"
@@ -42,6 +46,8 @@ type Ingester struct {
 	Metrics *metrics.Emitter
 	// Now is the clock of the events it records (time.Now when nil).
 	Now func() time.Time
+	// Exporter runs the export items.
+	Exporter *exportjob.Worker
 }
 
 // Job names one scan to ingest.
@@ -84,9 +90,9 @@ func (in *Ingester) HandleImage(ctx context.Context, image map[string]ddbtypes.A
 	return in.handle(ctx, streamimage.FromSDK(image))
 }
 
-// handle runs the job a new item's image names: a scan to ingest, or a bulk
+// handle runs the job a new item's image names: a scan to ingest, a bulk
 // triage operation (bulktriage), whose writes are the same issue write
-// path's; anything else is not a job.
+// path's, or an export (exportjob); anything else is not a job.
 func (in *Ingester) handle(ctx context.Context, get streamimage.Get) error {
 	if job, ok := JobOf(get); ok {
 		return in.Ingest(ctx, job)
@@ -94,12 +100,15 @@ func (in *Ingester) handle(ctx context.Context, get streamimage.Get) error {
 	if job, ok := bulktriage.JobOf(get); ok {
 		return (&bulktriage.Worker{Store: in.Store, Log: in.Log}).Run(ctx, job)
 	}
+	if job, ok := exportjob.JobOf(get); ok {
+		return in.Exporter.Run(ctx, job)
+	}
 	return nil
 }
 
 // HandleStream is the Lambda handler of the stream event source mapping:
-// each new scan is ingested (each new bulk triage operation run) in turn;
-// one whose job failed in a way a
+// each new scan is ingested (each new bulk triage operation or export run)
+// in turn; one whose job failed in a way a
 // retry may fix (throttling, a busy branch, the bucket unavailable) is
 // reported as a batch item failure, so Lambda retries from it (bisecting,
 // then sending the batch's description to the failure queue).

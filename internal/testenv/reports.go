@@ -12,6 +12,7 @@ import (
 	"github.com/acme/codescan-api/functions/ingester"
 	"github.com/acme/codescan-api/internal/localstream"
 	"github.com/acme/codescan-api/shared/dynamolocal"
+	"github.com/acme/codescan-api/shared/exportjob"
 	"github.com/acme/codescan-api/shared/reportstore"
 	"github.com/acme/codescan-api/shared/reportstore/s3reports"
 	"github.com/acme/codescan-api/shared/s3local"
@@ -79,9 +80,12 @@ func (l lazyReports) Link(ctx context.Context, key, filename string, expiry time
 	return Reports(l.t).Link(ctx, key, filename, expiry)
 }
 
-// Ingester returns the ingestion worker on the Env's table and bucket.
+// Ingester returns the ingestion worker on the Env's table and bucket,
+// with its export worker, as the Lambda main builds it.
 func (e *Env) Ingester(t testing.TB) *ingester.Ingester {
-	return &ingester.Ingester{Store: e.Store, Reports: Reports(t), Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	return &ingester.Ingester{Store: e.Store, Reports: Reports(t), Log: log,
+		Exporter: &exportjob.Worker{Store: e.Store, Bucket: Reports(t), Log: log}}
 }
 
 // StartIngester runs the ingester on the table's stream (the Env must come

@@ -8,13 +8,13 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/acme/codescan-api/functions/exporter"
+	"github.com/acme/codescan-api/shared/exportjob"
 	"github.com/acme/codescan-api/shared/reportstore/s3reports"
 	"github.com/acme/codescan-api/shared/store"
 )
 
 // benchExport exports every issue of t (CSV, then JSON Lines) from
-// DynamoDB Local into the local S3 server, as the exporter worker does,
+// DynamoDB Local into the local S3 server, as the export worker does,
 // and prints the time, the rows against the list's total and the peak heap
 // in use (sampled every 20 ms while it runs).
 func benchExport(ctx context.Context, st *store.Store, t *tenant) error {
@@ -22,13 +22,13 @@ func benchExport(ctx context.Context, st *store.Store, t *tenant) error {
 	if err != nil {
 		return err
 	}
-	x := &exporter.Exporter{Store: st, Bucket: bucket, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	x := &exportjob.Worker{Store: st, Bucket: bucket, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	query, err := store.EncodeIssueFilter(store.IssueFilter{})
 	if err != nil {
 		return err
 	}
-	fmt.Printf("\nExport of a whole company of %d issues (the exporter worker: pages of %d, parts of %d MiB, to the local S3 server)\n\n",
-		t.size, exporter.DefaultPageSize, s3reports.PartSize>>20)
+	fmt.Printf("\nExport of a whole company of %d issues (the export worker: pages of %d, parts of %d MiB, to the local S3 server)\n\n",
+		t.size, exportjob.DefaultPageSize, s3reports.PartSize>>20)
 	fmt.Printf("| format | rows | list total | object MiB | time s | rows/s | peak heap in use MiB |\n|---|---|---|---|---|---|---|\n")
 	for _, format := range []string{"csv", "jsonl"} {
 		e, err := st.CreateExport(ctx, store.Export{CompanyID: t.company, Format: format, Filters: "{}", Query: query})
@@ -38,7 +38,7 @@ func benchExport(ctx context.Context, st *store.Store, t *tenant) error {
 		runtime.GC()
 		stop := sampleHeap()
 		start := time.Now()
-		err = x.Export(ctx, exporter.Job{CompanyID: t.company, ID: e.ID})
+		err = x.Run(ctx, exportjob.Job{CompanyID: t.company, ID: e.ID})
 		took := time.Since(start)
 		top := stop()
 		if err != nil {

@@ -7,12 +7,12 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/acme/codescan-api/functions/exporter"
 	"github.com/acme/codescan-api/functions/ingester"
 	"github.com/acme/codescan-api/functions/scheduler"
 	"github.com/acme/codescan-api/internal/localstream"
 	"github.com/acme/codescan-api/shared/config"
 	"github.com/acme/codescan-api/shared/delivery"
+	"github.com/acme/codescan-api/shared/exportjob"
 	"github.com/acme/codescan-api/shared/reportstore/s3reports"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/sweep"
@@ -33,23 +33,23 @@ func newDispatcher(ctx context.Context, st *store.Store, smtpAddr, baseURL strin
 }
 
 // startDelivery runs, until ctx ends, what AWS runs beside the API: the
-// dispatcher, the ingester and the exporter on the table's stream (a poller each, as
-// AWS gives each its own event source mapping, so deliveries never hold up
-// an upload; each keeps its read position in a file of checkpointDir, so a
-// restart does not read the stream's last 24 hours again) and the scheduled jobs (retries every few seconds, SLA checks
-// and the weekly digest every five minutes), all on the same code.
+// dispatcher and the ingester (scans, bulk triage operations and exports)
+// on the table's stream (a poller each, as AWS gives each its own event
+// source mapping, so deliveries never hold up an upload; each keeps its
+// read position in a file of checkpointDir, so a restart does not read the
+// stream's last 24 hours again) and the scheduled jobs (retries every few
+// seconds, SLA checks and the weekly digest every five minutes), all on
+// the same code.
 func startDelivery(ctx context.Context, d *delivery.Engine, st *store.Store, endpoint, checkpointDir string, reports *s3reports.Store) error {
 	log := d.Log
 	streams, err := localstream.NewClient(ctx, endpoint)
 	if err != nil {
 		return err
 	}
-	in := &ingester.Ingester{Store: st, Reports: reports, Log: log}
-	x := &exporter.Exporter{Store: st, Bucket: reports, Log: log}
+	in := &ingester.Ingester{Store: st, Reports: reports, Log: log, Exporter: &exportjob.Worker{Store: st, Bucket: reports, Log: log}}
 	for name, p := range map[string]*localstream.Poller{
 		"dispatcher": {Dispatcher: d, DB: st.Client(), Table: st.TableName(), Streams: streams},
 		"ingester":   {DB: st.Client(), Table: st.TableName(), Log: log, Consumers: []localstream.Consumer{in.HandleImage}, Streams: streams},
-		"exporter":   {DB: st.Client(), Table: st.TableName(), Log: log, Consumers: []localstream.Consumer{x.HandleImage}, Streams: streams},
 	} {
 		p.Checkpoint = &localstream.Checkpoint{Path: filepath.Join(checkpointDir, "stream-"+name+".json")}
 		go func() {

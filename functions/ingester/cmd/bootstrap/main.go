@@ -1,6 +1,6 @@
 // Command bootstrap is the ingester Lambda function: the handler of the
-// table stream's event source mapping for new scans of uploaded reports
-// and new bulk triage operations.
+// table stream's event source mapping for new scans of uploaded reports,
+// new bulk triage operations and new exports.
 package main
 
 import (
@@ -10,6 +10,7 @@ import (
 
 	"github.com/acme/codescan-api/functions/ingester"
 	"github.com/acme/codescan-api/shared/config"
+	"github.com/acme/codescan-api/shared/exportjob"
 	"github.com/acme/codescan-api/shared/reportstore/s3reports"
 )
 
@@ -21,6 +22,7 @@ func main() {
 		d.Server.Log.Error("configuration", "error", err.Error())
 		return
 	}
-	in := &ingester.Ingester{Store: d.Store, Reports: bucket, Log: d.Server.Log, Metrics: d.Metrics}
+	in := &ingester.Ingester{Store: d.Store, Reports: bucket, Log: d.Server.Log, Metrics: d.Metrics,
+		Exporter: &exportjob.Worker{Store: d.Store, Bucket: bucket, Log: d.Server.Log}}
 	lambda.Start(in.HandleStream)
 }

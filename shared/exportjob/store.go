@@ -1,4 +1,4 @@
-package exporter
+package exportjob
 
 import (
 	"context"
@@ -6,8 +6,8 @@ import (
 	"github.com/acme/codescan-api/shared/store"
 )
 
-// Store is what the exporter reads and writes: the store methods it calls,
-// and no others. The Lambda main passes the store itself.
+// Store is what the worker reads and writes: the store methods it calls,
+// and no others.
 type Store interface {
 	StartExport(ctx context.Context, companyID int64, id string, maxAttempts int) (store.Export, bool, error)
 	ExportProgress(ctx context.Context, companyID int64, id string, attempt int, read, expected int64) error

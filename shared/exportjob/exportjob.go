@@ -1,8 +1,8 @@
-// Package exporter is the asynchronous half of POST /exports: the request
+// Package exportjob is the asynchronous half of POST /exports: the request
 // stores an export item (queued) with the issue list's filters resolved;
-// the new item reaches this worker through the table's stream (in AWS an
-// event source mapping filtered to such items, locally the stream poller
-// of the dev server and the tests), and the worker reads the issues page
+// the new item reaches this worker through the table's stream (in AWS the
+// ingester's event source mapping, whose filter also selects such items,
+// locally the same stream poller), and the worker reads the issues page
 // by page through the list's own paging and streams them, in the export's
 // format, into one object of the report bucket (uploaded in parts as they
 // fill, so memory holds one page of issues and one part, whatever the
@@ -15,7 +15,7 @@
 // may fix (throttling, the bucket unavailable) fails the stream record, so
 // Lambda delivers it again; the last attempt, or an error no retry fixes,
 // ends the export failed with its reason.
-package exporter
+package exportjob
 
 import (
 	"context"
@@ -23,9 +23,6 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
-
-	"github.com/aws/aws-lambda-go/events"
-	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/shared/export"
 	"github.com/acme/codescan-api/shared/reportstore"
@@ -36,7 +33,7 @@ import (
 // MaxAttempts bounds the worker's attempts at one export.
 const MaxAttempts = 3
 
-// Defaults of an Exporter.
+// Defaults of a Worker.
 const (
 	// DefaultPageSize is the issues read per query page: the list's largest.
 	DefaultPageSize = 1000
@@ -44,8 +41,8 @@ const (
 	progressEvery = 10_000
 )
 
-// Exporter writes exports.
-type Exporter struct {
+// Worker writes exports.
+type Worker struct {
 	Store  Store
 	Bucket reportstore.Exports
 	Log    *slog.Logger
@@ -69,37 +66,6 @@ func JobOf(get streamimage.Get) (Job, bool) {
 	return Job{CompanyID: company, ID: id}, ok
 }
 
-// HandleImage exports what a new item's image names, if it names an export:
-// the local stream poller's consumer.
-func (x *Exporter) HandleImage(ctx context.Context, image map[string]ddbtypes.AttributeValue) error {
-	job, ok := JobOf(streamimage.FromSDK(image))
-	if !ok {
-		return nil
-	}
-	return x.Export(ctx, job)
-}
-
-// HandleStream is the Lambda handler of the stream event source mapping:
-// an export that failed in a way a retry may fix is reported as a batch
-// item failure, so Lambda delivers it (and what follows it) again.
-func (x *Exporter) HandleStream(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
-	var out events.DynamoDBEventResponse
-	for _, r := range ev.Records {
-		if r.EventName != string(events.DynamoDBOperationTypeInsert) {
-			continue
-		}
-		job, ok := JobOf(streamimage.FromLambda(r.Change.NewImage))
-		if !ok {
-			continue
-		}
-		if err := x.Export(ctx, job); err != nil {
-			out.BatchItemFailures = append(out.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: r.Change.SequenceNumber})
-			break
-		}
-	}
-	return out, nil
-}
-
 // permanent is an error no retry fixes.
 type permanent struct{ reason string }
 
@@ -108,10 +74,10 @@ func (p *permanent) Error() string { return p.reason }
 // errSuperseded: a later attempt took the export over.
 var errSuperseded = errors.New("export attempt superseded")
 
-// Export runs one attempt at an export. It returns an error only for what
+// Run runs one attempt at an export. It returns an error only for what
 // a retry may fix, and not on the last attempt, which ends the export
 // failed instead.
-func (x *Exporter) Export(ctx context.Context, job Job) error {
+func (x *Worker) Run(ctx context.Context, job Job) error {
 	e, ok, err := x.Store.StartExport(ctx, job.CompanyID, job.ID, MaxAttempts)
 	if errors.Is(err, store.ErrNotFound) {
 		x.Log.Warn("export: not found", "company_id", job.CompanyID, "export_id", job.ID)
@@ -136,7 +102,7 @@ func (x *Exporter) Export(ctx context.Context, job Job) error {
 }
 
 // run writes the export's object and ends the attempt done.
-func (x *Exporter) run(ctx context.Context, e store.Export) error {
+func (x *Worker) run(ctx context.Context, e store.Export) error {
 	f := export.Format(e.Format)
 	if f.Extension() == "" {
 		return &permanent{fmt.Sprintf("unknown format %q", e.Format)}
@@ -176,14 +142,14 @@ func (x *Exporter) run(ctx context.Context, e store.Export) error {
 	return err
 }
 
-func (x *Exporter) now() time.Time {
+func (x *Worker) now() time.Time {
 	if x.Now == nil {
 		return time.Now()
 	}
 	return x.Now()
 }
 
-func (x *Exporter) pageSize() int {
+func (x *Worker) pageSize() int {
 	if x.PageSize > 0 {
 		return x.PageSize
 	}
@@ -193,7 +159,7 @@ func (x *Exporter) pageSize() int {
 // issues reads the issues of q page by page, by the list's tokens. A
 // format that reads its source more than once (SARIF: once per tool)
 // reads the list again each time.
-func (x *Exporter) issues(ctx context.Context, e store.Export, q store.IssueFilter, p *progress) export.Source {
+func (x *Worker) issues(ctx context.Context, e store.Export, q store.IssueFilter, p *progress) export.Source {
 	return func(yield func(export.Row) error) error {
 		token := ""
 		for {
@@ -218,7 +184,7 @@ func (x *Exporter) issues(ctx context.Context, e store.Export, q store.IssueFilt
 }
 
 // sca reads the SCA findings of the export's project page by page.
-func (x *Exporter) sca(ctx context.Context, e store.Export, p *progress) export.Source {
+func (x *Worker) sca(ctx context.Context, e store.Export, p *progress) export.Source {
 	return func(yield func(export.Row) error) error {
 		token := ""
 		for {
@@ -245,7 +211,7 @@ func (x *Exporter) sca(ctx context.Context, e store.Export, p *progress) export.
 // progress records the rows read and the list's total: after the first
 // page (so the total shows early), then every progressEvery rows.
 type progress struct {
-	x              *Exporter
+	x              *Worker
 	ctx            context.Context
 	e              store.Export
 	read, recorded int64

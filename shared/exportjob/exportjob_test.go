@@ -1,4 +1,4 @@
-package exporter_test
+package exportjob_test
 
 import (
 	"bytes"
@@ -21,33 +21,33 @@ import (
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
 
-	"github.com/acme/codescan-api/functions/exporter"
 	"github.com/acme/codescan-api/functions/issues"
 	"github.com/acme/codescan-api/internal/localstream"
 	"github.com/acme/codescan-api/internal/testenv"
+	"github.com/acme/codescan-api/shared/exportjob"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/store"
 )
 
-// Streams: the exporter reads the table's stream, on a DynamoDB Local of
-// this package's own.
+// Streams: the worker reads the table's stream (through the ingester), on
+// a DynamoDB Local of this package's own.
 func TestMain(m *testing.M) { testenv.MainOwnDynamoDB(m) }
 
 // world is a company with projects and issues, the issues group's handler
-// and the exporter running on the table's stream.
+// and the export worker.
 type world struct {
 	env      *testenv.Env
 	h        http.Handler
 	company  *testenv.Company
 	projects []store.Project
-	x        *exporter.Exporter
+	x        *exportjob.Worker
 }
 
 func newWorld(t *testing.T, n int) *world {
 	t.Helper()
 	env := testenv.NewStreaming(t)
 	w := &world{env: env, h: issues.New(env.Deps), company: env.Company(t, "Acme")}
-	w.x = &exporter.Exporter{Store: env.Store, Bucket: testenv.Reports(t), Log: slog.New(slog.NewTextHandler(io.Discard, nil)), PageSize: 37}
+	w.x = &exportjob.Worker{Store: env.Store, Bucket: testenv.Reports(t), Log: slog.New(slog.NewTextHandler(io.Discard, nil)), PageSize: 37}
 	ctx := context.Background()
 	for _, name := range []string{"Web", "Lib", "Tools"} {
 		p, err := env.Store.CreateProject(ctx, store.Project{CompanyID: w.company.ID, Name: name, RepoURL: "https://github.com/acme/" + strings.ToLower(name)})
@@ -75,18 +75,21 @@ func newWorld(t *testing.T, n int) *world {
 	return w
 }
 
-// run starts the exporter on the table's stream through the local poller,
-// as the dev server does, until the test ends.
+// run starts the ingester, which runs the export items through the
+// worker, on the table's stream through the local poller, as the dev
+// server does, until the test ends.
 func (w *world) run(t *testing.T) {
 	t.Helper()
 	streams, err := localstream.NewClient(context.Background(), testenv.Endpoint())
 	if err != nil {
 		t.Fatal(err)
 	}
+	in := w.env.Ingester(t)
+	in.Exporter = w.x
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	p := &localstream.Poller{DB: w.env.Store.Client(), Table: w.env.Store.TableName(), Log: w.x.Log, Streams: streams,
-		Idle: 20 * time.Millisecond, Consumers: []localstream.Consumer{w.x.HandleImage}}
+		Idle: 20 * time.Millisecond, Consumers: []localstream.Consumer{in.HandleImage}}
 	go func() { defer close(done); _ = p.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 }
@@ -371,15 +374,15 @@ func TestWorkerAttempts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	job := exporter.Job{CompanyID: w.company.ID, ID: e.ID}
-	if err := w.x.Export(ctx, job); err != nil {
+	job := exportjob.Job{CompanyID: w.company.ID, ID: e.ID}
+	if err := w.x.Run(ctx, job); err != nil {
 		t.Fatal(err)
 	}
 	done, err := st.GetExport(ctx, w.company.ID, e.ID)
 	if err != nil || done.Status != store.ExportDone || done.Rows != 30 || done.Attempt != 1 || done.Bytes == 0 {
 		t.Fatalf("export %+v, %v", done, err)
 	}
-	if err := w.x.Export(ctx, job); err != nil {
+	if err := w.x.Run(ctx, job); err != nil {
 		t.Fatal(err)
 	}
 	again, _ := st.GetExport(ctx, w.company.ID, e.ID)
@@ -388,11 +391,11 @@ func TestWorkerAttempts(t *testing.T) {
 	}
 
 	e, _ = st.CreateExport(ctx, store.Export{CompanyID: w.company.ID, UserID: w.company.Admin.ID, Format: "csv", Filters: "{}", Query: "{}"})
-	first, ok, err := st.StartExport(ctx, w.company.ID, e.ID, exporter.MaxAttempts)
+	first, ok, err := st.StartExport(ctx, w.company.ID, e.ID, exportjob.MaxAttempts)
 	if err != nil || !ok || first.Attempt != 1 {
 		t.Fatalf("first start: %+v %v %v", first, ok, err)
 	}
-	if _, ok, err := st.StartExport(ctx, w.company.ID, e.ID, exporter.MaxAttempts); err != nil || !ok {
+	if _, ok, err := st.StartExport(ctx, w.company.ID, e.ID, exportjob.MaxAttempts); err != nil || !ok {
 		t.Fatalf("second start: %v %v", ok, err)
 	}
 	if err := st.FinishExport(ctx, w.company.ID, e.ID, first.Attempt, store.ExportResult{Rows: 1, ObjectKey: "k"}); err != store.ErrConflict {
@@ -401,19 +404,19 @@ func TestWorkerAttempts(t *testing.T) {
 	if err := st.ExportProgress(ctx, w.company.ID, e.ID, first.Attempt, 1, 1); err != store.ErrConflict {
 		t.Fatalf("a superseded attempt recorded progress: %v", err)
 	}
-	if _, ok, err := st.StartExport(ctx, w.company.ID, e.ID, exporter.MaxAttempts); err != nil || !ok {
+	if _, ok, err := st.StartExport(ctx, w.company.ID, e.ID, exportjob.MaxAttempts); err != nil || !ok {
 		t.Fatalf("third start: %v %v", ok, err)
 	}
-	if err := w.x.Export(ctx, exporter.Job{CompanyID: w.company.ID, ID: e.ID}); err != nil {
+	if err := w.x.Run(ctx, exportjob.Job{CompanyID: w.company.ID, ID: e.ID}); err != nil {
 		t.Fatal(err)
 	}
 	gaveUp, _ := st.GetExport(ctx, w.company.ID, e.ID)
 	if gaveUp.Status != store.ExportFailed || !strings.Contains(gaveUp.Error, "gave up after 3 attempts") {
-		t.Fatalf("after %d attempts: %+v", exporter.MaxAttempts, gaveUp)
+		t.Fatalf("after %d attempts: %+v", exportjob.MaxAttempts, gaveUp)
 	}
 
 	e, _ = st.CreateExport(ctx, store.Export{CompanyID: w.company.ID, UserID: w.company.Admin.ID, Format: "csv", Filters: "{}", Query: "not json"})
-	if err := w.x.Export(ctx, exporter.Job{CompanyID: w.company.ID, ID: e.ID}); err != nil {
+	if err := w.x.Run(ctx, exportjob.Job{CompanyID: w.company.ID, ID: e.ID}); err != nil {
 		t.Fatal(err)
 	}
 	bad, _ := st.GetExport(ctx, w.company.ID, e.ID)

@@ -1,4 +1,4 @@
-package exporter_test
+package exportjob_test
 
 import (
 	"bytes"
@@ -22,7 +22,7 @@ func vexSchema(t *testing.T) *jsonschema.Schema {
 	c := jsonschema.NewCompiler()
 	c.AssertFormat()
 	for _, name := range []string{"bom-1.6.schema.json", "spdx.schema.json", "jsf-0.82.schema.json"} {
-		f, err := os.Open("../../shared/export/testdata/" + name)
+		f, err := os.Open("../export/testdata/" + name)
 		if err != nil {
 			t.Fatal(err)
 		}
