@@ -21,9 +21,10 @@ func TestAlarmsAndMail(t *testing.T) {
 	for _, j := range deployspec.JobAlarms {
 		want = append(want, j.ID)
 	}
-	for _, g := range []string{deployspec.WorkerDispatcher, deployspec.WorkerIngester, deployspec.WorkerExporter} {
-		n := (deployspec.Function{Group: g}).Name()
-		want = append(want, n+"FailureQueueMessages", n+"IteratorAge")
+	for _, w := range deployspec.Workers() {
+		if w.ReadsStream() {
+			want = append(want, w.Name()+"FailureQueueMessages", w.Name()+"IteratorAge")
+		}
 	}
 	var got []string
 	for id, r := range tpl.Resources {

@@ -103,10 +103,6 @@ func Generate() ([]byte, error) {
 		"KMSKeyEnv":         deployspec.KMSKeyEnv,
 		"Workers":           deployspec.Workers(),
 		"SESAction":         deployspec.SESAction,
-		"StreamFilter":      deployspec.StreamFilter,
-		"IngestFilter":      deployspec.IngestFilter,
-		"TriageFilter":      deployspec.TriageFilter,
-		"ExportFilter":      deployspec.ExportFilter,
 		"ExportsPrefix":     deployspec.ExportsPrefix,
 		"ExportDays":        deployspec.ExportDays,
 		"AbortUploadDays":   deployspec.AbortUploadDays,
@@ -125,10 +121,21 @@ func Generate() ([]byte, error) {
 		"JobAlarms":         deployspec.JobAlarms,
 		"MetricsNamespace":  metrics.Namespace,
 		"JobFailures":       metrics.JobFailures,
-		"StreamConsumers": []string{(deployspec.Function{Group: deployspec.WorkerDispatcher}).Name(), (deployspec.Function{Group: deployspec.WorkerIngester}).Name(),
-			(deployspec.Function{Group: deployspec.WorkerExporter}).Name()},
+		"StreamConsumers":   streamConsumers(),
 	})
 	return b.Bytes(), err
+}
+
+// streamConsumers are the names of the workers that read the table's
+// stream: each has a failure queue and an iterator age alarm.
+func streamConsumers() []string {
+	var out []string
+	for _, w := range deployspec.Workers() {
+		if w.ReadsStream() {
+			out = append(out, w.Name())
+		}
+	}
+	return out
 }
 
 // tableAlarm is an alarm on one table metric summed over every operation

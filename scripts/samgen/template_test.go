@@ -228,8 +228,8 @@ func TestPoliciesAreExactlyTheGroupsNeeds(t *testing.T) {
 		if !slices.Equal(kms, f.KMSActions) {
 			t.Errorf("%s KMS actions %v, want %v", f.Group, kms, f.KMSActions)
 		}
-		if !slices.Equal(objects, f.ReportObjectActions) || !slices.Equal(bucket, f.ReportBucketActions) {
-			t.Errorf("%s report bucket actions %v %v, want %v %v", f.Group, objects, bucket, f.ReportObjectActions, f.ReportBucketActions)
+		if !slices.Equal(objects, f.ReportObjectActions()) || !slices.Equal(bucket, f.ReportBucketActions) {
+			t.Errorf("%s report bucket actions %v %v, want %v %v", f.Group, objects, bucket, f.ReportObjectActions(), f.ReportBucketActions)
 		}
 		if _, ok := res.Properties.Environment.Variables[deployspec.ReportsEnv]; ok != f.UsesReports() {
 			t.Errorf("%s: %s set %v, uses the report bucket %v", f.Group, deployspec.ReportsEnv, ok, f.UsesReports())
@@ -306,7 +306,7 @@ func workerEvents[E any](t *testing.T, id string, events map[string]E) bool {
 		var evs map[string]struct{ Type string }
 		_ = json.Unmarshal(raw, &evs)
 		want := map[string]int{}
-		if w.Group == deployspec.WorkerDispatcher || w.Group == deployspec.WorkerIngester || w.Group == deployspec.WorkerExporter {
+		if w.ReadsStream() {
 			want["DynamoDB"] = 1
 		} else {
 			want["Schedule"] = len(deployspec.Schedules)

@@ -50,19 +50,43 @@ type Function struct {
 	KMSActions     []string // sorted; empty: the group never uses the key
 	MemoryMB       int
 	TimeoutSeconds int
-	// Report bucket access: ReportObjectActions on the objects under
-	// ReportPrefixes (reportstore's key prefixes), ReportBucketActions on
-	// the bucket itself; empty: the function never touches the bucket.
-	ReportObjectActions []string
-	ReportPrefixes      []string
+	// Report bucket access: each of ReportObjects on the objects under
+	// its prefixes, ReportBucketActions on the bucket itself; empty: the
+	// function never touches the bucket.
+	ReportObjects       []ObjectGrant
 	ReportBucketActions []string
 	// Env is constant environment the function gets in AWS.
 	Env map[string]string
+	// StreamFilters are the filter patterns of the function's event source
+	// mapping on the table's stream, ORed; empty: it does not read the
+	// stream.
+	StreamFilters []string
+}
+
+// ObjectGrant is Actions on the report bucket's objects under Prefixes
+// (reportstore's key prefixes).
+type ObjectGrant struct {
+	Actions  []string // sorted
+	Prefixes []string
 }
 
 // UsesReports reports whether the function reads or writes the report
 // bucket (it then gets REPORTS_BUCKET).
-func (f Function) UsesReports() bool { return len(f.ReportObjectActions) > 0 }
+func (f Function) UsesReports() bool { return len(f.ReportObjects) > 0 }
+
+// ReportObjectActions are the object actions of all of ReportObjects, in
+// their order.
+func (f Function) ReportObjectActions() []string {
+	var out []string
+	for _, g := range f.ReportObjects {
+		out = append(out, g.Actions...)
+	}
+	return out
+}
+
+// ReadsStream reports whether the function has an event source mapping on
+// the table's stream.
+func (f Function) ReadsStream() bool { return len(f.StreamFilters) > 0 }
 
 // authn is what every authenticated request needs: the API key or token
 // subject look-up is a single-item read, the user and company one batch
@@ -193,15 +217,13 @@ func Of(group string) Function {
 	if group == routes.GroupIssues {
 		// Finished exports are linked by presigned GETs, which S3 allows
 		// as the signer may read.
-		f.ReportObjectActions = []string{"s3:GetObject"}
-		f.ReportPrefixes = []string{ExportsPrefix}
+		f.ReportObjects = []ObjectGrant{{Actions: []string{"s3:GetObject"}, Prefixes: []string{ExportsPrefix}}}
 	}
 	if group == routes.GroupUploads {
 		// Reports and chunks are written and read back (a chunked upload
 		// assembles its chunks); the chunks of an upload are listed.
 		// Source files are written.
-		f.ReportObjectActions = []string{"s3:GetObject", "s3:PutObject"}
-		f.ReportPrefixes = []string{ReportsPrefix, ChunksPrefix, SourcesPrefix}
+		f.ReportObjects = []ObjectGrant{{Actions: []string{"s3:GetObject", "s3:PutObject"}, Prefixes: []string{ReportsPrefix, ChunksPrefix, SourcesPrefix}}}
 		f.ReportBucketActions = []string{"s3:ListBucket"}
 	}
 	return f
@@ -241,17 +263,27 @@ func with(base []string, more ...string) []string {
 // Functions no route reaches: the dispatcher reads the table's stream (an
 // event source mapping with a failure queue), the scheduler runs the
 // scheduled jobs (delivery retries, SLA checks, the weekly digest), the
-// ingester reads the same stream for new scans of uploaded reports (an
-// event source mapping of its own, with its own failure queue).
+// ingester reads the same stream for new scans of uploaded reports, bulk
+// triage operations and exports (an event source mapping of its own, with
+// its own failure queue).
 const (
 	WorkerDispatcher = "dispatcher"
 	WorkerScheduler  = "scheduler"
 	WorkerIngester   = "ingester"
-	WorkerExporter   = "exporter"
 )
 
-// StreamReadActions are what the dispatcher's event source mapping needs on
-// the table's stream.
+// MaxStreamReaders bounds the event source mappings on the table's stream:
+// AWS advises at most two readers per stream shard, as a third gets its
+// GetRecords calls throttled and slows every reader. New stream work joins
+// the ingester's mapping as one more filter.
+const MaxStreamReaders = 2
+
+// MaxStreamFilters is how many filter patterns one event source mapping
+// may OR (a Lambda quota).
+const MaxStreamFilters = 5
+
+// StreamReadActions are what a stream reader's event source mapping needs
+// on the table's stream.
 var StreamReadActions = []string{"dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:ListStreams"}
 
 // SESAction is what the workers that send email may do, on the sender
@@ -303,8 +335,8 @@ type Schedule struct {
 // Input is the rule's constant input to the scheduler.
 func (s Schedule) Input() string { return `{"job":"` + s.Name + `"}` }
 
-// StreamFilter is the event source mapping's filter: only new outbox items
-// (store.EventEntity) invoke the dispatcher.
+// StreamFilter is the dispatcher's event source mapping filter: only new
+// outbox items (store.EventEntity) invoke it.
 const StreamFilter = `{"dynamodb":{"NewImage":{"entity":{"S":["event"]}}},"eventName":["INSERT"]}`
 
 // IngestFilter is the ingester's event source mapping filter: only new
@@ -317,8 +349,8 @@ const IngestFilter = `{"dynamodb":{"NewImage":{"SK":{"S":[{"prefix":"SCAN#"}]},"
 // same).
 const TriageFilter = `{"dynamodb":{"NewImage":{"entity":{"S":["triage"]}}},"eventName":["INSERT"]}`
 
-// ExportFilter is the exporter's event source mapping filter: only new
-// export items invoke it (exporter.JobOf reads the same).
+// ExportFilter is the ingester's third event source mapping filter: new
+// export items invoke it too (exportjob.JobOf reads the same).
 const ExportFilter = `{"dynamodb":{"NewImage":{"entity":{"S":["export"]}}},"eventName":["INSERT"]}`
 
 // Workers returns the needs of the non-route functions. The dispatcher
@@ -332,10 +364,16 @@ const ExportFilter = `{"dynamodb":{"NewImage":{"entity":{"S":["export"]}}},"even
 // transactions of puts, updates and deletes); it runs the bulk triage
 // operations with the same actions (the list by Query, the issues by
 // BatchGetItem, transactions); it neither decrypts nor sends email.
+// It runs the exports too: an export's item claimed and updated
+// (UpdateItem, GetItem), the issues read as the list reads them (counters
+// by GetItem and Query, pages by Query, SCA findings by BatchGetItem), the
+// object written in parts under exports/ (PutObject covers the multipart
+// calls) and aborted on failure.
 func Workers() []Function {
 	actions := []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"}
 	return []Function{
-		{Group: WorkerDispatcher, TableActions: actions, KMSActions: []string{"kms:Decrypt"}, MemoryMB: 256, TimeoutSeconds: 60},
+		{Group: WorkerDispatcher, TableActions: actions, KMSActions: []string{"kms:Decrypt"}, MemoryMB: 256, TimeoutSeconds: 60,
+			StreamFilters: []string{StreamFilter}},
 		// The SLA check reads the issues past due (the Due index by Query,
 		// the issues by BatchGetItem); the stalled-scan sweep deletes the
 		// markers of scans it ends.
@@ -345,20 +383,19 @@ func Workers() []Function {
 		{Group: WorkerScheduler, TableActions: with(actions, "dynamodb:BatchGetItem", "dynamodb:BatchWriteItem", "dynamodb:DeleteItem"), KMSActions: []string{"kms:Decrypt"}, MemoryMB: 512, TimeoutSeconds: 300,
 			Env: map[string]string{KEVFeedEnv: KEVFeedURL, EPSSFeedEnv: EPSSFeedURL}},
 		// A report of 25,000 results: parsed in memory (at most 64 MiB
-		// decompressed), written in some minutes at worst.
+		// decompressed), written in some minutes at worst. An export's
+		// memory holds a page of issues and an upload part; it takes
+		// minutes at most too (the export worker had the same 256 MB and
+		// 900 s as a function of its own).
 		{Group: WorkerIngester, TableActions: with(actions, "dynamodb:BatchGetItem", "dynamodb:BatchWriteItem", "dynamodb:DeleteItem"),
 			MemoryMB: 256, TimeoutSeconds: 900,
-			ReportObjectActions: []string{"s3:GetObject"}, ReportPrefixes: []string{ReportsPrefix, SourcesPrefix},
+			ReportObjects: []ObjectGrant{
+				{Actions: []string{"s3:GetObject"}, Prefixes: []string{ReportsPrefix, SourcesPrefix}},
+				{Actions: []string{"s3:AbortMultipartUpload", "s3:PutObject"}, Prefixes: []string{ExportsPrefix}},
+			},
 			// The run's source files are listed.
-			ReportBucketActions: []string{"s3:ListBucket"}},
-		// An export: its item claimed and updated (UpdateItem, GetItem),
-		// the issues read as the list reads them (counters by GetItem and
-		// Query, pages by Query, SCA findings by BatchGetItem), the object
-		// written in parts (PutObject covers the multipart calls) and
-		// aborted on failure. Memory holds a page of issues and a part.
-		{Group: WorkerExporter, TableActions: []string{"dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:Query", "dynamodb:UpdateItem"},
-			MemoryMB: 256, TimeoutSeconds: 900,
-			ReportObjectActions: []string{"s3:AbortMultipartUpload", "s3:PutObject"}, ReportPrefixes: []string{ExportsPrefix}},
+			ReportBucketActions: []string{"s3:ListBucket"},
+			StreamFilters:       []string{IngestFilter, TriageFilter, ExportFilter}},
 	}
 }
 
