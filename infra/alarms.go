@@ -108,7 +108,6 @@ func (a *APIStack) addAlarms(s Settings) {
 	}{
 		{"DispatcherFailureQueue", deployspec.WorkerDispatcher, a.FailureQueue},
 		{"IngesterFailureQueue", deployspec.WorkerIngester, a.IngestFailureQueue},
-		{"ExporterFailureQueue", deployspec.WorkerExporter, a.ExportFailureQueue},
 	} {
 		depth := q.queue.MetricApproximateNumberOfMessagesVisible(stat("Maximum", 5, ""))
 		queueDepths = append(queueDepths, depth.With(&awscloudwatch.MetricOptions{Label: &q.worker}))
@@ -120,7 +119,7 @@ func (a *APIStack) addAlarms(s Settings) {
 	}
 	var iteratorAges []awscloudwatch.IMetric
 	for _, n := range fns {
-		if n.group != deployspec.WorkerDispatcher && n.group != deployspec.WorkerIngester && n.group != deployspec.WorkerExporter {
+		if !n.readsStream {
 			continue // not a stream consumer
 		}
 		age := n.fn.Metric(jsii.String("IteratorAge"), stat("Maximum", 5, ""))
@@ -271,6 +270,7 @@ func (a *APIStack) alarmTopic(prefix string) (awssns.Topic, awskms.IKey) {
 type namedFunction struct {
 	group, name string // deployspec.Function's Group and Name
 	fn          awslambda.Function
+	readsStream bool // deployspec.Function's ReadsStream
 }
 
 // namedFunctions are the stack's functions, route groups then workers, in
@@ -278,10 +278,10 @@ type namedFunction struct {
 func (a *APIStack) namedFunctions() []namedFunction {
 	var out []namedFunction
 	for _, f := range deployspec.All() {
-		out = append(out, namedFunction{f.Group, f.Name(), a.Functions[f.Group]})
+		out = append(out, namedFunction{f.Group, f.Name(), a.Functions[f.Group], f.ReadsStream()})
 	}
 	for _, f := range deployspec.Workers() {
-		out = append(out, namedFunction{f.Group, f.Name(), a.Workers[f.Group]})
+		out = append(out, namedFunction{f.Group, f.Name(), a.Workers[f.Group], f.ReadsStream()})
 	}
 	return out
 }

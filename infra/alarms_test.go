@@ -99,8 +99,7 @@ func wantedAlarms(s synthesized) map[string]string {
 		want[metricKey("AWS/DynamoDB", "ThrottledRequests", table)] = "TableThrottles"
 		want[metricKey("AWS/DynamoDB", "SystemErrors", table)] = "TableSystemErrors"
 	}
-	for name, q := range map[string]string{"DispatcherFailureQueue": s.logicalID(s.stack.FailureQueue), "IngesterFailureQueue": s.logicalID(s.stack.IngestFailureQueue),
-		"ExporterFailureQueue": s.logicalID(s.stack.ExportFailureQueue)} {
+	for name, q := range map[string]string{"DispatcherFailureQueue": s.logicalID(s.stack.FailureQueue), "IngesterFailureQueue": s.logicalID(s.stack.IngestFailureQueue)} {
 		want[metricKey("AWS/SQS", "ApproximateNumberOfMessagesVisible", map[string]string{"QueueName": q + ".QueueName"})] = name + "Messages"
 	}
 	for _, j := range deployspec.JobAlarms {
@@ -108,9 +107,10 @@ func wantedAlarms(s synthesized) map[string]string {
 	}
 	want[metricKey("AWS/SES", "Reputation.BounceRate", nil)] = "MailBounceRate"
 	want[metricKey("AWS/SES", "Reputation.ComplaintRate", nil)] = "MailComplaintRate"
-	for _, g := range []string{deployspec.WorkerDispatcher, deployspec.WorkerIngester, deployspec.WorkerExporter} {
-		f := deployspec.Function{Group: g}
-		want[metricKey("AWS/Lambda", "IteratorAge", map[string]string{"FunctionName": s.logicalID(s.stack.Workers[g])})] = f.Name() + "IteratorAge"
+	for _, f := range deployspec.Workers() {
+		if f.ReadsStream() {
+			want[metricKey("AWS/Lambda", "IteratorAge", map[string]string{"FunctionName": s.logicalID(s.stack.Workers[f.Group])})] = f.Name() + "IteratorAge"
+		}
 	}
 	return want
 }
@@ -144,7 +144,8 @@ func TestAlarmsCoverFunctionsAPIAndTable(t *testing.T) {
 				t.Errorf("%s: no alarm %s on %s", s.region, name, m)
 			}
 		}
-		if want := 2 + 2*len(s.stack.namedFunctions()) + 2 + 2 + 3 + 3 + len(deployspec.JobAlarms); alarms != want {
+		// Two per stream reader: its failure queue and its iterator age.
+		if want := 2 + 2*len(s.stack.namedFunctions()) + 2 + 2 + 2*2 + len(deployspec.JobAlarms); alarms != want {
 			t.Errorf("%s: %d alarms, want %d", s.region, alarms, want)
 		}
 	}
@@ -307,7 +308,6 @@ func TestDashboard(t *testing.T) {
 			"Failure queue messages": {
 				metricKey("AWS/SQS", "ApproximateNumberOfMessagesVisible", map[string]string{"QueueName": s.logicalID(s.stack.FailureQueue) + ".QueueName"}),
 				metricKey("AWS/SQS", "ApproximateNumberOfMessagesVisible", map[string]string{"QueueName": s.logicalID(s.stack.IngestFailureQueue) + ".QueueName"}),
-				metricKey("AWS/SQS", "ApproximateNumberOfMessagesVisible", map[string]string{"QueueName": s.logicalID(s.stack.ExportFailureQueue) + ".QueueName"}),
 			},
 			"Stream iterator age (ms)":      {metricKey("AWS/Lambda", "IteratorAge", map[string]string{"FunctionName": s.logicalID(s.stack.Workers[deployspec.WorkerIngester])})},
 			"SES bounce and complaint rate": {metricKey("AWS/SES", "Reputation.BounceRate", nil), metricKey("AWS/SES", "Reputation.ComplaintRate", nil)},

@@ -38,9 +38,6 @@ type APIStack struct {
 	// and the ingester's failure destination.
 	Reports            awss3.Bucket
 	IngestFailureQueue awssqs.Queue
-	// ExportFailureQueue holds stream records of exports the exporter
-	// gave up on.
-	ExportFailureQueue awssqs.Queue
 	// What its alarms notify (alarms.go).
 	AlarmTopic awssns.Topic
 }
@@ -235,13 +232,15 @@ func (a *APIStack) grantReports(fn awslambda.Function, f deployspec.Function) {
 	if !f.UsesReports() {
 		return
 	}
-	var objects []*string
-	for _, p := range f.ReportPrefixes {
-		objects = append(objects, a.Reports.ArnForObjects(jsii.String(p+"*")))
+	for _, g := range f.ReportObjects {
+		var objects []*string
+		for _, p := range g.Prefixes {
+			objects = append(objects, a.Reports.ArnForObjects(jsii.String(p+"*")))
+		}
+		fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Actions: jsii.Strings(g.Actions...), Resources: &objects,
+		}))
 	}
-	fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Actions: jsii.Strings(f.ReportObjectActions...), Resources: &objects,
-	}))
 	if len(f.ReportBucketActions) > 0 {
 		fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 			Actions: jsii.Strings(f.ReportBucketActions...), Resources: &[]*string{a.Reports.BucketArn()},

@@ -192,10 +192,10 @@ func TestResourceCounts(t *testing.T) {
 			"AWS::ApiGateway::Method":         len(routes.Table),
 			"AWS::Lambda::Permission":         len(routes.Table) + len(deployspec.Schedules), // per method (scoped to it) and schedule
 			"AWS::Logs::LogGroup":             len(routes.Groups()) + len(deployspec.Workers()) + 1,
-			"AWS::Lambda::EventSourceMapping": 3, // dispatcher, ingester, exporter
+			"AWS::Lambda::EventSourceMapping": 2, // dispatcher, ingester
 			"AWS::S3::Bucket":                 1,
 			"AWS::Events::Rule":               len(deployspec.Schedules),
-			"AWS::SQS::Queue":                 3, // their failure queues
+			"AWS::SQS::Queue":                 2, // their failure queues
 			"AWS::ApiGateway::Account":        1,
 			"AWS::DynamoDB::GlobalTable":      0,
 			"AWS::SNS::Topic":                 1,
@@ -344,7 +344,7 @@ func TestLeastPrivilege(t *testing.T) {
 			got := granted[f.Group]
 			slices.Sort(got)
 			want := slices.Concat(f.TableActions, f.KMSActions)
-			if f.Group == deployspec.WorkerDispatcher || f.Group == deployspec.WorkerIngester || f.Group == deployspec.WorkerExporter {
+			if f.ReadsStream() {
 				want = slices.Concat(want, deployspec.StreamReadActions)
 			}
 			slices.Sort(want)

@@ -17,9 +17,9 @@ import (
 // addWorkers adds notification delivery: the dispatcher on the table's
 // stream (new outbox items only, partial batch failures, a failure queue),
 // and the scheduler with one EventBridge rule per job; and ingestion: the
-// ingester on the same stream (new scans of uploaded reports and new bulk
-// triage operations only, its own failure queue); and exports: the exporter on it too (new export items
-// only, its own failure queue).
+// ingester on the same stream (new scans of uploaded reports, new bulk
+// triage operations and new exports only, its own failure queue). The
+// two are the stream's only readers (deployspec.MaxStreamReaders).
 func (a *APIStack) addWorkers(s Settings, removal awscdk.RemovalPolicy) {
 	a.FailureQueue = awssqs.NewQueue(a.Stack, jsii.String("DispatcherFailureQueue"), &awssqs.QueueProps{
 		RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)),
@@ -28,12 +28,6 @@ func (a *APIStack) addWorkers(s Settings, removal awscdk.RemovalPolicy) {
 		RemovalPolicy:   removal,
 	})
 	a.IngestFailureQueue = awssqs.NewQueue(a.Stack, jsii.String("IngesterFailureQueue"), &awssqs.QueueProps{
-		RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)),
-		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
-		EnforceSSL:      jsii.Bool(true),
-		RemovalPolicy:   removal,
-	})
-	a.ExportFailureQueue = awssqs.NewQueue(a.Stack, jsii.String("ExporterFailureQueue"), &awssqs.QueueProps{
 		RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)),
 		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
 		EnforceSSL:      jsii.Bool(true),
@@ -52,18 +46,11 @@ func (a *APIStack) addWorkers(s Settings, removal awscdk.RemovalPolicy) {
 				BisectBatchOnError:      jsii.Bool(true),
 				ReportBatchItemFailures: jsii.Bool(true),
 				OnFailure:               awslambdaeventsources.NewSqsDlq(a.FailureQueue),
-				Filters: &[]*map[string]any{
-					awslambda.FilterCriteria_Filter(&map[string]any{
-						"eventName": awslambda.FilterRule_IsEqual(jsii.String("INSERT")),
-						"dynamodb": map[string]any{"NewImage": map[string]any{"entity": map[string]any{
-							"S": awslambda.FilterRule_IsEqual(jsii.String("event")),
-						}}},
-					}),
-				},
+				Filters:                 streamFilters(f),
 			}))
 		case deployspec.WorkerIngester:
-			// One scan per invocation (each may take minutes); scans of
-			// one shard are ingested up to 4 at a time.
+			// One scan, bulk triage operation or export per invocation
+			// (each may take minutes); up to 4 at a time per shard.
 			fn.AddEventSource(awslambdaeventsources.NewDynamoEventSource(a.Table, &awslambdaeventsources.DynamoEventSourceProps{
 				StartingPosition:        awslambda.StartingPosition_TRIM_HORIZON,
 				BatchSize:               jsii.Number(1),
@@ -72,42 +59,7 @@ func (a *APIStack) addWorkers(s Settings, removal awscdk.RemovalPolicy) {
 				BisectBatchOnError:      jsii.Bool(true),
 				ReportBatchItemFailures: jsii.Bool(true),
 				OnFailure:               awslambdaeventsources.NewSqsDlq(a.IngestFailureQueue),
-				Filters: &[]*map[string]any{
-					awslambda.FilterCriteria_Filter(&map[string]any{
-						"eventName": awslambda.FilterRule_IsEqual(jsii.String("INSERT")),
-						"dynamodb": map[string]any{"NewImage": map[string]any{
-							"SK":     map[string]any{"S": awslambda.FilterRule_BeginsWith(jsii.String("SCAN#"))},
-							"run_id": map[string]any{"S": awslambda.FilterRule_Exists()},
-							"status": map[string]any{"S": awslambda.FilterRule_IsEqual(jsii.String("processing"))},
-						}},
-					}),
-					// Bulk triage operations (shared/bulktriage).
-					awslambda.FilterCriteria_Filter(&map[string]any{
-						"eventName": awslambda.FilterRule_IsEqual(jsii.String("INSERT")),
-						"dynamodb": map[string]any{"NewImage": map[string]any{"entity": map[string]any{
-							"S": awslambda.FilterRule_IsEqual(jsii.String("triage")),
-						}}},
-					}),
-				},
-			}))
-		case deployspec.WorkerExporter:
-			// One export per invocation (one may take minutes).
-			fn.AddEventSource(awslambdaeventsources.NewDynamoEventSource(a.Table, &awslambdaeventsources.DynamoEventSourceProps{
-				StartingPosition:        awslambda.StartingPosition_TRIM_HORIZON,
-				BatchSize:               jsii.Number(1),
-				ParallelizationFactor:   jsii.Number(4),
-				RetryAttempts:           jsii.Number(5),
-				BisectBatchOnError:      jsii.Bool(true),
-				ReportBatchItemFailures: jsii.Bool(true),
-				OnFailure:               awslambdaeventsources.NewSqsDlq(a.ExportFailureQueue),
-				Filters: &[]*map[string]any{
-					awslambda.FilterCriteria_Filter(&map[string]any{
-						"eventName": awslambda.FilterRule_IsEqual(jsii.String("INSERT")),
-						"dynamodb": map[string]any{"NewImage": map[string]any{"entity": map[string]any{
-							"S": awslambda.FilterRule_IsEqual(jsii.String("export")),
-						}}},
-					}),
-				},
+				Filters:                 streamFilters(f),
 			}))
 		case deployspec.WorkerScheduler:
 			for _, sch := range deployspec.Schedules {
@@ -129,10 +81,7 @@ func (a *APIStack) addWorkers(s Settings, removal awscdk.RemovalPolicy) {
 // ingester reading reports.
 func (a *APIStack) worker(f deployspec.Function, s Settings, removal awscdk.RemovalPolicy) awslambda.Function {
 	env := map[string]*string{"TABLE_NAME": a.Table.TableName()}
-	description := "codescan-api " + f.Group + " (report ingestion)"
-	if f.Group == deployspec.WorkerExporter {
-		description = "codescan-api " + f.Group + " (findings exports)"
-	}
+	description := "codescan-api " + f.Group + " (report ingestion, bulk triage, exports)"
 	if f.Mailer() {
 		env[deployspec.KMSKeyEnv] = a.Key.KeyArn()
 		env["MAIL_FROM"] = &s.MailFrom
@@ -166,6 +115,18 @@ func (a *APIStack) worker(f deployspec.Function, s Settings, removal awscdk.Remo
 		},
 	}))
 	return fn
+}
+
+// streamFilters are the worker's event source mapping filters: the
+// patterns of deployspec as they are, in the form FilterCriteria_Filter
+// gives (a pattern, the JSON the mapping takes), so both templates carry
+// the same text.
+func streamFilters(f deployspec.Function) *[]*map[string]any {
+	var out []*map[string]any
+	for _, p := range f.StreamFilters {
+		out = append(out, &map[string]any{"pattern": p})
+	}
+	return &out
 }
 
 // tableStream is the table's stream setting: new images, for the

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -90,10 +92,12 @@ func TestNotificationDelivery(t *testing.T) {
 	}
 }
 
-// The ingester reads new scans of uploaded reports from the table's stream
-// (its own filter, one scan per invocation, retries, bisection, partial
-// batch failures and its own failure queue), within 256 MB; it may read
-// reports only, and it neither decrypts nor sends email.
+// The ingester reads new scans of uploaded reports, bulk triage operations
+// and exports from the table's stream (its own filters, one job per
+// invocation, retries, bisection, partial batch failures and its own
+// failure queue), within 256 MB and 900 s; it may read reports and source
+// files and write and abort exports, nothing else of the bucket, and it
+// neither decrypts nor sends email.
 func TestIngester(t *testing.T) {
 	for _, s := range synth(t, "prod") {
 		ingester := s.logicalID(s.stack.Workers[deployspec.WorkerIngester])
@@ -111,12 +115,13 @@ func TestIngester(t *testing.T) {
 				"DestinationConfig": map[string]any{"OnFailure": map[string]any{
 					"Destination": map[string]any{"Fn::GetAtt": []any{queue, "Arn"}},
 				}},
-				"FilterCriteria": map[string]any{"Filters": []any{map[string]any{"Pattern": deployspec.IngestFilter}, map[string]any{"Pattern": deployspec.TriageFilter}}},
+				"FilterCriteria": map[string]any{"Filters": []any{map[string]any{"Pattern": deployspec.IngestFilter}, map[string]any{"Pattern": deployspec.TriageFilter},
+					map[string]any{"Pattern": deployspec.ExportFilter}}},
 			})
 		})
 		fn := s.doc.Resources[ingester]
-		if mem := fn.Properties["MemorySize"]; mem != float64(256) {
-			t.Errorf("%s ingester memory %v", s.region, mem)
+		if mem, timeout := fn.Properties["MemorySize"], fn.Properties["Timeout"]; mem != float64(256) || timeout != float64(900) {
+			t.Errorf("%s ingester memory %v, timeout %v", s.region, mem, timeout)
 		}
 		env := fn.Properties["Environment"].(map[string]any)["Variables"].(map[string]any)
 		if env[deployspec.ReportsEnv] == nil || env["MAIL_FROM"] != nil || env[deployspec.KMSKeyEnv] != nil || env[deployspec.GoMemLimitEnv] != "230MiB" {
@@ -125,13 +130,17 @@ func TestIngester(t *testing.T) {
 		objects := func(prefix string) map[string]any {
 			return map[string]any{"Fn::Join": []any{"", []any{map[string]any{"Fn::GetAtt": []any{bucket, "Arn"}}, "/" + prefix + "*"}}}
 		}
-		assert(t, s.region+" ingester reads reports and source files only", func() {
+		assert(t, s.region+" ingester reads reports and source files, writes exports", func() {
 			s.template.HasResourceProperties(jsii.String("AWS::IAM::Policy"), map[string]any{
 				"Roles": assertions.Match_ArrayWith(&[]any{map[string]any{"Ref": assertions.Match_StringLikeRegexp(jsii.String("IngesterFunctionServiceRole"))}}),
 				"PolicyDocument": map[string]any{"Statement": assertions.Match_ArrayWith(&[]any{
 					assertions.Match_ObjectLike(&map[string]any{
 						"Action":   "s3:GetObject",
 						"Resource": []any{objects(deployspec.ReportsPrefix), objects(deployspec.SourcesPrefix)},
+					}),
+					assertions.Match_ObjectLike(&map[string]any{
+						"Action":   []any{"s3:AbortMultipartUpload", "s3:PutObject"},
+						"Resource": objects(deployspec.ExportsPrefix),
 					}),
 					assertions.Match_ObjectLike(&map[string]any{
 						"Action": "s3:ListBucket", "Resource": map[string]any{"Fn::GetAtt": []any{bucket, "Arn"}},
@@ -217,40 +226,46 @@ func TestReportBucket(t *testing.T) {
 	}
 }
 
-// The exporter reads new export items from the table's stream (its own
-// filter, one export per invocation, retries, partial batch failures, its
-// own failure queue); it may write and abort objects under exports/ only,
-// and it neither decrypts nor sends email.
-func TestExporter(t *testing.T) {
+// At most deployspec.MaxStreamReaders event source mappings read the
+// table's stream (AWS advises two readers per shard; a third is throttled
+// and slows the others): the dispatcher's and the ingester's, each with
+// exactly its deployspec filters; nothing else reads it.
+func TestAtMostTwoStreamReaders(t *testing.T) {
 	for _, s := range synth(t, "prod") {
-		exporter := s.logicalID(s.stack.Workers[deployspec.WorkerExporter])
-		queue := s.logicalID(s.stack.ExportFailureQueue)
-		bucket := s.logicalID(s.stack.Reports)
-		assert(t, s.region+" exporter event source mapping", func() {
-			s.template.HasResourceProperties(jsii.String("AWS::Lambda::EventSourceMapping"), map[string]any{
-				"FunctionName":          map[string]any{"Ref": exporter},
-				"EventSourceArn":        map[string]any{"Fn::GetAtt": []any{s.logicalID(s.stack.Table), "StreamArn"}},
-				"BatchSize":             1,
-				"MaximumRetryAttempts":  5,
-				"FunctionResponseTypes": []any{"ReportBatchItemFailures"},
-				"DestinationConfig": map[string]any{"OnFailure": map[string]any{
-					"Destination": map[string]any{"Fn::GetAtt": []any{queue, "Arn"}},
-				}},
-				"FilterCriteria": map[string]any{"Filters": []any{map[string]any{"Pattern": deployspec.ExportFilter}}},
-			})
-		})
-		assert(t, s.region+" exporter writes exports only", func() {
-			s.template.HasResourceProperties(jsii.String("AWS::IAM::Policy"), map[string]any{
-				"Roles": assertions.Match_ArrayWith(&[]any{map[string]any{"Ref": assertions.Match_StringLikeRegexp(jsii.String("ExporterFunctionServiceRole"))}}),
-				"PolicyDocument": map[string]any{"Statement": assertions.Match_ArrayWith(&[]any{assertions.Match_ObjectLike(&map[string]any{
-					"Action":   []any{"s3:AbortMultipartUpload", "s3:PutObject"},
-					"Resource": map[string]any{"Fn::Join": []any{"", []any{map[string]any{"Fn::GetAtt": []any{bucket, "Arn"}}, "/" + deployspec.ExportsPrefix + "*"}}},
-				})})},
-			})
-		})
-		env := s.doc.Resources[exporter].Properties["Environment"].(map[string]any)["Variables"].(map[string]any)
-		if env[deployspec.ReportsEnv] == nil || env["MAIL_FROM"] != nil || env[deployspec.KMSKeyEnv] != nil {
-			t.Errorf("%s exporter environment %v", s.region, env)
+		want := map[string][]string{}
+		for _, f := range deployspec.Workers() {
+			if f.ReadsStream() {
+				want[s.logicalID(s.stack.Workers[f.Group])] = f.StreamFilters
+			}
+		}
+		got := map[string][]string{}
+		for id, r := range s.doc.Resources {
+			if r.Type != "AWS::Lambda::EventSourceMapping" {
+				continue
+			}
+			raw, _ := json.Marshal(r.Properties)
+			var m struct {
+				FunctionName   struct{ Ref string }
+				FilterCriteria struct{ Filters []struct{ Pattern string } }
+			}
+			if err := json.Unmarshal(raw, &m); err != nil {
+				t.Fatal(err)
+			}
+			if src, _ := json.Marshal(r.Properties["EventSourceArn"]); string(src) != `{"Fn::GetAtt":["`+s.logicalID(s.stack.Table)+`","StreamArn"]}` {
+				t.Errorf("%s: mapping %s reads %s", s.region, id, src)
+			}
+			for _, f := range m.FilterCriteria.Filters {
+				got[m.FunctionName.Ref] = append(got[m.FunctionName.Ref], f.Pattern)
+			}
+			if got[m.FunctionName.Ref] == nil {
+				t.Errorf("%s: mapping %s is unfiltered", s.region, id)
+			}
+		}
+		if len(got) > deployspec.MaxStreamReaders {
+			t.Fatalf("%s: %d functions read the table's stream, at most %d may: %v", s.region, len(got), deployspec.MaxStreamReaders, got)
+		}
+		if !maps.EqualFunc(got, want, slices.Equal) {
+			t.Errorf("%s: stream readers %v, want %v", s.region, got, want)
 		}
 	}
 }

@@ -65,7 +65,7 @@ func newWorld(ctx context.Context) (*world, error) {
 		return nil, fmt.Errorf("demo seed: %w", err)
 	}
 	// An export of the demo admin, for GET /exports/{export_id} (queued:
-	// no exporter runs here).
+	// no export worker runs here).
 	co := doc.Companies[0]
 	admin := co.UserByRole("admin")
 	ex, err := deps.Store.CreateExport(ctx, store.Export{CompanyID: co.ID, UserID: admin.ID, Format: "csv", Filters: "{}", Query: "{}"})
