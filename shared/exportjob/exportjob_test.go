@@ -27,6 +27,7 @@ import (
 	"github.com/acme/codescan-api/shared/exportjob"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/streamimage"
 )
 
 // Streams: the worker reads the table's stream (through the ingester), on
@@ -426,5 +427,39 @@ func TestWorkerAttempts(t *testing.T) {
 	res := testenv.Do(t, w.h, "GET", "/exports/"+e.ID, "", testenv.Key(w.company.Admin)...)
 	if res.Status != http.StatusOK || !strings.Contains(string(res.Body), `"status":"failed"`) || strings.Contains(string(res.Body), "download") {
 		t.Fatalf("failed export: %d %s", res.Status, res.Body)
+	}
+}
+
+// JobOf selects what deployspec.ExportFilter selects, new export items,
+// when they name their company and id; nothing else is a job.
+func TestJobOf(t *testing.T) {
+	item := func(change func(map[string]ddbtypes.AttributeValue)) map[string]ddbtypes.AttributeValue {
+		img := map[string]ddbtypes.AttributeValue{
+			"PK": &ddbtypes.AttributeValueMemberS{Value: "C#7"}, "SK": &ddbtypes.AttributeValueMemberS{Value: "EXPORT#e1"},
+			"entity": &ddbtypes.AttributeValueMemberS{Value: store.ExportEntity}, "id": &ddbtypes.AttributeValueMemberS{Value: "e1"},
+			"company_id": &ddbtypes.AttributeValueMemberN{Value: "7"},
+		}
+		if change != nil {
+			change(img)
+		}
+		return img
+	}
+	if job, ok := exportjob.JobOf(streamimage.FromSDK(item(nil))); !ok || job != (exportjob.Job{CompanyID: 7, ID: "e1"}) {
+		t.Fatalf("export item: %+v %v", job, ok)
+	}
+	for name, change := range map[string]func(map[string]ddbtypes.AttributeValue){
+		"bulk triage": func(m map[string]ddbtypes.AttributeValue) {
+			m["entity"] = &ddbtypes.AttributeValueMemberS{Value: store.TriageEntity}
+		},
+		"no entity":  func(m map[string]ddbtypes.AttributeValue) { delete(m, "entity") },
+		"no id":      func(m map[string]ddbtypes.AttributeValue) { delete(m, "id") },
+		"no company": func(m map[string]ddbtypes.AttributeValue) { delete(m, "company_id") },
+		"company 0": func(m map[string]ddbtypes.AttributeValue) {
+			m["company_id"] = &ddbtypes.AttributeValueMemberN{Value: "0"}
+		},
+	} {
+		if job, ok := exportjob.JobOf(streamimage.FromSDK(item(change))); ok {
+			t.Errorf("%s: a job %+v", name, job)
+		}
 	}
 }
