@@ -13,9 +13,10 @@
 //     internal/testenv, assemble groups outside both); tests are exempt,
 //     as no Lambda links them;
 //   - no group package (its cmd mains excepted) and no shared worker
-//     (httpapi, auth, delivery, sweep, notify, recount, ingest) names the
-//     concrete *store.Store outside its tests: each declares the interface
-//     of the store methods it calls, and the composition passes the store.
+//     (httpapi, auth, delivery, sweep, notify, recount, ingest, bulktriage,
+//     exportjob) names the concrete *store.Store outside its tests: each
+//     declares the interface of the store methods it calls, and the
+//     composition passes the store.
 package main
 
 import (

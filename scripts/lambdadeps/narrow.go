@@ -15,7 +15,8 @@ import (
 // narrow store interface they declare, never the concrete store.
 var workers = []string{
 	"./shared/httpapi", "./shared/auth", "./shared/delivery", "./shared/sweep",
-	"./shared/notify", "./shared/recount", "./shared/ingest",
+	"./shared/notify", "./shared/recount", "./shared/ingest", "./shared/bulktriage",
+	"./shared/exportjob",
 }
 
 const storePkg = module + "shared/store"
