@@ -101,6 +101,9 @@ func (in *Ingester) handle(ctx context.Context, get streamimage.Get) error {
 		return (&bulktriage.Worker{Store: in.Store, Log: in.Log}).Run(ctx, job)
 	}
 	if job, ok := exportjob.JobOf(get); ok {
+		if in.Exporter == nil { // a wiring mistake: fail the record, visibly, rather than panic
+			return fmt.Errorf("export %s reached an ingester without an export worker", job.ID)
+		}
 		return in.Exporter.Run(ctx, job)
 	}
 	return nil

@@ -24,7 +24,7 @@ type exportDeps struct {
 }
 
 // staleAfter is how long a running export may go without ending before
-// its reader is told it stopped: past the exporter function's timeout (15
+// its reader is told it stopped: past the ingester function's timeout (15
 // minutes), no attempt runs any more.
 const staleAfter = 20 * time.Minute
 
@@ -62,7 +62,7 @@ type downloadJSON struct {
 
 // createExport answers POST /exports: the issue list's filters (as the
 // bulk triage takes them) and a format start an export job, answered 202;
-// the exporter worker writes it. Filters matching no project answer as the
+// the export worker writes it. Filters matching no project answer as the
 // list does (200 no_project_found) and create nothing.
 func (h handlers) createExport(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()

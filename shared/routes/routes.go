@@ -155,7 +155,7 @@ var Table = []Route{
 	{Method: "GET", Path: "/metrics/trend", Group: GroupIssues, Access: Authenticated,
 		Params: []Param{IDParam("project"), IntParam("days", 1, 365), TextParam("urgency", 16)}},
 	// Exports: the issue list's filters (with its bounds) and a format;
-	// the job runs in the exporter worker.
+	// the job runs in the export worker (shared/exportjob, in the ingester).
 	{Method: "POST", Path: "/exports", Group: GroupIssues, Access: Permission, Permission: PermExportIssues,
 		TextFields: []string{"format"}, Objects: []Object{{Member: "filters", Params: IssueFilters()}}},
 	{Method: "GET", Path: "/exports/{export_id}", Group: GroupIssues, Access: Permission, Permission: PermExportIssues, Params: []Param{UUIDParam("export_id")}},

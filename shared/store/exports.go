@@ -13,7 +13,7 @@ type Export = exports.Export
 // ExportResult is what a finished export attempt records.
 type ExportResult = exports.Result
 
-// ExportEntity marks export items; the exporter's stream filter selects new
+// ExportEntity marks export items; the ingester's export stream filter selects new
 // items carrying it.
 const ExportEntity = exports.Entity
 

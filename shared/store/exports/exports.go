@@ -1,5 +1,5 @@
 // Package exports is the store's area of export jobs: one item per export
-// of a company's findings (POST /exports), whose insert the exporter worker
+// of a company's findings (POST /exports), whose insert the export worker
 // consumes from the table's stream, and which it moves through
 //
 //	queued -> running -> done | failed

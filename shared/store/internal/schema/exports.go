@@ -2,7 +2,7 @@ package schema
 
 import "github.com/acme/codescan-api/shared/store/internal/ddb"
 
-// ExportEntity marks export items: the exporter's stream filter selects
+// ExportEntity marks export items: the ingester's export stream filter selects
 // new items carrying it (deployspec.ExportFilter).
 const ExportEntity = "export"
 
