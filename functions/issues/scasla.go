@@ -20,7 +20,7 @@ type scaJSON struct {
 	store.SCAIssue
 	Reason       *string `json:"reason"`
 	TriageRuleID *string `json:"triage_rule_id"`
-	SLADeadline *string `json:"sla_deadline"`
+	SLADeadline  *string `json:"sla_deadline"`
 	// SLAStatus is on_track before the deadline, overdue from it.
 	SLAStatus *string `json:"sla_status"`
 }
