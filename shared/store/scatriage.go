@@ -24,9 +24,9 @@ import (
 // advisory's severity (SCAUrgency), which a rule does not change.
 
 // scaSubject is what a rule looks at of an SCA finding but its advisory
-// ids (see scaRule). SCA findings carry no CWE.
+// ids (see scaRule).
 func scaSubject(i SCAIssue) triagerule.Subject {
-	return triagerule.Subject{ProjectID: i.ProjectID, Tool: i.Tool, Path: i.Location.Path,
+	return triagerule.Subject{ProjectID: i.ProjectID, Tool: i.Tool, CWE: i.CWE, Path: i.Location.Path,
 		Package: i.Package.Name, Ecosystem: i.Package.Ecosystem, Urgency: SCAUrgency(i.Severity)}
 }
 

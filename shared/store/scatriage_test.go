@@ -16,10 +16,11 @@ import (
 )
 
 // scaFinding is an SCA finding a scan reports: package, ecosystem,
-// manifest, severity and advisory ids (the primary first).
+// manifest, severity, advisory ids (the primary first) and CWE.
 type scaFinding struct {
 	pkg, eco, manifest, severity string
 	ids                          []string
+	cwe                          int
 }
 
 // scaScan writes the SCA findings of a scan of the world's project.
@@ -36,7 +37,7 @@ func (w *branchWorld) scaScan(t *testing.T, company int64, fs ...scaFinding) (st
 	var ids []string
 	for _, f := range fs {
 		i := store.SCAIssue{ID: store.IssueID(company, w.project, "main", "osv-scanner", f.pkg+"|"+f.ids[0]), ProjectID: w.project, Branch: "main",
-			Tool: "osv-scanner", IDs: f.ids, Classification: f.ids[0], Severity: f.severity,
+			Tool: "osv-scanner", IDs: f.ids, Classification: f.ids[0], Severity: f.severity, CWE: f.cwe,
 			Package: store.SCAPackage{Name: f.pkg, Version: "1.0.0", Ecosystem: f.eco}, Location: store.SCALocation{Path: f.manifest}}
 		for _, id := range f.ids {
 			if len(id) > 4 && id[:4] == "CVE-" && i.CVE == "" {
@@ -82,12 +83,13 @@ func TestTriageRulesReachSCAFindings(t *testing.T) {
 	w := newBranchWorld(t)
 	const other = 12
 	ctx := store.WithAuditActor(context.Background(), store.AuditActor{UserID: 5, Via: store.ViaBearer})
-	lodash := scaFinding{"lodash", "npm", "web/package-lock.json", "HIGH", []string{"GHSA-35jh-r3h4-6jhm", "CVE-2021-23337"}}
-	minimist := scaFinding{"minimist", "npm", "tools/package-lock.json", "CRITICAL", []string{"GHSA-xvch-5gv4-984h", "CVE-2021-44906"}}
-	leftPad := scaFinding{"left-pad", "npm", "tools/yarn.lock", "LOW", []string{"GHSA-0000-0000-0001"}}
-	requests := scaFinding{"requests", "PyPI", "api/requirements.txt", "LOW", []string{"PYSEC-2023-74", "CVE-2023-32681"}}
-	urllib3 := scaFinding{"urllib3", "PyPI", "api/requirements.txt", "MODERATE", []string{"GHSA-v845-jxx5-vc9f"}}
-	lodashOld := scaFinding{"lodash", "npm", "web/package-lock.json", "CRITICAL", []string{"GHSA-p6mc-m468-83gw"}}
+	lodash := scaFinding{"lodash", "npm", "web/package-lock.json", "HIGH", []string{"GHSA-35jh-r3h4-6jhm", "CVE-2021-23337"}, 0}
+	minimist := scaFinding{"minimist", "npm", "tools/package-lock.json", "CRITICAL", []string{"GHSA-xvch-5gv4-984h", "CVE-2021-44906"}, 0}
+	leftPad := scaFinding{"left-pad", "npm", "tools/yarn.lock", "LOW", []string{"GHSA-0000-0000-0001"}, 0}
+	requests := scaFinding{"requests", "PyPI", "api/requirements.txt", "LOW", []string{"PYSEC-2023-74", "CVE-2023-32681"}, 0}
+	urllib3 := scaFinding{"urllib3", "PyPI", "api/requirements.txt", "MODERATE", []string{"GHSA-v845-jxx5-vc9f"}, 0}
+	lodashOld := scaFinding{"lodash", "npm", "web/package-lock.json", "CRITICAL", []string{"GHSA-p6mc-m468-83gw"}, 0}
+	tar := scaFinding{"tar", "npm", "web/package-lock.json", "HIGH", []string{"GHSA-f5x3-32g6-xq36"}, 22}
 
 	// A SAST issue the path rule below matches too.
 	sast, _ := w.scan(t, "main", "gosec", finding{"tools/gen", 78})
@@ -98,6 +100,7 @@ func TestTriageRulesReachSCAFindings(t *testing.T) {
 	alias := triageRule(t, ctx, w.st, w.company, w.project, `{"matcher":{"rule_id":"CVE-2021-44906"},"action":{"status":"fix_in_progress","reason":"SEC-9"}}`)
 	triageRule(t, ctx, w.st, w.company, 0, `{"matcher":{"ecosystem":"pypi"},"action":{"urgency":"LO"}}`)
 	bounded := triageRule(t, ctx, w.st, w.company, 0, `{"matcher":{"path":"api/**","urgency_at_least":"ME"},"action":{"status":"false_positive","reason":"internal API"}}`)
+	byCWE := triageRule(t, ctx, w.st, w.company, 0, `{"matcher":{"cwe":"CWE-22"},"action":{"status":"false_positive","reason":"no untrusted archives"}}`)
 	triageRule(t, ctx, w.st, w.company, w.project+1, `{"matcher":{"tool":"osv-scanner"},"action":{"status":"false_positive"}}`)
 	triageRule(t, ctx, w.st, other, 0, `{"matcher":{"tool":"osv-scanner"},"action":{"status":"false_positive"}}`)
 
@@ -110,7 +113,7 @@ func TestTriageRulesReachSCAFindings(t *testing.T) {
 		return i
 	}
 	// Reported again (open: the rules act) with two new findings.
-	sc, ids := w.scaScan(t, w.company, lodash, minimist, leftPad, requests, urllib3, lodashOld)
+	sc, ids := w.scaScan(t, w.company, lodash, minimist, leftPad, requests, urllib3, lodashOld, tar)
 	if !slices.Equal(ids[:4], before) {
 		t.Fatalf("ids moved: %v %v", ids, before)
 	}
@@ -118,6 +121,7 @@ func TestTriageRulesReachSCAFindings(t *testing.T) {
 	want := map[string][3]string{ // status, reason, rule (the rule's id looked up below)
 		ids[0]: {"false_positive", "not shipped", "lodash"}, ids[1]: {"fix_in_progress", "SEC-9", alias}, ids[2]: {"open", "", ""},
 		ids[3]: {"open", "", ""}, ids[4]: {"false_positive", "internal API", bounded}, ids[5]: {"false_positive", "not shipped", "lodash"},
+		ids[6]: {"false_positive", "no untrusted archives", byCWE},
 	}
 	lodashRule := firstLodash.TriageRuleID
 	for id, wt := range want {
@@ -146,7 +150,7 @@ func TestTriageRulesReachSCAFindings(t *testing.T) {
 	_, _, company, err1 := w.st.ListSCAIssues(ctx, w.company, 0, one)
 	_, _, project, err2 := w.st.ListSCAIssues(ctx, w.company, w.project, one)
 	_, _, scan, err3 := w.st.ScanSCAIssues(ctx, w.company, sc.ID, one)
-	if err := errors.Join(err1, err2, err3); err != nil || company != 6 || project != 6 || scan != 6 {
+	if err := errors.Join(err1, err2, err3); err != nil || company != 7 || project != 7 || scan != 7 {
 		t.Fatalf("totals %d %d %d %v", company, project, scan, err)
 	}
 	testenv.Recount(t, w.st, w.company)
