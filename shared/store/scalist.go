@@ -91,8 +91,10 @@ func (s *Store) PutScanSCAIssues(ctx context.Context, companyID int64, sc Scan, 
 				j.Reason, j.TriageRuleID = prev.Reason, prev.TriageRuleID
 				j.Enrichment = exploits.Refresh(prev.Enrichment, current[i.CVE], imported)
 			}
-			if r, ok := scaRule(rules, j); ok && j.Status == "open" {
-				j = ruledSCA(j, r)
+			if j.Status == "open" {
+				if r, ok := scaRule(rules, j); ok {
+					j = ruledSCA(j, r)
+				}
 			}
 			return j, scaCounts(j), nil
 		}})
