@@ -17,16 +17,25 @@ import (
 // project's SCA findings, and a project's code quality findings. Pages of
 // 30 by default (the client does not always send a size), at most 100.
 
-// scanSCA answers GET /scan/{scan_id}/issues/sca.
+// scanSCA answers GET /scan/{scan_id}/issues/sca, with the filters of
+// GET /issues/sca (kev, epss_gte).
 func (h handlers) scanSCA(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	companyID := auth.FromContext(ctx).CompanyID
+	f, err := exploitFilter(r.URL.Query())
+	if err != nil {
+		return err
+	}
 	sc, pg, err := h.scanPage(r)
 	if err != nil {
 		return err
 	}
+	if f.Active() {
+		page, res, total, err := h.store.FilterScanSCAIssues(ctx, companyID, sc, f, pg.Query())
+		return h.writeSCAPage(w, r, pg, res, total, err, page)
+	}
 	page, res, total, err := h.store.ScanSCAIssues(ctx, companyID, sc.ID, pg.Query())
-	return writePage(w, pg, res, total, err, page)
+	return h.writeSCAPage(w, r, pg, res, total, err, page)
 }
 
 // projectSCA answers GET /issues/sca: the SCA findings of the project the
@@ -59,10 +68,10 @@ func (h handlers) projectSCA(w http.ResponseWriter, r *http.Request) error {
 	}
 	if f.Active() {
 		page, res, total, err := h.store.FilterSCAIssues(ctx, companyID, projectID, f, pg.Query())
-		return writePage(w, pg, res, total, err, page)
+		return h.writeSCAPage(w, r, pg, res, total, err, page)
 	}
 	page, res, total, err := h.store.ListSCAIssues(ctx, companyID, projectID, pg.Query())
-	return writePage(w, pg, res, total, err, page)
+	return h.writeSCAPage(w, r, pg, res, total, err, page)
 }
 
 // exploitFilter reads kev (only "true") and epss_gte (a number from 0 to

@@ -173,7 +173,7 @@ func (h handlers) issue(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "issue": sca})
+		return h.writeSCA(ctx, w, companyID, sca)
 	}
 	if err != nil {
 		return err

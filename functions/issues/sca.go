@@ -23,5 +23,5 @@ func (h handlers) sca(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "issue": i})
+	return h.writeSCA(ctx, w, auth.FromContext(ctx).CompanyID, i)
 }

@@ -3,6 +3,7 @@ package issues
 import (
 	"context"
 
+	"github.com/acme/codescan-api/shared/sla"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/exploits"
 )
@@ -16,6 +17,7 @@ type Store interface {
 	GetTriageOp(ctx context.Context, companyID int64, id string) (store.TriageOp, error)
 	CreateExport(ctx context.Context, e store.Export) (store.Export, error)
 	GetExport(ctx context.Context, companyID int64, id string) (store.Export, error)
+	FilterScanSCAIssues(ctx context.Context, companyID int64, sc store.Scan, f exploits.Filter, q store.PageQuery) ([]store.SCAIssue, store.PageResult, int, error)
 	FilterSCAIssues(ctx context.Context, companyID, projectID int64, f exploits.Filter, q store.PageQuery) ([]store.SCAIssue, store.PageResult, int, error)
 	DecideIssue(ctx context.Context, companyID int64, id string, u store.IssueUpdate, scope string, by store.Actor) (store.Issue, error)
 	EachScanIssue(ctx context.Context, companyID int64, scanID string, fn func(store.Issue) error) error
@@ -38,6 +40,7 @@ type Store interface {
 	ScanIssues(ctx context.Context, companyID int64, sc store.Scan, q store.PageQuery) ([]store.Issue, store.PageResult, int, error)
 	ScanQualityIssues(ctx context.Context, companyID int64, scanID, classification string, q store.PageQuery) ([]store.QualityIssue, store.PageResult, int, error)
 	ScanReported(ctx context.Context, companyID int64, scanID, issueID string) (bool, error)
+	SLASettings(ctx context.Context, companyID int64) (sla.Settings, bool, error)
 	ScanSCAIssues(ctx context.Context, companyID int64, scanID string, q store.PageQuery) ([]store.SCAIssue, store.PageResult, int, error)
 	Trend(ctx context.Context, companyID, projectID int64, days int) (store.TrendWindow, error)
 	TriageIssues(ctx context.Context, companyID int64, f store.IssueFilter, status, reason string, terms store.RiskTerms, by store.Actor) (matched, changed int, err error)

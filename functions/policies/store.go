@@ -26,5 +26,5 @@ type Store interface {
 	SetTriageRuleEnabled(ctx context.Context, companyID int64, id string, enabled bool) (store.TriageRule, error)
 	ApproveTriageRule(ctx context.Context, companyID int64, id string, userID int64) (store.TriageRule, error)
 	DeleteTriageRule(ctx context.Context, companyID int64, id string) (store.TriageRule, error)
-	ApplyTriageRule(ctx context.Context, companyID int64, id string, dryRun bool, userID int64) (store.RuleApplication, error)
+	ApplyTriageRuleAll(ctx context.Context, companyID int64, id string, dryRun bool, userID int64) (store.RuleApplication, error)
 }

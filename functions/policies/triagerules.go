@@ -152,7 +152,7 @@ func (h handlers) applyTriageRule(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	res, err := h.store.ApplyTriageRule(r.Context(), p.CompanyID, r.PathValue("rule_id"), dry, p.UserID)
+	res, err := h.store.ApplyTriageRuleAll(r.Context(), p.CompanyID, r.PathValue("rule_id"), dry, p.UserID)
 	var many *store.ErrRuleTooMany
 	switch {
 	case errors.Is(err, store.ErrNotFound):

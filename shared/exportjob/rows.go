@@ -27,7 +27,7 @@ func scaRow(project string, i store.SCAIssue) export.Row {
 		ids = append([]string{i.CVE}, ids...)
 	}
 	r := export.Row{ID: i.ID, Project: project, Branch: i.Branch, Tool: i.Tool, Rule: i.Classification, Title: i.Description,
-		Path: i.Location.Path, Urgency: urgencyOf(i.Severity), Status: i.Status, FirstSeen: stamp(i.CreatedAt),
+		Path: i.Location.Path, Urgency: urgencyOf(i.Severity), Status: i.Status, StatusReason: i.Reason, FirstSeen: stamp(i.CreatedAt),
 		Package: i.Package.Name, Ecosystem: i.Package.Ecosystem, Version: i.Package.Version, FixedVersion: i.Package.FixVersion,
 		Advisories: ids}
 	if r.Status == "" {

@@ -196,7 +196,7 @@ func SCA(companyID int64, sc store.Scan, proj store.Project, fs []finding.Findin
 			ID:        store.IssueID(companyID, proj.ID, sc.Branch, sc.Tool, "sca:"+primary+"|"+d.Ecosystem+"|"+d.Name+"@"+d.Version),
 			ProjectID: proj.ID, Branch: sc.Branch, Tool: sc.Tool, IDs: d.IDs,
 			Description: firstOf(d.Summary, f.Title, primary), Details: firstOf(d.Details, f.Message),
-			Severity: d.Severity, CVSSScore: d.CVSS, Classification: primary, CVE: d.CVE,
+			Severity: d.Severity, CVSSScore: d.CVSS, Classification: primary, CVE: d.CVE, CWE: f.CWE,
 			Package:  store.SCAPackage{Name: d.Name, Version: d.Version, Ecosystem: d.Ecosystem, FixVersion: d.FixVersion},
 			Location: store.SCALocation{Path: firstOf(d.Manifest, f.Path)},
 			Reachability: store.SCAReachability{Status: d.Reachability.Status, IsReachable: d.Reachability.Status == finding.Reachable,

@@ -147,7 +147,7 @@ var Table = []Route{
 		TextFields: []string{"status", "expires_at"}, MultilineFields: []string{"reason"}, Objects: []Object{{Member: "filters", Params: IssueFilters()}}},
 	{Method: "GET", Path: "/issues/triage/{operation_id}", Group: GroupIssues, Access: Permission, Permission: PermTriageIssue, Params: []Param{UUIDParam("operation_id")}},
 	{Method: "GET", Path: "/scan/{scan_id}/issues", Group: GroupIssues, Access: Authenticated, Params: append(CursorPaging(100), UUIDParam("scan_id"), TextParam("baseline", MaxNameBytes))},
-	{Method: "GET", Path: "/scan/{scan_id}/issues/sca", Group: GroupIssues, Access: Authenticated, Params: append(CursorPaging(100), UUIDParam("scan_id"))},
+	{Method: "GET", Path: "/scan/{scan_id}/issues/sca", Group: GroupIssues, Access: Authenticated, Params: append(CursorPaging(100), UUIDParam("scan_id"), EnumParam("kev", "true"), TextParam("epss_gte", 32))},
 	{Method: "GET", Path: "/issues/sca", Group: GroupIssues, Access: Authenticated, Params: append(CursorPaging(100), TextParam("project", MaxNameBytes),
 		EnumParam("kev", "true"), TextParam("epss_gte", 32))},
 	{Method: "GET", Path: "/issues/code-quality", Group: GroupIssues, Access: Authenticated, Params: append(CursorPaging(50), TextParam("project", MaxNameBytes))},

@@ -38,6 +38,13 @@ type SCAIssue struct {
 	Location       SCALocation     `dynamodbav:"location" json:"location"`
 	Reachability   SCAReachability `dynamodbav:"reachability" json:"reachability"`
 	Status         string          `dynamodbav:"status" json:"status"`
+	// CWE is the weakness the report names (CycloneDX's cwes; 0: none),
+	// for triage rules.
+	CWE int `dynamodbav:"cwe,omitempty" json:"-"`
+	// Reason and TriageRuleID are the reason and the rule of the status a
+	// triage rule gave (scatriage.go); shown by the API's view.
+	Reason       string `dynamodbav:"reason,omitempty" json:"-"`
+	TriageRuleID string `dynamodbav:"triage_rule_id,omitempty" json:"-"`
 	// What the exploitability feeds say of its CVE (store/exploits).
 	exploits.Enrichment
 }

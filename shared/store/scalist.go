@@ -53,11 +53,17 @@ func scaCounts(i SCAIssue) []counterRef {
 }
 
 // PutScanSCAIssues stores the SCA findings of a scan of the company (ids
-// set by the caller) and records them as the scan's.
+// set by the caller) and records them as the scan's. A new finding, or an
+// open one reported again, takes the status of the active triage rule
+// that applies to it (scaRule); any other keeps its stored status.
 func (s *Store) PutScanSCAIssues(ctx context.Context, companyID int64, sc Scan, found []SCAIssue) error {
 	items := make([]countedItem, 0, 2*len(found))
 	scanCounter := []counterRef{{Key: schema.CountKey(companyID, scanSCACount(sc.ID))}}
 	current, imported, err := s.scaExploits(ctx, found)
+	if err != nil {
+		return err
+	}
+	rules, err := s.ActiveTriageRules(ctx, companyID, sc.ProjectID)
 	if err != nil {
 		return err
 	}
@@ -82,7 +88,13 @@ func (s *Store) PutScanSCAIssues(ctx context.Context, companyID int64, sc Scan, 
 					return nil, nil, err
 				}
 				j.CreatedAt, j.Status, j.ScanID = prev.CreatedAt, prev.Status, prev.ScanID
+				j.Reason, j.TriageRuleID = prev.Reason, prev.TriageRuleID
 				j.Enrichment = exploits.Refresh(prev.Enrichment, current[i.CVE], imported)
+			}
+			if j.Status == "open" {
+				if r, ok := scaRule(rules, j); ok {
+					j = ruledSCA(j, r)
+				}
 			}
 			return j, scaCounts(j), nil
 		}})

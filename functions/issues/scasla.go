@@ -1,0 +1,67 @@
+package issues
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/acme/codescan-api/shared/auth"
+	"github.com/acme/codescan-api/shared/httpapi"
+	"github.com/acme/codescan-api/shared/sla"
+	"github.com/acme/codescan-api/shared/store"
+)
+
+// scaJSON is an SCA finding as every route shows it: the stored finding,
+// the triage rule that gave its status (null: none), and its SLA, computed
+// at read time (store.SCAIssue.Deadline), both null when it has no
+// deadline (it is not open).
+type scaJSON struct {
+	store.SCAIssue
+	Reason       *string `json:"reason"`
+	TriageRuleID *string `json:"triage_rule_id"`
+	SLADeadline  *string `json:"sla_deadline"`
+	// SLAStatus is on_track before the deadline, overdue from it.
+	SLAStatus *string `json:"sla_status"`
+}
+
+// renderSCA shows findings of the company with their SLA at the handlers'
+// now, reading the company's SLA settings once for all of them.
+func (h handlers) renderSCA(ctx context.Context, companyID int64, found []store.SCAIssue) ([]scaJSON, error) {
+	settings, _, err := h.store.SLASettings(ctx, companyID)
+	if err != nil {
+		return nil, err
+	}
+	now := h.now()
+	out := make([]scaJSON, len(found))
+	for n, i := range found {
+		out[n].SCAIssue, out[n].Reason, out[n].TriageRuleID = i, optional(i.Reason), optional(i.TriageRuleID)
+		if due, ok := i.Deadline(settings); ok {
+			status := sla.OnTrack
+			if !now.Before(due) {
+				status = sla.Overdue
+			}
+			at := due.Format(time.RFC3339)
+			out[n].SLADeadline, out[n].SLAStatus = &at, &status
+		}
+	}
+	return out, nil
+}
+
+// writeSCA answers one finding of the company, with its SLA.
+func (h handlers) writeSCA(ctx context.Context, w http.ResponseWriter, companyID int64, i store.SCAIssue) error {
+	out, err := h.renderSCA(ctx, companyID, []store.SCAIssue{i})
+	if err != nil {
+		return err
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "issue": out[0]})
+}
+
+// writeSCAPage is writePage of a page of SCA findings shown with their SLA
+// (err is the page read's).
+func (h handlers) writeSCAPage(w http.ResponseWriter, r *http.Request, pg httpapi.Paging, res store.PageResult, total int, err error, found []store.SCAIssue) error {
+	if err != nil {
+		return writePage[scaJSON](w, pg, res, total, err, nil)
+	}
+	out, err := h.renderSCA(r.Context(), auth.FromContext(r.Context()).CompanyID, found)
+	return writePage(w, pg, res, total, err, out)
+}

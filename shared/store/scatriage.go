@@ -1,0 +1,205 @@
+package store
+
+import (
+	"context"
+	"slices"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/ledger"
+	"github.com/acme/codescan-api/shared/triagerule"
+)
+
+// Triage rules reach SCA findings as they reach SAST issues (see
+// triageapply.go): at ingestion (PutScanSCAIssues) and by an explicit
+// application, counted exactly by its dry run. SCA findings have no
+// history and no status counters (their counters are totals, which a
+// status does not move): a finding a rule changed carries the rule's id
+// and reason, and the application's audit entry counts them.
+//
+// Only rules that set a status act on SCA findings: their urgency is their
+// advisory's severity (SCAUrgency), which a rule does not change.
+
+// scaSubject is what a rule looks at of an SCA finding but its advisory
+// ids (see scaRule).
+func scaSubject(i SCAIssue) triagerule.Subject {
+	return triagerule.Subject{ProjectID: i.ProjectID, Tool: i.Tool, CWE: i.CWE, Path: i.Location.Path,
+		Package: i.Package.Name, Ecosystem: i.Package.Ecosystem, Urgency: SCAUrgency(i.Severity)}
+}
+
+// advisories are the ids a rule's rule_id may name of a finding: its
+// primary advisory, its CVE and its other ids.
+func (i SCAIssue) advisories() []string {
+	return slices.Compact(append([]string{i.Classification, i.CVE}, i.IDs...))
+}
+
+// scaRule is the status rule that acts on finding i, in triagerule.Apply's
+// order; a rule's rule_id matches any of the finding's advisory ids.
+func scaRule(rules []triagerule.Rule, i SCAIssue) (triagerule.Rule, bool) {
+	var fit []triagerule.Rule
+	for _, r := range rules {
+		if r.Action.Status == "" || (r.Matcher.RuleID != "" && !slices.Contains(i.advisories(), r.Matcher.RuleID)) {
+			continue
+		}
+		r.Matcher.RuleID = "" // checked above, against every advisory id
+		fit = append(fit, r)
+	}
+	return triagerule.Apply(fit, scaSubject(i))
+}
+
+// ruledSCA is i with r's status and reason.
+func ruledSCA(i SCAIssue, r triagerule.Rule) SCAIssue {
+	i.Status, i.Reason, i.TriageRuleID = r.Action.Status, r.Action.Reason, r.ID
+	return i
+}
+
+// scaAppliesTo reports whether applying r changes existing finding i: as
+// appliesTo, a status goes to findings still to act on (open,
+// fix_in_progress) and must move them.
+func scaAppliesTo(r triagerule.Rule, i SCAIssue) bool {
+	if i.Status != "open" && i.Status != "fix_in_progress" {
+		return false
+	}
+	got, ok := scaRule([]triagerule.Rule{r}, i)
+	return ok && (i.Status != got.Action.Status || i.Reason != got.Action.Reason)
+}
+
+// scaRuleTargets are the ids of the SCA findings applying r changes, read
+// from the rule's scope (its project's list, or the company's).
+func (s *Store) scaRuleTargets(ctx context.Context, companyID int64, r triagerule.Rule) ([]string, error) {
+	var ids []string
+	q := PageQuery{Limit: 1000}
+	for {
+		found, res, _, err := s.ListSCAIssues(ctx, companyID, r.ProjectID, q)
+		if err != nil {
+			return nil, err
+		}
+		for _, i := range found {
+			if scaAppliesTo(r, i) {
+				ids = append(ids, i.ID)
+			}
+		}
+		if res.Next == "" {
+			return ids, nil
+		}
+		q.Token = res.Next
+	}
+}
+
+// ApplyTriageRuleAll is ApplyTriageRule over the company's SAST issues and
+// its SCA findings: the counts and samples add up (SAST ids first), each
+// kind is held to MaxRuleApply, and nothing changes when either is past
+// it. The SCA findings change after the SAST issues, each conditional on
+// the status and reason read, with one audit entry
+// (triage_rule.apply_sca) in the first write.
+func (s *Store) ApplyTriageRuleAll(ctx context.Context, companyID int64, id string, dryRun bool, userID int64) (RuleApplication, error) {
+	stored, err := s.GetTriageRule(ctx, companyID, id)
+	if err != nil {
+		return RuleApplication{}, err
+	}
+	r := stored.Model()
+	ids, err := s.scaRuleTargets(ctx, companyID, r)
+	if err != nil {
+		return RuleApplication{}, err
+	}
+	if !dryRun && stored.Active() && len(ids) > MaxRuleApply {
+		return RuleApplication{}, &ErrRuleTooMany{Matched: len(ids)}
+	}
+	res, err := s.ApplyTriageRule(ctx, companyID, id, dryRun, userID)
+	if err != nil || dryRun {
+		return res.plus(ids), err
+	}
+	done, err := s.applySCARule(ctx, companyID, stored, ids)
+	return res.plus(done), err
+}
+
+// plus is a with the SCA findings ids changed too.
+func (a RuleApplication) plus(ids []string) RuleApplication {
+	a.Changed += len(ids)
+	a.Sample = append(a.Sample, ids[:min(len(ids), max(ruleApplySample-len(a.Sample), 0))]...)
+	return a
+}
+
+// scaApplyChunk is the findings one transaction of an application
+// changes, leaving room for the audit entry's two items.
+const scaApplyChunk = ddb.MaxTxItems - 2
+
+// applySCARule gives rule's status to the findings of ids it still
+// changes, in transactions of a chunk each (a finding changed meanwhile
+// fails its condition: the chunk is read again), and returns the ids
+// changed. The audit entry goes with the first write and counts the
+// findings planned (ids), which only a concurrent change of one of them
+// makes differ from those changed.
+func (s *Store) applySCARule(ctx context.Context, companyID int64, stored TriageRule, ids []string) ([]string, error) {
+	r := stored.Model()
+	var done []string
+	for chunk := range slices.Chunk(ids, scaApplyChunk) {
+		err := s.t.Retrying(ctx, func() error {
+			keys := make([]Key, len(chunk))
+			for n, id := range chunk {
+				keys[n] = scaKey(companyID, id)
+			}
+			got, err := s.t.ReadBatch(ctx, keys, true)
+			if err != nil {
+				return err
+			}
+			var items []types.TransactWriteItem
+			var changed []string
+			for _, k := range keys {
+				av, ok := got[k]
+				if !ok { // gone meanwhile
+					continue
+				}
+				var i SCAIssue
+				if err := attributevalue.UnmarshalMap(av, &i); err != nil {
+					return err
+				}
+				if !scaAppliesTo(r, i) { // changed meanwhile
+					continue
+				}
+				after := ruledSCA(i, r)
+				upd := expression.Set(expression.Name("status"), expression.Value(after.Status)).
+					Set(expression.Name("triage_rule_id"), expression.Value(after.TriageRuleID))
+				if after.Reason != "" {
+					upd = upd.Set(expression.Name("reason"), expression.Value(after.Reason))
+				} else {
+					upd = upd.Remove(expression.Name("reason"))
+				}
+				cond := expression.Name("status").Equal(expression.Value(i.Status))
+				if i.Reason != "" {
+					cond = cond.And(expression.Name("reason").Equal(expression.Value(i.Reason)))
+				} else {
+					cond = cond.And(expression.AttributeNotExists(expression.Name("reason")))
+				}
+				item, err := s.t.TxUpdate(k, upd, &cond)
+				if err != nil {
+					return err
+				}
+				items, changed = append(items, item), append(changed, i.ID)
+			}
+			if len(done) == 0 && len(changed) > 0 {
+				audit, err := s.l.TxAudit(ctx, companyID, ledger.AuditEntry{Action: "triage_rule.apply_sca", TargetType: "triage_rule", TargetID: stored.ID,
+					Changes: map[string]ledger.Change{"sca_findings_changed": {After: len(ids)}, "rule": {After: triagerule.Show(r.Matcher, r.Action)}}})
+				if err != nil {
+					return err
+				}
+				items = append(items, audit...)
+			}
+			if len(items) == 0 {
+				return nil
+			}
+			if err := s.t.Transact(ctx, items); err != nil {
+				return err
+			}
+			done = append(done, changed...)
+			return nil
+		})
+		if err != nil {
+			return done, err
+		}
+	}
+	return done, nil
+}
