@@ -2,7 +2,6 @@ package exportjob
 
 import (
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/acme/codescan-api/shared/export"
@@ -27,7 +26,7 @@ func scaRow(project string, i store.SCAIssue) export.Row {
 		ids = append([]string{i.CVE}, ids...)
 	}
 	r := export.Row{ID: i.ID, Project: project, Branch: i.Branch, Tool: i.Tool, Rule: i.Classification, Title: i.Description,
-		Path: i.Location.Path, Urgency: urgencyOf(i.Severity), Status: i.Status, StatusReason: i.Reason, FirstSeen: stamp(i.CreatedAt),
+		Path: i.Location.Path, Urgency: store.SCAUrgency(i.Severity), Status: i.Status, StatusReason: i.Reason, FirstSeen: stamp(i.CreatedAt),
 		Package: i.Package.Name, Ecosystem: i.Package.Ecosystem, Version: i.Package.Version, FixedVersion: i.Package.FixVersion,
 		Advisories: ids}
 	if r.Status == "" {
@@ -40,22 +39,6 @@ func scaRow(project string, i store.SCAIssue) export.Row {
 		r.Reachable = new(false)
 	}
 	return r
-}
-
-// urgencyOf maps a scanner's severity to an urgency code ("" when it has
-// none).
-func urgencyOf(severity string) string {
-	switch strings.ToUpper(severity) {
-	case "CRITICAL":
-		return "CR"
-	case "HIGH":
-		return "HI"
-	case "MEDIUM", "MODERATE":
-		return "ME"
-	case "LOW":
-		return "LO"
-	}
-	return ""
 }
 
 // stamp reads a stored RFC 3339 time (zero when absent or unreadable).
