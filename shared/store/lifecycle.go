@@ -16,6 +16,7 @@ import (
 
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
+	"github.com/acme/codescan-api/shared/store/scans"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -431,11 +432,11 @@ func (s *Store) completeScan(ctx context.Context, companyID int64, sc Scan, leas
 		Set(expression.Name("findings"), expression.Value(findings)).
 		Set(expression.Name("completed_at"), expression.Value(s.t.Stamp()))
 	exists := expression.AttributeExists(expression.Name(tabledef.PK))
-	scan, err := s.t.TxUpdate(scanKey(companyID, sc.ID), scanUpd, &exists)
+	scan, err := s.t.TxUpdate(scans.Key(companyID, sc.ID), scanUpd, &exists)
 	if err != nil {
 		return err
 	}
-	clear, err := s.txClearProcessing(sc)
+	clear, err := scans.TxClearProcessing(s.t, sc)
 	if err != nil {
 		return err
 	}

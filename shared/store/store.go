@@ -22,6 +22,7 @@ import (
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/ledger"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
+	"github.com/acme/codescan-api/shared/store/scans"
 	"github.com/acme/codescan-api/shared/store/tenancy"
 	"github.com/acme/codescan-api/shared/store/trends"
 	"github.com/acme/codescan-api/shared/store/triageops"
@@ -68,6 +69,7 @@ type Store struct {
 	*delivery.Deliveries
 	*triageops.TriageOps
 	*triagerules.TriageRules
+	*scans.Scans
 	// issueKeys is set once every issue carries its Offset keys.
 	issueKeys atomic.Bool
 }
@@ -105,6 +107,7 @@ func New(db *dynamodb.Client, table string, opts ...Option) *Store {
 	s.Deliveries = delivery.New(s.t, s.l)
 	s.TriageOps = triageops.New(s.t, s.l)
 	s.TriageRules = triagerules.New(s.t, s.l)
+	s.Scans = scans.New(s.t, s.l)
 	for _, o := range opts {
 		o(s)
 	}

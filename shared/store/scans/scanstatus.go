@@ -1,4 +1,4 @@
-package store
+package scans
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -18,42 +20,42 @@ import (
 // transaction when it is given. It is conditional on the scan still
 // processing, so a redelivered failure, or one that loses the race against
 // a completing attempt, changes nothing and records no event; it reports
-// whether it changed the scan. An unknown scan is ErrNotFound.
-func (s *Store) FailScan(ctx context.Context, companyID int64, scanID, reason string, problems []ScanError, ev *Event) (bool, error) {
-	id, ok := CanonicalUUID(scanID)
+// whether it changed the scan. An unknown scan is ddb.ErrNotFound.
+func (x *Scans) FailScan(ctx context.Context, companyID int64, scanID, reason string, problems []ScanError, ev *schema.Event) (bool, error) {
+	id, ok := schema.CanonicalUUID(scanID)
 	if !ok {
-		return false, ErrNotFound
+		return false, ddb.ErrNotFound
 	}
-	sc, err := s.GetScan(ctx, companyID, id)
+	sc, err := x.GetScan(ctx, companyID, id)
 	if err != nil {
 		return false, err
 	}
 	upd := expression.Set(expression.Name("status"), expression.Value(ScanIncomplete)).
 		Set(expression.Name("failed_reason"), expression.Value(reason)).
-		Set(expression.Name("completed_at"), expression.Value(s.t.Stamp()))
+		Set(expression.Name("completed_at"), expression.Value(x.t.Stamp()))
 	if len(problems) > 0 {
 		upd = upd.Set(expression.Name("scan_errors"), expression.Value(problems))
 	}
 	processing := expression.AttributeExists(expression.Name(tabledef.PK)).
 		And(expression.Name("status").Equal(expression.Value(ScanProcessing)))
-	scan, err := s.t.TxUpdate(scanKey(companyID, id), upd, &processing)
+	scan, err := x.t.TxUpdate(Key(companyID, id), upd, &processing)
 	if err != nil {
 		return false, err
 	}
-	clear, err := s.txClearProcessing(sc)
+	clear, err := TxClearProcessing(x.t, sc)
 	if err != nil {
 		return false, err
 	}
 	items := append([]types.TransactWriteItem{scan}, clear...)
 	if ev != nil {
-		e, err := s.l.TxEvent(*ev)
+		e, err := x.l.TxEvent(*ev)
 		if err != nil {
 			return false, err
 		}
 		items = append(items, e)
 	}
-	err = s.t.Transact(ctx, items)
-	if errors.Is(err, ErrConflict) {
+	err = x.t.Transact(ctx, items)
+	if errors.Is(err, ddb.ErrConflict) {
 		return false, nil
 	}
 	return err == nil, err
@@ -62,7 +64,7 @@ func (s *Store) FailScan(ctx context.Context, companyID int64, scanID, reason st
 // ScanFailedEvent is the scan_failed notification event of a scan that
 // ends incomplete for reason; its id names the scan, so failing it again
 // records nothing new.
-func ScanFailedEvent(sc Scan, projectName, reason string, at time.Time) (*Event, error) {
+func ScanFailedEvent(sc Scan, projectName, reason string, at time.Time) (*schema.Event, error) {
 	data, err := json.Marshal(map[string]any{
 		"scan_id": sc.ID, "project_id": sc.ProjectID, "project_name": projectName, "branch": sc.Branch,
 		"tool": sc.Tool, "failed_reason": reason,
@@ -70,5 +72,5 @@ func ScanFailedEvent(sc Scan, projectName, reason string, at time.Time) (*Event,
 	if err != nil {
 		return nil, err
 	}
-	return &Event{ID: "scan_failed-" + sc.ID, CompanyID: sc.CompanyID, Type: "scan_failed", CreatedAt: at.UTC(), Data: data}, nil
+	return &schema.Event{ID: "scan_failed-" + sc.ID, CompanyID: sc.CompanyID, Type: "scan_failed", CreatedAt: at.UTC(), Data: data}, nil
 }

@@ -1,4 +1,4 @@
-package store
+package scans
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 // upload replaces it). Data is a JSON object whose secret-looking values
 // the handler masked before storing.
 type CIData struct {
-	Key
+	ddb.Key
 	ScanID     string `dynamodbav:"scan_id"`
 	RunID      string `dynamodbav:"run_id"`
 	Platform   string `dynamodbav:"platform"`
@@ -28,32 +28,32 @@ type CIData struct {
 }
 
 // ciDataKey is outside the SCAN# prefix so a range of scans never holds it.
-func ciDataKey(companyID int64, scanID string) Key {
-	return Key{PK: schema.CompanyPK(companyID), SK: "SCANCI#" + scanID}
+func ciDataKey(companyID int64, scanID string) ddb.Key {
+	return ddb.Key{PK: schema.CompanyPK(companyID), SK: "SCANCI#" + scanID}
 }
 
 // PutCIData stores the CI metadata of a scan of the company, replacing any
 // earlier upload. UploadedAt defaults to now.
-func (s *Store) PutCIData(ctx context.Context, companyID int64, d CIData) error {
+func (x *Scans) PutCIData(ctx context.Context, companyID int64, d CIData) error {
 	d.Key = ciDataKey(companyID, d.ScanID)
 	if d.UploadedAt == "" {
-		d.UploadedAt = s.t.Stamp()
+		d.UploadedAt = x.t.Stamp()
 	}
-	return s.t.PutItem(ctx, d, nil)
+	return x.t.PutItem(ctx, d, nil)
 }
 
 // GetCIData reads the CI metadata of a scan of the company.
-func (s *Store) GetCIData(ctx context.Context, companyID int64, scanID string) (CIData, error) {
+func (x *Scans) GetCIData(ctx context.Context, companyID int64, scanID string) (CIData, error) {
 	var d CIData
-	err := s.t.GetItem(ctx, ciDataKey(companyID, scanID), &d)
+	err := x.t.GetItem(ctx, ciDataKey(companyID, scanID), &d)
 	return d, err
 }
 
 // SetScanRepoURL records the repository of a scan of the company;
-// ErrNotFound when it does not exist.
-func (s *Store) SetScanRepoURL(ctx context.Context, companyID int64, scanID, repoURL string) error {
+// ddb.ErrNotFound when it does not exist.
+func (x *Scans) SetScanRepoURL(ctx context.Context, companyID int64, scanID, repoURL string) error {
 	upd := expression.Set(expression.Name("repo_url"), expression.Value(repoURL))
-	return s.t.Update(ctx, scanKey(companyID, scanID), upd, nil, nil)
+	return x.t.Update(ctx, Key(companyID, scanID), upd, nil, nil)
 }
 
 // SourceBudget bounds the source files of one run (POST /code-upload).
@@ -66,8 +66,8 @@ type SourceBudget struct {
 var ErrBudget = errors.New("source budget of the run exhausted")
 
 // sourcesKey counts a run's source files; it sorts outside SCAN# too.
-func sourcesKey(companyID int64, runID string) Key {
-	return Key{PK: schema.CompanyPK(companyID), SK: "SCANSRC#" + runID}
+func sourcesKey(companyID int64, runID string) ddb.Key {
+	return ddb.Key{PK: schema.CompanyPK(companyID), SK: "SCANSRC#" + runID}
 }
 
 // ReserveSource counts a file of size bytes against the run's budget,
@@ -75,7 +75,7 @@ func sourcesKey(companyID int64, runID string) Key {
 // ErrBudget and counts nothing. The count expires with the files
 // (expires). A file sent again counts again: the budget bounds what a run
 // may write, not what it keeps.
-func (s *Store) ReserveSource(ctx context.Context, companyID int64, runID string, size int64, b SourceBudget, expires time.Time) error {
+func (x *Scans) ReserveSource(ctx context.Context, companyID int64, runID string, size int64, b SourceBudget, expires time.Time) error {
 	files, bytes := expression.Name("files"), expression.Name("bytes")
 	cond := expression.AttributeNotExists(files).Or(
 		files.LessThan(expression.Value(b.Files)).And(bytes.LessThanEqual(expression.Value(b.Bytes - size))))
@@ -85,8 +85,8 @@ func (s *Store) ReserveSource(ctx context.Context, companyID int64, runID string
 	if err != nil {
 		return err
 	}
-	in := ddb.UpdateInput(s.t.Name, sourcesKey(companyID, runID), expr, types.ReturnValueNone)
-	res, err := ddb.Call(func() (*dynamodb.UpdateItemOutput, error) { return s.t.DB.UpdateItem(ctx, in) })
+	in := ddb.UpdateInput(x.t.Name, sourcesKey(companyID, runID), expr, types.ReturnValueNone)
+	res, err := ddb.Call(func() (*dynamodb.UpdateItemOutput, error) { return x.t.DB.UpdateItem(ctx, in) })
 	if ddb.IsConditionFailed(err) {
 		return ErrBudget
 	}

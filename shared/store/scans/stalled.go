@@ -1,4 +1,4 @@
-package store
+package scans
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -24,19 +25,19 @@ const processingPK = "INGEST#PROCESSING"
 // processingMarker is the marker of a scan waiting for the ingester,
 // sorted by the scan's creation.
 type processingMarker struct {
-	Key
+	ddb.Key
 	CompanyID int64  `dynamodbav:"company_id"`
 	ScanID    string `dynamodbav:"scan_id"`
 }
 
 // processingKey is the marker's key: creation time (unix ms), company and
 // scan.
-func processingKey(sc Scan) (Key, error) {
+func processingKey(sc Scan) (ddb.Key, error) {
 	t, err := time.Parse(time.RFC3339, sc.CreatedAt)
 	if err != nil {
-		return Key{}, fmt.Errorf("scan %s created at %q: %w", sc.ID, sc.CreatedAt, ErrInvalid)
+		return ddb.Key{}, fmt.Errorf("scan %s created at %q: %w", sc.ID, sc.CreatedAt, ddb.ErrInvalid)
 	}
-	return Key{PK: processingPK, SK: fmt.Sprintf("%013d#%d#%s", t.UnixMilli(), sc.CompanyID, sc.ID)}, nil
+	return ddb.Key{PK: processingPK, SK: fmt.Sprintf("%013d#%d#%s", t.UnixMilli(), sc.CompanyID, sc.ID)}, nil
 }
 
 // awaitsIngester tells whether a new scan is one the ingester will pick
@@ -44,18 +45,18 @@ func processingKey(sc Scan) (Key, error) {
 func awaitsIngester(sc Scan) bool { return sc.RunID != "" && sc.Status == ScanProcessing }
 
 // txProcessingMarker puts the marker of a new scan.
-func (s *Store) txProcessingMarker(sc Scan) (types.TransactWriteItem, error) {
+func (x *Scans) txProcessingMarker(sc Scan) (types.TransactWriteItem, error) {
 	k, err := processingKey(sc)
 	if err != nil {
 		return types.TransactWriteItem{}, err
 	}
-	return s.t.TxPut(processingMarker{Key: k, CompanyID: sc.CompanyID, ScanID: sc.ID}, nil)
+	return x.t.TxPut(processingMarker{Key: k, CompanyID: sc.CompanyID, ScanID: sc.ID}, nil)
 }
 
-// txClearProcessing deletes the marker of an uploaded scan that is ending
+// TxClearProcessing deletes the marker of an uploaded scan that is ending
 // (whether or not it has one: scans from before the markers have none);
 // other scans never have one.
-func (s *Store) txClearProcessing(sc Scan) ([]types.TransactWriteItem, error) {
+func TxClearProcessing(t *ddb.Table, sc Scan) ([]types.TransactWriteItem, error) {
 	if sc.RunID == "" {
 		return nil, nil
 	}
@@ -63,22 +64,22 @@ func (s *Store) txClearProcessing(sc Scan) ([]types.TransactWriteItem, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []types.TransactWriteItem{s.t.TxDeleteKey(k)}, nil
+	return []types.TransactWriteItem{t.TxDeleteKey(k)}, nil
 }
 
 // StalledScan names a scan still waiting for the ingester.
 type StalledScan struct {
 	CompanyID int64
 	ScanID    string
-	marker    Key
+	marker    ddb.Key
 }
 
 // StalledScans returns at most limit scans created before the given time
 // that still wait for the ingester, oldest first.
-func (s *Store) StalledScans(ctx context.Context, before time.Time, limit int) ([]StalledScan, error) {
+func (x *Scans) StalledScans(ctx context.Context, before time.Time, limit int) ([]StalledScan, error) {
 	kc := expression.Key(tabledef.PK).Equal(expression.Value(processingPK)).
 		And(expression.Key(tabledef.SK).LessThan(expression.Value(fmt.Sprintf("%013d", before.UnixMilli()))))
-	items, _, err := s.t.QueryRaw(ctx, "", kc, nil, true, int32(limit), nil)
+	items, _, err := x.t.QueryRaw(ctx, "", kc, nil, true, int32(limit), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -95,6 +96,6 @@ func (s *Store) StalledScans(ctx context.Context, before time.Time, limit int) (
 
 // ClearStalled deletes the marker of a scan that no longer waits (it
 // ended, or it is gone).
-func (s *Store) ClearStalled(ctx context.Context, st StalledScan) error {
-	return s.t.DeleteItem(ctx, st.marker)
+func (x *Scans) ClearStalled(ctx context.Context, st StalledScan) error {
+	return x.t.DeleteItem(ctx, st.marker)
 }

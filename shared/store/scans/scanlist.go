@@ -1,4 +1,4 @@
-package store
+package scans
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/tabledef"
@@ -33,7 +34,7 @@ type listedScan struct {
 }
 
 type scanLogItem struct {
-	Key
+	ddb.Key
 	ScanID string `dynamodbav:"scan_id"`
 }
 
@@ -42,7 +43,7 @@ func scanProjectPK(companyID, projectID int64) string {
 }
 
 func scanBranchPK(companyID, projectID int64, branch string) string {
-	return scanProjectPK(companyID, projectID) + "#" + branchHash(branch)
+	return scanProjectPK(companyID, projectID) + "#" + schema.BranchHash(branch)
 }
 
 func scanLogPK(companyID int64) string { return schema.CompanyPK(companyID) + "#SCANLOG" }
@@ -54,37 +55,37 @@ func scanCount(projectID int64, branch string) string {
 	case branch == "":
 		return fmt.Sprintf("SCANS#P%012d", projectID)
 	}
-	return fmt.Sprintf("SCANS#P%012d#%s", projectID, branchHash(branch))
+	return fmt.Sprintf("SCANS#P%012d#%s", projectID, schema.BranchHash(branch))
 }
 
 func scanOrder(sc Scan) (string, error) {
 	t, err := time.Parse(time.RFC3339, sc.CreatedAt)
 	if err != nil {
-		return "", fmt.Errorf("scan created_at %q: %w", sc.CreatedAt, ErrInvalid)
+		return "", fmt.Errorf("scan created_at %q: %w", sc.CreatedAt, ddb.ErrInvalid)
 	}
-	return fmt.Sprintf("%013d#%s", maxMillis-t.UnixMilli(), sc.ID), nil
+	return fmt.Sprintf("%013d#%s", schema.MaxMillis-t.UnixMilli(), sc.ID), nil
 }
 
 // scanListWrites are the scan item with its list keys, its company log item
 // and its three counts, for CreateScan's transaction.
-func (s *Store) scanListWrites(sc Scan) ([]types.TransactWriteItem, error) {
+func (x *Scans) scanListWrites(sc Scan) ([]types.TransactWriteItem, error) {
 	order, err := scanOrder(sc)
 	if err != nil {
 		return nil, err
 	}
-	item, err := s.t.TxPutNew(listedScan{Scan: sc,
+	item, err := x.t.TxPutNew(listedScan{Scan: sc,
 		GSI1PK: scanProjectPK(sc.CompanyID, sc.ProjectID), GSI1SK: order,
 		GSI2PK: scanBranchPK(sc.CompanyID, sc.ProjectID, sc.Branch), GSI2SK: order})
 	if err != nil {
 		return nil, err
 	}
-	log, err := s.t.TxPutNew(scanLogItem{Key: Key{PK: scanLogPK(sc.CompanyID), SK: order}, ScanID: sc.ID})
+	log, err := x.t.TxPutNew(scanLogItem{Key: ddb.Key{PK: scanLogPK(sc.CompanyID), SK: order}, ScanID: sc.ID})
 	if err != nil {
 		return nil, err
 	}
 	out := []types.TransactWriteItem{item, log}
 	for _, name := range []string{scanCount(0, ""), scanCount(sc.ProjectID, ""), scanCount(sc.ProjectID, sc.Branch)} {
-		c, err := s.l.TxCount(sc.CompanyID, name, 1)
+		c, err := x.l.TxCount(sc.CompanyID, name, 1)
 		if err != nil {
 			return nil, err
 		}
@@ -101,8 +102,12 @@ type ScanQuery struct {
 	ProjectID   int64
 	Branch      string
 	SHA, Status string
-	Page        PageQuery
+	Page        page.Request
 }
+
+// PageResult is where a page lies (see page.Result); ScanPage embeds it
+// under this name.
+type PageResult = page.Result
 
 // ScanPage is a page of scans, newest first. Total is -1 when a filter
 // makes it unknown.
@@ -114,9 +119,9 @@ type ScanPage struct {
 
 // ListScans returns a page of a company's scans, newest first (creation
 // time, then id).
-func (s *Store) ListScans(ctx context.Context, companyID int64, q ScanQuery) (ScanPage, error) {
+func (x *Scans) ListScans(ctx context.Context, companyID int64, q ScanQuery) (ScanPage, error) {
 	if q.ProjectID == 0 {
-		return s.companyScans(ctx, companyID, q)
+		return x.companyScans(ctx, companyID, q)
 	}
 	l := page.List{Index: tabledef.GSI1, Partition: scanProjectPK(companyID, q.ProjectID), Forward: true}
 	if q.Branch != "" {
@@ -142,31 +147,31 @@ func (s *Store) ListScans(ctx context.Context, companyID int64, q ScanQuery) (Sc
 	}
 	p := ScanPage{Total: -1}
 	var err error
-	if p.PageResult, err = s.readPage(ctx, l, q.Page, &p.Scans); err != nil {
+	if p.PageResult, err = page.Read(ctx, x.t, l, q.Page, &p.Scans); err != nil {
 		return ScanPage{}, err
 	}
 	if l.Filter == nil {
-		if p.Total, err = s.l.CompanyCount(ctx, companyID, scanCount(q.ProjectID, q.Branch)); err != nil {
+		if p.Total, err = x.l.CompanyCount(ctx, companyID, scanCount(q.ProjectID, q.Branch)); err != nil {
 			return ScanPage{}, err
 		}
 	}
 	return p, nil
 }
 
-func (s *Store) companyScans(ctx context.Context, companyID int64, q ScanQuery) (ScanPage, error) {
+func (x *Scans) companyScans(ctx context.Context, companyID int64, q ScanQuery) (ScanPage, error) {
 	if q.Branch != "" || q.SHA != "" || q.Status != "" {
-		return ScanPage{}, fmt.Errorf("branch, sha and status filters need a project: %w", ErrInvalid)
+		return ScanPage{}, fmt.Errorf("branch, sha and status filters need a project: %w", ddb.ErrInvalid)
 	}
 	var logs []scanLogItem
-	res, err := s.readPage(ctx, page.List{Partition: scanLogPK(companyID), Forward: true}, q.Page, &logs)
+	res, err := page.Read(ctx, x.t, page.List{Partition: scanLogPK(companyID), Forward: true}, q.Page, &logs)
 	if err != nil {
 		return ScanPage{}, err
 	}
-	keys := make([]Key, len(logs))
+	keys := make([]ddb.Key, len(logs))
 	for n, l := range logs {
-		keys[n] = scanKey(companyID, l.ScanID)
+		keys[n] = Key(companyID, l.ScanID)
 	}
-	got, err := s.t.BatchGet(ctx, keys)
+	got, err := x.t.BatchGet(ctx, keys)
 	if err != nil {
 		return ScanPage{}, err
 	}
@@ -180,21 +185,21 @@ func (s *Store) companyScans(ctx context.Context, companyID int64, q ScanQuery) 
 			p.Scans = append(p.Scans, sc)
 		}
 	}
-	p.Total, err = s.l.CompanyCount(ctx, companyID, scanCount(0, ""))
+	p.Total, err = x.l.CompanyCount(ctx, companyID, scanCount(0, ""))
 	return p, err
 }
 
-// FirstScanBranch is the branch of a project's oldest scan (ErrNotFound
+// FirstScanBranch is the branch of a project's oldest scan (ddb.ErrNotFound
 // before its first scan): the default branch of a project that has none
 // set.
-func (s *Store) FirstScanBranch(ctx context.Context, companyID, projectID int64) (string, error) {
+func (x *Scans) FirstScanBranch(ctx context.Context, companyID, projectID int64) (string, error) {
 	kc := expression.Key(tabledef.GSI1.PK).Equal(expression.Value(scanProjectPK(companyID, projectID)))
-	items, _, err := s.t.QueryRaw(ctx, tabledef.GSI1.Name, kc, nil, false, 1, nil)
+	items, _, err := x.t.QueryRaw(ctx, tabledef.GSI1.Name, kc, nil, false, 1, nil)
 	if err != nil {
 		return "", err
 	}
 	if len(items) == 0 {
-		return "", ErrNotFound
+		return "", ddb.ErrNotFound
 	}
 	var sc Scan
 	err = attributevalue.UnmarshalMap(items[0], &sc)

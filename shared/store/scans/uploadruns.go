@@ -1,4 +1,4 @@
-package store
+package scans
 
 import (
 	"context"
@@ -25,7 +25,7 @@ import (
 // is. The chunks' digests tell a chunk sent again (a client retrying after
 // a lost answer) from another one at the same offset.
 type UploadRun struct {
-	Key
+	ddb.Key
 	RunID  string `dynamodbav:"run_id"`
 	Length int64  `dynamodbav:"length"` // Upload-Length, fixed by the first chunk
 	Offset int64  `dynamodbav:"offset"` // the bytes received: where the next chunk starts
@@ -80,24 +80,24 @@ func (r UploadRun) Complete() bool { return r.Offset == r.Length }
 // uploadRunKey sorts outside SCAN# (a range of scans never holds it);
 // uploadQuotaKey does not begin with "UPLOAD#", so the runs' range never
 // holds the quota.
-func uploadRunKey(companyID int64, runID string) Key {
-	return Key{PK: schema.CompanyPK(companyID), SK: "UPLOAD#" + runID}
+func uploadRunKey(companyID int64, runID string) ddb.Key {
+	return ddb.Key{PK: schema.CompanyPK(companyID), SK: "UPLOAD#" + runID}
 }
 
-func uploadQuotaKey(companyID int64) Key {
-	return Key{PK: schema.CompanyPK(companyID), SK: "UPLOADS"}
+func uploadQuotaKey(companyID int64) ddb.Key {
+	return ddb.Key{PK: schema.CompanyPK(companyID), SK: "UPLOADS"}
 }
 
 // GetUploadRun reads the company's run (strongly consistent: a chunk
-// decides on it); ErrNotFound when there is none or it expired at at (an
+// decides on it); ddb.ErrNotFound when there is none or it expired at at (an
 // expired run is gone for every purpose, even before the TTL deletes it).
-func (s *Store) GetUploadRun(ctx context.Context, companyID int64, runID string, at time.Time) (UploadRun, error) {
+func (x *Scans) GetUploadRun(ctx context.Context, companyID int64, runID string, at time.Time) (UploadRun, error) {
 	var r UploadRun
-	if err := s.t.GetItemConsistent(ctx, uploadRunKey(companyID, runID), &r); err != nil {
+	if err := x.t.GetItemConsistent(ctx, uploadRunKey(companyID, runID), &r); err != nil {
 		return UploadRun{}, err
 	}
 	if r.ExpiresAt <= at.Unix() {
-		return UploadRun{}, ErrNotFound
+		return UploadRun{}, ddb.ErrNotFound
 	}
 	return r, nil
 }
@@ -114,36 +114,36 @@ func (e *QuotaError) Error() string {
 
 // StartUploadRun records a new run with its first chunk (r: its key is
 // set here) and reserves r.Reserved bytes of the company's quota in the
-// same transaction. ErrConflict when a live run of that id exists (a
+// same transaction. ddb.ErrConflict when a live run of that id exists (a
 // concurrent first chunk took it); *QuotaError when the reservation does
 // not fit even once the quota is recounted (the counter may still hold
 // runs that expired).
-func (s *Store) StartUploadRun(ctx context.Context, companyID int64, r UploadRun, quota int64, at time.Time) error {
+func (x *Scans) StartUploadRun(ctx context.Context, companyID int64, r UploadRun, quota int64, at time.Time) error {
 	r.Key = uploadRunKey(companyID, r.RunID)
 	free := expression.AttributeNotExists(expression.Name(tabledef.PK)).
 		Or(expression.Name(tabledef.TTLAttribute).LessThanEqual(expression.Value(at.Unix())))
-	put, err := s.t.TxPut(r, &free)
+	put, err := x.t.TxPut(r, &free)
 	if err != nil {
 		return err
 	}
 	pending := expression.Name("pending")
 	fits := expression.AttributeNotExists(pending).Or(pending.LessThanEqual(expression.Value(quota - r.Reserved)))
-	reserve, err := s.t.TxUpdate(uploadQuotaKey(companyID), expression.
+	reserve, err := x.t.TxUpdate(uploadQuotaKey(companyID), expression.
 		Add(pending, expression.Value(r.Reserved)).Add(expression.Name("ver"), expression.Value(1)), &fits)
 	if err != nil {
 		return err
 	}
 	for recounted := false; ; recounted = true {
-		err = s.t.Transact(ctx, []types.TransactWriteItem{put, reserve})
+		err = x.t.Transact(ctx, []types.TransactWriteItem{put, reserve})
 		switch {
 		case err == nil:
 			return nil
 		case ddb.ConditionFailedAt(err, 0):
-			return ErrConflict
+			return ddb.ErrConflict
 		case !ddb.ConditionFailedAt(err, 1):
 			return err
 		}
-		held, err := s.recountPendingUploads(ctx, companyID, at)
+		held, err := x.recountPendingUploads(ctx, companyID, at)
 		if err != nil {
 			return err
 		}
@@ -154,10 +154,10 @@ func (s *Store) StartUploadRun(ctx context.Context, companyID int64, r UploadRun
 }
 
 // AppendUploadChunk adds c after the bytes r (as read) holds, if the run
-// is still exactly as read and alive at at; ErrConflict otherwise (another
+// is still exactly as read and alive at at; ddb.ErrConflict otherwise (another
 // chunk came first). The chunk that completes the run releases its
 // reservation in the same transaction. It returns the run as written.
-func (s *Store) AppendUploadChunk(ctx context.Context, companyID int64, r UploadRun, c UploadChunk, at time.Time) (UploadRun, error) {
+func (x *Scans) AppendUploadChunk(ctx context.Context, companyID int64, r UploadRun, c UploadChunk, at time.Time) (UploadRun, error) {
 	k := uploadRunKey(companyID, r.RunID)
 	offset, expires := expression.Name("offset"), expression.Name(tabledef.TTLAttribute)
 	cond := expression.AttributeExists(expression.Name(tabledef.PK)).
@@ -175,10 +175,10 @@ func (s *Store) AppendUploadChunk(ctx context.Context, companyID int64, r Upload
 		if err != nil {
 			return UploadRun{}, err
 		}
-		in := ddb.UpdateInput(s.t.Name, k, expr, types.ReturnValueNone)
-		res, err := ddb.Call(func() (*dynamodb.UpdateItemOutput, error) { return s.t.DB.UpdateItem(ctx, in) })
+		in := ddb.UpdateInput(x.t.Name, k, expr, types.ReturnValueNone)
+		res, err := ddb.Call(func() (*dynamodb.UpdateItemOutput, error) { return x.t.DB.UpdateItem(ctx, in) })
 		if ddb.IsConditionFailed(err) {
-			return UploadRun{}, ErrConflict
+			return UploadRun{}, ddb.ErrConflict
 		}
 		if err != nil {
 			return UploadRun{}, fmt.Errorf("append chunk to run %s: %w", r.RunID, err)
@@ -188,16 +188,16 @@ func (s *Store) AppendUploadChunk(ctx context.Context, companyID int64, r Upload
 	}
 	// Complete: the run no longer counts against the quota.
 	next.Reserved = 0
-	claim, err := s.t.TxUpdate(k, upd.Set(expression.Name("reserved"), expression.Value(0)), &cond)
+	claim, err := x.t.TxUpdate(k, upd.Set(expression.Name("reserved"), expression.Value(0)), &cond)
 	if err != nil {
 		return UploadRun{}, err
 	}
-	release, err := s.t.TxUpdate(uploadQuotaKey(companyID), expression.
+	release, err := x.t.TxUpdate(uploadQuotaKey(companyID), expression.
 		Add(expression.Name("pending"), expression.Value(-r.Reserved)).Add(expression.Name("ver"), expression.Value(1)), nil)
 	if err != nil {
 		return UploadRun{}, err
 	}
-	if err := s.t.Transact(ctx, []types.TransactWriteItem{claim, release}); err != nil {
+	if err := x.t.Transact(ctx, []types.TransactWriteItem{claim, release}); err != nil {
 		return UploadRun{}, err
 	}
 	return next, nil
@@ -206,8 +206,8 @@ func (s *Store) AppendUploadChunk(ctx context.Context, companyID int64, r Upload
 // PendingUploadBytes is what the company's quota counter holds: at least
 // the reservations of its live incomplete runs (runs that expired may
 // still count until a reservation that does not fit recounts it).
-func (s *Store) PendingUploadBytes(ctx context.Context, companyID int64) (int64, error) {
-	q, err := s.uploadQuota(ctx, companyID)
+func (x *Scans) PendingUploadBytes(ctx context.Context, companyID int64) (int64, error) {
+	q, err := x.uploadQuota(ctx, companyID)
 	return q.Pending, err
 }
 
@@ -216,10 +216,10 @@ type uploadQuota struct {
 	Ver     int64 `dynamodbav:"ver"`
 }
 
-func (s *Store) uploadQuota(ctx context.Context, companyID int64) (uploadQuota, error) {
+func (x *Scans) uploadQuota(ctx context.Context, companyID int64) (uploadQuota, error) {
 	var q uploadQuota
-	err := s.t.GetItemConsistent(ctx, uploadQuotaKey(companyID), &q)
-	if errors.Is(err, ErrNotFound) {
+	err := x.t.GetItemConsistent(ctx, uploadQuotaKey(companyID), &q)
+	if errors.Is(err, ddb.ErrNotFound) {
 		return uploadQuota{}, nil
 	}
 	return q, err
@@ -231,14 +231,14 @@ func (s *Store) uploadQuota(ctx context.Context, companyID int64) (uploadQuota, 
 // only ever holds too much, and is corrected when that matters. The write
 // is conditional on the counter's version read before the runs, so a run
 // started or completed meanwhile sends it round again.
-func (s *Store) recountPendingUploads(ctx context.Context, companyID int64, at time.Time) (int64, error) {
+func (x *Scans) recountPendingUploads(ctx context.Context, companyID int64, at time.Time) (int64, error) {
 	var held int64
-	err := s.t.Retrying(ctx, func() error {
-		q, err := s.uploadQuota(ctx, companyID)
+	err := x.t.Retrying(ctx, func() error {
+		q, err := x.uploadQuota(ctx, companyID)
 		if err != nil {
 			return err
 		}
-		runs, err := s.uploadRuns(ctx, companyID)
+		runs, err := x.uploadRuns(ctx, companyID)
 		if err != nil {
 			return err
 		}
@@ -255,10 +255,10 @@ func (s *Store) recountPendingUploads(ctx context.Context, companyID int64, at t
 		if err != nil {
 			return err
 		}
-		in := ddb.UpdateInput(s.t.Name, uploadQuotaKey(companyID), expr, types.ReturnValueNone)
-		res, err := ddb.Call(func() (*dynamodb.UpdateItemOutput, error) { return s.t.DB.UpdateItem(ctx, in) })
+		in := ddb.UpdateInput(x.t.Name, uploadQuotaKey(companyID), expr, types.ReturnValueNone)
+		res, err := ddb.Call(func() (*dynamodb.UpdateItemOutput, error) { return x.t.DB.UpdateItem(ctx, in) })
 		if ddb.IsConditionFailed(err) {
-			return ErrConflict
+			return ddb.ErrConflict
 		}
 		if err != nil {
 			return fmt.Errorf("recount pending uploads: %w", err)
@@ -272,8 +272,8 @@ func (s *Store) recountPendingUploads(ctx context.Context, companyID int64, at t
 // uploadRuns reads the company's runs (strongly consistent, only what the
 // recount needs). Each live incomplete run holds some quota, which bounds
 // how many there are.
-func (s *Store) uploadRuns(ctx context.Context, companyID int64) ([]UploadRun, error) {
+func (x *Scans) uploadRuns(ctx context.Context, companyID int64) ([]UploadRun, error) {
 	var runs []UploadRun
-	err := s.t.QueryAllConsistent(ctx, ddb.PKBeginsWith(schema.CompanyPK(companyID), "UPLOAD#"), &runs)
+	err := x.t.QueryAllConsistent(ctx, ddb.PKBeginsWith(schema.CompanyPK(companyID), "UPLOAD#"), &runs)
 	return runs, err
 }
