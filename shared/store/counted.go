@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/acme/codescan-api/shared/store/internal/counted"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/store/page"
 )
 
@@ -13,6 +14,9 @@ type (
 	counterRef  = counted.Ref
 	countedItem = counted.Item
 )
+
+// maxMillis inverts creation times so that ascending keys are newest first.
+const maxMillis = schema.MaxMillis
 
 func countJournalPK(companyID int64, scope string) string { return counted.JournalPK(companyID, scope) }
 

@@ -8,8 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/shared/store/decisions"
-	"github.com/acme/codescan-api/shared/store/internal/ddb"
-	"github.com/acme/codescan-api/shared/store/internal/schema"
+	"github.com/acme/codescan-api/shared/store/findings"
 )
 
 // Triage follows the finding (issue 26, item 1; the items are in
@@ -25,9 +24,6 @@ import (
 // open with scope project withdraws the project decision from every issue
 // that carries it. Each moved issue's history says where the decision came
 // from.
-
-// IssueDecision is what an issue shows of the decision it carries.
-type IssueDecision = decisions.Mark
 
 // The scopes of a decision.
 const (
@@ -57,7 +53,7 @@ func (s *Store) DecideIssue(ctx context.Context, companyID int64, id string, u I
 	var before, after Issue
 	err := s.t.Retrying(ctx, func() error {
 		var err error
-		if before, err = s.consistentIssue(ctx, companyID, id); err != nil {
+		if before, err = findings.Consistent(ctx, s.Findings, companyID, id); err != nil {
 			return err
 		}
 		after = updated(before, u)
@@ -80,14 +76,14 @@ func (s *Store) DecideIssue(ctx context.Context, companyID int64, id string, u I
 		if after == before { // a withdrawal of a decision another branch made
 			return s.t.Transact(ctx, append(items, audit...))
 		}
-		_, err = s.commitIssues(ctx, companyID, []issueChange{{before: &before, after: &after, by: by, reason: after.Reason}}, append(items, audit...)...)
+		_, err = findings.Commit(ctx, s.Findings, companyID, []findings.IssueChange{{Before: &before, After: &after, By: by, Reason: after.Reason}}, append(items, audit...)...)
 		return err
 	})
 	if err != nil {
 		return Issue{}, err
 	}
 	if before.Status != after.Status {
-		if err := s.settleCounters(ctx, companyID, counterKeysOf(companyID, []Issue{before})); err != nil {
+		if err := findings.Settle(ctx, s.Findings, companyID, findings.CounterKeys(companyID, []Issue{before})); err != nil {
 			return after, err
 		}
 	}
@@ -108,17 +104,11 @@ func (s *Store) transactSome(ctx context.Context, items []types.TransactWriteIte
 // identified reports whether the issue has an identity beyond its branch.
 func identified(i Issue) bool { return i.Tool != "" && i.Fingerprint != "" }
 
-// decisive reports whether a status is a decision: open and fixed are
-// facts of a branch's scans, suppressed comes from its code.
-func decisive(status string) bool {
-	return status != "open" && status != "fixed" && status != Suppressed
-}
-
 // markOf is the decision after (before with u applied) carries; a change
 // that leaves the triage as it was keeps the mark as it was.
 func (s *Store) markOf(before, after Issue, u IssueUpdate, scope string, by Actor) IssueDecision {
 	switch {
-	case !decisive(after.Status) && after.Status != "open": // fixed, suppressed
+	case !findings.Decisive(after.Status) && after.Status != "open": // fixed, suppressed
 		return IssueDecision{}
 	case scope == DecisionProject && after.Status == "open":
 		if u.Status != nil { // a withdrawal
@@ -155,7 +145,7 @@ const spreadBatch = 100
 // spread carries src's project decision (or its withdrawal) onto the
 // finding's issues of the project's other branches, by key.
 func (s *Store) spread(ctx context.Context, companyID int64, src Issue, withdraw bool, by Actor) error {
-	branches, err := s.projectBranches(ctx, companyID, src.ProjectID)
+	branches, err := findings.ProjectBranches(ctx, s.Findings, companyID, src.ProjectID)
 	if err != nil {
 		return err
 	}
@@ -165,19 +155,19 @@ func (s *Store) spread(ctx context.Context, companyID int64, src Issue, withdraw
 			ids = append(ids, IssueID(companyID, src.ProjectID, b, src.Tool, src.Fingerprint))
 		}
 	}
-	why := decisionNote(src.Branch, by.UserID)
+	why := findings.DecisionNote(src.Branch, by.UserID)
 	if withdraw {
-		why = "decision withdrawn on " + src.Branch + " by " + person(by.UserID)
+		why = "decision withdrawn on " + src.Branch + " by " + findings.Person(by.UserID)
 	}
 	for start := 0; start < len(ids); start += spreadBatch {
 		chunk := ids[start:min(start+spreadBatch, len(ids))]
 		var touched []Issue // across attempts: a conflict may follow committed chunks
 		err := s.t.Retrying(ctx, func() error {
-			existing, err := s.issuesByID(ctx, companyID, chunk)
+			existing, err := findings.ByID(ctx, s.Findings, companyID, chunk)
 			if err != nil {
 				return err
 			}
-			var changes []issueChange
+			var changes []findings.IssueChange
 			for _, id := range chunk {
 				e, ok := existing[id]
 				if !ok {
@@ -185,16 +175,16 @@ func (s *Store) spread(ctx context.Context, companyID int64, src Issue, withdraw
 				}
 				if after, ok := follow(e, src, withdraw); ok {
 					touched = append(touched, e)
-					changes = append(changes, issueChange{before: &e, after: &after, by: by, reason: why})
+					changes = append(changes, findings.IssueChange{Before: &e, After: &after, By: by, Reason: why})
 				}
 			}
-			_, err = s.commitIssues(ctx, companyID, changes)
+			_, err = findings.Commit(ctx, s.Findings, companyID, changes)
 			return err
 		})
 		if err != nil {
 			return err
 		}
-		if err := s.settleCounters(ctx, companyID, counterKeysOf(companyID, touched)); err != nil {
+		if err := findings.Settle(ctx, s.Findings, companyID, findings.CounterKeys(companyID, touched)); err != nil {
 			return err
 		}
 	}
@@ -217,74 +207,4 @@ func follow(e, src Issue, withdraw bool) (Issue, bool) {
 		after.Status, after.Reason, after.AssignedTo, after.Decision = src.Status, src.Reason, src.AssignedTo, src.Decision
 	}
 	return after, after != e
-}
-
-// projectBranches are the branches of a project that have (or had)
-// issues: its branch scope summaries, one bounded range of the company's
-// partition.
-func (s *Store) projectBranches(ctx context.Context, companyID, projectID int64) ([]string, error) {
-	var sums []scopeSummary
-	prefix := "SCOPE#" + scopeID(Scope{ProjectID: projectID}) + "B"
-	if err := s.t.QueryAll(ctx, "", ddb.PKBeginsWith(schema.CompanyPK(companyID), prefix), true, &sums); err != nil {
-		return nil, err
-	}
-	out := make([]string, 0, len(sums))
-	for _, sum := range sums {
-		if sum.Branch != "" {
-			out = append(out, sum.Branch)
-		}
-	}
-	return out, nil
-}
-
-func person(userID int64) string {
-	if userID == 0 {
-		return "no one in particular"
-	}
-	return fmt.Sprintf("user %d", userID)
-}
-
-// decisionNote is the history's reason for a move a decision made.
-func decisionNote(branch string, userID int64) string {
-	return "decision on " + branch + " by " + person(userID)
-}
-
-// takeDecisions gives the project's decisions (by fingerprint) to the
-// scan's changes that create an issue or move one into open or
-// suppressed (a reopening, a suppression added or removed), unless the
-// issue carries its branch's own decision.
-func takeDecisions(changes []issueChange, decided map[string]decisions.Decision) {
-	if len(decided) == 0 {
-		return
-	}
-	for n := range changes {
-		a, b := changes[n].after, changes[n].before
-		if a == nil || decisive(a.Status) || a.Status == "fixed" || a.Decision.Scope == DecisionBranch ||
-			b != nil && b.Status == a.Status {
-			continue
-		}
-		d, ok := decided[a.Fingerprint]
-		if !ok {
-			continue
-		}
-		a.Status, a.Reason, a.AssignedTo, a.Decision = d.Status, d.Reason, d.AssignedTo, d.Mark
-		note := decisionNote(d.Mark.Source, d.Mark.DecidedBy)
-		if changes[n].reason != "" {
-			note = changes[n].reason + "; " + note
-		}
-		changes[n].reason = note
-	}
-}
-
-// decidedHistory writes the history entries of new issues that arrive
-// with a project decision (creation is otherwise no entry). Their keys
-// name the issue's first detection, so a retry writes the same entries.
-func (s *Store) decidedHistory(ctx context.Context, companyID int64, creates []issueChange) error {
-	var items []any
-	for _, c := range creates {
-		if c.after.Decision.Scope == DecisionProject {
-			items = append(items, newHistory(companyID, issueChange{before: &Issue{Status: "open"}, after: c.after, by: c.by, reason: c.reason}, c.after.CreatedAt, 0))
-		}
-	}
-	return s.t.BatchPutParallel(ctx, items)
 }

@@ -5,7 +5,6 @@ package store
 
 import (
 	"context"
-	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -19,6 +18,7 @@ import (
 	"github.com/acme/codescan-api/shared/store/delivery"
 	"github.com/acme/codescan-api/shared/store/exploits"
 	"github.com/acme/codescan-api/shared/store/exports"
+	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/ledger"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
@@ -70,8 +70,7 @@ type Store struct {
 	*triageops.TriageOps
 	*triagerules.TriageRules
 	*scans.Scans
-	// issueKeys is set once every issue carries its Offset keys.
-	issueKeys atomic.Bool
+	*findings.Findings
 }
 
 // BaselineOpen is what a branch's latest complete scan has open (see
@@ -108,6 +107,8 @@ func New(db *dynamodb.Client, table string, opts ...Option) *Store {
 	s.TriageOps = triageops.New(s.t, s.l)
 	s.TriageRules = triagerules.New(s.t, s.l)
 	s.Scans = scans.New(s.t, s.l)
+	s.Findings = findings.New(s.t, s.l, findings.Deps{Catalog: s.Catalog, Scans: s.Scans, Tenancy: s.Tenancy,
+		Trends: s.Trends, Decisions: s.Decisions, Rules: s.TriageRules, Acceptances: s.Acceptances})
 	for _, o := range opts {
 		o(s)
 	}

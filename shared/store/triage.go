@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
+
+	"github.com/acme/codescan-api/shared/store/findings"
 )
 
 // IssueUpdate is a change people make to an issue; nil fields stay as
@@ -28,7 +30,7 @@ func (s *Store) UpdateIssue(ctx context.Context, companyID int64, id string, u I
 	var before, after Issue
 	err := s.t.Retrying(ctx, func() error {
 		var err error
-		if before, err = s.consistentIssue(ctx, companyID, id); err != nil {
+		if before, err = findings.Consistent(ctx, s.Findings, companyID, id); err != nil {
 			return err
 		}
 		after = updated(before, u)
@@ -40,14 +42,14 @@ func (s *Store) UpdateIssue(ctx context.Context, companyID int64, id string, u I
 		if err != nil {
 			return err
 		}
-		_, err = s.commitIssues(ctx, companyID, []issueChange{{before: &before, after: &after, by: by, reason: after.Reason}}, audit...)
+		_, err = findings.Commit(ctx, s.Findings, companyID, []findings.IssueChange{{Before: &before, After: &after, By: by, Reason: after.Reason}}, audit...)
 		return err
 	})
 	if err != nil {
 		return Issue{}, err
 	}
 	if before.Status != after.Status {
-		err = s.settleCounters(ctx, companyID, counterKeysOf(companyID, []Issue{before}))
+		err = findings.Settle(ctx, s.Findings, companyID, findings.CounterKeys(companyID, []Issue{before}))
 	}
 	return after, err
 }
@@ -106,18 +108,18 @@ func (s *Store) TriageIssues(ctx context.Context, companyID int64, f IssueFilter
 	if err != nil {
 		return 0, 0, err
 	}
-	ids := issueIDs(page)
+	ids := findings.IDs(page)
 	u := IssueUpdate{Status: &status, Terms: terms}
 	if reason != "" {
 		u.Reason = &reason
 	}
 	var touched []Issue
 	err = s.t.Retrying(ctx, func() error {
-		existing, err := s.issuesByID(ctx, companyID, ids)
+		existing, err := findings.ByID(ctx, s.Findings, companyID, ids)
 		if err != nil {
 			return err
 		}
-		var changes []issueChange
+		var changes []findings.IssueChange
 		for _, id := range ids {
 			before, ok := existing[id]
 			if !ok {
@@ -126,7 +128,7 @@ func (s *Store) TriageIssues(ctx context.Context, companyID int64, f IssueFilter
 			after := updated(before, u)
 			if after != before {
 				touched = append(touched, before)
-				changes = append(changes, issueChange{before: &before, after: &after, by: by, reason: after.Reason})
+				changes = append(changes, findings.IssueChange{Before: &before, After: &after, By: by, Reason: after.Reason})
 			}
 		}
 		// One audit entry per request, with the first transaction: what was
@@ -137,14 +139,14 @@ func (s *Store) TriageIssues(ctx context.Context, companyID int64, f IssueFilter
 		if err != nil {
 			return err
 		}
-		n, err := s.commitIssues(ctx, companyID, changes, audit...)
+		n, err := findings.Commit(ctx, s.Findings, companyID, changes, audit...)
 		changed += n
 		return err
 	})
 	if err != nil {
 		return len(ids), changed, err
 	}
-	return len(ids), changed, s.settleCounters(ctx, companyID, counterKeysOf(companyID, touched))
+	return len(ids), changed, findings.Settle(ctx, s.Findings, companyID, findings.CounterKeys(companyID, touched))
 }
 
 // issueChanges is what an update changed of an issue, for the audit log.

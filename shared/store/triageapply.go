@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/triagerules"
 	"github.com/acme/codescan-api/shared/triagerule"
 )
@@ -59,84 +60,18 @@ type RuleApplication struct {
 	Sample  []string
 }
 
-// noLocation is the file path of an issue whose finding names none
-// (ingest.NoPath): a path glob never matches it.
-const noLocation = "(no location)"
-
-// subjectOf is what a rule looks at of an issue.
-func subjectOf(i Issue) triagerule.Subject {
-	s := triagerule.Subject{ProjectID: i.ProjectID, Tool: i.Tool, RuleID: i.RuleID, CWE: i.CWE, Path: i.FilePath, Urgency: i.Urgency}
-	if s.Path == noLocation {
-		s.Path = ""
-	}
-	return s
-}
-
-// ruled is i with r's action taken, and whether that changes it.
-func ruled(i Issue, r triagerule.Rule) (Issue, bool) {
-	a := r.Action
-	if a.Urgency != "" {
-		if i.Urgency == a.Urgency {
-			return i, false
-		}
-		i.Urgency, i.UrgencyRuleID = a.Urgency, r.ID
-		return i, true
-	}
-	if i.Status == a.Status && i.Reason == a.Reason {
-		return i, false
-	}
-	i.Status, i.Reason, i.FixedAt, i.FixedScanID = a.Status, a.Reason, "", ""
-	return i, true
-}
-
-// ruleReason is the history's reason for a change r made.
-func ruleReason(r triagerule.Rule, before Issue) string {
-	why := "triage rule " + r.ID
-	switch {
-	case r.Action.Urgency != "":
-		return fmt.Sprintf("%s: urgency %s -> %s", why, before.Urgency, r.Action.Urgency)
-	case r.Action.Reason != "":
-		return why + ": " + r.Action.Reason
-	}
-	return why
-}
-
-// ruleCreations takes the action of the rule that applies to each new
-// issue of changes (in place, naming the rule as the change's author) and
-// returns the new issues by id.
-func ruleCreations(rules []triagerule.Rule, changes []issueChange) map[string]*Issue {
-	created := make(map[string]*Issue, len(changes))
-	for n := range changes {
-		c := &changes[n]
-		if c.before != nil {
-			continue
-		}
-		created[c.after.ID] = c.after
-		if len(rules) == 0 || c.after.Decision.Scope != "" { // people's decision outranks a rule
-			continue
-		}
-		if r, ok := triagerule.Apply(rules, subjectOf(*c.after)); ok {
-			if after, changed := ruled(*c.after, r); changed {
-				c.by.RuleID, c.reason = r.ID, ruleReason(r, *c.after)
-				*c.after = after
-			}
-		}
-	}
-	return created
-}
-
 // appliesTo reports whether applying r changes existing issue i: it
 // matches, and the action moves it. A status is given to issues still to
 // act on (open, fix_in_progress), never over people's dismissals, a
 // suppression in the code or a scan's fix.
 func appliesTo(r triagerule.Rule, i Issue) bool {
-	if !r.Applies(subjectOf(i)) {
+	if !r.Applies(findings.Subject(i)) {
 		return false
 	}
 	if r.Action.Status != "" && i.Status != "open" && i.Status != "fix_in_progress" {
 		return false
 	}
-	_, changed := ruled(i, r)
+	_, changed := findings.Ruled(i, r)
 	return changed
 }
 
@@ -206,19 +141,19 @@ func (s *Store) ApplyTriageRule(ctx context.Context, companyID int64, id string,
 	var done []string
 	by := Actor{UserID: userID, RuleID: r.ID}
 	err = s.t.Retrying(ctx, func() error {
-		existing, err := s.issuesByID(ctx, companyID, ids)
+		existing, err := findings.ByID(ctx, s.Findings, companyID, ids)
 		if err != nil {
 			return err
 		}
-		var changes []issueChange
+		var changes []findings.IssueChange
 		for _, id := range ids {
 			before, ok := existing[id]
 			if !ok || !appliesTo(r, before) { // changed or gone meanwhile
 				continue
 			}
-			after, _ := ruled(before, r)
+			after, _ := findings.Ruled(before, r)
 			touched = append(touched, before)
-			changes = append(changes, issueChange{before: &before, after: &after, by: by, reason: ruleReason(r, before)})
+			changes = append(changes, findings.IssueChange{Before: &before, After: &after, By: by, Reason: findings.RuleReason(r, before)})
 		}
 		audit, err := s.l.TxAudit(ctx, companyID, triagerules.ApplyAudit(stored, len(done)+len(changes)))
 		if err != nil {
@@ -233,14 +168,14 @@ func (s *Store) ApplyTriageRule(ctx context.Context, companyID int64, id string,
 		if len(done) > 0 { // an earlier attempt wrote the entry
 			audit = nil
 		}
-		n, err := s.commitIssues(ctx, companyID, changes, audit...)
+		n, err := findings.Commit(ctx, s.Findings, companyID, changes, audit...)
 		for _, c := range changes[:n] {
-			done = append(done, c.after.ID)
+			done = append(done, c.After.ID)
 		}
 		return err
 	})
 	if err != nil {
 		return RuleApplication{Changed: len(done), Sample: sample(done)}, err
 	}
-	return RuleApplication{Changed: len(done), Sample: sample(done)}, s.settleCounters(ctx, companyID, counterKeysOf(companyID, touched))
+	return RuleApplication{Changed: len(done), Sample: sample(done)}, findings.Settle(ctx, s.Findings, companyID, findings.CounterKeys(companyID, touched))
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/triageops"
 )
@@ -84,7 +85,7 @@ func (s *Store) ApplyTriagePage(ctx context.Context, op TriageOp) (TriageOp, err
 		op, conflicts = next, 0
 		touched = append(touched, took...)
 	}
-	return op, s.settleCounters(ctx, op.CompanyID, counterKeysOf(op.CompanyID, touched))
+	return op, findings.Settle(ctx, s.Findings, op.CompanyID, findings.CounterKeys(op.CompanyID, touched))
 }
 
 // triageStep is one transaction of ApplyTriagePage: the next ids of the
@@ -93,11 +94,11 @@ func (s *Store) ApplyTriagePage(ctx context.Context, op TriageOp) (TriageOp, err
 // they were before).
 func (s *Store) triageStep(ctx context.Context, op TriageOp, ids []string, u IssueUpdate) (TriageOp, []Issue, error) {
 	batch := ids[op.Pos:min(op.Pos+triageStepIDs, len(ids))]
-	existing, err := s.issuesByID(ctx, op.CompanyID, batch)
+	existing, err := findings.ByID(ctx, s.Findings, op.CompanyID, batch)
 	if err != nil {
 		return op, nil, err
 	}
-	var changes []issueChange
+	var changes []findings.IssueChange
 	var at []int // each change's place in batch
 	for n, id := range batch {
 		before, ok := existing[id]
@@ -105,7 +106,7 @@ func (s *Store) triageStep(ctx context.Context, op TriageOp, ids []string, u Iss
 			continue
 		}
 		if after := updated(before, u); after != before {
-			changes = append(changes, issueChange{before: &before, after: &after, by: Actor{UserID: op.UserID}, reason: after.Reason})
+			changes = append(changes, findings.IssueChange{Before: &before, After: &after, By: Actor{UserID: op.UserID}, Reason: after.Reason})
 			at = append(at, n)
 		}
 	}
@@ -114,12 +115,12 @@ func (s *Store) triageStep(ctx context.Context, op TriageOp, ids []string, u Iss
 	// order it sorts them in, commits as one) and the ids before the first
 	// change left out.
 	consumed := len(batch)
-	if chunks := chunkChanges(op.CompanyID, changes, 1); len(chunks) > 1 {
+	if chunks := findings.ChunkChanges(op.CompanyID, changes, 1); len(chunks) > 1 {
 		changes, consumed = chunks[0], at[len(chunks[0])]
 	}
 	took := make([]Issue, len(changes))
 	for n := range changes {
-		took[n] = *changes[n].before
+		took[n] = *changes[n].Before
 	}
 	page, pos := op.Page, op.Pos+consumed
 	if pos == len(ids) {
@@ -132,7 +133,7 @@ func (s *Store) triageStep(ctx context.Context, op TriageOp, ids []string, u Iss
 	if len(changes) == 0 {
 		err = s.t.Transact(ctx, []types.TransactWriteItem{adv})
 	} else {
-		_, err = s.commitIssues(ctx, op.CompanyID, changes, adv)
+		_, err = findings.Commit(ctx, s.Findings, op.CompanyID, changes, adv)
 	}
 	if err != nil {
 		return op, nil, err

@@ -1,4 +1,4 @@
-package store
+package findings
 
 import (
 	"cmp"
@@ -68,7 +68,7 @@ func scopeID(sc Scope) string {
 	case sc.Branch == "":
 		return fmt.Sprintf("P%012d", sc.ProjectID)
 	}
-	return fmt.Sprintf("P%012dB%s", sc.ProjectID, branchHash(sc.Branch))
+	return fmt.Sprintf("P%012dB%s", sc.ProjectID, schema.BranchHash(sc.Branch))
 }
 
 // Cells are counts per urgency and status, keyed "<urgency>/<status>";
@@ -173,12 +173,12 @@ func groupSortKey(dim Dimension, group string) string {
 	return group
 }
 
-func counterKey(companyID int64, sc Scope, dim Dimension, group string) Key {
+func counterKey(companyID int64, sc Scope, dim Dimension, group string) ddb.Key {
 	g := groupSortKey(dim, group)
 	if dim == ByFile {
 		g = pathHash(group)
 	}
-	return Key{PK: schema.CompanyPK(companyID), SK: fmt.Sprintf("GRP#%s#%s#%s", dim, scopeID(sc), g)}
+	return ddb.Key{PK: schema.CompanyPK(companyID), SK: fmt.Sprintf("GRP#%s#%s#%s", dim, scopeID(sc), g)}
 }
 
 func counterIndexPK(companyID int64, sc Scope, dim Dimension) string {
@@ -217,7 +217,7 @@ type counterDelta struct {
 
 // counterDeltas adds up what changes do to every counter they touch;
 // counters left unchanged are dropped.
-func counterDeltas(companyID int64, changes []issueChange) map[Key]*counterDelta {
+func counterDeltas(companyID int64, changes []IssueChange) map[ddb.Key]*counterDelta {
 	byGroup := map[groupRef]*counterDelta{}
 	add := func(i *Issue, n int64) {
 		i.eachGroup(func(g groupRef) {
@@ -230,14 +230,14 @@ func counterDeltas(companyID int64, changes []issueChange) map[Key]*counterDelta
 		})
 	}
 	for _, c := range changes {
-		if c.before != nil {
-			add(c.before, -1)
+		if c.Before != nil {
+			add(c.Before, -1)
 		}
-		if c.after != nil {
-			add(c.after, 1)
+		if c.After != nil {
+			add(c.After, 1)
 		}
 	}
-	out := make(map[Key]*counterDelta, len(byGroup))
+	out := make(map[ddb.Key]*counterDelta, len(byGroup))
 	for g, d := range byGroup {
 		maps.DeleteFunc(d.cells, func(_ string, v int64) bool { return v == 0 })
 		if len(d.cells) > 0 {
@@ -249,8 +249,8 @@ func counterDeltas(companyID int64, changes []issueChange) map[Key]*counterDelta
 
 // txCounter adds d to its counter with atomic ADDs (creating it if needed):
 // no read, no condition, so concurrent writers of a hot counter commute.
-func (s *Store) txCounter(k Key, d *counterDelta) (types.TransactWriteItem, error) {
-	return s.t.TxUpdate(k, counterAdds(d), nil)
+func (x *Findings) txCounter(k ddb.Key, d *counterDelta) (types.TransactWriteItem, error) {
+	return x.t.TxUpdate(k, counterAdds(d), nil)
 }
 
 func counterAdds(d *counterDelta) expression.UpdateBuilder {
@@ -268,11 +268,11 @@ func counterAdds(d *counterDelta) expression.UpdateBuilder {
 // txCounterSettled is txCounter for a counter read as was (zero when
 // absent) that also sets the index keys of the count it makes, returned:
 // conditional on the counter still being as read.
-func (s *Store) txCounterSettled(companyID int64, k Key, d *counterDelta, was counterState) (types.TransactWriteItem, int64, error) {
+func (x *Findings) txCounterSettled(companyID int64, k ddb.Key, d *counterDelta, was counterState) (types.TransactWriteItem, int64, error) {
 	now := was.Count + d.cells.Total("", "")
 	upd := setIndexKeys(counterAdds(d), companyID, d.scope, d.dim, now, d.group)
 	cond := zeroOrEqual(attrCount, was.Count).And(zeroOrEqual(attrIndexed, was.indexed))
-	item, err := s.t.TxUpdate(k, upd, &cond)
+	item, err := x.t.TxUpdate(k, upd, &cond)
 	return item, now, err
 }
 
@@ -301,8 +301,8 @@ func zeroOrEqual(attr string, n int64) expression.ConditionBuilder {
 // count read: when another writer moved it meanwhile, that writer settles
 // it after its own transaction, so a failed condition is left to it (the
 // counters of a cancelled transaction are retried one by one).
-func (s *Store) settleCounters(ctx context.Context, companyID int64, keys []Key) error {
-	got, err := s.t.BatchGet(ctx, keys)
+func (x *Findings) settleCounters(ctx context.Context, companyID int64, keys []ddb.Key) error {
+	got, err := x.t.BatchGet(ctx, keys)
 	if err != nil {
 		return err
 	}
@@ -325,10 +325,10 @@ func (s *Store) settleCounters(ctx context.Context, companyID int64, keys []Key)
 		}
 	}
 	for _, chunk := range settleChunks(due) {
-		err := s.settleMany(ctx, companyID, chunk)
-		if errors.Is(err, ErrConflict) {
+		err := x.settleMany(ctx, companyID, chunk)
+		if errors.Is(err, ddb.ErrConflict) {
 			for _, st := range chunk {
-				if err := s.settleMany(ctx, companyID, []settlement{st}); err != nil && !errors.Is(err, ErrConflict) {
+				if err := x.settleMany(ctx, companyID, []settlement{st}); err != nil && !errors.Is(err, ddb.ErrConflict) {
 					return err
 				}
 			}
@@ -366,28 +366,28 @@ func settleChunks(due []settlement) [][]settlement {
 
 // settlement is one counter to settle.
 type settlement struct {
-	key Key
+	key ddb.Key
 	counterState
 }
 
 // settleMany settles counters in one transaction; ErrConflict when one of
 // them moved since it was read.
-func (s *Store) settleMany(ctx context.Context, companyID int64, chunk []settlement) error {
+func (x *Findings) settleMany(ctx context.Context, companyID int64, chunk []settlement) error {
 	var items []types.TransactWriteItem
 	moves := groupMoves{}
 	for _, st := range chunk {
-		item, err := s.txSettle(companyID, st)
+		item, err := x.txSettle(companyID, st)
 		if err != nil {
 			return err
 		}
 		items = append(items, item)
 		moves.add(st.scope, st.Dim, st.indexed, st.Count)
 	}
-	sums, err := s.txSummaries(companyID, moves)
+	sums, err := x.txSummaries(companyID, moves)
 	if err != nil {
 		return err
 	}
-	return s.t.Transact(ctx, append(items, sums...))
+	return x.t.Transact(ctx, append(items, sums...))
 }
 
 // groupMoves are the changes to scopes' numbers of non-empty groups, per
@@ -405,10 +405,10 @@ func (m groupMoves) add(sc Scope, dim Dimension, from, to int64) {
 }
 
 // txSummaries are the summary updates of m, one per scope.
-func (s *Store) txSummaries(companyID int64, m groupMoves) ([]types.TransactWriteItem, error) {
+func (x *Findings) txSummaries(companyID int64, m groupMoves) ([]types.TransactWriteItem, error) {
 	var out []types.TransactWriteItem
 	for sc, byDim := range m {
-		sum, err := s.txSummary(companyID, sc, byDim)
+		sum, err := x.txSummary(companyID, sc, byDim)
 		if err != nil {
 			return nil, err
 		}
@@ -419,10 +419,10 @@ func (s *Store) txSummaries(companyID int64, m groupMoves) ([]types.TransactWrit
 
 // txSettle sets one counter's index keys for its count, conditional on the
 // count and the indexed count read.
-func (s *Store) txSettle(companyID int64, st settlement) (types.TransactWriteItem, error) {
+func (x *Findings) txSettle(companyID int64, st settlement) (types.TransactWriteItem, error) {
 	upd := setIndexKeys(expression.UpdateBuilder{}, companyID, st.scope, st.Dim, st.Count, st.Group)
 	cond := expression.Name(attrCount).Equal(expression.Value(st.Count)).And(zeroOrEqual(attrIndexed, st.indexed))
-	return s.t.TxUpdate(st.key, upd, &cond)
+	return x.t.TxUpdate(st.key, upd, &cond)
 }
 
 // counterState is a counter with what settling needs.
@@ -460,7 +460,7 @@ func b2i(b bool) int {
 // scope's summary is also indexed by branch (GSI2), so a branch filter finds
 // the projects that have issues on it.
 type scopeSummary struct {
-	Key
+	ddb.Key
 	GSI2PK     string `dynamodbav:"GSI2PK,omitempty"`
 	GSI2SK     string `dynamodbav:"GSI2SK,omitempty"`
 	ProjectID  int64  `dynamodbav:"project_id,omitempty"`
@@ -469,16 +469,16 @@ type scopeSummary struct {
 	GroupsFile int64  `dynamodbav:"groups_file_path"`
 }
 
-func summaryKey(companyID int64, sc Scope) Key {
-	return Key{PK: schema.CompanyPK(companyID), SK: "SCOPE#" + scopeID(sc)}
+func summaryKey(companyID int64, sc Scope) ddb.Key {
+	return ddb.Key{PK: schema.CompanyPK(companyID), SK: "SCOPE#" + scopeID(sc)}
 }
 
 func branchIndexPK(companyID int64, branch string) string {
-	return schema.CompanyPK(companyID) + "#BRANCH#" + branchHash(branch)
+	return schema.CompanyPK(companyID) + "#BRANCH#" + schema.BranchHash(branch)
 }
 
 // txSummary adds groups (per dimension) to a scope's summary.
-func (s *Store) txSummary(companyID int64, sc Scope, groups map[Dimension]int) (types.TransactWriteItem, error) {
+func (x *Findings) txSummary(companyID int64, sc Scope, groups map[Dimension]int) (types.TransactWriteItem, error) {
 	upd := expression.Add(expression.Name("groups_cwe"), expression.Value(groups[ByCWE])).
 		Add(expression.Name("groups_file_path"), expression.Value(groups[ByFile]))
 	if sc.ProjectID != 0 {
@@ -489,7 +489,7 @@ func (s *Store) txSummary(companyID int64, sc Scope, groups map[Dimension]int) (
 			Set(expression.Name(tabledef.GSI2.PK), expression.Value(branchIndexPK(companyID, sc.Branch))).
 			Set(expression.Name(tabledef.GSI2.SK), expression.Value(scopeID(sc)))
 	}
-	return s.t.TxUpdate(summaryKey(companyID, sc), upd, nil)
+	return x.t.TxUpdate(summaryKey(companyID, sc), upd, nil)
 }
 
 // GroupsPage returns at most limit groups of one scope starting at offset,
@@ -497,10 +497,10 @@ func (s *Store) txSummary(companyID int64, sc Scope, groups map[Dimension]int) (
 // group key ascending (see groupSortKey); and the scope's number of
 // non-empty groups. It reads one summary item and offset+limit counters,
 // however many issues the scope holds.
-func (s *Store) GroupsPage(ctx context.Context, companyID int64, sc Scope, dim Dimension, offset, limit int) ([]GroupCount, int64, error) {
+func (x *Findings) GroupsPage(ctx context.Context, companyID int64, sc Scope, dim Dimension, offset, limit int) ([]GroupCount, int64, error) {
 	var sum scopeSummary
-	err := s.t.GetItem(ctx, summaryKey(companyID, sc), &sum)
-	if err != nil && !errors.Is(err, ErrNotFound) {
+	err := x.t.GetItem(ctx, summaryKey(companyID, sc), &sum)
+	if err != nil && !errors.Is(err, ddb.ErrNotFound) {
 		return nil, 0, err
 	}
 	total := sum.GroupsCWE
@@ -512,7 +512,7 @@ func (s *Store) GroupsPage(ctx context.Context, companyID int64, sc Scope, dim D
 	}
 	var got []GroupCount
 	l := page.List{Index: tabledef.GSI1, Partition: counterIndexPK(companyID, sc, dim), Forward: true}
-	if _, err := s.readPage(ctx, l, PageQuery{Limit: limit, Offset: offset}, &got); err != nil {
+	if _, err := page.Read(ctx, x.t, l, page.Request{Limit: limit, Offset: offset}, &got); err != nil {
 		return nil, 0, err
 	}
 	return nonEmpty(got), total, nil
@@ -526,9 +526,9 @@ func nonEmpty(groups []GroupCount) []GroupCount {
 
 // ScopeGroups returns every non-empty group of a scope, in group key order.
 // Its cost grows with the scope's groups, not its issues.
-func (s *Store) ScopeGroups(ctx context.Context, companyID int64, sc Scope, dim Dimension) ([]GroupCount, error) {
+func (x *Findings) ScopeGroups(ctx context.Context, companyID int64, sc Scope, dim Dimension) ([]GroupCount, error) {
 	var out []GroupCount
-	if err := s.t.QueryAll(ctx, "", ddb.PKBeginsWith(schema.CompanyPK(companyID), fmt.Sprintf("GRP#%s#%s#", dim, scopeID(sc))), true, &out); err != nil {
+	if err := x.t.QueryAll(ctx, "", ddb.PKBeginsWith(schema.CompanyPK(companyID), fmt.Sprintf("GRP#%s#%s#", dim, scopeID(sc))), true, &out); err != nil {
 		return nil, err
 	}
 	return append([]GroupCount{}, nonEmpty(out)...), nil
@@ -536,12 +536,12 @@ func (s *Store) ScopeGroups(ctx context.Context, companyID int64, sc Scope, dim 
 
 // GroupCounts returns one group's counts in each scope (zero counts for a
 // scope where the group is empty), in the order of scopes.
-func (s *Store) GroupCounts(ctx context.Context, companyID int64, scopes []Scope, dim Dimension, group string) ([]GroupCount, error) {
-	keys := make([]Key, len(scopes))
+func (x *Findings) GroupCounts(ctx context.Context, companyID int64, scopes []Scope, dim Dimension, group string) ([]GroupCount, error) {
+	keys := make([]ddb.Key, len(scopes))
 	for n, sc := range scopes {
 		keys[n] = counterKey(companyID, sc, dim, group)
 	}
-	got, err := s.t.BatchGet(ctx, keys)
+	got, err := x.t.BatchGet(ctx, keys)
 	if err != nil {
 		return nil, err
 	}
@@ -561,8 +561,8 @@ func (s *Store) GroupCounts(ctx context.Context, companyID int64, scopes []Scope
 // total order of GroupsPage. It reads every group of every scope (a few
 // scopes at a time), so its cost grows with the scopes and their groups,
 // never with their issues.
-func (s *Store) MergedGroups(ctx context.Context, companyID int64, scopes []Scope, dim Dimension) ([]GroupCount, error) {
-	lists, err := s.scopesGroups(ctx, companyID, scopes, dim)
+func (x *Findings) MergedGroups(ctx context.Context, companyID int64, scopes []Scope, dim Dimension) ([]GroupCount, error) {
+	lists, err := x.scopesGroups(ctx, companyID, scopes, dim)
 	if err != nil {
 		return nil, err
 	}
@@ -602,7 +602,7 @@ func SortGroups(groups []GroupCount) {
 const scopeReaders = 8
 
 // scopesGroups reads ScopeGroups of every scope, in the order of scopes.
-func (s *Store) scopesGroups(ctx context.Context, companyID int64, scopes []Scope, dim Dimension) ([][]GroupCount, error) {
+func (x *Findings) scopesGroups(ctx context.Context, companyID int64, scopes []Scope, dim Dimension) ([][]GroupCount, error) {
 	out := make([][]GroupCount, len(scopes))
 	errs := make([]error, len(scopes))
 	sem := make(chan struct{}, scopeReaders)
@@ -612,7 +612,7 @@ func (s *Store) scopesGroups(ctx context.Context, companyID int64, scopes []Scop
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			out[n], errs[n] = s.ScopeGroups(ctx, companyID, sc, dim)
+			out[n], errs[n] = x.ScopeGroups(ctx, companyID, sc, dim)
 		}()
 	}
 	wg.Wait()
@@ -621,10 +621,10 @@ func (s *Store) scopesGroups(ctx context.Context, companyID int64, scopes []Scop
 
 // BranchProjects returns, ascending, the ids of a company's projects that
 // have issues on branch. Its cost grows with those projects only.
-func (s *Store) BranchProjects(ctx context.Context, companyID int64, branch string) ([]int64, error) {
+func (x *Findings) BranchProjects(ctx context.Context, companyID int64, branch string) ([]int64, error) {
 	var sums []scopeSummary
 	kc := expression.Key(tabledef.GSI2.PK).Equal(expression.Value(branchIndexPK(companyID, branch)))
-	if err := s.t.QueryAll(ctx, tabledef.GSI2.Name, kc, true, &sums); err != nil {
+	if err := x.t.QueryAll(ctx, tabledef.GSI2.Name, kc, true, &sums); err != nil {
 		return nil, err
 	}
 	var out []int64

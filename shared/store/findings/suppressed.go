@@ -1,4 +1,4 @@
-package store
+package findings
 
 // Suppressed findings. A report may say that the scanned code suppresses
 // a finding (a `nosemgrep`, `#nosec` or `//lint:ignore` comment the tool

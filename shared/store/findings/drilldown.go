@@ -1,4 +1,4 @@
-package store
+package findings
 
 import (
 	"context"
@@ -51,9 +51,9 @@ type segment struct {
 // number also the issues before the page inside the first segment read. A
 // filter naming both a CWE and a file has no counter: it reads the file's
 // issues of the scopes to count them, whichever way it is paged.
-func (s *Store) ListIssues(ctx context.Context, companyID int64, f IssueFilter, q PageQuery) ([]Issue, PageResult, int64, error) {
+func (x *Findings) ListIssues(ctx context.Context, companyID int64, f IssueFilter, q page.Request) ([]Issue, page.Result, int64, error) {
 	if !f.AcceptedBefore.IsZero() {
-		return s.listAccepted(ctx, companyID, f, q)
+		return x.listAccepted(ctx, companyID, f, q)
 	}
 	scopes := f.Scopes
 	if len(scopes) == 0 {
@@ -71,16 +71,16 @@ func (s *Store) ListIssues(ctx context.Context, companyID int64, f IssueFilter, 
 	switch {
 	case f.FilePath != "" && f.CWE != nil:
 		filter = append(filter, expression.Name("cwe").Equal(expression.Value(*f.CWE)))
-		return s.listUncounted(ctx, companyID, scopes, f, and(filter), q)
+		return x.listUncounted(ctx, companyID, scopes, f, and(filter), q)
 	case f.FilePath != "":
-		segs, err = s.groupSegments(ctx, companyID, scopes, ByFile, f.FilePath, f)
+		segs, err = x.groupSegments(ctx, companyID, scopes, ByFile, f.FilePath, f)
 	case f.CWE != nil:
-		segs, err = s.groupSegments(ctx, companyID, scopes, ByCWE, strconv.Itoa(*f.CWE), f)
+		segs, err = x.groupSegments(ctx, companyID, scopes, ByCWE, strconv.Itoa(*f.CWE), f)
 	default:
-		segs, err = s.cweSegments(ctx, companyID, scopes, f)
+		segs, err = x.cweSegments(ctx, companyID, scopes, f)
 	}
 	if err != nil {
-		return nil, PageResult{}, 0, err
+		return nil, page.Result{}, 0, err
 	}
 	var total int64
 	for _, sg := range segs {
@@ -88,13 +88,13 @@ func (s *Store) ListIssues(ctx context.Context, companyID int64, f IssueFilter, 
 	}
 	// The page starts in segment first: after a token's key, or after skip
 	// of its matches.
-	res := PageResult{Offset: q.Offset}
+	res := page.Result{Offset: q.Offset}
 	first, skip := 0, int64(q.Offset)
 	var token page.Cursor
 	if q.Token != "" {
 		c, n, ok := openSegmentToken(segs, f, q.Token)
 		if !ok {
-			return nil, PageResult{}, 0, ErrBadPageToken
+			return nil, page.Result{}, 0, page.ErrBadToken
 		}
 		first, token, res.Offset = n, c, c.Offset
 		skip = int64(c.Offset) // less the matches of the segments before
@@ -123,21 +123,21 @@ func (s *Store) ListIssues(ctx context.Context, companyID int64, f IssueFilter, 
 			from = token.Start()
 		case n == first && skip > 0:
 			var ok bool
-			if from, ok, err = s.skipIssues(ctx, l, int(skip)); err != nil {
-				return nil, PageResult{}, 0, err
+			if from, ok, err = x.skipIssues(ctx, l, int(skip)); err != nil {
+				return nil, page.Result{}, 0, err
 			} else if !ok { // fewer than counted (issues moved since)
 				skip = 0
 				continue
 			}
 		}
-		items, err := page.Collect(ctx, s.t, l, from, int(min(int64(q.Limit-len(out)), sg.count-skip)))
+		items, err := page.Collect(ctx, x.t, l, from, int(min(int64(q.Limit-len(out)), sg.count-skip)))
 		if err != nil {
-			return nil, PageResult{}, 0, err
+			return nil, page.Result{}, 0, err
 		}
 		skip = 0
 		var got []Issue
 		if err := attributevalue.UnmarshalListOfMaps(items, &got); err != nil {
-			return nil, PageResult{}, 0, err
+			return nil, page.Result{}, 0, err
 		}
 		out = append(out, got...)
 		if len(items) > 0 {
@@ -146,7 +146,7 @@ func (s *Store) ListIssues(ctx context.Context, companyID int64, f IssueFilter, 
 	}
 	if len(out) > 0 && len(out) == q.Limit && int64(res.Offset+len(out)) < total {
 		if res.Next, err = segs[lastSeg].list(f, and(filter)).TokenAfter(last, res.Offset+len(out)); err != nil {
-			return nil, PageResult{}, 0, err
+			return nil, page.Result{}, 0, err
 		}
 	}
 	return out, res, total, nil
@@ -157,9 +157,9 @@ func (s *Store) ListIssues(ctx context.Context, companyID int64, f IssueFilter, 
 // unfiltered CWE segment skips keys only there (~100 bytes an issue) once
 // every stored issue carries its Offset keys (BackfillDueIndex); else the
 // segment's issues before the page are read.
-func (s *Store) skipIssues(ctx context.Context, l page.List, n int) (page.Start, bool, error) {
+func (x *Findings) skipIssues(ctx context.Context, l page.List, n int) (page.Start, bool, error) {
 	if l.Index == tabledef.GSI1 && l.Filter == nil {
-		ready, err := s.issueKeysReady(ctx)
+		ready, err := x.issueKeysReady(ctx)
 		if err != nil {
 			return page.Start{}, false, err
 		}
@@ -167,7 +167,7 @@ func (s *Store) skipIssues(ctx context.Context, l page.List, n int) (page.Start,
 			l.OffsetPartition = l.Partition
 		}
 	}
-	return page.Skip(ctx, s.t, l, n)
+	return page.Skip(ctx, x.t, l, n)
 }
 
 // list is the segment as a list; its tokens are bound to the filter (whose
@@ -214,8 +214,8 @@ func indexOf(dim Dimension) tabledef.Index {
 }
 
 // groupSegments are one group's ranges in each scope.
-func (s *Store) groupSegments(ctx context.Context, companyID int64, scopes []Scope, dim Dimension, group string, f IssueFilter) ([]segment, error) {
-	counts, err := s.GroupCounts(ctx, companyID, scopes, dim, group)
+func (x *Findings) groupSegments(ctx context.Context, companyID int64, scopes []Scope, dim Dimension, group string, f IssueFilter) ([]segment, error) {
+	counts, err := x.GroupCounts(ctx, companyID, scopes, dim, group)
 	if err != nil {
 		return nil, err
 	}
@@ -228,8 +228,8 @@ func (s *Store) groupSegments(ctx context.Context, companyID int64, scopes []Sco
 }
 
 // cweSegments are every CWE group's ranges in each scope, CWE by CWE.
-func (s *Store) cweSegments(ctx context.Context, companyID int64, scopes []Scope, f IssueFilter) ([]segment, error) {
-	lists, err := s.scopesGroups(ctx, companyID, scopes, ByCWE)
+func (x *Findings) cweSegments(ctx context.Context, companyID int64, scopes []Scope, f IssueFilter) ([]segment, error) {
+	lists, err := x.scopesGroups(ctx, companyID, scopes, ByCWE)
 	if err != nil {
 		return nil, err
 	}
@@ -262,14 +262,14 @@ func (s *Store) cweSegments(ctx context.Context, companyID int64, scopes []Scope
 
 // listUncounted reads all of one file's matching issues in the scopes and
 // cuts the page from them; a token carries the page's position.
-func (s *Store) listUncounted(ctx context.Context, companyID int64, scopes []Scope, f IssueFilter, filter *expression.ConditionBuilder, q PageQuery) ([]Issue, PageResult, int64, error) {
+func (x *Findings) listUncounted(ctx context.Context, companyID int64, scopes []Scope, f IssueFilter, filter *expression.ConditionBuilder, q page.Request) ([]Issue, page.Result, int64, error) {
 	sg := segment{index: tabledef.GSI2, pk: issueGroupPK(companyID, ByFile, f.FilePath)}
 	l := sg.list(f, filter)
-	res := PageResult{Offset: q.Offset}
+	res := page.Result{Offset: q.Offset}
 	if q.Token != "" {
 		c, err := l.Open(q.Token)
 		if err != nil {
-			return nil, PageResult{}, 0, err
+			return nil, page.Result{}, 0, err
 		}
 		res.Offset = c.Offset
 	}
@@ -277,9 +277,9 @@ func (s *Store) listUncounted(ctx context.Context, companyID int64, scopes []Sco
 	for _, sc := range scopes {
 		scoped := l
 		scoped.Range = page.Prefix(scopePrefix(sc))
-		items, err := page.Collect(ctx, s.t, scoped, page.Start{}, math.MaxInt)
+		items, err := page.Collect(ctx, x.t, scoped, page.Start{}, math.MaxInt)
 		if err != nil {
-			return nil, PageResult{}, 0, err
+			return nil, page.Result{}, 0, err
 		}
 		all = append(all, items...)
 	}
@@ -287,12 +287,12 @@ func (s *Store) listUncounted(ctx context.Context, companyID int64, scopes []Sco
 	if res.Offset < len(all) {
 		items := all[res.Offset:min(res.Offset+q.Limit, len(all))]
 		if err := attributevalue.UnmarshalListOfMaps(items, &out); err != nil {
-			return nil, PageResult{}, 0, err
+			return nil, page.Result{}, 0, err
 		}
 		if end := res.Offset + len(items); len(items) > 0 && len(items) == q.Limit && end < len(all) {
 			var err error
 			if res.Next, err = l.TokenAfter(items[len(items)-1], end); err != nil {
-				return nil, PageResult{}, 0, err
+				return nil, page.Result{}, 0, err
 			}
 		}
 	}

@@ -1,4 +1,4 @@
-package store
+package findings
 
 import (
 	"cmp"
@@ -56,31 +56,31 @@ const NoCWE = 0
 // so a drill-down into a group, for the whole company, a project or a
 // project's branch, is one bounded range of one partition.
 type Issue struct {
-	Key
-	GSI1PK      string `dynamodbav:"GSI1PK"`
-	GSI1SK      string `dynamodbav:"GSI1SK"`
-	GSI2PK      string `dynamodbav:"GSI2PK"`
-	GSI2SK      string `dynamodbav:"GSI2SK"`
-	DuePK       string `dynamodbav:"DuePK,omitempty"`
-	DueSK       string `dynamodbav:"DueSK,omitempty"`
-	OffsetKeys  `json:"-"`
-	ID          string `dynamodbav:"id"` // uuid
-	CompanyID   int64  `dynamodbav:"company_id"`
-	ProjectID   int64  `dynamodbav:"project_id"`
-	ProjectName string `dynamodbav:"project_name"`      // project names never change
-	ScanID      string `dynamodbav:"scan_id,omitempty"` // the scan that first reported it
-	Branch      string `dynamodbav:"branch"`
-	Tool        string `dynamodbav:"tool,omitempty"`
-	Fingerprint string `dynamodbav:"fingerprint,omitempty"`
-	CWE         int    `dynamodbav:"cwe"` // NoCWE when the finding has none
-	FilePath    string `dynamodbav:"file_path"`
-	Line        int    `dynamodbav:"line,omitempty"`
-	Urgency     string `dynamodbav:"urgency"`
-	Status      string `dynamodbav:"status"`
-	RuleID      string `dynamodbav:"rule_id,omitempty"`
-	Title       string `dynamodbav:"title,omitempty"`
-	Message     string `dynamodbav:"message,omitempty"`
-	Snippet     string `dynamodbav:"snippet,omitempty"`
+	ddb.Key
+	GSI1PK            string `dynamodbav:"GSI1PK"`
+	GSI1SK            string `dynamodbav:"GSI1SK"`
+	GSI2PK            string `dynamodbav:"GSI2PK"`
+	GSI2SK            string `dynamodbav:"GSI2SK"`
+	DuePK             string `dynamodbav:"DuePK,omitempty"`
+	DueSK             string `dynamodbav:"DueSK,omitempty"`
+	schema.OffsetKeys `json:"-"`
+	ID                string `dynamodbav:"id"` // uuid
+	CompanyID         int64  `dynamodbav:"company_id"`
+	ProjectID         int64  `dynamodbav:"project_id"`
+	ProjectName       string `dynamodbav:"project_name"`      // project names never change
+	ScanID            string `dynamodbav:"scan_id,omitempty"` // the scan that first reported it
+	Branch            string `dynamodbav:"branch"`
+	Tool              string `dynamodbav:"tool,omitempty"`
+	Fingerprint       string `dynamodbav:"fingerprint,omitempty"`
+	CWE               int    `dynamodbav:"cwe"` // NoCWE when the finding has none
+	FilePath          string `dynamodbav:"file_path"`
+	Line              int    `dynamodbav:"line,omitempty"`
+	Urgency           string `dynamodbav:"urgency"`
+	Status            string `dynamodbav:"status"`
+	RuleID            string `dynamodbav:"rule_id,omitempty"`
+	Title             string `dynamodbav:"title,omitempty"`
+	Message           string `dynamodbav:"message,omitempty"`
+	Snippet           string `dynamodbav:"snippet,omitempty"`
 	// Code is the source around the flagged lines (uploaded with the
 	// report), CodeStart the number of its first line.
 	CodeStart int    `dynamodbav:"code_start,omitempty"`
@@ -121,14 +121,9 @@ func IssueID(companyID, projectID int64, branch, tool, fingerprint string) strin
 
 // Issues live in 256 partitions per company (see schema.IssueKey): reading
 // them all (EachIssue) pages through small partitions.
-func issueKey(companyID int64, id string) Key { return schema.IssueKey(companyID, id) }
+func issueKey(companyID int64, id string) ddb.Key { return schema.IssueKey(companyID, id) }
 
-func issueShardPK(companyID int64, shard string) string { return schema.IssueShardPK(companyID, shard) }
-
-func shortHash(s string, n int) string { return schema.ShortHash(s, n) }
-
-func branchHash(branch string) string { return schema.BranchHash(branch) }
-func pathHash(path string) string     { return shortHash(path, 32) }
+func pathHash(path string) string { return schema.ShortHash(path, 32) }
 
 // issueGroupPK is the index partition of one group's issues.
 func issueGroupPK(companyID int64, dim Dimension, group string) string {
@@ -147,22 +142,19 @@ func scopePrefix(sc Scope) string {
 	case sc.Branch == "":
 		return fmt.Sprintf("P%012d#", sc.ProjectID)
 	}
-	return fmt.Sprintf("P%012d#%s#", sc.ProjectID, branchHash(sc.Branch))
+	return fmt.Sprintf("P%012d#%s#", sc.ProjectID, schema.BranchHash(sc.Branch))
 }
-
-// maxMillis inverts creation times so that ascending keys are newest first.
-const maxMillis = 9_999_999_999_999
 
 func (i *Issue) setKeys() error {
 	t, err := time.Parse(time.RFC3339, i.CreatedAt)
 	if err != nil {
-		return fmt.Errorf("issue created_at %q: %w", i.CreatedAt, ErrInvalid)
+		return fmt.Errorf("issue created_at %q: %w", i.CreatedAt, ddb.ErrInvalid)
 	}
-	sk := fmt.Sprintf("%s%013d#%s", scopePrefix(Scope{ProjectID: i.ProjectID, Branch: i.Branch}), maxMillis-t.UnixMilli(), i.ID)
+	sk := fmt.Sprintf("%s%013d#%s", scopePrefix(Scope{ProjectID: i.ProjectID, Branch: i.Branch}), schema.MaxMillis-t.UnixMilli(), i.ID)
 	i.Key = issueKey(i.CompanyID, i.ID)
 	i.GSI1PK, i.GSI1SK = issueGroupPK(i.CompanyID, ByCWE, strconv.Itoa(i.CWE)), sk
 	i.GSI2PK, i.GSI2SK = issueGroupPK(i.CompanyID, ByFile, i.FilePath), sk
-	i.OffsetKeys = OffsetKeys{OffsetPK: i.GSI1PK, OffsetSK: i.GSI1SK}
+	i.OffsetKeys = schema.OffsetKeys{OffsetPK: i.GSI1PK, OffsetSK: i.GSI1SK}
 	return nil
 }
 
@@ -186,7 +178,7 @@ type groupRef struct {
 	group string
 }
 
-func (g groupRef) key(companyID int64) Key { return counterKey(companyID, g.scope, g.dim, g.group) }
+func (g groupRef) key(companyID int64) ddb.Key { return counterKey(companyID, g.scope, g.dim, g.group) }
 
 // eachGroup calls fn with every counter the issue counts in.
 func (i *Issue) eachGroup(fn func(groupRef)) {
@@ -202,14 +194,14 @@ func (i *Issue) prepare(companyID int64, at string) error {
 	if i.ID == "" {
 		i.ID = uuid.NewString()
 	}
-	id, ok := CanonicalUUID(i.ID)
+	id, ok := schema.CanonicalUUID(i.ID)
 	switch {
 	case !ok:
-		return fmt.Errorf("issue id %q is not a uuid: %w", i.ID, ErrInvalid)
+		return fmt.Errorf("issue id %q is not a uuid: %w", i.ID, ddb.ErrInvalid)
 	case i.ProjectID <= 0 || i.Branch == "" || i.FilePath == "" || i.CWE < 0:
-		return fmt.Errorf("issue %s needs a project, a branch, a file path and a CWE >= 0: %w", i.ID, ErrInvalid)
+		return fmt.Errorf("issue %s needs a project, a branch, a file path and a CWE >= 0: %w", i.ID, ddb.ErrInvalid)
 	case !slices.Contains(Urgencies, i.Urgency) || !slices.Contains(Statuses, i.Status):
-		return fmt.Errorf("issue %s: urgency %q / status %q: %w", i.ID, i.Urgency, i.Status, ErrInvalid)
+		return fmt.Errorf("issue %s: urgency %q / status %q: %w", i.ID, i.Urgency, i.Status, ddb.ErrInvalid)
 	}
 	i.ID, i.CompanyID = id, companyID
 	if i.CreatedAt == "" {
@@ -219,13 +211,13 @@ func (i *Issue) prepare(companyID int64, at string) error {
 }
 
 // GetIssue reads a SAST issue of a company.
-func (s *Store) GetIssue(ctx context.Context, companyID int64, id string) (Issue, error) {
-	cid, ok := CanonicalUUID(id)
+func (x *Findings) GetIssue(ctx context.Context, companyID int64, id string) (Issue, error) {
+	cid, ok := schema.CanonicalUUID(id)
 	if !ok {
-		return Issue{}, ErrNotFound
+		return Issue{}, ddb.ErrNotFound
 	}
 	var i Issue
-	err := s.t.GetItem(ctx, issueKey(companyID, cid), &i)
+	err := x.t.GetItem(ctx, issueKey(companyID, cid), &i)
 	return i, err
 }
 
@@ -237,85 +229,79 @@ func (s *Store) GetIssue(ctx context.Context, companyID int64, id string) (Issue
 // now; every issue needs a project id, a branch, a file path, a CWE (NoCWE
 // for none), an urgency code of Urgencies and a status of Statuses, else
 // ErrInvalid and nothing is written.
-func (s *Store) CreateIssues(ctx context.Context, companyID int64, issues []Issue) (int, error) {
+func (x *Findings) CreateIssues(ctx context.Context, companyID int64, issues []Issue) (int, error) {
 	batch := make([]Issue, len(issues))
 	for n, i := range issues {
-		if err := i.prepare(companyID, s.t.Stamp()); err != nil {
+		if err := i.prepare(companyID, x.t.Stamp()); err != nil {
 			return 0, err
 		}
 		batch[n] = i
 	}
 	created := 0
-	err := s.t.Retrying(ctx, func() error {
-		existing, err := s.issuesByID(ctx, companyID, issueIDs(batch))
+	err := x.t.Retrying(ctx, func() error {
+		existing, err := x.issuesByID(ctx, companyID, IDs(batch))
 		if err != nil {
 			return err
 		}
-		var changes []issueChange
+		var changes []IssueChange
 		for n := range batch {
 			if _, ok := existing[batch[n].ID]; !ok {
-				changes = append(changes, issueChange{after: &batch[n]})
+				changes = append(changes, IssueChange{After: &batch[n]})
 			}
 		}
-		n, err := s.commitIssues(ctx, companyID, changes)
+		n, err := x.commitIssues(ctx, companyID, changes)
 		created += n
 		return err
 	})
 	if err != nil {
 		return created, err
 	}
-	return created, s.settleCounters(ctx, companyID, counterKeysOf(companyID, batch))
-}
-
-// SetIssueStatus changes an issue's status (a change by no one in
-// particular: the demo seed and tests); UpdateIssue is the API's.
-func (s *Store) SetIssueStatus(ctx context.Context, companyID int64, id, status string) (Issue, error) {
-	return s.UpdateIssue(ctx, companyID, id, IssueUpdate{Status: &status}, Actor{})
+	return created, x.settleCounters(ctx, companyID, CounterKeys(companyID, batch))
 }
 
 // DeleteIssue removes an issue and its counts in one transaction.
-func (s *Store) DeleteIssue(ctx context.Context, companyID int64, id string) error {
+func (x *Findings) DeleteIssue(ctx context.Context, companyID int64, id string) error {
 	var before Issue
-	err := s.t.Retrying(ctx, func() error {
+	err := x.t.Retrying(ctx, func() error {
 		var err error
-		if before, err = s.consistentIssue(ctx, companyID, id); err != nil {
+		if before, err = x.consistentIssue(ctx, companyID, id); err != nil {
 			return err
 		}
-		_, err = s.commitIssues(ctx, companyID, []issueChange{{before: &before}})
+		_, err = x.commitIssues(ctx, companyID, []IssueChange{{Before: &before}})
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	return s.settleCounters(ctx, companyID, counterKeysOf(companyID, []Issue{before}))
+	return x.settleCounters(ctx, companyID, CounterKeys(companyID, []Issue{before}))
 }
 
 // consistentIssue reads the issue's latest version (a write path decides on
 // it).
-func (s *Store) consistentIssue(ctx context.Context, companyID int64, id string) (Issue, error) {
-	cid, ok := CanonicalUUID(id)
+func (x *Findings) consistentIssue(ctx context.Context, companyID int64, id string) (Issue, error) {
+	cid, ok := schema.CanonicalUUID(id)
 	if !ok {
-		return Issue{}, ErrNotFound
+		return Issue{}, ddb.ErrNotFound
 	}
-	got, err := s.issuesByID(ctx, companyID, []string{cid})
+	got, err := x.issuesByID(ctx, companyID, []string{cid})
 	if err != nil {
 		return Issue{}, err
 	}
 	i, ok := got[cid]
 	if !ok {
-		return Issue{}, ErrNotFound
+		return Issue{}, ddb.ErrNotFound
 	}
 	return i, nil
 }
 
 // issuesByID reads issues of a company with consistent reads, by id; ids
 // not found are absent from the map.
-func (s *Store) issuesByID(ctx context.Context, companyID int64, ids []string) (map[string]Issue, error) {
-	keys := make([]Key, len(ids))
+func (x *Findings) issuesByID(ctx context.Context, companyID int64, ids []string) (map[string]Issue, error) {
+	keys := make([]ddb.Key, len(ids))
 	for n, id := range ids {
 		keys[n] = issueKey(companyID, id)
 	}
-	got, err := s.t.BatchGet(ctx, keys)
+	got, err := x.t.BatchGet(ctx, keys)
 	if err != nil {
 		return nil, err
 	}
@@ -330,7 +316,8 @@ func (s *Store) issuesByID(ctx context.Context, companyID int64, ids []string) (
 	return out, nil
 }
 
-func issueIDs(issues []Issue) []string {
+// IDs are the issues' ids, in order.
+func IDs(issues []Issue) []string {
 	out := make([]string, len(issues))
 	for n := range issues {
 		out[n] = issues[n].ID
@@ -338,11 +325,11 @@ func issueIDs(issues []Issue) []string {
 	return out
 }
 
-// counterKeysOf are the counters of every group and scope the issues are
+// CounterKeys are the counters of every group and scope the issues are
 // in. Each counter's key is made once (a scan's issues share few of them).
-func counterKeysOf(companyID int64, lists ...[]Issue) []Key {
+func CounterKeys(companyID int64, lists ...[]Issue) []ddb.Key {
 	seen := map[groupRef]bool{}
-	var out []Key
+	var out []ddb.Key
 	for _, issues := range lists {
 		for n := range issues {
 			issues[n].eachGroup(func(g groupRef) {
@@ -364,15 +351,15 @@ type Actor struct {
 	RuleID string `dynamodbav:"rule_id,omitempty" json:"rule_id,omitempty"`
 }
 
-// issueChange is one issue's transition: before is nil for a new issue,
-// after is nil for a deleted one. A status change records its history
+// IssueChange is one issue's transition: Before is nil for a new issue,
+// After is nil for a deleted one. A status change records its history
 // entry (by, reason) in the same transaction, and so do events, the
 // change's own events beside issue_status_changed.
-type issueChange struct {
-	before, after *Issue
-	by            Actor
-	reason        string
-	events        []Event
+type IssueChange struct {
+	Before, After *Issue
+	By            Actor
+	Reason        string
+	Events        []schema.Event
 }
 
 // commitIssues writes changes in transactions of at most maxTxItems items:
@@ -385,13 +372,13 @@ type issueChange struct {
 // transactions committed before it stay committed (each is exact on its
 // own). It returns how many changes were committed. Callers settle the
 // counters afterwards (settleCounters).
-func (s *Store) commitIssues(ctx context.Context, companyID int64, changes []issueChange, first ...types.TransactWriteItem) (int, error) {
-	at := s.t.Stamp()
-	if err := s.settleTerms(ctx, companyID, changes, at); err != nil {
+func (x *Findings) commitIssues(ctx context.Context, companyID int64, changes []IssueChange, first ...types.TransactWriteItem) (int, error) {
+	at := x.t.Stamp()
+	if err := x.settleTerms(ctx, companyID, changes, at); err != nil {
 		return 0, err
 	}
 	for n := range changes {
-		if a, b := changes[n].after, changes[n].before; a != nil {
+		if a, b := changes[n].After, changes[n].Before; a != nil {
 			a.Version = 1
 			if b != nil {
 				a.Version, a.UpdatedAt = b.Version+1, at
@@ -402,22 +389,22 @@ func (s *Store) commitIssues(ctx context.Context, companyID int64, changes []iss
 		}
 	}
 	// Neighbours share counters, so sorted chunks hold more issues each.
-	slices.SortStableFunc(changes, func(a, b issueChange) int {
+	slices.SortStableFunc(changes, func(a, b IssueChange) int {
 		x, y := a.issue(), b.issue()
 		return cmp.Or(cmp.Compare(x.ProjectID, y.ProjectID), strings.Compare(x.Branch, y.Branch),
 			cmp.Compare(x.CWE, y.CWE), strings.Compare(x.FilePath, y.FilePath))
 	})
-	fixSLA, err := s.fixSettings(ctx, companyID, changes)
+	fixSLA, err := x.fixSettings(ctx, companyID, changes)
 	if err != nil {
 		return 0, err
 	}
 	done := 0
-	for n, chunk := range chunkChanges(companyID, changes, len(first)) {
-		items, err := s.txChanges(companyID, chunk, at)
+	for n, chunk := range ChunkChanges(companyID, changes, len(first)) {
+		items, err := x.txChanges(companyID, chunk, at)
 		if err != nil {
 			return done, err
 		}
-		moves, err := s.txTrend(companyID, chunk, at, fixSLA)
+		moves, err := x.txTrend(companyID, chunk, at, fixSLA)
 		if err != nil {
 			return done, err
 		}
@@ -425,7 +412,7 @@ func (s *Store) commitIssues(ctx context.Context, companyID int64, changes []iss
 		if n == 0 {
 			items = append(items, first...)
 		}
-		if err := s.t.Transact(ctx, items); err != nil {
+		if err := x.t.Transact(ctx, items); err != nil {
 			return done, err
 		}
 		done += len(chunk)
@@ -434,53 +421,53 @@ func (s *Store) commitIssues(ctx context.Context, companyID int64, changes []iss
 }
 
 // issue is the issue a change is about.
-func (c issueChange) issue() *Issue {
-	if c.after != nil {
-		return c.after
+func (c IssueChange) issue() *Issue {
+	if c.After != nil {
+		return c.After
 	}
-	return c.before
+	return c.Before
 }
 
 // historyEntry reports whether the change records a status history entry:
 // a status change, or a triage rule acting on a new issue.
-func (c issueChange) historyEntry() bool {
-	if c.before == nil {
-		return c.after != nil && c.by.RuleID != ""
+func (c IssueChange) historyEntry() bool {
+	if c.Before == nil {
+		return c.After != nil && c.By.RuleID != ""
 	}
-	return c.after != nil && c.before.Status != c.after.Status
+	return c.After != nil && c.Before.Status != c.After.Status
 }
 
 // txChanges is one transaction's items for chunk.
-func (s *Store) txChanges(companyID int64, chunk []issueChange, at string) ([]types.TransactWriteItem, error) {
+func (x *Findings) txChanges(companyID int64, chunk []IssueChange, at string) ([]types.TransactWriteItem, error) {
 	var items []types.TransactWriteItem
 	for n, c := range chunk {
-		item, err := s.txIssue(c)
+		item, err := x.txIssue(c)
 		if err != nil {
 			return nil, err
 		}
 		items = append(items, item)
 		if c.historyEntry() {
-			h := newHistory(companyID, c, at, n)
-			item, err := s.t.TxPutNew(h)
+			h := NewHistory(companyID, c, at, n)
+			item, err := x.t.TxPutNew(h)
 			if err != nil {
 				return nil, err
 			}
 			items = append(items, item)
-			if c.before == nil { // a new issue's status is no change to announce
+			if c.Before == nil { // a new issue's status is no change to announce
 				continue
 			}
 			e, err := statusChanged(companyID, c)
 			if err != nil {
 				return nil, err
 			}
-			ev, err := s.l.TxEvent(e)
+			ev, err := x.l.TxEvent(e)
 			if err != nil {
 				return nil, err
 			}
 			items = append(items, ev)
 		}
-		for _, e := range c.events {
-			ev, err := s.l.TxEvent(e)
+		for _, e := range c.Events {
+			ev, err := x.l.TxEvent(e)
 			if err != nil {
 				return nil, err
 			}
@@ -488,7 +475,7 @@ func (s *Store) txChanges(companyID int64, chunk []issueChange, at string) ([]ty
 		}
 	}
 	for k, d := range counterDeltas(companyID, chunk) {
-		item, err := s.txCounter(k, d)
+		item, err := x.txCounter(k, d)
 		if err != nil {
 			return nil, err
 		}
@@ -499,36 +486,36 @@ func (s *Store) txChanges(companyID int64, chunk []issueChange, at string) ([]ty
 
 // txIssue is the issue's own write, conditional on the state the change
 // was computed from.
-func (s *Store) txIssue(c issueChange) (types.TransactWriteItem, error) {
-	if c.before == nil {
-		return s.t.TxPutNew(c.after)
+func (x *Findings) txIssue(c IssueChange) (types.TransactWriteItem, error) {
+	if c.Before == nil {
+		return x.t.TxPutNew(c.After)
 	}
-	cond := expression.Name("ver").Equal(expression.Value(c.before.Version))
-	if c.before.Version == 0 { // written before versions existed
+	cond := expression.Name("ver").Equal(expression.Value(c.Before.Version))
+	if c.Before.Version == 0 { // written before versions existed
 		cond = expression.AttributeNotExists(expression.Name("ver"))
 	}
-	if c.after != nil {
-		return s.t.TxPut(c.after, &cond)
+	if c.After != nil {
+		return x.t.TxPut(c.After, &cond)
 	}
-	return s.t.TxDelete(c.before.Key, cond)
+	return x.t.TxDelete(c.Before.Key, cond)
 }
 
-// chunkChanges splits changes so that each chunk's transaction (its issues,
+// ChunkChanges splits changes so that each chunk's transaction (its issues,
 // their history entries and events and the distinct counters they touch)
 // stays within DynamoDB's item limit, the first one leaving room for
 // reserve more items.
-func chunkChanges(companyID int64, changes []issueChange, reserve int) [][]issueChange {
-	var chunks [][]issueChange
-	var cur []issueChange
-	counters := map[Key]bool{}
+func ChunkChanges(companyID int64, changes []IssueChange, reserve int) [][]IssueChange {
+	var chunks [][]IssueChange
+	var cur []IssueChange
+	counters := map[ddb.Key]bool{}
 	items := reserve
 	for _, c := range changes {
 		issues := []Issue{*c.issue()}
-		if c.before != nil && c.after != nil {
-			issues = append(issues, *c.before)
+		if c.Before != nil && c.After != nil {
+			issues = append(issues, *c.Before)
 		}
-		keys := uniqueKeys(append(counterKeysOf(companyID, issues), trends.Keys(companyID, c.issue().ProjectID)...))
-		need := 1 + 2*b2i(c.historyEntry()) + len(c.events)
+		keys := uniqueKeys(append(CounterKeys(companyID, issues), trends.Keys(companyID, c.issue().ProjectID)...))
+		need := 1 + 2*b2i(c.historyEntry()) + len(c.Events)
 		for k := range keys {
 			if !counters[k] {
 				need++
@@ -536,8 +523,8 @@ func chunkChanges(companyID int64, changes []issueChange, reserve int) [][]issue
 		}
 		if len(cur) > 0 && items+need > ddb.MaxTxItems {
 			chunks = append(chunks, cur)
-			cur, counters, items = nil, map[Key]bool{}, 0
-			need = 1 + 2*b2i(c.historyEntry()) + len(c.events) + len(keys)
+			cur, counters, items = nil, map[ddb.Key]bool{}, 0
+			need = 1 + 2*b2i(c.historyEntry()) + len(c.Events) + len(keys)
 		}
 		cur = append(cur, c)
 		items += need
@@ -551,8 +538,8 @@ func chunkChanges(companyID int64, changes []issueChange, reserve int) [][]issue
 	return chunks
 }
 
-func uniqueKeys(keys []Key) map[Key]bool {
-	out := map[Key]bool{}
+func uniqueKeys(keys []ddb.Key) map[ddb.Key]bool {
+	out := map[ddb.Key]bool{}
 	for _, k := range keys {
 		out[k] = true
 	}
@@ -562,15 +549,27 @@ func uniqueKeys(keys []Key) map[Key]bool {
 // statusChanged is the issue_status_changed event of a status change. Its
 // id names the issue's new version, so a retried transaction records the
 // same event and every later change a new one.
-func statusChanged(companyID int64, c issueChange) (Event, error) {
+func statusChanged(companyID int64, c IssueChange) (schema.Event, error) {
 	var by *int64
-	if c.by.UserID != 0 {
-		by = &c.by.UserID
+	if c.By.UserID != 0 {
+		by = &c.By.UserID
 	}
 	data, err := json.Marshal(map[string]any{
-		"issue_id": c.after.ID, "project_id": c.after.ProjectID, "project_name": c.after.ProjectName,
-		"title": c.after.Title, "previous_status": c.before.Status, "status": c.after.Status, "changed_by": by,
+		"issue_id": c.After.ID, "project_id": c.After.ProjectID, "project_name": c.After.ProjectName,
+		"title": c.After.Title, "previous_status": c.Before.Status, "status": c.After.Status, "changed_by": by,
 	})
-	return Event{ID: fmt.Sprintf("issue_status_changed-%s-v%d", c.after.ID, c.after.Version), CompanyID: companyID,
+	return schema.Event{ID: fmt.Sprintf("issue_status_changed-%s-v%d", c.After.ID, c.After.Version), CompanyID: companyID,
 		Type: "issue_status_changed", Data: data}, err
+}
+
+// EachIssue calls fn with every SAST issue of a company, page by page. It
+// reads them all, so it is for exports, checks and benchmarks, never for a
+// request path.
+func (x *Findings) EachIssue(ctx context.Context, companyID int64, fn func(Issue) error) error {
+	for shard := range 256 {
+		if err := ddb.Each(ctx, x.t, ddb.PKBeginsWith(schema.IssueShardPK(companyID, fmt.Sprintf("%02x", shard)), ""), fn); err != nil {
+			return err
+		}
+	}
+	return nil
 }

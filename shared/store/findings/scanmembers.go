@@ -1,4 +1,4 @@
-package store
+package findings
 
 import (
 	"context"
@@ -8,8 +8,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/scans"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -32,7 +34,7 @@ func memberPK(companyID int64, scanID string) string { return schema.MemberPK(co
 
 // memberItem is one chunk of a scan's issue ids.
 type memberItem struct {
-	Key
+	ddb.Key
 	Start int      `dynamodbav:"start"` // position of IDs[0] in the scan's list
 	IDs   []string `dynamodbav:"ids"`
 }
@@ -51,23 +53,23 @@ func memberList(companyID int64, scanID string) page.List {
 // putMembers records which issues the scan reported. The chunks follow
 // from the ids alone, so writing them again (a retried ingestion) writes
 // the same items.
-func (s *Store) putMembers(ctx context.Context, companyID int64, scanID string, found []Issue) error {
-	ids := issueIDs(found)
+func (x *Findings) putMembers(ctx context.Context, companyID int64, scanID string, found []Issue) error {
+	ids := IDs(found)
 	slices.Sort(ids)
 	ids = slices.Compact(ids)
 	var items []any
 	for start := 0; start < len(ids); start += memberChunk {
 		chunk := ids[start:min(start+memberChunk, len(ids))]
-		items = append(items, memberItem{Key: Key{PK: memberPK(companyID, scanID), SK: memberChunkPrefix + chunk[0]},
+		items = append(items, memberItem{Key: ddb.Key{PK: memberPK(companyID, scanID), SK: memberChunkPrefix + chunk[0]},
 			Start: start, IDs: chunk})
 	}
-	return s.t.BatchPutParallel(ctx, items)
+	return x.t.BatchPutParallel(ctx, items)
 }
 
 // memberIDs are the ids of the issues a scan reported, ascending.
-func (s *Store) memberIDs(ctx context.Context, companyID int64, scanID string) ([]string, error) {
+func (x *Findings) memberIDs(ctx context.Context, companyID int64, scanID string) ([]string, error) {
 	var chunks []memberItem
-	if err := s.t.QueryAll(ctx, "", memberKeys(companyID, scanID, page.Prefix(memberChunkPrefix)), true, &chunks); err != nil {
+	if err := x.t.QueryAll(ctx, "", memberKeys(companyID, scanID, page.Prefix(memberChunkPrefix)), true, &chunks); err != nil {
 		return nil, err
 	}
 	var out []string
@@ -83,7 +85,7 @@ func (s *Store) memberIDs(ctx context.Context, companyID int64, scanID string) (
 // position after them ("" when the list ends there). From the first chunk
 // it reads every chunk before the window; from a page token's chunk, one
 // or two.
-func (s *Store) memberWindow(ctx context.Context, companyID int64, scanID, from string, offset, limit int) ([]string, string, error) {
+func (x *Findings) memberWindow(ctx context.Context, companyID int64, scanID, from string, offset, limit int) ([]string, string, error) {
 	r, batch := page.Prefix(memberChunkPrefix), int32(3)
 	if from != "" {
 		r.From = from
@@ -95,7 +97,7 @@ func (s *Store) memberWindow(ctx context.Context, companyID int64, scanID, from 
 	ids := []string{}
 	var start map[string]types.AttributeValue
 	for {
-		items, last, err := s.t.QueryRaw(ctx, "", kc, nil, true, batch, start)
+		items, last, err := x.t.QueryRaw(ctx, "", kc, nil, true, batch, start)
 		if err != nil {
 			return nil, "", err
 		}
@@ -130,32 +132,32 @@ const maxSortKey = 1024
 // ScanIssues reads one page of the issues a scan reported (in issue id
 // order) and how many it reported: the membership chunks of the page (by
 // number, also those before it), then the page's issues by key.
-func (s *Store) ScanIssues(ctx context.Context, companyID int64, sc Scan, q PageQuery) ([]Issue, PageResult, int, error) {
+func (x *Findings) ScanIssues(ctx context.Context, companyID int64, sc scans.Scan, q page.Request) ([]Issue, page.Result, int, error) {
 	l := memberList(companyID, sc.ID)
 	from, offset := "", q.Offset
 	if q.Token != "" {
 		c, err := l.Open(q.Token)
 		if err != nil {
-			return nil, PageResult{}, 0, err
+			return nil, page.Result{}, 0, err
 		}
 		if from, offset = c.Key[tabledef.SK], c.Offset; len(from) > maxSortKey {
-			return nil, PageResult{}, 0, ErrBadPageToken
+			return nil, page.Result{}, 0, page.ErrBadToken
 		}
 	}
-	ids, next, err := s.memberWindow(ctx, companyID, sc.ID, from, offset, q.Limit)
+	ids, next, err := x.memberWindow(ctx, companyID, sc.ID, from, offset, q.Limit)
 	if err != nil {
-		return nil, PageResult{}, 0, err
+		return nil, page.Result{}, 0, err
 	}
-	res := PageResult{Offset: offset}
+	res := page.Result{Offset: offset}
 	if next != "" {
 		key := map[string]string{tabledef.PK: l.Partition, tabledef.SK: next}
 		if res.Next, err = l.Seal(page.Cursor{Key: key, Offset: offset + len(ids)}); err != nil {
-			return nil, PageResult{}, 0, err
+			return nil, page.Result{}, 0, err
 		}
 	}
-	got, err := s.issuesByID(ctx, companyID, ids)
+	got, err := x.issuesByID(ctx, companyID, ids)
 	if err != nil {
-		return nil, PageResult{}, 0, err
+		return nil, page.Result{}, 0, err
 	}
 	out := make([]Issue, 0, len(ids))
 	for _, id := range ids {
@@ -168,9 +170,9 @@ func (s *Store) ScanIssues(ctx context.Context, companyID int64, sc Scan, q Page
 
 // ScanReported reports whether a scan of the company reported an issue:
 // it reads the one chunk that would hold the id.
-func (s *Store) ScanReported(ctx context.Context, companyID int64, scanID, issueID string) (bool, error) {
+func (x *Findings) ScanReported(ctx context.Context, companyID int64, scanID, issueID string) (bool, error) {
 	kc := memberKeys(companyID, scanID, page.Range{From: memberChunkPrefix, To: memberChunkPrefix + issueID})
-	items, _, err := s.t.QueryRaw(ctx, "", kc, nil, false, 1, nil)
+	items, _, err := x.t.QueryRaw(ctx, "", kc, nil, false, 1, nil)
 	if err != nil || len(items) == 0 {
 		return false, err
 	}

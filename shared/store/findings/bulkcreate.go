@@ -1,4 +1,4 @@
-package store
+package findings
 
 import (
 	"context"
@@ -48,7 +48,7 @@ const journalChunk = ddb.MaxTxItems - 4
 
 // journalItem is one chunk of a scan's counter deltas.
 type journalItem struct {
-	Key
+	ddb.Key
 	Entries []journalEntry `dynamodbav:"entries"`
 	Trend   []trends.Move  `dynamodbav:"trend,omitempty"` // the trend item's (trendJournalSK)
 }
@@ -63,32 +63,32 @@ type journalEntry struct {
 
 // bulkCreate writes new issues (changes without before) and counts them;
 // it adds the counters it settled to settled.
-func (s *Store) bulkCreate(ctx context.Context, companyID int64, scanID string, creates []issueChange, settled map[Key]bool) error {
+func (x *Findings) bulkCreate(ctx context.Context, companyID int64, scanID string, creates []IssueChange, settled map[ddb.Key]bool) error {
 	pk := journalPK(companyID, scanID)
-	var marker Key
-	err := s.t.GetItem(ctx, Key{PK: pk, SK: journalDone}, &marker)
+	var marker ddb.Key
+	err := x.t.GetItem(ctx, ddb.Key{PK: pk, SK: journalDone}, &marker)
 	switch {
-	case errors.Is(err, ErrNotFound) && len(creates) == 0:
+	case errors.Is(err, ddb.ErrNotFound) && len(creates) == 0:
 		return nil // nothing to create, nothing owed
-	case errors.Is(err, ErrNotFound):
-		if err := s.writeJournal(ctx, companyID, pk, creates); err != nil {
+	case errors.Is(err, ddb.ErrNotFound):
+		if err := x.writeJournal(ctx, companyID, pk, creates); err != nil {
 			return err
 		}
 	case err != nil:
 		return err
 	}
-	if err := s.settleTerms(ctx, companyID, creates, s.t.Stamp()); err != nil {
+	if err := x.settleTerms(ctx, companyID, creates, x.t.Stamp()); err != nil {
 		return err
 	}
 	items := make([]any, 0, len(creates))
 	for _, c := range creates {
-		c.after.Version = 1
-		if err := c.after.setDue(nil); err != nil {
+		c.After.Version = 1
+		if err := c.After.setDue(nil); err != nil {
 			return err
 		}
-		items = append(items, c.after)
+		items = append(items, c.After)
 		if c.historyEntry() { // a triage rule acted at first detection: a retry writes the same entry
-			items = append(items, newHistory(companyID, c, c.after.CreatedAt, 0))
+			items = append(items, NewHistory(companyID, c, c.After.CreatedAt, 0))
 		}
 	}
 	// The issues and the counters go out together: the journal, not the
@@ -96,16 +96,16 @@ func (s *Store) bulkCreate(ctx context.Context, companyID int64, scanID string, 
 	// to a retry, and the counters' transactions ride beside the issues'
 	// batches instead of after them.
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return s.t.BatchPutParallel(gctx, items) })
-	g.Go(func() error { return s.applyJournal(gctx, companyID, pk, settled) })
+	g.Go(func() error { return x.t.BatchPutParallel(gctx, items) })
+	g.Go(func() error { return x.applyJournal(gctx, companyID, pk, settled) })
 	if err := g.Wait(); err != nil {
 		return err
 	}
 	// Paid in full: a later apply of the scan journals afresh.
-	return s.t.DeleteItem(ctx, Key{PK: pk, SK: journalDone})
+	return x.t.DeleteItem(ctx, ddb.Key{PK: pk, SK: journalDone})
 }
 
-func (s *Store) writeJournal(ctx context.Context, companyID int64, pk string, creates []issueChange) error {
+func (x *Findings) writeJournal(ctx context.Context, companyID int64, pk string, creates []IssueChange) error {
 	var entries []journalEntry
 	for _, d := range counterDeltas(companyID, creates) {
 		entries = append(entries, journalEntry{Project: d.scope.ProjectID,
@@ -113,18 +113,18 @@ func (s *Store) writeJournal(ctx context.Context, companyID int64, pk string, cr
 	}
 	var items []any
 	for start := 0; start < len(entries); start += journalChunk {
-		items = append(items, journalItem{Key: Key{PK: pk, SK: fmt.Sprintf("CHUNK#%06d", start/journalChunk)},
+		items = append(items, journalItem{Key: ddb.Key{PK: pk, SK: fmt.Sprintf("CHUNK#%06d", start/journalChunk)},
 			Entries: entries[start:min(start+journalChunk, len(entries))]})
 	}
-	if tj, err := s.trendJournal(ctx, companyID, pk, creates); err != nil {
+	if tj, err := x.trendJournal(ctx, companyID, pk, creates); err != nil {
 		return err
 	} else if tj != nil {
 		items = append(items, *tj)
 	}
-	if err := s.t.BatchPutParallel(ctx, items); err != nil {
+	if err := x.t.BatchPutParallel(ctx, items); err != nil {
 		return err
 	}
-	return s.t.PutItem(ctx, Key{PK: pk, SK: journalDone}, nil)
+	return x.t.PutItem(ctx, ddb.Key{PK: pk, SK: journalDone}, nil)
 }
 
 // applyJournal adds every remaining journal item to its counters,
@@ -136,28 +136,28 @@ func (s *Store) writeJournal(ctx context.Context, companyID int64, pk string, cr
 // plain ADDs and settleCounters settles them as it does for every writer.
 // Chunks go one after another: they share their scopes' summaries. The
 // counters settled so are added to settled.
-func (s *Store) applyJournal(ctx context.Context, companyID int64, pk string, settled map[Key]bool) error {
+func (x *Findings) applyJournal(ctx context.Context, companyID int64, pk string, settled map[ddb.Key]bool) error {
 	var chunks []journalItem
-	if err := s.t.QueryAll(ctx, "", ddb.PKBeginsWith(pk, "CHUNK#"), true, &chunks); err != nil {
+	if err := x.t.QueryAll(ctx, "", ddb.PKBeginsWith(pk, "CHUNK#"), true, &chunks); err != nil {
 		return err
 	}
 	exists := expression.AttributeExists(expression.Name(tabledef.PK))
 	for _, ch := range chunks {
-		del, err := s.t.TxDelete(ch.Key, exists)
+		del, err := x.t.TxDelete(ch.Key, exists)
 		if err != nil {
 			return err
 		}
 		if ch.SK == trendJournalSK {
-			if err := s.applyTrendJournal(ctx, companyID, ch, del); err != nil {
+			if err := x.applyTrendJournal(ctx, companyID, ch, del); err != nil {
 				return err
 			}
 			continue
 		}
 		keys := ch.counterKeys(companyID)
-		err = s.applySettled(ctx, companyID, ch, keys, del)
+		err = x.applySettled(ctx, companyID, ch, keys, del)
 		ok := err == nil
-		if errors.Is(err, ErrConflict) {
-			err = s.t.Retrying(ctx, func() error { return s.applyPlain(ctx, ch, keys, del) })
+		if errors.Is(err, ddb.ErrConflict) {
+			err = x.t.Retrying(ctx, func() error { return x.applyPlain(ctx, ch, keys, del) })
 		}
 		if err != nil {
 			return err
@@ -181,8 +181,8 @@ func (e journalEntry) delta() *counterDelta {
 
 // counterKeys are the keys of the counters a journal item moves, in the
 // order of its entries.
-func (ch journalItem) counterKeys(companyID int64) []Key {
-	keys := make([]Key, len(ch.Entries))
+func (ch journalItem) counterKeys(companyID int64) []ddb.Key {
+	keys := make([]ddb.Key, len(ch.Entries))
 	for n, e := range ch.Entries {
 		keys[n] = e.ref().key(companyID)
 	}
@@ -191,16 +191,16 @@ func (ch journalItem) counterKeys(companyID int64) []Key {
 
 // applyPlain adds a journal item's deltas to its counters (keys, as
 // counterKeys) and deletes it.
-func (s *Store) applyPlain(ctx context.Context, ch journalItem, keys []Key, del types.TransactWriteItem) error {
+func (x *Findings) applyPlain(ctx context.Context, ch journalItem, keys []ddb.Key, del types.TransactWriteItem) error {
 	var items []types.TransactWriteItem
 	for n, k := range keys {
-		add, err := s.txCounter(k, ch.Entries[n].delta())
+		add, err := x.txCounter(k, ch.Entries[n].delta())
 		if err != nil {
 			return err
 		}
 		items = append(items, add)
 	}
-	return s.t.Transact(ctx, append(items, del))
+	return x.t.Transact(ctx, append(items, del))
 }
 
 // applySettled adds a journal item's deltas to its counters (keys, as
@@ -208,8 +208,8 @@ func (s *Store) applyPlain(ctx context.Context, ch journalItem, keys []Key, del 
 // when a counter moved since. The item's counters, its scopes' summaries
 // (a scan's issues have three scopes) and its delete fit one transaction:
 // see journalChunk.
-func (s *Store) applySettled(ctx context.Context, companyID int64, ch journalItem, keys []Key, del types.TransactWriteItem) error {
-	got, err := s.t.BatchGet(ctx, keys)
+func (x *Findings) applySettled(ctx context.Context, companyID int64, ch journalItem, keys []ddb.Key, del types.TransactWriteItem) error {
+	got, err := x.t.BatchGet(ctx, keys)
 	if err != nil {
 		return err
 	}
@@ -223,16 +223,16 @@ func (s *Store) applySettled(ctx context.Context, companyID int64, ch journalIte
 			}
 		}
 		d := e.delta()
-		item, now, err := s.txCounterSettled(companyID, keys[n], d, was)
+		item, now, err := x.txCounterSettled(companyID, keys[n], d, was)
 		if err != nil {
 			return err
 		}
 		items = append(items, item)
 		moves.add(d.scope, d.dim, was.indexed, now)
 	}
-	sums, err := s.txSummaries(companyID, moves)
+	sums, err := x.txSummaries(companyID, moves)
 	if err != nil {
 		return err
 	}
-	return s.t.Transact(ctx, append(append(items, sums...), del))
+	return x.t.Transact(ctx, append(append(items, sums...), del))
 }

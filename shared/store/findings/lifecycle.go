@@ -1,4 +1,4 @@
-package store
+package findings
 
 import (
 	"context"
@@ -43,14 +43,14 @@ import (
 
 // ScanHead is the state of one tool on one branch of a project.
 type ScanHead struct {
-	Key
+	ddb.Key
 	ScanID        string `dynamodbav:"scan_id,omitempty"`
 	ScanCreatedAt string `dynamodbav:"scan_created_at,omitempty"`
 	LeaseOwner    string `dynamodbav:"lease_owner,omitempty"`
 	LeaseUntil    int64  `dynamodbav:"lease_until,omitempty"` // unix ms
 }
 
-func headKey(companyID, projectID int64, branch, tool string) Key {
+func headKey(companyID, projectID int64, branch, tool string) ddb.Key {
 	return schema.HeadKey(companyID, projectID, branch, tool)
 }
 
@@ -78,80 +78,80 @@ type ApplyResult struct {
 // scan complete. It is idempotent: applying the same scan again (a retried
 // upload or a redelivered message) changes nothing more. Two scans of the
 // same branch and tool never interleave.
-func (s *Store) ApplyScan(ctx context.Context, companyID int64, sc Scan, found []Issue) (ApplyResult, error) {
+func (x *Findings) ApplyScan(ctx context.Context, companyID int64, sc scans.Scan, found []Issue) (ApplyResult, error) {
 	for n := range found {
 		if found[n].Status != Suppressed {
 			found[n].Status, found[n].Reason = "open", "" // what a new issue starts as; the lifecycle decides
 		}
-		if err := found[n].prepare(companyID, s.t.Stamp()); err != nil {
+		if err := found[n].prepare(companyID, x.t.Stamp()); err != nil {
 			return ApplyResult{}, err
 		}
 	}
 	// Each attempt holds the lease under a token of its own: two attempts of
 	// the same scan (a client retrying while the first still runs) queue too.
 	lease := sc.ID + "/" + uuid.NewString()
-	head, err := s.takeLease(ctx, companyID, sc, lease)
+	head, err := x.takeLease(ctx, companyID, sc, lease)
 	if err != nil {
 		return ApplyResult{}, err
 	}
-	stop := s.keepLease(ctx, companyID, sc, lease)
-	res, err := s.applyLeased(ctx, companyID, sc, lease, head, found)
+	stop := x.keepLease(ctx, companyID, sc, lease)
+	res, err := x.applyLeased(ctx, companyID, sc, lease, head, found)
 	stop()
 	if err != nil {
-		s.releaseLease(ctx, companyID, sc, lease)
+		x.releaseLease(ctx, companyID, sc, lease)
 		return res, err
 	}
 	return res, nil
 }
 
-func (s *Store) applyLeased(ctx context.Context, companyID int64, sc Scan, lease string, head ScanHead, found []Issue) (ApplyResult, error) {
+func (x *Findings) applyLeased(ctx context.Context, companyID int64, sc scans.Scan, lease string, head ScanHead, found []Issue) (ApplyResult, error) {
 	// The scan's membership goes out beside its issues: only scans applied
 	// after this one completes read it.
 	var members errgroup.Group
-	members.Go(func() error { return s.putMembers(ctx, companyID, sc.ID, found) })
-	res, events, err := s.applyIssues(ctx, companyID, sc, head, found)
+	members.Go(func() error { return x.putMembers(ctx, companyID, sc.ID, found) })
+	res, events, err := x.applyIssues(ctx, companyID, sc, head, found)
 	if merr := members.Wait(); err == nil {
 		err = merr
 	}
 	if err != nil {
 		return res, err
 	}
-	return res, s.t.Retrying(ctx, func() error { return s.completeScan(ctx, companyID, sc, lease, len(found), !res.Late, events) })
+	return res, x.t.Retrying(ctx, func() error { return x.completeScan(ctx, companyID, sc, lease, len(found), !res.Late, events) })
 }
 
 // applyIssues applies the lifecycle to the scan's issues and settles their
 // counters; it returns the events completing the scan records.
-func (s *Store) applyIssues(ctx context.Context, companyID int64, sc Scan, head ScanHead, found []Issue) (ApplyResult, []Event, error) {
+func (x *Findings) applyIssues(ctx context.Context, companyID int64, sc scans.Scan, head ScanHead, found []Issue) (ApplyResult, []schema.Event, error) {
 	var res ApplyResult
 	res.Late = head.ScanID != "" && head.ScanID != sc.ID && head.ScanCreatedAt > sc.CreatedAt
 	truth := !res.Late
 	var previous []string
 	if truth && head.ScanID != "" && head.ScanID != sc.ID {
 		var err error
-		if previous, err = s.memberIDs(ctx, companyID, head.ScanID); err != nil {
+		if previous, err = x.memberIDs(ctx, companyID, head.ScanID); err != nil {
 			return res, nil, err
 		}
 	}
 	// The triage rules are read once: every attempt applies the same.
-	rules, err := s.ActiveTriageRules(ctx, companyID, sc.ProjectID)
+	rules, err := x.d.Rules.ActiveTriageRules(ctx, companyID, sc.ProjectID)
 	if err != nil {
 		return res, nil, err
 	}
 	var touched, updated, fresh []Issue
-	settled := map[Key]bool{} // counters the journal settled (bulkCreate)
+	settled := map[ddb.Key]bool{} // counters the journal settled (bulkCreate)
 	// Issue ids name their branch and tool, and only a lease holder of the
 	// head creates them: when the head did not exist before this lease, no
 	// issue of the scan can exist yet, and the first attempt reads none (a
 	// new branch's first scan of 25,000 findings spares 250 reads). A
 	// retry reads: the attempt before may have written some.
 	unwritten := head.PK == ""
-	decided, err := s.ToolDecisions(ctx, companyID, sc.ProjectID, sc.Tool) // see decide.go
+	decided, err := x.d.Decisions.ToolDecisions(ctx, companyID, sc.ProjectID, sc.Tool) // see decide.go
 	if err != nil {
 		return res, nil, err
 	}
-	err = s.t.Retrying(ctx, func() error {
+	err = x.t.Retrying(ctx, func() error {
 		res = ApplyResult{Late: res.Late}
-		ids := issueIDs(found)
+		ids := IDs(found)
 		reported := map[string]bool{}
 		for _, id := range ids {
 			reported[id] = true
@@ -164,7 +164,7 @@ func (s *Store) applyIssues(ctx context.Context, companyID int64, sc Scan, head 
 		existing := map[string]Issue{}
 		if !unwritten {
 			var err error
-			if existing, err = s.issuesByID(ctx, companyID, ids); err != nil {
+			if existing, err = x.issuesByID(ctx, companyID, ids); err != nil {
 				return err
 			}
 		}
@@ -185,24 +185,24 @@ func (s *Store) applyIssues(ctx context.Context, companyID int64, sc Scan, head 
 		// Sized up front: a scan's slices of issues run to megabytes, and
 		// growing them copies each several times.
 		touched, updated = slices.Grow(touched[:0], 2*len(changes)), updated[:0]
-		creates, updates := make([]issueChange, 0, len(changes)), []issueChange(nil)
+		creates, updates := make([]IssueChange, 0, len(changes)), []IssueChange(nil)
 		for _, c := range changes {
 			touched = append(touched, *c.issue())
-			if c.before == nil {
+			if c.Before == nil {
 				creates = append(creates, c)
 			} else {
-				touched = append(touched, *c.before)
-				updated = append(updated, *c.issue(), *c.before)
+				touched = append(touched, *c.Before)
+				updated = append(updated, *c.issue(), *c.Before)
 				updates = append(updates, c)
 			}
 		}
-		if err := s.decidedHistory(ctx, companyID, creates); err != nil {
+		if err := x.decidedHistory(ctx, companyID, creates); err != nil {
 			return err
 		}
-		if err := s.bulkCreate(ctx, companyID, sc.ID, creates, settled); err != nil {
+		if err := x.bulkCreate(ctx, companyID, sc.ID, creates, settled); err != nil {
 			return err
 		}
-		_, err := s.commitIssues(ctx, companyID, updates)
+		_, err := x.commitIssues(ctx, companyID, updates)
 		return err
 	})
 	if err != nil {
@@ -210,15 +210,15 @@ func (s *Store) applyIssues(ctx context.Context, companyID int64, sc Scan, head 
 	}
 	// The counters the journal settled are read again only when an update
 	// moved them afterwards.
-	moved := map[Key]bool{}
-	for _, k := range counterKeysOf(companyID, updated) {
+	moved := map[ddb.Key]bool{}
+	for _, k := range CounterKeys(companyID, updated) {
 		moved[k] = true
 	}
-	keys := slices.DeleteFunc(counterKeysOf(companyID, touched, found), func(k Key) bool { return settled[k] && !moved[k] })
-	if err := s.settleCounters(ctx, companyID, keys); err != nil {
+	keys := slices.DeleteFunc(CounterKeys(companyID, touched, found), func(k ddb.Key) bool { return settled[k] && !moved[k] })
+	if err := x.settleCounters(ctx, companyID, keys); err != nil {
 		return res, nil, err
 	}
-	events, err := s.scanEvents(ctx, companyID, sc, len(found), fresh)
+	events, err := x.scanEvents(ctx, companyID, sc, len(found), fresh)
 	return res, events, err
 }
 
@@ -230,13 +230,13 @@ const maxListedIssues = 50
 // new_critical_issue / new_high_issue when it found new issues of that
 // urgency. Their ids name the scan, so completing it again records the
 // same events.
-func (s *Store) scanEvents(ctx context.Context, companyID int64, sc Scan, findings int, fresh []Issue) ([]Event, error) {
-	p, err := s.GetProject(ctx, companyID, sc.ProjectID)
-	if err != nil && !errors.Is(err, ErrNotFound) { // a project deleted meanwhile has no name to give
+func (x *Findings) scanEvents(ctx context.Context, companyID int64, sc scans.Scan, findings int, fresh []Issue) ([]schema.Event, error) {
+	p, err := x.d.Catalog.GetProject(ctx, companyID, sc.ProjectID)
+	if err != nil && !errors.Is(err, ddb.ErrNotFound) { // a project deleted meanwhile has no name to give
 		return nil, err
 	}
 	scope := map[string]any{"scan_id": sc.ID, "project_id": sc.ProjectID, "project_name": p.Name, "branch": sc.Branch}
-	completed := map[string]any{"tool": sc.Tool, "findings": findings, "completed_at": s.t.Clock().UTC().Format(time.RFC3339)}
+	completed := map[string]any{"tool": sc.Tool, "findings": findings, "completed_at": x.t.Clock().UTC().Format(time.RFC3339)}
 	maps.Copy(completed, scope)
 	kinds, data := []string{"scan_completed"}, []map[string]any{completed}
 	for _, t := range []struct{ urgency, typ string }{{"CR", "new_critical_issue"}, {"HI", "new_high_issue"}} {
@@ -258,29 +258,29 @@ func (s *Store) scanEvents(ctx context.Context, companyID int64, sc Scan, findin
 		maps.Copy(d, scope)
 		kinds, data = append(kinds, t.typ), append(data, d)
 	}
-	events := make([]Event, len(kinds))
+	events := make([]schema.Event, len(kinds))
 	for n, typ := range kinds {
 		b, err := json.Marshal(data[n])
 		if err != nil {
 			return nil, err
 		}
-		events[n] = Event{ID: typ + "-" + sc.ID, CompanyID: companyID, Type: typ, Data: b}
+		events[n] = schema.Event{ID: typ + "-" + sc.ID, CompanyID: companyID, Type: typ, Data: b}
 	}
 	return events, nil
 }
 
 // lifecycleChanges computes what applying the scan changes, given the
 // issues that exist (by id).
-func lifecycleChanges(sc Scan, found []Issue, previous []string, reported map[string]bool, existing map[string]Issue, truth bool, res *ApplyResult) []issueChange {
+func lifecycleChanges(sc scans.Scan, found []Issue, previous []string, reported map[string]bool, existing map[string]Issue, truth bool, res *ApplyResult) []IssueChange {
 	by := Actor{ScanID: sc.ID}
-	changes := make([]issueChange, 0, len(found))
+	changes := make([]IssueChange, 0, len(found))
 	for n := range found {
 		f := found[n]
 		e, ok := existing[f.ID]
 		switch {
 		case !ok:
 			f.ScanID, f.LastSeenScanID = sc.ID, sc.ID // open, or Suppressed as ingestion found it
-			changes = append(changes, issueChange{after: &f, by: by})
+			changes = append(changes, IssueChange{After: &f, By: by})
 			res.Created++
 		case truth:
 			if e.UrgencyRuleID != "" { // a triage rule's urgency outlasts the scanner's
@@ -313,7 +313,7 @@ func lifecycleChanges(sc Scan, found []Issue, previous []string, reported map[st
 				}
 				res.Reopened++
 			}
-			changes = append(changes, issueChange{before: &e, after: &after, by: by, reason: why})
+			changes = append(changes, IssueChange{Before: &e, After: &after, By: by, Reason: why})
 		default:
 			res.Unchanged++
 		}
@@ -329,7 +329,7 @@ func lifecycleChanges(sc Scan, found []Issue, previous []string, reported map[st
 			after.Reason = "" // the justification went with the code
 		}
 		after.LastSeenScanID = e.LastSeenScanID
-		changes = append(changes, issueChange{before: &e, after: &after, by: by, reason: "not reported by the scan"})
+		changes = append(changes, IssueChange{Before: &e, After: &after, By: by, Reason: "not reported by the scan"})
 		res.Fixed++
 	}
 	return changes
@@ -354,24 +354,24 @@ func shownChanged(e, f Issue) bool {
 
 // takeLease makes the scan the only writer of its branch and tool, waiting
 // for another holder within leaseWait; it returns the head as it was.
-func (s *Store) takeLease(ctx context.Context, companyID int64, sc Scan, lease string) (ScanHead, error) {
+func (x *Findings) takeLease(ctx context.Context, companyID int64, sc scans.Scan, lease string) (ScanHead, error) {
 	k := headKey(companyID, sc.ProjectID, sc.Branch, sc.Tool)
-	deadline := s.t.Clock().Add(leaseWait)
+	deadline := x.t.Clock().Add(leaseWait)
 	for attempt := 0; ; attempt++ {
-		now := s.t.Clock()
+		now := x.t.Clock()
 		upd := expression.Set(expression.Name("lease_owner"), expression.Value(lease)).
 			Set(expression.Name("lease_until"), expression.Value(now.Add(leaseFor).UnixMilli()))
 		cond := expression.Or(expression.AttributeNotExists(expression.Name("lease_owner")),
 			expression.Name("lease_until").LessThan(expression.Value(now.UnixMilli())))
 		var head ScanHead
-		err := s.t.ConditionalUpsert(ctx, k, upd, cond, &head)
+		err := x.t.ConditionalUpsert(ctx, k, upd, cond, &head)
 		switch {
 		case err == nil:
 			return head, nil
-		case !errors.Is(err, ErrConflict): // a refusal the client's retryer gave up on, too
+		case !errors.Is(err, ddb.ErrConflict): // a refusal the client's retryer gave up on, too
 			return ScanHead{}, err
-		case s.t.Clock().After(deadline):
-			return ScanHead{}, fmt.Errorf("%w: branch %q of project %d is busy with another upload of %s", ErrUnavailable, sc.Branch, sc.ProjectID, sc.Tool)
+		case x.t.Clock().After(deadline):
+			return ScanHead{}, fmt.Errorf("%w: branch %q of project %d is busy with another upload of %s", ddb.ErrUnavailable, sc.Branch, sc.ProjectID, sc.Tool)
 		}
 		if err := ddb.Sleep(ctx, min(attempt, 6)); err != nil {
 			return ScanHead{}, err
@@ -383,7 +383,7 @@ func (s *Store) takeLease(ctx context.Context, companyID int64, sc Scan, lease s
 // (25,000 findings take minutes), so no other writer takes the branch
 // from a holder that is alive; a holder that dies stops extending it. The
 // returned stop ends the extensions before the apply returns.
-func (s *Store) keepLease(ctx context.Context, companyID int64, sc Scan, lease string) (stop func()) {
+func (x *Findings) keepLease(ctx context.Context, companyID int64, sc scans.Scan, lease string) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -395,11 +395,11 @@ func (s *Store) keepLease(ctx context.Context, companyID int64, sc Scan, lease s
 			case <-ctx.Done():
 				return
 			case <-tick.C:
-				upd := expression.Set(expression.Name("lease_until"), expression.Value(s.t.Clock().Add(leaseFor).UnixMilli()))
+				upd := expression.Set(expression.Name("lease_until"), expression.Value(x.t.Clock().Add(leaseFor).UnixMilli()))
 				cond := expression.Name("lease_owner").Equal(expression.Value(lease))
 				// A failed extension leaves the lease to expire; completing
 				// the scan then finds it gone and fails rather than interleave.
-				_ = s.t.Update(ctx, headKey(companyID, sc.ProjectID, sc.Branch, sc.Tool), upd, &cond, nil)
+				_ = x.t.Update(ctx, headKey(companyID, sc.ProjectID, sc.Branch, sc.Tool), upd, &cond, nil)
 			}
 		}
 	}()
@@ -408,73 +408,73 @@ func (s *Store) keepLease(ctx context.Context, companyID int64, sc Scan, lease s
 
 // releaseLease gives up the lease after a failed apply (best effort: it
 // expires anyway).
-func (s *Store) releaseLease(ctx context.Context, companyID int64, sc Scan, lease string) {
+func (x *Findings) releaseLease(ctx context.Context, companyID int64, sc scans.Scan, lease string) {
 	upd := expression.Remove(expression.Name("lease_owner")).Remove(expression.Name("lease_until"))
 	cond := expression.Name("lease_owner").Equal(expression.Value(lease))
-	_ = s.t.Update(context.WithoutCancel(ctx), headKey(companyID, sc.ProjectID, sc.Branch, sc.Tool), upd, &cond, nil)
+	_ = x.t.Update(context.WithoutCancel(ctx), headKey(companyID, sc.ProjectID, sc.Branch, sc.Tool), upd, &cond, nil)
 }
 
 // completeScan moves the head to the scan (when it is the new truth),
 // releases the lease, marks the scan complete (no longer waiting for the
 // ingester) and records its events, in one transaction.
-func (s *Store) completeScan(ctx context.Context, companyID int64, sc Scan, lease string, findings int, truth bool, events []Event) error {
+func (x *Findings) completeScan(ctx context.Context, companyID int64, sc scans.Scan, lease string, findings int, truth bool, events []schema.Event) error {
 	upd := expression.Remove(expression.Name("lease_owner")).Remove(expression.Name("lease_until"))
 	if truth {
 		upd = upd.Set(expression.Name("scan_id"), expression.Value(sc.ID)).
 			Set(expression.Name("scan_created_at"), expression.Value(sc.CreatedAt))
 	}
 	cond := expression.Name("lease_owner").Equal(expression.Value(lease))
-	head, err := s.t.TxUpdate(headKey(companyID, sc.ProjectID, sc.Branch, sc.Tool), upd, &cond)
+	head, err := x.t.TxUpdate(headKey(companyID, sc.ProjectID, sc.Branch, sc.Tool), upd, &cond)
 	if err != nil {
 		return err
 	}
-	scanUpd := expression.Set(expression.Name("status"), expression.Value(ScanComplete)).
+	scanUpd := expression.Set(expression.Name("status"), expression.Value(scans.ScanComplete)).
 		Set(expression.Name("findings"), expression.Value(findings)).
-		Set(expression.Name("completed_at"), expression.Value(s.t.Stamp()))
+		Set(expression.Name("completed_at"), expression.Value(x.t.Stamp()))
 	exists := expression.AttributeExists(expression.Name(tabledef.PK))
-	scan, err := s.t.TxUpdate(scans.Key(companyID, sc.ID), scanUpd, &exists)
+	scan, err := x.t.TxUpdate(scans.Key(companyID, sc.ID), scanUpd, &exists)
 	if err != nil {
 		return err
 	}
-	clear, err := scans.TxClearProcessing(s.t, sc)
+	clear, err := scans.TxClearProcessing(x.t, sc)
 	if err != nil {
 		return err
 	}
 	items := append([]types.TransactWriteItem{head, scan}, clear...)
 	for _, e := range events {
-		item, err := s.l.TxEvent(e)
+		item, err := x.l.TxEvent(e)
 		if err != nil {
 			return err
 		}
 		items = append(items, item)
 	}
-	return s.t.Transact(ctx, items)
+	return x.t.Transact(ctx, items)
 }
 
 // ScanHeadOf reads the head of a branch and tool (ErrNotFound before its
 // first scan).
-func (s *Store) ScanHeadOf(ctx context.Context, companyID, projectID int64, branch, tool string) (ScanHead, error) {
+func (x *Findings) ScanHeadOf(ctx context.Context, companyID, projectID int64, branch, tool string) (ScanHead, error) {
 	var h ScanHead
-	err := s.t.GetItem(ctx, headKey(companyID, projectID, branch, tool), &h)
+	err := x.t.GetItem(ctx, headKey(companyID, projectID, branch, tool), &h)
 	if err == nil && h.ScanID == "" {
-		return h, ErrNotFound
+		return h, ddb.ErrNotFound
 	}
 	return h, err
 }
 
 // EachScanIssue calls fn with every issue a scan of the company reported,
 // in issue id order; ErrNotFound when the company has no such scan.
-func (s *Store) EachScanIssue(ctx context.Context, companyID int64, scanID string, fn func(Issue) error) error {
-	if _, err := s.GetScan(ctx, companyID, scanID); err != nil {
+func (x *Findings) EachScanIssue(ctx context.Context, companyID int64, scanID string, fn func(Issue) error) error {
+	if _, err := x.d.Scans.GetScan(ctx, companyID, scanID); err != nil {
 		return err
 	}
-	ids, err := s.memberIDs(ctx, companyID, scanID)
+	ids, err := x.memberIDs(ctx, companyID, scanID)
 	if err != nil {
 		return err
 	}
 	for start := 0; start < len(ids); start += 100 {
 		page := ids[start:min(start+100, len(ids))]
-		got, err := s.issuesByID(ctx, companyID, page)
+		got, err := x.issuesByID(ctx, companyID, page)
 		if err != nil {
 			return err
 		}

@@ -1,4 +1,4 @@
-package store
+package findings
 
 import "context"
 
@@ -6,14 +6,14 @@ import "context"
 // fingerprint) is an open issue on another branch of its project, by id:
 // the only_new test against the project's default branch. It reads the
 // counterparts by key, 100 at a time.
-func (s *Store) OpenOnBranch(ctx context.Context, companyID int64, branch string, issues []Issue) (map[string]bool, error) {
+func (x *Findings) OpenOnBranch(ctx context.Context, companyID int64, branch string, issues []Issue) (map[string]bool, error) {
 	ids := make([]string, len(issues))
 	for n, i := range issues {
 		ids[n] = IssueID(companyID, i.ProjectID, branch, i.Tool, i.Fingerprint)
 	}
 	out := make(map[string]bool, len(issues))
 	for start := 0; start < len(ids); start += 100 {
-		got, err := s.issuesByID(ctx, companyID, ids[start:min(start+100, len(ids))])
+		got, err := x.issuesByID(ctx, companyID, ids[start:min(start+100, len(ids))])
 		if err != nil {
 			return nil, err
 		}

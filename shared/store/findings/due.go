@@ -1,4 +1,4 @@
-package store
+package findings
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/shared/store/acceptances"
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
@@ -71,7 +72,7 @@ func (i *Issue) setDue(before *Issue) error {
 	if i.Status == "accepted_risk" && i.ExpiresAt != "" {
 		end, err := i.Expires()
 		if err != nil {
-			return fmt.Errorf("issue risk_expires_at %q: %w", i.ExpiresAt, ErrInvalid)
+			return fmt.Errorf("issue risk_expires_at %q: %w", i.ExpiresAt, ddb.ErrInvalid)
 		}
 		i.DuePK, i.DueSK = acceptances.PK(i.CompanyID), acceptances.SK(end, i.ID)
 		return nil
@@ -101,22 +102,22 @@ const duePage = 100
 // issues by key: its cost grows with the issues it returns. An issue
 // written since the index was updated (the index is eventually
 // consistent) comes as it is now, maybe no longer open or pending.
-func (s *Store) EachPendingDue(ctx context.Context, companyID int64, urgency string, by time.Time, fn func(Issue) error) error {
+func (x *Findings) EachPendingDue(ctx context.Context, companyID int64, urgency string, by time.Time, fn func(Issue) error) error {
 	kc := expression.Key(tabledef.Due.PK).Equal(expression.Value(duePK(companyID, urgency, duePending))).
 		And(expression.Key(tabledef.Due.SK).LessThanEqual(expression.Value(dueUpTo(by))))
 	var start map[string]types.AttributeValue
 	for {
-		items, next, err := s.t.QueryRaw(ctx, tabledef.Due.Name, kc, nil, true, duePage, start)
+		items, next, err := x.t.QueryRaw(ctx, tabledef.Due.Name, kc, nil, true, duePage, start)
 		if err != nil {
 			return err
 		}
-		keys := make([]Key, len(items))
+		keys := make([]ddb.Key, len(items))
 		for n, it := range items {
 			if err := attributevalue.UnmarshalMap(it, &keys[n]); err != nil {
 				return err
 			}
 		}
-		got, err := s.t.ReadBatch(ctx, keys, false)
+		got, err := x.t.ReadBatch(ctx, keys, false)
 		if err != nil {
 			return err
 		}
@@ -148,14 +149,14 @@ func (s *Store) EachPendingDue(ctx context.Context, companyID int64, urgency str
 // pending issue stays pending), and the next run finds the breach already
 // recorded and moves it again. ErrConflict when the issue is no longer
 // pending there (its writer decided its keys).
-func (s *Store) MarkBreached(ctx context.Context, i Issue) error {
+func (x *Findings) MarkBreached(ctx context.Context, i Issue) error {
 	pending := duePK(i.CompanyID, i.Urgency, duePending)
 	cond := expression.Name(tabledef.Due.PK).Equal(expression.Value(pending)).
 		And(expression.Name(tabledef.Due.SK).Equal(expression.Value(i.DueSK)))
 	upd := expression.Set(expression.Name(tabledef.Due.PK), expression.Value(duePK(i.CompanyID, i.Urgency, dueBreached)))
-	err := s.t.Update(ctx, i.Key, upd, &cond, nil)
-	if errors.Is(err, ErrNotFound) {
-		return ErrConflict
+	err := x.t.Update(ctx, i.Key, upd, &cond, nil)
+	if errors.Is(err, ddb.ErrNotFound) {
+		return ddb.ErrConflict
 	}
 	return err
 }
@@ -165,14 +166,14 @@ func (s *Store) MarkBreached(ctx context.Context, i Issue) error {
 // upTo, pending or breached: COUNT queries of the due index, whose cost
 // grows with the issues counted (some 30 index keys per 0.5 RCU), not
 // with the company's issues.
-func (s *Store) CountOpenDetected(ctx context.Context, companyID int64, urgency string, after, upTo time.Time) (int64, error) {
+func (x *Findings) CountOpenDetected(ctx context.Context, companyID int64, urgency string, after, upTo time.Time) (int64, error) {
 	var n int64
 	for _, state := range []string{duePending, dueBreached} {
 		sk := expression.Key(tabledef.Due.SK).LessThanEqual(expression.Value(dueUpTo(upTo)))
 		if !after.IsZero() {
 			sk = expression.Key(tabledef.Due.SK).Between(expression.Value(dueUpTo(after)), expression.Value(dueUpTo(upTo)))
 		}
-		c, err := s.t.Count(ctx, tabledef.Due.Name, expression.Key(tabledef.Due.PK).Equal(expression.Value(duePK(companyID, urgency, state))).And(sk))
+		c, err := x.t.Count(ctx, tabledef.Due.Name, expression.Key(tabledef.Due.PK).Equal(expression.Value(duePK(companyID, urgency, state))).And(sk))
 		if err != nil {
 			return 0, err
 		}
@@ -184,8 +185,8 @@ func (s *Store) CountOpenDetected(ctx context.Context, companyID int64, urgency 
 // OpenByUrgency counts the company's open SAST issues per urgency code
 // from its group counters (the company scope's CWE groups): its cost grows
 // with the company's distinct CWEs, not its issues.
-func (s *Store) OpenByUrgency(ctx context.Context, companyID int64) (map[string]int64, error) {
-	groups, err := s.ScopeGroups(ctx, companyID, Scope{}, ByCWE)
+func (x *Findings) OpenByUrgency(ctx context.Context, companyID int64) (map[string]int64, error) {
+	groups, err := x.ScopeGroups(ctx, companyID, Scope{}, ByCWE)
 	if err != nil {
 		return nil, err
 	}

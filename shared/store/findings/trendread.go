@@ -1,4 +1,4 @@
-package store
+package findings
 
 import (
 	"context"
@@ -23,12 +23,12 @@ type TrendWindow struct {
 // Trend reads the trend of the last days of a company (projectID 0) or of
 // one of its projects: the window's day records and the totals; for the
 // company, a keys-only count of the due index's past-due range as well.
-func (s *Store) Trend(ctx context.Context, companyID, projectID int64, days int) (TrendWindow, error) {
-	w, err := s.Window(ctx, companyID, projectID, days)
+func (x *Findings) Trend(ctx context.Context, companyID, projectID int64, days int) (TrendWindow, error) {
+	w, err := x.d.Trends.Window(ctx, companyID, projectID, days)
 	if err != nil || projectID != 0 {
 		return TrendWindow{Window: w}, err
 	}
-	due, err := s.pastDue(ctx, companyID)
+	due, err := x.pastDue(ctx, companyID)
 	return TrendWindow{Window: w, PastDue: &due}, err
 }
 
@@ -36,19 +36,19 @@ func (s *Store) Trend(ctx context.Context, companyID, projectID int64, days int)
 // plus the urgency's days to fix) is not after now: the due index's range
 // of first detections up to now less the days, pending or breached (a
 // breach the SLA job raised under stricter settings may no longer be one).
-func (s *Store) pastDue(ctx context.Context, companyID int64) (trend.ByUrgency, error) {
-	st, _, err := s.SLASettings(ctx, companyID)
+func (x *Findings) pastDue(ctx context.Context, companyID int64) (trend.ByUrgency, error) {
+	st, _, err := x.d.Catalog.SLASettings(ctx, companyID)
 	if err != nil {
 		return trend.ByUrgency{}, err
 	}
-	now := s.t.Clock()
+	now := x.t.Clock()
 	var out trend.ByUrgency
 	for n, u := range trend.Urgencies {
 		upTo := dueUpTo(now.AddDate(0, 0, -st.DaysToFix[u]))
 		for _, state := range []string{duePending, dueBreached} {
 			kc := expression.Key(tabledef.Due.PK).Equal(expression.Value(duePK(companyID, u, state))).
 				And(expression.Key(tabledef.Due.SK).LessThanEqual(expression.Value(upTo)))
-			c, err := s.t.Count(ctx, tabledef.Due.Name, kc)
+			c, err := x.t.Count(ctx, tabledef.Due.Name, kc)
 			if err != nil {
 				return trend.ByUrgency{}, err
 			}

@@ -1,4 +1,4 @@
-package store
+package findings
 
 import (
 	"context"
@@ -33,15 +33,15 @@ const backfillSaveEvery = 16
 // It is idempotent: an issue whose keys are right is not written, and an
 // issue a writer changed meanwhile is left to that writer, whose write
 // set its keys.
-func (s *Store) BackfillDueIndex(ctx context.Context, until time.Time) (done bool, written int, err error) {
+func (x *Findings) BackfillDueIndex(ctx context.Context, until time.Time) (done bool, written int, err error) {
 	var st schema.BackfillState
-	if err := s.t.GetItem(ctx, schema.IssueKeysBackfillKey, &st); err != nil && !errors.Is(err, ErrNotFound) {
+	if err := x.t.GetItem(ctx, schema.IssueKeysBackfillKey, &st); err != nil && !errors.Is(err, ddb.ErrNotFound) {
 		return false, 0, err
 	}
 	if st.Done {
 		return true, 0, nil
 	}
-	ids, err := s.CompanyIDs(ctx)
+	ids, err := x.d.Tenancy.CompanyIDs(ctx)
 	if err != nil {
 		return false, 0, err
 	}
@@ -54,33 +54,33 @@ func (s *Store) BackfillDueIndex(ctx context.Context, until time.Time) (done boo
 			shard = st.Shard
 		}
 		for ; shard < 256; shard++ {
-			if s.t.Clock().After(until) {
+			if x.t.Clock().After(until) {
 				return false, written, nil
 			}
-			n, err := s.backfillShard(ctx, id, shard)
+			n, err := x.backfillShard(ctx, id, shard)
 			written += n
 			if err != nil {
 				return false, written, err
 			}
 			if (shard+1)%backfillSaveEvery == 0 {
-				if err := s.t.PutItem(ctx, schema.BackfillState{Key: schema.IssueKeysBackfillKey, Company: id, Shard: shard + 1}, nil); err != nil {
+				if err := x.t.PutItem(ctx, schema.BackfillState{Key: schema.IssueKeysBackfillKey, Company: id, Shard: shard + 1}, nil); err != nil {
 					return false, written, err
 				}
 			}
 		}
 	}
-	return true, written, s.t.PutItem(ctx, schema.BackfillState{Key: schema.IssueKeysBackfillKey, Done: true}, nil)
+	return true, written, x.t.PutItem(ctx, schema.BackfillState{Key: schema.IssueKeysBackfillKey, Done: true}, nil)
 }
 
 // backfillShard sets the index keys of one issue shard of a company.
-func (s *Store) backfillShard(ctx context.Context, companyID int64, shard int) (int, error) {
+func (x *Findings) backfillShard(ctx context.Context, companyID int64, shard int) (int, error) {
 	var todo []Issue
-	err := each(ctx, s, ddb.PKBeginsWith(issueShardPK(companyID, fmt.Sprintf("%02x", shard)), ""), func(i Issue) error {
+	err := ddb.Each(ctx, x.t, ddb.PKBeginsWith(schema.IssueShardPK(companyID, fmt.Sprintf("%02x", shard)), ""), func(i Issue) error {
 		want := i
 		if err := want.setDue(&i); err != nil {
 			return err
 		}
-		want.OffsetKeys = OffsetKeys{OffsetPK: want.GSI1PK, OffsetSK: want.GSI1SK}
+		want.OffsetKeys = schema.OffsetKeys{OffsetPK: want.GSI1PK, OffsetSK: want.GSI1SK}
 		if want.DuePK != i.DuePK || want.DueSK != i.DueSK || want.OffsetKeys != i.OffsetKeys {
 			todo = append(todo, want)
 		}
@@ -90,7 +90,7 @@ func (s *Store) backfillShard(ctx context.Context, companyID int64, shard int) (
 		return 0, err
 	}
 	written := make([]bool, len(todo))
-	err = s.t.Parallel(ctx, len(todo), func(n int) error {
+	err = x.t.Parallel(ctx, len(todo), func(n int) error {
 		i := todo[n]
 		upd := expression.Set(expression.Name(tabledef.Offset.PK), expression.Value(i.OffsetPK)).
 			Set(expression.Name(tabledef.Offset.SK), expression.Value(i.OffsetSK))
@@ -105,8 +105,8 @@ func (s *Store) backfillShard(ctx context.Context, companyID int64, shard int) (
 		if i.Version == 0 {
 			cond = expression.AttributeNotExists(expression.Name("ver"))
 		}
-		err := s.t.Update(ctx, i.Key, upd, &cond, nil)
-		if errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound) {
+		err := x.t.Update(ctx, i.Key, upd, &cond, nil)
+		if errors.Is(err, ddb.ErrConflict) || errors.Is(err, ddb.ErrNotFound) {
 			return nil // changed or deleted since: its writer set the keys
 		}
 		written[n] = err == nil
@@ -122,16 +122,16 @@ func (s *Store) backfillShard(ctx context.Context, companyID int64, shard int) (
 // issueKeysReady reports whether every stored issue carries its Offset
 // keys (the backfill is done), so skipping may read the Offset index. Once
 // true it stays true: the store remembers it and stops asking.
-func (s *Store) issueKeysReady(ctx context.Context) (bool, error) {
-	if s.issueKeys.Load() {
+func (x *Findings) issueKeysReady(ctx context.Context) (bool, error) {
+	if x.issueKeys.Load() {
 		return true, nil
 	}
 	var st schema.BackfillState
-	if err := s.t.GetItem(ctx, schema.IssueKeysBackfillKey, &st); err != nil && !errors.Is(err, ErrNotFound) {
+	if err := x.t.GetItem(ctx, schema.IssueKeysBackfillKey, &st); err != nil && !errors.Is(err, ddb.ErrNotFound) {
 		return false, err
 	}
 	if st.Done {
-		s.issueKeys.Store(true)
+		x.issueKeys.Store(true)
 	}
 	return st.Done, nil
 }
