@@ -25,6 +25,7 @@ import (
 	"github.com/acme/codescan-api/shared/store/scans"
 	"github.com/acme/codescan-api/shared/store/tenancy"
 	"github.com/acme/codescan-api/shared/store/trends"
+	"github.com/acme/codescan-api/shared/store/triage"
 	"github.com/acme/codescan-api/shared/store/triageops"
 	"github.com/acme/codescan-api/shared/store/triagerules"
 )
@@ -71,6 +72,7 @@ type Store struct {
 	*triagerules.TriageRules
 	*scans.Scans
 	*findings.Findings
+	*triage.Triage
 }
 
 // BaselineOpen is what a branch's latest complete scan has open (see
@@ -109,6 +111,7 @@ func New(db *dynamodb.Client, table string, opts ...Option) *Store {
 	s.Scans = scans.New(s.t, s.l)
 	s.Findings = findings.New(s.t, s.l, findings.Deps{Catalog: s.Catalog, Scans: s.Scans, Tenancy: s.Tenancy,
 		Trends: s.Trends, Decisions: s.Decisions, Rules: s.TriageRules, Acceptances: s.Acceptances})
+	s.Triage = triage.New(s.t, s.l, s.Findings, s.TriageOps, s.TriageRules, s.Decisions, s.Acceptances)
 	for _, o := range opts {
 		o(s)
 	}

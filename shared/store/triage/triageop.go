@@ -1,4 +1,4 @@
-package store
+package triage
 
 import (
 	"context"
@@ -11,22 +11,6 @@ import (
 	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/triageops"
-)
-
-// TriageOp is a bulk triage operation (see the triageops area).
-type TriageOp = triageops.Op
-
-// TriageEntity marks operation items; the ingester's stream filter selects
-// new items carrying it.
-const TriageEntity = triageops.Entity
-
-// The states of a bulk triage operation.
-const (
-	TriageQueued     = triageops.Queued
-	TriageCollecting = triageops.Collecting
-	TriageApplying   = triageops.Applying
-	TriageDone       = triageops.Done
-	TriageFailed     = triageops.Failed
 )
 
 // triageStepIDs is the most ids one applying step reads (one BatchGetItem
@@ -43,14 +27,14 @@ const triageStepIDs = 50
 // status is processed but not changed; one deleted since it matched is
 // processed only. When another delivery of the operation moved the
 // checkpoint first, it returns the operation as that one left it.
-func (s *Store) ApplyTriagePage(ctx context.Context, op TriageOp) (TriageOp, error) {
-	if op.State != TriageApplying || op.Page >= op.Pages {
+func (x *Triage) ApplyTriagePage(ctx context.Context, op triageops.Op) (triageops.Op, error) {
+	if op.State != triageops.Applying || op.Page >= op.Pages {
 		return op, nil
 	}
-	if !slices.Contains(ManualStatuses, op.Status) {
-		return op, fmt.Errorf("status %q: %w", op.Status, ErrInvalid)
+	if !slices.Contains(findings.ManualStatuses, op.Status) {
+		return op, fmt.Errorf("status %q: %w", op.Status, ddb.ErrInvalid)
 	}
-	ids, err := s.TriageIDs(ctx, op.CompanyID, op.ID, op.Page)
+	ids, err := x.ops.TriageIDs(ctx, op.CompanyID, op.ID, op.Page)
 	if err != nil {
 		return op, err
 	}
@@ -58,11 +42,11 @@ func (s *Store) ApplyTriagePage(ctx context.Context, op TriageOp) (TriageOp, err
 	if op.Reason != "" {
 		u.Reason = &op.Reason
 	}
-	var touched []Issue
-	for page, conflicts := op.Page, 0; op.Page == page && op.State == TriageApplying; {
-		next, took, err := s.triageStep(ctx, op, ids, u)
-		if errors.Is(err, ErrConflict) {
-			again, gerr := s.GetTriageOp(ctx, op.CompanyID, op.ID)
+	var touched []findings.Issue
+	for page, conflicts := op.Page, 0; op.Page == page && op.State == triageops.Applying; {
+		next, took, err := x.triageStep(ctx, op, ids, u)
+		if errors.Is(err, ddb.ErrConflict) {
+			again, gerr := x.ops.GetTriageOp(ctx, op.CompanyID, op.ID)
 			if gerr != nil {
 				return op, gerr
 			}
@@ -72,7 +56,7 @@ func (s *Store) ApplyTriagePage(ctx context.Context, op TriageOp) (TriageOp, err
 			}
 			// A concurrent writer of one of the issues: read them again.
 			if conflicts++; conflicts == ddb.MaxAttempts {
-				return op, fmt.Errorf("%w: %w", ErrUnavailable, err)
+				return op, fmt.Errorf("%w: %w", ddb.ErrUnavailable, err)
 			}
 			if err := ddb.Sleep(ctx, conflicts); err != nil {
 				return op, err
@@ -85,16 +69,16 @@ func (s *Store) ApplyTriagePage(ctx context.Context, op TriageOp) (TriageOp, err
 		op, conflicts = next, 0
 		touched = append(touched, took...)
 	}
-	return op, findings.Settle(ctx, s.Findings, op.CompanyID, findings.CounterKeys(op.CompanyID, touched))
+	return op, findings.Settle(ctx, x.f, op.CompanyID, findings.CounterKeys(op.CompanyID, touched))
 }
 
 // triageStep is one transaction of ApplyTriagePage: the next ids of the
 // page from op.Pos, as many as one transaction holds with the checkpoint.
 // It returns the operation after the step and the issues it changed (as
 // they were before).
-func (s *Store) triageStep(ctx context.Context, op TriageOp, ids []string, u IssueUpdate) (TriageOp, []Issue, error) {
+func (x *Triage) triageStep(ctx context.Context, op triageops.Op, ids []string, u IssueUpdate) (triageops.Op, []findings.Issue, error) {
 	batch := ids[op.Pos:min(op.Pos+triageStepIDs, len(ids))]
-	existing, err := findings.ByID(ctx, s.Findings, op.CompanyID, batch)
+	existing, err := findings.ByID(ctx, x.f, op.CompanyID, batch)
 	if err != nil {
 		return op, nil, err
 	}
@@ -106,7 +90,7 @@ func (s *Store) triageStep(ctx context.Context, op TriageOp, ids []string, u Iss
 			continue
 		}
 		if after := updated(before, u); after != before {
-			changes = append(changes, findings.IssueChange{Before: &before, After: &after, By: Actor{UserID: op.UserID}, Reason: after.Reason})
+			changes = append(changes, findings.IssueChange{Before: &before, After: &after, By: findings.Actor{UserID: op.UserID}, Reason: after.Reason})
 			at = append(at, n)
 		}
 	}
@@ -118,7 +102,7 @@ func (s *Store) triageStep(ctx context.Context, op TriageOp, ids []string, u Iss
 	if chunks := findings.ChunkChanges(op.CompanyID, changes, 1); len(chunks) > 1 {
 		changes, consumed = chunks[0], at[len(chunks[0])]
 	}
-	took := make([]Issue, len(changes))
+	took := make([]findings.Issue, len(changes))
 	for n := range changes {
 		took[n] = *changes[n].Before
 	}
@@ -126,14 +110,14 @@ func (s *Store) triageStep(ctx context.Context, op TriageOp, ids []string, u Iss
 	if pos == len(ids) {
 		page, pos = page+1, 0
 	}
-	adv, err := s.TxAdvance(op, page, pos, consumed, len(changes))
+	adv, err := x.ops.TxAdvance(op, page, pos, consumed, len(changes))
 	if err != nil {
 		return op, nil, err
 	}
 	if len(changes) == 0 {
-		err = s.t.Transact(ctx, []types.TransactWriteItem{adv})
+		err = x.t.Transact(ctx, []types.TransactWriteItem{adv})
 	} else {
-		_, err = findings.Commit(ctx, s.Findings, op.CompanyID, changes, adv)
+		_, err = findings.Commit(ctx, x.f, op.CompanyID, changes, adv)
 	}
 	if err != nil {
 		return op, nil, err

@@ -1,4 +1,4 @@
-package store
+package triage
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/store/triagerules"
 	"github.com/acme/codescan-api/shared/triagerule"
 )
@@ -24,20 +25,9 @@ import (
 //
 // Only one rule acts on an issue (triagerule.Apply's order).
 
-// TriageRule is a stored triage rule (see triagerules).
-type TriageRule = triagerules.Rule
-
-// TriageRulePage is a page of triage rules.
-type TriageRulePage = triagerules.Page
-
-// Errors of the triage rule calls.
-var (
-	ErrOwnApproval = triagerules.ErrOwnApproval
-	ErrNoApproval  = triagerules.ErrNoApproval
-	// ErrRuleInactive: only an active rule is applied (a dry run of any
-	// rule is allowed).
-	ErrRuleInactive = errors.New("the rule is not active (disabled, or awaiting approval)")
-)
+// ErrRuleInactive: only an active rule is applied (a dry run of any rule
+// is allowed).
+var ErrRuleInactive = errors.New("the rule is not active (disabled, or awaiting approval)")
 
 // MaxRuleApply is the most issues one application of a rule changes.
 const MaxRuleApply = MaxTriage
@@ -64,7 +54,7 @@ type RuleApplication struct {
 // matches, and the action moves it. A status is given to issues still to
 // act on (open, fix_in_progress), never over people's dismissals, a
 // suppression in the code or a scan's fix.
-func appliesTo(r triagerule.Rule, i Issue) bool {
+func appliesTo(r triagerule.Rule, i findings.Issue) bool {
 	if !r.Applies(findings.Subject(i)) {
 		return false
 	}
@@ -77,10 +67,10 @@ func appliesTo(r triagerule.Rule, i Issue) bool {
 
 // ruleFilter is the narrowest listing of issues that holds every issue r
 // may match: its project, its CWE's group or its literal path's.
-func ruleFilter(r triagerule.Rule) IssueFilter {
-	var f IssueFilter
+func ruleFilter(r triagerule.Rule) findings.IssueFilter {
+	var f findings.IssueFilter
 	if r.ProjectID != 0 {
-		f.Scopes = []Scope{{ProjectID: r.ProjectID}}
+		f.Scopes = []findings.Scope{{ProjectID: r.ProjectID}}
 	}
 	if m := r.Matcher; m.CWE != 0 {
 		f.CWE = &m.CWE
@@ -91,11 +81,11 @@ func ruleFilter(r triagerule.Rule) IssueFilter {
 }
 
 // ruleTargets are the ids of the existing issues applying r changes.
-func (s *Store) ruleTargets(ctx context.Context, companyID int64, r triagerule.Rule) ([]string, error) {
+func (x *Triage) ruleTargets(ctx context.Context, companyID int64, r triagerule.Rule) ([]string, error) {
 	var ids []string
-	q := PageQuery{Limit: 1000}
+	q := page.Request{Limit: 1000}
 	for {
-		issues, res, _, err := s.ListIssues(ctx, companyID, ruleFilter(r), q)
+		issues, res, _, err := x.f.ListIssues(ctx, companyID, ruleFilter(r), q)
 		if err != nil {
 			return nil, err
 		}
@@ -118,13 +108,13 @@ func (s *Store) ruleTargets(ctx context.Context, companyID int64, r triagerule.R
 // active rule (ErrRuleInactive) and changes at most MaxRuleApply issues
 // (ErrRuleTooMany, nothing changed); it is audited (triage_rule.apply)
 // with its first write, and applying again changes 0.
-func (s *Store) ApplyTriageRule(ctx context.Context, companyID int64, id string, dryRun bool, userID int64) (RuleApplication, error) {
-	stored, err := s.GetTriageRule(ctx, companyID, id)
+func (x *Triage) ApplyTriageRule(ctx context.Context, companyID int64, id string, dryRun bool, userID int64) (RuleApplication, error) {
+	stored, err := x.rules.GetTriageRule(ctx, companyID, id)
 	if err != nil {
 		return RuleApplication{}, err
 	}
 	r := stored.Model()
-	ids, err := s.ruleTargets(ctx, companyID, r)
+	ids, err := x.ruleTargets(ctx, companyID, r)
 	if err != nil {
 		return RuleApplication{}, err
 	}
@@ -137,11 +127,11 @@ func (s *Store) ApplyTriageRule(ctx context.Context, companyID int64, id string,
 	case len(ids) > MaxRuleApply:
 		return RuleApplication{}, &ErrRuleTooMany{Matched: len(ids)}
 	}
-	var touched []Issue
+	var touched []findings.Issue
 	var done []string
-	by := Actor{UserID: userID, RuleID: r.ID}
-	err = s.t.Retrying(ctx, func() error {
-		existing, err := findings.ByID(ctx, s.Findings, companyID, ids)
+	by := findings.Actor{UserID: userID, RuleID: r.ID}
+	err = x.t.Retrying(ctx, func() error {
+		existing, err := findings.ByID(ctx, x.f, companyID, ids)
 		if err != nil {
 			return err
 		}
@@ -155,20 +145,20 @@ func (s *Store) ApplyTriageRule(ctx context.Context, companyID int64, id string,
 			touched = append(touched, before)
 			changes = append(changes, findings.IssueChange{Before: &before, After: &after, By: by, Reason: findings.RuleReason(r, before)})
 		}
-		audit, err := s.l.TxAudit(ctx, companyID, triagerules.ApplyAudit(stored, len(done)+len(changes)))
+		audit, err := x.l.TxAudit(ctx, companyID, triagerules.ApplyAudit(stored, len(done)+len(changes)))
 		if err != nil {
 			return err
 		}
 		if len(changes) == 0 {
 			if len(done) == 0 { // nothing to write the entry with
-				return s.l.Audit(ctx, companyID, triagerules.ApplyAudit(stored, 0))
+				return x.l.Audit(ctx, companyID, triagerules.ApplyAudit(stored, 0))
 			}
 			return nil
 		}
 		if len(done) > 0 { // an earlier attempt wrote the entry
 			audit = nil
 		}
-		n, err := findings.Commit(ctx, s.Findings, companyID, changes, audit...)
+		n, err := findings.Commit(ctx, x.f, companyID, changes, audit...)
 		for _, c := range changes[:n] {
 			done = append(done, c.After.ID)
 		}
@@ -177,5 +167,5 @@ func (s *Store) ApplyTriageRule(ctx context.Context, companyID int64, id string,
 	if err != nil {
 		return RuleApplication{Changed: len(done), Sample: sample(done)}, err
 	}
-	return RuleApplication{Changed: len(done), Sample: sample(done)}, findings.Settle(ctx, s.Findings, companyID, findings.CounterKeys(companyID, touched))
+	return RuleApplication{Changed: len(done), Sample: sample(done)}, findings.Settle(ctx, x.f, companyID, findings.CounterKeys(companyID, touched))
 }

@@ -1,4 +1,4 @@
-package store
+package triage
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 
 	"github.com/acme/codescan-api/shared/store/acceptances"
 	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 )
 
 // Risk acceptance (issue 26, item 2): an accepted_risk issue carries its
@@ -31,20 +33,20 @@ type RiskTerms = acceptances.Terms
 // company's expiry partition up to now (by key), then each issue
 // consistently, and changes only those still accepted and ended, so a
 // second run changes nothing. It returns how many it reopened.
-func (s *Store) ExpireAcceptances(ctx context.Context, companyID int64) (int, error) {
-	now := s.t.Clock()
+func (x *Triage) ExpireAcceptances(ctx context.Context, companyID int64) (int, error) {
+	now := x.t.Clock()
 	reopened := 0
-	err := s.Acceptances.EachEndingBefore(ctx, companyID, now.Truncate(time.Second).Add(time.Second), func(keys []Key) error {
-		var touched []Issue
-		err := s.t.Retrying(ctx, func() error {
-			got, err := s.t.BatchGet(ctx, keys)
+	err := x.acceptances.EachEndingBefore(ctx, companyID, now.Truncate(time.Second).Add(time.Second), func(keys []ddb.Key) error {
+		var touched []findings.Issue
+		err := x.t.Retrying(ctx, func() error {
+			got, err := x.t.BatchGet(ctx, keys)
 			if err != nil {
 				return err
 			}
-			at := s.t.Stamp()
+			at := x.t.Stamp()
 			var changes []findings.IssueChange
 			for _, av := range got {
-				var i Issue
+				var i findings.Issue
 				if err := attributevalue.UnmarshalMap(av, &i); err != nil {
 					return err
 				}
@@ -57,21 +59,21 @@ func (s *Store) ExpireAcceptances(ctx context.Context, companyID int64) (int, er
 					changes = append(changes, c)
 				}
 			}
-			n, err := findings.Commit(ctx, s.Findings, companyID, changes)
+			n, err := findings.Commit(ctx, x.f, companyID, changes)
 			reopened += n
 			return err
 		})
 		if err != nil {
 			return err
 		}
-		return findings.Settle(ctx, s.Findings, companyID, findings.CounterKeys(companyID, touched))
+		return findings.Settle(ctx, x.f, companyID, findings.CounterKeys(companyID, touched))
 	})
 	return reopened, err
 }
 
 // expiry is the change that reopens i when its acceptance has ended at
 // now; false when it has not (or i is no longer accepted).
-func expiry(companyID int64, i Issue, now time.Time, at string) (findings.IssueChange, bool, error) {
+func expiry(companyID int64, i findings.Issue, now time.Time, at string) (findings.IssueChange, bool, error) {
 	if i.Status != "accepted_risk" || i.ExpiresAt == "" {
 		return findings.IssueChange{}, false, nil
 	}
@@ -91,9 +93,9 @@ func expiry(companyID int64, i Issue, now time.Time, at string) (findings.IssueC
 	}
 	// The id names the version the reopen writes: a retried transaction
 	// records the same event, a later acceptance's end a new one.
-	e := Event{ID: fmt.Sprintf("risk_acceptance_expired-%s-v%d", i.ID, i.Version+1), CompanyID: companyID,
+	e := schema.Event{ID: fmt.Sprintf("risk_acceptance_expired-%s-v%d", i.ID, i.Version+1), CompanyID: companyID,
 		Type: "risk_acceptance_expired", Data: data}
-	return findings.IssueChange{Before: &i, After: &after, Reason: AcceptanceExpired, Events: []Event{e}}, true, nil
+	return findings.IssueChange{Before: &i, After: &after, Reason: AcceptanceExpired, Events: []schema.Event{e}}, true, nil
 }
 
 func userOrNull(id int64) *int64 {
