@@ -1,18 +1,21 @@
 package store
 
-import "github.com/acme/codescan-api/shared/store/findings"
+import (
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/issuelists"
+)
 
 // The findings area's types, constants and values, for callers of the
 // facade (see findings).
 type (
 	Issue         = findings.Issue
 	IssueDecision = findings.IssueDecision
-	IssueFilter   = findings.IssueFilter
+	IssueFilter   = issuelists.IssueFilter
 	Actor         = findings.Actor
 	ScanHead      = findings.ScanHead
 	ApplyResult   = findings.ApplyResult
 	HistoryEntry  = findings.HistoryEntry
-	TrendWindow   = findings.TrendWindow
+	TrendWindow   = issuelists.TrendWindow
 	Dimension     = findings.Dimension
 	Scope         = findings.Scope
 	Cells         = findings.Cells
@@ -47,5 +50,5 @@ func IssueID(companyID, projectID int64, branch, tool, fingerprint string) strin
 }
 
 // SortGroups sorts groups in the order of GET /issues/groups (see
-// findings.SortGroups).
-func SortGroups(groups []GroupCount) { findings.SortGroups(groups) }
+// issuelists.SortGroups).
+func SortGroups(groups []GroupCount) { issuelists.SortGroups(groups) }

@@ -22,6 +22,7 @@ import (
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/ledger"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
+	"github.com/acme/codescan-api/shared/store/issuelists"
 	"github.com/acme/codescan-api/shared/store/scans"
 	"github.com/acme/codescan-api/shared/store/tenancy"
 	"github.com/acme/codescan-api/shared/store/trends"
@@ -72,6 +73,7 @@ type Store struct {
 	*triagerules.TriageRules
 	*scans.Scans
 	*findings.Findings
+	*issuelists.Lists
 	*triage.Triage
 }
 
@@ -109,9 +111,10 @@ func New(db *dynamodb.Client, table string, opts ...Option) *Store {
 	s.TriageOps = triageops.New(s.t, s.l)
 	s.TriageRules = triagerules.New(s.t, s.l)
 	s.Scans = scans.New(s.t, s.l)
-	s.Findings = findings.New(s.t, s.l, findings.Deps{Catalog: s.Catalog, Scans: s.Scans, Tenancy: s.Tenancy,
-		Trends: s.Trends, Decisions: s.Decisions, Rules: s.TriageRules, Acceptances: s.Acceptances})
-	s.Triage = triage.New(s.t, s.l, s.Findings, s.TriageOps, s.TriageRules, s.Decisions, s.Acceptances)
+	s.Findings = findings.New(s.t, s.l, findings.Deps{Catalog: s.Catalog, Scans: s.Scans,
+		Trends: s.Trends, Decisions: s.Decisions, Rules: s.TriageRules})
+	s.Lists = issuelists.New(s.t, s.Findings, s.Catalog, s.Tenancy, s.Trends, s.Acceptances)
+	s.Triage = triage.New(s.t, s.l, s.Findings, s.Lists, s.TriageOps, s.TriageRules, s.Decisions, s.Acceptances)
 	for _, o := range opts {
 		o(s)
 	}

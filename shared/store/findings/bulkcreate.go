@@ -83,7 +83,7 @@ func (x *Findings) bulkCreate(ctx context.Context, companyID int64, scanID strin
 	items := make([]any, 0, len(creates))
 	for _, c := range creates {
 		c.After.Version = 1
-		if err := c.After.setDue(nil); err != nil {
+		if err := c.After.SetDue(nil); err != nil {
 			return err
 		}
 		items = append(items, c.After)

@@ -15,14 +15,14 @@ func bulkItems(companyID int64, issues []Issue, at string) ([]any, error) {
 		if err := i.prepare(companyID, at); err != nil {
 			return nil, err
 		}
-		if err := i.setDue(nil); err != nil {
+		if err := i.SetDue(nil); err != nil {
 			return nil, err
 		}
 		i.Version = 1 // as commitIssues writes a new issue, so the write path can update it
 		items = append(items, i)
 		changes[n] = IssueChange{After: &i}
 	}
-	groups := map[Scope]*scopeSummary{}
+	groups := map[Scope]*ScopeSummary{}
 	for _, d := range counterDeltas(companyID, changes) {
 		for c, n := range d.cells {
 			if n < 0 {
@@ -48,10 +48,10 @@ func bulkItems(companyID int64, issues []Issue, at string) ([]any, error) {
 }
 
 // newSummary is an empty scope summary with the attributes txSummary sets.
-func newSummary(companyID int64, sc Scope) *scopeSummary {
-	sum := &scopeSummary{Key: summaryKey(companyID, sc), ProjectID: sc.ProjectID, Branch: sc.Branch}
+func newSummary(companyID int64, sc Scope) *ScopeSummary {
+	sum := &ScopeSummary{Key: SummaryKey(companyID, sc), ProjectID: sc.ProjectID, Branch: sc.Branch}
 	if sc.Branch != "" {
-		sum.GSI2PK, sum.GSI2SK = branchIndexPK(companyID, sc.Branch), scopeID(sc)
+		sum.GSI2PK, sum.GSI2SK = BranchIndexPK(companyID, sc.Branch), ScopeID(sc)
 	}
 	return sum
 }

@@ -22,8 +22,8 @@ func Decisive(status string) bool {
 // issues: its branch scope summaries, one bounded range of the company's
 // partition.
 func (x *Findings) projectBranches(ctx context.Context, companyID, projectID int64) ([]string, error) {
-	var sums []scopeSummary
-	prefix := "SCOPE#" + scopeID(Scope{ProjectID: projectID}) + "B"
+	var sums []ScopeSummary
+	prefix := "SCOPE#" + ScopeID(Scope{ProjectID: projectID}) + "B"
 	if err := x.t.QueryAll(ctx, "", ddb.PKBeginsWith(schema.CompanyPK(companyID), prefix), true, &sums); err != nil {
 		return nil, err
 	}

@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/shared/store/acceptances"
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
@@ -49,11 +47,13 @@ import (
 // minus the days to fix: the issues that became due since its last run
 // (and those that re-entered), never the ones it handled.
 const (
-	duePending  = "P"
-	dueBreached = "B"
+	DuePending  = "P"
+	DueBreached = "B"
 )
 
-func duePK(companyID int64, urgency, state string) string {
+// DuePK is the due index partition of a company's open issues of one
+// urgency and SLA state.
+func DuePK(companyID int64, urgency, state string) string {
 	return fmt.Sprintf("%s#DUE#%s#%s", schema.CompanyPK(companyID), urgency, state)
 }
 
@@ -61,13 +61,13 @@ func duePK(companyID int64, urgency, state string) string {
 // that keys sort by time; nanoseconds keep a range bound exact.
 const dueTime = "2006-01-02T15:04:05.000000000Z"
 
-// dueUpTo is the greatest DueSK bound for first detections at or before
+// DueUpTo is the greatest DueSK bound for first detections at or before
 // t: every key of t ("<t>#<id>") sorts below it, every later time above.
-func dueUpTo(t time.Time) string { return t.UTC().Format(dueTime) + "$" }
+func DueUpTo(t time.Time) string { return t.UTC().Format(dueTime) + "$" }
 
-// setDue sets the issue's due index keys for its state after a write;
+// SetDue sets the issue's due index keys for its state after a write;
 // before is the stored issue (nil for a new one).
-func (i *Issue) setDue(before *Issue) error {
+func (i *Issue) SetDue(before *Issue) error {
 	i.DuePK, i.DueSK = "", ""
 	if i.Status == "accepted_risk" && i.ExpiresAt != "" {
 		end, err := i.Expires()
@@ -84,61 +84,12 @@ func (i *Issue) setDue(before *Issue) error {
 	if err != nil {
 		return err
 	}
-	state := duePending
-	if before != nil && before.Status == "open" && before.Urgency == i.Urgency && before.DuePK == duePK(i.CompanyID, i.Urgency, dueBreached) {
-		state = dueBreached
+	state := DuePending
+	if before != nil && before.Status == "open" && before.Urgency == i.Urgency && before.DuePK == DuePK(i.CompanyID, i.Urgency, DueBreached) {
+		state = DueBreached
 	}
-	i.DuePK, i.DueSK = duePK(i.CompanyID, i.Urgency, state), t.UTC().Format(dueTime)+"#"+i.ID
+	i.DuePK, i.DueSK = DuePK(i.CompanyID, i.Urgency, state), t.UTC().Format(dueTime)+"#"+i.ID
 	return nil
-}
-
-// duePage is how many index keys one read of EachPendingDue takes (one
-// BatchGetItem of the issues).
-const duePage = 100
-
-// EachPendingDue calls fn with the company's open issues of the urgency
-// that are pending (see above) and were first detected at or before by, in
-// first-detection order. It reads the index keys of that range, then the
-// issues by key: its cost grows with the issues it returns. An issue
-// written since the index was updated (the index is eventually
-// consistent) comes as it is now, maybe no longer open or pending.
-func (x *Findings) EachPendingDue(ctx context.Context, companyID int64, urgency string, by time.Time, fn func(Issue) error) error {
-	kc := expression.Key(tabledef.Due.PK).Equal(expression.Value(duePK(companyID, urgency, duePending))).
-		And(expression.Key(tabledef.Due.SK).LessThanEqual(expression.Value(dueUpTo(by))))
-	var start map[string]types.AttributeValue
-	for {
-		items, next, err := x.t.QueryRaw(ctx, tabledef.Due.Name, kc, nil, true, duePage, start)
-		if err != nil {
-			return err
-		}
-		keys := make([]ddb.Key, len(items))
-		for n, it := range items {
-			if err := attributevalue.UnmarshalMap(it, &keys[n]); err != nil {
-				return err
-			}
-		}
-		got, err := x.t.ReadBatch(ctx, keys, false)
-		if err != nil {
-			return err
-		}
-		for _, k := range keys {
-			av, ok := got[k]
-			if !ok {
-				continue // deleted since
-			}
-			var i Issue
-			if err := attributevalue.UnmarshalMap(av, &i); err != nil {
-				return err
-			}
-			if err := fn(i); err != nil {
-				return err
-			}
-		}
-		if next == nil {
-			return nil
-		}
-		start = next
-	}
 }
 
 // MarkBreached moves an open issue (as EachPendingDue returned it) from
@@ -150,54 +101,15 @@ func (x *Findings) EachPendingDue(ctx context.Context, companyID int64, urgency 
 // recorded and moves it again. ErrConflict when the issue is no longer
 // pending there (its writer decided its keys).
 func (x *Findings) MarkBreached(ctx context.Context, i Issue) error {
-	pending := duePK(i.CompanyID, i.Urgency, duePending)
+	pending := DuePK(i.CompanyID, i.Urgency, DuePending)
 	cond := expression.Name(tabledef.Due.PK).Equal(expression.Value(pending)).
 		And(expression.Name(tabledef.Due.SK).Equal(expression.Value(i.DueSK)))
-	upd := expression.Set(expression.Name(tabledef.Due.PK), expression.Value(duePK(i.CompanyID, i.Urgency, dueBreached)))
+	upd := expression.Set(expression.Name(tabledef.Due.PK), expression.Value(DuePK(i.CompanyID, i.Urgency, DueBreached)))
 	err := x.t.Update(ctx, i.Key, upd, &cond, nil)
 	if errors.Is(err, ddb.ErrNotFound) {
 		return ddb.ErrConflict
 	}
 	return err
-}
-
-// CountOpenDetected counts the company's open issues of the urgency first
-// detected after after (the zero time: from the first) and at or before
-// upTo, pending or breached: COUNT queries of the due index, whose cost
-// grows with the issues counted (some 30 index keys per 0.5 RCU), not
-// with the company's issues.
-func (x *Findings) CountOpenDetected(ctx context.Context, companyID int64, urgency string, after, upTo time.Time) (int64, error) {
-	var n int64
-	for _, state := range []string{duePending, dueBreached} {
-		sk := expression.Key(tabledef.Due.SK).LessThanEqual(expression.Value(dueUpTo(upTo)))
-		if !after.IsZero() {
-			sk = expression.Key(tabledef.Due.SK).Between(expression.Value(dueUpTo(after)), expression.Value(dueUpTo(upTo)))
-		}
-		c, err := x.t.Count(ctx, tabledef.Due.Name, expression.Key(tabledef.Due.PK).Equal(expression.Value(duePK(companyID, urgency, state))).And(sk))
-		if err != nil {
-			return 0, err
-		}
-		n += c
-	}
-	return n, nil
-}
-
-// OpenByUrgency counts the company's open SAST issues per urgency code
-// from its group counters (the company scope's CWE groups): its cost grows
-// with the company's distinct CWEs, not its issues.
-func (x *Findings) OpenByUrgency(ctx context.Context, companyID int64) (map[string]int64, error) {
-	groups, err := x.ScopeGroups(ctx, companyID, Scope{}, ByCWE)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]int64{}
-	for _, u := range Urgencies {
-		out[u] = 0
-		for _, g := range groups {
-			out[u] += g.Cells.Total(u, "open")
-		}
-	}
-	return out, nil
 }
 
 // CheckDueKeys reports an issue whose due index keys break the rules above
@@ -206,10 +118,10 @@ func (x *Findings) OpenByUrgency(ctx context.Context, companyID int64) (map[stri
 // expiry partition under it, any other has no keys.
 func (i Issue) CheckDueKeys() error {
 	want := i
-	if err := want.setDue(nil); err != nil { // pending, or no keys
+	if err := want.SetDue(nil); err != nil { // pending, or no keys
 		return err
 	}
-	if i.Status == "open" && i.DuePK == duePK(i.CompanyID, i.Urgency, dueBreached) {
+	if i.Status == "open" && i.DuePK == DuePK(i.CompanyID, i.Urgency, DueBreached) {
 		want.DuePK = i.DuePK
 	}
 	if want.DuePK != i.DuePK || want.DueSK != i.DueSK {

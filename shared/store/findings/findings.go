@@ -4,20 +4,16 @@
 // the trend records, the due index, history and events exact in the same
 // transactions; a scan's lifecycle under its branch lease; the
 // decisions, triage rules and risk terms that act on issues as they are
-// written; and the reads of issues, groups and trends. It builds on scans
-// and catalog; triage builds on it.
+// written. It builds on scans and catalog; issuelists reads what it
+// writes.
 package findings
 
 import (
-	"sync/atomic"
-
-	"github.com/acme/codescan-api/shared/store/acceptances"
 	"github.com/acme/codescan-api/shared/store/catalog"
 	"github.com/acme/codescan-api/shared/store/decisions"
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/ledger"
 	"github.com/acme/codescan-api/shared/store/scans"
-	"github.com/acme/codescan-api/shared/store/tenancy"
 	"github.com/acme/codescan-api/shared/store/trends"
 	"github.com/acme/codescan-api/shared/store/triagerules"
 )
@@ -27,21 +23,16 @@ type Findings struct {
 	t *ddb.Table
 	l *ledger.Ledger
 	d Deps
-	// issueKeys is set once every issue carries its Offset keys.
-	issueKeys atomic.Bool
 }
 
 // Deps are the areas the findings read while they write: a project's
-// name, a scan, the companies (backfills), trend records, decisions,
-// active triage rules and risk acceptances.
+// name, a scan, trend records, decisions and active triage rules.
 type Deps struct {
-	Catalog     *catalog.Catalog
-	Scans       *scans.Scans
-	Tenancy     *tenancy.Tenancy
-	Trends      *trends.Trends
-	Decisions   *decisions.Decisions
-	Rules       *triagerules.TriageRules
-	Acceptances *acceptances.Acceptances
+	Catalog   *catalog.Catalog
+	Scans     *scans.Scans
+	Trends    *trends.Trends
+	Decisions *decisions.Decisions
+	Rules     *triagerules.TriageRules
 }
 
 // New returns the area on a table, its ledger and the areas it reads.

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -17,7 +16,6 @@ import (
 
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
-	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -61,7 +59,8 @@ type Scope struct {
 	Branch    string
 }
 
-func scopeID(sc Scope) string {
+// ScopeID names a scope in its summary's and counters' keys.
+func ScopeID(sc Scope) string {
 	switch {
 	case sc.ProjectID == 0:
 		return "C"
@@ -107,14 +106,6 @@ func (c Cells) ByStatus() map[string]int64 {
 	return out
 }
 
-// GroupCount is one group's counts in a scope (or several scopes merged).
-type GroupCount struct {
-	Dim   Dimension
-	Group string // CWE number ("0" is NoCWE) or file path
-	Count int64
-	Cells Cells
-}
-
 // Counter item attributes.
 const (
 	attrCount   = "issue_count"
@@ -127,42 +118,10 @@ func cellAttr(cell string) string {
 	return cellPrefix + u + "_" + st
 }
 
-// UnmarshalDynamoDBAttributeValue reads a counter item: its cells are the
-// n_<urgency>_<status> attributes.
-func (g *GroupCount) UnmarshalDynamoDBAttributeValue(av types.AttributeValue) error {
-	m, ok := av.(*types.AttributeValueMemberM)
-	if !ok {
-		return fmt.Errorf("group schema.Counter is a %T, not a map", av)
-	}
-	*g = GroupCount{Cells: Cells{}}
-	for name, v := range m.Value {
-		var err error
-		switch {
-		case name == "dim":
-			err = attributevalue.Unmarshal(v, &g.Dim)
-		case name == "group":
-			err = attributevalue.Unmarshal(v, &g.Group)
-		case name == attrCount:
-			err = attributevalue.Unmarshal(v, &g.Count)
-		case strings.HasPrefix(name, cellPrefix):
-			var n int64
-			err = attributevalue.Unmarshal(v, &n)
-			u, st, _ := strings.Cut(strings.TrimPrefix(name, cellPrefix), "_")
-			if n != 0 {
-				g.Cells[cellKey(u, st)] = n
-			}
-		}
-		if err != nil {
-			return fmt.Errorf("group schema.Counter %s: %w", name, err)
-		}
-	}
-	return nil
-}
-
-// groupSortKey orders groups of equal count: CWE number ascending (NoCWE
+// GroupSortKey orders groups of equal count: CWE number ascending (NoCWE
 // first), file path ascending (byte order; paths too long for a key are
 // cut and completed by their hash).
-func groupSortKey(dim Dimension, group string) string {
+func GroupSortKey(dim Dimension, group string) string {
 	if dim == ByCWE {
 		n, _ := strconv.Atoi(group)
 		return fmt.Sprintf("%07d", n)
@@ -173,23 +132,26 @@ func groupSortKey(dim Dimension, group string) string {
 	return group
 }
 
-func counterKey(companyID int64, sc Scope, dim Dimension, group string) ddb.Key {
-	g := groupSortKey(dim, group)
+// CounterKey is the key of one group's counter in a scope.
+func CounterKey(companyID int64, sc Scope, dim Dimension, group string) ddb.Key {
+	g := GroupSortKey(dim, group)
 	if dim == ByFile {
 		g = pathHash(group)
 	}
-	return ddb.Key{PK: schema.CompanyPK(companyID), SK: fmt.Sprintf("GRP#%s#%s#%s", dim, scopeID(sc), g)}
+	return ddb.Key{PK: schema.CompanyPK(companyID), SK: fmt.Sprintf("GRP#%s#%s#%s", dim, ScopeID(sc), g)}
 }
 
-func counterIndexPK(companyID int64, sc Scope, dim Dimension) string {
-	return fmt.Sprintf("%s#GRP#%s#%s", schema.CompanyPK(companyID), dim, scopeID(sc))
+// CounterIndexPK is the index partition of a scope's counters of one
+// dimension, sorted by count.
+func CounterIndexPK(companyID int64, sc Scope, dim Dimension) string {
+	return fmt.Sprintf("%s#GRP#%s#%s", schema.CompanyPK(companyID), dim, ScopeID(sc))
 }
 
 // maxCount inverts counts so that ascending index keys are biggest first.
 const maxCount = 9_999_999_999
 
 func counterIndexSK(dim Dimension, group string, count int64) string {
-	return fmt.Sprintf("%010d#%s", maxCount-count, groupSortKey(dim, group))
+	return fmt.Sprintf("%010d#%s", maxCount-count, GroupSortKey(dim, group))
 }
 
 // counterItem is a settled counter item holding cells (never empty), as
@@ -197,8 +159,8 @@ func counterIndexSK(dim Dimension, group string, count int64) string {
 func counterItem(companyID int64, sc Scope, dim Dimension, group string, cells Cells) map[string]any {
 	count := cells.Total("", "")
 	item := map[string]any{
-		tabledef.PK: schema.CompanyPK(companyID), tabledef.SK: counterKey(companyID, sc, dim, group).SK,
-		tabledef.GSI1.PK: counterIndexPK(companyID, sc, dim), tabledef.GSI1.SK: counterIndexSK(dim, group, count),
+		tabledef.PK: schema.CompanyPK(companyID), tabledef.SK: CounterKey(companyID, sc, dim, group).SK,
+		tabledef.GSI1.PK: CounterIndexPK(companyID, sc, dim), tabledef.GSI1.SK: counterIndexSK(dim, group, count),
 		"dim": dim, "group": group, attrCount: count, attrIndexed: count,
 		"scope_project": sc.ProjectID, "scope_branch": sc.Branch,
 	}
@@ -283,7 +245,7 @@ func setIndexKeys(upd expression.UpdateBuilder, companyID int64, sc Scope, dim D
 	if count == 0 {
 		return upd.Remove(expression.Name(tabledef.GSI1.PK)).Remove(expression.Name(tabledef.GSI1.SK))
 	}
-	return upd.Set(expression.Name(tabledef.GSI1.PK), expression.Value(counterIndexPK(companyID, sc, dim))).
+	return upd.Set(expression.Name(tabledef.GSI1.PK), expression.Value(CounterIndexPK(companyID, sc, dim))).
 		Set(expression.Name(tabledef.GSI1.SK), expression.Value(counterIndexSK(dim, group, count)))
 }
 
@@ -456,10 +418,10 @@ func b2i(b bool) int {
 	return 0
 }
 
-// scopeSummary counts a scope's non-empty groups per dimension. A branch
+// ScopeSummary counts a scope's non-empty groups per dimension. A branch
 // scope's summary is also indexed by branch (GSI2), so a branch filter finds
 // the projects that have issues on it.
-type scopeSummary struct {
+type ScopeSummary struct {
 	ddb.Key
 	GSI2PK     string `dynamodbav:"GSI2PK,omitempty"`
 	GSI2SK     string `dynamodbav:"GSI2SK,omitempty"`
@@ -469,11 +431,14 @@ type scopeSummary struct {
 	GroupsFile int64  `dynamodbav:"groups_file_path"`
 }
 
-func summaryKey(companyID int64, sc Scope) ddb.Key {
-	return ddb.Key{PK: schema.CompanyPK(companyID), SK: "SCOPE#" + scopeID(sc)}
+// SummaryKey is the key of a scope's summary.
+func SummaryKey(companyID int64, sc Scope) ddb.Key {
+	return ddb.Key{PK: schema.CompanyPK(companyID), SK: "SCOPE#" + ScopeID(sc)}
 }
 
-func branchIndexPK(companyID int64, branch string) string {
+// BranchIndexPK is the index partition of a branch's scope summaries
+// (across projects).
+func BranchIndexPK(companyID int64, branch string) string {
 	return schema.CompanyPK(companyID) + "#BRANCH#" + schema.BranchHash(branch)
 }
 
@@ -486,154 +451,48 @@ func (x *Findings) txSummary(companyID int64, sc Scope, groups map[Dimension]int
 	}
 	if sc.Branch != "" {
 		upd = upd.Set(expression.Name("branch"), expression.Value(sc.Branch)).
-			Set(expression.Name(tabledef.GSI2.PK), expression.Value(branchIndexPK(companyID, sc.Branch))).
-			Set(expression.Name(tabledef.GSI2.SK), expression.Value(scopeID(sc)))
+			Set(expression.Name(tabledef.GSI2.PK), expression.Value(BranchIndexPK(companyID, sc.Branch))).
+			Set(expression.Name(tabledef.GSI2.SK), expression.Value(ScopeID(sc)))
 	}
-	return x.t.TxUpdate(summaryKey(companyID, sc), upd, nil)
+	return x.t.TxUpdate(SummaryKey(companyID, sc), upd, nil)
 }
 
-// GroupsPage returns at most limit groups of one scope starting at offset,
-// in the total order of GET /issues/groups: issue count descending, then
-// group key ascending (see groupSortKey); and the scope's number of
-// non-empty groups. It reads one summary item and offset+limit counters,
-// however many issues the scope holds.
-func (x *Findings) GroupsPage(ctx context.Context, companyID int64, sc Scope, dim Dimension, offset, limit int) ([]GroupCount, int64, error) {
-	var sum scopeSummary
-	err := x.t.GetItem(ctx, summaryKey(companyID, sc), &sum)
-	if err != nil && !errors.Is(err, ddb.ErrNotFound) {
-		return nil, 0, err
-	}
-	total := sum.GroupsCWE
-	if dim == ByFile {
-		total = sum.GroupsFile
-	}
-	if int64(offset) >= total {
-		return []GroupCount{}, total, nil
-	}
-	var got []GroupCount
-	l := page.List{Index: tabledef.GSI1, Partition: counterIndexPK(companyID, sc, dim), Forward: true}
-	if _, err := page.Read(ctx, x.t, l, page.Request{Limit: limit, Offset: offset}, &got); err != nil {
-		return nil, 0, err
-	}
-	return nonEmpty(got), total, nil
+// GroupCount is one group's counts in a scope (or several scopes merged).
+type GroupCount struct {
+	Dim   Dimension
+	Group string // CWE number ("0" is NoCWE) or file path
+	Count int64
+	Cells Cells
 }
 
-// nonEmpty drops groups whose count fell to zero (a counter leaves the
-// index when its writer settles it).
-func nonEmpty(groups []GroupCount) []GroupCount {
-	return slices.DeleteFunc(groups, func(g GroupCount) bool { return g.Count <= 0 })
-}
-
-// ScopeGroups returns every non-empty group of a scope, in group key order.
-// Its cost grows with the scope's groups, not its issues.
-func (x *Findings) ScopeGroups(ctx context.Context, companyID int64, sc Scope, dim Dimension) ([]GroupCount, error) {
-	var out []GroupCount
-	if err := x.t.QueryAll(ctx, "", ddb.PKBeginsWith(schema.CompanyPK(companyID), fmt.Sprintf("GRP#%s#%s#", dim, scopeID(sc))), true, &out); err != nil {
-		return nil, err
+// UnmarshalDynamoDBAttributeValue reads a counter item: its cells are the
+// n_<urgency>_<status> attributes.
+func (g *GroupCount) UnmarshalDynamoDBAttributeValue(av types.AttributeValue) error {
+	m, ok := av.(*types.AttributeValueMemberM)
+	if !ok {
+		return fmt.Errorf("group schema.Counter is a %T, not a map", av)
 	}
-	return append([]GroupCount{}, nonEmpty(out)...), nil
-}
-
-// GroupCounts returns one group's counts in each scope (zero counts for a
-// scope where the group is empty), in the order of scopes.
-func (x *Findings) GroupCounts(ctx context.Context, companyID int64, scopes []Scope, dim Dimension, group string) ([]GroupCount, error) {
-	keys := make([]ddb.Key, len(scopes))
-	for n, sc := range scopes {
-		keys[n] = counterKey(companyID, sc, dim, group)
-	}
-	got, err := x.t.BatchGet(ctx, keys)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]GroupCount, len(scopes))
-	for n, k := range keys {
-		out[n] = GroupCount{Dim: dim, Group: group, Cells: Cells{}}
-		if av, ok := got[k]; ok {
-			if err := attributevalue.UnmarshalMap(av, &out[n]); err != nil {
-				return nil, err
+	*g = GroupCount{Cells: Cells{}}
+	for name, v := range m.Value {
+		var err error
+		switch {
+		case name == "dim":
+			err = attributevalue.Unmarshal(v, &g.Dim)
+		case name == "group":
+			err = attributevalue.Unmarshal(v, &g.Group)
+		case name == attrCount:
+			err = attributevalue.Unmarshal(v, &g.Count)
+		case strings.HasPrefix(name, cellPrefix):
+			var n int64
+			err = attributevalue.Unmarshal(v, &n)
+			u, st, _ := strings.Cut(strings.TrimPrefix(name, cellPrefix), "_")
+			if n != 0 {
+				g.Cells[cellKey(u, st)] = n
 			}
 		}
-	}
-	return out, nil
-}
-
-// MergedGroups adds up the groups of several scopes and sorts them in the
-// total order of GroupsPage. It reads every group of every scope (a few
-// scopes at a time), so its cost grows with the scopes and their groups,
-// never with their issues.
-func (x *Findings) MergedGroups(ctx context.Context, companyID int64, scopes []Scope, dim Dimension) ([]GroupCount, error) {
-	lists, err := x.scopesGroups(ctx, companyID, scopes, dim)
-	if err != nil {
-		return nil, err
-	}
-	byKey := map[string]*GroupCount{}
-	for _, l := range lists {
-		for _, g := range l {
-			m := byKey[g.Group]
-			if m == nil {
-				m = &GroupCount{Dim: g.Dim, Group: g.Group, Cells: Cells{}}
-				byKey[g.Group] = m
-			}
-			m.Count += g.Count
-			for c, n := range g.Cells {
-				m.Cells[c] += n
-			}
+		if err != nil {
+			return fmt.Errorf("group schema.Counter %s: %w", name, err)
 		}
 	}
-	out := make([]GroupCount, 0, len(byKey))
-	for _, g := range byKey {
-		out = append(out, *g)
-	}
-	SortGroups(out)
-	return out, nil
-}
-
-// SortGroups puts groups in the total order of GroupsPage.
-func SortGroups(groups []GroupCount) {
-	slices.SortFunc(groups, func(a, b GroupCount) int {
-		if c := cmp.Compare(b.Count, a.Count); c != 0 {
-			return c
-		}
-		return strings.Compare(groupSortKey(a.Dim, a.Group), groupSortKey(b.Dim, b.Group))
-	})
-}
-
-// scopeReaders bounds the concurrent reads of scopesGroups.
-const scopeReaders = 8
-
-// scopesGroups reads ScopeGroups of every scope, in the order of scopes.
-func (x *Findings) scopesGroups(ctx context.Context, companyID int64, scopes []Scope, dim Dimension) ([][]GroupCount, error) {
-	out := make([][]GroupCount, len(scopes))
-	errs := make([]error, len(scopes))
-	sem := make(chan struct{}, scopeReaders)
-	var wg sync.WaitGroup
-	for n, sc := range scopes {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			out[n], errs[n] = x.ScopeGroups(ctx, companyID, sc, dim)
-		}()
-	}
-	wg.Wait()
-	return out, errors.Join(errs...)
-}
-
-// BranchProjects returns, ascending, the ids of a company's projects that
-// have issues on branch. Its cost grows with those projects only.
-func (x *Findings) BranchProjects(ctx context.Context, companyID int64, branch string) ([]int64, error) {
-	var sums []scopeSummary
-	kc := expression.Key(tabledef.GSI2.PK).Equal(expression.Value(branchIndexPK(companyID, branch)))
-	if err := x.t.QueryAll(ctx, tabledef.GSI2.Name, kc, true, &sums); err != nil {
-		return nil, err
-	}
-	var out []int64
-	for _, sum := range sums {
-		// A branch whose issues are all deleted keeps its summary at zero;
-		// the hash stands in for the name, so the name is checked too.
-		if sum.GroupsCWE > 0 && sum.Branch == branch {
-			out = append(out, sum.ProjectID)
-		}
-	}
-	return out, nil
+	return nil
 }

@@ -1,7 +1,6 @@
 package findings
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
@@ -21,7 +20,7 @@ type HistoryEntry struct {
 }
 
 // An issue's history is a partition of its own, in time order.
-func historyPK(companyID int64, issueID string) string {
+func HistoryPK(companyID int64, issueID string) string {
 	return fmt.Sprintf("%s#IHIST#%s", schema.CompanyPK(companyID), issueID)
 }
 
@@ -34,23 +33,7 @@ func NewHistory(companyID int64, c IssueChange, at string, seq int) HistoryEntry
 		from = c.Before.Status
 	}
 	return HistoryEntry{
-		Key: ddb.Key{PK: historyPK(companyID, c.After.ID), SK: fmt.Sprintf("%s#%010d#%04d", at, c.After.Version, seq)},
+		Key: ddb.Key{PK: HistoryPK(companyID, c.After.ID), SK: fmt.Sprintf("%s#%010d#%04d", at, c.After.Version, seq)},
 		At:  at, By: c.By, From: from, To: c.After.Status, Reason: c.Reason,
 	}
-}
-
-// IssueHistory returns an issue's status changes, oldest first;
-// ErrNotFound when the company has no such issue.
-func (x *Findings) IssueHistory(ctx context.Context, companyID int64, issueID string) ([]HistoryEntry, error) {
-	id, ok := schema.CanonicalUUID(issueID)
-	if !ok {
-		return nil, ddb.ErrNotFound
-	}
-	var i Issue
-	if err := x.t.GetItem(ctx, issueKey(companyID, id), &i); err != nil {
-		return nil, err
-	}
-	out := []HistoryEntry{}
-	err := x.t.QueryAll(ctx, "", ddb.PKBeginsWith(historyPK(companyID, id), ""), true, &out)
-	return out, err
 }

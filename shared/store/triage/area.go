@@ -11,6 +11,7 @@ import (
 	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/ledger"
+	"github.com/acme/codescan-api/shared/store/issuelists"
 	"github.com/acme/codescan-api/shared/store/triageops"
 	"github.com/acme/codescan-api/shared/store/triagerules"
 )
@@ -20,6 +21,7 @@ type Triage struct {
 	t           *ddb.Table
 	l           *ledger.Ledger
 	f           *findings.Findings
+	lists       *issuelists.Lists
 	ops         *triageops.TriageOps
 	rules       *triagerules.TriageRules
 	decisions   *decisions.Decisions
@@ -28,7 +30,7 @@ type Triage struct {
 
 // New returns the area on a table, its ledger and the areas it changes
 // issues through and reads.
-func New(t *ddb.Table, l *ledger.Ledger, f *findings.Findings, ops *triageops.TriageOps, rules *triagerules.TriageRules,
+func New(t *ddb.Table, l *ledger.Ledger, f *findings.Findings, lists *issuelists.Lists, ops *triageops.TriageOps, rules *triagerules.TriageRules,
 	d *decisions.Decisions, a *acceptances.Acceptances) *Triage {
-	return &Triage{t: t, l: l, f: f, ops: ops, rules: rules, decisions: d, acceptances: a}
+	return &Triage{t: t, l: l, f: f, lists: lists, ops: ops, rules: rules, decisions: d, acceptances: a}
 }

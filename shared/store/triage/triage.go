@@ -8,6 +8,7 @@ import (
 	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/ledger"
+	"github.com/acme/codescan-api/shared/store/issuelists"
 	"github.com/acme/codescan-api/shared/store/page"
 )
 
@@ -96,18 +97,18 @@ func (e *ErrTooMany) Error() string {
 // every issue f matches, through the issue write path, and returns how
 // many matched and how many changed (an issue already in the status does
 // not change, so a retry changes 0).
-func (x *Triage) TriageIssues(ctx context.Context, companyID int64, f findings.IssueFilter, status, reason string, terms RiskTerms, by findings.Actor) (matched, changed int, err error) {
+func (x *Triage) TriageIssues(ctx context.Context, companyID int64, f issuelists.IssueFilter, status, reason string, terms RiskTerms, by findings.Actor) (matched, changed int, err error) {
 	if !slices.Contains(findings.ManualStatuses, status) {
 		return 0, 0, fmt.Errorf("status %q: %w", status, ddb.ErrInvalid)
 	}
-	_, _, total, err := x.f.ListIssues(ctx, companyID, f, page.Request{})
+	_, _, total, err := x.lists.ListIssues(ctx, companyID, f, page.Request{})
 	if err != nil {
 		return 0, 0, err
 	}
 	if total > MaxTriage {
 		return 0, 0, &ErrTooMany{Matched: total}
 	}
-	page, _, _, err := x.f.ListIssues(ctx, companyID, f, page.Request{Limit: int(total)})
+	page, _, _, err := x.lists.ListIssues(ctx, companyID, f, page.Request{Limit: int(total)})
 	if err != nil {
 		return 0, 0, err
 	}

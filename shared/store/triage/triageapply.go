@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/issuelists"
 	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/store/triagerules"
 	"github.com/acme/codescan-api/shared/triagerule"
@@ -67,8 +68,8 @@ func appliesTo(r triagerule.Rule, i findings.Issue) bool {
 
 // ruleFilter is the narrowest listing of issues that holds every issue r
 // may match: its project, its CWE's group or its literal path's.
-func ruleFilter(r triagerule.Rule) findings.IssueFilter {
-	var f findings.IssueFilter
+func ruleFilter(r triagerule.Rule) issuelists.IssueFilter {
+	var f issuelists.IssueFilter
 	if r.ProjectID != 0 {
 		f.Scopes = []findings.Scope{{ProjectID: r.ProjectID}}
 	}
@@ -85,7 +86,7 @@ func (x *Triage) ruleTargets(ctx context.Context, companyID int64, r triagerule.
 	var ids []string
 	q := page.Request{Limit: 1000}
 	for {
-		issues, res, _, err := x.f.ListIssues(ctx, companyID, ruleFilter(r), q)
+		issues, res, _, err := x.lists.ListIssues(ctx, companyID, ruleFilter(r), q)
 		if err != nil {
 			return nil, err
 		}

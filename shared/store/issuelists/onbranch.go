@@ -1,19 +1,23 @@
-package findings
+package issuelists
 
-import "context"
+import (
+	"context"
+
+	"github.com/acme/codescan-api/shared/store/findings"
+)
 
 // OpenOnBranch reports, for each issue, whether its finding (same tool and
 // fingerprint) is an open issue on another branch of its project, by id:
 // the only_new test against the project's default branch. It reads the
 // counterparts by key, 100 at a time.
-func (x *Findings) OpenOnBranch(ctx context.Context, companyID int64, branch string, issues []Issue) (map[string]bool, error) {
+func (x *Lists) OpenOnBranch(ctx context.Context, companyID int64, branch string, issues []findings.Issue) (map[string]bool, error) {
 	ids := make([]string, len(issues))
 	for n, i := range issues {
-		ids[n] = IssueID(companyID, i.ProjectID, branch, i.Tool, i.Fingerprint)
+		ids[n] = findings.IssueID(companyID, i.ProjectID, branch, i.Tool, i.Fingerprint)
 	}
 	out := make(map[string]bool, len(issues))
 	for start := 0; start < len(ids); start += 100 {
-		got, err := x.issuesByID(ctx, companyID, ids[start:min(start+100, len(ids))])
+		got, err := findings.ByID(ctx, x.f, companyID, ids[start:min(start+100, len(ids))])
 		if err != nil {
 			return nil, err
 		}

@@ -1,4 +1,4 @@
-package findings
+package issuelists
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
+	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
@@ -20,7 +21,7 @@ import (
 type IssueFilter struct {
 	// Scopes the issues come from, in the order they are listed (callers
 	// give ascending project ids); none means the whole company.
-	Scopes   []Scope
+	Scopes   []findings.Scope
 	CWE      *int   // one CWE (NoCWE for issues without one)
 	FilePath string // one exact file path
 	Urgency  string // one urgency code
@@ -51,13 +52,13 @@ type segment struct {
 // number also the issues before the page inside the first segment read. A
 // filter naming both a CWE and a file has no counter: it reads the file's
 // issues of the scopes to count them, whichever way it is paged.
-func (x *Findings) ListIssues(ctx context.Context, companyID int64, f IssueFilter, q page.Request) ([]Issue, page.Result, int64, error) {
+func (x *Lists) ListIssues(ctx context.Context, companyID int64, f IssueFilter, q page.Request) ([]findings.Issue, page.Result, int64, error) {
 	if !f.AcceptedBefore.IsZero() {
 		return x.listAccepted(ctx, companyID, f, q)
 	}
 	scopes := f.Scopes
 	if len(scopes) == 0 {
-		scopes = []Scope{{}}
+		scopes = []findings.Scope{{}}
 	}
 	var filter []expression.ConditionBuilder
 	if f.Urgency != "" {
@@ -73,9 +74,9 @@ func (x *Findings) ListIssues(ctx context.Context, companyID int64, f IssueFilte
 		filter = append(filter, expression.Name("cwe").Equal(expression.Value(*f.CWE)))
 		return x.listUncounted(ctx, companyID, scopes, f, and(filter), q)
 	case f.FilePath != "":
-		segs, err = x.groupSegments(ctx, companyID, scopes, ByFile, f.FilePath, f)
+		segs, err = x.groupSegments(ctx, companyID, scopes, findings.ByFile, f.FilePath, f)
 	case f.CWE != nil:
-		segs, err = x.groupSegments(ctx, companyID, scopes, ByCWE, strconv.Itoa(*f.CWE), f)
+		segs, err = x.groupSegments(ctx, companyID, scopes, findings.ByCWE, strconv.Itoa(*f.CWE), f)
 	default:
 		segs, err = x.cweSegments(ctx, companyID, scopes, f)
 	}
@@ -107,7 +108,7 @@ func (x *Findings) ListIssues(ctx context.Context, companyID int64, f IssueFilte
 			first++
 		}
 	}
-	out := []Issue{}
+	out := []findings.Issue{}
 	var last page.Item
 	lastSeg := -1
 	for n := first; n < len(segs) && len(out) < q.Limit; n++ {
@@ -135,7 +136,7 @@ func (x *Findings) ListIssues(ctx context.Context, companyID int64, f IssueFilte
 			return nil, page.Result{}, 0, err
 		}
 		skip = 0
-		var got []Issue
+		var got []findings.Issue
 		if err := attributevalue.UnmarshalListOfMaps(items, &got); err != nil {
 			return nil, page.Result{}, 0, err
 		}
@@ -157,7 +158,7 @@ func (x *Findings) ListIssues(ctx context.Context, companyID int64, f IssueFilte
 // unfiltered CWE segment skips keys only there (~100 bytes an issue) once
 // every stored issue carries its Offset keys (BackfillDueIndex); else the
 // segment's issues before the page are read.
-func (x *Findings) skipIssues(ctx context.Context, l page.List, n int) (page.Start, bool, error) {
+func (x *Lists) skipIssues(ctx context.Context, l page.List, n int) (page.Start, bool, error) {
 	if l.Index == tabledef.GSI1 && l.Filter == nil {
 		ready, err := x.issueKeysReady(ctx)
 		if err != nil {
@@ -206,30 +207,30 @@ func and(conds []expression.ConditionBuilder) *expression.ConditionBuilder {
 }
 
 // indexOf is the index holding the issues of one group of dim.
-func indexOf(dim Dimension) tabledef.Index {
-	if dim == ByFile {
+func indexOf(dim findings.Dimension) tabledef.Index {
+	if dim == findings.ByFile {
 		return tabledef.GSI2
 	}
 	return tabledef.GSI1
 }
 
 // groupSegments are one group's ranges in each scope.
-func (x *Findings) groupSegments(ctx context.Context, companyID int64, scopes []Scope, dim Dimension, group string, f IssueFilter) ([]segment, error) {
+func (x *Lists) groupSegments(ctx context.Context, companyID int64, scopes []findings.Scope, dim findings.Dimension, group string, f IssueFilter) ([]segment, error) {
 	counts, err := x.GroupCounts(ctx, companyID, scopes, dim, group)
 	if err != nil {
 		return nil, err
 	}
 	segs := make([]segment, len(scopes))
 	for n, sc := range scopes {
-		segs[n] = segment{index: indexOf(dim), pk: issueGroupPK(companyID, dim, group),
-			prefix: scopePrefix(sc), count: counts[n].Cells.Total(f.Urgency, f.Status)}
+		segs[n] = segment{index: indexOf(dim), pk: findings.IssueGroupPK(companyID, dim, group),
+			prefix: findings.ScopePrefix(sc), count: counts[n].Cells.Total(f.Urgency, f.Status)}
 	}
 	return segs, nil
 }
 
 // cweSegments are every CWE group's ranges in each scope, CWE by CWE.
-func (x *Findings) cweSegments(ctx context.Context, companyID int64, scopes []Scope, f IssueFilter) ([]segment, error) {
-	lists, err := x.scopesGroups(ctx, companyID, scopes, ByCWE)
+func (x *Lists) cweSegments(ctx context.Context, companyID int64, scopes []findings.Scope, f IssueFilter) ([]segment, error) {
+	lists, err := x.scopesGroups(ctx, companyID, scopes, findings.ByCWE)
 	if err != nil {
 		return nil, err
 	}
@@ -247,13 +248,13 @@ func (x *Findings) cweSegments(ctx context.Context, companyID int64, scopes []Sc
 		}
 	}
 	slices.SortFunc(groups, func(a, b string) int {
-		return strings.Compare(groupSortKey(ByCWE, a), groupSortKey(ByCWE, b))
+		return strings.Compare(findings.GroupSortKey(findings.ByCWE, a), findings.GroupSortKey(findings.ByCWE, b))
 	})
 	var segs []segment
 	for _, g := range groups {
 		for n, sc := range scopes {
 			if c := perScope[n][g]; c > 0 {
-				segs = append(segs, segment{index: tabledef.GSI1, pk: issueGroupPK(companyID, ByCWE, g), prefix: scopePrefix(sc), count: c})
+				segs = append(segs, segment{index: tabledef.GSI1, pk: findings.IssueGroupPK(companyID, findings.ByCWE, g), prefix: findings.ScopePrefix(sc), count: c})
 			}
 		}
 	}
@@ -262,8 +263,8 @@ func (x *Findings) cweSegments(ctx context.Context, companyID int64, scopes []Sc
 
 // listUncounted reads all of one file's matching issues in the scopes and
 // cuts the page from them; a token carries the page's position.
-func (x *Findings) listUncounted(ctx context.Context, companyID int64, scopes []Scope, f IssueFilter, filter *expression.ConditionBuilder, q page.Request) ([]Issue, page.Result, int64, error) {
-	sg := segment{index: tabledef.GSI2, pk: issueGroupPK(companyID, ByFile, f.FilePath)}
+func (x *Lists) listUncounted(ctx context.Context, companyID int64, scopes []findings.Scope, f IssueFilter, filter *expression.ConditionBuilder, q page.Request) ([]findings.Issue, page.Result, int64, error) {
+	sg := segment{index: tabledef.GSI2, pk: findings.IssueGroupPK(companyID, findings.ByFile, f.FilePath)}
 	l := sg.list(f, filter)
 	res := page.Result{Offset: q.Offset}
 	if q.Token != "" {
@@ -276,14 +277,14 @@ func (x *Findings) listUncounted(ctx context.Context, companyID int64, scopes []
 	var all []page.Item
 	for _, sc := range scopes {
 		scoped := l
-		scoped.Range = page.Prefix(scopePrefix(sc))
+		scoped.Range = page.Prefix(findings.ScopePrefix(sc))
 		items, err := page.Collect(ctx, x.t, scoped, page.Start{}, math.MaxInt)
 		if err != nil {
 			return nil, page.Result{}, 0, err
 		}
 		all = append(all, items...)
 	}
-	out := []Issue{}
+	out := []findings.Issue{}
 	if res.Offset < len(all) {
 		items := all[res.Offset:min(res.Offset+q.Limit, len(all))]
 		if err := attributevalue.UnmarshalListOfMaps(items, &out); err != nil {

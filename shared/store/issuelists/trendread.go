@@ -1,10 +1,11 @@
-package findings
+package issuelists
 
 import (
 	"context"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
+	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/trends"
 	"github.com/acme/codescan-api/shared/tabledef"
 	"github.com/acme/codescan-api/shared/trend"
@@ -23,8 +24,8 @@ type TrendWindow struct {
 // Trend reads the trend of the last days of a company (projectID 0) or of
 // one of its projects: the window's day records and the totals; for the
 // company, a keys-only count of the due index's past-due range as well.
-func (x *Findings) Trend(ctx context.Context, companyID, projectID int64, days int) (TrendWindow, error) {
-	w, err := x.d.Trends.Window(ctx, companyID, projectID, days)
+func (x *Lists) Trend(ctx context.Context, companyID, projectID int64, days int) (TrendWindow, error) {
+	w, err := x.trends.Window(ctx, companyID, projectID, days)
 	if err != nil || projectID != 0 {
 		return TrendWindow{Window: w}, err
 	}
@@ -36,17 +37,17 @@ func (x *Findings) Trend(ctx context.Context, companyID, projectID int64, days i
 // plus the urgency's days to fix) is not after now: the due index's range
 // of first detections up to now less the days, pending or breached (a
 // breach the SLA job raised under stricter settings may no longer be one).
-func (x *Findings) pastDue(ctx context.Context, companyID int64) (trend.ByUrgency, error) {
-	st, _, err := x.d.Catalog.SLASettings(ctx, companyID)
+func (x *Lists) pastDue(ctx context.Context, companyID int64) (trend.ByUrgency, error) {
+	st, _, err := x.catalog.SLASettings(ctx, companyID)
 	if err != nil {
 		return trend.ByUrgency{}, err
 	}
 	now := x.t.Clock()
 	var out trend.ByUrgency
 	for n, u := range trend.Urgencies {
-		upTo := dueUpTo(now.AddDate(0, 0, -st.DaysToFix[u]))
-		for _, state := range []string{duePending, dueBreached} {
-			kc := expression.Key(tabledef.Due.PK).Equal(expression.Value(duePK(companyID, u, state))).
+		upTo := findings.DueUpTo(now.AddDate(0, 0, -st.DaysToFix[u]))
+		for _, state := range []string{findings.DuePending, findings.DueBreached} {
+			kc := expression.Key(tabledef.Due.PK).Equal(expression.Value(findings.DuePK(companyID, u, state))).
 				And(expression.Key(tabledef.Due.SK).LessThanEqual(expression.Value(upTo)))
 			c, err := x.t.Count(ctx, tabledef.Due.Name, kc)
 			if err != nil {

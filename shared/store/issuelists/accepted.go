@@ -1,11 +1,13 @@
-package findings
+package issuelists
 
 import (
 	"context"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+
+	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/page"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 )
 
 // listAccepted is ListIssues for a filter with AcceptedBefore: the
@@ -13,12 +15,12 @@ import (
 // rest of f matches. It reads the expiry partition's range (by key) and
 // those issues, so its cost grows with the acceptances ending before the
 // date, never with the company's other issues; it pages by number only.
-func (x *Findings) listAccepted(ctx context.Context, companyID int64, f IssueFilter, q page.Request) ([]Issue, page.Result, int64, error) {
+func (x *Lists) listAccepted(ctx context.Context, companyID int64, f IssueFilter, q page.Request) ([]findings.Issue, page.Result, int64, error) {
 	if q.Token != "" {
 		return nil, page.Result{}, 0, page.ErrBadToken
 	}
-	all := []Issue{}
-	err := x.d.Acceptances.EachEndingBefore(ctx, companyID, f.AcceptedBefore, func(keys []ddb.Key) error {
+	all := []findings.Issue{}
+	err := x.acceptances.EachEndingBefore(ctx, companyID, f.AcceptedBefore, func(keys []ddb.Key) error {
 		got, err := x.t.ReadBatch(ctx, keys, false)
 		if err != nil {
 			return err
@@ -28,7 +30,7 @@ func (x *Findings) listAccepted(ctx context.Context, companyID int64, f IssueFil
 			if !ok {
 				continue // deleted since
 			}
-			var i Issue
+			var i findings.Issue
 			if err := attributevalue.UnmarshalMap(av, &i); err != nil {
 				return err
 			}
@@ -48,7 +50,7 @@ func (x *Findings) listAccepted(ctx context.Context, companyID int64, f IssueFil
 // acceptedMatch reports whether i, read by its key in the expiry partition
 // (eventually consistent: it may have changed since), is an accepted risk
 // ending before f.AcceptedBefore that the rest of f matches.
-func (f IssueFilter) acceptedMatch(i Issue) bool {
+func (f IssueFilter) acceptedMatch(i findings.Issue) bool {
 	end, err := i.Expires()
 	switch {
 	case i.Status != "accepted_risk" || err != nil || !end.Before(f.AcceptedBefore),

@@ -1,4 +1,4 @@
-package findings
+package issuelists
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
+	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
@@ -33,7 +34,7 @@ const backfillSaveEvery = 16
 // It is idempotent: an issue whose keys are right is not written, and an
 // issue a writer changed meanwhile is left to that writer, whose write
 // set its keys.
-func (x *Findings) BackfillDueIndex(ctx context.Context, until time.Time) (done bool, written int, err error) {
+func (x *Lists) BackfillDueIndex(ctx context.Context, until time.Time) (done bool, written int, err error) {
 	var st schema.BackfillState
 	if err := x.t.GetItem(ctx, schema.IssueKeysBackfillKey, &st); err != nil && !errors.Is(err, ddb.ErrNotFound) {
 		return false, 0, err
@@ -41,7 +42,7 @@ func (x *Findings) BackfillDueIndex(ctx context.Context, until time.Time) (done 
 	if st.Done {
 		return true, 0, nil
 	}
-	ids, err := x.d.Tenancy.CompanyIDs(ctx)
+	ids, err := x.tenancy.CompanyIDs(ctx)
 	if err != nil {
 		return false, 0, err
 	}
@@ -73,11 +74,11 @@ func (x *Findings) BackfillDueIndex(ctx context.Context, until time.Time) (done 
 }
 
 // backfillShard sets the index keys of one issue shard of a company.
-func (x *Findings) backfillShard(ctx context.Context, companyID int64, shard int) (int, error) {
-	var todo []Issue
-	err := ddb.Each(ctx, x.t, ddb.PKBeginsWith(schema.IssueShardPK(companyID, fmt.Sprintf("%02x", shard)), ""), func(i Issue) error {
+func (x *Lists) backfillShard(ctx context.Context, companyID int64, shard int) (int, error) {
+	var todo []findings.Issue
+	err := ddb.Each(ctx, x.t, ddb.PKBeginsWith(schema.IssueShardPK(companyID, fmt.Sprintf("%02x", shard)), ""), func(i findings.Issue) error {
 		want := i
-		if err := want.setDue(&i); err != nil {
+		if err := want.SetDue(&i); err != nil {
 			return err
 		}
 		want.OffsetKeys = schema.OffsetKeys{OffsetPK: want.GSI1PK, OffsetSK: want.GSI1SK}
@@ -114,7 +115,9 @@ func (x *Findings) backfillShard(ctx context.Context, companyID int64, shard int
 	})
 	n := 0
 	for _, w := range written {
-		n += b2i(w)
+		if w {
+			n++
+		}
 	}
 	return n, err
 }
@@ -122,7 +125,7 @@ func (x *Findings) backfillShard(ctx context.Context, companyID int64, shard int
 // issueKeysReady reports whether every stored issue carries its Offset
 // keys (the backfill is done), so skipping may read the Offset index. Once
 // true it stays true: the store remembers it and stops asking.
-func (x *Findings) issueKeysReady(ctx context.Context) (bool, error) {
+func (x *Lists) issueKeysReady(ctx context.Context) (bool, error) {
 	if x.issueKeys.Load() {
 		return true, nil
 	}
