@@ -125,6 +125,10 @@ func New(db *dynamodb.Client, table string, opts ...Option) *Store {
 // table directly).
 func (s *Store) Client() *dynamodb.Client { return s.t.DB }
 
+// Clock is the time of the store's clock (see WithClock), for tools that
+// write what the store would.
+func (s *Store) Clock() time.Time { return s.t.Clock() }
+
 // TableName is the store's table.
 func (s *Store) TableName() string { return s.t.Name }
 
