@@ -9,6 +9,10 @@ import (
 	"github.com/acme/codescan-api/shared/store/internal/schema"
 )
 
+// Decisions that follow the finding: a project decision reaches the
+// issues a scan creates or reopens (takeDecisions, decidedHistory);
+// making one and carrying it to the other branches is the triage area's.
+
 // IssueDecision is what an issue shows of the decision it carries.
 type IssueDecision = decisions.Mark
 

@@ -90,14 +90,14 @@ type Issue struct {
 	ReopenCount    int    `dynamodbav:"reopen_count,omitempty"`
 	Reason         string `dynamodbav:"reason,omitempty"`
 	// UrgencyRuleID is the triage rule that set the urgency: scans then
-	// keep it rather than show the scanner's (see triageapply.go).
+	// keep it rather than show the scanner's (see rules.go).
 	UrgencyRuleID string `dynamodbav:"urgency_rule_id,omitempty"`
 	AssignedTo    int64  `dynamodbav:"assigned_to,omitempty"`
-	// Decision is the triage decision the issue carries (see decide.go).
+	// Decision is the triage decision the issue carries (see decided.go).
 	Decision  IssueDecision `dynamodbav:"decision,omitempty"`
 	UpdatedAt string        `dynamodbav:"updated_at,omitempty"`
 	// Terms are an accepted risk's end and owner, while the issue is
-	// accepted_risk (see acceptance.go).
+	// accepted_risk (see terms.go).
 	acceptances.Terms
 	// SLAStartedAt is when the SLA clock last restarted (an expired risk
 	// acceptance reopened the issue); "" is the first detection.

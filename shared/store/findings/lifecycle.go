@@ -34,7 +34,7 @@ import (
 //     their status.
 //
 // Which issues a scan reported is kept as membership chunks (256 sorted
-// ids to an item, see scanmembers.go), which also serve the scan's issue
+// ids to an item, see scans/members.go), which also serve the scan's issue
 // list; the branch's head item names the last scan applied, so the
 // previous truth is that scan's members. Scans of one (project, branch,
 // tool) are applied one at a time under a lease on the head item; a scan
@@ -108,7 +108,7 @@ func (x *Findings) applyLeased(ctx context.Context, companyID int64, sc scans.Sc
 	// The scan's membership goes out beside its issues: only scans applied
 	// after this one completes read it.
 	var members errgroup.Group
-	members.Go(func() error { return x.putMembers(ctx, companyID, sc.ID, found) })
+	members.Go(func() error { return scans.PutMembers(ctx, x.t, companyID, sc.ID, IDs(found)) })
 	res, events, err := x.applyIssues(ctx, companyID, sc, head, found)
 	if merr := members.Wait(); err == nil {
 		err = merr
@@ -128,7 +128,7 @@ func (x *Findings) applyIssues(ctx context.Context, companyID int64, sc scans.Sc
 	var previous []string
 	if truth && head.ScanID != "" && head.ScanID != sc.ID {
 		var err error
-		if previous, err = x.memberIDs(ctx, companyID, head.ScanID); err != nil {
+		if previous, err = scans.MemberIDs(ctx, x.t, companyID, head.ScanID); err != nil {
 			return res, nil, err
 		}
 	}
@@ -145,7 +145,7 @@ func (x *Findings) applyIssues(ctx context.Context, companyID int64, sc scans.Sc
 	// new branch's first scan of 25,000 findings spares 250 reads). A
 	// retry reads: the attempt before may have written some.
 	unwritten := head.PK == ""
-	decided, err := x.d.Decisions.ToolDecisions(ctx, companyID, sc.ProjectID, sc.Tool) // see decide.go
+	decided, err := x.d.Decisions.ToolDecisions(ctx, companyID, sc.ProjectID, sc.Tool) // see decided.go
 	if err != nil {
 		return res, nil, err
 	}
@@ -468,7 +468,7 @@ func (x *Findings) EachScanIssue(ctx context.Context, companyID int64, scanID st
 	if _, err := x.d.Scans.GetScan(ctx, companyID, scanID); err != nil {
 		return err
 	}
-	ids, err := x.memberIDs(ctx, companyID, scanID)
+	ids, err := scans.MemberIDs(ctx, x.t, companyID, scanID)
 	if err != nil {
 		return err
 	}

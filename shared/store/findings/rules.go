@@ -6,6 +6,11 @@ import (
 	"github.com/acme/codescan-api/shared/triagerule"
 )
 
+// Triage rules at ingestion: the rule that applies to an issue a scan
+// creates acts on it before any count, gate or notification sees it
+// (ruleCreations). Applying a rule to existing issues is the triage
+// area's.
+
 // noLocation is the file path of an issue whose finding names none
 // (ingest.NoPath): a path glob never matches it.
 const noLocation = "(no location)"

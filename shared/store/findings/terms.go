@@ -10,6 +10,11 @@ import (
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 )
 
+// Risk terms on the write path: an accepted_risk issue carries its terms
+// (an end and an owner), which every change settles (settleTerms); the
+// due index holds it by its end (SetDue), so the triage area's expiry
+// finds what ended by key.
+
 // SLAStart is when the issue's SLA clock started: the first detection, or
 // the last restart.
 func (i Issue) SLAStart() (time.Time, error) {

@@ -30,9 +30,9 @@ func (x *Lists) memberWindow(ctx context.Context, companyID int64, scanID, from 
 	if from != "" {
 		r.From = from
 	} else {
-		batch = int32(min((offset+limit)/findings.MemberChunk+2, 100))
+		batch = int32(min((offset+limit)/scans.MemberChunk+2, 100))
 	}
-	kc := findings.MemberKeys(companyID, scanID, r)
+	kc := scans.MemberKeys(companyID, scanID, r)
 	end := offset + limit
 	ids := []string{}
 	var start map[string]types.AttributeValue
@@ -42,7 +42,7 @@ func (x *Lists) memberWindow(ctx context.Context, companyID int64, scanID, from 
 			return nil, "", err
 		}
 		for _, it := range items {
-			var c findings.MemberItem
+			var c scans.MemberItem
 			if err := attributevalue.UnmarshalMap(it, &c); err != nil {
 				return nil, "", err
 			}
@@ -111,12 +111,12 @@ func (x *Lists) ScanIssues(ctx context.Context, companyID int64, sc scans.Scan, 
 // ScanReported reports whether a scan of the company reported an issue:
 // it reads the one chunk that would hold the id.
 func (x *Lists) ScanReported(ctx context.Context, companyID int64, scanID, issueID string) (bool, error) {
-	kc := findings.MemberKeys(companyID, scanID, page.Range{From: schema.MemberChunkPrefix, To: schema.MemberChunkPrefix + issueID})
+	kc := scans.MemberKeys(companyID, scanID, page.Range{From: schema.MemberChunkPrefix, To: schema.MemberChunkPrefix + issueID})
 	items, _, err := x.t.QueryRaw(ctx, "", kc, nil, false, 1, nil)
 	if err != nil || len(items) == 0 {
 		return false, err
 	}
-	var c findings.MemberItem
+	var c scans.MemberItem
 	if err := attributevalue.UnmarshalMap(items[0], &c); err != nil {
 		return false, err
 	}

@@ -1,4 +1,4 @@
-package findings
+package scans
 
 import (
 	"context"
@@ -42,11 +42,10 @@ func MemberKeys(companyID int64, scanID string, r page.Range) expression.KeyCond
 		And(expression.Key(tabledef.SK).Between(expression.Value(r.From), expression.Value(r.To)))
 }
 
-// putMembers records which issues the scan reported. The chunks follow
-// from the ids alone, so writing them again (a retried ingestion) writes
-// the same items.
-func (x *Findings) putMembers(ctx context.Context, companyID int64, scanID string, found []Issue) error {
-	ids := IDs(found)
+// PutMembers records which issues (ids, sorted in place) the scan
+// reported. The chunks follow from the ids alone, so writing them again (a
+// retried ingestion) writes the same items.
+func PutMembers(ctx context.Context, t *ddb.Table, companyID int64, scanID string, ids []string) error {
 	slices.Sort(ids)
 	ids = slices.Compact(ids)
 	var items []any
@@ -55,13 +54,13 @@ func (x *Findings) putMembers(ctx context.Context, companyID int64, scanID strin
 		items = append(items, MemberItem{Key: ddb.Key{PK: memberPK(companyID, scanID), SK: memberChunkPrefix + chunk[0]},
 			Start: start, IDs: chunk})
 	}
-	return x.t.BatchPutParallel(ctx, items)
+	return t.BatchPutParallel(ctx, items)
 }
 
-// memberIDs are the ids of the issues a scan reported, ascending.
-func (x *Findings) memberIDs(ctx context.Context, companyID int64, scanID string) ([]string, error) {
+// MemberIDs are the ids of the issues a scan reported, ascending.
+func MemberIDs(ctx context.Context, t *ddb.Table, companyID int64, scanID string) ([]string, error) {
 	var chunks []MemberItem
-	if err := x.t.QueryAll(ctx, "", MemberKeys(companyID, scanID, page.Prefix(memberChunkPrefix)), true, &chunks); err != nil {
+	if err := t.QueryAll(ctx, "", MemberKeys(companyID, scanID, page.Prefix(memberChunkPrefix)), true, &chunks); err != nil {
 		return nil, err
 	}
 	var out []string
