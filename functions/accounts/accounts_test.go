@@ -16,6 +16,7 @@ import (
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/bulkload"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -624,15 +625,15 @@ func TestIDsAboveOlderOnes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.env.Store.PutCompany(ctx, store.Company{ID: id, Name: "Initech"}); err != nil {
+	if err := bulkload.PutCompany(ctx, w.env.Store, store.Company{ID: id, Name: "Initech"}); err != nil {
 		t.Fatal(err)
 	}
 	old := store.User{ID: 500, CompanyID: id, Email: "old@initech.test", FirstName: "O", LastName: "L", IsAdmin: true, Active: true}
-	if err := w.env.Store.PutUser(ctx, old); err != nil {
+	if err := bulkload.PutUser(ctx, w.env.Store, old); err != nil {
 		t.Fatal(err)
 	}
 	key := auth.NewAPIKey()
-	if err := w.env.Store.PutAPIKey(ctx, id, old.ID, key); err != nil {
+	if err := bulkload.PutAPIKey(ctx, w.env.Store, id, old.ID, key); err != nil {
 		t.Fatal(err)
 	}
 	var out struct {

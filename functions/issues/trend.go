@@ -38,7 +38,7 @@ type slaFigures struct {
 	FixedWithinSLA      int64    `json:"fixed_within_sla"`
 	FixedWithinSLAShare *float64 `json:"fixed_within_sla_share"`
 	Open                int64    `json:"open"`
-	OpenPastSLA         *int64   `json:"open_past_sla"`
+	OpenPastSLA         int64    `json:"open_past_sla"`
 	OpenPastSLAShare    *float64 `json:"open_past_sla_share"`
 }
 
@@ -121,11 +121,7 @@ func trendView(tw store.TrendWindow, projectID *int64, only *string) trendAnswer
 	if len(tw.Points) > 0 {
 		out.From, out.To = tw.Points[0].Date, tw.Points[len(tw.Points)-1].Date
 	}
-	var pastDue trend.ByUrgency
-	if tw.PastDue != nil {
-		pastDue = *tw.PastDue
-	}
-	by, all := trend.SLACompliance(tw.Fixes, tw.Open, pastDue)
+	by, all := trend.SLACompliance(tw.Fixes, tw.Open, tw.PastDue)
 	var sumFixes trend.Fixes
 	var sumOpen int64
 	var sumSLA trend.Compliance
@@ -135,14 +131,14 @@ func trendView(tw store.TrendWindow, projectID *int64, only *string) trendAnswer
 		}
 		f := tw.Fixes.ByUrgency[k]
 		out.TimeToFix[u] = fixView(f)
-		out.SLA[u] = slaView(f, tw.Open[k], by[k], tw.PastDue != nil)
+		out.SLA[u] = slaView(f, tw.Open[k], by[k])
 		sumFixes, sumOpen, sumSLA = f, tw.Open[k], by[k]
 	}
 	if only == nil {
 		sumFixes, sumOpen, sumSLA = tw.Fixes.All, tw.Open.Sum(), all
 	}
 	out.TimeToFix["all"] = fixView(sumFixes)
-	out.SLA["all"] = slaView(sumFixes, sumOpen, sumSLA, tw.PastDue != nil)
+	out.SLA["all"] = slaView(sumFixes, sumOpen, sumSLA)
 	return out
 }
 
@@ -157,16 +153,13 @@ func fixView(f trend.Fixes) fixTimes {
 	return out
 }
 
-func slaView(f trend.Fixes, open int64, c trend.Compliance, pastDue bool) slaFigures {
-	out := slaFigures{Fixed: f.Fixed, FixedWithinSLA: f.WithinSLA, Open: open}
+func slaView(f trend.Fixes, open int64, c trend.Compliance) slaFigures {
+	out := slaFigures{Fixed: f.Fixed, FixedWithinSLA: f.WithinSLA, Open: open, OpenPastSLA: c.OpenPastSLA.Part}
 	if r, ok := c.FixedWithinSLA.Ratio(); ok {
 		out.FixedWithinSLAShare = &r
 	}
-	if pastDue {
-		out.OpenPastSLA = &c.OpenPastSLA.Part
-		if r, ok := c.OpenPastSLA.Ratio(); ok {
-			out.OpenPastSLAShare = &r
-		}
+	if r, ok := c.OpenPastSLA.Ratio(); ok {
+		out.OpenPastSLAShare = &r
 	}
 	return out
 }

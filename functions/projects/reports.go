@@ -111,13 +111,11 @@ func (h handlers) report(w http.ResponseWriter, r *http.Request) error {
 const reportTrendDays = 90
 
 // reportTrend is the project's trend of the last 90 days for the HTML
-// report. A project's open issues past their SLA are not counted (the due
-// index is the company's), so the chart's table shows none rather than a
-// wrong share.
+// report, with its open issues now and those past their SLA.
 func (h handlers) reportTrend(ctx context.Context, p store.Project) (*trendchart.Input, error) {
 	tw, err := h.store.Trend(ctx, p.CompanyID, p.ID, reportTrendDays)
 	if err != nil {
 		return nil, err
 	}
-	return &trendchart.Input{Title: "Trend of " + p.Name + ", last " + strconv.Itoa(reportTrendDays) + " days", Points: tw.Points, Fixes: tw.Fixes}, nil
+	return &trendchart.Input{Title: "Trend of " + p.Name + ", last " + strconv.Itoa(reportTrendDays) + " days", Points: tw.Points, Fixes: tw.Fixes, Open: tw.Open, PastDue: tw.PastDue}, nil
 }

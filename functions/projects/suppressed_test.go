@@ -3,10 +3,13 @@ package projects_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/acme/codescan-api/internal/testenv"
+	"github.com/acme/codescan-api/shared/store"
 )
 
 // suppressedResult is a SARIF result the code suppresses (a nosemgrep
@@ -122,4 +125,53 @@ func TestSuppressedFindings(t *testing.T) {
 	if _, err := w.env.Store.GetIssue(ctx, w.other.ID, sqliID); err == nil {
 		t.Fatal("another company reads the issue")
 	}
+}
+
+// gosec's SARIF has no fingerprints and its snippet is the line as
+// written: a real report before a `#nosec` comment was added and one after
+// it give the finding one identity, which becomes suppressed (and the
+// comment's removal reopens the same issue) rather than fixed and created
+// anew.
+func TestNosecCommentKeepsIdentity(t *testing.T) {
+	w := newWorld(t)
+	w.rule(t, w.acme, `{"slug":"all","name":"Everything"}`)
+	report := func(name string) string {
+		data, err := os.ReadFile(filepath.Join("..", "..", "shared", "reports", "sarif", "testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(data)
+	}
+	byLine := func(scanID string) map[int]store.Issue { // G401 issues by line
+		out := map[int]store.Issue{}
+		for _, i := range w.issues(t, scanID) {
+			if i.RuleID == "G401" {
+				out[i.Line] = i
+			}
+		}
+		return out
+	}
+	before := byLine(w.upload(t, w.acme, "suppressed", "main", report("gosec-before-nosec.sarif")).ScanID)
+	after := byLine(w.upload(t, w.acme, "suppressed", "main", report("gosec-nosec.sarif")).ScanID)
+	if len(before) != 2 || len(after) != 2 {
+		t.Fatalf("G401 issues: before %d, after %d", len(before), len(after))
+	}
+	if b, a := before[14], after[14]; a.ID != b.ID || b.Status != "open" || a.Status != "suppressed" || a.Reason != "cache key, not a security boundary" {
+		t.Fatalf("line 14: before %s %s, after %s %s %q", b.ID, b.Status, a.ID, a.Status, a.Reason)
+	}
+	if b, a := before[16], after[16]; a.ID != b.ID || a.Status != "open" {
+		t.Fatalf("line 16: before %s, after %s %s", b.ID, a.ID, a.Status)
+	}
+	again := byLine(w.upload(t, w.acme, "suppressed", "main", report("gosec-before-nosec.sarif")).ScanID)
+	if i := again[14]; i.ID != before[14].ID || i.Status != "open" {
+		t.Fatalf("comment removed: %s %s", i.ID, i.Status)
+	}
+	var hist struct {
+		History []struct{ From, To, Reason string } `json:"history"`
+	}
+	w.get(t, w.acme.Admin, "/issue/"+before[14].ID+"/history").Decode(t, &hist)
+	if n := len(hist.History); n == 0 || hist.History[n-1].From != "suppressed" || hist.History[n-1].Reason != "suppression removed" {
+		t.Fatalf("history %+v", hist)
+	}
+	testenv.Recount(t, w.env.Store, w.acme.ID)
 }

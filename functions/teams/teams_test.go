@@ -14,6 +14,7 @@ import (
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/bulkload"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -64,7 +65,7 @@ func setup(t *testing.T) *world {
 	// User ids are numbered per company; this user of the other company
 	// has an id no Acme user has (one numbered when ids were global).
 	w.otherUser = testenv.User{User: store.User{ID: 900, CompanyID: w.other.ID, Email: "x@other.test", FirstName: "X", LastName: "Y", Active: true}}
-	if err := env.Store.PutUser(context.Background(), w.otherUser.User); err != nil {
+	if err := bulkload.PutUser(context.Background(), env.Store, w.otherUser.User); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []store.Project{

@@ -244,7 +244,7 @@ func (e *Env) Company(t testing.TB, name string) *Company {
 		t.Fatal(err)
 	}
 	c := store.Company{ID: id, Name: name}
-	if err := e.Store.PutCompany(ctx, c); err != nil {
+	if err := bulkload.PutCompany(ctx, e.Store, c); err != nil {
 		t.Fatal(err)
 	}
 	co := &Company{Company: c}
@@ -274,11 +274,11 @@ func (e *Env) User(t testing.TB, c *Company, spec UserSpec) User {
 		Permissions: spec.Permissions, IsAdmin: spec.IsAdmin, Active: !spec.Inactive,
 		Subject: fmt.Sprintf("test|%d|%d", c.ID, id),
 	}
-	if err := e.Store.PutUser(ctx, u); err != nil {
+	if err := bulkload.PutUser(ctx, e.Store, u); err != nil {
 		t.Fatal(err)
 	}
 	key := auth.NewAPIKey()
-	if err := e.Store.PutAPIKey(ctx, c.ID, id, key); err != nil {
+	if err := bulkload.PutAPIKey(ctx, e.Store, c.ID, id, key); err != nil {
 		t.Fatal(err)
 	}
 	return User{User: u, APIKey: key}

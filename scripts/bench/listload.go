@@ -61,7 +61,7 @@ func newListTenant(ctx context.Context, st *store.Store, name string, size int) 
 	if err != nil {
 		return nil, err
 	}
-	if err := st.PutCompany(ctx, store.Company{ID: id, Name: fmt.Sprintf("Lists %s %d", name, size)}); err != nil {
+	if err := bulkload.PutCompany(ctx, st, store.Company{ID: id, Name: fmt.Sprintf("Lists %s %d", name, size)}); err != nil {
 		return nil, err
 	}
 	uid, err := st.NextID(ctx, "user")
@@ -69,11 +69,11 @@ func newListTenant(ctx context.Context, st *store.Store, name string, size int) 
 		return nil, err
 	}
 	admin := store.User{ID: uid, CompanyID: id, Email: fmt.Sprintf("admin-%s-%d@lists.test", name, size), FirstName: "A", LastName: "Admin", Active: true, IsAdmin: true}
-	if err := st.PutUser(ctx, admin); err != nil {
+	if err := bulkload.PutUser(ctx, st, admin); err != nil {
 		return nil, err
 	}
 	t := &listTenant{size: size, company: id, admin: uid, apiKey: auth.NewAPIKey(), cursor100: map[string]string{}}
-	return t, st.PutAPIKey(ctx, id, uid, t.apiKey)
+	return t, bulkload.PutAPIKey(ctx, st, id, uid, t.apiKey)
 }
 
 // parallel runs fn for 0..n-1 on workers goroutines and stops at the first

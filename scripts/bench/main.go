@@ -163,18 +163,18 @@ func load(ctx context.Context, st *store.Store, n, size, projects, workers int) 
 	if err != nil {
 		return nil, err
 	}
-	if err := st.PutCompany(ctx, store.Company{ID: id, Name: fmt.Sprintf("Bench %d", size)}); err != nil {
+	if err := bulkload.PutCompany(ctx, st, store.Company{ID: id, Name: fmt.Sprintf("Bench %d", size)}); err != nil {
 		return nil, err
 	}
 	uid, err := st.NextID(ctx, "user")
 	if err != nil {
 		return nil, err
 	}
-	if err := st.PutUser(ctx, store.User{ID: uid, CompanyID: id, Email: fmt.Sprintf("admin%d@bench.test", n), IsAdmin: true, Active: true}); err != nil {
+	if err := bulkload.PutUser(ctx, st, store.User{ID: uid, CompanyID: id, Email: fmt.Sprintf("admin%d@bench.test", n), IsAdmin: true, Active: true}); err != nil {
 		return nil, err
 	}
 	t := &tenant{size: size, company: id, apiKey: auth.NewAPIKey()}
-	if err := st.PutAPIKey(ctx, id, uid, t.apiKey); err != nil {
+	if err := bulkload.PutAPIKey(ctx, st, id, uid, t.apiKey); err != nil {
 		return nil, err
 	}
 	var ps []store.Project

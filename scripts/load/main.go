@@ -296,19 +296,19 @@ func tenant(ctx context.Context, st *store.Store) (int64, string, error) {
 	if err != nil {
 		return 0, "", err
 	}
-	if err := st.PutCompany(ctx, store.Company{ID: id, Name: "Load"}); err != nil {
+	if err := bulkload.PutCompany(ctx, st, store.Company{ID: id, Name: "Load"}); err != nil {
 		return 0, "", err
 	}
 	uid, err := st.NextID(ctx, "user")
 	if err != nil {
 		return 0, "", err
 	}
-	if err := st.PutUser(ctx, store.User{ID: uid, CompanyID: id, Email: "load@load.test", FirstName: "Load", LastName: "Runner",
+	if err := bulkload.PutUser(ctx, st, store.User{ID: uid, CompanyID: id, Email: "load@load.test", FirstName: "Load", LastName: "Runner",
 		IsAdmin: true, Active: true}); err != nil {
 		return 0, "", err
 	}
 	key := auth.NewAPIKey()
-	return id, key, st.PutAPIKey(ctx, id, uid, key)
+	return id, key, bulkload.PutAPIKey(ctx, st, id, uid, key)
 }
 
 // summarize prints the figures per route and returns the number of 5xx.

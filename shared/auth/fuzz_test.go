@@ -21,6 +21,7 @@ import (
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/devjwt"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/bulkload"
 )
 
 // fuzzUser is a user of FuzzAuthenticate's table. Keys, subjects and the
@@ -51,16 +52,16 @@ func FuzzAuthenticate(f *testing.F) {
 		{21, 2, true, auth.APIKeyPrefix + strings.Repeat("C", 42) + "3"},  // of a deactivated company
 	}
 	for _, c := range []store.Company{{ID: 1, Name: "Acme"}, {ID: 2, Name: "Gone", DeactivatedAt: "2024-01-01T00:00:00Z"}} {
-		if err := st.PutCompany(ctx, c); err != nil {
+		if err := bulkload.PutCompany(ctx, st, c); err != nil {
 			f.Fatal(err)
 		}
 	}
 	for _, u := range users {
 		su := store.User{ID: u.id, CompanyID: u.company, Email: u.subject() + "@example.test", Active: u.active, Subject: u.subject()}
-		if err := st.PutUser(ctx, su); err != nil {
+		if err := bulkload.PutUser(ctx, st, su); err != nil {
 			f.Fatal(err)
 		}
-		if err := st.PutAPIKey(ctx, u.company, u.id, u.key); err != nil {
+		if err := bulkload.PutAPIKey(ctx, st, u.company, u.id, u.key); err != nil {
 			f.Fatal(err)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/bulkload"
 )
 
 // Document is what .local/demo.json holds.
@@ -161,7 +162,7 @@ func seedAll(ctx context.Context, st *store.Store, secret []byte, doc *Document)
 		if err != nil {
 			return err
 		}
-		if err := st.PutCompany(ctx, store.Company{ID: id, Name: spec.name}); err != nil {
+		if err := bulkload.PutCompany(ctx, st, store.Company{ID: id, Name: spec.name}); err != nil {
 			return err
 		}
 		c := &Company{ID: id, Name: spec.name, Resources: map[string]any{}, index: i}
@@ -175,10 +176,10 @@ func seedAll(ctx context.Context, st *store.Store, secret []byte, doc *Document)
 				FirstName: r.role, LastName: spec.name, Permissions: r.permissions,
 				IsAdmin: r.admin, Active: !r.inactive, Subject: fmt.Sprintf("demo|%d", uid),
 			}
-			if err := st.PutUser(ctx, u); err != nil {
+			if err := bulkload.PutUser(ctx, st, u); err != nil {
 				return err
 			}
-			if err := st.PutAPIKey(ctx, id, uid, apiKey(secret, u.Email)); err != nil {
+			if err := bulkload.PutAPIKey(ctx, st, id, uid, apiKey(secret, u.Email)); err != nil {
 				return err
 			}
 			c.Users = append(c.Users, &User{ID: uid, Role: r.role, Email: u.Email, Subject: u.Subject,

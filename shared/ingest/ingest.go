@@ -34,9 +34,10 @@ func Tool(rep finding.Report, engine string) string {
 //  1. the report's own stable fingerprint when it has one ("r:" + it);
 //  2. else a hash of the rule id, the file and the flagged code (the
 //     report's snippet, or the flagged lines of the file the run uploaded,
-//     see Sources; whitespace-collapsed), or, without code, the result's
-//     message, or its title ("c:"): it survives lines moving and
-//     unrelated edits;
+//     see Sources; whitespace-collapsed, suppression comments left out),
+//     or, without code, the result's message, or its title ("c:"): it
+//     survives lines moving, unrelated edits and a suppression comment
+//     added or removed;
 //  3. else, with nothing but a position, the rule, file and line ("l:").
 //
 // Findings of one report with the same fingerprint are told apart by their
@@ -64,12 +65,42 @@ func base(f finding.Finding) string {
 		}
 		return "r:" + fp
 	}
-	for _, content := range []string{f.Snippet, f.Message, f.Title} {
+	for _, content := range []string{withoutSuppressions(f.Snippet), f.Message, f.Title} {
 		if c := strings.Join(strings.Fields(content), " "); c != "" {
 			return "c:" + digest(f.RuleID, f.Path, c)
 		}
 	}
 	return "l:" + digest(f.RuleID, f.Path, fmt.Sprint(f.Line))
+}
+
+// suppressionMarkers start the comments by which tools suppress a finding
+// on its line (gosec, Semgrep, staticcheck, golangci-lint).
+var suppressionMarkers = []string{"#nosec", "nosemgrep", "lint:ignore", "nolint"}
+
+// withoutSuppressions is code without the comments that suppress its
+// finding, so that adding or removing one keeps the finding's identity:
+// gosec's SARIF has no fingerprints and its snippet is the line as written.
+// A line is cut at the comment opener before its first marker (at the
+// marker when there is none).
+func withoutSuppressions(code string) string {
+	lines := strings.Split(code, "\n")
+	for n, line := range lines {
+		at := -1
+		for _, m := range suppressionMarkers {
+			if k := strings.Index(line, m); k >= 0 && (at < 0 || k < at) {
+				at = k
+			}
+		}
+		if at < 0 {
+			continue
+		}
+		cut := at
+		if k := max(strings.LastIndex(line[:at], "//"), strings.LastIndex(line[:at], "/*"), strings.LastIndex(line[:at], "#"), strings.LastIndex(line[:at], "--")); k >= 0 {
+			cut = k
+		}
+		lines[n] = line[:cut]
+	}
+	return strings.Join(lines, "\n")
 }
 
 func digest(parts ...string) string {

@@ -78,7 +78,7 @@ func TestDueIndexBackfill(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := st.Client().DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(st.TableName()), Key: map[string]types.AttributeValue{
-		"PK": &types.AttributeValueMemberS{Value: "JOB#issue-index-keys"}, "SK": &types.AttributeValueMemberS{Value: "BACKFILL"}}}); err != nil {
+		"PK": &types.AttributeValueMemberS{Value: "JOB#issue-index-keys"}, "SK": &types.AttributeValueMemberS{Value: "BACKFILL#2"}}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := recount.Check(ctx, st, company); err == nil {

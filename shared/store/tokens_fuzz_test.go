@@ -11,6 +11,7 @@ import (
 
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/bulkload"
 	"github.com/acme/codescan-api/shared/store/page"
 )
 
@@ -102,8 +103,8 @@ func seedTokenLists(t testing.TB, st *store.Store) (project func(int64) int64) {
 			must(st.CreatePolicy(bg, store.Policy{CompanyID: c, Name: name, Active: true}))
 			must(st.CreateBlockingRule(bg, store.BlockingRule{CompanyID: c, Slug: name, Name: name, Active: true}))
 			must(st.CreateWebhook(bg, store.WebhookEndpoint{ID: store.NewWebhookID(), CompanyID: c, URL: "https://hooks.example/" + name, Types: []string{"scan_completed"}, Active: true}))
-			must(nil, st.PutUser(bg, store.User{ID: c*100 + int64(i), CompanyID: c, Email: name + "@example.test", Active: true, Subject: "sub|" + name}))
-			must(nil, st.PutAPIKey(bg, c, c*100+int64(i), fmt.Sprintf("csk_fuzz%d%d", c, i)))
+			must(nil, bulkload.PutUser(bg, st, store.User{ID: c*100 + int64(i), CompanyID: c, Email: name + "@example.test", Active: true, Subject: "sub|" + name}))
+			must(nil, bulkload.PutAPIKey(bg, st, c, c*100+int64(i), fmt.Sprintf("csk_fuzz%d%d", c, i)))
 		}
 		for range 3 {
 			if _, err := st.CreateScan(bg, store.Scan{CompanyID: c, ProjectID: projects[c], Branch: "main", Engine: "sarif"}); err != nil {

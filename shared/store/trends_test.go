@@ -179,10 +179,10 @@ func TestTrendOfThirtyDays(t *testing.T) {
 	check("HI", all.Fixes.ByUrgency[1], fixes{3, 3, 3, 20})
 	check("all", all.Fixes.All, fixes{6, 4, 3, 29})
 	// Open now: A3 (HI, due day 30) and B3 (CR, due day 19: past).
-	if all.PastDue == nil || *all.PastDue != (trend.ByUrgency{1, 0, 0, 0}) {
+	if all.PastDue != (trend.ByUrgency{1, 0, 0, 0}) {
 		t.Errorf("past due: %v", all.PastDue)
 	}
-	by, sum := trend.SLACompliance(all.Fixes, all.Open, *all.PastDue)
+	by, sum := trend.SLACompliance(all.Fixes, all.Open, all.PastDue)
 	if by[0].FixedWithinSLA != (trend.Share{Part: 1, Of: 3}) || sum.FixedWithinSLA != (trend.Share{Part: 4, Of: 6}) || sum.OpenPastSLA != (trend.Share{Part: 1, Of: 2}) {
 		t.Errorf("compliance: %+v %+v", by, sum)
 	}
@@ -191,8 +191,16 @@ func TestTrendOfThirtyDays(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("web CR", web6.Fixes.ByUrgency[0], fixes{2, 1, 3, 13})
-	if web6.PastDue != nil {
-		t.Errorf("a project's past due: %v", web6.PastDue)
+	// B3 is web's; api's open A3 is not due yet.
+	if web6.PastDue != (trend.ByUrgency{1, 0, 0, 0}) {
+		t.Errorf("web's past due: %v", web6.PastDue)
+	}
+	api5, err := w.st.Trend(ctx, w.company, 5, 30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if api5.PastDue != (trend.ByUrgency{}) {
+		t.Errorf("api's past due: %v", api5.PastDue)
 	}
 	// A window of 10 days sees the fixes of days 20..29 only.
 	recent, err := w.st.Trend(ctx, w.company, 0, 10)
@@ -232,7 +240,7 @@ func TestTrendReadsTheWindowOnly(t *testing.T) {
 		prev = batch
 	}
 	var m store.Meter
-	got, err := w.st.Trend(store.WithMeter(ctx, &m), w.company, 7, 90)
+	got, err := w.st.Window(store.WithMeter(ctx, &m), w.company, 7, 90)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,6 +253,12 @@ func TestTrendReadsTheWindowOnly(t *testing.T) {
 	if requests != 3 || len(snap.Days) != 90 || rcu > 12 {
 		t.Fatalf("read %d requests, %.1f RCU, %d day records", requests, rcu, len(snap.Days))
 	}
+	var pm store.Meter
+	if _, err := w.st.Trend(store.WithMeter(ctx, &pm), w.company, 7, 90); err != nil {
+		t.Fatal(err)
+	}
+	prequests, prcu, _ := pm.Snapshot()
+	t.Logf("with the project's past-due count: %d requests, %.1f RCU", prequests, prcu)
 	// Three opened a day; the critical and high of the day before fixed.
 	last := got.Points[89]
 	if last.Opened != 3 || last.Fixed != 2 || got.Fixes.All.Fixed != 180 || got.Open != (trend.ByUrgency{1, 1, 120, 0}) {

@@ -16,7 +16,7 @@ import (
 
 // The due index (tabledef.Due): every open SAST issue carries
 //
-//	DuePK C#<company>#DUE#<urgency>#<state>   DueSK <first detection, UTC, ns>#<id>
+//	DuePK C#<company>#DUE#<urgency>#<state>   DueSK <first detection, UTC, ns>#P<project>#<id>
 //
 // where state is P (pending: the SLA job has not handled its breach) or B
 // (breached: the job raised it). The write path (commitIssues, bulkCreate,
@@ -25,6 +25,10 @@ import (
 // The SLA start is the first detection, which nothing changes, so the keys
 // do not depend on a company's SLA settings: a settings change rewrites no
 // issue, it only moves the range the job reads.
+//
+// The project in DueSK lets a count of a range keep one project's keys
+// (a filter on the key, see issuelists' pastDue) without reading the
+// issues.
 //
 // The SLA start is the first detection until an expired risk acceptance
 // restarts the clock (Issue.SLAStartedAt): the keys then sort by that.
@@ -62,8 +66,12 @@ func DuePK(companyID int64, urgency, state string) string {
 const dueTime = "2006-01-02T15:04:05.000000000Z"
 
 // DueUpTo is the greatest DueSK bound for first detections at or before
-// t: every key of t ("<t>#<id>") sorts below it, every later time above.
+// t: every key of t ("<t>#P<project>#<id>") sorts below it, every later
+// time above.
 func DueUpTo(t time.Time) string { return t.UTC().Format(dueTime) + "$" }
+
+// DueProject is the project's part of DueSK, between the time and the id.
+func DueProject(projectID int64) string { return fmt.Sprintf("#P%012d#", projectID) }
 
 // SetDue sets the issue's due index keys for its state after a write;
 // before is the stored issue (nil for a new one).
@@ -88,7 +96,7 @@ func (i *Issue) SetDue(before *Issue) error {
 	if before != nil && before.Status == "open" && before.Urgency == i.Urgency && before.DuePK == DuePK(i.CompanyID, i.Urgency, DueBreached) {
 		state = DueBreached
 	}
-	i.DuePK, i.DueSK = DuePK(i.CompanyID, i.Urgency, state), t.UTC().Format(dueTime)+"#"+i.ID
+	i.DuePK, i.DueSK = DuePK(i.CompanyID, i.Urgency, state), t.UTC().Format(dueTime)+DueProject(i.ProjectID)+i.ID
 	return nil
 }
 

@@ -29,13 +29,6 @@ const KeyPrefixLength = 12
 // written at most once per key in this time, not on every request.
 const LastUseResolution = 5 * time.Minute
 
-// PutAPIKey stores a key named "default" for a user (CreateAPIKey without
-// a name or an expiry).
-func (s *Tenancy) PutAPIKey(ctx context.Context, companyID, userID int64, key string) error {
-	_, err := s.CreateAPIKey(ctx, APIKey{CompanyID: companyID, UserID: userID, Name: "default"}, key)
-	return err
-}
-
 // CreateAPIKey stores the record and the look-up item of a new key of
 // k.UserID (name and ExpiresAt from k; the id the next of the company's
 // key sequence), with the company's and the owner's key counters and the

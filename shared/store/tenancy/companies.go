@@ -3,7 +3,6 @@ package tenancy
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -17,22 +16,7 @@ import (
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
-func (s *Tenancy) companyItem(c Company) Company {
-	c.Key = schema.CompanyKey(c.ID)
-	c.GSI1PK, c.GSI1SK = schema.CompaniesPK, fmt.Sprintf("%012d", c.ID)
-	if c.CreatedAt == "" {
-		c.CreatedAt = s.t.Stamp()
-	}
-	return c
-}
-
-// PutCompany creates or replaces a company record and its name guard.
-func (s *Tenancy) PutCompany(ctx context.Context, c Company) error {
-	if err := s.t.PutItem(ctx, schema.CompanyNameRef{Key: schema.CompanyNameKey(c.Name), CompanyID: c.ID}, nil); err != nil {
-		return err
-	}
-	return s.t.PutItem(ctx, s.companyItem(c), nil)
-}
+func (s *Tenancy) companyItem(c Company) Company { return c.Item(s.t.Stamp()) }
 
 // GetCompany reads a company.
 func (s *Tenancy) GetCompany(ctx context.Context, id int64) (Company, error) {

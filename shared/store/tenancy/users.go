@@ -64,12 +64,6 @@ func facets(u User) []string {
 	return out
 }
 
-// PutUser creates a user (CreateUser without an audit entry of its own).
-func (s *Tenancy) PutUser(ctx context.Context, u User) error {
-	_, err := s.CreateUser(ctx, u)
-	return err
-}
-
 // CreateUser stores a new user, with the next id of the company's user
 // sequence when u.ID is zero, with its email guard, token subject look-up,
 // list copies and counters, in one transaction that also records the audit

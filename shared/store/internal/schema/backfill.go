@@ -12,6 +12,7 @@ type BackfillState struct {
 }
 
 // IssueKeysBackfillKey is the state item of the backfill of the issues'
-// index keys. (Tables whose earlier due-only backfill is done, under
-// JOB#due-index, run this one once more for the Offset keys.)
-var IssueKeysBackfillKey = ddb.Key{PK: "JOB#issue-index-keys", SK: "BACKFILL"}
+// index keys. Its sort key names the keys' version, so a table whose
+// earlier backfill is done runs this one once more: version 2 puts the
+// project in DueSK.
+var IssueKeysBackfillKey = ddb.Key{PK: "JOB#issue-index-keys", SK: "BACKFILL#2"}

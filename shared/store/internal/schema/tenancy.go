@@ -108,6 +108,16 @@ type Company struct {
 // Active reports whether the company's users may sign in.
 func (c Company) Active() bool { return c.DeactivatedAt == "" }
 
+// Item is c as stored: its keys set, created now unless it says when.
+func (c Company) Item(now string) Company {
+	c.Key = CompanyKey(c.ID)
+	c.GSI1PK, c.GSI1SK = CompaniesPK, fmt.Sprintf("%012d", c.ID)
+	if c.CreatedAt == "" {
+		c.CreatedAt = now
+	}
+	return c
+}
+
 // CompanyNameRef is a company name's guard, pointing at the company.
 type CompanyNameRef struct {
 	ddb.Key

@@ -1,0 +1,156 @@
+package webhooks
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/acme/codescan-api/shared/auth"
+	"github.com/acme/codescan-api/shared/httpapi"
+	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/webhook"
+)
+
+func (h handlers) create(w http.ResponseWriter, r *http.Request) error {
+	p := auth.FromContext(r.Context())
+	in, err := h.parse(r, "url", "types", "description")
+	if err != nil {
+		return err
+	}
+	if in.url == nil || in.types == nil {
+		return httpapi.Errorf(http.StatusBadRequest, "url and types are required")
+	}
+	secret, err := webhook.NewSecret()
+	if err != nil {
+		return err
+	}
+	id := store.NewWebhookID()
+	sealed, err := h.opts.Sealer.Seal(r.Context(), secret, store.WebhookSecretRecord(p.CompanyID, id))
+	if err != nil {
+		return err
+	}
+	ep := store.WebhookEndpoint{ID: id, CompanyID: p.CompanyID, URL: *in.url, Types: *in.types, Active: true, SealedSecret: sealed}
+	if in.description != nil {
+		ep.Description = *in.description
+	}
+	ep, err = h.store.CreateWebhook(r.Context(), ep)
+	if errors.Is(err, store.ErrLimit) {
+		return httpapi.Errorf(http.StatusConflict, "A company may have at most %d webhook endpoints", store.MaxWebhooksPerCompany)
+	}
+	if err != nil {
+		return err
+	}
+	return httpapi.WriteJSON(w, http.StatusCreated, map[string]any{"status": "ok", "webhook": viewOf(ep, h.now()), "secret": secret})
+}
+
+func (h handlers) list(w http.ResponseWriter, r *http.Request) error {
+	p := auth.FromContext(r.Context())
+	q, err := paging(r)
+	if err != nil {
+		return err
+	}
+	eps, res, err := h.store.ListWebhooks(r.Context(), p.CompanyID, q)
+	if err != nil {
+		return err
+	}
+	total, err := h.store.WebhookCount(r.Context(), p.CompanyID)
+	if err != nil {
+		return err
+	}
+	views, now := make([]view, 0, len(eps)), h.now()
+	for _, e := range eps {
+		views = append(views, viewOf(e, now))
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{
+		"status": "ok", "webhooks": views, "total_webhooks": total, "page_size": q.Limit, "next_page_token": nullable(res.Next),
+	})
+}
+
+// load reads the path's endpoint in the caller's company.
+func (h handlers) load(r *http.Request) (store.WebhookEndpoint, error) {
+	id, ok := store.CanonicalUUID(r.PathValue("webhook_id"))
+	if !ok {
+		return store.WebhookEndpoint{}, errNotFound
+	}
+	ep, err := h.store.GetWebhook(r.Context(), auth.FromContext(r.Context()).CompanyID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.WebhookEndpoint{}, errNotFound
+	}
+	return ep, err
+}
+
+func (h handlers) get(w http.ResponseWriter, r *http.Request) error {
+	ep, err := h.load(r)
+	if err != nil {
+		return err
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "webhook": viewOf(ep, h.now())})
+}
+
+func (h handlers) update(w http.ResponseWriter, r *http.Request) error {
+	ep, err := h.load(r)
+	if err != nil {
+		return err
+	}
+	in, err := h.parse(r, "url", "types", "description", "active")
+	if err != nil {
+		return err
+	}
+	ch := store.WebhookChange{URL: in.url, Types: in.types, Description: in.description, Active: in.active}
+	if in.active != nil && *in.active {
+		// Turning an endpoint on again starts its failure clock afresh.
+		empty := ""
+		ch.DisabledReason, ch.FailingSince = &empty, &empty
+	}
+	ep, err = h.store.ChangeWebhook(r.Context(), ep, ch, "webhook.update")
+	if errors.Is(err, store.ErrNotFound) {
+		return errNotFound
+	}
+	if err != nil {
+		return err
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "webhook": viewOf(ep, h.now())})
+}
+
+func (h handlers) delete(w http.ResponseWriter, r *http.Request) error {
+	ep, err := h.load(r)
+	if err != nil {
+		return err
+	}
+	if err := h.store.DeleteWebhook(r.Context(), ep); errors.Is(err, store.ErrNotFound) {
+		return errNotFound
+	} else if err != nil {
+		return err
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// rotate replaces the signing secret; the previous one keeps signing (a
+// second signature in webhook-signature) for RotationOverlap.
+func (h handlers) rotate(w http.ResponseWriter, r *http.Request) error {
+	ep, err := h.load(r)
+	if err != nil {
+		return err
+	}
+	secret, err := webhook.NewSecret()
+	if err != nil {
+		return err
+	}
+	sealed, err := h.opts.Sealer.Seal(r.Context(), secret, store.WebhookSecretRecord(ep.CompanyID, ep.ID))
+	if err != nil {
+		return err
+	}
+	until := store.SortableTime(h.now().Add(RotationOverlap))
+	ep, err = h.store.ChangeWebhook(r.Context(), ep, store.WebhookChange{
+		SealedSecret: &sealed, PrevSealedSecret: &ep.SealedSecret, PrevSecretUntil: &until,
+	}, "webhook.rotate_secret")
+	if errors.Is(err, store.ErrNotFound) {
+		return errNotFound
+	}
+	if errors.Is(err, store.ErrConflict) {
+		return httpapi.Errorf(http.StatusConflict, "The secret was rotated meanwhile; read the webhook and rotate again if needed")
+	}
+	if err != nil {
+		return err
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "webhook": viewOf(ep, h.now()), "secret": secret})
+}
