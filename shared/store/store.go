@@ -113,7 +113,7 @@ func New(db *dynamodb.Client, table string, opts ...Option) *Store {
 	s.Scans = scans.New(s.t, s.l)
 	s.Findings = findings.New(s.t, s.l, findings.Deps{Catalog: s.Catalog, Scans: s.Scans,
 		Trends: s.Trends, Decisions: s.Decisions, Rules: s.TriageRules})
-	s.Lists = issuelists.New(s.t, s.Findings, s.Catalog, s.Tenancy, s.Trends, s.Acceptances)
+	s.Lists = issuelists.New(s.t, s.Findings, s.Scans, s.Catalog, s.Tenancy, s.Trends, s.Acceptances)
 	s.Triage = triage.New(s.t, s.l, s.Findings, s.Lists, s.TriageOps, s.TriageRules, s.Decisions, s.Acceptances)
 	for _, o := range opts {
 		o(s)

@@ -204,17 +204,6 @@ func (i *Issue) prepare(companyID int64, at string) error {
 	return i.setKeys()
 }
 
-// GetIssue reads a SAST issue of a company.
-func (x *Findings) GetIssue(ctx context.Context, companyID int64, id string) (Issue, error) {
-	cid, ok := schema.CanonicalUUID(id)
-	if !ok {
-		return Issue{}, ddb.ErrNotFound
-	}
-	var i Issue
-	err := x.t.GetItem(ctx, issueKey(companyID, cid), &i)
-	return i, err
-}
-
 // CreateIssues stores new SAST issues of a company and counts them in their
 // groups, through the issue write path. It is idempotent: an issue whose id
 // already exists is left as it is and not counted again, so a retried batch
@@ -335,16 +324,4 @@ func CounterKeys(companyID int64, lists ...[]Issue) []ddb.Key {
 		}
 	}
 	return out
-}
-
-// EachIssue calls fn with every SAST issue of a company, page by page. It
-// reads them all, so it is for exports, checks and benchmarks, never for a
-// request path.
-func (x *Findings) EachIssue(ctx context.Context, companyID int64, fn func(Issue) error) error {
-	for shard := range 256 {
-		if err := ddb.Each(ctx, x.t, ddb.PKBeginsWith(schema.IssueShardPK(companyID, fmt.Sprintf("%02x", shard)), ""), fn); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/acme/codescan-api/shared/store/catalog"
 	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/scans"
 	"github.com/acme/codescan-api/shared/store/tenancy"
 	"github.com/acme/codescan-api/shared/store/trends"
 )
@@ -21,6 +22,7 @@ import (
 type Lists struct {
 	t           *ddb.Table
 	f           *findings.Findings
+	scans       *scans.Scans
 	catalog     *catalog.Catalog
 	tenancy     *tenancy.Tenancy
 	trends      *trends.Trends
@@ -30,8 +32,8 @@ type Lists struct {
 }
 
 // New returns the area on a table and the areas it reads: the findings,
-// SLA settings (catalog), the companies (the backfill), trend records and
-// risk acceptances.
-func New(t *ddb.Table, f *findings.Findings, c *catalog.Catalog, tn *tenancy.Tenancy, tr *trends.Trends, a *acceptances.Acceptances) *Lists {
-	return &Lists{t: t, f: f, catalog: c, tenancy: tn, trends: tr, acceptances: a}
+// scans, SLA settings (catalog), the companies (the backfill), trend
+// records and risk acceptances.
+func New(t *ddb.Table, f *findings.Findings, sc *scans.Scans, c *catalog.Catalog, tn *tenancy.Tenancy, tr *trends.Trends, a *acceptances.Acceptances) *Lists {
+	return &Lists{t: t, f: f, scans: sc, catalog: c, tenancy: tn, trends: tr, acceptances: a}
 }
