@@ -2,7 +2,7 @@
 // read on DynamoDB Local (the one DYNAMODB_ENDPOINT names; `make bench`
 // starts it) at several tenant sizes (BENCH_JOBS_SIZES), each in a table of
 // its own holding one company: its issues (demo.SASTIssues, about 60% open)
-// loaded with store.BulkLoadIssues, which writes the items of the issue
+// loaded with bulkload.Issues, which writes the items of the issue
 // write path, due index keys included. At every size the same number of
 // open critical issues (BENCH_JOBS_DUE) fell due in the half hour before
 // the run, and every other open issue was detected in the two days before
@@ -130,7 +130,7 @@ func measure(ctx context.Context, db *dynamodb.Client, size, due int) ([]row, er
 		}
 	}
 	start := time.Now()
-	if err := st.BulkLoadIssues(ctx, company, issues, 8, nil); err != nil {
+	if err := bulkload.Issues(ctx, st, company, issues, 8, nil); err != nil {
 		return nil, err
 	}
 	fmt.Printf("loaded %d issues in %s\n", size, time.Since(start).Round(time.Second))

@@ -98,7 +98,7 @@ func parallel(ctx context.Context, n, workers int, fn func(ctx context.Context, 
 }
 
 // loadTeams: 50 users, 20 projects (half tagged), size teams of 3 members,
-// every tenth with project selectors (BulkLoadTeams).
+// every tenth with project selectors (bulkload.Teams).
 func loadTeams(ctx context.Context, st *store.Store, t *listTenant, workers int) error {
 	users := []int64{t.admin}
 	for k := 1; k < 50; k++ {
@@ -124,18 +124,18 @@ func loadTeams(ctx context.Context, st *store.Store, t *listTenant, workers int)
 			ts[k].ProjectTags, ts[k].RepoURLPatterns = []string{"backend"}, []string{"svc-1"}
 		}
 	}
-	_, err := st.BulkLoadTeams(ctx, t.company, ts, workers, nil)
+	_, err := bulkload.Teams(ctx, st, t.company, ts, workers, nil)
 	return err
 }
 
-// loadIntegrations: size GitHub integrations (BulkLoadIntegrations).
+// loadIntegrations: size GitHub integrations (bulkload.Integrations).
 func loadIntegrations(ctx context.Context, st *store.Store, t *listTenant, workers int) error {
 	ins := make([]store.Integration, t.size)
 	for k := range t.size {
 		ins[k] = store.Integration{UUID: store.NewIntegrationUUID(), Name: fmt.Sprintf("gh-%06d", k), AccountID: fmt.Sprint(k),
 			AccountName: "bot", BaseURL: "https://api.github.com", SealedToken: "not-a-real-sealed-token-but-of-a-realistic-length-0123456789abcdef"}
 	}
-	_, err := st.BulkLoadIntegrations(ctx, t.company, ins, workers, nil)
+	_, err := bulkload.Integrations(ctx, st, t.company, ins, workers, nil)
 	return err
 }
 

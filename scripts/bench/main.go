@@ -9,7 +9,7 @@
 // beside a naive baseline that reads every issue of the company and groups
 // them in memory, measured in the same run.
 //
-// Loading uses store.BulkLoadIssues, which writes exactly the items of the
+// Loading uses bulkload.Issues, which writes exactly the items of the
 // counting write path (a store test compares them item by item) with
 // parallel batch writes: the transactional path serialises on the
 // company-wide counters and would take far longer for 200,000 issues.
@@ -199,7 +199,7 @@ func load(ctx context.Context, st *store.Store, n, size, projects, workers int) 
 		}
 	}
 	var bar *progressbar.ProgressBar
-	err = st.BulkLoadIssues(ctx, id, is, workers, func(written, total int) {
+	err = bulkload.Issues(ctx, st, id, is, workers, func(written, total int) {
 		if bar == nil {
 			bar = progressbar.Default(int64(total), fmt.Sprintf("loading %d issues (+ counters)", size))
 		}

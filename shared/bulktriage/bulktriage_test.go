@@ -22,6 +22,7 @@ import (
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/bulktriage"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/bulkload"
 )
 
 // Streams: the worker reads the table's stream, on a DynamoDB Local of this
@@ -63,7 +64,7 @@ func newWorld(t *testing.T, env *testenv.Env, name string, n int) *world {
 			})
 		}
 	}
-	if err := env.Store.BulkLoadIssues(ctx, w.company.ID, seed, 4, nil); err != nil {
+	if err := bulkload.Issues(ctx, env.Store, w.company.ID, seed, 4, nil); err != nil {
 		t.Fatal(err)
 	}
 	return w

@@ -7,6 +7,7 @@ import (
 
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/bulkload"
 )
 
 // companyItems is every item of company 1's partitions, timestamps blanked.
@@ -59,10 +60,10 @@ func TestBulkListLoadersWriteWhatCreatesWrite(t *testing.T) {
 	if _, err := loaded.CreateProject(ctx, project); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := loaded.BulkLoadTeams(ctx, 1, teams, 2, nil); err != nil {
+	if _, err := bulkload.Teams(ctx, loaded, 1, teams, 2, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := loaded.BulkLoadIntegrations(ctx, 1, ins, 2, nil); err != nil {
+	if _, err := bulkload.Integrations(ctx, loaded, 1, ins, 2, nil); err != nil {
 		t.Fatal(err)
 	}
 	a, b := companyItems(t, created), companyItems(t, loaded)

@@ -1,9 +1,6 @@
 package store
 
 import (
-	"context"
-
-	"github.com/acme/codescan-api/shared/sla"
 	"github.com/acme/codescan-api/shared/store/catalog"
 )
 
@@ -29,9 +26,3 @@ func IntegrationTokenRecord(companyID int64, id string) string {
 
 // NewIntegrationUUID returns a random (version 4) uuid (see catalog).
 func NewIntegrationUUID() string { return catalog.NewIntegrationUUID() }
-
-// slaSettings reads a company's SLA settings with get, for the issue write
-// path (see catalog.ReadSLASettings).
-func (s *Store) slaSettings(ctx context.Context, companyID int64, get func(context.Context, Key, any) error) (sla.Settings, bool, error) {
-	return catalog.ReadSLASettings(ctx, companyID, get)
-}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 )
 
 // PartitionItems reads every item of a partition as plain values, so tests
@@ -20,7 +21,7 @@ func PartitionItems(ctx context.Context, s *Store, pk string) ([]map[string]any,
 func CompanyPartitions(companyID int64) []string {
 	out := []string{CompanyPK(companyID)}
 	for shard := range 256 {
-		out = append(out, issueShardPK(companyID, fmt.Sprintf("%02x", shard)))
+		out = append(out, schema.IssueShardPK(companyID, fmt.Sprintf("%02x", shard)))
 	}
 	return out
 }

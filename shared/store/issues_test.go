@@ -11,6 +11,7 @@ import (
 
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/bulkload"
 )
 
 // someIssues makes n issues spread over two projects, three branches, CWEs,
@@ -117,7 +118,7 @@ func TestBulkLoaderWritesWhatTheWritePathWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	loaded := 0
-	if err := viaLoader.BulkLoadIssues(ctx, company, issues, 4, func(n, _ int) { loaded += n }); err != nil {
+	if err := bulkload.Issues(ctx, viaLoader, company, issues, 4, func(n, _ int) { loaded += n }); err != nil {
 		t.Fatal(err)
 	}
 	var a, b []map[string]any

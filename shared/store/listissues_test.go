@@ -13,6 +13,7 @@ import (
 
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/bulkload"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -34,7 +35,7 @@ func TestIssuePageByNumberSkipsKeysOnly(t *testing.T) {
 			Code: strings.Repeat("x", 1500), CreatedAt: fmt.Sprintf("2025-01-%02dT10:%02d:00Z", 1+k%28, k%60),
 		}
 	}
-	if err := st.BulkLoadIssues(ctx, company, issues, 4, nil); err != nil {
+	if err := bulkload.Issues(ctx, st, company, issues, 4, nil); err != nil {
 		t.Fatal(err)
 	}
 	offset := (pageNo - 1) * size

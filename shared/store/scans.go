@@ -1,161 +1,50 @@
 package store
 
 import (
-	"context"
-	"errors"
-	"fmt"
+	"time"
 
-	"github.com/google/uuid"
-
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
+	"github.com/acme/codescan-api/shared/store/scans"
 )
 
-// Scan is one analysis of a project's branch: a scan of the platform's own
-// engine or an uploaded third-party report (then RunID is the client's run
-// identifier, which CI metadata and Git configuration uploads refer to).
-type Scan struct {
-	Key
-	ID        string `dynamodbav:"id"` // uuid
-	CompanyID int64  `dynamodbav:"company_id"`
-	ProjectID int64  `dynamodbav:"project_id"`
-	Branch    string `dynamodbav:"branch"`
-	Engine    string `dynamodbav:"engine"`
-	RunID     string `dynamodbav:"run_id,omitempty"` // uuid, third-party scans only
-	RepoURL   string `dynamodbav:"repo_url,omitempty"`
-	CreatedAt string `dynamodbav:"created_at"`
-	// Uploaded reports only: the report's SHA-256 (a retried upload must
-	// carry the same report) and what the client said of its CI.
-	ReportSHA256 string `dynamodbav:"report_sha256,omitempty"`
-	CI           bool   `dynamodbav:"ci,omitempty"`
-	CIPlatform   string `dynamodbav:"ci_platform,omitempty"`
-	// Status is ScanProcessing until its findings are all stored, then
-	// ScanComplete, or ScanIncomplete with FailedReason and ScanErrors.
-	Status       string      `dynamodbav:"status,omitempty"`
-	FailedReason string      `dynamodbav:"failed_reason,omitempty"`
-	ScanErrors   []ScanError `dynamodbav:"scan_errors,omitempty"`
-	GitSHA       string      `dynamodbav:"git_sha,omitempty"`
-	// Tool is the scanner whose findings the scan holds (identity and the
-	// fixed lifecycle are per tool); Findings counts them.
-	Tool     string `dynamodbav:"tool,omitempty"`
-	Findings int    `dynamodbav:"findings,omitempty"`
-	// CompletedAt is when its findings were all stored.
-	CompletedAt string `dynamodbav:"completed_at,omitempty"`
-}
+// The scans area's types, constants and errors, for callers of the facade
+// (see scans).
+type (
+	Scan         = scans.Scan
+	ScanError    = scans.ScanError
+	ScanQuery    = scans.ScanQuery
+	ScanPage     = scans.ScanPage
+	StalledScan  = scans.StalledScan
+	UploadRun    = scans.UploadRun
+	UploadChunk  = scans.UploadChunk
+	UploadPart   = scans.UploadPart
+	QuotaError   = scans.QuotaError
+	CIData       = scans.CIData
+	SourceBudget = scans.SourceBudget
+)
 
 // Scan statuses, as the real client classifies them.
 const (
-	ScanProcessing = "processing"
-	ScanComplete   = "complete"
-	ScanIncomplete = "incomplete"
+	ScanProcessing = scans.ScanProcessing
+	ScanComplete   = scans.ScanComplete
+	ScanIncomplete = scans.ScanIncomplete
 )
 
-// ScanError is one problem met while processing a scan; Level "info" is not
-// a failure.
-type ScanError struct {
-	ScanType string `dynamodbav:"scan_type" json:"scan_type"`
-	Level    string `dynamodbav:"level" json:"level"`
-	Location string `dynamodbav:"location" json:"location"`
-	Message  string `dynamodbav:"message" json:"message"`
-}
-
-func scanKey(companyID int64, scanID string) Key {
-	return Key{PK: schema.CompanyPK(companyID), SK: "SCAN#" + scanID}
-}
-
-// scanRunKey is the look-up item of a run id inside a company. It is not a
-// Scan: it only points at one.
-func scanRunKey(companyID int64, runID string) Key {
-	return Key{PK: schema.CompanyPK(companyID), SK: "SCANRUN#" + runID}
-}
-
-type scanRunRef struct {
-	Key
-	ScanID string `dynamodbav:"scan_id"`
-}
+var (
+	// ErrInvalid is returned for a record the store refuses to write (see
+	// ddb.ErrInvalid).
+	ErrInvalid = ddb.ErrInvalid
+	// ErrBudget is returned when a run has no room left for a source file.
+	ErrBudget = scans.ErrBudget
+)
 
 // CanonicalUUID returns the lower-case hyphenated form of a uuid written
 // in its 36-character form (any case), or false.
 func CanonicalUUID(s string) (string, bool) { return schema.CanonicalUUID(s) }
 
-// CreateScan stores a new scan. An empty ID gets a random uuid; CreatedAt
-// defaults to now. A scan with a RunID also gets the run's look-up item, in
-// the same transaction: a run id already used in the company is ErrConflict
-// and nothing is written (a retried upload finds the first scan with
-// ScanByRunID).
-func (s *Store) CreateScan(ctx context.Context, sc Scan) (Scan, error) {
-	if sc.ID == "" {
-		sc.ID = uuid.NewString()
-	}
-	id, ok := CanonicalUUID(sc.ID)
-	if !ok || sc.CompanyID == 0 || sc.ProjectID == 0 {
-		return Scan{}, fmt.Errorf("scan needs a uuid id, a company and a project: %w", ErrInvalid)
-	}
-	sc.ID = id
-	if sc.RunID != "" {
-		run, ok := CanonicalUUID(sc.RunID)
-		if !ok {
-			return Scan{}, fmt.Errorf("run id %q is not a uuid: %w", sc.RunID, ErrInvalid)
-		}
-		sc.RunID = run
-	}
-	if sc.CreatedAt == "" {
-		sc.CreatedAt = s.t.Stamp()
-	}
-	sc.Key = scanKey(sc.CompanyID, sc.ID)
-	items, err := s.scanListWrites(sc)
-	if err != nil {
-		return Scan{}, err
-	}
-	if sc.RunID != "" {
-		ref, err := s.t.TxPutNew(scanRunRef{Key: scanRunKey(sc.CompanyID, sc.RunID), ScanID: sc.ID})
-		if err != nil {
-			return Scan{}, err
-		}
-		items = append(items, ref)
-	}
-	if awaitsIngester(sc) {
-		marker, err := s.txProcessingMarker(sc)
-		if err != nil {
-			return Scan{}, err
-		}
-		items = append(items, marker)
-	}
-	if err := s.t.Transact(ctx, items); err != nil {
-		return Scan{}, err
-	}
-	return sc, nil
+// ScanFailedEvent is the scan_failed notification event of a scan that
+// ends incomplete (see scans.ScanFailedEvent).
+func ScanFailedEvent(sc Scan, projectName, reason string, at time.Time) (*Event, error) {
+	return scans.ScanFailedEvent(sc, projectName, reason, at)
 }
-
-// GetScan reads a scan of a company. An id that is not a uuid is ErrNotFound
-// like any unknown id.
-func (s *Store) GetScan(ctx context.Context, companyID int64, scanID string) (Scan, error) {
-	id, ok := CanonicalUUID(scanID)
-	if !ok {
-		return Scan{}, ErrNotFound
-	}
-	var sc Scan
-	err := s.t.GetItem(ctx, scanKey(companyID, id), &sc)
-	return sc, err
-}
-
-// ScanByRunID finds the scan of a company created for a third-party run.
-func (s *Store) ScanByRunID(ctx context.Context, companyID int64, runID string) (Scan, error) {
-	run, ok := CanonicalUUID(runID)
-	if !ok {
-		return Scan{}, ErrNotFound
-	}
-	var ref scanRunRef
-	if err := s.t.GetItem(ctx, scanRunKey(companyID, run), &ref); err != nil {
-		return Scan{}, err
-	}
-	sc, err := s.GetScan(ctx, companyID, ref.ScanID)
-	if errors.Is(err, ErrNotFound) {
-		return Scan{}, fmt.Errorf("run %s points at missing scan %s", run, ref.ScanID)
-	}
-	return sc, err
-}
-
-// ErrInvalid is returned for a record the store refuses to write (a
-// programming error of the caller, or input the handler should have
-// rejected).
-var ErrInvalid = errors.New("invalid record")

@@ -5,7 +5,6 @@ package store
 
 import (
 	"context"
-	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -19,11 +18,15 @@ import (
 	"github.com/acme/codescan-api/shared/store/delivery"
 	"github.com/acme/codescan-api/shared/store/exploits"
 	"github.com/acme/codescan-api/shared/store/exports"
+	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/ledger"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
+	"github.com/acme/codescan-api/shared/store/issuelists"
+	"github.com/acme/codescan-api/shared/store/scans"
 	"github.com/acme/codescan-api/shared/store/tenancy"
 	"github.com/acme/codescan-api/shared/store/trends"
+	"github.com/acme/codescan-api/shared/store/triage"
 	"github.com/acme/codescan-api/shared/store/triageops"
 	"github.com/acme/codescan-api/shared/store/triagerules"
 )
@@ -68,8 +71,10 @@ type Store struct {
 	*delivery.Deliveries
 	*triageops.TriageOps
 	*triagerules.TriageRules
-	// issueKeys is set once every issue carries its Offset keys.
-	issueKeys atomic.Bool
+	*scans.Scans
+	*findings.Findings
+	*issuelists.Lists
+	*triage.Triage
 }
 
 // BaselineOpen is what a branch's latest complete scan has open (see
@@ -105,6 +110,11 @@ func New(db *dynamodb.Client, table string, opts ...Option) *Store {
 	s.Deliveries = delivery.New(s.t, s.l)
 	s.TriageOps = triageops.New(s.t, s.l)
 	s.TriageRules = triagerules.New(s.t, s.l)
+	s.Scans = scans.New(s.t, s.l)
+	s.Findings = findings.New(s.t, s.l, findings.Deps{Catalog: s.Catalog, Scans: s.Scans,
+		Trends: s.Trends, Decisions: s.Decisions, Rules: s.TriageRules})
+	s.Lists = issuelists.New(s.t, s.Findings, s.Scans, s.Catalog, s.Tenancy, s.Trends, s.Acceptances)
+	s.Triage = triage.New(s.t, s.l, s.Findings, s.Lists, s.TriageOps, s.TriageRules, s.Decisions, s.Acceptances)
 	for _, o := range opts {
 		o(s)
 	}
@@ -114,6 +124,10 @@ func New(db *dynamodb.Client, table string, opts ...Option) *Store {
 // Client is the store's DynamoDB client (for tools and tests that read the
 // table directly).
 func (s *Store) Client() *dynamodb.Client { return s.t.DB }
+
+// Clock is the time of the store's clock (see WithClock), for tools that
+// write what the store would.
+func (s *Store) Clock() time.Time { return s.t.Clock() }
 
 // TableName is the store's table.
 func (s *Store) TableName() string { return s.t.Name }

@@ -30,6 +30,10 @@ var (
 	// concurrent ones): the caller may try again later (503 with
 	// Retry-After), and nothing half-done is left behind.
 	ErrUnavailable = errors.New("unavailable")
+	// ErrInvalid is returned for a record the store refuses to write (a
+	// programming error of the caller, or input the handler should have
+	// rejected).
+	ErrInvalid = errors.New("invalid record")
 )
 
 // Key is a primary key.

@@ -46,6 +46,10 @@ type OffsetKeys struct {
 	OffsetSK string `dynamodbav:"OffsetSK,omitempty"`
 }
 
+// MaxMillis inverts creation times (unix milliseconds) so that ascending
+// keys are newest first.
+const MaxMillis = 9_999_999_999_999
+
 // MarkerKey holds a small global value (for example that the demo is
 // seeded).
 func MarkerKey(name string) ddb.Key { return ddb.Key{PK: "MARKER", SK: name} }

@@ -1,0 +1,94 @@
+package findings
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/acme/codescan-api/shared/store/decisions"
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
+)
+
+// Decisions that follow the finding: a project decision reaches the
+// issues a scan creates or reopens (takeDecisions, decidedHistory);
+// making one and carrying it to the other branches is the triage area's.
+
+// IssueDecision is what an issue shows of the decision it carries.
+type IssueDecision = decisions.Mark
+
+// Decisive reports whether a status is a decision: open and fixed are
+// facts of a branch's scans, suppressed comes from its code.
+func Decisive(status string) bool {
+	return status != "open" && status != "fixed" && status != Suppressed
+}
+
+// projectBranches are the branches of a project that have (or had)
+// issues: its branch scope summaries, one bounded range of the company's
+// partition.
+func (x *Findings) projectBranches(ctx context.Context, companyID, projectID int64) ([]string, error) {
+	var sums []ScopeSummary
+	prefix := "SCOPE#" + ScopeID(Scope{ProjectID: projectID}) + "B"
+	if err := x.t.QueryAll(ctx, "", ddb.PKBeginsWith(schema.CompanyPK(companyID), prefix), true, &sums); err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(sums))
+	for _, sum := range sums {
+		if sum.Branch != "" {
+			out = append(out, sum.Branch)
+		}
+	}
+	return out, nil
+}
+
+// Person names who made a decision in its history entries.
+func Person(userID int64) string {
+	if userID == 0 {
+		return "no one in particular"
+	}
+	return fmt.Sprintf("user %d", userID)
+}
+
+// DecisionNote is the history's reason for a move a decision made.
+func DecisionNote(branch string, userID int64) string {
+	return "decision on " + branch + " by " + Person(userID)
+}
+
+// takeDecisions gives the project's decisions (by fingerprint) to the
+// scan's changes that create an issue or move one into open or
+// suppressed (a reopening, a suppression added or removed), unless the
+// issue carries its branch's own decision.
+func takeDecisions(changes []IssueChange, decided map[string]decisions.Decision) {
+	if len(decided) == 0 {
+		return
+	}
+	for n := range changes {
+		a, b := changes[n].After, changes[n].Before
+		if a == nil || Decisive(a.Status) || a.Status == "fixed" || a.Decision.Scope == decisions.Branch ||
+			b != nil && b.Status == a.Status {
+			continue
+		}
+		d, ok := decided[a.Fingerprint]
+		if !ok {
+			continue
+		}
+		a.Status, a.Reason, a.AssignedTo, a.Decision = d.Status, d.Reason, d.AssignedTo, d.Mark
+		note := DecisionNote(d.Mark.Source, d.Mark.DecidedBy)
+		if changes[n].Reason != "" {
+			note = changes[n].Reason + "; " + note
+		}
+		changes[n].Reason = note
+	}
+}
+
+// decidedHistory writes the history entries of new issues that arrive
+// with a project decision (creation is otherwise no entry). Their keys
+// name the issue's first detection, so a retry writes the same entries.
+func (x *Findings) decidedHistory(ctx context.Context, companyID int64, creates []IssueChange) error {
+	var items []any
+	for _, c := range creates {
+		if c.After.Decision.Scope == decisions.Project {
+			items = append(items, NewHistory(companyID, IssueChange{Before: &Issue{Status: "open"}, After: c.After, By: c.By, Reason: c.Reason}, c.After.CreatedAt, 0))
+		}
+	}
+	return x.t.BatchPutParallel(ctx, items)
+}

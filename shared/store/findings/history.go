@@ -1,0 +1,39 @@
+package findings
+
+import (
+	"fmt"
+
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
+)
+
+// HistoryEntry is one status change of an issue: when, who (a user, or the
+// scan whose upload caused it), from, to and why. Entries are written in
+// the same transaction as the change (commitIssues) and never change.
+type HistoryEntry struct {
+	ddb.Key `json:"-"`
+	At      string `dynamodbav:"at" json:"at"`
+	By      Actor  `dynamodbav:"by" json:"by"`
+	From    string `dynamodbav:"from" json:"from"`
+	To      string `dynamodbav:"to" json:"to"`
+	Reason  string `dynamodbav:"reason,omitempty" json:"reason,omitempty"`
+}
+
+// An issue's history is a partition of its own, in time order.
+func HistoryPK(companyID int64, issueID string) string {
+	return fmt.Sprintf("%s#IHIST#%s", schema.CompanyPK(companyID), issueID)
+}
+
+// NewHistory is the entry of change c at time at; seq tells apart entries
+// of one transaction, the version the change writes those of one issue. A
+// new issue a triage rule acted on comes from open, where issues start.
+func NewHistory(companyID int64, c IssueChange, at string, seq int) HistoryEntry {
+	from := "open"
+	if c.Before != nil {
+		from = c.Before.Status
+	}
+	return HistoryEntry{
+		Key: ddb.Key{PK: HistoryPK(companyID, c.After.ID), SK: fmt.Sprintf("%s#%010d#%04d", at, c.After.Version, seq)},
+		At:  at, By: c.By, From: from, To: c.After.Status, Reason: c.Reason,
+	}
+}

@@ -1,0 +1,327 @@
+package findings
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/google/uuid"
+
+	"github.com/acme/codescan-api/shared/store/acceptances"
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
+)
+
+// Urgencies are the issue urgency codes, most urgent first.
+var Urgencies = []string{"CR", "HI", "ME", "LO"}
+
+// Statuses are the issue statuses.
+var Statuses = append(slices.Clip(ManualStatuses), Suppressed)
+
+// ManualStatuses are the statuses people give issues: every status but
+// Suppressed, which only a scan's report gives (see suppressed.go).
+var ManualStatuses = []string{"open", "fixed", "false_positive", "accepted_risk", "fix_in_progress", "duplicate"}
+
+// Suppressed is the status of a finding the scanned code suppresses.
+const Suppressed = "suppressed"
+
+// NoCWE is the CWE number stored for an issue that carries no CWE. It is
+// not a MITRE id; the API shows it as the CWE id "unknown".
+const NoCWE = 0
+
+// Issue is a SAST finding of one tool on a project's branch: one item per
+// (company, project, branch, tool, fingerprint) however many scans report
+// it (see IssueID). Issues are written only through the store's issue write
+// path (commitIssues: CreateIssues, ApplyScan, UpdateIssue, TriageIssues,
+// SetIssueStatus, DeleteIssue), which keeps the group counters exact and
+// records status history in the same transactions. The index keys are set
+// by the store:
+//
+//   - GSI1: the issues of one CWE,       sorted by project, branch, newest first, id
+//   - GSI2: the issues of one file path, sorted the same way
+//   - Offset: GSI1's keys again, keys only, so a page of a CWE's issues
+//     reached by number skips the issues before it at ~100 bytes each
+//   - Due:  open issues by urgency and SLA state, oldest first detection
+//     first (see due.go; set at each write, as the status decides)
+//
+// so a drill-down into a group, for the whole company, a project or a
+// project's branch, is one bounded range of one partition.
+type Issue struct {
+	ddb.Key
+	GSI1PK            string `dynamodbav:"GSI1PK"`
+	GSI1SK            string `dynamodbav:"GSI1SK"`
+	GSI2PK            string `dynamodbav:"GSI2PK"`
+	GSI2SK            string `dynamodbav:"GSI2SK"`
+	DuePK             string `dynamodbav:"DuePK,omitempty"`
+	DueSK             string `dynamodbav:"DueSK,omitempty"`
+	schema.OffsetKeys `json:"-"`
+	ID                string `dynamodbav:"id"` // uuid
+	CompanyID         int64  `dynamodbav:"company_id"`
+	ProjectID         int64  `dynamodbav:"project_id"`
+	ProjectName       string `dynamodbav:"project_name"`      // project names never change
+	ScanID            string `dynamodbav:"scan_id,omitempty"` // the scan that first reported it
+	Branch            string `dynamodbav:"branch"`
+	Tool              string `dynamodbav:"tool,omitempty"`
+	Fingerprint       string `dynamodbav:"fingerprint,omitempty"`
+	CWE               int    `dynamodbav:"cwe"` // NoCWE when the finding has none
+	FilePath          string `dynamodbav:"file_path"`
+	Line              int    `dynamodbav:"line,omitempty"`
+	Urgency           string `dynamodbav:"urgency"`
+	Status            string `dynamodbav:"status"`
+	RuleID            string `dynamodbav:"rule_id,omitempty"`
+	Title             string `dynamodbav:"title,omitempty"`
+	Message           string `dynamodbav:"message,omitempty"`
+	Snippet           string `dynamodbav:"snippet,omitempty"`
+	// Code is the source around the flagged lines (uploaded with the
+	// report), CodeStart the number of its first line.
+	CodeStart int    `dynamodbav:"code_start,omitempty"`
+	Code      string `dynamodbav:"code,omitempty"`
+	// CreatedAt is the first detection; a re-detection never changes it.
+	CreatedAt string `dynamodbav:"created_at"`
+	// LastSeenScanID is the last scan that reported the issue as of its
+	// last transition; while the issue is not fixed, its branch's latest
+	// scan of the tool (ScanHead) reports it too.
+	LastSeenScanID string `dynamodbav:"last_seen_scan_id,omitempty"`
+	FixedAt        string `dynamodbav:"fixed_at,omitempty"`
+	FixedScanID    string `dynamodbav:"fixed_scan_id,omitempty"`
+	ReopenCount    int    `dynamodbav:"reopen_count,omitempty"`
+	Reason         string `dynamodbav:"reason,omitempty"`
+	// UrgencyRuleID is the triage rule that set the urgency: scans then
+	// keep it rather than show the scanner's (see rules.go).
+	UrgencyRuleID string `dynamodbav:"urgency_rule_id,omitempty"`
+	AssignedTo    int64  `dynamodbav:"assigned_to,omitempty"`
+	// Decision is the triage decision the issue carries (see decided.go).
+	Decision  IssueDecision `dynamodbav:"decision,omitempty"`
+	UpdatedAt string        `dynamodbav:"updated_at,omitempty"`
+	// Terms are an accepted risk's end and owner, while the issue is
+	// accepted_risk (see terms.go).
+	acceptances.Terms
+	// SLAStartedAt is when the SLA clock last restarted (an expired risk
+	// acceptance reopened the issue); "" is the first detection.
+	SLAStartedAt string `dynamodbav:"sla_started_at,omitempty"`
+	// Version counts the item's writes; every update is conditional on it.
+	Version int64 `dynamodbav:"ver"`
+}
+
+// IssueID is the identity of a finding: the same company, project, branch,
+// tool and fingerprint always name the same issue, whichever scan reports
+// it.
+func IssueID(companyID, projectID int64, branch, tool, fingerprint string) string {
+	return schema.IssueID(companyID, projectID, branch, tool, fingerprint)
+}
+
+// Issues live in 256 partitions per company (see schema.IssueKey): reading
+// them all (EachIssue) pages through small partitions.
+func issueKey(companyID int64, id string) ddb.Key { return schema.IssueKey(companyID, id) }
+
+func pathHash(path string) string { return schema.ShortHash(path, 32) }
+
+// IssueGroupPK is the index partition of one group's issues.
+func IssueGroupPK(companyID int64, dim Dimension, group string) string {
+	if dim == ByFile {
+		group = pathHash(group)
+	}
+	return fmt.Sprintf("%s#ISSUES#%s#%s", schema.CompanyPK(companyID), dim, group)
+}
+
+// ScopePrefix is the part of an issue's index sort key that a scope covers:
+// everything for the company, then project, then branch.
+func ScopePrefix(sc Scope) string {
+	switch {
+	case sc.ProjectID == 0:
+		return ""
+	case sc.Branch == "":
+		return fmt.Sprintf("P%012d#", sc.ProjectID)
+	}
+	return fmt.Sprintf("P%012d#%s#", sc.ProjectID, schema.BranchHash(sc.Branch))
+}
+
+func (i *Issue) setKeys() error {
+	t, err := time.Parse(time.RFC3339, i.CreatedAt)
+	if err != nil {
+		return fmt.Errorf("issue created_at %q: %w", i.CreatedAt, ddb.ErrInvalid)
+	}
+	sk := fmt.Sprintf("%s%013d#%s", ScopePrefix(Scope{ProjectID: i.ProjectID, Branch: i.Branch}), schema.MaxMillis-t.UnixMilli(), i.ID)
+	i.Key = issueKey(i.CompanyID, i.ID)
+	i.GSI1PK, i.GSI1SK = IssueGroupPK(i.CompanyID, ByCWE, strconv.Itoa(i.CWE)), sk
+	i.GSI2PK, i.GSI2SK = IssueGroupPK(i.CompanyID, ByFile, i.FilePath), sk
+	i.OffsetKeys = schema.OffsetKeys{OffsetPK: i.GSI1PK, OffsetSK: i.GSI1SK}
+	return nil
+}
+
+// groupOf is the issue's group key in a dimension.
+func (i *Issue) groupOf(dim Dimension) string {
+	if dim == ByFile {
+		return i.FilePath
+	}
+	return strconv.Itoa(i.CWE)
+}
+
+// Scopes are the three scopes every issue is counted in.
+func (i *Issue) Scopes() []Scope {
+	return []Scope{{}, {ProjectID: i.ProjectID}, {ProjectID: i.ProjectID, Branch: i.Branch}}
+}
+
+// groupRef names one counter: a group of a dimension in a scope.
+type groupRef struct {
+	scope Scope
+	dim   Dimension
+	group string
+}
+
+func (g groupRef) key(companyID int64) ddb.Key { return CounterKey(companyID, g.scope, g.dim, g.group) }
+
+// eachGroup calls fn with every counter the issue counts in.
+func (i *Issue) eachGroup(fn func(groupRef)) {
+	for _, sc := range i.Scopes() {
+		for _, dim := range dimensions {
+			fn(groupRef{scope: sc, dim: dim, group: i.groupOf(dim)})
+		}
+	}
+}
+
+// prepare validates a new issue and fills its id, company, time and keys.
+func (i *Issue) prepare(companyID int64, at string) error {
+	if i.ID == "" {
+		i.ID = uuid.NewString()
+	}
+	id, ok := schema.CanonicalUUID(i.ID)
+	switch {
+	case !ok:
+		return fmt.Errorf("issue id %q is not a uuid: %w", i.ID, ddb.ErrInvalid)
+	case i.ProjectID <= 0 || i.Branch == "" || i.FilePath == "" || i.CWE < 0:
+		return fmt.Errorf("issue %s needs a project, a branch, a file path and a CWE >= 0: %w", i.ID, ddb.ErrInvalid)
+	case !slices.Contains(Urgencies, i.Urgency) || !slices.Contains(Statuses, i.Status):
+		return fmt.Errorf("issue %s: urgency %q / status %q: %w", i.ID, i.Urgency, i.Status, ddb.ErrInvalid)
+	}
+	i.ID, i.CompanyID = id, companyID
+	if i.CreatedAt == "" {
+		i.CreatedAt = at
+	}
+	return i.setKeys()
+}
+
+// CreateIssues stores new SAST issues of a company and counts them in their
+// groups, through the issue write path. It is idempotent: an issue whose id
+// already exists is left as it is and not counted again, so a retried batch
+// with the same (deterministic) ids creates no duplicates. It returns how
+// many issues were new. An empty ID gets a random uuid, an empty CreatedAt
+// now; every issue needs a project id, a branch, a file path, a CWE (NoCWE
+// for none), an urgency code of Urgencies and a status of Statuses, else
+// ErrInvalid and nothing is written.
+func (x *Findings) CreateIssues(ctx context.Context, companyID int64, issues []Issue) (int, error) {
+	batch := make([]Issue, len(issues))
+	for n, i := range issues {
+		if err := i.prepare(companyID, x.t.Stamp()); err != nil {
+			return 0, err
+		}
+		batch[n] = i
+	}
+	created := 0
+	err := x.t.Retrying(ctx, func() error {
+		existing, err := x.issuesByID(ctx, companyID, IDs(batch))
+		if err != nil {
+			return err
+		}
+		var changes []IssueChange
+		for n := range batch {
+			if _, ok := existing[batch[n].ID]; !ok {
+				changes = append(changes, IssueChange{After: &batch[n]})
+			}
+		}
+		n, err := x.commitIssues(ctx, companyID, changes)
+		created += n
+		return err
+	})
+	if err != nil {
+		return created, err
+	}
+	return created, x.settleCounters(ctx, companyID, CounterKeys(companyID, batch))
+}
+
+// DeleteIssue removes an issue and its counts in one transaction.
+func (x *Findings) DeleteIssue(ctx context.Context, companyID int64, id string) error {
+	var before Issue
+	err := x.t.Retrying(ctx, func() error {
+		var err error
+		if before, err = x.consistentIssue(ctx, companyID, id); err != nil {
+			return err
+		}
+		_, err = x.commitIssues(ctx, companyID, []IssueChange{{Before: &before}})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return x.settleCounters(ctx, companyID, CounterKeys(companyID, []Issue{before}))
+}
+
+// consistentIssue reads the issue's latest version (a write path decides on
+// it).
+func (x *Findings) consistentIssue(ctx context.Context, companyID int64, id string) (Issue, error) {
+	cid, ok := schema.CanonicalUUID(id)
+	if !ok {
+		return Issue{}, ddb.ErrNotFound
+	}
+	got, err := x.issuesByID(ctx, companyID, []string{cid})
+	if err != nil {
+		return Issue{}, err
+	}
+	i, ok := got[cid]
+	if !ok {
+		return Issue{}, ddb.ErrNotFound
+	}
+	return i, nil
+}
+
+// issuesByID reads issues of a company with consistent reads, by id; ids
+// not found are absent from the map.
+func (x *Findings) issuesByID(ctx context.Context, companyID int64, ids []string) (map[string]Issue, error) {
+	keys := make([]ddb.Key, len(ids))
+	for n, id := range ids {
+		keys[n] = issueKey(companyID, id)
+	}
+	got, err := x.t.BatchGet(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]Issue, len(got))
+	for _, av := range got {
+		var i Issue
+		if err := attributevalue.UnmarshalMap(av, &i); err != nil {
+			return nil, err
+		}
+		out[i.ID] = i
+	}
+	return out, nil
+}
+
+// IDs are the issues' ids, in order.
+func IDs(issues []Issue) []string {
+	out := make([]string, len(issues))
+	for n := range issues {
+		out[n] = issues[n].ID
+	}
+	return out
+}
+
+// CounterKeys are the counters of every group and scope the issues are
+// in. Each counter's key is made once (a scan's issues share few of them).
+func CounterKeys(companyID int64, lists ...[]Issue) []ddb.Key {
+	seen := map[groupRef]bool{}
+	var out []ddb.Key
+	for _, issues := range lists {
+		for n := range issues {
+			issues[n].eachGroup(func(g groupRef) {
+				if !seen[g] {
+					seen[g] = true
+					out = append(out, g.key(companyID))
+				}
+			})
+		}
+	}
+	return out
+}

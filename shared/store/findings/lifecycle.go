@@ -1,0 +1,452 @@
+package findings
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/google/uuid"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
+	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/tabledef"
+)
+
+// The findings lifecycle. A complete scan of tool T on a project's branch is
+// the new truth for T there:
+//
+//   - a finding whose issue does not exist creates it (open);
+//   - a fixed issue that is reported again is reopened (open, reopen_count+1);
+//   - what the code suppresses is Suppressed (see suppressed.go);
+//   - any other reported issue keeps its status (triage survives), and is
+//     rewritten only when what it shows changed (urgency, place, rule, title);
+//   - an open or fix_in_progress issue of the previous scan of T on the
+//     branch that this scan does not report becomes fixed (when, by which
+//     scan); dismissed issues (false_positive, accepted_risk, duplicate) keep
+//     their status.
+//
+// Which issues a scan reported is kept as membership chunks (256 sorted
+// ids to an item, see scans/members.go), which also serve the scan's issue
+// list; the branch's head item names the last scan applied, so the
+// previous truth is that scan's members. Scans of one (project, branch,
+// tool) are applied one at a time under a lease on the head item; a scan
+// older than the head (uploaded late) adds its findings but fixes and
+// reopens nothing.
+
+// ScanHead is the state of one tool on one branch of a project.
+type ScanHead struct {
+	ddb.Key
+	ScanID        string `dynamodbav:"scan_id,omitempty"`
+	ScanCreatedAt string `dynamodbav:"scan_created_at,omitempty"`
+	LeaseOwner    string `dynamodbav:"lease_owner,omitempty"`
+	LeaseUntil    int64  `dynamodbav:"lease_until,omitempty"` // unix ms
+}
+
+func headKey(companyID, projectID int64, branch, tool string) ddb.Key {
+	return schema.HeadKey(companyID, projectID, branch, tool)
+}
+
+// Lease timing: how long a lease holds without being released (a crashed
+// holder blocks its branch this long at most), and how long ApplyScan
+// waits for a busy branch before giving up with ErrUnavailable.
+const (
+	leaseFor  = 60 * time.Second
+	leaseWait = 20 * time.Second
+)
+
+// ApplyResult says what a scan changed.
+type ApplyResult struct {
+	Created, Reopened, Fixed, Updated, Unchanged int
+	// Suppressed counts existing issues the code now suppresses (see
+	// suppressed.go); Reopened includes those whose suppression was removed.
+	Suppressed int
+	// Late is true when a newer scan of the branch was applied first: this
+	// one added its findings but fixed and reopened nothing.
+	Late bool
+}
+
+// ApplyScan stores the findings of a complete scan (issues prepared by the
+// caller, ids from IssueID) and applies the lifecycle above, then marks the
+// scan complete. It is idempotent: applying the same scan again (a retried
+// upload or a redelivered message) changes nothing more. Two scans of the
+// same branch and tool never interleave.
+func (x *Findings) ApplyScan(ctx context.Context, companyID int64, sc scans.Scan, found []Issue) (ApplyResult, error) {
+	for n := range found {
+		if found[n].Status != Suppressed {
+			found[n].Status, found[n].Reason = "open", "" // what a new issue starts as; the lifecycle decides
+		}
+		if err := found[n].prepare(companyID, x.t.Stamp()); err != nil {
+			return ApplyResult{}, err
+		}
+	}
+	// Each attempt holds the lease under a token of its own: two attempts of
+	// the same scan (a client retrying while the first still runs) queue too.
+	lease := sc.ID + "/" + uuid.NewString()
+	head, err := x.takeLease(ctx, companyID, sc, lease)
+	if err != nil {
+		return ApplyResult{}, err
+	}
+	stop := x.keepLease(ctx, companyID, sc, lease)
+	res, err := x.applyLeased(ctx, companyID, sc, lease, head, found)
+	stop()
+	if err != nil {
+		x.releaseLease(ctx, companyID, sc, lease)
+		return res, err
+	}
+	return res, nil
+}
+
+func (x *Findings) applyLeased(ctx context.Context, companyID int64, sc scans.Scan, lease string, head ScanHead, found []Issue) (ApplyResult, error) {
+	// The scan's membership goes out beside its issues: only scans applied
+	// after this one completes read it.
+	var members errgroup.Group
+	members.Go(func() error { return scans.PutMembers(ctx, x.t, companyID, sc.ID, IDs(found)) })
+	res, events, err := x.applyIssues(ctx, companyID, sc, head, found)
+	if merr := members.Wait(); err == nil {
+		err = merr
+	}
+	if err != nil {
+		return res, err
+	}
+	return res, x.t.Retrying(ctx, func() error { return x.completeScan(ctx, companyID, sc, lease, len(found), !res.Late, events) })
+}
+
+// applyIssues applies the lifecycle to the scan's issues and settles their
+// counters; it returns the events completing the scan records.
+func (x *Findings) applyIssues(ctx context.Context, companyID int64, sc scans.Scan, head ScanHead, found []Issue) (ApplyResult, []schema.Event, error) {
+	var res ApplyResult
+	res.Late = head.ScanID != "" && head.ScanID != sc.ID && head.ScanCreatedAt > sc.CreatedAt
+	truth := !res.Late
+	var previous []string
+	if truth && head.ScanID != "" && head.ScanID != sc.ID {
+		var err error
+		if previous, err = scans.MemberIDs(ctx, x.t, companyID, head.ScanID); err != nil {
+			return res, nil, err
+		}
+	}
+	// The triage rules are read once: every attempt applies the same.
+	rules, err := x.d.Rules.ActiveTriageRules(ctx, companyID, sc.ProjectID)
+	if err != nil {
+		return res, nil, err
+	}
+	var touched, updated, fresh []Issue
+	settled := map[ddb.Key]bool{} // counters the journal settled (bulkCreate)
+	// Issue ids name their branch and tool, and only a lease holder of the
+	// head creates them: when the head did not exist before this lease, no
+	// issue of the scan can exist yet, and the first attempt reads none (a
+	// new branch's first scan of 25,000 findings spares 250 reads). A
+	// retry reads: the attempt before may have written some.
+	unwritten := head.PK == ""
+	decided, err := x.d.Decisions.ToolDecisions(ctx, companyID, sc.ProjectID, sc.Tool) // see decided.go
+	if err != nil {
+		return res, nil, err
+	}
+	err = x.t.Retrying(ctx, func() error {
+		res = ApplyResult{Late: res.Late}
+		ids := IDs(found)
+		reported := map[string]bool{}
+		for _, id := range ids {
+			reported[id] = true
+		}
+		for _, id := range previous {
+			if !reported[id] {
+				ids = append(ids, id)
+			}
+		}
+		existing := map[string]Issue{}
+		if !unwritten {
+			var err error
+			if existing, err = x.issuesByID(ctx, companyID, ids); err != nil {
+				return err
+			}
+		}
+		unwritten = false
+		changes := lifecycleChanges(sc, found, previous, reported, existing, truth, &res)
+		takeDecisions(changes, decided)
+		created := ruleCreations(rules, changes)
+		// New in this scan: created now (as decisions and rules left
+		// them), or by an earlier attempt of it.
+		fresh = slices.Grow(fresh[:0], len(found))
+		for _, f := range found {
+			if e, ok := existing[f.ID]; !ok {
+				fresh = append(fresh, *created[f.ID])
+			} else if e.ScanID == sc.ID {
+				fresh = append(fresh, e)
+			}
+		}
+		// Sized up front: a scan's slices of issues run to megabytes, and
+		// growing them copies each several times.
+		touched, updated = slices.Grow(touched[:0], 2*len(changes)), updated[:0]
+		creates, updates := make([]IssueChange, 0, len(changes)), []IssueChange(nil)
+		for _, c := range changes {
+			touched = append(touched, *c.issue())
+			if c.Before == nil {
+				creates = append(creates, c)
+			} else {
+				touched = append(touched, *c.Before)
+				updated = append(updated, *c.issue(), *c.Before)
+				updates = append(updates, c)
+			}
+		}
+		if err := x.decidedHistory(ctx, companyID, creates); err != nil {
+			return err
+		}
+		if err := x.bulkCreate(ctx, companyID, sc.ID, creates, settled); err != nil {
+			return err
+		}
+		_, err := x.commitIssues(ctx, companyID, updates)
+		return err
+	})
+	if err != nil {
+		return res, nil, err
+	}
+	// The counters the journal settled are read again only when an update
+	// moved them afterwards.
+	moved := map[ddb.Key]bool{}
+	for _, k := range CounterKeys(companyID, updated) {
+		moved[k] = true
+	}
+	keys := slices.DeleteFunc(CounterKeys(companyID, touched, found), func(k ddb.Key) bool { return settled[k] && !moved[k] })
+	if err := x.settleCounters(ctx, companyID, keys); err != nil {
+		return res, nil, err
+	}
+	events, err := x.scanEvents(ctx, companyID, sc, len(found), fresh)
+	return res, events, err
+}
+
+// maxListedIssues bounds the issues a new-issue event lists (its count is
+// the whole number).
+const maxListedIssues = 50
+
+// scanEvents are the events of a completed scan: scan_completed, and
+// new_critical_issue / new_high_issue when it found new issues of that
+// urgency. Their ids name the scan, so completing it again records the
+// same events.
+func (x *Findings) scanEvents(ctx context.Context, companyID int64, sc scans.Scan, findings int, fresh []Issue) ([]schema.Event, error) {
+	p, err := x.d.Catalog.GetProject(ctx, companyID, sc.ProjectID)
+	if err != nil && !errors.Is(err, ddb.ErrNotFound) { // a project deleted meanwhile has no name to give
+		return nil, err
+	}
+	scope := map[string]any{"scan_id": sc.ID, "project_id": sc.ProjectID, "project_name": p.Name, "branch": sc.Branch}
+	completed := map[string]any{"tool": sc.Tool, "findings": findings, "completed_at": x.t.Clock().UTC().Format(time.RFC3339)}
+	maps.Copy(completed, scope)
+	kinds, data := []string{"scan_completed"}, []map[string]any{completed}
+	for _, t := range []struct{ urgency, typ string }{{"CR", "new_critical_issue"}, {"HI", "new_high_issue"}} {
+		var listed []map[string]any
+		count := 0
+		for _, i := range fresh {
+			if i.Urgency != t.urgency || (i.Status != "open" && i.Status != "fix_in_progress") { // suppressed or dismissed: nothing to act on
+				continue
+			}
+			if count++; len(listed) < maxListedIssues {
+				listed = append(listed, map[string]any{"id": i.ID, "title": i.Title, "file_path": i.FilePath,
+					"line": i.Line, "cwe": i.CWE, "urgency": i.Urgency})
+			}
+		}
+		if count == 0 {
+			continue
+		}
+		d := map[string]any{"count": count, "issues": listed}
+		maps.Copy(d, scope)
+		kinds, data = append(kinds, t.typ), append(data, d)
+	}
+	events := make([]schema.Event, len(kinds))
+	for n, typ := range kinds {
+		b, err := json.Marshal(data[n])
+		if err != nil {
+			return nil, err
+		}
+		events[n] = schema.Event{ID: typ + "-" + sc.ID, CompanyID: companyID, Type: typ, Data: b}
+	}
+	return events, nil
+}
+
+// lifecycleChanges computes what applying the scan changes, given the
+// issues that exist (by id).
+func lifecycleChanges(sc scans.Scan, found []Issue, previous []string, reported map[string]bool, existing map[string]Issue, truth bool, res *ApplyResult) []IssueChange {
+	by := Actor{ScanID: sc.ID}
+	changes := make([]IssueChange, 0, len(found))
+	for n := range found {
+		f := found[n]
+		e, ok := existing[f.ID]
+		switch {
+		case !ok:
+			f.ScanID, f.LastSeenScanID = sc.ID, sc.ID // open, or Suppressed as ingestion found it
+			changes = append(changes, IssueChange{After: &f, By: by})
+			res.Created++
+		case truth:
+			if e.UrgencyRuleID != "" { // a triage rule's urgency outlasts the scanner's
+				f.Urgency = e.Urgency
+			}
+			status, why := reportedStatus(e, f)
+			reason := e.Reason
+			if status == Suppressed {
+				reason = f.Reason // the suppression's justification
+			} else if e.Status == Suppressed {
+				reason = "" // the justification went with the suppression
+			}
+			if status == e.Status && reason == e.Reason && !shownChanged(e, f) {
+				res.Unchanged++
+				continue
+			}
+			after := redetected(e, f)
+			after.LastSeenScanID, after.Reason = sc.ID, reason
+			if status != e.Status {
+				after.Status, after.FixedAt, after.FixedScanID = status, "", ""
+			}
+			switch {
+			case status == e.Status:
+				res.Updated++
+			case status == Suppressed:
+				res.Suppressed++
+			default:
+				if e.Status == "fixed" {
+					after.ReopenCount++
+				}
+				res.Reopened++
+			}
+			changes = append(changes, IssueChange{Before: &e, After: &after, By: by, Reason: why})
+		default:
+			res.Unchanged++
+		}
+	}
+	for _, id := range previous {
+		e, ok := existing[id]
+		if reported[id] || !ok || !fixable(e.Status) {
+			continue
+		}
+		after := e
+		after.Status, after.FixedAt, after.FixedScanID = "fixed", sc.CreatedAt, sc.ID
+		if e.Status == Suppressed {
+			after.Reason = "" // the justification went with the code
+		}
+		after.LastSeenScanID = e.LastSeenScanID
+		changes = append(changes, IssueChange{Before: &e, After: &after, By: by, Reason: "not reported by the scan"})
+		res.Fixed++
+	}
+	return changes
+}
+
+// redetected is e with what the new report shows of it; identity, first
+// detection and triage stay.
+func redetected(e, f Issue) Issue {
+	out := e
+	out.Urgency, out.CWE, out.FilePath, out.Line = f.Urgency, f.CWE, f.FilePath, f.Line
+	out.RuleID, out.Title, out.Message, out.Snippet = f.RuleID, f.Title, f.Message, f.Snippet
+	out.CodeStart, out.Code = f.CodeStart, f.Code
+	_ = out.setKeys() // CreatedAt was valid when e was stored
+	return out
+}
+
+func shownChanged(e, f Issue) bool {
+	return e.Urgency != f.Urgency || e.CWE != f.CWE || e.FilePath != f.FilePath || e.Line != f.Line ||
+		e.RuleID != f.RuleID || e.Title != f.Title || e.Message != f.Message || e.Snippet != f.Snippet ||
+		e.CodeStart != f.CodeStart || e.Code != f.Code
+}
+
+// takeLease makes the scan the only writer of its branch and tool, waiting
+// for another holder within leaseWait; it returns the head as it was.
+func (x *Findings) takeLease(ctx context.Context, companyID int64, sc scans.Scan, lease string) (ScanHead, error) {
+	k := headKey(companyID, sc.ProjectID, sc.Branch, sc.Tool)
+	deadline := x.t.Clock().Add(leaseWait)
+	for attempt := 0; ; attempt++ {
+		now := x.t.Clock()
+		upd := expression.Set(expression.Name("lease_owner"), expression.Value(lease)).
+			Set(expression.Name("lease_until"), expression.Value(now.Add(leaseFor).UnixMilli()))
+		cond := expression.Or(expression.AttributeNotExists(expression.Name("lease_owner")),
+			expression.Name("lease_until").LessThan(expression.Value(now.UnixMilli())))
+		var head ScanHead
+		err := x.t.ConditionalUpsert(ctx, k, upd, cond, &head)
+		switch {
+		case err == nil:
+			return head, nil
+		case !errors.Is(err, ddb.ErrConflict): // a refusal the client's retryer gave up on, too
+			return ScanHead{}, err
+		case x.t.Clock().After(deadline):
+			return ScanHead{}, fmt.Errorf("%w: branch %q of project %d is busy with another upload of %s", ddb.ErrUnavailable, sc.Branch, sc.ProjectID, sc.Tool)
+		}
+		if err := ddb.Sleep(ctx, min(attempt, 6)); err != nil {
+			return ScanHead{}, err
+		}
+	}
+}
+
+// keepLease extends the lease every third of leaseFor while an apply runs
+// (25,000 findings take minutes), so no other writer takes the branch
+// from a holder that is alive; a holder that dies stops extending it. The
+// returned stop ends the extensions before the apply returns.
+func (x *Findings) keepLease(ctx context.Context, companyID int64, sc scans.Scan, lease string) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(leaseFor / 3)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				upd := expression.Set(expression.Name("lease_until"), expression.Value(x.t.Clock().Add(leaseFor).UnixMilli()))
+				cond := expression.Name("lease_owner").Equal(expression.Value(lease))
+				// A failed extension leaves the lease to expire; completing
+				// the scan then finds it gone and fails rather than interleave.
+				_ = x.t.Update(ctx, headKey(companyID, sc.ProjectID, sc.Branch, sc.Tool), upd, &cond, nil)
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+// releaseLease gives up the lease after a failed apply (best effort: it
+// expires anyway).
+func (x *Findings) releaseLease(ctx context.Context, companyID int64, sc scans.Scan, lease string) {
+	upd := expression.Remove(expression.Name("lease_owner")).Remove(expression.Name("lease_until"))
+	cond := expression.Name("lease_owner").Equal(expression.Value(lease))
+	_ = x.t.Update(context.WithoutCancel(ctx), headKey(companyID, sc.ProjectID, sc.Branch, sc.Tool), upd, &cond, nil)
+}
+
+// completeScan moves the head to the scan (when it is the new truth),
+// releases the lease, marks the scan complete (no longer waiting for the
+// ingester) and records its events, in one transaction.
+func (x *Findings) completeScan(ctx context.Context, companyID int64, sc scans.Scan, lease string, findings int, truth bool, events []schema.Event) error {
+	upd := expression.Remove(expression.Name("lease_owner")).Remove(expression.Name("lease_until"))
+	if truth {
+		upd = upd.Set(expression.Name("scan_id"), expression.Value(sc.ID)).
+			Set(expression.Name("scan_created_at"), expression.Value(sc.CreatedAt))
+	}
+	cond := expression.Name("lease_owner").Equal(expression.Value(lease))
+	head, err := x.t.TxUpdate(headKey(companyID, sc.ProjectID, sc.Branch, sc.Tool), upd, &cond)
+	if err != nil {
+		return err
+	}
+	scanUpd := expression.Set(expression.Name("status"), expression.Value(scans.ScanComplete)).
+		Set(expression.Name("findings"), expression.Value(findings)).
+		Set(expression.Name("completed_at"), expression.Value(x.t.Stamp()))
+	exists := expression.AttributeExists(expression.Name(tabledef.PK))
+	scan, err := x.t.TxUpdate(scans.Key(companyID, sc.ID), scanUpd, &exists)
+	if err != nil {
+		return err
+	}
+	clear, err := scans.TxClearProcessing(x.t, sc)
+	if err != nil {
+		return err
+	}
+	items := append([]types.TransactWriteItem{head, scan}, clear...)
+	for _, e := range events {
+		item, err := x.l.TxEvent(e)
+		if err != nil {
+			return err
+		}
+		items = append(items, item)
+	}
+	return x.t.Transact(ctx, items)
+}

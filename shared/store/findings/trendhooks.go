@@ -1,0 +1,123 @@
+package findings
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/acme/codescan-api/shared/sla"
+	"github.com/acme/codescan-api/shared/store/catalog"
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/trends"
+	"github.com/acme/codescan-api/shared/trend"
+)
+
+// The issue write path moves the trend records of the issues' company and
+// project (see shared/store/trends) where it moves the group counters:
+// commitIssues adds them to each of its transactions, bulkCreate to its
+// scan journal (trendJournalSK), so they are exact under retries and
+// concurrency as the counters are.
+
+// trendJournalSK is the journal item of a scan's trend moves: a CHUNK#
+// item, applied with the counter chunks, in its own transaction.
+const trendJournalSK = "CHUNK#trend"
+
+// fixSettings reads the company's SLA settings (consistently: a fix is
+// judged against the deadline in force) when one of changes enters fixed,
+// nil otherwise.
+func (x *Findings) fixSettings(ctx context.Context, companyID int64, changes []IssueChange) (*sla.Settings, error) {
+	for _, c := range changes {
+		if c.After != nil && c.After.Status == "fixed" && (c.Before == nil || c.Before.Status != "fixed") {
+			st, _, err := catalog.ReadSLASettings(ctx, companyID, x.t.GetItemConsistent)
+			return &st, err
+		}
+	}
+	return nil, nil
+}
+
+// trendMoves are what changes written at at add to the trend records.
+func trendMoves(changes []IssueChange, at string, st *sla.Settings) ([]trends.Move, error) {
+	when, err := time.Parse(time.RFC3339, at)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]trends.Change, 0, len(changes))
+	for _, c := range changes {
+		tc := trends.Change{ProjectID: c.issue().ProjectID, Change: trend.Change{At: when}}
+		if c.Before != nil {
+			tc.From = trend.State{Status: c.Before.Status, Urgency: c.Before.Urgency}
+		}
+		if a := c.After; a != nil {
+			tc.To = trend.State{Status: a.Status, Urgency: a.Urgency}
+			if a.Status == "fixed" && st != nil {
+				if tc.Detected, err = time.Parse(time.RFC3339, a.CreatedAt); err != nil {
+					return nil, fmt.Errorf("issue %s created_at %q: %w", a.ID, a.CreatedAt, ddb.ErrInvalid)
+				}
+				start, err := a.SLAStart()
+				if err != nil {
+					return nil, err
+				}
+				tc.Due = sla.Due(start, a.Urgency, *st)
+			}
+		}
+		out = append(out, tc)
+	}
+	return trends.Moves(out)
+}
+
+// txTrend are the trend moves of one transaction's changes.
+func (x *Findings) txTrend(companyID int64, chunk []IssueChange, at string, st *sla.Settings) ([]types.TransactWriteItem, error) {
+	moves, err := trendMoves(chunk, at, st)
+	if err != nil {
+		return nil, err
+	}
+	return x.d.Trends.TxMoves(companyID, moves)
+}
+
+// trendJournal is the scan journal's item of the trend moves of creates
+// (nil when they move nothing).
+func (x *Findings) trendJournal(ctx context.Context, companyID int64, pk string, creates []IssueChange) (*journalItem, error) {
+	st, err := x.fixSettings(ctx, companyID, creates)
+	if err != nil {
+		return nil, err
+	}
+	moves, err := trendMoves(creates, x.t.Stamp(), st)
+	if err != nil || len(moves) == 0 {
+		return nil, err
+	}
+	return &journalItem{Key: ddb.Key{PK: pk, SK: trendJournalSK}, Trend: moves}, nil
+}
+
+// applyTrendJournal applies the journal's trend item and deletes it (del)
+// in one transaction.
+func (x *Findings) applyTrendJournal(ctx context.Context, companyID int64, ch journalItem, del types.TransactWriteItem) error {
+	items, err := x.d.Trends.TxMoves(companyID, ch.Trend)
+	if err != nil {
+		return err
+	}
+	return x.t.Transact(ctx, append(items, del))
+}
+
+// bulkTrend are the trend records of new issues written at at (the bench
+// loader's: a company that has none).
+func (x *Findings) bulkTrend(ctx context.Context, companyID int64, issues []Issue, at string) ([]any, error) {
+	changes := make([]IssueChange, len(issues))
+	for n := range issues {
+		i := issues[n]
+		if i.CreatedAt == "" { // as prepare sets it
+			i.CreatedAt = at
+		}
+		changes[n] = IssueChange{After: &i}
+	}
+	st, err := x.fixSettings(ctx, companyID, changes)
+	if err != nil {
+		return nil, err
+	}
+	moves, err := trendMoves(changes, at, st)
+	if err != nil {
+		return nil, err
+	}
+	return trends.Items(companyID, moves), nil
+}

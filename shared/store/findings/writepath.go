@@ -1,0 +1,45 @@
+package findings
+
+import (
+	"context"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
+)
+
+// The issue write path for the areas that change issues on top of this
+// one (triage, the loaders). They are functions, not methods, so the
+// facade that embeds Findings does not offer them to handlers.
+
+// Commit writes changes through the issue write path (see commitIssues).
+func Commit(ctx context.Context, f *Findings, companyID int64, changes []IssueChange, first ...types.TransactWriteItem) (int, error) {
+	return f.commitIssues(ctx, companyID, changes, first...)
+}
+
+// Settle settles the counters of keys after a write (see settleCounters).
+func Settle(ctx context.Context, f *Findings, companyID int64, keys []ddb.Key) error {
+	return f.settleCounters(ctx, companyID, keys)
+}
+
+// Consistent reads an issue's latest version (see consistentIssue).
+func Consistent(ctx context.Context, f *Findings, companyID int64, id string) (Issue, error) {
+	return f.consistentIssue(ctx, companyID, id)
+}
+
+// ByID reads issues by id with consistent reads (see issuesByID).
+func ByID(ctx context.Context, f *Findings, companyID int64, ids []string) (map[string]Issue, error) {
+	return f.issuesByID(ctx, companyID, ids)
+}
+
+// ProjectBranches are the branches of a project that have (or had) issues
+// (see projectBranches).
+func ProjectBranches(ctx context.Context, f *Findings, companyID, projectID int64) ([]string, error) {
+	return f.projectBranches(ctx, companyID, projectID)
+}
+
+// BulkItems are the items CreateIssues would write for issues in a
+// company that has none (see loadItems).
+func BulkItems(ctx context.Context, f *Findings, companyID int64, issues []Issue) ([]any, error) {
+	return f.loadItems(ctx, companyID, issues)
+}

@@ -1,0 +1,72 @@
+package issuelists
+
+import (
+	"context"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/page"
+)
+
+// listAccepted is ListIssues for a filter with AcceptedBefore: the
+// company's accepted risks ending before it, soonest end first, that the
+// rest of f matches. It reads the expiry partition's range (by key) and
+// those issues, so its cost grows with the acceptances ending before the
+// date, never with the company's other issues; it pages by number only.
+func (x *Lists) listAccepted(ctx context.Context, companyID int64, f IssueFilter, q page.Request) ([]findings.Issue, page.Result, int64, error) {
+	if q.Token != "" {
+		return nil, page.Result{}, 0, page.ErrBadToken
+	}
+	all := []findings.Issue{}
+	err := x.acceptances.EachEndingBefore(ctx, companyID, f.AcceptedBefore, func(keys []ddb.Key) error {
+		got, err := x.t.ReadBatch(ctx, keys, false)
+		if err != nil {
+			return err
+		}
+		for _, k := range keys {
+			av, ok := got[k]
+			if !ok {
+				continue // deleted since
+			}
+			var i findings.Issue
+			if err := attributevalue.UnmarshalMap(av, &i); err != nil {
+				return err
+			}
+			if f.acceptedMatch(i) {
+				all = append(all, i)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, page.Result{}, 0, err
+	}
+	from := min(q.Offset, len(all))
+	return all[from:min(from+max(q.Limit, 0), len(all))], page.Result{Offset: q.Offset}, int64(len(all)), nil
+}
+
+// acceptedMatch reports whether i, read by its key in the expiry partition
+// (eventually consistent: it may have changed since), is an accepted risk
+// ending before f.AcceptedBefore that the rest of f matches.
+func (f IssueFilter) acceptedMatch(i findings.Issue) bool {
+	end, err := i.Expires()
+	switch {
+	case i.Status != "accepted_risk" || err != nil || !end.Before(f.AcceptedBefore),
+		f.Status != "" && f.Status != i.Status,
+		f.Urgency != "" && f.Urgency != i.Urgency,
+		f.CWE != nil && *f.CWE != i.CWE,
+		f.FilePath != "" && f.FilePath != i.FilePath:
+		return false
+	}
+	if len(f.Scopes) == 0 {
+		return true
+	}
+	for _, sc := range f.Scopes {
+		if sc.ProjectID == 0 || sc.ProjectID == i.ProjectID && (sc.Branch == "" || sc.Branch == i.Branch) {
+			return true
+		}
+	}
+	return false
+}

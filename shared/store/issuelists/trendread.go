@@ -1,0 +1,92 @@
+package issuelists
+
+import (
+	"context"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/trends"
+	"github.com/acme/codescan-api/shared/tabledef"
+	"github.com/acme/codescan-api/shared/trend"
+)
+
+// TrendWindow is a scope's trend over a window (see trends.Window) and its
+// open issues past their SLA deadline now.
+type TrendWindow struct {
+	trends.Window
+	// PastDue are the scope's open issues past their deadline now, per
+	// urgency.
+	PastDue trend.ByUrgency
+}
+
+// Trend reads the trend of the last days of a company (projectID 0) or of
+// one of its projects: the window's day records and the totals, and a
+// keys-only count of the due index's past-due range.
+func (x *Lists) Trend(ctx context.Context, companyID, projectID int64, days int) (TrendWindow, error) {
+	w, err := x.trends.Window(ctx, companyID, projectID, days)
+	if err != nil {
+		return TrendWindow{}, err
+	}
+	due, err := x.pastDue(ctx, companyID, projectID)
+	return TrendWindow{Window: w, PastDue: due}, err
+}
+
+// pastDue counts the open issues of a company (projectID 0) or of one of
+// its projects whose deadline (SLA start plus the urgency's days to fix)
+// is not after now: the due index's range of SLA starts up to now less
+// the days, pending or breached (a breach the SLA job raised under
+// stricter settings may no longer be one). The range is the company's:
+// the company's count is a COUNT query; a project's reads the range's
+// keys and keeps those whose DueSK names the project (a filter cannot
+// name an index key). Either way it reads the company's past-due keys
+// (some 30 per 0.5 RCU), never the issues.
+func (x *Lists) pastDue(ctx context.Context, companyID, projectID int64) (trend.ByUrgency, error) {
+	st, _, err := x.catalog.SLASettings(ctx, companyID)
+	if err != nil {
+		return trend.ByUrgency{}, err
+	}
+	now := x.t.Clock()
+	var out trend.ByUrgency
+	for n, u := range trend.Urgencies {
+		upTo := findings.DueUpTo(now.AddDate(0, 0, -st.DaysToFix[u]))
+		for _, state := range []string{findings.DuePending, findings.DueBreached} {
+			kc := expression.Key(tabledef.Due.PK).Equal(expression.Value(findings.DuePK(companyID, u, state))).
+				And(expression.Key(tabledef.Due.SK).LessThanEqual(expression.Value(upTo)))
+			c, err := x.countDue(ctx, kc, projectID)
+			if err != nil {
+				return trend.ByUrgency{}, err
+			}
+			out[n] += c
+		}
+	}
+	return out, nil
+}
+
+// countDue counts the due index keys of kc's range, of one project unless
+// projectID is 0.
+func (x *Lists) countDue(ctx context.Context, kc expression.KeyConditionBuilder, projectID int64) (int64, error) {
+	if projectID == 0 {
+		return x.t.Count(ctx, tabledef.Due.Name, kc)
+	}
+	part := findings.DueProject(projectID)
+	var n int64
+	var start map[string]types.AttributeValue
+	for {
+		items, next, err := x.t.QueryRaw(ctx, tabledef.Due.Name, kc, nil, true, 0, start)
+		if err != nil {
+			return 0, err
+		}
+		for _, it := range items {
+			if sk, ok := it[tabledef.Due.SK].(*types.AttributeValueMemberS); ok && strings.Contains(sk.Value, part) {
+				n++
+			}
+		}
+		if next == nil {
+			return n, nil
+		}
+		start = next
+	}
+}

@@ -1,0 +1,106 @@
+package triage
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+
+	"github.com/acme/codescan-api/shared/store/acceptances"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
+)
+
+// Risk acceptance (issue 26, item 2): an accepted_risk issue carries its
+// terms (an end and an owner, acceptances.Terms), which the write path
+// settles on every change (settleTerms), and the due index holds it by its
+// end (setDue), so ExpireAcceptances finds what ended by key.
+
+// AcceptanceExpired is the history reason, and the issue's, of an
+// acceptance that ended.
+const AcceptanceExpired = "risk acceptance expired"
+
+// RiskTerms are the terms of an accepted risk.
+type RiskTerms = acceptances.Terms
+
+// ExpireAcceptances reopens the company's accepted risks whose end has
+// come, through the issue write path: status open, history and reason
+// AcceptanceExpired, the SLA clock restarted now, a
+// risk_acceptance_expired event beside issue_status_changed. It reads the
+// company's expiry partition up to now (by key), then each issue
+// consistently, and changes only those still accepted and ended, so a
+// second run changes nothing. It returns how many it reopened.
+func (x *Triage) ExpireAcceptances(ctx context.Context, companyID int64) (int, error) {
+	now := x.t.Clock()
+	reopened := 0
+	err := x.acceptances.EachEndingBefore(ctx, companyID, now.Truncate(time.Second).Add(time.Second), func(keys []ddb.Key) error {
+		var touched []findings.Issue
+		err := x.t.Retrying(ctx, func() error {
+			got, err := x.t.BatchGet(ctx, keys)
+			if err != nil {
+				return err
+			}
+			at := x.t.Stamp()
+			var changes []findings.IssueChange
+			for _, av := range got {
+				var i findings.Issue
+				if err := attributevalue.UnmarshalMap(av, &i); err != nil {
+					return err
+				}
+				c, ok, err := expiry(companyID, i, now, at)
+				if err != nil {
+					return err
+				}
+				if ok {
+					touched = append(touched, i)
+					changes = append(changes, c)
+				}
+			}
+			n, err := findings.Commit(ctx, x.f, companyID, changes)
+			reopened += n
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		return findings.Settle(ctx, x.f, companyID, findings.CounterKeys(companyID, touched))
+	})
+	return reopened, err
+}
+
+// expiry is the change that reopens i when its acceptance has ended at
+// now; false when it has not (or i is no longer accepted).
+func expiry(companyID int64, i findings.Issue, now time.Time, at string) (findings.IssueChange, bool, error) {
+	if i.Status != "accepted_risk" || i.ExpiresAt == "" {
+		return findings.IssueChange{}, false, nil
+	}
+	end, err := i.Expires()
+	if err != nil || now.Before(end) {
+		return findings.IssueChange{}, false, nil
+	}
+	after := i
+	after.Status, after.Reason, after.SLAStartedAt = "open", AcceptanceExpired, at
+	data, err := json.Marshal(map[string]any{
+		"issue_id": i.ID, "project_id": i.ProjectID, "project_name": i.ProjectName, "branch": i.Branch,
+		"title": i.Title, "urgency": i.Urgency, "expires_at": i.ExpiresAt, "owner": userOrNull(i.Owner),
+		"accepted_by": userOrNull(i.AcceptedBy), "accepted_at": i.AcceptedAt, "reopened_at": at,
+	})
+	if err != nil {
+		return findings.IssueChange{}, false, err
+	}
+	// The id names the version the reopen writes: a retried transaction
+	// records the same event, a later acceptance's end a new one.
+	e := schema.Event{ID: fmt.Sprintf("risk_acceptance_expired-%s-v%d", i.ID, i.Version+1), CompanyID: companyID,
+		Type: "risk_acceptance_expired", Data: data}
+	return findings.IssueChange{Before: &i, After: &after, Reason: AcceptanceExpired, Events: []schema.Event{e}}, true, nil
+}
+
+func userOrNull(id int64) *int64 {
+	if id == 0 {
+		return nil
+	}
+	return &id
+}
