@@ -110,17 +110,10 @@ func (s *Store) ApplyTriageRuleAll(ctx context.Context, companyID int64, id stri
 	}
 	res, err := s.ApplyTriageRule(ctx, companyID, id, dryRun, userID)
 	if err != nil || dryRun {
-		return res.plus(ids), err
+		return res.Plus(ids), err
 	}
 	done, err := s.applySCARule(ctx, companyID, stored, ids)
-	return res.plus(done), err
-}
-
-// plus is a with the SCA findings ids changed too.
-func (a RuleApplication) plus(ids []string) RuleApplication {
-	a.Changed += len(ids)
-	a.Sample = append(a.Sample, ids[:min(len(ids), max(ruleApplySample-len(a.Sample), 0))]...)
-	return a
+	return res.Plus(done), err
 }
 
 // scaApplyChunk is the findings one transaction of an application

@@ -51,6 +51,14 @@ type RuleApplication struct {
 	Sample  []string
 }
 
+// Plus is a with the ids of other findings changed too (the sample keeps
+// a's ids first).
+func (a RuleApplication) Plus(ids []string) RuleApplication {
+	a.Changed += len(ids)
+	a.Sample = append(a.Sample, ids[:min(len(ids), max(ruleApplySample-len(a.Sample), 0))]...)
+	return a
+}
+
 // appliesTo reports whether applying r changes existing issue i: it
 // matches, and the action moves it. A status is given to issues still to
 // act on (open, fix_in_progress), never over people's dismissals, a
