@@ -67,6 +67,8 @@ type Rule struct {
 	// ProjectID scopes the rule to one project; 0 is company-wide.
 	ProjectID int64
 	CreatedAt time.Time
+	// CreatedBy is the rule's author: the owner of the risks it accepts.
+	CreatedBy int64
 	Matcher   Matcher
 	Action    Action
 }

@@ -16,9 +16,11 @@ package decisions
 
 import (
 	"context"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/acme/codescan-api/shared/store/acceptances"
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
 )
@@ -51,6 +53,19 @@ type Decision struct {
 	// IssueID is the issue it was made on (on Mark.Source's branch).
 	IssueID string `dynamodbav:"issue_id"`
 	Mark    Mark   `dynamodbav:"mark"`
+	// Terms are an accepted risk's end, owner and acceptance, which every
+	// branch's issue carries as they are.
+	Terms acceptances.Terms `dynamodbav:"terms"`
+}
+
+// Ended reports whether d is an accepted risk whose end is not after now:
+// it is carried no more (the issues that carry it reopen as it ends).
+func (d Decision) Ended(now time.Time) bool {
+	if d.Status != "accepted_risk" || d.Terms.ExpiresAt == "" {
+		return false
+	}
+	end, err := d.Terms.Expires()
+	return err == nil && !end.After(now)
 }
 
 // Decisions reads and writes decision items of the store's table.

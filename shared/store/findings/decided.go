@@ -3,6 +3,7 @@ package findings
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/acme/codescan-api/shared/store/decisions"
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
@@ -56,8 +57,9 @@ func DecisionNote(branch string, userID int64) string {
 // takeDecisions gives the project's decisions (by fingerprint) to the
 // scan's changes that create an issue or move one into open or
 // suppressed (a reopening, a suppression added or removed), unless the
-// issue carries its branch's own decision.
-func takeDecisions(changes []IssueChange, decided map[string]decisions.Decision) {
+// issue carries its branch's own decision or the decision is an
+// acceptance whose end is not after now.
+func takeDecisions(changes []IssueChange, decided map[string]decisions.Decision, now time.Time) {
 	if len(decided) == 0 {
 		return
 	}
@@ -68,10 +70,10 @@ func takeDecisions(changes []IssueChange, decided map[string]decisions.Decision)
 			continue
 		}
 		d, ok := decided[a.Fingerprint]
-		if !ok {
+		if !ok || d.Ended(now) {
 			continue
 		}
-		a.Status, a.Reason, a.AssignedTo, a.Decision = d.Status, d.Reason, d.AssignedTo, d.Mark
+		a.Status, a.Reason, a.AssignedTo, a.Decision, a.Terms = d.Status, d.Reason, d.AssignedTo, d.Mark, d.Terms
 		note := DecisionNote(d.Mark.Source, d.Mark.DecidedBy)
 		if changes[n].Reason != "" {
 			note = changes[n].Reason + "; " + note

@@ -170,7 +170,7 @@ func (x *Findings) applyIssues(ctx context.Context, companyID int64, sc scans.Sc
 		}
 		unwritten = false
 		changes := lifecycleChanges(sc, found, previous, reported, existing, truth, &res)
-		takeDecisions(changes, decided)
+		takeDecisions(changes, decided, x.t.Clock())
 		created := ruleCreations(rules, changes)
 		// New in this scan: created now (as decisions and rules left
 		// them), or by an earlier attempt of it.

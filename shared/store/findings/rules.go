@@ -2,7 +2,9 @@ package findings
 
 import (
 	"fmt"
+	"time"
 
+	"github.com/acme/codescan-api/shared/store/acceptances"
 	"github.com/acme/codescan-api/shared/triagerule"
 )
 
@@ -24,7 +26,8 @@ func Subject(i Issue) triagerule.Subject {
 	return s
 }
 
-// Ruled is i with r's action taken, and whether that changes it.
+// Ruled is i with r's action taken, and whether that changes it. An
+// acceptance ends when the rule says and is owned by the rule's author.
 func Ruled(i Issue, r triagerule.Rule) (Issue, bool) {
 	a := r.Action
 	if a.Urgency != "" {
@@ -38,6 +41,12 @@ func Ruled(i Issue, r triagerule.Rule) (Issue, bool) {
 		return i, false
 	}
 	i.Status, i.Reason, i.FixedAt, i.FixedScanID = a.Status, a.Reason, "", ""
+	if a.Status == triagerule.AcceptedRisk {
+		i.Terms = acceptances.Terms{Owner: r.CreatedBy}
+		if !a.ExpiresAt.IsZero() {
+			i.ExpiresAt = a.ExpiresAt.UTC().Format(time.RFC3339)
+		}
+	}
 	return i, true
 }
 

@@ -35,7 +35,8 @@ func (i Issue) SLAStart() (time.Time, error) {
 // none was given; ErrInvalid when the one given is not in the next
 // acceptances.MaxDays days), an owner (by's user when none was given), and
 // who accepted it and when. Other changes keep the terms they had (an
-// acceptance made before terms existed keeps having none).
+// acceptance made before terms existed keeps having none), and terms a
+// project decision carries (they name their acceptance) are kept as made.
 func (x *Findings) settleTerms(ctx context.Context, companyID int64, changes []IssueChange, at string) error {
 	now, err := time.Parse(time.RFC3339, at)
 	if err != nil {
@@ -54,6 +55,9 @@ func (x *Findings) settleTerms(ctx context.Context, companyID int64, changes []I
 		entering := c.Before == nil || c.Before.Status != "accepted_risk"
 		if !entering && a.Terms == c.Before.Terms {
 			continue
+		}
+		if a.AcceptedAt != "" && (entering || a.AcceptedAt != c.Before.AcceptedAt) {
+			continue // a project decision's terms, carried as they were made
 		}
 		if a.ExpiresAt == "" {
 			if days == 0 {

@@ -17,6 +17,12 @@ func Commit(ctx context.Context, f *Findings, companyID int64, changes []IssueCh
 	return f.commitIssues(ctx, companyID, changes, first...)
 }
 
+// SettleTerms gives changes the acceptance terms their write will give
+// them (see settleTerms): a decision's item takes its issue's.
+func SettleTerms(ctx context.Context, f *Findings, companyID int64, changes []IssueChange, at string) error {
+	return f.settleTerms(ctx, companyID, changes, at)
+}
+
 // Settle settles the counters of keys after a write (see settleCounters).
 func Settle(ctx context.Context, f *Findings, companyID int64, keys []ddb.Key) error {
 	return f.settleCounters(ctx, companyID, keys)

@@ -60,6 +60,10 @@ func (x *Triage) DecideIssue(ctx context.Context, companyID int64, id string, u 
 		}
 		after = updated(before, u)
 		after.Decision = x.markOf(before, after, u, scope, by)
+		// The decision's item keeps the terms the issue is given.
+		if err := findings.SettleTerms(ctx, x.f, companyID, []findings.IssueChange{{Before: &before, After: &after, By: by}}, x.t.Stamp()); err != nil {
+			return err
+		}
 		items, err := x.txDecision(companyID, after, withdraw)
 		if err != nil {
 			return err
@@ -136,7 +140,7 @@ func (x *Triage) txDecision(companyID int64, i findings.Issue, withdraw bool) ([
 		return nil, nil
 	}
 	item, err := x.decisions.TxPutDecision(companyID, decisions.Decision{ProjectID: i.ProjectID, Tool: i.Tool, Fingerprint: i.Fingerprint,
-		Status: i.Status, Reason: i.Reason, AssignedTo: i.AssignedTo, IssueID: i.ID, Mark: i.Decision})
+		Status: i.Status, Reason: i.Reason, AssignedTo: i.AssignedTo, IssueID: i.ID, Mark: i.Decision, Terms: i.Terms})
 	return []types.TransactWriteItem{item}, err
 }
 
@@ -195,7 +199,8 @@ func (x *Triage) spread(ctx context.Context, companyID int64, src findings.Issue
 
 // follow is e after src's decision (or its withdrawal) reaches it, and
 // whether that changes it: a fixed issue and a branch's own decision stay;
-// a withdrawal reopens only what carries the project decision.
+// a withdrawal reopens only what carries the project decision. An
+// accepted risk's terms (end, owner, who accepted it and when) go with it.
 func follow(e, src findings.Issue, withdraw bool) (findings.Issue, bool) {
 	after := e
 	switch {
@@ -206,7 +211,7 @@ func follow(e, src findings.Issue, withdraw bool) (findings.Issue, bool) {
 	case e.Status == "fixed" || e.Decision.Scope == DecisionBranch:
 		return e, false
 	default:
-		after.Status, after.Reason, after.AssignedTo, after.Decision = src.Status, src.Reason, src.AssignedTo, src.Decision
+		after.Status, after.Reason, after.AssignedTo, after.Decision, after.Terms = src.Status, src.Reason, src.AssignedTo, src.Decision, src.Terms
 	}
 	return after, after != e
 }

@@ -57,7 +57,7 @@ func (r Rule) Active() bool { return r.Enabled && (!r.RequiresApproval || r.Appr
 // Model is the rule as triagerule applies it.
 func (r Rule) Model() triagerule.Rule {
 	at, _ := time.Parse(time.RFC3339, r.CreatedAt) // written by CreateTriageRule
-	return triagerule.Rule{ID: r.ID, ProjectID: r.ProjectID, CreatedAt: at, Matcher: r.Matcher, Action: r.Action}
+	return triagerule.Rule{ID: r.ID, ProjectID: r.ProjectID, CreatedAt: at, CreatedBy: r.CreatedBy, Matcher: r.Matcher, Action: r.Action}
 }
 
 // Errors of Approve.
@@ -280,7 +280,8 @@ func auditEntry(action string, before, after Rule) ledger.AuditEntry {
 }
 
 // ActiveTriageRules are the rules that act on findings of a project: the
-// company's active rules and the project's, read by key (two partitions).
+// company's active rules and the project's, read by key (two partitions),
+// but for acceptance rules whose end has passed.
 func (x *TriageRules) ActiveTriageRules(ctx context.Context, companyID, projectID int64) ([]triagerule.Rule, error) {
 	var out []triagerule.Rule
 	for _, p := range slices.Compact([]int64{0, projectID}) {
@@ -289,6 +290,9 @@ func (x *TriageRules) ActiveTriageRules(ctx context.Context, companyID, projectI
 			return nil, err
 		}
 		for _, r := range rules {
+			if a := r.Action; a.Status == triagerule.AcceptedRisk && !a.ExpiresAt.IsZero() && !a.ExpiresAt.After(x.t.Clock()) {
+				continue // its acceptance has ended
+			}
 			out = append(out, r.Model())
 		}
 	}

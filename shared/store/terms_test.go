@@ -1,0 +1,68 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/acme/codescan-api/internal/testenv"
+	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/triagerule"
+)
+
+// An acceptance decided for the project carries its end and owner (and who
+// accepted it, when) to the finding's issue of every branch, at once and
+// at a later scan of a new branch; after its end a new branch's issue
+// arrives open. A triage rule's acceptance ends when the rule says and is
+// owned by the rule's author; once that end has passed the rule acts no
+// more. All on a controlled clock.
+func TestAcceptanceTermsFollowTheFinding(t *testing.T) {
+	w := newBranchWorld(t)
+	now := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
+	w.st = store.New(w.st.Client(), w.st.TableName(), store.WithClock(func() time.Time { return now }))
+	ctx := context.Background()
+	a, b := finding{"a", 89}, finding{"b", 79}
+	w.scan(t, "main", "gosec", a)
+	w.scan(t, "dev", "gosec", a)
+	ar, why := "accepted_risk", "compensating control"
+	end := now.AddDate(0, 0, 30).Format(time.RFC3339)
+	u := store.IssueUpdate{Status: &ar, Reason: &why, Terms: store.RiskTerms{ExpiresAt: end, Owner: 42}}
+	decided, err := w.st.DecideIssue(ctx, w.company, store.IssueID(w.company, w.project, "main", "gosec", "a"), u, "", store.Actor{UserID: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := store.RiskTerms{ExpiresAt: end, Owner: 42, AcceptedBy: 7, AcceptedAt: now.Format(time.RFC3339)}
+	if decided.Terms != want {
+		t.Fatalf("decided terms %+v, want %+v", decided.Terms, want)
+	}
+	for _, branch := range []string{"dev", "feature"} {
+		if branch == "feature" {
+			now = now.AddDate(0, 0, 10) // a new branch's first scan, ten days later
+			w.scan(t, branch, "gosec", a)
+		}
+		if i := w.issue(t, branch, "gosec", "a"); i.Status != ar || i.Terms != want {
+			t.Fatalf("%s: %s %+v, want %+v", branch, i.Status, i.Terms, want)
+		}
+	}
+	now = now.AddDate(0, 0, 21) // past the end
+	w.scan(t, "late", "gosec", a)
+	if i := w.issue(t, "late", "gosec", "a"); i.Status != "open" || i.Terms != (store.RiskTerms{}) {
+		t.Fatalf("an ended acceptance carried: %s %+v", i.Status, i.Terms)
+	}
+
+	ruleEnd := now.AddDate(0, 0, 60)
+	if _, err := w.st.CreateTriageRule(ctx, store.TriageRule{CompanyID: w.company, CreatedBy: 5, Enabled: true,
+		Matcher: triagerule.Matcher{CWE: 79}, Action: triagerule.Action{Status: ar, Reason: "legacy module", ExpiresAt: ruleEnd}}); err != nil {
+		t.Fatal(err)
+	}
+	w.scan(t, "main", "gosec", a, b)
+	if i := w.issue(t, "main", "gosec", "b"); i.Status != ar || i.ExpiresAt != ruleEnd.Format(time.RFC3339) || i.Owner != 5 {
+		t.Fatalf("ruled: %s %+v", i.Status, i.Terms)
+	}
+	now = ruleEnd.Add(time.Second)
+	w.scan(t, "dev", "gosec", a, b)
+	if i := w.issue(t, "dev", "gosec", "b"); i.Status != "open" {
+		t.Fatalf("an ended rule acted: %s %+v", i.Status, i.Terms)
+	}
+	testenv.Recount(t, w.st, w.company)
+}
