@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
+
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 )
 
 // bulkItems are the issue, counter and summary items of issues.
@@ -49,9 +51,9 @@ func bulkItems(companyID int64, issues []Issue, at string) ([]any, error) {
 
 // newSummary is an empty scope summary with the attributes txSummary sets.
 func newSummary(companyID int64, sc Scope) *ScopeSummary {
-	sum := &ScopeSummary{Key: SummaryKey(companyID, sc), ProjectID: sc.ProjectID, Branch: sc.Branch}
+	sum := &ScopeSummary{Key: schema.SummaryKey(companyID, sc), ProjectID: sc.ProjectID, Branch: sc.Branch}
 	if sc.Branch != "" {
-		sum.GSI2PK, sum.GSI2SK = BranchIndexPK(companyID, sc.Branch), ScopeID(sc)
+		sum.GSI2PK, sum.GSI2SK = schema.BranchIndexPK(companyID, sc.Branch), schema.ScopeID(sc)
 	}
 	return sum
 }

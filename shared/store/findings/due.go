@@ -55,12 +55,6 @@ const (
 	DueBreached = "B"
 )
 
-// DuePK is the due index partition of a company's open issues of one
-// urgency and SLA state.
-func DuePK(companyID int64, urgency, state string) string {
-	return fmt.Sprintf("%s#DUE#%s#%s", schema.CompanyPK(companyID), urgency, state)
-}
-
 // dueTime is the fixed-width UTC form of a first detection in DueSK, so
 // that keys sort by time; nanoseconds keep a range bound exact.
 const dueTime = "2006-01-02T15:04:05.000000000Z"
@@ -93,10 +87,10 @@ func (i *Issue) SetDue(before *Issue) error {
 		return err
 	}
 	state := DuePending
-	if before != nil && before.Status == "open" && before.Urgency == i.Urgency && before.DuePK == DuePK(i.CompanyID, i.Urgency, DueBreached) {
+	if before != nil && before.Status == "open" && before.Urgency == i.Urgency && before.DuePK == schema.DuePK(i.CompanyID, i.Urgency, DueBreached) {
 		state = DueBreached
 	}
-	i.DuePK, i.DueSK = DuePK(i.CompanyID, i.Urgency, state), t.UTC().Format(dueTime)+DueProject(i.ProjectID)+i.ID
+	i.DuePK, i.DueSK = schema.DuePK(i.CompanyID, i.Urgency, state), t.UTC().Format(dueTime)+DueProject(i.ProjectID)+i.ID
 	return nil
 }
 
@@ -109,10 +103,10 @@ func (i *Issue) SetDue(before *Issue) error {
 // recorded and moves it again. ErrConflict when the issue is no longer
 // pending there (its writer decided its keys).
 func (x *Findings) MarkBreached(ctx context.Context, i Issue) error {
-	pending := DuePK(i.CompanyID, i.Urgency, DuePending)
+	pending := schema.DuePK(i.CompanyID, i.Urgency, DuePending)
 	cond := expression.Name(tabledef.Due.PK).Equal(expression.Value(pending)).
 		And(expression.Name(tabledef.Due.SK).Equal(expression.Value(i.DueSK)))
-	upd := expression.Set(expression.Name(tabledef.Due.PK), expression.Value(DuePK(i.CompanyID, i.Urgency, DueBreached)))
+	upd := expression.Set(expression.Name(tabledef.Due.PK), expression.Value(schema.DuePK(i.CompanyID, i.Urgency, DueBreached)))
 	err := x.t.Update(ctx, i.Key, upd, &cond, nil)
 	if errors.Is(err, ddb.ErrNotFound) {
 		return ddb.ErrConflict
@@ -129,7 +123,7 @@ func (i Issue) CheckDueKeys() error {
 	if err := want.SetDue(nil); err != nil { // pending, or no keys
 		return err
 	}
-	if i.Status == "open" && i.DuePK == DuePK(i.CompanyID, i.Urgency, DueBreached) {
+	if i.Status == "open" && i.DuePK == schema.DuePK(i.CompanyID, i.Urgency, DueBreached) {
 		want.DuePK = i.DuePK
 	}
 	if want.DuePK != i.DuePK || want.DueSK != i.DueSK {

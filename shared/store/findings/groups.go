@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -40,35 +39,20 @@ import (
 // converges on every count; a counter at zero leaves the index (and its
 // scope's group total) but stays as an item.
 
-// Dimension is what issues are grouped by.
-type Dimension string
+// Dimension, Scope and the keys of counters, summaries and group
+// partitions are the schema's (schema/groups.go).
+type (
+	Dimension = schema.Dimension
+	Scope     = schema.Scope
+)
 
 // The two dimensions of GET /issues/groups.
 const (
-	ByCWE  Dimension = "cwe"
-	ByFile Dimension = "file_path"
+	ByCWE  = schema.ByCWE
+	ByFile = schema.ByFile
 )
 
 var dimensions = []Dimension{ByCWE, ByFile}
-
-// Scope is a set of issues counted together: the whole company (zero
-// value), one project (ProjectID), or one branch of a project (ProjectID and
-// Branch).
-type Scope struct {
-	ProjectID int64
-	Branch    string
-}
-
-// ScopeID names a scope in its summary's and counters' keys.
-func ScopeID(sc Scope) string {
-	switch {
-	case sc.ProjectID == 0:
-		return "C"
-	case sc.Branch == "":
-		return fmt.Sprintf("P%012d", sc.ProjectID)
-	}
-	return fmt.Sprintf("P%012dB%s", sc.ProjectID, schema.BranchHash(sc.Branch))
-}
 
 // Cells are counts per urgency and status, keyed "<urgency>/<status>";
 // zero cells are left out.
@@ -118,40 +102,11 @@ func cellAttr(cell string) string {
 	return cellPrefix + u + "_" + st
 }
 
-// GroupSortKey orders groups of equal count: CWE number ascending (NoCWE
-// first), file path ascending (byte order; paths too long for a key are
-// cut and completed by their hash).
-func GroupSortKey(dim Dimension, group string) string {
-	if dim == ByCWE {
-		n, _ := strconv.Atoi(group)
-		return fmt.Sprintf("%07d", n)
-	}
-	if len(group) > 900 {
-		return group[:900] + "#" + pathHash(group)
-	}
-	return group
-}
-
-// CounterKey is the key of one group's counter in a scope.
-func CounterKey(companyID int64, sc Scope, dim Dimension, group string) ddb.Key {
-	g := GroupSortKey(dim, group)
-	if dim == ByFile {
-		g = pathHash(group)
-	}
-	return ddb.Key{PK: schema.CompanyPK(companyID), SK: fmt.Sprintf("GRP#%s#%s#%s", dim, ScopeID(sc), g)}
-}
-
-// CounterIndexPK is the index partition of a scope's counters of one
-// dimension, sorted by count.
-func CounterIndexPK(companyID int64, sc Scope, dim Dimension) string {
-	return fmt.Sprintf("%s#GRP#%s#%s", schema.CompanyPK(companyID), dim, ScopeID(sc))
-}
-
 // maxCount inverts counts so that ascending index keys are biggest first.
 const maxCount = 9_999_999_999
 
 func counterIndexSK(dim Dimension, group string, count int64) string {
-	return fmt.Sprintf("%010d#%s", maxCount-count, GroupSortKey(dim, group))
+	return fmt.Sprintf("%010d#%s", maxCount-count, schema.GroupSortKey(dim, group))
 }
 
 // counterItem is a settled counter item holding cells (never empty), as
@@ -159,8 +114,8 @@ func counterIndexSK(dim Dimension, group string, count int64) string {
 func counterItem(companyID int64, sc Scope, dim Dimension, group string, cells Cells) map[string]any {
 	count := cells.Total("", "")
 	item := map[string]any{
-		tabledef.PK: schema.CompanyPK(companyID), tabledef.SK: CounterKey(companyID, sc, dim, group).SK,
-		tabledef.GSI1.PK: CounterIndexPK(companyID, sc, dim), tabledef.GSI1.SK: counterIndexSK(dim, group, count),
+		tabledef.PK: schema.CompanyPK(companyID), tabledef.SK: schema.CounterKey(companyID, sc, dim, group).SK,
+		tabledef.GSI1.PK: schema.CounterIndexPK(companyID, sc, dim), tabledef.GSI1.SK: counterIndexSK(dim, group, count),
 		"dim": dim, "group": group, attrCount: count, attrIndexed: count,
 		"scope_project": sc.ProjectID, "scope_branch": sc.Branch,
 	}
@@ -245,7 +200,7 @@ func setIndexKeys(upd expression.UpdateBuilder, companyID int64, sc Scope, dim D
 	if count == 0 {
 		return upd.Remove(expression.Name(tabledef.GSI1.PK)).Remove(expression.Name(tabledef.GSI1.SK))
 	}
-	return upd.Set(expression.Name(tabledef.GSI1.PK), expression.Value(CounterIndexPK(companyID, sc, dim))).
+	return upd.Set(expression.Name(tabledef.GSI1.PK), expression.Value(schema.CounterIndexPK(companyID, sc, dim))).
 		Set(expression.Name(tabledef.GSI1.SK), expression.Value(counterIndexSK(dim, group, count)))
 }
 
@@ -431,17 +386,6 @@ type ScopeSummary struct {
 	GroupsFile int64  `dynamodbav:"groups_file_path"`
 }
 
-// SummaryKey is the key of a scope's summary.
-func SummaryKey(companyID int64, sc Scope) ddb.Key {
-	return ddb.Key{PK: schema.CompanyPK(companyID), SK: "SCOPE#" + ScopeID(sc)}
-}
-
-// BranchIndexPK is the index partition of a branch's scope summaries
-// (across projects).
-func BranchIndexPK(companyID int64, branch string) string {
-	return schema.CompanyPK(companyID) + "#BRANCH#" + schema.BranchHash(branch)
-}
-
 // txSummary adds groups (per dimension) to a scope's summary.
 func (x *Findings) txSummary(companyID int64, sc Scope, groups map[Dimension]int) (types.TransactWriteItem, error) {
 	upd := expression.Add(expression.Name("groups_cwe"), expression.Value(groups[ByCWE])).
@@ -451,10 +395,10 @@ func (x *Findings) txSummary(companyID int64, sc Scope, groups map[Dimension]int
 	}
 	if sc.Branch != "" {
 		upd = upd.Set(expression.Name("branch"), expression.Value(sc.Branch)).
-			Set(expression.Name(tabledef.GSI2.PK), expression.Value(BranchIndexPK(companyID, sc.Branch))).
-			Set(expression.Name(tabledef.GSI2.SK), expression.Value(ScopeID(sc)))
+			Set(expression.Name(tabledef.GSI2.PK), expression.Value(schema.BranchIndexPK(companyID, sc.Branch))).
+			Set(expression.Name(tabledef.GSI2.SK), expression.Value(schema.ScopeID(sc)))
 	}
-	return x.t.TxUpdate(SummaryKey(companyID, sc), upd, nil)
+	return x.t.TxUpdate(schema.SummaryKey(companyID, sc), upd, nil)
 }
 
 // GroupCount is one group's counts in a scope (or several scopes merged).

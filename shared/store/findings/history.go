@@ -19,11 +19,6 @@ type HistoryEntry struct {
 	Reason  string `dynamodbav:"reason,omitempty" json:"reason,omitempty"`
 }
 
-// An issue's history is a partition of its own, in time order.
-func HistoryPK(companyID int64, issueID string) string {
-	return fmt.Sprintf("%s#IHIST#%s", schema.CompanyPK(companyID), issueID)
-}
-
 // NewHistory is the entry of change c at time at; seq tells apart entries
 // of one transaction, the version the change writes those of one issue. A
 // new issue a triage rule acted on comes from open, where issues start.
@@ -33,7 +28,7 @@ func NewHistory(companyID int64, c IssueChange, at string, seq int) HistoryEntry
 		from = c.Before.Status
 	}
 	return HistoryEntry{
-		Key: ddb.Key{PK: HistoryPK(companyID, c.After.ID), SK: fmt.Sprintf("%s#%010d#%04d", at, c.After.Version, seq)},
+		Key: ddb.Key{PK: schema.HistoryPK(companyID, c.After.ID), SK: fmt.Sprintf("%s#%010d#%04d", at, c.After.Version, seq)},
 		At:  at, By: c.By, From: from, To: c.After.Status, Reason: c.Reason,
 	}
 }

@@ -117,16 +117,6 @@ func IssueID(companyID, projectID int64, branch, tool, fingerprint string) strin
 // them all (EachIssue) pages through small partitions.
 func issueKey(companyID int64, id string) ddb.Key { return schema.IssueKey(companyID, id) }
 
-func pathHash(path string) string { return schema.ShortHash(path, 32) }
-
-// IssueGroupPK is the index partition of one group's issues.
-func IssueGroupPK(companyID int64, dim Dimension, group string) string {
-	if dim == ByFile {
-		group = pathHash(group)
-	}
-	return fmt.Sprintf("%s#ISSUES#%s#%s", schema.CompanyPK(companyID), dim, group)
-}
-
 // ScopePrefix is the part of an issue's index sort key that a scope covers:
 // everything for the company, then project, then branch.
 func ScopePrefix(sc Scope) string {
@@ -146,8 +136,8 @@ func (i *Issue) setKeys() error {
 	}
 	sk := fmt.Sprintf("%s%013d#%s", ScopePrefix(Scope{ProjectID: i.ProjectID, Branch: i.Branch}), schema.MaxMillis-t.UnixMilli(), i.ID)
 	i.Key = issueKey(i.CompanyID, i.ID)
-	i.GSI1PK, i.GSI1SK = IssueGroupPK(i.CompanyID, ByCWE, strconv.Itoa(i.CWE)), sk
-	i.GSI2PK, i.GSI2SK = IssueGroupPK(i.CompanyID, ByFile, i.FilePath), sk
+	i.GSI1PK, i.GSI1SK = schema.IssueGroupPK(i.CompanyID, ByCWE, strconv.Itoa(i.CWE)), sk
+	i.GSI2PK, i.GSI2SK = schema.IssueGroupPK(i.CompanyID, ByFile, i.FilePath), sk
 	i.OffsetKeys = schema.OffsetKeys{OffsetPK: i.GSI1PK, OffsetSK: i.GSI1SK}
 	return nil
 }
@@ -172,7 +162,9 @@ type groupRef struct {
 	group string
 }
 
-func (g groupRef) key(companyID int64) ddb.Key { return CounterKey(companyID, g.scope, g.dim, g.group) }
+func (g groupRef) key(companyID int64) ddb.Key {
+	return schema.CounterKey(companyID, g.scope, g.dim, g.group)
+}
 
 // eachGroup calls fn with every counter the issue counts in.
 func (i *Issue) eachGroup(fn func(groupRef)) {

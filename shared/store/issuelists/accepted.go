@@ -3,8 +3,6 @@ package issuelists
 import (
 	"context"
 
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-
 	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/page"
@@ -21,24 +19,12 @@ func (x *Lists) listAccepted(ctx context.Context, companyID int64, f IssueFilter
 	}
 	all := []findings.Issue{}
 	err := x.acceptances.EachEndingBefore(ctx, companyID, f.AcceptedBefore, func(keys []ddb.Key) error {
-		got, err := x.t.ReadBatch(ctx, keys, false)
-		if err != nil {
-			return err
-		}
-		for _, k := range keys {
-			av, ok := got[k]
-			if !ok {
-				continue // deleted since
-			}
-			var i findings.Issue
-			if err := attributevalue.UnmarshalMap(av, &i); err != nil {
-				return err
-			}
+		return x.eachRead(ctx, keys, func(i findings.Issue) error {
 			if f.acceptedMatch(i) {
 				all = append(all, i)
 			}
-		}
-		return nil
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, page.Result{}, 0, err

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
 	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
@@ -222,7 +223,7 @@ func (x *Lists) groupSegments(ctx context.Context, companyID int64, scopes []fin
 	}
 	segs := make([]segment, len(scopes))
 	for n, sc := range scopes {
-		segs[n] = segment{index: indexOf(dim), pk: findings.IssueGroupPK(companyID, dim, group),
+		segs[n] = segment{index: indexOf(dim), pk: schema.IssueGroupPK(companyID, dim, group),
 			prefix: findings.ScopePrefix(sc), count: counts[n].Cells.Total(f.Urgency, f.Status)}
 	}
 	return segs, nil
@@ -248,13 +249,13 @@ func (x *Lists) cweSegments(ctx context.Context, companyID int64, scopes []findi
 		}
 	}
 	slices.SortFunc(groups, func(a, b string) int {
-		return strings.Compare(findings.GroupSortKey(findings.ByCWE, a), findings.GroupSortKey(findings.ByCWE, b))
+		return strings.Compare(schema.GroupSortKey(findings.ByCWE, a), schema.GroupSortKey(findings.ByCWE, b))
 	})
 	var segs []segment
 	for _, g := range groups {
 		for n, sc := range scopes {
 			if c := perScope[n][g]; c > 0 {
-				segs = append(segs, segment{index: tabledef.GSI1, pk: findings.IssueGroupPK(companyID, findings.ByCWE, g), prefix: findings.ScopePrefix(sc), count: c})
+				segs = append(segs, segment{index: tabledef.GSI1, pk: schema.IssueGroupPK(companyID, findings.ByCWE, g), prefix: findings.ScopePrefix(sc), count: c})
 			}
 		}
 	}
@@ -264,7 +265,7 @@ func (x *Lists) cweSegments(ctx context.Context, companyID int64, scopes []findi
 // listUncounted reads all of one file's matching issues in the scopes and
 // cuts the page from them; a token carries the page's position.
 func (x *Lists) listUncounted(ctx context.Context, companyID int64, scopes []findings.Scope, f IssueFilter, filter *expression.ConditionBuilder, q page.Request) ([]findings.Issue, page.Result, int64, error) {
-	sg := segment{index: tabledef.GSI2, pk: findings.IssueGroupPK(companyID, findings.ByFile, f.FilePath)}
+	sg := segment{index: tabledef.GSI2, pk: schema.IssueGroupPK(companyID, findings.ByFile, f.FilePath)}
 	l := sg.list(f, filter)
 	res := page.Result{Offset: q.Offset}
 	if q.Token != "" {

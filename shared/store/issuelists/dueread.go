@@ -10,6 +10,7 @@ import (
 
 	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -20,7 +21,7 @@ import (
 // written since the index was updated (the index is eventually
 // consistent) comes as it is now, maybe no longer open or pending.
 func (x *Lists) EachPendingDue(ctx context.Context, companyID int64, urgency string, by time.Time, fn func(findings.Issue) error) error {
-	kc := expression.Key(tabledef.Due.PK).Equal(expression.Value(findings.DuePK(companyID, urgency, findings.DuePending))).
+	kc := expression.Key(tabledef.Due.PK).Equal(expression.Value(schema.DuePK(companyID, urgency, findings.DuePending))).
 		And(expression.Key(tabledef.Due.SK).LessThanEqual(expression.Value(findings.DueUpTo(by))))
 	var start map[string]types.AttributeValue
 	for {
@@ -34,22 +35,8 @@ func (x *Lists) EachPendingDue(ctx context.Context, companyID int64, urgency str
 				return err
 			}
 		}
-		got, err := x.t.ReadBatch(ctx, keys, false)
-		if err != nil {
+		if err := x.eachRead(ctx, keys, fn); err != nil {
 			return err
-		}
-		for _, k := range keys {
-			av, ok := got[k]
-			if !ok {
-				continue // deleted since
-			}
-			var i findings.Issue
-			if err := attributevalue.UnmarshalMap(av, &i); err != nil {
-				return err
-			}
-			if err := fn(i); err != nil {
-				return err
-			}
 		}
 		if next == nil {
 			return nil
@@ -70,7 +57,7 @@ func (x *Lists) CountOpenDetected(ctx context.Context, companyID int64, urgency 
 		if !after.IsZero() {
 			sk = expression.Key(tabledef.Due.SK).Between(expression.Value(findings.DueUpTo(after)), expression.Value(findings.DueUpTo(upTo)))
 		}
-		c, err := x.t.Count(ctx, tabledef.Due.Name, expression.Key(tabledef.Due.PK).Equal(expression.Value(findings.DuePK(companyID, urgency, state))).And(sk))
+		c, err := x.t.Count(ctx, tabledef.Due.Name, expression.Key(tabledef.Due.PK).Equal(expression.Value(schema.DuePK(companyID, urgency, state))).And(sk))
 		if err != nil {
 			return 0, err
 		}
@@ -100,3 +87,27 @@ func (x *Lists) OpenByUrgency(ctx context.Context, companyID int64) (map[string]
 // duePage is how many index keys one read of EachPendingDue takes (one
 // BatchGetItem of the issues).
 const duePage = 100
+
+// eachRead reads the issues of keys (in one BatchGetItem per 100) and
+// calls fn with each, in the order of keys; an issue deleted since its key
+// was read is left out.
+func (x *Lists) eachRead(ctx context.Context, keys []ddb.Key, fn func(findings.Issue) error) error {
+	got, err := x.t.ReadBatch(ctx, keys, false)
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		av, ok := got[k]
+		if !ok {
+			continue
+		}
+		var i findings.Issue
+		if err := attributevalue.UnmarshalMap(av, &i); err != nil {
+			return err
+		}
+		if err := fn(i); err != nil {
+			return err
+		}
+	}
+	return nil
+}

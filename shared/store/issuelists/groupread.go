@@ -26,7 +26,7 @@ import (
 // however many issues the scope holds.
 func (x *Lists) GroupsPage(ctx context.Context, companyID int64, sc findings.Scope, dim findings.Dimension, offset, limit int) ([]findings.GroupCount, int64, error) {
 	var sum findings.ScopeSummary
-	err := x.t.GetItem(ctx, findings.SummaryKey(companyID, sc), &sum)
+	err := x.t.GetItem(ctx, schema.SummaryKey(companyID, sc), &sum)
 	if err != nil && !errors.Is(err, ddb.ErrNotFound) {
 		return nil, 0, err
 	}
@@ -38,7 +38,7 @@ func (x *Lists) GroupsPage(ctx context.Context, companyID int64, sc findings.Sco
 		return []findings.GroupCount{}, total, nil
 	}
 	var got []findings.GroupCount
-	l := page.List{Index: tabledef.GSI1, Partition: findings.CounterIndexPK(companyID, sc, dim), Forward: true}
+	l := page.List{Index: tabledef.GSI1, Partition: schema.CounterIndexPK(companyID, sc, dim), Forward: true}
 	if _, err := page.Read(ctx, x.t, l, page.Request{Limit: limit, Offset: offset}, &got); err != nil {
 		return nil, 0, err
 	}
@@ -55,7 +55,7 @@ func nonEmpty(groups []findings.GroupCount) []findings.GroupCount {
 // Its cost grows with the scope's groups, not its issues.
 func (x *Lists) ScopeGroups(ctx context.Context, companyID int64, sc findings.Scope, dim findings.Dimension) ([]findings.GroupCount, error) {
 	var out []findings.GroupCount
-	if err := x.t.QueryAll(ctx, "", ddb.PKBeginsWith(schema.CompanyPK(companyID), fmt.Sprintf("GRP#%s#%s#", dim, findings.ScopeID(sc))), true, &out); err != nil {
+	if err := x.t.QueryAll(ctx, "", ddb.PKBeginsWith(schema.CompanyPK(companyID), fmt.Sprintf("GRP#%s#%s#", dim, schema.ScopeID(sc))), true, &out); err != nil {
 		return nil, err
 	}
 	return append([]findings.GroupCount{}, nonEmpty(out)...), nil
@@ -66,7 +66,7 @@ func (x *Lists) ScopeGroups(ctx context.Context, companyID int64, sc findings.Sc
 func (x *Lists) GroupCounts(ctx context.Context, companyID int64, scopes []findings.Scope, dim findings.Dimension, group string) ([]findings.GroupCount, error) {
 	keys := make([]ddb.Key, len(scopes))
 	for n, sc := range scopes {
-		keys[n] = findings.CounterKey(companyID, sc, dim, group)
+		keys[n] = schema.CounterKey(companyID, sc, dim, group)
 	}
 	got, err := x.t.BatchGet(ctx, keys)
 	if err != nil {
@@ -121,7 +121,7 @@ func SortGroups(groups []findings.GroupCount) {
 		if c := cmp.Compare(b.Count, a.Count); c != 0 {
 			return c
 		}
-		return strings.Compare(findings.GroupSortKey(a.Dim, a.Group), findings.GroupSortKey(b.Dim, b.Group))
+		return strings.Compare(schema.GroupSortKey(a.Dim, a.Group), schema.GroupSortKey(b.Dim, b.Group))
 	})
 }
 
@@ -150,7 +150,7 @@ func (x *Lists) scopesGroups(ctx context.Context, companyID int64, scopes []find
 // have issues on branch. Its cost grows with those projects only.
 func (x *Lists) BranchProjects(ctx context.Context, companyID int64, branch string) ([]int64, error) {
 	var sums []findings.ScopeSummary
-	kc := expression.Key(tabledef.GSI2.PK).Equal(expression.Value(findings.BranchIndexPK(companyID, branch)))
+	kc := expression.Key(tabledef.GSI2.PK).Equal(expression.Value(schema.BranchIndexPK(companyID, branch)))
 	if err := x.t.QueryAll(ctx, tabledef.GSI2.Name, kc, true, &sums); err != nil {
 		return nil, err
 	}

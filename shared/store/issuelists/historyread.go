@@ -20,6 +20,6 @@ func (x *Lists) IssueHistory(ctx context.Context, companyID int64, issueID strin
 		return nil, err
 	}
 	out := []findings.HistoryEntry{}
-	err := x.t.QueryAll(ctx, "", ddb.PKBeginsWith(findings.HistoryPK(companyID, id), ""), true, &out)
+	err := x.t.QueryAll(ctx, "", ddb.PKBeginsWith(schema.HistoryPK(companyID, id), ""), true, &out)
 	return out, err
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/store/trends"
 	"github.com/acme/codescan-api/shared/tabledef"
 	"github.com/acme/codescan-api/shared/trend"
@@ -53,7 +54,7 @@ func (x *Lists) pastDue(ctx context.Context, companyID, projectID int64) (trend.
 	for n, u := range trend.Urgencies {
 		upTo := findings.DueUpTo(now.AddDate(0, 0, -st.DaysToFix[u]))
 		for _, state := range []string{findings.DuePending, findings.DueBreached} {
-			kc := expression.Key(tabledef.Due.PK).Equal(expression.Value(findings.DuePK(companyID, u, state))).
+			kc := expression.Key(tabledef.Due.PK).Equal(expression.Value(schema.DuePK(companyID, u, state))).
 				And(expression.Key(tabledef.Due.SK).LessThanEqual(expression.Value(upTo)))
 			c, err := x.countDue(ctx, kc, projectID)
 			if err != nil {
