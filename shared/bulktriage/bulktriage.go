@@ -116,7 +116,9 @@ func (w *Worker) run(ctx context.Context, op store.TriageOp) error {
 		if err != nil {
 			return &permanent{"the operation's filters are not readable"}
 		}
-		collect = func(ctx context.Context, op store.TriageOp) (store.TriageOp, error) { return w.collectFiltered(ctx, op, f) }
+		collect = func(ctx context.Context, op store.TriageOp) (store.TriageOp, error) {
+			return w.collectFiltered(ctx, op, f)
+		}
 	}
 	for op.State == store.TriageCollecting {
 		next, err := collect(ctx, op)

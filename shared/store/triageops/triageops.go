@@ -1,5 +1,6 @@
 // Package triageops is the store's area of bulk triage operations: one
 // item per bulk triage too large to answer at once (POST /issues/triage),
+// or triage rule application (POST /triage-rules/{id}/apply, RuleID set),
 // whose insert the worker consumes from the table's stream, and which it
 // moves through
 //
@@ -7,11 +8,11 @@
 //
 // Collecting pages through the issue list and keeps the matched ids in id
 // pages (so applying never depends on a list whose members it changes);
-// applying sets the status on them a transaction at a time. Every step
-// writes its checkpoint and counts conditionally on the checkpoint it
-// started from, in the transaction that does its work, so a worker killed
-// anywhere resumes where the last committed step left off, and two
-// deliveries of one operation never do or count a step twice.
+// applying sets the status (or the rule's action) on them a transaction
+// at a time. Every step writes its checkpoint and counts conditionally on
+// the checkpoint it started from, in the transaction that does its work,
+// so a worker killed anywhere resumes where the last committed step left
+// off, and two deliveries of one operation never do or count a step twice.
 package triageops
 
 import (
