@@ -71,8 +71,9 @@ func scaAppliesTo(r triagerule.Rule, i SCAIssue) bool {
 }
 
 // scaRuleTargets are the ids of the SCA findings applying r changes, read
-// from the rule's scope (its project's list, or the company's).
-func (s *Store) scaRuleTargets(ctx context.Context, companyID int64, r triagerule.Rule) ([]string, error) {
+// from the rule's scope (its project's list, or the company's); past more
+// than upTo of them (when upTo > 0) it stops reading.
+func (s *Store) scaRuleTargets(ctx context.Context, companyID int64, r triagerule.Rule, upTo int) ([]string, error) {
 	var ids []string
 	q := PageQuery{Limit: 1000}
 	for {
@@ -85,7 +86,7 @@ func (s *Store) scaRuleTargets(ctx context.Context, companyID int64, r triagerul
 				ids = append(ids, i.ID)
 			}
 		}
-		if res.Next == "" {
+		if res.Next == "" || (upTo > 0 && len(ids) > upTo) {
 			return ids, nil
 		}
 		q.Token = res.Next
@@ -106,7 +107,11 @@ func (s *Store) ApplyTriageRuleAll(ctx context.Context, companyID int64, id stri
 		return RuleApplication{}, err
 	}
 	r := stored.Model()
-	ids, err := s.scaRuleTargets(ctx, companyID, r)
+	upTo := MaxRuleApply // past it, the application runs as an operation
+	if dryRun || !stored.Active() {
+		upTo = 0
+	}
+	ids, err := s.scaRuleTargets(ctx, companyID, r, upTo)
 	if err != nil {
 		return RuleApplication{}, err
 	}

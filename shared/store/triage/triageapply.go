@@ -102,8 +102,10 @@ func ruleFilter(r triagerule.Rule) issuelists.IssueFilter {
 	return f
 }
 
-// ruleTargets are the ids of the existing issues applying r changes.
-func (x *Triage) ruleTargets(ctx context.Context, companyID int64, r triagerule.Rule) ([]string, error) {
+// ruleTargets are the ids of the existing issues applying r changes; past
+// more than upTo of them (when upTo > 0) it stops reading (what it answers
+// is then only known to be too many).
+func (x *Triage) ruleTargets(ctx context.Context, companyID int64, r triagerule.Rule, upTo int) ([]string, error) {
 	var ids []string
 	token := ""
 	for {
@@ -112,7 +114,7 @@ func (x *Triage) ruleTargets(ctx context.Context, companyID int64, r triagerule.
 			return nil, err
 		}
 		ids = append(ids, got...)
-		if next == "" {
+		if next == "" || (upTo > 0 && len(ids) > upTo) {
 			return ids, nil
 		}
 		token = next
@@ -165,7 +167,11 @@ func (x *Triage) ApplyTriageRule(ctx context.Context, companyID int64, id string
 		return RuleApplication{}, err
 	}
 	r := stored.Model()
-	ids, err := x.ruleTargets(ctx, companyID, r)
+	upTo := MaxRuleApply // an application past it runs as an operation: no need to read further
+	if dryRun || !stored.Active() {
+		upTo = 0
+	}
+	ids, err := x.ruleTargets(ctx, companyID, r, upTo)
 	if err != nil {
 		return RuleApplication{}, err
 	}
