@@ -189,18 +189,18 @@ func TestRuleApplicationRunsAsOperation(t *testing.T) {
 }
 
 // An operation whose rule is disabled or deleted before it runs ends
-// failed with that reason and changes nothing; an inactive rule is refused
-// at request time; another company's rule and operation answer like
-// missing ones.
+// failed with that reason and changes nothing, one disabled midway keeps
+// what it changed, counted; an inactive rule is refused at request time;
+// another company's rule and operation answer like missing ones.
 func TestRuleApplicationOfAGoneRule(t *testing.T) {
 	env := testenv.New(t)
 	w := newWorld(t, env, "Acme", 1_001)
 	ph := policies.New(env.Deps)
 	worker := &bulktriage.Worker{Store: env.Store, Log: quiet(), PageSize: 500}
 	before := w.statusCounts(t)
-	for _, c := range []struct{ method, path, body, reason string }{
-		{"PATCH", "", `{"enabled":false}`, "the triage rule was disabled"},
-		{"DELETE", "", "", "the triage rule was deleted"},
+	for _, c := range []struct{ method, body, reason string }{
+		{"PATCH", `{"enabled":false}`, "the triage rule was disabled"},
+		{"DELETE", "", "the triage rule was deleted"},
 	} {
 		rule := w.createRule(t, ph, semgrepRule)
 		op := w.applyOp(t, ph, rule)
@@ -240,6 +240,28 @@ func TestRuleApplicationOfAGoneRule(t *testing.T) {
 	if theirs.Status != http.StatusNotFound || string(theirs.Body) != string(unknown.Body) {
 		t.Errorf("another company's operation: %d %s; unknown: %d %s", theirs.Status, theirs.Body, unknown.Status, unknown.Body)
 	}
+
+	// Disabled midway (a first worker stopped while applying): the next
+	// delivery ends it failed, what changed stays changed and counted.
+	midway := w.createRule(t, ph, semgrepRule)
+	op = w.applyOp(t, ph, midway)
+	job := bulktriage.Job{CompanyID: w.company.ID, ID: op.ID}
+	if err := (&bulktriage.Worker{Store: failingTransactions(t, env, 8), Log: quiet(), PageSize: 500}).Run(context.Background(), job); err == nil {
+		t.Fatal("the killed worker did not stop")
+	}
+	if res := testenv.Do(t, ph, "PATCH", "/triage-rules/"+midway, `{"enabled":false}`, testenv.Key(w.company.Admin)...); res.Status != http.StatusOK {
+		t.Fatalf("disable: %d %s", res.Status, res.Body)
+	}
+	if err := worker.Run(context.Background(), job); err != nil {
+		t.Fatal(err)
+	}
+	got := w.get(t, op.ID)
+	c := w.statusCounts(t)
+	if got.State != store.TriageFailed || got.Error != "the triage rule was disabled" || got.Changed == 0 ||
+		int(got.Changed) != c["Web/false_positive"]+c["Lib/false_positive"]-before["Web/false_positive"]-before["Lib/false_positive"] {
+		t.Errorf("disabled midway: %+v, statuses %v", got, c)
+	}
+	testenv.Recount(t, env.Store, w.company.ID)
 }
 
 // A bulk triage past the ceiling to accepted_risk keeps the end and owner
@@ -288,4 +310,38 @@ func TestBulkTriageKeepsAcceptanceTerms(t *testing.T) {
 		t.Errorf("audit %+v", a)
 	}
 	testenv.Recount(t, st, w.company.ID)
+}
+
+// More SCA findings than store.MaxRuleApply (and few issues) run as an
+// operation too: the findings' id pages follow the issues', and every
+// finding ends with the rule's status, counted exactly.
+func TestRuleApplicationOfManySCAFindings(t *testing.T) {
+	env := testenv.New(t)
+	w := newWorld(t, env, "Acme", 10)
+	ph := policies.New(env.Deps)
+	sca := w.scaFindings(t, 1_001)
+	rule := w.createRule(t, ph, semgrepRule)
+	want := int64(openIssues(10) + len(sca))
+	op := w.applyOp(t, ph, rule)
+	worker := &bulktriage.Worker{Store: env.Store, Log: quiet(), PageSize: 400}
+	if err := worker.Run(context.Background(), bulktriage.Job{CompanyID: w.company.ID, ID: op.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if done := w.get(t, op.ID); done.State != store.TriageDone || done.Matched != want || done.Changed != want {
+		t.Fatalf("done %+v, want matched = changed = %d", done, want)
+	}
+	open := 0
+	for _, id := range sca {
+		i, err := env.Store.GetSCAIssue(context.Background(), w.company.ID, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i.Status != "false_positive" || i.TriageRuleID != rule {
+			open++
+		}
+	}
+	if c := w.statusCounts(t); open != 0 || c["Web/open"] != 0 || c["Lib/open"] != 0 {
+		t.Errorf("%d SCA findings unchanged; statuses %v", open, c)
+	}
+	testenv.Recount(t, env.Store, w.company.ID)
 }
