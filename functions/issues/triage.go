@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/acme/codescan-api/shared/auth"
+	"github.com/acme/codescan-api/shared/bulktriage"
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/store"
 )
@@ -184,7 +185,7 @@ func (h handlers) triage(w http.ResponseWriter, r *http.Request) error {
 	matched, changed, err := h.store.TriageIssues(ctx, p.CompanyID, f, status, req.Reason, terms, store.Actor{UserID: p.UserID})
 	var tooMany *store.ErrTooMany
 	if errors.As(err, &tooMany) {
-		return h.startTriage(w, r, q, f, status, req.Reason)
+		return h.startTriage(w, r, q, f, status, req.Reason, terms)
 	}
 	if err != nil {
 		return err
@@ -193,22 +194,24 @@ func (h handlers) triage(w http.ResponseWriter, r *http.Request) error {
 }
 
 // startTriage stores the operation of a bulk triage too large to answer at
-// once and answers 202 with it.
-func (h handlers) startTriage(w http.ResponseWriter, r *http.Request, q url.Values, f store.IssueFilter, status, reason string) error {
+// once, with the acceptance's terms the request gave, and answers 202 with
+// it.
+func (h handlers) startTriage(w http.ResponseWriter, r *http.Request, q url.Values, f store.IssueFilter, status, reason string, terms store.RiskTerms) error {
 	ctx := r.Context()
 	p := auth.FromContext(ctx)
 	query, err := store.EncodeIssueFilter(f)
 	if err != nil {
 		return err
 	}
-	op := store.TriageOp{CompanyID: p.CompanyID, UserID: p.UserID, Status: status, Reason: reason, Query: query}
+	op := store.TriageOp{CompanyID: p.CompanyID, UserID: p.UserID, Status: status, Reason: reason, Query: query,
+		RiskExpiresAt: terms.ExpiresAt, RiskOwner: terms.Owner}
 	if op.Filters, err = filtersJSON(q); err != nil {
 		return err
 	}
 	if op, err = h.store.CreateTriageOp(ctx, op); err != nil {
 		return err
 	}
-	return httpapi.WriteJSON(w, http.StatusAccepted, map[string]any{"status": "ok", "operation": renderTriageOp(op)})
+	return httpapi.WriteJSON(w, http.StatusAccepted, map[string]any{"status": "ok", "operation": bulktriage.Show(op)})
 }
 
 // getTriage answers GET /issues/triage/{operation_id}: the operation's
@@ -225,35 +228,10 @@ func (h handlers) getTriage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "operation": renderTriageOp(op)})
+	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "operation": bulktriage.Show(op)})
 }
 
 var errTriageOpNotFound = httpapi.Errorf(http.StatusNotFound, "Triage operation not found")
-
-// triageOpJSON is a bulk triage operation as the API shows it.
-type triageOpJSON struct {
-	ID         string            `json:"id"`
-	State      string            `json:"state"`
-	Status     string            `json:"status"`
-	Reason     string            `json:"reason"`
-	Filters    map[string]string `json:"filters"`
-	Matched    int64             `json:"matched"`
-	Processed  int64             `json:"processed"`
-	Changed    int64             `json:"changed"`
-	Error      string            `json:"error,omitempty"`
-	CreatedAt  string            `json:"created_at"`
-	FinishedAt *string           `json:"finished_at"`
-}
-
-func renderTriageOp(op store.TriageOp) triageOpJSON {
-	out := triageOpJSON{ID: op.ID, State: op.State, Status: op.Status, Reason: op.Reason, Filters: map[string]string{},
-		Matched: op.Matched, Processed: op.Processed, Changed: op.Changed, Error: op.Error, CreatedAt: op.CreatedAt}
-	_ = json.Unmarshal([]byte(op.Filters), &out.Filters)
-	if op.FinishedAt != "" {
-		out.FinishedAt = &op.FinishedAt
-	}
-	return out
-}
 
 // filtersJSON is a request's filters as an operation keeps them to show
 // back.

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/acme/codescan-api/shared/auth"
+	"github.com/acme/codescan-api/shared/bulktriage"
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/triagerule"
@@ -145,7 +146,10 @@ type triageApplyResponse struct {
 }
 
 // applyTriageRule applies a rule to the company's existing issues, or
-// with dry_run counts exactly the issues an application would change.
+// with dry_run counts exactly the issues an application would change. An
+// application past store.MaxRuleApply issues (or SCA findings) answers 202
+// with the operation that runs it (the bulk triage worker's), which GET
+// /issues/triage/{operation_id} follows to its exact counts.
 func (h handlers) applyTriageRule(w http.ResponseWriter, r *http.Request) error {
 	p := auth.FromContext(r.Context())
 	dry, err := httpapi.BoolParam(r, "dry_run")
@@ -153,16 +157,23 @@ func (h handlers) applyTriageRule(w http.ResponseWriter, r *http.Request) error 
 		return err
 	}
 	res, err := h.store.ApplyTriageRuleAll(r.Context(), p.CompanyID, r.PathValue("rule_id"), dry, p.UserID)
-	var many *store.ErrRuleTooMany
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return errTriageRuleNotFound
-	case errors.Is(err, store.ErrRuleInactive), errors.As(err, &many):
+	case errors.Is(err, store.ErrRuleInactive):
 		return bad("%s", err.Error())
 	case err != nil:
 		return err
+	case res.Operation != nil:
+		return httpapi.WriteJSON(w, http.StatusAccepted, triageApplyOpResponse{Status: "ok", DryRun: false, Operation: bulktriage.Show(*res.Operation)})
 	}
 	return httpapi.WriteJSON(w, http.StatusOK, triageApplyResponse{Status: "ok", DryRun: dry, Changed: res.Changed, Sample: res.Sample})
+}
+
+type triageApplyOpResponse struct {
+	Status    string          `json:"status"`
+	DryRun    bool            `json:"dry_run"`
+	Operation bulktriage.View `json:"operation"`
 }
 
 type triageRuleListResponse struct {

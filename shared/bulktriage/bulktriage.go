@@ -7,6 +7,14 @@
 // matched ids page by page, then applies the status to them through the
 // issue write path (store.ApplyTriagePage).
 //
+// A triage rule's application too large to answer at once (POST
+// /triage-rules/{id}/apply past store.MaxRuleApply) is the same kind of
+// operation, naming the rule: the worker collects the ids the rule
+// changes from its narrowest listing, then its SCA findings
+// (store.CollectRulePage), and applies the rule's action to them by the
+// rule. The rule is read at every step: once deleted or disabled, the
+// operation ends failed with that reason.
+//
 // At-least-once: every step's checkpoint commits with its work
 // (store/triageops), so a delivery killed anywhere is resumed by the next
 // one, two deliveries never apply or count a step twice, and a done or
@@ -39,6 +47,7 @@ type Store interface {
 	GetTriageOp(ctx context.Context, companyID int64, id string) (store.TriageOp, error)
 	CollectTriageIDs(ctx context.Context, op store.TriageOp, ids []string, next string) (store.TriageOp, error)
 	ApplyTriagePage(ctx context.Context, op store.TriageOp) (store.TriageOp, error)
+	CollectRulePage(ctx context.Context, op store.TriageOp, limit int) (store.TriageOp, error)
 	FinishTriageOp(ctx context.Context, op store.TriageOp) error
 	FailTriageOp(ctx context.Context, companyID int64, id, reason string) error
 	ListIssues(ctx context.Context, companyID int64, f store.IssueFilter, q store.PageQuery) ([]store.Issue, store.PageResult, int64, error)
@@ -101,34 +110,30 @@ func (w *Worker) Run(ctx context.Context, job Job) error {
 // run collects what the operation has not collected yet, applies what it
 // has not applied yet, and ends it done.
 func (w *Worker) run(ctx context.Context, op store.TriageOp) error {
-	f, err := store.DecodeIssueFilter(op.Query)
-	if err != nil {
-		return &permanent{"the operation's filters are not readable"}
+	collect := w.collectRule
+	if op.RuleID == "" {
+		f, err := store.DecodeIssueFilter(op.Query)
+		if err != nil {
+			return &permanent{"the operation's filters are not readable"}
+		}
+		collect = func(ctx context.Context, op store.TriageOp) (store.TriageOp, error) {
+			return w.collectFiltered(ctx, op, f)
+		}
 	}
 	for op.State == store.TriageCollecting {
-		page, res, _, err := w.Store.ListIssues(ctx, op.CompanyID, f, store.PageQuery{Limit: w.pageSize(), Token: op.Cursor})
-		if errors.Is(err, store.ErrBadPageToken) {
-			return &permanent{"the operation's list position is not readable"}
-		}
-		if err != nil {
-			return err
-		}
-		ids := make([]string, len(page))
-		for n := range page {
-			ids[n] = page[n].ID
-		}
-		next, err := w.Store.CollectTriageIDs(ctx, op, ids, res.Next)
+		next, err := collect(ctx, op)
 		if errors.Is(err, store.ErrConflict) { // another delivery recorded it
 			next, err = w.Store.GetTriageOp(ctx, op.CompanyID, op.ID)
 		}
 		if err != nil {
-			return err
+			return stepError(err)
 		}
 		op = next
 	}
 	for op.State == store.TriageApplying && op.Page < op.Pages {
+		var err error
 		if op, err = w.Store.ApplyTriagePage(ctx, op); err != nil {
-			return err
+			return stepError(err)
 		}
 	}
 	if op.State != store.TriageApplying {
@@ -137,8 +142,39 @@ func (w *Worker) run(ctx context.Context, op store.TriageOp) error {
 	if err := w.Store.FinishTriageOp(ctx, op); err != nil {
 		return err
 	}
-	w.Log.Info("bulk triage: done", "company_id", op.CompanyID, "operation_id", op.ID, "matched", op.Matched, "changed", op.Changed)
+	w.Log.Info("bulk triage: done", "company_id", op.CompanyID, "operation_id", op.ID, "rule_id", op.RuleID, "matched", op.Matched, "changed", op.Changed)
 	return nil
+}
+
+// collectFiltered collects the next page of a bulk triage's list (f).
+func (w *Worker) collectFiltered(ctx context.Context, op store.TriageOp, f store.IssueFilter) (store.TriageOp, error) {
+	page, res, _, err := w.Store.ListIssues(ctx, op.CompanyID, f, store.PageQuery{Limit: w.pageSize(), Token: op.Cursor})
+	if err != nil {
+		return op, err
+	}
+	ids := make([]string, len(page))
+	for n := range page {
+		ids[n] = page[n].ID
+	}
+	return w.Store.CollectTriageIDs(ctx, op, ids, res.Next)
+}
+
+// collectRule collects the next page of a rule's application.
+func (w *Worker) collectRule(ctx context.Context, op store.TriageOp) (store.TriageOp, error) {
+	return w.Store.CollectRulePage(ctx, op, w.pageSize())
+}
+
+// stepError is err of a step, permanent when no retry fixes it.
+func stepError(err error) error {
+	switch {
+	case errors.Is(err, store.ErrBadPageToken):
+		return &permanent{"the operation's list position is not readable"}
+	case errors.Is(err, store.ErrRuleGone):
+		return &permanent{"the triage rule was deleted"}
+	case errors.Is(err, store.ErrRuleInactive):
+		return &permanent{"the triage rule was disabled"}
+	}
+	return err
 }
 
 func (w *Worker) pageSize() int {

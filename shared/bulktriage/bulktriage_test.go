@@ -80,6 +80,9 @@ type opJSON struct {
 	ID        string            `json:"id"`
 	State     string            `json:"state"`
 	Status    string            `json:"status"`
+	RuleID    string            `json:"rule_id"`
+	ExpiresAt string            `json:"expires_at"`
+	Owner     int64             `json:"owner"`
 	Filters   map[string]string `json:"filters"`
 	Matched   int64             `json:"matched"`
 	Processed int64             `json:"processed"`

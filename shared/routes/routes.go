@@ -241,7 +241,9 @@ var Table = []Route{
 	{Method: "GET", Path: "/triage-rules/{rule_id}", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy, Params: []Param{UUIDParam("rule_id")}},
 	{Method: "PATCH", Path: "/triage-rules/{rule_id}", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy, Params: []Param{UUIDParam("rule_id")}},
 	{Method: "POST", Path: "/triage-rules/{rule_id}/approve", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy, Params: []Param{UUIDParam("rule_id")}},
-	{Method: "POST", Path: "/triage-rules/{rule_id}/apply", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy,
+	// Past store.MaxRuleApply it answers 202 with an operation, which GET
+	// /issues/triage/{operation_id} follows.
+	{Method: "POST", Path: "/triage-rules/{rule_id}/apply", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy, Idempotent: true,
 		Params: []Param{UUIDParam("rule_id"), BoolParam("dry_run")}},
 	// Last: the event replay deletes the demo rule the routes above address.
 	{Method: "DELETE", Path: "/triage-rules/{rule_id}", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy, Params: []Param{UUIDParam("rule_id")}},

@@ -34,7 +34,8 @@ const (
 	AcceptanceExpired = triage.AcceptanceExpired
 	// MaxTriage is the most issues one bulk triage may match.
 	MaxTriage = triage.MaxTriage
-	// MaxRuleApply is the most issues one application of a rule changes.
+	// MaxRuleApply is the most issues one application of a rule changes
+	// at once (past it, it runs as an operation).
 	MaxRuleApply = triage.MaxRuleApply
 	// TriageEntity marks operation items; the ingester's stream filter
 	// selects new items carrying it.
@@ -57,4 +58,5 @@ var (
 	ErrOwnApproval  = triagerules.ErrOwnApproval
 	ErrNoApproval   = triagerules.ErrNoApproval
 	ErrRuleInactive = triage.ErrRuleInactive
+	ErrRuleGone     = triage.ErrRuleGone
 )

@@ -7,8 +7,10 @@ import (
 	"strings"
 
 	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/issuelists"
 	"github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/triageops"
 	"github.com/acme/codescan-api/shared/store/triagerules"
 	"github.com/acme/codescan-api/shared/triagerule"
 )
@@ -22,7 +24,10 @@ import (
 //     entry (from open) names the rule and the scan; a dismissed issue
 //     sends no new-issue event. Existing issues are left as they are.
 //   - on existing issues only by an explicit application
-//     (ApplyTriageRule), which a dry run counts first, exactly.
+//     (ApplyTriageRule), which a dry run counts first, exactly. One past
+//     MaxRuleApply issues runs as an operation (triageops, RuleID set):
+//     collected a listing page at a time (RuleTargetPage), applied a
+//     transaction at a time (ApplyTriagePage) by the bulk triage worker.
 //
 // Only one rule acts on an issue (triagerule.Apply's order).
 
@@ -30,25 +35,33 @@ import (
 // is allowed).
 var ErrRuleInactive = errors.New("the rule is not active (disabled, or awaiting approval)")
 
-// MaxRuleApply is the most issues one application of a rule changes.
+// ErrRuleGone ends an application operation whose rule was deleted
+// since it was asked for.
+var ErrRuleGone = errors.New("the rule was deleted")
+
+// MaxRuleApply is the most issues one application of a rule changes at
+// once; past it the application runs as an operation.
 const MaxRuleApply = MaxTriage
 
 // ruleApplySample is how many ids an application answers with.
 const ruleApplySample = 20
 
 // ErrRuleTooMany is an application that would change more than
-// MaxRuleApply issues; nothing is changed.
+// MaxRuleApply issues (or SCA findings) at once; nothing is changed.
 type ErrRuleTooMany struct{ Matched int }
 
 func (e *ErrRuleTooMany) Error() string {
-	return fmt.Sprintf("the rule would change %d issues; at most %d can be changed at once (narrow its matcher or scope it to a project)", e.Matched, MaxRuleApply)
+	return fmt.Sprintf("the rule would change %d issues; at most %d are changed at once", e.Matched, MaxRuleApply)
 }
 
 // RuleApplication is what applying a rule to existing issues changes (or,
-// in a dry run, would change): how many issues and the first ids.
+// in a dry run, would change): how many issues and the first ids; or,
+// for an application too large to run at once, the operation that runs
+// it.
 type RuleApplication struct {
-	Changed int
-	Sample  []string
+	Changed   int
+	Sample    []string
+	Operation *triageops.Op
 }
 
 // Plus is a with the ids of other findings changed too (the sample keeps
@@ -89,25 +102,55 @@ func ruleFilter(r triagerule.Rule) issuelists.IssueFilter {
 	return f
 }
 
-// ruleTargets are the ids of the existing issues applying r changes.
-func (x *Triage) ruleTargets(ctx context.Context, companyID int64, r triagerule.Rule) ([]string, error) {
+// ruleTargets are the ids of the existing issues applying r changes; past
+// more than upTo of them (when upTo > 0) it stops reading (what it answers
+// is then only known to be too many).
+func (x *Triage) ruleTargets(ctx context.Context, companyID int64, r triagerule.Rule, upTo int) ([]string, error) {
 	var ids []string
-	q := page.Request{Limit: 1000}
+	token := ""
 	for {
-		issues, res, _, err := x.lists.ListIssues(ctx, companyID, ruleFilter(r), q)
+		got, next, err := x.RuleTargetPage(ctx, companyID, r, token, 1000)
 		if err != nil {
 			return nil, err
 		}
-		for _, i := range issues {
-			if appliesTo(r, i) {
-				ids = append(ids, i.ID)
-			}
-		}
-		if res.Next == "" {
+		ids = append(ids, got...)
+		if next == "" || (upTo > 0 && len(ids) > upTo) {
 			return ids, nil
 		}
-		q.Token = res.Next
+		token = next
 	}
+}
+
+// RuleTargetPage reads one page (of at most limit issues) of r's listing
+// (ruleFilter) from token and answers the ids of those applying r changes
+// and the token of the next page ("" after the last).
+func (x *Triage) RuleTargetPage(ctx context.Context, companyID int64, r triagerule.Rule, token string, limit int) ([]string, string, error) {
+	issues, res, _, err := x.lists.ListIssues(ctx, companyID, ruleFilter(r), page.Request{Limit: limit, Token: token})
+	if err != nil {
+		return nil, "", err
+	}
+	var ids []string
+	for _, i := range issues {
+		if appliesTo(r, i) {
+			ids = append(ids, i.ID)
+		}
+	}
+	return ids, res.Next, nil
+}
+
+// OpRule is the rule an application operation applies, read now:
+// ErrRuleGone once deleted, ErrRuleInactive once disabled.
+func (x *Triage) OpRule(ctx context.Context, op triageops.Op) (triagerule.Rule, error) {
+	stored, err := x.rules.GetTriageRule(ctx, op.CompanyID, op.RuleID)
+	switch {
+	case errors.Is(err, ddb.ErrNotFound):
+		return triagerule.Rule{}, ErrRuleGone
+	case err != nil:
+		return triagerule.Rule{}, err
+	case !stored.Active():
+		return triagerule.Rule{}, ErrRuleInactive
+	}
+	return stored.Model(), nil
 }
 
 // ApplyTriageRule applies a rule of the company to its existing issues
@@ -115,15 +158,20 @@ func (x *Triage) ruleTargets(ctx context.Context, companyID int64, r triagerule.
 // whose status or urgency its action moves (see appliesTo). A dry run
 // changes nothing and answers the same count. An application needs an
 // active rule (ErrRuleInactive) and changes at most MaxRuleApply issues
-// (ErrRuleTooMany, nothing changed); it is audited (triage_rule.apply)
-// with its first write, and applying again changes 0.
+// (ErrRuleTooMany, nothing changed: the caller runs it as an operation);
+// it is audited (triage_rule.apply) with its first write, and applying
+// again changes 0.
 func (x *Triage) ApplyTriageRule(ctx context.Context, companyID int64, id string, dryRun bool, userID int64) (RuleApplication, error) {
 	stored, err := x.rules.GetTriageRule(ctx, companyID, id)
 	if err != nil {
 		return RuleApplication{}, err
 	}
 	r := stored.Model()
-	ids, err := x.ruleTargets(ctx, companyID, r)
+	upTo := MaxRuleApply // an application past it runs as an operation: no need to read further
+	if dryRun || !stored.Active() {
+		upTo = 0
+	}
+	ids, err := x.ruleTargets(ctx, companyID, r, upTo)
 	if err != nil {
 		return RuleApplication{}, err
 	}

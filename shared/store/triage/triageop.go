@@ -17,34 +17,75 @@ import (
 // of at most 100 keys; the step's changes then fill one transaction).
 const triageStepIDs = 50
 
-// ApplyTriagePage applies the operation's status to the rest of its
+// Step is one transaction of an operation's page: it applies the next ids
+// of the page from op.Pos (at most triageStepIDs), moves the checkpoint in
+// the same transaction (TxAdvance), and returns the operation after it and
+// the issues it changed (as they were before; none for SCA findings, which
+// have no status counters). ErrConflict when the checkpoint or one of the
+// items read changed meanwhile.
+type Step func(ctx context.Context, op triageops.Op, ids []string) (triageops.Op, []findings.Issue, error)
+
+// ApplyTriagePage applies the operation's change to the rest of its
 // current id page through the issue write path (counters, history and
 // events), a transaction at a time; each transaction also moves the
 // operation's checkpoint and adds what it processed and changed, on the
 // condition that the checkpoint is still the one it started from. It
 // returns the operation as it then stands (on the next page, or with
-// Page == Pages once every page is applied). An issue already in the
-// status is processed but not changed; one deleted since it matched is
-// processed only. When another delivery of the operation moved the
-// checkpoint first, it returns the operation as that one left it.
+// Page == Pages once every page is applied). A bulk triage sets its status,
+// reason and terms: an issue already so is processed but not changed. A
+// rule's application gives the rule's action to the issues it still
+// changes (appliesTo), by the rule, and ends with ErrRuleGone or
+// ErrRuleInactive when the rule was deleted or disabled meanwhile. An issue
+// deleted since it matched is processed only. When another delivery of the
+// operation moved the checkpoint first, it returns the operation as that
+// one left it.
 func (x *Triage) ApplyTriagePage(ctx context.Context, op triageops.Op) (triageops.Op, error) {
 	if op.State != triageops.Applying || op.Page >= op.Pages {
 		return op, nil
 	}
-	if !slices.Contains(findings.ManualStatuses, op.Status) {
-		return op, fmt.Errorf("status %q: %w", op.Status, ddb.ErrInvalid)
+	var step Step
+	if op.RuleID != "" {
+		r, err := x.OpRule(ctx, op)
+		if err != nil {
+			return op, err
+		}
+		by := findings.Actor{UserID: op.UserID, RuleID: r.ID}
+		step = x.issueStep(func(i findings.Issue) (findings.IssueChange, bool) {
+			if !appliesTo(r, i) {
+				return findings.IssueChange{}, false
+			}
+			after, _ := findings.Ruled(i, r)
+			return findings.IssueChange{Before: &i, After: &after, By: by, Reason: findings.RuleReason(r, i)}, true
+		})
+	} else {
+		if !slices.Contains(findings.ManualStatuses, op.Status) {
+			return op, fmt.Errorf("status %q: %w", op.Status, ddb.ErrInvalid)
+		}
+		u := IssueUpdate{Status: &op.Status, Terms: RiskTerms{ExpiresAt: op.RiskExpiresAt, Owner: op.RiskOwner}}
+		if op.Reason != "" {
+			u.Reason = &op.Reason
+		}
+		by := findings.Actor{UserID: op.UserID}
+		step = x.issueStep(func(i findings.Issue) (findings.IssueChange, bool) {
+			after := updated(i, u)
+			return findings.IssueChange{Before: &i, After: &after, By: by, Reason: after.Reason}, after != i
+		})
 	}
 	ids, err := x.ops.TriageIDs(ctx, op.CompanyID, op.ID, op.Page)
 	if err != nil {
 		return op, err
 	}
-	u := IssueUpdate{Status: &op.Status}
-	if op.Reason != "" {
-		u.Reason = &op.Reason
-	}
+	return x.ApplySteps(ctx, op, ids, step)
+}
+
+// ApplySteps runs step over the rest of the operation's current page ids
+// until the page is through (see ApplyTriagePage), then settles the
+// counters of the issues it changed. A step that conflicts is read again:
+// when another delivery took it, from where that one left off.
+func (x *Triage) ApplySteps(ctx context.Context, op triageops.Op, ids []string, step Step) (triageops.Op, error) {
 	var touched []findings.Issue
 	for page, conflicts := op.Page, 0; op.Page == page && op.State == triageops.Applying; {
-		next, took, err := x.triageStep(ctx, op, ids, u)
+		next, took, err := step(ctx, op, ids)
 		if errors.Is(err, ddb.ErrConflict) {
 			again, gerr := x.ops.GetTriageOp(ctx, op.CompanyID, op.ID)
 			if gerr != nil {
@@ -54,7 +95,7 @@ func (x *Triage) ApplyTriagePage(ctx context.Context, op triageops.Op) (triageop
 				op = again // another delivery took the step
 				continue
 			}
-			// A concurrent writer of one of the issues: read them again.
+			// A concurrent writer of one of the items: read them again.
 			if conflicts++; conflicts == ddb.MaxAttempts {
 				return op, fmt.Errorf("%w: %w", ddb.ErrUnavailable, err)
 			}
@@ -72,58 +113,69 @@ func (x *Triage) ApplyTriagePage(ctx context.Context, op triageops.Op) (triageop
 	return op, findings.Settle(ctx, x.f, op.CompanyID, findings.CounterKeys(op.CompanyID, touched))
 }
 
-// triageStep is one transaction of ApplyTriagePage: the next ids of the
-// page from op.Pos, as many as one transaction holds with the checkpoint.
-// It returns the operation after the step and the issues it changed (as
-// they were before).
-func (x *Triage) triageStep(ctx context.Context, op triageops.Op, ids []string, u IssueUpdate) (triageops.Op, []findings.Issue, error) {
-	batch := ids[op.Pos:min(op.Pos+triageStepIDs, len(ids))]
-	existing, err := findings.ByID(ctx, x.f, op.CompanyID, batch)
-	if err != nil {
-		return op, nil, err
+// StepBatch is the ids the step at op.Pos reads.
+func StepBatch(op triageops.Op, ids []string) []string {
+	return ids[op.Pos:min(op.Pos+triageStepIDs, len(ids))]
+}
+
+// Advanced is op after a step that processed consumed ids of the page and
+// changed changed of them.
+func Advanced(op triageops.Op, pages int, consumed, changed int) triageops.Op {
+	op.Pos += consumed
+	if op.Pos == pages {
+		op.Page, op.Pos = op.Page+1, 0
 	}
-	var changes []findings.IssueChange
-	var at []int // each change's place in batch
-	for n, id := range batch {
-		before, ok := existing[id]
-		if !ok {
-			continue
-		}
-		if after := updated(before, u); after != before {
-			changes = append(changes, findings.IssueChange{Before: &before, After: &after, By: findings.Actor{UserID: op.UserID}, Reason: after.Reason})
-			at = append(at, n)
-		}
-	}
-	// The step takes the changes that fit one transaction beside the
-	// checkpoint (chunkChanges' first chunk, which commitIssues, whatever
-	// order it sorts them in, commits as one) and the ids before the first
-	// change left out.
-	consumed := len(batch)
-	if chunks := findings.ChunkChanges(op.CompanyID, changes, 1); len(chunks) > 1 {
-		changes, consumed = chunks[0], at[len(chunks[0])]
-	}
-	took := make([]findings.Issue, len(changes))
-	for n := range changes {
-		took[n] = *changes[n].Before
-	}
-	page, pos := op.Page, op.Pos+consumed
-	if pos == len(ids) {
-		page, pos = page+1, 0
-	}
-	adv, err := x.ops.TxAdvance(op, page, pos, consumed, len(changes))
-	if err != nil {
-		return op, nil, err
-	}
-	if len(changes) == 0 {
-		err = x.t.Transact(ctx, []types.TransactWriteItem{adv})
-	} else {
-		_, err = findings.Commit(ctx, x.f, op.CompanyID, changes, adv)
-	}
-	if err != nil {
-		return op, nil, err
-	}
-	op.Page, op.Pos = page, pos
 	op.Processed += int64(consumed)
-	op.Changed += int64(len(took))
-	return op, took, nil
+	op.Changed += int64(changed)
+	return op
+}
+
+// issueStep is a Step over issues: change says what it makes of an issue
+// and whether it changes it.
+func (x *Triage) issueStep(change func(findings.Issue) (findings.IssueChange, bool)) Step {
+	return func(ctx context.Context, op triageops.Op, ids []string) (triageops.Op, []findings.Issue, error) {
+		batch := StepBatch(op, ids)
+		existing, err := findings.ByID(ctx, x.f, op.CompanyID, batch)
+		if err != nil {
+			return op, nil, err
+		}
+		var changes []findings.IssueChange
+		var at []int // each change's place in batch
+		for n, id := range batch {
+			before, ok := existing[id]
+			if !ok {
+				continue
+			}
+			if c, ok := change(before); ok {
+				changes = append(changes, c)
+				at = append(at, n)
+			}
+		}
+		// The step takes the changes that fit one transaction beside the
+		// checkpoint (chunkChanges' first chunk, which commitIssues, whatever
+		// order it sorts them in, commits as one) and the ids before the first
+		// change left out.
+		consumed := len(batch)
+		if chunks := findings.ChunkChanges(op.CompanyID, changes, 1); len(chunks) > 1 {
+			changes, consumed = chunks[0], at[len(chunks[0])]
+		}
+		took := make([]findings.Issue, len(changes))
+		for n := range changes {
+			took[n] = *changes[n].Before
+		}
+		next := Advanced(op, len(ids), consumed, len(changes))
+		adv, err := x.ops.TxAdvance(op, next)
+		if err != nil {
+			return op, nil, err
+		}
+		if len(changes) == 0 {
+			err = x.t.Transact(ctx, []types.TransactWriteItem{adv})
+		} else {
+			_, err = findings.Commit(ctx, x.f, op.CompanyID, changes, adv)
+		}
+		if err != nil {
+			return op, nil, err
+		}
+		return next, took, nil
+	}
 }

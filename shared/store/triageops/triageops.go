@@ -1,5 +1,6 @@
 // Package triageops is the store's area of bulk triage operations: one
 // item per bulk triage too large to answer at once (POST /issues/triage),
+// or triage rule application (POST /triage-rules/{id}/apply, RuleID set),
 // whose insert the worker consumes from the table's stream, and which it
 // moves through
 //
@@ -7,11 +8,11 @@
 //
 // Collecting pages through the issue list and keeps the matched ids in id
 // pages (so applying never depends on a list whose members it changes);
-// applying sets the status on them a transaction at a time. Every step
-// writes its checkpoint and counts conditionally on the checkpoint it
-// started from, in the transaction that does its work, so a worker killed
-// anywhere resumes where the last committed step left off, and two
-// deliveries of one operation never do or count a step twice.
+// applying sets the status (or the rule's action) on them a transaction
+// at a time. Every step writes its checkpoint and counts conditionally on
+// the checkpoint it started from, in the transaction that does its work,
+// so a worker killed anywhere resumes where the last committed step left
+// off, and two deliveries of one operation never do or count a step twice.
 package triageops
 
 import (
@@ -56,29 +57,63 @@ type TriageOps struct {
 // New returns the area on a table and its ledger.
 func New(t *ddb.Table, l *ledger.Ledger) *TriageOps { return &TriageOps{t: t, l: l} }
 
-// CreateTriageOp stores a new operation in state queued with its audit
-// entry (issue.triage, when ctx carries an actor: one per operation,
-// however many issues it changes), in one transaction. The id is a random
-// uuid; CompanyID, Status, Filters and Query must be set by the caller.
+// CreateTriageOp stores a new bulk triage operation in state queued with
+// its audit entry (issue.triage, when ctx carries an actor: one per
+// operation, however many issues it changes), in one transaction. The id
+// is a random uuid; CompanyID, Status, Filters and Query must be set by
+// the caller.
 func (x *TriageOps) CreateTriageOp(ctx context.Context, op Op) (Op, error) {
-	if op.CompanyID <= 0 || op.Status == "" || op.Query == "" {
+	if op.CompanyID <= 0 || op.Status == "" || op.Query == "" || op.RuleID != "" {
 		return Op{}, errors.New("triage operation needs a company, a status and a query")
 	}
+	op = x.fresh(op)
+	changes := map[string]ledger.Change{"status": {After: op.Status}, "reason": {After: op.Reason}, "filters": {After: op.Filters}}
+	if op.RiskExpiresAt != "" {
+		changes["expires_at"] = ledger.Change{After: op.RiskExpiresAt}
+	}
+	if op.RiskOwner != 0 {
+		changes["owner"] = ledger.Change{After: op.RiskOwner}
+	}
+	return op, x.create(ctx, op, ledger.AuditEntry{Action: "issue.triage", TargetType: "triage_operation", TargetID: op.ID, Changes: changes})
+}
+
+// CreateRuleOp stores a new operation applying the triage rule op.RuleID
+// (its action, shown in the operation as Status and Reason) in state
+// queued, with audit, the rule application's entry: one per operation.
+func (x *TriageOps) CreateRuleOp(ctx context.Context, op Op, audit ledger.AuditEntry) (Op, error) {
+	if op.CompanyID <= 0 || op.RuleID == "" {
+		return Op{}, errors.New("rule operation needs a company and a rule")
+	}
+	op = x.fresh(op)
+	if audit.Changes == nil {
+		audit.Changes = map[string]ledger.Change{}
+	}
+	audit.Changes["operation_id"] = ledger.Change{After: op.ID}
+	return op, x.create(ctx, op, audit)
+}
+
+// fresh is a new operation of op's request: a random id, queued.
+func (x *TriageOps) fresh(op Op) Op {
 	now := x.t.Clock()
 	op = Op{ID: uuid.NewString(), CompanyID: op.CompanyID, UserID: op.UserID, Status: op.Status, Reason: op.Reason,
+		RiskExpiresAt: op.RiskExpiresAt, RiskOwner: op.RiskOwner, RuleID: op.RuleID,
 		Filters: op.Filters, Query: op.Query, Entity: Entity, State: Queued,
 		CreatedAt: now.UTC().Format(time.RFC3339), ExpiresAt: now.Add(Lifetime).Unix()}
 	op.Key = schema.TriageOpKey(op.CompanyID, op.ID)
+	return op
+}
+
+// create stores op with its audit entry in one transaction.
+func (x *TriageOps) create(ctx context.Context, op Op, entry ledger.AuditEntry) error {
 	put, err := x.t.TxPutNew(op)
 	if err != nil {
-		return Op{}, err
+		return err
 	}
-	audit, err := x.l.TxAudit(ctx, op.CompanyID, ledger.AuditEntry{Action: "issue.triage", TargetType: "triage_operation", TargetID: op.ID,
-		Changes: map[string]ledger.Change{"status": {After: op.Status}, "reason": {After: op.Reason}, "filters": {After: op.Filters}}})
+	audit, err := x.l.TxAudit(ctx, op.CompanyID, entry)
 	if err != nil {
-		return Op{}, err
+		return err
 	}
-	return op, x.t.Transact(ctx, append(audit, put))
+	return x.t.Transact(ctx, append(audit, put))
 }
 
 // GetTriageOp reads an operation of the company; ErrNotFound for an
@@ -178,14 +213,14 @@ func (x *TriageOps) TriageIDs(ctx context.Context, companyID int64, id string, n
 }
 
 // TxAdvance is the checkpoint of one applying step, for the transaction
-// that changes the step's issues: from (op.Page, op.Pos) to (page, pos),
-// processed and changed issues added. It fails the transaction when the
-// checkpoint is no longer op's (another delivery took the step).
-func (x *TriageOps) TxAdvance(op Op, page, pos int, processed, changed int) (types.TransactWriteItem, error) {
-	upd := expression.Set(expression.Name("page"), expression.Value(page)).
-		Set(expression.Name("pos"), expression.Value(pos)).
-		Set(expression.Name("processed"), expression.Value(op.Processed+int64(processed))).
-		Set(expression.Name("changed"), expression.Value(op.Changed+int64(changed)))
+// that does the step's work: from op's (Page, Pos) and counts to next's.
+// It fails the transaction when the checkpoint is no longer op's (another
+// delivery took the step).
+func (x *TriageOps) TxAdvance(op, next Op) (types.TransactWriteItem, error) {
+	upd := expression.Set(expression.Name("page"), expression.Value(next.Page)).
+		Set(expression.Name("pos"), expression.Value(next.Pos)).
+		Set(expression.Name("processed"), expression.Value(next.Processed)).
+		Set(expression.Name("changed"), expression.Value(next.Changed))
 	cond := expression.Name("state").Equal(expression.Value(Applying)).
 		And(expression.Name("page").Equal(expression.Value(op.Page))).
 		And(expression.Name("pos").Equal(expression.Value(op.Pos)))

@@ -35,9 +35,17 @@ type TriageOpItem struct {
 	ID        string `dynamodbav:"id"`
 	CompanyID int64  `dynamodbav:"company_id"`
 	UserID    int64  `dynamodbav:"user_id"`
-	// Status and Reason are what the operation sets.
-	Status string `dynamodbav:"status"`
-	Reason string `dynamodbav:"reason,omitempty"`
+	// Status and Reason are what the operation sets; RiskExpiresAt and
+	// RiskOwner the accepted risk's terms the request gave (none: the
+	// company's default end, the author).
+	Status        string `dynamodbav:"status"`
+	Reason        string `dynamodbav:"reason,omitempty"`
+	RiskExpiresAt string `dynamodbav:"risk_expires_at,omitempty"`
+	RiskOwner     int64  `dynamodbav:"risk_owner,omitempty"`
+	// RuleID names the triage rule an application operation applies (its
+	// status, reason and urgency are the rule's, read at every step); empty
+	// for a bulk triage.
+	RuleID string `dynamodbav:"rule_id,omitempty"`
 	// Filters are the request's filters as sent (JSON object), shown back;
 	// Query is what the worker reads: the filters resolved when the
 	// operation was created (JSON, opaque here).
