@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -308,6 +309,18 @@ func TestBulkTriageKeepsAcceptanceTerms(t *testing.T) {
 	}
 	if a := w.triageAudits(t); len(a) != 1 || a[0].Changes["expires_at"].After != end {
 		t.Errorf("audit %+v", a)
+	}
+
+	// An end that has passed when the worker runs: the operation ends
+	// failed at once, saying so, and changes nothing.
+	soon := now.Add(time.Hour).Format(time.RFC3339)
+	late := w.start(t, fmt.Sprintf(`{"filters":{"project":"Web"},"status":"accepted_risk","reason":"shorter","expires_at":%q}`, soon))
+	now = now.Add(2 * time.Hour)
+	if err := worker.Run(context.Background(), bulktriage.Job{CompanyID: w.company.ID, ID: late.ID}); err != nil {
+		t.Fatalf("a change no retry fixes was retried: %v", err)
+	}
+	if failed := w.get(t, late.ID); failed.State != store.TriageFailed || failed.Changed != 0 || !strings.Contains(failed.Error, "expires_at") {
+		t.Fatalf("late end: %+v", failed)
 	}
 	testenv.Recount(t, st, w.company.ID)
 }
