@@ -145,7 +145,9 @@ var Table = []Route{
 	// the ingester's worker), which the next route follows.
 	{Method: "POST", Path: "/issues/triage", Group: GroupIssues, Access: Permission, Permission: PermTriageIssue, Idempotent: true,
 		TextFields: []string{"status", "expires_at"}, MultilineFields: []string{"reason"}, Objects: []Object{{Member: "filters", Params: IssueFilters()}}},
-	{Method: "GET", Path: "/issues/triage/{operation_id}", Group: GroupIssues, Access: Permission, Permission: PermTriageIssue, Params: []Param{UUIDParam("operation_id")}},
+	// Any user of the company may follow an operation (it shows what the
+	// issue lists show): its starter may hold policies.manage_policy only.
+	{Method: "GET", Path: "/issues/triage/{operation_id}", Group: GroupIssues, Access: Authenticated, Params: []Param{UUIDParam("operation_id")}},
 	{Method: "GET", Path: "/scan/{scan_id}/issues", Group: GroupIssues, Access: Authenticated, Params: append(CursorPaging(100), UUIDParam("scan_id"), TextParam("baseline", MaxNameBytes))},
 	{Method: "GET", Path: "/scan/{scan_id}/issues/sca", Group: GroupIssues, Access: Authenticated, Params: append(CursorPaging(100), UUIDParam("scan_id"), EnumParam("kev", "true"), TextParam("epss_gte", 32))},
 	{Method: "GET", Path: "/issues/sca", Group: GroupIssues, Access: Authenticated, Params: append(CursorPaging(100), TextParam("project", MaxNameBytes),
