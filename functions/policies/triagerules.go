@@ -160,7 +160,7 @@ func (h handlers) applyTriageRule(w http.ResponseWriter, r *http.Request) error 
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return errTriageRuleNotFound
-	case errors.Is(err, store.ErrRuleInactive):
+	case errors.Is(err, store.ErrRuleInactive), errors.Is(err, store.ErrRuleEnded):
 		return bad("%s", err.Error())
 	case err != nil:
 		return err

@@ -174,6 +174,8 @@ func stepError(err error) error {
 		return &permanent{"the triage rule was deleted"}
 	case errors.Is(err, store.ErrRuleInactive):
 		return &permanent{"the triage rule was disabled"}
+	case errors.Is(err, store.ErrRuleEnded):
+		return &permanent{"the triage rule's acceptance has ended"}
 	case errors.Is(err, store.ErrInvalid): // e.g. an acceptance end passed while the operation waited
 		return &permanent{"the change is no longer valid: " + strings.TrimSuffix(err.Error(), ": "+store.ErrInvalid.Error())}
 	}

@@ -71,3 +71,33 @@ func TestDecideIssueRetriesAndIdentity(t *testing.T) {
 	}
 	testenv.Recount(t, w.st, w.company)
 }
+
+// Withdrawing a project decision reopens the branches that carry it, but
+// not one the code fixed meanwhile: that one only loses the decision.
+func TestWithdrawalReopensNothingFixed(t *testing.T) {
+	w := newBranchWorld(t)
+	ctx := context.Background()
+	a := finding{"a", 89}
+	w.scan(t, "main", "gosec", a)
+	w.scan(t, "dev", "gosec", a)
+	main := store.IssueID(w.company, w.project, "main", "gosec", "a")
+	fip, why := "fix_in_progress", "patch under review"
+	if _, err := w.st.DecideIssue(ctx, w.company, main, store.IssueUpdate{Status: &fip, Reason: &why}, "", store.Actor{UserID: 7}); err != nil {
+		t.Fatal(err)
+	}
+	w.scan(t, "dev", "gosec") // dev no longer reports it: fixed
+	if dev := w.issue(t, "dev", "gosec", "a"); dev.Status != "fixed" {
+		t.Fatalf("dev: %+v", dev)
+	}
+	open := "open"
+	if _, err := w.st.DecideIssue(ctx, w.company, main, store.IssueUpdate{Status: &open}, "", store.Actor{UserID: 7}); err != nil {
+		t.Fatal(err)
+	}
+	if m := w.issue(t, "main", "gosec", "a"); m.Status != "open" || m.Decision != (store.IssueDecision{}) {
+		t.Fatalf("main: %+v", m)
+	}
+	if dev := w.issue(t, "dev", "gosec", "a"); dev.Status != "fixed" || dev.Decision != (store.IssueDecision{}) || dev.ReopenCount != 0 {
+		t.Fatalf("dev after the withdrawal: %s %+v reopened %d", dev.Status, dev.Decision, dev.ReopenCount)
+	}
+	testenv.Recount(t, w.st, w.company)
+}

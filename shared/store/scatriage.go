@@ -103,27 +103,35 @@ func (s *Store) scaRuleTargets(ctx context.Context, companyID int64, r triagerul
 // first write.
 func (s *Store) ApplyTriageRuleAll(ctx context.Context, companyID int64, id string, dryRun bool, userID int64) (RuleApplication, error) {
 	stored, err := s.GetTriageRule(ctx, companyID, id)
-	if err != nil {
+	switch {
+	case err != nil:
 		return RuleApplication{}, err
+	case stored.Ended(s.t.Clock()):
+		return RuleApplication{}, ErrRuleEnded
+	case !dryRun && !stored.Active():
+		return RuleApplication{}, ErrRuleInactive
 	}
 	r := stored.Model()
 	upTo := MaxRuleApply // past it, the application runs as an operation
-	if dryRun || !stored.Active() {
+	if dryRun {
 		upTo = 0
 	}
 	ids, err := s.scaRuleTargets(ctx, companyID, r, upTo)
 	if err != nil {
 		return RuleApplication{}, err
 	}
-	if !dryRun && stored.Active() && len(ids) > MaxRuleApply {
+	if !dryRun && len(ids) > MaxRuleApply {
 		return s.startRuleOp(ctx, stored, userID)
 	}
 	res, err := s.ApplyTriageRule(ctx, companyID, id, dryRun, userID)
 	if many := (*ErrRuleTooMany)(nil); errors.As(err, &many) {
 		return s.startRuleOp(ctx, stored, userID)
 	}
-	if err != nil || dryRun {
-		return res.Plus(ids), err
+	if err != nil {
+		return res, err
+	}
+	if dryRun {
+		return res.Plus(ids), nil
 	}
 	done, err := s.applySCARule(ctx, companyID, stored, ids)
 	return res.Plus(done), err

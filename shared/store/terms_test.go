@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -51,8 +52,9 @@ func TestAcceptanceTermsFollowTheFinding(t *testing.T) {
 	}
 
 	ruleEnd := now.AddDate(0, 0, 60)
-	if _, err := w.st.CreateTriageRule(ctx, store.TriageRule{CompanyID: w.company, CreatedBy: 5, Enabled: true,
-		Matcher: triagerule.Matcher{CWE: 79}, Action: triagerule.Action{Status: ar, Reason: "legacy module", ExpiresAt: ruleEnd}}); err != nil {
+	rule, err := w.st.CreateTriageRule(ctx, store.TriageRule{CompanyID: w.company, CreatedBy: 5, Enabled: true,
+		Matcher: triagerule.Matcher{CWE: 79}, Action: triagerule.Action{Status: ar, Reason: "legacy module", ExpiresAt: ruleEnd}})
+	if err != nil {
 		t.Fatal(err)
 	}
 	w.scan(t, "main", "gosec", a, b)
@@ -63,6 +65,15 @@ func TestAcceptanceTermsFollowTheFinding(t *testing.T) {
 	w.scan(t, "dev", "gosec", a, b)
 	if i := w.issue(t, "dev", "gosec", "b"); i.Status != "open" {
 		t.Fatalf("an ended rule acted: %s %+v", i.Status, i.Terms)
+	}
+	// Nor does an application of it act, or a dry run count anything.
+	for _, dry := range []bool{true, false} {
+		if res, err := w.st.ApplyTriageRuleAll(ctx, w.company, rule.ID, dry, 5); !errors.Is(err, store.ErrRuleEnded) || res.Changed != 0 {
+			t.Fatalf("apply (dry run %v) of an ended rule: %+v %v", dry, res, err)
+		}
+	}
+	if i := w.issue(t, "dev", "gosec", "b"); i.Status != "open" {
+		t.Fatalf("an ended rule's application acted: %s", i.Status)
 	}
 	testenv.Recount(t, w.st, w.company)
 }

@@ -59,4 +59,5 @@ var (
 	ErrNoApproval   = triagerules.ErrNoApproval
 	ErrRuleInactive = triage.ErrRuleInactive
 	ErrRuleGone     = triage.ErrRuleGone
+	ErrRuleEnded    = triage.ErrRuleEnded
 )

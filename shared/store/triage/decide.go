@@ -199,13 +199,16 @@ func (x *Triage) spread(ctx context.Context, companyID int64, src findings.Issue
 
 // follow is e after src's decision (or its withdrawal) reaches it, and
 // whether that changes it: a fixed issue and a branch's own decision stay;
-// a withdrawal reopens only what carries the project decision. An
+// a withdrawal reopens only what carries the project decision and is not
+// fixed (a fixed one only loses the mark). An
 // accepted risk's terms (end, owner, who accepted it and when) go with it.
 func follow(e, src findings.Issue, withdraw bool) (findings.Issue, bool) {
 	after := e
 	switch {
 	case withdraw && e.Decision.Scope != DecisionProject:
 		return e, false
+	case withdraw && e.Status == "fixed": // a withdrawal reopens nothing the code fixed
+		after.Decision = findings.IssueDecision{}
 	case withdraw:
 		after.Status, after.Reason, after.Decision = "open", "", findings.IssueDecision{}
 	case e.Status == "fixed" || e.Decision.Scope == DecisionBranch:

@@ -35,6 +35,10 @@ import (
 // is allowed).
 var ErrRuleInactive = errors.New("the rule is not active (disabled, or awaiting approval)")
 
+// ErrRuleEnded: a rule whose acceptance has ended is applied no more (nor
+// counted by a dry run).
+var ErrRuleEnded = errors.New("the rule's acceptance has ended (its expires_at has passed): it acts no more")
+
 // ErrRuleGone ends an application operation whose rule was deleted
 // since it was asked for.
 var ErrRuleGone = errors.New("the rule was deleted")
@@ -139,7 +143,8 @@ func (x *Triage) RuleTargetPage(ctx context.Context, companyID int64, r triageru
 }
 
 // OpRule is the rule an application operation applies, read now:
-// ErrRuleGone once deleted, ErrRuleInactive once disabled.
+// ErrRuleGone once deleted, ErrRuleInactive once disabled, ErrRuleEnded
+// once its acceptance has ended.
 func (x *Triage) OpRule(ctx context.Context, op triageops.Op) (triagerule.Rule, error) {
 	stored, err := x.rules.GetTriageRule(ctx, op.CompanyID, op.RuleID)
 	switch {
@@ -149,6 +154,8 @@ func (x *Triage) OpRule(ctx context.Context, op triageops.Op) (triagerule.Rule, 
 		return triagerule.Rule{}, err
 	case !stored.Active():
 		return triagerule.Rule{}, ErrRuleInactive
+	case stored.Ended(x.t.Clock()):
+		return triagerule.Rule{}, ErrRuleEnded
 	}
 	return stored.Model(), nil
 }
@@ -157,7 +164,8 @@ func (x *Triage) OpRule(ctx context.Context, op triageops.Op) (triagerule.Rule, 
 // through the issue write path, by userID: every issue the rule matches
 // whose status or urgency its action moves (see appliesTo). A dry run
 // changes nothing and answers the same count. An application needs an
-// active rule (ErrRuleInactive) and changes at most MaxRuleApply issues
+// active rule (ErrRuleInactive) whose acceptance, if any, has not ended
+// (ErrRuleEnded, a dry run too) and changes at most MaxRuleApply issues
 // (ErrRuleTooMany, nothing changed: the caller runs it as an operation);
 // it is audited (triage_rule.apply) with its first write, and applying
 // again changes 0.
@@ -165,6 +173,9 @@ func (x *Triage) ApplyTriageRule(ctx context.Context, companyID int64, id string
 	stored, err := x.rules.GetTriageRule(ctx, companyID, id)
 	if err != nil {
 		return RuleApplication{}, err
+	}
+	if stored.Ended(x.t.Clock()) {
+		return RuleApplication{}, ErrRuleEnded
 	}
 	r := stored.Model()
 	upTo := MaxRuleApply // an application past it runs as an operation: no need to read further

@@ -54,6 +54,13 @@ type Rule struct {
 // Active reports whether the rule acts on findings.
 func (r Rule) Active() bool { return r.Enabled && (!r.RequiresApproval || r.ApprovedBy != 0) }
 
+// Ended reports whether r accepts risks until a moment that is not after
+// now: it acts no more, at ingestion or by an application.
+func (r Rule) Ended(now time.Time) bool {
+	a := r.Action
+	return a.Status == triagerule.AcceptedRisk && !a.ExpiresAt.IsZero() && !a.ExpiresAt.After(now)
+}
+
 // Model is the rule as triagerule applies it.
 func (r Rule) Model() triagerule.Rule {
 	at, _ := time.Parse(time.RFC3339, r.CreatedAt) // written by CreateTriageRule
@@ -290,10 +297,9 @@ func (x *TriageRules) ActiveTriageRules(ctx context.Context, companyID, projectI
 			return nil, err
 		}
 		for _, r := range rules {
-			if a := r.Action; a.Status == triagerule.AcceptedRisk && !a.ExpiresAt.IsZero() && !a.ExpiresAt.After(x.t.Clock()) {
-				continue // its acceptance has ended
+			if !r.Ended(x.t.Clock()) {
+				out = append(out, r.Model())
 			}
-			out = append(out, r.Model())
 		}
 	}
 	return out, nil
