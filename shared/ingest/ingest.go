@@ -65,7 +65,7 @@ func base(f finding.Finding) string {
 		}
 		return "r:" + fp
 	}
-	for _, content := range []string{withoutSuppressions(f.Snippet), f.Message, f.Title} {
+	for _, content := range []string{withoutSuppressions(f.Path, f.Snippet), f.Message, f.Title} {
 		if c := strings.Join(strings.Fields(content), " "); c != "" {
 			return "c:" + digest(f.RuleID, f.Path, c)
 		}
@@ -74,15 +74,17 @@ func base(f finding.Finding) string {
 }
 
 // suppressionMarkers start the comments by which tools suppress a finding
-// on its line (gosec, Semgrep, staticcheck, golangci-lint).
-var suppressionMarkers = []string{"#nosec", "nosemgrep", "lint:ignore", "nolint"}
+// on its line (gosec, Semgrep, staticcheck, golangci-lint, clang-tidy).
+var suppressionMarkers = []string{"#nosec", "nosemgrep", "lint:ignore", "nolint", "NOLINT"}
 
-// withoutSuppressions is code without the comments that suppress its
-// finding, so that adding or removing one keeps the finding's identity:
-// gosec's SARIF has no fingerprints and its snippet is the line as written.
-// A line is cut at the comment opener before its first marker (at the
-// marker when there is none).
-func withoutSuppressions(code string) string {
+// withoutSuppressions is the code of a file without the comments
+// that suppress its finding, so that adding or removing one keeps the
+// finding's identity: gosec's SARIF has no fingerprints and its snippet is
+// the line as written. A line is cut where the comment holding its first
+// marker opens: at the nearest opener of the file's language before the
+// marker (at the marker when there is none).
+func withoutSuppressions(file, code string) string {
+	openers := commentOpeners(file)
 	lines := strings.Split(code, "\n")
 	for n, line := range lines {
 		at := -1
@@ -95,12 +97,30 @@ func withoutSuppressions(code string) string {
 			continue
 		}
 		cut := at
-		if k := max(strings.LastIndex(line[:at], "//"), strings.LastIndex(line[:at], "/*"), strings.LastIndex(line[:at], "#"), strings.LastIndex(line[:at], "--")); k >= 0 {
-			cut = k
+		for _, o := range openers {
+			if k := strings.LastIndex(line[:at], o); k >= 0 {
+				cut = k
+				break
+			}
 		}
 		lines[n] = line[:cut]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// commentOpeners are the line-comment openers of a file's language, the
+// likeliest first: "#" for scripting and configuration languages, "--"
+// for SQL and Lua, "//" and "/*" for the C family (the default).
+func commentOpeners(file string) []string {
+	switch strings.ToLower(path.Ext(file)) {
+	case ".py", ".rb", ".sh", ".bash", ".pl", ".r", ".yaml", ".yml", ".toml", ".tf", ".cmake", ".ps1", ".ex", ".exs":
+		return []string{"#"}
+	case ".sql", ".lua", ".hs":
+		return []string{"--"}
+	case ".php":
+		return []string{"//", "#", "/*"}
+	}
+	return []string{"//", "/*"}
 }
 
 func digest(parts ...string) string {
