@@ -13,6 +13,7 @@ import (
 	"github.com/acme/codescan-api/functions/notifications"
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/bulkload"
 )
 
 // acceptWorld is a company with three open issues on a controlled clock,
@@ -48,7 +49,7 @@ func newAcceptWorld(t *testing.T) *acceptWorld {
 			batch = append(batch, store.Issue{ProjectID: p.ID, ProjectName: p.Name, Branch: "main", CWE: 89, FilePath: fmt.Sprintf("db%d.go", n),
 				Urgency: u, Status: "open", Title: "SQL injection", CreatedAt: "2026-01-01T00:00:00Z"})
 		}
-		if _, err := w.st.CreateIssues(ctx, c.ID, batch); err != nil {
+		if _, err := bulkload.CreateIssues(ctx, w.st, c.ID, batch); err != nil {
 			t.Fatal(err)
 		}
 		page, _, _, err := w.st.ListIssues(ctx, c.ID, store.IssueFilter{}, store.PageQuery{Limit: 10})

@@ -13,6 +13,7 @@ import (
 	"github.com/acme/codescan-api/functions/issues"
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/bulkload"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -59,7 +60,7 @@ func newWorld(t *testing.T, env *testenv.Env, name string, n int, seed uint64) *
 			CreatedAt: fmt.Sprintf("2025-03-%02dT%02d:00:00Z", 1+r.IntN(28), r.IntN(24)),
 		})
 	}
-	if _, err := env.Store.CreateIssues(ctx, w.company.ID, batch); err != nil {
+	if _, err := bulkload.CreateIssues(ctx, env.Store, w.company.ID, batch); err != nil {
 		t.Fatal(err)
 	}
 	for _, i := range batch {

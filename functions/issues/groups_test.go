@@ -11,6 +11,7 @@ import (
 
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/bulkload"
 )
 
 type groupJSON struct {
@@ -322,13 +323,13 @@ func TestCountsStayExactAfterStatusChangesAndDeletes(t *testing.T) {
 		switch n % 3 {
 		case 0:
 			to := store.ManualStatuses[(slices.Index(store.ManualStatuses, i.Status)+1)%len(store.ManualStatuses)]
-			if _, err := env.Store.SetIssueStatus(ctx, w.company.ID, id, to); err != nil {
+			if _, err := bulkload.SetIssueStatus(ctx, env.Store, w.company.ID, id, to); err != nil {
 				t.Fatal(err)
 			}
 			i.Status = to
 			w.issues[id] = i
 		case 1:
-			if err := env.Store.DeleteIssue(ctx, w.company.ID, id); err != nil {
+			if err := bulkload.DeleteIssue(ctx, env.Store, w.company.ID, id); err != nil {
 				t.Fatal(err)
 			}
 			delete(w.issues, id)

@@ -36,10 +36,7 @@ func (h handlers) renderSCA(ctx context.Context, companyID int64, found []store.
 	for n, i := range found {
 		out[n].SCAIssue, out[n].Reason, out[n].TriageRuleID = i, optional(i.Reason), optional(i.TriageRuleID)
 		if due, ok := i.Deadline(settings); ok {
-			status := sla.OnTrack
-			if !now.Before(due) {
-				status = sla.Overdue
-			}
+			status := sla.StatusAt(due, settings, now)
 			at := due.Format(time.RFC3339)
 			out[n].SLADeadline, out[n].SLAStatus = &at, &status
 		}

@@ -180,6 +180,8 @@ func TestSCASLADeadlineFollowsKEV(t *testing.T) {
 
 	now = time.Date(2025, 6, 25, 23, 59, 59, 0, time.UTC)
 	withKEV[qualcomm] = [2]string{"2025-06-08T10:00:00Z", sla.Overdue}
+	// Inside the company's due-soon days (3) before the KEV due date.
+	withKEV[chromium], withKEV[lite] = [2]string{"2025-06-26T00:00:00Z", sla.DueSoon}, [2]string{"2025-06-26T00:00:00Z", sla.DueSoon}
 	check("the second before the KEV due date", withKEV)
 	now = time.Date(2025, 6, 26, 0, 0, 0, 0, time.UTC)
 	withKEV[chromium], withKEV[lite] = [2]string{"2025-06-26T00:00:00Z", sla.Overdue}, [2]string{"2025-06-26T00:00:00Z", sla.Overdue}

@@ -17,6 +17,7 @@ import (
 	"github.com/acme/codescan-api/functions/projects"
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/bulkload"
 )
 
 // TestReportTrendDrawnInBrowser gives a project 60 days of history (written
@@ -43,11 +44,11 @@ func TestReportTrendDrawnInBrowser(t *testing.T) {
 			batch = append(batch, store.Issue{ID: store.IssueID(w.acme.ID, up.ProjectID, "main", "seed", fmt.Sprint(d, "-", k)),
 				ProjectID: up.ProjectID, ProjectName: "payments", Branch: "main", Tool: "seed", CWE: 79, FilePath: "a.go", Urgency: u, Status: "open"})
 		}
-		if _, err := past.CreateIssues(ctx, w.acme.ID, batch); err != nil {
+		if _, err := bulkload.CreateIssues(ctx, past, w.acme.ID, batch); err != nil {
 			t.Fatal(err)
 		}
 		for _, i := range prev[:d%3] {
-			if _, err := past.SetIssueStatus(ctx, w.acme.ID, i.ID, "fixed"); err != nil {
+			if _, err := bulkload.SetIssueStatus(ctx, past, w.acme.ID, i.ID, "fixed"); err != nil {
 				t.Fatal(err)
 			}
 		}

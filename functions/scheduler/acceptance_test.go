@@ -8,6 +8,7 @@ import (
 	"github.com/acme/codescan-api/functions/scheduler"
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/bulkload"
 )
 
 // The SLA job ends acceptances: the critical issue, long past its first
@@ -22,7 +23,7 @@ func TestSLAJobEndsAcceptancesAndRestartsTheClock(t *testing.T) {
 	c := env.Company(t, "Acc")
 	crit := store.Issue{ID: "44444444-4444-4444-8444-444444444444", ProjectID: 3, ProjectName: "billing", Branch: "main", CWE: 89,
 		FilePath: "db.go", Urgency: "CR", Status: "open", Title: "SQL injection", CreatedAt: "2026-01-01T00:00:00Z"}
-	if _, err := st.CreateIssues(ctx, c.ID, []store.Issue{crit}); err != nil {
+	if _, err := bulkload.CreateIssues(ctx, st, c.ID, []store.Issue{crit}); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := scheduler.SLAChecks(ctx, st, now); err != nil || n != 1 {

@@ -14,6 +14,7 @@ import (
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/sla"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/bulkload"
 )
 
 // dueWorld detects findings through scans (the ingestion path), one branch
@@ -145,7 +146,7 @@ func TestSLAJobReadsOnlyWhatIsDue(t *testing.T) {
 		seeded = append(seeded, store.Issue{ProjectID: dueProject, ProjectName: "api", Branch: "main", CWE: 22,
 			FilePath: fmt.Sprintf("lib/f%03d.go", n), Urgency: "LO", Status: "open", CreatedAt: day(6).Format(time.RFC3339)})
 	}
-	if _, err := env.Store.CreateIssues(ctx, c.ID, seeded); err != nil {
+	if _, err := bulkload.CreateIssues(ctx, env.Store, c.ID, seeded); err != nil {
 		t.Fatal(err)
 	}
 	if raised, more := w.run(day(8).Add(2 * time.Hour)); len(raised) != 0 || more != idle {

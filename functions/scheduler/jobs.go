@@ -13,7 +13,7 @@ import (
 
 // Scheduled jobs (EventBridge schedules in AWS, the dev server's timer
 // locally). Neither reads every issue: the SLA check reads, per company
-// and urgency, the pending range of the due index (store/due.go) past the
+// and urgency, the pending range of the due index (store/findings/due.go) past the
 // deadline, that is the issues that became due since its last run; the
 // digest counts open issues from the group counters and the overdue and
 // due-soon ones with COUNT queries of the due index. Both first finish

@@ -15,6 +15,7 @@ import (
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/sla"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/bulkload"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -47,7 +48,7 @@ func TestSLABreachRaisedOncePerIssueAndWeeklyDigest(t *testing.T) {
 			Urgency: urgency, Status: status, Title: "SQL injection " + urgency, CreatedAt: detected.Format(time.RFC3339)}
 	}
 	crit := issue("11111111-1111-4111-8111-111111111111", "CR", "open")
-	if _, err := env.Store.CreateIssues(ctx, c.ID, []store.Issue{
+	if _, err := bulkload.CreateIssues(ctx, env.Store, c.ID, []store.Issue{
 		crit, issue("22222222-2222-4222-8222-222222222222", "LO", "open"),
 		issue("33333333-3333-4333-8333-333333333333", "CR", "fixed"),
 	}); err != nil {

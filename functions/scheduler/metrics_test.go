@@ -13,6 +13,7 @@ import (
 	"github.com/acme/codescan-api/shared/delivery"
 	"github.com/acme/codescan-api/shared/metrics"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/bulkload"
 )
 
 // Each run of a job is one EMF line by job: its duration, the items it
@@ -22,7 +23,7 @@ func TestJobMetrics(t *testing.T) {
 	ctx := context.Background()
 	c := env.Company(t, "Jobs")
 	old := time.Now().AddDate(0, -2, 0).UTC().Format(time.RFC3339)
-	if _, err := env.Store.CreateIssues(ctx, c.ID, []store.Issue{{ID: "44444444-4444-4444-8444-444444444444", ProjectID: 3,
+	if _, err := bulkload.CreateIssues(ctx, env.Store, c.ID, []store.Issue{{ID: "44444444-4444-4444-8444-444444444444", ProjectID: 3,
 		ProjectName: "billing", Branch: "main", CWE: 89, FilePath: "db.go", Line: 7, Urgency: "CR", Status: "open",
 		Title: "SQL injection", CreatedAt: old}}); err != nil {
 		t.Fatal(err)

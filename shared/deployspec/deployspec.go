@@ -74,16 +74,6 @@ type ObjectGrant struct {
 // bucket (it then gets REPORTS_BUCKET).
 func (f Function) UsesReports() bool { return len(f.ReportObjects) > 0 }
 
-// ReportObjectActions are the object actions of all of ReportObjects, in
-// their order.
-func (f Function) ReportObjectActions() []string {
-	var out []string
-	for _, g := range f.ReportObjects {
-		out = append(out, g.Actions...)
-	}
-	return out
-}
-
 // ReadsStream reports whether the function has an event source mapping on
 // the table's stream.
 func (f Function) ReadsStream() bool { return len(f.StreamFilters) > 0 }

@@ -27,6 +27,7 @@ import (
 	"github.com/acme/codescan-api/shared/exportjob"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/bulkload"
 	"github.com/acme/codescan-api/shared/streamimage"
 )
 
@@ -70,7 +71,7 @@ func newWorld(t *testing.T, n int) *world {
 			Title: "=SUM(A1)", Fingerprint: fmt.Sprintf("fp%d", k), CreatedAt: fmt.Sprintf("2025-04-%02dT10:00:00Z", 1+r.IntN(28)),
 		})
 	}
-	if _, err := env.Store.CreateIssues(ctx, w.company.ID, batch); err != nil {
+	if _, err := bulkload.CreateIssues(ctx, env.Store, w.company.ID, batch); err != nil {
 		t.Fatal(err)
 	}
 	return w

@@ -80,11 +80,16 @@ func Window(urgency string, s Settings, now time.Time) (overdueBy, dueSoonBy tim
 // Status is the SLA status of an open issue at now, and its due date.
 func Status(firstDetection time.Time, urgency string, s Settings, now time.Time) (string, time.Time) {
 	due := Due(firstDetection, urgency, s)
+	return StatusAt(due, s, now), due
+}
+
+// StatusAt is the SLA status at now of an open issue due at due.
+func StatusAt(due time.Time, s Settings, now time.Time) string {
 	switch {
 	case !now.Before(due):
-		return Overdue, due
+		return Overdue
 	case !now.Before(due.AddDate(0, 0, -s.DueSoonDays)):
-		return DueSoon, due
+		return DueSoon
 	}
-	return OnTrack, due
+	return OnTrack
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/bulkload"
 )
 
 // A decision is the finding's (tool and fingerprint), not the fingerprint's
@@ -60,7 +61,7 @@ func TestDecideIssueRetriesAndIdentity(t *testing.T) {
 	// appeared while the decision spread) takes it from the retry.
 	missed := w.found(store.Scan{Branch: "qa", Tool: "gosec", CreatedAt: "2026-01-02T00:00:00Z"}, a)
 	missed[0].Status = "open"
-	if _, err := w.st.CreateIssues(ctx, w.company, missed); err != nil {
+	if _, err := bulkload.CreateIssues(ctx, w.st, w.company, missed); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := w.st.DecideIssue(ctx, w.company, main, u, "", lead); err != nil {

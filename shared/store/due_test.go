@@ -48,7 +48,7 @@ func TestDueIndexBackfill(t *testing.T) {
 		issues = append(issues, store.Issue{ProjectID: 1, ProjectName: "p", Branch: "main", CWE: n % 5, FilePath: fmt.Sprintf("f%d.go", n),
 			Urgency: store.Urgencies[n%4], Status: []string{"open", "open", "fixed"}[n%3], CreatedAt: detected.Add(time.Duration(n) * time.Hour).Format(time.RFC3339)})
 	}
-	if _, err := st.CreateIssues(ctx, company, issues); err != nil {
+	if _, err := bulkload.CreateIssues(ctx, st, company, issues); err != nil {
 		t.Fatal(err)
 	}
 	// One breached issue: the backfill keeps its state.
@@ -149,7 +149,7 @@ func TestCreateTableAddsMissingIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	detected := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
-	if _, err := old.CreateIssues(ctx, company, []store.Issue{{ProjectID: 1, ProjectName: "p", Branch: "main", CWE: 89, FilePath: "db.go",
+	if _, err := bulkload.CreateIssues(ctx, old, company, []store.Issue{{ProjectID: 1, ProjectName: "p", Branch: "main", CWE: 89, FilePath: "db.go",
 		Urgency: "HI", Status: "open", CreatedAt: detected.Format(time.RFC3339)}}); err != nil {
 		t.Fatal(err)
 	}

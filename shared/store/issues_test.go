@@ -35,14 +35,14 @@ func TestIssueWritePathKeepsCountersExact(t *testing.T) {
 	ctx := context.Background()
 	const company = 7
 	issues := someIssues(150, 1, 2)
-	n, err := st.CreateIssues(ctx, company, issues)
+	n, err := bulkload.CreateIssues(ctx, st, company, issues)
 	if err != nil || n != 150 {
 		t.Fatalf("CreateIssues = %d, %v", n, err)
 	}
 	testenv.Recount(t, st, company)
 
 	// A retried batch (same ids, some new) creates only the new ones.
-	n, err = st.CreateIssues(ctx, company, someIssues(160, 1, 2))
+	n, err = bulkload.CreateIssues(ctx, st, company, someIssues(160, 1, 2))
 	if err != nil || n != 10 {
 		t.Fatalf("retried CreateIssues = %d, %v; want 10 new", n, err)
 	}
@@ -51,12 +51,12 @@ func TestIssueWritePathKeepsCountersExact(t *testing.T) {
 	// Status changes move counts; deletes remove them; groups that empty
 	// out disappear.
 	for k := 0; k < 40; k++ {
-		if _, err := st.SetIssueStatus(ctx, company, issues[k].ID, "fixed"); err != nil {
+		if _, err := bulkload.SetIssueStatus(ctx, st, company, issues[k].ID, "fixed"); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for k := 40; k < 160; k += 3 {
-		if err := st.DeleteIssue(ctx, company, fmt.Sprintf("00000000-0000-4000-8000-%012d", k)); err != nil {
+		if err := bulkload.DeleteIssue(ctx, st, company, fmt.Sprintf("00000000-0000-4000-8000-%012d", k)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -66,15 +66,15 @@ func TestIssueWritePathKeepsCountersExact(t *testing.T) {
 		t.Fatalf("GetIssue = %+v, %v", got, err)
 	}
 
-	if err := st.DeleteIssue(ctx, company, issues[43].ID); !errors.Is(err, store.ErrNotFound) {
+	if err := bulkload.DeleteIssue(ctx, st, company, issues[43].ID); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("deleting a deleted issue: %v", err)
 	}
-	if _, err := st.SetIssueStatus(ctx, company+1, issues[0].ID, "open"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := bulkload.SetIssueStatus(ctx, st, company+1, issues[0].ID, "open"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("another company's issue: %v", err)
 	}
 	bad := someIssues(1, 1)
 	bad[0].Urgency = "critical"
-	if _, err := st.CreateIssues(ctx, company, bad); !errors.Is(err, store.ErrInvalid) {
+	if _, err := bulkload.CreateIssues(ctx, st, company, bad); !errors.Is(err, store.ErrInvalid) {
 		t.Fatalf("invalid urgency: %v", err)
 	}
 }
@@ -92,7 +92,7 @@ func TestConcurrentWritersKeepCountersExact(t *testing.T) {
 			defer wg.Done()
 			// Overlapping slices: every issue is written by two workers.
 			from := w * 20
-			_, err := st.CreateIssues(ctx, company, issues[from:min(from+40, len(issues))])
+			_, err := bulkload.CreateIssues(ctx, st, company, issues[from:min(from+40, len(issues))])
 			errs <- err
 		}(w)
 	}
@@ -114,7 +114,7 @@ func TestBulkLoaderWritesWhatTheWritePathWrites(t *testing.T) {
 	ctx := context.Background()
 	const company = 5
 	issues := someIssues(230, 1, 2, 3)
-	if _, err := viaWritePath.CreateIssues(ctx, company, issues); err != nil {
+	if _, err := bulkload.CreateIssues(ctx, viaWritePath, company, issues); err != nil {
 		t.Fatal(err)
 	}
 	loaded := 0

@@ -122,7 +122,7 @@ type QualityReachability struct {
 //   - the scan's of one classification: GSI2, C#<c>#QC#<scan>#<class key>,
 //     <millis>#<id>;
 //
-// and counted on write (counted.go): the project's total, and the scan's
+// and counted on write (internal/counted): the project's total, and the scan's
 // directory of classifications, one item per classification name
 // (C#<c>#QDIR#<scan>, SK its class key) with the name and its count.
 func qualityPrefix(scanID string) string { return "QI#" + scanID + "#" }

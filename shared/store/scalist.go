@@ -19,7 +19,7 @@ import (
 // status. A scan's SCA findings are kept as membership items, one per
 // finding (a scan has few). They are listed by id: the company's (GSI2;
 // page numbers by the Offset index), a project's (GSI1) and a scan's (its
-// membership items), and counted on write (counted.go): COUNT#SCA,
+// membership items), and counted on write (internal/counted): COUNT#SCA,
 // COUNT#SCA#P<project> and COUNT#SCANSCA#<scan>.
 
 // member is one SCA finding a scan reported.

@@ -17,7 +17,7 @@ import (
 )
 
 // Triage rules reach SCA findings as they reach SAST issues (see
-// triageapply.go): at ingestion (PutScanSCAIssues) and by an explicit
+// triage/triageapply.go): at ingestion (PutScanSCAIssues) and by an explicit
 // application, counted exactly by its dry run. SCA findings have no
 // history and no status counters (their counters are totals, which a
 // status does not move): a finding a rule changed carries the rule's id

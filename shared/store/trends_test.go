@@ -10,6 +10,7 @@ import (
 
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/bulkload"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/trend"
 )
@@ -92,11 +93,11 @@ func TestTrendOfThirtyDays(t *testing.T) {
 		seeded = append(seeded, store.Issue{ID: store.IssueID(w.company, 6, "main", "seed", fp), ProjectID: 6, ProjectName: "web",
 			Branch: "main", Tool: "seed", Fingerprint: fp, CWE: 89, FilePath: "web/" + fp + ".js", Urgency: "CR", Status: "open"})
 	}
-	if n, err := w.st.CreateIssues(ctx, w.company, seeded); err != nil || n != 3 {
+	if n, err := bulkload.CreateIssues(ctx, w.st, w.company, seeded); err != nil || n != 3 {
 		t.Fatalf("seed: %d %v", n, err)
 	}
 	w.day(15)
-	if _, err := w.st.SetIssueStatus(ctx, w.company, seeded[0].ID, "fixed"); err != nil { // B1: 3 days, within
+	if _, err := bulkload.SetIssueStatus(ctx, w.st, w.company, seeded[0].ID, "fixed"); err != nil { // B1: 3 days, within
 		t.Fatal(err)
 	}
 	w.day(20)
@@ -229,11 +230,11 @@ func TestTrendReadsTheWindowOnly(t *testing.T) {
 			batch = append(batch, store.Issue{ID: store.IssueID(w.company, 7, "main", "seed", fmt.Sprint(d, "-", k)), ProjectID: 7, ProjectName: "p",
 				Branch: "main", Tool: "seed", CWE: 79, FilePath: "a.go", Urgency: u, Status: "open"})
 		}
-		if _, err := w.st.CreateIssues(ctx, w.company, batch); err != nil {
+		if _, err := bulkload.CreateIssues(ctx, w.st, w.company, batch); err != nil {
 			t.Fatal(err)
 		}
 		for _, i := range prev[:min(2, len(prev))] {
-			if _, err := w.st.SetIssueStatus(ctx, w.company, i.ID, "fixed"); err != nil {
+			if _, err := bulkload.SetIssueStatus(ctx, w.st, w.company, i.ID, "fixed"); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -47,7 +47,7 @@ var Offset = Index{Name: "Offset", PK: "OffsetPK", SK: "OffsetSK", Projection: P
 // breached), sorted by first detection: the issues past due for an urgency
 // are one key range (detected at or before now minus the days to fix),
 // whatever the company's SLA settings, so the SLA job and the digest read
-// what is due, not every issue (see store/due.go).
+// what is due, not every issue (see store/findings/due.go).
 var Due = Index{Name: "Due", PK: "DuePK", SK: "DueSK", Projection: ProjectionKeysOnly}
 
 // Indexes lists every global secondary index.

@@ -23,7 +23,7 @@ func table(st *store.Store) *ddb.Table {
 }
 
 // Issues writes issues into a company that has none, with the counters
-// and scope summaries computed in memory: the items CreateIssues would
+// and scope summaries computed in memory: the items bulkload.CreateIssues would
 // write for the same issues, every counter settled.
 func Issues(ctx context.Context, st *store.Store, companyID int64, issues []store.Issue, workers int, progress func(written, total int)) error {
 	items, err := findings.BulkItems(ctx, st.Findings, companyID, issues)

@@ -7,7 +7,7 @@
 //	C#<co>#DECISIONS#<project>  D#<tool hash>#<fingerprint hash>   the decision
 //
 // and carried onto the identity's issues of every branch by the store's
-// issue write path (store/decide.go): at once onto the issues that exist,
+// issue write path (store/triage/decide.go): at once onto the issues that exist,
 // and by every later scan onto the issues it creates or reopens (one query
 // of the project's decisions of the scan's tool per scan). An issue shows
 // the decision it carries as a Mark; a branch's own decision (scope

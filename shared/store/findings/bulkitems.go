@@ -14,7 +14,7 @@ func bulkItems(companyID int64, issues []Issue, at string) ([]any, error) {
 	changes := make([]IssueChange, len(issues))
 	for n := range issues {
 		i := issues[n]
-		if err := i.prepare(companyID, at); err != nil {
+		if err := i.Prepare(companyID, at); err != nil {
 			return nil, err
 		}
 		if err := i.SetDue(nil); err != nil {
@@ -58,7 +58,7 @@ func newSummary(companyID int64, sc Scope) *ScopeSummary {
 	return sum
 }
 
-// loadItems are the items CreateIssues would write for issues in a company
+// loadItems are the items bulkload.CreateIssues would write for issues in a company
 // that has none (every counter settled), computed in memory, with their
 // trend items: what the benchmark's loader writes.
 func (x *Findings) loadItems(ctx context.Context, companyID int64, issues []Issue) ([]any, error) {

@@ -35,10 +35,10 @@ const NoCWE = 0
 // Issue is a SAST finding of one tool on a project's branch: one item per
 // (company, project, branch, tool, fingerprint) however many scans report
 // it (see IssueID). Issues are written only through the store's issue write
-// path (commitIssues: CreateIssues, ApplyScan, UpdateIssue, TriageIssues,
-// SetIssueStatus, DeleteIssue), which keeps the group counters exact and
-// records status history in the same transactions. The index keys are set
-// by the store:
+// path (commitIssues: ApplyScan, UpdateIssue, TriageIssues, the triage
+// area's writers and bulkload's seeding ones), which keeps the group
+// counters exact and records status history in the same transactions.
+// The index keys are set by the store:
 //
 //   - GSI1: the issues of one CWE,       sorted by project, branch, newest first, id
 //   - GSI2: the issues of one file path, sorted the same way
@@ -175,8 +175,9 @@ func (i *Issue) eachGroup(fn func(groupRef)) {
 	}
 }
 
-// prepare validates a new issue and fills its id, company, time and keys.
-func (i *Issue) prepare(companyID int64, at string) error {
+// Prepare validates a new issue and fills its id, company, time and keys
+// (for the seeding writers of store/bulkload).
+func (i *Issue) Prepare(companyID int64, at string) error {
 	if i.ID == "" {
 		i.ID = uuid.NewString()
 	}
@@ -194,61 +195,6 @@ func (i *Issue) prepare(companyID int64, at string) error {
 		i.CreatedAt = at
 	}
 	return i.setKeys()
-}
-
-// CreateIssues stores new SAST issues of a company and counts them in their
-// groups, through the issue write path. It is idempotent: an issue whose id
-// already exists is left as it is and not counted again, so a retried batch
-// with the same (deterministic) ids creates no duplicates. It returns how
-// many issues were new. An empty ID gets a random uuid, an empty CreatedAt
-// now; every issue needs a project id, a branch, a file path, a CWE (NoCWE
-// for none), an urgency code of Urgencies and a status of Statuses, else
-// ErrInvalid and nothing is written.
-func (x *Findings) CreateIssues(ctx context.Context, companyID int64, issues []Issue) (int, error) {
-	batch := make([]Issue, len(issues))
-	for n, i := range issues {
-		if err := i.prepare(companyID, x.t.Stamp()); err != nil {
-			return 0, err
-		}
-		batch[n] = i
-	}
-	created := 0
-	err := x.t.Retrying(ctx, func() error {
-		existing, err := x.issuesByID(ctx, companyID, IDs(batch))
-		if err != nil {
-			return err
-		}
-		var changes []IssueChange
-		for n := range batch {
-			if _, ok := existing[batch[n].ID]; !ok {
-				changes = append(changes, IssueChange{After: &batch[n]})
-			}
-		}
-		n, err := x.commitIssues(ctx, companyID, changes)
-		created += n
-		return err
-	})
-	if err != nil {
-		return created, err
-	}
-	return created, x.settleCounters(ctx, companyID, CounterKeys(companyID, batch))
-}
-
-// DeleteIssue removes an issue and its counts in one transaction.
-func (x *Findings) DeleteIssue(ctx context.Context, companyID int64, id string) error {
-	var before Issue
-	err := x.t.Retrying(ctx, func() error {
-		var err error
-		if before, err = x.consistentIssue(ctx, companyID, id); err != nil {
-			return err
-		}
-		_, err = x.commitIssues(ctx, companyID, []IssueChange{{Before: &before}})
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	return x.settleCounters(ctx, companyID, CounterKeys(companyID, []Issue{before}))
 }
 
 // consistentIssue reads the issue's latest version (a write path decides on

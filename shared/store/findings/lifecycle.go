@@ -83,7 +83,7 @@ func (x *Findings) ApplyScan(ctx context.Context, companyID int64, sc scans.Scan
 		if found[n].Status != Suppressed {
 			found[n].Status, found[n].Reason = "open", "" // what a new issue starts as; the lifecycle decides
 		}
-		if err := found[n].prepare(companyID, x.t.Stamp()); err != nil {
+		if err := found[n].Prepare(companyID, x.t.Stamp()); err != nil {
 			return ApplyResult{}, err
 		}
 	}

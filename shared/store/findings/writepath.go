@@ -44,7 +44,7 @@ func ProjectBranches(ctx context.Context, f *Findings, companyID, projectID int6
 	return f.projectBranches(ctx, companyID, projectID)
 }
 
-// BulkItems are the items CreateIssues would write for issues in a
+// BulkItems are the items bulkload.CreateIssues would write for issues in a
 // company that has none (see loadItems).
 func BulkItems(ctx context.Context, f *Findings, companyID int64, issues []Issue) ([]any, error) {
 	return f.loadItems(ctx, companyID, issues)
