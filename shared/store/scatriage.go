@@ -213,7 +213,7 @@ func (s *Store) ApplyTriagePage(ctx context.Context, op TriageOp) (TriageOp, err
 		return op, err
 	}
 	if len(ids) == 0 || !strings.HasPrefix(ids[0], scaMarker) {
-		return s.Triage.ApplyTriagePage(ctx, op)
+		return s.Triage.ApplyTriageIDs(ctx, op, ids)
 	}
 	r, err := s.OpRule(ctx, op)
 	if err != nil {

@@ -43,6 +43,15 @@ func (x *Triage) ApplyTriagePage(ctx context.Context, op triageops.Op) (triageop
 	if op.State != triageops.Applying || op.Page >= op.Pages {
 		return op, nil
 	}
+	ids, err := x.ops.TriageIDs(ctx, op.CompanyID, op.ID, op.Page)
+	if err != nil {
+		return op, err
+	}
+	return x.ApplyTriageIDs(ctx, op, ids)
+}
+
+// ApplyTriageIDs is ApplyTriagePage with the current page's ids read.
+func (x *Triage) ApplyTriageIDs(ctx context.Context, op triageops.Op, ids []string) (triageops.Op, error) {
 	var step Step
 	if op.RuleID != "" {
 		r, err := x.OpRule(ctx, op)
@@ -70,10 +79,6 @@ func (x *Triage) ApplyTriagePage(ctx context.Context, op triageops.Op) (triageop
 			after := updated(i, u)
 			return findings.IssueChange{Before: &i, After: &after, By: by, Reason: after.Reason}, after != i
 		})
-	}
-	ids, err := x.ops.TriageIDs(ctx, op.CompanyID, op.ID, op.Page)
-	if err != nil {
-		return op, err
 	}
 	return x.ApplySteps(ctx, op, ids, step)
 }
