@@ -3,6 +3,7 @@ package policies
 import (
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/bulktriage"
@@ -39,9 +40,11 @@ type triageRuleJSON struct {
 	UpdatedAt        string  `json:"updated_at"`
 }
 
-func triageRuleView(r store.TriageRule) triageRuleJSON {
+// triageRuleView shows r at now: an acceptance rule whose end has passed
+// is not active (it acts no more), however enabled and approved.
+func triageRuleView(r store.TriageRule, now time.Time) triageRuleJSON {
 	v := triageRuleJSON{ID: r.ID, View: triagerule.Show(r.Matcher, r.Action), Enabled: r.Enabled, RequiresApproval: r.RequiresApproval,
-		Active: r.Active(), CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+		Active: r.Active() && !r.Ended(now), CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
 	if r.ProjectID != 0 {
 		v.ProjectID = &r.ProjectID
 	}
@@ -89,11 +92,11 @@ func (h handlers) createTriageRule(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	return httpapi.WriteJSON(w, http.StatusCreated, triageRuleResponse{Status: "ok", Rule: triageRuleView(created)})
+	return httpapi.WriteJSON(w, http.StatusCreated, triageRuleResponse{Status: "ok", Rule: triageRuleView(created, h.now())})
 }
 
 // triageRuleAnswer answers a rule, or the route's error for err.
-func triageRuleAnswer(w http.ResponseWriter, rule store.TriageRule, err error) error {
+func (h handlers) triageRuleAnswer(w http.ResponseWriter, rule store.TriageRule, err error) error {
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return errTriageRuleNotFound
@@ -102,12 +105,12 @@ func triageRuleAnswer(w http.ResponseWriter, rule store.TriageRule, err error) e
 	case err != nil:
 		return err
 	}
-	return httpapi.WriteJSON(w, http.StatusOK, triageRuleResponse{Status: "ok", Rule: triageRuleView(rule)})
+	return httpapi.WriteJSON(w, http.StatusOK, triageRuleResponse{Status: "ok", Rule: triageRuleView(rule, h.now())})
 }
 
 func (h handlers) getTriageRule(w http.ResponseWriter, r *http.Request) error {
 	rule, err := h.store.GetTriageRule(r.Context(), auth.FromContext(r.Context()).CompanyID, r.PathValue("rule_id"))
-	return triageRuleAnswer(w, rule, err)
+	return h.triageRuleAnswer(w, rule, err)
 }
 
 // patchTriageRule enables or disables a rule; its matcher and action do
@@ -123,19 +126,19 @@ func (h handlers) patchTriageRule(w http.ResponseWriter, r *http.Request) error 
 		return bad("enabled is required")
 	}
 	rule, err := h.store.SetTriageRuleEnabled(r.Context(), auth.FromContext(r.Context()).CompanyID, r.PathValue("rule_id"), *req.Enabled)
-	return triageRuleAnswer(w, rule, err)
+	return h.triageRuleAnswer(w, rule, err)
 }
 
 func (h handlers) deleteTriageRule(w http.ResponseWriter, r *http.Request) error {
 	rule, err := h.store.DeleteTriageRule(r.Context(), auth.FromContext(r.Context()).CompanyID, r.PathValue("rule_id"))
-	return triageRuleAnswer(w, rule, err)
+	return h.triageRuleAnswer(w, rule, err)
 }
 
 // approveTriageRule approves a rule that requires it; its author cannot.
 func (h handlers) approveTriageRule(w http.ResponseWriter, r *http.Request) error {
 	p := auth.FromContext(r.Context())
 	rule, err := h.store.ApproveTriageRule(r.Context(), p.CompanyID, r.PathValue("rule_id"), p.UserID)
-	return triageRuleAnswer(w, rule, err)
+	return h.triageRuleAnswer(w, rule, err)
 }
 
 type triageApplyResponse struct {
@@ -199,7 +202,7 @@ func (h handlers) listTriageRules(w http.ResponseWriter, r *http.Request) error 
 	out := triageRuleListResponse{Status: "ok", Rules: []triageRuleJSON{}, Page: pg.PageOf(page.Result), PageSize: pg.PageSize,
 		TotalPages: pg.TotalPages(page.Total), TotalRules: page.Total, NextPageToken: page.Next}
 	for _, rule := range page.Rules {
-		out.Rules = append(out.Rules, triageRuleView(rule))
+		out.Rules = append(out.Rules, triageRuleView(rule, h.now()))
 	}
 	return httpapi.WriteJSON(w, http.StatusOK, out)
 }

@@ -1,11 +1,14 @@
 package policies_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/acme/codescan-api/functions/policies"
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/routes"
 )
@@ -159,5 +162,26 @@ func TestTriageRules(t *testing.T) {
 	testenv.Do(t, w.h, "GET", "/triage-rules", "", key...).Decode(t, &l)
 	if l.TotalRules != 1 {
 		t.Fatalf("after delete: %+v", l)
+	}
+}
+
+// An acceptance rule whose end has passed acts no more, and shows it: not
+// active, though still enabled.
+func TestEndedAcceptanceRuleIsInactive(t *testing.T) {
+	w := setup(t)
+	now := time.Now().UTC().Truncate(time.Second)
+	w.env.Deps.Now = func() time.Time { return now }
+	h, key := policies.New(w.env.Deps), testenv.Key(w.manager)
+	body := fmt.Sprintf(`{"matcher":{"tool":"t"},"action":{"status":"accepted_risk","reason":"vendor","expires_at":%q}}`, now.Add(time.Hour).Format(time.RFC3339))
+	var r triageRuleBody
+	res := testenv.Do(t, h, "POST", "/triage-rules", body, key...)
+	res.Decode(t, &r)
+	if res.Status != 201 || !r.Rule.Active {
+		t.Fatalf("%d %s", res.Status, res.Body)
+	}
+	now = now.Add(2 * time.Hour)
+	testenv.Do(t, h, "GET", "/triage-rules/"+r.Rule.ID, "", key...).Decode(t, &r)
+	if r.Rule.Active || !r.Rule.Enabled {
+		t.Fatalf("ended rule: active %v enabled %v", r.Rule.Active, r.Rule.Enabled)
 	}
 }
