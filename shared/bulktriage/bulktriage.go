@@ -26,10 +26,10 @@ package bulktriage
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"strings"
 
+	"github.com/acme/codescan-api/shared/attempt"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/streamimage"
 )
@@ -76,11 +76,6 @@ func JobOf(get streamimage.Get) (Job, bool) {
 	return Job{CompanyID: company, ID: id}, ok
 }
 
-// permanent is an error no retry fixes.
-type permanent struct{ reason string }
-
-func (p *permanent) Error() string { return p.reason }
-
 // Run runs one attempt at an operation, from its checkpoint to its end. It
 // returns an error only for what a retry may fix, and not on the last
 // attempt, which ends the operation failed instead.
@@ -93,19 +88,10 @@ func (w *Worker) Run(ctx context.Context, job Job) error {
 	if err != nil || !ok {
 		return err
 	}
-	err = w.run(ctx, op)
-	var perm *permanent
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &perm):
-		return w.Store.FailTriageOp(ctx, op.CompanyID, op.ID, perm.reason)
-	case op.Attempt >= MaxAttempts:
-		w.Log.Error("bulk triage: last attempt failed", "company_id", op.CompanyID, "operation_id", op.ID, "error", err.Error())
-		return w.Store.FailTriageOp(ctx, op.CompanyID, op.ID, fmt.Sprintf("the operation could not be completed in %d attempts", MaxAttempts))
-	}
-	w.Log.Warn("bulk triage: attempt failed, to be retried", "company_id", op.CompanyID, "operation_id", op.ID, "attempt", op.Attempt, "error", err.Error())
-	return err
+	return attempt.End(w.run(ctx, op), attempt.Job{What: "bulk triage", Noun: "the operation", N: op.Attempt, Max: MaxAttempts,
+		LogAttr: []any{"company_id", op.CompanyID, "operation_id", op.ID}}, w.Log, func(reason string) error {
+		return w.Store.FailTriageOp(ctx, op.CompanyID, op.ID, reason)
+	})
 }
 
 // run collects what the operation has not collected yet, applies what it
@@ -115,7 +101,7 @@ func (w *Worker) run(ctx context.Context, op store.TriageOp) error {
 	if op.RuleID == "" {
 		f, err := store.DecodeIssueFilter(op.Query)
 		if err != nil {
-			return &permanent{"the operation's filters are not readable"}
+			return &attempt.Permanent{Reason: "the operation's filters are not readable"}
 		}
 		collect = func(ctx context.Context, op store.TriageOp) (store.TriageOp, error) {
 			return w.collectFiltered(ctx, op, f)
@@ -169,15 +155,15 @@ func (w *Worker) collectRule(ctx context.Context, op store.TriageOp) (store.Tria
 func stepError(err error) error {
 	switch {
 	case errors.Is(err, store.ErrBadPageToken):
-		return &permanent{"the operation's list position is not readable"}
+		return &attempt.Permanent{Reason: "the operation's list position is not readable"}
 	case errors.Is(err, store.ErrRuleGone):
-		return &permanent{"the triage rule was deleted"}
+		return &attempt.Permanent{Reason: "the triage rule was deleted"}
 	case errors.Is(err, store.ErrRuleInactive):
-		return &permanent{"the triage rule was disabled"}
+		return &attempt.Permanent{Reason: "the triage rule was disabled"}
 	case errors.Is(err, store.ErrRuleEnded):
-		return &permanent{"the triage rule's acceptance has ended"}
+		return &attempt.Permanent{Reason: "the triage rule's acceptance has ended"}
 	case errors.Is(err, store.ErrInvalid): // e.g. an acceptance end passed while the operation waited
-		return &permanent{"the change is no longer valid: " + strings.TrimSuffix(err.Error(), ": "+store.ErrInvalid.Error())}
+		return &attempt.Permanent{Reason: "the change is no longer valid: " + strings.TrimSuffix(err.Error(), ": "+store.ErrInvalid.Error())}
 	}
 	return err
 }

@@ -24,6 +24,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/acme/codescan-api/shared/attempt"
 	"github.com/acme/codescan-api/shared/export"
 	"github.com/acme/codescan-api/shared/reportstore"
 	"github.com/acme/codescan-api/shared/store"
@@ -66,11 +67,6 @@ func JobOf(get streamimage.Get) (Job, bool) {
 	return Job{CompanyID: company, ID: id}, ok
 }
 
-// permanent is an error no retry fixes.
-type permanent struct{ reason string }
-
-func (p *permanent) Error() string { return p.reason }
-
 // errSuperseded: a later attempt took the export over.
 var errSuperseded = errors.New("export attempt superseded")
 
@@ -86,30 +82,24 @@ func (x *Worker) Run(ctx context.Context, job Job) error {
 	if err != nil || !ok {
 		return err
 	}
-	err = x.run(ctx, e)
-	var perm *permanent
-	switch {
-	case err == nil, errors.Is(err, errSuperseded):
+	if err = x.run(ctx, e); errors.Is(err, errSuperseded) {
 		return nil
-	case errors.As(err, &perm):
-		return x.Store.FailExport(ctx, e.CompanyID, e.ID, perm.reason)
-	case e.Attempt >= MaxAttempts:
-		x.Log.Error("export: last attempt failed", "company_id", e.CompanyID, "export_id", e.ID, "error", err.Error())
-		return x.Store.FailExport(ctx, e.CompanyID, e.ID, fmt.Sprintf("the export could not be completed in %d attempts", MaxAttempts))
 	}
-	x.Log.Warn("export: attempt failed, to be retried", "company_id", e.CompanyID, "export_id", e.ID, "attempt", e.Attempt, "error", err.Error())
-	return err
+	return attempt.End(err, attempt.Job{What: "export", Noun: "the export", N: e.Attempt, Max: MaxAttempts,
+		LogAttr: []any{"company_id", e.CompanyID, "export_id", e.ID}}, x.Log, func(reason string) error {
+		return x.Store.FailExport(ctx, e.CompanyID, e.ID, reason)
+	})
 }
 
 // run writes the export's object and ends the attempt done.
 func (x *Worker) run(ctx context.Context, e store.Export) error {
 	f := export.Format(e.Format)
 	if f.Extension() == "" {
-		return &permanent{fmt.Sprintf("unknown format %q", e.Format)}
+		return &attempt.Permanent{Reason: fmt.Sprintf("unknown format %q", e.Format)}
 	}
 	q, err := store.DecodeIssueFilter(e.Query)
 	if err != nil {
-		return &permanent{"the export's filters are not readable"}
+		return &attempt.Permanent{Reason: "the export's filters are not readable"}
 	}
 	p := &progress{x: x, ctx: ctx, e: e}
 	src := x.issues(ctx, e, q, p)

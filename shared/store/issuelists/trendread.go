@@ -5,9 +5,9 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/store/trends"
 	"github.com/acme/codescan-api/shared/tabledef"
@@ -74,20 +74,13 @@ func (x *Lists) countDue(ctx context.Context, kc expression.KeyConditionBuilder,
 	}
 	part := findings.DueProject(projectID)
 	var n int64
-	var start map[string]types.AttributeValue
-	for {
-		items, next, err := x.t.QueryRaw(ctx, tabledef.Due.Name, kc, nil, true, 0, start)
-		if err != nil {
-			return 0, err
+	err := ddb.EachIn(ctx, x.t, tabledef.Due.Name, kc, func(k struct {
+		SK string `dynamodbav:"DueSK"`
+	}) error {
+		if strings.Contains(k.SK, part) {
+			n++
 		}
-		for _, it := range items {
-			if sk, ok := it[tabledef.Due.SK].(*types.AttributeValueMemberS); ok && strings.Contains(sk.Value, part) {
-				n++
-			}
-		}
-		if next == nil {
-			return n, nil
-		}
-		start = next
-	}
+		return nil
+	})
+	return n, err
 }

@@ -11,9 +11,14 @@ import (
 // Each calls fn with every item of the table the key condition matches,
 // page by page.
 func Each[T any](ctx context.Context, t *Table, kc expression.KeyConditionBuilder, fn func(T) error) error {
+	return EachIn(ctx, t, "", kc, fn)
+}
+
+// EachIn is Each over an index ("" for the table).
+func EachIn[T any](ctx context.Context, t *Table, index string, kc expression.KeyConditionBuilder, fn func(T) error) error {
 	var start map[string]types.AttributeValue
 	for {
-		items, next, err := t.QueryRaw(ctx, "", kc, nil, true, 0, start)
+		items, next, err := t.QueryRaw(ctx, index, kc, nil, true, 0, start)
 		if err != nil {
 			return err
 		}
