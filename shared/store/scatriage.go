@@ -123,7 +123,7 @@ func (s *Store) ApplyTriageRuleAll(ctx context.Context, companyID int64, id stri
 	if !dryRun && len(ids) > MaxRuleApply {
 		return s.startRuleOp(ctx, stored, userID)
 	}
-	res, err := s.ApplyTriageRule(ctx, companyID, id, dryRun, userID)
+	res, err := s.ApplyTriageRule(ctx, companyID, stored, dryRun, userID)
 	if many := (*ErrRuleTooMany)(nil); errors.As(err, &many) {
 		return s.startRuleOp(ctx, stored, userID)
 	}

@@ -160,20 +160,17 @@ func (x *Triage) OpRule(ctx context.Context, op triageops.Op) (triagerule.Rule, 
 	return stored.Model(), nil
 }
 
-// ApplyTriageRule applies a rule of the company to its existing issues
-// through the issue write path, by userID: every issue the rule matches
-// whose status or urgency its action moves (see appliesTo). A dry run
+// ApplyTriageRule applies a rule of the company (as the caller read it) to
+// its existing issues through the issue write path, by userID: every issue
+// the rule matches whose status or urgency its action moves (see
+// appliesTo). A dry run
 // changes nothing and answers the same count. An application needs an
 // active rule (ErrRuleInactive) whose acceptance, if any, has not ended
 // (ErrRuleEnded, a dry run too) and changes at most MaxRuleApply issues
 // (ErrRuleTooMany, nothing changed: the caller runs it as an operation);
 // it is audited (triage_rule.apply) with its first write, and applying
 // again changes 0.
-func (x *Triage) ApplyTriageRule(ctx context.Context, companyID int64, id string, dryRun bool, userID int64) (RuleApplication, error) {
-	stored, err := x.rules.GetTriageRule(ctx, companyID, id)
-	if err != nil {
-		return RuleApplication{}, err
-	}
+func (x *Triage) ApplyTriageRule(ctx context.Context, companyID int64, stored triagerules.Rule, dryRun bool, userID int64) (RuleApplication, error) {
 	if stored.Ended(x.t.Clock()) {
 		return RuleApplication{}, ErrRuleEnded
 	}
