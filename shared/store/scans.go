@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"time"
 
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
@@ -47,4 +48,10 @@ func CanonicalUUID(s string) (string, bool) { return schema.CanonicalUUID(s) }
 // ends incomplete (see scans.ScanFailedEvent).
 func ScanFailedEvent(sc Scan, projectName, reason string, at time.Time) (*Event, error) {
 	return scans.ScanFailedEvent(sc, projectName, reason, at)
+}
+
+// FailScan ends a scan that is still processing as incomplete, settling
+// first the counters it left (see findings.FailScan).
+func (s *Store) FailScan(ctx context.Context, companyID int64, scanID, reason string, problems []ScanError, ev *Event) (bool, error) {
+	return s.Findings.FailScan(ctx, companyID, scanID, reason, problems, ev)
 }

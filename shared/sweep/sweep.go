@@ -57,6 +57,9 @@ func Run(ctx context.Context, st Store, now time.Time) (int, error) {
 			ScanType: sc.Engine, Level: "error", Location: "report",
 			Message: "processing did not finish within " + StalledAfter.String() + "; upload the report again with a new run_id",
 		}}, ev)
+		if errors.Is(err, store.ErrUnavailable) { // its branch is busy with another upload: the next run tries again
+			continue
+		}
 		if err != nil {
 			return ended, err
 		}

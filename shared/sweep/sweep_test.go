@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/google/uuid"
 
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/store"
@@ -91,5 +92,49 @@ func TestSweepEndsStalledScans(t *testing.T) {
 	}
 	if waiting, err := st.StalledScans(ctx, now.Add(24*time.Hour), 10); err != nil || len(waiting) != 0 {
 		t.Fatalf("still waiting: %+v %v", waiting, err)
+	}
+}
+
+// busyBranches is the store, with the branches of some scans busy with
+// another upload for longer than a lease wait (FailScan's ErrUnavailable).
+type busyBranches struct {
+	*store.Store
+	busy map[string]bool
+}
+
+func (b busyBranches) FailScan(ctx context.Context, companyID int64, scanID, reason string, problems []store.ScanError, ev *store.Event) (bool, error) {
+	if b.busy[scanID] {
+		return false, store.ErrUnavailable
+	}
+	return b.Store.FailScan(ctx, companyID, scanID, reason, problems, ev)
+}
+
+// A stalled scan whose branch is busy is left for the next run; the others
+// of the run are ended all the same.
+func TestSweepPassesOverABusyBranch(t *testing.T) {
+	st := testenv.NewStore(t)
+	ctx := context.Background()
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	var ids []string
+	for n, branch := range []string{"main", "dev"} {
+		sc, err := st.CreateScan(ctx, store.Scan{CompanyID: 7, ProjectID: 1, Branch: branch, Engine: "sarif", Tool: "gosec",
+			RunID: uuid.NewString(), Status: store.ScanProcessing, CreatedAt: now.Add(-time.Duration(4-n) * time.Hour).Format(time.RFC3339)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, sc.ID)
+	}
+	busy := busyBranches{Store: st, busy: map[string]bool{ids[0]: true}}
+	if n, err := sweep.Run(ctx, busy, now); err != nil || n != 1 {
+		t.Fatalf("sweep with a busy branch: %d %v", n, err)
+	}
+	for n, want := range []string{store.ScanProcessing, store.ScanIncomplete} {
+		if got, err := st.GetScan(ctx, 7, ids[n]); err != nil || got.Status != want {
+			t.Fatalf("scan %d: %s %v, want %s", n, got.Status, err, want)
+		}
+	}
+	delete(busy.busy, ids[0])
+	if n, err := sweep.Run(ctx, busy, now); err != nil || n != 1 {
+		t.Fatalf("the next run: %d %v", n, err)
 	}
 }

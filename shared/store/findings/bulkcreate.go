@@ -7,50 +7,64 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/google/uuid"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/journal"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
+	"github.com/acme/codescan-api/shared/store/scans"
 	"github.com/acme/codescan-api/shared/store/trends"
-	"github.com/acme/codescan-api/shared/tabledef"
 )
 
 // A scan's new issues are written in bulk, not one transaction per handful
 // of issues: their counter deltas are added up over the whole scan and
-// written first as a journal (items of up to journalChunk counters' deltas
-// each, then a marker), then the issues go out with parallel
-// BatchWriteItem calls while each journal item is applied to its counters
-// (ADD) and deleted in one transaction. So each counter is written once per
-// scan, however many issues it gains, and a crash anywhere leaves a state
-// the next attempt finishes exactly: before the marker nothing counts;
-// after it, the journal, not the issues, says what the counters still owe,
-// and an applied item is gone. Only the scan's lease holder creates issues
-// on its branch and tool, so a retry's "issues that do not exist yet" are
-// exactly the first attempt's unwritten ones. A journal item holds many
-// counters because every item written costs a stream record as well: one
-// per counter would double the journal's writes for nothing.
+// written first as the scan's journal (see internal/journal: items of up
+// to journalChunk counters' deltas, the trend moves, and the new issues
+// themselves in brief), then a marker naming it, which the branch's head
+// names too. Then the issues go out with parallel BatchWriteItem calls
+// while the journal is paid beside them. So each counter is written once
+// per scan, however many issues it gains. Only the scan's lease holder
+// creates issues on its branch and tool, so a retry within the same apply
+// finds "the issues that do not exist yet" to be exactly the first
+// attempt's unwritten ones, and finishes both. A journal whose writer gave
+// up is settled (settle.go) by whoever takes the branch next, or by the
+// scan's failure: what it paid for issues that were never written is taken
+// back, so the counters equal the issues it wrote. A journal item holds
+// many counters because every item written costs a stream record as well.
 
 func journalPK(companyID int64, scanID string) string {
 	return fmt.Sprintf("%s#JRNL#%s", schema.CompanyPK(companyID), scanID)
 }
 
-// journalDone is the marker's sort key: after every chunk key (CHUNK#...).
+// journalDone is the marker's sort key: after every other item's.
 const journalDone = "~DONE"
 
 // journalChunk is the most counters one journal item holds: with the
 // item's own delete and the summaries of the three scopes of a scan's
-// issues (company, project, branch), one transaction applies it. An entry
+// issues (company, project, branch), one transaction pays it. An entry
 // (the counter's scope, dimension and group, from which its key is made
 // again, and its deltas) is at most some 2.5 KB (a file path of
 // norm.MaxPath bytes and a branch of 1,020), so an item stays under 250 KB,
 // below DynamoDB's 400 KB.
 const journalChunk = ddb.MaxTxItems - 4
 
-// journalItem is one chunk of a scan's counter deltas.
-type journalItem struct {
+// The items of one generation of moves (a token of its own, so that
+// items a crash left of another generation are never paid with it): its
+// counter chunks and its trend item.
+func chunkPrefix(gen string) string { return "C#" + gen + "#" }
+func trendSK(gen string) string     { return "T#" + gen }
+
+// journalMarker says a scan's journal is owed: Gen names its moves, Fix
+// (once settled) the moves that take back what Gen paid for issues never
+// written; At is when its issues were created.
+type journalMarker struct {
 	ddb.Key
-	Entries []journalEntry `dynamodbav:"entries"`
-	Trend   []trends.Move  `dynamodbav:"trend,omitempty"` // the trend item's (trendJournalSK)
+	Gen     string `dynamodbav:"gen"`
+	Fix     string `dynamodbav:"fix,omitempty"`
+	At      string `dynamodbav:"at"`
+	Project int64  `dynamodbav:"project"`
+	Branch  string `dynamodbav:"branch"`
 }
 
 type journalEntry struct {
@@ -61,17 +75,17 @@ type journalEntry struct {
 	Cells   Cells     `dynamodbav:"cells"`
 }
 
-// bulkCreate writes new issues (changes without before) and counts them;
-// it adds the counters it settled to settled.
-func (x *Findings) bulkCreate(ctx context.Context, companyID int64, scanID string, creates []IssueChange, settled map[ddb.Key]bool) error {
-	pk := journalPK(companyID, scanID)
-	var marker ddb.Key
-	err := x.t.GetItem(ctx, ddb.Key{PK: pk, SK: journalDone}, &marker)
+// bulkCreate writes new issues (changes without before) of the scan and
+// counts them; it adds the counters it settled to settled.
+func (x *Findings) bulkCreate(ctx context.Context, companyID int64, sc scans.Scan, lease string, creates []IssueChange, settled map[ddb.Key]bool) error {
+	pk := journalPK(companyID, sc.ID)
+	var m journalMarker
+	err := x.t.GetItemConsistent(ctx, ddb.Key{PK: pk, SK: journalDone}, &m)
 	switch {
 	case errors.Is(err, ddb.ErrNotFound) && len(creates) == 0:
 		return nil // nothing to create, nothing owed
-	case errors.Is(err, ddb.ErrNotFound):
-		if err := x.writeJournal(ctx, companyID, pk, creates); err != nil {
+	case errors.Is(err, ddb.ErrNotFound), err == nil && m.Gen == "": // none, or one an earlier version left
+		if m, err = x.writeJournal(ctx, companyID, sc, lease, creates); err != nil {
 			return err
 		}
 	case err != nil:
@@ -92,12 +106,13 @@ func (x *Findings) bulkCreate(ctx context.Context, companyID int64, scanID strin
 		}
 	}
 	// The issues and the counters go out together: the journal, not the
-	// issues written, says what the counters owe, so neither order matters
-	// to a retry, and the counters' transactions ride beside the issues'
+	// issues written, says what the counters owe, and what it paid for
+	// issues a writer that gave up never wrote is taken back when it is
+	// settled; so the counters' transactions ride beside the issues'
 	// batches instead of after them.
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return x.t.BatchPutParallel(gctx, items) })
-	g.Go(func() error { return x.applyJournal(gctx, companyID, pk, settled) })
+	g.Go(func() error { _, err := x.payJournal(gctx, companyID, pk, m.Gen, settled); return err })
 	if err := g.Wait(); err != nil {
 		return err
 	}
@@ -105,68 +120,106 @@ func (x *Findings) bulkCreate(ctx context.Context, companyID int64, scanID strin
 	return x.t.DeleteItem(ctx, ddb.Key{PK: pk, SK: journalDone})
 }
 
-func (x *Findings) writeJournal(ctx context.Context, companyID int64, pk string, creates []IssueChange) error {
+// writeJournal writes the journal of creates and its marker, and names it
+// on the branch's head, conditional on the scan still holding its lease.
+func (x *Findings) writeJournal(ctx context.Context, companyID int64, sc scans.Scan, lease string, creates []IssueChange) (journalMarker, error) {
+	pk := journalPK(companyID, sc.ID)
+	m := journalMarker{Key: ddb.Key{PK: pk, SK: journalDone}, Gen: uuid.NewString(), At: x.t.Stamp(),
+		Project: sc.ProjectID, Branch: sc.Branch}
+	expires := journal.Expiry(x.t.Clock())
+	items, err := x.journalItems(ctx, companyID, pk, m.Gen, creates, m.At, expires)
+	if err != nil {
+		return m, err
+	}
+	for _, it := range createdItems(pk, m.Gen, creates, expires) {
+		items = append(items, it)
+	}
+	if err := x.t.BatchPutParallel(ctx, items); err != nil {
+		return m, err
+	}
+	put, err := x.t.TxPut(m, nil)
+	if err != nil {
+		return m, err
+	}
+	cond := expression.Name("lease_owner").Equal(expression.Value(lease))
+	head, err := x.t.TxUpdate(headKey(companyID, sc.ProjectID, sc.Branch, sc.Tool),
+		expression.Set(expression.Name("journal"), expression.Value(sc.ID)), &cond)
+	if err != nil {
+		return m, err
+	}
+	return m, x.t.Transact(ctx, []types.TransactWriteItem{put, head})
+}
+
+// journalItems are the counter chunks and trend item of generation gen of
+// a journal: what changes written at at move.
+func (x *Findings) journalItems(ctx context.Context, companyID int64, pk, gen string, changes []IssueChange, at string, expires int64) ([]any, error) {
 	var entries []journalEntry
-	for _, d := range counterDeltas(companyID, creates) {
+	for _, d := range counterDeltas(companyID, changes) {
 		entries = append(entries, journalEntry{Project: d.scope.ProjectID,
 			Branch: d.scope.Branch, Dim: d.dim, Group: d.group, Cells: d.cells})
 	}
 	var items []any
-	for start := 0; start < len(entries); start += journalChunk {
-		items = append(items, journalItem{Key: ddb.Key{PK: pk, SK: fmt.Sprintf("CHUNK#%06d", start/journalChunk)},
-			Entries: entries[start:min(start+journalChunk, len(entries))]})
+	for _, it := range journal.Chunks(pk, chunkPrefix(gen), entries, journalChunk, expires) {
+		items = append(items, it)
 	}
-	if tj, err := x.trendJournal(ctx, companyID, pk, creates); err != nil {
-		return err
-	} else if tj != nil {
-		items = append(items, *tj)
+	st, err := x.fixSettings(ctx, companyID, changes)
+	if err != nil {
+		return nil, err
 	}
-	if err := x.t.BatchPutParallel(ctx, items); err != nil {
-		return err
+	moves, err := trendMoves(changes, at, st)
+	if err != nil {
+		return nil, err
 	}
-	return x.t.PutItem(ctx, ddb.Key{PK: pk, SK: journalDone}, nil)
+	if len(moves) > 0 {
+		items = append(items, journal.Item[trends.Move]{Key: ddb.Key{PK: pk, SK: trendSK(gen)}, Moves: moves, ExpiresAt: expires})
+	}
+	return items, nil
 }
 
-// applyJournal adds every remaining journal item to its counters,
-// deleting the item in the same transaction. It first reads the item's
-// counters and settles them in that transaction too (index keys and scope
-// summaries for the counts the deltas make, conditional on the counters
-// read), which spares settleCounters a second write of each; when a
-// concurrent writer moved one of them meanwhile, the item is applied with
-// plain ADDs and settleCounters settles them as it does for every writer.
-// Chunks go one after another: they share their scopes' summaries. The
-// counters settled so are added to settled.
-func (x *Findings) applyJournal(ctx context.Context, companyID int64, pk string, settled map[ddb.Key]bool) error {
-	var chunks []journalItem
-	if err := x.t.QueryAll(ctx, "", ddb.PKBeginsWith(pk, "CHUNK#"), true, &chunks); err != nil {
-		return err
+// payJournal pays every item of generation gen not paid yet. It first
+// reads a chunk's counters and settles them in the same transaction
+// (index keys and scope summaries for the counts the deltas make,
+// conditional on the counters read), which spares settleCounters a second
+// write of each; when a concurrent writer moved one of them meanwhile, the
+// chunk is paid with plain ADDs and settleCounters settles them as it does
+// for every writer. Chunks go one after another: they share their scopes'
+// summaries. It returns the keys of the counters it moved, and adds those
+// it settled to settled.
+func (x *Findings) payJournal(ctx context.Context, companyID int64, pk, gen string, settled map[ddb.Key]bool) ([]ddb.Key, error) {
+	trend, err := journal.Pending[trends.Move](ctx, x.t, pk, trendSK(gen))
+	if err != nil {
+		return nil, err
 	}
-	exists := expression.AttributeExists(expression.Name(tabledef.PK))
-	for _, ch := range chunks {
-		del, err := x.t.TxDelete(ch.Key, exists)
+	for _, it := range trend {
+		items, err := x.d.Trends.TxMoves(companyID, it.Moves)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if ch.SK == trendJournalSK {
-			if err := x.applyTrendJournal(ctx, companyID, ch, del); err != nil {
-				return err
-			}
-			continue
+		if err := journal.Pay(ctx, x.t, []ddb.Key{it.Key}, items); err != nil {
+			return nil, err
 		}
-		keys := ch.counterKeys(companyID)
-		err = x.applySettled(ctx, companyID, ch, keys, del)
+	}
+	chunks, err := journal.Pending[journalEntry](ctx, x.t, pk, chunkPrefix(gen))
+	if err != nil {
+		return nil, err
+	}
+	var moved []ddb.Key
+	for _, ch := range chunks {
+		keys := counterKeys(companyID, ch.Moves)
+		err = x.paySettled(ctx, companyID, ch, keys)
 		ok := err == nil
 		if errors.Is(err, ddb.ErrConflict) {
-			err = x.t.Retrying(ctx, func() error { return x.applyPlain(ctx, ch, keys, del) })
+			err = x.t.Retrying(ctx, func() error { return x.payPlain(ctx, ch, keys) })
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for _, k := range keys {
 			settled[k] = settled[k] || ok
 		}
+		moved = append(moved, keys...)
 	}
-	return nil
+	return moved, nil
 }
 
 // ref names the counter a journal entry moves.
@@ -179,43 +232,41 @@ func (e journalEntry) delta() *counterDelta {
 	return &counterDelta{scope: g.scope, dim: g.dim, group: g.group, cells: e.Cells}
 }
 
-// counterKeys are the keys of the counters a journal item moves, in the
-// order of its entries.
-func (ch journalItem) counterKeys(companyID int64) []ddb.Key {
-	keys := make([]ddb.Key, len(ch.Entries))
-	for n, e := range ch.Entries {
+// counterKeys are the keys of the counters entries move, in their order.
+func counterKeys(companyID int64, entries []journalEntry) []ddb.Key {
+	keys := make([]ddb.Key, len(entries))
+	for n, e := range entries {
 		keys[n] = e.ref().key(companyID)
 	}
 	return keys
 }
 
-// applyPlain adds a journal item's deltas to its counters (keys, as
-// counterKeys) and deletes it.
-func (x *Findings) applyPlain(ctx context.Context, ch journalItem, keys []ddb.Key, del types.TransactWriteItem) error {
+// payPlain pays a chunk with plain ADDs to its counters (keys, as
+// counterKeys).
+func (x *Findings) payPlain(ctx context.Context, ch journal.Item[journalEntry], keys []ddb.Key) error {
 	var items []types.TransactWriteItem
 	for n, k := range keys {
-		add, err := x.txCounter(k, ch.Entries[n].delta())
+		add, err := x.txCounter(k, ch.Moves[n].delta())
 		if err != nil {
 			return err
 		}
 		items = append(items, add)
 	}
-	return x.t.Transact(ctx, append(items, del))
+	return journal.Pay(ctx, x.t, []ddb.Key{ch.Key}, items)
 }
 
-// applySettled adds a journal item's deltas to its counters (keys, as
-// counterKeys), settled for the counts read, and deletes it; ErrConflict
-// when a counter moved since. The item's counters, its scopes' summaries
-// (a scan's issues have three scopes) and its delete fit one transaction:
-// see journalChunk.
-func (x *Findings) applySettled(ctx context.Context, companyID int64, ch journalItem, keys []ddb.Key, del types.TransactWriteItem) error {
+// paySettled pays a chunk to its counters (keys, as counterKeys), settled
+// for the counts read; ErrConflict when a counter moved since. The chunk's
+// counters, its scopes' summaries (a scan's issues have three scopes) and
+// its delete fit one transaction: see journalChunk.
+func (x *Findings) paySettled(ctx context.Context, companyID int64, ch journal.Item[journalEntry], keys []ddb.Key) error {
 	got, err := x.t.BatchGet(ctx, keys)
 	if err != nil {
 		return err
 	}
 	var items []types.TransactWriteItem
 	moves := groupMoves{}
-	for n, e := range ch.Entries {
+	for n, e := range ch.Moves {
 		var was counterState
 		if av, ok := got[keys[n]]; ok {
 			if was, err = decodeCounter(av); err != nil {
@@ -234,5 +285,5 @@ func (x *Findings) applySettled(ctx context.Context, companyID int64, ch journal
 	if err != nil {
 		return err
 	}
-	return x.t.Transact(ctx, append(append(items, sums...), del))
+	return journal.Pay(ctx, x.t, []ddb.Key{ch.Key}, append(items, sums...))
 }

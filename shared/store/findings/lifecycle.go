@@ -48,6 +48,9 @@ type ScanHead struct {
 	ScanCreatedAt string `dynamodbav:"scan_created_at,omitempty"`
 	LeaseOwner    string `dynamodbav:"lease_owner,omitempty"`
 	LeaseUntil    int64  `dynamodbav:"lease_until,omitempty"` // unix ms
+	// Journal names the scan whose journal was written last (see
+	// bulkcreate.go): the next holder settles it before anything else.
+	Journal string `dynamodbav:"journal,omitempty"`
 }
 
 func headKey(companyID, projectID int64, branch, tool string) ddb.Key {
@@ -105,11 +108,16 @@ func (x *Findings) ApplyScan(ctx context.Context, companyID int64, sc scans.Scan
 }
 
 func (x *Findings) applyLeased(ctx context.Context, companyID int64, sc scans.Scan, lease string, head ScanHead, found []Issue) (ApplyResult, error) {
+	if head.Journal != "" {
+		if err := x.settleJournal(ctx, companyID, head.Journal); err != nil {
+			return ApplyResult{}, err
+		}
+	}
 	// The scan's membership goes out beside its issues: only scans applied
 	// after this one completes read it.
 	var members errgroup.Group
 	members.Go(func() error { return scans.PutMembers(ctx, x.t, companyID, sc.ID, IDs(found)) })
-	res, events, err := x.applyIssues(ctx, companyID, sc, head, found)
+	res, events, err := x.applyIssues(ctx, companyID, sc, lease, head, found)
 	if merr := members.Wait(); err == nil {
 		err = merr
 	}
@@ -121,7 +129,7 @@ func (x *Findings) applyLeased(ctx context.Context, companyID int64, sc scans.Sc
 
 // applyIssues applies the lifecycle to the scan's issues and settles their
 // counters; it returns the events completing the scan records.
-func (x *Findings) applyIssues(ctx context.Context, companyID int64, sc scans.Scan, head ScanHead, found []Issue) (ApplyResult, []schema.Event, error) {
+func (x *Findings) applyIssues(ctx context.Context, companyID int64, sc scans.Scan, lease string, head ScanHead, found []Issue) (ApplyResult, []schema.Event, error) {
 	var res ApplyResult
 	res.Late = head.ScanID != "" && head.ScanID != sc.ID && head.ScanCreatedAt > sc.CreatedAt
 	truth := !res.Late
@@ -199,7 +207,7 @@ func (x *Findings) applyIssues(ctx context.Context, companyID int64, sc scans.Sc
 		if err := x.decidedHistory(ctx, companyID, creates); err != nil {
 			return err
 		}
-		if err := x.bulkCreate(ctx, companyID, sc.ID, creates, settled); err != nil {
+		if err := x.bulkCreate(ctx, companyID, sc, lease, creates, settled); err != nil {
 			return err
 		}
 		_, err := x.commitIssues(ctx, companyID, updates)
@@ -418,7 +426,8 @@ func (x *Findings) releaseLease(ctx context.Context, companyID int64, sc scans.S
 // releases the lease, marks the scan complete (no longer waiting for the
 // ingester) and records its events, in one transaction.
 func (x *Findings) completeScan(ctx context.Context, companyID int64, sc scans.Scan, lease string, findings int, truth bool, events []schema.Event) error {
-	upd := expression.Remove(expression.Name("lease_owner")).Remove(expression.Name("lease_until"))
+	upd := expression.Remove(expression.Name("lease_owner")).Remove(expression.Name("lease_until")).
+		Remove(expression.Name("journal")) // paid in full, or settled
 	if truth {
 		upd = upd.Set(expression.Name("scan_id"), expression.Value(sc.ID)).
 			Set(expression.Name("scan_created_at"), expression.Value(sc.CreatedAt))

@@ -17,12 +17,8 @@ import (
 // The issue write path moves the trend records of the issues' company and
 // project (see shared/store/trends) where it moves the group counters:
 // commitIssues adds them to each of its transactions, bulkCreate to its
-// scan journal (trendJournalSK), so they are exact under retries and
-// concurrency as the counters are.
-
-// trendJournalSK is the journal item of a scan's trend moves: a CHUNK#
-// item, applied with the counter chunks, in its own transaction.
-const trendJournalSK = "CHUNK#trend"
+// scan journal (trendSK), so they are exact under retries and concurrency
+// as the counters are.
 
 // fixSettings reads the company's SLA settings (consistently: a fix is
 // judged against the deadline in force) when one of changes enters fixed,
@@ -74,30 +70,6 @@ func (x *Findings) txTrend(companyID int64, chunk []IssueChange, at string, st *
 		return nil, err
 	}
 	return x.d.Trends.TxMoves(companyID, moves)
-}
-
-// trendJournal is the scan journal's item of the trend moves of creates
-// (nil when they move nothing).
-func (x *Findings) trendJournal(ctx context.Context, companyID int64, pk string, creates []IssueChange) (*journalItem, error) {
-	st, err := x.fixSettings(ctx, companyID, creates)
-	if err != nil {
-		return nil, err
-	}
-	moves, err := trendMoves(creates, x.t.Stamp(), st)
-	if err != nil || len(moves) == 0 {
-		return nil, err
-	}
-	return &journalItem{Key: ddb.Key{PK: pk, SK: trendJournalSK}, Trend: moves}, nil
-}
-
-// applyTrendJournal applies the journal's trend item and deletes it (del)
-// in one transaction.
-func (x *Findings) applyTrendJournal(ctx context.Context, companyID int64, ch journalItem, del types.TransactWriteItem) error {
-	items, err := x.d.Trends.TxMoves(companyID, ch.Trend)
-	if err != nil {
-		return err
-	}
-	return x.t.Transact(ctx, append(items, del))
 }
 
 // bulkTrend are the trend records of new issues written at at (the bench

@@ -1,0 +1,160 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go/middleware"
+	"github.com/google/uuid"
+
+	"github.com/acme/codescan-api/internal/testenv"
+	"github.com/acme/codescan-api/shared/store"
+)
+
+// crashOn fails, once, the nth DynamoDB call that match accepts: a worker
+// that dies there.
+func crashOn(st *store.Store, nth int64, match func(params any) bool) *atomic.Int64 {
+	seen := &atomic.Int64{}
+	opts := st.Client().Options()
+	opts.APIOptions = append(slices.Clone(opts.APIOptions), func(stack *middleware.Stack) error {
+		return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("crash-on",
+			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+				if match(in.Parameters) && seen.Add(1) == nth {
+					return middleware.InitializeOutput{}, middleware.Metadata{}, errors.New("crashed")
+				}
+				return next.HandleInitialize(ctx, in)
+			}), middleware.Before)
+	})
+	st.SetClient(dynamodb.New(opts))
+	return seen
+}
+
+// issueBatch matches a BatchWriteItem of issues.
+func issueBatch(p any) bool {
+	in, ok := p.(*dynamodb.BatchWriteItemInput)
+	if !ok {
+		return false
+	}
+	for _, reqs := range in.RequestItems {
+		sk, ok := reqs[0].PutRequest.Item["SK"].(*types.AttributeValueMemberS)
+		return ok && strings.HasPrefix(sk.Value, "ISSUE#")
+	}
+	return false
+}
+
+// journalPayment matches a transaction that pays a scan journal's item.
+func journalPayment(p any) bool {
+	in, ok := p.(*dynamodb.TransactWriteItemsInput)
+	if !ok {
+		return false
+	}
+	for _, it := range in.TransactItems {
+		if it.Delete != nil {
+			if pk, ok := it.Delete.Key["PK"].(*types.AttributeValueMemberS); ok && strings.Contains(pk.Value, "#JRNL#") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// A scan whose writer gives up midway, its issues partly written and its
+// journal partly paid, is failed (the stalled sweep's way): the counters
+// then equal the issues it wrote, however they were triaged meanwhile, and
+// a later scan of the branch creates the rest and counts them once.
+func TestScanGivenUpLeavesCountersEqualToItsIssues(t *testing.T) {
+	fs := make([]finding, 600) // a file each: some 1,800 counters, 19 journal chunks
+	for n := range fs {
+		fs[n] = finding{fmt.Sprintf("f%03d", n), []int{79, 89, 22, 78, 502, 611}[n%6]}
+	}
+	for _, tc := range []struct {
+		name    string
+		nth     int64
+		match   func(any) bool
+		partial bool // the crash leaves issues unwritten
+	}{
+		{"while writing issues", 3, issueBatch, true},
+		{"while paying the journal", 4, journalPayment, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newBranchWorld(t)
+			ctx := context.Background()
+			sc, err := w.st.CreateScan(ctx, store.Scan{ID: uuid.NewString(), CompanyID: w.company, ProjectID: w.project, Branch: "main",
+				Engine: "sarif", Tool: "t", Status: store.ScanProcessing, CreatedAt: w.clock.Format(time.RFC3339)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			crashes := crashOn(w.st, tc.nth, tc.match)
+			if _, err := w.st.ApplyScan(ctx, w.company, sc, w.found(sc, fs...)); err == nil || !strings.Contains(err.Error(), "crashed") {
+				t.Fatalf("the crashed apply answered %v (%d matching calls)", err, crashes.Load())
+			}
+			var written []store.Issue
+			if err := w.st.EachScanIssue(ctx, w.company, sc.ID, func(i store.Issue) error { written = append(written, i); return nil }); err != nil {
+				t.Fatal(err)
+			}
+			if len(written) == 0 || (tc.partial && len(written) == len(fs)) {
+				t.Fatalf("the crash left %d of %d issues", len(written), len(fs))
+			}
+			// People triage what they see meanwhile.
+			fp, reason := "false_positive", "test fixture"
+			if _, err := w.st.UpdateIssue(ctx, w.company, written[0].ID, store.IssueUpdate{Status: &fp, Reason: &reason}, store.Actor{UserID: 5}); err != nil {
+				t.Fatal(err)
+			}
+			changed, err := w.st.FailScan(ctx, w.company, sc.ID, "The upload could not be processed", nil, nil)
+			if err != nil || !changed {
+				t.Fatalf("give up: %v %v", changed, err)
+			}
+			testenv.Recount(t, w.st, w.company)
+			if got, err := w.st.GetScan(ctx, w.company, sc.ID); err != nil || got.Status != store.ScanIncomplete {
+				t.Fatalf("the scan given up: %+v %v", got, err)
+			}
+			// A later scan of the branch reports everything again: the
+			// issues the given-up scan never wrote are created now, once.
+			_, res := w.scan(t, "main", "t", fs...)
+			if res.Created != len(fs)-len(written) {
+				t.Fatalf("the later scan created %d, want %d", res.Created, len(fs)-len(written))
+			}
+			testenv.Recount(t, w.st, w.company)
+		})
+	}
+}
+
+// A scan that crashed midway and was overtaken by the next scan of its
+// branch: the next scan settles its journal before anything else, and the
+// failure that comes later finds nothing owed.
+func TestNextScanSettlesAJournalLeftBehind(t *testing.T) {
+	w := newBranchWorld(t)
+	ctx := context.Background()
+	fs := make([]finding, 300)
+	for n := range fs {
+		fs[n] = finding{fmt.Sprintf("g%03d", n), []int{79, 89, 22}[n%3]}
+	}
+	sc, err := w.st.CreateScan(ctx, store.Scan{ID: uuid.NewString(), CompanyID: w.company, ProjectID: w.project, Branch: "main",
+		Engine: "sarif", Tool: "t", Status: store.ScanProcessing, CreatedAt: w.clock.Format(time.RFC3339)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	crashOn(w.st, 2, issueBatch)
+	if _, err := w.st.ApplyScan(ctx, w.company, sc, w.found(sc, fs...)); err == nil {
+		t.Fatal("the crash was not injected")
+	}
+	// The next scan reports a third of them; the crashed scan's other
+	// issues it wrote are fixed by it, the ones it never wrote never exist.
+	_, res := w.scan(t, "main", "t", fs[:100]...)
+	if res.Created+res.Unchanged != 100 {
+		t.Fatalf("the next scan: %+v", res)
+	}
+	testenv.Recount(t, w.st, w.company)
+	if changed, err := w.st.FailScan(ctx, w.company, sc.ID, "The upload could not be processed", nil, nil); err != nil || !changed {
+		t.Fatalf("give up: %v %v", changed, err)
+	}
+	testenv.Recount(t, w.st, w.company)
+}
