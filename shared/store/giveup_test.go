@@ -158,3 +158,53 @@ func TestNextScanSettlesAJournalLeftBehind(t *testing.T) {
 	}
 	testenv.Recount(t, w.st, w.company)
 }
+
+// markerFixed matches the update that marks a journal's fix written.
+func markerFixed(p any) bool {
+	in, ok := p.(*dynamodb.UpdateItemInput)
+	if !ok {
+		return false
+	}
+	sk, ok := in.Key["SK"].(*types.AttributeValueMemberS)
+	return ok && sk.Value == "~DONE"
+}
+
+// Settling a journal may crash too: before its fix is marked written (the
+// next attempt writes the same fix over it), and while paying (the next
+// attempt pays what is left). The counters end exact all the same.
+func TestSettlingAJournalSurvivesCrashes(t *testing.T) {
+	w := newBranchWorld(t)
+	ctx := context.Background()
+	fs := make([]finding, 400)
+	for n := range fs {
+		fs[n] = finding{fmt.Sprintf("h%03d", n), []int{79, 89, 22, 78}[n%4]}
+	}
+	sc, err := w.st.CreateScan(ctx, store.Scan{ID: uuid.NewString(), CompanyID: w.company, ProjectID: w.project, Branch: "main",
+		Engine: "sarif", Tool: "t", Status: store.ScanProcessing, CreatedAt: w.clock.Format(time.RFC3339)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	crashOn(w.st, 3, issueBatch)
+	if _, err := w.st.ApplyScan(ctx, w.company, sc, w.found(sc, fs...)); err == nil {
+		t.Fatal("the crash was not injected")
+	}
+	fixed := crashOn(w.st, 1, markerFixed)
+	paid := crashOn(w.st, 3, journalPayment)
+	for attempt := 0; attempt < 2; attempt++ {
+		if _, err := w.st.FailScan(ctx, w.company, sc.ID, "The upload could not be processed", nil, nil); err == nil || !strings.Contains(err.Error(), "crashed") {
+			t.Fatalf("settling attempt %d answered %v", attempt, err)
+		}
+	}
+	if fixed.Load() != 2 || paid.Load() < 3 {
+		t.Fatalf("crashes: the fix marked %d times, %d payments", fixed.Load(), paid.Load())
+	}
+	if changed, err := w.st.FailScan(ctx, w.company, sc.ID, "The upload could not be processed", nil, nil); err != nil || !changed {
+		t.Fatalf("give up: %v %v", changed, err)
+	}
+	testenv.Recount(t, w.st, w.company)
+	_, res := w.scan(t, "main", "t", fs...)
+	if res.Created == 0 || res.Created == len(fs) {
+		t.Fatalf("the later scan: %+v", res)
+	}
+	testenv.Recount(t, w.st, w.company)
+}

@@ -1,9 +1,12 @@
 package findings
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -55,16 +58,18 @@ const journalChunk = ddb.MaxTxItems - 4
 func chunkPrefix(gen string) string { return "C#" + gen + "#" }
 func trendSK(gen string) string     { return "T#" + gen }
 
-// journalMarker says a scan's journal is owed: Gen names its moves, Fix
-// (once settled) the moves that take back what Gen paid for issues never
-// written; At is when its issues were created.
+// journalMarker says a scan's journal is owed: Gen names its moves, Fixed
+// says the moves that take back what Gen paid for issues never written
+// (generation fixGen(Gen)) are written; At is when its issues were created
+// and Created how many items hold them in brief.
 type journalMarker struct {
 	ddb.Key
 	Gen     string `dynamodbav:"gen"`
-	Fix     string `dynamodbav:"fix,omitempty"`
+	Fixed   bool   `dynamodbav:"fixed,omitempty"`
 	At      string `dynamodbav:"at"`
 	Project int64  `dynamodbav:"project"`
 	Branch  string `dynamodbav:"branch"`
+	Created int    `dynamodbav:"created"`
 }
 
 type journalEntry struct {
@@ -116,8 +121,19 @@ func (x *Findings) bulkCreate(ctx context.Context, companyID int64, sc scans.Sca
 	if err := g.Wait(); err != nil {
 		return err
 	}
-	// Paid in full: a later apply of the scan journals afresh.
-	return x.t.DeleteItem(ctx, ddb.Key{PK: pk, SK: journalDone})
+	return x.closeJournal(ctx, m)
+}
+
+// closeJournal deletes a journal paid in full (its new issues in brief,
+// then its marker): a later apply of the scan journals afresh.
+func (x *Findings) closeJournal(ctx context.Context, m journalMarker) error {
+	err := x.t.Parallel(ctx, m.Created, func(n int) error {
+		return x.t.DeleteItem(ctx, createdKey(m.PK, m.Gen, n))
+	})
+	if err != nil {
+		return err
+	}
+	return x.t.DeleteItem(ctx, m.Key)
 }
 
 // writeJournal writes the journal of creates and its marker, and names it
@@ -126,14 +142,15 @@ func (x *Findings) writeJournal(ctx context.Context, companyID int64, sc scans.S
 	pk := journalPK(companyID, sc.ID)
 	m := journalMarker{Key: ddb.Key{PK: pk, SK: journalDone}, Gen: uuid.NewString(), At: x.t.Stamp(),
 		Project: sc.ProjectID, Branch: sc.Branch}
-	expires := journal.Expiry(x.t.Clock())
-	items, err := x.journalItems(ctx, companyID, pk, m.Gen, creates, m.At, expires)
+	items, err := x.journalItems(ctx, companyID, pk, m.Gen, creates, m.At)
 	if err != nil {
 		return m, err
 	}
-	for _, it := range createdItems(pk, m.Gen, creates, expires) {
+	brief := createdItems(pk, m.Gen, creates)
+	for _, it := range brief {
 		items = append(items, it)
 	}
+	m.Created = len(brief)
 	if err := x.t.BatchPutParallel(ctx, items); err != nil {
 		return m, err
 	}
@@ -152,14 +169,20 @@ func (x *Findings) writeJournal(ctx context.Context, companyID int64, sc scans.S
 
 // journalItems are the counter chunks and trend item of generation gen of
 // a journal: what changes written at at move.
-func (x *Findings) journalItems(ctx context.Context, companyID int64, pk, gen string, changes []IssueChange, at string, expires int64) ([]any, error) {
+func (x *Findings) journalItems(ctx context.Context, companyID int64, pk, gen string, changes []IssueChange, at string) ([]any, error) {
 	var entries []journalEntry
 	for _, d := range counterDeltas(companyID, changes) {
 		entries = append(entries, journalEntry{Project: d.scope.ProjectID,
 			Branch: d.scope.Branch, Dim: d.dim, Group: d.group, Cells: d.cells})
 	}
+	// In a fixed order, so that writing a generation again (fixGen) writes
+	// the same items.
+	slices.SortFunc(entries, func(a, b journalEntry) int {
+		return cmp.Or(cmp.Compare(a.Project, b.Project), strings.Compare(a.Branch, b.Branch),
+			strings.Compare(string(a.Dim), string(b.Dim)), strings.Compare(a.Group, b.Group))
+	})
 	var items []any
-	for _, it := range journal.Chunks(pk, chunkPrefix(gen), entries, journalChunk, expires) {
+	for _, it := range journal.Chunks(pk, chunkPrefix(gen), entries, journalChunk) {
 		items = append(items, it)
 	}
 	st, err := x.fixSettings(ctx, companyID, changes)
@@ -171,7 +194,7 @@ func (x *Findings) journalItems(ctx context.Context, companyID int64, pk, gen st
 		return nil, err
 	}
 	if len(moves) > 0 {
-		items = append(items, journal.Item[trends.Move]{Key: ddb.Key{PK: pk, SK: trendSK(gen)}, Moves: moves, ExpiresAt: expires})
+		items = append(items, journal.Item[trends.Move]{Key: ddb.Key{PK: pk, SK: trendSK(gen)}, Moves: moves})
 	}
 	return items, nil
 }

@@ -38,6 +38,14 @@ type created struct {
 
 func createdPrefix(gen string) string { return "N#" + gen + "#" }
 
+func createdKey(pk, gen string, n int) ddb.Key {
+	return ddb.Key{PK: pk, SK: fmt.Sprintf("%s%06d", createdPrefix(gen), n)}
+}
+
+// fixGen names the moves that settle generation gen: the same for every
+// attempt to settle it, so one that crashed midway is written over.
+func fixGen(gen string) string { return gen + "-fix" }
+
 // Bounds of the items of new issues: ids in one group, and bytes in one
 // item (well below DynamoDB's 400 KB).
 const (
@@ -46,7 +54,7 @@ const (
 )
 
 // createdItems are the journal items of creates, in brief.
-func createdItems(pk, gen string, creates []IssueChange, expires int64) []journal.Item[created] {
+func createdItems(pk, gen string, creates []IssueChange) []journal.Item[created] {
 	type alike struct {
 		file           string
 		cwe            int
@@ -70,8 +78,7 @@ func createdItems(pk, gen string, creates []IssueChange, expires int64) []journa
 	var cur []created
 	size := 0
 	flush := func() {
-		items = append(items, journal.Item[created]{Key: ddb.Key{PK: pk, SK: fmt.Sprintf("%s%06d", createdPrefix(gen), len(items))},
-			Moves: cur, ExpiresAt: expires})
+		items = append(items, journal.Item[created]{Key: createdKey(pk, gen, len(items)), Moves: cur})
 		cur, size = nil, 0
 	}
 	for _, g := range order {
@@ -98,19 +105,17 @@ func (x *Findings) settleJournal(ctx context.Context, companyID int64, scanID st
 	case err != nil:
 		return err
 	}
-	if m.Gen != "" && m.Fix == "" { // without a generation: an earlier version's, which paid it in full
-		fix, err := x.writeFix(ctx, companyID, scanID, m)
-		if err != nil {
+	if m.Gen == "" { // an earlier version's, which paid as it went
+		return x.t.DeleteItem(ctx, m.Key)
+	}
+	if !m.Fixed {
+		if err := x.writeFix(ctx, companyID, scanID, m); err != nil {
 			return err
 		}
-		m.Fix = fix
 	}
 	settled := map[ddb.Key]bool{}
 	var moved []ddb.Key
-	for _, gen := range []string{m.Gen, m.Fix} {
-		if gen == "" {
-			continue
-		}
+	for _, gen := range []string{m.Gen, fixGen(m.Gen)} {
 		keys, err := x.payJournal(ctx, companyID, pk, gen, settled)
 		if err != nil {
 			return err
@@ -127,16 +132,15 @@ func (x *Findings) settleJournal(ctx context.Context, companyID int64, scanID st
 	if err := x.settleCounters(ctx, companyID, due); err != nil {
 		return err
 	}
-	return x.t.DeleteItem(ctx, m.Key)
+	return x.closeJournal(ctx, m)
 }
 
 // writeFix writes the moves that take back what generation m.Gen pays for
-// its issues that do not exist as the scan's, and names them on the
-// marker; it returns their generation.
-func (x *Findings) writeFix(ctx context.Context, companyID int64, scanID string, m journalMarker) (string, error) {
+// its issues that do not exist as the scan's, and marks them written.
+func (x *Findings) writeFix(ctx context.Context, companyID int64, scanID string, m journalMarker) error {
 	groups, err := journal.Pending[created](ctx, x.t, m.PK, createdPrefix(m.Gen))
 	if err != nil {
-		return "", err
+		return err
 	}
 	var brief []Issue
 	for _, it := range groups {
@@ -149,7 +153,7 @@ func (x *Findings) writeFix(ctx context.Context, companyID int64, scanID string,
 	}
 	got, err := x.issuesByID(ctx, companyID, IDs(brief))
 	if err != nil {
-		return "", err
+		return err
 	}
 	var never []IssueChange
 	for n := range brief {
@@ -157,18 +161,16 @@ func (x *Findings) writeFix(ctx context.Context, companyID int64, scanID string,
 			never = append(never, IssueChange{Before: &brief[n]})
 		}
 	}
-	fix := uuid.NewString()
 	if len(never) > 0 {
-		items, err := x.journalItems(ctx, companyID, m.PK, fix, never, m.At, journal.Expiry(x.t.Clock()))
+		items, err := x.journalItems(ctx, companyID, m.PK, fixGen(m.Gen), never, m.At)
 		if err != nil {
-			return "", err
+			return err
 		}
 		if err := x.t.BatchPutParallel(ctx, items); err != nil {
-			return "", err
+			return err
 		}
 	}
-	unfixed := expression.AttributeNotExists(expression.Name("fix"))
-	return fix, x.t.Update(ctx, m.Key, expression.Set(expression.Name("fix"), expression.Value(fix)), &unfixed, nil)
+	return x.t.Update(ctx, m.Key, expression.Set(expression.Name("fixed"), expression.Value(true)), nil, nil)
 }
 
 // FailScan ends a scan that is still processing as incomplete (see

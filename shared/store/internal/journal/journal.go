@@ -11,7 +11,6 @@ package journal
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -20,30 +19,20 @@ import (
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
-// Item is one journal item: counter moves owed, of the area's type M.
-// ExpiresAt (unix seconds, the table's TTL attribute) lets DynamoDB remove
-// an item that nothing will pay any more (see Expiry) at no write cost.
+// Item is one journal item: counter moves owed, of the area's type M. It
+// has no expiry: an item nobody paid yet is a debt, however late.
 type Item[M any] struct {
 	ddb.Key
-	Moves     []M   `dynamodbav:"moves"`
-	ExpiresAt int64 `dynamodbav:"expires_at,omitempty"`
+	Moves []M `dynamodbav:"moves"`
 }
-
-// Retention is how long an item may wait to be paid: well past the two
-// hours after which a scan nobody finishes is given up (and its journal
-// settled).
-const Retention = 7 * 24 * time.Hour
-
-// Expiry is the ExpiresAt of an item written at now.
-func Expiry(now time.Time) int64 { return now.Add(Retention).Unix() }
 
 // Chunks splits moves into items of at most size moves each, keyed pk and
 // prefix followed by the item's number.
-func Chunks[M any](pk, prefix string, moves []M, size int, expires int64) []Item[M] {
+func Chunks[M any](pk, prefix string, moves []M, size int) []Item[M] {
 	var out []Item[M]
 	for start := 0; start < len(moves); start += size {
 		out = append(out, Item[M]{Key: ddb.Key{PK: pk, SK: fmt.Sprintf("%s%06d", prefix, start/size)},
-			Moves: moves[start:min(start+size, len(moves))], ExpiresAt: expires})
+			Moves: moves[start:min(start+size, len(moves))]})
 	}
 	return out
 }
