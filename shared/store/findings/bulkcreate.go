@@ -60,8 +60,8 @@ func trendSK(gen string) string     { return "T#" + gen }
 
 // journalMarker says a scan's journal is owed: Gen names its moves, Fixed
 // says the moves that take back what Gen paid for issues never written
-// (generation fixGen(Gen)) are written; At is when its issues were created
-// and Created how many items hold them in brief.
+// (generation fixGen(Gen)) are written; At is when its issues were
+// created.
 type journalMarker struct {
 	ddb.Key
 	Gen     string `dynamodbav:"gen"`
@@ -69,7 +69,6 @@ type journalMarker struct {
 	At      string `dynamodbav:"at"`
 	Project int64  `dynamodbav:"project"`
 	Branch  string `dynamodbav:"branch"`
-	Created int    `dynamodbav:"created"`
 }
 
 type journalEntry struct {
@@ -121,18 +120,8 @@ func (x *Findings) bulkCreate(ctx context.Context, companyID int64, sc scans.Sca
 	if err := g.Wait(); err != nil {
 		return err
 	}
-	return x.closeJournal(ctx, m)
-}
-
-// closeJournal deletes a journal paid in full (its new issues in brief,
-// then its marker): a later apply of the scan journals afresh.
-func (x *Findings) closeJournal(ctx context.Context, m journalMarker) error {
-	err := x.t.Parallel(ctx, m.Created, func(n int) error {
-		return x.t.DeleteItem(ctx, createdKey(m.PK, m.Gen, n))
-	})
-	if err != nil {
-		return err
-	}
+	// Paid in full: a later apply of the scan journals afresh (the brief
+	// of its new issues expires).
 	return x.t.DeleteItem(ctx, m.Key)
 }
 
@@ -146,11 +135,9 @@ func (x *Findings) writeJournal(ctx context.Context, companyID int64, sc scans.S
 	if err != nil {
 		return m, err
 	}
-	brief := createdItems(pk, m.Gen, creates)
-	for _, it := range brief {
+	for _, it := range createdItems(pk, m.Gen, creates, x.t.Clock()) {
 		items = append(items, it)
 	}
-	m.Created = len(brief)
 	if err := x.t.BatchPutParallel(ctx, items); err != nil {
 		return m, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/google/uuid"
@@ -27,7 +28,11 @@ import (
 // they were triaged meanwhile.
 
 // created is one group of a journal's new issues that count alike: their
-// file, CWE, urgency and status, and their ids (16 bytes each).
+// file, CWE, urgency and status, and their ids (16 bytes each). The items
+// that hold them (the brief) are evidence, not debts: DynamoDB removes them
+// briefRetention after they were written, at no write cost, long after any
+// scan is settled (every upload is failed by the stalled sweep two hours
+// after it was made, when nothing completed it).
 type created struct {
 	File    string `dynamodbav:"f"`
 	CWE     int    `dynamodbav:"c"`
@@ -38,8 +43,12 @@ type created struct {
 
 func createdPrefix(gen string) string { return "N#" + gen + "#" }
 
-func createdKey(pk, gen string, n int) ddb.Key {
-	return ddb.Key{PK: pk, SK: fmt.Sprintf("%s%06d", createdPrefix(gen), n)}
+const briefRetention = 7 * 24 * time.Hour
+
+// briefItem is one item of the brief.
+type briefItem struct {
+	journal.Item[created]
+	ExpiresAt int64 `dynamodbav:"expires_at"` // the table's TTL attribute
 }
 
 // fixGen names the moves that settle generation gen: the same for every
@@ -53,8 +62,8 @@ const (
 	maxCreatedBytes = 200 << 10
 )
 
-// createdItems are the journal items of creates, in brief.
-func createdItems(pk, gen string, creates []IssueChange) []journal.Item[created] {
+// createdItems are the brief of creates, written at now.
+func createdItems(pk, gen string, creates []IssueChange, now time.Time) []briefItem {
 	type alike struct {
 		file           string
 		cwe            int
@@ -74,11 +83,13 @@ func createdItems(pk, gen string, creates []IssueChange) []journal.Item[created]
 		id := uuid.MustParse(i.ID) // ids are uuids (schema.IssueID)
 		g.IDs = append(g.IDs, id[:]...)
 	}
-	var items []journal.Item[created]
+	var items []briefItem
 	var cur []created
 	size := 0
 	flush := func() {
-		items = append(items, journal.Item[created]{Key: createdKey(pk, gen, len(items)), Moves: cur})
+		items = append(items, briefItem{Item: journal.Item[created]{
+			Key: ddb.Key{PK: pk, SK: fmt.Sprintf("%s%06d", createdPrefix(gen), len(items))}, Moves: cur},
+			ExpiresAt: now.Add(briefRetention).Unix()})
 		cur, size = nil, 0
 	}
 	for _, g := range order {
@@ -132,7 +143,7 @@ func (x *Findings) settleJournal(ctx context.Context, companyID int64, scanID st
 	if err := x.settleCounters(ctx, companyID, due); err != nil {
 		return err
 	}
-	return x.closeJournal(ctx, m)
+	return x.t.DeleteItem(ctx, m.Key)
 }
 
 // writeFix writes the moves that take back what generation m.Gen pays for

@@ -1,8 +1,8 @@
 // Package counted is the store's generic counted write: items written in
 // bulk (by concurrent ingestions, by retries, again and again with the
-// same content) that keep the counters they count in exact, through a
-// journal of counter moves (see Put). Areas that count what they write in
-// bulk (SCA and quality findings, exploit lists) use it.
+// same content) that keep the counters they count in exact, through the
+// counter journal (internal/journal; see Put). Areas that count what they
+// write in bulk (SCA and quality findings, exploit lists) use it.
 package counted
 
 import (
@@ -20,6 +20,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/journal"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
@@ -67,10 +68,7 @@ type journalMove struct {
 	N     int    `dynamodbav:"n"`
 }
 
-type countJournal struct {
-	ddb.Key
-	Moves []journalMove `dynamodbav:"moves"`
-}
+type countJournal = journal.Item[journalMove]
 
 func JournalPK(companyID int64, scope string) string {
 	return fmt.Sprintf("%s#CJ#%s", schema.CompanyPK(companyID), scope)
@@ -97,9 +95,9 @@ type write struct {
 type writer struct{ t *ddb.Table }
 
 // Put writes items and applies their counter moves through the journal
-// partition journal (one per scan, say, so that a retry of the same work
+// partition pk (one per scan, say, so that a retry of the same work
 // finds what a crash left).
-func Put(ctx context.Context, t *ddb.Table, journal string, items []Item) error {
+func Put(ctx context.Context, t *ddb.Table, pk string, items []Item) error {
 	x := &writer{t: t}
 	// One write per key (the last), as a transaction takes an item once.
 	last := map[ddb.Key]int{}
@@ -143,7 +141,7 @@ func Put(ctx context.Context, t *ddb.Table, journal string, items []Item) error 
 				moving = append(moving, w)
 			}
 		}
-		failed, entries, err := x.writeMoving(ctx, journal, moving)
+		failed, entries, err := x.writeMoving(ctx, pk, moving)
 		if err != nil {
 			return err
 		}
@@ -155,11 +153,11 @@ func Put(ctx context.Context, t *ddb.Table, journal string, items []Item) error 
 		pending = append(failed, again...)
 	}
 	if len(own) > 0 {
-		if err := x.applyCounts(ctx, journal, own); err != nil {
+		if err := x.applyCounts(ctx, pk, own); err != nil {
 			return err
 		}
 	}
-	return x.applyCounts(ctx, journal, nil)
+	return x.applyCounts(ctx, pk, nil)
 }
 
 // plan is what writing it over old takes; changed is false when old
@@ -220,7 +218,7 @@ func plan(it Item, old map[string]types.AttributeValue) (write, bool, error) {
 // writeMoving writes the items that move counters, in transactions with
 // their journal items (concurrently), and returns the items a failed
 // condition sent back to be read again and the journal items written.
-func (x *writer) writeMoving(ctx context.Context, journal string, ws []write) (failed []Item, entries []ddb.Key, err error) {
+func (x *writer) writeMoving(ctx context.Context, pk string, ws []write) (failed []Item, entries []ddb.Key, err error) {
 	var chunks [][]write
 	var chunk []write
 	counters, bytes := map[ddb.Key]bool{}, 0
@@ -246,7 +244,7 @@ func (x *writer) writeMoving(ctx context.Context, journal string, ws []write) (f
 	}
 	var mu sync.Mutex
 	err = x.t.Parallel(ctx, len(chunks), func(n int) error {
-		entry, err := x.writeChunk(ctx, journal, chunks[n])
+		entry, err := x.writeChunk(ctx, pk, chunks[n])
 		mu.Lock()
 		defer mu.Unlock()
 		switch {
@@ -265,8 +263,8 @@ func (x *writer) writeMoving(ctx context.Context, journal string, ws []write) (f
 }
 
 // writeChunk writes one transaction: the items and their journal item.
-func (x *writer) writeChunk(ctx context.Context, journal string, chunk []write) (ddb.Key, error) {
-	j := countJournal{Key: ddb.Key{PK: journal, SK: uuid.NewString()}}
+func (x *writer) writeChunk(ctx context.Context, pk string, chunk []write) (ddb.Key, error) {
+	j := countJournal{Key: ddb.Key{PK: pk, SK: uuid.NewString()}}
 	moves := map[ddb.Key]journalMove{}
 	items := make([]types.TransactWriteItem, 0, len(chunk)+1)
 	for _, w := range chunk {
@@ -319,11 +317,12 @@ func (x *writer) rewrite(ctx context.Context, ws []write) ([]Item, error) {
 // with no keys every item of the partition (what crashed writers left).
 // A journal item another writer applied meanwhile fails the transaction's
 // condition; the items are then read again.
-func (x *writer) applyCounts(ctx context.Context, journal string, keys []ddb.Key) error {
+func (x *writer) applyCounts(ctx context.Context, pk string, keys []ddb.Key) error {
 	return x.t.Retrying(ctx, func() error {
 		var entries []countJournal
 		if keys == nil {
-			if err := x.t.QueryAllConsistent(ctx, expression.Key(tabledef.PK).Equal(expression.Value(journal)), &entries); err != nil {
+			var err error
+			if entries, err = journal.Pending[journalMove](ctx, x.t, pk, ""); err != nil {
 				return err
 			}
 		} else {
@@ -373,7 +372,7 @@ func (x *writer) applyCounts(ctx context.Context, journal string, keys []ddb.Key
 	})
 }
 
-// applyEntries adds sums to their counters and deletes entries, in one
+// applyEntries adds sums to their counters and pays entries, in one
 // transaction.
 func (x *writer) applyEntries(ctx context.Context, entries []countJournal, sums map[ddb.Key]journalMove) error {
 	items := make([]types.TransactWriteItem, 0, len(entries)+len(sums))
@@ -391,15 +390,11 @@ func (x *writer) applyEntries(ctx context.Context, entries []countJournal, sums 
 		}
 		items = append(items, u)
 	}
-	exists := expression.AttributeExists(expression.Name(tabledef.PK))
-	for _, e := range entries {
-		d, err := x.t.TxDelete(e.Key, exists)
-		if err != nil {
-			return err
-		}
-		items = append(items, d)
+	paid := make([]ddb.Key, len(entries))
+	for n, e := range entries {
+		paid[n] = e.Key
 	}
-	return x.t.Transact(ctx, items)
+	return journal.Pay(ctx, x.t, paid, items)
 }
 
 // avSize estimates an item's size as DynamoDB counts it (names and values).
