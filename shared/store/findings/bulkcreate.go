@@ -54,9 +54,10 @@ const journalChunk = ddb.MaxTxItems - 4
 
 // The items of one generation of moves (a token of its own, so that
 // items a crash left of another generation are never paid with it): its
-// counter chunks and its trend item.
+// counter chunks and its trend item. Each key ends the generation with
+// "#", so no generation's prefix takes in another's (see fixGen).
 func chunkPrefix(gen string) string { return "C#" + gen + "#" }
-func trendSK(gen string) string     { return "T#" + gen }
+func trendSK(gen string) string     { return "T#" + gen + "#" }
 
 // journalMarker says a scan's journal is owed: Gen names its moves, Fixed
 // says the moves that take back what Gen paid for issues never written
