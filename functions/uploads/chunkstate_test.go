@@ -18,6 +18,7 @@ import (
 	"github.com/acme/codescan-api/shared/reportstore"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/bulkload"
 )
 
 // chunker sends chunks of one run of a report to a handler.
@@ -75,7 +76,7 @@ func stored(t *testing.T, company int64, run string, length, off int) []byte {
 
 func pendingBytes(t *testing.T, st *store.Store, company int64) int64 {
 	t.Helper()
-	n, err := st.PendingUploadBytes(context.Background(), company)
+	n, err := bulkload.PendingUploadBytes(context.Background(), st, company)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/acme/codescan-api/functions/uploads"
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/bulkload"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -54,7 +55,7 @@ func TestCIData(t *testing.T) {
 	if res.Status != 200 || !jsonEqual(t, res.Body, `{"status":"ok"}`) {
 		t.Fatalf("ci-data: %d %s", res.Status, res.Body)
 	}
-	got, err := w.env.Store.GetCIData(ctx, w.company.ID, scan.ScanID)
+	got, err := bulkload.CIData(ctx, w.env.Store, w.company.ID, scan.ScanID)
 	if err != nil || got.Platform != "github" || got.RunID != run || got.UploadedAt == "" {
 		t.Fatalf("stored: %+v %v", got, err)
 	}
@@ -81,7 +82,7 @@ func TestCIData(t *testing.T) {
 	if res := w.post(t, w.uploader, "/ci-data-upload?platform=unknown&run_id="+strings.ToUpper(run), "application/json", []byte(`{"CI":"true"}`)); res.Status != 200 {
 		t.Fatalf("second ci-data: %d %s", res.Status, res.Body)
 	}
-	if got, err := w.env.Store.GetCIData(ctx, w.company.ID, scan.ScanID); err != nil || got.Platform != "unknown" || !jsonEqual(t, []byte(got.Data), `{"CI":"true"}`) {
+	if got, err := bulkload.CIData(ctx, w.env.Store, w.company.ID, scan.ScanID); err != nil || got.Platform != "unknown" || !jsonEqual(t, []byte(got.Data), `{"CI":"true"}`) {
 		t.Fatalf("replaced: %+v %v", got, err)
 	}
 
@@ -114,7 +115,7 @@ func TestCIData(t *testing.T) {
 		}
 	}
 	// None of them changed what is stored.
-	if got, err := w.env.Store.GetCIData(ctx, w.company.ID, scan.ScanID); err != nil || !jsonEqual(t, []byte(got.Data), `{"CI":"true"}`) {
+	if got, err := bulkload.CIData(ctx, w.env.Store, w.company.ID, scan.ScanID); err != nil || !jsonEqual(t, []byte(got.Data), `{"CI":"true"}`) {
 		t.Fatalf("after errors: %+v %v", got, err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/bulkload"
 )
 
 const mib = 1 << 20
@@ -22,7 +23,7 @@ func newRun(id string, length, first int64, at time.Time) store.UploadRun {
 
 func pending(t *testing.T, st *store.Store, company int64) int64 {
 	t.Helper()
-	n, err := st.PendingUploadBytes(context.Background(), company)
+	n, err := bulkload.PendingUploadBytes(context.Background(), st, company)
 	if err != nil {
 		t.Fatal(err)
 	}

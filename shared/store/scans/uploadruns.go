@@ -78,13 +78,13 @@ func (r UploadRun) ChunkAt(offset int64) (UploadChunk, bool) {
 func (r UploadRun) Complete() bool { return r.Offset == r.Length }
 
 // uploadRunKey sorts outside SCAN# (a range of scans never holds it);
-// uploadQuotaKey does not begin with "UPLOAD#", so the runs' range never
+// UploadQuotaKey does not begin with "UPLOAD#", so the runs' range never
 // holds the quota.
 func uploadRunKey(companyID int64, runID string) ddb.Key {
 	return ddb.Key{PK: schema.CompanyPK(companyID), SK: "UPLOAD#" + runID}
 }
 
-func uploadQuotaKey(companyID int64) ddb.Key {
+func UploadQuotaKey(companyID int64) ddb.Key {
 	return ddb.Key{PK: schema.CompanyPK(companyID), SK: "UPLOADS"}
 }
 
@@ -128,7 +128,7 @@ func (x *Scans) StartUploadRun(ctx context.Context, companyID int64, r UploadRun
 	}
 	pending := expression.Name("pending")
 	fits := expression.AttributeNotExists(pending).Or(pending.LessThanEqual(expression.Value(quota - r.Reserved)))
-	reserve, err := x.t.TxUpdate(uploadQuotaKey(companyID), expression.
+	reserve, err := x.t.TxUpdate(UploadQuotaKey(companyID), expression.
 		Add(pending, expression.Value(r.Reserved)).Add(expression.Name("ver"), expression.Value(1)), &fits)
 	if err != nil {
 		return err
@@ -192,7 +192,7 @@ func (x *Scans) AppendUploadChunk(ctx context.Context, companyID int64, r Upload
 	if err != nil {
 		return UploadRun{}, err
 	}
-	release, err := x.t.TxUpdate(uploadQuotaKey(companyID), expression.
+	release, err := x.t.TxUpdate(UploadQuotaKey(companyID), expression.
 		Add(expression.Name("pending"), expression.Value(-r.Reserved)).Add(expression.Name("ver"), expression.Value(1)), nil)
 	if err != nil {
 		return UploadRun{}, err
@@ -203,24 +203,19 @@ func (x *Scans) AppendUploadChunk(ctx context.Context, companyID int64, r Upload
 	return next, nil
 }
 
-// PendingUploadBytes is what the company's quota counter holds: at least
-// the reservations of its live incomplete runs (runs that expired may
-// still count until a reservation that does not fit recounts it).
-func (x *Scans) PendingUploadBytes(ctx context.Context, companyID int64) (int64, error) {
-	q, err := x.uploadQuota(ctx, companyID)
-	return q.Pending, err
-}
-
-type uploadQuota struct {
+// UploadQuota is the company's quota counter: at least the reservations of
+// its live incomplete runs (runs that expired may still count until a
+// reservation that does not fit recounts it).
+type UploadQuota struct {
 	Pending int64 `dynamodbav:"pending"`
 	Ver     int64 `dynamodbav:"ver"`
 }
 
-func (x *Scans) uploadQuota(ctx context.Context, companyID int64) (uploadQuota, error) {
-	var q uploadQuota
-	err := x.t.GetItemConsistent(ctx, uploadQuotaKey(companyID), &q)
+func (x *Scans) uploadQuota(ctx context.Context, companyID int64) (UploadQuota, error) {
+	var q UploadQuota
+	err := x.t.GetItemConsistent(ctx, UploadQuotaKey(companyID), &q)
 	if errors.Is(err, ddb.ErrNotFound) {
-		return uploadQuota{}, nil
+		return UploadQuota{}, nil
 	}
 	return q, err
 }
@@ -255,7 +250,7 @@ func (x *Scans) recountPendingUploads(ctx context.Context, companyID int64, at t
 		if err != nil {
 			return err
 		}
-		in := ddb.UpdateInput(x.t.Name, uploadQuotaKey(companyID), expr, types.ReturnValueNone)
+		in := ddb.UpdateInput(x.t.Name, UploadQuotaKey(companyID), expr, types.ReturnValueNone)
 		res, err := ddb.Call(func() (*dynamodb.UpdateItemOutput, error) { return x.t.DB.UpdateItem(ctx, in) })
 		if ddb.IsConditionFailed(err) {
 			return ddb.ErrConflict

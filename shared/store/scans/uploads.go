@@ -27,26 +27,19 @@ type CIData struct {
 	UploadedAt string `dynamodbav:"uploaded_at"`
 }
 
-// ciDataKey is outside the SCAN# prefix so a range of scans never holds it.
-func ciDataKey(companyID int64, scanID string) ddb.Key {
+// CIDataKey is outside the SCAN# prefix so a range of scans never holds it.
+func CIDataKey(companyID int64, scanID string) ddb.Key {
 	return ddb.Key{PK: schema.CompanyPK(companyID), SK: "SCANCI#" + scanID}
 }
 
 // PutCIData stores the CI metadata of a scan of the company, replacing any
 // earlier upload. UploadedAt defaults to now.
 func (x *Scans) PutCIData(ctx context.Context, companyID int64, d CIData) error {
-	d.Key = ciDataKey(companyID, d.ScanID)
+	d.Key = CIDataKey(companyID, d.ScanID)
 	if d.UploadedAt == "" {
 		d.UploadedAt = x.t.Stamp()
 	}
 	return x.t.PutItem(ctx, d, nil)
-}
-
-// GetCIData reads the CI metadata of a scan of the company.
-func (x *Scans) GetCIData(ctx context.Context, companyID int64, scanID string) (CIData, error) {
-	var d CIData
-	err := x.t.GetItem(ctx, ciDataKey(companyID, scanID), &d)
-	return d, err
 }
 
 // SetScanRepoURL records the repository of a scan of the company;
