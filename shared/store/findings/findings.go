@@ -9,13 +9,18 @@
 package findings
 
 import (
+	"context"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/acme/codescan-api/shared/store/catalog"
 	"github.com/acme/codescan-api/shared/store/decisions"
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/ledger"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/store/scans"
 	"github.com/acme/codescan-api/shared/store/trends"
-	"github.com/acme/codescan-api/shared/store/triagerules"
+	"github.com/acme/codescan-api/shared/triagerule"
 )
 
 // Findings reads and writes issues.
@@ -25,14 +30,26 @@ type Findings struct {
 	d Deps
 }
 
-// Deps are the areas the findings read while they write: a project's
-// name, a scan, trend records, decisions and active triage rules.
+// Deps are what the findings need of other areas while they write: a
+// project's name, a scan (and its failure), trend moves, decisions and
+// active triage rules.
 type Deps struct {
-	Catalog   *catalog.Catalog
-	Scans     *scans.Scans
-	Trends    *trends.Trends
-	Decisions *decisions.Decisions
-	Rules     *triagerules.TriageRules
+	Catalog interface {
+		GetProject(ctx context.Context, companyID, projectID int64) (catalog.Project, error)
+	}
+	Scans interface {
+		GetScan(ctx context.Context, companyID int64, scanID string) (scans.Scan, error)
+		FailScan(ctx context.Context, companyID int64, scanID, reason string, problems []scans.ScanError, ev *schema.Event) (bool, error)
+	}
+	Trends interface {
+		TxMoves(companyID int64, moves []trends.Move) ([]types.TransactWriteItem, error)
+	}
+	Decisions interface {
+		ToolDecisions(ctx context.Context, companyID, projectID int64, tool string) (map[string]decisions.Decision, error)
+	}
+	Rules interface {
+		ActiveTriageRules(ctx context.Context, companyID, projectID int64) ([]triagerule.Rule, error)
+	}
 }
 
 // New returns the area on a table, its ledger and the areas it reads.
