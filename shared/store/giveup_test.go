@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/acme/codescan-api/internal/testenv"
+	"github.com/acme/codescan-api/shared/recount"
 	"github.com/acme/codescan-api/shared/store"
 )
 
@@ -96,10 +97,14 @@ func TestScanGivenUpLeavesCountersEqualToItsIssues(t *testing.T) {
 			if _, err := w.st.ApplyScan(ctx, w.company, sc, w.found(sc, fs...)); err == nil || !strings.Contains(err.Error(), "crashed") {
 				t.Fatalf("the crashed apply answered %v (%d matching calls)", err, crashes.Load())
 			}
-			var written []store.Issue
-			if err := w.st.EachScanIssue(ctx, w.company, sc.ID, func(i store.Issue) error { written = append(written, i); return nil }); err != nil {
-				t.Fatal(err)
+			stored := func() []store.Issue {
+				var out []store.Issue
+				if err := w.st.EachScanIssue(ctx, w.company, sc.ID, func(i store.Issue) error { out = append(out, i); return nil }); err != nil {
+					t.Fatal(err)
+				}
+				return out
 			}
+			written := stored()
 			if len(written) == 0 || (tc.partial && len(written) == len(fs)) {
 				t.Fatalf("the crash left %d of %d issues", len(written), len(fs))
 			}
@@ -116,6 +121,9 @@ func TestScanGivenUpLeavesCountersEqualToItsIssues(t *testing.T) {
 			if got, err := w.st.GetScan(ctx, w.company, sc.ID); err != nil || got.Status != store.ScanIncomplete {
 				t.Fatalf("the scan given up: %+v %v", got, err)
 			}
+			// A batch the crash cut off may still have landed after the
+			// first read (the server finishes what it received).
+			written = stored()
 			// A later scan of the branch reports everything again: the
 			// issues the given-up scan never wrote are created now, once.
 			_, res := w.scan(t, "main", "t", fs...)
@@ -207,4 +215,43 @@ func TestSettlingAJournalSurvivesCrashes(t *testing.T) {
 		t.Fatalf("the later scan: %+v", res)
 	}
 	testenv.Recount(t, w.st, w.company)
+}
+
+// A scan given up after its quality and SCA writers died between their
+// findings and their counters: failing it pays what they owe.
+func TestScanGivenUpPaysItsCountedWrites(t *testing.T) {
+	st := testenv.NewStore(t)
+	ctx := context.Background()
+	const company = 32
+	p, err := st.CreateProject(ctx, store.Project{CompanyID: company, Name: "web"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := st.CreateScan(ctx, store.Scan{CompanyID: company, ProjectID: p.ID, Branch: "main", Engine: "lint",
+		RunID: uuid.NewString(), Status: store.ScanProcessing, CreatedAt: "2025-03-01T10:00:00Z"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	qs, sca := findingsOf(sc, 70, "Complexity", "Style")
+	for _, write := range []func() error{
+		func() error { return st.PutQualityIssues(ctx, company, qs) },
+		func() error { return st.PutScanSCAIssues(ctx, company, sc, sca) },
+	} {
+		restore, crashed := crashApply(st)
+		err := write()
+		restore()
+		if err == nil || !crashed.Load() {
+			t.Fatalf("crash not injected: %v", err)
+		}
+	}
+	if err := recount.Check(ctx, st, company); err == nil {
+		t.Fatal("a recount must see the counters short while the journals are not paid")
+	}
+	if changed, err := st.FailScan(ctx, company, sc.ID, "The upload could not be processed", nil, nil); err != nil || !changed {
+		t.Fatalf("give up: %v %v", changed, err)
+	}
+	if q, s, ss, _ := totals(t, st, sc); q != len(qs) || s != len(sca) || ss != len(sca) {
+		t.Fatalf("totals after the give-up: quality %d, SCA %d, scan SCA %d; want %d each", q, s, ss, len(qs))
+	}
+	testenv.Recount(t, st, company)
 }

@@ -160,6 +160,12 @@ func Put(ctx context.Context, t *ddb.Table, pk string, items []Item) error {
 	return x.applyCounts(ctx, pk, nil)
 }
 
+// Settle pays whatever the journal partition pk still holds from writers
+// that died: for work that nobody will write again (a scan given up).
+func Settle(ctx context.Context, t *ddb.Table, pk string) error {
+	return (&writer{t: t}).applyCounts(ctx, pk, nil)
+}
+
 // plan is what writing it over old takes; changed is false when old
 // is already exactly the item.
 func plan(it Item, old map[string]types.AttributeValue) (write, bool, error) {
