@@ -173,11 +173,7 @@ func (x *Findings) journalItems(ctx context.Context, companyID int64, pk, gen st
 	for _, it := range journal.Chunks(pk, chunkPrefix(gen), entries, journalChunk) {
 		items = append(items, it)
 	}
-	st, err := x.fixSettings(ctx, companyID, changes)
-	if err != nil {
-		return nil, err
-	}
-	moves, err := trendMoves(changes, at, st)
+	moves, err := x.trendMovesAt(ctx, companyID, changes, at)
 	if err != nil {
 		return nil, err
 	}

@@ -83,13 +83,19 @@ func (x *Findings) bulkTrend(ctx context.Context, companyID int64, issues []Issu
 		}
 		changes[n] = IssueChange{After: &i}
 	}
-	st, err := x.fixSettings(ctx, companyID, changes)
-	if err != nil {
-		return nil, err
-	}
-	moves, err := trendMoves(changes, at, st)
+	moves, err := x.trendMovesAt(ctx, companyID, changes, at)
 	if err != nil {
 		return nil, err
 	}
 	return trends.Items(companyID, moves), nil
+}
+
+// trendMovesAt are the trend moves of changes written at at, a fix among
+// them judged against the company's SLA settings.
+func (x *Findings) trendMovesAt(ctx context.Context, companyID int64, changes []IssueChange, at string) ([]trends.Move, error) {
+	st, err := x.fixSettings(ctx, companyID, changes)
+	if err != nil {
+		return nil, err
+	}
+	return trendMoves(changes, at, st)
 }
