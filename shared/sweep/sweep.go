@@ -9,6 +9,7 @@ package sweep
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/acme/codescan-api/shared/store"
@@ -27,45 +28,53 @@ const batch = 100
 const Reason = "The upload could not be processed"
 
 // Run ends the scans created before now minus StalledAfter that still wait
-// for the ingester, and returns how many it ended.
+// for the ingester, and returns how many it ended. A scan it cannot end
+// now is left for the next run, and does not hold up the others: its
+// branch busy with another upload passes quietly, any other failure is
+// returned (joined) after the run.
 func Run(ctx context.Context, st Store, now time.Time) (int, error) {
 	stalled, err := st.StalledScans(ctx, now.Add(-StalledAfter), batch)
 	if err != nil {
 		return 0, err
 	}
 	ended := 0
+	var errs []error
 	for _, s := range stalled {
-		sc, err := st.GetScan(ctx, s.CompanyID, s.ScanID)
-		if errors.Is(err, store.ErrNotFound) || (err == nil && sc.Status != store.ScanProcessing) {
-			if err := st.ClearStalled(ctx, s); err != nil {
-				return ended, err
-			}
-			continue
+		if ctx.Err() != nil {
+			errs = append(errs, ctx.Err())
+			break
 		}
-		if err != nil {
-			return ended, err
-		}
-		proj, err := st.GetProject(ctx, sc.CompanyID, sc.ProjectID)
-		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			return ended, err
-		}
-		ev, err := store.ScanFailedEvent(sc, proj.Name, Reason, now)
-		if err != nil {
-			return ended, err
-		}
-		changed, err := st.FailScan(ctx, sc.CompanyID, sc.ID, Reason, []store.ScanError{{
-			ScanType: sc.Engine, Level: "error", Location: "report",
-			Message: "processing did not finish within " + StalledAfter.String() + "; upload the report again with a new run_id",
-		}}, ev)
-		if errors.Is(err, store.ErrUnavailable) { // its branch is busy with another upload: the next run tries again
-			continue
-		}
-		if err != nil {
-			return ended, err
-		}
-		if changed {
+		changed, err := end(ctx, st, s, now)
+		switch {
+		case errors.Is(err, store.ErrUnavailable):
+		case err != nil:
+			errs = append(errs, fmt.Errorf("scan %s of company %d: %w", s.ScanID, s.CompanyID, err))
+		case changed:
 			ended++
 		}
 	}
-	return ended, nil
+	return ended, errors.Join(errs...)
+}
+
+// end ends one stalled scan, reporting whether it changed it.
+func end(ctx context.Context, st Store, s store.StalledScan, now time.Time) (bool, error) {
+	sc, err := st.GetScan(ctx, s.CompanyID, s.ScanID)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && sc.Status != store.ScanProcessing) {
+		return false, st.ClearStalled(ctx, s)
+	}
+	if err != nil {
+		return false, err
+	}
+	proj, err := st.GetProject(ctx, sc.CompanyID, sc.ProjectID)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return false, err
+	}
+	ev, err := store.ScanFailedEvent(sc, proj.Name, Reason, now)
+	if err != nil {
+		return false, err
+	}
+	return st.FailScan(ctx, sc.CompanyID, sc.ID, Reason, []store.ScanError{{
+		ScanType: sc.Engine, Level: "error", Location: "report",
+		Message: "processing did not finish within " + StalledAfter.String() + "; upload the report again with a new run_id",
+	}}, ev)
 }

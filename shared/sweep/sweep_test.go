@@ -2,6 +2,7 @@ package sweep_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -95,46 +96,49 @@ func TestSweepEndsStalledScans(t *testing.T) {
 	}
 }
 
-// busyBranches is the store, with the branches of some scans busy with
-// another upload for longer than a lease wait (FailScan's ErrUnavailable).
-type busyBranches struct {
+// failing is the store, with the failure of some scans refused: their
+// branch busy with another upload for longer than a lease wait
+// (ErrUnavailable), or another error.
+type failing struct {
 	*store.Store
-	busy map[string]bool
+	refuse map[string]error
 }
 
-func (b busyBranches) FailScan(ctx context.Context, companyID int64, scanID, reason string, problems []store.ScanError, ev *store.Event) (bool, error) {
-	if b.busy[scanID] {
-		return false, store.ErrUnavailable
+func (f failing) FailScan(ctx context.Context, companyID int64, scanID, reason string, problems []store.ScanError, ev *store.Event) (bool, error) {
+	if err := f.refuse[scanID]; err != nil {
+		return false, err
 	}
-	return b.Store.FailScan(ctx, companyID, scanID, reason, problems, ev)
+	return f.Store.FailScan(ctx, companyID, scanID, reason, problems, ev)
 }
 
-// A stalled scan whose branch is busy is left for the next run; the others
-// of the run are ended all the same.
-func TestSweepPassesOverABusyBranch(t *testing.T) {
+// A stalled scan that cannot be ended now is left for the next run and
+// holds up none of the others: a busy branch passes quietly, another
+// failure is reported after the run.
+func TestSweepPassesOverScansItCannotEnd(t *testing.T) {
 	st := testenv.NewStore(t)
 	ctx := context.Background()
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	var ids []string
-	for n, branch := range []string{"main", "dev"} {
+	for n, branch := range []string{"main", "dev", "qa"} {
 		sc, err := st.CreateScan(ctx, store.Scan{CompanyID: 7, ProjectID: 1, Branch: branch, Engine: "sarif", Tool: "gosec",
-			RunID: uuid.NewString(), Status: store.ScanProcessing, CreatedAt: now.Add(-time.Duration(4-n) * time.Hour).Format(time.RFC3339)})
+			RunID: uuid.NewString(), Status: store.ScanProcessing, CreatedAt: now.Add(-time.Duration(5-n) * time.Hour).Format(time.RFC3339)})
 		if err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, sc.ID)
 	}
-	busy := busyBranches{Store: st, busy: map[string]bool{ids[0]: true}}
-	if n, err := sweep.Run(ctx, busy, now); err != nil || n != 1 {
-		t.Fatalf("sweep with a busy branch: %d %v", n, err)
+	broken := errors.New("injected")
+	st2 := failing{Store: st, refuse: map[string]error{ids[0]: store.ErrUnavailable, ids[1]: broken}}
+	if n, err := sweep.Run(ctx, st2, now); !errors.Is(err, broken) || n != 1 {
+		t.Fatalf("sweep with scans it cannot end: %d %v", n, err)
 	}
-	for n, want := range []string{store.ScanProcessing, store.ScanIncomplete} {
+	for n, want := range []string{store.ScanProcessing, store.ScanProcessing, store.ScanIncomplete} {
 		if got, err := st.GetScan(ctx, 7, ids[n]); err != nil || got.Status != want {
 			t.Fatalf("scan %d: %s %v, want %s", n, got.Status, err, want)
 		}
 	}
-	delete(busy.busy, ids[0])
-	if n, err := sweep.Run(ctx, busy, now); err != nil || n != 1 {
+	st2.refuse = nil
+	if n, err := sweep.Run(ctx, st2, now); err != nil || n != 2 {
 		t.Fatalf("the next run: %d %v", n, err)
 	}
 }

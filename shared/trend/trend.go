@@ -224,6 +224,9 @@ func Merge(deltas []Day) []Day {
 	return out
 }
 
+// SeqAttr is the totals record's count of changes applied.
+const SeqAttr = "seq"
+
 // Record attribute names.
 const (
 	attrOpened    = "opened"
@@ -234,7 +237,7 @@ const (
 	prefixSLA     = "sla_"
 	prefixTTF     = "ttf_"
 	prefixOpen    = "open_"
-	attrSeq       = "seq"
+	attrSeq       = SeqAttr
 	overName      = "over"
 )
 

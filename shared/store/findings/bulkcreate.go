@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -62,7 +63,7 @@ func trendSK(gen string) string     { return "T#" + gen + "#" }
 // journalMarker says a scan's journal is owed: Gen names its moves, Fixed
 // says the moves that take back what Gen paid for issues never written
 // (generation fixGen(Gen)) are written; At is when its issues were
-// created.
+// created, Brief how many items hold them in brief.
 type journalMarker struct {
 	ddb.Key
 	Gen     string `dynamodbav:"gen"`
@@ -70,7 +71,16 @@ type journalMarker struct {
 	At      string `dynamodbav:"at"`
 	Project int64  `dynamodbav:"project"`
 	Branch  string `dynamodbav:"branch"`
+	Brief   int    `dynamodbav:"brief"`
 }
+
+// journalRetention is how long a scan journal's items live. A journal is
+// settled within hours (the stalled sweep fails every upload nothing
+// completed two hours after it was made, settling its journal), so its
+// items expire, at no write cost: those a writer wrote before dying
+// without naming them, and the brief, which is not deleted when the
+// journal is paid.
+const journalRetention = 30 * 24 * time.Hour
 
 type journalEntry struct {
 	Project int64     `dynamodbav:"scope_project"`
@@ -80,21 +90,58 @@ type journalEntry struct {
 	Cells   Cells     `dynamodbav:"cells"`
 }
 
+// generation is the items of one generation of moves not paid yet.
+type generation struct {
+	chunks []journal.Item[journalEntry]
+	trend  []journal.Item[trends.Move]
+}
+
+func (g generation) items() []any {
+	out := make([]any, 0, len(g.chunks)+len(g.trend))
+	for _, it := range g.chunks {
+		out = append(out, it)
+	}
+	for _, it := range g.trend {
+		out = append(out, it)
+	}
+	return out
+}
+
+func (g generation) keys() []ddb.Key {
+	out := make([]ddb.Key, 0, len(g.chunks)+len(g.trend))
+	for _, it := range g.chunks {
+		out = append(out, it.Key)
+	}
+	for _, it := range g.trend {
+		out = append(out, it.Key)
+	}
+	return out
+}
+
+// errCutOff marks a failure that cut concurrent writes off: some may
+// still land (see releaseGrace).
+var errCutOff = errors.New("writes cut off")
+
 // bulkCreate writes new issues (changes without before) of the scan and
 // counts them; it adds the counters it settled to settled.
 func (x *Findings) bulkCreate(ctx context.Context, companyID int64, sc scans.Scan, lease string, creates []IssueChange, settled map[ddb.Key]bool) error {
 	pk := journalPK(companyID, sc.ID)
 	var m journalMarker
+	var g generation
 	err := x.t.GetItemConsistent(ctx, ddb.Key{PK: pk, SK: journalDone}, &m)
 	switch {
 	case errors.Is(err, ddb.ErrNotFound) && len(creates) == 0:
 		return nil // nothing to create, nothing owed
 	case errors.Is(err, ddb.ErrNotFound), err == nil && m.Gen == "": // none, or one an earlier version left
-		if m, err = x.writeJournal(ctx, companyID, sc, lease, creates); err != nil {
+		if m, g, err = x.writeJournal(ctx, companyID, sc, lease, creates); err != nil {
 			return err
 		}
 	case err != nil:
 		return err
+	default: // an earlier attempt of this apply journaled: what it left
+		if g, err = x.readGeneration(ctx, pk, m.Gen); err != nil {
+			return err
+		}
 	}
 	if err := x.settleTerms(ctx, companyID, creates, x.t.Stamp()); err != nil {
 		return err
@@ -115,51 +162,63 @@ func (x *Findings) bulkCreate(ctx context.Context, companyID int64, sc scans.Sca
 	// issues a writer that gave up never wrote is taken back when it is
 	// settled; so the counters' transactions ride beside the issues'
 	// batches instead of after them.
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return x.t.BatchPutParallel(gctx, items) })
-	g.Go(func() error { _, err := x.payJournal(gctx, companyID, pk, m.Gen, settled); return err })
-	if err := g.Wait(); err != nil {
-		return err
+	eg, gctx := errgroup.WithContext(ctx)
+	eg.Go(func() error { return x.t.BatchPutParallel(gctx, items) })
+	eg.Go(func() error { return x.payGeneration(gctx, companyID, g, settled) })
+	if err := eg.Wait(); err != nil {
+		return fmt.Errorf("%w: %w", errCutOff, err)
 	}
-	// Paid in full: a later apply of the scan journals afresh (the brief
-	// of its new issues expires).
+	// Paid in full: a later apply of the scan journals afresh.
 	return x.t.DeleteItem(ctx, m.Key)
 }
 
 // writeJournal writes the journal of creates and its marker, and names it
-// on the branch's head, conditional on the scan still holding its lease.
-func (x *Findings) writeJournal(ctx context.Context, companyID int64, sc scans.Scan, lease string, creates []IssueChange) (journalMarker, error) {
+// on the branch's head, conditional on the scan still holding its lease;
+// it returns the marker and the generation to pay.
+func (x *Findings) writeJournal(ctx context.Context, companyID int64, sc scans.Scan, lease string, creates []IssueChange) (journalMarker, generation, error) {
 	pk := journalPK(companyID, sc.ID)
 	m := journalMarker{Key: ddb.Key{PK: pk, SK: journalDone}, Gen: uuid.NewString(), At: x.t.Stamp(),
 		Project: sc.ProjectID, Branch: sc.Branch}
-	items, err := x.journalItems(ctx, companyID, pk, m.Gen, creates, m.At)
+	expires := x.t.Clock().Add(journalRetention).Unix()
+	g, err := x.newGeneration(ctx, companyID, pk, m.Gen, creates, m.At, false, expires)
 	if err != nil {
-		return m, err
+		return m, g, err
 	}
-	for _, it := range createdItems(pk, m.Gen, creates, x.t.Clock()) {
+	items := g.items()
+	brief, err := briefItems(pk, m.Gen, creates, expires)
+	if err != nil {
+		return m, g, err
+	}
+	for _, it := range brief {
 		items = append(items, it)
 	}
+	m.Brief = len(brief)
 	if err := x.t.BatchPutParallel(ctx, items); err != nil {
-		return m, err
+		return m, g, err
 	}
 	put, err := x.t.TxPut(m, nil)
 	if err != nil {
-		return m, err
+		return m, g, err
 	}
 	cond := expression.Name("lease_owner").Equal(expression.Value(lease))
 	head, err := x.t.TxUpdate(headKey(companyID, sc.ProjectID, sc.Branch, sc.Tool),
 		expression.Set(expression.Name("journal"), expression.Value(sc.ID)), &cond)
 	if err != nil {
-		return m, err
+		return m, g, err
 	}
-	return m, x.t.Transact(ctx, []types.TransactWriteItem{put, head})
+	return m, g, x.t.Transact(ctx, []types.TransactWriteItem{put, head})
 }
 
-// journalItems are the counter chunks and trend item of generation gen of
-// a journal: what changes written at at move.
-func (x *Findings) journalItems(ctx context.Context, companyID int64, pk, gen string, changes []IssueChange, at string) ([]any, error) {
+// newGeneration is generation gen of a journal: what changes written at
+// at move, or, reversed, what takes that back.
+func (x *Findings) newGeneration(ctx context.Context, companyID int64, pk, gen string, changes []IssueChange, at string, reversed bool, expires int64) (generation, error) {
 	var entries []journalEntry
 	for _, d := range counterDeltas(companyID, changes) {
+		if reversed {
+			for c := range d.cells {
+				d.cells[c] = -d.cells[c]
+			}
+		}
 		entries = append(entries, journalEntry{Project: d.scope.ProjectID,
 			Branch: d.scope.Branch, Dim: d.dim, Group: d.group, Cells: d.cells})
 	}
@@ -169,64 +228,67 @@ func (x *Findings) journalItems(ctx context.Context, companyID int64, pk, gen st
 		return cmp.Or(cmp.Compare(a.Project, b.Project), strings.Compare(a.Branch, b.Branch),
 			strings.Compare(string(a.Dim), string(b.Dim)), strings.Compare(a.Group, b.Group))
 	})
-	var items []any
-	for _, it := range journal.Chunks(pk, chunkPrefix(gen), entries, journalChunk) {
-		items = append(items, it)
-	}
+	g := generation{chunks: journal.Chunks(pk, chunkPrefix(gen), entries, journalChunk, expires)}
 	moves, err := x.trendMovesAt(ctx, companyID, changes, at)
 	if err != nil {
-		return nil, err
+		return g, err
+	}
+	if reversed {
+		for n := range moves {
+			moves[n] = moves[n].Reversed()
+		}
 	}
 	if len(moves) > 0 {
-		items = append(items, journal.Item[trends.Move]{Key: ddb.Key{PK: pk, SK: trendSK(gen)}, Moves: moves})
+		g.trend = []journal.Item[trends.Move]{{Key: ddb.Key{PK: pk, SK: trendSK(gen)}, Moves: moves, ExpiresAt: expires}}
 	}
-	return items, nil
+	return g, nil
 }
 
-// payJournal pays every item of generation gen not paid yet. It first
-// reads a chunk's counters and settles them in the same transaction
-// (index keys and scope summaries for the counts the deltas make,
-// conditional on the counters read), which spares settleCounters a second
-// write of each; when a concurrent writer moved one of them meanwhile, the
-// chunk is paid with plain ADDs and settleCounters settles them as it does
-// for every writer. Chunks go one after another: they share their scopes'
-// summaries. It returns the keys of the counters it moved, and adds those
-// it settled to settled.
-func (x *Findings) payJournal(ctx context.Context, companyID int64, pk, gen string, settled map[ddb.Key]bool) ([]ddb.Key, error) {
-	trend, err := journal.Pending[trends.Move](ctx, x.t, pk, trendSK(gen))
-	if err != nil {
-		return nil, err
+// readGeneration reads what generation gen has not paid yet.
+func (x *Findings) readGeneration(ctx context.Context, pk, gen string) (generation, error) {
+	var g generation
+	var err error
+	if g.trend, err = journal.Pending[trends.Move](ctx, x.t, pk, trendSK(gen)); err != nil {
+		return g, err
 	}
-	for _, it := range trend {
+	g.chunks, err = journal.Pending[journalEntry](ctx, x.t, pk, chunkPrefix(gen))
+	return g, err
+}
+
+// payGeneration pays every item of g. It first reads a chunk's counters
+// and settles them in the same transaction (index keys and scope
+// summaries for the counts the deltas make, conditional on the counters
+// read), which spares settleCounters a second write of each; when a
+// concurrent writer moved one of them meanwhile, the chunk is paid with
+// plain ADDs and settleCounters settles them as it does for every writer.
+// Chunks go one after another: they share their scopes' summaries. It
+// records in settled whether each counter's payment settled it (the last
+// payment decides).
+func (x *Findings) payGeneration(ctx context.Context, companyID int64, g generation, settled map[ddb.Key]bool) error {
+	for _, it := range g.trend {
 		items, err := x.d.Trends.TxMoves(companyID, it.Moves)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if err := journal.Pay(ctx, x.t, []ddb.Key{it.Key}, items); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	chunks, err := journal.Pending[journalEntry](ctx, x.t, pk, chunkPrefix(gen))
-	if err != nil {
-		return nil, err
-	}
-	var moved []ddb.Key
-	for _, ch := range chunks {
+	for _, ch := range g.chunks {
 		keys := counterKeys(companyID, ch.Moves)
-		err = x.paySettled(ctx, companyID, ch, keys)
+		err := x.paySettled(ctx, companyID, ch, keys)
 		ok := err == nil
 		if errors.Is(err, ddb.ErrConflict) {
 			err = x.t.Retrying(ctx, func() error { return x.payPlain(ctx, ch, keys) })
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for _, k := range keys {
-			settled[k] = settled[k] || ok
+			settled[k] = ok
 		}
-		moved = append(moved, keys...)
 	}
-	return moved, nil
+	return nil
 }
 
 // ref names the counter a journal entry moves.

@@ -97,11 +97,11 @@ func (x *Findings) ApplyScan(ctx context.Context, companyID int64, sc scans.Scan
 	if err != nil {
 		return ApplyResult{}, err
 	}
-	stop := x.keepLease(ctx, companyID, sc, lease)
-	res, err := x.applyLeased(ctx, companyID, sc, lease, head, found)
+	lctx, stop := x.keepLease(ctx, companyID, sc, lease)
+	res, err := x.applyLeased(lctx, companyID, sc, lease, head, found)
 	stop()
 	if err != nil {
-		x.releaseLease(ctx, companyID, sc, lease)
+		x.releaseLease(ctx, companyID, sc, lease, errors.Is(err, errCutOff))
 		return res, err
 	}
 	return res, nil
@@ -389,15 +389,19 @@ func (x *Findings) takeLease(ctx context.Context, companyID int64, sc scans.Scan
 
 // keepLease extends the lease every third of leaseFor while an apply runs
 // (25,000 findings take minutes), so no other writer takes the branch
-// from a holder that is alive; a holder that dies stops extending it. The
-// returned stop ends the extensions before the apply returns.
-func (x *Findings) keepLease(ctx context.Context, companyID int64, sc scans.Scan, lease string) (stop func()) {
+// from a holder that is alive; a holder that dies stops extending it. It
+// returns the context to work under, cancelled when the lease is lost (an
+// extension refused, or none made for leaseFor) so that the holder stops
+// writing, and stop, which ends the extensions before the work returns.
+func (x *Findings) keepLease(ctx context.Context, companyID int64, sc scans.Scan, lease string) (context.Context, func()) {
+	work, lost := context.WithCancel(ctx)
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		tick := time.NewTicker(leaseFor / 3)
 		defer tick.Stop()
+		extended := x.t.Clock()
 		for {
 			select {
 			case <-ctx.Done():
@@ -405,19 +409,33 @@ func (x *Findings) keepLease(ctx context.Context, companyID int64, sc scans.Scan
 			case <-tick.C:
 				upd := expression.Set(expression.Name("lease_until"), expression.Value(x.t.Clock().Add(leaseFor).UnixMilli()))
 				cond := expression.Name("lease_owner").Equal(expression.Value(lease))
-				// A failed extension leaves the lease to expire; completing
-				// the scan then finds it gone and fails rather than interleave.
-				_ = x.t.Update(ctx, headKey(companyID, sc.ProjectID, sc.Branch, sc.Tool), upd, &cond, nil)
+				err := x.t.Update(ctx, headKey(companyID, sc.ProjectID, sc.Branch, sc.Tool), upd, &cond, nil)
+				switch {
+				case err == nil:
+					extended = x.t.Clock()
+				case errors.Is(err, ddb.ErrConflict), x.t.Clock().Sub(extended) >= leaseFor:
+					lost()
+					return
+				}
 			}
 		}
 	}()
-	return func() { cancel(); <-done }
+	return work, func() { cancel(); <-done; lost() }
 }
 
-// releaseLease gives up the lease after a failed apply (best effort: it
-// expires anyway).
-func (x *Findings) releaseLease(ctx context.Context, companyID int64, sc scans.Scan, lease string) {
+// releaseGrace is how long a holder whose failure cut writes off keeps
+// the lease: a write it had under way may still land (the server finishes
+// a request its client gave up on), and the next holder, which settles what
+// the failed one wrote, must not read before it does.
+const releaseGrace = 3 * time.Second
+
+// releaseLease gives up the lease after a failure (best effort: it expires
+// anyway), after releaseGrace when the failure cut writes off.
+func (x *Findings) releaseLease(ctx context.Context, companyID int64, sc scans.Scan, lease string, cutOff bool) {
 	upd := expression.Remove(expression.Name("lease_owner")).Remove(expression.Name("lease_until"))
+	if cutOff {
+		upd = expression.Set(expression.Name("lease_until"), expression.Value(x.t.Clock().Add(releaseGrace).UnixMilli()))
+	}
 	cond := expression.Name("lease_owner").Equal(expression.Value(lease))
 	_ = x.t.Update(context.WithoutCancel(ctx), headKey(companyID, sc.ProjectID, sc.Branch, sc.Tool), upd, &cond, nil)
 }

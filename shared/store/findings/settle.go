@@ -4,13 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
+	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/google/uuid"
 
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
-	"github.com/acme/codescan-api/shared/store/internal/journal"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/store/scans"
 )
@@ -22,17 +21,13 @@ import (
 // urgency and status at creation), so whoever holds the branch next —
 // the next apply of any scan of the branch and tool, or the scan's failure
 // — settles it before anything else: it pays what is left, and takes back
-// what was paid for the issues that do not exist as the scan's. Every
-// later write of an issue the scan did write moved its counters from the
-// state it was created in, so the counters end equal to the issues, however
-// they were triaged meanwhile.
+// every move of the creation of the issues in the brief that do not exist
+// as the scan's. Every later write of an issue the scan did write moved
+// its counters from the state it was created in, so the counters end equal
+// to the issues, however they were triaged meanwhile.
 
 // created is one group of a journal's new issues that count alike: their
-// file, CWE, urgency and status, and their ids (16 bytes each). The items
-// that hold them (the brief) are evidence, not debts: DynamoDB removes them
-// briefRetention after they were written, at no write cost, long after any
-// scan is settled (every upload is failed by the stalled sweep two hours
-// after it was made, when nothing completed it).
+// file, CWE, urgency and status, and their ids (16 bytes each).
 type created struct {
 	File    string `dynamodbav:"f"`
 	CWE     int    `dynamodbav:"c"`
@@ -41,29 +36,29 @@ type created struct {
 	IDs     []byte `dynamodbav:"i"`
 }
 
-func createdPrefix(gen string) string { return "N#" + gen + "#" }
-
-const briefRetention = 7 * 24 * time.Hour
-
-// briefItem is one item of the brief.
+// briefItem is one item of a journal's brief: evidence, not a debt, so it
+// is never paid, and it expires (journalRetention).
 type briefItem struct {
-	journal.Item[created]
-	ExpiresAt int64 `dynamodbav:"expires_at"` // the table's TTL attribute
+	ddb.Key
+	Groups    []created `dynamodbav:"groups"`
+	ExpiresAt int64     `dynamodbav:"expires_at"`
 }
+
+func briefPrefix(gen string) string { return "N#" + gen + "#" }
 
 // fixGen names the moves that settle generation gen: the same for every
 // attempt to settle it, so one that crashed midway is written over.
 func fixGen(gen string) string { return gen + "-fix" }
 
-// Bounds of the items of new issues: ids in one group, and bytes in one
-// item (well below DynamoDB's 400 KB).
+// Bounds of the brief's items: ids in one group, and bytes in one item
+// (well below DynamoDB's 400 KB).
 const (
 	maxCreatedIDs   = 8 << 10
 	maxCreatedBytes = 200 << 10
 )
 
-// createdItems are the brief of creates, written at now.
-func createdItems(pk, gen string, creates []IssueChange, now time.Time) []briefItem {
+// briefItems are the brief of creates.
+func briefItems(pk, gen string, creates []IssueChange, expires int64) ([]briefItem, error) {
 	type alike struct {
 		file           string
 		cwe            int
@@ -80,16 +75,18 @@ func createdItems(pk, gen string, creates []IssueChange, now time.Time) []briefI
 			groups[k] = g
 			order = append(order, g)
 		}
-		id := uuid.MustParse(i.ID) // ids are uuids (schema.IssueID)
+		id, err := uuid.Parse(i.ID)
+		if err != nil {
+			return nil, fmt.Errorf("issue id %q: %w", i.ID, ddb.ErrInvalid)
+		}
 		g.IDs = append(g.IDs, id[:]...)
 	}
 	var items []briefItem
 	var cur []created
 	size := 0
 	flush := func() {
-		items = append(items, briefItem{Item: journal.Item[created]{
-			Key: ddb.Key{PK: pk, SK: fmt.Sprintf("%s%06d", createdPrefix(gen), len(items))}, Moves: cur},
-			ExpiresAt: now.Add(briefRetention).Unix()})
+		items = append(items, briefItem{Key: ddb.Key{PK: pk, SK: fmt.Sprintf("%s%06d", briefPrefix(gen), len(items))},
+			Groups: cur, ExpiresAt: expires})
 		cur, size = nil, 0
 	}
 	for _, g := range order {
@@ -102,66 +99,72 @@ func createdItems(pk, gen string, creates []IssueChange, now time.Time) []briefI
 	if len(cur) > 0 {
 		flush()
 	}
-	return items
+	return items, nil
 }
 
 // settleJournal settles the journal scanID left, if any; the caller holds
 // the branch's lease.
 func (x *Findings) settleJournal(ctx context.Context, companyID int64, scanID string) error {
-	pk := journalPK(companyID, scanID)
 	var m journalMarker
-	switch err := x.t.GetItemConsistent(ctx, ddb.Key{PK: pk, SK: journalDone}, &m); {
+	switch err := x.t.GetItemConsistent(ctx, ddb.Key{PK: journalPK(companyID, scanID), SK: journalDone}, &m); {
 	case errors.Is(err, ddb.ErrNotFound):
 		return nil
 	case err != nil:
 		return err
 	}
-	if m.Gen == "" { // an earlier version's, which paid as it went
-		return x.t.DeleteItem(ctx, m.Key)
+	brief, err := x.readBrief(ctx, m)
+	if err != nil {
+		return err
 	}
 	if !m.Fixed {
-		if err := x.writeFix(ctx, companyID, scanID, m); err != nil {
+		if err := x.writeFix(ctx, companyID, scanID, m, brief); err != nil {
 			return err
 		}
 	}
 	settled := map[ddb.Key]bool{}
-	var moved []ddb.Key
 	for _, gen := range []string{m.Gen, fixGen(m.Gen)} {
-		keys, err := x.payJournal(ctx, companyID, pk, gen, settled)
+		g, err := x.readGeneration(ctx, m.PK, gen)
 		if err != nil {
 			return err
 		}
-		moved = append(moved, keys...)
-	}
-	var due []ddb.Key
-	for _, k := range moved {
-		if !settled[k] {
-			settled[k] = true
-			due = append(due, k)
+		if err := x.payGeneration(ctx, companyID, g, settled); err != nil {
+			return err
 		}
 	}
+	// Every counter of the brief: the writer may have paid some with plain
+	// ADDs and died before settling them.
+	due := slices.DeleteFunc(CounterKeys(companyID, brief), func(k ddb.Key) bool { return settled[k] })
 	if err := x.settleCounters(ctx, companyID, due); err != nil {
 		return err
 	}
 	return x.t.DeleteItem(ctx, m.Key)
 }
 
-// writeFix writes the moves that take back what generation m.Gen pays for
-// its issues that do not exist as the scan's, and marks them written.
-func (x *Findings) writeFix(ctx context.Context, companyID int64, scanID string, m journalMarker) error {
-	groups, err := journal.Pending[created](ctx, x.t, m.PK, createdPrefix(m.Gen))
-	if err != nil {
-		return err
+// readBrief reads the new issues of m's journal, in brief.
+func (x *Findings) readBrief(ctx context.Context, m journalMarker) ([]Issue, error) {
+	var items []briefItem
+	if err := x.t.QueryAllConsistent(ctx, ddb.PKBeginsWith(m.PK, briefPrefix(m.Gen)), &items); err != nil {
+		return nil, err
+	}
+	if len(items) != m.Brief { // expired: settled far too late to know what was written
+		return nil, fmt.Errorf("journal of %s: %d of the %d items of its brief are left", m.PK, len(items), m.Brief)
 	}
 	var brief []Issue
-	for _, it := range groups {
-		for _, g := range it.Moves {
+	for _, it := range items {
+		for _, g := range it.Groups {
 			for b := g.IDs; len(b) >= 16; b = b[16:] {
 				brief = append(brief, Issue{ID: uuid.UUID(b[:16]).String(), ProjectID: m.Project, Branch: m.Branch,
 					CWE: g.CWE, FilePath: g.File, Urgency: g.Urgency, Status: g.Status, CreatedAt: m.At})
 			}
 		}
 	}
+	return brief, nil
+}
+
+// writeFix writes the moves that take back what generation m.Gen pays for
+// the issues of brief that do not exist as the scan's, and marks them
+// written.
+func (x *Findings) writeFix(ctx context.Context, companyID int64, scanID string, m journalMarker, brief []Issue) error {
 	got, err := x.issuesByID(ctx, companyID, IDs(brief))
 	if err != nil {
 		return err
@@ -169,15 +172,25 @@ func (x *Findings) writeFix(ctx context.Context, companyID int64, scanID string,
 	var never []IssueChange
 	for n := range brief {
 		if i, ok := got[brief[n].ID]; !ok || i.ScanID != scanID {
-			never = append(never, IssueChange{Before: &brief[n]})
+			never = append(never, IssueChange{After: &brief[n]})
 		}
 	}
+	// What a crashed attempt wrote goes first: this one may write fewer
+	// items.
+	old, err := x.readGeneration(ctx, m.PK, fixGen(m.Gen))
+	if err != nil {
+		return err
+	}
+	stale := old.keys()
+	if err := x.t.Parallel(ctx, len(stale), func(n int) error { return x.t.DeleteItem(ctx, stale[n]) }); err != nil {
+		return err
+	}
 	if len(never) > 0 {
-		items, err := x.journalItems(ctx, companyID, m.PK, fixGen(m.Gen), never, m.At)
+		g, err := x.newGeneration(ctx, companyID, m.PK, fixGen(m.Gen), never, m.At, true, x.t.Clock().Add(journalRetention).Unix())
 		if err != nil {
 			return err
 		}
-		if err := x.t.BatchPutParallel(ctx, items); err != nil {
+		if err := x.t.BatchPutParallel(ctx, g.items()); err != nil {
 			return err
 		}
 	}
@@ -204,10 +217,10 @@ func (x *Findings) FailScan(ctx context.Context, companyID int64, scanID, reason
 		if _, err := x.takeLease(ctx, companyID, sc, lease); err != nil {
 			return false, err
 		}
-		stop := x.keepLease(ctx, companyID, sc, lease)
-		err := x.settleJournal(ctx, companyID, sc.ID)
+		lctx, stop := x.keepLease(ctx, companyID, sc, lease)
+		err := x.settleJournal(lctx, companyID, sc.ID)
 		stop()
-		x.releaseLease(ctx, companyID, sc, lease)
+		x.releaseLease(ctx, companyID, sc, lease, false) // a settlement that failed wrote nothing that matters late (fixGen)
 		if err != nil {
 			return false, err
 		}

@@ -44,6 +44,24 @@ type Move struct {
 	Totals    map[string]int64 `dynamodbav:"totals"`
 }
 
+// Reversed is what takes m back: every increment negated but the totals'
+// seq, which counts changes (taking one back is a change too; see
+// trend.Totals).
+func (m Move) Reversed() Move {
+	neg := func(attrs map[string]int64, keep string) map[string]int64 {
+		out := make(map[string]int64, len(attrs))
+		for k, v := range attrs {
+			if k == keep {
+				out[k] = v
+			} else {
+				out[k] = -v
+			}
+		}
+		return out
+	}
+	return Move{ProjectID: m.ProjectID, Date: m.Date, Day: neg(m.Day, ""), Totals: neg(m.Totals, trend.SeqAttr)}
+}
+
 // Moves adds up the deltas of changes per scope (the company and the
 // issue's project) and day; changes that move no counter add nothing.
 func Moves(changes []Change) ([]Move, error) {

@@ -19,20 +19,24 @@ import (
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
-// Item is one journal item: counter moves owed, of the area's type M. It
-// has no expiry: an item nobody paid yet is a debt, however late.
+// Item is one journal item: counter moves owed, of the area's type M.
+// ExpiresAt (unix seconds, the table's TTL attribute) is for journals that
+// something settles within a known time, whose items would otherwise stay
+// when a writer dies before naming them (see findings' scan journal);
+// without it an item stays until it is paid.
 type Item[M any] struct {
 	ddb.Key
-	Moves []M `dynamodbav:"moves"`
+	Moves     []M   `dynamodbav:"moves"`
+	ExpiresAt int64 `dynamodbav:"expires_at,omitempty"`
 }
 
 // Chunks splits moves into items of at most size moves each, keyed pk and
 // prefix followed by the item's number.
-func Chunks[M any](pk, prefix string, moves []M, size int) []Item[M] {
+func Chunks[M any](pk, prefix string, moves []M, size int, expires int64) []Item[M] {
 	var out []Item[M]
 	for start := 0; start < len(moves); start += size {
 		out = append(out, Item[M]{Key: ddb.Key{PK: pk, SK: fmt.Sprintf("%s%06d", prefix, start/size)},
-			Moves: moves[start:min(start+size, len(moves))]})
+			Moves: moves[start:min(start+size, len(moves))], ExpiresAt: expires})
 	}
 	return out
 }

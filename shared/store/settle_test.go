@@ -1,0 +1,213 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go/middleware"
+	"github.com/google/uuid"
+
+	"github.com/acme/codescan-api/internal/testenv"
+	"github.com/acme/codescan-api/shared/store"
+)
+
+// before runs fn once, before the first DynamoDB call match accepts.
+func before(st *store.Store, match func(params any) bool, fn func(ctx context.Context)) *atomic.Bool {
+	done := &atomic.Bool{}
+	opts := st.Client().Options()
+	opts.APIOptions = append(slices.Clone(opts.APIOptions), func(stack *middleware.Stack) error {
+		return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("before",
+			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+				if match(in.Parameters) && !done.Swap(true) {
+					fn(ctx)
+				}
+				return next.HandleInitialize(ctx, in)
+			}), middleware.Before)
+	})
+	st.SetClient(dynamodb.New(opts))
+	return done
+}
+
+// fixPayment matches a transaction that pays an item of a fix generation.
+func fixPayment(p any) bool {
+	in, ok := p.(*dynamodb.TransactWriteItemsInput)
+	if !ok {
+		return false
+	}
+	for _, it := range in.TransactItems {
+		if it.Delete != nil {
+			if sk, ok := it.Delete.Key["SK"].(*types.AttributeValueMemberS); ok && strings.HasPrefix(sk.Value, "C#") && strings.Contains(sk.Value, "-fix#") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func openedDays(t *testing.T, w *branchWorld) int64 {
+	t.Helper()
+	snap, err := w.st.Snapshot(context.Background(), w.company, 0, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for _, d := range snap.Days {
+		n += d.Opened
+	}
+	return n
+}
+
+// The trend records count no issue the given-up scan never wrote as
+// opened, and the next scan that creates it counts it once.
+func TestScanGivenUpOpensNoIssueItNeverWrote(t *testing.T) {
+	w := newBranchWorld(t)
+	ctx := context.Background()
+	fs := make([]finding, 300)
+	for n := range fs {
+		fs[n] = finding{fmt.Sprintf("p%03d", n), []int{79, 89, 22}[n%3]}
+	}
+	sc, err := w.st.CreateScan(ctx, store.Scan{ID: uuid.NewString(), CompanyID: w.company, ProjectID: w.project, Branch: "main",
+		Engine: "sarif", Tool: "t", Status: store.ScanProcessing, CreatedAt: w.clock.Format(time.RFC3339)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	crashOn(w.st, 2, issueBatch)
+	if _, err := w.st.ApplyScan(ctx, w.company, sc, w.found(sc, fs...)); err == nil {
+		t.Fatal("the crash was not injected")
+	}
+	if _, err := w.st.FailScan(ctx, w.company, sc.ID, "given up", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Recount(t, w.st, w.company)
+	var written int64
+	if err := w.st.EachScanIssue(ctx, w.company, sc.ID, func(store.Issue) error { written++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if got := openedDays(t, w); got != written {
+		t.Errorf("after the give-up: %d issues exist, the trend days count %d opened", written, got)
+	}
+	w.scan(t, "main", "t", fs...)
+	if got := openedDays(t, w); got != int64(len(fs)) {
+		t.Errorf("after the next scan: %d issues exist (none deleted or reopened), the trend days count %d opened", len(fs), got)
+	}
+}
+
+// A settlement whose fix payment races another branch's scan (which moves
+// the company's counters) must still leave index and summaries exact.
+func TestSettlingRacesAnotherBranch(t *testing.T) {
+	w := newBranchWorld(t)
+	ctx := context.Background()
+	fs := make([]finding, 300)
+	for n := range fs {
+		fs[n] = finding{fmt.Sprintf("q%03d", n), []int{79, 89, 22}[n%3]}
+	}
+	sc, err := w.st.CreateScan(ctx, store.Scan{ID: uuid.NewString(), CompanyID: w.company, ProjectID: w.project, Branch: "main",
+		Engine: "sarif", Tool: "t", Status: store.ScanProcessing, CreatedAt: w.clock.Format(time.RFC3339)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	crashOn(w.st, 1, journalPayment) // the writer pays nothing
+	crashOn(w.st, 2, issueBatch)
+	if _, err := w.st.ApplyScan(ctx, w.company, sc, w.found(sc, fs...)); err == nil {
+		t.Fatal("the crash was not injected")
+	}
+	var innerErr error
+	hit := before(w.st, fixPayment, func(ctx context.Context) {
+		_, _, innerErr = w.apply("dev", "t", w.clock.Add(time.Hour), fs[0], fs[1], fs[2])
+	})
+	if _, err := w.st.FailScan(ctx, w.company, sc.ID, "given up", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !hit.Load() || innerErr != nil {
+		t.Fatalf("race not injected: %v %v", hit.Load(), innerErr)
+	}
+	testenv.Recount(t, w.st, w.company)
+}
+
+// chunkPaymentOf matches a transaction paying a counter chunk of scanID's
+// journal (not of its fix).
+func chunkPaymentOf(scanID string) func(any) bool {
+	return func(p any) bool {
+		in, ok := p.(*dynamodb.TransactWriteItemsInput)
+		if !ok {
+			return false
+		}
+		for _, it := range in.TransactItems {
+			if it.Delete == nil {
+				continue
+			}
+			pk, _ := it.Delete.Key["PK"].(*types.AttributeValueMemberS)
+			sk, _ := it.Delete.Key["SK"].(*types.AttributeValueMemberS)
+			if pk != nil && sk != nil && strings.HasSuffix(pk.Value, "#JRNL#"+scanID) && strings.HasPrefix(sk.Value, "C#") && !strings.Contains(sk.Value, "-fix#") {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// The writer pays a chunk with plain ADDs (a concurrent scan of another
+// branch moved one of its counters), then dies before settling: the scan
+// given up must still leave index and summaries exact.
+func TestWriterPaidPlainlyThenGaveUp(t *testing.T) {
+	w := newBranchWorld(t)
+	ctx := context.Background()
+	fs := make([]finding, 300)
+	for n := range fs {
+		fs[n] = finding{fmt.Sprintf("r%03d", n), []int{79, 89, 22}[n%3]}
+	}
+	scan, err := w.st.CreateScan(ctx, store.Scan{ID: uuid.NewString(), CompanyID: w.company, ProjectID: w.project, Branch: "main",
+		Engine: "sarif", Tool: "t", Status: store.ScanProcessing, CreatedAt: w.clock.Format(time.RFC3339)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var innerErr error
+	hit := before(w.st, chunkPaymentOf(scan.ID), func(ctx context.Context) {
+		_, _, innerErr = w.apply("dev", "t", w.clock.Add(time.Hour), finding{"other1", 79}, finding{"other2", 89}, finding{"other3", 22})
+	})
+	crashOn(w.st, 3, chunkPaymentOf(scan.ID)) // 1: settled, refused; 2: plain; 3: the next chunk
+	if _, err := w.st.ApplyScan(ctx, w.company, scan, w.found(scan, fs...)); err == nil || !strings.Contains(err.Error(), "crashed") {
+		t.Fatalf("apply: %v", err)
+	}
+	if !hit.Load() || innerErr != nil {
+		t.Fatalf("race not injected: %v %v", hit.Load(), innerErr)
+	}
+	if _, err := w.st.FailScan(ctx, w.company, scan.ID, "given up", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Recount(t, w.st, w.company)
+}
+
+// A crashed scan settled by the next scan of its branch, then redelivered
+// (late now): it creates what it never wrote, counted once.
+func TestRedeliveryAfterAnotherScanSettled(t *testing.T) {
+	w := newBranchWorld(t)
+	ctx := context.Background()
+	fs := make([]finding, 300)
+	for n := range fs {
+		fs[n] = finding{fmt.Sprintf("s%03d", n), []int{79, 89, 22}[n%3]}
+	}
+	scan, err := w.st.CreateScan(ctx, store.Scan{ID: uuid.NewString(), CompanyID: w.company, ProjectID: w.project, Branch: "main",
+		Engine: "sarif", Tool: "t", Status: store.ScanProcessing, CreatedAt: w.clock.Format(time.RFC3339)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	crashOn(w.st, 2, issueBatch)
+	if _, err := w.st.ApplyScan(ctx, w.company, scan, w.found(scan, fs...)); err == nil {
+		t.Fatal("the crash was not injected")
+	}
+	w.scan(t, "main", "t", fs[:50]...)
+	testenv.Recount(t, w.st, w.company)
+	res, err := w.st.ApplyScan(ctx, w.company, scan, w.found(scan, fs...))
+	if err != nil || !res.Late {
+		t.Fatalf("redelivery: %+v %v", res, err)
+	}
+	testenv.Recount(t, w.st, w.company)
+}
