@@ -1,8 +1,6 @@
 package store
 
 import (
-	"context"
-
 	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/store/page"
 )
@@ -23,8 +21,3 @@ type PageResult = page.Result
 // OffsetKeys are the Offset index attributes a list item carries (see
 // page.List.OffsetPartition).
 type OffsetKeys = schema.OffsetKeys
-
-// readPage reads one page of l into out.
-func (s *Store) readPage(ctx context.Context, l page.List, q PageQuery, out any) (PageResult, error) {
-	return page.Read(ctx, s.t, l, q, out)
-}

@@ -23,6 +23,9 @@ import (
 	"github.com/acme/codescan-api/shared/store/internal/ledger"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/store/issuelists"
+	"github.com/acme/codescan-api/shared/store/quality"
+	"github.com/acme/codescan-api/shared/store/ruleapply"
+	"github.com/acme/codescan-api/shared/store/sca"
 	"github.com/acme/codescan-api/shared/store/scans"
 	"github.com/acme/codescan-api/shared/store/tenancy"
 	"github.com/acme/codescan-api/shared/store/trends"
@@ -75,6 +78,9 @@ type Store struct {
 	*findings.Findings
 	*issuelists.Lists
 	*triage.Triage
+	*sca.SCA
+	*quality.Quality
+	*ruleapply.Applier
 }
 
 // BaselineOpen is what a branch's latest complete scan has open (see
@@ -115,10 +121,20 @@ func New(db *dynamodb.Client, table string, opts ...Option) *Store {
 		Trends: s.Trends, Decisions: s.Decisions, Rules: s.TriageRules})
 	s.Lists = issuelists.New(s.t, s.Findings, s.Scans, s.Catalog, s.Tenancy, s.Trends, s.Acceptances)
 	s.Triage = triage.New(s.t, s.l, s.Findings, s.Lists, s.TriageOps, s.TriageRules, s.Decisions, s.Acceptances)
+	s.SCA = sca.New(s.t, s.l, sca.Deps{Exploits: s.Exploits, Rules: s.TriageRules, Ops: s.TriageOps})
+	s.Quality = quality.New(s.t, s.l)
+	s.Applier = ruleapply.New(s.t, s.Triage, s.TriageRules, s.TriageOps, s.SCA)
 	for _, o := range opts {
 		o(s)
 	}
 	return s
+}
+
+// ApplyTriagePage applies the current id page of a bulk triage operation:
+// the rule applications' (ruleapply), whose pages may hold SCA findings,
+// over the triage area's.
+func (s *Store) ApplyTriagePage(ctx context.Context, op TriageOp) (TriageOp, error) {
+	return s.Applier.ApplyTriagePage(ctx, op)
 }
 
 // Client is the store's DynamoDB client (for tools and tests that read the

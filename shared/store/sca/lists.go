@@ -1,4 +1,4 @@
-package store
+package sca
 
 import (
 	"context"
@@ -8,8 +8,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/shared/store/exploits"
+	"github.com/acme/codescan-api/shared/store/internal/counted"
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/scans"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -24,66 +27,66 @@ import (
 
 // member is one SCA finding a scan reported.
 type member struct {
-	Key
+	ddb.Key
 	IssueID string `dynamodbav:"issue_id"`
 }
 
-func scaMemberPK(companyID int64, scanID string) string {
+func memberPK(companyID int64, scanID string) string {
 	return fmt.Sprintf("%s#SCANSCA#%s", schema.CompanyPK(companyID), scanID)
 }
 
-func scaCompanyPK(companyID int64) string { return schema.CompanyPK(companyID) + "#SCA" }
+func companyPK(companyID int64) string { return schema.CompanyPK(companyID) + "#SCA" }
 
-func scaProjectPK(companyID, projectID int64) string {
+func projectPK(companyID, projectID int64) string {
 	return fmt.Sprintf("%s#SCAP#%d", schema.CompanyPK(companyID), projectID)
 }
 
-func scaCount(projectID int64) string {
+func count(projectID int64) string {
 	if projectID == 0 {
 		return "SCA"
 	}
 	return fmt.Sprintf("SCA#P%012d", projectID)
 }
 
-func scanSCACount(scanID string) string { return "SCANSCA#" + scanID }
+func scanCount(scanID string) string { return "SCANSCA#" + scanID }
 
-// scaCounts are the counters an SCA finding counts in.
-func scaCounts(i SCAIssue) []counterRef {
-	return []counterRef{{Key: schema.CountKey(i.CompanyID, scaCount(0))}, {Key: schema.CountKey(i.CompanyID, scaCount(i.ProjectID))}}
+// counts are the counters an SCA finding counts in.
+func counts(i Issue) []counted.Ref {
+	return []counted.Ref{{Key: schema.CountKey(i.CompanyID, count(0))}, {Key: schema.CountKey(i.CompanyID, count(i.ProjectID))}}
 }
 
 // PutScanSCAIssues stores the SCA findings of a scan of the company (ids
 // set by the caller) and records them as the scan's. A new finding, or an
 // open one reported again, takes the status of the active triage rule
-// that applies to it (scaRule); any other keeps its stored status.
-func (s *Store) PutScanSCAIssues(ctx context.Context, companyID int64, sc Scan, found []SCAIssue) error {
-	items := make([]countedItem, 0, 2*len(found))
-	scanCounter := []counterRef{{Key: schema.CountKey(companyID, scanSCACount(sc.ID))}}
-	current, imported, err := s.scaExploits(ctx, found)
+// that applies to it (ruleFor); any other keeps its stored status.
+func (x *SCA) PutScanSCAIssues(ctx context.Context, companyID int64, sc scans.Scan, found []Issue) error {
+	items := make([]counted.Item, 0, 2*len(found))
+	scanCounter := []counted.Ref{{Key: schema.CountKey(companyID, scanCount(sc.ID))}}
+	current, imported, err := x.exploitsOf(ctx, found)
 	if err != nil {
 		return err
 	}
-	rules, err := s.ActiveTriageRules(ctx, companyID, sc.ProjectID)
+	rules, err := x.d.Rules.ActiveTriageRules(ctx, companyID, sc.ProjectID)
 	if err != nil {
 		return err
 	}
 	for n := range found {
-		id, ok := CanonicalUUID(found[n].ID)
+		id, ok := schema.CanonicalUUID(found[n].ID)
 		if !ok {
-			return fmt.Errorf("SCA issue id %q: %w", found[n].ID, ErrInvalid)
+			return fmt.Errorf("SCA issue id %q: %w", found[n].ID, ddb.ErrInvalid)
 		}
 		i := found[n]
 		i.ID, i.CompanyID, i.ScanID = id, companyID, sc.ID
 		i.CreatedAt, i.Status = sc.CreatedAt, "open"
 		if i.Reachability.Usages == nil {
-			i.Reachability.Usages = []SCAUsage{}
+			i.Reachability.Usages = []Usage{}
 		}
 		i.setKeys()
 		i.Enrichment = exploits.Refresh(exploits.Enrichment{}, current[i.CVE], imported)
-		items = append(items, countedItem{Key: i.Key, Build: func(old map[string]types.AttributeValue) (any, []counterRef, error) {
+		items = append(items, counted.Item{Key: i.Key, Build: func(old map[string]types.AttributeValue) (any, []counted.Ref, error) {
 			j := i
 			if old != nil {
-				var prev SCAIssue
+				var prev Issue
 				if err := attributevalue.UnmarshalMap(old, &prev); err != nil {
 					return nil, nil, err
 				}
@@ -92,52 +95,52 @@ func (s *Store) PutScanSCAIssues(ctx context.Context, companyID int64, sc Scan, 
 				j.Enrichment = exploits.Refresh(prev.Enrichment, current[i.CVE], imported)
 			}
 			if j.Status == "open" {
-				if r, ok := scaRule(rules, j); ok {
-					j = ruledSCA(j, r)
+				if r, ok := ruleFor(rules, j); ok {
+					j = ruled(j, r)
 				}
 			}
-			return j, scaCounts(j), nil
+			return j, counts(j), nil
 		}})
-		items = append(items, scaExploitItems(i)...)
-		m := member{Key: Key{PK: scaMemberPK(companyID, sc.ID), SK: i.ID}, IssueID: i.ID}
-		items = append(items, countedItem{Key: m.Key, Build: func(map[string]types.AttributeValue) (any, []counterRef, error) {
+		items = append(items, exploitItems(i)...)
+		m := member{Key: ddb.Key{PK: memberPK(companyID, sc.ID), SK: i.ID}, IssueID: i.ID}
+		items = append(items, counted.Item{Key: m.Key, Build: func(map[string]types.AttributeValue) (any, []counted.Ref, error) {
 			return m, scanCounter, nil
 		}})
 	}
-	return s.putCounted(ctx, countJournalPK(companyID, sc.ID), items)
+	return counted.Put(ctx, x.t, counted.JournalPK(companyID, sc.ID), items)
 }
 
 // ScanSCAIssues reads one page of a scan's SCA findings (by id) and their
 // number.
-func (s *Store) ScanSCAIssues(ctx context.Context, companyID int64, scanID string, q PageQuery) ([]SCAIssue, PageResult, int, error) {
+func (x *SCA) ScanSCAIssues(ctx context.Context, companyID int64, scanID string, q page.Request) ([]Issue, page.Result, int, error) {
 	var ms []member
-	res, total, err := s.countedPage(ctx, companyID, page.List{Partition: scaMemberPK(companyID, scanID), Forward: true}, q, &ms, scanSCACount(scanID))
+	res, total, err := counted.Page(ctx, x.t, x.l, companyID, page.List{Partition: memberPK(companyID, scanID), Forward: true}, q, &ms, scanCount(scanID))
 	if err != nil {
-		return nil, PageResult{}, 0, err
+		return nil, page.Result{}, 0, err
 	}
 	ids := make([]string, len(ms))
 	for n, m := range ms {
 		ids[n] = m.IssueID
 	}
-	out, err := s.scaIssuesByID(ctx, companyID, ids)
+	out, err := x.byID(ctx, companyID, ids)
 	return out, res, total, err
 }
 
-// scaIssuesByID reads SCA findings by id, in the order of ids (those gone
+// byID reads SCA findings by id, in the order of ids (those gone
 // meanwhile left out): a page of list entries' findings.
-func (s *Store) scaIssuesByID(ctx context.Context, companyID int64, ids []string) ([]SCAIssue, error) {
-	keys := make([]Key, len(ids))
+func (x *SCA) byID(ctx context.Context, companyID int64, ids []string) ([]Issue, error) {
+	keys := make([]ddb.Key, len(ids))
 	for n, id := range ids {
-		keys[n] = scaKey(companyID, id)
+		keys[n] = key(companyID, id)
 	}
-	got, err := s.t.ReadBatch(ctx, keys, false)
+	got, err := x.t.ReadBatch(ctx, keys, false)
 	if err != nil {
 		return nil, err
 	}
-	out := []SCAIssue{}
+	out := []Issue{}
 	for _, k := range keys {
 		if av, ok := got[k]; ok {
-			var i SCAIssue
+			var i Issue
 			if err := attributevalue.UnmarshalMap(av, &i); err != nil {
 				return nil, err
 			}
@@ -147,20 +150,20 @@ func (s *Store) scaIssuesByID(ctx context.Context, companyID int64, ids []string
 	return out, nil
 }
 
-// scaList is the company's SCA findings (projectID 0) or a project's.
-func scaList(companyID, projectID int64) page.List {
+// list is the company's SCA findings (projectID 0) or a project's.
+func list(companyID, projectID int64) page.List {
 	if projectID == 0 {
-		return page.List{Index: tabledef.GSI2, Partition: scaCompanyPK(companyID), Forward: true, OffsetPartition: scaCompanyPK(companyID)}
+		return page.List{Index: tabledef.GSI2, Partition: companyPK(companyID), Forward: true, OffsetPartition: companyPK(companyID)}
 	}
-	return page.List{Index: tabledef.GSI1, Partition: scaProjectPK(companyID, projectID), Forward: true}
+	return page.List{Index: tabledef.GSI1, Partition: projectPK(companyID, projectID), Forward: true}
 }
 
 // ListSCAIssues reads one page of the SCA findings of a project (0: of the
 // whole company), by id, and their number. A project's page by number
 // reads the findings before it (the findings' Offset partition is the
 // company's list).
-func (s *Store) ListSCAIssues(ctx context.Context, companyID, projectID int64, q PageQuery) ([]SCAIssue, PageResult, int, error) {
-	out := []SCAIssue{}
-	res, total, err := s.countedPage(ctx, companyID, scaList(companyID, projectID), q, &out, scaCount(projectID))
+func (x *SCA) ListSCAIssues(ctx context.Context, companyID, projectID int64, q page.Request) ([]Issue, page.Result, int, error) {
+	out := []Issue{}
+	res, total, err := counted.Page(ctx, x.t, x.l, companyID, list(companyID, projectID), q, &out, count(projectID))
 	return out, res, total, err
 }

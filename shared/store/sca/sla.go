@@ -1,4 +1,4 @@
-package store
+package sca
 
 import (
 	"strings"
@@ -12,10 +12,10 @@ import (
 // and the company's settings: a settings change or a KEV import rewrites
 // no finding for it.
 
-// SCAUrgency is the urgency code of an SCA finding's severity: CRITICAL CR,
+// Urgency is the urgency code of an SCA finding's severity: CRITICAL CR,
 // HIGH HI, MEDIUM or MODERATE ME, LOW LO. Anything else (UNSPECIFIED, none)
 // is ME, as the report readers rate a finding without a severity.
-func SCAUrgency(severity string) string {
+func Urgency(severity string) string {
 	switch strings.ToUpper(strings.TrimSpace(severity)) {
 	case "CRITICAL":
 		return "CR"
@@ -31,7 +31,7 @@ func SCAUrgency(severity string) string {
 // first detection plus its urgency's days to fix, or its CVE's KEV due
 // date (00:00 UTC that day) when that is earlier. A finding that is not
 // open has none (false), as a SAST issue leaves the SLA when triaged.
-func (i SCAIssue) Deadline(s sla.Settings) (time.Time, bool) {
+func (i Issue) Deadline(s sla.Settings) (time.Time, bool) {
 	if i.Status != "open" {
 		return time.Time{}, false
 	}
@@ -39,7 +39,7 @@ func (i SCAIssue) Deadline(s sla.Settings) (time.Time, bool) {
 	if err != nil { // written by the store: only an item edited by hand
 		return time.Time{}, false
 	}
-	due := sla.Due(first, SCAUrgency(i.Severity), s).UTC()
+	due := sla.Due(first, Urgency(i.Severity), s).UTC()
 	if i.KEV != nil {
 		if kev, err := time.Parse(time.DateOnly, i.KEV.DueDate); err == nil && kev.Before(due) {
 			due = kev
