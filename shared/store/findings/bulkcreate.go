@@ -119,7 +119,7 @@ func (g generation) keys() []ddb.Key {
 }
 
 // errCutOff marks a failure that cut concurrent writes off: some may
-// still land (see releaseGrace).
+// still land (see lease.Grace).
 var errCutOff = errors.New("writes cut off")
 
 // bulkCreate writes new issues (changes without before) of the scan and

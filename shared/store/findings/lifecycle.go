@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/lease"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/store/scans"
 	"github.com/acme/codescan-api/shared/tabledef"
@@ -56,14 +57,6 @@ type ScanHead struct {
 func headKey(companyID, projectID int64, branch, tool string) ddb.Key {
 	return schema.HeadKey(companyID, projectID, branch, tool)
 }
-
-// Lease timing: how long a lease holds without being released (a crashed
-// holder blocks its branch this long at most), and how long ApplyScan
-// waits for a busy branch before giving up with ErrUnavailable.
-const (
-	leaseFor  = 60 * time.Second
-	leaseWait = 20 * time.Second
-)
 
 // ApplyResult says what a scan changed.
 type ApplyResult struct {
@@ -360,84 +353,23 @@ func shownChanged(e, f Issue) bool {
 		e.CodeStart != f.CodeStart || e.Code != f.Code
 }
 
-// takeLease makes the scan the only writer of its branch and tool, waiting
-// for another holder within leaseWait; it returns the head as it was.
-func (x *Findings) takeLease(ctx context.Context, companyID int64, sc scans.Scan, lease string) (ScanHead, error) {
-	k := headKey(companyID, sc.ProjectID, sc.Branch, sc.Tool)
-	deadline := x.t.Clock().Add(leaseWait)
-	for attempt := 0; ; attempt++ {
-		now := x.t.Clock()
-		upd := expression.Set(expression.Name("lease_owner"), expression.Value(lease)).
-			Set(expression.Name("lease_until"), expression.Value(now.Add(leaseFor).UnixMilli()))
-		cond := expression.Or(expression.AttributeNotExists(expression.Name("lease_owner")),
-			expression.Name("lease_until").LessThan(expression.Value(now.UnixMilli())))
-		var head ScanHead
-		err := x.t.ConditionalUpsert(ctx, k, upd, cond, &head)
-		switch {
-		case err == nil:
-			return head, nil
-		case !errors.Is(err, ddb.ErrConflict): // a refusal the client's retryer gave up on, too
-			return ScanHead{}, err
-		case x.t.Clock().After(deadline):
-			return ScanHead{}, fmt.Errorf("%w: branch %q of project %d is busy with another upload of %s", ddb.ErrUnavailable, sc.Branch, sc.ProjectID, sc.Tool)
-		}
-		if err := ddb.Sleep(ctx, min(attempt, 6)); err != nil {
-			return ScanHead{}, err
-		}
+// takeLease makes the scan the only writer of its branch and tool (see
+// internal/lease); it returns the head as it was.
+func (x *Findings) takeLease(ctx context.Context, companyID int64, sc scans.Scan, owner string) (ScanHead, error) {
+	var head ScanHead
+	err := lease.Take(ctx, x.t, headKey(companyID, sc.ProjectID, sc.Branch, sc.Tool), owner, &head)
+	if errors.Is(err, lease.ErrBusy) {
+		return head, fmt.Errorf("%w: branch %q of project %d is busy with another upload of %s", ddb.ErrUnavailable, sc.Branch, sc.ProjectID, sc.Tool)
 	}
+	return head, err
 }
 
-// keepLease extends the lease every third of leaseFor while an apply runs
-// (25,000 findings take minutes), so no other writer takes the branch
-// from a holder that is alive; a holder that dies stops extending it. It
-// returns the context to work under, cancelled when the lease is lost (an
-// extension refused, or none made for leaseFor) so that the holder stops
-// writing, and stop, which ends the extensions before the work returns.
-func (x *Findings) keepLease(ctx context.Context, companyID int64, sc scans.Scan, lease string) (context.Context, func()) {
-	work, lost := context.WithCancel(ctx)
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(leaseFor / 3)
-		defer tick.Stop()
-		extended := x.t.Clock()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-				upd := expression.Set(expression.Name("lease_until"), expression.Value(x.t.Clock().Add(leaseFor).UnixMilli()))
-				cond := expression.Name("lease_owner").Equal(expression.Value(lease))
-				err := x.t.Update(ctx, headKey(companyID, sc.ProjectID, sc.Branch, sc.Tool), upd, &cond, nil)
-				switch {
-				case err == nil:
-					extended = x.t.Clock()
-				case errors.Is(err, ddb.ErrConflict), x.t.Clock().Sub(extended) >= leaseFor:
-					lost()
-					return
-				}
-			}
-		}
-	}()
-	return work, func() { cancel(); <-done; lost() }
+func (x *Findings) keepLease(ctx context.Context, companyID int64, sc scans.Scan, owner string) (context.Context, func()) {
+	return lease.Keep(ctx, x.t, headKey(companyID, sc.ProjectID, sc.Branch, sc.Tool), owner)
 }
 
-// releaseGrace is how long a holder whose failure cut writes off keeps
-// the lease: a write it had under way may still land (the server finishes
-// a request its client gave up on), and the next holder, which settles what
-// the failed one wrote, must not read before it does.
-const releaseGrace = 3 * time.Second
-
-// releaseLease gives up the lease after a failure (best effort: it expires
-// anyway), after releaseGrace when the failure cut writes off.
-func (x *Findings) releaseLease(ctx context.Context, companyID int64, sc scans.Scan, lease string, cutOff bool) {
-	upd := expression.Remove(expression.Name("lease_owner")).Remove(expression.Name("lease_until"))
-	if cutOff {
-		upd = expression.Set(expression.Name("lease_until"), expression.Value(x.t.Clock().Add(releaseGrace).UnixMilli()))
-	}
-	cond := expression.Name("lease_owner").Equal(expression.Value(lease))
-	_ = x.t.Update(context.WithoutCancel(ctx), headKey(companyID, sc.ProjectID, sc.Branch, sc.Tool), upd, &cond, nil)
+func (x *Findings) releaseLease(ctx context.Context, companyID int64, sc scans.Scan, owner string, cutOff bool) {
+	lease.Release(ctx, x.t, headKey(companyID, sc.ProjectID, sc.Branch, sc.Tool), owner, cutOff)
 }
 
 // completeScan moves the head to the scan (when it is the new truth),
