@@ -5,7 +5,6 @@ import (
 	"sync"
 
 	"github.com/acme/codescan-api/shared/store"
-	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 )
 
@@ -26,7 +25,7 @@ func table(st *store.Store) *ddb.Table {
 // and scope summaries computed in memory: the items bulkload.CreateIssues would
 // write for the same issues, every counter settled.
 func Issues(ctx context.Context, st *store.Store, companyID int64, issues []store.Issue, workers int, progress func(written, total int)) error {
-	items, err := findings.BulkItems(ctx, st.Findings, companyID, issues)
+	items, err := issueItems(ctx, st, companyID, issues)
 	if err != nil {
 		return err
 	}

@@ -39,11 +39,12 @@ import (
 // converges on every count; a counter at zero leaves the index (and its
 // scope's group total) but stays as an item.
 
-// Dimension, Scope and the keys of counters, summaries and group
-// partitions are the schema's (schema/groups.go).
+// Dimension, Scope, the keys of counters, summaries and group partitions
+// and the counter and summary items are the schema's (schema/groups.go).
 type (
-	Dimension = schema.Dimension
-	Scope     = schema.Scope
+	Dimension    = schema.Dimension
+	Scope        = schema.Scope
+	ScopeSummary = schema.ScopeSummary
 )
 
 // The two dimensions of GET /issues/groups.
@@ -52,13 +53,14 @@ const (
 	ByFile = schema.ByFile
 )
 
-var dimensions = []Dimension{ByCWE, ByFile}
+// Dimensions are both, in order.
+var Dimensions = []Dimension{ByCWE, ByFile}
 
 // Cells are counts per urgency and status, keyed "<urgency>/<status>";
 // zero cells are left out.
 type Cells map[string]int64
 
-func cellKey(urgency, status string) string { return urgency + "/" + status }
+func cellKey(urgency, status string) string { return schema.CellKey(urgency, status) }
 
 // Total counts the issues whose urgency and status match (empty = any).
 func (c Cells) Total(urgency, status string) int64 {
@@ -88,41 +90,6 @@ func (c Cells) ByStatus() map[string]int64 {
 		out[s] = c.Total("", s)
 	}
 	return out
-}
-
-// Counter item attributes.
-const (
-	attrCount   = "issue_count"
-	attrIndexed = "indexed_count" // the count the index keys were set for
-	cellPrefix  = "n_"
-)
-
-func cellAttr(cell string) string {
-	u, st, _ := strings.Cut(cell, "/")
-	return cellPrefix + u + "_" + st
-}
-
-// maxCount inverts counts so that ascending index keys are biggest first.
-const maxCount = 9_999_999_999
-
-func counterIndexSK(dim Dimension, group string, count int64) string {
-	return fmt.Sprintf("%010d#%s", maxCount-count, schema.GroupSortKey(dim, group))
-}
-
-// counterItem is a settled counter item holding cells (never empty), as
-// the write path leaves it; the bulk loader writes it directly.
-func counterItem(companyID int64, sc Scope, dim Dimension, group string, cells Cells) map[string]any {
-	count := cells.Total("", "")
-	item := map[string]any{
-		tabledef.PK: schema.CompanyPK(companyID), tabledef.SK: schema.CounterKey(companyID, sc, dim, group).SK,
-		tabledef.GSI1.PK: schema.CounterIndexPK(companyID, sc, dim), tabledef.GSI1.SK: counterIndexSK(dim, group, count),
-		"dim": dim, "group": group, attrCount: count, attrIndexed: count,
-		"scope_project": sc.ProjectID, "scope_branch": sc.Branch,
-	}
-	for c, n := range cells {
-		item[cellAttr(c)] = n
-	}
-	return item
 }
 
 type counterDelta struct {
@@ -175,9 +142,9 @@ func counterAdds(d *counterDelta) expression.UpdateBuilder {
 		Set(expression.Name("group"), expression.Value(d.group)).
 		Set(expression.Name("scope_project"), expression.Value(d.scope.ProjectID)).
 		Set(expression.Name("scope_branch"), expression.Value(d.scope.Branch)).
-		Add(expression.Name(attrCount), expression.Value(d.cells.Total("", "")))
+		Add(expression.Name(schema.CounterCount), expression.Value(d.cells.Total("", "")))
 	for c, n := range d.cells {
-		upd = upd.Add(expression.Name(cellAttr(c)), expression.Value(n))
+		upd = upd.Add(expression.Name(schema.CellAttr(c)), expression.Value(n))
 	}
 	return upd
 }
@@ -188,7 +155,7 @@ func counterAdds(d *counterDelta) expression.UpdateBuilder {
 func (x *Findings) txCounterSettled(companyID int64, k ddb.Key, d *counterDelta, was counterState) (types.TransactWriteItem, int64, error) {
 	now := was.Count + d.cells.Total("", "")
 	upd := setIndexKeys(counterAdds(d), companyID, d.scope, d.dim, now, d.group)
-	cond := zeroOrEqual(attrCount, was.Count).And(zeroOrEqual(attrIndexed, was.indexed))
+	cond := zeroOrEqual(schema.CounterCount, was.Count).And(zeroOrEqual(schema.CounterIndexed, was.indexed))
 	item, err := x.t.TxUpdate(k, upd, &cond)
 	return item, now, err
 }
@@ -196,12 +163,12 @@ func (x *Findings) txCounterSettled(companyID int64, k ddb.Key, d *counterDelta,
 // setIndexKeys sets a counter's indexed count and its index keys for
 // count, or takes it out of the index at zero.
 func setIndexKeys(upd expression.UpdateBuilder, companyID int64, sc Scope, dim Dimension, count int64, group string) expression.UpdateBuilder {
-	upd = upd.Set(expression.Name(attrIndexed), expression.Value(count))
+	upd = upd.Set(expression.Name(schema.CounterIndexed), expression.Value(count))
 	if count == 0 {
 		return upd.Remove(expression.Name(tabledef.GSI1.PK)).Remove(expression.Name(tabledef.GSI1.SK))
 	}
 	return upd.Set(expression.Name(tabledef.GSI1.PK), expression.Value(schema.CounterIndexPK(companyID, sc, dim))).
-		Set(expression.Name(tabledef.GSI1.SK), expression.Value(counterIndexSK(dim, group, count)))
+		Set(expression.Name(tabledef.GSI1.SK), expression.Value(schema.CounterIndexSK(dim, group, count)))
 }
 
 // zeroOrEqual: the numeric attribute is n, where absent counts as 0.
@@ -235,7 +202,7 @@ func (x *Findings) settleCounters(ctx context.Context, companyID int64, keys []d
 		}
 		wantSK := ""
 		if c.Count > 0 {
-			wantSK = counterIndexSK(c.Dim, c.Group, c.Count)
+			wantSK = schema.CounterIndexSK(c.Dim, c.Group, c.Count)
 		}
 		if c.indexed != c.Count || c.sk != wantSK {
 			due = append(due, settlement{key: k, counterState: c})
@@ -338,7 +305,7 @@ func (x *Findings) txSummaries(companyID int64, m groupMoves) ([]types.TransactW
 // count and the indexed count read.
 func (x *Findings) txSettle(companyID int64, st settlement) (types.TransactWriteItem, error) {
 	upd := setIndexKeys(expression.UpdateBuilder{}, companyID, st.scope, st.Dim, st.Count, st.Group)
-	cond := expression.Name(attrCount).Equal(expression.Value(st.Count)).And(zeroOrEqual(attrIndexed, st.indexed))
+	cond := expression.Name(schema.CounterCount).Equal(expression.Value(st.Count)).And(zeroOrEqual(schema.CounterIndexed, st.indexed))
 	return x.t.TxUpdate(st.key, upd, &cond)
 }
 
@@ -371,19 +338,6 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
-}
-
-// ScopeSummary counts a scope's non-empty groups per dimension. A branch
-// scope's summary is also indexed by branch (GSI2), so a branch filter finds
-// the projects that have issues on it.
-type ScopeSummary struct {
-	ddb.Key
-	GSI2PK     string `dynamodbav:"GSI2PK,omitempty"`
-	GSI2SK     string `dynamodbav:"GSI2SK,omitempty"`
-	ProjectID  int64  `dynamodbav:"project_id,omitempty"`
-	Branch     string `dynamodbav:"branch,omitempty"`
-	GroupsCWE  int64  `dynamodbav:"groups_cwe"`
-	GroupsFile int64  `dynamodbav:"groups_file_path"`
 }
 
 // txSummary adds groups (per dimension) to a scope's summary.
@@ -424,12 +378,12 @@ func (g *GroupCount) UnmarshalDynamoDBAttributeValue(av types.AttributeValue) er
 			err = attributevalue.Unmarshal(v, &g.Dim)
 		case name == "group":
 			err = attributevalue.Unmarshal(v, &g.Group)
-		case name == attrCount:
+		case name == schema.CounterCount:
 			err = attributevalue.Unmarshal(v, &g.Count)
-		case strings.HasPrefix(name, cellPrefix):
+		case strings.HasPrefix(name, schema.CellPrefix):
 			var n int64
 			err = attributevalue.Unmarshal(v, &n)
-			u, st, _ := strings.Cut(strings.TrimPrefix(name, cellPrefix), "_")
+			u, st, _ := strings.Cut(strings.TrimPrefix(name, schema.CellPrefix), "_")
 			if n != 0 {
 				g.Cells[cellKey(u, st)] = n
 			}

@@ -142,8 +142,8 @@ func (i *Issue) setKeys() error {
 	return nil
 }
 
-// groupOf is the issue's group key in a dimension.
-func (i *Issue) groupOf(dim Dimension) string {
+// Group is the issue's group key in a dimension.
+func (i *Issue) Group(dim Dimension) string {
 	if dim == ByFile {
 		return i.FilePath
 	}
@@ -169,8 +169,8 @@ func (g groupRef) key(companyID int64) ddb.Key {
 // eachGroup calls fn with every counter the issue counts in.
 func (i *Issue) eachGroup(fn func(groupRef)) {
 	for _, sc := range i.Scopes() {
-		for _, dim := range dimensions {
-			fn(groupRef{scope: sc, dim: dim, group: i.groupOf(dim)})
+		for _, dim := range Dimensions {
+			fn(groupRef{scope: sc, dim: dim, group: i.Group(dim)})
 		}
 	}
 }

@@ -72,24 +72,6 @@ func (x *Findings) txTrend(companyID int64, chunk []IssueChange, at string, st *
 	return x.d.Trends.TxMoves(companyID, moves)
 }
 
-// bulkTrend are the trend records of new issues written at at (the bench
-// loader's: a company that has none).
-func (x *Findings) bulkTrend(ctx context.Context, companyID int64, issues []Issue, at string) ([]any, error) {
-	changes := make([]IssueChange, len(issues))
-	for n := range issues {
-		i := issues[n]
-		if i.CreatedAt == "" { // as prepare sets it
-			i.CreatedAt = at
-		}
-		changes[n] = IssueChange{After: &i}
-	}
-	moves, err := x.trendMovesAt(ctx, companyID, changes, at)
-	if err != nil {
-		return nil, err
-	}
-	return trends.Items(companyID, moves), nil
-}
-
 // trendMovesAt are the trend moves of changes written at at, a fix among
 // them judged against the company's SLA settings.
 func (x *Findings) trendMovesAt(ctx context.Context, companyID int64, changes []IssueChange, at string) ([]trends.Move, error) {

@@ -6,6 +6,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/trends"
 )
 
 // The issue write path for the areas that change issues on top of this
@@ -44,8 +45,8 @@ func ProjectBranches(ctx context.Context, f *Findings, companyID, projectID int6
 	return f.projectBranches(ctx, companyID, projectID)
 }
 
-// BulkItems are the items bulkload.CreateIssues would write for issues in a
-// company that has none (see loadItems).
-func BulkItems(ctx context.Context, f *Findings, companyID int64, issues []Issue) ([]any, error) {
-	return f.loadItems(ctx, companyID, issues)
+// TrendMoves are the trend moves of changes written at at (see
+// trendMovesAt).
+func TrendMoves(ctx context.Context, f *Findings, companyID int64, changes []IssueChange, at string) ([]trends.Move, error) {
+	return f.trendMovesAt(ctx, companyID, changes, at)
 }

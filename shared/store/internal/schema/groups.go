@@ -3,12 +3,15 @@ package schema
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/tabledef"
 )
 
 // The keys of the SAST issues' group counters, scope summaries, group
-// index partitions, due index and history (their items: store/findings).
+// index partitions, due index and history, and the counter and summary
+// items (their writes: store/findings).
 
 // Dimension is what issues are grouped by.
 type Dimension string
@@ -98,4 +101,72 @@ func DuePK(companyID int64, urgency, state string) string {
 // An issue's history is a partition of its own, in time order.
 func HistoryPK(companyID int64, issueID string) string {
 	return fmt.Sprintf("%s#IHIST#%s", CompanyPK(companyID), issueID)
+}
+
+// CellKey names a cell of a counter: its issues of one urgency and status.
+func CellKey(urgency, status string) string { return urgency + "/" + status }
+
+// Counter item attributes: its count, the count its index keys were set
+// for, and a cell's prefix (n_<urgency>_<status>).
+const (
+	CounterCount   = "issue_count"
+	CounterIndexed = "indexed_count"
+	CellPrefix     = "n_"
+)
+
+// CellAttr is a cell's attribute on a counter item.
+func CellAttr(cell string) string {
+	u, st, _ := strings.Cut(cell, "/")
+	return CellPrefix + u + "_" + st
+}
+
+// maxCount inverts counts so that ascending index keys are biggest first.
+const maxCount = 9_999_999_999
+
+// CounterIndexSK is a counter's index sort key at count.
+func CounterIndexSK(dim Dimension, group string, count int64) string {
+	return fmt.Sprintf("%010d#%s", maxCount-count, GroupSortKey(dim, group))
+}
+
+// CounterItem is a settled counter item holding cells (counts per cell,
+// never empty), as the write path leaves it; the bulk loader writes it
+// directly.
+func CounterItem(companyID int64, sc Scope, dim Dimension, group string, cells map[string]int64) map[string]any {
+	var count int64
+	for _, n := range cells {
+		count += n
+	}
+	item := map[string]any{
+		tabledef.PK: CompanyPK(companyID), tabledef.SK: CounterKey(companyID, sc, dim, group).SK,
+		tabledef.GSI1.PK: CounterIndexPK(companyID, sc, dim), tabledef.GSI1.SK: CounterIndexSK(dim, group, count),
+		"dim": dim, "group": group, CounterCount: count, CounterIndexed: count,
+		"scope_project": sc.ProjectID, "scope_branch": sc.Branch,
+	}
+	for c, n := range cells {
+		item[CellAttr(c)] = n
+	}
+	return item
+}
+
+// ScopeSummary counts a scope's non-empty groups per dimension. A branch
+// scope's summary is also indexed by branch (GSI2), so a branch filter finds
+// the projects that have issues on it.
+type ScopeSummary struct {
+	ddb.Key
+	GSI2PK     string `dynamodbav:"GSI2PK,omitempty"`
+	GSI2SK     string `dynamodbav:"GSI2SK,omitempty"`
+	ProjectID  int64  `dynamodbav:"project_id,omitempty"`
+	Branch     string `dynamodbav:"branch,omitempty"`
+	GroupsCWE  int64  `dynamodbav:"groups_cwe"`
+	GroupsFile int64  `dynamodbav:"groups_file_path"`
+}
+
+// NewSummary is an empty scope summary with the attributes the write path
+// sets on it.
+func NewSummary(companyID int64, sc Scope) *ScopeSummary {
+	sum := &ScopeSummary{Key: SummaryKey(companyID, sc), ProjectID: sc.ProjectID, Branch: sc.Branch}
+	if sc.Branch != "" {
+		sum.GSI2PK, sum.GSI2SK = BranchIndexPK(companyID, sc.Branch), ScopeID(sc)
+	}
+	return sum
 }
