@@ -38,6 +38,27 @@ func crashOn(st *store.Store, nth int64, match func(params any) bool) *atomic.In
 	return seen
 }
 
+// manyFindings are n findings, fingerprints prefix and a number, a file
+// each, their CWEs taking turns.
+func manyFindings(prefix string, n int, cwes ...int) []finding {
+	fs := make([]finding, n)
+	for k := range fs {
+		fs[k] = finding{fmt.Sprintf("%s%03d", prefix, k), cwes[k%len(cwes)]}
+	}
+	return fs
+}
+
+// processing is a new scan of branch and tool t, still processing.
+func (w *branchWorld) processing(t *testing.T, branch string) store.Scan {
+	t.Helper()
+	sc, err := w.st.CreateScan(context.Background(), store.Scan{ID: uuid.NewString(), CompanyID: w.company, ProjectID: w.project,
+		Branch: branch, Engine: "sarif", Tool: "t", Status: store.ScanProcessing, CreatedAt: w.clock.Format(time.RFC3339)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc
+}
+
 // issueBatch matches a BatchWriteItem of issues.
 func issueBatch(p any) bool {
 	in, ok := p.(*dynamodb.BatchWriteItemInput)
@@ -72,10 +93,7 @@ func journalPayment(p any) bool {
 // then equal the issues it wrote, however they were triaged meanwhile, and
 // a later scan of the branch creates the rest and counts them once.
 func TestScanGivenUpLeavesCountersEqualToItsIssues(t *testing.T) {
-	fs := make([]finding, 600) // a file each: some 1,800 counters, 19 journal chunks
-	for n := range fs {
-		fs[n] = finding{fmt.Sprintf("f%03d", n), []int{79, 89, 22, 78, 502, 611}[n%6]}
-	}
+	fs := manyFindings("f", 600, 79, 89, 22, 78, 502, 611) // a file each: some 1,800 counters, 19 journal chunks
 	for _, tc := range []struct {
 		name    string
 		nth     int64
@@ -88,11 +106,7 @@ func TestScanGivenUpLeavesCountersEqualToItsIssues(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newBranchWorld(t)
 			ctx := context.Background()
-			sc, err := w.st.CreateScan(ctx, store.Scan{ID: uuid.NewString(), CompanyID: w.company, ProjectID: w.project, Branch: "main",
-				Engine: "sarif", Tool: "t", Status: store.ScanProcessing, CreatedAt: w.clock.Format(time.RFC3339)})
-			if err != nil {
-				t.Fatal(err)
-			}
+			sc := w.processing(t, "main")
 			crashes := crashOn(w.st, tc.nth, tc.match)
 			if _, err := w.st.ApplyScan(ctx, w.company, sc, w.found(sc, fs...)); err == nil || !strings.Contains(err.Error(), "crashed") {
 				t.Fatalf("the crashed apply answered %v (%d matching calls)", err, crashes.Load())
@@ -141,15 +155,8 @@ func TestScanGivenUpLeavesCountersEqualToItsIssues(t *testing.T) {
 func TestNextScanSettlesAJournalLeftBehind(t *testing.T) {
 	w := newBranchWorld(t)
 	ctx := context.Background()
-	fs := make([]finding, 300)
-	for n := range fs {
-		fs[n] = finding{fmt.Sprintf("g%03d", n), []int{79, 89, 22}[n%3]}
-	}
-	sc, err := w.st.CreateScan(ctx, store.Scan{ID: uuid.NewString(), CompanyID: w.company, ProjectID: w.project, Branch: "main",
-		Engine: "sarif", Tool: "t", Status: store.ScanProcessing, CreatedAt: w.clock.Format(time.RFC3339)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fs := manyFindings("g", 300, 79, 89, 22)
+	sc := w.processing(t, "main")
 	crashOn(w.st, 2, issueBatch)
 	if _, err := w.st.ApplyScan(ctx, w.company, sc, w.found(sc, fs...)); err == nil {
 		t.Fatal("the crash was not injected")
@@ -183,15 +190,8 @@ func markerFixed(p any) bool {
 func TestSettlingAJournalSurvivesCrashes(t *testing.T) {
 	w := newBranchWorld(t)
 	ctx := context.Background()
-	fs := make([]finding, 400)
-	for n := range fs {
-		fs[n] = finding{fmt.Sprintf("h%03d", n), []int{79, 89, 22, 78}[n%4]}
-	}
-	sc, err := w.st.CreateScan(ctx, store.Scan{ID: uuid.NewString(), CompanyID: w.company, ProjectID: w.project, Branch: "main",
-		Engine: "sarif", Tool: "t", Status: store.ScanProcessing, CreatedAt: w.clock.Format(time.RFC3339)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fs := manyFindings("h", 400, 79, 89, 22, 78)
+	sc := w.processing(t, "main")
 	crashOn(w.st, 3, issueBatch)
 	if _, err := w.st.ApplyScan(ctx, w.company, sc, w.found(sc, fs...)); err == nil {
 		t.Fatal("the crash was not injected")

@@ -2,7 +2,6 @@ package store_test
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -12,7 +11,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/middleware"
-	"github.com/google/uuid"
 
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/store"
@@ -69,15 +67,8 @@ func openedDays(t *testing.T, w *branchWorld) int64 {
 func TestScanGivenUpOpensNoIssueItNeverWrote(t *testing.T) {
 	w := newBranchWorld(t)
 	ctx := context.Background()
-	fs := make([]finding, 300)
-	for n := range fs {
-		fs[n] = finding{fmt.Sprintf("p%03d", n), []int{79, 89, 22}[n%3]}
-	}
-	sc, err := w.st.CreateScan(ctx, store.Scan{ID: uuid.NewString(), CompanyID: w.company, ProjectID: w.project, Branch: "main",
-		Engine: "sarif", Tool: "t", Status: store.ScanProcessing, CreatedAt: w.clock.Format(time.RFC3339)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fs := manyFindings("p", 300, 79, 89, 22)
+	sc := w.processing(t, "main")
 	crashOn(w.st, 2, issueBatch)
 	if _, err := w.st.ApplyScan(ctx, w.company, sc, w.found(sc, fs...)); err == nil {
 		t.Fatal("the crash was not injected")
@@ -104,15 +95,8 @@ func TestScanGivenUpOpensNoIssueItNeverWrote(t *testing.T) {
 func TestSettlingRacesAnotherBranch(t *testing.T) {
 	w := newBranchWorld(t)
 	ctx := context.Background()
-	fs := make([]finding, 300)
-	for n := range fs {
-		fs[n] = finding{fmt.Sprintf("q%03d", n), []int{79, 89, 22}[n%3]}
-	}
-	sc, err := w.st.CreateScan(ctx, store.Scan{ID: uuid.NewString(), CompanyID: w.company, ProjectID: w.project, Branch: "main",
-		Engine: "sarif", Tool: "t", Status: store.ScanProcessing, CreatedAt: w.clock.Format(time.RFC3339)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fs := manyFindings("q", 300, 79, 89, 22)
+	sc := w.processing(t, "main")
 	crashOn(w.st, 1, journalPayment) // the writer pays nothing
 	crashOn(w.st, 2, issueBatch)
 	if _, err := w.st.ApplyScan(ctx, w.company, sc, w.found(sc, fs...)); err == nil {
@@ -159,15 +143,8 @@ func chunkPaymentOf(scanID string) func(any) bool {
 func TestWriterPaidPlainlyThenGaveUp(t *testing.T) {
 	w := newBranchWorld(t)
 	ctx := context.Background()
-	fs := make([]finding, 300)
-	for n := range fs {
-		fs[n] = finding{fmt.Sprintf("r%03d", n), []int{79, 89, 22}[n%3]}
-	}
-	scan, err := w.st.CreateScan(ctx, store.Scan{ID: uuid.NewString(), CompanyID: w.company, ProjectID: w.project, Branch: "main",
-		Engine: "sarif", Tool: "t", Status: store.ScanProcessing, CreatedAt: w.clock.Format(time.RFC3339)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fs := manyFindings("r", 300, 79, 89, 22)
+	scan := w.processing(t, "main")
 	var innerErr error
 	hit := before(w.st, chunkPaymentOf(scan.ID), func(ctx context.Context) {
 		_, _, innerErr = w.apply("dev", "t", w.clock.Add(time.Hour), finding{"other1", 79}, finding{"other2", 89}, finding{"other3", 22})
@@ -190,15 +167,8 @@ func TestWriterPaidPlainlyThenGaveUp(t *testing.T) {
 func TestRedeliveryAfterAnotherScanSettled(t *testing.T) {
 	w := newBranchWorld(t)
 	ctx := context.Background()
-	fs := make([]finding, 300)
-	for n := range fs {
-		fs[n] = finding{fmt.Sprintf("s%03d", n), []int{79, 89, 22}[n%3]}
-	}
-	scan, err := w.st.CreateScan(ctx, store.Scan{ID: uuid.NewString(), CompanyID: w.company, ProjectID: w.project, Branch: "main",
-		Engine: "sarif", Tool: "t", Status: store.ScanProcessing, CreatedAt: w.clock.Format(time.RFC3339)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fs := manyFindings("s", 300, 79, 89, 22)
+	scan := w.processing(t, "main")
 	crashOn(w.st, 2, issueBatch)
 	if _, err := w.st.ApplyScan(ctx, w.company, scan, w.found(scan, fs...)); err == nil {
 		t.Fatal("the crash was not injected")
