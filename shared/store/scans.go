@@ -57,7 +57,7 @@ func ScanFailedEvent(sc Scan, projectName, reason string, at time.Time) (*Event,
 // findings.FailScan).
 func (s *Store) FailScan(ctx context.Context, companyID int64, scanID, reason string, problems []ScanError, ev *Event) (bool, error) {
 	if id, ok := schema.CanonicalUUID(scanID); ok {
-		if err := counted.Settle(ctx, s.t, counted.JournalPK(companyID, id)); err != nil {
+		if err := counted.Settle(ctx, s.t, schema.CountJournalPK(companyID, id)); err != nil {
 			return false, err
 		}
 	}

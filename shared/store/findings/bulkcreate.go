@@ -37,10 +37,6 @@ import (
 // back, so the counters equal the issues it wrote. A journal item holds
 // many counters because every item written costs a stream record as well.
 
-func journalPK(companyID int64, scanID string) string {
-	return fmt.Sprintf("%s#JRNL#%s", schema.CompanyPK(companyID), scanID)
-}
-
 // journalDone is the marker's sort key: after every other item's.
 const journalDone = "~DONE"
 
@@ -125,7 +121,7 @@ var errCutOff = errors.New("writes cut off")
 // bulkCreate writes new issues (changes without before) of the scan and
 // counts them; it adds the counters it settled to settled.
 func (x *Findings) bulkCreate(ctx context.Context, companyID int64, sc scans.Scan, lease string, creates []IssueChange, settled map[ddb.Key]bool) error {
-	pk := journalPK(companyID, sc.ID)
+	pk := schema.ScanJournalPK(companyID, sc.ID)
 	var m journalMarker
 	var g generation
 	err := x.t.GetItemConsistent(ctx, ddb.Key{PK: pk, SK: journalDone}, &m)
@@ -176,7 +172,7 @@ func (x *Findings) bulkCreate(ctx context.Context, companyID int64, sc scans.Sca
 // on the branch's head, conditional on the scan still holding its lease;
 // it returns the marker and the generation to pay.
 func (x *Findings) writeJournal(ctx context.Context, companyID int64, sc scans.Scan, lease string, creates []IssueChange) (journalMarker, generation, error) {
-	pk := journalPK(companyID, sc.ID)
+	pk := schema.ScanJournalPK(companyID, sc.ID)
 	m := journalMarker{Key: ddb.Key{PK: pk, SK: journalDone}, Gen: uuid.NewString(), At: x.t.Stamp(),
 		Project: sc.ProjectID, Branch: sc.Branch}
 	expires := x.t.Clock().Add(journalRetention).Unix()

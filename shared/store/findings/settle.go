@@ -106,7 +106,7 @@ func briefItems(pk, gen string, creates []IssueChange, expires int64) ([]briefIt
 // the branch's lease.
 func (x *Findings) settleJournal(ctx context.Context, companyID int64, scanID string) error {
 	var m journalMarker
-	switch err := x.t.GetItemConsistent(ctx, ddb.Key{PK: journalPK(companyID, scanID), SK: journalDone}, &m); {
+	switch err := x.t.GetItemConsistent(ctx, ddb.Key{PK: schema.ScanJournalPK(companyID, scanID), SK: journalDone}, &m); {
 	case errors.Is(err, ddb.ErrNotFound):
 		return nil
 	case err != nil:

@@ -200,7 +200,7 @@ func (x *Quality) PutQualityIssues(ctx context.Context, companyID int64, issues 
 		}})
 	}
 	for _, scan := range scans {
-		if err := counted.Put(ctx, x.t, counted.JournalPK(companyID, scan), byScan[scan]); err != nil {
+		if err := counted.Put(ctx, x.t, schema.CountJournalPK(companyID, scan), byScan[scan]); err != nil {
 			return err
 		}
 	}

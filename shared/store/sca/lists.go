@@ -107,7 +107,7 @@ func (x *SCA) PutScanSCAIssues(ctx context.Context, companyID int64, sc scans.Sc
 			return m, scanCounter, nil
 		}})
 	}
-	return counted.Put(ctx, x.t, counted.JournalPK(companyID, sc.ID), items)
+	return counted.Put(ctx, x.t, schema.CountJournalPK(companyID, sc.ID), items)
 }
 
 // ScanSCAIssues reads one page of a scan's SCA findings (by id) and their

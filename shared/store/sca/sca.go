@@ -151,7 +151,7 @@ func (x *SCA) PutSCAIssue(ctx context.Context, companyID int64, i Issue) (Issue,
 	i.Enrichment = exploits.Refresh(i.Enrichment, current[i.CVE], imported)
 	items := append([]counted.Item{{Key: i.Key,
 		Build: func(map[string]types.AttributeValue) (any, []counted.Ref, error) { return i, counts(i), nil }}}, exploitItems(i)...)
-	err = counted.Put(ctx, x.t, counted.JournalPK(companyID, "SCA#"+id), items)
+	err = counted.Put(ctx, x.t, schema.CountJournalPK(companyID, "SCA#"+id), items)
 	return i, err
 }
 

@@ -21,7 +21,6 @@ import (
 
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/journal"
-	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -69,10 +68,6 @@ type journalMove struct {
 }
 
 type countJournal = journal.Item[journalMove]
-
-func JournalPK(companyID int64, scope string) string {
-	return fmt.Sprintf("%s#CJ#%s", schema.CompanyPK(companyID), scope)
-}
 
 // Bounds of one transaction of new or moved items: the items, the distinct
 // counters they move (an apply transaction holds the counters and at least

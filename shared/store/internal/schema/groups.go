@@ -170,3 +170,14 @@ func NewSummary(companyID int64, sc Scope) *ScopeSummary {
 	}
 	return sum
 }
+
+// ScanJournalPK is the partition of a scan's counter journal (see
+// findings' bulk create); CountJournalPK one of the counted writes' (see
+// internal/counted), per scope of work (a scan, an SCA finding).
+func ScanJournalPK(companyID int64, scanID string) string {
+	return fmt.Sprintf("%s#JRNL#%s", CompanyPK(companyID), scanID)
+}
+
+func CountJournalPK(companyID int64, scope string) string {
+	return fmt.Sprintf("%s#CJ#%s", CompanyPK(companyID), scope)
+}
