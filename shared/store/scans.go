@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/acme/codescan-api/shared/store/internal/counted"
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/store/scans"
@@ -52,14 +51,7 @@ func ScanFailedEvent(sc Scan, projectName, reason string, at time.Time) (*Event,
 }
 
 // FailScan ends a scan that is still processing as incomplete, settling
-// first what its writers left owing the counters: the journal of its
-// quality and SCA findings (see counted.Put), and of its issues (see
-// findings.FailScan).
+// first what its writers left owing the counters (see findings.FailScan).
 func (s *Store) FailScan(ctx context.Context, companyID int64, scanID, reason string, problems []ScanError, ev *Event) (bool, error) {
-	if id, ok := schema.CanonicalUUID(scanID); ok {
-		if err := counted.Settle(ctx, s.t, schema.CountJournalPK(companyID, id)); err != nil {
-			return false, err
-		}
-	}
 	return s.Findings.FailScan(ctx, companyID, scanID, reason, problems, ev)
 }

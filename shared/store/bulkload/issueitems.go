@@ -43,16 +43,14 @@ func issueItems(ctx context.Context, st *store.Store, companyID int64, issues []
 		}
 		i.Version = 1 // as the write path writes a new issue, so that it can update it
 		items = append(items, *i)
-		for _, sc := range i.Scopes() {
-			for _, dim := range findings.Dimensions {
-				c := counter{sc, dim, i.Group(dim)}
-				if cells[c] == nil {
-					cells[c] = map[string]int64{}
-					order = append(order, c)
-				}
-				cells[c][schema.CellKey(i.Urgency, i.Status)]++
+		i.EachCounter(func(sc schema.Scope, dim schema.Dimension, group string) {
+			c := counter{sc, dim, group}
+			if cells[c] == nil {
+				cells[c] = map[string]int64{}
+				order = append(order, c)
 			}
-		}
+			cells[c][schema.CellKey(i.Urgency, i.Status)]++
+		})
 	}
 	sums := map[schema.Scope]*schema.ScopeSummary{}
 	for _, c := range order {

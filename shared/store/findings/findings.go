@@ -39,7 +39,7 @@ type Deps struct {
 	}
 	Scans interface {
 		GetScan(ctx context.Context, companyID int64, scanID string) (scans.Scan, error)
-		FailScan(ctx context.Context, companyID int64, scanID, reason string, problems []scans.ScanError, ev *schema.Event) (bool, error)
+		FailScan(ctx context.Context, sc scans.Scan, reason string, problems []scans.ScanError, ev *schema.Event) (bool, error)
 	}
 	Trends interface {
 		TxMoves(companyID int64, moves []trends.Move) ([]types.TransactWriteItem, error)

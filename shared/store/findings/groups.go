@@ -53,8 +53,7 @@ const (
 	ByFile = schema.ByFile
 )
 
-// Dimensions are both, in order.
-var Dimensions = []Dimension{ByCWE, ByFile}
+var dimensions = []Dimension{ByCWE, ByFile}
 
 // Cells are counts per urgency and status, keyed "<urgency>/<status>";
 // zero cells are left out.

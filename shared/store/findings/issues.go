@@ -142,8 +142,8 @@ func (i *Issue) setKeys() error {
 	return nil
 }
 
-// Group is the issue's group key in a dimension.
-func (i *Issue) Group(dim Dimension) string {
+// groupOf is the issue's group key in a dimension.
+func (i *Issue) groupOf(dim Dimension) string {
 	if dim == ByFile {
 		return i.FilePath
 	}
@@ -166,13 +166,19 @@ func (g groupRef) key(companyID int64) ddb.Key {
 	return schema.CounterKey(companyID, g.scope, g.dim, g.group)
 }
 
-// eachGroup calls fn with every counter the issue counts in.
-func (i *Issue) eachGroup(fn func(groupRef)) {
+// EachCounter calls fn with every counter the issue counts in: its scope,
+// dimension and group.
+func (i *Issue) EachCounter(fn func(sc Scope, dim Dimension, group string)) {
 	for _, sc := range i.Scopes() {
-		for _, dim := range Dimensions {
-			fn(groupRef{scope: sc, dim: dim, group: i.Group(dim)})
+		for _, dim := range dimensions {
+			fn(sc, dim, i.groupOf(dim))
 		}
 	}
+}
+
+// eachGroup is EachCounter with the counter's reference.
+func (i *Issue) eachGroup(fn func(groupRef)) {
+	i.EachCounter(func(sc Scope, dim Dimension, group string) { fn(groupRef{scope: sc, dim: dim, group: group}) })
 }
 
 // Prepare validates a new issue and fills its id, company, time and keys

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/google/uuid"
 
+	"github.com/acme/codescan-api/shared/store/internal/counted"
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/store/scans"
@@ -198,13 +199,18 @@ func (x *Findings) writeFix(ctx context.Context, companyID int64, scanID string,
 }
 
 // FailScan ends a scan that is still processing as incomplete (see
-// scans.FailScan). When the branch's head names the scan's journal, it
-// first settles it under the branch's lease, so that the counters equal the
-// issues the scan wrote; a branch busy with another upload for longer than
-// a lease wait answers ErrUnavailable, to be tried again.
+// scans.FailScan), first settling what its writers left owing the
+// counters: the journal of its quality and SCA findings (counted.Put), and,
+// when the branch's head names it, the journal of its issues, under the
+// branch's lease, so that the counters equal what the scan wrote. A branch
+// busy with another upload for longer than a lease wait answers
+// ErrUnavailable, to be tried again.
 func (x *Findings) FailScan(ctx context.Context, companyID int64, scanID, reason string, problems []scans.ScanError, ev *schema.Event) (bool, error) {
 	sc, err := x.d.Scans.GetScan(ctx, companyID, scanID)
 	if err != nil {
+		return false, err
+	}
+	if err := counted.Settle(ctx, x.t, schema.CountJournalPK(companyID, sc.ID)); err != nil {
 		return false, err
 	}
 	var head ScanHead
@@ -225,5 +231,5 @@ func (x *Findings) FailScan(ctx context.Context, companyID int64, scanID, reason
 			return false, err
 		}
 	}
-	return x.d.Scans.FailScan(ctx, companyID, sc.ID, reason, problems, ev)
+	return x.d.Scans.FailScan(ctx, sc, reason, problems, ev)
 }

@@ -20,16 +20,9 @@ import (
 // transaction when it is given. It is conditional on the scan still
 // processing, so a redelivered failure, or one that loses the race against
 // a completing attempt, changes nothing and records no event; it reports
-// whether it changed the scan. An unknown scan is ddb.ErrNotFound.
-func (x *Scans) FailScan(ctx context.Context, companyID int64, scanID, reason string, problems []ScanError, ev *schema.Event) (bool, error) {
-	id, ok := schema.CanonicalUUID(scanID)
-	if !ok {
-		return false, ddb.ErrNotFound
-	}
-	sc, err := x.GetScan(ctx, companyID, id)
-	if err != nil {
-		return false, err
-	}
+// whether it changed the scan. sc is the scan as its caller read it (the
+// facade's FailScan settles its counters first).
+func (x *Scans) FailScan(ctx context.Context, sc Scan, reason string, problems []ScanError, ev *schema.Event) (bool, error) {
 	upd := expression.Set(expression.Name("status"), expression.Value(ScanIncomplete)).
 		Set(expression.Name("failed_reason"), expression.Value(reason)).
 		Set(expression.Name("completed_at"), expression.Value(x.t.Stamp()))
@@ -38,7 +31,7 @@ func (x *Scans) FailScan(ctx context.Context, companyID int64, scanID, reason st
 	}
 	processing := expression.AttributeExists(expression.Name(tabledef.PK)).
 		And(expression.Name("status").Equal(expression.Value(ScanProcessing)))
-	scan, err := x.t.TxUpdate(Key(companyID, id), upd, &processing)
+	scan, err := x.t.TxUpdate(Key(sc.CompanyID, sc.ID), upd, &processing)
 	if err != nil {
 		return false, err
 	}
