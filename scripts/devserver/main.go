@@ -24,6 +24,7 @@ import (
 	"github.com/acme/codescan-api/shared/config"
 	"github.com/acme/codescan-api/shared/demo"
 	"github.com/acme/codescan-api/shared/dynamolocal"
+	"github.com/acme/codescan-api/shared/localproc"
 )
 
 func main() {
@@ -36,6 +37,12 @@ func main() {
 func run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// `make run` runs this under `go run`: if that is killed, this stops
+	// as on Ctrl-C instead of keeping the API and the stand-ins on their
+	// ports. (The stand-ins die with this process however it ends.)
+	if err := localproc.EndWithParent(syscall.SIGTERM); err != nil {
+		return err
+	}
 
 	root, err := dynamolocal.Root()
 	if err != nil {
@@ -117,8 +124,8 @@ chart (six weeks of seeded history), time to fix and SLA compliance:
 
 Notifications: emails in the local inbox at %[6]s; webhooks of the demo
 endpoint go to %[7]s (run any HTTP server there to watch them).
-Uploaded reports: stored in the local S3-compatible server (s3rver) at
-%[8]s and ingested by the worker on the table's stream;
+Uploaded reports: stored in the local S3-compatible server (versitygw,
+every request signed) at %[8]s and ingested by the worker on the table's stream;
 poll GET /scan/{id} until it is complete.
 
 DynamoDB Local, the mail catcher and the S3 server are started again on

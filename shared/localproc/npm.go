@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 )
 
 // tools is the committed package.json and package-lock.json of the local
@@ -55,14 +54,11 @@ func installTools(prefix string) error {
 	}
 	// One install at a time per checkout: test binaries and the dev server
 	// may start together on a fresh clone.
-	f, err := os.OpenFile(filepath.Join(prefix, ".install-lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	unlock, err := lockFile(filepath.Join(prefix, ".install-lock"))
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		return err
-	}
+	defer unlock()
 	if have, err := os.ReadFile(stampPath); err == nil && bytes.Equal(have, want) {
 		return nil // installed by whoever held the lock
 	}

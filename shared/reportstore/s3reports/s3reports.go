@@ -19,11 +19,12 @@ import (
 	"github.com/acme/codescan-api/shared/unreachable"
 )
 
-// Local credentials: the S3-compatible server run locally (s3rver) accepts
-// these fixed ones; nothing in AWS uses them.
+// Local credentials: the S3-compatible server run locally (shared/s3local)
+// has this one account, and checks every request's signature against it;
+// nothing in AWS uses them.
 const (
-	localAccessKey = "S3RVER"
-	localSecretKey = "S3RVER"
+	LocalAccessKey = "codescan-local"
+	LocalSecretKey = "codescan-local-secret"
 )
 
 // Store is a bucket of reports.
@@ -41,7 +42,7 @@ func New(ctx context.Context, bucket, endpoint string) (*Store, error) {
 	if bucket == "" {
 		return nil, fmt.Errorf("no report bucket configured (%s)", reportstore.EnvBucket)
 	}
-	cfg := awsclient.Static("us-east-1", localAccessKey, localSecretKey, "")
+	cfg := awsclient.Static("us-east-1", LocalAccessKey, LocalSecretKey, "")
 	if endpoint == "" {
 		var err error
 		if cfg, err = awsclient.FromEnv(); err != nil {
