@@ -5,10 +5,7 @@ package accounts
 
 import (
 	"net/http"
-	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/acme/codescan-api/shared/config"
 	"github.com/acme/codescan-api/shared/httpapi"
@@ -60,21 +57,6 @@ func pageInfo(pg httpapi.Paging, res store.PageResult) (page int, token any) {
 		token = res.Next
 	}
 	return pg.PageOf(res), token
-}
-
-// label checks a human-entered name: trimmed, 1 to max characters, no
-// control characters.
-func label(field, v string, max int) (string, error) {
-	v = strings.TrimSpace(v)
-	switch {
-	case v == "":
-		return "", httpapi.Errorf(http.StatusBadRequest, "%s is required", field)
-	case utf8.RuneCountInString(v) > max:
-		return "", httpapi.Errorf(http.StatusBadRequest, "%s must be at most %d characters", field, max)
-	case strings.ContainsFunc(v, unicode.IsControl):
-		return "", httpapi.Errorf(http.StatusBadRequest, "%s must not contain control characters", field)
-	}
-	return v, nil
 }
 
 // nullable is s, or JSON null when empty.

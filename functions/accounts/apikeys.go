@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/acme/codescan-api/shared/auth"
+	"github.com/acme/codescan-api/shared/cleantext"
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/store"
 )
@@ -38,7 +39,7 @@ func (h handlers) createKey(w http.ResponseWriter, r *http.Request) error {
 	if req.Name == nil {
 		return httpapi.Errorf(http.StatusBadRequest, "name is required")
 	}
-	name, err := label("name", *req.Name, MaxKeyNameLength)
+	name, err := cleantext.Name("name", *req.Name, MaxKeyNameLength)
 	if err != nil {
 		return err
 	}

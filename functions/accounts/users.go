@@ -3,11 +3,11 @@ package accounts
 import (
 	"errors"
 	"net/http"
-	"net/mail"
 	"slices"
 	"strings"
 
 	"github.com/acme/codescan-api/shared/auth"
+	"github.com/acme/codescan-api/shared/cleantext"
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/store"
@@ -76,20 +76,20 @@ func (h handlers) createUser(w http.ResponseWriter, r *http.Request) error {
 	}
 	u := store.User{CompanyID: p.CompanyID, IsAdmin: req.IsAdmin, Active: true}
 	var err error
-	if u.Email, err = email(req.Email); err != nil {
+	if u.Email, err = cleantext.Email("email", deref(req.Email), MaxEmailLength); err != nil {
 		return err
 	}
-	if u.FirstName, err = label("first_name", deref(req.FirstName), MaxNameLength); err != nil {
+	if u.FirstName, err = cleantext.Name("first_name", deref(req.FirstName), MaxNameLength); err != nil {
 		return err
 	}
-	if u.LastName, err = label("last_name", deref(req.LastName), MaxNameLength); err != nil {
+	if u.LastName, err = cleantext.Name("last_name", deref(req.LastName), MaxNameLength); err != nil {
 		return err
 	}
 	if u.Permissions, err = permissions(req.Permissions); err != nil {
 		return err
 	}
 	if req.Subject != nil {
-		if u.Subject, err = label("subject", *req.Subject, MaxSubjectLength); err != nil {
+		if u.Subject, err = cleantext.Name("subject", *req.Subject, MaxSubjectLength); err != nil {
 			return err
 		}
 	}
@@ -110,18 +110,6 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
-}
-
-func email(raw *string) (string, error) {
-	if raw == nil || strings.TrimSpace(*raw) == "" {
-		return "", httpapi.Errorf(http.StatusBadRequest, "email is required")
-	}
-	v := strings.TrimSpace(*raw)
-	a, err := mail.ParseAddress(v)
-	if len(v) > MaxEmailLength || err != nil || a.Address != v || a.Name != "" {
-		return "", httpapi.Errorf(http.StatusBadRequest, "email must be a plain email address of at most %d characters", MaxEmailLength)
-	}
-	return v, nil
 }
 
 // permissions checks names against routes.AllPermissions and returns them

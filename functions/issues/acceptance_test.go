@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -294,6 +295,99 @@ func TestRiskAcceptanceRejectsBadTerms(t *testing.T) {
 	// The limit itself is accepted.
 	if res := w.do(t, w.acme.Admin, "PATCH", "/issue/"+w.c, fmt.Sprintf(`{"status":"accepted_risk","reason":"r","expires_at":%q}`, in(365*24*time.Hour))); res.Status != http.StatusOK {
 		t.Fatalf("a year ahead: %d %s", res.Status, res.Body)
+	}
+	testenv.Recount(t, w.st, w.acme.ID)
+}
+
+type historyAnswer struct {
+	History []struct {
+		At string `json:"at"`
+		By struct {
+			UserID int64 `json:"user_id"`
+		} `json:"by"`
+		From      string `json:"from"`
+		To        string `json:"to"`
+		Reason    string `json:"reason"`
+		ExpiresAt string `json:"expires_at"`
+	} `json:"history"`
+}
+
+func (w *acceptWorld) history(t *testing.T, id string) historyAnswer {
+	t.Helper()
+	res := w.do(t, w.acme.Admin, "GET", "/issue/"+id+"/history", "")
+	if res.Status != http.StatusOK {
+		t.Fatalf("history of %s: %d %s", id, res.Status, res.Body)
+	}
+	var h historyAnswer
+	res.Decode(t, &h)
+	return h
+}
+
+// Moving an accepted risk's end (PATCH or bulk triage) writes a history
+// entry beside its audit entry, through the issue write path: from and to
+// accepted_risk, with the reason and the new end, and no
+// issue_status_changed event (the status stays). A retry writes nothing
+// more, and the counters stay exact.
+func TestRiskAcceptanceExtensionWritesHistory(t *testing.T) {
+	w := newAcceptWorld(t)
+	ctx := context.Background()
+	accept := func(id, reason string, end time.Time) {
+		t.Helper()
+		res := w.do(t, w.acme.Admin, "PATCH", "/issue/"+id, fmt.Sprintf(`{"status":"accepted_risk","reason":%q,"expires_at":%q}`, reason, stamp(end)))
+		if res.Status != http.StatusOK {
+			t.Fatalf("accept %s until %s: %d %s", id, stamp(end), res.Status, res.Body)
+		}
+	}
+	first := w.now.AddDate(0, 0, 10)
+	accept(w.a, "vendor fix due in March", first)
+	if h := w.history(t, w.a).History; len(h) != 1 || h[0].From != "open" || h[0].To != "accepted_risk" || h[0].ExpiresAt != stamp(first) {
+		t.Fatalf("history after accepting: %+v", h)
+	}
+	openBefore := openCount(t, w)
+
+	w.now = w.now.Add(time.Hour)
+	later := w.now.AddDate(0, 0, 40)
+	for range 2 { // the second is a retry: no more history
+		accept(w.a, "vendor fix slipped to April", later)
+	}
+	h := w.history(t, w.a).History
+	if len(h) != 2 {
+		t.Fatalf("history after extending: %+v", h)
+	}
+	if e := h[1]; e.From != "accepted_risk" || e.To != "accepted_risk" || e.Reason != "vendor fix slipped to April" ||
+		e.ExpiresAt != stamp(later) || e.At != stamp(w.now) || e.By.UserID != w.acme.Admin.ID {
+		t.Fatalf("extension entry %+v", e)
+	}
+	a := w.issue(t, w.a)
+	if a.Status != "accepted_risk" || a.ExpiresAt != stamp(later) {
+		t.Fatalf("extended issue %+v", a)
+	}
+	if _, ok := testenv.OutboxEvent(t, w.st, w.acme.ID, fmt.Sprintf("issue_status_changed-%s-v%d", a.ID, a.Version)); ok {
+		t.Fatal("an extension announced a status change")
+	}
+	audit, _, err := w.st.ListAudit(ctx, w.acme.ID, store.AuditFilter{Action: "issue.update"}, store.PageQuery{Limit: 10})
+	extended := slices.ContainsFunc(audit, func(e store.AuditRecord) bool {
+		return fmt.Sprint(e.Changes["expires_at"]) == fmt.Sprint(store.Change{Before: stamp(first), After: stamp(later)})
+	})
+	if err != nil || len(audit) != 2 || !extended {
+		t.Fatalf("audit %+v (%v), want the acceptance and its extension", audit, err)
+	}
+
+	// A bulk triage moving the end writes the entry too.
+	res := w.do(t, w.acme.Admin, "POST", "/issues/triage", `{"filters":{"file_path_exact":"db1.go"},"status":"accepted_risk","reason":"test code"}`)
+	if res.Status != http.StatusOK || res.JSON(t)["changed"] != float64(1) {
+		t.Fatalf("bulk accept: %d %s", res.Status, res.Body)
+	}
+	res = w.do(t, w.acme.Admin, "POST", "/issues/triage", fmt.Sprintf(
+		`{"filters":{"file_path_exact":"db1.go"},"status":"accepted_risk","reason":"test code","expires_at":%q}`, stamp(later)))
+	if res.Status != http.StatusOK || res.JSON(t)["changed"] != float64(1) {
+		t.Fatalf("bulk extension: %d %s", res.Status, res.Body)
+	}
+	if h := w.history(t, w.b).History; len(h) != 2 || h[1].From != "accepted_risk" || h[1].To != "accepted_risk" || h[1].ExpiresAt != stamp(later) {
+		t.Fatalf("history after the bulk extension: %+v", h)
+	}
+	if got := openCount(t, w); got != openBefore-1 {
+		t.Fatalf("open %d, want %d (b accepted, nothing else moved)", got, openBefore-1)
 	}
 	testenv.Recount(t, w.st, w.acme.ID)
 }

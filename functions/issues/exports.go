@@ -63,7 +63,10 @@ type downloadJSON struct {
 // createExport answers POST /exports: the issue list's filters (as the
 // bulk triage takes them) and a format start an export job, answered 202;
 // the export worker writes it. Filters matching no project answer as the
-// list does (200 no_project_found) and create nothing.
+// list does (200 no_project_found) and create nothing. The route is
+// Idempotent in the route table: the edge replays the first answer to a
+// retry with the same Idempotency-Key, so a retried request never starts
+// a second export.
 func (h handlers) createExport(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	p := auth.FromContext(ctx)

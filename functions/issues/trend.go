@@ -1,8 +1,10 @@
 package issues
 
 import (
+	"context"
 	"errors"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -16,7 +18,11 @@ import (
 // defaultTrendDays is the window of GET /metrics/trend without `days`.
 const defaultTrendDays = 30
 
-var errProjectNotFound = httpapi.Errorf(http.StatusNotFound, "Project not found")
+var (
+	errProjectNotFound = httpapi.Errorf(http.StatusNotFound, "Project not found")
+	// A trend has one scope: a name and an id could name two projects.
+	errProjectAndID = httpapi.Errorf(http.StatusBadRequest, "Give project (a name) or project_id, not both")
+)
 
 type trendPoint struct {
 	Date      string           `json:"date"`
@@ -54,10 +60,10 @@ type trendAnswer struct {
 	SLA       map[string]slaFigures `json:"sla"`
 }
 
-// trend answers GET /metrics/trend: the company's (or one project's) daily
-// series of the last `days`, time to fix and SLA compliance, from the
-// trend records kept on write (the window's day records and the totals,
-// never the issues).
+// trend answers GET /metrics/trend: the company's (or one project's, see
+// trendProject) daily series of the last `days`, time to fix and SLA
+// compliance, from the trend records kept on write (the window's day
+// records and the totals, never the issues).
 func (h handlers) trend(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	companyID := auth.FromContext(ctx).CompanyID
@@ -78,18 +84,12 @@ func (h handlers) trend(w http.ResponseWriter, r *http.Request) error {
 		}
 		only = &u
 	}
-	var projectID *int64
-	if v := q.Get("project"); v != "" {
-		id, err := httpapi.ParseID("project", v)
-		if err != nil {
-			return err
-		}
-		if _, err := h.store.GetProject(ctx, companyID, id); errors.Is(err, store.ErrNotFound) {
-			return errProjectNotFound
-		} else if err != nil {
-			return err
-		}
-		projectID = &id
+	projectID, err := h.trendProject(ctx, companyID, q)
+	if errors.Is(err, errNoProject) {
+		return httpapi.WriteJSON(w, http.StatusOK, noProjectFound)
+	}
+	if err != nil {
+		return err
 	}
 	var scope int64
 	if projectID != nil {
@@ -100,6 +100,39 @@ func (h handlers) trend(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return httpapi.WriteJSON(w, http.StatusOK, trendView(tw, projectID, only))
+}
+
+// trendProject is the project a trend is about (nil: the whole company).
+// `project` names it as every other findings filter does (any case), so
+// an unknown name is errNoProject, answered as GET /issues answers it;
+// `project_id` gives its id, and an id the company does not have is 404.
+func (h handlers) trendProject(ctx context.Context, companyID int64, q url.Values) (*int64, error) {
+	name, rawID := q.Get("project"), q.Get("project_id")
+	switch {
+	case name != "" && rawID != "":
+		return nil, errProjectAndID
+	case name != "":
+		p, err := h.store.ProjectByName(ctx, companyID, strings.TrimSpace(name))
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, errNoProject
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &p.ID, nil
+	case rawID != "":
+		id, err := httpapi.ParseID("project_id", rawID)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := h.store.GetProject(ctx, companyID, id); errors.Is(err, store.ErrNotFound) {
+			return nil, errProjectNotFound
+		} else if err != nil {
+			return nil, err
+		}
+		return &id, nil
+	}
+	return nil, nil
 }
 
 // trendView is the answer for a window; only narrows the open counts, time

@@ -1,10 +1,13 @@
 package issues_test
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"testing"
 
 	"github.com/acme/codescan-api/internal/testenv"
+	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/trend"
 )
 
@@ -29,14 +32,12 @@ type trendBody struct {
 
 // TestTrendRoute reads the trend of issues written today (the store's own
 // clock) and checks today's point against the issues as written, for the
-// company and one project (first detected in March 2025, every issue
-// whose SLA clock runs is past its SLA); bad input is 400 and another company's project
-// 404 like a missing one.
+// company and one project named in any case (first detected in March 2025,
+// every issue whose SLA clock runs is past its SLA); bad input is 400.
 func TestTrendRoute(t *testing.T) {
 	t.Parallel()
 	env := testenv.New(t)
 	w := newWorld(t, env, "Acme", 60, 9)
-	other := newWorld(t, env, "Other", 1, 10)
 	for _, scope := range []int64{0, w.projects[2].ID} {
 		var wantOpen trend.ByUrgency
 		var opened, fixed, dismissed, pastSLA int64
@@ -67,7 +68,7 @@ func TestTrendRoute(t *testing.T) {
 		}
 		q := vals("days", "7")
 		if scope != 0 {
-			q.Set("project", fmt.Sprint(scope))
+			q.Set("project", "lib") // w.projects[2], "Lib"
 		}
 		var body trendBody
 		w.get(t, "/metrics/trend", q).Decode(t, &body)
@@ -92,13 +93,8 @@ func TestTrendRoute(t *testing.T) {
 	if one.Days != 30 || one.Urgency == nil || *one.Urgency != "CR" || len(one.Series[29].Open) != 1 || len(one.SLA) != 2 {
 		t.Errorf("urgency critical: %+v", one)
 	}
-	for _, q := range []string{"project=" + fmt.Sprint(other.projects[0].ID), "project=999999"} {
-		res := testenv.Do(t, w.h, "GET", "/metrics/trend?"+q, "", testenv.Key(w.company.Admin)...)
-		if res.Status != 404 || res.JSON(t)["error"] != "Project not found" {
-			t.Fatalf("%s: %d %s", q, res.Status, res.Body)
-		}
-	}
-	for _, q := range []string{"days=0", "days=366", "days=abc", "days=-1", "urgency=urgent", "project=abc", "project=0"} {
+	for _, q := range []string{"days=0", "days=366", "days=abc", "days=-1", "urgency=urgent", "project_id=abc", "project_id=0",
+		"project=Lib&project_id=" + fmt.Sprint(w.projects[2].ID)} {
 		res := testenv.Do(t, w.h, "GET", "/metrics/trend?"+q, "", testenv.Key(w.company.Admin)...)
 		if res.Status != 400 {
 			t.Fatalf("%s: %d %s", q, res.Status, res.Body)
@@ -106,5 +102,46 @@ func TestTrendRoute(t *testing.T) {
 	}
 	if res := testenv.Do(t, w.h, "GET", "/metrics/trend", ""); res.Status != 401 {
 		t.Fatalf("without credential: %d", res.Status)
+	}
+}
+
+// `project` is a project's name, as in every other findings filter: the
+// name and the id (project_id) read the same trend; a name the company
+// does not have, another company's included, answers no_project_found as
+// GET /issues does, and an id it does not have 404. Each company's name
+// reads its own project.
+func TestTrendProjectByName(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t)
+	w := newWorld(t, env, "Acme", 40, 11)
+	other := newWorld(t, env, "Other", 30, 12)
+	if _, err := env.Store.CreateProject(context.Background(), store.Project{CompanyID: other.company.ID, Name: "Globex-Only"}); err != nil {
+		t.Fatal(err)
+	}
+	lib := w.projects[2]
+	byName := w.get(t, "/metrics/trend", vals("project", " LIB ", "days", "3"))
+	byID := w.get(t, "/metrics/trend", vals("project_id", fmt.Sprint(lib.ID), "days", "3"))
+	var body trendBody
+	byName.Decode(t, &body)
+	if byName.Status != 200 || body.ProjectID == nil || *body.ProjectID != lib.ID || !bytes.Equal(byName.Body, byID.Body) {
+		t.Fatalf("by name %d %s\nby id %d %s", byName.Status, byName.Body, byID.Status, byID.Body)
+	}
+	var theirs trendBody
+	other.get(t, "/metrics/trend", vals("project", "Lib", "days", "3")).Decode(t, &theirs)
+	if theirs.ProjectID == nil || *theirs.ProjectID != other.projects[2].ID || *theirs.ProjectID == lib.ID {
+		t.Fatalf("the other company's Lib: %+v", theirs)
+	}
+	issuesAnswer := w.get(t, "/issues", vals("project", "Nope"))
+	for _, name := range []string{"Nope", "Globex-Only", fmt.Sprint(lib.ID)} {
+		res := w.get(t, "/metrics/trend", vals("project", name))
+		if res.Status != issuesAnswer.Status || !bytes.Equal(res.Body, issuesAnswer.Body) || res.JSON(t)["status"] != "no_project_found" {
+			t.Errorf("project=%s: %d %s, want GET /issues's %d %s", name, res.Status, res.Body, issuesAnswer.Status, issuesAnswer.Body)
+		}
+	}
+	for _, id := range []int64{other.projects[0].ID, 999999} {
+		res := w.get(t, "/metrics/trend", vals("project_id", fmt.Sprint(id)))
+		if res.Status != 404 || res.JSON(t)["error"] != "Project not found" {
+			t.Errorf("project_id=%d: %d %s", id, res.Status, res.Body)
+		}
 	}
 }

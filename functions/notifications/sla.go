@@ -23,7 +23,10 @@ type slaView struct {
 	DaysToFix          map[string]int `json:"days_to_fix"`
 	DueSoonDays        int            `json:"due_soon_days"`
 	RiskAcceptanceDays int            `json:"risk_acceptance_days"`
-	Source             string         `json:"source"` // platform (the defaults) or company
+	// DismissalRulesRequireApproval: triage rules that dismiss act only
+	// once an admin other than their author approves them.
+	DismissalRulesRequireApproval bool   `json:"dismissal_rules_require_approval"`
+	Source                        string `json:"source"` // platform (the defaults) or company
 }
 
 func (h handlers) getSLA(w http.ResponseWriter, r *http.Request) error {
@@ -36,7 +39,8 @@ func (h handlers) getSLA(w http.ResponseWriter, r *http.Request) error {
 }
 
 func writeSLA(w http.ResponseWriter, s sla.Settings, set bool) error {
-	v := slaView{DaysToFix: s.DaysToFix, DueSoonDays: s.DueSoonDays, RiskAcceptanceDays: s.AcceptanceDays, Source: notify.SourcePlatform}
+	v := slaView{DaysToFix: s.DaysToFix, DueSoonDays: s.DueSoonDays, RiskAcceptanceDays: s.AcceptanceDays,
+		DismissalRulesRequireApproval: s.DismissalRulesNeedApproval, Source: notify.SourcePlatform}
 	if set {
 		v.Source = notify.SourceCompany
 	}
@@ -87,8 +91,12 @@ func (h handlers) putSLA(w http.ResponseWriter, r *http.Request) error {
 				return httpapi.Errorf(http.StatusBadRequest, "risk_acceptance_days must be an integer from 1 to %d", acceptances.MaxDays)
 			}
 			cur.AcceptanceDays = n
+		case "dismissal_rules_require_approval":
+			if json.Unmarshal(raw, &cur.DismissalRulesNeedApproval) != nil {
+				return httpapi.Errorf(http.StatusBadRequest, "dismissal_rules_require_approval must be true or false")
+			}
 		default:
-			return httpapi.Errorf(http.StatusBadRequest, "Unknown field %q (allowed: days_to_fix, due_soon_days, risk_acceptance_days)", name)
+			return httpapi.Errorf(http.StatusBadRequest, "Unknown field %q (allowed: days_to_fix, due_soon_days, risk_acceptance_days, dismissal_rules_require_approval)", name)
 		}
 	}
 	if err := h.store.PutSLASettings(r.Context(), p.CompanyID, cur); err != nil {

@@ -41,7 +41,9 @@ func TestBlockingRules(t *testing.T) {
 		t.Fatalf("duplicate slug: %d %s", res.Status, res.Body)
 	}
 	for _, body := range []string{`{"name":"x"}`, `{"slug":"-x","name":"x"}`, `{"slug":"x","name":""}`, `{"slug":"x","name":"x","conditions":{"min_urgency":"XX"}}`,
-		`{"slug":"x","name":"x","conditions":{"paths":["[a"]}}`, `{"slug":"x","name":"x","extra":1}`, `{"slug":"x","name":"x","conditions":{"cwes":[79]}}`} {
+		`{"slug":"x","name":"x","conditions":{"paths":["[a"]}}`, `{"slug":"x","name":"x","extra":1}`, `{"slug":"x","name":"x","conditions":{"cwes":[79]}}`,
+		// A glob whose expansion doubled per group, and a CWE MITRE never named.
+		`{"slug":"x","name":"x","conditions":{"paths":["` + strings.Repeat("{*,*}", 22) + `"]}}`, `{"slug":"x","name":"x","conditions":{"cwes":["CWE-99999"]}}`} {
 		if res := testenv.Do(t, w.h, "POST", "/blocking-rules", body, key...); res.Status != 400 {
 			t.Errorf("%s: %d %s", body, res.Status, res.Body)
 		}

@@ -7,11 +7,10 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/bmatcuk/doublestar/v4"
-
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/gate"
 	"github.com/acme/codescan-api/shared/httpapi"
+	"github.com/acme/codescan-api/shared/pathglob"
 	"github.com/acme/codescan-api/shared/store"
 )
 
@@ -104,8 +103,10 @@ func (h handlers) create(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	if pol.GlobPattern != "" && !doublestar.ValidatePattern(pol.GlobPattern) {
-		return bad("glob_pattern is not a valid glob")
+	if pol.GlobPattern != "" {
+		if err := pathglob.Valid(pol.GlobPattern); err != nil {
+			return bad("glob_pattern is %v", err)
+		}
 	}
 	if req.Active != nil {
 		pol.Active = *req.Active

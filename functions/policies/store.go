@@ -3,6 +3,7 @@ package policies
 import (
 	"context"
 
+	"github.com/acme/codescan-api/shared/sla"
 	"github.com/acme/codescan-api/shared/store"
 )
 
@@ -20,6 +21,7 @@ type Store interface {
 	UpdateBlockingRule(ctx context.Context, oldSlug string, r store.BlockingRule) (store.BlockingRule, error)
 
 	GetProject(ctx context.Context, companyID, projectID int64) (store.Project, error)
+	SLASettings(ctx context.Context, companyID int64) (sla.Settings, bool, error)
 	CreateTriageRule(ctx context.Context, r store.TriageRule) (store.TriageRule, error)
 	GetTriageRule(ctx context.Context, companyID int64, id string) (store.TriageRule, error)
 	ListTriageRules(ctx context.Context, companyID int64, q store.PageQuery) (store.TriageRulePage, error)

@@ -1,6 +1,7 @@
 package policies
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"time"
@@ -8,16 +9,26 @@ import (
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/bulktriage"
 	"github.com/acme/codescan-api/shared/httpapi"
+	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/triagerule"
 )
 
-// Triage rules (issue 26, item 3): a matcher and an action that new
-// findings receive at ingestion, company-wide or for one project; applied
-// to existing issues only on request (a dry run first). A rule that
-// requires approval acts once an admin other than its author approves it.
+// Triage rules: a matcher and an action that new findings receive at
+// ingestion, company-wide or for one project; applied to existing issues
+// only on request (a dry run first). A rule that requires approval acts
+// once a company admin other than its author approves it. A rule that
+// dismisses is a triage decision: only a caller who may triage issues
+// creates, enables or applies one, and the company's
+// dismissal_rules_require_approval setting makes it require approval
+// (docs/findings.md#triage-rules).
 
-var errTriageRuleNotFound = httpapi.Errorf(http.StatusNotFound, "Triage rule not found")
+var (
+	errTriageRuleNotFound = httpapi.Errorf(http.StatusNotFound, "Triage rule not found")
+	errDismissNeedsTriage = httpapi.OfKind(httpapi.KindPermission,
+		"A rule that dismisses (false_positive, accepted_risk) needs the %s permission", routes.PermTriageIssue)
+	errApproverNotAdmin = httpapi.OfKind(httpapi.KindPermission, "Only a company admin other than the rule's author may approve it")
+)
 
 type triageRuleRequest struct {
 	triagerule.Body
@@ -72,12 +83,15 @@ func (h handlers) createTriageRule(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return bad("%s", err.Error())
 	}
+	if a.Dismisses() && !p.Has(routes.PermTriageIssue) {
+		return errDismissNeedsTriage
+	}
 	rule := store.TriageRule{CompanyID: p.CompanyID, Matcher: m, Action: a, Enabled: true, CreatedBy: p.UserID}
 	if req.Enabled != nil {
 		rule.Enabled = *req.Enabled
 	}
-	if req.RequiresApproval != nil {
-		rule.RequiresApproval = *req.RequiresApproval
+	if rule.RequiresApproval, err = h.requiresApproval(r.Context(), p.CompanyID, a, req.RequiresApproval); err != nil {
+		return err
 	}
 	if req.ProjectID != nil {
 		// Another company's project answers as a missing one.
@@ -93,6 +107,43 @@ func (h handlers) createTriageRule(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	return httpapi.WriteJSON(w, http.StatusCreated, triageRuleResponse{Status: "ok", Rule: triageRuleView(created, h.now())})
+}
+
+// requiresApproval is whether a new rule with action a waits for approval:
+// as its author asks, unless the company requires it of rules that
+// dismiss (then asking for none is a 400).
+func (h handlers) requiresApproval(ctx context.Context, companyID int64, a triagerule.Action, asked *bool) (bool, error) {
+	if !a.Dismisses() {
+		return asked != nil && *asked, nil
+	}
+	settings, _, err := h.store.SLASettings(ctx, companyID)
+	switch {
+	case err != nil:
+		return false, err
+	case !settings.DismissalRulesNeedApproval:
+		return asked != nil && *asked, nil
+	case asked != nil && !*asked:
+		return false, bad("requires_approval cannot be false: the company requires approval of rules that dismiss (dismissal_rules_require_approval)")
+	}
+	return true, nil
+}
+
+// mayDecide refuses a caller who may not triage issues a rule that
+// dismisses: enabling or applying one is triaging through it.
+func (h handlers) mayDecide(ctx context.Context, p *auth.Principal, id string) error {
+	if p.Has(routes.PermTriageIssue) {
+		return nil
+	}
+	rule, err := h.store.GetTriageRule(ctx, p.CompanyID, id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return errTriageRuleNotFound
+	case err != nil:
+		return err
+	case rule.Action.Dismisses():
+		return errDismissNeedsTriage
+	}
+	return nil
 }
 
 // triageRuleAnswer answers a rule, or the route's error for err.
@@ -125,7 +176,13 @@ func (h handlers) patchTriageRule(w http.ResponseWriter, r *http.Request) error 
 	if req.Enabled == nil {
 		return bad("enabled is required")
 	}
-	rule, err := h.store.SetTriageRuleEnabled(r.Context(), auth.FromContext(r.Context()).CompanyID, r.PathValue("rule_id"), *req.Enabled)
+	p := auth.FromContext(r.Context())
+	if *req.Enabled {
+		if err := h.mayDecide(r.Context(), p, r.PathValue("rule_id")); err != nil {
+			return err
+		}
+	}
+	rule, err := h.store.SetTriageRuleEnabled(r.Context(), p.CompanyID, r.PathValue("rule_id"), *req.Enabled)
 	return h.triageRuleAnswer(w, rule, err)
 }
 
@@ -134,9 +191,13 @@ func (h handlers) deleteTriageRule(w http.ResponseWriter, r *http.Request) error
 	return h.triageRuleAnswer(w, rule, err)
 }
 
-// approveTriageRule approves a rule that requires it; its author cannot.
+// approveTriageRule approves a rule that requires it: a company admin
+// does, its author cannot.
 func (h handlers) approveTriageRule(w http.ResponseWriter, r *http.Request) error {
 	p := auth.FromContext(r.Context())
+	if !p.IsAdmin {
+		return errApproverNotAdmin
+	}
 	rule, err := h.store.ApproveTriageRule(r.Context(), p.CompanyID, r.PathValue("rule_id"), p.UserID)
 	return h.triageRuleAnswer(w, rule, err)
 }
@@ -158,6 +219,11 @@ func (h handlers) applyTriageRule(w http.ResponseWriter, r *http.Request) error 
 	dry, err := httpapi.BoolParam(r, "dry_run")
 	if err != nil {
 		return err
+	}
+	if !dry {
+		if err := h.mayDecide(r.Context(), p, r.PathValue("rule_id")); err != nil {
+			return err
+		}
 	}
 	res, err := h.store.ApplyTriageRuleAll(r.Context(), p.CompanyID, r.PathValue("rule_id"), dry, p.UserID)
 	switch {

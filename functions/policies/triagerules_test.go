@@ -1,6 +1,7 @@
 package policies_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -39,13 +40,14 @@ type triageRuleBody struct {
 // second admin only, deleted; another company's rule is a missing one.
 func TestTriageRules(t *testing.T) {
 	w := setup(t)
-	key := testenv.Key(w.manager)
-	second := w.env.User(t, w.acme, testenv.UserSpec{Email: "lead@acme.test", Permissions: []string{routes.PermManagePolicy}})
+	triager := w.env.User(t, w.acme, testenv.UserSpec{Email: "triager@acme.test", Permissions: []string{routes.PermManagePolicy, routes.PermTriageIssue}})
+	key := testenv.Key(triager)
+	second := w.acme.Admin
 	var r triageRuleBody
 	res := testenv.Do(t, w.h, "POST", "/triage-rules", `{"matcher":{"cwe":"cwe-798","path":"test/**"},"action":{"status":"False_Positive","reason":" fixtures "},"requires_approval":true}`, key...)
 	res.Decode(t, &r)
 	if res.Status != 201 || *r.Rule.Matcher.CWE != "CWE-798" || *r.Rule.Action.Status != "false_positive" || *r.Rule.Action.Reason != "fixtures" ||
-		!r.Rule.Enabled || !r.Rule.RequiresApproval || r.Rule.Active || r.Rule.ApprovedBy != nil || r.Rule.ProjectID != nil || r.Rule.CreatedBy != w.manager.ID {
+		!r.Rule.Enabled || !r.Rule.RequiresApproval || r.Rule.Active || r.Rule.ApprovedBy != nil || r.Rule.ProjectID != nil || r.Rule.CreatedBy != triager.ID {
 		t.Fatalf("%d %s", res.Status, res.Body)
 	}
 	id := r.Rule.ID
@@ -79,8 +81,8 @@ func TestTriageRules(t *testing.T) {
 		t.Fatalf("bad bodies stored rules: %+v", l)
 	}
 
-	// The author cannot approve; another admin can, once.
-	if res := testenv.Do(t, w.h, "POST", "/triage-rules/"+id+"/approve", "", key...); res.Status != 400 || !strings.Contains(string(res.Body), "author") {
+	// The author (no admin) cannot approve; an admin can, once.
+	if res := testenv.Do(t, w.h, "POST", "/triage-rules/"+id+"/approve", "", key...); res.Status != 403 || !strings.Contains(string(res.Body), "author") {
 		t.Fatalf("own approval: %d %s", res.Status, res.Body)
 	}
 	if res := testenv.Do(t, w.h, "POST", "/triage-rules/"+id+"/apply", "", key...); res.Status != 400 || !strings.Contains(string(res.Body), "not active") {
@@ -171,7 +173,7 @@ func TestEndedAcceptanceRuleIsInactive(t *testing.T) {
 	w := setup(t)
 	now := time.Now().UTC().Truncate(time.Second)
 	w.env.Deps.Now = func() time.Time { return now }
-	h, key := policies.New(w.env.Deps), testenv.Key(w.manager)
+	h, key := policies.New(w.env.Deps), testenv.Key(w.acme.Admin)
 	body := fmt.Sprintf(`{"matcher":{"tool":"t"},"action":{"status":"accepted_risk","reason":"vendor","expires_at":%q}}`, now.Add(time.Hour).Format(time.RFC3339))
 	var r triageRuleBody
 	res := testenv.Do(t, h, "POST", "/triage-rules", body, key...)
@@ -183,5 +185,90 @@ func TestEndedAcceptanceRuleIsInactive(t *testing.T) {
 	testenv.Do(t, h, "GET", "/triage-rules/"+r.Rule.ID, "", key...).Decode(t, &r)
 	if r.Rule.Active || !r.Rule.Enabled {
 		t.Fatalf("ended rule: active %v enabled %v", r.Rule.Active, r.Rule.Enabled)
+	}
+}
+
+// Approval means it: only a company admin other than the author approves;
+// a rule that dismisses is created, enabled and applied only by a caller
+// who may triage issues; the company can require approval of every rule
+// that dismisses. A reason may span lines, as PATCH /issue's does.
+func TestTriageRuleDecisions(t *testing.T) {
+	w := setup(t)
+	ctx := context.Background()
+	admin := testenv.Key(w.acme.Admin)
+	manager := testenv.Key(w.manager) // manages policies, may not triage
+	triager := testenv.Key(w.env.User(t, w.acme, testenv.UserSpec{Email: "triager@acme.test", Permissions: []string{routes.PermManagePolicy, routes.PermTriageIssue}}))
+	dismissing := `{"matcher":{"tool":"gosec"},"action":{"status":"false_positive","reason":"line one\nline two"},"requires_approval":true}`
+
+	// The manager may not dismiss through a rule; the triager may.
+	if res := testenv.Do(t, w.h, "POST", "/triage-rules", dismissing, manager...); res.Status != 403 || !strings.Contains(string(res.Body), routes.PermTriageIssue) {
+		t.Fatalf("dismissing rule by a manager who may not triage: %d %s", res.Status, res.Body)
+	}
+	var r triageRuleBody
+	res := testenv.Do(t, w.h, "POST", "/triage-rules", dismissing, triager...)
+	res.Decode(t, &r)
+	if res.Status != 201 || *r.Rule.Action.Reason != "line one\nline two" {
+		t.Fatalf("dismissing rule by a triager: %d %s", res.Status, res.Body)
+	}
+	id := r.Rule.ID
+	// A policy manager who is no admin approves nothing, even another's rule.
+	if res := testenv.Do(t, w.h, "POST", "/triage-rules/"+id+"/approve", "", manager...); res.Status != 403 {
+		t.Fatalf("approval by a non-admin: %d %s", res.Status, res.Body)
+	}
+	if res := testenv.Do(t, w.h, "POST", "/triage-rules/"+id+"/approve", "", admin...); res.Status != 200 {
+		t.Fatalf("approval by an admin: %d %s", res.Status, res.Body)
+	}
+	// An admin's own rule waits for another admin.
+	res = testenv.Do(t, w.h, "POST", "/triage-rules", dismissing, admin...)
+	res.Decode(t, &r)
+	if res := testenv.Do(t, w.h, "POST", "/triage-rules/"+r.Rule.ID+"/approve", "", admin...); res.Status != 400 || !strings.Contains(string(res.Body), "author") {
+		t.Fatalf("own approval by an admin: %d %s", res.Status, res.Body)
+	}
+	other := w.env.User(t, w.acme, testenv.UserSpec{Email: "admin2@acme.test", IsAdmin: true})
+	if res := testenv.Do(t, w.h, "POST", "/triage-rules/"+r.Rule.ID+"/approve", "", testenv.Key(other)...); res.Status != 200 {
+		t.Fatalf("approval by a second admin: %d %s", res.Status, res.Body)
+	}
+	// The manager may count what it would change, not apply or enable it.
+	if res := testenv.Do(t, w.h, "POST", "/triage-rules/"+id+"/apply?dry_run=true", "", manager...); res.Status != 200 {
+		t.Fatalf("dry run by a manager: %d %s", res.Status, res.Body)
+	}
+	if res := testenv.Do(t, w.h, "POST", "/triage-rules/"+id+"/apply", "", manager...); res.Status != 403 {
+		t.Fatalf("apply by a manager who may not triage: %d %s", res.Status, res.Body)
+	}
+	testenv.Do(t, w.h, "PATCH", "/triage-rules/"+id, `{"enabled":false}`, manager...)
+	if res := testenv.Do(t, w.h, "PATCH", "/triage-rules/"+id, `{"enabled":true}`, manager...); res.Status != 403 {
+		t.Fatalf("enable by a manager who may not triage: %d %s", res.Status, res.Body)
+	}
+	// A rule that only sets urgency is the manager's to make and apply.
+	res = testenv.Do(t, w.h, "POST", "/triage-rules", `{"matcher":{"tool":"gosec"},"action":{"urgency":"LO"}}`, manager...)
+	res.Decode(t, &r)
+	if res.Status != 201 || r.Rule.RequiresApproval {
+		t.Fatalf("urgency rule: %d %s", res.Status, res.Body)
+	}
+	if res := testenv.Do(t, w.h, "POST", "/triage-rules/"+r.Rule.ID+"/apply", "", manager...); res.Status != 200 {
+		t.Fatalf("urgency rule applied by a manager: %d %s", res.Status, res.Body)
+	}
+
+	// The company requires approval of rules that dismiss.
+	settings, _, err := w.env.Store.SLASettings(ctx, w.acme.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings.DismissalRulesNeedApproval = true
+	if err := w.env.Store.PutSLASettings(ctx, w.acme.ID, settings); err != nil {
+		t.Fatal(err)
+	}
+	res = testenv.Do(t, w.h, "POST", "/triage-rules", `{"matcher":{"tool":"semgrep"},"action":{"status":"false_positive","reason":"r"}}`, triager...)
+	res.Decode(t, &r)
+	if res.Status != 201 || !r.Rule.RequiresApproval || r.Rule.Active {
+		t.Fatalf("dismissing rule under the setting: %d %s", res.Status, res.Body)
+	}
+	if res := testenv.Do(t, w.h, "POST", "/triage-rules", `{"matcher":{"tool":"x"},"action":{"status":"false_positive","reason":"r"},"requires_approval":false}`, triager...); res.Status != 400 || !strings.Contains(string(res.Body), "dismissal_rules_require_approval") {
+		t.Fatalf("asking for no approval under the setting: %d %s", res.Status, res.Body)
+	}
+	res = testenv.Do(t, w.h, "POST", "/triage-rules", `{"matcher":{"tool":"x"},"action":{"urgency":"HI"}}`, triager...)
+	res.Decode(t, &r)
+	if res.Status != 201 || r.Rule.RequiresApproval {
+		t.Fatalf("urgency rule under the setting: %d %s", res.Status, res.Body)
 	}
 }

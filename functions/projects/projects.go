@@ -8,9 +8,11 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/acme/codescan-api/shared/auth"
+	"github.com/acme/codescan-api/shared/cleantext"
 	"github.com/acme/codescan-api/shared/config"
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/routes"
@@ -166,6 +168,27 @@ func (h handlers) listProjects(w http.ResponseWriter, r *http.Request) error {
 
 var errProjectNotFound = httpapi.Errorf(http.StatusNotFound, "Project not found")
 
+// defaultBranch reads a default branch: cleantext's Line rule on the
+// value without its surrounding spaces, 1 to maxNameLen characters. Only
+// visible spaces are trimmed, never control characters: the gate compares
+// the branch byte for byte with the branch a scan names, and trimming
+// "main\r" (a CRLF line's tail) into "main" would accept text the rule
+// refuses everywhere else; it is a 400 naming the character.
+func defaultBranch(raw string) (string, error) {
+	branch, err := cleantext.Line("default_branch", strings.TrimFunc(raw, visibleSpace))
+	if err != nil {
+		return "", err
+	}
+	if branch == "" || utf8.RuneCountInString(branch) > maxNameLen {
+		return "", httpapi.Errorf(http.StatusBadRequest, "default_branch must hold 1 to %d characters", maxNameLen)
+	}
+	return branch, nil
+}
+
+// visibleSpace is white space that is not a control character (the space,
+// no-break and typographic spaces).
+func visibleSpace(r rune) bool { return unicode.IsSpace(r) && !unicode.IsControl(r) }
+
 // patchProject sets a project's default branch.
 func (h handlers) patchProject(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
@@ -183,9 +206,9 @@ func (h handlers) patchProject(w http.ResponseWriter, r *http.Request) error {
 	if req.DefaultBranch == nil {
 		return httpapi.Errorf(http.StatusBadRequest, "default_branch is required")
 	}
-	branch := strings.TrimSpace(*req.DefaultBranch)
-	if branch == "" || utf8.RuneCountInString(branch) > maxNameLen {
-		return httpapi.Errorf(http.StatusBadRequest, "default_branch must hold 1 to %d characters", maxNameLen)
+	branch, err := defaultBranch(*req.DefaultBranch)
+	if err != nil {
+		return err
 	}
 	p, err := h.store.SetDefaultBranch(ctx, company, id, branch)
 	if errors.Is(err, store.ErrNotFound) {

@@ -406,3 +406,39 @@ func jsonEq(t *testing.T, got []byte, want string) bool {
 	}
 	return reflect.DeepEqual(a, b)
 }
+
+// A default branch follows cleantext's Line rule: visible spaces around it
+// are trimmed, but a control or bidi character anywhere, at an end too, is
+// refused with the error body naming the member ("main\r", a CRLF line's
+// tail, is not trimmed into "main"), and a refused value changes nothing.
+func TestDefaultBranchRefusesControlCharacters(t *testing.T) {
+	w := newWorld(t)
+	p, err := w.env.Store.CreateProject(context.Background(), store.Project{CompanyID: w.acme.ID, Name: "payments"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := fmt.Sprintf("/projects/%d", p.ID)
+	patch := func(branch string) *testenv.Response {
+		body, err := json.Marshal(map[string]string{"default_branch": branch})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return testenv.Do(t, w.h, "PATCH", path, string(body), testenv.Key(w.acme.Admin)...)
+	}
+	if res := patch("\u00a0release "); res.Status != 200 || !strings.Contains(string(res.Body), `"default_branch":"release"`) {
+		t.Fatalf("spaces around: %d %s", res.Status, res.Body)
+	}
+	res := patch("main\r")
+	if body := res.JSON(t); res.Status != 400 || len(body) != 1 || body["error"] != "default_branch must not contain control characters (U+000D)" {
+		t.Fatalf("main\\r: %d %s", res.Status, res.Body)
+	}
+	for _, v := range []string{"main\r\n", "\tmain", "main\n", "main\u0085", "ma\u0000in", "\u202emain", "main\u2066"} {
+		res := patch(v)
+		if body := res.JSON(t); res.Status != 400 || len(body) != 1 || !strings.HasPrefix(fmt.Sprint(body["error"]), "default_branch must not contain") {
+			t.Errorf("%q: %d %s", v, res.Status, res.Body)
+		}
+	}
+	if got, err := w.env.Store.GetProject(context.Background(), w.acme.ID, p.ID); err != nil || got.DefaultBranch != "release" {
+		t.Fatalf("stored %q (%v), want release", got.DefaultBranch, err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -174,4 +175,55 @@ func TestCodeUploadErrors(t *testing.T) {
 	if res.Status != 200 || !jsonEqual(t, res.Body, `{"status":"ok","path":"src/app/main.go"}`) {
 		t.Fatalf("raw body: %d %s", res.Status, res.Body)
 	}
+}
+
+// One finding, one issue, with or without its source: a report whose
+// findings carry no fingerprint or snippet of their own, uploaded with the
+// file (identified by code), without it (by message) and with it again, in
+// either order first, keeps the issues it created open, under their ids,
+// with no history entry and exact counts.
+func TestOneIdentityWithOrWithoutSource(t *testing.T) {
+	w := newWorld(t)
+	report := gosecLike("sqli 89 db/query.go 4", "sqli 89 db/query.go 9")
+	for _, c := range []struct {
+		project string
+		source  []bool // per upload: the run sends db/query.go
+	}{
+		{"source-first", []bool{true, false, true, false}},
+		{"bare-first", []bool{false, true, false, true}},
+	} {
+		q := "engine=sarif&branch=main&project=" + c.project + "&run_id="
+		var ids []string
+		for n, withSource := range c.source {
+			run := newRun()
+			if withSource {
+				w.sendSourceOK(t, run, "db/query.go", queryFile(0))
+			}
+			w.uploadOK(t, q+run, report)
+			var got []string
+			for _, i := range w.issues(t, "project="+c.project) {
+				if i.Status != "open" {
+					t.Fatalf("%s upload %d (source %v): issue %s is %s", c.project, n+1, withSource, i.ID, i.Status)
+				}
+				got = append(got, i.ID)
+			}
+			slices.Sort(got)
+			if n == 0 {
+				ids = got
+			} else if !slices.Equal(got, ids) {
+				t.Fatalf("%s upload %d (source %v): issues %v, first upload's %v", c.project, n+1, withSource, got, ids)
+			}
+		}
+		for _, id := range ids {
+			var hist struct{ History []any }
+			testenv.Do(t, w.find, "GET", "/issue/"+id+"/history", "", testenv.Key(w.company.Admin)...).Decode(t, &hist)
+			if len(hist.History) != 0 {
+				t.Fatalf("%s: issue %s has history %v", c.project, id, hist.History)
+			}
+		}
+		if len(ids) != 2 {
+			t.Fatalf("%s: %d issues, want 2", c.project, len(ids))
+		}
+	}
+	testenv.Recount(t, w.env.Store, w.company.ID)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/acme/codescan-api/internal/registry"
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/auth"
+	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/notify"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/store"
@@ -208,6 +209,9 @@ func hostileCases(t testing.TB, key, otherKey, bearer string, seed seeded) []hos
 					if !utf8.ValidString(raw) {
 						continue // JSON carries no invalid UTF-8 (the body classes below send it raw)
 					}
+					if p.Multiline && (raw == "a\nb" || raw == "a\tb") {
+						continue // lines and tabs are a multi-line member's to hold
+					}
 					for _, shape := range []any{raw, []string{validValue(p), raw}} {
 						b, _ := json.Marshal(map[string]any{o.Member: map[string]any{p.Name: shape}})
 						add(hostileCase{name: fmt.Sprintf("%s body %s.%s=%s", route, o.Member, p.Name, truncate(fmt.Sprint(shape))), target: basePath(rt, nil), body: b, status: 400, form: rt.Errors, names: p.Name})
@@ -268,6 +272,17 @@ func hostileCases(t testing.TB, key, otherKey, bearer string, seed seeded) []hos
 			h := http.Header{auth.APIKeyHeader: {key}, "Content-Encoding": enc}
 			add(hostileCase{name: route + " Content-Encoding " + strings.Join(enc, "|"), target: basePath(rt, nil), header: h, status: 415, form: rt.Errors, names: "Content-Encoding"})
 		}
+		for _, c := range evaluated(rt) {
+			add(c)
+		}
+		// A retry key that is no key: the job is not started twice, nor once.
+		if rt.Idempotent {
+			for name, v := range map[string][]string{"empty": {""}, "too long": {strings.Repeat("k", httpapi.MaxIdempotencyKey+1)},
+				"with a space": {"a b"}, "control": {"a\x1bb"}, "non-ASCII": {"clé"}, "twice": {"a", "b"}} {
+				h := http.Header{auth.APIKeyHeader: {key}, httpapi.IdempotencyKeyHeader: v}
+				add(hostileCase{name: route + " Idempotency-Key " + name, target: basePath(rt, nil), header: h, status: 400, form: rt.Errors, names: "Idempotency-Key"})
+			}
+		}
 		if hasBody(rt) {
 			h := http.Header{auth.APIKeyHeader: {key}, "Content-Encoding": {"gzip"}}
 			bomb := testenv.Gzip(t, bytes.Repeat([]byte(" "), int(rt.DecodedLimit())+1))
@@ -276,6 +291,31 @@ func hostileCases(t testing.TB, key, otherKey, bearer string, seed seeded) []hos
 		}
 	}
 	return cases
+}
+
+// evaluated are the values of a route's body that the service evaluates
+// later, on every finding: globs whose backtracking expansion doubled per
+// group, and CWE ids no catalogue holds. Each is refused when written.
+func evaluated(rt routes.Route) []hostileCase {
+	globs := []string{strings.Repeat("{*,*}", 22), strings.Repeat("{*,*}", 99), strings.Repeat("*a", 40)}
+	var bodies []string
+	switch rt.Method + " " + rt.Path {
+	case "POST /triage-rules":
+		for _, g := range globs {
+			bodies = append(bodies, `{"matcher":{"path":"`+g+`"},"action":{"urgency":"LO"}}`)
+		}
+		bodies = append(bodies, `{"matcher":{"cwe":99999},"action":{"urgency":"LO"}}`)
+	case "POST /blocking-rules":
+		for _, g := range globs {
+			bodies = append(bodies, `{"slug":"globs","name":"globs","conditions":{"paths":["`+g+`"]}}`)
+		}
+		bodies = append(bodies, `{"slug":"cwes","name":"cwes","conditions":{"cwes":["CWE-99999"]}}`)
+	}
+	var out []hostileCase
+	for _, b := range bodies {
+		out = append(out, hostileCase{name: rt.Method + " " + rt.Path + " evaluated " + truncate(b), target: basePath(rt, nil), body: []byte(b), status: 400, form: rt.Errors})
+	}
+	return out
 }
 
 func truncate(s string) string {

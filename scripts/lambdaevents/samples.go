@@ -124,8 +124,8 @@ var samples = map[string]sample{
 		Status: http.StatusOK, Keys: []string{"status", "page", "total_pages", "total_issues", "issues"},
 	},
 	"GET /api/v1/metrics/trend": {
-		File: "metrics-trend", Query: map[string]string{"project": "4", "days": "90"},
-		Seeded: map[string]string{"project": "project_ids"},
+		File: "metrics-trend", Query: map[string]string{"project": "payments-service", "days": "90"},
+		Seeded: map[string]string{"project": "project_names"},
 		Status: http.StatusOK, Keys: []string{"status", "project_id", "days", "series", "time_to_fix", "sla"},
 	},
 

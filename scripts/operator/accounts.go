@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/acme/codescan-api/functions/accounts"
 	"github.com/acme/codescan-api/shared/auth"
+	"github.com/acme/codescan-api/shared/cleantext"
 	"github.com/acme/codescan-api/shared/store"
 )
 
@@ -45,7 +45,7 @@ func keyView(k store.APIKey) keyJSON {
 func listUsers() command {
 	fs := newCommand("list-users")
 	id := requireID(fs, "company", "company id")
-	return command{name: "list-users", flags: fs, run: func(ctx context.Context, st *store.Store, out io.Writer) error {
+	return command{name: "list-users", flags: fs, check: id.check, run: func(ctx context.Context, st *store.Store, out io.Writer) error {
 		c, err := company(ctx, st, id)
 		if err != nil {
 			return err
@@ -73,26 +73,25 @@ func listUsers() command {
 func listKeys() command {
 	fs := newCommand("list-keys")
 	id := requireID(fs, "company", "company id")
-	userID := fs.Int64("user", 0, "only this user's keys")
-	return command{name: "list-keys", flags: fs, run: func(ctx context.Context, st *store.Store, out io.Writer) error {
+	uid := optionalID(fs, "user", "only this user's keys")
+	check := func() error { return firstError(id.check, uid.check) }
+	return command{name: "list-keys", flags: fs, check: check, run: func(ctx context.Context, st *store.Store, out io.Writer) error {
 		c, err := company(ctx, st, id)
 		if err != nil {
 			return err
 		}
-		if *userID < 0 {
-			return fmt.Errorf("%w: --user must be a positive id", errUsage)
-		}
+		userID := uid.id
 		target, targetID := "company", c.ID
-		if *userID != 0 {
-			if _, err := user(ctx, st, c.ID, *userID); err != nil {
+		if userID != 0 {
+			if _, err := user(ctx, st, c.ID, userID); err != nil {
 				return err
 			}
-			target, targetID = "user", *userID
+			target, targetID = "user", userID
 		}
 		list := []keyJSON{}
 		q := store.PageQuery{Limit: 100}
 		for {
-			page, res, _, err := st.ListAPIKeys(ctx, c.ID, *userID, q)
+			page, res, _, err := st.ListAPIKeys(ctx, c.ID, userID, q)
 			if err != nil {
 				return err
 			}
@@ -124,24 +123,25 @@ func mintKey() command {
 	fs := newCommand("mint-key")
 	id := requireID(fs, "company", "company id")
 	uid := requireID(fs, "user", "id of the user the key authenticates as")
-	name := fs.String("name", "operator-issued key", "the key's name")
-	days := fs.Int("expires-in-days", 0, "days until the key expires (0: never)")
-	return command{name: "mint-key", flags: fs, run: func(ctx context.Context, st *store.Store, out io.Writer) error {
+	rawName := fs.String("name", "operator-issued key", "the key's name")
+	rawDays := fs.String("expires-in-days", "0", "days until the key expires (0: never)")
+	var name string
+	var days int
+	check := func() error {
+		return firstError(id.check, uid.check, func() (err error) {
+			name, err = cleantext.Name("--name", *rawName, accounts.MaxKeyNameLength)
+			return err
+		}, func() (err error) {
+			days, err = keyLife(*rawDays)
+			return err
+		})
+	}
+	return command{name: "mint-key", flags: fs, check: check, run: func(ctx context.Context, st *store.Store, out io.Writer) error {
 		c, err := company(ctx, st, id)
 		if err != nil {
 			return err
 		}
-		userID, err := uid.get()
-		if err != nil {
-			return err
-		}
-		*name = strings.TrimSpace(*name)
-		switch {
-		case *name == "" || len(*name) > accounts.MaxKeyNameLength:
-			return fmt.Errorf("%w: --name must be 1 to %d bytes", errUsage, accounts.MaxKeyNameLength)
-		case *days < 0 || *days > accounts.MaxKeyLifeDays:
-			return fmt.Errorf("%w: --expires-in-days must be 0 to %d", errUsage, accounts.MaxKeyLifeDays)
-		}
+		userID := uid.id
 		u, err := user(ctx, st, c.ID, userID)
 		if err != nil {
 			return err
@@ -149,9 +149,9 @@ func mintKey() command {
 		if !u.Active {
 			return fmt.Errorf("user %d of company %d is inactive: a key of theirs would not authenticate", userID, c.ID)
 		}
-		k := store.APIKey{CompanyID: c.ID, UserID: u.ID, Name: *name}
-		if *days > 0 {
-			k.ExpiresAt = time.Now().UTC().Add(time.Duration(*days) * 24 * time.Hour).Format(time.RFC3339)
+		k := store.APIKey{CompanyID: c.ID, UserID: u.ID, Name: name}
+		if days > 0 {
+			k.ExpiresAt = time.Now().UTC().Add(time.Duration(days) * 24 * time.Hour).Format(time.RFC3339)
 		}
 		secret := auth.NewAPIKey()
 		k, err = st.CreateAPIKey(ctx, k, secret)
@@ -166,15 +166,13 @@ func revokeKey() command {
 	fs := newCommand("revoke-key")
 	id := requireID(fs, "company", "company id")
 	kid := requireID(fs, "key", "key id (list-keys shows it)")
-	return command{name: "revoke-key", flags: fs, run: func(ctx context.Context, st *store.Store, out io.Writer) error {
+	check := func() error { return firstError(id.check, kid.check) }
+	return command{name: "revoke-key", flags: fs, check: check, run: func(ctx context.Context, st *store.Store, out io.Writer) error {
 		c, err := company(ctx, st, id)
 		if err != nil {
 			return err
 		}
-		keyID, err := kid.get()
-		if err != nil {
-			return err
-		}
+		keyID := kid.id
 		before, err := st.GetAPIKey(ctx, c.ID, keyID)
 		if errors.Is(err, store.ErrNotFound) {
 			return fmt.Errorf("%w: company %d has no key %d", errNotFound, c.ID, keyID)

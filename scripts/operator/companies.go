@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/store"
@@ -27,37 +26,30 @@ type adminJSON struct {
 	Email string `json:"email"`
 }
 
-// company reads the company the --company flag names.
-func company(ctx context.Context, st *store.Store, f idFlag) (store.Company, error) {
-	id, err := f.get()
-	if err != nil {
-		return store.Company{}, err
-	}
-	c, err := st.GetCompany(ctx, id)
+// company reads the company the --company flag names (checked by then).
+func company(ctx context.Context, st *store.Store, f *idFlag) (store.Company, error) {
+	c, err := st.GetCompany(ctx, f.id)
 	if errors.Is(err, store.ErrNotFound) {
-		return c, fmt.Errorf("%w: no company %d", errNotFound, id)
+		return c, fmt.Errorf("%w: no company %d", errNotFound, f.id)
 	}
 	return c, err
 }
 
 func createCompany() command {
 	fs := newCommand("create-company")
-	name := fs.String("name", "", "company name (unique, ignoring case)")
-	email := fs.String("admin-email", "", "first admin's email")
+	name := fs.String("name", "", "company name (unique, ignoring case; NFC-normalized)")
+	email := fs.String("admin-email", "", "first admin's email (a plain address)")
 	fullName := fs.String("admin-name", "", `first admin's name ("First Last")`)
 	newKey := fs.Bool("new-key", false, "for an existing company: mint another key for the admin with --admin-email")
-	return command{name: "create-company", flags: fs, run: func(ctx context.Context, st *store.Store, out io.Writer) error {
-		*name, *email, *fullName = strings.TrimSpace(*name), strings.TrimSpace(*email), strings.TrimSpace(*fullName)
-		if *name == "" || *email == "" || *fullName == "" {
-			return fmt.Errorf("%w: --name, --admin-email and --admin-name are required", errUsage)
-		}
-		first, last, _ := strings.Cut(*fullName, " ")
+	var in store.NewCompany
+	check := func() (err error) {
+		in, err = newCompany(*name, *email, *fullName)
+		return err
+	}
+	return command{name: "create-company", flags: fs, check: check, run: func(ctx context.Context, st *store.Store, out io.Writer) error {
 		key := auth.NewAPIKey()
-		c, admin, created, err := st.CreateCompany(ctx, store.NewCompany{
-			Name:   *name,
-			Admin:  store.User{Email: *email, FirstName: first, LastName: strings.TrimSpace(last)},
-			APIKey: key,
-		})
+		in.APIKey = key
+		c, admin, created, err := st.CreateCompany(ctx, in)
 		if err != nil {
 			return err
 		}
@@ -66,15 +58,15 @@ func createCompany() command {
 		case created:
 			res["admin"], res["api_key"] = adminJSON{admin.ID, admin.Email}, key
 		case *newKey:
-			admin, err := st.UserByEmail(ctx, c.ID, *email)
+			admin, err := st.UserByEmail(ctx, c.ID, in.Admin.Email)
 			if errors.Is(err, store.ErrNotFound) {
-				return fmt.Errorf("%w: company %d has no user %s", errNotFound, c.ID, *email)
+				return fmt.Errorf("%w: company %d has no user %s", errNotFound, c.ID, in.Admin.Email)
 			}
 			if err != nil {
 				return err
 			}
 			if !admin.Active || !admin.IsAdmin {
-				return fmt.Errorf("user %s of company %d is not an active admin", *email, c.ID)
+				return fmt.Errorf("user %s of company %d is not an active admin", in.Admin.Email, c.ID)
 			}
 			if _, err := st.CreateAPIKey(ctx, store.APIKey{CompanyID: c.ID, UserID: admin.ID, Name: "operator-issued key"}, key); err != nil {
 				return err
@@ -87,7 +79,7 @@ func createCompany() command {
 
 func listCompanies() command {
 	fs := newCommand("list-companies")
-	return command{name: "list-companies", flags: fs, run: func(ctx context.Context, st *store.Store, out io.Writer) error {
+	return command{name: "list-companies", flags: fs, check: noCheck, run: func(ctx context.Context, st *store.Store, out io.Writer) error {
 		list := []companyJSON{}
 		q := store.PageQuery{Limit: 100}
 		for {
@@ -110,11 +102,8 @@ func setActive(active bool) command {
 	name := map[bool]string{true: "reactivate-company", false: "deactivate-company"}[active]
 	fs := newCommand(name)
 	id := requireID(fs, "company", "company id")
-	return command{name: name, flags: fs, run: func(ctx context.Context, st *store.Store, out io.Writer) error {
-		companyID, err := id.get()
-		if err != nil {
-			return err
-		}
+	return command{name: name, flags: fs, check: id.check, run: func(ctx context.Context, st *store.Store, out io.Writer) error {
+		companyID := id.id
 		c, changed, err := st.SetCompanyActive(ctx, companyID, active)
 		if errors.Is(err, store.ErrNotFound) {
 			return fmt.Errorf("%w: no company %d", errNotFound, companyID)

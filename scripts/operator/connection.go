@@ -34,9 +34,17 @@ func (c *connection) bind(fs *flag.FlagSet) {
 	fs.StringVar(&c.endpoint, "endpoint", c.endpoint, "DynamoDB Local endpoint (with --local)")
 }
 
-// check refuses a connection that does not say which table it means: the
-// tool never falls back to a local table when a region was meant.
+// check refuses a connection that does not say which table it means (the
+// tool never falls back to a local table when a region was meant), or
+// whose values could not name one (see connectionValue).
 func (c connection) check() error {
+	for _, v := range []struct{ flag, value string }{
+		{"--region", c.region}, {"--stack", c.stack}, {"--table", c.table}, {"--endpoint", c.endpoint},
+	} {
+		if err := connectionValue(v.flag, v.value); err != nil {
+			return fmt.Errorf("%w: %w", errUsage, err)
+		}
+	}
 	switch {
 	case c.local == (c.region != ""):
 		return fmt.Errorf("%w: pass exactly one of --local and --region", errUsage)

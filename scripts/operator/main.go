@@ -24,6 +24,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/store"
 )
 
@@ -48,11 +49,19 @@ connection (before or after the command; exactly one of --local and --region):
     --stack NAME     the CloudFormation stack (its TableName output), or
     --table NAME     the table itself
 
+Values are held to the API's rules before anything is sent to AWS. Names
+(--name of a company or a key, each part of --admin-name) are single-line
+text of 1 to 100 characters without control or bidi characters, trimmed
+and NFC-normalized; --admin-email is a plain address of at most 254 characters;
+ids are positive integers without sign or leading zero; --expires-in-days is
+0 to 3650. A refused value is a usage error and is never printed back whole.
+
 Output is JSON on standard output. Every action is recorded in the company's
 audit log as the operator's. A minted key is printed once and never again.
 
 exit status: 0 done, 1 failed (the table or AWS answered an error),
-             2 usage error, 3 not found (no such company, user or key)
+             2 usage error (a value the API would refuse included),
+             3 not found (no such company, user or key)
 `
 
 func main() {
@@ -83,14 +92,15 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, helpText(args))
 		return exitOK
 	case errors.Is(err, errUsage):
-		fmt.Fprintln(stderr, "operator:", err)
+		fmt.Fprintln(stderr, "operator:", clip(printable(err.Error()), maxUsageLine))
 		fmt.Fprint(stderr, usage)
 		return exitUsage
 	case errors.Is(err, errNotFound):
-		fmt.Fprintln(stderr, "operator:", err)
+		fmt.Fprintln(stderr, "operator:", printable(err.Error()))
 		return exitNotFound
 	}
-	fmt.Fprintln(stderr, "operator:", err)
+	// Not clipped: the cause of a failure is at the end of an AWS error.
+	fmt.Fprintln(stderr, "operator:", printable(err.Error()))
 	return exitFailed
 }
 
@@ -98,6 +108,10 @@ func runMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 type command struct {
 	name  string
 	flags *flag.FlagSet
+	// check holds the flags' values to the API's rules (validate.go) and
+	// keeps them, normalized, for run. parse calls it: nothing is sent
+	// to AWS, the connection's opening included, before it passed.
+	check func() error
 	run   func(ctx context.Context, st *store.Store, out io.Writer) error
 }
 
@@ -121,8 +135,8 @@ func execute(ctx context.Context, cmd command, st *store.Store, out io.Writer) e
 	return cmd.run(store.WithAuditActor(ctx, store.AuditActor{Via: store.ViaOperator}), st, out)
 }
 
-// parse reads a command line into its command and connection. The
-// connection flags may come before or after the command's name.
+// parse reads and checks a command line into its command and connection.
+// The connection flags may come before or after the command's name.
 func parse(args []string) (command, connection, error) {
 	var conn connection
 	global := flag.NewFlagSet("operator", flag.ContinueOnError)
@@ -155,6 +169,9 @@ func parse(args []string) (command, connection, error) {
 	}
 	if cmd.flags.NArg() > 0 {
 		return command{}, conn, fmt.Errorf("%w: %s: unexpected %q", errUsage, cmd.name, cmd.flags.Arg(0))
+	}
+	if err := cmd.check(); err != nil {
+		return command{}, conn, fmt.Errorf("%w: %s: %w", errUsage, cmd.name, err)
 	}
 	return cmd, conn, nil
 }
@@ -201,19 +218,47 @@ func printJSON(out io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// idFlag declares a required positive id flag.
-type idFlag struct {
-	name string
-	v    *int64
-}
+// noCheck is the check of a command without flags of its own.
+func noCheck() error { return nil }
 
-func requireID(fs *flag.FlagSet, name, usage string) idFlag {
-	return idFlag{name, fs.Int64(name, 0, usage)}
-}
-
-func (f idFlag) get() (int64, error) {
-	if *f.v < 1 {
-		return 0, fmt.Errorf("%w: --%s is required (a positive id)", errUsage, f.name)
+// firstError runs checks in order and returns the first failure.
+func firstError(checks ...func() error) error {
+	for _, c := range checks {
+		if err := c(); err != nil {
+			return err
+		}
 	}
-	return *f.v, nil
+	return nil
+}
+
+// idFlag is an id flag, read as the API reads ids (httpapi.ParseID: one
+// form, no sign or leading zero) by its check; id holds it after.
+type idFlag struct {
+	name     string
+	raw      *string
+	optional bool // absent is id 0
+	id       int64
+}
+
+func requireID(fs *flag.FlagSet, name, usage string) *idFlag {
+	return &idFlag{name: name, raw: fs.String(name, "", usage)}
+}
+
+func optionalID(fs *flag.FlagSet, name, usage string) *idFlag {
+	return &idFlag{name: name, raw: fs.String(name, "", usage), optional: true}
+}
+
+func (f *idFlag) check() error {
+	if *f.raw == "" {
+		if f.optional {
+			return nil
+		}
+		return fmt.Errorf("--%s is required (a positive id)", f.name)
+	}
+	id, err := httpapi.ParseID("--"+f.name, *f.raw)
+	if err != nil {
+		return apiMessage(err)
+	}
+	f.id = id
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // csvHeader names the CSV columns. kev is true or false once the finding
@@ -67,11 +68,15 @@ func csvRecord(rec []string, r Row) {
 	}
 }
 
-// cell guards a value against formula injection: a leading = + - @ tab or
-// carriage return makes a spreadsheet evaluate the cell, a leading quote
-// makes it text.
+// formulaStarts are the first characters after which a spreadsheet may
+// read a cell as a formula (see the package doc): the four operators, their
+// full-width forms, the white space it skips, and a double quote.
+const formulaStarts = "=+-@\uFF1D\uFF0B\uFF0D\uFF20\t\r\n \""
+
+// cell guards a value against formula injection: a leading quote makes
+// the cell text.
 func cell(v string) string {
-	if v != "" && strings.IndexByte("=+-@\t\r", v[0]) >= 0 {
+	if r, _ := utf8.DecodeRuneInString(v); v != "" && strings.ContainsRune(formulaStarts, r) {
 		return "'" + v
 	}
 	return v

@@ -7,9 +7,23 @@
 // # CSV
 //
 // A header, then one row per finding (RFC 4180 via encoding/csv). Any cell
-// that starts with = + - @, a tab or a carriage return is prefixed with a
-// single quote, so a spreadsheet shows it as text instead of running it as
-// a formula (CSV injection).
+// that starts with = + - @, their full-width forms ＝ ＋ － ＠ (U+FF1D,
+// U+FF0B, U+FF0D, U+FF20, which spreadsheets in East Asian locales read as
+// the ASCII ones), a tab, a carriage return, a line feed, a space or a
+// double quote is prefixed with a single quote, so a spreadsheet shows it
+// as text instead of running it as a formula (CSV injection): a spreadsheet
+// skips leading white space before reading a formula, and a leading quote
+// mark can close a quoted field early in readers that split lines
+// themselves.
+//
+// # Text
+//
+// Every format writes text as the API answers it: each text of a row
+// follows the edge's rule (cleantext.Visible; a title and a status reason
+// keep their newlines and tabs), so no control character (C0, DEL, C1) or
+// bidi embedding, override or isolate reaches a file, whatever the stored
+// row holds. Ingestion stores report text so already; an issue stored
+// before that rule, or a feed's value, is written out here.
 //
 // # SARIF
 //
@@ -162,6 +176,7 @@ type Options struct {
 // written.
 func Write(w io.Writer, f Format, src Source, opt Options) (int, error) {
 	bw := bufio.NewWriterSize(w, 64<<10)
+	src = visibleSource(src)
 	var n int
 	var err error
 	switch f {

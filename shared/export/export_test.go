@@ -167,10 +167,18 @@ func TestCSVRoundTrip(t *testing.T) {
 	}
 }
 
+// A cell a spreadsheet could read as a formula starts with a quote: the
+// operators, their full-width forms, leading white space (skipped before
+// a formula is read) and a double quote; text is cleaned first, so a
+// control character is written out and starts nothing.
 func TestCSVFormulaGuard(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
-		{"=1+1", "'=1+1"}, {"+1", "'+1"}, {"-1", "'-1"}, {"@SUM(A1)", "'@SUM(A1)"}, {"\tx", "'\tx"}, {"\rx", "'\rx"},
-		{"a=b", "a=b"}, {"'quoted", "'quoted"}, {"", ""}, {"plain", "plain"},
+		{"=1+1", "'=1+1"}, {"+1", "'+1"}, {"-1", "'-1"}, {"@SUM(A1)", "'@SUM(A1)"},
+		{"\tx", "'\tx"}, {"\nx", "'\nx"}, {"\rx", "'\nx"}, // a carriage return is the line end it was
+		{" =1+1", "' =1+1"}, {"  @x", "'  @x"}, {`"=1+1"`, `'"=1+1"`},
+		{"\uFF1D1+1", "'\uFF1D1+1"}, {"\uFF0B1", "'\uFF0B1"}, {"\uFF0D1", "'\uFF0D1"}, {"\uFF20SUM(A1)", "'\uFF20SUM(A1)"},
+		{"a=b", "a=b"}, {"'quoted", "'quoted"}, {"", ""}, {"plain", "plain"}, {"日本語", "日本語"}, {"1-2", "1-2"},
+		{"\x00=1", "<U+0000>=1"}, {"\u202e=1", "<U+202E>=1"},
 	} {
 		out, _ := write(t, export.CSV, []export.Row{{ID: "x", Title: tc.in, Status: "open"}})
 		recs, err := csv.NewReader(bytes.NewReader(out)).ReadAll()
@@ -179,6 +187,19 @@ func TestCSVFormulaGuard(t *testing.T) {
 		}
 		if got := recs[1][5]; got != tc.want {
 			t.Errorf("title %q -> %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	// Every column is guarded, not only the title.
+	row := export.Row{ID: " 1", Project: "\uFF1Dp", Branch: "-b", Tool: "+t", Rule: "@r", Path: `"p`, Urgency: "=u", Status: "open",
+		StatusReason: "\tr", Package: "\uFF20pkg", Ecosystem: "\uFF0Be", Version: "\uFF0D1", FixedVersion: "=2", Advisories: []string{"-a"}}
+	out, _ := write(t, export.CSV, []export.Row{row})
+	recs, err := csv.NewReader(bytes.NewReader(out)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, name := range recs[0] {
+		if v := recs[1][i]; v != "" && v != "open" && !strings.HasPrefix(v, "'") {
+			t.Errorf("column %s: %q unguarded", name, v)
 		}
 	}
 }

@@ -26,7 +26,8 @@ const (
 	Low      = "LO"
 )
 
-// Finding is one result of a report.
+// Finding is one result of a report. Each of its texts is listed in
+// Report.MapText (text.go), which cleans them before they are stored.
 type Finding struct {
 	Kind Kind
 	// Tool is the scanner that reported it (a SARIF run's driver name,
@@ -49,6 +50,10 @@ type Finding struct {
 	// has none; Snippet the flagged source text when the report carries it.
 	Fingerprint string
 	Snippet     string
+	// SnippetFromSource says Snippet was cut from the file the run
+	// uploaded, not carried by the report: the finding's identity then has
+	// a second form, the one a run without the file gives it.
+	SnippetFromSource bool
 	// Code is the source around the flagged lines when the run uploaded
 	// the file (POST /code-upload), CodeStart the 1-based number of its
 	// first line.

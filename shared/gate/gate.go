@@ -12,8 +12,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/bmatcuk/doublestar/v4"
-
+	"github.com/acme/codescan-api/shared/cwe"
+	"github.com/acme/codescan-api/shared/pathglob"
 	"github.com/acme/codescan-api/shared/store"
 )
 
@@ -29,8 +29,8 @@ type Conditions struct {
 
 // Limits of one rule's conditions.
 const (
-	MaxEntries    = 100 // cwes, paths, statuses (each)
-	MaxPatternLen = 500 // bytes of one path glob
+	MaxEntries    = 100             // cwes, paths, statuses (each)
+	MaxPatternLen = pathglob.MaxLen // bytes of one path glob
 )
 
 var cwePattern = regexp.MustCompile(`^(?i:cwe-)?([0-9]{1,6})$`)
@@ -57,6 +57,9 @@ func Parse(c Conditions) (store.RuleConditions, error) {
 			return out, fmt.Errorf("conditions.cwes: %q is not a CWE id (CWE-79 or 79)", raw)
 		}
 		n, _ := strconv.Atoi(m[1])
+		if _, ok := cwe.Lookup(n); !ok {
+			return out, fmt.Errorf("conditions.cwes: %s is not in the CWE catalogue (version %s)", cwe.FormatID(n), cwe.Version)
+		}
 		if !slices.Contains(out.CWEs, n) {
 			out.CWEs = append(out.CWEs, n)
 		}
@@ -64,8 +67,11 @@ func Parse(c Conditions) (store.RuleConditions, error) {
 	slices.Sort(out.CWEs)
 	for _, p := range c.Paths {
 		p = strings.TrimSpace(p)
-		if p == "" || len(p) > MaxPatternLen || !doublestar.ValidatePattern(p) {
-			return out, fmt.Errorf("conditions.paths: %q is not a valid glob", p)
+		if p == "" || len(p) > MaxPatternLen {
+			return out, fmt.Errorf("conditions.paths: %.40q is not a valid glob: empty or over %d bytes", p, MaxPatternLen)
+		}
+		if err := pathglob.Valid(p); err != nil {
+			return out, fmt.Errorf("conditions.paths: %.40q is %v", p, err)
 		}
 		if !slices.Contains(out.Paths, p) {
 			out.Paths = append(out.Paths, p)
@@ -137,7 +143,7 @@ func Matches(c store.RuleConditions, i store.Issue, isNew bool) bool {
 		return true
 	}
 	for _, p := range c.Paths {
-		if ok, _ := doublestar.Match(p, i.FilePath); ok {
+		if pathglob.Match(p, i.FilePath) {
 			return true
 		}
 	}

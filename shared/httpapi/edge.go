@@ -136,6 +136,12 @@ func checkText(p routes.Param, v string) error {
 	if !utf8.ValidString(v) {
 		return OfKind(KindInvalid, "%s must be UTF-8 text", p.Name)
 	}
+	if p.Multiline {
+		if _, err := cleantext.Lines(p.Name, v); err != nil {
+			return OfKind(KindInvalid, "%s", err.Error())
+		}
+		return nil
+	}
 	return readableLine(p.Name, v)
 }
 

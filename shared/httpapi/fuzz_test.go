@@ -55,7 +55,7 @@ func keeps(p routes.Param, v string) bool {
 	case routes.FilePath:
 		return filePathOK(p, v)
 	}
-	return len(v) <= p.Limit() && utf8.ValidString(v) && readable(v, false) == nil && norm.NFC.IsNormalString(v)
+	return len(v) <= p.Limit() && utf8.ValidString(v) && readable(v, p.Multiline) == nil && norm.NFC.IsNormalString(v)
 }
 
 // acceptable tells whether v may be sent for p (a uuid in any case, with
@@ -623,7 +623,7 @@ func FuzzCheckBody(f *testing.F) {
 			for _, p := range o.Params {
 				var one string
 				if json.Unmarshal(members[p.Name], &one) == nil && p.Kind == routes.Text &&
-					(len(one) > p.Limit() || readable(one, false) != nil || !norm.NFC.IsNormalString(one)) {
+					(len(one) > p.Limit() || readable(one, p.Multiline) != nil || !norm.NFC.IsNormalString(one)) {
 					t.Fatalf("%s %s: %s.%s %q passed", rt.Method, rt.Path, o.Member, p.Name, truncate(one))
 				}
 			}

@@ -142,7 +142,10 @@ func Issues(companyID int64, sc store.Scan, proj store.Project, fs []finding.Fin
 			sast = append(sast, f)
 		}
 	}
-	fps := Fingerprints(sast)
+	fps, others := Fingerprints(sast), []string(nil)
+	if slices.ContainsFunc(sast, func(f finding.Finding) bool { return f.SnippetFromSource }) {
+		others = Fingerprints(withoutSource(sast))
+	}
 	out := make([]store.Issue, len(sast))
 	for n, f := range sast {
 		path := f.Path
@@ -155,8 +158,25 @@ func Issues(companyID int64, sc store.Scan, proj store.Project, fs []finding.Fin
 			CWE: f.CWE, FilePath: path, Line: f.Line, Urgency: f.Urgency, RuleID: f.RuleID,
 			Title: f.Title, Message: f.Message, Snippet: f.Snippet, CodeStart: f.CodeStart, Code: f.Code, CreatedAt: sc.CreatedAt,
 		}
+		if others != nil && others[n] != fps[n] {
+			out[n].Alias = store.IssueID(companyID, proj.ID, sc.Branch, sc.Tool, others[n])
+		}
 		if f.Suppression != nil { // the code suppresses it: see store's suppressed.go
 			out[n].Status, out[n].Reason = store.Suppressed, f.Suppression.Justification
+		}
+	}
+	return out
+}
+
+// withoutSource is fs as a run that sent no source files reports them:
+// identified by message where the code came from an uploaded file. Their
+// fingerprints are each issue's other identity (store's findings/aliases.go),
+// so runs with and without the files keep one issue per finding.
+func withoutSource(fs []finding.Finding) []finding.Finding {
+	out := slices.Clone(fs)
+	for n := range out {
+		if out[n].SnippetFromSource {
+			out[n].Snippet, out[n].SnippetFromSource = "", false
 		}
 	}
 	return out

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/acme/codescan-api/shared/cleantext"
 	"github.com/acme/codescan-api/shared/finding"
 	"github.com/acme/codescan-api/shared/reportstore"
 	"github.com/acme/codescan-api/shared/sourcecode"
@@ -46,10 +47,13 @@ func Sources(ctx context.Context, objects reportstore.Store, companyID int64, ru
 			if !ok {
 				continue
 			}
+			// Files pass /code-upload's check of their path, not of their
+			// content: the report text rule (cleantext.VisibleLines)
+			// applies to what the issue shows of them.
 			if fs[n].Snippet == "" {
-				fs[n].Snippet = ex.Flagged
+				fs[n].Snippet, fs[n].SnippetFromSource = cleantext.VisibleLines(ex.Flagged), true
 			}
-			fs[n].CodeStart, fs[n].Code = ex.Start, ex.Code
+			fs[n].CodeStart, fs[n].Code = ex.Start, cleantext.VisibleLines(ex.Code)
 		}
 	}
 	return nil

@@ -126,6 +126,8 @@ func TestConventionsAreDocumented(t *testing.T) {
 		}
 		if rt.Creates {
 			creates++
+		}
+		if rt.Creates || rt.Idempotent {
 			if op.Parameters.GetByInAndName("header", "Idempotency-Key") == nil || op.Responses.Status(409) == nil || op.Responses.Status(422) == nil {
 				t.Errorf("%s %s: Idempotency-Key, 409 or 422 not documented", rt.Method, rt.Path)
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/acme/codescan-api/shared/finding"
 	"github.com/acme/codescan-api/shared/reports/cyclonedx"
 	"github.com/acme/codescan-api/shared/reports/govulncheck"
+	"github.com/acme/codescan-api/shared/reports/norm"
 	"github.com/acme/codescan-api/shared/reports/osv"
 	"github.com/acme/codescan-api/shared/reports/reporterr"
 	"github.com/acme/codescan-api/shared/reports/sarif"
@@ -69,13 +70,21 @@ func Canonical(engine string) (string, bool) {
 	return e, ok
 }
 
-// Parse reads data as the engine's report.
+// Parse reads data as the engine's report. It is the one way into
+// storage for report text (the upload checks a report with it, the
+// ingester writes what it returns): every text of the report comes out
+// following the edge's text rule (norm.Text), whatever the format.
 func Parse(engine string, data []byte) (finding.Report, error) {
 	e, ok := Canonical(engine)
 	if !ok {
 		return finding.Report{}, &UnknownEngineError{Engine: engine}
 	}
-	return parsers[e](data)
+	rep, err := parsers[e](data)
+	if err != nil {
+		return finding.Report{}, err
+	}
+	norm.Text(&rep)
+	return rep, nil
 }
 
 // parseSARIF reads any producer's SARIF; govulncheck's SARIF holds SCA

@@ -10,7 +10,7 @@ import (
 	"github.com/acme/codescan-api/shared/finding"
 )
 
-func fixture(t *testing.T, parts ...string) []byte {
+func fixture(t testing.TB, parts ...string) []byte {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(parts...))
 	if err != nil {

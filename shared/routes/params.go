@@ -58,14 +58,22 @@ const (
 type Param struct {
 	Name     string
 	Kind     Kind
-	MaxBytes int      // Text: the bound in bytes (DefaultMaxBytes when 0)
-	Values   []string // Enum
-	Min, Max int64    // Int
+	MaxBytes int // Text: the bound in bytes (DefaultMaxBytes when 0)
+	// Multiline: Text that may hold newlines and tabs (a body member of
+	// an object that people write several lines in, as a reason).
+	Multiline bool
+	Values    []string // Enum
+	Min, Max  int64    // Int
 }
 
 // Declared parameter builders, so the table reads as a list of rules.
 func TextParam(name string, maxBytes int) Param {
 	return Param{Name: name, Kind: Text, MaxBytes: maxBytes}
+}
+
+// LinesParam is a text member of a body object that may span lines.
+func LinesParam(name string, maxBytes int) Param {
+	return Param{Name: name, Kind: Text, MaxBytes: maxBytes, Multiline: true}
 }
 func IDParam(name string) Param   { return Param{Name: name, Kind: ID} }
 func UUIDParam(name string) Param { return Param{Name: name, Kind: UUID} }

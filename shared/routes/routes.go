@@ -153,12 +153,14 @@ var Table = []Route{
 	{Method: "GET", Path: "/issues/sca", Group: GroupIssues, Access: Authenticated, Params: append(CursorPaging(100), TextParam("project", MaxNameBytes),
 		EnumParam("kev", "true"), TextParam("epss_gte", 32))},
 	{Method: "GET", Path: "/issues/code-quality", Group: GroupIssues, Access: Authenticated, Params: append(CursorPaging(50), TextParam("project", MaxNameBytes))},
-	// Trends kept on write (issue 27): whoever may read issues.
+	// Trends kept on write (issue 27): whoever may read issues. `project`
+	// is a name, as every other findings filter; `project_id` the id.
 	{Method: "GET", Path: "/metrics/trend", Group: GroupIssues, Access: Authenticated,
-		Params: []Param{IDParam("project"), IntParam("days", 1, 365), TextParam("urgency", 16)}},
+		Params: []Param{TextParam("project", MaxNameBytes), IDParam("project_id"), IntParam("days", 1, 365), TextParam("urgency", 16)}},
 	// Exports: the issue list's filters (with its bounds) and a format;
-	// the job runs in the export worker (shared/exportjob, in the ingester).
-	{Method: "POST", Path: "/exports", Group: GroupIssues, Access: Permission, Permission: PermExportIssues,
+	// the job runs in the export worker (shared/exportjob, in the ingester);
+	// Idempotency-Key keeps a retry from starting a second export.
+	{Method: "POST", Path: "/exports", Group: GroupIssues, Access: Permission, Permission: PermExportIssues, Idempotent: true,
 		TextFields: []string{"format"}, Objects: []Object{{Member: "filters", Params: IssueFilters()}}},
 	{Method: "GET", Path: "/exports/{export_id}", Group: GroupIssues, Access: Permission, Permission: PermExportIssues, Params: []Param{UUIDParam("export_id")}},
 
@@ -282,7 +284,7 @@ func triageMatcher() []Param {
 }
 
 func triageAction() []Param {
-	return []Param{TextParam("status", 32), TextParam("reason", 2000), TextParam("expires_at", 64), TextParam("urgency", 16)}
+	return []Param{TextParam("status", 32), LinesParam("reason", 2000), TextParam("expires_at", 64), TextParam("urgency", 16)}
 }
 
 // Pattern is the route's Go ServeMux pattern, e.g. "GET /api/v1/issues".

@@ -26,6 +26,10 @@ type Settings struct {
 	// AcceptanceDays is how long a risk acceptance given without an end
 	// lasts.
 	AcceptanceDays int
+	// DismissalRulesNeedApproval makes every triage rule that dismisses
+	// (false_positive, accepted_risk) wait for an admin other than its
+	// author, whatever its author asks.
+	DismissalRulesNeedApproval bool
 }
 
 // Defaults apply to a company that has not set its own.

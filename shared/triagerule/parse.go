@@ -7,16 +7,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bmatcuk/doublestar/v4"
-
 	"github.com/acme/codescan-api/shared/cwe"
+	"github.com/acme/codescan-api/shared/pathglob"
 )
 
 // Limits of one rule.
 const (
-	MaxID         = 512  // bytes of a tool, rule id, package or ecosystem
-	MaxPatternLen = 500  // bytes of a path glob
-	MaxReason     = 2000 // bytes of a reason, as for manual triage
+	MaxID         = 512             // bytes of a tool, rule id, package or ecosystem
+	MaxPatternLen = pathglob.MaxLen // bytes of a path glob
+	MaxReason     = 2000            // bytes of a reason, as for manual triage
 )
 
 // Body is the API form of a rule's matcher and action; a route's request
@@ -103,8 +102,9 @@ func parseMatcher(b MatcherBody) (Matcher, error) {
 			return Matcher{}, fault("matcher.path", "must not be empty")
 		case len(p) > MaxPatternLen:
 			return Matcher{}, fault("matcher.path", "exceeds %d bytes", MaxPatternLen)
-		case !doublestar.ValidatePattern(p):
-			return Matcher{}, fault("matcher.path", "%q is not a valid glob", p)
+		}
+		if err := pathglob.Valid(p); err != nil {
+			return Matcher{}, fault("matcher.path", "%.40q is %v", p, err)
 		}
 		m.Path = p
 	}
@@ -156,16 +156,25 @@ func parseCWE(raw json.RawMessage) (int, error) {
 	var n json.Number
 	if json.Unmarshal(raw, &n) == nil {
 		if id, ok := cwe.Parse(n.String()); ok {
-			return id, nil
+			return known(id)
 		}
 	}
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
 		if id, ok := cwe.Parse(s); ok {
-			return id, nil
+			return known(id)
 		}
 	}
 	return 0, fault("matcher.cwe", "must be a CWE id (CWE-79 or 79)")
+}
+
+// known refuses an id MITRE's catalogue does not hold: a rule on it would
+// never match what a scanner reports.
+func known(id int) (int, error) {
+	if _, ok := cwe.Lookup(id); !ok {
+		return 0, fault("matcher.cwe", "%s is not in the CWE catalogue (version %s)", cwe.FormatID(id), cwe.Version)
+	}
+	return id, nil
 }
 
 func urgency(field string, in *string) (string, error) {

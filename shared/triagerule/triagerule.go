@@ -11,9 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bmatcuk/doublestar/v4"
-
 	"github.com/acme/codescan-api/shared/finding"
+	"github.com/acme/codescan-api/shared/pathglob"
 )
 
 // Urgencies are the urgency codes, most urgent first (finding's codes).
@@ -23,6 +22,13 @@ var Urgencies = []string{finding.Critical, finding.High, finding.Medium, finding
 // where issues start, `fixed` is a fact of scans, `suppressed` comes from
 // the code and `duplicate` names another issue a rule cannot know.
 var Statuses = []string{"false_positive", "accepted_risk", "fix_in_progress"}
+
+// Dismisses reports whether the action dismisses what it matches (marks it
+// a false positive or an accepted risk): such a rule is a triage decision,
+// which only people who may triage issues may make.
+func (a Action) Dismisses() bool {
+	return a.Status == "false_positive" || a.Status == AcceptedRisk
+}
 
 // AcceptedRisk is the status that needs a reason and an expiry.
 const AcceptedRisk = "accepted_risk"
@@ -40,7 +46,7 @@ type Matcher struct {
 	// RuleID is the scanner's rule (or an SCA finding's advisory), exactly.
 	RuleID string `dynamodbav:"rule_id,omitempty"`
 	CWE    int    `dynamodbav:"cwe,omitempty"`
-	// Path is a doublestar glob over the repo-relative file path.
+	// Path is a glob (shared/pathglob) over the repo-relative file path.
 	Path string `dynamodbav:"path,omitempty"`
 	// Package and Ecosystem name an SCA finding's dependency, in any case;
 	// Ecosystem is OSV's name and also matches its releases ("Debian"
@@ -128,8 +134,7 @@ func (m Matcher) Match(s Subject) bool {
 	if m.Path == "" {
 		return true
 	}
-	ok, _ := doublestar.Match(m.Path, s.Path)
-	return ok && s.Path != ""
+	return s.Path != "" && pathglob.Match(m.Path, s.Path)
 }
 
 func matchTool(want, tool string) bool {

@@ -1,6 +1,8 @@
 // Package report renders a scan's issues as SARIF 2.1.0, as Markdown for a
 // pull-request comment, and as a self-contained HTML page. The renderers
-// are pure functions of the scan, its project's name and its issues.
+// are pure functions of the scan, its project's name and its issues. Every
+// renderer first makes each text follow the edge's text rule (visible), so
+// no control or bidi control character reaches a report.
 package report
 
 import (
@@ -78,6 +80,7 @@ type urgencyCount struct {
 // (partialFingerprints). Results of one fingerprint stem keep their
 // original order (GitHub-style "#2" suffixes count by order).
 func SARIF(in Input) ([]byte, error) {
+	in = visible(in)
 	type (
 		msg struct {
 			Text string `json:"text"`
@@ -212,14 +215,25 @@ func level(u string) string {
 const MaxMarkdownRows = 100
 
 var mdEscaper = strings.NewReplacer(`\`, `\\`, "|", `\|`, "`", "\\`", "*", `\*`, "_", `\_`, "[", `\[`, "]", `\]`,
-	"<", "&lt;", ">", "&gt;", "#", `\#`, "\r", " ", "\n", " ")
+	"<", "&lt;", ">", "&gt;", "#", `\#`, "\r", " ", "\n", " ", "@", mentionBreak)
+
+// mentionBreak is what an "@" of a value becomes in Markdown: the "@" and
+// an empty HTML comment. GitHub and GitLab find mentions in the rendered
+// text, where `\@` or `&#64;` are a plain "@" again; the comment splits
+// the text after the "@", so "@alice" in a finding's title renders as
+// "@alice" but names and notifies no one. (A code span would do as well
+// but changes how the text looks; a zero-width space is itself an
+// invisible character this package keeps out.)
+const mentionBreak = "@<!-- -->"
 
 // md escapes text for a Markdown table cell.
 func md(s string) string { return mdEscaper.Replace(s) }
 
 // Markdown is the scan as a pull-request comment: a summary by urgency and
-// a table of the most urgent issues.
+// a table of the most urgent issues. No value mentions anyone (see
+// mentionBreak).
 func Markdown(in Input) []byte {
+	in = visible(in)
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "## Security scan of %s", md(in.Project))
 	if in.Scan.Branch != "" {
@@ -255,6 +269,7 @@ func Markdown(in Input) []byte {
 // same, but its reflection on methods keeps every method of every type in
 // the binary: 4.5 MB more for this Lambda.)
 func HTML(in Input) ([]byte, error) {
+	in = visible(in)
 	e := html.EscapeString
 	var b bytes.Buffer
 	b.WriteString(`<!DOCTYPE html>

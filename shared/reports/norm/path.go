@@ -5,7 +5,7 @@ import (
 	"path"
 	"strings"
 
-	"golang.org/x/text/unicode/norm"
+	"github.com/acme/codescan-api/shared/cleantext"
 )
 
 // Reasons a path is refused; they are keys of finding.Report.Dropped.
@@ -27,8 +27,20 @@ const MaxPath = 768
 // NFC-normalized: a name a file system keeps decomposed (é as e and a
 // combining accent) and its composed spelling are one file, in reports and
 // uploaded sources alike.
+//
+// Once decoded, the path follows the edge's text rule (cleantext.Visible):
+// a control or bidi control character, sent raw or percent-encoded
+// (`%1b`), is written out as `<U+XXXX>` and an invalid byte (`%ff`) is
+// U+FFFD, before the length is checked. POST /code-upload runs the same
+// function on the path it is sent and its edge refuses those characters,
+// so there the rule changes nothing, while a report's path is kept, cleaned,
+// and a client can upload the file under the path the issue shows: it
+// normalises to itself. Two paths stay without their file: one holding a
+// `%` and two hex digits after decoding (the upload decodes them once more)
+// and one with a segment over 255 bytes (the edge's bound); their issues
+// show the report's own snippet only.
 func Path(p string) (string, string) {
-	p = norm.NFC.String(Unscheme(p))
+	p = cleantext.Visible(Unscheme(p))
 	if p == "" {
 		return "", ""
 	}

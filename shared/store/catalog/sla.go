@@ -40,6 +40,7 @@ func ReadSLASettings(ctx context.Context, companyID int64, get func(context.Cont
 	if it.AcceptanceDays > 0 {
 		out.AcceptanceDays = it.AcceptanceDays
 	}
+	out.DismissalRulesNeedApproval = it.DismissalRulesNeedApproval
 	return out, true, nil
 }
 
@@ -51,7 +52,7 @@ func (s *Catalog) PutSLASettings(ctx context.Context, companyID int64, st sla.Se
 		return err
 	}
 	item, err := s.t.TxPut(schema.SLASettingsItem{Key: schema.SLASettingsKey(companyID), DaysToFix: st.DaysToFix, DueSoonDays: st.DueSoonDays,
-		AcceptanceDays: st.AcceptanceDays, UpdatedAt: s.t.Stamp()}, nil)
+		AcceptanceDays: st.AcceptanceDays, DismissalRulesNeedApproval: st.DismissalRulesNeedApproval, UpdatedAt: s.t.Stamp()}, nil)
 	if err != nil {
 		return err
 	}
@@ -64,6 +65,9 @@ func (s *Catalog) PutSLASettings(ctx context.Context, companyID int64, st sla.Se
 	}
 	if before.AcceptanceDays != st.AcceptanceDays {
 		changes["risk_acceptance_days"] = ledger.Change{Before: before.AcceptanceDays, After: st.AcceptanceDays}
+	}
+	if before.DismissalRulesNeedApproval != st.DismissalRulesNeedApproval {
+		changes["dismissal_rules_require_approval"] = ledger.Change{Before: before.DismissalRulesNeedApproval, After: st.DismissalRulesNeedApproval}
 	}
 	audit, err := s.l.TxAudit(ctx, companyID, ledger.AuditEntry{Action: "sla_settings.update", TargetType: "sla_settings", TargetID: strconv.FormatInt(companyID, 10), Changes: changes})
 	if err != nil {

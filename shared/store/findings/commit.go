@@ -101,13 +101,35 @@ func (c IssueChange) issue() *Issue {
 	return c.Before
 }
 
-// historyEntry reports whether the change records a status history entry:
-// a status change, or a triage rule acting on a new issue.
+// historyEntry reports whether the change records a history entry: a
+// status change, a triage rule acting on a new issue, or an accepted
+// risk's end moved while it stays accepted (extending an acceptance is a
+// decision about the issue's status as much as accepting it was).
 func (c IssueChange) historyEntry() bool {
 	if c.Before == nil {
 		return c.After != nil && c.By.RuleID != ""
 	}
-	return c.After != nil && c.Before.Status != c.After.Status
+	return c.statusChange() || c.acceptanceMoved()
+}
+
+// statusChange reports whether the change moves an existing issue's
+// status: what issue_status_changed announces.
+func (c IssueChange) statusChange() bool {
+	return c.Before != nil && c.After != nil && c.Before.Status != c.After.Status
+}
+
+// acceptanceMoved reports whether an accepted risk stays accepted with
+// another end (extended, or shortened).
+func (c IssueChange) acceptanceMoved() bool {
+	return c.Before != nil && c.After != nil && c.Before.Status == "accepted_risk" && c.After.Status == "accepted_risk" &&
+		c.Before.ExpiresAt != c.After.ExpiresAt
+}
+
+// txItems is how many items the change writes beside the counters: the
+// issue, its history entry, its issue_status_changed event, its own
+// events.
+func (c IssueChange) txItems() int {
+	return 1 + b2i(c.historyEntry()) + b2i(c.statusChange()) + len(c.Events)
 }
 
 // txChanges is one transaction's items for chunk.
@@ -129,6 +151,8 @@ func (x *Findings) txChanges(companyID int64, chunk []IssueChange, at string) ([
 			if c.Before == nil { // a new issue's status is no change to announce
 				continue
 			}
+		}
+		if c.statusChange() { // an extension keeps the status: nothing to announce
 			e, err := statusChanged(companyID, c)
 			if err != nil {
 				return nil, err
@@ -188,7 +212,7 @@ func ChunkChanges(companyID int64, changes []IssueChange, reserve int) [][]Issue
 			issues = append(issues, *c.Before)
 		}
 		keys := uniqueKeys(append(CounterKeys(companyID, issues), trends.Keys(companyID, c.issue().ProjectID)...))
-		need := 1 + 2*b2i(c.historyEntry()) + len(c.Events)
+		need := c.txItems()
 		for k := range keys {
 			if !counters[k] {
 				need++
@@ -197,7 +221,7 @@ func ChunkChanges(companyID int64, changes []IssueChange, reserve int) [][]Issue
 		if len(cur) > 0 && items+need > ddb.MaxTxItems {
 			chunks = append(chunks, cur)
 			cur, counters, items = nil, map[ddb.Key]bool{}, 0
-			need = 1 + 2*b2i(c.historyEntry()) + len(c.Events) + len(keys)
+			need = c.txItems() + len(keys)
 		}
 		cur = append(cur, c)
 		items += need

@@ -66,6 +66,9 @@ type Issue struct {
 	Branch            string `dynamodbav:"branch"`
 	Tool              string `dynamodbav:"tool,omitempty"`
 	Fingerprint       string `dynamodbav:"fingerprint,omitempty"`
+	// Alias is the other id the finding answers to in a scan (see
+	// aliases.go); the scan's membership keeps it, the issue does not.
+	Alias string `dynamodbav:"-" json:"-"`
 	CWE               int    `dynamodbav:"cwe"` // NoCWE when the finding has none
 	FilePath          string `dynamodbav:"file_path"`
 	Line              int    `dynamodbav:"line,omitempty"`

@@ -106,11 +106,23 @@ func (x *Findings) applyLeased(ctx context.Context, companyID int64, sc scans.Sc
 			return ApplyResult{}, err
 		}
 	}
+	// The head's scan: the previous truth, and the ids its findings answer
+	// to by their other identity (aliases.go).
+	var head0 headMembers
+	if head.ScanID != "" {
+		var err error
+		if head0.ids, head0.aliases, err = scans.Members(ctx, x.t, companyID, head.ScanID); err != nil {
+			return ApplyResult{}, err
+		}
+	}
+	if err := resolveAliases(found, head0.ids, head0.aliases); err != nil {
+		return ApplyResult{}, err
+	}
 	// The scan's membership goes out beside its issues: only scans applied
 	// after this one completes read it.
 	var members errgroup.Group
-	members.Go(func() error { return scans.PutMembers(ctx, x.t, companyID, sc.ID, IDs(found)) })
-	res, events, err := x.applyIssues(ctx, companyID, sc, lease, head, found)
+	members.Go(func() error { return scans.PutMembers(ctx, x.t, companyID, sc.ID, IDs(found), Aliases(found)) })
+	res, events, err := x.applyIssues(ctx, companyID, sc, lease, head, head0.ids, found)
 	if merr := members.Wait(); err == nil {
 		err = merr
 	}
@@ -122,16 +134,13 @@ func (x *Findings) applyLeased(ctx context.Context, companyID int64, sc scans.Sc
 
 // applyIssues applies the lifecycle to the scan's issues and settles their
 // counters; it returns the events completing the scan records.
-func (x *Findings) applyIssues(ctx context.Context, companyID int64, sc scans.Scan, lease string, head ScanHead, found []Issue) (ApplyResult, []schema.Event, error) {
+func (x *Findings) applyIssues(ctx context.Context, companyID int64, sc scans.Scan, lease string, head ScanHead, headIDs []string, found []Issue) (ApplyResult, []schema.Event, error) {
 	var res ApplyResult
 	res.Late = head.ScanID != "" && head.ScanID != sc.ID && head.ScanCreatedAt > sc.CreatedAt
 	truth := !res.Late
-	var previous []string
+	var previous []string // the previous truth's issues: what this scan may fix
 	if truth && head.ScanID != "" && head.ScanID != sc.ID {
-		var err error
-		if previous, err = scans.MemberIDs(ctx, x.t, companyID, head.ScanID); err != nil {
-			return res, nil, err
-		}
+		previous = headIDs
 	}
 	// The triage rules are read once: every attempt applies the same.
 	rules, err := x.d.Rules.ActiveTriageRules(ctx, companyID, sc.ProjectID)

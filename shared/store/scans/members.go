@@ -2,6 +2,7 @@ package scans
 
 import (
 	"context"
+	"maps"
 	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -34,6 +35,10 @@ type MemberItem struct {
 	ddb.Key
 	Start int      `dynamodbav:"start"` // position of IDs[0] in the scan's list
 	IDs   []string `dynamodbav:"ids"`
+	// Aliases maps a member of the chunk to the other id its finding
+	// answers to: the id it would have had identified by its code rather
+	// than its message, or the other way round (see findings/aliases.go).
+	Aliases map[string]string `dynamodbav:"aliases,omitempty"`
 }
 
 // MemberKeys is the key condition of a scan's membership items inside r.
@@ -45,27 +50,44 @@ func MemberKeys(companyID int64, scanID string, r page.Range) expression.KeyCond
 // PutMembers records which issues (ids, sorted in place) the scan
 // reported. The chunks follow from the ids alone, so writing them again (a
 // retried ingestion) writes the same items.
-func PutMembers(ctx context.Context, t *ddb.Table, companyID int64, scanID string, ids []string) error {
+func PutMembers(ctx context.Context, t *ddb.Table, companyID int64, scanID string, ids []string, aliases map[string]string) error {
 	slices.Sort(ids)
 	ids = slices.Compact(ids)
 	var items []any
 	for start := 0; start < len(ids); start += MemberChunk {
 		chunk := ids[start:min(start+MemberChunk, len(ids))]
-		items = append(items, MemberItem{Key: ddb.Key{PK: memberPK(companyID, scanID), SK: memberChunkPrefix + chunk[0]},
-			Start: start, IDs: chunk})
+		item := MemberItem{Key: ddb.Key{PK: memberPK(companyID, scanID), SK: memberChunkPrefix + chunk[0]}, Start: start, IDs: chunk}
+		for _, id := range chunk {
+			if a, ok := aliases[id]; ok {
+				if item.Aliases == nil {
+					item.Aliases = map[string]string{}
+				}
+				item.Aliases[id] = a
+			}
+		}
+		items = append(items, item)
 	}
 	return t.BatchPutParallel(ctx, items)
 }
 
 // MemberIDs are the ids of the issues a scan reported, ascending.
 func MemberIDs(ctx context.Context, t *ddb.Table, companyID int64, scanID string) ([]string, error) {
+	ids, _, err := Members(ctx, t, companyID, scanID)
+	return ids, err
+}
+
+// Members are the ids of the issues a scan reported, ascending, and the
+// other id each answers to where it has one.
+func Members(ctx context.Context, t *ddb.Table, companyID int64, scanID string) ([]string, map[string]string, error) {
 	var chunks []MemberItem
 	if err := t.QueryAll(ctx, "", MemberKeys(companyID, scanID, page.Prefix(memberChunkPrefix)), true, &chunks); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var out []string
+	var ids []string
+	aliases := map[string]string{}
 	for _, c := range chunks {
-		out = append(out, c.IDs...)
+		ids = append(ids, c.IDs...)
+		maps.Copy(aliases, c.Aliases)
 	}
-	return out, nil
+	return ids, aliases, nil
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/acme/codescan-api/shared/cleantext"
 	"github.com/acme/codescan-api/shared/finding"
 	"github.com/acme/codescan-api/shared/reports/norm"
 	"github.com/acme/codescan-api/shared/reports/reporterr"
@@ -127,13 +128,35 @@ func checkFinding(f finding.Finding) error {
 	return nil
 }
 
-// relative checks a stored path: empty, or clean, relative, slashed, inside.
+// relative checks a stored path: empty, or clean, relative, slashed,
+// inside, and following the text rule (norm.Path applies it).
 func relative(p string) error {
 	if p == "" {
 		return nil
+	}
+	if cleantext.Visible(p) != p {
+		return fmt.Errorf("path %q breaks the text rule", p)
 	}
 	if strings.Contains(p, `\`) || strings.HasPrefix(p, "/") || path.Clean(p) != p || p == ".." || strings.HasPrefix(p, "../") || norm.IsAbs(p) {
 		return fmt.Errorf("path %q is not repo-relative", p)
 	}
 	return nil
+}
+
+// Visible returns the first text of a report that breaks the edge's text
+// rule, as an error naming it, or nil: what reports.Parse promises of every
+// text (norm.Text), checked by that rule's own functions.
+func Visible(rep finding.Report) error {
+	var bad error
+	rep.MapText(func(s string, k finding.TextKind) string {
+		want := cleantext.Visible(s)
+		if k == finding.TextProse {
+			want = cleantext.VisibleLines(s)
+		}
+		if bad == nil && want != s {
+			bad = fmt.Errorf("text %q (kind %d) breaks the text rule", s, k)
+		}
+		return s
+	})
+	return bad
 }

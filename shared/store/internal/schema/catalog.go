@@ -243,8 +243,9 @@ type SLASettingsItem struct {
 	DaysToFix   map[string]int `dynamodbav:"days_to_fix"`
 	DueSoonDays int            `dynamodbav:"due_soon_days"`
 	// AcceptanceDays is 0 in settings stored before it existed (the default).
-	AcceptanceDays int    `dynamodbav:"acceptance_days,omitempty"`
-	UpdatedAt      string `dynamodbav:"updated_at"`
+	AcceptanceDays             int    `dynamodbav:"acceptance_days,omitempty"`
+	DismissalRulesNeedApproval bool   `dynamodbav:"dismissal_rules_need_approval,omitempty"`
+	UpdatedAt                  string `dynamodbav:"updated_at"`
 }
 
 func SLASettingsKey(companyID int64) ddb.Key {

@@ -1,0 +1,83 @@
+package finding
+
+import (
+	"reflect"
+	"slices"
+	"testing"
+)
+
+// notText are the string fields whose values the parsers choose from a
+// fixed set: MapText leaves them alone.
+var notText = []string{"Finding.Kind", "Finding.Urgency", "Suppression.Kind", "Dependency.Severity", "Reachability.Status"}
+
+// MapText reaches every string of a report but the fixed values, each
+// once, with its kind: a text field added without being listed there
+// fails this test.
+func TestMapTextReachesEveryText(t *testing.T) {
+	rep := Report{Tools: []string{""}, Findings: []Finding{{Suppression: &Suppression{}, SCA: &Dependency{IDs: []string{""},
+		Reachability: Reachability{Usages: []Usage{{}}}}}}}
+	want := fill(t, reflect.ValueOf(&rep).Elem(), "Report")
+	got := map[string]TextKind{}
+	rep.MapText(func(s string, k TextKind) string {
+		if _, dup := got[s]; dup {
+			t.Errorf("%s visited twice", s)
+		}
+		got[s] = k
+		return s + "!"
+	})
+	for _, name := range want {
+		if _, ok := got[name]; !ok {
+			t.Errorf("MapText does not reach %s", name)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("MapText visits %d texts, the report has %d: %v", len(got), len(want), got)
+	}
+	kinds := map[string]TextKind{"Finding.Path": TextPath, "Dependency.Manifest": TextPath, "Usage.File": TextPath,
+		"Finding.Message": TextProse, "Suppression.Justification": TextProse, "Finding.RuleID": TextName, "Report.Tools[0]": TextName}
+	for name, k := range kinds {
+		if got[name] != k {
+			t.Errorf("%s has kind %d, want %d", name, got[name], k)
+		}
+	}
+	// What fn returns is stored.
+	if f := rep.Findings[0]; f.Message != "Finding.Message!" || f.SCA.IDs[0] != "Dependency.IDs[0]!" || rep.Branch != "Report.Branch!" {
+		t.Errorf("not stored back: %+v", f)
+	}
+}
+
+// fill sets every string of v (through structs, pointers and slices) to
+// its own name and returns the names of those MapText must reach.
+func fill(t *testing.T, v reflect.Value, name string) []string {
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString(name)
+		return []string{name}
+	case reflect.Pointer:
+		if v.IsNil() {
+			return nil
+		}
+		return fill(t, v.Elem(), name)
+	case reflect.Slice:
+		var out []string
+		for i := range v.Len() {
+			out = append(out, fill(t, v.Index(i), name+"["+string(rune('0'+i))+"]")...)
+		}
+		return out
+	case reflect.Struct:
+		var out []string
+		for i := range v.NumField() {
+			field := v.Type().Name() + "." + v.Type().Field(i).Name
+			names := fill(t, v.Field(i), field)
+			if slices.Contains(notText, field) {
+				continue
+			}
+			out = append(out, names...)
+		}
+		return out
+	case reflect.Map, reflect.Int, reflect.Float64, reflect.Bool:
+		return nil
+	}
+	t.Fatalf("%s: a field of kind %s: tell MapText and this test about it", name, v.Kind())
+	return nil
+}
