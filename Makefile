@@ -58,11 +58,13 @@ test:
 ## (BENCH_REDETECT_SIZES=, default 1000,10000); then what the SLA job and
 ## the digest read with the same issues due at 10,000 and 1,000,000 issues
 ## stored (some 12 minutes, most of it loading; BENCH_JOBS_SIZES=,
-## BENCH_JOBS_DUE=, default 100)
+## BENCH_JOBS_DUE=, default 100); then the worst path globs a rule may hold
+## against a 1,024-byte path
 bench:
 	JAVA_TOOL_OPTIONS="-Xmx$${BENCH_HEAP:-12g}" $(GO) run ./scripts/withddb $(GO) run ./scripts/bench
 	$(GO) run ./scripts/withddb $(GO) run ./scripts/bench-ingest
 	JAVA_TOOL_OPTIONS="-Xmx$${BENCH_HEAP:-12g}" $(GO) run ./scripts/withddb $(GO) run ./scripts/bench-jobs
+	$(GO) test -run '^$$' -bench . -count 3 ./shared/pathglob
 
 ## load: LOAD_CLIENTS (default 16) concurrent clients for LOAD_SECONDS
 ## (default 40) against the whole API on its own DynamoDB Local, rate limit

@@ -36,7 +36,7 @@ const (
 
 // EnvAllowLoopback ("true" or "1") lets base URLs use plain http and
 // loopback addresses: local development and tests only.
-const EnvAllowLoopback = "INTEGRATION_ALLOW_LOOPBACK_HTTP"
+const EnvAllowLoopback = scmhost.EnvAllowLoopback
 
 // Options are the group's dependencies beyond config.Deps.
 type Options struct {

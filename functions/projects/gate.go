@@ -175,7 +175,7 @@ func baselineParam(r *http.Request) *string {
 }
 
 // newness answers only_new: a finding of the scan is new when it is not
-// open on the project's default branch. On the default branch itself the
+// open on the project's default branch (a pull request's base branch). On the default branch itself the
 // scan made every finding open there, so new means first reported by this
 // scan.
 func (h handlers) newness(ctx context.Context, company int64, sc store.Scan, proj store.Project, rules []store.BlockingRule, issues []store.Issue) (func(store.Issue) bool, error) {
@@ -185,6 +185,9 @@ func (h handlers) newness(ctx context.Context, company int64, sc store.Scan, pro
 	def, err := h.projectView(ctx, proj)
 	if err != nil {
 		return nil, err
+	}
+	if base := gate.PullRequestBase(sc); base != "" {
+		def.DefaultBranch = &base // a pull request is new against its base
 	}
 	if def.DefaultBranch == nil || *def.DefaultBranch == sc.Branch {
 		return func(i store.Issue) bool { return i.ScanID == sc.ID }, nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/httpapi"
+	"github.com/acme/codescan-api/shared/pullrequest"
 	"github.com/acme/codescan-api/shared/store"
 )
 
@@ -29,6 +30,33 @@ type scanJSON struct {
 	FailedReason *string           `json:"failed_reason,omitempty"`
 	ScanErrors   []store.ScanError `json:"scan_errors"`
 	Metadata     map[string]any    `json:"metadata"`
+	// PullRequestID is a string, as the real client reads it.
+	PullRequestID *string          `json:"pull_request_id"`
+	PullRequest   *pullRequestJSON `json:"pull_request"`
+}
+
+// pullRequestJSON is the pull request a scan built.
+type pullRequestJSON struct {
+	Provider   string  `json:"provider"`
+	Host       string  `json:"host"`
+	Repo       string  `json:"repo"`
+	Number     string  `json:"number"`
+	HeadSHA    *string `json:"head_sha"`
+	HeadBranch *string `json:"head_branch"`
+	BaseBranch *string `json:"base_branch"`
+}
+
+func pullRequestView(pr *pullrequest.PullRequest) (*string, *pullRequestJSON) {
+	if pr == nil {
+		return nil, nil
+	}
+	v := &pullRequestJSON{Provider: pr.Provider, Host: pr.Host, Repo: pr.Repo, Number: pr.Number}
+	for dst, src := range map[**string]string{&v.HeadSHA: pr.HeadSHA, &v.HeadBranch: pr.HeadBranch, &v.BaseBranch: pr.BaseBranch} {
+		if src != "" {
+			*dst = &src
+		}
+	}
+	return &v.Number, v
 }
 
 // status is a scan's status; scans stored before statuses existed are
@@ -49,6 +77,7 @@ func scanView(sc store.Scan, projectName string) scanJSON {
 			*dst = &src
 		}
 	}
+	v.PullRequestID, v.PullRequest = pullRequestView(sc.PullRequest)
 	if v.Status == store.ScanIncomplete {
 		reason := sc.FailedReason
 		v.FailedReason = &reason

@@ -2,7 +2,10 @@ package uploads
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -12,6 +15,7 @@ import (
 
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/httpapi"
+	"github.com/acme/codescan-api/shared/pullrequest"
 	"github.com/acme/codescan-api/shared/store"
 )
 
@@ -50,7 +54,40 @@ func (h handlers) ciDataUpload(w http.ResponseWriter, r *http.Request) error {
 	if err := h.store.PutCIData(r.Context(), company, store.CIData{ScanID: sc.ID, RunID: run, Platform: platform, Data: string(data)}); err != nil {
 		return err
 	}
+	if err := h.recordPullRequest(r.Context(), company, sc.ID, data); err != nil {
+		return err
+	}
 	return ok(w)
+}
+
+// recordPullRequest keeps on the scan the pull request its CI metadata
+// names (pullrequest.FromCI), so the scan answers it, compares with its
+// base branch and decorates it. The client sends the metadata after the
+// report: when the scan is already complete, the decoration is asked for
+// here (an outbox event, once per scan); otherwise its completion does.
+func (h handlers) recordPullRequest(ctx context.Context, company int64, scanID string, data []byte) error {
+	var vars map[string]any
+	if json.Unmarshal(data, &vars) != nil {
+		return nil
+	}
+	strs := make(map[string]string, len(vars))
+	for k, v := range vars {
+		if s, ok := v.(string); ok {
+			strs[k] = s
+		}
+	}
+	pr, found := pullrequest.FromCI(strs)
+	if !found {
+		return nil
+	}
+	sc, err := h.store.SetScanPullRequest(ctx, company, scanID, pr)
+	if err != nil || sc.Status != store.ScanComplete {
+		return err
+	}
+	ev := store.Event{ID: pullrequest.EventID(scanID), CompanyID: company, Type: pullrequest.EventType, CreatedAt: h.now(),
+		Data: json.RawMessage(fmt.Sprintf(`{"scan_id":%q}`, scanID))}
+	_, err = h.store.RecordEventOnce(ctx, ev)
+	return err
 }
 
 // gitConfigUpload reads the repository's Git configuration, and records its

@@ -8,14 +8,17 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/acme/codescan-api/functions/projects"
 	"github.com/acme/codescan-api/functions/uploads"
 	"github.com/acme/codescan-api/internal/testenv"
+	"github.com/acme/codescan-api/shared/pullrequest"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/bulkload"
 	"github.com/acme/codescan-api/shared/tabledef"
@@ -272,5 +275,58 @@ func TestGitConfig(t *testing.T) {
 	}
 	if sc, err := w.env.Store.GetScan(ctx, w.company.ID, scan.ScanID); err != nil || sc.RepoURL != canonical {
 		t.Fatalf("after errors: %+v %v", sc, err)
+	}
+}
+
+// The CI metadata of a pull request's run gives its scan the pull request:
+// GET /scan answers pull_request_id as a string and the pull request, and
+// a run that built a branch (or says too little) records none. Metadata
+// sent after the scan completed asks once for the decoration of the pull
+// request (a pull_request_scan event, named by the scan).
+func TestCIDataRecordsThePullRequest(t *testing.T) {
+	w := newWorld(t)
+	scans := projects.New(w.env.Deps)
+	ctx := context.Background()
+	pull := `{"GITHUB_EVENT_NAME":"pull_request","GITHUB_REF":"refs/pull/318/merge","GITHUB_HEAD_REF":"fix/refund",` +
+		`"GITHUB_BASE_REF":"main","GITHUB_REPOSITORY":"acme/web-app","GITHUB_SERVER_URL":"https://github.com",` +
+		`"GITHUB_SHA":"9fceb02d0ae598e95dc970b74767f19372d61af8","GITHUB_TOKEN":"ghs_16C7e42F292c6912E7710c838347Ae178B4a"}`
+	for _, c := range []struct {
+		name, env, wantID string
+	}{
+		{"pull request", pull, "318"},
+		{"push", `{"GITHUB_REF":"refs/heads/main","GITHUB_REPOSITORY":"acme/web-app"}`, ""},
+		{"gitlab merge request", `{"CI_MERGE_REQUEST_IID":"42","CI_PROJECT_PATH":"acme/web","CI_COMMIT_SHA":"1f9d2c3b4a5e6f708192a3b4c5d6e7f809102030","CI_MERGE_REQUEST_TARGET_BRANCH_NAME":"main"}`, "42"},
+	} {
+		run := newRun()
+		scan := w.uploadOK(t, "engine=sarif&project=web&branch=fix-refund&run_id="+run, report(t, "semgrep.sarif"))
+		w.ingested(t, w.uploader, scan.ScanID)
+		if res := w.post(t, w.uploader, "/ci-data-upload?platform=github&run_id="+run, "application/json", []byte(c.env)); res.Status != 200 {
+			t.Fatalf("%s: ci-data %d %s", c.name, res.Status, res.Body)
+		}
+		var got struct {
+			PullRequestID *string `json:"pull_request_id"`
+			PullRequest   *struct {
+				Repo       string `json:"repo"`
+				BaseBranch string `json:"base_branch"`
+			} `json:"pull_request"`
+		}
+		res := testenv.Do(t, scans, "GET", "/scan/"+scan.ScanID, "", testenv.Key(w.company.Admin)...)
+		res.Decode(t, &got)
+		if c.wantID == "" {
+			if got.PullRequestID != nil || got.PullRequest != nil {
+				t.Fatalf("%s: %s", c.name, res.Body)
+			}
+			continue
+		}
+		if got.PullRequestID == nil || *got.PullRequestID != c.wantID || got.PullRequest == nil || got.PullRequest.BaseBranch != "main" {
+			t.Fatalf("%s: %s", c.name, res.Body)
+		}
+		if strings.Contains(string(res.Body), "ghs_") {
+			t.Fatalf("%s: the token reached the answer: %s", c.name, res.Body)
+		}
+		once, err := w.env.Store.RecordEventOnce(ctx, store.Event{ID: pullrequest.EventID(scan.ScanID), CompanyID: w.company.ID, Type: pullrequest.EventType, CreatedAt: time.Now()})
+		if err != nil || once {
+			t.Fatalf("%s: the complete scan's decoration was not asked for (new %v, %v)", c.name, once, err)
+		}
 	}
 }

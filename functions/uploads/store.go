@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/acme/codescan-api/shared/pullrequest"
 	"github.com/acme/codescan-api/shared/store"
 )
 
@@ -17,6 +18,8 @@ type Store interface {
 	GetUploadRun(ctx context.Context, companyID int64, runID string, at time.Time) (store.UploadRun, error)
 	ProjectByName(ctx context.Context, companyID int64, name string) (store.Project, error)
 	PutCIData(ctx context.Context, companyID int64, d store.CIData) error
+	RecordEventOnce(ctx context.Context, e store.Event) (bool, error)
+	SetScanPullRequest(ctx context.Context, companyID int64, scanID string, pr pullrequest.PullRequest) (store.Scan, error)
 	ReserveSource(ctx context.Context, companyID int64, runID string, size int64, b store.SourceBudget, expires time.Time) error
 	ScanByRunID(ctx context.Context, companyID int64, runID string) (store.Scan, error)
 	SetProjectRepoURLIfEmpty(ctx context.Context, companyID, projectID int64, repoURL string) error

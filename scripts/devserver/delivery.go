@@ -14,22 +14,25 @@ import (
 	"github.com/acme/codescan-api/shared/delivery"
 	"github.com/acme/codescan-api/shared/exportjob"
 	"github.com/acme/codescan-api/shared/reportstore/s3reports"
+	"github.com/acme/codescan-api/shared/scmhost"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/sweep"
 )
 
 // newDispatcher is the dispatcher of the local stack: mail to the catcher
-// at smtpAddr, links to baseURL, loopback receivers allowed unless
-// configured otherwise.
+// at smtpAddr, links to baseURL, loopback receivers and source-code hosts
+// allowed unless configured otherwise.
 func newDispatcher(ctx context.Context, st *store.Store, smtpAddr, baseURL string, level slog.Level) (*delivery.Engine, error) {
-	if os.Getenv(delivery.EnvAllowLoopback) == "" {
-		_ = os.Setenv(delivery.EnvAllowLoopback, "true")
+	for _, name := range []string{delivery.EnvAllowLoopback, scmhost.EnvAllowLoopback} {
+		if os.Getenv(name) == "" {
+			_ = os.Setenv(name, "true") // loopback receivers and hosts, before any group reads it
+		}
 	}
 	_ = os.Setenv(delivery.EnvSMTPAddr, smtpAddr)
 	if os.Getenv(delivery.EnvAppURL) == "" {
 		_ = os.Setenv(delivery.EnvAppURL, baseURL)
 	}
-	return delivery.FromEnv(ctx, st, config.NewLogger(level))
+	return delivery.FromEnv(ctx, st, st, config.NewLogger(level))
 }
 
 // startDelivery runs, until ctx ends, what AWS runs beside the API: the

@@ -25,8 +25,11 @@ import (
 	"github.com/acme/codescan-api/shared/mail"
 	"github.com/acme/codescan-api/shared/metrics"
 	"github.com/acme/codescan-api/shared/notify"
+	"github.com/acme/codescan-api/shared/prdecor"
+	"github.com/acme/codescan-api/shared/pullrequest"
 	"github.com/acme/codescan-api/shared/secrets"
 	"github.com/acme/codescan-api/shared/store"
+	storedelivery "github.com/acme/codescan-api/shared/store/delivery"
 	"github.com/acme/codescan-api/shared/webhook"
 )
 
@@ -63,6 +66,9 @@ type Engine struct {
 	Log     *slog.Logger
 	// Metrics receives one line per attempt (see emit); nil emits none.
 	Metrics *metrics.Emitter
+	// PullRequests decorates pull requests (channel pull_request); nil
+	// where none is (the webhooks routes).
+	PullRequests *prdecor.Decorator
 	// Now is the clock of claims, leases, attempts and retries (time.Now
 	// when nil; tests set it). Latencies are measured on the wall clock.
 	Now func() time.Time
@@ -113,6 +119,18 @@ type known struct {
 }
 
 func (d *Engine) dispatchOne(ctx context.Context, ev store.Event) error {
+	var decorated error
+	if ev.Type == notify.TypeScanCompleted || ev.Type == pullrequest.EventType {
+		decorated = d.decorate(ctx, ev)
+	}
+	if ev.Type == pullrequest.EventType {
+		return decorated
+	}
+	return errors.Join(decorated, d.notify(ctx, ev))
+}
+
+// notify delivers an event to the people and endpoints that asked for it.
+func (d *Engine) notify(ctx context.Context, ev store.Event) error {
 	var rcpts []recipient
 	var err error
 	if t, ok := notify.Lookup(ev.Type); ok {
@@ -145,6 +163,38 @@ func (d *Engine) dispatchOne(ctx context.Context, ev store.Event) error {
 			continue // sent, scheduled, or being sent: never twice
 		}
 		if _, err := d.attempt(ctx, del, r.known); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// decorate claims and attempts one pull-request decoration per integration
+// that decorates the event's scan. The delivery's id names the scan, not
+// the event: the scan's completion and its late CI metadata ask for one
+// decoration.
+func (d *Engine) decorate(ctx context.Context, ev store.Event) error {
+	if d.PullRequests == nil {
+		return nil
+	}
+	scanID, integrations, err := d.PullRequests.Targets(ctx, ev)
+	if err != nil || len(integrations) == 0 {
+		return err
+	}
+	payload, err := json.Marshal(map[string]string{"scan_id": scanID})
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, in := range integrations {
+		del := store.Delivery{ID: store.DeliveryID("pr-"+scanID, storedelivery.ChannelPullRequest, in), CompanyID: ev.CompanyID,
+			EventID: ev.ID, EventType: ev.Type, Channel: storedelivery.ChannelPullRequest, Recipient: in, Payload: string(payload)}
+		del, claimed, err := d.Store.ClaimDelivery(ctx, del, d.now(), d.lease())
+		if err != nil || !claimed {
+			errs = append(errs, err)
+			continue
+		}
+		if _, err := d.attempt(ctx, del, known{}); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -273,6 +323,8 @@ func (d *Engine) attempt(ctx context.Context, del store.Delivery, k known) (stor
 				d.Log.Error("webhook endpoint bookkeeping", "endpoint", ep.ID, "error", err.Error())
 			}
 		}
+	case storedelivery.ChannelPullRequest:
+		a, retryable, retryAfter, gone = d.decorateAttempt(ctx, del)
 	case store.ChannelEmail:
 		start := time.Now()
 		err := d.sendEmail(ctx, del, k.user)
@@ -342,6 +394,22 @@ func (d *Engine) next(del store.Delivery, now time.Time, retryAfter time.Duratio
 }
 
 var errNoRecipient = errors.New("recipient is gone or inactive")
+
+// decorateAttempt is one attempt of a pull-request decoration, as attempt
+// records it: the attempt, whether to retry and after how long, and
+// whether there is no decorator to do it.
+func (d *Engine) decorateAttempt(ctx context.Context, del store.Delivery) (store.Attempt, bool, time.Duration, bool) {
+	var p struct {
+		ScanID string `json:"scan_id"`
+	}
+	if d.PullRequests == nil || json.Unmarshal([]byte(del.Payload), &p) != nil {
+		return store.Attempt{At: d.now(), Error: "no pull-request decoration here"}, false, 0, true
+	}
+	start := time.Now()
+	o := d.PullRequests.Decorate(ctx, del.CompanyID, p.ScanID, del.Recipient)
+	a := store.Attempt{At: d.now(), StatusCode: o.StatusCode, Latency: time.Since(start), Delivered: o.Delivered, Error: o.Err}
+	return a, o.Retryable, o.RetryAfter, false
+}
 
 // sendWebhook signs and posts the delivery's payload to its endpoint (read
 // unless given), with the current secret and, during a rotation, the

@@ -11,6 +11,8 @@ import (
 
 	"github.com/acme/codescan-api/shared/awsclient"
 	"github.com/acme/codescan-api/shared/mail"
+	"github.com/acme/codescan-api/shared/prdecor"
+	"github.com/acme/codescan-api/shared/scmhost"
 	"github.com/acme/codescan-api/shared/secrets"
 	"github.com/acme/codescan-api/shared/webhook"
 )
@@ -25,8 +27,10 @@ const (
 )
 
 // FromEnv builds an Engine on st from the environment: SES when
-// SES_CONFIGURATION_SET is set (in AWS), else SMTP to SMTP_ADDR (locally).
-func FromEnv(ctx context.Context, st Store, log *slog.Logger) (*Engine, error) {
+// SES_CONFIGURATION_SET is set (in AWS), else SMTP to SMTP_ADDR (locally);
+// pull requests decorated over pr through the integrations' hosts
+// (loopback hosts allowed only with scmhost.EnvAllowLoopback).
+func FromEnv(ctx context.Context, st Store, pr prdecor.Store, log *slog.Logger) (*Engine, error) {
 	sealer, err := secrets.FromEnv(ctx)
 	if err != nil {
 		return nil, err
@@ -49,8 +53,11 @@ func FromEnv(ctx context.Context, st Store, log *slog.Logger) (*Engine, error) {
 		return nil, fmt.Errorf("delivery: set %s (SES) or %s (SMTP)", EnvSESConfiguration, EnvSMTPAddr)
 	}
 	loopback, _ := strconv.ParseBool(os.Getenv(EnvAllowLoopback))
+	hostLoopback, _ := strconv.ParseBool(os.Getenv(scmhost.EnvAllowLoopback))
 	return &Engine{
 		Store: st, Webhooks: webhook.New(webhook.Options{AllowLoopback: loopback}), Mail: sender, Sealer: sealer,
 		AppURL: os.Getenv(EnvAppURL), Backoff: DefaultBackoff, Log: log,
+		PullRequests: &prdecor.Decorator{Store: pr, Host: scmhost.New(scmhost.Options{AllowLoopback: hostLoopback}), Sealer: sealer,
+			AppURL: os.Getenv(EnvAppURL)},
 	}, nil
 }

@@ -25,20 +25,27 @@ func (e *UnknownBaselineError) Error() string {
 }
 
 // BaselineBranch is the branch a scan is compared with: requested when
-// given (nil when absent: the project's default branch, from its settings
+// given (nil when absent: a pull request's base branch when the project
+// has a scan of it, else the project's default branch, from its settings
 // or, without one, the branch of its first scan, as the project's
 // default_branch shows it; "" for none); "" when there is none. A
 // requested branch the project has no scan of is an *UnknownBaselineError.
 func BaselineBranch(ctx context.Context, src Source, sc store.Scan, proj store.Project, requested *string) (string, error) {
+	if base := PullRequestBase(sc); requested == nil && base != "" {
+		scanned, err := hasScan(ctx, src, sc, proj, base)
+		if err != nil || scanned {
+			return base, err
+		}
+	}
 	switch {
 	case requested != nil && (*requested == "" || *requested == sc.Branch):
 		return *requested, nil
 	case requested != nil:
-		page, err := src.ListScans(ctx, sc.CompanyID, store.ScanQuery{ProjectID: proj.ID, Branch: *requested, Page: store.PageQuery{Limit: 1}})
+		scanned, err := hasScan(ctx, src, sc, proj, *requested)
 		if err != nil {
 			return "", err
 		}
-		if len(page.Scans) == 0 {
+		if !scanned {
 			return "", &UnknownBaselineError{Branch: *requested}
 		}
 		return *requested, nil
@@ -50,6 +57,21 @@ func BaselineBranch(ctx context.Context, src Source, sc store.Scan, proj store.P
 		return "", nil
 	}
 	return b, err
+}
+
+// PullRequestBase is the base branch of the pull request a scan built, when it
+// is another branch.
+func PullRequestBase(sc store.Scan) string {
+	if sc.PullRequest == nil || sc.PullRequest.BaseBranch == sc.Branch {
+		return ""
+	}
+	return sc.PullRequest.BaseBranch
+}
+
+// hasScan reports whether the project has a scan of branch.
+func hasScan(ctx context.Context, src Source, sc store.Scan, proj store.Project, branch string) (bool, error) {
+	page, err := src.ListScans(ctx, sc.CompanyID, store.ScanQuery{ProjectID: proj.ID, Branch: branch, Page: store.PageQuery{Limit: 1}})
+	return len(page.Scans) > 0, err
 }
 
 // CompareScan compares a scan's issues with branch (see Compare); the

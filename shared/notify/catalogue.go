@@ -36,6 +36,11 @@ var Types = []Type{
 // in the catalogue (nobody can turn it off).
 const TypeWebhookDisabled = "webhook_disabled"
 
+// TypeScanCompleted is the event of a scan whose findings are all stored;
+// besides its notifications it asks for the scan's pull request to be
+// decorated (shared/prdecor).
+const TypeScanCompleted = "scan_completed"
+
 // Lookup returns the type with code.
 func Lookup(code string) (Type, bool) {
 	for _, t := range Types {

@@ -23,6 +23,10 @@ import (
 	"github.com/acme/codescan-api/shared/netguard"
 )
 
+// EnvAllowLoopback ("true" or "1") lets integrations' base URLs use plain
+// http and loopback addresses: local development and tests only.
+const EnvAllowLoopback = "INTEGRATION_ALLOW_LOOPBACK_HTTP"
+
 // Options configure a Client.
 type Options struct {
 	// AllowLoopback permits plain http and loopback addresses. Only for
@@ -173,27 +177,41 @@ type Error struct {
 
 func (e *Error) Error() string { return e.msg }
 
-// Verify calls the authenticated-user endpoint under baseURL+prefix with
-// token and returns the account.
-func (c *Client) Verify(ctx context.Context, baseURL, prefix, token string) (Account, error) {
+// GitHub is a go-github client of the host's REST API under
+// baseURL+prefix with token, over the guarded connection (internal
+// addresses refused at dial time, redirects not followed, answers
+// bounded). go-github keeps the base URL and rate-limit state per client,
+// both of which belong to one integration, so it is built per use over
+// the shared http.Client.
+func (c *Client) GitHub(baseURL, prefix, token string) (*github.Client, error) {
 	base, err := c.NormalizeBaseURL(baseURL)
 	if err != nil {
-		return Account{}, err
+		return nil, err
 	}
 	if prefix, err = NormalizePrefix(prefix); err != nil {
-		return Account{}, err
+		return nil, err
 	}
 	endpoint, err := url.Parse(base + prefix + "/")
 	if err != nil {
-		return Account{}, &InvalidError{"base_url must be an absolute https URL"}
+		return nil, &InvalidError{"base_url must be an absolute https URL"}
+	}
+	gh := github.NewClient(c.http).WithAuthToken(token)
+	gh.BaseURL = endpoint
+	return gh, nil
+}
+
+// Timeout bounds one call of the client's users (Verify's own bound).
+func (c *Client) Timeout() time.Duration { return c.opts.Timeout }
+
+// Verify calls the authenticated-user endpoint under baseURL+prefix with
+// token and returns the account.
+func (c *Client) Verify(ctx context.Context, baseURL, prefix, token string) (Account, error) {
+	gh, err := c.GitHub(baseURL, prefix, token)
+	if err != nil {
+		return Account{}, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
-	// go-github keeps the base URL and rate-limit state per client, both of
-	// which belong to one integration, so it is built per call over the
-	// shared http.Client.
-	gh := github.NewClient(c.http).WithAuthToken(token)
-	gh.BaseURL = endpoint
 	user, _, err := gh.Users.Get(ctx, "")
 	if err != nil {
 		return Account{}, classify(err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/acme/codescan-api/shared/pullrequest"
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/ledger"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
@@ -56,6 +57,9 @@ type Scan struct {
 	Findings int    `dynamodbav:"findings,omitempty"`
 	// CompletedAt is when its findings were all stored.
 	CompletedAt string `dynamodbav:"completed_at,omitempty"`
+	// PullRequest is the pull request the run built, read from its CI
+	// metadata; nil for a branch build.
+	PullRequest *pullrequest.PullRequest `dynamodbav:"pull_request,omitempty"`
 }
 
 // Scan statuses, as the real client classifies them.

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/acme/codescan-api/shared/pullrequest"
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
@@ -47,6 +48,17 @@ func (x *Scans) PutCIData(ctx context.Context, companyID int64, d CIData) error 
 func (x *Scans) SetScanRepoURL(ctx context.Context, companyID int64, scanID, repoURL string) error {
 	upd := expression.Set(expression.Name("repo_url"), expression.Value(repoURL))
 	return x.t.Update(ctx, Key(companyID, scanID), upd, nil, nil)
+}
+
+// SetScanPullRequest records the pull request a scan of the company built
+// and returns the scan as it now is (its status read in the same write:
+// whichever of this and the scan's completion comes second sees both);
+// ddb.ErrNotFound when the scan does not exist.
+func (x *Scans) SetScanPullRequest(ctx context.Context, companyID int64, scanID string, pr pullrequest.PullRequest) (Scan, error) {
+	var out Scan
+	upd := expression.Set(expression.Name("pull_request"), expression.Value(pr))
+	err := x.t.Update(ctx, Key(companyID, scanID), upd, nil, &out)
+	return out, err
 }
 
 // SourceBudget bounds the source files of one run (POST /code-upload).

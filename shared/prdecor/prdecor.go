@@ -1,0 +1,178 @@
+// Package prdecor puts a pull-request scan's findings where the developer
+// decides: on the pull request. Through the company's source-code-host
+// integration whose host and org allow-list match the repository, it sets
+// a commit status on the pull request's head commit (the verdict of the
+// company's CI blocking rules on what the pull request adds to its base
+// branch) and keeps one summary comment, found again by a hidden marker
+// and a link item, edited in place on every later scan.
+//
+// It runs as a delivery of the outbox (shared/delivery, channel
+// pull_request): a scan_completed event, or a pull_request_scan event when
+// the CI metadata came after the scan completed, becomes one delivery per
+// matching integration, retried with back-off (the host's Retry-After and
+// rate-limit reset honoured), failed for good past the horizon, and logged
+// like a webhook's. A retried delivery edits what an earlier attempt
+// created: it never posts twice. See docs/pull-requests.md.
+package prdecor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/acme/codescan-api/shared/gate"
+	"github.com/acme/codescan-api/shared/pullrequest"
+	"github.com/acme/codescan-api/shared/scmhost"
+	"github.com/acme/codescan-api/shared/secrets"
+	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/catalog"
+	storedelivery "github.com/acme/codescan-api/shared/store/delivery"
+)
+
+// Store is what a decoration reads and writes.
+type Store interface {
+	gate.Source
+	GetScan(ctx context.Context, companyID int64, scanID string) (store.Scan, error)
+	GetProject(ctx context.Context, companyID, projectID int64) (store.Project, error)
+	GetIntegration(ctx context.Context, companyID int64, id string) (store.Integration, error)
+	ListIntegrations(ctx context.Context, companyID int64) ([]store.Integration, error)
+	EachScanIssue(ctx context.Context, companyID int64, scanID string, fn func(store.Issue) error) error
+	AllBlockingRules(ctx context.Context, companyID int64) ([]store.BlockingRule, error)
+	ListIssues(ctx context.Context, companyID int64, f store.IssueFilter, q store.PageQuery) ([]store.Issue, store.PageResult, int64, error)
+	ClaimPRLink(ctx context.Context, p storedelivery.PRTarget, owner string, now time.Time, lease time.Duration) (storedelivery.PRLink, error)
+	ReleasePRLink(ctx context.Context, p storedelivery.PRTarget, owner string, commentID int64) error
+}
+
+// Decorator decorates pull requests.
+type Decorator struct {
+	Store  Store
+	Host   *scmhost.Client
+	Sealer secrets.Sealer
+	// AppURL is the web application's base URL: the status links to the
+	// scan there (no link when empty).
+	AppURL string
+	// Now is the clock of link leases (time.Now when nil).
+	Now func() time.Time
+}
+
+// linkLease is how long a decoration holds a pull request's comment.
+const linkLease = time.Minute
+
+func (d *Decorator) now() time.Time {
+	if d.Now == nil {
+		return time.Now()
+	}
+	return d.Now()
+}
+
+// Targets are the integrations that decorate the pull request of the
+// event's scan: none when the event names no scan, the scan built no pull
+// request, or no integration matches its host and owner.
+func (d *Decorator) Targets(ctx context.Context, ev store.Event) (string, []string, error) {
+	var data struct {
+		ScanID string `json:"scan_id"`
+	}
+	if json.Unmarshal(ev.Data, &data) != nil || data.ScanID == "" {
+		return "", nil, nil
+	}
+	sc, err := d.Store.GetScan(ctx, ev.CompanyID, data.ScanID)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && sc.PullRequest == nil) {
+		return data.ScanID, nil, nil
+	}
+	if err != nil {
+		return "", nil, err
+	}
+	all, err := d.Store.ListIntegrations(ctx, ev.CompanyID)
+	if err != nil {
+		return "", nil, err
+	}
+	var out []string
+	for _, in := range all {
+		if Matches(in, *sc.PullRequest) {
+			out = append(out, in.UUID)
+		}
+	}
+	return data.ScanID, out, nil
+}
+
+// Matches reports whether an integration decorates a pull request: a
+// GitHub pull request, the integration not expired, its base URL's host
+// the repository's (or the API host of it: api.github.com for
+// github.com), and the repository's owner on its org allow-list when it
+// has one.
+func Matches(in store.Integration, pr pullrequest.PullRequest) bool {
+	u, err := url.Parse(in.BaseURL)
+	if err != nil || in.Expired || pr.Provider != pullrequest.GitHub {
+		return false
+	}
+	host := strings.ToLower(u.Host)
+	if host != pr.Host && host != "api."+pr.Host {
+		return false
+	}
+	return len(in.OrgAllowlist) == 0 || slices.ContainsFunc(in.OrgAllowlist, func(o string) bool { return strings.EqualFold(o, pr.Owner()) })
+}
+
+// Outcome is how one attempt went, as the delivery log records it.
+type Outcome struct {
+	StatusCode int // the host's last answer, 0 without one
+	Delivered  bool
+	Retryable  bool
+	RetryAfter time.Duration // the host's Retry-After or rate-limit reset
+	Err        string        // a class of failure, never the host's words
+}
+
+// Decorate decorates the pull request of a scan through one integration:
+// the summary comment, then the status.
+func (d *Decorator) Decorate(ctx context.Context, companyID int64, scanID, integration string) Outcome {
+	job, gone, err := d.prepare(ctx, companyID, scanID, integration)
+	switch {
+	case err != nil:
+		return Outcome{Retryable: true, Err: "reading the scan: " + err.Error()}
+	case gone != "":
+		return Outcome{Err: gone}
+	}
+	sum, err := summarize(ctx, d.Store, job.scan, job.project)
+	if err != nil {
+		return Outcome{Retryable: true, Err: "summarizing the scan: " + err.Error()}
+	}
+	return d.publish(ctx, job, sum)
+}
+
+// job is what one decoration needs, read.
+type job struct {
+	scan        store.Scan
+	project     store.Project
+	integration store.Integration
+	token       string
+}
+
+// prepare reads the scan, its project and the integration and opens the
+// token; gone says why there is nothing to do (for good).
+func (d *Decorator) prepare(ctx context.Context, companyID int64, scanID, integration string) (job, string, error) {
+	var j job
+	var err error
+	if j.scan, err = d.Store.GetScan(ctx, companyID, scanID); errors.Is(err, store.ErrNotFound) {
+		return j, "the scan is gone", nil
+	} else if err != nil {
+		return j, "", err
+	}
+	if j.integration, err = d.Store.GetIntegration(ctx, companyID, integration); errors.Is(err, store.ErrNotFound) {
+		return j, "the integration is gone", nil
+	} else if err != nil {
+		return j, "", err
+	}
+	if j.scan.PullRequest == nil || !Matches(j.integration, *j.scan.PullRequest) {
+		return j, "the integration no longer matches the pull request", nil
+	}
+	if j.project, err = d.Store.GetProject(ctx, companyID, j.scan.ProjectID); errors.Is(err, store.ErrNotFound) {
+		return j, "the project is gone", nil
+	} else if err != nil {
+		return j, "", err
+	}
+	j.token, err = d.Sealer.Open(ctx, j.integration.SealedToken, catalog.IntegrationTokenRecord(companyID, integration))
+	return j, "", err
+}
