@@ -196,15 +196,22 @@ func Load(ctx context.Context) (Deps, error) {
 	}, nil
 }
 
-// MustLoad is Load for Lambda mains, where a failure should end the cold
-// start, with the process's one metric emitter on standard output (which
-// Lambda sends to CloudWatch Logs, where the lines become metrics).
-func MustLoad(ctx context.Context) Deps {
-	d, err := Load(ctx)
+// Must is the one fatal path of a Lambda main: a configuration it cannot
+// start without logs the error and exits 1 (Lambda reports the failed
+// start; a return would exit 0 and look like success).
+func Must[T any](v T, err error) T {
 	if err != nil {
 		slog.Error("configuration", "error", err.Error())
 		os.Exit(1)
 	}
+	return v
+}
+
+// MustLoad is Load for Lambda mains, where a failure should end the cold
+// start, with the process's one metric emitter on standard output (which
+// Lambda sends to CloudWatch Logs, where the lines become metrics).
+func MustLoad(ctx context.Context) Deps {
+	d := Must(Load(ctx))
 	m := metrics.New(os.Stdout, time.Now)
 	d.Metrics, d.Server.Metrics = m, m
 	return d

@@ -17,11 +17,7 @@ import (
 func main() {
 	ctx := context.Background()
 	d := config.MustLoad(ctx)
-	bucket, err := s3reports.FromEnv(ctx)
-	if err != nil {
-		d.Server.Log.Error("configuration", "error", err.Error())
-		return
-	}
+	bucket := config.Must(s3reports.FromEnv(ctx))
 	in := &ingester.Ingester{Store: d.Store, Reports: bucket, Log: d.Server.Log, Metrics: d.Metrics,
 		Exporter: &exportjob.Worker{Store: d.Store, Bucket: bucket, Log: d.Server.Log}}
 	lambda.Start(in.HandleStream)

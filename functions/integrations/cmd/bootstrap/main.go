@@ -3,8 +3,6 @@ package main
 
 import (
 	"context"
-	"log/slog"
-	"os"
 
 	"github.com/acme/codescan-api/functions/integrations"
 	"github.com/acme/codescan-api/shared/config"
@@ -14,10 +12,6 @@ import (
 func main() {
 	ctx := context.Background()
 	d := config.MustLoad(ctx)
-	o, err := integrations.OptionsFromEnv(ctx)
-	if err != nil {
-		slog.Error("configuration", "error", err.Error())
-		os.Exit(1)
-	}
+	o := config.Must(integrations.OptionsFromEnv(ctx))
 	lambdahttp.Start(integrations.NewWithOptions(d, o))
 }

@@ -3,8 +3,6 @@ package main
 
 import (
 	"context"
-	"log/slog"
-	"os"
 
 	"github.com/acme/codescan-api/functions/issues"
 	"github.com/acme/codescan-api/shared/config"
@@ -16,14 +14,8 @@ func main() {
 	ctx := context.Background()
 	d := config.MustLoad(ctx)
 	// The report bucket links finished exports (presigned, offline).
-	bucket, err := s3reports.FromEnv(ctx)
-	if err == nil {
-		d.ExportLinkTTL, err = config.ExportLinkTTL()
-	}
-	if err != nil {
-		slog.Error("configuration", "error", err.Error())
-		os.Exit(1)
-	}
+	bucket := config.Must(s3reports.FromEnv(ctx))
+	d.ExportLinkTTL = config.Must(config.ExportLinkTTL())
 	d.Exports = bucket
 	lambdahttp.Start(issues.New(d))
 }

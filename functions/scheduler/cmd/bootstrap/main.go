@@ -14,11 +14,7 @@ import (
 func main() {
 	ctx := context.Background()
 	d := config.MustLoad(ctx)
-	engine, err := delivery.FromEnv(ctx, d.Store, d.Store, d.Server.Log)
-	if err != nil {
-		d.Server.Log.Error("configuration", "error", err.Error())
-		return
-	}
+	engine := config.Must(delivery.FromEnv(ctx, d.Store, d.Store, d.Server.Log))
 	engine.Metrics = d.Metrics
 	lambda.Start(scheduler.Handler(engine, d.Store, scheduler.FeedsFromEnv()))
 }

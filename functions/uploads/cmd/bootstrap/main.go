@@ -3,8 +3,6 @@ package main
 
 import (
 	"context"
-	"log/slog"
-	"os"
 
 	"github.com/acme/codescan-api/functions/uploads"
 	"github.com/acme/codescan-api/shared/config"
@@ -15,11 +13,7 @@ import (
 func main() {
 	ctx := context.Background()
 	d := config.MustLoad(ctx)
-	bucket, err := s3reports.FromEnv(ctx)
-	if err != nil {
-		slog.Error("configuration", "error", err.Error())
-		os.Exit(1)
-	}
+	bucket := config.Must(s3reports.FromEnv(ctx))
 	d.Reports = bucket
 	lambdahttp.Start(uploads.New(d))
 }
