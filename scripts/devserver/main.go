@@ -124,6 +124,15 @@ chart (six weeks of seeded history), time to fix and SLA compliance:
 
 Notifications: emails in the local inbox at %[6]s; webhooks of the demo
 endpoint go to %[7]s (run any HTTP server there to watch them).
+
+Pull requests (docs/pull-requests.md): a scan whose CI metadata names one
+(POST /ci-data-upload with GITHUB_REF=refs/pull/N/merge, GITHUB_REPOSITORY,
+GITHUB_BASE_REF, GITHUB_SERVER_URL) is decorated through the integration that
+matches its host: point one at a GitHub-compatible host on loopback with
+  PATCH /integrations/scm-provider/{uuid} {"base_url":"http://127.0.0.1:PORT","secure_token":"..."}
+(loopback hosts are allowed here). To watch a whole decoration against a
+loopback GitHub that checks every request against GitHub's API description:
+  go run ./scripts/withddb go test -count=1 -v -run TestDecoratesThePullRequest ./shared/prdecor
 Uploaded reports: stored in the local S3-compatible server (versitygw,
 every request signed) at %[8]s and ingested by the worker on the table's stream;
 poll GET /scan/{id} until it is complete.

@@ -178,6 +178,7 @@ func TestDecoratesThePullRequest(t *testing.T) {
 		t.Fatalf("%d comments, want 1", len(comments))
 	}
 	body := comments[0].Body
+	t.Logf("the comment on pull request #%d:\n%s", prNumber, body)
 	if !strings.HasPrefix(body, prdecor.Marker(1)) || !strings.Contains(body, "api/refund.py:12") || strings.Contains(body, "legacy/q") ||
 		!strings.Contains(body, "**1 new**, 20 already on the base branch") || !strings.Contains(body, "no-new-criticals") {
 		t.Fatalf("comment:\n%s", body)
