@@ -29,7 +29,7 @@ func (w *world) patchIssue(t *testing.T, c *testenv.Company, id, body string) *t
 	return testenv.Do(t, w.h, "PATCH", "/issue/"+id, body, testenv.Key(c.Admin)...)
 }
 
-// A triage decision follows the finding (issue 26, item 1): made on main,
+// A triage decision follows the finding (docs/findings.md): made on main,
 // it reaches the finding's issue on an existing branch at once and on a
 // new branch's first scan, whose gate then does not count it; a fixed
 // issue keeps fixed until its finding comes back, then takes it; a branch

@@ -153,7 +153,7 @@ var Table = []Route{
 	{Method: "GET", Path: "/issues/sca", Group: GroupIssues, Access: Authenticated, Params: append(CursorPaging(100), TextParam("project", MaxNameBytes),
 		EnumParam("kev", "true"), TextParam("epss_gte", 32))},
 	{Method: "GET", Path: "/issues/code-quality", Group: GroupIssues, Access: Authenticated, Params: append(CursorPaging(50), TextParam("project", MaxNameBytes))},
-	// Trends kept on write (issue 27): whoever may read issues. `project`
+	// Trends kept on write (docs/insight.md): whoever may read issues. `project`
 	// is a name, as every other findings filter; `project_id` the id.
 	{Method: "GET", Path: "/metrics/trend", Group: GroupIssues, Access: Authenticated,
 		Params: []Param{TextParam("project", MaxNameBytes), IDParam("project_id"), IntParam("days", 1, 365), TextParam("urgency", 16)}},
@@ -216,7 +216,7 @@ var Table = []Route{
 	{Method: "PATCH", Path: "/users/{user_id}", Group: GroupAccounts, Access: Admin, Params: []Param{IDParam("user_id")}, TextFields: []string{"permissions"}},
 	{Method: "GET", Path: "/audit-log", Group: GroupAccounts, Access: Admin,
 		Params: append(CursorPaging(100), TextParam("actor", 32), TextParam("action", 64), TextParam("from", 64), TextParam("to", 64))},
-	// The client workflow (issue 12): account check, projects, scans,
+	// The client workflow (docs/client-workflow.md): account check, projects, scans,
 	// reports, the CI gate; blocking rules and policies.
 	{Method: "GET", Path: "/verify", Group: GroupProjects, Access: Authenticated, Params: []Param{BoolParam("user_info")}},
 	{Method: "GET", Path: "/verify/{token}", Group: GroupProjects, Access: PathToken, Params: []Param{TextParam(TokenParam, 256)}},

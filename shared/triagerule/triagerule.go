@@ -1,4 +1,4 @@
-// Package triagerule is the model of triage rules (issue 26): a matcher
+// Package triagerule is the model of triage rules (docs/findings.md#triage-rules): a matcher
 // over a finding's tool, rule, CWE, file, package and urgency, and the
 // action taken on what it matches (a status with its reason, or an
 // urgency). It parses and validates a rule's API form, matches findings at

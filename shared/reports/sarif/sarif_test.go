@@ -217,7 +217,7 @@ func TestInvalid(t *testing.T) {
 	}
 }
 
-// What a hostile or careless producer writes (issue 17): paths outside
+// What a hostile or careless producer writes (docs/ingestion.md): paths outside
 // the repository are dropped and counted, so are results without a rule;
 // a negative line drops the region; an unknown level is `warning`.
 func TestHostilePaths(t *testing.T) {

@@ -1,5 +1,5 @@
-// Package acceptances holds the terms of an accepted risk (issue 26, item
-// 2): an accepted_risk issue carries an end and an owner, and the due index
+// Package acceptances holds the terms of an accepted risk
+// (docs/findings.md, "Risk acceptance"): an accepted_risk issue carries an end and an owner, and the due index
 // (tabledef.Due) holds it, while it is accepted, in its company's expiry
 // partition sorted by that end. The scheduled job and the issue list's
 // accepted_until_before filter read that partition's range up to a time:

@@ -1,6 +1,6 @@
 // Package baselines reads what a CI gate compares a scan with: the
 // findings open on another branch's latest complete scan of the same
-// tool (issue 26). It reads by key and by one scan's membership, never the
+// tool (docs/findings.md). It reads by key and by one scan's membership, never the
 // company's issues.
 package baselines
 

@@ -1,5 +1,5 @@
 // Package decisions keeps the triage decisions that follow a finding
-// (issue 26, item 1). A finding's identity within its project is its tool
+// (docs/findings.md, "Decisions follow the finding"). A finding's identity within its project is its tool
 // and fingerprint; every branch has its own issue of it, but a person's
 // triage (a status other than open and fixed, its reason, the assignee) is
 // about the finding, so it is stored once per identity:

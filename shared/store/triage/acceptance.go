@@ -14,7 +14,7 @@ import (
 	"github.com/acme/codescan-api/shared/store/internal/schema"
 )
 
-// Risk acceptance (issue 26, item 2): an accepted_risk issue carries its
+// Risk acceptance (docs/findings.md): an accepted_risk issue carries its
 // terms (an end and an owner, acceptances.Terms), which the write path
 // settles on every change (settleTerms), and the due index holds it by its
 // end (setDue), so ExpireAcceptances finds what ended by key.

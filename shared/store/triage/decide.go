@@ -13,7 +13,7 @@ import (
 	"github.com/acme/codescan-api/shared/store/internal/ledger"
 )
 
-// Triage follows the finding (issue 26, item 1; the items are in
+// Triage follows the finding (docs/findings.md; the items are in
 // store/decisions). A decision made on one branch's issue with scope
 // project (the default) is stored for the finding's identity (project,
 // tool, fingerprint) and carried, through the issue write path, onto the

@@ -1,5 +1,5 @@
-// Package triagerules is the store's area of triage rules (issue 26, item
-// 3): a company's rules, company-wide or for one project, each a matcher
+// Package triagerules is the store's area of triage rules
+// (docs/findings.md#triage-rules): a company's rules, company-wide or for one project, each a matcher
 // and an action (shared/triagerule). A rule is active while it is enabled
 // and, when it requires approval, approved by an admin other than its
 // author. Ingestion reads the active rules of a scan's company and project
