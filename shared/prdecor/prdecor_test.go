@@ -267,6 +267,17 @@ func TestRateLimitIsWaitedOut(t *testing.T) {
 	if n := len(w.host.IssueComments(owner, repo, prNumber)); n != 1 || lastStatus(t, w.host).State != "failure" {
 		t.Fatalf("after the retry: %d comments", n)
 	}
+	// The integration's delivery log: the limited attempt, then the one
+	// that went through, newest first.
+	ins, err := w.env.Store.ListIntegrations(context.Background(), w.acme.ID)
+	if err != nil || len(ins) != 1 {
+		t.Fatalf("integrations: %v %v", ins, err)
+	}
+	log, _, err := w.env.Store.ListAttempts(context.Background(), w.acme.ID, ins[0].UUID, "", store.PageQuery{Limit: 10})
+	if err != nil || len(log) != 2 || log[0].Outcome != store.AttemptSucceeded || log[1].Outcome != store.AttemptFailed ||
+		log[1].StatusCode != http.StatusForbidden || log[1].NextRetryAt == "" {
+		t.Fatalf("delivery log: %+v %v", log, err)
+	}
 }
 
 // Integrations that do not match the repository (another org, another

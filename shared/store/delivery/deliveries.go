@@ -161,7 +161,7 @@ func (s *Deliveries) FinishAttempt(ctx context.Context, d Delivery, a Attempt) (
 		return Delivery{}, err
 	}
 	items := []types.TransactWriteItem{put}
-	if d.Channel == ChannelWebhook {
+	if d.Channel == ChannelWebhook || d.Channel == ChannelPullRequest { // a log per endpoint, per integration
 		log := AttemptLog{
 			DeliveryID: d.ID, EventID: d.EventID, EventType: d.EventType, Attempt: d.Attempts,
 			At: d.LastAttemptAt, Outcome: AttemptFailed, StatusCode: a.StatusCode,
