@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/google/uuid"
+
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/ingest"
@@ -30,6 +32,7 @@ type issueJSON struct {
 	Location           issueWhere    `json:"location"`
 	Details            issueDetails  `json:"details"`
 	AutoTriage         autoTriage    `json:"auto_triage"`
+	AutoFixSuggestion  *autoFix      `json:"auto_fix_suggestion"`
 	Tool               string        `json:"tool"`
 	Fingerprint        string        `json:"fingerprint"`
 	LastSeenScanID     *string       `json:"last_seen_scan_id"`
@@ -110,6 +113,36 @@ type autoTriage struct {
 	} `json:"false_positive_detection"`
 }
 
+// autoFix is the scanner's own fix, as the real clients read a
+// suggestion: VS Code shows its diff when the status is fix_available, the
+// CLI prints its explanation and diff. Only a fix with a diff (one that
+// applies to the file the run uploaded) is shown; else the suggestion is
+// null, which both clients accept, rather than a status of our own.
+type autoFix struct {
+	ID     string   `json:"id"`
+	Status string   `json:"status"`
+	Patch  fixPatch `json:"patch"`
+}
+
+type fixPatch struct {
+	Diff        string `json:"diff"`
+	Explanation string `json:"explanation"`
+	FullCode    string `json:"full_code"`
+}
+
+// fixSpace names the suggestions' ids: a name-based uuid of the issue's
+// id, so an issue's suggestion keeps its id.
+var fixSpace = uuid.MustParse("6f1c3b0e-8a52-5d2e-9c47-3e0b7a1d5f28")
+
+// autoFixOf is the issue's suggestion, nil when it has no fix to show.
+func autoFixOf(i store.Issue) *autoFix {
+	if i.Fix == nil || i.Fix.Diff == "" {
+		return nil
+	}
+	return &autoFix{ID: uuid.NewSHA1(fixSpace, []byte(i.ID)).String(), Status: "fix_available",
+		Patch: fixPatch{Diff: i.Fix.Diff, Explanation: i.Fix.Explanation, FullCode: i.Fix.FullCode}}
+}
+
 type assigneeJSON struct {
 	ID string `json:"id"`
 }
@@ -142,6 +175,7 @@ func renderIssue(i store.Issue, lastSeen string) issueJSON {
 		LastSeenScanID: optional(lastSeen), FixedAt: optional(i.FixedAt), FixedScanID: optional(i.FixedScanID),
 		ReopenCount: i.ReopenCount, Reason: optional(i.Reason), UpdatedAt: optional(i.UpdatedAt),
 		RiskAcceptance: riskAcceptance(i), SLAStartedAt: optional(i.SLAStartedAt),
+		AutoFixSuggestion: autoFixOf(i),
 	}
 	out.AutoTriage.FalsePositiveDetection.Status = "not_started"
 	if i.AssignedTo != 0 {

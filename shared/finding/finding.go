@@ -68,6 +68,9 @@ type Finding struct {
 	// `nosemgrep`, `#nosec` or `//lint:ignore` comment the scanner
 	// honoured), nil otherwise.
 	Suppression *Suppression
+	// Fix is the change the scanner proposes for the finding (fix.go), nil
+	// when its report proposes none.
+	Fix *Fix
 }
 
 // InSource is the kind of a suppression written in the scanned code

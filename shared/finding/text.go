@@ -21,10 +21,10 @@ const (
 // MapText replaces every text the report carries, its own and its
 // findings', by what fn returns for it. It is the list of what a report
 // brings to be stored and shown: a text field added to Report, Finding,
-// Suppression, Dependency or Usage must be added here, beside its
-// declaration, or it reaches storage as the scanner wrote it. Values fixed
-// by the parsers (Kind, Urgency, Severity, reachability statuses, Dropped
-// reasons) are not report text and are left out.
+// Suppression, Dependency, Usage, Fix or Replacement must be added here,
+// beside its declaration, or it reaches storage as the scanner wrote it.
+// Values fixed by the parsers (Kind, Urgency, Severity, reachability
+// statuses, Dropped reasons) are not report text and are left out.
 func (r *Report) MapText(fn func(s string, k TextKind) string) {
 	each := func(p *string, k TextKind) { *p = fn(*p, k) }
 	for i := range r.Tools {
@@ -54,6 +54,25 @@ func (f *Finding) mapText(each func(*string, TextKind)) {
 	if d := f.SCA; d != nil {
 		d.mapText(each)
 	}
+	if x := f.Fix; x != nil {
+		x.mapText(each)
+	}
+}
+
+// mapText lists a fix's texts. The code it carries (inserted, deleted,
+// resulting lines) is prose: parsers keep it only when the rule leaves it
+// as it is (KeepFix), so cleaning never alters what the fix writes.
+func (x *Fix) mapText(each func(*string, TextKind)) {
+	each(&x.Explanation, TextProse)
+	for i := range x.Replacements {
+		r := &x.Replacements[i]
+		each(&r.Path, TextPath)
+		each(&r.Inserted, TextProse)
+		each(&r.Deleted, TextProse)
+		each(&r.Lines, TextProse)
+	}
+	each(&x.Diff, TextProse)
+	each(&x.FullCode, TextProse)
 }
 
 func (d *Dependency) mapText(each func(*string, TextKind)) {

@@ -3,6 +3,7 @@ package finding
 import (
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -15,7 +16,7 @@ var notText = []string{"Finding.Kind", "Finding.Urgency", "Suppression.Kind", "D
 // fails this test.
 func TestMapTextReachesEveryText(t *testing.T) {
 	rep := Report{Tools: []string{""}, Findings: []Finding{{Suppression: &Suppression{}, SCA: &Dependency{IDs: []string{""},
-		Reachability: Reachability{Usages: []Usage{{}}}}}}}
+		Reachability: Reachability{Usages: []Usage{{}}}}, Fix: &Fix{Replacements: []Replacement{{}}}}}}
 	want := fill(t, reflect.ValueOf(&rep).Elem(), "Report")
 	got := map[string]TextKind{}
 	rep.MapText(func(s string, k TextKind) string {
@@ -34,14 +35,16 @@ func TestMapTextReachesEveryText(t *testing.T) {
 		t.Errorf("MapText visits %d texts, the report has %d: %v", len(got), len(want), got)
 	}
 	kinds := map[string]TextKind{"Finding.Path": TextPath, "Dependency.Manifest": TextPath, "Usage.File": TextPath,
-		"Finding.Message": TextProse, "Suppression.Justification": TextProse, "Finding.RuleID": TextName, "Report.Tools[0]": TextName}
+		"Finding.Message": TextProse, "Suppression.Justification": TextProse, "Finding.RuleID": TextName, "Report.Tools[0]": TextName,
+		"Replacement.Path": TextPath, "Replacement.Inserted": TextProse, "Fix.Diff": TextProse, "Fix.FullCode": TextProse}
 	for name, k := range kinds {
 		if got[name] != k {
 			t.Errorf("%s has kind %d, want %d", name, got[name], k)
 		}
 	}
 	// What fn returns is stored.
-	if f := rep.Findings[0]; f.Message != "Finding.Message!" || f.SCA.IDs[0] != "Dependency.IDs[0]!" || rep.Branch != "Report.Branch!" {
+	if f := rep.Findings[0]; f.Message != "Finding.Message!" || f.SCA.IDs[0] != "Dependency.IDs[0]!" || rep.Branch != "Report.Branch!" ||
+		f.Fix.Replacements[0].Inserted != "Replacement.Inserted!" {
 		t.Errorf("not stored back: %+v", f)
 	}
 }
@@ -80,4 +83,34 @@ func fill(t *testing.T, v reflect.Value, name string) []string {
 	}
 	t.Fatalf("%s: a field of kind %s: tell MapText and this test about it", name, v.Kind())
 	return nil
+}
+
+// A parser keeps a fix's replacements only within the bounds and when the
+// text rule leaves their code as it is; the explanation stays either way.
+func TestKeepFix(t *testing.T) {
+	one := []Replacement{{Path: "a.go", Region: Region{StartLine: 1}, Inserted: "x := 1\n\tgo f()"}}
+	if got := KeepFix("why", one); got == nil || len(got.Replacements) != 1 || got.Explanation != "why" {
+		t.Fatalf("a plain fix: %+v", got)
+	}
+	if got := KeepFix("", nil); got != nil {
+		t.Fatalf("nothing to keep: %+v", got)
+	}
+	many := make([]Replacement, MaxFixReplacements+1)
+	big := []Replacement{{Inserted: strings.Repeat("x", MaxFixText/2)}, {Deleted: strings.Repeat("y", MaxFixText/2+1)}}
+	for name, reps := range map[string][]Replacement{
+		"too many":          many,
+		"too much text":     big,
+		"a control char":    {{Inserted: "print(\"\x1b[31m\")"}},
+		"a carriage return": {{Inserted: "a\r\nb"}},
+		"a bidi override":   {{Lines: "s := \"\u202e\""}},
+		"not NFC":           {{Deleted: "cafe\u0301"}},
+	} {
+		got := KeepFix("why", reps)
+		if got == nil || got.Explanation != "why" || got.Replacements != nil {
+			t.Errorf("%s: %+v", name, got)
+		}
+		if got := KeepFix("", reps); got != nil {
+			t.Errorf("%s without explanation: %+v", name, got)
+		}
+	}
 }

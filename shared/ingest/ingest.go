@@ -164,6 +164,9 @@ func Issues(companyID int64, sc store.Scan, proj store.Project, fs []finding.Fin
 		if f.Suppression != nil { // the code suppresses it: see store's suppressed.go
 			out[n].Status, out[n].Reason = store.Suppressed, f.Suppression.Justification
 		}
+		if x := f.Fix; x != nil && x.Diff != "" { // applied to the uploaded file: see Sources
+			out[n].Fix = &store.IssueFix{Diff: x.Diff, Explanation: x.Explanation, FullCode: x.FullCode}
+		}
 	}
 	return out
 }

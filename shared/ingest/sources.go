@@ -3,10 +3,13 @@ package ingest
 import (
 	"context"
 	"errors"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/acme/codescan-api/shared/cleantext"
 	"github.com/acme/codescan-api/shared/finding"
+	"github.com/acme/codescan-api/shared/finding/fixdiff"
 	"github.com/acme/codescan-api/shared/reportstore"
 	"github.com/acme/codescan-api/shared/sourcecode"
 )
@@ -17,7 +20,10 @@ import (
 // its identity when lines move (see Fingerprints), and the lines around
 // them are kept for the issue's details. SCA findings name manifests, not
 // code. Files are read one at a time, each once; a file that is gone
-// (expired) or over the limit is passed over.
+// (expired) or over the limit is passed over. A SAST finding's fix (the
+// scanner's own, finding.Fix) is applied to its file: when it applies, its
+// diff and the changed file are what the issue shows (fixdiff); without
+// the file there is nothing to show it on.
 func Sources(ctx context.Context, objects reportstore.Store, companyID int64, runID string, fs []finding.Finding) error {
 	prefix := reportstore.SourcePrefix(companyID, runID)
 	listed, err := objects.List(ctx, prefix)
@@ -30,11 +36,13 @@ func Sources(ctx context.Context, objects reportstore.Store, companyID int64, ru
 	}
 	byPath := map[string][]int{}
 	for n, f := range fs {
-		if f.Kind != finding.SCA && f.Line > 0 && uploaded[reportstore.SourceName(f.Path)] {
+		if f.Kind != finding.SCA && (f.Line > 0 || fixable(f)) && uploaded[reportstore.SourceName(f.Path)] {
 			byPath[f.Path] = append(byPath[f.Path], n)
 		}
 	}
-	for p, at := range byPath {
+	budget := fixdiff.NewBudget()
+	for _, p := range slices.Sorted(maps.Keys(byPath)) { // in order: the budget then spares the same fixes every time
+		at := byPath[p]
 		content, err := objects.Get(ctx, reportstore.SourceKey(companyID, runID, p), sourcecode.MaxFileBytes)
 		if errors.Is(err, reportstore.ErrNotFound) || errors.Is(err, reportstore.ErrTooLarge) {
 			continue
@@ -42,6 +50,7 @@ func Sources(ctx context.Context, objects reportstore.Store, companyID int64, ru
 		if err != nil {
 			return err
 		}
+		applyFixes(fs, at, p, content, budget)
 		for _, n := range at {
 			ex, ok := sourcecode.Cut(content, fs[n].Line, fs[n].EndLine)
 			if !ok {
@@ -57,4 +66,27 @@ func Sources(ctx context.Context, objects reportstore.Store, companyID int64, ru
 		}
 	}
 	return nil
+}
+
+// fixable tells whether a finding's fix is applied: the issues of SAST
+// findings show it (Issues); quality findings' do not yet.
+func fixable(f finding.Finding) bool {
+	return f.Fix != nil && len(f.Fix.Replacements) > 0 && (f.Kind == finding.SAST || f.Kind == "")
+}
+
+// applyFixes applies the fixes of the findings at of fs to their file's
+// content (indexed once for them all). A fix that does not apply, or is
+// past a bound of fixdiff or the scan's budget, is not offered: it keeps
+// no diff.
+func applyFixes(fs []finding.Finding, at []int, path string, content []byte, budget *fixdiff.Budget) {
+	var file *fixdiff.File
+	for _, n := range at {
+		if !fixable(fs[n]) {
+			continue
+		}
+		if file == nil {
+			file = fixdiff.NewFile(path, content)
+		}
+		_ = fixdiff.Apply(fs[n].Fix, file, budget) // the reason is the fix's, not the upload's
+	}
 }

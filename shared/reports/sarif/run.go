@@ -87,6 +87,7 @@ func (rc *runContext) finding(res *gosarif.Result) (finding.Finding, string) {
 	}
 	f.Fingerprint = fingerprint(res)
 	f.Suppression = suppression(res)
+	f.Fix = rc.fix(res)
 	return f, ""
 }
 

@@ -54,6 +54,11 @@ type result struct {
 		// keeps such results in its JSON only when asked to
 		// (--disable-nosem), and records no justification.
 		IsIgnored bool `json:"is_ignored"`
+		// Fix is the text that replaces the match (the rule's `fix`,
+		// rendered; "" deletes it), FixedLines the lines the match's lines
+		// become with it (with --dryrun; absent when they become nothing).
+		Fix        *string  `json:"fix"`
+		FixedLines []string `json:"fixed_lines"`
 	} `json:"extra"`
 }
 
@@ -129,6 +134,7 @@ func convert(r result) (finding.Finding, string) {
 	if r.Extra.IsIgnored {
 		f.Suppression = &finding.Suppression{Kind: finding.InSource}
 	}
+	f.Fix = fixOf(r, path)
 	category, _ := r.Extra.Metadata.Category.(string)
 	if f.CWE > 0 || strings.EqualFold(strings.TrimSpace(category), "security") {
 		f.Kind = finding.SAST
@@ -175,4 +181,26 @@ func cweOf(raw json.RawMessage) int {
 		}
 	}
 	return 0
+}
+
+// fixExplanation is what Semgrep's own SARIF says of a rule's fix (its
+// Sarif_output.ml), so a finding shows the same explanation whichever of
+// Semgrep's formats reported it.
+const fixExplanation = "\n Autofix: Semgrep rule suggested fix"
+
+// fixOf is the result's fix: `fix` replaces the match, from its start to
+// its end (Semgrep's columns count bytes: its positions are byte
+// positions, and it applies fixes at their byte offsets); `fixed_lines`,
+// when given, is the text the change must leave from the start of the
+// match's first line.
+func fixOf(r result, path string) *finding.Fix {
+	if r.Extra.Fix == nil || r.Start.Line < 1 || r.Start.Col < 1 || r.End.Line < r.Start.Line || r.End.Col < 1 {
+		return nil
+	}
+	rep := finding.Replacement{
+		Path: path, Inserted: *r.Extra.Fix, Lines: strings.Join(r.Extra.FixedLines, "\n"),
+		Region: finding.Region{StartLine: r.Start.Line, StartColumn: r.Start.Col, EndLine: r.End.Line, EndColumn: r.End.Col,
+			Unit: finding.UnitBytes},
+	}
+	return finding.KeepFix(norm.Clip(r.Extra.Message+fixExplanation), []finding.Replacement{rep})
 }

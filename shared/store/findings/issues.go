@@ -68,20 +68,23 @@ type Issue struct {
 	Fingerprint       string `dynamodbav:"fingerprint,omitempty"`
 	// Alias is the other id the finding answers to in a scan (see
 	// aliases.go); the scan's membership keeps it, the issue does not.
-	Alias string `dynamodbav:"-" json:"-"`
-	CWE               int    `dynamodbav:"cwe"` // NoCWE when the finding has none
-	FilePath          string `dynamodbav:"file_path"`
-	Line              int    `dynamodbav:"line,omitempty"`
-	Urgency           string `dynamodbav:"urgency"`
-	Status            string `dynamodbav:"status"`
-	RuleID            string `dynamodbav:"rule_id,omitempty"`
-	Title             string `dynamodbav:"title,omitempty"`
-	Message           string `dynamodbav:"message,omitempty"`
-	Snippet           string `dynamodbav:"snippet,omitempty"`
+	Alias    string `dynamodbav:"-" json:"-"`
+	CWE      int    `dynamodbav:"cwe"` // NoCWE when the finding has none
+	FilePath string `dynamodbav:"file_path"`
+	Line     int    `dynamodbav:"line,omitempty"`
+	Urgency  string `dynamodbav:"urgency"`
+	Status   string `dynamodbav:"status"`
+	RuleID   string `dynamodbav:"rule_id,omitempty"`
+	Title    string `dynamodbav:"title,omitempty"`
+	Message  string `dynamodbav:"message,omitempty"`
+	Snippet  string `dynamodbav:"snippet,omitempty"`
 	// Code is the source around the flagged lines (uploaded with the
 	// report), CodeStart the number of its first line.
 	CodeStart int    `dynamodbav:"code_start,omitempty"`
 	Code      string `dynamodbav:"code,omitempty"`
+	// Fix is the scanner's own fix as it applies to the file the run
+	// uploaded (ingest.Sources), nil when there is none to show.
+	Fix *Fix `dynamodbav:"fix,omitempty"`
 	// CreatedAt is the first detection; a re-detection never changes it.
 	CreatedAt string `dynamodbav:"created_at"`
 	// LastSeenScanID is the last scan that reported the issue as of its
@@ -107,6 +110,25 @@ type Issue struct {
 	SLAStartedAt string `dynamodbav:"sla_started_at,omitempty"`
 	// Version counts the item's writes; every update is conditional on it.
 	Version int64 `dynamodbav:"ver"`
+}
+
+// Fix is what an issue shows of the scanner's fix: the unified diff of
+// the uploaded file, what the scanner says of it, and the file as changed
+// ("" when past its bound). fixdiff bounds the three together (24 KiB),
+// so an issue item stays near 40 KB and a transaction of 100 within
+// DynamoDB's 4 MB.
+type Fix struct {
+	Diff        string `dynamodbav:"diff,omitempty"`
+	Explanation string `dynamodbav:"explanation,omitempty"`
+	FullCode    string `dynamodbav:"full_code,omitempty"`
+}
+
+// sameFix tells whether two issues show the same fix (or both none).
+func sameFix(a, b *Fix) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
 }
 
 // IssueID is the identity of a finding: the same company, project, branch,

@@ -352,6 +352,7 @@ func redetected(e, f Issue) Issue {
 	out.Urgency, out.CWE, out.FilePath, out.Line = f.Urgency, f.CWE, f.FilePath, f.Line
 	out.RuleID, out.Title, out.Message, out.Snippet = f.RuleID, f.Title, f.Message, f.Snippet
 	out.CodeStart, out.Code = f.CodeStart, f.Code
+	out.Fix = f.Fix
 	_ = out.setKeys() // CreatedAt was valid when e was stored
 	return out
 }
@@ -359,7 +360,7 @@ func redetected(e, f Issue) Issue {
 func shownChanged(e, f Issue) bool {
 	return e.Urgency != f.Urgency || e.CWE != f.CWE || e.FilePath != f.FilePath || e.Line != f.Line ||
 		e.RuleID != f.RuleID || e.Title != f.Title || e.Message != f.Message || e.Snippet != f.Snippet ||
-		e.CodeStart != f.CodeStart || e.Code != f.Code
+		e.CodeStart != f.CodeStart || e.Code != f.Code || !sameFix(e.Fix, f.Fix)
 }
 
 // takeLease makes the scan the only writer of its branch and tool (see

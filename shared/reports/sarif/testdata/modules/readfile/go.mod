@@ -1,0 +1,3 @@
+module example.com/readfile
+
+go 1.24
