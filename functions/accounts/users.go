@@ -1,6 +1,7 @@
 package accounts
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
 	"slices"
@@ -9,8 +10,10 @@ import (
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/cleantext"
 	"github.com/acme/codescan-api/shared/httpapi"
+	"github.com/acme/codescan-api/shared/prtriage"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/catalog"
 )
 
 // Limits of a user's fields.
@@ -128,7 +131,12 @@ type updateUserRequest struct {
 	Permissions *[]string `json:"permissions"`
 	IsAdmin     *bool     `json:"is_admin"`
 	Active      *bool     `json:"active"`
+	// SCMLogin links the user's login on the source-code host (null
+	// unlinks): pull-request commands by that login act as the user.
+	SCMLogin json.RawMessage `json:"scm_login"`
 }
+
+var errLoginTaken = httpapi.Errorf(http.StatusConflict, "Another user of the company is linked to this scm_login")
 
 var errLastAdmin = httpapi.Errorf(http.StatusConflict, "The company's last active admin cannot be demoted or deactivated")
 
@@ -142,8 +150,8 @@ func (h handlers) updateUser(w http.ResponseWriter, r *http.Request) error {
 	if err := httpapi.DecodeJSON(r, &req); err != nil {
 		return err
 	}
-	if req.Permissions == nil && req.IsAdmin == nil && req.Active == nil {
-		return httpapi.Errorf(http.StatusBadRequest, "Give at least one of permissions, is_admin, active")
+	if req.Permissions == nil && req.IsAdmin == nil && req.Active == nil && req.SCMLogin == nil {
+		return httpapi.Errorf(http.StatusBadRequest, "Give at least one of permissions, is_admin, active, scm_login")
 	}
 	ch := store.UserChange{IsAdmin: req.IsAdmin, Active: req.Active}
 	if req.Permissions != nil {
@@ -153,16 +161,63 @@ func (h handlers) updateUser(w http.ResponseWriter, r *http.Request) error {
 		}
 		ch.Permissions = &perms
 	}
-	_, after, err := h.store.UpdateUser(r.Context(), p.CompanyID, id, ch)
+	login, err := h.scmLogin(r, p.CompanyID, id, req.SCMLogin)
+	if err != nil {
+		return err
+	}
+	var after store.User
+	if ch != (store.UserChange{}) {
+		_, after, err = h.store.UpdateUser(r.Context(), p.CompanyID, id, ch)
+	}
+	if err == nil && login != nil {
+		_, after, err = h.store.SetUserSCMLogin(r.Context(), p.CompanyID, id, *login)
+	}
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return errUserNotFound
 	case errors.Is(err, store.ErrLastAdmin):
 		return errLastAdmin
+	case errors.Is(err, catalog.ErrSCMLoginTaken):
+		return errLoginTaken
 	case err != nil:
 		return err
 	}
 	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "user": userView(after)})
+}
+
+// scmLogin reads scm_login: nil when absent, "" for null (unlink), else
+// the login in its canonical form. A login another user of the company
+// holds is refused before the other members are written (the link's own
+// transaction guards it again).
+func (h handlers) scmLogin(r *http.Request, companyID, userID int64, raw json.RawMessage) (*string, error) {
+	if raw == nil {
+		return nil, nil
+	}
+	login := ""
+	if string(raw) != "null" {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, httpapi.Errorf(http.StatusBadRequest, "scm_login must be a string or null")
+		}
+		l, ok := prtriage.CanonicalLogin(s)
+		if !ok {
+			return nil, httpapi.Errorf(http.StatusBadRequest, "scm_login must be a host login: 1 to 64 letters, digits, hyphens or underscores")
+		}
+		login = l
+	}
+	if login == "" {
+		return &login, nil
+	}
+	holder, err := h.store.UserBySCMLogin(r.Context(), companyID, login)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return &login, nil
+	case err != nil:
+		return nil, err
+	case holder.ID != userID:
+		return nil, errLoginTaken
+	}
+	return &login, nil
 }
 
 type userJSON struct {
@@ -174,6 +229,7 @@ type userJSON struct {
 	IsAdmin     bool     `json:"is_admin"`
 	Active      bool     `json:"active"`
 	Subject     any      `json:"subject"`
+	SCMLogin    any      `json:"scm_login"`
 	CreatedAt   any      `json:"created_at"`
 	UpdatedAt   any      `json:"updated_at"`
 }
@@ -182,6 +238,6 @@ func userView(u store.User) userJSON {
 	return userJSON{
 		ID: u.ID, Email: u.Email, FirstName: u.FirstName, LastName: u.LastName,
 		Permissions: httpapi.Array(u.Permissions), IsAdmin: u.IsAdmin, Active: u.Active,
-		Subject: nullable(u.Subject), CreatedAt: nullable(u.CreatedAt), UpdatedAt: nullable(u.UpdatedAt),
+		Subject: nullable(u.Subject), SCMLogin: nullable(u.SCMLogin), CreatedAt: nullable(u.CreatedAt), UpdatedAt: nullable(u.UpdatedAt),
 	}
 }

@@ -1,14 +1,18 @@
 // Package integrations lists, reads and updates source-code-host
-// integrations. An update that changes the token, base URL or gateway
-// prefix is applied only after the host confirms that the token belongs to
-// the integration's account; the token is stored sealed and never leaves
-// the service.
+// integrations, and receives their hosts' webhook deliveries. An update
+// that changes the token, base URL or gateway prefix is applied only after
+// the host confirms that the token belongs to the integration's account;
+// the token and the webhook secret are stored sealed and never leave the
+// service. A delivery is verified with the webhook secret before anything
+// of it is read (events.go), and its triage commands are carried out by
+// shared/prtriage.
 package integrations
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"strconv"
@@ -19,6 +23,7 @@ import (
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/config"
 	"github.com/acme/codescan-api/shared/httpapi"
+	"github.com/acme/codescan-api/shared/prtriage"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/scmhost"
 	"github.com/acme/codescan-api/shared/secrets"
@@ -68,19 +73,25 @@ func New(d config.Deps) http.Handler {
 
 // NewWithOptions returns the group's http.Handler with explicit options.
 func NewWithOptions(d config.Deps, o Options) http.Handler {
-	h := handlers{store: d.Store, sealer: o.Sealer, host: o.Host, now: d.Clock()}
+	now := d.Clock()
+	h := handlers{store: d.Store, sealer: o.Sealer, host: o.Host, now: now, log: d.Server.Log,
+		triager: &prtriage.Triager{Store: d.Store, Now: now}, secrets: newHookSecrets()}
 	return d.Server.Group(routes.GroupIntegrations, map[string]httpapi.HandlerFunc{
-		"GET /integrations/scm-provider":                      h.list,
-		"GET /integrations/scm-provider/{integration_uuid}":   h.get,
-		"PATCH /integrations/scm-provider/{integration_uuid}": h.update,
+		"GET /integrations/scm-provider":                            h.list,
+		"GET /integrations/scm-provider/{integration_uuid}":         h.get,
+		"PATCH /integrations/scm-provider/{integration_uuid}":       h.update,
+		"POST /integrations/scm-provider/{integration_uuid}/events": h.events,
 	})
 }
 
 type handlers struct {
-	store  Store
-	sealer secrets.Sealer
-	host   *scmhost.Client
-	now    func() time.Time
+	store   Store
+	sealer  secrets.Sealer
+	host    *scmhost.Client
+	now     func() time.Time
+	log     *slog.Logger
+	triager *prtriage.Triager
+	secrets *hookSecrets // opened webhook secrets, per process
 }
 
 type integrationJSON struct {
@@ -94,17 +105,21 @@ type integrationJSON struct {
 	BaseURL       string   `json:"base_url"`
 	GatewayPrefix string   `json:"gateway_prefix"`
 	Expired       bool     `json:"expired"`
-	CreatedAt     string   `json:"created_at"`
-	UpdatedAt     string   `json:"updated_at"`
+	// WebhookSecretSet says whether the host's deliveries can be verified
+	// (the secret itself is write-only).
+	WebhookSecretSet bool   `json:"webhook_secret_set"`
+	CreatedAt        string `json:"created_at"`
+	UpdatedAt        string `json:"updated_at"`
 }
 
-// view is the API form of an integration; the sealed token stays behind.
+// view is the API form of an integration; the sealed token and webhook
+// secret stay behind.
 func view(in store.Integration) integrationJSON {
 	return integrationJSON{
 		ID: in.ID, UUID: in.UUID, Type: Type, Name: in.Name, AccountID: in.AccountID,
 		AccountName: in.AccountName, OrgAllowlist: httpapi.Array(in.OrgAllowlist),
 		BaseURL: in.BaseURL, GatewayPrefix: in.GatewayPrefix, Expired: in.Expired,
-		CreatedAt: in.CreatedAt, UpdatedAt: in.UpdatedAt,
+		WebhookSecretSet: in.SealedWebhookSecret != "", CreatedAt: in.CreatedAt, UpdatedAt: in.UpdatedAt,
 	}
 }
 

@@ -458,7 +458,7 @@ func TestPatchFailuresChangeNothing(t *testing.T) {
 		{"orgs null", w.h, `{"org_allowlist":null}`, 400, `{"error":"org_allowlist must be an array of strings"}`},
 		{"orgs empty entry", w.h, `{"org_allowlist":["a"," "]}`, 400, `{"error":"org_allowlist entries must hold 1 to 100 characters"}`},
 		{"orgs too many", w.h, `{"org_allowlist":` + string(manyOrgs) + `}`, 400, `{"error":"org_allowlist may hold at most 100 entries"}`},
-		{"unknown field", w.h, `{"name":"x","account_id":"1"}`, 400, `{"error":"Unknown field \"account_id\" (allowed: secure_token, name, org_allowlist, base_url, gateway_prefix)"}`},
+		{"unknown field", w.h, `{"name":"x","account_id":"1"}`, 400, `{"error":"Unknown field \"account_id\" (allowed: secure_token, name, org_allowlist, base_url, gateway_prefix, webhook_secret)"}`},
 		{"read-only field", w.h, `{"expired":false}`, 400, `~Unknown field \"expired\"`},
 		{"invalid json", w.h, `{"name":`, 400, `{"error":"Invalid JSON body"}`},
 		{"array body", w.h, `[]`, 400, `{"error":"Invalid JSON body"}`},

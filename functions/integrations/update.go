@@ -18,6 +18,7 @@ import (
 	"github.com/acme/codescan-api/shared/scmhost"
 	"github.com/acme/codescan-api/shared/secrets"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/catalog"
 )
 
 // Limits of the values an update accepts.
@@ -26,13 +27,18 @@ const (
 	MaxOrgs         = 100  // org_allowlist entries
 	MaxOrgLength    = 100  // characters of one entry, after trimming
 	MaxTokenLength  = 1024 // bytes of secure_token
-	fieldsAllowedIn = "secure_token, name, org_allowlist, base_url, gateway_prefix"
+	fieldsAllowedIn = "secure_token, name, org_allowlist, base_url, gateway_prefix, webhook_secret"
+	// A webhook secret is 16 to 256 characters (GitHub's own bound on
+	// what it accepts is looser; below 16 a secret is guessable).
+	MinWebhookSecret = 16
+	MaxWebhookSecret = 256
 )
 
 // patch is a validated update body; nil members are absent.
 type patch struct {
 	token, name, baseURL, prefix *string
 	orgs                         *[]string
+	webhookSecret                *string
 }
 
 // verifies reports whether the update touches the credentials.
@@ -53,10 +59,19 @@ func (h handlers) update(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
+	if p.webhookSecret != nil {
+		sealed, err := h.sealer.Seal(r.Context(), *p.webhookSecret, catalog.IntegrationWebhookRecord(in.CompanyID, in.UUID))
+		if err != nil {
+			return err
+		}
+		ch.SealedWebhookSecret = &sealed
+	}
 	verified := ch.Verified
 	if ch != (store.IntegrationChange{}) {
 		in, err = h.store.UpdateIntegration(r.Context(), in.CompanyID, in.UUID, in.Revision, ch)
 		switch {
+		case errors.Is(err, catalog.ErrHookTaken):
+			return httpapi.Errorf(http.StatusConflict, "This integration's uuid cannot receive webhook deliveries; ask support for a new integration")
 		case errors.Is(err, store.ErrConflict):
 			return httpapi.Errorf(http.StatusConflict, "The integration was changed by another request; read it again and retry")
 		case errors.Is(err, store.ErrNotFound):
@@ -89,6 +104,8 @@ func (h handlers) parsePatch(r *http.Request) (patch, error) {
 			p.prefix, err = str(name, raw, scmhost.NormalizePrefix)
 		case "org_allowlist":
 			p.orgs, err = orgs(raw)
+		case "webhook_secret":
+			p.webhookSecret, err = str(name, raw, webhookSecret)
 		default:
 			err = httpapi.Errorf(http.StatusBadRequest, "Unknown field %q (allowed: %s)", name, fieldsAllowedIn)
 		}
@@ -116,6 +133,18 @@ func str(field string, raw json.RawMessage, check func(string) (string, error)) 
 func token(s string) (string, error) {
 	if s == "" || len(s) > MaxTokenLength || strings.IndexFunc(s, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) }) >= 0 {
 		return "", fmt.Errorf("secure_token must be 1 to %d printable characters without white space", MaxTokenLength)
+	}
+	return s, nil
+}
+
+// webhookSecret checks a webhook secret without ever echoing it. It is
+// kept byte for byte as sent (never normalized): the host signs with the
+// very bytes its admin typed.
+func webhookSecret(s string) (string, error) {
+	n := utf8.RuneCountInString(s)
+	if n < MinWebhookSecret || n > MaxWebhookSecret || !utf8.ValidString(s) ||
+		strings.IndexFunc(s, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) }) >= 0 {
+		return "", fmt.Errorf("webhook_secret must be %d to %d printable characters without white space", MinWebhookSecret, MaxWebhookSecret)
 	}
 	return s, nil
 }

@@ -409,7 +409,9 @@ func TestEveryAdminWriteIsAudited(t *testing.T) {
 	seen := map[string]bool{}
 	for _, rt := range routes.Table {
 		route := rt.Method + " " + rt.Path
-		if rt.Method == "GET" || !adminGroups[rt.Group] {
+		// A public route has no admin to record: the host's deliveries
+		// are audited as the linked user's triage (functions/integrations).
+		if rt.Method == "GET" || !adminGroups[rt.Group] || rt.Access == routes.Public {
 			continue
 		}
 		seen[route] = true

@@ -11,6 +11,11 @@ import (
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
+// hostSigned are the public routes whose body is its own credential (the
+// host's signature with an integration's webhook secret): without one they
+// answer the spec's 401 as the authenticated routes do.
+var hostSigned = map[string]bool{"POST /integrations/scm-provider/{integration_uuid}/events": true}
+
 // Every group of the route table has a constructor, and the combined mux
 // routes every route to a handler that applies its access rule: without a
 // credential, public routes answer 200 and all others the spec's 401.
@@ -28,11 +33,15 @@ func TestEveryRouteIsServed(t *testing.T) {
 	for _, rt := range routes.Table {
 		path := rt.Path
 		for _, p := range rt.PathParams() {
-			path = strings.Replace(path, "{"+p+"}", "1", 1)
+			v := "1"
+			if d, _ := rt.Declared(p); d.Kind == routes.UUID { // a public route checks it before answering
+				v = "0b3e8a52-6d1c-4f7e-9a1b-2c3d4e5f6a7b"
+			}
+			path = strings.Replace(path, "{"+p+"}", v, 1)
 		}
 		res := testenv.Do(t, mux, rt.Method, path, "{}")
 		want := 401
-		if rt.Access == routes.Public {
+		if rt.Access == routes.Public && !hostSigned[rt.Method+" "+rt.Path] {
 			want = 200
 		}
 		if res.Status != want {

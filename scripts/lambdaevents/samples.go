@@ -163,6 +163,17 @@ var samples = map[string]sample{
 		Body:   `{"name":"GitHub (acme-corp)","org_allowlist":["acme-corp","acme-labs"]}`, ContentType: jsonType,
 		Status: http.StatusOK, Keys: []string{"status", "integration", "credentials_verified"},
 	},
+	// GitHub's ping as a delivery carries it, without X-Hub-Signature-256
+	// (events carry no GitHub headers, and the demo's integration has no
+	// webhook secret): the route answers 401 before reading the body, as
+	// it answers any delivery that is not the host's.
+	"POST /api/v1/integrations/scm-provider/{integration_uuid}/events": {
+		File: "integrations-events", Path: map[string]string{"integration_uuid": "e4b1c2d3-5f60-4a7b-8c9d-0e1f2a3b4c5d"},
+		Seeded: map[string]string{"integration_uuid": "integration_uuids"},
+		Body: `{"zen":"Design for failure.","hook_id":4242,"hook":{"type":"Repository","id":4242,"name":"web","active":true,` +
+			`"events":["issue_comment"],"config":{"content_type":"json","insecure_ssl":"0"}}}`, ContentType: jsonType,
+		Status: http.StatusUnauthorized, Keys: []string{"error"},
+	},
 
 	"POST /api/v1/scan-upload": {
 		File: "uploads-scan",

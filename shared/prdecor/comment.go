@@ -7,6 +7,7 @@ import (
 
 	"github.com/acme/codescan-api/shared/cleantext"
 	"github.com/acme/codescan-api/shared/cwe"
+	"github.com/acme/codescan-api/shared/prtriage"
 	"github.com/acme/codescan-api/shared/store"
 )
 
@@ -64,14 +65,36 @@ func headline(s Summary) string {
 }
 
 func newTable(b *strings.Builder, s Summary) {
-	b.WriteString("| Urgency | Rule | CWE | Location | Blocks |\n|---|---|---|---|---|\n")
+	// Ref names the finding in a reviewer's triage command
+	// (/codescan ignore <ref> <reason>, see shared/prtriage).
+	b.WriteString("| Ref | Urgency | Rule | CWE | Location | Blocks |\n|---|---|---|---|---|---|\n")
 	for _, i := range s.New {
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", i.Urgency, code(i.RuleID), cweText(i.CWE), code(location(i)), cell(strings.Join(s.Blocking[i.ID], ", ")))
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", code(prtriage.Ref(i.ID)), i.Urgency, code(i.RuleID), cweText(i.CWE), code(location(i)), cell(strings.Join(s.Blocking[i.ID], ", ")))
 	}
 	if more := s.NewTotal - len(s.New); more > 0 {
 		fmt.Fprintf(b, "\n… and %d more new finding(s).\n", more)
 	}
 	b.WriteString("\n")
+	for _, i := range s.New {
+		if i.Fix != nil && i.Fix.Diff != "" {
+			suggestedFix(b, i)
+		}
+	}
+}
+
+// suggestedFix shows the scanner's own fix of a finding (a diff checked
+// against the file the run uploaded, see shared/finding/fixdiff), folded.
+func suggestedFix(b *strings.Builder, i store.Issue) {
+	fmt.Fprintf(b, "<details><summary>Suggested fix for %s (the scanner's own)</summary>\n\n", code(location(i)))
+	if e := strings.TrimSpace(i.Fix.Explanation); e != "" {
+		b.WriteString(inline(e) + "\n\n")
+	}
+	diff := cleantext.VisibleLines(i.Fix.Diff)
+	fence := "```"
+	for strings.Contains(diff, fence) {
+		fence += "`"
+	}
+	fmt.Fprintf(b, "%sdiff\n%s\n%s\n\n</details>\n\n", fence, strings.TrimRight(diff, "\n"), fence)
 }
 
 func fixedList(b *strings.Builder, s Summary) {

@@ -30,10 +30,17 @@ func TestCommentWritesReportTextSafe(t *testing.T) {
 			t.Fatalf("raw U+%04X in the comment:\n%s", r, body)
 		}
 	}
+	rows := 0
 	for _, line := range strings.Split(body, "\n") {
-		if strings.HasPrefix(line, "| CR") && strings.Count(line, "|")-strings.Count(line, `\|`) != 6 {
+		if !strings.Contains(line, "| CR |") {
+			continue
+		}
+		if rows++; strings.Count(line, "|")-strings.Count(line, `\|`) != 7 {
 			t.Fatalf("a report's text split the table row: %q", line)
 		}
+	}
+	if rows != 1 {
+		t.Fatalf("%d table rows of the finding, want 1:\n%s", rows, body)
 	}
 	// GitHub mentions no one inside a code span; outside, every @ is inert.
 	prose := codeSpan.ReplaceAllString(body, "")

@@ -90,13 +90,26 @@ func (w *world) integration(t *testing.T, sealer secrets.Sealer) {
 	}
 }
 
+// refundPy is api/refund.py: its line 12 builds SQL from input.
+var refundPy = strings.Repeat("# refunds\n", 11) + "    db.execute(\"SELECT * FROM t WHERE id=\" + id)\n" + "    return done()\n"
+
+// refundFix is the scanner's own fix of line 12 (SARIF fixes: the line's
+// text replaced).
+const refundFix = `,"fixes":[{"description":{"text":"Pass the id as a query parameter"},"artifactChanges":[{"artifactLocation":{"uri":"api/refund.py"},` +
+	`"replacements":[{"deletedRegion":{"startLine":12,"startColumn":5,"endLine":12,"endColumn":49},` +
+	`"insertedContent":{"text":"db.execute(\"SELECT * FROM t WHERE id=%s\", (id,))"}}]}]}]`
+
 // sarif is a Semgrep SARIF report of critical SQL injections, one per
-// file named.
+// file named; api/refund.py's comes with the scanner's fix.
 func sarif(files ...string) string {
 	var results []string
 	for _, f := range files {
+		fix := ""
+		if f == "api/refund.py" {
+			fix = refundFix
+		}
 		results = append(results, fmt.Sprintf(`{"ruleId":"sqli","message":{"text":"Raw SQL in %s"},`+
-			`"locations":[{"physicalLocation":{"artifactLocation":{"uri":%q},"region":{"startLine":12}}}]}`, f, f))
+			`"locations":[{"physicalLocation":{"artifactLocation":{"uri":%q},"region":{"startLine":12}}}]%s}`, f, f, fix))
 	}
 	return `{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"Semgrep OSS","rules":[{"id":"sqli","shortDescription":{"text":"Raw SQL"},` +
 		`"properties":{"security-severity":"9.8","tags":["CWE-89"]}}]}},"results":[` + strings.Join(results, ",") + `]}]}`
@@ -116,6 +129,12 @@ func files(n int) []string {
 func (w *world) scan(t *testing.T, branch, report string, ciVars string) string {
 	t.Helper()
 	run := uuid.NewString()
+	if strings.Contains(report, "api/refund.py") { // the client sends the flagged file first
+		res := testenv.Do(t, w.mux, "POST", "/code-upload?path=api/refund.py&run_id="+run, refundPy, append(w.key, "Content-Type", "application/octet-stream")...)
+		if res.Status != 200 {
+			t.Fatalf("code-upload: %d %s", res.Status, res.Body)
+		}
+	}
 	res := testenv.Do(t, w.mux, "POST", "/scan-upload?engine=sarif&project=payments&branch="+branch+"&run_id="+run, report, w.key...)
 	var up struct {
 		ScanID string `json:"sast_scan_id"`
@@ -180,7 +199,9 @@ func TestDecoratesThePullRequest(t *testing.T) {
 	body := comments[0].Body
 	t.Logf("the comment on pull request #%d:\n%s", prNumber, body)
 	if !strings.HasPrefix(body, prdecor.Marker(1)) || !strings.Contains(body, "api/refund.py:12") || strings.Contains(body, "legacy/q") ||
-		!strings.Contains(body, "**1 new**, 20 already on the base branch") || !strings.Contains(body, "no-new-criticals") {
+		!strings.Contains(body, "**1 new**, 20 already on the base branch") || !strings.Contains(body, "no-new-criticals") ||
+		!strings.Contains(body, "Suggested fix for ` api/refund.py:12 `") || !strings.Contains(body, "Pass the id as a query parameter") ||
+		!strings.Contains(body, "-    db.execute(\"SELECT * FROM t WHERE id=\" + id)\n+    db.execute(\"SELECT * FROM t WHERE id=%s\", (id,))") {
 		t.Fatalf("comment:\n%s", body)
 	}
 	if st := lastStatus(t, w.host); st.State != "failure" || st.Context != "codescan/payments" {

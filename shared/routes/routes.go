@@ -175,6 +175,14 @@ var Table = []Route{
 	{Method: "GET", Path: "/integrations/scm-provider/{integration_uuid}", Group: GroupIntegrations, Access: Permission, Permission: PermViewIntegration, Params: []Param{UUIDParam("integration_uuid")}},
 	{Method: "PATCH", Path: "/integrations/scm-provider/{integration_uuid}", Group: GroupIntegrations, Access: Permission, Permission: PermManageIntegration, Params: []Param{UUIDParam("integration_uuid")},
 		TextFields: []string{"name", "org_allowlist", "base_url", "gateway_prefix", "secure_token"}},
+	// The host's webhook deliveries (GitHub calls it): public, because the
+	// host holds no credential of ours; the body's signature with the
+	// integration's webhook secret is checked before anything of it is
+	// read, and an unknown uuid answers as a bad signature does (401).
+	// Only issue comments are acted on, so 1 MiB (GitHub's cap is 25 MB).
+	{Method: "POST", Path: "/integrations/scm-provider/{integration_uuid}/events", Group: GroupIntegrations, Access: Public,
+		Params: []Param{UUIDParam("integration_uuid")}, MaxBodyBytes: MaxSCMEventBytes,
+		Headers: []string{"X-Hub-Signature-256", "X-GitHub-Event", "X-GitHub-Delivery"}},
 
 	// Reports: 10 MiB as sent (GitHub's limit of a gzip report; Lambda's
 	// 6 MB payload limit comes first in AWS, bigger reports come in chunks:
@@ -213,7 +221,7 @@ var Table = []Route{
 	{Method: "DELETE", Path: "/api-keys/{key_id}", Group: GroupAccounts, Access: Authenticated, Params: []Param{IDParam("key_id")}},
 	{Method: "GET", Path: "/users", Group: GroupAccounts, Access: Admin, Params: append(CursorPaging(100), TextParam("role", 16), TextParam("permission", 64))},
 	{Method: "POST", Path: "/users", Creates: true, Group: GroupAccounts, Access: Admin, TextFields: []string{"email", "first_name", "last_name", "subject", "permissions"}},
-	{Method: "PATCH", Path: "/users/{user_id}", Group: GroupAccounts, Access: Admin, Params: []Param{IDParam("user_id")}, TextFields: []string{"permissions"}},
+	{Method: "PATCH", Path: "/users/{user_id}", Group: GroupAccounts, Access: Admin, Params: []Param{IDParam("user_id")}, TextFields: []string{"permissions", "scm_login"}},
 	{Method: "GET", Path: "/audit-log", Group: GroupAccounts, Access: Admin,
 		Params: append(CursorPaging(100), TextParam("actor", 32), TextParam("action", 64), TextParam("from", 64), TextParam("to", 64))},
 	// The client workflow (docs/client-workflow.md): account check, projects, scans,
@@ -257,6 +265,9 @@ var Table = []Route{
 	{Method: "GET", Path: "/policies", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy, Params: CursorPaging(100)},
 	{Method: "GET", Path: "/policies/{policy_id}", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy, Params: []Param{IDParam("policy_id")}},
 }
+
+// MaxSCMEventBytes bounds a host's webhook delivery.
+const MaxSCMEventBytes = 1 << 20
 
 // projectFilters are the project filters of the findings reads.
 func projectFilters() []Param {

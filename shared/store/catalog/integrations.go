@@ -95,6 +95,10 @@ type IntegrationChange struct {
 	GatewayPrefix *string
 	SealedToken   *string
 	AccountName   *string
+	// SealedWebhookSecret sets the secret inbound deliveries are signed
+	// with (sealed, bound to IntegrationWebhookRecord), and the global
+	// look-up that lets the inbound route find the company by uuid.
+	SealedWebhookSecret *string
 	// Verified records a successful credential check: expired becomes false.
 	Verified bool
 }
@@ -154,21 +158,42 @@ func (s *Catalog) UpdateIntegration(ctx context.Context, companyID int64, id str
 		}
 		out.Expired = false
 	}
-	cond := expression.Name("revision").Equal(expression.Value(revision))
-	item, err := s.t.TxUpdate(in.Key, upd, &cond)
-	if err != nil {
-		return Integration{}, err
-	}
-	audit, err := s.l.TxAudit(ctx, companyID, ledger.AuditEntry{
-		Action: "integration.update", TargetType: "integration", TargetID: id, Changes: changes,
-	})
-	if err != nil {
-		return Integration{}, err
-	}
-	if err := s.t.Transact(ctx, append([]types.TransactWriteItem{item}, audit...)); err != nil {
+	upd = setWebhookSecret(upd, ch, &out, changes)
+	if err := s.commitIntegration(ctx, in, upd, ch.SealedWebhookSecret != nil, changes); err != nil {
 		return Integration{}, err
 	}
 	return out, nil
+}
+
+// commitIntegration writes an integration's update, conditional on the
+// revision it was computed from, with its audit entry and, when a webhook
+// secret is set, the uuid's global look-up (ErrHookTaken when another
+// company holds it), in one transaction.
+func (s *Catalog) commitIntegration(ctx context.Context, in Integration, upd expression.UpdateBuilder, hook bool, changes map[string]ledger.Change) error {
+	cond := expression.Name("revision").Equal(expression.Value(in.Revision))
+	item, err := s.t.TxUpdate(in.Key, upd, &cond)
+	if err != nil {
+		return err
+	}
+	items := []types.TransactWriteItem{item}
+	if hook {
+		ref, err := s.txHookRef(in.CompanyID, in.UUID)
+		if err != nil {
+			return err
+		}
+		items = append(items, ref)
+	}
+	audit, err := s.l.TxAudit(ctx, in.CompanyID, ledger.AuditEntry{
+		Action: "integration.update", TargetType: "integration", TargetID: in.UUID, Changes: changes,
+	})
+	if err != nil {
+		return err
+	}
+	err = s.t.Transact(ctx, append(items, audit...))
+	if hook && !ddb.ConditionFailedAt(err, 0) && ddb.ConditionFailedAt(err, 1) {
+		return ErrHookTaken
+	}
+	return err
 }
 
 // MarkIntegrationExpired records that re-verification found the stored

@@ -214,6 +214,10 @@ type Integration struct {
 	GatewayPrefix string   `dynamodbav:"gateway_prefix"`
 	Expired       bool     `dynamodbav:"expired"`
 	SealedToken   string   `dynamodbav:"sealed_token"`
+	// SealedWebhookSecret is the secret the host signs the integration's
+	// webhook deliveries with (HMAC-SHA256 of the body), sealed like the
+	// token but bound to its own record; empty until an admin sets one.
+	SealedWebhookSecret string `dynamodbav:"sealed_webhook_secret,omitempty"`
 	// Revision grows by one on every update; updates are conditional on the
 	// revision they read, so two concurrent updates cannot interleave.
 	Revision  int64  `dynamodbav:"revision"`

@@ -140,6 +140,10 @@ type User struct {
 	UpdatedAt   string   `dynamodbav:"updated_at,omitempty"`
 	// Revision grows with every update, which is conditional on it.
 	Revision int64 `dynamodbav:"revision,omitempty"`
+	// SCMLogin is the user's login on the company's source-code host,
+	// lower case, unique in the company (SCMLoginKey guards it): a command
+	// in a pull request's comment acts as the user it names.
+	SCMLogin string `dynamodbav:"scm_login,omitempty"`
 }
 
 // UserEmailRef is a user's email guard, pointing at the user.

@@ -1,0 +1,75 @@
+package accounts_test
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"testing"
+
+	"github.com/acme/codescan-api/internal/testenv"
+	"github.com/acme/codescan-api/shared/store"
+)
+
+type linkedUser struct {
+	ID       int64   `json:"id"`
+	SCMLogin *string `json:"scm_login"`
+}
+
+// A company admin links a user's host login: stored lower case, shown on
+// the user and in the list, one user's in the company (another
+// company's user may have it), unlinked by null, audited.
+func TestSCMLogin(t *testing.T) {
+	w := newWorld(t)
+	acme, globex := w.env.Company(t, "Acme"), w.env.Company(t, "Globex")
+	dev := w.env.User(t, acme, testenv.UserSpec{Email: "dev@acme.test"})
+	ops := w.env.User(t, acme, testenv.UserSpec{Email: "ops@acme.test"})
+	admin := testenv.Key(acme.Admin)
+	path := func(u testenv.User) string { return "/users/" + strconv.FormatInt(u.ID, 10) }
+
+	var out struct{ User linkedUser }
+	w.do(t, "PATCH", path(dev), `{"scm_login":" Octo-Dev "}`, admin, http.StatusOK).Decode(t, &out)
+	if out.User.SCMLogin == nil || *out.User.SCMLogin != "octo-dev" {
+		t.Fatalf("linked: %+v", out.User)
+	}
+	var list struct{ Users []linkedUser }
+	w.do(t, "GET", "/users?page_size=100", "", admin, http.StatusOK).Decode(t, &list)
+	for _, u := range list.Users {
+		if linked := u.SCMLogin != nil && *u.SCMLogin == "octo-dev"; linked != (u.ID == dev.ID) {
+			t.Fatalf("the list shows %+v", list.Users)
+		}
+	}
+	// One user's in the company, whatever the case it is written in.
+	w.do(t, "PATCH", path(ops), `{"scm_login":"OCTO-DEV","permissions":["scans.upload_scan"]}`, admin, http.StatusConflict)
+	if u, err := w.env.Store.GetUser(context.Background(), acme.ID, ops.ID); err != nil || len(u.Permissions) != 0 || u.SCMLogin != "" {
+		t.Fatalf("a refused link changed the user: %+v %v", u, err)
+	}
+	w.do(t, "PATCH", "/users/"+strconv.FormatInt(globex.Admin.ID, 10), `{"scm_login":"octo-dev"}`, testenv.Key(globex.Admin), http.StatusOK)
+	// Other members with it, then unlink.
+	w.do(t, "PATCH", path(dev), `{"scm_login":"octo-dev","active":true}`, admin, http.StatusOK)
+	w.do(t, "PATCH", path(dev), `{"scm_login":null}`, admin, http.StatusOK).Decode(t, &out)
+	if out.User.SCMLogin != nil {
+		t.Fatalf("unlinked: %+v", out.User)
+	}
+	w.do(t, "PATCH", path(ops), `{"scm_login":"octo-dev"}`, admin, http.StatusOK)
+	for _, body := range []string{`{"scm_login":""}`, `{"scm_login":"with space"}`, `{"scm_login":"a.b"}`, `{"scm_login":7}`,
+		`{"scm_login":"-lead"}`, `{"scm_login":["octo"]}`} {
+		w.do(t, "PATCH", path(dev), body, admin, http.StatusBadRequest)
+	}
+	// A member may not link anyone.
+	w.do(t, "PATCH", path(dev), `{"scm_login":"mine"}`, testenv.Key(dev), http.StatusForbidden)
+
+	entries, _, err := w.env.Store.ListAudit(context.Background(), acme.ID, store.AuditFilter{Action: "user.update"}, store.PageQuery{Limit: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var links []store.Change
+	for _, e := range entries {
+		if c, ok := e.Changes["scm_login"]; ok {
+			links = append(links, c)
+		}
+	}
+	// Newest first: ops linked, dev unlinked, dev linked.
+	if len(links) != 3 || links[0].After != "octo-dev" || links[1].Before != "octo-dev" || links[1].After != nil || links[2].Before != nil {
+		t.Fatalf("audit of the links: %+v", links)
+	}
+}

@@ -1,0 +1,265 @@
+package integrations
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"mime"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/acme/codescan-api/shared/httpapi"
+	"github.com/acme/codescan-api/shared/prdecor"
+	"github.com/acme/codescan-api/shared/prtriage"
+	"github.com/acme/codescan-api/shared/pullrequest"
+	"github.com/acme/codescan-api/shared/routes"
+	"github.com/acme/codescan-api/shared/secrets"
+	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/catalog"
+)
+
+// The headers of a GitHub webhook delivery.
+const (
+	SignatureHeader = "X-Hub-Signature-256"
+	EventHeader     = "X-GitHub-Event"
+	DeliveryHeader  = "X-GitHub-Delivery"
+)
+
+const (
+	// ClaimTTL is how long a delivery and its comment are remembered.
+	ClaimTTL = 7 * 24 * time.Hour
+	// MaxCommandAge: a comment older than this (its signed created_at) is
+	// not acted on, well inside ClaimTTL, so a captured delivery sent
+	// again once its memory expired is too old to act.
+	MaxCommandAge = 72 * time.Hour
+)
+
+// Results of a delivery besides prtriage's, as its answer says them.
+const (
+	resultPong      = "pong"      // GitHub's ping, sent when the hook is made
+	resultDuplicate = "duplicate" // a delivery or comment already acted on
+)
+
+// errForged is every refusal of a delivery's origin: no signature, a bad
+// one, no such integration or no secret set. One answer (the credential
+// error of every route), so an integration's uuid cannot be probed.
+var errForged = httpapi.ErrUnauthenticated
+
+type eventAnswer struct {
+	Status string `json:"status"`
+	Result string `json:"result"`
+}
+
+// events answers POST /integrations/scm-provider/{integration_uuid}/events:
+// a delivery of the host's webhook. Its signature is checked against the
+// raw body before anything of the body is read; a signed issue comment
+// that holds a command is remembered (replays answer 200 and do nothing),
+// carried out, and answered on the pull request.
+func (h handlers) events(w http.ResponseWriter, r *http.Request) error {
+	body, err := httpapi.ReadBody(r, routes.MaxSCMEventBytes)
+	if err != nil {
+		return err
+	}
+	in, err := h.verifyDelivery(r, body)
+	if err != nil {
+		return err
+	}
+	result, err := h.deliver(r, in, body)
+	if err != nil {
+		return err
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, eventAnswer{Status: "ok", Result: result})
+}
+
+// verifyDelivery returns the integration a delivery names if the body is
+// signed with its webhook secret (HMAC-SHA256, compared in constant time).
+func (h handlers) verifyDelivery(r *http.Request, body []byte) (store.Integration, error) {
+	sig, ok := signature(r.Header.Values(SignatureHeader))
+	if !ok {
+		return store.Integration{}, errForged
+	}
+	ctx := r.Context()
+	in, err := h.store.IntegrationByHook(ctx, r.PathValue("integration_uuid"))
+	if errors.Is(err, store.ErrNotFound) || (err == nil && in.SealedWebhookSecret == "") {
+		return store.Integration{}, errForged
+	}
+	if err != nil {
+		return store.Integration{}, err
+	}
+	secret, err := h.secrets.open(ctx, h.sealer, in, h.now())
+	if errors.Is(err, secrets.ErrMalformed) {
+		h.log.Warn("webhook secret cannot be opened", "request_id", r.Header.Get(httpapi.RequestIDHeader), "integration", in.UUID)
+		return store.Integration{}, errForged
+	}
+	if err != nil {
+		return store.Integration{}, err
+	}
+	mac := hmac.New(sha256.New, secret)
+	mac.Write(body) // a hash.Hash never fails to write
+	if !hmac.Equal(mac.Sum(nil), sig) {
+		return store.Integration{}, errForged
+	}
+	return in, nil
+}
+
+// signature decodes the one X-Hub-Signature-256 value, "sha256=<hex>".
+func signature(values []string) ([]byte, bool) {
+	if len(values) != 1 {
+		return nil, false
+	}
+	hexSig, ok := strings.CutPrefix(strings.TrimSpace(values[0]), "sha256=")
+	if !ok || len(hexSig) != 2*sha256.Size {
+		return nil, false
+	}
+	sig, err := hex.DecodeString(hexSig)
+	return sig, err == nil
+}
+
+var deliveryPattern = regexp.MustCompile(`^[A-Za-z0-9-]{1,64}$`)
+
+// deliver acts on a verified delivery and says what it did: a ping is
+// answered, an issue comment's command carried out, anything else ignored.
+func (h handlers) deliver(r *http.Request, in store.Integration, body []byte) (string, error) {
+	switch r.Header.Get(EventHeader) {
+	case "ping":
+		return resultPong, nil
+	case "issue_comment":
+	default:
+		return prtriage.Ignored, nil
+	}
+	ev, err := decodeComment(r.Header.Get("Content-Type"), body)
+	if err != nil {
+		return "", err
+	}
+	c, ok := h.commandOf(in, ev)
+	if !ok {
+		return prtriage.Ignored, nil
+	}
+	delivery := r.Header.Get(DeliveryHeader)
+	if !deliveryPattern.MatchString(delivery) {
+		return "", httpapi.Errorf(http.StatusBadRequest, "%s must be the host's delivery id", DeliveryHeader)
+	}
+	claim := catalog.SCMCommand{CompanyID: in.CompanyID, Integration: in.UUID, DeliveryID: delivery, CommentID: ev.Comment.ID}
+	err = h.store.ClaimSCMCommand(r.Context(), claim, h.now(), ClaimTTL)
+	if errors.Is(err, catalog.ErrSeen) {
+		return resultDuplicate, nil
+	}
+	if err != nil {
+		return "", err
+	}
+	o, err := h.run(r.Context(), c)
+	h.settle(r, claim, err)
+	if err != nil {
+		return "", err
+	}
+	h.answer(r, in, ev, o)
+	return o.Result, nil
+}
+
+// settle records how a claimed command ended: done, or failed so that the
+// host's redelivery may carry it out. Should that write fail too, the
+// claim's lease (catalog.SCMClaimLease) lets a later redelivery take it.
+func (h handlers) settle(r *http.Request, claim catalog.SCMCommand, runErr error) {
+	ctx := context.WithoutCancel(r.Context())
+	var err error
+	if runErr != nil {
+		err = h.store.FailSCMCommand(ctx, claim)
+	} else {
+		err = h.store.CompleteSCMCommand(ctx, claim)
+	}
+	if err != nil {
+		h.log.Error("settling a command's claim", "request_id", r.Header.Get(httpapi.RequestIDHeader), "error", httpapi.Truncate(err.Error(), 1024))
+	}
+}
+
+// run carries out a command, or answers one that cannot be read with the
+// grammar.
+func (h handlers) run(ctx context.Context, c command) (prtriage.Outcome, error) {
+	if c.unreadable != nil {
+		return prtriage.Outcome{Result: prtriage.Refused, Reply: prtriage.UsageReply(c.unreadable)}, nil
+	}
+	return h.triager.Run(ctx, c.req)
+}
+
+// command is a comment's command, or why it cannot be read.
+type command struct {
+	req        prtriage.Request
+	unreadable error
+}
+
+// commentEvent is what is read of an issue_comment delivery.
+type commentEvent struct {
+	Action string `json:"action"`
+	Issue  struct {
+		Number      int             `json:"number"`
+		PullRequest json.RawMessage `json:"pull_request"`
+	} `json:"issue"`
+	Comment struct {
+		ID        int64     `json:"id"`
+		Body      string    `json:"body"`
+		CreatedAt time.Time `json:"created_at"`
+		User      struct {
+			Login string `json:"login"`
+			ID    int64  `json:"id"`
+		} `json:"user"`
+	} `json:"comment"`
+	Repository struct {
+		FullName string `json:"full_name"`
+		HTMLURL  string `json:"html_url"`
+	} `json:"repository"`
+}
+
+// decodeComment reads a delivery's payload: the JSON body, or its
+// "payload" form field when the hook was set up to send form data.
+func decodeComment(contentType string, body []byte) (commentEvent, error) {
+	if mt, _, _ := mime.ParseMediaType(contentType); mt == "application/x-www-form-urlencoded" {
+		form, err := url.ParseQuery(string(body))
+		if err != nil {
+			return commentEvent{}, httpapi.Errorf(http.StatusBadRequest, "The form body cannot be read")
+		}
+		body = []byte(form.Get("payload"))
+	}
+	var ev commentEvent
+	if err := json.Unmarshal(body, &ev); err != nil {
+		return commentEvent{}, httpapi.ErrInvalidJSON
+	}
+	return ev, nil
+}
+
+var repoPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}$`)
+
+// commandOf reads the command of a new comment on a pull request the
+// integration decorates: ok is false for anything else (other actions,
+// issues, comments that are no command, our own replies, comments older
+// than MaxCommandAge, an expired integration, whose token could not
+// answer).
+func (h handlers) commandOf(in store.Integration, ev commentEvent) (command, bool) {
+	pr := len(ev.Issue.PullRequest) > 0 && !bytes.Equal(ev.Issue.PullRequest, []byte("null"))
+	if ev.Action != "created" || !pr || ev.Issue.Number <= 0 || ev.Comment.ID <= 0 || in.Expired ||
+		strconv.FormatInt(ev.Comment.User.ID, 10) == in.AccountID || h.now().Sub(ev.Comment.CreatedAt) > MaxCommandAge {
+		return command{}, false
+	}
+	u, err := url.Parse(ev.Repository.HTMLURL)
+	if err != nil || u.Host == "" || !repoPattern.MatchString(ev.Repository.FullName) {
+		return command{}, false
+	}
+	host := strings.ToLower(u.Host)
+	if !prdecor.Matches(in, pullrequest.PullRequest{Provider: pullrequest.GitHub, Host: host, Repo: ev.Repository.FullName}) {
+		return command{}, false
+	}
+	cmd, isCommand, err := prtriage.Parse(ev.Comment.Body)
+	if !isCommand {
+		return command{}, false
+	}
+	req := prtriage.Request{CompanyID: in.CompanyID, Integration: in.UUID, Host: host, Repo: ev.Repository.FullName,
+		Number: ev.Issue.Number, Login: ev.Comment.User.Login, Command: cmd}
+	return command{req: req, unreadable: err}, true
+}
