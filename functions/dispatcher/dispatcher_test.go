@@ -26,7 +26,6 @@ import (
 	"github.com/acme/codescan-api/shared/maildev"
 	"github.com/acme/codescan-api/shared/netguard"
 	"github.com/acme/codescan-api/shared/notify"
-	"github.com/acme/codescan-api/shared/secrets"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/webhook"
 )
@@ -56,12 +55,7 @@ func newWorld(t *testing.T) *world {
 	t.Helper()
 	env := testenv.NewStreaming(t) // few enough to afford the stream each
 	smtpAddr, web := testenv.Mail(t)
-	key := make([]byte, 32)
-	_, _ = rand.Read(key)
-	sealer, err := secrets.NewLocal(key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sealer := testenv.Sealer(t)
 	clk := &clock{at: time.Now().UTC().Truncate(time.Second)}
 	w := &world{env: env, clk: clk, mailWeb: web, d: &delivery.Engine{
 		Store:    env.Store,

@@ -243,7 +243,7 @@ var repoPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,10
 // answer).
 func (h handlers) commandOf(in store.Integration, ev commentEvent) (command, bool) {
 	pr := len(ev.Issue.PullRequest) > 0 && !bytes.Equal(ev.Issue.PullRequest, []byte("null"))
-	if ev.Action != "created" || !pr || ev.Issue.Number <= 0 || ev.Comment.ID <= 0 || in.Expired ||
+	if ev.Action != "created" || !pr || ev.Issue.Number <= 0 || ev.Comment.ID <= 0 ||
 		strconv.FormatInt(ev.Comment.User.ID, 10) == in.AccountID || h.now().Sub(ev.Comment.CreatedAt) > MaxCommandAge {
 		return command{}, false
 	}

@@ -61,7 +61,7 @@ type hookWorld struct {
 func newHookWorld(t *testing.T) *hookWorld {
 	t.Helper()
 	env := testenv.New(t)
-	w := &hookWorld{env: env, mux: registry.Mux(env.Deps), sealer: newSealer(t), nextUser: 5000,
+	w := &hookWorld{env: env, mux: registry.Mux(env.Deps), sealer: testenv.Sealer(t), nextUser: 5000,
 		host: githost.New(t, githost.WithToken(acmeToken, "acme-bot"), githost.WithToken(globexToken, "globex-bot"))}
 	w.h = integrations.NewWithOptions(env.Deps, integrations.Options{Sealer: w.sealer,
 		Host: scmhost.New(scmhost.Options{AllowLoopback: true, Timeout: 5 * time.Second})})

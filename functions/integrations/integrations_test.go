@@ -2,7 +2,6 @@ package integrations_test
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -55,20 +54,10 @@ type world struct {
 	otherInt store.Integration
 }
 
-func newSealer(t *testing.T) secrets.Sealer {
-	key := make([]byte, 32)
-	_, _ = rand.Read(key)
-	s, err := secrets.NewLocal(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
 func setup(t *testing.T) *world {
 	t.Helper()
 	env := testenv.New(t)
-	w := &world{env: env, sealer: newSealer(t)}
+	w := &world{env: env, sealer: testenv.Sealer(t)}
 	w.h = integrations.NewWithOptions(env.Deps, integrations.Options{
 		Sealer: w.sealer, Host: scmhost.New(scmhost.Options{AllowLoopback: true, Timeout: 2 * time.Second}),
 	})
@@ -584,7 +573,7 @@ func TestSealFailure(t *testing.T) {
 	}
 	// A stored token that no longer opens (another key) asks for a new one.
 	h = integrations.NewWithOptions(w.env.Deps, integrations.Options{
-		Sealer: newSealer(t), Host: scmhost.New(scmhost.Options{AllowLoopback: true}),
+		Sealer: testenv.Sealer(t), Host: scmhost.New(scmhost.Options{AllowLoopback: true}),
 	})
 	r = w.do(t, h, "PATCH", "/integrations/scm-provider/"+w.ghes.UUID, `{"gateway_prefix":"/api/v3"}`, testenv.Key(w.manager)...)
 	if r.Status != 422 || !strings.Contains(string(r.Body), "send secure_token") || !reflect.DeepEqual(w.stored(t, w.ghes), before) {

@@ -2,7 +2,6 @@ package webhooks_test
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -39,12 +38,7 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	env := testenv.New(t)
-	key := make([]byte, 32)
-	_, _ = rand.Read(key)
-	sealer, err := secrets.NewLocal(key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sealer := testenv.Sealer(t)
 	f := &fixture{env: env, sealer: sealer}
 	env.Deps.Now = func() time.Time {
 		if f.at.IsZero() {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/acme/codescan-api/shared/finding"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/findings"
 )
 
 // Tool names the scanner of a report for identity: its tools sorted and
@@ -165,7 +166,7 @@ func Issues(companyID int64, sc store.Scan, proj store.Project, fs []finding.Fin
 			out[n].Status, out[n].Reason = store.Suppressed, f.Suppression.Justification
 		}
 		if x := f.Fix; x != nil && x.Diff != "" { // applied to the uploaded file: see Sources
-			out[n].Fix = &store.IssueFix{Diff: x.Diff, Explanation: x.Explanation, FullCode: x.FullCode}
+			out[n].Fix = &findings.Fix{Diff: x.Diff, Explanation: x.Explanation, FullCode: x.FullCode}
 		}
 	}
 	return out

@@ -8,6 +8,7 @@ import (
 	"github.com/acme/codescan-api/shared/cleantext"
 	"github.com/acme/codescan-api/shared/cwe"
 	"github.com/acme/codescan-api/shared/prtriage"
+	"github.com/acme/codescan-api/shared/reports/norm"
 	"github.com/acme/codescan-api/shared/store"
 )
 
@@ -38,7 +39,7 @@ func Comment(s Summary) string {
 	fmt.Fprintf(&b, "<sub>Scan `%s` of `%s` at `%s`, tool %s.</sub>\n", s.Scan.ID, inline(s.Scan.Branch), shortSHA(s), inline(s.Scan.Tool))
 	out := b.String()
 	if len(out) > maxComment {
-		out = out[:maxComment] + "\n\n… (cut: the summary is longer than a comment may be)\n"
+		out = norm.ClipTo(out, maxComment) + "\n\n… (cut: the summary is longer than a comment may be)\n"
 	}
 	return out
 }
@@ -136,18 +137,23 @@ func shortSHA(s Summary) string {
 	return inline(sha)
 }
 
+var (
+	inlineEscapes = strings.NewReplacer("\n", " ", "\r", " ", "@", "@<!-- -->", "<", "&lt;", ">", "&gt;")
+	codeEscapes   = strings.NewReplacer("\n", " ", "\r", " ", "|", "¦")
+)
+
 // inline is report text made safe for a line of Markdown: visible
 // controls, no line breaks, no mention (an @ is followed by an empty
 // comment, which renders as nothing and notifies no one).
 func inline(s string) string {
 	s = cleantext.Visible(s)
-	s = strings.NewReplacer("\n", " ", "\r", " ", "@", "@<!-- -->", "<", "&lt;", ">", "&gt;").Replace(s)
+	s = inlineEscapes.Replace(s)
 	return s
 }
 
 // code is text in a code span, whatever backticks it holds.
 func code(s string) string {
-	s = strings.NewReplacer("\n", " ", "\r", " ", "|", "¦").Replace(cleantext.Visible(s))
+	s = codeEscapes.Replace(cleantext.Visible(s))
 	fence := "`"
 	for strings.Contains(s, fence) {
 		fence += "`"

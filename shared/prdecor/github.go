@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/acme/codescan-api/shared/netguard"
+	"github.com/acme/codescan-api/shared/reports/norm"
 	"github.com/acme/codescan-api/shared/store"
 	storedelivery "github.com/acme/codescan-api/shared/store/delivery"
 )
@@ -161,7 +162,7 @@ func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return s[:n-1] + "…"
+	return norm.ClipTo(s, n-len("…")) + "…"
 }
 
 // failure classifies a host call's error: rate limits wait for the host's

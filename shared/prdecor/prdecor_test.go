@@ -2,7 +2,6 @@ package prdecor_test
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
 	"io"
 	"log/slog"
@@ -51,7 +50,7 @@ func newWorld(t *testing.T) *world {
 	w.acme = env.Company(t, "Acme")
 	w.key = testenv.Key(w.acme.Admin)
 	w.host.AddPullRequest(owner, repo, githost.PullRequest{Number: prNumber, HeadSHA: headSHA})
-	sealer := newSealer(t)
+	sealer := testenv.Sealer(t)
 	w.integration(t, sealer)
 	w.engine = &delivery.Engine{Store: env.Store, Sealer: sealer, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Backoff: delivery.Backoff{Base: 20 * time.Millisecond, Max: 100 * time.Millisecond, Horizon: time.Hour},
@@ -62,16 +61,6 @@ func newWorld(t *testing.T) *world {
 		t.Fatalf("blocking rule: %d %s", res.Status, res.Body)
 	}
 	return w
-}
-
-func newSealer(t *testing.T) secrets.Sealer {
-	key := make([]byte, 32)
-	_, _ = rand.Read(key)
-	s, err := secrets.NewLocal(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
 }
 
 // integration stores the company's integration with the host, its token

@@ -100,8 +100,8 @@ func (s *Summary) readFixed(ctx context.Context, st Store) error {
 
 // urgencyRank orders urgency codes, most urgent first.
 func urgencyRank(u string) int {
-	if n := slices.Index([]string{"CR", "HI", "ME", "LO"}, u); n >= 0 {
+	if n := slices.Index(store.Urgencies, u); n >= 0 {
 		return n
 	}
-	return 4
+	return len(store.Urgencies)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/acme/codescan-api/shared/cleantext"
+	"github.com/acme/codescan-api/shared/store/acceptances"
 )
 
 // Prefix starts every command: the first line of a comment that starts
@@ -26,15 +27,15 @@ const (
 	// shows as a finding's reference, and the fewest a command may give.
 	RefLength = 8
 	// MaxDays bounds an accepted risk's period (the API's bound).
-	MaxDays = 365
+	MaxDays = acceptances.MaxDays
 	// MaxReasonBytes bounds the reason, leaving room in the stored reason
 	// (2,000 bytes) for where the command came from.
 	MaxReasonBytes = 1000
 )
 
 // Usage is the grammar, as replies show it.
-const Usage = "`/codescan ignore <ref> <reason>` or `/codescan accept-risk <ref> <days> <reason>` " +
-	"(`<ref>` is the finding's Ref in the summary table, `<days>` 1 to 365)"
+var Usage = "`/codescan ignore <ref> <reason>` or `/codescan accept-risk <ref> <days> <reason>` " +
+	fmt.Sprintf("(`<ref>` is the finding's Ref in the summary table, `<days>` 1 to %d)", MaxDays)
 
 // Ref is the reference a summary shows for an issue: the start of its id
 // (a uuid, so hex digits).
@@ -125,10 +126,11 @@ func reason(s string) (string, error) {
 	case len(s) > MaxReasonBytes:
 		return "", refuse("The reason may hold at most %d bytes.", MaxReasonBytes)
 	}
-	if _, err := cleantext.Line("reason", s); err != nil {
+	v, err := cleantext.Line("reason", s) // NFC, as the edge gives PATCH /issue's reason
+	if err != nil {
 		return "", refuse("The reason holds characters that cannot be stored (control or bidirectional-override characters).")
 	}
-	return s, nil
+	return v, nil
 }
 
 var loginPattern = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9_-]{0,63})$`)

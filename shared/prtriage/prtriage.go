@@ -66,8 +66,7 @@ type Outcome struct {
 	Result string
 	// Reply is the Markdown comment to post on the pull request, ""
 	// when a reaction says enough (Triaged).
-	Reply   string
-	IssueID string
+	Reply string
 }
 
 // Triager carries out commands.
@@ -100,13 +99,13 @@ func (t *Triager) Run(ctx context.Context, req Request) (Outcome, error) {
 		if err := t.heal(ctx, req, u, issue); err != nil {
 			return Outcome{}, err
 		}
-		return Outcome{Result: Unchanged, IssueID: issue.ID,
+		return Outcome{Result: Unchanged,
 			Reply: reply("Finding `%s` is already `%s`; nothing changed.", cmd.Ref, cmd.Status())}, nil
 	}
 	if _, err := t.apply(ctx, req, u, issue); err != nil {
 		return Outcome{}, err
 	}
-	return Outcome{Result: Triaged, IssueID: issue.ID}, nil
+	return Outcome{Result: Triaged}, nil
 }
 
 // authorize finds the user the comment's author is linked to: active, of

@@ -10,7 +10,6 @@ import (
 type (
 	Issue         = findings.Issue
 	IssueDecision = findings.IssueDecision
-	IssueFix      = findings.Fix
 	IssueFilter   = issuelists.IssueFilter
 	Actor         = findings.Actor
 	ScanHead      = findings.ScanHead

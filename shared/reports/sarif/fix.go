@@ -1,6 +1,7 @@
 package sarif
 
 import (
+	"cmp"
 	"strings"
 
 	gosarif "github.com/owenrumney/go-sarif/v3/pkg/report/v210/sarif"
@@ -22,12 +23,9 @@ func (rc *runContext) fix(res *gosarif.Result) *finding.Fix {
 		}
 		explanation := ""
 		if fx.Description != nil {
-			explanation = norm.Clip(firstNonEmpty(str(fx.Description.Text), str(fx.Description.Markdown)))
+			explanation = norm.Clip(cmp.Or(str(fx.Description.Text), str(fx.Description.Markdown)))
 		}
-		reps, ok := rc.replacements(fx)
-		if !ok {
-			reps = nil
-		}
+		reps, _ := rc.replacements(fx) // nil when they cannot be read whole
 		kept := finding.KeepFix(explanation, reps)
 		if kept != nil && len(kept.Replacements) > 0 {
 			return kept
@@ -143,13 +141,4 @@ func intOf(p *int) int {
 		return 0
 	}
 	return *p
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }

@@ -65,14 +65,7 @@ func (s *Catalog) IntegrationByHook(ctx context.Context, id string) (Integration
 	if err := s.t.GetItem(ctx, schema.SCMHookKey(id), &ref); err != nil {
 		return Integration{}, err
 	}
-	in, err := s.GetIntegration(ctx, ref.CompanyID, ref.IntegrationUUID)
-	if err != nil {
-		return Integration{}, err
-	}
-	if in.CompanyID != ref.CompanyID || in.UUID != id {
-		return Integration{}, ddb.ErrNotFound
-	}
-	return in, nil
+	return s.GetIntegration(ctx, ref.CompanyID, ref.IntegrationUUID)
 }
 
 // SCMCommand names one command an inbound delivery carries: the host's

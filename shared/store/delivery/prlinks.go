@@ -3,7 +3,6 @@ package delivery
 import (
 	"context"
 	"errors"
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -44,8 +43,7 @@ type PRTarget struct {
 }
 
 func (p PRTarget) key() ddb.Key {
-	return ddb.Key{PK: schema.CompanyPK(p.CompanyID),
-		SK: "PRLINK#" + p.Integration + "#" + p.Repo + "#" + p.Number + "#" + strconv.FormatInt(p.ProjectID, 10)}
+	return schema.PRLinkKey(p.CompanyID, p.Integration, p.Repo, p.Number, p.ProjectID)
 }
 
 // ErrLinkBusy is returned when another decoration holds the link's lease.

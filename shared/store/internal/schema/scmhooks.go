@@ -2,6 +2,7 @@ package schema
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 )
@@ -75,4 +76,9 @@ type SCMLoginRef struct {
 // path never holds '#', so the prefix names exactly that pull request.
 func PRLinkPrefix(integrationUUID, repo, number string) string {
 	return "PRLINK#" + integrationUUID + "#" + repo + "#" + number + "#"
+}
+
+// PRLinkKey is the key of a pull request's summary link for one project.
+func PRLinkKey(companyID int64, integrationUUID, repo, number string, projectID int64) ddb.Key {
+	return ddb.Key{PK: CompanyPK(companyID), SK: PRLinkPrefix(integrationUUID, repo, number) + strconv.FormatInt(projectID, 10)}
 }
