@@ -23,6 +23,7 @@ import (
 	"github.com/acme/codescan-api/internal/registry"
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/delivery"
+	"github.com/acme/codescan-api/shared/outbound"
 	"github.com/acme/codescan-api/shared/prdecor"
 	"github.com/acme/codescan-api/shared/prtriage"
 	"github.com/acme/codescan-api/shared/routes"
@@ -158,8 +159,9 @@ func (w *hookWorld) decorate(t *testing.T) {
 	w.scan(t, "main", hookSARIF("legacy/q1.py"), false)
 	id := w.scan(t, "fix-refund", hookSARIF("legacy/q1.py", "api/refund.py", "api/charge.py"), true)
 	engine := &delivery.Engine{Store: w.env.Store, Sealer: w.sealer, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Backoff:      delivery.Backoff{Base: 20 * time.Millisecond, Max: 100 * time.Millisecond, Horizon: time.Hour},
-		PullRequests: &prdecor.Decorator{Store: w.env.Store, Sealer: w.sealer, Host: scmhost.New(scmhost.Options{AllowLoopback: true, Timeout: 5 * time.Second})}}
+		Backoff: delivery.Backoff{Base: 20 * time.Millisecond, Max: 100 * time.Millisecond, Horizon: time.Hour},
+		Outbound: []outbound.Channel{&prdecor.Decorator{Store: w.env.Store, Sealer: w.sealer,
+			Host: scmhost.New(scmhost.Options{AllowLoopback: true, Timeout: 5 * time.Second})}}}
 	ev := store.Event{ID: "scan_completed-" + id, CompanyID: w.acme.ID, Type: "scan_completed", CreatedAt: time.Now(), Data: []byte(fmt.Sprintf(`{"scan_id":%q}`, id))}
 	if failed := engine.Dispatch(context.Background(), []store.Event{ev}); len(failed) > 0 {
 		t.Fatalf("dispatch: %v", failed)

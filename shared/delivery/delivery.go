@@ -25,11 +25,10 @@ import (
 	"github.com/acme/codescan-api/shared/mail"
 	"github.com/acme/codescan-api/shared/metrics"
 	"github.com/acme/codescan-api/shared/notify"
-	"github.com/acme/codescan-api/shared/prdecor"
+	"github.com/acme/codescan-api/shared/outbound"
 	"github.com/acme/codescan-api/shared/pullrequest"
 	"github.com/acme/codescan-api/shared/secrets"
 	"github.com/acme/codescan-api/shared/store"
-	storedelivery "github.com/acme/codescan-api/shared/store/delivery"
 	"github.com/acme/codescan-api/shared/webhook"
 )
 
@@ -66,9 +65,10 @@ type Engine struct {
 	Log     *slog.Logger
 	// Metrics receives one line per attempt (see emit); nil emits none.
 	Metrics *metrics.Emitter
-	// PullRequests decorates pull requests (channel pull_request); nil
-	// where none is (the webhooks routes).
-	PullRequests *prdecor.Decorator
+	// Outbound are the integrations on other systems events are delivered
+	// to beside people and endpoints (pull-request decoration, tickets);
+	// none where none is (the webhooks routes).
+	Outbound []outbound.Channel
 	// Now is the clock of claims, leases, attempts and retries (time.Now
 	// when nil; tests set it). Latencies are measured on the wall clock.
 	Now func() time.Time
@@ -119,14 +119,11 @@ type known struct {
 }
 
 func (d *Engine) dispatchOne(ctx context.Context, ev store.Event) error {
-	var decorated error
-	if ev.Type == notify.TypeScanCompleted || ev.Type == pullrequest.EventType {
-		decorated = d.decorate(ctx, ev)
-	}
+	sent := d.sendOutbound(ctx, ev)
 	if ev.Type == pullrequest.EventType {
-		return decorated
+		return sent // for decoration only
 	}
-	return errors.Join(decorated, d.notify(ctx, ev))
+	return errors.Join(sent, d.notify(ctx, ev))
 }
 
 // notify delivers an event to the people and endpoints that asked for it.
@@ -169,36 +166,34 @@ func (d *Engine) notify(ctx context.Context, ev store.Event) error {
 	return errors.Join(errs...)
 }
 
-// decorate claims and attempts one pull-request decoration per integration
-// that decorates the event's scan. The delivery's id names the scan, not
-// the event: the scan's completion and its late CI metadata ask for one
-// decoration.
-func (d *Engine) decorate(ctx context.Context, ev store.Event) error {
-	if d.PullRequests == nil {
-		return nil
-	}
-	scanID, integrations, err := d.PullRequests.Targets(ctx, ev)
-	if err != nil || len(integrations) == 0 {
-		return err
-	}
-	payload, err := json.Marshal(map[string]string{"scan_id": scanID})
-	if err != nil {
-		return err
-	}
+// sendOutbound claims and attempts each job the event asks of the outbound
+// channels.
+func (d *Engine) sendOutbound(ctx context.Context, ev store.Event) error {
 	var errs []error
-	for _, in := range integrations {
-		del := store.Delivery{ID: store.DeliveryID("pr-"+scanID, storedelivery.ChannelPullRequest, in), CompanyID: ev.CompanyID,
-			EventID: ev.ID, EventType: ev.Type, Channel: storedelivery.ChannelPullRequest, Recipient: in, Payload: string(payload)}
-		del, claimed, err := d.Store.ClaimDelivery(ctx, del, d.now(), d.lease())
-		if err != nil || !claimed {
-			errs = append(errs, err)
+	for _, ch := range d.Outbound {
+		jobs, err := ch.Jobs(ctx, ev)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", ch.Name(), err))
 			continue
 		}
-		if _, err := d.attempt(ctx, del, known{}); err != nil {
-			errs = append(errs, err)
+		for _, job := range jobs {
+			errs = append(errs, d.sendJob(ctx, ev, ch.Name(), job))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// sendJob claims one outbound job as a delivery and, when this call won
+// the claim, attempts it.
+func (d *Engine) sendJob(ctx context.Context, ev store.Event, channel string, job outbound.Job) error {
+	del := store.Delivery{ID: store.DeliveryID(job.Key, channel, job.Recipient), CompanyID: ev.CompanyID,
+		EventID: ev.ID, EventType: ev.Type, Channel: channel, Recipient: job.Recipient, Payload: string(job.Payload)}
+	del, claimed, err := d.Store.ClaimDelivery(ctx, del, d.now(), d.lease())
+	if err != nil || !claimed {
+		return err
+	}
+	_, err = d.attempt(ctx, del, known{})
+	return err
 }
 
 // recipients are the active users whose effective email setting for t is
@@ -323,8 +318,6 @@ func (d *Engine) attempt(ctx context.Context, del store.Delivery, k known) (stor
 				d.Log.Error("webhook endpoint bookkeeping", "endpoint", ep.ID, "error", err.Error())
 			}
 		}
-	case storedelivery.ChannelPullRequest:
-		a, retryable, retryAfter, gone = d.decorateAttempt(ctx, del)
 	case store.ChannelEmail:
 		start := time.Now()
 		err := d.sendEmail(ctx, del, k.user)
@@ -335,7 +328,7 @@ func (d *Engine) attempt(ctx context.Context, del store.Delivery, k known) (stor
 			retryable = !gone
 		}
 	default:
-		a = store.Attempt{At: d.now(), Error: "unknown channel " + del.Channel}
+		a, retryable, retryAfter, gone = d.outboundAttempt(ctx, del)
 	}
 	if retryable {
 		a.Next = d.next(del, a.At, retryAfter)
@@ -395,20 +388,19 @@ func (d *Engine) next(del store.Delivery, now time.Time, retryAfter time.Duratio
 
 var errNoRecipient = errors.New("recipient is gone or inactive")
 
-// decorateAttempt is one attempt of a pull-request decoration, as attempt
-// records it: the attempt, whether to retry and after how long, and
-// whether there is no decorator to do it.
-func (d *Engine) decorateAttempt(ctx context.Context, del store.Delivery) (store.Attempt, bool, time.Duration, bool) {
-	var p struct {
-		ScanID string `json:"scan_id"`
-	}
-	if d.PullRequests == nil || json.Unmarshal([]byte(del.Payload), &p) != nil {
-		return store.Attempt{At: d.now(), Error: "no pull-request decoration here"}, false, 0, true
+// outboundAttempt is one attempt of an outbound channel's delivery, as
+// attempt records it: the attempt, whether to retry and after how long,
+// and whether there is nothing left to do (no such channel here, or its
+// subject is gone).
+func (d *Engine) outboundAttempt(ctx context.Context, del store.Delivery) (store.Attempt, bool, time.Duration, bool) {
+	i := slices.IndexFunc(d.Outbound, func(ch outbound.Channel) bool { return ch.Name() == del.Channel })
+	if i < 0 {
+		return store.Attempt{At: d.now(), Error: "no channel " + del.Channel + " here"}, false, 0, true
 	}
 	start := time.Now()
-	o := d.PullRequests.Decorate(ctx, del.CompanyID, p.ScanID, del.Recipient)
+	o := d.Outbound[i].Attempt(ctx, del.CompanyID, del.Recipient, json.RawMessage(del.Payload))
 	a := store.Attempt{At: d.now(), StatusCode: o.StatusCode, Latency: time.Since(start), Delivered: o.Delivered, Error: o.Err}
-	return a, o.Retryable, o.RetryAfter, false
+	return a, o.Retryable && !o.Delivered, o.RetryAfter, o.Gone
 }
 
 // sendWebhook signs and posts the delivery's payload to its endpoint (read

@@ -11,6 +11,7 @@ import (
 
 	"github.com/acme/codescan-api/shared/awsclient"
 	"github.com/acme/codescan-api/shared/mail"
+	"github.com/acme/codescan-api/shared/outbound"
 	"github.com/acme/codescan-api/shared/prdecor"
 	"github.com/acme/codescan-api/shared/scmhost"
 	"github.com/acme/codescan-api/shared/secrets"
@@ -57,7 +58,7 @@ func FromEnv(ctx context.Context, st Store, pr prdecor.Store, log *slog.Logger) 
 	return &Engine{
 		Store: st, Webhooks: webhook.New(webhook.Options{AllowLoopback: loopback}), Mail: sender, Sealer: sealer,
 		AppURL: os.Getenv(EnvAppURL), Backoff: DefaultBackoff, Log: log,
-		PullRequests: &prdecor.Decorator{Store: pr, Host: scmhost.New(scmhost.Options{AllowLoopback: hostLoopback}), Sealer: sealer,
-			AppURL: os.Getenv(EnvAppURL)},
+		Outbound: []outbound.Channel{&prdecor.Decorator{Store: pr, Host: scmhost.New(scmhost.Options{AllowLoopback: hostLoopback}),
+			Sealer: sealer, AppURL: os.Getenv(EnvAppURL)}},
 	}, nil
 }

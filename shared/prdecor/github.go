@@ -12,8 +12,9 @@ import (
 	"github.com/google/go-github/v72/github"
 	"github.com/google/uuid"
 
-	"github.com/acme/codescan-api/shared/netguard"
+	"github.com/acme/codescan-api/shared/outbound"
 	"github.com/acme/codescan-api/shared/reports/norm"
+	"github.com/acme/codescan-api/shared/scmhost"
 	"github.com/acme/codescan-api/shared/store"
 	storedelivery "github.com/acme/codescan-api/shared/store/delivery"
 )
@@ -27,10 +28,10 @@ const maxDescription = 140
 // publish writes the summary comment, then the status. The comment goes
 // under the link's lease: two scans of one pull request decorating at once
 // write one comment.
-func (d *Decorator) publish(ctx context.Context, j job, s Summary) Outcome {
+func (d *Decorator) publish(ctx context.Context, j job, s Summary) outbound.Outcome {
 	gh, err := d.Host.GitHub(j.integration.BaseURL, j.integration.GatewayPrefix, j.token)
 	if err != nil {
-		return Outcome{Err: "the integration's base URL is not usable: " + err.Error()}
+		return outbound.Outcome{Err: "the integration's base URL is not usable: " + err.Error()}
 	}
 	ctx, cancel := context.WithTimeout(ctx, 4*d.Host.Timeout())
 	defer cancel()
@@ -43,7 +44,7 @@ func (d *Decorator) publish(ctx context.Context, j job, s Summary) Outcome {
 	}
 	sha := statusSHA(j.scan)
 	if sha == "" {
-		return Outcome{Delivered: true, Err: "no commit to set the status on (the run named none)"}
+		return outbound.Outcome{Delivered: true, Err: "no commit to set the status on (the run named none)"}
 	}
 	status := &github.RepoStatus{State: github.Ptr("success"), Context: github.Ptr(StatusContext(j.project.Name)),
 		Description: github.Ptr(truncate(statusLine(s), maxDescription))}
@@ -55,9 +56,9 @@ func (d *Decorator) publish(ctx context.Context, j job, s Summary) Outcome {
 	}
 	_, res, err := gh.Repositories.CreateStatus(ctx, owner, repo, sha, status)
 	if err != nil {
-		return failure("setting the status", err)
+		return scmhost.Failure("setting the status", err)
 	}
-	return Outcome{StatusCode: res.StatusCode, Delivered: true}
+	return outbound.Outcome{StatusCode: res.StatusCode, Delivered: true}
 }
 
 // statusSHA is the commit the status goes on: the one the run scanned
@@ -73,23 +74,23 @@ func statusSHA(sc store.Scan) string {
 
 // comment creates or edits the pull request's summary comment: the one
 // the link names, else the one that carries the marker, else a new one.
-func (d *Decorator) comment(ctx context.Context, gh *github.Client, t storedelivery.PRTarget, owner, repo string, number int, body string) (Outcome, bool) {
+func (d *Decorator) comment(ctx context.Context, gh *github.Client, t storedelivery.PRTarget, owner, repo string, number int, body string) (outbound.Outcome, bool) {
 	lease := uuid.NewString()
 	link, err := d.Store.ClaimPRLink(ctx, t, lease, d.now(), linkLease)
 	if errors.Is(err, storedelivery.ErrLinkBusy) {
-		return Outcome{Retryable: true, RetryAfter: 5 * time.Second, Err: "another decoration of this pull request is in progress"}, false
+		return outbound.Outcome{Retryable: true, RetryAfter: 5 * time.Second, Err: "another decoration of this pull request is in progress"}, false
 	}
 	if err != nil {
-		return Outcome{Retryable: true, Err: "claiming the comment: " + err.Error()}, false
+		return outbound.Outcome{Retryable: true, Err: "claiming the comment: " + err.Error()}, false
 	}
 	id, err := d.writeComment(ctx, gh, link.CommentID, owner, repo, number, t.ProjectID, body)
 	if rerr := d.Store.ReleasePRLink(ctx, t, lease, id); err == nil && rerr != nil && !errors.Is(rerr, storedelivery.ErrLinkBusy) {
 		err = rerr
 	}
 	if err != nil {
-		return failure("writing the comment", err), false
+		return scmhost.Failure("writing the comment", err), false
 	}
-	return Outcome{}, true
+	return outbound.Outcome{}, true
 }
 
 // writeComment edits comment known (0: none), or the one carrying the
@@ -163,42 +164,4 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return norm.ClipTo(s, n-len("…")) + "…"
-}
-
-// failure classifies a host call's error: rate limits wait for the host's
-// reset or Retry-After, 5xx, 408, 429 and lost connections are retried,
-// other answers (401, 403, 404, 422) are not (the delivery log shows the
-// status). The host's own words are left out: a host could echo a token.
-func failure(doing string, err error) Outcome {
-	var (
-		abuse   *github.AbuseRateLimitError
-		rate    *github.RateLimitError
-		resp    *github.ErrorResponse
-		blocked *netguard.BlockedAddressError
-	)
-	switch {
-	case errors.As(err, &abuse):
-		wait := time.Minute
-		if abuse.RetryAfter != nil {
-			wait = *abuse.RetryAfter
-		}
-		return Outcome{StatusCode: statusOf(abuse.Response), Retryable: true, RetryAfter: wait, Err: doing + ": the host's secondary rate limit"}
-	case errors.As(err, &rate):
-		return Outcome{StatusCode: statusOf(rate.Response), Retryable: true, RetryAfter: max(time.Until(rate.Rate.Reset.Time), time.Second),
-			Err: doing + ": the token's rate limit is exhausted"}
-	case errors.As(err, &resp) && resp.Response != nil:
-		code := resp.Response.StatusCode
-		retry := code >= 500 || code == http.StatusTooManyRequests || code == http.StatusRequestTimeout
-		return Outcome{StatusCode: code, Retryable: retry, Err: fmt.Sprintf("%s: the host answered %d", doing, code)}
-	case errors.As(err, &blocked):
-		return Outcome{Err: doing + ": the host resolves to an internal address"}
-	}
-	return Outcome{Retryable: true, Err: doing + ": the host could not be reached"}
-}
-
-func statusOf(r *http.Response) int {
-	if r == nil {
-		return 0
-	}
-	return r.StatusCode
 }

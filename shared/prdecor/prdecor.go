@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/acme/codescan-api/shared/gate"
+	"github.com/acme/codescan-api/shared/outbound"
 	"github.com/acme/codescan-api/shared/pullrequest"
 	"github.com/acme/codescan-api/shared/scmhost"
 	"github.com/acme/codescan-api/shared/secrets"
@@ -116,28 +117,19 @@ func Matches(in store.Integration, pr pullrequest.PullRequest) bool {
 	return len(in.OrgAllowlist) == 0 || slices.ContainsFunc(in.OrgAllowlist, func(o string) bool { return strings.EqualFold(o, pr.Owner()) })
 }
 
-// Outcome is how one attempt went, as the delivery log records it.
-type Outcome struct {
-	StatusCode int // the host's last answer, 0 without one
-	Delivered  bool
-	Retryable  bool
-	RetryAfter time.Duration // the host's Retry-After or rate-limit reset
-	Err        string        // a class of failure, never the host's words
-}
-
 // Decorate decorates the pull request of a scan through one integration:
 // the summary comment, then the status.
-func (d *Decorator) Decorate(ctx context.Context, companyID int64, scanID, integration string) Outcome {
+func (d *Decorator) Decorate(ctx context.Context, companyID int64, scanID, integration string) outbound.Outcome {
 	job, gone, err := d.prepare(ctx, companyID, scanID, integration)
 	switch {
 	case err != nil:
-		return Outcome{Retryable: true, Err: "reading the scan: " + err.Error()}
+		return outbound.Outcome{Retryable: true, Err: "reading the scan: " + err.Error()}
 	case gone != "":
-		return Outcome{Err: gone}
+		return outbound.Outcome{Err: gone, Gone: true}
 	}
 	sum, err := summarize(ctx, d.Store, job.scan, job.project)
 	if err != nil {
-		return Outcome{Retryable: true, Err: "summarizing the scan: " + err.Error()}
+		return outbound.Outcome{Retryable: true, Err: "summarizing the scan: " + err.Error()}
 	}
 	return d.publish(ctx, job, sum)
 }

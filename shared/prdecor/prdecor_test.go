@@ -16,6 +16,7 @@ import (
 	"github.com/acme/codescan-api/internal/registry"
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/delivery"
+	"github.com/acme/codescan-api/shared/outbound"
 	"github.com/acme/codescan-api/shared/prdecor"
 	"github.com/acme/codescan-api/shared/pullrequest"
 	"github.com/acme/codescan-api/shared/scmhost"
@@ -54,8 +55,8 @@ func newWorld(t *testing.T) *world {
 	w.integration(t, sealer)
 	w.engine = &delivery.Engine{Store: env.Store, Sealer: sealer, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Backoff: delivery.Backoff{Base: 20 * time.Millisecond, Max: 100 * time.Millisecond, Horizon: time.Hour},
-		PullRequests: &prdecor.Decorator{Store: env.Store, Sealer: sealer,
-			Host: scmhost.New(scmhost.Options{AllowLoopback: true, Timeout: 5 * time.Second})}}
+		Outbound: []outbound.Channel{&prdecor.Decorator{Store: env.Store, Sealer: sealer,
+			Host: scmhost.New(scmhost.Options{AllowLoopback: true, Timeout: 5 * time.Second})}}}
 	res := testenv.Do(t, w.mux, "POST", "/blocking-rules", `{"slug":"no-new-criticals","name":"No new criticals","ci":true,"conditions":{"min_urgency":"CR"}}`, w.key...)
 	if res.Status != http.StatusCreated {
 		t.Fatalf("blocking rule: %d %s", res.Status, res.Body)
