@@ -59,12 +59,17 @@ test:
 ## the digest read with the same issues due at 10,000 and 1,000,000 issues
 ## stored (some 12 minutes, most of it loading; BENCH_JOBS_SIZES=,
 ## BENCH_JOBS_DUE=, default 100); then the worst path globs a rule may hold
-## against a 1,024-byte path
+## against a 1,024-byte path; then the cost and time of typical and worst
+## accepted event filter expressions; then GET /components at 100, 1,000
+## and 10,000 components per tenant (BENCH_COMPONENTS=100,100000 for the
+## 100,000 figure, some 6 minutes of loading)
 bench:
 	JAVA_TOOL_OPTIONS="-Xmx$${BENCH_HEAP:-12g}" $(GO) run ./scripts/withddb $(GO) run ./scripts/bench
 	$(GO) run ./scripts/withddb $(GO) run ./scripts/bench-ingest
 	JAVA_TOOL_OPTIONS="-Xmx$${BENCH_HEAP:-12g}" $(GO) run ./scripts/withddb $(GO) run ./scripts/bench-jobs
+	$(GO) run ./scripts/withddb $(GO) run ./scripts/bench-components
 	$(GO) test -run '^$$' -bench . -count 3 ./shared/pathglob
+	$(GO) test -run '^$$' -bench . -count 3 ./shared/eventfilter
 
 ## load: LOAD_CLIENTS (default 16) concurrent clients for LOAD_SECONDS
 ## (default 40) against the whole API on its own DynamoDB Local, rate limit

@@ -2,6 +2,7 @@ package accounts_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strconv"
 	"testing"
@@ -71,5 +72,69 @@ func TestSCMLogin(t *testing.T) {
 	// Newest first: ops linked, dev unlinked, dev linked.
 	if len(links) != 3 || links[0].After != "octo-dev" || links[1].Before != "octo-dev" || links[1].After != nil || links[2].Before != nil {
 		t.Fatalf("audit of the links: %+v", links)
+	}
+}
+
+// A PATCH with the login and other members is one change: one
+// transaction, one audit entry naming every member; a taken login refuses
+// the whole change in that transaction (the user, its list copies, the
+// logins and the audit log as they were).
+func TestSCMLoginIsOneChange(t *testing.T) {
+	w := newWorld(t)
+	acme := w.env.Company(t, "Acme")
+	dev := w.env.User(t, acme, testenv.UserSpec{Email: "dev@acme.test"})
+	ops := w.env.User(t, acme, testenv.UserSpec{Email: "ops@acme.test"})
+	admin := testenv.Key(acme.Admin)
+	ctx := context.Background()
+	path := func(u testenv.User) string { return "/users/" + strconv.FormatInt(u.ID, 10) }
+	updates := func() []store.AuditRecord {
+		t.Helper()
+		entries, _, err := w.env.Store.ListAudit(ctx, acme.ID, store.AuditFilter{Action: "user.update"}, store.PageQuery{Limit: 50})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return entries
+	}
+
+	w.do(t, "PATCH", path(dev), `{"scm_login":"octo-dev","permissions":["scans.upload_scan"]}`, admin, http.StatusOK)
+	entries := updates()
+	if len(entries) != 1 {
+		t.Fatalf("one PATCH left %d audit entries: %+v", len(entries), entries)
+	}
+	if c := entries[0].Changes; c["scm_login"].After != "octo-dev" || c["permissions"].After == nil || len(c) != 2 {
+		t.Fatalf("the entry's changes: %+v", c)
+	}
+
+	// The login is taken: nothing of the change is written.
+	was, err := w.env.Store.GetUser(ctx, acme.ID, ops.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.do(t, "PATCH", path(ops), `{"scm_login":"octo-dev","permissions":["scans.upload_scan"],"is_admin":true}`, admin, http.StatusConflict)
+	if u, err := w.env.Store.GetUser(ctx, acme.ID, ops.ID); err != nil || len(u.Permissions) != 0 || u.IsAdmin || u.SCMLogin != "" || u.Revision != was.Revision {
+		t.Fatalf("a refused change changed the user: %+v %v", u, err)
+	}
+	if n := len(updates()); n != 1 {
+		t.Fatalf("a refused change was audited: %d entries", n)
+	}
+	if u, err := w.env.Store.UserBySCMLogin(ctx, acme.ID, "octo-dev"); err != nil || u.ID != dev.ID {
+		t.Fatalf("the login after a refused change: %+v %v", u, err)
+	}
+	var admins struct{ Users []linkedUser }
+	w.do(t, "GET", "/users?role=admin&page_size=100", "", admin, http.StatusOK).Decode(t, &admins)
+	for _, u := range admins.Users {
+		if u.ID == ops.ID {
+			t.Fatalf("a refused change listed the user as an admin: %+v", admins.Users)
+		}
+	}
+
+	// Moving the login to another user in one change frees the old one.
+	w.do(t, "PATCH", path(dev), `{"scm_login":"octo-2","active":false}`, admin, http.StatusOK)
+	if _, err := w.env.Store.UserBySCMLogin(ctx, acme.ID, "octo-dev"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("the old login after a move: %v", err)
+	}
+	w.do(t, "PATCH", path(ops), `{"scm_login":"octo-dev"}`, admin, http.StatusOK)
+	if n := len(updates()); n != 3 {
+		t.Fatalf("three PATCHes, %d audit entries", n)
 	}
 }

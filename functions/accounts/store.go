@@ -18,6 +18,4 @@ type Store interface {
 	ListUsersPage(ctx context.Context, companyID int64, facet string, q store.PageQuery) ([]store.User, store.PageResult, int64, error)
 	RevokeAPIKey(ctx context.Context, companyID, keyID int64) (store.APIKey, error)
 	UpdateUser(ctx context.Context, companyID, userID int64, ch store.UserChange) (before, after store.User, err error)
-	SetUserSCMLogin(ctx context.Context, companyID, userID int64, login string) (before, after store.User, err error)
-	UserBySCMLogin(ctx context.Context, companyID int64, login string) (store.User, error)
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/acme/codescan-api/shared/prtriage"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/store"
-	"github.com/acme/codescan-api/shared/store/catalog"
+	"github.com/acme/codescan-api/shared/store/tenancy"
 )
 
 // Limits of a user's fields.
@@ -161,23 +161,18 @@ func (h handlers) updateUser(w http.ResponseWriter, r *http.Request) error {
 		}
 		ch.Permissions = &perms
 	}
-	login, err := h.scmLogin(r, p.CompanyID, id, req.SCMLogin)
-	if err != nil {
+	if ch.SCMLogin, err = scmLogin(req.SCMLogin); err != nil {
 		return err
 	}
-	var after store.User
-	if ch != (store.UserChange{}) {
-		_, after, err = h.store.UpdateUser(r.Context(), p.CompanyID, id, ch)
-	}
-	if err == nil && login != nil {
-		_, after, err = h.store.SetUserSCMLogin(r.Context(), p.CompanyID, id, *login)
-	}
+	// One transaction and one audit entry for every member, the login's
+	// look-up item included.
+	_, after, err := h.store.UpdateUser(r.Context(), p.CompanyID, id, ch)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return errUserNotFound
 	case errors.Is(err, store.ErrLastAdmin):
 		return errLastAdmin
-	case errors.Is(err, catalog.ErrSCMLoginTaken):
+	case errors.Is(err, tenancy.ErrSCMLoginTaken):
 		return errLoginTaken
 	case err != nil:
 		return err
@@ -187,9 +182,9 @@ func (h handlers) updateUser(w http.ResponseWriter, r *http.Request) error {
 
 // scmLogin reads scm_login: nil when absent, "" for null (unlink), else
 // the login in its canonical form. A login another user of the company
-// holds is refused before the other members are written (the link's own
-// transaction guards it again).
-func (h handlers) scmLogin(r *http.Request, companyID, userID int64, raw json.RawMessage) (*string, error) {
+// holds is refused by the update's transaction (store.ErrSCMLoginTaken),
+// which then writes nothing.
+func scmLogin(raw json.RawMessage) (*string, error) {
 	if raw == nil {
 		return nil, nil
 	}
@@ -204,18 +199,6 @@ func (h handlers) scmLogin(r *http.Request, companyID, userID int64, raw json.Ra
 			return nil, httpapi.Errorf(http.StatusBadRequest, "scm_login must be a host login: 1 to 64 letters, digits, hyphens or underscores")
 		}
 		login = l
-	}
-	if login == "" {
-		return &login, nil
-	}
-	holder, err := h.store.UserBySCMLogin(r.Context(), companyID, login)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return &login, nil
-	case err != nil:
-		return nil, err
-	case holder.ID != userID:
-		return nil, errLoginTaken
 	}
 	return &login, nil
 }

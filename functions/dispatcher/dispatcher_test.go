@@ -40,6 +40,8 @@ type world struct {
 	clk     *clock
 	mailWeb string
 	stop    func()
+	// rounds follows the running poller's caught-up rounds.
+	rounds *testenv.Rounds
 }
 
 // clock is the dispatcher's clock: it stands still until the test moves it.
@@ -80,7 +82,9 @@ func (w *world) startPoller(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	p := &localstream.Poller{Dispatcher: w.d, DB: w.env.Store.Client(), Table: w.env.Store.TableName(), Streams: streams, Idle: 50 * time.Millisecond}
+	w.rounds = testenv.NewRounds()
+	p := &localstream.Poller{Dispatcher: w.d, DB: w.env.Store.Client(), Table: w.env.Store.TableName(), Streams: streams, Idle: 50 * time.Millisecond,
+		Caught: w.rounds.Caught}
 	go func() { defer close(done); _ = p.Run(ctx) }()
 	w.stop = func() { cancel(); <-done }
 }
@@ -170,16 +174,20 @@ func (w *world) inbox(t *testing.T, to string) []maildev.Email {
 	return out
 }
 
-// eventually polls cond for up to 10 seconds.
-func eventually(t *testing.T, what string, cond func() bool) {
+// eventually waits until cond holds, checking it again after every round
+// of the running poller that caught up with the stream, for up to 10
+// seconds.
+func (w *world) eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
+	w.rounds.Until(t, what, 10*time.Second, cond)
+}
+
+// settled waits until the running poller has handed over, and the
+// dispatcher delivered, everything written before: then what has not
+// arrived will not.
+func (w *world) settled(t *testing.T) {
+	t.Helper()
+	w.rounds.Settled(t, 10*time.Second)
 }
 
 func scanCompleted(companyID int64, scanID string) store.Event {
@@ -203,14 +211,14 @@ func TestEventReachesWebhookAndEmailOnceEach(t *testing.T) {
 	if err := w.env.Store.RecordEvent(context.Background(), ev); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the webhook and both emails", func() bool {
+	w.eventually(t, "the webhook and both emails", func() bool {
 		return len(rcv.received()) >= 1 && len(w.inbox(t, c.Admin.Email)) >= 1 && len(w.inbox(t, member.Email)) >= 1
 	})
 	// The same event written again (a retried transaction) sends nothing new.
 	if err := w.env.Store.RecordEvent(context.Background(), ev); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(500 * time.Millisecond)
+	w.settled(t)
 	got := rcv.received()
 	if len(got) != 1 || len(w.inbox(t, c.Admin.Email)) != 1 || len(w.inbox(t, member.Email)) != 1 {
 		t.Fatalf("deliveries: %d webhooks, %d + %d emails; want exactly one each", len(got), len(w.inbox(t, c.Admin.Email)), len(w.inbox(t, member.Email)))
@@ -271,10 +279,10 @@ func TestSettingsChooseExactlyTheRecipients(t *testing.T) {
 		}
 	}
 	record("a3c1e7d0-0000-4000-8000-000000000001")
-	eventually(t, "first deliveries", func() bool {
+	w.eventually(t, "first deliveries", func() bool {
 		return len(rcv.received()) == 1 && len(w.inbox(t, loud.Email)) == 1 && len(w.inbox(t, c.Admin.Email)) == 1
 	})
-	time.Sleep(300 * time.Millisecond)
+	w.settled(t)
 	if n := len(w.inbox(t, quiet.Email)); n != 0 {
 		t.Errorf("user with email off got %d emails", n)
 	}
@@ -285,10 +293,10 @@ func TestSettingsChooseExactlyTheRecipients(t *testing.T) {
 	// The company turns webhooks off for the type: emails continue.
 	setting(t, w.env.Store, c.ID, 0, "scan_failed", store.ChannelWebhook, false)
 	record("a3c1e7d0-0000-4000-8000-000000000002")
-	eventually(t, "second emails", func() bool {
+	w.eventually(t, "second emails", func() bool {
 		return len(w.inbox(t, loud.Email)) == 2 && len(w.inbox(t, c.Admin.Email)) == 2
 	})
-	time.Sleep(300 * time.Millisecond)
+	w.settled(t)
 	if n := len(rcv.received()); n != 1 {
 		t.Errorf("webhook turned off, yet %d deliveries", n)
 	}
@@ -511,7 +519,7 @@ func TestDispatcherKilledBeforeSendingDeliversOnceAfterRestart(t *testing.T) {
 
 	// The restarted dispatcher reads the stream from its trim horizon.
 	w.startPoller(t)
-	eventually(t, "the first event", func() bool { return len(rcv.received()) == 1 })
+	w.eventually(t, "the first event", func() bool { return len(rcv.received()) == 1 })
 	// The dead claim's lease runs out; the timer picks the delivery up
 	// then, not before.
 	claimed := w.clk.now()
@@ -525,7 +533,7 @@ func TestDispatcherKilledBeforeSendingDeliversOnceAfterRestart(t *testing.T) {
 	// A second restart sends nothing again.
 	w.stop()
 	w.startPoller(t)
-	time.Sleep(time.Second)
+	w.settled(t)
 	if _, err := w.d.RunDue(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -585,7 +593,7 @@ func TestWritePathsProduceEvents(t *testing.T) {
 		}
 		return out
 	}
-	eventually(t, "new_critical_issue and scan_completed", func() bool {
+	w.eventually(t, "new_critical_issue and scan_completed", func() bool {
 		got := types()
 		return got["new_critical_issue"] == 1 && got["scan_completed"] == 1 && len(w.inbox(t, c.Admin.Email)) >= 1
 	})
@@ -597,7 +605,7 @@ func TestWritePathsProduceEvents(t *testing.T) {
 	if _, err := st.UpdateIssue(ctx, c.ID, issue.ID, store.IssueUpdate{Status: &status}, store.Actor{UserID: c.Admin.ID}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "issue_status_changed", func() bool { return types()["issue_status_changed"] == 1 })
+	w.eventually(t, "issue_status_changed", func() bool { return types()["issue_status_changed"] == 1 })
 	for _, r := range rcv.received() {
 		if strings.Contains(string(r.body), `"issue_status_changed"`) &&
 			!strings.Contains(string(r.body), `"previous_status":"open"`) {

@@ -34,6 +34,7 @@ import (
 	"github.com/acme/codescan-api/shared/reports"
 	"github.com/acme/codescan-api/shared/reportstore"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/scans"
 	"github.com/acme/codescan-api/shared/streamimage"
 )
 
@@ -56,9 +57,6 @@ type Job struct {
 	ScanID    string
 }
 
-// scanSKPrefix is the sort key prefix of scan items.
-const scanSKPrefix = "SCAN#"
-
 // JobOf reads a new item's image: a scan of an uploaded report (it has a
 // run id) created in status processing is a job; anything else is not.
 // It mirrors deployspec.IngestFilter, which selects the same items in AWS.
@@ -68,7 +66,7 @@ func JobOf(get streamimage.Get) (Job, bool) {
 	run, _ := get("run_id")
 	id, _ := get("id")
 	company, _ := get("company_id")
-	if !strings.HasPrefix(sk, scanSKPrefix) || status != store.ScanProcessing || run == "" || id == "" {
+	if !strings.HasPrefix(sk, scans.SKPrefix) || status != store.ScanProcessing || run == "" || id == "" {
 		return Job{}, false
 	}
 	n, err := strconv.ParseInt(company, 10, 64)
@@ -208,15 +206,8 @@ func (in *Ingester) ingest(ctx context.Context, job Job, sc store.Scan) (int, er
 		return 0, in.fail(ctx, sc, "The uploaded report is too large", "the decompressed report exceeds %d MiB", ingest.MaxReportBytes>>20)
 	}
 	rep, err := reports.Parse(sc.Engine, data)
-	var bad *reports.InvalidError
-	var big *reports.TooLargeError
-	switch {
-	case errors.As(err, &bad):
-		return 0, in.fail(ctx, sc, "The uploaded report is invalid", "invalid %s report: %s", sc.Engine, bad.Problem)
-	case errors.As(err, &big):
-		return 0, in.fail(ctx, sc, "The uploaded report is too large", "the report has more than %d %s", big.Limit, big.What)
-	case err != nil:
-		return 0, in.fail(ctx, sc, "The uploaded report could not be read", "%s", err.Error())
+	if err != nil {
+		return 0, in.refused(ctx, sc, err)
 	}
 	n := len(rep.Findings)
 	if n > ingest.MaxFindings {
@@ -229,12 +220,48 @@ func (in *Ingester) ingest(ctx context.Context, job Job, sc store.Scan) (int, er
 	if err != nil {
 		return n, err
 	}
+	if err := in.components(ctx, sc, proj, data); err != nil {
+		return n, err
+	}
 	if err := ingest.Write(ctx, in.Store, job.CompanyID, sc, proj, rep.Findings); err != nil {
 		in.Log.Error("ingest: write findings", "company_id", job.CompanyID, "scan_id", sc.ID, "error", err.Error())
 		return n, err
 	}
 	in.Log.Info("ingest: scan complete", "company_id", job.CompanyID, "scan_id", sc.ID, "findings", n)
 	return n, nil
+}
+
+// refused ends the scan incomplete for a report its reader refuses.
+func (in *Ingester) refused(ctx context.Context, sc store.Scan, err error) error {
+	var bad *reports.InvalidError
+	var big *reports.TooLargeError
+	switch {
+	case errors.As(err, &bad):
+		return in.fail(ctx, sc, "The uploaded report is invalid", "invalid %s report: %s", sc.Engine, bad.Problem)
+	case errors.As(err, &big):
+		return in.fail(ctx, sc, "The uploaded report is too large", "the report has more than %d %s", big.Limit, big.What)
+	}
+	return in.fail(ctx, sc, "The uploaded report could not be read", "%s", err.Error())
+}
+
+// components keeps the components a report lists (SBOMs, the SCA
+// scanners' package lists) as its engine's set on the scan's branch, and
+// announces the blast radius of the advisories it brings (ingest's
+// WriteComponents); reports of other engines list none.
+func (in *Ingester) components(ctx context.Context, sc store.Scan, proj store.Project, data []byte) error {
+	if !reports.ListsComponents(sc.Engine) {
+		return nil
+	}
+	inv, err := reports.Components(sc.Engine, data)
+	if err != nil {
+		return in.refused(ctx, sc, err)
+	}
+	engine, _ := reports.Canonical(sc.Engine)
+	if err := ingest.WriteComponents(ctx, in.Store, engine, sc, proj, inv); err != nil {
+		in.Log.Error("ingest: write components", "company_id", sc.CompanyID, "scan_id", sc.ID, "error", err.Error())
+		return err
+	}
+	return nil
 }
 
 func (in *Ingester) now() time.Time {

@@ -12,6 +12,9 @@ import (
 // call, and no others. The Lambda main passes the store itself.
 type Store interface {
 	ingest.Store // the scan write
+	// The component inventory of reports that list components, and the
+	// outbox of its component_affected events.
+	ingest.ComponentStore
 	// The bulk triage operations, whose inserts reach the ingester's
 	// event source mapping too.
 	bulktriage.Store

@@ -34,7 +34,7 @@ const (
 )
 
 const (
-	// ClaimTTL is how long a delivery and its comment are remembered.
+	// ClaimTTL is how long a command's comment is remembered.
 	ClaimTTL = 7 * 24 * time.Hour
 	// MaxCommandAge: a comment older than this (its signed created_at) is
 	// not acted on, well inside ClaimTTL, so a captured delivery sent
@@ -143,11 +143,12 @@ func (h handlers) deliver(r *http.Request, in store.Integration, body []byte) (s
 	if !ok {
 		return prtriage.Ignored, nil
 	}
-	delivery := r.Header.Get(DeliveryHeader)
-	if !deliveryPattern.MatchString(delivery) {
+	if !deliveryPattern.MatchString(r.Header.Get(DeliveryHeader)) {
 		return "", httpapi.Errorf(http.StatusBadRequest, "%s must be the host's delivery id", DeliveryHeader)
 	}
-	claim := catalog.SCMCommand{CompanyID: in.CompanyID, Integration: in.UUID, DeliveryID: delivery, CommentID: ev.Comment.ID}
+	// The comment is the command: a replayed delivery, or its signed body
+	// under a new delivery id, carries the same comment id.
+	claim := catalog.SCMCommand{CompanyID: in.CompanyID, Integration: in.UUID, CommentID: ev.Comment.ID}
 	err = h.store.ClaimSCMCommand(r.Context(), claim, h.now(), ClaimTTL)
 	if errors.Is(err, catalog.ErrSeen) {
 		return resultDuplicate, nil

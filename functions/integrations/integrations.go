@@ -28,6 +28,7 @@ import (
 	"github.com/acme/codescan-api/shared/scmhost"
 	"github.com/acme/codescan-api/shared/secrets"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/catalog"
 )
 
 // Type is the constant `type` of every integration in this interface.
@@ -107,9 +108,25 @@ type integrationJSON struct {
 	Expired       bool     `json:"expired"`
 	// WebhookSecretSet says whether the host's deliveries can be verified
 	// (the secret itself is write-only).
-	WebhookSecretSet bool   `json:"webhook_secret_set"`
-	CreatedAt        string `json:"created_at"`
-	UpdatedAt        string `json:"updated_at"`
+	WebhookSecretSet bool `json:"webhook_secret_set"`
+	// InlineComments is the setting of inline review comments.
+	InlineComments inlineJSON `json:"inline_comments"`
+	CreatedAt      string     `json:"created_at"`
+	UpdatedAt      string     `json:"updated_at"`
+}
+
+// inlineJSON is the setting of inline review comments as the API shows it:
+// max_per_scan is the default when never set.
+type inlineJSON struct {
+	Enabled    bool `json:"enabled"`
+	MaxPerScan int  `json:"max_per_scan"`
+}
+
+func inlineView(c *catalog.InlineComments) inlineJSON {
+	if c == nil || c.MaxPerScan <= 0 {
+		return inlineJSON{Enabled: c != nil && c.Enabled, MaxPerScan: catalog.DefaultInlinePerScan}
+	}
+	return inlineJSON{Enabled: c.Enabled, MaxPerScan: c.MaxPerScan}
 }
 
 // view is the API form of an integration; the sealed token and webhook
@@ -119,7 +136,8 @@ func view(in store.Integration) integrationJSON {
 		ID: in.ID, UUID: in.UUID, Type: Type, Name: in.Name, AccountID: in.AccountID,
 		AccountName: in.AccountName, OrgAllowlist: httpapi.Array(in.OrgAllowlist),
 		BaseURL: in.BaseURL, GatewayPrefix: in.GatewayPrefix, Expired: in.Expired,
-		WebhookSecretSet: in.SealedWebhookSecret != "", CreatedAt: in.CreatedAt, UpdatedAt: in.UpdatedAt,
+		WebhookSecretSet: in.SealedWebhookSecret != "", InlineComments: inlineView(in.InlineComments),
+		CreatedAt: in.CreatedAt, UpdatedAt: in.UpdatedAt,
 	}
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/acme/codescan-api/shared/scmhost/scmhosttest"
 	"github.com/acme/codescan-api/shared/secrets"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/catalog"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -290,7 +291,14 @@ func TestListAndGet(t *testing.T) {
 func TestPatchWithoutVerification(t *testing.T) {
 	w := setup(t)
 	before := w.stored(t, w.ghes)
-	time.Sleep(1100 * time.Millisecond) // updated_at has second precision
+	// updated_at has second precision: the PATCH is served by a store
+	// whose clock stands an hour later, not after a second's sleep.
+	later := time.Now().Add(time.Hour)
+	deps := w.env.Deps
+	deps.Store = store.New(w.env.Store.Client(), w.env.Store.TableName(), store.WithClock(func() time.Time { return later }))
+	w.h = integrations.NewWithOptions(deps, integrations.Options{
+		Sealer: w.sealer, Host: scmhost.New(scmhost.Options{AllowLoopback: true, Timeout: 2 * time.Second}),
+	})
 	r := w.patch(t, w.manager, w.ghes.UUID, `{"name":"  Acme Enterprise  ","org_allowlist":[" acme ","ACME","platform"]}`)
 	var body oneBody
 	r.Decode(t, &body)
@@ -303,6 +311,9 @@ func TestPatchWithoutVerification(t *testing.T) {
 	want.Revision, want.UpdatedAt = before.Revision+1, after.UpdatedAt
 	if !reflect.DeepEqual(after, want) || after.UpdatedAt == before.UpdatedAt {
 		t.Fatalf("stored\n got %+v\nwant %+v", after, want)
+	}
+	if stamp := later.UTC().Format(time.RFC3339); after.UpdatedAt != stamp {
+		t.Fatalf("updated_at %s, want the store's clock %s", after.UpdatedAt, stamp)
 	}
 	if !reflect.DeepEqual(body.Integration, expect(after)) || !body.Integration.Expired {
 		t.Fatalf("answer %+v, stored %+v", body.Integration, after)
@@ -447,7 +458,15 @@ func TestPatchFailuresChangeNothing(t *testing.T) {
 		{"orgs null", w.h, `{"org_allowlist":null}`, 400, `{"error":"org_allowlist must be an array of strings"}`},
 		{"orgs empty entry", w.h, `{"org_allowlist":["a"," "]}`, 400, `{"error":"org_allowlist entries must hold 1 to 100 characters"}`},
 		{"orgs too many", w.h, `{"org_allowlist":` + string(manyOrgs) + `}`, 400, `{"error":"org_allowlist may hold at most 100 entries"}`},
-		{"unknown field", w.h, `{"name":"x","account_id":"1"}`, 400, `{"error":"Unknown field \"account_id\" (allowed: secure_token, name, org_allowlist, base_url, gateway_prefix, webhook_secret)"}`},
+		{"unknown field", w.h, `{"name":"x","account_id":"1"}`, 400, `{"error":"Unknown field \"account_id\" (allowed: secure_token, name, org_allowlist, base_url, gateway_prefix, webhook_secret, inline_comments)"}`},
+		{"inline not an object", w.h, `{"inline_comments":true}`, 400, `{"error":"inline_comments must be an object {enabled, max_per_scan}"}`},
+		{"inline null", w.h, `{"inline_comments":null}`, 400, `~inline_comments must be an object`},
+		{"inline without enabled", w.h, `{"inline_comments":{"max_per_scan":5}}`, 400, `{"error":"inline_comments.enabled is required"}`},
+		{"inline enabled string", w.h, `{"inline_comments":{"enabled":"yes"}}`, 400, `{"error":"inline_comments.enabled must be a boolean"}`},
+		{"inline max zero", w.h, `{"inline_comments":{"enabled":true,"max_per_scan":0}}`, 400, `~max_per_scan must be an integer from 1 to 50`},
+		{"inline max too big", w.h, `{"inline_comments":{"enabled":true,"max_per_scan":51}}`, 400, `~max_per_scan must be an integer from 1 to 50`},
+		{"inline max fraction", w.h, `{"inline_comments":{"enabled":true,"max_per_scan":2.5}}`, 400, `~max_per_scan must be an integer`},
+		{"inline unknown member", w.h, `{"inline_comments":{"enabled":true,"per_file":1}}`, 400, `{"error":"Unknown field \"per_file\" in inline_comments (allowed: enabled, max_per_scan)"}`},
 		{"read-only field", w.h, `{"expired":false}`, 400, `~Unknown field \"expired\"`},
 		{"invalid json", w.h, `{"name":`, 400, `{"error":"Invalid JSON body"}`},
 		{"array body", w.h, `[]`, 400, `{"error":"Invalid JSON body"}`},
@@ -649,5 +668,36 @@ func TestCursorPagingMatchesPageNumbers(t *testing.T) {
 	}
 	if p, r := list(w.other.Admin, ""); r.Status != 200 || p.TotalIntegrations != 1 || len(p.Integrations) != 1 {
 		t.Fatalf("other company: %d %s", r.Status, r.Body)
+	}
+}
+
+// The inline review comments setting: off with the default bound until
+// set, replaced whole by a PATCH (max_per_scan defaulting to 10), never a
+// reason to call the host, and another company's integration answers as
+// a missing one.
+func TestPatchInlineComments(t *testing.T) {
+	w := setup(t)
+	r := w.do(t, w.h, "GET", "/integrations/scm-provider/"+w.ghes.UUID, "", testenv.Key(w.viewer)...)
+	if r.Status != 200 || !strings.Contains(string(r.Body), `"inline_comments":{"enabled":false,"max_per_scan":10}`) {
+		t.Fatalf("get: %d %s", r.Status, r.Body)
+	}
+	r = w.patch(t, w.manager, w.ghes.UUID, `{"inline_comments":{"enabled":true,"max_per_scan":3}}`)
+	if r.Status != 200 || !strings.Contains(string(r.Body), `"inline_comments":{"enabled":true,"max_per_scan":3}`) {
+		t.Fatalf("patch: %d %s", r.Status, r.Body)
+	}
+	if got := w.stored(t, w.ghes).InlineComments; got == nil || *got != (catalog.InlineComments{Enabled: true, MaxPerScan: 3}) {
+		t.Fatalf("stored %+v", got)
+	}
+	r = w.patch(t, w.manager, w.ghes.UUID, `{"inline_comments":{"enabled":false}}`)
+	if got := w.stored(t, w.ghes).InlineComments; r.Status != 200 || got == nil || *got != (catalog.InlineComments{MaxPerScan: 10}) {
+		t.Fatalf("replaced: %d %s %+v", r.Status, r.Body, got)
+	}
+	if w.host.Requests() != 0 {
+		t.Fatal("the host was called for a setting")
+	}
+	other := w.env.Company(t, "Globex")
+	theirs := w.integration(t, other.ID, store.Integration{Name: "Theirs", AccountID: "5", AccountName: "globex", BaseURL: "https://api.github.com"}, newToken)
+	if r := w.patch(t, w.manager, theirs.UUID, `{"inline_comments":{"enabled":true}}`); r.Status != 404 || w.stored(t, theirs).InlineComments != nil {
+		t.Fatalf("another company's integration: %d %s", r.Status, r.Body)
 	}
 }

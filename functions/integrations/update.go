@@ -27,7 +27,7 @@ const (
 	MaxOrgs         = 100  // org_allowlist entries
 	MaxOrgLength    = 100  // characters of one entry, after trimming
 	MaxTokenLength  = 1024 // bytes of secure_token
-	fieldsAllowedIn = "secure_token, name, org_allowlist, base_url, gateway_prefix, webhook_secret"
+	fieldsAllowedIn = "secure_token, name, org_allowlist, base_url, gateway_prefix, webhook_secret, inline_comments"
 	// A webhook secret is 16 to 256 characters (GitHub's own bound on
 	// what it accepts is looser; below 16 a secret is guessable).
 	MinWebhookSecret = 16
@@ -39,6 +39,7 @@ type patch struct {
 	token, name, baseURL, prefix *string
 	orgs                         *[]string
 	webhookSecret                *string
+	inline                       *catalog.InlineComments
 }
 
 // verifies reports whether the update touches the credentials.
@@ -53,7 +54,7 @@ func (h handlers) update(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ch := store.IntegrationChange{Name: p.name, OrgAllowlist: p.orgs, BaseURL: p.baseURL, GatewayPrefix: p.prefix}
+	ch := store.IntegrationChange{Name: p.name, OrgAllowlist: p.orgs, BaseURL: p.baseURL, GatewayPrefix: p.prefix, InlineComments: p.inline}
 	if p.verifies() {
 		if err := h.verify(r, in, p, &ch); err != nil {
 			return err
@@ -106,6 +107,8 @@ func (h handlers) parsePatch(r *http.Request) (patch, error) {
 			p.orgs, err = orgs(raw)
 		case "webhook_secret":
 			p.webhookSecret, err = str(name, raw, webhookSecret)
+		case "inline_comments":
+			p.inline, err = inlineComments(raw)
 		default:
 			err = httpapi.Errorf(http.StatusBadRequest, "Unknown field %q (allowed: %s)", name, fieldsAllowedIn)
 		}
@@ -290,4 +293,38 @@ func (h handlers) markExpired(r *http.Request, in store.Integration, reason stri
 		return httpapi.Errorf(http.StatusConflict, "The integration was changed by another request; read it again and retry")
 	}
 	return err
+}
+
+// inlineComments decodes the setting of inline review comments: an object
+// with a boolean enabled and, optionally, max_per_scan 1 to 50 (the
+// default 10 when absent); it replaces the whole setting.
+func inlineComments(raw json.RawMessage) (*catalog.InlineComments, error) {
+	var in map[string]json.RawMessage
+	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) || json.Unmarshal(raw, &in) != nil {
+		return nil, httpapi.Errorf(http.StatusBadRequest, "inline_comments must be an object {enabled, max_per_scan}")
+	}
+	out := catalog.InlineComments{MaxPerScan: catalog.DefaultInlinePerScan}
+	enabled := false
+	for _, name := range slices.Sorted(maps.Keys(in)) {
+		v := bytes.TrimSpace(in[name])
+		switch name {
+		case "enabled":
+			if !bytes.Equal(v, []byte("true")) && !bytes.Equal(v, []byte("false")) {
+				return nil, httpapi.Errorf(http.StatusBadRequest, "inline_comments.enabled must be a boolean")
+			}
+			out.Enabled, enabled = bytes.Equal(v, []byte("true")), true
+		case "max_per_scan":
+			n, err := strconv.Atoi(string(v))
+			if err != nil || n < 1 || n > catalog.MaxInlinePerScan {
+				return nil, httpapi.Errorf(http.StatusBadRequest, "inline_comments.max_per_scan must be an integer from 1 to %d", catalog.MaxInlinePerScan)
+			}
+			out.MaxPerScan = n
+		default:
+			return nil, httpapi.Errorf(http.StatusBadRequest, "Unknown field %q in inline_comments (allowed: enabled, max_per_scan)", name)
+		}
+	}
+	if !enabled {
+		return nil, httpapi.Errorf(http.StatusBadRequest, "inline_comments.enabled is required")
+	}
+	return &out, nil
 }

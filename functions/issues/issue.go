@@ -13,6 +13,7 @@ import (
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/ingest"
 	"github.com/acme/codescan-api/shared/store"
+	storetickets "github.com/acme/codescan-api/shared/store/tickets"
 )
 
 // issueJSON is a SAST issue as every route shows it: the drill-down's
@@ -47,6 +48,8 @@ type issueJSON struct {
 	RiskAcceptance *riskAcceptanceJSON `json:"risk_acceptance,omitempty"`
 	SLAStartedAt   *string             `json:"sla_started_at"`
 	Decision       *decisionJSON       `json:"decision"`
+	// Tickets are the tickets that list the issue (see tickets.go).
+	Tickets []storetickets.TicketView `json:"tickets"`
 }
 
 // decisionJSON is the triage decision an issue carries: made for the
@@ -175,7 +178,7 @@ func renderIssue(i store.Issue, lastSeen string) issueJSON {
 		LastSeenScanID: optional(lastSeen), FixedAt: optional(i.FixedAt), FixedScanID: optional(i.FixedScanID),
 		ReopenCount: i.ReopenCount, Reason: optional(i.Reason), UpdatedAt: optional(i.UpdatedAt),
 		RiskAcceptance: riskAcceptance(i), SLAStartedAt: optional(i.SLAStartedAt),
-		AutoFixSuggestion: autoFixOf(i),
+		AutoFixSuggestion: autoFixOf(i), Tickets: []storetickets.TicketView{},
 	}
 	out.AutoTriage.FalsePositiveDetection.Status = "not_started"
 	if i.AssignedTo != 0 {
@@ -216,7 +219,11 @@ func (h handlers) issue(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "issue": renderIssue(i, seen)})
+	out := []issueJSON{renderIssue(i, seen)}
+	if err := h.withTickets(ctx, companyID, out); err != nil {
+		return err
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "issue": out[0]})
 }
 
 // lastSeen is the last scan that reported the issue: the latest scan of

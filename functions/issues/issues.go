@@ -17,17 +17,21 @@ import (
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/store"
+	storetickets "github.com/acme/codescan-api/shared/store/tickets"
 )
 
 type handlers struct {
 	store Store
 	exp   exportDeps
 	now   func() time.Time // what an acceptance's end is checked against
+	// tickets reads the tickets issue answers show (shared/store/tickets).
+	tickets ticketReads
 }
 
 // New returns the group's http.Handler.
 func New(d config.Deps) http.Handler {
-	h := handlers{store: d.Store, exp: exportDeps{bucket: d.Exports, linkTTL: d.ExportLinkTTL, now: d.Clock()}, now: d.Clock()}
+	h := handlers{store: d.Store, exp: exportDeps{bucket: d.Exports, linkTTL: d.ExportLinkTTL, now: d.Clock()}, now: d.Clock(),
+		tickets: storetickets.New(d.Store.Client(), d.Store.TableName(), d.Clock())}
 	return d.Server.Group(routes.GroupIssues, map[string]httpapi.HandlerFunc{
 		"GET /issues/groups":                 h.groups,
 		"GET /issues":                        h.list,

@@ -53,10 +53,17 @@ func (h handlers) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	page, res, total, err := h.store.ListIssues(ctx, companyID, f, pg.Query())
+	tf, err := parseTicketFilter(r.URL.Query())
+	if err != nil {
+		return err
+	}
+	page, res, total, err := h.listIssues(ctx, companyID, f, tf, pg.Query())
 	out := make([]issueJSON, len(page))
 	for n, i := range page {
 		out[n] = renderIssue(i, i.LastSeenScanID)
+	}
+	if err == nil {
+		err = h.withTickets(ctx, companyID, out)
 	}
 	return writePage(w, pg, res, int(total), err, out)
 }

@@ -44,6 +44,9 @@ func (h handlers) scanIssuesAgainst(w http.ResponseWriter, r *http.Request, sc s
 	for n, i := range page {
 		out[n] = renderIssue(i, i.LastSeenScanID)
 	}
+	if err := h.withTickets(ctx, companyID, out); err != nil {
+		return err
+	}
 	total := len(cmp.Counted)
 	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "page": pg.Page, "total_pages": pg.TotalPages(total),
 		"total_issues": total, "issues": out, "baseline": cmp.Summary})

@@ -36,6 +36,9 @@ func (h handlers) scanIssues(w http.ResponseWriter, r *http.Request) error {
 	for n, i := range page {
 		out[n] = renderIssue(i, i.LastSeenScanID)
 	}
+	if err := h.withTickets(ctx, companyID, out); err != nil {
+		return err
+	}
 	return writePage(w, pg, res, total, nil, out)
 }
 

@@ -30,6 +30,8 @@ type Store interface {
 	GroupsPage(ctx context.Context, companyID int64, sc store.Scope, dim store.Dimension, offset, limit int) ([]store.GroupCount, int64, error)
 	IssueHistory(ctx context.Context, companyID int64, issueID string) ([]store.HistoryEntry, error)
 	ListIssues(ctx context.Context, companyID int64, f store.IssueFilter, q store.PageQuery) ([]store.Issue, store.PageResult, int64, error)
+	ListIssuesAmong(ctx context.Context, companyID int64, f store.IssueFilter, ids []string, q store.PageQuery) ([]store.Issue, store.PageResult, int64, error)
+	ListIssuesWithout(ctx context.Context, companyID int64, f store.IssueFilter, without map[string]bool, q store.PageQuery) ([]store.Issue, store.PageResult, int64, error)
 	ListProjects(ctx context.Context, companyID int64) ([]store.Project, error)
 	ListSCAIssues(ctx context.Context, companyID, projectID int64, q store.PageQuery) ([]store.SCAIssue, store.PageResult, int, error)
 	ListScans(ctx context.Context, companyID int64, q store.ScanQuery) (store.ScanPage, error)

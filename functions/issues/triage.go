@@ -101,7 +101,11 @@ func (h handlers) patch(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "issue": renderIssue(i, i.LastSeenScanID)})
+	out := []issueJSON{renderIssue(i, i.LastSeenScanID)}
+	if err := h.withTickets(r.Context(), i.CompanyID, out); err != nil {
+		return err
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "issue": out[0]})
 }
 
 // assignee reads assigned_to: an active user of the company by id, or null

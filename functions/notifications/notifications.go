@@ -5,15 +5,20 @@ package notifications
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"maps"
 	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/config"
+	"github.com/acme/codescan-api/shared/eventfilter"
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/notify"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/store"
+	storedelivery "github.com/acme/codescan-api/shared/store/delivery"
 )
 
 type handlers struct{ store Store }
@@ -36,6 +41,9 @@ func (h handlers) setCompany(w http.ResponseWriter, r *http.Request) error {
 	return h.set(w, r, 0)
 }
 
+// MaxFilter bounds a preference's filter expression, in bytes.
+const MaxFilter = eventfilter.MaxLength
+
 func (h handlers) setUser(w http.ResponseWriter, r *http.Request) error {
 	return h.set(w, r, auth.FromContext(r.Context()).UserID)
 }
@@ -48,7 +56,7 @@ func (h handlers) set(w http.ResponseWriter, r *http.Request, userID int64) erro
 	if !ok {
 		return errUnknownType
 	}
-	changes, err := parseChanges(r)
+	changes, err := parseChanges(r, userID != 0)
 	if err != nil {
 		return err
 	}
@@ -62,16 +70,30 @@ func (h handlers) set(w http.ResponseWriter, r *http.Request, userID int64) erro
 
 var channels = []string{store.ChannelEmail, store.ChannelWebhook}
 
-func parseChanges(r *http.Request) ([]store.ChannelChange, error) {
+// parseChanges reads a partial update: the channels, and for a user's
+// preference the email filter (a CEL expression, compiled, type-checked
+// and costed here; "" or null removes it).
+func parseChanges(r *http.Request, user bool) ([]store.ChannelChange, error) {
 	body, err := httpapi.DecodeJSONObject(r)
 	if err != nil {
 		return nil, err
 	}
 	var changes []store.ChannelChange
-	for name := range body {
-		if !slices.Contains(channels, name) {
-			return nil, httpapi.Errorf(http.StatusBadRequest, "Unknown field %q (allowed: email_enabled, webhook_enabled)", name)
+	allowed := "email_enabled, webhook_enabled"
+	if user {
+		allowed += ", filter"
+	}
+	for _, name := range slices.Sorted(maps.Keys(body)) {
+		if !slices.Contains(channels, name) && !(user && name == storedelivery.SettingFilter) {
+			return nil, httpapi.Errorf(http.StatusBadRequest, "Unknown field %q (allowed: %s)", name, allowed)
 		}
+	}
+	if raw, ok := body[storedelivery.SettingFilter]; ok {
+		f, err := parseFilter(raw)
+		if err != nil {
+			return nil, err
+		}
+		changes = append(changes, store.ChannelChange{Channel: storedelivery.SettingFilter, Text: &f})
 	}
 	for _, name := range channels {
 		raw, present := body[name]
@@ -98,6 +120,7 @@ type channelPair struct {
 
 type preference struct {
 	TypeCode        string            `json:"type_code"`
+	Filter          *string           `json:"filter"`
 	Description     string            `json:"description"`
 	EmailEnabled    bool              `json:"email_enabled"`
 	WebhookEnabled  bool              `json:"webhook_enabled"`
@@ -119,7 +142,7 @@ func (h handlers) list(w http.ResponseWriter, r *http.Request) error {
 	for _, t := range notify.Types {
 		c, u := company[t.Code], user[t.Code]
 		pref := preference{
-			TypeCode: t.Code, Description: t.Description,
+			TypeCode: t.Code, Description: t.Description, Filter: nullable(u.Filter),
 			Sources:         map[string]string{},
 			PlatformDefault: channelPair{&t.EmailEnabled, &t.WebhookEnabled},
 			CompanyDefault:  channelPair{c.EmailEnabled, c.WebhookEnabled},
@@ -130,4 +153,31 @@ func (h handlers) list(w http.ResponseWriter, r *http.Request) error {
 		out = append(out, pref)
 	}
 	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "preferences": out})
+}
+
+// parseFilter reads a filter: a string compiled by eventfilter, "" or
+// null for none.
+func parseFilter(raw json.RawMessage) (string, error) {
+	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		return "", nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", httpapi.Errorf(http.StatusBadRequest, "filter must be a string (a CEL expression over event) or null")
+	}
+	if _, err := eventfilter.Compile(s); err != nil {
+		var fe *eventfilter.Error
+		if errors.As(err, &fe) {
+			return "", httpapi.Errorf(http.StatusBadRequest, "filter: %s", fe.Error())
+		}
+		return "", err
+	}
+	return strings.TrimSpace(s), nil
+}
+
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }

@@ -125,7 +125,11 @@ func TestErrors(t *testing.T) {
 		{"empty body", "/notifications/preferences/scan_completed", ``, member, 400, `{"error":"Invalid JSON body"}`},
 		{"trailing data", "/notifications/preferences/scan_completed", `{} {}`, member, 400, `{"error":"Invalid JSON body"}`},
 		{"wrong type", "/notifications/preferences/scan_completed", `{"email_enabled":"yes"}`, member, 400, `{"error":"email_enabled must be a boolean or null"}`},
-		{"unknown field", "/notifications/preferences/scan_completed", `{"sms_enabled":true}`, member, 400, `{"error":"Unknown field \"sms_enabled\" (allowed: email_enabled, webhook_enabled)"}`},
+		{"unknown field", "/notifications/preferences/scan_completed", `{"sms_enabled":true}`, member, 400, `{"error":"Unknown field \"sms_enabled\" (allowed: email_enabled, webhook_enabled, filter)"}`},
+		{"filter on a company default", "/notifications/company-defaults/scan_completed", `{"filter":"true"}`, acme.Admin, 400, `{"error":"Unknown field \"filter\" (allowed: email_enabled, webhook_enabled)"}`},
+		{"filter misspelled", "/notifications/preferences/scan_completed", `{"filter":"event.projet.name == \"x\""}`, member, 400, `{"error":"filter: line 1, column 6: undefined field 'projet'"}`},
+		{"filter not bool", "/notifications/preferences/scan_completed", `{"filter":"event.type"}`, member, 400, `{"error":"filter: the expression must return a bool, not string"}`},
+		{"filter not a string", "/notifications/preferences/scan_completed", `{"filter":42}`, member, 400, `{"error":"filter must be a string (a CEL expression over event) or null"}`},
 		{"oversized", "/notifications/preferences/scan_completed", `{"email_enabled":true,"x":"` + strings.Repeat("a", 6<<20) + `"}`, member, 413, ``},
 	}
 	for _, c := range cases {

@@ -24,6 +24,7 @@ import (
 	"github.com/acme/codescan-api/shared/reportstore"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/scans"
 )
 
 // cwes are the CWEs the generated reports spread their results over.
@@ -56,26 +57,28 @@ type scanView struct {
 	Findings     int               `json:"findings"`
 }
 
-// pollScan reads GET /scan/{id} as the client's wait loop does until the
-// scan is no longer processing.
-func pollScan(t *testing.T, h http.Handler, u testenv.User, id string, limit time.Duration) scanView {
+// pollScan waits until the scan is no longer processing, reading it again
+// after every write the store completes (the ingester's), then reads GET
+// /scan/{id} as the client's wait loop does.
+func pollScan(t *testing.T, env *testenv.Env, h http.Handler, u testenv.User, id string, limit time.Duration) scanView {
 	t.Helper()
-	deadline := time.Now().Add(limit)
-	for {
-		res := testenv.Do(t, h, "GET", "/scan/"+id, "", testenv.Key(u)...)
-		if res.Status != 200 {
-			t.Fatalf("GET /scan/%s: %d %s", id, res.Status, res.Body)
+	env.WatchWrites(t).Until(t, "scan "+id+" no longer processing", limit, func() bool {
+		sc, err := env.Store.GetScan(context.Background(), u.CompanyID, id)
+		if err != nil {
+			t.Fatalf("scan %s: %v", id, err)
 		}
-		var v scanView
-		res.Decode(t, &v)
-		if v.Status != store.ScanProcessing {
-			return v
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("scan %s still processing after %s", id, limit)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return sc.Status != store.ScanProcessing
+	})
+	res := testenv.Do(t, h, "GET", "/scan/"+id, "", testenv.Key(u)...)
+	if res.Status != 200 {
+		t.Fatalf("GET /scan/%s: %d %s", id, res.Status, res.Body)
 	}
+	var v scanView
+	res.Decode(t, &v)
+	if v.Status == store.ScanProcessing {
+		t.Fatalf("scan %s shown processing once stored %s", id, v.Status)
+	}
+	return v
 }
 
 // The upload answers before the findings are written: the scan is
@@ -91,7 +94,7 @@ func TestAsyncUpload(t *testing.T) {
 	}
 	var up scanResult
 	res.Decode(t, &up)
-	v := pollScan(t, scans, w.company.Admin, up.ScanID, 2*time.Minute)
+	v := pollScan(t, w.env, scans, w.company.Admin, up.ScanID, 2*time.Minute)
 	if v.Status != store.ScanComplete || v.Findings != 500 || v.FailedReason != nil {
 		t.Fatalf("scan after ingestion: %+v", v)
 	}
@@ -177,7 +180,7 @@ func TestChunkedUpload(t *testing.T) {
 		t.Fatalf("last chunk again: %d %s", again.Status, again.Body)
 	}
 	start := time.Now()
-	v := pollScan(t, projects.New(w.env.Deps), w.uploader, up.ScanID, 10*time.Minute)
+	v := pollScan(t, w.env, projects.New(w.env.Deps), w.uploader, up.ScanID, 10*time.Minute)
 	if v.Status != store.ScanComplete || v.Findings != n {
 		t.Fatalf("scan: %+v", v)
 	}
@@ -262,7 +265,7 @@ func TestWorkerRedelivery(t *testing.T) {
 	out, err := in.HandleStream(context.Background(), events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{{
 		EventName: "INSERT",
 		Change: events.DynamoDBStreamRecord{SequenceNumber: "1", NewImage: map[string]events.DynamoDBAttributeValue{
-			"SK":         events.NewStringAttribute("SCAN#" + up.ScanID),
+			"SK":         events.NewStringAttribute(scans.SKPrefix + up.ScanID),
 			"id":         events.NewStringAttribute(up.ScanID),
 			"company_id": events.NewNumberAttribute(strconv.FormatInt(w.company.ID, 10)),
 			"run_id":     events.NewStringAttribute(newRun()),
@@ -298,7 +301,7 @@ func TestWorkerFailure(t *testing.T) {
 	}
 	w.env.Ingest(t, w.company.ID, up.ScanID)
 	w.env.Ingest(t, w.company.ID, up.ScanID)
-	v := pollScan(t, scans, w.company.Admin, up.ScanID, time.Second)
+	v := pollScan(t, w.env, scans, w.company.Admin, up.ScanID, time.Second)
 	if v.Status != store.ScanIncomplete || v.FailedReason == nil || *v.FailedReason != "The uploaded report could not be read" ||
 		len(v.ScanErrors) != 1 || v.ScanErrors[0].Level != "error" || v.ScanErrors[0].Message != "the report is not valid gzip" {
 		t.Fatalf("failed scan: %+v", v)

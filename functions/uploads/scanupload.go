@@ -31,6 +31,7 @@ const MaxFindings = ingest.MaxFindings
 var formatNames = map[string]string{
 	"sarif": "SARIF", "codeql": "SARIF", "snyk": "SARIF", "semgrep": "Semgrep",
 	"govulncheck": "govulncheck", "osv-scanner": "OSV-Scanner", "cyclonedx": "CycloneDX",
+	"spdx": "SPDX",
 }
 
 // maxNameLen bounds the project and branch names and the CI platform.

@@ -66,24 +66,33 @@ func OptionsFromEnv() (Options, error) {
 	return Options{PendingQuota: mib << 20}, nil
 }
 
-// New returns the group's http.Handler configured from the environment.
-// d.Reports must be set: reports are stored in the bucket and ingested from
-// there.
-func New(d config.Deps) http.Handler {
+// New returns the group's http.Handler configured from the environment,
+// for the processes that serve every group (the registry's): a
+// configuration error ends the process with exit status 1 (config.Must).
+func New(d config.Deps) http.Handler { return config.Must(FromEnv(d)) }
+
+// FromEnv returns the group's http.Handler configured from the
+// environment, or the configuration error that must stop the process.
+func FromEnv(d config.Deps) (http.Handler, error) {
 	o, err := OptionsFromEnv()
 	if err != nil {
-		panic("uploads: " + err.Error())
+		return nil, fmt.Errorf("uploads: %w", err)
 	}
-	return NewWithOptions(d, o)
+	return Build(d, o)
 }
 
-// NewWithOptions is New with explicit options.
-func NewWithOptions(d config.Deps, o Options) http.Handler {
+// NewWithOptions is New with explicit options (config.Must over Build).
+func NewWithOptions(d config.Deps, o Options) http.Handler { return config.Must(Build(d, o)) }
+
+// Build returns the group's http.Handler with explicit options, or why
+// they cannot serve: no report bucket, or a pending quota below the
+// largest report.
+func Build(d config.Deps, o Options) (http.Handler, error) {
 	if d.Reports == nil {
-		panic("uploads: no report bucket (config.Deps.Reports)")
+		return nil, errors.New("uploads: no report bucket (config.Deps.Reports)")
 	}
 	if o.PendingQuota < MaxReportBytes {
-		panic(fmt.Sprintf("uploads: a pending quota of %d bytes is below the largest report (%d)", o.PendingQuota, MaxReportBytes))
+		return nil, fmt.Errorf("uploads: a pending quota of %d bytes is below the largest report (%d)", o.PendingQuota, MaxReportBytes)
 	}
 	h := handlers{store: d.Store, reports: d.Reports, opts: o, now: d.Clock()}
 	return d.Server.Group(routes.GroupUploads, map[string]httpapi.HandlerFunc{
@@ -91,7 +100,7 @@ func NewWithOptions(d config.Deps, o Options) http.Handler {
 		"POST /code-upload":       h.codeUpload,
 		"POST /ci-data-upload":    h.ciDataUpload,
 		"POST /git-config-upload": h.gitConfigUpload,
-	})
+	}), nil
 }
 
 // errNoScan is the spec's answer when no scan of the caller's company has

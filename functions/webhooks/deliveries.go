@@ -11,7 +11,6 @@ import (
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/notify"
 	"github.com/acme/codescan-api/shared/store"
-	"github.com/acme/codescan-api/shared/webhook"
 )
 
 // test sends a signed webhook_test event to the endpoint now and answers
@@ -23,10 +22,6 @@ func (h handlers) test(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	now := h.now()
-	secrets, err := h.dispatch.SigningSecrets(r.Context(), ep, now)
-	if err != nil {
-		return err
-	}
 	id := "test_" + store.NewWebhookID()
 	payload, err := json.Marshal(notify.Payload{
 		Type: "webhook_test", ID: id, CreatedAt: now.UTC().Format(time.RFC3339), CompanyID: ep.CompanyID,
@@ -35,7 +30,14 @@ func (h handlers) test(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	res := h.opts.Webhooks.Send(r.Context(), ep.URL, webhook.Message{ID: id, Payload: payload, Secrets: secrets})
+	body, err := h.dispatch.TestBody(ep, payload)
+	if err != nil {
+		return err
+	}
+	res, err := h.dispatch.Send(r.Context(), ep, id, body)
+	if err != nil {
+		return err
+	}
 	outcome := res.Outcome()
 	out := map[string]any{
 		"status": "ok", "event_id": id, "delivered": res.Delivered(), "latency_ms": res.Latency.Milliseconds(),

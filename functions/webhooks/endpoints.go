@@ -12,25 +12,40 @@ import (
 
 func (h handlers) create(w http.ResponseWriter, r *http.Request) error {
 	p := auth.FromContext(r.Context())
-	in, err := h.parse(r, "url", "types", "description")
+	in, err := h.parse(r, "", "url", "types", "description", "kind", "filter")
 	if err != nil {
 		return err
 	}
 	if in.url == nil || in.types == nil {
 		return httpapi.Errorf(http.StatusBadRequest, "url and types are required")
 	}
-	secret, err := webhook.NewSecret()
-	if err != nil {
-		return err
+	kind := webhook.KindWebhook
+	if in.kind != nil {
+		kind = *in.kind
 	}
 	id := store.NewWebhookID()
-	sealed, err := h.opts.Sealer.Seal(r.Context(), secret, store.WebhookSecretRecord(p.CompanyID, id))
+	// A signed webhook gets a signing secret (answered once); a chat
+	// destination has none: its URL is the secret, sealed as one and shown
+	// masked from now on.
+	shown, secret, sealed := *in.url, "", ""
+	if kind == webhook.KindWebhook {
+		if secret, err = webhook.NewSecret(); err != nil {
+			return err
+		}
+		sealed, err = h.opts.Sealer.Seal(r.Context(), secret, store.WebhookSecretRecord(p.CompanyID, id))
+	} else {
+		shown = webhook.Mask(*in.url)
+		sealed, err = h.opts.Sealer.Seal(r.Context(), *in.url, store.WebhookSecretRecord(p.CompanyID, id))
+	}
 	if err != nil {
 		return err
 	}
-	ep := store.WebhookEndpoint{ID: id, CompanyID: p.CompanyID, URL: *in.url, Types: *in.types, Active: true, SealedSecret: sealed}
+	ep := store.WebhookEndpoint{ID: id, CompanyID: p.CompanyID, URL: shown, Types: *in.types, Active: true, SealedSecret: sealed, Kind: kind}
 	if in.description != nil {
 		ep.Description = *in.description
+	}
+	if in.filter != nil {
+		ep.Filter = *in.filter
 	}
 	ep, err = h.store.CreateWebhook(r.Context(), ep)
 	if errors.Is(err, store.ErrLimit) {
@@ -39,7 +54,7 @@ func (h handlers) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return httpapi.WriteJSON(w, http.StatusCreated, map[string]any{"status": "ok", "webhook": viewOf(ep, h.now()), "secret": secret})
+	return httpapi.WriteJSON(w, http.StatusCreated, map[string]any{"status": "ok", "webhook": viewOf(ep, h.now()), "secret": nullable(secret)})
 }
 
 func (h handlers) list(w http.ResponseWriter, r *http.Request) error {
@@ -91,11 +106,20 @@ func (h handlers) update(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	in, err := h.parse(r, "url", "types", "description", "active")
+	in, err := h.parse(r, ep.KindOrDefault(), "url", "types", "description", "active", "filter")
 	if err != nil {
 		return err
 	}
-	ch := store.WebhookChange{URL: in.url, Types: in.types, Description: in.description, Active: in.active}
+	ch := store.WebhookChange{URL: in.url, Types: in.types, Description: in.description, Active: in.active, Filter: in.filter}
+	if in.url != nil && ep.Chat() {
+		// A chat destination's new URL is its new secret.
+		sealed, err := h.opts.Sealer.Seal(r.Context(), *in.url, store.WebhookSecretRecord(ep.CompanyID, ep.ID))
+		if err != nil {
+			return err
+		}
+		masked := webhook.Mask(*in.url)
+		ch.URL, ch.SealedSecret = &masked, &sealed
+	}
 	if in.active != nil && *in.active {
 		// Turning an endpoint on again starts its failure clock afresh.
 		empty := ""
@@ -104,6 +128,9 @@ func (h handlers) update(w http.ResponseWriter, r *http.Request) error {
 	ep, err = h.store.ChangeWebhook(r.Context(), ep, ch, "webhook.update")
 	if errors.Is(err, store.ErrNotFound) {
 		return errNotFound
+	}
+	if errors.Is(err, store.ErrConflict) {
+		return httpapi.Errorf(http.StatusConflict, "The webhook changed meanwhile; read it and try again")
 	}
 	if err != nil {
 		return err
@@ -130,6 +157,9 @@ func (h handlers) rotate(w http.ResponseWriter, r *http.Request) error {
 	ep, err := h.load(r)
 	if err != nil {
 		return err
+	}
+	if ep.Chat() {
+		return httpapi.Errorf(http.StatusBadRequest, "A %s destination has no signing secret: its URL is the secret; PATCH a new url to replace it", ep.Kind)
 	}
 	secret, err := webhook.NewSecret()
 	if err != nil {

@@ -3,13 +3,17 @@ package webhooks
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"maps"
 	"net/http"
 	"slices"
+	"strings"
 	"unicode/utf8"
 
+	"github.com/acme/codescan-api/shared/eventfilter"
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/notify"
+	"github.com/acme/codescan-api/shared/webhook"
 )
 
 // input is a validated create or update body; nil members are absent.
@@ -17,15 +21,20 @@ type input struct {
 	url, description *string
 	types            *[]string
 	active           *bool
+	kind             *string
+	filter           *string // "" removes the filter
 }
 
-// parse reads a body of the allowed members, each of its type.
-func (h handlers) parse(r *http.Request, allowed ...string) (input, error) {
+// parse reads a body of the allowed members, each of its type; the url is
+// checked by the rules of the body's kind, else of kind (the endpoint's,
+// or "" for a new one: a signed webhook).
+func (h handlers) parse(r *http.Request, kind string, allowed ...string) (input, error) {
 	body, err := httpapi.DecodeJSONObject(r)
 	if err != nil {
 		return input{}, err
 	}
 	var in input
+	var rawURL *string
 	for _, name := range slices.Sorted(maps.Keys(body)) {
 		raw := body[name]
 		if !slices.Contains(allowed, name) {
@@ -40,11 +49,19 @@ func (h handlers) parse(r *http.Request, allowed ...string) (input, error) {
 			if json.Unmarshal(raw, &s) != nil {
 				return input{}, httpapi.Errorf(http.StatusBadRequest, "url must be a string")
 			}
-			u, err := h.opts.Webhooks.CheckURL(s)
-			if err != nil {
-				return input{}, httpapi.Errorf(http.StatusBadRequest, "%s", err.Error())
+			rawURL = &s
+		case "kind":
+			var s string
+			if json.Unmarshal(raw, &s) != nil || !slices.Contains(webhook.Kinds, s) {
+				return input{}, httpapi.Errorf(http.StatusBadRequest, "kind must be one of %s", joinQuoted(webhook.Kinds))
 			}
-			in.url = &u
+			in.kind = &s
+		case "filter":
+			f, err := parseFilter(raw)
+			if err != nil {
+				return input{}, err
+			}
+			in.filter = &f
 		case "description":
 			var s string
 			if json.Unmarshal(raw, &s) != nil || utf8.RuneCountInString(s) > MaxDescription {
@@ -65,7 +82,37 @@ func (h handlers) parse(r *http.Request, allowed ...string) (input, error) {
 			in.active = &b
 		}
 	}
+	if rawURL != nil {
+		if in.kind != nil {
+			kind = *in.kind
+		}
+		if kind == "" {
+			kind = webhook.KindWebhook
+		}
+		u, err := h.opts.Webhooks.CheckKindURL(kind, *rawURL)
+		if err != nil {
+			return input{}, httpapi.Errorf(http.StatusBadRequest, "%s", err.Error())
+		}
+		in.url = &u
+	}
 	return in, nil
+}
+
+// parseFilter reads a filter expression: a string compiled, type-checked
+// and costed (shared/eventfilter); "" is no filter.
+func parseFilter(raw json.RawMessage) (string, error) {
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", httpapi.Errorf(http.StatusBadRequest, "filter must be a string (a CEL expression over event)")
+	}
+	if _, err := eventfilter.Compile(s); err != nil {
+		var fe *eventfilter.Error
+		if errors.As(err, &fe) {
+			return "", httpapi.Errorf(http.StatusBadRequest, "filter: %s", fe.Error())
+		}
+		return "", err
+	}
+	return strings.TrimSpace(s), nil
 }
 
 func parseTypes(raw json.RawMessage) ([]string, error) {

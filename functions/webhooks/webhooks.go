@@ -38,8 +38,9 @@ const EnvAllowLoopback = delivery.EnvAllowLoopback
 
 // Options are the group's dependencies beyond config.Deps.
 type Options struct {
-	Sealer   secrets.Sealer  // seals signing secrets
+	Sealer   secrets.Sealer  // seals signing secrets and chat URLs
 	Webhooks *webhook.Client // sends test events and redeliveries
+	AppURL   string          // the web application, for links in chat messages
 }
 
 // OptionsFromEnv builds Options from the environment.
@@ -49,7 +50,7 @@ func OptionsFromEnv(ctx context.Context) (Options, error) {
 		return Options{}, err
 	}
 	loopback, _ := strconv.ParseBool(os.Getenv(EnvAllowLoopback))
-	return Options{Sealer: sealer, Webhooks: webhook.New(webhook.Options{AllowLoopback: loopback})}, nil
+	return Options{Sealer: sealer, Webhooks: webhook.New(webhook.Options{AllowLoopback: loopback}), AppURL: os.Getenv(delivery.EnvAppURL)}, nil
 }
 
 // New returns the group's handler configured from the environment.
@@ -65,7 +66,7 @@ func New(d config.Deps) http.Handler {
 func NewWithOptions(d config.Deps, o Options) http.Handler {
 	h := handlers{store: d.Store, opts: o, now: d.Clock(), dispatch: &delivery.Engine{
 		Store: d.Store, Webhooks: o.Webhooks, Sealer: o.Sealer, Backoff: delivery.DefaultBackoff, Log: d.Server.Log,
-		Metrics: d.Metrics, Now: d.Now,
+		Metrics: d.Metrics, Now: d.Now, AppURL: o.AppURL,
 	}}
 	return d.Server.Group(routes.GroupWebhooks, map[string]httpapi.HandlerFunc{
 		"POST /webhooks":                                                 h.create,
@@ -77,6 +78,7 @@ func NewWithOptions(d config.Deps, o Options) http.Handler {
 		"POST /webhooks/{webhook_id}/test":                               h.test,
 		"GET /webhooks/{webhook_id}/deliveries":                          h.deliveries,
 		"POST /webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver": h.redeliver,
+		"POST /webhooks/filter-dry-run":                                  h.dryRun,
 	})
 }
 
@@ -95,7 +97,9 @@ var (
 // view is an endpoint as the API shows it: never its secret.
 type view struct {
 	ID                   string   `json:"id"`
+	Kind                 string   `json:"kind"`
 	URL                  string   `json:"url"`
+	Filter               *string  `json:"filter"`
 	Types                []string `json:"types"`
 	Description          string   `json:"description"`
 	Active               bool     `json:"active"`
@@ -108,8 +112,8 @@ type view struct {
 
 // viewOf shows the previous secret's expiry while it has not passed at now.
 func viewOf(w store.WebhookEndpoint, now time.Time) view {
-	v := view{ID: w.ID, URL: w.URL, Types: w.Types, Description: w.Description, Active: w.Active,
-		CreatedAt: apiTime(w.CreatedAt), UpdatedAt: apiTime(w.UpdatedAt)}
+	v := view{ID: w.ID, Kind: w.KindOrDefault(), URL: w.URL, Filter: nullable(w.Filter), Types: w.Types, Description: w.Description,
+		Active: w.Active, CreatedAt: apiTime(w.CreatedAt), UpdatedAt: apiTime(w.UpdatedAt)}
 	opt := func(s string) *string {
 		if s == "" {
 			return nil

@@ -10,6 +10,7 @@
 //	GET   /repos/{owner}/{repo}/issues/{n}/comments       issues/list-comments (since, paging, Link)
 //	POST  /repos/{owner}/{repo}/issues/{n}/comments       issues/create-comment
 //	PATCH /repos/{owner}/{repo}/issues/comments/{id}      issues/update-comment
+//	GET   /repos/{owner}/{repo}/pulls/{n}                 pulls/get (head and base: branch, sha, repository)
 //	GET   /repos/{owner}/{repo}/pulls/{n}/files           pulls/list-files (paging, Link)
 //	GET   /repos/{owner}/{repo}/pulls/{n}/comments        pulls/list-review-comments
 //	POST  /repos/{owner}/{repo}/pulls/{n}/comments        pulls/create-review-comment

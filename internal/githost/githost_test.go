@@ -504,3 +504,25 @@ func mustJSON(t *testing.T, v any) []byte {
 	}
 	return b
 }
+
+// Get a pull request: the head's sha (not the test merge commit's), its
+// branches and repository, in GitHub's shape (the answer is validated).
+func TestGetPullRequestNamesItsHead(t *testing.T) {
+	bothBasePaths(t, func(t *testing.T, opts ...Option) {
+		s := New(t, opts...)
+		merge := "1111111111111111111111111111111111111111"
+		s.AddPullRequest(owner, repo, PullRequest{Number: 9, HeadSHA: head, MergeSHA: merge, HeadRef: "fix/x", BaseRef: "main",
+			Files: []File{{Filename: "main.go", Patch: mainGoPatch}}})
+		pr, _, err := client(t, s, "test-token").PullRequests.Get(context.Background(), owner, repo, 9)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pr.GetHead().GetSHA() != head || pr.GetHead().GetRef() != "fix/x" || pr.GetBase().GetRef() != "main" ||
+			pr.GetMergeCommitSHA() != merge || pr.GetHead().GetRepo().GetFullName() != owner+"/"+repo || pr.GetAdditions() != 3 {
+			t.Fatalf("pull request: %+v", pr)
+		}
+		if _, res, err := client(t, s, "test-token").PullRequests.Get(context.Background(), owner, repo, 10); err == nil || res.StatusCode != http.StatusNotFound {
+			t.Fatalf("unknown pull request: %v", err)
+		}
+	})
+}

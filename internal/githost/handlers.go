@@ -39,6 +39,7 @@ var handlers = map[string]handler{
 	"issues/list-comments":               (*Server).listIssueComments,
 	"issues/create-comment":              (*Server).createIssueComment,
 	"issues/update-comment":              (*Server).updateIssueComment,
+	"pulls/get":                          (*Server).getPull,
 	"pulls/list-files":                   (*Server).listFiles,
 	"pulls/list-review-comments":         (*Server).listReviewComments,
 	"pulls/create-review-comment":        (*Server).createReviewComment,

@@ -18,11 +18,19 @@ type repository struct {
 }
 
 // PullRequest seeds a pull request: its number (also its issue number), head
-// commit and changed files.
+// commit and changed files; optionally its title, branches, base commit and
+// the test merge commit GitHub builds for it (MergeSHA, what a pull_request
+// workflow checks out by default: a commit of the repository, not shown on
+// the pull request).
 type PullRequest struct {
-	Number  int
-	HeadSHA string
-	Files   []File
+	Number   int
+	HeadSHA  string
+	Files    []File
+	Title    string
+	HeadRef  string // default "feature"
+	BaseRef  string // default "main"
+	BaseSHA  string
+	MergeSHA string
 }
 
 // File is a changed file of a pull request, as "List pull requests files"
@@ -131,6 +139,9 @@ func (s *Server) AddPullRequest(owner, name string, pr PullRequest) {
 	r.pulls[pr.Number] = &pr
 	r.issues[pr.Number] = true
 	r.commits[strings.ToLower(pr.HeadSHA)] = true
+	if pr.MergeSHA != "" {
+		r.commits[strings.ToLower(pr.MergeSHA)] = true
+	}
 }
 
 // AddIssueComment seeds a comment written by login (any user, not only a

@@ -2,6 +2,7 @@ package localstream_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -53,7 +54,10 @@ func put(t *testing.T, st *store.Store, names ...string) {
 	}
 }
 
-// run polls until want items were handed over (or 20 s pass), then stops.
+// run runs a poller until want items were handed over (or 20 s pass),
+// then until one more round that began after that caught up, so that its
+// checkpoint is written after the last record and anything read beyond
+// want shows; then stops it.
 func run(t *testing.T, st *store.Store, cp *localstream.Checkpoint, want int) []string {
 	t.Helper()
 	streams, err := localstream.NewClient(context.Background(), testenv.Endpoint())
@@ -61,19 +65,15 @@ func run(t *testing.T, st *store.Store, cp *localstream.Checkpoint, want int) []
 		t.Fatal(err)
 	}
 	s := &seen{}
+	rounds := testenv.NewRounds()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	p := &localstream.Poller{DB: st.Client(), Table: st.TableName(), Streams: streams, Idle: 20 * time.Millisecond, Checkpoint: cp,
-		Consumers: []localstream.Consumer{s.consume}}
+		Consumers: []localstream.Consumer{s.consume}, Caught: rounds.Caught}
 	go func() { defer close(done); _ = p.Run(ctx) }()
-	for deadline := time.Now().Add(20 * time.Second); len(s.list()) < want && time.Now().Before(deadline); {
-		time.Sleep(20 * time.Millisecond)
-	}
-	// One more idle round, so that a checkpoint is written after the last
-	// record and anything read beyond want shows.
-	time.Sleep(100 * time.Millisecond)
-	cancel()
-	<-done
+	defer func() { cancel(); <-done }()
+	rounds.Until(t, fmt.Sprintf("%d items handed over", want), 20*time.Second, func() bool { return len(s.list()) >= want })
+	rounds.Settled(t, 20*time.Second)
 	return s.list()
 }
 

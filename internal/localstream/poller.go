@@ -64,6 +64,11 @@ type Poller struct {
 	Idle time.Duration
 	// Checkpoint keeps the read position across restarts (default none).
 	Checkpoint *Checkpoint
+	// Caught, when set, is called after every round that found no new
+	// record in any shard and met no error, its checkpoint (if any)
+	// saved: what the stream held when the round began has been handed
+	// over. Tests wait on it instead of sleeping.
+	Caught func()
 }
 
 // DispatchConsumer hands new outbox items to d.Dispatch.
@@ -137,8 +142,10 @@ func (p *Poller) Run(ctx context.Context) error {
 		}
 	}
 	for ctx.Err() == nil {
+		failed := false
 		if err := p.discover(ctx, arn, shards); err != nil && ctx.Err() == nil {
 			p.log().Error("stream poller: describe stream", "error", err.Error())
+			failed = true
 		}
 		got := 0
 		for id, s := range shards {
@@ -149,14 +156,19 @@ func (p *Poller) Run(ctx context.Context) error {
 			if err != nil && ctx.Err() == nil {
 				p.log().Error("stream poller: read shard", "shard", id, "error", err.Error())
 				s.iterator = "" // reopen after the last record handed over
+				failed = true
 			}
 			got += n
 		}
 		if p.Checkpoint != nil && moved(shards, saved) {
 			if err := p.Checkpoint.save(arn, shards); err != nil {
 				p.log().Error("stream poller: checkpoint", "error", err.Error())
+				failed = true
 			}
 			saved = positions(shards)
+		}
+		if got == 0 && !failed && ctx.Err() == nil && p.Caught != nil {
+			p.Caught()
 		}
 		if got == 0 {
 			select {

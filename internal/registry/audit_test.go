@@ -13,8 +13,10 @@ import (
 	"github.com/acme/codescan-api/functions/webhooks"
 	"github.com/acme/codescan-api/internal/registry"
 	"github.com/acme/codescan-api/internal/testenv"
+	"github.com/acme/codescan-api/internal/trackerhost"
 	"github.com/acme/codescan-api/shared/delivery"
 	"github.com/acme/codescan-api/shared/routes"
+	"github.com/acme/codescan-api/shared/scmhost"
 	"github.com/acme/codescan-api/shared/secrets"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/triagerule"
@@ -26,6 +28,7 @@ import (
 var adminGroups = map[string]bool{
 	routes.GroupAccounts: true, routes.GroupWebhooks: true, routes.GroupTeams: true, routes.GroupPolicies: true,
 	routes.GroupIntegrations: true, routes.GroupNotifications: true, routes.GroupProjects: true,
+	routes.GroupTickets: true,
 }
 
 // call is one request of an audit case, relative to the API's base path.
@@ -176,6 +179,13 @@ var auditCases = map[string]auditCase{
 		action: "webhook.test", target: "webhook",
 		bad: path("/webhooks/not-a-uuid/test"), forbidden: same,
 	},
+	"POST /webhooks/filter-dry-run": {
+		setup: func(t *testing.T, a *auditWorld) (call, string) {
+			return call{"/webhooks/filter-dry-run", `{"filter":"event.type == \"scan_failed\""}`}, "dry-run"
+		},
+		action: "webhook.filter_dry_run", target: "webhook_filter",
+		bad: body(`{"filter":"event.typo"}`), forbidden: same,
+	},
 	"POST /webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver": {
 		setup: func(t *testing.T, a *auditWorld) (call, string) {
 			id := webhookOf(t, a)
@@ -311,6 +321,51 @@ var auditCases = map[string]auditCase{
 		action: "integration.update", target: "integration",
 		bad: body(`{"name":7}`), forbidden: same,
 	},
+	// Tickets: Jira integrations (checked against a loopback site) and rules.
+	"POST /integrations/jira": {
+		setup:   func(t *testing.T, a *auditWorld) (call, string) { return call{"/integrations/jira", jiraBody(t)}, "" },
+		created: "integration", action: "jira_integration.create", target: "jira_integration",
+		bad: body(`{"site_url":"ftp://x"}`), forbidden: same,
+	},
+	"PATCH /integrations/jira/{integration_uuid}": {
+		setup: func(t *testing.T, a *auditWorld) (call, string) {
+			id := jiraOf(t, a)
+			return call{"/integrations/jira/" + id, `{"name":"Security"}`}, id
+		},
+		action: "jira_integration.update", target: "jira_integration",
+		bad: body(`{"name":7}`), forbidden: same,
+	},
+	"DELETE /integrations/jira/{integration_uuid}": {
+		setup: func(t *testing.T, a *auditWorld) (call, string) {
+			id := jiraOf(t, a)
+			return call{path: "/integrations/jira/" + id}, id
+		},
+		action: "jira_integration.delete", target: "jira_integration",
+		bad: path("/integrations/jira/not-a-uuid"), forbidden: same,
+	},
+	"POST /ticket-rules": {
+		setup: func(t *testing.T, a *auditWorld) (call, string) {
+			return call{"/ticket-rules", `{"matcher":{"cwe":"CWE-89"},"destination":{"kind":"jira","integration_uuid":"` + jiraOf(t, a) + `"}}`}, ""
+		},
+		created: "rule", action: "ticket_rule.create", target: "ticket_rule",
+		bad: body(`{"matcher":{},"destination":{"kind":"fax"}}`), forbidden: same,
+	},
+	"PATCH /ticket-rules/{rule_id}": {
+		setup: func(t *testing.T, a *auditWorld) (call, string) {
+			id := ticketRuleOf(t, a)
+			return call{"/ticket-rules/" + id, `{"grouping":"cwe"}`}, id
+		},
+		action: "ticket_rule.update", target: "ticket_rule",
+		bad: body(`{"grouping":"team"}`), forbidden: same,
+	},
+	"DELETE /ticket-rules/{rule_id}": {
+		setup: func(t *testing.T, a *auditWorld) (call, string) {
+			id := ticketRuleOf(t, a)
+			return call{path: "/ticket-rules/" + id}, id
+		},
+		action: "ticket_rule.delete", target: "ticket_rule",
+		bad: path("/ticket-rules/not-a-uuid"), forbidden: same,
+	},
 	// Projects.
 	"PATCH /projects/{project_id}": {
 		setup: func(t *testing.T, a *auditWorld) (call, string) {
@@ -394,6 +449,7 @@ func delivered(t *testing.T, a *auditWorld, endpointID string) string {
 // target; a 400 and a member's 403 leave none.
 func TestEveryAdminWriteIsAudited(t *testing.T) {
 	t.Setenv(webhooks.EnvAllowLoopback, "true") // the receiver is on loopback
+	t.Setenv(scmhost.EnvAllowLoopback, "true")  // so is the Jira site (tickets)
 	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
 	defer rcv.Close()
 	env := testenv.New(t)
@@ -472,4 +528,23 @@ func TestEveryAdminWriteIsAudited(t *testing.T) {
 			t.Errorf("audit case %s names no write route of an admin group", route)
 		}
 	}
+}
+
+// jiraBody creates an integration with a loopback Jira site of the test.
+func jiraBody(t *testing.T) string {
+	site := trackerhost.NewJira(t, "bot@acme.test", "jira-token", "SEC")
+	return fmt.Sprintf(`{"site_url":%q,"email":"bot@acme.test","api_token":"jira-token","project_key":"SEC"}`, site.URL())
+}
+
+// jiraOf creates a Jira integration and returns its uuid.
+func jiraOf(t *testing.T, a *auditWorld) string {
+	t.Helper()
+	return created(t, a.api(t, "POST", call{"/integrations/jira", jiraBody(t)}, http.StatusCreated), "integration")
+}
+
+// ticketRuleOf creates a ticket rule and returns its id.
+func ticketRuleOf(t *testing.T, a *auditWorld) string {
+	t.Helper()
+	body := `{"matcher":{},"destination":{"kind":"jira","integration_uuid":"` + jiraOf(t, a) + `"}}`
+	return created(t, a.api(t, "POST", call{"/ticket-rules", body}, http.StatusCreated), "rule")
 }

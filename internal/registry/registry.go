@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/acme/codescan-api/functions/accounts"
+	"github.com/acme/codescan-api/functions/components"
 	"github.com/acme/codescan-api/functions/docs"
 	"github.com/acme/codescan-api/functions/integrations"
 	"github.com/acme/codescan-api/functions/issues"
@@ -14,7 +15,9 @@ import (
 	"github.com/acme/codescan-api/functions/policies"
 	"github.com/acme/codescan-api/functions/projects"
 	"github.com/acme/codescan-api/functions/teams"
+	"github.com/acme/codescan-api/functions/tickets"
 	"github.com/acme/codescan-api/functions/uploads"
+	"github.com/acme/codescan-api/functions/vex"
 	"github.com/acme/codescan-api/functions/webhooks"
 	"github.com/acme/codescan-api/shared/config"
 	"github.com/acme/codescan-api/shared/httpapi"
@@ -35,6 +38,12 @@ var Constructors = map[string]func(config.Deps) http.Handler{
 	routes.GroupAccounts: accounts.New,
 	// The client workflow.
 	routes.GroupProjects: projects.New,
+	// VEX import.
+	routes.GroupVEX: vex.New,
+	// The component inventory.
+	routes.GroupComponents: components.New,
+	// Tickets: Jira integrations, ticket rules, trackers' events.
+	routes.GroupTickets: tickets.New,
 }
 
 // Handlers builds every group's handler.

@@ -90,9 +90,11 @@ func (e *Env) Ingester(t testing.TB) *ingester.Ingester {
 
 // StartIngester runs the ingester on the table's stream (the Env must come
 // from NewStreaming) through the local stream poller, as the dev server
-// does, until the test ends.
+// does, until the test ends. The store's writes are watched
+// (WatchWrites), for waits on the ingester's progress.
 func (e *Env) StartIngester(t testing.TB) {
 	t.Helper()
+	e.WatchWrites(t)
 	streams, err := localstream.NewClient(context.Background(), Endpoint())
 	if err != nil {
 		t.Fatal(err)

@@ -180,6 +180,9 @@ type Env struct {
 	RSA   *devjwt.Signer // RS256 key in the trusted JWKS
 	EC    *devjwt.Signer // ES256 key in the trusted JWKS
 	Logs  *strings.Builder
+	// writes signals the store's writes once WatchWrites (or
+	// StartIngester) set it up.
+	writes *Writes
 }
 
 // New returns a fresh Env. Request logs go to Env.Logs so tests can check

@@ -223,6 +223,11 @@ var samples = map[string]sample{
 		Body:   `{"types":["scan_completed","scan_failed"],"active":true}`,
 		Status: http.StatusOK, Keys: []string{"status", "webhook"},
 	},
+	"POST /api/v1/webhooks/filter-dry-run": {
+		File: "webhooks-filter-dry-run", ContentType: jsonType,
+		Body:   `{"filter":"event.type == \"scan_completed\" && event.new_findings.exists(f, f.urgency == \"CR\")","limit":20}`,
+		Status: http.StatusOK, Keys: []string{"status", "events", "totals"},
+	},
 	"DELETE /api/v1/webhooks/{webhook_id}": {
 		File: "webhooks-delete", Path: map[string]string{"webhook_id": "7d0c9a52-3b1e-4f6a-9c8d-2e4f6a8b0c1d"},
 		Seeded: map[string]string{"webhook_id": "retired_webhook_ids"}, Status: http.StatusOK, Keys: []string{"status"},
@@ -370,6 +375,72 @@ var samples = map[string]sample{
 	"POST /api/v1/triage-rules/{rule_id}/apply": {
 		File: "policies-triage-rules-apply", Path: map[string]string{"rule_id": "01936f1e-7c2a-7b3d-9e4f-5a6b7c8d9e0f"}, Seeded: map[string]string{"rule_id": "triage_rule_ids"},
 		Query: map[string]string{"dry_run": "true"}, Status: http.StatusOK, Keys: []string{"status", "dry_run", "changed", "sample_issue_ids"},
+	},
+	"POST /api/v1/vex": {
+		File: "vex-import", ContentType: jsonType, Query: map[string]string{"dry_run": "true"},
+		Body: `{"@context":"https://openvex.dev/ns/v0.2.0","@id":"https://example.com/vex/demo-1","author":"Demo","timestamp":"2026-11-01T00:00:00Z","version":1,` +
+			`"statements":[{"vulnerability":{"name":"CVE-2021-23337"},"products":[{"@id":"pkg:npm/lodash@4.17.20"}],` +
+			`"status":"not_affected","justification":"vulnerable_code_not_in_execute_path"}]}`,
+		Status: http.StatusOK, Keys: []string{"status", "dry_run", "document", "summary", "statements"},
+	},
+	// Tickets (docs/tickets.md): the demo company has no Jira integration
+	// or ticket rule, so reads by id answer 404, a site that points
+	// inside answers 400 before any call, and a delivery without the
+	// site's signature answers 401.
+	"POST /api/v1/integrations/jira": {
+		File: "tickets-jira-create", ContentType: jsonType,
+		Body:   `{"site_url":"https://10.0.0.1","email":"bot@acme.test","api_token":"token","project_key":"SEC"}`,
+		Status: http.StatusBadRequest, Keys: []string{"error"},
+	},
+	"GET /api/v1/integrations/jira": {
+		File: "tickets-jira-list", Status: http.StatusOK, Keys: []string{"status", "integrations"},
+	},
+	"GET /api/v1/integrations/jira/{integration_uuid}": {
+		File: "tickets-jira-get", Path: map[string]string{"integration_uuid": "7d2f4a10-3b5c-4e6d-8f70-1a2b3c4d5e6f"},
+		Status: http.StatusNotFound, Keys: []string{"error"},
+	},
+	"PATCH /api/v1/integrations/jira/{integration_uuid}": {
+		File: "tickets-jira-update", Path: map[string]string{"integration_uuid": "7d2f4a10-3b5c-4e6d-8f70-1a2b3c4d5e6f"},
+		Body: `{"name":"Security tickets"}`, ContentType: jsonType, Status: http.StatusNotFound, Keys: []string{"error"},
+	},
+	"DELETE /api/v1/integrations/jira/{integration_uuid}": {
+		File: "tickets-jira-delete", Path: map[string]string{"integration_uuid": "7d2f4a10-3b5c-4e6d-8f70-1a2b3c4d5e6f"},
+		Status: http.StatusNotFound, Keys: []string{"error"},
+	},
+	"POST /api/v1/integrations/jira/{integration_uuid}/events": {
+		File: "tickets-jira-events", Path: map[string]string{"integration_uuid": "7d2f4a10-3b5c-4e6d-8f70-1a2b3c4d5e6f"},
+		Body: `{"timestamp":1764230400000,"webhookEvent":"jira:issue_updated","issue":{"id":"10001","key":"SEC-1"}}`, ContentType: jsonType,
+		Status: http.StatusUnauthorized, Keys: []string{"error"},
+	},
+	"POST /api/v1/integrations/scm-provider/{integration_uuid}/ticket-events": {
+		File: "tickets-github-events", Path: map[string]string{"integration_uuid": "e4b1c2d3-5f60-4a7b-8c9d-0e1f2a3b4c5d"},
+		Seeded:      map[string]string{"integration_uuid": "integration_uuids"},
+		Body:        `{"action":"closed","issue":{"number":12,"state":"closed","state_reason":"not_planned"},"repository":{"full_name":"acme-corp/payments-service"}}`,
+		ContentType: jsonType, Status: http.StatusUnauthorized, Keys: []string{"error"},
+	},
+	"POST /api/v1/ticket-rules": {
+		File: "tickets-rules-create", ContentType: jsonType,
+		Body:   `{"matcher":{"cwe":"CWE-89"},"destination":{"kind":"jira","integration_uuid":"7d2f4a10-3b5c-4e6d-8f70-1a2b3c4d5e6f"},"grouping":"cwe"}`,
+		Status: http.StatusBadRequest, Keys: []string{"error"},
+	},
+	"GET /api/v1/ticket-rules": {
+		File: "tickets-rules-list", Status: http.StatusOK, Keys: []string{"status", "rules"},
+	},
+	"GET /api/v1/ticket-rules/{rule_id}": {
+		File: "tickets-rules-get", Path: map[string]string{"rule_id": "5a6b7c8d-9e0f-4a1b-8c2d-3e4f5a6b7c8d"},
+		Status: http.StatusNotFound, Keys: []string{"error"},
+	},
+	"PATCH /api/v1/ticket-rules/{rule_id}": {
+		File: "tickets-rules-update", Path: map[string]string{"rule_id": "5a6b7c8d-9e0f-4a1b-8c2d-3e4f5a6b7c8d"},
+		Body: `{"labels":["security"]}`, ContentType: jsonType, Status: http.StatusNotFound, Keys: []string{"error"},
+	},
+	"DELETE /api/v1/ticket-rules/{rule_id}": {
+		File: "tickets-rules-delete", Path: map[string]string{"rule_id": "5a6b7c8d-9e0f-4a1b-8c2d-3e4f5a6b7c8d"},
+		Status: http.StatusNotFound, Keys: []string{"error"},
+	},
+	"GET /api/v1/components": {
+		File: "components-list", Query: map[string]string{"purl": "pkg:maven/org.apache.logging.log4j/log4j-core", "version_lt": "2.17.1"},
+		Status: http.StatusOK, Keys: []string{"status", "components", "summary", "total_components", "next_page_token"},
 	},
 	"POST /api/v1/policies": {
 		File: "policies-create", ContentType: jsonType,

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/middleware"
 	"github.com/google/uuid"
 
@@ -122,26 +124,25 @@ func (w *world) get(t *testing.T, id string) opJSON {
 	return a.Operation
 }
 
-// wait polls the operation until it is done or failed; the counts only
-// grow meanwhile.
-func (w *world) wait(t *testing.T, id string) opJSON {
+// wait follows the operation until it is done or failed, reading it
+// again after every write the store completes (the worker's steps); the
+// counts only grow meanwhile. It answers the operation as the poll route
+// shows it.
+func (w *world) wait(t *testing.T, writes *testenv.Writes, id string) opJSON {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Minute)
-	var last opJSON
-	for {
-		op := w.get(t, id)
+	var last store.TriageOp
+	writes.Until(t, "operation "+id+" done or failed", 10*time.Minute, func() bool {
+		op, err := w.env.Store.GetTriageOp(context.Background(), w.company.ID, id)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if op.Matched < last.Matched || op.Processed < last.Processed || op.Changed < last.Changed || op.Processed > op.Matched {
 			t.Fatalf("counts went back or past matched: %+v after %+v", op, last)
 		}
 		last = op
-		if op.State == store.TriageDone || op.State == store.TriageFailed {
-			return op
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("operation %s still %s: %+v", id, op.State, op)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return op.State == store.TriageDone || op.State == store.TriageFailed
+	})
+	return w.get(t, id)
 }
 
 // statusCounts counts the company's issues by status (EachIssue reads
@@ -195,12 +196,13 @@ func TestBulkTriageOf20000(t *testing.T) {
 	env := testenv.NewStreaming(t)
 	const n = 20_000
 	w := newWorld(t, env, "Acme", n)
+	writes := env.WatchWrites(t)
 	env.StartIngester(t)
 	op := w.start(t, webBody, "Idempotency-Key", "bulk-1")
 	if op.Filters["project"] != "Web" || op.Status != "false_positive" {
 		t.Errorf("operation %+v", op)
 	}
-	done := w.wait(t, op.ID)
+	done := w.wait(t, writes, op.ID)
 	matched, changed := webCounts(n)
 	if done.State != store.TriageDone || done.Matched != matched || done.Processed != matched || done.Changed != changed {
 		t.Fatalf("done %+v, want matched %d changed %d", done, matched, changed)
@@ -232,7 +234,7 @@ func TestBulkTriageOf20000(t *testing.T) {
 		t.Errorf("the retry stored %d items", after-before)
 	}
 	// No key: a new operation, which matches the same and changes nothing.
-	again := w.wait(t, w.start(t, webBody).ID)
+	again := w.wait(t, writes, w.start(t, webBody).ID)
 	if again.State != store.TriageDone || again.Matched != matched || again.Changed != 0 {
 		t.Errorf("retry without a key: %+v", again)
 	}
@@ -241,22 +243,45 @@ func TestBulkTriageOf20000(t *testing.T) {
 
 // failingTransactions is a client of the same table whose transaction
 // number fail (counting from 1) fails, as a worker killed there would
-// stop: what committed before stays.
+// stop: what committed before stays. It keeps the client's retryer, so a
+// refusal DynamoDB (Local, under load) asks to retry is retried as in
+// production and the worker stops at that transaction, not at the first
+// refusal.
 func failingTransactions(t *testing.T, env *testenv.Env, fail int64) *store.Store {
-	var calls atomic.Int64
+	return killedAt(t, env, fail, 0)
+}
+
+// killedAt is failingTransactions whose DynamoDB call number refuse
+// (counting every call from 1; 0 for none) also meets one refusal that the
+// client's retryer retries (ThrottlingException, injected inside the
+// SDK's retry loop, as DynamoDB gives under load).
+func killedAt(t *testing.T, env *testenv.Env, fail, refuse int64) *store.Store {
+	t.Helper()
+	var txs, calls atomic.Int64
+	kill := func(s *middleware.Stack) error {
+		return s.Initialize.Add(middleware.InitializeMiddlewareFunc("kill", func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+			if _, ok := in.Parameters.(*dynamodb.TransactWriteItemsInput); ok && txs.Add(1) == fail {
+				return middleware.InitializeOutput{}, middleware.Metadata{}, errKilled
+			}
+			return next.HandleInitialize(ctx, in)
+		}), middleware.Before)
+	}
+	throttle := func(s *middleware.Stack) error {
+		return s.Finalize.Insert(middleware.FinalizeMiddlewareFunc("refuse", func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
+			if calls.Add(1) == refuse {
+				return middleware.FinalizeOutput{}, middleware.Metadata{}, &smithy.GenericAPIError{Code: "ThrottlingException", Message: "injected"}
+			}
+			return next.HandleFinalize(ctx, in)
+		}), "Retry", middleware.After)
+	}
 	db := dynamodb.New(env.Store.Client().Options(), func(o *dynamodb.Options) {
-		o.RetryMaxAttempts = 1
-		o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
-			return s.Initialize.Add(middleware.InitializeMiddlewareFunc("kill", func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
-				if _, ok := in.Parameters.(*dynamodb.TransactWriteItemsInput); ok && calls.Add(1) == fail {
-					return middleware.InitializeOutput{}, middleware.Metadata{}, errors.New("killed")
-				}
-				return next.HandleInitialize(ctx, in)
-			}), middleware.Before)
-		})
+		o.APIOptions = append(slices.Clone(o.APIOptions), kill, throttle)
 	})
 	return store.New(db, env.Store.TableName())
 }
+
+// errKilled is how a killed worker's transaction fails.
+var errKilled = errors.New("killed")
 
 // A worker killed while collecting, or midway through a page (some of its
 // transactions committed), is resumed by the next delivery to the same

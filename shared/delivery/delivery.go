@@ -2,10 +2,11 @@
 // write paths record in the same transaction as their change (store.Event)
 // reach Dispatch through the table's DynamoDB stream (the dispatcher
 // function in AWS, a stream poller locally). For each event it resolves
-// the recipients from the effective notification settings, claims one
-// delivery per recipient with a conditional write (the idempotency check:
-// an event delivered twice by the stream is sent once), and sends a signed
-// webhook or an email. Failed attempts are retried with exponential
+// the recipients from the effective notification settings and their
+// filters (shared/eventfilter), claims one delivery per recipient with a
+// conditional write (the idempotency check: an event delivered twice by
+// the stream is sent once), and sends a signed webhook, a chat message
+// (Slack, Teams: shared/chatmsg) or an email. Failed attempts are retried with exponential
 // backoff and jitter by RunDue, which the scheduler function (the dev
 // server's timer locally) calls; the webhooks routes send one delivery
 // again with Redeliver.
@@ -123,15 +124,23 @@ func (d *Engine) dispatchOne(ctx context.Context, ev store.Event) error {
 	if ev.Type == pullrequest.EventType {
 		return sent // for decoration only
 	}
-	return errors.Join(sent, d.notify(ctx, ev))
+	var recent error
+	if _, ok := notify.Lookup(ev.Type); ok {
+		if ev.CreatedAt.IsZero() {
+			ev.CreatedAt = d.now()
+		}
+		recent = d.Store.RecordRecentEvent(ctx, ev) // what the filter dry run reads
+	}
+	return errors.Join(sent, recent, d.notify(ctx, ev))
 }
 
 // notify delivers an event to the people and endpoints that asked for it.
 func (d *Engine) notify(ctx context.Context, ev store.Event) error {
 	var rcpts []recipient
 	var err error
+	v := &view{ev: ev}
 	if t, ok := notify.Lookup(ev.Type); ok {
-		rcpts, err = d.recipients(ctx, t, ev.CompanyID, ev.CreatedAt)
+		rcpts, err = d.recipients(ctx, t, v)
 	} else if ev.Type == notify.TypeWebhookDisabled {
 		rcpts, err = d.admins(ctx, ev.CompanyID, ev.CreatedAt)
 	} else {
@@ -147,9 +156,16 @@ func (d *Engine) notify(ctx context.Context, ev store.Event) error {
 	}
 	var errs []error
 	for _, r := range rcpts {
+		body := payload
+		if r.endpoint != nil && r.endpoint.Chat() {
+			if body, err = d.chatBody(ctx, v, r.endpoint.Kind, payload); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+		}
 		del := store.Delivery{
 			ID: store.DeliveryID(ev.ID, r.channel, r.id), CompanyID: ev.CompanyID, EventID: ev.ID, EventType: ev.Type,
-			Channel: r.channel, Recipient: r.id, Payload: string(payload),
+			Channel: r.channel, Recipient: r.id, Payload: string(body),
 		}
 		del, claimed, err := d.Store.ClaimDelivery(ctx, del, d.now(), d.lease())
 		if err != nil {
@@ -199,9 +215,11 @@ func (d *Engine) sendJob(ctx context.Context, ev store.Event, channel string, jo
 // recipients are the active users whose effective email setting for t is
 // on, and, when the company's effective webhook setting is on, its active
 // endpoints subscribed to t; of both, only those that existed (and, for an
-// endpoint, received events) when the event was recorded at: a new
-// receiver gets no backlog.
-func (d *Engine) recipients(ctx context.Context, t notify.Type, companyID int64, at time.Time) ([]recipient, error) {
+// endpoint, received events) when the event was recorded: a new receiver
+// gets no backlog; and only those whose filter (a user's email preference
+// of t, an endpoint's) selects the event.
+func (d *Engine) recipients(ctx context.Context, t notify.Type, v *view) ([]recipient, error) {
+	companyID, at := v.ev.CompanyID, v.ev.CreatedAt
 	company, users, err := d.Store.CompanyNotificationSettings(ctx, companyID)
 	if err != nil {
 		return nil, err
@@ -215,8 +233,15 @@ func (d *Engine) recipients(ctx context.Context, t notify.Type, companyID int64,
 		if !u.Active || u.Email == "" || !existedAt(u, at) {
 			continue
 		}
-		if email, _ := notify.Effective(t, company[t.Code], users[u.ID][t.Code]); email {
-			out = append(out, recipient{store.ChannelEmail, strconv.FormatInt(u.ID, 10), known{user: &u}})
+		pref := users[u.ID][t.Code]
+		if email, _ := notify.Effective(t, company[t.Code], pref); !email {
+			continue
+		}
+		id := strconv.FormatInt(u.ID, 10)
+		if ok, err := d.selects(ctx, v, pref.Filter, "user:"+id); err != nil {
+			return nil, err
+		} else if ok {
+			out = append(out, recipient{store.ChannelEmail, id, known{user: &u}})
 		}
 	}
 	if _, hooks := notify.Effective(t, company[t.Code], store.NotificationSetting{}); !hooks {
@@ -227,7 +252,12 @@ func (d *Engine) recipients(ctx context.Context, t notify.Type, companyID int64,
 		return nil, err
 	}
 	for _, e := range endpoints {
-		if e.Active && slices.Contains(e.Types, t.Code) && e.Receives(at) {
+		if !e.Active || !slices.Contains(e.Types, t.Code) || !e.Receives(at) {
+			continue
+		}
+		if ok, err := d.selects(ctx, v, e.Filter, "webhook:"+e.ID); err != nil {
+			return nil, err
+		} else if ok {
 			out = append(out, recipient{store.ChannelWebhook, e.ID, known{endpoint: &e}})
 		}
 	}
@@ -311,9 +341,17 @@ func (d *Engine) attempt(ctx context.Context, del store.Delivery, k known) (stor
 		if res.Err != nil {
 			a.Error = res.Outcome() // a class: the error's text names addresses and ports
 		}
+		if res.Reason != "" {
+			a.Error = res.Reason // a chat receiver's error code (no_service, invalid_payload, ...)
+		}
 		retryable, retryAfter = !a.Delivered && res.Retryable(), res.RetryAfter
 		gone = errors.Is(res.Err, errNoRecipient)
-		if ep != nil {
+		if ep != nil && ep.Chat() && res.Gone() {
+			gone = true
+			if err := d.disableEndpoint(ctx, *ep, d.now(), fmt.Sprintf("the %s destination answered %d %s: it no longer exists", ep.Kind, res.StatusCode, res.Reason)); err != nil {
+				d.Log.Error("webhook endpoint bookkeeping", "endpoint", ep.ID, "error", err.Error())
+			}
+		} else if ep != nil {
 			if err := d.trackEndpoint(ctx, *ep, a.Delivered); err != nil {
 				d.Log.Error("webhook endpoint bookkeeping", "endpoint", ep.ID, "error", err.Error())
 			}
@@ -423,11 +461,10 @@ func (d *Engine) sendWebhook(ctx context.Context, del store.Delivery, read *stor
 	if !ep.Active {
 		return webhook.Result{Err: errNoRecipient}, nil, nil
 	}
-	secrets, err := d.SigningSecrets(ctx, ep, d.now())
+	res, err := d.Send(ctx, ep, del.EventID, []byte(del.Payload))
 	if err != nil {
 		return webhook.Result{}, nil, err
 	}
-	res := d.Webhooks.Send(ctx, ep.URL, webhook.Message{ID: del.EventID, Payload: []byte(del.Payload), Secrets: secrets})
 	return res, &ep, nil
 }
 
@@ -470,8 +507,14 @@ func (d *Engine) trackEndpoint(ctx context.Context, ep store.WebhookEndpoint, de
 	if err != nil || now.Sub(since) < DisableAfter {
 		return err
 	}
+	return d.disableEndpoint(ctx, ep, since, fmt.Sprintf("every delivery failed since %s", since.UTC().Format(time.RFC3339)))
+}
+
+// disableEndpoint turns the endpoint off for reason and tells the admins
+// (a webhook_disabled event, once per endpoint and since).
+func (d *Engine) disableEndpoint(ctx context.Context, ep store.WebhookEndpoint, since time.Time, reason string) error {
+	now := d.now()
 	off := false
-	reason := fmt.Sprintf("every delivery failed since %s", since.UTC().Format(time.RFC3339))
 	if _, err := d.Store.UpdateWebhook(ctx, ep.CompanyID, ep.ID, store.WebhookChange{Active: &off, DisabledReason: &reason}); err != nil {
 		return err
 	}

@@ -114,7 +114,7 @@ var tableActions = map[string][]string{
 	// Endpoints with their counter (transactions of puts, updates and
 	// deletes), the list and the attempt log by Query (GSI1), a
 	// redelivery's claim and outcome.
-	routes.GroupWebhooks: with(authn, "dynamodb:DeleteItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"),
+	routes.GroupWebhooks: with(authn, "dynamodb:BatchGetItem", "dynamodb:DeleteItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"),
 	// Deactivation is one conditional update (with its audit entry, a put);
 	// creating a policy or a blocking rule takes an id (UpdateItem) and
 	// writes the item, its slug guard and the count in one transaction
@@ -136,6 +136,22 @@ var tableActions = map[string][]string{
 	// company: a condition check); lists are Queries of the table and
 	// GSI1/GSI2.
 	routes.GroupAccounts: with(authn, "dynamodb:ConditionCheckItem", "dynamodb:DeleteItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"),
+	// VEX import: the SCA findings' list by Query (its count and a
+	// project by GetItem), the findings to change read again by
+	// BatchGetItem and written conditionally in transactions of updates
+	// with the audit entry (puts).
+	routes.GroupVEX: with(authn, "dynamodb:BatchGetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"),
+	// The component inventory reads only: a package's version and project
+	// directories and its holders by Query (GSI1), the page's set heads
+	// by BatchGetItem.
+	routes.GroupComponents: with(authn, "dynamodb:BatchGetItem", "dynamodb:Query"),
+	// Tickets: Jira integrations and ticket rules read by key and Query,
+	// written in transactions with their audit entry and the uuid's
+	// look-up (puts, updates, deletes); inbound events remembered by a
+	// conditional put (deleted again when applying fails), links read by
+	// key and Query and updated, findings triaged through the issue write
+	// path (BatchGetItem, transactions of puts and updates).
+	routes.GroupTickets: with(authn, "dynamodb:BatchGetItem", "dynamodb:DeleteItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"),
 }
 
 // ReportsEnv names the environment variable that carries the report
@@ -163,6 +179,7 @@ const (
 var kmsActions = map[string][]string{
 	routes.GroupIntegrations: {"kms:Decrypt", "kms:Encrypt"},
 	routes.GroupWebhooks:     {"kms:Decrypt", "kms:Encrypt"},
+	routes.GroupTickets:      {"kms:Decrypt", "kms:Encrypt"},
 }
 
 // Defaults for every group; API Gateway gives up on an integration after 29
@@ -190,7 +207,7 @@ func groupTableActions(group string) []string {
 
 // big lists the groups that parse large request bodies (scan reports up to
 // the upload limit) and get more memory, which also means more CPU.
-var big = map[string]bool{routes.GroupUploads: true}
+var big = map[string]bool{routes.GroupUploads: true, routes.GroupVEX: true}
 
 // Of returns the needs of one group.
 func Of(group string) Function {
@@ -362,7 +379,10 @@ const ExportFilter = `{"dynamodb":{"NewImage":{"entity":{"S":["export"]}}},"even
 func Workers() []Function {
 	actions := []string{"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:UpdateItem"}
 	return []Function{
-		{Group: WorkerDispatcher, TableActions: actions, KMSActions: []string{"kms:Decrypt"}, MemoryMB: 256, TimeoutSeconds: 60,
+		// The dispatcher also reads a scan's new issues for filters and
+		// chat messages (the scan's members by Query, the issues by
+		// BatchGetItem) and writes the recent-event index (PutItem).
+		{Group: WorkerDispatcher, TableActions: with(actions, "dynamodb:BatchGetItem"), KMSActions: []string{"kms:Decrypt"}, MemoryMB: 256, TimeoutSeconds: 60,
 			StreamFilters: []string{StreamFilter}},
 		// The SLA check reads the issues past due (the Due index by Query,
 		// the issues by BatchGetItem); the stalled-scan sweep deletes the

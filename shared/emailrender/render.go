@@ -48,6 +48,7 @@ var renderers = map[string]func(json.RawMessage, *email) error{
 	"policy_violation":         typed(policyViolation),
 	"issue_status_changed":     typed(issueStatusChanged),
 	"risk_acceptance_expired":  typed(riskAcceptanceExpired),
+	"component_affected":       typed(componentAffected),
 	notify.TypeWebhookDisabled: typed(webhookDisabled),
 }
 

@@ -43,6 +43,8 @@ type world struct {
 	company  *testenv.Company
 	projects []store.Project
 	x        *exportjob.Worker
+	// writes signals the store's writes once run started the worker.
+	writes *testenv.Writes
 }
 
 func newWorld(t *testing.T, n int) *world {
@@ -86,6 +88,7 @@ func (w *world) run(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	w.writes = w.env.WatchWrites(t)
 	in := w.env.Ingester(t)
 	in.Exporter = w.x
 	ctx, cancel := context.WithCancel(context.Background())
@@ -128,25 +131,31 @@ func (w *world) create(t *testing.T, u testenv.User, body string) exportAnswer {
 	return a
 }
 
-// wait polls the export until it is done or failed.
+// wait follows the export until it is done or failed (read again after
+// every write the store completes) and answers it as GET /exports/{id}
+// shows it.
 func (w *world) wait(t *testing.T, u testenv.User, id string) exportAnswer {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		res := testenv.Do(t, w.h, "GET", "/exports/"+id, "", testenv.Key(u)...)
-		if res.Status != http.StatusOK {
-			t.Fatalf("GET /exports/%s: %d %s", id, res.Status, res.Body)
-		}
-		var a exportAnswer
-		res.Decode(t, &a)
-		if a.Export.Status == store.ExportDone || a.Export.Status == store.ExportFailed {
-			return a
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("export %s still %s", id, a.Export.Status)
-		}
-		time.Sleep(50 * time.Millisecond)
+	if w.writes == nil {
+		t.Fatal("wait before run")
 	}
+	w.writes.Until(t, "export "+id+" done or failed", 2*time.Minute, func() bool {
+		e, err := w.env.Store.GetExport(context.Background(), w.company.ID, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e.Status == store.ExportDone || e.Status == store.ExportFailed
+	})
+	res := testenv.Do(t, w.h, "GET", "/exports/"+id, "", testenv.Key(u)...)
+	if res.Status != http.StatusOK {
+		t.Fatalf("GET /exports/%s: %d %s", id, res.Status, res.Body)
+	}
+	var a exportAnswer
+	res.Decode(t, &a)
+	if a.Export.Status != store.ExportDone && a.Export.Status != store.ExportFailed {
+		t.Fatalf("export %s shown %s once stored done or failed", id, a.Export.Status)
+	}
+	return a
 }
 
 // download reads a done export's object through its link.

@@ -150,6 +150,9 @@ type Report struct {
 	Branch        string
 	RepositoryURI string
 	CommitSHA     string
+	// Category is the analysis category the report names (SARIF
+	// runAutomationDetails.id up to its last "/"), "" when none.
+	Category string
 	// Dropped counts results that were not stored, by reason (absolute path,
 	// path escaping the repository, no rule id).
 	Dropped map[string]int

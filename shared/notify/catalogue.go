@@ -28,6 +28,7 @@ var Types = []Type{
 	{"policy_violation", "A change violated an active policy", true, true},
 	{"issue_status_changed", "An issue's status changed (triaged, fixed, reopened)", false, true},
 	{"risk_acceptance_expired", "A risk acceptance ended and its issue reopened", true, false},
+	{"component_affected", "An advisory reached a package version the company's projects hold", true, true},
 }
 
 // TypeWebhookDisabled is the operational event of an endpoint disabled

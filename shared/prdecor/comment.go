@@ -28,7 +28,7 @@ const maxComment = 60_000
 func Comment(s Summary) string {
 	var b strings.Builder
 	b.WriteString(Marker(s.Project.ID) + "\n")
-	fmt.Fprintf(&b, "### %s Codescan · %s\n\n", verdictIcon(s), inline(s.Project.Name))
+	fmt.Fprintf(&b, "### %s Codescan · %s\n\n", verdictIcon(s), safeLine(s.Project.Name))
 	b.WriteString(headline(s) + "\n\n")
 	if len(s.New) > 0 {
 		newTable(&b, s)
@@ -36,7 +36,7 @@ func Comment(s Summary) string {
 	if len(s.Fixed) > 0 {
 		fixedList(&b, s)
 	}
-	fmt.Fprintf(&b, "<sub>Scan `%s` of `%s` at `%s`, tool %s.</sub>\n", s.Scan.ID, inline(s.Scan.Branch), shortSHA(s), inline(s.Scan.Tool))
+	fmt.Fprintf(&b, "<sub>Scan `%s` of `%s` at `%s`, tool %s.</sub>\n", s.Scan.ID, safeLine(s.Scan.Branch), shortSHA(s), safeLine(s.Scan.Tool))
 	out := b.String()
 	if len(out) > maxComment {
 		out = norm.ClipTo(out, maxComment) + "\n\n… (cut: the summary is longer than a comment may be)\n"
@@ -55,7 +55,7 @@ func verdictIcon(s Summary) string {
 func headline(s Summary) string {
 	base := "no baseline branch"
 	if s.Baseline != "" {
-		base = "`" + inline(s.Baseline) + "`"
+		base = "`" + safeLine(s.Baseline) + "`"
 	}
 	verdict := "No new finding blocks this pull request."
 	if s.Failing() {
@@ -88,7 +88,7 @@ func newTable(b *strings.Builder, s Summary) {
 func suggestedFix(b *strings.Builder, i store.Issue) {
 	fmt.Fprintf(b, "<details><summary>Suggested fix for %s (the scanner's own)</summary>\n\n", code(location(i)))
 	if e := strings.TrimSpace(i.Fix.Explanation); e != "" {
-		b.WriteString(inline(e) + "\n\n")
+		b.WriteString(safeLine(e) + "\n\n")
 	}
 	diff := cleantext.VisibleLines(i.Fix.Diff)
 	fence := "```"
@@ -134,7 +134,7 @@ func shortSHA(s Summary) string {
 	if sha == "" {
 		return "unknown commit"
 	}
-	return inline(sha)
+	return safeLine(sha)
 }
 
 var (
@@ -142,10 +142,10 @@ var (
 	codeEscapes   = strings.NewReplacer("\n", " ", "\r", " ", "|", "¦")
 )
 
-// inline is report text made safe for a line of Markdown: visible
+// safeLine is report text made safe for a line of Markdown: visible
 // controls, no line breaks, no mention (an @ is followed by an empty
 // comment, which renders as nothing and notifies no one).
-func inline(s string) string {
+func safeLine(s string) string {
 	s = cleantext.Visible(s)
 	s = inlineEscapes.Replace(s)
 	return s
@@ -163,5 +163,5 @@ func code(s string) string {
 
 // cell is text for a table cell.
 func cell(s string) string {
-	return strings.ReplaceAll(inline(s), "|", "\\|")
+	return strings.ReplaceAll(safeLine(s), "|", "\\|")
 }

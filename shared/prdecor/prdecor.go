@@ -3,8 +3,10 @@
 // integration whose host and org allow-list match the repository, it sets
 // a commit status on the pull request's head commit (the verdict of the
 // company's CI blocking rules on what the pull request adds to its base
-// branch) and keeps one summary comment, found again by a hidden marker
-// and a link item, edited in place on every later scan.
+// branch), read from the host, keeps one summary comment, found again by
+// a hidden marker and a link item, edited in place on every later scan,
+// and, when the integration enables them, comments inline on the new
+// findings that sit on lines the pull request adds, each once.
 //
 // It runs as a delivery of the outbox (shared/delivery, channel
 // pull_request): a scan_completed event, or a pull_request_scan event when
@@ -46,6 +48,8 @@ type Store interface {
 	ListIssues(ctx context.Context, companyID int64, f store.IssueFilter, q store.PageQuery) ([]store.Issue, store.PageResult, int64, error)
 	ClaimPRLink(ctx context.Context, p storedelivery.PRTarget, owner string, now time.Time, lease time.Duration) (storedelivery.PRLink, error)
 	ReleasePRLink(ctx context.Context, p storedelivery.PRTarget, owner string, commentID int64) error
+	ClaimReviewLink(ctx context.Context, r storedelivery.ReviewTarget, owner string, now time.Time, lease time.Duration) (storedelivery.ReviewLink, error)
+	ReleaseReviewLink(ctx context.Context, r storedelivery.ReviewTarget, owner string, commentID int64) error
 }
 
 // Decorator decorates pull requests.
@@ -118,12 +122,13 @@ func Matches(in store.Integration, pr pullrequest.PullRequest) bool {
 }
 
 // Decorate decorates the pull request of a scan through one integration:
-// the summary comment, then the status.
+// the summary comment, the status on the head commit, and the inline
+// review comments when the integration enables them.
 func (d *Decorator) Decorate(ctx context.Context, companyID int64, scanID, integration string) outbound.Outcome {
 	job, gone, err := d.prepare(ctx, companyID, scanID, integration)
 	switch {
 	case err != nil:
-		return outbound.Outcome{Retryable: true, Err: "reading the scan: " + err.Error()}
+		return outbound.Outcome{Retryable: true, Err: "reading the scan or opening the token: " + err.Error()}
 	case gone != "":
 		return outbound.Outcome{Err: gone, Gone: true}
 	}

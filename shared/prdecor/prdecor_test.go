@@ -22,6 +22,7 @@ import (
 	"github.com/acme/codescan-api/shared/scmhost"
 	"github.com/acme/codescan-api/shared/secrets"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/catalog"
 )
 
 const (
@@ -40,11 +41,16 @@ type world struct {
 	mux    http.Handler
 	host   *githost.Server
 	engine *delivery.Engine
+	dec    *prdecor.Decorator
 	acme   *testenv.Company
 	key    []string
 }
 
-func newWorld(t *testing.T) *world {
+func newWorld(t *testing.T) *world { return newWorldWith(t, nil) }
+
+// newWorldWith is newWorld whose integration has the inline comments
+// setting inline (nil: none).
+func newWorldWith(t *testing.T, inline *catalog.InlineComments) *world {
 	t.Helper()
 	env := testenv.New(t)
 	w := &world{env: env, mux: registry.Mux(env.Deps), host: githost.New(t, githost.WithToken(token, "codescan-bot"))}
@@ -52,11 +58,11 @@ func newWorld(t *testing.T) *world {
 	w.key = testenv.Key(w.acme.Admin)
 	w.host.AddPullRequest(owner, repo, githost.PullRequest{Number: prNumber, HeadSHA: headSHA})
 	sealer := testenv.Sealer(t)
-	w.integration(t, sealer)
+	w.integration(t, sealer, inline)
+	w.dec = &prdecor.Decorator{Store: env.Store, Sealer: sealer, Host: scmhost.New(scmhost.Options{AllowLoopback: true, Timeout: 5 * time.Second})}
 	w.engine = &delivery.Engine{Store: env.Store, Sealer: sealer, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Backoff: delivery.Backoff{Base: 20 * time.Millisecond, Max: 100 * time.Millisecond, Horizon: time.Hour},
-		Outbound: []outbound.Channel{&prdecor.Decorator{Store: env.Store, Sealer: sealer,
-			Host: scmhost.New(scmhost.Options{AllowLoopback: true, Timeout: 5 * time.Second})}}}
+		Backoff:  delivery.Backoff{Base: 20 * time.Millisecond, Max: 100 * time.Millisecond, Horizon: time.Hour},
+		Outbound: []outbound.Channel{w.dec}}
 	res := testenv.Do(t, w.mux, "POST", "/blocking-rules", `{"slug":"no-new-criticals","name":"No new criticals","ci":true,"conditions":{"min_urgency":"CR"}}`, w.key...)
 	if res.Status != http.StatusCreated {
 		t.Fatalf("blocking rule: %d %s", res.Status, res.Body)
@@ -66,10 +72,10 @@ func newWorld(t *testing.T) *world {
 
 // integration stores the company's integration with the host, its token
 // sealed as the integrations routes seal it.
-func (w *world) integration(t *testing.T, sealer secrets.Sealer) {
+func (w *world) integration(t *testing.T, sealer secrets.Sealer, inline *catalog.InlineComments) {
 	ctx := context.Background()
 	in := store.Integration{CompanyID: w.acme.ID, UUID: store.NewIntegrationUUID(), Name: "GitHub", AccountID: "1", AccountName: "codescan-bot",
-		OrgAllowlist: []string{"ACME"}, BaseURL: w.host.HostURL(), GatewayPrefix: w.host.Prefix()}
+		OrgAllowlist: []string{"ACME"}, BaseURL: w.host.HostURL(), GatewayPrefix: w.host.Prefix(), InlineComments: inline}
 	sealed, err := sealer.Seal(ctx, token, store.IntegrationTokenRecord(w.acme.ID, in.UUID))
 	if err != nil {
 		t.Fatal(err)
@@ -333,3 +339,5 @@ func TestOnlyTheMatchingIntegrationDecorates(t *testing.T) {
 		}
 	}
 }
+
+func (w *world) decorator() *prdecor.Decorator { return w.dec }

@@ -1,6 +1,6 @@
 // Package reports reads the scanner reports an upload names by its engine
 // into the common finding form. Each format has its own package (sarif,
-// semgrep, govulncheck, osv, cyclonedx); this one picks it, and its two
+// semgrep, govulncheck, osv, cyclonedx, spdx); this one picks it, and its two
 // errors tell the upload what to answer: InvalidError (400) and
 // TooLargeError (413), plus UnknownEngineError (400) for an engine it does
 // not read.
@@ -18,6 +18,7 @@ import (
 	"github.com/acme/codescan-api/shared/reports/reporterr"
 	"github.com/acme/codescan-api/shared/reports/sarif"
 	"github.com/acme/codescan-api/shared/reports/semgrep"
+	"github.com/acme/codescan-api/shared/reports/spdx"
 )
 
 // InvalidError is a report its format cannot read; Problem says why.
@@ -33,6 +34,8 @@ const (
 	Govulncheck = "govulncheck"
 	OSVScanner  = "osv-scanner"
 	CycloneDX   = "cyclonedx"
+	// SPDX is an SBOM (SPDX 2.x JSON): components only, no findings.
+	SPDX = "spdx"
 )
 
 var parsers = map[string]func([]byte) (finding.Report, error){
@@ -41,6 +44,7 @@ var parsers = map[string]func([]byte) (finding.Report, error){
 	Govulncheck: govulncheck.Parse,
 	OSVScanner:  osv.Parse,
 	CycloneDX:   cyclonedx.Parse,
+	SPDX:        spdx.Parse,
 }
 
 // aliases are engine names the real client sends for a format read here:
@@ -50,7 +54,7 @@ var aliases = map[string]string{"codeql": SARIF, "snyk": SARIF}
 
 // Engines lists the engine names Parse accepts, canonical ones first.
 func Engines() []string {
-	return []string{SARIF, Semgrep, Govulncheck, OSVScanner, CycloneDX, "codeql", "snyk"}
+	return []string{SARIF, Semgrep, Govulncheck, OSVScanner, CycloneDX, SPDX, "codeql", "snyk"}
 }
 
 // UnknownEngineError is an engine name Parse does not read.

@@ -120,6 +120,13 @@ const (
 	GroupAccounts = "accounts"
 	// The client's everyday routes around a scan.
 	GroupProjects = "projects"
+	// VEX import: statements applied to the company's SCA findings.
+	GroupVEX = "vex"
+	// The component inventory: which projects and branches hold a package.
+	GroupComponents = "components"
+	// Tickets (docs/tickets.md): Jira integrations, ticket rules, the
+	// trackers' inbound events.
+	GroupTickets = "tickets"
 )
 
 // Table is every route of the API.
@@ -127,13 +134,15 @@ var Table = []Route{
 	{Method: "GET", Path: "/openapi.json", Group: GroupDocs, Access: Public},
 
 	{Method: "GET", Path: "/notifications/preferences", Group: GroupNotifications, Access: Authenticated},
-	{Method: "POST", Path: "/notifications/preferences/{type_code}", Group: GroupNotifications, Access: Authenticated, Params: []Param{TextParam("type_code", 64)}},
+	{Method: "POST", Path: "/notifications/preferences/{type_code}", Group: GroupNotifications, Access: Authenticated, Params: []Param{TextParam("type_code", 64)},
+		MultilineFields: []string{"filter"}},
 	{Method: "POST", Path: "/notifications/company-defaults/{type_code}", Group: GroupNotifications, Access: Admin, Params: []Param{TextParam("type_code", 64)}},
 
 	{Method: "GET", Path: "/issues/groups", Group: GroupIssues, Access: Authenticated,
 		Params: append(append(Paging(100), projectFilters()...), TextParam("group_by", 32), BoolParam("breakdown"), TextParam("status", 32))},
 	{Method: "GET", Path: "/issues", Group: GroupIssues, Access: Authenticated,
-		Params: append(append(append(Paging(100), IssueFilters()...), PageTokens()...), TextParam("accepted_until_before", 64))},
+		Params: append(append(append(Paging(100), IssueFilters()...), PageTokens()...), TextParam("accepted_until_before", 64),
+			BoolParam("has_ticket"), EnumParam("ticket_state", "open", "closed"))},
 	{Method: "GET", Path: "/issues/sca/{issue_id}", Group: GroupIssues, Access: Authenticated, Params: []Param{TextParam("issue_id", 64)}},
 	{Method: "GET", Path: "/scan/{scan_id}/issues/quality", Group: GroupIssues, Access: Authenticated, Params: append(CursorPaging(50), UUIDParam("scan_id"), TextParam("classification", 256))},
 	{Method: "GET", Path: "/issue/{issue_id}", Group: GroupIssues, Access: Authenticated, Params: []Param{UUIDParam("issue_id")}},
@@ -201,11 +210,13 @@ var Table = []Route{
 
 	// Notification delivery: webhook endpoints and their delivery log, and
 	// the company's SLA settings (company admin).
-	{Method: "POST", Path: "/webhooks", Creates: true, SecretAnswer: true, Group: GroupWebhooks, Access: Admin, TextFields: []string{"url", "description", "types"}},
+	{Method: "POST", Path: "/webhooks", Creates: true, SecretAnswer: true, Group: GroupWebhooks, Access: Admin, TextFields: []string{"url", "description", "types", "kind"},
+		MultilineFields: []string{"filter"}},
 	{Method: "GET", Path: "/webhooks", Group: GroupWebhooks, Access: Admin, Params: CursorPaging(100)},
 	{Method: "GET", Path: "/webhooks/{webhook_id}", Group: GroupWebhooks, Access: Admin, Params: []Param{UUIDParam("webhook_id")}},
 	{Method: "PATCH", Path: "/webhooks/{webhook_id}", Group: GroupWebhooks, Access: Admin, Params: []Param{UUIDParam("webhook_id")},
-		TextFields: []string{"url", "description", "types"}},
+		TextFields: []string{"url", "description", "types"}, MultilineFields: []string{"filter"}},
+	{Method: "POST", Path: "/webhooks/filter-dry-run", Group: GroupWebhooks, Access: Admin, TextFields: []string{"types"}, MultilineFields: []string{"filter"}},
 	{Method: "DELETE", Path: "/webhooks/{webhook_id}", Group: GroupWebhooks, Access: Admin, Params: []Param{UUIDParam("webhook_id")}},
 	{Method: "POST", Path: "/webhooks/{webhook_id}/rotate-secret", Group: GroupWebhooks, Access: Admin, Params: []Param{UUIDParam("webhook_id")}},
 	{Method: "POST", Path: "/webhooks/{webhook_id}/test", Group: GroupWebhooks, Access: Admin, Params: []Param{UUIDParam("webhook_id")}},
@@ -264,7 +275,51 @@ var Table = []Route{
 		MultilineFields: []string{"description", "guidance_text"}},
 	{Method: "GET", Path: "/policies", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy, Params: CursorPaging(100)},
 	{Method: "GET", Path: "/policies/{policy_id}", Group: GroupPolicies, Access: Permission, Permission: PermManagePolicy, Params: []Param{IDParam("policy_id")}},
+	// VEX import (docs/vex.md): a CycloneDX or OpenVEX document, checked
+	// against its schema, whose statements triage the company's SCA
+	// findings; dry_run answers what an apply changes, changing nothing.
+	{Method: "POST", Path: "/vex", Group: GroupVEX, Access: Permission, Permission: PermTriageIssue, MaxBodyBytes: 5 << 20,
+		Params: []Param{EnumParam("format", "cyclonedx", "openvex"), BoolParam("dry_run"), IDParam("project_id")}},
+	// The component inventory (docs/components.md): whoever may read
+	// projects and issues; a package URL with or without version, and
+	// version bounds compared by the package's ecosystem.
+	{Method: "GET", Path: "/components", Group: GroupComponents, Access: Authenticated,
+		Params: append(CursorPaging(100), TextParam("purl", MaxPURLBytes), TextParam("version_lt", MaxVersionBytes),
+			TextParam("version_lte", MaxVersionBytes), TextParam("version_gt", MaxVersionBytes), TextParam("version_gte", MaxVersionBytes))},
+
+	// Tickets (docs/tickets.md): Jira Cloud integrations (checked against
+	// the site when saved; the token and webhook secret write-only) and
+	// ticket rules, for whoever manages integrations / the company admin.
+	{Method: "POST", Path: "/integrations/jira", Creates: true, Group: GroupTickets, Access: Permission, Permission: PermManageIntegration,
+		TextFields: []string{"name", "site_url", "email", "api_token", "project_key", "issue_type", "done_transition", "wont_do_transition", "reopen_transition", "webhook_secret"}},
+	{Method: "GET", Path: "/integrations/jira", Group: GroupTickets, Access: Permission, Permission: PermViewIntegration},
+	{Method: "GET", Path: "/integrations/jira/{integration_uuid}", Group: GroupTickets, Access: Permission, Permission: PermViewIntegration, Params: []Param{UUIDParam("integration_uuid")}},
+	{Method: "PATCH", Path: "/integrations/jira/{integration_uuid}", Group: GroupTickets, Access: Permission, Permission: PermManageIntegration, Params: []Param{UUIDParam("integration_uuid")},
+		TextFields: []string{"name", "site_url", "email", "api_token", "project_key", "issue_type", "done_transition", "wont_do_transition", "reopen_transition", "webhook_secret"}},
+	{Method: "DELETE", Path: "/integrations/jira/{integration_uuid}", Group: GroupTickets, Access: Permission, Permission: PermManageIntegration, Params: []Param{UUIDParam("integration_uuid")}},
+	// The trackers' deliveries: public (the tracker holds no credential of
+	// ours); the body's signature with the integration's webhook secret is
+	// checked before anything of it is read, an unknown uuid answers as a
+	// bad signature does (401).
+	{Method: "POST", Path: "/integrations/jira/{integration_uuid}/events", Group: GroupTickets, Access: Public,
+		Params: []Param{UUIDParam("integration_uuid")}, MaxBodyBytes: MaxSCMEventBytes,
+		Headers: []string{"X-Hub-Signature", "X-Atlassian-Webhook-Identifier"}},
+	{Method: "POST", Path: "/integrations/scm-provider/{integration_uuid}/ticket-events", Group: GroupTickets, Access: Public,
+		Params: []Param{UUIDParam("integration_uuid")}, MaxBodyBytes: MaxSCMEventBytes,
+		Headers: []string{"X-Hub-Signature-256", "X-GitHub-Event", "X-GitHub-Delivery"}},
+	{Method: "POST", Path: "/ticket-rules", Creates: true, Group: GroupTickets, Access: Admin, TextFields: []string{"grouping", "labels"}},
+	{Method: "GET", Path: "/ticket-rules", Group: GroupTickets, Access: Admin},
+	{Method: "GET", Path: "/ticket-rules/{rule_id}", Group: GroupTickets, Access: Admin, Params: []Param{UUIDParam("rule_id")}},
+	{Method: "PATCH", Path: "/ticket-rules/{rule_id}", Group: GroupTickets, Access: Admin, Params: []Param{UUIDParam("rule_id")}, TextFields: []string{"grouping", "labels"}},
+	{Method: "DELETE", Path: "/ticket-rules/{rule_id}", Group: GroupTickets, Access: Admin, Params: []Param{UUIDParam("rule_id")}},
 }
+
+// Bounds of the component inventory's query parameters
+// (shared/components' limits).
+const (
+	MaxPURLBytes    = 512
+	MaxVersionBytes = 128
+)
 
 // MaxSCMEventBytes bounds a host's webhook delivery.
 const MaxSCMEventBytes = 1 << 20

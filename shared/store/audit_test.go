@@ -21,6 +21,7 @@ import (
 // that writes without an actor (seeds) record nothing; entries and items
 // are stamped by the store's clock.
 func TestAdministrativeWritesAreAudited(t *testing.T) {
+	t.Parallel()
 	base := testenv.NewStore(t)
 	clock := time.Date(2031, 5, 6, 7, 8, 9, 0, time.UTC)
 	st := store.New(base.Client(), base.TableName(), store.WithAuditRetention(30*24*time.Hour),

@@ -92,6 +92,7 @@ func crashApply(st *store.Store) (restore func(), crashed *atomic.Bool) {
 }
 
 func TestListCountersAreExact(t *testing.T) {
+	t.Parallel()
 	st := testenv.NewStore(t)
 	ctx := context.Background()
 	const company = 31

@@ -15,6 +15,7 @@ import (
 // issue its first spread missed when made again (an attempt cut short is
 // finished by its retry).
 func TestDecideIssueRetriesAndIdentity(t *testing.T) {
+	t.Parallel()
 	w := newBranchWorld(t)
 	ctx := context.Background()
 	a := finding{"a", 89}
@@ -76,6 +77,7 @@ func TestDecideIssueRetriesAndIdentity(t *testing.T) {
 // Withdrawing a project decision reopens the branches that carry it, but
 // not one the code fixed meanwhile: that one only loses the decision.
 func TestWithdrawalReopensNothingFixed(t *testing.T) {
+	t.Parallel()
 	w := newBranchWorld(t)
 	ctx := context.Background()
 	a := finding{"a", 89}

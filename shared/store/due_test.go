@@ -36,6 +36,7 @@ func pendingIDs(t *testing.T, st *store.Store, companyID int64, urgency string, 
 // index holds them, and backfills them: not before its time budget, then
 // all, then nothing more; a breached issue stays breached.
 func TestDueIndexBackfill(t *testing.T) {
+	t.Parallel()
 	st := testenv.NewStore(t)
 	ctx := context.Background()
 	company, err := st.NextID(ctx, "company")
@@ -118,6 +119,7 @@ func TestDueIndexBackfill(t *testing.T) {
 // index existed (as a `make run` data directory keeps it): CreateTable adds
 // the index, and the items written before are in it.
 func TestCreateTableAddsMissingIndex(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	base := testenv.NewStore(t)
 	old := store.New(base.Client(), base.TableName()+"_old")

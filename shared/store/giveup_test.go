@@ -93,6 +93,7 @@ func journalPayment(p any) bool {
 // then equal the issues it wrote, however they were triaged meanwhile, and
 // a later scan of the branch creates the rest and counts them once.
 func TestScanGivenUpLeavesCountersEqualToItsIssues(t *testing.T) {
+	t.Parallel()
 	fs := manyFindings("f", 600, 79, 89, 22, 78, 502, 611) // a file each: some 1,800 counters, 19 journal chunks
 	for _, tc := range []struct {
 		name    string
@@ -153,6 +154,7 @@ func TestScanGivenUpLeavesCountersEqualToItsIssues(t *testing.T) {
 // branch: the next scan settles its journal before anything else, and the
 // failure that comes later finds nothing owed.
 func TestNextScanSettlesAJournalLeftBehind(t *testing.T) {
+	t.Parallel()
 	w := newBranchWorld(t)
 	ctx := context.Background()
 	fs := manyFindings("g", 300, 79, 89, 22)
@@ -188,6 +190,7 @@ func markerFixed(p any) bool {
 // next attempt writes the same fix over it), and while paying (the next
 // attempt pays what is left). The counters end exact all the same.
 func TestSettlingAJournalSurvivesCrashes(t *testing.T) {
+	t.Parallel()
 	w := newBranchWorld(t)
 	ctx := context.Background()
 	fs := manyFindings("h", 400, 79, 89, 22, 78)
@@ -220,6 +223,7 @@ func TestSettlingAJournalSurvivesCrashes(t *testing.T) {
 // A scan given up after its quality and SCA writers died between their
 // findings and their counters: failing it pays what they owe.
 func TestScanGivenUpPaysItsCountedWrites(t *testing.T) {
+	t.Parallel()
 	st := testenv.NewStore(t)
 	ctx := context.Background()
 	const company = 32

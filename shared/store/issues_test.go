@@ -31,6 +31,7 @@ func someIssues(n int, projects ...int64) []store.Issue {
 }
 
 func TestIssueWritePathKeepsCountersExact(t *testing.T) {
+	t.Parallel()
 	st := testenv.NewStore(t)
 	ctx := context.Background()
 	const company = 7
@@ -80,6 +81,7 @@ func TestIssueWritePathKeepsCountersExact(t *testing.T) {
 }
 
 func TestConcurrentWritersKeepCountersExact(t *testing.T) {
+	t.Parallel()
 	st := testenv.NewStore(t)
 	ctx := context.Background()
 	const company = 9
@@ -107,6 +109,7 @@ func TestConcurrentWritersKeepCountersExact(t *testing.T) {
 }
 
 func TestBulkLoaderWritesWhatTheWritePathWrites(t *testing.T) {
+	t.Parallel()
 	// One clock for both: the trend records are by day.
 	clock := store.WithClock(func() time.Time { return time.Date(2025, 2, 1, 9, 0, 0, 0, time.UTC) })
 	x, y := testenv.NewStore(t), testenv.NewStore(t)

@@ -88,6 +88,7 @@ func (w *branchWorld) issue(t *testing.T, branch, tool, fp string) store.Issue {
 }
 
 func TestLifecycle(t *testing.T) {
+	t.Parallel()
 	w := newBranchWorld(t)
 	ctx := context.Background()
 	a, b, c := finding{"a", 89}, finding{"b", 89}, finding{"c", 79}
@@ -188,6 +189,7 @@ func TestLifecycle(t *testing.T) {
 // Applying a scan again (a retried upload, a redelivered message) changes
 // nothing more.
 func TestApplyScanIsIdempotent(t *testing.T) {
+	t.Parallel()
 	w := newBranchWorld(t)
 	ctx := context.Background()
 	w.scan(t, "main", "t", finding{"a", 1}, finding{"b", 2})
@@ -212,6 +214,7 @@ func TestApplyScanIsIdempotent(t *testing.T) {
 // other: every counter equals a recount, and the branch's issues are
 // exactly those the last applied scan reported plus the fixed ones.
 func TestConcurrentScansOfOneBranch(t *testing.T) {
+	t.Parallel()
 	w := newBranchWorld(t)
 	all := make([]finding, 12)
 	for n := range all {
@@ -242,6 +245,7 @@ func TestConcurrentScansOfOneBranch(t *testing.T) {
 }
 
 func TestTriageIssues(t *testing.T) {
+	t.Parallel()
 	w := newBranchWorld(t)
 	ctx := context.Background()
 	var fs []finding
@@ -273,6 +277,7 @@ func TestTriageIssues(t *testing.T) {
 // and its new high-urgency issues, a status change (by the lifecycle or by
 // triage) its issue_status_changed; triage also writes the audit log.
 func TestLifecycleEvents(t *testing.T) {
+	t.Parallel()
 	w := newBranchWorld(t)
 	ctx := store.WithAuditActor(context.Background(), store.AuditActor{UserID: 5, Via: store.ViaBearer})
 	first, _ := w.scan(t, "main", "t", finding{"a", 89}, finding{"b", 79})
@@ -290,7 +295,7 @@ func TestLifecycleEvents(t *testing.T) {
 			t.Fatalf("event %s: %v", id, data)
 		}
 	}
-	if d := event("scan_completed-" + first.ID); d["findings"] != 2.0 || d["branch"] != "main" || d["tool"] != "t" {
+	if d := event("scan_completed-" + first.ID); d["findings"] != 2.0 || d["new_issues"] != 2.0 || d["branch"] != "main" || d["tool"] != "t" {
 		t.Fatalf("scan_completed: %v", d)
 	}
 	if d := event("new_high_issue-" + first.ID); d["count"] != 2.0 || len(d["issues"].([]any)) != 2 {
@@ -300,6 +305,9 @@ func TestLifecycleEvents(t *testing.T) {
 	// The second scan finds a again (not new) and not b: b is fixed.
 	second, _ := w.scan(t, "main", "t", finding{"a", 89})
 	noEvent("new_high_issue-" + second.ID) // a was not new
+	if d := event("scan_completed-" + second.ID); d["findings"] != 1.0 || d["new_issues"] != 0.0 {
+		t.Fatalf("scan_completed of the second scan: %v", d)
+	}
 	b := w.issue(t, "main", "t", "b")
 	if d := event(fmt.Sprintf("issue_status_changed-%s-v%d", b.ID, b.Version)); d["previous_status"] != "open" || d["status"] != "fixed" || d["changed_by"] != nil {
 		t.Fatalf("fixed by the lifecycle: %v", d)
@@ -369,6 +377,7 @@ func (iw *issueWrites) watch(st *store.Store) {
 // head), and its retry after a crash midway reads them and finishes
 // exactly: every finding stored once, every counter equal to a recount.
 func TestFirstScanOfABranchRetriedAfterACrash(t *testing.T) {
+	t.Parallel()
 	w := newBranchWorld(t)
 	iw := &issueWrites{failAt: 6}
 	iw.watch(w.st)

@@ -24,6 +24,7 @@ import (
 // tenth of reading the 2,500 issues.
 // The page holds the same issues as the page reached by token.
 func TestIssuePageByNumberSkipsKeysOnly(t *testing.T) {
+	t.Parallel()
 	st := testenv.NewStore(t)
 	ctx := context.Background()
 	const company, n, size, pageNo = 11, 3000, 50, 50

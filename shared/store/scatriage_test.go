@@ -80,6 +80,7 @@ func triageRule(t *testing.T, ctx context.Context, st *store.Store, company, pro
 // application changes exactly what its dry run counts, SAST issues and
 // SCA findings together, once, audited.
 func TestTriageRulesReachSCAFindings(t *testing.T) {
+	t.Parallel()
 	w := newBranchWorld(t)
 	const other = 12
 	ctx := store.WithAuditActor(context.Background(), store.AuditActor{UserID: 5, Via: store.ViaBearer})

@@ -65,6 +65,7 @@ func openedDays(t *testing.T, w *branchWorld) int64 {
 // The trend records count no issue the given-up scan never wrote as
 // opened, and the next scan that creates it counts it once.
 func TestScanGivenUpOpensNoIssueItNeverWrote(t *testing.T) {
+	t.Parallel()
 	w := newBranchWorld(t)
 	ctx := context.Background()
 	fs := manyFindings("p", 300, 79, 89, 22)
@@ -93,6 +94,7 @@ func TestScanGivenUpOpensNoIssueItNeverWrote(t *testing.T) {
 // A settlement whose fix payment races another branch's scan (which moves
 // the company's counters) must still leave index and summaries exact.
 func TestSettlingRacesAnotherBranch(t *testing.T) {
+	t.Parallel()
 	w := newBranchWorld(t)
 	ctx := context.Background()
 	fs := manyFindings("q", 300, 79, 89, 22)
@@ -141,6 +143,7 @@ func chunkPaymentOf(scanID string) func(any) bool {
 // branch moved one of its counters), then dies before settling: the scan
 // given up must still leave index and summaries exact.
 func TestWriterPaidPlainlyThenGaveUp(t *testing.T) {
+	t.Parallel()
 	w := newBranchWorld(t)
 	ctx := context.Background()
 	fs := manyFindings("r", 300, 79, 89, 22)
@@ -165,6 +168,7 @@ func TestWriterPaidPlainlyThenGaveUp(t *testing.T) {
 // A crashed scan settled by the next scan of its branch, then redelivered
 // (late now): it creates what it never wrote, counted once.
 func TestRedeliveryAfterAnotherScanSettled(t *testing.T) {
+	t.Parallel()
 	w := newBranchWorld(t)
 	ctx := context.Background()
 	fs := manyFindings("s", 300, 79, 89, 22)

@@ -14,6 +14,7 @@ import (
 	"github.com/acme/codescan-api/shared/store/acceptances"
 	"github.com/acme/codescan-api/shared/store/baselines"
 	"github.com/acme/codescan-api/shared/store/catalog"
+	"github.com/acme/codescan-api/shared/store/components"
 	"github.com/acme/codescan-api/shared/store/decisions"
 	"github.com/acme/codescan-api/shared/store/delivery"
 	"github.com/acme/codescan-api/shared/store/exploits"
@@ -81,6 +82,8 @@ type Store struct {
 	*sca.SCA
 	*quality.Quality
 	*ruleapply.Applier
+	// The component inventory (SBOMs and SCA package lists).
+	*components.Components
 }
 
 // BaselineOpen is what a branch's latest complete scan has open (see
@@ -108,7 +111,7 @@ func WithClock(now func() time.Time) Option { return func(s *Store) { s.t.Now = 
 // DynamoDB's limits before sending them (KeyTooLongError).
 func New(db *dynamodb.Client, table string, opts ...Option) *Store {
 	t := ddb.New(db, table)
-	s := &Store{t: t, l: &ledger.Ledger{T: t, Retention: DefaultAuditRetention}, Exploits: exploits.New(t), Baselines: baselines.New(t), Trends: trends.New(t),
+	s := &Store{t: t, l: &ledger.Ledger{T: t, Retention: DefaultAuditRetention}, Exploits: exploits.New(t), Components: components.New(t), Baselines: baselines.New(t), Trends: trends.New(t),
 		Decisions: decisions.New(t), Acceptances: acceptances.New(t)}
 	s.Exports = exports.New(s.t, s.l)
 	s.Tenancy = tenancy.New(s.t, s.l)

@@ -13,21 +13,8 @@ import (
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-func TestNextIDIsASequence(t *testing.T) {
-	st := testenv.NewStore(t)
-	ctx := context.Background()
-	for want := int64(1); want <= 3; want++ {
-		got, err := st.NextID(ctx, "thing")
-		if err != nil || got != want {
-			t.Fatalf("NextID = %d, %v; want %d", got, err, want)
-		}
-	}
-	if other, _ := st.NextID(ctx, "other"); other != 1 {
-		t.Fatalf("sequences are independent: %d", other)
-	}
-}
-
 func TestProjectsAndErrors(t *testing.T) {
+	t.Parallel()
 	st := testenv.NewStore(t)
 	ctx := context.Background()
 	p, err := st.CreateProject(ctx, store.Project{CompanyID: 1, Name: "Web", RepoURL: "https://git.example/acme/web"})
@@ -60,6 +47,7 @@ func TestProjectsAndErrors(t *testing.T) {
 }
 
 func TestMeterAddsUpConsumedCapacity(t *testing.T) {
+	t.Parallel()
 	st := testenv.NewStore(t)
 	var m store.Meter
 	ctx := store.WithMeter(context.Background(), &m)

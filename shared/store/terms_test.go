@@ -18,6 +18,7 @@ import (
 // owned by the rule's author; once that end has passed the rule acts no
 // more. All on a controlled clock.
 func TestAcceptanceTermsFollowTheFinding(t *testing.T) {
+	t.Parallel()
 	w := newBranchWorld(t)
 	now := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
 	w.st = store.New(w.st.Client(), w.st.TableName(), store.WithClock(func() time.Time { return now }))

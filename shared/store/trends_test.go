@@ -68,6 +68,7 @@ type point struct {
 // issues through 30 days and checks every daily figure of the company and
 // of both projects, time to fix and SLA compliance (CR 7 days, HI 30).
 func TestTrendOfThirtyDays(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	w := newTrendWorld(t)
 	hi := func(fps ...string) []reported {
@@ -220,6 +221,7 @@ func TestTrendOfThirtyDays(t *testing.T) {
 // totals, one query of the window's 90 day records, the totals again),
 // whatever the issues number, and the read capacity of those records.
 func TestTrendReadsTheWindowOnly(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	w := newTrendWorld(t)
 	var prev []store.Issue

@@ -131,6 +131,8 @@ type Result struct {
 	RetryAfter time.Duration
 	Err        error // no answer (refused address, timeout, connection error)
 	badURL     bool  // the stored URL is not allowed (retrying cannot help)
+	// Reason is a chat receiver's error code (Post), when it answered one.
+	Reason string
 }
 
 // Blocked reports whether the attempt was refused by the address guard.

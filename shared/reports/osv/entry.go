@@ -35,11 +35,16 @@ type Affected struct {
 		Ecosystem string `json:"ecosystem"`
 	} `json:"package"`
 	Ranges []struct {
+		// Type is SEMVER, ECOSYSTEM or GIT (commit hashes, no versions).
+		Type   string `json:"type"`
 		Events []struct {
-			Introduced string `json:"introduced"`
-			Fixed      string `json:"fixed"`
+			Introduced   string `json:"introduced"`
+			Fixed        string `json:"fixed"`
+			LastAffected string `json:"last_affected"`
 		} `json:"events"`
 	} `json:"ranges"`
+	// Versions lists affected versions one by one.
+	Versions []string `json:"versions"`
 }
 
 // Score returns the entry's CVSS base score computed from its vectors

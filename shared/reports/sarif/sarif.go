@@ -161,8 +161,28 @@ func Findings(log *Log) finding.Report {
 			rep.Findings = append(rep.Findings, f)
 		}
 		provenance(&rep, r)
+		if rep.Category == "" {
+			rep.Category = Category(r)
+		}
 	}
 	return rep
+}
+
+// Category is the analysis category of a run, by GitHub code scanning's
+// rule: runAutomationDetails.id is "category/run-id", so the category is
+// the id up to its last "/" ("my-analysis/tool1/2022-01-02" and
+// "my-analysis/tool1/" are both "my-analysis/tool1"); an id without "/"
+// is a run id only, of no category.
+func Category(r *gosarif.Run) string {
+	if r == nil || r.AutomationDetails == nil {
+		return ""
+	}
+	id := str(r.AutomationDetails.ID)
+	k := strings.LastIndex(id, "/")
+	if k < 0 {
+		return ""
+	}
+	return id[:k]
 }
 
 // provenance fills the report's branch, repository and commit from the

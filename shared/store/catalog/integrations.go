@@ -87,6 +87,15 @@ func (s *Catalog) ListIntegrations(ctx context.Context, companyID int64) ([]Inte
 	return out, err
 }
 
+// InlineComments is an integration's setting of inline review comments.
+type InlineComments = schema.InlineComments
+
+// Bounds of InlineComments.MaxPerScan.
+const (
+	DefaultInlinePerScan = schema.DefaultInlinePerScan
+	MaxInlinePerScan     = schema.MaxInlinePerScan
+)
+
 // IntegrationChange lists the attributes an update sets; nil keeps a value.
 type IntegrationChange struct {
 	Name          *string
@@ -99,6 +108,8 @@ type IntegrationChange struct {
 	// with (sealed, bound to IntegrationWebhookRecord), and the global
 	// look-up that lets the inbound route find the company by uuid.
 	SealedWebhookSecret *string
+	// InlineComments replaces the setting of inline review comments.
+	InlineComments *InlineComments
 	// Verified records a successful credential check: expired becomes false.
 	Verified bool
 }
@@ -159,6 +170,7 @@ func (s *Catalog) UpdateIntegration(ctx context.Context, companyID int64, id str
 		out.Expired = false
 	}
 	upd = setWebhookSecret(upd, ch, &out, changes)
+	upd = setInlineComments(upd, ch, &out, changes)
 	if err := s.commitIntegration(ctx, in, upd, ch.SealedWebhookSecret != nil, changes); err != nil {
 		return Integration{}, err
 	}
@@ -214,4 +226,22 @@ func (s *Catalog) MarkIntegrationExpired(ctx context.Context, companyID int64, i
 		return err
 	}
 	return s.t.Transact(ctx, []types.TransactWriteItem{mark, put})
+}
+
+// setInlineComments adds a new setting of inline review comments to an
+// integration's update, and its change to the audit entry.
+func setInlineComments(upd expression.UpdateBuilder, ch IntegrationChange, out *Integration, changes map[string]ledger.Change) expression.UpdateBuilder {
+	if ch.InlineComments == nil {
+		return upd
+	}
+	next := *ch.InlineComments
+	if out.InlineComments == nil || *out.InlineComments != next {
+		var before any
+		if out.InlineComments != nil {
+			before = *out.InlineComments
+		}
+		changes["inline_comments"] = ledger.Change{Before: before, After: next}
+	}
+	out.InlineComments = &next
+	return upd.Set(expression.Name("inline_comments"), expression.Value(next))
 }

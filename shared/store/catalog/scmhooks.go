@@ -68,18 +68,19 @@ func (s *Catalog) IntegrationByHook(ctx context.Context, id string) (Integration
 	return s.GetIntegration(ctx, ref.CompanyID, ref.IntegrationUUID)
 }
 
-// SCMCommand names one command an inbound delivery carries: the host's
-// delivery id and the id of the comment that holds the command.
+// SCMCommand names one command an inbound delivery carries: the id of the
+// comment that holds it. The comment id alone is the command's identity: a
+// replayed delivery carries the same comment, and so does the same signed
+// body sent again under a new delivery id (the signature covers the body,
+// not the headers).
 type SCMCommand struct {
 	CompanyID   int64
 	Integration string // uuid
-	DeliveryID  string
 	CommentID   int64
 }
 
-func (c SCMCommand) keys() []ddb.Key {
-	return []ddb.Key{schema.SCMDeliveryKey(c.CompanyID, c.Integration, c.DeliveryID),
-		schema.SCMCommentKey(c.CompanyID, c.Integration, c.CommentID)}
+func (c SCMCommand) key() ddb.Key {
+	return schema.SCMCommentKey(c.CompanyID, c.Integration, c.CommentID)
 }
 
 // SCMClaimLease is how long a claim holds a command being carried out: a
@@ -87,26 +88,16 @@ func (c SCMCommand) keys() []ddb.Key {
 // claim back) is taken by the next redelivery. A command runs in seconds.
 const SCMClaimLease = time.Minute
 
-// ClaimSCMCommand remembers, for ttl from now, that a delivery and its
-// comment are being acted on, in one transaction: ErrSeen when either was
-// claimed before (a replayed delivery, or the same signed body sent again
-// under a new delivery id), unless that claim failed or its lease ran out
-// unfinished.
+// ClaimSCMCommand remembers, for ttl from now, that a comment's command is
+// being acted on: ErrSeen when it was claimed before, unless that claim
+// failed or its lease ran out unfinished.
 func (s *Catalog) ClaimSCMCommand(ctx context.Context, c SCMCommand, now time.Time, ttl time.Duration) error {
 	state := expression.Name("state")
 	free := expression.AttributeNotExists(expression.Name(tabledef.PK)).Or(
 		state.Equal(expression.Value(schema.SCMFailed)),
 		state.Equal(expression.Value(schema.SCMClaimed)).And(
 			expression.Name("claimed_at").LessThan(expression.Value(ddb.SortableTime(now.Add(-SCMClaimLease))))))
-	var items []types.TransactWriteItem
-	for _, k := range c.keys() {
-		it, err := s.t.TxPut(schema.SCMClaim{Key: k, State: schema.SCMClaimed, ClaimedAt: ddb.SortableTime(now), ExpiresAt: now.Add(ttl).Unix()}, &free)
-		if err != nil {
-			return err
-		}
-		items = append(items, it)
-	}
-	err := s.t.Transact(ctx, items)
+	err := s.t.PutItem(ctx, schema.SCMClaim{Key: c.key(), State: schema.SCMClaimed, ClaimedAt: ddb.SortableTime(now), ExpiresAt: now.Add(ttl).Unix()}, &free)
 	if errors.Is(err, ddb.ErrConflict) {
 		return ErrSeen
 	}
@@ -116,27 +107,18 @@ func (s *Catalog) ClaimSCMCommand(ctx context.Context, c SCMCommand, now time.Ti
 // CompleteSCMCommand marks a claimed command carried out: no redelivery
 // takes it again.
 func (s *Catalog) CompleteSCMCommand(ctx context.Context, c SCMCommand) error {
-	return s.setClaims(ctx, c, schema.SCMDone)
+	return s.setClaim(ctx, c, schema.SCMDone)
 }
 
 // FailSCMCommand marks a claim whose command could not be carried out, so
 // the host's redelivery of it claims it again.
 func (s *Catalog) FailSCMCommand(ctx context.Context, c SCMCommand) error {
-	return s.setClaims(ctx, c, schema.SCMFailed)
+	return s.setClaim(ctx, c, schema.SCMFailed)
 }
 
-func (s *Catalog) setClaims(ctx context.Context, c SCMCommand, state string) error {
-	// Only claims that exist: a claim keeps its expiry.
-	held := expression.AttributeExists(expression.Name(tabledef.PK))
-	var items []types.TransactWriteItem
-	for _, k := range c.keys() {
-		it, err := s.t.TxUpdate(k, expression.Set(expression.Name("state"), expression.Value(state)), &held)
-		if err != nil {
-			return err
-		}
-		items = append(items, it)
-	}
-	return s.t.Transact(ctx, items)
+func (s *Catalog) setClaim(ctx context.Context, c SCMCommand, state string) error {
+	// Only a claim that exists (ErrNotFound otherwise): it keeps its expiry.
+	return s.t.Update(ctx, c.key(), expression.Set(expression.Name("state"), expression.Value(state)), nil, nil)
 }
 
 // MaxPRProjects bounds the projects whose summaries one pull request shows

@@ -17,12 +17,18 @@ import (
 const (
 	ChannelEmail   = "email_enabled"
 	ChannelWebhook = "webhook_enabled"
+	// SettingFilter is a user preference's email filter (a CEL expression,
+	// see shared/eventfilter), changed with a ChannelChange whose Text is
+	// the expression ("" or nil removes it).
+	SettingFilter = "filter"
 )
 
-// ChannelChange sets a channel (Value non-nil) or restores inheritance (nil).
+// ChannelChange sets a channel (Value non-nil) or restores inheritance
+// (nil); for SettingFilter, Text is the new filter.
 type ChannelChange struct {
 	Channel string
 	Value   *bool
+	Text    *string
 }
 
 // UpdateNotificationSetting applies a partial update in one atomic write
@@ -35,9 +41,14 @@ func (s *Deliveries) UpdateNotificationSetting(ctx context.Context, companyID, u
 		upd = upd.Set(expression.Name("user_id"), expression.Value(userID))
 	}
 	for _, c := range changes {
-		if c.Value == nil {
+		switch {
+		case c.Channel == SettingFilter && (c.Text == nil || *c.Text == ""):
 			upd = upd.Remove(expression.Name(c.Channel))
-		} else {
+		case c.Channel == SettingFilter:
+			upd = upd.Set(expression.Name(c.Channel), expression.Value(*c.Text))
+		case c.Value == nil:
+			upd = upd.Remove(expression.Name(c.Channel))
+		default:
 			upd = upd.Set(expression.Name(c.Channel), expression.Value(*c.Value))
 		}
 	}
@@ -59,6 +70,12 @@ func (s *Deliveries) updateNotification(ctx context.Context, companyID int64, k 
 	old := map[string]*bool{ChannelEmail: before.EmailEnabled, ChannelWebhook: before.WebhookEnabled}
 	diff := map[string]ledger.Change{}
 	for _, c := range changes {
+		if c.Channel == SettingFilter {
+			if after := textOf(c.Text); after != before.Filter {
+				diff[c.Channel] = ledger.Change{Before: ledger.Nullable(before.Filter), After: ledger.Nullable(after)}
+			}
+			continue
+		}
 		if b, a := old[c.Channel], c.Value; (b == nil) != (a == nil) || (b != nil && *b != *a) {
 			diff[c.Channel] = ledger.Change{Before: b, After: a}
 		}
@@ -120,4 +137,11 @@ func (s *Deliveries) CompanyNotificationSettings(ctx context.Context, companyID 
 		users[it.UserID][it.TypeCode] = it
 	}
 	return company, users, nil
+}
+
+func textOf(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

@@ -81,10 +81,17 @@ func (s *Deliveries) ReleasePRLink(ctx context.Context, p PRTarget, owner string
 	if commentID != 0 {
 		upd = upd.Set(expression.Name("comment_id"), expression.Value(commentID))
 	}
+	return releaseLease(ctx, s, p.key(), owner, upd)
+}
+
+// releaseLease applies upd to a link if owner still holds its lease:
+// ErrLinkBusy when the lease ran out and another took it (the comment id
+// that one knows stands).
+func releaseLease(ctx context.Context, s *Deliveries, k ddb.Key, owner string, upd expression.UpdateBuilder) error {
 	held := expression.Name("lease_owner").Equal(expression.Value(owner))
-	err := s.t.Update(ctx, p.key(), upd, &held, nil)
+	err := s.t.Update(ctx, k, upd, &held, nil)
 	if errors.Is(err, ddb.ErrConflict) || errors.Is(err, ddb.ErrNotFound) {
-		return ErrLinkBusy // the lease ran out and another took it: the comment id it knows stands
+		return ErrLinkBusy
 	}
 	return err
 }

@@ -57,6 +57,7 @@ func (s *Deliveries) CreateWebhook(ctx context.Context, w WebhookEndpoint) (Webh
 		Changes: map[string]ledger.Change{
 			"url": {After: w.URL}, "types": {After: w.Types}, "description": {After: w.Description},
 			"active": {After: w.Active}, "secret": {After: ledger.Secret},
+			"kind": {After: w.KindOrDefault()}, "filter": {After: ledger.Nullable(w.Filter)},
 		},
 	})
 	if err != nil {
@@ -111,6 +112,7 @@ type WebhookChange struct {
 	Types       *[]string
 	Description *string
 	Active      *bool
+	Filter      *string // "" removes it
 	// Rotation: the new sealed secret, and the old one kept until the time.
 	SealedSecret, PrevSealedSecret, PrevSecretUntil *string
 	// Failure bookkeeping of the dispatcher.
@@ -148,6 +150,7 @@ func (ch WebhookChange) expression(updatedAt string) expression.UpdateBuilder {
 	set("failing_since", ch.FailingSince)
 	set("disabled_reason", ch.DisabledReason)
 	set("receives_from", ch.ReceivesFrom)
+	set("filter", ch.Filter)
 	if ch.Description != nil {
 		upd = upd.Set(expression.Name("description"), expression.Value(*ch.Description))
 	}
@@ -175,6 +178,7 @@ func (ch WebhookChange) apply(w WebhookEndpoint) WebhookEndpoint {
 	set(&w.FailingSince, ch.FailingSince)
 	set(&w.DisabledReason, ch.DisabledReason)
 	set(&w.ReceivesFrom, ch.ReceivesFrom)
+	set(&w.Filter, ch.Filter)
 	if ch.Types != nil {
 		w.Types = *ch.Types
 	}
@@ -196,6 +200,7 @@ func webhookChanges(before, after WebhookEndpoint) map[string]ledger.Change {
 	str("url", before.URL, after.URL)
 	str("description", before.Description, after.Description)
 	str("disabled_reason", before.DisabledReason, after.DisabledReason)
+	str("filter", before.Filter, after.Filter)
 	if !slices.Equal(before.Types, after.Types) {
 		out["types"] = ledger.Change{Before: before.Types, After: after.Types}
 	}
@@ -277,7 +282,8 @@ func (s *Deliveries) DeleteWebhook(ctx context.Context, w WebhookEndpoint) error
 	}
 	audit, err := s.l.TxAudit(ctx, w.CompanyID, ledger.AuditEntry{
 		Action: "webhook.delete", TargetType: "webhook", TargetID: w.ID,
-		Changes: map[string]ledger.Change{"url": {Before: w.URL}, "types": {Before: w.Types}, "description": {Before: w.Description}},
+		Changes: map[string]ledger.Change{"url": {Before: w.URL}, "types": {Before: w.Types}, "description": {Before: w.Description},
+			"kind": {Before: w.KindOrDefault()}, "filter": {Before: ledger.Nullable(w.Filter)}},
 	})
 	if err != nil {
 		return err

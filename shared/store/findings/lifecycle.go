@@ -246,7 +246,8 @@ func (x *Findings) scanEvents(ctx context.Context, companyID int64, sc scans.Sca
 		return nil, err
 	}
 	scope := map[string]any{"scan_id": sc.ID, "project_id": sc.ProjectID, "project_name": p.Name, "branch": sc.Branch}
-	completed := map[string]any{"tool": sc.Tool, "findings": findings, "completed_at": x.t.Clock().UTC().Format(time.RFC3339)}
+	completed := map[string]any{"tool": sc.Tool, "findings": findings, "new_issues": countNew(fresh),
+		"completed_at": x.t.Clock().UTC().Format(time.RFC3339)}
 	maps.Copy(completed, scope)
 	kinds, data := []string{"scan_completed"}, []map[string]any{completed}
 	for _, t := range []struct{ urgency, typ string }{{"CR", "new_critical_issue"}, {"HI", "new_high_issue"}} {
@@ -277,6 +278,19 @@ func (x *Findings) scanEvents(ctx context.Context, companyID int64, sc scans.Sca
 		events[n] = schema.Event{ID: typ + "-" + sc.ID, CompanyID: companyID, Type: typ, Data: b}
 	}
 	return events, nil
+}
+
+// countNew is how many of a scan's fresh issues are new to act on or
+// triage: all but those a suppression comment hid as they came. fresh is
+// the same on every attempt of the scan, so the count is too.
+func countNew(fresh []Issue) int {
+	n := 0
+	for _, i := range fresh {
+		if i.Status != Suppressed {
+			n++
+		}
+	}
+	return n
 }
 
 // lifecycleChanges computes what applying the scan changes, given the

@@ -78,15 +78,19 @@ type ScanError struct {
 	Message  string `dynamodbav:"message" json:"message"`
 }
 
+// SKPrefix begins the sort key of every scan item (schema.ScanSKPrefix),
+// for readers of the table's stream that select scans by it.
+const SKPrefix = schema.ScanSKPrefix
+
 // Key is the key of a scan of a company.
 func Key(companyID int64, scanID string) ddb.Key {
-	return ddb.Key{PK: schema.CompanyPK(companyID), SK: "SCAN#" + scanID}
+	return ddb.Key{PK: schema.CompanyPK(companyID), SK: schema.ScanSK(scanID)}
 }
 
 // scanRunKey is the look-up item of a run id inside a company. It is not a
 // Scan: it only points at one.
 func scanRunKey(companyID int64, runID string) ddb.Key {
-	return ddb.Key{PK: schema.CompanyPK(companyID), SK: "SCANRUN#" + runID}
+	return ddb.Key{PK: schema.CompanyPK(companyID), SK: schema.ScanRunSK(runID)}
 }
 
 type scanRunRef struct {

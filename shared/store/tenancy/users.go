@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -26,6 +27,10 @@ var (
 	ErrEmailTaken   = fmt.Errorf("%w: email in use in the company", ddb.ErrConflict)
 	ErrSubjectTaken = fmt.Errorf("%w: token subject mapped to another user of the company", ddb.ErrConflict)
 )
+
+// ErrSCMLoginTaken refuses a host login another user of the company is
+// linked to (see UserChange.SCMLogin).
+var ErrSCMLoginTaken = fmt.Errorf("%w: host login linked to another user of the company", ddb.ErrConflict)
 
 // ErrLastAdmin refuses a change that would leave a company without an
 // active admin.
@@ -211,18 +216,29 @@ type UserChange struct {
 	Permissions *[]string
 	IsAdmin     *bool
 	Active      *bool
+	// SCMLogin links the user's login on the company's source-code host
+	// (lower case; "" unlinks): a pull-request command by that login acts
+	// as the user. It is unique in the company: its look-up item
+	// (schema.SCMLoginKey) is written in the update's transaction,
+	// conditional on no other user's holding it (ErrSCMLoginTaken).
+	SCMLogin *string
 }
 
 // UpdateUser applies ch to a user in one transaction with its list copies,
 // counters and audit entry, conditional on the revision it read (a
 // concurrent change makes it read again). It returns the user before and
 // after. ErrLastAdmin when the change would leave the company without an
-// active admin; a change that changes nothing writes nothing.
+// active admin, ErrSCMLoginTaken when another user of the company holds
+// the login; a change that changes nothing writes nothing.
 func (s *Tenancy) UpdateUser(ctx context.Context, companyID, userID int64, ch UserChange) (before, after User, err error) {
+	if ch.SCMLogin != nil && *ch.SCMLogin != strings.ToLower(*ch.SCMLogin) {
+		return User{}, User{}, fmt.Errorf("scm login %q is not lower case: %w", *ch.SCMLogin, ddb.ErrInvalid)
+	}
 	for attempt := 0; attempt < ddb.MaxTxAttempts; attempt++ {
 		if err := ddb.Backoff(ctx, attempt); err != nil {
 			return User{}, User{}, err
 		}
+		before = User{} // unmarshalling leaves absent members as they were
 		if err := s.t.GetItemConsistent(ctx, schema.UserKey(companyID, userID), &before); err != nil {
 			return User{}, User{}, err
 		}
@@ -237,13 +253,16 @@ func (s *Tenancy) UpdateUser(ctx context.Context, companyID, userID int64, ch Us
 		if ch.Active != nil {
 			after.Active = *ch.Active
 		}
+		if ch.SCMLogin != nil {
+			after.SCMLogin = *ch.SCMLogin
+		}
 		changes := userChanges(before, after)
 		if len(changes) == 0 {
 			return before, before, nil
 		}
 		after.Revision = before.Revision + 1
 		after.UpdatedAt = s.t.Stamp()
-		items, guard, err := s.txUpdateUser(ctx, before, after, changes)
+		items, g, err := s.txUpdateUser(ctx, before, after, changes)
 		if err != nil {
 			return User{}, User{}, err
 		}
@@ -251,8 +270,10 @@ func (s *Tenancy) UpdateUser(ctx context.Context, companyID, userID int64, ch Us
 		switch {
 		case err == nil:
 			return before, after, nil
-		case guard >= 0 && ddb.ConditionFailedAt(err, guard):
+		case g.lastAdmin >= 0 && ddb.ConditionFailedAt(err, g.lastAdmin):
 			return User{}, User{}, ErrLastAdmin
+		case g.login >= 0 && ddb.ConditionFailedAt(err, g.login):
+			return User{}, User{}, ErrSCMLoginTaken
 		case ddb.ConditionFailedAt(err, 0):
 			continue // changed meanwhile: read it again
 		default:
@@ -273,19 +294,35 @@ func userChanges(before, after User) map[string]ledger.Change {
 	if before.Active != after.Active {
 		out["active"] = ledger.Change{Before: before.Active, After: after.Active}
 	}
+	if before.SCMLogin != after.SCMLogin {
+		out["scm_login"] = ledger.Change{Before: orNil(before.SCMLogin), After: orNil(after.SCMLogin)}
+	}
 	return out
 }
 
-// txUpdateUser returns the items of an update and the index of the
-// last-admin guard among them (-1 when the change needs none).
-func (s *Tenancy) txUpdateUser(ctx context.Context, before, after User, changes map[string]ledger.Change) ([]types.TransactWriteItem, int, error) {
+// orNil is an unset text member as the audit log shows it (null).
+func orNil(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// guards are the indexes of an update's conditional items whose failure
+// is an answer, not a concurrent change (-1 when the update has none).
+type guards struct{ lastAdmin, login int }
+
+// txUpdateUser returns the items of an update and the indexes of its
+// last-admin and login guards among them.
+func (s *Tenancy) txUpdateUser(ctx context.Context, before, after User, changes map[string]ledger.Change) ([]types.TransactWriteItem, guards, error) {
+	g := guards{lastAdmin: -1, login: -1}
 	cond := expression.AttributeNotExists(expression.Name("revision"))
 	if before.Revision != 0 {
 		cond = expression.Name("revision").Equal(expression.Value(before.Revision))
 	}
 	user, err := s.t.TxPut(after, &cond)
 	if err != nil {
-		return nil, -1, err
+		return nil, g, err
 	}
 	items := []types.TransactWriteItem{user}
 	cid := after.CompanyID
@@ -296,7 +333,7 @@ func (s *Tenancy) txUpdateUser(ctx context.Context, before, after User, changes 
 			items = append(items, s.t.TxDeleteKey(k))
 			it, err := s.l.TxAdd(schema.UserCountKey(cid, f), -1, nil)
 			if err != nil {
-				return nil, -1, err
+				return nil, g, err
 			}
 			items = append(items, it)
 		}
@@ -306,35 +343,66 @@ func (s *Tenancy) txUpdateUser(ctx context.Context, before, after User, changes 
 		c.Key = schema.UserFacetKey(cid, f, after.ID)
 		it, err := s.t.TxPut(c, nil)
 		if err != nil {
-			return nil, -1, err
+			return nil, g, err
 		}
 		items = append(items, it)
 		if !slices.Contains(old, f) {
 			it, err := s.l.TxAdd(schema.UserCountKey(cid, f), 1, nil)
 			if err != nil {
-				return nil, -1, err
+				return nil, g, err
 			}
 			items = append(items, it)
 		}
 	}
-	guard := -1
+	login, err := s.txSCMLogin(before, after)
+	if err != nil {
+		return nil, g, err
+	}
+	if after.SCMLogin != before.SCMLogin && after.SCMLogin != "" {
+		g.login = len(items)
+	}
+	items = append(items, login...)
 	was, is := before.Active && before.IsAdmin, after.Active && after.IsAdmin
 	if was != is {
 		delta, cond := int64(1), (*expression.ConditionBuilder)(nil)
 		if was {
 			c := expression.Name("count").GreaterThan(expression.Value(1))
-			delta, cond, guard = -1, &c, len(items)
+			delta, cond, g.lastAdmin = -1, &c, len(items)
 		}
 		it, err := s.l.TxAdd(schema.UserCountKey(cid, activeAdmins), delta, cond)
 		if err != nil {
-			return nil, -1, err
+			return nil, g, err
 		}
 		items = append(items, it)
 	}
 	audit, err := s.l.TxAudit(ctx, cid, ledger.AuditEntry{
 		Action: "user.update", TargetType: "user", TargetID: strconv.FormatInt(after.ID, 10), Changes: changes,
 	})
-	return append(items, audit...), guard, err
+	return append(items, audit...), g, err
+}
+
+// txSCMLogin is the look-up items of a login change: the new login's,
+// conditional on no other user's holding it (first), and the removal of
+// the old one's; none when the login stays.
+func (s *Tenancy) txSCMLogin(before, after User) ([]types.TransactWriteItem, error) {
+	if before.SCMLogin == after.SCMLogin {
+		return nil, nil
+	}
+	var items []types.TransactWriteItem
+	if after.SCMLogin != "" {
+		free := expression.AttributeNotExists(expression.Name(tabledef.PK)).Or(
+			expression.Name("user_id").Equal(expression.Value(after.ID)))
+		ref := schema.SCMLoginRef{Key: schema.SCMLoginKey(after.CompanyID, after.SCMLogin), UserID: after.ID}
+		it, err := s.t.TxPut(ref, &free)
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, it)
+	}
+	if before.SCMLogin != "" {
+		items = append(items, s.t.TxDeleteKey(schema.SCMLoginKey(before.CompanyID, before.SCMLogin)))
+	}
+	return items, nil
 }
 
 // UsersByID reads the company's users with these ids (by key); ids that

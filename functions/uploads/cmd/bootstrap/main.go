@@ -15,5 +15,5 @@ func main() {
 	d := config.MustLoad(ctx)
 	bucket := config.Must(s3reports.FromEnv(ctx))
 	d.Reports = bucket
-	lambdahttp.Start(uploads.New(d))
+	lambdahttp.Start(config.Must(uploads.FromEnv(d)))
 }

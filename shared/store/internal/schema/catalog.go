@@ -218,6 +218,8 @@ type Integration struct {
 	// webhook deliveries with (HMAC-SHA256 of the body), sealed like the
 	// token but bound to its own record; empty until an admin sets one.
 	SealedWebhookSecret string `dynamodbav:"sealed_webhook_secret,omitempty"`
+	// InlineComments is the setting of inline review comments (nil: off).
+	InlineComments *InlineComments `dynamodbav:"inline_comments,omitempty"`
 	// Revision grows by one on every update; updates are conditional on the
 	// revision they read, so two concurrent updates cannot interleave.
 	Revision  int64  `dynamodbav:"revision"`

@@ -97,6 +97,13 @@ type WebhookEndpoint struct {
 	// more types. Events recorded before then are not its (as Stripe and
 	// GitHub do: a new receiver gets no backlog). Empty: CreatedAt.
 	ReceivesFrom string `dynamodbav:"receives_from,omitempty"`
+	// Kind is the receiver's wire format: "" or "webhook" (signed
+	// Standard Webhooks), "slack" or "teams" (chat messages; the URL is
+	// the secret: SealedSecret holds it sealed, URL only its masked form).
+	Kind string `dynamodbav:"kind,omitempty"`
+	// Filter is the endpoint's CEL filter expression ("" receives every
+	// event of its types; see shared/eventfilter).
+	Filter string `dynamodbav:"filter,omitempty"`
 }
 
 // Receives reports whether an event recorded at t is the endpoint's: it
@@ -128,7 +135,10 @@ type NotificationSetting struct {
 	UserID         int64  `dynamodbav:"user_id,omitempty"`
 	EmailEnabled   *bool  `dynamodbav:"email_enabled,omitempty"`
 	WebhookEnabled *bool  `dynamodbav:"webhook_enabled,omitempty"`
-	UpdatedAt      string `dynamodbav:"updated_at"`
+	// Filter is a user's CEL filter of the type's emails ("" sends all;
+	// see shared/eventfilter); company defaults have none.
+	Filter    string `dynamodbav:"filter,omitempty"`
+	UpdatedAt string `dynamodbav:"updated_at"`
 }
 
 const (

@@ -28,12 +28,6 @@ type SCMHookRef struct {
 	IntegrationUUID string `dynamodbav:"integration_uuid"`
 }
 
-// SCMDeliveryKey remembers one webhook delivery (the host's delivery id)
-// of an integration.
-func SCMDeliveryKey(companyID int64, integrationUUID, deliveryID string) ddb.Key {
-	return ddb.Key{PK: CompanyPK(companyID), SK: "SCMDELIVERY#" + integrationUUID + "#" + deliveryID}
-}
-
 // SCMCommentKey remembers a host comment whose command was acted on: the
 // signature covers the body, not the delivery id, so a captured body sent
 // again under a new delivery id is still the same comment.
@@ -41,7 +35,7 @@ func SCMCommentKey(companyID int64, integrationUUID string, commentID int64) ddb
 	return ddb.Key{PK: CompanyPK(companyID), SK: fmt.Sprintf("SCMCOMMENT#%s#%d", integrationUUID, commentID)}
 }
 
-// SCMClaim is a remembered delivery or comment: claimed while it is acted
+// SCMClaim is a remembered comment: claimed while it is acted
 // on, done once it was, failed when acting failed so that the host's
 // redelivery may claim it again. It expires with the table's TTL.
 type SCMClaim struct {

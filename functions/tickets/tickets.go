@@ -1,0 +1,101 @@
+// Package tickets is the tickets group (docs/tickets.md): Jira Cloud
+// integrations (checked against the site when saved, the API token and
+// webhook secret sealed and never returned), ticket rules (a matcher, a
+// destination, a grouping and labels), and the trackers' inbound events:
+// Jira webhooks and GitHub issues events, each verified by its signature
+// before anything of it is read, remembered by delivery id against
+// replays, and carried to the findings by shared/tickets.
+package tickets
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/acme/codescan-api/shared/config"
+	"github.com/acme/codescan-api/shared/httpapi"
+	"github.com/acme/codescan-api/shared/routes"
+	"github.com/acme/codescan-api/shared/scmhost"
+	"github.com/acme/codescan-api/shared/secrets"
+	"github.com/acme/codescan-api/shared/store"
+	storetickets "github.com/acme/codescan-api/shared/store/tickets"
+	ticketing "github.com/acme/codescan-api/shared/tickets"
+)
+
+// Options are the group's dependencies beyond config.Deps.
+type Options struct {
+	Sealer        secrets.Sealer
+	AllowLoopback bool          // loopback http sites and hosts (tests, local development)
+	Timeout       time.Duration // of one call to a site (10s when zero)
+}
+
+// OptionsFromEnv is the sealer of secrets.FromEnv and the loopback switch
+// the scm-provider integrations use (INTEGRATION_ALLOW_LOOPBACK_HTTP).
+func OptionsFromEnv(ctx context.Context) (Options, error) {
+	sealer, err := secrets.FromEnv(ctx)
+	if err != nil {
+		return Options{}, err
+	}
+	loopback, _ := strconv.ParseBool(os.Getenv(scmhost.EnvAllowLoopback))
+	return Options{Sealer: sealer, AllowLoopback: loopback}, nil
+}
+
+// New returns the group's handler configured from the environment.
+func New(d config.Deps) http.Handler {
+	o, err := OptionsFromEnv(context.Background())
+	if err != nil {
+		panic(fmt.Sprintf("tickets: %v", err))
+	}
+	return NewWithOptions(d, o)
+}
+
+// NewWithOptions returns the group's handler with explicit options.
+func NewWithOptions(d config.Deps, o Options) http.Handler {
+	if o.Timeout == 0 {
+		o.Timeout = 10 * time.Second
+	}
+	now := d.Clock()
+	area := storetickets.New(d.Store.Client(), d.Store.TableName(), now)
+	h := handlers{store: d.Store, tickets: area, sealer: o.Sealer, loopback: o.AllowLoopback, now: now, log: d.Server.Log,
+		jira: ticketing.NewJiraHTTP(o.Timeout, o.AllowLoopback),
+		ticketer: &ticketing.Ticketer{Store: d.Store, Tickets: area, Sealer: o.Sealer, Now: now,
+			Host: scmhost.New(scmhost.Options{AllowLoopback: o.AllowLoopback, Timeout: o.Timeout}),
+			Jira: ticketing.NewJiraHTTP(o.Timeout, o.AllowLoopback)}}
+	return d.Server.Group(routes.GroupTickets, map[string]httpapi.HandlerFunc{
+		"POST /integrations/jira":                                          h.createJira,
+		"GET /integrations/jira":                                           h.listJira,
+		"GET /integrations/jira/{integration_uuid}":                        h.getJira,
+		"PATCH /integrations/jira/{integration_uuid}":                      h.updateJira,
+		"DELETE /integrations/jira/{integration_uuid}":                     h.deleteJira,
+		"POST /integrations/jira/{integration_uuid}/events":                h.jiraEvents,
+		"POST /integrations/scm-provider/{integration_uuid}/ticket-events": h.githubEvents,
+		"POST /ticket-rules":                                               h.createRule,
+		"GET /ticket-rules":                                                h.listRules,
+		"GET /ticket-rules/{rule_id}":                                      h.getRule,
+		"PATCH /ticket-rules/{rule_id}":                                    h.updateRule,
+		"DELETE /ticket-rules/{rule_id}":                                   h.deleteRule,
+	})
+}
+
+// Store is what the handlers read and write beside the tickets area: the
+// ticketer's reads and the issue write path, and the source-code-host
+// integrations' look-up by uuid. The Lambda main passes the store itself.
+type Store interface {
+	ticketing.Store
+	IntegrationByHook(ctx context.Context, id string) (store.Integration, error)
+}
+
+type handlers struct {
+	store    Store
+	tickets  *storetickets.Tickets
+	sealer   secrets.Sealer
+	loopback bool
+	jira     *http.Client
+	ticketer *ticketing.Ticketer
+	now      func() time.Time
+	log      *slog.Logger
+}

@@ -1,0 +1,83 @@
+package delivery
+
+import (
+	"context"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
+)
+
+// A finding's inline review comment on a pull request is one object on the
+// host per (integration, repository, pull request, finding). Its link item
+// is written before the comment is posted (a lease, as the summary's link)
+// and records the comment's id after: a later attempt that finds the id
+// posts nothing, and one that finds a link without an id (an attempt died
+// between the post and the record) looks for the comment on the host
+// before it posts.
+
+// ReviewLink is the link item of one finding's review comment.
+type ReviewLink struct {
+	ddb.Key
+	CommentID  int64  `dynamodbav:"comment_id,omitempty"`
+	LeaseOwner string `dynamodbav:"lease_owner,omitempty"`
+	LeaseUntil string `dynamodbav:"lease_until,omitempty"`
+	UpdatedAt  string `dynamodbav:"updated_at,omitempty"`
+}
+
+// Exists reports whether the link was written before (by an earlier
+// attempt), with or without a comment id.
+func (l ReviewLink) Exists() bool { return l.PK != "" }
+
+// ReviewTarget names one finding's review comment on a pull request.
+type ReviewTarget struct {
+	CompanyID   int64
+	Integration string // uuid
+	Repo        string // owner/name
+	Number      string
+	IssueID     string
+}
+
+func (r ReviewTarget) key() ddb.Key {
+	return schema.PRReviewLinkKey(r.CompanyID, r.Integration, r.Repo, r.Number, r.IssueID)
+}
+
+// ClaimReviewLink takes the lease of a finding's review link for owner
+// until now+lease (creating the link) and returns the link as it was
+// before: ErrLinkBusy while another owner's lease runs.
+func (s *Deliveries) ClaimReviewLink(ctx context.Context, r ReviewTarget, owner string, now time.Time, lease time.Duration) (ReviewLink, error) {
+	lo, lu := expression.Name("lease_owner"), expression.Name("lease_until")
+	free := expression.AttributeNotExists(expression.Name("PK")).Or(expression.AttributeNotExists(lo)).
+		Or(lo.Equal(expression.Value(owner))).Or(lu.LessThan(expression.Value(ddb.SortableTime(now))))
+	upd := expression.Set(lo, expression.Value(owner)).Set(lu, expression.Value(ddb.SortableTime(now.Add(lease))))
+	expr, err := expression.NewBuilder().WithCondition(free).WithUpdate(upd).Build()
+	if err != nil {
+		return ReviewLink{}, err
+	}
+	in := ddb.UpdateInput(s.t.Name, r.key(), expr, types.ReturnValueAllOld)
+	res, err := ddb.Call(func() (*dynamodb.UpdateItemOutput, error) { return s.t.DB.UpdateItem(ctx, in) })
+	if ddb.IsConditionFailed(err) {
+		return ReviewLink{}, ErrLinkBusy
+	}
+	if err != nil {
+		return ReviewLink{}, err
+	}
+	var before ReviewLink
+	return before, attributevalue.UnmarshalMap(res.Attributes, &before)
+}
+
+// ReleaseReviewLink records the comment's id (0 keeps the one known) and
+// gives the lease back, if owner still holds it (ErrLinkBusy otherwise).
+func (s *Deliveries) ReleaseReviewLink(ctx context.Context, r ReviewTarget, owner string, commentID int64) error {
+	upd := expression.Remove(expression.Name("lease_owner")).Remove(expression.Name("lease_until")).
+		Set(expression.Name("updated_at"), expression.Value(s.t.Stamp()))
+	if commentID != 0 {
+		upd = upd.Set(expression.Name("comment_id"), expression.Value(commentID))
+	}
+	return releaseLease(ctx, s, r.key(), owner, upd)
+}

@@ -1,0 +1,86 @@
+// Package tickets is the store's area of tickets (docs/tickets.md): Jira
+// Cloud integrations, ticket rules, the link item of every ticket opened
+// on a tracker with the lease that keeps a retry from opening it twice,
+// the look-ups of a link by the tracker's key and of an issue's links,
+// and the memory of inbound ticket events. Administrative writes are
+// audited in the same transaction.
+package tickets
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/ledger"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
+)
+
+// The area's items (see schema).
+type (
+	JiraIntegration  = schema.JiraIntegration
+	Rule             = schema.TicketRule
+	Matcher          = schema.TicketMatcher
+	Destination      = schema.TicketDestination
+	Link             = schema.TicketLink
+	IssueTicketsItem = schema.IssueTickets
+	Key              = ddb.Key
+)
+
+// Errors of the area.
+var (
+	ErrNotFound = ddb.ErrNotFound
+	ErrConflict = ddb.ErrConflict
+	// ErrLinkBusy: another attempt holds the link's lease.
+	ErrLinkBusy = errors.New("another attempt on this ticket is in progress")
+	// ErrReplay: the inbound event was seen before.
+	ErrReplay = errors.New("event already received")
+	// ErrLimit: a company holds the most items of a kind it may.
+	ErrLimit = errors.New("limit reached")
+)
+
+// Bounds of a company's items.
+const (
+	MaxJiraIntegrations = 50
+	MaxRules            = 100
+	// MaxIssuesPerTicket bounds the findings one ticket lists (its link
+	// item stays far below DynamoDB's item size).
+	MaxIssuesPerTicket = 1000
+)
+
+// Tickets reads and writes the area's items of one table.
+type Tickets struct {
+	t *ddb.Table
+	l *ledger.Ledger
+}
+
+// New returns the area on the store's table (its client and name) with
+// the store's clock (time.Now when nil).
+func New(db *dynamodb.Client, table string, now func() time.Time) *Tickets {
+	t := ddb.New(db, table)
+	t.Now = now
+	return &Tickets{t: t, l: &ledger.Ledger{T: t, Retention: ledger.DefaultAuditRetention}}
+}
+
+// Clock is the area's time.
+func (s *Tickets) Clock() time.Time { return s.t.Clock() }
+
+// audit is the transaction items of an administrative change.
+func (s *Tickets) audit(ctx context.Context, companyID int64, action, target, id string, changes map[string]ledger.Change) ([]types.TransactWriteItem, error) {
+	return s.l.TxAudit(ctx, companyID, ledger.AuditEntry{Action: action, TargetType: target, TargetID: id, Changes: changes})
+}
+
+// Change is one field's value before and after a change (audit).
+type Change = ledger.Change
+
+// Secret is how a changed secret reads in the audit log.
+const Secret = ledger.Secret
+
+// CanonicalUUID is s as a canonical uuid, if it is one.
+func CanonicalUUID(s string) (string, bool) { return schema.CanonicalUUID(s) }
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -1,0 +1,245 @@
+package tickets
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/acme/codescan-api/shared/cleantext"
+	"github.com/acme/codescan-api/shared/outbound"
+	"github.com/acme/codescan-api/shared/reports/norm"
+	"github.com/acme/codescan-api/shared/store"
+	storetickets "github.com/acme/codescan-api/shared/store/tickets"
+)
+
+// open opens a group's ticket once, or adds the group's new findings to
+// it. Under the link's lease: the link names the ticket (a retry, a later
+// scan), else the far side has one with the group's marker (an attempt
+// that created it and stopped before its record), else it is created.
+func (d *Ticketer) open(ctx context.Context, companyID int64, j job) outbound.Outcome {
+	rule, err := d.Tickets.GetRule(ctx, companyID, j.RuleID)
+	if errors.Is(err, storetickets.ErrNotFound) {
+		return outbound.Outcome{Err: "the ticket rule is gone", Gone: true}
+	} else if err != nil {
+		return storeFailure("reading the rule", err)
+	}
+	tr, gone, err := d.trackerFor(ctx, companyID, rule.Destination.Kind, rule.Destination.Integration, rule.Destination.Repository)
+	switch {
+	case err != nil:
+		return storeFailure("opening the destination", err)
+	case gone != "":
+		return outbound.Outcome{Err: gone, Gone: true}
+	}
+	owner := uuid.NewString()
+	link, err := d.Tickets.ClaimLink(ctx, companyID, rule.ID, j.Group, j.ProjectID, owner, d.now(), linkLease)
+	if errors.Is(err, storetickets.ErrLinkBusy) {
+		return outbound.Outcome{Retryable: true, RetryAfter: 5 * time.Second, Err: "another attempt on this ticket is in progress"}
+	} else if err != nil {
+		return storeFailure("claiming the ticket", err)
+	}
+	o := d.openClaimed(ctx, companyID, tr, rule, link, j, owner)
+	if !o.Delivered {
+		_ = d.Tickets.ReleaseLink(ctx, companyID, link.ID, owner) // the lease's end frees it anyway
+	}
+	return o
+}
+
+func (d *Ticketer) openClaimed(ctx context.Context, companyID int64, tr Tracker, rule storetickets.Rule, link storetickets.Link, j job, owner string) outbound.Outcome {
+	if link.TicketKey != "" {
+		return d.extend(ctx, companyID, tr, link, j.IssueIDs, owner)
+	}
+	tk, found, err := tr.Find(ctx, rule.ID, j.Group)
+	if err != nil {
+		return tr.Failure("looking for the ticket", err)
+	}
+	if !found {
+		issues, err := d.issues(ctx, companyID, j.IssueIDs)
+		if err != nil {
+			return storeFailure("reading the findings", err)
+		}
+		title, body := d.describe(rule, issues)
+		if tk, err = tr.Create(ctx, NewTicket{RuleID: rule.ID, Group: j.Group, Title: title, Body: body, Labels: rule.Labels}); err != nil {
+			return tr.Failure("creating the ticket", err)
+		}
+	}
+	if _, err := d.Tickets.RecordLink(ctx, companyID, link.ID, owner, tk, j.IssueIDs); err != nil {
+		return storeFailure("recording the ticket", err)
+	}
+	return outbound.Outcome{Delivered: true}
+}
+
+// extend adds findings that joined a ticket's group: a comment listing
+// them, then the link. The lease is given back either way.
+func (d *Ticketer) extend(ctx context.Context, companyID int64, tr Tracker, link storetickets.Link, ids []string, owner string) outbound.Outcome {
+	var fresh []string
+	for _, id := range ids {
+		if !contains(link.IssueIDs, id) {
+			fresh = append(fresh, id)
+		}
+	}
+	if len(fresh) > 0 && len(link.IssueIDs) < storetickets.MaxIssuesPerTicket {
+		issues, err := d.issues(ctx, companyID, fresh)
+		if err != nil {
+			return storeFailure("reading the findings", err)
+		}
+		if err := tr.Comment(ctx, link, fmt.Sprintf("%d more finding(s) joined this ticket:\n%s", len(issues), d.list(issues))); err != nil {
+			return tr.Failure("commenting the new findings", err)
+		}
+		if _, err := d.Tickets.AddIssues(ctx, companyID, link.ID, fresh); err != nil {
+			return storeFailure("recording the new findings", err)
+		}
+	}
+	if err := d.Tickets.ReleaseLink(ctx, companyID, link.ID, owner); err != nil && !errors.Is(err, storetickets.ErrLinkBusy) {
+		return storeFailure("releasing the ticket", err)
+	}
+	return outbound.Outcome{Delivered: true}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// issues reads issues by id (those gone are left out).
+func (d *Ticketer) issues(ctx context.Context, companyID int64, ids []string) ([]store.Issue, error) {
+	out := make([]store.Issue, 0, len(ids))
+	for _, id := range ids {
+		i, err := d.Store.GetIssue(ctx, companyID, id)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		out = append(out, i)
+	}
+	return out, nil
+}
+
+// maxTitle bounds a ticket's title (Jira's summary holds 255).
+const maxTitle = 200
+
+// describe is a new ticket's title and text.
+func (d *Ticketer) describe(rule storetickets.Rule, issues []store.Issue) (string, string) {
+	project := ""
+	if len(issues) > 0 {
+		project = issues[0].ProjectName
+	}
+	var title string
+	switch {
+	case len(issues) == 0:
+		title = "Codescan findings"
+	case rule.Grouping == GroupCWE:
+		title = fmt.Sprintf("CWE-%d: %d finding(s) in %s", issues[0].CWE, len(issues), project)
+	case rule.Grouping == GroupRule:
+		title = fmt.Sprintf("%s %s: %d finding(s) in %s", issues[0].Tool, issues[0].RuleID, len(issues), project)
+	default:
+		title = fmt.Sprintf("%s in %s", issues[0].Title, project)
+	}
+	title = clip(cleantext.Visible(title), maxTitle)
+	body := fmt.Sprintf("Codescan found %d finding(s) that the ticket rule %s sends here:\n%s", len(issues), rule.ID, d.list(issues))
+	return title, body
+}
+
+// list is one line per finding (at most maxListed), made safe to show.
+func (d *Ticketer) list(issues []store.Issue) string {
+	var b strings.Builder
+	for n, i := range issues {
+		if n == maxListed {
+			fmt.Fprintf(&b, "- and %d more\n", len(issues)-maxListed)
+			break
+		}
+		line := fmt.Sprintf("- [%s] %s — %s:%d (finding %s)", i.Urgency, clip(i.Title, 200), clip(i.FilePath, 300), i.Line, i.ID)
+		if d.AppURL != "" {
+			line += " " + strings.TrimRight(d.AppURL, "/") + "/issues/" + i.ID
+		}
+		b.WriteString(cleantext.Visible(line) + "\n")
+	}
+	return b.String()
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return norm.ClipTo(s, n-len("…")) + "…"
+}
+
+// sync closes or reopens a ticket after a scan, with a comment saying why.
+func (d *Ticketer) sync(ctx context.Context, companyID int64, j job) outbound.Outcome {
+	l, err := d.Tickets.GetLink(ctx, companyID, j.LinkID)
+	if errors.Is(err, storetickets.ErrNotFound) {
+		return outbound.Outcome{Err: "the ticket's link is gone", Gone: true}
+	} else if err != nil {
+		return storeFailure("reading the ticket", err)
+	}
+	action, err := d.syncAction(ctx, companyID, l)
+	if err != nil {
+		return storeFailure("reading the findings", err)
+	}
+	if action != j.Action { // a later change decided otherwise
+		return outbound.Outcome{Delivered: true}
+	}
+	tr, gone, err := d.linkTracker(ctx, companyID, l)
+	switch {
+	case err != nil:
+		return storeFailure("opening the destination", err)
+	case gone != "":
+		return outbound.Outcome{Err: gone, Gone: true}
+	}
+	state, text, move := storetickets.StateClosed, fmt.Sprintf("Scan %s found every finding of this ticket fixed.", j.ScanID), tr.Close
+	resolution := storetickets.ResolutionDone
+	if action == actionReopen {
+		state, text, move, resolution = storetickets.StateOpen, fmt.Sprintf("Scan %s found a finding of this ticket again.", j.ScanID), tr.Reopen, ""
+	}
+	if err := tr.Comment(ctx, l, text); err != nil {
+		return tr.Failure("commenting the scan's result", err)
+	}
+	if l.State != state {
+		if err := move(ctx, l); err != nil {
+			return tr.Failure("moving the ticket", err)
+		}
+	}
+	if _, err := d.Tickets.SetState(ctx, l, state, resolution, true); err != nil {
+		return storeFailure("recording the ticket's state", err)
+	}
+	return outbound.Outcome{Delivered: true}
+}
+
+// comment shows a person's triage of a finding on a ticket.
+func (d *Ticketer) comment(ctx context.Context, companyID int64, j job) outbound.Outcome {
+	l, err := d.Tickets.GetLink(ctx, companyID, j.LinkID)
+	if errors.Is(err, storetickets.ErrNotFound) {
+		return outbound.Outcome{Err: "the ticket's link is gone", Gone: true}
+	} else if err != nil {
+		return storeFailure("reading the ticket", err)
+	}
+	i, err := d.Store.GetIssue(ctx, companyID, j.IssueID)
+	if errors.Is(err, store.ErrNotFound) {
+		return outbound.Outcome{Err: "the finding is gone", Gone: true}
+	} else if err != nil {
+		return storeFailure("reading the finding", err)
+	}
+	tr, gone, err := d.linkTracker(ctx, companyID, l)
+	switch {
+	case err != nil:
+		return storeFailure("opening the destination", err)
+	case gone != "":
+		return outbound.Outcome{Err: gone, Gone: true}
+	}
+	text := fmt.Sprintf("Finding %s (%s) was triaged as %s.", i.ID, clip(i.Title, 200), i.Status)
+	if i.Reason != "" {
+		text += " Reason: " + clip(i.Reason, 500)
+	}
+	if err := tr.Comment(ctx, l, cleantext.VisibleLines(text)); err != nil {
+		return tr.Failure("commenting the triage", err)
+	}
+	return outbound.Outcome{Delivered: true}
+}

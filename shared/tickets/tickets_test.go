@@ -1,0 +1,142 @@
+package tickets
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/acme/codescan-api/shared/store"
+	storetickets "github.com/acme/codescan-api/shared/store/tickets"
+)
+
+func TestMatchesAndGroups(t *testing.T) {
+	i := store.Issue{ID: "i1", ProjectID: 3, Branch: "main", Tool: "semgrep", RuleID: "sqli", CWE: 89, FilePath: "api/q.py", Urgency: "HI", ScanID: "s1"}
+	rule := func(m storetickets.Matcher, project int64) storetickets.Rule {
+		return storetickets.Rule{ProjectID: project, Matcher: m}
+	}
+	for _, c := range []struct {
+		name string
+		r    storetickets.Rule
+		want bool
+	}{
+		{"everything", rule(storetickets.Matcher{}, 0), true},
+		{"its project", rule(storetickets.Matcher{}, 3), true},
+		{"another project", rule(storetickets.Matcher{}, 4), false},
+		{"its CWE", rule(storetickets.Matcher{CWE: 89}, 0), true},
+		{"another CWE", rule(storetickets.Matcher{CWE: 79}, 0), false},
+		{"a path glob", rule(storetickets.Matcher{Path: "api/**"}, 0), true},
+		{"another path", rule(storetickets.Matcher{Path: "web/**"}, 0), false},
+		{"at least critical", rule(storetickets.Matcher{UrgencyAtLeast: "CR"}, 0), false},
+		{"new on the default branch", rule(storetickets.Matcher{NewOnDefaultBranch: true}, 0), true},
+	} {
+		if got := Matches(c.r, i, "s1", "main"); got != c.want {
+			t.Errorf("%s: %v", c.name, got)
+		}
+	}
+	if Matches(rule(storetickets.Matcher{NewOnDefaultBranch: true}, 0), i, "s2", "main") {
+		t.Error("a finding an earlier scan reported is not new")
+	}
+	if Matches(rule(storetickets.Matcher{NewOnDefaultBranch: true}, 0), i, "s1", "develop") {
+		t.Error("a finding off the default branch is not on it")
+	}
+	j := i
+	j.ID, j.FilePath = "i2", "api/r.py"
+	if GroupKey(GroupCWE, i) != GroupKey(GroupCWE, j) || GroupKey(GroupRule, i) != GroupKey(GroupRule, j) || GroupKey(GroupFinding, i) == GroupKey(GroupFinding, j) {
+		t.Error("groups of two findings of one rule and CWE")
+	}
+	j.ProjectID = 4
+	if GroupKey(GroupCWE, i) == GroupKey(GroupCWE, j) {
+		t.Error("a CWE's group is per project")
+	}
+	if MarkerLabel("r", "g") == MarkerLabel("r", "h") || strings.ContainsAny(MarkerLabel("r", "g"), " \t") {
+		t.Error("marker labels")
+	}
+}
+
+func TestRemoteStates(t *testing.T) {
+	var done, wont, open JiraIssue
+	done.Fields.Status.StatusCategory.Key = "done"
+	done.Fields.Resolution = &struct {
+		Name string `json:"name"`
+	}{"Done"}
+	wont = done
+	wont.Fields.Resolution = &struct {
+		Name string `json:"name"`
+	}{"Won't Do"}
+	open.Fields.Status.StatusCategory.Key = "indeterminate"
+	in := storetickets.JiraIntegration{}
+	if r := JiraRemote(done, in); r != (Remote{State: "closed", Resolution: "done"}) {
+		t.Errorf("done: %+v", r)
+	}
+	if r := JiraRemote(wont, in); r != (Remote{State: "closed", Resolution: "wont_do"}) {
+		t.Errorf("won't do: %+v", r)
+	}
+	if r := JiraRemote(wont, storetickets.JiraIntegration{WontDoTransition: "Declined"}); r.Resolution != "done" {
+		t.Errorf("won't do with another name configured: %+v", r)
+	}
+	if r := JiraRemote(open, in); r != (Remote{State: "open"}) {
+		t.Errorf("in progress: %+v", r)
+	}
+	if GitHubRemote("closed", "not_planned").Resolution != "wont_do" || GitHubRemote("closed", "completed").Resolution != "done" ||
+		GitHubRemote("open", "reopened").State != "open" {
+		t.Error("GitHub states")
+	}
+}
+
+func TestNormalizeSite(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://Acme.atlassian.net":  "https://acme.atlassian.net",
+		"https://acme.atlassian.net/": "https://acme.atlassian.net",
+		"http://127.0.0.1:8080":       "http://127.0.0.1:8080",
+	} {
+		if got, err := NormalizeSite(in, true); err != nil || got != want {
+			t.Errorf("%s: %q %v", in, got, err)
+		}
+	}
+	for _, in := range []string{"http://acme.atlassian.net", "https://atlassian.net", "https://acme.atlassian.net.evil.com", "https://acme.atlassian.net:8443",
+		"https://u:p@acme.atlassian.net", "https://acme.atlassian.net/jira", "https://acme.atlassian.net?x=1", "http://127.0.0.1:8080/x", "https://10.0.0.1"} {
+		if _, err := NormalizeSite(in, true); err == nil {
+			t.Errorf("%s was taken", in)
+		}
+	}
+	if _, err := NormalizeSite("http://127.0.0.1:8080", false); err == nil {
+		t.Error("loopback without the switch")
+	}
+}
+
+func TestJiraFailures(t *testing.T) {
+	if o := jiraFailure("x", &JiraError{Status: http.StatusTooManyRequests, RetryAfter: 30e9}); !o.Retryable || o.RetryAfter != 30e9 {
+		t.Errorf("rate limited: %+v", o)
+	}
+	if o := jiraFailure("x", &JiraError{Status: http.StatusBadRequest}); o.Retryable {
+		t.Errorf("a refused request is retried: %+v", o)
+	}
+	if o := jiraFailure("x", errors.New("dial tcp: refused")); !o.Retryable || strings.Contains(o.Err, "refused") {
+		t.Errorf("an unreachable site: %+v", o)
+	}
+	doc := Document("a\n\nb")
+	if doc.Type != "doc" || doc.Version != 1 || len(doc.Content) != 3 || doc.Content[1].Content != nil {
+		t.Errorf("document: %+v", doc)
+	}
+}
+
+// The channel over the store itself: the tickets area on its table.
+var _ TableStore = (*store.Store)(nil)
+
+type fakeTable struct{ Store }
+
+func (fakeTable) Client() *dynamodb.Client {
+	return dynamodb.New(dynamodb.Options{Region: "eu-west-1"})
+}
+func (fakeTable) TableName() string { return "t" }
+func (fakeTable) Clock() time.Time  { return time.Unix(0, 0) }
+
+func TestNewChannel(t *testing.T) {
+	if c := NewChannel(fakeTable{}, nil, "https://app", true); c.Name() != Channel || c.Tickets == nil || c.Host == nil || c.Jira == nil || c.AppURL != "https://app" || !c.now().Equal(time.Unix(0, 0)) {
+		t.Fatalf("channel %+v", c)
+	}
+}
