@@ -1,10 +1,11 @@
 // Package scheduler is the Lambda handler of the scheduled jobs: EventBridge
 // rules invoke it with {"job": "retries" | "sla" | "digest" | "stalled" |
-// "exploits"} (see deployspec.Schedules). Retries are the delivery
+// "exploits" | "tickets"} (see deployspec.Schedules). Retries are the delivery
 // engine's (shared/delivery), the SLA checks and the weekly digest record
 // their notification events (jobs.go), the stalled job ends the scans the
 // ingester gave up on (shared/sweep), and the exploits job imports the KEV
-// and EPSS feeds (exploits.go). The dev server runs them on timers.
+// and EPSS feeds (exploits.go), and the tickets job reconciles tickets
+// with their trackers (tickets.go). The dev server runs them on timers.
 package scheduler
 
 import (
@@ -37,6 +38,7 @@ func Handler(d *delivery.Engine, st Store, feeds Feeds) func(context.Context, In
 		"digest":   func(ctx context.Context) (int, error) { return WeeklyDigest(ctx, st, now()) },
 		"stalled":  func(ctx context.Context) (int, error) { return sweep.Run(ctx, st, now()) },
 		"exploits": func(ctx context.Context) (int, error) { return ImportExploits(ctx, st, feeds) },
+		"tickets":  func(ctx context.Context) (int, error) { return ReconcileTickets(ctx, st, TicketerOf(d)) },
 	}
 	return func(ctx context.Context, in Input) (int, error) {
 		run, ok := jobs[in.Job]

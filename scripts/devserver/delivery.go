@@ -32,7 +32,7 @@ func newDispatcher(ctx context.Context, st *store.Store, smtpAddr, baseURL strin
 	if os.Getenv(delivery.EnvAppURL) == "" {
 		_ = os.Setenv(delivery.EnvAppURL, baseURL)
 	}
-	return delivery.FromEnv(ctx, st, st, config.NewLogger(level))
+	return delivery.FromEnv(ctx, st, st, st, config.NewLogger(level))
 }
 
 // startDelivery runs, until ctx ends, what AWS runs beside the API: the
@@ -41,7 +41,8 @@ func newDispatcher(ctx context.Context, st *store.Store, smtpAddr, baseURL strin
 // source mapping, so deliveries never hold up an upload; each keeps its
 // read position in a file of checkpointDir, so a restart does not read the
 // stream's last 24 hours again) and the scheduled jobs (retries every few
-// seconds, SLA checks and the weekly digest every five minutes), all on
+// seconds; SLA checks, the weekly digest, the stalled-scan sweep and the
+// tickets' reconciliation every five minutes), all on
 // the same code.
 func startDelivery(ctx context.Context, d *delivery.Engine, st *store.Store, endpoint, checkpointDir string, reports *s3reports.Store) error {
 	log := d.Log
@@ -82,6 +83,9 @@ func startDelivery(ctx context.Context, d *delivery.Engine, st *store.Store, end
 				}
 				if _, err := sweep.Run(ctx, st, now); err != nil {
 					log.Error("stalled scans", "error", err.Error())
+				}
+				if _, err := scheduler.ReconcileTickets(ctx, st, scheduler.TicketerOf(d)); err != nil {
+					log.Error("tickets reconciliation", "error", err.Error())
 				}
 			}
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/acme/codescan-api/shared/prdecor"
 	"github.com/acme/codescan-api/shared/scmhost"
 	"github.com/acme/codescan-api/shared/secrets"
+	"github.com/acme/codescan-api/shared/tickets"
 	"github.com/acme/codescan-api/shared/webhook"
 )
 
@@ -29,9 +30,10 @@ const (
 
 // FromEnv builds an Engine on st from the environment: SES when
 // SES_CONFIGURATION_SET is set (in AWS), else SMTP to SMTP_ADDR (locally);
-// pull requests decorated over pr through the integrations' hosts
-// (loopback hosts allowed only with scmhost.EnvAllowLoopback).
-func FromEnv(ctx context.Context, st Store, pr prdecor.Store, log *slog.Logger) (*Engine, error) {
+// pull requests decorated over pr through the integrations' hosts, and
+// tickets kept over tk in their trackers (loopback hosts allowed only with
+// scmhost.EnvAllowLoopback).
+func FromEnv(ctx context.Context, st Store, pr prdecor.Store, tk tickets.TableStore, log *slog.Logger) (*Engine, error) {
 	sealer, err := secrets.FromEnv(ctx)
 	if err != nil {
 		return nil, err
@@ -58,7 +60,9 @@ func FromEnv(ctx context.Context, st Store, pr prdecor.Store, log *slog.Logger) 
 	return &Engine{
 		Store: st, Webhooks: webhook.New(webhook.Options{AllowLoopback: loopback}), Mail: sender, Sealer: sealer,
 		AppURL: os.Getenv(EnvAppURL), Backoff: DefaultBackoff, Log: log,
-		Outbound: []outbound.Channel{&prdecor.Decorator{Store: pr, Host: scmhost.New(scmhost.Options{AllowLoopback: hostLoopback}),
-			Sealer: sealer, AppURL: os.Getenv(EnvAppURL)}},
+		Outbound: []outbound.Channel{
+			&prdecor.Decorator{Store: pr, Host: scmhost.New(scmhost.Options{AllowLoopback: hostLoopback}), Sealer: sealer, AppURL: os.Getenv(EnvAppURL)},
+			tickets.NewChannel(tk, sealer, os.Getenv(EnvAppURL), hostLoopback),
+		},
 	}, nil
 }

@@ -307,6 +307,9 @@ var Schedules = []Schedule{
 	// CISA updates KEV on working days, FIRST publishes EPSS once a day
 	// (about 12:00 UTC): one import a day after both.
 	{Name: "exploits", Expression: "cron(30 14 * * ? *)"},
+	// Tickets compared with their trackers once a day (shared/tickets
+	// Reconcile): what a lost inbound event left behind is repaired.
+	{Name: "tickets", Expression: "cron(0 3 * * ? *)"},
 }
 
 // The exploitability feeds the scheduler's exploits job reads: the

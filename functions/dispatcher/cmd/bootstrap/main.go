@@ -15,7 +15,7 @@ import (
 func main() {
 	ctx := context.Background()
 	d := config.MustLoad(ctx)
-	engine := config.Must(delivery.FromEnv(ctx, d.Store, d.Store, d.Server.Log))
+	engine := config.Must(delivery.FromEnv(ctx, d.Store, d.Store, d.Store, d.Server.Log))
 	engine.Metrics = d.Metrics
 	lambda.Start(dispatcher.Handler(engine))
 }

@@ -14,7 +14,7 @@ import (
 func main() {
 	ctx := context.Background()
 	d := config.MustLoad(ctx)
-	engine := config.Must(delivery.FromEnv(ctx, d.Store, d.Store, d.Server.Log))
+	engine := config.Must(delivery.FromEnv(ctx, d.Store, d.Store, d.Store, d.Server.Log))
 	engine.Metrics = d.Metrics
 	lambda.Start(scheduler.Handler(engine, d.Store, scheduler.FeedsFromEnv()))
 }
