@@ -182,7 +182,7 @@ func (h handlers) updateUser(w http.ResponseWriter, r *http.Request) error {
 
 // scmLogin reads scm_login: nil when absent, "" for null (unlink), else
 // the login in its canonical form. A login another user of the company
-// holds is refused by the update's transaction (store.ErrSCMLoginTaken),
+// holds is refused by the update's transaction (tenancy.ErrSCMLoginTaken),
 // which then writes nothing.
 func scmLogin(raw json.RawMessage) (*string, error) {
 	if raw == nil {

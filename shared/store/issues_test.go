@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/store"
@@ -106,51 +104,4 @@ func TestConcurrentWritersKeepCountersExact(t *testing.T) {
 		}
 	}
 	testenv.Recount(t, st, company)
-}
-
-func TestBulkLoaderWritesWhatTheWritePathWrites(t *testing.T) {
-	t.Parallel()
-	// One clock for both: the trend records are by day.
-	clock := store.WithClock(func() time.Time { return time.Date(2025, 2, 1, 9, 0, 0, 0, time.UTC) })
-	x, y := testenv.NewStore(t), testenv.NewStore(t)
-	viaWritePath, viaLoader := store.New(x.Client(), x.TableName(), clock), store.New(y.Client(), y.TableName(), clock)
-	ctx := context.Background()
-	const company = 5
-	issues := someIssues(230, 1, 2, 3)
-	if _, err := bulkload.CreateIssues(ctx, viaWritePath, company, issues); err != nil {
-		t.Fatal(err)
-	}
-	loaded := 0
-	if err := bulkload.Issues(ctx, viaLoader, company, issues, 4, func(n, _ int) { loaded += n }); err != nil {
-		t.Fatal(err)
-	}
-	var a, b []map[string]any
-	for _, pk := range append(store.CompanyPartitions(company), trendPartitions(company, 1, 2, 3)...) {
-		x, err := store.PartitionItems(ctx, viaWritePath, pk)
-		if err != nil {
-			t.Fatal(err)
-		}
-		y, err := store.PartitionItems(ctx, viaLoader, pk)
-		if err != nil {
-			t.Fatal(err)
-		}
-		a, b = append(a, x...), append(b, y...)
-	}
-	if len(a) != len(b) || loaded != len(b) || len(a) < 230+6 {
-		t.Fatalf("write path stored %d items, loader %d (reported %d)", len(a), len(b), loaded)
-	}
-	for n := range a {
-		// Versions count writes: the write path wrote some counters more
-		// than once.
-		delete(a[n], "ver")
-		delete(b[n], "ver")
-		// seq counts the transactions that moved a trend scope: the
-		// loader's one, the write path's several.
-		delete(a[n], "seq")
-		delete(b[n], "seq")
-		if !reflect.DeepEqual(a[n], b[n]) {
-			t.Fatalf("item %d differs:\n write path %v\n loader     %v", n, a[n], b[n])
-		}
-	}
-	testenv.Recount(t, viaLoader, company)
 }

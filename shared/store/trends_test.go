@@ -11,7 +11,6 @@ import (
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/bulkload"
-	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/trend"
 )
 
@@ -267,14 +266,4 @@ func TestTrendReadsTheWindowOnly(t *testing.T) {
 	if last.Opened != 3 || last.Fixed != 2 || got.Fixes.All.Fixed != 180 || got.Open != (trend.ByUrgency{1, 1, 120, 0}) {
 		t.Fatalf("last day %+v, fixes %d, open %v", last, got.Fixes.All.Fixed, got.Open)
 	}
-}
-
-// trendPartitions are the trend records' partitions of the company and
-// of projects.
-func trendPartitions(company int64, projects ...int64) []string {
-	out := []string{schema.TrendPK(company, 0)}
-	for _, p := range projects {
-		out = append(out, schema.TrendPK(company, p))
-	}
-	return out
 }

@@ -2,14 +2,21 @@ package bulkload_test
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/bulkload"
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
+	"github.com/acme/codescan-api/shared/tabledef"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -116,5 +123,163 @@ func TestAccountsLoad(t *testing.T) {
 	}
 	if u, err := st.GetUser(ctx, 9, 3); err != nil || u.Email != "u@loaded.test" {
 		t.Fatalf("after CreateTable again: %+v %v", u, err)
+	}
+}
+
+// someIssues makes n issues spread over projects, three branches, CWEs,
+// files, urgencies and statuses, with deterministic ids.
+func someIssues(n int, projects ...int64) []store.Issue {
+	var out []store.Issue
+	for k := 0; k < n; k++ {
+		out = append(out, store.Issue{
+			ID:        fmt.Sprintf("00000000-0000-4000-8000-%012d", k),
+			ProjectID: projects[k%len(projects)], ProjectName: "p", Branch: []string{"main", "dev", "feat/#1"}[k%3],
+			CWE: []int{79, 89, 0, 22, 79}[k%5], FilePath: fmt.Sprintf("src/f%d.go", k%7),
+			Urgency: store.Urgencies[k%4], Status: store.Statuses[k%6], Title: "t",
+			CreatedAt: fmt.Sprintf("2025-01-%02dT10:00:00Z", 1+k%28),
+		})
+	}
+	return out
+}
+
+// companyPartitions are the partitions holding a company's findings: its
+// own and its issues' shards.
+func companyPartitions(companyID int64) []string {
+	out := []string{schema.CompanyPK(companyID)}
+	for shard := range 256 {
+		out = append(out, schema.IssueShardPK(companyID, fmt.Sprintf("%02x", shard)))
+	}
+	return out
+}
+
+// trendPartitions are the trend records' partitions of the company and
+// of projects.
+func trendPartitions(company int64, projects ...int64) []string {
+	out := []string{schema.TrendPK(company, 0)}
+	for _, p := range projects {
+		out = append(out, schema.TrendPK(company, p))
+	}
+	return out
+}
+
+// pendingIDs are the ids EachPendingDue returns for every first detection
+// up to by.
+func pendingIDs(t *testing.T, st *store.Store, companyID int64, urgency string, by time.Time) []string {
+	t.Helper()
+	var out []string
+	if err := st.EachPendingDue(context.Background(), companyID, urgency, by, func(i store.Issue) error {
+		out = append(out, i.ID)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestBulkLoaderWritesWhatTheWritePathWrites(t *testing.T) {
+	t.Parallel()
+	// One clock for both: the trend records are by day.
+	clock := store.WithClock(func() time.Time { return time.Date(2025, 2, 1, 9, 0, 0, 0, time.UTC) })
+	x, y := testenv.NewStore(t), testenv.NewStore(t)
+	viaWritePath, viaLoader := store.New(x.Client(), x.TableName(), clock), store.New(y.Client(), y.TableName(), clock)
+	ctx := context.Background()
+	const company = 5
+	issues := someIssues(230, 1, 2, 3)
+	if _, err := bulkload.CreateIssues(ctx, viaWritePath, company, issues); err != nil {
+		t.Fatal(err)
+	}
+	loaded := 0
+	if err := bulkload.Issues(ctx, viaLoader, company, issues, 4, func(n, _ int) { loaded += n }); err != nil {
+		t.Fatal(err)
+	}
+	var a, b []map[string]any
+	for _, pk := range append(companyPartitions(company), trendPartitions(company, 1, 2, 3)...) {
+		x, err := partitionItems(viaWritePath, pk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		y, err := partitionItems(viaLoader, pk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, b = append(a, x...), append(b, y...)
+	}
+	if len(a) != len(b) || loaded != len(b) || len(a) < 230+6 {
+		t.Fatalf("write path stored %d items, loader %d (reported %d)", len(a), len(b), loaded)
+	}
+	for n := range a {
+		// Versions count writes: the write path wrote some counters more
+		// than once.
+		delete(a[n], "ver")
+		delete(b[n], "ver")
+		// seq counts the transactions that moved a trend scope: the
+		// loader's one, the write path's several.
+		delete(a[n], "seq")
+		delete(b[n], "seq")
+		if !reflect.DeepEqual(a[n], b[n]) {
+			t.Fatalf("item %d differs:\n write path %v\n loader     %v", n, a[n], b[n])
+		}
+	}
+	testenv.Recount(t, viaLoader, company)
+}
+
+// TestCreateTableAddsMissingIndex opens a table created before the due
+// index existed (as a `make run` data directory keeps it): CreateTable adds
+// the index, and the items written before are in it.
+func TestCreateTableAddsMissingIndex(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	base := testenv.NewStore(t)
+	old := store.New(base.Client(), base.TableName()+"_old")
+	var attrs []types.AttributeDefinition
+	var gsis []types.GlobalSecondaryIndex
+	for _, ix := range tabledef.Indexes {
+		if ix == tabledef.Due {
+			continue
+		}
+		for _, a := range []string{ix.PK, ix.SK} {
+			attrs = append(attrs, types.AttributeDefinition{AttributeName: aws.String(a), AttributeType: types.ScalarAttributeTypeS})
+		}
+		gsis = append(gsis, types.GlobalSecondaryIndex{IndexName: aws.String(ix.Name),
+			KeySchema:  []types.KeySchemaElement{{AttributeName: aws.String(ix.PK), KeyType: types.KeyTypeHash}, {AttributeName: aws.String(ix.SK), KeyType: types.KeyTypeRange}},
+			Projection: &types.Projection{ProjectionType: types.ProjectionType(ix.Projection)}})
+	}
+	attrs = append(attrs, types.AttributeDefinition{AttributeName: aws.String("PK"), AttributeType: types.ScalarAttributeTypeS},
+		types.AttributeDefinition{AttributeName: aws.String("SK"), AttributeType: types.ScalarAttributeTypeS})
+	if _, err := base.Client().CreateTable(ctx, &dynamodb.CreateTableInput{TableName: aws.String(old.TableName()), AttributeDefinitions: attrs,
+		KeySchema:              []types.KeySchemaElement{{AttributeName: aws.String("PK"), KeyType: types.KeyTypeHash}, {AttributeName: aws.String("SK"), KeyType: types.KeyTypeRange}},
+		GlobalSecondaryIndexes: gsis, BillingMode: types.BillingModePayPerRequest}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_, _ = base.Client().DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(old.TableName())})
+	})
+	company, err := old.NextID(ctx, "company")
+	if err != nil {
+		t.Fatal(err)
+	}
+	detected := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
+	if _, err := bulkload.CreateIssues(ctx, old, company, []store.Issue{{ProjectID: 1, ProjectName: "p", Branch: "main", CWE: 89, FilePath: "db.go",
+		Urgency: "HI", Status: "open", CreatedAt: detected.Format(time.RFC3339)}}); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // adds the index, then finds nothing to add
+		if err := bulkload.CreateTable(ctx, old, false); err != nil {
+			t.Fatal(err)
+		}
+		desc, err := base.Client().DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(old.TableName())})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(desc.Table.GlobalSecondaryIndexes); n != len(tabledef.Indexes) {
+			t.Fatalf("%d indexes, want %d", n, len(tabledef.Indexes))
+		}
+	}
+	if got := pendingIDs(t, old, company, "HI", detected); len(got) != 1 {
+		t.Fatalf("the issue written before the index: %v", got)
+	}
+	// The table was not created with the index: its backfill is owed.
+	if done, _, err := old.BackfillDueIndex(ctx, time.Now().Add(-time.Second)); done || err != nil {
+		t.Fatalf("backfill of an upgraded table: done %v (%v)", done, err)
 	}
 }
