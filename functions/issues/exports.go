@@ -10,7 +10,7 @@ import (
 
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/config"
-	"github.com/acme/codescan-api/shared/export"
+	"github.com/acme/codescan-api/shared/exportformat"
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/reportstore"
 	"github.com/acme/codescan-api/shared/store"
@@ -77,15 +77,15 @@ func (h handlers) createExport(w http.ResponseWriter, r *http.Request) error {
 	if err := httpapi.DecodeJSON(r, &req); err != nil {
 		return err
 	}
-	f := export.Format(strings.ToLower(strings.TrimSpace(req.Format)))
-	if !slices.Contains(export.Formats, f) {
+	f := exportformat.Format(strings.ToLower(strings.TrimSpace(req.Format)))
+	if !slices.Contains(exportformat.Formats, f) {
 		return errUnknownExportFmt
 	}
 	q, err := filterQuery(req.Filters)
 	if err != nil {
 		return err
 	}
-	if f == export.VEX && (len(q) != 1 || q.Get("project") == "") {
+	if f == exportformat.VEX && (len(q) != 1 || q.Get("project") == "") {
 		return errVEXNeedsProject
 	}
 	if q.Get("project") == "" && !p.IsAdmin {
@@ -96,7 +96,7 @@ func (h handlers) createExport(w http.ResponseWriter, r *http.Request) error {
 	}
 	e := store.Export{CompanyID: p.CompanyID, UserID: p.UserID, Format: string(f)}
 	sf, err := h.issueFilter(ctx, p.CompanyID, q)
-	if f == export.VEX && err == nil {
+	if f == exportformat.VEX && err == nil {
 		// The document covers the project's SCA findings, every branch.
 		var proj store.Project
 		if proj, err = h.store.ProjectByName(ctx, p.CompanyID, q.Get("project")); err == nil {
@@ -166,7 +166,7 @@ func (h handlers) linkTTL() time.Duration {
 
 // exportFilename is the name an export downloads under.
 func exportFilename(e store.Export) string {
-	return "issues-export-" + e.ID + export.Format(e.Format).Extension()
+	return "issues-export-" + e.ID + exportformat.Format(e.Format).Extension()
 }
 
 // renderExport shows e; link is its download link (done exports only).

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/acme/codescan-api/internal/testenv"
-	"github.com/acme/codescan-api/shared/exploit"
+	"github.com/acme/codescan-api/shared/exploitfeed"
 	"github.com/acme/codescan-api/shared/sla"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/triagerule"
@@ -64,12 +64,12 @@ func (w *world) scanSCA(t *testing.T, projectID int64, branch string, findings .
 
 func importKEV(t *testing.T, st *store.Store, kevFile string) {
 	t.Helper()
-	kf, err := os.Open("../../shared/exploit/testdata/" + kevFile)
+	kf, err := os.Open("../../shared/exploitfeed/testdata/" + kevFile)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer kf.Close()
-	cat, err := exploit.ParseKEV(kf)
+	cat, err := exploitfeed.ParseKEV(kf)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/sla"
 	"github.com/acme/codescan-api/shared/store"
-	"github.com/acme/codescan-api/shared/trend"
+	"github.com/acme/codescan-api/shared/trendmath"
 )
 
 // defaultTrendDays is the window of GET /metrics/trend without `days`.
@@ -71,8 +71,8 @@ func (h handlers) trend(w http.ResponseWriter, r *http.Request) error {
 	days := defaultTrendDays
 	if v := q.Get("days"); v != "" {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil || n < trend.MinDays || n > trend.MaxDays {
-			return httpapi.Errorf(http.StatusBadRequest, "%s", trend.ErrDays.Error())
+		if err != nil || n < trendmath.MinDays || n > trendmath.MaxDays {
+			return httpapi.Errorf(http.StatusBadRequest, "%s", trendmath.ErrDays.Error())
 		}
 		days = n
 	}
@@ -144,7 +144,7 @@ func trendView(tw store.TrendWindow, projectID *int64, only *string) trendAnswer
 		Series: make([]trendPoint, len(tw.Points)), TimeToFix: map[string]fixTimes{}, SLA: map[string]slaFigures{}}
 	for n, p := range tw.Points {
 		tp := trendPoint{Date: p.Date, Opened: p.Opened, Fixed: p.Fixed, Reopened: p.Reopened, Dismissed: p.Dismissed, Open: map[string]int64{}}
-		for k, u := range trend.Urgencies {
+		for k, u := range trendmath.Urgencies {
 			if shown(u) {
 				tp.Open[u] = p.Open[k]
 			}
@@ -154,11 +154,11 @@ func trendView(tw store.TrendWindow, projectID *int64, only *string) trendAnswer
 	if len(tw.Points) > 0 {
 		out.From, out.To = tw.Points[0].Date, tw.Points[len(tw.Points)-1].Date
 	}
-	by, all := trend.SLACompliance(tw.Fixes, tw.Open, tw.PastDue)
-	var sumFixes trend.Fixes
+	by, all := trendmath.SLACompliance(tw.Fixes, tw.Open, tw.PastDue)
+	var sumFixes trendmath.Fixes
 	var sumOpen int64
-	var sumSLA trend.Compliance
-	for k, u := range trend.Urgencies {
+	var sumSLA trendmath.Compliance
+	for k, u := range trendmath.Urgencies {
 		if !shown(u) {
 			continue
 		}
@@ -175,7 +175,7 @@ func trendView(tw store.TrendWindow, projectID *int64, only *string) trendAnswer
 	return out
 }
 
-func fixView(f trend.Fixes) fixTimes {
+func fixView(f trendmath.Fixes) fixTimes {
 	out := fixTimes{Fixed: f.Fixed}
 	if m, ok := f.Median(); ok {
 		out.MedianDays = &m.Days
@@ -186,7 +186,7 @@ func fixView(f trend.Fixes) fixTimes {
 	return out
 }
 
-func slaView(f trend.Fixes, open int64, c trend.Compliance) slaFigures {
+func slaView(f trendmath.Fixes, open int64, c trendmath.Compliance) slaFigures {
 	out := slaFigures{Fixed: f.Fixed, FixedWithinSLA: f.WithinSLA, Open: open, OpenPastSLA: c.OpenPastSLA.Part}
 	if r, ok := c.FixedWithinSLA.Ratio(); ok {
 		out.FixedWithinSLAShare = &r

@@ -8,7 +8,7 @@ import (
 
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/store"
-	"github.com/acme/codescan-api/shared/trend"
+	"github.com/acme/codescan-api/shared/trendmath"
 )
 
 type trendBody struct {
@@ -39,7 +39,7 @@ func TestTrendRoute(t *testing.T) {
 	env := testenv.New(t)
 	w := newWorld(t, env, "Acme", 60, 9)
 	for _, scope := range []int64{0, w.projects[2].ID} {
-		var wantOpen trend.ByUrgency
+		var wantOpen trendmath.ByUrgency
 		var opened, fixed, dismissed, pastSLA int64
 		for _, i := range w.issues {
 			if scope != 0 && i.ProjectID != scope {
@@ -48,21 +48,21 @@ func TestTrendRoute(t *testing.T) {
 			if i.Status == "open" {
 				pastSLA++ // the SLA clock runs for open ones only
 			}
-			class, err := trend.ClassOf(i.Status)
+			class, err := trendmath.ClassOf(i.Status)
 			if err != nil {
 				t.Fatal(err)
 			}
 			switch class {
-			case trend.Open:
+			case trendmath.Open:
 				opened++
-				for u, code := range trend.Urgencies {
+				for u, code := range trendmath.Urgencies {
 					if code == i.Urgency {
 						wantOpen[u]++
 					}
 				}
-			case trend.Fixed:
+			case trendmath.Fixed:
 				fixed++
-			case trend.Dismissed:
+			case trendmath.Dismissed:
 				dismissed++
 			}
 		}
@@ -79,7 +79,7 @@ func TestTrendRoute(t *testing.T) {
 		if today.Opened != opened || today.Fixed != fixed || today.Dismissed != dismissed || today.Reopened != 0 {
 			t.Errorf("scope %d today: %+v, want opened %d fixed %d dismissed %d", scope, today, opened, fixed, dismissed)
 		}
-		for u, code := range trend.Urgencies {
+		for u, code := range trendmath.Urgencies {
 			if today.Open[code] != wantOpen[u] || body.Series[0].Open[code] != 0 {
 				t.Errorf("scope %d open %s: %d (first day %d), want %d", scope, code, today.Open[code], body.Series[0].Open[code], wantOpen[u])
 			}

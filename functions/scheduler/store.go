@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/acme/codescan-api/shared/exploit"
+	"github.com/acme/codescan-api/shared/exploitfeed"
 	"github.com/acme/codescan-api/shared/sla"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/exploits"
@@ -18,7 +18,7 @@ type Store interface {
 	BackfillDueIndex(ctx context.Context, until time.Time) (done bool, written int, err error)
 	CompanyIDs(ctx context.Context) ([]int64, error)
 	CountOpenDetected(ctx context.Context, companyID int64, urgency string, after, upTo time.Time) (int64, error)
-	Import(ctx context.Context, cat exploit.Catalog, sc exploit.Scores) (exploits.Result, error)
+	Import(ctx context.Context, cat exploitfeed.Catalog, sc exploitfeed.Scores) (exploits.Result, error)
 	ExpireAcceptances(ctx context.Context, companyID int64) (int, error)
 	EachPendingDue(ctx context.Context, companyID int64, urgency string, by time.Time, fn func(store.Issue) error) error
 	MarkBreached(ctx context.Context, i store.Issue) error

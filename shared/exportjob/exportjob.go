@@ -25,7 +25,7 @@ import (
 	"time"
 
 	"github.com/acme/codescan-api/shared/attempt"
-	"github.com/acme/codescan-api/shared/export"
+	"github.com/acme/codescan-api/shared/exportformat"
 	"github.com/acme/codescan-api/shared/reportstore"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/streamimage"
@@ -93,7 +93,7 @@ func (x *Worker) Run(ctx context.Context, job Job) error {
 
 // run writes the export's object and ends the attempt done.
 func (x *Worker) run(ctx context.Context, e store.Export) error {
-	f := export.Format(e.Format)
+	f := exportformat.Format(e.Format)
 	if f.Extension() == "" {
 		return &attempt.Permanent{Reason: fmt.Sprintf("unknown format %q", e.Format)}
 	}
@@ -103,7 +103,7 @@ func (x *Worker) run(ctx context.Context, e store.Export) error {
 	}
 	p := &progress{x: x, ctx: ctx, e: e}
 	src := x.issues(ctx, e, q, p)
-	if f == export.VEX {
+	if f == exportformat.VEX {
 		src = x.sca(ctx, e, p)
 	}
 	key := reportstore.ExportKey(e.CompanyID, e.ID, f.Extension())
@@ -112,7 +112,7 @@ func (x *Worker) run(ctx context.Context, e store.Export) error {
 		return err
 	}
 	cw := &countingWriter{w: w}
-	n, err := export.Write(cw, f, src, export.Options{Project: e.Project, Time: x.now(), Serial: e.ID})
+	n, err := exportformat.Write(cw, f, src, exportformat.Options{Project: e.Project, Time: x.now(), Serial: e.ID})
 	if err != nil {
 		if aerr := w.Abort(); aerr != nil {
 			x.Log.Warn("export: abort upload", "export_id", e.ID, "error", aerr.Error())
@@ -149,8 +149,8 @@ func (x *Worker) pageSize() int {
 // issues reads the issues of q page by page, by the list's tokens. A
 // format that reads its source more than once (SARIF: once per tool)
 // reads the list again each time.
-func (x *Worker) issues(ctx context.Context, e store.Export, q store.IssueFilter, p *progress) export.Source {
-	return func(yield func(export.Row) error) error {
+func (x *Worker) issues(ctx context.Context, e store.Export, q store.IssueFilter, p *progress) exportformat.Source {
+	return func(yield func(exportformat.Row) error) error {
 		token := ""
 		for {
 			page, res, total, err := x.Store.ListIssues(ctx, e.CompanyID, q, store.PageQuery{Limit: x.pageSize(), Token: token})
@@ -174,8 +174,8 @@ func (x *Worker) issues(ctx context.Context, e store.Export, q store.IssueFilter
 }
 
 // sca reads the SCA findings of the export's project page by page.
-func (x *Worker) sca(ctx context.Context, e store.Export, p *progress) export.Source {
-	return func(yield func(export.Row) error) error {
+func (x *Worker) sca(ctx context.Context, e store.Export, p *progress) exportformat.Source {
+	return func(yield func(exportformat.Row) error) error {
 		token := ""
 		for {
 			page, res, total, err := x.Store.ListSCAIssues(ctx, e.CompanyID, e.ProjectID, store.PageQuery{Limit: x.pageSize(), Token: token})

@@ -4,15 +4,15 @@ import (
 	"slices"
 	"time"
 
-	"github.com/acme/codescan-api/shared/export"
+	"github.com/acme/codescan-api/shared/exportformat"
 	"github.com/acme/codescan-api/shared/finding"
 	"github.com/acme/codescan-api/shared/store"
 )
 
 // issueRow is a SAST issue as exports show it. The issue keeps no time of
 // its last detection, so LastSeen stays empty.
-func issueRow(i store.Issue) export.Row {
-	return export.Row{ID: i.ID, Project: i.ProjectName, Branch: i.Branch, Tool: i.Tool, Rule: i.RuleID, Title: i.Title,
+func issueRow(i store.Issue) exportformat.Row {
+	return exportformat.Row{ID: i.ID, Project: i.ProjectName, Branch: i.Branch, Tool: i.Tool, Rule: i.RuleID, Title: i.Title,
 		CWE: i.CWE, Path: i.FilePath, Line: i.Line, Urgency: i.Urgency, Status: i.Status, StatusReason: i.Reason,
 		Fingerprint: i.Fingerprint, FirstSeen: stamp(i.CreatedAt)}
 }
@@ -20,12 +20,12 @@ func issueRow(i store.Issue) export.Row {
 // scaRow is an SCA finding of project as exports show it: its advisories
 // (the CVE first among them when the scanner named one apart), its
 // reachability only when it was analysed.
-func scaRow(project string, i store.SCAIssue) export.Row {
+func scaRow(project string, i store.SCAIssue) exportformat.Row {
 	ids := slices.Clone(i.IDs)
 	if i.CVE != "" && !slices.Contains(ids, i.CVE) {
 		ids = append([]string{i.CVE}, ids...)
 	}
-	r := export.Row{ID: i.ID, Project: project, Branch: i.Branch, Tool: i.Tool, Rule: i.Classification, Title: i.Description,
+	r := exportformat.Row{ID: i.ID, Project: project, Branch: i.Branch, Tool: i.Tool, Rule: i.Classification, Title: i.Description,
 		Path: i.Location.Path, Urgency: store.SCAUrgency(i.Severity), Status: i.Status, StatusReason: i.Reason, FirstSeen: stamp(i.CreatedAt),
 		Package: i.Package.Name, Ecosystem: i.Package.Ecosystem, Version: i.Package.Version, FixedVersion: i.Package.FixVersion,
 		Advisories: ids}

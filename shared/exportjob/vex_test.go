@@ -15,14 +15,14 @@ import (
 )
 
 // vexSchema is the CycloneDX 1.6 schema (with the schemas it refers to)
-// that shared/export keeps, formats asserted.
+// that shared/exportformat keeps, formats asserted.
 func vexSchema(t *testing.T) *jsonschema.Schema {
 	t.Helper()
 	const base = "http://cyclonedx.org/schema/"
 	c := jsonschema.NewCompiler()
 	c.AssertFormat()
 	for _, name := range []string{"bom-1.6.schema.json", "spdx.schema.json", "jsf-0.82.schema.json"} {
-		f, err := os.Open("../export/testdata/" + name)
+		f, err := os.Open("../exportformat/testdata/" + name)
 		if err != nil {
 			t.Fatal(err)
 		}

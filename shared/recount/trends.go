@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/acme/codescan-api/shared/store"
-	"github.com/acme/codescan-api/shared/trend"
+	"github.com/acme/codescan-api/shared/trendmath"
 )
 
 // checkTrends checks the trend records of the company and of every project
@@ -19,7 +19,7 @@ import (
 // deletions take issues away, never entries).
 func checkTrends(ctx context.Context, st Store, companyID int64, issues []store.Issue) error {
 	type now struct {
-		open             trend.ByUrgency
+		open             trendmath.ByUrgency
 		fixed, dismissed int64
 	}
 	want := map[int64]*now{0: {}}
@@ -31,22 +31,22 @@ func checkTrends(ctx context.Context, st Store, companyID int64, issues []store.
 		want[p.ID] = &now{}
 	}
 	for _, i := range issues {
-		class, err := trend.ClassOf(i.Status)
+		class, err := trendmath.ClassOf(i.Status)
 		if err != nil {
 			return err
 		}
-		u := slices.Index(trend.Urgencies, i.Urgency)
+		u := slices.Index(trendmath.Urgencies, i.Urgency)
 		for _, sc := range []int64{0, i.ProjectID} {
 			if want[sc] == nil {
 				want[sc] = &now{}
 			}
 			w := want[sc]
 			switch class {
-			case trend.Open:
+			case trendmath.Open:
 				w.open[u]++
-			case trend.Fixed:
+			case trendmath.Fixed:
 				w.fixed++
-			case trend.Dismissed:
+			case trendmath.Dismissed:
 				w.dismissed++
 			}
 		}
@@ -56,15 +56,15 @@ func checkTrends(ctx context.Context, st Store, companyID int64, issues []store.
 		if err != nil {
 			return err
 		}
-		var net trend.ByUrgency
-		var sum trend.Day
+		var net trendmath.ByUrgency
+		var sum trendmath.Day
 		for _, d := range snap.Days {
 			var timed int64
-			for u := range trend.Urgencies {
+			for u := range trendmath.Urgencies {
 				net[u] += d.Net[u]
 				timed += d.TimeToFix[u].Count()
 				if d.WithinSLA[u] > d.TimeToFix[u].Count() {
-					return fmt.Errorf("trend of scope %d, %s: %d %s fixes within SLA of %d", sc, d.Date, d.WithinSLA[u], trend.Urgencies[u], d.TimeToFix[u].Count())
+					return fmt.Errorf("trend of scope %d, %s: %d %s fixes within SLA of %d", sc, d.Date, d.WithinSLA[u], trendmath.Urgencies[u], d.TimeToFix[u].Count())
 				}
 			}
 			if timed != d.Fixed {

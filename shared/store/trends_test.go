@@ -11,7 +11,7 @@ import (
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/bulkload"
-	"github.com/acme/codescan-api/shared/trend"
+	"github.com/acme/codescan-api/shared/trendmath"
 )
 
 // trendWorld drives scans and triage of one company on a controlled clock.
@@ -60,7 +60,7 @@ func (w *trendWorld) id(fp string) string { return store.IssueID(w.company, 5, "
 // {CR, HI, ME, LO} at the day's end.
 type point struct {
 	opened, fixed, reopened, dismissed int64
-	open                               trend.ByUrgency
+	open                               trendmath.ByUrgency
 }
 
 // TestTrendOfThirtyDays drives scans, triage (one issue, bulk) and seeded
@@ -111,20 +111,20 @@ func TestTrendOfThirtyDays(t *testing.T) {
 	w.scan(t, hi("A3")...) // A2 fixed: critical since day 20, first seen day 0, late
 
 	company := map[int]point{
-		0: {opened: 5, open: trend.ByUrgency{0, 5, 0, 0}}, 3: {fixed: 2, open: trend.ByUrgency{0, 3, 0, 0}},
-		5: {dismissed: 1, open: trend.ByUrgency{0, 2, 0, 0}}, 10: {reopened: 1, open: trend.ByUrgency{0, 3, 0, 0}},
-		12: {opened: 3, open: trend.ByUrgency{3, 3, 0, 0}}, 15: {fixed: 1, open: trend.ByUrgency{2, 3, 0, 0}},
-		20: {fixed: 1, open: trend.ByUrgency{3, 1, 0, 0}}, 25: {fixed: 1, open: trend.ByUrgency{2, 1, 0, 0}},
-		29: {fixed: 1, open: trend.ByUrgency{1, 1, 0, 0}},
+		0: {opened: 5, open: trendmath.ByUrgency{0, 5, 0, 0}}, 3: {fixed: 2, open: trendmath.ByUrgency{0, 3, 0, 0}},
+		5: {dismissed: 1, open: trendmath.ByUrgency{0, 2, 0, 0}}, 10: {reopened: 1, open: trendmath.ByUrgency{0, 3, 0, 0}},
+		12: {opened: 3, open: trendmath.ByUrgency{3, 3, 0, 0}}, 15: {fixed: 1, open: trendmath.ByUrgency{2, 3, 0, 0}},
+		20: {fixed: 1, open: trendmath.ByUrgency{3, 1, 0, 0}}, 25: {fixed: 1, open: trendmath.ByUrgency{2, 1, 0, 0}},
+		29: {fixed: 1, open: trendmath.ByUrgency{1, 1, 0, 0}},
 	}
 	api := map[int]point{
-		0: {opened: 5, open: trend.ByUrgency{0, 5, 0, 0}}, 3: {fixed: 2, open: trend.ByUrgency{0, 3, 0, 0}},
-		5: {dismissed: 1, open: trend.ByUrgency{0, 2, 0, 0}}, 10: {reopened: 1, open: trend.ByUrgency{0, 3, 0, 0}},
-		20: {fixed: 1, open: trend.ByUrgency{1, 1, 0, 0}}, 29: {fixed: 1, open: trend.ByUrgency{0, 1, 0, 0}},
+		0: {opened: 5, open: trendmath.ByUrgency{0, 5, 0, 0}}, 3: {fixed: 2, open: trendmath.ByUrgency{0, 3, 0, 0}},
+		5: {dismissed: 1, open: trendmath.ByUrgency{0, 2, 0, 0}}, 10: {reopened: 1, open: trendmath.ByUrgency{0, 3, 0, 0}},
+		20: {fixed: 1, open: trendmath.ByUrgency{1, 1, 0, 0}}, 29: {fixed: 1, open: trendmath.ByUrgency{0, 1, 0, 0}},
 	}
 	web := map[int]point{
-		12: {opened: 3, open: trend.ByUrgency{3, 0, 0, 0}}, 15: {fixed: 1, open: trend.ByUrgency{2, 0, 0, 0}},
-		25: {fixed: 1, open: trend.ByUrgency{1, 0, 0, 0}},
+		12: {opened: 3, open: trendmath.ByUrgency{3, 0, 0, 0}}, 15: {fixed: 1, open: trendmath.ByUrgency{2, 0, 0, 0}},
+		25: {fixed: 1, open: trendmath.ByUrgency{1, 0, 0, 0}},
 	}
 	for _, sc := range []struct {
 		name    string
@@ -145,7 +145,7 @@ func TestTrendOfThirtyDays(t *testing.T) {
 				want = point{open: last.open}
 			}
 			last = want
-			if date := trend.Date(w.start.AddDate(0, 0, d)); p.Date != date {
+			if date := trendmath.Date(w.start.AddDate(0, 0, d)); p.Date != date {
 				t.Errorf("%s day %d: date %s, want %s", sc.name, d, p.Date, date)
 			}
 			g := point{p.Opened, p.Fixed, p.Reopened, p.Dismissed, p.Open}
@@ -168,7 +168,7 @@ func TestTrendOfThirtyDays(t *testing.T) {
 		fixed, within int64
 		median, p90   int
 	}
-	check := func(name string, f trend.Fixes, want fixes) {
+	check := func(name string, f trendmath.Fixes, want fixes) {
 		t.Helper()
 		m, okM := f.Median()
 		p, okP := f.P90()
@@ -180,11 +180,11 @@ func TestTrendOfThirtyDays(t *testing.T) {
 	check("HI", all.Fixes.ByUrgency[1], fixes{3, 3, 3, 20})
 	check("all", all.Fixes.All, fixes{6, 4, 3, 29})
 	// Open now: A3 (HI, due day 30) and B3 (CR, due day 19: past).
-	if all.PastDue != (trend.ByUrgency{1, 0, 0, 0}) {
+	if all.PastDue != (trendmath.ByUrgency{1, 0, 0, 0}) {
 		t.Errorf("past due: %v", all.PastDue)
 	}
-	by, sum := trend.SLACompliance(all.Fixes, all.Open, all.PastDue)
-	if by[0].FixedWithinSLA != (trend.Share{Part: 1, Of: 3}) || sum.FixedWithinSLA != (trend.Share{Part: 4, Of: 6}) || sum.OpenPastSLA != (trend.Share{Part: 1, Of: 2}) {
+	by, sum := trendmath.SLACompliance(all.Fixes, all.Open, all.PastDue)
+	if by[0].FixedWithinSLA != (trendmath.Share{Part: 1, Of: 3}) || sum.FixedWithinSLA != (trendmath.Share{Part: 4, Of: 6}) || sum.OpenPastSLA != (trendmath.Share{Part: 1, Of: 2}) {
 		t.Errorf("compliance: %+v %+v", by, sum)
 	}
 	web6, err := w.st.Trend(ctx, w.company, 6, 30)
@@ -193,14 +193,14 @@ func TestTrendOfThirtyDays(t *testing.T) {
 	}
 	check("web CR", web6.Fixes.ByUrgency[0], fixes{2, 1, 3, 13})
 	// B3 is web's; api's open A3 is not due yet.
-	if web6.PastDue != (trend.ByUrgency{1, 0, 0, 0}) {
+	if web6.PastDue != (trendmath.ByUrgency{1, 0, 0, 0}) {
 		t.Errorf("web's past due: %v", web6.PastDue)
 	}
 	api5, err := w.st.Trend(ctx, w.company, 5, 30)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if api5.PastDue != (trend.ByUrgency{}) {
+	if api5.PastDue != (trendmath.ByUrgency{}) {
 		t.Errorf("api's past due: %v", api5.PastDue)
 	}
 	// A window of 10 days sees the fixes of days 20..29 only.
@@ -209,7 +209,7 @@ func TestTrendOfThirtyDays(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("recent all", recent.Fixes.All, fixes{3, 1, 20, 29}) // 13, 20, 29 days
-	if recent.Points[0].Open != (trend.ByUrgency{3, 1, 0, 0}) {
+	if recent.Points[0].Open != (trendmath.ByUrgency{3, 1, 0, 0}) {
 		t.Errorf("recent first day: %+v", recent.Points[0])
 	}
 	testenv.Recount(t, w.st, w.company)
@@ -263,7 +263,7 @@ func TestTrendReadsTheWindowOnly(t *testing.T) {
 	t.Logf("with the project's past-due count: %d requests, %.1f RCU", prequests, prcu)
 	// Three opened a day; the critical and high of the day before fixed.
 	last := got.Points[89]
-	if last.Opened != 3 || last.Fixed != 2 || got.Fixes.All.Fixed != 180 || got.Open != (trend.ByUrgency{1, 1, 120, 0}) {
+	if last.Opened != 3 || last.Fixed != 2 || got.Fixes.All.Fixed != 180 || got.Open != (trendmath.ByUrgency{1, 1, 120, 0}) {
 		t.Fatalf("last day %+v, fixes %d, open %v", last, got.Fixes.All.Fixed, got.Open)
 	}
 }

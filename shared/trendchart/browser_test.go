@@ -17,12 +17,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acme/codescan-api/shared/trend"
+	"github.com/acme/codescan-api/shared/trendmath"
 )
 
 // page is the chart in a page with the HTML report's content security
 // policy (nothing but inline styles may load), the chart at the top left.
-func page(points []trend.Point) []byte {
+func page(points []trendmath.Point) []byte {
 	var b bytes.Buffer
 	b.WriteString(`<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
@@ -34,19 +34,19 @@ func page(points []trend.Point) []byte {
 }
 
 // demoSeries is 90 days of a project whose open issues grow.
-func demoSeries(t *testing.T) []trend.Point {
+func demoSeries(t *testing.T) []trendmath.Point {
 	today := time.Date(2026, 6, 30, 12, 0, 0, 0, time.UTC)
-	var recs []trend.Day
-	var open trend.ByUrgency
+	var recs []trendmath.Day
+	var open trendmath.ByUrgency
 	for i := range 90 {
-		d := trend.Day{Date: trend.Date(today.AddDate(0, 0, i-89)), Opened: int64(3 + i%5), Fixed: int64(i % 4)}
-		d.Net = trend.ByUrgency{int64(i%7/6) * 2, int64(1 - i%2), int64(3 - 5*(i%2)), 1}
+		d := trendmath.Day{Date: trendmath.Date(today.AddDate(0, 0, i-89)), Opened: int64(3 + i%5), Fixed: int64(i % 4)}
+		d.Net = trendmath.ByUrgency{int64(i%7/6) * 2, int64(1 - i%2), int64(3 - 5*(i%2)), 1}
 		for u := range d.Net {
 			open[u] += d.Net[u]
 		}
 		recs = append(recs, d)
 	}
-	points, err := trend.Series(recs, open, today, 90)
+	points, err := trendmath.Series(recs, open, today, 90)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,9 +148,9 @@ func counts(img image.Image, areas []image.Rectangle, colours []string) map[stri
 // inside the plot areas, and that an empty series draws the frames only.
 func TestChartInBrowser(t *testing.T) {
 	bin := chromium(t)
-	zero := make([]trend.Point, 30)
+	zero := make([]trendmath.Point, 30)
 	for i := range zero {
-		zero[i].Date = trend.Date(time.Date(2026, 6, 1+i, 0, 0, 0, 0, time.UTC))
+		zero[i].Date = trendmath.Date(time.Date(2026, 6, 1+i, 0, 0, 0, 0, time.UTC))
 	}
 	pages := map[string][]byte{"/drawn": page(demoSeries(t)), "/empty": page(zero)}
 	var mu sync.Mutex

@@ -13,10 +13,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/acme/codescan-api/shared/trend"
+	"github.com/acme/codescan-api/shared/trendmath"
 )
 
-// Colours of the series, by urgency in the order of trend.Urgencies, and
+// Colours of the series, by urgency in the order of trendmath.Urgencies, and
 // of the two lines.
 var urgencyColours = [4]string{"#c62828", "#ef6c00", "#f9a825", "#78909c"}
 
@@ -44,11 +44,11 @@ const (
 
 // Input is what the report's trend section shows.
 type Input struct {
-	Title   string        // names the chart, e.g. "Trend of payments-api"
-	Points  []trend.Point // the dense series, oldest first (trend.Series)
-	Fixes   trend.FixStats
-	Open    trend.ByUrgency // open issues now
-	PastDue trend.ByUrgency // of them, past their SLA deadline
+	Title   string            // names the chart, e.g. "Trend of payments-api"
+	Points  []trendmath.Point // the dense series, oldest first (trendmath.Series)
+	Fixes   trendmath.FixStats
+	Open    trendmath.ByUrgency // open issues now
+	PastDue trendmath.ByUrgency // of them, past their SLA deadline
 }
 
 // Section is the report's trend section: a heading, the chart and the
@@ -67,7 +67,7 @@ func Section(in Input) []byte {
 // SVG is the chart of points (oldest first). A series that counts nothing
 // (no point, or every count zero) draws its frames and says so, with no
 // series drawn.
-func SVG(title string, points []trend.Point) []byte {
+func SVG(title string, points []trendmath.Point) []byte {
 	var b strings.Builder
 	b.WriteString(`<svg xmlns="http://www.w3.org/2000/svg" role="img" width="760" height="430" viewBox="0 0 760 430" font-family="system-ui,sans-serif" font-size="11">`)
 	b.WriteString("\n<title>")
@@ -93,8 +93,8 @@ func SVG(title string, points []trend.Point) []byte {
 	yAxis(&b, openTop, openHeight, openScale)
 	yAxis(&b, flowTop, flowHeight, flowScale)
 	areas(&b, points, openScale)
-	line(&b, points, flowScale, openedColour, func(p trend.Point) int64 { return p.Opened })
-	line(&b, points, flowScale, fixedColour, func(p trend.Point) int64 { return p.Fixed })
+	line(&b, points, flowScale, openedColour, func(p trendmath.Point) int64 { return p.Opened })
+	line(&b, points, flowScale, fixedColour, func(p trendmath.Point) int64 { return p.Fixed })
 	dateAxis(&b, points)
 	legend(&b)
 	b.WriteString("</svg>\n")
@@ -114,7 +114,7 @@ func frame(b *strings.Builder, top, h float64) {
 		`" fill="#fafafa" stroke="#bbbbbb"/>` + "\n")
 }
 
-func empty(points []trend.Point) bool {
+func empty(points []trendmath.Point) bool {
 	for _, p := range points {
 		if p.Opened != 0 || p.Fixed != 0 || clampSum(p.Open) != 0 {
 			return false
@@ -125,7 +125,7 @@ func empty(points []trend.Point) bool {
 
 // clampSum is the stacked height of p's open counts; a negative count
 // (records that are not one snapshot) draws as zero.
-func clampSum(open trend.ByUrgency) int64 {
+func clampSum(open trendmath.ByUrgency) int64 {
 	var n int64
 	for _, v := range open {
 		n += max(v, 0)
@@ -174,10 +174,10 @@ func y(top, h float64, v, scale int64) float64 {
 }
 
 // areas stacks the open counts, most urgent at the bottom.
-func areas(b *strings.Builder, points []trend.Point, scale int64) {
+func areas(b *strings.Builder, points []trendmath.Point, scale int64) {
 	n := len(points)
 	below := make([]int64, n)
-	for u := range trend.Urgencies {
+	for u := range trendmath.Urgencies {
 		above := make([]int64, n)
 		for i, p := range points {
 			above[i] = below[i] + max(p.Open[u], 0)
@@ -203,7 +203,7 @@ func areas(b *strings.Builder, points []trend.Point, scale int64) {
 	}
 }
 
-func line(b *strings.Builder, points []trend.Point, scale int64, colour string, v func(trend.Point) int64) {
+func line(b *strings.Builder, points []trendmath.Point, scale int64, colour string, v func(trendmath.Point) int64) {
 	n := len(points)
 	var pts strings.Builder
 	for i, p := range points {
@@ -221,7 +221,7 @@ func line(b *strings.Builder, points []trend.Point, scale int64, colour string, 
 }
 
 // dateAxis labels up to six days, the first and the last included.
-func dateAxis(b *strings.Builder, points []trend.Point) {
+func dateAxis(b *strings.Builder, points []trendmath.Point) {
 	n := len(points)
 	last := -1
 	for k := range 6 {
@@ -266,7 +266,7 @@ func legend(b *strings.Builder) {
 		b.WriteString(`<text x="` + num(xx+19) + `" y="` + num(legendY) + `" fill="#222">` + html.EscapeString(label) + "</text>\n")
 		xx += 19 + 7*float64(len(label)) + 18
 	}
-	for u := range trend.Urgencies {
+	for u := range trendmath.Urgencies {
 		item(urgencyColours[u], urgencyNames[u]+" open", false)
 	}
 	item(openedColour, "Opened", true)
@@ -274,7 +274,7 @@ func legend(b *strings.Builder) {
 }
 
 // describe is the chart's text alternative.
-func describe(points []trend.Point) string {
+func describe(points []trendmath.Point) string {
 	if len(points) == 0 {
 		return "No days to show."
 	}
@@ -289,7 +289,7 @@ func describe(points []trend.Point) string {
 	s := "From " + points[0].Date + " to " + points[len(points)-1].Date + ": " +
 		strconv.FormatInt(opened, 10) + " opened, " + strconv.FormatInt(fixed, 10) + " fixed, " +
 		strconv.FormatInt(reopened, 10) + " reopened, " + strconv.FormatInt(dismissed, 10) + " dismissed; open at the end:"
-	for u := range trend.Urgencies {
+	for u := range trendmath.Urgencies {
 		if u > 0 {
 			s += ","
 		}
@@ -300,19 +300,19 @@ func describe(points []trend.Point) string {
 
 // Table is the time to fix and SLA compliance of the last days days' fixes
 // (f) and of the open issues now (open, of them pastDue).
-func Table(days int, f trend.FixStats, open, pastDue trend.ByUrgency) []byte {
-	by, all := trend.SLACompliance(f, open, pastDue)
+func Table(days int, f trendmath.FixStats, open, pastDue trendmath.ByUrgency) []byte {
+	by, all := trendmath.SLACompliance(f, open, pastDue)
 	var b strings.Builder
 	b.WriteString("<table class=\"trend-fixes\"><caption>Time to fix and SLA compliance: fixes of the last " + strconv.Itoa(days) +
 		" days, open issues now</caption>\n<thead><tr><th>Urgency</th><th>Fixed</th><th>Median days to fix</th><th>90th percentile</th>" +
 		"<th>Fixed within SLA</th><th>Open past SLA</th></tr></thead><tbody>\n")
-	row := func(name string, fx trend.Fixes, c trend.Compliance) {
+	row := func(name string, fx trendmath.Fixes, c trendmath.Compliance) {
 		m, okM := fx.Median()
 		p, okP := fx.P90()
 		b.WriteString("<tr><td>" + html.EscapeString(name) + "</td><td>" + strconv.FormatInt(fx.Fixed, 10) + "</td><td>" +
 			quantile(m, okM) + "</td><td>" + quantile(p, okP) + "</td><td>" + share(c.FixedWithinSLA) + "</td><td>" + share(c.OpenPastSLA) + "</td></tr>\n")
 	}
-	for u := range trend.Urgencies {
+	for u := range trendmath.Urgencies {
 		row(urgencyNames[u], f.ByUrgency[u], by[u])
 	}
 	row("All", f.All, all)
@@ -320,18 +320,18 @@ func Table(days int, f trend.FixStats, open, pastDue trend.ByUrgency) []byte {
 	return []byte(b.String())
 }
 
-func quantile(q trend.Quantile, ok bool) string {
+func quantile(q trendmath.Quantile, ok bool) string {
 	switch {
 	case !ok:
 		return "–"
 	case q.Over:
-		return "over " + strconv.Itoa(trend.MaxBucket)
+		return "over " + strconv.Itoa(trendmath.MaxBucket)
 	}
 	return strconv.Itoa(q.Days)
 }
 
 // share is "67 % (2 of 3)", the percentage rounded half up.
-func share(s trend.Share) string {
+func share(s trendmath.Share) string {
 	if s.Of == 0 {
 		return "–"
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acme/codescan-api/shared/trend"
+	"github.com/acme/codescan-api/shared/trendmath"
 )
 
 func TestNiceMax(t *testing.T) {
@@ -38,10 +38,10 @@ func wellFormed(t *testing.T, s []byte) map[string]int {
 }
 
 func TestSVG(t *testing.T) {
-	points := []trend.Point{
-		{Date: "2026-03-08", Opened: 3, Open: trend.ByUrgency{1, 0, 0, 0}},
-		{Date: "2026-03-09", Fixed: 2, Reopened: 1, Open: trend.ByUrgency{2, 0, 0, 0}},
-		{Date: "2026-03-10", Opened: 1, Dismissed: 4, Open: trend.ByUrgency{4, 0, 0, 1}},
+	points := []trendmath.Point{
+		{Date: "2026-03-08", Opened: 3, Open: trendmath.ByUrgency{1, 0, 0, 0}},
+		{Date: "2026-03-09", Fixed: 2, Reopened: 1, Open: trendmath.ByUrgency{2, 0, 0, 0}},
+		{Date: "2026-03-10", Opened: 1, Dismissed: 4, Open: trendmath.ByUrgency{4, 0, 0, 1}},
 	}
 	svg := SVG(`Trend of <script>alert("x")</script> & co`, points)
 	if !bytes.Equal(svg, SVG(`Trend of <script>alert("x")</script> & co`, points)) {
@@ -77,9 +77,9 @@ func TestSVG(t *testing.T) {
 }
 
 func TestSVGDateAxis(t *testing.T) {
-	points := make([]trend.Point, 90)
+	points := make([]trendmath.Point, 90)
 	for i := range points {
-		points[i] = trend.Point{Date: trend.Date(time.Date(2026, 1, 1+i, 0, 0, 0, 0, time.UTC)), Opened: 1}
+		points[i] = trendmath.Point{Date: trendmath.Date(time.Date(2026, 1, 1+i, 0, 0, 0, 0, time.UTC)), Opened: 1}
 	}
 	s := string(SVG("t", points))
 	// six labels: days 0, 17, 35, 53, 71 and 89
@@ -98,8 +98,8 @@ func TestSVGDateAxis(t *testing.T) {
 }
 
 func TestSVGEmpty(t *testing.T) {
-	zero := []trend.Point{{Date: "2026-03-09"}, {Date: "2026-03-10"}}
-	for _, points := range [][]trend.Point{nil, zero} {
+	zero := []trendmath.Point{{Date: "2026-03-09"}, {Date: "2026-03-10"}}
+	for _, points := range [][]trendmath.Point{nil, zero} {
 		svg := SVG("nothing", points)
 		els := wellFormed(t, svg)
 		if els["polygon"] != 0 || els["polyline"] != 0 || els["rect"] != 2 || !bytes.Contains(svg, []byte("No issues in this period")) {
@@ -109,14 +109,14 @@ func TestSVGEmpty(t *testing.T) {
 }
 
 func TestTable(t *testing.T) {
-	f := trend.FixStats{
-		ByUrgency: [4]trend.Fixes{
-			{Fixed: 3, WithinSLA: 2, Histogram: trend.Histogram{2: 1, 3: 1, 9: 1}},
-			{Fixed: 8, WithinSLA: 1, Histogram: trend.Histogram{20: 2, trend.Over: 6}},
+	f := trendmath.FixStats{
+		ByUrgency: [4]trendmath.Fixes{
+			{Fixed: 3, WithinSLA: 2, Histogram: trendmath.Histogram{2: 1, 3: 1, 9: 1}},
+			{Fixed: 8, WithinSLA: 1, Histogram: trendmath.Histogram{20: 2, trendmath.Over: 6}},
 		},
-		All: trend.Fixes{Fixed: 11, WithinSLA: 3, Histogram: trend.Histogram{2: 1, 3: 1, 9: 1, 20: 2, trend.Over: 6}},
+		All: trendmath.Fixes{Fixed: 11, WithinSLA: 3, Histogram: trendmath.Histogram{2: 1, 3: 1, 9: 1, 20: 2, trendmath.Over: 6}},
 	}
-	s := string(Table(30, f, trend.ByUrgency{4, 0, 10, 6}, trend.ByUrgency{1, 0, 0, 6}))
+	s := string(Table(30, f, trendmath.ByUrgency{4, 0, 10, 6}, trendmath.ByUrgency{1, 0, 0, 6}))
 	wellFormed(t, []byte(s))
 	for _, want := range []string{
 		"<caption>Time to fix and SLA compliance: fixes of the last 30 days, open issues now</caption>",
@@ -134,7 +134,7 @@ func TestTable(t *testing.T) {
 }
 
 func TestSection(t *testing.T) {
-	in := Input{Title: "Trend of a<b", Points: []trend.Point{{Date: "2026-03-10", Opened: 1}}}
+	in := Input{Title: "Trend of a<b", Points: []trendmath.Point{{Date: "2026-03-10", Opened: 1}}}
 	s := Section(in)
 	els := wellFormed(t, s)
 	if els["section"] != 1 || els["h2"] != 1 || els["svg"] != 1 || els["table"] != 1 {

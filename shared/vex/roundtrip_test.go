@@ -5,18 +5,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acme/codescan-api/shared/export"
+	"github.com/acme/codescan-api/shared/exportformat"
 	"github.com/acme/codescan-api/shared/vex"
 )
 
-// Our own VEX export (shared/export, CycloneDX 1.6) reads back: it passes
+// Our own VEX export (shared/exportformat, CycloneDX 1.6) reads back: it passes
 // the schema, every exported finding is matched by its own statement
 // through the component's purl, and importing it into the findings it came
 // from changes nothing (each is already as its statement says, or a
 // status the import keeps).
 func TestOwnExportImportsBackUnchanged(t *testing.T) {
 	t.Parallel()
-	rows := []export.Row{
+	rows := []exportformat.Row{
 		{ID: "11111111-1111-4111-8111-111111111111", Tool: "osv-scanner", Status: "open", Package: "golang.org/x/net", Ecosystem: "Go", Version: "v0.7.0",
 			Advisories: []string{"GO-2023-2102", "CVE-2023-44487", "GHSA-qppj-fm5r-hxr3"}},
 		{ID: "22222222-2222-4222-8222-222222222222", Tool: "osv-scanner", Status: "false_positive", StatusReason: "not used", Package: "pyyaml", Ecosystem: "PyPI", Version: "5.3",
@@ -27,7 +27,7 @@ func TestOwnExportImportsBackUnchanged(t *testing.T) {
 			Advisories: []string{"GHSA-35jh-r3h4-6jhm", "CVE-2021-23337"}},
 	}
 	var buf bytes.Buffer
-	src := func(yield func(export.Row) error) error {
+	src := func(yield func(exportformat.Row) error) error {
 		for _, r := range rows {
 			if err := yield(r); err != nil {
 				return err
@@ -35,7 +35,7 @@ func TestOwnExportImportsBackUnchanged(t *testing.T) {
 		}
 		return nil
 	}
-	if _, err := export.Write(&buf, export.VEX, src, export.Options{Project: "web", Time: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC),
+	if _, err := exportformat.Write(&buf, exportformat.VEX, src, exportformat.Options{Project: "web", Time: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC),
 		Serial: "0b3b0b7e-5f0c-4c1e-9d44-7a3c8f1e2d10"}); err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/acme/codescan-api/shared/store/catalog"
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/trends"
-	"github.com/acme/codescan-api/shared/trend"
+	"github.com/acme/codescan-api/shared/trendmath"
 )
 
 // The issue write path moves the trend records of the issues' company and
@@ -41,12 +41,12 @@ func trendMoves(changes []IssueChange, at string, st *sla.Settings) ([]trends.Mo
 	}
 	out := make([]trends.Change, 0, len(changes))
 	for _, c := range changes {
-		tc := trends.Change{ProjectID: c.issue().ProjectID, Change: trend.Change{At: when}}
+		tc := trends.Change{ProjectID: c.issue().ProjectID, Change: trendmath.Change{At: when}}
 		if c.Before != nil {
-			tc.From = trend.State{Status: c.Before.Status, Urgency: c.Before.Urgency}
+			tc.From = trendmath.State{Status: c.Before.Status, Urgency: c.Before.Urgency}
 		}
 		if a := c.After; a != nil {
-			tc.To = trend.State{Status: a.Status, Urgency: a.Urgency}
+			tc.To = trendmath.State{Status: a.Status, Urgency: a.Urgency}
 			if a.Status == "fixed" && st != nil {
 				if tc.Detected, err = time.Parse(time.RFC3339, a.CreatedAt); err != nil {
 					return nil, fmt.Errorf("issue %s created_at %q: %w", a.ID, a.CreatedAt, ddb.ErrInvalid)

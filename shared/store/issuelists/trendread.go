@@ -11,7 +11,7 @@ import (
 	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/store/trends"
 	"github.com/acme/codescan-api/shared/tabledef"
-	"github.com/acme/codescan-api/shared/trend"
+	"github.com/acme/codescan-api/shared/trendmath"
 )
 
 // TrendWindow is a scope's trend over a window (see trends.Window) and its
@@ -20,7 +20,7 @@ type TrendWindow struct {
 	trends.Window
 	// PastDue are the scope's open issues past their deadline now, per
 	// urgency.
-	PastDue trend.ByUrgency
+	PastDue trendmath.ByUrgency
 }
 
 // Trend reads the trend of the last days of a company (projectID 0) or of
@@ -44,21 +44,21 @@ func (x *Lists) Trend(ctx context.Context, companyID, projectID int64, days int)
 // keys and keeps those whose DueSK names the project (a filter cannot
 // name an index key). Either way it reads the company's past-due keys
 // (some 30 per 0.5 RCU), never the issues.
-func (x *Lists) pastDue(ctx context.Context, companyID, projectID int64) (trend.ByUrgency, error) {
+func (x *Lists) pastDue(ctx context.Context, companyID, projectID int64) (trendmath.ByUrgency, error) {
 	st, _, err := x.catalog.SLASettings(ctx, companyID)
 	if err != nil {
-		return trend.ByUrgency{}, err
+		return trendmath.ByUrgency{}, err
 	}
 	now := x.t.Clock()
-	var out trend.ByUrgency
-	for n, u := range trend.Urgencies {
+	var out trendmath.ByUrgency
+	for n, u := range trendmath.Urgencies {
 		upTo := findings.DueUpTo(now.AddDate(0, 0, -st.DaysToFix[u]))
 		for _, state := range []string{findings.DuePending, findings.DueBreached} {
 			kc := expression.Key(tabledef.Due.PK).Equal(expression.Value(schema.DuePK(companyID, u, state))).
 				And(expression.Key(tabledef.Due.SK).LessThanEqual(expression.Value(upTo)))
 			c, err := x.countDue(ctx, kc, projectID)
 			if err != nil {
-				return trend.ByUrgency{}, err
+				return trendmath.ByUrgency{}, err
 			}
 			out[n] += c
 		}

@@ -11,14 +11,14 @@ import (
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
-	"github.com/acme/codescan-api/shared/trend"
+	"github.com/acme/codescan-api/shared/trendmath"
 )
 
 // Snapshot is a scope's day records (from a date on) and its totals as
 // one consistent state.
 type Snapshot struct {
-	Days   []trend.Day
-	Totals trend.Totals
+	Days   []trendmath.Day
+	Totals trendmath.Totals
 }
 
 // Snapshot reads a scope's (projectID 0: the company's) day records dated
@@ -47,10 +47,10 @@ func (tr *Trends) Snapshot(ctx context.Context, companyID, projectID int64, firs
 		if after.Seq != before.Seq {
 			continue
 		}
-		days := make([]trend.Day, 0, len(items))
+		days := make([]trendmath.Day, 0, len(items))
 		for _, it := range items {
 			sk, _ := it[tabledef.SK].(string)
-			d, err := trend.ParseDay(strings.TrimPrefix(sk, schema.TrendDayPrefix), counters(it))
+			d, err := trendmath.ParseDay(strings.TrimPrefix(sk, schema.TrendDayPrefix), counters(it))
 			if err != nil {
 				return Snapshot{}, err
 			}
@@ -61,16 +61,16 @@ func (tr *Trends) Snapshot(ctx context.Context, companyID, projectID int64, firs
 	return Snapshot{}, fmt.Errorf("%w: the trend of scope %s kept changing while read", ddb.ErrUnavailable, pk)
 }
 
-func (tr *Trends) totals(ctx context.Context, companyID, projectID int64) (trend.Totals, error) {
+func (tr *Trends) totals(ctx context.Context, companyID, projectID int64) (trendmath.Totals, error) {
 	var it map[string]any
 	err := tr.t.GetItemConsistent(ctx, schema.TrendTotalsKey(companyID, projectID), &it)
 	if errors.Is(err, ddb.ErrNotFound) {
-		return trend.Totals{}, nil
+		return trendmath.Totals{}, nil
 	}
 	if err != nil {
-		return trend.Totals{}, err
+		return trendmath.Totals{}, err
 	}
-	return trend.ParseTotals(counters(it))
+	return trendmath.ParseTotals(counters(it))
 }
 
 // counters are an item's numeric attributes (the key and others are
@@ -88,27 +88,27 @@ func counters(item map[string]any) map[string]int64 {
 // Window is a scope's trend over the days up to today.
 type Window struct {
 	Days   int
-	Points []trend.Point   // the dense series, oldest first
-	Fixes  trend.FixStats  // the window's fixes
-	Open   trend.ByUrgency // open issues now
+	Points []trendmath.Point   // the dense series, oldest first
+	Fixes  trendmath.FixStats  // the window's fixes
+	Open   trendmath.ByUrgency // open issues now
 }
 
 // Window reads a scope's trend over the last days (today, by the table's
 // clock, included): the window's day records and the totals.
 func (tr *Trends) Window(ctx context.Context, companyID, projectID int64, days int) (Window, error) {
 	today := tr.t.Clock()
-	if days < trend.MinDays || days > trend.MaxDays {
-		return Window{}, trend.ErrDays
+	if days < trendmath.MinDays || days > trendmath.MaxDays {
+		return Window{}, trendmath.ErrDays
 	}
-	snap, err := tr.Snapshot(ctx, companyID, projectID, trend.Date(today.AddDate(0, 0, 1-days)))
+	snap, err := tr.Snapshot(ctx, companyID, projectID, trendmath.Date(today.AddDate(0, 0, 1-days)))
 	if err != nil {
 		return Window{}, err
 	}
-	points, err := trend.Series(snap.Days, snap.Totals.Open, today, days)
+	points, err := trendmath.Series(snap.Days, snap.Totals.Open, today, days)
 	if err != nil {
 		return Window{}, err
 	}
-	fixes, err := trend.FixesIn(snap.Days, today, days)
+	fixes, err := trendmath.FixesIn(snap.Days, today, days)
 	if err != nil {
 		return Window{}, err
 	}

@@ -1,5 +1,5 @@
 // Package trends keeps the per-day trend records of the issues' scopes (the
-// company and each project; the arithmetic is shared/trend's): the moves
+// company and each project; the arithmetic is shared/trendmath's): the moves
 // the issue write path adds to them, inside its own transactions or its
 // scan journal so that they are exact under retries and concurrency, and
 // the snapshot read of a window, which costs the window's day records and
@@ -18,7 +18,7 @@ import (
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
-	"github.com/acme/codescan-api/shared/trend"
+	"github.com/acme/codescan-api/shared/trendmath"
 )
 
 // Trends reads and moves the trend records of one table.
@@ -31,12 +31,12 @@ func New(t *ddb.Table) *Trends { return &Trends{t: t} }
 // of the issue.
 type Change struct {
 	ProjectID int64
-	trend.Change
+	trendmath.Change
 }
 
 // Move is what one transaction (or one journal item) adds to one scope's
 // records of one day: the day record's and the totals' increments, as
-// attributes (see trend.Day.Attrs, TotalsAttrs). Journal items store it.
+// attributes (see trendmath.Day.Attrs, TotalsAttrs). Journal items store it.
 type Move struct {
 	ProjectID int64            `dynamodbav:"project"` // 0: the company
 	Date      string           `dynamodbav:"date"`
@@ -46,7 +46,7 @@ type Move struct {
 
 // Reversed is what takes m back: every increment negated but the totals'
 // seq, which counts changes (taking one back is a change too; see
-// trend.Totals).
+// trendmath.Totals).
 func (m Move) Reversed() Move {
 	neg := func(attrs map[string]int64, keep string) map[string]int64 {
 		out := make(map[string]int64, len(attrs))
@@ -59,13 +59,13 @@ func (m Move) Reversed() Move {
 		}
 		return out
 	}
-	return Move{ProjectID: m.ProjectID, Date: m.Date, Day: neg(m.Day, ""), Totals: neg(m.Totals, trend.SeqAttr)}
+	return Move{ProjectID: m.ProjectID, Date: m.Date, Day: neg(m.Day, ""), Totals: neg(m.Totals, trendmath.SeqAttr)}
 }
 
 // Moves adds up the deltas of changes per scope (the company and the
 // issue's project) and day; changes that move no counter add nothing.
 func Moves(changes []Change) ([]Move, error) {
-	by := map[int64][]trend.Day{}
+	by := map[int64][]trendmath.Day{}
 	for _, c := range changes {
 		d, err := c.Delta()
 		if err != nil {
@@ -79,7 +79,7 @@ func Moves(changes []Change) ([]Move, error) {
 	}
 	var out []Move
 	for _, p := range slices.Sorted(maps.Keys(by)) {
-		for _, d := range trend.Merge(by[p]) {
+		for _, d := range trendmath.Merge(by[p]) {
 			out = append(out, Move{ProjectID: p, Date: d.Date, Day: d.Attrs(), Totals: d.TotalsAttrs()})
 		}
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/trends"
-	"github.com/acme/codescan-api/shared/trend"
+	"github.com/acme/codescan-api/shared/trendmath"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -41,7 +41,7 @@ func TestMovesAndWindow(t *testing.T) {
 		return moves
 	}
 	change := func(project int64, from, to, urgency string, at time.Time) trends.Change {
-		return trends.Change{ProjectID: project, Change: trend.Change{From: trend.State{Status: from, Urgency: urgency}, To: trend.State{Status: to, Urgency: urgency},
+		return trends.Change{ProjectID: project, Change: trendmath.Change{From: trendmath.State{Status: from, Urgency: urgency}, To: trendmath.State{Status: to, Urgency: urgency},
 			At: at, Detected: at.Add(-48 * time.Hour), Due: at.Add(24 * time.Hour)}}
 	}
 	yesterday := today.Add(-24 * time.Hour)

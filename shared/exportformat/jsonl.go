@@ -1,10 +1,10 @@
-package export
+package exportformat
 
 import (
 	"encoding/json"
 	"io"
 
-	"github.com/acme/codescan-api/shared/exploit"
+	"github.com/acme/codescan-api/shared/exploitfeed"
 )
 
 // jsonRow is a finding's JSON Lines object. exploit is null before the
@@ -39,8 +39,8 @@ type jsonPackage struct {
 }
 
 type jsonExploit struct {
-	KEV  *exploit.KEV  `json:"kev"`
-	EPSS *exploit.EPSS `json:"epss"`
+	KEV  *exploitfeed.KEV  `json:"kev"`
+	EPSS *exploitfeed.EPSS `json:"epss"`
 }
 
 func writeJSONLines(w io.Writer, src Source) (int, error) {

@@ -1,4 +1,4 @@
-// Package export writes findings exports as streams: CSV, JSON Lines,
+// Package exportformat writes findings exports as streams: CSV, JSON Lines,
 // SARIF 2.1.0 and CycloneDX VEX. A writer pulls rows one at a time from a
 // Source and writes each as it comes, so an export of a million findings
 // runs in memory that does not grow with the rows (SARIF keeps its runs'
@@ -63,7 +63,7 @@
 // carries; writing it again would state the same pair twice, possibly with a
 // stale analysis. First seen and last seen become the analysis'
 // firstIssued and lastUpdated; KEV and EPSS values become properties.
-package export
+package exportformat
 
 import (
 	"bufio"
@@ -73,7 +73,7 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/acme/codescan-api/shared/exploit"
+	"github.com/acme/codescan-api/shared/exploitfeed"
 )
 
 // Row is one finding as exports show it: a SAST issue, or an SCA issue
@@ -110,8 +110,8 @@ type Row struct {
 // Exploit is what the feeds say about a finding's CVE: KEV nil when it is
 // not in the catalogue, EPSS nil when it has no score.
 type Exploit struct {
-	KEV  *exploit.KEV
-	EPSS *exploit.EPSS
+	KEV  *exploitfeed.KEV
+	EPSS *exploitfeed.EPSS
 }
 
 // Source yields the rows of an export in order, stopping at the first

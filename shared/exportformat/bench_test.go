@@ -1,4 +1,4 @@
-package export_test
+package exportformat_test
 
 import (
 	"fmt"
@@ -6,8 +6,8 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/acme/codescan-api/shared/exploit"
-	"github.com/acme/codescan-api/shared/export"
+	"github.com/acme/codescan-api/shared/exploitfeed"
+	"github.com/acme/codescan-api/shared/exportformat"
 )
 
 // BenchmarkExport200k streams 200,000 findings per format to io.Discard
@@ -17,25 +17,25 @@ import (
 // and EPSS, spread over 4 tools and 200 rules.
 func BenchmarkExport200k(b *testing.B) {
 	const rows = 200_000
-	k := exploit.KEV{DateAdded: "2021-12-10", DueDate: "2021-12-24", KnownRansomwareUse: true, VendorProject: "Apache",
+	k := exploitfeed.KEV{DateAdded: "2021-12-10", DueDate: "2021-12-24", KnownRansomwareUse: true, VendorProject: "Apache",
 		Product: "Log4j2", Name: "Apache Log4j2 Remote Code Execution Vulnerability"}
-	e := exploit.EPSS{Score: 0.94358, Percentile: 0.9996, Date: "2026-03-28"}
+	e := exploitfeed.EPSS{Score: 0.94358, Percentile: 0.9996, Date: "2026-03-28"}
 	tools := []string{"gosec", "semgrep", "bandit", "osv-scanner"}
 	statuses := []string{"open", "fixed", "false_positive", "accepted_risk", "fix_in_progress"}
-	for _, f := range export.Formats {
+	for _, f := range exportformat.Formats {
 		b.Run(string(f), func(b *testing.B) {
 			var peak uint64
 			var ms runtime.MemStats
-			src := func(yield func(export.Row) error) error {
+			src := func(yield func(exportformat.Row) error) error {
 				for i := range rows {
-					r := export.Row{ID: fmt.Sprintf("%08x-0000-4000-8000-%012x", i, i), Project: "payments", Branch: "main",
+					r := exportformat.Row{ID: fmt.Sprintf("%08x-0000-4000-8000-%012x", i, i), Project: "payments", Branch: "main",
 						Tool: tools[i%len(tools)], Rule: fmt.Sprintf("R%03d", i%200), Title: "SQL built from user input",
 						CWE: 89, Path: fmt.Sprintf("internal/pkg%d/file%d.go", i%97, i%13), Line: i%500 + 1,
 						Urgency: "HI", Status: statuses[i%len(statuses)], FirstSeen: t0, LastSeen: t1}
 					if i%10 == 0 {
 						r.Tool, r.Package, r.Ecosystem, r.Version = "osv-scanner", fmt.Sprintf("example.com/mod%d", i%500), "Go", "1.2.3"
 						r.FixedVersion, r.Advisories = "1.2.4", []string{"CVE-2021-44228", "GHSA-jfh8-c2jp-5v3q"}
-						r.Exploit = &export.Exploit{KEV: &k, EPSS: &e}
+						r.Exploit = &exportformat.Exploit{KEV: &k, EPSS: &e}
 					}
 					if i%10_000 == 0 {
 						runtime.ReadMemStats(&ms)
@@ -49,11 +49,11 @@ func BenchmarkExport200k(b *testing.B) {
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				n, err := export.Write(io.Discard, f, src, export.Options{Project: "payments"})
+				n, err := exportformat.Write(io.Discard, f, src, exportformat.Options{Project: "payments"})
 				if err != nil {
 					b.Fatal(err)
 				}
-				if f != export.VEX && n != rows {
+				if f != exportformat.VEX && n != rows {
 					b.Fatalf("%d rows written", n)
 				}
 			}

@@ -1,10 +1,10 @@
-package export
+package exportformat
 
 import (
 	"slices"
 
 	"github.com/acme/codescan-api/shared/cleantext"
-	"github.com/acme/codescan-api/shared/exploit"
+	"github.com/acme/codescan-api/shared/exploitfeed"
 )
 
 // visibleSource gives src's rows with every text following the edge's
@@ -64,7 +64,7 @@ func visibleExploit(x *Exploit) *Exploit {
 	return &Exploit{KEV: k, EPSS: e}
 }
 
-func visibleKEV(k *exploit.KEV) (*exploit.KEV, bool) {
+func visibleKEV(k *exploitfeed.KEV) (*exploitfeed.KEV, bool) {
 	if k == nil {
 		return nil, false
 	}
@@ -74,13 +74,13 @@ func visibleKEV(k *exploit.KEV) (*exploit.KEV, bool) {
 	return k, false
 }
 
-func cleanKEV(k exploit.KEV) exploit.KEV {
+func cleanKEV(k exploitfeed.KEV) exploitfeed.KEV {
 	k.DateAdded, k.DueDate = cleantext.Visible(k.DateAdded), cleantext.Visible(k.DueDate)
 	k.VendorProject, k.Product, k.Name = cleantext.Visible(k.VendorProject), cleantext.Visible(k.Product), cleantext.Visible(k.Name)
 	return k
 }
 
-func visibleEPSS(e *exploit.EPSS) (*exploit.EPSS, bool) {
+func visibleEPSS(e *exploitfeed.EPSS) (*exploitfeed.EPSS, bool) {
 	if e == nil {
 		return nil, false
 	}
@@ -88,5 +88,5 @@ func visibleEPSS(e *exploit.EPSS) (*exploit.EPSS, bool) {
 	if d == e.Date {
 		return e, false
 	}
-	return &exploit.EPSS{Score: e.Score, Percentile: e.Percentile, Date: d}, true
+	return &exploitfeed.EPSS{Score: e.Score, Percentile: e.Percentile, Date: d}, true
 }

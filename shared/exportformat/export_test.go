@@ -1,4 +1,4 @@
-package export_test
+package exportformat_test
 
 import (
 	"bytes"
@@ -14,26 +14,26 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/acme/codescan-api/shared/exploit"
-	"github.com/acme/codescan-api/shared/export"
+	"github.com/acme/codescan-api/shared/exploitfeed"
+	"github.com/acme/codescan-api/shared/exportformat"
 )
 
 var (
 	t0        = time.Date(2025, 5, 2, 9, 30, 0, 0, time.UTC)
 	t1        = time.Date(2025, 6, 10, 17, 5, 0, 0, time.UTC)
 	yes, no   = true, false
-	log4jEPSS = exploit.EPSS{Score: 0.94358, Percentile: 0.9996, Date: "2026-03-28"}
+	log4jEPSS = exploitfeed.EPSS{Score: 0.94358, Percentile: 0.9996, Date: "2026-03-28"}
 )
 
 // kev reads an entry of the real catalogue excerpt.
-func kev(t testing.TB, id string) *exploit.KEV {
+func kev(t testing.TB, id string) *exploitfeed.KEV {
 	t.Helper()
-	f, err := os.Open("../exploit/testdata/kev-2025-06-09-excerpt.json")
+	f, err := os.Open("../exploitfeed/testdata/kev-2025-06-09-excerpt.json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	c, err := exploit.ParseKEV(f)
+	c, err := exploitfeed.ParseKEV(f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,17 +46,17 @@ func kev(t testing.TB, id string) *exploit.KEV {
 
 // fixture is a mixed export: SAST findings of two tools and SCA findings
 // in every triage status, one of each enrichment state.
-func fixture(t testing.TB) []export.Row {
+func fixture(t testing.TB) []exportformat.Row {
 	log4j := kev(t, "CVE-2021-44228")
-	sca := func(id, status, reason string) export.Row {
-		return export.Row{ID: id, Project: "payments", Branch: "main", Tool: "osv-scanner", Rule: "GHSA-jfh8-c2jp-5v3q",
+	sca := func(id, status, reason string) exportformat.Row {
+		return exportformat.Row{ID: id, Project: "payments", Branch: "main", Tool: "osv-scanner", Rule: "GHSA-jfh8-c2jp-5v3q",
 			Title: "Remote code injection in Log4j", CWE: 502, Path: "pom.xml", Urgency: "CR", Status: status,
 			StatusReason: reason, FirstSeen: t0, LastSeen: t1, Package: "org.apache.logging.log4j:log4j-core",
 			Ecosystem: "Maven", Version: "2.14.1", FixedVersion: "2.15.0",
 			Advisories: []string{"GHSA-jfh8-c2jp-5v3q", "CVE-2021-44228"},
-			Exploit:    &export.Exploit{KEV: log4j, EPSS: &log4jEPSS}}
+			Exploit:    &exportformat.Exploit{KEV: log4j, EPSS: &log4jEPSS}}
 	}
-	rows := []export.Row{
+	rows := []exportformat.Row{
 		{ID: "0c5e2b1e-3f4a-5b6c-8d7e-9f0a1b2c3d4e", Project: "payments", Branch: "main", Tool: "gosec", Rule: "G201",
 			Title: "SQL string formatting", CWE: 89, Path: "internal/db/query.go", Line: 42, Urgency: "HI", Status: "open",
 			Fingerprint: "a1b2c3", FirstSeen: t0, LastSeen: t1},
@@ -77,7 +77,7 @@ func fixture(t testing.TB) []export.Row {
 			Rule: "GO-2024-2687", Title: "HTTP/2 CONTINUATION flood in net/http", Path: "go.mod", Urgency: "ME",
 			Status: "suppressed", StatusReason: "server not exposed", FirstSeen: t0, LastSeen: t1, Package: "golang.org/x/net",
 			Ecosystem: "Go", Version: "0.22.0", FixedVersion: "0.23.0", Advisories: []string{"GO-2024-2687", "GHSA-4v7x-pqxf-cx7m"},
-			Reachable: &no, Exploit: &export.Exploit{}},
+			Reachable: &no, Exploit: &exportformat.Exploit{}},
 		{ID: "b16d3a2d-4e5f-6a7b-9c8d-0e1f2a3b4c5d", Project: "payments", Branch: "main", Tool: "osv-scanner",
 			Rule: "PYSEC-2023-74", Title: "requests leaks Proxy-Authorization", Path: "requirements.txt", Urgency: "ME",
 			Status: "open", FirstSeen: t0, Package: "requests", Ecosystem: "PyPI", Version: "2.30.0", FixedVersion: "2.31.0",
@@ -87,8 +87,8 @@ func fixture(t testing.TB) []export.Row {
 }
 
 // source serves rows and counts its passes.
-func source(rows []export.Row, passes *int) export.Source {
-	return func(yield func(export.Row) error) error {
+func source(rows []exportformat.Row, passes *int) exportformat.Source {
+	return func(yield func(exportformat.Row) error) error {
 		*passes++
 		for _, r := range rows {
 			if err := yield(r); err != nil {
@@ -99,11 +99,11 @@ func source(rows []export.Row, passes *int) export.Source {
 	}
 }
 
-func write(t *testing.T, f export.Format, rows []export.Row) ([]byte, int) {
+func write(t *testing.T, f exportformat.Format, rows []exportformat.Row) ([]byte, int) {
 	t.Helper()
 	var buf bytes.Buffer
 	passes := 0
-	n, err := export.Write(&buf, f, source(rows, &passes), export.Options{Project: "payments", Time: t1,
+	n, err := exportformat.Write(&buf, f, source(rows, &passes), exportformat.Options{Project: "payments", Time: t1,
 		Serial: "3e671687-395b-41f5-a30f-a58921a69b79"})
 	if err != nil {
 		t.Fatal(err)
@@ -116,10 +116,10 @@ func write(t *testing.T, f export.Format, rows []export.Row) ([]byte, int) {
 func TestCSVRoundTrip(t *testing.T) {
 	rows := fixture(t)
 	for i := range 1000 {
-		rows = append(rows, export.Row{ID: fmt.Sprintf("gen-%04d", i), Project: "payments", Tool: "gosec", Rule: "G104",
+		rows = append(rows, exportformat.Row{ID: fmt.Sprintf("gen-%04d", i), Project: "payments", Tool: "gosec", Rule: "G104",
 			Title: "multi\nline, \"quoted\"", Path: "x.go", Line: i + 1, Urgency: "LO", Status: "open"})
 	}
-	out, n := write(t, export.CSV, rows)
+	out, n := write(t, exportformat.CSV, rows)
 	if n != len(rows) {
 		t.Fatalf("wrote %d rows, gave %d", n, len(rows))
 	}
@@ -180,7 +180,7 @@ func TestCSVFormulaGuard(t *testing.T) {
 		{"a=b", "a=b"}, {"'quoted", "'quoted"}, {"", ""}, {"plain", "plain"}, {"日本語", "日本語"}, {"1-2", "1-2"},
 		{"\x00=1", "<U+0000>=1"}, {"\u202e=1", "<U+202E>=1"},
 	} {
-		out, _ := write(t, export.CSV, []export.Row{{ID: "x", Title: tc.in, Status: "open"}})
+		out, _ := write(t, exportformat.CSV, []exportformat.Row{{ID: "x", Title: tc.in, Status: "open"}})
 		recs, err := csv.NewReader(bytes.NewReader(out)).ReadAll()
 		if err != nil {
 			t.Fatal(err)
@@ -190,9 +190,9 @@ func TestCSVFormulaGuard(t *testing.T) {
 		}
 	}
 	// Every column is guarded, not only the title.
-	row := export.Row{ID: " 1", Project: "\uFF1Dp", Branch: "-b", Tool: "+t", Rule: "@r", Path: `"p`, Urgency: "=u", Status: "open",
+	row := exportformat.Row{ID: " 1", Project: "\uFF1Dp", Branch: "-b", Tool: "+t", Rule: "@r", Path: `"p`, Urgency: "=u", Status: "open",
 		StatusReason: "\tr", Package: "\uFF20pkg", Ecosystem: "\uFF0Be", Version: "\uFF0D1", FixedVersion: "=2", Advisories: []string{"-a"}}
-	out, _ := write(t, export.CSV, []export.Row{row})
+	out, _ := write(t, exportformat.CSV, []exportformat.Row{row})
 	recs, err := csv.NewReader(bytes.NewReader(out)).ReadAll()
 	if err != nil {
 		t.Fatal(err)
@@ -207,7 +207,7 @@ func TestCSVFormulaGuard(t *testing.T) {
 // Each line is one finding; the three enrichment states stay apart.
 func TestJSONLines(t *testing.T) {
 	rows := fixture(t)
-	out, n := write(t, export.JSONLines, rows)
+	out, n := write(t, exportformat.JSONLines, rows)
 	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
 	if n != len(rows) || len(lines) != len(rows) {
 		t.Fatalf("%d lines, %d written, %d rows", len(lines), n, len(rows))
@@ -312,7 +312,7 @@ func TestSARIFRunPerTool(t *testing.T) {
 	rows := fixture(t)
 	var buf bytes.Buffer
 	passes := 0
-	n, err := export.Write(&buf, export.SARIF, source(rows, &passes), export.Options{})
+	n, err := exportformat.Write(&buf, exportformat.SARIF, source(rows, &passes), exportformat.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,7 +335,7 @@ func TestSARIFRunPerTool(t *testing.T) {
 				t.Errorf("%s: result of %s points at rule %s", run.Tool.Driver.Name, res.RuleID, rule)
 			}
 			id := res.Properties["issue_id"].(string)
-			r := rows[slices.IndexFunc(rows, func(r export.Row) bool { return r.ID == id })]
+			r := rows[slices.IndexFunc(rows, func(r exportformat.Row) bool { return r.ID == id })]
 			if r.Tool != run.Tool.Driver.Name {
 				t.Errorf("finding of %s in the run of %s", r.Tool, run.Tool.Driver.Name)
 			}
@@ -354,7 +354,7 @@ func TestSARIFRunPerTool(t *testing.T) {
 
 // No findings: a valid log with one empty run.
 func TestSARIFEmpty(t *testing.T) {
-	out, n := write(t, export.SARIF, nil)
+	out, n := write(t, exportformat.SARIF, nil)
 	validate(t, sarifSchema(t), out)
 	var log sarifLog
 	if err := json.Unmarshal(out, &log); err != nil {
@@ -378,7 +378,7 @@ func vexSchema(t *testing.T) *jsonschema.Schema {
 // each SCA finding's triage as its analysis (the package doc's table).
 func TestVEX(t *testing.T) {
 	rows := fixture(t)
-	out, n := write(t, export.VEX, rows)
+	out, n := write(t, exportformat.VEX, rows)
 	schema := vexSchema(t)
 	validate(t, schema, out)
 	// The schema does catch a wrong analysis.
@@ -476,11 +476,11 @@ func TestVEXRejectsUnknownStatus(t *testing.T) {
 	rows[3].Status = "wontfix"
 	var buf bytes.Buffer
 	passes := 0
-	_, err := export.Write(&buf, export.VEX, source(rows, &passes), export.Options{})
+	_, err := exportformat.Write(&buf, exportformat.VEX, source(rows, &passes), exportformat.Options{})
 	if err == nil || !strings.Contains(err.Error(), `unknown status "wontfix"`) {
 		t.Fatalf("err %v", err)
 	}
-	if _, err := export.Write(&buf, export.VEX, source(rows[:1], &passes), export.Options{Serial: "not-a-uuid"}); err == nil {
+	if _, err := exportformat.Write(&buf, exportformat.VEX, source(rows[:1], &passes), exportformat.Options{Serial: "not-a-uuid"}); err == nil {
 		t.Fatal("a serial that is not a uuid was taken")
 	}
 }
@@ -489,7 +489,7 @@ func TestVEXRejectsUnknownStatus(t *testing.T) {
 func TestErrorsStopTheExport(t *testing.T) {
 	boom := errors.New("query failed")
 	fix := fixture(t)
-	failing := func(yield func(export.Row) error) error {
+	failing := func(yield func(exportformat.Row) error) error {
 		for _, r := range fix[:4] {
 			if err := yield(r); err != nil {
 				return err
@@ -497,20 +497,20 @@ func TestErrorsStopTheExport(t *testing.T) {
 		}
 		return boom
 	}
-	for _, f := range export.Formats {
-		if _, err := export.Write(&bytes.Buffer{}, f, failing, export.Options{}); !errors.Is(err, boom) {
+	for _, f := range exportformat.Formats {
+		if _, err := exportformat.Write(&bytes.Buffer{}, f, failing, exportformat.Options{}); !errors.Is(err, boom) {
 			t.Errorf("%s: source error %v", f, err)
 		}
-		rows := make([]export.Row, 20000)
+		rows := make([]exportformat.Row, 20000)
 		for i := range rows {
 			rows[i] = fix[3]
 		}
 		passes := 0
-		if _, err := export.Write(failWriter{}, f, source(rows, &passes), export.Options{}); !errors.Is(err, errDisk) {
+		if _, err := exportformat.Write(failWriter{}, f, source(rows, &passes), exportformat.Options{}); !errors.Is(err, errDisk) {
 			t.Errorf("%s: writer error %v", f, err)
 		}
 	}
-	if _, err := export.Write(&bytes.Buffer{}, "xlsx", failing, export.Options{}); err == nil {
+	if _, err := exportformat.Write(&bytes.Buffer{}, "xlsx", failing, exportformat.Options{}); err == nil {
 		t.Error("unknown format accepted")
 	}
 }
@@ -524,7 +524,7 @@ func (failWriter) Write([]byte) (int, error) { return 0, errDisk }
 // The formats' content types and extensions are what a download names.
 func TestFormatNames(t *testing.T) {
 	var got []string
-	for _, f := range export.Formats {
+	for _, f := range exportformat.Formats {
 		got = append(got, string(f)+" "+f.ContentType()+" "+f.Extension())
 	}
 	want := []string{"csv text/csv; charset=utf-8 .csv", "jsonl application/jsonl .jsonl",

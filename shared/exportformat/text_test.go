@@ -1,12 +1,12 @@
-package export_test
+package exportformat_test
 
 import (
 	"regexp"
 	"strings"
 	"testing"
 
-	"github.com/acme/codescan-api/shared/exploit"
-	"github.com/acme/codescan-api/shared/export"
+	"github.com/acme/codescan-api/shared/exploitfeed"
+	"github.com/acme/codescan-api/shared/exportformat"
 )
 
 // hostile holds every character class the edge refuses.
@@ -31,23 +31,23 @@ func shown(out string) string {
 // hostileRows are an SAST and an SCA finding with the refused characters
 // in every text, the feeds' included (as stored before ingestion cleaned
 // report text).
-func hostileRows() []export.Row {
-	k := &exploit.KEV{DateAdded: "2021-12-10" + hostile, DueDate: hostile, VendorProject: "Apache" + hostile, Product: hostile, Name: hostile}
-	e := &exploit.EPSS{Score: 0.5, Percentile: 0.9, Date: "2026-01-01" + hostile}
-	sast := export.Row{ID: "id" + hostile, Project: "p" + hostile, Branch: "b" + hostile, Tool: "t" + hostile, Rule: "r" + hostile,
+func hostileRows() []exportformat.Row {
+	k := &exploitfeed.KEV{DateAdded: "2021-12-10" + hostile, DueDate: hostile, VendorProject: "Apache" + hostile, Product: hostile, Name: hostile}
+	e := &exploitfeed.EPSS{Score: 0.5, Percentile: 0.9, Date: "2026-01-01" + hostile}
+	sast := exportformat.Row{ID: "id" + hostile, Project: "p" + hostile, Branch: "b" + hostile, Tool: "t" + hostile, Rule: "r" + hostile,
 		Title: "title" + hostile + "\r\nnext", CWE: 79, Path: "src/" + hostile + ".go", Line: 3, Urgency: "HI", Status: "open",
 		StatusReason: "why" + hostile, Fingerprint: "fp" + hostile}
 	sca := sast
 	sca.Status, sca.Package, sca.Ecosystem, sca.Version, sca.FixedVersion = "accepted_risk", "pkg"+hostile, "Go"+hostile, "1"+hostile, "2"+hostile
 	sca.Advisories = []string{"CVE-2099-1" + hostile, "GHSA" + hostile}
-	sca.Exploit = &export.Exploit{KEV: k, EPSS: e}
-	return []export.Row{sast, sca}
+	sca.Exploit = &exportformat.Exploit{KEV: k, EPSS: e}
+	return []exportformat.Row{sast, sca}
 }
 
 // No format writes a refused character, raw or JSON-escaped: each text is
 // written out by the edge's rule; the rows given are left as they were.
 func TestExportsWriteTextVisible(t *testing.T) {
-	for _, f := range export.Formats {
+	for _, f := range exportformat.Formats {
 		rows := hostileRows()
 		out, n := write(t, f, rows)
 		if n == 0 {

@@ -1,4 +1,4 @@
-package trend
+package trendmath
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-// Package trend is the arithmetic of issue trends, free of storage: what
+// Package trendmath is the arithmetic of issue trends, free of storage: what
 // one change of an issue's status or urgency adds to the per-day counters
 // of its scopes (the company, the project), the dense series of the last
 // N days, time to fix and SLA compliance over a window.
@@ -23,7 +23,7 @@
 // never the issues. The day records and the totals form one snapshot when
 // the totals' seq is the same read before and after the day records (every
 // change adds to seq in the transaction that moves the days).
-package trend
+package trendmath
 
 import (
 	"errors"
