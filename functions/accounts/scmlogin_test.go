@@ -52,7 +52,7 @@ func TestSCMLogin(t *testing.T) {
 		t.Fatalf("unlinked: %+v", out.User)
 	}
 	w.do(t, "PATCH", path(ops), `{"scm_login":"octo-dev"}`, admin, http.StatusOK)
-	for _, body := range []string{`{"scm_login":""}`, `{"scm_login":"with space"}`, `{"scm_login":"a.b"}`, `{"scm_login":7}`,
+	for _, body := range []string{`{"scm_login":""}`, `{"scm_login":"with space"}`, `{"scm_login":"a."}`, `{"scm_login":"x.git"}`, `{"scm_login":7}`,
 		`{"scm_login":"-lead"}`, `{"scm_login":["octo"]}`} {
 		w.do(t, "PATCH", path(dev), body, admin, http.StatusBadRequest)
 	}

@@ -196,7 +196,7 @@ func scmLogin(raw json.RawMessage) (*string, error) {
 		}
 		l, ok := prtriage.CanonicalLogin(s)
 		if !ok {
-			return nil, httpapi.Errorf(http.StatusBadRequest, "scm_login must be a host login: 1 to 64 letters, digits, hyphens or underscores")
+			return nil, httpapi.Errorf(http.StatusBadRequest, "scm_login must be a host login: 1 to 64 letters, digits, hyphens, underscores or dots, starting with a letter or digit and not ending with a dot")
 		}
 		login = l
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-github/v72/github"
+	gitlab "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/prtriage"
@@ -20,18 +21,17 @@ import (
 )
 
 // answer tells the comment's author what their command did, through the
-// integration's token: a +1 reaction on the command when it was carried
-// out, else a reply saying why not. The command stands whatever the host
-// answers: a failed answer is logged (its class, never the host's words,
-// which could echo the token) and not retried.
-func (h handlers) answer(r *http.Request, in store.Integration, ev commentEvent, o prtriage.Outcome) {
+// integration's token (post: GitHub's reaction or reply, GitLab's reply
+// note). The command stands whatever the host answers: a failed answer is
+// logged (its class, never the host's words, which could echo the token)
+// and not retried.
+func (h handlers) answer(r *http.Request, in store.Integration, o prtriage.Outcome, post func(context.Context, prtriage.Outcome) error) {
 	if o.Result == prtriage.Ignored {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), h.host.Timeout())
 	defer cancel()
-	err := h.post(ctx, in, ev, o)
-	if err != nil {
+	if err := post(ctx, o); err != nil {
 		h.log.Warn("answer on the pull request failed", "request_id", r.Header.Get(httpapi.RequestIDHeader),
 			"integration", in.UUID, "result", o.Result, "error", answerFailure(err))
 	}
@@ -57,10 +57,17 @@ func (h handlers) post(ctx context.Context, in store.Integration, ev commentEven
 
 // answerFailure is the class of a failed answer, for the log.
 func answerFailure(err error) string {
-	var resp *github.ErrorResponse
+	var (
+		resp   *github.ErrorResponse
+		glResp *gitlab.ErrorResponse
+	)
 	switch {
 	case errors.As(err, &resp) && resp.Response != nil:
 		return fmt.Sprintf("the host answered %d", resp.Response.StatusCode)
+	case errors.As(err, &glResp) && glResp.Response != nil:
+		return fmt.Sprintf("the host answered %d", glResp.Response.StatusCode)
+	case errors.Is(err, gitlab.ErrNotFound):
+		return "the host answered 404"
 	case errors.Is(err, secrets.ErrMalformed):
 		return "the stored token cannot be opened"
 	case errors.Is(err, context.DeadlineExceeded):

@@ -21,6 +21,7 @@ import (
 	"github.com/acme/codescan-api/shared/prtriage"
 	"github.com/acme/codescan-api/shared/pullrequest"
 	"github.com/acme/codescan-api/shared/routes"
+	"github.com/acme/codescan-api/shared/scmhost"
 	"github.com/acme/codescan-api/shared/secrets"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/catalog"
@@ -59,10 +60,11 @@ type eventAnswer struct {
 }
 
 // events answers POST /integrations/scm-provider/{integration_uuid}/events:
-// a delivery of the host's webhook. Its signature is checked against the
-// raw body before anything of the body is read; a signed issue comment
-// that holds a command is remembered (replays answer 200 and do nothing),
-// carried out, and answered on the pull request.
+// a delivery of the host's webhook. Its credential (GitHub's signature of
+// the raw body, GitLab's token) is checked before anything of the body is
+// read; a comment (GitLab: a note) that holds a command is remembered
+// (replays answer 200 and do nothing), carried out, and answered on the
+// pull or merge request.
 func (h handlers) events(w http.ResponseWriter, r *http.Request) error {
 	body, err := httpapi.ReadBody(r, routes.MaxSCMEventBytes)
 	if err != nil {
@@ -79,35 +81,52 @@ func (h handlers) events(w http.ResponseWriter, r *http.Request) error {
 	return httpapi.WriteJSON(w, http.StatusOK, eventAnswer{Status: "ok", Result: result})
 }
 
-// verifyDelivery returns the integration a delivery names if the body is
-// signed with its webhook secret (HMAC-SHA256, compared in constant time).
+// verifyDelivery returns the integration a delivery names if the delivery
+// carries its webhook secret as the integration's host sends it: GitHub's
+// body signed with it (X-Hub-Signature-256, HMAC-SHA256), GitLab's token
+// equal to it (X-Gitlab-Token), compared in constant time. A delivery
+// with neither header is refused before any read.
 func (h handlers) verifyDelivery(r *http.Request, body []byte) (store.Integration, error) {
-	sig, ok := signature(r.Header.Values(SignatureHeader))
-	if !ok {
+	sig, signed := signature(r.Header.Values(SignatureHeader))
+	tok, tokened := hookToken(r.Header.Values(GitLabTokenHeader))
+	if !signed && !tokened {
 		return store.Integration{}, errForged
 	}
+	in, secret, err := h.hookSecret(r)
+	if err != nil {
+		return store.Integration{}, err
+	}
+	if in.HostProvider() == scmhost.ProviderGitLab {
+		if !tokened || !tokenMatches(secret, tok) {
+			return store.Integration{}, errForged
+		}
+		return in, nil
+	}
+	mac := hmac.New(sha256.New, secret)
+	mac.Write(body) // a hash.Hash never fails to write
+	if !signed || !hmac.Equal(mac.Sum(nil), sig) {
+		return store.Integration{}, errForged
+	}
+	return in, nil
+}
+
+// hookSecret reads the integration the path names and opens its webhook
+// secret: errForged when there is no such integration or no secret.
+func (h handlers) hookSecret(r *http.Request) (store.Integration, []byte, error) {
 	ctx := r.Context()
 	in, err := h.store.IntegrationByHook(ctx, r.PathValue("integration_uuid"))
 	if errors.Is(err, store.ErrNotFound) || (err == nil && in.SealedWebhookSecret == "") {
-		return store.Integration{}, errForged
+		return store.Integration{}, nil, errForged
 	}
 	if err != nil {
-		return store.Integration{}, err
+		return store.Integration{}, nil, err
 	}
 	secret, err := h.secrets.open(ctx, h.sealer, in, h.now())
 	if errors.Is(err, secrets.ErrMalformed) {
 		h.log.Warn("webhook secret cannot be opened", "request_id", r.Header.Get(httpapi.RequestIDHeader), "integration", in.UUID)
-		return store.Integration{}, errForged
+		return store.Integration{}, nil, errForged
 	}
-	if err != nil {
-		return store.Integration{}, err
-	}
-	mac := hmac.New(sha256.New, secret)
-	mac.Write(body) // a hash.Hash never fails to write
-	if !hmac.Equal(mac.Sum(nil), sig) {
-		return store.Integration{}, errForged
-	}
-	return in, nil
+	return in, secret, err
 }
 
 // signature decodes the one X-Hub-Signature-256 value, "sha256=<hex>".
@@ -125,43 +144,73 @@ func signature(values []string) ([]byte, bool) {
 
 var deliveryPattern = regexp.MustCompile(`^[A-Za-z0-9-]{1,64}$`)
 
-// deliver acts on a verified delivery and says what it did: a ping is
-// answered, an issue comment's command carried out, anything else ignored.
+// incoming is a command read from a verified delivery: the comment (or
+// note) that holds it, and how to answer its author on the host.
+type incoming struct {
+	cmd       command
+	commentID int64
+	reply     func(ctx context.Context, o prtriage.Outcome) error
+}
+
+// deliver acts on a verified delivery and says what it did: a command is
+// read as the integration's host writes its deliveries, then carried out
+// once; anything else is answered without acting.
 func (h handlers) deliver(r *http.Request, in store.Integration, body []byte) (string, error) {
+	read := h.githubCommand
+	if in.HostProvider() == scmhost.ProviderGitLab {
+		read = h.gitlabCommand
+	}
+	inc, result, err := read(r, in, body)
+	if err != nil || result != "" {
+		return result, err
+	}
+	return h.carryOut(r, in, inc)
+}
+
+// githubCommand reads an issue_comment delivery's command; result is set
+// when there is none to carry out (a ping, another event, a comment that
+// is no command).
+func (h handlers) githubCommand(r *http.Request, in store.Integration, body []byte) (incoming, string, error) {
 	switch r.Header.Get(EventHeader) {
 	case "ping":
-		return resultPong, nil
+		return incoming{}, resultPong, nil
 	case "issue_comment":
 	default:
-		return prtriage.Ignored, nil
+		return incoming{}, prtriage.Ignored, nil
 	}
 	ev, err := decodeComment(r.Header.Get("Content-Type"), body)
 	if err != nil {
-		return "", err
+		return incoming{}, "", err
 	}
 	c, ok := h.commandOf(in, ev)
 	if !ok {
-		return prtriage.Ignored, nil
+		return incoming{}, prtriage.Ignored, nil
 	}
 	if !deliveryPattern.MatchString(r.Header.Get(DeliveryHeader)) {
-		return "", httpapi.Errorf(http.StatusBadRequest, "%s must be the host's delivery id", DeliveryHeader)
+		return incoming{}, "", httpapi.Errorf(http.StatusBadRequest, "%s must be the host's delivery id", DeliveryHeader)
 	}
-	// The comment is the command: a replayed delivery, or its signed body
-	// under a new delivery id, carries the same comment id.
-	claim := catalog.SCMCommand{CompanyID: in.CompanyID, Integration: in.UUID, CommentID: ev.Comment.ID}
-	err = h.store.ClaimSCMCommand(r.Context(), claim, h.now(), ClaimTTL)
+	post := func(ctx context.Context, o prtriage.Outcome) error { return h.post(ctx, in, ev, o) }
+	return incoming{cmd: c, commentID: ev.Comment.ID, reply: post}, "", nil
+}
+
+// carryOut runs a command once. The comment is the command: a replayed
+// delivery, or its body under a new delivery id, carries the same
+// comment id, remembered here.
+func (h handlers) carryOut(r *http.Request, in store.Integration, inc incoming) (string, error) {
+	claim := catalog.SCMCommand{CompanyID: in.CompanyID, Integration: in.UUID, CommentID: inc.commentID}
+	err := h.store.ClaimSCMCommand(r.Context(), claim, h.now(), ClaimTTL)
 	if errors.Is(err, catalog.ErrSeen) {
 		return resultDuplicate, nil
 	}
 	if err != nil {
 		return "", err
 	}
-	o, err := h.run(r.Context(), c)
+	o, err := h.run(r.Context(), inc.cmd)
 	h.settle(r, claim, err)
 	if err != nil {
 		return "", err
 	}
-	h.answer(r, in, ev, o)
+	h.answer(r, in, o, inc.reply)
 	return o.Result, nil
 }
 

@@ -96,9 +96,12 @@ type handlers struct {
 }
 
 type integrationJSON struct {
-	ID            int64    `json:"id"`
-	UUID          string   `json:"uuid"`
-	Type          string   `json:"type"`
+	ID   int64  `json:"id"`
+	UUID string `json:"uuid"`
+	Type string `json:"type"`
+	// Provider is the host's kind: github or gitlab (an addition to the
+	// spec's fields; type stays scm-provider).
+	Provider      string   `json:"provider"`
 	Name          string   `json:"name"`
 	AccountID     string   `json:"account_id"`
 	AccountName   string   `json:"account_name"`
@@ -133,7 +136,7 @@ func inlineView(c *catalog.InlineComments) inlineJSON {
 // secret stay behind.
 func view(in store.Integration) integrationJSON {
 	return integrationJSON{
-		ID: in.ID, UUID: in.UUID, Type: Type, Name: in.Name, AccountID: in.AccountID,
+		ID: in.ID, UUID: in.UUID, Type: Type, Provider: in.HostProvider(), Name: in.Name, AccountID: in.AccountID,
 		AccountName: in.AccountName, OrgAllowlist: httpapi.Array(in.OrgAllowlist),
 		BaseURL: in.BaseURL, GatewayPrefix: in.GatewayPrefix, Expired: in.Expired,
 		WebhookSecretSet: in.SealedWebhookSecret != "", InlineComments: inlineView(in.InlineComments),

@@ -458,7 +458,7 @@ func TestPatchFailuresChangeNothing(t *testing.T) {
 		{"orgs null", w.h, `{"org_allowlist":null}`, 400, `{"error":"org_allowlist must be an array of strings"}`},
 		{"orgs empty entry", w.h, `{"org_allowlist":["a"," "]}`, 400, `{"error":"org_allowlist entries must hold 1 to 100 characters"}`},
 		{"orgs too many", w.h, `{"org_allowlist":` + string(manyOrgs) + `}`, 400, `{"error":"org_allowlist may hold at most 100 entries"}`},
-		{"unknown field", w.h, `{"name":"x","account_id":"1"}`, 400, `{"error":"Unknown field \"account_id\" (allowed: secure_token, name, org_allowlist, base_url, gateway_prefix, webhook_secret, inline_comments)"}`},
+		{"unknown field", w.h, `{"name":"x","account_id":"1"}`, 400, `{"error":"Unknown field \"account_id\" (allowed: secure_token, name, org_allowlist, base_url, gateway_prefix, provider, webhook_secret, inline_comments)"}`},
 		{"inline not an object", w.h, `{"inline_comments":true}`, 400, `{"error":"inline_comments must be an object {enabled, max_per_scan}"}`},
 		{"inline null", w.h, `{"inline_comments":null}`, 400, `~inline_comments must be an object`},
 		{"inline without enabled", w.h, `{"inline_comments":{"max_per_scan":5}}`, 400, `{"error":"inline_comments.enabled is required"}`},

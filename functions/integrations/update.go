@@ -27,7 +27,7 @@ const (
 	MaxOrgs         = 100  // org_allowlist entries
 	MaxOrgLength    = 100  // characters of one entry, after trimming
 	MaxTokenLength  = 1024 // bytes of secure_token
-	fieldsAllowedIn = "secure_token, name, org_allowlist, base_url, gateway_prefix, webhook_secret, inline_comments"
+	fieldsAllowedIn = "secure_token, name, org_allowlist, base_url, gateway_prefix, provider, webhook_secret, inline_comments"
 	// A webhook secret is 16 to 256 characters (GitHub's own bound on
 	// what it accepts is looser; below 16 a secret is guessable).
 	MinWebhookSecret = 16
@@ -37,13 +37,17 @@ const (
 // patch is a validated update body; nil members are absent.
 type patch struct {
 	token, name, baseURL, prefix *string
+	provider                     *string
 	orgs                         *[]string
 	webhookSecret                *string
 	inline                       *catalog.InlineComments
 }
 
-// verifies reports whether the update touches the credentials.
-func (p patch) verifies() bool { return p.token != nil || p.baseURL != nil || p.prefix != nil }
+// verifies reports whether the update touches the credentials (the host
+// asked, or how it is asked).
+func (p patch) verifies() bool {
+	return p.token != nil || p.baseURL != nil || p.prefix != nil || p.provider != nil
+}
 
 func (h handlers) update(w http.ResponseWriter, r *http.Request) error {
 	in, err := h.load(r)
@@ -54,7 +58,8 @@ func (h handlers) update(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ch := store.IntegrationChange{Name: p.name, OrgAllowlist: p.orgs, BaseURL: p.baseURL, GatewayPrefix: p.prefix, InlineComments: p.inline}
+	ch := store.IntegrationChange{Name: p.name, OrgAllowlist: p.orgs, BaseURL: p.baseURL, GatewayPrefix: p.prefix, Provider: p.provider,
+		InlineComments: p.inline}
 	if p.verifies() {
 		if err := h.verify(r, in, p, &ch); err != nil {
 			return err
@@ -103,6 +108,8 @@ func (h handlers) parsePatch(r *http.Request) (patch, error) {
 			p.baseURL, err = str(name, raw, h.host.NormalizeBaseURL)
 		case "gateway_prefix":
 			p.prefix, err = str(name, raw, scmhost.NormalizePrefix)
+		case "provider":
+			p.provider, err = str(name, raw, provider)
 		case "org_allowlist":
 			p.orgs, err = orgs(raw)
 		case "webhook_secret":
@@ -148,6 +155,14 @@ func webhookSecret(s string) (string, error) {
 	if n < MinWebhookSecret || n > MaxWebhookSecret || !utf8.ValidString(s) ||
 		strings.IndexFunc(s, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) }) >= 0 {
 		return "", fmt.Errorf("webhook_secret must be %d to %d printable characters without white space", MinWebhookSecret, MaxWebhookSecret)
+	}
+	return s, nil
+}
+
+// provider checks the host's kind: github or gitlab.
+func provider(s string) (string, error) {
+	if s != scmhost.ProviderGitHub && s != scmhost.ProviderGitLab {
+		return "", fmt.Errorf(`provider must be "github" or "gitlab"`)
 	}
 	return s, nil
 }
@@ -211,14 +226,17 @@ func (h handlers) verify(r *http.Request, in store.Integration, p patch, ch *sto
 		}
 		tok = stored
 	}
-	base, prefix := in.BaseURL, in.GatewayPrefix
+	base, prefix, kind := in.BaseURL, in.GatewayPrefix, in.HostProvider()
 	if p.baseURL != nil {
 		base = *p.baseURL
 	}
 	if p.prefix != nil {
 		prefix = *p.prefix
 	}
-	acct, err := h.host.Verify(ctx, base, prefix, tok)
+	if p.provider != nil {
+		kind = *p.provider
+	}
+	acct, err := h.host.VerifyFor(ctx, kind, base, prefix, tok)
 	var invalid *scmhost.InvalidError
 	var failed *scmhost.Error
 	switch {

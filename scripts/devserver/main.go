@@ -133,6 +133,10 @@ matches its host: point one at a GitHub-compatible host on loopback with
 (loopback hosts are allowed here). To watch a whole decoration against a
 loopback GitHub that checks every request against GitHub's API description:
   go run ./scripts/withddb go test -count=1 -v -run TestDecoratesThePullRequest ./shared/prdecor
+GitLab merge requests (CI_MERGE_REQUEST_IID, CI_PROJECT_PATH, CI_COMMIT_SHA,
+CI_SERVER_URL) go through an integration with {"provider":"gitlab"}; against a
+loopback GitLab checked with GitLab's OpenAPI description:
+  go run ./scripts/withddb go test -count=1 -v -run TestDecoratesTheMergeRequest ./shared/prdecor
 Uploaded reports: stored in the local S3-compatible server (versitygw,
 every request signed) at %[8]s and ingested by the worker on the table's stream;
 poll GET /scan/{id} until it is complete.

@@ -1,5 +1,5 @@
 // Package prdecor puts a pull-request scan's findings where the developer
-// decides: on the pull request. Through the company's source-code-host
+// decides: on the pull request (GitHub) or merge request (GitLab). Through the company's source-code-host
 // integration whose host and org allow-list match the repository, it sets
 // a commit status on the pull request's head commit (the verdict of the
 // company's CI blocking rules on what the pull request adds to its base
@@ -104,18 +104,21 @@ func (d *Decorator) Targets(ctx context.Context, ev store.Event) (string, []stri
 	return data.ScanID, out, nil
 }
 
-// Matches reports whether an integration decorates a pull request: a
-// GitHub pull request, the integration not expired, its base URL's host
-// the repository's (or the API host of it: api.github.com for
+// Matches reports whether an integration decorates a pull request: the
+// integration not expired and of the pull request's provider (a GitHub
+// pull request, a GitLab merge request), its base URL's host the
+// repository's (on GitHub also the API host of it: api.github.com for
 // github.com), and the repository's owner on its org allow-list when it
-// has one.
+// has one. On GitLab the owner is the project's top-level group: an
+// allow-list entry "platform" admits platform/payments/api; subgroups
+// cannot be listed on their own.
 func Matches(in store.Integration, pr pullrequest.PullRequest) bool {
 	u, err := url.Parse(in.BaseURL)
-	if err != nil || in.Expired || pr.Provider != pullrequest.GitHub {
+	if err != nil || in.Expired || pr.Provider != in.HostProvider() {
 		return false
 	}
 	host := strings.ToLower(u.Host)
-	if host != pr.Host && host != "api."+pr.Host {
+	if host != pr.Host && (pr.Provider != pullrequest.GitHub || host != "api."+pr.Host) {
 		return false
 	}
 	return len(in.OrgAllowlist) == 0 || slices.ContainsFunc(in.OrgAllowlist, func(o string) bool { return strings.EqualFold(o, pr.Owner()) })

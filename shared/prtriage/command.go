@@ -133,13 +133,16 @@ func reason(s string) (string, error) {
 	return v, nil
 }
 
-var loginPattern = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9_-]{0,63})$`)
+var loginPattern = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9._-]{0,62}[a-z0-9_-])?$`)
 
 // CanonicalLogin is a host login in the form users are linked by: lower
-// case (GitHub logins ignore case), letters, digits, hyphens and (GitHub
-// Enterprise managed users) underscores, at most 64 characters; false for
+// case (GitHub and GitLab logins ignore case), letters, digits, hyphens,
+// underscores (GitHub Enterprise managed users, GitLab) and dots (GitLab),
+// at most 64 characters, starting with a letter or digit, not ending with a
+// dot, and not ending in .git or .atom (GitLab refuses those); false for
 // anything else.
 func CanonicalLogin(s string) (string, bool) {
 	l := strings.ToLower(strings.TrimSpace(s))
-	return l, loginPattern.MatchString(l)
+	ok := loginPattern.MatchString(l) && !strings.HasSuffix(l, ".git") && !strings.HasSuffix(l, ".atom")
+	return l, ok
 }

@@ -83,12 +83,13 @@ func TestParseRefusesBadCommands(t *testing.T) {
 }
 
 func TestCanonicalLogin(t *testing.T) {
-	for in, want := range map[string]string{"Octo-Dev": "octo-dev", " mona ": "mona", "jdoe_acme": "jdoe_acme", "a": "a"} {
+	for in, want := range map[string]string{"Octo-Dev": "octo-dev", " mona ": "mona", "jdoe_acme": "jdoe_acme", "a": "a",
+		"Jane.Doe": "jane.doe", "j.d-x_y": "j.d-x_y"} {
 		if got, ok := prtriage.CanonicalLogin(in); !ok || got != want {
 			t.Errorf("CanonicalLogin(%q) = %q %v, want %q", in, got, ok, want)
 		}
 	}
-	for _, in := range []string{"", "-dash", "with space", "dot.ted", "x`y", strings.Repeat("l", 65), "ünï", "a/b", "SCMLOGIN#x"} {
+	for _, in := range []string{"", "-dash", "with space", "ends.", ".lead", "repo.git", "feed.atom", "x`y", strings.Repeat("l", 65), "ünï", "a/b", "SCMLOGIN#x"} {
 		if got, ok := prtriage.CanonicalLogin(in); ok {
 			t.Errorf("CanonicalLogin(%q) = %q, want refused", in, got)
 		}

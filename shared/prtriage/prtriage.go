@@ -23,6 +23,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/acme/codescan-api/shared/pullrequest"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/acceptances"
@@ -48,9 +49,28 @@ type Request struct {
 	Integration string // the integration's uuid
 	Host        string // the repository's web host, lower case (github.com)
 	Repo        string // owner/name
-	Number      int    // the pull request
-	Login       string // the comment's author, as the host names them
-	Command     Command
+	Number      int    // the pull request (GitLab: the merge request's iid)
+	// Provider is the host's kind (pullrequest.GitHub, pullrequest.GitLab;
+	// "" is GitHub): the history names a "merge request !N" on GitLab.
+	Provider string
+	Login    string // the comment's author, as the host names them
+	Command  Command
+}
+
+// provider is the request's host kind, GitHub's when unset.
+func (r Request) provider() string {
+	if r.Provider == "" {
+		return pullrequest.GitHub
+	}
+	return r.Provider
+}
+
+// source names where a command was written, as the host names it.
+func (r Request) source() string {
+	if r.provider() == pullrequest.GitLab {
+		return fmt.Sprintf("merge request !%d", r.Number)
+	}
+	return fmt.Sprintf("pull request #%d", r.Number)
 }
 
 // Results of a command.
@@ -142,7 +162,7 @@ func (t *Triager) authorize(ctx context.Context, req Request) (store.User, Outco
 func (t *Triager) apply(ctx context.Context, req Request, u store.User, issue store.Issue) (store.Issue, error) {
 	cmd := req.Command
 	status := cmd.Status()
-	why := fmt.Sprintf("%s (from pull request #%d by %s)", cmd.Reason, req.Number, req.Login)
+	why := fmt.Sprintf("%s (from %s by %s)", cmd.Reason, req.source(), req.Login)
 	upd := store.IssueUpdate{Status: &status, Reason: &why}
 	if cmd.Verb == VerbAcceptRisk {
 		now := t.now().UTC().Truncate(time.Second)

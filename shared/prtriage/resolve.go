@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/acme/codescan-api/shared/pullrequest"
 	"github.com/acme/codescan-api/shared/store"
 )
 
@@ -115,6 +114,6 @@ func (t *Triager) prScans(ctx context.Context, req Request, projectID int64) ([]
 func built(sc store.Scan, req Request) bool {
 	pr := sc.PullRequest
 	complete := sc.Status == store.ScanComplete || sc.Status == "" // scans from before statuses were complete
-	return complete && pr != nil && pr.Provider == pullrequest.GitHub && strings.EqualFold(pr.Host, req.Host) &&
+	return complete && pr != nil && pr.Provider == req.provider() && strings.EqualFold(pr.Host, req.Host) &&
 		strings.EqualFold(pr.Repo, req.Repo) && pr.Number == strconv.Itoa(req.Number)
 }

@@ -87,6 +87,25 @@ func (s *Catalog) ListIntegrations(ctx context.Context, companyID int64) ([]Inte
 	return out, err
 }
 
+// Host providers of an integration (see Integration.HostProvider).
+const (
+	ProviderGitHub = schema.ProviderGitHub
+	ProviderGitLab = schema.ProviderGitLab
+)
+
+// setProvider adds a change of the host's kind to an update: an unset
+// provider is GitHub's, so setting "github" on it changes nothing.
+func setProvider(upd *expression.UpdateBuilder, p *string, out *Integration, changes map[string]ledger.Change) {
+	if p == nil {
+		return
+	}
+	if before := out.HostProvider(); before != *p {
+		changes["provider"] = ledger.Change{Before: before, After: *p}
+	}
+	*upd = upd.Set(expression.Name("provider"), expression.Value(*p))
+	out.Provider = *p
+}
+
 // InlineComments is an integration's setting of inline review comments.
 type InlineComments = schema.InlineComments
 
@@ -102,8 +121,10 @@ type IntegrationChange struct {
 	OrgAllowlist  *[]string
 	BaseURL       *string
 	GatewayPrefix *string
-	SealedToken   *string
-	AccountName   *string
+	// Provider changes the host's kind (ProviderGitHub, ProviderGitLab).
+	Provider    *string
+	SealedToken *string
+	AccountName *string
 	// SealedWebhookSecret sets the secret inbound deliveries are signed
 	// with (sealed, bound to IntegrationWebhookRecord), and the global
 	// look-up that lets the inbound route find the company by uuid.
@@ -146,6 +167,7 @@ func (s *Catalog) UpdateIntegration(ctx context.Context, companyID int64, id str
 	set("name", ch.Name, &out.Name)
 	set("base_url", ch.BaseURL, &out.BaseURL)
 	set("gateway_prefix", ch.GatewayPrefix, &out.GatewayPrefix)
+	setProvider(&upd, ch.Provider, &out, changes)
 	set("sealed_token", ch.SealedToken, &out.SealedToken)
 	set("account_name", ch.AccountName, &out.AccountName)
 	if ch.OrgAllowlist != nil {

@@ -212,8 +212,12 @@ type Integration struct {
 	OrgAllowlist  []string `dynamodbav:"org_allowlist,omitempty"`
 	BaseURL       string   `dynamodbav:"base_url"`
 	GatewayPrefix string   `dynamodbav:"gateway_prefix"`
-	Expired       bool     `dynamodbav:"expired"`
-	SealedToken   string   `dynamodbav:"sealed_token"`
+	// Provider is the host's kind: "github" (GitHub, GitHub Enterprise) or
+	// "gitlab" (gitlab.com, self-managed GitLab); empty in items stored
+	// before it existed, which are GitHub's (see HostProvider).
+	Provider    string `dynamodbav:"provider,omitempty"`
+	Expired     bool   `dynamodbav:"expired"`
+	SealedToken string `dynamodbav:"sealed_token"`
 	// SealedWebhookSecret is the secret the host signs the integration's
 	// webhook deliveries with (HMAC-SHA256 of the body), sealed like the
 	// token but bound to its own record; empty until an admin sets one.
@@ -225,6 +229,20 @@ type Integration struct {
 	Revision  int64  `dynamodbav:"revision"`
 	CreatedAt string `dynamodbav:"created_at"`
 	UpdatedAt string `dynamodbav:"updated_at"`
+}
+
+// Host providers of an integration.
+const (
+	ProviderGitHub = "github"
+	ProviderGitLab = "gitlab"
+)
+
+// HostProvider is the integration's host kind, ProviderGitHub when unset.
+func (in Integration) HostProvider() string {
+	if in.Provider == "" {
+		return ProviderGitHub
+	}
+	return in.Provider
 }
 
 func IntegrationKey(companyID int64, id string) ddb.Key {
