@@ -35,6 +35,7 @@ func (h handlers) renderSCA(ctx context.Context, companyID int64, found []store.
 	out := make([]scaJSON, len(found))
 	for n, i := range found {
 		out[n].SCAIssue, out[n].Reason, out[n].TriageRuleID = i, optional(i.Reason), optional(i.TriageRuleID)
+		out[n].Sources = i.SourceList() // one finding per vulnerability: the scanners reporting it
 		if due, ok := i.Deadline(settings); ok {
 			status := sla.StatusAt(due, settings, now)
 			at := due.Format(time.RFC3339)

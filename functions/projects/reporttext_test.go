@@ -11,7 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/acme/codescan-api/internal/testenv"
-	"github.com/acme/codescan-api/shared/export"
+	"github.com/acme/codescan-api/shared/exportformat"
 	"github.com/acme/codescan-api/shared/exportjob"
 	"github.com/acme/codescan-api/shared/reportstore"
 	"github.com/acme/codescan-api/shared/store"
@@ -66,7 +66,7 @@ func TestReportTextIsVisibleEverywhere(t *testing.T) {
 	for _, format := range []string{"html", "markdown", "sarif"} {
 		outputs["report "+format] = w.text(t, "/scan/"+sast.ScanID+"/report?format="+format)
 	}
-	for _, f := range export.Formats {
+	for _, f := range exportformat.Formats {
 		outputs["export "+string(f)] = w.export(t, f)
 	}
 	for name, out := range outputs {
@@ -170,7 +170,7 @@ func (w *world) text(t *testing.T, path string) []byte {
 
 // export asks for an export of the project "hostile" in format f, runs
 // the export worker on it as the ingester does, and returns the file.
-func (w *world) export(t *testing.T, f export.Format) []byte {
+func (w *world) export(t *testing.T, f exportformat.Format) []byte {
 	t.Helper()
 	res := testenv.Do(t, w.h, "POST", "/exports", `{"format":"`+string(f)+`","filters":{"project":"hostile"}}`, testenv.Key(w.acme.Admin)...)
 	if res.Status != 202 {

@@ -23,6 +23,7 @@ type scanJSON struct {
 	Branch       string            `json:"branch"`
 	Status       string            `json:"status"`
 	Engine       string            `json:"engine"`
+	Category     string            `json:"category"` // the upload's category, "" for none
 	CreatedAt    string            `json:"created_at"`
 	CompletedAt  *string           `json:"completed_at,omitempty"`
 	GitSHA       *string           `json:"git_sha"`
@@ -70,7 +71,7 @@ func status(sc store.Scan) string {
 
 func scanView(sc store.Scan, projectName string) scanJSON {
 	v := scanJSON{ID: sc.ID, Project: projectName, ProjectID: sc.ProjectID, Branch: sc.Branch, Status: status(sc),
-		Engine: sc.Engine, CreatedAt: sc.CreatedAt, Findings: sc.Findings, ScanErrors: httpapi.Array(sc.ScanErrors),
+		Engine: sc.Engine, Category: sc.Category, CreatedAt: sc.CreatedAt, Findings: sc.Findings, ScanErrors: httpapi.Array(sc.ScanErrors),
 		Metadata: map[string]any{"tool": sc.Tool, "ci": sc.CI, "ci_platform": sc.CIPlatform, "run_id": sc.RunID}}
 	for dst, src := range map[**string]string{&v.Repo: sc.RepoURL, &v.GitSHA: sc.GitSHA, &v.CompletedAt: sc.CompletedAt} {
 		if src != "" {

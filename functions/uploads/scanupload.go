@@ -51,6 +51,10 @@ var idSpace = uuid.MustParse("6f1b6c0e-3d4a-4f2e-9b8a-2c5d7e9f1a30")
 type scanParams struct {
 	engine, runID, project, branch, repoURL, ciPlatform string
 	ci                                                  bool
+	// category is the query parameter's (see category.go), categorySet
+	// whether it was given.
+	category    string
+	categorySet bool
 }
 
 func parseScanParams(r *http.Request) (scanParams, error) {
@@ -83,6 +87,11 @@ func parseScanParams(r *http.Request) (scanParams, error) {
 	}
 	if p.ci, err = httpapi.BoolParam(r, "ci"); err != nil {
 		return scanParams{}, err
+	}
+	if p.categorySet = q.Has("category"); p.categorySet {
+		if p.category, err = normalCategory(q.Get("category"), ""); err != nil {
+			return scanParams{}, err
+		}
 	}
 	// repo_url is metadata the client derives as best it can: one that is
 	// not a remote repository URL is ignored rather than failing the scan.
@@ -165,6 +174,11 @@ func (h handlers) accept(w http.ResponseWriter, r *http.Request, company int64, 
 	if p.repoURL == "" {
 		p.repoURL, _ = repourl.Normalize(rep.RepositoryURI)
 	}
+	category, err := scanCategory(p, rep.Category)
+	if err != nil {
+		return err
+	}
+	p.category = category
 	// The digest is the decompressed report's: the same report sent
 	// compressed or not is the same upload.
 	sum := sha256.Sum256(body)
@@ -201,7 +215,7 @@ func (h handlers) scanFor(ctx context.Context, company int64, p scanParams, dige
 	sc, err = h.store.CreateScan(ctx, store.Scan{
 		ID: scanID, CompanyID: company,
 		ProjectID: proj.ID, Branch: p.branch, Engine: p.engine, RunID: p.runID, RepoURL: p.repoURL,
-		ReportSHA256: digest, CI: p.ci, CIPlatform: p.ciPlatform, Tool: tool, Status: store.ScanProcessing,
+		ReportSHA256: digest, CI: p.ci, CIPlatform: p.ciPlatform, Tool: tool, Category: p.category, Status: store.ScanProcessing,
 	})
 	if errors.Is(err, store.ErrConflict) {
 		// A concurrent attempt of the same run created it first.

@@ -227,7 +227,10 @@ func Quality(companyID int64, sc store.Scan, proj store.Project, fs []finding.Fi
 }
 
 // SCA are the scan's SCA findings of a report: one per advisory, package
-// and version, with the scanner's reachability.
+// and version, with the scanner's reachability and the advisory's ids and
+// aliases (IDs). Their ids here are the tool's; the store correlates them
+// with other scanners' reports of the same vulnerability (store/sca
+// correlate.go: one finding, its sources).
 func SCA(companyID int64, sc store.Scan, proj store.Project, fs []finding.Finding) []store.SCAIssue {
 	var out []store.SCAIssue
 	for _, f := range ofKind(fs, finding.SCA) {

@@ -199,7 +199,7 @@ var Table = []Route{
 	{Method: "POST", Path: "/scan-upload", Group: GroupUploads, Access: Permission, Permission: PermUploadScan, Errors: StatusMessage, StreamsBody: true,
 		MaxBodyBytes: 10 << 20, MaxDecodedBytes: 64 << 20,
 		Headers: []string{"Upload-Offset", "Upload-Length"}, ResponseHeaders: []string{"Upload-Offset"},
-		Params: []Param{TextParam("engine", 32), UUIDParam("run_id"), TextParam("project", MaxNameBytes), TextParam("branch", MaxNameBytes), TextParam("repo_url", MaxURLBytes), BoolParam("ci"), TextParam("ci_platform", MaxNameBytes)}},
+		Params: []Param{TextParam("engine", 32), UUIDParam("run_id"), TextParam("project", MaxNameBytes), TextParam("branch", MaxNameBytes), TextParam("repo_url", MaxURLBytes), BoolParam("ci"), TextParam("ci_platform", MaxNameBytes), TextParam("category", 100)}},
 	// Source files the report names, sent before it (at most 1 MiB each).
 	{Method: "POST", Path: "/code-upload", Group: GroupUploads, Access: Permission, Permission: PermUploadScan, Errors: StatusMessage, StreamsBody: true,
 		Params: []Param{UUIDParam("run_id"), FilePathParam("path")}},

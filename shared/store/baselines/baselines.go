@@ -6,7 +6,6 @@ package baselines
 
 import (
 	"context"
-	"errors"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 
@@ -36,7 +35,8 @@ type Open struct {
 var unresolved = map[string]bool{"open": true, "fix_in_progress": true}
 
 type head struct {
-	ScanID string `dynamodbav:"scan_id"`
+	ScanID        string `dynamodbav:"scan_id"`
+	ScanCreatedAt string `dynamodbav:"scan_created_at"`
 }
 
 type members struct {
@@ -49,31 +49,40 @@ type issue struct {
 }
 
 // BaselineOpen reads, of the findings of tool with fingerprints, those
-// open on the latest complete scan of tool on branch of a project: the
-// branch's head for the tool names the scan; a query of that scan's
+// open on the latest complete scans of tool on branch of a project (one
+// per upload category; a branch scanned without categories has one): the
+// branch's heads for the tool name the scans; a query of each scan's
 // membership (some 40 bytes an issue) says which of the findings it
 // reported, and only those issues are read, by key, for their status.
+// ScanID is the latest of the scans.
 func (b *Baselines) BaselineOpen(ctx context.Context, companyID, projectID int64, branch, tool string, fingerprints []string) (Open, error) {
 	out := Open{Fingerprints: map[string]bool{}}
-	var h head
-	switch err := b.t.GetItem(ctx, schema.HeadKey(companyID, projectID, branch, tool), &h); {
-	case errors.Is(err, ddb.ErrNotFound):
-		return out, nil
-	case err != nil:
-		return out, err
-	case h.ScanID == "": // its first scan is being applied
-		return out, nil
-	}
-	out.ScanID = h.ScanID
-	var chunks []members
-	kc := ddb.PKBeginsWith(schema.MemberPK(companyID, h.ScanID), schema.MemberChunkPrefix)
-	if err := b.t.QueryAll(ctx, "", kc, true, &chunks); err != nil {
+	// Every upload category's head of the tool (schema.CategoryHeadKey:
+	// the empty category's is the first): a finding is open on the
+	// branch when any category's latest scan reported it.
+	var heads []head
+	base := schema.HeadKey(companyID, projectID, branch, tool)
+	if err := b.t.QueryAll(ctx, "", ddb.PKBeginsWith(base.PK, base.SK), true, &heads); err != nil {
 		return out, err
 	}
 	reported := map[string]bool{}
-	for _, c := range chunks {
-		for _, id := range c.IDs {
-			reported[id] = true
+	latest := ""
+	for _, h := range heads {
+		if h.ScanID == "" { // its first scan is being applied
+			continue
+		}
+		if out.ScanID == "" || h.ScanCreatedAt > latest {
+			out.ScanID, latest = h.ScanID, h.ScanCreatedAt
+		}
+		var chunks []members
+		kc := ddb.PKBeginsWith(schema.MemberPK(companyID, h.ScanID), schema.MemberChunkPrefix)
+		if err := b.t.QueryAll(ctx, "", kc, true, &chunks); err != nil {
+			return out, err
+		}
+		for _, c := range chunks {
+			for _, id := range c.IDs {
+				reported[id] = true
+			}
 		}
 	}
 	var keys []ddb.Key

@@ -21,8 +21,9 @@ import (
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
-// The findings lifecycle. A complete scan of tool T on a project's branch is
-// the new truth for T there:
+// The findings lifecycle. A complete scan of tool T (and upload category
+// C, see categories.go) on a project's branch is the new truth for T and C
+// there:
 //
 //   - a finding whose issue does not exist creates it (open);
 //   - a fixed issue that is reported again is reopened (open, reopen_count+1);
@@ -52,6 +53,9 @@ type ScanHead struct {
 	// Journal names the scan whose journal was written last (see
 	// bulkcreate.go): the next holder settles it before anything else.
 	Journal string `dynamodbav:"journal,omitempty"`
+	// adopted is true when the scan's category had no scan yet and takes
+	// over the uncategorised head's truth (categories.go); never stored.
+	adopted bool
 }
 
 func headKey(companyID, projectID int64, branch, tool string) ddb.Key {
@@ -91,6 +95,11 @@ func (x *Findings) ApplyScan(ctx context.Context, companyID int64, sc scans.Scan
 		return ApplyResult{}, err
 	}
 	lctx, stop := x.keepLease(ctx, companyID, sc, lease)
+	if head, err = x.categoryState(lctx, companyID, sc, head); err != nil {
+		stop()
+		x.releaseLease(ctx, companyID, sc, lease, false)
+		return ApplyResult{}, err
+	}
 	res, err := x.applyLeased(lctx, companyID, sc, lease, head, found)
 	stop()
 	if err != nil {
@@ -129,7 +138,9 @@ func (x *Findings) applyLeased(ctx context.Context, companyID int64, sc scans.Sc
 	if err != nil {
 		return res, err
 	}
-	return res, x.t.Retrying(ctx, func() error { return x.completeScan(ctx, companyID, sc, lease, len(found), !res.Late, events) })
+	return res, x.t.Retrying(ctx, func() error {
+		return x.completeScan(ctx, companyID, sc, lease, len(found), !res.Late, head.adopted, events)
+	})
 }
 
 // applyIssues applies the lifecycle to the scan's issues and settles their
@@ -140,7 +151,10 @@ func (x *Findings) applyIssues(ctx context.Context, companyID int64, sc scans.Sc
 	truth := !res.Late
 	var previous []string // the previous truth's issues: what this scan may fix
 	if truth && head.ScanID != "" && head.ScanID != sc.ID {
-		previous = headIDs
+		var err error
+		if previous, err = x.ownTruth(ctx, companyID, sc, head, headIDs, found); err != nil {
+			return res, nil, err
+		}
 	}
 	// The triage rules are read once: every attempt applies the same.
 	rules, err := x.d.Rules.ActiveTriageRules(ctx, companyID, sc.ProjectID)
@@ -399,12 +413,15 @@ func (x *Findings) releaseLease(ctx context.Context, companyID int64, sc scans.S
 // completeScan moves the head to the scan (when it is the new truth),
 // releases the lease, marks the scan complete (no longer waiting for the
 // ingester) and records its events, in one transaction.
-func (x *Findings) completeScan(ctx context.Context, companyID int64, sc scans.Scan, lease string, findings int, truth bool, events []schema.Event) error {
+func (x *Findings) completeScan(ctx context.Context, companyID int64, sc scans.Scan, lease string, findings int, truth, adopted bool, events []schema.Event) error {
 	upd := expression.Remove(expression.Name("lease_owner")).Remove(expression.Name("lease_until")).
 		Remove(expression.Name("journal")) // paid in full, or settled
-	if truth {
+	switch {
+	case truth && sc.Category == "":
 		upd = upd.Set(expression.Name("scan_id"), expression.Value(sc.ID)).
 			Set(expression.Name("scan_created_at"), expression.Value(sc.CreatedAt))
+	case truth && adopted: // the category took the uncategorised truth over (categories.go)
+		upd = upd.Remove(expression.Name("scan_id")).Remove(expression.Name("scan_created_at"))
 	}
 	cond := expression.Name("lease_owner").Equal(expression.Value(lease))
 	head, err := x.t.TxUpdate(headKey(companyID, sc.ProjectID, sc.Branch, sc.Tool), upd, &cond)
@@ -424,6 +441,13 @@ func (x *Findings) completeScan(ctx context.Context, companyID int64, sc scans.S
 		return err
 	}
 	items := append([]types.TransactWriteItem{head, scan}, clear...)
+	if truth && sc.Category != "" {
+		cat, err := x.txCategoryHead(companyID, sc)
+		if err != nil {
+			return err
+		}
+		items = append(items, cat)
+	}
 	for _, e := range events {
 		item, err := x.l.TxEvent(e)
 		if err != nil {

@@ -16,10 +16,10 @@ import (
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
-// SCA findings keep one identity per (project, branch, tool, advisory,
-// package, version) like SAST issues (ids from IssueID): a scan that
-// reports one again keeps its id, first detection (created_at) and
-// status. A scan's SCA findings are kept as membership items, one per
+// SCA findings keep one identity per (project, branch, package version,
+// advisory), whichever scanners report it (correlate.go; ids from
+// IssueID of the first source's tool): a scan that reports one again
+// keeps its id, first detection (created_at) and status. A scan's SCA findings are kept as membership items, one per
 // finding (a scan has few). They are listed by id: the company's (GSI2;
 // page numbers by the Offset index), a project's (GSI1) and a scan's (its
 // membership items), and counted on write (internal/counted): COUNT#SCA,
@@ -75,6 +75,21 @@ func (x *SCA) PutScanSCAIssues(ctx context.Context, companyID int64, sc scans.Sc
 		if !ok {
 			return fmt.Errorf("SCA issue id %q: %w", found[n].ID, ddb.ErrInvalid)
 		}
+		found[n].ID, found[n].CompanyID = id, companyID
+	}
+	if found, err = x.correlate(ctx, companyID, sc, found); err != nil {
+		return err
+	}
+	left, err := x.leftSources(ctx, companyID, sc, found)
+	if err != nil {
+		return err
+	}
+	items = append(items, left...)
+	for n := range found {
+		id, ok := schema.CanonicalUUID(found[n].ID)
+		if !ok {
+			return fmt.Errorf("SCA issue id %q: %w", found[n].ID, ddb.ErrInvalid)
+		}
 		i := found[n]
 		i.ID, i.CompanyID, i.ScanID = id, companyID, sc.ID
 		i.CreatedAt, i.Status = sc.CreatedAt, "open"
@@ -90,9 +105,10 @@ func (x *SCA) PutScanSCAIssues(ctx context.Context, companyID int64, sc scans.Sc
 				if err := attributevalue.UnmarshalMap(old, &prev); err != nil {
 					return nil, nil, err
 				}
-				j.CreatedAt, j.Status, j.ScanID = prev.CreatedAt, prev.Status, prev.ScanID
-				j.Reason, j.TriageRuleID = prev.Reason, prev.TriageRuleID
-				j.Enrichment = exploits.Refresh(prev.Enrichment, current[i.CVE], imported)
+				j = merged(prev, i) // first detection, status and other sources kept
+				if j.CVE == i.CVE {
+					j.Enrichment = exploits.Refresh(prev.Enrichment, current[i.CVE], imported)
+				}
 			}
 			if j.Status == "open" {
 				if r, ok := ruleFor(rules, j); ok {

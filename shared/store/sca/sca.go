@@ -56,28 +56,31 @@ func New(t *ddb.Table, l *ledger.Ledger, d Deps) *SCA { return &SCA{t: t, l: l, 
 type Issue struct {
 	ddb.Key           `json:"-"`
 	schema.OffsetKeys `json:"-"`
-	GSI1PK            string       `dynamodbav:"GSI1PK,omitempty" json:"-"`
-	GSI1SK            string       `dynamodbav:"GSI1SK,omitempty" json:"-"`
-	GSI2PK            string       `dynamodbav:"GSI2PK,omitempty" json:"-"`
-	GSI2SK            string       `dynamodbav:"GSI2SK,omitempty" json:"-"`
-	ID                string       `dynamodbav:"id" json:"id"` // uuid
-	CompanyID         int64        `dynamodbav:"company_id" json:"-"`
-	ProjectID         int64        `dynamodbav:"project_id" json:"-"`
-	Branch            string       `dynamodbav:"branch,omitempty" json:"branch,omitempty"`
-	Tool              string       `dynamodbav:"tool,omitempty" json:"tool,omitempty"`
-	ScanID            string       `dynamodbav:"scan_id,omitempty" json:"scan_id,omitempty"` // first reported by
-	IDs               []string     `dynamodbav:"ids,omitempty" json:"ids,omitempty"`         // advisory ids: OSV, GHSA, CVE
-	CreatedAt         string       `dynamodbav:"created_at" json:"created_at"`
-	Description       string       `dynamodbav:"description" json:"description"`
-	Details           string       `dynamodbav:"details" json:"details"`
-	Severity          string       `dynamodbav:"severity" json:"severity"`
-	CVSSScore         float64      `dynamodbav:"cvss_score" json:"cvss_score"`
-	Classification    string       `dynamodbav:"classification" json:"classification"`
-	CVE               string       `dynamodbav:"cve" json:"cve"`
-	Package           Package      `dynamodbav:"package" json:"package"`
-	Location          Location     `dynamodbav:"location" json:"location"`
-	Reachability      Reachability `dynamodbav:"reachability" json:"reachability"`
-	Status            string       `dynamodbav:"status" json:"status"`
+	GSI1PK            string   `dynamodbav:"GSI1PK,omitempty" json:"-"`
+	GSI1SK            string   `dynamodbav:"GSI1SK,omitempty" json:"-"`
+	GSI2PK            string   `dynamodbav:"GSI2PK,omitempty" json:"-"`
+	GSI2SK            string   `dynamodbav:"GSI2SK,omitempty" json:"-"`
+	ID                string   `dynamodbav:"id" json:"id"` // uuid
+	CompanyID         int64    `dynamodbav:"company_id" json:"-"`
+	ProjectID         int64    `dynamodbav:"project_id" json:"-"`
+	Branch            string   `dynamodbav:"branch,omitempty" json:"branch,omitempty"`
+	Tool              string   `dynamodbav:"tool,omitempty" json:"tool,omitempty"`
+	ScanID            string   `dynamodbav:"scan_id,omitempty" json:"scan_id,omitempty"` // first reported by
+	IDs               []string `dynamodbav:"ids,omitempty" json:"ids,omitempty"`         // advisory ids: OSV, GHSA, CVE
+	// Sources are the scanners reporting it, by tool (correlate.go): one
+	// finding per vulnerability whichever scanners report it.
+	Sources        []Source     `dynamodbav:"sources" json:"sources,omitempty"` // nil: stored before sources (SourceList)
+	CreatedAt      string       `dynamodbav:"created_at" json:"created_at"`
+	Description    string       `dynamodbav:"description" json:"description"`
+	Details        string       `dynamodbav:"details" json:"details"`
+	Severity       string       `dynamodbav:"severity" json:"severity"`
+	CVSSScore      float64      `dynamodbav:"cvss_score" json:"cvss_score"`
+	Classification string       `dynamodbav:"classification" json:"classification"`
+	CVE            string       `dynamodbav:"cve" json:"cve"`
+	Package        Package      `dynamodbav:"package" json:"package"`
+	Location       Location     `dynamodbav:"location" json:"location"`
+	Reachability   Reachability `dynamodbav:"reachability" json:"reachability"`
+	Status         string       `dynamodbav:"status" json:"status"`
 	// CWE is the weakness the report names (CycloneDX's cwes; 0: none),
 	// for triage rules.
 	CWE int `dynamodbav:"cwe,omitempty" json:"-"`

@@ -55,6 +55,11 @@ type Scan struct {
 	// fixed lifecycle are per tool); Findings counts them.
 	Tool     string `dynamodbav:"tool,omitempty"`
 	Findings int    `dynamodbav:"findings,omitempty"`
+	// Category is the upload's analysis category (a directory of a
+	// monorepo, a language): the scan is the truth for its tool and
+	// category on its branch. "" is the category of every scan before
+	// categories, and of uploads that name none.
+	Category string `dynamodbav:"category,omitempty"`
 	// CompletedAt is when its findings were all stored.
 	CompletedAt string `dynamodbav:"completed_at,omitempty"`
 	// PullRequest is the pull request the run built, read from its CI
