@@ -226,25 +226,28 @@ func (h handlers) issue(w http.ResponseWriter, r *http.Request) error {
 	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "issue": out[0]})
 }
 
-// lastSeen is the last scan that reported the issue: the latest scan of
-// its branch and tool when that scan reported it (re-detection writes no
-// mark on the issue), else the one the issue remembers.
+// lastSeen is the last scan that reported the issue: the newest of the
+// latest scans of its branch and tool (one per upload category) that
+// reported it (re-detection writes no mark on the issue), else the one the
+// issue remembers.
 func (h handlers) lastSeen(ctx context.Context, companyID int64, i store.Issue) (string, error) {
 	if i.Status == "fixed" || i.Tool == "" {
 		return i.LastSeenScanID, nil
 	}
-	head, err := h.store.ScanHeadOf(ctx, companyID, i.ProjectID, i.Branch, i.Tool)
-	if errors.Is(err, store.ErrNotFound) {
-		return i.LastSeenScanID, nil
-	}
+	heads, err := h.store.ScanHeadsOf(ctx, companyID, i.ProjectID, i.Branch, i.Tool)
 	if err != nil {
 		return "", err
 	}
-	reported, err := h.store.ScanReported(ctx, companyID, head.ScanID, i.ID)
-	if err != nil || !reported {
-		return i.LastSeenScanID, err
+	for _, head := range heads {
+		reported, err := h.store.ScanReported(ctx, companyID, head.ScanID, i.ID)
+		if err != nil {
+			return "", err
+		}
+		if reported {
+			return head.ScanID, nil
+		}
 	}
-	return head.ScanID, nil
+	return i.LastSeenScanID, nil
 }
 
 // history answers GET /issue/{issue_id}/history.

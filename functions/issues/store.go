@@ -38,7 +38,7 @@ type Store interface {
 	MergedGroups(ctx context.Context, companyID int64, scopes []store.Scope, dim store.Dimension) ([]store.GroupCount, error)
 	ProjectByName(ctx context.Context, companyID int64, name string) (store.Project, error)
 	ProjectQualityIssues(ctx context.Context, companyID, projectID int64, q store.PageQuery) ([]store.QualityIssue, store.PageResult, int, error)
-	ScanHeadOf(ctx context.Context, companyID, projectID int64, branch, tool string) (store.ScanHead, error)
+	ScanHeadsOf(ctx context.Context, companyID, projectID int64, branch, tool string) ([]store.ScanHead, error)
 	ScanIssues(ctx context.Context, companyID int64, sc store.Scan, q store.PageQuery) ([]store.Issue, store.PageResult, int, error)
 	ScanQualityIssues(ctx context.Context, companyID int64, scanID, classification string, q store.PageQuery) ([]store.QualityIssue, store.PageResult, int, error)
 	ScanReported(ctx context.Context, companyID int64, scanID, issueID string) (bool, error)

@@ -50,10 +50,26 @@ func TestCategoriesThroughTheAPI(t *testing.T) {
 	}
 
 	// services/a without xss fixes xss only; services/b's path stays.
-	w.uploadOK(t, q+newRun()+"&category=services/a", gosecLike("sqli 89 a/db.go 10"))
+	aAgain := w.uploadOK(t, q+newRun()+"&category=services/a", gosecLike("sqli 89 a/db.go 10"))
 	want["xss"] = "fixed"
 	if got := w.statusesByRule(t, "project=mono"); !sameMap(got, want) {
 		t.Fatalf("after a without xss: %v", got)
+	}
+	// The issue was last seen by its category's latest scan, though the
+	// tool's uncategorised head names none.
+	for _, i := range w.issues(t, "project=mono") {
+		if i.RuleID != "sqli" {
+			continue
+		}
+		var got struct {
+			Issue struct {
+				LastSeenScanID string `json:"last_seen_scan_id"`
+			} `json:"issue"`
+		}
+		testenv.Do(t, w.find, "GET", "/issue/"+i.ID, "", testenv.Key(w.company.Admin)...).Decode(t, &got)
+		if got.Issue.LastSeenScanID != aAgain.ScanID {
+			t.Fatalf("last_seen_scan_id of sqli: %q, want services/a's latest scan %q", got.Issue.LastSeenScanID, aAgain.ScanID)
+		}
 	}
 	// services/b's empty report fixes path, not a's sqli.
 	w.uploadOK(t, q+newRun(), withAutomationID(gosecLike(), "services/b/2026-11-28"))

@@ -2,7 +2,6 @@ package store_test
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
@@ -98,7 +97,7 @@ func TestCategoriesNeverFixEachOther(t *testing.T) {
 }
 
 // An upload without a category behaves as before categories: its head is
-// the tool's head of old (ScanHeadOf names it) and it fixes what the
+// the tool's head of old (ScanHeadsOf names it) and it fixes what the
 // previous uncategorised scan reported. A branch taking categories up (its
 // reports gained a runAutomationDetails.id) hands that truth to the first
 // category's scan, once; after that, uncategorised scans and categories
@@ -115,17 +114,18 @@ func TestNoCategoryBehavesAsBefore(t *testing.T) {
 	if res.Fixed != 1 || res.Unchanged != 1 {
 		t.Fatalf("uncategorised scan without y: %+v", res)
 	}
-	if h, err := w.st.ScanHeadOf(ctx, w.company, w.project, "main", "semgrep"); err != nil || h.ScanID != plain.ID {
-		t.Fatalf("head of the tool after uncategorised scans: %+v %v", h, err)
+	if h, err := w.st.ScanHeadsOf(ctx, w.company, w.project, "main", "semgrep"); err != nil || len(h) != 1 || h[0].ScanID != plain.ID {
+		t.Fatalf("heads of the tool after uncategorised scans: %+v %v", h, err)
 	}
 
 	// The first category's first scan takes the uncategorised truth over:
 	// x, reported, stays open; c is new.
-	if _, res := w.scanIn(t, "main", "semgrep", "/language:go", x, c); res.Fixed != 0 || res.Created != 1 || res.Unchanged != 1 {
+	goScan, res := w.scanIn(t, "main", "semgrep", "/language:go", x, c)
+	if res.Fixed != 0 || res.Created != 1 || res.Unchanged != 1 {
 		t.Fatalf("first category scan: %+v", res)
 	}
-	if h, err := w.st.ScanHeadOf(ctx, w.company, w.project, "main", "semgrep"); (err != nil && !errors.Is(err, store.ErrNotFound)) || h.ScanID != "" {
-		t.Fatalf("uncategorised head after the take-over: %+v %v", h, err)
+	if h, err := w.st.ScanHeadsOf(ctx, w.company, w.project, "main", "semgrep"); err != nil || len(h) != 1 || h[0].ScanID != goScan.ID {
+		t.Fatalf("heads after the take-over (the uncategorised one emptied, the category's named): %+v %v", h, err)
 	}
 	// Another category starts from nothing: it fixes nothing.
 	if _, res := w.scanIn(t, "main", "semgrep", "/language:python", b); res.Fixed != 0 || res.Created != 1 {

@@ -3,6 +3,8 @@ package issuelists
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
@@ -33,15 +35,18 @@ func (x *Lists) EachIssue(ctx context.Context, companyID int64, fn func(findings
 	return nil
 }
 
-// ScanHeadOf reads the head of a branch and tool (ErrNotFound before its
-// first scan).
-func (x *Lists) ScanHeadOf(ctx context.Context, companyID, projectID int64, branch, tool string) (findings.ScanHead, error) {
-	var h findings.ScanHead
-	err := x.t.GetItem(ctx, schema.HeadKey(companyID, projectID, branch, tool), &h)
-	if err == nil && h.ScanID == "" {
-		return h, ddb.ErrNotFound
+// ScanHeadsOf reads the heads of a branch and tool that name a scan: the
+// latest scan of each upload category (the uncategorised one's included),
+// newest first; none before its first scan.
+func (x *Lists) ScanHeadsOf(ctx context.Context, companyID, projectID int64, branch, tool string) ([]findings.ScanHead, error) {
+	base := schema.HeadKey(companyID, projectID, branch, tool)
+	var heads []findings.ScanHead
+	if err := x.t.QueryAll(ctx, "", ddb.PKBeginsWith(base.PK, base.SK), true, &heads); err != nil {
+		return nil, err
 	}
-	return h, err
+	heads = slices.DeleteFunc(heads, func(h findings.ScanHead) bool { return h.ScanID == "" })
+	slices.SortStableFunc(heads, func(a, b findings.ScanHead) int { return strings.Compare(b.ScanCreatedAt, a.ScanCreatedAt) })
+	return heads, nil
 }
 
 // EachScanIssue calls fn with every issue a scan of the company reported,
