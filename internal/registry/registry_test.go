@@ -14,7 +14,14 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 // hostSigned are the public routes whose body is its own credential (the
 // host's signature with an integration's webhook secret): without one they
 // answer the spec's 401 as the authenticated routes do.
-var hostSigned = map[string]bool{"POST /integrations/scm-provider/{integration_uuid}/events": true}
+var hostSigned = map[string]bool{
+	"POST /integrations/scm-provider/{integration_uuid}/events": true,
+	// The trackers' deliveries to the tickets group: Jira's webhook (its
+	// X-Hub-Signature with the integration's webhook secret) and GitHub's
+	// issues events (X-Hub-Signature-256), checked before the body is read.
+	"POST /integrations/jira/{integration_uuid}/events":                true,
+	"POST /integrations/scm-provider/{integration_uuid}/ticket-events": true,
+}
 
 // Every group of the route table has a constructor, and the combined mux
 // routes every route to a handler that applies its access rule: without a

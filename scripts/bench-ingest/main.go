@@ -23,8 +23,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/acme/codescan-api/shared/config"
-	"github.com/acme/codescan-api/shared/finding"
 	"github.com/acme/codescan-api/shared/ingest"
+	"github.com/acme/codescan-api/shared/reportfinding"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/bulkload"
 )
@@ -101,13 +101,13 @@ func run(sizes string) error {
 
 // report is n SAST findings over 40 CWEs and n/10 files (ten findings to
 // a file), as a parser would give them.
-func report(n int) finding.Report {
-	rep := finding.Report{Tools: []string{"bench-sast"}}
+func report(n int) reportfinding.Report {
+	rep := reportfinding.Report{Tools: []string{"bench-sast"}}
 	files := max(n/10, 1)
 	for k := range n {
 		file := k % files
-		rep.Findings = append(rep.Findings, finding.Finding{
-			Kind: finding.SAST, Tool: "bench-sast", RuleID: fmt.Sprintf("rule-%d", k%40), CWE: 20 + k%40,
+		rep.Findings = append(rep.Findings, reportfinding.Finding{
+			Kind: reportfinding.SAST, Tool: "bench-sast", RuleID: fmt.Sprintf("rule-%d", k%40), CWE: 20 + k%40,
 			Path: fmt.Sprintf("src/pkg%d/file%d.go", file%17, file), Line: 1 + k%500,
 			Urgency: []string{"CR", "HI", "ME", "LO"}[k%4], Message: fmt.Sprintf("finding %d", k),
 		})
@@ -115,7 +115,7 @@ func report(n int) finding.Report {
 	return rep
 }
 
-func apply(ctx context.Context, st *store.Store, company int64, proj store.Project, rep finding.Report, at time.Time) (cost, error) {
+func apply(ctx context.Context, st *store.Store, company int64, proj store.Project, rep reportfinding.Report, at time.Time) (cost, error) {
 	sc, err := st.CreateScan(ctx, store.Scan{ID: uuid.NewString(), CompanyID: company, ProjectID: proj.ID, Branch: "main",
 		Engine: "sarif", Tool: ingest.Tool(rep, "sarif"), Status: store.ScanProcessing, CreatedAt: at.Format(time.RFC3339)})
 	if err != nil {

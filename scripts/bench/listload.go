@@ -17,8 +17,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/acme/codescan-api/shared/auth"
-	"github.com/acme/codescan-api/shared/finding"
 	"github.com/acme/codescan-api/shared/ingest"
+	"github.com/acme/codescan-api/shared/reportfinding"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/bulkload"
 )
@@ -259,22 +259,22 @@ func loadScan(ctx context.Context, st *store.Store, t *listTenant, workers int) 
 		return err
 	}
 	t.project = p.Name
-	var fs []finding.Finding
+	var fs []reportfinding.Finding
 	for k := range t.size {
 		file := k % max(t.size/10, 1) // ten findings to a file
 		path := fmt.Sprintf("src/pkg%d/file%d.go", file%17, file)
 		fs = append(fs,
-			finding.Finding{Kind: finding.SAST, Tool: "semgrep", RuleID: fmt.Sprintf("rule-%d", k%40), CWE: 20 + k%40,
+			reportfinding.Finding{Kind: reportfinding.SAST, Tool: "semgrep", RuleID: fmt.Sprintf("rule-%d", k%40), CWE: 20 + k%40,
 				Path: path, Line: 1 + k%500, Urgency: []string{"CR", "HI", "ME", "LO"}[k%4], Message: fmt.Sprintf("finding %d", k)},
-			finding.Finding{Kind: finding.Quality, Tool: "semgrep", RuleID: fmt.Sprintf("q-%d", k%25),
+			reportfinding.Finding{Kind: reportfinding.Quality, Tool: "semgrep", RuleID: fmt.Sprintf("q-%d", k%25),
 				Classification: []string{"Maintainability", "Reliability", "Style", "Performance"}[k%4],
 				Path:           path, Line: 1 + k%700, Urgency: "LO", Message: fmt.Sprintf("quality %d", k)},
-			finding.Finding{Kind: finding.SCA, Tool: "semgrep", RuleID: fmt.Sprintf("GHSA-%06d", k), Urgency: "HI",
-				SCA: &finding.Dependency{Name: fmt.Sprintf("pkg-%d", k), Version: "1.0.0", Ecosystem: "npm", FixVersion: "1.0.1",
+			reportfinding.Finding{Kind: reportfinding.SCA, Tool: "semgrep", RuleID: fmt.Sprintf("GHSA-%06d", k), Urgency: "HI",
+				SCA: &reportfinding.Dependency{Name: fmt.Sprintf("pkg-%d", k), Version: "1.0.0", Ecosystem: "npm", FixVersion: "1.0.1",
 					IDs: []string{fmt.Sprintf("GHSA-%06d", k)}, Severity: "HIGH", CVSS: 7.5, Summary: "Prototype pollution",
-					Manifest: "package-lock.json", Reachability: finding.Reachability{Status: finding.NotAnalyzed}}})
+					Manifest: "package-lock.json", Reachability: reportfinding.Reachability{Status: reportfinding.NotAnalyzed}}})
 	}
-	rep := finding.Report{Tools: []string{"semgrep"}, Findings: fs}
+	rep := reportfinding.Report{Tools: []string{"semgrep"}, Findings: fs}
 	sc, err := st.CreateScan(ctx, store.Scan{ID: uuid.NewString(), CompanyID: t.company, ProjectID: p.ID, Branch: "main",
 		Engine: "sarif", RunID: uuid.NewString(), Tool: ingest.Tool(rep, "sarif"), Status: store.ScanProcessing,
 		CreatedAt: time.Now().UTC().Format(time.RFC3339)})

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/acme/codescan-api/shared/exportformat"
-	"github.com/acme/codescan-api/shared/finding"
+	"github.com/acme/codescan-api/shared/reportfinding"
 	"github.com/acme/codescan-api/shared/store"
 )
 
@@ -33,9 +33,9 @@ func scaRow(project string, i store.SCAIssue) exportformat.Row {
 		r.Status = "open"
 	}
 	switch i.Reachability.Status {
-	case finding.Reachable:
+	case reportfinding.Reachable:
 		r.Reachable = new(true)
-	case finding.PackageImported, finding.ModuleRequired:
+	case reportfinding.PackageImported, reportfinding.ModuleRequired:
 		r.Reachable = new(false)
 	}
 	return r

@@ -11,7 +11,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/acme/codescan-api/shared/finding"
+	"github.com/acme/codescan-api/shared/reportfinding"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/findings"
 )
@@ -19,7 +19,7 @@ import (
 // Tool names the scanner of a report for identity: its tools sorted and
 // joined with "+" (a SARIF file holding two tools' runs is one tool of its
 // own), else the upload's engine.
-func Tool(rep finding.Report, engine string) string {
+func Tool(rep reportfinding.Report, engine string) string {
 	tools := slices.Clone(rep.Tools)
 	slices.Sort(tools)
 	tools = slices.Compact(tools)
@@ -43,7 +43,7 @@ func Tool(rep finding.Report, engine string) string {
 //
 // Findings of one report with the same fingerprint are told apart by their
 // order: the second gets "#2", the third "#3", as GitHub code scanning does.
-func Fingerprints(fs []finding.Finding) []string {
+func Fingerprints(fs []reportfinding.Finding) []string {
 	out := make([]string, len(fs))
 	seen := map[string]int{}
 	for n, f := range fs {
@@ -57,7 +57,7 @@ func Fingerprints(fs []finding.Finding) []string {
 	return out
 }
 
-func base(f finding.Finding) string {
+func base(f reportfinding.Finding) string {
 	if fp := strings.TrimSpace(f.Fingerprint); fp != "" {
 		// This service's own SARIF reports carry the issue's fingerprint
 		// under OwnFingerprintKey: uploaded again, it is the same issue.
@@ -136,15 +136,15 @@ const NoPath = "(no location)"
 // Issues are the scan's issues for the SAST findings of a report, in
 // report order, with their identities; first detection is the scan's
 // creation.
-func Issues(companyID int64, sc store.Scan, proj store.Project, fs []finding.Finding) []store.Issue {
-	var sast []finding.Finding
+func Issues(companyID int64, sc store.Scan, proj store.Project, fs []reportfinding.Finding) []store.Issue {
+	var sast []reportfinding.Finding
 	for _, f := range fs {
-		if f.Kind == finding.SAST || f.Kind == "" {
+		if f.Kind == reportfinding.SAST || f.Kind == "" {
 			sast = append(sast, f)
 		}
 	}
 	fps, others := Fingerprints(sast), []string(nil)
-	if slices.ContainsFunc(sast, func(f finding.Finding) bool { return f.SnippetFromSource }) {
+	if slices.ContainsFunc(sast, func(f reportfinding.Finding) bool { return f.SnippetFromSource }) {
 		others = Fingerprints(withoutSource(sast))
 	}
 	out := make([]store.Issue, len(sast))
@@ -176,7 +176,7 @@ func Issues(companyID int64, sc store.Scan, proj store.Project, fs []finding.Fin
 // identified by message where the code came from an uploaded file. Their
 // fingerprints are each issue's other identity (store's findings/aliases.go),
 // so runs with and without the files keep one issue per finding.
-func withoutSource(fs []finding.Finding) []finding.Finding {
+func withoutSource(fs []reportfinding.Finding) []reportfinding.Finding {
 	out := slices.Clone(fs)
 	for n := range out {
 		if out[n].SnippetFromSource {
@@ -187,8 +187,8 @@ func withoutSource(fs []finding.Finding) []finding.Finding {
 }
 
 // ofKind keeps the findings of one kind.
-func ofKind(fs []finding.Finding, k finding.Kind) []finding.Finding {
-	var out []finding.Finding
+func ofKind(fs []reportfinding.Finding, k reportfinding.Kind) []reportfinding.Finding {
+	var out []reportfinding.Finding
 	for _, f := range fs {
 		if f.Kind == k {
 			out = append(out, f)
@@ -199,8 +199,8 @@ func ofKind(fs []finding.Finding, k finding.Kind) []finding.Finding {
 
 // Quality are the scan's code quality findings of a report, classified by
 // their rule's class; first detection is the scan's time.
-func Quality(companyID int64, sc store.Scan, proj store.Project, fs []finding.Finding) []store.QualityIssue {
-	qs := ofKind(fs, finding.Quality)
+func Quality(companyID int64, sc store.Scan, proj store.Project, fs []reportfinding.Finding) []store.QualityIssue {
+	qs := ofKind(fs, reportfinding.Quality)
 	fps := Fingerprints(qs)
 	out := make([]store.QualityIssue, len(qs))
 	for n, f := range qs {
@@ -231,9 +231,9 @@ func Quality(companyID int64, sc store.Scan, proj store.Project, fs []finding.Fi
 // aliases (IDs). Their ids here are the tool's; the store correlates them
 // with other scanners' reports of the same vulnerability (store/sca
 // correlate.go: one finding, its sources).
-func SCA(companyID int64, sc store.Scan, proj store.Project, fs []finding.Finding) []store.SCAIssue {
+func SCA(companyID int64, sc store.Scan, proj store.Project, fs []reportfinding.Finding) []store.SCAIssue {
 	var out []store.SCAIssue
-	for _, f := range ofKind(fs, finding.SCA) {
+	for _, f := range ofKind(fs, reportfinding.SCA) {
 		d := f.SCA
 		if d == nil {
 			continue
@@ -246,7 +246,7 @@ func SCA(companyID int64, sc store.Scan, proj store.Project, fs []finding.Findin
 			Severity: d.Severity, CVSSScore: d.CVSS, Classification: primary, CVE: d.CVE, CWE: f.CWE,
 			Package:  store.SCAPackage{Name: d.Name, Version: d.Version, Ecosystem: d.Ecosystem, FixVersion: d.FixVersion},
 			Location: store.SCALocation{Path: firstOf(d.Manifest, f.Path)},
-			Reachability: store.SCAReachability{Status: d.Reachability.Status, IsReachable: d.Reachability.Status == finding.Reachable,
+			Reachability: store.SCAReachability{Status: d.Reachability.Status, IsReachable: d.Reachability.Status == reportfinding.Reachable,
 				Description: reachabilityText[d.Reachability.Status], Usages: []store.SCAUsage{}},
 		}
 		for _, u := range d.Reachability.Usages {
@@ -263,10 +263,10 @@ func SCA(companyID int64, sc store.Scan, proj store.Project, fs []finding.Findin
 
 // reachabilityText explains each reachability status.
 var reachabilityText = map[string]string{
-	finding.Reachable:       "A call path from the project's code reaches the vulnerable function.",
-	finding.PackageImported: "The vulnerable package is imported, but no call path reaches the vulnerable function.",
-	finding.ModuleRequired:  "The module is required, but the vulnerable package is not imported.",
-	finding.NotAnalyzed:     "The scanner does not analyse reachability.",
+	reportfinding.Reachable:       "A call path from the project's code reaches the vulnerable function.",
+	reportfinding.PackageImported: "The vulnerable package is imported, but no call path reaches the vulnerable function.",
+	reportfinding.ModuleRequired:  "The module is required, but the vulnerable package is not imported.",
+	reportfinding.NotAnalyzed:     "The scanner does not analyse reachability.",
 }
 
 func firstOf(vs ...string) string {

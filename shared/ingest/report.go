@@ -7,7 +7,7 @@ import (
 	"errors"
 	"io"
 
-	"github.com/acme/codescan-api/shared/finding"
+	"github.com/acme/codescan-api/shared/reportfinding"
 	"github.com/acme/codescan-api/shared/store"
 )
 
@@ -61,7 +61,7 @@ func Decode(data []byte) ([]byte, error) {
 // tool and the finding's identity, so writing the same report again
 // changes nothing), and completes the scan: quality issues, SCA issues,
 // then the SAST issues, whose lifecycle marks the scan complete.
-func Write(ctx context.Context, st Store, companyID int64, sc store.Scan, proj store.Project, fs []finding.Finding) error {
+func Write(ctx context.Context, st Store, companyID int64, sc store.Scan, proj store.Project, fs []reportfinding.Finding) error {
 	if err := st.PutQualityIssues(ctx, companyID, Quality(companyID, sc, proj, fs)); err != nil {
 		return err
 	}

@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/acme/codescan-api/shared/cleantext"
-	"github.com/acme/codescan-api/shared/finding"
-	"github.com/acme/codescan-api/shared/finding/fixdiff"
+	"github.com/acme/codescan-api/shared/reportfinding"
+	"github.com/acme/codescan-api/shared/reportfinding/fixdiff"
 	"github.com/acme/codescan-api/shared/reportstore"
 	"github.com/acme/codescan-api/shared/sourcecode"
 )
@@ -21,10 +21,10 @@ import (
 // them are kept for the issue's details. SCA findings name manifests, not
 // code. Files are read one at a time, each once; a file that is gone
 // (expired) or over the limit is passed over. A SAST finding's fix (the
-// scanner's own, finding.Fix) is applied to its file: when it applies, its
+// scanner's own, reportfinding.Fix) is applied to its file: when it applies, its
 // diff and the changed file are what the issue shows (fixdiff); without
 // the file there is nothing to show it on.
-func Sources(ctx context.Context, objects reportstore.Store, companyID int64, runID string, fs []finding.Finding) error {
+func Sources(ctx context.Context, objects reportstore.Store, companyID int64, runID string, fs []reportfinding.Finding) error {
 	prefix := reportstore.SourcePrefix(companyID, runID)
 	listed, err := objects.List(ctx, prefix)
 	if err != nil || len(listed) == 0 {
@@ -36,7 +36,7 @@ func Sources(ctx context.Context, objects reportstore.Store, companyID int64, ru
 	}
 	byPath := map[string][]int{}
 	for n, f := range fs {
-		if f.Kind != finding.SCA && (f.Line > 0 || fixable(f)) && uploaded[reportstore.SourceName(f.Path)] {
+		if f.Kind != reportfinding.SCA && (f.Line > 0 || fixable(f)) && uploaded[reportstore.SourceName(f.Path)] {
 			byPath[f.Path] = append(byPath[f.Path], n)
 		}
 	}
@@ -70,15 +70,15 @@ func Sources(ctx context.Context, objects reportstore.Store, companyID int64, ru
 
 // fixable tells whether a finding's fix is applied: the issues of SAST
 // findings show it (Issues); quality findings' do not yet.
-func fixable(f finding.Finding) bool {
-	return f.Fix != nil && len(f.Fix.Replacements) > 0 && (f.Kind == finding.SAST || f.Kind == "")
+func fixable(f reportfinding.Finding) bool {
+	return f.Fix != nil && len(f.Fix.Replacements) > 0 && (f.Kind == reportfinding.SAST || f.Kind == "")
 }
 
 // applyFixes applies the fixes of the findings at of fs to their file's
 // content (indexed once for them all). A fix that does not apply, or is
 // past a bound of fixdiff or the scan's budget, is not offered: it keeps
 // no diff.
-func applyFixes(fs []finding.Finding, at []int, path string, content []byte, budget *fixdiff.Budget) {
+func applyFixes(fs []reportfinding.Finding, at []int, path string, content []byte, budget *fixdiff.Budget) {
 	var file *fixdiff.File
 	for _, n := range at {
 		if !fixable(fs[n]) {

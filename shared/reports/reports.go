@@ -10,7 +10,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/acme/codescan-api/shared/finding"
+	"github.com/acme/codescan-api/shared/reportfinding"
 	"github.com/acme/codescan-api/shared/reports/cyclonedx"
 	"github.com/acme/codescan-api/shared/reports/govulncheck"
 	"github.com/acme/codescan-api/shared/reports/norm"
@@ -38,7 +38,7 @@ const (
 	SPDX = "spdx"
 )
 
-var parsers = map[string]func([]byte) (finding.Report, error){
+var parsers = map[string]func([]byte) (reportfinding.Report, error){
 	SARIF:       parseSARIF,
 	Semgrep:     parseSemgrep,
 	Govulncheck: govulncheck.Parse,
@@ -78,14 +78,14 @@ func Canonical(engine string) (string, bool) {
 // storage for report text (the upload checks a report with it, the
 // ingester writes what it returns): every text of the report comes out
 // following the edge's text rule (norm.Text), whatever the format.
-func Parse(engine string, data []byte) (finding.Report, error) {
+func Parse(engine string, data []byte) (reportfinding.Report, error) {
 	e, ok := Canonical(engine)
 	if !ok {
-		return finding.Report{}, &UnknownEngineError{Engine: engine}
+		return reportfinding.Report{}, &UnknownEngineError{Engine: engine}
 	}
 	rep, err := parsers[e](data)
 	if err != nil {
-		return finding.Report{}, err
+		return reportfinding.Report{}, err
 	}
 	norm.Text(&rep)
 	return rep, nil
@@ -93,10 +93,10 @@ func Parse(engine string, data []byte) (finding.Report, error) {
 
 // parseSARIF reads any producer's SARIF; govulncheck's SARIF holds SCA
 // findings, not results of rules, and goes to its own reader.
-func parseSARIF(data []byte) (finding.Report, error) {
+func parseSARIF(data []byte) (reportfinding.Report, error) {
 	log, err := sarif.Decode(data)
 	if err != nil {
-		return finding.Report{}, err
+		return reportfinding.Report{}, err
 	}
 	if govulncheck.IsGovulncheckSARIF(log) {
 		return govulncheck.FromSARIF(log), nil
@@ -106,7 +106,7 @@ func parseSARIF(data []byte) (finding.Report, error) {
 
 // parseSemgrep reads Semgrep's JSON, or its SARIF (`semgrep --sarif`)
 // uploaded under the same engine name.
-func parseSemgrep(data []byte) (finding.Report, error) {
+func parseSemgrep(data []byte) (reportfinding.Report, error) {
 	if sarif.IsLog(data) {
 		return parseSARIF(data)
 	}

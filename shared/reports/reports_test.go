@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acme/codescan-api/shared/finding"
+	"github.com/acme/codescan-api/shared/reportfinding"
 )
 
 func fixture(t testing.TB, parts ...string) []byte {
@@ -25,19 +25,19 @@ func TestDispatch(t *testing.T) {
 	cases := []struct {
 		engine string
 		file   []string
-		kind   finding.Kind
+		kind   reportfinding.Kind
 	}{
-		{"sarif", []string{"sarif", "testdata", "gosec-real.sarif"}, finding.SAST},
-		{"SARIF", []string{"sarif", "testdata", "staticcheck.sarif"}, finding.Quality},
-		{"codeql", []string{"sarif", "testdata", "codeql.sarif"}, finding.SAST},
-		{"Snyk", []string{"sarif", "testdata", "gosec-real.sarif"}, finding.SAST},
-		{"sarif", []string{"govulncheck", "testdata", "calls.sarif"}, finding.SCA},
-		{"semgrep", []string{"semgrep", "testdata", "deduplication.json"}, finding.SAST},
-		{"semgrep", []string{"sarif", "testdata", "semgrep.sarif"}, finding.SAST},
-		{"govulncheck", []string{"govulncheck", "testdata", "calls.json"}, finding.SCA},
-		{"govulncheck", []string{"govulncheck", "testdata", "requires.sarif"}, finding.SCA},
-		{" osv-scanner ", []string{"osv", "testdata", "go-and-cargo.json"}, finding.SCA},
-		{"CycloneDX", []string{"cyclonedx", "testdata", "trivy-pom.cdx.json"}, finding.SCA},
+		{"sarif", []string{"sarif", "testdata", "gosec-real.sarif"}, reportfinding.SAST},
+		{"SARIF", []string{"sarif", "testdata", "staticcheck.sarif"}, reportfinding.Quality},
+		{"codeql", []string{"sarif", "testdata", "codeql.sarif"}, reportfinding.SAST},
+		{"Snyk", []string{"sarif", "testdata", "gosec-real.sarif"}, reportfinding.SAST},
+		{"sarif", []string{"govulncheck", "testdata", "calls.sarif"}, reportfinding.SCA},
+		{"semgrep", []string{"semgrep", "testdata", "deduplication.json"}, reportfinding.SAST},
+		{"semgrep", []string{"sarif", "testdata", "semgrep.sarif"}, reportfinding.SAST},
+		{"govulncheck", []string{"govulncheck", "testdata", "calls.json"}, reportfinding.SCA},
+		{"govulncheck", []string{"govulncheck", "testdata", "requires.sarif"}, reportfinding.SCA},
+		{" osv-scanner ", []string{"osv", "testdata", "go-and-cargo.json"}, reportfinding.SCA},
+		{"CycloneDX", []string{"cyclonedx", "testdata", "trivy-pom.cdx.json"}, reportfinding.SCA},
 	}
 	for _, c := range cases {
 		rep, err := Parse(c.engine, fixture(t, c.file...))

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acme/codescan-api/shared/finding"
+	"github.com/acme/codescan-api/shared/reportfinding"
 	"github.com/acme/codescan-api/shared/reports/cyclonedx"
 	"github.com/acme/codescan-api/shared/reports/govulncheck"
 	"github.com/acme/codescan-api/shared/reports/internal/wellformed"
@@ -34,7 +34,7 @@ func rawControl(s string, multiline bool) (rune, bool) {
 
 // checkClean fails t for a report that breaks a parser's promises or holds
 // a raw control character in any text.
-func checkClean(t *testing.T, name string, rep finding.Report) {
+func checkClean(t *testing.T, name string, rep reportfinding.Report) {
 	t.Helper()
 	if err := wellformed.Check(rep); err != nil {
 		t.Fatalf("%s: %v", name, err)
@@ -42,8 +42,8 @@ func checkClean(t *testing.T, name string, rep finding.Report) {
 	if err := wellformed.Visible(rep); err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	rep.MapText(func(s string, k finding.TextKind) string {
-		if r, bad := rawControl(s, k == finding.TextProse); bad {
+	rep.MapText(func(s string, k reportfinding.TextKind) string {
+		if r, bad := rawControl(s, k == reportfinding.TextProse); bad {
 			t.Errorf("%s: U+%04X raw in %q", name, r, s)
 		}
 		return s
@@ -57,9 +57,9 @@ func checkClean(t *testing.T, name string, rep finding.Report) {
 func TestParseCleansEveryText(t *testing.T) {
 	cases := []struct {
 		engine, file string
-		want         func(finding.Report) map[string]string
+		want         func(reportfinding.Report) map[string]string
 	}{
-		{"sarif", "hostile.sarif", func(rep finding.Report) map[string]string {
+		{"sarif", "hostile.sarif", func(rep reportfinding.Report) map[string]string {
 			a, b := rep.Findings[0], rep.Findings[1]
 			return map[string]string{
 				"tool":          rep.Tools[0],
@@ -74,21 +74,21 @@ func TestParseCleansEveryText(t *testing.T) {
 				"justification": b.Suppression.Justification,
 			}
 		}},
-		{"semgrep", "hostile-semgrep.json", func(rep finding.Report) map[string]string {
+		{"semgrep", "hostile-semgrep.json", func(rep reportfinding.Report) map[string]string {
 			f := rep.Findings[0]
 			return map[string]string{"rule": f.RuleID, "path": f.Path, "message": f.Message, "snippet": f.Snippet, "fingerprint": f.Fingerprint}
 		}},
-		{"osv-scanner", "hostile-osv.json", func(rep finding.Report) map[string]string {
+		{"osv-scanner", "hostile-osv.json", func(rep reportfinding.Report) map[string]string {
 			d := rep.Findings[0].SCA
 			return map[string]string{"package": d.Name, "version": d.Version, "ids": strings.Join(d.IDs, " "), "cve": d.CVE,
 				"fix": d.FixVersion, "summary": d.Summary, "details": d.Details, "manifest": d.Manifest, "rule": rep.Findings[0].RuleID}
 		}},
-		{"cyclonedx", "hostile.cdx.json", func(rep finding.Report) map[string]string {
+		{"cyclonedx", "hostile.cdx.json", func(rep reportfinding.Report) map[string]string {
 			d := rep.Findings[0].SCA
 			return map[string]string{"tool": rep.Tools[0], "package": d.Name, "version": d.Version, "ids": strings.Join(d.IDs, " "),
 				"summary": d.Summary, "details": d.Details, "fix": d.FixVersion}
 		}},
-		{"govulncheck", "hostile-govulncheck.json", func(rep finding.Report) map[string]string {
+		{"govulncheck", "hostile-govulncheck.json", func(rep reportfinding.Report) map[string]string {
 			d := rep.Findings[0].SCA
 			u := d.Reachability.Usages[0]
 			return map[string]string{"package": d.Name, "version": d.Version, "ids": strings.Join(d.IDs, " "), "fix": d.FixVersion,
@@ -172,7 +172,7 @@ func TestParseLeavesCleanReportsAlone(t *testing.T) {
 	cases := []struct {
 		engine string
 		file   []string
-		parse  func([]byte) (finding.Report, error)
+		parse  func([]byte) (reportfinding.Report, error)
 	}{
 		{"sarif", []string{"sarif", "testdata", "codeql.sarif"}, sarif.Parse},
 		{"sarif", []string{"sarif", "testdata", "gosec-real.sarif"}, sarif.Parse},

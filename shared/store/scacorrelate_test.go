@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/acme/codescan-api/internal/testenv"
-	sharedfinding "github.com/acme/codescan-api/shared/finding"
 	sharedingest "github.com/acme/codescan-api/shared/ingest"
+	sharedfinding "github.com/acme/codescan-api/shared/reportfinding"
 	"github.com/acme/codescan-api/shared/reports"
 	"github.com/acme/codescan-api/shared/store"
 )

@@ -11,12 +11,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/acme/codescan-api/shared/finding"
 	"github.com/acme/codescan-api/shared/pathglob"
+	"github.com/acme/codescan-api/shared/reportfinding"
 )
 
 // Urgencies are the urgency codes, most urgent first (finding's codes).
-var Urgencies = []string{finding.Critical, finding.High, finding.Medium, finding.Low}
+var Urgencies = []string{reportfinding.Critical, reportfinding.High, reportfinding.Medium, reportfinding.Low}
 
 // Statuses a rule may set: dismissals and work in progress. `open` is
 // where issues start, `fixed` is a fact of scans, `suppressed` comes from
@@ -94,7 +94,7 @@ type Subject struct {
 
 // OfFinding is the subject of a finding of a project: an SCA finding's
 // path is its manifest, as its issue's location.
-func OfFinding(projectID int64, f finding.Finding) Subject {
+func OfFinding(projectID int64, f reportfinding.Finding) Subject {
 	s := Subject{ProjectID: projectID, Tool: f.Tool, RuleID: f.RuleID, CWE: f.CWE, Path: f.Path, Urgency: f.Urgency}
 	if d := f.SCA; d != nil {
 		s.Package, s.Ecosystem = d.Name, d.Ecosystem

@@ -4,24 +4,24 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acme/codescan-api/shared/finding"
+	"github.com/acme/codescan-api/shared/reportfinding"
 )
 
 func TestOfFinding(t *testing.T) {
-	sast := finding.Finding{Kind: finding.SAST, Tool: "gosec", RuleID: "G401", CWE: 328, Path: "cmd/main.go", Urgency: finding.High}
-	if s := OfFinding(7, sast); s != (Subject{ProjectID: 7, Tool: "gosec", RuleID: "G401", CWE: 328, Path: "cmd/main.go", Urgency: finding.High}) {
+	sast := reportfinding.Finding{Kind: reportfinding.SAST, Tool: "gosec", RuleID: "G401", CWE: 328, Path: "cmd/main.go", Urgency: reportfinding.High}
+	if s := OfFinding(7, sast); s != (Subject{ProjectID: 7, Tool: "gosec", RuleID: "G401", CWE: 328, Path: "cmd/main.go", Urgency: reportfinding.High}) {
 		t.Errorf("sast: %+v", s)
 	}
-	sca := finding.Finding{Kind: finding.SCA, Tool: "osv-scanner", RuleID: "GHSA-xxxx", Urgency: finding.Critical,
-		SCA: &finding.Dependency{Name: "lodash", Ecosystem: "npm", Manifest: "web/package-lock.json"}}
-	if s := OfFinding(7, sca); s != (Subject{ProjectID: 7, Tool: "osv-scanner", RuleID: "GHSA-xxxx", Path: "web/package-lock.json", Package: "lodash", Ecosystem: "npm", Urgency: finding.Critical}) {
+	sca := reportfinding.Finding{Kind: reportfinding.SCA, Tool: "osv-scanner", RuleID: "GHSA-xxxx", Urgency: reportfinding.Critical,
+		SCA: &reportfinding.Dependency{Name: "lodash", Ecosystem: "npm", Manifest: "web/package-lock.json"}}
+	if s := OfFinding(7, sca); s != (Subject{ProjectID: 7, Tool: "osv-scanner", RuleID: "GHSA-xxxx", Path: "web/package-lock.json", Package: "lodash", Ecosystem: "npm", Urgency: reportfinding.Critical}) {
 		t.Errorf("sca: %+v", s)
 	}
 }
 
 func TestMatch(t *testing.T) {
 	subject := Subject{ProjectID: 1, Tool: "Semgrep OSS+gosec", RuleID: "G401", CWE: 328, Path: "internal/auth/token_test.go",
-		Package: "Django", Ecosystem: "Debian:12", Urgency: finding.Medium}
+		Package: "Django", Ecosystem: "Debian:12", Urgency: reportfinding.Medium}
 	cases := []struct {
 		name string
 		m    Matcher

@@ -12,7 +12,7 @@ import (
 	cdx "github.com/CycloneDX/cyclonedx-go"
 	packageurl "github.com/package-url/packageurl-go"
 
-	"github.com/acme/codescan-api/shared/finding"
+	"github.com/acme/codescan-api/shared/reportfinding"
 	"github.com/acme/codescan-api/shared/reports/norm"
 	"github.com/acme/codescan-api/shared/reports/osv"
 	"github.com/acme/codescan-api/shared/reports/reporterr"
@@ -25,19 +25,19 @@ const format = "CycloneDX JSON"
 
 // Parse reads a CycloneDX JSON document. A document without
 // vulnerabilities (a plain SBOM) has no findings.
-func Parse(data []byte) (finding.Report, error) {
+func Parse(data []byte) (reportfinding.Report, error) {
 	var bom cdx.BOM
 	if err := reporterr.Unmarshal(format, data, &bom); err != nil {
-		return finding.Report{}, err
+		return reportfinding.Report{}, err
 	}
 	if bom.BOMFormat != cdx.BOMFormat {
-		return finding.Report{}, reporterr.Invalidf(format, `"bomFormat" must be %q`, cdx.BOMFormat)
+		return reportfinding.Report{}, reporterr.Invalidf(format, `"bomFormat" must be %q`, cdx.BOMFormat)
 	}
 	if bom.SpecVersion == 0 {
-		return finding.Report{}, reporterr.Invalidf(format, `missing "specVersion"`)
+		return reportfinding.Report{}, reporterr.Invalidf(format, `missing "specVersion"`)
 	}
 	if bom.SpecVersion < cdx.SpecVersion1_4 {
-		return finding.Report{}, reporterr.Invalidf(format, "specVersion %s has no vulnerabilities (1.4 or later is needed)", bom.SpecVersion)
+		return reportfinding.Report{}, reporterr.Invalidf(format, "specVersion %s has no vulnerabilities (1.4 or later is needed)", bom.SpecVersion)
 	}
 	components := map[string]cdx.Component{}
 	if bom.Metadata != nil && bom.Metadata.Component != nil {
@@ -47,7 +47,7 @@ func Parse(data []byte) (finding.Report, error) {
 		index(components, *bom.Components)
 	}
 	tool := toolName(bom)
-	rep := finding.Report{Tools: []string{tool}}
+	rep := reportfinding.Report{Tools: []string{tool}}
 	if bom.Vulnerabilities == nil {
 		return rep, nil
 	}
@@ -64,7 +64,7 @@ func Parse(data []byte) (finding.Report, error) {
 				continue // names no package (as OSV's unnamed packages)
 			}
 			if len(rep.Findings) == norm.MaxFindings {
-				return finding.Report{}, &reporterr.TooLarge{What: "affected components", Limit: norm.MaxFindings}
+				return reportfinding.Report{}, &reporterr.TooLarge{What: "affected components", Limit: norm.MaxFindings}
 			}
 			rep.Findings = append(rep.Findings, convert(tool, v, a, c))
 		}
@@ -117,7 +117,7 @@ func toolName(bom cdx.BOM) string {
 	return Tool
 }
 
-func convert(tool string, v cdx.Vulnerability, a cdx.Affects, c cdx.Component) finding.Finding {
+func convert(tool string, v cdx.Vulnerability, a cdx.Affects, c cdx.Component) reportfinding.Finding {
 	name, version, ecosystem := pkg(c)
 	var refs, advisories []string
 	if v.References != nil {
@@ -130,11 +130,11 @@ func convert(tool string, v cdx.Vulnerability, a cdx.Affects, c cdx.Component) f
 			advisories = append(advisories, advisoryIDs.FindAllString(adv.URL+" "+adv.Title, -1)...)
 		}
 	}
-	d := &finding.Dependency{
+	d := &reportfinding.Dependency{
 		Name: norm.ClipID(name), Version: norm.ClipID(version), Ecosystem: norm.ClipID(ecosystem),
 		Summary: norm.Clip(strings.TrimSpace(v.Description)), Details: norm.Clip(strings.TrimSpace(v.Detail)),
 		FixVersion:   norm.ClipID(fixVersion(v, a, version)),
-		Reachability: finding.Reachability{Status: finding.NotAnalyzed},
+		Reachability: reportfinding.Reachability{Status: reportfinding.NotAnalyzed},
 	}
 	d.IDs, d.CVE = osv.IDs([]string{v.ID}, refs, advisories)
 	d.CVSS, d.Severity = rating(v)

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acme/codescan-api/shared/finding"
+	"github.com/acme/codescan-api/shared/reportfinding"
 	"github.com/acme/codescan-api/shared/reports/internal/wellformed"
 	"github.com/acme/codescan-api/shared/reports/reporterr"
 )
@@ -22,14 +22,14 @@ func TestFixtures(t *testing.T) {
 		// Trivy: Maven purls, several ratings (the highest CVSS score, the
 		// highest severity word), the fix from the recommendation, CWEs.
 		"trivy-pom.cdx.json": {
-			{"trivy", "CVE-2020-9548", "com.fasterxml.jackson.core:jackson-databind", "2.9.1", "Maven", "2.9.10.4", "CVE-2020-9548", "CRITICAL", 9.8, finding.Critical, 502},
-			{"trivy", "CVE-2021-20190", "com.fasterxml.jackson.core:jackson-databind", "2.9.1", "Maven", "2.9.10.7", "CVE-2021-20190", "HIGH", 8.3, finding.High, 502},
+			{"trivy", "CVE-2020-9548", "com.fasterxml.jackson.core:jackson-databind", "2.9.1", "Maven", "2.9.10.4", "CVE-2020-9548", "CRITICAL", 9.8, reportfinding.Critical, 502},
+			{"trivy", "CVE-2021-20190", "com.fasterxml.jackson.core:jackson-databind", "2.9.1", "Maven", "2.9.10.7", "CVE-2021-20190", "HIGH", 8.3, reportfinding.High, 502},
 		},
 		// Grype: a component without purl (resolved by bom-ref, named by
 		// its own name), EPSS and KEV ratings ignored for the score.
 		"grype-dir.cdx.json": {
-			{"grype", "CVE-1999-0001", "package-1", "1.1.1", "", "", "CVE-1999-0001", "LOW", 8.2, finding.High, 0},
-			{"grype", "CVE-1999-0002", "package-2", "2.2.2", "Debian", "", "CVE-1999-0002", "CRITICAL", 8.5, finding.High, 0},
+			{"grype", "CVE-1999-0001", "package-1", "1.1.1", "", "", "CVE-1999-0001", "LOW", 8.2, reportfinding.High, 0},
+			{"grype", "CVE-1999-0002", "package-2", "2.2.2", "Debian", "", "CVE-1999-0002", "CRITICAL", 8.5, reportfinding.High, 0},
 		},
 	}
 	for name, want := range cases {
@@ -40,7 +40,7 @@ func TestFixtures(t *testing.T) {
 		for i, f := range rep.Findings {
 			d := f.SCA
 			got := brief{f.Tool, f.RuleID, d.Name, d.Version, d.Ecosystem, d.FixVersion, d.CVE, d.Severity, d.CVSS, f.Urgency, f.CWE}
-			if got != want[i] || f.Kind != finding.SCA || d.Reachability.Status != finding.NotAnalyzed || f.Title == "" {
+			if got != want[i] || f.Kind != reportfinding.SCA || d.Reachability.Status != reportfinding.NotAnalyzed || f.Title == "" {
 				t.Errorf("%s[%d] = %+v, want %+v", name, i, got, want[i])
 			}
 		}

@@ -14,7 +14,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/acme/codescan-api/shared/finding"
+	"github.com/acme/codescan-api/shared/reportfinding"
 	"github.com/acme/codescan-api/shared/reports/norm"
 	"github.com/acme/codescan-api/shared/reports/osv"
 	"github.com/acme/codescan-api/shared/reports/reporterr"
@@ -69,20 +69,20 @@ const (
 	symbolLevel
 )
 
-var statusOf = map[int]string{moduleLevel: finding.ModuleRequired, packageLevel: finding.PackageImported, symbolLevel: finding.Reachable}
+var statusOf = map[int]string{moduleLevel: reportfinding.ModuleRequired, packageLevel: reportfinding.PackageImported, symbolLevel: reportfinding.Reachable}
 
 // vuln gathers what the stream says of one (OSV id, module).
 type vuln struct {
 	id, module, version, fixed string
 	level                      int
-	usages                     []finding.Usage
+	usages                     []reportfinding.Usage
 }
 
 // Parse reads govulncheck's JSON stream, or its SARIF output (a JSON
 // object with "runs").
-func Parse(data []byte) (finding.Report, error) {
+func Parse(data []byte) (reportfinding.Report, error) {
 	if err := reporterr.Text(format, data); err != nil {
-		return finding.Report{}, err
+		return reportfinding.Report{}, err
 	}
 	if sarif.IsLog(data) {
 		return parseSARIF(data)
@@ -98,10 +98,10 @@ func Parse(data []byte) (finding.Report, error) {
 			break
 		}
 		if err != nil {
-			return finding.Report{}, reporterr.DecodeJSON(format, err)
+			return reportfinding.Report{}, reporterr.DecodeJSON(format, err)
 		}
 		if n == 0 && (m.Config == nil || m.Config.ProtocolVersion == "") {
-			return finding.Report{}, reporterr.Invalidf(format, `the stream must start with govulncheck's "config" message`)
+			return reportfinding.Report{}, reporterr.Invalidf(format, `the stream must start with govulncheck's "config" message`)
 		}
 		switch {
 		case m.OSV != nil && m.OSV.ID != "":
@@ -115,7 +115,7 @@ func Parse(data []byte) (finding.Report, error) {
 			v := vulns[key]
 			if v == nil {
 				if len(vulns) == norm.MaxFindings {
-					return finding.Report{}, &reporterr.TooLarge{What: "findings", Limit: norm.MaxFindings}
+					return reportfinding.Report{}, &reporterr.TooLarge{What: "findings", Limit: norm.MaxFindings}
 				}
 				v = &vuln{id: key[0], module: key[1]}
 				vulns[key] = v
@@ -124,7 +124,7 @@ func Parse(data []byte) (finding.Report, error) {
 			v.add(top, m.Finding.FixedVersion, m.Finding.Trace)
 		}
 	}
-	rep := finding.Report{Tools: []string{Tool}}
+	rep := reportfinding.Report{Tools: []string{Tool}}
 	for _, k := range order {
 		id, module, _ := strings.Cut(k, "\x00")
 		v := vulns[[2]string{id, module}]
@@ -163,7 +163,7 @@ func (v *vuln) add(top *frame, fixed string, trace []*frame) {
 	if entry == nil {
 		return
 	}
-	u := finding.Usage{Function: norm.Clip(symbol(entry)), Reachable: true}
+	u := reportfinding.Usage{Function: norm.Clip(symbol(entry)), Reachable: true}
 	if entry.Position != nil {
 		u.File, _ = norm.Path(entry.Position.Filename)
 		if entry.Position.Line > 0 {
@@ -199,13 +199,13 @@ func symbol(f *frame) string {
 	return name
 }
 
-func (v *vuln) finding(entries []osv.Entry) finding.Finding {
+func (v *vuln) finding(entries []osv.Entry) reportfinding.Finding {
 	d := osv.Dependency(v.module, v.version, "Go", []string{v.id}, entries)
 	if v.fixed != "" {
 		d.FixVersion = norm.ClipID(v.fixed)
 	}
 	d.Manifest = Manifest
-	d.Reachability = finding.Reachability{Status: statusOf[v.level], Usages: v.usages}
+	d.Reachability = reportfinding.Reachability{Status: statusOf[v.level], Usages: v.usages}
 	return withUrgency(osv.SCAFinding(Tool, d))
 }
 
@@ -213,17 +213,17 @@ func (v *vuln) finding(entries []osv.Entry) finding.Finding {
 // severity (the Go vulnerability database gives none) from its
 // reachability: reachable high, package imported medium, module required
 // low. A CVSS score or severity word, when an advisory has one, wins.
-func withUrgency(f finding.Finding) finding.Finding {
+func withUrgency(f reportfinding.Finding) reportfinding.Finding {
 	if f.SCA.CVSS > 0 || f.SCA.Severity != "UNSPECIFIED" {
 		return f
 	}
 	switch f.SCA.Reachability.Status {
-	case finding.Reachable:
-		f.Urgency = finding.High
-	case finding.PackageImported:
-		f.Urgency = finding.Medium
+	case reportfinding.Reachable:
+		f.Urgency = reportfinding.High
+	case reportfinding.PackageImported:
+		f.Urgency = reportfinding.Medium
 	default:
-		f.Urgency = finding.Low
+		f.Urgency = reportfinding.Low
 	}
 	return f
 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acme/codescan-api/shared/finding"
+	"github.com/acme/codescan-api/shared/reportfinding"
 	"github.com/acme/codescan-api/shared/reports/internal/wellformed"
 	"github.com/acme/codescan-api/shared/reports/reporterr"
 )
@@ -15,7 +15,7 @@ type brief struct {
 	Usages                                             int
 }
 
-func briefs(rep finding.Report) []brief {
+func briefs(rep reportfinding.Report) []brief {
 	var out []brief
 	for _, f := range rep.Findings {
 		d := f.SCA
@@ -42,14 +42,14 @@ func same(t *testing.T, name string, got, want []brief) {
 func TestCalls(t *testing.T) {
 	rep := wellformed.Fixture(t, Parse, "calls.json")
 	same(t, "calls.json", briefs(rep), []brief{
-		{"GO-2021-0054", "github.com/tidwall/gjson", "v1.6.0", "v1.6.6", "CVE-2020-36067", finding.Reachable, finding.High, 1},
-		{"GO-2021-0059", "github.com/tidwall/gjson", "v1.6.0", "v1.6.4", "CVE-2020-35380", finding.Reachable, finding.High, 1},
-		{"GO-2021-0265", "github.com/tidwall/gjson", "v1.6.0", "v1.9.3", "CVE-2021-42248", finding.Reachable, finding.High, 1},
-		{"GO-2021-0113", "golang.org/x/text", "v0.3.5", "v0.3.7", "CVE-2021-38561", finding.PackageImported, finding.Medium, 0},
+		{"GO-2021-0054", "github.com/tidwall/gjson", "v1.6.0", "v1.6.6", "CVE-2020-36067", reportfinding.Reachable, reportfinding.High, 1},
+		{"GO-2021-0059", "github.com/tidwall/gjson", "v1.6.0", "v1.6.4", "CVE-2020-35380", reportfinding.Reachable, reportfinding.High, 1},
+		{"GO-2021-0265", "github.com/tidwall/gjson", "v1.6.0", "v1.9.3", "CVE-2021-42248", reportfinding.Reachable, reportfinding.High, 1},
+		{"GO-2021-0113", "golang.org/x/text", "v0.3.5", "v0.3.7", "CVE-2021-38561", reportfinding.PackageImported, reportfinding.Medium, 0},
 	})
 	f := rep.Findings[0]
 	u := f.SCA.Reachability.Usages[0]
-	want := finding.Usage{
+	want := reportfinding.Usage{
 		File: "internal/query/query.go", Line: 8, Function: "example.com/calls/internal/query.Name", Reachable: true,
 		Path: "example.com/calls/internal/query.Name -> github.com/tidwall/gjson.Get -> github.com/tidwall/gjson.execModifier -> " +
 			"github.com/tidwall/gjson.modPretty -> github.com/tidwall/gjson.Result.ForEach",
@@ -57,7 +57,7 @@ func TestCalls(t *testing.T) {
 	if u != want {
 		t.Fatalf("usage %+v, want %+v", u, want)
 	}
-	if f.Kind != finding.SCA || f.Tool != Tool || f.Path != Manifest || f.SCA.Ecosystem != "Go" || f.SCA.Severity != "UNSPECIFIED" ||
+	if f.Kind != reportfinding.SCA || f.Tool != Tool || f.Path != Manifest || f.SCA.Ecosystem != "Go" || f.SCA.Severity != "UNSPECIFIED" ||
 		strings.Join(f.SCA.IDs, ",") != "GO-2021-0054,CVE-2020-36067,GHSA-p64j-r5f4-pwwx" || f.Title == "" || f.SCA.Details == "" {
 		t.Fatalf("finding %+v %+v", f, f.SCA)
 	}
@@ -66,7 +66,7 @@ func TestCalls(t *testing.T) {
 // The module that only requires x/text: module level, not reachable.
 func TestRequires(t *testing.T) {
 	same(t, "requires.json", briefs(wellformed.Fixture(t, Parse, "requires.json")), []brief{
-		{"GO-2021-0113", "golang.org/x/text", "v0.3.5", "v0.3.7", "CVE-2021-38561", finding.ModuleRequired, finding.Low, 0},
+		{"GO-2021-0113", "golang.org/x/text", "v0.3.5", "v0.3.7", "CVE-2021-38561", reportfinding.ModuleRequired, reportfinding.Low, 0},
 	})
 }
 
@@ -75,17 +75,17 @@ func TestRequires(t *testing.T) {
 func TestSARIF(t *testing.T) {
 	rep := wellformed.Fixture(t, Parse, "calls.sarif")
 	same(t, "calls.sarif", briefs(rep), []brief{
-		{"GO-2021-0054", "github.com/tidwall/gjson", "v1.6.0", "", "CVE-2020-36067", finding.Reachable, finding.High, 1},
-		{"GO-2021-0059", "github.com/tidwall/gjson", "v1.6.0", "", "CVE-2020-35380", finding.Reachable, finding.High, 1},
-		{"GO-2021-0113", "golang.org/x/text/language", "", "", "CVE-2021-38561", finding.PackageImported, finding.Medium, 0},
-		{"GO-2021-0265", "github.com/tidwall/gjson", "v1.6.0", "", "CVE-2021-42248", finding.Reachable, finding.High, 1},
+		{"GO-2021-0054", "github.com/tidwall/gjson", "v1.6.0", "", "CVE-2020-36067", reportfinding.Reachable, reportfinding.High, 1},
+		{"GO-2021-0059", "github.com/tidwall/gjson", "v1.6.0", "", "CVE-2020-35380", reportfinding.Reachable, reportfinding.High, 1},
+		{"GO-2021-0113", "golang.org/x/text/language", "", "", "CVE-2021-38561", reportfinding.PackageImported, reportfinding.Medium, 0},
+		{"GO-2021-0265", "github.com/tidwall/gjson", "v1.6.0", "", "CVE-2021-42248", reportfinding.Reachable, reportfinding.High, 1},
 	})
 	u := rep.Findings[1].SCA.Reachability.Usages[0]
 	if u.File != "internal/query/query.go" || u.Line != 8 || u.Function != "example.com/calls/internal/query.Name" || !u.Reachable {
 		t.Fatalf("usage %+v", u)
 	}
 	same(t, "requires.sarif", briefs(wellformed.Fixture(t, Parse, "requires.sarif")), []brief{
-		{"GO-2021-0113", "golang.org/x/text", "", "", "CVE-2021-38561", finding.ModuleRequired, finding.Low, 0},
+		{"GO-2021-0113", "golang.org/x/text", "", "", "CVE-2021-38561", reportfinding.ModuleRequired, reportfinding.Low, 0},
 	})
 }
 

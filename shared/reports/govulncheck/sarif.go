@@ -5,7 +5,7 @@ import (
 
 	gosarif "github.com/owenrumney/go-sarif/v3/pkg/report/v210/sarif"
 
-	"github.com/acme/codescan-api/shared/finding"
+	"github.com/acme/codescan-api/shared/reportfinding"
 	"github.com/acme/codescan-api/shared/reports/norm"
 	"github.com/acme/codescan-api/shared/reports/osv"
 	"github.com/acme/codescan-api/shared/reports/sarif"
@@ -31,17 +31,17 @@ var sarifLevel = map[string]int{"error": symbolLevel, "warning": packageLevel, "
 // carries no version or fixed version for package and module level
 // findings, and names the package (not the module) at package level: the
 // JSON form is the richer one.
-func parseSARIF(data []byte) (finding.Report, error) {
+func parseSARIF(data []byte) (reportfinding.Report, error) {
 	log, err := sarif.Decode(data)
 	if err != nil {
-		return finding.Report{}, err
+		return reportfinding.Report{}, err
 	}
 	return FromSARIF(log), nil
 }
 
 // FromSARIF reads the findings of govulncheck's decoded SARIF log.
-func FromSARIF(log *sarif.Log) finding.Report {
-	rep := finding.Report{Tools: []string{Tool}}
+func FromSARIF(log *sarif.Log) reportfinding.Report {
+	rep := reportfinding.Report{Tools: []string{Tool}}
 	for _, r := range log.Runs {
 		rules := map[string]*gosarif.ReportingDescriptor{}
 		for _, rule := range r.Tool.Driver.Rules {
@@ -63,7 +63,7 @@ func FromSARIF(log *sarif.Log) finding.Report {
 	return rep
 }
 
-func sarifFinding(res *gosarif.Result, rule *gosarif.ReportingDescriptor) finding.Finding {
+func sarifFinding(res *gosarif.Result, rule *gosarif.ReportingDescriptor) reportfinding.Finding {
 	id := *res.RuleID
 	v := &vuln{id: id, level: sarifLevel[res.Level]}
 	if v.level == 0 {
@@ -110,7 +110,7 @@ func sarifFinding(res *gosarif.Result, rule *gosarif.ReportingDescriptor) findin
 }
 
 // appendUsage adds a stack's entry point (its first frame) as a usage.
-func appendUsage(usages []finding.Usage, frames []*gosarif.StackFrame) []finding.Usage {
+func appendUsage(usages []reportfinding.Usage, frames []*gosarif.StackFrame) []reportfinding.Usage {
 	steps := make([]string, 0, len(frames))
 	for _, fr := range frames {
 		if fr != nil && fr.Location != nil && fr.Location.Message != nil && fr.Location.Message.Text != nil {
@@ -121,7 +121,7 @@ func appendUsage(usages []finding.Usage, frames []*gosarif.StackFrame) []finding
 	if entry == nil || entry.Location == nil {
 		return usages
 	}
-	u := finding.Usage{Reachable: true, Path: norm.Clip(strings.Join(steps, " -> "))}
+	u := reportfinding.Usage{Reachable: true, Path: norm.Clip(strings.Join(steps, " -> "))}
 	if len(steps) > 0 {
 		u.Function = norm.Clip(steps[0])
 	}

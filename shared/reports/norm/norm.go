@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/acme/codescan-api/shared/finding"
+	"github.com/acme/codescan-api/shared/reportfinding"
 )
 
 // MaxText bounds a title, message or snippet kept per finding, so a
@@ -42,13 +42,13 @@ func ClipTo(s string, n int) string {
 func UrgencyOfScore(score float64) string {
 	switch {
 	case score >= 9.0:
-		return finding.Critical
+		return reportfinding.Critical
 	case score >= 7.0:
-		return finding.High
+		return reportfinding.High
 	case score >= 4.0:
-		return finding.Medium
+		return reportfinding.Medium
 	}
-	return finding.Low
+	return reportfinding.Low
 }
 
 // Severity names a CVSS score's qualitative rating (CVSS v3: 9.0 critical,
@@ -88,13 +88,13 @@ func SeverityWord(s string) string {
 func UrgencyOfSeverity(sev string) string {
 	switch sev {
 	case "CRITICAL":
-		return finding.Critical
+		return reportfinding.Critical
 	case "HIGH":
-		return finding.High
+		return reportfinding.High
 	case "LOW":
-		return finding.Low
+		return reportfinding.Low
 	}
-	return finding.Medium
+	return reportfinding.Medium
 }
 
 // MaxFindings bounds the results of one report of a format without runs,

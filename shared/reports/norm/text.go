@@ -2,7 +2,7 @@ package norm
 
 import (
 	"github.com/acme/codescan-api/shared/cleantext"
-	"github.com/acme/codescan-api/shared/finding"
+	"github.com/acme/codescan-api/shared/reportfinding"
 )
 
 // Text makes every text of a parsed report follow the edge's text rule
@@ -10,7 +10,7 @@ import (
 // `<U+XXXX>`, invalid UTF-8 as U+FFFD, NFC), so that what the API answers,
 // renders and exports never holds what it refuses from people. reports.Parse
 // runs it on every report, whatever its format; the report's texts are
-// those finding.Report.MapText lists.
+// those reportfinding.Report.MapText lists.
 //
 // Prose (titles, messages, snippets, justifications, advisory text) keeps
 // its newlines and tabs (a carriage return becomes a newline); every other
@@ -19,14 +19,14 @@ import (
 // and its length before, so a parser's bound still holds and an unbounded
 // text does not grow. Paths are already clean (Path applies the rule after
 // decoding) and are never cut: a shortened path names another file.
-func Text(rep *finding.Report) {
-	rep.MapText(func(s string, k finding.TextKind) string {
+func Text(rep *reportfinding.Report) {
+	rep.MapText(func(s string, k reportfinding.TextKind) string {
 		switch k {
-		case finding.TextName:
+		case reportfinding.TextName:
 			return within(cleantext.Visible(s), MaxID, len(s))
-		case finding.TextLine:
+		case reportfinding.TextLine:
 			return within(cleantext.Visible(s), MaxText, len(s))
-		case finding.TextProse:
+		case reportfinding.TextProse:
 			return within(cleantext.VisibleLines(s), MaxText, len(s))
 		}
 		return cleantext.Visible(s)

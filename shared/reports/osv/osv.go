@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/acme/codescan-api/shared/finding"
+	"github.com/acme/codescan-api/shared/reportfinding"
 	"github.com/acme/codescan-api/shared/reports/norm"
 	"github.com/acme/codescan-api/shared/reports/reporterr"
 )
@@ -50,15 +50,15 @@ type group struct {
 }
 
 // Parse reads OSV-Scanner's JSON output.
-func Parse(data []byte) (finding.Report, error) {
+func Parse(data []byte) (reportfinding.Report, error) {
 	var out output
 	if err := reporterr.Unmarshal(format, data, &out); err != nil {
-		return finding.Report{}, err
+		return reportfinding.Report{}, err
 	}
 	if out.Results == nil {
-		return finding.Report{}, reporterr.Invalidf(format, `missing "results"`)
+		return reportfinding.Report{}, reporterr.Invalidf(format, `missing "results"`)
 	}
-	rep := finding.Report{Tools: []string{Tool}}
+	rep := reportfinding.Report{Tools: []string{Tool}}
 	for i, res := range *out.Results {
 		src := res.Source.Path
 		if src == "" {
@@ -66,7 +66,7 @@ func Parse(data []byte) (finding.Report, error) {
 		}
 		if res.Packages == nil {
 			if src == "" {
-				return finding.Report{}, reporterr.Invalidf(format, "results[%d] has neither \"source\" nor \"packages\"", i)
+				return reportfinding.Report{}, reporterr.Invalidf(format, "results[%d] has neither \"source\" nor \"packages\"", i)
 			}
 			continue
 		}
@@ -92,7 +92,7 @@ func Parse(data []byte) (finding.Report, error) {
 					continue
 				}
 				if len(rep.Findings) == norm.MaxFindings {
-					return finding.Report{}, &reporterr.TooLarge{What: "vulnerable packages", Limit: norm.MaxFindings}
+					return reportfinding.Report{}, &reporterr.TooLarge{What: "vulnerable packages", Limit: norm.MaxFindings}
 				}
 				var entries []Entry
 				for _, id := range g.IDs {
@@ -108,7 +108,7 @@ func Parse(data []byte) (finding.Report, error) {
 					}
 				}
 				dep.Manifest = manifest
-				dep.Reachability.Status = finding.NotAnalyzed
+				dep.Reachability.Status = reportfinding.NotAnalyzed
 				rep.Findings = append(rep.Findings, SCAFinding(Tool, dep))
 			}
 		}
@@ -120,8 +120,8 @@ func Parse(data []byte) (finding.Report, error) {
 // of one vulnerability: ids, summary, details, fix version, the highest
 // CVSS score among their vectors, and the severity word (the advisory's
 // own, else the score's rating, else UNSPECIFIED).
-func Dependency(name, version, ecosystem string, ids []string, entries []Entry) *finding.Dependency {
-	d := &finding.Dependency{
+func Dependency(name, version, ecosystem string, ids []string, entries []Entry) *reportfinding.Dependency {
+	d := &reportfinding.Dependency{
 		Name: norm.ClipID(name), Version: norm.ClipID(version), Ecosystem: norm.ClipID(ecosystem),
 		Severity: "UNSPECIFIED",
 	}
@@ -158,9 +158,9 @@ func Dependency(name, version, ecosystem string, ids []string, entries []Entry) 
 // SCAFinding wraps a dependency into a finding: its rule is the primary
 // advisory id, its path the manifest, its urgency from the CVSS score,
 // else the severity word (UNSPECIFIED is medium).
-func SCAFinding(tool string, d *finding.Dependency) finding.Finding {
-	f := finding.Finding{
-		Kind: finding.SCA, Tool: tool, RuleID: d.IDs[0], Path: d.Manifest,
+func SCAFinding(tool string, d *reportfinding.Dependency) reportfinding.Finding {
+	f := reportfinding.Finding{
+		Kind: reportfinding.SCA, Tool: tool, RuleID: d.IDs[0], Path: d.Manifest,
 		Title: d.Summary, Message: d.Details, SCA: d,
 	}
 	if f.Title == "" {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acme/codescan-api/shared/finding"
+	"github.com/acme/codescan-api/shared/reportfinding"
 	"github.com/acme/codescan-api/shared/reports/internal/wellformed"
 	"github.com/acme/codescan-api/shared/reports/reporterr"
 )
@@ -20,21 +20,21 @@ func TestFixtures(t *testing.T) {
 	cases := map[string][]brief{
 		"go-and-cargo.json": {
 			// No CVSS vector nor severity word: UNSPECIFIED, medium.
-			{"GO-2021-0053", "github.com/gogo/protobuf", "1.3.1", "Go", "1.3.2", "CVE-2021-3121", "UNSPECIFIED", 0, finding.Medium,
+			{"GO-2021-0053", "github.com/gogo/protobuf", "1.3.1", "Go", "1.3.2", "CVE-2021-3121", "UNSPECIFIED", 0, reportfinding.Medium,
 				"GO-2021-0053,CVE-2021-3121,GHSA-c3h9-896r-86jm"},
 			// Two aliased advisories in one group: one finding, the score
 			// computed from the CVSS v3.1 vector.
-			{"GHSA-m5pq-gvj9-9vr8", "regex", "1.5.1", "crates.io", "1.5.5", "CVE-2022-24713", "HIGH", 7.5, finding.High,
+			{"GHSA-m5pq-gvj9-9vr8", "regex", "1.5.1", "crates.io", "1.5.5", "CVE-2022-24713", "HIGH", 7.5, reportfinding.High,
 				"GHSA-m5pq-gvj9-9vr8,RUSTSEC-2022-0013,CVE-2022-24713"},
 		},
 		"multiple-packages.json": {
-			{"GHSA-qc84-gqf4-9926", "crossbeam-utils", "0.6.6", "crates.io", "0.8.7", "CVE-2022-23639", "HIGH", 8.1, finding.High,
+			{"GHSA-qc84-gqf4-9926", "crossbeam-utils", "0.6.6", "crates.io", "0.8.7", "CVE-2022-23639", "HIGH", 8.1, reportfinding.High,
 				"GHSA-qc84-gqf4-9926,RUSTSEC-2022-0041,CVE-2022-23639"},
 			// MODERATE is medium.
-			{"GHSA-wfg4-322g-9vqv", "memoffset", "0.5.6", "crates.io", "0.6.2", "", "MEDIUM", 0, finding.Medium,
+			{"GHSA-wfg4-322g-9vqv", "memoffset", "0.5.6", "crates.io", "0.6.2", "", "MEDIUM", 0, reportfinding.Medium,
 				"GHSA-wfg4-322g-9vqv,RUSTSEC-2023-0045"},
 			// Two fixed ranges: the fix is the lowest above the version.
-			{"GHSA-43w2-9j62-hq99", "smallvec", "1.6.0", "crates.io", "1.6.1", "CVE-2021-25900", "CRITICAL", 9.8, finding.Critical,
+			{"GHSA-43w2-9j62-hq99", "smallvec", "1.6.0", "crates.io", "1.6.1", "CVE-2021-25900", "CRITICAL", 9.8, reportfinding.Critical,
 				"GHSA-43w2-9j62-hq99,RUSTSEC-2021-0003,CVE-2021-25900"},
 		},
 	}
@@ -46,7 +46,7 @@ func TestFixtures(t *testing.T) {
 		for i, f := range rep.Findings {
 			d := f.SCA
 			got := brief{f.RuleID, d.Name, d.Version, d.Ecosystem, d.FixVersion, d.CVE, d.Severity, d.CVSS, f.Urgency, strings.Join(d.IDs, ",")}
-			if got != want[i] || f.Kind != finding.SCA || f.Tool != Tool || d.Reachability.Status != finding.NotAnalyzed ||
+			if got != want[i] || f.Kind != reportfinding.SCA || f.Tool != Tool || d.Reachability.Status != reportfinding.NotAnalyzed ||
 				d.Manifest != "" || f.Title == "" || d.Summary == "" || d.Details == "" {
 				t.Errorf("%s[%d] = %+v (%+v), want %+v", name, i, got, d, want[i])
 			}
@@ -76,7 +76,7 @@ func TestInterpretation(t *testing.T) {
 	f := rep.Findings[0]
 	// The group's max_severity is the score when no vector parses; an
 	// older output's packageSource names the manifest.
-	if f.SCA.CVSS != 7.2 || f.SCA.Severity != "HIGH" || f.Urgency != finding.High || f.SCA.FixVersion != "4.17.21" ||
+	if f.SCA.CVSS != 7.2 || f.SCA.Severity != "HIGH" || f.Urgency != reportfinding.High || f.SCA.FixVersion != "4.17.21" ||
 		f.SCA.Manifest != "services/web/package-lock.json" || f.Path != f.SCA.Manifest || f.Title != "Command Injection in lodash" {
 		t.Fatalf("%+v %+v", f, f.SCA)
 	}

@@ -6,7 +6,7 @@ import (
 
 	gosarif "github.com/owenrumney/go-sarif/v3/pkg/report/v210/sarif"
 
-	"github.com/acme/codescan-api/shared/finding"
+	"github.com/acme/codescan-api/shared/reportfinding"
 	"github.com/acme/codescan-api/shared/reports/norm"
 )
 
@@ -15,8 +15,8 @@ import (
 // description alone (gosec writes its suggestion as a fix whose change
 // names no file). A fix that cannot be read whole keeps no replacement:
 // applying part of it would write code its author never proposed.
-func (rc *runContext) fix(res *gosarif.Result) *finding.Fix {
-	var first *finding.Fix
+func (rc *runContext) fix(res *gosarif.Result) *reportfinding.Fix {
+	var first *reportfinding.Fix
 	for _, fx := range res.Fixes {
 		if fx == nil {
 			continue
@@ -26,7 +26,7 @@ func (rc *runContext) fix(res *gosarif.Result) *finding.Fix {
 			explanation = norm.Clip(cmp.Or(str(fx.Description.Text), str(fx.Description.Markdown)))
 		}
 		reps, _ := rc.replacements(fx) // nil when they cannot be read whole
-		kept := finding.KeepFix(explanation, reps)
+		kept := reportfinding.KeepFix(explanation, reps)
 		if kept != nil && len(kept.Replacements) > 0 {
 			return kept
 		}
@@ -42,8 +42,8 @@ func (rc *runContext) fix(res *gosarif.Result) *finding.Fix {
 // which would name the run's first artifact), a path outside the
 // repository, a region that is neither lines nor offsets, or binary
 // content.
-func (rc *runContext) replacements(fx *gosarif.Fix) ([]finding.Replacement, bool) {
-	var out []finding.Replacement
+func (rc *runContext) replacements(fx *gosarif.Fix) ([]reportfinding.Replacement, bool) {
+	var out []reportfinding.Replacement
 	for _, ch := range fx.ArtifactChanges {
 		if ch == nil || ch.ArtifactLocation == nil || str(ch.ArtifactLocation.URI) == "" {
 			return nil, false
@@ -53,7 +53,7 @@ func (rc *runContext) replacements(fx *gosarif.Fix) ([]finding.Replacement, bool
 			return nil, false
 		}
 		for _, r := range ch.Replacements {
-			if r == nil || len(out) == finding.MaxFixReplacements {
+			if r == nil || len(out) == reportfinding.MaxFixReplacements {
 				return nil, false
 			}
 			rep, ok := rc.replacement(path, r)
@@ -66,15 +66,15 @@ func (rc *runContext) replacements(fx *gosarif.Fix) ([]finding.Replacement, bool
 	return out, len(out) > 0
 }
 
-func (rc *runContext) replacement(path string, r *gosarif.Replacement) (finding.Replacement, bool) {
+func (rc *runContext) replacement(path string, r *gosarif.Replacement) (reportfinding.Replacement, bool) {
 	region, ok := rc.region(r.DeletedRegion)
 	if !ok {
-		return finding.Replacement{}, false
+		return reportfinding.Replacement{}, false
 	}
-	rep := finding.Replacement{Path: path, Region: region}
+	rep := reportfinding.Replacement{Path: path, Region: region}
 	if c := r.InsertedContent; c != nil {
 		if c.Text == nil && c.Binary != nil {
-			return finding.Replacement{}, false
+			return reportfinding.Replacement{}, false
 		}
 		rep.Inserted = str(c.Text)
 	}
@@ -88,24 +88,24 @@ func (rc *runContext) replacement(path string, r *gosarif.Replacement) (finding.
 // line, else by character offsets, else by byte offsets (§3.30). The
 // decoder reads an absent offset as 0, so offsets count only with their
 // length.
-func (rc *runContext) region(r *gosarif.Region) (finding.Region, bool) {
+func (rc *runContext) region(r *gosarif.Region) (reportfinding.Region, bool) {
 	if r == nil {
-		return finding.Region{}, false
+		return reportfinding.Region{}, false
 	}
-	var out finding.Region
+	var out reportfinding.Region
 	switch {
 	case r.StartLine != nil:
-		out = finding.Region{StartLine: *r.StartLine, StartColumn: intOf(r.StartColumn), EndLine: intOf(r.EndLine),
+		out = reportfinding.Region{StartLine: *r.StartLine, StartColumn: intOf(r.StartColumn), EndLine: intOf(r.EndLine),
 			EndColumn: intOf(r.EndColumn), Unit: rc.columnUnit(), MaybeWholeLines: rc.isSemgrep()}
 		if out.StartLine < 1 || out.StartColumn < 0 || out.EndLine < 0 || out.EndColumn < 0 {
-			return finding.Region{}, false
+			return reportfinding.Region{}, false
 		}
 	case r.CharLength != nil:
-		out = finding.Region{Offset: r.CharOffset, Length: *r.CharLength, Unit: rc.columnUnit()}
+		out = reportfinding.Region{Offset: r.CharOffset, Length: *r.CharLength, Unit: rc.columnUnit()}
 	case r.ByteLength != nil:
-		out = finding.Region{Offset: r.ByteOffset, Length: *r.ByteLength, Unit: finding.UnitBytes}
+		out = reportfinding.Region{Offset: r.ByteOffset, Length: *r.ByteLength, Unit: reportfinding.UnitBytes}
 	default:
-		return finding.Region{}, false
+		return reportfinding.Region{}, false
 	}
 	return out, out.Offset >= 0 && out.Length >= 0
 }
@@ -115,17 +115,17 @@ func (rc *runContext) region(r *gosarif.Region) (finding.Region, bool) {
 // byte columns without saying so (staticcheck: "we're currently reporting
 // column information using UTF-8 byte offsets", lintcmd/sarif.go; Semgrep
 // takes its columns from byte positions), else unknown.
-func (rc *runContext) columnUnit() finding.Unit {
+func (rc *runContext) columnUnit() reportfinding.Unit {
 	switch str(rc.run.ColumnKind) {
 	case "utf16CodeUnits":
-		return finding.UnitUTF16
+		return reportfinding.UnitUTF16
 	case "unicodeCodePoints":
-		return finding.UnitCodePoints
+		return reportfinding.UnitCodePoints
 	}
 	if rc.isSemgrep() || strings.EqualFold(rc.tool, "staticcheck") {
-		return finding.UnitBytes
+		return reportfinding.UnitBytes
 	}
-	return finding.UnitUnknown
+	return reportfinding.UnitUnknown
 }
 
 // isSemgrep tells Semgrep's runs ("Semgrep OSS", "Semgrep Pro"), whose

@@ -4,14 +4,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acme/codescan-api/shared/finding"
+	"github.com/acme/codescan-api/shared/reportfinding"
 )
 
 // Real outputs' fixes (testdata/README.md): staticcheck's replacement by
 // byte columns, Semgrep's fixed lines in place of its match, gosec's
 // suggestion with a change that names no file (kept as its explanation).
 func TestFixesOfRealTools(t *testing.T) {
-	var s1003 *finding.Fix
+	var s1003 *reportfinding.Fix
 	for _, f := range parseFile(t, "staticcheck.sarif") {
 		if f.RuleID == "S1003" {
 			s1003 = f.Fix
@@ -19,8 +19,8 @@ func TestFixesOfRealTools(t *testing.T) {
 			t.Errorf("%s has a fix: %+v", f.RuleID, f.Fix)
 		}
 	}
-	want := finding.Replacement{Path: "main.go", Inserted: `strings.Contains(string(data), "x")`,
-		Region: finding.Region{StartLine: 21, StartColumn: 5, EndLine: 21, EndColumn: 43, Unit: finding.UnitBytes}}
+	want := reportfinding.Replacement{Path: "main.go", Inserted: `strings.Contains(string(data), "x")`,
+		Region: reportfinding.Region{StartLine: 21, StartColumn: 5, EndLine: 21, EndColumn: 43, Unit: reportfinding.UnitBytes}}
 	if s1003 == nil || s1003.Explanation != "Simplify use of strings.Index" || len(s1003.Replacements) != 1 || s1003.Replacements[0] != want {
 		t.Fatalf("staticcheck's S1003 fix: %+v", s1003)
 	}
@@ -29,15 +29,15 @@ func TestFixesOfRealTools(t *testing.T) {
 	if len(semgrep) != 2 {
 		t.Fatalf("semgrep: %+v", semgrep)
 	}
-	want = finding.Replacement{Path: "targets/autofix/autofix.py", Inserted: "  inputs.get(x) = 1",
-		Region: finding.Region{StartLine: 5, StartColumn: 3, EndLine: 5, EndColumn: 12, Unit: finding.UnitBytes, MaybeWholeLines: true}}
+	want = reportfinding.Replacement{Path: "targets/autofix/autofix.py", Inserted: "  inputs.get(x) = 1",
+		Region: reportfinding.Region{StartLine: 5, StartColumn: 3, EndLine: 5, EndColumn: 12, Unit: reportfinding.UnitBytes, MaybeWholeLines: true}}
 	if fx := semgrep[0].Fix; fx == nil || len(fx.Replacements) != 1 || fx.Replacements[0] != want ||
 		fx.Explanation != "Use `.get()` method to avoid a KeyNotFound error\n Autofix: Semgrep rule suggested fix" {
 		t.Fatalf("semgrep's fix: %+v", fx)
 	}
 
 	gosec := parseFile(t, "gosec-fix.sarif")
-	if len(gosec) != 1 || gosec[0].Kind != finding.SAST || gosec[0].CWE != 22 {
+	if len(gosec) != 1 || gosec[0].Kind != reportfinding.SAST || gosec[0].CWE != 22 {
 		t.Fatalf("gosec: %+v", gosec)
 	}
 	if fx := gosec[0].Fix; fx == nil || fx.Replacements != nil ||
@@ -53,7 +53,7 @@ func TestFixesOfRealTools(t *testing.T) {
 
 // fixOf parses a one-result report whose result has the given fixes (and
 // the run the given members).
-func fixOf(t *testing.T, fixes, run string) *finding.Fix {
+func fixOf(t *testing.T, fixes, run string) *reportfinding.Fix {
 	t.Helper()
 	doc := `{"version":"2.1.0","runs":[{` + run + `"tool":{"driver":{"name":"t"}},"results":[{"ruleId":"r","message":{"text":"m"},
 		"locations":[{"physicalLocation":{"artifactLocation":{"uri":"src/a.go"},"region":{"startLine":1}}}],"fixes":` + fixes + `}]}]}`
@@ -72,23 +72,23 @@ func TestFixInterpretation(t *testing.T) {
 	}
 	cases := map[string]struct {
 		fixes, run string
-		want       []finding.Replacement
+		want       []reportfinding.Replacement
 	}{
 		"lines, columns of utf-16 as the run says, the deleted snippet": {
 			change("./src//a.go", `{"deletedRegion":{"startLine":2,"startColumn":3,"endLine":4,"snippet":{"text":"old"}},"insertedContent":{"text":"new"}}`),
 			`"columnKind":"utf16CodeUnits",`,
-			[]finding.Replacement{{Path: "src/a.go", Inserted: "new", Deleted: "old",
-				Region: finding.Region{StartLine: 2, StartColumn: 3, EndLine: 4, Unit: finding.UnitUTF16}}}},
+			[]reportfinding.Replacement{{Path: "src/a.go", Inserted: "new", Deleted: "old",
+				Region: reportfinding.Region{StartLine: 2, StartColumn: 3, EndLine: 4, Unit: reportfinding.UnitUTF16}}}},
 		"character offsets, a pure deletion, code points": {
 			change("src/a.go", `{"deletedRegion":{"charOffset":10,"charLength":4}}`), `"columnKind":"unicodeCodePoints",`,
-			[]finding.Replacement{{Path: "src/a.go", Region: finding.Region{Offset: 10, Length: 4, Unit: finding.UnitCodePoints}}}},
+			[]reportfinding.Replacement{{Path: "src/a.go", Region: reportfinding.Region{Offset: 10, Length: 4, Unit: reportfinding.UnitCodePoints}}}},
 		"byte offsets, an insertion, no column kind": {
 			change("src/a.go", `{"deletedRegion":{"byteOffset":0,"byteLength":0},"insertedContent":{"text":"// x\n"}}`), "",
-			[]finding.Replacement{{Path: "src/a.go", Inserted: "// x\n", Region: finding.Region{Unit: finding.UnitBytes}}}},
+			[]reportfinding.Replacement{{Path: "src/a.go", Inserted: "// x\n", Region: reportfinding.Region{Unit: reportfinding.UnitBytes}}}},
 		"a relative base": {
 			`[{"artifactChanges":[{"artifactLocation":{"uri":"a.go","uriBaseId":"SRC"},"replacements":[{"deletedRegion":{"startLine":1},"insertedContent":{"text":"x"}}]}]}]`,
 			`"originalUriBaseIds":{"SRC":{"uri":"src/"}},`,
-			[]finding.Replacement{{Path: "src/a.go", Inserted: "x", Region: finding.Region{StartLine: 1}}}},
+			[]reportfinding.Replacement{{Path: "src/a.go", Inserted: "x", Region: reportfinding.Region{StartLine: 1}}}},
 	}
 	for name, c := range cases {
 		fx := fixOf(t, c.fixes, c.run)
@@ -112,7 +112,7 @@ func TestFixInterpretation(t *testing.T) {
 		"negative length":  change("src/a.go", `{"deletedRegion":{"byteOffset":1,"byteLength":-2}}`),
 		"binary content":   change("src/a.go", `{"deletedRegion":{"startLine":1},"insertedContent":{"binary":"AAE="}}`),
 		"a control char":   change("src/a.go", `{"deletedRegion":{"startLine":1},"insertedContent":{"text":"\u001b[31m"}}`),
-		"too many":         change("src/a.go", strings.Repeat(`{"deletedRegion":{"startLine":1}},`, finding.MaxFixReplacements)+`{"deletedRegion":{"startLine":1}}`),
+		"too many":         change("src/a.go", strings.Repeat(`{"deletedRegion":{"startLine":1}},`, reportfinding.MaxFixReplacements)+`{"deletedRegion":{"startLine":1}}`),
 	} {
 		if fx := fixOf(t, fixes, ""); fx == nil || fx.Explanation != "why" || fx.Replacements != nil {
 			t.Errorf("%s: %+v", name, fx)

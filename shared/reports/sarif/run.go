@@ -8,7 +8,7 @@ import (
 	gosarif "github.com/owenrumney/go-sarif/v3/pkg/report/v210/sarif"
 
 	"github.com/acme/codescan-api/shared/cwe"
-	"github.com/acme/codescan-api/shared/finding"
+	"github.com/acme/codescan-api/shared/reportfinding"
 	"github.com/acme/codescan-api/shared/reports/norm"
 )
 
@@ -41,9 +41,9 @@ func newRunContext(r *gosarif.Run) *runContext {
 }
 
 // finding reads one result, or says why it is dropped.
-func (rc *runContext) finding(res *gosarif.Result) (finding.Finding, string) {
+func (rc *runContext) finding(res *gosarif.Result) (reportfinding.Finding, string) {
 	rule := rc.rule(res)
-	f := finding.Finding{Tool: rc.tool, RuleID: str(res.RuleID)}
+	f := reportfinding.Finding{Tool: rc.tool, RuleID: str(res.RuleID)}
 	if f.RuleID == "" && res.Rule != nil {
 		f.RuleID = str(res.Rule.ID)
 	}
@@ -51,7 +51,7 @@ func (rc *runContext) finding(res *gosarif.Result) (finding.Finding, string) {
 		f.RuleID = str(rule.ID)
 	}
 	if f.RuleID = norm.ClipID(f.RuleID); f.RuleID == "" {
-		return finding.Finding{}, MissingRuleID
+		return reportfinding.Finding{}, MissingRuleID
 	}
 	if rule != nil {
 		switch {
@@ -71,7 +71,7 @@ func (rc *runContext) finding(res *gosarif.Result) (finding.Finding, string) {
 	f.Title = norm.Clip(f.Title)
 	var dropped string
 	if f.Path, f.Line, f.EndLine, f.Snippet, dropped = rc.location(res); dropped != "" {
-		return finding.Finding{}, dropped
+		return reportfinding.Finding{}, dropped
 	}
 	f.CWE = rc.cwe(res, rule)
 	score, hasScore := securitySeverity(res.Properties)
@@ -80,9 +80,9 @@ func (rc *runContext) finding(res *gosarif.Result) (finding.Finding, string) {
 	}
 	f.Urgency = urgency(res, rule, score, hasScore)
 	if f.CWE > 0 || hasScore || hasTag(res.Properties, "security") || (rule != nil && hasTag(rule.Properties, "security")) {
-		f.Kind = finding.SAST
+		f.Kind = reportfinding.SAST
 	} else {
-		f.Kind = finding.Quality
+		f.Kind = reportfinding.Quality
 		f.Classification = rc.classification(res, rule)
 	}
 	f.Fingerprint = fingerprint(res)
@@ -300,11 +300,11 @@ func urgency(res *gosarif.Result, rule *gosarif.ReportingDescriptor, score float
 	}
 	switch level {
 	case "error":
-		return finding.High
+		return reportfinding.High
 	case "note", "none":
-		return finding.Low
+		return reportfinding.Low
 	}
-	return finding.Medium
+	return reportfinding.Medium
 }
 
 func hasTag(pb *gosarif.PropertyBag, tag string) bool {

@@ -17,8 +17,8 @@ import (
 
 	gosarif "github.com/owenrumney/go-sarif/v3/pkg/report/v210/sarif"
 
-	"github.com/acme/codescan-api/shared/finding"
 	"github.com/acme/codescan-api/shared/jsonerr"
+	"github.com/acme/codescan-api/shared/reportfinding"
 	"github.com/acme/codescan-api/shared/reports/reporterr"
 )
 
@@ -129,17 +129,17 @@ func markAbsentIndexes(data []byte, log *Log) error {
 // whose kind says they are not a problem (`pass`, `notApplicable`,
 // `informational`) are left out; results without a rule id or with a path
 // outside the repository are left out and counted in Dropped.
-func Parse(data []byte) (finding.Report, error) {
+func Parse(data []byte) (reportfinding.Report, error) {
 	log, err := Decode(data)
 	if err != nil {
-		return finding.Report{}, err
+		return reportfinding.Report{}, err
 	}
 	return Findings(log), nil
 }
 
 // Findings reads the findings of a decoded log (see Parse).
-func Findings(log *Log) finding.Report {
-	var rep finding.Report
+func Findings(log *Log) reportfinding.Report {
+	var rep reportfinding.Report
 	for _, r := range log.Runs {
 		rc := newRunContext(r)
 		if !slices.Contains(rep.Tools, rc.tool) {
@@ -187,7 +187,7 @@ func Category(r *gosarif.Run) string {
 
 // provenance fills the report's branch, repository and commit from the
 // first run's versionControlProvenance that gives them (as written there).
-func provenance(rep *finding.Report, r *gosarif.Run) {
+func provenance(rep *reportfinding.Report, r *gosarif.Run) {
 	for _, vc := range r.VersionControlProvenance {
 		if vc == nil {
 			continue

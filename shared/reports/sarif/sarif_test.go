@@ -7,21 +7,21 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acme/codescan-api/shared/finding"
+	"github.com/acme/codescan-api/shared/reportfinding"
 	"github.com/acme/codescan-api/shared/reports/norm"
 	"github.com/acme/codescan-api/shared/reports/reporterr"
 )
 
 const (
-	Critical = finding.Critical
-	High     = finding.High
-	Medium   = finding.Medium
-	Low      = finding.Low
+	Critical = reportfinding.Critical
+	High     = reportfinding.High
+	Medium   = reportfinding.Medium
+	Low      = reportfinding.Low
 )
 
 // brief is what a test checks of a finding.
 type brief struct {
-	Kind    finding.Kind
+	Kind    reportfinding.Kind
 	RuleID  string
 	CWE     int
 	Path    string
@@ -29,7 +29,7 @@ type brief struct {
 	Urgency string
 }
 
-func parseFile(t *testing.T, name string) []finding.Finding {
+func parseFile(t *testing.T, name string) []reportfinding.Finding {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
@@ -49,28 +49,28 @@ func TestScanners(t *testing.T) {
 	}{
 		// CWE in rule tags (`CWE-89: ...`); urgency from the rule's default level.
 		"semgrep.sarif": {"Semgrep OSS", []brief{
-			{finding.SAST, "python.django.security.injection.sql.sql-injection-using-raw.sql-injection-using-raw", 89, "app/views/orders.py", 41, High},
-			{finding.SAST, "python.django.security.injection.sql.sql-injection-using-raw.sql-injection-using-raw", 89, "app/views/search.py", 18, High},
-			{finding.SAST, "python.django.security.audit.xss.template-href-var.template-href-var", 79, "app/templates/profile.html", 9, Medium},
-			{finding.Quality, "python.django.best-practice.debug-enabled", 0, "app/settings.py", 27, Low},
+			{reportfinding.SAST, "python.django.security.injection.sql.sql-injection-using-raw.sql-injection-using-raw", 89, "app/views/orders.py", 41, High},
+			{reportfinding.SAST, "python.django.security.injection.sql.sql-injection-using-raw.sql-injection-using-raw", 89, "app/views/search.py", 18, High},
+			{reportfinding.SAST, "python.django.security.audit.xss.template-href-var.template-href-var", 79, "app/templates/profile.html", 9, Medium},
+			{reportfinding.Quality, "python.django.best-practice.debug-enabled", 0, "app/settings.py", 27, Low},
 		}},
 		// CWE in `external/cwe/cwe-NNN` tags of rules in a query-pack
 		// extension; urgency from security-severity (string and number);
 		// one location given only as an artifact index.
 		"codeql.sarif": {"CodeQL", []brief{
-			{finding.SAST, "js/reflected-xss", 79, "src/routes/search.js", 27, High},
-			{finding.SAST, "js/sql-injection", 89, "src/db/orders.js", 54, High},
-			{finding.SAST, "js/code-injection", 94, "src/routes/admin.js", 103, Critical},
-			{finding.SAST, "js/reflected-xss", 79, "src/routes/admin.js", 88, High},
-			{finding.SAST, "js/missing-rate-limiting", 770, "src/server.js", 12, Low},
+			{reportfinding.SAST, "js/reflected-xss", 79, "src/routes/search.js", 27, High},
+			{reportfinding.SAST, "js/sql-injection", 89, "src/db/orders.js", 54, High},
+			{reportfinding.SAST, "js/code-injection", 94, "src/routes/admin.js", 103, Critical},
+			{reportfinding.SAST, "js/reflected-xss", 79, "src/routes/admin.js", 88, High},
+			{reportfinding.SAST, "js/missing-rate-limiting", 770, "src/server.js", 12, Low},
 		}},
 		// CWE through the CWE taxonomy: rule relationships by taxon id, by
 		// taxon guid, by taxonomy and taxon index, and result taxa.
 		"gosec.sarif": {"gosec", []brief{
-			{finding.SAST, "G101", 798, "internal/config/config.go", 17, High},
-			{finding.SAST, "G304", 22, "internal/files/download.go", 42, Medium},
-			{finding.SAST, "G401", 328, "internal/auth/token.go", 63, Medium},
-			{finding.SAST, "G104", 703, "cmd/server/main.go", 88, Low},
+			{reportfinding.SAST, "G101", 798, "internal/config/config.go", 17, High},
+			{reportfinding.SAST, "G304", 22, "internal/files/download.go", 42, Medium},
+			{reportfinding.SAST, "G401", 328, "internal/auth/token.go", 63, Medium},
+			{reportfinding.SAST, "G104", 703, "cmd/server/main.go", 88, Low},
 		}},
 	}
 	for name, c := range cases {
@@ -117,28 +117,28 @@ func TestInterpretation(t *testing.T) {
 	}{
 		// properties.cwe as an array; security-severity 4.0 is ME.
 		{`{"ruleId":"R0","message":{"text":"m"},"locations":[{"physicalLocation":{"artifactLocation":{"uri":"a%20b.go","uriBaseId":"SRC"},"region":{"startLine":3}}}]}`,
-			brief{finding.SAST, "R0", 352, "services/api/a b.go", 3, Medium}},
+			brief{reportfinding.SAST, "R0", 352, "services/api/a b.go", 3, Medium}},
 		// properties.cwe as a number wins over tags; the result's level
 		// wins over the rule's default; an absolute path under a base is
 		// made relative to it.
 		{`{"ruleId":"R1","level":"note","message":{"text":"m"},"locations":[{"physicalLocation":{"artifactLocation":{"uri":"file:///build/repo/web/x.js"}}}]}`,
-			brief{finding.SAST, "R1", 601, "web/x.js", 0, Low}},
+			brief{reportfinding.SAST, "R1", 601, "web/x.js", 0, Low}},
 		// The result's own properties come before the rule's; its own
 		// security-severity before the level.
 		{`{"ruleId":"R1","message":{"text":"m"},"properties":{"security-severity":9.1,"tags":["external/cwe/cwe-078"]},"locations":[{"physicalLocation":{"artifactLocation":{"uri":"./x/../y.py"}}}]}`,
-			brief{finding.SAST, "R1", 78, "y.py", 0, Critical}},
+			brief{reportfinding.SAST, "R1", 78, "y.py", 0, Critical}},
 		// Malformed tags are not CWEs; no level anywhere is SARIF's
 		// default warning; the message comes from the rule's strings; the
 		// analysis target is the location of last resort.
 		{`{"ruleIndex":2,"message":{"id":"default"},"analysisTarget":{"uri":"lib\\util.c"}}`,
-			brief{finding.Quality, "R2", 0, "lib/util.c", 0, Medium}},
+			brief{reportfinding.Quality, "R2", 0, "lib/util.c", 0, Medium}},
 		// Out-of-range security-severity falls back to the level; a
 		// result-level taxon of a taxonomy that is not CWE is ignored.
 		{`{"ruleId":"nope","level":"error","message":{"text":"m"},"properties":{"security-severity":"11"},"taxa":[{"id":"A03","toolComponent":{"name":"OWASP"}}]}`,
-			brief{finding.Quality, "nope", 0, "", 0, High}},
+			brief{reportfinding.Quality, "nope", 0, "", 0, High}},
 		// A CWE taxon named only by its component's name.
 		{`{"ruleId":"R9","level":"none","message":{"text":"m"},"taxa":[{"id":"CWE-200","toolComponent":{"name":"cwe"}}]}`,
-			brief{finding.SAST, "R9", 200, "", 0, Low}},
+			brief{reportfinding.SAST, "R9", 200, "", 0, Low}},
 	}
 	for i, c := range cases {
 		rep, err := Parse([]byte(head + c.result + `]}]}`))
@@ -270,7 +270,7 @@ func TestHostilePaths(t *testing.T) {
 // classified by check group; gosec's are SAST findings with CWEs.
 func TestRealTools(t *testing.T) {
 	type q struct {
-		Kind           finding.Kind
+		Kind           reportfinding.Kind
 		RuleID, Path   string
 		Line, EndLine  int
 		CWE            int
@@ -278,18 +278,18 @@ func TestRealTools(t *testing.T) {
 	}
 	cases := map[string][]q{
 		"staticcheck.sarif": {
-			{finding.Quality, "S1003", "main.go", 21, 21, 0, Medium, norm.Maintainability},
-			{finding.Quality, "U1000", "store/store.go", 9, 9, 0, Medium, norm.Maintainability},
-			{finding.Quality, "SA4000", "store/store.go", 19, 19, 0, Medium, norm.Correctness},
+			{reportfinding.Quality, "S1003", "main.go", 21, 21, 0, Medium, norm.Maintainability},
+			{reportfinding.Quality, "U1000", "store/store.go", 9, 9, 0, Medium, norm.Maintainability},
+			{reportfinding.Quality, "SA4000", "store/store.go", 19, 19, 0, Medium, norm.Correctness},
 		},
 		"gosec-real.sarif": {
-			{finding.SAST, "G703", "main.go", 20, 20, 22, High, ""},
-			{finding.SAST, "G401", "main.go", 18, 18, 328, High, ""},
-			{finding.SAST, "G114", "main.go", 27, 27, 676, High, ""},
-			{finding.SAST, "G201", "store/store.go", 13, 13, 89, High, ""},
-			{finding.SAST, "G501", "main.go", 6, 6, 327, High, ""},
-			{finding.SAST, "G104", "store/store.go", 17, 17, 703, Medium, ""},
-			{finding.SAST, "G104", "main.go", 27, 27, 703, Medium, ""},
+			{reportfinding.SAST, "G703", "main.go", 20, 20, 22, High, ""},
+			{reportfinding.SAST, "G401", "main.go", 18, 18, 328, High, ""},
+			{reportfinding.SAST, "G114", "main.go", 27, 27, 676, High, ""},
+			{reportfinding.SAST, "G201", "store/store.go", 13, 13, 89, High, ""},
+			{reportfinding.SAST, "G501", "main.go", 6, 6, 327, High, ""},
+			{reportfinding.SAST, "G104", "store/store.go", 17, 17, 703, Medium, ""},
+			{reportfinding.SAST, "G104", "main.go", 27, 27, 703, Medium, ""},
 		},
 	}
 	for name, want := range cases {
@@ -299,7 +299,7 @@ func TestRealTools(t *testing.T) {
 		}
 		for i, f := range fs {
 			got := q{f.Kind, f.RuleID, f.Path, f.Line, f.EndLine, f.CWE, f.Urgency, f.Classification}
-			if got != want[i] || f.Snippet == "" && f.Kind == finding.SAST || f.Title == "" || f.Message == "" {
+			if got != want[i] || f.Snippet == "" && f.Kind == reportfinding.SAST || f.Title == "" || f.Message == "" {
 				t.Errorf("%s[%d] = %+v (snippet %q), want %+v", name, i, got, f.Snippet, want[i])
 			}
 		}

@@ -5,7 +5,7 @@ import (
 
 	gosarif "github.com/owenrumney/go-sarif/v3/pkg/report/v210/sarif"
 
-	"github.com/acme/codescan-api/shared/finding"
+	"github.com/acme/codescan-api/shared/reportfinding"
 	"github.com/acme/codescan-api/shared/reports/norm"
 )
 
@@ -20,8 +20,8 @@ import (
 // triage store or baseline) are not followed: this service is where
 // triage is decided, audited and reverted, and a dismissal kept elsewhere
 // could be neither seen nor undone here.
-func suppression(res *gosarif.Result) *finding.Suppression {
-	var held *finding.Suppression
+func suppression(res *gosarif.Result) *reportfinding.Suppression {
+	var held *reportfinding.Suppression
 	for _, s := range res.Suppressions {
 		if s == nil {
 			continue
@@ -30,8 +30,8 @@ func suppression(res *gosarif.Result) *finding.Suppression {
 		switch {
 		case strings.EqualFold(status, "underReview"), strings.EqualFold(status, "rejected"):
 			return nil
-		case held == nil && strings.EqualFold(str(s.Kind), finding.InSource) && (status == "" || strings.EqualFold(status, "accepted")):
-			held = &finding.Suppression{Kind: finding.InSource, Justification: norm.Clip(strings.TrimSpace(str(s.Justification)))}
+		case held == nil && strings.EqualFold(str(s.Kind), reportfinding.InSource) && (status == "" || strings.EqualFold(status, "accepted")):
+			held = &reportfinding.Suppression{Kind: reportfinding.InSource, Justification: norm.Clip(strings.TrimSpace(str(s.Justification)))}
 		}
 	}
 	return held

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acme/codescan-api/shared/finding"
+	"github.com/acme/codescan-api/shared/reportfinding"
 )
 
 // Real outputs of the tools with a suppression comment beside the same
@@ -44,7 +44,7 @@ func TestRealSuppressions(t *testing.T) {
 			got := want{f.RuleID, f.Line, f.Suppression != nil, ""}
 			if f.Suppression != nil {
 				got.Justification = f.Suppression.Justification
-				if f.Suppression.Kind != finding.InSource {
+				if f.Suppression.Kind != reportfinding.InSource {
 					t.Errorf("%s[%d]: kind %q", name, i, f.Suppression.Kind)
 				}
 			}
@@ -59,26 +59,26 @@ func TestRealSuppressions(t *testing.T) {
 func TestSuppressionRules(t *testing.T) {
 	cases := []struct {
 		name, suppressions string
-		want               *finding.Suppression
+		want               *reportfinding.Suppression
 	}{
 		{"absent", ``, nil},
 		{"empty array", `,"suppressions":[]`, nil},
 		{"in source, no status", `,"suppressions":[{"kind":"inSource","justification":" test fixture "}]`,
-			&finding.Suppression{Kind: finding.InSource, Justification: "test fixture"}},
+			&reportfinding.Suppression{Kind: reportfinding.InSource, Justification: "test fixture"}},
 		{"in source, accepted", `,"suppressions":[{"kind":"inSource","status":"accepted"}]`,
-			&finding.Suppression{Kind: finding.InSource}},
+			&reportfinding.Suppression{Kind: reportfinding.InSource}},
 		{"in source, under review", `,"suppressions":[{"kind":"inSource","status":"underReview"}]`, nil},
 		{"in source, rejected", `,"suppressions":[{"kind":"inSource","status":"rejected","justification":"no"}]`, nil},
 		{"external, accepted", `,"suppressions":[{"kind":"external","status":"accepted","justification":"dismissed in the tool"}]`, nil},
 		{"external then in source", `,"suppressions":[{"kind":"external"},{"kind":"inSource","justification":"b"}]`,
-			&finding.Suppression{Kind: finding.InSource, Justification: "b"}},
+			&reportfinding.Suppression{Kind: reportfinding.InSource, Justification: "b"}},
 		{"first holding one gives the reason", `,"suppressions":[{"kind":"inSource","justification":"a"},{"kind":"inSource","justification":"b"}]`,
-			&finding.Suppression{Kind: finding.InSource, Justification: "a"}},
+			&reportfinding.Suppression{Kind: reportfinding.InSource, Justification: "a"}},
 		{"a rejected one vetoes an accepted one", `,"suppressions":[{"kind":"inSource","status":"accepted"},{"kind":"external","status":"rejected"}]`, nil},
 		{"unknown status does not hold", `,"suppressions":[{"kind":"inSource","status":"maybe"}]`, nil},
-		{"null entry", `,"suppressions":[null,{"kind":"inSource"}]`, &finding.Suppression{Kind: finding.InSource}},
+		{"null entry", `,"suppressions":[null,{"kind":"inSource"}]`, &reportfinding.Suppression{Kind: reportfinding.InSource}},
 		{"long justification is clipped", `,"suppressions":[{"kind":"inSource","justification":"` + strings.Repeat("x", 3000) + `"}]`,
-			&finding.Suppression{Kind: finding.InSource, Justification: strings.Repeat("x", 2000)}},
+			&reportfinding.Suppression{Kind: reportfinding.InSource, Justification: strings.Repeat("x", 2000)}},
 	}
 	for _, c := range cases {
 		doc := `{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"t"}},"results":[{"ruleId":"r","message":{"text":"m"}` + c.suppressions + `}]}]}`

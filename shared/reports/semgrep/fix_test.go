@@ -3,7 +3,7 @@ package semgrep
 import (
 	"testing"
 
-	"github.com/acme/codescan-api/shared/finding"
+	"github.com/acme/codescan-api/shared/reportfinding"
 	"github.com/acme/codescan-api/shared/reports/internal/wellformed"
 )
 
@@ -14,16 +14,16 @@ import (
 func TestFixes(t *testing.T) {
 	rep := wellformed.Fixture(t, Parse, "autofix/defaulthttpclient.json")
 	f := rep.Findings[0]
-	want := finding.Replacement{Path: "targets/autofix/defaulthttpclient.java", Inserted: "HttpClient client = new SystemDefaultHttpClient();",
+	want := reportfinding.Replacement{Path: "targets/autofix/defaulthttpclient.java", Inserted: "HttpClient client = new SystemDefaultHttpClient();",
 		Lines:  "\t\tHttpClient client = new SystemDefaultHttpClient();",
-		Region: finding.Region{StartLine: 15, StartColumn: 3, EndLine: 15, EndColumn: 47, Unit: finding.UnitBytes}}
-	if f.Kind != finding.SAST || f.CWE != 326 || f.Fix == nil || len(f.Fix.Replacements) != 1 || f.Fix.Replacements[0] != want ||
+		Region: reportfinding.Region{StartLine: 15, StartColumn: 3, EndLine: 15, EndColumn: 47, Unit: reportfinding.UnitBytes}}
+	if f.Kind != reportfinding.SAST || f.CWE != 326 || f.Fix == nil || len(f.Fix.Replacements) != 1 || f.Fix.Replacements[0] != want ||
 		f.Fix.Explanation != f.Message+"\n Autofix: Semgrep rule suggested fix" {
 		t.Fatalf("defaulthttpclient: %+v", f.Fix)
 	}
 	// Multi-line fixes and fixed lines; columns after a 4-byte character.
 	django := wellformed.Fixture(t, Parse, "autofix/django-none-password-default.json").Findings[0].Fix.Replacements[0]
-	if django.Region != (finding.Region{StartLine: 60, StartColumn: 9, EndLine: 63, EndColumn: 20, Unit: finding.UnitBytes}) ||
+	if django.Region != (reportfinding.Region{StartLine: 60, StartColumn: 9, EndLine: 63, EndColumn: 20, Unit: reportfinding.UnitBytes}) ||
 		django.Lines != "        new_password = request.data.get(\"password\", None)\n        validate_password(new_password, user=user)\n        user.set_password(new_password)\n        user.save()" {
 		t.Fatalf("django: %+v", django)
 	}

@@ -9,7 +9,7 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/acme/codescan-api/shared/finding"
+	"github.com/acme/codescan-api/shared/reportfinding"
 	"github.com/acme/codescan-api/shared/reports/norm"
 	"github.com/acme/codescan-api/shared/reports/reporterr"
 )
@@ -77,18 +77,18 @@ type metadata struct {
 // Parse reads Semgrep's JSON output and returns its findings in report
 // order; results without a check_id or with a path outside the repository
 // are counted in Dropped.
-func Parse(data []byte) (finding.Report, error) {
+func Parse(data []byte) (reportfinding.Report, error) {
 	var out output
 	if err := reporterr.Unmarshal(format, data, &out); err != nil {
-		return finding.Report{}, err
+		return reportfinding.Report{}, err
 	}
 	if out.Results == nil {
-		return finding.Report{}, reporterr.Invalidf(format, `missing "results"`)
+		return reportfinding.Report{}, reporterr.Invalidf(format, `missing "results"`)
 	}
 	if len(*out.Results) > norm.MaxFindings {
-		return finding.Report{}, &reporterr.TooLarge{What: "results", Limit: norm.MaxFindings}
+		return reportfinding.Report{}, &reporterr.TooLarge{What: "results", Limit: norm.MaxFindings}
 	}
-	rep := finding.Report{Tools: []string{Tool}}
+	rep := reportfinding.Report{Tools: []string{Tool}}
 	for _, r := range *out.Results {
 		f, dropped := convert(r)
 		if dropped != "" {
@@ -103,15 +103,15 @@ func Parse(data []byte) (finding.Report, error) {
 	return rep, nil
 }
 
-func convert(r result) (finding.Finding, string) {
+func convert(r result) (reportfinding.Finding, string) {
 	if strings.TrimSpace(r.CheckID) == "" {
-		return finding.Finding{}, MissingRuleID
+		return reportfinding.Finding{}, MissingRuleID
 	}
 	path, dropped := norm.Path(r.Path)
 	if dropped != "" {
-		return finding.Finding{}, dropped
+		return reportfinding.Finding{}, dropped
 	}
-	f := finding.Finding{
+	f := reportfinding.Finding{
 		Tool:    Tool,
 		RuleID:  norm.ClipID(r.CheckID),
 		Message: norm.Clip(r.Extra.Message),
@@ -132,14 +132,14 @@ func convert(r result) (finding.Finding, string) {
 	}
 	f.Fingerprint = norm.Clip(unlessPlaceholder(strings.TrimSpace(r.Extra.Fingerprint)))
 	if r.Extra.IsIgnored {
-		f.Suppression = &finding.Suppression{Kind: finding.InSource}
+		f.Suppression = &reportfinding.Suppression{Kind: reportfinding.InSource}
 	}
 	f.Fix = fixOf(r, path)
 	category, _ := r.Extra.Metadata.Category.(string)
 	if f.CWE > 0 || strings.EqualFold(strings.TrimSpace(category), "security") {
-		f.Kind = finding.SAST
+		f.Kind = reportfinding.SAST
 	} else {
-		f.Kind = finding.Quality
+		f.Kind = reportfinding.Quality
 		f.Classification = norm.Maintainability
 		if c, ok := norm.Classify(category); ok {
 			f.Classification = c
@@ -153,13 +153,13 @@ func convert(r result) (finding.Finding, string) {
 func urgency(sev string) string {
 	switch strings.ToUpper(strings.TrimSpace(sev)) {
 	case "CRITICAL":
-		return finding.Critical
+		return reportfinding.Critical
 	case "ERROR", "HIGH":
-		return finding.High
+		return reportfinding.High
 	case "INFO", "LOW", "INVENTORY", "EXPERIMENT":
-		return finding.Low
+		return reportfinding.Low
 	}
-	return finding.Medium
+	return reportfinding.Medium
 }
 
 // cweOf reads metadata.cwe: "CWE-89: Improper ..." or a list of them; the
@@ -193,14 +193,14 @@ const fixExplanation = "\n Autofix: Semgrep rule suggested fix"
 // positions, and it applies fixes at their byte offsets); `fixed_lines`,
 // when given, is the text the change must leave from the start of the
 // match's first line.
-func fixOf(r result, path string) *finding.Fix {
+func fixOf(r result, path string) *reportfinding.Fix {
 	if r.Extra.Fix == nil || r.Start.Line < 1 || r.Start.Col < 1 || r.End.Line < r.Start.Line || r.End.Col < 1 {
 		return nil
 	}
-	rep := finding.Replacement{
+	rep := reportfinding.Replacement{
 		Path: path, Inserted: *r.Extra.Fix, Lines: strings.Join(r.Extra.FixedLines, "\n"),
-		Region: finding.Region{StartLine: r.Start.Line, StartColumn: r.Start.Col, EndLine: r.End.Line, EndColumn: r.End.Col,
-			Unit: finding.UnitBytes},
+		Region: reportfinding.Region{StartLine: r.Start.Line, StartColumn: r.Start.Col, EndLine: r.End.Line, EndColumn: r.End.Col,
+			Unit: reportfinding.UnitBytes},
 	}
-	return finding.KeepFix(norm.Clip(r.Extra.Message+fixExplanation), []finding.Replacement{rep})
+	return reportfinding.KeepFix(norm.Clip(r.Extra.Message+fixExplanation), []reportfinding.Replacement{rep})
 }

@@ -6,14 +6,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acme/codescan-api/shared/finding"
+	"github.com/acme/codescan-api/shared/reportfinding"
 	"github.com/acme/codescan-api/shared/reports/internal/wellformed"
 	"github.com/acme/codescan-api/shared/reports/norm"
 	"github.com/acme/codescan-api/shared/reports/reporterr"
 )
 
 type brief struct {
-	Kind           finding.Kind
+	Kind           reportfinding.Kind
 	RuleID         string
 	CWE            int
 	Path           string
@@ -26,19 +26,19 @@ func TestFixtures(t *testing.T) {
 	cases := map[string][]brief{
 		// Correctness rules of the registry: quality findings.
 		"correctness.json": {
-			{finding.Quality, "javascript.lang.correctness.useless-eqeq.eqeq-is-bad", 0, "targets/basic/stupid.js", 3, 3, finding.High, norm.Correctness},
-			{finding.Quality, "python.lang.correctness.useless-eqeq.useless-eqeq", 0, "targets/basic/stupid.py", 3, 3, finding.Low, norm.Correctness},
+			{reportfinding.Quality, "javascript.lang.correctness.useless-eqeq.eqeq-is-bad", 0, "targets/basic/stupid.js", 3, 3, reportfinding.High, norm.Correctness},
+			{reportfinding.Quality, "python.lang.correctness.useless-eqeq.useless-eqeq", 0, "targets/basic/stupid.py", 3, 3, reportfinding.Low, norm.Correctness},
 		},
 		// category security with a CWE string.
 		"deduplication.json": {
-			{finding.SAST, "rules.duplicate-eq", 522, "targets/basic/stupid.py", 3, 3, finding.Medium, ""},
-			{finding.SAST, "rules.duplicate-eq", 522, "targets/basic/stupid.py", 8, 8, finding.Medium, ""},
-			{finding.SAST, "rules.duplicate-eq", 522, "targets/basic/stupid.py", 12, 12, finding.Medium, ""},
+			{reportfinding.SAST, "rules.duplicate-eq", 522, "targets/basic/stupid.py", 3, 3, reportfinding.Medium, ""},
+			{reportfinding.SAST, "rules.duplicate-eq", 522, "targets/basic/stupid.py", 8, 8, reportfinding.Medium, ""},
+			{reportfinding.SAST, "rules.duplicate-eq", 522, "targets/basic/stupid.py", 12, 12, reportfinding.Medium, ""},
 		},
 		// A CWE without a category is enough; multi-line matches.
 		"django-password.json": {
-			{finding.SAST, "rules.autofix.python.django.security.passwords.use-none-for-password-default.use-none-for-password-default", 521, "targets/autofix/django-none-password-default.py", 60, 63, finding.High, ""},
-			{finding.SAST, "rules.autofix.python.django.security.passwords.use-none-for-password-default.use-none-for-password-default", 521, "targets/autofix/django-none-password-default.py", 71, 81, finding.High, ""},
+			{reportfinding.SAST, "rules.autofix.python.django.security.passwords.use-none-for-password-default.use-none-for-password-default", 521, "targets/autofix/django-none-password-default.py", 60, 63, reportfinding.High, ""},
+			{reportfinding.SAST, "rules.autofix.python.django.security.passwords.use-none-for-password-default.use-none-for-password-default", 521, "targets/autofix/django-none-password-default.py", 71, 81, reportfinding.High, ""},
 		},
 	}
 	for name, want := range cases {
@@ -80,11 +80,11 @@ func TestInterpretation(t *testing.T) {
 	want := []brief{
 		// A CWE in a list makes it SAST whatever the category; line 0
 		// drops the region; the login placeholder is no fingerprint.
-		{finding.SAST, "a", 79, "src/a.py", 0, 0, finding.Medium, ""},
+		{reportfinding.SAST, "a", 79, "src/a.py", 0, 0, reportfinding.Medium, ""},
 		// An end before the start is the start; unknown severity medium;
 		// a category that is no string is no class.
-		{finding.Quality, "b", 0, "b.go", 5, 5, finding.Medium, norm.Maintainability},
-		{finding.Quality, "f", 0, "src/win.cs", 0, 0, finding.Critical, norm.Maintainability},
+		{reportfinding.Quality, "b", 0, "b.go", 5, 5, reportfinding.Medium, norm.Maintainability},
+		{reportfinding.Quality, "f", 0, "src/win.cs", 0, 0, reportfinding.Critical, norm.Maintainability},
 	}
 	if len(rep.Findings) != len(want) {
 		t.Fatalf("%+v", rep.Findings)
@@ -150,7 +150,7 @@ func TestIgnored(t *testing.T) {
 		if !ok || (f.Suppression != nil) != suppressed {
 			t.Errorf("%s: suppression %+v, want suppressed=%v", key, f.Suppression, suppressed)
 		}
-		if f.Suppression != nil && (f.Suppression.Kind != finding.InSource || f.Suppression.Justification != "") {
+		if f.Suppression != nil && (f.Suppression.Kind != reportfinding.InSource || f.Suppression.Justification != "") {
 			t.Errorf("%s: suppression %+v", key, f.Suppression)
 		}
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/spdx/tools-golang/spdx/v2/common"
 
 	"github.com/acme/codescan-api/shared/components"
-	"github.com/acme/codescan-api/shared/finding"
+	"github.com/acme/codescan-api/shared/reportfinding"
 	"github.com/acme/codescan-api/shared/reports/reporterr"
 )
 
@@ -58,11 +58,11 @@ func contains(list []string, s string) bool {
 }
 
 // Parse checks an SPDX document; it has no findings.
-func Parse(data []byte) (finding.Report, error) {
+func Parse(data []byte) (reportfinding.Report, error) {
 	if _, err := Decode(data); err != nil {
-		return finding.Report{}, err
+		return reportfinding.Report{}, err
 	}
-	return finding.Report{Tools: []string{Tool}}, nil
+	return reportfinding.Report{Tools: []string{Tool}}, nil
 }
 
 // Inventory reads the document's packages that carry a package URL as

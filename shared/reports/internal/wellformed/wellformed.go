@@ -13,17 +13,17 @@ import (
 	"unicode/utf8"
 
 	"github.com/acme/codescan-api/shared/cleantext"
-	"github.com/acme/codescan-api/shared/finding"
+	"github.com/acme/codescan-api/shared/reportfinding"
 	"github.com/acme/codescan-api/shared/reports/norm"
 	"github.com/acme/codescan-api/shared/reports/reporterr"
 )
 
 // Parser is a format's Parse.
-type Parser func([]byte) (finding.Report, error)
+type Parser func([]byte) (reportfinding.Report, error)
 
 // Fixture parses testdata/name with parse and fails t unless it parses
 // into a report that keeps every promise.
-func Fixture(t testing.TB, parse Parser, name string) finding.Report {
+func Fixture(t testing.TB, parse Parser, name string) reportfinding.Report {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
@@ -59,12 +59,12 @@ func Fuzz(f *testing.F, parse Parser) {
 	})
 }
 
-var urgencies = map[string]bool{finding.Critical: true, finding.High: true, finding.Medium: true, finding.Low: true}
+var urgencies = map[string]bool{reportfinding.Critical: true, reportfinding.High: true, reportfinding.Medium: true, reportfinding.Low: true}
 
-var statuses = map[string]bool{finding.Reachable: true, finding.PackageImported: true, finding.ModuleRequired: true, finding.NotAnalyzed: true}
+var statuses = map[string]bool{reportfinding.Reachable: true, reportfinding.PackageImported: true, reportfinding.ModuleRequired: true, reportfinding.NotAnalyzed: true}
 
 // Check returns the first broken promise of a report, or nil.
-func Check(rep finding.Report) error {
+func Check(rep reportfinding.Report) error {
 	for i, f := range rep.Findings {
 		if err := checkFinding(f); err != nil {
 			return fmt.Errorf("finding %d (%+v): %w", i, f, err)
@@ -78,9 +78,9 @@ func Check(rep finding.Report) error {
 	return nil
 }
 
-func checkFinding(f finding.Finding) error {
+func checkFinding(f reportfinding.Finding) error {
 	switch {
-	case f.Kind != finding.SAST && f.Kind != finding.Quality && f.Kind != finding.SCA:
+	case f.Kind != reportfinding.SAST && f.Kind != reportfinding.Quality && f.Kind != reportfinding.SCA:
 		return fmt.Errorf("kind %q", f.Kind)
 	case !urgencies[f.Urgency]:
 		return fmt.Errorf("urgency %q", f.Urgency)
@@ -90,9 +90,9 @@ func checkFinding(f finding.Finding) error {
 		return fmt.Errorf("lines %d-%d", f.Line, f.EndLine)
 	case f.CWE < 0:
 		return fmt.Errorf("cwe %d", f.CWE)
-	case (f.Kind == finding.Quality) != (f.Classification != ""):
+	case (f.Kind == reportfinding.Quality) != (f.Classification != ""):
 		return fmt.Errorf("classification %q for kind %s", f.Classification, f.Kind)
-	case (f.Kind == finding.SCA) != (f.SCA != nil):
+	case (f.Kind == reportfinding.SCA) != (f.SCA != nil):
 		return fmt.Errorf("dependency %v for kind %s", f.SCA, f.Kind)
 	}
 	if err := relative(f.Path); err != nil {
@@ -106,7 +106,7 @@ func checkFinding(f finding.Finding) error {
 			return fmt.Errorf("text of %d bytes or not UTF-8", len(s))
 		}
 	}
-	if sup := f.Suppression; sup != nil && (sup.Kind != finding.InSource || len(sup.Justification) > norm.MaxText || !utf8.ValidString(sup.Justification)) {
+	if sup := f.Suppression; sup != nil && (sup.Kind != reportfinding.InSource || len(sup.Justification) > norm.MaxText || !utf8.ValidString(sup.Justification)) {
 		return fmt.Errorf("suppression %+v", sup)
 	}
 	if d := f.SCA; d != nil {
@@ -146,11 +146,11 @@ func relative(p string) error {
 // Visible returns the first text of a report that breaks the edge's text
 // rule, as an error naming it, or nil: what reports.Parse promises of every
 // text (norm.Text), checked by that rule's own functions.
-func Visible(rep finding.Report) error {
+func Visible(rep reportfinding.Report) error {
 	var bad error
-	rep.MapText(func(s string, k finding.TextKind) string {
+	rep.MapText(func(s string, k reportfinding.TextKind) string {
 		want := cleantext.Visible(s)
-		if k == finding.TextProse {
+		if k == reportfinding.TextProse {
 			want = cleantext.VisibleLines(s)
 		}
 		if bad == nil && want != s {

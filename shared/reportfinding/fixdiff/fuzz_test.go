@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acme/codescan-api/shared/finding"
+	"github.com/acme/codescan-api/shared/reportfinding"
 )
 
 // FuzzApply: whatever the file and the replacements (one, or two when
@@ -20,14 +20,14 @@ func FuzzApply(f *testing.F) {
 	f.Add(strings.Repeat("l\n", 40), 3, 1, 3, 2, "L", uint8(1), false, 30, 1, 31, 1, "")
 	f.Fuzz(func(t *testing.T, src string, line, col, endLine, endCol int, text string, unit uint8, whole bool,
 		line2, col2, endLine2, endCol2 int, text2 string) {
-		u := finding.Unit(unit % 4)
-		reps := []finding.Replacement{{Path: "f.go", Inserted: text, Region: finding.Region{
+		u := reportfinding.Unit(unit % 4)
+		reps := []reportfinding.Replacement{{Path: "f.go", Inserted: text, Region: reportfinding.Region{
 			StartLine: line, StartColumn: col, EndLine: endLine, EndColumn: endCol, Unit: u, MaybeWholeLines: whole}}}
 		if line2 > 0 {
-			reps = append(reps, finding.Replacement{Path: "f.go", Inserted: text2, Region: finding.Region{
+			reps = append(reps, reportfinding.Replacement{Path: "f.go", Inserted: text2, Region: reportfinding.Region{
 				StartLine: line2, StartColumn: col2, EndLine: endLine2, EndColumn: endCol2, Unit: u}})
 		}
-		fix := &finding.Fix{Replacements: reps}
+		fix := &reportfinding.Fix{Replacements: reps}
 		if Apply(fix, NewFile("f.go", []byte(src)), NewBudget()) != nil {
 			if fix.Diff != "" || fix.FullCode != "" {
 				t.Fatalf("a refused fix keeps %q", fix.Diff)

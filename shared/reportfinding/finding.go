@@ -1,8 +1,8 @@
-// Package finding is the common form every report parser (SARIF, Semgrep,
+// Package reportfinding is the common form every report parser (SARIF, Semgrep,
 // govulncheck, OSV-Scanner, CycloneDX) turns its input into, and the one
 // form ingestion reads. A parser fills what its format says and leaves the
 // rest zero; ingestion decides identity, lifecycle and storage.
-package finding
+package reportfinding
 
 // Kind says which issue list a finding belongs to.
 type Kind string

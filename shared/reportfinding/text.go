@@ -1,4 +1,4 @@
-package finding
+package reportfinding
 
 // TextKind says what a text of a report is, so the one hook that cleans
 // report text (MapText) can give each the rule and bound of its kind.
@@ -33,6 +33,7 @@ func (r *Report) MapText(fn func(s string, k TextKind) string) {
 	each(&r.Branch, TextName)
 	each(&r.RepositoryURI, TextName)
 	each(&r.CommitSHA, TextName)
+	each(&r.Category, TextName)
 	for i := range r.Findings {
 		r.Findings[i].mapText(each)
 	}

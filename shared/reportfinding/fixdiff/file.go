@@ -5,7 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/acme/codescan-api/shared/finding"
+	"github.com/acme/codescan-api/shared/reportfinding"
 )
 
 // File is an uploaded file as fixes read it: its text and where each line
@@ -59,7 +59,7 @@ func (f *File) contentEnd(i int) int {
 
 // resolve turns a replacement into a byte edit of the file, checking what
 // the report says the region holds; it pays for the lines it reads.
-func (f *File) resolve(r finding.Replacement, b *Budget) (edit, error) {
+func (f *File) resolve(r reportfinding.Replacement, b *Budget) (edit, error) {
 	start, end, err := f.region(r.Region, b)
 	if err != nil {
 		return edit{}, err
@@ -76,7 +76,7 @@ func (f *File) resolve(r finding.Replacement, b *Budget) (edit, error) {
 
 // wholeLines reads e's text as the new text of the lines e's region lies
 // on when it repeats what surrounds the region there (see
-// finding.Region.MaybeWholeLines).
+// reportfinding.Region.MaybeWholeLines).
 func (f *File) wholeLines(e edit) edit {
 	first, last := f.lineOf(e.start), f.lineOf(e.end)
 	ls, le := f.starts[first], f.contentEnd(last)
@@ -91,7 +91,7 @@ func (f *File) wholeLines(e edit) edit {
 }
 
 // region is the byte range of a region.
-func (f *File) region(r finding.Region, b *Budget) (int, int, error) {
+func (f *File) region(r reportfinding.Region, b *Budget) (int, int, error) {
 	if r.StartLine < 1 {
 		return f.offsets(r)
 	}
@@ -126,12 +126,12 @@ func (f *File) region(r finding.Region, b *Budget) (int, int, error) {
 // offsets is the byte range of a region given by offset and length. In
 // another unit than bytes, the offsets are read only within the file's
 // ASCII prefix, where every unit counts the same.
-func (f *File) offsets(r finding.Region) (int, int, error) {
+func (f *File) offsets(r reportfinding.Region) (int, int, error) {
 	start, end := r.Offset, r.Offset+r.Length
 	if start < 0 || r.Length < 0 || end > len(f.text) {
 		return 0, 0, ErrOutside
 	}
-	if r.Unit != finding.UnitBytes && end > f.ascii {
+	if r.Unit != reportfinding.UnitBytes && end > f.ascii {
 		return 0, 0, ErrAmbiguous
 	}
 	if !boundary(f.text, start) || !boundary(f.text, end) {
@@ -142,15 +142,15 @@ func (f *File) offsets(r finding.Region) (int, int, error) {
 
 // column is the offset of 1-based column col of 0-based line i, counted
 // in unit; the column after the line's last character is its end.
-func (f *File) column(i, col int, unit finding.Unit) (int, error) {
+func (f *File) column(i, col int, unit reportfinding.Unit) (int, error) {
 	ls := f.starts[i]
 	line, n := f.text[ls:f.contentEnd(i)], col-1
 	switch unit {
-	case finding.UnitBytes, finding.UnitUnknown:
+	case reportfinding.UnitBytes, reportfinding.UnitUnknown:
 		if n > len(line) {
 			return 0, ErrOutside
 		}
-		if unit == finding.UnitUnknown && !isASCII(line[:n]) {
+		if unit == reportfinding.UnitUnknown && !isASCII(line[:n]) {
 			return 0, ErrAmbiguous
 		}
 		if !boundary(line, n) {
@@ -162,7 +162,7 @@ func (f *File) column(i, col int, unit finding.Unit) (int, error) {
 	for units < n && at < len(line) {
 		r, size := utf8.DecodeRuneInString(line[at:])
 		units++
-		if unit == finding.UnitUTF16 && r > 0xFFFF {
+		if unit == reportfinding.UnitUTF16 && r > 0xFFFF {
 			units++ // a surrogate pair
 		}
 		at += size

@@ -1,4 +1,4 @@
-package finding
+package reportfinding
 
 import "github.com/acme/codescan-api/shared/cleantext"
 

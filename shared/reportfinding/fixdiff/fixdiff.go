@@ -1,4 +1,4 @@
-// Package fixdiff applies a scanner's own fix (finding.Fix) to the file
+// Package fixdiff applies a scanner's own fix (reportfinding.Fix) to the file
 // the run uploaded with its report and writes what an issue shows of it:
 // a unified diff (`--- a/<path>`, `+++ b/<path>`, 3 lines of context) that
 // `patch -p1` applies to that file, and the file as changed. A fix is
@@ -15,7 +15,7 @@ import (
 	"strings"
 
 	"github.com/acme/codescan-api/shared/cleantext"
-	"github.com/acme/codescan-api/shared/finding"
+	"github.com/acme/codescan-api/shared/reportfinding"
 )
 
 // Bounds. An issue item holds its fix beside its texts (some 17 KB at
@@ -78,7 +78,7 @@ func (b *Budget) pay(n int) error {
 // leaves both empty and says why. FullCode is left empty, the diff
 // offered, when the changed file does not fit MaxKept or holds text the
 // report text rule would alter (the diff shows only lines that keep it).
-func Apply(fix *finding.Fix, f *File, b *Budget) error {
+func Apply(fix *reportfinding.Fix, f *File, b *Budget) error {
 	fix.Diff, fix.FullCode = "", ""
 	edits, err := f.edits(fix.Replacements, b)
 	if err != nil {
@@ -107,7 +107,7 @@ type edit struct {
 
 // edits resolves the replacements to byte edits in file order, without
 // the ones that change nothing.
-func (f *File) edits(reps []finding.Replacement, b *Budget) ([]edit, error) {
+func (f *File) edits(reps []reportfinding.Replacement, b *Budget) ([]edit, error) {
 	if len(reps) == 0 {
 		return nil, ErrNoReplacement
 	}

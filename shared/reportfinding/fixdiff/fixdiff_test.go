@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acme/codescan-api/shared/finding"
+	"github.com/acme/codescan-api/shared/reportfinding"
 	"github.com/acme/codescan-api/shared/reports/sarif"
 	"github.com/acme/codescan-api/shared/reports/semgrep"
 )
@@ -30,7 +30,7 @@ func read(t *testing.T, path string) string {
 
 // applied checks a fix that applies: its diff patches the original into
 // its full code, which is want.
-func applied(t *testing.T, fix *finding.Fix, path, original, want string) {
+func applied(t *testing.T, fix *reportfinding.Fix, path, original, want string) {
 	t.Helper()
 	if err := Apply(fix, NewFile(path, []byte(original)), NewBudget()); err != nil {
 		t.Fatalf("%s: %v", path, err)
@@ -182,9 +182,9 @@ func TestGosecFixIsAnExplanation(t *testing.T) {
 }
 
 // rep is a replacement of a.go by lines and columns, in bytes.
-func rep(line, col, endLine, endCol int, text string) finding.Replacement {
-	return finding.Replacement{Path: "a.go", Inserted: text,
-		Region: finding.Region{StartLine: line, StartColumn: col, EndLine: endLine, EndColumn: endCol, Unit: finding.UnitBytes}}
+func rep(line, col, endLine, endCol int, text string) reportfinding.Replacement {
+	return reportfinding.Replacement{Path: "a.go", Inserted: text,
+		Region: reportfinding.Region{StartLine: line, StartColumn: col, EndLine: endLine, EndColumn: endCol, Unit: reportfinding.UnitBytes}}
 }
 
 func numbered(n int) string {
@@ -200,7 +200,7 @@ func numbered(n int) string {
 func TestFixesThatDoNotApply(t *testing.T) {
 	const src = "package a\n\nfunc f() {\n\tx := \"é\" + y\n}\n"
 	unknown := rep(4, 12, 4, 13, "z")
-	unknown.Region.Unit = finding.UnitUnknown
+	unknown.Region.Unit = reportfinding.UnitUnknown
 	deleted := rep(4, 2, 4, 3, "z")
 	deleted.Deleted = "y"
 	lines := rep(4, 2, 4, 3, "z")
@@ -208,38 +208,38 @@ func TestFixesThatDoNotApply(t *testing.T) {
 	other := rep(1, 1, 1, 1, "// x\n")
 	other.Path = "b.go"
 	utf16 := rep(4, 9, 4, 9, "z")
-	utf16.Region.Unit = finding.UnitUTF16
+	utf16.Region.Unit = reportfinding.UnitUTF16
 	for name, c := range map[string]struct {
 		src  string
-		reps []finding.Replacement
+		reps []reportfinding.Replacement
 		want error
 	}{
 		"no replacement":         {src, nil, ErrNoReplacement},
-		"another file":           {src, []finding.Replacement{other}, ErrOtherFile},
-		"a line past the end":    {src, []finding.Replacement{rep(7, 1, 7, 1, "x")}, ErrOutside},
-		"a column past the line": {src, []finding.Replacement{rep(3, 1, 3, 12, "x")}, ErrOutside},
-		"an end before a start":  {src, []finding.Replacement{rep(3, 5, 3, 2, "x")}, ErrOutside},
-		"an end line before":     {src, []finding.Replacement{rep(3, 1, 2, 1, "x")}, ErrOutside},
-		"an offset past the end": {src, []finding.Replacement{{Path: "a.go", Region: finding.Region{Offset: 40, Length: 9, Unit: finding.UnitBytes}}}, ErrOutside},
-		"inside a character":     {src, []finding.Replacement{rep(4, 9, 4, 9, "z")}, ErrPosition},
-		"inside a surrogate pair": {"s := \"😊\"\n", []finding.Replacement{func() finding.Replacement {
+		"another file":           {src, []reportfinding.Replacement{other}, ErrOtherFile},
+		"a line past the end":    {src, []reportfinding.Replacement{rep(7, 1, 7, 1, "x")}, ErrOutside},
+		"a column past the line": {src, []reportfinding.Replacement{rep(3, 1, 3, 12, "x")}, ErrOutside},
+		"an end before a start":  {src, []reportfinding.Replacement{rep(3, 5, 3, 2, "x")}, ErrOutside},
+		"an end line before":     {src, []reportfinding.Replacement{rep(3, 1, 2, 1, "x")}, ErrOutside},
+		"an offset past the end": {src, []reportfinding.Replacement{{Path: "a.go", Region: reportfinding.Region{Offset: 40, Length: 9, Unit: reportfinding.UnitBytes}}}, ErrOutside},
+		"inside a character":     {src, []reportfinding.Replacement{rep(4, 9, 4, 9, "z")}, ErrPosition},
+		"inside a surrogate pair": {"s := \"😊\"\n", []reportfinding.Replacement{func() reportfinding.Replacement {
 			r := rep(1, 8, 1, 8, "z")
-			r.Region.Unit = finding.UnitUTF16
+			r.Region.Unit = reportfinding.UnitUTF16
 			return r
 		}()}, ErrPosition},
-		"unit unknown past non-ASCII": {src, []finding.Replacement{unknown}, ErrAmbiguous},
-		"chars past non-ASCII":        {src, []finding.Replacement{{Path: "a.go", Region: finding.Region{Offset: 30, Length: 1}}}, ErrAmbiguous},
-		"other deleted text":          {src, []finding.Replacement{deleted}, ErrDeleted},
-		"other resulting lines":       {src, []finding.Replacement{lines}, ErrLines},
-		"overlapping regions":         {src, []finding.Replacement{rep(4, 2, 4, 6, "a"), rep(4, 4, 4, 8, "b")}, ErrOverlap},
-		"no change":                   {src, []finding.Replacement{rep(1, 1, 1, 8, "package")}, ErrNoChange},
-		"carriage returns":            {"a\r\nb\r\n", []finding.Replacement{rep(1, 1, 1, 2, "c")}, ErrNotText},
-		"a control character":         {"a\nb \x1b[31m\n", []finding.Replacement{rep(1, 1, 1, 2, "c")}, ErrNotText},
-		"a region over the bound":     {numbered(20000), []finding.Replacement{rep(1, 1, 9000, 1, "x")}, ErrTooLarge},
-		"a diff over the bound":       {numbered(3000), []finding.Replacement{rep(1, 1, 2000, 1, "x")}, ErrTooLarge},
-		"a line over the bound":       {strings.Repeat("x", 3*MaxSpan) + "\n", []finding.Replacement{rep(1, 2, 1, 3, "y")}, ErrTooLarge},
+		"unit unknown past non-ASCII": {src, []reportfinding.Replacement{unknown}, ErrAmbiguous},
+		"chars past non-ASCII":        {src, []reportfinding.Replacement{{Path: "a.go", Region: reportfinding.Region{Offset: 30, Length: 1}}}, ErrAmbiguous},
+		"other deleted text":          {src, []reportfinding.Replacement{deleted}, ErrDeleted},
+		"other resulting lines":       {src, []reportfinding.Replacement{lines}, ErrLines},
+		"overlapping regions":         {src, []reportfinding.Replacement{rep(4, 2, 4, 6, "a"), rep(4, 4, 4, 8, "b")}, ErrOverlap},
+		"no change":                   {src, []reportfinding.Replacement{rep(1, 1, 1, 8, "package")}, ErrNoChange},
+		"carriage returns":            {"a\r\nb\r\n", []reportfinding.Replacement{rep(1, 1, 1, 2, "c")}, ErrNotText},
+		"a control character":         {"a\nb \x1b[31m\n", []reportfinding.Replacement{rep(1, 1, 1, 2, "c")}, ErrNotText},
+		"a region over the bound":     {numbered(20000), []reportfinding.Replacement{rep(1, 1, 9000, 1, "x")}, ErrTooLarge},
+		"a diff over the bound":       {numbered(3000), []reportfinding.Replacement{rep(1, 1, 2000, 1, "x")}, ErrTooLarge},
+		"a line over the bound":       {strings.Repeat("x", 3*MaxSpan) + "\n", []reportfinding.Replacement{rep(1, 2, 1, 3, "y")}, ErrTooLarge},
 	} {
-		fix := &finding.Fix{Explanation: "why", Replacements: c.reps}
+		fix := &reportfinding.Fix{Explanation: "why", Replacements: c.reps}
 		err := Apply(fix, NewFile("a.go", []byte(c.src)), NewBudget())
 		if !errors.Is(err, c.want) || fix.Diff != "" || fix.FullCode != "" {
 			t.Errorf("%s: %v, want %v; %q", name, err, c.want, fix.Diff)
@@ -247,11 +247,11 @@ func TestFixesThatDoNotApply(t *testing.T) {
 	}
 	// The same positions in the units that read them apply.
 	ok := rep(4, 12, 4, 13, "z") // bytes: "é" is two
-	applied(t, &finding.Fix{Replacements: []finding.Replacement{ok}}, "a.go", src, strings.Replace(src, "+", "z", 1))
+	applied(t, &reportfinding.Fix{Replacements: []reportfinding.Replacement{ok}}, "a.go", src, strings.Replace(src, "+", "z", 1))
 	utf16.Region.StartColumn, utf16.Region.EndColumn = 11, 12
-	applied(t, &finding.Fix{Replacements: []finding.Replacement{utf16}}, "a.go", src, strings.Replace(src, "+", "z", 1))
-	chars := finding.Replacement{Path: "a.go", Inserted: "b", Region: finding.Region{Offset: 8, Length: 1}}
-	applied(t, &finding.Fix{Replacements: []finding.Replacement{chars}}, "a.go", src, strings.Replace(src, "package a", "package b", 1))
+	applied(t, &reportfinding.Fix{Replacements: []reportfinding.Replacement{utf16}}, "a.go", src, strings.Replace(src, "+", "z", 1))
+	chars := reportfinding.Replacement{Path: "a.go", Inserted: "b", Region: reportfinding.Region{Offset: 8, Length: 1}}
+	applied(t, &reportfinding.Fix{Replacements: []reportfinding.Replacement{chars}}, "a.go", src, strings.Replace(src, "package a", "package b", 1))
 }
 
 // Changes far apart are hunks of their own, numbered as in the whole file
@@ -260,7 +260,7 @@ func TestFixesThatDoNotApply(t *testing.T) {
 // is offered without the full code.
 func TestHunks(t *testing.T) {
 	src := numbered(5000)
-	fix := &finding.Fix{Replacements: []finding.Replacement{
+	fix := &reportfinding.Fix{Replacements: []reportfinding.Replacement{
 		rep(4000, 1, 4000, 10, "changed"), rep(2, 1, 2, 1, "new a\nnew b\n"), rep(4005, 6, 4005, 10, "X")}}
 	want := strings.Replace(strings.Replace(strings.Replace(src, "line 4000\n", "changed\n", 1),
 		"line 2\n", "new a\nnew b\nline 2\n", 1), "line 4005\n", "line X\n", 1)
@@ -282,10 +282,10 @@ func TestHunks(t *testing.T) {
 // again as they were are not shown as changed.
 func TestHunksFollowTheChangedLines(t *testing.T) {
 	src := "a\n\n\n\n\n\n\n\n\nb\n\n\n\n\n\n\n\nc\n"
-	fix := &finding.Fix{Replacements: []finding.Replacement{rep(10, 2, 10, 2, "\n")}}
+	fix := &reportfinding.Fix{Replacements: []reportfinding.Replacement{rep(10, 2, 10, 2, "\n")}}
 	applied(t, fix, "a.go", src, strings.Replace(src, "b\n", "b\n\n", 1))
 	django := "def f():\n    x = 1\n    y = 2\n    z = 3\n    return x\n"
-	same := &finding.Fix{Replacements: []finding.Replacement{rep(2, 5, 4, 10, "x = 1\n    y = 20\n    z = 3")}}
+	same := &reportfinding.Fix{Replacements: []reportfinding.Replacement{rep(2, 5, 4, 10, "x = 1\n    y = 20\n    z = 3")}}
 	applied(t, same, "a.go", django, strings.Replace(django, "y = 2\n", "y = 20\n", 1))
 	if strings.Count(same.Diff, "\n-") != 1 {
 		t.Fatalf("unchanged lines shown:\n%s", same.Diff)
@@ -297,13 +297,13 @@ func TestHunksFollowTheChangedLines(t *testing.T) {
 // either way.
 func TestFullCodeWhenItFits(t *testing.T) {
 	ff := "x := 1\n\n\n\n\n\n\n\n// \f page break\n"
-	fix := &finding.Fix{Replacements: []finding.Replacement{rep(1, 6, 1, 7, "2")}}
+	fix := &reportfinding.Fix{Replacements: []reportfinding.Replacement{rep(1, 6, 1, 7, "2")}}
 	if err := Apply(fix, NewFile("a.go", []byte(ff)), NewBudget()); err != nil || fix.FullCode != "" {
 		t.Fatalf("a form feed far from the change: %v, full code %q", err, fix.FullCode)
 	}
 	patch(t, fix.Diff, ff)
 	room := strings.Repeat("// filler\n", (MaxKept-600)/10) + "x := 1\n"
-	fix = &finding.Fix{Explanation: strings.Repeat("e", 200), Replacements: []finding.Replacement{rep(strings.Count(room, "\n"), 6, 0, 0, "2")}}
+	fix = &reportfinding.Fix{Explanation: strings.Repeat("e", 200), Replacements: []reportfinding.Replacement{rep(strings.Count(room, "\n"), 6, 0, 0, "2")}}
 	if err := Apply(fix, NewFile("a.go", []byte(room)), NewBudget()); err != nil || fix.FullCode == "" {
 		t.Fatalf("a file that fits: %v", err)
 	}
@@ -324,7 +324,7 @@ func TestScanBudget(t *testing.T) {
 	file := NewFile("a.go", []byte(src))
 	offered := 0
 	for range MaxScanBytes / 100 {
-		fix := &finding.Fix{Replacements: []finding.Replacement{rep(1000, 1, 0, 0, "changed")}}
+		fix := &reportfinding.Fix{Replacements: []reportfinding.Replacement{rep(1000, 1, 0, 0, "changed")}}
 		err := Apply(fix, file, b)
 		if errors.Is(err, ErrBudget) {
 			break
@@ -339,7 +339,7 @@ func TestScanBudget(t *testing.T) {
 	if offered < MaxScanBytes/400 || offered > MaxScanBytes/200 {
 		t.Fatalf("%d fixes offered", offered)
 	}
-	if err := Apply(&finding.Fix{Replacements: []finding.Replacement{rep(1, 1, 0, 0, "x")}}, file, b); !errors.Is(err, ErrBudget) {
+	if err := Apply(&reportfinding.Fix{Replacements: []reportfinding.Replacement{rep(1, 1, 0, 0, "x")}}, file, b); !errors.Is(err, ErrBudget) {
 		t.Fatalf("past the budget: %v", err)
 	}
 }
