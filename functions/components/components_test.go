@@ -232,3 +232,23 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("generic: %d %s", res.Status, res.Body)
 	}
 }
+
+// A holding whose report names no licence answers an empty array, as the
+// description requires (never null; the store reads it so).
+func TestNoLicencesIsAnEmptyArray(t *testing.T) {
+	w := setup(t)
+	c, err := comp.New("pkg:npm/left-pad@1.3.0", "", comp.Transitive, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = w.env.Store.ReplaceComponents(context.Background(), storecomponents.SetRef{CompanyID: w.acme.ID, ProjectID: 1,
+		ProjectName: "svc-001", Branch: "main", Engine: "spdx", ScanID: "00000000-0000-4000-8000-000000000001",
+		ScanAt: time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)}, []comp.Component{c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := testenv.Do(t, components.New(w.env.Deps), "GET", "/components?purl="+url.QueryEscape("pkg:npm/left-pad"), "", testenv.Key(w.user)...)
+	if res.Status != 200 || !strings.Contains(string(res.Body), `"licenses":[]`) {
+		t.Fatalf("%d %s", res.Status, res.Body)
+	}
+}

@@ -9,7 +9,6 @@ import (
 	"maps"
 	"net/http"
 	"slices"
-	"strings"
 
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/config"
@@ -165,14 +164,12 @@ func parseFilter(raw json.RawMessage) (string, error) {
 	if json.Unmarshal(raw, &s) != nil {
 		return "", httpapi.Errorf(http.StatusBadRequest, "filter must be a string (a CEL expression over event) or null")
 	}
-	if _, err := eventfilter.Compile(s); err != nil {
-		var fe *eventfilter.Error
-		if errors.As(err, &fe) {
-			return "", httpapi.Errorf(http.StatusBadRequest, "filter: %s", fe.Error())
-		}
-		return "", err
+	src, err := eventfilter.Check(s)
+	var fe *eventfilter.Error
+	if errors.As(err, &fe) {
+		return "", httpapi.Errorf(http.StatusBadRequest, "filter: %s", fe.Error())
 	}
-	return strings.TrimSpace(s), nil
+	return src, err
 }
 
 func nullable(s string) *string {

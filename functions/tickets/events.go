@@ -70,6 +70,25 @@ func signed(values []string, secret string, body []byte) bool {
 	return hmac.Equal(mac.Sum(nil), sig)
 }
 
+// verify checks a delivery's signature (header) over body with the
+// integration's webhook secret, sealed to record: errForged without a
+// secret, when it cannot be opened (logged by record, never the value),
+// or when the signature does not hold.
+func (h handlers) verify(r *http.Request, header string, body []byte, sealed, record string) error {
+	if sealed == "" {
+		return errForged
+	}
+	secret, err := h.sealer.Open(r.Context(), sealed, record)
+	if err != nil {
+		h.log.Warn("webhook secret cannot be opened", "record", record)
+		return errForged
+	}
+	if !signed(r.Header.Values(header), secret, body) {
+		return errForged
+	}
+	return nil
+}
+
 // jiraEvents answers POST /integrations/jira/{integration_uuid}/events: a
 // Jira Cloud admin webhook's delivery, signed with the integration's
 // secret (X-Hub-Signature). Checked before anything of the body is read;
@@ -82,18 +101,13 @@ func (h handlers) jiraEvents(w http.ResponseWriter, r *http.Request) error {
 	}
 	ctx := r.Context()
 	in, err := h.tickets.JiraByHook(ctx, r.PathValue("integration_uuid"))
-	if errors.Is(err, storetickets.ErrNotFound) || (err == nil && in.SealedWebhookSecret == "") {
+	if errors.Is(err, storetickets.ErrNotFound) {
 		return errForged
 	} else if err != nil {
 		return err
 	}
-	secret, err := h.sealer.Open(ctx, in.SealedWebhookSecret, storetickets.JiraSecretRecord(in.CompanyID, in.UUID))
-	if err != nil {
-		h.log.Warn("jira webhook secret cannot be opened", "integration", in.UUID)
-		return errForged
-	}
-	if !signed(r.Header.Values(JiraSignatureHeader), secret, body) {
-		return errForged
+	if err := h.verify(r, JiraSignatureHeader, body, in.SealedWebhookSecret, storetickets.JiraSecretRecord(in.CompanyID, in.UUID)); err != nil {
+		return err
 	}
 	var ev struct {
 		WebhookEvent string `json:"webhookEvent"`
@@ -152,17 +166,13 @@ func (h handlers) githubEvents(w http.ResponseWriter, r *http.Request) error {
 	}
 	ctx := r.Context()
 	in, err := h.store.IntegrationByHook(ctx, r.PathValue("integration_uuid"))
-	if errors.Is(err, store.ErrNotFound) || (err == nil && in.SealedWebhookSecret == "") {
+	if errors.Is(err, store.ErrNotFound) {
 		return errForged
 	} else if err != nil {
 		return err
 	}
-	secret, err := h.sealer.Open(ctx, in.SealedWebhookSecret, catalog.IntegrationWebhookRecord(in.CompanyID, in.UUID))
-	if err != nil {
-		return errForged
-	}
-	if !signed(r.Header.Values(GitHubSignatureHeader), secret, body) {
-		return errForged
+	if err := h.verify(r, GitHubSignatureHeader, body, in.SealedWebhookSecret, catalog.IntegrationWebhookRecord(in.CompanyID, in.UUID)); err != nil {
+		return err
 	}
 	switch r.Header.Get(GitHubEventHeader) {
 	case "ping":

@@ -188,9 +188,12 @@ func (h handlers) createJira(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	for field, v := range map[string]*string{"site_url": b.SiteURL, "email": b.Email, "api_token": b.APIToken, "project_key": b.ProjectKey} {
-		if v == nil {
-			return bad("%s is required", field)
+	for _, f := range []struct {
+		name string
+		v    *string
+	}{{"site_url", b.SiteURL}, {"email", b.Email}, {"api_token", b.APIToken}, {"project_key", b.ProjectKey}} {
+		if f.v == nil {
+			return bad("%s is required", f.name)
 		}
 	}
 	if b.Name == nil {
@@ -290,28 +293,8 @@ func (h handlers) updateJira(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	ch := storetickets.JiraChange{Name: b.Name, SiteURL: b.SiteURL, Email: b.Email, ProjectKey: b.ProjectKey, IssueType: b.IssueType,
 		DoneTransition: b.DoneTransition, WontDoTransition: b.WontDoTransition, ReopenTransition: b.ReopenTransition}
-	if b.SiteURL != nil || b.Email != nil || b.APIToken != nil || b.ProjectKey != nil || b.IssueType != nil {
-		token := deref(b.APIToken)
-		if b.APIToken == nil {
-			if token, err = h.sealer.Open(ctx, in.SealedToken, storetickets.JiraTokenRecord(in.CompanyID, in.UUID)); err != nil {
-				return httpapi.Errorf(http.StatusUnprocessableEntity, "api_token: the stored token cannot be read; send api_token with the change")
-			}
-		}
-		me, err := h.check(ctx, or(b.SiteURL, in.SiteURL), or(b.Email, in.Email), token, or(b.ProjectKey, in.ProjectKey), or(b.IssueType, in.IssueType))
-		if err != nil {
-			return err
-		}
-		if me.AccountID != in.AccountID && b.APIToken == nil && b.Email == nil {
-			return httpapi.Errorf(http.StatusUnprocessableEntity, "site_url: the credentials belong to another account on that site")
-		}
-		ch.AccountID, ch.AccountName = &me.AccountID, &me.DisplayName
-		if b.APIToken != nil {
-			sealed, err := h.sealer.Seal(ctx, token, storetickets.JiraTokenRecord(in.CompanyID, in.UUID))
-			if err != nil {
-				return err
-			}
-			ch.SealedToken = &sealed
-		}
+	if err := h.recheck(ctx, in, b, &ch); err != nil {
+		return err
 	}
 	if b.WebhookSecret != nil {
 		sealed, err := h.sealer.Seal(ctx, *b.WebhookSecret, storetickets.JiraSecretRecord(in.CompanyID, in.UUID))
@@ -331,6 +314,42 @@ func (h handlers) updateJira(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return httpapi.WriteJSON(w, http.StatusOK, jiraOne{Status: "ok", Integration: viewJira(out)})
+}
+
+// recheck asks the site again when a change touches what the check
+// covers (site, credentials, project, issue type), and sets the account
+// and the sealed new token on ch. The stored token only ever goes to the
+// site it was given for: moving to another site needs api_token.
+func (h handlers) recheck(ctx context.Context, in storetickets.JiraIntegration, b jiraBody, ch *storetickets.JiraChange) error {
+	if b.SiteURL == nil && b.Email == nil && b.APIToken == nil && b.ProjectKey == nil && b.IssueType == nil {
+		return nil
+	}
+	if b.SiteURL != nil && *b.SiteURL != in.SiteURL && b.APIToken == nil {
+		return bad("api_token is required to change site_url (the stored token is never sent to another site)")
+	}
+	token := deref(b.APIToken)
+	if b.APIToken == nil {
+		var err error
+		if token, err = h.sealer.Open(ctx, in.SealedToken, storetickets.JiraTokenRecord(in.CompanyID, in.UUID)); err != nil {
+			return httpapi.Errorf(http.StatusUnprocessableEntity, "api_token: the stored token cannot be read; send api_token with the change")
+		}
+	}
+	me, err := h.check(ctx, or(b.SiteURL, in.SiteURL), or(b.Email, in.Email), token, or(b.ProjectKey, in.ProjectKey), or(b.IssueType, in.IssueType))
+	if err != nil {
+		return err
+	}
+	if me.AccountID != in.AccountID && b.APIToken == nil && b.Email == nil {
+		return httpapi.Errorf(http.StatusUnprocessableEntity, "site_url: the credentials belong to another account on that site")
+	}
+	ch.AccountID, ch.AccountName = &me.AccountID, &me.DisplayName
+	if b.APIToken != nil {
+		sealed, err := h.sealer.Seal(ctx, token, storetickets.JiraTokenRecord(in.CompanyID, in.UUID))
+		if err != nil {
+			return err
+		}
+		ch.SealedToken = &sealed
+	}
+	return nil
 }
 
 func or(v *string, stored string) string {

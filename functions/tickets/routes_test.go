@@ -59,6 +59,13 @@ func TestJiraIntegrationIsCheckedWhenSaved(t *testing.T) {
 	if res := testenv.Do(t, w.h, "PATCH", "/integrations/jira/"+in, `{"api_token":"revoked"}`, w.key...); res.Status != 422 || !strings.Contains(string(res.Body), "api_token") {
 		t.Fatalf("patch with a refused token: %d %s", res.Status, res.Body)
 	}
+	// The stored token never goes to another site: moving needs a token,
+	// and the other site hears nothing.
+	elsewhere := trackerhost.NewJira(t, jiraEmail, jiraToken, jiraProject)
+	if res := testenv.Do(t, w.h, "PATCH", "/integrations/jira/"+in, `{"site_url":"`+elsewhere.URL()+`"}`, w.key...); res.Status != 400 ||
+		!strings.Contains(string(res.Body), "api_token is required") || elsewhere.Count("getCurrentUser") != 0 {
+		t.Fatalf("patch of the site alone: %d %s (the other site heard %d)", res.Status, res.Body, elsewhere.Count("getCurrentUser"))
+	}
 	if res := testenv.Do(t, w.h, "PATCH", "/integrations/jira/"+in, `{"name":"Security board","done_transition":"Done"}`, w.key...); res.Status != 200 ||
 		!strings.Contains(string(res.Body), `"name":"Security board"`) {
 		t.Fatalf("patch: %d %s", res.Status, res.Body)
@@ -103,8 +110,14 @@ func TestTicketsAreTheCompanysOwn(t *testing.T) {
 			t.Errorf("a %s destination of another company: %d %s; a missing one: %s", d.kind, theirs.Status, theirs.Body, mine.Body)
 		}
 	}
-	if res := testenv.Do(t, w.h, "GET", "/ticket-rules", "", key...); !strings.Contains(string(res.Body), `"rules":[]`) {
-		t.Fatalf("another company lists: %s", res.Body)
+	if res := testenv.Do(t, w.h, "GET", "/ticket-rules", "", key...); res.Status != 200 || !strings.Contains(string(res.Body), `"rules":[]`) {
+		t.Fatalf("another company lists: %d %s", res.Status, res.Body)
+	}
+	if res := testenv.Do(t, w.h, "GET", "/integrations/jira", "", key...); res.Status != 200 || !strings.Contains(string(res.Body), `"integrations":[]`) {
+		t.Fatalf("another company lists Jira integrations: %d %s", res.Status, res.Body)
+	}
+	if res := testenv.Do(t, w.h, "GET", "/integrations/jira", "", w.key...); !strings.Contains(string(res.Body), in) {
+		t.Fatalf("the owner lists its Jira integration: %s", res.Body)
 	}
 	// The owner still has both; an integration rules send to is not deleted.
 	if res := testenv.Do(t, w.h, "DELETE", "/integrations/jira/"+in, "", w.key...); res.Status != http.StatusConflict {
@@ -139,5 +152,37 @@ func TestTicketRuleInput(t *testing.T) {
 	if !strings.Contains(string(res.Body), `"labels":["security"]`) || !strings.Contains(string(res.Body), `"new_on_default_branch":true`) ||
 		!strings.Contains(string(res.Body), `"grouping":"rule"`) {
 		t.Fatalf("rule: %s", res.Body)
+	}
+}
+
+// An inbound delivery is verified before anything of its body is read:
+// unsigned, badly signed or signed for an unknown integration, it
+// is the same 401 whatever the body (so uuids cannot be probed); only a
+// verified one that is no JSON is 400.
+func TestEventsAreVerifiedBeforeParsing(t *testing.T) {
+	w := newWorld(t)
+	site := trackerhost.NewJira(t, jiraEmail, jiraToken, jiraProject)
+	in := w.jiraIntegration(t, site)
+	events := "/integrations/jira/" + in + "/events"
+	unknown := "/integrations/jira/7d2f4a10-3b5c-4e6d-8f70-1a2b3c4d5e6f/events"
+	junk := []byte("{not json")
+	refused := testenv.DoBytes(t, w.h, "POST", events, junk, "Content-Type", "application/json")
+	if refused.Status != http.StatusUnauthorized {
+		t.Fatalf("unsigned: %d %s", refused.Status, refused.Body)
+	}
+	sig := trackerhost.Sign(jiraSecret, junk)
+	for name, res := range map[string]*testenv.Response{
+		"another secret":        w.postSigned(t, events, "X-Hub-Signature", "not-the-secret-000000", "X-Atlassian-Webhook-Identifier", "d-1", junk),
+		"an unknown uuid":       w.postSigned(t, unknown, "X-Hub-Signature", jiraSecret, "X-Atlassian-Webhook-Identifier", "d-1", junk),
+		"sha1":                  testenv.DoBytes(t, w.h, "POST", events, junk, "X-Hub-Signature", strings.Replace(sig, "sha256=", "sha1=", 1)),
+		"a truncated signature": testenv.DoBytes(t, w.h, "POST", events, junk, "X-Hub-Signature", sig[:len(sig)-2]),
+	} {
+		if res.Status != refused.Status || string(res.Body) != string(refused.Body) {
+			t.Errorf("%s: %d %s, want the unsigned answer %s", name, res.Status, res.Body, refused.Body)
+		}
+	}
+	if res := w.postSigned(t, events, "X-Hub-Signature", jiraSecret, "X-Atlassian-Webhook-Identifier", "d-1", junk); res.Status != http.StatusBadRequest ||
+		!strings.Contains(string(res.Body), "not JSON") {
+		t.Fatalf("signed junk: %d %s", res.Status, res.Body)
 	}
 }

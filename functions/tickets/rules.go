@@ -71,10 +71,8 @@ type ruleJSON struct {
 }
 
 func viewRule(r storetickets.Rule) ruleJSON {
-	m := r.Matcher
-	v := triagerule.Show(triagerule.Matcher{Tool: m.Tool, RuleID: m.RuleID, CWE: m.CWE, Path: m.Path, Package: m.Package, Ecosystem: m.Ecosystem,
-		UrgencyAtLeast: m.UrgencyAtLeast, UrgencyAtMost: m.UrgencyAtMost}, triagerule.Action{})
-	out := ruleJSON{ID: r.ID, Matcher: matcherJSON{MatcherView: v.Matcher, NewOnDefaultBranch: m.NewOnDefaultBranch},
+	v := triagerule.Show(r.Matcher.Matcher, triagerule.Action{})
+	out := ruleJSON{ID: r.ID, Matcher: matcherJSON{MatcherView: v.Matcher, NewOnDefaultBranch: r.Matcher.NewOnDefaultBranch},
 		Destination: destinationJSON{Kind: r.Destination.Kind, Integration: r.Destination.Integration, Repository: r.Destination.Repository},
 		Grouping:    r.Grouping, Labels: httpapi.Array(r.Labels), CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
 	if r.ProjectID != 0 {
@@ -104,8 +102,7 @@ func parseMatcher(b *matcherBody) (storetickets.Matcher, error) {
 		if err != nil {
 			return out, bad("%s", err.Error())
 		}
-		out = storetickets.Matcher{Tool: m.Tool, RuleID: m.RuleID, CWE: m.CWE, Path: m.Path, Package: m.Package, Ecosystem: m.Ecosystem,
-			UrgencyAtLeast: m.UrgencyAtLeast, UrgencyAtMost: m.UrgencyAtMost}
+		out.Matcher = m
 	}
 	if out.Package != "" || out.Ecosystem != "" {
 		return out, bad("matcher.package and matcher.ecosystem are not supported by ticket rules yet (code findings only)")

@@ -60,11 +60,10 @@ func NewWithOptions(d config.Deps, o Options) http.Handler {
 	}
 	now := d.Clock()
 	area := storetickets.New(d.Store.Client(), d.Store.TableName(), now)
-	h := handlers{store: d.Store, tickets: area, sealer: o.Sealer, loopback: o.AllowLoopback, now: now, log: d.Server.Log,
-		jira: ticketing.NewJiraHTTP(o.Timeout, o.AllowLoopback),
-		ticketer: &ticketing.Ticketer{Store: d.Store, Tickets: area, Sealer: o.Sealer, Now: now,
-			Host: scmhost.New(scmhost.Options{AllowLoopback: o.AllowLoopback, Timeout: o.Timeout}),
-			Jira: ticketing.NewJiraHTTP(o.Timeout, o.AllowLoopback)}}
+	jira := ticketing.NewJiraHTTP(o.Timeout, o.AllowLoopback) // guarded (shared/netguard)
+	h := handlers{store: d.Store, tickets: area, sealer: o.Sealer, loopback: o.AllowLoopback, now: now, log: d.Server.Log, jira: jira,
+		ticketer: &ticketing.Ticketer{Store: d.Store, Tickets: area, Sealer: o.Sealer, Now: now, Jira: jira,
+			Host: scmhost.New(scmhost.Options{AllowLoopback: o.AllowLoopback, Timeout: o.Timeout})}}
 	return d.Server.Group(routes.GroupTickets, map[string]httpapi.HandlerFunc{
 		"POST /integrations/jira":                                          h.createJira,
 		"GET /integrations/jira":                                           h.listJira,

@@ -151,7 +151,11 @@ func (h handlers) plan(ctx context.Context, companyID, projectID int64, idx *vex
 		for n, i := range found {
 			fs[n] = findingOf(i)
 		}
-		out = append(out, idx.Plan(fs)...)
+		planned, err := idx.Plan(fs)
+		if err != nil {
+			return nil, 0, refusal(err)
+		}
+		out = append(out, planned...)
 		read += len(found)
 		if res.Next == "" || read >= MaxFindings {
 			return out, read, nil

@@ -129,6 +129,10 @@ func TestChatDestination(t *testing.T) {
 	if res := f.post(t, f.other.Admin, "PATCH", "/webhooks/"+ep.ID, map[string]any{"filter": "true"}); res.Status != 404 {
 		t.Fatalf("other company: %d", res.Status)
 	}
+	// The URL is the secret: no log line of any request holds it.
+	if f.env.Logs.Len() == 0 || strings.Contains(f.env.Logs.String(), "SECRET") {
+		t.Fatalf("logs (%d bytes) hold the chat URL's secret", f.env.Logs.Len())
+	}
 }
 
 // TestFilterAndKindRefused: bad filters and chat URLs answer 400 naming the

@@ -1,11 +1,11 @@
 package webhooks
 
 import (
+	"context"
 	"encoding/json"
 	"maps"
 	"net/http"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/acme/codescan-api/shared/auth"
@@ -30,86 +30,113 @@ type dryRunEvent struct {
 	Error     *string `json:"error"`
 }
 
+// dryRunRequest is what a dry run was asked.
+type dryRunRequest struct {
+	src   string // the filter's source
+	types []string
+	limit int
+}
+
+// dryRunTotals counts a dry run's events.
+type dryRunTotals struct {
+	Events      int `json:"events"`
+	Selected    int `json:"selected"`
+	NotSelected int `json:"not_selected"`
+	Errors      int `json:"errors"`
+}
+
 // dryRun answers which of the company's recent events (the recent-event
 // index the dispatcher keeps: the last 7 days) a filter would have
 // selected, and the totals. It changes nothing; the audit log records it.
 func (h handlers) dryRun(w http.ResponseWriter, r *http.Request) error {
 	p := auth.FromContext(r.Context())
-	body, err := httpapi.DecodeJSONObject(r)
+	req, err := readDryRun(r)
 	if err != nil {
 		return err
+	}
+	f, err := eventfilter.Compile(req.src)
+	if err != nil {
+		return err
+	}
+	evs, err := h.store.RecentEvents(r.Context(), p.CompanyID, h.now().Add(-DryRunWindow), req.types, req.limit)
+	if err != nil {
+		return err
+	}
+	out, totals, err := h.evaluate(r.Context(), f, delivery.SeesFindings(req.src), evs)
+	if err != nil {
+		return err
+	}
+	// A read, audited as the other admin calls are: who tried which
+	// expression over the company's events.
+	err = h.store.Audit(r.Context(), p.CompanyID, store.AuditEntry{Action: "webhook.filter_dry_run", TargetType: "webhook_filter", TargetID: "dry-run",
+		Changes: map[string]store.Change{"filter": {After: req.src}, "events": {After: totals.Events}, "selected": {After: totals.Selected}}})
+	if err != nil {
+		return err
+	}
+	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "events": out, "totals": totals})
+}
+
+// readDryRun checks a dry run's body: filter (required), types, limit.
+func readDryRun(r *http.Request) (dryRunRequest, error) {
+	req := dryRunRequest{limit: DefaultDryRunLimit}
+	body, err := httpapi.DecodeJSONObject(r)
+	if err != nil {
+		return req, err
 	}
 	allowed := []string{"filter", "types", "limit"}
 	for _, name := range slices.Sorted(maps.Keys(body)) {
 		if !slices.Contains(allowed, name) {
-			return httpapi.Errorf(http.StatusBadRequest, "Unknown field %q (allowed: %s)", name, joinQuoted(allowed))
+			return req, httpapi.Errorf(http.StatusBadRequest, "Unknown field %q (allowed: %s)", name, joinQuoted(allowed))
 		}
 	}
 	raw, ok := body["filter"]
 	if !ok {
-		return httpapi.Errorf(http.StatusBadRequest, "filter is required")
+		return req, httpapi.Errorf(http.StatusBadRequest, "filter is required")
 	}
-	src, err := parseFilter(raw)
-	if err != nil {
-		return err
+	if req.src, err = parseFilter(raw); err != nil {
+		return req, err
 	}
-	f, err := eventfilter.Compile(src)
-	if err != nil {
-		return err
-	}
-	var types []string
 	if raw, ok := body["types"]; ok {
-		if types, err = parseTypes(raw); err != nil {
-			return err
+		if req.types, err = parseTypes(raw); err != nil {
+			return req, err
 		}
 	}
-	limit := DefaultDryRunLimit
 	if raw, ok := body["limit"]; ok {
-		if json.Unmarshal(raw, &limit) != nil || limit < 1 || limit > MaxDryRunLimit {
-			return httpapi.Errorf(http.StatusBadRequest, "limit must be an integer from 1 to %d", MaxDryRunLimit)
+		if json.Unmarshal(raw, &req.limit) != nil || req.limit < 1 || req.limit > MaxDryRunLimit {
+			return req, httpapi.Errorf(http.StatusBadRequest, "limit must be an integer from 1 to %d", MaxDryRunLimit)
 		}
 	}
-	evs, err := h.store.RecentEvents(r.Context(), p.CompanyID, h.now().Add(-DryRunWindow), types, limit)
-	if err != nil {
-		return err
-	}
-	// A scan's new issues are read only when the expression can see them.
-	var src2 eventfilter.Source
-	if delivery.SeesFindings(src) {
-		src2 = h.store
+	return req, nil
+}
+
+// evaluate runs f on each event, reading a scan's new issues only when
+// the expression can see them (findings): each event's outcome, with a
+// failed evaluation's class (never its text), and the totals.
+func (h handlers) evaluate(ctx context.Context, f *eventfilter.Filter, findings bool, evs []store.Event) ([]dryRunEvent, dryRunTotals, error) {
+	var src eventfilter.Source
+	if findings {
+		src = h.store
 	}
 	out := make([]dryRunEvent, 0, len(evs))
-	selected, failed := 0, 0
+	var t dryRunTotals
 	for _, ev := range evs {
-		fe, err := eventfilter.Build(r.Context(), src2, ev)
+		fe, err := eventfilter.Build(ctx, src, ev)
 		if err != nil {
-			return err
+			return nil, t, err
 		}
 		v := dryRunEvent{EventID: ev.ID, Type: ev.Type, CreatedAt: ev.CreatedAt.UTC().Format(time.RFC3339)}
 		ok, err := f.Match(fe)
 		switch {
 		case err != nil:
-			msg := "evaluation_error"
-			if strings.Contains(err.Error(), "cost limit") {
-				msg = "cost_limit"
-			}
-			v.Error = &msg
-			failed++
+			class := eventfilter.Failure(err)
+			v.Error = &class
+			t.Errors++
 		case ok:
 			v.Selected = true
-			selected++
+			t.Selected++
 		}
 		out = append(out, v)
 	}
-	// A read, audited as the other admin calls are: who tried which
-	// expression over the company's events.
-	err = h.store.Audit(r.Context(), p.CompanyID, store.AuditEntry{Action: "webhook.filter_dry_run", TargetType: "webhook_filter", TargetID: "dry-run",
-		Changes: map[string]store.Change{"filter": {After: src}, "events": {After: len(out)}, "selected": {After: selected}}})
-	if err != nil {
-		return err
-	}
-	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{
-		"status": "ok", "events": out,
-		"totals": map[string]int{"events": len(out), "selected": selected, "not_selected": len(out) - selected, "errors": failed},
-	})
+	t.Events, t.NotSelected = len(out), len(out)-t.Selected
+	return out, t, nil
 }

@@ -7,7 +7,6 @@ import (
 	"maps"
 	"net/http"
 	"slices"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/acme/codescan-api/shared/eventfilter"
@@ -23,6 +22,7 @@ type input struct {
 	active           *bool
 	kind             *string
 	filter           *string // "" removes the filter
+	rawURL           *string // url as sent, checked once the kind is known
 }
 
 // parse reads a body of the allowed members, each of its type; the url is
@@ -34,7 +34,6 @@ func (h handlers) parse(r *http.Request, kind string, allowed ...string) (input,
 		return input{}, err
 	}
 	var in input
-	var rawURL *string
 	for _, name := range slices.Sorted(maps.Keys(body)) {
 		raw := body[name]
 		if !slices.Contains(allowed, name) {
@@ -43,59 +42,67 @@ func (h handlers) parse(r *http.Request, kind string, allowed ...string) (input,
 		if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 			return input{}, httpapi.Errorf(http.StatusBadRequest, "%s must not be null", name)
 		}
-		switch name {
-		case "url":
-			var s string
-			if json.Unmarshal(raw, &s) != nil {
-				return input{}, httpapi.Errorf(http.StatusBadRequest, "url must be a string")
-			}
-			rawURL = &s
-		case "kind":
-			var s string
-			if json.Unmarshal(raw, &s) != nil || !slices.Contains(webhook.Kinds, s) {
-				return input{}, httpapi.Errorf(http.StatusBadRequest, "kind must be one of %s", joinQuoted(webhook.Kinds))
-			}
-			in.kind = &s
-		case "filter":
-			f, err := parseFilter(raw)
-			if err != nil {
-				return input{}, err
-			}
-			in.filter = &f
-		case "description":
-			var s string
-			if json.Unmarshal(raw, &s) != nil || utf8.RuneCountInString(s) > MaxDescription {
-				return input{}, httpapi.Errorf(http.StatusBadRequest, "description must be a string of at most %d characters", MaxDescription)
-			}
-			in.description = &s
-		case "types":
-			t, err := parseTypes(raw)
-			if err != nil {
-				return input{}, err
-			}
-			in.types = &t
-		case "active":
-			var b bool
-			if json.Unmarshal(raw, &b) != nil {
-				return input{}, httpapi.Errorf(http.StatusBadRequest, "active must be a boolean")
-			}
-			in.active = &b
+		if err := in.member(name, raw); err != nil {
+			return input{}, err
 		}
 	}
-	if rawURL != nil {
+	if in.rawURL != nil {
 		if in.kind != nil {
 			kind = *in.kind
 		}
 		if kind == "" {
 			kind = webhook.KindWebhook
 		}
-		u, err := h.opts.Webhooks.CheckKindURL(kind, *rawURL)
+		u, err := h.opts.Webhooks.CheckKindURL(kind, *in.rawURL)
 		if err != nil {
 			return input{}, httpapi.Errorf(http.StatusBadRequest, "%s", err.Error())
 		}
 		in.url = &u
 	}
 	return in, nil
+}
+
+// member reads one member of the body (not null) into in.
+func (in *input) member(name string, raw json.RawMessage) error {
+	switch name {
+	case "url":
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return httpapi.Errorf(http.StatusBadRequest, "url must be a string")
+		}
+		in.rawURL = &s
+	case "kind":
+		var s string
+		if json.Unmarshal(raw, &s) != nil || !slices.Contains(webhook.Kinds, s) {
+			return httpapi.Errorf(http.StatusBadRequest, "kind must be one of %s", joinQuoted(webhook.Kinds))
+		}
+		in.kind = &s
+	case "filter":
+		f, err := parseFilter(raw)
+		if err != nil {
+			return err
+		}
+		in.filter = &f
+	case "description":
+		var s string
+		if json.Unmarshal(raw, &s) != nil || utf8.RuneCountInString(s) > MaxDescription {
+			return httpapi.Errorf(http.StatusBadRequest, "description must be a string of at most %d characters", MaxDescription)
+		}
+		in.description = &s
+	case "types":
+		t, err := parseTypes(raw)
+		if err != nil {
+			return err
+		}
+		in.types = &t
+	case "active":
+		var b bool
+		if json.Unmarshal(raw, &b) != nil {
+			return httpapi.Errorf(http.StatusBadRequest, "active must be a boolean")
+		}
+		in.active = &b
+	}
+	return nil
 }
 
 // parseFilter reads a filter expression: a string compiled, type-checked
@@ -105,14 +112,12 @@ func parseFilter(raw json.RawMessage) (string, error) {
 	if json.Unmarshal(raw, &s) != nil {
 		return "", httpapi.Errorf(http.StatusBadRequest, "filter must be a string (a CEL expression over event)")
 	}
-	if _, err := eventfilter.Compile(s); err != nil {
-		var fe *eventfilter.Error
-		if errors.As(err, &fe) {
-			return "", httpapi.Errorf(http.StatusBadRequest, "filter: %s", fe.Error())
-		}
-		return "", err
+	src, err := eventfilter.Check(s)
+	var fe *eventfilter.Error
+	if errors.As(err, &fe) {
+		return "", httpapi.Errorf(http.StatusBadRequest, "filter: %s", fe.Error())
 	}
-	return strings.TrimSpace(s), nil
+	return src, err
 }
 
 func parseTypes(raw json.RawMessage) ([]string, error) {

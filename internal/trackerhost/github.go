@@ -33,12 +33,7 @@ type GHIssue struct {
 // NewGitHub starts a host that accepts token as login's.
 func NewGitHub(t testing.TB, token, login string) *GitHub {
 	t.Helper()
-	v, err := NewGitHubValidator()
-	if err != nil {
-		t.Fatal(err)
-	}
 	g := &GitHub{token: token, login: login, repos: map[string][]*GHIssue{}, nextID: 5_000_000}
-	g.t, g.validator = t, v
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /repos/{owner}/{repo}/issues", g.create)
 	mux.HandleFunc("GET /repos/{owner}/{repo}/issues/{number}", g.get)
@@ -46,7 +41,7 @@ func NewGitHub(t testing.TB, token, login string) *GitHub {
 	mux.HandleFunc("GET /repos/{owner}/{repo}/issues/{number}/comments", g.comments)
 	mux.HandleFunc("POST /repos/{owner}/{repo}/issues/{number}/comments", g.comment)
 	mux.HandleFunc("GET /search/issues", g.search)
-	g.serve(g.authorized(mux))
+	g.start(t, NewGitHubValidator, g.authorized(mux))
 	return g
 }
 

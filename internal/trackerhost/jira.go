@@ -1,6 +1,7 @@
 package trackerhost
 
 import (
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
@@ -15,6 +16,9 @@ import (
 // Jira is a loopback Jira Cloud site with one project.
 type Jira struct {
 	base
+	// DisplayName is the account's name the site answers ("Codescan Bot"
+	// when empty); set it before the first request.
+	DisplayName                      string
 	email, token, accountID, project string
 	issues                           []*JiraIssue
 	nextComment                      atomic.Int64
@@ -45,12 +49,7 @@ const AccountID = "5b10a2844c20165700ede21g"
 // AccountID's, with project key.
 func NewJira(t testing.TB, email, token, project string) *Jira {
 	t.Helper()
-	v, err := NewJiraValidator()
-	if err != nil {
-		t.Fatal(err)
-	}
 	j := &Jira{email: email, token: token, accountID: AccountID, project: project}
-	j.t, j.validator = t, v
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /rest/api/3/myself", j.myself)
 	mux.HandleFunc("GET /rest/api/3/project/{key}", j.projectGet)
@@ -60,7 +59,7 @@ func NewJira(t testing.TB, email, token, project string) *Jira {
 	mux.HandleFunc("GET /rest/api/3/issue/{key}/transitions", j.transitions)
 	mux.HandleFunc("POST /rest/api/3/issue/{key}/transitions", j.transition)
 	mux.HandleFunc("POST /rest/api/3/search/jql", j.search)
-	j.serve(j.authorized(mux))
+	j.start(t, NewJiraValidator, j.authorized(mux))
 	return j
 }
 
@@ -83,7 +82,7 @@ func jiraError(w http.ResponseWriter, status int, msg string) {
 
 func (j *Jira) myself(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"accountId": j.accountID, "accountType": "atlassian", "active": true,
-		"displayName": "Codescan Bot", "emailAddress": j.email, "self": j.srv.URL + "/rest/api/3/user?accountId=" + j.accountID, "timeZone": "UTC"})
+		"displayName": cmp.Or(j.DisplayName, "Codescan Bot"), "emailAddress": j.email, "self": j.srv.URL + "/rest/api/3/user?accountId=" + j.accountID, "timeZone": "UTC"})
 }
 
 func (j *Jira) projectGet(w http.ResponseWriter, r *http.Request) {
@@ -106,6 +105,26 @@ func (j *Jira) Issues() []JiraIssue {
 		out = append(out, c)
 	}
 	return out
+}
+
+// jiraDecode reads a request body into v, answering Jira's 400 when it
+// cannot.
+func jiraDecode(w http.ResponseWriter, r *http.Request, v any) bool {
+	if err := json.NewDecoder(r.Body).Decode(v); err != nil {
+		jiraError(w, http.StatusBadRequest, "bad body")
+		return false
+	}
+	return true
+}
+
+// issue is the path's issue, or nil with Jira's 404 answered (the caller
+// holds the lock).
+func (j *Jira) issue(w http.ResponseWriter, r *http.Request) *JiraIssue {
+	i := j.find(r.PathValue("key"))
+	if i == nil {
+		jiraError(w, http.StatusNotFound, "Issue does not exist or you do not have permission to see it.")
+	}
+	return i
 }
 
 func (j *Jira) find(key string) *JiraIssue {
@@ -139,8 +158,7 @@ func (j *Jira) create(w http.ResponseWriter, r *http.Request) {
 			Labels      []string `json:"labels"`
 		} `json:"fields"`
 	}
-	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
-		jiraError(w, http.StatusBadRequest, "bad body")
+	if !jiraDecode(w, r, &in) {
 		return
 	}
 	if in.Fields.Project.Key != j.project {
@@ -159,9 +177,8 @@ func (j *Jira) create(w http.ResponseWriter, r *http.Request) {
 func (j *Jira) get(w http.ResponseWriter, r *http.Request) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	i := j.find(r.PathValue("key"))
+	i := j.issue(w, r)
 	if i == nil {
-		jiraError(w, http.StatusNotFound, "Issue does not exist or you do not have permission to see it.")
 		return
 	}
 	writeJSON(w, http.StatusOK, j.view(i))
@@ -171,15 +188,13 @@ func (j *Jira) comment(w http.ResponseWriter, r *http.Request) {
 	var in struct {
 		Body any `json:"body"`
 	}
-	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
-		jiraError(w, http.StatusBadRequest, "bad body")
+	if !jiraDecode(w, r, &in) {
 		return
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	i := j.find(r.PathValue("key"))
+	i := j.issue(w, r)
 	if i == nil {
-		jiraError(w, http.StatusNotFound, "Issue does not exist or you do not have permission to see it.")
 		return
 	}
 	i.Comments = append(i.Comments, in.Body)
@@ -190,8 +205,7 @@ func (j *Jira) comment(w http.ResponseWriter, r *http.Request) {
 func (j *Jira) transitions(w http.ResponseWriter, r *http.Request) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.find(r.PathValue("key")) == nil {
-		jiraError(w, http.StatusNotFound, "Issue does not exist or you do not have permission to see it.")
+	if j.issue(w, r) == nil {
 		return
 	}
 	out := []map[string]any{}
@@ -208,15 +222,13 @@ func (j *Jira) transition(w http.ResponseWriter, r *http.Request) {
 			ID string `json:"id"`
 		} `json:"transition"`
 	}
-	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
-		jiraError(w, http.StatusBadRequest, "bad body")
+	if !jiraDecode(w, r, &in) {
 		return
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	i := j.find(r.PathValue("key"))
+	i := j.issue(w, r)
 	if i == nil {
-		jiraError(w, http.StatusNotFound, "Issue does not exist or you do not have permission to see it.")
 		return
 	}
 	if !j.apply(i, in.Transition.ID) {
@@ -241,10 +253,14 @@ func (j *Jira) apply(i *JiraIssue, id string) bool {
 func (j *Jira) Transition(key, name string) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	i := j.find(key)
 	for _, t := range jiraTransitions {
-		if t.name == name {
-			j.apply(j.find(key), t.id)
+		if t.name == name && i != nil {
+			j.apply(i, t.id)
 		}
+	}
+	if i == nil {
+		j.t.Errorf("trackerhost: no issue %s to move", key)
 	}
 }
 
@@ -259,8 +275,7 @@ func (j *Jira) search(w http.ResponseWriter, r *http.Request) {
 	var in struct {
 		JQL string `json:"jql"`
 	}
-	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
-		jiraError(w, http.StatusBadRequest, "bad body")
+	if !jiraDecode(w, r, &in) {
 		return
 	}
 	j.mu.Lock()

@@ -23,6 +23,18 @@ type base struct {
 	failAfter map[string]int
 }
 
+// start serves h on a loopback server checked by the validator newV
+// builds (the test fails when it cannot be built).
+func (b *base) start(t testing.TB, newV func() (*Validator, error), h http.Handler) {
+	t.Helper()
+	v, err := newV()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.t, b.validator = t, v
+	b.serve(h)
+}
+
 func (b *base) serve(mux http.Handler) {
 	b.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(r.Body)

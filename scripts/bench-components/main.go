@@ -17,17 +17,15 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/acme/codescan-api/functions/components"
+	"github.com/acme/codescan-api/scripts/internal/benchkit"
 	"github.com/acme/codescan-api/shared/auth"
 	comp "github.com/acme/codescan-api/shared/components"
 	"github.com/acme/codescan-api/shared/config"
@@ -52,11 +50,6 @@ type tenant struct {
 	projects int
 }
 
-type sample struct {
-	latency time.Duration
-	rcu     float64
-}
-
 var cases = []struct{ name, query string }{
 	{"any version", "purl=" + url.QueryEscape(log4j)},
 	{"one version", "purl=" + url.QueryEscape(log4j+"@2.14.1")},
@@ -65,8 +58,8 @@ var cases = []struct{ name, query string }{
 }
 
 func main() {
-	sizesFlag := flag.String("sizes", envString("BENCH_COMPONENTS", "100,1000,10000"), "components per tenant, comma-separated (env BENCH_COMPONENTS), e.g. 100,1000,10000,100000")
-	iterations := flag.Int("iterations", envInt("BENCH_COMPONENT_ITERATIONS", 30), "measured calls per case and size")
+	sizesFlag := flag.String("sizes", benchkit.EnvString("BENCH_COMPONENTS", "100,1000,10000"), "components per tenant, comma-separated (env BENCH_COMPONENTS), e.g. 100,1000,10000,100000")
+	iterations := flag.Int("iterations", benchkit.EnvInt("BENCH_COMPONENT_ITERATIONS", 30), "measured calls per case and size")
 	flag.Parse()
 	var sizes []int
 	for _, s := range strings.Split(*sizesFlag, ",") {
@@ -109,11 +102,11 @@ func run(ctx context.Context, endpoint string, sizes []int, iterations int) erro
 	}
 	srv := &httpapi.Server{Auth: auth.New(st, auth.JWTConfig{}), Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	h := components.New(config.Deps{Server: srv, Store: st})
-	results := map[[2]int][]sample{}
+	results := map[[2]int][]benchkit.Sample{}
 	for it := -3; it < iterations; it++ {
 		for c, cs := range cases {
 			for n, t := range ts {
-				s, err := call(ctx, h, t.apiKey, routes.BasePath+"/components?"+cs.query)
+				s, err := benchkit.Call(ctx, h, t.apiKey, routes.BasePath+"/components?"+cs.query)
 				if err != nil {
 					return err
 				}
@@ -127,8 +120,8 @@ func run(ctx context.Context, endpoint string, sizes []int, iterations int) erro
 	fmt.Printf("| call | components | p50 / p95 ms | RCU |\n|---|---|---|---|\n")
 	for c, cs := range cases {
 		for n, t := range ts {
-			p50, p95, rcu := summarize(results[[2]int{c, n}])
-			fmt.Printf("| %s | %d | %.1f / %.1f | %.1f |\n", cs.name, t.size, p50, p95, rcu)
+			ss := results[[2]int{c, n}]
+			fmt.Printf("| %s | %d | %s / %s | %.1f |\n", cs.name, t.size, ms(benchkit.Percentile(ss, 0.5)), ms(benchkit.Percentile(ss, 0.95)), benchkit.MeanRCU(ss))
 		}
 	}
 	fmt.Printf("\nNaive baseline: read every component set of the company and filter in memory:\n\n| components | RCU |\n|---|---|\n")
@@ -145,24 +138,12 @@ func run(ctx context.Context, endpoint string, sizes []int, iterations int) erro
 // load creates a company, an admin with an API key, and size components
 // over max(20, size/100) projects, written set by set as ingestion does.
 func load(ctx context.Context, st *store.Store, n, size int) (*tenant, error) {
-	id, err := st.NextID(ctx, "company")
+	bt, err := benchkit.NewTenant(ctx, st, n, fmt.Sprintf("Bench %d", size))
 	if err != nil {
 		return nil, err
 	}
-	if err := bulkload.PutCompany(ctx, st, store.Company{ID: id, Name: fmt.Sprintf("Bench %d", size)}); err != nil {
-		return nil, err
-	}
-	uid, err := st.NextID(ctx, "user")
-	if err != nil {
-		return nil, err
-	}
-	if err := bulkload.PutUser(ctx, st, store.User{ID: uid, CompanyID: id, Email: fmt.Sprintf("admin%d@bench.test", n), IsAdmin: true, Active: true}); err != nil {
-		return nil, err
-	}
-	t := &tenant{size: size, company: id, apiKey: auth.NewAPIKey(), projects: max(holders, size/100)}
-	if err := bulkload.PutAPIKey(ctx, st, id, uid, t.apiKey); err != nil {
-		return nil, err
-	}
+	id := bt.Company
+	t := &tenant{size: size, company: id, apiKey: bt.APIKey, projects: max(holders, size/100)}
 	per := size / t.projects
 	libs := max(1, size/10) // each library held by about ten projects
 	var wg sync.WaitGroup
@@ -198,21 +179,6 @@ func load(ctx context.Context, st *store.Store, n, size int) (*tenant, error) {
 	return t, <-errs
 }
 
-func call(ctx context.Context, h http.Handler, apiKey, path string) (sample, error) {
-	m := &store.Meter{}
-	req := httptest.NewRequestWithContext(store.WithMeter(ctx, m), "GET", path, nil)
-	req.Header.Set(auth.APIKeyHeader, apiKey)
-	rec := httptest.NewRecorder()
-	start := time.Now()
-	h.ServeHTTP(rec, req)
-	elapsed := time.Since(start)
-	if rec.Code != http.StatusOK {
-		return sample{}, fmt.Errorf("%s: %d %s", path, rec.Code, rec.Body)
-	}
-	_, rcu, _ := m.Snapshot()
-	return sample{latency: elapsed, rcu: rcu}, nil
-}
-
 // naive reads every project's component set (what a store without the
 // package index would read to answer one package).
 func naive(ctx context.Context, st *store.Store, t *tenant) (float64, error) {
@@ -227,26 +193,4 @@ func naive(ctx context.Context, st *store.Store, t *tenant) (float64, error) {
 	return rcu, nil
 }
 
-func summarize(ss []sample) (p50, p95, rcu float64) {
-	ls := make([]float64, len(ss))
-	for i, s := range ss {
-		ls[i] = float64(s.latency.Microseconds()) / 1000
-		rcu += s.rcu
-	}
-	slices.Sort(ls)
-	return ls[len(ls)/2], ls[len(ls)*95/100], rcu / float64(len(ss))
-}
-
-func envInt(name string, def int) int {
-	if v, err := strconv.Atoi(os.Getenv(name)); err == nil {
-		return v
-	}
-	return def
-}
-
-func envString(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
-}
+var ms = benchkit.Millis

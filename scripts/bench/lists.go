@@ -331,7 +331,7 @@ func runLists(ctx context.Context, db *dynamodb.Client, only *regexp.Regexp, sma
 					if it >= 0 {
 						results[key{r, c, n}] = append(results[key{r, c, n}], s)
 						if route.name == "GET /teams" && c == 0 {
-							ratios = append(ratios, float64(s.latency)/float64(tl.chain()))
+							ratios = append(ratios, float64(s.Latency)/float64(tl.chain()))
 						}
 					}
 				}
@@ -352,7 +352,7 @@ func runLists(ctx context.Context, db *dynamodb.Client, only *regexp.Regexp, sma
 					return fmt.Errorf("%s naive: %w", route.name, err)
 				}
 				calls, rcu, _ := m.Snapshot()
-				naive[key{r, 0, n}] = append(naive[key{r, 0, n}], sample{latency: time.Since(start), rcu: rcu, calls: calls})
+				naive[key{r, 0, n}] = append(naive[key{r, 0, n}], sample{Latency: time.Since(start), RCU: rcu, Calls: calls})
 			}
 		}
 	}

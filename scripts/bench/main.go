@@ -21,12 +21,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -34,6 +31,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/acme/codescan-api/functions/issues"
+	"github.com/acme/codescan-api/scripts/internal/benchkit"
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/config"
 	"github.com/acme/codescan-api/shared/demo"
@@ -45,12 +43,8 @@ import (
 
 const maxIssues = 1_000_000
 
-func envInt(name string, def int) int {
-	if v, err := strconv.Atoi(os.Getenv(name)); err == nil {
-		return v
-	}
-	return def
-}
+// The environment's defaults of the flags.
+var envInt, envString = benchkit.EnvInt, benchkit.EnvString
 
 func main() {
 	small := flag.Int("small", envInt("BENCH_SMALL", 10_000), "issues of the small company (env BENCH_SMALL)")
@@ -91,13 +85,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
-}
-
-func envString(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
 }
 
 // tenant is one loaded company and the filter values the cases use.
@@ -159,24 +146,12 @@ func run(ctx context.Context, db *dynamodb.Client, small, large, projects, itera
 // load creates a company with an admin API key and projects, and loads
 // size issues.
 func load(ctx context.Context, st *store.Store, n, size, projects, workers int) (*tenant, error) {
-	id, err := st.NextID(ctx, "company")
+	bt, err := benchkit.NewTenant(ctx, st, n, fmt.Sprintf("Bench %d", size))
 	if err != nil {
 		return nil, err
 	}
-	if err := bulkload.PutCompany(ctx, st, store.Company{ID: id, Name: fmt.Sprintf("Bench %d", size)}); err != nil {
-		return nil, err
-	}
-	uid, err := st.NextID(ctx, "user")
-	if err != nil {
-		return nil, err
-	}
-	if err := bulkload.PutUser(ctx, st, store.User{ID: uid, CompanyID: id, Email: fmt.Sprintf("admin%d@bench.test", n), IsAdmin: true, Active: true}); err != nil {
-		return nil, err
-	}
-	t := &tenant{size: size, company: id, apiKey: auth.NewAPIKey()}
-	if err := bulkload.PutAPIKey(ctx, st, id, uid, t.apiKey); err != nil {
-		return nil, err
-	}
+	id := bt.Company
+	t := &tenant{size: size, company: id, apiKey: bt.APIKey}
 	var ps []store.Project
 	for k := range projects {
 		repo := fmt.Sprintf("https://github.com/bench/svc-%03d", k)
@@ -236,27 +211,11 @@ var cases = []benchCase{
 	{"issues project+file, page 1", func(t *tenant) string { return "/issues?project=" + t.project + "&file_path_exact=" + t.file }},
 }
 
-type sample struct {
-	latency time.Duration
-	rcu     float64
-	calls   int
-}
+// sample is one measured call; call measures one request through the
+// handler with a meter on its context (shared with bench-components).
+type sample = benchkit.Sample
 
-// call runs one request through the handler with a meter on its context.
-func call(ctx context.Context, h http.Handler, apiKey, path string) (sample, error) {
-	m := &store.Meter{}
-	req := httptest.NewRequestWithContext(store.WithMeter(ctx, m), "GET", path, nil)
-	req.Header.Set(auth.APIKeyHeader, apiKey)
-	rec := httptest.NewRecorder()
-	start := time.Now()
-	h.ServeHTTP(rec, req)
-	elapsed := time.Since(start)
-	if rec.Code != http.StatusOK {
-		return sample{}, fmt.Errorf("%s: %d %s", path, rec.Code, rec.Body)
-	}
-	calls, rcu, _ := m.Snapshot()
-	return sample{latency: elapsed, rcu: rcu, calls: calls}, nil
-}
+var call = benchkit.Call
 
 // naiveGroups is what counting at read time costs: read every issue of the
 // company and count its CWE and file groups.
@@ -270,27 +229,12 @@ func naiveGroups(ctx context.Context, st *store.Store, company int64) (sample, e
 		return nil
 	})
 	calls, rcu, _ := m.Snapshot()
-	return sample{latency: time.Since(start), rcu: rcu, calls: calls}, err
+	return sample{Latency: time.Since(start), RCU: rcu, Calls: calls}, err
 }
 
-func percentile(s []sample, p float64) time.Duration {
-	l := make([]time.Duration, len(s))
-	for n := range s {
-		l[n] = s[n].latency
-	}
-	slices.Sort(l)
-	return l[min(len(l)-1, int(p*float64(len(l))))]
-}
+var percentile, meanRCU = benchkit.Percentile, benchkit.MeanRCU
 
-func meanRCU(s []sample) float64 {
-	var sum float64
-	for _, x := range s {
-		sum += x.rcu
-	}
-	return sum / float64(len(s))
-}
-
-func ms(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d.Microseconds())/1000) }
+var ms = benchkit.Millis
 
 func report(tenants []*tenant, results [][]sample, naive [][]sample) {
 	small, large := tenants[0].size, tenants[1].size

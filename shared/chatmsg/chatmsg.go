@@ -34,6 +34,7 @@ const (
 	maxSummary = 150 // Slack's header block text limit
 	maxTitle   = 200
 	maxPath    = 200
+	maxContext = 2000
 )
 
 // Finding is one finding a message lists.
@@ -135,7 +136,7 @@ func Compose(in Input) (Message, error) {
 	}
 	m := Message{Link: link(in.AppURL, d), Footer: fmt.Sprintf("%s · %s · %s", text(p.Type, 64), text(p.ID, 200), text(p.CreatedAt, 40))}
 	m.Summary, m.Context, m.Facts = describe(p.Type, d)
-	m.Summary = text(m.Summary, maxSummary)
+	m.Summary, m.Context = text(m.Summary, maxSummary), text(m.Context, maxContext)
 	found := in.Findings
 	if found == nil {
 		for _, i := range d.Issues {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/acme/codescan-api/shared/chatmsg"
 	"github.com/acme/codescan-api/shared/chatmsg/chattest"
@@ -149,5 +150,25 @@ func TestValidatorsRefuse(t *testing.T) {
 		if err := validate([]byte(c.body)); err == nil {
 			t.Errorf("%s: accepted", c.name)
 		}
+	}
+}
+
+// Compose's message is safe whatever renders it: every text made visible,
+// on one line, bounded.
+func TestComposeCleansEveryText(t *testing.T) {
+	const maxContext = 2000 // what a message shows of its context line
+	long := strings.Repeat("x", 3*maxContext)
+	m, err := chatmsg.Compose(chatmsg.Input{Payload: payload(t, "scan_failed", map[string]any{"scan_id": "s1", "project_name": hostile + "\nsecond line",
+		"tool": "semgrep", "failed_reason": hostile + long})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range map[string]string{"summary": m.Summary, "context": m.Context, "footer": m.Footer} {
+		if strings.ContainsAny(s, "\u202e\x07\n") {
+			t.Errorf("%s keeps invisible or line-breaking characters: %q", name, s)
+		}
+	}
+	if n := utf8.RuneCountInString(m.Context); n != maxContext || !strings.HasSuffix(m.Context, "…") {
+		t.Errorf("context of %d characters, want it cut to %d", n, maxContext)
 	}
 }

@@ -41,7 +41,7 @@ func Slack(m Message) ([]byte, error) {
 		slack.NewHeaderBlock(slack.NewTextBlockObject(slack.PlainTextType, m.Summary, false, false)),
 	}
 	if m.Context != "" {
-		blocks = append(blocks, slack.NewContextBlock("", slack.NewTextBlockObject(slack.MarkdownType, mrkdwn(text(m.Context, 2000)), false, true)))
+		blocks = append(blocks, slack.NewContextBlock("", slack.NewTextBlockObject(slack.MarkdownType, mrkdwn(m.Context), false, true)))
 	}
 	if len(m.Facts) > 0 {
 		var fields []*slack.TextBlockObject

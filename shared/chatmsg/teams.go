@@ -67,7 +67,7 @@ func Teams(m Message) ([]byte, error) {
 	summary.Weight, summary.Size = "Bolder", "Medium"
 	body := []any{rich(summary)}
 	if m.Context != "" {
-		c := run(text(m.Context, 2000))
+		c := run(m.Context)
 		c.IsSubtle = true
 		body = append(body, rich(c))
 	}

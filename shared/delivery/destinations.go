@@ -62,11 +62,7 @@ func (d *Engine) selects(ctx context.Context, v *view, src, who string) (bool, e
 	}
 	ok, err := f.Match(fe)
 	if err != nil {
-		class := "evaluation_error"
-		if strings.Contains(err.Error(), "cost limit") {
-			class = "cost_limit"
-		}
-		d.Log.Warn("filter evaluation failed: event not selected", "recipient", who, "event_id", v.ev.ID, "error_class", class)
+		d.Log.Warn("filter evaluation failed: event not selected", "recipient", who, "event_id", v.ev.ID, "error_class", eventfilter.Failure(err))
 		return false, nil
 	}
 	return ok, nil

@@ -176,6 +176,30 @@ func (f *Filter) Match(ev Event) (bool, error) {
 	return b, nil
 }
 
+// Classes of a failed evaluation (Failure), what logs and the dry run
+// report: never the error's text, which may quote the event.
+const (
+	FailureCostLimit  = "cost_limit"       // the runtime cost limit was reached
+	FailureEvaluation = "evaluation_error" // anything else (a missing key of event.data, ...)
+)
+
+// Failure is the class of an error of Match.
+func Failure(err error) string {
+	if strings.Contains(err.Error(), "cost limit") {
+		return FailureCostLimit
+	}
+	return FailureEvaluation
+}
+
+// Check is Compile of a filter about to be stored: the source to store
+// (trimmed; "" is no filter), or the *Error that refuses it.
+func Check(src string) (string, error) {
+	if _, err := Compile(src); err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(src), nil
+}
+
 // sizes is the cost estimator's knowledge of the sizes of what an
 // expression sees (CEL otherwise assumes any size, and refuses nothing
 // that loops).

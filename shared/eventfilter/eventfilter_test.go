@@ -217,8 +217,31 @@ func TestRuntimeCostLimit(t *testing.T) {
 	}
 	start := time.Now()
 	ok, err := f.Match(ev)
-	if ok || err == nil || !strings.Contains(err.Error(), "cost limit") {
+	if ok || err == nil || Failure(err) != FailureCostLimit {
 		t.Fatalf("Match = %v, %v; want the cost limit's error", ok, err)
 	}
 	t.Logf("stopped after %v", time.Since(start))
+}
+
+// A failure other than the cost limit is an evaluation error; Check
+// stores the trimmed source, nothing for blank, and refuses with *Error.
+func TestFailureAndCheck(t *testing.T) {
+	f, err := Compile(`event.data["missing"] == 1.0`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok, err := f.Match(sample())
+	if ok || err == nil || Failure(err) != FailureEvaluation {
+		t.Fatalf("Match = %v, %v; want an evaluation error", ok, err)
+	}
+	if got, err := Check("  event.type == \"scan_completed\"\n"); err != nil || got != `event.type == "scan_completed"` {
+		t.Errorf("Check = %q, %v", got, err)
+	}
+	if got, err := Check(" \t"); err != nil || got != "" {
+		t.Errorf("Check of blank = %q, %v", got, err)
+	}
+	var fe *Error
+	if _, err := Check("event.nope"); !errors.As(err, &fe) || fe.Line != 1 {
+		t.Errorf("Check of a misspelled field = %v", err)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,12 +28,9 @@ func (d *Ticketer) open(ctx context.Context, companyID int64, j job) outbound.Ou
 	} else if err != nil {
 		return storeFailure("reading the rule", err)
 	}
-	tr, gone, err := d.trackerFor(ctx, companyID, rule.Destination.Kind, rule.Destination.Integration, rule.Destination.Repository)
-	switch {
-	case err != nil:
-		return storeFailure("opening the destination", err)
-	case gone != "":
-		return outbound.Outcome{Err: gone, Gone: true}
+	tr, stop := d.tracker(ctx, companyID, rule.Destination.Kind, rule.Destination.Integration, rule.Destination.Repository)
+	if stop != nil {
+		return *stop
 	}
 	owner := uuid.NewString()
 	link, err := d.Tickets.ClaimLink(ctx, companyID, rule.ID, j.Group, j.ProjectID, owner, d.now(), linkLease)
@@ -77,7 +75,7 @@ func (d *Ticketer) openClaimed(ctx context.Context, companyID int64, tr Tracker,
 func (d *Ticketer) extend(ctx context.Context, companyID int64, tr Tracker, link storetickets.Link, ids []string, owner string) outbound.Outcome {
 	var fresh []string
 	for _, id := range ids {
-		if !contains(link.IssueIDs, id) {
+		if !slices.Contains(link.IssueIDs, id) {
 			fresh = append(fresh, id)
 		}
 	}
@@ -99,13 +97,32 @@ func (d *Ticketer) extend(ctx context.Context, companyID int64, tr Tracker, link
 	return outbound.Outcome{Delivered: true}
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
+// tracker is trackerFor as an attempt needs it: the tracker, or the
+// outcome that ends the attempt (the destination gone for good, or a
+// failure to read it, retried).
+func (d *Ticketer) tracker(ctx context.Context, companyID int64, kind, integration, repo string) (Tracker, *outbound.Outcome) {
+	tr, gone, err := d.trackerFor(ctx, companyID, kind, integration, repo)
+	switch {
+	case err != nil:
+		o := storeFailure("opening the destination", err)
+		return nil, &o
+	case gone != "":
+		return nil, &outbound.Outcome{Err: gone, Gone: true}
 	}
-	return false
+	return tr, nil
+}
+
+// jobLink reads the link of a job on an existing ticket, or the outcome
+// that ends the attempt.
+func (d *Ticketer) jobLink(ctx context.Context, companyID int64, j job) (storetickets.Link, *outbound.Outcome) {
+	l, err := d.Tickets.GetLink(ctx, companyID, j.LinkID)
+	if errors.Is(err, storetickets.ErrNotFound) {
+		return l, &outbound.Outcome{Err: "the ticket's link is gone", Gone: true}
+	} else if err != nil {
+		o := storeFailure("reading the ticket", err)
+		return l, &o
+	}
+	return l, nil
 }
 
 // issues reads issues by id (those gone are left out).
@@ -174,11 +191,9 @@ func clip(s string, n int) string {
 
 // sync closes or reopens a ticket after a scan, with a comment saying why.
 func (d *Ticketer) sync(ctx context.Context, companyID int64, j job) outbound.Outcome {
-	l, err := d.Tickets.GetLink(ctx, companyID, j.LinkID)
-	if errors.Is(err, storetickets.ErrNotFound) {
-		return outbound.Outcome{Err: "the ticket's link is gone", Gone: true}
-	} else if err != nil {
-		return storeFailure("reading the ticket", err)
+	l, stop := d.jobLink(ctx, companyID, j)
+	if stop != nil {
+		return *stop
 	}
 	action, err := d.syncAction(ctx, companyID, l)
 	if err != nil {
@@ -187,12 +202,9 @@ func (d *Ticketer) sync(ctx context.Context, companyID int64, j job) outbound.Ou
 	if action != j.Action { // a later change decided otherwise
 		return outbound.Outcome{Delivered: true}
 	}
-	tr, gone, err := d.linkTracker(ctx, companyID, l)
-	switch {
-	case err != nil:
-		return storeFailure("opening the destination", err)
-	case gone != "":
-		return outbound.Outcome{Err: gone, Gone: true}
+	tr, stop := d.tracker(ctx, companyID, l.System, l.Integration, l.Repo)
+	if stop != nil {
+		return *stop
 	}
 	state, text, move := storetickets.StateClosed, fmt.Sprintf("Scan %s found every finding of this ticket fixed.", j.ScanID), tr.Close
 	resolution := storetickets.ResolutionDone
@@ -215,11 +227,9 @@ func (d *Ticketer) sync(ctx context.Context, companyID int64, j job) outbound.Ou
 
 // comment shows a person's triage of a finding on a ticket.
 func (d *Ticketer) comment(ctx context.Context, companyID int64, j job) outbound.Outcome {
-	l, err := d.Tickets.GetLink(ctx, companyID, j.LinkID)
-	if errors.Is(err, storetickets.ErrNotFound) {
-		return outbound.Outcome{Err: "the ticket's link is gone", Gone: true}
-	} else if err != nil {
-		return storeFailure("reading the ticket", err)
+	l, stop := d.jobLink(ctx, companyID, j)
+	if stop != nil {
+		return *stop
 	}
 	i, err := d.Store.GetIssue(ctx, companyID, j.IssueID)
 	if errors.Is(err, store.ErrNotFound) {
@@ -227,12 +237,9 @@ func (d *Ticketer) comment(ctx context.Context, companyID int64, j job) outbound
 	} else if err != nil {
 		return storeFailure("reading the finding", err)
 	}
-	tr, gone, err := d.linkTracker(ctx, companyID, l)
-	switch {
-	case err != nil:
-		return storeFailure("opening the destination", err)
-	case gone != "":
-		return outbound.Outcome{Err: gone, Gone: true}
+	tr, stop := d.tracker(ctx, companyID, l.System, l.Integration, l.Repo)
+	if stop != nil {
+		return *stop
 	}
 	text := fmt.Sprintf("Finding %s (%s) was triaged as %s.", i.ID, clip(i.Title, 200), i.Status)
 	if i.Reason != "" {

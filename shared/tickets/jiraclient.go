@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/acme/codescan-api/shared/cleantext"
 	"github.com/acme/codescan-api/shared/netguard"
 	"github.com/acme/codescan-api/shared/outbound"
 )
@@ -105,10 +106,23 @@ type JiraUser struct {
 }
 
 // Myself is the account of the credentials.
+// The site's texts are the site's: the display name is made visible
+// (shared/cleantext) and bounded before we store or show it, its id
+// bounded.
 func (c *JiraClient) Myself(ctx context.Context) (JiraUser, error) {
 	var u JiraUser
-	return u, c.call(ctx, http.MethodGet, "/rest/api/3/myself", nil, &u)
+	if err := c.call(ctx, http.MethodGet, "/rest/api/3/myself", nil, &u); err != nil {
+		return JiraUser{}, err
+	}
+	u.DisplayName = clip(cleantext.Visible(u.DisplayName), maxDisplayName)
+	if len(u.AccountID) > maxDisplayName {
+		u.AccountID = "" // no Jira account id; the caller refuses the site
+	}
+	return u, nil
 }
+
+// maxDisplayName bounds a Jira account's display name and id, in bytes.
+const maxDisplayName = 128
 
 // JiraProject is GET /rest/api/3/project/{key}'s answer (what we read).
 type JiraProject struct {

@@ -205,10 +205,11 @@ func (d *Ticketer) triageJobs(ctx context.Context, ev store.Event) ([]outbound.J
 	var jobs []outbound.Job
 	for _, id := range ids {
 		l, err := d.Tickets.GetLink(ctx, ev.CompanyID, id)
-		if errors.Is(err, storetickets.ErrNotFound) || l.TicketKey == "" {
+		if err != nil && !errors.Is(err, storetickets.ErrNotFound) {
+			return nil, err // a failed read is retried, never taken for a link without a ticket
+		}
+		if err != nil || l.TicketKey == "" {
 			continue
-		} else if err != nil {
-			return nil, err
 		}
 		b, err := json.Marshal(job{Kind: kindComment, LinkID: id, IssueID: data.IssueID})
 		if err != nil {

@@ -28,10 +28,8 @@ func Matches(r storetickets.Rule, i store.Issue, scanID, defaultBranch string) b
 		return false
 	}
 	m := r.Matcher
-	tm := triagerule.Matcher{Tool: m.Tool, RuleID: m.RuleID, CWE: m.CWE, Path: m.Path, Package: m.Package, Ecosystem: m.Ecosystem,
-		UrgencyAtLeast: m.UrgencyAtLeast, UrgencyAtMost: m.UrgencyAtMost}
 	s := triagerule.Subject{ProjectID: i.ProjectID, Tool: i.Tool, RuleID: i.RuleID, CWE: i.CWE, Path: i.FilePath, Urgency: i.Urgency}
-	if !tm.Match(s) {
+	if !m.Match(s) {
 		return false
 	}
 	return !m.NewOnDefaultBranch || (defaultBranch != "" && i.Branch == defaultBranch && i.ScanID == scanID)

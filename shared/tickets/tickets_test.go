@@ -9,8 +9,10 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/acme/codescan-api/internal/trackerhost"
 	"github.com/acme/codescan-api/shared/store"
 	storetickets "github.com/acme/codescan-api/shared/store/tickets"
+	"github.com/acme/codescan-api/shared/triagerule"
 )
 
 func TestMatchesAndGroups(t *testing.T) {
@@ -26,11 +28,11 @@ func TestMatchesAndGroups(t *testing.T) {
 		{"everything", rule(storetickets.Matcher{}, 0), true},
 		{"its project", rule(storetickets.Matcher{}, 3), true},
 		{"another project", rule(storetickets.Matcher{}, 4), false},
-		{"its CWE", rule(storetickets.Matcher{CWE: 89}, 0), true},
-		{"another CWE", rule(storetickets.Matcher{CWE: 79}, 0), false},
-		{"a path glob", rule(storetickets.Matcher{Path: "api/**"}, 0), true},
-		{"another path", rule(storetickets.Matcher{Path: "web/**"}, 0), false},
-		{"at least critical", rule(storetickets.Matcher{UrgencyAtLeast: "CR"}, 0), false},
+		{"its CWE", rule(storetickets.Matcher{Matcher: triagerule.Matcher{CWE: 89}}, 0), true},
+		{"another CWE", rule(storetickets.Matcher{Matcher: triagerule.Matcher{CWE: 79}}, 0), false},
+		{"a path glob", rule(storetickets.Matcher{Matcher: triagerule.Matcher{Path: "api/**"}}, 0), true},
+		{"another path", rule(storetickets.Matcher{Matcher: triagerule.Matcher{Path: "web/**"}}, 0), false},
+		{"at least critical", rule(storetickets.Matcher{Matcher: triagerule.Matcher{UrgencyAtLeast: "CR"}}, 0), false},
 		{"new on the default branch", rule(storetickets.Matcher{NewOnDefaultBranch: true}, 0), true},
 	} {
 		if got := Matches(c.r, i, "s1", "main"); got != c.want {
@@ -138,5 +140,36 @@ func (fakeTable) Clock() time.Time  { return time.Unix(0, 0) }
 func TestNewChannel(t *testing.T) {
 	if c := NewChannel(fakeTable{}, nil, "https://app", true); c.Name() != Channel || c.Tickets == nil || c.Host == nil || c.Jira == nil || c.AppURL != "https://app" || !c.now().Equal(time.Unix(0, 0)) {
 		t.Fatalf("channel %+v", c)
+	}
+}
+
+// The site's display name is the site's text: made visible and bounded
+// before it is stored or shown.
+func TestMyselfCleansTheSitesText(t *testing.T) {
+	site := trackerhost.NewJira(t, "bot@acme.test", "tok", "SEC")
+	site.DisplayName = "Bot\u202e\x07" + strings.Repeat("é", 200)
+	c := &JiraClient{HTTP: NewJiraHTTP(5*time.Second, true), Site: site.URL(), Email: "bot@acme.test", Token: "tok"}
+	me, err := c.Myself(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if me.AccountID != trackerhost.AccountID || strings.ContainsAny(me.DisplayName, "\u202e\x07") || len(me.DisplayName) > maxDisplayName ||
+		!strings.HasPrefix(me.DisplayName, "Bot") || !strings.HasSuffix(me.DisplayName, "…") {
+		t.Fatalf("myself: %+v", me)
+	}
+}
+
+// Report text in a GitHub ticket mentions no one, opens no link and
+// cannot pass for a marker; our own marker and the text stay readable.
+func TestGitHubTextIsInert(t *testing.T) {
+	hostile := "Title @acme/security [click](https://evil.example) " + Marker("r", "g") + " " + ReplyMarker
+	got := gitHubText(hostile)
+	for _, bad := range []string{"@acme", " [click]", "<!-- codescan:"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("%q survives in %q", bad, got)
+		}
+	}
+	if !strings.Contains(got, "Title @<!-- -->acme/security \\[click](https://evil.example) &lt;!-- codescan:ticket rule=r group=g --&gt;") {
+		t.Errorf("escaped text: %q", got)
 	}
 }

@@ -92,8 +92,18 @@ func (g gitHubTracker) Find(ctx context.Context, ruleID, group string) (storetic
 	return storetickets.Ticket{}, false, nil
 }
 
+// gitHubEscapes make report text inert in GitHub Markdown: no mention
+// (an @ is followed by an empty HTML comment, which renders as nothing
+// and notifies no one), no HTML (so no text can pass for our markers),
+// no link (a bracket cannot open one).
+var gitHubEscapes = strings.NewReplacer("@", "@<!-- -->", "<", "&lt;", ">", "&gt;", "[", "\\[")
+
+// gitHubText is a ticket's or comment's text (made visible already) as a
+// GitHub issue body shows it, safe.
+func gitHubText(s string) string { return gitHubEscapes.Replace(s) }
+
 func (g gitHubTracker) Create(ctx context.Context, t NewTicket) (storetickets.Ticket, error) {
-	body := Marker(t.RuleID, t.Group) + "\n" + t.Body
+	body := Marker(t.RuleID, t.Group) + "\n" + gitHubText(t.Body)
 	labels := t.Labels
 	if labels == nil {
 		labels = []string{}
@@ -106,7 +116,7 @@ func (g gitHubTracker) Create(ctx context.Context, t NewTicket) (storetickets.Ti
 }
 
 func (g gitHubTracker) Comment(ctx context.Context, l storetickets.Link, text string) error {
-	body := ReplyMarker + "\n" + text
+	body := ReplyMarker + "\n" + gitHubText(text)
 	_, _, err := g.gh.Issues.CreateComment(ctx, g.owner, g.repo, l.Number, &github.IssueComment{Body: &body})
 	return err
 }

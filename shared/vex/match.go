@@ -26,7 +26,14 @@ type Finding struct {
 type Index struct {
 	doc  Document
 	byID map[string][]int // canonical id -> statements naming it
+	// planned counts the outcomes Plan made, against MaxOutcomes.
+	planned int
 }
+
+// MaxOutcomes bounds the (statement, finding) outcomes one import plans:
+// a document whose statements repeat each other over many findings would
+// otherwise cost statements × findings. Past it Plan refuses (413).
+const MaxOutcomes = 200_000
 
 // NewIndex indexes the document's statements by advisory id.
 func NewIndex(doc Document) *Index {
@@ -48,9 +55,11 @@ func (x *Index) Document() Document { return x.doc }
 // is f's (see Package.Matches).
 func (x *Index) Statements(f Finding) []int {
 	var out []int
+	seen := map[int]bool{}
 	for _, id := range f.Advisories {
 		for _, n := range x.byID[CanonicalID(id)] {
-			if !slices.Contains(out, n) && x.doc.Statements[n].matches(f) {
+			if !seen[n] && x.doc.Statements[n].matches(f) {
+				seen[n] = true
 				out = append(out, n)
 			}
 		}
@@ -124,13 +133,17 @@ type Outcome struct {
 
 // Plan is the outcome of every statement that applies to each finding:
 // the deciding statement's (Effect), then each other one's, skipped as
-// superseded. Findings no statement applies to are left out.
-func (x *Index) Plan(fs []Finding) []Outcome {
+// superseded. Findings no statement applies to are left out. An *Error
+// (TooLarge) once the import's outcomes would pass MaxOutcomes.
+func (x *Index) Plan(fs []Finding) ([]Outcome, error) {
 	var out []Outcome
 	for _, f := range fs {
 		sts := x.Statements(f)
 		if len(sts) == 0 {
 			continue
+		}
+		if x.planned += len(sts); x.planned > MaxOutcomes {
+			return nil, &Error{Problem: fmt.Sprintf("the document's statements apply to findings more than %d times; import it per project (project_id) or with fewer repeated statements", MaxOutcomes), TooLarge: true}
 		}
 		out = append(out, x.Effect(sts[0], f))
 		for _, n := range sts[1:] {
@@ -138,7 +151,7 @@ func (x *Index) Plan(fs []Finding) []Outcome {
 				Why: fmt.Sprintf("superseded by %s", x.doc.Statements[sts[0]].Pointer)})
 		}
 	}
-	return out
+	return out, nil
 }
 
 // Decide is the deciding statement's outcome for f, false when no

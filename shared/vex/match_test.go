@@ -1,8 +1,11 @@
 package vex_test
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/acme/codescan-api/shared/vex"
 )
@@ -30,7 +33,7 @@ func TestMatchRealOpenVEX(t *testing.T) {
 		{ID: "debian", Advisories: []string{"CVE-2023-3446"}, Ecosystem: "Debian:12", Name: "libssl3", Version: "3.0.8-r3", Status: "open"},
 	}
 	got := map[string]vex.Outcome{}
-	for _, o := range idx.Plan(fs) {
+	for _, o := range mustPlan(t, idx, fs) {
 		got[o.Finding.ID] = o
 	}
 	if len(got) != 3 {
@@ -63,7 +66,7 @@ func TestMatchRealCycloneDX(t *testing.T) {
 	maven := func(id, version string, ids ...string) vex.Finding {
 		return vex.Finding{ID: id, Advisories: ids, Ecosystem: "Maven", Name: "com.fasterxml.jackson.core:jackson-databind", Version: version, Status: "open"}
 	}
-	plan := idx.Plan([]vex.Finding{maven("by-cve", "2.10.0", "GHSA-288c-cq4h-88gq", "CVE-2020-25649"),
+	plan := mustPlan(t, idx, []vex.Finding{maven("by-cve", "2.10.0", "GHSA-288c-cq4h-88gq", "CVE-2020-25649"),
 		maven("by-alias", "2.10.0", "snyk-java-comfasterxmljacksoncore-1048302"), maven("other-version", "2.10.1", "CVE-2020-25649")})
 	if len(plan) != 2 || plan[0].Finding.ID != "by-cve" || plan[1].Finding.ID != "by-alias" || plan[0].Result != vex.Changed ||
 		!strings.HasPrefix(plan[0].Reason, "VEX not_affected: code_not_reachable: Automated dataflow analysis") {
@@ -164,7 +167,7 @@ func TestLatestStatementDecides(t *testing.T) {
 		s("under_investigation", "2026-03-01T00:00:00Z", ""),
 	), ""))
 	f := vex.Finding{ID: "f", Advisories: []string{"CVE-2021-23337"}, Ecosystem: "npm", Name: "lodash", Version: "1.0.0", Status: "false_positive"}
-	plan := idx.Plan([]vex.Finding{f})
+	plan := mustPlan(t, idx, []vex.Finding{f})
 	if len(plan) != 3 || plan[0].Statement != 2 || plan[0].Result != vex.Changed || plan[0].To != "open" || plan[0].Superseded {
 		t.Fatalf("plan %+v", plan)
 	}
@@ -196,5 +199,42 @@ func TestCanonicalID(t *testing.T) {
 		if got := vex.CanonicalID(in); got != want {
 			t.Errorf("CanonicalID(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func mustPlan(t *testing.T, idx *vex.Index, fs []vex.Finding) []vex.Outcome {
+	t.Helper()
+	plan, err := idx.Plan(fs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plan
+}
+
+// Statements that repeat each other over many findings are refused past
+// MaxOutcomes (413), quickly: the plan costs what it lists, never
+// statements squared per finding.
+func TestRepeatedStatementsAreBounded(t *testing.T) {
+	var sts []string
+	for n := range 2000 {
+		sts = append(sts, fmt.Sprintf(`{"vulnerability":{"name":"CVE-2021-23337"},"products":[{"@id":"pkg:npm/lodash@1.0.0"}],"status":"not_affected","justification":"component_not_present","timestamp":"2026-01-01T00:%02d:%02dZ"}`, n/60%60, n%60))
+	}
+	idx := vex.NewIndex(mustParse(t, openVEX(sts...), ""))
+	fs := make([]vex.Finding, 200)
+	for n := range fs {
+		fs[n] = vex.Finding{ID: fmt.Sprint(n), Advisories: []string{"CVE-2021-23337", "GHSA-35jh-r3h4-6jhm"}, Ecosystem: "npm", Name: "lodash", Version: "1.0.0", Status: "open"}
+	}
+	start := time.Now()
+	plan, err := idx.Plan(fs[:50]) // 100,000 outcomes: within the bound
+	if err != nil || len(plan) != 50*2000 {
+		t.Fatalf("within the bound: %d outcomes, %v", len(plan), err)
+	}
+	_, err = idx.Plan(fs[50:]) // the import's total passes it
+	var ve *vex.Error
+	if !errors.As(err, &ve) || !ve.TooLarge {
+		t.Fatalf("past the bound: %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("planning took %s", d)
 	}
 }

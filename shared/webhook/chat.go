@@ -1,16 +1,13 @@
 package webhook
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"io"
 	"net/http"
 	"net/netip"
 	"net/url"
 	"regexp"
 	"strings"
-	"time"
 )
 
 // Kinds of endpoint: the signed webhooks of this package, and chat
@@ -89,25 +86,8 @@ func Mask(raw string) string {
 // receiver's short error answer (Slack's invalid_payload, no_service, …)
 // is in Result.Reason.
 func (c *Client) Post(ctx context.Context, endpoint string, body []byte) Result {
-	u, err := url.Parse(endpoint)
-	if err != nil || !(u.Scheme == "https" || u.Scheme == "http" && c.opts.AllowLoopback) {
-		return Result{Err: errors.New("endpoint url is not an allowed https URL"), badURL: true}
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
-	if err != nil {
-		return Result{Err: err}
-	}
-	req.Header.Set("Content-Type", "application/json; charset=utf-8")
-	req.Header.Set("User-Agent", "codescan-webhooks/1")
-	start := time.Now()
-	res, err := c.http.Do(req)
-	if err != nil {
-		return Result{Latency: time.Since(start), Err: err}
-	}
-	answer, _ := io.ReadAll(io.LimitReader(res.Body, 64<<10))
-	res.Body.Close()
-	out := Result{StatusCode: res.StatusCode, Latency: time.Since(start), RetryAfter: retryAfter(res.Header.Get("Retry-After"), time.Now())}
-	if res.StatusCode >= 300 {
+	out, answer := c.post(ctx, endpoint, http.Header{"Content-Type": {"application/json; charset=utf-8"}}, body)
+	if out.Err == nil && out.StatusCode >= 300 {
 		out.Reason = reasonOf(answer)
 	}
 	return out

@@ -176,29 +176,39 @@ func Headers(m Message, ts time.Time) (http.Header, error) {
 
 // Send posts m to endpoint once.
 func (c *Client) Send(ctx context.Context, endpoint string, m Message) Result {
-	u, err := url.Parse(endpoint)
-	if err != nil || !(u.Scheme == "https" || u.Scheme == "http" && c.opts.AllowLoopback) {
-		return Result{Err: errors.New("endpoint url is not an allowed https URL"), badURL: true}
-	}
 	h, err := Headers(m, time.Now())
 	if err != nil {
 		return Result{Err: err}
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(m.Payload))
-	if err != nil {
-		return Result{Err: err}
+	h.Set("Content-Type", "application/json")
+	out, _ := c.post(ctx, endpoint, h, m.Payload)
+	return out
+}
+
+// maxAnswer bounds what is read of a receiver's answer.
+const maxAnswer = 64 << 10
+
+// post sends body to endpoint once with header (and our User-Agent)
+// through the guarded client: the result, and the start of the answer.
+func (c *Client) post(ctx context.Context, endpoint string, header http.Header, body []byte) (Result, []byte) {
+	u, err := url.Parse(endpoint)
+	if err != nil || !(u.Scheme == "https" || u.Scheme == "http" && c.opts.AllowLoopback) {
+		return Result{Err: errors.New("endpoint url is not an allowed https URL"), badURL: true}, nil
 	}
-	req.Header = h
-	req.Header.Set("Content-Type", "application/json")
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
+	if err != nil {
+		return Result{Err: err}, nil
+	}
+	req.Header = header
 	req.Header.Set("User-Agent", "codescan-webhooks/1")
 	start := time.Now()
 	res, err := c.http.Do(req)
 	if err != nil {
-		return Result{Latency: time.Since(start), Err: err}
+		return Result{Latency: time.Since(start), Err: err}, nil
 	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
+	answer, _ := io.ReadAll(io.LimitReader(res.Body, maxAnswer))
 	res.Body.Close()
-	return Result{StatusCode: res.StatusCode, Latency: time.Since(start), RetryAfter: retryAfter(res.Header.Get("Retry-After"), time.Now())}
+	return Result{StatusCode: res.StatusCode, Latency: time.Since(start), RetryAfter: retryAfter(res.Header.Get("Retry-After"), time.Now())}, answer
 }
 
 // retryAfter reads a Retry-After header: seconds or an HTTP date.

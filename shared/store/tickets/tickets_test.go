@@ -3,13 +3,20 @@ package tickets_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/store/tickets"
+	"github.com/acme/codescan-api/shared/triagerule"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -156,5 +163,54 @@ func TestJiraIntegrationsAndRules(t *testing.T) {
 	}
 	if err := a.DeleteJira(ctx, c.ID, in.UUID); !errors.Is(err, tickets.ErrNotFound) {
 		t.Fatalf("delete twice: %v", err)
+	}
+}
+
+// A rule's matcher is stored flat (the triage matcher's attributes beside
+// new_on_default_branch, as before it was embedded) and reads back whole.
+func TestRuleMatcherStoredFlat(t *testing.T) {
+	env := testenv.New(t)
+	c := env.Company(t, "Acme")
+	a := area(env)
+	ctx := context.Background()
+	m := tickets.Matcher{Matcher: triagerule.Matcher{Tool: "semgrep", RuleID: "sqli", CWE: 89, Path: "api/**",
+		UrgencyAtLeast: "HI", UrgencyAtMost: "CR"}, NewOnDefaultBranch: true}
+	r, err := a.CreateRule(ctx, tickets.Rule{CompanyID: c.ID, Grouping: "rule", Matcher: m,
+		Destination: tickets.Destination{Kind: "github", Integration: store.NewIntegrationUUID(), Repository: "acme/api"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := a.GetRule(ctx, c.ID, r.ID)
+	if err != nil || got.Matcher != m {
+		t.Fatalf("read back: %+v %v, want %+v", got.Matcher, err, m)
+	}
+	k := schema.TicketRuleKey(c.ID, r.ID)
+	raw, err := env.Store.Client().GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(env.Store.TableName()),
+		Key: map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: k.PK}, "SK": &types.AttributeValueMemberS{Value: k.SK}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, ok := raw.Item["matcher"].(*types.AttributeValueMemberM)
+	if !ok {
+		t.Fatalf("matcher stored as %T", raw.Item["matcher"])
+	}
+	want := map[string]string{"tool": "semgrep", "rule_id": "sqli", "cwe": "89", "path": "api/**", "urgency_at_least": "HI",
+		"urgency_at_most": "CR", "new_on_default_branch": "true"}
+	if len(stored.Value) != len(want) {
+		t.Fatalf("matcher attributes: %v", stored.Value)
+	}
+	for name, v := range want {
+		var s string
+		switch av := stored.Value[name].(type) {
+		case *types.AttributeValueMemberS:
+			s = av.Value
+		case *types.AttributeValueMemberN:
+			s = av.Value
+		case *types.AttributeValueMemberBOOL:
+			s = fmt.Sprint(av.Value)
+		}
+		if s != v {
+			t.Errorf("matcher.%s stored as %#v, want %s", name, stored.Value[name], v)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package schema
 
 import (
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/triagerule"
 )
 
 // The keys and items of tickets (shared/tickets, docs/tickets.md): Jira
@@ -68,18 +69,12 @@ func TicketRuleKey(companyID int64, id string) ddb.Key {
 	return ddb.Key{PK: TicketRulePK(companyID), SK: id}
 }
 
-// TicketMatcher is a ticket rule's matcher: the triage rules' (see
-// shared/triagerule) and "new on the default branch".
+// TicketMatcher is a ticket rule's matcher: the triage rules' matcher
+// (its attributes stored flat beside this one's, as attributevalue
+// flattens an embedded struct) and "new on the default branch".
 type TicketMatcher struct {
-	Tool               string `dynamodbav:"tool,omitempty"`
-	RuleID             string `dynamodbav:"rule_id,omitempty"`
-	CWE                int    `dynamodbav:"cwe,omitempty"`
-	Path               string `dynamodbav:"path,omitempty"`
-	Package            string `dynamodbav:"package,omitempty"`
-	Ecosystem          string `dynamodbav:"ecosystem,omitempty"`
-	UrgencyAtLeast     string `dynamodbav:"urgency_at_least,omitempty"`
-	UrgencyAtMost      string `dynamodbav:"urgency_at_most,omitempty"`
-	NewOnDefaultBranch bool   `dynamodbav:"new_on_default_branch,omitempty"`
+	triagerule.Matcher
+	NewOnDefaultBranch bool `dynamodbav:"new_on_default_branch,omitempty"`
 }
 
 // TicketDestination is where a rule's tickets open: a GitHub repository
