@@ -15,6 +15,7 @@ import (
 // call, and no others. The Lambda main passes the store itself.
 type Store interface {
 	sweep.Store // the stalled job
+	KEVStore    // the exploits job's blast radius (kevaffected.go)
 	BackfillDueIndex(ctx context.Context, until time.Time) (done bool, written int, err error)
 	CompanyIDs(ctx context.Context) ([]int64, error)
 	CountOpenDetected(ctx context.Context, companyID int64, urgency string, after, upTo time.Time) (int64, error)

@@ -130,3 +130,33 @@ func MergeAdvisories(as []Advisory) []Advisory {
 	}
 	return out
 }
+
+// FromFinding is the advisory an SCA finding stands for when no OSV record
+// of it is at hand (the KEV trigger of the blast radius: the catalogue
+// names a CVE, the company's findings name its package): advisory id and
+// aliases, the finding's package (an OSV ecosystem, name and version, as
+// FromEcosystem reads them) and its fix version. The affected versions are
+// an approximation: with a fix version the finding's version is below,
+// every version below the fix (a range introduced at "0": the finding does
+// not say where the vulnerability was introduced, so older versions that
+// never had it count too); without one, or with one that does not read or
+// is not above the finding's version, the finding's version only.
+func FromFinding(id string, aliases []string, ecosystem, name, version, fixVersion string) (Advisory, error) {
+	c, err := FromEcosystem(ecosystem, name, version, "")
+	if err != nil {
+		return Advisory{}, err
+	}
+	a := Advisory{ID: id, Aliases: aliases, Package: c.Package, Ecosystem: c.Ecosystem, Versions: []string{c.Version}}
+	fix := strings.TrimSpace(fixVersion)
+	if fix == "" {
+		return a, nil
+	}
+	fv, err := ParseVersion(c.Ecosystem, fix)
+	if err != nil {
+		return a, nil
+	}
+	if v, err := ParseVersion(c.Ecosystem, c.Version); err == nil && v.Compare(fv) < 0 {
+		a.Ranges = [][]Event{{{Introduced: "0"}, {Fixed: fix}}}
+	}
+	return a, nil
+}

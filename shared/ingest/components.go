@@ -17,6 +17,12 @@ import (
 // writes: the inventory's area and the outbox.
 type ComponentStore interface {
 	ReplaceComponents(ctx context.Context, ref storecomponents.SetRef, list []components.Component) (storecomponents.Changes, error)
+	AffectedStore
+}
+
+// AffectedStore is what a blast radius reads and writes: the inventory's
+// package index and the outbox.
+type AffectedStore interface {
 	PackageVersions(ctx context.Context, companyID int64, pkg string) ([]storecomponents.VersionCount, error)
 	HoldersOf(ctx context.Context, companyID int64, pkg, version string, limit int) ([]storecomponents.Holder, bool, error)
 	RecordEventOnce(ctx context.Context, e store.Event) (bool, error)
@@ -32,6 +38,37 @@ const (
 // TypeComponentAffected is the notification type of an advisory that
 // reaches packages the company holds.
 const TypeComponentAffected = "component_affected"
+
+// What brought the advisory of a component_affected event (its data's
+// trigger): an upload (WriteComponents), or the exploit import, when the
+// advisory's CVE newly entered CISA's KEV catalogue (functions/scheduler).
+const (
+	TriggerUpload = "upload"
+	TriggerKEV    = "kev"
+)
+
+// Arrival is how an advisory reached a company: the trigger, and for an
+// upload its scan and project.
+type Arrival struct {
+	CompanyID int64
+	Trigger   string // TriggerUpload or TriggerKEV
+	ScanID    string // the upload's; "" for TriggerKEV
+	ProjectID int64  // the upload's; 0 for TriggerKEV
+}
+
+// AffectedEventID is the id of the component_affected event of advisory a
+// arriving by trigger (the outbox's once-per-company key): one per
+// advisory and package for uploads, and another one per CVE and package
+// for the KEV trigger, so a CVE an upload announced is announced again
+// when it becomes known exploited, and once only.
+func AffectedEventID(trigger string, a components.Advisory) string {
+	key := a.Key()
+	if trigger != TriggerUpload {
+		key = trigger + " " + key
+	}
+	sum := sha256.Sum256([]byte(key))
+	return TypeComponentAffected + "-" + hex.EncodeToString(sum[:16])
+}
 
 // WriteComponents keeps the components an upload lists as its engine's set
 // on the scan's branch (engine is the canonical engine name), then finds
@@ -53,22 +90,24 @@ func WriteComponents(ctx context.Context, st ComponentStore, engine string, sc s
 		if n == MaxBlastAdvisories {
 			break
 		}
-		if err := blastRadius(ctx, st, sc, a); err != nil {
+		if _, err := BlastRadius(ctx, st, Arrival{CompanyID: sc.CompanyID, Trigger: TriggerUpload, ScanID: sc.ID, ProjectID: sc.ProjectID}, a); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// blastRadius records the event of one advisory when the company holds an
-// affected version of its package.
-func blastRadius(ctx context.Context, st ComponentStore, sc store.Scan, a components.Advisory) error {
-	versions, err := st.PackageVersions(ctx, sc.CompanyID, a.Package)
+// BlastRadius records the event of one advisory when the company holds an
+// affected version of its package (the upload's and the KEV trigger's
+// lookup), and reports whether it recorded one (false: no holder of an
+// affected version, or the event was recorded before).
+func BlastRadius(ctx context.Context, st AffectedStore, at Arrival, a components.Advisory) (bool, error) {
+	versions, err := st.PackageVersions(ctx, at.CompanyID, a.Package)
 	if err != nil {
-		return err
+		return false, err
 	}
-	ev := affectedEvent{AdvisoryID: a.ID, Aliases: a.Aliases, Package: a.Package, Ecosystem: a.Ecosystem,
-		ScanID: sc.ID, ProjectID: sc.ProjectID, AffectedVersions: []string{}, Holders: []affectedHolder{}}
+	ev := affectedEvent{AdvisoryID: a.ID, Aliases: a.Aliases, Package: a.Package, Ecosystem: a.Ecosystem, Trigger: at.Trigger,
+		ScanID: at.ScanID, ProjectID: at.ProjectID, AffectedVersions: []string{}, Holders: []affectedHolder{}}
 	for _, vc := range versions {
 		v, err := components.ParseVersion(a.Ecosystem, vc.Version)
 		if err != nil || !a.Affects(v) {
@@ -77,9 +116,9 @@ func blastRadius(ctx context.Context, st ComponentStore, sc store.Scan, a compon
 		ev.AffectedVersions = append(ev.AffectedVersions, vc.Version)
 		ev.TotalHolders += vc.Holders
 		if room := MaxEventHolders - len(ev.Holders); room > 0 {
-			hs, more, err := st.HoldersOf(ctx, sc.CompanyID, a.Package, vc.Version, room)
+			hs, more, err := st.HoldersOf(ctx, at.CompanyID, a.Package, vc.Version, room)
 			if err != nil {
-				return err
+				return false, err
 			}
 			for _, h := range hs {
 				ev.Holders = append(ev.Holders, affectedHolder{ProjectID: h.ProjectID, ProjectName: h.ProjectName, Branch: h.Branch,
@@ -91,16 +130,14 @@ func blastRadius(ctx context.Context, st ComponentStore, sc store.Scan, a compon
 		}
 	}
 	if len(ev.AffectedVersions) == 0 {
-		return nil
+		return false, nil
 	}
 	data, err := json.Marshal(ev)
 	if err != nil {
-		return err
+		return false, err
 	}
-	sum := sha256.Sum256([]byte(a.Key()))
-	_, err = st.RecordEventOnce(ctx, store.Event{ID: TypeComponentAffected + "-" + hex.EncodeToString(sum[:16]), CompanyID: sc.CompanyID,
+	return st.RecordEventOnce(ctx, store.Event{ID: AffectedEventID(at.Trigger, a), CompanyID: at.CompanyID,
 		Type: TypeComponentAffected, Data: data})
-	return err
 }
 
 // affectedEvent is a component_affected event's data.
@@ -113,8 +150,9 @@ type affectedEvent struct {
 	TotalHolders     int64            `json:"total_holders"`
 	Holders          []affectedHolder `json:"holders"`
 	Truncated        bool             `json:"truncated"`
-	ScanID           string           `json:"scan_id"`
-	ProjectID        int64            `json:"project_id"`
+	Trigger          string           `json:"trigger"`              // TriggerUpload or TriggerKEV
+	ScanID           string           `json:"scan_id,omitempty"`    // the upload's
+	ProjectID        int64            `json:"project_id,omitempty"` // the upload's
 }
 
 type affectedHolder struct {
