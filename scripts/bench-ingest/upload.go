@@ -59,53 +59,16 @@ func uploadBench(ctx context.Context, endpoint, sizes string) error {
 	if endpoint == "" {
 		return fmt.Errorf("DYNAMODB_ENDPOINT is unset (run it with `make bench`)")
 	}
-	db, err := config.NewDynamoDB(ctx, endpoint)
+	b, st, err := benchTables(ctx, endpoint)
 	if err != nil {
 		return err
 	}
-	// The upload and the worker call DynamoDB through a client that adds
-	// up their calls; the bench's own polling does not.
-	stats := newCallStats()
-	counted := dynamodb.New(db.Options(), func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, stats.middleware) })
-	st := store.New(counted, fmt.Sprintf("bench_upload_%d", time.Now().UnixNano()))
-	if err := bulkload.CreateTable(ctx, st, true); err != nil {
-		return err
-	}
-	watch := store.New(db, st.TableName())
-	// The floor's writers: DynamoDB Local stores faster with more of them
-	// (on 2 cores, 4 writers took some 26 s for 25,000 items, 8 some 20
-	// and 16 some 17), so the floor is the fastest it goes.
-	writers := 16
-	if v, err := strconv.Atoi(os.Getenv("BENCH_FLOOR_WRITERS")); err == nil && v > 0 {
-		writers = v
-	}
-	floor := floorKind{table: store.New(db, fmt.Sprintf("bench_floor_%d", time.Now().UnixNano())), product: true, writers: writers}
-	bare := floorKind{table: store.New(db, fmt.Sprintf("bench_bare_%d", time.Now().UnixNano())), writers: writers}
-	for _, f := range []floorKind{floor, bare} {
-		if err := bulkload.CreateTable(ctx, f.table, f.product); err != nil {
-			return err
-		}
-	}
-	bucket, err := s3reports.FromEnv(ctx)
-	if err != nil {
-		return err
-	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	streams, err := localstream.NewClient(ctx, endpoint)
-	if err != nil {
-		return err
-	}
-	in := &ingester.Ingester{Store: st, Reports: bucket, Log: log}
 	pollCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	go func() {
-		_ = (&localstream.Poller{DB: st.Client(), Table: st.TableName(), Log: log, Streams: streams, Idle: 20 * time.Millisecond,
-			Consumers: []localstream.Consumer{in.HandleImage}}).Run(pollCtx)
-	}()
-	srv := &httpapi.Server{Auth: auth.New(st, auth.JWTConfig{}), Log: log}
-	h := uploads.New(config.Deps{Server: srv, Store: st, Reports: bucket})
-	company, key, err := tenant(ctx, st)
-	if err != nil {
+	if b.h, err = startIngestion(ctx, pollCtx, st, endpoint); err != nil {
+		return err
+	}
+	if b.company, b.key, err = tenant(ctx, st); err != nil {
 		return err
 	}
 
@@ -113,50 +76,20 @@ func uploadBench(ctx context.Context, endpoint, sizes string) error {
 	limit := ingesterMemLimit()
 	debug.SetMemoryLimit(limit)
 
-	rounds := 3
-	if v, err := strconv.Atoi(os.Getenv("BENCH_UPLOAD_ROUNDS")); err == nil && v > 0 {
-		rounds = v
-	}
-	fmt.Printf("\nUpload to countable (GOMEMLIMIT %d MiB, the ingester function's): a gzip SARIF report of N results uploaded (in 128 KiB chunks past 128 KiB)\n", limit>>20)
-	fmt.Printf("and ingested by the worker, beside the same N issue items written again with BatchWriteItem (25 a call, %d writers): the floor\n", floor.writers)
-	fmt.Println("(as stored, index keys included, on a table made as the product's, stream on) and a bare floor (no index keys, no stream).")
-	fmt.Printf("Each size is measured in %d rounds (BENCH_UPLOAD_ROUNDS), each an upload (a first scan of a project of its own) then its floors;\n", rounds)
-	fmt.Println("times are medians, the ratio is the median of the rounds' ratios, and the rounds' ratios follow it.")
-	fmt.Println("| N | gzip KiB | chunks | upload answered s | countable s | results/s | floor s | items/s | ratio | rounds' ratios | bare floor s | ratio to bare | peak heap MiB |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+	rounds := positiveEnv("BENCH_UPLOAD_ROUNDS", 3)
+	printUploadHeader(limit, b.floor.writers, rounds)
 	// One unmeasured upload and floor first: DynamoDB Local's JVM compiles
 	// its write paths on the first calls, which the first size would pay.
-	if err := warmUp(ctx, h, watch, company, key, floor, bare); err != nil {
+	if err := warmUp(ctx, b.h, b.watch, b.company, b.key, b.floor, b.bare); err != nil {
 		return err
 	}
 	var breakdown []string
 	for k, n := range parseSizes(sizes) {
-		body, err := gzipSARIF(n)
+		line, err := b.measureSize(ctx, k, n, rounds)
 		if err != nil {
 			return err
 		}
-		var rs []round
-		for r := range rounds {
-			got, err := measure(ctx, h, watch, stats, company, key, fmt.Sprintf("bench-%d-%d-%d", k, n, r), n, body, floor, bare)
-			if err != nil {
-				return err
-			}
-			if r == 0 {
-				breakdown = append(breakdown, fmt.Sprintf("- %d results:%s", n, got.calls))
-			}
-			rs = append(rs, got)
-		}
-		took, floorTook := median(rs, func(r round) float64 { return r.took }), median(rs, func(r round) float64 { return r.floor })
-		var ratios []string
-		var heap uint64
-		for _, r := range rs {
-			ratios = append(ratios, fmt.Sprintf("%.2f", r.took/r.floor))
-			heap = max(heap, r.heap)
-		}
-		fmt.Printf("| %d | %d | %d | %.2f | %.1f | %.0f | %.1f | %.0f | %.2f | %s | %.1f | %.2f | %d |\n", n, len(body)>>10, rs[0].chunks,
-			median(rs, func(r round) float64 { return r.answered }), took, float64(n)/took, floorTook, float64(n)/floorTook,
-			median(rs, func(r round) float64 { return r.took / r.floor }), strings.Join(ratios, " "),
-			median(rs, func(r round) float64 { return r.bare }), median(rs, func(r round) float64 { return r.took / r.bare }), heap>>20)
+		breakdown = append(breakdown, line)
 	}
 	fmt.Println("\nDynamoDB calls of each size's first upload and its ingestion, busiest first (time in calls, concurrent calls each counting in full;")
 	fmt.Println("then when the first call started and the last ended, after the upload began):")
@@ -164,6 +97,123 @@ func uploadBench(ctx context.Context, endpoint, sizes string) error {
 		fmt.Println(b)
 	}
 	return nil
+}
+
+// uploadBed is what the upload bench measures with: the uploads handler,
+// the uncounted store it watches scans through, the counter of the
+// upload's and worker's DynamoDB calls, the tenant, and the two floors.
+type uploadBed struct {
+	h           http.Handler
+	watch       *store.Store
+	stats       *callStats
+	company     int64
+	key         string
+	floor, bare floorKind
+}
+
+// benchTables creates the tables of the upload bench on the DynamoDB at
+// endpoint: the product's (returned, whose calls stats adds up), then the
+// floor's and the bare floor's.
+func benchTables(ctx context.Context, endpoint string) (*uploadBed, *store.Store, error) {
+	db, err := config.NewDynamoDB(ctx, endpoint)
+	if err != nil {
+		return nil, nil, err
+	}
+	// The upload and the worker call DynamoDB through a client that adds
+	// up their calls; the bench's own polling does not.
+	b := &uploadBed{stats: newCallStats()}
+	counted := dynamodb.New(db.Options(), func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, b.stats.middleware) })
+	st := store.New(counted, fmt.Sprintf("bench_upload_%d", time.Now().UnixNano()))
+	if err := bulkload.CreateTable(ctx, st, true); err != nil {
+		return nil, nil, err
+	}
+	b.watch = store.New(db, st.TableName())
+	// The floor's writers: DynamoDB Local stores faster with more of them
+	// (on 2 cores, 4 writers took some 26 s for 25,000 items, 8 some 20
+	// and 16 some 17), so the floor is the fastest it goes.
+	writers := positiveEnv("BENCH_FLOOR_WRITERS", 16)
+	b.floor = floorKind{table: store.New(db, fmt.Sprintf("bench_floor_%d", time.Now().UnixNano())), product: true, writers: writers}
+	b.bare = floorKind{table: store.New(db, fmt.Sprintf("bench_bare_%d", time.Now().UnixNano())), writers: writers}
+	for _, f := range []floorKind{b.floor, b.bare} {
+		if err := bulkload.CreateTable(ctx, f.table, f.product); err != nil {
+			return nil, nil, err
+		}
+	}
+	return b, st, nil
+}
+
+// startIngestion starts the ingester on st's stream (through the local
+// poller, until pollCtx ends) and returns the uploads handler over st.
+func startIngestion(ctx, pollCtx context.Context, st *store.Store, endpoint string) (http.Handler, error) {
+	bucket, err := s3reports.FromEnv(ctx)
+	if err != nil {
+		return nil, err
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	streams, err := localstream.NewClient(ctx, endpoint)
+	if err != nil {
+		return nil, err
+	}
+	in := &ingester.Ingester{Store: st, Reports: bucket, Log: log}
+	go func() {
+		_ = (&localstream.Poller{DB: st.Client(), Table: st.TableName(), Log: log, Streams: streams, Idle: 20 * time.Millisecond,
+			Consumers: []localstream.Consumer{in.HandleImage}}).Run(pollCtx)
+	}()
+	srv := &httpapi.Server{Auth: auth.New(st, auth.JWTConfig{}), Log: log}
+	return uploads.New(config.Deps{Server: srv, Store: st, Reports: bucket}), nil
+}
+
+// positiveEnv is the environment variable name as a positive integer, else
+// def.
+func positiveEnv(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+// printUploadHeader prints what the upload table measures and its header.
+func printUploadHeader(limit int64, writers, rounds int) {
+	fmt.Printf("\nUpload to countable (GOMEMLIMIT %d MiB, the ingester function's): a gzip SARIF report of N results uploaded (in 128 KiB chunks past 128 KiB)\n", limit>>20)
+	fmt.Printf("and ingested by the worker, beside the same N issue items written again with BatchWriteItem (25 a call, %d writers): the floor\n", writers)
+	fmt.Println("(as stored, index keys included, on a table made as the product's, stream on) and a bare floor (no index keys, no stream).")
+	fmt.Printf("Each size is measured in %d rounds (BENCH_UPLOAD_ROUNDS), each an upload (a first scan of a project of its own) then its floors;\n", rounds)
+	fmt.Println("times are medians, the ratio is the median of the rounds' ratios, and the rounds' ratios follow it.")
+	fmt.Println("| N | gzip KiB | chunks | upload answered s | countable s | results/s | floor s | items/s | ratio | rounds' ratios | bare floor s | ratio to bare | peak heap MiB |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+}
+
+// measureSize measures the k-th size, n results, in rounds and prints its
+// row; it returns the breakdown line of its first round's DynamoDB calls.
+func (b *uploadBed) measureSize(ctx context.Context, k, n, rounds int) (string, error) {
+	body, err := gzipSARIF(n)
+	if err != nil {
+		return "", err
+	}
+	var rs []round
+	var breakdown string
+	for r := range rounds {
+		got, err := measure(ctx, b.h, b.watch, b.stats, b.company, b.key, fmt.Sprintf("bench-%d-%d-%d", k, n, r), n, body, b.floor, b.bare)
+		if err != nil {
+			return "", err
+		}
+		if r == 0 {
+			breakdown = fmt.Sprintf("- %d results:%s", n, got.calls)
+		}
+		rs = append(rs, got)
+	}
+	took, floorTook := median(rs, func(r round) float64 { return r.took }), median(rs, func(r round) float64 { return r.floor })
+	var ratios []string
+	var heap uint64
+	for _, r := range rs {
+		ratios = append(ratios, fmt.Sprintf("%.2f", r.took/r.floor))
+		heap = max(heap, r.heap)
+	}
+	fmt.Printf("| %d | %d | %d | %.2f | %.1f | %.0f | %.1f | %.0f | %.2f | %s | %.1f | %.2f | %d |\n", n, len(body)>>10, rs[0].chunks,
+		median(rs, func(r round) float64 { return r.answered }), took, float64(n)/took, floorTook, float64(n)/floorTook,
+		median(rs, func(r round) float64 { return r.took / r.floor }), strings.Join(ratios, " "),
+		median(rs, func(r round) float64 { return r.bare }), median(rs, func(r round) float64 { return r.took / r.bare }), heap>>20)
+	return breakdown, nil
 }
 
 // round is one measured upload and its floors, in seconds.

@@ -113,22 +113,7 @@ func measure(ctx context.Context, db *dynamodb.Client, size, due int) ([]row, er
 		return nil, err
 	}
 	now := time.Date(2026, 6, 3, 12, 0, 0, 0, time.UTC) // a Wednesday
-	var projects []store.Project
-	for k := range 100 {
-		projects = append(projects, store.Project{ID: int64(k + 1), Name: fmt.Sprintf("svc-%03d", k), Branches: []string{"develop"}})
-	}
-	issues := demo.SASTIssues(uint64(size), projects, size)
-	crDays := sla.Defaults().DaysToFix["CR"]
-	for k := range issues {
-		i := &issues[k]
-		switch {
-		case k < due: // fell due half an hour ago, after the previous hourly run
-			i.Status, i.Urgency = "open", "CR"
-			i.CreatedAt = now.AddDate(0, 0, -crDays).Add(-30 * time.Minute).Format(time.RFC3339)
-		case i.Status == "open": // detected in the last two days: not due
-			i.CreatedAt = now.Add(-time.Duration(k%2880) * time.Minute).Format(time.RFC3339)
-		}
-	}
+	issues := benchIssues(size, due, now)
 	start := time.Now()
 	if err := bulkload.Issues(ctx, st, company, issues, 8, nil); err != nil {
 		return nil, err
@@ -147,25 +132,7 @@ func measure(ctx context.Context, db *dynamodb.Client, size, due int) ([]row, er
 		rows = append(rows, row{size: size, what: what, requests: requests, rcu: rcu, took: time.Since(start), result: result})
 		return nil
 	}
-	err = timed("before: every issue read (EachIssue)", func(ctx context.Context) (string, error) {
-		settings, _, err := st.SLASettings(ctx, company)
-		if err != nil {
-			return "", err
-		}
-		read, overdue := 0, 0
-		err = st.EachIssue(ctx, company, func(i store.Issue) error {
-			read++
-			first, err := time.Parse(time.RFC3339, i.CreatedAt)
-			if err == nil && i.Status == "open" {
-				if s, _ := sla.Status(first, i.Urgency, settings, now); s == sla.Overdue {
-					overdue++
-				}
-			}
-			return err
-		})
-		return fmt.Sprintf("%d issues read, %d overdue", read, overdue), err
-	})
-	if err != nil {
+	if err = timed("before: every issue read (EachIssue)", everyIssueRead(st, company, now)); err != nil {
 		return nil, err
 	}
 	for n, at := range []time.Time{now, now.Add(time.Hour)} {
@@ -182,4 +149,51 @@ func measure(ctx context.Context, db *dynamodb.Client, size, due int) ([]row, er
 		return fmt.Sprintf("%d digest recorded", n), err
 	})
 	return rows, err
+}
+
+// benchIssues are size demo SAST issues over 100 projects: the first due
+// of them open and critical, fallen due half an hour before now (after the
+// previous hourly run); the other open ones detected in the last two days,
+// so not due.
+func benchIssues(size, due int, now time.Time) []store.Issue {
+	var projects []store.Project
+	for k := range 100 {
+		projects = append(projects, store.Project{ID: int64(k + 1), Name: fmt.Sprintf("svc-%03d", k), Branches: []string{"develop"}})
+	}
+	issues := demo.SASTIssues(uint64(size), projects, size)
+	crDays := sla.Defaults().DaysToFix["CR"]
+	for k := range issues {
+		i := &issues[k]
+		switch {
+		case k < due: // fell due half an hour ago, after the previous hourly run
+			i.Status, i.Urgency = "open", "CR"
+			i.CreatedAt = now.AddDate(0, 0, -crDays).Add(-30 * time.Minute).Format(time.RFC3339)
+		case i.Status == "open": // detected in the last two days: not due
+			i.CreatedAt = now.Add(-time.Duration(k%2880) * time.Minute).Format(time.RFC3339)
+		}
+	}
+	return issues
+}
+
+// everyIssueRead is the "before" job: it reads every issue of the company
+// (EachIssue) and counts the open ones overdue at now.
+func everyIssueRead(st *store.Store, company int64, now time.Time) func(context.Context) (string, error) {
+	return func(ctx context.Context) (string, error) {
+		settings, _, err := st.SLASettings(ctx, company)
+		if err != nil {
+			return "", err
+		}
+		read, overdue := 0, 0
+		err = st.EachIssue(ctx, company, func(i store.Issue) error {
+			read++
+			first, err := time.Parse(time.RFC3339, i.CreatedAt)
+			if err == nil && i.Status == "open" {
+				if s, _ := sla.Status(first, i.Urgency, settings, now); s == sla.Overdue {
+					overdue++
+				}
+			}
+			return err
+		})
+		return fmt.Sprintf("%d issues read, %d overdue", read, overdue), err
+	}
 }

@@ -103,94 +103,128 @@ func (c *client) run(ctx context.Context) error {
 	}
 	suffix := strings.ToLower(rand.Text()[:8])
 	project := "flow-" + suffix
-	runID := uuidV4()
+	scanID, err := c.upload(ctx, uuidV4(), project)
+	if err != nil {
+		return err
+	}
+	name, err := c.checkWait(ctx, scanID, project)
+	if err != nil {
+		return err
+	}
+	issues, err := c.checkIssues(ctx, scanID, name)
+	if err != nil {
+		return err
+	}
+	if err := c.checkInspect(ctx, issues[0].ID); err != nil {
+		return err
+	}
+	if err := c.checkReports(ctx, scanID); err != nil {
+		return err
+	}
+	return c.checkGate(ctx, scanID, suffix)
+}
 
-	// upload: the source files the report names first (the client gives
-	// up when none is accepted), then the report, with the client's
-	// unencoded query.
+// upload uploads as the client does and returns the scan's id: the source
+// files the report names first (the client gives up when none is
+// accepted), then the report, with the client's unencoded query, then the
+// git config and the CI data.
+func (c *client) upload(ctx context.Context, runID, project string) (string, error) {
 	for path, content := range sources {
 		ct, body := multipartFile(path, content)
 		if _, _, err := c.call(ctx, "POST", "/code-upload?run_id="+runID+"&path="+path, ct, body); err != nil {
-			return err
+			return "", err
 		}
 	}
 	q := fmt.Sprintf("/scan-upload?engine=sarif&run_id=%s&project=%s&ci=true&ci_platform=github", runID, project)
 	_, b, err := c.call(ctx, "POST", q, "application/json", fmt.Appendf(nil, report, project))
 	if err != nil {
-		return err
+		return "", err
 	}
 	var up uploadResponse
 	if err := decode(b, &up); err != nil {
-		return err
+		return "", err
 	}
 	scanID, err := idOf(up.SASTScanID)
 	if err != nil {
-		return fmt.Errorf("scan-upload: sast_scan_id: %w (%s)", err, b)
+		return "", fmt.Errorf("scan-upload: sast_scan_id: %w (%s)", err, b)
 	}
 	c.logf("uploaded scan %s of %s", scanID, project)
 	ct, config := multipartFile("config", fmt.Sprintf("[remote \"origin\"]\n\turl = git@github.com:Acme-Flow/%s.git\n", project))
 	if _, _, err := c.call(ctx, "POST", "/git-config-upload?run_id="+runID, ct, config); err != nil {
-		return err
+		return "", err
 	}
 	ci := `{"GITHUB_ACTIONS":"true","GITHUB_REPOSITORY":"Acme-Flow/` + project + `","GITHUB_SHA":"9fceb02d0ae598e95dc970b74767f19372d61af8"}`
 	if _, _, err := c.call(ctx, "POST", "/ci-data-upload?run_id="+runID+"&platform=github", "application/json", []byte(ci)); err != nil {
-		return err
+		return "", err
 	}
+	return scanID, nil
+}
 
-	// wait: poll /scan/{id} until it completes; a failed scan ends the wait.
+// checkWait waits as the client does: polls /scan/{id} until it completes
+// (a failed scan ends the wait), then, as without a scan id, resolves the
+// project and checks its latest scan is this one. It returns the project's
+// name.
+func (c *client) checkWait(ctx context.Context, scanID, project string) (string, error) {
 	sc, err := c.wait(ctx, scanID)
 	if err != nil {
-		return err
+		return "", err
 	}
 	if sc.Project != project {
-		return fmt.Errorf("scan project %q, want %q", sc.Project, project)
+		return "", fmt.Errorf("scan project %q, want %q", sc.Project, project)
 	}
-
-	// wait without a scan id: resolve the project, take the latest scan.
 	name, err := c.resolveProject(ctx, "acme-flow/"+project)
 	if err != nil {
-		return err
+		return "", err
 	}
 	var scans scansResponse
 	if err := c.getJSON(ctx, "/scans?page=1&page_size=30&project="+url.QueryEscape(name), &scans); err != nil {
-		return err
+		return "", err
 	}
 	if len(scans.Scans) == 0 || scans.Scans[0].ID != scanID {
-		return fmt.Errorf("latest scan of %s is not %s: %+v", name, scanID, scans.Scans)
+		return "", fmt.Errorf("latest scan of %s is not %s: %+v", name, scanID, scans.Scans)
 	}
+	return name, nil
+}
 
-	// The urgency table and --fail-on HI.
+// checkIssues checks the urgency table and --fail-on HI on the scan's
+// issues, and that the project lists as many; it returns the scan's
+// issues.
+func (c *client) checkIssues(ctx context.Context, scanID, name string) ([]issue, error) {
 	issues, err := c.allIssues(ctx, "/scan/"+scanID+"/issues?")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	counts := map[string]int{}
 	for _, i := range issues {
 		counts[i.Urgency]++
 	}
 	if counts["CR"] != 1 || counts["HI"] != 1 {
-		return fmt.Errorf("urgencies %v, want one CR and one HI", counts)
+		return nil, fmt.Errorf("urgencies %v, want one CR and one HI", counts)
 	}
 	if !failOn("HI", counts) || failOn("CR", map[string]int{"HI": 1}) {
-		return errors.New("--fail-on HI must trip, CR on a HI-only scan must not")
+		return nil, errors.New("--fail-on HI must trip, CR on a HI-only scan must not")
 	}
 	c.logf("--fail-on HI trips: %v", counts)
 	projectIssues, err := c.allIssues(ctx, "/issues?project="+url.QueryEscape(name)+"&")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(projectIssues) != len(issues) {
-		return fmt.Errorf("project lists %d issues, scan %d", len(projectIssues), len(issues))
+		return nil, fmt.Errorf("project lists %d issues, scan %d", len(projectIssues), len(issues))
 	}
+	return issues, nil
+}
+
+// checkInspect inspects an issue as the client does, and (this service's
+// addition) checks it shows its line of the file sent before the report.
+func (c *client) checkInspect(ctx context.Context, id string) error {
 	var full fullIssueResponse
-	if err := c.getJSON(ctx, "/issue/"+issues[0].ID, &full); err != nil {
+	if err := c.getJSON(ctx, "/issue/"+id, &full); err != nil {
 		return err
 	}
-	if full.Issue.ID != issues[0].ID {
+	if full.Issue.ID != id {
 		return fmt.Errorf("inspect: %s", full.Issue.ID)
 	}
-	// This service's addition: the issue shows its line of the file sent
-	// before the report.
 	var shown struct {
 		Issue struct {
 			Details struct {
@@ -200,15 +234,19 @@ func (c *client) run(ctx context.Context) error {
 			} `json:"details"`
 		} `json:"issue"`
 	}
-	if err := c.getJSON(ctx, "/issue/"+issues[0].ID, &shown); err != nil {
+	if err := c.getJSON(ctx, "/issue/"+id, &shown); err != nil {
 		return err
 	}
 	flagged := strings.TrimSpace(sources[full.Issue.Location.File.Path])
 	if s := shown.Issue.Details.CodeSnippet; s == nil || !strings.Contains(s.Code, flagged) {
 		return fmt.Errorf("inspect: code snippet %+v, want the line %q", s, flagged)
 	}
+	return nil
+}
 
-	// Reports: HTML by default, SARIF, Markdown.
+// checkReports fetches the scan's reports (HTML by default, SARIF,
+// Markdown) and checks each shows the finding.
+func (c *client) checkReports(ctx context.Context, scanID string) error {
 	for _, f := range []string{"", "?format=sarif", "?format=markdown"} {
 		_, b, err := c.call(ctx, "GET", "/scan/"+scanID+"/report"+f, "", nil)
 		if err != nil {
@@ -218,8 +256,12 @@ func (c *client) run(ctx context.Context) error {
 			return fmt.Errorf("report%s lacks the finding", f)
 		}
 	}
+	return nil
+}
 
-	// --block-on: one rule that blocks (critical), one that does not.
+// checkGate checks --block-on with one rule that blocks (critical) and one
+// that does not, an unknown slug, and the blocked issues' pages.
+func (c *client) checkGate(ctx context.Context, scanID, suffix string) error {
 	blocks, passes := "flow-critical-"+suffix, "flow-java-"+suffix
 	for slug, cond := range map[string]string{blocks: `{"min_urgency":"CR"}`, passes: `{"paths":["**/*.java"]}`} {
 		rule := fmt.Sprintf(`{"slug":%q,"name":%q,"ci":true,"conditions":%s}`, slug, slug, cond)
@@ -237,25 +279,32 @@ func (c *client) run(ctx context.Context) error {
 	if g, err = c.gate(ctx, scanID, passes); err != nil || g.Block {
 		return fmt.Errorf("--block-on %s: %+v %v", passes, g, err)
 	}
-	_, b, err = c.call(ctx, "GET", "/scan/"+scanID+"/check_blocking_rules?page=1&block_on=nope-"+suffix, "", nil, http.StatusBadRequest)
+	_, b, err := c.call(ctx, "GET", "/scan/"+scanID+"/check_blocking_rules?page=1&block_on=nope-"+suffix, "", nil, http.StatusBadRequest)
 	if err != nil || !bytes.Contains(b, []byte(`"unknown_slugs":["nope-`+suffix+`"]`)) {
 		return fmt.Errorf("unknown slug: %s %v", b, err)
 	}
-	// list --issues --scan-id: pages while block is true, until page == total_pages.
+	if err := c.pageBlocked(ctx, scanID); err != nil {
+		return err
+	}
+	c.logf("gate: %s blocks, %s passes", blocks, passes)
+	return nil
+}
+
+// pageBlocked lists the blocked issues as list --issues --scan-id does:
+// pages while block is true, until page == total_pages.
+func (c *client) pageBlocked(ctx context.Context, scanID string) error {
 	for page := 1; ; page++ {
 		var l blockingResponse
 		if err := c.getJSON(ctx, fmt.Sprintf("/scan/%s/check_blocking_rules?page=%d", scanID, page), &l); err != nil {
 			return err
 		}
 		if !l.Block || int(l.TotalPages) == page {
-			break
+			return nil
 		}
 		if page > 100 {
 			return errors.New("the blocked-issue pages never end")
 		}
 	}
-	c.logf("gate: %s blocks, %s passes", blocks, passes)
-	return nil
 }
 
 // wait polls a scan as `wait` does, until complete (an incomplete scan is

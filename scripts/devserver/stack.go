@@ -66,105 +66,164 @@ func startStack(ctx context.Context, root, localDir string, p ports, env config.
 		return nil, err
 	}
 	if env.DynamoEndpoint == "" {
-		dir, err := dynamoDir(localDir)
-		if err != nil {
+		if env.DynamoEndpoint, err = s.startDynamoDB(ctx, root, localDir, p.DynamoDB); err != nil {
 			return nil, err
 		}
-		ddb, err := dynamolocal.Start(ctx, root, dynamolocal.Options{Port: p.DynamoDB, DBPath: dir})
-		if err != nil {
-			return nil, err
-		}
-		s.supervise(ctx, ddb.Process)
-		env.DynamoEndpoint = ddb.Endpoint
 	}
 	mailbox, err := maildev.Start(ctx, root, maildev.Options{SMTPPort: p.SMTP, WebPort: p.MailWeb})
 	if err != nil {
 		return nil, err
 	}
 	s.supervise(ctx, mailbox.Process)
-	// Uploaded reports go to a local S3-compatible server (its data in
-	// localDir/s3, kept like the table's), where the ingester reads them.
-	if s.s3, err = s3local.Start(ctx, root, s3local.Options{Port: p.S3, Dir: filepath.Join(localDir, "s3")}); err != nil {
+	bucket, err := s.startS3(ctx, root, localDir, p.S3)
+	if err != nil {
+		return nil, err
+	}
+	db, fresh, err := s.openTable(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	a, err := loadDevAuth(localDir, s.baseURL)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.seedDemo(ctx, a); err != nil {
+		return nil, err
+	}
+	if err := s.goLive(ctx, db, env, fresh, mailbox, localDir, bucket); err != nil {
+		return nil, err
+	}
+	s.handler = s.routes(env, bucket, a)
+	return s, nil
+}
+
+// startDynamoDB starts DynamoDB Local, supervised, on port with its data
+// under localDir, and returns its endpoint.
+func (s *stack) startDynamoDB(ctx context.Context, root, localDir string, port int) (string, error) {
+	dir, err := dynamoDir(localDir)
+	if err != nil {
+		return "", err
+	}
+	ddb, err := dynamolocal.Start(ctx, root, dynamolocal.Options{Port: port, DBPath: dir})
+	if err != nil {
+		return "", err
+	}
+	s.supervise(ctx, ddb.Process)
+	return ddb.Endpoint, nil
+}
+
+// startS3 starts the local S3-compatible server, supervised, and returns
+// the reports bucket on it. Uploaded reports go there (its data in
+// localDir/s3, kept like the table's), where the ingester reads them.
+func (s *stack) startS3(ctx context.Context, root, localDir string, port int) (*s3reports.Store, error) {
+	var err error
+	if s.s3, err = s3local.Start(ctx, root, s3local.Options{Port: port, Dir: filepath.Join(localDir, "s3")}); err != nil {
 		return nil, err
 	}
 	s.supervise(ctx, s.s3.Process)
-	bucket, err := s3reports.New(ctx, s3local.Bucket, s.s3.Endpoint)
-	if err != nil {
-		return nil, err
-	}
-	db, err := config.NewDynamoDB(ctx, env.DynamoEndpoint)
-	if err != nil {
-		return nil, err
+	return s3reports.New(ctx, s3local.Bucket, s.s3.Endpoint)
+}
+
+// openTable opens the stack's store on env's table, creating the table
+// (without its stream) when missing; fresh says it was.
+func (s *stack) openTable(ctx context.Context, env config.Env) (db *dynamodb.Client, fresh bool, err error) {
+	if db, err = config.NewDynamoDB(ctx, env.DynamoEndpoint); err != nil {
+		return nil, false, err
 	}
 	s.store = store.New(db, env.TableName, store.WithAuditRetention(env.AuditRetention))
-	fresh, err := tableMissing(ctx, db, env.TableName)
-	if err != nil {
-		return nil, err
+	if fresh, err = tableMissing(ctx, db, env.TableName); err != nil {
+		return nil, false, err
 	}
 	// The table's stream is switched on only after the demo seed: the
 	// seed's history (hundreds of events of scans and triage "months ago")
 	// is data to browse, not news to deliver, and stays off the stream
 	// the pollers read.
 	if err := bulkload.CreateTable(ctx, s.store, false); err != nil {
-		return nil, err
+		return nil, false, err
 	}
+	return db, fresh, nil
+}
 
-	secret, err := loadOrCreateSecret(filepath.Join(localDir, "dev-secret"))
-	if err != nil {
-		return nil, err
-	}
-	signer, err := devjwt.LoadOrCreateRSA(filepath.Join(localDir, "dev-jwt-key.pem"))
-	if err != nil {
-		return nil, err
-	}
-	jwks, err := devjwt.JWKS(signer)
-	if err != nil {
-		return nil, err
-	}
-	keys, err := keyfunc.NewJWKSetJSON(jwks)
-	if err != nil {
-		return nil, err
-	}
-	issuer, audience := s.baseURL+"/dev", "codescan-api"
+// devAuth is the dev server's own sign-in: the demo's secret, the key that
+// mints the users' bearer tokens and the key set that checks them.
+type devAuth struct {
+	secret           []byte
+	signer           *devjwt.Signer
+	jwks             []byte
+	keys             keyfunc.Keyfunc
+	issuer, audience string
+}
 
-	if s.doc, err = demo.Seed(ctx, s.store, secret); err != nil {
-		return nil, fmt.Errorf("seed: %w", err)
+// loadDevAuth loads (or creates, the first time) the secret and the
+// signing key kept in localDir.
+func loadDevAuth(localDir, baseURL string) (devAuth, error) {
+	var a devAuth
+	var err error
+	if a.secret, err = loadOrCreateSecret(filepath.Join(localDir, "dev-secret")); err != nil {
+		return devAuth{}, err
+	}
+	if a.signer, err = devjwt.LoadOrCreateRSA(filepath.Join(localDir, "dev-jwt-key.pem")); err != nil {
+		return devAuth{}, err
+	}
+	if a.jwks, err = devjwt.JWKS(a.signer); err != nil {
+		return devAuth{}, err
+	}
+	if a.keys, err = keyfunc.NewJWKSetJSON(a.jwks); err != nil {
+		return devAuth{}, err
+	}
+	a.issuer, a.audience = baseURL+"/dev", "codescan-api"
+	return a, nil
+}
+
+// seedDemo seeds the demo data and gives each of its users a bearer token.
+func (s *stack) seedDemo(ctx context.Context, a devAuth) error {
+	var err error
+	if s.doc, err = demo.Seed(ctx, s.store, a.secret); err != nil {
+		return fmt.Errorf("seed: %w", err)
 	}
 	s.doc.BaseURL = s.baseURL + routes.BasePath
 	s.doc.NotificationTypeCodes = notify.Codes()
 	for _, c := range s.doc.Companies {
 		for _, u := range c.Users {
-			if u.BearerToken, err = signer.Mint(devjwt.Claims{Subject: u.Subject, Issuer: issuer, Audience: audience, TTL: 24 * time.Hour}); err != nil {
-				return nil, err
+			if u.BearerToken, err = a.signer.Mint(devjwt.Claims{Subject: u.Subject, Issuer: a.issuer, Audience: a.audience, TTL: 24 * time.Hour}); err != nil {
+				return err
 			}
 		}
 	}
+	return nil
+}
 
+// goLive makes the seeded stack deliver: it builds the dispatcher, records
+// a fresh table's SLA history, switches the stream on, writes the demo
+// document and starts the pollers and jobs.
+func (s *stack) goLive(ctx context.Context, db *dynamodb.Client, env config.Env, fresh bool, mailbox *maildev.Process, localDir string, bucket *s3reports.Store) error {
 	d, err := newDispatcher(ctx, s.store, mailbox.SMTPAddr, s.baseURL, env.LogLevel)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if fresh {
 		// The SLA breaches of the seeded issues are history too: recorded
 		// now, the SLA job finds them raised and sends nothing for them.
 		if _, err := scheduler.SLAChecks(ctx, s.store, time.Now()); err != nil {
-			return nil, fmt.Errorf("seed: SLA history: %w", err)
+			return fmt.Errorf("seed: SLA history: %w", err)
 		}
 	}
 	if err := enableStream(ctx, db, env.TableName); err != nil {
-		return nil, err
+		return err
 	}
 	s.doc.MailInboxURL = mailbox.WebURL
 	s.docPath = filepath.Join(localDir, "demo.json")
 	if err := writeJSON(s.docPath, s.doc); err != nil {
-		return nil, err
+		return err
 	}
-	if err := startDelivery(ctx, d, s.store, env.DynamoEndpoint, localDir, bucket); err != nil {
-		return nil, err
-	}
+	return startDelivery(ctx, d, s.store, env.DynamoEndpoint, localDir, bucket)
+}
 
+// routes is the stack's handler: the API under its base path and the dev
+// key set its tokens are checked against.
+func (s *stack) routes(env config.Env, bucket *s3reports.Store, a devAuth) http.Handler {
 	deps := config.Deps{
-		Server:  config.NewServer(env, s.store, auth.JWTConfig{Issuer: issuer, Audience: audience, Keys: keys.Keyfunc}),
+		Server:  config.NewServer(env, s.store, auth.JWTConfig{Issuer: a.issuer, Audience: a.audience, Keys: a.keys.Keyfunc}),
 		Store:   s.store,
 		Reports: bucket,
 		Exports: bucket,
@@ -173,10 +232,9 @@ func startStack(ctx context.Context, root, localDir string, p ports, env config.
 	mux.Handle(routes.BasePath+"/", registry.Mux(deps))
 	mux.HandleFunc("GET /dev/jwks.json", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(jwks)
+		_, _ = w.Write(a.jwks)
 	})
-	s.handler = mux
-	return s, nil
+	return mux
 }
 
 // supervise restarts p when it dies, until ctx ends, and reports on

@@ -160,6 +160,9 @@ type result struct {
 	took   time.Duration
 }
 
+// run drives clients against the API for d, then waits for the uploads'
+// ingestion and checks the counters against a recount; it fails when an
+// answer was a 5xx.
 func run(clients int, d time.Duration) error {
 	ctx := context.Background()
 	endpoint := os.Getenv("DYNAMODB_ENDPOINT")
@@ -180,31 +183,59 @@ func run(clients int, d time.Duration) error {
 	if err != nil {
 		return err
 	}
+	pollCtx, stopPoller := context.WithCancel(ctx)
+	defer stopPoller()
+	hs, base, err := serveAPI(ctx, pollCtx, st, endpoint)
+	if err != nil {
+		return err
+	}
+	defer hs.Close()
+
+	fmt.Printf("load: %d clients for %s against %s (rate limit off)\n", clients, d, base)
+	all := drive(base, key, clients, d)
+	bad := summarize(all, d)
+	if err := ingested(ctx, st, company, 10*time.Minute); err != nil {
+		return err
+	}
+	if err := recount.Check(ctx, st, company); err != nil {
+		return fmt.Errorf("counters differ from a recount: %w", err)
+	}
+	fmt.Println("recount: every group counter equals a recount from the issues")
+	if bad > 0 {
+		return fmt.Errorf("%d answers were 5xx", bad)
+	}
+	return nil
+}
+
+// serveAPI serves the API over st on a free local port, with the ingester
+// on the table's stream (through the local poller, until pollCtx ends); it
+// returns the server (to close) and the API's base URL.
+func serveAPI(ctx, pollCtx context.Context, st *store.Store, endpoint string) (*http.Server, string, error) {
 	srv := &httpapi.Server{Auth: auth.New(st, auth.JWTConfig{}), Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return err
+		return nil, "", err
 	}
 	bucket, err := s3reports.FromEnv(ctx)
 	if err != nil {
-		return err
+		return nil, "", err
 	}
 	streams, err := localstream.NewClient(ctx, endpoint)
 	if err != nil {
-		return err
+		return nil, "", err
 	}
 	in := &ingester.Ingester{Store: st, Reports: bucket, Log: srv.Log}
-	pollCtx, stopPoller := context.WithCancel(ctx)
-	defer stopPoller()
 	go func() {
 		_ = (&localstream.Poller{DB: st.Client(), Table: st.TableName(), Log: srv.Log, Streams: streams, Consumers: []localstream.Consumer{in.HandleImage}}).Run(pollCtx)
 	}()
 	hs := &http.Server{Handler: registry.Mux(config.Deps{Server: srv, Store: st, Reports: bucket}), ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = hs.Serve(ln) }()
-	defer hs.Close()
-	base := "http://" + ln.Addr().String() + routes.BasePath
+	return hs, "http://" + ln.Addr().String() + routes.BasePath, nil
+}
 
-	fmt.Printf("load: %d clients for %s against %s (rate limit off)\n", clients, d, base)
+// drive runs the clients against base until d has passed and returns
+// every answer's result.
+func drive(base, key string, clients int, d time.Duration) []result {
 	results := make(chan result, 1024)
 	var all []result
 	collected := make(chan struct{})
@@ -223,42 +254,38 @@ func run(clients int, d time.Duration) error {
 		go func() {
 			defer wg.Done()
 			c := &client{base: base, key: key, r: rand.New(rand.NewPCG(uint64(n), 7)), issues: seen}
-			for time.Now().Before(deadline) {
-				o := pickOp(c.r)
-				req, err := o.do(c)
-				if err != nil || req == nil {
-					continue
-				}
-				start := time.Now()
-				res, err := httpc.Do(req)
-				if err != nil {
-					results <- result{op: o.name, status: 599, took: time.Since(start)}
-					continue
-				}
-				body, _ := io.ReadAll(res.Body)
-				res.Body.Close()
-				results <- result{op: o.name, status: res.StatusCode, took: time.Since(start)}
-				if o.name == "GET /issues" {
-					seen.add(ids(body))
-				}
-			}
+			c.until(deadline, httpc, results)
 		}()
 	}
 	wg.Wait()
 	close(results)
 	<-collected
-	bad := summarize(all, d)
-	if err := ingested(ctx, st, company, 10*time.Minute); err != nil {
-		return err
+	return all
+}
+
+// until sends the client's random operations until deadline, each
+// answer's result to results; the issue ids GET /issues lists join the
+// ids the clients pick from.
+func (c *client) until(deadline time.Time, httpc *http.Client, results chan<- result) {
+	for time.Now().Before(deadline) {
+		o := pickOp(c.r)
+		req, err := o.do(c)
+		if err != nil || req == nil {
+			continue
+		}
+		start := time.Now()
+		res, err := httpc.Do(req)
+		if err != nil {
+			results <- result{op: o.name, status: 599, took: time.Since(start)}
+			continue
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		results <- result{op: o.name, status: res.StatusCode, took: time.Since(start)}
+		if o.name == "GET /issues" {
+			c.issues.add(ids(body))
+		}
 	}
-	if err := recount.Check(ctx, st, company); err != nil {
-		return fmt.Errorf("counters differ from a recount: %w", err)
-	}
-	fmt.Println("recount: every group counter equals a recount from the issues")
-	if bad > 0 {
-		return fmt.Errorf("%d answers were 5xx", bad)
-	}
-	return nil
 }
 
 func pickOp(r *rand.Rand) op {

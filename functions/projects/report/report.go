@@ -73,6 +73,54 @@ type urgencyCount struct {
 	Count   int
 }
 
+// The SARIF 2.1.0 log's parts that SARIF writes.
+type (
+	sarifMessage struct {
+		Text string `json:"text"`
+	}
+	sarifArtifact struct {
+		URI string `json:"uri"`
+	}
+	sarifRegion struct {
+		StartLine int `json:"startLine"`
+	}
+	sarifPhysical struct {
+		ArtifactLocation sarifArtifact `json:"artifactLocation"`
+		Region           *sarifRegion  `json:"region,omitempty"`
+	}
+	sarifLocation struct {
+		PhysicalLocation sarifPhysical `json:"physicalLocation"`
+	}
+	sarifResult struct {
+		RuleID              string            `json:"ruleId"`
+		RuleIndex           int               `json:"ruleIndex"`
+		Level               string            `json:"level"`
+		Message             sarifMessage      `json:"message"`
+		Locations           []sarifLocation   `json:"locations"`
+		PartialFingerprints map[string]string `json:"partialFingerprints,omitempty"`
+		Properties          map[string]any    `json:"properties"`
+	}
+	sarifRule struct {
+		ID string `json:"id"`
+	}
+	sarifDriver struct {
+		Name  string      `json:"name"`
+		Rules []sarifRule `json:"rules"`
+	}
+	sarifVCS struct {
+		RepositoryURI string `json:"repositoryUri"`
+		RevisionID    string `json:"revisionId,omitempty"`
+		Branch        string `json:"branch,omitempty"`
+	}
+	sarifRun struct {
+		Tool struct {
+			Driver sarifDriver `json:"driver"`
+		} `json:"tool"`
+		Results                  []sarifResult `json:"results"`
+		VersionControlProvenance []sarifVCS    `json:"versionControlProvenance,omitempty"`
+	}
+)
+
 // SARIF is the scan as a SARIF 2.1.0 log. Each issue keeps what identity
 // and grouping need when the log is uploaded again: its rule id, its title
 // as the result message, its file and line, its CWE (property and tag),
@@ -81,99 +129,71 @@ type urgencyCount struct {
 // original order (GitHub-style "#2" suffixes count by order).
 func SARIF(in Input) ([]byte, error) {
 	in = visible(in)
-	type (
-		msg struct {
-			Text string `json:"text"`
-		}
-		artifact struct {
-			URI string `json:"uri"`
-		}
-		region struct {
-			StartLine int `json:"startLine"`
-		}
-		physical struct {
-			ArtifactLocation artifact `json:"artifactLocation"`
-			Region           *region  `json:"region,omitempty"`
-		}
-		location struct {
-			PhysicalLocation physical `json:"physicalLocation"`
-		}
-		result struct {
-			RuleID              string            `json:"ruleId"`
-			RuleIndex           int               `json:"ruleIndex"`
-			Level               string            `json:"level"`
-			Message             msg               `json:"message"`
-			Locations           []location        `json:"locations"`
-			PartialFingerprints map[string]string `json:"partialFingerprints,omitempty"`
-			Properties          map[string]any    `json:"properties"`
-		}
-		rule struct {
-			ID string `json:"id"`
-		}
-		driver struct {
-			Name  string `json:"name"`
-			Rules []rule `json:"rules"`
-		}
-		vcs struct {
-			RepositoryURI string `json:"repositoryUri"`
-			RevisionID    string `json:"revisionId,omitempty"`
-			Branch        string `json:"branch,omitempty"`
-		}
-		run struct {
-			Tool struct {
-				Driver driver `json:"driver"`
-			} `json:"tool"`
-			Results                  []result `json:"results"`
-			VersionControlProvenance []vcs    `json:"versionControlProvenance,omitempty"`
-		}
-	)
-	// A scan of several tools ("a+b") is one run per tool, the results in
-	// the first, so the tools (and so the issues' identity) come back.
-	tools := strings.Split(cmp.Or(in.Scan.Tool, in.Scan.Engine, "codescan"), "+")
-	runs := make([]run, len(tools))
-	for n, t := range tools {
-		runs[n].Tool.Driver = driver{Name: t, Rules: []rule{}}
-		runs[n].Results = []result{}
-	}
-	if in.Scan.RepoURL != "" {
-		runs[0].VersionControlProvenance = []vcs{{RepositoryURI: in.Scan.RepoURL, RevisionID: in.Scan.GitSHA, Branch: in.Scan.Branch}}
-	}
-	issues := slices.Clone(in.Issues)
-	slices.SortStableFunc(issues, func(a, b store.Issue) int {
-		sa, na := stem(a.Fingerprint)
-		sb, nb := stem(b.Fingerprint)
-		return cmp.Or(cmp.Compare(sa, sb), cmp.Compare(na, nb), cmp.Compare(a.ID, b.ID))
-	})
-	ruleIndex := map[string]int{}
+	runs := sarifRuns(in.Scan)
 	d := &runs[0].Tool.Driver
-	for _, i := range issues {
+	ruleIndex := map[string]int{}
+	for _, i := range sarifOrder(in.Issues) {
 		id := cmp.Or(i.RuleID, "finding")
 		idx, ok := ruleIndex[id]
 		if !ok {
 			idx = len(d.Rules)
 			ruleIndex[id] = idx
-			d.Rules = append(d.Rules, rule{ID: id})
+			d.Rules = append(d.Rules, sarifRule{ID: id})
 		}
-		res := result{RuleID: id, RuleIndex: idx, Level: level(i.Urgency), Message: msg{Text: title(i)},
-			Properties: map[string]any{"security-severity": severity(i.Urgency), "urgency": i.Urgency,
-				"issue_id": i.ID, "status": i.Status}}
-		loc := location{PhysicalLocation: physical{ArtifactLocation: artifact{URI: i.FilePath}}}
-		if i.Line > 0 {
-			loc.PhysicalLocation.Region = &region{StartLine: i.Line}
-		}
-		res.Locations = []location{loc}
-		if i.Fingerprint != "" {
-			res.PartialFingerprints = map[string]string{FingerprintKey: i.Fingerprint}
-		}
-		if c := cweID(i); c != "" {
-			res.Properties["cwe"] = c
-			res.Properties["tags"] = []string{"security", fmt.Sprintf("external/cwe/cwe-%d", i.CWE)}
-		}
-		runs[0].Results = append(runs[0].Results, res)
+		runs[0].Results = append(runs[0].Results, sarifIssue(i, id, idx))
 	}
 	return json.MarshalIndent(map[string]any{
 		"$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0", "runs": runs,
 	}, "", "  ")
+}
+
+// sarifRuns are the log's empty runs: a scan of several tools ("a+b") is
+// one run per tool, the results in the first, so the tools (and so the
+// issues' identity) come back; the first carries the scan's repository.
+func sarifRuns(sc store.Scan) []sarifRun {
+	tools := strings.Split(cmp.Or(sc.Tool, sc.Engine, "codescan"), "+")
+	runs := make([]sarifRun, len(tools))
+	for n, t := range tools {
+		runs[n].Tool.Driver = sarifDriver{Name: t, Rules: []sarifRule{}}
+		runs[n].Results = []sarifResult{}
+	}
+	if sc.RepoURL != "" {
+		runs[0].VersionControlProvenance = []sarifVCS{{RepositoryURI: sc.RepoURL, RevisionID: sc.GitSHA, Branch: sc.Branch}}
+	}
+	return runs
+}
+
+// sarifOrder is a copy of the issues in the log's order: by fingerprint
+// stem, then suffix number, then id (stable).
+func sarifOrder(issues []store.Issue) []store.Issue {
+	issues = slices.Clone(issues)
+	slices.SortStableFunc(issues, func(a, b store.Issue) int {
+		sa, na := stem(a.Fingerprint)
+		sb, nb := stem(b.Fingerprint)
+		return cmp.Or(cmp.Compare(sa, sb), cmp.Compare(na, nb), cmp.Compare(a.ID, b.ID))
+	})
+	return issues
+}
+
+// sarifIssue is one issue as a result of rule id (at index idx of the
+// run's rules).
+func sarifIssue(i store.Issue, id string, idx int) sarifResult {
+	res := sarifResult{RuleID: id, RuleIndex: idx, Level: level(i.Urgency), Message: sarifMessage{Text: title(i)},
+		Properties: map[string]any{"security-severity": severity(i.Urgency), "urgency": i.Urgency,
+			"issue_id": i.ID, "status": i.Status}}
+	loc := sarifLocation{PhysicalLocation: sarifPhysical{ArtifactLocation: sarifArtifact{URI: i.FilePath}}}
+	if i.Line > 0 {
+		loc.PhysicalLocation.Region = &sarifRegion{StartLine: i.Line}
+	}
+	res.Locations = []sarifLocation{loc}
+	if i.Fingerprint != "" {
+		res.PartialFingerprints = map[string]string{FingerprintKey: i.Fingerprint}
+	}
+	if c := cweID(i); c != "" {
+		res.Properties["cwe"] = c
+		res.Properties["tags"] = []string{"security", fmt.Sprintf("external/cwe/cwe-%d", i.CWE)}
+	}
+	return res
 }
 
 // stem splits a fingerprint into its stem and its occurrence number ("x#2"
