@@ -37,8 +37,13 @@ func (h handlers) answer(r *http.Request, in store.Integration, o prtriage.Outco
 	}
 }
 
+// hostToken opens the integration's token, sealed to its record.
+func (h handlers) hostToken(ctx context.Context, in store.Integration) (string, error) {
+	return h.sealer.Open(ctx, in.SealedToken, store.IntegrationTokenRecord(in.CompanyID, in.UUID))
+}
+
 func (h handlers) post(ctx context.Context, in store.Integration, ev commentEvent, o prtriage.Outcome) error {
-	token, err := h.sealer.Open(ctx, in.SealedToken, store.IntegrationTokenRecord(in.CompanyID, in.UUID))
+	token, err := h.hostToken(ctx, in)
 	if err != nil {
 		return err
 	}

@@ -293,23 +293,49 @@ var repoPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,10
 // answer).
 func (h handlers) commandOf(in store.Integration, ev commentEvent) (command, bool) {
 	pr := len(ev.Issue.PullRequest) > 0 && !bytes.Equal(ev.Issue.PullRequest, []byte("null"))
-	if ev.Action != "created" || !pr || ev.Issue.Number <= 0 || ev.Comment.ID <= 0 ||
-		strconv.FormatInt(ev.Comment.User.ID, 10) == in.AccountID || h.now().Sub(ev.Comment.CreatedAt) > MaxCommandAge {
+	if ev.Action != "created" || !pr || !repoPattern.MatchString(ev.Repository.FullName) {
 		return command{}, false
 	}
-	u, err := url.Parse(ev.Repository.HTMLURL)
-	if err != nil || u.Host == "" || !repoPattern.MatchString(ev.Repository.FullName) {
+	return h.commandIn(in, hostComment{
+		provider: pullrequest.GitHub, webURL: ev.Repository.HTMLURL, repo: ev.Repository.FullName, number: ev.Issue.Number,
+		id: ev.Comment.ID, authorID: ev.Comment.User.ID, login: ev.Comment.User.Login, body: ev.Comment.Body, createdAt: ev.Comment.CreatedAt,
+	})
+}
+
+// hostComment is a comment on a pull (merge) request as a delivery of
+// either host names it, its repository's path already checked.
+type hostComment struct {
+	provider  string // pullrequest.GitHub or pullrequest.GitLab
+	webURL    string // the repository's (project's) page: its host is the host's
+	repo      string // owner/name, or a GitLab project's full path
+	number    int    // the pull request's number (merge request's iid)
+	id        int64  // the comment's (note's) id
+	authorID  int64
+	login     string
+	body      string
+	createdAt time.Time
+}
+
+// commandIn reads the command of a comment that is not the integration's
+// own, not older than MaxCommandAge, on a pull request the integration
+// decorates: ok is false for anything else.
+func (h handlers) commandIn(in store.Integration, c hostComment) (command, bool) {
+	if c.number <= 0 || c.id <= 0 || strconv.FormatInt(c.authorID, 10) == in.AccountID || h.now().Sub(c.createdAt) > MaxCommandAge {
+		return command{}, false
+	}
+	u, err := url.Parse(c.webURL)
+	if err != nil || u.Host == "" {
 		return command{}, false
 	}
 	host := strings.ToLower(u.Host)
-	if !prdecor.Matches(in, pullrequest.PullRequest{Provider: pullrequest.GitHub, Host: host, Repo: ev.Repository.FullName}) {
+	if !prdecor.Matches(in, pullrequest.PullRequest{Provider: c.provider, Host: host, Repo: c.repo}) {
 		return command{}, false
 	}
-	cmd, isCommand, err := prtriage.Parse(ev.Comment.Body)
+	cmd, isCommand, err := prtriage.Parse(c.body)
 	if !isCommand {
 		return command{}, false
 	}
-	req := prtriage.Request{CompanyID: in.CompanyID, Integration: in.UUID, Host: host, Repo: ev.Repository.FullName,
-		Number: ev.Issue.Number, Login: ev.Comment.User.Login, Command: cmd}
+	req := prtriage.Request{CompanyID: in.CompanyID, Integration: in.UUID, Host: host, Repo: c.repo,
+		Number: c.number, Login: c.login, Provider: c.provider, Command: cmd}
 	return command{req: req, unreadable: err}, true
 }

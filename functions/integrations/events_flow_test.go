@@ -2,6 +2,7 @@ package integrations_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -144,7 +145,7 @@ func TestRefusedCommandsChangeNothing(t *testing.T) {
 func TestForgedDeliveriesAreRefused(t *testing.T) {
 	w := newHookWorld(t)
 	globex := w.env.Company(t, "Globex")
-	theirs := w.integration(t, globex, globexToken, "1002", "acme")
+	theirs := w.integration(t, globex, globexToken, fmt.Sprint(w.host.AccountID(globexToken)), "acme")
 	w.setSecret(t, globex, theirs, globexSecret)
 	payload := w.comment(t, "Octo-Dev", "/codescan ignore "+w.refs[0]+" forged")
 	snapshot := w.table(t)
@@ -194,7 +195,7 @@ func TestForgedDeliveriesAreRefused(t *testing.T) {
 func TestAnotherCompanysIntegrationReachesOnlyItsOwn(t *testing.T) {
 	w := newHookWorld(t)
 	globex := w.env.Company(t, "Globex")
-	theirs := w.integration(t, globex, globexToken, "1002", "acme")
+	theirs := w.integration(t, globex, globexToken, fmt.Sprint(w.host.AccountID(globexToken)), "acme")
 	w.setSecret(t, globex, theirs, globexSecret)
 	mallory := w.env.User(t, globex, testenv.UserSpec{Email: "mallory@globex.test", IsAdmin: true})
 	w.link(t, globex, mallory, "Octo-Dev") // the same login, linked in their company

@@ -55,19 +55,9 @@ func newGitLabHookWorld(t *testing.T) *glHookWorld {
 
 func (w *glHookWorld) gitlabIntegration(t *testing.T, co *testenv.Company, token string) store.Integration {
 	t.Helper()
-	ctx := context.Background()
-	in := store.Integration{CompanyID: co.ID, UUID: store.NewIntegrationUUID(), Name: "GitLab", Provider: "gitlab",
+	return w.storeIntegration(t, store.Integration{CompanyID: co.ID, Name: "GitLab", Provider: "gitlab",
 		AccountID: fmt.Sprint(w.gl.Account(token).ID), AccountName: w.gl.Account(token).Username, OrgAllowlist: []string{"platform"},
-		BaseURL: w.gl.HostURL()}
-	sealed, err := w.sealer.Seal(ctx, token, store.IntegrationTokenRecord(co.ID, in.UUID))
-	if err != nil {
-		t.Fatal(err)
-	}
-	in.SealedToken = sealed
-	if in, err = w.env.Store.CreateIntegration(ctx, in); err != nil {
-		t.Fatal(err)
-	}
-	return in
+		BaseURL: w.gl.HostURL()}, token)
 }
 
 // decorateMR scans the merge request's branch with GitLab CI's variables,

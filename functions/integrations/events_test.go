@@ -68,7 +68,7 @@ func newHookWorld(t *testing.T) *hookWorld {
 		Host: scmhost.New(scmhost.Options{AllowLoopback: true, Timeout: 5 * time.Second})})
 	w.acme = env.Company(t, "Acme")
 	w.host.AddPullRequest(hookOwner, hookRepo, githost.PullRequest{Number: hookPR, HeadSHA: hookHeadSHA})
-	w.in = w.integration(t, w.acme, acmeToken, "1001", "acme")
+	w.in = w.integration(t, w.acme, acmeToken, fmt.Sprint(w.host.AccountID(acmeToken)), "acme")
 	w.setSecret(t, w.acme, w.in, acmeSecret)
 	w.triager = env.User(t, w.acme, testenv.UserSpec{Email: "dev@acme.test", Permissions: []string{routes.PermTriageIssue}})
 	w.reader = env.User(t, w.acme, testenv.UserSpec{Email: "rita@acme.test", Permissions: []string{routes.PermViewIntegration}})
@@ -82,10 +82,16 @@ func newHookWorld(t *testing.T) *hookWorld {
 // sealed as the integrations routes seal it.
 func (w *hookWorld) integration(t *testing.T, co *testenv.Company, token, accountID, org string) store.Integration {
 	t.Helper()
+	return w.storeIntegration(t, store.Integration{CompanyID: co.ID, Name: "GitHub", AccountID: accountID, AccountName: org + "-bot",
+		OrgAllowlist: []string{org}, BaseURL: w.host.HostURL(), GatewayPrefix: w.host.Prefix()}, token)
+}
+
+// storeIntegration stores in under a new uuid, token sealed to it.
+func (w *hookWorld) storeIntegration(t *testing.T, in store.Integration, token string) store.Integration {
+	t.Helper()
 	ctx := context.Background()
-	in := store.Integration{CompanyID: co.ID, UUID: store.NewIntegrationUUID(), Name: "GitHub", AccountID: accountID, AccountName: org + "-bot",
-		OrgAllowlist: []string{org}, BaseURL: w.host.HostURL(), GatewayPrefix: w.host.Prefix()}
-	sealed, err := w.sealer.Seal(ctx, token, store.IntegrationTokenRecord(co.ID, in.UUID))
+	in.UUID = store.NewIntegrationUUID()
+	sealed, err := w.sealer.Seal(ctx, token, store.IntegrationTokenRecord(in.CompanyID, in.UUID))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,16 +7,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
 	gitlab "gitlab.com/gitlab-org/api/client-go"
 
 	"github.com/acme/codescan-api/shared/httpapi"
-	"github.com/acme/codescan-api/shared/prdecor"
 	"github.com/acme/codescan-api/shared/prtriage"
 	"github.com/acme/codescan-api/shared/pullrequest"
 	"github.com/acme/codescan-api/shared/store"
@@ -119,28 +116,16 @@ func (h handlers) gitlabCommand(r *http.Request, in store.Integration, body []by
 
 // noteCommand is commandOf for GitLab's notes.
 func (h handlers) noteCommand(in store.Integration, ev noteEvent) (command, bool) {
-	mr := ev.MergeRequest
-	if ev.ObjectKind != "note" || ev.Note.NoteableType != "MergeRequest" || mr == nil || mr.IID <= 0 || ev.Note.ID <= 0 ||
+	mr, path := ev.MergeRequest, ev.Project.PathWithNamespace
+	if ev.ObjectKind != "note" || ev.Note.NoteableType != "MergeRequest" || mr == nil ||
 		ev.Note.System || (ev.Note.Action != "" && ev.Note.Action != "create") ||
-		strconv.FormatInt(ev.Note.AuthorID, 10) == in.AccountID || h.now().Sub(ev.Note.CreatedAt.Time) > MaxCommandAge {
+		len(path) > 512 || strings.Count(path, "/") >= 20 || !gitLabPath.MatchString(path) || hasDotSegment(path) {
 		return command{}, false
 	}
-	u, err := url.Parse(ev.Project.WebURL)
-	path := ev.Project.PathWithNamespace
-	if err != nil || u.Host == "" || len(path) > 512 || strings.Count(path, "/") >= 20 || !gitLabPath.MatchString(path) || hasDotSegment(path) {
-		return command{}, false
-	}
-	host := strings.ToLower(u.Host)
-	if !prdecor.Matches(in, pullrequest.PullRequest{Provider: pullrequest.GitLab, Host: host, Repo: path}) {
-		return command{}, false
-	}
-	cmd, isCommand, err := prtriage.Parse(ev.Note.Body)
-	if !isCommand {
-		return command{}, false
-	}
-	req := prtriage.Request{CompanyID: in.CompanyID, Integration: in.UUID, Host: host, Repo: path,
-		Number: mr.IID, Login: ev.User.Username, Provider: pullrequest.GitLab, Command: cmd}
-	return command{req: req, unreadable: err}, true
+	return h.commandIn(in, hostComment{
+		provider: pullrequest.GitLab, webURL: ev.Project.WebURL, repo: path, number: mr.IID,
+		id: ev.Note.ID, authorID: ev.Note.AuthorID, login: ev.User.Username, body: ev.Note.Body, createdAt: ev.Note.CreatedAt.Time,
+	})
 }
 
 func hasDotSegment(path string) bool {
@@ -156,7 +141,7 @@ func hasDotSegment(path string) bool {
 // answer to a carried-out command too (an emoji reaction on the note is
 // not in the operations vetted against GitLab's description).
 func (h handlers) postNote(ctx context.Context, in store.Integration, ev noteEvent, c command, o prtriage.Outcome) error {
-	token, err := h.sealer.Open(ctx, in.SealedToken, store.IntegrationTokenRecord(in.CompanyID, in.UUID))
+	token, err := h.hostToken(ctx, in)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package integrations
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -212,47 +213,14 @@ func orgs(raw json.RawMessage) (*[]string, error) {
 // changes. Any failure is returned and nothing is written.
 func (h handlers) verify(r *http.Request, in store.Integration, p patch, ch *store.IntegrationChange) error {
 	ctx := r.Context()
-	record := store.IntegrationTokenRecord(in.CompanyID, in.UUID)
-	tok := ""
-	if p.token != nil {
-		tok = *p.token
-	} else {
-		stored, err := h.sealer.Open(ctx, in.SealedToken, record)
-		if errors.Is(err, secrets.ErrMalformed) {
-			return verificationFailed(http.StatusUnprocessableEntity, "the stored token cannot be read; send secure_token with the change")
-		}
-		if err != nil {
-			return err
-		}
-		tok = stored
-	}
-	base, prefix, kind := in.BaseURL, in.GatewayPrefix, in.HostProvider()
-	if p.baseURL != nil {
-		base = *p.baseURL
-	}
-	if p.prefix != nil {
-		prefix = *p.prefix
-	}
-	if p.provider != nil {
-		kind = *p.provider
-	}
-	acct, err := h.host.VerifyFor(ctx, kind, base, prefix, tok)
-	var invalid *scmhost.InvalidError
-	var failed *scmhost.Error
-	switch {
-	case errors.As(err, &invalid):
-		return httpapi.Errorf(http.StatusBadRequest, "%s", invalid.Reason)
-	case errors.As(err, &failed) && failed.Kind == scmhost.BadCredentials && p.token == nil && !in.Expired:
-		// The stored token is dead: the integration is marked expired and
-		// its admins are told (integration_expired), in one transaction.
-		if err := h.markExpired(r, in, failed.Error()); err != nil {
-			return err
-		}
-		return verificationFailed(statusOf(failed.Kind), failed.Error())
-	case errors.As(err, &failed):
-		return verificationFailed(statusOf(failed.Kind), failed.Error())
-	case err != nil:
+	tok, err := h.tokenToVerify(ctx, in, p)
+	if err != nil {
 		return err
+	}
+	kind, base, prefix := hostAfter(in, p)
+	acct, err := h.host.VerifyFor(ctx, kind, base, prefix, tok)
+	if err != nil {
+		return h.verifyFailed(r, in, p, err)
 	}
 	// Only the host's numeric user id identifies the account: logins can be
 	// renamed and then taken by someone else.
@@ -265,13 +233,60 @@ func (h handlers) verify(r *http.Request, in store.Integration, p patch, ch *sto
 		ch.AccountName = &acct.Login
 	}
 	if p.token != nil {
-		sealed, err := h.sealer.Seal(ctx, tok, record)
+		sealed, err := h.sealer.Seal(ctx, tok, store.IntegrationTokenRecord(in.CompanyID, in.UUID))
 		if err != nil {
 			return err
 		}
 		ch.SealedToken = &sealed
 	}
 	return nil
+}
+
+// tokenToVerify is the patch's new token, else the stored one opened.
+func (h handlers) tokenToVerify(ctx context.Context, in store.Integration, p patch) (string, error) {
+	if p.token != nil {
+		return *p.token, nil
+	}
+	stored, err := h.hostToken(ctx, in)
+	if errors.Is(err, secrets.ErrMalformed) {
+		return "", verificationFailed(http.StatusUnprocessableEntity, "the stored token cannot be read; send secure_token with the change")
+	}
+	return stored, err
+}
+
+// hostAfter is the host's provider and address as the patch leaves them.
+func hostAfter(in store.Integration, p patch) (kind, base, prefix string) {
+	kind, base, prefix = in.HostProvider(), in.BaseURL, in.GatewayPrefix
+	if p.provider != nil {
+		kind = *p.provider
+	}
+	if p.baseURL != nil {
+		base = *p.baseURL
+	}
+	if p.prefix != nil {
+		prefix = *p.prefix
+	}
+	return kind, base, prefix
+}
+
+// verifyFailed answers a failed verification: the address refused is bad
+// input; a stored token the host rejects marks the integration expired
+// (its admins told, integration_expired, in one transaction).
+func (h handlers) verifyFailed(r *http.Request, in store.Integration, p patch, err error) error {
+	var invalid *scmhost.InvalidError
+	var failed *scmhost.Error
+	switch {
+	case errors.As(err, &invalid):
+		return httpapi.Errorf(http.StatusBadRequest, "%s", invalid.Reason)
+	case errors.As(err, &failed) && failed.Kind == scmhost.BadCredentials && p.token == nil && !in.Expired:
+		if err := h.markExpired(r, in, failed.Error()); err != nil {
+			return err
+		}
+		return verificationFailed(statusOf(failed.Kind), failed.Error())
+	case errors.As(err, &failed):
+		return verificationFailed(statusOf(failed.Kind), failed.Error())
+	}
+	return err
 }
 
 // statusOf maps a failed verification to the answer's status: the caller's

@@ -25,7 +25,8 @@
 // comment body, and a review comment outside the diff.
 //
 // Every request is matched and validated with Validator (path, method,
-// parameters, JSON body). A request the description does not allow is a
+// parameters, JSON body; internal/apicontract does the checking, as for
+// internal/gitlabhost, and keeps the Requests and Violations). A request the description does not allow is a
 // contract violation: it is answered 422 "Invalid request." (404 when no
 // such operation exists, as GitHub answers), recorded, and fails the test at
 // cleanup unless the test takes it with TakeViolations. The server's own

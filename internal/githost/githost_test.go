@@ -69,12 +69,10 @@ func TestEveryDescribedOperationHasAHandler(t *testing.T) {
 		t.Fatal(err)
 	}
 	described := map[string]bool{}
-	for _, item := range v.doc.Paths.Map() {
-		for _, op := range item.Operations() {
-			described[op.OperationID] = true
-			if handlers[op.OperationID] == nil {
-				t.Errorf("no handler for %s", op.OperationID)
-			}
+	for _, id := range v.contract.OperationIDs() {
+		described[id] = true
+		if handlers[id] == nil {
+			t.Errorf("no handler for %s", id)
 		}
 	}
 	for id := range handlers {

@@ -1,16 +1,16 @@
 package githost
 
 import (
-	"bytes"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/acme/codescan-api/internal/apicontract"
 )
 
 // Server is a GitHub (or GitHub Enterprise) REST API on a loopback address.
@@ -21,13 +21,13 @@ type Server struct {
 	validator *Validator
 	now       func() time.Time
 
-	mu         sync.Mutex
-	tokens     map[string]account
-	repos      map[string]*repository // by "owner/repo", lower-cased as GitHub matches names
-	nextID     int64
-	requests   []Request
-	violations []Violation
-	limits     []limitRule
+	apicontract.Journal // the requests received, the violations found
+
+	mu     sync.Mutex
+	tokens map[string]account
+	repos  map[string]*repository // by "owner/repo", lower-cased as GitHub matches names
+	nextID int64
+	limits []limitRule
 }
 
 type account struct {
@@ -35,31 +35,14 @@ type account struct {
 	login string
 }
 
-// Request is one request the server received, for assertions.
-type Request struct {
-	Method    string
-	Path      string // as sent, Enterprise prefix included
-	Query     string
-	Header    http.Header
-	Body      []byte
-	Operation string // GitHub's operationId, "" when not described
-	Status    int    // what the server answered
-}
+// Request is one request the server received (Path as sent, Enterprise
+// prefix included; Operation GitHub's operationId).
+type Request = apicontract.Request
 
 // Violation is a request our client sent that GitHub's description does not
 // allow (Kind "request"), or an answer of this server that the description
 // does not allow (Kind "response", a bug in this package).
-type Violation struct {
-	Kind      string
-	Method    string
-	Path      string
-	Operation string
-	Err       string
-}
-
-func (v Violation) String() string {
-	return fmt.Sprintf("%s violation: %s %s (%s): %s", v.Kind, v.Method, v.Path, v.Operation, v.Err)
-}
+type Violation = apicontract.Violation
 
 // Option configures New.
 type Option func(*Server)
@@ -96,30 +79,9 @@ func New(t testing.TB, opts ...Option) *Server {
 	if len(s.tokens) == 0 {
 		WithToken("test-token", "codescan-bot")(s)
 	}
-	s.srv = loopbackServer(t, http.HandlerFunc(s.serve))
-	t.Cleanup(func() { s.srv.Close(); s.failOnViolations(t) })
+	s.srv = apicontract.Loopback(t, http.HandlerFunc(s.serve))
+	t.Cleanup(func() { s.srv.Close(); s.FailOnViolations(t, "githost") })
 	return s
-}
-
-// loopbackServer listens on 127.0.0.1 explicitly: tests must never open a
-// port on other interfaces (httptest falls back to [::1] otherwise).
-func loopbackServer(t testing.TB, h http.Handler) *httptest.Server {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("githost: listen: %v", err)
-	}
-	srv := httptest.NewUnstartedServer(h)
-	srv.Listener.Close()
-	srv.Listener = l
-	srv.Start()
-	return srv
-}
-
-func (s *Server) failOnViolations(t testing.TB) {
-	for _, v := range s.TakeViolations() {
-		t.Errorf("githost: %s", v)
-	}
 }
 
 // URL is the API base URL a client is configured with, ending in "/":
@@ -136,49 +98,6 @@ func (s *Server) Prefix() string { return s.prefix }
 // Client is an http.Client for this server (no proxy, loopback only).
 func (s *Server) Client() *http.Client { return s.srv.Client() }
 
-// Requests returns every request received so far, in order.
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Request(nil), s.requests...)
-}
-
-// RequestsFor returns the requests matched to one operation, e.g.
-// "issues/create-comment".
-func (s *Server) RequestsFor(operationID string) []Request {
-	var out []Request
-	for _, r := range s.Requests() {
-		if r.Operation == operationID {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-// Violations returns the violations recorded so far.
-func (s *Server) Violations() []Violation {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Violation(nil), s.violations...)
-}
-
-// TakeViolations returns the violations recorded so far and forgets them,
-// for a test that provokes one on purpose: taken violations no longer fail
-// the test at cleanup.
-func (s *Server) TakeViolations() []Violation {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := s.violations
-	s.violations = nil
-	return out
-}
-
-func (s *Server) violate(kind string, r *http.Request, op string, err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.violations = append(s.violations, Violation{Kind: kind, Method: r.Method, Path: r.URL.Path, Operation: op, Err: err.Error()})
-}
-
 // maxBody bounds what one request may carry; GitHub refuses comment bodies
 // over 65536 characters, so a few MB is plenty for anything legitimate.
 const maxBody = 4 << 20
@@ -191,26 +110,26 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	rec := &recorder{header: http.Header{}}
+	rec := apicontract.NewRecorder()
 	op := s.handle(rec, r, body)
-	s.record(r, body, op, rec.status)
-	rec.flush(w)
+	s.Record(r, body, op, rec.Status())
+	rec.Flush(w)
 }
 
-func (s *Server) handle(w *recorder, r *http.Request, body []byte) string {
+func (s *Server) handle(w *apicontract.Recorder, r *http.Request, body []byte) string {
 	if !s.underPrefix(r.URL.Path) {
-		s.violate("request", r, "", fmt.Errorf("%w: outside the API base path %q", ErrNotDescribed, s.prefix+"/"))
+		s.Violate("request", r, "", fmt.Errorf("%w: outside the API base path %q", ErrNotDescribed, s.prefix+"/"))
 		writeError(w, http.StatusNotFound, notFound)
 		return ""
 	}
 	op, err := s.validator.Match(r)
 	if err != nil {
-		s.violate("request", r, "", err)
+		s.Violate("request", r, "", err)
 		writeError(w, http.StatusNotFound, notFound)
 		return ""
 	}
-	if err := s.validator.validateRequest(r, body, op); err != nil {
-		s.violate("request", r, op.ID, err)
+	if err := s.validator.contract.ValidateRequest(r, apiPath(r), body, op); err != nil {
+		s.Violate("request", r, op.ID, err)
 		writeValidationFailed(w, err)
 		return op.ID
 	}
@@ -255,19 +174,10 @@ func (s *Server) authenticate(r *http.Request) (account, bool) {
 
 // checkAnswer validates the server's own answer, so that the wire format the
 // client is tested against is GitHub's and not an invention of this package.
-func (s *Server) checkAnswer(r *http.Request, op Operation, w *recorder) {
-	if err := s.validator.ValidateResponse(r, op, w.status, w.header, w.body.Bytes()); err != nil {
-		s.violate("response", r, op.ID, err)
+func (s *Server) checkAnswer(r *http.Request, op Operation, w *apicontract.Recorder) {
+	if err := s.validator.ValidateResponse(r, op, w.Status(), w.Header(), w.Body()); err != nil {
+		s.Violate("response", r, op.ID, err)
 	}
-}
-
-func (s *Server) record(r *http.Request, body []byte, op string, status int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.requests = append(s.requests, Request{
-		Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(),
-		Body: body, Operation: op, Status: status,
-	})
 }
 
 func (s *Server) newID() int64 {
@@ -275,36 +185,4 @@ func (s *Server) newID() int64 {
 	defer s.mu.Unlock()
 	s.nextID++
 	return s.nextID
-}
-
-// recorder buffers an answer so it can be validated before it is sent.
-type recorder struct {
-	header http.Header
-	status int
-	body   bytes.Buffer
-}
-
-func (rec *recorder) Header() http.Header { return rec.header }
-
-func (rec *recorder) WriteHeader(status int) {
-	if rec.status == 0 {
-		rec.status = status
-	}
-}
-
-func (rec *recorder) Write(p []byte) (int, error) {
-	rec.WriteHeader(http.StatusOK)
-	return rec.body.Write(p)
-}
-
-func (rec *recorder) flush(w http.ResponseWriter) {
-	for k, v := range rec.header {
-		w.Header()[k] = v
-	}
-	if rec.status == 0 {
-		rec.status = http.StatusOK
-	}
-	w.WriteHeader(rec.status)
-	// A failed write means the client went away; there is no one to tell.
-	_, _ = w.Write(rec.body.Bytes())
 }

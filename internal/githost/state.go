@@ -159,6 +159,14 @@ func (s *Server) AddIssueComment(owner, name string, issue int, login, body stri
 	return *c
 }
 
+// AccountID is the id of the user token authenticates as (0 for a token
+// the server does not know): an integration's account_id.
+func (s *Server) AccountID(token string) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.tokens[token].id
+}
+
 // accountFor returns the token account with that login, or a new id for a
 // user who has no token here.
 func (s *Server) accountFor(login string) account {

@@ -22,9 +22,11 @@
 // too long note and an unknown status state; RateLimit makes the next
 // requests answer 429 with Retry-After and RateLimit-Reset.
 //
-// A request the description does not describe (method and path), whose
-// parameters or content type it does not allow, or whose JSON body holds
-// a parameter GitLab does not document for the operation, is a contract
+// Requests are matched and validated through internal/apicontract (as
+// internal/githost's). A request the description does not describe
+// (method and path), whose parameters or content type it does not allow,
+// or whose JSON body holds a parameter GitLab does not document for the
+// operation, is a contract
 // violation: answered 404 or 400, recorded, and failing the test at
 // cleanup unless taken with TakeViolations. The description's response
 // schemas are not carried (testdata/README.md), so answers are not

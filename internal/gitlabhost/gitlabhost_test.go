@@ -82,10 +82,16 @@ func TestViolationsAreRecorded(t *testing.T) {
 	if err != nil || res.StatusCode != http.StatusBadRequest {
 		t.Fatalf("undocumented parameter: %v %v", res, err)
 	}
-	if v := h.TakeViolations(); len(v) != 2 {
+	v := h.TakeViolations()
+	if len(v) != 2 || v[0].Operation != "" || !strings.Contains(v[0].Err, gitlabhost.ErrNotDescribed.Error()) ||
+		v[1].Operation != "postApiV4ProjectsIdMergeRequestsNoteableIdNotes" || !strings.Contains(v[1].Err, "mention") {
 		t.Fatalf("violations: %v", v)
 	}
-	if _, _, err := client(t, h, "wrong").Users.CurrentUser(); err == nil {
-		t.Fatal("a wrong token was accepted")
+	_, res2, err := client(t, h, "wrong").Users.CurrentUser()
+	if err == nil || res2 == nil || res2.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("a wrong token: %v %v", res2, err)
+	}
+	if got := h.Requests(); len(got) != 3 || got[0].Status != http.StatusNotFound || got[1].Status != http.StatusBadRequest || got[2].Status != http.StatusUnauthorized {
+		t.Fatalf("recorded: %+v", got)
 	}
 }

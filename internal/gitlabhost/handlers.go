@@ -100,7 +100,11 @@ type call struct {
 	user User
 }
 
+// dispatch answers the operation under the state lock: handlers read and
+// write the server's state freely.
 func (s *Server) dispatch(w http.ResponseWriter, c *call) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	switch c.op.ID {
 	case "getApiV4User":
 		writeJSON(w, http.StatusOK, s.userJSON(c.user))
@@ -154,8 +158,6 @@ func (s *Server) mergeRequest(w http.ResponseWriter, c *call, param string) (*pr
 }
 
 func (s *Server) getMergeRequest(w http.ResponseWriter, c *call) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	p, mr, ok := s.mergeRequest(w, c, "merge_request_iid")
 	if !ok {
 		return
@@ -176,8 +178,6 @@ func (s *Server) getMergeRequest(w http.ResponseWriter, c *call) {
 // listNotes pages as GitLab does (page, per_page up to 100, X-Next-Page,
 // X-Total-Pages, Link), oldest first when asked for sort=asc.
 func (s *Server) listNotes(w http.ResponseWriter, c *call) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	p, mr, ok := s.mergeRequest(w, c, "noteable_id")
 	if !ok {
 		return
@@ -219,8 +219,6 @@ func (s *Server) createNote(w http.ResponseWriter, c *call) {
 		Body string `json:"body"`
 	}
 	_ = json.Unmarshal(c.body, &in) // checked by checkParams
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	p, mr, ok := s.mergeRequest(w, c, "noteable_id")
 	if !ok {
 		return
@@ -240,8 +238,6 @@ func (s *Server) updateNote(w http.ResponseWriter, c *call) {
 		Body string `json:"body"`
 	}
 	_ = json.Unmarshal(c.body, &in)
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	p, mr, ok := s.mergeRequest(w, c, "noteable_id")
 	if !ok {
 		return
@@ -285,8 +281,6 @@ func (s *Server) setStatus(w http.ResponseWriter, c *call) {
 	_ = json.Unmarshal(c.body, &raw)
 	in.State, in.Name, in.Context = str(raw["state"]), str(raw["name"]), str(raw["context"])
 	in.Description, in.TargetURL = str(raw["description"]), str(raw["target_url"])
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	p := s.project(c)
 	if p == nil {
 		writeMessage(w, http.StatusNotFound, "404 Project Not Found")

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -12,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/acme/codescan-api/internal/apicontract"
 )
 
 // APIPrefix is where GitLab serves its REST API, under the instance's
@@ -23,15 +24,15 @@ const APIPrefix = "/api/v4"
 type Server struct {
 	srv       *httptest.Server
 	root      string // relative URL root ("" or e.g. "/gitlab")
-	validator *Validator
+	validator *apicontract.Contract
 	now       func() time.Time
+
+	apicontract.Journal // the requests received, the violations found
 
 	mu         sync.Mutex
 	tokens     map[string]User
 	projects   map[string]*project // by lower-cased path
 	nextID     int64
-	requests   []Request
-	violations []Violation
 	limited    int           // requests still to answer 429
 	retryAfter time.Duration // the Retry-After of those answers
 }
@@ -42,26 +43,13 @@ type User struct {
 	Username string
 }
 
-// Request is one request the server received, for assertions.
-type Request struct {
-	Method    string
-	Path      string // escaped, as sent
-	Query     string
-	Header    http.Header
-	Body      []byte
-	Operation string // GitLab's operationId, "" when not described
-	Status    int
-}
+// Request is one request the server received (Path escaped, as sent;
+// Operation GitLab's operationId).
+type Request = apicontract.Request
 
 // Violation is a request our client sent that GitLab's description (or
 // the parameters GitLab documents for it) does not allow.
-type Violation struct {
-	Method, Path, Operation, Err string
-}
-
-func (v Violation) String() string {
-	return fmt.Sprintf("request violation: %s %s (%s): %s", v.Method, v.Path, v.Operation, v.Err)
-}
+type Violation = apicontract.Violation
 
 // Option configures New.
 type Option func(*Server)
@@ -94,20 +82,8 @@ func New(t testing.TB, opts ...Option) *Server {
 	if len(s.tokens) == 0 {
 		WithToken("glpat-test", "codescan-bot")(s)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("gitlabhost: listen: %v", err)
-	}
-	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
-	s.srv.Listener.Close()
-	s.srv.Listener = l
-	s.srv.Start()
-	t.Cleanup(func() {
-		s.srv.Close()
-		for _, v := range s.TakeViolations() {
-			t.Errorf("gitlabhost: %s", v)
-		}
-	})
+	s.srv = apicontract.Loopback(t, http.HandlerFunc(s.serve))
+	t.Cleanup(func() { s.srv.Close(); s.FailOnViolations(t, "gitlabhost") })
 	return s
 }
 
@@ -135,39 +111,6 @@ func (s *Server) RateLimit(n int, retryAfter time.Duration) {
 	s.limited, s.retryAfter = n, retryAfter
 }
 
-// Requests returns every request received so far, in order.
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Request(nil), s.requests...)
-}
-
-// RequestsFor returns the requests matched to one operation.
-func (s *Server) RequestsFor(operationID string) []Request {
-	var out []Request
-	for _, r := range s.Requests() {
-		if r.Operation == operationID {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-// TakeViolations returns the violations recorded so far and forgets them.
-func (s *Server) TakeViolations() []Violation {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := s.violations
-	s.violations = nil
-	return out
-}
-
-func (s *Server) violate(r *http.Request, op string, err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.violations = append(s.violations, Violation{Method: r.Method, Path: r.URL.EscapedPath(), Operation: op, Err: err.Error()})
-}
-
 // maxBody bounds one request (GitLab keeps notes up to 1,000,000
 // characters).
 const maxBody = 4 << 20
@@ -180,34 +123,32 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	rec := &recorder{ResponseWriter: w}
+	rec := apicontract.NewRecorder()
 	op := s.handle(rec, r, body)
-	s.mu.Lock()
-	s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.EscapedPath(), Query: r.URL.RawQuery,
-		Header: r.Header.Clone(), Body: body, Operation: op, Status: rec.status})
-	s.mu.Unlock()
+	s.Record(r, body, op, rec.Status())
+	rec.Flush(w)
 }
 
 func (s *Server) handle(w http.ResponseWriter, r *http.Request, body []byte) string {
 	apiPath, ok := strings.CutPrefix(r.URL.EscapedPath(), s.root)
 	if !ok || !strings.HasPrefix(apiPath, APIPrefix+"/") {
-		s.violate(r, "", fmt.Errorf("%w: outside %s%s/", ErrNotDescribed, s.root, APIPrefix))
+		s.Violate("request", r, "", fmt.Errorf("%w: outside %s%s/", ErrNotDescribed, s.root, APIPrefix))
 		writeMessage(w, http.StatusNotFound, "404 Not Found")
 		return ""
 	}
 	op, err := s.validator.Match(r, apiPath)
 	if err != nil {
-		s.violate(r, "", err)
+		s.Violate("request", r, "", err)
 		writeMessage(w, http.StatusNotFound, "404 Not Found")
 		return ""
 	}
-	if err := s.validator.Validate(r, apiPath, body, op); err != nil {
-		s.violate(r, op.ID, err)
+	if err := s.validator.ValidateRequest(r, apiPath, body, op); err != nil {
+		s.Violate("request", r, op.ID, err)
 		writeMessage(w, http.StatusBadRequest, "400 Bad request")
 		return op.ID
 	}
 	if err := checkParams(op.ID, body); err != nil {
-		s.violate(r, op.ID, err)
+		s.Violate("request", r, op.ID, err)
 		writeMessage(w, http.StatusBadRequest, "400 Bad request")
 		return op.ID
 	}
@@ -259,26 +200,6 @@ func (s *Server) newID() int64 {
 	defer s.mu.Unlock()
 	s.nextID++
 	return s.nextID
-}
-
-// recorder keeps the status an answer was given.
-type recorder struct {
-	http.ResponseWriter
-	status int
-}
-
-func (r *recorder) WriteHeader(status int) {
-	if r.status == 0 {
-		r.status = status
-	}
-	r.ResponseWriter.WriteHeader(status)
-}
-
-func (r *recorder) Write(p []byte) (int, error) {
-	if r.status == 0 {
-		r.status = http.StatusOK
-	}
-	return r.ResponseWriter.Write(p)
 }
 
 // writeMessage is GitLab's error body: {"message": "..."}.

@@ -15,8 +15,9 @@ import (
 // githubHost decorates a GitHub (or GitHub Enterprise) pull request
 // through go-github.
 type githubHost struct {
-	c  *github.Client
-	pr pull
+	c       *github.Client
+	pr      pull
+	account int64 // the integration's account: only its comments are ours
 }
 
 // head reads the pull request's head commit. What CI names is not it on
@@ -34,7 +35,10 @@ func (g *githubHost) head(ctx context.Context) (string, error) {
 	return p.GetHead().GetSHA(), nil
 }
 
-// findComment searches the pull request's comments for the marker.
+// findComment searches the pull request's comments for one of the
+// integration's account that starts with marker: a comment anyone else
+// writes with the marker is never taken for ours (and edited with a token
+// that may edit others' comments).
 func (g *githubHost) findComment(ctx context.Context, marker string) (int64, error) {
 	opt := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
 	for page := 0; page < maxCommentPages; page++ {
@@ -43,7 +47,7 @@ func (g *githubHost) findComment(ctx context.Context, marker string) (int64, err
 			return 0, err
 		}
 		for _, c := range list {
-			if strings.HasPrefix(c.GetBody(), marker) {
+			if c.GetUser().GetID() == g.account && strings.HasPrefix(c.GetBody(), marker) {
 				return c.GetID(), nil
 			}
 		}

@@ -135,7 +135,8 @@ func notesID(t *testing.T, w *glWorld) int64 {
 }
 
 // A note of someone else that starts with the marker is never taken for
-// ours; a link lost (no id known) finds our note by marker and author.
+// ours; a link lost (no id known) finds our note by marker and author and
+// edits it.
 func TestNoteFoundByMarkerAndAuthor(t *testing.T) {
 	w := newGitLabWorld(t)
 	w.gl.AddNote(glPath, glIID, gitlabhost.User{ID: 77, Username: "mallory"}, prdecor.Marker(1)+"\nfake summary")
@@ -144,6 +145,22 @@ func TestNoteFoundByMarkerAndAuthor(t *testing.T) {
 	notes := w.notes()
 	if len(notes) != 2 || notes[0].Body != prdecor.Marker(1)+"\nfake summary" || notes[1].Author.Username != "codescan-bot" {
 		t.Fatalf("notes: %+v", notes)
+	}
+}
+
+func TestLostLinkEditsOurNoteFoundByMarker(t *testing.T) {
+	w := newGitLabWorld(t)
+	w.gl.AddNote(glPath, glIID, gitlabhost.User{ID: 77, Username: "mallory"}, prdecor.Marker(1)+"\nfake summary")
+	ours := w.gl.AddNote(glPath, glIID, w.gl.Account(glToken), prdecor.Marker(1)+"\na summary whose link was lost")
+	id := w.scan(t, "fix-refund", sarif("api/refund.py"), w.mergeRequestVars())
+	w.dispatch(t, w.completed(id))
+	notes := w.notes()
+	if len(notes) != 2 || notes[0].Body != prdecor.Marker(1)+"\nfake summary" || notes[1].ID != ours ||
+		!strings.Contains(notes[1].Body, "api/refund.py:12") {
+		t.Fatalf("notes: %+v", notes)
+	}
+	if n := len(w.gl.RequestsFor("postApiV4ProjectsIdMergeRequestsNoteableIdNotes")); n != 0 {
+		t.Fatalf("%d notes created, want ours edited", n)
 	}
 }
 

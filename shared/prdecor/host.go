@@ -91,7 +91,7 @@ func (d *Decorator) publish(ctx context.Context, j job, s Summary) outbound.Outc
 		return h.failure("setting the status", err)
 	}
 	if inline > 0 {
-		if o, ok := d.reviewComments(ctx, gh.c, pr, head, s, inline); !ok {
+		if o, ok := d.reviewComments(ctx, gh, head, s, inline); !ok {
 			return o
 		}
 	}
@@ -100,19 +100,21 @@ func (d *Decorator) publish(ctx context.Context, j job, s Summary) outbound.Outc
 
 // hostFor is the client of the integration's host, by its provider.
 func (d *Decorator) hostFor(j job, pr pull) (host, error) {
+	// The account's id, as its token was verified (0, no one's, if
+	// unreadable): only its comments are taken for ours.
+	account, _ := strconv.ParseInt(j.integration.AccountID, 10, 64)
 	if j.integration.HostProvider() == scmhost.ProviderGitLab {
 		gl, err := d.Host.GitLab(j.integration.BaseURL, j.integration.GatewayPrefix, j.token)
 		if err != nil {
 			return nil, err
 		}
-		account, _ := strconv.ParseInt(j.integration.AccountID, 10, 64)
 		return &gitlabHost{c: gl, pr: pr, account: account}, nil
 	}
 	gh, err := d.Host.GitHub(j.integration.BaseURL, j.integration.GatewayPrefix, j.token)
 	if err != nil {
 		return nil, err
 	}
-	return &githubHost{c: gh, pr: pr}, nil
+	return &githubHost{c: gh, pr: pr, account: account}, nil
 }
 
 // pull names the pull (or merge) request a job decorates.

@@ -41,15 +41,16 @@ func ReviewMarker(issueID string) string {
 const maxFilePages = 30
 
 // reviewComments posts the inline comments a summary asks for.
-func (d *Decorator) reviewComments(ctx context.Context, gh *github.Client, pr pull, head string, s Summary, limit int) (outbound.Outcome, bool) {
+func (d *Decorator) reviewComments(ctx context.Context, g *githubHost, head string, s Summary, limit int) (outbound.Outcome, bool) {
 	if len(s.New) == 0 {
 		return outbound.Outcome{}, true
 	}
+	gh, pr := g.c, g.pr
 	added, err := addedLines(ctx, gh, pr)
 	if err != nil {
 		return scmhost.Failure("reading the pull request's files", err), false
 	}
-	known := &reviewIndex{pr: pr}
+	known := &reviewIndex{pr: pr, account: g.account}
 	for _, i := range onAddedLines(s.New, added, limit) {
 		if o, ok := d.reviewOnce(ctx, gh, pr, head, known, i, s.Blocking[i.ID]); !ok {
 			return o, false
@@ -139,8 +140,9 @@ func (d *Decorator) reviewOnce(ctx context.Context, gh *github.Client, pr pull, 
 // reviewIndex is the pull request's review comments by marker, read once
 // per decoration and only when an earlier attempt left a link without an id.
 type reviewIndex struct {
-	pr     pull
-	byMark map[string]int64
+	pr      pull
+	account int64 // only the integration's account's comments are ours
+	byMark  map[string]int64
 }
 
 // maxReviewPages bounds the search for markers (100 comments a page).
@@ -157,7 +159,7 @@ func (x *reviewIndex) find(ctx context.Context, gh *github.Client, marker string
 				return 0, err
 			}
 			for _, c := range list {
-				if first, _, _ := strings.Cut(c.GetBody(), "\n"); strings.HasPrefix(first, "<!-- codescan:finding ") {
+				if first, _, _ := strings.Cut(c.GetBody(), "\n"); c.GetUser().GetID() == x.account && strings.HasPrefix(first, "<!-- codescan:finding ") {
 					x.byMark[first] = c.GetID()
 				}
 			}

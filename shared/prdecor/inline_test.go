@@ -137,6 +137,37 @@ func TestInlineCommentsOnAddedLinesOnce(t *testing.T) {
 // left a link without the comment's id: the next attempt finds the comment
 // by its marker and posts nothing for that finding.
 func TestInlineCommentFoundAfterALostRecord(t *testing.T) {
+	w, id := lostReviewRecord(t, token)
+	w.dispatch(t, w.completed(id))
+	if n := len(w.host.RequestsFor("pulls/create-review-comment")); n != 1 {
+		t.Fatalf("%d review comments posted in all, want the dead attempt's only", n)
+	}
+	if n := len(w.host.RequestsFor("pulls/list-review-comments")); n != 1 {
+		t.Fatalf("%d searches of the review comments", n)
+	}
+}
+
+// The same lost record, but the comment with the finding's marker is
+// someone else's: it is not taken for ours, ours is posted.
+func TestInlineCommentOfAnotherAuthorIsNotOurs(t *testing.T) {
+	w, id := lostReviewRecord(t, malloryToken)
+	w.dispatch(t, w.completed(id))
+	comments := w.host.ReviewComments(owner, repo, prNumber)
+	if len(comments) != 2 {
+		t.Fatalf("review comments: %+v", comments)
+	}
+	marker, _, _ := strings.Cut(comments[0].Body, "\n")
+	if comments[0].User != "mallory" || comments[1].User != "codescan-bot" ||
+		!strings.HasPrefix(comments[1].Body, marker+"\n") || !strings.HasPrefix(marker, "<!-- codescan:finding ") {
+		t.Fatalf("review comments: %+v", comments)
+	}
+}
+
+// lostReviewRecord is a scan whose top finding's review link was left
+// without an id, and a review comment with its marker posted with poster
+// (a token of the host).
+func lostReviewRecord(t *testing.T, poster string) (*world, string) {
+	t.Helper()
 	w := newWorldWith(t, &catalog.InlineComments{Enabled: true, MaxPerScan: 1})
 	w.host.AddPullRequest(owner, repo, reviewed)
 	id := w.scan(t, "fix-refund", fourFindings(), w.pullRequestVars())
@@ -157,20 +188,14 @@ func TestInlineCommentFoundAfterALostRecord(t *testing.T) {
 	if _, err := w.env.Store.ClaimReviewLink(context.Background(), target, "died", time.Now().Add(-time.Hour), time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	gh := github.NewClient(w.host.Client()).WithAuthToken(token)
+	gh := github.NewClient(w.host.Client()).WithAuthToken(poster)
 	gh.BaseURL, _ = url.Parse(w.host.URL())
 	if _, _, err := gh.PullRequests.CreateComment(context.Background(), owner, repo, prNumber, &github.PullRequestComment{
 		Body: github.Ptr(prdecor.ReviewMarker(top.ID) + "\nposted by the attempt that died"), CommitID: github.Ptr(headSHA),
 		Path: github.Ptr("api/a.py"), Side: github.Ptr("RIGHT"), Line: github.Ptr(12)}); err != nil {
 		t.Fatal(err)
 	}
-	w.dispatch(t, w.completed(id))
-	if n := len(w.host.RequestsFor("pulls/create-review-comment")); n != 1 {
-		t.Fatalf("%d review comments posted in all, want the dead attempt's only", n)
-	}
-	if n := len(w.host.RequestsFor("pulls/list-review-comments")); n != 1 {
-		t.Fatalf("%d searches of the review comments", n)
-	}
+	return w, id
 }
 
 func TestInlineBudget(t *testing.T) {

@@ -30,6 +30,8 @@ const (
 	prNumber    = 7
 	headSHA     = "9fceb02d0ae598e95dc970b74767f19372d61af8"
 	token       = "ghp-test-token"
+	// malloryToken is a user of the host who is not the integration's.
+	malloryToken = "ghp-mallory-token"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -53,7 +55,7 @@ func newWorld(t *testing.T) *world { return newWorldWith(t, nil) }
 func newWorldWith(t *testing.T, inline *catalog.InlineComments) *world {
 	t.Helper()
 	env := testenv.New(t)
-	w := &world{env: env, mux: registry.Mux(env.Deps), host: githost.New(t, githost.WithToken(token, "codescan-bot"))}
+	w := &world{env: env, mux: registry.Mux(env.Deps), host: githost.New(t, githost.WithToken(token, "codescan-bot"), githost.WithToken(malloryToken, "mallory"))}
 	w.acme = env.Company(t, "Acme")
 	w.key = testenv.Key(w.acme.Admin)
 	w.host.AddPullRequest(owner, repo, githost.PullRequest{Number: prNumber, HeadSHA: headSHA})
@@ -74,7 +76,7 @@ func newWorldWith(t *testing.T, inline *catalog.InlineComments) *world {
 // sealed as the integrations routes seal it.
 func (w *world) integration(t *testing.T, sealer secrets.Sealer, inline *catalog.InlineComments) {
 	ctx := context.Background()
-	in := store.Integration{CompanyID: w.acme.ID, UUID: store.NewIntegrationUUID(), Name: "GitHub", AccountID: "1", AccountName: "codescan-bot",
+	in := store.Integration{CompanyID: w.acme.ID, UUID: store.NewIntegrationUUID(), Name: "GitHub", AccountID: fmt.Sprint(w.host.AccountID(token)), AccountName: "codescan-bot",
 		OrgAllowlist: []string{"ACME"}, BaseURL: w.host.HostURL(), GatewayPrefix: w.host.Prefix(), InlineComments: inline}
 	sealed, err := sealer.Seal(ctx, token, store.IntegrationTokenRecord(w.acme.ID, in.UUID))
 	if err != nil {
@@ -341,3 +343,38 @@ func TestOnlyTheMatchingIntegrationDecorates(t *testing.T) {
 }
 
 func (w *world) decorator() *prdecor.Decorator { return w.dec }
+
+// A comment of someone else that starts with the marker is never taken for
+// ours (a token that may edit others' comments would overwrite it); a link
+// lost finds our comment by marker and author and edits it.
+func TestCommentFoundByMarkerAndAuthor(t *testing.T) {
+	w := newWorld(t)
+	fake := prdecor.Marker(1) + "\nfake summary"
+	w.host.AddIssueComment(owner, repo, prNumber, "mallory", fake)
+	id := w.scan(t, "fix-refund", sarif("api/refund.py"), w.pullRequestVars())
+	w.dispatch(t, w.completed(id))
+	comments := w.host.IssueComments(owner, repo, prNumber)
+	if len(comments) != 2 || comments[0].Body != fake || comments[1].User != "codescan-bot" ||
+		!strings.Contains(comments[1].Body, "api/refund.py:12") {
+		t.Fatalf("comments: %+v", comments)
+	}
+	if n := len(w.host.RequestsFor("issues/update-comment")); n != 0 {
+		t.Fatalf("%d comments edited, want none", n)
+	}
+}
+
+func TestLostLinkEditsOurCommentFoundByMarker(t *testing.T) {
+	w := newWorld(t)
+	fake := prdecor.Marker(1) + "\nfake summary"
+	w.host.AddIssueComment(owner, repo, prNumber, "mallory", fake)
+	ours := w.host.AddIssueComment(owner, repo, prNumber, "codescan-bot", prdecor.Marker(1)+"\na summary whose link was lost")
+	id := w.scan(t, "fix-refund", sarif("api/refund.py"), w.pullRequestVars())
+	w.dispatch(t, w.completed(id))
+	comments := w.host.IssueComments(owner, repo, prNumber)
+	if len(comments) != 2 || comments[0].Body != fake || comments[1].ID != ours.ID || !strings.Contains(comments[1].Body, "api/refund.py:12") {
+		t.Fatalf("comments: %+v", comments)
+	}
+	if n := len(w.host.RequestsFor("issues/create-comment")); n != 0 {
+		t.Fatalf("%d comments created, want ours edited", n)
+	}
+}

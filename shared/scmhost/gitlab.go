@@ -33,14 +33,11 @@ const GitLabAPIPath = "/api/v4"
 // delivery's to retry, at the host's Retry-After), and so is its
 // rate limiter until a response names GitLab's limit.
 func (c *Client) GitLab(baseURL, prefix, token string) (*gitlab.Client, error) {
-	base, err := c.NormalizeBaseURL(baseURL)
+	root, err := c.apiRoot(baseURL, prefix)
 	if err != nil {
 		return nil, err
 	}
-	if prefix, err = NormalizePrefix(prefix); err != nil {
-		return nil, err
-	}
-	gl, err := gitlab.NewClient(token, gitlab.WithBaseURL(base+prefix+GitLabAPIPath), gitlab.WithHTTPClient(c.http),
+	gl, err := gitlab.NewClient(token, gitlab.WithBaseURL(root+GitLabAPIPath), gitlab.WithHTTPClient(c.http),
 		gitlab.WithoutRetries(), gitlab.WithUserAgent("codescan-api"))
 	if err != nil {
 		return nil, &InvalidError{"base_url must be an absolute https URL"}
@@ -64,16 +61,13 @@ func (c *Client) VerifyGitLab(ctx context.Context, baseURL, prefix, token string
 	if err != nil {
 		return Account{}, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
-	defer cancel()
-	user, _, err := gl.Users.CurrentUser(gitlab.WithContext(ctx))
-	if err != nil {
-		return Account{}, classifyGitLab(err)
-	}
-	if user == nil || user.ID <= 0 {
-		return Account{}, &Error{Kind: BadResponse, msg: "the host's answer is not a user account"}
-	}
-	return Account{ID: user.ID, Login: user.Username}, nil
+	return c.verifyWith(ctx, classifyGitLab, func(ctx context.Context) (Account, error) {
+		user, _, err := gl.Users.CurrentUser(gitlab.WithContext(ctx))
+		if err != nil || user == nil {
+			return Account{}, err
+		}
+		return Account{ID: user.ID, Login: user.Username}, nil
+	})
 }
 
 func classifyGitLab(err error) *Error {

@@ -184,14 +184,11 @@ func (e *Error) Error() string { return e.msg }
 // both of which belong to one integration, so it is built per use over
 // the shared http.Client.
 func (c *Client) GitHub(baseURL, prefix, token string) (*github.Client, error) {
-	base, err := c.NormalizeBaseURL(baseURL)
+	root, err := c.apiRoot(baseURL, prefix)
 	if err != nil {
 		return nil, err
 	}
-	if prefix, err = NormalizePrefix(prefix); err != nil {
-		return nil, err
-	}
-	endpoint, err := url.Parse(base + prefix + "/")
+	endpoint, err := url.Parse(root + "/")
 	if err != nil {
 		return nil, &InvalidError{"base_url must be an absolute https URL"}
 	}
@@ -210,16 +207,40 @@ func (c *Client) Verify(ctx context.Context, baseURL, prefix, token string) (Acc
 	if err != nil {
 		return Account{}, err
 	}
+	return c.verifyWith(ctx, classify, func(ctx context.Context) (Account, error) {
+		user, _, err := gh.Users.Get(ctx, "")
+		return Account{ID: user.GetID(), Login: user.GetLogin()}, err
+	})
+}
+
+// apiRoot is an integration's base_url and gateway_prefix, normalized and
+// joined: where its host's API (GitHub) or its instance (GitLab) is.
+func (c *Client) apiRoot(baseURL, prefix string) (string, error) {
+	base, err := c.NormalizeBaseURL(baseURL)
+	if err != nil {
+		return "", err
+	}
+	if prefix, err = NormalizePrefix(prefix); err != nil {
+		return "", err
+	}
+	return base + prefix, nil
+}
+
+// verifyWith asks a host who a token is (whoAmI, one call of its
+// authenticated-user endpoint) within the client's timeout: a failed call
+// is classified by the host's classifier, an answer without an account id
+// is BadResponse.
+func (c *Client) verifyWith(ctx context.Context, classify func(error) *Error, whoAmI func(context.Context) (Account, error)) (Account, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
-	user, _, err := gh.Users.Get(ctx, "")
+	a, err := whoAmI(ctx)
 	if err != nil {
 		return Account{}, classify(err)
 	}
-	if user.GetID() <= 0 {
+	if a.ID <= 0 {
 		return Account{}, &Error{Kind: BadResponse, msg: "the host's answer is not a user account"}
 	}
-	return Account{ID: user.GetID(), Login: user.GetLogin()}, nil
+	return a, nil
 }
 
 func classify(err error) *Error {

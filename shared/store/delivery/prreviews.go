@@ -4,9 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
@@ -22,13 +19,7 @@ import (
 // before it posts.
 
 // ReviewLink is the link item of one finding's review comment.
-type ReviewLink struct {
-	ddb.Key
-	CommentID  int64  `dynamodbav:"comment_id,omitempty"`
-	LeaseOwner string `dynamodbav:"lease_owner,omitempty"`
-	LeaseUntil string `dynamodbav:"lease_until,omitempty"`
-	UpdatedAt  string `dynamodbav:"updated_at,omitempty"`
-}
+type ReviewLink commentLink
 
 // Exists reports whether the link was written before (by an earlier
 // attempt), with or without a comment id.
@@ -51,33 +42,11 @@ func (r ReviewTarget) key() ddb.Key {
 // until now+lease (creating the link) and returns the link as it was
 // before: ErrLinkBusy while another owner's lease runs.
 func (s *Deliveries) ClaimReviewLink(ctx context.Context, r ReviewTarget, owner string, now time.Time, lease time.Duration) (ReviewLink, error) {
-	lo, lu := expression.Name("lease_owner"), expression.Name("lease_until")
-	free := expression.AttributeNotExists(expression.Name("PK")).Or(expression.AttributeNotExists(lo)).
-		Or(lo.Equal(expression.Value(owner))).Or(lu.LessThan(expression.Value(ddb.SortableTime(now))))
-	upd := expression.Set(lo, expression.Value(owner)).Set(lu, expression.Value(ddb.SortableTime(now.Add(lease))))
-	expr, err := expression.NewBuilder().WithCondition(free).WithUpdate(upd).Build()
-	if err != nil {
-		return ReviewLink{}, err
-	}
-	in := ddb.UpdateInput(s.t.Name, r.key(), expr, types.ReturnValueAllOld)
-	res, err := ddb.Call(func() (*dynamodb.UpdateItemOutput, error) { return s.t.DB.UpdateItem(ctx, in) })
-	if ddb.IsConditionFailed(err) {
-		return ReviewLink{}, ErrLinkBusy
-	}
-	if err != nil {
-		return ReviewLink{}, err
-	}
-	var before ReviewLink
-	return before, attributevalue.UnmarshalMap(res.Attributes, &before)
+	return claimLink[ReviewLink](ctx, s, r.key(), owner, now, lease, types.ReturnValueAllOld)
 }
 
 // ReleaseReviewLink records the comment's id (0 keeps the one known) and
 // gives the lease back, if owner still holds it (ErrLinkBusy otherwise).
 func (s *Deliveries) ReleaseReviewLink(ctx context.Context, r ReviewTarget, owner string, commentID int64) error {
-	upd := expression.Remove(expression.Name("lease_owner")).Remove(expression.Name("lease_until")).
-		Set(expression.Name("updated_at"), expression.Value(s.t.Stamp()))
-	if commentID != 0 {
-		upd = upd.Set(expression.Name("comment_id"), expression.Value(commentID))
-	}
-	return releaseLease(ctx, s, r.key(), owner, upd)
+	return releaseLink(ctx, s, r.key(), owner, commentID)
 }
