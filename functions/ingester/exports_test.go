@@ -57,7 +57,7 @@ func TestStreamHandlerRunsExports(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return e, insertRecord(t, env, "seq-"+e.ID, store.CompanyPK(c.ID), "EXPORT#"+e.ID)
+		return e, insertRecord(t, env, "seq-"+e.ID, e.PK, e.SK)
 	}
 
 	in := env.Ingester(t)

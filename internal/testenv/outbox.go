@@ -22,7 +22,7 @@ func OutboxEvent(t testing.TB, st *store.Store, companyID int64, id string) (map
 		TableName: aws.String(st.TableName()), ConsistentRead: aws.Bool(true),
 		Key: map[string]types.AttributeValue{
 			tabledef.PK: &types.AttributeValueMemberS{Value: store.CompanyPK(companyID)},
-			tabledef.SK: &types.AttributeValueMemberS{Value: "EVENT#" + id},
+			tabledef.SK: &types.AttributeValueMemberS{Value: store.EventSK(id)},
 		},
 	})
 	if err != nil {

@@ -173,6 +173,9 @@ func (s *Store) SetClient(db *dynamodb.Client) { s.t.DB = db }
 // CompanyPK is the partition of everything a company owns.
 func CompanyPK(companyID int64) string { return schema.CompanyPK(companyID) }
 
+// EventSK is the sort key of a company's outbox event (in CompanyPK).
+func EventSK(id string) string { return schema.EventSK(id) }
+
 // How a change's author was authenticated.
 const (
 	ViaAPIKey   = ledger.ViaAPIKey

@@ -52,18 +52,10 @@ func CheckEnd(end, now time.Time) error {
 }
 
 // PK is the due index partition of a company's accepted risks.
-func PK(companyID int64) string { return schema.CompanyPK(companyID) + "#DUE#ACCEPTED" }
-
-// keyTime is the fixed-width UTC form of an end in SK, so keys sort by
-// time.
-const keyTime = "2006-01-02T15:04:05Z"
+func PK(companyID int64) string { return schema.AcceptedDuePK(companyID) }
 
 // SK is the due index sort key of an issue accepted until end.
-func SK(end time.Time, issueID string) string { return end.UTC().Format(keyTime) + "#" + issueID }
-
-// before is the greatest SK bound of the ends before t: "<t>#..." and
-// every later end sort above it.
-func before(t time.Time) string { return t.UTC().Format(keyTime) + "#" }
+func SK(end time.Time, issueID string) string { return schema.AcceptedDueSK(end, issueID) }
 
 // Acceptances reads the expiry partitions of the store's table.
 type Acceptances struct{ t *ddb.Table }
@@ -79,7 +71,7 @@ const page = 100
 // eventually consistent: a key may name an issue changed since.
 func (a *Acceptances) EachEndingBefore(ctx context.Context, companyID int64, t time.Time, fn func([]ddb.Key) error) error {
 	kc := expression.Key(tabledef.Due.PK).Equal(expression.Value(PK(companyID))).
-		And(expression.Key(tabledef.Due.SK).LessThan(expression.Value(before(t))))
+		And(expression.Key(tabledef.Due.SK).LessThan(expression.Value(schema.AcceptedDueBefore(t))))
 	var start map[string]types.AttributeValue
 	for {
 		items, next, err := a.t.QueryRaw(ctx, tabledef.Due.Name, kc, nil, true, page, start)

@@ -43,7 +43,7 @@ func Teams(ctx context.Context, st *store.Store, companyID int64, teams []store.
 		return nil, err
 	}
 	var projects []store.Project
-	if err := t.QueryAllConsistent(ctx, ddb.PKBeginsWith(schema.CompanyPK(companyID), "PROJECT#"), &projects); err != nil {
+	if err := t.QueryAllConsistent(ctx, ddb.PKBeginsWith(schema.CompanyPK(companyID), schema.ProjectSKPrefix), &projects); err != nil {
 		return nil, err
 	}
 	stamp := t.Stamp()

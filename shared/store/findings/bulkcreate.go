@@ -37,9 +37,6 @@ import (
 // back, so the counters equal the issues it wrote. A journal item holds
 // many counters because every item written costs a stream record as well.
 
-// journalDone is the marker's sort key: after every other item's.
-const journalDone = "~DONE"
-
 // journalChunk is the most counters one journal item holds: with the
 // item's own delete and the summaries of the three scopes of a scan's
 // issues (company, project, branch), one transaction pays it. An entry
@@ -51,10 +48,8 @@ const journalChunk = ddb.MaxTxItems - 4
 
 // The items of one generation of moves (a token of its own, so that
 // items a crash left of another generation are never paid with it): its
-// counter chunks and its trend item. Each key ends the generation with
-// "#", so no generation's prefix takes in another's (see fixGen).
-func chunkPrefix(gen string) string { return "C#" + gen + "#" }
-func trendSK(gen string) string     { return "T#" + gen + "#" }
+// counter chunks and its trend item (their keys: schema.ScanJournalChunkPrefix,
+// schema.ScanJournalTrendSK; see fixGen).
 
 // journalMarker says a scan's journal is owed: Gen names its moves, Fixed
 // says the moves that take back what Gen paid for issues never written
@@ -124,7 +119,7 @@ func (x *Findings) bulkCreate(ctx context.Context, companyID int64, sc scans.Sca
 	pk := schema.ScanJournalPK(companyID, sc.ID)
 	var m journalMarker
 	var g generation
-	err := x.t.GetItemConsistent(ctx, ddb.Key{PK: pk, SK: journalDone}, &m)
+	err := x.t.GetItemConsistent(ctx, ddb.Key{PK: pk, SK: schema.ScanJournalDoneSK}, &m)
 	switch {
 	case errors.Is(err, ddb.ErrNotFound) && len(creates) == 0:
 		return nil // nothing to create, nothing owed
@@ -173,7 +168,7 @@ func (x *Findings) bulkCreate(ctx context.Context, companyID int64, sc scans.Sca
 // it returns the marker and the generation to pay.
 func (x *Findings) writeJournal(ctx context.Context, companyID int64, sc scans.Scan, lease string, creates []IssueChange) (journalMarker, generation, error) {
 	pk := schema.ScanJournalPK(companyID, sc.ID)
-	m := journalMarker{Key: ddb.Key{PK: pk, SK: journalDone}, Gen: uuid.NewString(), At: x.t.Stamp(),
+	m := journalMarker{Key: ddb.Key{PK: pk, SK: schema.ScanJournalDoneSK}, Gen: uuid.NewString(), At: x.t.Stamp(),
 		Project: sc.ProjectID, Branch: sc.Branch}
 	expires := x.t.Clock().Add(journalRetention).Unix()
 	g, err := x.newGeneration(ctx, companyID, pk, m.Gen, creates, m.At, false, expires)
@@ -224,7 +219,7 @@ func (x *Findings) newGeneration(ctx context.Context, companyID int64, pk, gen s
 		return cmp.Or(cmp.Compare(a.Project, b.Project), strings.Compare(a.Branch, b.Branch),
 			strings.Compare(string(a.Dim), string(b.Dim)), strings.Compare(a.Group, b.Group))
 	})
-	g := generation{chunks: journal.Chunks(pk, chunkPrefix(gen), entries, journalChunk, expires)}
+	g := generation{chunks: journal.Chunks(pk, schema.ScanJournalChunkPrefix(gen), entries, journalChunk, expires)}
 	moves, err := x.trendMovesAt(ctx, companyID, changes, at)
 	if err != nil {
 		return g, err
@@ -235,7 +230,7 @@ func (x *Findings) newGeneration(ctx context.Context, companyID int64, pk, gen s
 		}
 	}
 	if len(moves) > 0 {
-		g.trend = []journal.Item[trends.Move]{{Key: ddb.Key{PK: pk, SK: trendSK(gen)}, Moves: moves, ExpiresAt: expires}}
+		g.trend = []journal.Item[trends.Move]{{Key: ddb.Key{PK: pk, SK: schema.ScanJournalTrendSK(gen)}, Moves: moves, ExpiresAt: expires}}
 	}
 	return g, nil
 }
@@ -244,10 +239,10 @@ func (x *Findings) newGeneration(ctx context.Context, companyID int64, pk, gen s
 func (x *Findings) readGeneration(ctx context.Context, pk, gen string) (generation, error) {
 	var g generation
 	var err error
-	if g.trend, err = journal.Pending[trends.Move](ctx, x.t, pk, trendSK(gen)); err != nil {
+	if g.trend, err = journal.Pending[trends.Move](ctx, x.t, pk, schema.ScanJournalTrendSK(gen)); err != nil {
 		return g, err
 	}
-	g.chunks, err = journal.Pending[journalEntry](ctx, x.t, pk, chunkPrefix(gen))
+	g.chunks, err = journal.Pending[journalEntry](ctx, x.t, pk, schema.ScanJournalChunkPrefix(gen))
 	return g, err
 }
 

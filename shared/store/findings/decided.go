@@ -28,7 +28,7 @@ func Decisive(status string) bool {
 // partition.
 func (x *Findings) projectBranches(ctx context.Context, companyID, projectID int64) ([]string, error) {
 	var sums []ScopeSummary
-	prefix := "SCOPE#" + schema.ScopeID(Scope{ProjectID: projectID}) + "B"
+	prefix := schema.BranchSummariesPrefix(projectID)
 	if err := x.t.QueryAll(ctx, "", ddb.PKBeginsWith(schema.CompanyPK(companyID), prefix), true, &sums); err != nil {
 		return nil, err
 	}

@@ -64,9 +64,6 @@ const dueTime = "2006-01-02T15:04:05.000000000Z"
 // time above.
 func DueUpTo(t time.Time) string { return t.UTC().Format(dueTime) + "$" }
 
-// DueProject is the project's part of DueSK, between the time and the id.
-func DueProject(projectID int64) string { return fmt.Sprintf("#P%012d#", projectID) }
-
 // SetDue sets the issue's due index keys for its state after a write;
 // before is the stored issue (nil for a new one).
 func (i *Issue) SetDue(before *Issue) error {
@@ -90,7 +87,7 @@ func (i *Issue) SetDue(before *Issue) error {
 	if before != nil && before.Status == "open" && before.Urgency == i.Urgency && before.DuePK == schema.DuePK(i.CompanyID, i.Urgency, DueBreached) {
 		state = DueBreached
 	}
-	i.DuePK, i.DueSK = schema.DuePK(i.CompanyID, i.Urgency, state), t.UTC().Format(dueTime)+DueProject(i.ProjectID)+i.ID
+	i.DuePK, i.DueSK = schema.DuePK(i.CompanyID, i.Urgency, state), t.UTC().Format(dueTime)+schema.DueProject(i.ProjectID)+i.ID
 	return nil
 }
 

@@ -1,8 +1,6 @@
 package findings
 
 import (
-	"fmt"
-
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
 )
@@ -34,7 +32,7 @@ func NewHistory(companyID int64, c IssueChange, at string, seq int) HistoryEntry
 		from = c.Before.Status
 	}
 	h := HistoryEntry{
-		Key: ddb.Key{PK: schema.HistoryPK(companyID, c.After.ID), SK: fmt.Sprintf("%s#%010d#%04d", at, c.After.Version, seq)},
+		Key: ddb.Key{PK: schema.HistoryPK(companyID, c.After.ID), SK: schema.HistorySK(at, c.After.Version, seq)},
 		At:  at, By: c.By, From: from, To: c.After.Status, Reason: c.Reason,
 	}
 	if c.After.Status == "accepted_risk" {

@@ -144,22 +144,14 @@ func issueKey(companyID int64, id string) ddb.Key { return schema.IssueKey(compa
 
 // ScopePrefix is the part of an issue's index sort key that a scope covers:
 // everything for the company, then project, then branch.
-func ScopePrefix(sc Scope) string {
-	switch {
-	case sc.ProjectID == 0:
-		return ""
-	case sc.Branch == "":
-		return fmt.Sprintf("P%012d#", sc.ProjectID)
-	}
-	return fmt.Sprintf("P%012d#%s#", sc.ProjectID, schema.BranchHash(sc.Branch))
-}
+func ScopePrefix(sc Scope) string { return schema.IssueScopePrefix(sc) }
 
 func (i *Issue) setKeys() error {
 	t, err := time.Parse(time.RFC3339, i.CreatedAt)
 	if err != nil {
 		return fmt.Errorf("issue created_at %q: %w", i.CreatedAt, ddb.ErrInvalid)
 	}
-	sk := fmt.Sprintf("%s%013d#%s", ScopePrefix(Scope{ProjectID: i.ProjectID, Branch: i.Branch}), schema.MaxMillis-t.UnixMilli(), i.ID)
+	sk := schema.IssueIndexSK(i.ProjectID, i.Branch, t.UnixMilli(), i.ID)
 	i.Key = issueKey(i.CompanyID, i.ID)
 	i.GSI1PK, i.GSI1SK = schema.IssueGroupPK(i.CompanyID, ByCWE, strconv.Itoa(i.CWE)), sk
 	i.GSI2PK, i.GSI2SK = schema.IssueGroupPK(i.CompanyID, ByFile, i.FilePath), sk

@@ -14,11 +14,13 @@ import (
 	"github.com/google/uuid"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/acme/codescan-api/shared/store/decisions"
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/lease"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/store/scans"
 	"github.com/acme/codescan-api/shared/tabledef"
+	"github.com/acme/codescan-api/shared/triagerule"
 )
 
 // The findings lifecycle. A complete scan of tool T (and upload category
@@ -144,106 +146,169 @@ func (x *Findings) applyLeased(ctx context.Context, companyID int64, sc scans.Sc
 }
 
 // applyIssues applies the lifecycle to the scan's issues and settles their
-// counters; it returns the events completing the scan records.
+// counters; it returns the events completing the scan records. It reads
+// what every attempt shares once (readApplyInputs), then each attempt reads
+// the issues that exist, plans the changes and writes them (applyAttempt),
+// and last settles the counters the writes moved.
 func (x *Findings) applyIssues(ctx context.Context, companyID int64, sc scans.Scan, lease string, head ScanHead, headIDs []string, found []Issue) (ApplyResult, []schema.Event, error) {
 	var res ApplyResult
 	res.Late = head.ScanID != "" && head.ScanID != sc.ID && head.ScanCreatedAt > sc.CreatedAt
-	truth := !res.Late
-	var previous []string // the previous truth's issues: what this scan may fix
-	if truth && head.ScanID != "" && head.ScanID != sc.ID {
-		var err error
-		if previous, err = x.ownTruth(ctx, companyID, sc, head, headIDs, found); err != nil {
-			return res, nil, err
-		}
-	}
-	// The triage rules are read once: every attempt applies the same.
-	rules, err := x.d.Rules.ActiveTriageRules(ctx, companyID, sc.ProjectID)
+	in, err := x.readApplyInputs(ctx, companyID, sc, head, headIDs, found, !res.Late)
 	if err != nil {
 		return res, nil, err
 	}
-	var touched, updated, fresh []Issue
+	var w applyWrites
 	settled := map[ddb.Key]bool{} // counters the journal settled (bulkCreate)
+	err = x.t.Retrying(ctx, func() error {
+		res = ApplyResult{Late: res.Late}
+		return x.applyAttempt(ctx, companyID, sc, lease, found, &in, &res, &w, settled)
+	})
+	if err != nil {
+		return res, nil, err
+	}
+	if err := x.settleApplied(ctx, companyID, found, w, settled); err != nil {
+		return res, nil, err
+	}
+	events, err := x.scanEvents(ctx, companyID, sc, len(found), w.fresh)
+	return res, events, err
+}
+
+// applyInputs is what every attempt of applying a scan's issues shares,
+// read once before the first.
+type applyInputs struct {
+	truth    bool     // the scan is the branch's new truth (not late)
+	previous []string // the previous truth's issues: what this scan may fix
+	rules    []triagerule.Rule
+	decided  map[string]decisions.Decision
+	// unwritten is true while no issue of the scan can exist yet (see
+	// readApplyInputs); the first attempt clears it.
+	unwritten bool
+}
+
+// readApplyInputs reads, in this order, the previous truth's issues (when
+// the scan replaces another scan's truth), the project's active triage
+// rules and the tool's project decisions.
+func (x *Findings) readApplyInputs(ctx context.Context, companyID int64, sc scans.Scan, head ScanHead, headIDs []string, found []Issue, truth bool) (applyInputs, error) {
+	in := applyInputs{truth: truth}
+	if truth && head.ScanID != "" && head.ScanID != sc.ID {
+		var err error
+		if in.previous, err = x.ownTruth(ctx, companyID, sc, head, headIDs, found); err != nil {
+			return in, err
+		}
+	}
+	// The triage rules are read once: every attempt applies the same.
+	var err error
+	if in.rules, err = x.d.Rules.ActiveTriageRules(ctx, companyID, sc.ProjectID); err != nil {
+		return in, err
+	}
 	// Issue ids name their branch and tool, and only a lease holder of the
 	// head creates them: when the head did not exist before this lease, no
 	// issue of the scan can exist yet, and the first attempt reads none (a
 	// new branch's first scan of 25,000 findings spares 250 reads). A
 	// retry reads: the attempt before may have written some.
-	unwritten := head.PK == ""
-	decided, err := x.d.Decisions.ToolDecisions(ctx, companyID, sc.ProjectID, sc.Tool) // see decided.go
-	if err != nil {
-		return res, nil, err
+	in.unwritten = head.PK == ""
+	in.decided, err = x.d.Decisions.ToolDecisions(ctx, companyID, sc.ProjectID, sc.Tool) // see decided.go
+	return in, err
+}
+
+// applyWrites is what the last attempt of applying a scan's issues wrote:
+// the issues it touched (after and before), the updated ones (after and
+// before) and the scan's fresh issues.
+type applyWrites struct {
+	touched, updated, fresh []Issue
+}
+
+// applyAttempt is one attempt at applying the scan's issues: it reads the
+// issues that exist (unless none can), plans the lifecycle's changes (with
+// decisions and rules taken) and writes them: the decided history, the
+// created issues, then the updated ones. It counts into res and records
+// what it wrote in w.
+func (x *Findings) applyAttempt(ctx context.Context, companyID int64, sc scans.Scan, lease string, found []Issue, in *applyInputs, res *ApplyResult, w *applyWrites, settled map[ddb.Key]bool) error {
+	ids, reported := scanIssueIDs(found, in.previous)
+	existing := map[string]Issue{}
+	if !in.unwritten {
+		var err error
+		if existing, err = x.issuesByID(ctx, companyID, ids); err != nil {
+			return err
+		}
 	}
-	err = x.t.Retrying(ctx, func() error {
-		res = ApplyResult{Late: res.Late}
-		ids := IDs(found)
-		reported := map[string]bool{}
-		for _, id := range ids {
-			reported[id] = true
-		}
-		for _, id := range previous {
-			if !reported[id] {
-				ids = append(ids, id)
-			}
-		}
-		existing := map[string]Issue{}
-		if !unwritten {
-			var err error
-			if existing, err = x.issuesByID(ctx, companyID, ids); err != nil {
-				return err
-			}
-		}
-		unwritten = false
-		changes := lifecycleChanges(sc, found, previous, reported, existing, truth, &res)
-		takeDecisions(changes, decided, x.t.Clock())
-		created := ruleCreations(rules, changes)
-		// New in this scan: created now (as decisions and rules left
-		// them), or by an earlier attempt of it.
-		fresh = slices.Grow(fresh[:0], len(found))
-		for _, f := range found {
-			if e, ok := existing[f.ID]; !ok {
-				fresh = append(fresh, *created[f.ID])
-			} else if e.ScanID == sc.ID {
-				fresh = append(fresh, e)
-			}
-		}
-		// Sized up front: a scan's slices of issues run to megabytes, and
-		// growing them copies each several times.
-		touched, updated = slices.Grow(touched[:0], 2*len(changes)), updated[:0]
-		creates, updates := make([]IssueChange, 0, len(changes)), []IssueChange(nil)
-		for _, c := range changes {
-			touched = append(touched, *c.issue())
-			if c.Before == nil {
-				creates = append(creates, c)
-			} else {
-				touched = append(touched, *c.Before)
-				updated = append(updated, *c.issue(), *c.Before)
-				updates = append(updates, c)
-			}
-		}
-		if err := x.decidedHistory(ctx, companyID, creates); err != nil {
-			return err
-		}
-		if err := x.bulkCreate(ctx, companyID, sc, lease, creates, settled); err != nil {
-			return err
-		}
-		_, err := x.commitIssues(ctx, companyID, updates)
+	in.unwritten = false
+	changes := lifecycleChanges(sc, found, in.previous, reported, existing, in.truth, res)
+	takeDecisions(changes, in.decided, x.t.Clock())
+	created := ruleCreations(in.rules, changes)
+	w.fresh = freshIssues(w.fresh, sc, found, existing, created)
+	creates, updates := w.sortChanges(changes)
+	if err := x.decidedHistory(ctx, companyID, creates); err != nil {
 		return err
-	})
-	if err != nil {
-		return res, nil, err
 	}
-	// The counters the journal settled are read again only when an update
-	// moved them afterwards.
+	if err := x.bulkCreate(ctx, companyID, sc, lease, creates, settled); err != nil {
+		return err
+	}
+	_, err := x.commitIssues(ctx, companyID, updates)
+	return err
+}
+
+// scanIssueIDs are the ids of the scan's issues followed by those of the
+// previous truth it did not report, and the set of the reported ones.
+func scanIssueIDs(found []Issue, previous []string) ([]string, map[string]bool) {
+	ids := IDs(found)
+	reported := map[string]bool{}
+	for _, id := range ids {
+		reported[id] = true
+	}
+	for _, id := range previous {
+		if !reported[id] {
+			ids = append(ids, id)
+		}
+	}
+	return ids, reported
+}
+
+// freshIssues are the issues new in this scan, reusing fresh's storage:
+// created now (as decisions and rules left them), or by an earlier attempt
+// of it.
+func freshIssues(fresh []Issue, sc scans.Scan, found []Issue, existing map[string]Issue, created map[string]*Issue) []Issue {
+	fresh = slices.Grow(fresh[:0], len(found))
+	for _, f := range found {
+		if e, ok := existing[f.ID]; !ok {
+			fresh = append(fresh, *created[f.ID])
+		} else if e.ScanID == sc.ID {
+			fresh = append(fresh, e)
+		}
+	}
+	return fresh
+}
+
+// sortChanges splits the changes into creations and updates, and records
+// in w the issues they touch and update (reusing w's storage).
+func (w *applyWrites) sortChanges(changes []IssueChange) (creates, updates []IssueChange) {
+	// Sized up front: a scan's slices of issues run to megabytes, and
+	// growing them copies each several times.
+	w.touched, w.updated = slices.Grow(w.touched[:0], 2*len(changes)), w.updated[:0]
+	creates = make([]IssueChange, 0, len(changes))
+	for _, c := range changes {
+		w.touched = append(w.touched, *c.issue())
+		if c.Before == nil {
+			creates = append(creates, c)
+		} else {
+			w.touched = append(w.touched, *c.Before)
+			w.updated = append(w.updated, *c.issue(), *c.Before)
+			updates = append(updates, c)
+		}
+	}
+	return creates, updates
+}
+
+// settleApplied settles the counters of the issues the scan touched or
+// found, but for those the journal settled (bulkCreate) that no update
+// moved afterwards: only those are read again.
+func (x *Findings) settleApplied(ctx context.Context, companyID int64, found []Issue, w applyWrites, settled map[ddb.Key]bool) error {
 	moved := map[ddb.Key]bool{}
-	for _, k := range CounterKeys(companyID, updated) {
+	for _, k := range CounterKeys(companyID, w.updated) {
 		moved[k] = true
 	}
-	keys := slices.DeleteFunc(CounterKeys(companyID, touched, found), func(k ddb.Key) bool { return settled[k] && !moved[k] })
-	if err := x.settleCounters(ctx, companyID, keys); err != nil {
-		return res, nil, err
-	}
-	events, err := x.scanEvents(ctx, companyID, sc, len(found), fresh)
-	return res, events, err
+	keys := slices.DeleteFunc(CounterKeys(companyID, w.touched, found), func(k ddb.Key) bool { return settled[k] && !moved[k] })
+	return x.settleCounters(ctx, companyID, keys)
 }
 
 // maxListedIssues bounds the issues a new-issue event lists (its count is

@@ -45,8 +45,6 @@ type briefItem struct {
 	ExpiresAt int64     `dynamodbav:"expires_at"`
 }
 
-func briefPrefix(gen string) string { return "N#" + gen + "#" }
-
 // fixGen names the moves that settle generation gen: the same for every
 // attempt to settle it, so one that crashed midway is written over.
 func fixGen(gen string) string { return gen + "-fix" }
@@ -86,7 +84,7 @@ func briefItems(pk, gen string, creates []IssueChange, expires int64) ([]briefIt
 	var cur []created
 	size := 0
 	flush := func() {
-		items = append(items, briefItem{Key: ddb.Key{PK: pk, SK: fmt.Sprintf("%s%06d", briefPrefix(gen), len(items))},
+		items = append(items, briefItem{Key: ddb.Key{PK: pk, SK: schema.ScanJournalBriefSK(gen, len(items))},
 			Groups: cur, ExpiresAt: expires})
 		cur, size = nil, 0
 	}
@@ -107,7 +105,7 @@ func briefItems(pk, gen string, creates []IssueChange, expires int64) ([]briefIt
 // the branch's lease.
 func (x *Findings) settleJournal(ctx context.Context, companyID int64, scanID string) error {
 	var m journalMarker
-	switch err := x.t.GetItemConsistent(ctx, ddb.Key{PK: schema.ScanJournalPK(companyID, scanID), SK: journalDone}, &m); {
+	switch err := x.t.GetItemConsistent(ctx, ddb.Key{PK: schema.ScanJournalPK(companyID, scanID), SK: schema.ScanJournalDoneSK}, &m); {
 	case errors.Is(err, ddb.ErrNotFound):
 		return nil
 	case err != nil:
@@ -144,7 +142,7 @@ func (x *Findings) settleJournal(ctx context.Context, companyID int64, scanID st
 // readBrief reads the new issues of m's journal, in brief.
 func (x *Findings) readBrief(ctx context.Context, m journalMarker) ([]Issue, error) {
 	var items []briefItem
-	if err := x.t.QueryAllConsistent(ctx, ddb.PKBeginsWith(m.PK, briefPrefix(m.Gen)), &items); err != nil {
+	if err := x.t.QueryAllConsistent(ctx, ddb.PKBeginsWith(m.PK, schema.ScanJournalBriefPrefix(m.Gen)), &items); err != nil {
 		return nil, err
 	}
 	if len(items) != m.Brief { // expired: settled far too late to know what was written

@@ -17,8 +17,8 @@ import (
 // The issue write path moves the trend records of the issues' company and
 // project (see shared/store/trends) where it moves the group counters:
 // commitIssues adds them to each of its transactions, bulkCreate to its
-// scan journal (trendSK), so they are exact under retries and concurrency
-// as the counters are.
+// scan journal (schema.ScanJournalTrendSK), so they are exact under
+// retries and concurrency as the counters are.
 
 // fixSettings reads the company's SLA settings (consistently: a fix is
 // judged against the deadline in force) when one of changes enters fixed,

@@ -61,26 +61,12 @@ func (x *Lists) ListIssues(ctx context.Context, companyID int64, f IssueFilter, 
 	if len(scopes) == 0 {
 		scopes = []findings.Scope{{}}
 	}
-	var filter []expression.ConditionBuilder
-	if f.Urgency != "" {
-		filter = append(filter, expression.Name("urgency").Equal(expression.Value(f.Urgency)))
-	}
-	if f.Status != "" {
-		filter = append(filter, expression.Name("status").Equal(expression.Value(f.Status)))
-	}
-	var segs []segment
-	var err error
-	switch {
-	case f.FilePath != "" && f.CWE != nil:
+	filter := attributeFilter(f)
+	if f.FilePath != "" && f.CWE != nil {
 		filter = append(filter, expression.Name("cwe").Equal(expression.Value(*f.CWE)))
 		return x.listUncounted(ctx, companyID, scopes, f, and(filter), q)
-	case f.FilePath != "":
-		segs, err = x.groupSegments(ctx, companyID, scopes, findings.ByFile, f.FilePath, f)
-	case f.CWE != nil:
-		segs, err = x.groupSegments(ctx, companyID, scopes, findings.ByCWE, strconv.Itoa(*f.CWE), f)
-	default:
-		segs, err = x.cweSegments(ctx, companyID, scopes, f)
 	}
+	segs, err := x.segments(ctx, companyID, scopes, f)
 	if err != nil {
 		return nil, page.Result{}, 0, err
 	}
@@ -88,31 +74,94 @@ func (x *Lists) ListIssues(ctx context.Context, companyID int64, f IssueFilter, 
 	for _, sg := range segs {
 		total += sg.count
 	}
-	// The page starts in segment first: after a token's key, or after skip
-	// of its matches.
-	res := page.Result{Offset: q.Offset}
-	first, skip := 0, int64(q.Offset)
-	var token page.Cursor
-	if q.Token != "" {
-		c, n, ok := openSegmentToken(segs, f, q.Token)
-		if !ok {
-			return nil, page.Result{}, 0, page.ErrBadToken
-		}
-		first, token, res.Offset = n, c, c.Offset
-		skip = int64(c.Offset) // less the matches of the segments before
-		for _, sg := range segs[:n] {
-			skip -= sg.count
-		}
-	} else {
-		for first < len(segs) && segs[first].count <= skip {
-			skip -= segs[first].count
-			first++
+	at, ok := pageStart(segs, f, q)
+	if !ok {
+		return nil, page.Result{}, 0, page.ErrBadToken
+	}
+	res := page.Result{Offset: at.offset}
+	out, lastSeg, last, err := x.readSegments(ctx, segs, f, filter, q, at)
+	if err != nil {
+		return nil, page.Result{}, 0, err
+	}
+	if len(out) > 0 && len(out) == q.Limit && int64(res.Offset+len(out)) < total {
+		if res.Next, err = segs[lastSeg].list(f, and(filter)).TokenAfter(last, res.Offset+len(out)); err != nil {
+			return nil, page.Result{}, 0, err
 		}
 	}
+	return out, res, total, nil
+}
+
+// attributeFilter is the conditions f puts on an issue's own attributes
+// (urgency, status), in that order.
+func attributeFilter(f IssueFilter) []expression.ConditionBuilder {
+	var filter []expression.ConditionBuilder
+	if f.Urgency != "" {
+		filter = append(filter, expression.Name("urgency").Equal(expression.Value(f.Urgency)))
+	}
+	if f.Status != "" {
+		filter = append(filter, expression.Name("status").Equal(expression.Value(f.Status)))
+	}
+	return filter
+}
+
+// segments are the counted runs of f's issues in the scopes, in list
+// order: one group's ranges when f names a file or a CWE (not both: that
+// filter has no counter), else every CWE group's.
+func (x *Lists) segments(ctx context.Context, companyID int64, scopes []findings.Scope, f IssueFilter) ([]segment, error) {
+	switch {
+	case f.FilePath != "":
+		return x.groupSegments(ctx, companyID, scopes, findings.ByFile, f.FilePath, f)
+	case f.CWE != nil:
+		return x.groupSegments(ctx, companyID, scopes, findings.ByCWE, strconv.Itoa(*f.CWE), f)
+	default:
+		return x.cweSegments(ctx, companyID, scopes, f)
+	}
+}
+
+// startPoint is where a page starts: in segment first, after the token's
+// key (fromToken) or after skip of its matches; offset is the page's
+// position in the whole list.
+type startPoint struct {
+	first     int
+	skip      int64
+	token     page.Cursor
+	fromToken bool
+	offset    int
+}
+
+// pageStart finds where the page q starts in segs: after a token's key,
+// else by skipping q.Offset matches over the segments' counts. It is false
+// for a token issued for none of the segments.
+func pageStart(segs []segment, f IssueFilter, q page.Request) (startPoint, bool) {
+	at := startPoint{skip: int64(q.Offset), offset: q.Offset}
+	if q.Token == "" {
+		for at.first < len(segs) && segs[at.first].count <= at.skip {
+			at.skip -= segs[at.first].count
+			at.first++
+		}
+		return at, true
+	}
+	c, n, ok := openSegmentToken(segs, f, q.Token)
+	if !ok {
+		return startPoint{}, false
+	}
+	at.first, at.token, at.offset, at.fromToken = n, c, c.Offset, true
+	at.skip = int64(c.Offset) // less the matches of the segments before
+	for _, sg := range segs[:n] {
+		at.skip -= sg.count
+	}
+	return at, true
+}
+
+// readSegments reads up to q.Limit issues from the segments, from at on;
+// it returns them, and the segment and item of the last one read (lastSeg
+// -1 when none was).
+func (x *Lists) readSegments(ctx context.Context, segs []segment, f IssueFilter, filter []expression.ConditionBuilder, q page.Request, at startPoint) ([]findings.Issue, int, page.Item, error) {
 	out := []findings.Issue{}
 	var last page.Item
 	lastSeg := -1
-	for n := first; n < len(segs) && len(out) < q.Limit; n++ {
+	skip := at.skip
+	for n := at.first; n < len(segs) && len(out) < q.Limit; n++ {
 		sg := segs[n]
 		if sg.count <= skip { // a token past its segment's count (issues moved since)
 			skip = 0
@@ -121,12 +170,13 @@ func (x *Lists) ListIssues(ctx context.Context, companyID int64, f IssueFilter, 
 		l := sg.list(f, and(filter))
 		var from page.Start
 		switch {
-		case n == first && q.Token != "":
-			from = token.Start()
-		case n == first && skip > 0:
+		case n == at.first && at.fromToken:
+			from = at.token.Start()
+		case n == at.first && skip > 0:
 			var ok bool
+			var err error
 			if from, ok, err = x.skipIssues(ctx, l, int(skip)); err != nil {
-				return nil, page.Result{}, 0, err
+				return nil, 0, nil, err
 			} else if !ok { // fewer than counted (issues moved since)
 				skip = 0
 				continue
@@ -134,24 +184,19 @@ func (x *Lists) ListIssues(ctx context.Context, companyID int64, f IssueFilter, 
 		}
 		items, err := page.Collect(ctx, x.t, l, from, int(min(int64(q.Limit-len(out)), sg.count-skip)))
 		if err != nil {
-			return nil, page.Result{}, 0, err
+			return nil, 0, nil, err
 		}
 		skip = 0
 		var got []findings.Issue
 		if err := attributevalue.UnmarshalListOfMaps(items, &got); err != nil {
-			return nil, page.Result{}, 0, err
+			return nil, 0, nil, err
 		}
 		out = append(out, got...)
 		if len(items) > 0 {
 			lastSeg, last = n, items[len(items)-1]
 		}
 	}
-	if len(out) > 0 && len(out) == q.Limit && int64(res.Offset+len(out)) < total {
-		if res.Next, err = segs[lastSeg].list(f, and(filter)).TokenAfter(last, res.Offset+len(out)); err != nil {
-			return nil, page.Result{}, 0, err
-		}
-	}
-	return out, res, total, nil
+	return out, lastSeg, last, nil
 }
 
 // skipIssues is the start after the first n matches of a segment's list.

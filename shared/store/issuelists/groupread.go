@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -55,7 +54,7 @@ func nonEmpty(groups []findings.GroupCount) []findings.GroupCount {
 // Its cost grows with the scope's groups, not its issues.
 func (x *Lists) ScopeGroups(ctx context.Context, companyID int64, sc findings.Scope, dim findings.Dimension) ([]findings.GroupCount, error) {
 	var out []findings.GroupCount
-	if err := x.t.QueryAll(ctx, "", ddb.PKBeginsWith(schema.CompanyPK(companyID), fmt.Sprintf("GRP#%s#%s#", dim, schema.ScopeID(sc))), true, &out); err != nil {
+	if err := x.t.QueryAll(ctx, "", ddb.PKBeginsWith(schema.CompanyPK(companyID), schema.CounterPrefix(sc, dim)), true, &out); err != nil {
 		return nil, err
 	}
 	return append([]findings.GroupCount{}, nonEmpty(out)...), nil

@@ -72,7 +72,7 @@ func (x *Lists) countDue(ctx context.Context, kc expression.KeyConditionBuilder,
 	if projectID == 0 {
 		return x.t.Count(ctx, tabledef.Due.Name, kc)
 	}
-	part := findings.DueProject(projectID)
+	part := schema.DueProject(projectID)
 	var n int64
 	err := ddb.EachIn(ctx, x.t, tabledef.Due.Name, kc, func(k struct {
 		SK string `dynamodbav:"DueSK"`

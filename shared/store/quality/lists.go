@@ -2,7 +2,6 @@ package quality
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -26,7 +25,7 @@ type Class struct {
 // QualityClasses is the directory of a scan's classifications, by class key.
 func (x *Quality) QualityClasses(ctx context.Context, companyID int64, scanID string) ([]Class, error) {
 	var all []Class
-	if err := x.t.QueryAll(ctx, "", ddb.PKBeginsWith(dirPK(companyID, scanID), ""), true, &all); err != nil {
+	if err := x.t.QueryAll(ctx, "", ddb.PKBeginsWith(schema.QualityDirPK(companyID, scanID), ""), true, &all); err != nil {
 		return nil, err
 	}
 	out := []Class{}
@@ -56,7 +55,7 @@ func (x *Quality) ScanQualityIssues(ctx context.Context, companyID int64, scanID
 	total := 0
 	for _, c := range classes {
 		if strings.Contains(strings.ToLower(c.Name), view) {
-			match = append(match, classPK(companyID, scanID, c.Name))
+			match = append(match, schema.QualityClassPK(companyID, scanID, c.Name))
 			total += c.Count
 		}
 	}
@@ -72,7 +71,7 @@ func (x *Quality) ScanQualityIssues(ctx context.Context, companyID int64, scanID
 		if err != nil {
 			return nil, page.Result{}, 0, err
 		}
-		after, res.Offset = strings.TrimPrefix(c.Key[tabledef.SK], scanPrefix(scanID)), c.Offset
+		after, res.Offset = strings.TrimPrefix(c.Key[tabledef.SK], schema.QualityScanPrefix(scanID)), c.Offset
 		q.Offset = 0
 	}
 	items, err := x.mergeClasses(ctx, companyID, scanID, match, after, q.Offset, q.Limit)
@@ -106,7 +105,7 @@ func (x *Quality) mergeClasses(ctx context.Context, companyID int64, scanID stri
 	if after != "" {
 		for n, pk := range partitions {
 			ranges[n].start = map[string]types.AttributeValue{
-				tabledef.PK: &types.AttributeValueMemberS{Value: schema.CompanyPK(companyID)}, tabledef.SK: &types.AttributeValueMemberS{Value: scanPrefix(scanID) + after},
+				tabledef.PK: &types.AttributeValueMemberS{Value: schema.CompanyPK(companyID)}, tabledef.SK: &types.AttributeValueMemberS{Value: schema.QualityScanPrefix(scanID) + after},
 				tabledef.GSI2.PK: &types.AttributeValueMemberS{Value: pk}, tabledef.GSI2.SK: &types.AttributeValueMemberS{Value: after},
 			}
 		}
@@ -158,24 +157,18 @@ func sortKey(item map[string]types.AttributeValue) string {
 	return v.Value
 }
 
-// projectPK is the index partition of a project's quality findings,
-// newest first.
-func projectPK(companyID, projectID int64) string {
-	return fmt.Sprintf("%s#QP#%d", schema.CompanyPK(companyID), projectID)
-}
-
 // ProjectQualityIssues reads one page of the quality findings of a
 // project's scans, newest first (ties by id), and their number (a counter).
 // A page by number reads the findings before it.
 func (x *Quality) ProjectQualityIssues(ctx context.Context, companyID, projectID int64, q page.Request) ([]Issue, page.Result, int, error) {
 	out := []Issue{}
-	l := page.List{Index: tabledef.GSI1, Partition: projectPK(companyID, projectID), Forward: true}
-	res, total, err := counted.Page(ctx, x.t, x.l, companyID, l, q, &out, projectCount(projectID))
+	l := page.List{Index: tabledef.GSI1, Partition: schema.QualityProjectPK(companyID, projectID), Forward: true}
+	res, total, err := counted.Page(ctx, x.t, x.l, companyID, l, q, &out, schema.QualityProjectCount(projectID))
 	return out, res, total, err
 }
 
 // EachQualityIssue calls fn with every quality finding of a company (as
 // EachIssue, for checks).
 func (x *Quality) EachQualityIssue(ctx context.Context, companyID int64, fn func(Issue) error) error {
-	return ddb.Each(ctx, x.t, ddb.PKBeginsWith(schema.CompanyPK(companyID), "QI#"), fn)
+	return ddb.Each(ctx, x.t, ddb.PKBeginsWith(schema.CompanyPK(companyID), schema.QualityIssueSKPrefix), fn)
 }

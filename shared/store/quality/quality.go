@@ -7,8 +7,6 @@ package quality
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"time"
 
@@ -137,29 +135,14 @@ type Reachability struct {
 // and counted on write (internal/counted): the project's total, and the scan's
 // directory of classifications, one item per classification name
 // (C#<c>#QDIR#<scan>, SK its class key) with the name and its count.
-func scanPrefix(scanID string) string { return "QI#" + scanID + "#" }
-
-func classPK(companyID int64, scanID, name string) string {
-	return fmt.Sprintf("%s#QC#%s#%s", schema.CompanyPK(companyID), scanID, classKey(name))
-}
-
-func dirPK(companyID int64, scanID string) string {
-	return fmt.Sprintf("%s#QDIR#%s", schema.CompanyPK(companyID), scanID)
-}
-
-// classKey is a classification name's key: a digest, as names are free text.
-func classKey(name string) string {
-	sum := sha256.Sum256([]byte(name))
-	return hex.EncodeToString(sum[:16])
-}
-
-func projectCount(projectID int64) string { return fmt.Sprintf("QUALITY#P%012d", projectID) }
+//
+// The keys are built in schema/quality.go.
 
 // scanList is a scan's list; view (the classification filter) binds its
 // page tokens to the filter they were issued for.
 func scanList(companyID int64, scanID, view string) page.List {
-	return page.List{Partition: schema.CompanyPK(companyID), Range: page.Prefix(scanPrefix(scanID)), Forward: true,
-		OffsetPartition: schema.CompanyPK(companyID) + "#QI#" + scanID, View: view}
+	return page.List{Partition: schema.CompanyPK(companyID), Range: page.Prefix(schema.QualityScanPrefix(scanID)), Forward: true,
+		OffsetPartition: schema.QualityScanOffsetPK(companyID, scanID), View: view}
 }
 
 // PutQualityIssues stores quality findings of a company's scans and counts
@@ -182,15 +165,15 @@ func (x *Quality) PutQualityIssues(ctx context.Context, companyID int64, issues 
 		if !okID || !okScan || err != nil {
 			return fmt.Errorf("quality issue %q of scan %q at %q: %w", q.ID, q.ScanID, q.CreatedAt, ddb.ErrInvalid)
 		}
-		order := fmt.Sprintf("%013d#%s", schema.MaxMillis-t.UnixMilli(), id)
+		order := schema.NewestFirst(t.UnixMilli(), id)
 		q.ID, q.ScanID, q.CompanyID = id, scan, companyID
-		q.Key = ddb.Key{PK: schema.CompanyPK(companyID), SK: scanPrefix(scan) + order}
-		q.GSI2PK, q.GSI2SK = classPK(companyID, scan, q.Classification.Name), order
+		q.Key = ddb.Key{PK: schema.CompanyPK(companyID), SK: schema.QualityScanPrefix(scan) + order}
+		q.GSI2PK, q.GSI2SK = schema.QualityClassPK(companyID, scan, q.Classification.Name), order
 		q.OffsetKeys = schema.OffsetKeys{OffsetPK: scanList(companyID, scan, "").OffsetPartition, OffsetSK: q.SK}
-		counts := []counted.Ref{{Key: ddb.Key{PK: dirPK(companyID, scan), SK: classKey(q.Classification.Name)}, Label: q.Classification.Name}}
+		counts := []counted.Ref{{Key: ddb.Key{PK: schema.QualityDirPK(companyID, scan), SK: schema.QualityClassKey(q.Classification.Name)}, Label: q.Classification.Name}}
 		if q.ProjectID != 0 {
-			q.GSI1PK, q.GSI1SK = projectPK(companyID, q.ProjectID), order
-			counts = append(counts, counted.Ref{Key: schema.CountKey(companyID, projectCount(q.ProjectID))})
+			q.GSI1PK, q.GSI1SK = schema.QualityProjectPK(companyID, q.ProjectID), order
+			counts = append(counts, counted.Ref{Key: schema.CountKey(companyID, schema.QualityProjectCount(q.ProjectID))})
 		}
 		if byScan[scan] == nil {
 			scans = append(scans, scan)

@@ -309,7 +309,7 @@ func (x *SCA) leftSources(ctx context.Context, companyID int64, sc scans.Scan, f
 		return nil, err
 	}
 	var ms []member
-	if err := x.t.QueryAll(ctx, "", ddb.PKBeginsWith(memberPK(companyID, head.ScanID), ""), true, &ms); err != nil {
+	if err := x.t.QueryAll(ctx, "", ddb.PKBeginsWith(schema.SCAMemberPK(companyID, head.ScanID), ""), true, &ms); err != nil {
 		return nil, err
 	}
 	reported := map[string]bool{}

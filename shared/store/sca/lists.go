@@ -31,28 +31,9 @@ type member struct {
 	IssueID string `dynamodbav:"issue_id"`
 }
 
-func memberPK(companyID int64, scanID string) string {
-	return fmt.Sprintf("%s#SCANSCA#%s", schema.CompanyPK(companyID), scanID)
-}
-
-func companyPK(companyID int64) string { return schema.CompanyPK(companyID) + "#SCA" }
-
-func projectPK(companyID, projectID int64) string {
-	return fmt.Sprintf("%s#SCAP#%d", schema.CompanyPK(companyID), projectID)
-}
-
-func count(projectID int64) string {
-	if projectID == 0 {
-		return "SCA"
-	}
-	return fmt.Sprintf("SCA#P%012d", projectID)
-}
-
-func scanCount(scanID string) string { return "SCANSCA#" + scanID }
-
 // counts are the counters an SCA finding counts in.
 func counts(i Issue) []counted.Ref {
-	return []counted.Ref{{Key: schema.CountKey(i.CompanyID, count(0))}, {Key: schema.CountKey(i.CompanyID, count(i.ProjectID))}}
+	return []counted.Ref{{Key: schema.CountKey(i.CompanyID, schema.SCACount(0))}, {Key: schema.CountKey(i.CompanyID, schema.SCACount(i.ProjectID))}}
 }
 
 // PutScanSCAIssues stores the SCA findings of a scan of the company (ids
@@ -61,7 +42,7 @@ func counts(i Issue) []counted.Ref {
 // that applies to it (ruleFor); any other keeps its stored status.
 func (x *SCA) PutScanSCAIssues(ctx context.Context, companyID int64, sc scans.Scan, found []Issue) error {
 	items := make([]counted.Item, 0, 2*len(found))
-	scanCounter := []counted.Ref{{Key: schema.CountKey(companyID, scanCount(sc.ID))}}
+	scanCounter := []counted.Ref{{Key: schema.CountKey(companyID, schema.SCAScanCount(sc.ID))}}
 	current, imported, err := x.exploitsOf(ctx, found)
 	if err != nil {
 		return err
@@ -118,7 +99,7 @@ func (x *SCA) PutScanSCAIssues(ctx context.Context, companyID int64, sc scans.Sc
 			return j, counts(j), nil
 		}})
 		items = append(items, exploitItems(i)...)
-		m := member{Key: ddb.Key{PK: memberPK(companyID, sc.ID), SK: i.ID}, IssueID: i.ID}
+		m := member{Key: ddb.Key{PK: schema.SCAMemberPK(companyID, sc.ID), SK: i.ID}, IssueID: i.ID}
 		items = append(items, counted.Item{Key: m.Key, Build: func(map[string]types.AttributeValue) (any, []counted.Ref, error) {
 			return m, scanCounter, nil
 		}})
@@ -130,7 +111,7 @@ func (x *SCA) PutScanSCAIssues(ctx context.Context, companyID int64, sc scans.Sc
 // number.
 func (x *SCA) ScanSCAIssues(ctx context.Context, companyID int64, scanID string, q page.Request) ([]Issue, page.Result, int, error) {
 	var ms []member
-	res, total, err := counted.Page(ctx, x.t, x.l, companyID, page.List{Partition: memberPK(companyID, scanID), Forward: true}, q, &ms, scanCount(scanID))
+	res, total, err := counted.Page(ctx, x.t, x.l, companyID, page.List{Partition: schema.SCAMemberPK(companyID, scanID), Forward: true}, q, &ms, schema.SCAScanCount(scanID))
 	if err != nil {
 		return nil, page.Result{}, 0, err
 	}
@@ -147,7 +128,7 @@ func (x *SCA) ScanSCAIssues(ctx context.Context, companyID int64, scanID string,
 func (x *SCA) byID(ctx context.Context, companyID int64, ids []string) ([]Issue, error) {
 	keys := make([]ddb.Key, len(ids))
 	for n, id := range ids {
-		keys[n] = key(companyID, id)
+		keys[n] = schema.SCAIssueKey(companyID, id)
 	}
 	got, err := x.t.ReadBatch(ctx, keys, false)
 	if err != nil {
@@ -169,9 +150,9 @@ func (x *SCA) byID(ctx context.Context, companyID int64, ids []string) ([]Issue,
 // list is the company's SCA findings (projectID 0) or a project's.
 func list(companyID, projectID int64) page.List {
 	if projectID == 0 {
-		return page.List{Index: tabledef.GSI2, Partition: companyPK(companyID), Forward: true, OffsetPartition: companyPK(companyID)}
+		return page.List{Index: tabledef.GSI2, Partition: schema.SCACompanyPK(companyID), Forward: true, OffsetPartition: schema.SCACompanyPK(companyID)}
 	}
-	return page.List{Index: tabledef.GSI1, Partition: projectPK(companyID, projectID), Forward: true}
+	return page.List{Index: tabledef.GSI1, Partition: schema.SCAProjectPK(companyID, projectID), Forward: true}
 }
 
 // ListSCAIssues reads one page of the SCA findings of a project (0: of the
@@ -180,6 +161,6 @@ func list(companyID, projectID int64) page.List {
 // company's list).
 func (x *SCA) ListSCAIssues(ctx context.Context, companyID, projectID int64, q page.Request) ([]Issue, page.Result, int, error) {
 	out := []Issue{}
-	res, total, err := counted.Page(ctx, x.t, x.l, companyID, list(companyID, projectID), q, &out, count(projectID))
+	res, total, err := counted.Page(ctx, x.t, x.l, companyID, list(companyID, projectID), q, &out, schema.SCACount(projectID))
 	return out, res, total, err
 }

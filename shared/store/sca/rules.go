@@ -12,6 +12,7 @@ import (
 	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/ledger"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/store/triage"
 	"github.com/acme/codescan-api/shared/store/triageops"
@@ -128,7 +129,7 @@ func (x *SCA) RuleStep(r triagerule.Rule) triage.Step {
 		batch := triage.StepBatch(op, ids)
 		keys := make([]ddb.Key, len(batch))
 		for n, id := range batch {
-			keys[n] = key(op.CompanyID, strings.TrimPrefix(id, Marker))
+			keys[n] = schema.SCAIssueKey(op.CompanyID, strings.TrimPrefix(id, Marker))
 		}
 		got, err := x.t.ReadBatch(ctx, keys, true)
 		if err != nil {
@@ -205,7 +206,7 @@ func (x *SCA) ApplyRule(ctx context.Context, companyID int64, stored triagerules
 		err := x.t.Retrying(ctx, func() error {
 			keys := make([]ddb.Key, len(chunk))
 			for n, id := range chunk {
-				keys[n] = key(companyID, id)
+				keys[n] = schema.SCAIssueKey(companyID, id)
 			}
 			got, err := x.t.ReadBatch(ctx, keys, true)
 			if err != nil {

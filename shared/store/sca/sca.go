@@ -124,10 +124,6 @@ type Usage struct {
 	Reasoning           string `dynamodbav:"reasoning" json:"reasoning"`
 }
 
-func key(companyID int64, id string) ddb.Key {
-	return ddb.Key{PK: schema.CompanyPK(companyID), SK: "SCA#" + id}
-}
-
 // PutSCAIssue stores an SCA finding of a company (replacing one with the
 // same id) and counts it. An empty ID gets a random uuid, an empty
 // CreatedAt now.
@@ -154,7 +150,7 @@ func (x *SCA) PutSCAIssue(ctx context.Context, companyID int64, i Issue) (Issue,
 	i.Enrichment = exploits.Refresh(i.Enrichment, current[i.CVE], imported)
 	items := append([]counted.Item{{Key: i.Key,
 		Build: func(map[string]types.AttributeValue) (any, []counted.Ref, error) { return i, counts(i), nil }}}, exploitItems(i)...)
-	err = counted.Put(ctx, x.t, schema.CountJournalPK(companyID, "SCA#"+id), items)
+	err = counted.Put(ctx, x.t, schema.CountJournalPK(companyID, schema.SCAIssueSK(id)), items)
 	return i, err
 }
 
@@ -166,21 +162,21 @@ func (x *SCA) GetSCAIssue(ctx context.Context, companyID int64, id string) (Issu
 		return Issue{}, ddb.ErrNotFound
 	}
 	var i Issue
-	err := x.t.GetItem(ctx, key(companyID, cid), &i)
+	err := x.t.GetItem(ctx, schema.SCAIssueKey(companyID, cid), &i)
 	return i, err
 }
 
 // EachSCAIssue calls fn with every SCA finding of a company (as EachIssue,
 // for checks).
 func (x *SCA) EachSCAIssue(ctx context.Context, companyID int64, fn func(Issue) error) error {
-	return ddb.Each(ctx, x.t, ddb.PKBeginsWith(schema.CompanyPK(companyID), "SCA#"), fn)
+	return ddb.Each(ctx, x.t, ddb.PKBeginsWith(schema.CompanyPK(companyID), schema.SCAIssueSKPrefix), fn)
 }
 
 // setKeys sets the item's key and its list keys: the project's SCA issues
 // (GSI1) and the company's (GSI2, with its Offset keys), by id.
 func (i *Issue) setKeys() {
-	i.Key = key(i.CompanyID, i.ID)
-	i.GSI1PK, i.GSI1SK = projectPK(i.CompanyID, i.ProjectID), i.ID
-	i.GSI2PK, i.GSI2SK = companyPK(i.CompanyID), i.ID
+	i.Key = schema.SCAIssueKey(i.CompanyID, i.ID)
+	i.GSI1PK, i.GSI1SK = schema.SCAProjectPK(i.CompanyID, i.ProjectID), i.ID
+	i.GSI2PK, i.GSI2SK = schema.SCACompanyPK(i.CompanyID), i.ID
 	i.OffsetKeys = schema.OffsetKeys{OffsetPK: list(i.CompanyID, 0).OffsetPartition, OffsetSK: i.ID}
 }

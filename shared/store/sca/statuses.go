@@ -10,6 +10,7 @@ import (
 
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/ledger"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 )
 
 // Decide is what a caller sets of an SCA finding as it is read: its new
@@ -61,7 +62,7 @@ func (x *SCA) SetSCAStatuses(ctx context.Context, companyID int64, ids []string,
 func (x *SCA) statusWrites(ctx context.Context, companyID int64, ids []string, decide Decide) ([]types.TransactWriteItem, []string, error) {
 	keys := make([]ddb.Key, len(ids))
 	for n, id := range ids {
-		keys[n] = key(companyID, id)
+		keys[n] = schema.SCAIssueKey(companyID, id)
 	}
 	got, err := x.t.ReadBatch(ctx, keys, true)
 	if err != nil {

@@ -38,32 +38,12 @@ type scanLogItem struct {
 	ScanID string `dynamodbav:"scan_id"`
 }
 
-func scanProjectPK(companyID, projectID int64) string {
-	return fmt.Sprintf("%s#SCANS#P%012d", schema.CompanyPK(companyID), projectID)
-}
-
-func scanBranchPK(companyID, projectID int64, branch string) string {
-	return scanProjectPK(companyID, projectID) + "#" + schema.BranchHash(branch)
-}
-
-func scanLogPK(companyID int64) string { return schema.CompanyPK(companyID) + "#SCANLOG" }
-
-func scanCount(projectID int64, branch string) string {
-	switch {
-	case projectID == 0:
-		return "SCANS"
-	case branch == "":
-		return fmt.Sprintf("SCANS#P%012d", projectID)
-	}
-	return fmt.Sprintf("SCANS#P%012d#%s", projectID, schema.BranchHash(branch))
-}
-
 func scanOrder(sc Scan) (string, error) {
 	t, err := time.Parse(time.RFC3339, sc.CreatedAt)
 	if err != nil {
 		return "", fmt.Errorf("scan created_at %q: %w", sc.CreatedAt, ddb.ErrInvalid)
 	}
-	return fmt.Sprintf("%013d#%s", schema.MaxMillis-t.UnixMilli(), sc.ID), nil
+	return schema.NewestFirst(t.UnixMilli(), sc.ID), nil
 }
 
 // scanListWrites are the scan item with its list keys, its company log item
@@ -74,17 +54,17 @@ func (x *Scans) scanListWrites(sc Scan) ([]types.TransactWriteItem, error) {
 		return nil, err
 	}
 	item, err := x.t.TxPutNew(listedScan{Scan: sc,
-		GSI1PK: scanProjectPK(sc.CompanyID, sc.ProjectID), GSI1SK: order,
-		GSI2PK: scanBranchPK(sc.CompanyID, sc.ProjectID, sc.Branch), GSI2SK: order})
+		GSI1PK: schema.ScanProjectPK(sc.CompanyID, sc.ProjectID), GSI1SK: order,
+		GSI2PK: schema.ScanBranchPK(sc.CompanyID, sc.ProjectID, sc.Branch), GSI2SK: order})
 	if err != nil {
 		return nil, err
 	}
-	log, err := x.t.TxPutNew(scanLogItem{Key: ddb.Key{PK: scanLogPK(sc.CompanyID), SK: order}, ScanID: sc.ID})
+	log, err := x.t.TxPutNew(scanLogItem{Key: ddb.Key{PK: schema.ScanLogPK(sc.CompanyID), SK: order}, ScanID: sc.ID})
 	if err != nil {
 		return nil, err
 	}
 	out := []types.TransactWriteItem{item, log}
-	for _, name := range []string{scanCount(0, ""), scanCount(sc.ProjectID, ""), scanCount(sc.ProjectID, sc.Branch)} {
+	for _, name := range []string{schema.ScanCount(0, ""), schema.ScanCount(sc.ProjectID, ""), schema.ScanCount(sc.ProjectID, sc.Branch)} {
 		c, err := x.l.TxCount(sc.CompanyID, name, 1)
 		if err != nil {
 			return nil, err
@@ -123,9 +103,9 @@ func (x *Scans) ListScans(ctx context.Context, companyID int64, q ScanQuery) (Sc
 	if q.ProjectID == 0 {
 		return x.companyScans(ctx, companyID, q)
 	}
-	l := page.List{Index: tabledef.GSI1, Partition: scanProjectPK(companyID, q.ProjectID), Forward: true}
+	l := page.List{Index: tabledef.GSI1, Partition: schema.ScanProjectPK(companyID, q.ProjectID), Forward: true}
 	if q.Branch != "" {
-		l.Index, l.Partition = tabledef.GSI2, scanBranchPK(companyID, q.ProjectID, q.Branch)
+		l.Index, l.Partition = tabledef.GSI2, schema.ScanBranchPK(companyID, q.ProjectID, q.Branch)
 	}
 	var conds []expression.ConditionBuilder
 	if q.SHA != "" {
@@ -151,7 +131,7 @@ func (x *Scans) ListScans(ctx context.Context, companyID int64, q ScanQuery) (Sc
 		return ScanPage{}, err
 	}
 	if l.Filter == nil {
-		if p.Total, err = x.l.CompanyCount(ctx, companyID, scanCount(q.ProjectID, q.Branch)); err != nil {
+		if p.Total, err = x.l.CompanyCount(ctx, companyID, schema.ScanCount(q.ProjectID, q.Branch)); err != nil {
 			return ScanPage{}, err
 		}
 	}
@@ -163,7 +143,7 @@ func (x *Scans) companyScans(ctx context.Context, companyID int64, q ScanQuery) 
 		return ScanPage{}, fmt.Errorf("branch, sha and status filters need a project: %w", ddb.ErrInvalid)
 	}
 	var logs []scanLogItem
-	res, err := page.Read(ctx, x.t, page.List{Partition: scanLogPK(companyID), Forward: true}, q.Page, &logs)
+	res, err := page.Read(ctx, x.t, page.List{Partition: schema.ScanLogPK(companyID), Forward: true}, q.Page, &logs)
 	if err != nil {
 		return ScanPage{}, err
 	}
@@ -185,7 +165,7 @@ func (x *Scans) companyScans(ctx context.Context, companyID int64, q ScanQuery) 
 			p.Scans = append(p.Scans, sc)
 		}
 	}
-	p.Total, err = x.l.CompanyCount(ctx, companyID, scanCount(0, ""))
+	p.Total, err = x.l.CompanyCount(ctx, companyID, schema.ScanCount(0, ""))
 	return p, err
 }
 
@@ -193,7 +173,7 @@ func (x *Scans) companyScans(ctx context.Context, companyID int64, q ScanQuery) 
 // before its first scan): the default branch of a project that has none
 // set.
 func (x *Scans) FirstScanBranch(ctx context.Context, companyID, projectID int64) (string, error) {
-	kc := expression.Key(tabledef.GSI1.PK).Equal(expression.Value(scanProjectPK(companyID, projectID)))
+	kc := expression.Key(tabledef.GSI1.PK).Equal(expression.Value(schema.ScanProjectPK(companyID, projectID)))
 	items, _, err := x.t.QueryRaw(ctx, tabledef.GSI1.Name, kc, nil, false, 1, nil)
 	if err != nil {
 		return "", err

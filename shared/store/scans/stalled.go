@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -20,7 +21,7 @@ import (
 // operator partition, written in the transaction that creates the scan
 // and deleted in the one that completes or fails it; the sweep job finds
 // the old markers by key. No route reads this partition.
-const processingPK = "INGEST#PROCESSING"
+const processingPK = schema.IngestProcessingPK
 
 // processingMarker is the marker of a scan waiting for the ingester,
 // sorted by the scan's creation.
@@ -37,7 +38,7 @@ func processingKey(sc Scan) (ddb.Key, error) {
 	if err != nil {
 		return ddb.Key{}, fmt.Errorf("scan %s created at %q: %w", sc.ID, sc.CreatedAt, ddb.ErrInvalid)
 	}
-	return ddb.Key{PK: processingPK, SK: fmt.Sprintf("%013d#%d#%s", t.UnixMilli(), sc.CompanyID, sc.ID)}, nil
+	return schema.IngestProcessingKey(t.UnixMilli(), sc.CompanyID, sc.ID), nil
 }
 
 // awaitsIngester tells whether a new scan is one the ingester will pick

@@ -77,23 +77,15 @@ func (r UploadRun) ChunkAt(offset int64) (UploadChunk, bool) {
 // Complete reports whether every byte of the run has arrived.
 func (r UploadRun) Complete() bool { return r.Offset == r.Length }
 
-// uploadRunKey sorts outside SCAN# (a range of scans never holds it);
-// UploadQuotaKey does not begin with "UPLOAD#", so the runs' range never
-// holds the quota.
-func uploadRunKey(companyID int64, runID string) ddb.Key {
-	return ddb.Key{PK: schema.CompanyPK(companyID), SK: "UPLOAD#" + runID}
-}
-
-func UploadQuotaKey(companyID int64) ddb.Key {
-	return ddb.Key{PK: schema.CompanyPK(companyID), SK: "UPLOADS"}
-}
+// UploadQuotaKey is a company's upload quota item (schema.UploadQuotaKey).
+func UploadQuotaKey(companyID int64) ddb.Key { return schema.UploadQuotaKey(companyID) }
 
 // GetUploadRun reads the company's run (strongly consistent: a chunk
 // decides on it); ddb.ErrNotFound when there is none or it expired at at (an
 // expired run is gone for every purpose, even before the TTL deletes it).
 func (x *Scans) GetUploadRun(ctx context.Context, companyID int64, runID string, at time.Time) (UploadRun, error) {
 	var r UploadRun
-	if err := x.t.GetItemConsistent(ctx, uploadRunKey(companyID, runID), &r); err != nil {
+	if err := x.t.GetItemConsistent(ctx, schema.UploadRunKey(companyID, runID), &r); err != nil {
 		return UploadRun{}, err
 	}
 	if r.ExpiresAt <= at.Unix() {
@@ -119,7 +111,7 @@ func (e *QuotaError) Error() string {
 // not fit even once the quota is recounted (the counter may still hold
 // runs that expired).
 func (x *Scans) StartUploadRun(ctx context.Context, companyID int64, r UploadRun, quota int64, at time.Time) error {
-	r.Key = uploadRunKey(companyID, r.RunID)
+	r.Key = schema.UploadRunKey(companyID, r.RunID)
 	free := expression.AttributeNotExists(expression.Name(tabledef.PK)).
 		Or(expression.Name(tabledef.TTLAttribute).LessThanEqual(expression.Value(at.Unix())))
 	put, err := x.t.TxPut(r, &free)
@@ -158,7 +150,7 @@ func (x *Scans) StartUploadRun(ctx context.Context, companyID int64, r UploadRun
 // chunk came first). The chunk that completes the run releases its
 // reservation in the same transaction. It returns the run as written.
 func (x *Scans) AppendUploadChunk(ctx context.Context, companyID int64, r UploadRun, c UploadChunk, at time.Time) (UploadRun, error) {
-	k := uploadRunKey(companyID, r.RunID)
+	k := schema.UploadRunKey(companyID, r.RunID)
 	offset, expires := expression.Name("offset"), expression.Name(tabledef.TTLAttribute)
 	cond := expression.AttributeExists(expression.Name(tabledef.PK)).
 		And(offset.Equal(expression.Value(r.Offset))).
@@ -269,6 +261,6 @@ func (x *Scans) recountPendingUploads(ctx context.Context, companyID int64, at t
 // how many there are.
 func (x *Scans) uploadRuns(ctx context.Context, companyID int64) ([]UploadRun, error) {
 	var runs []UploadRun
-	err := x.t.QueryAllConsistent(ctx, ddb.PKBeginsWith(schema.CompanyPK(companyID), "UPLOAD#"), &runs)
+	err := x.t.QueryAllConsistent(ctx, ddb.PKBeginsWith(schema.CompanyPK(companyID), schema.UploadRunSKPrefix), &runs)
 	return runs, err
 }

@@ -28,9 +28,9 @@ type CIData struct {
 	UploadedAt string `dynamodbav:"uploaded_at"`
 }
 
-// CIDataKey is outside the SCAN# prefix so a range of scans never holds it.
+// CIDataKey is a scan's CI metadata item (schema.ScanCIDataKey).
 func CIDataKey(companyID int64, scanID string) ddb.Key {
-	return ddb.Key{PK: schema.CompanyPK(companyID), SK: "SCANCI#" + scanID}
+	return schema.ScanCIDataKey(companyID, scanID)
 }
 
 // PutCIData stores the CI metadata of a scan of the company, replacing any
@@ -70,11 +70,6 @@ type SourceBudget struct {
 // ErrBudget is returned when a run has no room left for a source file.
 var ErrBudget = errors.New("source budget of the run exhausted")
 
-// sourcesKey counts a run's source files; it sorts outside SCAN# too.
-func sourcesKey(companyID int64, runID string) ddb.Key {
-	return ddb.Key{PK: schema.CompanyPK(companyID), SK: "SCANSRC#" + runID}
-}
-
 // ReserveSource counts a file of size bytes against the run's budget,
 // atomically (concurrent uploads of one run never overshoot), or returns
 // ErrBudget and counts nothing. The count expires with the files
@@ -90,7 +85,7 @@ func (x *Scans) ReserveSource(ctx context.Context, companyID int64, runID string
 	if err != nil {
 		return err
 	}
-	in := ddb.UpdateInput(x.t.Name, sourcesKey(companyID, runID), expr, types.ReturnValueNone)
+	in := ddb.UpdateInput(x.t.Name, schema.ScanSourcesKey(companyID, runID), expr, types.ReturnValueNone)
 	res, err := ddb.Call(func() (*dynamodb.UpdateItemOutput, error) { return x.t.DB.UpdateItem(ctx, in) })
 	if ddb.IsConditionFailed(err) {
 		return ErrBudget

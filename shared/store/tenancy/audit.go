@@ -69,7 +69,7 @@ func auditList(companyID int64, f AuditFilter) page.List {
 		l.Range.From = f.From.UTC().Format(schema.AuditTimeLayout)
 	}
 	if !f.To.IsZero() {
-		l.Range.To = f.To.UTC().Format(schema.AuditTimeLayout) + "#\U0010FFFF"
+		l.Range.To = schema.AuditSKUpTo(f.To)
 	}
 	return l
 }

@@ -42,12 +42,7 @@ type rateWindow struct {
 
 // RateSubject names the credential a budget belongs to: an API key, or a
 // user (the bearer tokens of one user share one budget).
-func RateSubject(keyID, userID int64) string {
-	if keyID != 0 {
-		return fmt.Sprintf("key#%d", keyID)
-	}
-	return fmt.Sprintf("user#%d", userID)
-}
+func RateSubject(keyID, userID int64) string { return schema.RateSubject(keyID, userID) }
 
 // rateKey is the item and minute attribute counting a request at at.
 func rateKey(companyID int64, subject string, at time.Time) (ddb.Key, string, time.Time) {

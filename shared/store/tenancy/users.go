@@ -194,7 +194,7 @@ func (s *Tenancy) UserByEmail(ctx context.Context, companyID int64, email string
 // ListUsers returns every user of a company.
 func (s *Tenancy) ListUsers(ctx context.Context, companyID int64) ([]User, error) {
 	var out []User
-	err := s.t.QueryAll(ctx, "", ddb.PKBeginsWith(schema.CompanyPK(companyID), "USER#"), true, &out)
+	err := s.t.QueryAll(ctx, "", ddb.PKBeginsWith(schema.CompanyPK(companyID), schema.UserSKPrefix), true, &out)
 	return out, err
 }
 

@@ -12,7 +12,6 @@ package triagerules
 import (
 	"context"
 	"errors"
-	"fmt"
 	"reflect"
 	"slices"
 	"time"
@@ -75,22 +74,9 @@ var (
 	ErrNoApproval = errors.New("the rule does not require approval")
 )
 
-const (
-	rulePrefix = "TRIAGERULE#"
-	ruleCount  = "TRIAGERULES"
-)
-
-func ruleKey(companyID int64, id string) ddb.Key {
-	return ddb.Key{PK: schema.CompanyPK(companyID), SK: rulePrefix + id}
+func activeKey(r Rule) ddb.Key {
+	return ddb.Key{PK: schema.TriageRuleActivePK(r.CompanyID, r.ProjectID), SK: r.ID}
 }
-
-// activePK is the partition of a scope's active rules (project 0: the
-// company-wide ones).
-func activePK(companyID, projectID int64) string {
-	return fmt.Sprintf("%s#TRIAGE#P%d", schema.CompanyPK(companyID), projectID)
-}
-
-func activeKey(r Rule) ddb.Key { return ddb.Key{PK: activePK(r.CompanyID, r.ProjectID), SK: r.ID} }
 
 // TriageRules reads and writes triage rules.
 type TriageRules struct {
@@ -110,14 +96,14 @@ func (x *TriageRules) CreateTriageRule(ctx context.Context, r Rule) (Rule, error
 	if err != nil {
 		return Rule{}, err
 	}
-	r.ID, r.Key = id.String(), ruleKey(r.CompanyID, id.String())
+	r.ID, r.Key = id.String(), schema.TriageRuleKey(r.CompanyID, id.String())
 	r.CreatedAt, r.Version = x.t.Stamp(), 1
 	r.UpdatedAt, r.ApprovedBy, r.ApprovedAt = r.CreatedAt, 0, ""
 	put, err := x.t.TxPutNew(r)
 	if err != nil {
 		return Rule{}, err
 	}
-	counted, err := x.l.TxCount(r.CompanyID, ruleCount, 1)
+	counted, err := x.l.TxCount(r.CompanyID, schema.TriageRulesCount, 1)
 	if err != nil {
 		return Rule{}, err
 	}
@@ -132,7 +118,7 @@ func (x *TriageRules) GetTriageRule(ctx context.Context, companyID int64, id str
 		return Rule{}, ddb.ErrNotFound
 	}
 	var r Rule
-	err := x.t.GetItemConsistent(ctx, ruleKey(companyID, cid), &r)
+	err := x.t.GetItemConsistent(ctx, schema.TriageRuleKey(companyID, cid), &r)
 	return r, err
 }
 
@@ -147,11 +133,11 @@ type Page struct {
 func (x *TriageRules) ListTriageRules(ctx context.Context, companyID int64, q page.Request) (Page, error) {
 	var p Page
 	var err error
-	l := page.List{Partition: schema.CompanyPK(companyID), Range: page.Prefix(rulePrefix), Forward: true}
+	l := page.List{Partition: schema.CompanyPK(companyID), Range: page.Prefix(schema.TriageRuleSKPrefix), Forward: true}
 	if p.Result, err = page.Read(ctx, x.t, l, q, &p.Rules); err != nil {
 		return Page{}, err
 	}
-	p.Total, err = x.l.CompanyCount(ctx, companyID, ruleCount)
+	p.Total, err = x.l.CompanyCount(ctx, companyID, schema.TriageRulesCount)
 	return p, err
 }
 
@@ -201,7 +187,7 @@ func (x *TriageRules) DeleteTriageRule(ctx context.Context, companyID int64, id 
 		if err != nil {
 			return err
 		}
-		counted, err := x.l.TxCount(companyID, ruleCount, -1)
+		counted, err := x.l.TxCount(companyID, schema.TriageRulesCount, -1)
 		if err != nil {
 			return err
 		}
@@ -293,7 +279,7 @@ func (x *TriageRules) ActiveTriageRules(ctx context.Context, companyID, projectI
 	var out []triagerule.Rule
 	for _, p := range slices.Compact([]int64{0, projectID}) {
 		var rules []Rule
-		if err := x.t.QueryAll(ctx, "", ddb.PKBeginsWith(activePK(companyID, p), ""), true, &rules); err != nil {
+		if err := x.t.QueryAll(ctx, "", ddb.PKBeginsWith(schema.TriageRuleActivePK(companyID, p), ""), true, &rules); err != nil {
 			return nil, err
 		}
 		for _, r := range rules {

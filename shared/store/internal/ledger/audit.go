@@ -108,7 +108,7 @@ func (l *Ledger) TxAudit(ctx context.Context, companyID int64, e AuditEntry) ([]
 	sum := sha256.Sum256([]byte(fmt.Sprintf("%d|%s|%d|%d|%s|%s|%s",
 		companyID, a.Via, a.UserID, a.KeyID, e.Action, e.TargetType, e.TargetID)))
 	id := hex.EncodeToString(sum[:8])
-	sk := at.Format(schema.AuditTimeLayout) + "#" + id
+	sk := schema.AuditSK(at, id)
 	it := schema.AuditItem{
 		Key:    ddb.Key{PK: schema.AuditPK(companyID), SK: sk},
 		GSI1PK: schema.AuditActorPK(companyID, a.ID()), GSI1SK: sk,

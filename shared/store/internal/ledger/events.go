@@ -41,7 +41,7 @@ func (l *Ledger) RecordEventOnce(ctx context.Context, e schema.Event) (bool, err
 	if err != nil {
 		return false, err
 	}
-	marker, err := l.T.TxPutNew(ddb.Key{PK: schema.CompanyPK(e.CompanyID), SK: "ONCE#" + e.ID})
+	marker, err := l.T.TxPutNew(schema.EventOnceKey(e.CompanyID, e.ID))
 	if err != nil {
 		return false, err
 	}

@@ -1,6 +1,10 @@
 package schema
 
-import "github.com/acme/codescan-api/shared/store/internal/ddb"
+import (
+	"time"
+
+	"github.com/acme/codescan-api/shared/store/internal/ddb"
+)
 
 // AuditItem is an audit entry as stored: the company's log partition (its
 // sort key is the time, then a random id: newest first by reading it
@@ -28,3 +32,11 @@ type AuditItem struct {
 
 // AuditTimeLayout is fixed-width, so sort keys order by time.
 const AuditTimeLayout = "2006-01-02T15:04:05.000000Z"
+
+// AuditSK is the sort key of an audit entry (and of its index copies): the
+// time, then the entry's id.
+func AuditSK(at time.Time, id string) string { return at.Format(AuditTimeLayout) + "#" + id }
+
+// AuditSKUpTo is the greatest audit sort key bound of the entries at or
+// before t.
+func AuditSKUpTo(t time.Time) string { return t.UTC().Format(AuditTimeLayout) + "#\U0010FFFF" }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
 	"github.com/acme/codescan-api/shared/tabledef"
@@ -103,6 +104,30 @@ func HistoryPK(companyID int64, issueID string) string {
 	return fmt.Sprintf("%s#IHIST#%s", CompanyPK(companyID), issueID)
 }
 
+// HistorySK is the sort key of an issue's history entry: the time, the
+// version the change writes, then seq (entries of one transaction).
+func HistorySK(at string, version int64, seq int) string {
+	return fmt.Sprintf("%s#%010d#%04d", at, version, seq)
+}
+
+// IssueScopePrefix is the part of an issue's index sort key that a scope
+// covers: everything for the company, then project, then branch.
+func IssueScopePrefix(sc Scope) string {
+	switch {
+	case sc.ProjectID == 0:
+		return ""
+	case sc.Branch == "":
+		return fmt.Sprintf("P%012d#", sc.ProjectID)
+	}
+	return fmt.Sprintf("P%012d#%s#", sc.ProjectID, BranchHash(sc.Branch))
+}
+
+// IssueIndexSK is an issue's sort key in its group indexes: its project
+// and branch scope, then newest first.
+func IssueIndexSK(projectID int64, branch string, createdMillis int64, id string) string {
+	return IssueScopePrefix(Scope{ProjectID: projectID, Branch: branch}) + NewestFirst(createdMillis, id)
+}
+
 // CellKey names a cell of a counter: its issues of one urgency and status.
 func CellKey(urgency, status string) string { return urgency + "/" + status }
 
@@ -180,4 +205,59 @@ func ScanJournalPK(companyID int64, scanID string) string {
 
 func CountJournalPK(companyID int64, scope string) string {
 	return fmt.Sprintf("%s#CJ#%s", CompanyPK(companyID), scope)
+}
+
+// CounterPrefix begins the sort key of every counter of a scope in one
+// dimension (CounterKey).
+func CounterPrefix(sc Scope, dim Dimension) string {
+	return fmt.Sprintf("GRP#%s#%s#", dim, ScopeID(sc))
+}
+
+// BranchSummariesPrefix begins the sort key of the summaries of every
+// branch scope of a project (SummaryKey).
+func BranchSummariesPrefix(projectID int64) string {
+	return "SCOPE#" + ScopeID(Scope{ProjectID: projectID}) + "B"
+}
+
+// DueProject is the project's part of a due index sort key, between the
+// first detection and the issue id: "<time>#P<project>#<id>".
+func DueProject(projectID int64) string { return fmt.Sprintf("#P%012d#", projectID) }
+
+// AcceptedDuePK is the due index partition of a company's accepted risks
+// (by the end of their acceptance, store/acceptances).
+func AcceptedDuePK(companyID int64) string { return CompanyPK(companyID) + "#DUE#ACCEPTED" }
+
+// acceptedTime is the fixed-width UTC form of an end in AcceptedDueSK, so
+// keys sort by time.
+const acceptedTime = "2006-01-02T15:04:05Z"
+
+// AcceptedDueSK is the due index sort key of an issue accepted until end.
+func AcceptedDueSK(end time.Time, issueID string) string {
+	return end.UTC().Format(acceptedTime) + "#" + issueID
+}
+
+// AcceptedDueBefore is the greatest AcceptedDueSK bound of the ends before
+// t: "<t>#..." and every later end sort above it.
+func AcceptedDueBefore(t time.Time) string { return t.UTC().Format(acceptedTime) + "#" }
+
+// The sort keys of a scan's journal (ScanJournalPK, store/findings): one
+// generation of moves has its counter chunks (ScanJournalChunkPrefix), its
+// trend item (ScanJournalTrendSK) and its brief (ScanJournalBriefSK); each
+// ends the generation with "#", so no generation's prefix takes in
+// another's. The marker (ScanJournalDoneSK) sorts after every other item.
+const ScanJournalDoneSK = "~DONE"
+
+// ScanJournalChunkPrefix begins the sort keys of a generation's counter
+// chunks.
+func ScanJournalChunkPrefix(gen string) string { return "C#" + gen + "#" }
+
+// ScanJournalTrendSK is a generation's trend item.
+func ScanJournalTrendSK(gen string) string { return "T#" + gen + "#" }
+
+// ScanJournalBriefPrefix begins the sort keys of a generation's brief.
+func ScanJournalBriefPrefix(gen string) string { return "N#" + gen + "#" }
+
+// ScanJournalBriefSK is the n-th item of a generation's brief.
+func ScanJournalBriefSK(gen string, n int) string {
+	return fmt.Sprintf("%s%06d", ScanJournalBriefPrefix(gen), n)
 }

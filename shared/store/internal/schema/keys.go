@@ -31,7 +31,16 @@ func AuditBothPK(companyID int64, actor, action string) string {
 
 // EventKey is an outbox event's key.
 func EventKey(companyID int64, id string) ddb.Key {
-	return ddb.Key{PK: CompanyPK(companyID), SK: "EVENT#" + id}
+	return ddb.Key{PK: CompanyPK(companyID), SK: EventSK(id)}
+}
+
+// EventSK is an outbox event's sort key (in its company's partition).
+func EventSK(id string) string { return "EVENT#" + id }
+
+// EventOnceKey is the marker that an event was raised once
+// (ledger.RecordEventOnce); it has no expiry.
+func EventOnceKey(companyID int64, id string) ddb.Key {
+	return ddb.Key{PK: CompanyPK(companyID), SK: "ONCE#" + id}
 }
 
 // CountKey is a company counter of a collection.
@@ -53,3 +62,13 @@ const MaxMillis = 9_999_999_999_999
 // MarkerKey holds a small global value (for example that the demo is
 // seeded).
 func MarkerKey(name string) ddb.Key { return ddb.Key{PK: "MARKER", SK: name} }
+
+// NewestFirst is a sort key part that orders by creation (unix
+// milliseconds) newest first, ties by id.
+func NewestFirst(createdMillis int64, id string) string {
+	return fmt.Sprintf("%013d#%s", MaxMillis-createdMillis, id)
+}
+
+// ProjectSKPrefix begins the sort key of every project item of a company
+// (ProjectKey): one range of the company's partition reads its projects.
+const ProjectSKPrefix = "PROJECT#"

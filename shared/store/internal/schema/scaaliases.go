@@ -26,3 +26,45 @@ func SCAAliasKey(companyID, projectID int64, branch, ecosystem, name, version, a
 	pkg := ShortHash(strings.ToLower(ecosystem)+"\x00"+name+"\x00"+version, 24)
 	return ddb.Key{PK: SCAAliasPK(companyID, projectID, branch), SK: pkg + "#" + strings.ToUpper(strings.TrimSpace(advisory))}
 }
+
+// The SCA findings' keys (store/sca): each finding in its company's
+// partition under SCAIssueSKPrefix; listed by id on the company's GSI2
+// partition (SCACompanyPK), a project's GSI1 partition (SCAProjectPK) and
+// a scan's membership partition (SCAMemberPK); counted under SCACount and
+// SCAScanCount.
+
+// SCAIssueSKPrefix begins the sort key of every SCA finding.
+const SCAIssueSKPrefix = "SCA#"
+
+// SCAIssueSK is an SCA finding's sort key.
+func SCAIssueSK(id string) string { return SCAIssueSKPrefix + id }
+
+// SCAIssueKey is an SCA finding's key.
+func SCAIssueKey(companyID int64, id string) ddb.Key {
+	return ddb.Key{PK: CompanyPK(companyID), SK: SCAIssueSK(id)}
+}
+
+// SCAMemberPK is the partition of a scan's SCA membership items.
+func SCAMemberPK(companyID int64, scanID string) string {
+	return fmt.Sprintf("%s#SCANSCA#%s", CompanyPK(companyID), scanID)
+}
+
+// SCACompanyPK is the index partition of a company's SCA findings.
+func SCACompanyPK(companyID int64) string { return CompanyPK(companyID) + "#SCA" }
+
+// SCAProjectPK is the index partition of a project's SCA findings.
+func SCAProjectPK(companyID, projectID int64) string {
+	return fmt.Sprintf("%s#SCAP#%d", CompanyPK(companyID), projectID)
+}
+
+// SCACount is the counted collection of the company's SCA findings
+// (projectID 0) or a project's.
+func SCACount(projectID int64) string {
+	if projectID == 0 {
+		return "SCA"
+	}
+	return fmt.Sprintf("SCA#P%012d", projectID)
+}
+
+// SCAScanCount is the counted collection of a scan's SCA findings.
+func SCAScanCount(scanID string) string { return "SCANSCA#" + scanID }

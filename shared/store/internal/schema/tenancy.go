@@ -27,8 +27,11 @@ func CompanySeqKey(companyID int64, seq string) ddb.Key {
 // operator; no API route reads it).
 const CompaniesPK = "COMPANIES"
 
+// UserSKPrefix begins the sort key of every user of a company.
+const UserSKPrefix = "USER#"
+
 func UserKey(companyID, userID int64) ddb.Key {
-	return ddb.Key{PK: CompanyPK(companyID), SK: fmt.Sprintf("USER#%d", userID)}
+	return ddb.Key{PK: CompanyPK(companyID), SK: fmt.Sprintf("%s%d", UserSKPrefix, userID)}
 }
 
 func APIKeyHashKey(hash string) ddb.Key { return ddb.Key{PK: "APIKEY#" + hash, SK: "APIKEY"} }
@@ -87,6 +90,15 @@ func IdempotencyKey(companyID int64, subject, key string) ddb.Key {
 // SequenceKey holds the last id of a global sequence (companies, projects,
 // teams, ...).
 func SequenceKey(seq string) ddb.Key { return ddb.Key{PK: "SEQUENCE", SK: seq} }
+
+// RateSubject names the credential a rate budget belongs to in RateKey:
+// an API key, or a user (the bearer tokens of one user share one budget).
+func RateSubject(keyID, userID int64) string {
+	if keyID != 0 {
+		return fmt.Sprintf("key#%d", keyID)
+	}
+	return fmt.Sprintf("user#%d", userID)
+}
 
 // RateKey is a credential's rate window item of the clock hour starting at
 // hourStart.

@@ -75,3 +75,22 @@ type TriageIDsItem struct {
 	IDs       []string `dynamodbav:"ids"`
 	ExpiresAt int64    `dynamodbav:"expires_at"`
 }
+
+// The triage rules' keys (store/triagerules): each rule in its company's
+// partition under TriageRuleSKPrefix, counted as TriageRulesCount; the
+// active ones also in their scope's partition (TriageRuleActivePK).
+const (
+	TriageRuleSKPrefix = "TRIAGERULE#"
+	TriageRulesCount   = "TRIAGERULES"
+)
+
+// TriageRuleKey is a triage rule's key.
+func TriageRuleKey(companyID int64, id string) ddb.Key {
+	return ddb.Key{PK: CompanyPK(companyID), SK: TriageRuleSKPrefix + id}
+}
+
+// TriageRuleActivePK is the partition of a scope's active rules (project
+// 0: the company-wide ones).
+func TriageRuleActivePK(companyID, projectID int64) string {
+	return fmt.Sprintf("%s#TRIAGE#P%d", CompanyPK(companyID), projectID)
+}
