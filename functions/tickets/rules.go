@@ -104,9 +104,6 @@ func parseMatcher(b *matcherBody) (storetickets.Matcher, error) {
 		}
 		out.Matcher = m
 	}
-	if out.Package != "" || out.Ecosystem != "" {
-		return out, bad("matcher.package and matcher.ecosystem are not supported by ticket rules yet (code findings only)")
-	}
 	if b.NewOnDefaultBranch != nil {
 		out.NewOnDefaultBranch = *b.NewOnDefaultBranch
 	}
@@ -204,6 +201,11 @@ func (h handlers) apply(ctx context.Context, r *storetickets.Rule, b ruleBody, c
 	}
 	if r.Grouping == "" {
 		r.Grouping = ticketing.GroupFinding
+	}
+	if r.Grouping == ticketing.GroupCWE && ticketing.SCARule(*r) {
+		// SCA findings name a CWE only now and then (CycloneDX's cwes):
+		// grouping them by it would put most in one "CWE-0" ticket.
+		return bad("grouping cwe does not apply to SCA findings (a rule naming matcher.package or matcher.ecosystem); use package, rule or finding")
 	}
 	if b.Labels != nil {
 		if r.Labels, err = labels(b.Labels); err != nil {

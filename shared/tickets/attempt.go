@@ -55,11 +55,11 @@ func (d *Ticketer) openClaimed(ctx context.Context, companyID int64, tr Tracker,
 		return tr.Failure("looking for the ticket", err)
 	}
 	if !found {
-		issues, err := d.issues(ctx, companyID, j.IssueIDs)
+		f, err := d.findings(ctx, companyID, j.IssueIDs)
 		if err != nil {
 			return storeFailure("reading the findings", err)
 		}
-		title, body := d.describe(rule, issues)
+		title, body := d.describe(rule, f)
 		if tk, err = tr.Create(ctx, NewTicket{RuleID: rule.ID, Group: j.Group, Title: title, Body: body, Labels: rule.Labels}); err != nil {
 			return tr.Failure("creating the ticket", err)
 		}
@@ -80,11 +80,11 @@ func (d *Ticketer) extend(ctx context.Context, companyID int64, tr Tracker, link
 		}
 	}
 	if len(fresh) > 0 && len(link.IssueIDs) < storetickets.MaxIssuesPerTicket {
-		issues, err := d.issues(ctx, companyID, fresh)
+		f, err := d.findings(ctx, companyID, fresh)
 		if err != nil {
 			return storeFailure("reading the findings", err)
 		}
-		if err := tr.Comment(ctx, link, fmt.Sprintf("%d more finding(s) joined this ticket:\n%s", len(issues), d.list(issues))); err != nil {
+		if err := tr.Comment(ctx, link, fmt.Sprintf("%d more finding(s) joined this ticket:\n%s", f.len(), d.list(f))); err != nil {
 			return tr.Failure("commenting the new findings", err)
 		}
 		if _, err := d.Tickets.AddIssues(ctx, companyID, link.ID, fresh); err != nil {
@@ -125,26 +125,49 @@ func (d *Ticketer) jobLink(ctx context.Context, companyID int64, j job) (storeti
 	return l, nil
 }
 
-// issues reads issues by id (those gone are left out).
-func (d *Ticketer) issues(ctx context.Context, companyID int64, ids []string) ([]store.Issue, error) {
-	out := make([]store.Issue, 0, len(ids))
+// found are a ticket's findings as read: code findings and SCA findings.
+type found struct {
+	code []store.Issue
+	sca  []store.SCAIssue
+}
+
+func (f found) len() int { return len(f.code) + len(f.sca) }
+
+// findings reads a ticket's findings by id (SCA ones marked SCAPrefix),
+// those gone left out.
+func (d *Ticketer) findings(ctx context.Context, companyID int64, ids []string) (found, error) {
+	var f found
 	for _, id := range ids {
+		if sid, ok := strings.CutPrefix(id, SCAPrefix); ok {
+			i, err := d.Store.GetSCAIssue(ctx, companyID, sid)
+			if errors.Is(err, store.ErrNotFound) {
+				continue
+			} else if err != nil {
+				return f, err
+			}
+			f.sca = append(f.sca, i)
+			continue
+		}
 		i, err := d.Store.GetIssue(ctx, companyID, id)
 		if errors.Is(err, store.ErrNotFound) {
 			continue
 		} else if err != nil {
-			return nil, err
+			return f, err
 		}
-		out = append(out, i)
+		f.code = append(f.code, i)
 	}
-	return out, nil
+	return f, nil
 }
 
 // maxTitle bounds a ticket's title (Jira's summary holds 255).
 const maxTitle = 200
 
 // describe is a new ticket's title and text.
-func (d *Ticketer) describe(rule storetickets.Rule, issues []store.Issue) (string, string) {
+func (d *Ticketer) describe(rule storetickets.Rule, f found) (string, string) {
+	if len(f.code) == 0 && len(f.sca) > 0 {
+		return d.describeSCA(rule, f)
+	}
+	issues := f.code
 	project := ""
 	if len(issues) > 0 {
 		project = issues[0].ProjectName
@@ -161,21 +184,80 @@ func (d *Ticketer) describe(rule storetickets.Rule, issues []store.Issue) (strin
 		title = fmt.Sprintf("%s in %s", issues[0].Title, project)
 	}
 	title = clip(cleantext.Visible(title), maxTitle)
-	body := fmt.Sprintf("Codescan found %d finding(s) that the ticket rule %s sends here:\n%s", len(issues), rule.ID, d.list(issues))
+	body := fmt.Sprintf("Codescan found %d finding(s) that the ticket rule %s sends here:\n%s", f.len(), rule.ID, d.list(f))
 	return title, body
 }
 
+// describeSCA is the title and text of a ticket of SCA findings: per
+// package, the "upgrade X" ticket listing each advisory, version and fix.
+func (d *Ticketer) describeSCA(rule storetickets.Rule, f found) (string, string) {
+	i := f.sca[0]
+	pkg := i.Package.Name
+	var title string
+	switch rule.Grouping {
+	case GroupPackage:
+		title = fmt.Sprintf("Upgrade %s (%s): %d vulnerable dependency finding(s)", pkg, i.Package.Ecosystem, len(f.sca))
+		if fix := fixVersion(f.sca); fix != "" {
+			title = fmt.Sprintf("Upgrade %s (%s) to %s: %d vulnerable dependency finding(s)", pkg, i.Package.Ecosystem, fix, len(f.sca))
+		}
+	case GroupRule:
+		title = fmt.Sprintf("%s: %d vulnerable dependency finding(s)", advisory(i), len(f.sca))
+	default:
+		title = fmt.Sprintf("%s in %s@%s", advisory(i), pkg, i.Package.Version)
+	}
+	title = clip(cleantext.Visible(title), maxTitle)
+	body := fmt.Sprintf("Codescan found %d vulnerable dependency finding(s) that the ticket rule %s sends here:\n%s", f.len(), rule.ID, d.list(f))
+	return title, body
+}
+
+// fixVersion is the fix version every finding names when they name one
+// and the same ("" otherwise: the list says each).
+func fixVersion(is []store.SCAIssue) string {
+	fix := is[0].Package.FixVersion
+	for _, i := range is[1:] {
+		if i.Package.FixVersion != fix {
+			return ""
+		}
+	}
+	return fix
+}
+
 // list is one line per finding (at most maxListed), made safe to show.
-func (d *Ticketer) list(issues []store.Issue) string {
+func (d *Ticketer) list(f found) string {
 	var b strings.Builder
-	for n, i := range issues {
+	n := 0
+	more := func() bool {
 		if n == maxListed {
-			fmt.Fprintf(&b, "- and %d more\n", len(issues)-maxListed)
-			break
+			fmt.Fprintf(&b, "- and %d more\n", f.len()-maxListed)
+			return false
+		}
+		n++
+		return true
+	}
+	base := strings.TrimRight(d.AppURL, "/")
+	for _, i := range f.code {
+		if !more() {
+			return b.String()
 		}
 		line := fmt.Sprintf("- [%s] %s — %s:%d (finding %s)", i.Urgency, clip(i.Title, 200), clip(i.FilePath, 300), i.Line, i.ID)
 		if d.AppURL != "" {
-			line += " " + strings.TrimRight(d.AppURL, "/") + "/issues/" + i.ID
+			line += " " + base + "/issues/" + i.ID
+		}
+		b.WriteString(cleantext.Visible(line) + "\n")
+	}
+	for _, i := range f.sca {
+		if !more() {
+			return b.String()
+		}
+		fix := i.Package.FixVersion
+		if fix == "" {
+			fix = "none known"
+		}
+		line := fmt.Sprintf("- [%s] %s@%s (%s) — %s — severity %s, fix version %s — %s (SCA finding %s)", store.SCAUrgency(i.Severity),
+			clip(i.Package.Name, 200), clip(i.Package.Version, 100), clip(i.Package.Ecosystem, 50), clip(strings.Join(advisories(i), ", "), 300),
+			clip(i.Severity, 20), clip(fix, 100), clip(i.Location.Path, 300), i.ID)
+		if d.AppURL != "" {
+			line += " " + base + "/issues/sca/" + i.ID
 		}
 		b.WriteString(cleantext.Visible(line) + "\n")
 	}

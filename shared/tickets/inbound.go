@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/acme/codescan-api/shared/store"
 	storetickets "github.com/acme/codescan-api/shared/store/tickets"
@@ -37,7 +38,8 @@ func SourceOf(l storetickets.Link) string {
 }
 
 // Apply takes a ticket's new state to its findings, through the one issue
-// write path: closed as won't do accepts the risk of its open findings
+// write path (SCA findings: through theirs, SetSCAStatuses): closed as
+// won't do accepts the risk of its open findings
 // (the ticket as reason, the company's default end); closed as done
 // leaves them as they are until a scan confirms the fix (the ticket reads
 // fix_in_progress); reopened reopens the findings the ticket accepted. A
@@ -62,10 +64,21 @@ func (d *Ticketer) Apply(ctx context.Context, ch Change) (string, error) {
 	}
 	switch {
 	case ch.Remote.State == storetickets.StateClosed && ch.Remote.Resolution == storetickets.ResolutionWont:
-		err = d.triageAll(ctx, ch, l, "accepted_risk", fmt.Sprintf("Won't fix: the ticket was closed as won't do (from %s)", ch.Source), Open)
+		reason := fmt.Sprintf("Won't fix: the ticket was closed as won't do (from %s)", ch.Source)
+		err = d.triageAll(ctx, ch, l, "accepted_risk", reason, Open)
+		if err == nil {
+			err = d.triageSCA(ctx, ch, l, "accepted_risk", reason, func(i store.SCAIssue) bool { return Open(i.Status) })
+		}
 	case ch.Remote.State == storetickets.StateOpen && l.Resolution == storetickets.ResolutionWont:
-		err = d.triageAll(ctx, ch, l, "open", fmt.Sprintf("The ticket was reopened (from %s)", ch.Source),
-			func(s string) bool { return s == "accepted_risk" })
+		reason := fmt.Sprintf("The ticket was reopened (from %s)", ch.Source)
+		err = d.triageAll(ctx, ch, l, "open", reason, func(s string) bool { return s == "accepted_risk" })
+		if err == nil {
+			// Only the SCA findings this ticket accepted (its reason
+			// names it): a VEX statement's acceptance stays.
+			err = d.triageSCA(ctx, ch, l, "open", reason, func(i store.SCAIssue) bool {
+				return i.Status == "accepted_risk" && strings.Contains(i.Reason, " "+SourceOf(l)+")")
+			})
+		}
 	}
 	if err != nil {
 		return "", err
@@ -81,6 +94,9 @@ func (d *Ticketer) Apply(ctx context.Context, ch Change) (string, error) {
 // no person behind it: the reason names the ticket.
 func (d *Ticketer) triageAll(ctx context.Context, ch Change, l storetickets.Link, status, reason string, pick func(string) bool) error {
 	for _, id := range l.IssueIDs {
+		if strings.HasPrefix(id, SCAPrefix) {
+			continue // triageSCA
+		}
 		i, err := d.Store.GetIssue(ctx, ch.CompanyID, id)
 		if errors.Is(err, store.ErrNotFound) {
 			continue
@@ -94,6 +110,40 @@ func (d *Ticketer) triageAll(ctx context.Context, ch Change, l storetickets.Link
 		if _, err := d.Store.DecideIssue(ctx, ch.CompanyID, id, upd, store.DecisionProject, store.Actor{}); err != nil {
 			return fmt.Errorf("finding %s: %w", id, err)
 		}
+	}
+	return nil
+}
+
+// triageSCA gives the ticket's SCA findings whose state pick takes the
+// status and reason through the SCA findings' status write path (as a VEX
+// import does: each finding decided again as it is read, one audit entry
+// with the first write counting the findings planned). SCA findings keep
+// no history: the reason names the ticket.
+func (d *Ticketer) triageSCA(ctx context.Context, ch Change, l storetickets.Link, status, reason string, pick func(store.SCAIssue) bool) error {
+	var planned []string
+	for _, id := range l.IssueIDs {
+		sid, ok := strings.CutPrefix(id, SCAPrefix)
+		if !ok {
+			continue
+		}
+		i, err := d.Store.GetSCAIssue(ctx, ch.CompanyID, sid)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		} else if err != nil {
+			return err
+		}
+		if pick(i) && (i.Status != status || i.Reason != reason) {
+			planned = append(planned, sid)
+		}
+	}
+	if len(planned) == 0 {
+		return nil
+	}
+	decide := func(i store.SCAIssue) (string, string, bool) { return status, reason, pick(i) }
+	audit := store.AuditEntry{Action: "ticket.sca_status", TargetType: "ticket", TargetID: l.TicketKey,
+		Changes: map[string]store.Change{"status": {After: status}, "source": {After: ch.Source}, "sca_findings_changed": {After: len(planned)}}}
+	if _, err := d.Store.SetSCAStatuses(ctx, ch.CompanyID, planned, decide, audit); err != nil {
+		return fmt.Errorf("SCA findings: %w", err)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 
 	"github.com/acme/codescan-api/shared/notify"
 	"github.com/acme/codescan-api/shared/outbound"
@@ -73,34 +74,54 @@ func (d *Ticketer) openJobs(ctx context.Context, companyID int64, sc store.Scan)
 	}
 	groups := map[string]*group{}
 	var order []string
+	add := func(r storetickets.Rule, key, id string) {
+		lid := storetickets.LinkID(r.ID, key)
+		g, ok := groups[lid]
+		if !ok {
+			g = &group{rule: r, key: key}
+			groups[lid] = g
+			order = append(order, lid)
+		}
+		if len(g.ids) < storetickets.MaxIssuesPerTicket {
+			g.ids = append(g.ids, id)
+		}
+	}
 	n := 0
-	err = d.Store.EachScanIssue(ctx, companyID, sc.ID, func(i store.Issue) error {
-		if n++; n > MaxScanIssues {
-			return errEnough
-		}
-		if !Open(i.Status) {
+	err = nil
+	codeRule := func(r storetickets.Rule) bool { return !SCARule(r) }
+	if slices.ContainsFunc(rules, codeRule) {
+		err = d.Store.EachScanIssue(ctx, companyID, sc.ID, func(i store.Issue) error {
+			if n++; n > MaxScanIssues {
+				return errEnough
+			}
+			if !Open(i.Status) {
+				return nil
+			}
+			for _, r := range rules {
+				if Matches(r, i, sc.ID, p.DefaultBranch) {
+					add(r, GroupKey(r.Grouping, i), i.ID)
+				}
+			}
 			return nil
-		}
-		for _, r := range rules {
-			if !Matches(r, i, sc.ID, p.DefaultBranch) {
-				continue
-			}
-			key := GroupKey(r.Grouping, i)
-			id := storetickets.LinkID(r.ID, key)
-			g, ok := groups[id]
-			if !ok {
-				g = &group{rule: r, key: key}
-				groups[id] = g
-				order = append(order, id)
-			}
-			if len(g.ids) < storetickets.MaxIssuesPerTicket {
-				g.ids = append(g.ids, i.ID)
-			}
-		}
-		return nil
-	})
+		})
+	}
 	if err != nil && !errors.Is(err, errEnough) {
 		return nil, err
+	}
+	if slices.ContainsFunc(rules, SCARule) {
+		err := d.eachScanSCA(ctx, companyID, sc.ID, func(i store.SCAIssue) {
+			if !Open(i.Status) || !Reported(i) {
+				return
+			}
+			for _, r := range rules {
+				if MatchesSCA(r, i, sc.ID, p.DefaultBranch) {
+					add(r, SCAGroupKey(r.Grouping, i), scaID(i.ID))
+				}
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
 	}
 	jobs := make([]outbound.Job, 0, len(order))
 	for _, id := range order {
@@ -112,6 +133,29 @@ func (d *Ticketer) openJobs(ctx context.Context, companyID int64, sc store.Scan)
 		jobs = append(jobs, outbound.Job{Key: "ticket-" + sc.ID + "-" + id, Recipient: g.rule.Destination.Integration, Payload: b})
 	}
 	return jobs, nil
+}
+
+// eachScanSCA calls fn with the scan's SCA findings (its list, by id), at
+// most MaxScanSCAIssues.
+func (d *Ticketer) eachScanSCA(ctx context.Context, companyID int64, scanID string, fn func(store.SCAIssue)) error {
+	q := store.PageQuery{Limit: 1000}
+	for n := 0; n < MaxScanSCAIssues; {
+		found, res, _, err := d.Store.ScanSCAIssues(ctx, companyID, scanID, q)
+		if err != nil {
+			return err
+		}
+		for _, i := range found {
+			if n++; n > MaxScanSCAIssues {
+				return nil
+			}
+			fn(i)
+		}
+		if res.Next == "" {
+			return nil
+		}
+		q.Token = res.Next
+	}
+	return nil
 }
 
 // maxSyncReads bounds the findings one scan's sync reads.
@@ -164,6 +208,23 @@ func (d *Ticketer) syncJobs(ctx context.Context, companyID int64, sc store.Scan)
 func (d *Ticketer) syncAction(ctx context.Context, companyID int64, l storetickets.Link) (string, error) {
 	open, fixed := 0, 0
 	for _, id := range l.IssueIDs {
+		if sid, ok := strings.CutPrefix(id, SCAPrefix); ok {
+			// An SCA finding has no fixed status: it is gone when no
+			// source of its branch reports it any more.
+			i, err := d.Store.GetSCAIssue(ctx, companyID, sid)
+			if errors.Is(err, store.ErrNotFound) {
+				continue
+			} else if err != nil {
+				return "", err
+			}
+			switch {
+			case !Reported(i):
+				fixed++
+			case Open(i.Status):
+				open++
+			}
+			continue
+		}
 		i, err := d.Store.GetIssue(ctx, companyID, id)
 		if errors.Is(err, store.ErrNotFound) {
 			continue

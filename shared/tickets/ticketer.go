@@ -2,7 +2,8 @@
 // Its Ticketer is the outbound channel "tickets" (shared/outbound): a
 // completed scan's open findings that a company's ticket rule matches are
 // grouped (per finding, per rule or per CWE and project) and each group
-// becomes one job; the attempt opens the group's ticket on GitHub or Jira
+// becomes one job; so are its SCA findings that an SCA rule matches (per
+// finding, per advisory or per package and project; match.go); the attempt opens the group's ticket on GitHub or Jira
 // once, under the link item's lease, finding what an earlier attempt
 // created by its marker before it creates anything. Later scans add new
 // findings of a group to its ticket, close it when they are all fixed and
@@ -26,6 +27,7 @@ import (
 	"github.com/acme/codescan-api/shared/scmhost"
 	"github.com/acme/codescan-api/shared/secrets"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/sca"
 	storetickets "github.com/acme/codescan-api/shared/store/tickets"
 )
 
@@ -40,6 +42,11 @@ type Store interface {
 	GetIssue(ctx context.Context, companyID int64, id string) (store.Issue, error)
 	GetIntegration(ctx context.Context, companyID int64, id string) (store.Integration, error)
 	DecideIssue(ctx context.Context, companyID int64, id string, u store.IssueUpdate, scope string, by store.Actor) (store.Issue, error)
+	// The SCA findings: a scan's list, one by id, and their status write
+	// path for statements from outside the scans (store/sca).
+	ScanSCAIssues(ctx context.Context, companyID int64, scanID string, q store.PageQuery) ([]store.SCAIssue, store.PageResult, int, error)
+	GetSCAIssue(ctx context.Context, companyID int64, id string) (store.SCAIssue, error)
+	SetSCAStatuses(ctx context.Context, companyID int64, ids []string, decide sca.Decide, e store.AuditEntry) ([]string, error)
 }
 
 // Ticketer opens and keeps tickets.
@@ -66,6 +73,8 @@ func (d *Ticketer) now() time.Time {
 const (
 	// MaxScanIssues is how many of a scan's issues the rules look at.
 	MaxScanIssues = 25_000
+	// MaxScanSCAIssues is how many of a scan's SCA findings they look at.
+	MaxScanSCAIssues = 25_000
 	// linkLease is how long an attempt holds a ticket's link.
 	linkLease = time.Minute
 	// maxListed is how many findings a ticket's text lists.

@@ -21,7 +21,7 @@ type PolicyPage struct {
 func (s *Catalog) ListPolicies(ctx context.Context, companyID int64, q page.Request) (PolicyPage, error) {
 	var p PolicyPage
 	var err error
-	l := page.List{Partition: schema.CompanyPK(companyID), Range: page.Prefix("POLICY#"), Forward: true}
+	l := page.List{Partition: schema.CompanyPK(companyID), Range: page.Prefix(schema.PolicySKPrefix), Forward: true}
 	if p.PageResult, err = page.Read(ctx, s.t, l, q, &p.Policies); err != nil {
 		return PolicyPage{}, err
 	}

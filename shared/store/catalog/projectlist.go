@@ -30,7 +30,7 @@ type ProjectPage struct {
 func (s *Catalog) ListProjectsPage(ctx context.Context, companyID int64, q page.Request) (ProjectPage, error) {
 	var p ProjectPage
 	var err error
-	l := page.List{Partition: schema.CompanyPK(companyID), Range: page.Prefix("PROJECT#"), Forward: true}
+	l := page.List{Partition: schema.CompanyPK(companyID), Range: page.Prefix(schema.ProjectSKPrefix), Forward: true}
 	if p.PageResult, err = page.Read(ctx, s.t, l, q, &p.Projects); err != nil {
 		return ProjectPage{}, err
 	}

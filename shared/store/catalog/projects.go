@@ -57,7 +57,7 @@ func (s *Catalog) ProjectByName(ctx context.Context, companyID int64, name strin
 // ListProjects returns every project of a company, by id.
 func (s *Catalog) ListProjects(ctx context.Context, companyID int64) ([]Project, error) {
 	var out []Project
-	err := s.t.QueryAll(ctx, "", ddb.PKBeginsWith(schema.CompanyPK(companyID), "PROJECT#"), true, &out)
+	err := s.t.QueryAll(ctx, "", ddb.PKBeginsWith(schema.CompanyPK(companyID), schema.ProjectSKPrefix), true, &out)
 	return out, err
 }
 

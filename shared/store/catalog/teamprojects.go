@@ -82,7 +82,7 @@ func (s *Catalog) countCovered(ctx context.Context, t Team) (int, int64, error) 
 		return 0, rev, nil
 	}
 	var projects []Project
-	if err := s.t.QueryAllConsistent(ctx, ddb.PKBeginsWith(schema.CompanyPK(t.CompanyID), "PROJECT#"), &projects); err != nil {
+	if err := s.t.QueryAllConsistent(ctx, ddb.PKBeginsWith(schema.CompanyPK(t.CompanyID), schema.ProjectSKPrefix), &projects); err != nil {
 		return 0, 0, err
 	}
 	sel := t.Selectors()

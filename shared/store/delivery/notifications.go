@@ -122,7 +122,7 @@ func (s *Deliveries) notificationLayer(ctx context.Context, companyID int64, pre
 // dispatcher needs to resolve each user's effective settings.
 func (s *Deliveries) CompanyNotificationSettings(ctx context.Context, companyID int64) (company map[string]NotificationSetting, users map[int64]map[string]NotificationSetting, err error) {
 	var items []NotificationSetting
-	if err := s.t.QueryAll(ctx, "", ddb.PKBeginsWith(schema.CompanyPK(companyID), "NOTIF#"), true, &items); err != nil {
+	if err := s.t.QueryAll(ctx, "", ddb.PKBeginsWith(schema.CompanyPK(companyID), schema.NotifPrefix), true, &items); err != nil {
 		return nil, nil, err
 	}
 	company, users = map[string]NotificationSetting{}, map[int64]map[string]NotificationSetting{}

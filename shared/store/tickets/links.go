@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -289,8 +290,8 @@ func (s *Tickets) TicketsOfIssues(ctx context.Context, companyID int64, ids []st
 	return out, nil
 }
 
-// IssuesWithTickets is the set of the company's issues that a ticket
-// lists, of state ("" any; open, closed), read from the links alone (a
+// IssuesWithTickets is the set of the company's issues (code findings;
+// SCA findings are left out) that a ticket lists, of state ("" any; open, closed), read from the links alone (a
 // link holds its state and its issues in one item, so the set is exactly
 // what the links say).
 func (s *Tickets) IssuesWithTickets(ctx context.Context, companyID int64, state string) (map[string]bool, error) {
@@ -302,7 +303,9 @@ func (s *Tickets) IssuesWithTickets(ctx context.Context, companyID int64, state 
 	for _, l := range links {
 		if state == "" || l.State == state {
 			for _, id := range l.IssueIDs {
-				out[id] = true
+				if !strings.HasPrefix(id, SCAPrefix) { // an SCA finding is no issue
+					out[id] = true
+				}
 			}
 		}
 	}

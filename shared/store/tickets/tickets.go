@@ -52,6 +52,11 @@ const (
 	MaxIssuesPerTicket = 1000
 )
 
+// SCAPrefix marks an SCA finding's id among a link's issue ids (SCA
+// findings are items of their own, store/sca): the issue filters
+// (IssuesWithTickets) leave them out.
+const SCAPrefix = "sca:"
+
 // Tickets reads and writes the area's items of one table.
 type Tickets struct {
 	t *ddb.Table

@@ -27,7 +27,7 @@ type Project struct {
 }
 
 func ProjectKey(companyID, projectID int64) ddb.Key {
-	return ddb.Key{PK: CompanyPK(companyID), SK: fmt.Sprintf("PROJECT#%012d", projectID)}
+	return ddb.Key{PK: CompanyPK(companyID), SK: fmt.Sprintf(ProjectSKPrefix+"%012d", projectID)}
 }
 
 // ProjectNameKey guards name uniqueness inside a company and serves look-ups
@@ -149,8 +149,12 @@ type Policy struct {
 	CreatedAt        string   `dynamodbav:"created_at"`
 }
 
+// PolicySKPrefix begins the sort key of every policy item of a company
+// (the policy list reads the prefix).
+const PolicySKPrefix = "POLICY#"
+
 func PolicyKey(companyID, policyID int64) ddb.Key {
-	return ddb.Key{PK: CompanyPK(companyID), SK: fmt.Sprintf("POLICY#%012d", policyID)}
+	return ddb.Key{PK: CompanyPK(companyID), SK: fmt.Sprintf(PolicySKPrefix+"%012d", policyID)}
 }
 
 // BlockingRule is a company's CI gate rule: a scan is blocked when one of

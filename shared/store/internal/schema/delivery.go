@@ -141,9 +141,13 @@ type NotificationSetting struct {
 	UpdatedAt string `dynamodbav:"updated_at"`
 }
 
+// Notification settings' sort keys: every one under NotifPrefix, the
+// company's defaults under NotifCompanyPrefix, a user's preferences under
+// NotifUserPrefix and the user's id.
 const (
-	NotifCompanyPrefix = "NOTIF#COMPANY#"
-	NotifUserPrefix    = "NOTIF#USER#"
+	NotifPrefix        = "NOTIF#"
+	NotifCompanyPrefix = NotifPrefix + "COMPANY#"
+	NotifUserPrefix    = NotifPrefix + "USER#"
 )
 
 func NotificationKey(companyID, userID int64, typeCode string) ddb.Key {

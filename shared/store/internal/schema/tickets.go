@@ -131,9 +131,11 @@ type TicketLink struct {
 	URL       string `dynamodbav:"url,omitempty"`
 	// State is open or closed on the tracker, Resolution how it was
 	// closed (done, wont_do; "" while open).
-	State      string   `dynamodbav:"state,omitempty"`
-	Resolution string   `dynamodbav:"resolution,omitempty"`
-	IssueIDs   []string `dynamodbav:"issue_ids,omitempty"`
+	State      string `dynamodbav:"state,omitempty"`
+	Resolution string `dynamodbav:"resolution,omitempty"`
+	// IssueIDs are the ticket's findings: issue ids, and SCA finding ids
+	// marked "sca:" (store/tickets.SCAPrefix).
+	IssueIDs []string `dynamodbav:"issue_ids,omitempty"`
 	// Synced is the last state we set on the tracker (open/closed), so a
 	// reconciliation or an event that reports it is known as our own.
 	Synced     string `dynamodbav:"synced,omitempty"`
