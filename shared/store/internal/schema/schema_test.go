@@ -127,7 +127,7 @@ var keyLiteralsAllowed = map[string]string{}
 
 // Every key of the table is built in this package: no other non-test
 // file of the store spells a key prefix or key part in a string literal
-//.
+// .
 func TestKeysAreBuiltOnlyInSchema(t *testing.T) {
 	t.Parallel()
 	root := filepath.Join("..", "..")
