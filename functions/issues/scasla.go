@@ -9,6 +9,7 @@ import (
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/sla"
 	"github.com/acme/codescan-api/shared/store"
+	storetickets "github.com/acme/codescan-api/shared/store/tickets"
 )
 
 // scaJSON is an SCA finding as every route shows it: the stored finding,
@@ -22,6 +23,9 @@ type scaJSON struct {
 	SLADeadline  *string `json:"sla_deadline"`
 	// SLAStatus is on_track before the deadline, overdue from it.
 	SLAStatus *string `json:"sla_status"`
+	// Tickets are the tickets that list the finding (docs/tickets.md),
+	// empty when none.
+	Tickets []storetickets.TicketView `json:"tickets"`
 }
 
 // renderSCA shows findings of the company with their SLA at the handlers'
@@ -36,13 +40,36 @@ func (h handlers) renderSCA(ctx context.Context, companyID int64, found []store.
 	for n, i := range found {
 		out[n].SCAIssue, out[n].Reason, out[n].TriageRuleID = i, optional(i.Reason), optional(i.TriageRuleID)
 		out[n].Sources = i.SourceList() // one finding per vulnerability: the scanners reporting it
+		out[n].Tickets = []storetickets.TicketView{}
 		if due, ok := i.Deadline(settings); ok {
 			status := sla.StatusAt(due, settings, now)
 			at := due.Format(time.RFC3339)
 			out[n].SLADeadline, out[n].SLAStatus = &at, &status
 		}
 	}
-	return out, nil
+	return out, h.withSCATickets(ctx, companyID, out)
+}
+
+// withSCATickets fills the tickets of each SCA finding of out: a ticket
+// link names an SCA finding as storetickets.SCAPrefix and its id.
+func (h handlers) withSCATickets(ctx context.Context, companyID int64, out []scaJSON) error {
+	if len(out) == 0 {
+		return nil
+	}
+	ids := make([]string, len(out))
+	for n, i := range out {
+		ids[n] = storetickets.SCAPrefix + i.ID
+	}
+	got, err := h.tickets.TicketsOfIssues(ctx, companyID, ids)
+	if err != nil {
+		return err
+	}
+	for n := range out {
+		if t := got[ids[n]]; len(t) > 0 {
+			out[n].Tickets = t
+		}
+	}
+	return nil
 }
 
 // writeSCA answers one finding of the company, with its SLA.

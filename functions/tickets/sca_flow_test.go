@@ -135,6 +135,17 @@ func TestSCAFindingsBecomeTickets(t *testing.T) {
 	if len(scaOf(net)) != 3 || len(scaOf(crypto)) != 2 {
 		t.Fatalf("per package: x/net %d, x/crypto %d", len(scaOf(net)), len(scaOf(crypto)))
 	}
+	// The finding's answer shows its ticket (validated against the
+	// OpenAPI description).
+	var one struct {
+		Issue struct {
+			Tickets []struct{ System, Key, State string } `json:"tickets"`
+		} `json:"issue"`
+	}
+	testenv.Do(t, w.mux, "GET", "/issues/sca/"+scaOf(net)[0], "", w.key...).Decode(t, &one)
+	if len(one.Issue.Tickets) != 1 || one.Issue.Tickets[0].Key != net.TicketKey || one.Issue.Tickets[0].System != "jira" {
+		t.Fatalf("tickets of an SCA finding: %+v, want %s", one.Issue.Tickets, net.TicketKey)
+	}
 	for _, i := range site.Issues() {
 		text := adfText(t, i.Description)
 		if i.Key == net.TicketKey {
