@@ -26,8 +26,8 @@ type createKeyRequest struct {
 }
 
 var (
-	errKeyNotFound  = httpapi.Errorf(http.StatusNotFound, "API key not found")
-	errUserNotFound = httpapi.Errorf(http.StatusNotFound, "User not found")
+	errKeyNotFound  = httpapi.NotFound("API key not found")
+	errUserNotFound = httpapi.NotFound("User not found")
 )
 
 func (h handlers) createKey(w http.ResponseWriter, r *http.Request) error {
@@ -37,7 +37,7 @@ func (h handlers) createKey(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if req.Name == nil {
-		return httpapi.Errorf(http.StatusBadRequest, "name is required")
+		return httpapi.Invalid("name is required")
 	}
 	name, err := cleantext.Name("name", *req.Name, MaxKeyNameLength)
 	if err != nil {
@@ -46,7 +46,7 @@ func (h handlers) createKey(w http.ResponseWriter, r *http.Request) error {
 	k := store.APIKey{CompanyID: p.CompanyID, UserID: p.UserID, Name: name}
 	if req.ExpiresInDays != nil {
 		if *req.ExpiresInDays < 1 || *req.ExpiresInDays > MaxKeyLifeDays {
-			return httpapi.Errorf(http.StatusBadRequest, "expires_in_days must be an integer from 1 to %d", MaxKeyLifeDays)
+			return httpapi.Invalid("expires_in_days must be an integer from 1 to %d", MaxKeyLifeDays)
 		}
 		k.ExpiresAt = h.now().UTC().Add(time.Duration(*req.ExpiresInDays) * 24 * time.Hour).Format(time.RFC3339)
 	}
@@ -62,7 +62,7 @@ func (h handlers) createKey(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		if !owner.Active {
-			return httpapi.Errorf(http.StatusConflict, "User is not active")
+			return httpapi.Conflict("User is not active")
 		}
 		k.UserID = owner.ID
 	}
@@ -89,7 +89,7 @@ func (h handlers) listKeys(w http.ResponseWriter, r *http.Request) error {
 	if raw := r.URL.Query().Get("user_id"); raw != "" {
 		id, err := strconv.ParseInt(raw, 10, 64)
 		if err != nil || id < 1 {
-			return httpapi.Errorf(http.StatusBadRequest, "user_id must be a positive integer")
+			return httpapi.Invalid("user_id must be a positive integer")
 		}
 		if id != p.UserID && !p.IsAdmin {
 			return httpapi.ErrAdmin

@@ -27,26 +27,26 @@ func (h handlers) listAudit(w http.ResponseWriter, r *http.Request) error {
 		if a != store.ViaOperator {
 			id, err := strconv.ParseInt(a, 10, 64)
 			if err != nil || id < 1 {
-				return httpapi.Errorf(http.StatusBadRequest, "actor must be a user id or %q", store.ViaOperator)
+				return httpapi.Invalid("actor must be a user id or %q", store.ViaOperator)
 			}
 			f.Actor = strconv.FormatInt(id, 10) // "007" is user 7
 		}
 	}
 	if a := q.Get("action"); a != "" {
 		if !actionPattern.MatchString(a) {
-			return httpapi.Errorf(http.StatusBadRequest, "action must look like api_key.revoke")
+			return httpapi.Invalid("action must look like api_key.revoke")
 		}
 		f.Action = a
 	}
 	for name, t := range map[string]*time.Time{"from": &f.From, "to": &f.To} {
 		if raw := q.Get(name); raw != "" {
 			if *t, err = time.Parse(time.RFC3339, raw); err != nil {
-				return httpapi.Errorf(http.StatusBadRequest, "%s must be an RFC 3339 date-time", name)
+				return httpapi.Invalid("%s must be an RFC 3339 date-time", name)
 			}
 		}
 	}
 	if !f.From.IsZero() && !f.To.IsZero() && f.To.Before(f.From) {
-		return httpapi.Errorf(http.StatusBadRequest, "to must not be before from")
+		return httpapi.Invalid("to must not be before from")
 	}
 	entries, res, err := h.store.ListAudit(r.Context(), p.CompanyID, f, pr)
 	if err != nil {

@@ -34,16 +34,16 @@ func (h handlers) listUsers(w http.ResponseWriter, r *http.Request) error {
 	facet := store.FacetAll
 	switch {
 	case role != "" && perm != "":
-		return httpapi.Errorf(http.StatusBadRequest, "Filter by role or by permission, not both")
+		return httpapi.Invalid("Filter by role or by permission, not both")
 	case role == "admin":
 		facet = store.FacetAdmin
 	case role == "member":
 		facet = store.FacetMember
 	case role != "":
-		return httpapi.Errorf(http.StatusBadRequest, "role must be admin or member")
+		return httpapi.Invalid("role must be admin or member")
 	case perm != "":
 		if !slices.Contains(routes.AllPermissions, perm) {
-			return httpapi.Errorf(http.StatusBadRequest, "Unknown permission")
+			return httpapi.Invalid("Unknown permission")
 		}
 		facet = store.FacetPermission(perm)
 	}
@@ -99,9 +99,9 @@ func (h handlers) createUser(w http.ResponseWriter, r *http.Request) error {
 	created, err := h.store.CreateUser(r.Context(), u)
 	switch {
 	case errors.Is(err, store.ErrEmailTaken):
-		return httpapi.Errorf(http.StatusConflict, "A user with this email already exists")
+		return httpapi.Conflict("A user with this email already exists")
 	case errors.Is(err, store.ErrSubjectTaken):
-		return httpapi.Errorf(http.StatusConflict, "This subject is already mapped to a user")
+		return httpapi.Conflict("This subject is already mapped to a user")
 	case err != nil:
 		return err
 	}
@@ -120,7 +120,7 @@ func deref(s *string) string {
 func permissions(in []string) ([]string, error) {
 	for _, p := range in {
 		if !slices.Contains(routes.AllPermissions, p) {
-			return nil, httpapi.Errorf(http.StatusBadRequest, "Unknown permission; known: %s", strings.Join(routes.AllPermissions, ", "))
+			return nil, httpapi.Invalid("Unknown permission; known: %s", strings.Join(routes.AllPermissions, ", "))
 		}
 	}
 	out := slices.Sorted(slices.Values(in))
@@ -136,9 +136,9 @@ type updateUserRequest struct {
 	SCMLogin json.RawMessage `json:"scm_login"`
 }
 
-var errLoginTaken = httpapi.Errorf(http.StatusConflict, "Another user of the company is linked to this scm_login")
+var errLoginTaken = httpapi.Conflict("Another user of the company is linked to this scm_login")
 
-var errLastAdmin = httpapi.Errorf(http.StatusConflict, "The company's last active admin cannot be demoted or deactivated")
+var errLastAdmin = httpapi.Conflict("The company's last active admin cannot be demoted or deactivated")
 
 func (h handlers) updateUser(w http.ResponseWriter, r *http.Request) error {
 	p := auth.FromContext(r.Context())
@@ -151,7 +151,7 @@ func (h handlers) updateUser(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if req.Permissions == nil && req.IsAdmin == nil && req.Active == nil && req.SCMLogin == nil {
-		return httpapi.Errorf(http.StatusBadRequest, "Give at least one of permissions, is_admin, active, scm_login")
+		return httpapi.Invalid("Give at least one of permissions, is_admin, active, scm_login")
 	}
 	ch := store.UserChange{IsAdmin: req.IsAdmin, Active: req.Active}
 	if req.Permissions != nil {
@@ -192,11 +192,11 @@ func scmLogin(raw json.RawMessage) (*string, error) {
 	if string(raw) != "null" {
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, httpapi.Errorf(http.StatusBadRequest, "scm_login must be a string or null")
+			return nil, httpapi.Invalid("scm_login must be a string or null")
 		}
 		l, ok := prtriage.CanonicalLogin(s)
 		if !ok {
-			return nil, httpapi.Errorf(http.StatusBadRequest, "scm_login must be a host login: 1 to 64 letters, digits, hyphens, underscores or dots, starting with a letter or digit and not ending with a dot")
+			return nil, httpapi.Invalid("scm_login must be a host login: 1 to 64 letters, digits, hyphens, underscores or dots, starting with a letter or digit and not ending with a dot")
 		}
 		login = l
 	}

@@ -59,17 +59,17 @@ func parse(r *http.Request) (query, error) {
 	v := r.URL.Query()
 	raw := strings.TrimSpace(v.Get("purl"))
 	if raw == "" {
-		return query{}, httpapi.Errorf(http.StatusBadRequest, "purl is required (a package URL, for example pkg:npm/lodash or pkg:npm/lodash@4.17.20)")
+		return query{}, httpapi.Invalid("purl is required (a package URL, for example pkg:npm/lodash or pkg:npm/lodash@4.17.20)")
 	}
 	p, err := comp.ParsePURL(raw)
 	if err != nil {
-		return query{}, httpapi.Errorf(http.StatusBadRequest, "purl: %s", err.Error())
+		return query{}, httpapi.Invalid("purl: %s", err.Error())
 	}
 	q := query{purl: p}
 	eco := p.Ecosystem()
 	if p.Version != "" && eco != "" {
 		if _, err := comp.ParseVersion(eco, p.Version); err != nil {
-			return query{}, httpapi.Errorf(http.StatusBadRequest, "purl: %s", versionProblem(err, eco))
+			return query{}, httpapi.Invalid("purl: %s", versionProblem(err, eco))
 		}
 	}
 	var view []string
@@ -79,11 +79,11 @@ func parse(r *http.Request) (query, error) {
 			continue
 		}
 		if eco == "" {
-			return query{}, httpapi.Errorf(http.StatusBadRequest, "purl: package URL type %q has no known ecosystem, so %s cannot be compared", p.Type, b.param)
+			return query{}, httpapi.Invalid("purl: package URL type %q has no known ecosystem, so %s cannot be compared", p.Type, b.param)
 		}
 		ver, err := comp.ParseVersion(eco, s)
 		if err != nil {
-			return query{}, httpapi.Errorf(http.StatusBadRequest, "%s: %s", b.param, versionProblem(err, eco))
+			return query{}, httpapi.Invalid("%s: %s", b.param, versionProblem(err, eco))
 		}
 		q.bounds = append(q.bounds, comp.Bound{Op: b.op, Version: ver})
 		view = append(view, b.op+"="+ver.String())

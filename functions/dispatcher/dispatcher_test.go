@@ -20,7 +20,7 @@ import (
 
 	"github.com/acme/codescan-api/internal/localstream"
 	"github.com/acme/codescan-api/internal/testenv"
-	"github.com/acme/codescan-api/shared/delivery"
+	"github.com/acme/codescan-api/shared/deliveryengine"
 	"github.com/acme/codescan-api/shared/deployspec"
 	"github.com/acme/codescan-api/shared/mail"
 	"github.com/acme/codescan-api/shared/maildev"
@@ -36,7 +36,7 @@ func TestMain(m *testing.M) { testenv.MainOwnDynamoDB(m) } // its tables have st
 // test moves) and stream poller.
 type world struct {
 	env     *testenv.Env
-	d       *delivery.Engine
+	d       *deliveryengine.Engine
 	clk     *clock
 	mailWeb string
 	stop    func()
@@ -59,12 +59,12 @@ func newWorld(t *testing.T) *world {
 	smtpAddr, web := testenv.Mail(t)
 	sealer := testenv.Sealer(t)
 	clk := &clock{at: time.Now().UTC().Truncate(time.Second)}
-	w := &world{env: env, clk: clk, mailWeb: web, d: &delivery.Engine{
+	w := &world{env: env, clk: clk, mailWeb: web, d: &deliveryengine.Engine{
 		Store:    env.Store,
 		Webhooks: webhook.New(webhook.Options{AllowLoopback: true, Timeout: 2 * time.Second}),
 		Mail:     &mail.SMTP{Addr: smtpAddr, From: "notifications@codescan.test"},
 		Sealer:   sealer, AppURL: "http://app.test",
-		Backoff: delivery.Backoff{Base: 20 * time.Millisecond, Max: 100 * time.Millisecond, Horizon: time.Hour},
+		Backoff: deliveryengine.Backoff{Base: 20 * time.Millisecond, Max: 100 * time.Millisecond, Horizon: time.Hour},
 		Log:     slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Now:     clk.now,
 	}}
@@ -316,7 +316,7 @@ func (w *world) runDue(t *testing.T, n int) {
 // (the stored precision) before.
 func TestRetriesUntilTheReceiverAccepts(t *testing.T) {
 	w := newWorld(t)
-	w.d.Backoff = delivery.Backoff{Base: 30 * time.Second, Max: time.Hour, Horizon: 2 * time.Hour}
+	w.d.Backoff = deliveryengine.Backoff{Base: 30 * time.Second, Max: time.Hour, Horizon: 2 * time.Hour}
 	c := w.env.Company(t, "Retry"+randomSuffix())
 	rcv := newReceiver(t, 500, 500, 200)
 	ep, _ := w.endpoint(t, c, rcv.URL+"/hook", "scan_completed")
@@ -376,7 +376,7 @@ func TestRetriesEndAtTheHorizon(t *testing.T) {
 	w := newWorld(t)
 	// The first retry comes 15 to 30 minutes after the first attempt, the
 	// second 30 to 60 after that: past the 40-minute horizon.
-	w.d.Backoff = delivery.Backoff{Base: 30 * time.Minute, Max: 6 * time.Hour, Horizon: 40 * time.Minute}
+	w.d.Backoff = deliveryengine.Backoff{Base: 30 * time.Minute, Max: 6 * time.Hour, Horizon: 40 * time.Minute}
 	c := w.env.Company(t, "Horizon"+randomSuffix())
 	rcv := newReceiver(t, 503)
 	ep, _ := w.endpoint(t, c, rcv.URL+"/hook", "scan_completed")
@@ -513,7 +513,7 @@ func TestDispatcherKilledBeforeSendingDeliversOnceAfterRestart(t *testing.T) {
 	if _, claimed, err := w.env.Store.ClaimDelivery(ctx, store.Delivery{
 		ID: store.DeliveryID(ev2.ID, store.ChannelWebhook, ep.ID), CompanyID: c.ID, EventID: ev2.ID, EventType: ev2.Type,
 		Channel: store.ChannelWebhook, Recipient: ep.ID, Payload: string(payload),
-	}, w.clk.now(), delivery.DefaultLease); err != nil || !claimed {
+	}, w.clk.now(), deliveryengine.DefaultLease); err != nil || !claimed {
 		t.Fatalf("claim: %v %v", claimed, err)
 	}
 
@@ -523,9 +523,9 @@ func TestDispatcherKilledBeforeSendingDeliversOnceAfterRestart(t *testing.T) {
 	// The dead claim's lease runs out; the timer picks the delivery up
 	// then, not before.
 	claimed := w.clk.now()
-	w.clk.set(claimed.Add(delivery.DefaultLease - time.Second))
+	w.clk.set(claimed.Add(deliveryengine.DefaultLease - time.Second))
 	w.runDue(t, 0)
-	w.clk.set(claimed.Add(delivery.DefaultLease + time.Second))
+	w.clk.set(claimed.Add(deliveryengine.DefaultLease + time.Second))
 	w.runDue(t, 1)
 	if n := len(rcv.received()); n != 2 {
 		t.Fatalf("receiver got %d requests after the lease, want 2", n)

@@ -1,6 +1,6 @@
 // Package dispatcher is the Lambda handler of the table stream's event
 // source mapping: it hands the new outbox items to the delivery engine
-// (shared/delivery), which sends them.
+// (shared/deliveryengine), which sends them.
 package dispatcher
 
 import (
@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/acme/codescan-api/shared/delivery"
+	"github.com/acme/codescan-api/shared/deliveryengine"
 	"github.com/acme/codescan-api/shared/store"
 )
 
@@ -19,13 +19,13 @@ import (
 // that could not be handed over are reported as batch item failures, so
 // Lambda retries from the first of them (and, after its retries, sends the
 // batch's description to the failure destination).
-func Handler(d *delivery.Engine) func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+func Handler(d *deliveryengine.Engine) func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 	return func(ctx context.Context, in events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 		return handle(ctx, d, in)
 	}
 }
 
-func handle(ctx context.Context, d *delivery.Engine, in events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+func handle(ctx context.Context, d *deliveryengine.Engine, in events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 	var evs []store.Event
 	var seqs []string
 	for _, r := range in.Records {

@@ -187,7 +187,7 @@ func (h handlers) githubCommand(r *http.Request, in store.Integration, body []by
 		return incoming{}, prtriage.Ignored, nil
 	}
 	if !deliveryPattern.MatchString(r.Header.Get(DeliveryHeader)) {
-		return incoming{}, "", httpapi.Errorf(http.StatusBadRequest, "%s must be the host's delivery id", DeliveryHeader)
+		return incoming{}, "", httpapi.Invalid("%s must be the host's delivery id", DeliveryHeader)
 	}
 	post := func(ctx context.Context, o prtriage.Outcome) error { return h.post(ctx, in, ev, o) }
 	return incoming{cmd: c, commentID: ev.Comment.ID, reply: post}, "", nil
@@ -273,7 +273,7 @@ func decodeComment(contentType string, body []byte) (commentEvent, error) {
 	if mt, _, _ := mime.ParseMediaType(contentType); mt == "application/x-www-form-urlencoded" {
 		form, err := url.ParseQuery(string(body))
 		if err != nil {
-			return commentEvent{}, httpapi.Errorf(http.StatusBadRequest, "The form body cannot be read")
+			return commentEvent{}, httpapi.Invalid("The form body cannot be read")
 		}
 		body = []byte(form.Get("payload"))
 	}

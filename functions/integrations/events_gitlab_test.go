@@ -15,7 +15,7 @@ import (
 
 	"github.com/acme/codescan-api/internal/gitlabhost"
 	"github.com/acme/codescan-api/internal/testenv"
-	"github.com/acme/codescan-api/shared/delivery"
+	"github.com/acme/codescan-api/shared/deliveryengine"
 	"github.com/acme/codescan-api/shared/outbound"
 	"github.com/acme/codescan-api/shared/prdecor"
 	"github.com/acme/codescan-api/shared/prtriage"
@@ -78,8 +78,8 @@ func (w *glHookWorld) decorateMR(t *testing.T) {
 		t.Fatalf("ci-data: %d %s", res.Status, res.Body)
 	}
 	w.env.Ingest(t, w.acme.ID, up.ScanID)
-	engine := &delivery.Engine{Store: w.env.Store, Sealer: w.sealer, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Backoff: delivery.Backoff{Base: 20 * time.Millisecond, Max: 100 * time.Millisecond, Horizon: time.Hour},
+	engine := &deliveryengine.Engine{Store: w.env.Store, Sealer: w.sealer, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Backoff: deliveryengine.Backoff{Base: 20 * time.Millisecond, Max: 100 * time.Millisecond, Horizon: time.Hour},
 		Outbound: []outbound.Channel{&prdecor.Decorator{Store: w.env.Store, Sealer: w.sealer,
 			Host: scmhost.New(scmhost.Options{AllowLoopback: true, Timeout: 5 * time.Second})}}}
 	ev := store.Event{ID: "scan_completed-" + up.ScanID, CompanyID: w.acme.ID, Type: "scan_completed", CreatedAt: time.Now(),

@@ -22,7 +22,7 @@ import (
 	"github.com/acme/codescan-api/internal/githost"
 	"github.com/acme/codescan-api/internal/registry"
 	"github.com/acme/codescan-api/internal/testenv"
-	"github.com/acme/codescan-api/shared/delivery"
+	"github.com/acme/codescan-api/shared/deliveryengine"
 	"github.com/acme/codescan-api/shared/outbound"
 	"github.com/acme/codescan-api/shared/prdecor"
 	"github.com/acme/codescan-api/shared/prtriage"
@@ -164,8 +164,8 @@ func (w *hookWorld) decorate(t *testing.T) {
 	t.Helper()
 	w.scan(t, "main", hookSARIF("legacy/q1.py"), false)
 	id := w.scan(t, "fix-refund", hookSARIF("legacy/q1.py", "api/refund.py", "api/charge.py"), true)
-	engine := &delivery.Engine{Store: w.env.Store, Sealer: w.sealer, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Backoff: delivery.Backoff{Base: 20 * time.Millisecond, Max: 100 * time.Millisecond, Horizon: time.Hour},
+	engine := &deliveryengine.Engine{Store: w.env.Store, Sealer: w.sealer, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Backoff: deliveryengine.Backoff{Base: 20 * time.Millisecond, Max: 100 * time.Millisecond, Horizon: time.Hour},
 		Outbound: []outbound.Channel{&prdecor.Decorator{Store: w.env.Store, Sealer: w.sealer,
 			Host: scmhost.New(scmhost.Options{AllowLoopback: true, Timeout: 5 * time.Second})}}}
 	ev := store.Event{ID: "scan_completed-" + id, CompanyID: w.acme.ID, Type: "scan_completed", CreatedAt: time.Now(), Data: []byte(fmt.Sprintf(`{"scan_id":%q}`, id))}

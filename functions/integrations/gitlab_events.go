@@ -108,7 +108,7 @@ func (h handlers) gitlabCommand(r *http.Request, in store.Integration, body []by
 		return incoming{}, prtriage.Ignored, nil
 	}
 	if !deliveryPattern.MatchString(r.Header.Get(GitLabDeliveryHeader)) {
-		return incoming{}, "", httpapi.Errorf(http.StatusBadRequest, "%s must be the host's delivery id", GitLabDeliveryHeader)
+		return incoming{}, "", httpapi.Invalid("%s must be the host's delivery id", GitLabDeliveryHeader)
 	}
 	post := func(ctx context.Context, o prtriage.Outcome) error { return h.postNote(ctx, in, ev, c, o) }
 	return incoming{cmd: c, commentID: ev.Note.ID, reply: post}, "", nil

@@ -193,13 +193,13 @@ type oneResponse struct {
 	Verified *bool `json:"credentials_verified,omitempty"`
 }
 
-var errNotFound = httpapi.Errorf(http.StatusNotFound, "Integration not found")
+var errNotFound = httpapi.NotFound("Integration not found")
 
 // load reads the integration named by the path, in the caller's company.
 func (h handlers) load(r *http.Request) (store.Integration, error) {
 	id, ok := store.CanonicalUUID(r.PathValue("integration_uuid"))
 	if !ok {
-		return store.Integration{}, httpapi.Errorf(http.StatusBadRequest, "integration_uuid must be a UUID")
+		return store.Integration{}, httpapi.Invalid("integration_uuid must be a UUID")
 	}
 	in, err := h.store.GetIntegration(r.Context(), auth.FromContext(r.Context()).CompanyID, id)
 	if errors.Is(err, store.ErrNotFound) {

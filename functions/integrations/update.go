@@ -78,9 +78,9 @@ func (h handlers) update(w http.ResponseWriter, r *http.Request) error {
 		in, err = h.store.UpdateIntegration(r.Context(), in.CompanyID, in.UUID, in.Revision, ch)
 		switch {
 		case errors.Is(err, catalog.ErrHookTaken):
-			return httpapi.Errorf(http.StatusConflict, "This integration's uuid cannot receive webhook deliveries; ask support for a new integration")
+			return httpapi.Conflict("This integration's uuid cannot receive webhook deliveries; ask support for a new integration")
 		case errors.Is(err, store.ErrConflict):
-			return httpapi.Errorf(http.StatusConflict, "The integration was changed by another request; read it again and retry")
+			return httpapi.Conflict("The integration was changed by another request; read it again and retry")
 		case errors.Is(err, store.ErrNotFound):
 			return errNotFound
 		case err != nil:
@@ -118,7 +118,7 @@ func (h handlers) parsePatch(r *http.Request) (patch, error) {
 		case "inline_comments":
 			p.inline, err = inlineComments(raw)
 		default:
-			err = httpapi.Errorf(http.StatusBadRequest, "Unknown field %q (allowed: %s)", name, fieldsAllowedIn)
+			err = httpapi.Invalid("Unknown field %q (allowed: %s)", name, fieldsAllowedIn)
 		}
 		if err != nil {
 			return patch{}, err
@@ -131,11 +131,11 @@ func (h handlers) parsePatch(r *http.Request) (patch, error) {
 func str(field string, raw json.RawMessage, check func(string) (string, error)) (*string, error) {
 	var s string
 	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) || json.Unmarshal(raw, &s) != nil {
-		return nil, httpapi.Errorf(http.StatusBadRequest, "%s must be a string", field)
+		return nil, httpapi.Invalid("%s must be a string", field)
 	}
 	v, err := check(s)
 	if err != nil {
-		return nil, httpapi.Errorf(http.StatusBadRequest, "%s", err.Error())
+		return nil, httpapi.Invalid("%s", err.Error())
 	}
 	return &v, nil
 }
@@ -184,22 +184,22 @@ func displayName(s string) (string, error) {
 func orgs(raw json.RawMessage) (*[]string, error) {
 	var in []*string
 	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) || json.Unmarshal(raw, &in) != nil {
-		return nil, httpapi.Errorf(http.StatusBadRequest, "org_allowlist must be an array of strings")
+		return nil, httpapi.Invalid("org_allowlist must be an array of strings")
 	}
 	if len(in) > MaxOrgs {
-		return nil, httpapi.Errorf(http.StatusBadRequest, "org_allowlist may hold at most %d entries", MaxOrgs)
+		return nil, httpapi.Invalid("org_allowlist may hold at most %d entries", MaxOrgs)
 	}
 	out := []string{}
 	for _, s := range in {
 		if s == nil {
-			return nil, httpapi.Errorf(http.StatusBadRequest, "org_allowlist must be an array of strings")
+			return nil, httpapi.Invalid("org_allowlist must be an array of strings")
 		}
 		v, err := cleantext.Line("org_allowlist entries", strings.TrimSpace(*s))
 		if err != nil {
 			return nil, err
 		}
 		if v == "" || utf8.RuneCountInString(v) > MaxOrgLength {
-			return nil, httpapi.Errorf(http.StatusBadRequest, "org_allowlist entries must hold 1 to %d characters", MaxOrgLength)
+			return nil, httpapi.Invalid("org_allowlist entries must hold 1 to %d characters", MaxOrgLength)
 		}
 		if !slices.ContainsFunc(out, func(o string) bool { return strings.EqualFold(o, v) }) {
 			out = append(out, v)
@@ -277,7 +277,7 @@ func (h handlers) verifyFailed(r *http.Request, in store.Integration, p patch, e
 	var failed *scmhost.Error
 	switch {
 	case errors.As(err, &invalid):
-		return httpapi.Errorf(http.StatusBadRequest, "%s", invalid.Reason)
+		return httpapi.Invalid("%s", invalid.Reason)
 	case errors.As(err, &failed) && failed.Kind == scmhost.BadCredentials && p.token == nil && !in.Expired:
 		if err := h.markExpired(r, in, failed.Error()); err != nil {
 			return err
@@ -323,7 +323,7 @@ func (h handlers) markExpired(r *http.Request, in store.Integration, reason stri
 	}
 	err = h.store.MarkIntegrationExpired(r.Context(), in.CompanyID, in.UUID, in.Revision, ev)
 	if errors.Is(err, store.ErrConflict) {
-		return httpapi.Errorf(http.StatusConflict, "The integration was changed by another request; read it again and retry")
+		return httpapi.Conflict("The integration was changed by another request; read it again and retry")
 	}
 	return err
 }
@@ -334,7 +334,7 @@ func (h handlers) markExpired(r *http.Request, in store.Integration, reason stri
 func inlineComments(raw json.RawMessage) (*catalog.InlineComments, error) {
 	var in map[string]json.RawMessage
 	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) || json.Unmarshal(raw, &in) != nil {
-		return nil, httpapi.Errorf(http.StatusBadRequest, "inline_comments must be an object {enabled, max_per_scan}")
+		return nil, httpapi.Invalid("inline_comments must be an object {enabled, max_per_scan}")
 	}
 	out := catalog.InlineComments{MaxPerScan: catalog.DefaultInlinePerScan}
 	enabled := false
@@ -343,21 +343,21 @@ func inlineComments(raw json.RawMessage) (*catalog.InlineComments, error) {
 		switch name {
 		case "enabled":
 			if !bytes.Equal(v, []byte("true")) && !bytes.Equal(v, []byte("false")) {
-				return nil, httpapi.Errorf(http.StatusBadRequest, "inline_comments.enabled must be a boolean")
+				return nil, httpapi.Invalid("inline_comments.enabled must be a boolean")
 			}
 			out.Enabled, enabled = bytes.Equal(v, []byte("true")), true
 		case "max_per_scan":
 			n, err := strconv.Atoi(string(v))
 			if err != nil || n < 1 || n > catalog.MaxInlinePerScan {
-				return nil, httpapi.Errorf(http.StatusBadRequest, "inline_comments.max_per_scan must be an integer from 1 to %d", catalog.MaxInlinePerScan)
+				return nil, httpapi.Invalid("inline_comments.max_per_scan must be an integer from 1 to %d", catalog.MaxInlinePerScan)
 			}
 			out.MaxPerScan = n
 		default:
-			return nil, httpapi.Errorf(http.StatusBadRequest, "Unknown field %q in inline_comments (allowed: enabled, max_per_scan)", name)
+			return nil, httpapi.Invalid("Unknown field %q in inline_comments (allowed: enabled, max_per_scan)", name)
 		}
 	}
 	if !enabled {
-		return nil, httpapi.Errorf(http.StatusBadRequest, "inline_comments.enabled is required")
+		return nil, httpapi.Invalid("inline_comments.enabled is required")
 	}
 	return &out, nil
 }

@@ -29,32 +29,32 @@ func (h handlers) terms(r *http.Request, companyID int64, status string, reason 
 	var t store.RiskTerms
 	if status != "accepted_risk" {
 		if in.ExpiresAt != nil || in.Owner != nil {
-			return t, httpapi.Errorf(http.StatusBadRequest, "expires_at and owner apply only with status accepted_risk")
+			return t, httpapi.Invalid("expires_at and owner apply only with status accepted_risk")
 		}
 		return t, nil
 	}
 	if reason == nil || strings.TrimSpace(*reason) == "" {
-		return t, httpapi.Errorf(http.StatusBadRequest, "reason is required with status accepted_risk")
+		return t, httpapi.Invalid("reason is required with status accepted_risk")
 	}
 	if in.ExpiresAt != nil {
 		end, err := time.Parse(time.RFC3339, strings.TrimSpace(*in.ExpiresAt))
 		if err != nil {
-			return t, httpapi.Errorf(http.StatusBadRequest, "expires_at must be an RFC 3339 date-time")
+			return t, httpapi.Invalid("expires_at must be an RFC 3339 date-time")
 		}
 		end = end.Truncate(time.Second)
 		if err := acceptances.CheckEnd(end, h.now()); err != nil {
-			return t, httpapi.Errorf(http.StatusBadRequest, "%s", err.Error())
+			return t, httpapi.Invalid("%s", err.Error())
 		}
 		t.ExpiresAt = end.UTC().Format(time.RFC3339)
 	}
 	if in.Owner != nil && string(in.Owner) != "null" {
 		var id int64
 		if err := json.Unmarshal(in.Owner, &id); err != nil || id <= 0 {
-			return t, httpapi.Errorf(http.StatusBadRequest, "owner must be a user id or null")
+			return t, httpapi.Invalid("owner must be a user id or null")
 		}
 		u, err := h.store.GetUser(r.Context(), companyID, id)
 		if errors.Is(err, store.ErrNotFound) || (err == nil && !u.Active) {
-			return t, httpapi.Errorf(http.StatusBadRequest, "owner: no active user %d in the company", id)
+			return t, httpapi.Invalid("owner: no active user %d in the company", id)
 		}
 		if err != nil {
 			return t, err

@@ -83,12 +83,12 @@ func exploitFilter(q url.Values) (exploits.Filter, error) {
 	case "true":
 		f.KEV = true
 	default:
-		return f, httpapi.Errorf(http.StatusBadRequest, "kev must be true")
+		return f, httpapi.Invalid("kev must be true")
 	}
 	if v := strings.TrimSpace(q.Get("epss_gte")); q.Has("epss_gte") {
 		x, err := strconv.ParseFloat(v, 64)
 		if err != nil || !(x >= 0 && x <= 1) {
-			return f, httpapi.Errorf(http.StatusBadRequest, "epss_gte must be a number from 0 to 1")
+			return f, httpapi.Invalid("epss_gte must be a number from 0 to 1")
 		}
 		f.EPSSGte = &x
 	}

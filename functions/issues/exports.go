@@ -29,11 +29,11 @@ type exportDeps struct {
 const staleAfter = 20 * time.Minute
 
 var (
-	errExportNotFound   = httpapi.Errorf(http.StatusNotFound, "Export not found")
-	errExportsDisabled  = httpapi.Errorf(http.StatusServiceUnavailable, "Exports are not configured")
-	errCompanyWide      = httpapi.Errorf(http.StatusForbidden, "An export without the project filter covers the whole company and needs a company admin")
-	errVEXNeedsProject  = httpapi.Errorf(http.StatusBadRequest, "format vex needs the project filter, and takes no other")
-	errUnknownExportFmt = httpapi.Errorf(http.StatusBadRequest, "format must be one of csv, jsonl, sarif, vex")
+	errExportNotFound   = httpapi.NotFound("Export not found")
+	errExportsDisabled  = httpapi.Unavailable("Exports are not configured")
+	errCompanyWide      = httpapi.Denied("An export without the project filter covers the whole company and needs a company admin")
+	errVEXNeedsProject  = httpapi.Invalid("format vex needs the project filter, and takes no other")
+	errUnknownExportFmt = httpapi.Invalid("format must be one of csv, jsonl, sarif, vex")
 )
 
 // exportJSON is an export as the API shows it.

@@ -193,7 +193,7 @@ func renderIssue(i store.Issue, lastSeen string) issueJSON {
 	return out
 }
 
-var errIssueNotFound = httpapi.Errorf(http.StatusNotFound, "Issue not found")
+var errIssueNotFound = httpapi.NotFound("Issue not found")
 
 // issue answers GET /issue/{issue_id}: a SAST issue, else an SCA issue of
 // the caller's company.

@@ -114,7 +114,7 @@ func (h handlers) groups(w http.ResponseWriter, r *http.Request) error {
 	case "file_path":
 		dim = store.ByFile
 	default:
-		return httpapi.Errorf(http.StatusBadRequest, "group_by must be cwe or file_path")
+		return httpapi.Invalid("group_by must be cwe or file_path")
 	}
 	withBreakdown, err := httpapi.BoolParam(r, "breakdown")
 	if err != nil {

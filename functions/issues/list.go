@@ -76,7 +76,7 @@ func (h handlers) issueFilter(ctx context.Context, companyID int64, q url.Values
 	if v := q.Get("cwe"); v != "" {
 		n, ok := parseCWE(v)
 		if !ok {
-			return f, httpapi.Errorf(http.StatusBadRequest, "cwe must be a CWE id such as CWE-79 or 79, or %s", UnknownCWE)
+			return f, httpapi.Invalid("cwe must be a CWE id such as CWE-79 or 79, or %s", UnknownCWE)
 		}
 		f.CWE = &n
 	}
@@ -84,23 +84,23 @@ func (h handlers) issueFilter(ctx context.Context, companyID int64, q url.Values
 	if v := q.Get("urgency"); v != "" {
 		code, ok := parseUrgency(v)
 		if !ok {
-			return f, httpapi.Errorf(http.StatusBadRequest, "urgency must be one of CR, HI, ME, LO (or critical, high, medium, low)")
+			return f, httpapi.Invalid("urgency must be one of CR, HI, ME, LO (or critical, high, medium, low)")
 		}
 		f.Urgency = code
 	}
 	if v := q.Get("status"); v != "" {
 		f.Status = strings.ToLower(strings.TrimSpace(v))
 		if !slices.Contains(store.Statuses, f.Status) {
-			return f, httpapi.Errorf(http.StatusBadRequest, "status must be one of %s", strings.Join(store.Statuses, ", "))
+			return f, httpapi.Invalid("status must be one of %s", strings.Join(store.Statuses, ", "))
 		}
 	}
 	if v := q.Get("accepted_until_before"); v != "" {
 		t, err := time.Parse(time.RFC3339, strings.TrimSpace(v))
 		if err != nil {
-			return f, httpapi.Errorf(http.StatusBadRequest, "accepted_until_before must be an RFC 3339 date-time")
+			return f, httpapi.Invalid("accepted_until_before must be an RFC 3339 date-time")
 		}
 		if f.Status != "" && f.Status != "accepted_risk" {
-			return f, httpapi.Errorf(http.StatusBadRequest, "accepted_until_before lists accepted risks: status must be accepted_risk or absent")
+			return f, httpapi.Invalid("accepted_until_before lists accepted risks: status must be accepted_risk or absent")
 		}
 		f.AcceptedBefore = t
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/acme/codescan-api/shared/store"
 )
 
-var errScanNotFound = httpapi.Errorf(http.StatusNotFound, "Scan not found")
+var errScanNotFound = httpapi.NotFound("Scan not found")
 
 // quality answers GET /scan/{scan_id}/issues/quality: the scan's code
 // quality findings, newest first (ties by id), optionally only those whose
@@ -20,7 +20,7 @@ func (h handlers) quality(w http.ResponseWriter, r *http.Request) error {
 	companyID := auth.FromContext(ctx).CompanyID
 	scanID, ok := store.CanonicalUUID(r.PathValue("scan_id"))
 	if !ok {
-		return httpapi.Errorf(http.StatusBadRequest, "scan_id must be a UUID")
+		return httpapi.Invalid("scan_id must be a UUID")
 	}
 	pg, err := httpapi.ParsePaging(r, defaultPageSize, maxQualitySize)
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 
 // errSCANotFound is the spec's body; a malformed id gets it too, since it
 // names no SCA issue either.
-var errSCANotFound = httpapi.UploadError(http.StatusNotFound, "SCA issue not found")
+var errSCANotFound = httpapi.UploadError(httpapi.KindNotFound, "SCA issue not found")
 
 // sca answers GET /issues/sca/{issue_id}.
 func (h handlers) sca(w http.ResponseWriter, r *http.Request) error {

@@ -19,11 +19,11 @@ func (h handlers) scanIssuesAgainst(w http.ResponseWriter, r *http.Request, sc s
 	ctx := r.Context()
 	companyID := auth.FromContext(ctx).CompanyID
 	if pg.Token != "" {
-		return httpapi.Errorf(http.StatusBadRequest, "%s cannot be combined with baseline; page by number", httpapi.TokenParam)
+		return httpapi.Invalid("%s cannot be combined with baseline; page by number", httpapi.TokenParam)
 	}
 	branch, err := gate.BaselineBranch(ctx, h.store, sc, store.Project{ID: sc.ProjectID}, &baseline)
 	if ub := (*gate.UnknownBaselineError)(nil); errors.As(err, &ub) {
-		return httpapi.Errorf(http.StatusBadRequest, "%s", ub.Error())
+		return httpapi.Invalid("%s", ub.Error())
 	}
 	if err != nil {
 		return err

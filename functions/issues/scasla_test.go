@@ -11,7 +11,7 @@ import (
 	"github.com/acme/codescan-api/shared/exploitfeed"
 	"github.com/acme/codescan-api/shared/sla"
 	"github.com/acme/codescan-api/shared/store"
-	"github.com/acme/codescan-api/shared/triagerule"
+	"github.com/acme/codescan-api/shared/triagemodel"
 )
 
 // scaView is what the SLA test reads of an SCA finding.
@@ -93,8 +93,8 @@ func TestSCASLADeadlineFollowsKEV(t *testing.T) {
 	ws := clockedWorld(t, &now, "Acme", "Other")
 	w, other := ws[0], ws[1]
 	st := w.env.Store
-	m, a, err := triagerule.Parse(triagerule.Body{Matcher: &triagerule.MatcherBody{Package: new("fixture-lib")},
-		Action: &triagerule.ActionBody{Status: new("false_positive"), Reason: new("test fixture only")}}, now)
+	m, a, err := triagemodel.Parse(triagemodel.Body{Matcher: &triagemodel.MatcherBody{Package: new("fixture-lib")},
+		Action: &triagemodel.ActionBody{Status: new("false_positive"), Reason: new("test fixture only")}}, now)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package issues
 
 import (
 	"context"
-	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -59,17 +58,17 @@ func parseTicketFilter(q url.Values) (ticketFilter, error) {
 	if v := q.Get("has_ticket"); v != "" {
 		b, err := strconv.ParseBool(strings.TrimSpace(v))
 		if err != nil {
-			return f, httpapi.Errorf(http.StatusBadRequest, "has_ticket must be true or false")
+			return f, httpapi.Invalid("has_ticket must be true or false")
 		}
 		f.set, f.hasTicket = true, b
 	}
 	if v := q.Get("ticket_state"); v != "" {
 		v = strings.ToLower(strings.TrimSpace(v))
 		if v != storetickets.StateOpen && v != storetickets.StateClosed {
-			return f, httpapi.Errorf(http.StatusBadRequest, "ticket_state must be open or closed")
+			return f, httpapi.Invalid("ticket_state must be open or closed")
 		}
 		if f.set && !f.hasTicket {
-			return f, httpapi.Errorf(http.StatusBadRequest, "ticket_state lists issues with a ticket: has_ticket must be true or absent")
+			return f, httpapi.Invalid("ticket_state lists issues with a ticket: has_ticket must be true or absent")
 		}
 		f.set, f.hasTicket, f.state = true, true, v
 	}
@@ -83,7 +82,7 @@ func (h handlers) listIssues(ctx context.Context, companyID int64, f store.Issue
 		return h.store.ListIssues(ctx, companyID, f, q)
 	}
 	if q.Token != "" {
-		return nil, store.PageResult{}, 0, httpapi.Errorf(http.StatusBadRequest, "has_ticket and ticket_state page by number (page), not by page token")
+		return nil, store.PageResult{}, 0, httpapi.Invalid("has_ticket and ticket_state page by number (page), not by page token")
 	}
 	ticketed, err := h.tickets.IssuesWithTickets(ctx, companyID, tf.state)
 	if err != nil {
@@ -97,7 +96,7 @@ func (h handlers) listIssues(ctx context.Context, companyID int64, f store.Issue
 		return h.store.ListIssuesAmong(ctx, companyID, f, ids, q)
 	}
 	if q.Offset+q.Limit > issuelists.MaxTicketWalk {
-		return nil, store.PageResult{}, 0, httpapi.Errorf(http.StatusBadRequest, "has_ticket=false lists at most the first %d issues; narrow the filters", issuelists.MaxTicketWalk)
+		return nil, store.PageResult{}, 0, httpapi.Invalid("has_ticket=false lists at most the first %d issues; narrow the filters", issuelists.MaxTicketWalk)
 	}
 	return h.store.ListIssuesWithout(ctx, companyID, f, ticketed, q)
 }

@@ -19,9 +19,9 @@ import (
 const defaultTrendDays = 30
 
 var (
-	errProjectNotFound = httpapi.Errorf(http.StatusNotFound, "Project not found")
+	errProjectNotFound = httpapi.NotFound("Project not found")
 	// A trend has one scope: a name and an id could name two projects.
-	errProjectAndID = httpapi.Errorf(http.StatusBadRequest, "Give project (a name) or project_id, not both")
+	errProjectAndID = httpapi.Invalid("Give project (a name) or project_id, not both")
 )
 
 type trendPoint struct {
@@ -72,7 +72,7 @@ func (h handlers) trend(w http.ResponseWriter, r *http.Request) error {
 	if v := q.Get("days"); v != "" {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil || n < trendmath.MinDays || n > trendmath.MaxDays {
-			return httpapi.Errorf(http.StatusBadRequest, "%s", trendmath.ErrDays.Error())
+			return httpapi.Invalid("%s", trendmath.ErrDays.Error())
 		}
 		days = n
 	}
@@ -80,7 +80,7 @@ func (h handlers) trend(w http.ResponseWriter, r *http.Request) error {
 	if v := q.Get("urgency"); v != "" {
 		u, ok := sla.Urgency(v)
 		if !ok {
-			return httpapi.Errorf(http.StatusBadRequest, "urgency must be one of CR, HI, ME, LO")
+			return httpapi.Invalid("urgency must be one of CR, HI, ME, LO")
 		}
 		only = &u
 	}

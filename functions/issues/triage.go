@@ -23,14 +23,14 @@ const maxReason = 2000
 func parseStatus(v string, statuses []string) (string, error) {
 	s := strings.ToLower(strings.TrimSpace(v))
 	if !slices.Contains(statuses, s) {
-		return "", httpapi.Errorf(http.StatusBadRequest, "status must be one of %s", strings.Join(statuses, ", "))
+		return "", httpapi.Invalid("status must be one of %s", strings.Join(statuses, ", "))
 	}
 	return s, nil
 }
 
 func checkReason(reason string) error {
 	if len(reason) > maxReason {
-		return httpapi.Errorf(http.StatusBadRequest, "reason exceeds %d bytes", maxReason)
+		return httpapi.Invalid("reason exceeds %d bytes", maxReason)
 	}
 	return nil
 }
@@ -85,13 +85,13 @@ func (h handlers) patch(w http.ResponseWriter, r *http.Request) error {
 		u.AssignedTo = &id
 	}
 	if u == (store.IssueUpdate{}) {
-		return httpapi.Errorf(http.StatusBadRequest, "Give at least one of status, reason, assigned_to")
+		return httpapi.Invalid("Give at least one of status, reason, assigned_to")
 	}
 	scope := store.DecisionProject
 	if req.Scope != nil {
 		scope = strings.ToLower(strings.TrimSpace(*req.Scope))
 		if !slices.Contains(store.DecisionScopes, scope) {
-			return httpapi.Errorf(http.StatusBadRequest, "scope must be one of %s", strings.Join(store.DecisionScopes, ", "))
+			return httpapi.Invalid("scope must be one of %s", strings.Join(store.DecisionScopes, ", "))
 		}
 	}
 	i, err := h.store.DecideIssue(ctx, p.CompanyID, r.PathValue("issue_id"), u, scope, store.Actor{UserID: p.UserID})
@@ -116,11 +116,11 @@ func (h handlers) assignee(r *http.Request, companyID int64, raw json.RawMessage
 	}
 	var id int64
 	if err := json.Unmarshal(raw, &id); err != nil || id <= 0 {
-		return 0, httpapi.Errorf(http.StatusBadRequest, "assigned_to must be a user id or null")
+		return 0, httpapi.Invalid("assigned_to must be a user id or null")
 	}
 	u, err := h.store.GetUser(r.Context(), companyID, id)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && !u.Active) {
-		return 0, httpapi.Errorf(http.StatusBadRequest, "assigned_to: no active user %d in the company", id)
+		return 0, httpapi.Invalid("assigned_to: no active user %d in the company", id)
 	}
 	return id, err
 }
@@ -134,7 +134,7 @@ func filterQuery(filters map[string]string) (url.Values, error) {
 	q := url.Values{}
 	for k, v := range filters {
 		if !slices.Contains(triageFilters, k) {
-			return nil, httpapi.Errorf(http.StatusBadRequest, "Unknown filter %q (filters: %s)", k, strings.Join(triageFilters, ", "))
+			return nil, httpapi.Invalid("Unknown filter %q (filters: %s)", k, strings.Join(triageFilters, ", "))
 		}
 		if v != "" {
 			q.Set(k, v)
@@ -177,7 +177,7 @@ func (h handlers) triage(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if len(q) == 0 {
-		return httpapi.Errorf(http.StatusBadRequest, "filters must name at least one of %s", strings.Join(triageFilters, ", "))
+		return httpapi.Invalid("filters must name at least one of %s", strings.Join(triageFilters, ", "))
 	}
 	f, err := h.issueFilter(ctx, p.CompanyID, q)
 	if errors.Is(err, errNoProject) {
@@ -235,7 +235,7 @@ func (h handlers) getTriage(w http.ResponseWriter, r *http.Request) error {
 	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "operation": bulktriage.Show(op)})
 }
 
-var errTriageOpNotFound = httpapi.Errorf(http.StatusNotFound, "Triage operation not found")
+var errTriageOpNotFound = httpapi.NotFound("Triage operation not found")
 
 // filtersJSON is a request's filters as an operation keeps them to show
 // back.

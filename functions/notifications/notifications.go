@@ -34,7 +34,7 @@ func New(d config.Deps) http.Handler {
 	})
 }
 
-var errUnknownType = httpapi.Errorf(http.StatusNotFound, "Unknown notification type")
+var errUnknownType = httpapi.NotFound("Unknown notification type")
 
 func (h handlers) setCompany(w http.ResponseWriter, r *http.Request) error {
 	return h.set(w, r, 0)
@@ -84,7 +84,7 @@ func parseChanges(r *http.Request, user bool) ([]store.ChannelChange, error) {
 	}
 	for _, name := range slices.Sorted(maps.Keys(body)) {
 		if !slices.Contains(channels, name) && !(user && name == storedelivery.SettingFilter) {
-			return nil, httpapi.Errorf(http.StatusBadRequest, "Unknown field %q (allowed: %s)", name, allowed)
+			return nil, httpapi.Invalid("Unknown field %q (allowed: %s)", name, allowed)
 		}
 	}
 	if raw, ok := body[storedelivery.SettingFilter]; ok {
@@ -103,7 +103,7 @@ func parseChanges(r *http.Request, user bool) ([]store.ChannelChange, error) {
 		if !bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 			var v bool
 			if err := json.Unmarshal(raw, &v); err != nil {
-				return nil, httpapi.Errorf(http.StatusBadRequest, "%s must be a boolean or null", name)
+				return nil, httpapi.Invalid("%s must be a boolean or null", name)
 			}
 			c.Value = &v
 		}
@@ -162,12 +162,12 @@ func parseFilter(raw json.RawMessage) (string, error) {
 	}
 	var s string
 	if json.Unmarshal(raw, &s) != nil {
-		return "", httpapi.Errorf(http.StatusBadRequest, "filter must be a string (a CEL expression over event) or null")
+		return "", httpapi.Invalid("filter must be a string (a CEL expression over event) or null")
 	}
 	src, err := eventfilter.Check(s)
 	var fe *eventfilter.Error
 	if errors.As(err, &fe) {
-		return "", httpapi.Errorf(http.StatusBadRequest, "filter: %s", fe.Error())
+		return "", httpapi.Invalid("filter: %s", fe.Error())
 	}
 	return src, err
 }

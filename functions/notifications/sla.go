@@ -66,37 +66,37 @@ func (h handlers) putSLA(w http.ResponseWriter, r *http.Request) error {
 		case "days_to_fix":
 			var days map[string]json.RawMessage
 			if json.Unmarshal(raw, &days) != nil || days == nil {
-				return httpapi.Errorf(http.StatusBadRequest, "days_to_fix must be an object of urgency (CR, HI, ME, LO) to days")
+				return httpapi.Invalid("days_to_fix must be an object of urgency (CR, HI, ME, LO) to days")
 			}
 			for u, v := range days {
 				code, ok := sla.Urgency(u)
 				if !ok {
-					return httpapi.Errorf(http.StatusBadRequest, "days_to_fix: unknown urgency (use CR, HI, ME, LO)")
+					return httpapi.Invalid("days_to_fix: unknown urgency (use CR, HI, ME, LO)")
 				}
 				var n int
 				if json.Unmarshal(v, &n) != nil || n < 1 || n > MaxDaysToFix {
-					return httpapi.Errorf(http.StatusBadRequest, "days_to_fix.%s must be an integer from 1 to %d", code, MaxDaysToFix)
+					return httpapi.Invalid("days_to_fix.%s must be an integer from 1 to %d", code, MaxDaysToFix)
 				}
 				cur.DaysToFix[code] = n
 			}
 		case "due_soon_days":
 			var n int
 			if json.Unmarshal(raw, &n) != nil || n < 0 || n > MaxDueSoonDays {
-				return httpapi.Errorf(http.StatusBadRequest, "due_soon_days must be an integer from 0 to %d", MaxDueSoonDays)
+				return httpapi.Invalid("due_soon_days must be an integer from 0 to %d", MaxDueSoonDays)
 			}
 			cur.DueSoonDays = n
 		case "risk_acceptance_days":
 			var n int
 			if json.Unmarshal(raw, &n) != nil || n < 1 || n > acceptances.MaxDays {
-				return httpapi.Errorf(http.StatusBadRequest, "risk_acceptance_days must be an integer from 1 to %d", acceptances.MaxDays)
+				return httpapi.Invalid("risk_acceptance_days must be an integer from 1 to %d", acceptances.MaxDays)
 			}
 			cur.AcceptanceDays = n
 		case "dismissal_rules_require_approval":
 			if json.Unmarshal(raw, &cur.DismissalRulesNeedApproval) != nil {
-				return httpapi.Errorf(http.StatusBadRequest, "dismissal_rules_require_approval must be true or false")
+				return httpapi.Invalid("dismissal_rules_require_approval must be true or false")
 			}
 		default:
-			return httpapi.Errorf(http.StatusBadRequest, "Unknown field %q (allowed: days_to_fix, due_soon_days, risk_acceptance_days, dismissal_rules_require_approval)", name)
+			return httpapi.Invalid("Unknown field %q (allowed: days_to_fix, due_soon_days, risk_acceptance_days, dismissal_rules_require_approval)", name)
 		}
 	}
 	if err := h.store.PutSLASettings(r.Context(), p.CompanyID, cur); err != nil {

@@ -17,7 +17,7 @@ import (
 // --block-on (lower-case letters, digits, '-' and '_', 1 to 64).
 var slugPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
 
-var errRuleNotFound = httpapi.Errorf(http.StatusNotFound, "Blocking rule not found")
+var errRuleNotFound = httpapi.NotFound("Blocking rule not found")
 
 type ruleRequest struct {
 	Slug       *string          `json:"slug"`
@@ -83,7 +83,7 @@ func apply(req ruleRequest, r *store.BlockingRule) error {
 }
 
 func slugTaken(slug string) error {
-	return httpapi.Errorf(http.StatusConflict, "A blocking rule with slug %q exists", slug)
+	return httpapi.Conflict("A blocking rule with slug %q exists", slug)
 }
 
 // createRule stores a new rule: slug and name required; active and ci
@@ -153,7 +153,7 @@ func (h handlers) patchRule(w http.ResponseWriter, r *http.Request) error {
 	case errors.Is(err, store.ErrConflict) && rule.Slug != oldSlug:
 		return slugTaken(rule.Slug)
 	case errors.Is(err, store.ErrConflict):
-		return httpapi.Errorf(http.StatusConflict, "The blocking rule was changed by another request; read it again and retry")
+		return httpapi.Conflict("The blocking rule was changed by another request; read it again and retry")
 	case err != nil:
 		return err
 	}

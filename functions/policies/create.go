@@ -40,7 +40,7 @@ type createPolicyRequest struct {
 }
 
 func bad(format string, args ...any) error {
-	return httpapi.Errorf(http.StatusBadRequest, format, args...)
+	return httpapi.Invalid(format, args...)
 }
 
 // text returns a trimmed optional member, def when absent, checking its

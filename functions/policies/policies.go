@@ -43,7 +43,7 @@ func New(d config.Deps) http.Handler {
 	})
 }
 
-var errNotFound = httpapi.Errorf(http.StatusNotFound, "Policy not found")
+var errNotFound = httpapi.NotFound("Policy not found")
 
 func (h handlers) deactivate(w http.ResponseWriter, r *http.Request) error {
 	p := auth.FromContext(r.Context())

@@ -11,7 +11,7 @@ import (
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/store"
-	"github.com/acme/codescan-api/shared/triagerule"
+	"github.com/acme/codescan-api/shared/triagemodel"
 )
 
 // Triage rules: a matcher and an action that new findings receive at
@@ -24,14 +24,14 @@ import (
 // (docs/findings.md#triage-rules).
 
 var (
-	errTriageRuleNotFound = httpapi.Errorf(http.StatusNotFound, "Triage rule not found")
+	errTriageRuleNotFound = httpapi.NotFound("Triage rule not found")
 	errDismissNeedsTriage = httpapi.OfKind(httpapi.KindPermission,
 		"A rule that dismisses (false_positive, accepted_risk) needs the %s permission", routes.PermTriageIssue)
 	errApproverNotAdmin = httpapi.OfKind(httpapi.KindPermission, "Only a company admin other than the rule's author may approve it")
 )
 
 type triageRuleRequest struct {
-	triagerule.Body
+	triagemodel.Body
 	ProjectID        *int64 `json:"project_id"`
 	Enabled          *bool  `json:"enabled"`
 	RequiresApproval *bool  `json:"requires_approval"`
@@ -39,7 +39,7 @@ type triageRuleRequest struct {
 
 type triageRuleJSON struct {
 	ID string `json:"id"`
-	triagerule.View
+	triagemodel.View
 	ProjectID        *int64  `json:"project_id"`
 	Enabled          bool    `json:"enabled"`
 	RequiresApproval bool    `json:"requires_approval"`
@@ -54,7 +54,7 @@ type triageRuleJSON struct {
 // triageRuleView shows r at now: an acceptance rule whose end has passed
 // is not active (it acts no more), however enabled and approved.
 func triageRuleView(r store.TriageRule, now time.Time) triageRuleJSON {
-	v := triageRuleJSON{ID: r.ID, View: triagerule.Show(r.Matcher, r.Action), Enabled: r.Enabled, RequiresApproval: r.RequiresApproval,
+	v := triageRuleJSON{ID: r.ID, View: triagemodel.Show(r.Matcher, r.Action), Enabled: r.Enabled, RequiresApproval: r.RequiresApproval,
 		Active: r.Active() && !r.Ended(now), CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
 	if r.ProjectID != 0 {
 		v.ProjectID = &r.ProjectID
@@ -79,7 +79,7 @@ func (h handlers) createTriageRule(w http.ResponseWriter, r *http.Request) error
 	if err := httpapi.DecodeJSON(r, &req); err != nil {
 		return err
 	}
-	m, a, err := triagerule.Parse(req.Body, h.now())
+	m, a, err := triagemodel.Parse(req.Body, h.now())
 	if err != nil {
 		return bad("%s", err.Error())
 	}
@@ -112,7 +112,7 @@ func (h handlers) createTriageRule(w http.ResponseWriter, r *http.Request) error
 // requiresApproval is whether a new rule with action a waits for approval:
 // as its author asks, unless the company requires it of rules that
 // dismiss (then asking for none is a 400).
-func (h handlers) requiresApproval(ctx context.Context, companyID int64, a triagerule.Action, asked *bool) (bool, error) {
+func (h handlers) requiresApproval(ctx context.Context, companyID int64, a triagemodel.Action, asked *bool) (bool, error) {
 	if !a.Dismisses() {
 		return asked != nil && *asked, nil
 	}

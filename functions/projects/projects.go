@@ -141,7 +141,7 @@ func (h handlers) listProjects(w http.ResponseWriter, r *http.Request) error {
 	var page store.ProjectPage
 	if repo != "" {
 		if token != "" {
-			return httpapi.Errorf(http.StatusBadRequest, "a page token cannot be combined with repo_url")
+			return httpapi.Invalid("a page token cannot be combined with repo_url")
 		}
 		all, err := h.store.ProjectsByRepo(ctx, company, repo)
 		if err != nil {
@@ -166,7 +166,7 @@ func (h handlers) listProjects(w http.ResponseWriter, r *http.Request) error {
 	return httpapi.WriteJSON(w, http.StatusOK, out)
 }
 
-var errProjectNotFound = httpapi.Errorf(http.StatusNotFound, "Project not found")
+var errProjectNotFound = httpapi.NotFound("Project not found")
 
 // defaultBranch reads a default branch: cleantext's Line rule on the
 // value without its surrounding spaces, 1 to maxNameLen characters. Only
@@ -180,7 +180,7 @@ func defaultBranch(raw string) (string, error) {
 		return "", err
 	}
 	if branch == "" || utf8.RuneCountInString(branch) > maxNameLen {
-		return "", httpapi.Errorf(http.StatusBadRequest, "default_branch must hold 1 to %d characters", maxNameLen)
+		return "", httpapi.Invalid("default_branch must hold 1 to %d characters", maxNameLen)
 	}
 	return branch, nil
 }
@@ -204,7 +204,7 @@ func (h handlers) patchProject(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if req.DefaultBranch == nil {
-		return httpapi.Errorf(http.StatusBadRequest, "default_branch is required")
+		return httpapi.Invalid("default_branch is required")
 	}
 	branch, err := defaultBranch(*req.DefaultBranch)
 	if err != nil {

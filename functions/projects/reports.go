@@ -48,7 +48,7 @@ func (h handlers) report(w http.ResponseWriter, r *http.Request) error {
 	switch format {
 	case "html", "sarif", "markdown", "json":
 	default:
-		return httpapi.Errorf(http.StatusBadRequest, "format must be one of html, sarif, markdown, json")
+		return httpapi.Invalid("format must be one of html, sarif, markdown, json")
 	}
 	sc, p, err := h.scanOf(r)
 	if err != nil {
@@ -57,7 +57,7 @@ func (h handlers) report(w http.ResponseWriter, r *http.Request) error {
 	in := report.Input{Scan: sc, Project: p.Name}
 	err = h.store.EachScanIssue(r.Context(), auth.FromContext(r.Context()).CompanyID, sc.ID, func(i store.Issue) error {
 		if len(in.Issues) == MaxReportIssues {
-			return httpapi.Errorf(http.StatusRequestEntityTooLarge, "The scan has more than %d issues; use the issue lists", MaxReportIssues)
+			return httpapi.TooLarge("The scan has more than %d issues; use the issue lists", MaxReportIssues)
 		}
 		in.Issues = append(in.Issues, i)
 		return nil

@@ -86,7 +86,7 @@ func scanView(sc store.Scan, projectName string) scanJSON {
 	return v
 }
 
-var errScanNotFound = httpapi.Errorf(http.StatusNotFound, "Scan not found")
+var errScanNotFound = httpapi.NotFound("Scan not found")
 
 // scanOf reads a scan of the caller's company; another company's id, or
 // one that is no uuid, answers like a missing one.
@@ -137,7 +137,7 @@ func (h handlers) listScans(w http.ResponseWriter, r *http.Request) error {
 	query := store.ScanQuery{Branch: strings.TrimSpace(q.Get("branch")), SHA: strings.TrimSpace(q.Get("sha")),
 		Status: strings.ToLower(strings.TrimSpace(q.Get("status"))), Page: pg.Query()}
 	if query.Status != "" && !slices.Contains(scanStatuses, query.Status) {
-		return httpapi.Errorf(http.StatusBadRequest, "status must be one of processing, complete, incomplete")
+		return httpapi.Invalid("status must be one of processing, complete, incomplete")
 	}
 	names := map[int64]string{}
 	if name != "" {
@@ -150,7 +150,7 @@ func (h handlers) listScans(w http.ResponseWriter, r *http.Request) error {
 		}
 		query.ProjectID, names[p.ID] = p.ID, p.Name
 	} else if query.Branch != "" || query.SHA != "" || query.Status != "" {
-		return httpapi.Errorf(http.StatusBadRequest, "branch, sha and status need project")
+		return httpapi.Invalid("branch, sha and status need project")
 	}
 	page, err := h.store.ListScans(ctx, company, query)
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/acme/codescan-api/functions/scheduler"
 	"github.com/acme/codescan-api/internal/testenv"
-	"github.com/acme/codescan-api/shared/delivery"
+	"github.com/acme/codescan-api/shared/deliveryengine"
 	"github.com/acme/codescan-api/shared/metrics"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/bulkload"
@@ -29,7 +29,7 @@ func TestJobMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	h := scheduler.Handler(&delivery.Engine{Store: env.Store, Metrics: metrics.New(&out, time.Now)}, env.Store, scheduler.Feeds{})
+	h := scheduler.Handler(&deliveryengine.Engine{Store: env.Store, Metrics: metrics.New(&out, time.Now)}, env.Store, scheduler.Feeds{})
 	for job, items := range map[string]int{"sla": 1, "retries": 0, "stalled": 0} {
 		if n, err := h(ctx, scheduler.Input{Job: job}); err != nil || n != items {
 			t.Fatalf("%s: %d (%v), want %d", job, n, err, items)

@@ -1,7 +1,7 @@
 // Package scheduler is the Lambda handler of the scheduled jobs: EventBridge
 // rules invoke it with {"job": "retries" | "sla" | "digest" | "stalled" |
 // "exploits" | "tickets"} (see deployspec.Schedules). Retries are the delivery
-// engine's (shared/delivery), the SLA checks and the weekly digest record
+// engine's (shared/deliveryengine), the SLA checks and the weekly digest record
 // their notification events (jobs.go), the stalled job ends the scans the
 // ingester gave up on (shared/sweep), and the exploits job imports the KEV
 // and EPSS feeds (exploits.go), and the tickets job reconciles tickets
@@ -13,7 +13,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/acme/codescan-api/shared/delivery"
+	"github.com/acme/codescan-api/shared/deliveryengine"
 	"github.com/acme/codescan-api/shared/metrics"
 	"github.com/acme/codescan-api/shared/sweep"
 )
@@ -27,7 +27,7 @@ type Input struct {
 // writing the run's metrics to the engine's emitter (the process's one).
 // The jobs read the time from the engine's clock; the exploits job reads
 // feeds. A failed job is logged on the engine's logger.
-func Handler(d *delivery.Engine, st Store, feeds Feeds) func(context.Context, Input) (int, error) {
+func Handler(d *deliveryengine.Engine, st Store, feeds Feeds) func(context.Context, Input) (int, error) {
 	now := d.Now
 	if now == nil {
 		now = time.Now

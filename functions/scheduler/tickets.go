@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/acme/codescan-api/shared/delivery"
+	"github.com/acme/codescan-api/shared/deliveryengine"
 	ticketing "github.com/acme/codescan-api/shared/tickets"
 )
 
@@ -42,7 +42,7 @@ func ReconcileTickets(ctx context.Context, st Companies, t *ticketing.Ticketer) 
 
 // TicketerOf is the tickets channel among the engine's outbound channels
 // (nil when it has none).
-func TicketerOf(d *delivery.Engine) *ticketing.Ticketer {
+func TicketerOf(d *deliveryengine.Engine) *ticketing.Ticketer {
 	for _, ch := range d.Outbound {
 		if t, ok := ch.(*ticketing.Ticketer); ok {
 			return t

@@ -8,7 +8,7 @@ import (
 	"github.com/acme/codescan-api/functions/scheduler"
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/internal/trackerhost"
-	"github.com/acme/codescan-api/shared/delivery"
+	"github.com/acme/codescan-api/shared/deliveryengine"
 	"github.com/acme/codescan-api/shared/outbound"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/bulkload"
@@ -61,8 +61,8 @@ func TestReconcileTicketsRepairsALostEvent(t *testing.T) {
 	tk := &ticketing.Ticketer{Store: env.Store, Tickets: area, Sealer: sealer, Jira: ticketing.NewJiraHTTP(5*time.Second, true), Now: clock}
 	site.Transition(made.Key, "Won't Do") // its event never arrives
 
-	engine := &delivery.Engine{Outbound: []outbound.Channel{tk}}
-	if scheduler.TicketerOf(engine) != tk || scheduler.TicketerOf(&delivery.Engine{}) != nil {
+	engine := &deliveryengine.Engine{Outbound: []outbound.Channel{tk}}
+	if scheduler.TicketerOf(engine) != tk || scheduler.TicketerOf(&deliveryengine.Engine{}) != nil {
 		t.Fatal("the engine's tickets channel")
 	}
 	if _, err := scheduler.ReconcileTickets(ctx, env.Store, nil); err == nil {

@@ -101,14 +101,14 @@ type conflict struct {
 // without (case-insensitive) duplicates.
 func validate(req createRequest) (store.Team, error) {
 	if req.Name == nil || strings.TrimSpace(*req.Name) == "" {
-		return store.Team{}, httpapi.Errorf(http.StatusBadRequest, "name is required")
+		return store.Team{}, httpapi.Invalid("name is required")
 	}
 	name, err := cleantext.Line("name", strings.TrimSpace(*req.Name))
 	if err != nil {
 		return store.Team{}, err
 	}
 	if utf8.RuneCountInString(name) > MaxNameLength {
-		return store.Team{}, httpapi.Errorf(http.StatusBadRequest, "name is longer than %d characters", MaxNameLength)
+		return store.Team{}, httpapi.Invalid("name is longer than %d characters", MaxNameLength)
 	}
 	t := store.Team{Name: name}
 	if t.MemberIDs, err = ids("member_ids", req.MemberIDs); err != nil {
@@ -128,7 +128,7 @@ func validate(req createRequest) (store.Team, error) {
 
 func ids(field string, in []int64) ([]int64, error) {
 	if len(in) > MaxIDs {
-		return nil, httpapi.Errorf(http.StatusBadRequest, "%s may hold at most %d ids", field, MaxIDs)
+		return nil, httpapi.Invalid("%s may hold at most %d ids", field, MaxIDs)
 	}
 	if err := httpapi.CheckIDs(field, in); err != nil {
 		return nil, err
@@ -140,7 +140,7 @@ func ids(field string, in []int64) ([]int64, error) {
 
 func selectors(field string, in []string) ([]string, error) {
 	if len(in) > MaxSelectors {
-		return nil, httpapi.Errorf(http.StatusBadRequest, "%s may hold at most %d entries", field, MaxSelectors)
+		return nil, httpapi.Invalid("%s may hold at most %d entries", field, MaxSelectors)
 	}
 	var out []string
 	for _, s := range in {
@@ -150,7 +150,7 @@ func selectors(field string, in []string) ([]string, error) {
 		}
 		switch {
 		case s == "" || utf8.RuneCountInString(s) > MaxSelectorLength:
-			return nil, httpapi.Errorf(http.StatusBadRequest, "%s entries must hold 1 to %d characters", field, MaxSelectorLength)
+			return nil, httpapi.Invalid("%s entries must hold 1 to %d characters", field, MaxSelectorLength)
 		case !slices.ContainsFunc(out, func(o string) bool { return strings.EqualFold(o, s) }):
 			out = append(out, s)
 		}
@@ -197,7 +197,7 @@ func (h handlers) list(w http.ResponseWriter, r *http.Request) error {
 	return httpapi.WriteJSON(w, http.StatusOK, out)
 }
 
-var errTeamNotFound = httpapi.Errorf(http.StatusNotFound, "Team not found")
+var errTeamNotFound = httpapi.NotFound("Team not found")
 
 func (h handlers) get(w http.ResponseWriter, r *http.Request) error {
 	p := auth.FromContext(r.Context())
@@ -256,7 +256,7 @@ func (d *directory) checkIDs(t store.Team) error {
 		problems = append(problems, "Unknown project_ids: "+bad)
 	}
 	if len(problems) > 0 {
-		return httpapi.Errorf(http.StatusBadRequest, "%s", strings.Join(problems, "; "))
+		return httpapi.Invalid("%s", strings.Join(problems, "; "))
 	}
 	return nil
 }

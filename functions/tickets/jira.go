@@ -76,7 +76,7 @@ type jiraBody struct {
 }
 
 func bad(format string, args ...any) error {
-	return httpapi.Errorf(http.StatusBadRequest, format, args...)
+	return httpapi.Invalid(format, args...)
 }
 
 // text checks an optional one-line member of 1 to max characters.
@@ -149,23 +149,23 @@ func (h handlers) check(ctx context.Context, site, email, token, projectKey, iss
 	case errors.As(err, &blocked):
 		return me, bad("site_url must not point at a private, loopback, link-local or cloud-metadata address")
 	case errors.As(err, &je) && (je.Status == http.StatusUnauthorized || je.Status == http.StatusForbidden):
-		return me, httpapi.Errorf(http.StatusUnprocessableEntity, "api_token: the site refused the credentials (HTTP %d)", je.Status)
+		return me, httpapi.Unprocessable("api_token: the site refused the credentials (HTTP %d)", je.Status)
 	case errors.As(err, &je):
-		return me, httpapi.Errorf(http.StatusUnprocessableEntity, "site_url: the site answered HTTP %d to the credential check", je.Status)
+		return me, httpapi.Unprocessable("site_url: the site answered HTTP %d to the credential check", je.Status)
 	case err != nil:
-		return me, httpapi.Errorf(http.StatusUnprocessableEntity, "site_url: the site could not be reached")
+		return me, httpapi.Unprocessable("site_url: the site could not be reached")
 	case me.AccountID == "":
-		return me, httpapi.Errorf(http.StatusUnprocessableEntity, "site_url: the site's answer is not Jira Cloud's")
+		return me, httpapi.Unprocessable("site_url: the site's answer is not Jira Cloud's")
 	}
 	p, err := c.Project(ctx, projectKey)
 	switch {
 	case errors.As(err, &je) && je.Status == http.StatusNotFound:
-		return me, httpapi.Errorf(http.StatusUnprocessableEntity, "project_key: the site has no project %s this account can see", projectKey)
+		return me, httpapi.Unprocessable("project_key: the site has no project %s this account can see", projectKey)
 	case err != nil:
-		return me, httpapi.Errorf(http.StatusUnprocessableEntity, "project_key: the project could not be read")
+		return me, httpapi.Unprocessable("project_key: the project could not be read")
 	}
 	if len(p.IssueTypes) > 0 && !hasType(p, issueType) {
-		return me, httpapi.Errorf(http.StatusUnprocessableEntity, "issue_type: project %s has no issue type %q", projectKey, issueType)
+		return me, httpapi.Unprocessable("issue_type: project %s has no issue type %q", projectKey, issueType)
 	}
 	return me, nil
 }
@@ -221,7 +221,7 @@ func (h handlers) createJira(w http.ResponseWriter, r *http.Request) error {
 	}
 	in, err = h.tickets.CreateJira(ctx, in)
 	if errors.Is(err, storetickets.ErrLimit) {
-		return httpapi.Errorf(http.StatusConflict, "A company has at most %d Jira integrations", storetickets.MaxJiraIntegrations)
+		return httpapi.Conflict("A company has at most %d Jira integrations", storetickets.MaxJiraIntegrations)
 	}
 	if err != nil {
 		return err
@@ -255,7 +255,7 @@ func (h handlers) listJira(w http.ResponseWriter, r *http.Request) error {
 	return httpapi.WriteJSON(w, http.StatusOK, out)
 }
 
-var errJiraNotFound = httpapi.Errorf(http.StatusNotFound, "Integration not found")
+var errJiraNotFound = httpapi.NotFound("Integration not found")
 
 // loadJira reads the integration the path names, in the caller's company.
 func (h handlers) loadJira(r *http.Request) (storetickets.JiraIntegration, error) {
@@ -305,7 +305,7 @@ func (h handlers) updateJira(w http.ResponseWriter, r *http.Request) error {
 	}
 	out, err := h.tickets.UpdateJira(ctx, in.CompanyID, in.UUID, in.Revision, ch)
 	if errors.Is(err, storetickets.ErrConflict) {
-		return httpapi.Errorf(http.StatusConflict, "The integration was changed by another request; read it again and retry")
+		return httpapi.Conflict("The integration was changed by another request; read it again and retry")
 	}
 	if errors.Is(err, storetickets.ErrNotFound) {
 		return errJiraNotFound
@@ -331,7 +331,7 @@ func (h handlers) recheck(ctx context.Context, in storetickets.JiraIntegration, 
 	if b.APIToken == nil {
 		var err error
 		if token, err = h.sealer.Open(ctx, in.SealedToken, storetickets.JiraTokenRecord(in.CompanyID, in.UUID)); err != nil {
-			return httpapi.Errorf(http.StatusUnprocessableEntity, "api_token: the stored token cannot be read; send api_token with the change")
+			return httpapi.Unprocessable("api_token: the stored token cannot be read; send api_token with the change")
 		}
 	}
 	me, err := h.check(ctx, or(b.SiteURL, in.SiteURL), or(b.Email, in.Email), token, or(b.ProjectKey, in.ProjectKey), or(b.IssueType, in.IssueType))
@@ -339,7 +339,7 @@ func (h handlers) recheck(ctx context.Context, in storetickets.JiraIntegration, 
 		return err
 	}
 	if me.AccountID != in.AccountID && b.APIToken == nil && b.Email == nil {
-		return httpapi.Errorf(http.StatusUnprocessableEntity, "site_url: the credentials belong to another account on that site")
+		return httpapi.Unprocessable("site_url: the credentials belong to another account on that site")
 	}
 	ch.AccountID, ch.AccountName = &me.AccountID, &me.DisplayName
 	if b.APIToken != nil {
@@ -373,7 +373,7 @@ func (h handlers) deleteJira(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if used {
-		return httpapi.Errorf(http.StatusConflict, "Ticket rules send to this integration; delete or change them first")
+		return httpapi.Conflict("Ticket rules send to this integration; delete or change them first")
 	}
 	if err := h.tickets.DeleteJira(r.Context(), in.CompanyID, in.UUID); errors.Is(err, storetickets.ErrNotFound) {
 		return errJiraNotFound

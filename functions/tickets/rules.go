@@ -14,7 +14,7 @@ import (
 	"github.com/acme/codescan-api/shared/store"
 	storetickets "github.com/acme/codescan-api/shared/store/tickets"
 	ticketing "github.com/acme/codescan-api/shared/tickets"
-	"github.com/acme/codescan-api/shared/triagerule"
+	"github.com/acme/codescan-api/shared/triagemodel"
 )
 
 // Bounds of a rule's labels.
@@ -30,7 +30,7 @@ var (
 
 // matcherBody is the triage rules' matcher and new_on_default_branch.
 type matcherBody struct {
-	triagerule.MatcherBody
+	triagemodel.MatcherBody
 	NewOnDefaultBranch *bool `json:"new_on_default_branch"`
 }
 
@@ -49,7 +49,7 @@ type ruleBody struct {
 }
 
 type matcherJSON struct {
-	triagerule.MatcherView
+	triagemodel.MatcherView
 	NewOnDefaultBranch bool `json:"new_on_default_branch"`
 }
 
@@ -71,7 +71,7 @@ type ruleJSON struct {
 }
 
 func viewRule(r storetickets.Rule) ruleJSON {
-	v := triagerule.Show(r.Matcher.Matcher, triagerule.Action{})
+	v := triagemodel.Show(r.Matcher.Matcher, triagemodel.Action{})
 	out := ruleJSON{ID: r.ID, Matcher: matcherJSON{MatcherView: v.Matcher, NewOnDefaultBranch: r.Matcher.NewOnDefaultBranch},
 		Destination: destinationJSON{Kind: r.Destination.Kind, Integration: r.Destination.Integration, Repository: r.Destination.Repository},
 		Grouping:    r.Grouping, Labels: httpapi.Array(r.Labels), CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
@@ -98,7 +98,7 @@ func parseMatcher(b *matcherBody) (storetickets.Matcher, error) {
 		mb.UrgencyAtLeast != nil || mb.UrgencyAtMost != nil || (len(mb.CWE) > 0 && string(mb.CWE) != "null") {
 		// The triage rules' parser checks the matcher beside an action;
 		// a fixed valid action lets it check the matcher alone.
-		m, _, err := triagerule.Parse(triagerule.Body{Matcher: &b.MatcherBody, Action: &triagerule.ActionBody{Urgency: ptr("CR")}}, time.Time{})
+		m, _, err := triagemodel.Parse(triagemodel.Body{Matcher: &b.MatcherBody, Action: &triagemodel.ActionBody{Urgency: ptr("CR")}}, time.Time{})
 		if err != nil {
 			return out, bad("%s", err.Error())
 		}
@@ -227,7 +227,7 @@ func (h handlers) createRule(w http.ResponseWriter, r *http.Request) error {
 	}
 	rule, err := h.tickets.CreateRule(ctx, rule)
 	if errors.Is(err, storetickets.ErrLimit) {
-		return httpapi.Errorf(http.StatusConflict, "A company has at most %d ticket rules", storetickets.MaxRules)
+		return httpapi.Conflict("A company has at most %d ticket rules", storetickets.MaxRules)
 	} else if err != nil {
 		return err
 	}
@@ -251,7 +251,7 @@ func (h handlers) listRules(w http.ResponseWriter, r *http.Request) error {
 	return httpapi.WriteJSON(w, http.StatusOK, out)
 }
 
-var errRuleNotFound = httpapi.Errorf(http.StatusNotFound, "Ticket rule not found")
+var errRuleNotFound = httpapi.NotFound("Ticket rule not found")
 
 func (h handlers) loadRule(r *http.Request) (storetickets.Rule, error) {
 	id, ok := store.CanonicalUUID(r.PathValue("rule_id"))
@@ -288,7 +288,7 @@ func (h handlers) updateRule(w http.ResponseWriter, r *http.Request) error {
 	rule, err = h.tickets.ReplaceRule(r.Context(), rule)
 	switch {
 	case errors.Is(err, storetickets.ErrConflict):
-		return httpapi.Errorf(http.StatusConflict, "The rule was changed by another request; read it again and retry")
+		return httpapi.Conflict("The rule was changed by another request; read it again and retry")
 	case errors.Is(err, storetickets.ErrNotFound):
 		return errRuleNotFound
 	case err != nil:

@@ -17,7 +17,7 @@ import (
 	"github.com/acme/codescan-api/internal/registry"
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/internal/trackerhost"
-	"github.com/acme/codescan-api/shared/delivery"
+	"github.com/acme/codescan-api/shared/deliveryengine"
 	"github.com/acme/codescan-api/shared/outbound"
 	"github.com/acme/codescan-api/shared/scmhost"
 	"github.com/acme/codescan-api/shared/secrets"
@@ -65,7 +65,7 @@ type world struct {
 	clock    *clock
 	area     *storetickets.Tickets
 	ticketer *ticketing.Ticketer
-	engine   *delivery.Engine
+	engine   *deliveryengine.Engine
 }
 
 func newWorld(t *testing.T) *world {
@@ -81,8 +81,8 @@ func newWorld(t *testing.T) *world {
 	w.ticketer = &ticketing.Ticketer{Store: env.Store, Tickets: w.area, Sealer: w.sealer, Now: c.Now,
 		Host: scmhost.New(scmhost.Options{AllowLoopback: true, Timeout: 5 * time.Second}),
 		Jira: ticketing.NewJiraHTTP(5*time.Second, true)}
-	w.engine = &delivery.Engine{Store: env.Store, Sealer: w.sealer, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Backoff:  delivery.Backoff{Base: time.Second, Max: time.Minute, Horizon: 24 * time.Hour},
+	w.engine = &deliveryengine.Engine{Store: env.Store, Sealer: w.sealer, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Backoff:  deliveryengine.Backoff{Base: time.Second, Max: time.Minute, Horizon: 24 * time.Hour},
 		Outbound: []outbound.Channel{w.ticketer}, Now: c.Now}
 	return w
 }

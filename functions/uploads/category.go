@@ -1,7 +1,6 @@
 package uploads
 
 import (
-	"net/http"
 	"strings"
 
 	"github.com/acme/codescan-api/shared/httpapi"
@@ -36,11 +35,11 @@ func categoryOK(c byte) bool {
 func normalCategory(raw, from string) (string, error) {
 	c := strings.TrimRight(strings.TrimSpace(raw), "/")
 	if len(c) > MaxCategoryLen {
-		return "", httpapi.UploadError(http.StatusBadRequest, "category%s is longer than %d characters", from, MaxCategoryLen)
+		return "", httpapi.UploadError(httpapi.KindInvalid, "category%s is longer than %d characters", from, MaxCategoryLen)
 	}
 	for i := 0; i < len(c); i++ {
 		if !categoryOK(c[i]) {
-			return "", httpapi.UploadError(http.StatusBadRequest,
+			return "", httpapi.UploadError(httpapi.KindInvalid,
 				"category%s may hold only letters, digits and - _ . : / @ + = (got %q)", from, c)
 		}
 	}

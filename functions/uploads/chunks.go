@@ -69,19 +69,19 @@ func parseChunk(r *http.Request) (chunkInfo, bool, error) {
 		return chunkInfo{}, false, nil
 	}
 	if rawOff == "" || rawLen == "" {
-		return chunkInfo{}, false, httpapi.UploadError(http.StatusBadRequest, "Upload-Offset and Upload-Length must be sent together")
+		return chunkInfo{}, false, httpapi.UploadError(httpapi.KindInvalid, "Upload-Offset and Upload-Length must be sent together")
 	}
 	off, err1 := strconv.ParseInt(rawOff, 10, 64)
 	length, err2 := strconv.ParseInt(rawLen, 10, 64)
 	switch {
 	case err1 != nil || off < 0:
-		return chunkInfo{}, false, httpapi.UploadError(http.StatusBadRequest, "Upload-Offset must be a non-negative integer")
+		return chunkInfo{}, false, httpapi.UploadError(httpapi.KindInvalid, "Upload-Offset must be a non-negative integer")
 	case err2 != nil || length <= 0:
-		return chunkInfo{}, false, httpapi.UploadError(http.StatusBadRequest, "Upload-Length must be a positive integer")
+		return chunkInfo{}, false, httpapi.UploadError(httpapi.KindInvalid, "Upload-Length must be a positive integer")
 	case length > MaxReportBytes:
-		return chunkInfo{}, false, httpapi.UploadError(http.StatusRequestEntityTooLarge, "The report exceeds the upload limit of %s", size(MaxReportBytes))
+		return chunkInfo{}, false, httpapi.UploadError(httpapi.KindTooLarge, "The report exceeds the upload limit of %s", size(MaxReportBytes))
 	case off >= length:
-		return chunkInfo{}, false, httpapi.UploadError(http.StatusBadRequest, "Upload-Offset must be less than Upload-Length")
+		return chunkInfo{}, false, httpapi.UploadError(httpapi.KindInvalid, "Upload-Offset must be less than Upload-Length")
 	}
 	return chunkInfo{offset: off, length: length}, true, nil
 }
@@ -92,11 +92,11 @@ func (h handlers) chunk(w http.ResponseWriter, r *http.Request, company int64, p
 	end := c.offset + int64(len(body))
 	switch {
 	case len(body) == 0:
-		return httpapi.UploadError(http.StatusBadRequest, "A chunk must not be empty")
+		return httpapi.UploadError(httpapi.KindInvalid, "A chunk must not be empty")
 	case end > c.length:
-		return httpapi.UploadError(http.StatusBadRequest, "The chunk ends at byte %d, past Upload-Length %d", end, c.length)
+		return httpapi.UploadError(httpapi.KindInvalid, "The chunk ends at byte %d, past Upload-Length %d", end, c.length)
 	case c.offset == 0 && ingest.IsGzip(body) && c.length > ingest.MaxCompressedBytes:
-		return httpapi.UploadError(http.StatusRequestEntityTooLarge, "The compressed report exceeds the upload limit of %s", size(ingest.MaxCompressedBytes))
+		return httpapi.UploadError(httpapi.KindTooLarge, "The compressed report exceeds the upload limit of %s", size(ingest.MaxCompressedBytes))
 	}
 	if c.offset == 0 && end == c.length { // the whole report in one chunk
 		w.Header().Set(headerOffset, strconv.FormatInt(end, 10))
@@ -141,7 +141,7 @@ func (h handlers) chunkStep(w http.ResponseWriter, r *http.Request, company int6
 	}
 	switch sc, err := h.store.ScanByRunID(ctx, company, p.runID); {
 	case err == nil:
-		return httpapi.UploadError(http.StatusConflict, "run_id %s already has its scan %s; a new report needs a new run_id", p.runID, sc.ID)
+		return httpapi.UploadError(httpapi.KindConflict, "run_id %s already has its scan %s; a new report needs a new run_id", p.runID, sc.ID)
 	case !errors.Is(err, store.ErrNotFound):
 		return err
 	}
@@ -156,7 +156,7 @@ func (h handlers) chunkStep(w http.ResponseWriter, r *http.Request, company int6
 	}
 	expected := func(format string, args ...any) error {
 		w.Header().Set(headerOffset, strconv.FormatInt(run.Offset, 10))
-		return httpapi.UploadError(http.StatusConflict, format, args...)
+		return httpapi.UploadError(httpapi.KindConflict, format, args...)
 	}
 	switch {
 	case run.Length != c.length:
@@ -187,7 +187,7 @@ func (h handlers) chunkStep(w http.ResponseWriter, r *http.Request, company int6
 func (h handlers) start(w http.ResponseWriter, r *http.Request, company int64, p scanParams, c chunkInfo, ch store.UploadChunk, body []byte) error {
 	if c.offset != 0 {
 		w.Header().Set(headerOffset, "0")
-		return httpapi.UploadError(http.StatusConflict, "Expected the chunk at offset 0")
+		return httpapi.UploadError(httpapi.KindConflict, "Expected the chunk at offset 0")
 	}
 	if err := tooManyChunks(0, c, ch.Size); err != nil {
 		return err
@@ -200,7 +200,7 @@ func (h handlers) start(w http.ResponseWriter, r *http.Request, company int64, p
 	err := h.store.StartUploadRun(r.Context(), company, run, h.opts.PendingQuota, now)
 	var q *store.QuotaError
 	if errors.As(err, &q) {
-		return httpapi.UploadError(http.StatusRequestEntityTooLarge,
+		return httpapi.UploadError(httpapi.KindTooLarge,
 			"Unfinished chunked uploads of the company hold %s of its %s quota, and this one needs %s: retry when some complete (or expire, %d day after their first chunk)",
 			size(q.Pending), size(q.Quota), size(q.Need), reportstore.ChunkDays)
 	}
@@ -220,7 +220,7 @@ func tooManyChunks(before int, c chunkInfo, n int64) error {
 	if int64(before)+1+(rest+n-1)/n <= MaxChunks {
 		return nil
 	}
-	return httpapi.UploadError(http.StatusBadRequest, "A report comes in at most %d chunks: send chunks of at least %d bytes",
+	return httpapi.UploadError(httpapi.KindInvalid, "A report comes in at most %d chunks: send chunks of at least %d bytes",
 		MaxChunks, (c.length+MaxChunks-1)/MaxChunks)
 }
 
@@ -245,7 +245,7 @@ func (h handlers) complete(w http.ResponseWriter, r *http.Request, company int64
 		// Its writer failed after the run took it: the client sends it
 		// again (a resend, which stores it).
 		w.Header().Set(headerOffset, strconv.FormatInt(missing, 10))
-		return httpapi.UploadError(http.StatusConflict, "The chunk at offset %d of run_id %s is missing; send it again", missing, p.runID)
+		return httpapi.UploadError(httpapi.KindConflict, "The chunk at offset %d of run_id %s is missing; send it again", missing, p.runID)
 	}
 	w.Header().Set(headerOffset, strconv.FormatInt(run.Length, 10))
 	return h.accept(w, r, company, p, report)

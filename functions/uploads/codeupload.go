@@ -46,13 +46,13 @@ func (h handlers) codeUpload(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if !sourcecode.IsText(content) {
-		return httpapi.UploadError(http.StatusBadRequest, "The source file is not text (it contains NUL bytes)")
+		return httpapi.UploadError(httpapi.KindInvalid, "The source file is not text (it contains NUL bytes)")
 	}
 	budget := store.SourceBudget{Files: MaxRunSources, Bytes: MaxRunSourceBytes}
 	expires := h.now().Add(reportstore.SourceDays * 24 * time.Hour)
 	err = h.store.ReserveSource(ctx, company, run, int64(len(content)), budget, expires)
 	if errors.Is(err, store.ErrBudget) {
-		return httpapi.UploadError(http.StatusRequestEntityTooLarge,
+		return httpapi.UploadError(httpapi.KindTooLarge,
 			"run_id %s has reached its source upload limit of %d files or %s", run, MaxRunSources, size(MaxRunSourceBytes))
 	}
 	if err != nil {
@@ -68,19 +68,19 @@ func (h handlers) codeUpload(w http.ResponseWriter, r *http.Request) error {
 // a 400 saying why it cannot be one.
 func sourcePath(raw string) (string, error) {
 	if strings.TrimSpace(raw) == "" {
-		return "", httpapi.UploadError(http.StatusBadRequest, "Missing path")
+		return "", httpapi.UploadError(httpapi.KindInvalid, "Missing path")
 	}
 	p, problem := norm.Path(strings.TrimSpace(raw))
 	switch problem {
 	case norm.Absolute:
-		return "", httpapi.UploadError(http.StatusBadRequest, "path must be relative to the repository root")
+		return "", httpapi.UploadError(httpapi.KindInvalid, "path must be relative to the repository root")
 	case norm.Outside:
-		return "", httpapi.UploadError(http.StatusBadRequest, "path must not leave the repository")
+		return "", httpapi.UploadError(httpapi.KindInvalid, "path must not leave the repository")
 	case norm.TooLong:
-		return "", httpapi.UploadError(http.StatusBadRequest, "path is longer than %d bytes", norm.MaxPath)
+		return "", httpapi.UploadError(httpapi.KindInvalid, "path is longer than %d bytes", norm.MaxPath)
 	}
 	if p == "" {
-		return "", httpapi.UploadError(http.StatusBadRequest, "path names no file")
+		return "", httpapi.UploadError(httpapi.KindInvalid, "path names no file")
 	}
 	return p, nil
 }

@@ -19,7 +19,7 @@ import (
 	"github.com/acme/codescan-api/shared/store"
 )
 
-var errInvalidJSON = httpapi.UploadError(http.StatusBadRequest, "Invalid JSON format")
+var errInvalidJSON = httpapi.UploadError(httpapi.KindInvalid, "Invalid JSON format")
 
 // ciDataUpload stores the CI metadata of a scan run (replacing an earlier
 // upload), secrets masked.
@@ -31,7 +31,7 @@ func (h handlers) ciDataUpload(w http.ResponseWriter, r *http.Request) error {
 	}
 	platform := strings.TrimSpace(r.URL.Query().Get("platform"))
 	if utf8.RuneCountInString(platform) > maxNameLen {
-		return httpapi.UploadError(http.StatusBadRequest, "platform is longer than %d characters", maxNameLen)
+		return httpapi.UploadError(httpapi.KindInvalid, "platform is longer than %d characters", maxNameLen)
 	}
 	body, err := readUpload(r, MaxCIDataBytes, "The CI metadata")
 	if err != nil {
@@ -106,7 +106,7 @@ func (h handlers) gitConfigUpload(w http.ResponseWriter, r *http.Request) error 
 	}
 	remote, err := remoteOf(text)
 	if err != nil {
-		return httpapi.UploadError(http.StatusBadRequest, "Invalid Git configuration: %v", err)
+		return httpapi.UploadError(httpapi.KindInvalid, "Invalid Git configuration: %v", err)
 	}
 	sc, err := h.scanOfRun(r, company, run)
 	if err != nil {
@@ -133,9 +133,9 @@ func gitConfigText(r *http.Request) (string, error) {
 	}
 	switch {
 	case !utf8.Valid(text):
-		return "", httpapi.UploadError(http.StatusBadRequest, "The Git configuration is not UTF-8 text")
+		return "", httpapi.UploadError(httpapi.KindInvalid, "The Git configuration is not UTF-8 text")
 	case len(bytes.TrimSpace(text)) == 0:
-		return "", httpapi.UploadError(http.StatusBadRequest, "The Git configuration is empty")
+		return "", httpapi.UploadError(httpapi.KindInvalid, "The Git configuration is empty")
 	}
 	return string(text), nil
 }
@@ -157,18 +157,18 @@ func uploadedFile(r *http.Request, limit int64, what string) ([]byte, error) {
 		return nil, err
 	}
 	if int64(len(content)) > limit {
-		return nil, httpapi.UploadError(http.StatusRequestEntityTooLarge, "%s exceeds the upload limit of %s", what, size(limit))
+		return nil, httpapi.UploadError(httpapi.KindTooLarge, "%s exceeds the upload limit of %s", what, size(limit))
 	}
 	return content, nil
 }
 
-var errNoFilePart = httpapi.UploadError(http.StatusBadRequest, `The multipart body has no part named "file"`)
+var errNoFilePart = httpapi.UploadError(httpapi.KindInvalid, `The multipart body has no part named "file"`)
 
 // filePart returns the content of the part named `file` (at most one byte
 // past limit, for the caller to report).
 func filePart(body []byte, boundary string, limit int64) ([]byte, error) {
 	if boundary == "" {
-		return nil, httpapi.UploadError(http.StatusBadRequest, "The multipart body has no boundary")
+		return nil, httpapi.UploadError(httpapi.KindInvalid, "The multipart body has no boundary")
 	}
 	mr := multipart.NewReader(bytes.NewReader(body), boundary)
 	for {
@@ -177,12 +177,12 @@ func filePart(body []byte, boundary string, limit int64) ([]byte, error) {
 			return nil, errNoFilePart
 		}
 		if err != nil {
-			return nil, httpapi.UploadError(http.StatusBadRequest, "The multipart body is malformed")
+			return nil, httpapi.UploadError(httpapi.KindInvalid, "The multipart body is malformed")
 		}
 		if part.FormName() == "file" {
 			content, err := io.ReadAll(io.LimitReader(part, limit+1))
 			if err != nil {
-				return nil, httpapi.UploadError(http.StatusBadRequest, "The multipart body is malformed")
+				return nil, httpapi.UploadError(httpapi.KindInvalid, "The multipart body is malformed")
 			}
 			return content, nil
 		}

@@ -62,9 +62,9 @@ func parseScanParams(r *http.Request) (scanParams, error) {
 	engine := strings.ToLower(strings.TrimSpace(q.Get("engine")))
 	switch {
 	case engine == "":
-		return scanParams{}, httpapi.UploadError(http.StatusBadRequest, "Missing engine (supported engines: %s)", strings.Join(reports.Engines(), ", "))
+		return scanParams{}, httpapi.UploadError(httpapi.KindInvalid, "Missing engine (supported engines: %s)", strings.Join(reports.Engines(), ", "))
 	case !slices.Contains(reports.Engines(), engine):
-		return scanParams{}, httpapi.UploadError(http.StatusBadRequest, "Unsupported engine %q (supported engines: %s)", engine, strings.Join(reports.Engines(), ", "))
+		return scanParams{}, httpapi.UploadError(httpapi.KindInvalid, "Unsupported engine %q (supported engines: %s)", engine, strings.Join(reports.Engines(), ", "))
 	}
 	run, err := runID(r)
 	if err != nil {
@@ -78,11 +78,11 @@ func parseScanParams(r *http.Request) (scanParams, error) {
 		ciPlatform: strings.TrimSpace(q.Get("ci_platform")),
 	}
 	if p.project == "" {
-		return scanParams{}, httpapi.UploadError(http.StatusBadRequest, "Missing project")
+		return scanParams{}, httpapi.UploadError(httpapi.KindInvalid, "Missing project")
 	}
 	for name, v := range map[string]string{"project": p.project, "branch": p.branch, "ci_platform": p.ciPlatform} {
 		if utf8.RuneCountInString(v) > maxNameLen {
-			return scanParams{}, httpapi.UploadError(http.StatusBadRequest, "%s is longer than %d characters", name, maxNameLen)
+			return scanParams{}, httpapi.UploadError(httpapi.KindInvalid, "%s is longer than %d characters", name, maxNameLen)
 		}
 	}
 	if p.ci, err = httpapi.BoolParam(r, "ci"); err != nil {
@@ -122,7 +122,7 @@ func (h handlers) scanUpload(w http.ResponseWriter, r *http.Request) error {
 	body, err := httpapi.ReadBody(r, MaxReportBytes)
 	var e *httpapi.Error
 	if errors.As(err, &e) && e.Status == http.StatusRequestEntityTooLarge {
-		return httpapi.UploadError(http.StatusRequestEntityTooLarge,
+		return httpapi.UploadError(httpapi.KindTooLarge,
 			"The request body exceeds the upload limit of %s as sent (%s decompressed); send a larger report gzip-compressed or in chunks (Upload-Offset, Upload-Length)",
 			size(ingest.MaxCompressedBytes), size(MaxReportBytes))
 	}
@@ -139,31 +139,31 @@ func (h handlers) scanUpload(w http.ResponseWriter, r *http.Request) error {
 // it, creates its scan and answers the scan's ids.
 func (h handlers) accept(w http.ResponseWriter, r *http.Request, company int64, p scanParams, sent []byte) error {
 	if ingest.IsGzip(sent) && len(sent) > ingest.MaxCompressedBytes {
-		return httpapi.UploadError(http.StatusRequestEntityTooLarge, "The compressed report exceeds the upload limit of %s", size(ingest.MaxCompressedBytes))
+		return httpapi.UploadError(httpapi.KindTooLarge, "The compressed report exceeds the upload limit of %s", size(ingest.MaxCompressedBytes))
 	}
 	body, err := ingest.Decode(sent)
 	switch {
 	case errors.Is(err, ingest.ErrBadGzip):
-		return httpapi.UploadError(http.StatusBadRequest, "The report is not valid gzip")
+		return httpapi.UploadError(httpapi.KindInvalid, "The report is not valid gzip")
 	case errors.Is(err, ingest.ErrTooLarge):
-		return httpapi.UploadError(http.StatusRequestEntityTooLarge, "The decompressed report exceeds the upload limit of %s", size(MaxReportBytes))
+		return httpapi.UploadError(httpapi.KindTooLarge, "The decompressed report exceeds the upload limit of %s", size(MaxReportBytes))
 	case err != nil:
 		return err
 	}
 	rep, err := reports.Parse(p.engine, body)
 	var bad *reports.InvalidError
 	if errors.As(err, &bad) {
-		return httpapi.UploadError(http.StatusBadRequest, "Invalid %s report: %s", formatNames[p.engine], bad.Problem)
+		return httpapi.UploadError(httpapi.KindInvalid, "Invalid %s report: %s", formatNames[p.engine], bad.Problem)
 	}
 	var big *reports.TooLargeError
 	if errors.As(err, &big) {
-		return httpapi.UploadError(http.StatusRequestEntityTooLarge, "The report has more than %d %s", big.Limit, big.What)
+		return httpapi.UploadError(httpapi.KindTooLarge, "The report has more than %d %s", big.Limit, big.What)
 	}
 	if err != nil {
 		return err
 	}
 	if n := len(rep.Findings); n > MaxFindings {
-		return httpapi.UploadError(http.StatusRequestEntityTooLarge, "The report has %d results; at most %d are accepted per upload", n, MaxFindings)
+		return httpapi.UploadError(httpapi.KindTooLarge, "The report has %d results; at most %d are accepted per upload", n, MaxFindings)
 	}
 	if p.branch == "" {
 		p.branch = rep.Branch
@@ -229,7 +229,7 @@ func (h handlers) scanFor(ctx context.Context, company int64, p scanParams, dige
 // retried accepts a repeated upload of a run: same report, same project.
 func (h handlers) retried(ctx context.Context, company int64, sc store.Scan, p scanParams, digest string) (store.Scan, store.Project, error) {
 	if sc.ReportSHA256 != digest {
-		return store.Scan{}, store.Project{}, httpapi.UploadError(http.StatusConflict,
+		return store.Scan{}, store.Project{}, httpapi.UploadError(httpapi.KindConflict,
 			"run_id %s was already uploaded with a different report; a new report needs a new run_id", p.runID)
 	}
 	proj, err := h.store.GetProject(ctx, company, sc.ProjectID)
@@ -237,7 +237,7 @@ func (h handlers) retried(ctx context.Context, company int64, sc store.Scan, p s
 		return store.Scan{}, store.Project{}, err
 	}
 	if !strings.EqualFold(proj.Name, p.project) {
-		return store.Scan{}, store.Project{}, httpapi.UploadError(http.StatusConflict,
+		return store.Scan{}, store.Project{}, httpapi.UploadError(httpapi.KindConflict,
 			"run_id %s was already uploaded for another project", p.runID)
 	}
 	return sc, proj, nil

@@ -112,11 +112,11 @@ var errNoScan = &httpapi.Error{Status: http.StatusNotFound, Body: map[string]str
 func runID(r *http.Request) (string, error) {
 	raw := strings.TrimSpace(r.URL.Query().Get("run_id"))
 	if raw == "" {
-		return "", httpapi.UploadError(http.StatusBadRequest, "Missing run_id")
+		return "", httpapi.UploadError(httpapi.KindInvalid, "Missing run_id")
 	}
 	id, ok := store.CanonicalUUID(raw)
 	if !ok {
-		return "", httpapi.UploadError(http.StatusBadRequest, "run_id must be a UUID")
+		return "", httpapi.UploadError(httpapi.KindInvalid, "run_id must be a UUID")
 	}
 	return id, nil
 }
@@ -127,7 +127,7 @@ func readUpload(r *http.Request, limit int64, what string) ([]byte, error) {
 	body, err := httpapi.ReadBody(r, limit)
 	var e *httpapi.Error
 	if errors.As(err, &e) && e.Status == http.StatusRequestEntityTooLarge {
-		return nil, httpapi.UploadError(http.StatusRequestEntityTooLarge, "%s exceeds the upload limit of %s", what, size(limit))
+		return nil, httpapi.UploadError(httpapi.KindTooLarge, "%s exceeds the upload limit of %s", what, size(limit))
 	}
 	return body, err
 }

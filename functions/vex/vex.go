@@ -51,7 +51,7 @@ func New(d config.Deps) http.Handler {
 	})
 }
 
-var errProjectNotFound = httpapi.Errorf(http.StatusNotFound, "Project not found")
+var errProjectNotFound = httpapi.NotFound("Project not found")
 
 // request is what POST /vex was asked.
 type request struct {
@@ -126,9 +126,9 @@ func refusal(err error) error {
 		return err
 	}
 	if ve.TooLarge {
-		return httpapi.Errorf(http.StatusRequestEntityTooLarge, "%s", ve.Error())
+		return httpapi.TooLarge("%s", ve.Error())
 	}
-	return httpapi.Errorf(http.StatusBadRequest, "%s", ve.Error())
+	return httpapi.Invalid("%s", ve.Error())
 }
 
 // plan reads the SCA findings of the company (or of one project), a page
@@ -144,7 +144,7 @@ func (h handlers) plan(ctx context.Context, companyID, projectID int64, idx *vex
 			return nil, 0, err
 		}
 		if total > MaxFindings {
-			return nil, 0, httpapi.Errorf(http.StatusRequestEntityTooLarge,
+			return nil, 0, httpapi.TooLarge(
 				"An import reads at most %d SCA findings and %d are in scope; send project_id to import per project", MaxFindings, total)
 		}
 		fs := make([]vexdoc.Finding, len(found))

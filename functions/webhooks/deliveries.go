@@ -79,7 +79,7 @@ func (h handlers) deliveries(w http.ResponseWriter, r *http.Request) error {
 	}
 	outcome := r.URL.Query().Get("status")
 	if outcome != "" && outcome != store.AttemptSucceeded && outcome != store.AttemptFailed {
-		return httpapi.Errorf(http.StatusBadRequest, "status must be succeeded or failed")
+		return httpapi.Invalid("status must be succeeded or failed")
 	}
 	log, res, err := h.store.ListAttempts(r.Context(), ep.CompanyID, ep.ID, outcome, q)
 	if err != nil {
@@ -124,7 +124,7 @@ func (h handlers) redeliver(w http.ResponseWriter, r *http.Request) error {
 	}
 	del, err = h.dispatch.Redeliver(r.Context(), ep.CompanyID, id)
 	if errors.Is(err, store.ErrConflict) {
-		return httpapi.Errorf(http.StatusConflict, "The delivery is being sent right now; try again in a few minutes")
+		return httpapi.Conflict("The delivery is being sent right now; try again in a few minutes")
 	}
 	if err != nil {
 		return err

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/acme/codescan-api/shared/auth"
-	"github.com/acme/codescan-api/shared/delivery"
+	"github.com/acme/codescan-api/shared/deliveryengine"
 	"github.com/acme/codescan-api/shared/eventfilter"
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/store"
@@ -62,7 +62,7 @@ func (h handlers) dryRun(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out, totals, err := h.evaluate(r.Context(), f, delivery.SeesFindings(req.src), evs)
+	out, totals, err := h.evaluate(r.Context(), f, deliveryengine.SeesFindings(req.src), evs)
 	if err != nil {
 		return err
 	}
@@ -86,12 +86,12 @@ func readDryRun(r *http.Request) (dryRunRequest, error) {
 	allowed := []string{"filter", "types", "limit"}
 	for _, name := range slices.Sorted(maps.Keys(body)) {
 		if !slices.Contains(allowed, name) {
-			return req, httpapi.Errorf(http.StatusBadRequest, "Unknown field %q (allowed: %s)", name, joinQuoted(allowed))
+			return req, httpapi.Invalid("Unknown field %q (allowed: %s)", name, joinQuoted(allowed))
 		}
 	}
 	raw, ok := body["filter"]
 	if !ok {
-		return req, httpapi.Errorf(http.StatusBadRequest, "filter is required")
+		return req, httpapi.Invalid("filter is required")
 	}
 	if req.src, err = parseFilter(raw); err != nil {
 		return req, err
@@ -103,7 +103,7 @@ func readDryRun(r *http.Request) (dryRunRequest, error) {
 	}
 	if raw, ok := body["limit"]; ok {
 		if json.Unmarshal(raw, &req.limit) != nil || req.limit < 1 || req.limit > MaxDryRunLimit {
-			return req, httpapi.Errorf(http.StatusBadRequest, "limit must be an integer from 1 to %d", MaxDryRunLimit)
+			return req, httpapi.Invalid("limit must be an integer from 1 to %d", MaxDryRunLimit)
 		}
 	}
 	return req, nil

@@ -17,7 +17,7 @@ func (h handlers) create(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if in.url == nil || in.types == nil {
-		return httpapi.Errorf(http.StatusBadRequest, "url and types are required")
+		return httpapi.Invalid("url and types are required")
 	}
 	kind := webhook.KindWebhook
 	if in.kind != nil {
@@ -49,7 +49,7 @@ func (h handlers) create(w http.ResponseWriter, r *http.Request) error {
 	}
 	ep, err = h.store.CreateWebhook(r.Context(), ep)
 	if errors.Is(err, store.ErrLimit) {
-		return httpapi.Errorf(http.StatusConflict, "A company may have at most %d webhook endpoints", store.MaxWebhooksPerCompany)
+		return httpapi.Conflict("A company may have at most %d webhook endpoints", store.MaxWebhooksPerCompany)
 	}
 	if err != nil {
 		return err
@@ -130,7 +130,7 @@ func (h handlers) update(w http.ResponseWriter, r *http.Request) error {
 		return errNotFound
 	}
 	if errors.Is(err, store.ErrConflict) {
-		return httpapi.Errorf(http.StatusConflict, "The webhook changed meanwhile; read it and try again")
+		return httpapi.Conflict("The webhook changed meanwhile; read it and try again")
 	}
 	if err != nil {
 		return err
@@ -159,7 +159,7 @@ func (h handlers) rotate(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if ep.Chat() {
-		return httpapi.Errorf(http.StatusBadRequest, "A %s destination has no signing secret: its URL is the secret; PATCH a new url to replace it", ep.Kind)
+		return httpapi.Invalid("A %s destination has no signing secret: its URL is the secret; PATCH a new url to replace it", ep.Kind)
 	}
 	secret, err := webhook.NewSecret()
 	if err != nil {
@@ -177,7 +177,7 @@ func (h handlers) rotate(w http.ResponseWriter, r *http.Request) error {
 		return errNotFound
 	}
 	if errors.Is(err, store.ErrConflict) {
-		return httpapi.Errorf(http.StatusConflict, "The secret was rotated meanwhile; read the webhook and rotate again if needed")
+		return httpapi.Conflict("The secret was rotated meanwhile; read the webhook and rotate again if needed")
 	}
 	if err != nil {
 		return err

@@ -37,10 +37,10 @@ func (h handlers) parse(r *http.Request, kind string, allowed ...string) (input,
 	for _, name := range slices.Sorted(maps.Keys(body)) {
 		raw := body[name]
 		if !slices.Contains(allowed, name) {
-			return input{}, httpapi.Errorf(http.StatusBadRequest, "Unknown field %q (allowed: %s)", name, joinQuoted(allowed))
+			return input{}, httpapi.Invalid("Unknown field %q (allowed: %s)", name, joinQuoted(allowed))
 		}
 		if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-			return input{}, httpapi.Errorf(http.StatusBadRequest, "%s must not be null", name)
+			return input{}, httpapi.Invalid("%s must not be null", name)
 		}
 		if err := in.member(name, raw); err != nil {
 			return input{}, err
@@ -55,7 +55,7 @@ func (h handlers) parse(r *http.Request, kind string, allowed ...string) (input,
 		}
 		u, err := h.opts.Webhooks.CheckKindURL(kind, *in.rawURL)
 		if err != nil {
-			return input{}, httpapi.Errorf(http.StatusBadRequest, "%s", err.Error())
+			return input{}, httpapi.Invalid("%s", err.Error())
 		}
 		in.url = &u
 	}
@@ -68,13 +68,13 @@ func (in *input) member(name string, raw json.RawMessage) error {
 	case "url":
 		var s string
 		if json.Unmarshal(raw, &s) != nil {
-			return httpapi.Errorf(http.StatusBadRequest, "url must be a string")
+			return httpapi.Invalid("url must be a string")
 		}
 		in.rawURL = &s
 	case "kind":
 		var s string
 		if json.Unmarshal(raw, &s) != nil || !slices.Contains(webhook.Kinds, s) {
-			return httpapi.Errorf(http.StatusBadRequest, "kind must be one of %s", joinQuoted(webhook.Kinds))
+			return httpapi.Invalid("kind must be one of %s", joinQuoted(webhook.Kinds))
 		}
 		in.kind = &s
 	case "filter":
@@ -86,7 +86,7 @@ func (in *input) member(name string, raw json.RawMessage) error {
 	case "description":
 		var s string
 		if json.Unmarshal(raw, &s) != nil || utf8.RuneCountInString(s) > MaxDescription {
-			return httpapi.Errorf(http.StatusBadRequest, "description must be a string of at most %d characters", MaxDescription)
+			return httpapi.Invalid("description must be a string of at most %d characters", MaxDescription)
 		}
 		in.description = &s
 	case "types":
@@ -98,7 +98,7 @@ func (in *input) member(name string, raw json.RawMessage) error {
 	case "active":
 		var b bool
 		if json.Unmarshal(raw, &b) != nil {
-			return httpapi.Errorf(http.StatusBadRequest, "active must be a boolean")
+			return httpapi.Invalid("active must be a boolean")
 		}
 		in.active = &b
 	}
@@ -110,12 +110,12 @@ func (in *input) member(name string, raw json.RawMessage) error {
 func parseFilter(raw json.RawMessage) (string, error) {
 	var s string
 	if json.Unmarshal(raw, &s) != nil {
-		return "", httpapi.Errorf(http.StatusBadRequest, "filter must be a string (a CEL expression over event)")
+		return "", httpapi.Invalid("filter must be a string (a CEL expression over event)")
 	}
 	src, err := eventfilter.Check(s)
 	var fe *eventfilter.Error
 	if errors.As(err, &fe) {
-		return "", httpapi.Errorf(http.StatusBadRequest, "filter: %s", fe.Error())
+		return "", httpapi.Invalid("filter: %s", fe.Error())
 	}
 	return src, err
 }
@@ -123,12 +123,12 @@ func parseFilter(raw json.RawMessage) (string, error) {
 func parseTypes(raw json.RawMessage) ([]string, error) {
 	var in []string
 	if json.Unmarshal(raw, &in) != nil || len(in) == 0 || len(in) > MaxTypes {
-		return nil, httpapi.Errorf(http.StatusBadRequest, "types must be an array of 1 to %d notification type codes", MaxTypes)
+		return nil, httpapi.Invalid("types must be an array of 1 to %d notification type codes", MaxTypes)
 	}
 	var out []string
 	for _, c := range in {
 		if _, ok := notify.Lookup(c); !ok {
-			return nil, httpapi.Errorf(http.StatusBadRequest, "Unknown notification type %q (known: %s)", truncate(c, 64), joinQuoted(notify.Codes()))
+			return nil, httpapi.Invalid("Unknown notification type %q (known: %s)", truncate(c, 64), joinQuoted(notify.Codes()))
 		}
 		if !slices.Contains(out, c) {
 			out = append(out, c)

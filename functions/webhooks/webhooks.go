@@ -1,7 +1,7 @@
 // Package webhooks lets company admins register webhook endpoints for
 // notification types, rotate their signing secrets, send test events, and
 // read and replay each endpoint's delivery log. Deliveries themselves are
-// made by the delivery engine (shared/delivery).
+// made by the delivery engine (shared/deliveryengine).
 package webhooks
 
 import (
@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/acme/codescan-api/shared/config"
-	"github.com/acme/codescan-api/shared/delivery"
+	"github.com/acme/codescan-api/shared/deliveryengine"
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/secrets"
@@ -34,7 +34,7 @@ const (
 
 // EnvAllowLoopback ("true" or "1") lets endpoints use plain http and
 // loopback addresses: local development and tests only.
-const EnvAllowLoopback = delivery.EnvAllowLoopback
+const EnvAllowLoopback = deliveryengine.EnvAllowLoopback
 
 // Options are the group's dependencies beyond config.Deps.
 type Options struct {
@@ -50,7 +50,7 @@ func OptionsFromEnv(ctx context.Context) (Options, error) {
 		return Options{}, err
 	}
 	loopback, _ := strconv.ParseBool(os.Getenv(EnvAllowLoopback))
-	return Options{Sealer: sealer, Webhooks: webhook.New(webhook.Options{AllowLoopback: loopback}), AppURL: os.Getenv(delivery.EnvAppURL)}, nil
+	return Options{Sealer: sealer, Webhooks: webhook.New(webhook.Options{AllowLoopback: loopback}), AppURL: os.Getenv(deliveryengine.EnvAppURL)}, nil
 }
 
 // New returns the group's handler configured from the environment.
@@ -64,8 +64,8 @@ func New(d config.Deps) http.Handler {
 
 // NewWithOptions returns the group's handler with explicit options.
 func NewWithOptions(d config.Deps, o Options) http.Handler {
-	h := handlers{store: d.Store, opts: o, now: d.Clock(), dispatch: &delivery.Engine{
-		Store: d.Store, Webhooks: o.Webhooks, Sealer: o.Sealer, Backoff: delivery.DefaultBackoff, Log: d.Server.Log,
+	h := handlers{store: d.Store, opts: o, now: d.Clock(), dispatch: &deliveryengine.Engine{
+		Store: d.Store, Webhooks: o.Webhooks, Sealer: o.Sealer, Backoff: deliveryengine.DefaultBackoff, Log: d.Server.Log,
 		Metrics: d.Metrics, Now: d.Now, AppURL: o.AppURL,
 	}}
 	return d.Server.Group(routes.GroupWebhooks, map[string]httpapi.HandlerFunc{
@@ -85,13 +85,13 @@ func NewWithOptions(d config.Deps, o Options) http.Handler {
 type handlers struct {
 	store    Store
 	opts     Options
-	dispatch *delivery.Engine
+	dispatch *deliveryengine.Engine
 	now      func() time.Time
 }
 
 var (
-	errNotFound         = httpapi.Errorf(http.StatusNotFound, "Webhook not found")
-	errDeliveryNotFound = httpapi.Errorf(http.StatusNotFound, "Delivery not found")
+	errNotFound         = httpapi.NotFound("Webhook not found")
+	errDeliveryNotFound = httpapi.NotFound("Delivery not found")
 )
 
 // view is an endpoint as the API shows it: never its secret.
@@ -151,7 +151,7 @@ func paging(r *http.Request) (store.PageQuery, error) {
 		return store.PageQuery{}, err
 	}
 	if p.Page != 1 {
-		return store.PageQuery{}, httpapi.Errorf(http.StatusBadRequest, "page is not supported here: follow next_page_token")
+		return store.PageQuery{}, httpapi.Invalid("page is not supported here: follow next_page_token")
 	}
 	return p.Query(), nil
 }

@@ -16,7 +16,7 @@ import (
 
 	"github.com/acme/codescan-api/functions/webhooks"
 	"github.com/acme/codescan-api/internal/testenv"
-	"github.com/acme/codescan-api/shared/delivery"
+	"github.com/acme/codescan-api/shared/deliveryengine"
 	"github.com/acme/codescan-api/shared/secrets"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/webhook"
@@ -266,8 +266,8 @@ func (f *fixture) deliveryToken(t *testing.T, id string) string {
 	if _, err := f.env.Store.UpdateWebhook(context.Background(), f.acme.ID, ep.ID, store.WebhookChange{URL: &u}); err != nil {
 		t.Fatal(err)
 	}
-	d := &delivery.Engine{Store: f.env.Store, Sealer: f.sealer, Webhooks: webhook.New(webhook.Options{AllowLoopback: true}),
-		Backoff: delivery.DefaultBackoff, Log: f.env.Deps.Server.Log}
+	d := &deliveryengine.Engine{Store: f.env.Store, Sealer: f.sealer, Webhooks: webhook.New(webhook.Options{AllowLoopback: true}),
+		Backoff: deliveryengine.DefaultBackoff, Log: f.env.Deps.Server.Log}
 	for _, id := range []string{"scan_failed-t1", "scan_failed-t2"} {
 		d.Dispatch(context.Background(), []store.Event{{ID: id, CompanyID: f.acme.ID, Type: "scan_failed", CreatedAt: time.Now(),
 			Data: json.RawMessage(`{"scan_id":"s1","project_id":1,"project_name":"p","branch":"main","tool":"t","failed_reason":"r"}`)}})
@@ -368,8 +368,8 @@ func TestDeliveryLogAndRedeliver(t *testing.T) {
 	f := newFixture(t)
 	rcv := newRecorder(t, http.StatusServiceUnavailable)
 	c := f.create(t, f.acme, rcv.URL+"/hook", "scan_failed")
-	d := &delivery.Engine{Store: f.env.Store, Sealer: f.sealer, Webhooks: webhook.New(webhook.Options{AllowLoopback: true}),
-		Backoff: delivery.DefaultBackoff, Log: f.env.Deps.Server.Log}
+	d := &deliveryengine.Engine{Store: f.env.Store, Sealer: f.sealer, Webhooks: webhook.New(webhook.Options{AllowLoopback: true}),
+		Backoff: deliveryengine.DefaultBackoff, Log: f.env.Deps.Server.Log}
 	off := false
 	if err := f.env.Store.UpdateNotificationSetting(context.Background(), f.acme.ID, 0, "scan_failed", []store.ChannelChange{{Channel: store.ChannelEmail, Value: &off}}); err != nil {
 		t.Fatal(err)
@@ -432,8 +432,8 @@ func TestNoBacklogForNewReceivers(t *testing.T) {
 	if err := f.env.Store.UpdateNotificationSetting(ctx, f.acme.ID, 0, "scan_failed", []store.ChannelChange{{Channel: store.ChannelEmail, Value: &off}}); err != nil {
 		t.Fatal(err)
 	}
-	d := &delivery.Engine{Store: f.env.Store, Sealer: f.sealer, Webhooks: webhook.New(webhook.Options{AllowLoopback: true}),
-		Backoff: delivery.DefaultBackoff, Log: f.env.Deps.Server.Log}
+	d := &deliveryengine.Engine{Store: f.env.Store, Sealer: f.sealer, Webhooks: webhook.New(webhook.Options{AllowLoopback: true}),
+		Backoff: deliveryengine.DefaultBackoff, Log: f.env.Deps.Server.Log}
 	event := func(id, typ string, at time.Time) store.Event {
 		data := `{"scan_id":"s1","project_id":1,"project_name":"p","branch":"main","tool":"t","failed_reason":"r"}`
 		if typ == "scan_completed" {

@@ -19,7 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
 	"github.com/acme/codescan-api/shared/awsclient"
-	"github.com/acme/codescan-api/shared/delivery"
+	"github.com/acme/codescan-api/shared/deliveryengine"
 	"github.com/acme/codescan-api/shared/store"
 )
 
@@ -49,7 +49,7 @@ type Consumer func(ctx context.Context, image map[string]ddbtypes.AttributeValue
 // delivery claims, a scan ingested only while processing) makes that a
 // no-op.
 type Poller struct {
-	Dispatcher *delivery.Engine
+	Dispatcher *deliveryengine.Engine
 	Consumers  []Consumer
 	// DB and Table name the table whose stream is read: the stream's ARN
 	// comes from DescribeTable, which no store method offers (only this
@@ -72,7 +72,7 @@ type Poller struct {
 }
 
 // DispatchConsumer hands new outbox items to d.Dispatch.
-func DispatchConsumer(d *delivery.Engine) Consumer {
+func DispatchConsumer(d *deliveryengine.Engine) Consumer {
 	return func(ctx context.Context, image map[string]ddbtypes.AttributeValue) error {
 		ev, ok, err := store.DecodeEventImage(image)
 		if err != nil {

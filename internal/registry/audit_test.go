@@ -14,12 +14,12 @@ import (
 	"github.com/acme/codescan-api/internal/registry"
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/internal/trackerhost"
-	"github.com/acme/codescan-api/shared/delivery"
+	"github.com/acme/codescan-api/shared/deliveryengine"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/scmhost"
 	"github.com/acme/codescan-api/shared/secrets"
 	"github.com/acme/codescan-api/shared/store"
-	"github.com/acme/codescan-api/shared/triagerule"
+	"github.com/acme/codescan-api/shared/triagemodel"
 	"github.com/acme/codescan-api/shared/webhook"
 )
 
@@ -287,7 +287,7 @@ var auditCases = map[string]auditCase{
 	"POST /triage-rules/{rule_id}/approve": {
 		setup: func(t *testing.T, a *auditWorld) (call, string) {
 			low := "LO"
-			m, ac, err := triagerule.Parse(triagerule.Body{Matcher: &triagerule.MatcherBody{CWE: []byte("79")}, Action: &triagerule.ActionBody{Urgency: &low}}, time.Now())
+			m, ac, err := triagemodel.Parse(triagemodel.Body{Matcher: &triagemodel.MatcherBody{CWE: []byte("79")}, Action: &triagemodel.ActionBody{Urgency: &low}}, time.Now())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -427,8 +427,8 @@ func delivered(t *testing.T, a *auditWorld, endpointID string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &delivery.Engine{Store: a.env.Store, Sealer: sealer, Webhooks: webhook.New(webhook.Options{AllowLoopback: true}),
-		Backoff: delivery.DefaultBackoff, Log: a.env.Deps.Server.Log}
+	d := &deliveryengine.Engine{Store: a.env.Store, Sealer: sealer, Webhooks: webhook.New(webhook.Options{AllowLoopback: true}),
+		Backoff: deliveryengine.DefaultBackoff, Log: a.env.Deps.Server.Log}
 	d.Dispatch(ctx, []store.Event{{ID: "scan_failed-" + endpointID, CompanyID: a.acme.ID, Type: "scan_failed", CreatedAt: time.Now(),
 		Data: json.RawMessage(`{"scan_id":"s1","project_id":1,"project_name":"p","branch":"main","tool":"t","failed_reason":"r"}`)}})
 	var log struct {

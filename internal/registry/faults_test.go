@@ -27,7 +27,7 @@ import (
 	"github.com/acme/codescan-api/shared/store"
 	storetickets "github.com/acme/codescan-api/shared/store/tickets"
 	ticketing "github.com/acme/codescan-api/shared/tickets"
-	"github.com/acme/codescan-api/shared/triagerule"
+	"github.com/acme/codescan-api/shared/triagemodel"
 )
 
 // faultKinds are the refusals real DynamoDB gives under load that DynamoDB
@@ -375,7 +375,7 @@ func ticketRule(t *testing.T, w *faultWorld) {
 	t.Helper()
 	jiraIntegration(t, w)
 	r, err := ticketsArea(w).CreateRule(context.Background(), storetickets.Rule{CompanyID: w.co.ID,
-		Matcher:     storetickets.Matcher{Matcher: triagerule.Matcher{CWE: 89}},
+		Matcher:     storetickets.Matcher{Matcher: triagemodel.Matcher{CWE: 89}},
 		Destination: storetickets.Destination{Kind: ticketing.SystemJira, Integration: w.fixed["jira"]}, Grouping: ticketing.GroupFinding})
 	if err != nil {
 		t.Fatal(err)
@@ -440,8 +440,8 @@ func triageRule(approval bool) func(t *testing.T, w *faultWorld) {
 		t.Helper()
 		uploaded(t, w)
 		r, err := w.env.Store.CreateTriageRule(context.Background(), store.TriageRule{CompanyID: w.co.ID, CreatedBy: w.co.Admin.ID + 1,
-			Enabled: true, RequiresApproval: approval, Matcher: triagerule.Matcher{Tool: "gosec", CWE: 89},
-			Action: triagerule.Action{Status: "false_positive", Reason: "parameterised"}})
+			Enabled: true, RequiresApproval: approval, Matcher: triagemodel.Matcher{Tool: "gosec", CWE: 89},
+			Action: triagemodel.Action{Status: "false_positive", Reason: "parameterised"}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,7 +11,7 @@ import (
 	"github.com/acme/codescan-api/functions/scheduler"
 	"github.com/acme/codescan-api/internal/localstream"
 	"github.com/acme/codescan-api/shared/config"
-	"github.com/acme/codescan-api/shared/delivery"
+	"github.com/acme/codescan-api/shared/deliveryengine"
 	"github.com/acme/codescan-api/shared/exportjob"
 	"github.com/acme/codescan-api/shared/reportstore/s3reports"
 	"github.com/acme/codescan-api/shared/scmhost"
@@ -22,17 +22,17 @@ import (
 // newDispatcher is the dispatcher of the local stack: mail to the catcher
 // at smtpAddr, links to baseURL, loopback receivers and source-code hosts
 // allowed unless configured otherwise.
-func newDispatcher(ctx context.Context, st *store.Store, smtpAddr, baseURL string, level slog.Level) (*delivery.Engine, error) {
-	for _, name := range []string{delivery.EnvAllowLoopback, scmhost.EnvAllowLoopback} {
+func newDispatcher(ctx context.Context, st *store.Store, smtpAddr, baseURL string, level slog.Level) (*deliveryengine.Engine, error) {
+	for _, name := range []string{deliveryengine.EnvAllowLoopback, scmhost.EnvAllowLoopback} {
 		if os.Getenv(name) == "" {
 			_ = os.Setenv(name, "true") // loopback receivers and hosts, before any group reads it
 		}
 	}
-	_ = os.Setenv(delivery.EnvSMTPAddr, smtpAddr)
-	if os.Getenv(delivery.EnvAppURL) == "" {
-		_ = os.Setenv(delivery.EnvAppURL, baseURL)
+	_ = os.Setenv(deliveryengine.EnvSMTPAddr, smtpAddr)
+	if os.Getenv(deliveryengine.EnvAppURL) == "" {
+		_ = os.Setenv(deliveryengine.EnvAppURL, baseURL)
 	}
-	return delivery.FromEnv(ctx, st, st, st, config.NewLogger(level))
+	return deliveryengine.FromEnv(ctx, st, st, st, config.NewLogger(level))
 }
 
 // startDelivery runs, until ctx ends, what AWS runs beside the API: the
@@ -44,7 +44,7 @@ func newDispatcher(ctx context.Context, st *store.Store, smtpAddr, baseURL strin
 // seconds; SLA checks, the weekly digest, the stalled-scan sweep and the
 // tickets' reconciliation every five minutes), all on
 // the same code.
-func startDelivery(ctx context.Context, d *delivery.Engine, st *store.Store, endpoint, checkpointDir string, reports *s3reports.Store) error {
+func startDelivery(ctx context.Context, d *deliveryengine.Engine, st *store.Store, endpoint, checkpointDir string, reports *s3reports.Store) error {
 	log := d.Log
 	streams, err := localstream.NewClient(ctx, endpoint)
 	if err != nil {

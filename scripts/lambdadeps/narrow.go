@@ -14,7 +14,7 @@ import (
 // workers are the shared packages that, like the groups, are given the
 // narrow store interface they declare, never the concrete store.
 var workers = []string{
-	"./shared/httpapi", "./shared/auth", "./shared/delivery", "./shared/sweep",
+	"./shared/httpapi", "./shared/auth", "./shared/deliveryengine", "./shared/sweep",
 	"./shared/notify", "./shared/recount", "./shared/ingest", "./shared/bulktriage",
 	"./shared/exportjob",
 }

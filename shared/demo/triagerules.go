@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/acme/codescan-api/shared/store"
-	"github.com/acme/codescan-api/shared/triagerule"
+	"github.com/acme/codescan-api/shared/triagemodel"
 )
 
 func init() { register(41, seedTriageRules) }
@@ -17,8 +17,8 @@ func seedTriageRules(ctx context.Context, st *store.Store, c *Company) error {
 		return nil
 	}
 	r, err := st.CreateTriageRule(ctx, store.TriageRule{CompanyID: c.ID, CreatedBy: author.ID, Enabled: true, RequiresApproval: true,
-		Matcher: triagerule.Matcher{CWE: 798, Path: "test/**"},
-		Action:  triagerule.Action{Status: "false_positive", Reason: "test fixtures hold no real secrets"}})
+		Matcher: triagemodel.Matcher{CWE: 798, Path: "test/**"},
+		Action:  triagemodel.Action{Status: "false_positive", Reason: "test fixtures hold no real secrets"}})
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/acme/codescan-api/shared/store"
-	"github.com/acme/codescan-api/shared/triagerule"
+	"github.com/acme/codescan-api/shared/triagemodel"
 )
 
 // Source reads what an event's filter view needs beyond the event: the
@@ -109,10 +109,10 @@ func findingOf(i store.Issue) Finding {
 
 // rank orders urgency codes, most urgent first; unknown codes last.
 func rank(u string) int {
-	if n := slices.Index(triagerule.Urgencies, u); n >= 0 {
+	if n := slices.Index(triagemodel.Urgencies, u); n >= 0 {
 		return n
 	}
-	return len(triagerule.Urgencies)
+	return len(triagemodel.Urgencies)
 }
 
 // text is s cut to MaxText characters.

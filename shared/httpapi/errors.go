@@ -38,10 +38,10 @@ func Errorf(status int, format string, args ...any) *Error {
 	return &Error{Status: status, Message: fmt.Sprintf(format, args...)}
 }
 
-// UploadError is always in the upload routes' form,
+// UploadError is an error of kind k always in the upload routes' form,
 // `{"status":"error","message":…}`, whatever route returns it.
-func UploadError(status int, format string, args ...any) *Error {
-	return &Error{Status: status, Message: fmt.Sprintf(format, args...), upload: true}
+func UploadError(k Kind, format string, args ...any) *Error {
+	return &Error{Status: kinds[k].status, Message: fmt.Sprintf(format, args...), upload: true}
 }
 
 // Kind is a class of error; kinds maps each to its status and the message
@@ -59,6 +59,7 @@ const (
 	KindUnsupportedMedia
 	KindRateLimited
 	KindUnavailable
+	KindUnprocessable
 )
 
 // kinds is the one table from error kind to answer.
@@ -76,6 +77,7 @@ var kinds = map[Kind]struct {
 	KindUnsupportedMedia: {http.StatusUnsupportedMediaType, "Unsupported Content-Encoding (use gzip or identity)"},
 	KindRateLimited:      {http.StatusTooManyRequests, "Rate limit exceeded"},
 	KindUnavailable:      {http.StatusServiceUnavailable, "Service temporarily unavailable; retry later"},
+	KindUnprocessable:    {http.StatusUnprocessableEntity, "The request is well-formed but cannot be carried out"},
 }
 
 // Of is the error of a kind with its table message.
@@ -85,6 +87,33 @@ func Of(k Kind) *Error { return &Error{Status: kinds[k].status, Message: kinds[k
 func OfKind(k Kind, format string, args ...any) *Error {
 	return Errorf(kinds[k].status, format, args...)
 }
+
+// Constructors per kind, with a message of the handler's: handlers say
+// what went wrong, the table says with which status.
+
+// Invalid is a request the API refuses as it is (400).
+func Invalid(format string, args ...any) *Error { return OfKind(KindInvalid, format, args...) }
+
+// NotFound is a resource the caller's company does not have (404).
+func NotFound(format string, args ...any) *Error { return OfKind(KindNotFound, format, args...) }
+
+// Conflict is a request at odds with the stored state (409).
+func Conflict(format string, args ...any) *Error { return OfKind(KindConflict, format, args...) }
+
+// Denied is a request the caller may not make (403).
+func Denied(format string, args ...any) *Error { return OfKind(KindPermission, format, args...) }
+
+// TooLarge is a request past a size or count limit (413).
+func TooLarge(format string, args ...any) *Error { return OfKind(KindTooLarge, format, args...) }
+
+// Unprocessable is a well-formed request that cannot be carried out, such
+// as credentials a third party refuses (422).
+func Unprocessable(format string, args ...any) *Error {
+	return OfKind(KindUnprocessable, format, args...)
+}
+
+// Unavailable is a dependency that cannot answer now (503).
+func Unavailable(format string, args ...any) *Error { return OfKind(KindUnavailable, format, args...) }
 
 // RetryAfterSeconds is what a 503 tells the client to wait.
 const RetryAfterSeconds = "1"

@@ -28,7 +28,7 @@ func TestErrorsNeverLeakInternals(t *testing.T) {
 		body   string
 	}{
 		{"api error", func(http.ResponseWriter, *http.Request) error { return Errorf(409, "Team name taken") }, 409, `{"error":"Team name taken"}`},
-		{"upload error", func(http.ResponseWriter, *http.Request) error { return UploadError(400, "bad %s", "sarif") }, 400, `{"message":"bad sarif","status":"error"}`},
+		{"upload error", func(http.ResponseWriter, *http.Request) error { return UploadError(KindInvalid, "bad %s", "sarif") }, 400, `{"message":"bad sarif","status":"error"}`},
 		{"internal", func(http.ResponseWriter, *http.Request) error {
 			return errors.New("dynamodb: table secret-table not found")
 		}, 500, `{"error":"Internal server error"}`},

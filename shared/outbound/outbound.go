@@ -1,5 +1,5 @@
 // Package outbound is the contract between the delivery engine
-// (shared/delivery) and the integrations it delivers to on another
+// (shared/deliveryengine) and the integrations it delivers to on another
 // system: pull-request decoration, tickets, chat. A Channel turns an
 // outbox event into jobs, one per integration that wants it; the engine
 // claims each job as a delivery (so a job is attempted once however often

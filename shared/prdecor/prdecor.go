@@ -8,7 +8,7 @@
 // and, when the integration enables them, comments inline on the new
 // findings that sit on lines the pull request adds, each once.
 //
-// It runs as a delivery of the outbox (shared/delivery, channel
+// It runs as a delivery of the outbox (shared/deliveryengine, channel
 // pull_request): a scan_completed event, or a pull_request_scan event when
 // the CI metadata came after the scan completed, becomes one delivery per
 // matching integration, retried with back-off (the host's Retry-After and

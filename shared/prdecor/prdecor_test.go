@@ -15,7 +15,7 @@ import (
 	"github.com/acme/codescan-api/internal/githost"
 	"github.com/acme/codescan-api/internal/registry"
 	"github.com/acme/codescan-api/internal/testenv"
-	"github.com/acme/codescan-api/shared/delivery"
+	"github.com/acme/codescan-api/shared/deliveryengine"
 	"github.com/acme/codescan-api/shared/outbound"
 	"github.com/acme/codescan-api/shared/prdecor"
 	"github.com/acme/codescan-api/shared/pullrequest"
@@ -42,7 +42,7 @@ type world struct {
 	env    *testenv.Env
 	mux    http.Handler
 	host   *githost.Server
-	engine *delivery.Engine
+	engine *deliveryengine.Engine
 	dec    *prdecor.Decorator
 	acme   *testenv.Company
 	key    []string
@@ -62,8 +62,8 @@ func newWorldWith(t *testing.T, inline *catalog.InlineComments) *world {
 	sealer := testenv.Sealer(t)
 	w.integration(t, sealer, inline)
 	w.dec = &prdecor.Decorator{Store: env.Store, Sealer: sealer, Host: scmhost.New(scmhost.Options{AllowLoopback: true, Timeout: 5 * time.Second})}
-	w.engine = &delivery.Engine{Store: env.Store, Sealer: sealer, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Backoff:  delivery.Backoff{Base: 20 * time.Millisecond, Max: 100 * time.Millisecond, Horizon: time.Hour},
+	w.engine = &deliveryengine.Engine{Store: env.Store, Sealer: sealer, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Backoff:  deliveryengine.Backoff{Base: 20 * time.Millisecond, Max: 100 * time.Millisecond, Horizon: time.Hour},
 		Outbound: []outbound.Channel{w.dec}}
 	res := testenv.Do(t, w.mux, "POST", "/blocking-rules", `{"slug":"no-new-criticals","name":"No new criticals","ci":true,"conditions":{"min_urgency":"CR"}}`, w.key...)
 	if res.Status != http.StatusCreated {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/store"
-	"github.com/acme/codescan-api/shared/triagerule"
+	"github.com/acme/codescan-api/shared/triagemodel"
 )
 
 // scaFinding is an SCA finding a scan reports: package, ecosystem,
@@ -56,11 +56,11 @@ func (w *branchWorld) scaScan(t *testing.T, company int64, fs ...scaFinding) (st
 // triageRule stores an active rule of the API form body.
 func triageRule(t *testing.T, ctx context.Context, st *store.Store, company, project int64, body string) string {
 	t.Helper()
-	var b triagerule.Body
+	var b triagemodel.Body
 	if err := json.Unmarshal([]byte(body), &b); err != nil {
 		t.Fatal(err)
 	}
-	m, a, err := triagerule.Parse(b, time.Now())
+	m, a, err := triagemodel.Parse(b, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/store"
-	"github.com/acme/codescan-api/shared/triagerule"
+	"github.com/acme/codescan-api/shared/triagemodel"
 )
 
 // An acceptance decided for the project carries its end and owner (and who
@@ -54,7 +54,7 @@ func TestAcceptanceTermsFollowTheFinding(t *testing.T) {
 
 	ruleEnd := now.AddDate(0, 0, 60)
 	rule, err := w.st.CreateTriageRule(ctx, store.TriageRule{CompanyID: w.company, CreatedBy: 5, Enabled: true,
-		Matcher: triagerule.Matcher{CWE: 79}, Action: triagerule.Action{Status: ar, Reason: "legacy module", ExpiresAt: ruleEnd}})
+		Matcher: triagemodel.Matcher{CWE: 79}, Action: triagemodel.Action{Status: ar, Reason: "legacy module", ExpiresAt: ruleEnd}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/acme/codescan-api/shared/store"
 	storetickets "github.com/acme/codescan-api/shared/store/tickets"
-	"github.com/acme/codescan-api/shared/triagerule"
+	"github.com/acme/codescan-api/shared/triagemodel"
 )
 
 // Groupings of a rule's tickets.
@@ -52,7 +52,7 @@ func MatchesSCA(r storetickets.Rule, i store.SCAIssue, scanID, defaultBranch str
 		return false
 	}
 	m.RuleID = "" // checked above, against every advisory id
-	s := triagerule.Subject{ProjectID: i.ProjectID, Tool: i.Tool, CWE: i.CWE, Path: i.Location.Path,
+	s := triagemodel.Subject{ProjectID: i.ProjectID, Tool: i.Tool, CWE: i.CWE, Path: i.Location.Path,
 		Package: i.Package.Name, Ecosystem: i.Package.Ecosystem, Urgency: store.SCAUrgency(i.Severity)}
 	if !m.Match(s) {
 		return false
@@ -117,7 +117,7 @@ func Matches(r storetickets.Rule, i store.Issue, scanID, defaultBranch string) b
 		return false
 	}
 	m := r.Matcher
-	s := triagerule.Subject{ProjectID: i.ProjectID, Tool: i.Tool, RuleID: i.RuleID, CWE: i.CWE, Path: i.FilePath, Urgency: i.Urgency}
+	s := triagemodel.Subject{ProjectID: i.ProjectID, Tool: i.Tool, RuleID: i.RuleID, CWE: i.CWE, Path: i.FilePath, Urgency: i.Urgency}
 	if !m.Match(s) {
 		return false
 	}

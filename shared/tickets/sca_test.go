@@ -7,7 +7,7 @@ import (
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/sca"
 	storetickets "github.com/acme/codescan-api/shared/store/tickets"
-	"github.com/acme/codescan-api/shared/triagerule"
+	"github.com/acme/codescan-api/shared/triagemodel"
 )
 
 func scaFinding() store.SCAIssue {
@@ -19,7 +19,7 @@ func scaFinding() store.SCAIssue {
 
 func TestMatchesSCA(t *testing.T) {
 	i := scaFinding()
-	rule := func(m triagerule.Matcher, grouping string) storetickets.Rule {
+	rule := func(m triagemodel.Matcher, grouping string) storetickets.Rule {
 		return storetickets.Rule{Matcher: storetickets.Matcher{Matcher: m}, Grouping: grouping}
 	}
 	for _, c := range []struct {
@@ -27,16 +27,16 @@ func TestMatchesSCA(t *testing.T) {
 		r    storetickets.Rule
 		want bool
 	}{
-		{"its ecosystem, any case", rule(triagerule.Matcher{Ecosystem: "go"}, GroupFinding), true},
-		{"another ecosystem", rule(triagerule.Matcher{Ecosystem: "npm"}, GroupFinding), false},
-		{"its package", rule(triagerule.Matcher{Package: "golang.org/x/net"}, GroupFinding), true},
-		{"another package", rule(triagerule.Matcher{Package: "golang.org/x/crypto"}, GroupFinding), false},
-		{"an alias as rule_id", rule(triagerule.Matcher{Ecosystem: "Go", RuleID: "GHSA-2wrh-6pvc-2jm9"}, GroupFinding), true},
-		{"another advisory", rule(triagerule.Matcher{Ecosystem: "Go", RuleID: "CVE-2000-1"}, GroupFinding), false},
-		{"its manifest", rule(triagerule.Matcher{Ecosystem: "Go", Path: "*.mod"}, GroupFinding), true},
-		{"its severity's urgency", rule(triagerule.Matcher{UrgencyAtLeast: "HI"}, GroupPackage), true},
-		{"too low", rule(triagerule.Matcher{UrgencyAtLeast: "CR"}, GroupPackage), false},
-		{"a code rule", rule(triagerule.Matcher{UrgencyAtLeast: "HI"}, GroupFinding), false},
+		{"its ecosystem, any case", rule(triagemodel.Matcher{Ecosystem: "go"}, GroupFinding), true},
+		{"another ecosystem", rule(triagemodel.Matcher{Ecosystem: "npm"}, GroupFinding), false},
+		{"its package", rule(triagemodel.Matcher{Package: "golang.org/x/net"}, GroupFinding), true},
+		{"another package", rule(triagemodel.Matcher{Package: "golang.org/x/crypto"}, GroupFinding), false},
+		{"an alias as rule_id", rule(triagemodel.Matcher{Ecosystem: "Go", RuleID: "GHSA-2wrh-6pvc-2jm9"}, GroupFinding), true},
+		{"another advisory", rule(triagemodel.Matcher{Ecosystem: "Go", RuleID: "CVE-2000-1"}, GroupFinding), false},
+		{"its manifest", rule(triagemodel.Matcher{Ecosystem: "Go", Path: "*.mod"}, GroupFinding), true},
+		{"its severity's urgency", rule(triagemodel.Matcher{UrgencyAtLeast: "HI"}, GroupPackage), true},
+		{"too low", rule(triagemodel.Matcher{UrgencyAtLeast: "CR"}, GroupPackage), false},
+		{"a code rule", rule(triagemodel.Matcher{UrgencyAtLeast: "HI"}, GroupFinding), false},
 	} {
 		if got := MatchesSCA(c.r, i, "s1", "main"); got != c.want {
 			t.Errorf("%s: %v", c.name, got)
@@ -44,10 +44,10 @@ func TestMatchesSCA(t *testing.T) {
 	}
 	// An SCA rule takes no code finding.
 	code := store.Issue{ID: "i1", ProjectID: 3, Tool: "semgrep", Urgency: "HI"}
-	if Matches(rule(triagerule.Matcher{UrgencyAtLeast: "HI"}, GroupPackage), code, "s1", "main") {
+	if Matches(rule(triagemodel.Matcher{UrgencyAtLeast: "HI"}, GroupPackage), code, "s1", "main") {
 		t.Error("grouping package took a code finding")
 	}
-	if !Matches(rule(triagerule.Matcher{UrgencyAtLeast: "HI"}, GroupRule), code, "s1", "main") {
+	if !Matches(rule(triagemodel.Matcher{UrgencyAtLeast: "HI"}, GroupRule), code, "s1", "main") {
 		t.Error("a code rule")
 	}
 	j := i

@@ -12,7 +12,7 @@ import (
 	"github.com/acme/codescan-api/internal/trackerhost"
 	"github.com/acme/codescan-api/shared/store"
 	storetickets "github.com/acme/codescan-api/shared/store/tickets"
-	"github.com/acme/codescan-api/shared/triagerule"
+	"github.com/acme/codescan-api/shared/triagemodel"
 )
 
 func TestMatchesAndGroups(t *testing.T) {
@@ -28,11 +28,11 @@ func TestMatchesAndGroups(t *testing.T) {
 		{"everything", rule(storetickets.Matcher{}, 0), true},
 		{"its project", rule(storetickets.Matcher{}, 3), true},
 		{"another project", rule(storetickets.Matcher{}, 4), false},
-		{"its CWE", rule(storetickets.Matcher{Matcher: triagerule.Matcher{CWE: 89}}, 0), true},
-		{"another CWE", rule(storetickets.Matcher{Matcher: triagerule.Matcher{CWE: 79}}, 0), false},
-		{"a path glob", rule(storetickets.Matcher{Matcher: triagerule.Matcher{Path: "api/**"}}, 0), true},
-		{"another path", rule(storetickets.Matcher{Matcher: triagerule.Matcher{Path: "web/**"}}, 0), false},
-		{"at least critical", rule(storetickets.Matcher{Matcher: triagerule.Matcher{UrgencyAtLeast: "CR"}}, 0), false},
+		{"its CWE", rule(storetickets.Matcher{Matcher: triagemodel.Matcher{CWE: 89}}, 0), true},
+		{"another CWE", rule(storetickets.Matcher{Matcher: triagemodel.Matcher{CWE: 79}}, 0), false},
+		{"a path glob", rule(storetickets.Matcher{Matcher: triagemodel.Matcher{Path: "api/**"}}, 0), true},
+		{"another path", rule(storetickets.Matcher{Matcher: triagemodel.Matcher{Path: "web/**"}}, 0), false},
+		{"at least critical", rule(storetickets.Matcher{Matcher: triagemodel.Matcher{UrgencyAtLeast: "CR"}}, 0), false},
 		{"new on the default branch", rule(storetickets.Matcher{NewOnDefaultBranch: true}, 0), true},
 	} {
 		if got := Matches(c.r, i, "s1", "main"); got != c.want {

@@ -20,7 +20,7 @@ import (
 	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/store/scans"
 	"github.com/acme/codescan-api/shared/store/trends"
-	"github.com/acme/codescan-api/shared/triagerule"
+	"github.com/acme/codescan-api/shared/triagemodel"
 )
 
 // Findings reads and writes issues.
@@ -48,7 +48,7 @@ type Deps struct {
 		ToolDecisions(ctx context.Context, companyID, projectID int64, tool string) (map[string]decisions.Decision, error)
 	}
 	Rules interface {
-		ActiveTriageRules(ctx context.Context, companyID, projectID int64) ([]triagerule.Rule, error)
+		ActiveTriageRules(ctx context.Context, companyID, projectID int64) ([]triagemodel.Rule, error)
 	}
 }
 

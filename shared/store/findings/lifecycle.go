@@ -20,7 +20,7 @@ import (
 	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/store/scans"
 	"github.com/acme/codescan-api/shared/tabledef"
-	"github.com/acme/codescan-api/shared/triagerule"
+	"github.com/acme/codescan-api/shared/triagemodel"
 )
 
 // The findings lifecycle. A complete scan of tool T (and upload category
@@ -178,7 +178,7 @@ func (x *Findings) applyIssues(ctx context.Context, companyID int64, sc scans.Sc
 type applyInputs struct {
 	truth    bool     // the scan is the branch's new truth (not late)
 	previous []string // the previous truth's issues: what this scan may fix
-	rules    []triagerule.Rule
+	rules    []triagemodel.Rule
 	decided  map[string]decisions.Decision
 	// unwritten is true while no issue of the scan can exist yet (see
 	// readApplyInputs); the first attempt clears it.

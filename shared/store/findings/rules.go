@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/acme/codescan-api/shared/store/acceptances"
-	"github.com/acme/codescan-api/shared/triagerule"
+	"github.com/acme/codescan-api/shared/triagemodel"
 )
 
 // Triage rules at ingestion: the rule that applies to an issue a scan
@@ -18,8 +18,8 @@ import (
 const noLocation = "(no location)"
 
 // Subject is what a rule looks at of an issue.
-func Subject(i Issue) triagerule.Subject {
-	s := triagerule.Subject{ProjectID: i.ProjectID, Tool: i.Tool, RuleID: i.RuleID, CWE: i.CWE, Path: i.FilePath, Urgency: i.Urgency}
+func Subject(i Issue) triagemodel.Subject {
+	s := triagemodel.Subject{ProjectID: i.ProjectID, Tool: i.Tool, RuleID: i.RuleID, CWE: i.CWE, Path: i.FilePath, Urgency: i.Urgency}
 	if s.Path == noLocation {
 		s.Path = ""
 	}
@@ -28,7 +28,7 @@ func Subject(i Issue) triagerule.Subject {
 
 // Ruled is i with r's action taken, and whether that changes it. An
 // acceptance ends when the rule says and is owned by the rule's author.
-func Ruled(i Issue, r triagerule.Rule) (Issue, bool) {
+func Ruled(i Issue, r triagemodel.Rule) (Issue, bool) {
 	a := r.Action
 	if a.Urgency != "" {
 		if i.Urgency == a.Urgency {
@@ -41,7 +41,7 @@ func Ruled(i Issue, r triagerule.Rule) (Issue, bool) {
 		return i, false
 	}
 	i.Status, i.Reason, i.FixedAt, i.FixedScanID = a.Status, a.Reason, "", ""
-	if a.Status == triagerule.AcceptedRisk {
+	if a.Status == triagemodel.AcceptedRisk {
 		i.Terms = acceptances.Terms{Owner: r.CreatedBy}
 		if !a.ExpiresAt.IsZero() {
 			i.ExpiresAt = a.ExpiresAt.UTC().Format(time.RFC3339)
@@ -51,7 +51,7 @@ func Ruled(i Issue, r triagerule.Rule) (Issue, bool) {
 }
 
 // RuleReason is the history's reason for a change r made.
-func RuleReason(r triagerule.Rule, before Issue) string {
+func RuleReason(r triagemodel.Rule, before Issue) string {
 	why := "triage rule " + r.ID
 	switch {
 	case r.Action.Urgency != "":
@@ -65,7 +65,7 @@ func RuleReason(r triagerule.Rule, before Issue) string {
 // ruleCreations takes the action of the rule that applies to each new
 // issue of changes (in place, naming the rule as the change's author) and
 // returns the new issues by id.
-func ruleCreations(rules []triagerule.Rule, changes []IssueChange) map[string]*Issue {
+func ruleCreations(rules []triagemodel.Rule, changes []IssueChange) map[string]*Issue {
 	created := make(map[string]*Issue, len(changes))
 	for n := range changes {
 		c := &changes[n]
@@ -76,7 +76,7 @@ func ruleCreations(rules []triagerule.Rule, changes []IssueChange) map[string]*I
 		if len(rules) == 0 || c.After.Decision.Scope != "" { // people's decision outranks a rule
 			continue
 		}
-		if r, ok := triagerule.Apply(rules, Subject(*c.After)); ok {
+		if r, ok := triagemodel.Apply(rules, Subject(*c.After)); ok {
 			if after, changed := Ruled(*c.After, r); changed {
 				c.By.RuleID, c.Reason = r.ID, RuleReason(r, *c.After)
 				*c.After = after

@@ -17,7 +17,7 @@ import (
 	"github.com/acme/codescan-api/shared/store/triage"
 	"github.com/acme/codescan-api/shared/store/triageops"
 	"github.com/acme/codescan-api/shared/store/triagerules"
-	"github.com/acme/codescan-api/shared/triagerule"
+	"github.com/acme/codescan-api/shared/triagemodel"
 )
 
 // Applier applies triage rules to both kinds of findings.
@@ -84,7 +84,7 @@ func (a *Applier) ApplyTriageRuleAll(ctx context.Context, companyID int64, id st
 func (a *Applier) startRuleOp(ctx context.Context, stored triagerules.Rule, userID int64) (triage.RuleApplication, error) {
 	op := triageops.Op{CompanyID: stored.CompanyID, UserID: userID, RuleID: stored.ID, Status: stored.Action.Status, Reason: stored.Action.Reason}
 	op, err := a.ops.CreateRuleOp(ctx, op, ledger.AuditEntry{Action: "triage_rule.apply", TargetType: "triage_rule", TargetID: stored.ID,
-		Changes: map[string]ledger.Change{"rule": {After: triagerule.Show(stored.Matcher, stored.Action)}}})
+		Changes: map[string]ledger.Change{"rule": {After: triagemodel.Show(stored.Matcher, stored.Action)}}})
 	if err != nil {
 		return triage.RuleApplication{}, err
 	}

@@ -25,7 +25,7 @@ import (
 	"github.com/acme/codescan-api/shared/store/triage"
 	"github.com/acme/codescan-api/shared/store/triageops"
 	"github.com/acme/codescan-api/shared/store/triagerules"
-	"github.com/acme/codescan-api/shared/triagerule"
+	"github.com/acme/codescan-api/shared/triagemodel"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -110,13 +110,13 @@ func (a *areas) statuses(t *testing.T, company int64) map[string]int {
 	return out
 }
 
-var semgrepFP = triagerule.Action{Status: "false_positive", Reason: "generated code"}
+var semgrepFP = triagemodel.Action{Status: "false_positive", Reason: "generated code"}
 
 // rule stores an active rule of the company acting on semgrep's findings.
 func (a *areas) rule(t *testing.T, company, project int64) triagerules.Rule {
 	t.Helper()
 	r, err := a.rules.CreateTriageRule(context.Background(), triagerules.Rule{CompanyID: company, ProjectID: project, Enabled: true, CreatedBy: 5,
-		Matcher: triagerule.Matcher{Tool: "semgrep"}, Action: semgrepFP})
+		Matcher: triagemodel.Matcher{Tool: "semgrep"}, Action: semgrepFP})
 	if err != nil {
 		t.Fatal(err)
 	}

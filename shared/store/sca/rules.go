@@ -17,7 +17,7 @@ import (
 	"github.com/acme/codescan-api/shared/store/triage"
 	"github.com/acme/codescan-api/shared/store/triageops"
 	"github.com/acme/codescan-api/shared/store/triagerules"
-	"github.com/acme/codescan-api/shared/triagerule"
+	"github.com/acme/codescan-api/shared/triagemodel"
 )
 
 // Triage rules reach SCA findings as they reach SAST issues (see
@@ -33,8 +33,8 @@ import (
 
 // subject is what a rule looks at of an SCA finding but its advisory ids
 // (see ruleFor).
-func subject(i Issue) triagerule.Subject {
-	return triagerule.Subject{ProjectID: i.ProjectID, Tool: i.Tool, CWE: i.CWE, Path: i.Location.Path,
+func subject(i Issue) triagemodel.Subject {
+	return triagemodel.Subject{ProjectID: i.ProjectID, Tool: i.Tool, CWE: i.CWE, Path: i.Location.Path,
 		Package: i.Package.Name, Ecosystem: i.Package.Ecosystem, Urgency: Urgency(i.Severity)}
 }
 
@@ -44,10 +44,10 @@ func (i Issue) advisories() []string {
 	return slices.Compact(append([]string{i.Classification, i.CVE}, i.IDs...))
 }
 
-// ruleFor is the status rule that acts on finding i, in triagerule.Apply's
+// ruleFor is the status rule that acts on finding i, in triagemodel.Apply's
 // order; a rule's rule_id matches any of the finding's advisory ids.
-func ruleFor(rules []triagerule.Rule, i Issue) (triagerule.Rule, bool) {
-	var fit []triagerule.Rule
+func ruleFor(rules []triagemodel.Rule, i Issue) (triagemodel.Rule, bool) {
+	var fit []triagemodel.Rule
 	for _, r := range rules {
 		if r.Action.Status == "" || (r.Matcher.RuleID != "" && !slices.Contains(i.advisories(), r.Matcher.RuleID)) {
 			continue
@@ -55,11 +55,11 @@ func ruleFor(rules []triagerule.Rule, i Issue) (triagerule.Rule, bool) {
 		r.Matcher.RuleID = "" // checked above, against every advisory id
 		fit = append(fit, r)
 	}
-	return triagerule.Apply(fit, subject(i))
+	return triagemodel.Apply(fit, subject(i))
 }
 
 // ruled is i with r's status and reason.
-func ruled(i Issue, r triagerule.Rule) Issue {
+func ruled(i Issue, r triagemodel.Rule) Issue {
 	i.Status, i.Reason, i.TriageRuleID = r.Action.Status, r.Action.Reason, r.ID
 	return i
 }
@@ -67,18 +67,18 @@ func ruled(i Issue, r triagerule.Rule) Issue {
 // appliesTo reports whether applying r changes existing finding i: as for
 // issues (triage), a status goes to findings still to act on (open,
 // fix_in_progress) and must move them.
-func appliesTo(r triagerule.Rule, i Issue) bool {
+func appliesTo(r triagemodel.Rule, i Issue) bool {
 	if i.Status != "open" && i.Status != "fix_in_progress" {
 		return false
 	}
-	got, ok := ruleFor([]triagerule.Rule{r}, i)
+	got, ok := ruleFor([]triagemodel.Rule{r}, i)
 	return ok && (i.Status != got.Action.Status || i.Reason != got.Action.Reason)
 }
 
 // RuleTargets are the ids of the SCA findings applying r changes, read
 // from the rule's scope (its project's list, or the company's); past more
 // than upTo of them (when upTo > 0) it stops reading.
-func (x *SCA) RuleTargets(ctx context.Context, companyID int64, r triagerule.Rule, upTo int) ([]string, error) {
+func (x *SCA) RuleTargets(ctx context.Context, companyID int64, r triagemodel.Rule, upTo int) ([]string, error) {
 	var ids []string
 	q := page.Request{Limit: 1000}
 	for {
@@ -107,7 +107,7 @@ const Marker = "sca:"
 // at most limit findings, from the list's token, "" at the start): the
 // ids, marked, of the findings applying r changes, and the next page's
 // token ("" after the last).
-func (x *SCA) RulePage(ctx context.Context, companyID int64, r triagerule.Rule, token string, limit int) ([]string, string, error) {
+func (x *SCA) RulePage(ctx context.Context, companyID int64, r triagemodel.Rule, token string, limit int) ([]string, string, error) {
 	found, res, _, err := x.ListSCAIssues(ctx, companyID, r.ProjectID, page.Request{Limit: limit, Token: token})
 	if err != nil {
 		return nil, "", err
@@ -124,7 +124,7 @@ func (x *SCA) RulePage(ctx context.Context, companyID int64, r triagerule.Rule, 
 // RuleStep gives r's status to the next SCA findings of the page that it
 // still changes, in one transaction with the checkpoint (a finding changed
 // meanwhile fails its condition: the step is read again).
-func (x *SCA) RuleStep(r triagerule.Rule) triage.Step {
+func (x *SCA) RuleStep(r triagemodel.Rule) triage.Step {
 	return func(ctx context.Context, op triageops.Op, ids []string) (triageops.Op, []findings.Issue, error) {
 		batch := triage.StepBatch(op, ids)
 		keys := make([]ddb.Key, len(batch))
@@ -160,7 +160,7 @@ func (x *SCA) RuleStep(r triagerule.Rule) triage.Step {
 // ruleWrite is the conditional write that gives r's status to the SCA
 // finding av (at k) when applying r still changes it (false for one gone
 // or changed meanwhile).
-func (x *SCA) ruleWrite(k ddb.Key, av map[string]types.AttributeValue, r triagerule.Rule) (types.TransactWriteItem, bool, error) {
+func (x *SCA) ruleWrite(k ddb.Key, av map[string]types.AttributeValue, r triagemodel.Rule) (types.TransactWriteItem, bool, error) {
 	if av == nil {
 		return types.TransactWriteItem{}, false, nil
 	}
@@ -225,7 +225,7 @@ func (x *SCA) ApplyRule(ctx context.Context, companyID int64, stored triagerules
 			}
 			if len(done) == 0 && len(changed) > 0 {
 				audit, err := x.l.TxAudit(ctx, companyID, ledger.AuditEntry{Action: "triage_rule.apply_sca", TargetType: "triage_rule", TargetID: stored.ID,
-					Changes: map[string]ledger.Change{"sca_findings_changed": {After: len(ids)}, "rule": {After: triagerule.Show(r.Matcher, r.Action)}}})
+					Changes: map[string]ledger.Change{"sca_findings_changed": {After: len(ids)}, "rule": {After: triagemodel.Show(r.Matcher, r.Action)}}})
 				if err != nil {
 					return err
 				}

@@ -21,7 +21,7 @@ import (
 	"github.com/acme/codescan-api/shared/store/internal/ledger"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/store/triageops"
-	"github.com/acme/codescan-api/shared/triagerule"
+	"github.com/acme/codescan-api/shared/triagemodel"
 )
 
 // SCA reads and writes SCA findings.
@@ -40,7 +40,7 @@ type Deps struct {
 		CountEntries(ctx context.Context, partition, from string) (int, error)
 	}
 	Rules interface {
-		ActiveTriageRules(ctx context.Context, companyID, projectID int64) ([]triagerule.Rule, error)
+		ActiveTriageRules(ctx context.Context, companyID, projectID int64) ([]triagemodel.Rule, error)
 	}
 	Ops interface {
 		TxAdvance(op, next triageops.Op) (types.TransactWriteItem, error)

@@ -15,7 +15,7 @@ import (
 	"github.com/acme/codescan-api/shared/store/scans"
 	"github.com/acme/codescan-api/shared/store/triageops"
 	"github.com/acme/codescan-api/shared/store/triagerules"
-	"github.com/acme/codescan-api/shared/triagerule"
+	"github.com/acme/codescan-api/shared/triagemodel"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -57,7 +57,7 @@ func TestSCAFindingsAndRules(t *testing.T) {
 	w := newWorld(t)
 	ctx := ledger.WithAuditActor(context.Background(), ledger.AuditActor{Via: ledger.ViaAPIKey, UserID: 5, KeyID: 1})
 	pkg0, err := w.rules.CreateTriageRule(ctx, triagerules.Rule{CompanyID: 1, ProjectID: 3, Enabled: true, CreatedBy: 5,
-		Matcher: triagerule.Matcher{Package: "pkg0", Ecosystem: "npm"}, Action: triagerule.Action{Status: "false_positive", Reason: "test only"}})
+		Matcher: triagemodel.Matcher{Package: "pkg0", Ecosystem: "npm"}, Action: triagemodel.Action{Status: "false_positive", Reason: "test only"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestSCAFindingsAndRules(t *testing.T) {
 	}
 
 	ignore, err := w.rules.CreateTriageRule(ctx, triagerules.Rule{CompanyID: 1, Enabled: true, CreatedBy: 5,
-		Matcher: triagerule.Matcher{Package: "pkg1"}, Action: triagerule.Action{Status: "false_positive", Reason: "vendored"}})
+		Matcher: triagemodel.Matcher{Package: "pkg1"}, Action: triagemodel.Action{Status: "false_positive", Reason: "vendored"}})
 	if err != nil {
 		t.Fatal(err)
 	}

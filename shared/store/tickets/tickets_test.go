@@ -16,7 +16,7 @@ import (
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/store/tickets"
-	"github.com/acme/codescan-api/shared/triagerule"
+	"github.com/acme/codescan-api/shared/triagemodel"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -173,7 +173,7 @@ func TestRuleMatcherStoredFlat(t *testing.T) {
 	c := env.Company(t, "Acme")
 	a := area(env)
 	ctx := context.Background()
-	m := tickets.Matcher{Matcher: triagerule.Matcher{Tool: "semgrep", RuleID: "sqli", CWE: 89, Path: "api/**",
+	m := tickets.Matcher{Matcher: triagemodel.Matcher{Tool: "semgrep", RuleID: "sqli", CWE: 89, Path: "api/**",
 		UrgencyAtLeast: "HI", UrgencyAtMost: "CR"}, NewOnDefaultBranch: true}
 	r, err := a.CreateRule(ctx, tickets.Rule{CompanyID: c.ID, Grouping: "rule", Matcher: m,
 		Destination: tickets.Destination{Kind: "github", Integration: store.NewIntegrationUUID(), Repository: "acme/api"}})

@@ -12,7 +12,7 @@ import (
 	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/store/triageops"
 	"github.com/acme/codescan-api/shared/store/triagerules"
-	"github.com/acme/codescan-api/shared/triagerule"
+	"github.com/acme/codescan-api/shared/triagemodel"
 )
 
 // Triage rules act on issues through the issue write path, so counters,
@@ -29,7 +29,7 @@ import (
 //     collected a listing page at a time (RuleTargetPage), applied a
 //     transaction at a time (ApplyTriagePage) by the bulk triage worker.
 //
-// Only one rule acts on an issue (triagerule.Apply's order).
+// Only one rule acts on an issue (triagemodel.Apply's order).
 
 // ErrRuleInactive: only an active rule is applied (a dry run of any rule
 // is allowed).
@@ -80,7 +80,7 @@ func (a RuleApplication) Plus(ids []string) RuleApplication {
 // matches, and the action moves it. A status is given to issues still to
 // act on (open, fix_in_progress), never over people's dismissals, a
 // suppression in the code or a scan's fix.
-func appliesTo(r triagerule.Rule, i findings.Issue) bool {
+func appliesTo(r triagemodel.Rule, i findings.Issue) bool {
 	if !r.Applies(findings.Subject(i)) {
 		return false
 	}
@@ -93,7 +93,7 @@ func appliesTo(r triagerule.Rule, i findings.Issue) bool {
 
 // ruleFilter is the narrowest listing of issues that holds every issue r
 // may match: its project, its CWE's group or its literal path's.
-func ruleFilter(r triagerule.Rule) issuelists.IssueFilter {
+func ruleFilter(r triagemodel.Rule) issuelists.IssueFilter {
 	var f issuelists.IssueFilter
 	if r.ProjectID != 0 {
 		f.Scopes = []findings.Scope{{ProjectID: r.ProjectID}}
@@ -109,7 +109,7 @@ func ruleFilter(r triagerule.Rule) issuelists.IssueFilter {
 // ruleTargets are the ids of the existing issues applying r changes; past
 // more than upTo of them (when upTo > 0) it stops reading (what it answers
 // is then only known to be too many).
-func (x *Triage) ruleTargets(ctx context.Context, companyID int64, r triagerule.Rule, upTo int) ([]string, error) {
+func (x *Triage) ruleTargets(ctx context.Context, companyID int64, r triagemodel.Rule, upTo int) ([]string, error) {
 	var ids []string
 	token := ""
 	for {
@@ -128,7 +128,7 @@ func (x *Triage) ruleTargets(ctx context.Context, companyID int64, r triagerule.
 // RuleTargetPage reads one page (of at most limit issues) of r's listing
 // (ruleFilter) from token and answers the ids of those applying r changes
 // and the token of the next page ("" after the last).
-func (x *Triage) RuleTargetPage(ctx context.Context, companyID int64, r triagerule.Rule, token string, limit int) ([]string, string, error) {
+func (x *Triage) RuleTargetPage(ctx context.Context, companyID int64, r triagemodel.Rule, token string, limit int) ([]string, string, error) {
 	issues, res, _, err := x.lists.ListIssues(ctx, companyID, ruleFilter(r), page.Request{Limit: limit, Token: token})
 	if err != nil {
 		return nil, "", err
@@ -145,17 +145,17 @@ func (x *Triage) RuleTargetPage(ctx context.Context, companyID int64, r triageru
 // OpRule is the rule an application operation applies, read now:
 // ErrRuleGone once deleted, ErrRuleInactive once disabled, ErrRuleEnded
 // once its acceptance has ended.
-func (x *Triage) OpRule(ctx context.Context, op triageops.Op) (triagerule.Rule, error) {
+func (x *Triage) OpRule(ctx context.Context, op triageops.Op) (triagemodel.Rule, error) {
 	stored, err := x.rules.GetTriageRule(ctx, op.CompanyID, op.RuleID)
 	switch {
 	case errors.Is(err, ddb.ErrNotFound):
-		return triagerule.Rule{}, ErrRuleGone
+		return triagemodel.Rule{}, ErrRuleGone
 	case err != nil:
-		return triagerule.Rule{}, err
+		return triagemodel.Rule{}, err
 	case !stored.Active():
-		return triagerule.Rule{}, ErrRuleInactive
+		return triagemodel.Rule{}, ErrRuleInactive
 	case stored.Ended(x.t.Clock()):
-		return triagerule.Rule{}, ErrRuleEnded
+		return triagemodel.Rule{}, ErrRuleEnded
 	}
 	return stored.Model(), nil
 }

@@ -1,6 +1,6 @@
 // Package triagerules is the store's area of triage rules
 // (docs/findings.md#triage-rules): a company's rules, company-wide or for one project, each a matcher
-// and an action (shared/triagerule). A rule is active while it is enabled
+// and an action (shared/triagemodel). A rule is active while it is enabled
 // and, when it requires approval, approved by an admin other than its
 // author. Ingestion reads the active rules of a scan's company and project
 // by key: an active rule also has an entry in its scope's partition (the
@@ -24,7 +24,7 @@ import (
 	"github.com/acme/codescan-api/shared/store/internal/ledger"
 	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/store/page"
-	"github.com/acme/codescan-api/shared/triagerule"
+	"github.com/acme/codescan-api/shared/triagemodel"
 )
 
 // Rule is a stored triage rule.
@@ -34,10 +34,10 @@ type Rule struct {
 	ID        string `dynamodbav:"id"`
 	CompanyID int64  `dynamodbav:"company_id"`
 	// ProjectID scopes the rule to one project; 0 is company-wide.
-	ProjectID int64              `dynamodbav:"project_id"`
-	Matcher   triagerule.Matcher `dynamodbav:"matcher"`
-	Action    triagerule.Action  `dynamodbav:"action"`
-	Enabled   bool               `dynamodbav:"enabled"`
+	ProjectID int64               `dynamodbav:"project_id"`
+	Matcher   triagemodel.Matcher `dynamodbav:"matcher"`
+	Action    triagemodel.Action  `dynamodbav:"action"`
+	Enabled   bool                `dynamodbav:"enabled"`
 	// RequiresApproval holds the rule inactive until ApprovedBy (a user
 	// other than CreatedBy) approves it.
 	RequiresApproval bool   `dynamodbav:"requires_approval"`
@@ -57,13 +57,13 @@ func (r Rule) Active() bool { return r.Enabled && (!r.RequiresApproval || r.Appr
 // now: it acts no more, at ingestion or by an application.
 func (r Rule) Ended(now time.Time) bool {
 	a := r.Action
-	return a.Status == triagerule.AcceptedRisk && !a.ExpiresAt.IsZero() && !a.ExpiresAt.After(now)
+	return a.Status == triagemodel.AcceptedRisk && !a.ExpiresAt.IsZero() && !a.ExpiresAt.After(now)
 }
 
 // Model is the rule as triagerule applies it.
-func (r Rule) Model() triagerule.Rule {
+func (r Rule) Model() triagemodel.Rule {
 	at, _ := time.Parse(time.RFC3339, r.CreatedAt) // written by CreateTriageRule
-	return triagerule.Rule{ID: r.ID, ProjectID: r.ProjectID, CreatedAt: at, CreatedBy: r.CreatedBy, Matcher: r.Matcher, Action: r.Action}
+	return triagemodel.Rule{ID: r.ID, ProjectID: r.ProjectID, CreatedAt: at, CreatedBy: r.CreatedBy, Matcher: r.Matcher, Action: r.Action}
 }
 
 // Errors of Approve.
@@ -251,7 +251,7 @@ func auditEntry(action string, before, after Rule) ledger.AuditEntry {
 		if r.ID == "" {
 			return map[string]any{}
 		}
-		out := map[string]any{"project_id": r.ProjectID, "rule": triagerule.Show(r.Matcher, r.Action), "enabled": r.Enabled,
+		out := map[string]any{"project_id": r.ProjectID, "rule": triagemodel.Show(r.Matcher, r.Action), "enabled": r.Enabled,
 			"requires_approval": r.RequiresApproval, "active": r.Active()}
 		if r.ApprovedBy != 0 {
 			out["approved_by"] = r.ApprovedBy
@@ -275,8 +275,8 @@ func auditEntry(action string, before, after Rule) ledger.AuditEntry {
 // ActiveTriageRules are the rules that act on findings of a project: the
 // company's active rules and the project's, read by key (two partitions),
 // but for acceptance rules whose end has passed.
-func (x *TriageRules) ActiveTriageRules(ctx context.Context, companyID, projectID int64) ([]triagerule.Rule, error) {
-	var out []triagerule.Rule
+func (x *TriageRules) ActiveTriageRules(ctx context.Context, companyID, projectID int64) ([]triagemodel.Rule, error) {
+	var out []triagemodel.Rule
 	for _, p := range slices.Compact([]int64{0, projectID}) {
 		var rules []Rule
 		if err := x.t.QueryAll(ctx, "", ddb.PKBeginsWith(schema.TriageRuleActivePK(companyID, p), ""), true, &rules); err != nil {
@@ -294,5 +294,5 @@ func (x *TriageRules) ActiveTriageRules(ctx context.Context, companyID, projectI
 // ApplyAudit is the audit entry of applying a rule to existing issues.
 func ApplyAudit(r Rule, changed int) ledger.AuditEntry {
 	return ledger.AuditEntry{Action: "triage_rule.apply", TargetType: "triage_rule", TargetID: r.ID,
-		Changes: map[string]ledger.Change{"issues_changed": {After: changed}, "rule": {After: triagerule.Show(r.Matcher, r.Action)}}}
+		Changes: map[string]ledger.Change{"issues_changed": {After: changed}, "rule": {After: triagemodel.Show(r.Matcher, r.Action)}}}
 }

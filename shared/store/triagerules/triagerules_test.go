@@ -12,7 +12,7 @@ import (
 	"github.com/acme/codescan-api/shared/store/internal/schema"
 	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/store/triagerules"
-	"github.com/acme/codescan-api/shared/triagerule"
+	"github.com/acme/codescan-api/shared/triagemodel"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -29,7 +29,7 @@ func TestActiveRules(t *testing.T) {
 	tb.Now = func() time.Time { return now }
 	x := triagerules.New(tb, &ledger.Ledger{T: tb, Retention: ledger.DefaultAuditRetention})
 	ctx := ledger.WithAuditActor(context.Background(), ledger.AuditActor{Via: ledger.ViaAPIKey, UserID: 5, KeyID: 1})
-	fp := triagerule.Action{Status: "false_positive", Reason: "generated"}
+	fp := triagemodel.Action{Status: "false_positive", Reason: "generated"}
 	create := func(r triagerules.Rule) triagerules.Rule {
 		t.Helper()
 		r.CompanyID, r.CreatedBy = 1, 5
@@ -51,11 +51,11 @@ func TestActiveRules(t *testing.T) {
 		}
 		return out
 	}
-	wide := create(triagerules.Rule{Matcher: triagerule.Matcher{Tool: "semgrep"}, Action: fp, Enabled: true})
-	scoped := create(triagerules.Rule{ProjectID: 3, Matcher: triagerule.Matcher{CWE: 79}, Action: fp, Enabled: true})
-	gated := create(triagerules.Rule{Matcher: triagerule.Matcher{Tool: "gosec"}, Action: fp, Enabled: true, RequiresApproval: true})
-	ended := create(triagerules.Rule{Matcher: triagerule.Matcher{Tool: "bandit"}, Enabled: true,
-		Action: triagerule.Action{Status: triagerule.AcceptedRisk, ExpiresAt: now.Add(time.Hour)}})
+	wide := create(triagerules.Rule{Matcher: triagemodel.Matcher{Tool: "semgrep"}, Action: fp, Enabled: true})
+	scoped := create(triagerules.Rule{ProjectID: 3, Matcher: triagemodel.Matcher{CWE: 79}, Action: fp, Enabled: true})
+	gated := create(triagerules.Rule{Matcher: triagemodel.Matcher{Tool: "gosec"}, Action: fp, Enabled: true, RequiresApproval: true})
+	ended := create(triagerules.Rule{Matcher: triagemodel.Matcher{Tool: "bandit"}, Enabled: true,
+		Action: triagemodel.Action{Status: triagemodel.AcceptedRisk, ExpiresAt: now.Add(time.Hour)}})
 	if a := active(3); !a[wide.ID] || !a[scoped.ID] || a[gated.ID] || !a[ended.ID] || len(a) != 3 {
 		t.Fatalf("project 3: %v", a)
 	}

@@ -8,13 +8,13 @@ import (
 
 	"github.com/acme/codescan-api/functions/scheduler"
 	"github.com/acme/codescan-api/shared/config"
-	"github.com/acme/codescan-api/shared/delivery"
+	"github.com/acme/codescan-api/shared/deliveryengine"
 )
 
 func main() {
 	ctx := context.Background()
 	d := config.MustLoad(ctx)
-	engine := config.Must(delivery.FromEnv(ctx, d.Store, d.Store, d.Store, d.Server.Log))
+	engine := config.Must(deliveryengine.FromEnv(ctx, d.Store, d.Store, d.Store, d.Server.Log))
 	engine.Metrics = d.Metrics
 	lambda.Start(scheduler.Handler(engine, d.Store, scheduler.FeedsFromEnv()))
 }

@@ -2,7 +2,7 @@ package schema
 
 import (
 	"github.com/acme/codescan-api/shared/store/internal/ddb"
-	"github.com/acme/codescan-api/shared/triagerule"
+	"github.com/acme/codescan-api/shared/triagemodel"
 )
 
 // The keys and items of tickets (shared/tickets, docs/tickets.md): Jira
@@ -73,7 +73,7 @@ func TicketRuleKey(companyID int64, id string) ddb.Key {
 // (its attributes stored flat beside this one's, as attributevalue
 // flattens an embedded struct) and "new on the default branch".
 type TicketMatcher struct {
-	triagerule.Matcher
+	triagemodel.Matcher
 	NewOnDefaultBranch bool `dynamodbav:"new_on_default_branch,omitempty"`
 }
 

@@ -1,10 +1,10 @@
-// Package triagerule is the model of triage rules (docs/findings.md#triage-rules): a matcher
+// Package triagemodel is the model of triage rules (docs/findings.md#triage-rules): a matcher
 // over a finding's tool, rule, CWE, file, package and urgency, and the
 // action taken on what it matches (a status with its reason, or an
 // urgency). It parses and validates a rule's API form, matches findings at
 // ingestion and existing issues alike, and picks the rule that applies. It
 // holds no storage: the caller passes the active rules.
-package triagerule
+package triagemodel
 
 import (
 	"slices"

@@ -1,4 +1,4 @@
-package triagerule
+package triagemodel
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-// Package delivery delivers notification events: the outbox items that
+// Package deliveryengine delivers notification events: the outbox items that
 // write paths record in the same transaction as their change (store.Event)
 // reach Dispatch through the table's DynamoDB stream (the dispatcher
 // function in AWS, a stream poller locally). For each event it resolves
@@ -10,7 +10,7 @@
 // backoff and jitter by RunDue, which the scheduler function (the dev
 // server's timer locally) calls; the webhooks routes send one delivery
 // again with Redeliver.
-package delivery
+package deliveryengine
 
 import (
 	"context"

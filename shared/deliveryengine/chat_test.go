@@ -1,4 +1,4 @@
-package delivery_test
+package deliveryengine_test
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/chatmsg/chattest"
-	"github.com/acme/codescan-api/shared/delivery"
+	"github.com/acme/codescan-api/shared/deliveryengine"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/webhook"
 )
@@ -36,7 +36,7 @@ func (c *clock) add(d time.Duration) {
 
 type world struct {
 	env  *testenv.Env
-	d    *delivery.Engine
+	d    *deliveryengine.Engine
 	clk  *clock
 	acme *testenv.Company
 }
@@ -46,11 +46,11 @@ func newWorld(t *testing.T) *world {
 	// The engine's clock runs an hour ahead: every receiver the test
 	// stores exists when its events are recorded.
 	clk := &clock{at: time.Now().UTC().Truncate(time.Second).Add(time.Hour)}
-	return &world{env: env, clk: clk, acme: env.Company(t, "Acme"), d: &delivery.Engine{
+	return &world{env: env, clk: clk, acme: env.Company(t, "Acme"), d: &deliveryengine.Engine{
 		Store:    env.Store,
 		Webhooks: webhook.New(webhook.Options{AllowLoopback: true, Timeout: 2 * time.Second}),
 		Sealer:   testenv.Sealer(t), AppURL: "https://app.codescan.test",
-		Backoff: delivery.Backoff{Base: time.Minute, Max: time.Hour, Horizon: 24 * time.Hour},
+		Backoff: deliveryengine.Backoff{Base: time.Minute, Max: time.Hour, Horizon: 24 * time.Hour},
 		Log:     slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Now:     clk.now,
 	}}
