@@ -3,6 +3,7 @@ package sca
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -51,6 +52,7 @@ func (x *SCA) PutScanSCAIssues(ctx context.Context, companyID int64, sc scans.Sc
 	if err != nil {
 		return err
 	}
+	found = slices.Clone(found) // the caller's findings stay as given: ids are canonicalised and correlated on a copy
 	for n := range found {
 		id, ok := schema.CanonicalUUID(found[n].ID)
 		if !ok {
