@@ -27,6 +27,24 @@ import (
 // the budget leaves each group about 4 MB of its own.
 const maxSize = 12 << 20
 
+// celSize is the budget of the functions that compile or evaluate
+// destinations' CEL filters (shared/eventfilter: the webhooks and
+// notifications routes check them when saved, the dispatcher and the
+// scheduler evaluate them): cel-go and its protobuf runtime add some
+// 11 MB, and the two workers also link the pull-request and ticket
+// clients (dispatcher and scheduler 30 MB, webhooks 23 MB, notifications
+// 20 MB on 2026-11-27). Still far from Lambda's 250 MB unzipped.
+const celSize = 32 << 20
+
+// budget is the size a group's bootstrap may reach.
+func budget(group string) int64 {
+	switch group {
+	case "notifications", "webhooks", "dispatcher", "scheduler":
+		return celSize
+	}
+	return maxSize
+}
+
 func main() {
 	out := flag.String("out", "build", "output directory, relative to the repository root")
 	flag.Parse()
@@ -59,12 +77,12 @@ func run(out string) error {
 			return err
 		}
 		fmt.Printf("%-14s %6.2f MB  %s\n", g, float64(st.Size())/(1<<20), filepath.Join(out, g, "bootstrap"))
-		if st.Size() > maxSize {
+		if st.Size() > budget(g) {
 			tooBig = append(tooBig, g)
 		}
 	}
 	if len(tooBig) > 0 {
-		return fmt.Errorf("over the size budget of %d MB: %v", maxSize>>20, tooBig)
+		return fmt.Errorf("over the size budget (%d MB; %d MB with CEL filters): %v", maxSize>>20, celSize>>20, tooBig)
 	}
 	return nil
 }
