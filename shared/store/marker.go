@@ -3,7 +3,7 @@ package store
 import (
 	"context"
 
-	"github.com/acme/codescan-api/shared/store/internal/schema"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 type marker struct {

@@ -1,7 +1,7 @@
 package store
 
 import (
-	"github.com/acme/codescan-api/shared/store/internal/schema"
+	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/store/page"
 )
 

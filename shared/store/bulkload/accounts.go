@@ -4,8 +4,8 @@ import (
 	"context"
 
 	"github.com/acme/codescan-api/shared/store"
-	"github.com/acme/codescan-api/shared/store/internal/ddb"
-	"github.com/acme/codescan-api/shared/store/internal/schema"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // PutCompany creates or replaces company c, with the id it carries, and its

@@ -7,7 +7,7 @@ import (
 
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/findings"
-	"github.com/acme/codescan-api/shared/store/internal/schema"
+	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/store/trends"
 )
 

@@ -5,7 +5,7 @@ import (
 	"sync"
 
 	"github.com/acme/codescan-api/shared/store"
-	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/ddb"
 )
 
 // The loaders are the benchmark's, not write paths: they write, into a

@@ -3,7 +3,7 @@ package catalog
 import (
 	"context"
 
-	"github.com/acme/codescan-api/shared/store/internal/schema"
+	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/store/page"
 )
 

@@ -3,8 +3,8 @@ package catalog
 import (
 	"context"
 
-	"github.com/acme/codescan-api/shared/store/internal/ddb"
-	"github.com/acme/codescan-api/shared/store/internal/schema"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 

@@ -8,7 +8,7 @@ package components
 import (
 	"time"
 
-	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/ddb"
 )
 
 // Components is the inventory's area of the store.

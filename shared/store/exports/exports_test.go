@@ -7,9 +7,9 @@ import (
 
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/store/exports"
-	"github.com/acme/codescan-api/shared/store/internal/ddb"
-	"github.com/acme/codescan-api/shared/store/internal/ledger"
-	"github.com/acme/codescan-api/shared/store/internal/schema"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/ledger"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }

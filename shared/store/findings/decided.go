@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/acme/codescan-api/shared/store/decisions"
-	"github.com/acme/codescan-api/shared/store/internal/ddb"
-	"github.com/acme/codescan-api/shared/store/internal/schema"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // Decisions that follow the finding: a project decision reaches the

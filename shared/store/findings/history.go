@@ -1,8 +1,8 @@
 package findings
 
 import (
-	"github.com/acme/codescan-api/shared/store/internal/ddb"
-	"github.com/acme/codescan-api/shared/store/internal/schema"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // HistoryEntry is one status change of an issue: when, who (a user, or the

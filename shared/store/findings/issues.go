@@ -11,8 +11,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/acme/codescan-api/shared/store/acceptances"
-	"github.com/acme/codescan-api/shared/store/internal/ddb"
-	"github.com/acme/codescan-api/shared/store/internal/schema"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // Urgencies are the issue urgency codes, most urgent first.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/acme/codescan-api/shared/store/acceptances"
 	"github.com/acme/codescan-api/shared/store/catalog"
-	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/ddb"
 )
 
 // Risk terms on the write path: an accepted_risk issue carries its terms

@@ -9,7 +9,7 @@ import (
 
 	"github.com/acme/codescan-api/shared/sla"
 	"github.com/acme/codescan-api/shared/store/catalog"
-	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/ddb"
 	"github.com/acme/codescan-api/shared/store/trends"
 	"github.com/acme/codescan-api/shared/trendmath"
 )

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/acme/codescan-api/shared/store/findings"
-	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/ddb"
 	"github.com/acme/codescan-api/shared/store/page"
 )
 

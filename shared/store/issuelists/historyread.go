@@ -4,8 +4,8 @@ import (
 	"context"
 
 	"github.com/acme/codescan-api/shared/store/findings"
-	"github.com/acme/codescan-api/shared/store/internal/ddb"
-	"github.com/acme/codescan-api/shared/store/internal/schema"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // IssueHistory returns an issue's status changes, oldest first;

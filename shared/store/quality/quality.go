@@ -14,9 +14,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/acme/codescan-api/shared/store/internal/counted"
-	"github.com/acme/codescan-api/shared/store/internal/ddb"
-	"github.com/acme/codescan-api/shared/store/internal/ledger"
-	"github.com/acme/codescan-api/shared/store/internal/schema"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/ledger"
+	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/store/page"
 )
 

@@ -17,9 +17,9 @@ import (
 
 	"github.com/acme/codescan-api/shared/store/exploits"
 	"github.com/acme/codescan-api/shared/store/internal/counted"
-	"github.com/acme/codescan-api/shared/store/internal/ddb"
-	"github.com/acme/codescan-api/shared/store/internal/ledger"
-	"github.com/acme/codescan-api/shared/store/internal/schema"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/ledger"
+	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/store/triageops"
 	"github.com/acme/codescan-api/shared/triagemodel"
 )

@@ -13,8 +13,8 @@ import (
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/acme/codescan-api/internal/testenv"
-	"github.com/acme/codescan-api/shared/store/internal/ddb"
-	"github.com/acme/codescan-api/shared/store/internal/ledger"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/ledger"
 	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/store/tenancy"
 )

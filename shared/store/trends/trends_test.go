@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/acme/codescan-api/internal/testenv"
-	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/ddb"
 	"github.com/acme/codescan-api/shared/store/trends"
 	"github.com/acme/codescan-api/shared/trendmath"
 )

@@ -10,8 +10,8 @@ import (
 
 	"github.com/acme/codescan-api/shared/store/acceptances"
 	"github.com/acme/codescan-api/shared/store/findings"
-	"github.com/acme/codescan-api/shared/store/internal/ddb"
-	"github.com/acme/codescan-api/shared/store/internal/schema"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // Risk acceptance (docs/findings.md): an accepted_risk issue carries its

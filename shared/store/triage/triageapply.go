@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/acme/codescan-api/shared/store/findings"
-	"github.com/acme/codescan-api/shared/store/internal/ddb"
+	"github.com/acme/codescan-api/shared/store/ddb"
 	"github.com/acme/codescan-api/shared/store/issuelists"
 	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/store/triageops"

@@ -25,9 +25,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
 
-	"github.com/acme/codescan-api/shared/store/internal/ddb"
-	"github.com/acme/codescan-api/shared/store/internal/ledger"
-	"github.com/acme/codescan-api/shared/store/internal/schema"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/ledger"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // Op is a bulk triage operation (see schema.TriageOpItem for its fields).
