@@ -112,8 +112,8 @@ func TestStackSurvivesS3Death(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	pid, back := s.s3.Pid(), s.s3.NextUp() // taken before the kill: the restart cannot slip past it
 	block()
-	pid := s.s3.Pid()
 	status, header, body := upload()
 	if status != http.StatusServiceUnavailable || header.Get("Retry-After") == "" || !json.Valid(body) {
 		t.Fatalf("upload during the outage: %d Retry-After %q %s, want 503 with Retry-After", status, header.Get("Retry-After"), body)
@@ -124,7 +124,14 @@ func TestStackSurvivesS3Death(t *testing.T) {
 	if err := os.Rename(s3Dir+".aside", s3Dir); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the S3 server back", func() bool { return s.s3.Pid() != pid && answers(s.s3.Endpoint) })
+	select {
+	case <-back:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("no S3 server back within two minutes")
+	}
+	if s.s3.Pid() == pid || !answers(s.s3.Endpoint) {
+		t.Fatalf("the S3 server came back as %d (killed: %d) and answers: %v", s.s3.Pid(), pid, answers(s.s3.Endpoint))
+	}
 	for _, id := range []string{before, ""} {
 		if id == "" {
 			status, _, body := upload()
@@ -178,12 +185,21 @@ func scanStatus(t *testing.T, s *stack, key, id string) string {
 	return out.Status
 }
 
-// waitFor polls cond until it holds or two minutes pass.
+// waitFor checks cond on every tick until it holds or two minutes pass.
+// Only the ingestion of a scan is waited for so: it is the stack's stream
+// poller, in this process, writing the table, and the stack offers no
+// signal of it (its pollers set no localstream.Poller.Caught); the S3
+// server's restart is awaited on NextUp.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(2 * time.Minute); !cond(); time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(deadline) {
+	deadline := time.After(2 * time.Minute)
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-deadline:
 			t.Fatalf("no %s within two minutes", what)
+		case <-tick.C:
 		}
 	}
 }

@@ -41,8 +41,9 @@ type Process struct {
 
 	mu      sync.Mutex
 	cur     *child
-	up      time.Time // when cur answered
-	stopped bool      // Stop was called: an exit is no death
+	up      time.Time     // when cur answered
+	nextUp  chan struct{} // closed when the next child answers; nil until NextUp asks
+	stopped bool          // Stop was called: an exit is no death
 }
 
 // Start runs the command newCmd makes and waits until ready reports true,
@@ -110,8 +111,25 @@ func (p *Process) launch(ctx context.Context) error {
 	}
 	p.mu.Lock()
 	p.up = time.Now()
+	if p.nextUp != nil {
+		close(p.nextUp)
+		p.nextUp = nil
+	}
 	p.mu.Unlock()
 	return nil
+}
+
+// NextUp returns a channel closed the next time a child comes up (answers
+// its ready check) after the call: Supervise restarts the child in the background, and this is how
+// a caller (a test that killed it) learns the restart is done, rather than
+// polling Pid and the port. Take it before causing the restart.
+func (p *Process) NextUp() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.nextUp == nil {
+		p.nextUp = make(chan struct{})
+	}
+	return p.nextUp
 }
 
 // Signal sends sig to the running child (not to the rest of its group).

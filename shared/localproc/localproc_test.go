@@ -23,13 +23,15 @@ func (l *logs) logf(format string, _ ...any) {
 	l.all = append(l.all, format)
 }
 
-// waitFor polls cond until it holds or a minute passes.
-func waitFor(t *testing.T, what string, cond func() bool) {
+// waitUp waits until up (a NextUp channel) is closed, failing the test
+// after a minute: the supervisor restarts in the background, and NextUp is
+// its signal that a new child answers.
+func waitUp(t *testing.T, what string, up <-chan struct{}) {
 	t.Helper()
-	for deadline := time.Now().Add(time.Minute); !cond(); time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s within a minute", what)
-		}
+	select {
+	case <-up:
+	case <-time.After(time.Minute):
+		t.Fatalf("no %s within a minute", what)
 	}
 }
 
@@ -52,11 +54,14 @@ func TestSuperviseRestarts(t *testing.T) {
 	var l logs
 	done := p.Supervise(context.Background(), l.logf)
 	for round := 1; round <= 2; round++ {
-		old := p.Pid()
+		old, up := p.Pid(), p.NextUp() // taken before the kill, so the restart cannot be missed
 		if err := p.Signal(syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "restart", func() bool { return p.Pid() != old })
+		waitUp(t, "restart", up)
+		if p.Pid() == old {
+			t.Fatalf("after kill %d: the killed child %d is still the current one", round, old)
+		}
 		mu.Lock()
 		n := starts
 		mu.Unlock()

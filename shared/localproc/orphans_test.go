@@ -42,8 +42,10 @@ func TestMain(m *testing.M) {
 	}
 }
 
-// listen serves the port: every connection reads "token pid\n". Started
-// by a plain parent, it first asks to end with it (EndWithParent).
+// listen serves the port: every connection reads "token pid\n". Once it
+// listens it says so on stdout, which a plain parent waits for (Start
+// drops it and asks the port instead). Started by a plain parent, it
+// first asks to end with it (EndWithParent).
 func listen() {
 	if os.Getenv(endEnv) == "true" {
 		if err := EndWithParent(syscall.SIGKILL); err != nil {
@@ -56,6 +58,7 @@ func listen() {
 		fmt.Fprintln(os.Stderr, "listener:", err)
 		os.Exit(3)
 	}
+	fmt.Println("listening")
 	for {
 		c, err := l.Accept()
 		if err != nil {
@@ -81,21 +84,24 @@ func parent() {
 }
 
 // plainParent starts a listener with plain os/exec (no Pdeathsig, no
-// token), prints its pid twice, as parent does, and waits to be killed.
+// token), waits for its readiness line, prints its pid twice, as parent
+// does, and waits to be killed.
 func plainParent() {
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), roleEnv+"=listener", endEnv+"=true")
 	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
+	stdout, err := cmd.StdoutPipe()
+	if err == nil {
+		err = cmd.Start()
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "plain parent:", err)
 		os.Exit(3)
 	}
-	port, _ := strconv.Atoi(os.Getenv(portEnv))
-	for deadline := time.Now().Add(30 * time.Second); portFree(port); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			fmt.Fprintln(os.Stderr, "plain parent: the listener does not listen")
-			os.Exit(3)
-		}
+	// A listener that fails exits, closing the pipe: no line, no hang.
+	if line, err := bufio.NewReader(stdout).ReadString('\n'); line != "listening\n" {
+		fmt.Fprintf(os.Stderr, "plain parent: the listener does not listen (%q, %v)\n", line, err)
+		os.Exit(3)
 	}
 	fmt.Printf("%d %d\n", cmd.Process.Pid, cmd.Process.Pid)
 	_, _ = io.Copy(io.Discard, os.Stdin)
@@ -170,10 +176,17 @@ func portFree(port int) bool {
 	return false
 }
 
+// orphan is a process the test did not start (a grandchild) and waits to
+// see end.
+type orphan struct {
+	pid  int
+	exit exitWatch
+}
+
 // killedParent runs a parent in role that starts a listener on port,
-// SIGKILLs it once the listener answers, and returns the pids of its child
-// and of the listener.
-func killedParent(t *testing.T, role string, port int, wrapped bool) (childPid, listenerPid int) {
+// SIGKILLs it once the listener answers, and returns its child and the
+// listener, watched from before the kill.
+func killedParent(t *testing.T, role string, port int, wrapped bool) (child, listener orphan) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), roleEnv+"="+role, portEnv+"="+strconv.Itoa(port), wrapEnv+"="+strconv.FormatBool(wrapped))
@@ -190,10 +203,13 @@ func killedParent(t *testing.T, role string, port int, wrapped bool) (childPid, 
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := fmt.Fscan(stdout, &childPid, &listenerPid); err != nil {
+	if _, err := fmt.Fscan(stdout, &child.pid, &listener.pid); err != nil {
 		_ = cmd.Process.Kill()
 		t.Fatalf("the parent reported no pids: %v (%v)", err, cmd.Wait())
 	}
+	// Watched while their parent, blocked on stdin, keeps them alive: the
+	// pids cannot have been reused yet.
+	child.exit, listener.exit = watchExit(t, child.pid), watchExit(t, listener.pid)
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -201,15 +217,72 @@ func killedParent(t *testing.T, role string, port int, wrapped bool) (childPid, 
 	if err := cmd.Wait(); !errors.As(err, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
 		t.Fatalf("the parent ended with %v, want killed by SIGKILL", err)
 	}
-	return childPid, listenerPid
+	return child, listener
 }
 
-// within polls cond until it holds, failing the test after limit.
-func within(t *testing.T, limit time.Duration, what string, cond func() bool) {
+// ended waits (10 s at most) for o to exit, then checks that port, which
+// it held, is free: its sockets are closed before it counts as exited.
+func (o orphan) ended(t *testing.T, port int, what string) {
 	t.Helper()
-	for deadline := time.Now().Add(limit); !cond(); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
+	o.exit.wait(t, 10*time.Second, what)
+	if !portFree(port) {
+		t.Fatalf("%s: process %d ended but port %d still answers", what, o.pid, port)
+	}
+}
+
+// sysPidfdOpen is pidfd_open(2)'s number (434 on every architecture but
+// alpha), which the frozen syscall package does not name.
+const sysPidfdOpen = 434
+
+// exitWatch is a pidfd, or -1 for a process that had already ended. A
+// pidfd is how to wait for a process this one did not start (a grandchild,
+// an orphan, which Wait cannot reap): it becomes readable once the process
+// has exited, zombie or reaped, and keeps naming it if its pid is reused.
+type exitWatch int
+
+// watchExit opens an exitWatch on pid, closed when the test ends.
+func watchExit(t *testing.T, pid int) exitWatch {
+	t.Helper()
+	fd, _, e := syscall.Syscall(sysPidfdOpen, uintptr(pid), 0, 0)
+	if e == syscall.ESRCH {
+		return -1
+	}
+	if e != 0 {
+		t.Fatalf("pidfd_open(%d): %v", pid, e)
+	}
+	t.Cleanup(func() { _ = syscall.Close(int(fd)) })
+	return exitWatch(fd)
+}
+
+// wait blocks until the watched process has exited, failing the test
+// after limit.
+func (w exitWatch) wait(t *testing.T, limit time.Duration, what string) {
+	t.Helper()
+	if w < 0 {
+		return
+	}
+	ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(ep)
+	ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(w)}
+	if err := syscall.EpollCtl(ep, syscall.EPOLL_CTL_ADD, int(w), &ev); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(limit)
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
 			t.Fatalf("%s: not within %s", what, limit)
+		}
+		n, err := syscall.EpollWait(ep, []syscall.EpollEvent{ev}, int(left.Milliseconds())+1)
+		switch {
+		case err == syscall.EINTR: // the runtime's signals; wait on
+		case err != nil:
+			t.Fatal(err)
+		case n > 0:
+			return
 		}
 	}
 }
@@ -222,8 +295,9 @@ func restart(t *testing.T, port int, wrapped bool) {
 	if err != nil {
 		t.Fatalf("starting again on port %d: %v", port, err)
 	}
+	listener := orphan{p.listenerPid, watchExit(t, p.listenerPid)} // a grandchild when wrapped
 	p.Stop()
-	within(t, 10*time.Second, "port free after Stop", func() bool { return portFree(port) })
+	listener.ended(t, port, "the listener after Stop")
 	if !gone(p.listenerPid) {
 		t.Fatalf("listener %d still runs after Stop", p.listenerPid)
 	}
@@ -238,10 +312,10 @@ func TestChildDiesWithParent(t *testing.T) {
 		t.Fatal(err)
 	}
 	child, listener := killedParent(t, "parent", port, false)
-	if child != listener {
-		t.Fatalf("the listener %d is not the child %d", listener, child)
+	if child.pid != listener.pid {
+		t.Fatalf("the listener %d is not the child %d", listener.pid, child.pid)
 	}
-	within(t, 10*time.Second, "the orphaned child gone and its port free", func() bool { return gone(child) && portFree(port) })
+	child.ended(t, port, "the orphaned child")
 	restart(t, port, false)
 }
 
@@ -256,13 +330,13 @@ func TestStartEndsWhatADeadRunLeft(t *testing.T) {
 		t.Fatal(err)
 	}
 	wrapper, listener := killedParent(t, "parent", port, true)
-	if wrapper == listener {
-		t.Fatalf("the listener %d is not the wrapper's child", listener)
+	if wrapper.pid == listener.pid {
+		t.Fatalf("the listener %d is not the wrapper's child", listener.pid)
 	}
-	within(t, 10*time.Second, "the wrapper gone", func() bool { return gone(wrapper) })
+	wrapper.exit.wait(t, 10*time.Second, "the wrapper gone")
 	restart(t, port, true)
-	if !gone(listener) {
-		t.Fatalf("the dead run's listener %d still runs", listener)
+	if !gone(listener.pid) {
+		t.Fatalf("the dead run's listener %d still runs", listener.pid)
 	}
 }
 
@@ -278,10 +352,11 @@ func TestGroupEndsWithChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Stop()
+	listener := orphan{p.listenerPid, watchExit(t, p.listenerPid)}
 	if err := p.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	within(t, 10*time.Second, "the wrapper's listener gone and its port free", func() bool { return gone(p.listenerPid) && portFree(port) })
+	listener.ended(t, port, "the wrapper's listener")
 }
 
 // A sweep leaves the stand-ins of live runs alone: a record whose starter
@@ -319,5 +394,5 @@ func TestEndWithParent(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, listener := killedParent(t, "plain-parent", port, false)
-	within(t, 10*time.Second, "the orphan gone and its port free", func() bool { return gone(listener) && portFree(port) })
+	listener.ended(t, port, "the orphan")
 }
