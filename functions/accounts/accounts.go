@@ -10,7 +10,7 @@ import (
 	"github.com/acme/codescan-api/shared/config"
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/routes"
-	"github.com/acme/codescan-api/shared/store"
+	storepage "github.com/acme/codescan-api/shared/store/page"
 )
 
 // List limits.
@@ -26,7 +26,7 @@ type handlers struct {
 
 // New returns the group's http.Handler.
 func New(d config.Deps) http.Handler {
-	h := handlers{store: d.Store, now: d.Clock()}
+	h := handlers{store: d.Store.Tenancy, now: d.Clock()}
 	return d.Server.Group(routes.GroupAccounts, map[string]httpapi.HandlerFunc{
 		"POST /api-keys":            h.createKey,
 		"GET /api-keys":             h.listKeys,
@@ -41,10 +41,10 @@ func New(d config.Deps) http.Handler {
 // pageRequest reads page, page_size and next_page_token (or page_token).
 // A token wins over a page number; page numbers cost a keys-only read of
 // the rows before.
-func pageRequest(r *http.Request) (store.PageQuery, httpapi.Paging, error) {
+func pageRequest(r *http.Request) (storepage.Request, httpapi.Paging, error) {
 	pg, err := httpapi.ParsePaging(r, DefaultPageSize, MaxPageSize)
 	if err != nil {
-		return store.PageQuery{}, pg, err
+		return storepage.Request{}, pg, err
 	}
 	return pg.Query(), pg, nil
 }
@@ -52,7 +52,7 @@ func pageRequest(r *http.Request) (store.PageQuery, httpapi.Paging, error) {
 // pageInfo is what every list of the group answers beside its rows: the
 // page number (by position, a page reached by token included) and the next
 // page's token (null on the last page).
-func pageInfo(pg httpapi.Paging, res store.PageResult) (page int, token any) {
+func pageInfo(pg httpapi.Paging, res storepage.Result) (page int, token any) {
 	if res.Next != "" {
 		token = res.Next
 	}

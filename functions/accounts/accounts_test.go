@@ -15,8 +15,11 @@ import (
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/routes"
-	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/bulkload"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/schema"
+	"github.com/acme/codescan-api/shared/store/tenancy"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -112,7 +115,7 @@ func TestAPIKeyLifecycle(t *testing.T) {
 
 	key, rec := w.createKey(t, testenv.Key(member), `{"name":"  CI  ","expires_in_days":30}`)
 	if !strings.HasPrefix(key, auth.APIKeyPrefix) || rec.Name != "CI" || rec.UserID != member.ID ||
-		rec.Prefix != key[:store.KeyPrefixLength] || rec.ExpiresAt == nil || rec.RevokedAt != nil || rec.LastUsedAt != nil {
+		rec.Prefix != key[:tenancy.KeyPrefixLength] || rec.ExpiresAt == nil || rec.RevokedAt != nil || rec.LastUsedAt != nil {
 		t.Fatalf("created %+v for %q", rec, key)
 	}
 	exp, _ := time.Parse(time.RFC3339, *rec.ExpiresAt)
@@ -126,7 +129,7 @@ func TestAPIKeyLifecycle(t *testing.T) {
 	if own.Total != 2 || len(own.Keys) != 2 { // testenv's default key and the new one
 		t.Fatalf("own keys %+v", own)
 	}
-	got, err := w.env.Store.GetAPIKey(context.Background(), acme.ID, rec.ID)
+	got, err := w.env.Store.Tenancy.GetAPIKey(context.Background(), acme.ID, rec.ID)
 	if err != nil || got.LastUsedAt == "" {
 		t.Fatalf("last_used_at not recorded: %+v %v", got, err)
 	}
@@ -148,7 +151,7 @@ func TestAPIKeyLifecycle(t *testing.T) {
 
 	// A member cannot create keys for others, nor revoke them.
 	w.do(t, "POST", "/api-keys", fmt.Sprintf(`{"name":"x","user_id":%d}`, other.ID), testenv.Key(member), http.StatusForbidden)
-	otherKeys, _, _, _ := w.env.Store.ListAPIKeys(context.Background(), acme.ID, other.ID, store.PageQuery{Limit: 10})
+	otherKeys, _, _, _ := w.env.Store.Tenancy.ListAPIKeys(context.Background(), acme.ID, other.ID, page.Request{Limit: 10})
 	w.do(t, "DELETE", fmt.Sprintf("/api-keys/%d", otherKeys[0].ID), "", testenv.Key(member), http.StatusNotFound)
 
 	// Revocation: the next request with the key is 401; revoking again
@@ -203,13 +206,13 @@ func TestExpiredKeyIsRefused(t *testing.T) {
 	key := auth.NewAPIKey()
 	ctx := context.Background()
 	exp := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
-	if _, err := w.env.Store.CreateAPIKey(ctx, store.APIKey{CompanyID: acme.ID, UserID: acme.Admin.ID, Name: "short", ExpiresAt: exp}, key); err != nil {
+	if _, err := w.env.Store.Tenancy.CreateAPIKey(ctx, schema.APIKey{CompanyID: acme.ID, UserID: acme.Admin.ID, Name: "short", ExpiresAt: exp}, key); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.env.Store.CredentialByAPIKey(ctx, key, time.Now()); err != nil {
+	if _, err := w.env.Store.Tenancy.CredentialByAPIKey(ctx, key, time.Now()); err != nil {
 		t.Fatalf("before expiry: %v", err)
 	}
-	if _, err := w.env.Store.CredentialByAPIKey(ctx, key, time.Now().Add(time.Hour+time.Second)); err != store.ErrNotFound {
+	if _, err := w.env.Store.Tenancy.CredentialByAPIKey(ctx, key, time.Now().Add(time.Hour+time.Second)); err != ddb.ErrNotFound {
 		t.Fatalf("after expiry: %v, want ErrNotFound", err)
 	}
 }
@@ -243,8 +246,8 @@ func TestAuthReadBudget(t *testing.T) {
 	w := newWorld(t)
 	acme := w.env.Company(t, "Acme")
 	measure := func(header ...string) int {
-		var m store.Meter
-		r, _ := http.NewRequestWithContext(store.WithMeter(context.Background(), &m), "GET", "/", nil)
+		var m ddb.Meter
+		r, _ := http.NewRequestWithContext(ddb.WithMeter(context.Background(), &m), "GET", "/", nil)
 		r.Header.Set(header[0], header[1])
 		if _, err := w.env.Deps.Server.Auth.Authenticate(r); err != nil {
 			t.Fatal(err)
@@ -295,7 +298,7 @@ func TestUsers(t *testing.T) {
 	}
 
 	// The new user's bearer token works (subject mapping).
-	dev := testenv.User{User: store.User{ID: u.ID, Subject: "idp|dev1"}}
+	dev := testenv.User{User: schema.User{ID: u.ID, Subject: "idp|dev1"}}
 	bearer := testenv.Bearer(w.env.Token(t, dev))
 	w.do(t, "GET", "/api-keys", "", bearer, http.StatusOK)
 
@@ -398,7 +401,7 @@ func TestLastAdminGuardUnderConcurrency(t *testing.T) {
 	if ok != 4 || conflict != 1 {
 		t.Fatalf("%d succeeded, %d refused; want 4 and 1", ok, conflict)
 	}
-	users, err := w.env.Store.ListUsers(context.Background(), acme.ID)
+	users, err := w.env.Store.Tenancy.ListUsers(context.Background(), acme.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -593,11 +596,11 @@ func TestNoTenantHints(t *testing.T) {
 
 	// The shared subject's bearer token stands for Acme's user (mapped
 	// first), and for Globex's once Acme's is inactive.
-	bearer := testenv.Bearer(w.env.Token(t, testenv.User{User: store.User{Subject: "idp|shared"}}))
+	bearer := testenv.Bearer(w.env.Token(t, testenv.User{User: schema.User{Subject: "idp|shared"}}))
 	owner := func() (companyID, userID int64) {
 		_, k := w.createKey(t, bearer, `{"name":"probe"}`)
 		for _, c := range []*testenv.Company{acme, globex} {
-			if got, err := w.env.Store.GetAPIKey(context.Background(), c.ID, k.ID); err == nil && got.UserID == k.UserID && got.Name == "probe" && got.RevokedAt == "" {
+			if got, err := w.env.Store.Tenancy.GetAPIKey(context.Background(), c.ID, k.ID); err == nil && got.UserID == k.UserID && got.Name == "probe" && got.RevokedAt == "" {
 				w.do(t, "DELETE", fmt.Sprintf("/api-keys/%d", k.ID), "", bearer, http.StatusOK)
 				return c.ID, k.UserID
 			}
@@ -621,14 +624,14 @@ func TestNoTenantHints(t *testing.T) {
 func TestIDsAboveOlderOnes(t *testing.T) {
 	w := newWorld(t)
 	ctx := context.Background()
-	id, err := w.env.Store.NextID(ctx, "company")
+	id, err := w.env.Store.Ledger.NextID(ctx, "company")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := bulkload.PutCompany(ctx, w.env.Store, store.Company{ID: id, Name: "Initech"}); err != nil {
+	if err := bulkload.PutCompany(ctx, w.env.Store, schema.Company{ID: id, Name: "Initech"}); err != nil {
 		t.Fatal(err)
 	}
-	old := store.User{ID: 500, CompanyID: id, Email: "old@initech.test", FirstName: "O", LastName: "L", IsAdmin: true, Active: true}
+	old := schema.User{ID: 500, CompanyID: id, Email: "old@initech.test", FirstName: "O", LastName: "L", IsAdmin: true, Active: true}
 	if err := bulkload.PutUser(ctx, w.env.Store, old); err != nil {
 		t.Fatal(err)
 	}
@@ -643,7 +646,7 @@ func TestIDsAboveOlderOnes(t *testing.T) {
 	if out.User.ID != 501 {
 		t.Errorf("new user %d, want 501 (above the older 500)", out.User.ID)
 	}
-	if u, err := w.env.Store.GetUser(ctx, id, 500); err != nil || u.Email != old.Email {
+	if u, err := w.env.Store.Tenancy.GetUser(ctx, id, 500); err != nil || u.Email != old.Email {
 		t.Errorf("older user: %+v %v", u, err)
 	}
 }
@@ -686,10 +689,10 @@ func TestTenantIsolation(t *testing.T) {
 		t.Fatalf("globex sees acme's actor %+v", log.Entries)
 	}
 	// Acme's key still works and was not revoked.
-	if k, err := w.env.Store.GetAPIKey(context.Background(), acme.ID, acmeKey.ID); err != nil || k.RevokedAt != "" {
+	if k, err := w.env.Store.Tenancy.GetAPIKey(context.Background(), acme.ID, acmeKey.ID); err != nil || k.RevokedAt != "" {
 		t.Fatalf("acme key %+v %v", k, err)
 	}
-	if u, err := w.env.Store.GetUser(context.Background(), acme.ID, acmeUser.ID); err != nil || !u.Active {
+	if u, err := w.env.Store.Tenancy.GetUser(context.Background(), acme.ID, acmeUser.ID); err != nil || !u.Active {
 		t.Fatalf("acme user %+v %v", u, err)
 	}
 }
@@ -781,12 +784,12 @@ func TestDeactivatedCompanyIsRefused(t *testing.T) {
 	ctx := context.Background()
 	bearer := testenv.Bearer(w.env.Token(t, acme.Admin))
 	w.do(t, "GET", "/api-keys", "", testenv.Key(acme.Admin), http.StatusOK)
-	if _, changed, err := w.env.Store.SetCompanyActive(ctx, acme.ID, false); err != nil || !changed {
+	if _, changed, err := w.env.Store.Tenancy.SetCompanyActive(ctx, acme.ID, false); err != nil || !changed {
 		t.Fatalf("deactivate: %v %v", changed, err)
 	}
 	w.do(t, "GET", "/api-keys", "", testenv.Key(acme.Admin), http.StatusUnauthorized)
 	w.do(t, "GET", "/api-keys", "", bearer, http.StatusUnauthorized)
-	if _, changed, err := w.env.Store.SetCompanyActive(ctx, acme.ID, true); err != nil || !changed {
+	if _, changed, err := w.env.Store.Tenancy.SetCompanyActive(ctx, acme.ID, true); err != nil || !changed {
 		t.Fatalf("reactivate: %v %v", changed, err)
 	}
 	w.do(t, "GET", "/api-keys", "", testenv.Key(acme.Admin), http.StatusOK)

@@ -9,7 +9,8 @@ import (
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/cleantext"
 	"github.com/acme/codescan-api/shared/httpapi"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // Limits of a key's fields.
@@ -43,7 +44,7 @@ func (h handlers) createKey(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	k := store.APIKey{CompanyID: p.CompanyID, UserID: p.UserID, Name: name}
+	k := schema.APIKey{CompanyID: p.CompanyID, UserID: p.UserID, Name: name}
 	if req.ExpiresInDays != nil {
 		if *req.ExpiresInDays < 1 || *req.ExpiresInDays > MaxKeyLifeDays {
 			return httpapi.Invalid("expires_in_days must be an integer from 1 to %d", MaxKeyLifeDays)
@@ -55,7 +56,7 @@ func (h handlers) createKey(w http.ResponseWriter, r *http.Request) error {
 			return httpapi.ErrAdmin
 		}
 		owner, err := h.store.GetUser(r.Context(), p.CompanyID, *req.UserID)
-		if errors.Is(err, store.ErrNotFound) {
+		if errors.Is(err, ddb.ErrNotFound) {
 			return errUserNotFound
 		}
 		if err != nil {
@@ -119,14 +120,14 @@ func (h handlers) revokeKey(w http.ResponseWriter, r *http.Request) error {
 	}
 	k, err := h.store.GetAPIKey(r.Context(), p.CompanyID, id)
 	// Another user's key answers like a missing one to a non-admin.
-	if errors.Is(err, store.ErrNotFound) || (err == nil && k.UserID != p.UserID && !p.IsAdmin) {
+	if errors.Is(err, ddb.ErrNotFound) || (err == nil && k.UserID != p.UserID && !p.IsAdmin) {
 		return errKeyNotFound
 	}
 	if err != nil {
 		return err
 	}
 	k, err = h.store.RevokeAPIKey(r.Context(), p.CompanyID, id)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, ddb.ErrNotFound) {
 		return errKeyNotFound
 	}
 	if err != nil {
@@ -147,7 +148,7 @@ type keyJSON struct {
 }
 
 // keyView is the API form of a key record: never the key or its hash.
-func keyView(k store.APIKey) keyJSON {
+func keyView(k schema.APIKey) keyJSON {
 	return keyJSON{
 		ID: k.ID, Name: k.Name, Prefix: k.Prefix, UserID: k.UserID, CreatedAt: k.CreatedAt,
 		LastUsedAt: nullable(k.LastUsedAt), ExpiresAt: nullable(k.ExpiresAt), RevokedAt: nullable(k.RevokedAt),

@@ -8,7 +8,8 @@ import (
 
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/httpapi"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ledger"
+	"github.com/acme/codescan-api/shared/store/tenancy"
 )
 
 // actionPattern is the form of audit actions ("api_key.revoke").
@@ -21,13 +22,13 @@ func (h handlers) listAudit(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q := r.URL.Query()
-	var f store.AuditFilter
+	var f tenancy.AuditFilter
 	if a := q.Get("actor"); a != "" {
 		f.Actor = a
-		if a != store.ViaOperator {
+		if a != ledger.ViaOperator {
 			id, err := strconv.ParseInt(a, 10, 64)
 			if err != nil || id < 1 {
-				return httpapi.Invalid("actor must be a user id or %q", store.ViaOperator)
+				return httpapi.Invalid("actor must be a user id or %q", ledger.ViaOperator)
 			}
 			f.Actor = strconv.FormatInt(id, 10) // "007" is user 7
 		}
@@ -69,17 +70,17 @@ type actorJSON struct {
 }
 
 type entryJSON struct {
-	ID      string                  `json:"id"`
-	At      string                  `json:"at"`
-	Actor   actorJSON               `json:"actor"`
-	Action  string                  `json:"action"`
-	Target  map[string]string       `json:"target"`
-	Changes map[string]store.Change `json:"changes"`
+	ID      string                   `json:"id"`
+	At      string                   `json:"at"`
+	Actor   actorJSON                `json:"actor"`
+	Action  string                   `json:"action"`
+	Target  map[string]string        `json:"target"`
+	Changes map[string]ledger.Change `json:"changes"`
 }
 
-func entryView(e store.AuditRecord) entryJSON {
+func entryView(e tenancy.AuditRecord) entryJSON {
 	a := actorJSON{Via: e.Actor.Via}
-	if e.Actor.Via != store.ViaOperator {
+	if e.Actor.Via != ledger.ViaOperator {
 		a.UserID = e.Actor.UserID
 	}
 	if e.Actor.KeyID != 0 {
@@ -87,7 +88,7 @@ func entryView(e store.AuditRecord) entryJSON {
 	}
 	changes := e.Changes
 	if changes == nil {
-		changes = map[string]store.Change{}
+		changes = map[string]ledger.Change{}
 	}
 	return entryJSON{
 		ID: e.ID, At: e.At, Actor: a, Action: e.Action,

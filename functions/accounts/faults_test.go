@@ -17,7 +17,7 @@ import (
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/acme/codescan-api/internal/testenv"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/page"
 )
 
 // failOnce fails the at-th DynamoDB call of a client, once.
@@ -74,7 +74,7 @@ func TestCreateKeyUnderFaults(t *testing.T) {
 			inj.mu.Lock()
 			inj.at = 0
 			inj.mu.Unlock()
-			keys, _, total, err := w.env.Store.ListAPIKeys(context.Background(), acme.ID, 0, store.PageQuery{Limit: 10})
+			keys, _, total, err := w.env.Store.Tenancy.ListAPIKeys(context.Background(), acme.ID, 0, page.Request{Limit: 10})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -82,7 +82,7 @@ func TestCreateKeyUnderFaults(t *testing.T) {
 			case res.Status == http.StatusCreated:
 				var out struct{ Key string }
 				res.Decode(t, &out)
-				if _, err := w.env.Store.CredentialByAPIKey(context.Background(), out.Key, time.Now()); err != nil {
+				if _, err := w.env.Store.Tenancy.CredentialByAPIKey(context.Background(), out.Key, time.Now()); err != nil {
 					t.Fatalf("call %d %s: the created key does not authenticate: %v", k, name, err)
 				}
 				if total != 2 || len(keys) != 2 {

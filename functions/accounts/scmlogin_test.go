@@ -8,7 +8,10 @@ import (
 	"testing"
 
 	"github.com/acme/codescan-api/internal/testenv"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/ledger"
+	"github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/tenancy"
 )
 
 type linkedUser struct {
@@ -41,7 +44,7 @@ func TestSCMLogin(t *testing.T) {
 	}
 	// One user's in the company, whatever the case it is written in.
 	w.do(t, "PATCH", path(ops), `{"scm_login":"OCTO-DEV","permissions":["scans.upload_scan"]}`, admin, http.StatusConflict)
-	if u, err := w.env.Store.GetUser(context.Background(), acme.ID, ops.ID); err != nil || len(u.Permissions) != 0 || u.SCMLogin != "" {
+	if u, err := w.env.Store.Tenancy.GetUser(context.Background(), acme.ID, ops.ID); err != nil || len(u.Permissions) != 0 || u.SCMLogin != "" {
 		t.Fatalf("a refused link changed the user: %+v %v", u, err)
 	}
 	w.do(t, "PATCH", "/users/"+strconv.FormatInt(globex.Admin.ID, 10), `{"scm_login":"octo-dev"}`, testenv.Key(globex.Admin), http.StatusOK)
@@ -59,11 +62,11 @@ func TestSCMLogin(t *testing.T) {
 	// A member may not link anyone.
 	w.do(t, "PATCH", path(dev), `{"scm_login":"mine"}`, testenv.Key(dev), http.StatusForbidden)
 
-	entries, _, err := w.env.Store.ListAudit(context.Background(), acme.ID, store.AuditFilter{Action: "user.update"}, store.PageQuery{Limit: 50})
+	entries, _, err := w.env.Store.Tenancy.ListAudit(context.Background(), acme.ID, tenancy.AuditFilter{Action: "user.update"}, page.Request{Limit: 50})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var links []store.Change
+	var links []ledger.Change
 	for _, e := range entries {
 		if c, ok := e.Changes["scm_login"]; ok {
 			links = append(links, c)
@@ -87,9 +90,9 @@ func TestSCMLoginIsOneChange(t *testing.T) {
 	admin := testenv.Key(acme.Admin)
 	ctx := context.Background()
 	path := func(u testenv.User) string { return "/users/" + strconv.FormatInt(u.ID, 10) }
-	updates := func() []store.AuditRecord {
+	updates := func() []tenancy.AuditRecord {
 		t.Helper()
-		entries, _, err := w.env.Store.ListAudit(ctx, acme.ID, store.AuditFilter{Action: "user.update"}, store.PageQuery{Limit: 50})
+		entries, _, err := w.env.Store.Tenancy.ListAudit(ctx, acme.ID, tenancy.AuditFilter{Action: "user.update"}, page.Request{Limit: 50})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,18 +109,18 @@ func TestSCMLoginIsOneChange(t *testing.T) {
 	}
 
 	// The login is taken: nothing of the change is written.
-	was, err := w.env.Store.GetUser(ctx, acme.ID, ops.ID)
+	was, err := w.env.Store.Tenancy.GetUser(ctx, acme.ID, ops.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	w.do(t, "PATCH", path(ops), `{"scm_login":"octo-dev","permissions":["scans.upload_scan"],"is_admin":true}`, admin, http.StatusConflict)
-	if u, err := w.env.Store.GetUser(ctx, acme.ID, ops.ID); err != nil || len(u.Permissions) != 0 || u.IsAdmin || u.SCMLogin != "" || u.Revision != was.Revision {
+	if u, err := w.env.Store.Tenancy.GetUser(ctx, acme.ID, ops.ID); err != nil || len(u.Permissions) != 0 || u.IsAdmin || u.SCMLogin != "" || u.Revision != was.Revision {
 		t.Fatalf("a refused change changed the user: %+v %v", u, err)
 	}
 	if n := len(updates()); n != 1 {
 		t.Fatalf("a refused change was audited: %d entries", n)
 	}
-	if u, err := w.env.Store.UserBySCMLogin(ctx, acme.ID, "octo-dev"); err != nil || u.ID != dev.ID {
+	if u, err := w.env.Store.Catalog.UserBySCMLogin(ctx, acme.ID, "octo-dev"); err != nil || u.ID != dev.ID {
 		t.Fatalf("the login after a refused change: %+v %v", u, err)
 	}
 	var admins struct{ Users []linkedUser }
@@ -130,7 +133,7 @@ func TestSCMLoginIsOneChange(t *testing.T) {
 
 	// Moving the login to another user in one change frees the old one.
 	w.do(t, "PATCH", path(dev), `{"scm_login":"octo-2","active":false}`, admin, http.StatusOK)
-	if _, err := w.env.Store.UserBySCMLogin(ctx, acme.ID, "octo-dev"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := w.env.Store.Catalog.UserBySCMLogin(ctx, acme.ID, "octo-dev"); !errors.Is(err, ddb.ErrNotFound) {
 		t.Fatalf("the old login after a move: %v", err)
 	}
 	w.do(t, "PATCH", path(ops), `{"scm_login":"octo-dev"}`, admin, http.StatusOK)

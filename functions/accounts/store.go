@@ -3,19 +3,21 @@ package accounts
 import (
 	"context"
 
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/schema"
+	"github.com/acme/codescan-api/shared/store/tenancy"
 )
 
-// Store is what the accounts handlers (users, API keys, the audit log) read and write: the store methods they
-// call, and no others. The Lambda main passes the store itself.
+// Store is what the accounts handlers (users, API keys, the audit log) read and write: per area of the store, the calls
+// they make and no others; StoreOf composes it from the store's areas.
 type Store interface {
-	CreateAPIKey(ctx context.Context, k store.APIKey, key string) (store.APIKey, error)
-	CreateUser(ctx context.Context, u store.User) (store.User, error)
-	GetAPIKey(ctx context.Context, companyID, keyID int64) (store.APIKey, error)
-	GetUser(ctx context.Context, companyID, userID int64) (store.User, error)
-	ListAPIKeys(ctx context.Context, companyID, userID int64, q store.PageQuery) ([]store.APIKey, store.PageResult, int64, error)
-	ListAudit(ctx context.Context, companyID int64, f store.AuditFilter, q store.PageQuery) ([]store.AuditRecord, store.PageResult, error)
-	ListUsersPage(ctx context.Context, companyID int64, facet string, q store.PageQuery) ([]store.User, store.PageResult, int64, error)
-	RevokeAPIKey(ctx context.Context, companyID, keyID int64) (store.APIKey, error)
-	UpdateUser(ctx context.Context, companyID, userID int64, ch store.UserChange) (before, after store.User, err error)
+	CreateAPIKey(ctx context.Context, k schema.APIKey, key string) (schema.APIKey, error)
+	CreateUser(ctx context.Context, u schema.User) (schema.User, error)
+	GetAPIKey(ctx context.Context, companyID, keyID int64) (schema.APIKey, error)
+	GetUser(ctx context.Context, companyID, userID int64) (schema.User, error)
+	ListAPIKeys(ctx context.Context, companyID, userID int64, q page.Request) ([]schema.APIKey, page.Result, int64, error)
+	ListAudit(ctx context.Context, companyID int64, f tenancy.AuditFilter, q page.Request) ([]tenancy.AuditRecord, page.Result, error)
+	ListUsersPage(ctx context.Context, companyID int64, facet string, q page.Request) ([]schema.User, page.Result, int64, error)
+	RevokeAPIKey(ctx context.Context, companyID, keyID int64) (schema.APIKey, error)
+	UpdateUser(ctx context.Context, companyID, userID int64, ch tenancy.UserChange) (before, after schema.User, err error)
 }

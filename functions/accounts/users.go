@@ -12,7 +12,8 @@ import (
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/prtriage"
 	"github.com/acme/codescan-api/shared/routes"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/store/tenancy"
 )
 
@@ -31,21 +32,21 @@ func (h handlers) listUsers(w http.ResponseWriter, r *http.Request) error {
 	}
 	q := r.URL.Query()
 	role, perm := q.Get("role"), q.Get("permission")
-	facet := store.FacetAll
+	facet := tenancy.FacetAll
 	switch {
 	case role != "" && perm != "":
 		return httpapi.Invalid("Filter by role or by permission, not both")
 	case role == "admin":
-		facet = store.FacetAdmin
+		facet = tenancy.FacetAdmin
 	case role == "member":
-		facet = store.FacetMember
+		facet = tenancy.FacetMember
 	case role != "":
 		return httpapi.Invalid("role must be admin or member")
 	case perm != "":
 		if !slices.Contains(routes.AllPermissions, perm) {
 			return httpapi.Invalid("Unknown permission")
 		}
-		facet = store.FacetPermission(perm)
+		facet = tenancy.FacetPermission(perm)
 	}
 	users, res, total, err := h.store.ListUsersPage(r.Context(), p.CompanyID, facet, pr)
 	if err != nil {
@@ -77,7 +78,7 @@ func (h handlers) createUser(w http.ResponseWriter, r *http.Request) error {
 	if err := httpapi.DecodeJSON(r, &req); err != nil {
 		return err
 	}
-	u := store.User{CompanyID: p.CompanyID, IsAdmin: req.IsAdmin, Active: true}
+	u := schema.User{CompanyID: p.CompanyID, IsAdmin: req.IsAdmin, Active: true}
 	var err error
 	if u.Email, err = cleantext.Email("email", deref(req.Email), MaxEmailLength); err != nil {
 		return err
@@ -98,9 +99,9 @@ func (h handlers) createUser(w http.ResponseWriter, r *http.Request) error {
 	}
 	created, err := h.store.CreateUser(r.Context(), u)
 	switch {
-	case errors.Is(err, store.ErrEmailTaken):
+	case errors.Is(err, tenancy.ErrEmailTaken):
 		return httpapi.Conflict("A user with this email already exists")
-	case errors.Is(err, store.ErrSubjectTaken):
+	case errors.Is(err, tenancy.ErrSubjectTaken):
 		return httpapi.Conflict("This subject is already mapped to a user")
 	case err != nil:
 		return err
@@ -153,7 +154,7 @@ func (h handlers) updateUser(w http.ResponseWriter, r *http.Request) error {
 	if req.Permissions == nil && req.IsAdmin == nil && req.Active == nil && req.SCMLogin == nil {
 		return httpapi.Invalid("Give at least one of permissions, is_admin, active, scm_login")
 	}
-	ch := store.UserChange{IsAdmin: req.IsAdmin, Active: req.Active}
+	ch := tenancy.UserChange{IsAdmin: req.IsAdmin, Active: req.Active}
 	if req.Permissions != nil {
 		perms, err := permissions(*req.Permissions)
 		if err != nil {
@@ -168,9 +169,9 @@ func (h handlers) updateUser(w http.ResponseWriter, r *http.Request) error {
 	// look-up item included.
 	_, after, err := h.store.UpdateUser(r.Context(), p.CompanyID, id, ch)
 	switch {
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, ddb.ErrNotFound):
 		return errUserNotFound
-	case errors.Is(err, store.ErrLastAdmin):
+	case errors.Is(err, tenancy.ErrLastAdmin):
 		return errLastAdmin
 	case errors.Is(err, tenancy.ErrSCMLoginTaken):
 		return errLoginTaken
@@ -217,7 +218,7 @@ type userJSON struct {
 	UpdatedAt   any      `json:"updated_at"`
 }
 
-func userView(u store.User) userJSON {
+func userView(u schema.User) userJSON {
 	return userJSON{
 		ID: u.ID, Email: u.Email, FirstName: u.FirstName, LastName: u.LastName,
 		Permissions: httpapi.Array(u.Permissions), IsAdmin: u.IsAdmin, Active: u.Active,

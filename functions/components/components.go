@@ -36,7 +36,7 @@ type handlers struct{ store Store }
 
 // New returns the group's http.Handler.
 func New(d config.Deps) http.Handler {
-	h := handlers{store: d.Store}
+	h := handlers{store: d.Store.Components}
 	return d.Server.Group(routes.GroupComponents, map[string]httpapi.HandlerFunc{
 		"GET /components": h.list,
 	})

@@ -77,7 +77,7 @@ func (w *world) hold(t *testing.T, company, project int64, branch string, purls 
 		list = append(list, c)
 	}
 	at := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
-	_, err := w.env.Store.ReplaceComponents(context.Background(), storecomponents.SetRef{CompanyID: company, ProjectID: project,
+	_, err := w.env.Store.Components.ReplaceComponents(context.Background(), storecomponents.SetRef{CompanyID: company, ProjectID: project,
 		ProjectName: fmt.Sprintf("svc-%03d", project), Branch: branch, Engine: "cyclonedx",
 		ScanID: fmt.Sprintf("00000000-0000-4000-8000-%012d", project), ScanAt: at}, list)
 	if err != nil {
@@ -241,7 +241,7 @@ func TestNoLicencesIsAnEmptyArray(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = w.env.Store.ReplaceComponents(context.Background(), storecomponents.SetRef{CompanyID: w.acme.ID, ProjectID: 1,
+	_, err = w.env.Store.Components.ReplaceComponents(context.Background(), storecomponents.SetRef{CompanyID: w.acme.ID, ProjectID: 1,
 		ProjectName: "svc-001", Branch: "main", Engine: "spdx", ScanID: "00000000-0000-4000-8000-000000000001",
 		ScanAt: time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)}, []comp.Component{c})
 	if err != nil {

@@ -27,6 +27,12 @@ import (
 	"github.com/acme/codescan-api/shared/netguard"
 	"github.com/acme/codescan-api/shared/notify"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/delivery"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/schema"
+	"github.com/acme/codescan-api/shared/store/triage"
 	"github.com/acme/codescan-api/shared/webhook"
 )
 
@@ -60,7 +66,7 @@ func newWorld(t *testing.T) *world {
 	sealer := testenv.Sealer(t)
 	clk := &clock{at: time.Now().UTC().Truncate(time.Second)}
 	w := &world{env: env, clk: clk, mailWeb: web, d: &deliveryengine.Engine{
-		Store:    env.Store,
+		Store:    deliveryengine.StoreOf(env.Store),
 		Webhooks: webhook.New(webhook.Options{AllowLoopback: true, Timeout: 2 * time.Second}),
 		Mail:     &mail.SMTP{Addr: smtpAddr, From: "notifications@codescan.test"},
 		Sealer:   sealer, AppURL: "http://app.test",
@@ -130,19 +136,19 @@ func (r *receiver) received() []received {
 }
 
 // endpoint stores a webhook endpoint of c for types, with a fresh secret.
-func (w *world) endpoint(t *testing.T, c *testenv.Company, url string, types ...string) (store.WebhookEndpoint, string) {
+func (w *world) endpoint(t *testing.T, c *testenv.Company, url string, types ...string) (schema.WebhookEndpoint, string) {
 	t.Helper()
 	ctx := context.Background()
 	secret, err := webhook.NewSecret()
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := store.NewWebhookID()
-	sealed, err := w.d.Sealer.Seal(ctx, secret, store.WebhookSecretRecord(c.ID, id))
+	id := delivery.NewWebhookID()
+	sealed, err := w.d.Sealer.Seal(ctx, secret, delivery.WebhookSecretRecord(c.ID, id))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ep, err := w.env.Store.CreateWebhook(ctx, store.WebhookEndpoint{ID: id, CompanyID: c.ID, URL: url, Types: types, Active: true, SealedSecret: sealed})
+	ep, err := w.env.Store.Deliveries.CreateWebhook(ctx, schema.WebhookEndpoint{ID: id, CompanyID: c.ID, URL: url, Types: types, Active: true, SealedSecret: sealed})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +157,7 @@ func (w *world) endpoint(t *testing.T, c *testenv.Company, url string, types ...
 
 func setting(t *testing.T, st *store.Store, companyID, userID int64, code, channel string, v bool) {
 	t.Helper()
-	if err := st.UpdateNotificationSetting(context.Background(), companyID, userID, code, []store.ChannelChange{{Channel: channel, Value: &v}}); err != nil {
+	if err := st.Deliveries.UpdateNotificationSetting(context.Background(), companyID, userID, code, []delivery.ChannelChange{{Channel: channel, Value: &v}}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -190,8 +196,8 @@ func (w *world) settled(t *testing.T) {
 	w.rounds.Settled(t, 10*time.Second)
 }
 
-func scanCompleted(companyID int64, scanID string) store.Event {
-	return store.Event{
+func scanCompleted(companyID int64, scanID string) schema.Event {
+	return schema.Event{
 		ID: "scan_completed-" + scanID, CompanyID: companyID, Type: "scan_completed", CreatedAt: time.Now(),
 		Data: json.RawMessage(fmt.Sprintf(`{"scan_id":%q,"project_id":7,"project_name":"payments","branch":"main","tool":"semgrep","findings":3,"completed_at":"2026-11-23T08:00:00Z"}`, scanID)),
 	}
@@ -201,21 +207,21 @@ func TestEventReachesWebhookAndEmailOnceEach(t *testing.T) {
 	w := newWorld(t)
 	c := w.env.Company(t, "Deliver"+randomSuffix())
 	member := w.env.User(t, c, testenv.UserSpec{Email: "member-" + randomSuffix() + "@deliver.test"})
-	setting(t, w.env.Store, c.ID, 0, "scan_completed", store.ChannelEmail, true) // platform default is off
+	setting(t, w.env.Store, c.ID, 0, "scan_completed", delivery.ChannelEmail, true) // platform default is off
 	rcv := newReceiver(t)
 	ep, secret := w.endpoint(t, c, rcv.URL+"/hook", "scan_completed")
 	w.endpoint(t, c, rcv.URL+"/other", "scan_failed") // not subscribed: gets nothing
 	w.startPoller(t)
 
 	ev := scanCompleted(c.ID, "6b1f8f2e-1d7e-4a53-9b8e-1c2d3e4f5a6b")
-	if err := w.env.Store.RecordEvent(context.Background(), ev); err != nil {
+	if err := w.env.Store.Ledger.RecordEvent(context.Background(), ev); err != nil {
 		t.Fatal(err)
 	}
 	w.eventually(t, "the webhook and both emails", func() bool {
 		return len(rcv.received()) >= 1 && len(w.inbox(t, c.Admin.Email)) >= 1 && len(w.inbox(t, member.Email)) >= 1
 	})
 	// The same event written again (a retried transaction) sends nothing new.
-	if err := w.env.Store.RecordEvent(context.Background(), ev); err != nil {
+	if err := w.env.Store.Ledger.RecordEvent(context.Background(), ev); err != nil {
 		t.Fatal(err)
 	}
 	w.settled(t)
@@ -266,15 +272,15 @@ func TestSettingsChooseExactlyTheRecipients(t *testing.T) {
 	loud := w.env.User(t, c, testenv.UserSpec{Email: "loud-" + randomSuffix() + "@rcpt.test"})
 	gone := w.env.User(t, c, testenv.UserSpec{Email: "gone-" + randomSuffix() + "@rcpt.test", Inactive: true})
 	// scan_failed: email and webhook on by platform default.
-	setting(t, w.env.Store, c.ID, quiet.ID, "scan_failed", store.ChannelEmail, false)
+	setting(t, w.env.Store, c.ID, quiet.ID, "scan_failed", delivery.ChannelEmail, false)
 	rcv := newReceiver(t)
 	w.endpoint(t, c, rcv.URL+"/hook", "scan_failed")
 	w.startPoller(t)
 
 	record := func(id string) {
-		ev := store.Event{ID: id, CompanyID: c.ID, Type: "scan_failed", CreatedAt: time.Now(),
+		ev := schema.Event{ID: id, CompanyID: c.ID, Type: "scan_failed", CreatedAt: time.Now(),
 			Data: json.RawMessage(`{"scan_id":"` + id + `","project_id":1,"project_name":"api","branch":"dev","tool":"gosec","failed_reason":"report truncated"}`)}
-		if err := w.env.Store.RecordEvent(context.Background(), ev); err != nil {
+		if err := w.env.Store.Ledger.RecordEvent(context.Background(), ev); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -291,7 +297,7 @@ func TestSettingsChooseExactlyTheRecipients(t *testing.T) {
 	}
 
 	// The company turns webhooks off for the type: emails continue.
-	setting(t, w.env.Store, c.ID, 0, "scan_failed", store.ChannelWebhook, false)
+	setting(t, w.env.Store, c.ID, 0, "scan_failed", delivery.ChannelWebhook, false)
 	record("a3c1e7d0-0000-4000-8000-000000000002")
 	w.eventually(t, "second emails", func() bool {
 		return len(w.inbox(t, loud.Email)) == 2 && len(w.inbox(t, c.Admin.Email)) == 2
@@ -322,13 +328,13 @@ func TestRetriesUntilTheReceiverAccepts(t *testing.T) {
 	ep, _ := w.endpoint(t, c, rcv.URL+"/hook", "scan_completed")
 	ctx := context.Background()
 	ev := scanCompleted(c.ID, "0f0e0d0c-0b0a-4909-8807-060504030201")
-	if failed := w.d.Dispatch(ctx, []store.Event{ev}); len(failed) != 0 {
+	if failed := w.d.Dispatch(ctx, []schema.Event{ev}); len(failed) != 0 {
 		t.Fatal(failed)
 	}
-	id := store.DeliveryID(ev.ID, store.ChannelWebhook, ep.ID)
+	id := delivery.DeliveryID(ev.ID, delivery.ChannelWebhook, ep.ID)
 	for _, wait := range []time.Duration{30 * time.Second, time.Minute} {
-		del, err := w.env.Store.GetDelivery(ctx, c.ID, id)
-		if err != nil || del.State != store.DeliveryRetrying {
+		del, err := w.env.Store.Deliveries.GetDelivery(ctx, c.ID, id)
+		if err != nil || del.State != delivery.DeliveryRetrying {
 			t.Fatalf("after attempt %d: %+v (%v)", del.Attempts, del, err)
 		}
 		next, err := time.Parse(time.RFC3339Nano, del.NextAttemptAt)
@@ -352,19 +358,19 @@ func TestRetriesUntilTheReceiverAccepts(t *testing.T) {
 			t.Errorf("attempt with webhook-id %q", g.header.Get("webhook-id"))
 		}
 	}
-	log, _, err := w.env.Store.ListAttempts(ctx, c.ID, ep.ID, "", store.PageQuery{Limit: 10})
+	log, _, err := w.env.Store.Deliveries.ListAttempts(ctx, c.ID, ep.ID, "", page.Request{Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(log) != 3 || log[0].Outcome != store.AttemptSucceeded || log[0].StatusCode != 200 ||
+	if len(log) != 3 || log[0].Outcome != delivery.AttemptSucceeded || log[0].StatusCode != 200 ||
 		log[1].StatusCode != 500 || log[2].StatusCode != 500 || log[2].NextRetryAt == "" || log[0].NextRetryAt != "" {
 		t.Fatalf("attempt log (newest first): %+v", log)
 	}
-	del, err := w.env.Store.GetDelivery(ctx, c.ID, log[0].DeliveryID)
-	if err != nil || del.State != store.DeliveryDelivered || del.Attempts != 3 {
+	del, err := w.env.Store.Deliveries.GetDelivery(ctx, c.ID, log[0].DeliveryID)
+	if err != nil || del.State != delivery.DeliveryDelivered || del.Attempts != 3 {
 		t.Fatalf("delivery %+v (%v)", del, err)
 	}
-	failedOnly, _, err := w.env.Store.ListAttempts(ctx, c.ID, ep.ID, store.AttemptFailed, store.PageQuery{Limit: 10})
+	failedOnly, _, err := w.env.Store.Deliveries.ListAttempts(ctx, c.ID, ep.ID, delivery.AttemptFailed, page.Request{Limit: 10})
 	if err != nil || len(failedOnly) != 2 {
 		t.Fatalf("failed attempts: %d (%v)", len(failedOnly), err)
 	}
@@ -382,18 +388,18 @@ func TestRetriesEndAtTheHorizon(t *testing.T) {
 	ep, _ := w.endpoint(t, c, rcv.URL+"/hook", "scan_completed")
 	ctx := context.Background()
 	ev := scanCompleted(c.ID, "0a0b0c0d-0e0f-4011-8213-141516171819")
-	if failed := w.d.Dispatch(ctx, []store.Event{ev}); len(failed) != 0 {
+	if failed := w.d.Dispatch(ctx, []schema.Event{ev}); len(failed) != 0 {
 		t.Fatal(failed)
 	}
-	id := store.DeliveryID(ev.ID, store.ChannelWebhook, ep.ID)
-	del, err := w.env.Store.GetDelivery(ctx, c.ID, id)
-	if err != nil || del.State != store.DeliveryRetrying {
+	id := delivery.DeliveryID(ev.ID, delivery.ChannelWebhook, ep.ID)
+	del, err := w.env.Store.Deliveries.GetDelivery(ctx, c.ID, id)
+	if err != nil || del.State != delivery.DeliveryRetrying {
 		t.Fatalf("after the first attempt: %+v (%v)", del, err)
 	}
 	next, _ := time.Parse(time.RFC3339Nano, del.NextAttemptAt)
 	w.clk.set(next)
 	w.runDue(t, 1)
-	if del, err = w.env.Store.GetDelivery(ctx, c.ID, id); err != nil || del.State != store.DeliveryFailed || del.NextAttemptAt != "" || del.Attempts != 2 {
+	if del, err = w.env.Store.Deliveries.GetDelivery(ctx, c.ID, id); err != nil || del.State != delivery.DeliveryFailed || del.NextAttemptAt != "" || del.Attempts != 2 {
 		t.Fatalf("after the second attempt: %+v (%v), want failed for good", del, err)
 	}
 	w.clk.set(w.clk.now().Add(24 * time.Hour))
@@ -414,18 +420,18 @@ func TestRetryAfterIsHonoured(t *testing.T) {
 	w.endpoint(t, c, srv.URL, "scan_completed")
 	ctx := context.Background()
 	before := w.clk.now()
-	w.d.Dispatch(ctx, []store.Event{scanCompleted(c.ID, "11111111-2222-4333-8444-555555555555")})
-	due, err := w.env.Store.DueDeliveries(ctx, before.Add(time.Hour), 10)
+	w.d.Dispatch(ctx, []schema.Event{scanCompleted(c.ID, "11111111-2222-4333-8444-555555555555")})
+	due, err := w.env.Store.Deliveries.DueDeliveries(ctx, before.Add(time.Hour), 10)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var mine []store.Delivery
+	var mine []schema.Delivery
 	for _, d := range due {
 		if d.CompanyID == c.ID {
 			mine = append(mine, d)
 		}
 	}
-	if len(mine) != 1 || mine[0].State != store.DeliveryRetrying {
+	if len(mine) != 1 || mine[0].State != delivery.DeliveryRetrying {
 		t.Fatalf("due deliveries %+v", mine)
 	}
 	next, _ := time.Parse(time.RFC3339Nano, mine[0].NextAttemptAt)
@@ -473,9 +479,9 @@ func TestGuardRefusesInternalAddressesAtDialTime(t *testing.T) {
 	w := newWorld(t)
 	c := w.env.Company(t, "Guard"+randomSuffix())
 	ep, _ := w.endpoint(t, c, "http://169.254.169.254/hook", "scan_completed")
-	w.d.Dispatch(ctx, []store.Event{scanCompleted(c.ID, "99999999-8888-4777-8666-555555555555")})
-	log, _, err := w.env.Store.ListAttempts(ctx, c.ID, ep.ID, "", store.PageQuery{Limit: 10})
-	if err != nil || len(log) != 1 || log[0].Outcome != store.AttemptFailed || log[0].NextRetryAt != "" ||
+	w.d.Dispatch(ctx, []schema.Event{scanCompleted(c.ID, "99999999-8888-4777-8666-555555555555")})
+	log, _, err := w.env.Store.Deliveries.ListAttempts(ctx, c.ID, ep.ID, "", page.Request{Limit: 10})
+	if err != nil || len(log) != 1 || log[0].Outcome != delivery.AttemptFailed || log[0].NextRetryAt != "" ||
 		log[0].Error != webhook.OutcomeBlockedAddress {
 		t.Fatalf("attempts %+v (%v)", log, err)
 	}
@@ -500,19 +506,19 @@ func TestDispatcherKilledBeforeSendingDeliversOnceAfterRestart(t *testing.T) {
 
 	// The change commits while no dispatcher runs.
 	ev1 := scanCompleted(c.ID, "aaaaaaaa-0000-4000-8000-000000000001")
-	if err := w.env.Store.RecordEvent(ctx, ev1); err != nil {
+	if err := w.env.Store.Ledger.RecordEvent(ctx, ev1); err != nil {
 		t.Fatal(err)
 	}
 	// A second event whose dispatcher claimed the delivery and died before
 	// sending it.
 	ev2 := scanCompleted(c.ID, "aaaaaaaa-0000-4000-8000-000000000002")
-	if err := w.env.Store.RecordEvent(ctx, ev2); err != nil {
+	if err := w.env.Store.Ledger.RecordEvent(ctx, ev2); err != nil {
 		t.Fatal(err)
 	}
 	payload, _ := notify.PayloadOf(ev2)
-	if _, claimed, err := w.env.Store.ClaimDelivery(ctx, store.Delivery{
-		ID: store.DeliveryID(ev2.ID, store.ChannelWebhook, ep.ID), CompanyID: c.ID, EventID: ev2.ID, EventType: ev2.Type,
-		Channel: store.ChannelWebhook, Recipient: ep.ID, Payload: string(payload),
+	if _, claimed, err := w.env.Store.Deliveries.ClaimDelivery(ctx, schema.Delivery{
+		ID: delivery.DeliveryID(ev2.ID, delivery.ChannelWebhook, ep.ID), CompanyID: c.ID, EventID: ev2.ID, EventType: ev2.Type,
+		Channel: delivery.ChannelWebhook, Recipient: ep.ID, Payload: string(payload),
 	}, w.clk.now(), deliveryengine.DefaultLease); err != nil || !claimed {
 		t.Fatalf("claim: %v %v", claimed, err)
 	}
@@ -552,8 +558,8 @@ func randomSuffix() string {
 // The AWS stream filter passes exactly what the dispatcher reads: new
 // outbox items.
 func TestStreamFilterSelectsOutboxItems(t *testing.T) {
-	if !strings.Contains(deployspec.StreamFilter, `"entity":{"S":["`+store.EventEntity+`"]}`) || !strings.Contains(deployspec.StreamFilter, `"eventName":["INSERT"]`) {
-		t.Errorf("stream filter %s does not select new %q items", deployspec.StreamFilter, store.EventEntity)
+	if !strings.Contains(deployspec.StreamFilter, `"entity":{"S":["`+schema.EventEntity+`"]}`) || !strings.Contains(deployspec.StreamFilter, `"eventName":["INSERT"]`) {
+		t.Errorf("stream filter %s does not select new %q items", deployspec.StreamFilter, schema.EventEntity)
 	}
 }
 
@@ -569,18 +575,18 @@ func TestWritePathsProduceEvents(t *testing.T) {
 	w.endpoint(t, c, rcv.URL+"/hook", "new_critical_issue", "scan_completed", "issue_status_changed")
 	w.startPoller(t)
 
-	p, err := st.CreateProject(ctx, store.Project{CompanyID: c.ID, Name: "payments", Branches: []string{"main"}})
+	p, err := st.Catalog.CreateProject(ctx, schema.Project{CompanyID: c.ID, Name: "payments", Branches: []string{"main"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc, err := st.CreateScan(ctx, store.Scan{CompanyID: c.ID, ProjectID: p.ID, Branch: "main", Engine: "sarif", Tool: "semgrep", Status: store.ScanProcessing})
+	sc, err := st.Scans.CreateScan(ctx, scans.Scan{CompanyID: c.ID, ProjectID: p.ID, Branch: "main", Engine: "sarif", Tool: "semgrep", Status: scans.ScanProcessing})
 	if err != nil {
 		t.Fatal(err)
 	}
-	issue := store.Issue{ID: store.IssueID(c.ID, p.ID, "main", "semgrep", "fp-1"), ProjectID: p.ID, ProjectName: p.Name,
+	issue := findings.Issue{ID: findings.IssueID(c.ID, p.ID, "main", "semgrep", "fp-1"), ProjectID: p.ID, ProjectName: p.Name,
 		Branch: "main", Tool: "semgrep", Fingerprint: "fp-1", CWE: 89, FilePath: "app/db.py", Line: 12, Urgency: "CR",
 		RuleID: "sqli", Title: "SQL injection", CreatedAt: sc.CreatedAt}
-	if _, err := st.ApplyScan(ctx, c.ID, sc, []store.Issue{issue}); err != nil {
+	if _, err := st.Findings.ApplyScan(ctx, c.ID, sc, []findings.Issue{issue}); err != nil {
 		t.Fatal(err)
 	}
 	types := func() map[string]int {
@@ -602,7 +608,7 @@ func TestWritePathsProduceEvents(t *testing.T) {
 		t.Errorf("email: %q %q", m.Subject, m.Text)
 	}
 	status := "false_positive"
-	if _, err := st.UpdateIssue(ctx, c.ID, issue.ID, store.IssueUpdate{Status: &status}, store.Actor{UserID: c.Admin.ID}); err != nil {
+	if _, err := st.Triage.UpdateIssue(ctx, c.ID, issue.ID, triage.IssueUpdate{Status: &status}, findings.Actor{UserID: c.Admin.ID}); err != nil {
 		t.Fatal(err)
 	}
 	w.eventually(t, "issue_status_changed", func() bool { return types()["issue_status_changed"] == 1 })

@@ -9,7 +9,8 @@ import (
 	"time"
 
 	"github.com/acme/codescan-api/shared/metrics"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/delivery"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // Every attempt is one EMF line by channel and outcome with its latency:
@@ -21,14 +22,14 @@ func TestDeliveryMetrics(t *testing.T) {
 	var out bytes.Buffer
 	w.d.Metrics = metrics.New(&out, time.Now)
 	c := w.env.Company(t, "Metrics"+randomSuffix())
-	setting(t, w.env.Store, c.ID, 0, "scan_completed", store.ChannelEmail, true)
+	setting(t, w.env.Store, c.ID, 0, "scan_completed", delivery.ChannelEmail, true)
 	rcv := newReceiver(t, 500, 200, 500, 400)
 	ep, _ := w.endpoint(t, c, rcv.URL+"/hook", "scan_completed")
 	ctx := context.Background()
 
-	run := func(ev store.Event) {
+	run := func(ev schema.Event) {
 		t.Helper()
-		if failed := w.d.Dispatch(ctx, []store.Event{ev}); len(failed) != 0 {
+		if failed := w.d.Dispatch(ctx, []schema.Event{ev}); len(failed) != 0 {
 			t.Fatal(failed)
 		}
 	}
@@ -39,15 +40,15 @@ func TestDeliveryMetrics(t *testing.T) {
 	}
 	run(scanCompleted(c.ID, "11111111-1d7e-4a53-9b8e-1c2d3e4f5a6b")) // email delivered, webhook 500
 	due(1)                                                           // webhook 200
-	setting(t, w.env.Store, c.ID, 0, "scan_completed", store.ChannelEmail, false)
+	setting(t, w.env.Store, c.ID, 0, "scan_completed", delivery.ChannelEmail, false)
 	run(scanCompleted(c.ID, "22222222-1d7e-4a53-9b8e-1c2d3e4f5a6b")) // webhook 500
 	off := false
-	if _, err := w.env.Store.UpdateWebhook(ctx, c.ID, ep.ID, store.WebhookChange{Active: &off}); err != nil {
+	if _, err := w.env.Store.Deliveries.UpdateWebhook(ctx, c.ID, ep.ID, delivery.WebhookChange{Active: &off}); err != nil {
 		t.Fatal(err)
 	}
 	due(1) // endpoint disabled: dropped
 	on := true
-	if _, err := w.env.Store.UpdateWebhook(ctx, c.ID, ep.ID, store.WebhookChange{Active: &on}); err != nil {
+	if _, err := w.env.Store.Deliveries.UpdateWebhook(ctx, c.ID, ep.ID, delivery.WebhookChange{Active: &on}); err != nil {
 		t.Fatal(err)
 	}
 	run(scanCompleted(c.ID, "33333333-1d7e-4a53-9b8e-1c2d3e4f5a6b")) // webhook 400

@@ -11,7 +11,7 @@ import (
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/shared/deliveryengine"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // Handler is the Lambda handler of the stream event source mapping: the
@@ -26,7 +26,7 @@ func Handler(d *deliveryengine.Engine) func(context.Context, events.DynamoDBEven
 }
 
 func handle(ctx context.Context, d *deliveryengine.Engine, in events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
-	var evs []store.Event
+	var evs []schema.Event
 	var seqs []string
 	for _, r := range in.Records {
 		if r.EventName != string(events.DynamoDBOperationTypeInsert) {
@@ -37,7 +37,7 @@ func handle(ctx context.Context, d *deliveryengine.Engine, in events.DynamoDBEve
 			d.Log.Error("stream record not readable, skipped", "sequence", r.Change.SequenceNumber, "error", err.Error())
 			continue
 		}
-		ev, ok, err := store.DecodeEventImage(image)
+		ev, ok, err := schema.DecodeEventImage(image)
 		if err != nil {
 			d.Log.Error("outbox item not readable, skipped", "sequence", r.Change.SequenceNumber, "error", err.Error())
 			continue

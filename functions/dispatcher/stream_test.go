@@ -10,7 +10,9 @@ import (
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/functions/dispatcher"
+	"github.com/acme/codescan-api/shared/deliveryengine"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // lambdaAttr is an item's attribute as the Lambda stream event carries it.
@@ -43,11 +45,11 @@ func TestHandlerDispatchesNewOutboxItems(t *testing.T) {
 	rcv := newReceiver(t)
 	w.endpoint(t, c, rcv.URL+"/hook", "scan_completed")
 	ev := scanCompleted(c.ID, "cccccccc-0000-4000-8000-000000000001")
-	if err := w.env.Store.RecordEvent(ctx, ev); err != nil {
+	if err := w.env.Store.Ledger.RecordEvent(ctx, ev); err != nil {
 		t.Fatal(err)
 	}
 	res, err := w.env.Store.Client().GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(w.env.Store.TableName()), Key: map[string]ddbtypes.AttributeValue{
-		"PK": &ddbtypes.AttributeValueMemberS{Value: store.CompanyPK(c.ID)}, "SK": &ddbtypes.AttributeValueMemberS{Value: "EVENT#" + ev.ID},
+		"PK": &ddbtypes.AttributeValueMemberS{Value: schema.CompanyPK(c.ID)}, "SK": &ddbtypes.AttributeValueMemberS{Value: "EVENT#" + ev.ID},
 	}})
 	if err != nil || res.Item == nil {
 		t.Fatalf("outbox item: %v", err)
@@ -74,7 +76,7 @@ func TestHandlerDispatchesNewOutboxItems(t *testing.T) {
 	// failure of its record.
 	broken := *w.d
 	table := "missing-table"
-	broken.Store = store.New(w.env.Store.Client(), table)
+	broken.Store = deliveryengine.StoreOf(store.New(w.env.Store.Client(), table))
 	out, err = dispatcher.Handler(&broken)(ctx, events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{record(events.DynamoDBOperationTypeInsert, "5", image)}})
 	if err != nil || len(out.BatchItemFailures) != 1 || out.BatchItemFailures[0].ItemIdentifier != "5" {
 		t.Fatalf("failures %+v (%v)", out.BatchItemFailures, err)

@@ -13,12 +13,13 @@ import (
 	"github.com/acme/codescan-api/functions/ingester"
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/reportstore"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // upload stores report as a processing scan of project on main, as POST
 // /scan-upload does, and ingests it.
-func upload(t *testing.T, env *testenv.Env, company, project int64, n int, engine, file string) store.Scan {
+func upload(t *testing.T, env *testenv.Env, company, project int64, n int, engine, file string) scans.Scan {
 	t.Helper()
 	ctx := context.Background()
 	report, err := os.ReadFile(file)
@@ -31,17 +32,17 @@ func upload(t *testing.T, env *testenv.Env, company, project int64, n int, engin
 	if err := testenv.Reports(t).Put(ctx, reportstore.ReportKey(company, id, digest), report); err != nil {
 		t.Fatal(err)
 	}
-	_, err = env.Store.CreateScan(ctx, store.Scan{ID: id, CompanyID: company, ProjectID: project, Branch: "main", Engine: engine,
-		RunID: fmt.Sprintf("7b2e3c4d-5e6f-4a70-9b8c-%012d", n), ReportSHA256: digest, Tool: engine, Status: store.ScanProcessing})
+	_, err = env.Store.Scans.CreateScan(ctx, scans.Scan{ID: id, CompanyID: company, ProjectID: project, Branch: "main", Engine: engine,
+		RunID: fmt.Sprintf("7b2e3c4d-5e6f-4a70-9b8c-%012d", n), ReportSHA256: digest, Tool: engine, Status: scans.ScanProcessing})
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := &ingester.Ingester{Store: env.Store, Reports: testenv.Reports(t), Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	in := &ingester.Ingester{Store: ingester.StoreOf(env.Store), Reports: testenv.Reports(t), Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	if err := in.Ingest(ctx, ingester.Job{CompanyID: company, ScanID: id}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := env.Store.GetScan(ctx, company, id)
-	if err != nil || got.Status != store.ScanComplete {
+	got, err := env.Store.Scans.GetScan(ctx, company, id)
+	if err != nil || got.Status != scans.ScanComplete {
 		t.Fatalf("scan %s: %+v %v", id, got, err)
 	}
 	return got
@@ -59,8 +60,8 @@ func TestUploadsKeepComponentsAndAnnounceTheBlastRadius(t *testing.T) {
 	env := testenv.New(t)
 	ctx := context.Background()
 	c := env.Company(t, "Inventory Inc")
-	project := func(name string) store.Project {
-		p, err := env.Store.CreateProject(ctx, store.Project{CompanyID: c.ID, Name: name, DefaultBranch: "main"})
+	project := func(name string) schema.Project {
+		p, err := env.Store.Catalog.CreateProject(ctx, schema.Project{CompanyID: c.ID, Name: name, DefaultBranch: "main"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -68,7 +69,7 @@ func TestUploadsKeepComponentsAndAnnounceTheBlastRadius(t *testing.T) {
 	}
 	api, worker := project("api"), project("worker")
 	sbom := upload(t, env, c.ID, api.ID, 1, "cyclonedx", "../../shared/reports/testdata/components/calls.cdx.json")
-	hs, _, err := env.Store.HoldersOf(ctx, c.ID, "pkg:golang/github.com/tidwall/gjson", "v1.6.0", 10)
+	hs, _, err := env.Store.Components.HoldersOf(ctx, c.ID, "pkg:golang/github.com/tidwall/gjson", "v1.6.0", 10)
 	if err != nil || len(hs) != 1 || hs[0].ProjectID != api.ID || hs[0].Relation != "direct" || hs[0].ScanID != sbom.ID || hs[0].Engine != "cyclonedx" {
 		t.Fatalf("SBOM holders: %+v %v", hs, err)
 	}
@@ -93,7 +94,7 @@ func TestUploadsKeepComponentsAndAnnounceTheBlastRadius(t *testing.T) {
 	// A later upload of the same report changes nothing and announces
 	// nothing again.
 	upload(t, env, c.ID, worker.ID, 3, "govulncheck", "../../shared/reports/govulncheck/testdata/calls.json")
-	vs, err := env.Store.PackageVersions(ctx, c.ID, gjson)
+	vs, err := env.Store.Components.PackageVersions(ctx, c.ID, gjson)
 	if err != nil || len(vs) != 1 || vs[0].Holders != 2 {
 		t.Fatalf("gjson versions: %+v %v", vs, err)
 	}

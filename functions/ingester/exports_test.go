@@ -14,7 +14,8 @@ import (
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/exportjob"
 	"github.com/acme/codescan-api/shared/reportstore/s3reports"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/exports"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // insertRecord is the stream record Lambda sends for the insert of the
@@ -51,9 +52,9 @@ func TestStreamHandlerRunsExports(t *testing.T) {
 	env := testenv.New(t)
 	ctx := context.Background()
 	c := env.Company(t, "Exports Inc")
-	export := func() (store.Export, events.DynamoDBEventRecord) {
+	export := func() (schema.ExportItem, events.DynamoDBEventRecord) {
 		t.Helper()
-		e, err := env.Store.CreateExport(ctx, store.Export{CompanyID: c.ID, UserID: c.Admin.ID, Format: "jsonl", Filters: "{}", Query: "{}"})
+		e, err := env.Store.Exports.CreateExport(ctx, schema.ExportItem{CompanyID: c.ID, UserID: c.Admin.ID, Format: "jsonl", Filters: "{}", Query: "{}"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -66,7 +67,7 @@ func TestStreamHandlerRunsExports(t *testing.T) {
 	if err != nil || len(res.BatchItemFailures) != 0 {
 		t.Fatalf("export: %+v %v", res, err)
 	}
-	if done, err := env.Store.GetExport(ctx, c.ID, e.ID); err != nil || done.Status != store.ExportDone || done.Attempt != 1 || done.ObjectKey == "" {
+	if done, err := env.Store.Exports.GetExport(ctx, c.ID, e.ID); err != nil || done.Status != exports.Done || done.Attempt != 1 || done.ObjectKey == "" {
 		t.Fatalf("export after its delivery: %+v %v", done, err)
 	}
 
@@ -74,18 +75,18 @@ func TestStreamHandlerRunsExports(t *testing.T) {
 	e, rec = export()
 	for attempt := 1; attempt <= exportjob.MaxAttempts; attempt++ {
 		res, err := in.HandleStream(ctx, events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{rec}})
-		got, gerr := env.Store.GetExport(ctx, c.ID, e.ID)
+		got, gerr := env.Store.Exports.GetExport(ctx, c.ID, e.ID)
 		if err != nil || gerr != nil || got.Attempt != attempt {
 			t.Fatalf("attempt %d: %+v %v, export %+v %v", attempt, res, err, got, gerr)
 		}
 		if attempt < exportjob.MaxAttempts {
-			if len(res.BatchItemFailures) != 1 || res.BatchItemFailures[0].ItemIdentifier != rec.Change.SequenceNumber || got.Status == store.ExportFailed {
+			if len(res.BatchItemFailures) != 1 || res.BatchItemFailures[0].ItemIdentifier != rec.Change.SequenceNumber || got.Status == exports.Failed {
 				t.Fatalf("attempt %d: %+v, export %+v", attempt, res, got)
 			}
 			continue
 		}
 		want := fmt.Sprintf("could not be completed in %d attempts", exportjob.MaxAttempts)
-		if len(res.BatchItemFailures) != 0 || got.Status != store.ExportFailed || !strings.Contains(got.Error, want) {
+		if len(res.BatchItemFailures) != 0 || got.Status != exports.Failed || !strings.Contains(got.Error, want) {
 			t.Fatalf("last attempt: %+v, export %+v", res, got)
 		}
 	}

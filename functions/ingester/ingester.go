@@ -33,8 +33,9 @@ import (
 	"github.com/acme/codescan-api/shared/metrics"
 	"github.com/acme/codescan-api/shared/reports"
 	"github.com/acme/codescan-api/shared/reportstore"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ddb"
 	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/streamimage"
 )
 
@@ -66,7 +67,7 @@ func JobOf(get streamimage.Get) (Job, bool) {
 	run, _ := get("run_id")
 	id, _ := get("id")
 	company, _ := get("company_id")
-	if !strings.HasPrefix(sk, scans.SKPrefix) || status != store.ScanProcessing || run == "" || id == "" {
+	if !strings.HasPrefix(sk, scans.SKPrefix) || status != scans.ScanProcessing || run == "" || id == "" {
 		return Job{}, false
 	}
 	n, err := strconv.ParseInt(company, 10, 64)
@@ -96,7 +97,7 @@ func (in *Ingester) handle(ctx context.Context, get streamimage.Get) error {
 		return in.Ingest(ctx, job)
 	}
 	if job, ok := bulktriage.JobOf(get); ok {
-		return (&bulktriage.Worker{Store: in.Store, Log: in.Log}).Run(ctx, job)
+		return (&bulktriage.Worker{Store: bulktriage.Store{Applier: in.Store.Applier, Lists: in.Store.Lists, TriageOps: in.Store.TriageOps}, Log: in.Log}).Run(ctx, job)
 	}
 	if job, ok := exportjob.JobOf(get); ok {
 		if in.Exporter == nil { // a wiring mistake: fail the record, visibly, rather than panic
@@ -138,15 +139,15 @@ const levelError = "error"
 // delivery) is left alone, and writing the same findings again changes
 // nothing. It returns an error only for what a retry may fix.
 func (in *Ingester) Ingest(ctx context.Context, job Job) error {
-	sc, err := in.Store.GetScan(ctx, job.CompanyID, job.ScanID)
-	if errors.Is(err, store.ErrNotFound) {
+	sc, err := in.Store.Scans.GetScan(ctx, job.CompanyID, job.ScanID)
+	if errors.Is(err, ddb.ErrNotFound) {
 		in.Log.Warn("ingest: scan not found", "company_id", job.CompanyID, "scan_id", job.ScanID)
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	if sc.Status != store.ScanProcessing {
+	if sc.Status != scans.ScanProcessing {
 		return nil
 	}
 	start := in.Metrics.Now()
@@ -188,7 +189,7 @@ func (in *Ingester) emit(engine string, start time.Time, results int, err error)
 
 // ingest parses and writes the report of sc, a processing scan, and returns
 // how many results it had; errIncomplete when it ended the scan incomplete.
-func (in *Ingester) ingest(ctx context.Context, job Job, sc store.Scan) (int, error) {
+func (in *Ingester) ingest(ctx context.Context, job Job, sc scans.Scan) (int, error) {
 	raw, err := in.Reports.Get(ctx, reportstore.ReportKey(job.CompanyID, sc.ID, sc.ReportSHA256), ingest.MaxReportBytes)
 	switch {
 	case errors.Is(err, reportstore.ErrNotFound):
@@ -216,14 +217,14 @@ func (in *Ingester) ingest(ctx context.Context, job Job, sc store.Scan) (int, er
 	if err := ingest.Sources(ctx, in.Reports, job.CompanyID, sc.RunID, rep.Findings); err != nil {
 		return n, err
 	}
-	proj, err := in.Store.GetProject(ctx, job.CompanyID, sc.ProjectID)
+	proj, err := in.Store.Catalog.GetProject(ctx, job.CompanyID, sc.ProjectID)
 	if err != nil {
 		return n, err
 	}
 	if err := in.components(ctx, sc, proj, data); err != nil {
 		return n, err
 	}
-	if err := ingest.Write(ctx, in.Store, job.CompanyID, sc, proj, rep.Findings); err != nil {
+	if err := ingest.Write(ctx, ingest.Store{Findings: in.Store.Findings, Quality: in.Store.Quality, SCA: in.Store.SCA}, job.CompanyID, sc, proj, rep.Findings); err != nil {
 		in.Log.Error("ingest: write findings", "company_id", job.CompanyID, "scan_id", sc.ID, "error", err.Error())
 		return n, err
 	}
@@ -232,7 +233,7 @@ func (in *Ingester) ingest(ctx context.Context, job Job, sc store.Scan) (int, er
 }
 
 // refused ends the scan incomplete for a report its reader refuses.
-func (in *Ingester) refused(ctx context.Context, sc store.Scan, err error) error {
+func (in *Ingester) refused(ctx context.Context, sc scans.Scan, err error) error {
 	var bad *reports.InvalidError
 	var big *reports.TooLargeError
 	switch {
@@ -248,7 +249,7 @@ func (in *Ingester) refused(ctx context.Context, sc store.Scan, err error) error
 // scanners' package lists) as its engine's set on the scan's branch, and
 // announces the blast radius of the advisories it brings (ingest's
 // WriteComponents); reports of other engines list none.
-func (in *Ingester) components(ctx context.Context, sc store.Scan, proj store.Project, data []byte) error {
+func (in *Ingester) components(ctx context.Context, sc scans.Scan, proj schema.Project, data []byte) error {
 	if !reports.ListsComponents(sc.Engine) {
 		return nil
 	}
@@ -257,7 +258,7 @@ func (in *Ingester) components(ctx context.Context, sc store.Scan, proj store.Pr
 		return in.refused(ctx, sc, err)
 	}
 	engine, _ := reports.Canonical(sc.Engine)
-	if err := ingest.WriteComponents(ctx, in.Store, engine, sc, proj, inv); err != nil {
+	if err := ingest.WriteComponents(ctx, ingest.ComponentStore{Components: in.Store.Components, Ledger: in.Store.Ledger}, engine, sc, proj, inv); err != nil {
 		in.Log.Error("ingest: write components", "company_id", sc.CompanyID, "scan_id", sc.ID, "error", err.Error())
 		return err
 	}
@@ -275,17 +276,17 @@ func (in *Ingester) now() time.Time {
 // its one scan error; the scan_failed notification event (id
 // scan_failed-<scan id>) is recorded with it. It returns errIncomplete
 // once that is stored.
-func (in *Ingester) fail(ctx context.Context, sc store.Scan, reason, detail string, args ...any) error {
+func (in *Ingester) fail(ctx context.Context, sc scans.Scan, reason, detail string, args ...any) error {
 	msg := fmt.Sprintf(detail, args...)
-	proj, err := in.Store.GetProject(ctx, sc.CompanyID, sc.ProjectID)
+	proj, err := in.Store.Catalog.GetProject(ctx, sc.CompanyID, sc.ProjectID)
 	if err != nil {
 		return err
 	}
-	ev, err := store.ScanFailedEvent(sc, proj.Name, reason, in.now())
+	ev, err := scans.ScanFailedEvent(sc, proj.Name, reason, in.now())
 	if err != nil {
 		return err
 	}
-	changed, err := in.Store.FailScan(ctx, sc.CompanyID, sc.ID, reason, []store.ScanError{{
+	changed, err := in.Store.Findings.FailScan(ctx, sc.CompanyID, sc.ID, reason, []scans.ScanError{{
 		ScanType: sc.Engine, Level: levelError, Location: "report", Message: msg,
 	}}, ev)
 	if err != nil {

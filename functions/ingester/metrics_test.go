@@ -17,7 +17,8 @@ import (
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/metrics"
 	"github.com/acme/codescan-api/shared/reportstore"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -44,7 +45,7 @@ func TestIngestionMetrics(t *testing.T) {
 	env := testenv.New(t)
 	ctx := context.Background()
 	c := env.Company(t, "Metrics Inc")
-	proj, err := env.Store.CreateProject(ctx, store.Project{CompanyID: c.ID, Name: "metrics", DefaultBranch: "main"})
+	proj, err := env.Store.Catalog.CreateProject(ctx, schema.Project{CompanyID: c.ID, Name: "metrics", DefaultBranch: "main"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,23 +53,23 @@ func TestIngestionMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	scan := func(id, run string, report []byte) store.Scan {
+	scan := func(id, run string, report []byte) scans.Scan {
 		sum := sha256.Sum256(report)
 		digest := hex.EncodeToString(sum[:])
 		if err := testenv.Reports(t).Put(ctx, reportstore.ReportKey(c.ID, id, digest), report); err != nil {
 			t.Fatal(err)
 		}
-		sc, err := env.Store.CreateScan(ctx, store.Scan{ID: id, CompanyID: c.ID, ProjectID: proj.ID, Branch: "main", Engine: "sarif",
-			RunID: run, ReportSHA256: digest, Tool: "gosec", Status: store.ScanProcessing})
+		sc, err := env.Store.Scans.CreateScan(ctx, scans.Scan{ID: id, CompanyID: c.ID, ProjectID: proj.ID, Branch: "main", Engine: "sarif",
+			RunID: run, ReportSHA256: digest, Tool: "gosec", Status: scans.ScanProcessing})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return sc
 	}
 	var out bytes.Buffer
-	in := &ingester.Ingester{Store: env.Store, Reports: testenv.Reports(t), Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	in := &ingester.Ingester{Store: ingester.StoreOf(env.Store), Reports: testenv.Reports(t), Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Metrics: metrics.New(&out, time.Now)}
-	for _, sc := range []store.Scan{
+	for _, sc := range []scans.Scan{
 		scan("5f0c2a52-8a57-4d5e-9d3a-6d1f3b9e0a01", "0d7a7b43-1f2e-4c55-9a1b-2c3d4e5f6a01", good),
 		scan("5f0c2a52-8a57-4d5e-9d3a-6d1f3b9e0a02", "0d7a7b43-1f2e-4c55-9a1b-2c3d4e5f6a02", []byte(`{"version": "2.1.0", "runs": "not a list"}`)),
 	} {

@@ -16,8 +16,8 @@ import (
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/prtriage"
 	"github.com/acme/codescan-api/shared/secrets"
-	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/catalog"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // answer tells the comment's author what their command did, through the
@@ -25,7 +25,7 @@ import (
 // note). The command stands whatever the host answers: a failed answer is
 // logged (its class, never the host's words, which could echo the token)
 // and not retried.
-func (h handlers) answer(r *http.Request, in store.Integration, o prtriage.Outcome, post func(context.Context, prtriage.Outcome) error) {
+func (h handlers) answer(r *http.Request, in schema.Integration, o prtriage.Outcome, post func(context.Context, prtriage.Outcome) error) {
 	if o.Result == prtriage.Ignored {
 		return
 	}
@@ -38,11 +38,11 @@ func (h handlers) answer(r *http.Request, in store.Integration, o prtriage.Outco
 }
 
 // hostToken opens the integration's token, sealed to its record.
-func (h handlers) hostToken(ctx context.Context, in store.Integration) (string, error) {
-	return h.sealer.Open(ctx, in.SealedToken, store.IntegrationTokenRecord(in.CompanyID, in.UUID))
+func (h handlers) hostToken(ctx context.Context, in schema.Integration) (string, error) {
+	return h.sealer.Open(ctx, in.SealedToken, catalog.IntegrationTokenRecord(in.CompanyID, in.UUID))
 }
 
-func (h handlers) post(ctx context.Context, in store.Integration, ev commentEvent, o prtriage.Outcome) error {
+func (h handlers) post(ctx context.Context, in schema.Integration, ev commentEvent, o prtriage.Outcome) error {
 	token, err := h.hostToken(ctx, in)
 	if err != nil {
 		return err
@@ -104,7 +104,7 @@ func newHookSecrets() *hookSecrets { return &hookSecrets{m: map[[sha256.Size]byt
 
 // open returns the integration's webhook secret, from the cache or opened
 // with the sealer (bound to the integration's webhook record).
-func (c *hookSecrets) open(ctx context.Context, sealer secrets.Sealer, in store.Integration, now time.Time) ([]byte, error) {
+func (c *hookSecrets) open(ctx context.Context, sealer secrets.Sealer, in schema.Integration, now time.Time) ([]byte, error) {
 	key := sha256.Sum256([]byte(fmt.Sprintf("%d\x00%s\x00%s", in.CompanyID, in.UUID, in.SealedWebhookSecret)))
 	c.mu.Lock()
 	s, ok := c.m[key]

@@ -23,8 +23,9 @@ import (
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/scmhost"
 	"github.com/acme/codescan-api/shared/secrets"
-	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/catalog"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // The headers of a GitHub webhook delivery.
@@ -86,45 +87,45 @@ func (h handlers) events(w http.ResponseWriter, r *http.Request) error {
 // body signed with it (X-Hub-Signature-256, HMAC-SHA256), GitLab's token
 // equal to it (X-Gitlab-Token), compared in constant time. A delivery
 // with neither header is refused before any read.
-func (h handlers) verifyDelivery(r *http.Request, body []byte) (store.Integration, error) {
+func (h handlers) verifyDelivery(r *http.Request, body []byte) (schema.Integration, error) {
 	sig, signed := signature(r.Header.Values(SignatureHeader))
 	tok, tokened := hookToken(r.Header.Values(GitLabTokenHeader))
 	if !signed && !tokened {
-		return store.Integration{}, errForged
+		return schema.Integration{}, errForged
 	}
 	in, secret, err := h.hookSecret(r)
 	if err != nil {
-		return store.Integration{}, err
+		return schema.Integration{}, err
 	}
 	if in.HostProvider() == scmhost.ProviderGitLab {
 		if !tokened || !tokenMatches(secret, tok) {
-			return store.Integration{}, errForged
+			return schema.Integration{}, errForged
 		}
 		return in, nil
 	}
 	mac := hmac.New(sha256.New, secret)
 	mac.Write(body) // a hash.Hash never fails to write
 	if !signed || !hmac.Equal(mac.Sum(nil), sig) {
-		return store.Integration{}, errForged
+		return schema.Integration{}, errForged
 	}
 	return in, nil
 }
 
 // hookSecret reads the integration the path names and opens its webhook
 // secret: errForged when there is no such integration or no secret.
-func (h handlers) hookSecret(r *http.Request) (store.Integration, []byte, error) {
+func (h handlers) hookSecret(r *http.Request) (schema.Integration, []byte, error) {
 	ctx := r.Context()
-	in, err := h.store.IntegrationByHook(ctx, r.PathValue("integration_uuid"))
-	if errors.Is(err, store.ErrNotFound) || (err == nil && in.SealedWebhookSecret == "") {
-		return store.Integration{}, nil, errForged
+	in, err := h.store.Catalog.IntegrationByHook(ctx, r.PathValue("integration_uuid"))
+	if errors.Is(err, ddb.ErrNotFound) || (err == nil && in.SealedWebhookSecret == "") {
+		return schema.Integration{}, nil, errForged
 	}
 	if err != nil {
-		return store.Integration{}, nil, err
+		return schema.Integration{}, nil, err
 	}
 	secret, err := h.secrets.open(ctx, h.sealer, in, h.now())
 	if errors.Is(err, secrets.ErrMalformed) {
 		h.log.Warn("webhook secret cannot be opened", "request_id", r.Header.Get(httpapi.RequestIDHeader), "integration", in.UUID)
-		return store.Integration{}, nil, errForged
+		return schema.Integration{}, nil, errForged
 	}
 	return in, secret, err
 }
@@ -155,7 +156,7 @@ type incoming struct {
 // deliver acts on a verified delivery and says what it did: a command is
 // read as the integration's host writes its deliveries, then carried out
 // once; anything else is answered without acting.
-func (h handlers) deliver(r *http.Request, in store.Integration, body []byte) (string, error) {
+func (h handlers) deliver(r *http.Request, in schema.Integration, body []byte) (string, error) {
 	read := h.githubCommand
 	if in.HostProvider() == scmhost.ProviderGitLab {
 		read = h.gitlabCommand
@@ -170,7 +171,7 @@ func (h handlers) deliver(r *http.Request, in store.Integration, body []byte) (s
 // githubCommand reads an issue_comment delivery's command; result is set
 // when there is none to carry out (a ping, another event, a comment that
 // is no command).
-func (h handlers) githubCommand(r *http.Request, in store.Integration, body []byte) (incoming, string, error) {
+func (h handlers) githubCommand(r *http.Request, in schema.Integration, body []byte) (incoming, string, error) {
 	switch r.Header.Get(EventHeader) {
 	case "ping":
 		return incoming{}, resultPong, nil
@@ -196,9 +197,9 @@ func (h handlers) githubCommand(r *http.Request, in store.Integration, body []by
 // carryOut runs a command once. The comment is the command: a replayed
 // delivery, or its body under a new delivery id, carries the same
 // comment id, remembered here.
-func (h handlers) carryOut(r *http.Request, in store.Integration, inc incoming) (string, error) {
+func (h handlers) carryOut(r *http.Request, in schema.Integration, inc incoming) (string, error) {
 	claim := catalog.SCMCommand{CompanyID: in.CompanyID, Integration: in.UUID, CommentID: inc.commentID}
-	err := h.store.ClaimSCMCommand(r.Context(), claim, h.now(), ClaimTTL)
+	err := h.store.Catalog.ClaimSCMCommand(r.Context(), claim, h.now(), ClaimTTL)
 	if errors.Is(err, catalog.ErrSeen) {
 		return resultDuplicate, nil
 	}
@@ -221,9 +222,9 @@ func (h handlers) settle(r *http.Request, claim catalog.SCMCommand, runErr error
 	ctx := context.WithoutCancel(r.Context())
 	var err error
 	if runErr != nil {
-		err = h.store.FailSCMCommand(ctx, claim)
+		err = h.store.Catalog.FailSCMCommand(ctx, claim)
 	} else {
-		err = h.store.CompleteSCMCommand(ctx, claim)
+		err = h.store.Catalog.CompleteSCMCommand(ctx, claim)
 	}
 	if err != nil {
 		h.log.Error("settling a command's claim", "request_id", r.Header.Get(httpapi.RequestIDHeader), "error", httpapi.Truncate(err.Error(), 1024))
@@ -291,7 +292,7 @@ var repoPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,10
 // issues, comments that are no command, our own replies, comments older
 // than MaxCommandAge, an expired integration, whose token could not
 // answer).
-func (h handlers) commandOf(in store.Integration, ev commentEvent) (command, bool) {
+func (h handlers) commandOf(in schema.Integration, ev commentEvent) (command, bool) {
 	pr := len(ev.Issue.PullRequest) > 0 && !bytes.Equal(ev.Issue.PullRequest, []byte("null"))
 	if ev.Action != "created" || !pr || !repoPattern.MatchString(ev.Repository.FullName) {
 		return command{}, false
@@ -319,7 +320,7 @@ type hostComment struct {
 // commandIn reads the command of a comment that is not the integration's
 // own, not older than MaxCommandAge, on a pull request the integration
 // decorates: ok is false for anything else.
-func (h handlers) commandIn(in store.Integration, c hostComment) (command, bool) {
+func (h handlers) commandIn(in schema.Integration, c hostComment) (command, bool) {
 	if c.number <= 0 || c.id <= 0 || strconv.FormatInt(c.authorID, 10) == in.AccountID || h.now().Sub(c.createdAt) > MaxCommandAge {
 		return command{}, false
 	}

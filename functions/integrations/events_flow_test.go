@@ -14,8 +14,10 @@ import (
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/prtriage"
 	"github.com/acme/codescan-api/shared/routes"
-	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/catalog"
+	"github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/schema"
+	"github.com/acme/codescan-api/shared/store/tenancy"
 )
 
 // A linked triager's `/codescan ignore <ref> <reason>` triages the finding
@@ -169,7 +171,7 @@ func TestForgedDeliveriesAreRefused(t *testing.T) {
 		{"legacy SHA-1 signature only", w.in.UUID, signed, sha1Only},
 		{"not hex", w.in.UUID, signed, garbled},
 		{"body changed after signing", w.in.UUID, tampered, h},
-		{"unknown integration", store.NewIntegrationUUID(), signed, h},
+		{"unknown integration", catalog.NewIntegrationUUID(), signed, h},
 		{"another company's integration, our secret", theirs.UUID, signed, h},
 	}
 	for _, c := range cases {
@@ -212,15 +214,15 @@ func TestAnotherCompanysIntegrationReachesOnlyItsOwn(t *testing.T) {
 	}
 	// Globex's integration under acme's uuid cannot take the webhook over.
 	ctx := context.Background()
-	clash := store.Integration{CompanyID: globex.ID, UUID: w.in.UUID, Name: "GitHub", AccountID: "1002", BaseURL: w.host.HostURL(), SealedToken: "x"}
-	if _, err := w.env.Store.CreateIntegration(ctx, clash); err != nil {
+	clash := schema.Integration{CompanyID: globex.ID, UUID: w.in.UUID, Name: "GitHub", AccountID: "1002", BaseURL: w.host.HostURL(), SealedToken: "x"}
+	if _, err := w.env.Store.Catalog.CreateIntegration(ctx, clash); err != nil {
 		t.Fatal(err)
 	}
 	res := testenv.Do(t, w.h, "PATCH", "/integrations/scm-provider/"+w.in.UUID, `{"webhook_secret":"`+globexSecret+`"}`, testenv.Key(globex.Admin)...)
 	if res.Status != http.StatusConflict {
 		t.Fatalf("a second company's secret under acme's uuid: %d %s", res.Status, res.Body)
 	}
-	if got, err := w.env.Store.IntegrationByHook(ctx, w.in.UUID); err != nil || got.CompanyID != w.acme.ID {
+	if got, err := w.env.Store.Catalog.IntegrationByHook(ctx, w.in.UUID); err != nil || got.CompanyID != w.acme.ID {
 		t.Fatalf("the look-up after the clash: %+v %v", got, err)
 	}
 	body, h := githost.SignedEvent([]byte(globexSecret), "issue_comment", w.comment(t, "Octo-Dev", "/codescan ignore "+ref+" clash"))
@@ -270,11 +272,11 @@ func TestDeliveriesWithoutCommandsAreIgnored(t *testing.T) {
 		t.Fatal("ignored deliveries wrote to the table")
 	}
 	// An expired integration acts on nothing (its token could not answer).
-	cur, err := w.env.Store.GetIntegration(context.Background(), w.acme.ID, w.in.UUID)
+	cur, err := w.env.Store.Catalog.GetIntegration(context.Background(), w.acme.ID, w.in.UUID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.env.Store.MarkIntegrationExpired(context.Background(), w.acme.ID, w.in.UUID, cur.Revision, store.Event{ID: "expired-test", CompanyID: w.acme.ID,
+	if err := w.env.Store.Catalog.MarkIntegrationExpired(context.Background(), w.acme.ID, w.in.UUID, cur.Revision, schema.Event{ID: "expired-test", CompanyID: w.acme.ID,
 		Type: "integration_expired", CreatedAt: time.Now(), Data: []byte(`{}`)}); err != nil {
 		t.Fatal(err)
 	}
@@ -294,16 +296,16 @@ func TestWebhookSecretIsWriteOnly(t *testing.T) {
 	for _, body := range []string{`{"webhook_secret":"short"}`, `{"webhook_secret":"` + strings.Repeat("s", 257) + `"}`,
 		`{"webhook_secret":"has a space in it ok"}`, `{"webhook_secret":null}`, `{"webhook_secret":1234567890123456}`,
 		`{"webhook_secret":"tab\tinside-0123456789"}`} {
-		before, _ := w.env.Store.GetIntegration(context.Background(), w.acme.ID, w.in.UUID)
+		before, _ := w.env.Store.Catalog.GetIntegration(context.Background(), w.acme.ID, w.in.UUID)
 		res := testenv.Do(t, w.h, "PATCH", path, body, testenv.Key(w.acme.Admin)...)
 		if res.Status != http.StatusBadRequest || !strings.Contains(string(res.Body), "webhook_secret") {
 			t.Errorf("%s: %d %s", body, res.Status, res.Body)
 		}
-		if after, _ := w.env.Store.GetIntegration(context.Background(), w.acme.ID, w.in.UUID); after.Revision != before.Revision {
+		if after, _ := w.env.Store.Catalog.GetIntegration(context.Background(), w.acme.ID, w.in.UUID); after.Revision != before.Revision {
 			t.Errorf("%s: a refused secret was stored", body)
 		}
 	}
-	stored, err := w.env.Store.GetIntegration(context.Background(), w.acme.ID, w.in.UUID)
+	stored, err := w.env.Store.Catalog.GetIntegration(context.Background(), w.acme.ID, w.in.UUID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +313,7 @@ func TestWebhookSecretIsWriteOnly(t *testing.T) {
 	if got, err := w.sealer.Open(ctx, stored.SealedWebhookSecret, catalog.IntegrationWebhookRecord(w.acme.ID, w.in.UUID)); err != nil || got != acmeSecret {
 		t.Fatalf("the sealed secret opens to %q: %v", got, err)
 	}
-	if _, err := w.sealer.Open(ctx, stored.SealedWebhookSecret, store.IntegrationTokenRecord(w.acme.ID, w.in.UUID)); err == nil {
+	if _, err := w.sealer.Open(ctx, stored.SealedWebhookSecret, catalog.IntegrationTokenRecord(w.acme.ID, w.in.UUID)); err == nil {
 		t.Fatal("the webhook secret opens as the integration's token")
 	}
 	res := testenv.Do(t, w.h, "GET", path, "", testenv.Key(w.acme.Admin)...)
@@ -337,11 +339,11 @@ func TestWebhookSecretIsWriteOnly(t *testing.T) {
 // user by way of a pull request comment.
 func (w *hookWorld) auditedOnce(t *testing.T, issueID string) {
 	t.Helper()
-	entries, _, err := w.env.Store.ListAudit(context.Background(), w.acme.ID, store.AuditFilter{Action: "issue.update"}, store.PageQuery{Limit: 50})
+	entries, _, err := w.env.Store.Tenancy.ListAudit(context.Background(), w.acme.ID, tenancy.AuditFilter{Action: "issue.update"}, page.Request{Limit: 50})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var mine []store.AuditRecord
+	var mine []tenancy.AuditRecord
 	for _, e := range entries {
 		if e.TargetID == issueID {
 			mine = append(mine, e)

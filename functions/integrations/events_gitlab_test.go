@@ -20,7 +20,7 @@ import (
 	"github.com/acme/codescan-api/shared/prdecor"
 	"github.com/acme/codescan-api/shared/prtriage"
 	"github.com/acme/codescan-api/shared/scmhost"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 const (
@@ -38,7 +38,7 @@ const (
 type glHookWorld struct {
 	*hookWorld
 	gl     *gitlabhost.Server
-	glIn   store.Integration
+	glIn   schema.Integration
 	glRefs []string
 }
 
@@ -53,9 +53,9 @@ func newGitLabHookWorld(t *testing.T) *glHookWorld {
 	return w
 }
 
-func (w *glHookWorld) gitlabIntegration(t *testing.T, co *testenv.Company, token string) store.Integration {
+func (w *glHookWorld) gitlabIntegration(t *testing.T, co *testenv.Company, token string) schema.Integration {
 	t.Helper()
-	return w.storeIntegration(t, store.Integration{CompanyID: co.ID, Name: "GitLab", Provider: "gitlab",
+	return w.storeIntegration(t, schema.Integration{CompanyID: co.ID, Name: "GitLab", Provider: "gitlab",
 		AccountID: fmt.Sprint(w.gl.Account(token).ID), AccountName: w.gl.Account(token).Username, OrgAllowlist: []string{"platform"},
 		BaseURL: w.gl.HostURL()}, token)
 }
@@ -78,13 +78,13 @@ func (w *glHookWorld) decorateMR(t *testing.T) {
 		t.Fatalf("ci-data: %d %s", res.Status, res.Body)
 	}
 	w.env.Ingest(t, w.acme.ID, up.ScanID)
-	engine := &deliveryengine.Engine{Store: w.env.Store, Sealer: w.sealer, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	engine := &deliveryengine.Engine{Store: deliveryengine.StoreOf(w.env.Store), Sealer: w.sealer, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Backoff: deliveryengine.Backoff{Base: 20 * time.Millisecond, Max: 100 * time.Millisecond, Horizon: time.Hour},
-		Outbound: []outbound.Channel{&prdecor.Decorator{Store: w.env.Store, Sealer: w.sealer,
+		Outbound: []outbound.Channel{&prdecor.Decorator{Store: prdecor.StoreOf(w.env.Store), Sealer: w.sealer,
 			Host: scmhost.New(scmhost.Options{AllowLoopback: true, Timeout: 5 * time.Second})}}}
-	ev := store.Event{ID: "scan_completed-" + up.ScanID, CompanyID: w.acme.ID, Type: "scan_completed", CreatedAt: time.Now(),
+	ev := schema.Event{ID: "scan_completed-" + up.ScanID, CompanyID: w.acme.ID, Type: "scan_completed", CreatedAt: time.Now(),
 		Data: []byte(fmt.Sprintf(`{"scan_id":%q}`, up.ScanID))}
-	if failed := engine.Dispatch(context.Background(), []store.Event{ev}); len(failed) > 0 {
+	if failed := engine.Dispatch(context.Background(), []schema.Event{ev}); len(failed) > 0 {
 		t.Fatalf("dispatch: %v", failed)
 	}
 	notes := w.gl.Notes(glPath, glIID)

@@ -29,7 +29,9 @@ import (
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/scmhost"
 	"github.com/acme/codescan-api/shared/secrets"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/catalog"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 const (
@@ -52,7 +54,7 @@ type hookWorld struct {
 	host     *githost.Server
 	sealer   secrets.Sealer
 	acme     *testenv.Company
-	in       store.Integration
+	in       schema.Integration
 	triager  testenv.User // issues.triage_issue, linked as Octo-Dev
 	reader   testenv.User // no triage, linked as read-only-rita
 	refs     []string     // the summary's refs, urgent first
@@ -80,30 +82,30 @@ func newHookWorld(t *testing.T) *hookWorld {
 
 // integration stores an integration with the loopback host, its token
 // sealed as the integrations routes seal it.
-func (w *hookWorld) integration(t *testing.T, co *testenv.Company, token, accountID, org string) store.Integration {
+func (w *hookWorld) integration(t *testing.T, co *testenv.Company, token, accountID, org string) schema.Integration {
 	t.Helper()
-	return w.storeIntegration(t, store.Integration{CompanyID: co.ID, Name: "GitHub", AccountID: accountID, AccountName: org + "-bot",
+	return w.storeIntegration(t, schema.Integration{CompanyID: co.ID, Name: "GitHub", AccountID: accountID, AccountName: org + "-bot",
 		OrgAllowlist: []string{org}, BaseURL: w.host.HostURL(), GatewayPrefix: w.host.Prefix()}, token)
 }
 
 // storeIntegration stores in under a new uuid, token sealed to it.
-func (w *hookWorld) storeIntegration(t *testing.T, in store.Integration, token string) store.Integration {
+func (w *hookWorld) storeIntegration(t *testing.T, in schema.Integration, token string) schema.Integration {
 	t.Helper()
 	ctx := context.Background()
-	in.UUID = store.NewIntegrationUUID()
-	sealed, err := w.sealer.Seal(ctx, token, store.IntegrationTokenRecord(in.CompanyID, in.UUID))
+	in.UUID = catalog.NewIntegrationUUID()
+	sealed, err := w.sealer.Seal(ctx, token, catalog.IntegrationTokenRecord(in.CompanyID, in.UUID))
 	if err != nil {
 		t.Fatal(err)
 	}
 	in.SealedToken = sealed
-	if in, err = w.env.Store.CreateIntegration(ctx, in); err != nil {
+	if in, err = w.env.Store.Catalog.CreateIntegration(ctx, in); err != nil {
 		t.Fatal(err)
 	}
 	return in
 }
 
 // setSecret sets the integration's webhook secret through the API.
-func (w *hookWorld) setSecret(t *testing.T, co *testenv.Company, in store.Integration, secret string) {
+func (w *hookWorld) setSecret(t *testing.T, co *testenv.Company, in schema.Integration, secret string) {
 	t.Helper()
 	res := testenv.Do(t, w.h, "PATCH", "/integrations/scm-provider/"+in.UUID, fmt.Sprintf(`{"webhook_secret":%q}`, secret), testenv.Key(co.Admin)...)
 	if res.Status != http.StatusOK || !strings.Contains(string(res.Body), `"webhook_secret_set":true`) || strings.Contains(string(res.Body), secret) {
@@ -164,12 +166,12 @@ func (w *hookWorld) decorate(t *testing.T) {
 	t.Helper()
 	w.scan(t, "main", hookSARIF("legacy/q1.py"), false)
 	id := w.scan(t, "fix-refund", hookSARIF("legacy/q1.py", "api/refund.py", "api/charge.py"), true)
-	engine := &deliveryengine.Engine{Store: w.env.Store, Sealer: w.sealer, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	engine := &deliveryengine.Engine{Store: deliveryengine.StoreOf(w.env.Store), Sealer: w.sealer, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Backoff: deliveryengine.Backoff{Base: 20 * time.Millisecond, Max: 100 * time.Millisecond, Horizon: time.Hour},
-		Outbound: []outbound.Channel{&prdecor.Decorator{Store: w.env.Store, Sealer: w.sealer,
+		Outbound: []outbound.Channel{&prdecor.Decorator{Store: prdecor.StoreOf(w.env.Store), Sealer: w.sealer,
 			Host: scmhost.New(scmhost.Options{AllowLoopback: true, Timeout: 5 * time.Second})}}}
-	ev := store.Event{ID: "scan_completed-" + id, CompanyID: w.acme.ID, Type: "scan_completed", CreatedAt: time.Now(), Data: []byte(fmt.Sprintf(`{"scan_id":%q}`, id))}
-	if failed := engine.Dispatch(context.Background(), []store.Event{ev}); len(failed) > 0 {
+	ev := schema.Event{ID: "scan_completed-" + id, CompanyID: w.acme.ID, Type: "scan_completed", CreatedAt: time.Now(), Data: []byte(fmt.Sprintf(`{"scan_id":%q}`, id))}
+	if failed := engine.Dispatch(context.Background(), []schema.Event{ev}); len(failed) > 0 {
 		t.Fatalf("dispatch: %v", failed)
 	}
 	comments := w.host.IssueComments(hookOwner, hookRepo, hookPR)
@@ -221,11 +223,11 @@ func (w *hookWorld) deliver(t *testing.T, integrationUUID, secret, event string,
 }
 
 // issue reads the issue a ref names, with its history.
-func (w *hookWorld) issue(t *testing.T, ref string) (store.Issue, []store.HistoryEntry) {
+func (w *hookWorld) issue(t *testing.T, ref string) (findings.Issue, []findings.HistoryEntry) {
 	t.Helper()
 	ctx := context.Background()
-	var found store.Issue
-	err := w.env.Store.EachIssue(ctx, w.acme.ID, func(i store.Issue) error {
+	var found findings.Issue
+	err := w.env.Store.Lists.EachIssue(ctx, w.acme.ID, func(i findings.Issue) error {
 		if strings.HasPrefix(i.ID, ref) && i.Branch == "fix-refund" {
 			found = i
 		}
@@ -234,11 +236,11 @@ func (w *hookWorld) issue(t *testing.T, ref string) (store.Issue, []store.Histor
 	if err != nil || found.ID == "" {
 		t.Fatalf("no issue %s: %v", ref, err)
 	}
-	i, err := w.env.Store.GetIssue(ctx, w.acme.ID, found.ID)
+	i, err := w.env.Store.Lists.GetIssue(ctx, w.acme.ID, found.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := w.env.Store.IssueHistory(ctx, w.acme.ID, found.ID)
+	h, err := w.env.Store.Lists.IssueHistory(ctx, w.acme.ID, found.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,32 +13,34 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // storedEvent reads an outbox item, or reports false.
-func storedEvent(t *testing.T, st *store.Store, companyID int64, id string) (store.EventItem, bool) {
+func storedEvent(t *testing.T, st *store.Store, companyID int64, id string) (schema.EventItem, bool) {
 	t.Helper()
 	res, err := st.Client().GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(st.TableName()), Key: map[string]types.AttributeValue{
-		"PK": &types.AttributeValueMemberS{Value: store.CompanyPK(companyID)}, "SK": &types.AttributeValueMemberS{Value: "EVENT#" + id},
+		"PK": &types.AttributeValueMemberS{Value: schema.CompanyPK(companyID)}, "SK": &types.AttributeValueMemberS{Value: "EVENT#" + id},
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Item == nil {
-		return store.EventItem{}, false
+		return schema.EventItem{}, false
 	}
-	ev, ok, err := store.DecodeEventImage(res.Item)
+	ev, ok, err := schema.DecodeEventImage(res.Item)
 	if err != nil || !ok {
 		t.Fatalf("outbox item: %v", err)
 	}
-	return store.EventItem{ID: ev.ID, CompanyID: ev.CompanyID, Type: ev.Type, Data: string(ev.Data)}, true
+	return schema.EventItem{ID: ev.ID, CompanyID: ev.CompanyID, Type: ev.Type, Data: string(ev.Data)}, true
 }
 
 // Re-verification with the stored token that the host rejects marks the
 // integration expired and records integration_expired in the same write.
 func TestRejectedStoredTokenExpiresTheIntegration(t *testing.T) {
 	w := setup(t)
-	live := w.integration(t, w.acme.ID, store.Integration{
+	live := w.integration(t, w.acme.ID, schema.Integration{
 		Name: "Acme GHES 2", AccountID: fmt.Sprint(ciBotID), AccountName: "acme-ci-bot", BaseURL: "https://ghes.acme.example",
 	}, badToken)
 	r := w.patch(t, w.manager, live.UUID, fmt.Sprintf(`{"base_url":%q,"gateway_prefix":"/api/v3"}`, w.host.URL))
@@ -67,7 +69,7 @@ func TestRejectedStoredTokenExpiresTheIntegration(t *testing.T) {
 		t.Errorf("second rejection changed the integration (revision %d)", again.Revision)
 	}
 	// A rejected new token is the caller's typo, not an expiry.
-	other := w.integration(t, w.acme.ID, store.Integration{
+	other := w.integration(t, w.acme.ID, schema.Integration{
 		Name: "Acme GHES 3", AccountID: fmt.Sprint(ciBotID), AccountName: "acme-ci-bot", BaseURL: w.host.URL, GatewayPrefix: "/api/v3",
 	}, oldToken)
 	w.patch(t, w.manager, other.UUID, `{"secure_token":"`+badToken+`"}`)
@@ -80,9 +82,9 @@ func TestRejectedStoredTokenExpiresTheIntegration(t *testing.T) {
 func TestOutboxEventOnlyWithItsChange(t *testing.T) {
 	w := setup(t)
 	ctx := context.Background()
-	live := w.integration(t, w.acme.ID, store.Integration{Name: "X", AccountID: "1", AccountName: "x", BaseURL: "https://x.example"}, oldToken)
-	ev := store.Event{ID: "integration_expired-tx-1", CompanyID: w.acme.ID, Type: "integration_expired", CreatedAt: time.Now(), Data: json.RawMessage(`{"integration_uuid":"x"}`)}
-	if err := w.env.Store.MarkIntegrationExpired(ctx, w.acme.ID, live.UUID, live.Revision+5, ev); !errors.Is(err, store.ErrConflict) {
+	live := w.integration(t, w.acme.ID, schema.Integration{Name: "X", AccountID: "1", AccountName: "x", BaseURL: "https://x.example"}, oldToken)
+	ev := schema.Event{ID: "integration_expired-tx-1", CompanyID: w.acme.ID, Type: "integration_expired", CreatedAt: time.Now(), Data: json.RawMessage(`{"integration_uuid":"x"}`)}
+	if err := w.env.Store.Catalog.MarkIntegrationExpired(ctx, w.acme.ID, live.UUID, live.Revision+5, ev); !errors.Is(err, ddb.ErrConflict) {
 		t.Fatalf("stale revision: %v", err)
 	}
 	if _, ok := storedEvent(t, w.env.Store, w.acme.ID, ev.ID); ok {
@@ -93,13 +95,13 @@ func TestOutboxEventOnlyWithItsChange(t *testing.T) {
 	}
 	bad := ev
 	bad.ID, bad.Data = "integration_expired-tx-2", json.RawMessage(`[1]`)
-	if err := w.env.Store.MarkIntegrationExpired(ctx, w.acme.ID, live.UUID, live.Revision, bad); err == nil {
+	if err := w.env.Store.Catalog.MarkIntegrationExpired(ctx, w.acme.ID, live.UUID, live.Revision, bad); err == nil {
 		t.Fatal("an event with a non-object data was accepted")
 	}
 	if s := w.stored(t, live); s.Expired {
 		t.Fatal("change written without its event")
 	}
-	if err := w.env.Store.MarkIntegrationExpired(ctx, w.acme.ID, live.UUID, live.Revision, ev); err != nil {
+	if err := w.env.Store.Catalog.MarkIntegrationExpired(ctx, w.acme.ID, live.UUID, live.Revision, ev); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := storedEvent(t, w.env.Store, w.acme.ID, ev.ID); !ok || !w.stored(t, live).Expired {

@@ -16,7 +16,7 @@ import (
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/prtriage"
 	"github.com/acme/codescan-api/shared/pullrequest"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // The headers of a GitLab webhook delivery. GitLab sends the hook's
@@ -95,7 +95,7 @@ var gitLabPath = regexp.MustCompile(`^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)+$`)
 // gitlabCommand reads a note hook delivery's command: a new note on a
 // merge request the integration decorates, not the integration's own,
 // not older than MaxCommandAge, that holds a /codescan command.
-func (h handlers) gitlabCommand(r *http.Request, in store.Integration, body []byte) (incoming, string, error) {
+func (h handlers) gitlabCommand(r *http.Request, in schema.Integration, body []byte) (incoming, string, error) {
 	if r.Header.Get(GitLabEventHeader) != gitLabNoteHook {
 		return incoming{}, prtriage.Ignored, nil
 	}
@@ -115,7 +115,7 @@ func (h handlers) gitlabCommand(r *http.Request, in store.Integration, body []by
 }
 
 // noteCommand is commandOf for GitLab's notes.
-func (h handlers) noteCommand(in store.Integration, ev noteEvent) (command, bool) {
+func (h handlers) noteCommand(in schema.Integration, ev noteEvent) (command, bool) {
 	mr, path := ev.MergeRequest, ev.Project.PathWithNamespace
 	if ev.ObjectKind != "note" || ev.Note.NoteableType != "MergeRequest" || mr == nil ||
 		ev.Note.System || (ev.Note.Action != "" && ev.Note.Action != "create") ||
@@ -140,7 +140,7 @@ func hasDotSegment(path string) bool {
 // postNote answers a command on the merge request with a note: GitLab's
 // answer to a carried-out command too (an emoji reaction on the note is
 // not in the operations vetted against GitLab's description).
-func (h handlers) postNote(ctx context.Context, in store.Integration, ev noteEvent, c command, o prtriage.Outcome) error {
+func (h handlers) postNote(ctx context.Context, in schema.Integration, ev noteEvent, c command, o prtriage.Outcome) error {
 	token, err := h.hostToken(ctx, in)
 	if err != nil {
 		return err

@@ -27,8 +27,10 @@ import (
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/scmhost"
 	"github.com/acme/codescan-api/shared/secrets"
-	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/catalog"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	storepage "github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // Type is the constant `type` of every integration in this interface.
@@ -75,8 +77,8 @@ func New(d config.Deps) http.Handler {
 // NewWithOptions returns the group's http.Handler with explicit options.
 func NewWithOptions(d config.Deps, o Options) http.Handler {
 	now := d.Clock()
-	h := handlers{store: d.Store, sealer: o.Sealer, host: o.Host, now: now, log: d.Server.Log,
-		triager: &prtriage.Triager{Store: d.Store, Now: now}, secrets: newHookSecrets()}
+	h := handlers{store: StoreOf(d.Store), sealer: o.Sealer, host: o.Host, now: now, log: d.Server.Log,
+		triager: &prtriage.Triager{Store: prtriage.StoreOf(d.Store), Now: now}, secrets: newHookSecrets()}
 	return d.Server.Group(routes.GroupIntegrations, map[string]httpapi.HandlerFunc{
 		"GET /integrations/scm-provider":                            h.list,
 		"GET /integrations/scm-provider/{integration_uuid}":         h.get,
@@ -134,7 +136,7 @@ func inlineView(c *catalog.InlineComments) inlineJSON {
 
 // view is the API form of an integration; the sealed token and webhook
 // secret stay behind.
-func view(in store.Integration) integrationJSON {
+func view(in schema.Integration) integrationJSON {
 	return integrationJSON{
 		ID: in.ID, UUID: in.UUID, Type: Type, Provider: in.HostProvider(), Name: in.Name, AccountID: in.AccountID,
 		AccountName: in.AccountName, OrgAllowlist: httpapi.Array(in.OrgAllowlist),
@@ -161,17 +163,17 @@ func (h handlers) list(w http.ResponseWriter, r *http.Request) error {
 	}
 	// The page and the total are independent reads.
 	var (
-		page  []store.Integration
-		res   store.PageResult
+		page  []schema.Integration
+		res   storepage.Result
 		total int
 	)
 	g, ctx := errgroup.WithContext(r.Context())
 	g.Go(func() (err error) {
-		page, res, err = h.store.IntegrationsPage(ctx, p.CompanyID, pg.Query())
+		page, res, err = h.store.Catalog.IntegrationsPage(ctx, p.CompanyID, pg.Query())
 		return err
 	})
 	g.Go(func() (err error) {
-		total, err = h.store.IntegrationCount(ctx, p.CompanyID)
+		total, err = h.store.Catalog.IntegrationCount(ctx, p.CompanyID)
 		return err
 	})
 	cur, err := pg.PageCursor(res, total, g.Wait())
@@ -196,14 +198,14 @@ type oneResponse struct {
 var errNotFound = httpapi.NotFound("Integration not found")
 
 // load reads the integration named by the path, in the caller's company.
-func (h handlers) load(r *http.Request) (store.Integration, error) {
-	id, ok := store.CanonicalUUID(r.PathValue("integration_uuid"))
+func (h handlers) load(r *http.Request) (schema.Integration, error) {
+	id, ok := schema.CanonicalUUID(r.PathValue("integration_uuid"))
 	if !ok {
-		return store.Integration{}, httpapi.Invalid("integration_uuid must be a UUID")
+		return schema.Integration{}, httpapi.Invalid("integration_uuid must be a UUID")
 	}
-	in, err := h.store.GetIntegration(r.Context(), auth.FromContext(r.Context()).CompanyID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return store.Integration{}, errNotFound
+	in, err := h.store.Catalog.GetIntegration(r.Context(), auth.FromContext(r.Context()).CompanyID, id)
+	if errors.Is(err, ddb.ErrNotFound) {
+		return schema.Integration{}, errNotFound
 	}
 	return in, err
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/acme/codescan-api/shared/secrets"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/catalog"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -49,10 +50,10 @@ type world struct {
 	writer   testenv.User // manage only
 	plain    testenv.User // neither
 	other    *testenv.Company
-	ghes     store.Integration // acme's, on the fake host under /api/v3, expired
-	bodies   []string          // every response body, for the secret check
-	strict   http.Handler      // same store, loopback not allowed
-	otherInt store.Integration
+	ghes     schema.Integration // acme's, on the fake host under /api/v3, expired
+	bodies   []string           // every response body, for the secret check
+	strict   http.Handler       // same store, loopback not allowed
+	otherInt schema.Integration
 }
 
 func setup(t *testing.T) *world {
@@ -77,46 +78,46 @@ func setup(t *testing.T) *world {
 	w.plain = env.User(t, w.acme, testenv.UserSpec{Email: "dev@acme.test", Permissions: []string{routes.PermChangeContentAccess}})
 	w.other = env.Company(t, "Other")
 
-	w.ghes = w.integration(t, w.acme.ID, store.Integration{
+	w.ghes = w.integration(t, w.acme.ID, schema.Integration{
 		Name: "Acme GHES", AccountID: fmt.Sprint(ciBotID), AccountName: "acme-ci-bot",
 		OrgAllowlist: []string{"acme", "acme-labs"}, BaseURL: w.host.URL, GatewayPrefix: "/api/v3", Expired: true,
 	}, oldToken)
-	w.otherInt = w.integration(t, w.other.ID, store.Integration{
+	w.otherInt = w.integration(t, w.other.ID, schema.Integration{
 		Name: "Other GitHub", AccountID: "42", AccountName: "other-bot", BaseURL: "https://api.github.com",
 	}, otherToken)
 	return w
 }
 
-func (w *world) integration(t *testing.T, companyID int64, in store.Integration, token string) store.Integration {
+func (w *world) integration(t *testing.T, companyID int64, in schema.Integration, token string) schema.Integration {
 	t.Helper()
 	ctx := context.Background()
 	in.CompanyID = companyID
-	in.UUID = store.NewIntegrationUUID()
-	sealed, err := w.sealer.Seal(ctx, token, store.IntegrationTokenRecord(companyID, in.UUID))
+	in.UUID = catalog.NewIntegrationUUID()
+	sealed, err := w.sealer.Seal(ctx, token, catalog.IntegrationTokenRecord(companyID, in.UUID))
 	if err != nil {
 		t.Fatal(err)
 	}
 	in.SealedToken = sealed
-	in, err = w.env.Store.CreateIntegration(ctx, in)
+	in, err = w.env.Store.Catalog.CreateIntegration(ctx, in)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return in
 }
 
-func (w *world) stored(t *testing.T, in store.Integration) store.Integration {
+func (w *world) stored(t *testing.T, in schema.Integration) schema.Integration {
 	t.Helper()
-	got, err := w.env.Store.GetIntegration(context.Background(), in.CompanyID, in.UUID)
+	got, err := w.env.Store.Catalog.GetIntegration(context.Background(), in.CompanyID, in.UUID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return got
 }
 
-func (w *world) storedToken(t *testing.T, in store.Integration) string {
+func (w *world) storedToken(t *testing.T, in schema.Integration) string {
 	t.Helper()
 	s := w.stored(t, in)
-	tok, err := w.sealer.Open(context.Background(), s.SealedToken, store.IntegrationTokenRecord(s.CompanyID, s.UUID))
+	tok, err := w.sealer.Open(context.Background(), s.SealedToken, catalog.IntegrationTokenRecord(s.CompanyID, s.UUID))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +138,7 @@ func (w *world) patch(t *testing.T, u testenv.User, id, body string) *testenv.Re
 
 // noSecrets fails when a token appears in a response, a log line or the
 // stored items, in plain text.
-func (w *world) noSecrets(t *testing.T, items ...store.Integration) {
+func (w *world) noSecrets(t *testing.T, items ...schema.Integration) {
 	t.Helper()
 	logs := w.env.Logs.String()
 	if logs == "" {
@@ -179,7 +180,7 @@ type integrationJSON struct {
 	UpdatedAt     string   `json:"updated_at"`
 }
 
-func expect(in store.Integration) integrationJSON {
+func expect(in schema.Integration) integrationJSON {
 	orgs := in.OrgAllowlist
 	if orgs == nil {
 		orgs = []string{}
@@ -197,8 +198,8 @@ type oneBody struct {
 
 func TestListAndGet(t *testing.T) {
 	w := setup(t)
-	gh := w.integration(t, w.acme.ID, store.Integration{Name: "GitHub.com", AccountID: "77", AccountName: "acme-org-bot", BaseURL: "https://api.github.com"}, newToken)
-	third := w.integration(t, w.acme.ID, store.Integration{Name: "Mirror", AccountID: "78", AccountName: "mirror", BaseURL: "https://git.acme.example", GatewayPrefix: "/api/v3"}, newToken)
+	gh := w.integration(t, w.acme.ID, schema.Integration{Name: "GitHub.com", AccountID: "77", AccountName: "acme-org-bot", BaseURL: "https://api.github.com"}, newToken)
+	third := w.integration(t, w.acme.ID, schema.Integration{Name: "Mirror", AccountID: "78", AccountName: "mirror", BaseURL: "https://git.acme.example", GatewayPrefix: "/api/v3"}, newToken)
 	want := []integrationJSON{expect(w.ghes), expect(gh), expect(third)}
 
 	var got []integrationJSON
@@ -352,7 +353,7 @@ func TestPatchVerifiesNewToken(t *testing.T) {
 		t.Fatal("the stored token is not the new one")
 	}
 	// The sealed token is bound to this integration: it does not open for another.
-	if _, err := w.sealer.Open(context.Background(), after.SealedToken, store.IntegrationTokenRecord(w.acme.ID, w.otherInt.UUID)); !errors.Is(err, secrets.ErrMalformed) {
+	if _, err := w.sealer.Open(context.Background(), after.SealedToken, catalog.IntegrationTokenRecord(w.acme.ID, w.otherInt.UUID)); !errors.Is(err, secrets.ErrMalformed) {
 		t.Fatalf("sealed token opened for another record: %v", err)
 	}
 	if w.host.Requests() != 1 {
@@ -605,7 +606,7 @@ func TestCursorPagingMatchesPageNumbers(t *testing.T) {
 	w := setup(t)
 	want := []int64{w.ghes.ID}
 	for i := range 6 {
-		in := w.integration(t, w.acme.ID, store.Integration{Name: fmt.Sprintf("GH %d", i), AccountID: "1", BaseURL: "https://api.github.com"}, oldToken)
+		in := w.integration(t, w.acme.ID, schema.Integration{Name: fmt.Sprintf("GH %d", i), AccountID: "1", BaseURL: "https://api.github.com"}, oldToken)
 		want = append(want, in.ID)
 	}
 	type page struct {
@@ -696,7 +697,7 @@ func TestPatchInlineComments(t *testing.T) {
 		t.Fatal("the host was called for a setting")
 	}
 	other := w.env.Company(t, "Globex")
-	theirs := w.integration(t, other.ID, store.Integration{Name: "Theirs", AccountID: "5", AccountName: "globex", BaseURL: "https://api.github.com"}, newToken)
+	theirs := w.integration(t, other.ID, schema.Integration{Name: "Theirs", AccountID: "5", AccountName: "globex", BaseURL: "https://api.github.com"}, newToken)
 	if r := w.patch(t, w.manager, theirs.UUID, `{"inline_comments":{"enabled":true}}`); r.Status != 404 || w.stored(t, theirs).InlineComments != nil {
 		t.Fatalf("another company's integration: %d %s", r.Status, r.Body)
 	}

@@ -9,7 +9,9 @@ import (
 
 	"github.com/acme/codescan-api/internal/gitlabhost"
 	"github.com/acme/codescan-api/internal/testenv"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/schema"
+	"github.com/acme/codescan-api/shared/store/tenancy"
 )
 
 const glToken = "glpat-AcmeCiBot00000000000"
@@ -34,7 +36,7 @@ type providerBody struct {
 func TestPatchProvider(t *testing.T) {
 	w := setup(t)
 	gl := gitlabhost.New(t, gitlabhost.WithToken(glToken, "acme-ci-gl"), gitlabhost.WithRelativeRoot("/gitlab"))
-	in := w.integration(t, w.acme.ID, store.Integration{Name: "Acme code host", AccountID: fmt.Sprint(gl.Account(glToken).ID),
+	in := w.integration(t, w.acme.ID, schema.Integration{Name: "Acme code host", AccountID: fmt.Sprint(gl.Account(glToken).ID),
 		AccountName: "acme-ci", BaseURL: w.host.URL, GatewayPrefix: "/api/v3"}, oldToken)
 	var got providerBody
 	w.do(t, w.h, "GET", "/integrations/scm-provider/"+in.UUID, "", testenv.Key(w.viewer)...).Decode(t, &got)
@@ -75,7 +77,7 @@ func TestPatchProvider(t *testing.T) {
 	if got.Integration.Provider != "gitlab" {
 		t.Fatalf("GET after the move: %+v", got.Integration)
 	}
-	entries, _, err := w.env.Store.ListAudit(context.Background(), w.acme.ID, store.AuditFilter{Action: "integration.update"}, store.PageQuery{Limit: 10})
+	entries, _, err := w.env.Store.Tenancy.ListAudit(context.Background(), w.acme.ID, tenancy.AuditFilter{Action: "integration.update"}, page.Request{Limit: 10})
 	if err != nil || len(entries) != 1 || entries[0].Changes["provider"].Before != "github" || entries[0].Changes["provider"].After != "gitlab" {
 		t.Fatalf("audit: %+v %v", entries, err)
 	}

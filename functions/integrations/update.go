@@ -18,8 +18,9 @@ import (
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/scmhost"
 	"github.com/acme/codescan-api/shared/secrets"
-	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/catalog"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // Limits of the values an update accepts.
@@ -59,7 +60,7 @@ func (h handlers) update(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ch := store.IntegrationChange{Name: p.name, OrgAllowlist: p.orgs, BaseURL: p.baseURL, GatewayPrefix: p.prefix, Provider: p.provider,
+	ch := catalog.IntegrationChange{Name: p.name, OrgAllowlist: p.orgs, BaseURL: p.baseURL, GatewayPrefix: p.prefix, Provider: p.provider,
 		InlineComments: p.inline}
 	if p.verifies() {
 		if err := h.verify(r, in, p, &ch); err != nil {
@@ -74,14 +75,14 @@ func (h handlers) update(w http.ResponseWriter, r *http.Request) error {
 		ch.SealedWebhookSecret = &sealed
 	}
 	verified := ch.Verified
-	if ch != (store.IntegrationChange{}) {
-		in, err = h.store.UpdateIntegration(r.Context(), in.CompanyID, in.UUID, in.Revision, ch)
+	if ch != (catalog.IntegrationChange{}) {
+		in, err = h.store.Catalog.UpdateIntegration(r.Context(), in.CompanyID, in.UUID, in.Revision, ch)
 		switch {
 		case errors.Is(err, catalog.ErrHookTaken):
 			return httpapi.Conflict("This integration's uuid cannot receive webhook deliveries; ask support for a new integration")
-		case errors.Is(err, store.ErrConflict):
+		case errors.Is(err, ddb.ErrConflict):
 			return httpapi.Conflict("The integration was changed by another request; read it again and retry")
-		case errors.Is(err, store.ErrNotFound):
+		case errors.Is(err, ddb.ErrNotFound):
 			return errNotFound
 		case err != nil:
 			return err
@@ -211,7 +212,7 @@ func orgs(raw json.RawMessage) (*[]string, error) {
 // verify asks the host who the (new or stored) token belongs to, at the
 // (new or stored) address, and fills ch with what a successful check
 // changes. Any failure is returned and nothing is written.
-func (h handlers) verify(r *http.Request, in store.Integration, p patch, ch *store.IntegrationChange) error {
+func (h handlers) verify(r *http.Request, in schema.Integration, p patch, ch *catalog.IntegrationChange) error {
 	ctx := r.Context()
 	tok, err := h.tokenToVerify(ctx, in, p)
 	if err != nil {
@@ -233,7 +234,7 @@ func (h handlers) verify(r *http.Request, in store.Integration, p patch, ch *sto
 		ch.AccountName = &acct.Login
 	}
 	if p.token != nil {
-		sealed, err := h.sealer.Seal(ctx, tok, store.IntegrationTokenRecord(in.CompanyID, in.UUID))
+		sealed, err := h.sealer.Seal(ctx, tok, catalog.IntegrationTokenRecord(in.CompanyID, in.UUID))
 		if err != nil {
 			return err
 		}
@@ -243,7 +244,7 @@ func (h handlers) verify(r *http.Request, in store.Integration, p patch, ch *sto
 }
 
 // tokenToVerify is the patch's new token, else the stored one opened.
-func (h handlers) tokenToVerify(ctx context.Context, in store.Integration, p patch) (string, error) {
+func (h handlers) tokenToVerify(ctx context.Context, in schema.Integration, p patch) (string, error) {
 	if p.token != nil {
 		return *p.token, nil
 	}
@@ -255,7 +256,7 @@ func (h handlers) tokenToVerify(ctx context.Context, in store.Integration, p pat
 }
 
 // hostAfter is the host's provider and address as the patch leaves them.
-func hostAfter(in store.Integration, p patch) (kind, base, prefix string) {
+func hostAfter(in schema.Integration, p patch) (kind, base, prefix string) {
 	kind, base, prefix = in.HostProvider(), in.BaseURL, in.GatewayPrefix
 	if p.provider != nil {
 		kind = *p.provider
@@ -272,7 +273,7 @@ func hostAfter(in store.Integration, p patch) (kind, base, prefix string) {
 // verifyFailed answers a failed verification: the address refused is bad
 // input; a stored token the host rejects marks the integration expired
 // (its admins told, integration_expired, in one transaction).
-func (h handlers) verifyFailed(r *http.Request, in store.Integration, p patch, err error) error {
+func (h handlers) verifyFailed(r *http.Request, in schema.Integration, p patch, err error) error {
 	var invalid *scmhost.InvalidError
 	var failed *scmhost.Error
 	switch {
@@ -310,19 +311,19 @@ func verificationFailed(status int, why string) error {
 // markExpired records that re-verification with the stored token was
 // rejected. The event id carries the revision it expires, so a retried
 // request records the same event and a later expiry a new one.
-func (h handlers) markExpired(r *http.Request, in store.Integration, reason string) error {
+func (h handlers) markExpired(r *http.Request, in schema.Integration, reason string) error {
 	data, err := json.Marshal(map[string]string{
 		"integration_uuid": in.UUID, "name": in.Name, "account_name": in.AccountName, "base_url": in.BaseURL, "reason": reason,
 	})
 	if err != nil {
 		return err
 	}
-	ev := store.Event{
+	ev := schema.Event{
 		ID:        fmt.Sprintf("integration_expired-%s-%d", in.UUID, in.Revision),
 		CompanyID: in.CompanyID, Type: "integration_expired", CreatedAt: h.now(), Data: data,
 	}
-	err = h.store.MarkIntegrationExpired(r.Context(), in.CompanyID, in.UUID, in.Revision, ev)
-	if errors.Is(err, store.ErrConflict) {
+	err = h.store.Catalog.MarkIntegrationExpired(r.Context(), in.CompanyID, in.UUID, in.Revision, ev)
+	if errors.Is(err, ddb.ErrConflict) {
 		return httpapi.Conflict("The integration was changed by another request; read it again and retry")
 	}
 	return err

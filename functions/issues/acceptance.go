@@ -9,8 +9,9 @@ import (
 	"time"
 
 	"github.com/acme/codescan-api/shared/httpapi"
-	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/acceptances"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/findings"
 )
 
 // acceptInput is what a triage may say about an accepted risk beside its
@@ -25,8 +26,8 @@ type acceptInput struct {
 // at most acceptances.MaxDays days ahead) and an owner (an active user of
 // the company; null or absent: the author); other statuses take neither.
 // Members left out are zero (see store.IssueUpdate.Terms).
-func (h handlers) terms(r *http.Request, companyID int64, status string, reason *string, in acceptInput) (store.RiskTerms, error) {
-	var t store.RiskTerms
+func (h handlers) terms(r *http.Request, companyID int64, status string, reason *string, in acceptInput) (acceptances.Terms, error) {
+	var t acceptances.Terms
 	if status != "accepted_risk" {
 		if in.ExpiresAt != nil || in.Owner != nil {
 			return t, httpapi.Invalid("expires_at and owner apply only with status accepted_risk")
@@ -52,8 +53,8 @@ func (h handlers) terms(r *http.Request, companyID int64, status string, reason 
 		if err := json.Unmarshal(in.Owner, &id); err != nil || id <= 0 {
 			return t, httpapi.Invalid("owner must be a user id or null")
 		}
-		u, err := h.store.GetUser(r.Context(), companyID, id)
-		if errors.Is(err, store.ErrNotFound) || (err == nil && !u.Active) {
+		u, err := h.store.Tenancy.GetUser(r.Context(), companyID, id)
+		if errors.Is(err, ddb.ErrNotFound) || (err == nil && !u.Active) {
 			return t, httpapi.Invalid("owner: no active user %d in the company", id)
 		}
 		if err != nil {
@@ -74,7 +75,7 @@ type riskAcceptanceJSON struct {
 
 // riskAcceptance is the issue's terms while it is an accepted risk with
 // an end, else nil.
-func riskAcceptance(i store.Issue) *riskAcceptanceJSON {
+func riskAcceptance(i findings.Issue) *riskAcceptanceJSON {
 	if i.Status != "accepted_risk" || i.ExpiresAt == "" {
 		return nil
 	}

@@ -14,7 +14,15 @@ import (
 	"github.com/acme/codescan-api/functions/notifications"
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/acceptances"
 	"github.com/acme/codescan-api/shared/store/bulkload"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/issuelists"
+	"github.com/acme/codescan-api/shared/store/ledger"
+	storepage "github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/schema"
+	"github.com/acme/codescan-api/shared/store/tenancy"
+	"github.com/acme/codescan-api/shared/store/triage"
 )
 
 // acceptWorld is a company with three open issues on a controlled clock,
@@ -41,19 +49,19 @@ func newAcceptWorld(t *testing.T) *acceptWorld {
 	w.acme, w.other = w.env.Company(t, "Acme"), w.env.Company(t, "Other")
 	w.owner = w.env.User(t, w.acme, testenv.UserSpec{Email: "sec@acme.test"})
 	for _, c := range []*testenv.Company{w.acme, w.other} {
-		p, err := w.st.CreateProject(ctx, store.Project{CompanyID: c.ID, Name: "Web"})
+		p, err := w.st.Catalog.CreateProject(ctx, schema.Project{CompanyID: c.ID, Name: "Web"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		var batch []store.Issue
+		var batch []findings.Issue
 		for n, u := range []string{"CR", "HI", "ME"} {
-			batch = append(batch, store.Issue{ProjectID: p.ID, ProjectName: p.Name, Branch: "main", CWE: 89, FilePath: fmt.Sprintf("db%d.go", n),
+			batch = append(batch, findings.Issue{ProjectID: p.ID, ProjectName: p.Name, Branch: "main", CWE: 89, FilePath: fmt.Sprintf("db%d.go", n),
 				Urgency: u, Status: "open", Title: "SQL injection", CreatedAt: "2026-01-01T00:00:00Z"})
 		}
 		if _, err := bulkload.CreateIssues(ctx, w.st, c.ID, batch); err != nil {
 			t.Fatal(err)
 		}
-		page, _, _, err := w.st.ListIssues(ctx, c.ID, store.IssueFilter{}, store.PageQuery{Limit: 10})
+		page, _, _, err := w.st.Lists.ListIssues(ctx, c.ID, issuelists.IssueFilter{}, storepage.Request{Limit: 10})
 		if err != nil || len(page) != 3 {
 			t.Fatalf("issues of %s: %d (%v)", c.Name, len(page), err)
 		}
@@ -79,9 +87,9 @@ func (w *acceptWorld) do(t *testing.T, u testenv.User, method, path, body string
 	return testenv.Do(t, h, method, path, body, testenv.Key(u)...)
 }
 
-func (w *acceptWorld) issue(t *testing.T, id string) store.Issue {
+func (w *acceptWorld) issue(t *testing.T, id string) findings.Issue {
 	t.Helper()
-	i, err := w.st.GetIssue(context.Background(), w.acme.ID, id)
+	i, err := w.st.Lists.GetIssue(context.Background(), w.acme.ID, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,8 +136,8 @@ func TestRiskAcceptanceEndsAndReopens(t *testing.T) {
 		res.JSON(t)["sla_settings"].(map[string]any)["risk_acceptance_days"] != float64(30) {
 		t.Fatalf("settings: %d %s", res.Status, res.Body)
 	}
-	audit, _, err := w.st.ListAudit(ctx, w.acme.ID, store.AuditFilter{Action: "sla_settings.update"}, store.PageQuery{Limit: 5})
-	if err != nil || len(audit) != 1 || fmt.Sprint(audit[0].Changes["risk_acceptance_days"]) != fmt.Sprint(store.Change{Before: 90, After: 30}) {
+	audit, _, err := w.st.Tenancy.ListAudit(ctx, w.acme.ID, tenancy.AuditFilter{Action: "sla_settings.update"}, storepage.Request{Limit: 5})
+	if err != nil || len(audit) != 1 || fmt.Sprint(audit[0].Changes["risk_acceptance_days"]) != fmt.Sprint(ledger.Change{Before: 90, After: 30}) {
 		t.Fatalf("audit %+v (%v)", audit, err)
 	}
 	res = w.do(t, w.acme.Admin, "POST", "/issues/triage", `{"filters":{"file_path_exact":"db1.go"},"status":"accepted_risk","reason":"test code"}`)
@@ -186,21 +194,21 @@ func TestRiskAcceptanceEndsAndReopens(t *testing.T) {
 
 	// The end comes: nothing a second before, then a reopens, once.
 	w.now = end.Add(-time.Second)
-	if n, err := w.st.ExpireAcceptances(ctx, w.acme.ID); err != nil || n != 0 {
+	if n, err := w.st.Triage.ExpireAcceptances(ctx, w.acme.ID); err != nil || n != 0 {
 		t.Fatalf("before the end: %d (%v)", n, err)
 	}
 	openBefore := openCount(t, w)
 	w.now = end
-	if n, err := w.st.ExpireAcceptances(ctx, w.acme.ID); err != nil || n != 1 {
+	if n, err := w.st.Triage.ExpireAcceptances(ctx, w.acme.ID); err != nil || n != 1 {
 		t.Fatalf("at the end: %d (%v)", n, err)
 	}
 	for range 2 {
-		if n, err := w.st.ExpireAcceptances(ctx, w.acme.ID); err != nil || n != 0 {
+		if n, err := w.st.Triage.ExpireAcceptances(ctx, w.acme.ID); err != nil || n != 0 {
 			t.Fatalf("re-run: %d (%v)", n, err)
 		}
 	}
 	a := w.issue(t, w.a)
-	if a.Status != "open" || a.Reason != store.AcceptanceExpired || a.SLAStartedAt != stamp(end) || a.Terms != (store.RiskTerms{}) {
+	if a.Status != "open" || a.Reason != triage.AcceptanceExpired || a.SLAStartedAt != stamp(end) || a.Terms != (acceptances.Terms{}) {
 		t.Fatalf("reopened: %+v", a)
 	}
 	if start, err := a.SLAStart(); err != nil || !start.Equal(end) {
@@ -212,7 +220,7 @@ func TestRiskAcceptanceEndsAndReopens(t *testing.T) {
 	if got := openCount(t, w); got != openBefore+1 {
 		t.Fatalf("open %d, was %d", got, openBefore)
 	}
-	hist, err := w.st.IssueHistory(ctx, w.acme.ID, w.a)
+	hist, err := w.st.Lists.IssueHistory(ctx, w.acme.ID, w.a)
 	if err != nil || len(hist) != 2 || hist[1].From != "accepted_risk" || hist[1].To != "open" || hist[1].Reason != "risk acceptance expired" || hist[1].At != stamp(end) {
 		t.Fatalf("history %+v (%v)", hist, err)
 	}
@@ -234,7 +242,7 @@ func TestRiskAcceptanceEndsAndReopens(t *testing.T) {
 
 func openCount(t *testing.T, w *acceptWorld) int64 {
 	t.Helper()
-	_, _, total, err := w.st.ListIssues(context.Background(), w.acme.ID, store.IssueFilter{Status: "open"}, store.PageQuery{})
+	_, _, total, err := w.st.Lists.ListIssues(context.Background(), w.acme.ID, issuelists.IssueFilter{Status: "open"}, storepage.Request{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,10 +290,10 @@ func TestRiskAcceptanceRejectsBadTerms(t *testing.T) {
 			t.Errorf("%s %s %s: %d %s, want 400 %q", c.method, c.path, c.body, res.Status, res.Body, c.want)
 		}
 	}
-	if i := w.issue(t, w.c); i.Status != "open" || i.Version != 1 || i.Terms != (store.RiskTerms{}) {
+	if i := w.issue(t, w.c); i.Status != "open" || i.Version != 1 || i.Terms != (acceptances.Terms{}) {
 		t.Fatalf("issue changed: %+v", i)
 	}
-	if s, _, err := w.st.SLASettings(context.Background(), w.acme.ID); err != nil || s.AcceptanceDays != 90 {
+	if s, _, err := w.st.Catalog.SLASettings(context.Background(), w.acme.ID); err != nil || s.AcceptanceDays != 90 {
 		t.Fatalf("settings changed: %+v (%v)", s, err)
 	}
 	// Another company's issue is a missing one.
@@ -365,9 +373,9 @@ func TestRiskAcceptanceExtensionWritesHistory(t *testing.T) {
 	if _, ok := testenv.OutboxEvent(t, w.st, w.acme.ID, fmt.Sprintf("issue_status_changed-%s-v%d", a.ID, a.Version)); ok {
 		t.Fatal("an extension announced a status change")
 	}
-	audit, _, err := w.st.ListAudit(ctx, w.acme.ID, store.AuditFilter{Action: "issue.update"}, store.PageQuery{Limit: 10})
-	extended := slices.ContainsFunc(audit, func(e store.AuditRecord) bool {
-		return fmt.Sprint(e.Changes["expires_at"]) == fmt.Sprint(store.Change{Before: stamp(first), After: stamp(later)})
+	audit, _, err := w.st.Tenancy.ListAudit(ctx, w.acme.ID, tenancy.AuditFilter{Action: "issue.update"}, storepage.Request{Limit: 10})
+	extended := slices.ContainsFunc(audit, func(e tenancy.AuditRecord) bool {
+		return fmt.Sprint(e.Changes["expires_at"]) == fmt.Sprint(ledger.Change{Before: stamp(first), After: stamp(later)})
 	})
 	if err != nil || len(audit) != 2 || !extended {
 		t.Fatalf("audit %+v (%v), want the acceptance and its extension", audit, err)

@@ -9,9 +9,9 @@ import (
 
 	"github.com/acme/codescan-api/functions/issues"
 	"github.com/acme/codescan-api/internal/testenv"
-	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/bulkload"
 	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // An issue shows the scanner's fix it keeps as the real clients read a
@@ -24,17 +24,17 @@ func TestAutoFixSuggestion(t *testing.T) {
 	env := testenv.New(t)
 	ctx := context.Background()
 	c := env.Company(t, "Fixes")
-	p, err := env.Store.CreateProject(ctx, store.Project{CompanyID: c.ID, Name: "app"})
+	p, err := env.Store.Catalog.CreateProject(ctx, schema.Project{CompanyID: c.ID, Name: "app"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	fix := &findings.Fix{Diff: "--- a/a.go\n+++ b/a.go\n@@ -1 +1 @@\n-x\n+y\n", Explanation: "Use y", FullCode: "y\n"}
-	issue := func(n int, fx *findings.Fix) store.Issue {
-		return store.Issue{ID: uuid.NewSHA1(uuid.NameSpaceOID, []byte{byte(n)}).String(), ProjectID: p.ID, ProjectName: p.Name,
+	issue := func(n int, fx *findings.Fix) findings.Issue {
+		return findings.Issue{ID: uuid.NewSHA1(uuid.NameSpaceOID, []byte{byte(n)}).String(), ProjectID: p.ID, ProjectName: p.Name,
 			Branch: "main", CWE: 89, FilePath: "a.go", Line: 1, Urgency: "HI", Status: "open", Title: "t",
 			CreatedAt: "2025-03-01T00:00:00Z", Fix: fx}
 	}
-	batch := []store.Issue{issue(1, fix), issue(2, fix), issue(3, nil), issue(4, &findings.Fix{Explanation: "no diff"})}
+	batch := []findings.Issue{issue(1, fix), issue(2, fix), issue(3, nil), issue(4, &findings.Fix{Explanation: "no diff"})}
 	if _, err := bulkload.CreateIssues(ctx, env.Store, c.ID, batch); err != nil {
 		t.Fatal(err)
 	}

@@ -9,8 +9,9 @@ import (
 
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/httpapi"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ddb"
 	"github.com/acme/codescan-api/shared/store/exploits"
+	storepage "github.com/acme/codescan-api/shared/store/page"
 )
 
 // The lists the real client reads besides the SAST ones: a scan's and a
@@ -31,10 +32,10 @@ func (h handlers) scanSCA(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if f.Active() {
-		page, res, total, err := h.store.FilterScanSCAIssues(ctx, companyID, sc, f, pg.Query())
+		page, res, total, err := h.store.SCA.FilterScanSCAIssues(ctx, companyID, sc, f, pg.Query())
 		return h.writeSCAPage(w, r, pg, res, total, err, page)
 	}
-	page, res, total, err := h.store.ScanSCAIssues(ctx, companyID, sc.ID, pg.Query())
+	page, res, total, err := h.store.SCA.ScanSCAIssues(ctx, companyID, sc.ID, pg.Query())
 	return h.writeSCAPage(w, r, pg, res, total, err, page)
 }
 
@@ -57,8 +58,8 @@ func (h handlers) projectSCA(w http.ResponseWriter, r *http.Request) error {
 	}
 	var projectID int64
 	if name := strings.TrimSpace(r.URL.Query().Get("project")); name != "" {
-		p, err := h.store.ProjectByName(ctx, companyID, name)
-		if errors.Is(err, store.ErrNotFound) {
+		p, err := h.store.Catalog.ProjectByName(ctx, companyID, name)
+		if errors.Is(err, ddb.ErrNotFound) {
 			return &httpapi.Error{Status: http.StatusNotFound, Body: noProjectFound}
 		}
 		if err != nil {
@@ -67,10 +68,10 @@ func (h handlers) projectSCA(w http.ResponseWriter, r *http.Request) error {
 		projectID = p.ID
 	}
 	if f.Active() {
-		page, res, total, err := h.store.FilterSCAIssues(ctx, companyID, projectID, f, pg.Query())
+		page, res, total, err := h.store.SCA.FilterSCAIssues(ctx, companyID, projectID, f, pg.Query())
 		return h.writeSCAPage(w, r, pg, res, total, err, page)
 	}
-	page, res, total, err := h.store.ListSCAIssues(ctx, companyID, projectID, pg.Query())
+	page, res, total, err := h.store.SCA.ListSCAIssues(ctx, companyID, projectID, pg.Query())
 	return h.writeSCAPage(w, r, pg, res, total, err, page)
 }
 
@@ -105,20 +106,20 @@ func (h handlers) projectQuality(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p, err := h.store.ProjectByName(ctx, companyID, strings.TrimSpace(r.URL.Query().Get("project")))
-	if errors.Is(err, store.ErrNotFound) {
+	p, err := h.store.Catalog.ProjectByName(ctx, companyID, strings.TrimSpace(r.URL.Query().Get("project")))
+	if errors.Is(err, ddb.ErrNotFound) {
 		return httpapi.WriteJSON(w, http.StatusOK, noProjectFound)
 	}
 	if err != nil {
 		return err
 	}
-	page, res, total, err := h.store.ProjectQualityIssues(ctx, companyID, p.ID, pg.Query())
+	page, res, total, err := h.store.Quality.ProjectQualityIssues(ctx, companyID, p.ID, pg.Query())
 	return writePage(w, pg, res, total, err, page)
 }
 
 // writePage answers one page of a list read by key (err is the read's),
 // with next_page_token when a page follows.
-func writePage[T any](w http.ResponseWriter, pg httpapi.Paging, res store.PageResult, total int, err error, page []T) error {
+func writePage[T any](w http.ResponseWriter, pg httpapi.Paging, res storepage.Result, total int, err error, page []T) error {
 	cur, err := pg.PageCursor(res, total, err)
 	if err != nil {
 		return err

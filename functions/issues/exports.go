@@ -13,7 +13,10 @@ import (
 	"github.com/acme/codescan-api/shared/exportformat"
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/reportstore"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/exports"
+	"github.com/acme/codescan-api/shared/store/issuelists"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // exportDeps are what the export routes need beside the store.
@@ -94,15 +97,15 @@ func (h handlers) createExport(w http.ResponseWriter, r *http.Request) error {
 	if h.exp.bucket == nil {
 		return errExportsDisabled
 	}
-	e := store.Export{CompanyID: p.CompanyID, UserID: p.UserID, Format: string(f)}
+	e := schema.ExportItem{CompanyID: p.CompanyID, UserID: p.UserID, Format: string(f)}
 	sf, err := h.issueFilter(ctx, p.CompanyID, q)
 	if f == exportformat.VEX && err == nil {
 		// The document covers the project's SCA findings, every branch.
-		var proj store.Project
-		if proj, err = h.store.ProjectByName(ctx, p.CompanyID, q.Get("project")); err == nil {
+		var proj schema.Project
+		if proj, err = h.store.Catalog.ProjectByName(ctx, p.CompanyID, q.Get("project")); err == nil {
 			e.ProjectID, e.Project = proj.ID, proj.Name
 		}
-		if errors.Is(err, store.ErrNotFound) {
+		if errors.Is(err, ddb.ErrNotFound) {
 			err = errNoProject
 		}
 	}
@@ -112,7 +115,7 @@ func (h handlers) createExport(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if e.Query, err = store.EncodeIssueFilter(sf); err != nil {
+	if e.Query, err = issuelists.EncodeFilter(sf); err != nil {
 		return err
 	}
 	filters := map[string]string{}
@@ -124,7 +127,7 @@ func (h handlers) createExport(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	e.Filters = string(raw)
-	if e, err = h.store.CreateExport(ctx, e); err != nil {
+	if e, err = h.store.Exports.CreateExport(ctx, e); err != nil {
 		return err
 	}
 	return httpapi.WriteJSON(w, http.StatusAccepted, map[string]any{"status": "ok", "export": h.renderExport(e, "")})
@@ -137,8 +140,8 @@ func (h handlers) createExport(w http.ResponseWriter, r *http.Request) error {
 func (h handlers) getExport(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	p := auth.FromContext(ctx)
-	e, err := h.store.GetExport(ctx, p.CompanyID, r.PathValue("export_id"))
-	if errors.Is(err, store.ErrNotFound) || (err == nil && !p.IsAdmin && e.UserID != p.UserID) ||
+	e, err := h.store.Exports.GetExport(ctx, p.CompanyID, r.PathValue("export_id"))
+	if errors.Is(err, ddb.ErrNotFound) || (err == nil && !p.IsAdmin && e.UserID != p.UserID) ||
 		(err == nil && !h.exp.now().Before(time.Unix(e.ExpiresAt, 0))) {
 		return errExportNotFound
 	}
@@ -146,7 +149,7 @@ func (h handlers) getExport(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	link := ""
-	if e.Status == store.ExportDone {
+	if e.Status == exports.Done {
 		if h.exp.bucket == nil {
 			return errExportsDisabled
 		}
@@ -165,12 +168,12 @@ func (h handlers) linkTTL() time.Duration {
 }
 
 // exportFilename is the name an export downloads under.
-func exportFilename(e store.Export) string {
+func exportFilename(e schema.ExportItem) string {
 	return "issues-export-" + e.ID + exportformat.Format(e.Format).Extension()
 }
 
 // renderExport shows e; link is its download link (done exports only).
-func (h handlers) renderExport(e store.Export, link string) exportJSON {
+func (h handlers) renderExport(e schema.ExportItem, link string) exportJSON {
 	out := exportJSON{ID: e.ID, Format: e.Format, Filters: map[string]string{}, Status: e.Status,
 		RowsRead: e.RowsRead, RowsExpected: e.RowsExpected, Error: e.Error, CreatedAt: e.CreatedAt,
 		ExpiresAt: time.Unix(e.ExpiresAt, 0).UTC().Format(time.RFC3339)}
@@ -181,12 +184,12 @@ func (h handlers) renderExport(e store.Export, link string) exportJSON {
 	if e.FinishedAt != "" {
 		out.FinishedAt = &e.FinishedAt
 	}
-	if e.Status == store.ExportRunning {
+	if e.Status == exports.Running {
 		if at, err := time.Parse(time.RFC3339, e.StartedAt); err == nil && h.exp.now().Sub(at) > staleAfter {
-			out.Status, out.Error = store.ExportFailed, "the export stopped without finishing; create it again"
+			out.Status, out.Error = exports.Failed, "the export stopped without finishing; create it again"
 		}
 	}
-	if e.Status == store.ExportDone {
+	if e.Status == exports.Done {
 		out.Rows, out.Bytes = &e.Rows, &e.Bytes
 		if link != "" {
 			out.Download = &downloadJSON{URL: link, Filename: exportFilename(e),

@@ -9,7 +9,8 @@ import (
 	"strings"
 
 	"github.com/acme/codescan-api/shared/repourl"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // errNoProject: the project filters match no project (200 no_project_found).
@@ -22,10 +23,10 @@ var errNoProject = errors.New("no project matches the filters")
 // case, scheme, credentials, trailing slash and `.git` do not matter), and
 // `branch` when it has issues on that branch. Filters combine with AND;
 // when they leave no project the answer is errNoProject.
-func (h handlers) scopes(ctx context.Context, companyID int64, q url.Values) ([]store.Scope, error) {
+func (h handlers) scopes(ctx context.Context, companyID int64, q url.Values) ([]schema.Scope, error) {
 	name, repo, branch := q.Get("project"), strings.TrimSpace(q.Get("repo")), q.Get("branch")
 	if name == "" && repo == "" && branch == "" {
-		return []store.Scope{{}}, nil
+		return []schema.Scope{{}}, nil
 	}
 	if repo != "" {
 		// Text that is not a repository URL matches no project.
@@ -37,8 +38,8 @@ func (h handlers) scopes(ctx context.Context, companyID int64, q url.Values) ([]
 	}
 	var ids []int64 // nil: every project (only while name and repo are unset)
 	if name != "" {
-		p, err := h.store.ProjectByName(ctx, companyID, name)
-		if errors.Is(err, store.ErrNotFound) {
+		p, err := h.store.Catalog.ProjectByName(ctx, companyID, name)
+		if errors.Is(err, ddb.ErrNotFound) {
 			return nil, errNoProject
 		}
 		if err != nil {
@@ -49,7 +50,7 @@ func (h handlers) scopes(ctx context.Context, companyID int64, q url.Values) ([]
 		}
 		ids = []int64{p.ID}
 	} else if repo != "" {
-		projects, err := h.store.ListProjects(ctx, companyID)
+		projects, err := h.store.Catalog.ListProjects(ctx, companyID)
 		if err != nil {
 			return nil, err
 		}
@@ -60,26 +61,26 @@ func (h handlers) scopes(ctx context.Context, companyID int64, q url.Values) ([]
 			}
 		}
 	}
-	var scopes []store.Scope
+	var scopes []schema.Scope
 	if branch == "" {
 		for _, id := range ids {
-			scopes = append(scopes, store.Scope{ProjectID: id})
+			scopes = append(scopes, schema.Scope{ProjectID: id})
 		}
 	} else {
-		withBranch, err := h.store.BranchProjects(ctx, companyID, branch)
+		withBranch, err := h.store.Lists.BranchProjects(ctx, companyID, branch)
 		if err != nil {
 			return nil, err
 		}
 		for _, id := range withBranch {
 			if ids == nil || slices.Contains(ids, id) {
-				scopes = append(scopes, store.Scope{ProjectID: id, Branch: branch})
+				scopes = append(scopes, schema.Scope{ProjectID: id, Branch: branch})
 			}
 		}
 	}
 	if len(scopes) == 0 {
 		return nil, errNoProject
 	}
-	slices.SortFunc(scopes, func(a, b store.Scope) int { return cmp.Compare(a.ProjectID, b.ProjectID) })
+	slices.SortFunc(scopes, func(a, b schema.Scope) int { return cmp.Compare(a.ProjectID, b.ProjectID) })
 	return scopes, nil
 }
 

@@ -12,8 +12,9 @@ import (
 
 	"github.com/acme/codescan-api/functions/issues"
 	"github.com/acme/codescan-api/internal/testenv"
-	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/bulkload"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -25,37 +26,37 @@ type world struct {
 	env      *testenv.Env
 	h        http.Handler
 	company  *testenv.Company
-	projects []store.Project
-	issues   map[string]store.Issue
+	projects []schema.Project
+	issues   map[string]findings.Issue
 }
 
-var cwePool = []int{79, 89, 22, 78, store.NoCWE, 798, 502, 99999}
+var cwePool = []int{79, 89, 22, 78, findings.NoCWE, 798, 502, 99999}
 
 func newWorld(t *testing.T, env *testenv.Env, name string, n int, seed uint64) *world {
 	t.Helper()
 	ctx := context.Background()
-	w := &world{env: env, h: issues.New(env.Deps), company: env.Company(t, name), issues: map[string]store.Issue{}}
+	w := &world{env: env, h: issues.New(env.Deps), company: env.Company(t, name), issues: map[string]findings.Issue{}}
 	repos := []string{"https://github.com/acme/app", "git@github.com:acme/app.git", "https://gitlab.com/acme/lib"}
 	for k, pn := range []string{"Web", "Web-Mirror", "Lib"} {
-		p, err := env.Store.CreateProject(ctx, store.Project{CompanyID: w.company.ID, Name: pn, RepoURL: repos[k]})
+		p, err := env.Store.Catalog.CreateProject(ctx, schema.Project{CompanyID: w.company.ID, Name: pn, RepoURL: repos[k]})
 		if err != nil {
 			t.Fatal(err)
 		}
 		w.projects = append(w.projects, p)
 	}
 	r := rand.New(rand.NewPCG(seed, 1))
-	var batch []store.Issue
+	var batch []findings.Issue
 	for k := 0; k < n; k++ {
 		p := w.projects[r.IntN(len(w.projects))]
-		batch = append(batch, store.Issue{
+		batch = append(batch, findings.Issue{
 			ID:        uuid.NewSHA1(uuid.NameSpaceOID, []byte(fmt.Sprintf("%s-%d", name, k))).String(),
 			ProjectID: p.ID, ProjectName: p.Name,
 			Branch:    []string{"main", "main", "dev", "feature/#7"}[r.IntN(4)],
 			CWE:       cwePool[r.IntN(len(cwePool))],
 			FilePath:  fmt.Sprintf("src/pkg%d/file%d.go", r.IntN(3), r.IntN(4)),
 			Line:      1 + r.IntN(500),
-			Urgency:   store.Urgencies[r.IntN(4)],
-			Status:    store.Statuses[r.IntN(len(store.Statuses))],
+			Urgency:   findings.Urgencies[r.IntN(4)],
+			Status:    findings.Statuses[r.IntN(len(findings.Statuses))],
 			Title:     "finding",
 			CreatedAt: fmt.Sprintf("2025-03-%02dT%02d:00:00Z", 1+r.IntN(28), r.IntN(24)),
 		})

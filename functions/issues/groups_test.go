@@ -10,8 +10,9 @@ import (
 	"testing"
 
 	"github.com/acme/codescan-api/internal/testenv"
-	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/bulkload"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 type groupJSON struct {
@@ -60,7 +61,7 @@ type issuesPage struct {
 
 // cweKey is the group key shown for a stored CWE number.
 func cweKey(n int) string {
-	if n == store.NoCWE {
+	if n == findings.NoCWE {
 		return "unknown"
 	}
 	return "CWE-" + strconv.Itoa(n)
@@ -155,19 +156,19 @@ func (w *world) allIssues(t *testing.T, q url.Values, size int) ([]issueJSON, in
 
 type filterCase struct {
 	q    url.Values
-	keep func(store.Issue) bool
+	keep func(findings.Issue) bool
 }
 
 func (w *world) filterCases() []filterCase {
 	web, mirror, lib := w.projects[0].ID, w.projects[1].ID, w.projects[2].ID
 	return []filterCase{
-		{vals(), func(store.Issue) bool { return true }},
-		{vals("project", "wEB"), func(i store.Issue) bool { return i.ProjectID == web }},
-		{vals("repo", "HTTPS://GitHub.com/acme/app/"), func(i store.Issue) bool { return i.ProjectID == web || i.ProjectID == mirror }},
-		{vals("branch", "main"), func(i store.Issue) bool { return i.Branch == "main" }},
-		{vals("branch", "feature/#7"), func(i store.Issue) bool { return i.Branch == "feature/#7" }},
-		{vals("project", "Lib", "branch", "dev"), func(i store.Issue) bool { return i.ProjectID == lib && i.Branch == "dev" }},
-		{vals("repo", "github.com/acme/app.git", "branch", "dev"), func(i store.Issue) bool {
+		{vals(), func(findings.Issue) bool { return true }},
+		{vals("project", "wEB"), func(i findings.Issue) bool { return i.ProjectID == web }},
+		{vals("repo", "HTTPS://GitHub.com/acme/app/"), func(i findings.Issue) bool { return i.ProjectID == web || i.ProjectID == mirror }},
+		{vals("branch", "main"), func(i findings.Issue) bool { return i.Branch == "main" }},
+		{vals("branch", "feature/#7"), func(i findings.Issue) bool { return i.Branch == "feature/#7" }},
+		{vals("project", "Lib", "branch", "dev"), func(i findings.Issue) bool { return i.ProjectID == lib && i.Branch == "dev" }},
+		{vals("repo", "github.com/acme/app.git", "branch", "dev"), func(i findings.Issue) bool {
 			return (i.ProjectID == web || i.ProjectID == mirror) && i.Branch == "dev"
 		}},
 	}
@@ -178,19 +179,19 @@ func (w *world) filterCases() []filterCase {
 func (w *world) checkAgreement(t *testing.T) {
 	t.Helper()
 	for _, fc := range w.filterCases() {
-		var kept []store.Issue
+		var kept []findings.Issue
 		for _, i := range w.issues {
 			if fc.keep(i) {
 				kept = append(kept, i)
 			}
 		}
 		for _, dim := range []string{"cwe", "file_path"} {
-			keyOf := func(i store.Issue) string { return cweKey(i.CWE) }
+			keyOf := func(i findings.Issue) string { return cweKey(i.CWE) }
 			drill := "cwe"
 			if dim == "file_path" {
-				keyOf, drill = func(i store.Issue) string { return i.FilePath }, "file_path_exact"
+				keyOf, drill = func(i findings.Issue) string { return i.FilePath }, "file_path_exact"
 			}
-			want := map[string][]store.Issue{}
+			want := map[string][]findings.Issue{}
 			for _, i := range kept {
 				want[keyOf(i)] = append(want[keyOf(i)], i)
 			}
@@ -220,7 +221,7 @@ func (w *world) checkAgreement(t *testing.T) {
 	}
 }
 
-func checkBreakdown(t *testing.T, g groupJSON, members []store.Issue) {
+func checkBreakdown(t *testing.T, g groupJSON, members []findings.Issue) {
 	t.Helper()
 	if g.Breakdown == nil {
 		t.Fatalf("group %s has no breakdown", g.key())
@@ -230,19 +231,19 @@ func checkBreakdown(t *testing.T, g groupJSON, members []store.Issue) {
 		u[i.Urgency]++
 		s[i.Status]++
 	}
-	for _, code := range store.Urgencies {
+	for _, code := range findings.Urgencies {
 		if g.Breakdown.ByUrgency[code] != u[code] {
 			t.Fatalf("group %s by_urgency %v, want %v", g.key(), g.Breakdown.ByUrgency, u)
 		}
 	}
-	for _, st := range store.Statuses {
+	for _, st := range findings.Statuses {
 		if g.Breakdown.ByStatus[st] != s[st] {
 			t.Fatalf("group %s by_status %v, want %v", g.key(), g.Breakdown.ByStatus, s)
 		}
 	}
 }
 
-func sameIDs(t *testing.T, got []issueJSON, want []store.Issue) {
+func sameIDs(t *testing.T, got []issueJSON, want []findings.Issue) {
 	t.Helper()
 	var a, b []string
 	for _, i := range got {
@@ -273,7 +274,7 @@ func TestGroupsAgreeWithIssuesAndDrillDown(t *testing.T) {
 				t.Fatalf("urgency %s in %s: %d, want %d", word, g.key(), total, want)
 			}
 		}
-		for _, st := range store.Statuses {
+		for _, st := range findings.Statuses {
 			_, total := w.allIssues(t, vals("project", "Web", "cwe", g.key(), "status", strings.ToUpper(st)), 100)
 			if total != g.Breakdown.ByStatus[st] {
 				t.Fatalf("status %s in %s: %d, want %d", st, g.key(), total, g.Breakdown.ByStatus[st])
@@ -322,7 +323,7 @@ func TestCountsStayExactAfterStatusChangesAndDeletes(t *testing.T) {
 	for id, i := range w.issues {
 		switch n % 3 {
 		case 0:
-			to := store.ManualStatuses[(slices.Index(store.ManualStatuses, i.Status)+1)%len(store.ManualStatuses)]
+			to := findings.ManualStatuses[(slices.Index(findings.ManualStatuses, i.Status)+1)%len(findings.ManualStatuses)]
 			if _, err := bulkload.SetIssueStatus(ctx, env.Store, w.company.ID, id, to); err != nil {
 				t.Fatal(err)
 			}
@@ -358,7 +359,7 @@ func TestNoProjectFound(t *testing.T) {
 		}
 	}
 	// A project without issues exists: an empty ok answer.
-	if _, err := env.Store.CreateProject(context.Background(), store.Project{CompanyID: w.company.ID, Name: "Empty"}); err != nil {
+	if _, err := env.Store.Catalog.CreateProject(context.Background(), schema.Project{CompanyID: w.company.ID, Name: "Empty"}); err != nil {
 		t.Fatal(err)
 	}
 	var body groupsPage

@@ -12,7 +12,8 @@ import (
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/ingest"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/findings"
 	storetickets "github.com/acme/codescan-api/shared/store/tickets"
 )
 
@@ -98,7 +99,7 @@ type codeSnippet struct {
 }
 
 // snippetOf is the issue's code snippet, nil when it has none.
-func snippetOf(i store.Issue) *codeSnippet {
+func snippetOf(i findings.Issue) *codeSnippet {
 	start, code := i.CodeStart, i.Code
 	if code == "" {
 		start, code = max(i.Line, 1), strings.TrimRight(i.Snippet, "\r\n")
@@ -138,7 +139,7 @@ type fixPatch struct {
 var fixSpace = uuid.MustParse("6f1c3b0e-8a52-5d2e-9c47-3e0b7a1d5f28")
 
 // autoFixOf is the issue's suggestion, nil when it has no fix to show.
-func autoFixOf(i store.Issue) *autoFix {
+func autoFixOf(i findings.Issue) *autoFix {
 	if i.Fix == nil || i.Fix.Diff == "" {
 		return nil
 	}
@@ -159,7 +160,7 @@ func optional(s string) *string {
 
 // renderIssue is the issue's JSON; lastSeen is the last scan that reported
 // it when the caller knows better than the issue item (see lastSeen).
-func renderIssue(i store.Issue, lastSeen string) issueJSON {
+func renderIssue(i findings.Issue, lastSeen string) issueJSON {
 	c := cweOf(i.CWE)
 	explanation := i.Message
 	if explanation == "" {
@@ -201,10 +202,10 @@ func (h handlers) issue(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	companyID := auth.FromContext(ctx).CompanyID
 	id := r.PathValue("issue_id")
-	i, err := h.store.GetIssue(ctx, companyID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		sca, err := h.store.GetSCAIssue(ctx, companyID, id)
-		if errors.Is(err, store.ErrNotFound) {
+	i, err := h.store.Lists.GetIssue(ctx, companyID, id)
+	if errors.Is(err, ddb.ErrNotFound) {
+		sca, err := h.store.SCA.GetSCAIssue(ctx, companyID, id)
+		if errors.Is(err, ddb.ErrNotFound) {
 			return errIssueNotFound
 		}
 		if err != nil {
@@ -230,16 +231,16 @@ func (h handlers) issue(w http.ResponseWriter, r *http.Request) error {
 // latest scans of its branch and tool (one per upload category) that
 // reported it (re-detection writes no mark on the issue), else the one the
 // issue remembers.
-func (h handlers) lastSeen(ctx context.Context, companyID int64, i store.Issue) (string, error) {
+func (h handlers) lastSeen(ctx context.Context, companyID int64, i findings.Issue) (string, error) {
 	if i.Status == "fixed" || i.Tool == "" {
 		return i.LastSeenScanID, nil
 	}
-	heads, err := h.store.ScanHeadsOf(ctx, companyID, i.ProjectID, i.Branch, i.Tool)
+	heads, err := h.store.Lists.ScanHeadsOf(ctx, companyID, i.ProjectID, i.Branch, i.Tool)
 	if err != nil {
 		return "", err
 	}
 	for _, head := range heads {
-		reported, err := h.store.ScanReported(ctx, companyID, head.ScanID, i.ID)
+		reported, err := h.store.Lists.ScanReported(ctx, companyID, head.ScanID, i.ID)
 		if err != nil {
 			return "", err
 		}
@@ -253,8 +254,8 @@ func (h handlers) lastSeen(ctx context.Context, companyID int64, i store.Issue) 
 // history answers GET /issue/{issue_id}/history.
 func (h handlers) history(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	entries, err := h.store.IssueHistory(ctx, auth.FromContext(ctx).CompanyID, r.PathValue("issue_id"))
-	if errors.Is(err, store.ErrNotFound) {
+	entries, err := h.store.Lists.IssueHistory(ctx, auth.FromContext(ctx).CompanyID, r.PathValue("issue_id"))
+	if errors.Is(err, ddb.ErrNotFound) {
 		return errIssueNotFound
 	}
 	if err != nil {

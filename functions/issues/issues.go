@@ -16,7 +16,9 @@ import (
 	"github.com/acme/codescan-api/shared/cwe"
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/routes"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/issuelists"
+	"github.com/acme/codescan-api/shared/store/schema"
 	storetickets "github.com/acme/codescan-api/shared/store/tickets"
 )
 
@@ -30,7 +32,7 @@ type handlers struct {
 
 // New returns the group's http.Handler.
 func New(d config.Deps) http.Handler {
-	h := handlers{store: d.Store, exp: exportDeps{bucket: d.Exports, linkTTL: d.ExportLinkTTL, now: d.Clock()}, now: d.Clock(),
+	h := handlers{store: StoreOf(d.Store), exp: exportDeps{bucket: d.Exports, linkTTL: d.ExportLinkTTL, now: d.Clock()}, now: d.Clock(),
 		tickets: storetickets.New(d.Store.Client(), d.Store.TableName(), d.Clock())}
 	return d.Server.Group(routes.GroupIssues, map[string]httpapi.HandlerFunc{
 		"GET /issues/groups":                 h.groups,
@@ -73,7 +75,7 @@ const UnknownCWE = "unknown"
 
 // cweOf names a stored CWE number from the embedded MITRE catalogue.
 func cweOf(n int) cweRef {
-	if n == store.NoCWE {
+	if n == findings.NoCWE {
 		return cweRef{ID: UnknownCWE, Name: "No CWE", Description: "Findings whose rule names no CWE weakness."}
 	}
 	id := cwe.FormatID(n)
@@ -108,11 +110,11 @@ type group struct {
 func (h handlers) groups(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	companyID := auth.FromContext(ctx).CompanyID
-	dim := store.ByCWE
+	dim := findings.ByCWE
 	switch v := r.URL.Query().Get("group_by"); v {
 	case "", "cwe":
 	case "file_path":
-		dim = store.ByFile
+		dim = findings.ByFile
 	default:
 		return httpapi.Invalid("group_by must be cwe or file_path")
 	}
@@ -131,10 +133,10 @@ func (h handlers) groups(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var page []store.GroupCount
+	var page []findings.GroupCount
 	var total int64
 	if v := r.URL.Query().Get("status"); v != "" {
-		status, err := parseStatus(v, store.Statuses)
+		status, err := parseStatus(v, findings.Statuses)
 		if err != nil {
 			return err
 		}
@@ -143,7 +145,7 @@ func (h handlers) groups(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	} else if len(scopes) == 1 {
-		page, total, err = h.store.GroupsPage(ctx, companyID, scopes[0], dim, pg.Offset(), pg.PageSize)
+		page, total, err = h.store.Lists.GroupsPage(ctx, companyID, scopes[0], dim, pg.Offset(), pg.PageSize)
 	} else {
 		page, total, err = h.mergedGroups(r, companyID, scopes, dim, pg)
 	}
@@ -153,7 +155,7 @@ func (h handlers) groups(w http.ResponseWriter, r *http.Request) error {
 	out := make([]group, len(page))
 	for n, g := range page {
 		out[n].IssueCount = g.Count
-		if dim == store.ByCWE {
+		if dim == findings.ByCWE {
 			num, _ := strconv.Atoi(g.Group)
 			c := cweOf(num)
 			out[n].CWE = &c
@@ -174,30 +176,30 @@ func (h handlers) groups(w http.ResponseWriter, r *http.Request) error {
 // statusGroups counts only the issues in one status: every group of the
 // scopes is read (the count-ordered index is by all statuses), reduced to
 // that status's cells, and ordered as the groups are.
-func (h handlers) statusGroups(r *http.Request, companyID int64, scopes []store.Scope, dim store.Dimension, status string, pg httpapi.Paging) ([]store.GroupCount, int64, error) {
-	all, err := h.store.MergedGroups(r.Context(), companyID, scopes, dim)
+func (h handlers) statusGroups(r *http.Request, companyID int64, scopes []schema.Scope, dim schema.Dimension, status string, pg httpapi.Paging) ([]findings.GroupCount, int64, error) {
+	all, err := h.store.Lists.MergedGroups(r.Context(), companyID, scopes, dim)
 	if err != nil {
 		return nil, 0, err
 	}
-	var out []store.GroupCount
+	var out []findings.GroupCount
 	for _, g := range all {
-		cells := store.Cells{}
+		cells := findings.Cells{}
 		for k, n := range g.Cells {
 			if strings.HasSuffix(k, "/"+status) {
 				cells[k] = n
 			}
 		}
 		if n := cells.Total("", ""); n > 0 {
-			out = append(out, store.GroupCount{Dim: g.Dim, Group: g.Group, Count: n, Cells: cells})
+			out = append(out, findings.GroupCount{Dim: g.Dim, Group: g.Group, Count: n, Cells: cells})
 		}
 	}
-	store.SortGroups(out)
+	issuelists.SortGroups(out)
 	return httpapi.Slice(pg, out), int64(len(out)), nil
 }
 
 // mergedGroups adds up the groups of several scopes and cuts the page.
-func (h handlers) mergedGroups(r *http.Request, companyID int64, scopes []store.Scope, dim store.Dimension, pg httpapi.Paging) ([]store.GroupCount, int64, error) {
-	all, err := h.store.MergedGroups(r.Context(), companyID, scopes, dim)
+func (h handlers) mergedGroups(r *http.Request, companyID int64, scopes []schema.Scope, dim schema.Dimension, pg httpapi.Paging) ([]findings.GroupCount, int64, error) {
+	all, err := h.store.Lists.MergedGroups(r.Context(), companyID, scopes, dim)
 	if err != nil {
 		return nil, 0, err
 	}

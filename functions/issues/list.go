@@ -12,7 +12,8 @@ import (
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/cwe"
 	"github.com/acme/codescan-api/shared/httpapi"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/issuelists"
 )
 
 // urgencyWords are the long names clients may send for urgency codes.
@@ -25,13 +26,13 @@ func parseUrgency(v string) (string, bool) {
 		return code, true
 	}
 	code := strings.ToUpper(v)
-	return code, slices.Contains(store.Urgencies, code)
+	return code, slices.Contains(findings.Urgencies, code)
 }
 
 // parseCWE accepts `CWE-79`, `79` or `unknown` (any case).
 func parseCWE(v string) (int, bool) {
 	if strings.EqualFold(strings.TrimSpace(v), UnknownCWE) {
-		return store.NoCWE, true
+		return findings.NoCWE, true
 	}
 	return cwe.Parse(v)
 }
@@ -71,8 +72,8 @@ func (h handlers) list(w http.ResponseWriter, r *http.Request) error {
 // issueFilter reads the drill-down filters (the project filters of
 // GET /issues/groups plus `cwe`, `file_path_exact`, `urgency`, `status`);
 // errNoProject when the project filters match no project.
-func (h handlers) issueFilter(ctx context.Context, companyID int64, q url.Values) (store.IssueFilter, error) {
-	var f store.IssueFilter
+func (h handlers) issueFilter(ctx context.Context, companyID int64, q url.Values) (issuelists.IssueFilter, error) {
+	var f issuelists.IssueFilter
 	if v := q.Get("cwe"); v != "" {
 		n, ok := parseCWE(v)
 		if !ok {
@@ -90,8 +91,8 @@ func (h handlers) issueFilter(ctx context.Context, companyID int64, q url.Values
 	}
 	if v := q.Get("status"); v != "" {
 		f.Status = strings.ToLower(strings.TrimSpace(v))
-		if !slices.Contains(store.Statuses, f.Status) {
-			return f, httpapi.Invalid("status must be one of %s", strings.Join(store.Statuses, ", "))
+		if !slices.Contains(findings.Statuses, f.Status) {
+			return f, httpapi.Invalid("status must be one of %s", strings.Join(findings.Statuses, ", "))
 		}
 	}
 	if v := q.Get("accepted_until_before"); v != "" {

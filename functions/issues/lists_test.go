@@ -11,7 +11,10 @@ import (
 	"testing"
 
 	"github.com/acme/codescan-api/internal/testenv"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/quality"
+	"github.com/acme/codescan-api/shared/store/sca"
+	"github.com/acme/codescan-api/shared/store/scans"
 )
 
 // listPage is a page of any of the issue lists, the issues kept by id.
@@ -78,20 +81,20 @@ func TestQualityListPagesByKey(t *testing.T) {
 	env := testenv.New(t)
 	w := newWorld(t, env, "Acme", 0, 21)
 	ctx := context.Background()
-	scan, err := env.Store.CreateScan(ctx, store.Scan{CompanyID: w.company.ID, ProjectID: w.projects[0].ID, Branch: "main", Engine: "quality"})
+	scan, err := env.Store.Scans.CreateScan(ctx, scans.Scan{CompanyID: w.company.ID, ProjectID: w.projects[0].ID, Branch: "main", Engine: "quality"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var written []store.QualityIssue
+	var written []quality.Issue
 	for k := 0; k < 47; k++ {
 		q := qualityIssue(scan.ID, k)
 		q.ProjectID = w.projects[0].ID
 		written = append(written, q)
 	}
-	if err := env.Store.PutQualityIssues(ctx, w.company.ID, written); err != nil {
+	if err := env.Store.Quality.PutQualityIssues(ctx, w.company.ID, written); err != nil {
 		t.Fatal(err)
 	}
-	slices.SortFunc(written, func(a, b store.QualityIssue) int {
+	slices.SortFunc(written, func(a, b quality.Issue) int {
 		if c := strings.Compare(b.CreatedAt, a.CreatedAt); c != 0 {
 			return c
 		}
@@ -142,17 +145,17 @@ func TestSCAListsPageByKey(t *testing.T) {
 	byProject := map[int64][]string{}
 	var all, first []string
 	for n, p := range w.projects[:2] {
-		sc, err := env.Store.CreateScan(ctx, store.Scan{CompanyID: w.company.ID, ProjectID: p.ID, Branch: "main", Engine: "osv"})
+		sc, err := env.Store.Scans.CreateScan(ctx, scans.Scan{CompanyID: w.company.ID, ProjectID: p.ID, Branch: "main", Engine: "osv"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		var found []store.SCAIssue
+		var found []sca.Issue
 		for k := range 23 + 10*n {
-			found = append(found, store.SCAIssue{ID: store.IssueID(w.company.ID, p.ID, "main", "osv", fmt.Sprint(k)), ProjectID: p.ID, Branch: "main",
-				Severity: "HIGH", Package: store.SCAPackage{Name: fmt.Sprint("pkg", k), Version: "1.0.0", Ecosystem: "npm"}})
+			found = append(found, sca.Issue{ID: findings.IssueID(w.company.ID, p.ID, "main", "osv", fmt.Sprint(k)), ProjectID: p.ID, Branch: "main",
+				Severity: "HIGH", Package: sca.Package{Name: fmt.Sprint("pkg", k), Version: "1.0.0", Ecosystem: "npm"}})
 			byProject[p.ID] = append(byProject[p.ID], found[k].ID)
 		}
-		if err := env.Store.PutScanSCAIssues(ctx, w.company.ID, sc, found); err != nil {
+		if err := env.Store.SCA.PutScanSCAIssues(ctx, w.company.ID, sc, found); err != nil {
 			t.Fatal(err)
 		}
 		all = append(all, byProject[p.ID]...)

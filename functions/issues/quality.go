@@ -6,7 +6,8 @@ import (
 
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/httpapi"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 var errScanNotFound = httpapi.NotFound("Scan not found")
@@ -18,7 +19,7 @@ var errScanNotFound = httpapi.NotFound("Scan not found")
 func (h handlers) quality(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	companyID := auth.FromContext(ctx).CompanyID
-	scanID, ok := store.CanonicalUUID(r.PathValue("scan_id"))
+	scanID, ok := schema.CanonicalUUID(r.PathValue("scan_id"))
 	if !ok {
 		return httpapi.Invalid("scan_id must be a UUID")
 	}
@@ -26,13 +27,13 @@ func (h handlers) quality(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	scan, err := h.store.GetScan(ctx, companyID, scanID)
-	if errors.Is(err, store.ErrNotFound) {
+	scan, err := h.store.Scans.GetScan(ctx, companyID, scanID)
+	if errors.Is(err, ddb.ErrNotFound) {
 		return errScanNotFound
 	}
 	if err != nil {
 		return err
 	}
-	page, res, total, err := h.store.ScanQualityIssues(ctx, companyID, scan.ID, r.URL.Query().Get("classification"), pg.Query())
+	page, res, total, err := h.store.Quality.ScanQualityIssues(ctx, companyID, scan.ID, r.URL.Query().Get("classification"), pg.Query())
 	return writePage(w, pg, res, total, err, page)
 }

@@ -9,39 +9,44 @@ import (
 	"testing"
 
 	"github.com/acme/codescan-api/internal/testenv"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/quality"
+	"github.com/acme/codescan-api/shared/store/sca"
+	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 type qualityPage struct {
-	Status      string               `json:"status"`
-	Page        int                  `json:"page"`
-	TotalPages  int                  `json:"total_pages"`
-	TotalIssues int                  `json:"total_issues"`
-	Issues      []store.QualityIssue `json:"issues"`
+	Status      string          `json:"status"`
+	Page        int             `json:"page"`
+	TotalPages  int             `json:"total_pages"`
+	TotalIssues int             `json:"total_issues"`
+	Issues      []quality.Issue `json:"issues"`
 }
 
-func qualityIssue(scanID string, k int) store.QualityIssue {
-	q := store.QualityIssue{
+func qualityIssue(scanID string, k int) quality.Issue {
+	q := quality.Issue{
 		ID:                 fmt.Sprintf("10000000-0000-4000-8000-%012d", k),
 		ScanID:             scanID,
-		Classification:     store.QualityClassification{ID: "QC" + strconv.Itoa(k%3), Name: []string{"Dead Code", "Code Duplication", "Complexity"}[k%3], Description: "d"},
-		Urgency:            store.Urgencies[k%4],
+		Classification:     quality.Classification{ID: "QC" + strconv.Itoa(k%3), Name: []string{"Dead Code", "Code Duplication", "Complexity"}[k%3], Description: "d"},
+		Urgency:            findings.Urgencies[k%4],
 		CreatedAt:          fmt.Sprintf("2025-02-%02dT08:00:00Z", 1+k/4), // four issues share each time
 		FirstDetectionDate: "2025-01-01T00:00:00Z",
 		Status:             "open",
 		SLAStatus:          "overdue",
-		Location: store.QualityLocation{
-			File:       store.QualityFile{Name: "a.go", Language: "go", Path: "src/a.go", GitHash: "abc"},
-			Project:    store.QualityProject{Name: "Web", Branch: "main", GitSHA: "def"},
+		Location: quality.Location{
+			File:       quality.File{Name: "a.go", Language: "go", Path: "src/a.go", GitHash: "abc"},
+			Project:    quality.Project{Name: "Web", Branch: "main", GitSHA: "def"},
 			LineNumber: 10 + k, SinkLineNumber: 20 + k,
 		},
-		AutoTriage:   store.AutoTriage{FalsePositiveDetection: store.FalsePositiveDetection{Status: "valid", Reasoning: "r"}},
-		Reachability: store.QualityReachability{IsReachable: k%2 == 0, EndpointCount: k},
+		AutoTriage:   quality.AutoTriage{FalsePositiveDetection: quality.FalsePositiveDetection{Status: "valid", Reasoning: "r"}},
+		Reachability: quality.Reachability{IsReachable: k%2 == 0, EndpointCount: k},
 	}
 	if k%2 == 0 {
-		q.AutoFixSuggestion = &store.AutoFixSuggestion{ID: fmt.Sprintf("20000000-0000-4000-8000-%012d", k), Status: "fix_available",
-			Patch: store.FixPatch{Diff: "-a\n+b", Explanation: "e", FullCode: "b"}}
-		q.AssignedTo = &store.Assignee{ID: "7", Email: "dev@acme.test", Name: "Dev"}
+		q.AutoFixSuggestion = &quality.AutoFixSuggestion{ID: fmt.Sprintf("20000000-0000-4000-8000-%012d", k), Status: "fix_available",
+			Patch: quality.FixPatch{Diff: "-a\n+b", Explanation: "e", FullCode: "b"}}
+		q.AssignedTo = &quality.Assignee{ID: "7", Email: "dev@acme.test", Name: "Dev"}
 	}
 	return q
 }
@@ -52,21 +57,21 @@ func TestQualityList(t *testing.T) {
 	w := newWorld(t, env, "Acme", 0, 6)
 	other := newWorld(t, env, "Other", 0, 7)
 	ctx := context.Background()
-	scan, err := env.Store.CreateScan(ctx, store.Scan{CompanyID: w.company.ID, ProjectID: w.projects[0].ID, Branch: "main", Engine: "quality"})
+	scan, err := env.Store.Scans.CreateScan(ctx, scans.Scan{CompanyID: w.company.ID, ProjectID: w.projects[0].ID, Branch: "main", Engine: "quality"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var written []store.QualityIssue
+	var written []quality.Issue
 	for k := 0; k < 60; k++ {
 		written = append(written, qualityIssue(scan.ID, k))
 	}
-	if err := env.Store.PutQualityIssues(ctx, w.company.ID, written); err != nil {
+	if err := env.Store.Quality.PutQualityIssues(ctx, w.company.ID, written); err != nil {
 		t.Fatal(err)
 	}
 	path := "/scan/" + scan.ID + "/issues/quality"
 
 	// Every page, newest first, ties by id ascending; the fields round-trip.
-	var all []store.QualityIssue
+	var all []quality.Issue
 	for page := 1; page <= 3; page++ {
 		var body qualityPage
 		res := w.get(t, path, vals("page", strconv.Itoa(page), "page_size", "25"))
@@ -85,14 +90,14 @@ func TestQualityList(t *testing.T) {
 			t.Fatalf("out of order at %d: %s %s then %s %s", n, a.CreatedAt, a.ID, b.CreatedAt, b.ID)
 		}
 	}
-	byID := map[string]store.QualityIssue{}
+	byID := map[string]quality.Issue{}
 	for _, q := range written {
 		q.CompanyID = 0
 		byID[q.ID] = q
 	}
 	for _, q := range all {
 		want := byID[q.ID]
-		want.ScanID, want.Key = "", store.Key{}
+		want.ScanID, want.Key = "", ddb.Key{}
 		if !reflect.DeepEqual(q, want) {
 			t.Fatalf("issue %s:\n got %+v\nwant %+v", q.ID, q, want)
 		}
@@ -141,25 +146,25 @@ func TestSCAIssue(t *testing.T) {
 	env := testenv.New(t)
 	w := newWorld(t, env, "Acme", 0, 8)
 	other := newWorld(t, env, "Other", 0, 9)
-	in := store.SCAIssue{
+	in := sca.Issue{
 		ProjectID: w.projects[0].ID, CreatedAt: "2025-04-01T12:00:00Z",
 		Description: "Prototype pollution in lodash", Details: "Versions before 4.17.21 ...",
 		Severity: "CRITICAL", CVSSScore: 9.1, Classification: "Prototype Pollution", CVE: "CVE-2021-23337",
-		Package:  store.SCAPackage{Name: "lodash", Version: "4.17.20", Ecosystem: "npm", FixVersion: "4.17.21"},
-		Location: store.SCALocation{Path: "package-lock.json"},
-		Reachability: store.SCAReachability{Status: "not_direct_dependency", Description: "Used through a transitive dependency",
-			Usages: []store.SCAUsage{{ID: "30000000-0000-4000-8000-000000000001", Filename: "src/app.js", CodeLine: "_.template(x)",
+		Package:  sca.Package{Name: "lodash", Version: "4.17.20", Ecosystem: "npm", FixVersion: "4.17.21"},
+		Location: sca.Location{Path: "package-lock.json"},
+		Reachability: sca.Reachability{Status: "not_direct_dependency", Description: "Used through a transitive dependency",
+			Usages: []sca.Usage{{ID: "30000000-0000-4000-8000-000000000001", Filename: "src/app.js", CodeLine: "_.template(x)",
 				IsFunctionReachable: "true", Reasoning: "template is called with user input"}}},
 		Status: "open",
 	}
-	stored, err := env.Store.PutSCAIssue(context.Background(), w.company.ID, in)
+	stored, err := env.Store.SCA.PutSCAIssue(context.Background(), w.company.ID, in)
 	if err != nil {
 		t.Fatal(err)
 	}
 	res := w.get(t, "/issues/sca/"+stored.ID, nil)
 	var body struct {
-		Status string         `json:"status"`
-		Issue  store.SCAIssue `json:"issue"`
+		Status string    `json:"status"`
+		Issue  sca.Issue `json:"issue"`
 	}
 	res.Decode(t, &body)
 	in.ID, in.ProjectID = stored.ID, 0
@@ -201,7 +206,7 @@ func TestTenantIsolation(t *testing.T) {
 		}
 	}
 	// Another company's project name and branch are unknown.
-	if _, err := env.Store.CreateProject(context.Background(), store.Project{CompanyID: acme.company.ID, Name: "Acme-Only"}); err != nil {
+	if _, err := env.Store.Catalog.CreateProject(context.Background(), schema.Project{CompanyID: acme.company.ID, Name: "Acme-Only"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range []url.Values{vals("project", "Acme-Only")} {

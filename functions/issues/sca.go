@@ -6,7 +6,7 @@ import (
 
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/httpapi"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ddb"
 )
 
 // errSCANotFound is the spec's body; a malformed id gets it too, since it
@@ -16,8 +16,8 @@ var errSCANotFound = httpapi.UploadError(httpapi.KindNotFound, "SCA issue not fo
 // sca answers GET /issues/sca/{issue_id}.
 func (h handlers) sca(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
-	i, err := h.store.GetSCAIssue(ctx, auth.FromContext(ctx).CompanyID, r.PathValue("issue_id"))
-	if errors.Is(err, store.ErrNotFound) {
+	i, err := h.store.SCA.GetSCAIssue(ctx, auth.FromContext(ctx).CompanyID, r.PathValue("issue_id"))
+	if errors.Is(err, ddb.ErrNotFound) {
 		return errSCANotFound
 	}
 	if err != nil {

@@ -40,7 +40,7 @@ func TestScanSCAListFiltersOnExploitability(t *testing.T) {
 		t.Fatalf("kev=true before any import: %+v", got)
 	}
 	cat, sc := parseFeeds(t, "CVE-2021-44228,0.94358,0.99960\n")
-	if _, err := env.Store.Import(ctx, cat, sc); err != nil {
+	if _, err := env.Store.Exploits.Import(ctx, cat, sc); err != nil {
 		t.Fatal(err)
 	}
 	// Reported again after the import, with a new KEV finding: enriched by

@@ -8,34 +8,36 @@ import (
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/gate"
 	"github.com/acme/codescan-api/shared/httpapi"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // scanIssuesAgainst answers GET /scan/{scan_id}/issues?baseline=<branch>:
 // only the scan's issues whose finding is not open on the baseline's latest
 // complete scan (what the gate judges), paged by number, with the
 // comparison's summary. It reads every issue of the scan, as the gate does.
-func (h handlers) scanIssuesAgainst(w http.ResponseWriter, r *http.Request, sc store.Scan, pg httpapi.Paging, baseline string) error {
+func (h handlers) scanIssuesAgainst(w http.ResponseWriter, r *http.Request, sc scans.Scan, pg httpapi.Paging, baseline string) error {
 	ctx := r.Context()
 	companyID := auth.FromContext(ctx).CompanyID
 	if pg.Token != "" {
 		return httpapi.Invalid("%s cannot be combined with baseline; page by number", httpapi.TokenParam)
 	}
-	branch, err := gate.BaselineBranch(ctx, h.store, sc, store.Project{ID: sc.ProjectID}, &baseline)
+	branch, err := gate.BaselineBranch(ctx, gate.Source{Baselines: h.store.Baselines, Scans: h.store.Scans}, sc, schema.Project{ID: sc.ProjectID}, &baseline)
 	if ub := (*gate.UnknownBaselineError)(nil); errors.As(err, &ub) {
 		return httpapi.Invalid("%s", ub.Error())
 	}
 	if err != nil {
 		return err
 	}
-	var all []store.Issue
-	if err := h.store.EachScanIssue(ctx, companyID, sc.ID, func(i store.Issue) error {
+	var all []findings.Issue
+	if err := h.store.Lists.EachScanIssue(ctx, companyID, sc.ID, func(i findings.Issue) error {
 		all = append(all, i)
 		return nil
 	}); err != nil {
 		return err
 	}
-	cmp, err := gate.CompareScan(ctx, h.store, sc, branch, all)
+	cmp, err := gate.CompareScan(ctx, gate.Source{Baselines: h.store.Baselines, Scans: h.store.Scans}, sc, branch, all)
 	if err != nil {
 		return err
 	}

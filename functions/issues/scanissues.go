@@ -6,7 +6,8 @@ import (
 
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/httpapi"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/scans"
 )
 
 // clientPageSize is the page size of the routes the real client calls
@@ -28,7 +29,7 @@ func (h handlers) scanIssues(w http.ResponseWriter, r *http.Request) error {
 	if b := baselineParam(r); b != "" {
 		return h.scanIssuesAgainst(w, r, sc, pg, b)
 	}
-	page, res, total, err := h.store.ScanIssues(ctx, companyID, sc, pg.Query())
+	page, res, total, err := h.store.Lists.ScanIssues(ctx, companyID, sc, pg.Query())
 	if err != nil {
 		return err
 	}
@@ -44,14 +45,14 @@ func (h handlers) scanIssues(w http.ResponseWriter, r *http.Request) error {
 
 // scanPage reads what the per-scan lists share: the paging parameters (the
 // client's default size) and the caller's scan named in the path.
-func (h handlers) scanPage(r *http.Request) (store.Scan, httpapi.Paging, error) {
+func (h handlers) scanPage(r *http.Request) (scans.Scan, httpapi.Paging, error) {
 	pg, err := httpapi.ParsePaging(r, clientPageSize, maxPageSize)
 	if err != nil {
-		return store.Scan{}, pg, err
+		return scans.Scan{}, pg, err
 	}
-	sc, err := h.store.GetScan(r.Context(), auth.FromContext(r.Context()).CompanyID, r.PathValue("scan_id"))
-	if errors.Is(err, store.ErrNotFound) {
-		return store.Scan{}, pg, errScanNotFound
+	sc, err := h.store.Scans.GetScan(r.Context(), auth.FromContext(r.Context()).CompanyID, r.PathValue("scan_id"))
+	if errors.Is(err, ddb.ErrNotFound) {
+		return scans.Scan{}, pg, errScanNotFound
 	}
 	return sc, pg, err
 }

@@ -8,7 +8,8 @@ import (
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/sla"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/sca"
 	storetickets "github.com/acme/codescan-api/shared/store/tickets"
 )
 
@@ -17,7 +18,7 @@ import (
 // at read time (store.SCAIssue.Deadline), both null when it has no
 // deadline (it is not open).
 type scaJSON struct {
-	store.SCAIssue
+	sca.Issue
 	Reason       *string `json:"reason"`
 	TriageRuleID *string `json:"triage_rule_id"`
 	SLADeadline  *string `json:"sla_deadline"`
@@ -30,15 +31,15 @@ type scaJSON struct {
 
 // renderSCA shows findings of the company with their SLA at the handlers'
 // now, reading the company's SLA settings once for all of them.
-func (h handlers) renderSCA(ctx context.Context, companyID int64, found []store.SCAIssue) ([]scaJSON, error) {
-	settings, _, err := h.store.SLASettings(ctx, companyID)
+func (h handlers) renderSCA(ctx context.Context, companyID int64, found []sca.Issue) ([]scaJSON, error) {
+	settings, _, err := h.store.Catalog.SLASettings(ctx, companyID)
 	if err != nil {
 		return nil, err
 	}
 	now := h.now()
 	out := make([]scaJSON, len(found))
 	for n, i := range found {
-		out[n].SCAIssue, out[n].Reason, out[n].TriageRuleID = i, optional(i.Reason), optional(i.TriageRuleID)
+		out[n].Issue, out[n].Reason, out[n].TriageRuleID = i, optional(i.Reason), optional(i.TriageRuleID)
 		out[n].Sources = i.SourceList() // one finding per vulnerability: the scanners reporting it
 		out[n].Tickets = []storetickets.TicketView{}
 		if due, ok := i.Deadline(settings); ok {
@@ -73,8 +74,8 @@ func (h handlers) withSCATickets(ctx context.Context, companyID int64, out []sca
 }
 
 // writeSCA answers one finding of the company, with its SLA.
-func (h handlers) writeSCA(ctx context.Context, w http.ResponseWriter, companyID int64, i store.SCAIssue) error {
-	out, err := h.renderSCA(ctx, companyID, []store.SCAIssue{i})
+func (h handlers) writeSCA(ctx context.Context, w http.ResponseWriter, companyID int64, i sca.Issue) error {
+	out, err := h.renderSCA(ctx, companyID, []sca.Issue{i})
 	if err != nil {
 		return err
 	}
@@ -83,7 +84,7 @@ func (h handlers) writeSCA(ctx context.Context, w http.ResponseWriter, companyID
 
 // writeSCAPage is writePage of a page of SCA findings shown with their SLA
 // (err is the page read's).
-func (h handlers) writeSCAPage(w http.ResponseWriter, r *http.Request, pg httpapi.Paging, res store.PageResult, total int, err error, found []store.SCAIssue) error {
+func (h handlers) writeSCAPage(w http.ResponseWriter, r *http.Request, pg httpapi.Paging, res page.Result, total int, err error, found []sca.Issue) error {
 	if err != nil {
 		return writePage[scaJSON](w, pg, res, total, err, nil)
 	}

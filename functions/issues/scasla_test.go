@@ -11,6 +11,10 @@ import (
 	"github.com/acme/codescan-api/shared/exploitfeed"
 	"github.com/acme/codescan-api/shared/sla"
 	"github.com/acme/codescan-api/shared/store"
+	storefindings "github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/sca"
+	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/triagerules"
 	"github.com/acme/codescan-api/shared/triagemodel"
 )
 
@@ -41,22 +45,22 @@ func clockedWorld(t *testing.T, now *time.Time, names ...string) []*world {
 // scanSCA writes findings (package name, CVE, severity) as a scan of the
 // project on branch would, and returns the scan and the findings' ids in
 // that order.
-func (w *world) scanSCA(t *testing.T, projectID int64, branch string, findings ...[3]string) (store.Scan, []string) {
+func (w *world) scanSCA(t *testing.T, projectID int64, branch string, findings ...[3]string) (scans.Scan, []string) {
 	t.Helper()
 	ctx := context.Background()
-	sc, err := w.env.Store.CreateScan(ctx, store.Scan{CompanyID: w.company.ID, ProjectID: projectID, Branch: branch, Engine: "osv", Tool: "osv-scanner"})
+	sc, err := w.env.Store.Scans.CreateScan(ctx, scans.Scan{CompanyID: w.company.ID, ProjectID: projectID, Branch: branch, Engine: "osv", Tool: "osv-scanner"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var found []store.SCAIssue
+	var found []sca.Issue
 	var ids []string
 	for _, f := range findings {
-		id := store.IssueID(w.company.ID, projectID, branch, "osv-scanner", f[0]+"|"+f[1])
-		found = append(found, store.SCAIssue{ID: id, ProjectID: projectID, Branch: branch, Tool: "osv-scanner", CVE: f[1], Classification: f[1],
-			Severity: f[2], Package: store.SCAPackage{Name: f[0], Version: "1.0.0", Ecosystem: "npm"}, Location: store.SCALocation{Path: "package-lock.json"}})
+		id := storefindings.IssueID(w.company.ID, projectID, branch, "osv-scanner", f[0]+"|"+f[1])
+		found = append(found, sca.Issue{ID: id, ProjectID: projectID, Branch: branch, Tool: "osv-scanner", CVE: f[1], Classification: f[1],
+			Severity: f[2], Package: sca.Package{Name: f[0], Version: "1.0.0", Ecosystem: "npm"}, Location: sca.Location{Path: "package-lock.json"}})
 		ids = append(ids, id)
 	}
-	if err := w.env.Store.PutScanSCAIssues(ctx, w.company.ID, sc, found); err != nil {
+	if err := w.env.Store.SCA.PutScanSCAIssues(ctx, w.company.ID, sc, found); err != nil {
 		t.Fatal(err)
 	}
 	return sc, ids
@@ -74,7 +78,7 @@ func importKEV(t *testing.T, st *store.Store, kevFile string) {
 		t.Fatal(err)
 	}
 	_, scores := parseFeeds(t, "")
-	if _, err := st.Import(context.Background(), cat, scores); err != nil {
+	if _, err := st.Exploits.Import(context.Background(), cat, scores); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -98,7 +102,7 @@ func TestSCASLADeadlineFollowsKEV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rule, err := st.CreateTriageRule(ctx, store.TriageRule{CompanyID: w.company.ID, CreatedBy: w.company.Admin.ID, Enabled: true, Matcher: m, Action: a})
+	rule, err := st.TriageRules.CreateTriageRule(ctx, triagerules.Rule{CompanyID: w.company.ID, CreatedBy: w.company.Admin.ID, Enabled: true, Matcher: m, Action: a})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,14 +194,14 @@ func TestSCASLADeadlineFollowsKEV(t *testing.T) {
 	// Ten days for HI: earlier than KEV's date, read at once.
 	s := sla.Defaults()
 	s.DaysToFix["HI"] = 10
-	if err := st.PutSLASettings(ctx, w.company.ID, s); err != nil {
+	if err := st.Catalog.PutSLASettings(ctx, w.company.ID, s); err != nil {
 		t.Fatal(err)
 	}
 	withKEV[chromium] = [2]string{"2025-06-11T10:00:00Z", sla.Overdue}
 	check("HI in 10 days", withKEV)
 
 	// Another company: a missing finding, and its own settings.
-	missing := other.get(t, "/issues/sca/"+store.IssueID(other.company.ID, 1, "main", "osv-scanner", "x"), nil)
+	missing := other.get(t, "/issues/sca/"+storefindings.IssueID(other.company.ID, 1, "main", "osv-scanner", "x"), nil)
 	for _, path := range []string{"/issues/sca/" + chromium, "/scan/" + sc.ID + "/issues/sca"} {
 		res := other.get(t, path, nil)
 		if res.Status != 404 || (strings.HasPrefix(path, "/issues/") && string(res.Body) != string(missing.Body)) {

@@ -5,45 +5,80 @@ import (
 
 	"github.com/acme/codescan-api/shared/sla"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/acceptances"
+	"github.com/acme/codescan-api/shared/store/baselines"
 	"github.com/acme/codescan-api/shared/store/exploits"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/issuelists"
+	"github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/quality"
+	"github.com/acme/codescan-api/shared/store/sca"
+	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/schema"
+	"github.com/acme/codescan-api/shared/store/triage"
 )
 
-// Store is what the issues handlers read and write: the store methods they
-// call, and no others. The Lambda main passes the store itself.
-type Store interface {
-	BaselineOpen(ctx context.Context, companyID, projectID int64, branch, tool string, fingerprints []string) (store.BaselineOpen, error)
-	BranchProjects(ctx context.Context, companyID int64, branch string) ([]int64, error)
-	CreateTriageOp(ctx context.Context, op store.TriageOp) (store.TriageOp, error)
-	GetTriageOp(ctx context.Context, companyID int64, id string) (store.TriageOp, error)
-	CreateExport(ctx context.Context, e store.Export) (store.Export, error)
-	GetExport(ctx context.Context, companyID int64, id string) (store.Export, error)
-	FilterScanSCAIssues(ctx context.Context, companyID int64, sc store.Scan, f exploits.Filter, q store.PageQuery) ([]store.SCAIssue, store.PageResult, int, error)
-	FilterSCAIssues(ctx context.Context, companyID, projectID int64, f exploits.Filter, q store.PageQuery) ([]store.SCAIssue, store.PageResult, int, error)
-	DecideIssue(ctx context.Context, companyID int64, id string, u store.IssueUpdate, scope string, by store.Actor) (store.Issue, error)
-	EachScanIssue(ctx context.Context, companyID int64, scanID string, fn func(store.Issue) error) error
-	FirstScanBranch(ctx context.Context, companyID, projectID int64) (string, error)
-	GetIssue(ctx context.Context, companyID int64, id string) (store.Issue, error)
-	GetProject(ctx context.Context, companyID, projectID int64) (store.Project, error)
-	GetSCAIssue(ctx context.Context, companyID int64, id string) (store.SCAIssue, error)
-	GetScan(ctx context.Context, companyID int64, scanID string) (store.Scan, error)
-	GetUser(ctx context.Context, companyID, userID int64) (store.User, error)
-	GroupsPage(ctx context.Context, companyID int64, sc store.Scope, dim store.Dimension, offset, limit int) ([]store.GroupCount, int64, error)
-	IssueHistory(ctx context.Context, companyID int64, issueID string) ([]store.HistoryEntry, error)
-	ListIssues(ctx context.Context, companyID int64, f store.IssueFilter, q store.PageQuery) ([]store.Issue, store.PageResult, int64, error)
-	ListIssuesAmong(ctx context.Context, companyID int64, f store.IssueFilter, ids []string, q store.PageQuery) ([]store.Issue, store.PageResult, int64, error)
-	ListIssuesWithout(ctx context.Context, companyID int64, f store.IssueFilter, without map[string]bool, q store.PageQuery) ([]store.Issue, store.PageResult, int64, error)
-	ListProjects(ctx context.Context, companyID int64) ([]store.Project, error)
-	ListSCAIssues(ctx context.Context, companyID, projectID int64, q store.PageQuery) ([]store.SCAIssue, store.PageResult, int, error)
-	ListScans(ctx context.Context, companyID int64, q store.ScanQuery) (store.ScanPage, error)
-	MergedGroups(ctx context.Context, companyID int64, scopes []store.Scope, dim store.Dimension) ([]store.GroupCount, error)
-	ProjectByName(ctx context.Context, companyID int64, name string) (store.Project, error)
-	ProjectQualityIssues(ctx context.Context, companyID, projectID int64, q store.PageQuery) ([]store.QualityIssue, store.PageResult, int, error)
-	ScanHeadsOf(ctx context.Context, companyID, projectID int64, branch, tool string) ([]store.ScanHead, error)
-	ScanIssues(ctx context.Context, companyID int64, sc store.Scan, q store.PageQuery) ([]store.Issue, store.PageResult, int, error)
-	ScanQualityIssues(ctx context.Context, companyID int64, scanID, classification string, q store.PageQuery) ([]store.QualityIssue, store.PageResult, int, error)
-	ScanReported(ctx context.Context, companyID int64, scanID, issueID string) (bool, error)
-	SLASettings(ctx context.Context, companyID int64) (sla.Settings, bool, error)
-	ScanSCAIssues(ctx context.Context, companyID int64, scanID string, q store.PageQuery) ([]store.SCAIssue, store.PageResult, int, error)
-	Trend(ctx context.Context, companyID, projectID int64, days int) (store.TrendWindow, error)
-	TriageIssues(ctx context.Context, companyID int64, f store.IssueFilter, status, reason string, terms store.RiskTerms, by store.Actor) (matched, changed int, err error)
+// Store is what the issues handlers read and write: per area of the store, the calls
+// they make and no others; StoreOf composes it from the store's areas.
+type Store struct {
+	Baselines interface {
+		BaselineOpen(ctx context.Context, companyID int64, projectID int64, branch string, tool string, fingerprints []string) (baselines.Open, error)
+	}
+	Catalog interface {
+		GetProject(ctx context.Context, companyID int64, projectID int64) (schema.Project, error)
+		ListProjects(ctx context.Context, companyID int64) ([]schema.Project, error)
+		ProjectByName(ctx context.Context, companyID int64, name string) (schema.Project, error)
+		SLASettings(ctx context.Context, companyID int64) (sla.Settings, bool, error)
+	}
+	Exports interface {
+		CreateExport(ctx context.Context, e schema.ExportItem) (schema.ExportItem, error)
+		GetExport(ctx context.Context, companyID int64, id string) (schema.ExportItem, error)
+	}
+	Lists interface {
+		BranchProjects(ctx context.Context, companyID int64, branch string) ([]int64, error)
+		EachScanIssue(ctx context.Context, companyID int64, scanID string, fn func(findings.Issue) error) error
+		GetIssue(ctx context.Context, companyID int64, id string) (findings.Issue, error)
+		GroupsPage(ctx context.Context, companyID int64, sc schema.Scope, dim schema.Dimension, offset int, limit int) ([]findings.GroupCount, int64, error)
+		IssueHistory(ctx context.Context, companyID int64, issueID string) ([]findings.HistoryEntry, error)
+		ListIssues(ctx context.Context, companyID int64, f issuelists.IssueFilter, q page.Request) ([]findings.Issue, page.Result, int64, error)
+		ListIssuesAmong(ctx context.Context, companyID int64, f issuelists.IssueFilter, ids []string, q page.Request) ([]findings.Issue, page.Result, int64, error)
+		ListIssuesWithout(ctx context.Context, companyID int64, f issuelists.IssueFilter, without map[string]bool, q page.Request) ([]findings.Issue, page.Result, int64, error)
+		MergedGroups(ctx context.Context, companyID int64, scopes []schema.Scope, dim schema.Dimension) ([]findings.GroupCount, error)
+		ScanHeadsOf(ctx context.Context, companyID int64, projectID int64, branch string, tool string) ([]findings.ScanHead, error)
+		ScanIssues(ctx context.Context, companyID int64, sc scans.Scan, q page.Request) ([]findings.Issue, page.Result, int, error)
+		ScanReported(ctx context.Context, companyID int64, scanID string, issueID string) (bool, error)
+		Trend(ctx context.Context, companyID int64, projectID int64, days int) (issuelists.TrendWindow, error)
+	}
+	Quality interface {
+		ProjectQualityIssues(ctx context.Context, companyID int64, projectID int64, q page.Request) ([]quality.Issue, page.Result, int, error)
+		ScanQualityIssues(ctx context.Context, companyID int64, scanID string, classification string, q page.Request) ([]quality.Issue, page.Result, int, error)
+	}
+	SCA interface {
+		FilterSCAIssues(ctx context.Context, companyID int64, projectID int64, f exploits.Filter, q page.Request) ([]sca.Issue, page.Result, int, error)
+		FilterScanSCAIssues(ctx context.Context, companyID int64, sc scans.Scan, f exploits.Filter, q page.Request) ([]sca.Issue, page.Result, int, error)
+		GetSCAIssue(ctx context.Context, companyID int64, id string) (sca.Issue, error)
+		ListSCAIssues(ctx context.Context, companyID int64, projectID int64, q page.Request) ([]sca.Issue, page.Result, int, error)
+		ScanSCAIssues(ctx context.Context, companyID int64, scanID string, q page.Request) ([]sca.Issue, page.Result, int, error)
+	}
+	Scans interface {
+		FirstScanBranch(ctx context.Context, companyID int64, projectID int64) (string, error)
+		GetScan(ctx context.Context, companyID int64, scanID string) (scans.Scan, error)
+		ListScans(ctx context.Context, companyID int64, q scans.ScanQuery) (scans.ScanPage, error)
+	}
+	Tenancy interface {
+		GetUser(ctx context.Context, companyID int64, userID int64) (schema.User, error)
+	}
+	Triage interface {
+		DecideIssue(ctx context.Context, companyID int64, id string, u triage.IssueUpdate, scope string, by findings.Actor) (findings.Issue, error)
+		TriageIssues(ctx context.Context, companyID int64, f issuelists.IssueFilter, status string, reason string, terms acceptances.Terms, by findings.Actor) (matched int, changed int, err error)
+	}
+	TriageOps interface {
+		CreateTriageOp(ctx context.Context, op schema.TriageOpItem) (schema.TriageOpItem, error)
+		GetTriageOp(ctx context.Context, companyID int64, id string) (schema.TriageOpItem, error)
+	}
+}
+
+// StoreOf is the areas of st that Store touches: its composition.
+func StoreOf(st *store.Store) Store {
+	return Store{Baselines: st.Baselines, Catalog: st.Catalog, Exports: st.Exports, Lists: st.Lists, Quality: st.Quality, SCA: st.SCA, Scans: st.Scans, Tenancy: st.Tenancy, Triage: st.Triage, TriageOps: st.TriageOps}
 }

@@ -7,8 +7,9 @@ import (
 	"strings"
 
 	"github.com/acme/codescan-api/shared/httpapi"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/issuelists"
+	"github.com/acme/codescan-api/shared/store/page"
 	storetickets "github.com/acme/codescan-api/shared/store/tickets"
 )
 
@@ -77,26 +78,26 @@ func parseTicketFilter(q url.Values) (ticketFilter, error) {
 
 // listIssues is ListIssues with the ticket filters: the issues among the
 // ticketed ones, or all but them (paged by number only).
-func (h handlers) listIssues(ctx context.Context, companyID int64, f store.IssueFilter, tf ticketFilter, q store.PageQuery) ([]store.Issue, store.PageResult, int64, error) {
+func (h handlers) listIssues(ctx context.Context, companyID int64, f issuelists.IssueFilter, tf ticketFilter, q page.Request) ([]findings.Issue, page.Result, int64, error) {
 	if !tf.set {
-		return h.store.ListIssues(ctx, companyID, f, q)
+		return h.store.Lists.ListIssues(ctx, companyID, f, q)
 	}
 	if q.Token != "" {
-		return nil, store.PageResult{}, 0, httpapi.Invalid("has_ticket and ticket_state page by number (page), not by page token")
+		return nil, page.Result{}, 0, httpapi.Invalid("has_ticket and ticket_state page by number (page), not by page token")
 	}
 	ticketed, err := h.tickets.IssuesWithTickets(ctx, companyID, tf.state)
 	if err != nil {
-		return nil, store.PageResult{}, 0, err
+		return nil, page.Result{}, 0, err
 	}
 	if tf.hasTicket {
 		ids := make([]string, 0, len(ticketed))
 		for id := range ticketed {
 			ids = append(ids, id)
 		}
-		return h.store.ListIssuesAmong(ctx, companyID, f, ids, q)
+		return h.store.Lists.ListIssuesAmong(ctx, companyID, f, ids, q)
 	}
 	if q.Offset+q.Limit > issuelists.MaxTicketWalk {
-		return nil, store.PageResult{}, 0, httpapi.Invalid("has_ticket=false lists at most the first %d issues; narrow the filters", issuelists.MaxTicketWalk)
+		return nil, page.Result{}, 0, httpapi.Invalid("has_ticket=false lists at most the first %d issues; narrow the filters", issuelists.MaxTicketWalk)
 	}
-	return h.store.ListIssuesWithout(ctx, companyID, f, ticketed, q)
+	return h.store.Lists.ListIssuesWithout(ctx, companyID, f, ticketed, q)
 }

@@ -11,7 +11,8 @@ import (
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/sla"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/issuelists"
 	"github.com/acme/codescan-api/shared/trendmath"
 )
 
@@ -95,7 +96,7 @@ func (h handlers) trend(w http.ResponseWriter, r *http.Request) error {
 	if projectID != nil {
 		scope = *projectID
 	}
-	tw, err := h.store.Trend(ctx, companyID, scope, days)
+	tw, err := h.store.Lists.Trend(ctx, companyID, scope, days)
 	if err != nil {
 		return err
 	}
@@ -112,8 +113,8 @@ func (h handlers) trendProject(ctx context.Context, companyID int64, q url.Value
 	case name != "" && rawID != "":
 		return nil, errProjectAndID
 	case name != "":
-		p, err := h.store.ProjectByName(ctx, companyID, strings.TrimSpace(name))
-		if errors.Is(err, store.ErrNotFound) {
+		p, err := h.store.Catalog.ProjectByName(ctx, companyID, strings.TrimSpace(name))
+		if errors.Is(err, ddb.ErrNotFound) {
 			return nil, errNoProject
 		}
 		if err != nil {
@@ -125,7 +126,7 @@ func (h handlers) trendProject(ctx context.Context, companyID int64, q url.Value
 		if err != nil {
 			return nil, err
 		}
-		if _, err := h.store.GetProject(ctx, companyID, id); errors.Is(err, store.ErrNotFound) {
+		if _, err := h.store.Catalog.GetProject(ctx, companyID, id); errors.Is(err, ddb.ErrNotFound) {
 			return nil, errProjectNotFound
 		} else if err != nil {
 			return nil, err
@@ -138,7 +139,7 @@ func (h handlers) trendProject(ctx context.Context, companyID int64, q url.Value
 // trendView is the answer for a window; only narrows the open counts, time
 // to fix and SLA figures to one urgency (the day's opened, fixed, reopened
 // and dismissed count every urgency: the records keep them per scope).
-func trendView(tw store.TrendWindow, projectID *int64, only *string) trendAnswer {
+func trendView(tw issuelists.TrendWindow, projectID *int64, only *string) trendAnswer {
 	shown := func(u string) bool { return only == nil || *only == u }
 	out := trendAnswer{Status: "ok", ProjectID: projectID, Urgency: only, Days: tw.Days,
 		Series: make([]trendPoint, len(tw.Points)), TimeToFix: map[string]fixTimes{}, SLA: map[string]slaFigures{}}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/acme/codescan-api/internal/testenv"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/trendmath"
 )
 
@@ -115,7 +115,7 @@ func TestTrendProjectByName(t *testing.T) {
 	env := testenv.New(t)
 	w := newWorld(t, env, "Acme", 40, 11)
 	other := newWorld(t, env, "Other", 30, 12)
-	if _, err := env.Store.CreateProject(context.Background(), store.Project{CompanyID: other.company.ID, Name: "Globex-Only"}); err != nil {
+	if _, err := env.Store.Catalog.CreateProject(context.Background(), schema.Project{CompanyID: other.company.ID, Name: "Globex-Only"}); err != nil {
 		t.Fatal(err)
 	}
 	lib := w.projects[2]

@@ -11,7 +11,12 @@ import (
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/bulktriage"
 	"github.com/acme/codescan-api/shared/httpapi"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/acceptances"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/issuelists"
+	"github.com/acme/codescan-api/shared/store/schema"
+	storetriage "github.com/acme/codescan-api/shared/store/triage"
 )
 
 // maxReason bounds a triage reason.
@@ -54,9 +59,9 @@ func (h handlers) patch(w http.ResponseWriter, r *http.Request) error {
 	if err := httpapi.DecodeJSON(r, &req); err != nil {
 		return err
 	}
-	var u store.IssueUpdate
+	var u storetriage.IssueUpdate
 	if req.Status != nil {
-		st, err := parseStatus(*req.Status, store.ManualStatuses)
+		st, err := parseStatus(*req.Status, findings.ManualStatuses)
 		if err != nil {
 			return err
 		}
@@ -84,18 +89,18 @@ func (h handlers) patch(w http.ResponseWriter, r *http.Request) error {
 		}
 		u.AssignedTo = &id
 	}
-	if u == (store.IssueUpdate{}) {
+	if u == (storetriage.IssueUpdate{}) {
 		return httpapi.Invalid("Give at least one of status, reason, assigned_to")
 	}
-	scope := store.DecisionProject
+	scope := storetriage.DecisionProject
 	if req.Scope != nil {
 		scope = strings.ToLower(strings.TrimSpace(*req.Scope))
-		if !slices.Contains(store.DecisionScopes, scope) {
-			return httpapi.Invalid("scope must be one of %s", strings.Join(store.DecisionScopes, ", "))
+		if !slices.Contains(storetriage.DecisionScopes, scope) {
+			return httpapi.Invalid("scope must be one of %s", strings.Join(storetriage.DecisionScopes, ", "))
 		}
 	}
-	i, err := h.store.DecideIssue(ctx, p.CompanyID, r.PathValue("issue_id"), u, scope, store.Actor{UserID: p.UserID})
-	if errors.Is(err, store.ErrNotFound) {
+	i, err := h.store.Triage.DecideIssue(ctx, p.CompanyID, r.PathValue("issue_id"), u, scope, findings.Actor{UserID: p.UserID})
+	if errors.Is(err, ddb.ErrNotFound) {
 		return errIssueNotFound
 	}
 	if err != nil {
@@ -118,8 +123,8 @@ func (h handlers) assignee(r *http.Request, companyID int64, raw json.RawMessage
 	if err := json.Unmarshal(raw, &id); err != nil || id <= 0 {
 		return 0, httpapi.Invalid("assigned_to must be a user id or null")
 	}
-	u, err := h.store.GetUser(r.Context(), companyID, id)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && !u.Active) {
+	u, err := h.store.Tenancy.GetUser(r.Context(), companyID, id)
+	if errors.Is(err, ddb.ErrNotFound) || (err == nil && !u.Active) {
 		return 0, httpapi.Invalid("assigned_to: no active user %d in the company", id)
 	}
 	return id, err
@@ -161,7 +166,7 @@ func (h handlers) triage(w http.ResponseWriter, r *http.Request) error {
 	if err := httpapi.DecodeJSON(r, &req); err != nil {
 		return err
 	}
-	status, err := parseStatus(req.Status, store.ManualStatuses)
+	status, err := parseStatus(req.Status, findings.ManualStatuses)
 	if err != nil {
 		return err
 	}
@@ -186,8 +191,8 @@ func (h handlers) triage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	matched, changed, err := h.store.TriageIssues(ctx, p.CompanyID, f, status, req.Reason, terms, store.Actor{UserID: p.UserID})
-	var tooMany *store.ErrTooMany
+	matched, changed, err := h.store.Triage.TriageIssues(ctx, p.CompanyID, f, status, req.Reason, terms, findings.Actor{UserID: p.UserID})
+	var tooMany *storetriage.ErrTooMany
 	if errors.As(err, &tooMany) {
 		return h.startTriage(w, r, q, f, status, req.Reason, terms)
 	}
@@ -200,19 +205,19 @@ func (h handlers) triage(w http.ResponseWriter, r *http.Request) error {
 // startTriage stores the operation of a bulk triage too large to answer at
 // once, with the acceptance's terms the request gave, and answers 202 with
 // it.
-func (h handlers) startTriage(w http.ResponseWriter, r *http.Request, q url.Values, f store.IssueFilter, status, reason string, terms store.RiskTerms) error {
+func (h handlers) startTriage(w http.ResponseWriter, r *http.Request, q url.Values, f issuelists.IssueFilter, status, reason string, terms acceptances.Terms) error {
 	ctx := r.Context()
 	p := auth.FromContext(ctx)
-	query, err := store.EncodeIssueFilter(f)
+	query, err := issuelists.EncodeFilter(f)
 	if err != nil {
 		return err
 	}
-	op := store.TriageOp{CompanyID: p.CompanyID, UserID: p.UserID, Status: status, Reason: reason, Query: query,
+	op := schema.TriageOpItem{CompanyID: p.CompanyID, UserID: p.UserID, Status: status, Reason: reason, Query: query,
 		RiskExpiresAt: terms.ExpiresAt, RiskOwner: terms.Owner}
 	if op.Filters, err = filtersJSON(q); err != nil {
 		return err
 	}
-	if op, err = h.store.CreateTriageOp(ctx, op); err != nil {
+	if op, err = h.store.TriageOps.CreateTriageOp(ctx, op); err != nil {
 		return err
 	}
 	return httpapi.WriteJSON(w, http.StatusAccepted, map[string]any{"status": "ok", "operation": bulktriage.Show(op)})
@@ -225,8 +230,8 @@ func (h handlers) startTriage(w http.ResponseWriter, r *http.Request, q url.Valu
 func (h handlers) getTriage(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	p := auth.FromContext(ctx)
-	op, err := h.store.GetTriageOp(ctx, p.CompanyID, r.PathValue("operation_id"))
-	if errors.Is(err, store.ErrNotFound) {
+	op, err := h.store.TriageOps.GetTriageOp(ctx, p.CompanyID, r.PathValue("operation_id"))
+	if errors.Is(err, ddb.ErrNotFound) {
 		return errTriageOpNotFound
 	}
 	if err != nil {

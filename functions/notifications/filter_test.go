@@ -7,7 +7,8 @@ import (
 
 	"github.com/acme/codescan-api/functions/notifications"
 	"github.com/acme/codescan-api/internal/testenv"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/tenancy"
 )
 
 // TestPreferenceFilter: a user's filter of a type's emails is saved,
@@ -58,7 +59,7 @@ func TestPreferenceFilter(t *testing.T) {
 		t.Fatalf("filter after null: %v", *got)
 	}
 	// Each change is audited with the expression before and after.
-	log, _, err := env.Store.ListAudit(context.Background(), acme.ID, store.AuditFilter{Action: "notification_preference.update"}, store.PageQuery{Limit: 10})
+	log, _, err := env.Store.Tenancy.ListAudit(context.Background(), acme.ID, tenancy.AuditFilter{Action: "notification_preference.update"}, page.Request{Limit: 10})
 	if err != nil || len(log) != 3 {
 		t.Fatalf("audit: %d %v", len(log), err)
 	}

@@ -16,7 +16,6 @@ import (
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/notify"
 	"github.com/acme/codescan-api/shared/routes"
-	"github.com/acme/codescan-api/shared/store"
 	storedelivery "github.com/acme/codescan-api/shared/store/delivery"
 )
 
@@ -24,7 +23,7 @@ type handlers struct{ store Store }
 
 // New returns the group's http.Handler.
 func New(d config.Deps) http.Handler {
-	h := handlers{store: d.Store}
+	h := handlers{store: StoreOf(d.Store)}
 	return d.Server.Group(routes.GroupNotifications, map[string]httpapi.HandlerFunc{
 		"GET /notifications/preferences":                   h.list,
 		"POST /notifications/preferences/{type_code}":      h.setUser,
@@ -60,24 +59,24 @@ func (h handlers) set(w http.ResponseWriter, r *http.Request, userID int64) erro
 		return err
 	}
 	if len(changes) > 0 {
-		if err := h.store.UpdateNotificationSetting(r.Context(), p.CompanyID, userID, t.Code, changes); err != nil {
+		if err := h.store.Deliveries.UpdateNotificationSetting(r.Context(), p.CompanyID, userID, t.Code, changes); err != nil {
 			return err
 		}
 	}
 	return httpapi.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
-var channels = []string{store.ChannelEmail, store.ChannelWebhook}
+var channels = []string{storedelivery.ChannelEmail, storedelivery.ChannelWebhook}
 
 // parseChanges reads a partial update: the channels, and for a user's
 // preference the email filter (a CEL expression, compiled, type-checked
 // and costed here; "" or null removes it).
-func parseChanges(r *http.Request, user bool) ([]store.ChannelChange, error) {
+func parseChanges(r *http.Request, user bool) ([]storedelivery.ChannelChange, error) {
 	body, err := httpapi.DecodeJSONObject(r)
 	if err != nil {
 		return nil, err
 	}
-	var changes []store.ChannelChange
+	var changes []storedelivery.ChannelChange
 	allowed := "email_enabled, webhook_enabled"
 	if user {
 		allowed += ", filter"
@@ -92,14 +91,14 @@ func parseChanges(r *http.Request, user bool) ([]store.ChannelChange, error) {
 		if err != nil {
 			return nil, err
 		}
-		changes = append(changes, store.ChannelChange{Channel: storedelivery.SettingFilter, Text: &f})
+		changes = append(changes, storedelivery.ChannelChange{Channel: storedelivery.SettingFilter, Text: &f})
 	}
 	for _, name := range channels {
 		raw, present := body[name]
 		if !present {
 			continue
 		}
-		c := store.ChannelChange{Channel: name}
+		c := storedelivery.ChannelChange{Channel: name}
 		if !bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 			var v bool
 			if err := json.Unmarshal(raw, &v); err != nil {
@@ -133,7 +132,7 @@ type preference struct {
 // value comes from.
 func (h handlers) list(w http.ResponseWriter, r *http.Request) error {
 	p := auth.FromContext(r.Context())
-	company, user, err := h.store.NotificationSettings(r.Context(), p.CompanyID, p.UserID)
+	company, user, err := h.store.Deliveries.NotificationSettings(r.Context(), p.CompanyID, p.UserID)
 	if err != nil {
 		return err
 	}
@@ -147,8 +146,8 @@ func (h handlers) list(w http.ResponseWriter, r *http.Request) error {
 			CompanyDefault:  channelPair{c.EmailEnabled, c.WebhookEnabled},
 			UserPreference:  channelPair{u.EmailEnabled, u.WebhookEnabled},
 		}
-		pref.EmailEnabled, pref.Sources[store.ChannelEmail] = notify.Resolve(t.EmailEnabled, c.EmailEnabled, u.EmailEnabled)
-		pref.WebhookEnabled, pref.Sources[store.ChannelWebhook] = notify.Resolve(t.WebhookEnabled, c.WebhookEnabled, u.WebhookEnabled)
+		pref.EmailEnabled, pref.Sources[storedelivery.ChannelEmail] = notify.Resolve(t.EmailEnabled, c.EmailEnabled, u.EmailEnabled)
+		pref.WebhookEnabled, pref.Sources[storedelivery.ChannelWebhook] = notify.Resolve(t.WebhookEnabled, c.WebhookEnabled, u.WebhookEnabled)
 		out = append(out, pref)
 	}
 	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "preferences": out})

@@ -8,7 +8,7 @@ import (
 	"github.com/acme/codescan-api/functions/notifications"
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/httpapi"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/tenancy"
 )
 
 // Over the limit a caller gets 429 with Retry-After until the clock
@@ -16,7 +16,7 @@ import (
 func TestRateLimit(t *testing.T) {
 	env := testenv.New(t)
 	at := time.Date(2031, 5, 1, 9, 30, 20, 0, time.UTC) // 40 s before the minute ends
-	env.Deps.Server.RateLimit = &httpapi.RateLimiter{Store: env.Store, Limit: store.RateLimit{PerMinute: 3, PerHour: 100},
+	env.Deps.Server.RateLimit = &httpapi.RateLimiter{Store: env.Store.Tenancy, Limit: tenancy.RateLimit{PerMinute: 3, PerHour: 100},
 		Now: func() time.Time { return at }}
 	h := notifications.New(env.Deps)
 	acme := env.Company(t, "Acme")

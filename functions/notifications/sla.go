@@ -31,7 +31,7 @@ type slaView struct {
 
 func (h handlers) getSLA(w http.ResponseWriter, r *http.Request) error {
 	p := auth.FromContext(r.Context())
-	s, set, err := h.store.SLASettings(r.Context(), p.CompanyID)
+	s, set, err := h.store.Catalog.SLASettings(r.Context(), p.CompanyID)
 	if err != nil {
 		return err
 	}
@@ -56,7 +56,7 @@ func (h handlers) putSLA(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	cur, _, err := h.store.SLASettings(r.Context(), p.CompanyID)
+	cur, _, err := h.store.Catalog.SLASettings(r.Context(), p.CompanyID)
 	if err != nil {
 		return err
 	}
@@ -99,7 +99,7 @@ func (h handlers) putSLA(w http.ResponseWriter, r *http.Request) error {
 			return httpapi.Invalid("Unknown field %q (allowed: days_to_fix, due_soon_days, risk_acceptance_days, dismissal_rules_require_approval)", name)
 		}
 	}
-	if err := h.store.PutSLASettings(r.Context(), p.CompanyID, cur); err != nil {
+	if err := h.store.Catalog.PutSLASettings(r.Context(), p.CompanyID, cur); err != nil {
 		return err
 	}
 	return writeSLA(w, cur, true)

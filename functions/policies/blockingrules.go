@@ -10,7 +10,8 @@ import (
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/gate"
 	"github.com/acme/codescan-api/shared/httpapi"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // slugPattern is what a rule slug looks like: what CI users type after
@@ -40,7 +41,7 @@ type ruleJSON struct {
 
 // ruleView is the API form of a rule; its id is a string, as the gate's
 // triggered_by_rules names it.
-func ruleView(r store.BlockingRule) ruleJSON {
+func ruleView(r schema.BlockingRule) ruleJSON {
 	return ruleJSON{ID: strconv.FormatInt(r.ID, 10), Slug: r.Slug, Name: r.Name, Active: r.Active, CI: r.CI,
 		Conditions: gate.Show(r.Conditions), CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
 }
@@ -51,7 +52,7 @@ type ruleResponse struct {
 }
 
 // apply validates the members present in req onto r.
-func apply(req ruleRequest, r *store.BlockingRule) error {
+func apply(req ruleRequest, r *schema.BlockingRule) error {
 	if req.Slug != nil {
 		slug := strings.ToLower(strings.TrimSpace(*req.Slug))
 		if !slugPattern.MatchString(slug) {
@@ -97,12 +98,12 @@ func (h handlers) createRule(w http.ResponseWriter, r *http.Request) error {
 	if req.Slug == nil || req.Name == nil {
 		return bad("slug and name are required")
 	}
-	rule := store.BlockingRule{CompanyID: p.CompanyID, Active: true, CI: true}
+	rule := schema.BlockingRule{CompanyID: p.CompanyID, Active: true, CI: true}
 	if err := apply(req, &rule); err != nil {
 		return err
 	}
-	created, err := h.store.CreateBlockingRule(r.Context(), rule)
-	if errors.Is(err, store.ErrConflict) {
+	created, err := h.store.Catalog.CreateBlockingRule(r.Context(), rule)
+	if errors.Is(err, ddb.ErrConflict) {
 		return slugTaken(rule.Slug)
 	}
 	if err != nil {
@@ -111,13 +112,13 @@ func (h handlers) createRule(w http.ResponseWriter, r *http.Request) error {
 	return httpapi.WriteJSON(w, http.StatusCreated, ruleResponse{Status: "ok", Rule: ruleView(created)})
 }
 
-func (h handlers) ruleOf(r *http.Request) (store.BlockingRule, error) {
+func (h handlers) ruleOf(r *http.Request) (schema.BlockingRule, error) {
 	id, err := httpapi.PathInt(r, "rule_id")
 	if err != nil {
-		return store.BlockingRule{}, err
+		return schema.BlockingRule{}, err
 	}
-	rule, err := h.store.GetBlockingRule(r.Context(), auth.FromContext(r.Context()).CompanyID, id)
-	if errors.Is(err, store.ErrNotFound) {
+	rule, err := h.store.Catalog.GetBlockingRule(r.Context(), auth.FromContext(r.Context()).CompanyID, id)
+	if errors.Is(err, ddb.ErrNotFound) {
 		return rule, errRuleNotFound
 	}
 	return rule, err
@@ -146,13 +147,13 @@ func (h handlers) patchRule(w http.ResponseWriter, r *http.Request) error {
 	if err := apply(req, &rule); err != nil {
 		return err
 	}
-	updated, err := h.store.UpdateBlockingRule(r.Context(), oldSlug, rule)
+	updated, err := h.store.Catalog.UpdateBlockingRule(r.Context(), oldSlug, rule)
 	switch {
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, ddb.ErrNotFound):
 		return errRuleNotFound
-	case errors.Is(err, store.ErrConflict) && rule.Slug != oldSlug:
+	case errors.Is(err, ddb.ErrConflict) && rule.Slug != oldSlug:
 		return slugTaken(rule.Slug)
-	case errors.Is(err, store.ErrConflict):
+	case errors.Is(err, ddb.ErrConflict):
 		return httpapi.Conflict("The blocking rule was changed by another request; read it again and retry")
 	case err != nil:
 		return err
@@ -165,8 +166,8 @@ func (h handlers) deleteRule(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	err = h.store.DeleteBlockingRule(r.Context(), rule.CompanyID, rule.ID)
-	if errors.Is(err, store.ErrNotFound) {
+	err = h.store.Catalog.DeleteBlockingRule(r.Context(), rule.CompanyID, rule.ID)
+	if errors.Is(err, ddb.ErrNotFound) {
 		return errRuleNotFound
 	}
 	if err != nil {
@@ -191,7 +192,7 @@ func (h handlers) listRules(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	page, err := h.store.ListBlockingRules(r.Context(), p.CompanyID, pg.Query())
+	page, err := h.store.Catalog.ListBlockingRules(r.Context(), p.CompanyID, pg.Query())
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,8 @@ import (
 	"github.com/acme/codescan-api/shared/gate"
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/pathglob"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // Limits of a policy's fields and of the lists.
@@ -81,7 +82,7 @@ func (h handlers) create(w http.ResponseWriter, r *http.Request) error {
 	if err := httpapi.DecodeJSON(r, &req); err != nil {
 		return err
 	}
-	pol := store.Policy{CompanyID: p.CompanyID, Active: true, Version: 1}
+	pol := schema.Policy{CompanyID: p.CompanyID, Active: true, Version: 1}
 	var err error
 	for _, f := range []struct {
 		name     string
@@ -127,7 +128,7 @@ func (h handlers) create(w http.ResponseWriter, r *http.Request) error {
 	for _, n := range conds.CWEs {
 		pol.CWEs = append(pol.CWEs, fmt.Sprintf("CWE-%d", n))
 	}
-	created, err := h.store.CreatePolicy(r.Context(), pol)
+	created, err := h.store.Catalog.CreatePolicy(r.Context(), pol)
 	if err != nil {
 		return err
 	}
@@ -140,8 +141,8 @@ func (h handlers) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	pol, err := h.store.GetPolicy(r.Context(), p.CompanyID, id)
-	if errors.Is(err, store.ErrNotFound) {
+	pol, err := h.store.Catalog.GetPolicy(r.Context(), p.CompanyID, id)
+	if errors.Is(err, ddb.ErrNotFound) {
 		return errNotFound
 	}
 	if err != nil {
@@ -168,7 +169,7 @@ func (h handlers) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	page, err := h.store.ListPolicies(r.Context(), p.CompanyID, pg.Query())
+	page, err := h.store.Catalog.ListPolicies(r.Context(), p.CompanyID, pg.Query())
 	if err != nil {
 		return err
 	}

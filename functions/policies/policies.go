@@ -12,7 +12,8 @@ import (
 	"github.com/acme/codescan-api/shared/config"
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/routes"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 type handlers struct {
@@ -22,7 +23,7 @@ type handlers struct {
 
 // New returns the group's http.Handler.
 func New(d config.Deps) http.Handler {
-	h := handlers{store: d.Store, now: d.Clock()}
+	h := handlers{store: StoreOf(d.Store), now: d.Clock()}
 	return d.Server.Group(routes.GroupPolicies, map[string]httpapi.HandlerFunc{
 		"DELETE /policies/{policy_id}":         h.deactivate,
 		"POST /policies":                       h.create,
@@ -51,8 +52,8 @@ func (h handlers) deactivate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	pol, err := h.store.DeactivatePolicy(r.Context(), p.CompanyID, id)
-	if errors.Is(err, store.ErrNotFound) {
+	pol, err := h.store.Catalog.DeactivatePolicy(r.Context(), p.CompanyID, id)
+	if errors.Is(err, ddb.ErrNotFound) {
 		return errNotFound
 	}
 	if err != nil {
@@ -93,7 +94,7 @@ type policyJSON struct {
 
 // view is the API form of a policy: every field of the spec, with null for
 // an absent approver, repository policy file or parent.
-func view(p store.Policy) policyJSON {
+func view(p schema.Policy) policyJSON {
 	return policyJSON{
 		ID: p.ID, PolicyType: p.PolicyType, Description: p.Description,
 		CWEs: httpapi.Array(p.CWEs), Excludes: httpapi.Array(p.Excludes), Projects: httpapi.Array(p.Projects),

@@ -12,7 +12,7 @@ import (
 	"github.com/acme/codescan-api/functions/policies"
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/routes"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -38,18 +38,18 @@ func setup(t *testing.T) *world {
 	return w
 }
 
-func (w *world) policy(t *testing.T, p store.Policy) store.Policy {
+func (w *world) policy(t *testing.T, p schema.Policy) schema.Policy {
 	t.Helper()
-	p, err := w.env.Store.CreatePolicy(context.Background(), p)
+	p, err := w.env.Store.Catalog.CreatePolicy(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return p
 }
 
-func (w *world) stored(t *testing.T, p store.Policy) store.Policy {
+func (w *world) stored(t *testing.T, p schema.Policy) schema.Policy {
 	t.Helper()
-	got, err := w.env.Store.GetPolicy(context.Background(), p.CompanyID, p.ID)
+	got, err := w.env.Store.Catalog.GetPolicy(context.Background(), p.CompanyID, p.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,8 +61,8 @@ func (w *world) del(t *testing.T, id any, header ...string) *testenv.Response {
 	return testenv.Do(t, w.h, "DELETE", fmt.Sprintf("/policies/%v", id), "", header...)
 }
 
-func full(companyID int64) store.Policy {
-	return store.Policy{
+func full(companyID int64) schema.Policy {
+	return schema.Policy{
 		CompanyID: companyID, PolicyType: "BLAST", Name: "No SQL injection in payments",
 		Description: "Blocks merges that add SQL injection sinks", GuidanceText: "Use parameterised queries.",
 		CWEs: []string{"CWE-89", "CWE-564"}, Excludes: []string{"test/**"}, Projects: []string{"payments-api"},
@@ -109,7 +109,7 @@ func TestDeactivate(t *testing.T) {
 
 func TestSparsePolicy(t *testing.T) {
 	w := setup(t)
-	p := w.policy(t, store.Policy{CompanyID: w.acme.ID, PolicyType: "BLAST", Name: "Draft", Active: false, Version: 1})
+	p := w.policy(t, schema.Policy{CompanyID: w.acme.ID, PolicyType: "BLAST", Name: "Draft", Active: false, Version: 1})
 	r := w.del(t, p.ID, testenv.Key(w.manager)...)
 	var body struct {
 		Policy map[string]json.RawMessage `json:"policy"`

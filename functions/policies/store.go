@@ -5,28 +5,43 @@ import (
 
 	"github.com/acme/codescan-api/shared/sla"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/catalog"
+	"github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/schema"
+	"github.com/acme/codescan-api/shared/store/triage"
+	"github.com/acme/codescan-api/shared/store/triagerules"
 )
 
-// Store is what the policies and blocking rules handlers read and write: the store methods they
-// call, and no others. The Lambda main passes the store itself.
-type Store interface {
-	CreateBlockingRule(ctx context.Context, r store.BlockingRule) (store.BlockingRule, error)
-	CreatePolicy(ctx context.Context, p store.Policy) (store.Policy, error)
-	DeactivatePolicy(ctx context.Context, companyID, policyID int64) (store.Policy, error)
-	DeleteBlockingRule(ctx context.Context, companyID, id int64) error
-	GetBlockingRule(ctx context.Context, companyID, id int64) (store.BlockingRule, error)
-	GetPolicy(ctx context.Context, companyID, policyID int64) (store.Policy, error)
-	ListBlockingRules(ctx context.Context, companyID int64, q store.PageQuery) (store.BlockingRulePage, error)
-	ListPolicies(ctx context.Context, companyID int64, q store.PageQuery) (store.PolicyPage, error)
-	UpdateBlockingRule(ctx context.Context, oldSlug string, r store.BlockingRule) (store.BlockingRule, error)
+// Store is what the policies and blocking rules handlers read and write: per area of the store, the calls
+// they make and no others; StoreOf composes it from the store's areas.
+type Store struct {
+	Applier interface {
+		ApplyTriageRuleAll(ctx context.Context, companyID int64, id string, dryRun bool, userID int64) (triage.RuleApplication, error)
+	}
+	Catalog interface {
+		CreateBlockingRule(ctx context.Context, r schema.BlockingRule) (schema.BlockingRule, error)
+		CreatePolicy(ctx context.Context, p schema.Policy) (schema.Policy, error)
+		DeactivatePolicy(ctx context.Context, companyID int64, policyID int64) (schema.Policy, error)
+		DeleteBlockingRule(ctx context.Context, companyID int64, id int64) error
+		GetBlockingRule(ctx context.Context, companyID int64, id int64) (schema.BlockingRule, error)
+		GetPolicy(ctx context.Context, companyID int64, policyID int64) (schema.Policy, error)
+		GetProject(ctx context.Context, companyID int64, projectID int64) (schema.Project, error)
+		ListBlockingRules(ctx context.Context, companyID int64, q page.Request) (catalog.BlockingRulePage, error)
+		ListPolicies(ctx context.Context, companyID int64, q page.Request) (catalog.PolicyPage, error)
+		SLASettings(ctx context.Context, companyID int64) (sla.Settings, bool, error)
+		UpdateBlockingRule(ctx context.Context, oldSlug string, r schema.BlockingRule) (schema.BlockingRule, error)
+	}
+	TriageRules interface {
+		ApproveTriageRule(ctx context.Context, companyID int64, id string, userID int64) (triagerules.Rule, error)
+		CreateTriageRule(ctx context.Context, r triagerules.Rule) (triagerules.Rule, error)
+		DeleteTriageRule(ctx context.Context, companyID int64, id string) (triagerules.Rule, error)
+		GetTriageRule(ctx context.Context, companyID int64, id string) (triagerules.Rule, error)
+		ListTriageRules(ctx context.Context, companyID int64, q page.Request) (triagerules.Page, error)
+		SetTriageRuleEnabled(ctx context.Context, companyID int64, id string, enabled bool) (triagerules.Rule, error)
+	}
+}
 
-	GetProject(ctx context.Context, companyID, projectID int64) (store.Project, error)
-	SLASettings(ctx context.Context, companyID int64) (sla.Settings, bool, error)
-	CreateTriageRule(ctx context.Context, r store.TriageRule) (store.TriageRule, error)
-	GetTriageRule(ctx context.Context, companyID int64, id string) (store.TriageRule, error)
-	ListTriageRules(ctx context.Context, companyID int64, q store.PageQuery) (store.TriageRulePage, error)
-	SetTriageRuleEnabled(ctx context.Context, companyID int64, id string, enabled bool) (store.TriageRule, error)
-	ApproveTriageRule(ctx context.Context, companyID int64, id string, userID int64) (store.TriageRule, error)
-	DeleteTriageRule(ctx context.Context, companyID int64, id string) (store.TriageRule, error)
-	ApplyTriageRuleAll(ctx context.Context, companyID int64, id string, dryRun bool, userID int64) (store.RuleApplication, error)
+// StoreOf is the areas of st that Store touches: its composition.
+func StoreOf(st *store.Store) Store {
+	return Store{Applier: st.Applier, Catalog: st.Catalog, TriageRules: st.TriageRules}
 }

@@ -10,7 +10,9 @@ import (
 	"github.com/acme/codescan-api/shared/bulktriage"
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/routes"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/triage"
+	"github.com/acme/codescan-api/shared/store/triagerules"
 	"github.com/acme/codescan-api/shared/triagemodel"
 )
 
@@ -53,7 +55,7 @@ type triageRuleJSON struct {
 
 // triageRuleView shows r at now: an acceptance rule whose end has passed
 // is not active (it acts no more), however enabled and approved.
-func triageRuleView(r store.TriageRule, now time.Time) triageRuleJSON {
+func triageRuleView(r triagerules.Rule, now time.Time) triageRuleJSON {
 	v := triageRuleJSON{ID: r.ID, View: triagemodel.Show(r.Matcher, r.Action), Enabled: r.Enabled, RequiresApproval: r.RequiresApproval,
 		Active: r.Active() && !r.Ended(now), CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
 	if r.ProjectID != 0 {
@@ -86,7 +88,7 @@ func (h handlers) createTriageRule(w http.ResponseWriter, r *http.Request) error
 	if a.Dismisses() && !p.Has(routes.PermTriageIssue) {
 		return errDismissNeedsTriage
 	}
-	rule := store.TriageRule{CompanyID: p.CompanyID, Matcher: m, Action: a, Enabled: true, CreatedBy: p.UserID}
+	rule := triagerules.Rule{CompanyID: p.CompanyID, Matcher: m, Action: a, Enabled: true, CreatedBy: p.UserID}
 	if req.Enabled != nil {
 		rule.Enabled = *req.Enabled
 	}
@@ -95,14 +97,14 @@ func (h handlers) createTriageRule(w http.ResponseWriter, r *http.Request) error
 	}
 	if req.ProjectID != nil {
 		// Another company's project answers as a missing one.
-		if _, err := h.store.GetProject(r.Context(), p.CompanyID, *req.ProjectID); errors.Is(err, store.ErrNotFound) {
+		if _, err := h.store.Catalog.GetProject(r.Context(), p.CompanyID, *req.ProjectID); errors.Is(err, ddb.ErrNotFound) {
 			return bad("project_id %d is not a project of the company", *req.ProjectID)
 		} else if err != nil {
 			return err
 		}
 		rule.ProjectID = *req.ProjectID
 	}
-	created, err := h.store.CreateTriageRule(r.Context(), rule)
+	created, err := h.store.TriageRules.CreateTriageRule(r.Context(), rule)
 	if err != nil {
 		return err
 	}
@@ -116,7 +118,7 @@ func (h handlers) requiresApproval(ctx context.Context, companyID int64, a triag
 	if !a.Dismisses() {
 		return asked != nil && *asked, nil
 	}
-	settings, _, err := h.store.SLASettings(ctx, companyID)
+	settings, _, err := h.store.Catalog.SLASettings(ctx, companyID)
 	switch {
 	case err != nil:
 		return false, err
@@ -134,9 +136,9 @@ func (h handlers) mayDecide(ctx context.Context, p *auth.Principal, id string) e
 	if p.Has(routes.PermTriageIssue) {
 		return nil
 	}
-	rule, err := h.store.GetTriageRule(ctx, p.CompanyID, id)
+	rule, err := h.store.TriageRules.GetTriageRule(ctx, p.CompanyID, id)
 	switch {
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, ddb.ErrNotFound):
 		return errTriageRuleNotFound
 	case err != nil:
 		return err
@@ -147,11 +149,11 @@ func (h handlers) mayDecide(ctx context.Context, p *auth.Principal, id string) e
 }
 
 // triageRuleAnswer answers a rule, or the route's error for err.
-func (h handlers) triageRuleAnswer(w http.ResponseWriter, rule store.TriageRule, err error) error {
+func (h handlers) triageRuleAnswer(w http.ResponseWriter, rule triagerules.Rule, err error) error {
 	switch {
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, ddb.ErrNotFound):
 		return errTriageRuleNotFound
-	case errors.Is(err, store.ErrOwnApproval), errors.Is(err, store.ErrNoApproval):
+	case errors.Is(err, triagerules.ErrOwnApproval), errors.Is(err, triagerules.ErrNoApproval):
 		return bad("%s", err.Error())
 	case err != nil:
 		return err
@@ -160,7 +162,7 @@ func (h handlers) triageRuleAnswer(w http.ResponseWriter, rule store.TriageRule,
 }
 
 func (h handlers) getTriageRule(w http.ResponseWriter, r *http.Request) error {
-	rule, err := h.store.GetTriageRule(r.Context(), auth.FromContext(r.Context()).CompanyID, r.PathValue("rule_id"))
+	rule, err := h.store.TriageRules.GetTriageRule(r.Context(), auth.FromContext(r.Context()).CompanyID, r.PathValue("rule_id"))
 	return h.triageRuleAnswer(w, rule, err)
 }
 
@@ -182,12 +184,12 @@ func (h handlers) patchTriageRule(w http.ResponseWriter, r *http.Request) error 
 			return err
 		}
 	}
-	rule, err := h.store.SetTriageRuleEnabled(r.Context(), p.CompanyID, r.PathValue("rule_id"), *req.Enabled)
+	rule, err := h.store.TriageRules.SetTriageRuleEnabled(r.Context(), p.CompanyID, r.PathValue("rule_id"), *req.Enabled)
 	return h.triageRuleAnswer(w, rule, err)
 }
 
 func (h handlers) deleteTriageRule(w http.ResponseWriter, r *http.Request) error {
-	rule, err := h.store.DeleteTriageRule(r.Context(), auth.FromContext(r.Context()).CompanyID, r.PathValue("rule_id"))
+	rule, err := h.store.TriageRules.DeleteTriageRule(r.Context(), auth.FromContext(r.Context()).CompanyID, r.PathValue("rule_id"))
 	return h.triageRuleAnswer(w, rule, err)
 }
 
@@ -198,7 +200,7 @@ func (h handlers) approveTriageRule(w http.ResponseWriter, r *http.Request) erro
 	if !p.IsAdmin {
 		return errApproverNotAdmin
 	}
-	rule, err := h.store.ApproveTriageRule(r.Context(), p.CompanyID, r.PathValue("rule_id"), p.UserID)
+	rule, err := h.store.TriageRules.ApproveTriageRule(r.Context(), p.CompanyID, r.PathValue("rule_id"), p.UserID)
 	return h.triageRuleAnswer(w, rule, err)
 }
 
@@ -225,11 +227,11 @@ func (h handlers) applyTriageRule(w http.ResponseWriter, r *http.Request) error 
 			return err
 		}
 	}
-	res, err := h.store.ApplyTriageRuleAll(r.Context(), p.CompanyID, r.PathValue("rule_id"), dry, p.UserID)
+	res, err := h.store.Applier.ApplyTriageRuleAll(r.Context(), p.CompanyID, r.PathValue("rule_id"), dry, p.UserID)
 	switch {
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, ddb.ErrNotFound):
 		return errTriageRuleNotFound
-	case errors.Is(err, store.ErrRuleInactive), errors.Is(err, store.ErrRuleEnded):
+	case errors.Is(err, triage.ErrRuleInactive), errors.Is(err, triage.ErrRuleEnded):
 		return bad("%s", err.Error())
 	case err != nil:
 		return err
@@ -261,7 +263,7 @@ func (h handlers) listTriageRules(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	page, err := h.store.ListTriageRules(r.Context(), p.CompanyID, pg.Query())
+	page, err := h.store.TriageRules.ListTriageRules(r.Context(), p.CompanyID, pg.Query())
 	if err != nil {
 		return err
 	}

@@ -250,12 +250,12 @@ func TestTriageRuleDecisions(t *testing.T) {
 	}
 
 	// The company requires approval of rules that dismiss.
-	settings, _, err := w.env.Store.SLASettings(ctx, w.acme.ID)
+	settings, _, err := w.env.Store.Catalog.SLASettings(ctx, w.acme.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	settings.DismissalRulesNeedApproval = true
-	if err := w.env.Store.PutSLASettings(ctx, w.acme.ID, settings); err != nil {
+	if err := w.env.Store.Catalog.PutSLASettings(ctx, w.acme.ID, settings); err != nil {
 		t.Fatal(err)
 	}
 	res = testenv.Do(t, w.h, "POST", "/triage-rules", `{"matcher":{"tool":"semgrep"},"action":{"status":"false_positive","reason":"r"}}`, triager...)

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/acme/codescan-api/internal/testenv"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/scans"
 )
 
 type baselineSummary struct {
@@ -49,7 +49,7 @@ func TestBaselineGate(t *testing.T) {
 	if !a.Block || a.Stats.BlockedIssues != 1 || len(a.BlockingIssues) != 1 || a.Baseline == nil {
 		t.Fatalf("default baseline: %+v", a)
 	}
-	if got, _ := w.env.Store.GetIssue(ctx, w.acme.ID, a.BlockingIssues[0].ID); got.FilePath != "src/new.py" || got.Branch != "pr-7" {
+	if got, _ := w.env.Store.Lists.GetIssue(ctx, w.acme.ID, a.BlockingIssues[0].ID); got.FilePath != "src/new.py" || got.Branch != "pr-7" {
 		t.Fatalf("blocked %+v", got)
 	}
 	want := baselineSummary{Branch: "main", ScanID: &mainScan.ScanID, Counted: 1, LeftOut: 20, Reason: "already open on main"}
@@ -73,11 +73,11 @@ func TestBaselineGate(t *testing.T) {
 		t.Fatalf("on main: %+v %+v", a, a.Baseline)
 	}
 	// A branch with a scan but no complete one: everything judged, and said so.
-	proj, err := w.env.Store.ProjectByName(ctx, w.acme.ID, "payments")
+	proj, err := w.env.Store.Catalog.ProjectByName(ctx, w.acme.ID, "payments")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.env.Store.CreateScan(ctx, store.Scan{CompanyID: w.acme.ID, ProjectID: proj.ID, Branch: "develop", Engine: "sarif", Status: store.ScanProcessing}); err != nil {
+	if _, err := w.env.Store.Scans.CreateScan(ctx, scans.Scan{CompanyID: w.acme.ID, ProjectID: proj.ID, Branch: "develop", Engine: "sarif", Status: scans.ScanProcessing}); err != nil {
 		t.Fatal(err)
 	}
 	w.get(t, w.acme.Admin, gateURL+"&baseline=develop").Decode(t, fresh(&a))

@@ -8,7 +8,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/acme/codescan-api/internal/testenv"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/decisions"
+	"github.com/acme/codescan-api/shared/store/findings"
 )
 
 // decided is what the API shows of an issue's triage.
@@ -47,14 +48,14 @@ func TestDecisionsFollowTheFinding(t *testing.T) {
 	w.upload(t, w.acme, "payments", "hotfix", sarif(xss)) // sqli fixed on hotfix
 	foreign := w.upload(t, w.other, "payments", "main", sarif(sqli, xss))
 
-	var finding store.Issue
+	var finding findings.Issue
 	for _, i := range w.issues(t, main.ScanID) {
 		if i.FilePath == "src/db.py" {
 			finding = i
 		}
 	}
 	on := func(branch string) string {
-		return store.IssueID(w.acme.ID, main.ProjectID, branch, finding.Tool, finding.Fingerprint)
+		return findings.IssueID(w.acme.ID, main.ProjectID, branch, finding.Tool, finding.Fingerprint)
 	}
 	show := func(branch string) decided {
 		t.Helper()
@@ -62,9 +63,9 @@ func TestDecisionsFollowTheFinding(t *testing.T) {
 		w.get(t, w.acme.Admin, "/issue/"+on(branch)).Decode(t, &out)
 		return out.Issue
 	}
-	history := func(branch string) []store.HistoryEntry {
+	history := func(branch string) []findings.HistoryEntry {
 		t.Helper()
-		var out struct{ History []store.HistoryEntry }
+		var out struct{ History []findings.HistoryEntry }
 		w.get(t, w.acme.Admin, "/issue/"+on(branch)+"/history").Decode(t, &out)
 		return out.History
 	}
@@ -177,7 +178,7 @@ func TestDecisionsFollowTheFinding(t *testing.T) {
 	// took a decision, and its admin's PATCH of an Acme issue answers as a
 	// missing id does, changing nothing.
 	for _, i := range w.issuesOf(t, w.other, foreign.ScanID) {
-		if i.Status != "open" || i.Decision != (store.IssueDecision{}) {
+		if i.Status != "open" || i.Decision != (decisions.Mark{}) {
 			t.Fatalf("the other company's issue moved: %+v", i)
 		}
 	}
@@ -192,10 +193,10 @@ func TestDecisionsFollowTheFinding(t *testing.T) {
 }
 
 // issuesOf is issues of another company's scan.
-func (w *world) issuesOf(t *testing.T, c *testenv.Company, scanID string) []store.Issue {
+func (w *world) issuesOf(t *testing.T, c *testenv.Company, scanID string) []findings.Issue {
 	t.Helper()
-	var out []store.Issue
-	if err := w.env.Store.EachScanIssue(context.Background(), c.ID, scanID, func(i store.Issue) error {
+	var out []findings.Issue
+	if err := w.env.Store.Lists.EachScanIssue(context.Background(), c.ID, scanID, func(i findings.Issue) error {
 		out = append(out, i)
 		return nil
 	}); err != nil {

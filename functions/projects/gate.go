@@ -16,7 +16,9 @@ import (
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/gate"
 	"github.com/acme/codescan-api/shared/httpapi"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // BlockingPageSize is the number of blocking issues per page of the gate.
@@ -99,14 +101,14 @@ func (h handlers) checkBlockingRules(w http.ResponseWriter, r *http.Request) err
 	if err != nil {
 		return err
 	}
-	baseline, err := gate.BaselineBranch(ctx, h.store, sc, proj, baselineParam(r))
+	baseline, err := gate.BaselineBranch(ctx, gate.Source{Baselines: h.store.Baselines, Scans: h.store.Scans}, sc, proj, baselineParam(r))
 	if ub := (*gate.UnknownBaselineError)(nil); errors.As(err, &ub) {
 		return badBlockOn(ub.Error(), gate.Selection{})
 	}
 	if err != nil {
 		return err
 	}
-	all, err := h.store.AllBlockingRules(ctx, company)
+	all, err := h.store.Catalog.AllBlockingRules(ctx, company)
 	if err != nil {
 		return err
 	}
@@ -115,13 +117,13 @@ func (h handlers) checkBlockingRules(w http.ResponseWriter, r *http.Request) err
 		return badBlockOn("Invalid block_on rule(s).", sel)
 	}
 	out := gateResponse{Status: "complete", BlockingIssues: []blockingIssueJSON{}, Page: pg.Page, TotalPages: 1}
-	if status(sc) == store.ScanProcessing {
+	if status(sc) == scans.ScanProcessing {
 		out.Status = "pending"
 		return httpapi.WriteJSON(w, http.StatusOK, out)
 	}
-	var issues []store.Issue
+	var issues []findings.Issue
 	if len(sel.Rules) > 0 || baseline != "" {
-		if err := h.store.EachScanIssue(ctx, company, sc.ID, func(i store.Issue) error {
+		if err := h.store.Lists.EachScanIssue(ctx, company, sc.ID, func(i findings.Issue) error {
 			issues = append(issues, i)
 			return nil
 		}); err != nil {
@@ -129,7 +131,7 @@ func (h handlers) checkBlockingRules(w http.ResponseWriter, r *http.Request) err
 		}
 	}
 	if baseline != "" {
-		cmp, err := gate.CompareScan(ctx, h.store, sc, baseline, issues)
+		cmp, err := gate.CompareScan(ctx, gate.Source{Baselines: h.store.Baselines, Scans: h.store.Scans}, sc, baseline, issues)
 		if err != nil {
 			return err
 		}
@@ -157,7 +159,7 @@ func (h handlers) checkBlockingRules(w http.ResponseWriter, r *http.Request) err
 			return err
 		}
 		// Once per scan and set of rules, however often the client polls.
-		if _, err := h.store.RecordEventOnce(ctx, ev); err != nil {
+		if _, err := h.store.Ledger.RecordEventOnce(ctx, ev); err != nil {
 			return err
 		}
 	}
@@ -178,9 +180,9 @@ func baselineParam(r *http.Request) *string {
 // open on the project's default branch (a pull request's base branch). On the default branch itself the
 // scan made every finding open there, so new means first reported by this
 // scan.
-func (h handlers) newness(ctx context.Context, company int64, sc store.Scan, proj store.Project, rules []store.BlockingRule, issues []store.Issue) (func(store.Issue) bool, error) {
+func (h handlers) newness(ctx context.Context, company int64, sc scans.Scan, proj schema.Project, rules []schema.BlockingRule, issues []findings.Issue) (func(findings.Issue) bool, error) {
 	if !gate.NeedsNewness(rules) {
-		return func(store.Issue) bool { return false }, nil
+		return func(findings.Issue) bool { return false }, nil
 	}
 	def, err := h.projectView(ctx, proj)
 	if err != nil {
@@ -190,20 +192,20 @@ func (h handlers) newness(ctx context.Context, company int64, sc store.Scan, pro
 		def.DefaultBranch = &base // a pull request is new against its base
 	}
 	if def.DefaultBranch == nil || *def.DefaultBranch == sc.Branch {
-		return func(i store.Issue) bool { return i.ScanID == sc.ID }, nil
+		return func(i findings.Issue) bool { return i.ScanID == sc.ID }, nil
 	}
-	open, err := h.store.OpenOnBranch(ctx, company, *def.DefaultBranch, issues)
+	open, err := h.store.Lists.OpenOnBranch(ctx, company, *def.DefaultBranch, issues)
 	if err != nil {
 		return nil, err
 	}
-	return func(i store.Issue) bool { return !open[i.ID] }, nil
+	return func(i findings.Issue) bool { return !open[i.ID] }, nil
 }
 
 // violation is the policy_violation event of a gate check that blocked a
 // scan: the rules its issues triggered (ids ascending) and how many
 // issues. Its id names the scan and the rules, so every check of the same
 // scan and rules is the same event.
-func violation(company int64, sc store.Scan, proj store.Project, blocked []gate.Blocked) (store.Event, error) {
+func violation(company int64, sc scans.Scan, proj schema.Project, blocked []gate.Blocked) (schema.Event, error) {
 	slugs := map[int64]string{}
 	for _, b := range blocked {
 		for _, r := range b.Rules {
@@ -224,6 +226,6 @@ func violation(company int64, sc store.Scan, proj store.Project, blocked []gate.
 	data, err := json.Marshal(map[string]any{"scan_id": sc.ID, "project_id": sc.ProjectID, "project_name": proj.Name,
 		"branch": sc.Branch, "count": len(blocked), "rules": rules})
 	sum := sha256.Sum256([]byte(strings.Join(names, ",")))
-	return store.Event{ID: "policy_violation-" + sc.ID + "-" + hex.EncodeToString(sum[:8]), CompanyID: company,
+	return schema.Event{ID: "policy_violation-" + sc.ID + "-" + hex.EncodeToString(sum[:8]), CompanyID: company,
 		Type: "policy_violation", Data: data}, err
 }

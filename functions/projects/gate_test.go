@@ -12,7 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/acme/codescan-api/internal/testenv"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/scans"
 )
 
 type gateAnswer struct {
@@ -57,7 +57,7 @@ func TestCheckBlockingRules(t *testing.T) {
 		!slices.Equal(a.BlockingIssues[0].TriggeredByRules, []string{newOnes}) || !slices.Equal(a.BlockingIssues[0].TriggeredBySlugs, []string{"new-sqli"}) {
 		t.Fatalf("only the finding not open on main blocks: %+v", a)
 	}
-	blocked, _ := w.env.Store.GetIssue(context.Background(), w.acme.ID, a.BlockingIssues[0].ID)
+	blocked, _ := w.env.Store.Lists.GetIssue(context.Background(), w.acme.ID, a.BlockingIssues[0].ID)
 	if blocked.FilePath != "src/new.py" {
 		t.Fatalf("blocked %+v", blocked)
 	}
@@ -96,8 +96,8 @@ func TestCheckBlockingRules(t *testing.T) {
 		t.Fatalf("policy_violation event %v (found %v)", v, ok)
 	}
 	// Pending while processing.
-	proj, _ := w.env.Store.ProjectByName(context.Background(), w.acme.ID, "payments")
-	sc, err := w.env.Store.CreateScan(context.Background(), store.Scan{CompanyID: w.acme.ID, ProjectID: proj.ID, Branch: "x", Engine: "sarif", Status: store.ScanProcessing})
+	proj, _ := w.env.Store.Catalog.ProjectByName(context.Background(), w.acme.ID, "payments")
+	sc, err := w.env.Store.Scans.CreateScan(context.Background(), scans.Scan{CompanyID: w.acme.ID, ProjectID: proj.ID, Branch: "x", Engine: "sarif", Status: scans.ScanProcessing})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,10 @@ import (
 	"github.com/acme/codescan-api/shared/config"
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/routes"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/catalog"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	storepage "github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // Page sizes: the client asks for 50 projects and 30 scans a page.
@@ -33,7 +36,7 @@ type handlers struct {
 
 // New returns the group's http.Handler.
 func New(d config.Deps) http.Handler {
-	h := handlers{store: d.Store}
+	h := handlers{store: StoreOf(d.Store)}
 	return d.Server.Group(routes.GroupProjects, map[string]httpapi.HandlerFunc{
 		"GET /verify":                              h.verify,
 		"GET /verify/{token}":                      h.verifyLegacy,
@@ -57,11 +60,11 @@ func (h handlers) verify(w http.ResponseWriter, r *http.Request) error {
 		return httpapi.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	}
 	p := auth.FromContext(r.Context())
-	u, err := h.store.GetUser(r.Context(), p.CompanyID, p.UserID)
+	u, err := h.store.Tenancy.GetUser(r.Context(), p.CompanyID, p.UserID)
 	if err != nil {
 		return err
 	}
-	c, err := h.store.GetCompany(r.Context(), p.CompanyID)
+	c, err := h.store.Tenancy.GetCompany(r.Context(), p.CompanyID)
 	if err != nil {
 		return err
 	}
@@ -96,15 +99,15 @@ type projectJSON struct {
 
 // projectView is the API form of a project; without a default branch set,
 // the branch of its first scan stands for it (null before any scan).
-func (h handlers) projectView(ctx context.Context, p store.Project) (projectJSON, error) {
+func (h handlers) projectView(ctx context.Context, p schema.Project) (projectJSON, error) {
 	v := projectJSON{ID: p.ID, Name: p.Name}
 	if p.RepoURL != "" {
 		v.RepoURL = &p.RepoURL
 	}
 	branch := p.DefaultBranch
 	if branch == "" {
-		b, err := h.store.FirstScanBranch(ctx, p.CompanyID, p.ID)
-		if err != nil && !errors.Is(err, store.ErrNotFound) {
+		b, err := h.store.Scans.FirstScanBranch(ctx, p.CompanyID, p.ID)
+		if err != nil && !errors.Is(err, ddb.ErrNotFound) {
 			return v, err
 		}
 		branch = b
@@ -138,18 +141,18 @@ func (h handlers) listProjects(w http.ResponseWriter, r *http.Request) error {
 	}
 	token := pg.Token
 	repo := strings.TrimSpace(r.URL.Query().Get("repo_url"))
-	var page store.ProjectPage
+	var page catalog.ProjectPage
 	if repo != "" {
 		if token != "" {
 			return httpapi.Invalid("a page token cannot be combined with repo_url")
 		}
-		all, err := h.store.ProjectsByRepo(ctx, company, repo)
+		all, err := h.store.Catalog.ProjectsByRepo(ctx, company, repo)
 		if err != nil {
 			return err
 		}
-		page = store.ProjectPage{Projects: httpapi.Slice(pg, all), Total: len(all), PageResult: store.PageResult{Offset: pg.Offset()}}
+		page = catalog.ProjectPage{Projects: httpapi.Slice(pg, all), Total: len(all), PageResult: storepage.Result{Offset: pg.Offset()}}
 	} else {
-		page, err = h.store.ListProjectsPage(ctx, company, pg.Query())
+		page, err = h.store.Catalog.ListProjectsPage(ctx, company, pg.Query())
 		if err != nil {
 			return err
 		}
@@ -210,8 +213,8 @@ func (h handlers) patchProject(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	p, err := h.store.SetDefaultBranch(ctx, company, id, branch)
-	if errors.Is(err, store.ErrNotFound) {
+	p, err := h.store.Catalog.SetDefaultBranch(ctx, company, id, branch)
+	if errors.Is(err, ddb.ErrNotFound) {
 		return errProjectNotFound
 	}
 	if err != nil {

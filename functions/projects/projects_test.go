@@ -17,7 +17,9 @@ import (
 	"github.com/acme/codescan-api/functions/projects"
 	"github.com/acme/codescan-api/internal/registry"
 	"github.com/acme/codescan-api/internal/testenv"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -192,7 +194,7 @@ func TestProjects(t *testing.T) {
 			t.Errorf("%s: %d", body, res.Status)
 		}
 	}
-	p, _ := w.env.Store.GetProject(context.Background(), w.acme.ID, pay.ProjectID)
+	p, _ := w.env.Store.Catalog.GetProject(context.Background(), w.acme.ID, pay.ProjectID)
 	if p.DefaultBranch != "main" {
 		t.Fatalf("stored %q", p.DefaultBranch)
 	}
@@ -207,7 +209,7 @@ type scanJSON struct {
 	Branch       *string           `json:"branch"`
 	Repo         *string           `json:"repo"`
 	FailedReason *string           `json:"failed_reason"`
-	ScanErrors   []store.ScanError `json:"scan_errors"`
+	ScanErrors   []scans.ScanError `json:"scan_errors"`
 }
 
 type scanList struct {
@@ -257,8 +259,8 @@ func TestScans(t *testing.T) {
 		t.Fatalf("company page 2: %+v", l)
 	}
 	// sha and status filter; a processing scan is listed as such.
-	sc, err := w.env.Store.CreateScan(ctx, store.Scan{CompanyID: w.acme.ID, ProjectID: mustProject(t, w, "payments"), Branch: "main",
-		Engine: "sarif", Status: store.ScanProcessing, GitSHA: "abc123"})
+	sc, err := w.env.Store.Scans.CreateScan(ctx, scans.Scan{CompanyID: w.acme.ID, ProjectID: mustProject(t, w, "payments"), Branch: "main",
+		Engine: "sarif", Status: scans.ScanProcessing, GitSHA: "abc123"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,9 +301,9 @@ func TestScans(t *testing.T) {
 		t.Fatalf("not a uuid: %d %s", junk.Status, junk.Body)
 	}
 	// A failed scan shows its reason and errors.
-	failed, _ := w.env.Store.CreateScan(ctx, store.Scan{CompanyID: w.acme.ID, ProjectID: mustProject(t, w, "payments"), Branch: "main",
-		Engine: "sarif", Status: store.ScanIncomplete, FailedReason: "report unreadable",
-		ScanErrors: []store.ScanError{{ScanType: "sast", Level: "error", Message: "bad json"}}})
+	failed, _ := w.env.Store.Scans.CreateScan(ctx, scans.Scan{CompanyID: w.acme.ID, ProjectID: mustProject(t, w, "payments"), Branch: "main",
+		Engine: "sarif", Status: scans.ScanIncomplete, FailedReason: "report unreadable",
+		ScanErrors: []scans.ScanError{{ScanType: "sast", Level: "error", Message: "bad json"}}})
 	w.get(t, w.acme.Admin, "/scan/"+failed.ID).Decode(t, fresh(&one))
 	if one.Status != "incomplete" || *one.FailedReason != "report unreadable" || len(one.ScanErrors) != 1 {
 		t.Fatalf("%+v", one)
@@ -310,7 +312,7 @@ func TestScans(t *testing.T) {
 
 func mustProject(t *testing.T, w *world, name string) int64 {
 	t.Helper()
-	p, err := w.env.Store.ProjectByName(context.Background(), w.acme.ID, name)
+	p, err := w.env.Store.Catalog.ProjectByName(context.Background(), w.acme.ID, name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,17 +375,17 @@ func TestSARIFReportRoundTrip(t *testing.T) {
 	}
 }
 
-func (w *world) issues(t *testing.T, scanID string) []store.Issue {
+func (w *world) issues(t *testing.T, scanID string) []findings.Issue {
 	t.Helper()
-	var out []store.Issue
-	err := w.env.Store.EachScanIssue(context.Background(), w.acme.ID, scanID, func(i store.Issue) error {
+	var out []findings.Issue
+	err := w.env.Store.Lists.EachScanIssue(context.Background(), w.acme.ID, scanID, func(i findings.Issue) error {
 		out = append(out, i)
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	slices.SortFunc(out, func(a, b store.Issue) int { return strings.Compare(a.ID, b.ID) })
+	slices.SortFunc(out, func(a, b findings.Issue) int { return strings.Compare(a.ID, b.ID) })
 	return out
 }
 
@@ -413,7 +415,7 @@ func jsonEq(t *testing.T, got []byte, want string) bool {
 // tail, is not trimmed into "main"), and a refused value changes nothing.
 func TestDefaultBranchRefusesControlCharacters(t *testing.T) {
 	w := newWorld(t)
-	p, err := w.env.Store.CreateProject(context.Background(), store.Project{CompanyID: w.acme.ID, Name: "payments"})
+	p, err := w.env.Store.Catalog.CreateProject(context.Background(), schema.Project{CompanyID: w.acme.ID, Name: "payments"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -438,7 +440,7 @@ func TestDefaultBranchRefusesControlCharacters(t *testing.T) {
 			t.Errorf("%q: %d %s", v, res.Status, res.Body)
 		}
 	}
-	if got, err := w.env.Store.GetProject(context.Background(), w.acme.ID, p.ID); err != nil || got.DefaultBranch != "release" {
+	if got, err := w.env.Store.Catalog.GetProject(context.Background(), w.acme.ID, p.ID); err != nil || got.DefaultBranch != "release" {
 		t.Fatalf("stored %q (%v), want release", got.DefaultBranch, err)
 	}
 }

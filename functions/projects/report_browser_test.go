@@ -18,6 +18,7 @@ import (
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/bulkload"
+	"github.com/acme/codescan-api/shared/store/findings"
 )
 
 // TestReportTrendDrawnInBrowser gives a project 60 days of history (written
@@ -36,12 +37,12 @@ func TestReportTrendDrawnInBrowser(t *testing.T) {
 	now := time.Now().UTC()
 	day := now
 	past := store.New(w.env.Store.Client(), w.env.Store.TableName(), store.WithClock(func() time.Time { return day }))
-	var prev []store.Issue
+	var prev []findings.Issue
 	for d := 60; d >= 1; d-- {
 		day = now.AddDate(0, 0, -d)
-		var batch []store.Issue
+		var batch []findings.Issue
 		for k, u := range []string{"CR", "HI", "ME", "LO"} {
-			batch = append(batch, store.Issue{ID: store.IssueID(w.acme.ID, up.ProjectID, "main", "seed", fmt.Sprint(d, "-", k)),
+			batch = append(batch, findings.Issue{ID: findings.IssueID(w.acme.ID, up.ProjectID, "main", "seed", fmt.Sprint(d, "-", k)),
 				ProjectID: up.ProjectID, ProjectName: "payments", Branch: "main", Tool: "seed", CWE: 79, FilePath: "a.go", Urgency: u, Status: "open"})
 		}
 		if _, err := bulkload.CreateIssues(ctx, past, w.acme.ID, batch); err != nil {

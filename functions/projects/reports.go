@@ -9,7 +9,8 @@ import (
 	"github.com/acme/codescan-api/functions/projects/report"
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/httpapi"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/trendchart"
 )
 
@@ -55,7 +56,7 @@ func (h handlers) report(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	in := report.Input{Scan: sc, Project: p.Name}
-	err = h.store.EachScanIssue(r.Context(), auth.FromContext(r.Context()).CompanyID, sc.ID, func(i store.Issue) error {
+	err = h.store.Lists.EachScanIssue(r.Context(), auth.FromContext(r.Context()).CompanyID, sc.ID, func(i findings.Issue) error {
 		if len(in.Issues) == MaxReportIssues {
 			return httpapi.TooLarge("The scan has more than %d issues; use the issue lists", MaxReportIssues)
 		}
@@ -82,7 +83,7 @@ func (h handlers) report(w http.ResponseWriter, r *http.Request) error {
 		for _, i := range in.Issues {
 			v := issueJSON{ID: i.ID, Status: i.Status, Urgency: i.Urgency, Title: i.Title, RuleID: i.RuleID,
 				FilePath: i.FilePath, Line: i.Line, Tool: i.Tool, Fingerprint: i.Fingerprint, CreatedAt: i.CreatedAt}
-			if i.CWE != store.NoCWE {
+			if i.CWE != findings.NoCWE {
 				c := "CWE-" + strconv.Itoa(i.CWE)
 				v.CWE = &c
 			}
@@ -112,8 +113,8 @@ const reportTrendDays = 90
 
 // reportTrend is the project's trend of the last 90 days for the HTML
 // report, with its open issues now and those past their SLA.
-func (h handlers) reportTrend(ctx context.Context, p store.Project) (*trendchart.Input, error) {
-	tw, err := h.store.Trend(ctx, p.CompanyID, p.ID, reportTrendDays)
+func (h handlers) reportTrend(ctx context.Context, p schema.Project) (*trendchart.Input, error) {
+	tw, err := h.store.Lists.Trend(ctx, p.CompanyID, p.ID, reportTrendDays)
 	if err != nil {
 		return nil, err
 	}

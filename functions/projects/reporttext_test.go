@@ -14,7 +14,7 @@ import (
 	"github.com/acme/codescan-api/shared/exportformat"
 	"github.com/acme/codescan-api/shared/exportjob"
 	"github.com/acme/codescan-api/shared/reportstore"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/findings"
 )
 
 // escapedControl is a JSON escape of a character no answer may show: a
@@ -86,9 +86,9 @@ func TestReportTextIsVisibleEverywhere(t *testing.T) {
 
 // checkStored checks the issues' texts as stored: written out, the
 // justification of the suppression kept as its reason.
-func checkStored(t *testing.T, issues []store.Issue) {
+func checkStored(t *testing.T, issues []findings.Issue) {
 	t.Helper()
-	byPath := map[string]store.Issue{}
+	byPath := map[string]findings.Issue{}
 	for _, i := range issues {
 		byPath[i.FilePath] = i
 	}
@@ -97,7 +97,7 @@ func checkStored(t *testing.T, issues []store.Issue) {
 		!strings.Contains(open.Message, "RLO <U+202E>desrever<U+202C>, isolate <U+2066>x<U+2069>,\nCRLF and a\ttab") {
 		t.Errorf("open issue %+v", open)
 	}
-	if suppressed.Status != store.Suppressed || suppressed.Reason != "because<U+0000> <U+001B>[31m<U+0007><U+0085><U+009B><U+007F><U+202E><U+2066> @bob" {
+	if suppressed.Status != findings.Suppressed || suppressed.Reason != "because<U+0000> <U+001B>[31m<U+0007><U+0085><U+009B><U+007F><U+202E><U+2066> @bob" {
 		t.Errorf("suppressed issue %+v", suppressed)
 	}
 }
@@ -105,7 +105,7 @@ func checkStored(t *testing.T, issues []store.Issue) {
 // checkUploadablePaths sends each issue's stored path to /code-upload,
 // which takes it as it is, then the same report in that run: the issues
 // now show the uploaded file's lines.
-func (w *world) checkUploadablePaths(t *testing.T, issues []store.Issue) {
+func (w *world) checkUploadablePaths(t *testing.T, issues []findings.Issue) {
 	t.Helper()
 	run := uuid.NewString()
 	for _, i := range issues {

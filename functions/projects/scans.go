@@ -10,7 +10,9 @@ import (
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/pullrequest"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // scanJSON is a scan as the client's ScanResponse reads it: id and project
@@ -29,7 +31,7 @@ type scanJSON struct {
 	GitSHA       *string           `json:"git_sha"`
 	Findings     int               `json:"findings"`
 	FailedReason *string           `json:"failed_reason,omitempty"`
-	ScanErrors   []store.ScanError `json:"scan_errors"`
+	ScanErrors   []scans.ScanError `json:"scan_errors"`
 	Metadata     map[string]any    `json:"metadata"`
 	// PullRequestID is a string, as the real client reads it.
 	PullRequestID *string          `json:"pull_request_id"`
@@ -62,14 +64,14 @@ func pullRequestView(pr *pullrequest.PullRequest) (*string, *pullRequestJSON) {
 
 // status is a scan's status; scans stored before statuses existed are
 // complete.
-func status(sc store.Scan) string {
+func status(sc scans.Scan) string {
 	if sc.Status == "" {
-		return store.ScanComplete
+		return scans.ScanComplete
 	}
 	return sc.Status
 }
 
-func scanView(sc store.Scan, projectName string) scanJSON {
+func scanView(sc scans.Scan, projectName string) scanJSON {
 	v := scanJSON{ID: sc.ID, Project: projectName, ProjectID: sc.ProjectID, Branch: sc.Branch, Status: status(sc),
 		Engine: sc.Engine, Category: sc.Category, CreatedAt: sc.CreatedAt, Findings: sc.Findings, ScanErrors: httpapi.Array(sc.ScanErrors),
 		Metadata: map[string]any{"tool": sc.Tool, "ci": sc.CI, "ci_platform": sc.CIPlatform, "run_id": sc.RunID}}
@@ -79,7 +81,7 @@ func scanView(sc store.Scan, projectName string) scanJSON {
 		}
 	}
 	v.PullRequestID, v.PullRequest = pullRequestView(sc.PullRequest)
-	if v.Status == store.ScanIncomplete {
+	if v.Status == scans.ScanIncomplete {
 		reason := sc.FailedReason
 		v.FailedReason = &reason
 	}
@@ -90,16 +92,16 @@ var errScanNotFound = httpapi.NotFound("Scan not found")
 
 // scanOf reads a scan of the caller's company; another company's id, or
 // one that is no uuid, answers like a missing one.
-func (h handlers) scanOf(r *http.Request) (store.Scan, store.Project, error) {
+func (h handlers) scanOf(r *http.Request) (scans.Scan, schema.Project, error) {
 	company := auth.FromContext(r.Context()).CompanyID
-	sc, err := h.store.GetScan(r.Context(), company, r.PathValue("scan_id"))
-	if errors.Is(err, store.ErrNotFound) {
-		return store.Scan{}, store.Project{}, errScanNotFound
+	sc, err := h.store.Scans.GetScan(r.Context(), company, r.PathValue("scan_id"))
+	if errors.Is(err, ddb.ErrNotFound) {
+		return scans.Scan{}, schema.Project{}, errScanNotFound
 	}
 	if err != nil {
-		return store.Scan{}, store.Project{}, err
+		return scans.Scan{}, schema.Project{}, err
 	}
-	p, err := h.store.GetProject(r.Context(), company, sc.ProjectID)
+	p, err := h.store.Catalog.GetProject(r.Context(), company, sc.ProjectID)
 	return sc, p, err
 }
 
@@ -121,7 +123,7 @@ type scansResponse struct {
 	NextPageToken string     `json:"next_page_token,omitempty"`
 }
 
-var scanStatuses = []string{store.ScanProcessing, store.ScanComplete, store.ScanIncomplete}
+var scanStatuses = []string{scans.ScanProcessing, scans.ScanComplete, scans.ScanIncomplete}
 
 // listScans pages the company's scans newest first: of a project (by name)
 // and branch by key; sha and status filter the project's scans.
@@ -134,15 +136,15 @@ func (h handlers) listScans(w http.ResponseWriter, r *http.Request) error {
 	}
 	q := r.URL.Query()
 	name := strings.TrimSpace(q.Get("project"))
-	query := store.ScanQuery{Branch: strings.TrimSpace(q.Get("branch")), SHA: strings.TrimSpace(q.Get("sha")),
+	query := scans.ScanQuery{Branch: strings.TrimSpace(q.Get("branch")), SHA: strings.TrimSpace(q.Get("sha")),
 		Status: strings.ToLower(strings.TrimSpace(q.Get("status"))), Page: pg.Query()}
 	if query.Status != "" && !slices.Contains(scanStatuses, query.Status) {
 		return httpapi.Invalid("status must be one of processing, complete, incomplete")
 	}
 	names := map[int64]string{}
 	if name != "" {
-		p, err := h.store.ProjectByName(ctx, company, name)
-		if errors.Is(err, store.ErrNotFound) {
+		p, err := h.store.Catalog.ProjectByName(ctx, company, name)
+		if errors.Is(err, ddb.ErrNotFound) {
 			return errProjectNotFound
 		}
 		if err != nil {
@@ -152,7 +154,7 @@ func (h handlers) listScans(w http.ResponseWriter, r *http.Request) error {
 	} else if query.Branch != "" || query.SHA != "" || query.Status != "" {
 		return httpapi.Invalid("branch, sha and status need project")
 	}
-	page, err := h.store.ListScans(ctx, company, query)
+	page, err := h.store.Scans.ListScans(ctx, company, query)
 	if err != nil {
 		return err
 	}
@@ -181,7 +183,7 @@ func (h handlers) projectName(ctx context.Context, company, id int64, names map[
 	if n, ok := names[id]; ok {
 		return n, nil
 	}
-	p, err := h.store.GetProject(ctx, company, id)
+	p, err := h.store.Catalog.GetProject(ctx, company, id)
 	if err != nil {
 		return "", err
 	}

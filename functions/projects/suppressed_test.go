@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/acme/codescan-api/internal/testenv"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/findings"
 )
 
 // suppressedResult is a SARIF result the code suppresses (a nosemgrep
@@ -122,7 +122,7 @@ func TestSuppressedFindings(t *testing.T) {
 		t.Fatalf("fourth scan: %v", got)
 	}
 	testenv.Recount(t, w.env.Store, w.acme.ID)
-	if _, err := w.env.Store.GetIssue(ctx, w.other.ID, sqliID); err == nil {
+	if _, err := w.env.Store.Lists.GetIssue(ctx, w.other.ID, sqliID); err == nil {
 		t.Fatal("another company reads the issue")
 	}
 }
@@ -142,8 +142,8 @@ func TestNosecCommentKeepsIdentity(t *testing.T) {
 		}
 		return string(data)
 	}
-	byLine := func(scanID string) map[int]store.Issue { // G401 issues by line
-		out := map[int]store.Issue{}
+	byLine := func(scanID string) map[int]findings.Issue { // G401 issues by line
+		out := map[int]findings.Issue{}
 		for _, i := range w.issues(t, scanID) {
 			if i.RuleID == "G401" {
 				out[i.Line] = i

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/acme/codescan-api/internal/testenv"
-	"github.com/acme/codescan-api/shared/store"
+	storefindings "github.com/acme/codescan-api/shared/store/findings"
 )
 
 // triageRule creates a triage rule as the company admin and returns its id.
@@ -21,8 +21,8 @@ func (w *world) triageRule(t *testing.T, c *testenv.Company, body string) string
 }
 
 // byPlace is the scan's issues by "rule path".
-func (w *world) byPlace(t *testing.T, scanID string) map[string]store.Issue {
-	out := map[string]store.Issue{}
+func (w *world) byPlace(t *testing.T, scanID string) map[string]storefindings.Issue {
+	out := map[string]storefindings.Issue{}
 	for _, i := range w.issues(t, scanID) {
 		out[i.RuleID+" "+i.FilePath] = i
 	}

@@ -8,7 +8,10 @@ import (
 	"github.com/acme/codescan-api/functions/scheduler"
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/acceptances"
 	"github.com/acme/codescan-api/shared/store/bulkload"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/triage"
 )
 
 // The SLA job ends acceptances: the critical issue, long past its first
@@ -21,29 +24,29 @@ func TestSLAJobEndsAcceptancesAndRestartsTheClock(t *testing.T) {
 	now := time.Date(2026, 2, 1, 9, 0, 0, 0, time.UTC)
 	st := store.New(env.Store.Client(), env.Store.TableName(), store.WithClock(func() time.Time { return now }))
 	c := env.Company(t, "Acc")
-	crit := store.Issue{ID: "44444444-4444-4444-8444-444444444444", ProjectID: 3, ProjectName: "billing", Branch: "main", CWE: 89,
+	crit := findings.Issue{ID: "44444444-4444-4444-8444-444444444444", ProjectID: 3, ProjectName: "billing", Branch: "main", CWE: 89,
 		FilePath: "db.go", Urgency: "CR", Status: "open", Title: "SQL injection", CreatedAt: "2026-01-01T00:00:00Z"}
-	if _, err := bulkload.CreateIssues(ctx, st, c.ID, []store.Issue{crit}); err != nil {
+	if _, err := bulkload.CreateIssues(ctx, st, c.ID, []findings.Issue{crit}); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := scheduler.SLAChecks(ctx, st, now); err != nil || n != 1 {
+	if n, err := scheduler.SLAChecks(ctx, scheduler.StoreOf(st), now); err != nil || n != 1 {
 		t.Fatalf("first breach: %d (%v)", n, err)
 	}
 	accepted := "accepted_risk"
 	end := now.AddDate(0, 0, 14)
-	if _, err := st.UpdateIssue(ctx, c.ID, crit.ID, store.IssueUpdate{Status: &accepted, Terms: store.RiskTerms{ExpiresAt: end.Format(time.RFC3339)}},
-		store.Actor{UserID: c.Admin.ID}); err != nil {
+	if _, err := st.Triage.UpdateIssue(ctx, c.ID, crit.ID, triage.IssueUpdate{Status: &accepted, Terms: acceptances.Terms{ExpiresAt: end.Format(time.RFC3339)}},
+		findings.Actor{UserID: c.Admin.ID}); err != nil {
 		t.Fatal(err)
 	}
 	now = end.Add(-time.Minute)
-	if n, err := scheduler.SLAChecks(ctx, st, now); err != nil || n != 0 {
+	if n, err := scheduler.SLAChecks(ctx, scheduler.StoreOf(st), now); err != nil || n != 0 {
 		t.Fatalf("before the end: %d (%v)", n, err)
 	}
 	now = end.Add(30 * time.Minute) // the hourly run after the end
-	if n, err := scheduler.SLAChecks(ctx, st, now); err != nil || n != 1 {
+	if n, err := scheduler.SLAChecks(ctx, scheduler.StoreOf(st), now); err != nil || n != 1 {
 		t.Fatalf("the end: %d handled (%v)", n, err)
 	}
-	i, err := st.GetIssue(ctx, c.ID, crit.ID)
+	i, err := st.Lists.GetIssue(ctx, c.ID, crit.ID)
 	if err != nil || i.Status != "open" || i.SLAStartedAt != now.Format(time.RFC3339) {
 		t.Fatalf("reopened %+v (%v)", i, err)
 	}
@@ -53,13 +56,13 @@ func TestSLAJobEndsAcceptancesAndRestartsTheClock(t *testing.T) {
 	restart := now
 	for _, day := range []int{0, 6} {
 		now = restart.AddDate(0, 0, day)
-		if n, err := scheduler.SLAChecks(ctx, st, now); err != nil || n != 0 {
+		if n, err := scheduler.SLAChecks(ctx, scheduler.StoreOf(st), now); err != nil || n != 0 {
 			t.Fatalf("day %d of the new clock: %d (%v)", day, n, err)
 		}
 	}
 	for run := range 2 {
 		now = restart.AddDate(0, 0, 7).Add(time.Duration(run) * time.Hour)
-		if n, err := scheduler.SLAChecks(ctx, st, now); err != nil || n != 1-run {
+		if n, err := scheduler.SLAChecks(ctx, scheduler.StoreOf(st), now); err != nil || n != 1-run {
 			t.Fatalf("day 7 run %d: %d (%v)", run, n, err)
 		}
 	}

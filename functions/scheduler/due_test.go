@@ -14,7 +14,13 @@ import (
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/sla"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/acceptances"
 	"github.com/acme/codescan-api/shared/store/bulkload"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/issuelists"
+	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/triage"
 )
 
 // dueWorld detects findings through scans (the ingestion path), one branch
@@ -33,19 +39,19 @@ const dueProject = 4
 func (w *dueWorld) scan(branch, urgency string, at time.Time) string {
 	w.t.Helper()
 	ctx := context.Background()
-	sc, err := w.st.CreateScan(ctx, store.Scan{ID: uuid.NewString(), CompanyID: w.company, ProjectID: dueProject, Branch: branch,
-		Engine: "sarif", Tool: "semgrep", Status: store.ScanProcessing, CreatedAt: at.Format(time.RFC3339)})
+	sc, err := w.st.Scans.CreateScan(ctx, scans.Scan{ID: uuid.NewString(), CompanyID: w.company, ProjectID: dueProject, Branch: branch,
+		Engine: "sarif", Tool: "semgrep", Status: scans.ScanProcessing, CreatedAt: at.Format(time.RFC3339)})
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	id := store.IssueID(w.company, dueProject, branch, "semgrep", "fp-"+branch)
-	var found []store.Issue
+	id := findings.IssueID(w.company, dueProject, branch, "semgrep", "fp-"+branch)
+	var found []findings.Issue
 	if urgency != "" {
-		found = append(found, store.Issue{ID: id, ProjectID: dueProject, ProjectName: "api", Branch: branch, Tool: "semgrep",
+		found = append(found, findings.Issue{ID: id, ProjectID: dueProject, ProjectName: "api", Branch: branch, Tool: "semgrep",
 			Fingerprint: "fp-" + branch, CWE: 79, FilePath: "web/" + branch + ".go", Line: 9, Urgency: urgency,
 			Title: "XSS on " + branch, CreatedAt: sc.CreatedAt})
 	}
-	if _, err := w.st.ApplyScan(ctx, w.company, sc, found); err != nil {
+	if _, err := w.st.Findings.ApplyScan(ctx, w.company, sc, found); err != nil {
 		w.t.Fatal(err)
 	}
 	return id
@@ -55,9 +61,9 @@ func (w *dueWorld) scan(branch, urgency string, at time.Time) string {
 // breaches for (sorted) and what it read.
 func (w *dueWorld) run(now time.Time) (raised []string, reads usage) {
 	w.t.Helper()
-	var m store.Meter
+	var m ddb.Meter
 	before := w.breaches()
-	n, err := scheduler.SLAChecks(store.WithMeter(context.Background(), &m), w.st, now)
+	n, err := scheduler.SLAChecks(ddb.WithMeter(context.Background(), &m), scheduler.StoreOf(w.st), now)
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -82,7 +88,7 @@ type usage struct {
 func (w *dueWorld) breaches() []string {
 	w.t.Helper()
 	var out []string
-	err := w.st.EachIssue(context.Background(), w.company, func(i store.Issue) error {
+	err := w.st.Lists.EachIssue(context.Background(), w.company, func(i findings.Issue) error {
 		if _, ok := outboxEvent(w.t, w.st, w.company, "sla_breach-"+i.ID); ok {
 			out = append(out, i.ID)
 		}
@@ -114,7 +120,7 @@ func TestSLAJobReadsOnlyWhatIsDue(t *testing.T) {
 	b := w.scan("b", "CR", day(2))  // due day 9
 	w.scan("x", "", day(3))
 	accepted := "accepted_risk"
-	if _, err := env.Store.UpdateIssue(ctx, c.ID, tr, store.IssueUpdate{Status: &accepted}, store.Actor{UserID: 1}); err != nil {
+	if _, err := env.Store.Triage.UpdateIssue(ctx, c.ID, tr, triage.IssueUpdate{Status: &accepted}, findings.Actor{UserID: 1}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -133,7 +139,7 @@ func TestSLAJobReadsOnlyWhatIsDue(t *testing.T) {
 	}
 	// A write that leaves a breached issue open keeps it out of the range.
 	assignee := int64(7)
-	if _, err := env.Store.UpdateIssue(ctx, c.ID, a, store.IssueUpdate{AssignedTo: &assignee}, store.Actor{UserID: 1}); err != nil {
+	if _, err := env.Store.Triage.UpdateIssue(ctx, c.ID, a, triage.IssueUpdate{AssignedTo: &assignee}, findings.Actor{UserID: 1}); err != nil {
 		t.Fatal(err)
 	}
 	raised, again := w.run(day(8).Add(time.Hour))
@@ -141,9 +147,9 @@ func TestSLAJobReadsOnlyWhatIsDue(t *testing.T) {
 		t.Fatalf("second run: raised %v, read %+v, an idle run %+v", raised, again, idle)
 	}
 	// 150 more issues stored, none due: the run reads no more.
-	var seeded []store.Issue
+	var seeded []findings.Issue
 	for n := range 150 {
-		seeded = append(seeded, store.Issue{ProjectID: dueProject, ProjectName: "api", Branch: "main", CWE: 22,
+		seeded = append(seeded, findings.Issue{ProjectID: dueProject, ProjectName: "api", Branch: "main", CWE: 22,
 			FilePath: fmt.Sprintf("lib/f%03d.go", n), Urgency: "LO", Status: "open", CreatedAt: day(6).Format(time.RFC3339)})
 	}
 	if _, err := bulkload.CreateIssues(ctx, env.Store, c.ID, seeded); err != nil {
@@ -175,7 +181,7 @@ func TestSLAJobReadsOnlyWhatIsDue(t *testing.T) {
 	// tr, accepted before its due date, is reopened past it: its first
 	// breach comes now. h is fixed before its due date and reopened after.
 	open := "open"
-	if _, err := env.Store.UpdateIssue(ctx, c.ID, tr, store.IssueUpdate{Status: &open}, store.Actor{UserID: 1}); err != nil {
+	if _, err := env.Store.Triage.UpdateIssue(ctx, c.ID, tr, triage.IssueUpdate{Status: &open}, findings.Actor{UserID: 1}); err != nil {
 		t.Fatal(err)
 	}
 	w.scan("h", "", day(20))
@@ -187,14 +193,14 @@ func TestSLAJobReadsOnlyWhatIsDue(t *testing.T) {
 		t.Fatalf("day 40 raised %v, want the reopened h", raised)
 	}
 	// Bulk triage takes issues out of the index: none of them breaches.
-	if _, _, err := env.Store.TriageIssues(ctx, c.ID, store.IssueFilter{FilePath: "lib/f000.go"}, "false_positive", "", store.RiskTerms{}, store.Actor{UserID: 1}); err != nil {
+	if _, _, err := env.Store.Triage.TriageIssues(ctx, c.ID, issuelists.IssueFilter{FilePath: "lib/f000.go"}, "false_positive", "", acceptances.Terms{}, findings.Actor{UserID: 1}); err != nil {
 		t.Fatal(err)
 	}
 	// A settings change rewrites no issue: the same index, another range.
 	// 149 seeded issues are past three days (more than one page).
 	s := sla.Defaults()
 	s.DaysToFix["LO"] = 3
-	if err := env.Store.PutSLASettings(ctx, c.ID, s); err != nil {
+	if err := env.Store.Catalog.PutSLASettings(ctx, c.ID, s); err != nil {
 		t.Fatal(err)
 	}
 	raised, _ = w.run(day(41))
@@ -213,13 +219,13 @@ func TestSLAJobReadsOnlyWhatIsDue(t *testing.T) {
 // digestWant is the digest's counts from every issue.
 func digestWant(t *testing.T, st *store.Store, companyID int64, now time.Time) map[string]any {
 	t.Helper()
-	settings, _, err := st.SLASettings(context.Background(), companyID)
+	settings, _, err := st.Catalog.SLASettings(context.Background(), companyID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	open, overdue, dueSoon := 0, 0, 0
 	by := map[string]any{"CR": 0.0, "HI": 0.0, "ME": 0.0, "LO": 0.0}
-	err = st.EachIssue(context.Background(), companyID, func(i store.Issue) error {
+	err = st.Lists.EachIssue(context.Background(), companyID, func(i findings.Issue) error {
 		if i.Status != "open" {
 			return nil
 		}
@@ -265,14 +271,14 @@ func TestDigestCountsEqualAFullRecount(t *testing.T) {
 	seen := map[string]float64{}
 	for week, now := range []time.Time{start.AddDate(0, 0, 8), start.AddDate(0, 0, 30), start.AddDate(0, 0, 95), start.AddDate(0, 0, 200)} {
 		if week == 2 {
-			if err := env.Store.PutSLASettings(ctx, c.ID, custom); err != nil {
+			if err := env.Store.Catalog.PutSLASettings(ctx, c.ID, custom); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if _, err := scheduler.SLAChecks(ctx, env.Store, now); err != nil { // some issues breached, some pending
+		if _, err := scheduler.SLAChecks(ctx, scheduler.StoreOf(env.Store), now); err != nil { // some issues breached, some pending
 			t.Fatal(err)
 		}
-		if n, err := scheduler.WeeklyDigest(ctx, env.Store, now); err != nil || n != 1 {
+		if n, err := scheduler.WeeklyDigest(ctx, scheduler.StoreOf(env.Store), now); err != nil || n != 1 {
 			t.Fatalf("digest at %s: %d (%v)", now, n, err)
 		}
 		year, wk := now.ISOWeek()

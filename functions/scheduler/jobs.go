@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/acme/codescan-api/shared/sla"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // Scheduled jobs (EventBridge schedules in AWS, the dev server's timer
@@ -29,17 +31,17 @@ const backfillBudget = 2 * time.Minute
 // sla_breach once per open issue past its due date, and returns how many
 // issues it reopened and breaches it raised.
 func SLAChecks(ctx context.Context, st Store, now time.Time) (int, error) {
-	if _, _, err := st.BackfillDueIndex(ctx, time.Now().Add(backfillBudget)); err != nil {
+	if _, _, err := st.Lists.BackfillDueIndex(ctx, time.Now().Add(backfillBudget)); err != nil {
 		return 0, err
 	}
-	ids, err := st.CompanyIDs(ctx)
+	ids, err := st.Tenancy.CompanyIDs(ctx)
 	if err != nil {
 		return 0, err
 	}
 	raised := 0
 	var errs []error
 	for _, id := range ids {
-		reopened, err := st.ExpireAcceptances(ctx, id)
+		reopened, err := st.Triage.ExpireAcceptances(ctx, id)
 		raised += reopened
 		if err != nil {
 			errs = append(errs, fmt.Errorf("company %d: %w", id, err))
@@ -57,14 +59,14 @@ func SLAChecks(ctx context.Context, st Store, now time.Time) (int, error) {
 // and moves each to breached once its event is recorded (raised now, or
 // before: a reopened issue breaches once).
 func slaBreaches(ctx context.Context, st Store, companyID int64, now time.Time) (int, error) {
-	settings, _, err := st.SLASettings(ctx, companyID)
+	settings, _, err := st.Catalog.SLASettings(ctx, companyID)
 	if err != nil {
 		return 0, err
 	}
 	raised := 0
 	for _, u := range sla.Urgencies {
 		overdueBy, _ := sla.Window(u, settings, now)
-		err := st.EachPendingDue(ctx, companyID, u, overdueBy, func(i store.Issue) error {
+		err := st.Lists.EachPendingDue(ctx, companyID, u, overdueBy, func(i findings.Issue) error {
 			start, err := i.SLAStart()
 			first, ok := firstDetection(i)
 			if err != nil || !ok || i.Status != "open" {
@@ -82,7 +84,7 @@ func slaBreaches(ctx context.Context, st Store, companyID int64, now time.Time) 
 			if err != nil {
 				return err
 			}
-			isNew, err := st.RecordEventOnce(ctx, store.Event{
+			isNew, err := st.Ledger.RecordEventOnce(ctx, schema.Event{
 				ID: breachID(i), CompanyID: companyID, Type: "sla_breach", CreatedAt: now, Data: data,
 			})
 			if err != nil {
@@ -91,7 +93,7 @@ func slaBreaches(ctx context.Context, st Store, companyID int64, now time.Time) 
 			if isNew {
 				raised++
 			}
-			if err := st.MarkBreached(ctx, i); err != nil && !errors.Is(err, store.ErrConflict) {
+			if err := st.Findings.MarkBreached(ctx, i); err != nil && !errors.Is(err, ddb.ErrConflict) {
 				return err
 			}
 			return nil
@@ -105,7 +107,7 @@ func slaBreaches(ctx context.Context, st Store, companyID int64, now time.Time) 
 
 // breachID names an issue's breach of one SLA clock: once per issue,
 // and once more per restart of its clock (an ended risk acceptance).
-func breachID(i store.Issue) string {
+func breachID(i findings.Issue) string {
 	if i.SLAStartedAt == "" {
 		return "sla_breach-" + i.ID
 	}
@@ -113,7 +115,7 @@ func breachID(i store.Issue) string {
 }
 
 // firstDetection is when the issue was first found: its creation.
-func firstDetection(i store.Issue) (time.Time, bool) {
+func firstDetection(i findings.Issue) (time.Time, bool) {
 	t, err := time.Parse(time.RFC3339Nano, i.CreatedAt)
 	return t, err == nil
 }
@@ -121,10 +123,10 @@ func firstDetection(i store.Issue) (time.Time, bool) {
 // WeeklyDigest records, once per company and ISO week, the digest of the
 // company's open issues and their SLA standing.
 func WeeklyDigest(ctx context.Context, st Store, now time.Time) (int, error) {
-	if _, _, err := st.BackfillDueIndex(ctx, time.Now().Add(backfillBudget)); err != nil {
+	if _, _, err := st.Lists.BackfillDueIndex(ctx, time.Now().Add(backfillBudget)); err != nil {
 		return 0, err
 	}
-	ids, err := st.CompanyIDs(ctx)
+	ids, err := st.Tenancy.CompanyIDs(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -133,7 +135,7 @@ func WeeklyDigest(ctx context.Context, st Store, now time.Time) (int, error) {
 	recorded := 0
 	var errs []error
 	for _, id := range ids {
-		settings, _, err := st.SLASettings(ctx, id)
+		settings, _, err := st.Catalog.SLASettings(ctx, id)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -154,7 +156,7 @@ func WeeklyDigest(ctx context.Context, st Store, now time.Time) (int, error) {
 			errs = append(errs, err)
 			continue
 		}
-		isNew, err := st.RecordEventOnce(ctx, store.Event{
+		isNew, err := st.Ledger.RecordEventOnce(ctx, schema.Event{
 			ID: fmt.Sprintf("weekly_digest-%d-%d-W%02d", id, year, week), CompanyID: id, Type: "weekly_digest", CreatedAt: now, Data: data,
 		})
 		if err != nil {
@@ -171,7 +173,7 @@ func WeeklyDigest(ctx context.Context, st Store, now time.Time) (int, error) {
 // (from the group counters), and how many of them are overdue and due soon
 // at now (COUNT queries of the due index's ranges).
 func digestCounts(ctx context.Context, st Store, companyID int64, settings sla.Settings, now time.Time) (open, overdue, dueSoon int64, byUrgency map[string]int64, err error) {
-	if byUrgency, err = st.OpenByUrgency(ctx, companyID); err != nil {
+	if byUrgency, err = st.Lists.OpenByUrgency(ctx, companyID); err != nil {
 		return 0, 0, 0, nil, err
 	}
 	for _, u := range sla.Urgencies {
@@ -180,11 +182,11 @@ func digestCounts(ctx context.Context, st Store, companyID int64, settings sla.S
 			continue
 		}
 		overdueBy, dueSoonBy := sla.Window(u, settings, now)
-		n, err := st.CountOpenDetected(ctx, companyID, u, time.Time{}, overdueBy)
+		n, err := st.Lists.CountOpenDetected(ctx, companyID, u, time.Time{}, overdueBy)
 		if err != nil {
 			return 0, 0, 0, nil, err
 		}
-		m, err := st.CountOpenDetected(ctx, companyID, u, overdueBy, dueSoonBy)
+		m, err := st.Lists.CountOpenDetected(ctx, companyID, u, overdueBy, dueSoonBy)
 		if err != nil {
 			return 0, 0, 0, nil, err
 		}

@@ -10,8 +10,11 @@ import (
 	"github.com/acme/codescan-api/shared/exploitfeed"
 	"github.com/acme/codescan-api/shared/ingest"
 	"github.com/acme/codescan-api/shared/store"
+	storecomponents "github.com/acme/codescan-api/shared/store/components"
 	"github.com/acme/codescan-api/shared/store/exploits"
 	"github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/sca"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // The blast radius on a KEV arrival. The catalogue names CVEs, not
@@ -43,10 +46,25 @@ import (
 // KEVStore is what the KEV trigger reads besides the job's store: the CVE
 // values before the import, the company's SCA findings in KEV, and the
 // inventory's package index (ingest.AffectedStore, with the outbox).
-type KEVStore interface {
-	Lookup(ctx context.Context, cves []string) (map[string]exploits.Enrichment, bool, error)
-	FilterSCAIssues(ctx context.Context, companyID, projectID int64, f exploits.Filter, q page.Request) ([]store.SCAIssue, page.Result, int, error)
-	ingest.AffectedStore
+type KEVStore struct {
+	Components interface {
+		HoldersOf(ctx context.Context, companyID int64, pkg string, version string, limit int) ([]storecomponents.Holder, bool, error)
+		PackageVersions(ctx context.Context, companyID int64, pkg string) ([]storecomponents.VersionCount, error)
+	}
+	Exploits interface {
+		Lookup(ctx context.Context, cves []string) (map[string]exploits.Enrichment, bool, error)
+	}
+	Ledger interface {
+		RecordEventOnce(ctx context.Context, e schema.Event) (bool, error)
+	}
+	SCA interface {
+		FilterSCAIssues(ctx context.Context, companyID int64, projectID int64, f exploits.Filter, q page.Request) ([]sca.Issue, page.Result, int, error)
+	}
+}
+
+// KEVStoreOf is the areas of st that KEVStore touches: its composition.
+func KEVStoreOf(st *store.Store) KEVStore {
+	return KEVStore{Components: st.Components, Exploits: st.Exploits, Ledger: st.Ledger, SCA: st.SCA}
 }
 
 // Bounds of the KEV trigger: the findings in KEV read per company (pages
@@ -62,11 +80,11 @@ const (
 // the next run (their values are stored), so their events are not
 // retried.
 func importAndAnnounce(ctx context.Context, st Store, cat exploitfeed.Catalog, scores exploitfeed.Scores) (exploits.Result, error) {
-	before, imported, err := st.Lookup(ctx, slices.Sorted(maps.Keys(cat.Entries)))
+	before, imported, err := st.Exploits.Lookup(ctx, slices.Sorted(maps.Keys(cat.Entries)))
 	if err != nil {
 		return exploits.Result{}, err
 	}
-	res, err := st.Import(ctx, cat, scores)
+	res, err := st.Exploits.Import(ctx, cat, scores)
 	if err != nil || !imported {
 		return res, err
 	}
@@ -79,12 +97,12 @@ func importAndAnnounce(ctx context.Context, st Store, cat exploitfeed.Catalog, s
 	if len(entered) == 0 {
 		return res, nil
 	}
-	companies, err := st.CompanyIDs(ctx)
+	companies, err := st.Tenancy.CompanyIDs(ctx)
 	if err != nil {
 		return res, err
 	}
 	for _, c := range companies {
-		if err := announceKEV(ctx, st, c, entered); err != nil {
+		if err := announceKEV(ctx, KEVStore{Components: st.Components, Exploits: st.Exploits, Ledger: st.Ledger, SCA: st.SCA}, c, entered); err != nil {
 			return res, err
 		}
 	}
@@ -98,7 +116,7 @@ func announceKEV(ctx context.Context, st KEVStore, companyID int64, entered map[
 	at := map[string]int{}
 	q := page.Request{Limit: kevFindingsPage}
 	for read := 0; read < maxKEVFindings; {
-		found, res, _, err := st.FilterSCAIssues(ctx, companyID, 0, exploits.Filter{KEV: true}, q)
+		found, res, _, err := st.SCA.FilterSCAIssues(ctx, companyID, 0, exploits.Filter{KEV: true}, q)
 		if err != nil {
 			return err
 		}
@@ -137,7 +155,7 @@ func announceKEV(ctx context.Context, st KEVStore, companyID int64, entered map[
 		q.Token = res.Next
 	}
 	for _, a := range advisories {
-		if _, err := ingest.BlastRadius(ctx, st, ingest.Arrival{CompanyID: companyID, Trigger: ingest.TriggerKEV}, a); err != nil {
+		if _, err := ingest.BlastRadius(ctx, ingest.AffectedStore{Components: st.Components, Ledger: st.Ledger}, ingest.Arrival{CompanyID: companyID, Trigger: ingest.TriggerKEV}, a); err != nil {
 			return err
 		}
 	}

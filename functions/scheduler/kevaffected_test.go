@@ -17,6 +17,9 @@ import (
 	"github.com/acme/codescan-api/shared/ingest"
 	"github.com/acme/codescan-api/shared/store"
 	storecomponents "github.com/acme/codescan-api/shared/store/components"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/sca"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // affectedEvents are the ids of the company's component_affected events.
@@ -26,7 +29,7 @@ func affectedEvents(t *testing.T, st *store.Store, companyID int64) []string {
 		TableName: aws.String(st.TableName()), ConsistentRead: aws.Bool(true),
 		KeyConditionExpression: aws.String("PK = :pk AND begins_with(SK, :sk)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk": &types.AttributeValueMemberS{Value: store.CompanyPK(companyID)},
+			":pk": &types.AttributeValueMemberS{Value: schema.CompanyPK(companyID)},
 			":sk": &types.AttributeValueMemberS{Value: "EVENT#" + ingest.TypeComponentAffected + "-"},
 		},
 	})
@@ -51,16 +54,16 @@ func TestKEVArrivalAnnouncesTheBlastRadius(t *testing.T) {
 	ctx := context.Background()
 	const cve = "CVE-2025-5419" // only in the second catalogue
 	a, b := env.Company(t, "Holders A"), env.Company(t, "Holders B")
-	project := func(c int64, name string) store.Project {
+	project := func(c int64, name string) schema.Project {
 		t.Helper()
-		p, err := st.CreateProject(ctx, store.Project{CompanyID: c, Name: name, DefaultBranch: "main"})
+		p, err := st.Catalog.CreateProject(ctx, schema.Project{CompanyID: c, Name: name, DefaultBranch: "main"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return p
 	}
 	scan := 0
-	hold := func(p store.Project, engine, version string) {
+	hold := func(p schema.Project, engine, version string) {
 		t.Helper()
 		c, err := components.New("pkg:npm/foo@"+version, "", components.Direct, nil)
 		if err != nil {
@@ -69,15 +72,15 @@ func TestKEVArrivalAnnouncesTheBlastRadius(t *testing.T) {
 		scan++
 		ref := storecomponents.SetRef{CompanyID: p.CompanyID, ProjectID: p.ID, ProjectName: p.Name, Branch: "main", Engine: engine,
 			ScanID: fmt.Sprintf("5c0e1f2a-3b4c-4d5e-8f60-%012d", scan), ScanAt: time.Date(2026, 10, 1, 0, 0, scan, 0, time.UTC)}
-		if _, err := st.ReplaceComponents(ctx, ref, []components.Component{c}); err != nil {
+		if _, err := st.Components.ReplaceComponents(ctx, ref, []components.Component{c}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	finding := func(p store.Project, cve, version, fix string) {
+	finding := func(p schema.Project, cve, version, fix string) {
 		t.Helper()
-		_, err := st.PutSCAIssue(ctx, p.CompanyID, store.SCAIssue{ProjectID: p.ID, Branch: "main", Tool: "osv-scanner", CVE: cve,
+		_, err := st.SCA.PutSCAIssue(ctx, p.CompanyID, sca.Issue{ProjectID: p.ID, Branch: "main", Tool: "osv-scanner", CVE: cve,
 			Classification: "GHSA-kev0-test-0001", IDs: []string{"GHSA-kev0-test-0001", cve}, Severity: "HIGH", Status: "open",
-			Package: store.SCAPackage{Name: "foo", Version: version, Ecosystem: "npm", FixVersion: fix}})
+			Package: sca.Package{Name: "foo", Version: version, Ecosystem: "npm", FixVersion: fix}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,7 +101,7 @@ func TestKEVArrivalAnnouncesTheBlastRadius(t *testing.T) {
 	f := newFeedServer(t)
 	f.set("/kev.json", feedFile(t, "kev-2025-05-22-excerpt.json"))
 	f.set("/epss.csv", testenv.Gzip(t, feedFile(t, "epss_scores-2026-09-29-excerpt.csv")))
-	if _, err := scheduler.ImportExploits(ctx, st, f.feeds()); err != nil {
+	if _, err := scheduler.ImportExploits(ctx, scheduler.StoreOf(st), f.feeds()); err != nil {
 		t.Fatal(err)
 	}
 	if ids := append(affectedEvents(t, st, a.ID), affectedEvents(t, st, b.ID)...); len(ids) != 0 {
@@ -106,7 +109,7 @@ func TestKEVArrivalAnnouncesTheBlastRadius(t *testing.T) {
 	}
 
 	f.set("/kev.json", feedFile(t, "kev-2025-06-09-excerpt.json"))
-	if _, err := scheduler.ImportExploits(ctx, st, f.feeds()); err != nil {
+	if _, err := scheduler.ImportExploits(ctx, scheduler.StoreOf(st), f.feeds()); err != nil {
 		t.Fatal(err)
 	}
 	id := ingest.AffectedEventID(ingest.TriggerKEV, components.Advisory{ID: cve, Package: "pkg:npm/foo"})
@@ -130,8 +133,8 @@ func TestKEVArrivalAnnouncesTheBlastRadius(t *testing.T) {
 	}
 
 	// The job again: nothing new recorded, nothing written.
-	var m store.Meter
-	if _, err := scheduler.ImportExploits(store.WithMeter(ctx, &m), st, f.feeds()); err != nil {
+	var m ddb.Meter
+	if _, err := scheduler.ImportExploits(ddb.WithMeter(ctx, &m), scheduler.StoreOf(st), f.feeds()); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, wcu := m.Snapshot(); wcu != 0 {
@@ -150,7 +153,7 @@ func TestKEVBlastRadiusRecordsOnce(t *testing.T) {
 	st := env.Store
 	ctx := context.Background()
 	c := env.Company(t, "Once Inc")
-	p, err := st.CreateProject(ctx, store.Project{CompanyID: c.ID, Name: "api", DefaultBranch: "main"})
+	p, err := st.Catalog.CreateProject(ctx, schema.Project{CompanyID: c.ID, Name: "api", DefaultBranch: "main"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +163,7 @@ func TestKEVBlastRadiusRecordsOnce(t *testing.T) {
 	}
 	ref := storecomponents.SetRef{CompanyID: c.ID, ProjectID: p.ID, ProjectName: p.Name, Branch: "main", Engine: "cyclonedx",
 		ScanID: "5c0e1f2a-3b4c-4d5e-8f60-000000000001", ScanAt: time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC)}
-	if _, err := st.ReplaceComponents(ctx, ref, []components.Component{comp}); err != nil {
+	if _, err := st.Components.ReplaceComponents(ctx, ref, []components.Component{comp}); err != nil {
 		t.Fatal(err)
 	}
 	adv, err := components.FromFinding("CVE-2099-0001", nil, "npm", "foo", "1.0.0", "1.2.0")
@@ -169,7 +172,7 @@ func TestKEVBlastRadiusRecordsOnce(t *testing.T) {
 	}
 	kev := ingest.Arrival{CompanyID: c.ID, Trigger: ingest.TriggerKEV}
 	for n, want := range []bool{true, false} {
-		if got, err := ingest.BlastRadius(ctx, st, kev, adv); err != nil || got != want {
+		if got, err := ingest.BlastRadius(ctx, ingest.AffectedStoreOf(st), kev, adv); err != nil || got != want {
 			t.Fatalf("run %d: recorded %t (%v), want %t", n+1, got, err, want)
 		}
 	}

@@ -12,8 +12,8 @@ import (
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/deliveryengine"
 	"github.com/acme/codescan-api/shared/metrics"
-	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/bulkload"
+	"github.com/acme/codescan-api/shared/store/findings"
 )
 
 // Each run of a job is one EMF line by job: its duration, the items it
@@ -23,13 +23,13 @@ func TestJobMetrics(t *testing.T) {
 	ctx := context.Background()
 	c := env.Company(t, "Jobs")
 	old := time.Now().AddDate(0, -2, 0).UTC().Format(time.RFC3339)
-	if _, err := bulkload.CreateIssues(ctx, env.Store, c.ID, []store.Issue{{ID: "44444444-4444-4444-8444-444444444444", ProjectID: 3,
+	if _, err := bulkload.CreateIssues(ctx, env.Store, c.ID, []findings.Issue{{ID: "44444444-4444-4444-8444-444444444444", ProjectID: 3,
 		ProjectName: "billing", Branch: "main", CWE: 89, FilePath: "db.go", Line: 7, Urgency: "CR", Status: "open",
 		Title: "SQL injection", CreatedAt: old}}); err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	h := scheduler.Handler(&deliveryengine.Engine{Store: env.Store, Metrics: metrics.New(&out, time.Now)}, env.Store, scheduler.Feeds{})
+	h := scheduler.Handler(&deliveryengine.Engine{Store: deliveryengine.StoreOf(env.Store), Metrics: metrics.New(&out, time.Now)}, scheduler.StoreOf(env.Store), scheduler.Feeds{})
 	for job, items := range map[string]int{"sla": 1, "retries": 0, "stalled": 0} {
 		if n, err := h(ctx, scheduler.Input{Job: job}); err != nil || n != items {
 			t.Fatalf("%s: %d (%v), want %d", job, n, err, items)

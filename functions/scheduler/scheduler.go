@@ -33,12 +33,14 @@ func Handler(d *deliveryengine.Engine, st Store, feeds Feeds) func(context.Conte
 		now = time.Now
 	}
 	jobs := map[string]func(context.Context) (int, error){
-		"retries":  d.RunDue,
-		"sla":      func(ctx context.Context) (int, error) { return SLAChecks(ctx, st, now()) },
-		"digest":   func(ctx context.Context) (int, error) { return WeeklyDigest(ctx, st, now()) },
-		"stalled":  func(ctx context.Context) (int, error) { return sweep.Run(ctx, st, now()) },
+		"retries": d.RunDue,
+		"sla":     func(ctx context.Context) (int, error) { return SLAChecks(ctx, st, now()) },
+		"digest":  func(ctx context.Context) (int, error) { return WeeklyDigest(ctx, st, now()) },
+		"stalled": func(ctx context.Context) (int, error) {
+			return sweep.Run(ctx, sweep.Store{Catalog: st.Catalog, Findings: st.Findings, Scans: st.Scans}, now())
+		},
 		"exploits": func(ctx context.Context) (int, error) { return ImportExploits(ctx, st, feeds) },
-		"tickets":  func(ctx context.Context) (int, error) { return ReconcileTickets(ctx, st, TicketerOf(d)) },
+		"tickets":  func(ctx context.Context) (int, error) { return ReconcileTickets(ctx, st.Tenancy, TicketerOf(d)) },
 	}
 	return func(ctx context.Context, in Input) (int, error) {
 		run, ok := jobs[in.Job]

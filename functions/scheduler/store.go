@@ -7,23 +7,60 @@ import (
 	"github.com/acme/codescan-api/shared/exploitfeed"
 	"github.com/acme/codescan-api/shared/sla"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/components"
 	"github.com/acme/codescan-api/shared/store/exploits"
-	"github.com/acme/codescan-api/shared/sweep"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/sca"
+	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
-// Store is what the scheduler jobs read and write: the store methods they
-// call, and no others. The Lambda main passes the store itself.
-type Store interface {
-	sweep.Store // the stalled job
-	KEVStore    // the exploits job's blast radius (kevaffected.go)
-	BackfillDueIndex(ctx context.Context, until time.Time) (done bool, written int, err error)
-	CompanyIDs(ctx context.Context) ([]int64, error)
-	CountOpenDetected(ctx context.Context, companyID int64, urgency string, after, upTo time.Time) (int64, error)
-	Import(ctx context.Context, cat exploitfeed.Catalog, sc exploitfeed.Scores) (exploits.Result, error)
-	ExpireAcceptances(ctx context.Context, companyID int64) (int, error)
-	EachPendingDue(ctx context.Context, companyID int64, urgency string, by time.Time, fn func(store.Issue) error) error
-	MarkBreached(ctx context.Context, i store.Issue) error
-	OpenByUrgency(ctx context.Context, companyID int64) (map[string]int64, error)
-	RecordEventOnce(ctx context.Context, e store.Event) (bool, error)
-	SLASettings(ctx context.Context, companyID int64) (sla.Settings, bool, error)
+// Store is what the scheduler jobs read and write: per area of the store, the calls
+// they make and no others; StoreOf composes it from the store's areas.
+type Store struct {
+	Catalog interface {
+		GetProject(ctx context.Context, companyID int64, projectID int64) (schema.Project, error)
+		SLASettings(ctx context.Context, companyID int64) (sla.Settings, bool, error)
+	}
+	Components interface {
+		HoldersOf(ctx context.Context, companyID int64, pkg string, version string, limit int) ([]components.Holder, bool, error)
+		PackageVersions(ctx context.Context, companyID int64, pkg string) ([]components.VersionCount, error)
+	}
+	Exploits interface {
+		Import(ctx context.Context, cat exploitfeed.Catalog, sc exploitfeed.Scores) (exploits.Result, error)
+		Lookup(ctx context.Context, cves []string) (map[string]exploits.Enrichment, bool, error)
+	}
+	Findings interface {
+		FailScan(ctx context.Context, companyID int64, scanID string, reason string, problems []scans.ScanError, ev *schema.Event) (bool, error)
+		MarkBreached(ctx context.Context, i findings.Issue) error
+	}
+	Ledger interface {
+		RecordEventOnce(ctx context.Context, e schema.Event) (bool, error)
+	}
+	Lists interface {
+		BackfillDueIndex(ctx context.Context, until time.Time) (done bool, written int, err error)
+		CountOpenDetected(ctx context.Context, companyID int64, urgency string, after time.Time, upTo time.Time) (int64, error)
+		EachPendingDue(ctx context.Context, companyID int64, urgency string, by time.Time, fn func(findings.Issue) error) error
+		OpenByUrgency(ctx context.Context, companyID int64) (map[string]int64, error)
+	}
+	SCA interface {
+		FilterSCAIssues(ctx context.Context, companyID int64, projectID int64, f exploits.Filter, q page.Request) ([]sca.Issue, page.Result, int, error)
+	}
+	Scans interface {
+		ClearStalled(ctx context.Context, st scans.StalledScan) error
+		GetScan(ctx context.Context, companyID int64, scanID string) (scans.Scan, error)
+		StalledScans(ctx context.Context, before time.Time, limit int) ([]scans.StalledScan, error)
+	}
+	Tenancy interface {
+		CompanyIDs(ctx context.Context) ([]int64, error)
+	}
+	Triage interface {
+		ExpireAcceptances(ctx context.Context, companyID int64) (int, error)
+	}
+}
+
+// StoreOf is the areas of st that Store touches: its composition.
+func StoreOf(st *store.Store) Store {
+	return Store{Catalog: st.Catalog, Components: st.Components, Exploits: st.Exploits, Findings: st.Findings, Ledger: st.Ledger, Lists: st.Lists, SCA: st.SCA, Scans: st.Scans, Tenancy: st.Tenancy, Triage: st.Triage}
 }

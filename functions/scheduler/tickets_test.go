@@ -10,8 +10,9 @@ import (
 	"github.com/acme/codescan-api/internal/trackerhost"
 	"github.com/acme/codescan-api/shared/deliveryengine"
 	"github.com/acme/codescan-api/shared/outbound"
-	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/bulkload"
+	"github.com/acme/codescan-api/shared/store/catalog"
+	"github.com/acme/codescan-api/shared/store/findings"
 	storetickets "github.com/acme/codescan-api/shared/store/tickets"
 	ticketing "github.com/acme/codescan-api/shared/tickets"
 )
@@ -29,7 +30,7 @@ func TestReconcileTicketsRepairsALostEvent(t *testing.T) {
 	sealer := testenv.Sealer(t)
 	site := trackerhost.NewJira(t, "bot@acme.test", "tok", "SEC")
 	area := storetickets.New(env.Store.Client(), env.Store.TableName(), clock)
-	in := storetickets.JiraIntegration{UUID: store.NewIntegrationUUID(), CompanyID: co.ID, SiteURL: site.URL(), Email: "bot@acme.test", ProjectKey: "SEC", IssueType: "Bug"}
+	in := storetickets.JiraIntegration{UUID: catalog.NewIntegrationUUID(), CompanyID: co.ID, SiteURL: site.URL(), Email: "bot@acme.test", ProjectKey: "SEC", IssueType: "Bug"}
 	var err error
 	if in.SealedToken, err = sealer.Seal(ctx, "tok", storetickets.JiraTokenRecord(co.ID, in.UUID)); err != nil {
 		t.Fatal(err)
@@ -37,9 +38,9 @@ func TestReconcileTicketsRepairsALostEvent(t *testing.T) {
 	if in, err = area.CreateJira(ctx, in); err != nil {
 		t.Fatal(err)
 	}
-	issue := store.Issue{ID: "6f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f", ProjectID: 1, ProjectName: "payments", Branch: "main", Tool: "semgrep",
+	issue := findings.Issue{ID: "6f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f", ProjectID: 1, ProjectName: "payments", Branch: "main", Tool: "semgrep",
 		Fingerprint: "fp-1", CWE: 89, FilePath: "a.py", Urgency: "HI", Status: "open", Title: "SQL"}
-	if _, err := bulkload.CreateIssues(ctx, env.Store, co.ID, []store.Issue{issue}); err != nil {
+	if _, err := bulkload.CreateIssues(ctx, env.Store, co.ID, []findings.Issue{issue}); err != nil {
 		t.Fatal(err)
 	}
 	client := &ticketing.JiraClient{HTTP: ticketing.NewJiraHTTP(5*time.Second, true), Site: site.URL(), Email: "bot@acme.test", Token: "tok"}
@@ -58,28 +59,28 @@ func TestReconcileTicketsRepairsALostEvent(t *testing.T) {
 	if _, err := area.RecordLink(ctx, co.ID, l.ID, "o", storetickets.Ticket{System: "jira", Integration: in.UUID, Key: made.Key, State: "open"}, []string{issue.ID}); err != nil {
 		t.Fatal(err)
 	}
-	tk := &ticketing.Ticketer{Store: env.Store, Tickets: area, Sealer: sealer, Jira: ticketing.NewJiraHTTP(5*time.Second, true), Now: clock}
+	tk := &ticketing.Ticketer{Store: ticketing.StoreOf(env.Store), Tickets: area, Sealer: sealer, Jira: ticketing.NewJiraHTTP(5*time.Second, true), Now: clock}
 	site.Transition(made.Key, "Won't Do") // its event never arrives
 
 	engine := &deliveryengine.Engine{Outbound: []outbound.Channel{tk}}
 	if scheduler.TicketerOf(engine) != tk || scheduler.TicketerOf(&deliveryengine.Engine{}) != nil {
 		t.Fatal("the engine's tickets channel")
 	}
-	if _, err := scheduler.ReconcileTickets(ctx, env.Store, nil); err == nil {
+	if _, err := scheduler.ReconcileTickets(ctx, env.Store.Tenancy, nil); err == nil {
 		t.Fatal("an engine without the channel reconciles")
 	}
-	if n, err := scheduler.ReconcileTickets(ctx, env.Store, tk); err != nil || n != 0 {
+	if n, err := scheduler.ReconcileTickets(ctx, env.Store.Tenancy, tk); err != nil || n != 0 {
 		t.Fatalf("the same day: %d %v", n, err) // recorded just now: not due
 	}
 	now = now.Add(25 * time.Hour)
-	if n, err := scheduler.ReconcileTickets(ctx, env.Store, tk); err != nil || n != 1 {
+	if n, err := scheduler.ReconcileTickets(ctx, env.Store.Tenancy, tk); err != nil || n != 1 {
 		t.Fatalf("a day later: %d %v", n, err)
 	}
-	got, err := env.Store.GetIssue(ctx, co.ID, issue.ID)
+	got, err := env.Store.Lists.GetIssue(ctx, co.ID, issue.ID)
 	if err != nil || got.Status != "accepted_risk" || got.Reason == "" {
 		t.Fatalf("the finding: %s %q %v", got.Status, got.Reason, err)
 	}
-	if n, _ := scheduler.ReconcileTickets(ctx, env.Store, tk); n != 0 {
+	if n, _ := scheduler.ReconcileTickets(ctx, env.Store.Tenancy, tk); n != 0 {
 		t.Fatalf("repaired again: %d", n)
 	}
 	testenv.Recount(t, env.Store, co.ID)

@@ -4,16 +4,27 @@ import (
 	"context"
 
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
-// Store is what the teams handlers read and write: the store methods they
-// call, and no others. The Lambda main passes the store itself.
-type Store interface {
-	CreateTeam(ctx context.Context, t store.Team) (store.Team, error)
-	GetTeam(ctx context.Context, companyID, teamID int64) (store.Team, error)
-	ProjectsByID(ctx context.Context, companyID int64, ids []int64) (map[int64]store.Project, error)
-	TeamByName(ctx context.Context, companyID int64, name string) (store.Team, error)
-	TeamCount(ctx context.Context, companyID int64) (int, error)
-	TeamsPage(ctx context.Context, companyID int64, q store.PageQuery) ([]store.Team, store.PageResult, error)
-	UsersByID(ctx context.Context, companyID int64, ids []int64) (map[int64]store.User, error)
+// Store is what the teams handlers read and write: per area of the store, the calls
+// they make and no others; StoreOf composes it from the store's areas.
+type Store struct {
+	Catalog interface {
+		CreateTeam(ctx context.Context, t schema.Team) (schema.Team, error)
+		GetTeam(ctx context.Context, companyID int64, teamID int64) (schema.Team, error)
+		ProjectsByID(ctx context.Context, companyID int64, ids []int64) (map[int64]schema.Project, error)
+		TeamByName(ctx context.Context, companyID int64, name string) (schema.Team, error)
+		TeamCount(ctx context.Context, companyID int64) (int, error)
+		TeamsPage(ctx context.Context, companyID int64, q page.Request) ([]schema.Team, page.Result, error)
+	}
+	Tenancy interface {
+		UsersByID(ctx context.Context, companyID int64, ids []int64) (map[int64]schema.User, error)
+	}
+}
+
+// StoreOf is the areas of st that Store touches: its composition.
+func StoreOf(st *store.Store) Store {
+	return Store{Catalog: st.Catalog, Tenancy: st.Tenancy}
 }

@@ -19,7 +19,9 @@ import (
 	"github.com/acme/codescan-api/shared/config"
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/routes"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	storepage "github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // Limits of a team's fields and of the list.
@@ -36,7 +38,7 @@ type handlers struct{ store Store }
 
 // New returns the group's http.Handler.
 func New(d config.Deps) http.Handler {
-	h := handlers{store: d.Store}
+	h := handlers{store: StoreOf(d.Store)}
 	return d.Server.Group(routes.GroupTeams, map[string]httpapi.HandlerFunc{
 		"POST /teams":          h.create,
 		"GET /teams":           h.list,
@@ -67,9 +69,9 @@ func (h handlers) create(w http.ResponseWriter, r *http.Request) error {
 	if err := dir.checkIDs(t); err != nil {
 		return err
 	}
-	created, err := h.store.CreateTeam(r.Context(), t)
-	if errors.Is(err, store.ErrConflict) {
-		existing, err := h.store.TeamByName(r.Context(), p.CompanyID, t.Name)
+	created, err := h.store.Catalog.CreateTeam(r.Context(), t)
+	if errors.Is(err, ddb.ErrConflict) {
+		existing, err := h.store.Catalog.TeamByName(r.Context(), p.CompanyID, t.Name)
 		if err != nil {
 			return err
 		}
@@ -99,29 +101,29 @@ type conflict struct {
 // validate checks the body's values and returns the team to create, with
 // the name trimmed, ids sorted without duplicates and selectors trimmed
 // without (case-insensitive) duplicates.
-func validate(req createRequest) (store.Team, error) {
+func validate(req createRequest) (schema.Team, error) {
 	if req.Name == nil || strings.TrimSpace(*req.Name) == "" {
-		return store.Team{}, httpapi.Invalid("name is required")
+		return schema.Team{}, httpapi.Invalid("name is required")
 	}
 	name, err := cleantext.Line("name", strings.TrimSpace(*req.Name))
 	if err != nil {
-		return store.Team{}, err
+		return schema.Team{}, err
 	}
 	if utf8.RuneCountInString(name) > MaxNameLength {
-		return store.Team{}, httpapi.Invalid("name is longer than %d characters", MaxNameLength)
+		return schema.Team{}, httpapi.Invalid("name is longer than %d characters", MaxNameLength)
 	}
-	t := store.Team{Name: name}
+	t := schema.Team{Name: name}
 	if t.MemberIDs, err = ids("member_ids", req.MemberIDs); err != nil {
-		return store.Team{}, err
+		return schema.Team{}, err
 	}
 	if t.ProjectIDs, err = ids("project_ids", req.ProjectIDs); err != nil {
-		return store.Team{}, err
+		return schema.Team{}, err
 	}
 	if t.ProjectTags, err = selectors("project_tags", req.ProjectTags); err != nil {
-		return store.Team{}, err
+		return schema.Team{}, err
 	}
 	if t.RepoURLPatterns, err = selectors("repo_url_patterns", req.RepoURLPatterns); err != nil {
-		return store.Team{}, err
+		return schema.Team{}, err
 	}
 	return t, nil
 }
@@ -166,17 +168,17 @@ func (h handlers) list(w http.ResponseWriter, r *http.Request) error {
 	}
 	// The page and the total are independent reads.
 	var (
-		page  []store.Team
-		res   store.PageResult
+		page  []schema.Team
+		res   storepage.Result
 		total int
 	)
 	g, ctx := errgroup.WithContext(r.Context())
 	g.Go(func() (err error) {
-		page, res, err = h.store.TeamsPage(ctx, p.CompanyID, pg.Query())
+		page, res, err = h.store.Catalog.TeamsPage(ctx, p.CompanyID, pg.Query())
 		return err
 	})
 	g.Go(func() (err error) {
-		total, err = h.store.TeamCount(ctx, p.CompanyID)
+		total, err = h.store.Catalog.TeamCount(ctx, p.CompanyID)
 		return err
 	})
 	cur, err := pg.PageCursor(res, total, g.Wait())
@@ -205,8 +207,8 @@ func (h handlers) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	t, err := h.store.GetTeam(r.Context(), p.CompanyID, id)
-	if errors.Is(err, store.ErrNotFound) {
+	t, err := h.store.Catalog.GetTeam(r.Context(), p.CompanyID, id)
+	if errors.Is(err, ddb.ErrNotFound) {
 		return errTeamNotFound
 	}
 	if err != nil {
@@ -233,16 +235,16 @@ func newDirectory(ctx context.Context, st Store, companyID int64) *directory {
 
 // checkIDs answers 400 naming every member or project id that is not the
 // company's.
-func (d *directory) checkIDs(t store.Team) error {
-	var users map[int64]store.User
-	var projects map[int64]store.Project
+func (d *directory) checkIDs(t schema.Team) error {
+	var users map[int64]schema.User
+	var projects map[int64]schema.Project
 	g, ctx := errgroup.WithContext(d.ctx)
 	g.Go(func() (err error) {
-		users, err = d.store.UsersByID(ctx, d.companyID, t.MemberIDs)
+		users, err = d.store.Tenancy.UsersByID(ctx, d.companyID, t.MemberIDs)
 		return err
 	})
 	g.Go(func() (err error) {
-		projects, err = d.store.ProjectsByID(ctx, d.companyID, t.ProjectIDs)
+		projects, err = d.store.Catalog.ProjectsByID(ctx, d.companyID, t.ProjectIDs)
 		return err
 	})
 	if err := g.Wait(); err != nil {
@@ -292,8 +294,8 @@ type teamJSON struct {
 }
 
 // view is the API form of a team.
-func (d *directory) view(t store.Team) (teamJSON, error) {
-	v, err := d.views([]store.Team{t})
+func (d *directory) view(t schema.Team) (teamJSON, error) {
+	v, err := d.views([]schema.Team{t})
 	if err != nil {
 		return teamJSON{}, err
 	}
@@ -303,12 +305,12 @@ func (d *directory) view(t store.Team) (teamJSON, error) {
 // views are the API form of teams: members with their current names (one
 // read by key of the teams' members), and the number of the company's
 // projects each team covers (kept on the team).
-func (d *directory) views(teams []store.Team) ([]teamJSON, error) {
+func (d *directory) views(teams []schema.Team) ([]teamJSON, error) {
 	var ids []int64
 	for _, t := range teams {
 		ids = append(ids, t.MemberIDs...)
 	}
-	users, err := d.store.UsersByID(d.ctx, d.companyID, ids)
+	users, err := d.store.Tenancy.UsersByID(d.ctx, d.companyID, ids)
 	if err != nil {
 		return nil, err
 	}

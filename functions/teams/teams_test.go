@@ -13,8 +13,8 @@ import (
 	"github.com/acme/codescan-api/functions/teams"
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/routes"
-	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/bulkload"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -46,8 +46,8 @@ type world struct {
 	manager    testenv.User // holds user_management.change_content_access
 	plain      testenv.User // holds no permission
 	other      *testenv.Company
-	projects   map[string]store.Project
-	otherProj  store.Project
+	projects   map[string]schema.Project
+	otherProj  schema.Project
 	otherUser  testenv.User
 	dev1, dev2 testenv.User
 }
@@ -55,7 +55,7 @@ type world struct {
 func setup(t *testing.T) *world {
 	t.Helper()
 	env := testenv.New(t)
-	w := &world{env: env, h: teams.New(env.Deps), projects: map[string]store.Project{}}
+	w := &world{env: env, h: teams.New(env.Deps), projects: map[string]schema.Project{}}
 	w.acme = env.Company(t, "Acme")
 	w.manager = env.User(t, w.acme, testenv.UserSpec{Email: "lead@acme.test", Permissions: []string{routes.PermChangeContentAccess}})
 	w.plain = env.User(t, w.acme, testenv.UserSpec{Email: "viewer@acme.test", Permissions: []string{routes.PermViewIntegration}})
@@ -64,11 +64,11 @@ func setup(t *testing.T) *world {
 	w.other = env.Company(t, "Other")
 	// User ids are numbered per company; this user of the other company
 	// has an id no Acme user has (one numbered when ids were global).
-	w.otherUser = testenv.User{User: store.User{ID: 900, CompanyID: w.other.ID, Email: "x@other.test", FirstName: "X", LastName: "Y", Active: true}}
+	w.otherUser = testenv.User{User: schema.User{ID: 900, CompanyID: w.other.ID, Email: "x@other.test", FirstName: "X", LastName: "Y", Active: true}}
 	if err := bulkload.PutUser(context.Background(), env.Store, w.otherUser.User); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []store.Project{
+	for _, p := range []schema.Project{
 		{Name: "payments-api", RepoURL: "https://github.com/acme/payments-api", Tags: []string{"backend", "pci"}},
 		{Name: "web-app", RepoURL: "https://github.com/acme/web-app", Tags: []string{"Frontend"}},
 		{Name: "payments-batch", RepoURL: "https://gitlab.com/acme/Payments-Batch"},
@@ -76,14 +76,14 @@ func setup(t *testing.T) *world {
 	} {
 		w.projects[p.Name] = w.project(t, w.acme.ID, p)
 	}
-	w.otherProj = w.project(t, w.other.ID, store.Project{Name: "payments-x", RepoURL: "https://github.com/other/payments-x", Tags: []string{"backend"}})
+	w.otherProj = w.project(t, w.other.ID, schema.Project{Name: "payments-x", RepoURL: "https://github.com/other/payments-x", Tags: []string{"backend"}})
 	return w
 }
 
-func (w *world) project(t *testing.T, companyID int64, p store.Project) store.Project {
+func (w *world) project(t *testing.T, companyID int64, p schema.Project) schema.Project {
 	t.Helper()
 	p.CompanyID = companyID
-	p, err := w.env.Store.CreateProject(context.Background(), p)
+	p, err := w.env.Store.Catalog.CreateProject(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,9 +96,9 @@ func (w *world) post(t *testing.T, u testenv.User, body string) *testenv.Respons
 }
 
 // stored is every team item and name guard of a company, straight from the table.
-func (w *world) stored(t *testing.T, companyID int64) []store.Team {
+func (w *world) stored(t *testing.T, companyID int64) []schema.Team {
 	t.Helper()
-	list, err := w.env.Store.ListTeams(context.Background(), companyID)
+	list, err := w.env.Store.Catalog.ListTeams(context.Background(), companyID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +156,7 @@ func TestCreateAndRead(t *testing.T) {
 	}
 
 	// Selectors are resolved on read: a project created later is counted.
-	w.project(t, w.acme.ID, store.Project{Name: "ledger", Tags: []string{"Backend"}})
+	w.project(t, w.acme.ID, schema.Project{Name: "ledger", Tags: []string{"Backend"}})
 	r = testenv.Do(t, w.h, "GET", fmt.Sprintf("/teams/%d", got.ID), "", testenv.Key(w.manager)...)
 	if c := decodeTeam(t, r).ProjectCount; c != 4 {
 		t.Fatalf("project_count after a new tagged project: %d", c)
@@ -498,22 +498,22 @@ func TestProjectCountFollowsProjectWrites(t *testing.T) {
 		return p.Teams[0].ProjectCount
 	}
 	ctx := context.Background()
-	w.project(t, w.acme.ID, store.Project{Name: "payments-web", RepoURL: "https://x.test/payments-web", Tags: []string{"pci"}})
-	w.project(t, w.acme.ID, store.Project{Name: "docs", RepoURL: "https://x.test/docs"})
-	w.project(t, w.other.ID, store.Project{Name: "payments-y", Tags: []string{"pci"}})
+	w.project(t, w.acme.ID, schema.Project{Name: "payments-web", RepoURL: "https://x.test/payments-web", Tags: []string{"pci"}})
+	w.project(t, w.acme.ID, schema.Project{Name: "docs", RepoURL: "https://x.test/docs"})
+	w.project(t, w.other.ID, schema.Project{Name: "payments-y", Tags: []string{"pci"}})
 	if c := count(); c != 4 {
 		t.Fatalf("after creating one covered project (by tag and URL) and two others: %d", c)
 	}
-	late := w.project(t, w.acme.ID, store.Project{Name: "late"})
-	if err := w.env.Store.SetProjectRepoURLIfEmpty(ctx, w.acme.ID, late.ID, "https://x.test/PAYMENTS-late"); err != nil {
+	late := w.project(t, w.acme.ID, schema.Project{Name: "late"})
+	if err := w.env.Store.Catalog.SetProjectRepoURLIfEmpty(ctx, w.acme.ID, late.ID, "https://x.test/PAYMENTS-late"); err != nil {
 		t.Fatal(err)
 	}
 	// Already covered by id: a URL that matches changes nothing.
-	if err := w.env.Store.SetProjectRepoURLIfEmpty(ctx, w.acme.ID, w.projects["infra"].ID, "https://x.test/payments-infra"); err != nil {
+	if err := w.env.Store.Catalog.SetProjectRepoURLIfEmpty(ctx, w.acme.ID, w.projects["infra"].ID, "https://x.test/payments-infra"); err != nil {
 		t.Fatal(err)
 	}
 	// A URL already set is kept, and counts are unchanged.
-	if err := w.env.Store.SetProjectRepoURLIfEmpty(ctx, w.acme.ID, late.ID, "https://x.test/other"); err != nil {
+	if err := w.env.Store.Catalog.SetProjectRepoURLIfEmpty(ctx, w.acme.ID, late.ID, "https://x.test/other"); err != nil {
 		t.Fatal(err)
 	}
 	if c := count(); c != 5 {
@@ -532,14 +532,14 @@ func TestConcurrentProjectAndTeamWritesCountOnce(t *testing.T) {
 		wg.Add(2)
 		go func() {
 			defer wg.Done()
-			p := store.Project{CompanyID: w.acme.ID, Name: fmt.Sprintf("svc-%d", i), RepoURL: fmt.Sprintf("https://x.test/svc-%d", i)}
-			if _, err := w.env.Store.CreateProject(context.Background(), p); err != nil {
+			p := schema.Project{CompanyID: w.acme.ID, Name: fmt.Sprintf("svc-%d", i), RepoURL: fmt.Sprintf("https://x.test/svc-%d", i)}
+			if _, err := w.env.Store.Catalog.CreateProject(context.Background(), p); err != nil {
 				t.Error(err)
 			}
 		}()
 		go func() {
 			defer wg.Done()
-			_, err := w.env.Store.CreateTeam(context.Background(), store.Team{CompanyID: w.acme.ID, Name: fmt.Sprintf("T%d", i), RepoURLPatterns: []string{"svc-"}})
+			_, err := w.env.Store.Catalog.CreateTeam(context.Background(), schema.Team{CompanyID: w.acme.ID, Name: fmt.Sprintf("T%d", i), RepoURLPatterns: []string{"svc-"}})
 			if err != nil {
 				t.Error(err)
 			}

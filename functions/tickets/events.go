@@ -14,8 +14,8 @@ import (
 
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/routes"
-	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/catalog"
+	"github.com/acme/codescan-api/shared/store/ddb"
 	storetickets "github.com/acme/codescan-api/shared/store/tickets"
 	ticketing "github.com/acme/codescan-api/shared/tickets"
 )
@@ -165,8 +165,8 @@ func (h handlers) githubEvents(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ctx := r.Context()
-	in, err := h.store.IntegrationByHook(ctx, r.PathValue("integration_uuid"))
-	if errors.Is(err, store.ErrNotFound) {
+	in, err := h.store.Catalog.IntegrationByHook(ctx, r.PathValue("integration_uuid"))
+	if errors.Is(err, ddb.ErrNotFound) {
 		return errForged
 	} else if err != nil {
 		return err

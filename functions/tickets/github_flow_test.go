@@ -9,8 +9,8 @@ import (
 
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/internal/trackerhost"
-	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/catalog"
+	"github.com/acme/codescan-api/shared/store/schema"
 	storetickets "github.com/acme/codescan-api/shared/store/tickets"
 	ticketing "github.com/acme/codescan-api/shared/tickets"
 )
@@ -24,22 +24,22 @@ const (
 
 // scmIntegration stores a source-code-host integration with host, its
 // token and webhook secret sealed as the integrations routes seal them.
-func (w *world) scmIntegration(t *testing.T, host *trackerhost.GitHub) store.Integration {
+func (w *world) scmIntegration(t *testing.T, host *trackerhost.GitHub) schema.Integration {
 	t.Helper()
 	ctx := context.Background()
-	in := store.Integration{CompanyID: w.acme.ID, UUID: store.NewIntegrationUUID(), Name: "GitHub", AccountID: "1", AccountName: ghLogin, BaseURL: host.URL()}
+	in := schema.Integration{CompanyID: w.acme.ID, UUID: catalog.NewIntegrationUUID(), Name: "GitHub", AccountID: "1", AccountName: ghLogin, BaseURL: host.URL()}
 	var err error
-	if in.SealedToken, err = w.sealer.Seal(ctx, ghToken, store.IntegrationTokenRecord(w.acme.ID, in.UUID)); err != nil {
+	if in.SealedToken, err = w.sealer.Seal(ctx, ghToken, catalog.IntegrationTokenRecord(w.acme.ID, in.UUID)); err != nil {
 		t.Fatal(err)
 	}
-	if in, err = w.env.Store.CreateIntegration(ctx, in); err != nil {
+	if in, err = w.env.Store.Catalog.CreateIntegration(ctx, in); err != nil {
 		t.Fatal(err)
 	}
 	secret, err := w.sealer.Seal(ctx, ghSecret, catalog.IntegrationWebhookRecord(w.acme.ID, in.UUID))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if in, err = w.env.Store.UpdateIntegration(ctx, w.acme.ID, in.UUID, in.Revision, store.IntegrationChange{SealedWebhookSecret: &secret}); err != nil {
+	if in, err = w.env.Store.Catalog.UpdateIntegration(ctx, w.acme.ID, in.UUID, in.Revision, catalog.IntegrationChange{SealedWebhookSecret: &secret}); err != nil {
 		t.Fatal(err)
 	}
 	return in
@@ -80,9 +80,9 @@ func TestGitHubIssuesOnceAndBack(t *testing.T) {
 	if res.Status != 200 || !strings.Contains(string(res.Body), `"tickets":[{"system":"github","key":"`+key+`"`) {
 		t.Fatalf("triage: %d %s", res.Status, res.Body)
 	}
-	ev := store.Event{ID: fmt.Sprintf("issue_status_changed-%s-v2", l.IssueIDs[0]), CompanyID: w.acme.ID, Type: "issue_status_changed",
+	ev := schema.Event{ID: fmt.Sprintf("issue_status_changed-%s-v2", l.IssueIDs[0]), CompanyID: w.acme.ID, Type: "issue_status_changed",
 		Data: []byte(fmt.Sprintf(`{"issue_id":%q,"status":"false_positive","changed_by":%d}`, l.IssueIDs[0], w.acme.Admin.ID))}
-	if failed := w.engine.Dispatch(context.Background(), []store.Event{ev}); len(failed) > 0 {
+	if failed := w.engine.Dispatch(context.Background(), []schema.Event{ev}); len(failed) > 0 {
 		t.Fatal(failed)
 	}
 	if c := host.Issues(ghRepo)[0].Comments; len(c) != 1 || !strings.Contains(c[0], "false_positive") || !strings.HasPrefix(c[0], ticketing.ReplyMarker) {

@@ -12,7 +12,8 @@ import (
 	"github.com/acme/codescan-api/shared/cleantext"
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/netguard"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/catalog"
+	"github.com/acme/codescan-api/shared/store/schema"
 	storetickets "github.com/acme/codescan-api/shared/store/tickets"
 	ticketing "github.com/acme/codescan-api/shared/tickets"
 )
@@ -208,7 +209,7 @@ func (h handlers) createJira(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	p := auth.FromContext(ctx)
-	in := storetickets.JiraIntegration{UUID: store.NewIntegrationUUID(), CompanyID: p.CompanyID, Name: *b.Name, SiteURL: *b.SiteURL,
+	in := storetickets.JiraIntegration{UUID: catalog.NewIntegrationUUID(), CompanyID: p.CompanyID, Name: *b.Name, SiteURL: *b.SiteURL,
 		Email: *b.Email, AccountID: me.AccountID, AccountName: me.DisplayName, ProjectKey: *b.ProjectKey, IssueType: *b.IssueType,
 		DoneTransition: deref(b.DoneTransition), WontDoTransition: deref(b.WontDoTransition), ReopenTransition: deref(b.ReopenTransition)}
 	if in.SealedToken, err = h.sealer.Seal(ctx, *b.APIToken, storetickets.JiraTokenRecord(p.CompanyID, in.UUID)); err != nil {
@@ -259,7 +260,7 @@ var errJiraNotFound = httpapi.NotFound("Integration not found")
 
 // loadJira reads the integration the path names, in the caller's company.
 func (h handlers) loadJira(r *http.Request) (storetickets.JiraIntegration, error) {
-	id, ok := store.CanonicalUUID(r.PathValue("integration_uuid"))
+	id, ok := schema.CanonicalUUID(r.PathValue("integration_uuid"))
 	if !ok {
 		return storetickets.JiraIntegration{}, bad("integration_uuid must be a UUID")
 	}

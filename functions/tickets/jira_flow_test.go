@@ -9,7 +9,7 @@ import (
 
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/internal/trackerhost"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/findings"
 	storetickets "github.com/acme/codescan-api/shared/store/tickets"
 	ticketing "github.com/acme/codescan-api/shared/tickets"
 )
@@ -121,7 +121,7 @@ func (w *world) statuses(t *testing.T, l storetickets.Link, reason string) map[s
 	t.Helper()
 	out := map[string]int{}
 	for _, id := range l.IssueIDs {
-		i, err := w.env.Store.GetIssue(context.Background(), w.acme.ID, id)
+		i, err := w.env.Store.Lists.GetIssue(context.Background(), w.acme.ID, id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -170,7 +170,7 @@ func TestTicketsComeBack(t *testing.T) {
 	if got := w.total(t, "has_ticket=true&ticket_state=open"); got != 50 {
 		t.Fatalf("ticket_state=open: %d", got)
 	}
-	i, _ := w.env.Store.GetIssue(context.Background(), w.acme.ID, l1.IssueIDs[0])
+	i, _ := w.env.Store.Lists.GetIssue(context.Background(), w.acme.ID, l1.IssueIDs[0])
 	if end, err := time.Parse(time.RFC3339, i.ExpiresAt); err != nil || end.Sub(w.clock.Now()) < 24*time.Hour {
 		t.Fatalf("accepted until %q", i.ExpiresAt)
 	}
@@ -258,7 +258,7 @@ func TestTicketsComeBack(t *testing.T) {
 func (w *world) ticketOfCWE(t *testing.T, cwe int) storetickets.Link {
 	t.Helper()
 	for _, l := range w.links(t) {
-		i, err := w.env.Store.GetIssue(context.Background(), w.acme.ID, l.IssueIDs[0])
+		i, err := w.env.Store.Lists.GetIssue(context.Background(), w.acme.ID, l.IssueIDs[0])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -279,11 +279,11 @@ func TestAWorkerKilledMidwayIsAdopted(t *testing.T) {
 	in := w.jiraIntegration(t, site)
 	rule := w.rule(t, `{"matcher":{"cwe":"CWE-89"},"destination":{"kind":"jira","integration_uuid":"`+in+`"},"grouping":"cwe"}`)
 	scan := w.scan(t, report(12))
-	sc, err := w.env.Store.GetScan(context.Background(), w.acme.ID, scan)
+	sc, err := w.env.Store.Scans.GetScan(context.Background(), w.acme.ID, scan)
 	if err != nil {
 		t.Fatal(err)
 	}
-	group := ticketing.GroupKey(ticketing.GroupCWE, store.Issue{ProjectID: sc.ProjectID, CWE: 89})
+	group := ticketing.GroupKey(ticketing.GroupCWE, findings.Issue{ProjectID: sc.ProjectID, CWE: 89})
 	// The dead worker: its lease, and the issue it made on the site.
 	if _, err := w.area.ClaimLink(context.Background(), w.acme.ID, rule, group, sc.ProjectID, "dead-worker", w.clock.Now(), time.Minute); err != nil {
 		t.Fatal(err)

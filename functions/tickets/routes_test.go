@@ -9,7 +9,8 @@ import (
 
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/internal/trackerhost"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/catalog"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // A Jira site is checked before anything is stored: an address inside or
@@ -82,7 +83,7 @@ func TestTicketsAreTheCompanysOwn(t *testing.T) {
 	rule := w.rule(t, `{"matcher":{"cwe":"CWE-89"},"destination":{"kind":"jira","integration_uuid":"`+in+`"}}`)
 	other := w.env.Company(t, "Globex")
 	key := testenv.Key(other.Admin)
-	gh, err := w.env.Store.CreateIntegration(context.Background(), store.Integration{CompanyID: w.acme.ID, UUID: store.NewIntegrationUUID(), Name: "gh", SealedToken: "x"})
+	gh, err := w.env.Store.Catalog.CreateIntegration(context.Background(), schema.Integration{CompanyID: w.acme.ID, UUID: catalog.NewIntegrationUUID(), Name: "gh", SealedToken: "x"})
 	if err != nil {
 		t.Fatal(err)
 	}

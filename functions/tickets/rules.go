@@ -11,7 +11,8 @@ import (
 
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/httpapi"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/schema"
 	storetickets "github.com/acme/codescan-api/shared/store/tickets"
 	ticketing "github.com/acme/codescan-api/shared/tickets"
 	"github.com/acme/codescan-api/shared/triagemodel"
@@ -116,7 +117,7 @@ func (h handlers) destination(ctx context.Context, companyID int64, b *destinati
 	if b == nil || b.Kind == nil || b.Integration == nil {
 		return storetickets.Destination{}, bad("destination needs kind and integration_uuid")
 	}
-	id, ok := store.CanonicalUUID(*b.Integration)
+	id, ok := schema.CanonicalUUID(*b.Integration)
 	if !ok {
 		return storetickets.Destination{}, bad("destination.integration_uuid must be a UUID")
 	}
@@ -126,7 +127,7 @@ func (h handlers) destination(ctx context.Context, companyID int64, b *destinati
 		if b.Repository == nil || !repoPattern.MatchString(*b.Repository) {
 			return storetickets.Destination{}, bad("destination.repository must be owner/repo")
 		}
-		if _, err := h.store.GetIntegration(ctx, companyID, id); errors.Is(err, store.ErrNotFound) {
+		if _, err := h.store.Catalog.GetIntegration(ctx, companyID, id); errors.Is(err, ddb.ErrNotFound) {
 			return storetickets.Destination{}, missing
 		} else if err != nil {
 			return storetickets.Destination{}, err
@@ -175,7 +176,7 @@ func (h handlers) apply(ctx context.Context, r *storetickets.Rule, b ruleBody, c
 		if *b.ProjectID <= 0 {
 			return bad("project_id must be a positive id")
 		}
-		if _, err := h.store.GetProject(ctx, r.CompanyID, *b.ProjectID); errors.Is(err, store.ErrNotFound) {
+		if _, err := h.store.Catalog.GetProject(ctx, r.CompanyID, *b.ProjectID); errors.Is(err, ddb.ErrNotFound) {
 			return bad("project_id names no project of this company")
 		} else if err != nil {
 			return err
@@ -254,7 +255,7 @@ func (h handlers) listRules(w http.ResponseWriter, r *http.Request) error {
 var errRuleNotFound = httpapi.NotFound("Ticket rule not found")
 
 func (h handlers) loadRule(r *http.Request) (storetickets.Rule, error) {
-	id, ok := store.CanonicalUUID(r.PathValue("rule_id"))
+	id, ok := schema.CanonicalUUID(r.PathValue("rule_id"))
 	if !ok {
 		return storetickets.Rule{}, bad("rule_id must be a UUID")
 	}

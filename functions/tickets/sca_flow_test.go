@@ -13,7 +13,10 @@ import (
 	"github.com/acme/codescan-api/internal/trackerhost"
 	sharedingest "github.com/acme/codescan-api/shared/ingest"
 	"github.com/acme/codescan-api/shared/reportfinding"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/sca"
+	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/schema"
 	storetickets "github.com/acme/codescan-api/shared/store/tickets"
 	ticketing "github.com/acme/codescan-api/shared/tickets"
 )
@@ -38,12 +41,12 @@ var deps = []dep{
 // scaScan writes an osv-scanner scan of project proj's main branch of
 // company that reports ds, the way the ingester does (SCA findings, then
 // the lifecycle that completes the scan), and returns it.
-func (w *world) scaScan(t *testing.T, company int64, proj store.Project, ds ...dep) store.Scan {
+func (w *world) scaScan(t *testing.T, company int64, proj schema.Project, ds ...dep) scans.Scan {
 	t.Helper()
 	w.clock.Add(time.Minute)
 	ctx := context.Background()
-	sc, err := w.env.Store.CreateScan(ctx, store.Scan{CompanyID: company, ProjectID: proj.ID, Branch: "main", Engine: "osv-scanner",
-		Tool: "osv-scanner", Status: store.ScanProcessing, CreatedAt: w.clock.Now().Format(time.RFC3339)})
+	sc, err := w.env.Store.Scans.CreateScan(ctx, scans.Scan{CompanyID: company, ProjectID: proj.ID, Branch: "main", Engine: "osv-scanner",
+		Tool: "osv-scanner", Status: scans.ScanProcessing, CreatedAt: w.clock.Now().Format(time.RFC3339)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,12 +58,12 @@ func (w *world) scaScan(t *testing.T, company int64, proj store.Project, ds ...d
 				cve = id
 			}
 		}
-		fs = append(fs, reportfinding.Finding{Kind: reportfinding.SCA, Tool: "osv-scanner", RuleID: d.ids[0], Title: d.ids[0], Urgency: store.SCAUrgency(d.severity),
+		fs = append(fs, reportfinding.Finding{Kind: reportfinding.SCA, Tool: "osv-scanner", RuleID: d.ids[0], Title: d.ids[0], Urgency: sca.Urgency(d.severity),
 			SCA: &reportfinding.Dependency{Name: d.name, Version: d.version, Ecosystem: d.eco, FixVersion: d.fix, IDs: d.ids, CVE: cve,
 				Severity: d.severity, Summary: "Vulnerable " + d.name, Manifest: map[string]string{"Go": "go.mod", "npm": "package-lock.json"}[d.eco],
 				Reachability: reportfinding.Reachability{Status: reportfinding.NotAnalyzed}}})
 	}
-	if err := sharedingest.Write(ctx, w.env.Store, company, sc, proj, fs); err != nil {
+	if err := sharedingest.Write(ctx, sharedingest.StoreOf(w.env.Store), company, sc, proj, fs); err != nil {
 		t.Fatal(err)
 	}
 	return sc
@@ -89,18 +92,18 @@ func TestSCAFindingsBecomeTickets(t *testing.T) {
 	ctx := context.Background()
 	site := trackerhost.NewJira(t, jiraEmail, jiraToken, jiraProject)
 	in := w.jiraIntegration(t, site)
-	proj, err := w.env.Store.CreateProject(ctx, store.Project{CompanyID: w.acme.ID, Name: "deps", DefaultBranch: "main"})
+	proj, err := w.env.Store.Catalog.CreateProject(ctx, schema.Project{CompanyID: w.acme.ID, Name: "deps", DefaultBranch: "main"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Another company with the same packages, in a project of its own.
 	beta := w.env.Company(t, "Beta")
-	betaProj, err := w.env.Store.CreateProject(ctx, store.Project{CompanyID: beta.ID, Name: "deps", DefaultBranch: "main"})
+	betaProj, err := w.env.Store.Catalog.CreateProject(ctx, schema.Project{CompanyID: beta.ID, Name: "deps", DefaultBranch: "main"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	betaScan := w.scaScan(t, beta.ID, betaProj, deps...)
-	betaList, _, _, err := w.env.Store.ScanSCAIssues(ctx, beta.ID, betaScan.ID, store.PageQuery{Limit: 100})
+	betaList, _, _, err := w.env.Store.SCA.ScanSCAIssues(ctx, beta.ID, betaScan.ID, page.Request{Limit: 100})
 	if err != nil || len(betaList) != len(deps) {
 		t.Fatalf("beta's findings: %d %v", len(betaList), err)
 	}
@@ -120,12 +123,12 @@ func TestSCAFindingsBecomeTickets(t *testing.T) {
 		if len(ids) != len(l.IssueIDs) {
 			t.Fatalf("link %s lists code findings: %v", l.TicketKey, l.IssueIDs)
 		}
-		i, err := w.env.Store.GetSCAIssue(ctx, w.acme.ID, ids[0])
+		i, err := w.env.Store.SCA.GetSCAIssue(ctx, w.acme.ID, ids[0])
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, id := range ids {
-			if j, err := w.env.Store.GetSCAIssue(ctx, w.acme.ID, id); err != nil || j.Package.Name != i.Package.Name {
+			if j, err := w.env.Store.SCA.GetSCAIssue(ctx, w.acme.ID, id); err != nil || j.Package.Name != i.Package.Name {
 				t.Fatalf("ticket %s mixes packages: %+v %v", l.TicketKey, j.Package, err)
 			}
 		}
@@ -206,7 +209,7 @@ func TestSCAFindingsBecomeTickets(t *testing.T) {
 	}
 	statuses := func() map[string]int {
 		out := map[string]int{}
-		list, _, _, err := w.env.Store.ListSCAIssues(ctx, w.acme.ID, proj.ID, store.PageQuery{Limit: 100})
+		list, _, _, err := w.env.Store.SCA.ListSCAIssues(ctx, w.acme.ID, proj.ID, page.Request{Limit: 100})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -225,7 +228,7 @@ func TestSCAFindingsBecomeTickets(t *testing.T) {
 		t.Fatalf("after won't do: %v", got)
 	}
 	for _, b := range betaList {
-		if i, err := w.env.Store.GetSCAIssue(ctx, beta.ID, b.ID); err != nil || i.Status != "open" {
+		if i, err := w.env.Store.SCA.GetSCAIssue(ctx, beta.ID, b.ID); err != nil || i.Status != "open" {
 			t.Fatalf("beta's finding: %s %v", i.Status, err)
 		}
 	}

@@ -22,7 +22,14 @@ import (
 	"github.com/acme/codescan-api/shared/scmhost"
 	"github.com/acme/codescan-api/shared/secrets"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/ledger"
+	"github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/sca"
+	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/schema"
 	storetickets "github.com/acme/codescan-api/shared/store/tickets"
+	"github.com/acme/codescan-api/shared/store/triage"
 	ticketing "github.com/acme/codescan-api/shared/tickets"
 )
 
@@ -61,8 +68,8 @@ func NewWithOptions(d config.Deps, o Options) http.Handler {
 	now := d.Clock()
 	area := storetickets.New(d.Store.Client(), d.Store.TableName(), now)
 	jira := ticketing.NewJiraHTTP(o.Timeout, o.AllowLoopback) // guarded (shared/netguard)
-	h := handlers{store: d.Store, tickets: area, sealer: o.Sealer, loopback: o.AllowLoopback, now: now, log: d.Server.Log, jira: jira,
-		ticketer: &ticketing.Ticketer{Store: d.Store, Tickets: area, Sealer: o.Sealer, Now: now, Jira: jira,
+	h := handlers{store: StoreOf(d.Store), tickets: area, sealer: o.Sealer, loopback: o.AllowLoopback, now: now, log: d.Server.Log, jira: jira,
+		ticketer: &ticketing.Ticketer{Store: ticketing.StoreOf(d.Store), Tickets: area, Sealer: o.Sealer, Now: now, Jira: jira,
 			Host: scmhost.New(scmhost.Options{AllowLoopback: o.AllowLoopback, Timeout: o.Timeout})}}
 	return d.Server.Group(routes.GroupTickets, map[string]httpapi.HandlerFunc{
 		"POST /integrations/jira":                                          h.createJira,
@@ -82,10 +89,33 @@ func NewWithOptions(d config.Deps, o Options) http.Handler {
 
 // Store is what the handlers read and write beside the tickets area: the
 // ticketer's reads and the issue write path, and the source-code-host
-// integrations' look-up by uuid. The Lambda main passes the store itself.
-type Store interface {
-	ticketing.Store
-	IntegrationByHook(ctx context.Context, id string) (store.Integration, error)
+// integrations' look-up by uuid. StoreOf composes it from the store's areas.
+type Store struct {
+	Catalog interface {
+		GetIntegration(ctx context.Context, companyID int64, id string) (schema.Integration, error)
+		GetProject(ctx context.Context, companyID int64, projectID int64) (schema.Project, error)
+		IntegrationByHook(ctx context.Context, id string) (schema.Integration, error)
+	}
+	Lists interface {
+		EachScanIssue(ctx context.Context, companyID int64, scanID string, fn func(findings.Issue) error) error
+		GetIssue(ctx context.Context, companyID int64, id string) (findings.Issue, error)
+	}
+	SCA interface {
+		GetSCAIssue(ctx context.Context, companyID int64, id string) (sca.Issue, error)
+		ScanSCAIssues(ctx context.Context, companyID int64, scanID string, q page.Request) ([]sca.Issue, page.Result, int, error)
+		SetSCAStatuses(ctx context.Context, companyID int64, ids []string, decide sca.Decide, e ledger.AuditEntry) ([]string, error)
+	}
+	Scans interface {
+		GetScan(ctx context.Context, companyID int64, scanID string) (scans.Scan, error)
+	}
+	Triage interface {
+		DecideIssue(ctx context.Context, companyID int64, id string, u triage.IssueUpdate, scope string, by findings.Actor) (findings.Issue, error)
+	}
+}
+
+// StoreOf is the areas of st that Store touches: its composition.
+func StoreOf(st *store.Store) Store {
+	return Store{Catalog: st.Catalog, Lists: st.Lists, SCA: st.SCA, Scans: st.Scans, Triage: st.Triage}
 }
 
 type handlers struct {

@@ -21,7 +21,7 @@ import (
 	"github.com/acme/codescan-api/shared/outbound"
 	"github.com/acme/codescan-api/shared/scmhost"
 	"github.com/acme/codescan-api/shared/secrets"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/schema"
 	storetickets "github.com/acme/codescan-api/shared/store/tickets"
 	ticketing "github.com/acme/codescan-api/shared/tickets"
 )
@@ -78,10 +78,10 @@ func newWorld(t *testing.T) *world {
 	w.acme = env.Company(t, "Acme")
 	w.key = testenv.Key(w.acme.Admin)
 	w.area = storetickets.New(env.Store.Client(), env.Store.TableName(), c.Now)
-	w.ticketer = &ticketing.Ticketer{Store: env.Store, Tickets: w.area, Sealer: w.sealer, Now: c.Now,
+	w.ticketer = &ticketing.Ticketer{Store: ticketing.StoreOf(env.Store), Tickets: w.area, Sealer: w.sealer, Now: c.Now,
 		Host: scmhost.New(scmhost.Options{AllowLoopback: true, Timeout: 5 * time.Second}),
 		Jira: ticketing.NewJiraHTTP(5*time.Second, true)}
-	w.engine = &deliveryengine.Engine{Store: env.Store, Sealer: w.sealer, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	w.engine = &deliveryengine.Engine{Store: deliveryengine.StoreOf(env.Store), Sealer: w.sealer, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Backoff:  deliveryengine.Backoff{Base: time.Second, Max: time.Minute, Horizon: 24 * time.Hour},
 		Outbound: []outbound.Channel{w.ticketer}, Now: c.Now}
 	return w
@@ -173,9 +173,9 @@ func (w *world) scan(t *testing.T, rep string) string {
 // dispatch hands the scan's completion to the engine.
 func (w *world) dispatch(t *testing.T, scanID string) {
 	t.Helper()
-	ev := store.Event{ID: "scan_completed-" + scanID, CompanyID: w.acme.ID, Type: "scan_completed", CreatedAt: w.clock.Now(),
+	ev := schema.Event{ID: "scan_completed-" + scanID, CompanyID: w.acme.ID, Type: "scan_completed", CreatedAt: w.clock.Now(),
 		Data: []byte(fmt.Sprintf(`{"scan_id":%q}`, scanID))}
-	if failed := w.engine.Dispatch(context.Background(), []store.Event{ev}); len(failed) > 0 {
+	if failed := w.engine.Dispatch(context.Background(), []schema.Event{ev}); len(failed) > 0 {
 		t.Fatalf("dispatch: %v", failed)
 	}
 }

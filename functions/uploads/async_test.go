@@ -23,8 +23,8 @@ import (
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/reportstore"
 	"github.com/acme/codescan-api/shared/routes"
-	"github.com/acme/codescan-api/shared/store"
-	"github.com/acme/codescan-api/shared/store/scans"
+	storescans "github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // cwes are the CWEs the generated reports spread their results over.
@@ -50,11 +50,11 @@ func generated(n int) []byte {
 
 // scanView is what GET /scan/{id} answers that these tests read.
 type scanView struct {
-	ID           string            `json:"id"`
-	Status       string            `json:"status"`
-	FailedReason *string           `json:"failed_reason"`
-	ScanErrors   []store.ScanError `json:"scan_errors"`
-	Findings     int               `json:"findings"`
+	ID           string                 `json:"id"`
+	Status       string                 `json:"status"`
+	FailedReason *string                `json:"failed_reason"`
+	ScanErrors   []storescans.ScanError `json:"scan_errors"`
+	Findings     int                    `json:"findings"`
 }
 
 // pollScan waits until the scan is no longer processing, reading it again
@@ -63,11 +63,11 @@ type scanView struct {
 func pollScan(t *testing.T, env *testenv.Env, h http.Handler, u testenv.User, id string, limit time.Duration) scanView {
 	t.Helper()
 	env.WatchWrites(t).Until(t, "scan "+id+" no longer processing", limit, func() bool {
-		sc, err := env.Store.GetScan(context.Background(), u.CompanyID, id)
+		sc, err := env.Store.Scans.GetScan(context.Background(), u.CompanyID, id)
 		if err != nil {
 			t.Fatalf("scan %s: %v", id, err)
 		}
-		return sc.Status != store.ScanProcessing
+		return sc.Status != storescans.ScanProcessing
 	})
 	res := testenv.Do(t, h, "GET", "/scan/"+id, "", testenv.Key(u)...)
 	if res.Status != 200 {
@@ -75,7 +75,7 @@ func pollScan(t *testing.T, env *testenv.Env, h http.Handler, u testenv.User, id
 	}
 	var v scanView
 	res.Decode(t, &v)
-	if v.Status == store.ScanProcessing {
+	if v.Status == storescans.ScanProcessing {
 		t.Fatalf("scan %s shown processing once stored %s", id, v.Status)
 	}
 	return v
@@ -95,7 +95,7 @@ func TestAsyncUpload(t *testing.T) {
 	var up scanResult
 	res.Decode(t, &up)
 	v := pollScan(t, w.env, scans, w.company.Admin, up.ScanID, 2*time.Minute)
-	if v.Status != store.ScanComplete || v.Findings != 500 || v.FailedReason != nil {
+	if v.Status != storescans.ScanComplete || v.Findings != 500 || v.FailedReason != nil {
 		t.Fatalf("scan after ingestion: %+v", v)
 	}
 	got, total := w.groups(t, "project=async")
@@ -181,7 +181,7 @@ func TestChunkedUpload(t *testing.T) {
 	}
 	start := time.Now()
 	v := pollScan(t, w.env, projects.New(w.env.Deps), w.uploader, up.ScanID, 10*time.Minute)
-	if v.Status != store.ScanComplete || v.Findings != n {
+	if v.Status != storescans.ScanComplete || v.Findings != n {
 		t.Fatalf("scan: %+v", v)
 	}
 	t.Logf("%d results (%d bytes gzip) ingested %s after the last chunk", n, len(report), time.Since(start).Round(time.Millisecond))
@@ -227,7 +227,7 @@ func TestChunkErrors(t *testing.T) {
 			t.Errorf("%s: %d %s, want %d %s", c.name, res.Status, res.Body, c.status, want)
 		}
 	}
-	if ps, err := w.env.Store.ListProjects(context.Background(), w.company.ID); err != nil || len(ps) != 0 {
+	if ps, err := w.env.Store.Catalog.ListProjects(context.Background(), w.company.ID); err != nil || len(ps) != 0 {
 		t.Fatalf("projects after rejected chunks: %+v %v", ps, err)
 	}
 }
@@ -249,7 +249,7 @@ func TestWorkerRedelivery(t *testing.T) {
 	res := w.upload(t, w.uploader, "engine=sarif&project=again&branch=main&run_id="+newRun(), generated(300))
 	var up scanResult
 	res.Decode(t, &up)
-	if sc, err := w.env.Store.GetScan(context.Background(), w.company.ID, up.ScanID); err != nil || sc.Status != store.ScanProcessing {
+	if sc, err := w.env.Store.Scans.GetScan(context.Background(), w.company.ID, up.ScanID); err != nil || sc.Status != storescans.ScanProcessing {
 		t.Fatalf("before the worker: %+v %v", sc, err)
 	}
 	in := w.env.Ingester(t)
@@ -265,11 +265,11 @@ func TestWorkerRedelivery(t *testing.T) {
 	out, err := in.HandleStream(context.Background(), events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{{
 		EventName: "INSERT",
 		Change: events.DynamoDBStreamRecord{SequenceNumber: "1", NewImage: map[string]events.DynamoDBAttributeValue{
-			"SK":         events.NewStringAttribute(scans.SKPrefix + up.ScanID),
+			"SK":         events.NewStringAttribute(storescans.SKPrefix + up.ScanID),
 			"id":         events.NewStringAttribute(up.ScanID),
 			"company_id": events.NewNumberAttribute(strconv.FormatInt(w.company.ID, 10)),
 			"run_id":     events.NewStringAttribute(newRun()),
-			"status":     events.NewStringAttribute(store.ScanProcessing),
+			"status":     events.NewStringAttribute(storescans.ScanProcessing),
 		}},
 	}}})
 	if err != nil || len(out.BatchItemFailures) != 0 {
@@ -291,7 +291,7 @@ func TestWorkerFailure(t *testing.T) {
 	res := w.upload(t, w.uploader, "engine=sarif&project=broken&branch=main&run_id="+newRun(), generated(3))
 	var up scanResult
 	res.Decode(t, &up)
-	sc, err := w.env.Store.GetScan(context.Background(), w.company.ID, up.ScanID)
+	sc, err := w.env.Store.Scans.GetScan(context.Background(), w.company.ID, up.ScanID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,7 +302,7 @@ func TestWorkerFailure(t *testing.T) {
 	w.env.Ingest(t, w.company.ID, up.ScanID)
 	w.env.Ingest(t, w.company.ID, up.ScanID)
 	v := pollScan(t, w.env, scans, w.company.Admin, up.ScanID, time.Second)
-	if v.Status != store.ScanIncomplete || v.FailedReason == nil || *v.FailedReason != "The uploaded report could not be read" ||
+	if v.Status != storescans.ScanIncomplete || v.FailedReason == nil || *v.FailedReason != "The uploaded report could not be read" ||
 		len(v.ScanErrors) != 1 || v.ScanErrors[0].Level != "error" || v.ScanErrors[0].Message != "the report is not valid gzip" {
 		t.Fatalf("failed scan: %+v", v)
 	}
@@ -312,12 +312,12 @@ func TestWorkerFailure(t *testing.T) {
 	// The scan_failed notification event is recorded with the failure.
 	st := w.env.Store
 	item, err := st.Client().GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(st.TableName()), Key: map[string]types.AttributeValue{
-		"PK": &types.AttributeValueMemberS{Value: store.CompanyPK(w.company.ID)}, "SK": &types.AttributeValueMemberS{Value: "EVENT#scan_failed-" + up.ScanID},
+		"PK": &types.AttributeValueMemberS{Value: schema.CompanyPK(w.company.ID)}, "SK": &types.AttributeValueMemberS{Value: "EVENT#scan_failed-" + up.ScanID},
 	}})
 	if err != nil || item.Item == nil {
 		t.Fatalf("scan_failed event: %v %v", item, err)
 	}
-	ev, ok, err := store.DecodeEventImage(item.Item)
+	ev, ok, err := schema.DecodeEventImage(item.Item)
 	if err != nil || !ok || ev.Type != "scan_failed" || !strings.Contains(string(ev.Data), `"failed_reason":"The uploaded report could not be read"`) ||
 		!strings.Contains(string(ev.Data), `"project_name":"broken"`) {
 		t.Fatalf("scan_failed event: %+v %s %v", ev, ev.Data, err)

@@ -126,7 +126,7 @@ func TestCategoryBadInput(t *testing.T) {
 			t.Fatalf("%s: %d %s", c.query, res.Status, res.Body)
 		}
 	}
-	if _, err := w.env.Store.ProjectByName(context.Background(), w.company.ID, "bad"); err == nil {
+	if _, err := w.env.Store.Catalog.ProjectByName(context.Background(), w.company.ID, "bad"); err == nil {
 		t.Fatal("a rejected upload created its project")
 	}
 }

@@ -14,7 +14,8 @@ import (
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/ingest"
 	"github.com/acme/codescan-api/shared/reportstore"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/scans"
 )
 
 // The chunked protocol of the real client (reports over 50 MiB, 1 MiB
@@ -107,7 +108,7 @@ func (h handlers) chunk(w http.ResponseWriter, r *http.Request, company int64, p
 	// on the state that chunk left (a resend of it, or a 409); a second
 	// refusal is the generic conflict.
 	err := h.chunkStep(w, r, company, p, c, ch, body)
-	if errors.Is(err, store.ErrConflict) {
+	if errors.Is(err, ddb.ErrConflict) {
 		err = h.chunkStep(w, r, company, p, c, ch, body)
 	}
 	return err
@@ -115,17 +116,17 @@ func (h handlers) chunk(w http.ResponseWriter, r *http.Request, company int64, p
 
 // chunkOf is a chunk's record: its size and a digest of its bytes (128
 // bits of SHA-256 tell a resend from another chunk).
-func chunkOf(body []byte) store.UploadChunk {
+func chunkOf(body []byte) scans.UploadChunk {
 	sum := sha256.Sum256(body)
-	return store.UploadChunk{Size: int64(len(body)), Digest: hex.EncodeToString(sum[:16])}
+	return scans.UploadChunk{Size: int64(len(body)), Digest: hex.EncodeToString(sum[:16])}
 }
 
 // chunkStep decides on a chunk against the run's state as read now.
-func (h handlers) chunkStep(w http.ResponseWriter, r *http.Request, company int64, p scanParams, c chunkInfo, ch store.UploadChunk, body []byte) error {
+func (h handlers) chunkStep(w http.ResponseWriter, r *http.Request, company int64, p scanParams, c chunkInfo, ch scans.UploadChunk, body []byte) error {
 	ctx, now := r.Context(), h.now()
 	end := c.offset + ch.Size
-	run, err := h.store.GetUploadRun(ctx, company, p.runID, now)
-	missing := errors.Is(err, store.ErrNotFound)
+	run, err := h.store.Scans.GetUploadRun(ctx, company, p.runID, now)
+	missing := errors.Is(err, ddb.ErrNotFound)
 	if err != nil && !missing {
 		return err
 	}
@@ -139,10 +140,10 @@ func (h handlers) chunkStep(w http.ResponseWriter, r *http.Request, company int6
 		// again, which answers what the first time did.
 		return h.complete(w, r, company, p, run, body)
 	}
-	switch sc, err := h.store.ScanByRunID(ctx, company, p.runID); {
+	switch sc, err := h.store.Scans.ScanByRunID(ctx, company, p.runID); {
 	case err == nil:
 		return httpapi.UploadError(httpapi.KindConflict, "run_id %s already has its scan %s; a new report needs a new run_id", p.runID, sc.ID)
-	case !errors.Is(err, store.ErrNotFound):
+	case !errors.Is(err, ddb.ErrNotFound):
 		return err
 	}
 	if resent {
@@ -171,7 +172,7 @@ func (h handlers) chunkStep(w http.ResponseWriter, r *http.Request, company int6
 	if err := tooManyChunks(len(run.Chunks), c, ch.Size); err != nil {
 		return err
 	}
-	if run, err = h.store.AppendUploadChunk(ctx, company, run, ch, now); err != nil {
+	if run, err = h.store.Scans.AppendUploadChunk(ctx, company, run, ch, now); err != nil {
 		return err
 	}
 	if !run.Complete() {
@@ -184,7 +185,7 @@ func (h handlers) chunkStep(w http.ResponseWriter, r *http.Request, company int6
 }
 
 // start begins a run with its first chunk, reserving its quota.
-func (h handlers) start(w http.ResponseWriter, r *http.Request, company int64, p scanParams, c chunkInfo, ch store.UploadChunk, body []byte) error {
+func (h handlers) start(w http.ResponseWriter, r *http.Request, company int64, p scanParams, c chunkInfo, ch scans.UploadChunk, body []byte) error {
 	if c.offset != 0 {
 		w.Header().Set(headerOffset, "0")
 		return httpapi.UploadError(httpapi.KindConflict, "Expected the chunk at offset 0")
@@ -193,12 +194,12 @@ func (h handlers) start(w http.ResponseWriter, r *http.Request, company int64, p
 		return err
 	}
 	now := h.now()
-	run := store.UploadRun{
+	run := scans.UploadRun{
 		RunID: p.runID, Length: c.length, Offset: ch.Size, Chunks: []string{ch.String()},
 		Reserved: max(c.length, minReservation), ExpiresAt: now.Add(reportstore.ChunkDays * 24 * time.Hour).Unix(),
 	}
-	err := h.store.StartUploadRun(r.Context(), company, run, h.opts.PendingQuota, now)
-	var q *store.QuotaError
+	err := h.store.Scans.StartUploadRun(r.Context(), company, run, h.opts.PendingQuota, now)
+	var q *scans.QuotaError
 	if errors.As(err, &q) {
 		return httpapi.UploadError(httpapi.KindTooLarge,
 			"Unfinished chunked uploads of the company hold %s of its %s quota, and this one needs %s: retry when some complete (or expire, %d day after their first chunk)",
@@ -236,7 +237,7 @@ func chunkTaken(w http.ResponseWriter, end, length int64) error {
 // complete assembles a complete run's report (its final chunk is the one
 // in hand: sent again, it comes again, so it is never stored) and accepts
 // it.
-func (h handlers) complete(w http.ResponseWriter, r *http.Request, company int64, p scanParams, run store.UploadRun, last []byte) error {
+func (h handlers) complete(w http.ResponseWriter, r *http.Request, company int64, p scanParams, run scans.UploadRun, last []byte) error {
 	report, missing, err := h.assemble(r.Context(), company, run, last)
 	if err != nil {
 		return err
@@ -254,7 +255,7 @@ func (h handlers) complete(w http.ResponseWriter, r *http.Request, company int64
 // assemble reads the chunks of a complete run before the last in order,
 // and appends last; when one is missing or not the chunk recorded (an
 // object left by an expired run of the same id), its offset (else -1).
-func (h handlers) assemble(ctx context.Context, company int64, run store.UploadRun, last []byte) ([]byte, int64, error) {
+func (h handlers) assemble(ctx context.Context, company int64, run scans.UploadRun, last []byte) ([]byte, int64, error) {
 	parts := run.Parts()
 	var buf bytes.Buffer
 	buf.Grow(int(run.Length))

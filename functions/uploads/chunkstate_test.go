@@ -19,6 +19,7 @@ import (
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/bulkload"
+	"github.com/acme/codescan-api/shared/store/ddb"
 )
 
 // chunker sends chunks of one run of a report to a handler.
@@ -118,7 +119,7 @@ func TestChunkedRunWithScan(t *testing.T) {
 	if got := stored(t, w.company.ID, c.run, n, 0); string(got) != string(c.report[:third]) {
 		t.Fatalf("chunk 0 changed: %q", got)
 	}
-	sc, err := w.env.Store.ScanByRunID(context.Background(), w.company.ID, c.run)
+	sc, err := w.env.Store.Scans.ScanByRunID(context.Background(), w.company.ID, c.run)
 	if sum := sha256.Sum256(c.report); err != nil || sc.ReportSHA256 != hex.EncodeToString(sum[:]) {
 		t.Fatalf("scan: %+v %v", sc, err)
 	}
@@ -136,7 +137,7 @@ func TestChunkedRunWithScan(t *testing.T) {
 	if got := stored(t, w.company.ID, whole.run, len(whole.report), 0); got != nil {
 		t.Fatalf("stored a refused chunk: %q", got)
 	}
-	if _, err := w.env.Store.GetUploadRun(context.Background(), w.company.ID, whole.run, time.Now()); !errors.Is(err, store.ErrNotFound) {
+	if _, err := w.env.Store.Scans.GetUploadRun(context.Background(), w.company.ID, whole.run, time.Now()); !errors.Is(err, ddb.ErrNotFound) {
 		t.Fatalf("a refused chunk started a run: %v", err)
 	}
 }
@@ -163,7 +164,7 @@ func TestChunkedRunRefusedReport(t *testing.T) {
 	if got := pendingBytes(t, w.env.Store, w.company.ID); got != 0 {
 		t.Fatalf("pending: %d", got)
 	}
-	if _, err := w.env.Store.ScanByRunID(context.Background(), w.company.ID, c.run); !errors.Is(err, store.ErrNotFound) {
+	if _, err := w.env.Store.Scans.ScanByRunID(context.Background(), w.company.ID, c.run); !errors.Is(err, ddb.ErrNotFound) {
 		t.Fatalf("a refused report made a scan: %v", err)
 	}
 }
@@ -231,7 +232,7 @@ func TestConcurrentChunksAtOneOffset(t *testing.T) {
 	if res.Status != 200 || up.ScanID == "" {
 		t.Fatalf("final chunk: %d %s", res.Status, res.Body)
 	}
-	sc, err := w.env.Store.ScanByRunID(context.Background(), w.company.ID, c.run)
+	sc, err := w.env.Store.Scans.ScanByRunID(context.Background(), w.company.ID, c.run)
 	if sum := sha256.Sum256(c.report); err != nil || sc.ReportSHA256 != hex.EncodeToString(sum[:]) {
 		t.Fatalf("the report assembled is not the one sent: %+v %v", sc, err)
 	}
@@ -260,7 +261,7 @@ func TestPendingUploadQuota(t *testing.T) {
 	third := chunker{h: h, u: w.uploader, run: newRun(), report: generated(12)}
 	full := uploadError("Unfinished chunked uploads of the company hold 64 MiB of its 64 MiB quota, and this one needs 1 MiB: retry when some complete (or expire, 1 day after their first chunk)")
 	want(t, "past the quota", third.send(t, 0, 100), 413, full, "")
-	if _, err := w.env.Store.GetUploadRun(context.Background(), w.company.ID, third.run, time.Now()); !errors.Is(err, store.ErrNotFound) {
+	if _, err := w.env.Store.Scans.GetUploadRun(context.Background(), w.company.ID, third.run, time.Now()); !errors.Is(err, ddb.ErrNotFound) {
 		t.Fatalf("a refused run was stored: %v", err)
 	}
 	if got := stored(t, w.company.ID, third.run, len(third.report), 0); got != nil {
@@ -349,7 +350,7 @@ func TestChunkLostAfterTaken(t *testing.T) {
 	if res.Status != 200 || up.ScanID == "" {
 		t.Fatalf("final chunk again: %d %s", res.Status, res.Body)
 	}
-	sc, err := w.env.Store.ScanByRunID(context.Background(), w.company.ID, c.run)
+	sc, err := w.env.Store.Scans.ScanByRunID(context.Background(), w.company.ID, c.run)
 	if sum := sha256.Sum256(c.report); err != nil || sc.ReportSHA256 != hex.EncodeToString(sum[:]) {
 		t.Fatalf("the report assembled is not the one sent: %+v %v", sc, err)
 	}

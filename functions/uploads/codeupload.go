@@ -11,7 +11,7 @@ import (
 	"github.com/acme/codescan-api/shared/reports/norm"
 	"github.com/acme/codescan-api/shared/reportstore"
 	"github.com/acme/codescan-api/shared/sourcecode"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/scans"
 )
 
 // Bounds of the source files of a run: one file is at most
@@ -48,10 +48,10 @@ func (h handlers) codeUpload(w http.ResponseWriter, r *http.Request) error {
 	if !sourcecode.IsText(content) {
 		return httpapi.UploadError(httpapi.KindInvalid, "The source file is not text (it contains NUL bytes)")
 	}
-	budget := store.SourceBudget{Files: MaxRunSources, Bytes: MaxRunSourceBytes}
+	budget := scans.SourceBudget{Files: MaxRunSources, Bytes: MaxRunSourceBytes}
 	expires := h.now().Add(reportstore.SourceDays * 24 * time.Hour)
-	err = h.store.ReserveSource(ctx, company, run, int64(len(content)), budget, expires)
-	if errors.Is(err, store.ErrBudget) {
+	err = h.store.Scans.ReserveSource(ctx, company, run, int64(len(content)), budget, expires)
+	if errors.Is(err, scans.ErrBudget) {
 		return httpapi.UploadError(httpapi.KindTooLarge,
 			"run_id %s has reached its source upload limit of %d files or %s", run, MaxRunSources, size(MaxRunSourceBytes))
 	}

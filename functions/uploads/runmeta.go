@@ -16,7 +16,8 @@ import (
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/pullrequest"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 var errInvalidJSON = httpapi.UploadError(httpapi.KindInvalid, "Invalid JSON format")
@@ -51,7 +52,7 @@ func (h handlers) ciDataUpload(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := h.store.PutCIData(r.Context(), company, store.CIData{ScanID: sc.ID, RunID: run, Platform: platform, Data: string(data)}); err != nil {
+	if err := h.store.Scans.PutCIData(r.Context(), company, scans.CIData{ScanID: sc.ID, RunID: run, Platform: platform, Data: string(data)}); err != nil {
 		return err
 	}
 	if err := h.recordPullRequest(r.Context(), company, sc.ID, data); err != nil {
@@ -80,13 +81,13 @@ func (h handlers) recordPullRequest(ctx context.Context, company int64, scanID s
 	if !found {
 		return nil
 	}
-	sc, err := h.store.SetScanPullRequest(ctx, company, scanID, pr)
-	if err != nil || sc.Status != store.ScanComplete {
+	sc, err := h.store.Scans.SetScanPullRequest(ctx, company, scanID, pr)
+	if err != nil || sc.Status != scans.ScanComplete {
 		return err
 	}
-	ev := store.Event{ID: pullrequest.EventID(scanID), CompanyID: company, Type: pullrequest.EventType, CreatedAt: h.now(),
+	ev := schema.Event{ID: pullrequest.EventID(scanID), CompanyID: company, Type: pullrequest.EventType, CreatedAt: h.now(),
 		Data: json.RawMessage(fmt.Sprintf(`{"scan_id":%q}`, scanID))}
-	_, err = h.store.RecordEventOnce(ctx, ev)
+	_, err = h.store.Ledger.RecordEventOnce(ctx, ev)
 	return err
 }
 
@@ -112,10 +113,10 @@ func (h handlers) gitConfigUpload(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	if err := h.store.SetScanRepoURL(r.Context(), company, sc.ID, remote.URL); err != nil {
+	if err := h.store.Scans.SetScanRepoURL(r.Context(), company, sc.ID, remote.URL); err != nil {
 		return err
 	}
-	if err := h.store.SetProjectRepoURLIfEmpty(r.Context(), company, sc.ProjectID, remote.URL); err != nil {
+	if err := h.store.Catalog.SetProjectRepoURLIfEmpty(r.Context(), company, sc.ProjectID, remote.URL); err != nil {
 		return err
 	}
 	return ok(w)

@@ -19,8 +19,8 @@ import (
 	"github.com/acme/codescan-api/functions/uploads"
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/pullrequest"
-	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/bulkload"
+	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -127,7 +127,7 @@ func TestCIData(t *testing.T) {
 // straight from the table.
 func (w *world) companyItems(t *testing.T) string {
 	t.Helper()
-	kc := expression.Key(tabledef.PK).Equal(expression.Value(store.CompanyPK(w.company.ID)))
+	kc := expression.Key(tabledef.PK).Equal(expression.Value(schema.CompanyPK(w.company.ID)))
 	expr, err := expression.NewBuilder().WithKeyCondition(kc).Build()
 	if err != nil {
 		t.Fatal(err)
@@ -201,11 +201,11 @@ func TestGitConfig(t *testing.T) {
 		t.Fatalf("git-config: %d %s", res.Status, res.Body)
 	}
 	const canonical = "https://github.com/Acme/API"
-	sc, err := w.env.Store.GetScan(ctx, w.company.ID, scan.ScanID)
+	sc, err := w.env.Store.Scans.GetScan(ctx, w.company.ID, scan.ScanID)
 	if err != nil || sc.RepoURL != canonical {
 		t.Fatalf("scan repo: %+v %v", sc, err)
 	}
-	p, err := w.env.Store.GetProject(ctx, w.company.ID, scan.ProjectID)
+	p, err := w.env.Store.Catalog.GetProject(ctx, w.company.ID, scan.ProjectID)
 	if err != nil || p.RepoURL != canonical {
 		t.Fatalf("project repo: %+v %v", p, err)
 	}
@@ -224,10 +224,10 @@ func TestGitConfig(t *testing.T) {
 	if res := w.post(t, w.uploader, "/git-config-upload?run_id="+run2, ct, body); res.Status != 200 {
 		t.Fatalf("multipart: %d %s", res.Status, res.Body)
 	}
-	if sc, err := w.env.Store.GetScan(ctx, w.company.ID, scan2.ScanID); err != nil || sc.RepoURL != "https://gitlab.example.com/acme/api-mirror" {
+	if sc, err := w.env.Store.Scans.GetScan(ctx, w.company.ID, scan2.ScanID); err != nil || sc.RepoURL != "https://gitlab.example.com/acme/api-mirror" {
 		t.Fatalf("scan 2 repo: %+v %v", sc, err)
 	}
-	if p, err := w.env.Store.GetProject(ctx, w.company.ID, scan.ProjectID); err != nil || p.RepoURL != canonical {
+	if p, err := w.env.Store.Catalog.GetProject(ctx, w.company.ID, scan.ProjectID); err != nil || p.RepoURL != canonical {
 		t.Fatalf("project repo overwritten: %+v %v", p, err)
 	}
 
@@ -273,7 +273,7 @@ func TestGitConfig(t *testing.T) {
 			t.Errorf("%s: %d %s, want %d %s", c.name, res.Status, res.Body, c.status, want)
 		}
 	}
-	if sc, err := w.env.Store.GetScan(ctx, w.company.ID, scan.ScanID); err != nil || sc.RepoURL != canonical {
+	if sc, err := w.env.Store.Scans.GetScan(ctx, w.company.ID, scan.ScanID); err != nil || sc.RepoURL != canonical {
 		t.Fatalf("after errors: %+v %v", sc, err)
 	}
 }
@@ -324,7 +324,7 @@ func TestCIDataRecordsThePullRequest(t *testing.T) {
 		if strings.Contains(string(res.Body), "ghs_") {
 			t.Fatalf("%s: the token reached the answer: %s", c.name, res.Body)
 		}
-		once, err := w.env.Store.RecordEventOnce(ctx, store.Event{ID: pullrequest.EventID(scan.ScanID), CompanyID: w.company.ID, Type: pullrequest.EventType, CreatedAt: time.Now()})
+		once, err := w.env.Store.Ledger.RecordEventOnce(ctx, schema.Event{ID: pullrequest.EventID(scan.ScanID), CompanyID: w.company.ID, Type: pullrequest.EventType, CreatedAt: time.Now()})
 		if err != nil || once {
 			t.Fatalf("%s: the complete scan's decoration was not asked for (new %v, %v)", c.name, once, err)
 		}

@@ -19,7 +19,9 @@ import (
 	"github.com/acme/codescan-api/shared/reports"
 	"github.com/acme/codescan-api/shared/reportstore"
 	"github.com/acme/codescan-api/shared/repourl"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // MaxFindings bounds the results of one report: GitHub code scanning's
@@ -196,30 +198,30 @@ func (h handlers) accept(w http.ResponseWriter, r *http.Request, company int64, 
 // concurrent attempt with another report never replaces it): a scan item
 // exists only once its report does, and its creation is what starts the
 // ingester.
-func (h handlers) scanFor(ctx context.Context, company int64, p scanParams, digest, tool string, sent []byte) (store.Scan, store.Project, error) {
-	sc, err := h.store.ScanByRunID(ctx, company, p.runID)
+func (h handlers) scanFor(ctx context.Context, company int64, p scanParams, digest, tool string, sent []byte) (scans.Scan, schema.Project, error) {
+	sc, err := h.store.Scans.ScanByRunID(ctx, company, p.runID)
 	if err == nil {
 		return h.retried(ctx, company, sc, p, digest)
 	}
-	if !errors.Is(err, store.ErrNotFound) {
-		return store.Scan{}, store.Project{}, err
+	if !errors.Is(err, ddb.ErrNotFound) {
+		return scans.Scan{}, schema.Project{}, err
 	}
 	scanID := uuid.NewSHA1(idSpace, fmt.Appendf(nil, "scan/%d/%s", company, p.runID)).String()
 	if err := h.reports.Put(ctx, reportstore.ReportKey(company, scanID, digest), sent); err != nil {
-		return store.Scan{}, store.Project{}, err
+		return scans.Scan{}, schema.Project{}, err
 	}
 	proj, err := h.project(ctx, company, p.project, p.repoURL, p.branch)
 	if err != nil {
-		return store.Scan{}, store.Project{}, err
+		return scans.Scan{}, schema.Project{}, err
 	}
-	sc, err = h.store.CreateScan(ctx, store.Scan{
+	sc, err = h.store.Scans.CreateScan(ctx, scans.Scan{
 		ID: scanID, CompanyID: company,
 		ProjectID: proj.ID, Branch: p.branch, Engine: p.engine, RunID: p.runID, RepoURL: p.repoURL,
-		ReportSHA256: digest, CI: p.ci, CIPlatform: p.ciPlatform, Tool: tool, Category: p.category, Status: store.ScanProcessing,
+		ReportSHA256: digest, CI: p.ci, CIPlatform: p.ciPlatform, Tool: tool, Category: p.category, Status: scans.ScanProcessing,
 	})
-	if errors.Is(err, store.ErrConflict) {
+	if errors.Is(err, ddb.ErrConflict) {
 		// A concurrent attempt of the same run created it first.
-		if sc, err = h.store.ScanByRunID(ctx, company, p.runID); err == nil {
+		if sc, err = h.store.Scans.ScanByRunID(ctx, company, p.runID); err == nil {
 			return h.retried(ctx, company, sc, p, digest)
 		}
 	}
@@ -227,17 +229,17 @@ func (h handlers) scanFor(ctx context.Context, company int64, p scanParams, dige
 }
 
 // retried accepts a repeated upload of a run: same report, same project.
-func (h handlers) retried(ctx context.Context, company int64, sc store.Scan, p scanParams, digest string) (store.Scan, store.Project, error) {
+func (h handlers) retried(ctx context.Context, company int64, sc scans.Scan, p scanParams, digest string) (scans.Scan, schema.Project, error) {
 	if sc.ReportSHA256 != digest {
-		return store.Scan{}, store.Project{}, httpapi.UploadError(httpapi.KindConflict,
+		return scans.Scan{}, schema.Project{}, httpapi.UploadError(httpapi.KindConflict,
 			"run_id %s was already uploaded with a different report; a new report needs a new run_id", p.runID)
 	}
-	proj, err := h.store.GetProject(ctx, company, sc.ProjectID)
+	proj, err := h.store.Catalog.GetProject(ctx, company, sc.ProjectID)
 	if err != nil {
-		return store.Scan{}, store.Project{}, err
+		return scans.Scan{}, schema.Project{}, err
 	}
 	if !strings.EqualFold(proj.Name, p.project) {
-		return store.Scan{}, store.Project{}, httpapi.UploadError(httpapi.KindConflict,
+		return scans.Scan{}, schema.Project{}, httpapi.UploadError(httpapi.KindConflict,
 			"run_id %s was already uploaded for another project", p.runID)
 	}
 	return sc, proj, nil
@@ -246,21 +248,21 @@ func (h handlers) retried(ctx context.Context, company int64, sc store.Scan, p s
 // project finds the company's project by name or creates it (its default
 // branch the first upload's); a project without a repository URL gets the
 // upload's.
-func (h handlers) project(ctx context.Context, company int64, name, repoURL, branch string) (store.Project, error) {
-	proj, err := h.store.ProjectByName(ctx, company, name)
-	if errors.Is(err, store.ErrNotFound) {
-		proj, err = h.store.CreateProject(ctx, store.Project{CompanyID: company, Name: name, RepoURL: repoURL, DefaultBranch: branch})
-		if errors.Is(err, store.ErrConflict) {
+func (h handlers) project(ctx context.Context, company int64, name, repoURL, branch string) (schema.Project, error) {
+	proj, err := h.store.Catalog.ProjectByName(ctx, company, name)
+	if errors.Is(err, ddb.ErrNotFound) {
+		proj, err = h.store.Catalog.CreateProject(ctx, schema.Project{CompanyID: company, Name: name, RepoURL: repoURL, DefaultBranch: branch})
+		if errors.Is(err, ddb.ErrConflict) {
 			// Created concurrently (the name is guarded): use that one.
-			proj, err = h.store.ProjectByName(ctx, company, name)
+			proj, err = h.store.Catalog.ProjectByName(ctx, company, name)
 		}
 	}
 	if err != nil {
-		return store.Project{}, err
+		return schema.Project{}, err
 	}
 	if proj.RepoURL == "" && repoURL != "" {
-		if err := h.store.SetProjectRepoURLIfEmpty(ctx, company, proj.ID, repoURL); err != nil {
-			return store.Project{}, err
+		if err := h.store.Catalog.SetProjectRepoURLIfEmpty(ctx, company, proj.ID, repoURL); err != nil {
+			return schema.Project{}, err
 		}
 	}
 	return proj, nil

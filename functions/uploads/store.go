@@ -6,23 +6,36 @@ import (
 
 	"github.com/acme/codescan-api/shared/pullrequest"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
-// Store is what the upload handlers read and write: the store methods they
-// call, and no others. The Lambda main passes the store itself.
-type Store interface {
-	AppendUploadChunk(ctx context.Context, companyID int64, r store.UploadRun, c store.UploadChunk, at time.Time) (store.UploadRun, error)
-	CreateProject(ctx context.Context, p store.Project) (store.Project, error)
-	CreateScan(ctx context.Context, sc store.Scan) (store.Scan, error)
-	GetProject(ctx context.Context, companyID, projectID int64) (store.Project, error)
-	GetUploadRun(ctx context.Context, companyID int64, runID string, at time.Time) (store.UploadRun, error)
-	ProjectByName(ctx context.Context, companyID int64, name string) (store.Project, error)
-	PutCIData(ctx context.Context, companyID int64, d store.CIData) error
-	RecordEventOnce(ctx context.Context, e store.Event) (bool, error)
-	SetScanPullRequest(ctx context.Context, companyID int64, scanID string, pr pullrequest.PullRequest) (store.Scan, error)
-	ReserveSource(ctx context.Context, companyID int64, runID string, size int64, b store.SourceBudget, expires time.Time) error
-	ScanByRunID(ctx context.Context, companyID int64, runID string) (store.Scan, error)
-	SetProjectRepoURLIfEmpty(ctx context.Context, companyID, projectID int64, repoURL string) error
-	SetScanRepoURL(ctx context.Context, companyID int64, scanID, repoURL string) error
-	StartUploadRun(ctx context.Context, companyID int64, r store.UploadRun, quota int64, at time.Time) error
+// Store is what the upload handlers read and write: per area of the store, the calls
+// they make and no others; StoreOf composes it from the store's areas.
+type Store struct {
+	Catalog interface {
+		CreateProject(ctx context.Context, p schema.Project) (schema.Project, error)
+		GetProject(ctx context.Context, companyID int64, projectID int64) (schema.Project, error)
+		ProjectByName(ctx context.Context, companyID int64, name string) (schema.Project, error)
+		SetProjectRepoURLIfEmpty(ctx context.Context, companyID int64, projectID int64, repoURL string) error
+	}
+	Ledger interface {
+		RecordEventOnce(ctx context.Context, e schema.Event) (bool, error)
+	}
+	Scans interface {
+		AppendUploadChunk(ctx context.Context, companyID int64, r scans.UploadRun, c scans.UploadChunk, at time.Time) (scans.UploadRun, error)
+		CreateScan(ctx context.Context, sc scans.Scan) (scans.Scan, error)
+		GetUploadRun(ctx context.Context, companyID int64, runID string, at time.Time) (scans.UploadRun, error)
+		PutCIData(ctx context.Context, companyID int64, d scans.CIData) error
+		ReserveSource(ctx context.Context, companyID int64, runID string, size int64, b scans.SourceBudget, expires time.Time) error
+		ScanByRunID(ctx context.Context, companyID int64, runID string) (scans.Scan, error)
+		SetScanPullRequest(ctx context.Context, companyID int64, scanID string, pr pullrequest.PullRequest) (scans.Scan, error)
+		SetScanRepoURL(ctx context.Context, companyID int64, scanID string, repoURL string) error
+		StartUploadRun(ctx context.Context, companyID int64, r scans.UploadRun, quota int64, at time.Time) error
+	}
+}
+
+// StoreOf is the areas of st that Store touches: its composition.
+func StoreOf(st *store.Store) Store {
+	return Store{Catalog: st.Catalog, Ledger: st.Ledger, Scans: st.Scans}
 }

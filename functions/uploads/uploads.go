@@ -18,7 +18,9 @@ import (
 	"github.com/acme/codescan-api/shared/ingest"
 	"github.com/acme/codescan-api/shared/reportstore"
 	"github.com/acme/codescan-api/shared/routes"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // Body limits. A report is at most 64 MiB decompressed and 10 MiB as sent
@@ -94,7 +96,7 @@ func Build(d config.Deps, o Options) (http.Handler, error) {
 	if o.PendingQuota < MaxReportBytes {
 		return nil, fmt.Errorf("uploads: a pending quota of %d bytes is below the largest report (%d)", o.PendingQuota, MaxReportBytes)
 	}
-	h := handlers{store: d.Store, reports: d.Reports, opts: o, now: d.Clock()}
+	h := handlers{store: StoreOf(d.Store), reports: d.Reports, opts: o, now: d.Clock()}
 	return d.Server.Group(routes.GroupUploads, map[string]httpapi.HandlerFunc{
 		"POST /scan-upload":       h.scanUpload,
 		"POST /code-upload":       h.codeUpload,
@@ -114,7 +116,7 @@ func runID(r *http.Request) (string, error) {
 	if raw == "" {
 		return "", httpapi.UploadError(httpapi.KindInvalid, "Missing run_id")
 	}
-	id, ok := store.CanonicalUUID(raw)
+	id, ok := schema.CanonicalUUID(raw)
 	if !ok {
 		return "", httpapi.UploadError(httpapi.KindInvalid, "run_id must be a UUID")
 	}
@@ -140,10 +142,10 @@ func size(n int64) string {
 }
 
 // scanOfRun finds the caller's company's scan of a run, or errNoScan.
-func (h handlers) scanOfRun(r *http.Request, companyID int64, run string) (store.Scan, error) {
-	sc, err := h.store.ScanByRunID(r.Context(), companyID, run)
-	if errors.Is(err, store.ErrNotFound) {
-		return store.Scan{}, errNoScan
+func (h handlers) scanOfRun(r *http.Request, companyID int64, run string) (scans.Scan, error) {
+	sc, err := h.store.Scans.ScanByRunID(r.Context(), companyID, run)
+	if errors.Is(err, ddb.ErrNotFound) {
+		return scans.Scan{}, errNoScan
 	}
 	return sc, err
 }

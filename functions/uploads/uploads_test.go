@@ -23,7 +23,7 @@ import (
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/reports"
 	"github.com/acme/codescan-api/shared/routes"
-	"github.com/acme/codescan-api/shared/store"
+	storescans "github.com/acme/codescan-api/shared/store/scans"
 )
 
 func TestMain(m *testing.M) { testenv.MainOwnDynamoDB(m) } // its tables have streams
@@ -88,7 +88,7 @@ func (w *world) uploadOK(t *testing.T, query string, body []byte) scanResult {
 // uploader's company owns.
 func (w *world) ingested(t *testing.T, u testenv.User, scanID string) {
 	t.Helper()
-	if sc := w.env.WaitScan(t, u.CompanyID, scanID, 2*time.Minute); sc.Status != store.ScanComplete {
+	if sc := w.env.WaitScan(t, u.CompanyID, scanID, 2*time.Minute); sc.Status != storescans.ScanComplete {
 		t.Fatalf("scan %s: %s %q %+v", scanID, sc.Status, sc.FailedReason, sc.ScanErrors)
 	}
 }
@@ -248,17 +248,17 @@ func TestRoundTrip(t *testing.T) {
 
 	// The scans carry what the uploads said.
 	ctx := context.Background()
-	sc, err := w.env.Store.GetScan(ctx, w.company.ID, semgrep.ScanID)
+	sc, err := w.env.Store.Scans.GetScan(ctx, w.company.ID, semgrep.ScanID)
 	if err != nil || sc.Branch != "main" || !sc.CI || sc.CIPlatform != "github" || sc.Engine != "sarif" || sc.ReportSHA256 == "" {
 		t.Fatalf("semgrep scan: %+v %v", sc, err)
 	}
-	sc, err = w.env.Store.GetScan(ctx, w.company.ID, codeql.ScanID)
+	sc, err = w.env.Store.Scans.GetScan(ctx, w.company.ID, codeql.ScanID)
 	if err != nil || sc.Branch != "main" || sc.RepoURL != "https://github.com/acme/web-app" || sc.CI {
 		t.Fatalf("codeql scan: %+v %v", sc, err)
 	}
 	// A repo_url with credentials is stored without them.
-	sc, err = w.env.Store.GetScan(ctx, w.company.ID, gosec.ScanID)
-	p, perr := w.env.Store.GetProject(ctx, w.company.ID, gosec.ProjectID)
+	sc, err = w.env.Store.Scans.GetScan(ctx, w.company.ID, gosec.ScanID)
+	p, perr := w.env.Store.Catalog.GetProject(ctx, w.company.ID, gosec.ProjectID)
 	if err != nil || perr != nil || sc.RepoURL != "https://github.com/acme/api" || p.RepoURL != sc.RepoURL {
 		t.Fatalf("gosec scan and project: %+v %+v %v %v", sc, p, err, perr)
 	}
@@ -302,7 +302,7 @@ func TestRetries(t *testing.T) {
 		}
 	}
 	check("after conflicts")
-	if ps, err := w.env.Store.ListProjects(context.Background(), w.company.ID); err != nil || len(ps) != 1 {
+	if ps, err := w.env.Store.Catalog.ListProjects(context.Background(), w.company.ID); err != nil || len(ps) != 1 {
 		t.Fatalf("projects: %+v %v", ps, err)
 	}
 
@@ -368,7 +368,7 @@ func TestConcurrentUploads(t *testing.T) {
 	if len(scans) != 1 {
 		t.Fatalf("one run answered differently: %v", scans)
 	}
-	if ps, err := w.env.Store.ListProjects(context.Background(), w.company.ID); err != nil || len(ps) != 1 {
+	if ps, err := w.env.Store.Catalog.ListProjects(context.Background(), w.company.ID); err != nil || len(ps) != 1 {
 		t.Fatalf("projects: %+v %v", ps, err)
 	}
 	// One report on two branches: each finding is one issue per branch,
@@ -444,7 +444,7 @@ func TestScanUploadErrors(t *testing.T) {
 		}
 	}
 	// Nothing was stored by any of them.
-	if ps, err := w.env.Store.ListProjects(context.Background(), w.company.ID); err != nil || len(ps) != 0 {
+	if ps, err := w.env.Store.Catalog.ListProjects(context.Background(), w.company.ID); err != nil || len(ps) != 0 {
 		t.Fatalf("projects after rejected uploads: %+v %v", ps, err)
 	}
 

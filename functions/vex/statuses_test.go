@@ -6,7 +6,10 @@ import (
 	"testing"
 
 	"github.com/acme/codescan-api/internal/testenv"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ledger"
+	"github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/sca"
+	"github.com/acme/codescan-api/shared/store/tenancy"
 )
 
 // The store's SCA status path the import writes through
@@ -18,29 +21,29 @@ import (
 func TestSetSCAStatuses(t *testing.T) {
 	t.Parallel()
 	st := testenv.NewStore(t)
-	ctx := store.WithAuditActor(context.Background(), store.AuditActor{UserID: 7, Via: store.ViaAPIKey, KeyID: 9})
-	put := func(companyID int64, n int, status string) store.SCAIssue {
+	ctx := ledger.WithAuditActor(context.Background(), ledger.AuditActor{UserID: 7, Via: ledger.ViaAPIKey, KeyID: 9})
+	put := func(companyID int64, n int, status string) sca.Issue {
 		t.Helper()
-		i, err := st.PutSCAIssue(ctx, companyID, store.SCAIssue{ProjectID: 1, Branch: "main", Tool: "osv-scanner", Status: status,
-			Classification: fmt.Sprintf("CVE-2026-%04d", n), Package: store.SCAPackage{Name: "left-pad", Version: "1.0.0", Ecosystem: "npm"}})
+		i, err := st.SCA.PutSCAIssue(ctx, companyID, sca.Issue{ProjectID: 1, Branch: "main", Tool: "osv-scanner", Status: status,
+			Classification: fmt.Sprintf("CVE-2026-%04d", n), Package: sca.Package{Name: "left-pad", Version: "1.0.0", Ecosystem: "npm"}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return i
 	}
-	dismiss := func(i store.SCAIssue) (string, string, bool) {
+	dismiss := func(i sca.Issue) (string, string, bool) {
 		return "false_positive", "from VEX x", i.Status == "open"
 	}
-	audit := store.AuditEntry{Action: "vex.import", TargetType: "vex_document", TargetID: "x"}
+	audit := ledger.AuditEntry{Action: "vex.import", TargetType: "vex_document", TargetID: "x"}
 
 	raced := put(1, 0, "open")
 	calls := 0
-	done, err := st.SetSCAStatuses(ctx, 1, []string{raced.ID}, func(i store.SCAIssue) (string, string, bool) {
+	done, err := st.SCA.SetSCAStatuses(ctx, 1, []string{raced.ID}, func(i sca.Issue) (string, string, bool) {
 		calls++
 		if calls == 1 { // another request accepts the risk after this read
 			other := i
 			other.Status = "accepted_risk"
-			if _, err := st.PutSCAIssue(ctx, 1, other); err != nil {
+			if _, err := st.SCA.PutSCAIssue(ctx, 1, other); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -49,7 +52,7 @@ func TestSetSCAStatuses(t *testing.T) {
 	if err != nil || len(done) != 0 || calls != 2 {
 		t.Fatalf("raced: done %v, %d calls, %v", done, calls, err)
 	}
-	if got, _ := st.GetSCAIssue(ctx, 1, raced.ID); got.Status != "accepted_risk" {
+	if got, _ := st.SCA.GetSCAIssue(ctx, 1, raced.ID); got.Status != "accepted_risk" {
 		t.Fatalf("raced finding %s", got.Status)
 	}
 
@@ -57,22 +60,22 @@ func TestSetSCAStatuses(t *testing.T) {
 	for n := range 120 { // more than one transaction's chunk
 		ids = append(ids, put(1, n+1, "open").ID)
 	}
-	if done, err := st.SetSCAStatuses(ctx, 2, ids, dismiss, audit); err != nil || len(done) != 0 {
+	if done, err := st.SCA.SetSCAStatuses(ctx, 2, ids, dismiss, audit); err != nil || len(done) != 0 {
 		t.Fatalf("another company's ids: %v %v", done, err)
 	}
-	done, err = st.SetSCAStatuses(ctx, 1, append(ids, raced.ID), dismiss, audit)
+	done, err = st.SCA.SetSCAStatuses(ctx, 1, append(ids, raced.ID), dismiss, audit)
 	if err != nil || len(done) != len(ids) {
 		t.Fatalf("changed %d of %d: %v", len(done), len(ids), err)
 	}
-	if again, err := st.SetSCAStatuses(ctx, 1, ids, dismiss, audit); err != nil || len(again) != 0 {
+	if again, err := st.SCA.SetSCAStatuses(ctx, 1, ids, dismiss, audit); err != nil || len(again) != 0 {
 		t.Fatalf("again: %v %v", again, err)
 	}
 	for _, id := range ids {
-		if got, _ := st.GetSCAIssue(ctx, 1, id); got.Status != "false_positive" || got.Reason != "from VEX x" {
+		if got, _ := st.SCA.GetSCAIssue(ctx, 1, id); got.Status != "false_positive" || got.Reason != "from VEX x" {
 			t.Fatalf("%s: %s %q", id, got.Status, got.Reason)
 		}
 	}
-	entries, _, err := st.ListAudit(ctx, 1, store.AuditFilter{Action: "vex.import"}, store.PageQuery{Limit: 10})
+	entries, _, err := st.Tenancy.ListAudit(ctx, 1, tenancy.AuditFilter{Action: "vex.import"}, page.Request{Limit: 10})
 	if err != nil || len(entries) != 1 || entries[0].Actor.UserID != 7 {
 		t.Fatalf("audit %+v %v", entries, err)
 	}

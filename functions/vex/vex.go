@@ -20,15 +20,28 @@ import (
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/ledger"
+	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/store/sca"
+	"github.com/acme/codescan-api/shared/store/schema"
 	vexdoc "github.com/acme/codescan-api/shared/vex"
 )
 
 // Store is what the import reads and writes.
-type Store interface {
-	GetProject(ctx context.Context, companyID, projectID int64) (store.Project, error)
-	ListSCAIssues(ctx context.Context, companyID, projectID int64, q store.PageQuery) ([]store.SCAIssue, store.PageResult, int, error)
-	SetSCAStatuses(ctx context.Context, companyID int64, ids []string, decide sca.Decide, e store.AuditEntry) ([]string, error)
+type Store struct {
+	Catalog interface {
+		GetProject(ctx context.Context, companyID int64, projectID int64) (schema.Project, error)
+	}
+	SCA interface {
+		ListSCAIssues(ctx context.Context, companyID int64, projectID int64, q page.Request) ([]sca.Issue, page.Result, int, error)
+		SetSCAStatuses(ctx context.Context, companyID int64, ids []string, decide sca.Decide, e ledger.AuditEntry) ([]string, error)
+	}
+}
+
+// StoreOf is the areas of st that Store touches: its composition.
+func StoreOf(st *store.Store) Store {
+	return Store{Catalog: st.Catalog, SCA: st.SCA}
 }
 
 // Bounds of one import.
@@ -45,7 +58,7 @@ type handlers struct{ store Store }
 
 // New returns the group's http.Handler.
 func New(d config.Deps) http.Handler {
-	h := handlers{store: d.Store}
+	h := handlers{store: StoreOf(d.Store)}
 	return d.Server.Group(routes.GroupVEX, map[string]httpapi.HandlerFunc{
 		"POST /vex": h.importVEX,
 	})
@@ -107,8 +120,8 @@ func (h handlers) read(r *http.Request, companyID int64) (request, error) {
 		return req, refusal(err)
 	}
 	if req.projectID != 0 {
-		_, err := h.store.GetProject(r.Context(), companyID, req.projectID)
-		if errors.Is(err, store.ErrNotFound) {
+		_, err := h.store.Catalog.GetProject(r.Context(), companyID, req.projectID)
+		if errors.Is(err, ddb.ErrNotFound) {
 			return req, errProjectNotFound
 		}
 		if err != nil {
@@ -137,9 +150,9 @@ func refusal(err error) error {
 func (h handlers) plan(ctx context.Context, companyID, projectID int64, idx *vexdoc.Index) ([]vexdoc.Outcome, int, error) {
 	var out []vexdoc.Outcome
 	read := 0
-	q := store.PageQuery{Limit: readPage}
+	q := page.Request{Limit: readPage}
 	for {
-		found, res, total, err := h.store.ListSCAIssues(ctx, companyID, projectID, q)
+		found, res, total, err := h.store.SCA.ListSCAIssues(ctx, companyID, projectID, q)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -165,7 +178,7 @@ func (h handlers) plan(ctx context.Context, companyID, projectID int64, idx *vex
 }
 
 // findingOf is what matching reads of an SCA finding.
-func findingOf(i store.SCAIssue) vexdoc.Finding {
+func findingOf(i sca.Issue) vexdoc.Finding {
 	return vexdoc.Finding{
 		ID: i.ID, ProjectID: i.ProjectID, Branch: i.Branch, Tool: i.Tool,
 		Advisories: slices.Compact(append([]string{i.Classification, i.CVE}, i.IDs...)),
@@ -189,13 +202,13 @@ func (h handlers) apply(ctx context.Context, companyID int64, idx *vexdoc.Index,
 		return plan, nil
 	}
 	doc := idx.Document()
-	decide := func(i store.SCAIssue) (string, string, bool) {
+	decide := func(i sca.Issue) (string, string, bool) {
 		o, ok := idx.Decide(findingOf(i))
 		return o.To, o.Reason, ok && o.Result == vexdoc.Changed
 	}
-	audit := store.AuditEntry{Action: "vex.import", TargetType: "vex_document", TargetID: doc.ID,
-		Changes: map[string]store.Change{"format": {After: doc.Format}, "sca_findings_changed": {After: len(ids)}}}
-	done, err := h.store.SetSCAStatuses(ctx, companyID, ids, decide, audit)
+	audit := ledger.AuditEntry{Action: "vex.import", TargetType: "vex_document", TargetID: doc.ID,
+		Changes: map[string]ledger.Change{"format": {After: doc.Format}, "sca_findings_changed": {After: len(ids)}}}
+	done, err := h.store.SCA.SetSCAStatuses(ctx, companyID, ids, decide, audit)
 	if err != nil {
 		return nil, err
 	}

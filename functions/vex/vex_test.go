@@ -11,7 +11,10 @@ import (
 	"github.com/acme/codescan-api/functions/vex"
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/routes"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/sca"
+	"github.com/acme/codescan-api/shared/store/schema"
+	"github.com/acme/codescan-api/shared/store/tenancy"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -34,7 +37,7 @@ type tenant struct {
 	co        *testenv.Company
 	triager   testenv.User
 	viewer    testenv.User
-	web, lib  store.Project
+	web, lib  schema.Project
 	findings  map[string]string // name -> id
 	statusAt0 map[string]string // name -> status as seeded
 }
@@ -53,15 +56,15 @@ func (w *world) tenant(t *testing.T, name string) *tenant {
 	tn.triager = w.env.User(t, tn.co, testenv.UserSpec{Email: "triager@" + strings.ToLower(name) + ".test", Permissions: []string{routes.PermTriageIssue}})
 	tn.viewer = w.env.User(t, tn.co, testenv.UserSpec{Email: "viewer@" + strings.ToLower(name) + ".test"})
 	var err error
-	if tn.web, err = w.env.Store.CreateProject(ctx, store.Project{CompanyID: tn.co.ID, Name: "web"}); err != nil {
+	if tn.web, err = w.env.Store.Catalog.CreateProject(ctx, schema.Project{CompanyID: tn.co.ID, Name: "web"}); err != nil {
 		t.Fatal(err)
 	}
-	if tn.lib, err = w.env.Store.CreateProject(ctx, store.Project{CompanyID: tn.co.ID, Name: "lib"}); err != nil {
+	if tn.lib, err = w.env.Store.Catalog.CreateProject(ctx, schema.Project{CompanyID: tn.co.ID, Name: "lib"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range []struct {
 		name    string
-		project store.Project
+		project schema.Project
 		branch  string
 		eco     string
 		pkg     string
@@ -77,9 +80,9 @@ func (w *world) tenant(t *testing.T, name string) *tenant {
 		{"lib-ssl-3446", tn.lib, "main", "Alpine:v3.17", "libssl3", "3.0.8-r3", "open", []string{"CVE-2023-3446"}},
 		{"jackson", tn.lib, "main", "Maven", "com.fasterxml.jackson.core:jackson-databind", "2.10.0", "open", []string{"GHSA-288c-cq4h-88gq", "CVE-2020-25649"}},
 	} {
-		i, err := w.env.Store.PutSCAIssue(ctx, tn.co.ID, store.SCAIssue{ProjectID: f.project.ID, Branch: f.branch, Tool: "osv-scanner",
+		i, err := w.env.Store.SCA.PutSCAIssue(ctx, tn.co.ID, sca.Issue{ProjectID: f.project.ID, Branch: f.branch, Tool: "osv-scanner",
 			IDs: f.ids, Classification: f.ids[0], CVE: f.ids[len(f.ids)-1], Severity: "HIGH", Status: f.status, Description: f.pkg,
-			Package: store.SCAPackage{Name: f.pkg, Version: f.version, Ecosystem: f.eco}, Location: store.SCALocation{Path: "lockfile"}})
+			Package: sca.Package{Name: f.pkg, Version: f.version, Ecosystem: f.eco}, Location: sca.Location{Path: "lockfile"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -125,11 +128,11 @@ func (w *world) post(t *testing.T, u testenv.User, query, body string, want int)
 }
 
 // statuses are the company's findings' statuses and reasons by name.
-func (w *world) statuses(t *testing.T, tn *tenant) map[string]store.SCAIssue {
+func (w *world) statuses(t *testing.T, tn *tenant) map[string]sca.Issue {
 	t.Helper()
-	out := map[string]store.SCAIssue{}
+	out := map[string]sca.Issue{}
 	for name, id := range tn.findings {
-		i, err := w.env.Store.GetSCAIssue(context.Background(), tn.co.ID, id)
+		i, err := w.env.Store.SCA.GetSCAIssue(context.Background(), tn.co.ID, id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -138,9 +141,9 @@ func (w *world) statuses(t *testing.T, tn *tenant) map[string]store.SCAIssue {
 	return out
 }
 
-func (w *world) audit(t *testing.T, tn *tenant) []store.AuditRecord {
+func (w *world) audit(t *testing.T, tn *tenant) []tenancy.AuditRecord {
 	t.Helper()
-	entries, _, err := w.env.Store.ListAudit(context.Background(), tn.co.ID, store.AuditFilter{Action: "vex.import"}, store.PageQuery{Limit: 50})
+	entries, _, err := w.env.Store.Tenancy.ListAudit(context.Background(), tn.co.ID, tenancy.AuditFilter{Action: "vex.import"}, page.Request{Limit: 50})
 	if err != nil {
 		t.Fatal(err)
 	}

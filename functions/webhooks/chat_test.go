@@ -11,7 +11,12 @@ import (
 
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/chatmsg/chattest"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/delivery"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/schema"
+	"github.com/acme/codescan-api/shared/store/tenancy"
 )
 
 type chatView struct {
@@ -52,11 +57,11 @@ func TestChatDestination(t *testing.T) {
 	if out.Secret != nil || ep.Kind != "slack" || ep.URL != slackSrv.URL+"/services/****" || ep.Filter == nil || *ep.Filter != filter {
 		t.Fatalf("created: %+v secret %v", ep, out.Secret)
 	}
-	stored, err := f.env.Store.GetWebhook(ctx, f.acme.ID, ep.ID)
+	stored, err := f.env.Store.Deliveries.GetWebhook(ctx, f.acme.ID, ep.ID)
 	if err != nil || strings.Contains(stored.SealedSecret, "SECRET") || strings.Contains(stored.URL, "SECRET") {
 		t.Fatalf("stored: %+v %v", stored, err)
 	}
-	if opened, err := f.sealer.Open(ctx, stored.SealedSecret, store.WebhookSecretRecord(f.acme.ID, ep.ID)); err != nil || opened != raw {
+	if opened, err := f.sealer.Open(ctx, stored.SealedSecret, delivery.WebhookSecretRecord(f.acme.ID, ep.ID)); err != nil || opened != raw {
 		t.Fatalf("sealed URL opens to %q, %v", opened, err)
 	}
 	for _, path := range []string{"/webhooks/" + ep.ID, "/webhooks"} {
@@ -87,8 +92,8 @@ func TestChatDestination(t *testing.T) {
 	if out.Webhook.Filter != nil || strings.Contains(string(res.Body), "SECRET") {
 		t.Fatalf("patched: %s", res.Body)
 	}
-	stored, _ = f.env.Store.GetWebhook(ctx, f.acme.ID, ep.ID)
-	if opened, _ := f.sealer.Open(ctx, stored.SealedSecret, store.WebhookSecretRecord(f.acme.ID, ep.ID)); opened != raw2 {
+	stored, _ = f.env.Store.Deliveries.GetWebhook(ctx, f.acme.ID, ep.ID)
+	if opened, _ := f.sealer.Open(ctx, stored.SealedSecret, delivery.WebhookSecretRecord(f.acme.ID, ep.ID)); opened != raw2 {
 		t.Fatalf("new URL not sealed: %q", opened)
 	}
 	for _, c := range []struct {
@@ -104,11 +109,11 @@ func TestChatDestination(t *testing.T) {
 			t.Errorf("%s %s: %d %s", c.method, c.path, res.Status, res.Body)
 		}
 	}
-	log, _, err := f.env.Store.ListAudit(ctx, f.acme.ID, store.AuditFilter{}, store.PageQuery{Limit: 10})
+	log, _, err := f.env.Store.Tenancy.ListAudit(ctx, f.acme.ID, tenancy.AuditFilter{}, page.Request{Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var create, update *store.AuditRecord
+	var create, update *tenancy.AuditRecord
 	for n := range log {
 		switch log[n].Action {
 		case "webhook.create":
@@ -169,7 +174,7 @@ func TestFilterAndKindRefused(t *testing.T) {
 			t.Errorf("%s: %d %s, want 400 with %q", c.name, res.Status, res.Body, c.want)
 		}
 	}
-	if n, err := f.env.Store.WebhookCount(context.Background(), f.acme.ID); err != nil || n != 0 {
+	if n, err := f.env.Store.Deliveries.WebhookCount(context.Background(), f.acme.ID); err != nil || n != 0 {
 		t.Fatalf("stored: %d %v", n, err)
 	}
 }
@@ -183,27 +188,27 @@ func TestFilterDryRun(t *testing.T) {
 	st := f.env.Store
 	now := time.Now().UTC().Truncate(time.Second)
 	f.at = now
-	proj, err := st.CreateProject(ctx, store.Project{CompanyID: f.acme.ID, Name: "payments-api"})
+	proj, err := st.Catalog.CreateProject(ctx, schema.Project{CompanyID: f.acme.ID, Name: "payments-api"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc, err := st.CreateScan(ctx, store.Scan{CompanyID: f.acme.ID, ProjectID: proj.ID, Branch: "main", Engine: "sarif", Tool: "semgrep",
-		Status: store.ScanProcessing, CreatedAt: now.Format(time.RFC3339)})
+	sc, err := st.Scans.CreateScan(ctx, scans.Scan{CompanyID: f.acme.ID, ProjectID: proj.ID, Branch: "main", Engine: "sarif", Tool: "semgrep",
+		Status: scans.ScanProcessing, CreatedAt: now.Format(time.RFC3339)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	issue := func(fp, urgency string) store.Issue {
-		return store.Issue{ID: store.IssueID(f.acme.ID, proj.ID, "main", "semgrep", fp), ProjectID: proj.ID, ProjectName: proj.Name,
+	issue := func(fp, urgency string) findings.Issue {
+		return findings.Issue{ID: findings.IssueID(f.acme.ID, proj.ID, "main", "semgrep", fp), ProjectID: proj.ID, ProjectName: proj.Name,
 			Branch: "main", Tool: "semgrep", Fingerprint: fp, CWE: 89, FilePath: "a.go", Urgency: urgency, CreatedAt: sc.CreatedAt}
 	}
-	if _, err := st.ApplyScan(ctx, f.acme.ID, sc, []store.Issue{issue("a", "CR"), issue("b", "LO")}); err != nil {
+	if _, err := st.Findings.ApplyScan(ctx, f.acme.ID, sc, []findings.Issue{issue("a", "CR"), issue("b", "LO")}); err != nil {
 		t.Fatal(err)
 	}
 	scanData, _ := testenv.OutboxEvent(t, st, f.acme.ID, "scan_completed-"+sc.ID)
-	ev := func(c *testenv.Company, id, typ string, age time.Duration, data map[string]any) store.Event {
+	ev := func(c *testenv.Company, id, typ string, age time.Duration, data map[string]any) schema.Event {
 		b, _ := json.Marshal(data)
-		e := store.Event{ID: id, CompanyID: c.ID, Type: typ, CreatedAt: now.Add(-age), Data: b}
-		if err := st.RecordRecentEvent(ctx, e); err != nil {
+		e := schema.Event{ID: id, CompanyID: c.ID, Type: typ, CreatedAt: now.Add(-age), Data: b}
+		if err := st.Deliveries.RecordRecentEvent(ctx, e); err != nil {
 			t.Fatal(err)
 		}
 		return e

@@ -10,7 +10,9 @@ import (
 
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/notify"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/delivery"
+	"github.com/acme/codescan-api/shared/store/ledger"
 )
 
 // test sends a signed webhook_test event to the endpoint now and answers
@@ -22,7 +24,7 @@ func (h handlers) test(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	now := h.now()
-	id := "test_" + store.NewWebhookID()
+	id := "test_" + delivery.NewWebhookID()
 	payload, err := json.Marshal(notify.Payload{
 		Type: "webhook_test", ID: id, CreatedAt: now.UTC().Format(time.RFC3339), CompanyID: ep.CompanyID,
 		Data: json.RawMessage(fmt.Sprintf(`{"webhook_id":%q}`, ep.ID)),
@@ -43,12 +45,12 @@ func (h handlers) test(w http.ResponseWriter, r *http.Request) error {
 		"status": "ok", "event_id": id, "delivered": res.Delivered(), "latency_ms": res.Latency.Milliseconds(),
 		"outcome": outcome, "status_code": nil,
 	}
-	changes := map[string]store.Change{"event_id": {After: id}, "outcome": {After: outcome}}
+	changes := map[string]ledger.Change{"event_id": {After: id}, "outcome": {After: outcome}}
 	if res.StatusCode != 0 {
 		out["status_code"] = res.StatusCode
-		changes["status_code"] = store.Change{After: res.StatusCode}
+		changes["status_code"] = ledger.Change{After: res.StatusCode}
 	}
-	err = h.store.Audit(r.Context(), ep.CompanyID, store.AuditEntry{Action: "webhook.test", TargetType: "webhook", TargetID: ep.ID, Changes: changes})
+	err = h.store.Ledger.Audit(r.Context(), ep.CompanyID, ledger.AuditEntry{Action: "webhook.test", TargetType: "webhook", TargetID: ep.ID, Changes: changes})
 	if err != nil {
 		return err
 	}
@@ -78,10 +80,10 @@ func (h handlers) deliveries(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	outcome := r.URL.Query().Get("status")
-	if outcome != "" && outcome != store.AttemptSucceeded && outcome != store.AttemptFailed {
+	if outcome != "" && outcome != delivery.AttemptSucceeded && outcome != delivery.AttemptFailed {
 		return httpapi.Invalid("status must be succeeded or failed")
 	}
-	log, res, err := h.store.ListAttempts(r.Context(), ep.CompanyID, ep.ID, outcome, q)
+	log, res, err := h.store.Deliveries.ListAttempts(r.Context(), ep.CompanyID, ep.ID, outcome, q)
 	if err != nil {
 		return err
 	}
@@ -115,23 +117,23 @@ func (h handlers) redeliver(w http.ResponseWriter, r *http.Request) error {
 	if !deliveryIDPattern.MatchString(id) {
 		return errDeliveryNotFound
 	}
-	del, err := h.store.GetDelivery(r.Context(), ep.CompanyID, id)
-	if errors.Is(err, store.ErrNotFound) || err == nil && (del.Channel != store.ChannelWebhook || del.Recipient != ep.ID) {
+	del, err := h.store.Deliveries.GetDelivery(r.Context(), ep.CompanyID, id)
+	if errors.Is(err, ddb.ErrNotFound) || err == nil && (del.Channel != delivery.ChannelWebhook || del.Recipient != ep.ID) {
 		return errDeliveryNotFound
 	}
 	if err != nil {
 		return err
 	}
 	del, err = h.dispatch.Redeliver(r.Context(), ep.CompanyID, id)
-	if errors.Is(err, store.ErrConflict) {
+	if errors.Is(err, ddb.ErrConflict) {
 		return httpapi.Conflict("The delivery is being sent right now; try again in a few minutes")
 	}
 	if err != nil {
 		return err
 	}
-	err = h.store.Audit(r.Context(), ep.CompanyID, store.AuditEntry{
+	err = h.store.Ledger.Audit(r.Context(), ep.CompanyID, ledger.AuditEntry{
 		Action: "webhook.redeliver", TargetType: "webhook", TargetID: ep.ID,
-		Changes: map[string]store.Change{"delivery_id": {After: del.ID}, "state": {After: del.State}},
+		Changes: map[string]ledger.Change{"delivery_id": {After: del.ID}, "state": {After: del.State}},
 	})
 	if err != nil {
 		return err

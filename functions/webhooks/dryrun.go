@@ -12,7 +12,8 @@ import (
 	"github.com/acme/codescan-api/shared/deliveryengine"
 	"github.com/acme/codescan-api/shared/eventfilter"
 	"github.com/acme/codescan-api/shared/httpapi"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ledger"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // Dry-run bounds: the events looked at (newest first), and how far back.
@@ -58,7 +59,7 @@ func (h handlers) dryRun(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	evs, err := h.store.RecentEvents(r.Context(), p.CompanyID, h.now().Add(-DryRunWindow), req.types, req.limit)
+	evs, err := h.store.Deliveries.RecentEvents(r.Context(), p.CompanyID, h.now().Add(-DryRunWindow), req.types, req.limit)
 	if err != nil {
 		return err
 	}
@@ -68,8 +69,8 @@ func (h handlers) dryRun(w http.ResponseWriter, r *http.Request) error {
 	}
 	// A read, audited as the other admin calls are: who tried which
 	// expression over the company's events.
-	err = h.store.Audit(r.Context(), p.CompanyID, store.AuditEntry{Action: "webhook.filter_dry_run", TargetType: "webhook_filter", TargetID: "dry-run",
-		Changes: map[string]store.Change{"filter": {After: req.src}, "events": {After: totals.Events}, "selected": {After: totals.Selected}}})
+	err = h.store.Ledger.Audit(r.Context(), p.CompanyID, ledger.AuditEntry{Action: "webhook.filter_dry_run", TargetType: "webhook_filter", TargetID: "dry-run",
+		Changes: map[string]ledger.Change{"filter": {After: req.src}, "events": {After: totals.Events}, "selected": {After: totals.Selected}}})
 	if err != nil {
 		return err
 	}
@@ -112,10 +113,10 @@ func readDryRun(r *http.Request) (dryRunRequest, error) {
 // evaluate runs f on each event, reading a scan's new issues only when
 // the expression can see them (findings): each event's outcome, with a
 // failed evaluation's class (never its text), and the totals.
-func (h handlers) evaluate(ctx context.Context, f *eventfilter.Filter, findings bool, evs []store.Event) ([]dryRunEvent, dryRunTotals, error) {
+func (h handlers) evaluate(ctx context.Context, f *eventfilter.Filter, findings bool, evs []schema.Event) ([]dryRunEvent, dryRunTotals, error) {
 	var src eventfilter.Source
 	if findings {
-		src = h.store
+		src = h.store.Lists
 	}
 	out := make([]dryRunEvent, 0, len(evs))
 	var t dryRunTotals

@@ -6,7 +6,9 @@ import (
 
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/httpapi"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/delivery"
+	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/webhook"
 )
 
@@ -23,7 +25,7 @@ func (h handlers) create(w http.ResponseWriter, r *http.Request) error {
 	if in.kind != nil {
 		kind = *in.kind
 	}
-	id := store.NewWebhookID()
+	id := delivery.NewWebhookID()
 	// A signed webhook gets a signing secret (answered once); a chat
 	// destination has none: its URL is the secret, sealed as one and shown
 	// masked from now on.
@@ -32,24 +34,24 @@ func (h handlers) create(w http.ResponseWriter, r *http.Request) error {
 		if secret, err = webhook.NewSecret(); err != nil {
 			return err
 		}
-		sealed, err = h.opts.Sealer.Seal(r.Context(), secret, store.WebhookSecretRecord(p.CompanyID, id))
+		sealed, err = h.opts.Sealer.Seal(r.Context(), secret, delivery.WebhookSecretRecord(p.CompanyID, id))
 	} else {
 		shown = webhook.Mask(*in.url)
-		sealed, err = h.opts.Sealer.Seal(r.Context(), *in.url, store.WebhookSecretRecord(p.CompanyID, id))
+		sealed, err = h.opts.Sealer.Seal(r.Context(), *in.url, delivery.WebhookSecretRecord(p.CompanyID, id))
 	}
 	if err != nil {
 		return err
 	}
-	ep := store.WebhookEndpoint{ID: id, CompanyID: p.CompanyID, URL: shown, Types: *in.types, Active: true, SealedSecret: sealed, Kind: kind}
+	ep := schema.WebhookEndpoint{ID: id, CompanyID: p.CompanyID, URL: shown, Types: *in.types, Active: true, SealedSecret: sealed, Kind: kind}
 	if in.description != nil {
 		ep.Description = *in.description
 	}
 	if in.filter != nil {
 		ep.Filter = *in.filter
 	}
-	ep, err = h.store.CreateWebhook(r.Context(), ep)
-	if errors.Is(err, store.ErrLimit) {
-		return httpapi.Conflict("A company may have at most %d webhook endpoints", store.MaxWebhooksPerCompany)
+	ep, err = h.store.Deliveries.CreateWebhook(r.Context(), ep)
+	if errors.Is(err, delivery.ErrLimit) {
+		return httpapi.Conflict("A company may have at most %d webhook endpoints", delivery.MaxWebhooksPerCompany)
 	}
 	if err != nil {
 		return err
@@ -63,11 +65,11 @@ func (h handlers) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	eps, res, err := h.store.ListWebhooks(r.Context(), p.CompanyID, q)
+	eps, res, err := h.store.Deliveries.ListWebhooks(r.Context(), p.CompanyID, q)
 	if err != nil {
 		return err
 	}
-	total, err := h.store.WebhookCount(r.Context(), p.CompanyID)
+	total, err := h.store.Deliveries.WebhookCount(r.Context(), p.CompanyID)
 	if err != nil {
 		return err
 	}
@@ -81,14 +83,14 @@ func (h handlers) list(w http.ResponseWriter, r *http.Request) error {
 }
 
 // load reads the path's endpoint in the caller's company.
-func (h handlers) load(r *http.Request) (store.WebhookEndpoint, error) {
-	id, ok := store.CanonicalUUID(r.PathValue("webhook_id"))
+func (h handlers) load(r *http.Request) (schema.WebhookEndpoint, error) {
+	id, ok := schema.CanonicalUUID(r.PathValue("webhook_id"))
 	if !ok {
-		return store.WebhookEndpoint{}, errNotFound
+		return schema.WebhookEndpoint{}, errNotFound
 	}
-	ep, err := h.store.GetWebhook(r.Context(), auth.FromContext(r.Context()).CompanyID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return store.WebhookEndpoint{}, errNotFound
+	ep, err := h.store.Deliveries.GetWebhook(r.Context(), auth.FromContext(r.Context()).CompanyID, id)
+	if errors.Is(err, ddb.ErrNotFound) {
+		return schema.WebhookEndpoint{}, errNotFound
 	}
 	return ep, err
 }
@@ -110,10 +112,10 @@ func (h handlers) update(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ch := store.WebhookChange{URL: in.url, Types: in.types, Description: in.description, Active: in.active, Filter: in.filter}
+	ch := delivery.WebhookChange{URL: in.url, Types: in.types, Description: in.description, Active: in.active, Filter: in.filter}
 	if in.url != nil && ep.Chat() {
 		// A chat destination's new URL is its new secret.
-		sealed, err := h.opts.Sealer.Seal(r.Context(), *in.url, store.WebhookSecretRecord(ep.CompanyID, ep.ID))
+		sealed, err := h.opts.Sealer.Seal(r.Context(), *in.url, delivery.WebhookSecretRecord(ep.CompanyID, ep.ID))
 		if err != nil {
 			return err
 		}
@@ -125,11 +127,11 @@ func (h handlers) update(w http.ResponseWriter, r *http.Request) error {
 		empty := ""
 		ch.DisabledReason, ch.FailingSince = &empty, &empty
 	}
-	ep, err = h.store.ChangeWebhook(r.Context(), ep, ch, "webhook.update")
-	if errors.Is(err, store.ErrNotFound) {
+	ep, err = h.store.Deliveries.ChangeWebhook(r.Context(), ep, ch, "webhook.update")
+	if errors.Is(err, ddb.ErrNotFound) {
 		return errNotFound
 	}
-	if errors.Is(err, store.ErrConflict) {
+	if errors.Is(err, ddb.ErrConflict) {
 		return httpapi.Conflict("The webhook changed meanwhile; read it and try again")
 	}
 	if err != nil {
@@ -143,7 +145,7 @@ func (h handlers) delete(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := h.store.DeleteWebhook(r.Context(), ep); errors.Is(err, store.ErrNotFound) {
+	if err := h.store.Deliveries.DeleteWebhook(r.Context(), ep); errors.Is(err, ddb.ErrNotFound) {
 		return errNotFound
 	} else if err != nil {
 		return err
@@ -165,18 +167,18 @@ func (h handlers) rotate(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	sealed, err := h.opts.Sealer.Seal(r.Context(), secret, store.WebhookSecretRecord(ep.CompanyID, ep.ID))
+	sealed, err := h.opts.Sealer.Seal(r.Context(), secret, delivery.WebhookSecretRecord(ep.CompanyID, ep.ID))
 	if err != nil {
 		return err
 	}
-	until := store.SortableTime(h.now().Add(RotationOverlap))
-	ep, err = h.store.ChangeWebhook(r.Context(), ep, store.WebhookChange{
+	until := ddb.SortableTime(h.now().Add(RotationOverlap))
+	ep, err = h.store.Deliveries.ChangeWebhook(r.Context(), ep, delivery.WebhookChange{
 		SealedSecret: &sealed, PrevSealedSecret: &ep.SealedSecret, PrevSecretUntil: &until,
 	}, "webhook.rotate_secret")
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, ddb.ErrNotFound) {
 		return errNotFound
 	}
-	if errors.Is(err, store.ErrConflict) {
+	if errors.Is(err, ddb.ErrConflict) {
 		return httpapi.Conflict("The secret was rotated meanwhile; read the webhook and rotate again if needed")
 	}
 	if err != nil {

@@ -5,20 +5,36 @@ import (
 	"time"
 
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/delivery"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/ledger"
+	"github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
-// Store is what the webhooks handlers read and write: the store methods they
-// call, and no others. The Lambda main passes the store itself.
-type Store interface {
-	Audit(ctx context.Context, companyID int64, e store.AuditEntry) error
-	ChangeWebhook(ctx context.Context, before store.WebhookEndpoint, ch store.WebhookChange, action string) (store.WebhookEndpoint, error)
-	CreateWebhook(ctx context.Context, w store.WebhookEndpoint) (store.WebhookEndpoint, error)
-	DeleteWebhook(ctx context.Context, w store.WebhookEndpoint) error
-	EachScanIssue(ctx context.Context, companyID int64, scanID string, fn func(store.Issue) error) error
-	GetDelivery(ctx context.Context, companyID int64, id string) (store.Delivery, error)
-	GetWebhook(ctx context.Context, companyID int64, id string) (store.WebhookEndpoint, error)
-	ListAttempts(ctx context.Context, companyID int64, endpointID, outcome string, q store.PageQuery) ([]store.AttemptLog, store.PageResult, error)
-	ListWebhooks(ctx context.Context, companyID int64, q store.PageQuery) ([]store.WebhookEndpoint, store.PageResult, error)
-	RecentEvents(ctx context.Context, companyID int64, since time.Time, typeCodes []string, limit int) ([]store.Event, error)
-	WebhookCount(ctx context.Context, companyID int64) (int, error)
+// Store is what the webhooks handlers read and write: per area of the store, the calls
+// they make and no others; StoreOf composes it from the store's areas.
+type Store struct {
+	Deliveries interface {
+		ChangeWebhook(ctx context.Context, before schema.WebhookEndpoint, ch delivery.WebhookChange, action string) (schema.WebhookEndpoint, error)
+		CreateWebhook(ctx context.Context, w schema.WebhookEndpoint) (schema.WebhookEndpoint, error)
+		DeleteWebhook(ctx context.Context, w schema.WebhookEndpoint) error
+		GetDelivery(ctx context.Context, companyID int64, id string) (schema.Delivery, error)
+		GetWebhook(ctx context.Context, companyID int64, id string) (schema.WebhookEndpoint, error)
+		ListAttempts(ctx context.Context, companyID int64, endpointID string, outcome string, q page.Request) ([]schema.AttemptLog, page.Result, error)
+		ListWebhooks(ctx context.Context, companyID int64, q page.Request) ([]schema.WebhookEndpoint, page.Result, error)
+		RecentEvents(ctx context.Context, companyID int64, since time.Time, typeCodes []string, limit int) ([]schema.Event, error)
+		WebhookCount(ctx context.Context, companyID int64) (int, error)
+	}
+	Ledger interface {
+		Audit(ctx context.Context, companyID int64, e ledger.AuditEntry) error
+	}
+	Lists interface {
+		EachScanIssue(ctx context.Context, companyID int64, scanID string, fn func(findings.Issue) error) error
+	}
+}
+
+// StoreOf is the areas of st that Store touches: its composition.
+func StoreOf(st *store.Store) Store {
+	return Store{Deliveries: st.Deliveries, Ledger: st.Ledger, Lists: st.Lists}
 }

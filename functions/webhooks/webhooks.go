@@ -17,7 +17,8 @@ import (
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/secrets"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/webhook"
 )
 
@@ -64,8 +65,8 @@ func New(d config.Deps) http.Handler {
 
 // NewWithOptions returns the group's handler with explicit options.
 func NewWithOptions(d config.Deps, o Options) http.Handler {
-	h := handlers{store: d.Store, opts: o, now: d.Clock(), dispatch: &deliveryengine.Engine{
-		Store: d.Store, Webhooks: o.Webhooks, Sealer: o.Sealer, Backoff: deliveryengine.DefaultBackoff, Log: d.Server.Log,
+	h := handlers{store: StoreOf(d.Store), opts: o, now: d.Clock(), dispatch: &deliveryengine.Engine{
+		Store: deliveryengine.StoreOf(d.Store), Webhooks: o.Webhooks, Sealer: o.Sealer, Backoff: deliveryengine.DefaultBackoff, Log: d.Server.Log,
 		Metrics: d.Metrics, Now: d.Now, AppURL: o.AppURL,
 	}}
 	return d.Server.Group(routes.GroupWebhooks, map[string]httpapi.HandlerFunc{
@@ -111,7 +112,7 @@ type view struct {
 }
 
 // viewOf shows the previous secret's expiry while it has not passed at now.
-func viewOf(w store.WebhookEndpoint, now time.Time) view {
+func viewOf(w schema.WebhookEndpoint, now time.Time) view {
 	v := view{ID: w.ID, Kind: w.KindOrDefault(), URL: w.URL, Filter: nullable(w.Filter), Types: w.Types, Description: w.Description,
 		Active: w.Active, CreatedAt: apiTime(w.CreatedAt), UpdatedAt: apiTime(w.UpdatedAt)}
 	opt := func(s string) *string {
@@ -145,13 +146,13 @@ func apiTime(s string) string {
 
 // paging reads page_size (1 to MaxPageSize) and the page token
 // (next_page_token, or page_token).
-func paging(r *http.Request) (store.PageQuery, error) {
+func paging(r *http.Request) (page.Request, error) {
 	p, err := httpapi.ParsePaging(r, DefaultPageSize, MaxPageSize)
 	if err != nil {
-		return store.PageQuery{}, err
+		return page.Request{}, err
 	}
 	if p.Page != 1 {
-		return store.PageQuery{}, httpapi.Invalid("page is not supported here: follow next_page_token")
+		return page.Request{}, httpapi.Invalid("page is not supported here: follow next_page_token")
 	}
 	return p.Query(), nil
 }

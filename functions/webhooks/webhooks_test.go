@@ -18,7 +18,8 @@ import (
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/deliveryengine"
 	"github.com/acme/codescan-api/shared/secrets"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/delivery"
+	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/webhook"
 )
 
@@ -106,14 +107,14 @@ func TestCreateShowsTheSecretOnceAndStoresItSealed(t *testing.T) {
 		len(c.Webhook.Types) != 2 || !c.Webhook.Active || c.Webhook.Description != "intake" {
 		t.Fatalf("created %+v", c)
 	}
-	ep, err := f.env.Store.GetWebhook(context.Background(), f.acme.ID, c.Webhook.ID)
+	ep, err := f.env.Store.Deliveries.GetWebhook(context.Background(), f.acme.ID, c.Webhook.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(ep.SealedSecret, strings.TrimPrefix(c.Secret, "whsec_")) {
 		t.Error("secret stored in plain text")
 	}
-	if got, err := f.sealer.Open(context.Background(), ep.SealedSecret, store.WebhookSecretRecord(f.acme.ID, ep.ID)); err != nil || got != c.Secret {
+	if got, err := f.sealer.Open(context.Background(), ep.SealedSecret, delivery.WebhookSecretRecord(f.acme.ID, ep.ID)); err != nil || got != c.Secret {
 		t.Errorf("sealed secret does not open to the shown one: %v", err)
 	}
 	for _, path := range []string{"/webhooks/" + c.Webhook.ID, "/webhooks"} {
@@ -148,7 +149,7 @@ func TestBadInputIs400AndStoresNothing(t *testing.T) {
 			t.Errorf("%s: %d %s", body, res.Status, res.Body)
 		}
 	}
-	if n, _ := f.env.Store.WebhookCount(context.Background(), f.acme.ID); n != 0 {
+	if n, _ := f.env.Store.Deliveries.WebhookCount(context.Background(), f.acme.ID); n != 0 {
 		t.Errorf("%d endpoints stored", n)
 	}
 	c := f.create(t, f.acme, "https://hooks.example.com/a", "scan_failed")
@@ -185,7 +186,7 @@ func TestAdminsOnlyAndTenantIsolation(t *testing.T) {
 	if res := testenv.Do(t, f.h, "GET", "/webhooks", "", testenv.Key(f.member)...); res.Status != http.StatusForbidden {
 		t.Errorf("member: %d", res.Status)
 	}
-	missing := "/webhooks/" + store.NewWebhookID()
+	missing := "/webhooks/" + delivery.NewWebhookID()
 	for _, tc := range []struct{ method, suffix, body string }{
 		{"GET", "", ""}, {"PATCH", "", `{"active":false}`}, {"DELETE", "", ""}, {"POST", "/rotate-secret", ""},
 		{"POST", "/test", ""}, {"GET", "/deliveries", ""}, {"POST", "/deliveries/0123456789abcdef0123456789abcdef/redeliver", ""},
@@ -254,22 +255,22 @@ func TestAdminsOnlyAndTenantIsolation(t *testing.T) {
 func (f *fixture) deliveryToken(t *testing.T, id string) string {
 	t.Helper()
 	off := false
-	if err := f.env.Store.UpdateNotificationSetting(context.Background(), f.acme.ID, 0, "scan_failed", []store.ChannelChange{{Channel: store.ChannelEmail, Value: &off}}); err != nil {
+	if err := f.env.Store.Deliveries.UpdateNotificationSetting(context.Background(), f.acme.ID, 0, "scan_failed", []delivery.ChannelChange{{Channel: delivery.ChannelEmail, Value: &off}}); err != nil {
 		t.Fatal(err)
 	}
 	rcv := newRecorder(t, http.StatusServiceUnavailable)
 	u := rcv.URL + "/hook"
-	ep, err := f.env.Store.GetWebhook(context.Background(), f.acme.ID, id)
+	ep, err := f.env.Store.Deliveries.GetWebhook(context.Background(), f.acme.ID, id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.env.Store.UpdateWebhook(context.Background(), f.acme.ID, ep.ID, store.WebhookChange{URL: &u}); err != nil {
+	if _, err := f.env.Store.Deliveries.UpdateWebhook(context.Background(), f.acme.ID, ep.ID, delivery.WebhookChange{URL: &u}); err != nil {
 		t.Fatal(err)
 	}
-	d := &deliveryengine.Engine{Store: f.env.Store, Sealer: f.sealer, Webhooks: webhook.New(webhook.Options{AllowLoopback: true}),
+	d := &deliveryengine.Engine{Store: deliveryengine.StoreOf(f.env.Store), Sealer: f.sealer, Webhooks: webhook.New(webhook.Options{AllowLoopback: true}),
 		Backoff: deliveryengine.DefaultBackoff, Log: f.env.Deps.Server.Log}
 	for _, id := range []string{"scan_failed-t1", "scan_failed-t2"} {
-		d.Dispatch(context.Background(), []store.Event{{ID: id, CompanyID: f.acme.ID, Type: "scan_failed", CreatedAt: time.Now(),
+		d.Dispatch(context.Background(), []schema.Event{{ID: id, CompanyID: f.acme.ID, Type: "scan_failed", CreatedAt: time.Now(),
 			Data: json.RawMessage(`{"scan_id":"s1","project_id":1,"project_name":"p","branch":"main","tool":"t","failed_reason":"r"}`)}})
 	}
 	var log struct {
@@ -299,7 +300,7 @@ func TestUpdateDeleteAndCount(t *testing.T) {
 	if res := testenv.Do(t, f.h, "DELETE", "/webhooks/"+c.Webhook.ID, "", testenv.Key(f.acme.Admin)...); res.Status != http.StatusNotFound {
 		t.Errorf("second delete: %d", res.Status)
 	}
-	if n, _ := f.env.Store.WebhookCount(context.Background(), f.acme.ID); n != 0 {
+	if n, _ := f.env.Store.Deliveries.WebhookCount(context.Background(), f.acme.ID); n != 0 {
 		t.Errorf("count after delete: %d", n)
 	}
 }
@@ -353,9 +354,9 @@ func TestRotationSignsWithBothSecretsAndTestSends(t *testing.T) {
 		t.Error("the old secret still verifies after the overlap")
 	}
 	// A test to a private address is refused at dial time: 200 with the reason.
-	ep, _ := f.env.Store.GetWebhook(context.Background(), f.acme.ID, c.Webhook.ID)
+	ep, _ := f.env.Store.Deliveries.GetWebhook(context.Background(), f.acme.ID, c.Webhook.ID)
 	priv := "http://10.1.2.3/hook"
-	if _, err := f.env.Store.UpdateWebhook(context.Background(), f.acme.ID, ep.ID, store.WebhookChange{URL: &priv}); err != nil {
+	if _, err := f.env.Store.Deliveries.UpdateWebhook(context.Background(), f.acme.ID, ep.ID, delivery.WebhookChange{URL: &priv}); err != nil {
 		t.Fatal(err)
 	}
 	res = testenv.Do(t, f.h, "POST", "/webhooks/"+c.Webhook.ID+"/test", "", testenv.Key(f.acme.Admin)...)
@@ -368,15 +369,15 @@ func TestDeliveryLogAndRedeliver(t *testing.T) {
 	f := newFixture(t)
 	rcv := newRecorder(t, http.StatusServiceUnavailable)
 	c := f.create(t, f.acme, rcv.URL+"/hook", "scan_failed")
-	d := &deliveryengine.Engine{Store: f.env.Store, Sealer: f.sealer, Webhooks: webhook.New(webhook.Options{AllowLoopback: true}),
+	d := &deliveryengine.Engine{Store: deliveryengine.StoreOf(f.env.Store), Sealer: f.sealer, Webhooks: webhook.New(webhook.Options{AllowLoopback: true}),
 		Backoff: deliveryengine.DefaultBackoff, Log: f.env.Deps.Server.Log}
 	off := false
-	if err := f.env.Store.UpdateNotificationSetting(context.Background(), f.acme.ID, 0, "scan_failed", []store.ChannelChange{{Channel: store.ChannelEmail, Value: &off}}); err != nil {
+	if err := f.env.Store.Deliveries.UpdateNotificationSetting(context.Background(), f.acme.ID, 0, "scan_failed", []delivery.ChannelChange{{Channel: delivery.ChannelEmail, Value: &off}}); err != nil {
 		t.Fatal(err)
 	}
-	ev := store.Event{ID: "scan_failed-s1", CompanyID: f.acme.ID, Type: "scan_failed", CreatedAt: time.Now(),
+	ev := schema.Event{ID: "scan_failed-s1", CompanyID: f.acme.ID, Type: "scan_failed", CreatedAt: time.Now(),
 		Data: json.RawMessage(`{"scan_id":"s1","project_id":1,"project_name":"p","branch":"main","tool":"t","failed_reason":"r"}`)}
-	d.Dispatch(context.Background(), []store.Event{ev})
+	d.Dispatch(context.Background(), []schema.Event{ev})
 
 	var log struct {
 		Deliveries []struct {
@@ -429,17 +430,17 @@ func TestNoBacklogForNewReceivers(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	off := false
-	if err := f.env.Store.UpdateNotificationSetting(ctx, f.acme.ID, 0, "scan_failed", []store.ChannelChange{{Channel: store.ChannelEmail, Value: &off}}); err != nil {
+	if err := f.env.Store.Deliveries.UpdateNotificationSetting(ctx, f.acme.ID, 0, "scan_failed", []delivery.ChannelChange{{Channel: delivery.ChannelEmail, Value: &off}}); err != nil {
 		t.Fatal(err)
 	}
-	d := &deliveryengine.Engine{Store: f.env.Store, Sealer: f.sealer, Webhooks: webhook.New(webhook.Options{AllowLoopback: true}),
+	d := &deliveryengine.Engine{Store: deliveryengine.StoreOf(f.env.Store), Sealer: f.sealer, Webhooks: webhook.New(webhook.Options{AllowLoopback: true}),
 		Backoff: deliveryengine.DefaultBackoff, Log: f.env.Deps.Server.Log}
-	event := func(id, typ string, at time.Time) store.Event {
+	event := func(id, typ string, at time.Time) schema.Event {
 		data := `{"scan_id":"s1","project_id":1,"project_name":"p","branch":"main","tool":"t","failed_reason":"r"}`
 		if typ == "scan_completed" {
 			data = `{"scan_id":"s1","project_id":1,"project_name":"p","branch":"main","tool":"t","new_issues":0,"fixed_issues":0}`
 		}
-		return store.Event{ID: id, CompanyID: f.acme.ID, Type: typ, CreatedAt: at, Data: json.RawMessage(data)}
+		return schema.Event{ID: id, CompanyID: f.acme.ID, Type: typ, CreatedAt: at, Data: json.RawMessage(data)}
 	}
 	delivered := func(rcv *recorder) []string {
 		rcv.mu.Lock()
@@ -458,7 +459,7 @@ func TestNoBacklogForNewReceivers(t *testing.T) {
 	before := time.Now().Add(-time.Minute) // recorded, not yet dispatched
 	rcv := newRecorder(t, http.StatusNoContent)
 	c := f.create(t, f.acme, rcv.URL+"/hook", "scan_failed")
-	d.Dispatch(ctx, []store.Event{event("scan_failed-old", "scan_failed", before), event("scan_failed-new", "scan_failed", time.Now())})
+	d.Dispatch(ctx, []schema.Event{event("scan_failed-old", "scan_failed", before), event("scan_failed-new", "scan_failed", time.Now())})
 	if got := delivered(rcv); len(got) != 1 {
 		t.Fatalf("a new endpoint got %d events (%v), want only the one recorded after it", len(got), got)
 	}
@@ -472,7 +473,7 @@ func TestNoBacklogForNewReceivers(t *testing.T) {
 			before = time.Now()
 		}
 	}
-	d.Dispatch(ctx, []store.Event{event("scan_failed-while-off", "scan_failed", before)})
+	d.Dispatch(ctx, []schema.Event{event("scan_failed-while-off", "scan_failed", before)})
 	if got := delivered(rcv); len(got) != 1 {
 		t.Fatalf("an event recorded while the endpoint was disabled was delivered: %v", got)
 	}
@@ -482,7 +483,7 @@ func TestNoBacklogForNewReceivers(t *testing.T) {
 	if res := testenv.Do(t, f.h, "PATCH", "/webhooks/"+c.Webhook.ID, `{"types":["scan_failed","scan_completed"]}`, testenv.Key(f.acme.Admin)...); res.Status != http.StatusOK {
 		t.Fatalf("PATCH types: %d %s", res.Status, res.Body)
 	}
-	d.Dispatch(ctx, []store.Event{event("scan_completed-old", "scan_completed", before), event("scan_completed-new", "scan_completed", time.Now())})
+	d.Dispatch(ctx, []schema.Event{event("scan_completed-old", "scan_completed", before), event("scan_completed-new", "scan_completed", time.Now())})
 	if got := delivered(rcv); len(got) != 2 {
 		t.Fatalf("after subscribing: %v, want the new scan_completed only", got)
 	}

@@ -20,7 +20,7 @@ import (
 
 	"github.com/acme/codescan-api/shared/awsclient"
 	"github.com/acme/codescan-api/shared/deliveryengine"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // NewClient returns a DynamoDB Streams client for DynamoDB Local's stream
@@ -74,13 +74,13 @@ type Poller struct {
 // DispatchConsumer hands new outbox items to d.Dispatch.
 func DispatchConsumer(d *deliveryengine.Engine) Consumer {
 	return func(ctx context.Context, image map[string]ddbtypes.AttributeValue) error {
-		ev, ok, err := store.DecodeEventImage(image)
+		ev, ok, err := schema.DecodeEventImage(image)
 		if err != nil {
 			d.Log.Error("outbox item not readable, skipped", "error", err.Error())
 			return nil
 		}
 		if ok {
-			if failed := d.Dispatch(ctx, []store.Event{ev}); len(failed) > 0 {
+			if failed := d.Dispatch(ctx, []schema.Event{ev}); len(failed) > 0 {
 				return errors.New("dispatch failed")
 			}
 		}

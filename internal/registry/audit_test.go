@@ -18,7 +18,12 @@ import (
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/scmhost"
 	"github.com/acme/codescan-api/shared/secrets"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/catalog"
+	"github.com/acme/codescan-api/shared/store/delivery"
+	"github.com/acme/codescan-api/shared/store/ledger"
+	storepage "github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/schema"
+	"github.com/acme/codescan-api/shared/store/triagerules"
 	"github.com/acme/codescan-api/shared/triagemodel"
 	"github.com/acme/codescan-api/shared/webhook"
 )
@@ -291,7 +296,7 @@ var auditCases = map[string]auditCase{
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := a.env.Store.CreateTriageRule(context.Background(), store.TriageRule{CompanyID: a.acme.ID, CreatedBy: a.member.ID,
+			r, err := a.env.Store.TriageRules.CreateTriageRule(context.Background(), triagerules.Rule{CompanyID: a.acme.ID, CreatedBy: a.member.ID,
 				Enabled: true, RequiresApproval: true, Matcher: m, Action: ac})
 			if err != nil {
 				t.Fatal(err)
@@ -312,7 +317,7 @@ var auditCases = map[string]auditCase{
 	// Integrations.
 	"PATCH /integrations/scm-provider/{integration_uuid}": {
 		setup: func(t *testing.T, a *auditWorld) (call, string) {
-			in, err := a.env.Store.CreateIntegration(context.Background(), store.Integration{CompanyID: a.acme.ID, UUID: store.NewIntegrationUUID(), Name: "gh", SealedToken: "sealed"})
+			in, err := a.env.Store.Catalog.CreateIntegration(context.Background(), schema.Integration{CompanyID: a.acme.ID, UUID: catalog.NewIntegrationUUID(), Name: "gh", SealedToken: "sealed"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -369,7 +374,7 @@ var auditCases = map[string]auditCase{
 	// Projects.
 	"PATCH /projects/{project_id}": {
 		setup: func(t *testing.T, a *auditWorld) (call, string) {
-			p, err := a.env.Store.CreateProject(context.Background(), store.Project{CompanyID: a.acme.ID, Name: "shop"})
+			p, err := a.env.Store.Catalog.CreateProject(context.Background(), schema.Project{CompanyID: a.acme.ID, Name: "shop"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -420,16 +425,16 @@ func delivered(t *testing.T, a *auditWorld, endpointID string) string {
 	t.Helper()
 	ctx := context.Background()
 	off := false // no email: the event is for the webhook only
-	if err := a.env.Store.UpdateNotificationSetting(ctx, a.acme.ID, 0, "scan_failed", []store.ChannelChange{{Channel: store.ChannelEmail, Value: &off}}); err != nil {
+	if err := a.env.Store.Deliveries.UpdateNotificationSetting(ctx, a.acme.ID, 0, "scan_failed", []delivery.ChannelChange{{Channel: delivery.ChannelEmail, Value: &off}}); err != nil {
 		t.Fatal(err)
 	}
 	sealer, err := secrets.FromEnv(ctx) // the webhooks group's
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &deliveryengine.Engine{Store: a.env.Store, Sealer: sealer, Webhooks: webhook.New(webhook.Options{AllowLoopback: true}),
+	d := &deliveryengine.Engine{Store: deliveryengine.StoreOf(a.env.Store), Sealer: sealer, Webhooks: webhook.New(webhook.Options{AllowLoopback: true}),
 		Backoff: deliveryengine.DefaultBackoff, Log: a.env.Deps.Server.Log}
-	d.Dispatch(ctx, []store.Event{{ID: "scan_failed-" + endpointID, CompanyID: a.acme.ID, Type: "scan_failed", CreatedAt: time.Now(),
+	d.Dispatch(ctx, []schema.Event{{ID: "scan_failed-" + endpointID, CompanyID: a.acme.ID, Type: "scan_failed", CreatedAt: time.Now(),
 		Data: json.RawMessage(`{"scan_id":"s1","project_id":1,"project_name":"p","branch":"main","tool":"t","failed_reason":"r"}`)}})
 	var log struct {
 		Deliveries []struct {
@@ -455,7 +460,7 @@ func TestEveryAdminWriteIsAudited(t *testing.T) {
 	env := testenv.New(t)
 	a := &auditWorld{env: env, mux: registry.Mux(env.Deps), acme: env.Company(t, "Acme"), rcv: rcv.URL + "/hook"}
 	a.member = env.User(t, a.acme, testenv.UserSpec{Email: "member@acme.test"})
-	keys, _, _, err := env.Store.ListAPIKeys(context.Background(), a.acme.ID, a.acme.Admin.ID, store.PageQuery{Limit: 1})
+	keys, _, _, err := env.Store.Tenancy.ListAPIKeys(context.Background(), a.acme.ID, a.acme.Admin.ID, storepage.Request{Limit: 1})
 	if err != nil || len(keys) != 1 {
 		t.Fatalf("admin key: %v %v", keys, err)
 	}
@@ -518,7 +523,7 @@ func TestEveryAdminWriteIsAudited(t *testing.T) {
 			if e.Action != c.action || e.Target.Type != c.target || e.Target.ID != targetID {
 				t.Errorf("entry %s %s/%s, want %s %s/%s", e.Action, e.Target.Type, e.Target.ID, c.action, c.target, targetID)
 			}
-			if e.Actor.UserID == nil || *e.Actor.UserID != a.acme.Admin.ID || e.Actor.Via != store.ViaAPIKey || e.Actor.KeyID == nil || *e.Actor.KeyID != a.keyID {
+			if e.Actor.UserID == nil || *e.Actor.UserID != a.acme.Admin.ID || e.Actor.Via != ledger.ViaAPIKey || e.Actor.KeyID == nil || *e.Actor.KeyID != a.keyID {
 				t.Errorf("actor %+v, want the admin's key %d", e.Actor, a.keyID)
 			}
 		})

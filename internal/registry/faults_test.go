@@ -24,8 +24,12 @@ import (
 	"github.com/acme/codescan-api/internal/registry"
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/routes"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/catalog"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/sca"
+	"github.com/acme/codescan-api/shared/store/schema"
 	storetickets "github.com/acme/codescan-api/shared/store/tickets"
+	"github.com/acme/codescan-api/shared/store/triagerules"
 	ticketing "github.com/acme/codescan-api/shared/tickets"
 	"github.com/acme/codescan-api/shared/triagemodel"
 )
@@ -224,7 +228,7 @@ func uploaded(t *testing.T, w *faultWorld) {
 	// The ingester writes the findings (asynchronously in AWS; here at once).
 	w.env.Ingest(t, w.co.ID, body.ScanID)
 	var ids []string
-	if err := w.env.Store.EachScanIssue(context.Background(), w.co.ID, body.ScanID, func(i store.Issue) error {
+	if err := w.env.Store.Lists.EachScanIssue(context.Background(), w.co.ID, body.ScanID, func(i findings.Issue) error {
 		ids = append(ids, i.ID)
 		return nil
 	}); err != nil || len(ids) != 3 {
@@ -237,7 +241,7 @@ var faultCases = []faultCase{
 	{route: "POST /teams", path: func(*faultWorld) string { return "/teams" },
 		body: `{"name":"AppSec","project_tags":["backend"],"repo_url_patterns":["github.com/acme/"]}`},
 	{route: "DELETE /policies/{policy_id}", setup: func(t *testing.T, w *faultWorld) {
-		p, err := w.env.Store.CreatePolicy(context.Background(), store.Policy{CompanyID: w.co.ID, Name: "No secrets", PolicyType: "BLAST", Active: true})
+		p, err := w.env.Store.Catalog.CreatePolicy(context.Background(), schema.Policy{CompanyID: w.co.ID, Name: "No secrets", PolicyType: "BLAST", Active: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -331,7 +335,7 @@ var goVEX = func() string {
 func scaFindings(t *testing.T, w *faultWorld) {
 	t.Helper()
 	ctx := context.Background()
-	p, err := w.env.Store.CreateProject(ctx, store.Project{CompanyID: w.co.ID, Name: "web"})
+	p, err := w.env.Store.Catalog.CreateProject(ctx, schema.Project{CompanyID: w.co.ID, Name: "web"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -343,9 +347,9 @@ func scaFindings(t *testing.T, w *faultWorld) {
 		{"libcrypto3", "fix_in_progress", []string{"CVE-2023-3817"}},
 		{"libssl3", "open", []string{"CVE-2023-1255"}},
 	} {
-		if _, err := w.env.Store.PutSCAIssue(ctx, w.co.ID, store.SCAIssue{ProjectID: p.ID, Branch: "main", Tool: "osv-scanner",
+		if _, err := w.env.Store.SCA.PutSCAIssue(ctx, w.co.ID, sca.Issue{ProjectID: p.ID, Branch: "main", Tool: "osv-scanner",
 			IDs: f.ids, Classification: f.ids[0], CVE: f.ids[len(f.ids)-1], Severity: "HIGH", Status: f.status, Description: f.pkg,
-			Package: store.SCAPackage{Name: f.pkg, Version: "3.0.8-r3", Ecosystem: "Alpine:v3.17"}, Location: store.SCALocation{Path: "lockfile"}}); err != nil {
+			Package: sca.Package{Name: f.pkg, Version: "3.0.8-r3", Ecosystem: "Alpine:v3.17"}, Location: sca.Location{Path: "lockfile"}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -360,7 +364,7 @@ func ticketsArea(w *faultWorld) *storetickets.Tickets {
 // stores one after the site's check).
 func jiraIntegration(t *testing.T, w *faultWorld) {
 	t.Helper()
-	in, err := ticketsArea(w).CreateJira(context.Background(), storetickets.JiraIntegration{UUID: store.NewIntegrationUUID(), CompanyID: w.co.ID,
+	in, err := ticketsArea(w).CreateJira(context.Background(), storetickets.JiraIntegration{UUID: catalog.NewIntegrationUUID(), CompanyID: w.co.ID,
 		Name: "Jira SEC", SiteURL: "https://acme.atlassian.net", Email: "bot@acme.test", AccountID: "5b10ac8d82e05b22cc7d4ef5",
 		AccountName: "Bot", ProjectKey: "SEC", IssueType: "Bug", SealedToken: "sealed"})
 	if err != nil {
@@ -415,7 +419,7 @@ func chunksSent(run string, n int) func(t *testing.T, w *faultWorld) {
 func withMember(t *testing.T, w *faultWorld) {
 	t.Helper()
 	u := w.env.User(t, w.co, testenv.UserSpec{Email: "m@acme.test", Permissions: []string{routes.PermUploadScan}})
-	k, err := w.env.Store.CreateAPIKey(context.Background(), store.APIKey{CompanyID: w.co.ID, UserID: u.ID, Name: "CI"}, "csk_fault-test-key")
+	k, err := w.env.Store.Tenancy.CreateAPIKey(context.Background(), schema.APIKey{CompanyID: w.co.ID, UserID: u.ID, Name: "CI"}, "csk_fault-test-key")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -425,7 +429,7 @@ func withMember(t *testing.T, w *faultWorld) {
 // blockingRule gives the world a blocking rule.
 func blockingRule(t *testing.T, w *faultWorld) {
 	t.Helper()
-	r, err := w.env.Store.CreateBlockingRule(context.Background(), store.BlockingRule{CompanyID: w.co.ID, Slug: "gate", Name: "Gate", Active: true, CI: true})
+	r, err := w.env.Store.Catalog.CreateBlockingRule(context.Background(), schema.BlockingRule{CompanyID: w.co.ID, Slug: "gate", Name: "Gate", Active: true, CI: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -439,7 +443,7 @@ func triageRule(approval bool) func(t *testing.T, w *faultWorld) {
 	return func(t *testing.T, w *faultWorld) {
 		t.Helper()
 		uploaded(t, w)
-		r, err := w.env.Store.CreateTriageRule(context.Background(), store.TriageRule{CompanyID: w.co.ID, CreatedBy: w.co.Admin.ID + 1,
+		r, err := w.env.Store.TriageRules.CreateTriageRule(context.Background(), triagerules.Rule{CompanyID: w.co.ID, CreatedBy: w.co.Admin.ID + 1,
 			Enabled: true, RequiresApproval: approval, Matcher: triagemodel.Matcher{Tool: "gosec", CWE: 89},
 			Action: triagemodel.Action{Status: "false_positive", Reason: "parameterised"}})
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -21,8 +22,8 @@ func OutboxEvent(t testing.TB, st *store.Store, companyID int64, id string) (map
 	res, err := st.Client().GetItem(context.Background(), &dynamodb.GetItemInput{
 		TableName: aws.String(st.TableName()), ConsistentRead: aws.Bool(true),
 		Key: map[string]types.AttributeValue{
-			tabledef.PK: &types.AttributeValueMemberS{Value: store.CompanyPK(companyID)},
-			tabledef.SK: &types.AttributeValueMemberS{Value: store.EventSK(id)},
+			tabledef.PK: &types.AttributeValueMemberS{Value: schema.CompanyPK(companyID)},
+			tabledef.SK: &types.AttributeValueMemberS{Value: schema.EventSK(id)},
 		},
 	})
 	if err != nil {
@@ -31,7 +32,7 @@ func OutboxEvent(t testing.TB, st *store.Store, companyID int64, id string) (map
 	if res.Item == nil {
 		return nil, false
 	}
-	var it store.EventItem
+	var it schema.EventItem
 	if err := attributevalue.UnmarshalMap(res.Item, &it); err != nil {
 		t.Fatal(err)
 	}

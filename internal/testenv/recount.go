@@ -12,7 +12,7 @@ import (
 // company equals a recount from its findings (see recount.Check).
 func Recount(t testing.TB, st *store.Store, companyID int64) {
 	t.Helper()
-	if err := recount.Check(context.Background(), st, companyID); err != nil {
+	if err := recount.Check(context.Background(), recount.StoreOf(st), companyID); err != nil {
 		t.Fatal(err)
 	}
 }

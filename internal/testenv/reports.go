@@ -16,7 +16,7 @@ import (
 	"github.com/acme/codescan-api/shared/reportstore"
 	"github.com/acme/codescan-api/shared/reportstore/s3reports"
 	"github.com/acme/codescan-api/shared/s3local"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/scans"
 )
 
 var (
@@ -84,8 +84,8 @@ func (l lazyReports) Link(ctx context.Context, key, filename string, expiry time
 // with its export worker, as the Lambda main builds it.
 func (e *Env) Ingester(t testing.TB) *ingester.Ingester {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	return &ingester.Ingester{Store: e.Store, Reports: Reports(t), Log: log,
-		Exporter: &exportjob.Worker{Store: e.Store, Bucket: Reports(t), Log: log}}
+	return &ingester.Ingester{Store: ingester.StoreOf(e.Store), Reports: Reports(t), Log: log,
+		Exporter: &exportjob.Worker{Store: exportjob.StoreOf(e.Store), Bucket: Reports(t), Log: log}}
 }
 
 // StartIngester runs the ingester on the table's stream (the Env must come
@@ -119,15 +119,15 @@ func (e *Env) Ingest(t testing.TB, companyID int64, scanID string) {
 
 // WaitScan polls the scan until it is no longer processing (at most
 // limit) and returns it.
-func (e *Env) WaitScan(t testing.TB, companyID int64, scanID string, limit time.Duration) store.Scan {
+func (e *Env) WaitScan(t testing.TB, companyID int64, scanID string, limit time.Duration) scans.Scan {
 	t.Helper()
 	deadline := time.Now().Add(limit)
 	for {
-		sc, err := e.Store.GetScan(context.Background(), companyID, scanID)
+		sc, err := e.Store.Scans.GetScan(context.Background(), companyID, scanID)
 		if err != nil {
 			t.Fatalf("scan %s: %v", scanID, err)
 		}
-		if sc.Status != store.ScanProcessing {
+		if sc.Status != scans.ScanProcessing {
 			return sc
 		}
 		if time.Now().After(deadline) {

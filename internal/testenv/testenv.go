@@ -29,6 +29,7 @@ import (
 	"github.com/acme/codescan-api/shared/maildev"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/bulkload"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // JWT settings every test Env trusts.
@@ -207,10 +208,10 @@ func newEnv(t testing.TB, st *store.Store) *Env {
 	}
 	logs := &strings.Builder{}
 	log := slog.New(slog.NewJSONHandler(&lockedWriter{w: logs}, nil))
-	authn := auth.New(st, auth.JWTConfig{Issuer: Issuer, Audience: Audience, Keys: k.Keyfunc})
+	authn := auth.New(st.Tenancy, auth.JWTConfig{Issuer: Issuer, Audience: Audience, Keys: k.Keyfunc})
 	return &Env{
 		Store: st,
-		Deps:  config.Deps{Server: &httpapi.Server{Auth: authn, Log: log, Store: st}, Store: st, Reports: lazyReports{t}, Exports: lazyReports{t}},
+		Deps:  config.Deps{Server: &httpapi.Server{Auth: authn, Log: log, Store: st.Tenancy}, Store: st, Reports: lazyReports{t}, Exports: lazyReports{t}},
 		RSA:   rk, EC: ek, Logs: logs,
 	}
 }
@@ -228,13 +229,13 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 
 // User is a stored user with its API key.
 type User struct {
-	store.User
+	schema.User
 	APIKey string
 }
 
 // Company is a stored company with an admin.
 type Company struct {
-	store.Company
+	schema.Company
 	Admin User
 }
 
@@ -242,11 +243,11 @@ type Company struct {
 func (e *Env) Company(t testing.TB, name string) *Company {
 	t.Helper()
 	ctx := context.Background()
-	id, err := e.Store.NextID(ctx, "company")
+	id, err := e.Store.Ledger.NextID(ctx, "company")
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := store.Company{ID: id, Name: name}
+	c := schema.Company{ID: id, Name: name}
 	if err := bulkload.PutCompany(ctx, e.Store, c); err != nil {
 		t.Fatal(err)
 	}
@@ -267,12 +268,12 @@ type UserSpec struct {
 func (e *Env) User(t testing.TB, c *Company, spec UserSpec) User {
 	t.Helper()
 	ctx := context.Background()
-	id, err := e.Store.NextUserID(ctx, c.ID)
+	id, err := e.Store.Tenancy.NextUserID(ctx, c.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	first, _, _ := strings.Cut(spec.Email, "@")
-	u := store.User{
+	u := schema.User{
 		ID: id, CompanyID: c.ID, Email: spec.Email, FirstName: first, LastName: "Tester",
 		Permissions: spec.Permissions, IsAdmin: spec.IsAdmin, Active: !spec.Inactive,
 		Subject: fmt.Sprintf("test|%d|%d", c.ID, id),

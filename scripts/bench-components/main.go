@@ -34,6 +34,7 @@ import (
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/bulkload"
 	storecomponents "github.com/acme/codescan-api/shared/store/components"
+	"github.com/acme/codescan-api/shared/store/ddb"
 )
 
 const (
@@ -100,7 +101,7 @@ func run(ctx context.Context, endpoint string, sizes []int, iterations int) erro
 		fmt.Printf("loaded %d components over %d projects in %s\n", size, t.projects, time.Since(start).Round(time.Millisecond))
 		ts = append(ts, t)
 	}
-	srv := &httpapi.Server{Auth: auth.New(st, auth.JWTConfig{}), Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	srv := &httpapi.Server{Auth: auth.New(st.Tenancy, auth.JWTConfig{}), Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	h := components.New(config.Deps{Server: srv, Store: st})
 	results := map[[2]int][]benchkit.Sample{}
 	for it := -3; it < iterations; it++ {
@@ -167,7 +168,7 @@ func load(ctx context.Context, st *store.Store, n, size int) (*tenant, error) {
 				}
 				list = append(list, c)
 			}
-			_, err := st.ReplaceComponents(ctx, storecomponents.SetRef{CompanyID: id, ProjectID: int64(p + 1), ProjectName: fmt.Sprintf("svc-%04d", p),
+			_, err := st.Components.ReplaceComponents(ctx, storecomponents.SetRef{CompanyID: id, ProjectID: int64(p + 1), ProjectName: fmt.Sprintf("svc-%04d", p),
 				Branch: "main", Engine: "cyclonedx", ScanID: fmt.Sprintf("00000000-0000-4000-8000-%012d", p), ScanAt: time.Now()}, list)
 			if err != nil {
 				errs <- err
@@ -182,10 +183,10 @@ func load(ctx context.Context, st *store.Store, n, size int) (*tenant, error) {
 // naive reads every project's component set (what a store without the
 // package index would read to answer one package).
 func naive(ctx context.Context, st *store.Store, t *tenant) (float64, error) {
-	m := &store.Meter{}
-	mctx := store.WithMeter(ctx, m)
+	m := &ddb.Meter{}
+	mctx := ddb.WithMeter(ctx, m)
 	for p := range t.projects {
-		if _, err := st.ComponentSet(mctx, t.company, int64(p+1), "main", "cyclonedx"); err != nil {
+		if _, err := st.Components.ComponentSet(mctx, t.company, int64(p+1), "main", "cyclonedx"); err != nil {
 			return 0, err
 		}
 	}

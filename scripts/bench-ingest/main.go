@@ -27,6 +27,9 @@ import (
 	"github.com/acme/codescan-api/shared/reportfinding"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/bulkload"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 func main() {
@@ -82,7 +85,7 @@ func run(sizes string) error {
 			return fmt.Errorf("size %q", raw)
 		}
 		company := int64(100 + k)
-		proj := store.Project{ID: 1, CompanyID: company, Name: "bench"}
+		proj := schema.Project{ID: 1, CompanyID: company, Name: "bench"}
 		rep := report(n)
 		first, err := apply(ctx, st, company, proj, rep, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 		if err != nil {
@@ -115,15 +118,15 @@ func report(n int) reportfinding.Report {
 	return rep
 }
 
-func apply(ctx context.Context, st *store.Store, company int64, proj store.Project, rep reportfinding.Report, at time.Time) (cost, error) {
-	sc, err := st.CreateScan(ctx, store.Scan{ID: uuid.NewString(), CompanyID: company, ProjectID: proj.ID, Branch: "main",
-		Engine: "sarif", Tool: ingest.Tool(rep, "sarif"), Status: store.ScanProcessing, CreatedAt: at.Format(time.RFC3339)})
+func apply(ctx context.Context, st *store.Store, company int64, proj schema.Project, rep reportfinding.Report, at time.Time) (cost, error) {
+	sc, err := st.Scans.CreateScan(ctx, scans.Scan{ID: uuid.NewString(), CompanyID: company, ProjectID: proj.ID, Branch: "main",
+		Engine: "sarif", Tool: ingest.Tool(rep, "sarif"), Status: scans.ScanProcessing, CreatedAt: at.Format(time.RFC3339)})
 	if err != nil {
 		return cost{}, err
 	}
-	m := &store.Meter{}
+	m := &ddb.Meter{}
 	start := time.Now()
-	if _, err := st.ApplyScan(store.WithMeter(ctx, m), company, sc, ingest.Issues(company, sc, proj, rep.Findings)); err != nil {
+	if _, err := st.Findings.ApplyScan(ddb.WithMeter(ctx, m), company, sc, ingest.Issues(company, sc, proj, rep.Findings)); err != nil {
 		return cost{}, err
 	}
 	took := time.Since(start)

@@ -36,6 +36,9 @@ import (
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/bulkload"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -154,12 +157,12 @@ func startIngestion(ctx, pollCtx context.Context, st *store.Store, endpoint stri
 	if err != nil {
 		return nil, err
 	}
-	in := &ingester.Ingester{Store: st, Reports: bucket, Log: log}
+	in := &ingester.Ingester{Store: ingester.StoreOf(st), Reports: bucket, Log: log}
 	go func() {
 		_ = (&localstream.Poller{DB: st.Client(), Table: st.TableName(), Log: log, Streams: streams, Idle: 20 * time.Millisecond,
 			Consumers: []localstream.Consumer{in.HandleImage}}).Run(pollCtx)
 	}()
-	srv := &httpapi.Server{Auth: auth.New(st, auth.JWTConfig{}), Log: log}
+	srv := &httpapi.Server{Auth: auth.New(st.Tenancy, auth.JWTConfig{}), Log: log}
 	return uploads.New(config.Deps{Server: srv, Store: st, Reports: bucket}), nil
 }
 
@@ -297,14 +300,14 @@ func warmUp(ctx context.Context, h http.Handler, watch *store.Store, company int
 // waitComplete polls the scan until it is complete.
 func waitComplete(ctx context.Context, watch *store.Store, company int64, scanID string, n int) error {
 	for {
-		sc, err := watch.GetScan(ctx, company, scanID)
+		sc, err := watch.Scans.GetScan(ctx, company, scanID)
 		if err != nil {
 			return err
 		}
-		if sc.Status == store.ScanIncomplete {
+		if sc.Status == scans.ScanIncomplete {
 			return fmt.Errorf("scan of %d results failed: %s %+v", n, sc.FailedReason, sc.ScanErrors)
 		}
-		if sc.Status == store.ScanComplete {
+		if sc.Status == scans.ScanComplete {
 			return nil
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -419,7 +422,7 @@ type floorKind struct {
 // holds them.
 func storedItems(ctx context.Context, watch *store.Store, company int64, scanID string) ([]map[string]types.AttributeValue, error) {
 	var items []map[string]types.AttributeValue
-	err := watch.EachScanIssue(ctx, company, scanID, func(i store.Issue) error {
+	err := watch.Lists.EachScanIssue(ctx, company, scanID, func(i findings.Issue) error {
 		item, err := attributevalue.MarshalMap(i)
 		items = append(items, item)
 		return err
@@ -495,18 +498,18 @@ func (f floorKind) store(ctx context.Context, items []map[string]types.Attribute
 // tenant creates a company with an admin and returns the company and the
 // admin's API key.
 func tenant(ctx context.Context, st *store.Store) (int64, string, error) {
-	id, err := st.NextID(ctx, "company")
+	id, err := st.Ledger.NextID(ctx, "company")
 	if err != nil {
 		return 0, "", err
 	}
-	if err := bulkload.PutCompany(ctx, st, store.Company{ID: id, Name: "Bench"}); err != nil {
+	if err := bulkload.PutCompany(ctx, st, schema.Company{ID: id, Name: "Bench"}); err != nil {
 		return 0, "", err
 	}
-	uid, err := st.NextID(ctx, "user")
+	uid, err := st.Ledger.NextID(ctx, "user")
 	if err != nil {
 		return 0, "", err
 	}
-	if err := bulkload.PutUser(ctx, st, store.User{ID: uid, CompanyID: id, Email: "bench@bench.test", FirstName: "Bench", LastName: "Runner",
+	if err := bulkload.PutUser(ctx, st, schema.User{ID: uid, CompanyID: id, Email: "bench@bench.test", FirstName: "Bench", LastName: "Runner",
 		IsAdmin: true, Active: true}); err != nil {
 		return 0, "", err
 	}

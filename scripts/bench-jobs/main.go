@@ -33,6 +33,9 @@ import (
 	"github.com/acme/codescan-api/shared/sla"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/bulkload"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 func main() {
@@ -108,7 +111,7 @@ func measure(ctx context.Context, db *dynamodb.Client, size, due int) ([]row, er
 	defer func() {
 		_, _ = db.DeleteTable(context.WithoutCancel(ctx), &dynamodb.DeleteTableInput{TableName: aws.String(st.TableName())})
 	}()
-	company, err := st.NextID(ctx, "company")
+	company, err := st.Ledger.NextID(ctx, "company")
 	if err != nil {
 		return nil, err
 	}
@@ -122,9 +125,9 @@ func measure(ctx context.Context, db *dynamodb.Client, size, due int) ([]row, er
 
 	var rows []row
 	timed := func(what string, job func(context.Context) (string, error)) error {
-		var m store.Meter
+		var m ddb.Meter
 		start := time.Now()
-		result, err := job(store.WithMeter(ctx, &m))
+		result, err := job(ddb.WithMeter(ctx, &m))
 		if err != nil {
 			return fmt.Errorf("%s at %d: %w", what, size, err)
 		}
@@ -137,7 +140,7 @@ func measure(ctx context.Context, db *dynamodb.Client, size, due int) ([]row, er
 	}
 	for n, at := range []time.Time{now, now.Add(time.Hour)} {
 		err = timed(fmt.Sprintf("after: SLA run %d", n+1), func(ctx context.Context) (string, error) {
-			raised, err := scheduler.SLAChecks(ctx, st, at)
+			raised, err := scheduler.SLAChecks(ctx, scheduler.StoreOf(st), at)
 			return fmt.Sprintf("%d breaches raised", raised), err
 		})
 		if err != nil {
@@ -145,7 +148,7 @@ func measure(ctx context.Context, db *dynamodb.Client, size, due int) ([]row, er
 		}
 	}
 	err = timed("after: weekly digest", func(ctx context.Context) (string, error) {
-		n, err := scheduler.WeeklyDigest(ctx, st, now)
+		n, err := scheduler.WeeklyDigest(ctx, scheduler.StoreOf(st), now)
 		return fmt.Sprintf("%d digest recorded", n), err
 	})
 	return rows, err
@@ -155,10 +158,10 @@ func measure(ctx context.Context, db *dynamodb.Client, size, due int) ([]row, er
 // of them open and critical, fallen due half an hour before now (after the
 // previous hourly run); the other open ones detected in the last two days,
 // so not due.
-func benchIssues(size, due int, now time.Time) []store.Issue {
-	var projects []store.Project
+func benchIssues(size, due int, now time.Time) []findings.Issue {
+	var projects []schema.Project
 	for k := range 100 {
-		projects = append(projects, store.Project{ID: int64(k + 1), Name: fmt.Sprintf("svc-%03d", k), Branches: []string{"develop"}})
+		projects = append(projects, schema.Project{ID: int64(k + 1), Name: fmt.Sprintf("svc-%03d", k), Branches: []string{"develop"}})
 	}
 	issues := demo.SASTIssues(uint64(size), projects, size)
 	crDays := sla.Defaults().DaysToFix["CR"]
@@ -179,12 +182,12 @@ func benchIssues(size, due int, now time.Time) []store.Issue {
 // (EachIssue) and counts the open ones overdue at now.
 func everyIssueRead(st *store.Store, company int64, now time.Time) func(context.Context) (string, error) {
 	return func(ctx context.Context) (string, error) {
-		settings, _, err := st.SLASettings(ctx, company)
+		settings, _, err := st.Catalog.SLASettings(ctx, company)
 		if err != nil {
 			return "", err
 		}
 		read, overdue := 0, 0
-		err = st.EachIssue(ctx, company, func(i store.Issue) error {
+		err = st.Lists.EachIssue(ctx, company, func(i findings.Issue) error {
 			read++
 			first, err := time.Parse(time.RFC3339, i.CreatedAt)
 			if err == nil && i.Status == "open" {

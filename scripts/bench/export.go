@@ -11,6 +11,9 @@ import (
 	"github.com/acme/codescan-api/shared/exportjob"
 	"github.com/acme/codescan-api/shared/reportstore/s3reports"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/exports"
+	"github.com/acme/codescan-api/shared/store/issuelists"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // benchExport exports every issue of t (CSV, then JSON Lines) from
@@ -22,8 +25,8 @@ func benchExport(ctx context.Context, st *store.Store, t *tenant) error {
 	if err != nil {
 		return err
 	}
-	x := &exportjob.Worker{Store: st, Bucket: bucket, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	query, err := store.EncodeIssueFilter(store.IssueFilter{})
+	x := &exportjob.Worker{Store: exportjob.StoreOf(st), Bucket: bucket, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	query, err := issuelists.EncodeFilter(issuelists.IssueFilter{})
 	if err != nil {
 		return err
 	}
@@ -31,7 +34,7 @@ func benchExport(ctx context.Context, st *store.Store, t *tenant) error {
 		t.size, exportjob.DefaultPageSize, s3reports.PartSize>>20)
 	fmt.Printf("| format | rows | list total | object MiB | time s | rows/s | peak heap in use MiB |\n|---|---|---|---|---|---|---|\n")
 	for _, format := range []string{"csv", "jsonl"} {
-		e, err := st.CreateExport(ctx, store.Export{CompanyID: t.company, Format: format, Filters: "{}", Query: query})
+		e, err := st.Exports.CreateExport(ctx, schema.ExportItem{CompanyID: t.company, Format: format, Filters: "{}", Query: query})
 		if err != nil {
 			return err
 		}
@@ -44,11 +47,11 @@ func benchExport(ctx context.Context, st *store.Store, t *tenant) error {
 		if err != nil {
 			return err
 		}
-		done, err := st.GetExport(ctx, t.company, e.ID)
+		done, err := st.Exports.GetExport(ctx, t.company, e.ID)
 		if err != nil {
 			return err
 		}
-		if done.Status != store.ExportDone || done.Rows != int64(t.size) {
+		if done.Status != exports.Done || done.Rows != int64(t.size) {
 			return fmt.Errorf("export %s: %s, %d rows of %d: %s", format, done.Status, done.Rows, t.size, done.Error)
 		}
 		fmt.Printf("| %s | %d | %d | %.1f | %.1f | %.0f | %.1f |\n", format, done.Rows, done.RowsExpected,

@@ -21,6 +21,12 @@ import (
 	"github.com/acme/codescan-api/shared/reportfinding"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/bulkload"
+	"github.com/acme/codescan-api/shared/store/catalog"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/delivery"
+	"github.com/acme/codescan-api/shared/store/ledger"
+	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // listTenant is one company holding the lists of one loader at one size.
@@ -57,18 +63,18 @@ var loaders = map[string]loader{
 
 // newListTenant creates a company with an admin and the admin's API key.
 func newListTenant(ctx context.Context, st *store.Store, name string, size int) (*listTenant, error) {
-	id, err := st.NextID(ctx, "company")
+	id, err := st.Ledger.NextID(ctx, "company")
 	if err != nil {
 		return nil, err
 	}
-	if err := bulkload.PutCompany(ctx, st, store.Company{ID: id, Name: fmt.Sprintf("Lists %s %d", name, size)}); err != nil {
+	if err := bulkload.PutCompany(ctx, st, schema.Company{ID: id, Name: fmt.Sprintf("Lists %s %d", name, size)}); err != nil {
 		return nil, err
 	}
-	uid, err := st.NextID(ctx, "user")
+	uid, err := st.Ledger.NextID(ctx, "user")
 	if err != nil {
 		return nil, err
 	}
-	admin := store.User{ID: uid, CompanyID: id, Email: fmt.Sprintf("admin-%s-%d@lists.test", name, size), FirstName: "A", LastName: "Admin", Active: true, IsAdmin: true}
+	admin := schema.User{ID: uid, CompanyID: id, Email: fmt.Sprintf("admin-%s-%d@lists.test", name, size), FirstName: "A", LastName: "Admin", Active: true, IsAdmin: true}
 	if err := bulkload.PutUser(ctx, st, admin); err != nil {
 		return nil, err
 	}
@@ -102,24 +108,24 @@ func parallel(ctx context.Context, n, workers int, fn func(ctx context.Context, 
 func loadTeams(ctx context.Context, st *store.Store, t *listTenant, workers int) error {
 	users := []int64{t.admin}
 	for k := 1; k < 50; k++ {
-		u, err := st.CreateUser(ctx, store.User{CompanyID: t.company, Email: fmt.Sprintf("u%d@teams.test", k), FirstName: "U", LastName: fmt.Sprint(k), Active: true})
+		u, err := st.Tenancy.CreateUser(ctx, schema.User{CompanyID: t.company, Email: fmt.Sprintf("u%d@teams.test", k), FirstName: "U", LastName: fmt.Sprint(k), Active: true})
 		if err != nil {
 			return err
 		}
 		users = append(users, u.ID)
 	}
 	for k := range 20 {
-		p := store.Project{CompanyID: t.company, Name: fmt.Sprintf("svc-%02d", k), RepoURL: fmt.Sprintf("https://github.com/lists/svc-%02d", k)}
+		p := schema.Project{CompanyID: t.company, Name: fmt.Sprintf("svc-%02d", k), RepoURL: fmt.Sprintf("https://github.com/lists/svc-%02d", k)}
 		if k%2 == 0 {
 			p.Tags = []string{"backend"}
 		}
-		if _, err := st.CreateProject(ctx, p); err != nil {
+		if _, err := st.Catalog.CreateProject(ctx, p); err != nil {
 			return err
 		}
 	}
-	ts := make([]store.Team, t.size)
+	ts := make([]schema.Team, t.size)
 	for k := range t.size {
-		ts[k] = store.Team{Name: fmt.Sprintf("team-%06d", k), MemberIDs: []int64{users[k%50], users[(k+1)%50], users[(k+7)%50]}}
+		ts[k] = schema.Team{Name: fmt.Sprintf("team-%06d", k), MemberIDs: []int64{users[k%50], users[(k+1)%50], users[(k+7)%50]}}
 		if k%10 == 0 {
 			ts[k].ProjectTags, ts[k].RepoURLPatterns = []string{"backend"}, []string{"svc-1"}
 		}
@@ -130,9 +136,9 @@ func loadTeams(ctx context.Context, st *store.Store, t *listTenant, workers int)
 
 // loadIntegrations: size GitHub integrations (bulkload.Integrations).
 func loadIntegrations(ctx context.Context, st *store.Store, t *listTenant, workers int) error {
-	ins := make([]store.Integration, t.size)
+	ins := make([]schema.Integration, t.size)
 	for k := range t.size {
-		ins[k] = store.Integration{UUID: store.NewIntegrationUUID(), Name: fmt.Sprintf("gh-%06d", k), AccountID: fmt.Sprint(k),
+		ins[k] = schema.Integration{UUID: catalog.NewIntegrationUUID(), Name: fmt.Sprintf("gh-%06d", k), AccountID: fmt.Sprint(k),
 			AccountName: "bot", BaseURL: "https://api.github.com", SealedToken: "not-a-real-sealed-token-but-of-a-realistic-length-0123456789abcdef"}
 	}
 	_, err := bulkload.Integrations(ctx, st, t.company, ins, workers, nil)
@@ -143,8 +149,8 @@ func loadIntegrations(ctx context.Context, st *store.Store, t *listTenant, worke
 // MaxWebhooksPerCompany, CreateWebhook) and size delivered attempts logged
 // on the first (ClaimDelivery then FinishAttempt, as the dispatcher does).
 func loadWebhooks(ctx context.Context, st *store.Store, t *listTenant, workers int) error {
-	for k := range min(t.size, store.MaxWebhooksPerCompany) {
-		ep, err := st.CreateWebhook(ctx, store.WebhookEndpoint{ID: store.NewWebhookID(), CompanyID: t.company,
+	for k := range min(t.size, delivery.MaxWebhooksPerCompany) {
+		ep, err := st.Deliveries.CreateWebhook(ctx, schema.WebhookEndpoint{ID: delivery.NewWebhookID(), CompanyID: t.company,
 			URL: fmt.Sprintf("https://hooks.lists.test/%d", k), Types: []string{"scan_completed"}, Description: "bench",
 			Active: true, SealedSecret: "not-a-real-sealed-secret-but-of-a-realistic-length-0123456789abcdef"})
 		if err != nil {
@@ -158,14 +164,14 @@ func loadWebhooks(ctx context.Context, st *store.Store, t *listTenant, workers i
 	return parallel(ctx, t.size, workers, func(ctx context.Context, k int) error {
 		at := base.Add(time.Duration(k) * time.Second)
 		event := uuid.NewString()
-		d := store.Delivery{ID: store.DeliveryID(event, store.ChannelWebhook, t.webhookID), CompanyID: t.company, EventID: event,
-			EventType: "scan_completed", Channel: store.ChannelWebhook, Recipient: t.webhookID,
+		d := schema.Delivery{ID: delivery.DeliveryID(event, delivery.ChannelWebhook, t.webhookID), CompanyID: t.company, EventID: event,
+			EventType: "scan_completed", Channel: delivery.ChannelWebhook, Recipient: t.webhookID,
 			Payload: fmt.Sprintf(`{"type":"scan_completed","id":%q,"company_id":%d,"data":{}}`, event, t.company)}
-		d, ok, err := st.ClaimDelivery(ctx, d, at, time.Minute)
+		d, ok, err := st.Deliveries.ClaimDelivery(ctx, d, at, time.Minute)
 		if err != nil || !ok {
 			return fmt.Errorf("claim delivery %d: %v %w", k, ok, err)
 		}
-		_, err = st.FinishAttempt(ctx, d, store.Attempt{At: at, StatusCode: 200, Latency: 40 * time.Millisecond, Delivered: true})
+		_, err = st.Deliveries.FinishAttempt(ctx, d, delivery.Attempt{At: at, StatusCode: 200, Latency: 40 * time.Millisecond, Delivered: true})
 		return err
 	})
 }
@@ -173,7 +179,7 @@ func loadWebhooks(ctx context.Context, st *store.Store, t *listTenant, workers i
 // asAdmin is ctx with the tenant's admin as the audit actor, as the auth
 // layer sets it for the admin's requests.
 func asAdmin(ctx context.Context, t *listTenant) context.Context {
-	return store.WithAuditActor(ctx, store.AuditActor{UserID: t.admin, Via: store.ViaAPIKey})
+	return ledger.WithAuditActor(ctx, ledger.AuditActor{UserID: t.admin, Via: ledger.ViaAPIKey})
 }
 
 // loadKeys: size API keys of the admin, created by the admin (CreateAPIKey,
@@ -181,7 +187,7 @@ func asAdmin(ctx context.Context, t *listTenant) context.Context {
 func loadKeys(ctx context.Context, st *store.Store, t *listTenant, workers int) error {
 	ctx = asAdmin(ctx, t)
 	return parallel(ctx, t.size, workers, func(ctx context.Context, k int) error {
-		_, err := st.CreateAPIKey(ctx, store.APIKey{CompanyID: t.company, UserID: t.admin, Name: fmt.Sprintf("ci-%06d", k)}, auth.NewAPIKey())
+		_, err := st.Tenancy.CreateAPIKey(ctx, schema.APIKey{CompanyID: t.company, UserID: t.admin, Name: fmt.Sprintf("ci-%06d", k)}, auth.NewAPIKey())
 		return err
 	})
 }
@@ -191,7 +197,7 @@ func loadKeys(ctx context.Context, st *store.Store, t *listTenant, workers int) 
 func loadUsers(ctx context.Context, st *store.Store, t *listTenant, workers int) error {
 	ctx = asAdmin(ctx, t)
 	return parallel(ctx, t.size, workers, func(ctx context.Context, k int) error {
-		_, err := st.CreateUser(ctx, store.User{CompanyID: t.company, Email: fmt.Sprintf("user%06d@users.test", k),
+		_, err := st.Tenancy.CreateUser(ctx, schema.User{CompanyID: t.company, Email: fmt.Sprintf("user%06d@users.test", k),
 			FirstName: "User", LastName: fmt.Sprint(k), Active: true, IsAdmin: k%10 == 0})
 		return err
 	})
@@ -204,11 +210,11 @@ func loadUsers(ctx context.Context, st *store.Store, t *listTenant, workers int)
 // tried again.
 func loadProjects(ctx context.Context, st *store.Store, t *listTenant, workers int) error {
 	return parallel(ctx, t.size, min(workers, 4), func(ctx context.Context, k int) error {
-		p := store.Project{CompanyID: t.company, Name: fmt.Sprintf("svc-%06d", k),
+		p := schema.Project{CompanyID: t.company, Name: fmt.Sprintf("svc-%06d", k),
 			RepoURL: fmt.Sprintf("https://github.com/lists/svc-%06d", k), DefaultBranch: "main"}
 		for attempt := 0; ; attempt++ {
-			_, err := st.CreateProject(ctx, p)
-			if !errors.Is(err, store.ErrConflict) || attempt == 20 {
+			_, err := st.Catalog.CreateProject(ctx, p)
+			if !errors.Is(err, ddb.ErrConflict) || attempt == 20 {
 				return err
 			}
 		}
@@ -217,14 +223,14 @@ func loadProjects(ctx context.Context, st *store.Store, t *listTenant, workers i
 
 // loadScans: one project and size complete scans of it (CreateScan).
 func loadScans(ctx context.Context, st *store.Store, t *listTenant, workers int) error {
-	p, err := st.CreateProject(ctx, store.Project{CompanyID: t.company, Name: "svc", RepoURL: "https://github.com/lists/svc", DefaultBranch: "main"})
+	p, err := st.Catalog.CreateProject(ctx, schema.Project{CompanyID: t.company, Name: "svc", RepoURL: "https://github.com/lists/svc", DefaultBranch: "main"})
 	if err != nil {
 		return err
 	}
 	base := time.Now().Add(-time.Duration(t.size) * time.Minute)
 	return parallel(ctx, t.size, workers, func(ctx context.Context, k int) error {
-		_, err := st.CreateScan(ctx, store.Scan{CompanyID: t.company, ProjectID: p.ID, Branch: "main", Engine: "sarif",
-			RunID: uuid.NewString(), Tool: "semgrep", Status: store.ScanComplete, Findings: k % 40,
+		_, err := st.Scans.CreateScan(ctx, scans.Scan{CompanyID: t.company, ProjectID: p.ID, Branch: "main", Engine: "sarif",
+			RunID: uuid.NewString(), Tool: "semgrep", Status: scans.ScanComplete, Findings: k % 40,
 			CreatedAt: base.Add(time.Duration(k) * time.Minute).UTC().Format(time.RFC3339)})
 		return err
 	})
@@ -233,7 +239,7 @@ func loadScans(ctx context.Context, st *store.Store, t *listTenant, workers int)
 // loadPolicies: size policies (CreatePolicy, as the handler fills them).
 func loadPolicies(ctx context.Context, st *store.Store, t *listTenant, workers int) error {
 	return parallel(ctx, t.size, workers, func(ctx context.Context, k int) error {
-		_, err := st.CreatePolicy(ctx, store.Policy{CompanyID: t.company, Name: fmt.Sprintf("policy-%06d", k),
+		_, err := st.Catalog.CreatePolicy(ctx, schema.Policy{CompanyID: t.company, Name: fmt.Sprintf("policy-%06d", k),
 			Description: "No string-built SQL", PolicyType: "BLAST", SourceType: "Web", InstructionType: "overwrite",
 			CWEs: []string{"CWE-89"}, Active: true, Version: 1})
 		return err
@@ -243,8 +249,8 @@ func loadPolicies(ctx context.Context, st *store.Store, t *listTenant, workers i
 // loadRules: size blocking rules (CreateBlockingRule).
 func loadRules(ctx context.Context, st *store.Store, t *listTenant, workers int) error {
 	return parallel(ctx, t.size, workers, func(ctx context.Context, k int) error {
-		_, err := st.CreateBlockingRule(ctx, store.BlockingRule{CompanyID: t.company, Slug: fmt.Sprintf("rule-%06d", k),
-			Name: fmt.Sprintf("Rule %d", k), Active: true, CI: true, Conditions: store.RuleConditions{MinUrgency: "HI", CWEs: []int{89}}})
+		_, err := st.Catalog.CreateBlockingRule(ctx, schema.BlockingRule{CompanyID: t.company, Slug: fmt.Sprintf("rule-%06d", k),
+			Name: fmt.Sprintf("Rule %d", k), Active: true, CI: true, Conditions: schema.RuleConditions{MinUrgency: "HI", CWEs: []int{89}}})
 		return err
 	})
 }
@@ -254,7 +260,7 @@ func loadRules(ctx context.Context, st *store.Store, t *listTenant, workers int)
 // (PutQualityIssues, PutScanSCAIssues, then ApplyScan), the first two in
 // concurrent chunks.
 func loadScan(ctx context.Context, st *store.Store, t *listTenant, workers int) error {
-	p, err := st.CreateProject(ctx, store.Project{CompanyID: t.company, Name: "svc", RepoURL: "https://github.com/lists/svc", DefaultBranch: "main"})
+	p, err := st.Catalog.CreateProject(ctx, schema.Project{CompanyID: t.company, Name: "svc", RepoURL: "https://github.com/lists/svc", DefaultBranch: "main"})
 	if err != nil {
 		return err
 	}
@@ -275,8 +281,8 @@ func loadScan(ctx context.Context, st *store.Store, t *listTenant, workers int) 
 					Manifest: "package-lock.json", Reachability: reportfinding.Reachability{Status: reportfinding.NotAnalyzed}}})
 	}
 	rep := reportfinding.Report{Tools: []string{"semgrep"}, Findings: fs}
-	sc, err := st.CreateScan(ctx, store.Scan{ID: uuid.NewString(), CompanyID: t.company, ProjectID: p.ID, Branch: "main",
-		Engine: "sarif", RunID: uuid.NewString(), Tool: ingest.Tool(rep, "sarif"), Status: store.ScanProcessing,
+	sc, err := st.Scans.CreateScan(ctx, scans.Scan{ID: uuid.NewString(), CompanyID: t.company, ProjectID: p.ID, Branch: "main",
+		Engine: "sarif", RunID: uuid.NewString(), Tool: ingest.Tool(rep, "sarif"), Status: scans.ScanProcessing,
 		CreatedAt: time.Now().UTC().Format(time.RFC3339)})
 	if err != nil {
 		return err
@@ -285,15 +291,15 @@ func loadScan(ctx context.Context, st *store.Store, t *listTenant, workers int) 
 	const chunk = 500
 	qs, sca := ingest.Quality(t.company, sc, p, fs), ingest.SCA(t.company, sc, p, fs)
 	if err := parallel(ctx, (len(qs)+chunk-1)/chunk, workers, func(ctx context.Context, n int) error {
-		return st.PutQualityIssues(ctx, t.company, qs[n*chunk:min((n+1)*chunk, len(qs))])
+		return st.Quality.PutQualityIssues(ctx, t.company, qs[n*chunk:min((n+1)*chunk, len(qs))])
 	}); err != nil {
 		return err
 	}
 	if err := parallel(ctx, (len(sca)+chunk-1)/chunk, max(workers/4, 1), func(ctx context.Context, n int) error {
-		return st.PutScanSCAIssues(ctx, t.company, sc, sca[n*chunk:min((n+1)*chunk, len(sca))])
+		return st.SCA.PutScanSCAIssues(ctx, t.company, sc, sca[n*chunk:min((n+1)*chunk, len(sca))])
 	}); err != nil {
 		return err
 	}
-	_, err = st.ApplyScan(ctx, t.company, sc, ingest.Issues(t.company, sc, p, fs))
+	_, err = st.Findings.ApplyScan(ctx, t.company, sc, ingest.Issues(t.company, sc, p, fs))
 	return err
 }

@@ -40,6 +40,12 @@ import (
 	"github.com/acme/codescan-api/shared/secrets"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/bulkload"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/delivery"
+	"github.com/acme/codescan-api/shared/store/findings"
+	storepage "github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/tenancy"
 )
 
 // listRoute is one list route of the bench.
@@ -74,101 +80,101 @@ func drain(page func(token string) (string, error)) error {
 var listRoutes = []listRoute{
 	{"GET /teams", "teams", "teams", fixed("/teams"), "next_page_token", true, func(ctx context.Context, st *store.Store, t *listTenant) error {
 		// What the handler did before: every team, user and project.
-		if _, err := st.ListTeams(ctx, t.company); err != nil {
+		if _, err := st.Catalog.ListTeams(ctx, t.company); err != nil {
 			return err
 		}
-		if _, err := st.ListUsers(ctx, t.company); err != nil {
+		if _, err := st.Tenancy.ListUsers(ctx, t.company); err != nil {
 			return err
 		}
-		_, err := st.ListProjects(ctx, t.company)
+		_, err := st.Catalog.ListProjects(ctx, t.company)
 		return err
 	}},
 	{"GET /integrations/scm-provider", "integrations", "integrations", fixed("/integrations/scm-provider"), "next_page_token", true, func(ctx context.Context, st *store.Store, t *listTenant) error {
-		_, err := st.ListIntegrations(ctx, t.company)
+		_, err := st.Catalog.ListIntegrations(ctx, t.company)
 		return err
 	}},
 	{"GET /webhooks", "webhooks", "webhooks", fixed("/webhooks"), "next_page_token", false, func(ctx context.Context, st *store.Store, t *listTenant) error {
-		_, err := st.AllWebhooks(ctx, t.company)
+		_, err := st.Deliveries.AllWebhooks(ctx, t.company)
 		return err
 	}},
 	{"GET /webhooks/{webhook_id}/deliveries", "webhooks", "webhooks", func(t *listTenant) string { return "/webhooks/" + t.webhookID + "/deliveries" },
 		"next_page_token", false, func(ctx context.Context, st *store.Store, t *listTenant) error {
 			return drain(func(token string) (string, error) {
-				_, res, err := st.ListAttempts(ctx, t.company, t.webhookID, "", store.PageQuery{Limit: 100, Token: token})
+				_, res, err := st.Deliveries.ListAttempts(ctx, t.company, t.webhookID, "", storepage.Request{Limit: 100, Token: token})
 				return res.Next, err
 			})
 		}},
 	{"GET /api-keys", "accounts", "keys", fixed("/api-keys"), "next_page_token", true, func(ctx context.Context, st *store.Store, t *listTenant) error {
 		return drain(func(token string) (string, error) {
-			_, res, _, err := st.ListAPIKeys(ctx, t.company, 0, store.PageQuery{Limit: 100, Token: token})
+			_, res, _, err := st.Tenancy.ListAPIKeys(ctx, t.company, 0, storepage.Request{Limit: 100, Token: token})
 			return res.Next, err
 		})
 	}},
 	{"GET /audit-log", "accounts", "keys", fixed("/audit-log"), "next_page_token", true, func(ctx context.Context, st *store.Store, t *listTenant) error {
 		return drain(func(token string) (string, error) {
-			_, res, err := st.ListAudit(ctx, t.company, store.AuditFilter{}, store.PageQuery{Limit: 100, Token: token})
+			_, res, err := st.Tenancy.ListAudit(ctx, t.company, tenancy.AuditFilter{}, storepage.Request{Limit: 100, Token: token})
 			return res.Next, err
 		})
 	}},
 	{"GET /users", "accounts", "users", fixed("/users"), "next_page_token", true, func(ctx context.Context, st *store.Store, t *listTenant) error {
-		_, err := st.ListUsers(ctx, t.company)
+		_, err := st.Tenancy.ListUsers(ctx, t.company)
 		return err
 	}},
 	{"GET /projects", "projects", "projects", fixed("/projects"), "next_page_token", true, func(ctx context.Context, st *store.Store, t *listTenant) error {
-		_, err := st.ListProjects(ctx, t.company)
+		_, err := st.Catalog.ListProjects(ctx, t.company)
 		return err
 	}},
 	{"GET /scans", "projects", "scans", fixed("/scans"), "next_page_token", true, func(ctx context.Context, st *store.Store, t *listTenant) error {
 		return drain(func(token string) (string, error) {
-			p, err := st.ListScans(ctx, t.company, store.ScanQuery{Page: store.PageQuery{Limit: 100, Token: token}})
+			p, err := st.Scans.ListScans(ctx, t.company, scans.ScanQuery{Page: storepage.Request{Limit: 100, Token: token}})
 			return p.Next, err
 		})
 	}},
 	{"GET /policies", "policies", "policies", fixed("/policies"), "next_page_token", true, func(ctx context.Context, st *store.Store, t *listTenant) error {
 		return drain(func(token string) (string, error) {
-			p, err := st.ListPolicies(ctx, t.company, store.PageQuery{Limit: 100, Token: token})
+			p, err := st.Catalog.ListPolicies(ctx, t.company, storepage.Request{Limit: 100, Token: token})
 			return p.Next, err
 		})
 	}},
 	{"GET /blocking-rules", "policies", "rules", fixed("/blocking-rules"), "next_page_token", true, func(ctx context.Context, st *store.Store, t *listTenant) error {
-		_, err := st.AllBlockingRules(ctx, t.company)
+		_, err := st.Catalog.AllBlockingRules(ctx, t.company)
 		return err
 	}},
 	{"GET /issues", "issues", "scan", fixed("/issues"), "next_page_token", true, func(ctx context.Context, st *store.Store, t *listTenant) error {
-		return st.EachIssue(ctx, t.company, func(store.Issue) error { return nil })
+		return st.Lists.EachIssue(ctx, t.company, func(findings.Issue) error { return nil })
 	}},
 	{"GET /issues/sca", "issues", "scan", fixed("/issues/sca"), "next_page_token", true, func(ctx context.Context, st *store.Store, t *listTenant) error {
 		return drain(func(token string) (string, error) {
-			_, res, _, err := st.ListSCAIssues(ctx, t.company, 0, store.PageQuery{Limit: 100, Token: token})
+			_, res, _, err := st.SCA.ListSCAIssues(ctx, t.company, 0, storepage.Request{Limit: 100, Token: token})
 			return res.Next, err
 		})
 	}},
 	{"GET /issues/code-quality", "issues", "scan", func(t *listTenant) string { return "/issues/code-quality?project=" + t.project }, "next_page_token", true,
 		func(ctx context.Context, st *store.Store, t *listTenant) error {
-			p, err := st.ProjectByName(ctx, t.company, t.project)
+			p, err := st.Catalog.ProjectByName(ctx, t.company, t.project)
 			if err != nil {
 				return err
 			}
 			return drain(func(token string) (string, error) {
-				_, res, _, err := st.ProjectQualityIssues(ctx, t.company, p.ID, store.PageQuery{Limit: 100, Token: token})
+				_, res, _, err := st.Quality.ProjectQualityIssues(ctx, t.company, p.ID, storepage.Request{Limit: 100, Token: token})
 				return res.Next, err
 			})
 		}},
 	{"GET /scan/{scan_id}/issues", "issues", "scan", func(t *listTenant) string { return "/scan/" + t.scanID + "/issues" }, "next_page_token", true,
 		func(ctx context.Context, st *store.Store, t *listTenant) error {
-			return st.EachScanIssue(ctx, t.company, t.scanID, func(store.Issue) error { return nil })
+			return st.Lists.EachScanIssue(ctx, t.company, t.scanID, func(findings.Issue) error { return nil })
 		}},
 	{"GET /scan/{scan_id}/issues/sca", "issues", "scan", func(t *listTenant) string { return "/scan/" + t.scanID + "/issues/sca" }, "next_page_token", true,
 		func(ctx context.Context, st *store.Store, t *listTenant) error {
 			return drain(func(token string) (string, error) {
-				_, res, _, err := st.ScanSCAIssues(ctx, t.company, t.scanID, store.PageQuery{Limit: 100, Token: token})
+				_, res, _, err := st.SCA.ScanSCAIssues(ctx, t.company, t.scanID, storepage.Request{Limit: 100, Token: token})
 				return res.Next, err
 			})
 		}},
 	{"GET /scan/{scan_id}/issues/quality", "issues", "scan", func(t *listTenant) string { return "/scan/" + t.scanID + "/issues/quality" }, "next_page_token", true,
 		func(ctx context.Context, st *store.Store, t *listTenant) error {
 			return drain(func(token string) (string, error) {
-				_, res, _, err := st.ScanQualityIssues(ctx, t.company, t.scanID, "", store.PageQuery{Limit: 100, Token: token})
+				_, res, _, err := st.Quality.ScanQualityIssues(ctx, t.company, t.scanID, "", storepage.Request{Limit: 100, Token: token})
 				return res.Next, err
 			})
 		}},
@@ -267,8 +273,8 @@ func runLists(ctx context.Context, db *dynamodb.Client, only *regexp.Regexp, sma
 	}
 	// The rate limit is on (with limits no run reaches), so each request
 	// makes the same calls as in AWS: key, user, rate-limit window, reads.
-	srv := &httpapi.Server{Auth: auth.New(st, auth.JWTConfig{}), Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		RateLimit: &httpapi.RateLimiter{Store: st, Limit: store.RateLimit{PerMinute: 1 << 30, PerHour: 1 << 30}}}
+	srv := &httpapi.Server{Auth: auth.New(st.Tenancy, auth.JWTConfig{}), Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		RateLimit: &httpapi.RateLimiter{Store: st.Tenancy, Limit: tenancy.RateLimit{PerMinute: 1 << 30, PerHour: 1 << 30}}}
 	deps := config.Deps{Server: srv, Store: st}
 	h := map[string]http.Handler{
 		"teams": teams.New(deps),
@@ -346,9 +352,9 @@ func runLists(ctx context.Context, db *dynamodb.Client, only *regexp.Regexp, sma
 		}
 		for n, t := range tenants[route.loader] {
 			for range naiveIterations {
-				m := &store.Meter{}
+				m := &ddb.Meter{}
 				start := time.Now()
-				if err := route.naive(store.WithMeter(ctx, m), st, t); err != nil {
+				if err := route.naive(ddb.WithMeter(ctx, m), st, t); err != nil {
 					return fmt.Errorf("%s naive: %w", route.name, err)
 				}
 				calls, rcu, _ := m.Snapshot()
@@ -384,7 +390,7 @@ func runLists(ctx context.Context, db *dynamodb.Client, only *regexp.Regexp, sma
 	slices.Sort(ratios)
 	fmt.Printf("\nRCU is consumed read capacity per call, authentication included; ratio = @%d / @%d.\n", large, small)
 	if tenants["webhooks"] != nil {
-		fmt.Printf("GET /webhooks holds at most %d endpoints at either size (store.MaxWebhooksPerCompany).\n", store.MaxWebhooksPerCompany)
+		fmt.Printf("GET /webhooks holds at most %d endpoints at either size (store.MaxWebhooksPerCompany).\n", delivery.MaxWebhooksPerCompany)
 	}
 	if len(ratios) > 0 {
 		fmt.Printf("GET /teams page 1, request time / its DynamoDB calls' slowest chain: p50 %.2f, p95 %.2f (%d calls).\n",

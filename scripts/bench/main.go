@@ -39,6 +39,9 @@ import (
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/bulkload"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 const maxIssues = 1_000_000
@@ -110,7 +113,7 @@ func run(ctx context.Context, db *dynamodb.Client, small, large, projects, itera
 		}
 		tenants = append(tenants, t)
 	}
-	srv := &httpapi.Server{Auth: auth.New(st, auth.JWTConfig{}), Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	srv := &httpapi.Server{Auth: auth.New(st.Tenancy, auth.JWTConfig{}), Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	h := issues.New(config.Deps{Server: srv, Store: st})
 
 	fmt.Printf("\nMeasuring %d calls per case and size (after 3 warm-up calls), alternating sizes...\n", iterations)
@@ -152,13 +155,13 @@ func load(ctx context.Context, st *store.Store, n, size, projects, workers int) 
 	}
 	id := bt.Company
 	t := &tenant{size: size, company: id, apiKey: bt.APIKey}
-	var ps []store.Project
+	var ps []schema.Project
 	for k := range projects {
 		repo := fmt.Sprintf("https://github.com/bench/svc-%03d", k)
 		if k == 1 {
 			repo = "git@github.com:bench/svc-000.git" // projects 0 and 1 share a repository
 		}
-		p, err := st.CreateProject(ctx, store.Project{CompanyID: id, Name: fmt.Sprintf("svc-%03d", k), RepoURL: repo,
+		p, err := st.Catalog.CreateProject(ctx, schema.Project{CompanyID: id, Name: fmt.Sprintf("svc-%03d", k), RepoURL: repo,
 			Branches: []string{"develop", fmt.Sprintf("release/%d", k%5)}})
 		if err != nil {
 			return nil, err
@@ -220,10 +223,10 @@ var call = benchkit.Call
 // naiveGroups is what counting at read time costs: read every issue of the
 // company and count its CWE and file groups.
 func naiveGroups(ctx context.Context, st *store.Store, company int64) (sample, error) {
-	m := &store.Meter{}
+	m := &ddb.Meter{}
 	start := time.Now()
 	byCWE, byFile := map[int]int{}, map[string]int{}
-	err := st.EachIssue(store.WithMeter(ctx, m), company, func(i store.Issue) error {
+	err := st.Lists.EachIssue(ddb.WithMeter(ctx, m), company, func(i findings.Issue) error {
 		byCWE[i.CWE]++
 		byFile[i.FilePath]++
 		return nil

@@ -13,10 +13,12 @@ import (
 	"github.com/acme/codescan-api/shared/config"
 	"github.com/acme/codescan-api/shared/deliveryengine"
 	"github.com/acme/codescan-api/shared/exportjob"
+	"github.com/acme/codescan-api/shared/prdecor"
 	"github.com/acme/codescan-api/shared/reportstore/s3reports"
 	"github.com/acme/codescan-api/shared/scmhost"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/sweep"
+	"github.com/acme/codescan-api/shared/tickets"
 )
 
 // newDispatcher is the dispatcher of the local stack: mail to the catcher
@@ -32,7 +34,7 @@ func newDispatcher(ctx context.Context, st *store.Store, smtpAddr, baseURL strin
 	if os.Getenv(deliveryengine.EnvAppURL) == "" {
 		_ = os.Setenv(deliveryengine.EnvAppURL, baseURL)
 	}
-	return deliveryengine.FromEnv(ctx, st, st, st, config.NewLogger(level))
+	return deliveryengine.FromEnv(ctx, deliveryengine.StoreOf(st), prdecor.StoreOf(st), tickets.StoreOf(st), st.Tickets, config.NewLogger(level))
 }
 
 // startDelivery runs, until ctx ends, what AWS runs beside the API: the
@@ -50,7 +52,7 @@ func startDelivery(ctx context.Context, d *deliveryengine.Engine, st *store.Stor
 	if err != nil {
 		return err
 	}
-	in := &ingester.Ingester{Store: st, Reports: reports, Log: log, Exporter: &exportjob.Worker{Store: st, Bucket: reports, Log: log}}
+	in := &ingester.Ingester{Store: ingester.StoreOf(st), Reports: reports, Log: log, Exporter: &exportjob.Worker{Store: exportjob.StoreOf(st), Bucket: reports, Log: log}}
 	for name, p := range map[string]*localstream.Poller{
 		"dispatcher": {Dispatcher: d, DB: st.Client(), Table: st.TableName(), Streams: streams},
 		"ingester":   {DB: st.Client(), Table: st.TableName(), Log: log, Consumers: []localstream.Consumer{in.HandleImage}, Streams: streams},
@@ -75,16 +77,16 @@ func startDelivery(ctx context.Context, d *deliveryengine.Engine, st *store.Stor
 					log.Error("retries", "error", err.Error())
 				}
 			case now := <-jobs.C:
-				if _, err := scheduler.SLAChecks(ctx, st, now); err != nil {
+				if _, err := scheduler.SLAChecks(ctx, scheduler.StoreOf(st), now); err != nil {
 					log.Error("sla checks", "error", err.Error())
 				}
-				if _, err := scheduler.WeeklyDigest(ctx, st, now); err != nil {
+				if _, err := scheduler.WeeklyDigest(ctx, scheduler.StoreOf(st), now); err != nil {
 					log.Error("weekly digest", "error", err.Error())
 				}
-				if _, err := sweep.Run(ctx, st, now); err != nil {
+				if _, err := sweep.Run(ctx, sweep.StoreOf(st), now); err != nil {
 					log.Error("stalled scans", "error", err.Error())
 				}
-				if _, err := scheduler.ReconcileTickets(ctx, st, scheduler.TicketerOf(d)); err != nil {
+				if _, err := scheduler.ReconcileTickets(ctx, st.Tenancy, scheduler.TicketerOf(d)); err != nil {
 					log.Error("tickets reconciliation", "error", err.Error())
 				}
 			}

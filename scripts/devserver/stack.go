@@ -204,7 +204,7 @@ func (s *stack) goLive(ctx context.Context, db *dynamodb.Client, env config.Env,
 	if fresh {
 		// The SLA breaches of the seeded issues are history too: recorded
 		// now, the SLA job finds them raised and sends nothing for them.
-		if _, err := scheduler.SLAChecks(ctx, s.store, time.Now()); err != nil {
+		if _, err := scheduler.SLAChecks(ctx, scheduler.StoreOf(s.store), time.Now()); err != nil {
 			return fmt.Errorf("seed: SLA history: %w", err)
 		}
 	}

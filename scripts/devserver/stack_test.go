@@ -22,7 +22,8 @@ import (
 	"github.com/acme/codescan-api/shared/dynamolocal"
 	"github.com/acme/codescan-api/shared/localproc"
 	"github.com/acme/codescan-api/shared/s3local"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/tenancy"
 )
 
 // The S3 server of a running stack is killed while it cannot come back
@@ -42,7 +43,7 @@ func TestStackSurvivesS3Death(t *testing.T) {
 	}
 	// DynamoDB Local of `withddb` when it runs, else one of its own.
 	env.TableName = fmt.Sprintf("devserver_%d", time.Now().UnixNano())
-	env.RateLimit = store.RateLimit{}
+	env.RateLimit = tenancy.RateLimit{}
 	t.Setenv(EnvOnDisk, "1") // nothing of the test left in /dev/shm
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -140,7 +141,7 @@ func TestStackSurvivesS3Death(t *testing.T) {
 			}
 			id = scanOf(body)
 		}
-		waitFor(t, "scan "+id+" ingested", func() bool { return scanStatus(t, s, key, id) == store.ScanComplete })
+		waitFor(t, "scan "+id+" ingested", func() bool { return scanStatus(t, s, key, id) == scans.ScanComplete })
 	}
 
 	block()

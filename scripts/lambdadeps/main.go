@@ -13,10 +13,12 @@
 //     internal/testenv, assemble groups outside both); tests are exempt,
 //     as no Lambda links them;
 //   - no group package (its cmd mains excepted) and no shared worker
-//     (httpapi, auth, delivery, sweep, notify, recount, ingest, bulktriage,
-//     exportjob) names the concrete *store.Store outside its tests: each
-//     declares the interface of the store methods it calls, and the
-//     composition passes the store.
+//     (httpapi, auth, deliveryengine, sweep, notify, recount, ingest,
+//     bulktriage, exportjob, prdecor, tickets, prtriage, gate) names the
+//     concrete *store.Store outside its tests and its composition: each
+//     declares, per area of the store, the calls it makes, and its
+//     composition (func StoreOf(st *store.Store) Store { return
+//     Store{Scans: st.Scans, ...} }) hands it those areas and no others.
 package main
 
 import (

@@ -22,6 +22,18 @@ import "github.com/acme/codescan-api/shared/store"
 type Store interface{ Get() store.Issue }
 var x *store.Issue
 var y Store`, nil},
+		"a composition": {`package p
+import "github.com/acme/codescan-api/shared/store"
+type Store struct{ Scans any }
+func StoreOf(st *store.Store) Store { return Store{Scans: st.Scans} }`, nil},
+		"a composition that calls the store": {`package p
+import "github.com/acme/codescan-api/shared/store"
+type Store struct{ Scans any }
+func StoreOf(st *store.Store) Store { return Store{Scans: st.Client()} }`, []int{4}},
+		"a function that keeps the store": {`package p
+import "github.com/acme/codescan-api/shared/store"
+type Store struct{ All any }
+func StoreOf(st *store.Store) Store { return Store{All: st} }`, []int{4}},
 		"another package's Store": {`package p
 import "github.com/acme/codescan-api/shared/reportstore"
 var store struct{}

@@ -27,8 +27,8 @@ import (
 	"github.com/acme/codescan-api/shared/reportstore/s3reports"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/s3local"
-	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/bulkload"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // world is the demo data on a DynamoDB Local table and the dependencies a
@@ -68,14 +68,14 @@ func newWorld(ctx context.Context) (*world, error) {
 	// no export worker runs here).
 	co := doc.Companies[0]
 	admin := co.UserByRole("admin")
-	ex, err := deps.Store.CreateExport(ctx, store.Export{CompanyID: co.ID, UserID: admin.ID, Format: "csv", Filters: "{}", Query: "{}"})
+	ex, err := deps.Store.Exports.CreateExport(ctx, schema.ExportItem{CompanyID: co.ID, UserID: admin.ID, Format: "csv", Filters: "{}", Query: "{}"})
 	if err != nil {
 		return nil, fmt.Errorf("demo export: %w", err)
 	}
 	co.Resources["export_ids"] = []string{ex.ID}
 	// A bulk triage operation, for GET /issues/triage/{operation_id}
 	// (queued: no worker runs here).
-	op, err := deps.Store.CreateTriageOp(ctx, store.TriageOp{CompanyID: co.ID, UserID: admin.ID, Status: "false_positive", Filters: "{}", Query: "{}"})
+	op, err := deps.Store.TriageOps.CreateTriageOp(ctx, schema.TriageOpItem{CompanyID: co.ID, UserID: admin.ID, Status: "false_positive", Filters: "{}", Query: "{}"})
 	if err != nil {
 		return nil, fmt.Errorf("demo triage operation: %w", err)
 	}

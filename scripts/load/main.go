@@ -40,6 +40,10 @@ import (
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/bulkload"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	storepage "github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 func main() {
@@ -197,7 +201,7 @@ func run(clients int, d time.Duration) error {
 	if err := ingested(ctx, st, company, 10*time.Minute); err != nil {
 		return err
 	}
-	if err := recount.Check(ctx, st, company); err != nil {
+	if err := recount.Check(ctx, recount.StoreOf(st), company); err != nil {
 		return fmt.Errorf("counters differ from a recount: %w", err)
 	}
 	fmt.Println("recount: every group counter equals a recount from the issues")
@@ -211,7 +215,7 @@ func run(clients int, d time.Duration) error {
 // on the table's stream (through the local poller, until pollCtx ends); it
 // returns the server (to close) and the API's base URL.
 func serveAPI(ctx, pollCtx context.Context, st *store.Store, endpoint string) (*http.Server, string, error) {
-	srv := &httpapi.Server{Auth: auth.New(st, auth.JWTConfig{}), Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
+	srv := &httpapi.Server{Auth: auth.New(st.Tenancy, auth.JWTConfig{}), Log: slog.New(slog.NewJSONHandler(io.Discard, nil))}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, "", err
@@ -224,7 +228,7 @@ func serveAPI(ctx, pollCtx context.Context, st *store.Store, endpoint string) (*
 	if err != nil {
 		return nil, "", err
 	}
-	in := &ingester.Ingester{Store: st, Reports: bucket, Log: srv.Log}
+	in := &ingester.Ingester{Store: ingester.StoreOf(st), Reports: bucket, Log: srv.Log}
 	go func() {
 		_ = (&localstream.Poller{DB: st.Client(), Table: st.TableName(), Log: srv.Log, Streams: streams, Consumers: []localstream.Consumer{in.HandleImage}}).Run(pollCtx)
 	}()
@@ -319,18 +323,18 @@ func ids(body []byte) []string {
 
 // tenant creates the company and an admin with an API key.
 func tenant(ctx context.Context, st *store.Store) (int64, string, error) {
-	id, err := st.NextID(ctx, "company")
+	id, err := st.Ledger.NextID(ctx, "company")
 	if err != nil {
 		return 0, "", err
 	}
-	if err := bulkload.PutCompany(ctx, st, store.Company{ID: id, Name: "Load"}); err != nil {
+	if err := bulkload.PutCompany(ctx, st, schema.Company{ID: id, Name: "Load"}); err != nil {
 		return 0, "", err
 	}
-	uid, err := st.NextID(ctx, "user")
+	uid, err := st.Ledger.NextID(ctx, "user")
 	if err != nil {
 		return 0, "", err
 	}
-	if err := bulkload.PutUser(ctx, st, store.User{ID: uid, CompanyID: id, Email: "load@load.test", FirstName: "Load", LastName: "Runner",
+	if err := bulkload.PutUser(ctx, st, schema.User{ID: uid, CompanyID: id, Email: "load@load.test", FirstName: "Load", LastName: "Runner",
 		IsAdmin: true, Active: true}); err != nil {
 		return 0, "", err
 	}
@@ -379,8 +383,8 @@ func summarize(all []result, d time.Duration) int {
 // ingested waits until the ingester has ended every scan of the load's
 // project (none is processing any more).
 func ingested(ctx context.Context, st *store.Store, company int64, limit time.Duration) error {
-	proj, err := st.ProjectByName(ctx, company, "load")
-	if errors.Is(err, store.ErrNotFound) {
+	proj, err := st.Catalog.ProjectByName(ctx, company, "load")
+	if errors.Is(err, ddb.ErrNotFound) {
 		return nil
 	}
 	if err != nil {
@@ -388,7 +392,7 @@ func ingested(ctx context.Context, st *store.Store, company int64, limit time.Du
 	}
 	start := time.Now()
 	for {
-		page, err := st.ListScans(ctx, company, store.ScanQuery{ProjectID: proj.ID, Status: store.ScanProcessing, Page: store.PageQuery{Limit: 1}})
+		page, err := st.Scans.ListScans(ctx, company, scans.ScanQuery{ProjectID: proj.ID, Status: scans.ScanProcessing, Page: storepage.Request{Limit: 1}})
 		if err != nil {
 			return err
 		}

@@ -12,6 +12,10 @@ import (
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/cleantext"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/ledger"
+	storepage "github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 type userJSON struct {
@@ -37,7 +41,7 @@ type keyJSON struct {
 	RevokedAt  string `json:"revoked_at,omitempty"`
 }
 
-func keyView(k store.APIKey) keyJSON {
+func keyView(k schema.APIKey) keyJSON {
 	return keyJSON{ID: k.ID, UserID: k.UserID, Name: k.Name, Prefix: k.Prefix, CreatedAt: k.CreatedAt,
 		LastUsedAt: k.LastUsedAt, ExpiresAt: k.ExpiresAt, RevokedAt: k.RevokedAt}
 }
@@ -50,7 +54,7 @@ func listUsers() command {
 		if err != nil {
 			return err
 		}
-		users, err := st.ListUsers(ctx, c.ID)
+		users, err := st.Tenancy.ListUsers(ctx, c.ID)
 		if err != nil {
 			return err
 		}
@@ -63,7 +67,7 @@ func listUsers() command {
 			list = append(list, userJSON{ID: u.ID, Email: u.Email, FirstName: u.FirstName, LastName: u.LastName,
 				IsAdmin: u.IsAdmin, Active: u.Active, Permissions: perms, CreatedAt: u.CreatedAt})
 		}
-		if err := st.Audit(ctx, c.ID, store.AuditEntry{Action: "user.list", TargetType: "company", TargetID: strconv.FormatInt(c.ID, 10)}); err != nil {
+		if err := st.Ledger.Audit(ctx, c.ID, ledger.AuditEntry{Action: "user.list", TargetType: "company", TargetID: strconv.FormatInt(c.ID, 10)}); err != nil {
 			return err
 		}
 		return printJSON(out, list)
@@ -89,9 +93,9 @@ func listKeys() command {
 			target, targetID = "user", userID
 		}
 		list := []keyJSON{}
-		q := store.PageQuery{Limit: 100}
+		q := storepage.Request{Limit: 100}
 		for {
-			page, res, _, err := st.ListAPIKeys(ctx, c.ID, userID, q)
+			page, res, _, err := st.Tenancy.ListAPIKeys(ctx, c.ID, userID, q)
 			if err != nil {
 				return err
 			}
@@ -103,7 +107,7 @@ func listKeys() command {
 			}
 			q.Token = res.Next
 		}
-		if err := st.Audit(ctx, c.ID, store.AuditEntry{Action: "api_key.list", TargetType: target, TargetID: strconv.FormatInt(targetID, 10)}); err != nil {
+		if err := st.Ledger.Audit(ctx, c.ID, ledger.AuditEntry{Action: "api_key.list", TargetType: target, TargetID: strconv.FormatInt(targetID, 10)}); err != nil {
 			return err
 		}
 		return printJSON(out, list)
@@ -111,9 +115,9 @@ func listKeys() command {
 }
 
 // user reads a user of a company, or errNotFound.
-func user(ctx context.Context, st *store.Store, companyID, userID int64) (store.User, error) {
-	u, err := st.GetUser(ctx, companyID, userID)
-	if errors.Is(err, store.ErrNotFound) {
+func user(ctx context.Context, st *store.Store, companyID, userID int64) (schema.User, error) {
+	u, err := st.Tenancy.GetUser(ctx, companyID, userID)
+	if errors.Is(err, ddb.ErrNotFound) {
 		return u, fmt.Errorf("%w: company %d has no user %d", errNotFound, companyID, userID)
 	}
 	return u, err
@@ -149,12 +153,12 @@ func mintKey() command {
 		if !u.Active {
 			return fmt.Errorf("user %d of company %d is inactive: a key of theirs would not authenticate", userID, c.ID)
 		}
-		k := store.APIKey{CompanyID: c.ID, UserID: u.ID, Name: name}
+		k := schema.APIKey{CompanyID: c.ID, UserID: u.ID, Name: name}
 		if days > 0 {
 			k.ExpiresAt = time.Now().UTC().Add(time.Duration(days) * 24 * time.Hour).Format(time.RFC3339)
 		}
 		secret := auth.NewAPIKey()
-		k, err = st.CreateAPIKey(ctx, k, secret)
+		k, err = st.Tenancy.CreateAPIKey(ctx, k, secret)
 		if err != nil {
 			return err
 		}
@@ -173,14 +177,14 @@ func revokeKey() command {
 			return err
 		}
 		keyID := kid.id
-		before, err := st.GetAPIKey(ctx, c.ID, keyID)
-		if errors.Is(err, store.ErrNotFound) {
+		before, err := st.Tenancy.GetAPIKey(ctx, c.ID, keyID)
+		if errors.Is(err, ddb.ErrNotFound) {
 			return fmt.Errorf("%w: company %d has no key %d", errNotFound, c.ID, keyID)
 		}
 		if err != nil {
 			return err
 		}
-		after, err := st.RevokeAPIKey(ctx, c.ID, keyID)
+		after, err := st.Tenancy.RevokeAPIKey(ctx, c.ID, keyID)
 		if err != nil {
 			return err
 		}

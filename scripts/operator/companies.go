@@ -8,6 +8,10 @@ import (
 
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	storepage "github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/schema"
+	"github.com/acme/codescan-api/shared/store/tenancy"
 )
 
 type companyJSON struct {
@@ -17,7 +21,7 @@ type companyJSON struct {
 	CreatedAt string `json:"created_at,omitempty"`
 }
 
-func companyView(c store.Company) companyJSON {
+func companyView(c schema.Company) companyJSON {
 	return companyJSON{ID: c.ID, Name: c.Name, Active: c.Active(), CreatedAt: c.CreatedAt}
 }
 
@@ -27,9 +31,9 @@ type adminJSON struct {
 }
 
 // company reads the company the --company flag names (checked by then).
-func company(ctx context.Context, st *store.Store, f *idFlag) (store.Company, error) {
-	c, err := st.GetCompany(ctx, f.id)
-	if errors.Is(err, store.ErrNotFound) {
+func company(ctx context.Context, st *store.Store, f *idFlag) (schema.Company, error) {
+	c, err := st.Tenancy.GetCompany(ctx, f.id)
+	if errors.Is(err, ddb.ErrNotFound) {
 		return c, fmt.Errorf("%w: no company %d", errNotFound, f.id)
 	}
 	return c, err
@@ -41,7 +45,7 @@ func createCompany() command {
 	email := fs.String("admin-email", "", "first admin's email (a plain address)")
 	fullName := fs.String("admin-name", "", `first admin's name ("First Last")`)
 	newKey := fs.Bool("new-key", false, "for an existing company: mint another key for the admin with --admin-email")
-	var in store.NewCompany
+	var in tenancy.NewCompany
 	check := func() (err error) {
 		in, err = newCompany(*name, *email, *fullName)
 		return err
@@ -49,7 +53,7 @@ func createCompany() command {
 	return command{name: "create-company", flags: fs, check: check, run: func(ctx context.Context, st *store.Store, out io.Writer) error {
 		key := auth.NewAPIKey()
 		in.APIKey = key
-		c, admin, created, err := st.CreateCompany(ctx, in)
+		c, admin, created, err := st.Tenancy.CreateCompany(ctx, in)
 		if err != nil {
 			return err
 		}
@@ -58,8 +62,8 @@ func createCompany() command {
 		case created:
 			res["admin"], res["api_key"] = adminJSON{admin.ID, admin.Email}, key
 		case *newKey:
-			admin, err := st.UserByEmail(ctx, c.ID, in.Admin.Email)
-			if errors.Is(err, store.ErrNotFound) {
+			admin, err := st.Tenancy.UserByEmail(ctx, c.ID, in.Admin.Email)
+			if errors.Is(err, ddb.ErrNotFound) {
 				return fmt.Errorf("%w: company %d has no user %s", errNotFound, c.ID, in.Admin.Email)
 			}
 			if err != nil {
@@ -68,7 +72,7 @@ func createCompany() command {
 			if !admin.Active || !admin.IsAdmin {
 				return fmt.Errorf("user %s of company %d is not an active admin", in.Admin.Email, c.ID)
 			}
-			if _, err := st.CreateAPIKey(ctx, store.APIKey{CompanyID: c.ID, UserID: admin.ID, Name: "operator-issued key"}, key); err != nil {
+			if _, err := st.Tenancy.CreateAPIKey(ctx, schema.APIKey{CompanyID: c.ID, UserID: admin.ID, Name: "operator-issued key"}, key); err != nil {
 				return err
 			}
 			res["admin"], res["api_key"] = adminJSON{admin.ID, admin.Email}, key
@@ -81,9 +85,9 @@ func listCompanies() command {
 	fs := newCommand("list-companies")
 	return command{name: "list-companies", flags: fs, check: noCheck, run: func(ctx context.Context, st *store.Store, out io.Writer) error {
 		list := []companyJSON{}
-		q := store.PageQuery{Limit: 100}
+		q := storepage.Request{Limit: 100}
 		for {
-			page, res, err := st.ListCompanies(ctx, q)
+			page, res, err := st.Tenancy.ListCompanies(ctx, q)
 			if err != nil {
 				return err
 			}
@@ -104,8 +108,8 @@ func setActive(active bool) command {
 	id := requireID(fs, "company", "company id")
 	return command{name: name, flags: fs, check: id.check, run: func(ctx context.Context, st *store.Store, out io.Writer) error {
 		companyID := id.id
-		c, changed, err := st.SetCompanyActive(ctx, companyID, active)
-		if errors.Is(err, store.ErrNotFound) {
+		c, changed, err := st.Tenancy.SetCompanyActive(ctx, companyID, active)
+		if errors.Is(err, ddb.ErrNotFound) {
 			return fmt.Errorf("%w: no company %d", errNotFound, companyID)
 		}
 		if err != nil {

@@ -26,6 +26,7 @@ import (
 
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ledger"
 )
 
 const usage = `usage: operator (--local | --region REGION (--stack NAME | --table NAME)) <command> [flags]
@@ -132,7 +133,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 
 // execute runs cmd on st; its actions are audited as the operator's.
 func execute(ctx context.Context, cmd command, st *store.Store, out io.Writer) error {
-	return cmd.run(store.WithAuditActor(ctx, store.AuditActor{Via: store.ViaOperator}), st, out)
+	return cmd.run(ledger.WithAuditActor(ctx, ledger.AuditActor{Via: ledger.ViaOperator}), st, out)
 }
 
 // parse reads and checks a command line into its command and connection.

@@ -22,7 +22,10 @@ import (
 	"github.com/acme/codescan-api/functions/teams"
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/auth"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/ledger"
+	"github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/tenancy"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -176,7 +179,7 @@ func TestOnboarding(t *testing.T) {
 	// line holds a key's hash.
 	logs := env.Logs.String()
 	for _, key := range []string{c.APIKey, keyA, keyB} {
-		secret, hash := strings.TrimPrefix(key, auth.APIKeyPrefix), store.HashAPIKey(key)
+		secret, hash := strings.TrimPrefix(key, auth.APIKeyPrefix), tenancy.HashAPIKey(key)
 		for _, b := range bodies {
 			if strings.Contains(string(b), secret) || strings.Contains(string(b), hash) {
 				t.Fatalf("a response holds key material: %s", b)
@@ -213,7 +216,7 @@ func TestNewKeyForExistingCompany(t *testing.T) {
 		t.Fatalf("--new-key: %+v", again)
 	}
 	for _, key := range []string{c.APIKey, again.APIKey} {
-		if _, err := env.Store.CredentialByAPIKey(context.Background(), key, time.Now()); err != nil {
+		if _, err := env.Store.Tenancy.CredentialByAPIKey(context.Background(), key, time.Now()); err != nil {
 			t.Fatalf("key does not authenticate: %v", err)
 		}
 	}
@@ -366,7 +369,7 @@ func TestUsersAndKeys(t *testing.T) {
 	if minted.Key.Name != "break-glass" || minted.Key.ExpiresAt == "" || !strings.HasPrefix(minted.APIKey, minted.Key.Prefix) {
 		t.Fatalf("mint-key: %+v", minted)
 	}
-	if _, err := env.Store.CredentialByAPIKey(ctx, minted.APIKey, time.Now()); err != nil {
+	if _, err := env.Store.Tenancy.CredentialByAPIKey(ctx, minted.APIKey, time.Now()); err != nil {
 		t.Fatalf("the minted key does not authenticate: %v", err)
 	}
 	var keys []keyJSON
@@ -382,7 +385,7 @@ func TestUsersAndKeys(t *testing.T) {
 	if !revoked.Changed || revoked.Key.RevokedAt == "" {
 		t.Fatalf("revoke-key: %+v", revoked)
 	}
-	if _, err := env.Store.CredentialByAPIKey(ctx, minted.APIKey, time.Now()); !errors.Is(err, store.ErrNotFound) {
+	if _, err := env.Store.Tenancy.CredentialByAPIKey(ctx, minted.APIKey, time.Now()); !errors.Is(err, ddb.ErrNotFound) {
 		t.Fatalf("the revoked key still authenticates: %v", err)
 	}
 	operator(t, env, &revoked, "revoke-key", "--company", company, "--key", fmt.Sprint(minted.Key.ID))
@@ -416,13 +419,13 @@ func TestUsersAndKeys(t *testing.T) {
 		}
 	}
 
-	entries, _, err := env.Store.ListAudit(ctx, c.Company.ID, store.AuditFilter{}, store.PageQuery{Limit: 100})
+	entries, _, err := env.Store.Tenancy.ListAudit(ctx, c.Company.ID, tenancy.AuditFilter{}, page.Request{Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got []string
 	for _, e := range entries {
-		if e.Actor.Via != store.ViaOperator {
+		if e.Actor.Via != ledger.ViaOperator {
 			t.Errorf("%s by %+v", e.Action, e.Actor)
 		}
 		got = append(got, e.Action+" "+e.TargetType)

@@ -19,7 +19,7 @@ import (
 	"github.com/acme/codescan-api/functions/accounts"
 	"github.com/acme/codescan-api/shared/cleantext"
 	"github.com/acme/codescan-api/shared/httpapi"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/tenancy"
 )
 
 // maxCompanyNameLength bounds a company name, in characters. No API route
@@ -35,8 +35,8 @@ const maxConnectionValueBytes = 1024
 
 // newCompany checks create-company's flags as the API checks a new user
 // (the admin) and a name people read (the company).
-func newCompany(name, email, fullName string) (store.NewCompany, error) {
-	var in store.NewCompany
+func newCompany(name, email, fullName string) (tenancy.NewCompany, error) {
+	var in tenancy.NewCompany
 	var err error
 	if in.Name, err = cleantext.Name("--name", name, maxCompanyNameLength); err != nil {
 		return in, err

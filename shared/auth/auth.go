@@ -15,7 +15,9 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/ledger"
+	"github.com/acme/codescan-api/shared/store/tenancy"
 )
 
 // Principal is the authenticated caller.
@@ -32,8 +34,8 @@ type Principal struct {
 }
 
 // Actor is the caller as the audit log records it.
-func (p *Principal) Actor() store.AuditActor {
-	return store.AuditActor{UserID: p.UserID, Via: p.Via, KeyID: p.KeyID}
+func (p *Principal) Actor() ledger.AuditActor {
+	return ledger.AuditActor{UserID: p.UserID, Via: p.Via, KeyID: p.KeyID}
 }
 
 // Has reports whether the caller holds perm; company admins hold every
@@ -47,7 +49,7 @@ type principalKey struct{}
 // WithPrincipal returns ctx carrying p, and p as the actor of the store's
 // audited writes.
 func WithPrincipal(ctx context.Context, p *Principal) context.Context {
-	return store.WithAuditActor(context.WithValue(ctx, principalKey{}, p), p.Actor())
+	return ledger.WithAuditActor(context.WithValue(ctx, principalKey{}, p), p.Actor())
 }
 
 // FromContext returns the authenticated caller. Handlers behind the auth
@@ -86,9 +88,9 @@ var ErrKeysUnavailable = errors.New("token signing keys unavailable")
 
 // Users looks callers up by credential.
 type Users interface {
-	CredentialByAPIKey(ctx context.Context, key string, at time.Time) (store.Credential, error)
-	CredentialBySubject(ctx context.Context, sub string) (store.Credential, error)
-	TouchAPIKey(ctx context.Context, c store.Credential, at time.Time) error
+	CredentialByAPIKey(ctx context.Context, key string, at time.Time) (tenancy.Credential, error)
+	CredentialBySubject(ctx context.Context, sub string) (tenancy.Credential, error)
+	TouchAPIKey(ctx context.Context, c tenancy.Credential, at time.Time) error
 }
 
 // JWTConfig says which bearer tokens are trusted.
@@ -145,7 +147,7 @@ func (a *Authenticator) Authenticate(r *http.Request) (*Principal, error) {
 	ctx := r.Context()
 	at := a.now()
 	var (
-		c   store.Credential
+		c   tenancy.Credential
 		via string
 		err error
 	)
@@ -155,7 +157,7 @@ func (a *Authenticator) Authenticate(r *http.Request) (*Principal, error) {
 		if !strings.HasPrefix(key, APIKeyPrefix) {
 			return nil, ErrUnauthenticated
 		}
-		via = store.ViaAPIKey
+		via = ledger.ViaAPIKey
 		c, err = a.users.CredentialByAPIKey(ctx, key, at)
 	case r.Header.Get("Authorization") != "":
 		scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
@@ -170,7 +172,7 @@ func (a *Authenticator) Authenticate(r *http.Request) (*Principal, error) {
 		if err != nil {
 			return nil, ErrUnauthenticated
 		}
-		via = store.ViaBearer
+		via = ledger.ViaBearer
 		c, err = a.users.CredentialBySubject(ctx, sub)
 	default:
 		return nil, ErrUnauthenticated
@@ -187,12 +189,12 @@ func (a *Authenticator) AuthenticateKey(ctx context.Context, key string) (*Princ
 	}
 	at := a.now()
 	c, err := a.users.CredentialByAPIKey(ctx, key, at)
-	return a.principal(ctx, c, err, store.ViaAPIKey, at)
+	return a.principal(ctx, c, err, ledger.ViaAPIKey, at)
 }
 
 // principal is the caller found by a credential look-up.
-func (a *Authenticator) principal(ctx context.Context, c store.Credential, err error, via string, at time.Time) (*Principal, error) {
-	if errors.Is(err, store.ErrNotFound) {
+func (a *Authenticator) principal(ctx context.Context, c tenancy.Credential, err error, via string, at time.Time) (*Principal, error) {
+	if errors.Is(err, ddb.ErrNotFound) {
 		return nil, ErrUnauthenticated
 	}
 	if err != nil {

@@ -21,7 +21,7 @@ import (
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/devjwt"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/tenancy"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -89,7 +89,7 @@ func TestKeysAreStoredHashedOnly(t *testing.T) {
 			if !ok {
 				continue
 			}
-			hashSeen = hashSeen || strings.Contains(s.Value, store.HashAPIKey(u.APIKey))
+			hashSeen = hashSeen || strings.Contains(s.Value, tenancy.HashAPIKey(u.APIKey))
 			for _, key := range []string{u.APIKey, acme.Admin.APIKey} {
 				if strings.Contains(s.Value, strings.TrimPrefix(key, auth.APIKeyPrefix)) {
 					t.Fatalf("attribute %s holds a plaintext key", name)

@@ -20,8 +20,9 @@ import (
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/devjwt"
-	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/bulkload"
+	"github.com/acme/codescan-api/shared/store/ledger"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // fuzzUser is a user of FuzzAuthenticate's table. Keys, subjects and the
@@ -51,13 +52,13 @@ func FuzzAuthenticate(f *testing.F) {
 		{12, 1, false, auth.APIKeyPrefix + strings.Repeat("B", 42) + "2"}, // inactive user
 		{21, 2, true, auth.APIKeyPrefix + strings.Repeat("C", 42) + "3"},  // of a deactivated company
 	}
-	for _, c := range []store.Company{{ID: 1, Name: "Acme"}, {ID: 2, Name: "Gone", DeactivatedAt: "2024-01-01T00:00:00Z"}} {
+	for _, c := range []schema.Company{{ID: 1, Name: "Acme"}, {ID: 2, Name: "Gone", DeactivatedAt: "2024-01-01T00:00:00Z"}} {
 		if err := bulkload.PutCompany(ctx, st, c); err != nil {
 			f.Fatal(err)
 		}
 	}
 	for _, u := range users {
-		su := store.User{ID: u.id, CompanyID: u.company, Email: u.subject() + "@example.test", Active: u.active, Subject: u.subject()}
+		su := schema.User{ID: u.id, CompanyID: u.company, Email: u.subject() + "@example.test", Active: u.active, Subject: u.subject()}
 		if err := bulkload.PutUser(ctx, st, su); err != nil {
 			f.Fatal(err)
 		}
@@ -82,7 +83,7 @@ func FuzzAuthenticate(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	a := auth.New(st, auth.JWTConfig{Issuer: testenv.Issuer, Audience: testenv.Audience, Keys: keys.Keyfunc})
+	a := auth.New(st.Tenancy, auth.JWTConfig{Issuer: testenv.Issuer, Audience: testenv.Audience, Keys: keys.Keyfunc})
 	a.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 	// Tokens minted here, by their signed content: a valid one names the
@@ -138,7 +139,7 @@ func FuzzAuthenticate(f *testing.F) {
 		}
 		// What the headers entitle the caller to, by the rule.
 		var want *fuzzUser
-		via := store.ViaAPIKey
+		via := ledger.ViaAPIKey
 		keyOwner := func(key string) *fuzzUser {
 			for _, u := range users {
 				if u.key == strings.TrimSpace(key) && u.active && u.company == 1 {
@@ -150,7 +151,7 @@ func FuzzAuthenticate(f *testing.F) {
 		if serviceToken != "" {
 			want = keyOwner(serviceToken)
 		} else if scheme, tok, ok := strings.Cut(authorization, " "); ok && strings.EqualFold(scheme, "Bearer") {
-			via = store.ViaBearer
+			via = ledger.ViaBearer
 			for _, e := range exact {
 				if strings.TrimSpace(tok) == e {
 					u := valid[signedContent(e)]
@@ -172,7 +173,7 @@ func FuzzAuthenticate(f *testing.F) {
 			if p.Via != via {
 				t.Fatalf("%s: authenticated via %s, want %s", what, p.Via, via)
 			}
-			if via == store.ViaBearer && want == nil {
+			if via == ledger.ViaBearer && want == nil {
 				// Only a token minted here can authenticate: its signed content is one of ours.
 				_, tok, _ := strings.Cut(authorization, " ")
 				u, ok := valid[signedContent(strings.TrimSpace(tok))]
@@ -187,7 +188,7 @@ func FuzzAuthenticate(f *testing.F) {
 		}
 		check("Authenticate", p, err, want, via)
 		p, err = a.AuthenticateKey(context.Background(), serviceToken)
-		check("AuthenticateKey", p, err, keyOwner(serviceToken), store.ViaAPIKey)
+		check("AuthenticateKey", p, err, keyOwner(serviceToken), ledger.ViaAPIKey)
 	})
 }
 

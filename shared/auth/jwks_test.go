@@ -58,7 +58,7 @@ func withJWKS(env *testenv.Env, url string) (*auth.Authenticator, http.Handler) 
 
 // withKeys is withJWKS with the key set given.
 func withKeys(env *testenv.Env, keys *auth.JWKS) (*auth.Authenticator, http.Handler) {
-	a := auth.New(env.Store, auth.JWTConfig{Issuer: testenv.Issuer, Audience: testenv.Audience, Keys: keys.Keyfunc})
+	a := auth.New(env.Store.Tenancy, auth.JWTConfig{Issuer: testenv.Issuer, Audience: testenv.Audience, Keys: keys.Keyfunc})
 	srv := &httpapi.Server{Auth: a, Log: env.Deps.Server.Log}
 	return a, accounts.New(config.Deps{Server: srv, Store: env.Store})
 }

@@ -20,6 +20,8 @@ import (
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/awsclient"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -138,7 +140,7 @@ func TestBudget(t *testing.T) {
 			a := &attempts{fail: -1, err: refusal}
 			err := put(context.Background(), counted(base, a), "budget", nil)
 			var maxed *retry.MaxAttemptsError
-			if !errors.As(err, &maxed) || !store.Transient(err) {
+			if !errors.As(err, &maxed) || !ddb.Transient(err) {
 				t.Fatalf("err %v: want the budget spent, transient", err)
 			}
 			if got := a.count(); got != awsclient.MaxAttempts {
@@ -154,8 +156,8 @@ func TestBudget(t *testing.T) {
 func TestStoreWriteIsNotRetriedTwice(t *testing.T) {
 	a := &attempts{fail: -1, err: refusals["ThrottlingException"]}
 	st := counted(testenv.NewStore(t), a)
-	_, err := st.CreatePolicy(context.Background(), store.Policy{CompanyID: 1, Name: "No secrets", PolicyType: "BLAST", Active: true})
-	if !errors.Is(err, store.ErrUnavailable) {
+	_, err := st.Catalog.CreatePolicy(context.Background(), schema.Policy{CompanyID: 1, Name: "No secrets", PolicyType: "BLAST", Active: true})
+	if !errors.Is(err, ddb.ErrUnavailable) {
 		t.Fatalf("err %v, want ErrUnavailable", err)
 	}
 	if got := a.count(); got != awsclient.MaxAttempts {
@@ -200,7 +202,7 @@ func TestFinalAnswersAreNotRetried(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			a := &attempts{fail: 1, err: c.inject}
 			err := c.call(counted(base, a))
-			if err == nil || store.Transient(err) {
+			if err == nil || ddb.Transient(err) {
 				t.Fatalf("err %v: want a final, non-transient error", err)
 			}
 			if got := a.count(); got != 1 {

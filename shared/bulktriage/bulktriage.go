@@ -31,6 +31,13 @@ import (
 
 	"github.com/acme/codescan-api/shared/attempt"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/issuelists"
+	storepage "github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/schema"
+	"github.com/acme/codescan-api/shared/store/triage"
+	"github.com/acme/codescan-api/shared/store/triageops"
 	"github.com/acme/codescan-api/shared/streamimage"
 )
 
@@ -43,15 +50,26 @@ const DefaultPageSize = 1000
 
 // Store is what the worker reads and writes: the store methods it calls,
 // and no others.
-type Store interface {
-	StartTriageOp(ctx context.Context, companyID int64, id string, maxAttempts int) (store.TriageOp, bool, error)
-	GetTriageOp(ctx context.Context, companyID int64, id string) (store.TriageOp, error)
-	CollectTriageIDs(ctx context.Context, op store.TriageOp, ids []string, next string) (store.TriageOp, error)
-	ApplyTriagePage(ctx context.Context, op store.TriageOp) (store.TriageOp, error)
-	CollectRulePage(ctx context.Context, op store.TriageOp, limit int) (store.TriageOp, error)
-	FinishTriageOp(ctx context.Context, op store.TriageOp) error
-	FailTriageOp(ctx context.Context, companyID int64, id, reason string) error
-	ListIssues(ctx context.Context, companyID int64, f store.IssueFilter, q store.PageQuery) ([]store.Issue, store.PageResult, int64, error)
+type Store struct {
+	Applier interface {
+		ApplyTriagePage(ctx context.Context, op schema.TriageOpItem) (schema.TriageOpItem, error)
+		CollectRulePage(ctx context.Context, op schema.TriageOpItem, limit int) (schema.TriageOpItem, error)
+	}
+	Lists interface {
+		ListIssues(ctx context.Context, companyID int64, f issuelists.IssueFilter, q storepage.Request) ([]findings.Issue, storepage.Result, int64, error)
+	}
+	TriageOps interface {
+		CollectTriageIDs(ctx context.Context, op schema.TriageOpItem, ids []string, next string) (schema.TriageOpItem, error)
+		FailTriageOp(ctx context.Context, companyID int64, id string, reason string) error
+		FinishTriageOp(ctx context.Context, op schema.TriageOpItem) error
+		GetTriageOp(ctx context.Context, companyID int64, id string) (schema.TriageOpItem, error)
+		StartTriageOp(ctx context.Context, companyID int64, id string, maxAttempts int) (schema.TriageOpItem, bool, error)
+	}
+}
+
+// StoreOf is the areas of st that Store touches: its composition.
+func StoreOf(st *store.Store) Store {
+	return Store{Applier: st.Applier, Lists: st.Lists, TriageOps: st.TriageOps}
 }
 
 // Worker runs bulk triage operations.
@@ -72,7 +90,7 @@ type Job struct {
 // else is not. It mirrors deployspec.TriageFilter, which selects the same
 // items in AWS.
 func JobOf(get streamimage.Get) (Job, bool) {
-	company, id, ok := streamimage.Entity(get, store.TriageEntity)
+	company, id, ok := streamimage.Entity(get, triageops.Entity)
 	return Job{CompanyID: company, ID: id}, ok
 }
 
@@ -80,8 +98,8 @@ func JobOf(get streamimage.Get) (Job, bool) {
 // returns an error only for what a retry may fix, and not on the last
 // attempt, which ends the operation failed instead.
 func (w *Worker) Run(ctx context.Context, job Job) error {
-	op, ok, err := w.Store.StartTriageOp(ctx, job.CompanyID, job.ID, MaxAttempts)
-	if errors.Is(err, store.ErrNotFound) {
+	op, ok, err := w.Store.TriageOps.StartTriageOp(ctx, job.CompanyID, job.ID, MaxAttempts)
+	if errors.Is(err, ddb.ErrNotFound) {
 		w.Log.Warn("bulk triage: operation not found", "company_id", job.CompanyID, "operation_id", job.ID)
 		return nil
 	}
@@ -90,43 +108,43 @@ func (w *Worker) Run(ctx context.Context, job Job) error {
 	}
 	return attempt.End(w.run(ctx, op), attempt.Job{What: "bulk triage", Noun: "the operation", N: op.Attempt, Max: MaxAttempts,
 		LogAttr: []any{"company_id", op.CompanyID, "operation_id", op.ID}}, w.Log, func(reason string) error {
-		return w.Store.FailTriageOp(ctx, op.CompanyID, op.ID, reason)
+		return w.Store.TriageOps.FailTriageOp(ctx, op.CompanyID, op.ID, reason)
 	})
 }
 
 // run collects what the operation has not collected yet, applies what it
 // has not applied yet, and ends it done.
-func (w *Worker) run(ctx context.Context, op store.TriageOp) error {
+func (w *Worker) run(ctx context.Context, op schema.TriageOpItem) error {
 	collect := w.collectRule
 	if op.RuleID == "" {
-		f, err := store.DecodeIssueFilter(op.Query)
+		f, err := issuelists.DecodeFilter(op.Query)
 		if err != nil {
 			return &attempt.Permanent{Reason: "the operation's filters are not readable"}
 		}
-		collect = func(ctx context.Context, op store.TriageOp) (store.TriageOp, error) {
+		collect = func(ctx context.Context, op schema.TriageOpItem) (schema.TriageOpItem, error) {
 			return w.collectFiltered(ctx, op, f)
 		}
 	}
-	for op.State == store.TriageCollecting {
+	for op.State == triageops.Collecting {
 		next, err := collect(ctx, op)
-		if errors.Is(err, store.ErrConflict) { // another delivery recorded it
-			next, err = w.Store.GetTriageOp(ctx, op.CompanyID, op.ID)
+		if errors.Is(err, ddb.ErrConflict) { // another delivery recorded it
+			next, err = w.Store.TriageOps.GetTriageOp(ctx, op.CompanyID, op.ID)
 		}
 		if err != nil {
 			return stepError(err)
 		}
 		op = next
 	}
-	for op.State == store.TriageApplying && op.Page < op.Pages {
+	for op.State == triageops.Applying && op.Page < op.Pages {
 		var err error
-		if op, err = w.Store.ApplyTriagePage(ctx, op); err != nil {
+		if op, err = w.Store.Applier.ApplyTriagePage(ctx, op); err != nil {
 			return stepError(err)
 		}
 	}
-	if op.State != store.TriageApplying {
+	if op.State != triageops.Applying {
 		return nil // ended by another delivery
 	}
-	if err := w.Store.FinishTriageOp(ctx, op); err != nil {
+	if err := w.Store.TriageOps.FinishTriageOp(ctx, op); err != nil {
 		return err
 	}
 	w.Log.Info("bulk triage: done", "company_id", op.CompanyID, "operation_id", op.ID, "rule_id", op.RuleID, "matched", op.Matched, "changed", op.Changed)
@@ -134,8 +152,8 @@ func (w *Worker) run(ctx context.Context, op store.TriageOp) error {
 }
 
 // collectFiltered collects the next page of a bulk triage's list (f).
-func (w *Worker) collectFiltered(ctx context.Context, op store.TriageOp, f store.IssueFilter) (store.TriageOp, error) {
-	page, res, _, err := w.Store.ListIssues(ctx, op.CompanyID, f, store.PageQuery{Limit: w.pageSize(), Token: op.Cursor})
+func (w *Worker) collectFiltered(ctx context.Context, op schema.TriageOpItem, f issuelists.IssueFilter) (schema.TriageOpItem, error) {
+	page, res, _, err := w.Store.Lists.ListIssues(ctx, op.CompanyID, f, storepage.Request{Limit: w.pageSize(), Token: op.Cursor})
 	if err != nil {
 		return op, err
 	}
@@ -143,27 +161,27 @@ func (w *Worker) collectFiltered(ctx context.Context, op store.TriageOp, f store
 	for n := range page {
 		ids[n] = page[n].ID
 	}
-	return w.Store.CollectTriageIDs(ctx, op, ids, res.Next)
+	return w.Store.TriageOps.CollectTriageIDs(ctx, op, ids, res.Next)
 }
 
 // collectRule collects the next page of a rule's application.
-func (w *Worker) collectRule(ctx context.Context, op store.TriageOp) (store.TriageOp, error) {
-	return w.Store.CollectRulePage(ctx, op, w.pageSize())
+func (w *Worker) collectRule(ctx context.Context, op schema.TriageOpItem) (schema.TriageOpItem, error) {
+	return w.Store.Applier.CollectRulePage(ctx, op, w.pageSize())
 }
 
 // stepError is err of a step, permanent when no retry fixes it.
 func stepError(err error) error {
 	switch {
-	case errors.Is(err, store.ErrBadPageToken):
+	case errors.Is(err, storepage.ErrBadToken):
 		return &attempt.Permanent{Reason: "the operation's list position is not readable"}
-	case errors.Is(err, store.ErrRuleGone):
+	case errors.Is(err, triage.ErrRuleGone):
 		return &attempt.Permanent{Reason: "the triage rule was deleted"}
-	case errors.Is(err, store.ErrRuleInactive):
+	case errors.Is(err, triage.ErrRuleInactive):
 		return &attempt.Permanent{Reason: "the triage rule was disabled"}
-	case errors.Is(err, store.ErrRuleEnded):
+	case errors.Is(err, triage.ErrRuleEnded):
 		return &attempt.Permanent{Reason: "the triage rule's acceptance has ended"}
-	case errors.Is(err, store.ErrInvalid): // e.g. an acceptance end passed while the operation waited
-		return &attempt.Permanent{Reason: "the change is no longer valid: " + strings.TrimSuffix(err.Error(), ": "+store.ErrInvalid.Error())}
+	case errors.Is(err, ddb.ErrInvalid): // e.g. an acceptance end passed while the operation waited
+		return &attempt.Permanent{Reason: "the change is no longer valid: " + strings.TrimSuffix(err.Error(), ": "+ddb.ErrInvalid.Error())}
 	}
 	return err
 }

@@ -25,6 +25,11 @@ import (
 	"github.com/acme/codescan-api/shared/bulktriage"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/bulkload"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/schema"
+	"github.com/acme/codescan-api/shared/store/tenancy"
+	"github.com/acme/codescan-api/shared/store/triageops"
 )
 
 // Streams: the worker reads the table's stream, on a DynamoDB Local of this
@@ -43,12 +48,12 @@ func newWorld(t *testing.T, env *testenv.Env, name string, n int) *world {
 	t.Helper()
 	w := &world{env: env, h: issues.New(env.Deps), company: env.Company(t, name)}
 	ctx := context.Background()
-	var seed []store.Issue
+	var seed []findings.Issue
 	for _, pr := range []struct {
 		name string
 		n    int
 	}{{"Web", n}, {"Lib", 300}} {
-		p, err := env.Store.CreateProject(ctx, store.Project{CompanyID: w.company.ID, Name: pr.name, RepoURL: "https://github.com/acme/" + strings.ToLower(pr.name)})
+		p, err := env.Store.Catalog.CreateProject(ctx, schema.Project{CompanyID: w.company.ID, Name: pr.name, RepoURL: "https://github.com/acme/" + strings.ToLower(pr.name)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,11 +62,11 @@ func newWorld(t *testing.T, env *testenv.Env, name string, n int) *world {
 			if k%7 == 0 {
 				status = "false_positive"
 			}
-			seed = append(seed, store.Issue{
+			seed = append(seed, findings.Issue{
 				ID:        uuid.NewSHA1(uuid.NameSpaceOID, fmt.Appendf(nil, "%s-%s-%d", name, pr.name, k)).String(),
 				ProjectID: p.ID, ProjectName: p.Name, Branch: []string{"main", "dev"}[k%2], Tool: "semgrep",
-				CWE: []int{79, 89, 22, store.NoCWE}[k%4], FilePath: fmt.Sprintf("src/pkg%d/file%d.go", k%5, k%3),
-				Urgency: store.Urgencies[k%4], Status: status, Fingerprint: fmt.Sprintf("fp%d", k),
+				CWE: []int{79, 89, 22, findings.NoCWE}[k%4], FilePath: fmt.Sprintf("src/pkg%d/file%d.go", k%5, k%3),
+				Urgency: findings.Urgencies[k%4], Status: status, Fingerprint: fmt.Sprintf("fp%d", k),
 				CreatedAt: fmt.Sprintf("2025-04-%02dT10:00:00Z", 1+k%28),
 			})
 		}
@@ -105,7 +110,7 @@ func (w *world) start(t *testing.T, body string, header ...string) opJSON {
 		Operation opJSON `json:"operation"`
 	}
 	res.Decode(t, &a)
-	if a.Operation.State != store.TriageQueued || a.Operation.Matched != 0 || a.Operation.ID == "" {
+	if a.Operation.State != triageops.Queued || a.Operation.Matched != 0 || a.Operation.ID == "" {
 		t.Fatalf("new operation %+v", a.Operation)
 	}
 	return a.Operation
@@ -130,9 +135,9 @@ func (w *world) get(t *testing.T, id string) opJSON {
 // shows it.
 func (w *world) wait(t *testing.T, writes *testenv.Writes, id string) opJSON {
 	t.Helper()
-	var last store.TriageOp
+	var last schema.TriageOpItem
 	writes.Until(t, "operation "+id+" done or failed", 10*time.Minute, func() bool {
-		op, err := w.env.Store.GetTriageOp(context.Background(), w.company.ID, id)
+		op, err := w.env.Store.TriageOps.GetTriageOp(context.Background(), w.company.ID, id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -140,7 +145,7 @@ func (w *world) wait(t *testing.T, writes *testenv.Writes, id string) opJSON {
 			t.Fatalf("counts went back or past matched: %+v after %+v", op, last)
 		}
 		last = op
-		return op.State == store.TriageDone || op.State == store.TriageFailed
+		return op.State == triageops.Done || op.State == triageops.Failed
 	})
 	return w.get(t, id)
 }
@@ -150,7 +155,7 @@ func (w *world) wait(t *testing.T, writes *testenv.Writes, id string) opJSON {
 func (w *world) statusCounts(t *testing.T) map[string]int {
 	t.Helper()
 	out := map[string]int{}
-	err := w.env.Store.EachIssue(context.Background(), w.company.ID, func(i store.Issue) error {
+	err := w.env.Store.Lists.EachIssue(context.Background(), w.company.ID, func(i findings.Issue) error {
 		out[i.ProjectName+"/"+i.Status]++
 		return nil
 	})
@@ -161,9 +166,9 @@ func (w *world) statusCounts(t *testing.T) map[string]int {
 }
 
 // triageAudits are the company's issue.triage audit entries.
-func (w *world) triageAudits(t *testing.T) []store.AuditRecord {
+func (w *world) triageAudits(t *testing.T) []tenancy.AuditRecord {
 	t.Helper()
-	entries, _, err := w.env.Store.ListAudit(context.Background(), w.company.ID, store.AuditFilter{Action: "issue.triage"}, store.PageQuery{Limit: 50})
+	entries, _, err := w.env.Store.Tenancy.ListAudit(context.Background(), w.company.ID, tenancy.AuditFilter{Action: "issue.triage"}, page.Request{Limit: 50})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +178,7 @@ func (w *world) triageAudits(t *testing.T) []store.AuditRecord {
 // operations are the company's stored operation and id-page items.
 func (w *world) operations(t *testing.T) int {
 	t.Helper()
-	kc := expression.Key("PK").Equal(expression.Value(store.CompanyPK(w.company.ID))).And(expression.Key("SK").BeginsWith("TRIAGE#"))
+	kc := expression.Key("PK").Equal(expression.Value(schema.CompanyPK(w.company.ID))).And(expression.Key("SK").BeginsWith("TRIAGE#"))
 	expr, err := expression.NewBuilder().WithKeyCondition(kc).Build()
 	if err != nil {
 		t.Fatal(err)
@@ -204,7 +209,7 @@ func TestBulkTriageOf20000(t *testing.T) {
 	}
 	done := w.wait(t, writes, op.ID)
 	matched, changed := webCounts(n)
-	if done.State != store.TriageDone || done.Matched != matched || done.Processed != matched || done.Changed != changed {
+	if done.State != triageops.Done || done.Matched != matched || done.Processed != matched || done.Changed != changed {
 		t.Fatalf("done %+v, want matched %d changed %d", done, matched, changed)
 	}
 	counts := w.statusCounts(t)
@@ -216,7 +221,7 @@ func TestBulkTriageOf20000(t *testing.T) {
 		t.Errorf("audit entries %+v, want one for the operation", a)
 	}
 	one := uuid.NewSHA1(uuid.NameSpaceOID, []byte("Acme-Web-1")).String()
-	hist, err := env.Store.IssueHistory(context.Background(), w.company.ID, one)
+	hist, err := env.Store.Lists.IssueHistory(context.Background(), w.company.ID, one)
 	if err != nil || len(hist) == 0 || hist[len(hist)-1].To != "false_positive" {
 		t.Errorf("history of %s: %+v %v", one, hist, err)
 	}
@@ -235,7 +240,7 @@ func TestBulkTriageOf20000(t *testing.T) {
 	}
 	// No key: a new operation, which matches the same and changes nothing.
 	again := w.wait(t, writes, w.start(t, webBody).ID)
-	if again.State != store.TriageDone || again.Matched != matched || again.Changed != 0 {
+	if again.State != triageops.Done || again.Matched != matched || again.Changed != 0 {
 		t.Errorf("retry without a key: %+v", again)
 	}
 	testenv.Recount(t, env.Store, w.company.ID)
@@ -294,21 +299,21 @@ func TestWorkerKilledMidwayResumes(t *testing.T) {
 		w := newWorld(t, env, fmt.Sprintf("Kill%d", k), n)
 		op := w.start(t, webBody)
 		job := bulktriage.Job{CompanyID: w.company.ID, ID: op.ID}
-		killed := &bulktriage.Worker{Store: failingTransactions(t, env, fail), Log: log, PageSize: 500}
+		killed := &bulktriage.Worker{Store: bulktriage.StoreOf(failingTransactions(t, env, fail)), Log: log, PageSize: 500}
 		if err := killed.Run(context.Background(), job); err == nil {
 			t.Fatalf("kill at transaction %d: the worker did not stop", fail)
 		}
 		midway := w.get(t, op.ID)
-		if midway.State == store.TriageDone || midway.State == store.TriageQueued {
+		if midway.State == triageops.Done || midway.State == triageops.Queued {
 			t.Fatalf("kill at transaction %d: %+v", fail, midway)
 		}
-		worker := &bulktriage.Worker{Store: env.Store, Log: log, PageSize: 500}
+		worker := &bulktriage.Worker{Store: bulktriage.StoreOf(env.Store), Log: log, PageSize: 500}
 		if err := worker.Run(context.Background(), job); err != nil {
 			t.Fatal(err)
 		}
 		done := w.get(t, op.ID)
 		matched, changed := webCounts(n)
-		if done.State != store.TriageDone || done.Matched != matched || done.Processed != matched || done.Changed != changed {
+		if done.State != triageops.Done || done.Matched != matched || done.Processed != matched || done.Changed != changed {
 			t.Errorf("kill at transaction %d (midway %+v): done %+v, want matched %d changed %d", fail, midway, done, matched, changed)
 		}
 		if c := w.statusCounts(t); c["Web/false_positive"] != n {

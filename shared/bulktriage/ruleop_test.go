@@ -18,6 +18,12 @@ import (
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/bulktriage"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/page"
+	storesca "github.com/acme/codescan-api/shared/store/sca"
+	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/tenancy"
+	"github.com/acme/codescan-api/shared/store/triageops"
 )
 
 // The semgrep rule below changes every open issue of both projects of a
@@ -57,7 +63,7 @@ func (w *world) applyOp(t *testing.T, ph http.Handler, ruleID string, header ...
 		Operation opJSON `json:"operation"`
 	}
 	res.Decode(t, &a)
-	if a.DryRun || a.Operation.State != store.TriageQueued || a.Operation.RuleID != ruleID || a.Operation.Status != "false_positive" {
+	if a.DryRun || a.Operation.State != triageops.Queued || a.Operation.RuleID != ruleID || a.Operation.Status != "false_positive" {
 		t.Fatalf("apply answered %s", res.Body)
 	}
 	return a.Operation
@@ -68,7 +74,7 @@ func (w *world) scaFindings(t *testing.T, k int) []string {
 	t.Helper()
 	ctx := context.Background()
 	var web int64
-	err := w.env.Store.EachIssue(ctx, w.company.ID, func(i store.Issue) error {
+	err := w.env.Store.Lists.EachIssue(ctx, w.company.ID, func(i findings.Issue) error {
 		if i.ProjectName == "Web" {
 			web = i.ProjectID
 		}
@@ -77,29 +83,29 @@ func (w *world) scaFindings(t *testing.T, k int) []string {
 	if err != nil || web == 0 {
 		t.Fatalf("project Web: %d %v", web, err)
 	}
-	sc, err := w.env.Store.CreateScan(ctx, store.Scan{ID: uuid.NewString(), CompanyID: w.company.ID, ProjectID: web, Branch: "main", Engine: "osv",
-		Tool: "semgrep", Status: store.ScanProcessing, CreatedAt: "2025-05-01T10:00:00Z"})
+	sc, err := w.env.Store.Scans.CreateScan(ctx, scans.Scan{ID: uuid.NewString(), CompanyID: w.company.ID, ProjectID: web, Branch: "main", Engine: "osv",
+		Tool: "semgrep", Status: scans.ScanProcessing, CreatedAt: "2025-05-01T10:00:00Z"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var found []store.SCAIssue
+	var found []storesca.Issue
 	var ids []string
 	for n := range k {
 		adv := fmt.Sprintf("GHSA-0000-0000-%04d", n)
-		i := store.SCAIssue{ID: store.IssueID(w.company.ID, web, "main", "semgrep", adv), ProjectID: web, Branch: "main", Tool: "semgrep",
-			IDs: []string{adv}, Classification: adv, Severity: "HIGH", Package: store.SCAPackage{Name: fmt.Sprintf("pkg%d", n), Version: "1.0.0", Ecosystem: "npm"},
-			Location: store.SCALocation{Path: "package-lock.json"}}
+		i := storesca.Issue{ID: findings.IssueID(w.company.ID, web, "main", "semgrep", adv), ProjectID: web, Branch: "main", Tool: "semgrep",
+			IDs: []string{adv}, Classification: adv, Severity: "HIGH", Package: storesca.Package{Name: fmt.Sprintf("pkg%d", n), Version: "1.0.0", Ecosystem: "npm"},
+			Location: storesca.Location{Path: "package-lock.json"}}
 		found, ids = append(found, i), append(ids, i.ID)
 	}
-	if err := w.env.Store.PutScanSCAIssues(ctx, w.company.ID, sc, found); err != nil {
+	if err := w.env.Store.SCA.PutScanSCAIssues(ctx, w.company.ID, sc, found); err != nil {
 		t.Fatal(err)
 	}
 	return ids
 }
 
-func (w *world) audits(t *testing.T, action string) []store.AuditRecord {
+func (w *world) audits(t *testing.T, action string) []tenancy.AuditRecord {
 	t.Helper()
-	entries, _, err := w.env.Store.ListAudit(context.Background(), w.company.ID, store.AuditFilter{Action: action}, store.PageQuery{Limit: 50})
+	entries, _, err := w.env.Store.Tenancy.ListAudit(context.Background(), w.company.ID, tenancy.AuditFilter{Action: action}, page.Request{Limit: 50})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,29 +138,29 @@ func TestRuleApplicationRunsAsOperation(t *testing.T) {
 		t.Fatalf("the request changed issues: %v", c)
 	}
 	job := bulktriage.Job{CompanyID: w.company.ID, ID: op.ID}
-	killed := &bulktriage.Worker{Store: failingTransactions(t, env, 8), Log: quiet(), PageSize: 500}
+	killed := &bulktriage.Worker{Store: bulktriage.StoreOf(failingTransactions(t, env, 8)), Log: quiet(), PageSize: 500}
 	if err := killed.Run(context.Background(), job); err == nil {
 		t.Fatal("the killed worker did not stop")
 	}
-	worker := &bulktriage.Worker{Store: env.Store, Log: quiet(), PageSize: 500}
+	worker := &bulktriage.Worker{Store: bulktriage.StoreOf(env.Store), Log: quiet(), PageSize: 500}
 	if err := worker.Run(context.Background(), job); err != nil {
 		t.Fatal(err)
 	}
 	done := w.get(t, op.ID)
-	if done.State != store.TriageDone || done.Matched != want || done.Processed != want || done.Changed != want || done.RuleID != rule {
+	if done.State != triageops.Done || done.Matched != want || done.Processed != want || done.Changed != want || done.RuleID != rule {
 		t.Fatalf("done %+v, want matched = changed = %d", done, want)
 	}
 	if c := w.statusCounts(t); c["Web/open"] != 0 || c["Lib/open"] != 0 || c["Web/false_positive"] != n || c["Lib/false_positive"] != 300 {
 		t.Errorf("statuses after: %v", c)
 	}
 	for _, id := range sca {
-		if i, err := env.Store.GetSCAIssue(context.Background(), w.company.ID, id); err != nil || i.Status != "false_positive" || i.TriageRuleID != rule || i.Reason != "generated code" {
+		if i, err := env.Store.SCA.GetSCAIssue(context.Background(), w.company.ID, id); err != nil || i.Status != "false_positive" || i.TriageRuleID != rule || i.Reason != "generated code" {
 			t.Errorf("SCA finding %s: %+v %v", id, i, err)
 		}
 	}
 	testenv.Recount(t, env.Store, w.company.ID)
 	one := uuid.NewSHA1(uuid.NameSpaceOID, []byte("Acme-Web-1")).String()
-	hist, err := env.Store.IssueHistory(context.Background(), w.company.ID, one)
+	hist, err := env.Store.Lists.IssueHistory(context.Background(), w.company.ID, one)
 	if err != nil || len(hist) == 0 {
 		t.Fatalf("history of %s: %+v %v", one, hist, err)
 	}
@@ -198,7 +204,7 @@ func TestRuleApplicationOfAGoneRule(t *testing.T) {
 	env := testenv.New(t)
 	w := newWorld(t, env, "Acme", 1_001)
 	ph := policies.New(env.Deps)
-	worker := &bulktriage.Worker{Store: env.Store, Log: quiet(), PageSize: 500}
+	worker := &bulktriage.Worker{Store: bulktriage.StoreOf(env.Store), Log: quiet(), PageSize: 500}
 	before := w.statusCounts(t)
 	for _, c := range []struct{ method, body, reason string }{
 		{"PATCH", `{"enabled":false}`, "the triage rule was disabled"},
@@ -212,7 +218,7 @@ func TestRuleApplicationOfAGoneRule(t *testing.T) {
 		if err := worker.Run(context.Background(), bulktriage.Job{CompanyID: w.company.ID, ID: op.ID}); err != nil {
 			t.Fatal(err)
 		}
-		if got := w.get(t, op.ID); got.State != store.TriageFailed || got.Error != c.reason || got.Changed != 0 {
+		if got := w.get(t, op.ID); got.State != triageops.Failed || got.Error != c.reason || got.Changed != 0 {
 			t.Errorf("%s: %+v", c.method, got)
 		}
 		if c.method == "PATCH" {
@@ -252,14 +258,14 @@ func TestRuleApplicationOfAGoneRule(t *testing.T) {
 	midway := w.createRule(t, ph, semgrepRule)
 	op = w.applyOp(t, ph, midway)
 	job := bulktriage.Job{CompanyID: w.company.ID, ID: op.ID}
-	if err := (&bulktriage.Worker{Store: killedAt(t, env, 8, 3), Log: quiet(), PageSize: 500}).Run(context.Background(), job); !errors.Is(err, errKilled) {
+	if err := (&bulktriage.Worker{Store: bulktriage.StoreOf(killedAt(t, env, 8, 3)), Log: quiet(), PageSize: 500}).Run(context.Background(), job); !errors.Is(err, errKilled) {
 		t.Fatalf("the killed worker stopped with %v", err)
 	}
 	changedBy := func(c map[string]int) int {
 		return c["Web/false_positive"] + c["Lib/false_positive"] - before["Web/false_positive"] - before["Lib/false_positive"]
 	}
 	killed := w.get(t, op.ID)
-	if n := changedBy(w.statusCounts(t)); killed.State != store.TriageApplying || killed.Changed == 0 || int(killed.Changed) != n || killed.Processed < killed.Changed {
+	if n := changedBy(w.statusCounts(t)); killed.State != triageops.Applying || killed.Changed == 0 || int(killed.Changed) != n || killed.Processed < killed.Changed {
 		t.Fatalf("killed while applying: %+v, %d issues changed", killed, n)
 	}
 	if res := testenv.Do(t, ph, "PATCH", "/triage-rules/"+midway, `{"enabled":false}`, testenv.Key(w.company.Admin)...); res.Status != http.StatusOK {
@@ -270,7 +276,7 @@ func TestRuleApplicationOfAGoneRule(t *testing.T) {
 	}
 	got := w.get(t, op.ID)
 	c := w.statusCounts(t)
-	if got.State != store.TriageFailed || got.Error != "the triage rule was disabled" || got.Changed != killed.Changed || int(got.Changed) != changedBy(c) {
+	if got.State != triageops.Failed || got.Error != "the triage rule was disabled" || got.Changed != killed.Changed || int(got.Changed) != changedBy(c) {
 		t.Errorf("disabled midway: %+v, %d changed (statuses %v, were %v)", got, changedBy(c), c, before)
 	}
 	testenv.Recount(t, env.Store, w.company.ID)
@@ -297,15 +303,15 @@ func TestBulkTriageKeepsAcceptanceTerms(t *testing.T) {
 		t.Fatalf("operation %+v, want the terms shown", op)
 	}
 	now = now.Add(time.Hour) // the worker runs later
-	worker := &bulktriage.Worker{Store: st, Log: quiet(), PageSize: 500}
+	worker := &bulktriage.Worker{Store: bulktriage.StoreOf(st), Log: quiet(), PageSize: 500}
 	if err := worker.Run(context.Background(), bulktriage.Job{CompanyID: w.company.ID, ID: op.ID}); err != nil {
 		t.Fatal(err)
 	}
-	if done := w.get(t, op.ID); done.State != store.TriageDone || done.Matched != n || done.Changed != n {
+	if done := w.get(t, op.ID); done.State != triageops.Done || done.Matched != n || done.Changed != n {
 		t.Fatalf("done %+v", done)
 	}
 	accepted := 0
-	err := st.EachIssue(context.Background(), w.company.ID, func(i store.Issue) error {
+	err := st.Lists.EachIssue(context.Background(), w.company.ID, func(i findings.Issue) error {
 		if i.ProjectName != "Web" {
 			return nil
 		}
@@ -330,7 +336,7 @@ func TestBulkTriageKeepsAcceptanceTerms(t *testing.T) {
 	if err := worker.Run(context.Background(), bulktriage.Job{CompanyID: w.company.ID, ID: late.ID}); err != nil {
 		t.Fatalf("a change no retry fixes was retried: %v", err)
 	}
-	if failed := w.get(t, late.ID); failed.State != store.TriageFailed || failed.Changed != 0 || !strings.Contains(failed.Error, "expires_at") {
+	if failed := w.get(t, late.ID); failed.State != triageops.Failed || failed.Changed != 0 || !strings.Contains(failed.Error, "expires_at") {
 		t.Fatalf("late end: %+v", failed)
 	}
 	testenv.Recount(t, st, w.company.ID)
@@ -347,16 +353,16 @@ func TestRuleApplicationOfManySCAFindings(t *testing.T) {
 	rule := w.createRule(t, ph, semgrepRule)
 	want := int64(openIssues(10) + len(sca))
 	op := w.applyOp(t, ph, rule)
-	worker := &bulktriage.Worker{Store: env.Store, Log: quiet(), PageSize: 400}
+	worker := &bulktriage.Worker{Store: bulktriage.StoreOf(env.Store), Log: quiet(), PageSize: 400}
 	if err := worker.Run(context.Background(), bulktriage.Job{CompanyID: w.company.ID, ID: op.ID}); err != nil {
 		t.Fatal(err)
 	}
-	if done := w.get(t, op.ID); done.State != store.TriageDone || done.Matched != want || done.Changed != want {
+	if done := w.get(t, op.ID); done.State != triageops.Done || done.Matched != want || done.Changed != want {
 		t.Fatalf("done %+v, want matched = changed = %d", done, want)
 	}
 	open := 0
 	for _, id := range sca {
-		i, err := env.Store.GetSCAIssue(context.Background(), w.company.ID, id)
+		i, err := env.Store.SCA.GetSCAIssue(context.Background(), w.company.ID, id)
 		if err != nil {
 			t.Fatal(err)
 		}

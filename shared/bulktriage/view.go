@@ -3,7 +3,7 @@ package bulktriage
 import (
 	"encoding/json"
 
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // View is an operation as the API shows it, wherever it was asked for
@@ -30,7 +30,7 @@ type View struct {
 }
 
 // Show is op's View.
-func Show(op store.TriageOp) View {
+func Show(op schema.TriageOpItem) View {
 	out := View{ID: op.ID, State: op.State, Status: op.Status, Reason: op.Reason, ExpiresAt: op.RiskExpiresAt, Owner: op.RiskOwner,
 		RuleID: op.RuleID, Filters: map[string]string{}, Matched: op.Matched, Processed: op.Processed, Changed: op.Changed,
 		Error: op.Error, CreatedAt: op.CreatedAt}

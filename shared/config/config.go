@@ -20,6 +20,8 @@ import (
 	"github.com/acme/codescan-api/shared/metrics"
 	"github.com/acme/codescan-api/shared/reportstore"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ledger"
+	"github.com/acme/codescan-api/shared/store/tenancy"
 	"github.com/acme/codescan-api/shared/tabledef"
 	"github.com/acme/codescan-api/shared/unreachable"
 )
@@ -38,7 +40,7 @@ type Env struct {
 	// RateLimit per user: RATE_LIMIT_PER_MINUTE (default 100) and
 	// RATE_LIMIT_PER_HOUR (default 1000), the vendor's documented limits;
 	// 0 in either disables rate limiting.
-	RateLimit store.RateLimit
+	RateLimit tenancy.RateLimit
 	// LogLevel (LOG_LEVEL: debug, info, warn or error; default info) is
 	// the least level logged.
 	LogLevel slog.Level
@@ -54,7 +56,7 @@ func FromEnv() (Env, error) {
 	if err != nil {
 		return Env{}, err
 	}
-	retentionDays, err := intEnv("AUDIT_RETENTION_DAYS", int(store.DefaultAuditRetention/(24*time.Hour)))
+	retentionDays, err := intEnv("AUDIT_RETENTION_DAYS", int(ledger.DefaultAuditRetention/(24*time.Hour)))
 	if err != nil {
 		return Env{}, err
 	}
@@ -67,7 +69,7 @@ func FromEnv() (Env, error) {
 	}
 	e := Env{
 		AuditRetention: time.Duration(retentionDays) * 24 * time.Hour,
-		RateLimit:      store.RateLimit{PerMinute: perMinute, PerHour: perHour},
+		RateLimit:      tenancy.RateLimit{PerMinute: perMinute, PerHour: perHour},
 		LogLevel:       level,
 		TableName:      os.Getenv("TABLE_NAME"),
 		DynamoEndpoint: os.Getenv("DYNAMODB_ENDPOINT"),
@@ -112,11 +114,11 @@ func LogLevel(s string) (slog.Level, error) {
 // NewServer returns the HTTP server settings of env: the authenticator on
 // st, the JSON logger at env's level and the rate limit.
 func NewServer(env Env, st *store.Store, jwtCfg auth.JWTConfig) *httpapi.Server {
-	authn := auth.New(st, jwtCfg)
-	srv := &httpapi.Server{Auth: authn, Log: NewLogger(env.LogLevel), Store: st}
+	authn := auth.New(st.Tenancy, jwtCfg)
+	srv := &httpapi.Server{Auth: authn, Log: NewLogger(env.LogLevel), Store: st.Tenancy}
 	authn.Log = srv.Log
 	if env.RateLimit.PerMinute > 0 && env.RateLimit.PerHour > 0 {
-		srv.RateLimit = &httpapi.RateLimiter{Store: st, Limit: env.RateLimit}
+		srv.RateLimit = &httpapi.RateLimiter{Store: st.Tenancy, Limit: env.RateLimit}
 	}
 	return srv
 }

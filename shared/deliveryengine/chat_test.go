@@ -16,7 +16,10 @@ import (
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/chatmsg/chattest"
 	"github.com/acme/codescan-api/shared/deliveryengine"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/delivery"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/webhook"
 )
 
@@ -47,7 +50,7 @@ func newWorld(t *testing.T) *world {
 	// stores exists when its events are recorded.
 	clk := &clock{at: time.Now().UTC().Truncate(time.Second).Add(time.Hour)}
 	return &world{env: env, clk: clk, acme: env.Company(t, "Acme"), d: &deliveryengine.Engine{
-		Store:    env.Store,
+		Store:    deliveryengine.StoreOf(env.Store),
 		Webhooks: webhook.New(webhook.Options{AllowLoopback: true, Timeout: 2 * time.Second}),
 		Sealer:   testenv.Sealer(t), AppURL: "https://app.codescan.test",
 		Backoff: deliveryengine.Backoff{Base: time.Minute, Max: time.Hour, Horizon: 24 * time.Hour},
@@ -58,7 +61,7 @@ func newWorld(t *testing.T) *world {
 
 // chat stores a chat endpoint of kind at the loopback server's URL, its URL
 // sealed and shown masked, as the webhooks routes store one.
-func (w *world) chat(t *testing.T, kind string, srv *chattest.Server, filter string, types ...string) store.WebhookEndpoint {
+func (w *world) chat(t *testing.T, kind string, srv *chattest.Server, filter string, types ...string) schema.WebhookEndpoint {
 	t.Helper()
 	ctx := context.Background()
 	raw := srv.URL + "/services/T0001/B0001/abcdefSECRET"
@@ -66,12 +69,12 @@ func (w *world) chat(t *testing.T, kind string, srv *chattest.Server, filter str
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := store.NewWebhookID()
-	sealed, err := w.d.Sealer.Seal(ctx, clean, store.WebhookSecretRecord(w.acme.ID, id))
+	id := delivery.NewWebhookID()
+	sealed, err := w.d.Sealer.Seal(ctx, clean, delivery.WebhookSecretRecord(w.acme.ID, id))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ep, err := w.env.Store.CreateWebhook(ctx, store.WebhookEndpoint{ID: id, CompanyID: w.acme.ID, URL: webhook.Mask(clean), Types: types,
+	ep, err := w.env.Store.Deliveries.CreateWebhook(ctx, schema.WebhookEndpoint{ID: id, CompanyID: w.acme.ID, URL: webhook.Mask(clean), Types: types,
 		Active: true, SealedSecret: sealed, Kind: kind, Filter: filter})
 	if err != nil {
 		t.Fatal(err)
@@ -88,25 +91,25 @@ type issue struct {
 
 // scan completes a scan of project with new issues and returns its
 // events as the outbox holds them.
-func (w *world) scan(t *testing.T, project store.Project, issues ...issue) []store.Event {
+func (w *world) scan(t *testing.T, project schema.Project, issues ...issue) []schema.Event {
 	t.Helper()
 	ctx := context.Background()
 	st := w.env.Store
-	sc, err := st.CreateScan(ctx, store.Scan{CompanyID: w.acme.ID, ProjectID: project.ID, Branch: "main", Engine: "sarif", Tool: "semgrep",
-		Status: store.ScanProcessing, CreatedAt: w.clk.now().Format(time.RFC3339)})
+	sc, err := st.Scans.CreateScan(ctx, scans.Scan{CompanyID: w.acme.ID, ProjectID: project.ID, Branch: "main", Engine: "sarif", Tool: "semgrep",
+		Status: scans.ScanProcessing, CreatedAt: w.clk.now().Format(time.RFC3339)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var found []store.Issue
+	var found []findings.Issue
 	for n, i := range issues {
-		found = append(found, store.Issue{ID: store.IssueID(w.acme.ID, project.ID, "main", "semgrep", i.fp), ProjectID: project.ID,
+		found = append(found, findings.Issue{ID: findings.IssueID(w.acme.ID, project.ID, "main", "semgrep", i.fp), ProjectID: project.ID,
 			ProjectName: project.Name, Branch: "main", Tool: "semgrep", Fingerprint: i.fp, CWE: 89, FilePath: "src/" + i.fp + ".go",
 			Line: n + 10, Urgency: i.urgency, RuleID: "rule-" + i.fp, Title: i.title, CreatedAt: sc.CreatedAt})
 	}
-	if _, err := st.ApplyScan(ctx, w.acme.ID, sc, found); err != nil {
+	if _, err := st.Findings.ApplyScan(ctx, w.acme.ID, sc, found); err != nil {
 		t.Fatal(err)
 	}
-	var out []store.Event
+	var out []schema.Event
 	for _, typ := range []string{"scan_completed", "new_critical_issue", "new_high_issue"} {
 		data, ok := testenv.OutboxEvent(t, st, w.acme.ID, typ+"-"+sc.ID)
 		if !ok {
@@ -114,13 +117,13 @@ func (w *world) scan(t *testing.T, project store.Project, issues ...issue) []sto
 		}
 		b, _ := json.Marshal(data)
 		w.clk.add(time.Second)
-		out = append(out, store.Event{ID: typ + "-" + sc.ID, CompanyID: w.acme.ID, Type: typ, CreatedAt: w.clk.now(), Data: b})
+		out = append(out, schema.Event{ID: typ + "-" + sc.ID, CompanyID: w.acme.ID, Type: typ, CreatedAt: w.clk.now(), Data: b})
 	}
 	return out
 }
 
-func (w *world) project(t *testing.T, name string) store.Project {
-	p, err := w.env.Store.CreateProject(context.Background(), store.Project{CompanyID: w.acme.ID, Name: name})
+func (w *world) project(t *testing.T, name string) schema.Project {
+	p, err := w.env.Store.Catalog.CreateProject(context.Background(), schema.Project{CompanyID: w.acme.ID, Name: name})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,21 +161,21 @@ func TestChatDestinationsWithFilters(t *testing.T) {
 		"scan_completed", "new_critical_issue", "issue_status_changed")
 	// The admin wants emails of new criticals of billing only.
 	filter := `event.project.name == "billing"`
-	if err := w.env.Store.UpdateNotificationSetting(ctx, w.acme.ID, w.acme.Admin.ID, "new_critical_issue",
-		[]store.ChannelChange{{Channel: "filter", Text: &filter}}); err != nil {
+	if err := w.env.Store.Deliveries.UpdateNotificationSetting(ctx, w.acme.ID, w.acme.Admin.ID, "new_critical_issue",
+		[]delivery.ChannelChange{{Channel: "filter", Text: &filter}}); err != nil {
 		t.Fatal(err)
 	}
 	payments, billing := w.project(t, "payments-api"), w.project(t, "billing")
 	w.clk.add(time.Second)
 
-	var events []store.Event
+	var events []schema.Event
 	events = append(events, w.scan(t, payments, issue{"a", "CR", "SQL injection <!channel>"}, issue{"b", "HI", "XSS"}, issue{"c", "LO", "Weak hash"})...)
 	events = append(events, w.scan(t, payments, issue{"d", "LO", "Verbose errors"})...)
 	events = append(events, w.scan(t, billing, issue{"e", "CR", "Command injection"})...)
 	w.clk.add(time.Second)
 	status, _ := json.Marshal(map[string]any{"issue_id": "i-1", "project_id": payments.ID, "project_name": "payments-api", "title": "XSS",
 		"previous_status": "open", "status": "fixed"})
-	events = append(events, store.Event{ID: "issue_status_changed-i-1-v2", CompanyID: w.acme.ID, Type: "issue_status_changed", CreatedAt: w.clk.now(), Data: status})
+	events = append(events, schema.Event{ID: "issue_status_changed-i-1-v2", CompanyID: w.acme.ID, Type: "issue_status_changed", CreatedAt: w.clk.now(), Data: status})
 	var ids []string
 	for _, ev := range events {
 		ids = append(ids, ev.ID)
@@ -230,26 +233,26 @@ func TestChatDestinationsWithFilters(t *testing.T) {
 			channel, recipient string
 			want               bool
 		}{
-			{store.ChannelWebhook, slackEP.ID, n == 0 || n == 4},
-			{store.ChannelWebhook, teamsEP.ID, n == 0 || n == 1 || n == 3 || n == 6},
-			{store.ChannelEmail, admin, n == 5}, // billing's new critical (new_high_issue emails are on too, unfiltered)
+			{delivery.ChannelWebhook, slackEP.ID, n == 0 || n == 4},
+			{delivery.ChannelWebhook, teamsEP.ID, n == 0 || n == 1 || n == 3 || n == 6},
+			{delivery.ChannelEmail, admin, n == 5}, // billing's new critical (new_high_issue emails are on too, unfiltered)
 		} {
-			if c.channel == store.ChannelEmail && n == 2 {
+			if c.channel == delivery.ChannelEmail && n == 2 {
 				c.want = true // new_high_issue: email on by default, no filter
 			}
-			_, err := w.env.Store.GetDelivery(ctx, w.acme.ID, store.DeliveryID(id, c.channel, c.recipient))
+			_, err := w.env.Store.Deliveries.GetDelivery(ctx, w.acme.ID, delivery.DeliveryID(id, c.channel, c.recipient))
 			if got := err == nil; got != c.want {
 				t.Errorf("event %s to %s %s: delivery %v, want %v (%v)", id, c.channel, c.recipient, got, c.want, err)
 			}
 		}
 	}
 	// The recent-event index holds the seven events, newest first.
-	recent, err := w.env.Store.RecentEvents(ctx, w.acme.ID, w.clk.now().Add(-time.Hour), nil, 100)
+	recent, err := w.env.Store.Deliveries.RecentEvents(ctx, w.acme.ID, w.clk.now().Add(-time.Hour), nil, 100)
 	if err != nil || len(recent) != len(events) || recent[0].ID != ids[6] || recent[6].ID != ids[0] {
 		t.Fatalf("recent: %d %v", len(recent), err)
 	}
 	other := w.env.Company(t, "Other")
-	if recent, err := w.env.Store.RecentEvents(ctx, other.ID, w.clk.now().Add(-time.Hour), nil, 100); err != nil || len(recent) != 0 {
+	if recent, err := w.env.Store.Deliveries.RecentEvents(ctx, other.ID, w.clk.now().Add(-time.Hour), nil, 100); err != nil || len(recent) != 0 {
 		t.Fatalf("another company's recent events: %d %v", len(recent), err)
 	}
 }
@@ -263,12 +266,12 @@ func TestChatAnswers(t *testing.T) {
 	srv := chattest.NewSlack()
 	defer srv.Close()
 	ep := w.chat(t, webhook.KindSlack, srv, "", "scan_failed")
-	event := func(n int) store.Event {
+	event := func(n int) schema.Event {
 		data, _ := json.Marshal(map[string]any{"scan_id": fmt.Sprint("s", n), "project_name": "p", "failed_reason": "invalid report"})
-		return store.Event{ID: fmt.Sprint("scan_failed-s", n), CompanyID: w.acme.ID, Type: "scan_failed", CreatedAt: w.clk.now(), Data: data}
+		return schema.Event{ID: fmt.Sprint("scan_failed-s", n), CompanyID: w.acme.ID, Type: "scan_failed", CreatedAt: w.clk.now(), Data: data}
 	}
-	deliveryOf := func(ev store.Event) store.Delivery {
-		d, err := w.env.Store.GetDelivery(ctx, w.acme.ID, store.DeliveryID(ev.ID, store.ChannelWebhook, ep.ID))
+	deliveryOf := func(ev schema.Event) schema.Delivery {
+		d, err := w.env.Store.Deliveries.GetDelivery(ctx, w.acme.ID, delivery.DeliveryID(ev.ID, delivery.ChannelWebhook, ep.ID))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -278,36 +281,36 @@ func TestChatAnswers(t *testing.T) {
 
 	srv.Fail(chattest.Failure{Status: 429, Body: "rate_limited", RetryAfter: "7"})
 	ev := event(1)
-	if failed := w.d.Dispatch(ctx, []store.Event{ev}); len(failed) != 0 {
+	if failed := w.d.Dispatch(ctx, []schema.Event{ev}); len(failed) != 0 {
 		t.Fatal(failed)
 	}
 	d := deliveryOf(ev)
 	next, _ := time.Parse(time.RFC3339Nano, d.NextAttemptAt)
-	if d.State != store.DeliveryRetrying || d.LastError != "rate_limited" || next.Sub(w.clk.now()) != 7*time.Second {
+	if d.State != delivery.DeliveryRetrying || d.LastError != "rate_limited" || next.Sub(w.clk.now()) != 7*time.Second {
 		t.Fatalf("after 429: %+v", d)
 	}
 	w.clk.add(8 * time.Second)
 	if n, err := w.d.RunDue(ctx); err != nil || n != 1 {
 		t.Fatalf("run due: %d %v", n, err)
 	}
-	if d := deliveryOf(ev); d.State != store.DeliveryDelivered || len(srv.Bodies()) != 2 || string(srv.Bodies()[0]) != string(srv.Bodies()[1]) {
+	if d := deliveryOf(ev); d.State != delivery.DeliveryDelivered || len(srv.Bodies()) != 2 || string(srv.Bodies()[0]) != string(srv.Bodies()[1]) {
 		t.Fatalf("retry: %+v, %d bodies", d, len(srv.Bodies()))
 	}
 
 	srv.Fail(chattest.Failure{Status: 400, Body: "invalid_payload"})
 	ev = event(2)
-	w.d.Dispatch(ctx, []store.Event{ev})
-	if d := deliveryOf(ev); d.State != store.DeliveryFailed || d.LastError != "invalid_payload" || d.LastStatus != 400 {
+	w.d.Dispatch(ctx, []schema.Event{ev})
+	if d := deliveryOf(ev); d.State != delivery.DeliveryFailed || d.LastError != "invalid_payload" || d.LastStatus != 400 {
 		t.Fatalf("after 400: %+v", d)
 	}
 
 	srv.Fail(chattest.Failure{Status: 404, Body: "no_service"})
 	ev = event(3)
-	w.d.Dispatch(ctx, []store.Event{ev})
-	if d := deliveryOf(ev); d.State != store.DeliveryFailed || d.LastError != "no_service" {
+	w.d.Dispatch(ctx, []schema.Event{ev})
+	if d := deliveryOf(ev); d.State != delivery.DeliveryFailed || d.LastError != "no_service" {
 		t.Fatalf("after 404: %+v", d)
 	}
-	got, err := w.env.Store.GetWebhook(ctx, w.acme.ID, ep.ID)
+	got, err := w.env.Store.Deliveries.GetWebhook(ctx, w.acme.ID, ep.ID)
 	if err != nil || got.Active || !strings.Contains(got.DisabledReason, "404 no_service") {
 		t.Fatalf("endpoint after 404: %+v %v", got, err)
 	}
@@ -315,7 +318,7 @@ func TestChatAnswers(t *testing.T) {
 		t.Fatal("no webhook_disabled event for the admins")
 	}
 	// Nothing more goes to a disabled destination.
-	w.d.Dispatch(ctx, []store.Event{event(4)})
+	w.d.Dispatch(ctx, []schema.Event{event(4)})
 	if len(srv.Bodies()) != 4 {
 		t.Fatalf("bodies: %d", len(srv.Bodies()))
 	}

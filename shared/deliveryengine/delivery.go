@@ -29,7 +29,9 @@ import (
 	"github.com/acme/codescan-api/shared/outbound"
 	"github.com/acme/codescan-api/shared/pullrequest"
 	"github.com/acme/codescan-api/shared/secrets"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/delivery"
+	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/webhook"
 )
 
@@ -93,7 +95,7 @@ func (d *Engine) lease() time.Duration {
 // events that could not be handed over completely (their recipients are
 // retried when the stream delivers them again); a delivery that fails at
 // the receiver is not such a failure: it is retried on its own schedule.
-func (d *Engine) Dispatch(ctx context.Context, events []store.Event) map[int]error {
+func (d *Engine) Dispatch(ctx context.Context, events []schema.Event) map[int]error {
 	failed := map[int]error{}
 	for i, ev := range events {
 		if err := d.dispatchOne(ctx, ev); err != nil {
@@ -115,11 +117,11 @@ type recipient struct {
 // known is a delivery's recipient as already read: a user, an endpoint, or
 // neither (a retry or a redelivery, hours later, reads it afresh).
 type known struct {
-	user     *store.User
-	endpoint *store.WebhookEndpoint
+	user     *schema.User
+	endpoint *schema.WebhookEndpoint
 }
 
-func (d *Engine) dispatchOne(ctx context.Context, ev store.Event) error {
+func (d *Engine) dispatchOne(ctx context.Context, ev schema.Event) error {
 	sent := d.sendOutbound(ctx, ev)
 	if ev.Type == pullrequest.EventType {
 		return sent // for decoration only
@@ -129,13 +131,13 @@ func (d *Engine) dispatchOne(ctx context.Context, ev store.Event) error {
 		if ev.CreatedAt.IsZero() {
 			ev.CreatedAt = d.now()
 		}
-		recent = d.Store.RecordRecentEvent(ctx, ev) // what the filter dry run reads
+		recent = d.Store.Deliveries.RecordRecentEvent(ctx, ev) // what the filter dry run reads
 	}
 	return errors.Join(sent, recent, d.notify(ctx, ev))
 }
 
 // notify delivers an event to the people and endpoints that asked for it.
-func (d *Engine) notify(ctx context.Context, ev store.Event) error {
+func (d *Engine) notify(ctx context.Context, ev schema.Event) error {
 	var rcpts []recipient
 	var err error
 	v := &view{ev: ev}
@@ -163,11 +165,11 @@ func (d *Engine) notify(ctx context.Context, ev store.Event) error {
 				continue
 			}
 		}
-		del := store.Delivery{
-			ID: store.DeliveryID(ev.ID, r.channel, r.id), CompanyID: ev.CompanyID, EventID: ev.ID, EventType: ev.Type,
+		del := schema.Delivery{
+			ID: delivery.DeliveryID(ev.ID, r.channel, r.id), CompanyID: ev.CompanyID, EventID: ev.ID, EventType: ev.Type,
 			Channel: r.channel, Recipient: r.id, Payload: string(body),
 		}
-		del, claimed, err := d.Store.ClaimDelivery(ctx, del, d.now(), d.lease())
+		del, claimed, err := d.Store.Deliveries.ClaimDelivery(ctx, del, d.now(), d.lease())
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -184,7 +186,7 @@ func (d *Engine) notify(ctx context.Context, ev store.Event) error {
 
 // sendOutbound claims and attempts each job the event asks of the outbound
 // channels.
-func (d *Engine) sendOutbound(ctx context.Context, ev store.Event) error {
+func (d *Engine) sendOutbound(ctx context.Context, ev schema.Event) error {
 	var errs []error
 	for _, ch := range d.Outbound {
 		jobs, err := ch.Jobs(ctx, ev)
@@ -201,10 +203,10 @@ func (d *Engine) sendOutbound(ctx context.Context, ev store.Event) error {
 
 // sendJob claims one outbound job as a delivery and, when this call won
 // the claim, attempts it.
-func (d *Engine) sendJob(ctx context.Context, ev store.Event, channel string, job outbound.Job) error {
-	del := store.Delivery{ID: store.DeliveryID(job.Key, channel, job.Recipient), CompanyID: ev.CompanyID,
+func (d *Engine) sendJob(ctx context.Context, ev schema.Event, channel string, job outbound.Job) error {
+	del := schema.Delivery{ID: delivery.DeliveryID(job.Key, channel, job.Recipient), CompanyID: ev.CompanyID,
 		EventID: ev.ID, EventType: ev.Type, Channel: channel, Recipient: job.Recipient, Payload: string(job.Payload)}
-	del, claimed, err := d.Store.ClaimDelivery(ctx, del, d.now(), d.lease())
+	del, claimed, err := d.Store.Deliveries.ClaimDelivery(ctx, del, d.now(), d.lease())
 	if err != nil || !claimed {
 		return err
 	}
@@ -220,12 +222,12 @@ func (d *Engine) sendJob(ctx context.Context, ev store.Event, channel string, jo
 // of t, an endpoint's) selects the event.
 func (d *Engine) recipients(ctx context.Context, t notify.Type, v *view) ([]recipient, error) {
 	companyID, at := v.ev.CompanyID, v.ev.CreatedAt
-	company, users, err := d.Store.CompanyNotificationSettings(ctx, companyID)
+	company, users, err := d.Store.Deliveries.CompanyNotificationSettings(ctx, companyID)
 	if err != nil {
 		return nil, err
 	}
 	var out []recipient
-	all, err := d.Store.ListUsers(ctx, companyID)
+	all, err := d.Store.Tenancy.ListUsers(ctx, companyID)
 	if err != nil {
 		return nil, err
 	}
@@ -241,13 +243,13 @@ func (d *Engine) recipients(ctx context.Context, t notify.Type, v *view) ([]reci
 		if ok, err := d.selects(ctx, v, pref.Filter, "user:"+id); err != nil {
 			return nil, err
 		} else if ok {
-			out = append(out, recipient{store.ChannelEmail, id, known{user: &u}})
+			out = append(out, recipient{delivery.ChannelEmail, id, known{user: &u}})
 		}
 	}
-	if _, hooks := notify.Effective(t, company[t.Code], store.NotificationSetting{}); !hooks {
+	if _, hooks := notify.Effective(t, company[t.Code], schema.NotificationSetting{}); !hooks {
 		return out, nil
 	}
-	endpoints, err := d.Store.AllWebhooks(ctx, companyID)
+	endpoints, err := d.Store.Deliveries.AllWebhooks(ctx, companyID)
 	if err != nil {
 		return nil, err
 	}
@@ -258,7 +260,7 @@ func (d *Engine) recipients(ctx context.Context, t notify.Type, v *view) ([]reci
 		if ok, err := d.selects(ctx, v, e.Filter, "webhook:"+e.ID); err != nil {
 			return nil, err
 		} else if ok {
-			out = append(out, recipient{store.ChannelWebhook, e.ID, known{endpoint: &e}})
+			out = append(out, recipient{delivery.ChannelWebhook, e.ID, known{endpoint: &e}})
 		}
 	}
 	return out, nil
@@ -267,14 +269,14 @@ func (d *Engine) recipients(ctx context.Context, t notify.Type, v *view) ([]reci
 // admins are the recipients of notify.TypeWebhookDisabled: the company's
 // active admins that existed when the event was recorded at.
 func (d *Engine) admins(ctx context.Context, companyID int64, at time.Time) ([]recipient, error) {
-	all, err := d.Store.ListUsers(ctx, companyID)
+	all, err := d.Store.Tenancy.ListUsers(ctx, companyID)
 	if err != nil {
 		return nil, err
 	}
 	var out []recipient
 	for _, u := range all {
 		if u.Active && u.IsAdmin && u.Email != "" && existedAt(u, at) {
-			out = append(out, recipient{store.ChannelEmail, strconv.FormatInt(u.ID, 10), known{user: &u}})
+			out = append(out, recipient{delivery.ChannelEmail, strconv.FormatInt(u.ID, 10), known{user: &u}})
 		}
 	}
 	return out, nil
@@ -282,7 +284,7 @@ func (d *Engine) admins(ctx context.Context, companyID int64, at time.Time) ([]r
 
 // existedAt reports whether the user was created by t (their creation time
 // has whole seconds: one created in the event's second counts as existing).
-func existedAt(u store.User, t time.Time) bool {
+func existedAt(u schema.User, t time.Time) bool {
 	created, err := time.Parse(time.RFC3339Nano, u.CreatedAt)
 	return err != nil || !t.Truncate(time.Second).Before(created)
 }
@@ -290,14 +292,14 @@ func existedAt(u store.User, t time.Time) bool {
 // RunDue attempts the deliveries that are due: retries whose time has come
 // and claims whose sender died. It returns how many it attempted.
 func (d *Engine) RunDue(ctx context.Context) (int, error) {
-	due, err := d.Store.DueDeliveries(ctx, d.now(), 100)
+	due, err := d.Store.Deliveries.DueDeliveries(ctx, d.now(), 100)
 	if err != nil {
 		return 0, err
 	}
 	n := 0
 	var errs []error
 	for _, del := range due {
-		del, ok, err := d.Store.ReclaimDelivery(ctx, del.CompanyID, del.ID, d.now(), d.lease(), false)
+		del, ok, err := d.Store.Deliveries.ReclaimDelivery(ctx, del.CompanyID, del.ID, d.now(), d.lease(), false)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -315,29 +317,29 @@ func (d *Engine) RunDue(ctx context.Context) (int, error) {
 
 // Redeliver sends a webhook delivery again now, whatever its state (unless
 // it is being sent right now), and returns it after the attempt.
-func (d *Engine) Redeliver(ctx context.Context, companyID int64, id string) (store.Delivery, error) {
-	del, ok, err := d.Store.ReclaimDelivery(ctx, companyID, id, d.now(), d.lease(), true)
+func (d *Engine) Redeliver(ctx context.Context, companyID int64, id string) (schema.Delivery, error) {
+	del, ok, err := d.Store.Deliveries.ReclaimDelivery(ctx, companyID, id, d.now(), d.lease(), true)
 	if err != nil {
-		return store.Delivery{}, err
+		return schema.Delivery{}, err
 	}
 	if !ok {
-		return store.Delivery{}, store.ErrConflict
+		return schema.Delivery{}, ddb.ErrConflict
 	}
 	return d.attempt(ctx, del, known{})
 }
 
 // attempt tries a claimed delivery once and records the outcome.
-func (d *Engine) attempt(ctx context.Context, del store.Delivery, k known) (store.Delivery, error) {
-	var a store.Attempt
+func (d *Engine) attempt(ctx context.Context, del schema.Delivery, k known) (schema.Delivery, error) {
+	var a delivery.Attempt
 	var retryAfter time.Duration
 	retryable, gone := false, false
 	switch del.Channel {
-	case store.ChannelWebhook:
+	case delivery.ChannelWebhook:
 		res, ep, err := d.sendWebhook(ctx, del, k.endpoint)
 		if err != nil {
-			return store.Delivery{}, err
+			return schema.Delivery{}, err
 		}
-		a = store.Attempt{At: d.now(), StatusCode: res.StatusCode, Latency: res.Latency, Delivered: res.Delivered()}
+		a = delivery.Attempt{At: d.now(), StatusCode: res.StatusCode, Latency: res.Latency, Delivered: res.Delivered()}
 		if res.Err != nil {
 			a.Error = res.Outcome() // a class: the error's text names addresses and ports
 		}
@@ -356,10 +358,10 @@ func (d *Engine) attempt(ctx context.Context, del store.Delivery, k known) (stor
 				d.Log.Error("webhook endpoint bookkeeping", "endpoint", ep.ID, "error", err.Error())
 			}
 		}
-	case store.ChannelEmail:
+	case delivery.ChannelEmail:
 		start := time.Now()
 		err := d.sendEmail(ctx, del, k.user)
-		a = store.Attempt{At: d.now(), Latency: time.Since(start), Delivered: err == nil}
+		a = delivery.Attempt{At: d.now(), Latency: time.Since(start), Delivered: err == nil}
 		if err != nil {
 			a.Error = err.Error()
 			gone = errors.Is(err, errNoRecipient)
@@ -372,13 +374,13 @@ func (d *Engine) attempt(ctx context.Context, del store.Delivery, k known) (stor
 		a.Next = d.next(del, a.At, retryAfter)
 	}
 	d.emit(del.Channel, a, gone)
-	return d.Store.FinishAttempt(ctx, del, a)
+	return d.Store.Deliveries.FinishAttempt(ctx, del, a)
 }
 
 // emit writes an attempt's metrics: one attempt and its latency, by
 // channel (email, webhook) and outcome (delivered; retry-scheduled; failed
 // for good; disabled: the recipient is disabled or gone, dropped).
-func (d *Engine) emit(channel string, a store.Attempt, gone bool) {
+func (d *Engine) emit(channel string, a delivery.Attempt, gone bool) {
 	outcome := metrics.OutcomeFailed
 	switch {
 	case a.Delivered:
@@ -389,9 +391,9 @@ func (d *Engine) emit(channel string, a store.Attempt, gone bool) {
 		outcome = metrics.OutcomeRetryScheduled
 	}
 	switch channel {
-	case store.ChannelEmail:
+	case delivery.ChannelEmail:
 		channel = metrics.ChannelEmail
-	case store.ChannelWebhook:
+	case delivery.ChannelWebhook:
 		channel = metrics.ChannelWebhook
 	}
 	d.Metrics.Emit(map[string]string{"Service": "delivery", "Channel": channel, "Outcome": outcome},
@@ -401,7 +403,7 @@ func (d *Engine) emit(channel string, a store.Attempt, gone bool) {
 
 // next is when to try again after the attempt at now, or zero when the
 // retry horizon has passed.
-func (d *Engine) next(del store.Delivery, now time.Time, retryAfter time.Duration) time.Time {
+func (d *Engine) next(del schema.Delivery, now time.Time, retryAfter time.Duration) time.Time {
 	b := d.Backoff
 	first := now
 	if del.FirstAttemptAt != "" {
@@ -430,28 +432,28 @@ var errNoRecipient = errors.New("recipient is gone or inactive")
 // attempt records it: the attempt, whether to retry and after how long,
 // and whether there is nothing left to do (no such channel here, or its
 // subject is gone).
-func (d *Engine) outboundAttempt(ctx context.Context, del store.Delivery) (store.Attempt, bool, time.Duration, bool) {
+func (d *Engine) outboundAttempt(ctx context.Context, del schema.Delivery) (delivery.Attempt, bool, time.Duration, bool) {
 	i := slices.IndexFunc(d.Outbound, func(ch outbound.Channel) bool { return ch.Name() == del.Channel })
 	if i < 0 {
-		return store.Attempt{At: d.now(), Error: "no channel " + del.Channel + " here"}, false, 0, true
+		return delivery.Attempt{At: d.now(), Error: "no channel " + del.Channel + " here"}, false, 0, true
 	}
 	start := time.Now()
 	o := d.Outbound[i].Attempt(ctx, del.CompanyID, del.Recipient, json.RawMessage(del.Payload))
-	a := store.Attempt{At: d.now(), StatusCode: o.StatusCode, Latency: time.Since(start), Delivered: o.Delivered, Error: o.Err}
+	a := delivery.Attempt{At: d.now(), StatusCode: o.StatusCode, Latency: time.Since(start), Delivered: o.Delivered, Error: o.Err}
 	return a, o.Retryable && !o.Delivered, o.RetryAfter, o.Gone
 }
 
 // sendWebhook signs and posts the delivery's payload to its endpoint (read
 // unless given), with the current secret and, during a rotation, the
 // previous one.
-func (d *Engine) sendWebhook(ctx context.Context, del store.Delivery, read *store.WebhookEndpoint) (webhook.Result, *store.WebhookEndpoint, error) {
-	var ep store.WebhookEndpoint
+func (d *Engine) sendWebhook(ctx context.Context, del schema.Delivery, read *schema.WebhookEndpoint) (webhook.Result, *schema.WebhookEndpoint, error) {
+	var ep schema.WebhookEndpoint
 	if read != nil {
 		ep = *read
 	} else {
 		var err error
-		ep, err = d.Store.GetWebhook(ctx, del.CompanyID, del.Recipient)
-		if errors.Is(err, store.ErrNotFound) {
+		ep, err = d.Store.Deliveries.GetWebhook(ctx, del.CompanyID, del.Recipient)
+		if errors.Is(err, ddb.ErrNotFound) {
 			return webhook.Result{Err: errNoRecipient}, nil, nil
 		}
 		if err != nil {
@@ -470,8 +472,8 @@ func (d *Engine) sendWebhook(ctx context.Context, del store.Delivery, read *stor
 
 // SigningSecrets opens an endpoint's current secret and, until it expires,
 // the previous one.
-func (d *Engine) SigningSecrets(ctx context.Context, ep store.WebhookEndpoint, now time.Time) ([]string, error) {
-	record := store.WebhookSecretRecord(ep.CompanyID, ep.ID)
+func (d *Engine) SigningSecrets(ctx context.Context, ep schema.WebhookEndpoint, now time.Time) ([]string, error) {
+	record := delivery.WebhookSecretRecord(ep.CompanyID, ep.ID)
 	cur, err := d.Sealer.Open(ctx, ep.SealedSecret, record)
 	if err != nil {
 		return nil, fmt.Errorf("open webhook secret: %w", err)
@@ -489,18 +491,18 @@ func (d *Engine) SigningSecrets(ctx context.Context, ep store.WebhookEndpoint, n
 
 // trackEndpoint keeps the endpoint's failing-since mark and disables an
 // endpoint that has failed for DisableAfter, telling the admins.
-func (d *Engine) trackEndpoint(ctx context.Context, ep store.WebhookEndpoint, delivered bool) error {
+func (d *Engine) trackEndpoint(ctx context.Context, ep schema.WebhookEndpoint, delivered bool) error {
 	now := d.now()
 	switch {
 	case delivered && ep.FailingSince != "":
 		empty := ""
-		_, err := d.Store.UpdateWebhook(ctx, ep.CompanyID, ep.ID, store.WebhookChange{FailingSince: &empty})
+		_, err := d.Store.Deliveries.UpdateWebhook(ctx, ep.CompanyID, ep.ID, delivery.WebhookChange{FailingSince: &empty})
 		return err
 	case delivered:
 		return nil
 	case ep.FailingSince == "":
-		since := store.SortableTime(now)
-		_, err := d.Store.UpdateWebhook(ctx, ep.CompanyID, ep.ID, store.WebhookChange{FailingSince: &since})
+		since := ddb.SortableTime(now)
+		_, err := d.Store.Deliveries.UpdateWebhook(ctx, ep.CompanyID, ep.ID, delivery.WebhookChange{FailingSince: &since})
 		return err
 	}
 	since, err := time.Parse(time.RFC3339Nano, ep.FailingSince)
@@ -512,13 +514,13 @@ func (d *Engine) trackEndpoint(ctx context.Context, ep store.WebhookEndpoint, de
 
 // disableEndpoint turns the endpoint off for reason and tells the admins
 // (a webhook_disabled event, once per endpoint and since).
-func (d *Engine) disableEndpoint(ctx context.Context, ep store.WebhookEndpoint, since time.Time, reason string) error {
+func (d *Engine) disableEndpoint(ctx context.Context, ep schema.WebhookEndpoint, since time.Time, reason string) error {
 	now := d.now()
 	off := false
-	if _, err := d.Store.UpdateWebhook(ctx, ep.CompanyID, ep.ID, store.WebhookChange{Active: &off, DisabledReason: &reason}); err != nil {
+	if _, err := d.Store.Deliveries.UpdateWebhook(ctx, ep.CompanyID, ep.ID, delivery.WebhookChange{Active: &off, DisabledReason: &reason}); err != nil {
 		return err
 	}
-	return d.Store.RecordEvent(ctx, store.Event{
+	return d.Store.Ledger.RecordEvent(ctx, schema.Event{
 		ID: "webhook_disabled-" + ep.ID + "-" + strconv.FormatInt(since.Unix(), 10), CompanyID: ep.CompanyID,
 		Type: notify.TypeWebhookDisabled, CreatedAt: now,
 		Data: mustJSON(map[string]any{"webhook_id": ep.ID, "url": ep.URL, "failing_since": since.UTC().Format(time.RFC3339), "reason": reason}),

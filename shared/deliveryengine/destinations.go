@@ -8,7 +8,8 @@ import (
 
 	"github.com/acme/codescan-api/shared/chatmsg"
 	"github.com/acme/codescan-api/shared/eventfilter"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/delivery"
+	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/webhook"
 )
 
@@ -17,7 +18,7 @@ import (
 // event's new issues are read from the store only when a chat destination
 // shows them or a filter can see them.
 type view struct {
-	ev         store.Event
+	ev         schema.Event
 	base, full built
 }
 
@@ -30,7 +31,7 @@ type built struct {
 func (d *Engine) viewOf(ctx context.Context, v *view, findings bool) (eventfilter.Event, error) {
 	b, src := &v.base, eventfilter.Source(nil)
 	if findings {
-		b, src = &v.full, d.Store
+		b, src = &v.full, d.Store.Lists
 	}
 	b.once.Do(func() { b.fe, b.err = eventfilter.Build(ctx, src, v.ev) })
 	return b.fe, b.err
@@ -92,7 +93,7 @@ func (d *Engine) chatBody(ctx context.Context, v *view, kind string, payload []b
 // Send posts one message to an endpoint now, as its kind asks: signed
 // with its secrets (a webhook), or the chat body as it is (Slack, Teams:
 // the sealed URL opened).
-func (d *Engine) Send(ctx context.Context, ep store.WebhookEndpoint, eventID string, body []byte) (webhook.Result, error) {
+func (d *Engine) Send(ctx context.Context, ep schema.WebhookEndpoint, eventID string, body []byte) (webhook.Result, error) {
 	if !ep.Chat() {
 		secrets, err := d.SigningSecrets(ctx, ep, d.now())
 		if err != nil {
@@ -108,8 +109,8 @@ func (d *Engine) Send(ctx context.Context, ep store.WebhookEndpoint, eventID str
 }
 
 // ChatURL opens a chat endpoint's sealed URL.
-func (d *Engine) ChatURL(ctx context.Context, ep store.WebhookEndpoint) (string, error) {
-	u, err := d.Sealer.Open(ctx, ep.SealedSecret, store.WebhookSecretRecord(ep.CompanyID, ep.ID))
+func (d *Engine) ChatURL(ctx context.Context, ep schema.WebhookEndpoint) (string, error) {
+	u, err := d.Sealer.Open(ctx, ep.SealedSecret, delivery.WebhookSecretRecord(ep.CompanyID, ep.ID))
 	if err != nil {
 		return "", fmt.Errorf("open chat url: %w", err)
 	}
@@ -118,7 +119,7 @@ func (d *Engine) ChatURL(ctx context.Context, ep store.WebhookEndpoint) (string,
 
 // TestBody is the body of a test message to ep: the webhook payload
 // itself, or the chat message of it.
-func (d *Engine) TestBody(ep store.WebhookEndpoint, payload []byte) ([]byte, error) {
+func (d *Engine) TestBody(ep schema.WebhookEndpoint, payload []byte) ([]byte, error) {
 	if !ep.Chat() {
 		return payload, nil
 	}

@@ -6,13 +6,14 @@ import (
 	"strconv"
 
 	"github.com/acme/codescan-api/shared/emailrender"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // sendEmail renders the delivery for its user (read unless given) and
 // sends it.
-func (d *Engine) sendEmail(ctx context.Context, del store.Delivery, read *store.User) error {
-	var u store.User
+func (d *Engine) sendEmail(ctx context.Context, del schema.Delivery, read *schema.User) error {
+	var u schema.User
 	if read != nil {
 		u = *read
 	} else {
@@ -20,7 +21,7 @@ func (d *Engine) sendEmail(ctx context.Context, del store.Delivery, read *store.
 		if err != nil {
 			return errNoRecipient
 		}
-		if u, err = d.Store.GetUser(ctx, del.CompanyID, userID); errors.Is(err, store.ErrNotFound) {
+		if u, err = d.Store.Tenancy.GetUser(ctx, del.CompanyID, userID); errors.Is(err, ddb.ErrNotFound) {
 			return errNoRecipient
 		} else if err != nil {
 			return err

@@ -7,6 +7,8 @@ import (
 	"os"
 	"strconv"
 
+	storetickets "github.com/acme/codescan-api/shared/store/tickets"
+
 	"github.com/aws/aws-sdk-go-v2/service/sesv2"
 
 	"github.com/acme/codescan-api/shared/awsclient"
@@ -33,7 +35,7 @@ const (
 // pull requests decorated over pr through the integrations' hosts, and
 // tickets kept over tk in their trackers (loopback hosts allowed only with
 // scmhost.EnvAllowLoopback).
-func FromEnv(ctx context.Context, st Store, pr prdecor.Store, tk tickets.TableStore, log *slog.Logger) (*Engine, error) {
+func FromEnv(ctx context.Context, st Store, pr prdecor.Store, tk tickets.Store, area *storetickets.Tickets, log *slog.Logger) (*Engine, error) {
 	sealer, err := secrets.FromEnv(ctx)
 	if err != nil {
 		return nil, err
@@ -62,7 +64,7 @@ func FromEnv(ctx context.Context, st Store, pr prdecor.Store, tk tickets.TableSt
 		AppURL: os.Getenv(EnvAppURL), Backoff: DefaultBackoff, Log: log,
 		Outbound: []outbound.Channel{
 			&prdecor.Decorator{Store: pr, Host: scmhost.New(scmhost.Options{AllowLoopback: hostLoopback}), Sealer: sealer, AppURL: os.Getenv(EnvAppURL)},
-			tickets.NewChannel(tk, sealer, os.Getenv(EnvAppURL), hostLoopback),
+			tickets.NewChannel(tk, area, sealer, os.Getenv(EnvAppURL), hostLoopback),
 		},
 	}, nil
 }

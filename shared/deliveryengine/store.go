@@ -5,22 +5,38 @@ import (
 	"time"
 
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/delivery"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
-// Store is what the delivery engine read and write: the store methods they
-// call, and no others. The Lambda main passes the store itself.
-type Store interface {
-	AllWebhooks(ctx context.Context, companyID int64) ([]store.WebhookEndpoint, error)
-	ClaimDelivery(ctx context.Context, d store.Delivery, now time.Time, lease time.Duration) (store.Delivery, bool, error)
-	CompanyNotificationSettings(ctx context.Context, companyID int64) (company map[string]store.NotificationSetting, users map[int64]map[string]store.NotificationSetting, err error)
-	DueDeliveries(ctx context.Context, now time.Time, limit int32) ([]store.Delivery, error)
-	EachScanIssue(ctx context.Context, companyID int64, scanID string, fn func(store.Issue) error) error
-	FinishAttempt(ctx context.Context, d store.Delivery, a store.Attempt) (store.Delivery, error)
-	GetUser(ctx context.Context, companyID, userID int64) (store.User, error)
-	GetWebhook(ctx context.Context, companyID int64, id string) (store.WebhookEndpoint, error)
-	ListUsers(ctx context.Context, companyID int64) ([]store.User, error)
-	ReclaimDelivery(ctx context.Context, companyID int64, id string, now time.Time, lease time.Duration, anyState bool) (store.Delivery, bool, error)
-	RecordEvent(ctx context.Context, e store.Event) error
-	RecordRecentEvent(ctx context.Context, e store.Event) error
-	UpdateWebhook(ctx context.Context, companyID int64, id string, ch store.WebhookChange) (store.WebhookEndpoint, error)
+// Store is what the delivery engine read and write: per area of the store, the calls
+// they make and no others; StoreOf composes it from the store's areas.
+type Store struct {
+	Deliveries interface {
+		AllWebhooks(ctx context.Context, companyID int64) ([]schema.WebhookEndpoint, error)
+		ClaimDelivery(ctx context.Context, d schema.Delivery, now time.Time, lease time.Duration) (schema.Delivery, bool, error)
+		CompanyNotificationSettings(ctx context.Context, companyID int64) (company map[string]schema.NotificationSetting, users map[int64]map[string]schema.NotificationSetting, err error)
+		DueDeliveries(ctx context.Context, now time.Time, limit int32) ([]schema.Delivery, error)
+		FinishAttempt(ctx context.Context, d schema.Delivery, a delivery.Attempt) (schema.Delivery, error)
+		GetWebhook(ctx context.Context, companyID int64, id string) (schema.WebhookEndpoint, error)
+		ReclaimDelivery(ctx context.Context, companyID int64, id string, now time.Time, lease time.Duration, anyState bool) (schema.Delivery, bool, error)
+		RecordRecentEvent(ctx context.Context, e schema.Event) error
+		UpdateWebhook(ctx context.Context, companyID int64, id string, ch delivery.WebhookChange) (schema.WebhookEndpoint, error)
+	}
+	Ledger interface {
+		RecordEvent(ctx context.Context, e schema.Event) error
+	}
+	Lists interface {
+		EachScanIssue(ctx context.Context, companyID int64, scanID string, fn func(findings.Issue) error) error
+	}
+	Tenancy interface {
+		GetUser(ctx context.Context, companyID int64, userID int64) (schema.User, error)
+		ListUsers(ctx context.Context, companyID int64) ([]schema.User, error)
+	}
+}
+
+// StoreOf is the areas of st that Store touches: its composition.
+func StoreOf(st *store.Store) Store {
+	return Store{Deliveries: st.Deliveries, Ledger: st.Ledger, Lists: st.Lists, Tenancy: st.Tenancy}
 }

@@ -5,6 +5,8 @@ import (
 
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ledger"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 func init() { register(40, seedAccounts) }
@@ -15,16 +17,16 @@ func init() { register(40, seedAccounts) }
 // nowhere: only their ids are in the document.
 func seedAccounts(ctx context.Context, st *store.Store, c *Company) error {
 	admin, member := c.UserByRole("admin"), c.UserByRole("member")
-	ctx = store.WithAuditActor(ctx, store.AuditActor{UserID: admin.ID, Via: store.ViaBearer})
+	ctx = ledger.WithAuditActor(ctx, ledger.AuditActor{UserID: admin.ID, Via: ledger.ViaBearer})
 	var ids []int64
 	for _, name := range []string{"CI pipeline", "Old laptop"} {
-		k, err := st.CreateAPIKey(ctx, store.APIKey{CompanyID: c.ID, UserID: member.ID, Name: name}, auth.NewAPIKey())
+		k, err := st.Tenancy.CreateAPIKey(ctx, schema.APIKey{CompanyID: c.ID, UserID: member.ID, Name: name}, auth.NewAPIKey())
 		if err != nil {
 			return err
 		}
 		ids = append(ids, k.ID)
 	}
-	if _, err := st.RevokeAPIKey(ctx, c.ID, ids[1]); err != nil {
+	if _, err := st.Tenancy.RevokeAPIKey(ctx, c.ID, ids[1]); err != nil {
 		return err
 	}
 	c.Resources["api_key_ids"] = ids[:1]

@@ -8,6 +8,8 @@ import (
 
 	"github.com/acme/codescan-api/shared/secrets"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/catalog"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 func init() { register(20, seedAdmin) }
@@ -41,7 +43,7 @@ func (c *Company) slug() string {
 }
 
 func seedTeams(ctx context.Context, st *store.Store, c *Company) ([]int64, error) {
-	projects, err := st.ListProjects(ctx, c.ID)
+	projects, err := st.Catalog.ListProjects(ctx, c.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +62,7 @@ func seedTeams(ctx context.Context, st *store.Store, c *Company) ([]int64, error
 		}
 		return out
 	}
-	teams := []store.Team{
+	teams := []schema.Team{
 		{Name: "Application Security", MemberIDs: member("admin", "content-access-manager", "policy-manager"), ProjectIDs: first, ProjectTags: []string{"demo"}},
 		{Name: []string{"Payments", "Billing"}[c.Index()], MemberIDs: member("member"), RepoURLPatterns: []string{fragment}},
 		{Name: "Platform", MemberIDs: member("integrations-manager", "ci-uploader"), ProjectTags: []string{"infra"}, RepoURLPatterns: []string{"/" + c.slug() + "/"}},
@@ -71,7 +73,7 @@ func seedTeams(ctx context.Context, st *store.Store, c *Company) ([]int64, error
 	var ids []int64
 	for _, t := range teams {
 		t.CompanyID = c.ID
-		created, err := st.CreateTeam(ctx, t)
+		created, err := st.Catalog.CreateTeam(ctx, t)
 		if err != nil {
 			return nil, fmt.Errorf("demo team %s: %w", t.Name, err)
 		}
@@ -83,7 +85,7 @@ func seedTeams(ctx context.Context, st *store.Store, c *Company) ([]int64, error
 func seedPolicies(ctx context.Context, st *store.Store, c *Company) ([]int64, error) {
 	approver := c.UserByRole("policy-manager").ID
 	repoFile := int64(100 + c.Index())
-	policies := []store.Policy{
+	policies := []schema.Policy{
 		{PolicyType: "BLAST", Name: "Block SQL injection in services", Description: "Fails a scan that adds a SQL injection sink.",
 			GuidanceText: "Use parameterised queries or the ORM's query builder.", CWEs: []string{"CWE-89", "CWE-564"},
 			Excludes: []string{"**/testdata/**"}, Projects: []string{"payments-service"}, GlobPattern: "src/**",
@@ -112,7 +114,7 @@ func seedPolicies(ctx context.Context, st *store.Store, c *Company) ([]int64, er
 		if n == len(policies)-1 {
 			p.ParentPolicy = &ids[0] // the draft derives from the first policy
 		}
-		created, err := st.CreatePolicy(ctx, p)
+		created, err := st.Catalog.CreatePolicy(ctx, p)
 		if err != nil {
 			return nil, err
 		}
@@ -127,24 +129,24 @@ func seedIntegrations(ctx context.Context, st *store.Store, c *Company) ([]strin
 		return nil, err
 	}
 	org := c.slug()
-	list := []store.Integration{
+	list := []schema.Integration{
 		{Name: "GitHub.com (" + org + ")", AccountID: fmt.Sprint(48213377 + c.Index()), AccountName: org + "-ci",
 			OrgAllowlist: []string{org, org + "-labs"}, BaseURL: "https://api.github.com"},
 		{Name: "GitHub Enterprise", AccountID: fmt.Sprint(1207 + c.Index()), AccountName: "svc-codescan",
 			OrgAllowlist: []string{"platform", "payments"}, BaseURL: "https://github." + org + ".example", GatewayPrefix: "/api/v3", Expired: true},
 	}
 	if c.Index() == 0 {
-		list = append(list, store.Integration{Name: "GitHub Enterprise (EU)", AccountID: "3391", AccountName: "svc-codescan-eu",
+		list = append(list, schema.Integration{Name: "GitHub Enterprise (EU)", AccountID: "3391", AccountName: "svc-codescan-eu",
 			BaseURL: "https://git.eu." + org + ".example", GatewayPrefix: "/api/v3"})
 	}
 	var uuids []string
 	for _, in := range list {
 		in.CompanyID = c.ID
-		in.UUID = store.NewIntegrationUUID()
-		if in.SealedToken, err = sealer.Seal(ctx, "ghp_"+rand.Text(), store.IntegrationTokenRecord(c.ID, in.UUID)); err != nil {
+		in.UUID = catalog.NewIntegrationUUID()
+		if in.SealedToken, err = sealer.Seal(ctx, "ghp_"+rand.Text(), catalog.IntegrationTokenRecord(c.ID, in.UUID)); err != nil {
 			return nil, err
 		}
-		if _, err := st.CreateIntegration(ctx, in); err != nil {
+		if _, err := st.Catalog.CreateIntegration(ctx, in); err != nil {
 			return nil, err
 		}
 		uuids = append(uuids, in.UUID)

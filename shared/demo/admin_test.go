@@ -10,7 +10,7 @@ import (
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/demo"
 	"github.com/acme/codescan-api/shared/secrets"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/catalog"
 )
 
 func TestAdminSeed(t *testing.T) {
@@ -35,29 +35,29 @@ func TestAdminSeed(t *testing.T) {
 			t.Fatalf("%s: resources %v", c.Name, c.Resources)
 		}
 		for _, id := range teams {
-			tm, err := st.GetTeam(ctx, c.ID, id)
+			tm, err := st.Catalog.GetTeam(ctx, c.ID, id)
 			if err != nil || tm.Name == "" || !tm.Active {
 				t.Fatalf("team %d: %+v %v", id, tm, err)
 			}
 		}
 		active := map[bool]int{}
 		for _, id := range policies {
-			p, err := st.GetPolicy(ctx, c.ID, id)
+			p, err := st.Catalog.GetPolicy(ctx, c.ID, id)
 			if err != nil {
 				t.Fatalf("policy %d: %v", id, err)
 			}
 			active[p.Active]++
 		}
 		// The first listed policy is active, so deactivating it shows a change.
-		if first, _ := st.GetPolicy(ctx, c.ID, policies[0]); !first.Active || active[true] < 2 || active[false] < 2 {
+		if first, _ := st.Catalog.GetPolicy(ctx, c.ID, policies[0]); !first.Active || active[true] < 2 || active[false] < 2 {
 			t.Fatalf("%s: policies active/inactive %v", c.Name, active)
 		}
 		for _, id := range uuids {
-			in, err := st.GetIntegration(ctx, c.ID, id)
+			in, err := st.Catalog.GetIntegration(ctx, c.ID, id)
 			if err != nil {
 				t.Fatalf("integration %s: %v", id, err)
 			}
-			tok, err := sealer.Open(ctx, in.SealedToken, store.IntegrationTokenRecord(c.ID, id))
+			tok, err := sealer.Open(ctx, in.SealedToken, catalog.IntegrationTokenRecord(c.ID, id))
 			if err != nil || !strings.HasPrefix(tok, "ghp_") || strings.Contains(in.SealedToken, tok) || strings.Contains(string(raw), tok) {
 				t.Fatalf("integration %s token: %v", id, err)
 			}

@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/acme/codescan-api/shared/store"
+	storepage "github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 func init() { register(40, seedClient) }
@@ -11,24 +13,24 @@ func init() { register(40, seedClient) }
 // seedClient adds the CI gate's blocking rules (two for CI, one not) and
 // lists the ids the client routes address.
 func seedClient(ctx context.Context, st *store.Store, c *Company) error {
-	rules := []store.BlockingRule{
+	rules := []schema.BlockingRule{
 		{Slug: "block-critical", Name: "Block critical issues", Active: true, CI: true,
-			Conditions: store.RuleConditions{MinUrgency: "CR", Statuses: []string{"open"}}},
+			Conditions: schema.RuleConditions{MinUrgency: "CR", Statuses: []string{"open"}}},
 		{Slug: "new-injection", Name: "New injection findings", Active: true, CI: true,
-			Conditions: store.RuleConditions{CWEs: []int{78, 89}, OnlyNew: true}},
+			Conditions: schema.RuleConditions{CWEs: []int{78, 89}, OnlyNew: true}},
 		{Slug: "legacy-high", Name: "High issues (dashboard only)", Active: true, CI: false,
-			Conditions: store.RuleConditions{MinUrgency: "HI", Paths: []string{"src/**"}}},
+			Conditions: schema.RuleConditions{MinUrgency: "HI", Paths: []string{"src/**"}}},
 	}
 	var ids []int64
 	for _, r := range rules {
 		r.CompanyID = c.ID
-		created, err := st.CreateBlockingRule(ctx, r)
+		created, err := st.Catalog.CreateBlockingRule(ctx, r)
 		if err != nil {
 			return err
 		}
 		ids = append(ids, created.ID)
 	}
-	page, err := st.ListProjectsPage(ctx, c.ID, store.PageQuery{Limit: 100})
+	page, err := st.Catalog.ListProjectsPage(ctx, c.ID, storepage.Request{Limit: 100})
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,8 @@ import (
 
 	"github.com/acme/codescan-api/shared/secrets"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/delivery"
+	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/webhook"
 )
 
@@ -26,7 +28,7 @@ func seedDelivery(ctx context.Context, st *store.Store, c *Company) error {
 	if err != nil {
 		return err
 	}
-	ep, secret, err := demoWebhook(ctx, st, sealer, c.ID, store.WebhookEndpoint{URL: DemoWebhookURL, Active: true,
+	ep, secret, err := demoWebhook(ctx, st, sealer, c.ID, schema.WebhookEndpoint{URL: DemoWebhookURL, Active: true,
 		Types:       []string{"new_critical_issue", "new_high_issue", "scan_completed", "scan_failed", "issue_status_changed"},
 		Description: "Local receiver (any HTTP server on 127.0.0.1:9000)",
 	})
@@ -34,7 +36,7 @@ func seedDelivery(ctx context.Context, st *store.Store, c *Company) error {
 		return err
 	}
 	// A disabled endpoint nobody needs any more, for trying deletion on.
-	retired, _, err := demoWebhook(ctx, st, sealer, c.ID, store.WebhookEndpoint{URL: "http://127.0.0.1:9001/old-hook",
+	retired, _, err := demoWebhook(ctx, st, sealer, c.ID, schema.WebhookEndpoint{URL: "http://127.0.0.1:9001/old-hook",
 		Types: []string{"scan_completed"}, Description: "Retired receiver (disabled)"})
 	if err != nil {
 		return err
@@ -48,14 +50,14 @@ func seedDelivery(ctx context.Context, st *store.Store, c *Company) error {
 	if err != nil {
 		return err
 	}
-	del, _, err := st.ClaimDelivery(ctx, store.Delivery{
-		ID: store.DeliveryID(eventID, store.ChannelWebhook, ep.ID), CompanyID: c.ID, EventID: eventID, EventType: "scan_failed",
-		Channel: store.ChannelWebhook, Recipient: ep.ID, Payload: string(payload),
+	del, _, err := st.Deliveries.ClaimDelivery(ctx, schema.Delivery{
+		ID: delivery.DeliveryID(eventID, delivery.ChannelWebhook, ep.ID), CompanyID: c.ID, EventID: eventID, EventType: "scan_failed",
+		Channel: delivery.ChannelWebhook, Recipient: ep.ID, Payload: string(payload),
 	}, at, time.Minute)
 	if err != nil {
 		return err
 	}
-	if _, err := st.FinishAttempt(ctx, del, store.Attempt{At: at, StatusCode: 503, Latency: 42 * time.Millisecond, Error: "demo: receiver unavailable"}); err != nil {
+	if _, err := st.Deliveries.FinishAttempt(ctx, del, delivery.Attempt{At: at, StatusCode: 503, Latency: 42 * time.Millisecond, Error: "demo: receiver unavailable"}); err != nil {
 		return err
 	}
 	c.Resources["webhook_ids"] = []string{ep.ID}
@@ -67,15 +69,15 @@ func seedDelivery(ctx context.Context, st *store.Store, c *Company) error {
 
 // demoWebhook creates the endpoint ep of the company with a new signing
 // secret, which it returns.
-func demoWebhook(ctx context.Context, st *store.Store, sealer secrets.Sealer, company int64, ep store.WebhookEndpoint) (store.WebhookEndpoint, string, error) {
+func demoWebhook(ctx context.Context, st *store.Store, sealer secrets.Sealer, company int64, ep schema.WebhookEndpoint) (schema.WebhookEndpoint, string, error) {
 	secret, err := webhook.NewSecret()
 	if err != nil {
-		return store.WebhookEndpoint{}, "", err
+		return schema.WebhookEndpoint{}, "", err
 	}
-	ep.ID, ep.CompanyID = store.NewWebhookID(), company
-	if ep.SealedSecret, err = sealer.Seal(ctx, secret, store.WebhookSecretRecord(company, ep.ID)); err != nil {
-		return store.WebhookEndpoint{}, "", err
+	ep.ID, ep.CompanyID = delivery.NewWebhookID(), company
+	if ep.SealedSecret, err = sealer.Seal(ctx, secret, delivery.WebhookSecretRecord(company, ep.ID)); err != nil {
+		return schema.WebhookEndpoint{}, "", err
 	}
-	ep, err = st.CreateWebhook(ctx, ep)
+	ep, err = st.Deliveries.CreateWebhook(ctx, ep)
 	return ep, secret, err
 }

@@ -17,6 +17,8 @@ import (
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/bulkload"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // Document is what .local/demo.json holds.
@@ -134,7 +136,7 @@ func Seed(ctx context.Context, st *store.Store, secret []byte) (*Document, error
 		if err := json.Unmarshal([]byte(raw), doc); err != nil {
 			return nil, fmt.Errorf("demo marker: %w", err)
 		}
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, ddb.ErrNotFound):
 		if err := seedAll(ctx, st, secret, doc); err != nil {
 			return nil, err
 		}
@@ -158,20 +160,20 @@ func Seed(ctx context.Context, st *store.Store, secret []byte) (*Document, error
 
 func seedAll(ctx context.Context, st *store.Store, secret []byte, doc *Document) error {
 	for i, spec := range companies {
-		id, err := st.NextID(ctx, "company")
+		id, err := st.Ledger.NextID(ctx, "company")
 		if err != nil {
 			return err
 		}
-		if err := bulkload.PutCompany(ctx, st, store.Company{ID: id, Name: spec.name}); err != nil {
+		if err := bulkload.PutCompany(ctx, st, schema.Company{ID: id, Name: spec.name}); err != nil {
 			return err
 		}
 		c := &Company{ID: id, Name: spec.name, Resources: map[string]any{}, index: i}
 		for _, r := range roles {
-			uid, err := st.NextID(ctx, "user")
+			uid, err := st.Ledger.NextID(ctx, "user")
 			if err != nil {
 				return err
 			}
-			u := store.User{
+			u := schema.User{
 				ID: uid, CompanyID: id, Email: r.role + "@" + spec.domain,
 				FirstName: r.role, LastName: spec.name, Permissions: r.permissions,
 				IsAdmin: r.admin, Active: !r.inactive, Subject: fmt.Sprintf("demo|%d", uid),

@@ -10,6 +10,12 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/quality"
+	"github.com/acme/codescan-api/shared/store/sca"
+	storescans "github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/schema"
+	"github.com/acme/codescan-api/shared/store/triage"
 )
 
 func init() { register(10, seedFindings) }
@@ -41,7 +47,7 @@ var rules = []rule{
 	{"code-injection", "Dynamic code evaluation of user input", 94, 2},
 	{"unrestricted-upload", "Upload without file type checks", 434, 2},
 	{"weak-hash", "Password hashed without salt", 916, 2},
-	{"style-lint", "Generic security lint (no CWE)", store.NoCWE, 3},
+	{"style-lint", "Generic security lint (no CWE)", findings.NoCWE, 3},
 }
 
 var (
@@ -73,10 +79,10 @@ func pickRule(r *rand.Rand) rule {
 // skewed CWEs, files, urgencies and statuses. It is deterministic: the same
 // seed gives the same issues with the same ids, so writing them twice
 // creates nothing new. The demo seed and the benchmark use it.
-func SASTIssues(seed uint64, projects []store.Project, n int) []store.Issue {
+func SASTIssues(seed uint64, projects []schema.Project, n int) []findings.Issue {
 	r := rand.New(rand.NewPCG(seed, 0x5eed))
 	ns := uuid.NewSHA1(uuid.NameSpaceOID, []byte("codescan-demo-"+strconv.FormatUint(seed, 10)))
-	out := make([]store.Issue, n)
+	out := make([]findings.Issue, n)
 	for k := range out {
 		p := projects[r.IntN(len(projects))]
 		branch := "main"
@@ -87,9 +93,9 @@ func SASTIssues(seed uint64, projects []store.Project, n int) []store.Issue {
 		ext := exts[int(p.ID)%len(exts)]
 		status := "open"
 		if x := r.IntN(100); x >= 60 {
-			status = store.ManualStatuses[1+x%(len(store.ManualStatuses)-1)]
+			status = findings.ManualStatuses[1+x%(len(findings.ManualStatuses)-1)]
 		}
-		out[k] = store.Issue{
+		out[k] = findings.Issue{
 			ID:          uuid.NewSHA1(ns, []byte(strconv.Itoa(k))).String(),
 			ProjectID:   p.ID,
 			ProjectName: p.Name,
@@ -97,7 +103,7 @@ func SASTIssues(seed uint64, projects []store.Project, n int) []store.Issue {
 			CWE:         ru.cwe,
 			FilePath:    dirs[r.IntN(len(dirs))] + "/" + files[min(r.IntN(len(files)), r.IntN(len(files)))] + ext,
 			Line:        1 + r.IntN(800),
-			Urgency:     store.Urgencies[min(r.IntN(4), r.IntN(4)+1)],
+			Urgency:     findings.Urgencies[min(r.IntN(4), r.IntN(4)+1)],
 			Status:      status,
 			RuleID:      ru.id,
 			Title:       ru.title,
@@ -130,10 +136,10 @@ var demoBranches = []string{"main", "develop", "release/2.4", "feature/login"}
 // with a run id), SAST issues through the counting write path, code
 // quality findings and SCA findings.
 func seedFindings(ctx context.Context, st *store.Store, c *Company) error {
-	var projects []store.Project
+	var projects []schema.Project
 	var names, repos []string
 	for _, dp := range projectsOf[c.Index()] {
-		p, err := st.CreateProject(ctx, store.Project{CompanyID: c.ID, Name: dp.name, RepoURL: dp.repo,
+		p, err := st.Catalog.CreateProject(ctx, schema.Project{CompanyID: c.ID, Name: dp.name, RepoURL: dp.repo,
 			Branches: demoBranches, Tags: []string{"demo"}})
 		if err != nil {
 			return err
@@ -147,8 +153,8 @@ func seedFindings(ctx context.Context, st *store.Store, c *Company) error {
 	if err != nil {
 		return err
 	}
-	third, err := st.CreateScan(ctx, store.Scan{CompanyID: c.ID, ProjectID: projects[0].ID, Branch: "main",
-		Engine: "sarif", RunID: uuid.NewString(), RepoURL: projects[0].RepoURL, Status: store.ScanComplete})
+	third, err := st.Scans.CreateScan(ctx, storescans.Scan{CompanyID: c.ID, ProjectID: projects[0].ID, Branch: "main",
+		Engine: "sarif", RunID: uuid.NewString(), RepoURL: projects[0].RepoURL, Status: storescans.ScanComplete})
 	if err != nil {
 		return err
 	}
@@ -156,8 +162,8 @@ func seedFindings(ctx context.Context, st *store.Store, c *Company) error {
 	var qualityScans []string
 	for _, at := range times[1:3] {
 		at := at.Format(time.RFC3339)
-		sc, err := st.CreateScan(ctx, store.Scan{CompanyID: c.ID, ProjectID: projects[0].ID, Branch: "main", Engine: "golangci-lint",
-			Tool: "golangci-lint", RepoURL: projects[0].RepoURL, CreatedAt: at, Status: store.ScanComplete})
+		sc, err := st.Scans.CreateScan(ctx, storescans.Scan{CompanyID: c.ID, ProjectID: projects[0].ID, Branch: "main", Engine: "golangci-lint",
+			Tool: "golangci-lint", RepoURL: projects[0].RepoURL, CreatedAt: at, Status: storescans.ScanComplete})
 		if err != nil {
 			return err
 		}
@@ -165,14 +171,14 @@ func seedFindings(ctx context.Context, st *store.Store, c *Company) error {
 	}
 	for _, scanID := range qualityScans {
 		admin := c.UserByRole("admin")
-		assignee := store.Assignee{ID: strconv.FormatInt(admin.ID, 10), Email: admin.Email, Name: "Admin"}
-		if err := st.PutQualityIssues(ctx, c.ID, qualityIssues(uint64(c.ID), scanID, projects[0], assignee, 35)); err != nil {
+		assignee := quality.Assignee{ID: strconv.FormatInt(admin.ID, 10), Email: admin.Email, Name: "Admin"}
+		if err := st.Quality.PutQualityIssues(ctx, c.ID, qualityIssues(uint64(c.ID), scanID, projects[0], assignee, 35)); err != nil {
 			return err
 		}
 	}
 	var scaIDs []string
 	for _, s := range scaIssues(projects[0].ID) {
-		stored, err := st.PutSCAIssue(ctx, c.ID, s)
+		stored, err := st.SCA.PutSCAIssue(ctx, c.ID, s)
 		if err != nil {
 			return err
 		}
@@ -219,19 +225,19 @@ const demoTool = "codescan"
 // the same table whose clock is set to it), so the trend records fall on
 // those days. It returns the scans' ids, latest scan of each branch first,
 // and the ids of a few issues, a reopened one first.
-func seedLifecycle(ctx context.Context, live *store.Store, c *Company, projects []store.Project, issues []store.Issue, times []time.Time) (scans, some []string, err error) {
+func seedLifecycle(ctx context.Context, live *store.Store, c *Company, projects []schema.Project, issues []findings.Issue, times []time.Time) (scans, some []string, err error) {
 	var at time.Time
 	st := store.New(live.Client(), live.TableName(), store.WithClock(func() time.Time { return at }))
 	type branch struct {
 		project int64
 		name    string
 	}
-	byID := map[int64]store.Project{}
+	byID := map[int64]schema.Project{}
 	for _, p := range projects {
 		byID[p.ID] = p
 	}
 	var order []branch
-	found := map[branch][]store.Issue{}
+	found := map[branch][]findings.Issue{}
 	wanted := map[string]string{} // issue id -> status the generator gave it
 	for k, i := range issues {
 		b := branch{project: i.ProjectID, name: i.Branch}
@@ -239,10 +245,10 @@ func seedLifecycle(ctx context.Context, live *store.Store, c *Company, projects 
 			order = append(order, b)
 		}
 		if len(found[b]) == 2 && len(some) < 5 { // reopened by the third scan
-			some = append(some, store.IssueID(c.ID, i.ProjectID, i.Branch, demoTool, fmt.Sprintf("demo-%d", k)))
+			some = append(some, findings.IssueID(c.ID, i.ProjectID, i.Branch, demoTool, fmt.Sprintf("demo-%d", k)))
 		}
 		i.Tool, i.Fingerprint = demoTool, fmt.Sprintf("demo-%d", k)
-		i.ID = store.IssueID(c.ID, i.ProjectID, i.Branch, demoTool, i.Fingerprint)
+		i.ID = findings.IssueID(c.ID, i.ProjectID, i.Branch, demoTool, i.Fingerprint)
 		wanted[i.ID] = i.Status
 		found[b] = append(found[b], i)
 	}
@@ -252,12 +258,12 @@ func seedLifecycle(ctx context.Context, live *store.Store, c *Company, projects 
 		for round, when := range scanRounds {
 			at = when
 			stamp := when.Format(time.RFC3339)
-			sc, err := st.CreateScan(ctx, store.Scan{CompanyID: c.ID, ProjectID: b.project, Branch: b.name, Engine: demoTool,
-				Tool: demoTool, RepoURL: byID[b.project].RepoURL, CreatedAt: stamp, Status: store.ScanProcessing, GitSHA: fmt.Sprintf("%040x", round+1)})
+			sc, err := st.Scans.CreateScan(ctx, storescans.Scan{CompanyID: c.ID, ProjectID: b.project, Branch: b.name, Engine: demoTool,
+				Tool: demoTool, RepoURL: byID[b.project].RepoURL, CreatedAt: stamp, Status: storescans.ScanProcessing, GitSHA: fmt.Sprintf("%040x", round+1)})
 			if err != nil {
 				return nil, nil, err
 			}
-			var reported []store.Issue
+			var reported []findings.Issue
 			for k, i := range found[b] {
 				if (round == 1 && k%5 == 2) || (round == 2 && k%10 == 2) {
 					continue
@@ -265,7 +271,7 @@ func seedLifecycle(ctx context.Context, live *store.Store, c *Company, projects 
 				i.CreatedAt = stamp
 				reported = append(reported, i)
 			}
-			if _, err := st.ApplyScan(ctx, c.ID, sc, reported); err != nil {
+			if _, err := st.Findings.ApplyScan(ctx, c.ID, sc, reported); err != nil {
 				return nil, nil, err
 			}
 			if round == len(scanRounds)-1 {
@@ -276,51 +282,51 @@ func seedLifecycle(ctx context.Context, live *store.Store, c *Company, projects 
 		}
 	}
 	at = times[3]
-	lead := store.Actor{UserID: c.UserByRole("admin").ID}
+	lead := findings.Actor{UserID: c.UserByRole("admin").ID}
 	for id, status := range wanted {
 		if status == "open" || status == "fixed" {
 			continue
 		}
 		reason := "Reviewed in the demo's triage meeting"
-		if _, err := st.UpdateIssue(ctx, c.ID, id, store.IssueUpdate{Status: &status, Reason: &reason}, lead); err != nil {
+		if _, err := st.Triage.UpdateIssue(ctx, c.ID, id, triage.IssueUpdate{Status: &status, Reason: &reason}, lead); err != nil {
 			return nil, nil, err
 		}
 	}
 	return append(latest, earlier...), some, nil
 }
 
-var qualityClasses = []store.QualityClassification{
+var qualityClasses = []quality.Classification{
 	{ID: "CQ-DEAD", Name: "Dead Code", Description: "Code that can never run."},
 	{ID: "CQ-DUP", Name: "Code Duplication", Description: "A block repeated elsewhere."},
 	{ID: "CQ-CPLX", Name: "Cognitive Complexity", Description: "A function too hard to follow."},
 	{ID: "CQ-ERR", Name: "Unchecked Error", Description: "An error result is ignored."},
 }
 
-func qualityIssues(seed uint64, scanID string, project store.Project, assignee store.Assignee, n int) []store.QualityIssue {
+func qualityIssues(seed uint64, scanID string, project schema.Project, assignee quality.Assignee, n int) []quality.Issue {
 	r := rand.New(rand.NewPCG(seed, 0xc0de))
-	out := make([]store.QualityIssue, n)
+	out := make([]quality.Issue, n)
 	for k := range out {
 		cls := qualityClasses[r.IntN(len(qualityClasses))]
 		line := 1 + r.IntN(400)
-		q := store.QualityIssue{
+		q := quality.Issue{
 			ScanID:             scanID,
 			ProjectID:          project.ID,
 			Classification:     cls,
-			Urgency:            store.Urgencies[1+r.IntN(3)],
+			Urgency:            findings.Urgencies[1+r.IntN(3)],
 			CreatedAt:          fmt.Sprintf("2025-06-%02dT%02d:00:00Z", 1+r.IntN(28), r.IntN(24)),
 			FirstDetectionDate: "2025-05-01T09:00:00Z",
 			Status:             "open",
 			SLAStatus:          []string{"on_track", "overdue"}[r.IntN(2)],
-			Location: store.QualityLocation{
-				File:       store.QualityFile{Name: "service.go", Language: "go", Path: "internal/service/service.go", GitHash: "9fceb02"},
-				Project:    store.QualityProject{Name: project.Name, Branch: "main", GitSHA: "e83c5163316f89bfbde7d9ab23ca2e25604af290"},
+			Location: quality.Location{
+				File:       quality.File{Name: "service.go", Language: "go", Path: "internal/service/service.go", GitHash: "9fceb02"},
+				Project:    quality.Project{Name: project.Name, Branch: "main", GitSHA: "e83c5163316f89bfbde7d9ab23ca2e25604af290"},
 				LineNumber: line, SinkLineNumber: line + r.IntN(20),
 			},
-			AutoTriage:   store.AutoTriage{FalsePositiveDetection: store.FalsePositiveDetection{Status: "valid", Reasoning: "The code path is reachable from a public handler."}},
-			Reachability: store.QualityReachability{IsReachable: r.IntN(2) == 0, EndpointCount: r.IntN(5)},
+			AutoTriage:   quality.AutoTriage{FalsePositiveDetection: quality.FalsePositiveDetection{Status: "valid", Reasoning: "The code path is reachable from a public handler."}},
+			Reachability: quality.Reachability{IsReachable: r.IntN(2) == 0, EndpointCount: r.IntN(5)},
 		}
 		if r.IntN(2) == 0 {
-			q.AutoFixSuggestion = &store.AutoFixSuggestion{ID: uuid.NewString(), Status: "fix_available", Patch: store.FixPatch{
+			q.AutoFixSuggestion = &quality.AutoFixSuggestion{ID: uuid.NewString(), Status: "fix_available", Patch: quality.FixPatch{
 				Diff: "-\tdo()\n+\tif err := do(); err != nil {\n+\t\treturn err\n+\t}", Explanation: "Return the error instead of dropping it.",
 				FullCode: "if err := do(); err != nil {\n\treturn err\n}"}}
 			q.AssignedTo = &assignee
@@ -330,7 +336,7 @@ func qualityIssues(seed uint64, scanID string, project store.Project, assignee s
 	return out
 }
 
-func scaIssues(projectID int64) []store.SCAIssue {
+func scaIssues(projectID int64) []sca.Issue {
 	type dep struct{ name, version, eco, fix, cve, class, severity, manifest string }
 	deps := []dep{
 		{"lodash", "4.17.20", "npm", "4.17.21", "CVE-2021-23337", "Command Injection", "HIGH", "package-lock.json"},
@@ -339,21 +345,21 @@ func scaIssues(projectID int64) []store.SCAIssue {
 		{"pyyaml", "5.3", "pypi", "5.4", "CVE-2020-14343", "Arbitrary Code Execution", "CRITICAL", "requirements.txt"},
 		{"golang.org/x/net", "0.7.0", "go", "0.17.0", "CVE-2023-44487", "Denial of Service", "MEDIUM", "go.mod"},
 	}
-	var out []store.SCAIssue
+	var out []sca.Issue
 	for k, d := range deps {
-		reach := store.SCAReachability{Status: "reachable", IsReachable: true, Description: "A vulnerable function is called from the project's code.",
-			Usages: []store.SCAUsage{{ID: uuid.NewString(), Filename: "src/handlers/report.js", CodeLine: "const out = render(input)",
+		reach := sca.Reachability{Status: "reachable", IsReachable: true, Description: "A vulnerable function is called from the project's code.",
+			Usages: []sca.Usage{{ID: uuid.NewString(), Filename: "src/handlers/report.js", CodeLine: "const out = render(input)",
 				IsFunctionReachable: "true", Reasoning: "render passes user input to the vulnerable function."}}}
 		if k%2 == 1 {
-			reach = store.SCAReachability{Status: "not_direct_dependency", Description: "Pulled in by another dependency; no call found.",
-				Usages: []store.SCAUsage{}}
+			reach = sca.Reachability{Status: "not_direct_dependency", Description: "Pulled in by another dependency; no call found.",
+				Usages: []sca.Usage{}}
 		}
-		out = append(out, store.SCAIssue{
+		out = append(out, sca.Issue{
 			ProjectID: projectID, CreatedAt: fmt.Sprintf("2025-07-0%dT10:00:00Z", 1+k),
 			Description: d.class + " in " + d.name, Details: d.name + " " + d.version + " is affected by " + d.cve + "; upgrade to " + d.fix + ".",
 			Severity: d.severity, CVSSScore: []float64{7.2, 10.0, 7.5, 9.8, 5.3}[k], Classification: d.class, CVE: d.cve,
-			Package:  store.SCAPackage{Name: d.name, Version: d.version, Ecosystem: d.eco, FixVersion: d.fix},
-			Location: store.SCALocation{Path: d.manifest}, Reachability: reach, Status: "open",
+			Package:  sca.Package{Name: d.name, Version: d.version, Ecosystem: d.eco, FixVersion: d.fix},
+			Location: sca.Location{Path: d.manifest}, Reachability: reach, Status: "open",
 		})
 	}
 	return out

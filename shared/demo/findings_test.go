@@ -6,7 +6,9 @@ import (
 
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/demo"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 func TestFindingsSeed(t *testing.T) {
@@ -17,7 +19,7 @@ func TestFindingsSeed(t *testing.T) {
 		t.Fatal(err)
 	}
 	for n, c := range doc.Companies {
-		groups, total, err := st.GroupsPage(ctx, c.ID, store.Scope{}, store.ByCWE, 0, 100)
+		groups, total, err := st.Lists.GroupsPage(ctx, c.ID, schema.Scope{}, findings.ByCWE, 0, 100)
 		if err != nil || total < 5 {
 			t.Fatalf("%s: %d CWE groups, %v", c.Name, total, err)
 		}
@@ -29,24 +31,24 @@ func TestFindingsSeed(t *testing.T) {
 			t.Fatalf("%s: %d issues counted, want %d", c.Name, sum, want)
 		}
 		runs := c.Resources["third_party_run_ids"].([]string)
-		scan, err := st.ScanByRunID(ctx, c.ID, runs[0])
+		scan, err := st.Scans.ScanByRunID(ctx, c.ID, runs[0])
 		if err != nil || scan.Engine != "sarif" {
 			t.Fatalf("%s: third-party scan %+v, %v", c.Name, scan, err)
 		}
 		for _, id := range c.Resources["sca_issue_ids"].([]string) {
-			if _, err := st.GetSCAIssue(ctx, c.ID, id); err != nil {
+			if _, err := st.SCA.GetSCAIssue(ctx, c.ID, id); err != nil {
 				t.Fatalf("%s: SCA issue %s: %v", c.Name, id, err)
 			}
 		}
 		for _, id := range c.Resources["scan_ids_with_quality_issues"].([]string) {
-			if q, _, total, err := st.ScanQualityIssues(ctx, c.ID, id, "", store.PageQuery{Limit: 50}); err != nil || len(q) != 35 || total != 35 {
+			if q, _, total, err := st.Quality.ScanQualityIssues(ctx, c.ID, id, "", page.Request{Limit: 50}); err != nil || len(q) != 35 || total != 35 {
 				t.Fatalf("%s: quality issues of %s: %d of %d, %v", c.Name, id, len(q), total, err)
 			}
 		}
 	}
 	// The history spans six weeks: the trend has first detections, fixes
 	// and reopenings on different days, and dismissals at the triage.
-	tw, err := st.Trend(ctx, doc.Companies[0].ID, 0, 60)
+	tw, err := st.Lists.Trend(ctx, doc.Companies[0].ID, 0, 60)
 	if err != nil {
 		t.Fatal(err)
 	}

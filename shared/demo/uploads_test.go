@@ -9,7 +9,7 @@ import (
 
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/demo"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ddb"
 )
 
 func TestUploadsSeed(t *testing.T) {
@@ -22,7 +22,7 @@ func TestUploadsSeed(t *testing.T) {
 	seen := map[string]bool{}
 	for _, c := range doc.Companies {
 		run, _ := c.Resources["scan_upload_run_id"].(string)
-		if _, err := st.ScanByRunID(ctx, c.ID, run); !errors.Is(err, store.ErrNotFound) || seen[run] {
+		if _, err := st.Scans.ScanByRunID(ctx, c.ID, run); !errors.Is(err, ddb.ErrNotFound) || seen[run] {
 			t.Fatalf("%s: run id %q to try is taken (%v)", c.Name, run, err)
 		}
 		seen[run] = true

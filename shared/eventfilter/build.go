@@ -9,14 +9,16 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/triagemodel"
 )
 
 // Source reads what an event's filter view needs beyond the event: the
 // issues a scan reported.
 type Source interface {
-	EachScanIssue(ctx context.Context, companyID int64, scanID string, fn func(store.Issue) error) error
+	EachScanIssue(ctx context.Context, companyID int64, scanID string, fn func(findings.Issue) error) error
 }
 
 // MaxExamined bounds the issues of a scan Build reads to find its new
@@ -32,7 +34,7 @@ var errEnough = errors.New("enough issues examined")
 
 // Build is ev as a filter sees it. src is read only for scan events (the
 // scan's new issues); nil reads nothing.
-func Build(ctx context.Context, src Source, ev store.Event) (Event, error) {
+func Build(ctx context.Context, src Source, ev schema.Event) (Event, error) {
 	var raw map[string]any
 	if len(ev.Data) > 0 {
 		if err := json.Unmarshal(ev.Data, &raw); err != nil {
@@ -62,7 +64,7 @@ func Build(ctx context.Context, src Source, ev store.Event) (Event, error) {
 		return out, nil
 	}
 	found, n, err := NewFindings(ctx, src, ev.CompanyID, scanID)
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, ddb.ErrNotFound) {
 		return out, nil // the scan is gone: it has no issues to show
 	}
 	if err != nil {
@@ -86,7 +88,7 @@ func Build(ctx context.Context, src Source, ev store.Event) (Event, error) {
 func NewFindings(ctx context.Context, src Source, companyID int64, scanID string) ([]Finding, int, error) {
 	var out []Finding
 	examined := 0
-	err := src.EachScanIssue(ctx, companyID, scanID, func(i store.Issue) error {
+	err := src.EachScanIssue(ctx, companyID, scanID, func(i findings.Issue) error {
 		if examined++; examined > MaxExamined {
 			return errEnough
 		}
@@ -102,7 +104,7 @@ func NewFindings(ctx context.Context, src Source, companyID int64, scanID string
 	return out[:min(len(out), MaxNewFindings)], len(out), nil
 }
 
-func findingOf(i store.Issue) Finding {
+func findingOf(i findings.Issue) Finding {
 	return Finding{ID: i.ID, Urgency: i.Urgency, Rule: text(i.RuleID), CWE: int64(i.CWE), Tool: text(i.Tool),
 		Path: text(i.FilePath), Line: int64(i.Line), Title: text(i.Title)}
 }

@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 func sample() Event {
@@ -94,12 +96,12 @@ func TestRuntimeErrorIsNoMatch(t *testing.T) {
 }
 
 // scanIssues is a Source of one scan's issues.
-type scanIssues map[string][]store.Issue
+type scanIssues map[string][]findings.Issue
 
-func (s scanIssues) EachScanIssue(_ context.Context, _ int64, scanID string, fn func(store.Issue) error) error {
+func (s scanIssues) EachScanIssue(_ context.Context, _ int64, scanID string, fn func(findings.Issue) error) error {
 	is, ok := s[scanID]
 	if !ok {
-		return store.ErrNotFound
+		return ddb.ErrNotFound
 	}
 	for _, i := range is {
 		if err := fn(i); err != nil {
@@ -110,16 +112,16 @@ func (s scanIssues) EachScanIssue(_ context.Context, _ int64, scanID string, fn 
 }
 
 func TestBuild(t *testing.T) {
-	var issues []store.Issue
+	var issues []findings.Issue
 	for n := range 300 {
 		u := []string{"LO", "ME", "HI", "CR"}[n%4]
-		issues = append(issues, store.Issue{ID: fmt.Sprintf("i%03d", n), ScanID: "s1", Status: "open", Urgency: u, Title: "t", CWE: 79})
+		issues = append(issues, findings.Issue{ID: fmt.Sprintf("i%03d", n), ScanID: "s1", Status: "open", Urgency: u, Title: "t", CWE: 79})
 	}
-	issues = append(issues, store.Issue{ID: "old", ScanID: "s0", Status: "open", Urgency: "CR"},
-		store.Issue{ID: "sup", ScanID: "s1", Status: "suppressed", Urgency: "CR"})
+	issues = append(issues, findings.Issue{ID: "old", ScanID: "s0", Status: "open", Urgency: "CR"},
+		findings.Issue{ID: "sup", ScanID: "s1", Status: "suppressed", Urgency: "CR"})
 	data, _ := json.Marshal(map[string]any{"scan_id": "s1", "project_id": 7, "project_name": "payments-api", "branch": "main",
 		"tool": "semgrep", "findings": 302, "long": strings.Repeat("é", 3000), "list": make([]int, 500)})
-	ev, err := Build(context.Background(), scanIssues{"s1": issues}, store.Event{ID: "scan_completed-s1", CompanyID: 1, Type: "scan_completed",
+	ev, err := Build(context.Background(), scanIssues{"s1": issues}, schema.Event{ID: "scan_completed-s1", CompanyID: 1, Type: "scan_completed",
 		CreatedAt: time.Unix(1e9, 0), Data: data})
 	if err != nil {
 		t.Fatal(err)
@@ -136,18 +138,18 @@ func TestBuild(t *testing.T) {
 	}
 	// The event's own count of new issues wins over what was examined.
 	data, _ = json.Marshal(map[string]any{"scan_id": "s1", "new_issues": 7200})
-	if ev, err = Build(context.Background(), scanIssues{"s1": issues}, store.Event{ID: "scan_completed-s1", CompanyID: 1,
+	if ev, err = Build(context.Background(), scanIssues{"s1": issues}, schema.Event{ID: "scan_completed-s1", CompanyID: 1,
 		Type: "scan_completed", Data: data}); err != nil || ev.Counts.New != 7200 {
 		t.Fatalf("new_issues: %+v %v", ev.Counts, err)
 	}
 	// An issue event; a scan that is gone has no findings.
 	data, _ = json.Marshal(map[string]any{"issue_id": "i1", "title": "XSS", "status": "fixed", "previous_status": "open", "project_name": "p"})
-	ev, err = Build(context.Background(), scanIssues{}, store.Event{ID: "e", CompanyID: 1, Type: "issue_status_changed", Data: data})
+	ev, err = Build(context.Background(), scanIssues{}, schema.Event{ID: "e", CompanyID: 1, Type: "issue_status_changed", Data: data})
 	if err != nil || ev.Issue != (Issue{ID: "i1", Title: "XSS", Status: "fixed", PreviousStatus: "open"}) || len(ev.NewFindings) != 0 {
 		t.Fatalf("issue event: %+v %v", ev, err)
 	}
 	data, _ = json.Marshal(map[string]any{"scan_id": "gone", "count": 3})
-	ev, err = Build(context.Background(), scanIssues{}, store.Event{ID: "e", CompanyID: 1, Type: "new_high_issue", Data: data})
+	ev, err = Build(context.Background(), scanIssues{}, schema.Event{ID: "e", CompanyID: 1, Type: "new_high_issue", Data: data})
 	if err != nil || ev.Counts.New != 3 || len(ev.NewFindings) != 0 {
 		t.Fatalf("gone scan: %+v %v", ev, err)
 	}

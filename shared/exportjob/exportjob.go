@@ -27,7 +27,11 @@ import (
 	"github.com/acme/codescan-api/shared/attempt"
 	"github.com/acme/codescan-api/shared/exportformat"
 	"github.com/acme/codescan-api/shared/reportstore"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/exports"
+	"github.com/acme/codescan-api/shared/store/issuelists"
+	storepage "github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/streamimage"
 )
 
@@ -63,7 +67,7 @@ type Job struct {
 // is not. It mirrors deployspec.ExportFilter, which selects the same items
 // in AWS.
 func JobOf(get streamimage.Get) (Job, bool) {
-	company, id, ok := streamimage.Entity(get, store.ExportEntity)
+	company, id, ok := streamimage.Entity(get, exports.Entity)
 	return Job{CompanyID: company, ID: id}, ok
 }
 
@@ -74,8 +78,8 @@ var errSuperseded = errors.New("export attempt superseded")
 // a retry may fix, and not on the last attempt, which ends the export
 // failed instead.
 func (x *Worker) Run(ctx context.Context, job Job) error {
-	e, ok, err := x.Store.StartExport(ctx, job.CompanyID, job.ID, MaxAttempts)
-	if errors.Is(err, store.ErrNotFound) {
+	e, ok, err := x.Store.Exports.StartExport(ctx, job.CompanyID, job.ID, MaxAttempts)
+	if errors.Is(err, ddb.ErrNotFound) {
 		x.Log.Warn("export: not found", "company_id", job.CompanyID, "export_id", job.ID)
 		return nil
 	}
@@ -87,17 +91,17 @@ func (x *Worker) Run(ctx context.Context, job Job) error {
 	}
 	return attempt.End(err, attempt.Job{What: "export", Noun: "the export", N: e.Attempt, Max: MaxAttempts,
 		LogAttr: []any{"company_id", e.CompanyID, "export_id", e.ID}}, x.Log, func(reason string) error {
-		return x.Store.FailExport(ctx, e.CompanyID, e.ID, reason)
+		return x.Store.Exports.FailExport(ctx, e.CompanyID, e.ID, reason)
 	})
 }
 
 // run writes the export's object and ends the attempt done.
-func (x *Worker) run(ctx context.Context, e store.Export) error {
+func (x *Worker) run(ctx context.Context, e schema.ExportItem) error {
 	f := exportformat.Format(e.Format)
 	if f.Extension() == "" {
 		return &attempt.Permanent{Reason: fmt.Sprintf("unknown format %q", e.Format)}
 	}
-	q, err := store.DecodeIssueFilter(e.Query)
+	q, err := issuelists.DecodeFilter(e.Query)
 	if err != nil {
 		return &attempt.Permanent{Reason: "the export's filters are not readable"}
 	}
@@ -122,8 +126,8 @@ func (x *Worker) run(ctx context.Context, e store.Export) error {
 	if err := w.Close(); err != nil {
 		return err
 	}
-	err = x.Store.FinishExport(ctx, e.CompanyID, e.ID, e.Attempt, store.ExportResult{Read: p.read, Rows: int64(n), Bytes: cw.n, ObjectKey: key})
-	if errors.Is(err, store.ErrConflict) {
+	err = x.Store.Exports.FinishExport(ctx, e.CompanyID, e.ID, e.Attempt, exports.Result{Read: p.read, Rows: int64(n), Bytes: cw.n, ObjectKey: key})
+	if errors.Is(err, ddb.ErrConflict) {
 		return errSuperseded
 	}
 	if err == nil {
@@ -149,11 +153,11 @@ func (x *Worker) pageSize() int {
 // issues reads the issues of q page by page, by the list's tokens. A
 // format that reads its source more than once (SARIF: once per tool)
 // reads the list again each time.
-func (x *Worker) issues(ctx context.Context, e store.Export, q store.IssueFilter, p *progress) exportformat.Source {
+func (x *Worker) issues(ctx context.Context, e schema.ExportItem, q issuelists.IssueFilter, p *progress) exportformat.Source {
 	return func(yield func(exportformat.Row) error) error {
 		token := ""
 		for {
-			page, res, total, err := x.Store.ListIssues(ctx, e.CompanyID, q, store.PageQuery{Limit: x.pageSize(), Token: token})
+			page, res, total, err := x.Store.Lists.ListIssues(ctx, e.CompanyID, q, storepage.Request{Limit: x.pageSize(), Token: token})
 			if err != nil {
 				return err
 			}
@@ -174,11 +178,11 @@ func (x *Worker) issues(ctx context.Context, e store.Export, q store.IssueFilter
 }
 
 // sca reads the SCA findings of the export's project page by page.
-func (x *Worker) sca(ctx context.Context, e store.Export, p *progress) exportformat.Source {
+func (x *Worker) sca(ctx context.Context, e schema.ExportItem, p *progress) exportformat.Source {
 	return func(yield func(exportformat.Row) error) error {
 		token := ""
 		for {
-			page, res, total, err := x.Store.ListSCAIssues(ctx, e.CompanyID, e.ProjectID, store.PageQuery{Limit: x.pageSize(), Token: token})
+			page, res, total, err := x.Store.SCA.ListSCAIssues(ctx, e.CompanyID, e.ProjectID, storepage.Request{Limit: x.pageSize(), Token: token})
 			if err != nil {
 				return err
 			}
@@ -203,7 +207,7 @@ func (x *Worker) sca(ctx context.Context, e store.Export, p *progress) exportfor
 type progress struct {
 	x              *Worker
 	ctx            context.Context
-	e              store.Export
+	e              schema.ExportItem
 	read, recorded int64
 	started        bool
 }
@@ -214,8 +218,8 @@ func (p *progress) add(n int, total int64) error {
 		return nil
 	}
 	p.recorded, p.started = p.read, true
-	err := p.x.Store.ExportProgress(p.ctx, p.e.CompanyID, p.e.ID, p.e.Attempt, p.read, total)
-	if errors.Is(err, store.ErrConflict) {
+	err := p.x.Store.Exports.ExportProgress(p.ctx, p.e.CompanyID, p.e.ID, p.e.Attempt, p.read, total)
+	if errors.Is(err, ddb.ErrConflict) {
 		return errSuperseded
 	}
 	return err

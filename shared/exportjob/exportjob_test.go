@@ -26,8 +26,12 @@ import (
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/exportjob"
 	"github.com/acme/codescan-api/shared/routes"
-	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/bulkload"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/exports"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/schema"
+	"github.com/acme/codescan-api/shared/store/triageops"
 	"github.com/acme/codescan-api/shared/streamimage"
 )
 
@@ -41,7 +45,7 @@ type world struct {
 	env      *testenv.Env
 	h        http.Handler
 	company  *testenv.Company
-	projects []store.Project
+	projects []schema.Project
 	x        *exportjob.Worker
 	// writes signals the store's writes once run started the worker.
 	writes *testenv.Writes
@@ -51,25 +55,25 @@ func newWorld(t *testing.T, n int) *world {
 	t.Helper()
 	env := testenv.NewStreaming(t)
 	w := &world{env: env, h: issues.New(env.Deps), company: env.Company(t, "Acme")}
-	w.x = &exportjob.Worker{Store: env.Store, Bucket: testenv.Reports(t), Log: slog.New(slog.NewTextHandler(io.Discard, nil)), PageSize: 37}
+	w.x = &exportjob.Worker{Store: exportjob.StoreOf(env.Store), Bucket: testenv.Reports(t), Log: slog.New(slog.NewTextHandler(io.Discard, nil)), PageSize: 37}
 	ctx := context.Background()
 	for _, name := range []string{"Web", "Lib", "Tools"} {
-		p, err := env.Store.CreateProject(ctx, store.Project{CompanyID: w.company.ID, Name: name, RepoURL: "https://github.com/acme/" + strings.ToLower(name)})
+		p, err := env.Store.Catalog.CreateProject(ctx, schema.Project{CompanyID: w.company.ID, Name: name, RepoURL: "https://github.com/acme/" + strings.ToLower(name)})
 		if err != nil {
 			t.Fatal(err)
 		}
 		w.projects = append(w.projects, p)
 	}
 	r := rand.New(rand.NewPCG(uint64(n), 7))
-	var batch []store.Issue
+	var batch []findings.Issue
 	for k := range n {
 		p := w.projects[r.IntN(len(w.projects))]
-		batch = append(batch, store.Issue{
+		batch = append(batch, findings.Issue{
 			ID:        uuid.NewSHA1(uuid.NameSpaceOID, []byte(fmt.Sprintf("export-%d", k))).String(),
 			ProjectID: p.ID, ProjectName: p.Name, Branch: []string{"main", "dev"}[r.IntN(2)],
 			Tool: []string{"gosec", "semgrep"}[r.IntN(2)], RuleID: fmt.Sprintf("R%d", r.IntN(9)),
-			CWE: []int{79, 89, 22, store.NoCWE}[r.IntN(4)], FilePath: fmt.Sprintf("src/pkg%d/file%d.go", r.IntN(3), r.IntN(3)),
-			Line: 1 + r.IntN(400), Urgency: store.Urgencies[r.IntN(4)], Status: store.Statuses[r.IntN(len(store.Statuses))],
+			CWE: []int{79, 89, 22, findings.NoCWE}[r.IntN(4)], FilePath: fmt.Sprintf("src/pkg%d/file%d.go", r.IntN(3), r.IntN(3)),
+			Line: 1 + r.IntN(400), Urgency: findings.Urgencies[r.IntN(4)], Status: findings.Statuses[r.IntN(len(findings.Statuses))],
 			Title: "=SUM(A1)", Fingerprint: fmt.Sprintf("fp%d", k), CreatedAt: fmt.Sprintf("2025-04-%02dT10:00:00Z", 1+r.IntN(28)),
 		})
 	}
@@ -125,7 +129,7 @@ func (w *world) create(t *testing.T, u testenv.User, body string) exportAnswer {
 	}
 	var a exportAnswer
 	res.Decode(t, &a)
-	if a.Export.Status != store.ExportQueued || a.Export.Rows != nil {
+	if a.Export.Status != exports.Queued || a.Export.Rows != nil {
 		t.Fatalf("new export %+v", a.Export)
 	}
 	return a
@@ -140,11 +144,11 @@ func (w *world) wait(t *testing.T, u testenv.User, id string) exportAnswer {
 		t.Fatal("wait before run")
 	}
 	w.writes.Until(t, "export "+id+" done or failed", 2*time.Minute, func() bool {
-		e, err := w.env.Store.GetExport(context.Background(), w.company.ID, id)
+		e, err := w.env.Store.Exports.GetExport(context.Background(), w.company.ID, id)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return e.Status == store.ExportDone || e.Status == store.ExportFailed
+		return e.Status == exports.Done || e.Status == exports.Failed
 	})
 	res := testenv.Do(t, w.h, "GET", "/exports/"+id, "", testenv.Key(u)...)
 	if res.Status != http.StatusOK {
@@ -152,7 +156,7 @@ func (w *world) wait(t *testing.T, u testenv.User, id string) exportAnswer {
 	}
 	var a exportAnswer
 	res.Decode(t, &a)
-	if a.Export.Status != store.ExportDone && a.Export.Status != store.ExportFailed {
+	if a.Export.Status != exports.Done && a.Export.Status != exports.Failed {
 		t.Fatalf("export %s shown %s once stored done or failed", id, a.Export.Status)
 	}
 	return a
@@ -231,7 +235,7 @@ func TestExportCountsEqualTheList(t *testing.T) {
 		}
 		fb, _ := json.Marshal(filters)
 		a := w.wait(t, w.company.Admin, w.create(t, w.company.Admin, `{"format":"csv","filters":`+string(fb)+`}`).Export.ID)
-		if a.Export.Status != store.ExportDone || *a.Export.Rows != int64(total) || a.Export.RowsRead != int64(total) || a.Export.RowsExpected != int64(total) {
+		if a.Export.Status != exports.Done || *a.Export.Rows != int64(total) || a.Export.RowsRead != int64(total) || a.Export.RowsExpected != int64(total) {
 			t.Fatalf("%v: export %+v, list total %d", filters, a.Export, total)
 		}
 		recs, err := csv.NewReader(bytes.NewReader(download(t, a))).ReadAll()
@@ -283,7 +287,7 @@ func exportItems(t *testing.T, env *testenv.Env, companyID int64) int32 {
 		TableName:              aws.String(env.Store.TableName()),
 		KeyConditionExpression: aws.String("PK = :pk AND begins_with(SK, :sk)"),
 		ExpressionAttributeValues: map[string]ddbtypes.AttributeValue{
-			":pk": &ddbtypes.AttributeValueMemberS{Value: store.CompanyPK(companyID)},
+			":pk": &ddbtypes.AttributeValueMemberS{Value: schema.CompanyPK(companyID)},
 			":sk": &ddbtypes.AttributeValueMemberS{Value: "EXPORT#"},
 		},
 		ConsistentRead: aws.Bool(true),
@@ -381,7 +385,7 @@ func TestWorkerAttempts(t *testing.T) {
 	w := newWorld(t, 30)
 	ctx := context.Background()
 	st := w.env.Store
-	e, err := st.CreateExport(ctx, store.Export{CompanyID: w.company.ID, UserID: w.company.Admin.ID, Format: "csv", Filters: "{}", Query: "{}"})
+	e, err := st.Exports.CreateExport(ctx, schema.ExportItem{CompanyID: w.company.ID, UserID: w.company.Admin.ID, Format: "csv", Filters: "{}", Query: "{}"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -389,49 +393,49 @@ func TestWorkerAttempts(t *testing.T) {
 	if err := w.x.Run(ctx, job); err != nil {
 		t.Fatal(err)
 	}
-	done, err := st.GetExport(ctx, w.company.ID, e.ID)
-	if err != nil || done.Status != store.ExportDone || done.Rows != 30 || done.Attempt != 1 || done.Bytes == 0 {
+	done, err := st.Exports.GetExport(ctx, w.company.ID, e.ID)
+	if err != nil || done.Status != exports.Done || done.Rows != 30 || done.Attempt != 1 || done.Bytes == 0 {
 		t.Fatalf("export %+v, %v", done, err)
 	}
 	if err := w.x.Run(ctx, job); err != nil {
 		t.Fatal(err)
 	}
-	again, _ := st.GetExport(ctx, w.company.ID, e.ID)
+	again, _ := st.Exports.GetExport(ctx, w.company.ID, e.ID)
 	if again != done {
 		t.Fatalf("a second delivery changed the export:\n%+v\n%+v", done, again)
 	}
 
-	e, _ = st.CreateExport(ctx, store.Export{CompanyID: w.company.ID, UserID: w.company.Admin.ID, Format: "csv", Filters: "{}", Query: "{}"})
-	first, ok, err := st.StartExport(ctx, w.company.ID, e.ID, exportjob.MaxAttempts)
+	e, _ = st.Exports.CreateExport(ctx, schema.ExportItem{CompanyID: w.company.ID, UserID: w.company.Admin.ID, Format: "csv", Filters: "{}", Query: "{}"})
+	first, ok, err := st.Exports.StartExport(ctx, w.company.ID, e.ID, exportjob.MaxAttempts)
 	if err != nil || !ok || first.Attempt != 1 {
 		t.Fatalf("first start: %+v %v %v", first, ok, err)
 	}
-	if _, ok, err := st.StartExport(ctx, w.company.ID, e.ID, exportjob.MaxAttempts); err != nil || !ok {
+	if _, ok, err := st.Exports.StartExport(ctx, w.company.ID, e.ID, exportjob.MaxAttempts); err != nil || !ok {
 		t.Fatalf("second start: %v %v", ok, err)
 	}
-	if err := st.FinishExport(ctx, w.company.ID, e.ID, first.Attempt, store.ExportResult{Rows: 1, ObjectKey: "k"}); err != store.ErrConflict {
+	if err := st.Exports.FinishExport(ctx, w.company.ID, e.ID, first.Attempt, exports.Result{Rows: 1, ObjectKey: "k"}); err != ddb.ErrConflict {
 		t.Fatalf("a superseded attempt finished: %v", err)
 	}
-	if err := st.ExportProgress(ctx, w.company.ID, e.ID, first.Attempt, 1, 1); err != store.ErrConflict {
+	if err := st.Exports.ExportProgress(ctx, w.company.ID, e.ID, first.Attempt, 1, 1); err != ddb.ErrConflict {
 		t.Fatalf("a superseded attempt recorded progress: %v", err)
 	}
-	if _, ok, err := st.StartExport(ctx, w.company.ID, e.ID, exportjob.MaxAttempts); err != nil || !ok {
+	if _, ok, err := st.Exports.StartExport(ctx, w.company.ID, e.ID, exportjob.MaxAttempts); err != nil || !ok {
 		t.Fatalf("third start: %v %v", ok, err)
 	}
 	if err := w.x.Run(ctx, exportjob.Job{CompanyID: w.company.ID, ID: e.ID}); err != nil {
 		t.Fatal(err)
 	}
-	gaveUp, _ := st.GetExport(ctx, w.company.ID, e.ID)
-	if gaveUp.Status != store.ExportFailed || !strings.Contains(gaveUp.Error, "gave up after 3 attempts") {
+	gaveUp, _ := st.Exports.GetExport(ctx, w.company.ID, e.ID)
+	if gaveUp.Status != exports.Failed || !strings.Contains(gaveUp.Error, "gave up after 3 attempts") {
 		t.Fatalf("after %d attempts: %+v", exportjob.MaxAttempts, gaveUp)
 	}
 
-	e, _ = st.CreateExport(ctx, store.Export{CompanyID: w.company.ID, UserID: w.company.Admin.ID, Format: "csv", Filters: "{}", Query: "not json"})
+	e, _ = st.Exports.CreateExport(ctx, schema.ExportItem{CompanyID: w.company.ID, UserID: w.company.Admin.ID, Format: "csv", Filters: "{}", Query: "not json"})
 	if err := w.x.Run(ctx, exportjob.Job{CompanyID: w.company.ID, ID: e.ID}); err != nil {
 		t.Fatal(err)
 	}
-	bad, _ := st.GetExport(ctx, w.company.ID, e.ID)
-	if bad.Status != store.ExportFailed || bad.Error == "" {
+	bad, _ := st.Exports.GetExport(ctx, w.company.ID, e.ID)
+	if bad.Status != exports.Failed || bad.Error == "" {
 		t.Fatalf("unreadable filters: %+v", bad)
 	}
 	res := testenv.Do(t, w.h, "GET", "/exports/"+e.ID, "", testenv.Key(w.company.Admin)...)
@@ -446,7 +450,7 @@ func TestJobOf(t *testing.T) {
 	item := func(change func(map[string]ddbtypes.AttributeValue)) map[string]ddbtypes.AttributeValue {
 		img := map[string]ddbtypes.AttributeValue{
 			"PK": &ddbtypes.AttributeValueMemberS{Value: "C#7"}, "SK": &ddbtypes.AttributeValueMemberS{Value: "EXPORT#e1"},
-			"entity": &ddbtypes.AttributeValueMemberS{Value: store.ExportEntity}, "id": &ddbtypes.AttributeValueMemberS{Value: "e1"},
+			"entity": &ddbtypes.AttributeValueMemberS{Value: exports.Entity}, "id": &ddbtypes.AttributeValueMemberS{Value: "e1"},
 			"company_id": &ddbtypes.AttributeValueMemberN{Value: "7"},
 		}
 		if change != nil {
@@ -459,7 +463,7 @@ func TestJobOf(t *testing.T) {
 	}
 	for name, change := range map[string]func(map[string]ddbtypes.AttributeValue){
 		"bulk triage": func(m map[string]ddbtypes.AttributeValue) {
-			m["entity"] = &ddbtypes.AttributeValueMemberS{Value: store.TriageEntity}
+			m["entity"] = &ddbtypes.AttributeValueMemberS{Value: triageops.Entity}
 		},
 		"no entity":  func(m map[string]ddbtypes.AttributeValue) { delete(m, "entity") },
 		"no id":      func(m map[string]ddbtypes.AttributeValue) { delete(m, "id") },

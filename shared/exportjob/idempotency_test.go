@@ -12,7 +12,8 @@ import (
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/routes"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/tenancy"
 )
 
 // postExport sends POST /exports with an Idempotency-Key.
@@ -24,7 +25,7 @@ func (w *world) postExport(t *testing.T, u testenv.User, body, key string) *test
 // exportAudits counts the company's export.create audit entries.
 func exportAudits(t *testing.T, env *testenv.Env, companyID int64) int {
 	t.Helper()
-	entries, _, err := env.Store.ListAudit(context.Background(), companyID, store.AuditFilter{Action: "export.create"}, store.PageQuery{Limit: 10})
+	entries, _, err := env.Store.Tenancy.ListAudit(context.Background(), companyID, tenancy.AuditFilter{Action: "export.create"}, page.Request{Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +61,7 @@ func TestExportIdempotencyKey(t *testing.T) {
 	if n, audits := exportItems(t, w.env, w.company.ID), exportAudits(t, w.env, w.company.ID); n != 1 || audits != 1 {
 		t.Fatalf("%d exports and %d audit entries after retries, want 1 and 1", n, audits)
 	}
-	if got, err := w.env.Store.GetExport(context.Background(), w.company.ID, a.Export.ID); err != nil || got.Format != "csv" {
+	if got, err := w.env.Store.Exports.GetExport(context.Background(), w.company.ID, a.Export.ID); err != nil || got.Format != "csv" {
 		t.Fatalf("the export: %+v %v", got, err)
 	}
 

@@ -11,7 +11,9 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/acme/codescan-api/internal/testenv"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/exports"
+	"github.com/acme/codescan-api/shared/store/sca"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // vexSchema is the CycloneDX 1.6 schema (with the schemas it refers to)
@@ -50,13 +52,13 @@ func TestVEXExportValidates(t *testing.T) {
 	w.run(t)
 	ctx := context.Background()
 	web, lib := w.projects[0], w.projects[1]
-	put := func(p store.Project, id, name, status, reach string, ids ...string) {
+	put := func(p schema.Project, id, name, status, reach string, ids ...string) {
 		t.Helper()
-		_, err := w.env.Store.PutSCAIssue(ctx, w.company.ID, store.SCAIssue{ID: id, ProjectID: p.ID, Branch: "main", Tool: "osv-scanner",
+		_, err := w.env.Store.SCA.PutSCAIssue(ctx, w.company.ID, sca.Issue{ID: id, ProjectID: p.ID, Branch: "main", Tool: "osv-scanner",
 			IDs: ids, Description: "Vulnerable " + name, Severity: "HIGH", Classification: ids[0], Status: status,
-			Package:      store.SCAPackage{Name: name, Version: "1.0.0", Ecosystem: "Go", FixVersion: "1.0.1"},
-			Location:     store.SCALocation{Path: "go.mod"},
-			Reachability: store.SCAReachability{Status: reach}})
+			Package:      sca.Package{Name: name, Version: "1.0.0", Ecosystem: "Go", FixVersion: "1.0.1"},
+			Location:     sca.Location{Path: "go.mod"},
+			Reachability: sca.Reachability{Status: reach}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -67,7 +69,7 @@ func TestVEXExportValidates(t *testing.T) {
 	put(lib, "44444444-4444-4444-8444-444444444444", "golang.org/x/crypto", "open", "reachable", "CVE-2024-45337")
 
 	a := w.wait(t, w.company.Admin, w.create(t, w.company.Admin, `{"format":"vex","filters":{"project":"WEB"}}`).Export.ID)
-	if a.Export.Status != store.ExportDone || *a.Export.Rows != 3 {
+	if a.Export.Status != exports.Done || *a.Export.Rows != 3 {
 		t.Fatalf("VEX export %+v", a.Export)
 	}
 	doc := download(t, a)

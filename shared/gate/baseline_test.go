@@ -7,10 +7,11 @@ import (
 	"testing"
 
 	"github.com/acme/codescan-api/shared/gate"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
-func identity(i store.Issue) gate.Identity {
+func identity(i findings.Issue) gate.Identity {
 	return gate.Identity{Tool: i.Tool, Fingerprint: i.Fingerprint}
 }
 
@@ -73,22 +74,22 @@ func TestCompare(t *testing.T) {
 // the twenty open on main blocks on that one only.
 func TestCompareThenEvaluate(t *testing.T) {
 	mainOpen := map[gate.Identity]bool{}
-	var prIssues []store.Issue
+	var prIssues []findings.Issue
 	for n := range 20 {
 		fp := fmt.Sprintf("r:%d", n)
 		mainOpen[gate.Identity{Tool: "gosec", Fingerprint: fp}] = true
-		prIssues = append(prIssues, store.Issue{ID: "old-" + fp, Tool: "gosec", Fingerprint: fp, Urgency: "CR", Status: "open"})
+		prIssues = append(prIssues, findings.Issue{ID: "old-" + fp, Tool: "gosec", Fingerprint: fp, Urgency: "CR", Status: "open"})
 	}
-	prIssues = append(prIssues, store.Issue{ID: "new", Tool: "gosec", Fingerprint: "r:new", Urgency: "CR", Status: "open"})
-	rules := []store.BlockingRule{{ID: 1, Slug: "critical", Active: true, CI: true, Conditions: store.RuleConditions{MinUrgency: "CR"}}}
+	prIssues = append(prIssues, findings.Issue{ID: "new", Tool: "gosec", Fingerprint: "r:new", Urgency: "CR", Status: "open"})
+	rules := []schema.BlockingRule{{ID: 1, Slug: "critical", Active: true, CI: true, Conditions: schema.RuleConditions{MinUrgency: "CR"}}}
 	cmp := gate.Compare(gate.Baseline{Branch: "main", ScanID: "s-main", Open: mainOpen}, "feature", prIssues, identity)
-	blocked := gate.Evaluate(rules, cmp.Counted, func(store.Issue) bool { return true })
+	blocked := gate.Evaluate(rules, cmp.Counted, func(findings.Issue) bool { return true })
 	if len(blocked) != 1 || blocked[0].IssueID != "new" || cmp.Summary.LeftOut != 20 || cmp.Summary.Counted != 1 {
 		t.Fatalf("blocked %+v, summary %+v", blocked, cmp.Summary)
 	}
 	// Without a complete scan of main, all twenty-one block, as today.
 	cmp = gate.Compare(gate.Baseline{Branch: "main"}, "feature", prIssues, identity)
-	if blocked := gate.Evaluate(rules, cmp.Counted, func(store.Issue) bool { return true }); len(blocked) != 21 {
+	if blocked := gate.Evaluate(rules, cmp.Counted, func(findings.Issue) bool { return true }); len(blocked) != 21 {
 		t.Fatalf("no baseline: %d blocked", len(blocked))
 	}
 }

@@ -14,7 +14,8 @@ import (
 
 	"github.com/acme/codescan-api/shared/cwe"
 	"github.com/acme/codescan-api/shared/pathglob"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // Conditions is the API form of a rule's conditions; every member is
@@ -37,11 +38,11 @@ var cwePattern = regexp.MustCompile(`^(?i:cwe-)?([0-9]{1,6})$`)
 
 // Parse validates API conditions into their stored form; the error is the
 // message a 400 answers with.
-func Parse(c Conditions) (store.RuleConditions, error) {
-	var out store.RuleConditions
+func Parse(c Conditions) (schema.RuleConditions, error) {
+	var out schema.RuleConditions
 	if c.MinUrgency != nil {
 		u := strings.ToUpper(strings.TrimSpace(*c.MinUrgency))
-		if !slices.Contains(store.Urgencies, u) {
+		if !slices.Contains(findings.Urgencies, u) {
 			return out, fmt.Errorf("conditions.min_urgency must be one of CR, HI, ME, LO")
 		}
 		out.MinUrgency = u
@@ -79,8 +80,8 @@ func Parse(c Conditions) (store.RuleConditions, error) {
 	}
 	for _, st := range c.Statuses {
 		st = strings.ToLower(strings.TrimSpace(st))
-		if !slices.Contains(store.ManualStatuses, st) { // suppressed findings are never judged
-			return out, fmt.Errorf("conditions.statuses: %q is not a status a rule can match (%s)", st, strings.Join(store.ManualStatuses, ", "))
+		if !slices.Contains(findings.ManualStatuses, st) { // suppressed findings are never judged
+			return out, fmt.Errorf("conditions.statuses: %q is not a status a rule can match (%s)", st, strings.Join(findings.ManualStatuses, ", "))
 		}
 		if !slices.Contains(out.Statuses, st) {
 			out.Statuses = append(out.Statuses, st)
@@ -100,7 +101,7 @@ type View struct {
 }
 
 // Show is the API form of c.
-func Show(c store.RuleConditions) View {
+func Show(c schema.RuleConditions) View {
 	v := View{CWEs: []string{}, Paths: append([]string{}, c.Paths...), Statuses: append([]string{}, c.Statuses...), OnlyNew: c.OnlyNew}
 	if c.MinUrgency != "" {
 		v.MinUrgency = &c.MinUrgency
@@ -113,8 +114,8 @@ func Show(c store.RuleConditions) View {
 
 // rank orders urgencies, most urgent highest; unknown codes rank 0.
 func rank(u string) int {
-	if i := slices.Index(store.Urgencies, u); i >= 0 {
-		return len(store.Urgencies) - i
+	if i := slices.Index(findings.Urgencies, u); i >= 0 {
+		return len(findings.Urgencies) - i
 	}
 	return 0
 }
@@ -126,7 +127,7 @@ var ActionStatuses = []string{"open", "fix_in_progress"}
 
 // Matches reports whether issue i meets every condition of c; isNew says
 // whether i is new (not open on the project's default branch).
-func Matches(c store.RuleConditions, i store.Issue, isNew bool) bool {
+func Matches(c schema.RuleConditions, i findings.Issue, isNew bool) bool {
 	switch {
 	case c.MinUrgency != "" && rank(i.Urgency) < rank(c.MinUrgency):
 		return false
@@ -153,19 +154,19 @@ func Matches(c store.RuleConditions, i store.Issue, isNew bool) bool {
 // Blocked is an issue that triggers one or more rules.
 type Blocked struct {
 	IssueID string
-	Rules   []store.BlockingRule // the rules it triggers, in the order given
+	Rules   []schema.BlockingRule // the rules it triggers, in the order given
 }
 
 // Evaluate returns the issues that trigger at least one of rules, in the
 // order of issues. isNew is consulted only for rules with only_new. An
 // issue the code suppresses triggers nothing.
-func Evaluate(rules []store.BlockingRule, issues []store.Issue, isNew func(store.Issue) bool) []Blocked {
+func Evaluate(rules []schema.BlockingRule, issues []findings.Issue, isNew func(findings.Issue) bool) []Blocked {
 	var out []Blocked
 	for _, i := range issues {
-		if i.Status == store.Suppressed {
+		if i.Status == findings.Suppressed {
 			continue
 		}
-		var hit []store.BlockingRule
+		var hit []schema.BlockingRule
 		for _, r := range rules {
 			if Matches(r.Conditions, i, r.Conditions.OnlyNew && isNew(i)) {
 				hit = append(hit, r)
@@ -180,14 +181,14 @@ func Evaluate(rules []store.BlockingRule, issues []store.Issue, isNew func(store
 
 // NeedsNewness reports whether any rule asks for only_new (so the caller
 // looks the default branch up only when it matters).
-func NeedsNewness(rules []store.BlockingRule) bool {
-	return slices.ContainsFunc(rules, func(r store.BlockingRule) bool { return r.Conditions.OnlyNew })
+func NeedsNewness(rules []schema.BlockingRule) bool {
+	return slices.ContainsFunc(rules, func(r schema.BlockingRule) bool { return r.Conditions.OnlyNew })
 }
 
 // Selection is the outcome of resolving a block_on list against the
 // company's rules.
 type Selection struct {
-	Rules                    []store.BlockingRule
+	Rules                    []schema.BlockingRule
 	Unknown, Inactive, NotCI []string
 }
 
@@ -195,7 +196,7 @@ type Selection struct {
 // active rule whatever its scope (the legacy --fail); with slugs, those
 // rules, each of which must exist, be active and be scoped to CI. The
 // lists name the slugs that fail each test, in the order given.
-func Select(all []store.BlockingRule, slugs []string) Selection {
+func Select(all []schema.BlockingRule, slugs []string) Selection {
 	var sel Selection
 	if len(slugs) == 0 {
 		for _, r := range all {
@@ -205,7 +206,7 @@ func Select(all []store.BlockingRule, slugs []string) Selection {
 		}
 		return sel
 	}
-	bySlug := map[string]store.BlockingRule{}
+	bySlug := map[string]schema.BlockingRule{}
 	for _, r := range all {
 		bySlug[r.Slug] = r
 	}

@@ -5,7 +5,8 @@ import (
 	"testing"
 
 	"github.com/acme/codescan-api/shared/gate"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -13,14 +14,14 @@ func ptr[T any](v T) *T { return &v }
 func TestParse(t *testing.T) {
 	got, err := gate.Parse(gate.Conditions{MinUrgency: ptr(" hi "), CWEs: []string{"CWE-89", "79", "cwe-89"},
 		Paths: []string{"src/**/*.go", "src/**/*.go"}, Statuses: []string{"Open"}, OnlyNew: ptr(true)})
-	want := store.RuleConditions{MinUrgency: "HI", CWEs: []int{79, 89}, Paths: []string{"src/**/*.go"}, Statuses: []string{"open"}, OnlyNew: true}
+	want := schema.RuleConditions{MinUrgency: "HI", CWEs: []int{79, 89}, Paths: []string{"src/**/*.go"}, Statuses: []string{"open"}, OnlyNew: true}
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Fatalf("%+v %v", got, err)
 	}
 	if v := gate.Show(got); *v.MinUrgency != "HI" || !reflect.DeepEqual(v.CWEs, []string{"CWE-79", "CWE-89"}) {
 		t.Fatalf("%+v", v)
 	}
-	if v := gate.Show(store.RuleConditions{}); v.MinUrgency != nil || v.CWEs == nil || v.Paths == nil || v.Statuses == nil {
+	if v := gate.Show(schema.RuleConditions{}); v.MinUrgency != nil || v.CWEs == nil || v.Paths == nil || v.Statuses == nil {
 		t.Fatalf("empty view %+v", v)
 	}
 	for name, c := range map[string]gate.Conditions{
@@ -38,20 +39,20 @@ func TestParse(t *testing.T) {
 }
 
 func TestEvaluate(t *testing.T) {
-	issues := []store.Issue{
+	issues := []findings.Issue{
 		{ID: "i1", Urgency: "CR", CWE: 89, FilePath: "src/db/query.go", Status: "open"},
 		{ID: "i2", Urgency: "ME", CWE: 79, FilePath: "web/app.js", Status: "open"},
 		{ID: "i3", Urgency: "HI", CWE: 89, FilePath: "vendor/x.go", Status: "false_positive"},
-		{ID: "i4", Urgency: "LO", CWE: store.NoCWE, FilePath: "src/a.go", Status: "open"},
+		{ID: "i4", Urgency: "LO", CWE: findings.NoCWE, FilePath: "src/a.go", Status: "open"},
 	}
-	rules := []store.BlockingRule{
-		{ID: 1, Slug: "high", Conditions: store.RuleConditions{MinUrgency: "HI"}},
-		{ID: 2, Slug: "sqli-src", Conditions: store.RuleConditions{CWEs: []int{89}, Paths: []string{"src/**"}, Statuses: []string{"open"}}},
-		{ID: 3, Slug: "new", Conditions: store.RuleConditions{OnlyNew: true}},
+	rules := []schema.BlockingRule{
+		{ID: 1, Slug: "high", Conditions: schema.RuleConditions{MinUrgency: "HI"}},
+		{ID: 2, Slug: "sqli-src", Conditions: schema.RuleConditions{CWEs: []int{89}, Paths: []string{"src/**"}, Statuses: []string{"open"}}},
+		{ID: 3, Slug: "new", Conditions: schema.RuleConditions{OnlyNew: true}},
 		// A dismissed finding blocks only a rule that names its status.
-		{ID: 4, Slug: "dismissed-sqli", Conditions: store.RuleConditions{CWEs: []int{89}, Statuses: []string{"false_positive"}}},
+		{ID: 4, Slug: "dismissed-sqli", Conditions: schema.RuleConditions{CWEs: []int{89}, Statuses: []string{"false_positive"}}},
 	}
-	isNew := func(i store.Issue) bool { return i.ID == "i2" }
+	isNew := func(i findings.Issue) bool { return i.ID == "i2" }
 	got := gate.Evaluate(rules, issues, isNew)
 	slugs := map[string][]string{}
 	for _, b := range got {
@@ -75,7 +76,7 @@ func TestEvaluate(t *testing.T) {
 }
 
 func TestSelect(t *testing.T) {
-	all := []store.BlockingRule{
+	all := []schema.BlockingRule{
 		{ID: 1, Slug: "a", Active: true, CI: true},
 		{ID: 2, Slug: "b", Active: false, CI: true},
 		{ID: 3, Slug: "c", Active: true, CI: false},

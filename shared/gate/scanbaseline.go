@@ -6,14 +6,29 @@ import (
 	"fmt"
 
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/baselines"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/findings"
+	storepage "github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // Source is what comparing a scan with its baseline reads; the store
 // satisfies it.
-type Source interface {
-	FirstScanBranch(ctx context.Context, companyID, projectID int64) (string, error)
-	ListScans(ctx context.Context, companyID int64, q store.ScanQuery) (store.ScanPage, error)
-	BaselineOpen(ctx context.Context, companyID, projectID int64, branch, tool string, fingerprints []string) (store.BaselineOpen, error)
+type Source struct {
+	Baselines interface {
+		BaselineOpen(ctx context.Context, companyID int64, projectID int64, branch string, tool string, fingerprints []string) (baselines.Open, error)
+	}
+	Scans interface {
+		FirstScanBranch(ctx context.Context, companyID int64, projectID int64) (string, error)
+		ListScans(ctx context.Context, companyID int64, q scans.ScanQuery) (scans.ScanPage, error)
+	}
+}
+
+// SourceOf is the areas of st that Source touches: its composition.
+func SourceOf(st *store.Store) Source {
+	return Source{Baselines: st.Baselines, Scans: st.Scans}
 }
 
 // UnknownBaselineError is a requested baseline branch the project has no
@@ -30,7 +45,7 @@ func (e *UnknownBaselineError) Error() string {
 // or, without one, the branch of its first scan, as the project's
 // default_branch shows it; "" for none); "" when there is none. A
 // requested branch the project has no scan of is an *UnknownBaselineError.
-func BaselineBranch(ctx context.Context, src Source, sc store.Scan, proj store.Project, requested *string) (string, error) {
+func BaselineBranch(ctx context.Context, src Source, sc scans.Scan, proj schema.Project, requested *string) (string, error) {
 	if base := PullRequestBase(sc); requested == nil && base != "" {
 		scanned, err := hasScan(ctx, src, sc, proj, base)
 		if err != nil || scanned {
@@ -52,8 +67,8 @@ func BaselineBranch(ctx context.Context, src Source, sc store.Scan, proj store.P
 	case proj.DefaultBranch != "":
 		return proj.DefaultBranch, nil
 	}
-	b, err := src.FirstScanBranch(ctx, sc.CompanyID, proj.ID)
-	if errors.Is(err, store.ErrNotFound) {
+	b, err := src.Scans.FirstScanBranch(ctx, sc.CompanyID, proj.ID)
+	if errors.Is(err, ddb.ErrNotFound) {
 		return "", nil
 	}
 	return b, err
@@ -61,7 +76,7 @@ func BaselineBranch(ctx context.Context, src Source, sc store.Scan, proj store.P
 
 // PullRequestBase is the base branch of the pull request a scan built, when it
 // is another branch.
-func PullRequestBase(sc store.Scan) string {
+func PullRequestBase(sc scans.Scan) string {
 	if sc.PullRequest == nil || sc.PullRequest.BaseBranch == sc.Branch {
 		return ""
 	}
@@ -69,29 +84,29 @@ func PullRequestBase(sc store.Scan) string {
 }
 
 // hasScan reports whether the project has a scan of branch.
-func hasScan(ctx context.Context, src Source, sc store.Scan, proj store.Project, branch string) (bool, error) {
-	page, err := src.ListScans(ctx, sc.CompanyID, store.ScanQuery{ProjectID: proj.ID, Branch: branch, Page: store.PageQuery{Limit: 1}})
+func hasScan(ctx context.Context, src Source, sc scans.Scan, proj schema.Project, branch string) (bool, error) {
+	page, err := src.Scans.ListScans(ctx, sc.CompanyID, scans.ScanQuery{ProjectID: proj.ID, Branch: branch, Page: storepage.Request{Limit: 1}})
 	return len(page.Scans) > 0, err
 }
 
 // CompareScan compares a scan's issues with branch (see Compare); the
 // baseline's open findings are read only for the scan's tool and the
 // issues given, and not at all on the baseline branch itself.
-func CompareScan(ctx context.Context, src Source, sc store.Scan, branch string, issues []store.Issue) (Comparison[store.Issue], error) {
+func CompareScan(ctx context.Context, src Source, sc scans.Scan, branch string, issues []findings.Issue) (Comparison[findings.Issue], error) {
 	b := Baseline{Branch: branch}
 	if branch != sc.Branch {
 		fps := make([]string, len(issues))
 		for n, i := range issues {
 			fps[n] = i.Fingerprint
 		}
-		open, err := src.BaselineOpen(ctx, sc.CompanyID, sc.ProjectID, branch, sc.Tool, fps)
+		open, err := src.Baselines.BaselineOpen(ctx, sc.CompanyID, sc.ProjectID, branch, sc.Tool, fps)
 		if err != nil {
-			return Comparison[store.Issue]{}, err
+			return Comparison[findings.Issue]{}, err
 		}
 		b.ScanID, b.Open = open.ScanID, map[Identity]bool{}
 		for fp := range open.Fingerprints {
 			b.Open[Identity{Tool: sc.Tool, Fingerprint: fp}] = true
 		}
 	}
-	return Compare(b, sc.Branch, issues, func(i store.Issue) Identity { return Identity{Tool: i.Tool, Fingerprint: i.Fingerprint} }), nil
+	return Compare(b, sc.Branch, issues, func(i findings.Issue) Identity { return Identity{Tool: i.Tool, Fingerprint: i.Fingerprint} }), nil
 }

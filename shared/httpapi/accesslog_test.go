@@ -11,7 +11,7 @@ import (
 
 	"github.com/acme/codescan-api/shared/metrics"
 	"github.com/acme/codescan-api/shared/routes"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ddb"
 )
 
 // The edge counts 503s (and 429s) by route group in EMF lines; other
@@ -27,7 +27,7 @@ func TestEdgeMetricsAndLevels(t *testing.T) {
 	}{
 		{func(w http.ResponseWriter, _ *http.Request) error { return WriteJSON(w, 200, map[string]string{}) }, 200, "INFO"},
 		{func(http.ResponseWriter, *http.Request) error { return Errorf(404, "Project not found") }, 404, "WARN"},
-		{func(http.ResponseWriter, *http.Request) error { return store.ErrUnavailable }, 503, "ERROR"},
+		{func(http.ResponseWriter, *http.Request) error { return ddb.ErrUnavailable }, 503, "ERROR"},
 		{func(http.ResponseWriter, *http.Request) error { return ErrRateLimited }, 429, "WARN"},
 	} {
 		logs.Reset()

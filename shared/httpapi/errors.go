@@ -11,7 +11,8 @@ import (
 
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/cleantext"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/page"
 )
 
 // Error is a client-facing error: a status and either a message (written in
@@ -137,7 +138,7 @@ var (
 func classify(err error) (e *Error, internal bool) {
 	var apiErr *Error
 	var textErr *cleantext.Error
-	var keyErr *store.KeyTooLongError
+	var keyErr *ddb.KeyTooLongError
 	switch {
 	case errors.As(err, &apiErr):
 		return apiErr, false
@@ -145,17 +146,17 @@ func classify(err error) (e *Error, internal bool) {
 		return OfKind(KindInvalid, "%s", textErr.Error()), false
 	case errors.As(err, &keyErr):
 		return OfKind(KindInvalid, "%s", keyErr.Error()), false
-	case errors.Is(err, store.ErrBadPageToken):
+	case errors.Is(err, page.ErrBadToken):
 		return ErrBadPageToken, false
-	case errors.Is(err, store.ErrInvalid):
+	case errors.Is(err, ddb.ErrInvalid):
 		return Of(KindInvalid), false
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, ddb.ErrNotFound):
 		return Of(KindNotFound), false
-	case errors.Is(err, store.ErrConflict):
+	case errors.Is(err, ddb.ErrConflict):
 		return Of(KindConflict), false
 	case errors.Is(err, auth.ErrKeysUnavailable):
 		return OfKind(KindUnavailable, "Token verification unavailable"), false
-	case errors.Is(err, store.ErrUnavailable), store.Transient(err):
+	case errors.Is(err, ddb.ErrUnavailable), ddb.Transient(err):
 		return errUnavailable, false
 	}
 	return errInternal, true

@@ -28,7 +28,7 @@ import (
 
 	"github.com/acme/codescan-api/shared/cleantext"
 	"github.com/acme/codescan-api/shared/routes"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 var (
@@ -288,7 +288,7 @@ func FuzzUUID(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		got, ok := ParseUUID(s)
-		canon, okStore := store.CanonicalUUID(s)
+		canon, okStore := schema.CanonicalUUID(s)
 		if ok != okStore || got != canon {
 			t.Fatalf("ParseUUID(%q) = %q, %v; store.CanonicalUUID = %q, %v", s, got, ok, canon, okStore)
 		}

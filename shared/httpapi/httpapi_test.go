@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/acme/codescan-api/shared/routes"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ddb"
 )
 
 func newServer(logs *bytes.Buffer) *Server {
@@ -178,12 +178,12 @@ func TestEveryErrorInTheRoutesForm(t *testing.T) {
 	}{
 		{"handler", routes.StatusMessage, func(http.ResponseWriter, *http.Request) error { return Errorf(404, "Run not found") }, nil, 404, "Run not found"},
 		{"internal", routes.StatusMessage, func(http.ResponseWriter, *http.Request) error { return errors.New("secret") }, nil, 500, "Internal server error"},
-		{"unavailable", routes.StatusMessage, func(http.ResponseWriter, *http.Request) error { return store.ErrUnavailable }, nil, 503, "Service temporarily unavailable; retry later"},
+		{"unavailable", routes.StatusMessage, func(http.ResponseWriter, *http.Request) error { return ddb.ErrUnavailable }, nil, 503, "Service temporarily unavailable; retry later"},
 		{"encoding", routes.StatusMessage, nil, http.Header{"Content-Encoding": {"br"}}, 415, "Unsupported Content-Encoding (use gzip or identity)"},
 		{"credentials", routes.StatusMessage, nil, http.Header{"Authorization": {"a", "b"}}, 400, "ambiguous credentials"},
 		{"gate handler", routes.BlockOnMessage, func(http.ResponseWriter, *http.Request) error { return Errorf(404, "Scan not found") }, nil, 404, "Scan not found"},
 		{"gate internal", routes.BlockOnMessage, func(http.ResponseWriter, *http.Request) error { panic("boom") }, nil, 500, "Internal server error"},
-		{"plain unavailable", routes.ErrorField, func(http.ResponseWriter, *http.Request) error { return store.ErrUnavailable }, nil, 503, "Service temporarily unavailable; retry later"},
+		{"plain unavailable", routes.ErrorField, func(http.ResponseWriter, *http.Request) error { return ddb.ErrUnavailable }, nil, 503, "Service temporarily unavailable; retry later"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

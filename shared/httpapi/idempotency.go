@@ -12,7 +12,8 @@ import (
 
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/routes"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/schema"
+	"github.com/acme/codescan-api/shared/store/tenancy"
 )
 
 const (
@@ -66,7 +67,7 @@ func (s *Server) idempotent(rt routes.Route, h HandlerFunc) HandlerFunc {
 			return err
 		}
 		p := auth.FromContext(r.Context())
-		claim, rec, err := s.Store.ClaimIdempotencyKey(r.Context(), p.CompanyID, store.RateSubject(p.KeyID, p.UserID),
+		claim, rec, err := s.Store.ClaimIdempotencyKey(r.Context(), p.CompanyID, tenancy.RateSubject(p.KeyID, p.UserID),
 			keys[0], fingerprint, s.now())
 		if err != nil {
 			return err
@@ -121,8 +122,8 @@ func requestFingerprint(r *http.Request) (string, error) {
 }
 
 // keptAnswer is what a replay repeats of buf's answer.
-func keptAnswer(rt routes.Route, buf *bufferedWriter) store.IdempotentAnswer {
-	a := store.IdempotentAnswer{Status: buf.status, Header: map[string]string{}}
+func keptAnswer(rt routes.Route, buf *bufferedWriter) schema.IdempotentAnswer {
+	a := schema.IdempotentAnswer{Status: buf.status, Header: map[string]string{}}
 	for _, name := range append(keptHeaders, rt.ResponseHeaders...) {
 		if v := buf.header.Get(name); v != "" {
 			a.Header[name] = v
@@ -137,7 +138,7 @@ func keptAnswer(rt routes.Route, buf *bufferedWriter) store.IdempotentAnswer {
 }
 
 // replay answers a request whose key is taken.
-func replay(w http.ResponseWriter, rt routes.Route, rec *store.IdempotencyRecord, fingerprint string) error {
+func replay(w http.ResponseWriter, rt routes.Route, rec *tenancy.IdempotencyRecord, fingerprint string) error {
 	switch {
 	case rec.Fingerprint != fingerprint:
 		return ErrIdempotencyMismatch

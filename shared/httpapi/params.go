@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/acme/codescan-api/shared/store"
+	storepage "github.com/acme/codescan-api/shared/store/page"
 )
 
 // Paging is a validated page/page_size pair (1-based page) and, when the
@@ -34,11 +34,11 @@ var ErrBadPageToken = OfKind(KindInvalid, "Invalid page token")
 
 // Query is the store's page query for p: after the token, else after the
 // pages before p.Page.
-func (p Paging) Query() store.PageQuery {
+func (p Paging) Query() storepage.Request {
 	if p.Token != "" {
-		return store.PageQuery{Limit: p.PageSize, Token: p.Token}
+		return storepage.Request{Limit: p.PageSize, Token: p.Token}
 	}
-	return store.PageQuery{Limit: p.PageSize, Offset: p.Offset()}
+	return storepage.Request{Limit: p.PageSize, Offset: p.Offset()}
 }
 
 // Cursor is what a page read by key answers beside its rows: the page
@@ -51,8 +51,8 @@ type Cursor struct {
 
 // PageCursor turns the store's page result into the answer's page number
 // and next token. A store.ErrBadPageToken becomes ErrBadPageToken.
-func (p Paging) PageCursor(res store.PageResult, total int, err error) (Cursor, error) {
-	if errors.Is(err, store.ErrBadPageToken) {
+func (p Paging) PageCursor(res storepage.Result, total int, err error) (Cursor, error) {
+	if errors.Is(err, storepage.ErrBadToken) {
 		return Cursor{}, ErrBadPageToken
 	}
 	if err != nil {
@@ -68,7 +68,7 @@ func (p Paging) PageCursor(res store.PageResult, total int, err error) (Cursor, 
 // PageOf is the number of the page read at res, from the position of its
 // first row: what every list answers as `page`, whether the page was
 // asked for by number or by token.
-func (p Paging) PageOf(res store.PageResult) int { return res.Offset/p.PageSize + 1 }
+func (p Paging) PageOf(res storepage.Result) int { return res.Offset/p.PageSize + 1 }
 
 // Offset is the index of the page's first row.
 func (p Paging) Offset() int { return (p.Page - 1) * p.PageSize }

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/acme/codescan-api/shared/auth"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/tenancy"
 )
 
 // RateLimiter counts requests per credential (an API key, or a user's
@@ -16,7 +16,7 @@ import (
 // server) shares one count.
 type RateLimiter struct {
 	Store RateStore
-	Limit store.RateLimit
+	Limit tenancy.RateLimit
 	// Now is the clock of the windows (time.Now when nil; tests set it).
 	Now func() time.Time
 }
@@ -36,7 +36,7 @@ type takenRequest struct {
 	companyID int64
 	subject   string
 	at        time.Time
-	state     store.RateState
+	state     tenancy.RateState
 }
 
 // takeRequest applies the rate limit and sets the rate-limit headers. A
@@ -50,7 +50,7 @@ func (s *Server) takeRequest(w http.ResponseWriter, r *http.Request, p *auth.Pri
 	if s.RateLimit.Now != nil {
 		now = s.RateLimit.Now
 	}
-	t := &takenRequest{companyID: p.CompanyID, subject: store.RateSubject(p.KeyID, p.UserID), at: now()}
+	t := &takenRequest{companyID: p.CompanyID, subject: tenancy.RateSubject(p.KeyID, p.UserID), at: now()}
 	state, err := s.RateLimit.Store.TakeRequest(r.Context(), t.companyID, t.subject, s.RateLimit.Limit, t.at)
 	if err != nil {
 		s.Log.Error("rate limit", "request_id", r.Header.Get(RequestIDHeader), "error", Truncate(err.Error(), maxLoggedError))
@@ -81,7 +81,7 @@ func (s *Server) refund(ctx context.Context, h http.Header, t *takenRequest, req
 	setRateHeaders(h, st)
 }
 
-func setRateHeaders(h http.Header, st store.RateState) {
+func setRateHeaders(h http.Header, st tenancy.RateState) {
 	h.Set(HeaderRateLimit, strconv.Itoa(st.Limit))
 	h.Set(HeaderRateRemaining, strconv.Itoa(st.Remaining))
 	h.Set(HeaderRateReset, strconv.Itoa(int(math.Ceil(st.Reset.Seconds()))))

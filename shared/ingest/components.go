@@ -11,21 +11,43 @@ import (
 	"github.com/acme/codescan-api/shared/components"
 	"github.com/acme/codescan-api/shared/store"
 	storecomponents "github.com/acme/codescan-api/shared/store/components"
+	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // ComponentStore is what the component write of an upload reads and
 // writes: the inventory's area and the outbox.
-type ComponentStore interface {
-	ReplaceComponents(ctx context.Context, ref storecomponents.SetRef, list []components.Component) (storecomponents.Changes, error)
-	AffectedStore
+type ComponentStore struct {
+	Components interface {
+		HoldersOf(ctx context.Context, companyID int64, pkg string, version string, limit int) ([]storecomponents.Holder, bool, error)
+		PackageVersions(ctx context.Context, companyID int64, pkg string) ([]storecomponents.VersionCount, error)
+		ReplaceComponents(ctx context.Context, ref storecomponents.SetRef, list []components.Component) (storecomponents.Changes, error)
+	}
+	Ledger interface {
+		RecordEventOnce(ctx context.Context, e schema.Event) (bool, error)
+	}
+}
+
+// ComponentStoreOf is the areas of st that ComponentStore touches: its composition.
+func ComponentStoreOf(st *store.Store) ComponentStore {
+	return ComponentStore{Components: st.Components, Ledger: st.Ledger}
 }
 
 // AffectedStore is what a blast radius reads and writes: the inventory's
 // package index and the outbox.
-type AffectedStore interface {
-	PackageVersions(ctx context.Context, companyID int64, pkg string) ([]storecomponents.VersionCount, error)
-	HoldersOf(ctx context.Context, companyID int64, pkg, version string, limit int) ([]storecomponents.Holder, bool, error)
-	RecordEventOnce(ctx context.Context, e store.Event) (bool, error)
+type AffectedStore struct {
+	Components interface {
+		HoldersOf(ctx context.Context, companyID int64, pkg string, version string, limit int) ([]storecomponents.Holder, bool, error)
+		PackageVersions(ctx context.Context, companyID int64, pkg string) ([]storecomponents.VersionCount, error)
+	}
+	Ledger interface {
+		RecordEventOnce(ctx context.Context, e schema.Event) (bool, error)
+	}
+}
+
+// AffectedStoreOf is the areas of st that AffectedStore touches: its composition.
+func AffectedStoreOf(st *store.Store) AffectedStore {
+	return AffectedStore{Components: st.Components, Ledger: st.Ledger}
 }
 
 // Bounds of the blast radius of one upload: the advisories looked up, and
@@ -76,21 +98,21 @@ func AffectedEventID(trigger string, a components.Advisory) string {
 // holders of an affected version, found by the package index, announced in
 // one component_affected event per advisory and package (once per company:
 // RecordEventOnce).
-func WriteComponents(ctx context.Context, st ComponentStore, engine string, sc store.Scan, proj store.Project, inv components.Inventory) error {
+func WriteComponents(ctx context.Context, st ComponentStore, engine string, sc scans.Scan, proj schema.Project, inv components.Inventory) error {
 	at, err := time.Parse(time.RFC3339Nano, sc.CreatedAt)
 	if err != nil {
 		return fmt.Errorf("scan %s: created_at: %w", sc.ID, err)
 	}
 	ref := storecomponents.SetRef{CompanyID: sc.CompanyID, ProjectID: proj.ID, ProjectName: proj.Name, Branch: sc.Branch,
 		Engine: engine, ScanID: sc.ID, ScanAt: at}
-	if _, err := st.ReplaceComponents(ctx, ref, inv.Components); err != nil {
+	if _, err := st.Components.ReplaceComponents(ctx, ref, inv.Components); err != nil {
 		return err
 	}
 	for n, a := range inv.Advisories {
 		if n == MaxBlastAdvisories {
 			break
 		}
-		if _, err := BlastRadius(ctx, st, Arrival{CompanyID: sc.CompanyID, Trigger: TriggerUpload, ScanID: sc.ID, ProjectID: sc.ProjectID}, a); err != nil {
+		if _, err := BlastRadius(ctx, AffectedStore{Components: st.Components, Ledger: st.Ledger}, Arrival{CompanyID: sc.CompanyID, Trigger: TriggerUpload, ScanID: sc.ID, ProjectID: sc.ProjectID}, a); err != nil {
 			return err
 		}
 	}
@@ -102,7 +124,7 @@ func WriteComponents(ctx context.Context, st ComponentStore, engine string, sc s
 // lookup), and reports whether it recorded one (false: no holder of an
 // affected version, or the event was recorded before).
 func BlastRadius(ctx context.Context, st AffectedStore, at Arrival, a components.Advisory) (bool, error) {
-	versions, err := st.PackageVersions(ctx, at.CompanyID, a.Package)
+	versions, err := st.Components.PackageVersions(ctx, at.CompanyID, a.Package)
 	if err != nil {
 		return false, err
 	}
@@ -116,7 +138,7 @@ func BlastRadius(ctx context.Context, st AffectedStore, at Arrival, a components
 		ev.AffectedVersions = append(ev.AffectedVersions, vc.Version)
 		ev.TotalHolders += vc.Holders
 		if room := MaxEventHolders - len(ev.Holders); room > 0 {
-			hs, more, err := st.HoldersOf(ctx, at.CompanyID, a.Package, vc.Version, room)
+			hs, more, err := st.Components.HoldersOf(ctx, at.CompanyID, a.Package, vc.Version, room)
 			if err != nil {
 				return false, err
 			}
@@ -136,7 +158,7 @@ func BlastRadius(ctx context.Context, st AffectedStore, at Arrival, a components
 	if err != nil {
 		return false, err
 	}
-	return st.RecordEventOnce(ctx, store.Event{ID: AffectedEventID(at.Trigger, a), CompanyID: at.CompanyID,
+	return st.Ledger.RecordEventOnce(ctx, schema.Event{ID: AffectedEventID(at.Trigger, a), CompanyID: at.CompanyID,
 		Type: TypeComponentAffected, Data: data})
 }
 

@@ -12,8 +12,11 @@ import (
 	"strings"
 
 	"github.com/acme/codescan-api/shared/reportfinding"
-	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/quality"
+	"github.com/acme/codescan-api/shared/store/sca"
+	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // Tool names the scanner of a report for identity: its tools sorted and
@@ -136,7 +139,7 @@ const NoPath = "(no location)"
 // Issues are the scan's issues for the SAST findings of a report, in
 // report order, with their identities; first detection is the scan's
 // creation.
-func Issues(companyID int64, sc store.Scan, proj store.Project, fs []reportfinding.Finding) []store.Issue {
+func Issues(companyID int64, sc scans.Scan, proj schema.Project, fs []reportfinding.Finding) []findings.Issue {
 	var sast []reportfinding.Finding
 	for _, f := range fs {
 		if f.Kind == reportfinding.SAST || f.Kind == "" {
@@ -147,23 +150,23 @@ func Issues(companyID int64, sc store.Scan, proj store.Project, fs []reportfindi
 	if slices.ContainsFunc(sast, func(f reportfinding.Finding) bool { return f.SnippetFromSource }) {
 		others = Fingerprints(withoutSource(sast))
 	}
-	out := make([]store.Issue, len(sast))
+	out := make([]findings.Issue, len(sast))
 	for n, f := range sast {
 		path := f.Path
 		if path == "" {
 			path = NoPath
 		}
-		out[n] = store.Issue{
-			ID:        store.IssueID(companyID, proj.ID, sc.Branch, sc.Tool, fps[n]),
+		out[n] = findings.Issue{
+			ID:        findings.IssueID(companyID, proj.ID, sc.Branch, sc.Tool, fps[n]),
 			ProjectID: proj.ID, ProjectName: proj.Name, Branch: sc.Branch, Tool: sc.Tool, Fingerprint: fps[n],
 			CWE: f.CWE, FilePath: path, Line: f.Line, Urgency: f.Urgency, RuleID: f.RuleID,
 			Title: f.Title, Message: f.Message, Snippet: f.Snippet, CodeStart: f.CodeStart, Code: f.Code, CreatedAt: sc.CreatedAt,
 		}
 		if others != nil && others[n] != fps[n] {
-			out[n].Alias = store.IssueID(companyID, proj.ID, sc.Branch, sc.Tool, others[n])
+			out[n].Alias = findings.IssueID(companyID, proj.ID, sc.Branch, sc.Tool, others[n])
 		}
 		if f.Suppression != nil { // the code suppresses it: see store's suppressed.go
-			out[n].Status, out[n].Reason = store.Suppressed, f.Suppression.Justification
+			out[n].Status, out[n].Reason = findings.Suppressed, f.Suppression.Justification
 		}
 		if x := f.Fix; x != nil && x.Diff != "" { // applied to the uploaded file: see Sources
 			out[n].Fix = &findings.Fix{Diff: x.Diff, Explanation: x.Explanation, FullCode: x.FullCode}
@@ -199,28 +202,28 @@ func ofKind(fs []reportfinding.Finding, k reportfinding.Kind) []reportfinding.Fi
 
 // Quality are the scan's code quality findings of a report, classified by
 // their rule's class; first detection is the scan's time.
-func Quality(companyID int64, sc store.Scan, proj store.Project, fs []reportfinding.Finding) []store.QualityIssue {
+func Quality(companyID int64, sc scans.Scan, proj schema.Project, fs []reportfinding.Finding) []quality.Issue {
 	qs := ofKind(fs, reportfinding.Quality)
 	fps := Fingerprints(qs)
-	out := make([]store.QualityIssue, len(qs))
+	out := make([]quality.Issue, len(qs))
 	for n, f := range qs {
 		class := f.Classification
 		if class == "" {
 			class = "Maintainability"
 		}
 		line := max(f.Line, 0)
-		out[n] = store.QualityIssue{
-			ID:        store.IssueID(companyID, proj.ID, sc.Branch, sc.Tool, "q:"+fps[n]),
+		out[n] = quality.Issue{
+			ID:        findings.IssueID(companyID, proj.ID, sc.Branch, sc.Tool, "q:"+fps[n]),
 			ProjectID: proj.ID, ScanID: sc.ID,
-			Classification: store.QualityClassification{ID: f.RuleID, Name: class, Description: firstOf(f.Title, f.Message)},
+			Classification: quality.Classification{ID: f.RuleID, Name: class, Description: firstOf(f.Title, f.Message)},
 			Urgency:        f.Urgency, CreatedAt: sc.CreatedAt, FirstDetectionDate: sc.CreatedAt, Status: "open",
 			SLAStatus: "on_track",
-			Location: store.QualityLocation{
-				File:       store.QualityFile{Name: path.Base(f.Path), Language: Language(f.Path), Path: f.Path},
-				Project:    store.QualityProject{Name: proj.Name, Branch: sc.Branch, GitSHA: sc.GitSHA},
+			Location: quality.Location{
+				File:       quality.File{Name: path.Base(f.Path), Language: Language(f.Path), Path: f.Path},
+				Project:    quality.Project{Name: proj.Name, Branch: sc.Branch, GitSHA: sc.GitSHA},
 				LineNumber: line, SinkLineNumber: max(f.EndLine, line),
 			},
-			AutoTriage: store.AutoTriage{FalsePositiveDetection: store.FalsePositiveDetection{Status: "not_started"}},
+			AutoTriage: quality.AutoTriage{FalsePositiveDetection: quality.FalsePositiveDetection{Status: "not_started"}},
 		}
 	}
 	return out
@@ -231,27 +234,27 @@ func Quality(companyID int64, sc store.Scan, proj store.Project, fs []reportfind
 // aliases (IDs). Their ids here are the tool's; the store correlates them
 // with other scanners' reports of the same vulnerability (store/sca
 // correlate.go: one finding, its sources).
-func SCA(companyID int64, sc store.Scan, proj store.Project, fs []reportfinding.Finding) []store.SCAIssue {
-	var out []store.SCAIssue
+func SCA(companyID int64, sc scans.Scan, proj schema.Project, fs []reportfinding.Finding) []sca.Issue {
+	var out []sca.Issue
 	for _, f := range ofKind(fs, reportfinding.SCA) {
 		d := f.SCA
 		if d == nil {
 			continue
 		}
 		primary := firstOf(append(slices.Clone(d.IDs), f.RuleID)...)
-		i := store.SCAIssue{
-			ID:        store.IssueID(companyID, proj.ID, sc.Branch, sc.Tool, "sca:"+primary+"|"+d.Ecosystem+"|"+d.Name+"@"+d.Version),
+		i := sca.Issue{
+			ID:        findings.IssueID(companyID, proj.ID, sc.Branch, sc.Tool, "sca:"+primary+"|"+d.Ecosystem+"|"+d.Name+"@"+d.Version),
 			ProjectID: proj.ID, Branch: sc.Branch, Tool: sc.Tool, IDs: d.IDs,
 			Description: firstOf(d.Summary, f.Title, primary), Details: firstOf(d.Details, f.Message),
 			Severity: d.Severity, CVSSScore: d.CVSS, Classification: primary, CVE: d.CVE, CWE: f.CWE,
-			Package:  store.SCAPackage{Name: d.Name, Version: d.Version, Ecosystem: d.Ecosystem, FixVersion: d.FixVersion},
-			Location: store.SCALocation{Path: firstOf(d.Manifest, f.Path)},
-			Reachability: store.SCAReachability{Status: d.Reachability.Status, IsReachable: d.Reachability.Status == reportfinding.Reachable,
-				Description: reachabilityText[d.Reachability.Status], Usages: []store.SCAUsage{}},
+			Package:  sca.Package{Name: d.Name, Version: d.Version, Ecosystem: d.Ecosystem, FixVersion: d.FixVersion},
+			Location: sca.Location{Path: firstOf(d.Manifest, f.Path)},
+			Reachability: sca.Reachability{Status: d.Reachability.Status, IsReachable: d.Reachability.Status == reportfinding.Reachable,
+				Description: reachabilityText[d.Reachability.Status], Usages: []sca.Usage{}},
 		}
 		for _, u := range d.Reachability.Usages {
-			i.Reachability.Usages = append(i.Reachability.Usages, store.SCAUsage{
-				ID:       store.IssueID(companyID, proj.ID, sc.Branch, sc.Tool, fmt.Sprintf("usage:%s|%s:%d|%s", i.ID, u.File, u.Line, u.Function)),
+			i.Reachability.Usages = append(i.Reachability.Usages, sca.Usage{
+				ID:       findings.IssueID(companyID, proj.ID, sc.Branch, sc.Tool, fmt.Sprintf("usage:%s|%s:%d|%s", i.ID, u.File, u.Line, u.Function)),
 				Filename: u.File, CodeLine: fmt.Sprintf("%s:%d %s", u.File, u.Line, u.Function),
 				IsFunctionReachable: fmt.Sprint(u.Reachable), Reasoning: u.Path,
 			})

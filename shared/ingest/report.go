@@ -8,7 +8,8 @@ import (
 	"io"
 
 	"github.com/acme/codescan-api/shared/reportfinding"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // Limits of one uploaded report, GitHub code scanning's: at most 25,000
@@ -61,13 +62,13 @@ func Decode(data []byte) ([]byte, error) {
 // tool and the finding's identity, so writing the same report again
 // changes nothing), and completes the scan: quality issues, SCA issues,
 // then the SAST issues, whose lifecycle marks the scan complete.
-func Write(ctx context.Context, st Store, companyID int64, sc store.Scan, proj store.Project, fs []reportfinding.Finding) error {
-	if err := st.PutQualityIssues(ctx, companyID, Quality(companyID, sc, proj, fs)); err != nil {
+func Write(ctx context.Context, st Store, companyID int64, sc scans.Scan, proj schema.Project, fs []reportfinding.Finding) error {
+	if err := st.Quality.PutQualityIssues(ctx, companyID, Quality(companyID, sc, proj, fs)); err != nil {
 		return err
 	}
-	if err := st.PutScanSCAIssues(ctx, companyID, sc, SCA(companyID, sc, proj, fs)); err != nil {
+	if err := st.SCA.PutScanSCAIssues(ctx, companyID, sc, SCA(companyID, sc, proj, fs)); err != nil {
 		return err
 	}
-	_, err := st.ApplyScan(ctx, companyID, sc, Issues(companyID, sc, proj, fs))
+	_, err := st.Findings.ApplyScan(ctx, companyID, sc, Issues(companyID, sc, proj, fs))
 	return err
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/lambdahttp"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ledger"
 )
 
 // runtimeTraceKey is the key under which aws-lambda-go puts the
@@ -79,10 +79,10 @@ func TestRequestLogLine(t *testing.T) {
 	want := map[string]map[string]any{
 		"gw-1": {"level": "INFO", "method": "POST", "route": "POST /api/v1/notifications/company-defaults/{type_code}",
 			"path": "/api/v1/notifications/company-defaults/scan_completed", "status": 200.0,
-			"company_id": float64(acme.ID), "user_id": float64(acme.Admin.ID), "auth": store.ViaAPIKey,
+			"company_id": float64(acme.ID), "user_id": float64(acme.Admin.ID), "auth": ledger.ViaAPIKey,
 			"cold_start": true, "trace_id": "1-5759e988-bd862e3fe1be46a994272793"},
 		"gw-2": {"level": "INFO", "method": "GET", "route": "GET /api/v1/notifications/preferences", "status": 200.0,
-			"company_id": float64(acme.ID), "user_id": float64(acme.Admin.ID), "auth": store.ViaBearer,
+			"company_id": float64(acme.ID), "user_id": float64(acme.Admin.ID), "auth": ledger.ViaBearer,
 			"cold_start": false, "trace_id": "1-6759e988-000000000000000000000001"},
 		"gw-3": {"level": "WARN", "route": "GET /api/v1/notifications/preferences", "status": 401.0, "cold_start": false},
 	}

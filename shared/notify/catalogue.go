@@ -4,7 +4,9 @@
 // a webhook carries (sent by the dispatcher and the webhooks routes).
 package notify
 
-import "github.com/acme/codescan-api/shared/store"
+import (
+	"github.com/acme/codescan-api/shared/store/schema"
+)
 
 // Type is a notification type with its platform defaults, the bottom layer
 // of inheritance (platform -> company default -> user preference).
@@ -84,7 +86,7 @@ func Resolve(platform bool, company, user *bool) (bool, string) {
 // preference user under the company default company (a zero setting
 // inherits). The company's own webhook channel is Effective with a zero
 // user: webhooks belong to the company, not to a user.
-func Effective(t Type, company, user store.NotificationSetting) (email, webhook bool) {
+func Effective(t Type, company, user schema.NotificationSetting) (email, webhook bool) {
 	email, _ = Resolve(t.EmailEnabled, company.EmailEnabled, user.EmailEnabled)
 	webhook, _ = Resolve(t.WebhookEnabled, company.WebhookEnabled, user.WebhookEnabled)
 	return email, webhook

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // Payload is the JSON body of a webhook (and the data of an email).
@@ -17,6 +17,6 @@ type Payload struct {
 }
 
 // PayloadOf is the payload of an outbox event.
-func PayloadOf(ev store.Event) ([]byte, error) {
+func PayloadOf(ev schema.Event) ([]byte, error) {
 	return json.Marshal(Payload{Type: ev.Type, ID: ev.ID, CreatedAt: ev.CreatedAt.UTC().Format(time.RFC3339), CompanyID: ev.CompanyID, Data: ev.Data})
 }

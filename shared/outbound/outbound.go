@@ -15,7 +15,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // Job is one delivery an event asks of a channel.
@@ -48,7 +48,7 @@ type Channel interface {
 	Name() string
 	// Jobs are the deliveries ev asks of this channel; none when it asks
 	// for nothing.
-	Jobs(ctx context.Context, ev store.Event) ([]Job, error)
+	Jobs(ctx context.Context, ev schema.Event) ([]Job, error)
 	// Attempt tries one job once.
 	Attempt(ctx context.Context, companyID int64, recipient string, payload json.RawMessage) Outcome
 }

@@ -7,8 +7,8 @@ import (
 	"github.com/acme/codescan-api/shared/notify"
 	"github.com/acme/codescan-api/shared/outbound"
 	"github.com/acme/codescan-api/shared/pullrequest"
-	"github.com/acme/codescan-api/shared/store"
 	storedelivery "github.com/acme/codescan-api/shared/store/delivery"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // The Decorator is the outbound channel pull_request (shared/outbound).
@@ -24,7 +24,7 @@ type jobPayload struct {
 // Jobs asks one decoration per integration that decorates the event's
 // scan. The job's key names the scan, not the event: the scan's completion
 // and its late CI metadata ask for one decoration.
-func (d *Decorator) Jobs(ctx context.Context, ev store.Event) ([]outbound.Job, error) {
+func (d *Decorator) Jobs(ctx context.Context, ev schema.Event) ([]outbound.Job, error) {
 	if ev.Type != notify.TypeScanCompleted && ev.Type != pullrequest.EventType {
 		return nil, nil
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/acme/codescan-api/shared/cwe"
 	"github.com/acme/codescan-api/shared/prtriage"
 	"github.com/acme/codescan-api/shared/reports/norm"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/findings"
 )
 
 // Marker is the hidden first line of a project's summary comment: a
@@ -85,7 +85,7 @@ func newTable(b *strings.Builder, s Summary) {
 
 // suggestedFix shows the scanner's own fix of a finding (a diff checked
 // against the file the run uploaded, see shared/finding/fixdiff), folded.
-func suggestedFix(b *strings.Builder, i store.Issue) {
+func suggestedFix(b *strings.Builder, i findings.Issue) {
 	fmt.Fprintf(b, "<details><summary>Suggested fix for %s (the scanner's own)</summary>\n\n", code(location(i)))
 	if e := strings.TrimSpace(i.Fix.Explanation); e != "" {
 		b.WriteString(safeLine(e) + "\n\n")
@@ -109,7 +109,7 @@ func fixedList(b *strings.Builder, s Summary) {
 	b.WriteString("\n")
 }
 
-func location(i store.Issue) string {
+func location(i findings.Issue) string {
 	if i.Line > 0 {
 		return i.FilePath + ":" + strconv.Itoa(i.Line)
 	}

@@ -8,7 +8,9 @@ import (
 
 	"github.com/acme/codescan-api/shared/prdecor"
 	"github.com/acme/codescan-api/shared/pullrequest"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 var codeSpan = regexp.MustCompile("(`+) .*? (`+)")
@@ -17,11 +19,11 @@ var codeSpan = regexp.MustCompile("(`+) .*? (`+)")
 // or bidi character, no line break inside a table row, no mention, no
 // code span broken out of.
 func TestCommentWritesReportTextSafe(t *testing.T) {
-	evil := store.Issue{ID: "i1", Urgency: "CR", RuleID: "sqli\x1b[31m`|@octocat", CWE: 89, FilePath: "src/\u202egnp.exe\nx.py", Line: 3}
+	evil := findings.Issue{ID: "i1", Urgency: "CR", RuleID: "sqli\x1b[31m`|@octocat", CWE: 89, FilePath: "src/\u202egnp.exe\nx.py", Line: 3}
 	s := prdecor.Summary{
-		Scan:     store.Scan{ID: "s1", Branch: "fix\u2066x", Tool: "Semgrep\x00@team", PullRequest: &pullrequest.PullRequest{HeadSHA: "abc1234"}},
-		Project:  store.Project{ID: 1, Name: "pay@ments\r\nx"},
-		Baseline: "main", New: []store.Issue{evil}, NewTotal: 1, Fixed: []store.Issue{evil}, FixedTotal: 1,
+		Scan:     scans.Scan{ID: "s1", Branch: "fix\u2066x", Tool: "Semgrep\x00@team", PullRequest: &pullrequest.PullRequest{HeadSHA: "abc1234"}},
+		Project:  schema.Project{ID: 1, Name: "pay@ments\r\nx"},
+		Baseline: "main", New: []findings.Issue{evil}, NewTotal: 1, Fixed: []findings.Issue{evil}, FixedTotal: 1,
 		Blocking: map[string][]string{"i1": {"no-crit|icals"}},
 	}
 	body := prdecor.Comment(s)

@@ -9,7 +9,9 @@ import (
 
 	"github.com/acme/codescan-api/internal/gitlabhost"
 	"github.com/acme/codescan-api/shared/prdecor"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/catalog"
+	"github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 const (
@@ -32,15 +34,15 @@ func newGitLabWorld(t *testing.T) *glWorld {
 	w := &glWorld{world: newWorld(t), gl: gitlabhost.New(t, gitlabhost.WithToken(glToken, "codescan-bot"), gitlabhost.WithRelativeRoot("/gitlab"))}
 	w.gl.AddMergeRequest(glPath, gitlabhost.MergeRequest{IID: glIID, SHA: glSHA, SourceBranch: "fix-refund", TargetBranch: "main"})
 	ctx := context.Background()
-	in := store.Integration{CompanyID: w.acme.ID, UUID: store.NewIntegrationUUID(), Name: "GitLab", Provider: "gitlab",
+	in := schema.Integration{CompanyID: w.acme.ID, UUID: catalog.NewIntegrationUUID(), Name: "GitLab", Provider: "gitlab",
 		AccountID: fmt.Sprint(w.gl.Account(glToken).ID), AccountName: "codescan-bot", OrgAllowlist: []string{"Platform"},
 		BaseURL: w.gl.HostURL(), GatewayPrefix: w.gl.Root()}
-	sealed, err := w.dec.Sealer.Seal(ctx, glToken, store.IntegrationTokenRecord(w.acme.ID, in.UUID))
+	sealed, err := w.dec.Sealer.Seal(ctx, glToken, catalog.IntegrationTokenRecord(w.acme.ID, in.UUID))
 	if err != nil {
 		t.Fatal(err)
 	}
 	in.SealedToken = sealed
-	if _, err := w.env.Store.CreateIntegration(ctx, in); err != nil {
+	if _, err := w.env.Store.Catalog.CreateIntegration(ctx, in); err != nil {
 		t.Fatal(err)
 	}
 	return w
@@ -77,12 +79,12 @@ func TestDecoratesTheMergeRequest(t *testing.T) {
 
 	notes := w.notes()
 	if len(notes) != 1 {
-		ins, _ := w.env.Store.ListIntegrations(context.Background(), w.acme.ID)
+		ins, _ := w.env.Store.Catalog.ListIntegrations(context.Background(), w.acme.ID)
 		for _, in := range ins {
-			log, _, _ := w.env.Store.ListAttempts(context.Background(), w.acme.ID, in.UUID, "", store.PageQuery{Limit: 10})
+			log, _, _ := w.env.Store.Deliveries.ListAttempts(context.Background(), w.acme.ID, in.UUID, "", page.Request{Limit: 10})
 			t.Logf("%s %s: %+v", in.Name, in.Provider, log)
 		}
-		sc, _ := w.env.Store.GetScan(context.Background(), w.acme.ID, first)
+		sc, _ := w.env.Store.Scans.GetScan(context.Background(), w.acme.ID, first)
 		t.Logf("pr %+v requests %d", sc.PullRequest, len(w.gl.Requests()))
 		t.Fatalf("%d notes, want 1", len(notes))
 	}

@@ -146,7 +146,7 @@ func (d *Decorator) verdict(s Summary) verdict {
 // the link names, else the one that carries the marker, else a new one.
 func (d *Decorator) comment(ctx context.Context, h host, pr pull, body string) (outbound.Outcome, bool) {
 	lease := uuid.NewString()
-	link, err := d.Store.ClaimPRLink(ctx, pr.link, lease, d.now(), linkLease)
+	link, err := d.Store.Deliveries.ClaimPRLink(ctx, pr.link, lease, d.now(), linkLease)
 	if errors.Is(err, storedelivery.ErrLinkBusy) {
 		return outbound.Outcome{Retryable: true, RetryAfter: 5 * time.Second, Err: "another decoration of this pull request is in progress"}, false
 	}
@@ -154,7 +154,7 @@ func (d *Decorator) comment(ctx context.Context, h host, pr pull, body string) (
 		return outbound.Outcome{Retryable: true, Err: "claiming the comment: " + err.Error()}, false
 	}
 	id, err := writeComment(ctx, h, link.CommentID, pr, body)
-	if rerr := d.Store.ReleasePRLink(ctx, pr.link, lease, id); err == nil && rerr != nil && !errors.Is(rerr, storedelivery.ErrLinkBusy) {
+	if rerr := d.Store.Deliveries.ReleasePRLink(ctx, pr.link, lease, id); err == nil && rerr != nil && !errors.Is(rerr, storedelivery.ErrLinkBusy) {
 		return outbound.Outcome{Retryable: true, Err: "recording the comment: " + rerr.Error()}, false
 	}
 	if err != nil {

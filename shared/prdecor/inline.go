@@ -15,8 +15,9 @@ import (
 	"github.com/acme/codescan-api/shared/prdecor/patchlines"
 	"github.com/acme/codescan-api/shared/prtriage"
 	"github.com/acme/codescan-api/shared/scmhost"
-	"github.com/acme/codescan-api/shared/store"
 	storedelivery "github.com/acme/codescan-api/shared/store/delivery"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // Inline review comments: when the integration enables them, the new
@@ -28,7 +29,7 @@ import (
 
 // InlineBudget is how many inline comments one decoration through the
 // integration may post: 0 when the setting is off.
-func InlineBudget(in store.Integration) int { return in.InlineComments.PerScan() }
+func InlineBudget(in schema.Integration) int { return in.InlineComments.PerScan() }
 
 // ReviewMarker is the hidden first line of a finding's review comment: a
 // decoration that lost the comment's id finds the comment again by it.
@@ -61,8 +62,8 @@ func (d *Decorator) reviewComments(ctx context.Context, g *githubHost, head stri
 
 // onAddedLines keeps the findings (urgent first, as a summary lists them)
 // whose file:line the pull request adds, at most limit.
-func onAddedLines(issues []store.Issue, added map[string]map[int]bool, limit int) []store.Issue {
-	var out []store.Issue
+func onAddedLines(issues []findings.Issue, added map[string]map[int]bool, limit int) []findings.Issue {
+	var out []findings.Issue
 	for _, i := range issues {
 		if len(out) == limit {
 			break
@@ -100,11 +101,11 @@ func addedLines(ctx context.Context, gh *github.Client, pr pull) (map[string]map
 // reviewOnce makes sure one finding has its review comment: nothing when
 // its link knows the comment, the comment found by its marker when an
 // earlier attempt may have posted it unrecorded, else a new one.
-func (d *Decorator) reviewOnce(ctx context.Context, gh *github.Client, pr pull, head string, known *reviewIndex, i store.Issue, blocks []string) (outbound.Outcome, bool) {
+func (d *Decorator) reviewOnce(ctx context.Context, gh *github.Client, pr pull, head string, known *reviewIndex, i findings.Issue, blocks []string) (outbound.Outcome, bool) {
 	t := storedelivery.ReviewTarget{CompanyID: pr.link.CompanyID, Integration: pr.link.Integration, Repo: pr.link.Repo,
 		Number: pr.link.Number, IssueID: i.ID}
 	lease := uuid.NewString()
-	before, err := d.Store.ClaimReviewLink(ctx, t, lease, d.now(), linkLease)
+	before, err := d.Store.Deliveries.ClaimReviewLink(ctx, t, lease, d.now(), linkLease)
 	if errors.Is(err, storedelivery.ErrLinkBusy) {
 		return outbound.Outcome{Retryable: true, RetryAfter: 5 * time.Second, Err: "another decoration is commenting on this finding"}, false
 	}
@@ -128,7 +129,7 @@ func (d *Decorator) reviewOnce(ctx context.Context, gh *github.Client, pr pull, 
 			err = nil
 		}
 	}
-	if rerr := d.Store.ReleaseReviewLink(ctx, t, lease, id); err == nil && rerr != nil && !errors.Is(rerr, storedelivery.ErrLinkBusy) {
+	if rerr := d.Store.Deliveries.ReleaseReviewLink(ctx, t, lease, id); err == nil && rerr != nil && !errors.Is(rerr, storedelivery.ErrLinkBusy) {
 		return outbound.Outcome{Retryable: true, Err: "recording a review comment: " + rerr.Error()}, false
 	}
 	if err != nil {
@@ -177,7 +178,7 @@ func (x *reviewIndex) find(ctx context.Context, gh *github.Client, marker string
 // report's message, the ref a reviewer's triage command names, and the
 // scanner's own fix when there is one. Report text is written safe, as in
 // the summary.
-func ReviewComment(i store.Issue, blocks []string) string {
+func ReviewComment(i findings.Issue, blocks []string) string {
 	var b strings.Builder
 	b.WriteString(ReviewMarker(i.ID) + "\n")
 	fmt.Fprintf(&b, "**%s** %s · %s · Ref %s", i.Urgency, code(i.RuleID), cweText(i.CWE), code(prtriage.Ref(i.ID)))

@@ -13,9 +13,10 @@ import (
 
 	"github.com/acme/codescan-api/internal/githost"
 	"github.com/acme/codescan-api/shared/prdecor"
-	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/catalog"
 	storedelivery "github.com/acme/codescan-api/shared/store/delivery"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // mergeSHA is the test merge commit a pull_request workflow builds by
@@ -29,7 +30,7 @@ func TestStatusLandsOnTheHead(t *testing.T) {
 	w.host.AddPullRequest(owner, repo, githost.PullRequest{Number: prNumber, HeadSHA: headSHA, MergeSHA: mergeSHA})
 	vars := strings.Replace(w.pullRequestVars(), headSHA, mergeSHA, 1)
 	id := w.scan(t, "fix-refund", sarif("api/refund.py"), vars)
-	sc, err := w.env.Store.GetScan(context.Background(), w.acme.ID, id)
+	sc, err := w.env.Store.Scans.GetScan(context.Background(), w.acme.ID, id)
 	if err != nil || sc.PullRequest == nil || sc.PullRequest.HeadSHA != mergeSHA {
 		t.Fatalf("the scan should record what CI built: %+v %v", sc.PullRequest, err)
 	}
@@ -112,7 +113,7 @@ func TestInlineCommentsOnAddedLinesOnce(t *testing.T) {
 
 	// The same job attempted again (a retry after a later failure): the
 	// links know both comments.
-	ins, err := w.env.Store.ListIntegrations(context.Background(), w.acme.ID)
+	ins, err := w.env.Store.Catalog.ListIntegrations(context.Background(), w.acme.ID)
 	if err != nil || len(ins) != 1 {
 		t.Fatalf("integrations: %v %v", ins, err)
 	}
@@ -171,8 +172,8 @@ func lostReviewRecord(t *testing.T, poster string) (*world, string) {
 	w := newWorldWith(t, &catalog.InlineComments{Enabled: true, MaxPerScan: 1})
 	w.host.AddPullRequest(owner, repo, reviewed)
 	id := w.scan(t, "fix-refund", fourFindings(), w.pullRequestVars())
-	var top store.Issue
-	if err := w.env.Store.EachScanIssue(context.Background(), w.acme.ID, id, func(i store.Issue) error {
+	var top findings.Issue
+	if err := w.env.Store.Lists.EachScanIssue(context.Background(), w.acme.ID, id, func(i findings.Issue) error {
 		if i.FilePath == "api/a.py" {
 			top = i
 		}
@@ -180,12 +181,12 @@ func lostReviewRecord(t *testing.T, poster string) (*world, string) {
 	}); err != nil || top.ID == "" {
 		t.Fatalf("issues: %v", err)
 	}
-	ins, err := w.env.Store.ListIntegrations(context.Background(), w.acme.ID)
+	ins, err := w.env.Store.Catalog.ListIntegrations(context.Background(), w.acme.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	target := storedelivery.ReviewTarget{CompanyID: w.acme.ID, Integration: ins[0].UUID, Repo: owner + "/" + repo, Number: fmt.Sprint(prNumber), IssueID: top.ID}
-	if _, err := w.env.Store.ClaimReviewLink(context.Background(), target, "died", time.Now().Add(-time.Hour), time.Minute); err != nil {
+	if _, err := w.env.Store.Deliveries.ClaimReviewLink(context.Background(), target, "died", time.Now().Add(-time.Hour), time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	gh := github.NewClient(w.host.Client()).WithAuthToken(poster)
@@ -208,7 +209,7 @@ func TestInlineBudget(t *testing.T) {
 		{&catalog.InlineComments{Enabled: true, MaxPerScan: 3}, 3},
 		{&catalog.InlineComments{Enabled: true, MaxPerScan: 500}, catalog.MaxInlinePerScan},
 	} {
-		if got := prdecor.InlineBudget(store.Integration{InlineComments: c.in}); got != c.want {
+		if got := prdecor.InlineBudget(schema.Integration{InlineComments: c.in}); got != c.want {
 			t.Errorf("%+v: %d, want %d", c.in, got, c.want)
 		}
 	}

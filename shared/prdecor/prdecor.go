@@ -26,30 +26,53 @@ import (
 	"strings"
 	"time"
 
-	"github.com/acme/codescan-api/shared/gate"
 	"github.com/acme/codescan-api/shared/outbound"
 	"github.com/acme/codescan-api/shared/pullrequest"
 	"github.com/acme/codescan-api/shared/scmhost"
 	"github.com/acme/codescan-api/shared/secrets"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/baselines"
 	"github.com/acme/codescan-api/shared/store/catalog"
+	"github.com/acme/codescan-api/shared/store/ddb"
 	storedelivery "github.com/acme/codescan-api/shared/store/delivery"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/issuelists"
+	"github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // Store is what a decoration reads and writes.
-type Store interface {
-	gate.Source
-	GetScan(ctx context.Context, companyID int64, scanID string) (store.Scan, error)
-	GetProject(ctx context.Context, companyID, projectID int64) (store.Project, error)
-	GetIntegration(ctx context.Context, companyID int64, id string) (store.Integration, error)
-	ListIntegrations(ctx context.Context, companyID int64) ([]store.Integration, error)
-	EachScanIssue(ctx context.Context, companyID int64, scanID string, fn func(store.Issue) error) error
-	AllBlockingRules(ctx context.Context, companyID int64) ([]store.BlockingRule, error)
-	ListIssues(ctx context.Context, companyID int64, f store.IssueFilter, q store.PageQuery) ([]store.Issue, store.PageResult, int64, error)
-	ClaimPRLink(ctx context.Context, p storedelivery.PRTarget, owner string, now time.Time, lease time.Duration) (storedelivery.PRLink, error)
-	ReleasePRLink(ctx context.Context, p storedelivery.PRTarget, owner string, commentID int64) error
-	ClaimReviewLink(ctx context.Context, r storedelivery.ReviewTarget, owner string, now time.Time, lease time.Duration) (storedelivery.ReviewLink, error)
-	ReleaseReviewLink(ctx context.Context, r storedelivery.ReviewTarget, owner string, commentID int64) error
+type Store struct {
+	Baselines interface {
+		BaselineOpen(ctx context.Context, companyID int64, projectID int64, branch string, tool string, fingerprints []string) (baselines.Open, error)
+	}
+	Catalog interface {
+		AllBlockingRules(ctx context.Context, companyID int64) ([]schema.BlockingRule, error)
+		GetIntegration(ctx context.Context, companyID int64, id string) (schema.Integration, error)
+		GetProject(ctx context.Context, companyID int64, projectID int64) (schema.Project, error)
+		ListIntegrations(ctx context.Context, companyID int64) ([]schema.Integration, error)
+	}
+	Deliveries interface {
+		ClaimPRLink(ctx context.Context, p storedelivery.PRTarget, owner string, now time.Time, lease time.Duration) (storedelivery.PRLink, error)
+		ClaimReviewLink(ctx context.Context, r storedelivery.ReviewTarget, owner string, now time.Time, lease time.Duration) (storedelivery.ReviewLink, error)
+		ReleasePRLink(ctx context.Context, p storedelivery.PRTarget, owner string, commentID int64) error
+		ReleaseReviewLink(ctx context.Context, r storedelivery.ReviewTarget, owner string, commentID int64) error
+	}
+	Lists interface {
+		EachScanIssue(ctx context.Context, companyID int64, scanID string, fn func(findings.Issue) error) error
+		ListIssues(ctx context.Context, companyID int64, f issuelists.IssueFilter, q page.Request) ([]findings.Issue, page.Result, int64, error)
+	}
+	Scans interface {
+		FirstScanBranch(ctx context.Context, companyID int64, projectID int64) (string, error)
+		GetScan(ctx context.Context, companyID int64, scanID string) (scans.Scan, error)
+		ListScans(ctx context.Context, companyID int64, q scans.ScanQuery) (scans.ScanPage, error)
+	}
+}
+
+// StoreOf is the areas of st that Store touches: its composition.
+func StoreOf(st *store.Store) Store {
+	return Store{Baselines: st.Baselines, Catalog: st.Catalog, Deliveries: st.Deliveries, Lists: st.Lists, Scans: st.Scans}
 }
 
 // Decorator decorates pull requests.
@@ -77,21 +100,21 @@ func (d *Decorator) now() time.Time {
 // Targets are the integrations that decorate the pull request of the
 // event's scan: none when the event names no scan, the scan built no pull
 // request, or no integration matches its host and owner.
-func (d *Decorator) Targets(ctx context.Context, ev store.Event) (string, []string, error) {
+func (d *Decorator) Targets(ctx context.Context, ev schema.Event) (string, []string, error) {
 	var data struct {
 		ScanID string `json:"scan_id"`
 	}
 	if json.Unmarshal(ev.Data, &data) != nil || data.ScanID == "" {
 		return "", nil, nil
 	}
-	sc, err := d.Store.GetScan(ctx, ev.CompanyID, data.ScanID)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && sc.PullRequest == nil) {
+	sc, err := d.Store.Scans.GetScan(ctx, ev.CompanyID, data.ScanID)
+	if errors.Is(err, ddb.ErrNotFound) || (err == nil && sc.PullRequest == nil) {
 		return data.ScanID, nil, nil
 	}
 	if err != nil {
 		return "", nil, err
 	}
-	all, err := d.Store.ListIntegrations(ctx, ev.CompanyID)
+	all, err := d.Store.Catalog.ListIntegrations(ctx, ev.CompanyID)
 	if err != nil {
 		return "", nil, err
 	}
@@ -112,7 +135,7 @@ func (d *Decorator) Targets(ctx context.Context, ev store.Event) (string, []stri
 // has one. On GitLab the owner is the project's top-level group: an
 // allow-list entry "platform" admits platform/payments/api; subgroups
 // cannot be listed on their own.
-func Matches(in store.Integration, pr pullrequest.PullRequest) bool {
+func Matches(in schema.Integration, pr pullrequest.PullRequest) bool {
 	u, err := url.Parse(in.BaseURL)
 	if err != nil || in.Expired || pr.Provider != in.HostProvider() {
 		return false
@@ -144,9 +167,9 @@ func (d *Decorator) Decorate(ctx context.Context, companyID int64, scanID, integ
 
 // job is what one decoration needs, read.
 type job struct {
-	scan        store.Scan
-	project     store.Project
-	integration store.Integration
+	scan        scans.Scan
+	project     schema.Project
+	integration schema.Integration
 	token       string
 }
 
@@ -155,12 +178,12 @@ type job struct {
 func (d *Decorator) prepare(ctx context.Context, companyID int64, scanID, integration string) (job, string, error) {
 	var j job
 	var err error
-	if j.scan, err = d.Store.GetScan(ctx, companyID, scanID); errors.Is(err, store.ErrNotFound) {
+	if j.scan, err = d.Store.Scans.GetScan(ctx, companyID, scanID); errors.Is(err, ddb.ErrNotFound) {
 		return j, "the scan is gone", nil
 	} else if err != nil {
 		return j, "", err
 	}
-	if j.integration, err = d.Store.GetIntegration(ctx, companyID, integration); errors.Is(err, store.ErrNotFound) {
+	if j.integration, err = d.Store.Catalog.GetIntegration(ctx, companyID, integration); errors.Is(err, ddb.ErrNotFound) {
 		return j, "the integration is gone", nil
 	} else if err != nil {
 		return j, "", err
@@ -168,7 +191,7 @@ func (d *Decorator) prepare(ctx context.Context, companyID int64, scanID, integr
 	if j.scan.PullRequest == nil || !Matches(j.integration, *j.scan.PullRequest) {
 		return j, "the integration no longer matches the pull request", nil
 	}
-	if j.project, err = d.Store.GetProject(ctx, companyID, j.scan.ProjectID); errors.Is(err, store.ErrNotFound) {
+	if j.project, err = d.Store.Catalog.GetProject(ctx, companyID, j.scan.ProjectID); errors.Is(err, ddb.ErrNotFound) {
 		return j, "the project is gone", nil
 	} else if err != nil {
 		return j, "", err

@@ -21,8 +21,10 @@ import (
 	"github.com/acme/codescan-api/shared/pullrequest"
 	"github.com/acme/codescan-api/shared/scmhost"
 	"github.com/acme/codescan-api/shared/secrets"
-	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/catalog"
+	"github.com/acme/codescan-api/shared/store/delivery"
+	"github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 const (
@@ -61,8 +63,8 @@ func newWorldWith(t *testing.T, inline *catalog.InlineComments) *world {
 	w.host.AddPullRequest(owner, repo, githost.PullRequest{Number: prNumber, HeadSHA: headSHA})
 	sealer := testenv.Sealer(t)
 	w.integration(t, sealer, inline)
-	w.dec = &prdecor.Decorator{Store: env.Store, Sealer: sealer, Host: scmhost.New(scmhost.Options{AllowLoopback: true, Timeout: 5 * time.Second})}
-	w.engine = &deliveryengine.Engine{Store: env.Store, Sealer: sealer, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	w.dec = &prdecor.Decorator{Store: prdecor.StoreOf(env.Store), Sealer: sealer, Host: scmhost.New(scmhost.Options{AllowLoopback: true, Timeout: 5 * time.Second})}
+	w.engine = &deliveryengine.Engine{Store: deliveryengine.StoreOf(env.Store), Sealer: sealer, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Backoff:  deliveryengine.Backoff{Base: 20 * time.Millisecond, Max: 100 * time.Millisecond, Horizon: time.Hour},
 		Outbound: []outbound.Channel{w.dec}}
 	res := testenv.Do(t, w.mux, "POST", "/blocking-rules", `{"slug":"no-new-criticals","name":"No new criticals","ci":true,"conditions":{"min_urgency":"CR"}}`, w.key...)
@@ -76,14 +78,14 @@ func newWorldWith(t *testing.T, inline *catalog.InlineComments) *world {
 // sealed as the integrations routes seal it.
 func (w *world) integration(t *testing.T, sealer secrets.Sealer, inline *catalog.InlineComments) {
 	ctx := context.Background()
-	in := store.Integration{CompanyID: w.acme.ID, UUID: store.NewIntegrationUUID(), Name: "GitHub", AccountID: fmt.Sprint(w.host.AccountID(token)), AccountName: "codescan-bot",
+	in := schema.Integration{CompanyID: w.acme.ID, UUID: catalog.NewIntegrationUUID(), Name: "GitHub", AccountID: fmt.Sprint(w.host.AccountID(token)), AccountName: "codescan-bot",
 		OrgAllowlist: []string{"ACME"}, BaseURL: w.host.HostURL(), GatewayPrefix: w.host.Prefix(), InlineComments: inline}
-	sealed, err := sealer.Seal(ctx, token, store.IntegrationTokenRecord(w.acme.ID, in.UUID))
+	sealed, err := sealer.Seal(ctx, token, catalog.IntegrationTokenRecord(w.acme.ID, in.UUID))
 	if err != nil {
 		t.Fatal(err)
 	}
 	in.SealedToken = sealed
-	if _, err := w.env.Store.CreateIntegration(ctx, in); err != nil {
+	if _, err := w.env.Store.Catalog.CreateIntegration(ctx, in); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -158,14 +160,14 @@ func (w *world) pullRequestVars() string {
 }
 
 // completed is the scan_completed event the scan's completion recorded.
-func (w *world) completed(scanID string) store.Event {
-	return store.Event{ID: "scan_completed-" + scanID, CompanyID: w.acme.ID, Type: "scan_completed", CreatedAt: time.Now(),
+func (w *world) completed(scanID string) schema.Event {
+	return schema.Event{ID: "scan_completed-" + scanID, CompanyID: w.acme.ID, Type: "scan_completed", CreatedAt: time.Now(),
 		Data: []byte(fmt.Sprintf(`{"scan_id":%q}`, scanID))}
 }
 
-func (w *world) dispatch(t *testing.T, ev store.Event) {
+func (w *world) dispatch(t *testing.T, ev schema.Event) {
 	t.Helper()
-	if failed := w.engine.Dispatch(context.Background(), []store.Event{ev}); len(failed) > 0 {
+	if failed := w.engine.Dispatch(context.Background(), []schema.Event{ev}); len(failed) > 0 {
 		t.Fatalf("dispatch: %v", failed)
 	}
 }
@@ -245,7 +247,7 @@ func TestLateMetadataDecoratesOnce(t *testing.T) {
 	if res := testenv.Do(t, w.mux, "POST", "/ci-data-upload?platform=github&run_id="+run, w.pullRequestVars(), w.key...); res.Status != 200 {
 		t.Fatalf("ci-data: %d %s", res.Status, res.Body)
 	}
-	late := store.Event{ID: pullrequest.EventID(id), CompanyID: w.acme.ID, Type: pullrequest.EventType, CreatedAt: time.Now(),
+	late := schema.Event{ID: pullrequest.EventID(id), CompanyID: w.acme.ID, Type: pullrequest.EventType, CreatedAt: time.Now(),
 		Data: []byte(fmt.Sprintf(`{"scan_id":%q}`, id))}
 	w.dispatch(t, late)
 	w.dispatch(t, w.completed(id)) // the completion redelivered: the same delivery
@@ -256,7 +258,7 @@ func TestLateMetadataDecoratesOnce(t *testing.T) {
 
 func (w *world) runOf(t *testing.T, scanID string) string {
 	t.Helper()
-	sc, err := w.env.Store.GetScan(context.Background(), w.acme.ID, scanID)
+	sc, err := w.env.Store.Scans.GetScan(context.Background(), w.acme.ID, scanID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,12 +290,12 @@ func TestRateLimitIsWaitedOut(t *testing.T) {
 	}
 	// The integration's delivery log: the limited attempt, then the one
 	// that went through, newest first.
-	ins, err := w.env.Store.ListIntegrations(context.Background(), w.acme.ID)
+	ins, err := w.env.Store.Catalog.ListIntegrations(context.Background(), w.acme.ID)
 	if err != nil || len(ins) != 1 {
 		t.Fatalf("integrations: %v %v", ins, err)
 	}
-	log, _, err := w.env.Store.ListAttempts(context.Background(), w.acme.ID, ins[0].UUID, "", store.PageQuery{Limit: 10})
-	if err != nil || len(log) != 2 || log[0].Outcome != store.AttemptSucceeded || log[1].Outcome != store.AttemptFailed ||
+	log, _, err := w.env.Store.Deliveries.ListAttempts(context.Background(), w.acme.ID, ins[0].UUID, "", page.Request{Limit: 10})
+	if err != nil || len(log) != 2 || log[0].Outcome != delivery.AttemptSucceeded || log[1].Outcome != delivery.AttemptFailed ||
 		log[1].StatusCode != http.StatusForbidden || log[1].NextRetryAt == "" {
 		t.Fatalf("delivery log: %+v %v", log, err)
 	}
@@ -305,9 +307,9 @@ func TestOnlyTheMatchingIntegrationDecorates(t *testing.T) {
 	w := newWorld(t)
 	other := w.env.Company(t, "Globex")
 	ctx := context.Background()
-	in := store.Integration{CompanyID: other.ID, UUID: store.NewIntegrationUUID(), Name: "GitHub", AccountID: "2", AccountName: "globex-bot",
+	in := schema.Integration{CompanyID: other.ID, UUID: catalog.NewIntegrationUUID(), Name: "GitHub", AccountID: "2", AccountName: "globex-bot",
 		BaseURL: w.host.HostURL(), GatewayPrefix: w.host.Prefix(), SealedToken: "x"}
-	if _, err := w.env.Store.CreateIntegration(ctx, in); err != nil {
+	if _, err := w.env.Store.Catalog.CreateIntegration(ctx, in); err != nil {
 		t.Fatal(err)
 	}
 	vars := strings.Replace(w.pullRequestVars(), `"acme/payments"`, `"mallory/payments"`, 1)
@@ -317,24 +319,24 @@ func TestOnlyTheMatchingIntegrationDecorates(t *testing.T) {
 		t.Fatalf("an integration whose allow-list leaves the owner out sent %d requests", n)
 	}
 	for _, c := range []struct {
-		in store.Integration
+		in schema.Integration
 		pr pullrequest.PullRequest
 	}{
-		{store.Integration{BaseURL: "https://api.github.com"}, pullrequest.PullRequest{Provider: "github", Host: "github.com", Repo: "a/b"}},
-		{store.Integration{BaseURL: "https://ghe.acme.example", OrgAllowlist: []string{"a"}}, pullrequest.PullRequest{Provider: "github", Host: "ghe.acme.example", Repo: "A/b"}},
+		{schema.Integration{BaseURL: "https://api.github.com"}, pullrequest.PullRequest{Provider: "github", Host: "github.com", Repo: "a/b"}},
+		{schema.Integration{BaseURL: "https://ghe.acme.example", OrgAllowlist: []string{"a"}}, pullrequest.PullRequest{Provider: "github", Host: "ghe.acme.example", Repo: "A/b"}},
 	} {
 		if !prdecor.Matches(c.in, c.pr) {
 			t.Errorf("%+v should decorate %+v", c.in, c.pr)
 		}
 	}
 	for _, c := range []struct {
-		in store.Integration
+		in schema.Integration
 		pr pullrequest.PullRequest
 	}{
-		{store.Integration{BaseURL: "https://api.github.com", Expired: true}, pullrequest.PullRequest{Provider: "github", Host: "github.com", Repo: "a/b"}},
-		{store.Integration{BaseURL: "https://evil.example"}, pullrequest.PullRequest{Provider: "github", Host: "github.com", Repo: "a/b"}},
-		{store.Integration{BaseURL: "https://api.github.com", OrgAllowlist: []string{"x"}}, pullrequest.PullRequest{Provider: "github", Host: "github.com", Repo: "a/b"}},
-		{store.Integration{BaseURL: "https://gitlab.com"}, pullrequest.PullRequest{Provider: "gitlab", Host: "gitlab.com", Repo: "a/b"}},
+		{schema.Integration{BaseURL: "https://api.github.com", Expired: true}, pullrequest.PullRequest{Provider: "github", Host: "github.com", Repo: "a/b"}},
+		{schema.Integration{BaseURL: "https://evil.example"}, pullrequest.PullRequest{Provider: "github", Host: "github.com", Repo: "a/b"}},
+		{schema.Integration{BaseURL: "https://api.github.com", OrgAllowlist: []string{"x"}}, pullrequest.PullRequest{Provider: "github", Host: "github.com", Repo: "a/b"}},
+		{schema.Integration{BaseURL: "https://gitlab.com"}, pullrequest.PullRequest{Provider: "gitlab", Host: "gitlab.com", Repo: "a/b"}},
 	} {
 		if prdecor.Matches(c.in, c.pr) {
 			t.Errorf("%+v should not decorate %+v", c.in, c.pr)

@@ -5,7 +5,11 @@ import (
 	"slices"
 
 	"github.com/acme/codescan-api/shared/gate"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/issuelists"
+	"github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // MaxListed bounds the findings a summary lists in each of its sections
@@ -15,20 +19,20 @@ const MaxListed = 50
 
 // Summary is what a pull-request scan says to its reviewers.
 type Summary struct {
-	Scan    store.Scan
-	Project store.Project
+	Scan    scans.Scan
+	Project schema.Project
 	// Baseline is the branch compared with (the pull request's base, or
 	// the project's default branch), "" when none was.
 	Baseline string
 	// New are the findings the pull request adds that are still to act
 	// on (open, fix in progress), urgent first; NewTotal counts them all.
-	New      []store.Issue
+	New      []findings.Issue
 	NewTotal int
 	// LeftOut counts the findings the base branch already has.
 	LeftOut int
 	// Fixed are findings of the pull request's branch that a scan of it
 	// fixed; FixedTotal counts them all.
-	Fixed      []store.Issue
+	Fixed      []findings.Issue
 	FixedTotal int64
 	// Blocking names, by issue id, the slugs of the company's CI blocking
 	// rules each new finding triggers; the status fails when any does.
@@ -42,20 +46,20 @@ func (s Summary) Failing() bool { return len(s.Blocking) > 0 }
 // summarize reads a scan's summary: its findings compared with its
 // baseline (gate.BaselineBranch: a pull request's base branch), judged
 // by the company's active CI blocking rules, as the CI gate judges them.
-func summarize(ctx context.Context, st Store, sc store.Scan, proj store.Project) (Summary, error) {
+func summarize(ctx context.Context, st Store, sc scans.Scan, proj schema.Project) (Summary, error) {
 	sum := Summary{Scan: sc, Project: proj, Blocking: map[string][]string{}}
 	var err error
-	if sum.Baseline, err = gate.BaselineBranch(ctx, st, sc, proj, nil); err != nil {
+	if sum.Baseline, err = gate.BaselineBranch(ctx, gate.Source{Baselines: st.Baselines, Scans: st.Scans}, sc, proj, nil); err != nil {
 		return sum, err
 	}
-	var issues []store.Issue
-	if err := st.EachScanIssue(ctx, sc.CompanyID, sc.ID, func(i store.Issue) error {
+	var issues []findings.Issue
+	if err := st.Lists.EachScanIssue(ctx, sc.CompanyID, sc.ID, func(i findings.Issue) error {
 		issues = append(issues, i)
 		return nil
 	}); err != nil {
 		return sum, err
 	}
-	cmp, err := gate.CompareScan(ctx, st, sc, sum.Baseline, issues)
+	cmp, err := gate.CompareScan(ctx, gate.Source{Baselines: st.Baselines, Scans: st.Scans}, sc, sum.Baseline, issues)
 	if err != nil {
 		return sum, err
 	}
@@ -68,13 +72,13 @@ func summarize(ctx context.Context, st Store, sc store.Scan, proj store.Project)
 
 // judge keeps the new findings to act on and what the CI rules say of
 // them: every counted finding is new against the baseline.
-func (s *Summary) judge(ctx context.Context, st Store, counted []store.Issue) error {
-	all, err := st.AllBlockingRules(ctx, s.Scan.CompanyID)
+func (s *Summary) judge(ctx context.Context, st Store, counted []findings.Issue) error {
+	all, err := st.Catalog.AllBlockingRules(ctx, s.Scan.CompanyID)
 	if err != nil {
 		return err
 	}
-	ci := slices.DeleteFunc(all, func(r store.BlockingRule) bool { return !r.Active || !r.CI })
-	for _, b := range gate.Evaluate(ci, counted, func(store.Issue) bool { return true }) {
+	ci := slices.DeleteFunc(all, func(r schema.BlockingRule) bool { return !r.Active || !r.CI })
+	for _, b := range gate.Evaluate(ci, counted, func(findings.Issue) bool { return true }) {
 		for _, r := range b.Rules {
 			s.Blocking[b.IssueID] = append(s.Blocking[b.IssueID], r.Slug)
 		}
@@ -84,7 +88,7 @@ func (s *Summary) judge(ctx context.Context, st Store, counted []store.Issue) er
 			s.New = append(s.New, i)
 		}
 	}
-	slices.SortStableFunc(s.New, func(a, b store.Issue) int { return urgencyRank(a.Urgency) - urgencyRank(b.Urgency) })
+	slices.SortStableFunc(s.New, func(a, b findings.Issue) int { return urgencyRank(a.Urgency) - urgencyRank(b.Urgency) })
 	s.NewTotal = len(s.New)
 	s.New = s.New[:min(len(s.New), MaxListed)]
 	return nil
@@ -92,16 +96,16 @@ func (s *Summary) judge(ctx context.Context, st Store, counted []store.Issue) er
 
 // readFixed reads the fixed findings of the pull request's branch.
 func (s *Summary) readFixed(ctx context.Context, st Store) error {
-	f := store.IssueFilter{Scopes: []store.Scope{{ProjectID: s.Scan.ProjectID, Branch: s.Scan.Branch}}, Status: "fixed"}
+	f := issuelists.IssueFilter{Scopes: []schema.Scope{{ProjectID: s.Scan.ProjectID, Branch: s.Scan.Branch}}, Status: "fixed"}
 	var err error
-	s.Fixed, _, s.FixedTotal, err = st.ListIssues(ctx, s.Scan.CompanyID, f, store.PageQuery{Limit: MaxListed})
+	s.Fixed, _, s.FixedTotal, err = st.Lists.ListIssues(ctx, s.Scan.CompanyID, f, page.Request{Limit: MaxListed})
 	return err
 }
 
 // urgencyRank orders urgency codes, most urgent first.
 func urgencyRank(u string) int {
-	if n := slices.Index(store.Urgencies, u); n >= 0 {
+	if n := slices.Index(findings.Urgencies, u); n >= 0 {
 		return n
 	}
-	return len(store.Urgencies)
+	return len(findings.Urgencies)
 }

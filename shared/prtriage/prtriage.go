@@ -27,16 +27,37 @@ import (
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/acceptances"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/ledger"
+	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/schema"
+	"github.com/acme/codescan-api/shared/store/triage"
 )
 
 // Store is what a command reads and writes.
-type Store interface {
-	GetCompany(ctx context.Context, id int64) (store.Company, error)
-	UserBySCMLogin(ctx context.Context, companyID int64, login string) (store.User, error)
-	PRProjects(ctx context.Context, companyID int64, integration, repo, number string) ([]int64, error)
-	ListScans(ctx context.Context, companyID int64, q store.ScanQuery) (store.ScanPage, error)
-	EachScanIssue(ctx context.Context, companyID int64, scanID string, fn func(store.Issue) error) error
-	DecideIssue(ctx context.Context, companyID int64, id string, u store.IssueUpdate, scope string, by store.Actor) (store.Issue, error)
+type Store struct {
+	Catalog interface {
+		PRProjects(ctx context.Context, companyID int64, integration string, repo string, number string) ([]int64, error)
+		UserBySCMLogin(ctx context.Context, companyID int64, login string) (schema.User, error)
+	}
+	Lists interface {
+		EachScanIssue(ctx context.Context, companyID int64, scanID string, fn func(findings.Issue) error) error
+	}
+	Scans interface {
+		ListScans(ctx context.Context, companyID int64, q scans.ScanQuery) (scans.ScanPage, error)
+	}
+	Tenancy interface {
+		GetCompany(ctx context.Context, id int64) (schema.Company, error)
+	}
+	Triage interface {
+		DecideIssue(ctx context.Context, companyID int64, id string, u triage.IssueUpdate, scope string, by findings.Actor) (findings.Issue, error)
+	}
+}
+
+// StoreOf is the areas of st that Store touches: its composition.
+func StoreOf(st *store.Store) Store {
+	return Store{Catalog: st.Catalog, Lists: st.Lists, Scans: st.Scans, Tenancy: st.Tenancy, Triage: st.Triage}
 }
 
 // ViaPullRequest is how the audit log says a command's author acted: a
@@ -130,50 +151,50 @@ func (t *Triager) Run(ctx context.Context, req Request) (Outcome, error) {
 
 // authorize finds the user the comment's author is linked to: active, of
 // an active company, allowed to triage.
-func (t *Triager) authorize(ctx context.Context, req Request) (store.User, Outcome, error) {
-	co, err := t.Store.GetCompany(ctx, req.CompanyID)
+func (t *Triager) authorize(ctx context.Context, req Request) (schema.User, Outcome, error) {
+	co, err := t.Store.Tenancy.GetCompany(ctx, req.CompanyID)
 	if err != nil {
-		return store.User{}, Outcome{}, err
+		return schema.User{}, Outcome{}, err
 	}
 	if !co.Active() {
-		return store.User{}, Outcome{Result: Ignored}, nil
+		return schema.User{}, Outcome{Result: Ignored}, nil
 	}
 	login, ok := CanonicalLogin(req.Login)
 	if !ok { // no login we link: not echoed either
-		return store.User{}, refused("the comment's author is not linked to an active Codescan user of this account."), nil
+		return schema.User{}, refused("the comment's author is not linked to an active Codescan user of this account."), nil
 	}
 	notLinked := refused("the host login `%s` is not linked to an active Codescan user of this account "+
 		"(a company admin links it as the user's `scm_login`).", login)
-	u, err := t.Store.UserBySCMLogin(ctx, req.CompanyID, login)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && !u.Active) {
-		return store.User{}, notLinked, nil
+	u, err := t.Store.Catalog.UserBySCMLogin(ctx, req.CompanyID, login)
+	if errors.Is(err, ddb.ErrNotFound) || (err == nil && !u.Active) {
+		return schema.User{}, notLinked, nil
 	}
 	if err != nil {
-		return store.User{}, Outcome{}, err
+		return schema.User{}, Outcome{}, err
 	}
 	if !u.IsAdmin && !slices.Contains(u.Permissions, routes.PermTriageIssue) {
-		return store.User{}, refused("the Codescan user linked to `%s` may not triage findings (`%s`).", login, routes.PermTriageIssue), nil
+		return schema.User{}, refused("the Codescan user linked to `%s` may not triage findings (`%s`).", login, routes.PermTriageIssue), nil
 	}
 	return u, Outcome{}, nil
 }
 
 // apply triages the issue through the issue write path, as the linked
 // user (the audit log names them, by way of the comment).
-func (t *Triager) apply(ctx context.Context, req Request, u store.User, issue store.Issue) (store.Issue, error) {
+func (t *Triager) apply(ctx context.Context, req Request, u schema.User, issue findings.Issue) (findings.Issue, error) {
 	cmd := req.Command
 	status := cmd.Status()
 	why := fmt.Sprintf("%s (from %s by %s)", cmd.Reason, req.source(), req.Login)
-	upd := store.IssueUpdate{Status: &status, Reason: &why}
+	upd := triage.IssueUpdate{Status: &status, Reason: &why}
 	if cmd.Verb == VerbAcceptRisk {
 		now := t.now().UTC().Truncate(time.Second)
 		end := now.AddDate(0, 0, cmd.Days)
 		if err := acceptances.CheckEnd(end, now); err != nil {
-			return store.Issue{}, err // Parse bounds the days: a programming error
+			return findings.Issue{}, err // Parse bounds the days: a programming error
 		}
-		upd.Terms = store.RiskTerms{ExpiresAt: end.Format(time.RFC3339), Owner: u.ID}
+		upd.Terms = acceptances.Terms{ExpiresAt: end.Format(time.RFC3339), Owner: u.ID}
 	}
-	ctx = store.WithAuditActor(ctx, store.AuditActor{UserID: u.ID, Via: ViaPullRequest})
-	return t.Store.DecideIssue(ctx, req.CompanyID, issue.ID, upd, store.DecisionProject, store.Actor{UserID: u.ID})
+	ctx = ledger.WithAuditActor(ctx, ledger.AuditActor{UserID: u.ID, Via: ViaPullRequest})
+	return t.Store.Triage.DecideIssue(ctx, req.CompanyID, issue.ID, upd, triage.DecisionProject, findings.Actor{UserID: u.ID})
 }
 
 // heal finishes what an attempt of the same command cut short: the issue
@@ -181,13 +202,13 @@ func (t *Triager) apply(ctx context.Context, req Request, u store.User, issue st
 // may have failed after (the host redelivers a failed delivery). The same
 // decision again writes no history and no audit entry; DecideIssue only
 // carries it on. A branch's own decision is left alone.
-func (t *Triager) heal(ctx context.Context, req Request, u store.User, issue store.Issue) error {
-	if issue.Decision.Scope != store.DecisionProject {
+func (t *Triager) heal(ctx context.Context, req Request, u schema.User, issue findings.Issue) error {
+	if issue.Decision.Scope != triage.DecisionProject {
 		return nil
 	}
 	status := issue.Status
-	ctx = store.WithAuditActor(ctx, store.AuditActor{UserID: u.ID, Via: ViaPullRequest})
-	_, err := t.Store.DecideIssue(ctx, req.CompanyID, issue.ID, store.IssueUpdate{Status: &status}, store.DecisionProject, store.Actor{UserID: u.ID})
+	ctx = ledger.WithAuditActor(ctx, ledger.AuditActor{UserID: u.ID, Via: ViaPullRequest})
+	_, err := t.Store.Triage.DecideIssue(ctx, req.CompanyID, issue.ID, triage.IssueUpdate{Status: &status}, triage.DecisionProject, findings.Actor{UserID: u.ID})
 	return err
 }
 

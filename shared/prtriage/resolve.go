@@ -6,7 +6,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/page"
+	storescans "github.com/acme/codescan-api/shared/store/scans"
 )
 
 // Bounds of the look-up of a reference: how far back a project's scans
@@ -26,26 +28,26 @@ var errEnough = errors.New("enough matches")
 // starts with the command's reference: among the issues of the pull
 // request's latest complete scan of each tool, in every project whose
 // summary the integration keeps on the pull request.
-func (t *Triager) resolve(ctx context.Context, req Request) (store.Issue, Outcome, error) {
+func (t *Triager) resolve(ctx context.Context, req Request) (findings.Issue, Outcome, error) {
 	ref := req.Command.Ref
-	projects, err := t.Store.PRProjects(ctx, req.CompanyID, req.Integration, req.Repo, strconv.Itoa(req.Number))
+	projects, err := t.Store.Catalog.PRProjects(ctx, req.CompanyID, req.Integration, req.Repo, strconv.Itoa(req.Number))
 	if err != nil {
-		return store.Issue{}, Outcome{}, err
+		return findings.Issue{}, Outcome{}, err
 	}
-	found := map[string]store.Issue{}
+	found := map[string]findings.Issue{}
 	for _, p := range projects {
 		if len(found) > 1 {
 			break
 		}
 		scans, err := t.prScans(ctx, req, p)
 		if err != nil {
-			return store.Issue{}, Outcome{}, err
+			return findings.Issue{}, Outcome{}, err
 		}
 		for _, sc := range scans {
 			if len(found) > 1 {
 				break
 			}
-			err := t.Store.EachScanIssue(ctx, req.CompanyID, sc.ID, func(i store.Issue) error {
+			err := t.Store.Lists.EachScanIssue(ctx, req.CompanyID, sc.ID, func(i findings.Issue) error {
 				if strings.HasPrefix(i.ID, ref) {
 					found[i.ID] = i
 				}
@@ -55,29 +57,29 @@ func (t *Triager) resolve(ctx context.Context, req Request) (store.Issue, Outcom
 				return nil
 			})
 			if err != nil && !errors.Is(err, errEnough) {
-				return store.Issue{}, Outcome{}, err
+				return findings.Issue{}, Outcome{}, err
 			}
 		}
 	}
 	switch len(found) {
 	case 0:
-		return store.Issue{}, refused("no finding of this pull request's Codescan summary has the reference `%s`.", ref), nil
+		return findings.Issue{}, refused("no finding of this pull request's Codescan summary has the reference `%s`.", ref), nil
 	case 1:
 		for _, i := range found {
 			return i, Outcome{}, nil
 		}
 	}
-	return store.Issue{}, refused("the reference `%s` names more than one finding; give more characters of its issue id.", ref), nil
+	return findings.Issue{}, refused("the reference `%s` names more than one finding; give more characters of its issue id.", ref), nil
 }
 
 // prScans are the pull request's latest complete scan of each tool in a
 // project: the project's newest scan that built the pull request names its
 // branch, whose newest scans are then read.
-func (t *Triager) prScans(ctx context.Context, req Request, projectID int64) ([]store.Scan, error) {
-	q := store.ScanQuery{ProjectID: projectID, Page: store.PageQuery{Limit: scanPage}}
+func (t *Triager) prScans(ctx context.Context, req Request, projectID int64) ([]storescans.Scan, error) {
+	q := storescans.ScanQuery{ProjectID: projectID, Page: page.Request{Limit: scanPage}}
 	branch := ""
 	for n := 0; n < maxScanPages && branch == ""; n++ {
-		p, err := t.Store.ListScans(ctx, req.CompanyID, q)
+		p, err := t.Store.Scans.ListScans(ctx, req.CompanyID, q)
 		if err != nil {
 			return nil, err
 		}
@@ -95,11 +97,11 @@ func (t *Triager) prScans(ctx context.Context, req Request, projectID int64) ([]
 	if branch == "" {
 		return nil, nil
 	}
-	p, err := t.Store.ListScans(ctx, req.CompanyID, store.ScanQuery{ProjectID: projectID, Branch: branch, Page: store.PageQuery{Limit: scanPage}})
+	p, err := t.Store.Scans.ListScans(ctx, req.CompanyID, storescans.ScanQuery{ProjectID: projectID, Branch: branch, Page: page.Request{Limit: scanPage}})
 	if err != nil {
 		return nil, err
 	}
-	var out []store.Scan
+	var out []storescans.Scan
 	tools := map[string]bool{}
 	for _, sc := range p.Scans { // newest first
 		if built(sc, req) && !tools[sc.Tool] {
@@ -111,9 +113,9 @@ func (t *Triager) prScans(ctx context.Context, req Request, projectID int64) ([]
 }
 
 // built reports whether a complete scan built the request's pull request.
-func built(sc store.Scan, req Request) bool {
+func built(sc storescans.Scan, req Request) bool {
 	pr := sc.PullRequest
-	complete := sc.Status == store.ScanComplete || sc.Status == "" // scans from before statuses were complete
+	complete := sc.Status == storescans.ScanComplete || sc.Status == "" // scans from before statuses were complete
 	return complete && pr != nil && pr.Provider == req.provider() && strings.EqualFold(pr.Host, req.Host) &&
 		strings.EqualFold(pr.Repo, req.Repo) && pr.Number == strconv.Itoa(req.Number)
 }

@@ -5,7 +5,11 @@ import (
 	"fmt"
 	"maps"
 
-	"github.com/acme/codescan-api/shared/store"
+	storepage "github.com/acme/codescan-api/shared/store/page"
+	storequality "github.com/acme/codescan-api/shared/store/quality"
+	storesca "github.com/acme/codescan-api/shared/store/sca"
+	storescans "github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // checkLists recounts the totals of the quality and SCA lists, kept on
@@ -15,7 +19,7 @@ import (
 func checkLists(ctx context.Context, st Store, companyID int64) error {
 	classes := map[string]map[string]int{} // scan -> classification name -> findings
 	quality, sca := map[int64]int{}, map[int64]int{}
-	if err := st.EachQualityIssue(ctx, companyID, func(q store.QualityIssue) error {
+	if err := st.Quality.EachQualityIssue(ctx, companyID, func(q storequality.Issue) error {
 		if classes[q.ScanID] == nil {
 			classes[q.ScanID] = map[string]int{}
 		}
@@ -25,20 +29,20 @@ func checkLists(ctx context.Context, st Store, companyID int64) error {
 	}); err != nil {
 		return err
 	}
-	if err := st.EachSCAIssue(ctx, companyID, func(i store.SCAIssue) error {
+	if err := st.SCA.EachSCAIssue(ctx, companyID, func(i storesca.Issue) error {
 		sca[i.ProjectID]++
 		sca[0]++
 		return nil
 	}); err != nil {
 		return err
 	}
-	projects, err := st.ListProjects(ctx, companyID)
+	projects, err := st.Catalog.ListProjects(ctx, companyID)
 	if err != nil {
 		return err
 	}
-	for _, p := range append(projects, store.Project{}) {
+	for _, p := range append(projects, schema.Project{}) {
 		if p.ID != 0 {
-			_, _, got, err := st.ProjectQualityIssues(ctx, companyID, p.ID, store.PageQuery{Limit: 1})
+			_, _, got, err := st.Quality.ProjectQualityIssues(ctx, companyID, p.ID, storepage.Request{Limit: 1})
 			if err != nil {
 				return err
 			}
@@ -46,7 +50,7 @@ func checkLists(ctx context.Context, st Store, companyID int64) error {
 				return fmt.Errorf("project %d: %d quality findings counted, %d stored", p.ID, got, quality[p.ID])
 			}
 		}
-		_, _, got, err := st.ListSCAIssues(ctx, companyID, p.ID, store.PageQuery{Limit: 1})
+		_, _, got, err := st.SCA.ListSCAIssues(ctx, companyID, p.ID, storepage.Request{Limit: 1})
 		if err != nil {
 			return err
 		}
@@ -59,7 +63,7 @@ func checkLists(ctx context.Context, st Store, companyID int64) error {
 		scans[scan] = true
 	}
 	for token := ""; ; {
-		page, err := st.ListScans(ctx, companyID, store.ScanQuery{Page: store.PageQuery{Limit: 100, Token: token}})
+		page, err := st.Scans.ListScans(ctx, companyID, storescans.ScanQuery{Page: storepage.Request{Limit: 100, Token: token}})
 		if err != nil {
 			return err
 		}
@@ -74,7 +78,7 @@ func checkLists(ctx context.Context, st Store, companyID int64) error {
 		}
 	}
 	for scan := range scans {
-		dir, err := st.QualityClasses(ctx, companyID, scan)
+		dir, err := st.Quality.QualityClasses(ctx, companyID, scan)
 		if err != nil {
 			return err
 		}
@@ -93,8 +97,8 @@ func checkLists(ctx context.Context, st Store, companyID int64) error {
 // page.
 func checkScanSCA(ctx context.Context, st Store, companyID int64, scanID string) error {
 	read, total := 0, 0
-	for q := (store.PageQuery{Limit: 100}); ; {
-		page, res, n, err := st.ScanSCAIssues(ctx, companyID, scanID, q)
+	for q := (storepage.Request{Limit: 100}); ; {
+		page, res, n, err := st.SCA.ScanSCAIssues(ctx, companyID, scanID, q)
 		if err != nil {
 			return err
 		}

@@ -11,7 +11,8 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // Check checks every issue's due index keys (Issue.CheckDueKeys), computes
@@ -21,23 +22,23 @@ import (
 // checkTrends) and the list totals (see checkLists); the error names the
 // first difference.
 func Check(ctx context.Context, st Store, companyID int64) error {
-	var issues []store.Issue
-	if err := st.EachIssue(ctx, companyID, func(i store.Issue) error { issues = append(issues, i); return nil }); err != nil {
+	var issues []findings.Issue
+	if err := st.Lists.EachIssue(ctx, companyID, func(i findings.Issue) error { issues = append(issues, i); return nil }); err != nil {
 		return err
 	}
-	want := map[store.Scope]map[store.Dimension]map[string]store.Cells{}
+	want := map[schema.Scope]map[schema.Dimension]map[string]findings.Cells{}
 	branches := map[string][]int64{}
 	for _, i := range issues {
 		if err := i.CheckDueKeys(); err != nil {
 			return err
 		}
-		for _, sc := range []store.Scope{{}, {ProjectID: i.ProjectID}, {ProjectID: i.ProjectID, Branch: i.Branch}} {
+		for _, sc := range []schema.Scope{{}, {ProjectID: i.ProjectID}, {ProjectID: i.ProjectID, Branch: i.Branch}} {
 			if want[sc] == nil {
-				want[sc] = map[store.Dimension]map[string]store.Cells{store.ByCWE: {}, store.ByFile: {}}
+				want[sc] = map[schema.Dimension]map[string]findings.Cells{findings.ByCWE: {}, findings.ByFile: {}}
 			}
-			for dim, g := range map[store.Dimension]string{store.ByCWE: strconv.Itoa(i.CWE), store.ByFile: i.FilePath} {
+			for dim, g := range map[schema.Dimension]string{findings.ByCWE: strconv.Itoa(i.CWE), findings.ByFile: i.FilePath} {
 				if want[sc][dim][g] == nil {
-					want[sc][dim][g] = store.Cells{}
+					want[sc][dim][g] = findings.Cells{}
 				}
 				want[sc][dim][g][i.Urgency+"/"+i.Status]++
 			}
@@ -46,14 +47,14 @@ func Check(ctx context.Context, st Store, companyID int64) error {
 			branches[i.Branch] = append(ids, i.ProjectID)
 		}
 	}
-	want[store.Scope{}] = orEmpty(want[store.Scope{}])
+	want[schema.Scope{}] = orEmpty(want[schema.Scope{}])
 	for sc, dims := range want {
-		for _, dim := range []store.Dimension{store.ByCWE, store.ByFile} {
-			got, err := st.ScopeGroups(ctx, companyID, sc, dim)
+		for _, dim := range []schema.Dimension{findings.ByCWE, findings.ByFile} {
+			got, err := st.Lists.ScopeGroups(ctx, companyID, sc, dim)
 			if err != nil {
 				return err
 			}
-			gotMap := map[string]store.Cells{}
+			gotMap := map[string]findings.Cells{}
 			for _, g := range got {
 				if g.Count != g.Cells.Total("", "") {
 					return fmt.Errorf("scope %+v %s group %s: count %d != cells %v", sc, dim, g.Group, g.Count, g.Cells)
@@ -63,7 +64,7 @@ func Check(ctx context.Context, st Store, companyID int64) error {
 			if !reflect.DeepEqual(gotMap, dims[dim]) {
 				return fmt.Errorf("scope %+v %s counters:\n got %v\nwant %v", sc, dim, gotMap, dims[dim])
 			}
-			page, total, err := st.GroupsPage(ctx, companyID, sc, dim, 0, 100)
+			page, total, err := st.Lists.GroupsPage(ctx, companyID, sc, dim, 0, 100)
 			if err != nil {
 				return err
 			}
@@ -79,7 +80,7 @@ func Check(ctx context.Context, st Store, companyID int64) error {
 	}
 	for b, ids := range branches {
 		slices.Sort(ids)
-		got, err := st.BranchProjects(ctx, companyID, b)
+		got, err := st.Lists.BranchProjects(ctx, companyID, b)
 		if err != nil || !reflect.DeepEqual(got, ids) {
 			return fmt.Errorf("BranchProjects(%q) = %v, %v; want %v", b, got, err, ids)
 		}
@@ -90,9 +91,9 @@ func Check(ctx context.Context, st Store, companyID int64) error {
 	return checkLists(ctx, st, companyID)
 }
 
-func orEmpty(m map[store.Dimension]map[string]store.Cells) map[store.Dimension]map[string]store.Cells {
+func orEmpty(m map[schema.Dimension]map[string]findings.Cells) map[schema.Dimension]map[string]findings.Cells {
 	if m == nil {
-		return map[store.Dimension]map[string]store.Cells{store.ByCWE: {}, store.ByFile: {}}
+		return map[schema.Dimension]map[string]findings.Cells{findings.ByCWE: {}, findings.ByFile: {}}
 	}
 	return m
 }

@@ -4,23 +4,46 @@ import (
 	"context"
 
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/quality"
+	"github.com/acme/codescan-api/shared/store/sca"
+	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/store/trends"
 )
 
-// Store is what the recount check read and write: the store methods they
-// call, and no others. The Lambda main passes the store itself.
-type Store interface {
-	BranchProjects(ctx context.Context, companyID int64, branch string) ([]int64, error)
-	EachIssue(ctx context.Context, companyID int64, fn func(store.Issue) error) error
-	EachQualityIssue(ctx context.Context, companyID int64, fn func(store.QualityIssue) error) error
-	EachSCAIssue(ctx context.Context, companyID int64, fn func(store.SCAIssue) error) error
-	GroupsPage(ctx context.Context, companyID int64, sc store.Scope, dim store.Dimension, offset, limit int) ([]store.GroupCount, int64, error)
-	ListProjects(ctx context.Context, companyID int64) ([]store.Project, error)
-	ListSCAIssues(ctx context.Context, companyID, projectID int64, q store.PageQuery) ([]store.SCAIssue, store.PageResult, int, error)
-	ListScans(ctx context.Context, companyID int64, q store.ScanQuery) (store.ScanPage, error)
-	ProjectQualityIssues(ctx context.Context, companyID, projectID int64, q store.PageQuery) ([]store.QualityIssue, store.PageResult, int, error)
-	QualityClasses(ctx context.Context, companyID int64, scanID string) ([]store.QualityClass, error)
-	ScanSCAIssues(ctx context.Context, companyID int64, scanID string, q store.PageQuery) ([]store.SCAIssue, store.PageResult, int, error)
-	Snapshot(ctx context.Context, companyID, projectID int64, first string) (trends.Snapshot, error)
-	ScopeGroups(ctx context.Context, companyID int64, sc store.Scope, dim store.Dimension) ([]store.GroupCount, error)
+// Store is what the recount check read and write: per area of the store, the calls
+// they make and no others; StoreOf composes it from the store's areas.
+type Store struct {
+	Catalog interface {
+		ListProjects(ctx context.Context, companyID int64) ([]schema.Project, error)
+	}
+	Lists interface {
+		BranchProjects(ctx context.Context, companyID int64, branch string) ([]int64, error)
+		EachIssue(ctx context.Context, companyID int64, fn func(findings.Issue) error) error
+		GroupsPage(ctx context.Context, companyID int64, sc schema.Scope, dim schema.Dimension, offset int, limit int) ([]findings.GroupCount, int64, error)
+		ScopeGroups(ctx context.Context, companyID int64, sc schema.Scope, dim schema.Dimension) ([]findings.GroupCount, error)
+	}
+	Quality interface {
+		EachQualityIssue(ctx context.Context, companyID int64, fn func(quality.Issue) error) error
+		ProjectQualityIssues(ctx context.Context, companyID int64, projectID int64, q page.Request) ([]quality.Issue, page.Result, int, error)
+		QualityClasses(ctx context.Context, companyID int64, scanID string) ([]quality.Class, error)
+	}
+	SCA interface {
+		EachSCAIssue(ctx context.Context, companyID int64, fn func(sca.Issue) error) error
+		ListSCAIssues(ctx context.Context, companyID int64, projectID int64, q page.Request) ([]sca.Issue, page.Result, int, error)
+		ScanSCAIssues(ctx context.Context, companyID int64, scanID string, q page.Request) ([]sca.Issue, page.Result, int, error)
+	}
+	Scans interface {
+		ListScans(ctx context.Context, companyID int64, q scans.ScanQuery) (scans.ScanPage, error)
+	}
+	Trends interface {
+		Snapshot(ctx context.Context, companyID int64, projectID int64, first string) (trends.Snapshot, error)
+	}
+}
+
+// StoreOf is the areas of st that Store touches: its composition.
+func StoreOf(st *store.Store) Store {
+	return Store{Catalog: st.Catalog, Lists: st.Lists, Quality: st.Quality, SCA: st.SCA, Scans: st.Scans, Trends: st.Trends}
 }

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/trendmath"
 )
 
@@ -17,13 +17,13 @@ import (
 // fixed, dismissed and open are no more than the entries into those
 // classes the days counted (an issue enters its class at least once;
 // deletions take issues away, never entries).
-func checkTrends(ctx context.Context, st Store, companyID int64, issues []store.Issue) error {
+func checkTrends(ctx context.Context, st Store, companyID int64, issues []findings.Issue) error {
 	type now struct {
 		open             trendmath.ByUrgency
 		fixed, dismissed int64
 	}
 	want := map[int64]*now{0: {}}
-	projects, err := st.ListProjects(ctx, companyID)
+	projects, err := st.Catalog.ListProjects(ctx, companyID)
 	if err != nil {
 		return err
 	}
@@ -52,7 +52,7 @@ func checkTrends(ctx context.Context, st Store, companyID int64, issues []store.
 		}
 	}
 	for sc, w := range want {
-		snap, err := st.Snapshot(ctx, companyID, sc, "")
+		snap, err := st.Trends.Snapshot(ctx, companyID, sc, "")
 		if err != nil {
 			return err
 		}

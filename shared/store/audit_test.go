@@ -13,6 +13,12 @@ import (
 
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/catalog"
+	"github.com/acme/codescan-api/shared/store/delivery"
+	"github.com/acme/codescan-api/shared/store/ledger"
+	"github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/schema"
+	"github.com/acme/codescan-api/shared/store/tenancy"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -28,47 +34,47 @@ func TestAdministrativeWritesAreAudited(t *testing.T) {
 		store.WithClock(func() time.Time { return clock }))
 	const cid = 7
 	bg := context.Background()
-	actor := store.AuditActor{UserID: 3, Via: store.ViaAPIKey, KeyID: 11}
-	ctx := store.WithAuditActor(bg, actor)
+	actor := ledger.AuditActor{UserID: 3, Via: ledger.ViaAPIKey, KeyID: 11}
+	ctx := ledger.WithAuditActor(bg, actor)
 
-	if _, err := st.CreateTeam(bg, store.Team{CompanyID: cid, Name: "seeded"}); err != nil {
+	if _, err := st.Catalog.CreateTeam(bg, schema.Team{CompanyID: cid, Name: "seeded"}); err != nil {
 		t.Fatal(err)
 	}
-	team, err := st.CreateTeam(ctx, store.Team{CompanyID: cid, Name: "Platform", MemberIDs: []int64{3}})
+	team, err := st.Catalog.CreateTeam(ctx, schema.Team{CompanyID: cid, Name: "Platform", MemberIDs: []int64{3}})
 	if err != nil || team.CreatedAt != "2031-05-06T07:08:09Z" {
 		t.Fatal(team.CreatedAt, err)
 	}
-	pol, err := st.CreatePolicy(bg, store.Policy{CompanyID: cid, Name: "p", Active: true})
+	pol, err := st.Catalog.CreatePolicy(bg, schema.Policy{CompanyID: cid, Name: "p", Active: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.DeactivatePolicy(ctx, cid, pol.ID); err != nil {
+	if _, err := st.Catalog.DeactivatePolicy(ctx, cid, pol.ID); err != nil {
 		t.Fatal(err)
 	}
-	if p, err := st.DeactivatePolicy(ctx, cid, pol.ID); err != nil || p.Active { // idempotent, no second entry
+	if p, err := st.Catalog.DeactivatePolicy(ctx, cid, pol.ID); err != nil || p.Active { // idempotent, no second entry
 		t.Fatalf("%+v %v", p, err)
 	}
-	in, err := st.CreateIntegration(bg, store.Integration{CompanyID: cid, UUID: store.NewIntegrationUUID(), Name: "gh", SealedToken: "sealed-1", Expired: true})
+	in, err := st.Catalog.CreateIntegration(bg, schema.Integration{CompanyID: cid, UUID: catalog.NewIntegrationUUID(), Name: "gh", SealedToken: "sealed-1", Expired: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	name, sealed := "GitHub", "sealed-2"
-	updated, err := st.UpdateIntegration(ctx, cid, in.UUID, in.Revision, store.IntegrationChange{Name: &name, SealedToken: &sealed, Verified: true})
+	updated, err := st.Catalog.UpdateIntegration(ctx, cid, in.UUID, in.Revision, catalog.IntegrationChange{Name: &name, SealedToken: &sealed, Verified: true})
 	if err != nil || updated.Name != "GitHub" || updated.Revision != 2 || updated.Expired {
 		t.Fatalf("%+v %v", updated, err)
 	}
-	if _, err := st.UpdateIntegration(ctx, cid, in.UUID, in.Revision, store.IntegrationChange{Name: &name}); err == nil {
+	if _, err := st.Catalog.UpdateIntegration(ctx, cid, in.UUID, in.Revision, catalog.IntegrationChange{Name: &name}); err == nil {
 		t.Fatal("a stale revision was accepted")
 	}
 	on := true
-	if err := st.UpdateNotificationSetting(ctx, cid, 0, "scan_completed", []store.ChannelChange{{Channel: store.ChannelEmail, Value: &on}}); err != nil {
+	if err := st.Deliveries.UpdateNotificationSetting(ctx, cid, 0, "scan_completed", []delivery.ChannelChange{{Channel: delivery.ChannelEmail, Value: &on}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.UpdateNotificationSetting(ctx, cid, 3, "scan_completed", []store.ChannelChange{{Channel: store.ChannelEmail, Value: &on}}); err != nil {
+	if err := st.Deliveries.UpdateNotificationSetting(ctx, cid, 3, "scan_completed", []delivery.ChannelChange{{Channel: delivery.ChannelEmail, Value: &on}}); err != nil {
 		t.Fatal(err) // a user's own preference: recorded too
 	}
 
-	entries, res, err := st.ListAudit(bg, cid, store.AuditFilter{}, store.PageQuery{Limit: 50})
+	entries, res, err := st.Tenancy.ListAudit(bg, cid, tenancy.AuditFilter{}, page.Request{Limit: 50})
 	if err != nil || res.Next != "" {
 		t.Fatal(err, res)
 	}

@@ -9,22 +9,23 @@ import (
 
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/gate"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/scans"
 )
 
 // scanIn applies a scan of branch, tool and upload category.
-func (w *branchWorld) scanIn(t *testing.T, branch, tool, category string, fs ...finding) (store.Scan, store.ApplyResult) {
+func (w *branchWorld) scanIn(t *testing.T, branch, tool, category string, fs ...finding) (scans.Scan, findings.ApplyResult) {
 	t.Helper()
 	w.clock = w.clock.Add(time.Minute)
 	ctx := context.Background()
-	sc, err := w.st.CreateScan(ctx, store.Scan{
+	sc, err := w.st.Scans.CreateScan(ctx, scans.Scan{
 		ID: uuid.NewString(), CompanyID: w.company, ProjectID: w.project, Branch: branch, Engine: "sarif",
-		Tool: tool, Category: category, Status: store.ScanProcessing, CreatedAt: w.clock.Format(time.RFC3339),
+		Tool: tool, Category: category, Status: scans.ScanProcessing, CreatedAt: w.clock.Format(time.RFC3339),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := w.st.ApplyScan(ctx, w.company, sc, w.found(sc, fs...))
+	res, err := w.st.Findings.ApplyScan(ctx, w.company, sc, w.found(sc, fs...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +115,7 @@ func TestNoCategoryBehavesAsBefore(t *testing.T) {
 	if res.Fixed != 1 || res.Unchanged != 1 {
 		t.Fatalf("uncategorised scan without y: %+v", res)
 	}
-	if h, err := w.st.ScanHeadsOf(ctx, w.company, w.project, "main", "semgrep"); err != nil || len(h) != 1 || h[0].ScanID != plain.ID {
+	if h, err := w.st.Lists.ScanHeadsOf(ctx, w.company, w.project, "main", "semgrep"); err != nil || len(h) != 1 || h[0].ScanID != plain.ID {
 		t.Fatalf("heads of the tool after uncategorised scans: %+v %v", h, err)
 	}
 
@@ -124,7 +125,7 @@ func TestNoCategoryBehavesAsBefore(t *testing.T) {
 	if res.Fixed != 0 || res.Created != 1 || res.Unchanged != 1 {
 		t.Fatalf("first category scan: %+v", res)
 	}
-	if h, err := w.st.ScanHeadsOf(ctx, w.company, w.project, "main", "semgrep"); err != nil || len(h) != 1 || h[0].ScanID != goScan.ID {
+	if h, err := w.st.Lists.ScanHeadsOf(ctx, w.company, w.project, "main", "semgrep"); err != nil || len(h) != 1 || h[0].ScanID != goScan.ID {
 		t.Fatalf("heads after the take-over (the uncategorised one emptied, the category's named): %+v %v", h, err)
 	}
 	// Another category starts from nothing: it fixes nothing.
@@ -158,14 +159,14 @@ func TestGateBaselineAcrossCategories(t *testing.T) {
 	w.scanIn(t, "main", "gosec", "services/a", a1)
 	bScan, _ := w.scanIn(t, "main", "gosec", "services/b", b1)
 
-	open, err := w.st.BaselineOpen(ctx, w.company, w.project, "main", "gosec", []string{"a1", "b1", "new"})
+	open, err := w.st.Baselines.BaselineOpen(ctx, w.company, w.project, "main", "gosec", []string{"a1", "b1", "new"})
 	if err != nil || !open.Fingerprints["a1"] || !open.Fingerprints["b1"] || open.Fingerprints["new"] || open.ScanID != bScan.ID {
 		t.Fatalf("baseline open: %+v %v", open, err)
 	}
 	// A pull request's scan (no category, as the real client sends).
 	pr, _ := w.scanIn(t, "feature", "gosec", "", a1, b1, n)
 	issues := w.found(pr, a1, b1, n)
-	cmp, err := gate.CompareScan(ctx, w.st, pr, "main", issues)
+	cmp, err := gate.CompareScan(ctx, gate.SourceOf(w.st), pr, "main", issues)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,47 +17,53 @@ import (
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/recount"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/page"
+	storequality "github.com/acme/codescan-api/shared/store/quality"
+	storesca "github.com/acme/codescan-api/shared/store/sca"
+	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // findingsOf are a scan's quality and SCA findings as an ingestion writes
 // them: ids from the finding's identity, so writing them again is the same.
-func findingsOf(sc store.Scan, n int, classes ...string) ([]store.QualityIssue, []store.SCAIssue) {
-	var qs []store.QualityIssue
-	var sca []store.SCAIssue
+func findingsOf(sc scans.Scan, n int, classes ...string) ([]storequality.Issue, []storesca.Issue) {
+	var qs []storequality.Issue
+	var sca []storesca.Issue
 	for k := range n {
-		qs = append(qs, store.QualityIssue{
-			ID:     store.IssueID(sc.CompanyID, sc.ProjectID, sc.Branch, "lint", fmt.Sprintf("q%d", k)),
+		qs = append(qs, storequality.Issue{
+			ID:     findings.IssueID(sc.CompanyID, sc.ProjectID, sc.Branch, "lint", fmt.Sprintf("q%d", k)),
 			ScanID: sc.ID, ProjectID: sc.ProjectID, CreatedAt: sc.CreatedAt, Urgency: "LO", Status: "open",
-			Classification: store.QualityClassification{ID: "R", Name: classes[k%len(classes)]},
+			Classification: storequality.Classification{ID: "R", Name: classes[k%len(classes)]},
 		})
-		sca = append(sca, store.SCAIssue{
-			ID:        store.IssueID(sc.CompanyID, sc.ProjectID, sc.Branch, "osv", fmt.Sprintf("s%d", k)),
-			ProjectID: sc.ProjectID, Branch: sc.Branch, Severity: "HIGH", Package: store.SCAPackage{Name: fmt.Sprint("pkg", k)},
+		sca = append(sca, storesca.Issue{
+			ID:        findings.IssueID(sc.CompanyID, sc.ProjectID, sc.Branch, "osv", fmt.Sprintf("s%d", k)),
+			ProjectID: sc.ProjectID, Branch: sc.Branch, Severity: "HIGH", Package: storesca.Package{Name: fmt.Sprint("pkg", k)},
 		})
 	}
 	return qs, sca
 }
 
-func ingest(t *testing.T, st *store.Store, sc store.Scan, qs []store.QualityIssue, sca []store.SCAIssue) {
+func ingest(t *testing.T, st *store.Store, sc scans.Scan, qs []storequality.Issue, sca []storesca.Issue) {
 	t.Helper()
 	ctx := context.Background()
-	if err := st.PutQualityIssues(ctx, sc.CompanyID, qs); err != nil {
+	if err := st.Quality.PutQualityIssues(ctx, sc.CompanyID, qs); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.PutScanSCAIssues(ctx, sc.CompanyID, sc, sca); err != nil {
+	if err := st.SCA.PutScanSCAIssues(ctx, sc.CompanyID, sc, sca); err != nil {
 		t.Fatal(err)
 	}
 }
 
 // totals are what the lists answer as their totals.
-func totals(t *testing.T, st *store.Store, sc store.Scan) (quality, sca, scanSCA int, classes []store.QualityClass) {
+func totals(t *testing.T, st *store.Store, sc scans.Scan) (quality, sca, scanSCA int, classes []storequality.Class) {
 	t.Helper()
 	ctx := context.Background()
-	one := store.PageQuery{Limit: 1}
-	_, _, quality, err1 := st.ProjectQualityIssues(ctx, sc.CompanyID, sc.ProjectID, one)
-	_, _, sca, err2 := st.ListSCAIssues(ctx, sc.CompanyID, 0, one)
-	_, _, scanSCA, err3 := st.ScanSCAIssues(ctx, sc.CompanyID, sc.ID, one)
-	classes, err4 := st.QualityClasses(ctx, sc.CompanyID, sc.ID)
+	one := page.Request{Limit: 1}
+	_, _, quality, err1 := st.Quality.ProjectQualityIssues(ctx, sc.CompanyID, sc.ProjectID, one)
+	_, _, sca, err2 := st.SCA.ListSCAIssues(ctx, sc.CompanyID, 0, one)
+	_, _, scanSCA, err3 := st.SCA.ScanSCAIssues(ctx, sc.CompanyID, sc.ID, one)
+	classes, err4 := st.Quality.QualityClasses(ctx, sc.CompanyID, sc.ID)
 	if err := errors.Join(err1, err2, err3, err4); err != nil {
 		t.Fatal(err)
 	}
@@ -96,12 +102,12 @@ func TestListCountersAreExact(t *testing.T) {
 	st := testenv.NewStore(t)
 	ctx := context.Background()
 	const company = 31
-	p, err := st.CreateProject(ctx, store.Project{CompanyID: company, Name: "web"})
+	p, err := st.Catalog.CreateProject(ctx, schema.Project{CompanyID: company, Name: "web"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	newScan := func(at string) store.Scan {
-		sc, err := st.CreateScan(ctx, store.Scan{CompanyID: company, ProjectID: p.ID, Branch: "main", Engine: "lint", CreatedAt: at})
+	newScan := func(at string) scans.Scan {
+		sc, err := st.Scans.CreateScan(ctx, scans.Scan{CompanyID: company, ProjectID: p.ID, Branch: "main", Engine: "lint", CreatedAt: at})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -110,7 +116,7 @@ func TestListCountersAreExact(t *testing.T) {
 	a := newScan("2025-03-01T10:00:00Z")
 	qa, sa := findingsOf(a, 120, "Complexity", "Dead Code", "Style")
 	ingest(t, st, a, qa, sa)
-	check := func(wantQuality, wantSCA int, sc store.Scan, wantScanSCA int) {
+	check := func(wantQuality, wantSCA int, sc scans.Scan, wantScanSCA int) {
 		t.Helper()
 		q, s, ss, _ := totals(t, st, sc)
 		if q != wantQuality || s != wantSCA || ss != wantScanSCA {
@@ -138,7 +144,7 @@ func TestListCountersAreExact(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs <- errors.Join(st.PutQualityIssues(ctx, company, qb), st.PutScanSCAIssues(ctx, company, b, sb))
+			errs <- errors.Join(st.Quality.PutQualityIssues(ctx, company, qb), st.SCA.PutScanSCAIssues(ctx, company, b, sb))
 		}()
 	}
 	wg.Wait()
@@ -156,12 +162,12 @@ func TestListCountersAreExact(t *testing.T) {
 	c := newScan("2025-03-03T10:00:00Z")
 	qc, sc := findingsOf(c, 60, "Style")
 	restore, crashed := crashApply(st)
-	err = st.PutQualityIssues(ctx, company, qc)
+	err = st.Quality.PutQualityIssues(ctx, company, qc)
 	restore()
 	if err == nil || !crashed.Load() {
 		t.Fatalf("crash not injected: %v", err)
 	}
-	if err := recount.Check(ctx, st, company); err == nil {
+	if err := recount.Check(ctx, recount.StoreOf(st), company); err == nil {
 		t.Fatal("a recount must see the counters short while the journal is not applied")
 	}
 	ingest(t, st, c, qc, sc)
@@ -171,7 +177,7 @@ func TestListCountersAreExact(t *testing.T) {
 	// directory entries; the project's total stays.
 	moved := qc[0]
 	moved.Classification.Name = "Naming"
-	if err := st.PutQualityIssues(ctx, company, []store.QualityIssue{moved}); err != nil {
+	if err := st.Quality.PutQualityIssues(ctx, company, []storequality.Issue{moved}); err != nil {
 		t.Fatal(err)
 	}
 	check(260, 120, c, 60)
@@ -180,7 +186,7 @@ func TestListCountersAreExact(t *testing.T) {
 	}
 
 	// Another company's lists count nothing of this one's.
-	if _, _, n, err := st.ListSCAIssues(ctx, company+1, 0, store.PageQuery{Limit: 1}); err != nil || n != 0 {
+	if _, _, n, err := st.SCA.ListSCAIssues(ctx, company+1, 0, page.Request{Limit: 1}); err != nil || n != 0 {
 		t.Fatalf("other company: %d, %v", n, err)
 	}
 }

@@ -6,8 +6,12 @@ import (
 	"testing"
 
 	"github.com/acme/codescan-api/internal/testenv"
-	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/bulkload"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/decisions"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/triage"
 )
 
 // A decision is the finding's (tool and fingerprint), not the fingerprint's
@@ -22,22 +26,22 @@ func TestDecideIssueRetriesAndIdentity(t *testing.T) {
 	w.scan(t, "main", "gosec", a)
 	w.scan(t, "main", "semgrep", a) // same fingerprint, another tool
 	w.scan(t, "dev", "gosec", a)
-	lead := store.Actor{UserID: 7}
+	lead := findings.Actor{UserID: 7}
 	fp, why := "false_positive", "generated code"
-	u := store.IssueUpdate{Status: &fp, Reason: &why}
-	main := store.IssueID(w.company, w.project, "main", "gosec", "a")
+	u := triage.IssueUpdate{Status: &fp, Reason: &why}
+	main := findings.IssueID(w.company, w.project, "main", "gosec", "a")
 
-	if _, err := w.st.DecideIssue(ctx, w.company, main, u, "everywhere", lead); !errors.Is(err, store.ErrInvalid) {
+	if _, err := w.st.Triage.DecideIssue(ctx, w.company, main, u, "everywhere", lead); !errors.Is(err, ddb.ErrInvalid) {
 		t.Fatalf("bad scope: %v", err)
 	}
 	if got := w.issue(t, "dev", "gosec", "a"); got.Status != "open" {
 		t.Fatalf("a refused decision moved dev: %+v", got)
 	}
-	first, err := w.st.DecideIssue(ctx, w.company, main, u, "", lead)
+	first, err := w.st.Triage.DecideIssue(ctx, w.company, main, u, "", lead)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := store.IssueDecision{Scope: store.DecisionProject, DecidedBy: 7, DecidedAt: first.Decision.DecidedAt, Source: "main"}
+	want := decisions.Mark{Scope: triage.DecisionProject, DecidedBy: 7, DecidedAt: first.Decision.DecidedAt, Source: "main"}
 	if first.Decision != want || first.Status != fp {
 		t.Fatalf("decided: %+v", first)
 	}
@@ -45,27 +49,27 @@ func TestDecideIssueRetriesAndIdentity(t *testing.T) {
 	if dev.Status != fp || dev.Reason != why || dev.Decision != want {
 		t.Fatalf("dev: %+v", dev)
 	}
-	if other := w.issue(t, "main", "semgrep", "a"); other.Status != "open" || other.Decision != (store.IssueDecision{}) {
+	if other := w.issue(t, "main", "semgrep", "a"); other.Status != "open" || other.Decision != (decisions.Mark{}) {
 		t.Fatalf("another tool's finding took it: %+v", other)
 	}
 
 	// The same decision again: nothing moves, no history is added.
-	again, err := w.st.DecideIssue(ctx, w.company, main, u, "", lead)
+	again, err := w.st.Triage.DecideIssue(ctx, w.company, main, u, "", lead)
 	if err != nil || again != first || w.issue(t, "dev", "gosec", "a") != dev {
 		t.Fatalf("again: %v\n%+v\n%+v", err, again, first)
 	}
-	if h, err := w.st.IssueHistory(ctx, w.company, dev.ID); err != nil || len(h) != 1 {
+	if h, err := w.st.Lists.IssueHistory(ctx, w.company, dev.ID); err != nil || len(h) != 1 {
 		t.Fatalf("dev's history: %v %+v", err, h)
 	}
 
 	// An issue the spread did not reach (written outside a scan, as if it
 	// appeared while the decision spread) takes it from the retry.
-	missed := w.found(store.Scan{Branch: "qa", Tool: "gosec", CreatedAt: "2026-01-02T00:00:00Z"}, a)
+	missed := w.found(scans.Scan{Branch: "qa", Tool: "gosec", CreatedAt: "2026-01-02T00:00:00Z"}, a)
 	missed[0].Status = "open"
 	if _, err := bulkload.CreateIssues(ctx, w.st, w.company, missed); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.st.DecideIssue(ctx, w.company, main, u, "", lead); err != nil {
+	if _, err := w.st.Triage.DecideIssue(ctx, w.company, main, u, "", lead); err != nil {
 		t.Fatal(err)
 	}
 	if qa := w.issue(t, "qa", "gosec", "a"); qa.Status != fp || qa.Decision != want {
@@ -83,9 +87,9 @@ func TestWithdrawalReopensNothingFixed(t *testing.T) {
 	a := finding{"a", 89}
 	w.scan(t, "main", "gosec", a)
 	w.scan(t, "dev", "gosec", a)
-	main := store.IssueID(w.company, w.project, "main", "gosec", "a")
+	main := findings.IssueID(w.company, w.project, "main", "gosec", "a")
 	fip, why := "fix_in_progress", "patch under review"
-	if _, err := w.st.DecideIssue(ctx, w.company, main, store.IssueUpdate{Status: &fip, Reason: &why}, "", store.Actor{UserID: 7}); err != nil {
+	if _, err := w.st.Triage.DecideIssue(ctx, w.company, main, triage.IssueUpdate{Status: &fip, Reason: &why}, "", findings.Actor{UserID: 7}); err != nil {
 		t.Fatal(err)
 	}
 	w.scan(t, "dev", "gosec") // dev no longer reports it: fixed
@@ -93,13 +97,13 @@ func TestWithdrawalReopensNothingFixed(t *testing.T) {
 		t.Fatalf("dev: %+v", dev)
 	}
 	open := "open"
-	if _, err := w.st.DecideIssue(ctx, w.company, main, store.IssueUpdate{Status: &open}, "", store.Actor{UserID: 7}); err != nil {
+	if _, err := w.st.Triage.DecideIssue(ctx, w.company, main, triage.IssueUpdate{Status: &open}, "", findings.Actor{UserID: 7}); err != nil {
 		t.Fatal(err)
 	}
-	if m := w.issue(t, "main", "gosec", "a"); m.Status != "open" || m.Decision != (store.IssueDecision{}) {
+	if m := w.issue(t, "main", "gosec", "a"); m.Status != "open" || m.Decision != (decisions.Mark{}) {
 		t.Fatalf("main: %+v", m)
 	}
-	if dev := w.issue(t, "dev", "gosec", "a"); dev.Status != "fixed" || dev.Decision != (store.IssueDecision{}) || dev.ReopenCount != 0 {
+	if dev := w.issue(t, "dev", "gosec", "a"); dev.Status != "fixed" || dev.Decision != (decisions.Mark{}) || dev.ReopenCount != 0 {
 		t.Fatalf("dev after the withdrawal: %s %+v reopened %d", dev.Status, dev.Decision, dev.ReopenCount)
 	}
 	testenv.Recount(t, w.st, w.company)

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 
+	"github.com/acme/codescan-api/shared/store/ddb"
+
 	"github.com/acme/codescan-api/shared/store/catalog"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 )
@@ -12,7 +14,7 @@ import (
 
 // Update and PutItem are the table layer's, for tests that write items
 // directly.
-func Update(s *Store, ctx context.Context, k Key, upd expression.UpdateBuilder, extra *expression.ConditionBuilder, out any) error {
+func Update(s *Store, ctx context.Context, k ddb.Key, upd expression.UpdateBuilder, extra *expression.ConditionBuilder, out any) error {
 	return s.t.Update(ctx, k, upd, extra, out)
 }
 

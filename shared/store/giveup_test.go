@@ -18,6 +18,10 @@ import (
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/recount"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/schema"
+	"github.com/acme/codescan-api/shared/store/triage"
 )
 
 // crashOn fails, once, the nth DynamoDB call that match accepts: a worker
@@ -49,10 +53,10 @@ func manyFindings(prefix string, n int, cwes ...int) []finding {
 }
 
 // processing is a new scan of branch and tool t, still processing.
-func (w *branchWorld) processing(t *testing.T, branch string) store.Scan {
+func (w *branchWorld) processing(t *testing.T, branch string) scans.Scan {
 	t.Helper()
-	sc, err := w.st.CreateScan(context.Background(), store.Scan{ID: uuid.NewString(), CompanyID: w.company, ProjectID: w.project,
-		Branch: branch, Engine: "sarif", Tool: "t", Status: store.ScanProcessing, CreatedAt: w.clock.Format(time.RFC3339)})
+	sc, err := w.st.Scans.CreateScan(context.Background(), scans.Scan{ID: uuid.NewString(), CompanyID: w.company, ProjectID: w.project,
+		Branch: branch, Engine: "sarif", Tool: "t", Status: scans.ScanProcessing, CreatedAt: w.clock.Format(time.RFC3339)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,12 +113,12 @@ func TestScanGivenUpLeavesCountersEqualToItsIssues(t *testing.T) {
 			ctx := context.Background()
 			sc := w.processing(t, "main")
 			crashes := crashOn(w.st, tc.nth, tc.match)
-			if _, err := w.st.ApplyScan(ctx, w.company, sc, w.found(sc, fs...)); err == nil || !strings.Contains(err.Error(), "crashed") {
+			if _, err := w.st.Findings.ApplyScan(ctx, w.company, sc, w.found(sc, fs...)); err == nil || !strings.Contains(err.Error(), "crashed") {
 				t.Fatalf("the crashed apply answered %v (%d matching calls)", err, crashes.Load())
 			}
-			stored := func() []store.Issue {
-				var out []store.Issue
-				if err := w.st.EachScanIssue(ctx, w.company, sc.ID, func(i store.Issue) error { out = append(out, i); return nil }); err != nil {
+			stored := func() []findings.Issue {
+				var out []findings.Issue
+				if err := w.st.Lists.EachScanIssue(ctx, w.company, sc.ID, func(i findings.Issue) error { out = append(out, i); return nil }); err != nil {
 					t.Fatal(err)
 				}
 				return out
@@ -125,15 +129,15 @@ func TestScanGivenUpLeavesCountersEqualToItsIssues(t *testing.T) {
 			}
 			// People triage what they see meanwhile.
 			fp, reason := "false_positive", "test fixture"
-			if _, err := w.st.UpdateIssue(ctx, w.company, written[0].ID, store.IssueUpdate{Status: &fp, Reason: &reason}, store.Actor{UserID: 5}); err != nil {
+			if _, err := w.st.Triage.UpdateIssue(ctx, w.company, written[0].ID, triage.IssueUpdate{Status: &fp, Reason: &reason}, findings.Actor{UserID: 5}); err != nil {
 				t.Fatal(err)
 			}
-			changed, err := w.st.FailScan(ctx, w.company, sc.ID, "The upload could not be processed", nil, nil)
+			changed, err := w.st.Findings.FailScan(ctx, w.company, sc.ID, "The upload could not be processed", nil, nil)
 			if err != nil || !changed {
 				t.Fatalf("give up: %v %v", changed, err)
 			}
 			testenv.Recount(t, w.st, w.company)
-			if got, err := w.st.GetScan(ctx, w.company, sc.ID); err != nil || got.Status != store.ScanIncomplete {
+			if got, err := w.st.Scans.GetScan(ctx, w.company, sc.ID); err != nil || got.Status != scans.ScanIncomplete {
 				t.Fatalf("the scan given up: %+v %v", got, err)
 			}
 			// A batch the crash cut off may still have landed after the
@@ -160,7 +164,7 @@ func TestNextScanSettlesAJournalLeftBehind(t *testing.T) {
 	fs := manyFindings("g", 300, 79, 89, 22)
 	sc := w.processing(t, "main")
 	crashOn(w.st, 2, issueBatch)
-	if _, err := w.st.ApplyScan(ctx, w.company, sc, w.found(sc, fs...)); err == nil {
+	if _, err := w.st.Findings.ApplyScan(ctx, w.company, sc, w.found(sc, fs...)); err == nil {
 		t.Fatal("the crash was not injected")
 	}
 	// The next scan reports a third of them; the crashed scan's other
@@ -170,7 +174,7 @@ func TestNextScanSettlesAJournalLeftBehind(t *testing.T) {
 		t.Fatalf("the next scan: %+v", res)
 	}
 	testenv.Recount(t, w.st, w.company)
-	if changed, err := w.st.FailScan(ctx, w.company, sc.ID, "The upload could not be processed", nil, nil); err != nil || !changed {
+	if changed, err := w.st.Findings.FailScan(ctx, w.company, sc.ID, "The upload could not be processed", nil, nil); err != nil || !changed {
 		t.Fatalf("give up: %v %v", changed, err)
 	}
 	testenv.Recount(t, w.st, w.company)
@@ -196,20 +200,20 @@ func TestSettlingAJournalSurvivesCrashes(t *testing.T) {
 	fs := manyFindings("h", 400, 79, 89, 22, 78)
 	sc := w.processing(t, "main")
 	crashOn(w.st, 3, issueBatch)
-	if _, err := w.st.ApplyScan(ctx, w.company, sc, w.found(sc, fs...)); err == nil {
+	if _, err := w.st.Findings.ApplyScan(ctx, w.company, sc, w.found(sc, fs...)); err == nil {
 		t.Fatal("the crash was not injected")
 	}
 	fixed := crashOn(w.st, 1, markerFixed)
 	paid := crashOn(w.st, 3, journalPayment)
 	for attempt := 0; attempt < 2; attempt++ {
-		if _, err := w.st.FailScan(ctx, w.company, sc.ID, "The upload could not be processed", nil, nil); err == nil || !strings.Contains(err.Error(), "crashed") {
+		if _, err := w.st.Findings.FailScan(ctx, w.company, sc.ID, "The upload could not be processed", nil, nil); err == nil || !strings.Contains(err.Error(), "crashed") {
 			t.Fatalf("settling attempt %d answered %v", attempt, err)
 		}
 	}
 	if fixed.Load() != 2 || paid.Load() < 3 {
 		t.Fatalf("crashes: the fix marked %d times, %d payments", fixed.Load(), paid.Load())
 	}
-	if changed, err := w.st.FailScan(ctx, w.company, sc.ID, "The upload could not be processed", nil, nil); err != nil || !changed {
+	if changed, err := w.st.Findings.FailScan(ctx, w.company, sc.ID, "The upload could not be processed", nil, nil); err != nil || !changed {
 		t.Fatalf("give up: %v %v", changed, err)
 	}
 	testenv.Recount(t, w.st, w.company)
@@ -227,19 +231,19 @@ func TestScanGivenUpPaysItsCountedWrites(t *testing.T) {
 	st := testenv.NewStore(t)
 	ctx := context.Background()
 	const company = 32
-	p, err := st.CreateProject(ctx, store.Project{CompanyID: company, Name: "web"})
+	p, err := st.Catalog.CreateProject(ctx, schema.Project{CompanyID: company, Name: "web"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc, err := st.CreateScan(ctx, store.Scan{CompanyID: company, ProjectID: p.ID, Branch: "main", Engine: "lint",
-		RunID: uuid.NewString(), Status: store.ScanProcessing, CreatedAt: "2025-03-01T10:00:00Z"})
+	sc, err := st.Scans.CreateScan(ctx, scans.Scan{CompanyID: company, ProjectID: p.ID, Branch: "main", Engine: "lint",
+		RunID: uuid.NewString(), Status: scans.ScanProcessing, CreatedAt: "2025-03-01T10:00:00Z"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	qs, sca := findingsOf(sc, 70, "Complexity", "Style")
 	for _, write := range []func() error{
-		func() error { return st.PutQualityIssues(ctx, company, qs) },
-		func() error { return st.PutScanSCAIssues(ctx, company, sc, sca) },
+		func() error { return st.Quality.PutQualityIssues(ctx, company, qs) },
+		func() error { return st.SCA.PutScanSCAIssues(ctx, company, sc, sca) },
 	} {
 		restore, crashed := crashApply(st)
 		err := write()
@@ -248,10 +252,10 @@ func TestScanGivenUpPaysItsCountedWrites(t *testing.T) {
 			t.Fatalf("crash not injected: %v", err)
 		}
 	}
-	if err := recount.Check(ctx, st, company); err == nil {
+	if err := recount.Check(ctx, recount.StoreOf(st), company); err == nil {
 		t.Fatal("a recount must see the counters short while the journals are not paid")
 	}
-	if changed, err := st.FailScan(ctx, company, sc.ID, "The upload could not be processed", nil, nil); err != nil || !changed {
+	if changed, err := st.Findings.FailScan(ctx, company, sc.ID, "The upload could not be processed", nil, nil); err != nil || !changed {
 		t.Fatalf("give up: %v %v", changed, err)
 	}
 	if q, s, ss, _ := totals(t, st, sc); q != len(qs) || s != len(sca) || ss != len(sca) {

@@ -8,20 +8,21 @@ import (
 	"testing"
 
 	"github.com/acme/codescan-api/internal/testenv"
-	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/bulkload"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/findings"
 )
 
 // someIssues makes n issues spread over two projects, three branches, CWEs,
 // files, urgencies and statuses, with deterministic ids.
-func someIssues(n int, projects ...int64) []store.Issue {
-	var out []store.Issue
+func someIssues(n int, projects ...int64) []findings.Issue {
+	var out []findings.Issue
 	for k := 0; k < n; k++ {
-		out = append(out, store.Issue{
+		out = append(out, findings.Issue{
 			ID:        fmt.Sprintf("00000000-0000-4000-8000-%012d", k),
 			ProjectID: projects[k%len(projects)], ProjectName: "p", Branch: []string{"main", "dev", "feat/#1"}[k%3],
 			CWE: []int{79, 89, 0, 22, 79}[k%5], FilePath: fmt.Sprintf("src/f%d.go", k%7),
-			Urgency: store.Urgencies[k%4], Status: store.Statuses[k%6], Title: "t",
+			Urgency: findings.Urgencies[k%4], Status: findings.Statuses[k%6], Title: "t",
 			CreatedAt: fmt.Sprintf("2025-01-%02dT10:00:00Z", 1+k%28),
 		})
 	}
@@ -60,20 +61,20 @@ func TestIssueWritePathKeepsCountersExact(t *testing.T) {
 		}
 	}
 	testenv.Recount(t, st, company)
-	got, err := st.GetIssue(ctx, company, issues[3].ID)
+	got, err := st.Lists.GetIssue(ctx, company, issues[3].ID)
 	if err != nil || got.Status != "fixed" {
 		t.Fatalf("GetIssue = %+v, %v", got, err)
 	}
 
-	if err := bulkload.DeleteIssue(ctx, st, company, issues[43].ID); !errors.Is(err, store.ErrNotFound) {
+	if err := bulkload.DeleteIssue(ctx, st, company, issues[43].ID); !errors.Is(err, ddb.ErrNotFound) {
 		t.Fatalf("deleting a deleted issue: %v", err)
 	}
-	if _, err := bulkload.SetIssueStatus(ctx, st, company+1, issues[0].ID, "open"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := bulkload.SetIssueStatus(ctx, st, company+1, issues[0].ID, "open"); !errors.Is(err, ddb.ErrNotFound) {
 		t.Fatalf("another company's issue: %v", err)
 	}
 	bad := someIssues(1, 1)
 	bad[0].Urgency = "critical"
-	if _, err := bulkload.CreateIssues(ctx, st, company, bad); !errors.Is(err, store.ErrInvalid) {
+	if _, err := bulkload.CreateIssues(ctx, st, company, bad); !errors.Is(err, ddb.ErrInvalid) {
 		t.Fatalf("invalid urgency: %v", err)
 	}
 }

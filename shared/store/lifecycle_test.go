@@ -19,6 +19,16 @@ import (
 
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/acceptances"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/issuelists"
+	"github.com/acme/codescan-api/shared/store/ledger"
+	"github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/schema"
+	"github.com/acme/codescan-api/shared/store/tenancy"
+	"github.com/acme/codescan-api/shared/store/triage"
 )
 
 // branchWorld applies scans of one project to a store.
@@ -41,7 +51,7 @@ type finding struct {
 
 // scan creates a scan of branch and tool, created one minute after the
 // previous one, and applies its findings.
-func (w *branchWorld) scan(t *testing.T, branch, tool string, fs ...finding) (store.Scan, store.ApplyResult) {
+func (w *branchWorld) scan(t *testing.T, branch, tool string, fs ...finding) (scans.Scan, findings.ApplyResult) {
 	t.Helper()
 	w.clock = w.clock.Add(time.Minute)
 	sc, res, err := w.apply(branch, tool, w.clock, fs...)
@@ -51,25 +61,25 @@ func (w *branchWorld) scan(t *testing.T, branch, tool string, fs ...finding) (st
 	return sc, res
 }
 
-func (w *branchWorld) apply(branch, tool string, at time.Time, fs ...finding) (store.Scan, store.ApplyResult, error) {
+func (w *branchWorld) apply(branch, tool string, at time.Time, fs ...finding) (scans.Scan, findings.ApplyResult, error) {
 	ctx := context.Background()
-	sc, err := w.st.CreateScan(ctx, store.Scan{
+	sc, err := w.st.Scans.CreateScan(ctx, scans.Scan{
 		ID: uuid.NewString(), CompanyID: w.company, ProjectID: w.project, Branch: branch, Engine: "sarif",
-		Tool: tool, Status: store.ScanProcessing, CreatedAt: at.Format(time.RFC3339),
+		Tool: tool, Status: scans.ScanProcessing, CreatedAt: at.Format(time.RFC3339),
 	})
 	if err != nil {
-		return sc, store.ApplyResult{}, err
+		return sc, findings.ApplyResult{}, err
 	}
-	res, err := w.st.ApplyScan(ctx, w.company, sc, w.found(sc, fs...))
+	res, err := w.st.Findings.ApplyScan(ctx, w.company, sc, w.found(sc, fs...))
 	return sc, res, err
 }
 
 // found are the issues a scan of the world reports for fs.
-func (w *branchWorld) found(sc store.Scan, fs ...finding) []store.Issue {
-	var out []store.Issue
+func (w *branchWorld) found(sc scans.Scan, fs ...finding) []findings.Issue {
+	var out []findings.Issue
 	for _, f := range fs {
-		out = append(out, store.Issue{
-			ID:        store.IssueID(w.company, w.project, sc.Branch, sc.Tool, f.fp),
+		out = append(out, findings.Issue{
+			ID:        findings.IssueID(w.company, w.project, sc.Branch, sc.Tool, f.fp),
 			ProjectID: w.project, ProjectName: "svc", Branch: sc.Branch, Tool: sc.Tool, Fingerprint: f.fp,
 			CWE: f.cwe, FilePath: "src/" + f.fp + ".go", Line: 3, Urgency: "HI", RuleID: "r-" + f.fp,
 			CreatedAt: sc.CreatedAt,
@@ -78,9 +88,9 @@ func (w *branchWorld) found(sc store.Scan, fs ...finding) []store.Issue {
 	return out
 }
 
-func (w *branchWorld) issue(t *testing.T, branch, tool, fp string) store.Issue {
+func (w *branchWorld) issue(t *testing.T, branch, tool, fp string) findings.Issue {
 	t.Helper()
-	i, err := w.st.GetIssue(context.Background(), w.company, store.IssueID(w.company, w.project, branch, tool, fp))
+	i, err := w.st.Lists.GetIssue(context.Background(), w.company, findings.IssueID(w.company, w.project, branch, tool, fp))
 	if err != nil {
 		t.Fatalf("issue %s on %s: %v", fp, branch, err)
 	}
@@ -102,13 +112,13 @@ func TestLifecycle(t *testing.T) {
 
 	// The same report again: nothing changes, not even a counter.
 	_, res = w.scan(t, "main", "gosec", a, b, c)
-	if res != (store.ApplyResult{Unchanged: 3}) {
+	if res != (findings.ApplyResult{Unchanged: 3}) {
 		t.Fatalf("same report again: %+v", res)
 	}
 	if got := w.issue(t, "main", "gosec", "c"); got != cFirst {
 		t.Fatalf("re-detection rewrote the issue:\n%+v\n%+v", cFirst, got)
 	}
-	groups, _, err := w.st.GroupsPage(ctx, w.company, store.Scope{ProjectID: w.project, Branch: "main"}, store.ByCWE, 0, 10)
+	groups, _, err := w.st.Lists.GroupsPage(ctx, w.company, schema.Scope{ProjectID: w.project, Branch: "main"}, findings.ByCWE, 0, 10)
 	if err != nil || len(groups) != 2 || groups[0].Group != "89" || groups[0].Count != 2 || groups[1].Count != 1 {
 		t.Fatalf("groups after two uploads: %+v %v", groups, err)
 	}
@@ -116,7 +126,7 @@ func TestLifecycle(t *testing.T) {
 	// Triage survives re-detection.
 	fp := "false_positive"
 	reason := "test fixture"
-	if _, err := w.st.UpdateIssue(ctx, w.company, w.issue(t, "main", "gosec", "b").ID, store.IssueUpdate{Status: &fp, Reason: &reason}, store.Actor{UserID: 42}); err != nil {
+	if _, err := w.st.Triage.UpdateIssue(ctx, w.company, w.issue(t, "main", "gosec", "b").ID, triage.IssueUpdate{Status: &fp, Reason: &reason}, findings.Actor{UserID: 42}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -151,17 +161,17 @@ func TestLifecycle(t *testing.T) {
 		cBack.ScanID != first.ID || cBack.LastSeenScanID != back.ID || cBack.FixedAt != "" {
 		t.Fatalf("c reopened: %+v", cBack)
 	}
-	hist, err := w.st.IssueHistory(ctx, w.company, cBack.ID)
+	hist, err := w.st.Lists.IssueHistory(ctx, w.company, cBack.ID)
 	if err != nil || len(hist) != 2 ||
 		hist[0].From != "open" || hist[0].To != "fixed" || hist[0].By.ScanID != fixing.ID ||
 		hist[1].From != "fixed" || hist[1].To != "open" || hist[1].By.ScanID != back.ID {
 		t.Fatalf("history of c: %+v %v", hist, err)
 	}
-	hist, err = w.st.IssueHistory(ctx, w.company, w.issue(t, "main", "gosec", "b").ID)
+	hist, err = w.st.Lists.IssueHistory(ctx, w.company, w.issue(t, "main", "gosec", "b").ID)
 	if err != nil || len(hist) != 1 || hist[0].By.UserID != 42 || hist[0].To != "false_positive" || hist[0].Reason != reason {
 		t.Fatalf("history of b: %+v %v", hist, err)
 	}
-	if _, err := w.st.IssueHistory(ctx, w.company+1, cBack.ID); !errors.Is(err, store.ErrNotFound) {
+	if _, err := w.st.Lists.IssueHistory(ctx, w.company+1, cBack.ID); !errors.Is(err, ddb.ErrNotFound) {
 		t.Fatalf("another company's issue history: %v", err)
 	}
 
@@ -177,10 +187,10 @@ func TestLifecycle(t *testing.T) {
 
 	// The scan's own list is what it reported.
 	var listed []string
-	if err := w.st.EachScanIssue(ctx, w.company, back.ID, func(i store.Issue) error { listed = append(listed, i.Fingerprint); return nil }); err != nil || len(listed) != 3 {
+	if err := w.st.Lists.EachScanIssue(ctx, w.company, back.ID, func(i findings.Issue) error { listed = append(listed, i.Fingerprint); return nil }); err != nil || len(listed) != 3 {
 		t.Fatalf("scan issues: %v %v", listed, err)
 	}
-	if err := w.st.EachScanIssue(ctx, w.company+1, back.ID, func(store.Issue) error { return nil }); !errors.Is(err, store.ErrNotFound) {
+	if err := w.st.Lists.EachScanIssue(ctx, w.company+1, back.ID, func(findings.Issue) error { return nil }); !errors.Is(err, ddb.ErrNotFound) {
 		t.Fatalf("another company's scan: %v", err)
 	}
 	testenv.Recount(t, w.st, w.company)
@@ -194,17 +204,17 @@ func TestApplyScanIsIdempotent(t *testing.T) {
 	ctx := context.Background()
 	w.scan(t, "main", "t", finding{"a", 1}, finding{"b", 2})
 	sc, _ := w.scan(t, "main", "t", finding{"a", 1})
-	found := []store.Issue{{ID: store.IssueID(w.company, w.project, "main", "t", "a"), ProjectID: w.project, ProjectName: "svc",
+	found := []findings.Issue{{ID: findings.IssueID(w.company, w.project, "main", "t", "a"), ProjectID: w.project, ProjectName: "svc",
 		Branch: "main", Tool: "t", Fingerprint: "a", CWE: 1, FilePath: "src/a.go", Line: 3, Urgency: "HI", RuleID: "r-a", CreatedAt: sc.CreatedAt}}
-	res, err := w.st.ApplyScan(ctx, w.company, sc, found)
-	if err != nil || res != (store.ApplyResult{Unchanged: 1}) {
+	res, err := w.st.Findings.ApplyScan(ctx, w.company, sc, found)
+	if err != nil || res != (findings.ApplyResult{Unchanged: 1}) {
 		t.Fatalf("applied again: %+v %v", res, err)
 	}
 	if got := w.issue(t, "main", "t", "b"); got.Status != "fixed" {
 		t.Fatalf("b: %+v", got)
 	}
-	got, err := w.st.GetScan(ctx, w.company, sc.ID)
-	if err != nil || got.Status != store.ScanComplete || got.Findings != 1 {
+	got, err := w.st.Scans.GetScan(ctx, w.company, sc.ID)
+	if err != nil || got.Status != scans.ScanComplete || got.Findings != 1 {
 		t.Fatalf("scan: %+v %v", got, err)
 	}
 	testenv.Recount(t, w.st, w.company)
@@ -237,7 +247,7 @@ func TestConcurrentScansOfOneBranch(t *testing.T) {
 	}
 	wg.Wait()
 	for k, err := range errs {
-		if err != nil && !errors.Is(err, store.ErrUnavailable) {
+		if err != nil && !errors.Is(err, ddb.ErrUnavailable) {
 			t.Fatalf("scan %d: %v", k, err)
 		}
 	}
@@ -254,20 +264,20 @@ func TestTriageIssues(t *testing.T) {
 	}
 	w.scan(t, "main", "t", fs...)
 	cwe := 89
-	f := store.IssueFilter{CWE: &cwe}
-	matched, changed, err := w.st.TriageIssues(ctx, w.company, f, "accepted_risk", "legacy code", store.RiskTerms{}, store.Actor{UserID: 5})
+	f := issuelists.IssueFilter{CWE: &cwe}
+	matched, changed, err := w.st.Triage.TriageIssues(ctx, w.company, f, "accepted_risk", "legacy code", acceptances.Terms{}, findings.Actor{UserID: 5})
 	if err != nil || matched != 15 || changed != 15 {
 		t.Fatalf("bulk triage: %d %d %v", matched, changed, err)
 	}
-	counts, err := w.st.GroupCounts(ctx, w.company, []store.Scope{{}}, store.ByCWE, "89")
+	counts, err := w.st.Lists.GroupCounts(ctx, w.company, []schema.Scope{{}}, findings.ByCWE, "89")
 	if err != nil || counts[0].Cells.Total("", "accepted_risk") != 15 || counts[0].Cells.Total("", "open") != 0 {
 		t.Fatalf("group 89 after triage: %+v %v", counts, err)
 	}
-	matched, changed, err = w.st.TriageIssues(ctx, w.company, f, "accepted_risk", "legacy code", store.RiskTerms{}, store.Actor{UserID: 5})
+	matched, changed, err = w.st.Triage.TriageIssues(ctx, w.company, f, "accepted_risk", "legacy code", acceptances.Terms{}, findings.Actor{UserID: 5})
 	if err != nil || matched != 15 || changed != 0 {
 		t.Fatalf("bulk triage again: %d %d %v", matched, changed, err)
 	}
-	if _, _, err := w.st.TriageIssues(ctx, w.company, f, "closed", "", store.RiskTerms{}, store.Actor{}); !errors.Is(err, store.ErrInvalid) {
+	if _, _, err := w.st.Triage.TriageIssues(ctx, w.company, f, "closed", "", acceptances.Terms{}, findings.Actor{}); !errors.Is(err, ddb.ErrInvalid) {
 		t.Fatalf("unknown status: %v", err)
 	}
 	testenv.Recount(t, w.st, w.company)
@@ -279,7 +289,7 @@ func TestTriageIssues(t *testing.T) {
 func TestLifecycleEvents(t *testing.T) {
 	t.Parallel()
 	w := newBranchWorld(t)
-	ctx := store.WithAuditActor(context.Background(), store.AuditActor{UserID: 5, Via: store.ViaBearer})
+	ctx := ledger.WithAuditActor(context.Background(), ledger.AuditActor{UserID: 5, Via: ledger.ViaBearer})
 	first, _ := w.scan(t, "main", "t", finding{"a", 89}, finding{"b", 79})
 	event := func(id string) map[string]any {
 		t.Helper()
@@ -314,23 +324,23 @@ func TestLifecycleEvents(t *testing.T) {
 	}
 	a := w.issue(t, "main", "t", "a")
 	status, reason := "false_positive", "test fixture"
-	after, err := w.st.UpdateIssue(ctx, w.company, a.ID, store.IssueUpdate{Status: &status, Reason: &reason}, store.Actor{UserID: 5})
+	after, err := w.st.Triage.UpdateIssue(ctx, w.company, a.ID, triage.IssueUpdate{Status: &status, Reason: &reason}, findings.Actor{UserID: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if d := event(fmt.Sprintf("issue_status_changed-%s-v%d", a.ID, after.Version)); d["status"] != status || d["changed_by"] != 5.0 {
 		t.Fatalf("triaged: %v", d)
 	}
-	entries, _, err := w.st.ListAudit(ctx, w.company, store.AuditFilter{Action: "issue.update"}, store.PageQuery{Limit: 10})
+	entries, _, err := w.st.Tenancy.ListAudit(ctx, w.company, tenancy.AuditFilter{Action: "issue.update"}, page.Request{Limit: 10})
 	if err != nil || len(entries) != 1 || entries[0].TargetID != a.ID || entries[0].Actor.UserID != 5 ||
 		entries[0].Changes["status"].After != status {
 		t.Fatalf("audit of the triage: %+v %v", entries, err)
 	}
 	cwe := 89
-	if _, changed, err := w.st.TriageIssues(ctx, w.company, store.IssueFilter{CWE: &cwe}, "open", "", store.RiskTerms{}, store.Actor{UserID: 5}); err != nil || changed != 1 {
+	if _, changed, err := w.st.Triage.TriageIssues(ctx, w.company, issuelists.IssueFilter{CWE: &cwe}, "open", "", acceptances.Terms{}, findings.Actor{UserID: 5}); err != nil || changed != 1 {
 		t.Fatalf("bulk triage: %d %v", changed, err)
 	}
-	entries, _, err = w.st.ListAudit(ctx, w.company, store.AuditFilter{Action: "issue.triage"}, store.PageQuery{Limit: 10})
+	entries, _, err = w.st.Tenancy.ListAudit(ctx, w.company, tenancy.AuditFilter{Action: "issue.triage"}, page.Request{Limit: 10})
 	if err != nil || len(entries) != 1 || entries[0].Changes["status"].After != "open" {
 		t.Fatalf("audit of the bulk triage: %+v %v", entries, err)
 	}
@@ -386,18 +396,18 @@ func TestFirstScanOfABranchRetriedAfterACrash(t *testing.T) {
 	for n := range fs {
 		fs[n] = finding{fmt.Sprintf("f%03d", n), []int{79, 89, 22, 78, 502, 611}[n%6]}
 	}
-	sc, err := w.st.CreateScan(ctx, store.Scan{ID: uuid.NewString(), CompanyID: w.company, ProjectID: w.project, Branch: "feature/x",
-		Engine: "sarif", Tool: "t", Status: store.ScanProcessing, CreatedAt: w.clock.Format(time.RFC3339)})
+	sc, err := w.st.Scans.CreateScan(ctx, scans.Scan{ID: uuid.NewString(), CompanyID: w.company, ProjectID: w.project, Branch: "feature/x",
+		Engine: "sarif", Tool: "t", Status: scans.ScanProcessing, CreatedAt: w.clock.Format(time.RFC3339)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.st.ApplyScan(ctx, w.company, sc, w.found(sc, fs...)); err == nil || !strings.Contains(err.Error(), "crashed") {
+	if _, err := w.st.Findings.ApplyScan(ctx, w.company, sc, w.found(sc, fs...)); err == nil || !strings.Contains(err.Error(), "crashed") {
 		t.Fatalf("the crashed apply answered %v", err)
 	}
 	if n := iw.read.Load(); n != 0 {
 		t.Fatalf("the first scan of a branch read %d issues", n)
 	}
-	res, err := w.st.ApplyScan(ctx, w.company, sc, w.found(sc, fs...))
+	res, err := w.st.Findings.ApplyScan(ctx, w.company, sc, w.found(sc, fs...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -410,7 +420,7 @@ func TestFirstScanOfABranchRetriedAfterACrash(t *testing.T) {
 		t.Fatalf("the retry: %+v (the crash came after some of the issues were written)", res)
 	}
 	stored := 0
-	if err := w.st.EachScanIssue(ctx, w.company, sc.ID, func(i store.Issue) error {
+	if err := w.st.Lists.EachScanIssue(ctx, w.company, sc.ID, func(i findings.Issue) error {
 		if i.Status != "open" || i.ScanID != sc.ID {
 			return fmt.Errorf("issue %s: %s by %s", i.Fingerprint, i.Status, i.ScanID)
 		}

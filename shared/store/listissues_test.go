@@ -12,8 +12,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/internal/testenv"
-	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/bulkload"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/issuelists"
+	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -28,9 +31,9 @@ func TestIssuePageByNumberSkipsKeysOnly(t *testing.T) {
 	st := testenv.NewStore(t)
 	ctx := context.Background()
 	const company, n, size, pageNo = 11, 3000, 50, 50
-	issues := make([]store.Issue, n)
+	issues := make([]findings.Issue, n)
 	for k := range issues {
-		issues[k] = store.Issue{
+		issues[k] = findings.Issue{
 			ID: fmt.Sprintf("00000000-0000-4000-8000-%012d", k), ProjectID: 1 + int64(k%3), ProjectName: "p", Branch: "main",
 			CWE: 79, FilePath: fmt.Sprintf("src/f%d.go", k%40), Urgency: "HI", Status: "open", Title: "t",
 			Code: strings.Repeat("x", 1500), CreatedAt: fmt.Sprintf("2025-01-%02dT10:%02d:00Z", 1+k%28, k%60),
@@ -40,12 +43,12 @@ func TestIssuePageByNumberSkipsKeysOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	offset := (pageNo - 1) * size
-	if _, _, _, err := st.ListIssues(ctx, company, store.IssueFilter{}, store.PageQuery{Limit: 1}); err != nil {
+	if _, _, _, err := st.Lists.ListIssues(ctx, company, issuelists.IssueFilter{}, page.Request{Limit: 1}); err != nil {
 		t.Fatal(err) // the store learns once that every issue has its Offset keys
 	}
 
-	var m store.Meter
-	got, res, total, err := st.ListIssues(store.WithMeter(ctx, &m), company, store.IssueFilter{}, store.PageQuery{Limit: size, Offset: offset})
+	var m ddb.Meter
+	got, res, total, err := st.Lists.ListIssues(ddb.WithMeter(ctx, &m), company, issuelists.IssueFilter{}, page.Request{Limit: size, Offset: offset})
 	if err != nil || len(got) != size || total != n || res.Offset != offset || res.Next == "" {
 		t.Fatalf("page %d: %d issues of %d at %d, next %q: %v", pageNo, len(got), total, res.Offset, res.Next, err)
 	}
@@ -83,15 +86,15 @@ func TestIssuePageByNumberSkipsKeysOnly(t *testing.T) {
 	}
 
 	// The same page by token.
-	q := store.PageQuery{Limit: size}
+	q := page.Request{Limit: size}
 	for range pageNo - 1 {
-		_, r, _, err := st.ListIssues(ctx, company, store.IssueFilter{}, q)
+		_, r, _, err := st.Lists.ListIssues(ctx, company, issuelists.IssueFilter{}, q)
 		if err != nil {
 			t.Fatal(err)
 		}
 		q.Token = r.Next
 	}
-	byToken, _, _, err := st.ListIssues(ctx, company, store.IssueFilter{}, q)
+	byToken, _, _, err := st.Lists.ListIssues(ctx, company, issuelists.IssueFilter{}, q)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,11 +3,12 @@ package store
 import (
 	"context"
 
+	"github.com/acme/codescan-api/shared/store/ddb"
 	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 type marker struct {
-	Key
+	ddb.Key
 	Value string `dynamodbav:"value"`
 }
 

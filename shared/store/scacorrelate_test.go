@@ -14,6 +14,11 @@ import (
 	sharedfinding "github.com/acme/codescan-api/shared/reportfinding"
 	"github.com/acme/codescan-api/shared/reports"
 	"github.com/acme/codescan-api/shared/store"
+	storefindings "github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/sca"
+	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // realSCA parses a real scanner output of shared/reports' fixtures.
@@ -59,13 +64,13 @@ func osvWithoutGo(t *testing.T) []sharedfinding.Finding {
 type scaWorld struct {
 	st      *store.Store
 	company int64
-	proj    store.Project
+	proj    schema.Project
 	clock   time.Time
 }
 
 func newSCAWorld(t *testing.T, st *store.Store, company int64) *scaWorld {
 	t.Helper()
-	p, err := st.CreateProject(context.Background(), store.Project{CompanyID: company, Name: "gogo"})
+	p, err := st.Catalog.CreateProject(context.Background(), schema.Project{CompanyID: company, Name: "gogo"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,16 +80,16 @@ func newSCAWorld(t *testing.T, st *store.Store, company int64) *scaWorld {
 // upload writes a report's findings as a scan of tool on branch, the way
 // the ingester does (sharedingest.Write: SCA findings, then the lifecycle that
 // completes the scan).
-func (w *scaWorld) upload(t *testing.T, branch, tool string, fs []sharedfinding.Finding) store.Scan {
+func (w *scaWorld) upload(t *testing.T, branch, tool string, fs []sharedfinding.Finding) scans.Scan {
 	t.Helper()
 	w.clock = w.clock.Add(time.Minute)
 	ctx := context.Background()
-	sc, err := w.st.CreateScan(ctx, store.Scan{CompanyID: w.company, ProjectID: w.proj.ID, Branch: branch, Engine: tool,
-		Tool: tool, Status: store.ScanProcessing, CreatedAt: w.clock.Format(time.RFC3339)})
+	sc, err := w.st.Scans.CreateScan(ctx, scans.Scan{CompanyID: w.company, ProjectID: w.proj.ID, Branch: branch, Engine: tool,
+		Tool: tool, Status: scans.ScanProcessing, CreatedAt: w.clock.Format(time.RFC3339)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := sharedingest.Write(ctx, w.st, w.company, sc, w.proj, fs); err != nil {
+	if err := sharedingest.Write(ctx, sharedingest.StoreOf(w.st), w.company, sc, w.proj, fs); err != nil {
 		t.Fatal(err)
 	}
 	return sc
@@ -92,20 +97,20 @@ func (w *scaWorld) upload(t *testing.T, branch, tool string, fs []sharedfinding.
 
 // findings are the project's SCA findings by package name, and their
 // counted total.
-func (w *scaWorld) findings(t *testing.T) (map[string][]store.SCAIssue, int) {
+func (w *scaWorld) findings(t *testing.T) (map[string][]sca.Issue, int) {
 	t.Helper()
-	list, _, total, err := w.st.ListSCAIssues(context.Background(), w.company, w.proj.ID, store.PageQuery{Limit: 100})
+	list, _, total, err := w.st.SCA.ListSCAIssues(context.Background(), w.company, w.proj.ID, page.Request{Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string][]store.SCAIssue{}
+	out := map[string][]sca.Issue{}
 	for _, i := range list {
 		out[i.Package.Name] = append(out[i.Package.Name], i)
 	}
 	return out, total
 }
 
-func sourcesOf(i store.SCAIssue) string { return fmt.Sprint(i.SourceList()) }
+func sourcesOf(i sca.Issue) string { return fmt.Sprint(i.SourceList()) }
 
 // govulncheck and OSV-Scanner report the same vulnerability of the same
 // module graph (GO-2021-0053 in github.com/gogo/protobuf 1.3.1, with
@@ -187,10 +192,10 @@ func TestSCACorrelationConcurrentAndIsolated(t *testing.T) {
 			fs := realSCA(t, c[0], c[1])
 			wg.Go(func() {
 				ctx := context.Background()
-				sc, err := st.CreateScan(ctx, store.Scan{CompanyID: a.company, ProjectID: a.proj.ID, Branch: branch, Engine: c[0],
-					Tool: c[0], Status: store.ScanProcessing, CreatedAt: "2026-03-01T00:00:00Z"})
+				sc, err := st.Scans.CreateScan(ctx, scans.Scan{CompanyID: a.company, ProjectID: a.proj.ID, Branch: branch, Engine: c[0],
+					Tool: c[0], Status: scans.ScanProcessing, CreatedAt: "2026-03-01T00:00:00Z"})
 				if err == nil {
-					err = sharedingest.Write(ctx, st, a.company, sc, a.proj, fs)
+					err = sharedingest.Write(ctx, sharedingest.StoreOf(st), a.company, sc, a.proj, fs)
 				}
 				if err != nil {
 					t.Error(err)
@@ -217,7 +222,7 @@ func TestSCACorrelationConcurrentAndIsolated(t *testing.T) {
 		t.Fatalf("another company: %d %v", total, other)
 	}
 	for _, i := range byPkg["github.com/gogo/protobuf"] {
-		if _, err := st.GetSCAIssue(context.Background(), b.company, i.ID); err == nil {
+		if _, err := st.SCA.GetSCAIssue(context.Background(), b.company, i.ID); err == nil {
 			t.Fatal("another company reads the finding")
 		}
 	}
@@ -236,15 +241,15 @@ func TestSCADisjointAliasesStayTwo(t *testing.T) {
 	put := func(tool string, ids ...string) {
 		t.Helper()
 		w.clock = w.clock.Add(time.Minute)
-		sc, err := st.CreateScan(ctx, store.Scan{CompanyID: w.company, ProjectID: w.proj.ID, Branch: "main", Engine: tool,
-			Tool: tool, Status: store.ScanProcessing, CreatedAt: w.clock.Format(time.RFC3339)})
+		sc, err := st.Scans.CreateScan(ctx, scans.Scan{CompanyID: w.company, ProjectID: w.proj.ID, Branch: "main", Engine: tool,
+			Tool: tool, Status: scans.ScanProcessing, CreatedAt: w.clock.Format(time.RFC3339)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		i := store.SCAIssue{ID: store.IssueID(w.company, w.proj.ID, "main", tool, "sca:"+ids[0]+"|Go|example.com/m@v1.0.0"),
+		i := sca.Issue{ID: storefindings.IssueID(w.company, w.proj.ID, "main", tool, "sca:"+ids[0]+"|Go|example.com/m@v1.0.0"),
 			ProjectID: w.proj.ID, Branch: "main", Tool: tool, IDs: ids, Classification: ids[0], Severity: "HIGH",
-			Package: store.SCAPackage{Name: "example.com/m", Version: "v1.0.0", Ecosystem: "Go"}}
-		if err := st.PutScanSCAIssues(ctx, w.company, sc, []store.SCAIssue{i}); err != nil {
+			Package: sca.Package{Name: "example.com/m", Version: "v1.0.0", Ecosystem: "Go"}}
+		if err := st.SCA.PutScanSCAIssues(ctx, w.company, sc, []sca.Issue{i}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -11,7 +11,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/acme/codescan-api/internal/testenv"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/scans"
 )
 
 // A scan of 600 issues keeps its membership in three chunks: its list
@@ -28,13 +30,13 @@ func TestScanMembershipChunks(t *testing.T) {
 	}
 	sc, _ := w.scan(t, "main", "gosec", fs...)
 	other, _ := w.scan(t, "dev", "gosec", fs[:300]...)
-	sc, err := w.st.GetScan(ctx, w.company, sc.ID)
+	sc, err := w.st.Scans.GetScan(ctx, w.company, sc.ID)
 	if err != nil || sc.Findings != 600 {
 		t.Fatalf("scan: %+v %v", sc, err)
 	}
 	var want []string
 	for _, f := range fs {
-		want = append(want, store.IssueID(w.company, w.project, "main", "gosec", f.fp))
+		want = append(want, findings.IssueID(w.company, w.project, "main", "gosec", f.fp))
 	}
 	slices.Sort(want)
 
@@ -43,11 +45,11 @@ func TestScanMembershipChunks(t *testing.T) {
 		token := ""
 		pages := (600 + size - 1) / size
 		for p := range pages {
-			n, nres, _, err := w.st.ScanIssues(ctx, w.company, sc, store.PageQuery{Limit: size, Offset: p * size})
+			n, nres, _, err := w.st.Lists.ScanIssues(ctx, w.company, sc, page.Request{Limit: size, Offset: p * size})
 			if err != nil {
 				t.Fatal(err)
 			}
-			c, cres, _, err := w.st.ScanIssues(ctx, w.company, sc, store.PageQuery{Limit: size, Token: token})
+			c, cres, _, err := w.st.Lists.ScanIssues(ctx, w.company, sc, page.Request{Limit: size, Token: token})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -72,36 +74,36 @@ func TestScanMembershipChunks(t *testing.T) {
 		if k%37 != 0 && k != len(want)-1 {
 			continue
 		}
-		if ok, err := w.st.ScanReported(ctx, w.company, sc.ID, id); err != nil || !ok {
+		if ok, err := w.st.Lists.ScanReported(ctx, w.company, sc.ID, id); err != nil || !ok {
 			t.Fatalf("issue %d (%s) not found in its scan: %v", k, id, err)
 		}
-		if ok, err := w.st.ScanReported(ctx, w.company+1, sc.ID, id); err != nil || ok {
+		if ok, err := w.st.Lists.ScanReported(ctx, w.company+1, sc.ID, id); err != nil || ok {
 			t.Fatalf("issue %d found through another company: %v", k, err)
 		}
 	}
 	for _, id := range []string{"00000000-0000-4000-8000-000000000000", "ffffffff-ffff-4fff-bfff-ffffffffffff", uuid.NewString()} {
-		if ok, err := w.st.ScanReported(ctx, w.company, sc.ID, id); err != nil || ok {
+		if ok, err := w.st.Lists.ScanReported(ctx, w.company, sc.ID, id); err != nil || ok {
 			t.Fatalf("%s reported: %v", id, err)
 		}
 	}
 
-	_, res, _, err := w.st.ScanIssues(ctx, w.company, sc, store.PageQuery{Limit: 50})
+	_, res, _, err := w.st.Lists.ScanIssues(ctx, w.company, sc, page.Request{Limit: 50})
 	if err != nil || res.Next == "" {
 		t.Fatalf("first page: %+v %v", res, err)
 	}
-	if _, _, _, err := w.st.ScanIssues(ctx, w.company, other, store.PageQuery{Limit: 50, Token: res.Next}); !errors.Is(err, store.ErrBadPageToken) {
+	if _, _, _, err := w.st.Lists.ScanIssues(ctx, w.company, other, page.Request{Limit: 50, Token: res.Next}); !errors.Is(err, page.ErrBadToken) {
 		t.Fatalf("another scan's token: %v", err)
 	}
-	if _, _, _, err := w.st.ScanIssues(ctx, w.company+1, sc, store.PageQuery{Limit: 50, Token: res.Next}); !errors.Is(err, store.ErrBadPageToken) {
+	if _, _, _, err := w.st.Lists.ScanIssues(ctx, w.company+1, sc, page.Request{Limit: 50, Token: res.Next}); !errors.Is(err, page.ErrBadToken) {
 		t.Fatalf("another company's token: %v", err)
 	}
 
 	// Applying the scan again writes the same chunks.
-	if res, err := w.st.ApplyScan(ctx, w.company, sc, w.found(sc, fs...)); err != nil || res.Unchanged != 600 {
+	if res, err := w.st.Findings.ApplyScan(ctx, w.company, sc, w.found(sc, fs...)); err != nil || res.Unchanged != 600 {
 		t.Fatalf("applied again: %+v %v", res, err)
 	}
 	n := 0
-	if err := w.st.EachScanIssue(ctx, w.company, sc.ID, func(store.Issue) error { n++; return nil }); err != nil || n != 600 {
+	if err := w.st.Lists.EachScanIssue(ctx, w.company, sc.ID, func(findings.Issue) error { n++; return nil }); err != nil || n != 600 {
 		t.Fatalf("after a second apply: %d issues, %v", n, err)
 	}
 }
@@ -118,8 +120,8 @@ func TestLargestJournalItems(t *testing.T) {
 		fs = append(fs, finding{fp: fmt.Sprintf("%03d-%s", k, strings.Repeat("p", 750)), cwe: 79})
 	}
 	sc, _ := w.scan(t, branch, "gosec", fs...)
-	sc, err := w.st.GetScan(context.Background(), w.company, sc.ID)
-	if err != nil || sc.Status != store.ScanComplete || sc.Findings != 200 {
+	sc, err := w.st.Scans.GetScan(context.Background(), w.company, sc.ID)
+	if err != nil || sc.Status != scans.ScanComplete || sc.Findings != 200 {
 		t.Fatalf("scan: %+v %v", sc, err)
 	}
 	testenv.Recount(t, w.st, w.company)

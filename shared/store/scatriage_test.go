@@ -12,6 +12,15 @@ import (
 
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/ledger"
+	"github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/sca"
+	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/tenancy"
+	"github.com/acme/codescan-api/shared/store/triage"
+	"github.com/acme/codescan-api/shared/store/triagerules"
 	"github.com/acme/codescan-api/shared/triagemodel"
 )
 
@@ -24,21 +33,21 @@ type scaFinding struct {
 }
 
 // scaScan writes the SCA findings of a scan of the world's project.
-func (w *branchWorld) scaScan(t *testing.T, company int64, fs ...scaFinding) (store.Scan, []string) {
+func (w *branchWorld) scaScan(t *testing.T, company int64, fs ...scaFinding) (scans.Scan, []string) {
 	t.Helper()
 	ctx := context.Background()
 	w.clock = w.clock.Add(time.Minute)
-	sc, err := w.st.CreateScan(ctx, store.Scan{ID: uuid.NewString(), CompanyID: company, ProjectID: w.project, Branch: "main", Engine: "osv",
-		Tool: "osv-scanner", Status: store.ScanProcessing, CreatedAt: w.clock.Format(time.RFC3339)})
+	sc, err := w.st.Scans.CreateScan(ctx, scans.Scan{ID: uuid.NewString(), CompanyID: company, ProjectID: w.project, Branch: "main", Engine: "osv",
+		Tool: "osv-scanner", Status: scans.ScanProcessing, CreatedAt: w.clock.Format(time.RFC3339)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var found []store.SCAIssue
+	var found []sca.Issue
 	var ids []string
 	for _, f := range fs {
-		i := store.SCAIssue{ID: store.IssueID(company, w.project, "main", "osv-scanner", f.pkg+"|"+f.ids[0]), ProjectID: w.project, Branch: "main",
+		i := sca.Issue{ID: findings.IssueID(company, w.project, "main", "osv-scanner", f.pkg+"|"+f.ids[0]), ProjectID: w.project, Branch: "main",
 			Tool: "osv-scanner", IDs: f.ids, Classification: f.ids[0], Severity: f.severity, CWE: f.cwe,
-			Package: store.SCAPackage{Name: f.pkg, Version: "1.0.0", Ecosystem: f.eco}, Location: store.SCALocation{Path: f.manifest}}
+			Package: sca.Package{Name: f.pkg, Version: "1.0.0", Ecosystem: f.eco}, Location: sca.Location{Path: f.manifest}}
 		for _, id := range f.ids {
 			if len(id) > 4 && id[:4] == "CVE-" && i.CVE == "" {
 				i.CVE = id
@@ -47,7 +56,7 @@ func (w *branchWorld) scaScan(t *testing.T, company int64, fs ...scaFinding) (st
 		found = append(found, i)
 		ids = append(ids, i.ID)
 	}
-	if err := w.st.PutScanSCAIssues(ctx, company, sc, found); err != nil {
+	if err := w.st.SCA.PutScanSCAIssues(ctx, company, sc, found); err != nil {
 		t.Fatal(err)
 	}
 	return sc, ids
@@ -64,7 +73,7 @@ func triageRule(t *testing.T, ctx context.Context, st *store.Store, company, pro
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := st.CreateTriageRule(ctx, store.TriageRule{CompanyID: company, ProjectID: project, CreatedBy: 5, Enabled: true, Matcher: m, Action: a})
+	r, err := st.TriageRules.CreateTriageRule(ctx, triagerules.Rule{CompanyID: company, ProjectID: project, CreatedBy: 5, Enabled: true, Matcher: m, Action: a})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +92,7 @@ func TestTriageRulesReachSCAFindings(t *testing.T) {
 	t.Parallel()
 	w := newBranchWorld(t)
 	const other = 12
-	ctx := store.WithAuditActor(context.Background(), store.AuditActor{UserID: 5, Via: store.ViaBearer})
+	ctx := ledger.WithAuditActor(context.Background(), ledger.AuditActor{UserID: 5, Via: ledger.ViaBearer})
 	lodash := scaFinding{"lodash", "npm", "web/package-lock.json", "HIGH", []string{"GHSA-35jh-r3h4-6jhm", "CVE-2021-23337"}, 0}
 	minimist := scaFinding{"minimist", "npm", "tools/package-lock.json", "CRITICAL", []string{"GHSA-xvch-5gv4-984h", "CVE-2021-44906"}, 0}
 	leftPad := scaFinding{"left-pad", "npm", "tools/yarn.lock", "LOW", []string{"GHSA-0000-0000-0001"}, 0}
@@ -105,9 +114,9 @@ func TestTriageRulesReachSCAFindings(t *testing.T) {
 	triageRule(t, ctx, w.st, w.company, w.project+1, `{"matcher":{"tool":"osv-scanner"},"action":{"status":"false_positive"}}`)
 	triageRule(t, ctx, w.st, other, 0, `{"matcher":{"tool":"osv-scanner"},"action":{"status":"false_positive"}}`)
 
-	get := func(company int64, id string) store.SCAIssue {
+	get := func(company int64, id string) sca.Issue {
 		t.Helper()
-		i, err := w.st.GetSCAIssue(context.Background(), company, id)
+		i, err := w.st.SCA.GetSCAIssue(context.Background(), company, id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -147,10 +156,10 @@ func TestTriageRulesReachSCAFindings(t *testing.T) {
 		t.Fatalf("a dismissed finding reported again: %+v", i)
 	}
 	// Totals: every finding once, whatever its status.
-	one := store.PageQuery{Limit: 1}
-	_, _, company, err1 := w.st.ListSCAIssues(ctx, w.company, 0, one)
-	_, _, project, err2 := w.st.ListSCAIssues(ctx, w.company, w.project, one)
-	_, _, scan, err3 := w.st.ScanSCAIssues(ctx, w.company, sc.ID, one)
+	one := page.Request{Limit: 1}
+	_, _, company, err1 := w.st.SCA.ListSCAIssues(ctx, w.company, 0, one)
+	_, _, project, err2 := w.st.SCA.ListSCAIssues(ctx, w.company, w.project, one)
+	_, _, scan, err3 := w.st.SCA.ScanSCAIssues(ctx, w.company, sc.ID, one)
 	if err := errors.Join(err1, err2, err3); err != nil || company != 7 || project != 7 || scan != 7 {
 		t.Fatalf("totals %d %d %d %v", company, project, scan, err)
 	}
@@ -159,8 +168,8 @@ func TestTriageRulesReachSCAFindings(t *testing.T) {
 	// An application: the SAST issue under tools/ and the two SCA findings
 	// still to act on there (minimist in progress, left-pad open).
 	tools := triageRule(t, ctx, w.st, w.company, 0, `{"matcher":{"path":"**/tools/**"},"action":{"status":"false_positive","reason":"vendored tooling"}}`)
-	gen := store.IssueID(w.company, w.project, "main", "gosec", "tools/gen")
-	dry, err := w.st.ApplyTriageRuleAll(ctx, w.company, tools, true, 5)
+	gen := findings.IssueID(w.company, w.project, "main", "gosec", "tools/gen")
+	dry, err := w.st.Applier.ApplyTriageRuleAll(ctx, w.company, tools, true, 5)
 	scaPart := []string{ids[1], ids[2]}
 	slices.Sort(scaPart) // the company's list, by id
 	if err != nil || dry.Changed != 3 || !slices.Equal(dry.Sample, append([]string{gen}, scaPart...)) {
@@ -169,19 +178,19 @@ func TestTriageRulesReachSCAFindings(t *testing.T) {
 	if i := get(w.company, ids[2]); i.Status != "open" {
 		t.Fatal("a dry run changed a finding")
 	}
-	if _, err := w.st.ApplyTriageRuleAll(ctx, other, tools, true, 5); !errors.Is(err, store.ErrNotFound) {
+	if _, err := w.st.Applier.ApplyTriageRuleAll(ctx, other, tools, true, 5); !errors.Is(err, ddb.ErrNotFound) {
 		t.Fatalf("another company's rule: %v", err)
 	}
-	if _, err := w.st.SetTriageRuleEnabled(ctx, w.company, tools, false); err != nil {
+	if _, err := w.st.TriageRules.SetTriageRuleEnabled(ctx, w.company, tools, false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.st.ApplyTriageRuleAll(ctx, w.company, tools, false, 5); !errors.Is(err, store.ErrRuleInactive) {
+	if _, err := w.st.Applier.ApplyTriageRuleAll(ctx, w.company, tools, false, 5); !errors.Is(err, triage.ErrRuleInactive) {
 		t.Fatalf("an inactive rule: %v", err)
 	}
-	if _, err := w.st.SetTriageRuleEnabled(ctx, w.company, tools, true); err != nil {
+	if _, err := w.st.TriageRules.SetTriageRuleEnabled(ctx, w.company, tools, true); err != nil {
 		t.Fatal(err)
 	}
-	applied, err := w.st.ApplyTriageRuleAll(ctx, w.company, tools, false, 5)
+	applied, err := w.st.Applier.ApplyTriageRuleAll(ctx, w.company, tools, false, 5)
 	if err != nil || applied.Changed != dry.Changed || !slices.Equal(applied.Sample, dry.Sample) {
 		t.Fatalf("apply: %+v %v, dry run %+v", applied, err, dry)
 	}
@@ -194,7 +203,7 @@ func TestTriageRulesReachSCAFindings(t *testing.T) {
 		t.Errorf("the SAST issue after apply: %s", i.Status)
 	}
 	for _, dryRun := range []bool{false, true} {
-		if again, err := w.st.ApplyTriageRuleAll(ctx, w.company, tools, dryRun, 5); err != nil || again.Changed != 0 {
+		if again, err := w.st.Applier.ApplyTriageRuleAll(ctx, w.company, tools, dryRun, 5); err != nil || again.Changed != 0 {
 			t.Fatalf("again (dry run %t): %+v %v", dryRun, again, err)
 		}
 	}
@@ -202,7 +211,7 @@ func TestTriageRulesReachSCAFindings(t *testing.T) {
 	// changed) and the SCA change's, once.
 	audited := func(action, key string) []any {
 		t.Helper()
-		entries, _, err := w.st.ListAudit(ctx, w.company, store.AuditFilter{Action: action}, store.PageQuery{Limit: 10})
+		entries, _, err := w.st.Tenancy.ListAudit(ctx, w.company, tenancy.AuditFilter{Action: action}, page.Request{Limit: 10})
 		if err != nil {
 			t.Fatal(err)
 		}

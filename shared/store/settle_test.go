@@ -14,6 +14,7 @@ import (
 
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/findings"
 )
 
 // before runs fn once, before the first DynamoDB call match accepts.
@@ -51,7 +52,7 @@ func fixPayment(p any) bool {
 
 func openedDays(t *testing.T, w *branchWorld) int64 {
 	t.Helper()
-	snap, err := w.st.Snapshot(context.Background(), w.company, 0, "")
+	snap, err := w.st.Trends.Snapshot(context.Background(), w.company, 0, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,15 +72,15 @@ func TestScanGivenUpOpensNoIssueItNeverWrote(t *testing.T) {
 	fs := manyFindings("p", 300, 79, 89, 22)
 	sc := w.processing(t, "main")
 	crashOn(w.st, 2, issueBatch)
-	if _, err := w.st.ApplyScan(ctx, w.company, sc, w.found(sc, fs...)); err == nil {
+	if _, err := w.st.Findings.ApplyScan(ctx, w.company, sc, w.found(sc, fs...)); err == nil {
 		t.Fatal("the crash was not injected")
 	}
-	if _, err := w.st.FailScan(ctx, w.company, sc.ID, "given up", nil, nil); err != nil {
+	if _, err := w.st.Findings.FailScan(ctx, w.company, sc.ID, "given up", nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	testenv.Recount(t, w.st, w.company)
 	var written int64
-	if err := w.st.EachScanIssue(ctx, w.company, sc.ID, func(store.Issue) error { written++; return nil }); err != nil {
+	if err := w.st.Lists.EachScanIssue(ctx, w.company, sc.ID, func(findings.Issue) error { written++; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if got := openedDays(t, w); got != written {
@@ -101,14 +102,14 @@ func TestSettlingRacesAnotherBranch(t *testing.T) {
 	sc := w.processing(t, "main")
 	crashOn(w.st, 1, journalPayment) // the writer pays nothing
 	crashOn(w.st, 2, issueBatch)
-	if _, err := w.st.ApplyScan(ctx, w.company, sc, w.found(sc, fs...)); err == nil {
+	if _, err := w.st.Findings.ApplyScan(ctx, w.company, sc, w.found(sc, fs...)); err == nil {
 		t.Fatal("the crash was not injected")
 	}
 	var innerErr error
 	hit := before(w.st, fixPayment, func(ctx context.Context) {
 		_, _, innerErr = w.apply("dev", "t", w.clock.Add(time.Hour), fs[0], fs[1], fs[2])
 	})
-	if _, err := w.st.FailScan(ctx, w.company, sc.ID, "given up", nil, nil); err != nil {
+	if _, err := w.st.Findings.FailScan(ctx, w.company, sc.ID, "given up", nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !hit.Load() || innerErr != nil {
@@ -153,13 +154,13 @@ func TestWriterPaidPlainlyThenGaveUp(t *testing.T) {
 		_, _, innerErr = w.apply("dev", "t", w.clock.Add(time.Hour), finding{"other1", 79}, finding{"other2", 89}, finding{"other3", 22})
 	})
 	crashOn(w.st, 3, chunkPaymentOf(scan.ID)) // 1: settled, refused; 2: plain; 3: the next chunk
-	if _, err := w.st.ApplyScan(ctx, w.company, scan, w.found(scan, fs...)); err == nil || !strings.Contains(err.Error(), "crashed") {
+	if _, err := w.st.Findings.ApplyScan(ctx, w.company, scan, w.found(scan, fs...)); err == nil || !strings.Contains(err.Error(), "crashed") {
 		t.Fatalf("apply: %v", err)
 	}
 	if !hit.Load() || innerErr != nil {
 		t.Fatalf("race not injected: %v %v", hit.Load(), innerErr)
 	}
-	if _, err := w.st.FailScan(ctx, w.company, scan.ID, "given up", nil, nil); err != nil {
+	if _, err := w.st.Findings.FailScan(ctx, w.company, scan.ID, "given up", nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	testenv.Recount(t, w.st, w.company)
@@ -174,12 +175,12 @@ func TestRedeliveryAfterAnotherScanSettled(t *testing.T) {
 	fs := manyFindings("s", 300, 79, 89, 22)
 	scan := w.processing(t, "main")
 	crashOn(w.st, 2, issueBatch)
-	if _, err := w.st.ApplyScan(ctx, w.company, scan, w.found(scan, fs...)); err == nil {
+	if _, err := w.st.Findings.ApplyScan(ctx, w.company, scan, w.found(scan, fs...)); err == nil {
 		t.Fatal("the crash was not injected")
 	}
 	w.scan(t, "main", "t", fs[:50]...)
 	testenv.Recount(t, w.st, w.company)
-	res, err := w.st.ApplyScan(ctx, w.company, scan, w.found(scan, fs...))
+	res, err := w.st.Findings.ApplyScan(ctx, w.company, scan, w.found(scan, fs...))
 	if err != nil || !res.Late {
 		t.Fatalf("redelivery: %+v %v", res, err)
 	}

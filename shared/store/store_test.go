@@ -9,6 +9,8 @@ import (
 
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -17,31 +19,31 @@ func TestProjectsAndErrors(t *testing.T) {
 	t.Parallel()
 	st := testenv.NewStore(t)
 	ctx := context.Background()
-	p, err := st.CreateProject(ctx, store.Project{CompanyID: 1, Name: "Web", RepoURL: "https://git.example/acme/web"})
+	p, err := st.Catalog.CreateProject(ctx, schema.Project{CompanyID: 1, Name: "Web", RepoURL: "https://git.example/acme/web"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.CreateProject(ctx, store.Project{CompanyID: 1, Name: "web"}); !errors.Is(err, store.ErrConflict) {
+	if _, err := st.Catalog.CreateProject(ctx, schema.Project{CompanyID: 1, Name: "web"}); !errors.Is(err, ddb.ErrConflict) {
 		t.Fatalf("duplicate name: %v", err)
 	}
-	if _, err := st.CreateProject(ctx, store.Project{CompanyID: 2, Name: "Web"}); err != nil {
+	if _, err := st.Catalog.CreateProject(ctx, schema.Project{CompanyID: 2, Name: "Web"}); err != nil {
 		t.Fatalf("same name in another company: %v", err)
 	}
-	if got, err := st.ProjectByName(ctx, 1, "WEB"); err != nil || got.ID != p.ID {
+	if got, err := st.Catalog.ProjectByName(ctx, 1, "WEB"); err != nil || got.ID != p.ID {
 		t.Fatalf("by name: %+v %v", got, err)
 	}
-	if _, err := st.GetProject(ctx, 2, p.ID); !errors.Is(err, store.ErrNotFound) {
+	if _, err := st.Catalog.GetProject(ctx, 2, p.ID); !errors.Is(err, ddb.ErrNotFound) {
 		t.Fatalf("another company's id must be not found: %v", err)
 	}
-	list, err := st.ListProjects(ctx, 1)
+	list, err := st.Catalog.ListProjects(ctx, 1)
 	if err != nil || len(list) != 1 {
 		t.Fatalf("list: %v %v", list, err)
 	}
-	if err := store.Update(st, ctx, store.Key{PK: store.CompanyPK(1), SK: "PROJECT#nope"}, expression.Set(expression.Name("x"), expression.Value(1)), nil, nil); !errors.Is(err, store.ErrNotFound) {
+	if err := store.Update(st, ctx, ddb.Key{PK: schema.CompanyPK(1), SK: "PROJECT#nope"}, expression.Set(expression.Name("x"), expression.Value(1)), nil, nil); !errors.Is(err, ddb.ErrNotFound) {
 		t.Fatalf("update of a missing item: %v", err)
 	}
 	cond := expression.Name("name").Equal(expression.Value("Other"))
-	if err := store.Update(st, ctx, p.Key, expression.Set(expression.Name("x"), expression.Value(1)), &cond, nil); !errors.Is(err, store.ErrConflict) {
+	if err := store.Update(st, ctx, p.Key, expression.Set(expression.Name("x"), expression.Value(1)), &cond, nil); !errors.Is(err, ddb.ErrConflict) {
 		t.Fatalf("failed extra condition: %v", err)
 	}
 }
@@ -49,12 +51,12 @@ func TestProjectsAndErrors(t *testing.T) {
 func TestMeterAddsUpConsumedCapacity(t *testing.T) {
 	t.Parallel()
 	st := testenv.NewStore(t)
-	var m store.Meter
-	ctx := store.WithMeter(context.Background(), &m)
-	if _, err := st.CreateProject(ctx, store.Project{CompanyID: 1, Name: "Web"}); err != nil {
+	var m ddb.Meter
+	ctx := ddb.WithMeter(context.Background(), &m)
+	if _, err := st.Catalog.CreateProject(ctx, schema.Project{CompanyID: 1, Name: "Web"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.ProjectByName(ctx, 1, "Web"); err != nil {
+	if _, err := st.Catalog.ProjectByName(ctx, 1, "Web"); err != nil {
 		t.Fatal(err)
 	}
 	// Creating: id, projects revision, transaction, teams' selectors; by

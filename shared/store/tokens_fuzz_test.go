@@ -12,7 +12,14 @@ import (
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/bulkload"
+	"github.com/acme/codescan-api/shared/store/catalog"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/delivery"
+	"github.com/acme/codescan-api/shared/store/ledger"
 	"github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/schema"
+	"github.com/acme/codescan-api/shared/store/tenancy"
 )
 
 // tokenList is one company-scoped list read with a page token, as its
@@ -33,50 +40,50 @@ func tokenLists(st *store.Store, project func(company int64) int64) []tokenList 
 		}
 		return out
 	}
-	pr := func(token string) store.PageQuery { return store.PageQuery{Limit: 1, Token: token} }
+	pr := func(token string) page.Request { return page.Request{Limit: 1, Token: token} }
 	return []tokenList{
 		{"teams", func(ctx context.Context, c int64, token string) ([]string, string, error) {
-			rows, res, err := st.TeamsPage(ctx, c, store.PageQuery{Limit: 1, Token: token})
+			rows, res, err := st.Catalog.TeamsPage(ctx, c, page.Request{Limit: 1, Token: token})
 			return ids(len(rows), func(i int) any { return rows[i].ID }), res.Next, err
 		}, store.TeamList},
 		{"integrations", func(ctx context.Context, c int64, token string) ([]string, string, error) {
-			rows, res, err := st.IntegrationsPage(ctx, c, store.PageQuery{Limit: 1, Token: token})
+			rows, res, err := st.Catalog.IntegrationsPage(ctx, c, page.Request{Limit: 1, Token: token})
 			return ids(len(rows), func(i int) any { return rows[i].UUID }), res.Next, err
 		}, store.IntegrationList},
 		{"projects", func(ctx context.Context, c int64, token string) ([]string, string, error) {
-			p, err := st.ListProjectsPage(ctx, c, pr(token))
+			p, err := st.Catalog.ListProjectsPage(ctx, c, pr(token))
 			return ids(len(p.Projects), func(i int) any { return p.Projects[i].ID }), p.Next, err
 		}, nil},
 		{"policies", func(ctx context.Context, c int64, token string) ([]string, string, error) {
-			p, err := st.ListPolicies(ctx, c, pr(token))
+			p, err := st.Catalog.ListPolicies(ctx, c, pr(token))
 			return ids(len(p.Policies), func(i int) any { return p.Policies[i].ID }), p.Next, err
 		}, nil},
 		{"blocking rules", func(ctx context.Context, c int64, token string) ([]string, string, error) {
-			p, err := st.ListBlockingRules(ctx, c, pr(token))
+			p, err := st.Catalog.ListBlockingRules(ctx, c, pr(token))
 			return ids(len(p.Rules), func(i int) any { return p.Rules[i].ID }), p.Next, err
 		}, nil},
 		{"scans of a project", func(ctx context.Context, c int64, token string) ([]string, string, error) {
-			p, err := st.ListScans(ctx, c, store.ScanQuery{ProjectID: project(c), Page: pr(token)})
+			p, err := st.Scans.ListScans(ctx, c, scans.ScanQuery{ProjectID: project(c), Page: pr(token)})
 			return ids(len(p.Scans), func(i int) any { return p.Scans[i].ID }), p.Next, err
 		}, nil},
 		{"scans of the company", func(ctx context.Context, c int64, token string) ([]string, string, error) {
-			p, err := st.ListScans(ctx, c, store.ScanQuery{Page: pr(token)})
+			p, err := st.Scans.ListScans(ctx, c, scans.ScanQuery{Page: pr(token)})
 			return ids(len(p.Scans), func(i int) any { return p.Scans[i].ID }), p.Next, err
 		}, nil},
 		{"webhooks", func(ctx context.Context, c int64, token string) ([]string, string, error) {
-			rows, res, err := st.ListWebhooks(ctx, c, pr(token))
+			rows, res, err := st.Deliveries.ListWebhooks(ctx, c, pr(token))
 			return ids(len(rows), func(i int) any { return rows[i].ID }), res.Next, err
 		}, nil},
 		{"users", func(ctx context.Context, c int64, token string) ([]string, string, error) {
-			rows, res, _, err := st.ListUsersPage(ctx, c, store.FacetAll, pr(token))
+			rows, res, _, err := st.Tenancy.ListUsersPage(ctx, c, tenancy.FacetAll, pr(token))
 			return ids(len(rows), func(i int) any { return rows[i].ID }), res.Next, err
 		}, nil},
 		{"api keys", func(ctx context.Context, c int64, token string) ([]string, string, error) {
-			rows, res, _, err := st.ListAPIKeys(ctx, c, 0, pr(token))
+			rows, res, _, err := st.Tenancy.ListAPIKeys(ctx, c, 0, pr(token))
 			return ids(len(rows), func(i int) any { return rows[i].ID }), res.Next, err
 		}, nil},
 		{"audit log", func(ctx context.Context, c int64, token string) ([]string, string, error) {
-			rows, res, err := st.ListAudit(ctx, c, store.AuditFilter{}, pr(token))
+			rows, res, err := st.Tenancy.ListAudit(ctx, c, tenancy.AuditFilter{}, pr(token))
 			return ids(len(rows), func(i int) any { return rows[i].ID }), res.Next, err
 		}, nil},
 	}
@@ -87,7 +94,7 @@ func seedTokenLists(t testing.TB, st *store.Store) (project func(int64) int64) {
 	bg := context.Background()
 	projects := map[int64]int64{}
 	for c := int64(1); c <= 2; c++ {
-		ctx := store.WithAuditActor(bg, store.AuditActor{UserID: c * 100, Via: store.ViaAPIKey, KeyID: 1})
+		ctx := ledger.WithAuditActor(bg, ledger.AuditActor{UserID: c * 100, Via: ledger.ViaAPIKey, KeyID: 1})
 		for i := range 3 {
 			name := fmt.Sprintf("c%d-%d", c, i)
 			must := func(_ any, err error) {
@@ -95,19 +102,19 @@ func seedTokenLists(t testing.TB, st *store.Store) (project func(int64) int64) {
 					t.Fatalf("%s: %v", name, err)
 				}
 			}
-			must(st.CreateTeam(ctx, store.Team{CompanyID: c, Name: name}))
-			must(st.CreateIntegration(bg, store.Integration{CompanyID: c, UUID: store.NewIntegrationUUID(), Name: name, SealedToken: "sealed"}))
-			p, err := st.CreateProject(bg, store.Project{CompanyID: c, Name: name})
+			must(st.Catalog.CreateTeam(ctx, schema.Team{CompanyID: c, Name: name}))
+			must(st.Catalog.CreateIntegration(bg, schema.Integration{CompanyID: c, UUID: catalog.NewIntegrationUUID(), Name: name, SealedToken: "sealed"}))
+			p, err := st.Catalog.CreateProject(bg, schema.Project{CompanyID: c, Name: name})
 			must(p, err)
 			projects[c] = p.ID
-			must(st.CreatePolicy(bg, store.Policy{CompanyID: c, Name: name, Active: true}))
-			must(st.CreateBlockingRule(bg, store.BlockingRule{CompanyID: c, Slug: name, Name: name, Active: true}))
-			must(st.CreateWebhook(bg, store.WebhookEndpoint{ID: store.NewWebhookID(), CompanyID: c, URL: "https://hooks.example/" + name, Types: []string{"scan_completed"}, Active: true}))
-			must(nil, bulkload.PutUser(bg, st, store.User{ID: c*100 + int64(i), CompanyID: c, Email: name + "@example.test", Active: true, Subject: "sub|" + name}))
+			must(st.Catalog.CreatePolicy(bg, schema.Policy{CompanyID: c, Name: name, Active: true}))
+			must(st.Catalog.CreateBlockingRule(bg, schema.BlockingRule{CompanyID: c, Slug: name, Name: name, Active: true}))
+			must(st.Deliveries.CreateWebhook(bg, schema.WebhookEndpoint{ID: delivery.NewWebhookID(), CompanyID: c, URL: "https://hooks.example/" + name, Types: []string{"scan_completed"}, Active: true}))
+			must(nil, bulkload.PutUser(bg, st, schema.User{ID: c*100 + int64(i), CompanyID: c, Email: name + "@example.test", Active: true, Subject: "sub|" + name}))
 			must(nil, bulkload.PutAPIKey(bg, st, c, c*100+int64(i), fmt.Sprintf("csk_fuzz%d%d", c, i)))
 		}
 		for range 3 {
-			if _, err := st.CreateScan(bg, store.Scan{CompanyID: c, ProjectID: projects[c], Branch: "main", Engine: "sarif"}); err != nil {
+			if _, err := st.Scans.CreateScan(bg, scans.Scan{CompanyID: c, ProjectID: projects[c], Branch: "main", Engine: "sarif"}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -216,9 +223,9 @@ func FuzzListPageTokens(f *testing.F) {
 			}
 		}
 		rows, next, err := l.read(ctx, 1, token)
-		var long *store.KeyTooLongError
+		var long *ddb.KeyTooLongError
 		switch {
-		case errors.Is(err, store.ErrBadPageToken) || errors.As(err, &long):
+		case errors.Is(err, page.ErrBadToken) || errors.As(err, &long):
 			if mine[n][token] {
 				t.Fatalf("%s: company 1's own token refused: %v", l.name, err)
 			}

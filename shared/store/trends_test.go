@@ -10,7 +10,13 @@ import (
 
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/acceptances"
 	"github.com/acme/codescan-api/shared/store/bulkload"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/issuelists"
+	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/triage"
 	"github.com/acme/codescan-api/shared/trendmath"
 )
 
@@ -39,22 +45,24 @@ type reported struct{ fp, urgency string }
 func (w *trendWorld) scan(t *testing.T, fs ...reported) {
 	t.Helper()
 	ctx := context.Background()
-	sc, err := w.st.CreateScan(ctx, store.Scan{ID: uuid.NewString(), CompanyID: w.company, ProjectID: 5, Branch: "main",
-		Engine: "sarif", Tool: "semgrep", Status: store.ScanProcessing, CreatedAt: w.now.Format(time.RFC3339)})
+	sc, err := w.st.Scans.CreateScan(ctx, scans.Scan{ID: uuid.NewString(), CompanyID: w.company, ProjectID: 5, Branch: "main",
+		Engine: "sarif", Tool: "semgrep", Status: scans.ScanProcessing, CreatedAt: w.now.Format(time.RFC3339)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var found []store.Issue
+	var found []findings.Issue
 	for _, f := range fs {
-		found = append(found, store.Issue{ID: w.id(f.fp), ProjectID: 5, ProjectName: "api", Branch: "main", Tool: "semgrep",
+		found = append(found, findings.Issue{ID: w.id(f.fp), ProjectID: 5, ProjectName: "api", Branch: "main", Tool: "semgrep",
 			Fingerprint: f.fp, CWE: 79, FilePath: "src/" + f.fp + ".go", Line: 1, Urgency: f.urgency, RuleID: "r", CreatedAt: sc.CreatedAt})
 	}
-	if _, err := w.st.ApplyScan(ctx, w.company, sc, found); err != nil {
+	if _, err := w.st.Findings.ApplyScan(ctx, w.company, sc, found); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func (w *trendWorld) id(fp string) string { return store.IssueID(w.company, 5, "main", "semgrep", fp) }
+func (w *trendWorld) id(fp string) string {
+	return findings.IssueID(w.company, 5, "main", "semgrep", fp)
+}
 
 // point is the expected figures of one day (zero elsewhere); open is
 // {CR, HI, ME, LO} at the day's end.
@@ -82,15 +90,15 @@ func TestTrendOfThirtyDays(t *testing.T) {
 	w.scan(t, hi("A1", "A2", "A3")...) // A4, A5 fixed after 3 days
 	w.day(5)
 	// Bulk triage matching A1 alone (its file).
-	if m, c, err := w.st.TriageIssues(ctx, w.company, store.IssueFilter{FilePath: "src/A1.go"}, "false_positive", "test data", store.RiskTerms{}, store.Actor{UserID: 1}); err != nil || m != 1 || c != 1 {
+	if m, c, err := w.st.Triage.TriageIssues(ctx, w.company, issuelists.IssueFilter{FilePath: "src/A1.go"}, "false_positive", "test data", acceptances.Terms{}, findings.Actor{UserID: 1}); err != nil || m != 1 || c != 1 {
 		t.Fatalf("triage: %d %d %v", m, c, err)
 	}
 	w.day(10)
 	w.scan(t, hi("A2", "A3", "A4")...) // A4 reported again: reopened
 	w.day(12)
-	var seeded []store.Issue
+	var seeded []findings.Issue
 	for _, fp := range []string{"B1", "B2", "B3"} {
-		seeded = append(seeded, store.Issue{ID: store.IssueID(w.company, 6, "main", "seed", fp), ProjectID: 6, ProjectName: "web",
+		seeded = append(seeded, findings.Issue{ID: findings.IssueID(w.company, 6, "main", "seed", fp), ProjectID: 6, ProjectName: "web",
 			Branch: "main", Tool: "seed", Fingerprint: fp, CWE: 89, FilePath: "web/" + fp + ".js", Urgency: "CR", Status: "open"})
 	}
 	if n, err := bulkload.CreateIssues(ctx, w.st, w.company, seeded); err != nil || n != 3 {
@@ -104,7 +112,7 @@ func TestTrendOfThirtyDays(t *testing.T) {
 	w.scan(t, reported{"A2", "CR"}, reported{"A3", "HI"}) // A4 fixed (20 days, within); A2 becomes critical
 	w.day(25)
 	fixed := "fixed"
-	if _, err := w.st.UpdateIssue(ctx, w.company, seeded[1].ID, store.IssueUpdate{Status: &fixed}, store.Actor{UserID: 1}); err != nil { // B2: 13 days, late
+	if _, err := w.st.Triage.UpdateIssue(ctx, w.company, seeded[1].ID, triage.IssueUpdate{Status: &fixed}, findings.Actor{UserID: 1}); err != nil { // B2: 13 days, late
 		t.Fatal(err)
 	}
 	w.day(29)
@@ -131,7 +139,7 @@ func TestTrendOfThirtyDays(t *testing.T) {
 		project int64
 		want    map[int]point
 	}{{"company", 0, company}, {"api", 5, api}, {"web", 6, web}} {
-		got, err := w.st.Trend(ctx, w.company, sc.project, 30)
+		got, err := w.st.Lists.Trend(ctx, w.company, sc.project, 30)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -158,7 +166,7 @@ func TestTrendOfThirtyDays(t *testing.T) {
 		}
 	}
 
-	all, err := w.st.Trend(ctx, w.company, 0, 30)
+	all, err := w.st.Lists.Trend(ctx, w.company, 0, 30)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +195,7 @@ func TestTrendOfThirtyDays(t *testing.T) {
 	if by[0].FixedWithinSLA != (trendmath.Share{Part: 1, Of: 3}) || sum.FixedWithinSLA != (trendmath.Share{Part: 4, Of: 6}) || sum.OpenPastSLA != (trendmath.Share{Part: 1, Of: 2}) {
 		t.Errorf("compliance: %+v %+v", by, sum)
 	}
-	web6, err := w.st.Trend(ctx, w.company, 6, 30)
+	web6, err := w.st.Lists.Trend(ctx, w.company, 6, 30)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +204,7 @@ func TestTrendOfThirtyDays(t *testing.T) {
 	if web6.PastDue != (trendmath.ByUrgency{1, 0, 0, 0}) {
 		t.Errorf("web's past due: %v", web6.PastDue)
 	}
-	api5, err := w.st.Trend(ctx, w.company, 5, 30)
+	api5, err := w.st.Lists.Trend(ctx, w.company, 5, 30)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +212,7 @@ func TestTrendOfThirtyDays(t *testing.T) {
 		t.Errorf("api's past due: %v", api5.PastDue)
 	}
 	// A window of 10 days sees the fixes of days 20..29 only.
-	recent, err := w.st.Trend(ctx, w.company, 0, 10)
+	recent, err := w.st.Lists.Trend(ctx, w.company, 0, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,12 +231,12 @@ func TestTrendReadsTheWindowOnly(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	w := newTrendWorld(t)
-	var prev []store.Issue
+	var prev []findings.Issue
 	for d := range 120 {
 		w.day(d)
-		var batch []store.Issue
+		var batch []findings.Issue
 		for k, u := range []string{"CR", "HI", "ME"} {
-			batch = append(batch, store.Issue{ID: store.IssueID(w.company, 7, "main", "seed", fmt.Sprint(d, "-", k)), ProjectID: 7, ProjectName: "p",
+			batch = append(batch, findings.Issue{ID: findings.IssueID(w.company, 7, "main", "seed", fmt.Sprint(d, "-", k)), ProjectID: 7, ProjectName: "p",
 				Branch: "main", Tool: "seed", CWE: 79, FilePath: "a.go", Urgency: u, Status: "open"})
 		}
 		if _, err := bulkload.CreateIssues(ctx, w.st, w.company, batch); err != nil {
@@ -241,13 +249,13 @@ func TestTrendReadsTheWindowOnly(t *testing.T) {
 		}
 		prev = batch
 	}
-	var m store.Meter
-	got, err := w.st.Window(store.WithMeter(ctx, &m), w.company, 7, 90)
+	var m ddb.Meter
+	got, err := w.st.Trends.Window(ddb.WithMeter(ctx, &m), w.company, 7, 90)
 	if err != nil {
 		t.Fatal(err)
 	}
 	requests, rcu, _ := m.Snapshot()
-	snap, err := w.st.Snapshot(ctx, w.company, 7, got.Points[0].Date)
+	snap, err := w.st.Trends.Snapshot(ctx, w.company, 7, got.Points[0].Date)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,8 +263,8 @@ func TestTrendReadsTheWindowOnly(t *testing.T) {
 	if requests != 3 || len(snap.Days) != 90 || rcu > 12 {
 		t.Fatalf("read %d requests, %.1f RCU, %d day records", requests, rcu, len(snap.Days))
 	}
-	var pm store.Meter
-	if _, err := w.st.Trend(store.WithMeter(ctx, &pm), w.company, 7, 90); err != nil {
+	var pm ddb.Meter
+	if _, err := w.st.Lists.Trend(ddb.WithMeter(ctx, &pm), w.company, 7, 90); err != nil {
 		t.Fatal(err)
 	}
 	prequests, prcu, _ := pm.Snapshot()

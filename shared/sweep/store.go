@@ -5,14 +5,27 @@ import (
 	"time"
 
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
-// Store is what the stalled-scan sweep read and write: the store methods they
-// call, and no others. The Lambda main passes the store itself.
-type Store interface {
-	ClearStalled(ctx context.Context, st store.StalledScan) error
-	FailScan(ctx context.Context, companyID int64, scanID, reason string, problems []store.ScanError, ev *store.Event) (bool, error)
-	GetProject(ctx context.Context, companyID, projectID int64) (store.Project, error)
-	GetScan(ctx context.Context, companyID int64, scanID string) (store.Scan, error)
-	StalledScans(ctx context.Context, before time.Time, limit int) ([]store.StalledScan, error)
+// Store is what the stalled-scan sweep read and write: per area of the store, the calls
+// they make and no others; StoreOf composes it from the store's areas.
+type Store struct {
+	Catalog interface {
+		GetProject(ctx context.Context, companyID int64, projectID int64) (schema.Project, error)
+	}
+	Findings interface {
+		FailScan(ctx context.Context, companyID int64, scanID string, reason string, problems []scans.ScanError, ev *schema.Event) (bool, error)
+	}
+	Scans interface {
+		ClearStalled(ctx context.Context, st scans.StalledScan) error
+		GetScan(ctx context.Context, companyID int64, scanID string) (scans.Scan, error)
+		StalledScans(ctx context.Context, before time.Time, limit int) ([]scans.StalledScan, error)
+	}
+}
+
+// StoreOf is the areas of st that Store touches: its composition.
+func StoreOf(st *store.Store) Store {
+	return Store{Catalog: st.Catalog, Findings: st.Findings, Scans: st.Scans}
 }

@@ -12,7 +12,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/scans"
 )
 
 // StalledAfter is how long a scan may wait for the ingester: longer than
@@ -33,7 +34,7 @@ const Reason = "The upload could not be processed"
 // branch busy with another upload passes quietly, any other failure is
 // returned (joined) after the run.
 func Run(ctx context.Context, st Store, now time.Time) (int, error) {
-	stalled, err := st.StalledScans(ctx, now.Add(-StalledAfter), batch)
+	stalled, err := st.Scans.StalledScans(ctx, now.Add(-StalledAfter), batch)
 	if err != nil {
 		return 0, err
 	}
@@ -46,7 +47,7 @@ func Run(ctx context.Context, st Store, now time.Time) (int, error) {
 		}
 		changed, err := end(ctx, st, s, now)
 		switch {
-		case errors.Is(err, store.ErrUnavailable):
+		case errors.Is(err, ddb.ErrUnavailable):
 		case err != nil:
 			errs = append(errs, fmt.Errorf("scan %s of company %d: %w", s.ScanID, s.CompanyID, err))
 		case changed:
@@ -57,23 +58,23 @@ func Run(ctx context.Context, st Store, now time.Time) (int, error) {
 }
 
 // end ends one stalled scan, reporting whether it changed it.
-func end(ctx context.Context, st Store, s store.StalledScan, now time.Time) (bool, error) {
-	sc, err := st.GetScan(ctx, s.CompanyID, s.ScanID)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && sc.Status != store.ScanProcessing) {
-		return false, st.ClearStalled(ctx, s)
+func end(ctx context.Context, st Store, s scans.StalledScan, now time.Time) (bool, error) {
+	sc, err := st.Scans.GetScan(ctx, s.CompanyID, s.ScanID)
+	if errors.Is(err, ddb.ErrNotFound) || (err == nil && sc.Status != scans.ScanProcessing) {
+		return false, st.Scans.ClearStalled(ctx, s)
 	}
 	if err != nil {
 		return false, err
 	}
-	proj, err := st.GetProject(ctx, sc.CompanyID, sc.ProjectID)
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
+	proj, err := st.Catalog.GetProject(ctx, sc.CompanyID, sc.ProjectID)
+	if err != nil && !errors.Is(err, ddb.ErrNotFound) {
 		return false, err
 	}
-	ev, err := store.ScanFailedEvent(sc, proj.Name, Reason, now)
+	ev, err := scans.ScanFailedEvent(sc, proj.Name, Reason, now)
 	if err != nil {
 		return false, err
 	}
-	return st.FailScan(ctx, sc.CompanyID, sc.ID, Reason, []store.ScanError{{
+	return st.Findings.FailScan(ctx, sc.CompanyID, sc.ID, Reason, []scans.ScanError{{
 		ScanType: sc.Engine, Level: "error", Location: "report",
 		Message: "processing did not finish within " + StalledAfter.String() + "; upload the report again with a new run_id",
 	}}, ev)

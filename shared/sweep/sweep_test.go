@@ -13,7 +13,10 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/acme/codescan-api/internal/testenv"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/sweep"
 )
 
@@ -27,14 +30,14 @@ func TestSweepEndsStalledScans(t *testing.T) {
 	st := testenv.NewStore(t)
 	ctx := context.Background()
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	proj, err := st.CreateProject(ctx, store.Project{CompanyID: 7, Name: "shop"})
+	proj, err := st.Catalog.CreateProject(ctx, schema.Project{CompanyID: 7, Name: "shop"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	scan := func(run string, age time.Duration) store.Scan {
+	scan := func(run string, age time.Duration) scans.Scan {
 		t.Helper()
-		sc, err := st.CreateScan(ctx, store.Scan{CompanyID: 7, ProjectID: proj.ID, Branch: "main", Engine: "sarif", Tool: "gosec",
-			RunID: run, Status: store.ScanProcessing, CreatedAt: now.Add(-age).Format(time.RFC3339)})
+		sc, err := st.Scans.CreateScan(ctx, scans.Scan{CompanyID: 7, ProjectID: proj.ID, Branch: "main", Engine: "sarif", Tool: "gosec",
+			RunID: run, Status: scans.ScanProcessing, CreatedAt: now.Add(-age).Format(time.RFC3339)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -43,55 +46,55 @@ func TestSweepEndsStalledScans(t *testing.T) {
 	stalled := scan("11111111-1111-4111-8111-111111111111", 3*time.Hour)
 	young := scan("22222222-2222-4222-8222-222222222222", time.Hour)
 	done := scan("33333333-3333-4333-8333-333333333333", 4*time.Hour)
-	if _, err := st.ApplyScan(ctx, 7, done, nil); err != nil {
+	if _, err := st.Findings.ApplyScan(ctx, 7, done, nil); err != nil {
 		t.Fatal(err)
 	}
 	failed := scan("44444444-4444-4444-8444-444444444444", 5*time.Hour)
-	if changed, err := st.FailScan(ctx, 7, failed.ID, "The uploaded report is invalid", nil, nil); err != nil || !changed {
+	if changed, err := st.Findings.FailScan(ctx, 7, failed.ID, "The uploaded report is invalid", nil, nil); err != nil || !changed {
 		t.Fatalf("fail: %v %v", changed, err)
 	}
 	// Only the stalled scan and the young one still wait.
-	if waiting, err := st.StalledScans(ctx, now, 10); err != nil || len(waiting) != 2 || waiting[0].ScanID != stalled.ID || waiting[1].ScanID != young.ID {
+	if waiting, err := st.Scans.StalledScans(ctx, now, 10); err != nil || len(waiting) != 2 || waiting[0].ScanID != stalled.ID || waiting[1].ScanID != young.ID {
 		t.Fatalf("waiting: %+v %v", waiting, err)
 	}
 
-	if n, err := sweep.Run(ctx, st, now); err != nil || n != 1 {
+	if n, err := sweep.Run(ctx, sweep.StoreOf(st), now); err != nil || n != 1 {
 		t.Fatalf("sweep: %d %v", n, err)
 	}
-	got, err := st.GetScan(ctx, 7, stalled.ID)
-	if err != nil || got.Status != store.ScanIncomplete || got.FailedReason != sweep.Reason || len(got.ScanErrors) != 1 ||
+	got, err := st.Scans.GetScan(ctx, 7, stalled.ID)
+	if err != nil || got.Status != scans.ScanIncomplete || got.FailedReason != sweep.Reason || len(got.ScanErrors) != 1 ||
 		!strings.Contains(got.ScanErrors[0].Message, "upload the report again with a new run_id") {
 		t.Fatalf("stalled scan after the sweep: %+v %v", got, err)
 	}
-	for _, sc := range []store.Scan{young, done, failed} {
+	for _, sc := range []scans.Scan{young, done, failed} {
 		before := sc.Status
 		if sc.ID == done.ID {
-			before = store.ScanComplete
+			before = scans.ScanComplete
 		}
 		if sc.ID == failed.ID {
-			before = store.ScanIncomplete
+			before = scans.ScanIncomplete
 		}
-		if got, err := st.GetScan(ctx, 7, sc.ID); err != nil || got.Status != before {
+		if got, err := st.Scans.GetScan(ctx, 7, sc.ID); err != nil || got.Status != before {
 			t.Fatalf("scan %s: %s %v, want %s", sc.RunID, got.Status, err, before)
 		}
 	}
 	item, err := st.Client().GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(st.TableName()), Key: map[string]types.AttributeValue{
-		"PK": &types.AttributeValueMemberS{Value: store.CompanyPK(7)}, "SK": &types.AttributeValueMemberS{Value: "EVENT#scan_failed-" + stalled.ID},
+		"PK": &types.AttributeValueMemberS{Value: schema.CompanyPK(7)}, "SK": &types.AttributeValueMemberS{Value: "EVENT#scan_failed-" + stalled.ID},
 	}})
 	if err != nil || item.Item == nil {
 		t.Fatalf("scan_failed event: %v %v", item, err)
 	}
-	if ev, ok, err := store.DecodeEventImage(item.Item); err != nil || !ok || !strings.Contains(string(ev.Data), `"failed_reason":"`+sweep.Reason+`"`) {
+	if ev, ok, err := schema.DecodeEventImage(item.Item); err != nil || !ok || !strings.Contains(string(ev.Data), `"failed_reason":"`+sweep.Reason+`"`) {
 		t.Fatalf("scan_failed event: %+v %v", ev, err)
 	}
-	if n, err := sweep.Run(ctx, st, now); err != nil || n != 0 {
+	if n, err := sweep.Run(ctx, sweep.StoreOf(st), now); err != nil || n != 0 {
 		t.Fatalf("second sweep: %d %v", n, err)
 	}
 	// Three hours later the young one has stalled too.
-	if n, err := sweep.Run(ctx, st, now.Add(3*time.Hour)); err != nil || n != 1 {
+	if n, err := sweep.Run(ctx, sweep.StoreOf(st), now.Add(3*time.Hour)); err != nil || n != 1 {
 		t.Fatalf("later sweep: %d %v", n, err)
 	}
-	if waiting, err := st.StalledScans(ctx, now.Add(24*time.Hour), 10); err != nil || len(waiting) != 0 {
+	if waiting, err := st.Scans.StalledScans(ctx, now.Add(24*time.Hour), 10); err != nil || len(waiting) != 0 {
 		t.Fatalf("still waiting: %+v %v", waiting, err)
 	}
 }
@@ -100,15 +103,15 @@ func TestSweepEndsStalledScans(t *testing.T) {
 // branch busy with another upload for longer than a lease wait
 // (ErrUnavailable), or another error.
 type failing struct {
-	*store.Store
+	*findings.Findings
 	refuse map[string]error
 }
 
-func (f failing) FailScan(ctx context.Context, companyID int64, scanID, reason string, problems []store.ScanError, ev *store.Event) (bool, error) {
+func (f *failing) FailScan(ctx context.Context, companyID int64, scanID, reason string, problems []scans.ScanError, ev *schema.Event) (bool, error) {
 	if err := f.refuse[scanID]; err != nil {
 		return false, err
 	}
-	return f.Store.FailScan(ctx, companyID, scanID, reason, problems, ev)
+	return f.Findings.FailScan(ctx, companyID, scanID, reason, problems, ev)
 }
 
 // A stalled scan that cannot be ended now is left for the next run and
@@ -120,24 +123,26 @@ func TestSweepPassesOverScansItCannotEnd(t *testing.T) {
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	var ids []string
 	for n, branch := range []string{"main", "dev", "qa"} {
-		sc, err := st.CreateScan(ctx, store.Scan{CompanyID: 7, ProjectID: 1, Branch: branch, Engine: "sarif", Tool: "gosec",
-			RunID: uuid.NewString(), Status: store.ScanProcessing, CreatedAt: now.Add(-time.Duration(5-n) * time.Hour).Format(time.RFC3339)})
+		sc, err := st.Scans.CreateScan(ctx, scans.Scan{CompanyID: 7, ProjectID: 1, Branch: branch, Engine: "sarif", Tool: "gosec",
+			RunID: uuid.NewString(), Status: scans.ScanProcessing, CreatedAt: now.Add(-time.Duration(5-n) * time.Hour).Format(time.RFC3339)})
 		if err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, sc.ID)
 	}
 	broken := errors.New("injected")
-	st2 := failing{Store: st, refuse: map[string]error{ids[0]: store.ErrUnavailable, ids[1]: broken}}
+	fail := &failing{Findings: st.Findings, refuse: map[string]error{ids[0]: ddb.ErrUnavailable, ids[1]: broken}}
+	st2 := sweep.StoreOf(st)
+	st2.Findings = fail
 	if n, err := sweep.Run(ctx, st2, now); !errors.Is(err, broken) || n != 1 {
 		t.Fatalf("sweep with scans it cannot end: %d %v", n, err)
 	}
-	for n, want := range []string{store.ScanProcessing, store.ScanProcessing, store.ScanIncomplete} {
-		if got, err := st.GetScan(ctx, 7, ids[n]); err != nil || got.Status != want {
+	for n, want := range []string{scans.ScanProcessing, scans.ScanProcessing, scans.ScanIncomplete} {
+		if got, err := st.Scans.GetScan(ctx, 7, ids[n]); err != nil || got.Status != want {
 			t.Fatalf("scan %d: %s %v, want %s", n, got.Status, err, want)
 		}
 	}
-	st2.refuse = nil
+	fail.refuse = nil
 	if n, err := sweep.Run(ctx, st2, now); err != nil || n != 2 {
 		t.Fatalf("the next run: %d %v", n, err)
 	}

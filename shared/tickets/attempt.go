@@ -13,7 +13,9 @@ import (
 	"github.com/acme/codescan-api/shared/cleantext"
 	"github.com/acme/codescan-api/shared/outbound"
 	"github.com/acme/codescan-api/shared/reports/norm"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	storefindings "github.com/acme/codescan-api/shared/store/findings"
+	storesca "github.com/acme/codescan-api/shared/store/sca"
 	storetickets "github.com/acme/codescan-api/shared/store/tickets"
 )
 
@@ -127,8 +129,8 @@ func (d *Ticketer) jobLink(ctx context.Context, companyID int64, j job) (storeti
 
 // found are a ticket's findings as read: code findings and SCA findings.
 type found struct {
-	code []store.Issue
-	sca  []store.SCAIssue
+	code []storefindings.Issue
+	sca  []storesca.Issue
 }
 
 func (f found) len() int { return len(f.code) + len(f.sca) }
@@ -139,8 +141,8 @@ func (d *Ticketer) findings(ctx context.Context, companyID int64, ids []string) 
 	var f found
 	for _, id := range ids {
 		if sid, ok := strings.CutPrefix(id, SCAPrefix); ok {
-			i, err := d.Store.GetSCAIssue(ctx, companyID, sid)
-			if errors.Is(err, store.ErrNotFound) {
+			i, err := d.Store.SCA.GetSCAIssue(ctx, companyID, sid)
+			if errors.Is(err, ddb.ErrNotFound) {
 				continue
 			} else if err != nil {
 				return f, err
@@ -148,8 +150,8 @@ func (d *Ticketer) findings(ctx context.Context, companyID int64, ids []string) 
 			f.sca = append(f.sca, i)
 			continue
 		}
-		i, err := d.Store.GetIssue(ctx, companyID, id)
-		if errors.Is(err, store.ErrNotFound) {
+		i, err := d.Store.Lists.GetIssue(ctx, companyID, id)
+		if errors.Is(err, ddb.ErrNotFound) {
 			continue
 		} else if err != nil {
 			return f, err
@@ -212,7 +214,7 @@ func (d *Ticketer) describeSCA(rule storetickets.Rule, f found) (string, string)
 
 // fixVersion is the fix version every finding names when they name one
 // and the same ("" otherwise: the list says each).
-func fixVersion(is []store.SCAIssue) string {
+func fixVersion(is []storesca.Issue) string {
 	fix := is[0].Package.FixVersion
 	for _, i := range is[1:] {
 		if i.Package.FixVersion != fix {
@@ -253,7 +255,7 @@ func (d *Ticketer) list(f found) string {
 		if fix == "" {
 			fix = "none known"
 		}
-		line := fmt.Sprintf("- [%s] %s@%s (%s) — %s — severity %s, fix version %s — %s (SCA finding %s)", store.SCAUrgency(i.Severity),
+		line := fmt.Sprintf("- [%s] %s@%s (%s) — %s — severity %s, fix version %s — %s (SCA finding %s)", storesca.Urgency(i.Severity),
 			clip(i.Package.Name, 200), clip(i.Package.Version, 100), clip(i.Package.Ecosystem, 50), clip(strings.Join(advisories(i), ", "), 300),
 			clip(i.Severity, 20), clip(fix, 100), clip(i.Location.Path, 300), i.ID)
 		if d.AppURL != "" {
@@ -313,8 +315,8 @@ func (d *Ticketer) comment(ctx context.Context, companyID int64, j job) outbound
 	if stop != nil {
 		return *stop
 	}
-	i, err := d.Store.GetIssue(ctx, companyID, j.IssueID)
-	if errors.Is(err, store.ErrNotFound) {
+	i, err := d.Store.Lists.GetIssue(ctx, companyID, j.IssueID)
+	if errors.Is(err, ddb.ErrNotFound) {
 		return outbound.Outcome{Err: "the finding is gone", Gone: true}
 	} else if err != nil {
 		return storeFailure("reading the finding", err)

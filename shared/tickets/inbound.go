@@ -6,8 +6,12 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/ledger"
+	"github.com/acme/codescan-api/shared/store/sca"
 	storetickets "github.com/acme/codescan-api/shared/store/tickets"
+	"github.com/acme/codescan-api/shared/store/triage"
 )
 
 // Change is a tracker's report of a ticket's state: a verified inbound
@@ -67,7 +71,7 @@ func (d *Ticketer) Apply(ctx context.Context, ch Change) (string, error) {
 		reason := fmt.Sprintf("Won't fix: the ticket was closed as won't do (from %s)", ch.Source)
 		err = d.triageAll(ctx, ch, l, "accepted_risk", reason, Open)
 		if err == nil {
-			err = d.triageSCA(ctx, ch, l, "accepted_risk", reason, func(i store.SCAIssue) bool { return Open(i.Status) })
+			err = d.triageSCA(ctx, ch, l, "accepted_risk", reason, func(i sca.Issue) bool { return Open(i.Status) })
 		}
 	case ch.Remote.State == storetickets.StateOpen && l.Resolution == storetickets.ResolutionWont:
 		reason := fmt.Sprintf("The ticket was reopened (from %s)", ch.Source)
@@ -75,7 +79,7 @@ func (d *Ticketer) Apply(ctx context.Context, ch Change) (string, error) {
 		if err == nil {
 			// Only the SCA findings this ticket accepted (its reason
 			// names it): a VEX statement's acceptance stays.
-			err = d.triageSCA(ctx, ch, l, "open", reason, func(i store.SCAIssue) bool {
+			err = d.triageSCA(ctx, ch, l, "open", reason, func(i sca.Issue) bool {
 				return i.Status == "accepted_risk" && strings.Contains(i.Reason, " "+SourceOf(l)+")")
 			})
 		}
@@ -97,8 +101,8 @@ func (d *Ticketer) triageAll(ctx context.Context, ch Change, l storetickets.Link
 		if strings.HasPrefix(id, SCAPrefix) {
 			continue // triageSCA
 		}
-		i, err := d.Store.GetIssue(ctx, ch.CompanyID, id)
-		if errors.Is(err, store.ErrNotFound) {
+		i, err := d.Store.Lists.GetIssue(ctx, ch.CompanyID, id)
+		if errors.Is(err, ddb.ErrNotFound) {
 			continue
 		} else if err != nil {
 			return err
@@ -106,8 +110,8 @@ func (d *Ticketer) triageAll(ctx context.Context, ch Change, l storetickets.Link
 		if !pick(i.Status) {
 			continue
 		}
-		upd := store.IssueUpdate{Status: &status, Reason: &reason}
-		if _, err := d.Store.DecideIssue(ctx, ch.CompanyID, id, upd, store.DecisionProject, store.Actor{}); err != nil {
+		upd := triage.IssueUpdate{Status: &status, Reason: &reason}
+		if _, err := d.Store.Triage.DecideIssue(ctx, ch.CompanyID, id, upd, triage.DecisionProject, findings.Actor{}); err != nil {
 			return fmt.Errorf("finding %s: %w", id, err)
 		}
 	}
@@ -119,15 +123,15 @@ func (d *Ticketer) triageAll(ctx context.Context, ch Change, l storetickets.Link
 // import does: each finding decided again as it is read, one audit entry
 // with the first write counting the findings planned). SCA findings keep
 // no history: the reason names the ticket.
-func (d *Ticketer) triageSCA(ctx context.Context, ch Change, l storetickets.Link, status, reason string, pick func(store.SCAIssue) bool) error {
+func (d *Ticketer) triageSCA(ctx context.Context, ch Change, l storetickets.Link, status, reason string, pick func(sca.Issue) bool) error {
 	var planned []string
 	for _, id := range l.IssueIDs {
 		sid, ok := strings.CutPrefix(id, SCAPrefix)
 		if !ok {
 			continue
 		}
-		i, err := d.Store.GetSCAIssue(ctx, ch.CompanyID, sid)
-		if errors.Is(err, store.ErrNotFound) {
+		i, err := d.Store.SCA.GetSCAIssue(ctx, ch.CompanyID, sid)
+		if errors.Is(err, ddb.ErrNotFound) {
 			continue
 		} else if err != nil {
 			return err
@@ -139,10 +143,10 @@ func (d *Ticketer) triageSCA(ctx context.Context, ch Change, l storetickets.Link
 	if len(planned) == 0 {
 		return nil
 	}
-	decide := func(i store.SCAIssue) (string, string, bool) { return status, reason, pick(i) }
-	audit := store.AuditEntry{Action: "ticket.sca_status", TargetType: "ticket", TargetID: l.TicketKey,
-		Changes: map[string]store.Change{"status": {After: status}, "source": {After: ch.Source}, "sca_findings_changed": {After: len(planned)}}}
-	if _, err := d.Store.SetSCAStatuses(ctx, ch.CompanyID, planned, decide, audit); err != nil {
+	decide := func(i sca.Issue) (string, string, bool) { return status, reason, pick(i) }
+	audit := ledger.AuditEntry{Action: "ticket.sca_status", TargetType: "ticket", TargetID: l.TicketKey,
+		Changes: map[string]ledger.Change{"status": {After: status}, "source": {After: ch.Source}, "sca_findings_changed": {After: len(planned)}}}
+	if _, err := d.Store.SCA.SetSCAStatuses(ctx, ch.CompanyID, planned, decide, audit); err != nil {
 		return fmt.Errorf("SCA findings: %w", err)
 	}
 	return nil

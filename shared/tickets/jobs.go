@@ -9,7 +9,12 @@ import (
 
 	"github.com/acme/codescan-api/shared/notify"
 	"github.com/acme/codescan-api/shared/outbound"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/sca"
+	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/schema"
 	storetickets "github.com/acme/codescan-api/shared/store/tickets"
 )
 
@@ -20,7 +25,7 @@ var errEnough = errors.New("enough issues")
 // (rule, group) of its open findings that a rule matches, and one per
 // ticket of its project a scan's result closes or reopens; for a triage
 // by a person of a finding that has tickets, a comment on each.
-func (d *Ticketer) Jobs(ctx context.Context, ev store.Event) ([]outbound.Job, error) {
+func (d *Ticketer) Jobs(ctx context.Context, ev schema.Event) ([]outbound.Job, error) {
 	switch ev.Type {
 	case notify.TypeScanCompleted:
 		return d.scanJobs(ctx, ev)
@@ -30,15 +35,15 @@ func (d *Ticketer) Jobs(ctx context.Context, ev store.Event) ([]outbound.Job, er
 	return nil, nil
 }
 
-func (d *Ticketer) scanJobs(ctx context.Context, ev store.Event) ([]outbound.Job, error) {
+func (d *Ticketer) scanJobs(ctx context.Context, ev schema.Event) ([]outbound.Job, error) {
 	var data struct {
 		ScanID string `json:"scan_id"`
 	}
 	if json.Unmarshal(ev.Data, &data) != nil || data.ScanID == "" {
 		return nil, nil
 	}
-	sc, err := d.Store.GetScan(ctx, ev.CompanyID, data.ScanID)
-	if errors.Is(err, store.ErrNotFound) {
+	sc, err := d.Store.Scans.GetScan(ctx, ev.CompanyID, data.ScanID)
+	if errors.Is(err, ddb.ErrNotFound) {
 		return nil, nil
 	} else if err != nil {
 		return nil, err
@@ -59,7 +64,7 @@ type group struct {
 }
 
 // openJobs groups the scan's open issues by the rules that match them.
-func (d *Ticketer) openJobs(ctx context.Context, companyID int64, sc store.Scan) ([]outbound.Job, error) {
+func (d *Ticketer) openJobs(ctx context.Context, companyID int64, sc scans.Scan) ([]outbound.Job, error) {
 	rules, err := d.Tickets.ListRules(ctx, companyID)
 	if err != nil {
 		return nil, err
@@ -68,8 +73,8 @@ func (d *Ticketer) openJobs(ctx context.Context, companyID int64, sc store.Scan)
 	if len(rules) == 0 {
 		return nil, nil
 	}
-	p, err := d.Store.GetProject(ctx, companyID, sc.ProjectID)
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
+	p, err := d.Store.Catalog.GetProject(ctx, companyID, sc.ProjectID)
+	if err != nil && !errors.Is(err, ddb.ErrNotFound) {
 		return nil, err
 	}
 	groups := map[string]*group{}
@@ -90,7 +95,7 @@ func (d *Ticketer) openJobs(ctx context.Context, companyID int64, sc store.Scan)
 	err = nil
 	codeRule := func(r storetickets.Rule) bool { return !SCARule(r) }
 	if slices.ContainsFunc(rules, codeRule) {
-		err = d.Store.EachScanIssue(ctx, companyID, sc.ID, func(i store.Issue) error {
+		err = d.Store.Lists.EachScanIssue(ctx, companyID, sc.ID, func(i findings.Issue) error {
 			if n++; n > MaxScanIssues {
 				return errEnough
 			}
@@ -109,7 +114,7 @@ func (d *Ticketer) openJobs(ctx context.Context, companyID int64, sc store.Scan)
 		return nil, err
 	}
 	if slices.ContainsFunc(rules, SCARule) {
-		err := d.eachScanSCA(ctx, companyID, sc.ID, func(i store.SCAIssue) {
+		err := d.eachScanSCA(ctx, companyID, sc.ID, func(i sca.Issue) {
 			if !Open(i.Status) || !Reported(i) {
 				return
 			}
@@ -137,10 +142,10 @@ func (d *Ticketer) openJobs(ctx context.Context, companyID int64, sc store.Scan)
 
 // eachScanSCA calls fn with the scan's SCA findings (its list, by id), at
 // most MaxScanSCAIssues.
-func (d *Ticketer) eachScanSCA(ctx context.Context, companyID int64, scanID string, fn func(store.SCAIssue)) error {
-	q := store.PageQuery{Limit: 1000}
+func (d *Ticketer) eachScanSCA(ctx context.Context, companyID int64, scanID string, fn func(sca.Issue)) error {
+	q := page.Request{Limit: 1000}
 	for n := 0; n < MaxScanSCAIssues; {
-		found, res, _, err := d.Store.ScanSCAIssues(ctx, companyID, scanID, q)
+		found, res, _, err := d.Store.SCA.ScanSCAIssues(ctx, companyID, scanID, q)
 		if err != nil {
 			return err
 		}
@@ -171,7 +176,7 @@ const (
 // project's tickets: every finding of a ticket fixed (none open, at least
 // one fixed) closes it; a finding open again on a ticket we closed
 // reopens it.
-func (d *Ticketer) syncJobs(ctx context.Context, companyID int64, sc store.Scan) ([]outbound.Job, error) {
+func (d *Ticketer) syncJobs(ctx context.Context, companyID int64, sc scans.Scan) ([]outbound.Job, error) {
 	links, err := d.Tickets.Links(ctx, companyID)
 	if err != nil {
 		return nil, err
@@ -211,8 +216,8 @@ func (d *Ticketer) syncAction(ctx context.Context, companyID int64, l storeticke
 		if sid, ok := strings.CutPrefix(id, SCAPrefix); ok {
 			// An SCA finding has no fixed status: it is gone when no
 			// source of its branch reports it any more.
-			i, err := d.Store.GetSCAIssue(ctx, companyID, sid)
-			if errors.Is(err, store.ErrNotFound) {
+			i, err := d.Store.SCA.GetSCAIssue(ctx, companyID, sid)
+			if errors.Is(err, ddb.ErrNotFound) {
 				continue
 			} else if err != nil {
 				return "", err
@@ -225,8 +230,8 @@ func (d *Ticketer) syncAction(ctx context.Context, companyID int64, l storeticke
 			}
 			continue
 		}
-		i, err := d.Store.GetIssue(ctx, companyID, id)
-		if errors.Is(err, store.ErrNotFound) {
+		i, err := d.Store.Lists.GetIssue(ctx, companyID, id)
+		if errors.Is(err, ddb.ErrNotFound) {
 			continue
 		} else if err != nil {
 			return "", err
@@ -251,7 +256,7 @@ func (d *Ticketer) syncAction(ctx context.Context, companyID int64, l storeticke
 // tickets. A change with no person behind it (a scan, a ticket's own
 // event) is not commented: scans close and reopen tickets themselves, and
 // a ticket's event is the tracker's own news.
-func (d *Ticketer) triageJobs(ctx context.Context, ev store.Event) ([]outbound.Job, error) {
+func (d *Ticketer) triageJobs(ctx context.Context, ev schema.Event) ([]outbound.Job, error) {
 	var data struct {
 		IssueID   string `json:"issue_id"`
 		ChangedBy *int64 `json:"changed_by"`

@@ -7,7 +7,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/sca"
 	storetickets "github.com/acme/codescan-api/shared/store/tickets"
 	"github.com/acme/codescan-api/shared/triagemodel"
 )
@@ -43,7 +44,7 @@ func scaID(id string) string { return SCAPrefix + id }
 // with the triage rules' semantics (store/sca): the subject's path is the
 // manifest, its urgency the severity's, and rule_id matches any of the
 // finding's advisory ids (its primary one, its CVE, its other ids).
-func MatchesSCA(r storetickets.Rule, i store.SCAIssue, scanID, defaultBranch string) bool {
+func MatchesSCA(r storetickets.Rule, i sca.Issue, scanID, defaultBranch string) bool {
 	if !SCARule(r) || (r.ProjectID != 0 && r.ProjectID != i.ProjectID) {
 		return false
 	}
@@ -53,7 +54,7 @@ func MatchesSCA(r storetickets.Rule, i store.SCAIssue, scanID, defaultBranch str
 	}
 	m.RuleID = "" // checked above, against every advisory id
 	s := triagemodel.Subject{ProjectID: i.ProjectID, Tool: i.Tool, CWE: i.CWE, Path: i.Location.Path,
-		Package: i.Package.Name, Ecosystem: i.Package.Ecosystem, Urgency: store.SCAUrgency(i.Severity)}
+		Package: i.Package.Name, Ecosystem: i.Package.Ecosystem, Urgency: sca.Urgency(i.Severity)}
 	if !m.Match(s) {
 		return false
 	}
@@ -61,7 +62,7 @@ func MatchesSCA(r storetickets.Rule, i store.SCAIssue, scanID, defaultBranch str
 }
 
 // advisories are an SCA finding's advisory ids, once each, primary first.
-func advisories(i store.SCAIssue) []string {
+func advisories(i sca.Issue) []string {
 	var out []string
 	for _, id := range append([]string{i.Classification, i.CVE}, i.IDs...) {
 		if id != "" && !slices.Contains(out, id) {
@@ -73,7 +74,7 @@ func advisories(i store.SCAIssue) []string {
 
 // advisory is the id an SCA finding's advisory groups by: its CVE, else
 // its primary advisory (GHSA, GO-…).
-func advisory(i store.SCAIssue) string {
+func advisory(i sca.Issue) string {
 	if i.CVE != "" {
 		return i.CVE
 	}
@@ -83,7 +84,7 @@ func advisory(i store.SCAIssue) string {
 // SCAGroupKey is the group an SCA finding's ticket is for: per finding,
 // per advisory and project (rule), per package and project (package:
 // every advisory and version of one package of one ecosystem).
-func SCAGroupKey(grouping string, i store.SCAIssue) string {
+func SCAGroupKey(grouping string, i sca.Issue) string {
 	hash := func(parts ...string) string {
 		sum := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
 		return hex.EncodeToString(sum[:8])
@@ -107,12 +108,12 @@ func ecosystemBase(e string) string {
 // Reported reports whether a source still reports an SCA finding: a
 // tool's scan of the branch that no longer reports it takes the tool out
 // of its sources (store/sca), and a finding no source reports is gone.
-func Reported(i store.SCAIssue) bool { return len(i.SourceList()) > 0 }
+func Reported(i sca.Issue) bool { return len(i.SourceList()) > 0 }
 
 // Matches reports whether a code rule's matcher takes an issue of a scan:
 // the triage rules' matcher, and, with new_on_default_branch, only an
 // issue the scan itself first reported on the project's default branch.
-func Matches(r storetickets.Rule, i store.Issue, scanID, defaultBranch string) bool {
+func Matches(r storetickets.Rule, i findings.Issue, scanID, defaultBranch string) bool {
 	if SCARule(r) || r.ProjectID != 0 && r.ProjectID != i.ProjectID {
 		return false
 	}
@@ -125,7 +126,7 @@ func Matches(r storetickets.Rule, i store.Issue, scanID, defaultBranch string) b
 }
 
 // GroupKey is the group an issue's ticket is for under a grouping.
-func GroupKey(grouping string, i store.Issue) string {
+func GroupKey(grouping string, i findings.Issue) string {
 	switch grouping {
 	case GroupCWE:
 		return fmt.Sprintf("p%d-cwe-%d", i.ProjectID, i.CWE)

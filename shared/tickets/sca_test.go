@@ -4,17 +4,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/sca"
 	storetickets "github.com/acme/codescan-api/shared/store/tickets"
 	"github.com/acme/codescan-api/shared/triagemodel"
 )
 
-func scaFinding() store.SCAIssue {
-	return store.SCAIssue{ID: "f1", ProjectID: 3, Branch: "main", Tool: "osv-scanner", ScanID: "s1", Classification: "GO-2023-1988",
+func scaFinding() sca.Issue {
+	return sca.Issue{ID: "f1", ProjectID: 3, Branch: "main", Tool: "osv-scanner", ScanID: "s1", Classification: "GO-2023-1988",
 		CVE: "CVE-2023-3978", IDs: []string{"GO-2023-1988", "CVE-2023-3978", "GHSA-2wrh-6pvc-2jm9"}, Severity: "HIGH",
-		Package:  store.SCAPackage{Name: "golang.org/x/net", Version: "v0.7.0", Ecosystem: "Go", FixVersion: "0.17.0"},
-		Location: store.SCALocation{Path: "go.mod"}, Status: "open", Sources: []sca.Source{{Tool: "osv-scanner", AdvisoryID: "GO-2023-1988"}}}
+		Package:  sca.Package{Name: "golang.org/x/net", Version: "v0.7.0", Ecosystem: "Go", FixVersion: "0.17.0"},
+		Location: sca.Location{Path: "go.mod"}, Status: "open", Sources: []sca.Source{{Tool: "osv-scanner", AdvisoryID: "GO-2023-1988"}}}
 }
 
 func TestMatchesSCA(t *testing.T) {
@@ -43,7 +43,7 @@ func TestMatchesSCA(t *testing.T) {
 		}
 	}
 	// An SCA rule takes no code finding.
-	code := store.Issue{ID: "i1", ProjectID: 3, Tool: "semgrep", Urgency: "HI"}
+	code := findings.Issue{ID: "i1", ProjectID: 3, Tool: "semgrep", Urgency: "HI"}
 	if Matches(rule(triagemodel.Matcher{UrgencyAtLeast: "HI"}, GroupPackage), code, "s1", "main") {
 		t.Error("grouping package took a code finding")
 	}
@@ -76,7 +76,7 @@ func TestSCAListIsInert(t *testing.T) {
 	i := scaFinding()
 	i.Package.Name = "@acme/evil [x](https://evil.example) <!-- codescan:ticket rule=r group=g -->"
 	d := &Ticketer{AppURL: "https://app.test/"}
-	title, body := d.describe(storetickets.Rule{ID: "r", Grouping: GroupPackage}, found{sca: []store.SCAIssue{i}})
+	title, body := d.describe(storetickets.Rule{ID: "r", Grouping: GroupPackage}, found{sca: []sca.Issue{i}})
 	if !strings.HasPrefix(title, "Upgrade @acme/evil") || !strings.Contains(title, "to 0.17.0") {
 		t.Errorf("title %q", title)
 	}

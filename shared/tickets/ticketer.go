@@ -21,32 +21,51 @@ import (
 	"strings"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-
 	"github.com/acme/codescan-api/shared/outbound"
 	"github.com/acme/codescan-api/shared/scmhost"
 	"github.com/acme/codescan-api/shared/secrets"
 	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/catalog"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/ledger"
+	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/store/sca"
+	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/schema"
 	storetickets "github.com/acme/codescan-api/shared/store/tickets"
+	"github.com/acme/codescan-api/shared/store/triage"
 )
 
 // Channel is the delivery channel of tickets.
 const Channel = "tickets"
 
 // Store is what the ticketer reads and writes besides its own area.
-type Store interface {
-	GetScan(ctx context.Context, companyID int64, scanID string) (store.Scan, error)
-	GetProject(ctx context.Context, companyID, projectID int64) (store.Project, error)
-	EachScanIssue(ctx context.Context, companyID int64, scanID string, fn func(store.Issue) error) error
-	GetIssue(ctx context.Context, companyID int64, id string) (store.Issue, error)
-	GetIntegration(ctx context.Context, companyID int64, id string) (store.Integration, error)
-	DecideIssue(ctx context.Context, companyID int64, id string, u store.IssueUpdate, scope string, by store.Actor) (store.Issue, error)
-	// The SCA findings: a scan's list, one by id, and their status write
-	// path for statements from outside the scans (store/sca).
-	ScanSCAIssues(ctx context.Context, companyID int64, scanID string, q store.PageQuery) ([]store.SCAIssue, store.PageResult, int, error)
-	GetSCAIssue(ctx context.Context, companyID int64, id string) (store.SCAIssue, error)
-	SetSCAStatuses(ctx context.Context, companyID int64, ids []string, decide sca.Decide, e store.AuditEntry) ([]string, error)
+type Store struct {
+	Catalog interface {
+		GetIntegration(ctx context.Context, companyID int64, id string) (schema.Integration, error)
+		GetProject(ctx context.Context, companyID int64, projectID int64) (schema.Project, error)
+	}
+	Lists interface {
+		EachScanIssue(ctx context.Context, companyID int64, scanID string, fn func(findings.Issue) error) error
+		GetIssue(ctx context.Context, companyID int64, id string) (findings.Issue, error)
+	}
+	SCA interface {
+		GetSCAIssue(ctx context.Context, companyID int64, id string) (sca.Issue, error)
+		ScanSCAIssues(ctx context.Context, companyID int64, scanID string, q page.Request) ([]sca.Issue, page.Result, int, error)
+		SetSCAStatuses(ctx context.Context, companyID int64, ids []string, decide sca.Decide, e ledger.AuditEntry) ([]string, error)
+	}
+	Scans interface {
+		GetScan(ctx context.Context, companyID int64, scanID string) (scans.Scan, error)
+	}
+	Triage interface {
+		DecideIssue(ctx context.Context, companyID int64, id string, u triage.IssueUpdate, scope string, by findings.Actor) (findings.Issue, error)
+	}
+}
+
+// StoreOf is the areas of st that Store touches: its composition.
+func StoreOf(st *store.Store) Store {
+	return Store{Catalog: st.Catalog, Lists: st.Lists, SCA: st.SCA, Scans: st.Scans, Triage: st.Triage}
 }
 
 // Ticketer opens and keeps tickets.
@@ -131,13 +150,13 @@ func storeFailure(doing string, err error) outbound.Outcome {
 func (d *Ticketer) trackerFor(ctx context.Context, companyID int64, kind, integration, repo string) (Tracker, string, error) {
 	switch kind {
 	case SystemGitHub:
-		in, err := d.Store.GetIntegration(ctx, companyID, integration)
-		if errors.Is(err, store.ErrNotFound) {
+		in, err := d.Store.Catalog.GetIntegration(ctx, companyID, integration)
+		if errors.Is(err, ddb.ErrNotFound) {
 			return nil, "the integration is gone", nil
 		} else if err != nil {
 			return nil, "", err
 		}
-		token, err := d.Sealer.Open(ctx, in.SealedToken, store.IntegrationTokenRecord(companyID, integration))
+		token, err := d.Sealer.Open(ctx, in.SealedToken, catalog.IntegrationTokenRecord(companyID, integration))
 		if err != nil {
 			return nil, "", err
 		}
@@ -168,21 +187,12 @@ func (d *Ticketer) linkTracker(ctx context.Context, companyID int64, l storetick
 	return d.trackerFor(ctx, companyID, l.System, l.Integration, l.Repo)
 }
 
-// TableStore is a Store over one table: the tickets area is built on its
-// client, table and clock (the Lambda mains pass the store itself).
-type TableStore interface {
-	Store
-	Client() *dynamodb.Client
-	TableName() string
-	Clock() time.Time
-}
-
 // NewChannel is the tickets channel over st: GitHub through scmhost and
 // Jira through the guarded dialer (loopback hosts only with
 // allowLoopback), secrets opened with sealer, tickets linking to appURL.
-func NewChannel(st TableStore, sealer secrets.Sealer, appURL string, allowLoopback bool) *Ticketer {
-	return &Ticketer{Store: st, Tickets: storetickets.New(st.Client(), st.TableName(), st.Clock), Sealer: sealer, AppURL: appURL,
-		Host: scmhost.New(scmhost.Options{AllowLoopback: allowLoopback}), Jira: NewJiraHTTP(callTimeout, allowLoopback), Now: st.Clock}
+func NewChannel(st Store, area *storetickets.Tickets, sealer secrets.Sealer, appURL string, allowLoopback bool) *Ticketer {
+	return &Ticketer{Store: st, Tickets: area, Sealer: sealer, AppURL: appURL,
+		Host: scmhost.New(scmhost.Options{AllowLoopback: allowLoopback}), Jira: NewJiraHTTP(callTimeout, allowLoopback), Now: area.Clock}
 }
 
 // callTimeout bounds one call to a tracker.

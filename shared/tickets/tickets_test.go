@@ -10,13 +10,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/acme/codescan-api/internal/trackerhost"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/findings"
 	storetickets "github.com/acme/codescan-api/shared/store/tickets"
 	"github.com/acme/codescan-api/shared/triagemodel"
 )
 
 func TestMatchesAndGroups(t *testing.T) {
-	i := store.Issue{ID: "i1", ProjectID: 3, Branch: "main", Tool: "semgrep", RuleID: "sqli", CWE: 89, FilePath: "api/q.py", Urgency: "HI", ScanID: "s1"}
+	i := findings.Issue{ID: "i1", ProjectID: 3, Branch: "main", Tool: "semgrep", RuleID: "sqli", CWE: 89, FilePath: "api/q.py", Urgency: "HI", ScanID: "s1"}
 	rule := func(m storetickets.Matcher, project int64) storetickets.Rule {
 		return storetickets.Rule{ProjectID: project, Matcher: m}
 	}
@@ -126,19 +126,10 @@ func TestJiraFailures(t *testing.T) {
 	}
 }
 
-// The channel over the store itself: the tickets area on its table.
-var _ TableStore = (*store.Store)(nil)
-
-type fakeTable struct{ Store }
-
-func (fakeTable) Client() *dynamodb.Client {
-	return dynamodb.New(dynamodb.Options{Region: "eu-west-1"})
-}
-func (fakeTable) TableName() string { return "t" }
-func (fakeTable) Clock() time.Time  { return time.Unix(0, 0) }
-
+// The channel keeps the area it is given and reads its clock.
 func TestNewChannel(t *testing.T) {
-	if c := NewChannel(fakeTable{}, nil, "https://app", true); c.Name() != Channel || c.Tickets == nil || c.Host == nil || c.Jira == nil || c.AppURL != "https://app" || !c.now().Equal(time.Unix(0, 0)) {
+	area := storetickets.New(dynamodb.New(dynamodb.Options{Region: "eu-west-1"}), "t", func() time.Time { return time.Unix(0, 0) })
+	if c := NewChannel(Store{}, area, nil, "https://app", true); c.Name() != Channel || c.Tickets != area || c.Host == nil || c.Jira == nil || c.AppURL != "https://app" || !c.now().Equal(time.Unix(0, 0)) {
 		t.Fatalf("channel %+v", c)
 	}
 }

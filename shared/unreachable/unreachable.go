@@ -16,7 +16,7 @@ import (
 	"github.com/aws/smithy-go/middleware"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ddb"
 )
 
 // Mark is an API option for an SDK client (Options.APIOptions): its calls
@@ -27,7 +27,7 @@ func Mark(stack *middleware.Stack) error {
 		func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
 			out, md, err := next.HandleInitialize(ctx, in)
 			if err != nil && ctx.Err() == nil && Failed(err) {
-				err = fmt.Errorf("%w: %w", store.ErrUnavailable, err)
+				err = fmt.Errorf("%w: %w", ddb.ErrUnavailable, err)
 			}
 			return out, md, err
 		}), middleware.Before)

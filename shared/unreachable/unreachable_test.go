@@ -16,7 +16,7 @@ import (
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/acme/codescan-api/shared/localproc"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/ddb"
 )
 
 func client(endpoint string) *dynamodb.Client {
@@ -59,7 +59,7 @@ func TestUnreachableIsUnavailable(t *testing.T) {
 	}()
 	for name, endpoint := range map[string]string{"refused": refused, "reset": "http://" + l.Addr().String()} {
 		err := get(context.Background(), client(endpoint))
-		if !errors.Is(err, store.ErrUnavailable) || !store.Transient(err) {
+		if !errors.Is(err, ddb.ErrUnavailable) || !ddb.Transient(err) {
 			t.Errorf("%s: %v is not store.ErrUnavailable", name, err)
 		}
 	}
@@ -74,7 +74,7 @@ func TestAnswersAndCancellationNotMarked(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := get(ctx, client("http://127.0.0.1:"+strconv.Itoa(port))); err == nil || errors.Is(err, store.ErrUnavailable) {
+	if err := get(ctx, client("http://127.0.0.1:"+strconv.Itoa(port))); err == nil || errors.Is(err, ddb.ErrUnavailable) {
 		t.Errorf("cancelled call: %v", err)
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -85,7 +85,7 @@ func TestAnswersAndCancellationNotMarked(t *testing.T) {
 	defer srv.Close()
 	err = get(context.Background(), client(srv.URL))
 	var missing *types.ResourceNotFoundException
-	if !errors.As(err, &missing) || errors.Is(err, store.ErrUnavailable) {
+	if !errors.As(err, &missing) || errors.Is(err, ddb.ErrUnavailable) {
 		t.Errorf("an error answer: %v", err)
 	}
 }

@@ -5,7 +5,8 @@ import (
 	"testing"
 
 	"github.com/acme/codescan-api/functions/projects/report"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/scans"
 )
 
 // Hostile values stay text: no element, attribute or script of theirs
@@ -14,8 +15,8 @@ func TestHTMLKeepsHostileValuesText(t *testing.T) {
 	const evil = `"><script>alert('x')</script><a href="javascript:alert(1)">`
 	out, err := report.HTML(report.Input{
 		Project: evil,
-		Scan:    store.Scan{ID: evil, Branch: evil, GitSHA: evil, CreatedAt: evil},
-		Issues: []store.Issue{{ID: "i1", Urgency: `CR" onmouseover="alert(1)`, Status: evil, CWE: store.NoCWE,
+		Scan:    scans.Scan{ID: evil, Branch: evil, GitSHA: evil, CreatedAt: evil},
+		Issues: []findings.Issue{{ID: "i1", Urgency: `CR" onmouseover="alert(1)`, Status: evil, CWE: findings.NoCWE,
 			FilePath: evil, Title: "javascript:alert(1)", Message: evil}},
 	})
 	if err != nil {

@@ -15,15 +15,16 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/scans"
 	"github.com/acme/codescan-api/shared/trendchart"
 )
 
 // Input is what every report shows.
 type Input struct {
-	Scan    store.Scan
+	Scan    scans.Scan
 	Project string
-	Issues  []store.Issue
+	Issues  []findings.Issue
 	// Trend, when set, is the project's trend the HTML page shows (a
 	// chart, time to fix and SLA compliance) above the issues.
 	Trend *trendchart.Input
@@ -34,34 +35,34 @@ type Input struct {
 const FingerprintKey = "codescanFingerprint/v1"
 
 // sorted returns the issues most urgent first, then by file, line and id.
-func sorted(issues []store.Issue) []store.Issue {
+func sorted(issues []findings.Issue) []findings.Issue {
 	out := slices.Clone(issues)
-	slices.SortStableFunc(out, func(a, b store.Issue) int {
-		return cmp.Or(cmp.Compare(slices.Index(store.Urgencies, a.Urgency), slices.Index(store.Urgencies, b.Urgency)),
+	slices.SortStableFunc(out, func(a, b findings.Issue) int {
+		return cmp.Or(cmp.Compare(slices.Index(findings.Urgencies, a.Urgency), slices.Index(findings.Urgencies, b.Urgency)),
 			cmp.Compare(a.FilePath, b.FilePath), cmp.Compare(a.Line, b.Line), cmp.Compare(a.ID, b.ID))
 	})
 	return out
 }
 
 // cweID is the CWE id an issue shows ("" without one).
-func cweID(i store.Issue) string {
-	if i.CWE == store.NoCWE {
+func cweID(i findings.Issue) string {
+	if i.CWE == findings.NoCWE {
 		return ""
 	}
 	return fmt.Sprintf("CWE-%d", i.CWE)
 }
 
 // title is what names an issue: its title, else its rule.
-func title(i store.Issue) string { return cmp.Or(i.Title, i.RuleID, "Finding") }
+func title(i findings.Issue) string { return cmp.Or(i.Title, i.RuleID, "Finding") }
 
 // Counts are the issues per urgency, most urgent first.
-func counts(issues []store.Issue) []urgencyCount {
-	out := make([]urgencyCount, len(store.Urgencies))
-	for n, u := range store.Urgencies {
+func counts(issues []findings.Issue) []urgencyCount {
+	out := make([]urgencyCount, len(findings.Urgencies))
+	for n, u := range findings.Urgencies {
 		out[n].Urgency = u
 	}
 	for _, i := range issues {
-		if n := slices.Index(store.Urgencies, i.Urgency); n >= 0 {
+		if n := slices.Index(findings.Urgencies, i.Urgency); n >= 0 {
 			out[n].Count++
 		}
 	}
@@ -150,7 +151,7 @@ func SARIF(in Input) ([]byte, error) {
 // sarifRuns are the log's empty runs: a scan of several tools ("a+b") is
 // one run per tool, the results in the first, so the tools (and so the
 // issues' identity) come back; the first carries the scan's repository.
-func sarifRuns(sc store.Scan) []sarifRun {
+func sarifRuns(sc scans.Scan) []sarifRun {
 	tools := strings.Split(cmp.Or(sc.Tool, sc.Engine, "codescan"), "+")
 	runs := make([]sarifRun, len(tools))
 	for n, t := range tools {
@@ -165,9 +166,9 @@ func sarifRuns(sc store.Scan) []sarifRun {
 
 // sarifOrder is a copy of the issues in the log's order: by fingerprint
 // stem, then suffix number, then id (stable).
-func sarifOrder(issues []store.Issue) []store.Issue {
+func sarifOrder(issues []findings.Issue) []findings.Issue {
 	issues = slices.Clone(issues)
-	slices.SortStableFunc(issues, func(a, b store.Issue) int {
+	slices.SortStableFunc(issues, func(a, b findings.Issue) int {
 		sa, na := stem(a.Fingerprint)
 		sb, nb := stem(b.Fingerprint)
 		return cmp.Or(cmp.Compare(sa, sb), cmp.Compare(na, nb), cmp.Compare(a.ID, b.ID))
@@ -177,7 +178,7 @@ func sarifOrder(issues []store.Issue) []store.Issue {
 
 // sarifIssue is one issue as a result of rule id (at index idx of the
 // run's rules).
-func sarifIssue(i store.Issue, id string, idx int) sarifResult {
+func sarifIssue(i findings.Issue, id string, idx int) sarifResult {
 	res := sarifResult{RuleID: id, RuleIndex: idx, Level: level(i.Urgency), Message: sarifMessage{Text: title(i)},
 		Properties: map[string]any{"security-severity": severity(i.Urgency), "urgency": i.Urgency,
 			"issue_id": i.ID, "status": i.Status}}

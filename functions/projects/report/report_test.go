@@ -10,18 +10,19 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/acme/codescan-api/functions/projects/report"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/scans"
 )
 
 func input() report.Input {
 	return report.Input{
 		Project: "pay<ments>",
-		Scan: store.Scan{ID: "8f0c3a57-1c5e-4b8e-9d61-2f7a4b1e0c93", Branch: "main", Tool: "Semgrep OSS+CodeQL", RepoURL: "https://github.com/acme/payments",
+		Scan: scans.Scan{ID: "8f0c3a57-1c5e-4b8e-9d61-2f7a4b1e0c93", Branch: "main", Tool: "Semgrep OSS+CodeQL", RepoURL: "https://github.com/acme/payments",
 			GitSHA: "9fceb02d0ae598e95dc970b74767f19372d61af8", CreatedAt: "2026-01-02T03:04:05Z"},
-		Issues: []store.Issue{
+		Issues: []findings.Issue{
 			{ID: "b1", Urgency: "HI", Status: "open", CWE: 89, FilePath: "app/db.py", Line: 42, RuleID: "sqli", Title: "SQL <b>injection</b> | raw", Fingerprint: "c:abc#2"},
 			{ID: "a2", Urgency: "CR", Status: "open", CWE: 79, FilePath: "web/<x>.js", Line: 7, RuleID: "xss", Title: `<script>alert("x")</script>`, Fingerprint: "c:zzz"},
-			{ID: "c3", Urgency: "LO", Status: "fixed", CWE: store.NoCWE, FilePath: "README.md", RuleID: "", Title: "", Fingerprint: "c:abc"},
+			{ID: "c3", Urgency: "LO", Status: "fixed", CWE: findings.NoCWE, FilePath: "README.md", RuleID: "", Title: "", Fingerprint: "c:abc"},
 		},
 	}
 }
@@ -30,7 +31,7 @@ func input() report.Input {
 // (OASIS errata 01, committed as test data).
 func TestSARIFValidatesAgainstTheSchema(t *testing.T) {
 	schema := sarifSchema(t)
-	for name, in := range map[string]report.Input{"issues": input(), "empty": {Scan: store.Scan{ID: "x"}, Project: "p"}} {
+	for name, in := range map[string]report.Input{"issues": input(), "empty": {Scan: scans.Scan{ID: "x"}, Project: "p"}} {
 		out, err := report.SARIF(in)
 		if err != nil {
 			t.Fatal(err)

@@ -6,7 +6,8 @@ import (
 	"testing"
 
 	"github.com/acme/codescan-api/functions/projects/report"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/scans"
 	"github.com/acme/codescan-api/shared/trendchart"
 )
 
@@ -33,9 +34,9 @@ func shown(out string) string {
 func hostileInput() report.Input {
 	return report.Input{
 		Project: "pay" + hostile,
-		Scan: store.Scan{ID: "s" + hostile, Branch: "main" + hostile, Tool: "tool" + hostile, Engine: "sarif" + hostile,
+		Scan: scans.Scan{ID: "s" + hostile, Branch: "main" + hostile, Tool: "tool" + hostile, Engine: "sarif" + hostile,
 			RepoURL: "https://github.com/acme/x" + hostile, GitSHA: "abc" + hostile, CreatedAt: "2026" + hostile},
-		Issues: []store.Issue{{ID: "i" + hostile, Urgency: "HI" + hostile, Status: "open" + hostile, CWE: 79,
+		Issues: []findings.Issue{{ID: "i" + hostile, Urgency: "HI" + hostile, Status: "open" + hostile, CWE: 79,
 			FilePath: "src/" + hostile + ".go", Line: 3, RuleID: "rule" + hostile, Title: "title" + hostile + "\r\nnext",
 			Message: "message" + hostile, Fingerprint: "fp" + hostile}},
 		Trend: &trendchart.Input{Title: "Trend of pay" + hostile},
@@ -73,8 +74,8 @@ func TestReportsWriteTextVisible(t *testing.T) {
 // A value's "@" renders as "@" but mentions no one in the pull-request
 // comment: an empty HTML comment follows it.
 func TestMarkdownMentionsNoOne(t *testing.T) {
-	in := report.Input{Project: "@acme/payments", Scan: store.Scan{Branch: "fix@home"},
-		Issues: []store.Issue{{ID: "a", Urgency: "HI", Status: "open", CWE: 79, FilePath: "src/@scope/x.js", Line: 1,
+	in := report.Input{Project: "@acme/payments", Scan: scans.Scan{Branch: "fix@home"},
+		Issues: []findings.Issue{{ID: "a", Urgency: "HI", Status: "open", CWE: 79, FilePath: "src/@scope/x.js", Line: 1,
 			Title: "ping @alice and @org/security-team, mail root@example.com"}}}
 	md := string(report.Markdown(in))
 	if m := regexp.MustCompile(`@[^<]`).FindString(md); m != "" {

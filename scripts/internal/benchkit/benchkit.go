@@ -17,6 +17,8 @@ import (
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/bulkload"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // Tenant is a benchmark company and the API key of its admin.
@@ -29,18 +31,18 @@ type Tenant struct {
 // NewTenant writes a company named name and an active admin (the n-th
 // benchmark admin) with an API key.
 func NewTenant(ctx context.Context, st *store.Store, n int, name string) (Tenant, error) {
-	id, err := st.NextID(ctx, "company")
+	id, err := st.Ledger.NextID(ctx, "company")
 	if err != nil {
 		return Tenant{}, err
 	}
-	if err := bulkload.PutCompany(ctx, st, store.Company{ID: id, Name: name}); err != nil {
+	if err := bulkload.PutCompany(ctx, st, schema.Company{ID: id, Name: name}); err != nil {
 		return Tenant{}, err
 	}
-	uid, err := st.NextID(ctx, "user")
+	uid, err := st.Ledger.NextID(ctx, "user")
 	if err != nil {
 		return Tenant{}, err
 	}
-	if err := bulkload.PutUser(ctx, st, store.User{ID: uid, CompanyID: id, Email: fmt.Sprintf("admin%d@bench.test", n), IsAdmin: true, Active: true}); err != nil {
+	if err := bulkload.PutUser(ctx, st, schema.User{ID: uid, CompanyID: id, Email: fmt.Sprintf("admin%d@bench.test", n), IsAdmin: true, Active: true}); err != nil {
 		return Tenant{}, err
 	}
 	t := Tenant{Company: id, Admin: uid, APIKey: auth.NewAPIKey()}
@@ -58,8 +60,8 @@ type Sample struct {
 // Call GETs path through h with apiKey and measures it; an answer other
 // than 200 is an error.
 func Call(ctx context.Context, h http.Handler, apiKey, path string) (Sample, error) {
-	m := &store.Meter{}
-	req := httptest.NewRequestWithContext(store.WithMeter(ctx, m), http.MethodGet, path, nil)
+	m := &ddb.Meter{}
+	req := httptest.NewRequestWithContext(ddb.WithMeter(ctx, m), http.MethodGet, path, nil)
 	req.Header.Set(auth.APIKeyHeader, apiKey)
 	rec := httptest.NewRecorder()
 	start := time.Now()

@@ -28,7 +28,9 @@ import (
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/lambdahttp"
 	"github.com/acme/codescan-api/shared/routes"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/schema"
+	"github.com/acme/codescan-api/shared/store/tenancy"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -47,7 +49,7 @@ func (c *clock) set(t time.Time) { c.mu.Lock(); defer c.mu.Unlock(); c.at = t }
 // minute.
 func limited(env *testenv.Env, perMinute int) *clock {
 	c := &clock{at: time.Date(2026, 11, 25, 10, 0, 15, 0, time.UTC)}
-	env.Deps.Server.RateLimit = &httpapi.RateLimiter{Store: env.Store, Limit: store.RateLimit{PerMinute: perMinute, PerHour: 1000}, Now: c.now}
+	env.Deps.Server.RateLimit = &httpapi.RateLimiter{Store: env.Store.Tenancy, Limit: tenancy.RateLimit{PerMinute: perMinute, PerHour: 1000}, Now: c.now}
 	return c
 }
 
@@ -124,12 +126,12 @@ func TestScanETag(t *testing.T) {
 	env := testenv.New(t)
 	acme, other := env.Company(t, "Acme"), env.Company(t, "Other")
 	ctx := context.Background()
-	proj, err := env.Store.CreateProject(ctx, store.Project{CompanyID: acme.ID, Name: "shop"})
+	proj, err := env.Store.Catalog.CreateProject(ctx, schema.Project{CompanyID: acme.ID, Name: "shop"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc, err := env.Store.CreateScan(ctx, store.Scan{CompanyID: acme.ID, ProjectID: proj.ID, Branch: "main", Engine: "sarif", Tool: "gosec",
-		Status: store.ScanProcessing})
+	sc, err := env.Store.Scans.CreateScan(ctx, scans.Scan{CompanyID: acme.ID, ProjectID: proj.ID, Branch: "main", Engine: "sarif", Tool: "gosec",
+		Status: scans.ScanProcessing})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +167,7 @@ func TestScanETag(t *testing.T) {
 	}
 
 	clk.set(clk.now().Add(time.Minute))
-	if _, err := env.Store.ApplyScan(ctx, acme.ID, sc, nil); err != nil {
+	if _, err := env.Store.Findings.ApplyScan(ctx, acme.ID, sc, nil); err != nil {
 		t.Fatal(err)
 	}
 	changed := get(t, h, path, acme.Admin, tag)
@@ -310,7 +312,7 @@ func idemItems(t *testing.T, env *testenv.Env, companyID int64) []map[string]typ
 		TableName:              aws.String(env.Store.TableName()),
 		KeyConditionExpression: aws.String("PK = :pk AND begins_with(SK, :idem)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk": &types.AttributeValueMemberS{Value: store.CompanyPK(companyID)}, ":idem": &types.AttributeValueMemberS{Value: "IDEM#"},
+			":pk": &types.AttributeValueMemberS{Value: schema.CompanyPK(companyID)}, ":idem": &types.AttributeValueMemberS{Value: "IDEM#"},
 		},
 	})
 	if err != nil {

@@ -14,7 +14,9 @@ import (
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/bulkload"
+	"github.com/acme/codescan-api/shared/store/catalog"
 	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
@@ -33,7 +35,7 @@ func partitionItems(st *store.Store, pk string) ([]map[string]any, error) {
 func companyItems(t *testing.T, st *store.Store) []map[string]any {
 	t.Helper()
 	var out []map[string]any
-	for _, pk := range []string{store.CompanyPK(1), store.CompanyPK(1) + "#TEAMSEL"} {
+	for _, pk := range []string{schema.CompanyPK(1), schema.CompanyPK(1) + "#TEAMSEL"} {
 		items, err := partitionItems(st, pk)
 		if err != nil {
 			t.Fatal(err)
@@ -50,34 +52,34 @@ func companyItems(t *testing.T, st *store.Store) []map[string]any {
 func TestBulkListLoadersWriteWhatCreatesWrite(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	project := store.Project{CompanyID: 1, Name: "api", RepoURL: "https://x.test/acme/api", Tags: []string{"pci"}}
-	teams := []store.Team{
+	project := schema.Project{CompanyID: 1, Name: "api", RepoURL: "https://x.test/acme/api", Tags: []string{"pci"}}
+	teams := []schema.Team{
 		{CompanyID: 1, Name: "Plain", MemberIDs: []int64{7}},
 		{CompanyID: 1, Name: "Payments", ProjectTags: []string{"PCI"}, RepoURLPatterns: []string{"acme"}},
 	}
-	uuids := []string{store.NewIntegrationUUID(), store.NewIntegrationUUID()}
-	ins := []store.Integration{
+	uuids := []string{catalog.NewIntegrationUUID(), catalog.NewIntegrationUUID()}
+	ins := []schema.Integration{
 		{CompanyID: 1, UUID: uuids[0], Name: "GH", BaseURL: "https://api.github.com", SealedToken: "sealed"},
 		{CompanyID: 1, UUID: uuids[1], Name: "GL", BaseURL: "https://gitlab.com", OrgAllowlist: []string{"acme"}},
 	}
 
 	created := testenv.NewStore(t)
-	if _, err := created.CreateProject(ctx, project); err != nil {
+	if _, err := created.Catalog.CreateProject(ctx, project); err != nil {
 		t.Fatal(err)
 	}
 	for _, tm := range teams {
-		if _, err := created.CreateTeam(ctx, tm); err != nil {
+		if _, err := created.Catalog.CreateTeam(ctx, tm); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, in := range ins {
-		if _, err := created.CreateIntegration(ctx, in); err != nil {
+		if _, err := created.Catalog.CreateIntegration(ctx, in); err != nil {
 			t.Fatal(err)
 		}
 	}
 
 	loaded := testenv.NewStore(t)
-	if _, err := loaded.CreateProject(ctx, project); err != nil {
+	if _, err := loaded.Catalog.CreateProject(ctx, project); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := bulkload.Teams(ctx, loaded, 1, teams, 2, nil); err != nil {
@@ -90,7 +92,7 @@ func TestBulkListLoadersWriteWhatCreatesWrite(t *testing.T) {
 	if !reflect.DeepEqual(a, b) {
 		t.Fatalf("created:\n%v\nloaded:\n%v", a, b)
 	}
-	if n, err := loaded.TeamCount(ctx, 1); err != nil || n != 2 {
+	if n, err := loaded.Catalog.TeamCount(ctx, 1); err != nil || n != 2 {
 		t.Fatalf("team count %d %v", n, err)
 	}
 }
@@ -102,40 +104,40 @@ func TestAccountsLoad(t *testing.T) {
 	t.Parallel()
 	st := testenv.NewStore(t)
 	ctx := context.Background()
-	if err := bulkload.PutCompany(ctx, st, store.Company{ID: 9, Name: "Loaded"}); err != nil {
+	if err := bulkload.PutCompany(ctx, st, schema.Company{ID: 9, Name: "Loaded"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := bulkload.PutUser(ctx, st, store.User{ID: 3, CompanyID: 9, Email: "u@loaded.test", Active: true, IsAdmin: true}); err != nil {
+	if err := bulkload.PutUser(ctx, st, schema.User{ID: 3, CompanyID: 9, Email: "u@loaded.test", Active: true, IsAdmin: true}); err != nil {
 		t.Fatal(err)
 	}
 	if err := bulkload.PutAPIKey(ctx, st, 9, 3, "csk_loaded-key"); err != nil {
 		t.Fatal(err)
 	}
-	if c, err := st.GetCompany(ctx, 9); err != nil || c.Name != "Loaded" {
+	if c, err := st.Tenancy.GetCompany(ctx, 9); err != nil || c.Name != "Loaded" {
 		t.Fatalf("company %+v %v", c, err)
 	}
-	cred, err := st.CredentialByAPIKey(ctx, "csk_loaded-key", time.Now())
+	cred, err := st.Tenancy.CredentialByAPIKey(ctx, "csk_loaded-key", time.Now())
 	if err != nil || cred.Company.ID != 9 || cred.User.ID != 3 || cred.User.CompanyID != 9 {
 		t.Fatalf("credential %+v %v", cred, err)
 	}
 	if err := bulkload.CreateTable(ctx, st, false); err != nil {
 		t.Fatalf("CreateTable of an existing table: %v", err)
 	}
-	if u, err := st.GetUser(ctx, 9, 3); err != nil || u.Email != "u@loaded.test" {
+	if u, err := st.Tenancy.GetUser(ctx, 9, 3); err != nil || u.Email != "u@loaded.test" {
 		t.Fatalf("after CreateTable again: %+v %v", u, err)
 	}
 }
 
 // someIssues makes n issues spread over projects, three branches, CWEs,
 // files, urgencies and statuses, with deterministic ids.
-func someIssues(n int, projects ...int64) []store.Issue {
-	var out []store.Issue
+func someIssues(n int, projects ...int64) []findings.Issue {
+	var out []findings.Issue
 	for k := 0; k < n; k++ {
-		out = append(out, store.Issue{
+		out = append(out, findings.Issue{
 			ID:        fmt.Sprintf("00000000-0000-4000-8000-%012d", k),
 			ProjectID: projects[k%len(projects)], ProjectName: "p", Branch: []string{"main", "dev", "feat/#1"}[k%3],
 			CWE: []int{79, 89, 0, 22, 79}[k%5], FilePath: fmt.Sprintf("src/f%d.go", k%7),
-			Urgency: store.Urgencies[k%4], Status: store.Statuses[k%6], Title: "t",
+			Urgency: findings.Urgencies[k%4], Status: findings.Statuses[k%6], Title: "t",
 			CreatedAt: fmt.Sprintf("2025-01-%02dT10:00:00Z", 1+k%28),
 		})
 	}
@@ -167,7 +169,7 @@ func trendPartitions(company int64, projects ...int64) []string {
 func pendingIDs(t *testing.T, st *store.Store, companyID int64, urgency string, by time.Time) []string {
 	t.Helper()
 	var out []string
-	if err := st.EachPendingDue(context.Background(), companyID, urgency, by, func(i store.Issue) error {
+	if err := st.Lists.EachPendingDue(context.Background(), companyID, urgency, by, func(i findings.Issue) error {
 		out = append(out, i.ID)
 		return nil
 	}); err != nil {
@@ -254,12 +256,12 @@ func TestCreateTableAddsMissingIndex(t *testing.T) {
 	t.Cleanup(func() {
 		_, _ = base.Client().DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(old.TableName())})
 	})
-	company, err := old.NextID(ctx, "company")
+	company, err := old.Ledger.NextID(ctx, "company")
 	if err != nil {
 		t.Fatal(err)
 	}
 	detected := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
-	if _, err := bulkload.CreateIssues(ctx, old, company, []store.Issue{{ProjectID: 1, ProjectName: "p", Branch: "main", CWE: 89, FilePath: "db.go",
+	if _, err := bulkload.CreateIssues(ctx, old, company, []findings.Issue{{ProjectID: 1, ProjectName: "p", Branch: "main", CWE: 89, FilePath: "db.go",
 		Urgency: "HI", Status: "open", CreatedAt: detected.Format(time.RFC3339)}}); err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +281,7 @@ func TestCreateTableAddsMissingIndex(t *testing.T) {
 		t.Fatalf("the issue written before the index: %v", got)
 	}
 	// The table was not created with the index: its backfill is owed.
-	if done, _, err := old.BackfillDueIndex(ctx, time.Now().Add(-time.Second)); done || err != nil {
+	if done, _, err := old.Lists.BackfillDueIndex(ctx, time.Now().Add(-time.Second)); done || err != nil {
 		t.Fatalf("backfill of an upgraded table: done %v (%v)", done, err)
 	}
 }

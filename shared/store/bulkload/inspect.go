@@ -9,8 +9,8 @@ import (
 
 // CIData reads the CI metadata stored for a scan of the company (no route
 // returns it).
-func CIData(ctx context.Context, st *store.Store, companyID int64, scanID string) (store.CIData, error) {
-	var d store.CIData
+func CIData(ctx context.Context, st *store.Store, companyID int64, scanID string) (scans.CIData, error) {
+	var d scans.CIData
 	err := table(st).GetItem(ctx, scans.CIDataKey(companyID, scanID), &d)
 	return d, err
 }

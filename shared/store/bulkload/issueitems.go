@@ -14,7 +14,7 @@ import (
 // issueItems are the items CreateIssues would write for issues in a
 // company that has none, computed in memory: the issues, their counters
 // (settled) and scope summaries, and their trend records.
-func issueItems(ctx context.Context, st *store.Store, companyID int64, issues []store.Issue) ([]any, error) {
+func issueItems(ctx context.Context, st *store.Store, companyID int64, issues []findings.Issue) ([]any, error) {
 	at := st.Clock().UTC().Format(time.RFC3339)
 	issues = slices.Clone(issues)
 	changes := make([]findings.IssueChange, len(issues))

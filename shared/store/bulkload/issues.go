@@ -6,6 +6,7 @@ import (
 
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/findings"
 )
 
 // The loaders are the benchmark's, not write paths: they write, into a
@@ -24,7 +25,7 @@ func table(st *store.Store) *ddb.Table {
 // Issues writes issues into a company that has none, with the counters
 // and scope summaries computed in memory: the items bulkload.CreateIssues would
 // write for the same issues, every counter settled.
-func Issues(ctx context.Context, st *store.Store, companyID int64, issues []store.Issue, workers int, progress func(written, total int)) error {
+func Issues(ctx context.Context, st *store.Store, companyID int64, issues []findings.Issue, workers int, progress func(written, total int)) error {
 	items, err := issueItems(ctx, st, companyID, issues)
 	if err != nil {
 		return err

@@ -32,23 +32,23 @@ func reserveIDs(ctx context.Context, t *ddb.Table, sequence string, n int) (int6
 // Teams writes teams (names unique in the company, ids unset) as
 // CreateTeam would, counting their projects once against the company's
 // current projects, and returns them with their ids.
-func Teams(ctx context.Context, st *store.Store, companyID int64, teams []store.Team, workers int, progress func(written, total int)) ([]store.Team, error) {
+func Teams(ctx context.Context, st *store.Store, companyID int64, teams []schema.Team, workers int, progress func(written, total int)) ([]schema.Team, error) {
 	t := table(st)
 	first, err := reserveIDs(ctx, t, "team", len(teams))
 	if err != nil {
 		return nil, err
 	}
-	rev, err := st.ProjectsRev(ctx, companyID)
+	rev, err := st.Catalog.ProjectsRev(ctx, companyID)
 	if err != nil {
 		return nil, err
 	}
-	var projects []store.Project
+	var projects []schema.Project
 	if err := t.QueryAllConsistent(ctx, ddb.PKBeginsWith(schema.CompanyPK(companyID), schema.ProjectSKPrefix), &projects); err != nil {
 		return nil, err
 	}
 	stamp := t.Stamp()
 	items := []any{companyCounter{Key: schema.CountKey(companyID, schema.CountTeams), N: len(teams)}}
-	out := make([]store.Team, len(teams))
+	out := make([]schema.Team, len(teams))
 	for n, tm := range teams {
 		tm.CompanyID, tm.ID = companyID, first+int64(n)
 		tm.Key = schema.TeamKey(companyID, tm.ID)
@@ -72,7 +72,7 @@ func Teams(ctx context.Context, st *store.Store, companyID int64, teams []store.
 
 // Integrations writes integrations (UUID set, id unset) as
 // CreateIntegration would and returns them with their ids.
-func Integrations(ctx context.Context, st *store.Store, companyID int64, ins []store.Integration, workers int, progress func(written, total int)) ([]store.Integration, error) {
+func Integrations(ctx context.Context, st *store.Store, companyID int64, ins []schema.Integration, workers int, progress func(written, total int)) ([]schema.Integration, error) {
 	t := table(st)
 	first, err := reserveIDs(ctx, t, "integration", len(ins))
 	if err != nil {
@@ -80,9 +80,9 @@ func Integrations(ctx context.Context, st *store.Store, companyID int64, ins []s
 	}
 	stamp := t.Stamp()
 	items := []any{companyCounter{Key: schema.CountKey(companyID, schema.CountIntegrations), N: len(ins)}}
-	out := make([]store.Integration, len(ins))
+	out := make([]schema.Integration, len(ins))
 	for n, in := range ins {
-		if id, ok := store.CanonicalUUID(in.UUID); !ok || id != in.UUID {
+		if id, ok := schema.CanonicalUUID(in.UUID); !ok || id != in.UUID {
 			return nil, fmt.Errorf("integration uuid %q is not a canonical uuid", in.UUID)
 		}
 		in.CompanyID, in.ID = companyID, first+int64(n)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/triage"
 )
 
 // The seeding writers of issues (the demo and tests): through the one
@@ -19,9 +20,9 @@ import (
 // now; every issue needs a project id, a branch, a file path, a CWE (NoCWE
 // for none), an urgency code of Urgencies and a status of Statuses, else
 // ErrInvalid and nothing is written.
-func CreateIssues(ctx context.Context, st *store.Store, companyID int64, issues []store.Issue) (int, error) {
+func CreateIssues(ctx context.Context, st *store.Store, companyID int64, issues []findings.Issue) (int, error) {
 	t := table(st)
-	batch := make([]store.Issue, len(issues))
+	batch := make([]findings.Issue, len(issues))
 	for n, i := range issues {
 		if err := i.Prepare(companyID, t.Stamp()); err != nil {
 			return 0, err
@@ -52,7 +53,7 @@ func CreateIssues(ctx context.Context, st *store.Store, companyID int64, issues 
 
 // DeleteIssue removes an issue and its counts in one transaction.
 func DeleteIssue(ctx context.Context, st *store.Store, companyID int64, id string) error {
-	var before store.Issue
+	var before findings.Issue
 	err := table(st).Retrying(ctx, func() error {
 		var err error
 		if before, err = findings.Consistent(ctx, st.Findings, companyID, id); err != nil {
@@ -64,11 +65,11 @@ func DeleteIssue(ctx context.Context, st *store.Store, companyID int64, id strin
 	if err != nil {
 		return err
 	}
-	return findings.Settle(ctx, st.Findings, companyID, findings.CounterKeys(companyID, []store.Issue{before}))
+	return findings.Settle(ctx, st.Findings, companyID, findings.CounterKeys(companyID, []findings.Issue{before}))
 }
 
 // SetIssueStatus changes an issue's status, by no one in particular (the
 // API's change is UpdateIssue, by its caller).
-func SetIssueStatus(ctx context.Context, st *store.Store, companyID int64, id, status string) (store.Issue, error) {
-	return st.UpdateIssue(ctx, companyID, id, store.IssueUpdate{Status: &status}, store.Actor{})
+func SetIssueStatus(ctx context.Context, st *store.Store, companyID int64, id, status string) (findings.Issue, error) {
+	return st.Triage.UpdateIssue(ctx, companyID, id, triage.IssueUpdate{Status: &status}, findings.Actor{})
 }

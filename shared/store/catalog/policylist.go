@@ -3,8 +3,8 @@ package catalog
 import (
 	"context"
 
-	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // policyCount counts a company's policies (kept by CreatePolicy).

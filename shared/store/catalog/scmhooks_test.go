@@ -11,27 +11,31 @@ import (
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/catalog"
+	"github.com/acme/codescan-api/shared/store/ddb"
 	storedelivery "github.com/acme/codescan-api/shared/store/delivery"
+	"github.com/acme/codescan-api/shared/store/ledger"
+	"github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/store/tenancy"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-func integration(t *testing.T, st *store.Store, companyID int64, id string) store.Integration {
+func integration(t *testing.T, st *store.Store, companyID int64, id string) schema.Integration {
 	t.Helper()
-	in, err := st.CreateIntegration(context.Background(), store.Integration{CompanyID: companyID, UUID: id, Name: "GitHub", SealedToken: "sealed"})
+	in, err := st.Catalog.CreateIntegration(context.Background(), schema.Integration{CompanyID: companyID, UUID: id, Name: "GitHub", SealedToken: "sealed"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return in
 }
 
-func setSecret(st *store.Store, in store.Integration, sealed string) (store.Integration, error) {
-	cur, err := st.GetIntegration(context.Background(), in.CompanyID, in.UUID)
+func setSecret(st *store.Store, in schema.Integration, sealed string) (schema.Integration, error) {
+	cur, err := st.Catalog.GetIntegration(context.Background(), in.CompanyID, in.UUID)
 	if err != nil {
-		return store.Integration{}, err
+		return schema.Integration{}, err
 	}
-	return st.UpdateIntegration(context.Background(), in.CompanyID, in.UUID, cur.Revision, store.IntegrationChange{SealedWebhookSecret: &sealed})
+	return st.Catalog.UpdateIntegration(context.Background(), in.CompanyID, in.UUID, cur.Revision, catalog.IntegrationChange{SealedWebhookSecret: &sealed})
 }
 
 // The inbound route finds an integration by uuid only once its webhook
@@ -41,15 +45,15 @@ func TestIntegrationByHookIsOneCompanys(t *testing.T) {
 	env := testenv.New(t)
 	ctx := context.Background()
 	acme, globex := env.Company(t, "Acme"), env.Company(t, "Globex")
-	id := store.NewIntegrationUUID()
+	id := catalog.NewIntegrationUUID()
 	mine := integration(t, env.Store, acme.ID, id)
-	if _, err := env.Store.IntegrationByHook(ctx, id); !errors.Is(err, store.ErrNotFound) {
+	if _, err := env.Store.Catalog.IntegrationByHook(ctx, id); !errors.Is(err, ddb.ErrNotFound) {
 		t.Fatalf("before a secret: %v", err)
 	}
 	if _, err := setSecret(env.Store, mine, "sealed-acme"); err != nil {
 		t.Fatal(err)
 	}
-	got, err := env.Store.IntegrationByHook(ctx, id)
+	got, err := env.Store.Catalog.IntegrationByHook(ctx, id)
 	if err != nil || got.CompanyID != acme.ID || got.SealedWebhookSecret != "sealed-acme" {
 		t.Fatalf("look-up: %+v %v", got, err)
 	}
@@ -58,20 +62,20 @@ func TestIntegrationByHookIsOneCompanys(t *testing.T) {
 	if _, err := setSecret(env.Store, theirs, "sealed-globex"); !errors.Is(err, catalog.ErrHookTaken) {
 		t.Fatalf("a second company's secret under the uuid: %v", err)
 	}
-	if after, _ := env.Store.GetIntegration(ctx, globex.ID, id); after.SealedWebhookSecret != "" || after.Revision != theirs.Revision {
+	if after, _ := env.Store.Catalog.GetIntegration(ctx, globex.ID, id); after.SealedWebhookSecret != "" || after.Revision != theirs.Revision {
 		t.Fatalf("the refused update was written: %+v", after)
 	}
-	if got, err := env.Store.IntegrationByHook(ctx, id); err != nil || got.CompanyID != acme.ID {
+	if got, err := env.Store.Catalog.IntegrationByHook(ctx, id); err != nil || got.CompanyID != acme.ID {
 		t.Fatalf("look-up after the refusal: %+v %v", got, err)
 	}
 	// A new secret of the owner keeps the look-up.
 	if _, err := setSecret(env.Store, mine, "sealed-acme-2"); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := env.Store.IntegrationByHook(ctx, id); err != nil || got.SealedWebhookSecret != "sealed-acme-2" {
+	if got, err := env.Store.Catalog.IntegrationByHook(ctx, id); err != nil || got.SealedWebhookSecret != "sealed-acme-2" {
 		t.Fatalf("after rotation: %+v %v", got, err)
 	}
-	if _, err := env.Store.IntegrationByHook(ctx, store.NewIntegrationUUID()); !errors.Is(err, store.ErrNotFound) {
+	if _, err := env.Store.Catalog.IntegrationByHook(ctx, catalog.NewIntegrationUUID()); !errors.Is(err, ddb.ErrNotFound) {
 		t.Fatalf("unknown uuid: %v", err)
 	}
 }
@@ -80,18 +84,18 @@ func TestIntegrationByHookIsOneCompanys(t *testing.T) {
 func TestWebhookSecretIsAuditedAsChanged(t *testing.T) {
 	env := testenv.New(t)
 	acme := env.Company(t, "Acme")
-	in := integration(t, env.Store, acme.ID, store.NewIntegrationUUID())
-	ctx := store.WithAuditActor(context.Background(), store.AuditActor{UserID: acme.Admin.ID, Via: store.ViaBearer})
+	in := integration(t, env.Store, acme.ID, catalog.NewIntegrationUUID())
+	ctx := ledger.WithAuditActor(context.Background(), ledger.AuditActor{UserID: acme.Admin.ID, Via: ledger.ViaBearer})
 	sealed := "sealed-value"
-	if _, err := env.Store.UpdateIntegration(ctx, acme.ID, in.UUID, in.Revision, store.IntegrationChange{SealedWebhookSecret: &sealed}); err != nil {
+	if _, err := env.Store.Catalog.UpdateIntegration(ctx, acme.ID, in.UUID, in.Revision, catalog.IntegrationChange{SealedWebhookSecret: &sealed}); err != nil {
 		t.Fatal(err)
 	}
-	entries, _, err := env.Store.ListAudit(context.Background(), acme.ID, store.AuditFilter{Action: "integration.update"}, store.PageQuery{Limit: 10})
+	entries, _, err := env.Store.Tenancy.ListAudit(context.Background(), acme.ID, tenancy.AuditFilter{Action: "integration.update"}, page.Request{Limit: 10})
 	if err != nil || len(entries) != 1 {
 		t.Fatalf("audit: %+v %v", entries, err)
 	}
 	c := entries[0].Changes["webhook_secret"]
-	if c.Before != nil || c.After != store.Secret {
+	if c.Before != nil || c.After != ledger.Secret {
 		t.Fatalf("webhook_secret change %+v", c)
 	}
 }
@@ -103,40 +107,40 @@ func TestClaimSCMCommandOnce(t *testing.T) {
 	env := testenv.New(t)
 	ctx := context.Background()
 	acme := env.Company(t, "Acme")
-	c := catalog.SCMCommand{CompanyID: acme.ID, Integration: store.NewIntegrationUUID(), CommentID: 1001}
+	c := catalog.SCMCommand{CompanyID: acme.ID, Integration: catalog.NewIntegrationUUID(), CommentID: 1001}
 	now := time.Now()
-	if err := env.Store.ClaimSCMCommand(ctx, c, now, time.Hour); err != nil {
+	if err := env.Store.Catalog.ClaimSCMCommand(ctx, c, now, time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	if err := env.Store.ClaimSCMCommand(ctx, c, now, time.Hour); !errors.Is(err, catalog.ErrSeen) {
+	if err := env.Store.Catalog.ClaimSCMCommand(ctx, c, now, time.Hour); !errors.Is(err, catalog.ErrSeen) {
 		t.Fatalf("the same comment again: %v", err)
 	}
 	other := c
 	other.CommentID = 1002
-	if err := env.Store.ClaimSCMCommand(ctx, other, now, time.Hour); err != nil {
+	if err := env.Store.Catalog.ClaimSCMCommand(ctx, other, now, time.Hour); err != nil {
 		t.Fatalf("another comment: %v", err)
 	}
-	if err := env.Store.FailSCMCommand(ctx, c); err != nil {
+	if err := env.Store.Catalog.FailSCMCommand(ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	if err := env.Store.ClaimSCMCommand(ctx, c, now, time.Hour); err != nil {
+	if err := env.Store.Catalog.ClaimSCMCommand(ctx, c, now, time.Hour); err != nil {
 		t.Fatalf("a failed claim taken again: %v", err)
 	}
 	// A claim left unfinished is taken once its lease ran out; a done one
 	// never.
-	if err := env.Store.ClaimSCMCommand(ctx, c, now.Add(catalog.SCMClaimLease-time.Second), time.Hour); !errors.Is(err, catalog.ErrSeen) {
+	if err := env.Store.Catalog.ClaimSCMCommand(ctx, c, now.Add(catalog.SCMClaimLease-time.Second), time.Hour); !errors.Is(err, catalog.ErrSeen) {
 		t.Fatalf("an unfinished claim inside its lease: %v", err)
 	}
-	if err := env.Store.ClaimSCMCommand(ctx, c, now.Add(catalog.SCMClaimLease+time.Second), time.Hour); err != nil {
+	if err := env.Store.Catalog.ClaimSCMCommand(ctx, c, now.Add(catalog.SCMClaimLease+time.Second), time.Hour); err != nil {
 		t.Fatalf("an unfinished claim past its lease: %v", err)
 	}
-	if err := env.Store.CompleteSCMCommand(ctx, c); err != nil {
+	if err := env.Store.Catalog.CompleteSCMCommand(ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	if err := env.Store.ClaimSCMCommand(ctx, c, now.Add(time.Hour), 2*time.Hour); !errors.Is(err, catalog.ErrSeen) {
+	if err := env.Store.Catalog.ClaimSCMCommand(ctx, c, now.Add(time.Hour), 2*time.Hour); !errors.Is(err, catalog.ErrSeen) {
 		t.Fatalf("a done claim: %v", err)
 	}
-	if err := env.Store.FailSCMCommand(ctx, catalog.SCMCommand{CompanyID: acme.ID, Integration: c.Integration, CommentID: 9}); err == nil {
+	if err := env.Store.Catalog.FailSCMCommand(ctx, catalog.SCMCommand{CompanyID: acme.ID, Integration: c.Integration, CommentID: 9}); err == nil {
 		t.Fatal("failing a claim that does not exist wrote it")
 	}
 }
@@ -148,11 +152,11 @@ func TestPRProjectsReadsTheDecorationsLinks(t *testing.T) {
 	env := testenv.New(t)
 	ctx := context.Background()
 	acme := env.Company(t, "Acme")
-	in := store.NewIntegrationUUID()
+	in := catalog.NewIntegrationUUID()
 	link := func(number string, project int64) {
 		t.Helper()
 		p := storedelivery.PRTarget{CompanyID: acme.ID, Integration: in, Repo: "acme/payments", Number: number, ProjectID: project}
-		if _, err := env.Store.ClaimPRLink(ctx, p, "test", time.Now(), time.Minute); err != nil {
+		if _, err := env.Store.Deliveries.ClaimPRLink(ctx, p, "test", time.Now(), time.Minute); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -160,12 +164,12 @@ func TestPRProjectsReadsTheDecorationsLinks(t *testing.T) {
 	link("7", 12)
 	link("70", 4)
 	link("8", 5)
-	got, err := env.Store.PRProjects(ctx, acme.ID, in, "acme/payments", "7")
+	got, err := env.Store.Catalog.PRProjects(ctx, acme.ID, in, "acme/payments", "7")
 	slices.Sort(got)
 	if err != nil || !slices.Equal(got, []int64{3, 12}) {
 		t.Fatalf("projects of #7: %v %v", got, err)
 	}
-	if got, err := env.Store.PRProjects(ctx, acme.ID, store.NewIntegrationUUID(), "acme/payments", "7"); err != nil || len(got) != 0 {
+	if got, err := env.Store.Catalog.PRProjects(ctx, acme.ID, catalog.NewIntegrationUUID(), "acme/payments", "7"); err != nil || len(got) != 0 {
 		t.Fatalf("another integration's: %v %v", got, err)
 	}
 }
@@ -178,49 +182,49 @@ func TestSCMLoginLinksOneUser(t *testing.T) {
 	acme, globex := env.Company(t, "Acme"), env.Company(t, "Globex")
 	dev := env.User(t, acme, testenv.UserSpec{Email: "dev@acme.test", Permissions: []string{routes.PermTriageIssue}})
 	ops := env.User(t, acme, testenv.UserSpec{Email: "ops@acme.test"})
-	before, after, err := env.Store.SetUserSCMLogin(ctx, acme.ID, dev.ID, "octo-dev")
+	before, after, err := env.Store.Catalog.SetUserSCMLogin(ctx, acme.ID, dev.ID, "octo-dev")
 	if err != nil || after.SCMLogin != "octo-dev" || after.Revision != before.Revision+1 || before.SCMLogin != "" {
 		t.Fatalf("link: %+v %v", after, err)
 	}
-	if u, err := env.Store.UserBySCMLogin(ctx, acme.ID, "octo-dev"); err != nil || u.ID != dev.ID {
+	if u, err := env.Store.Catalog.UserBySCMLogin(ctx, acme.ID, "octo-dev"); err != nil || u.ID != dev.ID {
 		t.Fatalf("look-up: %+v %v", u, err)
 	}
 	for _, facet := range []string{tenancy.FacetAll, tenancy.FacetMember, tenancy.FacetPermission(routes.PermTriageIssue)} {
-		users, _, _, err := env.Store.ListUsersPage(ctx, acme.ID, facet, store.PageQuery{Limit: 10})
-		i := slices.IndexFunc(users, func(u store.User) bool { return u.ID == dev.ID })
+		users, _, _, err := env.Store.Tenancy.ListUsersPage(ctx, acme.ID, facet, page.Request{Limit: 10})
+		i := slices.IndexFunc(users, func(u schema.User) bool { return u.ID == dev.ID })
 		if err != nil || i < 0 || users[i].SCMLogin != "octo-dev" {
 			t.Fatalf("list %s does not show the login: %+v %v", facet, users, err)
 		}
 	}
-	if _, _, err := env.Store.SetUserSCMLogin(ctx, acme.ID, ops.ID, "octo-dev"); !errors.Is(err, catalog.ErrSCMLoginTaken) {
+	if _, _, err := env.Store.Catalog.SetUserSCMLogin(ctx, acme.ID, ops.ID, "octo-dev"); !errors.Is(err, catalog.ErrSCMLoginTaken) {
 		t.Fatalf("a second user of the company: %v", err)
 	}
 	// Another company's user may have the same login: it is theirs.
-	if _, _, err := env.Store.SetUserSCMLogin(ctx, globex.ID, globex.Admin.ID, "octo-dev"); err != nil {
+	if _, _, err := env.Store.Catalog.SetUserSCMLogin(ctx, globex.ID, globex.Admin.ID, "octo-dev"); err != nil {
 		t.Fatalf("another company: %v", err)
 	}
-	if u, err := env.Store.UserBySCMLogin(ctx, acme.ID, "octo-dev"); err != nil || u.ID != dev.ID {
+	if u, err := env.Store.Catalog.UserBySCMLogin(ctx, acme.ID, "octo-dev"); err != nil || u.ID != dev.ID {
 		t.Fatalf("acme's login after globex linked theirs: %+v %v", u, err)
 	}
-	if _, _, err := env.Store.SetUserSCMLogin(ctx, acme.ID, dev.ID, "octo-dev-2"); err != nil {
+	if _, _, err := env.Store.Catalog.SetUserSCMLogin(ctx, acme.ID, dev.ID, "octo-dev-2"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := env.Store.UserBySCMLogin(ctx, acme.ID, "octo-dev"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := env.Store.Catalog.UserBySCMLogin(ctx, acme.ID, "octo-dev"); !errors.Is(err, ddb.ErrNotFound) {
 		t.Fatalf("the old login still finds a user: %v", err)
 	}
-	if _, _, err := env.Store.SetUserSCMLogin(ctx, acme.ID, ops.ID, "octo-dev"); err != nil {
+	if _, _, err := env.Store.Catalog.SetUserSCMLogin(ctx, acme.ID, ops.ID, "octo-dev"); err != nil {
 		t.Fatalf("the freed login: %v", err)
 	}
-	if _, after, err := env.Store.SetUserSCMLogin(ctx, acme.ID, dev.ID, ""); err != nil || after.SCMLogin != "" {
+	if _, after, err := env.Store.Catalog.SetUserSCMLogin(ctx, acme.ID, dev.ID, ""); err != nil || after.SCMLogin != "" {
 		t.Fatalf("unlink: %+v %v", after, err)
 	}
-	if _, err := env.Store.UserBySCMLogin(ctx, acme.ID, "octo-dev-2"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := env.Store.Catalog.UserBySCMLogin(ctx, acme.ID, "octo-dev-2"); !errors.Is(err, ddb.ErrNotFound) {
 		t.Fatalf("an unlinked login still finds a user: %v", err)
 	}
-	if _, _, err := env.Store.SetUserSCMLogin(ctx, acme.ID, dev.ID, "Octo"); !errors.Is(err, store.ErrInvalid) {
+	if _, _, err := env.Store.Catalog.SetUserSCMLogin(ctx, acme.ID, dev.ID, "Octo"); !errors.Is(err, ddb.ErrInvalid) {
 		t.Fatalf("a login not lower case: %v", err)
 	}
-	if _, _, err := env.Store.SetUserSCMLogin(ctx, acme.ID, 999, "nobody"); !errors.Is(err, store.ErrNotFound) {
+	if _, _, err := env.Store.Catalog.SetUserSCMLogin(ctx, acme.ID, 999, "nobody"); !errors.Is(err, ddb.ErrNotFound) {
 		t.Fatalf("no such user: %v", err)
 	}
 }

@@ -15,6 +15,8 @@ import (
 	comp "github.com/acme/codescan-api/shared/components"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/components"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
@@ -38,8 +40,8 @@ func ref(company, project int64, branch, engine string, at time.Time) components
 
 func replace(t *testing.T, st *store.Store, r components.SetRef, list []comp.Component) (components.Changes, int, float64) {
 	t.Helper()
-	var m store.Meter
-	ch, err := st.ReplaceComponents(store.WithMeter(context.Background(), &m), r, list)
+	var m ddb.Meter
+	ch, err := st.Components.ReplaceComponents(ddb.WithMeter(context.Background(), &m), r, list)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +52,7 @@ func replace(t *testing.T, st *store.Store, r components.SetRef, list []comp.Com
 
 // writeRequests counts the write calls a meter saw: its requests less the
 // replace's reads (the head and the set: two).
-func writeRequests(m *store.Meter) int {
+func writeRequests(m *ddb.Meter) int {
 	n, _, _ := m.Snapshot()
 	return n - 2
 }
@@ -93,11 +95,11 @@ func TestReplaceWritesWhatChanged(t *testing.T) {
 		t.Fatalf("three changes: %+v, %d writes (want one transaction and the head)", ch, writes)
 	}
 	recount(t, st, 1, "pkg:npm/dep-000", "pkg:npm/dep-001", "pkg:npm/new-one")
-	kept, err := st.ComponentSet(context.Background(), 1, 7, "main", "cyclonedx")
+	kept, err := st.Components.ComponentSet(context.Background(), 1, 7, "main", "cyclonedx")
 	if err != nil || len(kept) != 120 || kept[0].PURL != "pkg:npm/dep-001@1.0.1" || kept[119].PURL != "pkg:npm/new-one@2.0.0" {
 		t.Fatalf("set read back: %d %v", len(kept), err)
 	}
-	hs, _, err := st.HoldersOf(context.Background(), 1, "pkg:npm/dep-001", "1.0.1", 10)
+	hs, _, err := st.Components.HoldersOf(context.Background(), 1, "pkg:npm/dep-001", "1.0.1", 10)
 	if err != nil || len(hs) != 1 || hs[0].Relation != comp.Direct || !slices.Equal(hs[0].Licenses, []string{"Apache-2.0"}) ||
 		hs[0].ProjectName != "p7" || !hs[0].ScanAt.Equal(t0.Add(2*time.Hour)) {
 		t.Fatalf("changed holder: %+v %v", hs, err)
@@ -116,18 +118,18 @@ func TestDirectoriesCountHolders(t *testing.T) {
 	replace(t, st, ref(1, 2, "main", "cyclonedx", t0), []comp.Component{log4j("2.17.1")})
 	replace(t, st, ref(2, 1, "main", "cyclonedx", t0), []comp.Component{log4j("2.14.1")}) // another company
 	pkg := "pkg:maven/org.apache.logging.log4j/log4j-core"
-	vs, err := st.PackageVersions(ctx, 1, pkg)
+	vs, err := st.Components.PackageVersions(ctx, 1, pkg)
 	if err != nil || len(vs) != 2 || vs[0].Version != "2.14.1" || vs[0].Holders != 3 || vs[1].Holders != 1 || vs[0].Ecosystem != "Maven" {
 		t.Fatalf("versions: %+v %v", vs, err)
 	}
-	if n, err := st.PackageProjects(ctx, 1, pkg); err != nil || n != 2 {
+	if n, err := st.Components.PackageProjects(ctx, 1, pkg); err != nil || n != 2 {
 		t.Fatalf("projects: %d %v", n, err)
 	}
 	replace(t, st, ref(1, 2, "main", "cyclonedx", t0.Add(time.Hour)), nil)
-	if n, _ := st.PackageProjects(ctx, 1, pkg); n != 1 {
+	if n, _ := st.Components.PackageProjects(ctx, 1, pkg); n != 1 {
 		t.Fatalf("projects after project 2 dropped it: %d", n)
 	}
-	if vs, _ := st.PackageVersions(ctx, 1, pkg); len(vs) != 1 {
+	if vs, _ := st.Components.PackageVersions(ctx, 1, pkg); len(vs) != 1 {
 		t.Fatalf("versions after 2.17.1 went: %+v", vs)
 	}
 	recount(t, st, 1, pkg)
@@ -142,7 +144,7 @@ func TestStaleScanChangesNothing(t *testing.T) {
 	if !ch.Stale || writes != -1 { // one read (the head), no write
 		t.Fatalf("older scan: %+v, %d", ch, writes)
 	}
-	if vs, _ := st.PackageVersions(context.Background(), 1, "pkg:npm/a"); len(vs) != 1 || vs[0].Version != "1.0.0" {
+	if vs, _ := st.Components.PackageVersions(context.Background(), 1, "pkg:npm/a"); len(vs) != 1 || vs[0].Version != "1.0.0" {
 		t.Fatalf("versions: %+v", vs)
 	}
 }
@@ -158,9 +160,9 @@ func TestHoldersPages(t *testing.T) {
 	}
 	replace(t, st, ref(2, 1, "main", "cyclonedx", t0), []comp.Component{compOf("pkg:npm/lodash@4.17.11")})
 	var all []components.Holder
-	r := store.PageQuery{Limit: 7}
+	r := page.Request{Limit: 7}
 	for {
-		hs, res, err := st.HoldersPage(ctx, 1, components.HolderQuery{Package: "pkg:npm/lodash", View: "all"}, r)
+		hs, res, err := st.Components.HoldersPage(ctx, 1, components.HolderQuery{Package: "pkg:npm/lodash", View: "all"}, r)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -168,10 +170,10 @@ func TestHoldersPages(t *testing.T) {
 		if res.Next == "" {
 			break
 		}
-		if _, _, err := st.HoldersPage(ctx, 2, components.HolderQuery{Package: "pkg:npm/lodash", View: "all"}, store.PageQuery{Limit: 7, Token: res.Next}); err == nil {
+		if _, _, err := st.Components.HoldersPage(ctx, 2, components.HolderQuery{Package: "pkg:npm/lodash", View: "all"}, page.Request{Limit: 7, Token: res.Next}); err == nil {
 			t.Fatal("company 2 opened company 1's token")
 		}
-		r = store.PageQuery{Limit: 7, Token: res.Next}
+		r = page.Request{Limit: 7, Token: res.Next}
 	}
 	if len(all) != 25 {
 		t.Fatalf("all: %d holders", len(all))
@@ -181,19 +183,19 @@ func TestHoldersPages(t *testing.T) {
 			t.Fatalf("holder without its head: %+v", h)
 		}
 	}
-	one, _, err := st.HoldersPage(ctx, 1, components.HolderQuery{Package: "pkg:npm/lodash", Version: "4.17.11", View: "all"}, store.PageQuery{Limit: 100})
+	one, _, err := st.Components.HoldersPage(ctx, 1, components.HolderQuery{Package: "pkg:npm/lodash", Version: "4.17.11", View: "all"}, page.Request{Limit: 100})
 	if err != nil || len(one) != 5 {
 		t.Fatalf("one version: %d %v", len(one), err)
 	}
-	some, _, err := st.HoldersPage(ctx, 1, components.HolderQuery{Package: "pkg:npm/lodash", Versions: []string{"4.17.10", "4.17.14"}, View: "x"}, store.PageQuery{Limit: 100})
+	some, _, err := st.Components.HoldersPage(ctx, 1, components.HolderQuery{Package: "pkg:npm/lodash", Versions: []string{"4.17.10", "4.17.14"}, View: "x"}, page.Request{Limit: 100})
 	if err != nil || len(some) != 10 {
 		t.Fatalf("two versions: %d %v", len(some), err)
 	}
-	none, _, err := st.HoldersPage(ctx, 1, components.HolderQuery{Package: "pkg:npm/lodash", Versions: []string{}, View: "x"}, store.PageQuery{Limit: 100})
+	none, _, err := st.Components.HoldersPage(ctx, 1, components.HolderQuery{Package: "pkg:npm/lodash", Versions: []string{}, View: "x"}, page.Request{Limit: 100})
 	if err != nil || len(none) != 0 {
 		t.Fatalf("no version: %d %v", len(none), err)
 	}
-	other, _, err := st.HoldersPage(ctx, 2, components.HolderQuery{Package: "pkg:npm/lodash", View: "all"}, store.PageQuery{Limit: 100})
+	other, _, err := st.Components.HoldersPage(ctx, 2, components.HolderQuery{Package: "pkg:npm/lodash", View: "all"}, page.Request{Limit: 100})
 	if err != nil || len(other) != 1 || other[0].ProjectID != 1 {
 		t.Fatalf("company 2: %+v %v", other, err)
 	}
@@ -223,7 +225,7 @@ func recount(t *testing.T, st *store.Store, company int64, pkgs ...string) {
 				break
 			}
 		}
-		vs, err := st.PackageVersions(ctx, company, pkg)
+		vs, err := st.Components.PackageVersions(ctx, company, pkg)
 		if err != nil {
 			t.Fatal(err)
 		}

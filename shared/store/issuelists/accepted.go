@@ -3,8 +3,8 @@ package issuelists
 import (
 	"context"
 
-	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/page"
 )
 

@@ -11,9 +11,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
 	"github.com/acme/codescan-api/internal/testenv"
-	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/ddb"
 	"github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -26,12 +26,12 @@ func table(t *testing.T) *ddb.Table {
 
 type row struct {
 	ddb.Key
-	store.OffsetKeys
+	schema.OffsetKeys
 	Odd bool `dynamodbav:"odd"`
 }
 
 func rowList(c int64) page.List {
-	return page.List{Partition: store.CompanyPK(c), Range: page.Prefix("ROW#"), Forward: true, OffsetPartition: store.CompanyPK(c) + "#ROWS"}
+	return page.List{Partition: schema.CompanyPK(c), Range: page.Prefix("ROW#"), Forward: true, OffsetPartition: schema.CompanyPK(c) + "#ROWS"}
 }
 
 // putRows gives companies 1 and 2 n rows each (ROW#0...), in their Offset
@@ -39,9 +39,9 @@ func rowList(c int64) page.List {
 func putRows(t *testing.T, tb *ddb.Table, n int, offsets bool) {
 	for c := int64(1); c <= 2; c++ {
 		for i := range n {
-			r := row{Key: ddb.Key{PK: store.CompanyPK(c), SK: fmt.Sprintf("ROW#%d", i)}, Odd: i%2 == 1}
+			r := row{Key: ddb.Key{PK: schema.CompanyPK(c), SK: fmt.Sprintf("ROW#%d", i)}, Odd: i%2 == 1}
 			if offsets {
-				r.OffsetKeys = store.OffsetKeys{OffsetPK: rowList(c).OffsetPartition, OffsetSK: r.SK}
+				r.OffsetKeys = schema.OffsetKeys{OffsetPK: rowList(c).OffsetPartition, OffsetSK: r.SK}
 			}
 			if err := tb.PutItem(context.Background(), r, nil); err != nil {
 				t.Fatal(err)

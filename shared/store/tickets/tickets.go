@@ -68,8 +68,12 @@ type Tickets struct {
 func New(db *dynamodb.Client, table string, now func() time.Time) *Tickets {
 	t := ddb.New(db, table)
 	t.Now = now
-	return &Tickets{t: t, l: &ledger.Ledger{T: t, Retention: ledger.DefaultAuditRetention}}
+	return Over(t, &ledger.Ledger{T: t, Retention: ledger.DefaultAuditRetention})
 }
+
+// Over returns the area on a table and ledger the store's other areas
+// share (its clock, client and audit retention with them).
+func Over(t *ddb.Table, l *ledger.Ledger) *Tickets { return &Tickets{t: t, l: l} }
 
 // Clock is the area's time.
 func (s *Tickets) Clock() time.Time { return s.t.Clock() }

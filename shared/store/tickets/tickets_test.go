@@ -13,7 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/internal/testenv"
-	"github.com/acme/codescan-api/shared/store"
+	"github.com/acme/codescan-api/shared/store/catalog"
+	"github.com/acme/codescan-api/shared/store/ddb"
 	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/store/tickets"
 	"github.com/acme/codescan-api/shared/triagemodel"
@@ -72,7 +73,7 @@ func TestLinkLeaseAndRecord(t *testing.T) {
 	if l, err = a.SetState(ctx, l, tickets.StateClosed, tickets.ResolutionDone, false); err != nil || tickets.View(l).State != "fix_in_progress" {
 		t.Fatalf("closed as done: %+v %v", tickets.View(l), err)
 	}
-	if _, err := a.SetState(ctx, stale, tickets.StateOpen, "", false); !errors.Is(err, store.ErrConflict) {
+	if _, err := a.SetState(ctx, stale, tickets.StateOpen, "", false); !errors.Is(err, ddb.ErrConflict) {
 		t.Fatalf("a state change from an old version: %v", err)
 	}
 	if l, err = a.SetState(ctx, l, tickets.StateClosed, tickets.ResolutionDone, true); err != nil || tickets.View(l).State != "closed" {
@@ -123,7 +124,7 @@ func TestJiraIntegrationsAndRules(t *testing.T) {
 	c := env.Company(t, "Acme")
 	a := area(env)
 	ctx := context.Background()
-	in, err := a.CreateJira(ctx, tickets.JiraIntegration{UUID: store.NewIntegrationUUID(), CompanyID: c.ID, Name: "Jira", SiteURL: "https://acme.atlassian.net",
+	in, err := a.CreateJira(ctx, tickets.JiraIntegration{UUID: catalog.NewIntegrationUUID(), CompanyID: c.ID, Name: "Jira", SiteURL: "https://acme.atlassian.net",
 		ProjectKey: "SEC", IssueType: "Bug", SealedToken: "sealed"})
 	if err != nil {
 		t.Fatal(err)
@@ -176,7 +177,7 @@ func TestRuleMatcherStoredFlat(t *testing.T) {
 	m := tickets.Matcher{Matcher: triagemodel.Matcher{Tool: "semgrep", RuleID: "sqli", CWE: 89, Path: "api/**",
 		UrgencyAtLeast: "HI", UrgencyAtMost: "CR"}, NewOnDefaultBranch: true}
 	r, err := a.CreateRule(ctx, tickets.Rule{CompanyID: c.ID, Grouping: "rule", Matcher: m,
-		Destination: tickets.Destination{Kind: "github", Integration: store.NewIntegrationUUID(), Repository: "acme/api"}})
+		Destination: tickets.Destination{Kind: "github", Integration: catalog.NewIntegrationUUID(), Repository: "acme/api"}})
 	if err != nil {
 		t.Fatal(err)
 	}

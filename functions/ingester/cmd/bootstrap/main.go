@@ -18,7 +18,7 @@ func main() {
 	ctx := context.Background()
 	d := config.MustLoad(ctx)
 	bucket := config.Must(s3reports.FromEnv(ctx))
-	in := &ingester.Ingester{Store: d.Store, Reports: bucket, Log: d.Server.Log, Metrics: d.Metrics,
-		Exporter: &exportjob.Worker{Store: d.Store, Bucket: bucket, Log: d.Server.Log}}
+	in := &ingester.Ingester{Store: ingester.StoreOf(d.Store), Reports: bucket, Log: d.Server.Log, Metrics: d.Metrics,
+		Exporter: &exportjob.Worker{Store: exportjob.StoreOf(d.Store), Bucket: bucket, Log: d.Server.Log}}
 	lambda.Start(in.HandleStream)
 }
