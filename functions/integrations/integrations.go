@@ -11,7 +11,6 @@ package integrations
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
@@ -65,13 +64,9 @@ func OptionsFromEnv(ctx context.Context) (Options, error) {
 }
 
 // New returns the group's http.Handler configured from the environment. A
-// configuration error stops the process at start-up.
+// configuration error ends the process at start-up (config.Must: exit 1).
 func New(d config.Deps) http.Handler {
-	o, err := OptionsFromEnv(context.Background())
-	if err != nil {
-		panic(fmt.Sprintf("integrations: %v", err))
-	}
-	return NewWithOptions(d, o)
+	return NewWithOptions(d, config.Must(OptionsFromEnv(context.Background())))
 }
 
 // NewWithOptions returns the group's http.Handler with explicit options.

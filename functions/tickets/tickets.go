@@ -9,7 +9,6 @@ package tickets
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
@@ -53,11 +52,7 @@ func OptionsFromEnv(ctx context.Context) (Options, error) {
 
 // New returns the group's handler configured from the environment.
 func New(d config.Deps) http.Handler {
-	o, err := OptionsFromEnv(context.Background())
-	if err != nil {
-		panic(fmt.Sprintf("tickets: %v", err))
-	}
-	return NewWithOptions(d, o)
+	return NewWithOptions(d, config.Must(OptionsFromEnv(context.Background())))
 }
 
 // NewWithOptions returns the group's handler with explicit options.

@@ -6,7 +6,6 @@ package webhooks
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"os"
 	"strconv"
@@ -56,11 +55,7 @@ func OptionsFromEnv(ctx context.Context) (Options, error) {
 
 // New returns the group's handler configured from the environment.
 func New(d config.Deps) http.Handler {
-	o, err := OptionsFromEnv(context.Background())
-	if err != nil {
-		panic(fmt.Sprintf("webhooks: %v", err))
-	}
-	return NewWithOptions(d, o)
+	return NewWithOptions(d, config.Must(OptionsFromEnv(context.Background())))
 }
 
 // NewWithOptions returns the group's handler with explicit options.

@@ -53,7 +53,7 @@ type created struct {
 	APIKey  string      `json:"api_key"`
 }
 
-// TestOnboarding is issue 15's "done when", end to end on an empty table.
+// TestOnboarding is the operator's onboarding end to end on an empty table (docs/tenants.md, "The operator").
 func TestOnboarding(t *testing.T) {
 	env := testenv.New(t)
 	acct, team := accounts.New(env.Deps), teams.New(env.Deps)
