@@ -67,7 +67,7 @@ func JobOf(get streamimage.Get) (Job, bool) {
 	run, _ := get("run_id")
 	id, _ := get("id")
 	company, _ := get("company_id")
-	if !strings.HasPrefix(sk, scans.SKPrefix) || status != scans.ScanProcessing || run == "" || id == "" {
+	if !strings.HasPrefix(sk, schema.ScanSKPrefix) || status != scans.ScanProcessing || run == "" || id == "" {
 		return Job{}, false
 	}
 	n, err := strconv.ParseInt(company, 10, 64)

@@ -6,7 +6,6 @@ import (
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/functions/ingester"
-	"github.com/acme/codescan-api/shared/store/scans"
 	"github.com/acme/codescan-api/shared/store/schema"
 )
 
@@ -17,7 +16,7 @@ func TestJobOf(t *testing.T) {
 	n := func(v string) ddbtypes.AttributeValue { return &ddbtypes.AttributeValueMemberN{Value: v} }
 	scan := func(change func(map[string]ddbtypes.AttributeValue)) map[string]ddbtypes.AttributeValue {
 		img := map[string]ddbtypes.AttributeValue{
-			"PK": s(schema.CompanyPK(7)), "SK": s(scans.SKPrefix + "0b0c3f4e-7a0e-5d7b-9c1e-2f3a4b5c6d7e"), "id": s("0b0c3f4e-7a0e-5d7b-9c1e-2f3a4b5c6d7e"),
+			"PK": s(schema.CompanyPK(7)), "SK": s(schema.ScanSKPrefix + "0b0c3f4e-7a0e-5d7b-9c1e-2f3a4b5c6d7e"), "id": s("0b0c3f4e-7a0e-5d7b-9c1e-2f3a4b5c6d7e"),
 			"company_id": n("7"), "run_id": s("5d2f0c1e-1b2a-4c3d-8e4f-5a6b7c8d9e0f"), "status": s("processing"),
 		}
 		if change != nil {

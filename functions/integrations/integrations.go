@@ -26,7 +26,6 @@ import (
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/scmhost"
 	"github.com/acme/codescan-api/shared/secrets"
-	"github.com/acme/codescan-api/shared/store/catalog"
 	"github.com/acme/codescan-api/shared/store/ddb"
 	storepage "github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/store/schema"
@@ -122,9 +121,9 @@ type inlineJSON struct {
 	MaxPerScan int  `json:"max_per_scan"`
 }
 
-func inlineView(c *catalog.InlineComments) inlineJSON {
+func inlineView(c *schema.InlineComments) inlineJSON {
 	if c == nil || c.MaxPerScan <= 0 {
-		return inlineJSON{Enabled: c != nil && c.Enabled, MaxPerScan: catalog.DefaultInlinePerScan}
+		return inlineJSON{Enabled: c != nil && c.Enabled, MaxPerScan: schema.DefaultInlinePerScan}
 	}
 	return inlineJSON{Enabled: c.Enabled, MaxPerScan: c.MaxPerScan}
 }

@@ -686,11 +686,11 @@ func TestPatchInlineComments(t *testing.T) {
 	if r.Status != 200 || !strings.Contains(string(r.Body), `"inline_comments":{"enabled":true,"max_per_scan":3}`) {
 		t.Fatalf("patch: %d %s", r.Status, r.Body)
 	}
-	if got := w.stored(t, w.ghes).InlineComments; got == nil || *got != (catalog.InlineComments{Enabled: true, MaxPerScan: 3}) {
+	if got := w.stored(t, w.ghes).InlineComments; got == nil || *got != (schema.InlineComments{Enabled: true, MaxPerScan: 3}) {
 		t.Fatalf("stored %+v", got)
 	}
 	r = w.patch(t, w.manager, w.ghes.UUID, `{"inline_comments":{"enabled":false}}`)
-	if got := w.stored(t, w.ghes).InlineComments; r.Status != 200 || got == nil || *got != (catalog.InlineComments{MaxPerScan: 10}) {
+	if got := w.stored(t, w.ghes).InlineComments; r.Status != 200 || got == nil || *got != (schema.InlineComments{MaxPerScan: 10}) {
 		t.Fatalf("replaced: %d %s %+v", r.Status, r.Body, got)
 	}
 	if w.host.Requests() != 0 {

@@ -42,7 +42,7 @@ type patch struct {
 	provider                     *string
 	orgs                         *[]string
 	webhookSecret                *string
-	inline                       *catalog.InlineComments
+	inline                       *schema.InlineComments
 }
 
 // verifies reports whether the update touches the credentials (the host
@@ -332,12 +332,12 @@ func (h handlers) markExpired(r *http.Request, in schema.Integration, reason str
 // inlineComments decodes the setting of inline review comments: an object
 // with a boolean enabled and, optionally, max_per_scan 1 to 50 (the
 // default 10 when absent); it replaces the whole setting.
-func inlineComments(raw json.RawMessage) (*catalog.InlineComments, error) {
+func inlineComments(raw json.RawMessage) (*schema.InlineComments, error) {
 	var in map[string]json.RawMessage
 	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) || json.Unmarshal(raw, &in) != nil {
 		return nil, httpapi.Invalid("inline_comments must be an object {enabled, max_per_scan}")
 	}
-	out := catalog.InlineComments{MaxPerScan: catalog.DefaultInlinePerScan}
+	out := schema.InlineComments{MaxPerScan: schema.DefaultInlinePerScan}
 	enabled := false
 	for _, name := range slices.Sorted(maps.Keys(in)) {
 		v := bytes.TrimSpace(in[name])
@@ -349,8 +349,8 @@ func inlineComments(raw json.RawMessage) (*catalog.InlineComments, error) {
 			out.Enabled, enabled = bytes.Equal(v, []byte("true")), true
 		case "max_per_scan":
 			n, err := strconv.Atoi(string(v))
-			if err != nil || n < 1 || n > catalog.MaxInlinePerScan {
-				return nil, httpapi.Invalid("inline_comments.max_per_scan must be an integer from 1 to %d", catalog.MaxInlinePerScan)
+			if err != nil || n < 1 || n > schema.MaxInlinePerScan {
+				return nil, httpapi.Invalid("inline_comments.max_per_scan must be an integer from 1 to %d", schema.MaxInlinePerScan)
 			}
 			out.MaxPerScan = n
 		default:

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/acme/codescan-api/internal/testenv"
+	"github.com/acme/codescan-api/shared/store/schema"
 	storetickets "github.com/acme/codescan-api/shared/store/tickets"
 )
 
@@ -48,7 +49,7 @@ func TestTicketFilters(t *testing.T) {
 	}
 	slices.Sort(all)
 	openIDs, closedIDs := all[:20], all[15:30] // five issues on both tickets
-	record := func(group, key string, ids []string) storetickets.Link {
+	record := func(group, key string, ids []string) schema.TicketLink {
 		l, err := area.ClaimLink(ctx, w.company.ID, "rule", group, 0, "o", time.Now(), time.Minute)
 		if err != nil {
 			t.Fatal(err)

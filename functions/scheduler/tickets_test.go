@@ -13,6 +13,7 @@ import (
 	"github.com/acme/codescan-api/shared/store/bulkload"
 	"github.com/acme/codescan-api/shared/store/catalog"
 	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/schema"
 	storetickets "github.com/acme/codescan-api/shared/store/tickets"
 	ticketing "github.com/acme/codescan-api/shared/tickets"
 )
@@ -30,7 +31,7 @@ func TestReconcileTicketsRepairsALostEvent(t *testing.T) {
 	sealer := testenv.Sealer(t)
 	site := trackerhost.NewJira(t, "bot@acme.test", "tok", "SEC")
 	area := storetickets.New(env.Store.Client(), env.Store.TableName(), clock)
-	in := storetickets.JiraIntegration{UUID: catalog.NewIntegrationUUID(), CompanyID: co.ID, SiteURL: site.URL(), Email: "bot@acme.test", ProjectKey: "SEC", IssueType: "Bug"}
+	in := schema.JiraIntegration{UUID: catalog.NewIntegrationUUID(), CompanyID: co.ID, SiteURL: site.URL(), Email: "bot@acme.test", ProjectKey: "SEC", IssueType: "Bug"}
 	var err error
 	if in.SealedToken, err = sealer.Seal(ctx, "tok", storetickets.JiraTokenRecord(co.ID, in.UUID)); err != nil {
 		t.Fatal(err)

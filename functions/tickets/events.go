@@ -101,7 +101,7 @@ func (h handlers) jiraEvents(w http.ResponseWriter, r *http.Request) error {
 	}
 	ctx := r.Context()
 	in, err := h.tickets.JiraByHook(ctx, r.PathValue("integration_uuid"))
-	if errors.Is(err, storetickets.ErrNotFound) {
+	if errors.Is(err, ddb.ErrNotFound) {
 		return errForged
 	} else if err != nil {
 		return err

@@ -13,6 +13,7 @@ import (
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/netguard"
 	"github.com/acme/codescan-api/shared/store/catalog"
+	"github.com/acme/codescan-api/shared/store/ddb"
 	"github.com/acme/codescan-api/shared/store/schema"
 	storetickets "github.com/acme/codescan-api/shared/store/tickets"
 	ticketing "github.com/acme/codescan-api/shared/tickets"
@@ -50,7 +51,7 @@ type jiraJSON struct {
 	UpdatedAt        string `json:"updated_at"`
 }
 
-func viewJira(in storetickets.JiraIntegration) jiraJSON {
+func viewJira(in schema.JiraIntegration) jiraJSON {
 	return jiraJSON{ID: in.UUID, UUID: in.UUID, Type: jiraTypeName, Name: in.Name, SiteURL: in.SiteURL, Email: in.Email, AccountID: in.AccountID,
 		AccountName: in.AccountName, ProjectKey: in.ProjectKey, IssueType: in.IssueType, DoneTransition: in.DoneTransition,
 		WontDoTransition: in.WontDoTransition, ReopenTransition: in.ReopenTransition, WebhookSecretSet: in.SealedWebhookSecret != "",
@@ -209,7 +210,7 @@ func (h handlers) createJira(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	p := auth.FromContext(ctx)
-	in := storetickets.JiraIntegration{UUID: catalog.NewIntegrationUUID(), CompanyID: p.CompanyID, Name: *b.Name, SiteURL: *b.SiteURL,
+	in := schema.JiraIntegration{UUID: catalog.NewIntegrationUUID(), CompanyID: p.CompanyID, Name: *b.Name, SiteURL: *b.SiteURL,
 		Email: *b.Email, AccountID: me.AccountID, AccountName: me.DisplayName, ProjectKey: *b.ProjectKey, IssueType: *b.IssueType,
 		DoneTransition: deref(b.DoneTransition), WontDoTransition: deref(b.WontDoTransition), ReopenTransition: deref(b.ReopenTransition)}
 	if in.SealedToken, err = h.sealer.Seal(ctx, *b.APIToken, storetickets.JiraTokenRecord(p.CompanyID, in.UUID)); err != nil {
@@ -259,13 +260,13 @@ func (h handlers) listJira(w http.ResponseWriter, r *http.Request) error {
 var errJiraNotFound = httpapi.NotFound("Integration not found")
 
 // loadJira reads the integration the path names, in the caller's company.
-func (h handlers) loadJira(r *http.Request) (storetickets.JiraIntegration, error) {
+func (h handlers) loadJira(r *http.Request) (schema.JiraIntegration, error) {
 	id, ok := schema.CanonicalUUID(r.PathValue("integration_uuid"))
 	if !ok {
-		return storetickets.JiraIntegration{}, bad("integration_uuid must be a UUID")
+		return schema.JiraIntegration{}, bad("integration_uuid must be a UUID")
 	}
 	in, err := h.tickets.GetJira(r.Context(), auth.FromContext(r.Context()).CompanyID, id)
-	if errors.Is(err, storetickets.ErrNotFound) {
+	if errors.Is(err, ddb.ErrNotFound) {
 		return in, errJiraNotFound
 	}
 	return in, err
@@ -305,10 +306,10 @@ func (h handlers) updateJira(w http.ResponseWriter, r *http.Request) error {
 		ch.SealedWebhookSecret = &sealed
 	}
 	out, err := h.tickets.UpdateJira(ctx, in.CompanyID, in.UUID, in.Revision, ch)
-	if errors.Is(err, storetickets.ErrConflict) {
+	if errors.Is(err, ddb.ErrConflict) {
 		return httpapi.Conflict("The integration was changed by another request; read it again and retry")
 	}
-	if errors.Is(err, storetickets.ErrNotFound) {
+	if errors.Is(err, ddb.ErrNotFound) {
 		return errJiraNotFound
 	}
 	if err != nil {
@@ -321,7 +322,7 @@ func (h handlers) updateJira(w http.ResponseWriter, r *http.Request) error {
 // covers (site, credentials, project, issue type), and sets the account
 // and the sealed new token on ch. The stored token only ever goes to the
 // site it was given for: moving to another site needs api_token.
-func (h handlers) recheck(ctx context.Context, in storetickets.JiraIntegration, b jiraBody, ch *storetickets.JiraChange) error {
+func (h handlers) recheck(ctx context.Context, in schema.JiraIntegration, b jiraBody, ch *storetickets.JiraChange) error {
 	if b.SiteURL == nil && b.Email == nil && b.APIToken == nil && b.ProjectKey == nil && b.IssueType == nil {
 		return nil
 	}
@@ -376,7 +377,7 @@ func (h handlers) deleteJira(w http.ResponseWriter, r *http.Request) error {
 	if used {
 		return httpapi.Conflict("Ticket rules send to this integration; delete or change them first")
 	}
-	if err := h.tickets.DeleteJira(r.Context(), in.CompanyID, in.UUID); errors.Is(err, storetickets.ErrNotFound) {
+	if err := h.tickets.DeleteJira(r.Context(), in.CompanyID, in.UUID); errors.Is(err, ddb.ErrNotFound) {
 		return errJiraNotFound
 	} else if err != nil {
 		return err

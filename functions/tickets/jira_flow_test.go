@@ -10,6 +10,7 @@ import (
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/internal/trackerhost"
 	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/schema"
 	storetickets "github.com/acme/codescan-api/shared/store/tickets"
 	ticketing "github.com/acme/codescan-api/shared/tickets"
 )
@@ -105,7 +106,7 @@ func contains2(list []string, s string) bool {
 }
 
 // linkOf is the link of ticket key.
-func (w *world) linkOf(t *testing.T, key string) storetickets.Link {
+func (w *world) linkOf(t *testing.T, key string) schema.TicketLink {
 	t.Helper()
 	for _, l := range w.links(t) {
 		if l.TicketKey == key {
@@ -113,11 +114,11 @@ func (w *world) linkOf(t *testing.T, key string) storetickets.Link {
 		}
 	}
 	t.Fatalf("no link of %s", key)
-	return storetickets.Link{}
+	return schema.TicketLink{}
 }
 
 // statuses counts the statuses of the ticket's findings and checks their reason.
-func (w *world) statuses(t *testing.T, l storetickets.Link, reason string) map[string]int {
+func (w *world) statuses(t *testing.T, l schema.TicketLink, reason string) map[string]int {
 	t.Helper()
 	out := map[string]int{}
 	for _, id := range l.IssueIDs {
@@ -255,7 +256,7 @@ func TestTicketsComeBack(t *testing.T) {
 }
 
 // ticketOfCWE is the link whose findings are of cwe.
-func (w *world) ticketOfCWE(t *testing.T, cwe int) storetickets.Link {
+func (w *world) ticketOfCWE(t *testing.T, cwe int) schema.TicketLink {
 	t.Helper()
 	for _, l := range w.links(t) {
 		i, err := w.env.Store.Lists.GetIssue(context.Background(), w.acme.ID, l.IssueIDs[0])
@@ -267,7 +268,7 @@ func (w *world) ticketOfCWE(t *testing.T, cwe int) storetickets.Link {
 		}
 	}
 	t.Fatalf("no ticket of CWE-%d", cwe)
-	return storetickets.Link{}
+	return schema.TicketLink{}
 }
 
 // A worker killed after it created a group's ticket and before it

@@ -71,7 +71,7 @@ type ruleJSON struct {
 	UpdatedAt   string          `json:"updated_at"`
 }
 
-func viewRule(r storetickets.Rule) ruleJSON {
+func viewRule(r schema.TicketRule) ruleJSON {
 	v := triagemodel.Show(r.Matcher.Matcher, triagemodel.Action{})
 	out := ruleJSON{ID: r.ID, Matcher: matcherJSON{MatcherView: v.Matcher, NewOnDefaultBranch: r.Matcher.NewOnDefaultBranch},
 		Destination: destinationJSON{Kind: r.Destination.Kind, Integration: r.Destination.Integration, Repository: r.Destination.Repository},
@@ -89,11 +89,11 @@ type ruleOne struct {
 
 // parseMatcher checks a matcher with the triage rules' own checks (an
 // empty one matches every finding).
-func parseMatcher(b *matcherBody) (storetickets.Matcher, error) {
+func parseMatcher(b *matcherBody) (schema.TicketMatcher, error) {
 	if b == nil {
-		return storetickets.Matcher{}, bad("matcher is required")
+		return schema.TicketMatcher{}, bad("matcher is required")
 	}
-	var out storetickets.Matcher
+	var out schema.TicketMatcher
 	mb := b.MatcherBody
 	if mb.Tool != nil || mb.RuleID != nil || mb.Path != nil || mb.Package != nil || mb.Ecosystem != nil ||
 		mb.UrgencyAtLeast != nil || mb.UrgencyAtMost != nil || (len(mb.CWE) > 0 && string(mb.CWE) != "null") {
@@ -113,38 +113,38 @@ func parseMatcher(b *matcherBody) (storetickets.Matcher, error) {
 
 // destination checks a destination: its integration must be the caller
 // company's (another company's answers as a missing one).
-func (h handlers) destination(ctx context.Context, companyID int64, b *destinationBody) (storetickets.Destination, error) {
+func (h handlers) destination(ctx context.Context, companyID int64, b *destinationBody) (schema.TicketDestination, error) {
 	if b == nil || b.Kind == nil || b.Integration == nil {
-		return storetickets.Destination{}, bad("destination needs kind and integration_uuid")
+		return schema.TicketDestination{}, bad("destination needs kind and integration_uuid")
 	}
 	id, ok := schema.CanonicalUUID(*b.Integration)
 	if !ok {
-		return storetickets.Destination{}, bad("destination.integration_uuid must be a UUID")
+		return schema.TicketDestination{}, bad("destination.integration_uuid must be a UUID")
 	}
 	missing := bad("destination.integration_uuid names no %s integration of this company", *b.Kind)
 	switch *b.Kind {
 	case ticketing.SystemGitHub:
 		if b.Repository == nil || !repoPattern.MatchString(*b.Repository) {
-			return storetickets.Destination{}, bad("destination.repository must be owner/repo")
+			return schema.TicketDestination{}, bad("destination.repository must be owner/repo")
 		}
 		if _, err := h.store.Catalog.GetIntegration(ctx, companyID, id); errors.Is(err, ddb.ErrNotFound) {
-			return storetickets.Destination{}, missing
+			return schema.TicketDestination{}, missing
 		} else if err != nil {
-			return storetickets.Destination{}, err
+			return schema.TicketDestination{}, err
 		}
-		return storetickets.Destination{Kind: *b.Kind, Integration: id, Repository: *b.Repository}, nil
+		return schema.TicketDestination{Kind: *b.Kind, Integration: id, Repository: *b.Repository}, nil
 	case ticketing.SystemJira:
 		if b.Repository != nil {
-			return storetickets.Destination{}, bad("destination.repository is only for kind github")
+			return schema.TicketDestination{}, bad("destination.repository is only for kind github")
 		}
-		if _, err := h.tickets.GetJira(ctx, companyID, id); errors.Is(err, storetickets.ErrNotFound) {
-			return storetickets.Destination{}, missing
+		if _, err := h.tickets.GetJira(ctx, companyID, id); errors.Is(err, ddb.ErrNotFound) {
+			return schema.TicketDestination{}, missing
 		} else if err != nil {
-			return storetickets.Destination{}, err
+			return schema.TicketDestination{}, err
 		}
-		return storetickets.Destination{Kind: *b.Kind, Integration: id}, nil
+		return schema.TicketDestination{Kind: *b.Kind, Integration: id}, nil
 	}
-	return storetickets.Destination{}, bad("destination.kind must be github or jira")
+	return schema.TicketDestination{}, bad("destination.kind must be github or jira")
 }
 
 func labels(b *[]string) ([]string, error) {
@@ -168,7 +168,7 @@ func labels(b *[]string) ([]string, error) {
 }
 
 // apply checks b's members onto r (absent members keep r's).
-func (h handlers) apply(ctx context.Context, r *storetickets.Rule, b ruleBody, create bool) error {
+func (h handlers) apply(ctx context.Context, r *schema.TicketRule, b ruleBody, create bool) error {
 	if create && (b.Matcher == nil || b.Destination == nil) {
 		return bad("matcher and destination are required")
 	}
@@ -222,7 +222,7 @@ func (h handlers) createRule(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ctx := r.Context()
-	rule := storetickets.Rule{CompanyID: auth.FromContext(ctx).CompanyID}
+	rule := schema.TicketRule{CompanyID: auth.FromContext(ctx).CompanyID}
 	if err := h.apply(ctx, &rule, b, true); err != nil {
 		return err
 	}
@@ -254,13 +254,13 @@ func (h handlers) listRules(w http.ResponseWriter, r *http.Request) error {
 
 var errRuleNotFound = httpapi.NotFound("Ticket rule not found")
 
-func (h handlers) loadRule(r *http.Request) (storetickets.Rule, error) {
+func (h handlers) loadRule(r *http.Request) (schema.TicketRule, error) {
 	id, ok := schema.CanonicalUUID(r.PathValue("rule_id"))
 	if !ok {
-		return storetickets.Rule{}, bad("rule_id must be a UUID")
+		return schema.TicketRule{}, bad("rule_id must be a UUID")
 	}
 	rule, err := h.tickets.GetRule(r.Context(), auth.FromContext(r.Context()).CompanyID, id)
-	if errors.Is(err, storetickets.ErrNotFound) {
+	if errors.Is(err, ddb.ErrNotFound) {
 		return rule, errRuleNotFound
 	}
 	return rule, err
@@ -288,9 +288,9 @@ func (h handlers) updateRule(w http.ResponseWriter, r *http.Request) error {
 	}
 	rule, err = h.tickets.ReplaceRule(r.Context(), rule)
 	switch {
-	case errors.Is(err, storetickets.ErrConflict):
+	case errors.Is(err, ddb.ErrConflict):
 		return httpapi.Conflict("The rule was changed by another request; read it again and retry")
-	case errors.Is(err, storetickets.ErrNotFound):
+	case errors.Is(err, ddb.ErrNotFound):
 		return errRuleNotFound
 	case err != nil:
 		return err
@@ -303,7 +303,7 @@ func (h handlers) deleteRule(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := h.tickets.DeleteRule(r.Context(), rule.CompanyID, rule.ID); errors.Is(err, storetickets.ErrNotFound) {
+	if err := h.tickets.DeleteRule(r.Context(), rule.CompanyID, rule.ID); errors.Is(err, ddb.ErrNotFound) {
 		return errRuleNotFound
 	} else if err != nil {
 		return err

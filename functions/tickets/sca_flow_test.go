@@ -70,7 +70,7 @@ func (w *world) scaScan(t *testing.T, company int64, proj schema.Project, ds ...
 }
 
 // scaOf are the ids of the SCA findings a link lists.
-func scaOf(l storetickets.Link) []string {
+func scaOf(l schema.TicketLink) []string {
 	var out []string
 	for _, id := range l.IssueIDs {
 		if sid, ok := strings.CutPrefix(id, ticketing.SCAPrefix); ok {
@@ -117,7 +117,7 @@ func TestSCAFindingsBecomeTickets(t *testing.T) {
 	if got := site.Count("createIssue"); got != 2 || len(site.Issues()) != 2 || len(w.links(t)) != 2 {
 		t.Fatalf("%d creates, %d issues, %d links; want 2 each", got, len(site.Issues()), len(w.links(t)))
 	}
-	byPkg := map[string]storetickets.Link{}
+	byPkg := map[string]schema.TicketLink{}
 	for _, l := range w.links(t) {
 		ids := scaOf(l)
 		if len(ids) != len(l.IssueIDs) {

@@ -192,7 +192,7 @@ func (w *world) retry(t *testing.T) int {
 }
 
 // links are the company's ticket links.
-func (w *world) links(t *testing.T) []storetickets.Link {
+func (w *world) links(t *testing.T) []schema.TicketLink {
 	t.Helper()
 	l, err := w.area.Links(context.Background(), w.acme.ID)
 	if err != nil {

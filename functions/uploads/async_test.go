@@ -265,7 +265,7 @@ func TestWorkerRedelivery(t *testing.T) {
 	out, err := in.HandleStream(context.Background(), events.DynamoDBEvent{Records: []events.DynamoDBEventRecord{{
 		EventName: "INSERT",
 		Change: events.DynamoDBStreamRecord{SequenceNumber: "1", NewImage: map[string]events.DynamoDBAttributeValue{
-			"SK":         events.NewStringAttribute(storescans.SKPrefix + up.ScanID),
+			"SK":         events.NewStringAttribute(schema.ScanSKPrefix + up.ScanID),
 			"id":         events.NewStringAttribute(up.ScanID),
 			"company_id": events.NewNumberAttribute(strconv.FormatInt(w.company.ID, 10)),
 			"run_id":     events.NewStringAttribute(newRun()),

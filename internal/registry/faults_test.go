@@ -364,7 +364,7 @@ func ticketsArea(w *faultWorld) *storetickets.Tickets {
 // stores one after the site's check).
 func jiraIntegration(t *testing.T, w *faultWorld) {
 	t.Helper()
-	in, err := ticketsArea(w).CreateJira(context.Background(), storetickets.JiraIntegration{UUID: catalog.NewIntegrationUUID(), CompanyID: w.co.ID,
+	in, err := ticketsArea(w).CreateJira(context.Background(), schema.JiraIntegration{UUID: catalog.NewIntegrationUUID(), CompanyID: w.co.ID,
 		Name: "Jira SEC", SiteURL: "https://acme.atlassian.net", Email: "bot@acme.test", AccountID: "5b10ac8d82e05b22cc7d4ef5",
 		AccountName: "Bot", ProjectKey: "SEC", IssueType: "Bug", SealedToken: "sealed"})
 	if err != nil {
@@ -378,9 +378,9 @@ func jiraIntegration(t *testing.T, w *faultWorld) {
 func ticketRule(t *testing.T, w *faultWorld) {
 	t.Helper()
 	jiraIntegration(t, w)
-	r, err := ticketsArea(w).CreateRule(context.Background(), storetickets.Rule{CompanyID: w.co.ID,
-		Matcher:     storetickets.Matcher{Matcher: triagemodel.Matcher{CWE: 89}},
-		Destination: storetickets.Destination{Kind: ticketing.SystemJira, Integration: w.fixed["jira"]}, Grouping: ticketing.GroupFinding})
+	r, err := ticketsArea(w).CreateRule(context.Background(), schema.TicketRule{CompanyID: w.co.ID,
+		Matcher:     schema.TicketMatcher{Matcher: triagemodel.Matcher{CWE: 89}},
+		Destination: schema.TicketDestination{Kind: ticketing.SystemJira, Integration: w.fixed["jira"]}, Grouping: ticketing.GroupFinding})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,7 +67,7 @@ type Job struct {
 // is not. It mirrors deployspec.ExportFilter, which selects the same items
 // in AWS.
 func JobOf(get streamimage.Get) (Job, bool) {
-	company, id, ok := streamimage.Entity(get, exports.Entity)
+	company, id, ok := streamimage.Entity(get, schema.ExportEntity)
 	return Job{CompanyID: company, ID: id}, ok
 }
 

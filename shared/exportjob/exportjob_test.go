@@ -450,7 +450,7 @@ func TestJobOf(t *testing.T) {
 	item := func(change func(map[string]ddbtypes.AttributeValue)) map[string]ddbtypes.AttributeValue {
 		img := map[string]ddbtypes.AttributeValue{
 			"PK": &ddbtypes.AttributeValueMemberS{Value: "C#7"}, "SK": &ddbtypes.AttributeValueMemberS{Value: "EXPORT#e1"},
-			"entity": &ddbtypes.AttributeValueMemberS{Value: exports.Entity}, "id": &ddbtypes.AttributeValueMemberS{Value: "e1"},
+			"entity": &ddbtypes.AttributeValueMemberS{Value: schema.ExportEntity}, "id": &ddbtypes.AttributeValueMemberS{Value: "e1"},
 			"company_id": &ddbtypes.AttributeValueMemberN{Value: "7"},
 		}
 		if change != nil {

@@ -13,7 +13,6 @@ import (
 
 	"github.com/acme/codescan-api/internal/githost"
 	"github.com/acme/codescan-api/shared/prdecor"
-	"github.com/acme/codescan-api/shared/store/catalog"
 	storedelivery "github.com/acme/codescan-api/shared/store/delivery"
 	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/schema"
@@ -96,7 +95,7 @@ func reviewedLines(h *githost.Server) []string {
 // and a second scan post none again; the summary comment is one, as
 // without inline comments.
 func TestInlineCommentsOnAddedLinesOnce(t *testing.T) {
-	w := newWorldWith(t, &catalog.InlineComments{Enabled: true, MaxPerScan: 2})
+	w := newWorldWith(t, &schema.InlineComments{Enabled: true, MaxPerScan: 2})
 	w.host.AddPullRequest(owner, repo, reviewed)
 	first := w.scan(t, "fix-refund", fourFindings(), w.pullRequestVars())
 	w.dispatch(t, w.completed(first))
@@ -169,7 +168,7 @@ func TestInlineCommentOfAnotherAuthorIsNotOurs(t *testing.T) {
 // (a token of the host).
 func lostReviewRecord(t *testing.T, poster string) (*world, string) {
 	t.Helper()
-	w := newWorldWith(t, &catalog.InlineComments{Enabled: true, MaxPerScan: 1})
+	w := newWorldWith(t, &schema.InlineComments{Enabled: true, MaxPerScan: 1})
 	w.host.AddPullRequest(owner, repo, reviewed)
 	id := w.scan(t, "fix-refund", fourFindings(), w.pullRequestVars())
 	var top findings.Issue
@@ -201,13 +200,13 @@ func lostReviewRecord(t *testing.T, poster string) (*world, string) {
 
 func TestInlineBudget(t *testing.T) {
 	for _, c := range []struct {
-		in   *catalog.InlineComments
+		in   *schema.InlineComments
 		want int
 	}{
-		{nil, 0}, {&catalog.InlineComments{}, 0}, {&catalog.InlineComments{MaxPerScan: 5}, 0},
-		{&catalog.InlineComments{Enabled: true}, catalog.DefaultInlinePerScan},
-		{&catalog.InlineComments{Enabled: true, MaxPerScan: 3}, 3},
-		{&catalog.InlineComments{Enabled: true, MaxPerScan: 500}, catalog.MaxInlinePerScan},
+		{nil, 0}, {&schema.InlineComments{}, 0}, {&schema.InlineComments{MaxPerScan: 5}, 0},
+		{&schema.InlineComments{Enabled: true}, schema.DefaultInlinePerScan},
+		{&schema.InlineComments{Enabled: true, MaxPerScan: 3}, 3},
+		{&schema.InlineComments{Enabled: true, MaxPerScan: 500}, schema.MaxInlinePerScan},
 	} {
 		if got := prdecor.InlineBudget(schema.Integration{InlineComments: c.in}); got != c.want {
 			t.Errorf("%+v: %d, want %d", c.in, got, c.want)

@@ -54,7 +54,7 @@ func newWorld(t *testing.T) *world { return newWorldWith(t, nil) }
 
 // newWorldWith is newWorld whose integration has the inline comments
 // setting inline (nil: none).
-func newWorldWith(t *testing.T, inline *catalog.InlineComments) *world {
+func newWorldWith(t *testing.T, inline *schema.InlineComments) *world {
 	t.Helper()
 	env := testenv.New(t)
 	w := &world{env: env, mux: registry.Mux(env.Deps), host: githost.New(t, githost.WithToken(token, "codescan-bot"), githost.WithToken(malloryToken, "mallory"))}
@@ -76,7 +76,7 @@ func newWorldWith(t *testing.T, inline *catalog.InlineComments) *world {
 
 // integration stores the company's integration with the host, its token
 // sealed as the integrations routes seal it.
-func (w *world) integration(t *testing.T, sealer secrets.Sealer, inline *catalog.InlineComments) {
+func (w *world) integration(t *testing.T, sealer secrets.Sealer, inline *schema.InlineComments) {
 	ctx := context.Background()
 	in := schema.Integration{CompanyID: w.acme.ID, UUID: catalog.NewIntegrationUUID(), Name: "GitHub", AccountID: fmt.Sprint(w.host.AccountID(token)), AccountName: "codescan-bot",
 		OrgAllowlist: []string{"ACME"}, BaseURL: w.host.HostURL(), GatewayPrefix: w.host.Prefix(), InlineComments: inline}

@@ -16,6 +16,7 @@ import (
 	"github.com/acme/codescan-api/shared/store/ddb"
 	storefindings "github.com/acme/codescan-api/shared/store/findings"
 	storesca "github.com/acme/codescan-api/shared/store/sca"
+	"github.com/acme/codescan-api/shared/store/schema"
 	storetickets "github.com/acme/codescan-api/shared/store/tickets"
 )
 
@@ -25,7 +26,7 @@ import (
 // that created it and stopped before its record), else it is created.
 func (d *Ticketer) open(ctx context.Context, companyID int64, j job) outbound.Outcome {
 	rule, err := d.Tickets.GetRule(ctx, companyID, j.RuleID)
-	if errors.Is(err, storetickets.ErrNotFound) {
+	if errors.Is(err, ddb.ErrNotFound) {
 		return outbound.Outcome{Err: "the ticket rule is gone", Gone: true}
 	} else if err != nil {
 		return storeFailure("reading the rule", err)
@@ -48,7 +49,7 @@ func (d *Ticketer) open(ctx context.Context, companyID int64, j job) outbound.Ou
 	return o
 }
 
-func (d *Ticketer) openClaimed(ctx context.Context, companyID int64, tr Tracker, rule storetickets.Rule, link storetickets.Link, j job, owner string) outbound.Outcome {
+func (d *Ticketer) openClaimed(ctx context.Context, companyID int64, tr Tracker, rule schema.TicketRule, link schema.TicketLink, j job, owner string) outbound.Outcome {
 	if link.TicketKey != "" {
 		return d.extend(ctx, companyID, tr, link, j.IssueIDs, owner)
 	}
@@ -74,7 +75,7 @@ func (d *Ticketer) openClaimed(ctx context.Context, companyID int64, tr Tracker,
 
 // extend adds findings that joined a ticket's group: a comment listing
 // them, then the link. The lease is given back either way.
-func (d *Ticketer) extend(ctx context.Context, companyID int64, tr Tracker, link storetickets.Link, ids []string, owner string) outbound.Outcome {
+func (d *Ticketer) extend(ctx context.Context, companyID int64, tr Tracker, link schema.TicketLink, ids []string, owner string) outbound.Outcome {
 	var fresh []string
 	for _, id := range ids {
 		if !slices.Contains(link.IssueIDs, id) {
@@ -116,9 +117,9 @@ func (d *Ticketer) tracker(ctx context.Context, companyID int64, kind, integrati
 
 // jobLink reads the link of a job on an existing ticket, or the outcome
 // that ends the attempt.
-func (d *Ticketer) jobLink(ctx context.Context, companyID int64, j job) (storetickets.Link, *outbound.Outcome) {
+func (d *Ticketer) jobLink(ctx context.Context, companyID int64, j job) (schema.TicketLink, *outbound.Outcome) {
 	l, err := d.Tickets.GetLink(ctx, companyID, j.LinkID)
-	if errors.Is(err, storetickets.ErrNotFound) {
+	if errors.Is(err, ddb.ErrNotFound) {
 		return l, &outbound.Outcome{Err: "the ticket's link is gone", Gone: true}
 	} else if err != nil {
 		o := storeFailure("reading the ticket", err)
@@ -165,7 +166,7 @@ func (d *Ticketer) findings(ctx context.Context, companyID int64, ids []string) 
 const maxTitle = 200
 
 // describe is a new ticket's title and text.
-func (d *Ticketer) describe(rule storetickets.Rule, f found) (string, string) {
+func (d *Ticketer) describe(rule schema.TicketRule, f found) (string, string) {
 	if len(f.code) == 0 && len(f.sca) > 0 {
 		return d.describeSCA(rule, f)
 	}
@@ -192,7 +193,7 @@ func (d *Ticketer) describe(rule storetickets.Rule, f found) (string, string) {
 
 // describeSCA is the title and text of a ticket of SCA findings: per
 // package, the "upgrade X" ticket listing each advisory, version and fix.
-func (d *Ticketer) describeSCA(rule storetickets.Rule, f found) (string, string) {
+func (d *Ticketer) describeSCA(rule schema.TicketRule, f found) (string, string) {
 	i := f.sca[0]
 	pkg := i.Package.Name
 	var title string

@@ -10,6 +10,7 @@ import (
 	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/ledger"
 	"github.com/acme/codescan-api/shared/store/sca"
+	"github.com/acme/codescan-api/shared/store/schema"
 	storetickets "github.com/acme/codescan-api/shared/store/tickets"
 	"github.com/acme/codescan-api/shared/store/triage"
 )
@@ -34,7 +35,7 @@ const (
 )
 
 // SourceOf names a link's ticket for the history.
-func SourceOf(l storetickets.Link) string {
+func SourceOf(l schema.TicketLink) string {
 	if l.System == SystemJira {
 		return "Jira " + l.TicketKey
 	}
@@ -51,7 +52,7 @@ func SourceOf(l storetickets.Link) string {
 // as such echoes.
 func (d *Ticketer) Apply(ctx context.Context, ch Change) (string, error) {
 	l, err := d.Tickets.LinkByKey(ctx, ch.CompanyID, ch.Integration, ch.TicketKey)
-	if errors.Is(err, storetickets.ErrNotFound) {
+	if errors.Is(err, ddb.ErrNotFound) {
 		return Unknown, nil
 	} else if err != nil {
 		return "", err
@@ -96,7 +97,7 @@ func (d *Ticketer) Apply(ctx context.Context, ch Change) (string, error) {
 // triageAll gives every finding of the ticket whose status pick takes the
 // status, as a decision for the finding's project (scope project), with
 // no person behind it: the reason names the ticket.
-func (d *Ticketer) triageAll(ctx context.Context, ch Change, l storetickets.Link, status, reason string, pick func(string) bool) error {
+func (d *Ticketer) triageAll(ctx context.Context, ch Change, l schema.TicketLink, status, reason string, pick func(string) bool) error {
 	for _, id := range l.IssueIDs {
 		if strings.HasPrefix(id, SCAPrefix) {
 			continue // triageSCA
@@ -123,7 +124,7 @@ func (d *Ticketer) triageAll(ctx context.Context, ch Change, l storetickets.Link
 // import does: each finding decided again as it is read, one audit entry
 // with the first write counting the findings planned). SCA findings keep
 // no history: the reason names the ticket.
-func (d *Ticketer) triageSCA(ctx context.Context, ch Change, l storetickets.Link, status, reason string, pick func(sca.Issue) bool) error {
+func (d *Ticketer) triageSCA(ctx context.Context, ch Change, l schema.TicketLink, status, reason string, pick func(sca.Issue) bool) error {
 	var planned []string
 	for _, id := range l.IssueIDs {
 		sid, ok := strings.CutPrefix(id, SCAPrefix)

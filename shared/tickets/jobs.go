@@ -58,7 +58,7 @@ func (d *Ticketer) scanJobs(ctx context.Context, ev schema.Event) ([]outbound.Jo
 
 // group is one ticket's worth of a scan's findings.
 type group struct {
-	rule storetickets.Rule
+	rule schema.TicketRule
 	key  string
 	ids  []string
 }
@@ -69,7 +69,7 @@ func (d *Ticketer) openJobs(ctx context.Context, companyID int64, sc scans.Scan)
 	if err != nil {
 		return nil, err
 	}
-	rules = slices.DeleteFunc(rules, func(r storetickets.Rule) bool { return r.ProjectID != 0 && r.ProjectID != sc.ProjectID })
+	rules = slices.DeleteFunc(rules, func(r schema.TicketRule) bool { return r.ProjectID != 0 && r.ProjectID != sc.ProjectID })
 	if len(rules) == 0 {
 		return nil, nil
 	}
@@ -79,7 +79,7 @@ func (d *Ticketer) openJobs(ctx context.Context, companyID int64, sc scans.Scan)
 	}
 	groups := map[string]*group{}
 	var order []string
-	add := func(r storetickets.Rule, key, id string) {
+	add := func(r schema.TicketRule, key, id string) {
 		lid := storetickets.LinkID(r.ID, key)
 		g, ok := groups[lid]
 		if !ok {
@@ -93,7 +93,7 @@ func (d *Ticketer) openJobs(ctx context.Context, companyID int64, sc scans.Scan)
 	}
 	n := 0
 	err = nil
-	codeRule := func(r storetickets.Rule) bool { return !SCARule(r) }
+	codeRule := func(r schema.TicketRule) bool { return !SCARule(r) }
 	if slices.ContainsFunc(rules, codeRule) {
 		err = d.Store.Lists.EachScanIssue(ctx, companyID, sc.ID, func(i findings.Issue) error {
 			if n++; n > MaxScanIssues {
@@ -210,7 +210,7 @@ func (d *Ticketer) syncJobs(ctx context.Context, companyID int64, sc scans.Scan)
 
 // syncAction is what a ticket's findings ask of it now: close, reopen or
 // nothing.
-func (d *Ticketer) syncAction(ctx context.Context, companyID int64, l storetickets.Link) (string, error) {
+func (d *Ticketer) syncAction(ctx context.Context, companyID int64, l schema.TicketLink) (string, error) {
 	open, fixed := 0, 0
 	for _, id := range l.IssueIDs {
 		if sid, ok := strings.CutPrefix(id, SCAPrefix); ok {
@@ -271,7 +271,7 @@ func (d *Ticketer) triageJobs(ctx context.Context, ev schema.Event) ([]outbound.
 	var jobs []outbound.Job
 	for _, id := range ids {
 		l, err := d.Tickets.GetLink(ctx, ev.CompanyID, id)
-		if err != nil && !errors.Is(err, storetickets.ErrNotFound) {
+		if err != nil && !errors.Is(err, ddb.ErrNotFound) {
 			return nil, err // a failed read is retried, never taken for a link without a ticket
 		}
 		if err != nil || l.TicketKey == "" {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/sca"
+	"github.com/acme/codescan-api/shared/store/schema"
 	storetickets "github.com/acme/codescan-api/shared/store/tickets"
 	"github.com/acme/codescan-api/shared/triagemodel"
 )
@@ -29,7 +30,7 @@ var Groupings = []string{GroupFinding, GroupRule, GroupCWE, GroupPackage}
 // finding has), or its grouping is package. Every other rule stays with
 // code findings, as before SCA findings were ticketed: a rule written
 // for code findings (an urgency, a tool) opens no dependency tickets.
-func SCARule(r storetickets.Rule) bool {
+func SCARule(r schema.TicketRule) bool {
 	return r.Matcher.Package != "" || r.Matcher.Ecosystem != "" || r.Grouping == GroupPackage
 }
 
@@ -44,7 +45,7 @@ func scaID(id string) string { return SCAPrefix + id }
 // with the triage rules' semantics (store/sca): the subject's path is the
 // manifest, its urgency the severity's, and rule_id matches any of the
 // finding's advisory ids (its primary one, its CVE, its other ids).
-func MatchesSCA(r storetickets.Rule, i sca.Issue, scanID, defaultBranch string) bool {
+func MatchesSCA(r schema.TicketRule, i sca.Issue, scanID, defaultBranch string) bool {
 	if !SCARule(r) || (r.ProjectID != 0 && r.ProjectID != i.ProjectID) {
 		return false
 	}
@@ -113,7 +114,7 @@ func Reported(i sca.Issue) bool { return len(i.SourceList()) > 0 }
 // Matches reports whether a code rule's matcher takes an issue of a scan:
 // the triage rules' matcher, and, with new_on_default_branch, only an
 // issue the scan itself first reported on the project's default branch.
-func Matches(r storetickets.Rule, i findings.Issue, scanID, defaultBranch string) bool {
+func Matches(r schema.TicketRule, i findings.Issue, scanID, defaultBranch string) bool {
 	if SCARule(r) || r.ProjectID != 0 && r.ProjectID != i.ProjectID {
 		return false
 	}

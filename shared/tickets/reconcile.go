@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	storetickets "github.com/acme/codescan-api/shared/store/tickets"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // ReconcileEvery is how often a ticket is compared with the tracker.
@@ -56,7 +56,7 @@ func (d *Ticketer) Reconcile(ctx context.Context, companyID int64) (Reconciled, 
 	return out, nil
 }
 
-func (d *Ticketer) reconcileOne(ctx context.Context, companyID int64, l storetickets.Link) (bool, error) {
+func (d *Ticketer) reconcileOne(ctx context.Context, companyID int64, l schema.TicketLink) (bool, error) {
 	tr, gone, err := d.linkTracker(ctx, companyID, l)
 	if err != nil || gone != "" {
 		if err == nil {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/sca"
-	storetickets "github.com/acme/codescan-api/shared/store/tickets"
+	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/triagemodel"
 )
 
@@ -19,12 +19,12 @@ func scaFinding() sca.Issue {
 
 func TestMatchesSCA(t *testing.T) {
 	i := scaFinding()
-	rule := func(m triagemodel.Matcher, grouping string) storetickets.Rule {
-		return storetickets.Rule{Matcher: storetickets.Matcher{Matcher: m}, Grouping: grouping}
+	rule := func(m triagemodel.Matcher, grouping string) schema.TicketRule {
+		return schema.TicketRule{Matcher: schema.TicketMatcher{Matcher: m}, Grouping: grouping}
 	}
 	for _, c := range []struct {
 		name string
-		r    storetickets.Rule
+		r    schema.TicketRule
 		want bool
 	}{
 		{"its ecosystem, any case", rule(triagemodel.Matcher{Ecosystem: "go"}, GroupFinding), true},
@@ -76,7 +76,7 @@ func TestSCAListIsInert(t *testing.T) {
 	i := scaFinding()
 	i.Package.Name = "@acme/evil [x](https://evil.example) <!-- codescan:ticket rule=r group=g -->"
 	d := &Ticketer{AppURL: "https://app.test/"}
-	title, body := d.describe(storetickets.Rule{ID: "r", Grouping: GroupPackage}, found{sca: []sca.Issue{i}})
+	title, body := d.describe(schema.TicketRule{ID: "r", Grouping: GroupPackage}, found{sca: []sca.Issue{i}})
 	if !strings.HasPrefix(title, "Upgrade @acme/evil") || !strings.Contains(title, "to 0.17.0") {
 		t.Errorf("title %q", title)
 	}

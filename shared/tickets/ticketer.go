@@ -168,7 +168,7 @@ func (d *Ticketer) trackerFor(ctx context.Context, companyID int64, kind, integr
 		return gitHubTracker{gh: gh, owner: owner, repo: name, integration: integration}, "", nil
 	case SystemJira:
 		in, err := d.Tickets.GetJira(ctx, companyID, integration)
-		if errors.Is(err, storetickets.ErrNotFound) {
+		if errors.Is(err, ddb.ErrNotFound) {
 			return nil, "the integration is gone", nil
 		} else if err != nil {
 			return nil, "", err
@@ -183,7 +183,7 @@ func (d *Ticketer) trackerFor(ctx context.Context, companyID int64, kind, integr
 }
 
 // linkTracker is the tracker of a link's ticket.
-func (d *Ticketer) linkTracker(ctx context.Context, companyID int64, l storetickets.Link) (Tracker, string, error) {
+func (d *Ticketer) linkTracker(ctx context.Context, companyID int64, l schema.TicketLink) (Tracker, string, error) {
 	return d.trackerFor(ctx, companyID, l.System, l.Integration, l.Repo)
 }
 

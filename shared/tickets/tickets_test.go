@@ -11,38 +11,39 @@ import (
 
 	"github.com/acme/codescan-api/internal/trackerhost"
 	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/schema"
 	storetickets "github.com/acme/codescan-api/shared/store/tickets"
 	"github.com/acme/codescan-api/shared/triagemodel"
 )
 
 func TestMatchesAndGroups(t *testing.T) {
 	i := findings.Issue{ID: "i1", ProjectID: 3, Branch: "main", Tool: "semgrep", RuleID: "sqli", CWE: 89, FilePath: "api/q.py", Urgency: "HI", ScanID: "s1"}
-	rule := func(m storetickets.Matcher, project int64) storetickets.Rule {
-		return storetickets.Rule{ProjectID: project, Matcher: m}
+	rule := func(m schema.TicketMatcher, project int64) schema.TicketRule {
+		return schema.TicketRule{ProjectID: project, Matcher: m}
 	}
 	for _, c := range []struct {
 		name string
-		r    storetickets.Rule
+		r    schema.TicketRule
 		want bool
 	}{
-		{"everything", rule(storetickets.Matcher{}, 0), true},
-		{"its project", rule(storetickets.Matcher{}, 3), true},
-		{"another project", rule(storetickets.Matcher{}, 4), false},
-		{"its CWE", rule(storetickets.Matcher{Matcher: triagemodel.Matcher{CWE: 89}}, 0), true},
-		{"another CWE", rule(storetickets.Matcher{Matcher: triagemodel.Matcher{CWE: 79}}, 0), false},
-		{"a path glob", rule(storetickets.Matcher{Matcher: triagemodel.Matcher{Path: "api/**"}}, 0), true},
-		{"another path", rule(storetickets.Matcher{Matcher: triagemodel.Matcher{Path: "web/**"}}, 0), false},
-		{"at least critical", rule(storetickets.Matcher{Matcher: triagemodel.Matcher{UrgencyAtLeast: "CR"}}, 0), false},
-		{"new on the default branch", rule(storetickets.Matcher{NewOnDefaultBranch: true}, 0), true},
+		{"everything", rule(schema.TicketMatcher{}, 0), true},
+		{"its project", rule(schema.TicketMatcher{}, 3), true},
+		{"another project", rule(schema.TicketMatcher{}, 4), false},
+		{"its CWE", rule(schema.TicketMatcher{Matcher: triagemodel.Matcher{CWE: 89}}, 0), true},
+		{"another CWE", rule(schema.TicketMatcher{Matcher: triagemodel.Matcher{CWE: 79}}, 0), false},
+		{"a path glob", rule(schema.TicketMatcher{Matcher: triagemodel.Matcher{Path: "api/**"}}, 0), true},
+		{"another path", rule(schema.TicketMatcher{Matcher: triagemodel.Matcher{Path: "web/**"}}, 0), false},
+		{"at least critical", rule(schema.TicketMatcher{Matcher: triagemodel.Matcher{UrgencyAtLeast: "CR"}}, 0), false},
+		{"new on the default branch", rule(schema.TicketMatcher{NewOnDefaultBranch: true}, 0), true},
 	} {
 		if got := Matches(c.r, i, "s1", "main"); got != c.want {
 			t.Errorf("%s: %v", c.name, got)
 		}
 	}
-	if Matches(rule(storetickets.Matcher{NewOnDefaultBranch: true}, 0), i, "s2", "main") {
+	if Matches(rule(schema.TicketMatcher{NewOnDefaultBranch: true}, 0), i, "s2", "main") {
 		t.Error("a finding an earlier scan reported is not new")
 	}
-	if Matches(rule(storetickets.Matcher{NewOnDefaultBranch: true}, 0), i, "s1", "develop") {
+	if Matches(rule(schema.TicketMatcher{NewOnDefaultBranch: true}, 0), i, "s1", "develop") {
 		t.Error("a finding off the default branch is not on it")
 	}
 	j := i
@@ -70,14 +71,14 @@ func TestRemoteStates(t *testing.T) {
 		Name string `json:"name"`
 	}{"Won't Do"}
 	open.Fields.Status.StatusCategory.Key = "indeterminate"
-	in := storetickets.JiraIntegration{}
+	in := schema.JiraIntegration{}
 	if r := JiraRemote(done, in); r != (Remote{State: "closed", Resolution: "done"}) {
 		t.Errorf("done: %+v", r)
 	}
 	if r := JiraRemote(wont, in); r != (Remote{State: "closed", Resolution: "wont_do"}) {
 		t.Errorf("won't do: %+v", r)
 	}
-	if r := JiraRemote(wont, storetickets.JiraIntegration{WontDoTransition: "Declined"}); r.Resolution != "done" {
+	if r := JiraRemote(wont, schema.JiraIntegration{WontDoTransition: "Declined"}); r.Resolution != "done" {
 		t.Errorf("won't do with another name configured: %+v", r)
 	}
 	if r := JiraRemote(open, in); r != (Remote{State: "open"}) {

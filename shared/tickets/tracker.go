@@ -11,6 +11,7 @@ import (
 
 	"github.com/acme/codescan-api/shared/outbound"
 	"github.com/acme/codescan-api/shared/scmhost"
+	"github.com/acme/codescan-api/shared/store/schema"
 	storetickets "github.com/acme/codescan-api/shared/store/tickets"
 )
 
@@ -55,11 +56,11 @@ type Tracker interface {
 	// Find looks for the ticket of a rule's group by its marker.
 	Find(ctx context.Context, ruleID, group string) (storetickets.Ticket, bool, error)
 	Create(ctx context.Context, t NewTicket) (storetickets.Ticket, error)
-	Comment(ctx context.Context, l storetickets.Link, text string) error
+	Comment(ctx context.Context, l schema.TicketLink, text string) error
 	// Close closes a ticket as done, Reopen opens it again.
-	Close(ctx context.Context, l storetickets.Link) error
-	Reopen(ctx context.Context, l storetickets.Link) error
-	Get(ctx context.Context, l storetickets.Link) (Remote, error)
+	Close(ctx context.Context, l schema.TicketLink) error
+	Reopen(ctx context.Context, l schema.TicketLink) error
+	Get(ctx context.Context, l schema.TicketLink) (Remote, error)
 	// Failure classifies a failed call.
 	Failure(doing string, err error) outbound.Outcome
 }
@@ -115,23 +116,23 @@ func (g gitHubTracker) Create(ctx context.Context, t NewTicket) (storetickets.Ti
 	return g.ticket(i), nil
 }
 
-func (g gitHubTracker) Comment(ctx context.Context, l storetickets.Link, text string) error {
+func (g gitHubTracker) Comment(ctx context.Context, l schema.TicketLink, text string) error {
 	body := ReplyMarker + "\n" + gitHubText(text)
 	_, _, err := g.gh.Issues.CreateComment(ctx, g.owner, g.repo, l.Number, &github.IssueComment{Body: &body})
 	return err
 }
 
-func (g gitHubTracker) Close(ctx context.Context, l storetickets.Link) error {
+func (g gitHubTracker) Close(ctx context.Context, l schema.TicketLink) error {
 	_, _, err := g.gh.Issues.Edit(ctx, g.owner, g.repo, l.Number, &github.IssueRequest{State: github.Ptr("closed"), StateReason: github.Ptr("completed")})
 	return err
 }
 
-func (g gitHubTracker) Reopen(ctx context.Context, l storetickets.Link) error {
+func (g gitHubTracker) Reopen(ctx context.Context, l schema.TicketLink) error {
 	_, _, err := g.gh.Issues.Edit(ctx, g.owner, g.repo, l.Number, &github.IssueRequest{State: github.Ptr("open")})
 	return err
 }
 
-func (g gitHubTracker) Get(ctx context.Context, l storetickets.Link) (Remote, error) {
+func (g gitHubTracker) Get(ctx context.Context, l schema.TicketLink) (Remote, error) {
 	i, _, err := g.gh.Issues.Get(ctx, g.owner, g.repo, l.Number)
 	if err != nil {
 		return Remote{}, err
@@ -157,7 +158,7 @@ func (g gitHubTracker) Failure(doing string, err error) outbound.Outcome {
 // jiraTracker opens issues in one Jira integration's project.
 type jiraTracker struct {
 	c           *JiraClient
-	in          storetickets.JiraIntegration
+	in          schema.JiraIntegration
 	integration string
 }
 
@@ -192,7 +193,7 @@ func (j jiraTracker) Create(ctx context.Context, t NewTicket) (storetickets.Tick
 	return j.ticket(out.Key, storetickets.StateOpen), nil
 }
 
-func (j jiraTracker) Comment(ctx context.Context, l storetickets.Link, text string) error {
+func (j jiraTracker) Comment(ctx context.Context, l schema.TicketLink, text string) error {
 	return j.c.Comment(ctx, l.TicketKey, text)
 }
 
@@ -219,15 +220,15 @@ func (j jiraTracker) move(ctx context.Context, key, name, category string) error
 	return j.c.Transition(ctx, key, pick)
 }
 
-func (j jiraTracker) Close(ctx context.Context, l storetickets.Link) error {
+func (j jiraTracker) Close(ctx context.Context, l schema.TicketLink) error {
 	return j.move(ctx, l.TicketKey, j.in.DoneTransition, "done")
 }
 
-func (j jiraTracker) Reopen(ctx context.Context, l storetickets.Link) error {
+func (j jiraTracker) Reopen(ctx context.Context, l schema.TicketLink) error {
 	return j.move(ctx, l.TicketKey, j.in.ReopenTransition, "new")
 }
 
-func (j jiraTracker) Get(ctx context.Context, l storetickets.Link) (Remote, error) {
+func (j jiraTracker) Get(ctx context.Context, l schema.TicketLink) (Remote, error) {
 	i, err := j.c.GetIssue(ctx, l.TicketKey)
 	if err != nil {
 		return Remote{}, err
@@ -238,7 +239,7 @@ func (j jiraTracker) Get(ctx context.Context, l storetickets.Link) (Remote, erro
 // JiraRemote is a Jira issue's state as a ticket's: done when its status
 // category is done; won't do when its resolution is the integration's
 // won't-do name (or "Won't Do", "Won't Fix" when none is set).
-func JiraRemote(i JiraIssue, in storetickets.JiraIntegration) Remote {
+func JiraRemote(i JiraIssue, in schema.JiraIntegration) Remote {
 	if i.Fields.Status.StatusCategory.Key != "done" {
 		return Remote{State: storetickets.StateOpen}
 	}

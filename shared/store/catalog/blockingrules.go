@@ -22,37 +22,37 @@ const blockingRuleCount = "BLOCKRULES"
 // CreateBlockingRule stores a new rule with the next id; its slug guard,
 // the rule and the count are one transaction, so a slug already used in the
 // company is ddb.ErrConflict and nothing is written.
-func (s *Catalog) CreateBlockingRule(ctx context.Context, r BlockingRule) (BlockingRule, error) {
+func (s *Catalog) CreateBlockingRule(ctx context.Context, r schema.BlockingRule) (schema.BlockingRule, error) {
 	id, err := s.l.NextID(ctx, "blocking_rule")
 	if err != nil {
-		return BlockingRule{}, err
+		return schema.BlockingRule{}, err
 	}
 	r.ID, r.Key = id, schema.BlockingRuleKey(r.CompanyID, id)
 	r.CreatedAt = s.t.Stamp()
 	r.UpdatedAt = r.CreatedAt
 	guard, err := s.t.TxPutNew(schema.BlockingRuleSlugRef{Key: schema.BlockingRuleSlugKey(r.CompanyID, r.Slug), RuleID: id})
 	if err != nil {
-		return BlockingRule{}, err
+		return schema.BlockingRule{}, err
 	}
 	item, err := s.t.TxPutNew(r)
 	if err != nil {
-		return BlockingRule{}, err
+		return schema.BlockingRule{}, err
 	}
 	counted, err := s.l.TxCount(r.CompanyID, blockingRuleCount, 1)
 	if err != nil {
-		return BlockingRule{}, err
+		return schema.BlockingRule{}, err
 	}
-	audit, err := s.l.TxAudit(ctx, r.CompanyID, ruleAudit("blocking_rule.create", BlockingRule{}, r))
+	audit, err := s.l.TxAudit(ctx, r.CompanyID, ruleAudit("blocking_rule.create", schema.BlockingRule{}, r))
 	if err != nil {
-		return BlockingRule{}, err
+		return schema.BlockingRule{}, err
 	}
 	return r, s.t.Transact(ctx, append([]types.TransactWriteItem{guard, item, counted}, audit...))
 }
 
 // ruleAudit is the audit entry of a rule's change from before to after
 // (the zero rule: none).
-func ruleAudit(action string, before, after BlockingRule) ledger.AuditEntry {
-	fields := func(r BlockingRule) map[string]any {
+func ruleAudit(action string, before, after schema.BlockingRule) ledger.AuditEntry {
+	fields := func(r schema.BlockingRule) map[string]any {
 		if r.ID == 0 {
 			return map[string]any{}
 		}
@@ -70,17 +70,17 @@ func ruleAudit(action string, before, after BlockingRule) ledger.AuditEntry {
 }
 
 // GetBlockingRule reads a rule of a company.
-func (s *Catalog) GetBlockingRule(ctx context.Context, companyID, id int64) (BlockingRule, error) {
-	var r BlockingRule
+func (s *Catalog) GetBlockingRule(ctx context.Context, companyID, id int64) (schema.BlockingRule, error) {
+	var r schema.BlockingRule
 	err := s.t.GetItem(ctx, schema.BlockingRuleKey(companyID, id), &r)
 	return r, err
 }
 
 // BlockingRuleBySlug finds a rule of a company by slug.
-func (s *Catalog) BlockingRuleBySlug(ctx context.Context, companyID int64, slug string) (BlockingRule, error) {
+func (s *Catalog) BlockingRuleBySlug(ctx context.Context, companyID int64, slug string) (schema.BlockingRule, error) {
 	var ref schema.BlockingRuleSlugRef
 	if err := s.t.GetItem(ctx, schema.BlockingRuleSlugKey(companyID, slug), &ref); err != nil {
-		return BlockingRule{}, err
+		return schema.BlockingRule{}, err
 	}
 	return s.GetBlockingRule(ctx, companyID, ref.RuleID)
 }
@@ -90,38 +90,38 @@ func (s *Catalog) BlockingRuleBySlug(ctx context.Context, companyID int64, slug 
 // still having the slug it was read with (oldSlug): ddb.ErrConflict when the
 // new slug is taken or the rule changed meanwhile, ddb.ErrNotFound when it is
 // gone.
-func (s *Catalog) UpdateBlockingRule(ctx context.Context, oldSlug string, r BlockingRule) (BlockingRule, error) {
-	var before BlockingRule
+func (s *Catalog) UpdateBlockingRule(ctx context.Context, oldSlug string, r schema.BlockingRule) (schema.BlockingRule, error) {
+	var before schema.BlockingRule
 	if err := s.t.GetItemConsistent(ctx, schema.BlockingRuleKey(r.CompanyID, r.ID), &before); err != nil {
-		return BlockingRule{}, err
+		return schema.BlockingRule{}, err
 	}
 	r.Key = schema.BlockingRuleKey(r.CompanyID, r.ID)
 	r.UpdatedAt = s.t.Stamp()
 	cond := expression.AttributeExists(expression.Name(tabledef.PK)).And(expression.Name("slug").Equal(expression.Value(oldSlug)))
 	item, err := s.t.TxPut(r, &cond)
 	if err != nil {
-		return BlockingRule{}, err
+		return schema.BlockingRule{}, err
 	}
 	items := []types.TransactWriteItem{item}
 	if r.Slug != oldSlug {
 		guard, err := s.t.TxPutNew(schema.BlockingRuleSlugRef{Key: schema.BlockingRuleSlugKey(r.CompanyID, r.Slug), RuleID: r.ID})
 		if err != nil {
-			return BlockingRule{}, err
+			return schema.BlockingRule{}, err
 		}
 		old, err := s.t.TxDelete(schema.BlockingRuleSlugKey(r.CompanyID, oldSlug), expression.Name("rule_id").Equal(expression.Value(r.ID)))
 		if err != nil {
-			return BlockingRule{}, err
+			return schema.BlockingRule{}, err
 		}
 		items = append(items, guard, old)
 	}
 	audit, err := s.l.TxAudit(ctx, r.CompanyID, ruleAudit("blocking_rule.update", before, r))
 	if err != nil {
-		return BlockingRule{}, err
+		return schema.BlockingRule{}, err
 	}
 	err = s.t.Transact(ctx, append(items, audit...))
 	if errors.Is(err, ddb.ErrConflict) {
 		if _, gerr := s.GetBlockingRule(ctx, r.CompanyID, r.ID); errors.Is(gerr, ddb.ErrNotFound) {
-			return BlockingRule{}, ddb.ErrNotFound
+			return schema.BlockingRule{}, ddb.ErrNotFound
 		}
 	}
 	return r, err
@@ -146,7 +146,7 @@ func (s *Catalog) DeleteBlockingRule(ctx context.Context, companyID, id int64) e
 	if err != nil {
 		return err
 	}
-	audit, err := s.l.TxAudit(ctx, companyID, ruleAudit("blocking_rule.delete", r, BlockingRule{}))
+	audit, err := s.l.TxAudit(ctx, companyID, ruleAudit("blocking_rule.delete", r, schema.BlockingRule{}))
 	if err != nil {
 		return err
 	}
@@ -159,7 +159,7 @@ func (s *Catalog) DeleteBlockingRule(ctx context.Context, companyID, id int64) e
 
 // BlockingRulePage is a page of rules by id, with the company's total.
 type BlockingRulePage struct {
-	Rules []BlockingRule
+	Rules []schema.BlockingRule
 	Total int
 	PageResult
 }
@@ -178,8 +178,8 @@ func (s *Catalog) ListBlockingRules(ctx context.Context, companyID int64, q page
 
 // AllBlockingRules returns every rule of a company, by id (the gate
 // evaluates them all; a company has a handful).
-func (s *Catalog) AllBlockingRules(ctx context.Context, companyID int64) ([]BlockingRule, error) {
-	var out []BlockingRule
+func (s *Catalog) AllBlockingRules(ctx context.Context, companyID int64) ([]schema.BlockingRule, error) {
+	var out []schema.BlockingRule
 	err := s.t.QueryAll(ctx, "", ddb.PKBeginsWith(schema.CompanyPK(companyID), schema.BlockingRulePrefix), true, &out)
 	return out, err
 }

@@ -12,12 +12,7 @@ import (
 
 // The item types of the area (see schema).
 type (
-	Project        = schema.Project
-	Team           = schema.Team
-	Policy         = schema.Policy
-	BlockingRule   = schema.BlockingRule
-	RuleConditions = schema.RuleConditions
-	Integration    = schema.Integration
+	Project = schema.Project
 )
 
 // PageResult is where a page of a list lies (see page.Result); the pages

@@ -28,15 +28,15 @@ func NewIntegrationUUID() string { return uuid.NewString() }
 
 // CreateIntegration stores a new integration with the next integration id.
 // in.UUID must be set (NewIntegrationUUID).
-func (s *Catalog) CreateIntegration(ctx context.Context, in Integration) (Integration, error) {
+func (s *Catalog) CreateIntegration(ctx context.Context, in schema.Integration) (schema.Integration, error) {
 	// Only the canonical form: reads look the uuid up canonicalised, and the
 	// sealed token is bound to the uuid exactly as given.
 	if id, ok := schema.CanonicalUUID(in.UUID); !ok || id != in.UUID {
-		return Integration{}, fmt.Errorf("integration uuid %q is not a canonical uuid", in.UUID)
+		return schema.Integration{}, fmt.Errorf("integration uuid %q is not a canonical uuid", in.UUID)
 	}
 	id, err := s.l.NextID(ctx, "integration")
 	if err != nil {
-		return Integration{}, err
+		return schema.Integration{}, err
 	}
 	in.ID = id
 	in.Prepare()
@@ -44,18 +44,18 @@ func (s *Catalog) CreateIntegration(ctx context.Context, in Integration) (Integr
 	in.UpdatedAt = in.CreatedAt
 	item, err := s.t.TxPutNew(in)
 	if err != nil {
-		return Integration{}, err
+		return schema.Integration{}, err
 	}
 	counter, err := s.l.TxCount(in.CompanyID, schema.CountIntegrations, 1)
 	if err != nil {
-		return Integration{}, err
+		return schema.Integration{}, err
 	}
 	return in, s.t.Transact(ctx, []types.TransactWriteItem{item, counter})
 }
 
 // GetIntegration reads an integration of a company by uuid.
-func (s *Catalog) GetIntegration(ctx context.Context, companyID int64, id string) (Integration, error) {
-	var in Integration
+func (s *Catalog) GetIntegration(ctx context.Context, companyID int64, id string) (schema.Integration, error) {
+	var in schema.Integration
 	err := s.t.GetItem(ctx, schema.IntegrationKey(companyID, id), &in)
 	return in, err
 }
@@ -66,8 +66,8 @@ func IntegrationList(companyID int64) page.List {
 }
 
 // IntegrationsPage reads one page of a company's integrations, by id.
-func (s *Catalog) IntegrationsPage(ctx context.Context, companyID int64, q page.Request) ([]Integration, page.Result, error) {
-	out := []Integration{}
+func (s *Catalog) IntegrationsPage(ctx context.Context, companyID int64, q page.Request) ([]schema.Integration, page.Result, error) {
+	out := []schema.Integration{}
 	res, err := page.Read(ctx, s.t, IntegrationList(companyID), q, &out)
 	return out, res, err
 }
@@ -80,22 +80,19 @@ func (s *Catalog) IntegrationCount(ctx context.Context, companyID int64) (int, e
 
 // ListIntegrations returns every integration of a company, by id (the naive
 // baseline of the bench; handlers read pages).
-func (s *Catalog) ListIntegrations(ctx context.Context, companyID int64) ([]Integration, error) {
-	var out []Integration
+func (s *Catalog) ListIntegrations(ctx context.Context, companyID int64) ([]schema.Integration, error) {
+	var out []schema.Integration
 	kc := expression.Key(tabledef.GSI1.PK).Equal(expression.Value(schema.IntegrationListPK(companyID)))
 	err := s.t.QueryAll(ctx, tabledef.GSI1.Name, kc, true, &out)
 	return out, err
 }
 
 // Host providers of an integration (see Integration.HostProvider).
-const (
-	ProviderGitHub = schema.ProviderGitHub
-	ProviderGitLab = schema.ProviderGitLab
-)
+const ()
 
 // setProvider adds a change of the host's kind to an update: an unset
 // provider is GitHub's, so setting "github" on it changes nothing.
-func setProvider(upd *expression.UpdateBuilder, p *string, out *Integration, changes map[string]ledger.Change) {
+func setProvider(upd *expression.UpdateBuilder, p *string, out *schema.Integration, changes map[string]ledger.Change) {
 	if p == nil {
 		return
 	}
@@ -106,14 +103,8 @@ func setProvider(upd *expression.UpdateBuilder, p *string, out *Integration, cha
 	out.Provider = *p
 }
 
-// InlineComments is an integration's setting of inline review comments.
-type InlineComments = schema.InlineComments
-
 // Bounds of InlineComments.MaxPerScan.
-const (
-	DefaultInlinePerScan = schema.DefaultInlinePerScan
-	MaxInlinePerScan     = schema.MaxInlinePerScan
-)
+const ()
 
 // IntegrationChange lists the attributes an update sets; nil keeps a value.
 type IntegrationChange struct {
@@ -130,7 +121,7 @@ type IntegrationChange struct {
 	// look-up that lets the inbound route find the company by uuid.
 	SealedWebhookSecret *string
 	// InlineComments replaces the setting of inline review comments.
-	InlineComments *InlineComments
+	InlineComments *schema.InlineComments
 	// Verified records a successful credential check: expired becomes false.
 	Verified bool
 }
@@ -138,13 +129,13 @@ type IntegrationChange struct {
 // UpdateIntegration applies ch in one write, in a transaction with its audit
 // entry, only if the stored revision is still revision (ddb.ErrConflict
 // otherwise; ddb.ErrNotFound if the item is gone), and returns the new record.
-func (s *Catalog) UpdateIntegration(ctx context.Context, companyID int64, id string, revision int64, ch IntegrationChange) (Integration, error) {
-	var in Integration
+func (s *Catalog) UpdateIntegration(ctx context.Context, companyID int64, id string, revision int64, ch IntegrationChange) (schema.Integration, error) {
+	var in schema.Integration
 	if err := s.t.GetItemConsistent(ctx, schema.IntegrationKey(companyID, id), &in); err != nil {
-		return Integration{}, err
+		return schema.Integration{}, err
 	}
 	if in.Revision != revision {
-		return Integration{}, ddb.ErrConflict
+		return schema.Integration{}, ddb.ErrConflict
 	}
 	out := in
 	out.Revision, out.UpdatedAt = revision+1, s.t.Stamp()
@@ -194,7 +185,7 @@ func (s *Catalog) UpdateIntegration(ctx context.Context, companyID int64, id str
 	upd = setWebhookSecret(upd, ch, &out, changes)
 	upd = setInlineComments(upd, ch, &out, changes)
 	if err := s.commitIntegration(ctx, in, upd, ch.SealedWebhookSecret != nil, changes); err != nil {
-		return Integration{}, err
+		return schema.Integration{}, err
 	}
 	return out, nil
 }
@@ -203,7 +194,7 @@ func (s *Catalog) UpdateIntegration(ctx context.Context, companyID int64, id str
 // revision it was computed from, with its audit entry and, when a webhook
 // secret is set, the uuid's global look-up (ErrHookTaken when another
 // company holds it), in one transaction.
-func (s *Catalog) commitIntegration(ctx context.Context, in Integration, upd expression.UpdateBuilder, hook bool, changes map[string]ledger.Change) error {
+func (s *Catalog) commitIntegration(ctx context.Context, in schema.Integration, upd expression.UpdateBuilder, hook bool, changes map[string]ledger.Change) error {
 	cond := expression.Name("revision").Equal(expression.Value(in.Revision))
 	item, err := s.t.TxUpdate(in.Key, upd, &cond)
 	if err != nil {
@@ -252,7 +243,7 @@ func (s *Catalog) MarkIntegrationExpired(ctx context.Context, companyID int64, i
 
 // setInlineComments adds a new setting of inline review comments to an
 // integration's update, and its change to the audit entry.
-func setInlineComments(upd expression.UpdateBuilder, ch IntegrationChange, out *Integration, changes map[string]ledger.Change) expression.UpdateBuilder {
+func setInlineComments(upd expression.UpdateBuilder, ch IntegrationChange, out *schema.Integration, changes map[string]ledger.Change) expression.UpdateBuilder {
 	if ch.InlineComments == nil {
 		return upd
 	}

@@ -12,7 +12,7 @@ const policyCount = "POLICIES"
 
 // PolicyPage is a page of policies by id, with the company's total.
 type PolicyPage struct {
-	Policies []Policy
+	Policies []schema.Policy
 	Total    int
 	PageResult
 }

@@ -21,7 +21,7 @@ const projectCount = "PROJECTS"
 
 // ProjectPage is a page of projects by id, with the company's total.
 type ProjectPage struct {
-	Projects []Project
+	Projects []schema.Project
 	Total    int
 	PageResult
 }
@@ -41,13 +41,13 @@ func (s *Catalog) ListProjectsPage(ctx context.Context, companyID int64, q page.
 // ProjectsByRepo returns the company's projects whose repository URL
 // contains fragment, ignoring case, by id. A substring has no key: this
 // reads every project of the company.
-func (s *Catalog) ProjectsByRepo(ctx context.Context, companyID int64, fragment string) ([]Project, error) {
+func (s *Catalog) ProjectsByRepo(ctx context.Context, companyID int64, fragment string) ([]schema.Project, error) {
 	all, err := s.ListProjects(ctx, companyID)
 	if err != nil {
 		return nil, err
 	}
 	fragment = strings.ToLower(fragment)
-	var out []Project
+	var out []schema.Project
 	for _, p := range all {
 		if p.RepoURL != "" && strings.Contains(strings.ToLower(p.RepoURL), fragment) {
 			out = append(out, p)
@@ -59,28 +59,28 @@ func (s *Catalog) ProjectsByRepo(ctx context.Context, companyID int64, fragment 
 // SetDefaultBranch sets a project's default branch; ddb.ErrNotFound when the
 // company has no such project.
 // The change and its audit entry are one transaction.
-func (s *Catalog) SetDefaultBranch(ctx context.Context, companyID, projectID int64, branch string) (Project, error) {
-	var p Project
+func (s *Catalog) SetDefaultBranch(ctx context.Context, companyID, projectID int64, branch string) (schema.Project, error) {
+	var p schema.Project
 	if err := s.t.GetItemConsistent(ctx, schema.ProjectKey(companyID, projectID), &p); err != nil {
-		return Project{}, err
+		return schema.Project{}, err
 	}
 	upd := expression.Set(expression.Name("default_branch"), expression.Value(branch))
 	exists := expression.AttributeExists(expression.Name(tabledef.PK))
 	item, err := s.t.TxUpdate(p.Key, upd, &exists)
 	if err != nil {
-		return Project{}, err
+		return schema.Project{}, err
 	}
 	audit, err := s.l.TxAudit(ctx, companyID, ledger.AuditEntry{
 		Action: "project.update", TargetType: "project", TargetID: strconv.FormatInt(projectID, 10),
 		Changes: map[string]ledger.Change{"default_branch": {Before: ledger.Nullable(p.DefaultBranch), After: branch}},
 	})
 	if err != nil {
-		return Project{}, err
+		return schema.Project{}, err
 	}
 	if err := s.t.Transact(ctx, append([]types.TransactWriteItem{item}, audit...)); errors.Is(err, ddb.ErrConflict) {
-		return Project{}, ddb.ErrNotFound
+		return schema.Project{}, ddb.ErrNotFound
 	} else if err != nil {
-		return Project{}, err
+		return schema.Project{}, err
 	}
 	p.DefaultBranch = branch
 	return p, nil

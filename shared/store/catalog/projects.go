@@ -10,10 +10,10 @@ import (
 
 // CreateProject stores a new project with the next project id. A name
 // already used in the company (case-insensitive) is ddb.ErrConflict.
-func (s *Catalog) CreateProject(ctx context.Context, p Project) (Project, error) {
+func (s *Catalog) CreateProject(ctx context.Context, p schema.Project) (schema.Project, error) {
 	id, err := s.l.NextID(ctx, "project")
 	if err != nil {
-		return Project{}, err
+		return schema.Project{}, err
 	}
 	p.ID = id
 	p.Key = schema.ProjectKey(p.CompanyID, id)
@@ -22,47 +22,47 @@ func (s *Catalog) CreateProject(ctx context.Context, p Project) (Project, error)
 	}
 	guard, err := s.t.TxPutNew(schema.ProjectNameRef{Key: schema.ProjectNameKey(p.CompanyID, p.Name), ProjectID: id})
 	if err != nil {
-		return Project{}, err
+		return schema.Project{}, err
 	}
 	item, err := s.t.TxPut(p, nil)
 	if err != nil {
-		return Project{}, err
+		return schema.Project{}, err
 	}
 	counted, err := s.l.TxCount(p.CompanyID, projectCount, 1)
 	if err != nil {
-		return Project{}, err
+		return schema.Project{}, err
 	}
 	if err := s.writeProject(ctx, nil, p, []types.TransactWriteItem{guard, item, counted}); err != nil {
-		return Project{}, err
+		return schema.Project{}, err
 	}
 	return p, nil
 }
 
 // GetProject reads a project of a company.
-func (s *Catalog) GetProject(ctx context.Context, companyID, projectID int64) (Project, error) {
-	var p Project
+func (s *Catalog) GetProject(ctx context.Context, companyID, projectID int64) (schema.Project, error) {
+	var p schema.Project
 	err := s.t.GetItem(ctx, schema.ProjectKey(companyID, projectID), &p)
 	return p, err
 }
 
 // ProjectByName finds a project of a company by name (case-insensitive).
-func (s *Catalog) ProjectByName(ctx context.Context, companyID int64, name string) (Project, error) {
+func (s *Catalog) ProjectByName(ctx context.Context, companyID int64, name string) (schema.Project, error) {
 	var ref schema.ProjectNameRef
 	if err := s.t.GetItem(ctx, schema.ProjectNameKey(companyID, name), &ref); err != nil {
-		return Project{}, err
+		return schema.Project{}, err
 	}
 	return s.GetProject(ctx, companyID, ref.ProjectID)
 }
 
 // ListProjects returns every project of a company, by id.
-func (s *Catalog) ListProjects(ctx context.Context, companyID int64) ([]Project, error) {
-	var out []Project
+func (s *Catalog) ListProjects(ctx context.Context, companyID int64) ([]schema.Project, error) {
+	var out []schema.Project
 	err := s.t.QueryAll(ctx, "", ddb.PKBeginsWith(schema.CompanyPK(companyID), schema.ProjectSKPrefix), true, &out)
 	return out, err
 }
 
 // ProjectsByID reads the company's projects with these ids (by key); ids
 // that are not the company's projects are absent from the map.
-func (s *Catalog) ProjectsByID(ctx context.Context, companyID int64, ids []int64) (map[int64]Project, error) {
-	return ddb.ByID(ctx, s.t, ids, func(id int64) ddb.Key { return schema.ProjectKey(companyID, id) }, func(p Project) int64 { return p.ID })
+func (s *Catalog) ProjectsByID(ctx context.Context, companyID int64, ids []int64) (map[int64]schema.Project, error) {
+	return ddb.ByID(ctx, s.t, ids, func(id int64) ddb.Key { return schema.ProjectKey(companyID, id) }, func(p schema.Project) int64 { return p.ID })
 }

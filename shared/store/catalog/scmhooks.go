@@ -34,7 +34,7 @@ var ErrSeen = fmt.Errorf("%w: delivery already acted on", ddb.ErrConflict)
 
 // setWebhookSecret adds a new sealed webhook secret to an integration's
 // update. The audit entry says it changed, never what it is.
-func setWebhookSecret(upd expression.UpdateBuilder, ch IntegrationChange, out *Integration, changes map[string]ledger.Change) expression.UpdateBuilder {
+func setWebhookSecret(upd expression.UpdateBuilder, ch IntegrationChange, out *schema.Integration, changes map[string]ledger.Change) expression.UpdateBuilder {
 	if ch.SealedWebhookSecret == nil {
 		return upd
 	}
@@ -60,10 +60,10 @@ func (s *Catalog) txHookRef(companyID int64, id string) (types.TransactWriteItem
 // uuid alone, through its global look-up: ErrNotFound when no webhook
 // secret was ever set for the uuid, or the look-up and the integration
 // disagree (the integration is gone).
-func (s *Catalog) IntegrationByHook(ctx context.Context, id string) (Integration, error) {
+func (s *Catalog) IntegrationByHook(ctx context.Context, id string) (schema.Integration, error) {
 	var ref schema.SCMHookRef
 	if err := s.t.GetItem(ctx, schema.SCMHookKey(id), &ref); err != nil {
-		return Integration{}, err
+		return schema.Integration{}, err
 	}
 	return s.GetIntegration(ctx, ref.CompanyID, ref.IntegrationUUID)
 }

@@ -196,7 +196,7 @@ func TestSCMLoginLinksOneUser(t *testing.T) {
 			t.Fatalf("list %s does not show the login: %+v %v", facet, users, err)
 		}
 	}
-	if _, _, err := env.Store.Catalog.SetUserSCMLogin(ctx, acme.ID, ops.ID, "octo-dev"); !errors.Is(err, catalog.ErrSCMLoginTaken) {
+	if _, _, err := env.Store.Catalog.SetUserSCMLogin(ctx, acme.ID, ops.ID, "octo-dev"); !errors.Is(err, tenancy.ErrSCMLoginTaken) {
 		t.Fatalf("a second user of the company: %v", err)
 	}
 	// Another company's user may have the same login: it is theirs.

@@ -14,9 +14,6 @@ import (
 // the company, its look-up item (schema.SCMLoginKey) is written in the
 // user's one transaction, with its one audit entry.
 
-// ErrSCMLoginTaken refuses a login another user of the company has.
-var ErrSCMLoginTaken = tenancy.ErrSCMLoginTaken
-
 // SetUserSCMLogin links login (lower case; "" unlinks) to a user of the
 // company: tenancy's UpdateUser with only the login. It returns the user
 // before and after; ErrNotFound for no such user, ErrSCMLoginTaken when

@@ -73,7 +73,7 @@ func revIs(rev int64) *expression.ConditionBuilder {
 
 // countCovered is the number of the company's projects t covers now, and
 // the revision of projects it was counted at.
-func (s *Catalog) countCovered(ctx context.Context, t Team) (int, int64, error) {
+func (s *Catalog) countCovered(ctx context.Context, t schema.Team) (int, int64, error) {
 	rev, err := s.ProjectsRev(ctx, t.CompanyID)
 	if err != nil {
 		return 0, 0, err
@@ -81,7 +81,7 @@ func (s *Catalog) countCovered(ctx context.Context, t Team) (int, int64, error) 
 	if len(t.ProjectIDs)+len(t.ProjectTags)+len(t.RepoURLPatterns) == 0 {
 		return 0, rev, nil
 	}
-	var projects []Project
+	var projects []schema.Project
 	if err := s.t.QueryAllConsistent(ctx, ddb.PKBeginsWith(schema.CompanyPK(t.CompanyID), schema.ProjectSKPrefix), &projects); err != nil {
 		return 0, 0, err
 	}
@@ -101,7 +101,7 @@ func (s *Catalog) countCovered(ctx context.Context, t Team) (int, int64, error) 
 // counts of the teams the change affects. before is the project as it was
 // (nil for a new project), after as written. A failure of items' own
 // conditions is returned as is.
-func (s *Catalog) writeProject(ctx context.Context, before *Project, after Project, items []types.TransactWriteItem) error {
+func (s *Catalog) writeProject(ctx context.Context, before *schema.Project, after schema.Project, items []types.TransactWriteItem) error {
 	var rev int64
 	for attempt := 0; ; attempt++ {
 		if err := ddb.Backoff(ctx, attempt); err != nil {

@@ -16,10 +16,10 @@ import (
 // count and the team's selectors are written in one transaction, so a name
 // already used in the company (case-insensitive) is ddb.ErrConflict and
 // nothing is written.
-func (s *Catalog) CreateTeam(ctx context.Context, t Team) (Team, error) {
+func (s *Catalog) CreateTeam(ctx context.Context, t schema.Team) (schema.Team, error) {
 	id, err := s.l.NextID(ctx, "team")
 	if err != nil {
-		return Team{}, err
+		return schema.Team{}, err
 	}
 	t.ID = id
 	t.Key = schema.TeamKey(t.CompanyID, id)
@@ -29,14 +29,14 @@ func (s *Catalog) CreateTeam(ctx context.Context, t Team) (Team, error) {
 	t.UpdatedAt = t.CreatedAt
 	for attempt := 0; ; attempt++ {
 		if err := ddb.Backoff(ctx, attempt); err != nil {
-			return Team{}, err
+			return schema.Team{}, err
 		}
 		if t.ProjectCount, t.ProjectsRev, err = s.countCovered(ctx, t); err != nil {
-			return Team{}, err
+			return schema.Team{}, err
 		}
 		items, err := s.teamWrites(ctx, t)
 		if err != nil {
-			return Team{}, err
+			return schema.Team{}, err
 		}
 		err = s.t.Transact(ctx, items)
 		// The last item checks the revision the count was made at.
@@ -47,7 +47,7 @@ func (s *Catalog) CreateTeam(ctx context.Context, t Team) (Team, error) {
 }
 
 // teamWrites are the items of a team's creation; the revision check last.
-func (s *Catalog) teamWrites(ctx context.Context, t Team) ([]types.TransactWriteItem, error) {
+func (s *Catalog) teamWrites(ctx context.Context, t schema.Team) ([]types.TransactWriteItem, error) {
 	var items []types.TransactWriteItem
 	add := func(it types.TransactWriteItem, err error) error {
 		items = append(items, it)
@@ -85,17 +85,17 @@ func (s *Catalog) teamWrites(ctx context.Context, t Team) ([]types.TransactWrite
 }
 
 // GetTeam reads a team of a company.
-func (s *Catalog) GetTeam(ctx context.Context, companyID, teamID int64) (Team, error) {
-	var t Team
+func (s *Catalog) GetTeam(ctx context.Context, companyID, teamID int64) (schema.Team, error) {
+	var t schema.Team
 	err := s.t.GetItem(ctx, schema.TeamKey(companyID, teamID), &t)
 	return t, err
 }
 
 // TeamByName finds a team of a company by name (case-insensitive).
-func (s *Catalog) TeamByName(ctx context.Context, companyID int64, name string) (Team, error) {
+func (s *Catalog) TeamByName(ctx context.Context, companyID int64, name string) (schema.Team, error) {
 	var ref schema.TeamNameRef
 	if err := s.t.GetItem(ctx, schema.TeamNameKey(companyID, name), &ref); err != nil {
-		return Team{}, err
+		return schema.Team{}, err
 	}
 	return s.GetTeam(ctx, companyID, ref.TeamID)
 }
@@ -106,8 +106,8 @@ func TeamList(companyID int64) page.List {
 }
 
 // TeamsPage reads one page of a company's teams, by id.
-func (s *Catalog) TeamsPage(ctx context.Context, companyID int64, q page.Request) ([]Team, page.Result, error) {
-	out := []Team{}
+func (s *Catalog) TeamsPage(ctx context.Context, companyID int64, q page.Request) ([]schema.Team, page.Result, error) {
+	out := []schema.Team{}
 	res, err := page.Read(ctx, s.t, TeamList(companyID), q, &out)
 	return out, res, err
 }
@@ -119,8 +119,8 @@ func (s *Catalog) TeamCount(ctx context.Context, companyID int64) (int, error) {
 
 // ListTeams returns every team of a company, by id (the naive baseline of
 // the bench; handlers read pages).
-func (s *Catalog) ListTeams(ctx context.Context, companyID int64) ([]Team, error) {
-	var out []Team
+func (s *Catalog) ListTeams(ctx context.Context, companyID int64) ([]schema.Team, error) {
+	var out []schema.Team
 	err := s.t.QueryAll(ctx, "", ddb.PKBeginsWith(schema.CompanyPK(companyID), schema.TeamPrefix), true, &out)
 	return out, err
 }

@@ -47,7 +47,7 @@ func dueKey(at time.Time, companyID int64, id string) string {
 // ClaimDelivery creates d as being sent by the caller until now+lease and
 // reports true; when it exists, it reports false with the stored delivery
 // (already sent, failed, waiting or being sent by someone else).
-func (s *Deliveries) ClaimDelivery(ctx context.Context, d Delivery, now time.Time, lease time.Duration) (Delivery, bool, error) {
+func (s *Deliveries) ClaimDelivery(ctx context.Context, d schema.Delivery, now time.Time, lease time.Duration) (schema.Delivery, bool, error) {
 	d.Key = schema.DeliveryKey(d.CompanyID, d.ID)
 	d.State = DeliverySending
 	d.ClaimedUntil = ddb.SortableTime(now.Add(lease))
@@ -56,9 +56,9 @@ func (s *Deliveries) ClaimDelivery(ctx context.Context, d Delivery, now time.Tim
 	d.ExpiresAt = now.Add(deliveryTTL).Unix()
 	err := s.t.PutNew(ctx, d)
 	if errors.Is(err, ddb.ErrConflict) {
-		var cur Delivery
+		var cur schema.Delivery
 		if err := s.t.GetItem(ctx, d.Key, &cur); err != nil {
-			return Delivery{}, false, err
+			return schema.Delivery{}, false, err
 		}
 		return cur, false, nil
 	}
@@ -66,22 +66,22 @@ func (s *Deliveries) ClaimDelivery(ctx context.Context, d Delivery, now time.Tim
 }
 
 // GetDelivery reads one delivery of a company.
-func (s *Deliveries) GetDelivery(ctx context.Context, companyID int64, id string) (Delivery, error) {
-	var d Delivery
+func (s *Deliveries) GetDelivery(ctx context.Context, companyID int64, id string) (schema.Delivery, error) {
+	var d schema.Delivery
 	err := s.t.GetItem(ctx, schema.DeliveryKey(companyID, id), &d)
 	return d, err
 }
 
 // DueDeliveries returns up to limit deliveries due at now: retries whose
 // time has come and claims whose sender let the lease run out.
-func (s *Deliveries) DueDeliveries(ctx context.Context, now time.Time, limit int32) ([]Delivery, error) {
+func (s *Deliveries) DueDeliveries(ctx context.Context, now time.Time, limit int32) ([]schema.Delivery, error) {
 	kc := expression.Key(tabledef.GSI2.PK).Equal(expression.Value(RetryDuePartition)).
 		And(expression.Key(tabledef.GSI2.SK).LessThanEqual(expression.Value(ddb.SortableTime(now) + "#\U0010FFFF")))
 	items, _, err := s.t.QueryRaw(ctx, tabledef.GSI2.Name, kc, nil, true, limit, nil)
 	if err != nil {
 		return nil, err
 	}
-	var out []Delivery
+	var out []schema.Delivery
 	return out, attributevalue.UnmarshalListOfMaps(items, &out)
 }
 
@@ -89,7 +89,7 @@ func (s *Deliveries) DueDeliveries(ctx context.Context, now time.Time, limit int
 // for its retry time, or one whose sender's lease ran out; with anyState,
 // also a delivered or failed one (a redelivery). It reports false when the
 // delivery is not in such a state (someone else has it).
-func (s *Deliveries) ReclaimDelivery(ctx context.Context, companyID int64, id string, now time.Time, lease time.Duration, anyState bool) (Delivery, bool, error) {
+func (s *Deliveries) ReclaimDelivery(ctx context.Context, companyID int64, id string, now time.Time, lease time.Duration, anyState bool) (schema.Delivery, bool, error) {
 	nowS := expression.Value(ddb.SortableTime(now))
 	cond := expression.Or(
 		expression.Name("state").Equal(expression.Value(DeliveryRetrying)).And(expression.Name("next_attempt_at").LessThanEqual(nowS)),
@@ -104,10 +104,10 @@ func (s *Deliveries) ReclaimDelivery(ctx context.Context, companyID int64, id st
 		Set(expression.Name(tabledef.GSI2.PK), expression.Value(RetryDuePartition)).
 		Set(expression.Name(tabledef.GSI2.SK), expression.Value(dueKey(until, companyID, id))).
 		Remove(expression.Name("next_attempt_at"))
-	var d Delivery
+	var d schema.Delivery
 	err := s.t.Update(ctx, schema.DeliveryKey(companyID, id), upd, &cond, &d)
 	if errors.Is(err, ddb.ErrConflict) {
-		return Delivery{}, false, nil
+		return schema.Delivery{}, false, nil
 	}
 	return d, err == nil, err
 }
@@ -135,7 +135,7 @@ const (
 // state and, for webhooks, the attempt in the endpoint's log, in one
 // transaction conditional on the caller still holding the claim
 // (ddb.ErrConflict otherwise, and nothing is written).
-func (s *Deliveries) FinishAttempt(ctx context.Context, d Delivery, a Attempt) (Delivery, error) {
+func (s *Deliveries) FinishAttempt(ctx context.Context, d schema.Delivery, a Attempt) (schema.Delivery, error) {
 	d.Attempts++
 	d.LastAttemptAt = ddb.SortableTime(a.At)
 	if d.FirstAttemptAt == "" {
@@ -158,11 +158,11 @@ func (s *Deliveries) FinishAttempt(ctx context.Context, d Delivery, a Attempt) (
 		And(expression.Name("claimed_until").Equal(expression.Value(claimed)))
 	put, err := s.t.TxPut(d, &cond)
 	if err != nil {
-		return Delivery{}, err
+		return schema.Delivery{}, err
 	}
 	items := []types.TransactWriteItem{put}
 	if d.Channel == ChannelWebhook || d.Channel == ChannelPullRequest { // a log per endpoint, per integration
-		log := AttemptLog{
+		log := schema.AttemptLog{
 			DeliveryID: d.ID, EventID: d.EventID, EventType: d.EventType, Attempt: d.Attempts,
 			At: d.LastAttemptAt, Outcome: AttemptFailed, StatusCode: a.StatusCode,
 			LatencyMS: a.Latency.Milliseconds(), Error: a.Error, NextRetryAt: d.NextAttemptAt,
@@ -176,7 +176,7 @@ func (s *Deliveries) FinishAttempt(ctx context.Context, d Delivery, a Attempt) (
 		log.GSI1PK, log.GSI1SK = schema.AttemptLogPK(d.CompanyID, d.Recipient)+"#"+log.Outcome, sk
 		logPut, err := s.t.TxPut(log, nil)
 		if err != nil {
-			return Delivery{}, err
+			return schema.Delivery{}, err
 		}
 		items = append(items, logPut)
 	}
@@ -185,12 +185,12 @@ func (s *Deliveries) FinishAttempt(ctx context.Context, d Delivery, a Attempt) (
 
 // ListAttempts returns one page of an endpoint's attempt log, newest first,
 // all of them or only those with outcome (served by GSI1).
-func (s *Deliveries) ListAttempts(ctx context.Context, companyID int64, endpointID, outcome string, q page.Request) ([]AttemptLog, page.Result, error) {
+func (s *Deliveries) ListAttempts(ctx context.Context, companyID int64, endpointID, outcome string, q page.Request) ([]schema.AttemptLog, page.Result, error) {
 	l := page.List{Partition: schema.AttemptLogPK(companyID, endpointID)}
 	if outcome != "" {
 		l = page.List{Index: tabledef.GSI1, Partition: l.Partition + "#" + outcome}
 	}
-	var out []AttemptLog
+	var out []schema.AttemptLog
 	res, err := page.Read(ctx, s.t, l, q, &out)
 	return out, res, err
 }

@@ -6,15 +6,6 @@ package delivery
 import (
 	"github.com/acme/codescan-api/shared/store/ddb"
 	"github.com/acme/codescan-api/shared/store/ledger"
-	"github.com/acme/codescan-api/shared/store/schema"
-)
-
-// The item types of the area (see schema).
-type (
-	Delivery            = schema.Delivery
-	AttemptLog          = schema.AttemptLog
-	WebhookEndpoint     = schema.WebhookEndpoint
-	NotificationSetting = schema.NotificationSetting
 )
 
 // Deliveries reads and writes the area's items of one table.

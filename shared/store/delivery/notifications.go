@@ -63,7 +63,7 @@ func (s *Deliveries) UpdateNotificationSetting(ctx context.Context, companyID, u
 // transaction with its audit entry, whose before values come from a
 // consistent read just before.
 func (s *Deliveries) updateNotification(ctx context.Context, companyID int64, k ddb.Key, action, typeCode string, upd expression.UpdateBuilder, changes []ChannelChange) error {
-	var before NotificationSetting
+	var before schema.NotificationSetting
 	if err := s.t.GetItemConsistent(ctx, k, &before); err != nil && !errors.Is(err, ddb.ErrNotFound) {
 		return err
 	}
@@ -96,7 +96,7 @@ func (s *Deliveries) updateNotification(ctx context.Context, companyID int64, k 
 // NotificationSettings returns the company defaults and the user's
 // preferences, keyed by type code (two queries, neither touching other
 // users' items).
-func (s *Deliveries) NotificationSettings(ctx context.Context, companyID, userID int64) (company, user map[string]NotificationSetting, err error) {
+func (s *Deliveries) NotificationSettings(ctx context.Context, companyID, userID int64) (company, user map[string]schema.NotificationSetting, err error) {
 	company, err = s.notificationLayer(ctx, companyID, schema.NotifCompanyPrefix)
 	if err != nil {
 		return nil, nil, err
@@ -105,12 +105,12 @@ func (s *Deliveries) NotificationSettings(ctx context.Context, companyID, userID
 	return company, user, err
 }
 
-func (s *Deliveries) notificationLayer(ctx context.Context, companyID int64, prefix string) (map[string]NotificationSetting, error) {
-	var items []NotificationSetting
+func (s *Deliveries) notificationLayer(ctx context.Context, companyID int64, prefix string) (map[string]schema.NotificationSetting, error) {
+	var items []schema.NotificationSetting
 	if err := s.t.QueryAll(ctx, "", ddb.PKBeginsWith(schema.CompanyPK(companyID), prefix), true, &items); err != nil {
 		return nil, err
 	}
-	out := make(map[string]NotificationSetting, len(items))
+	out := make(map[string]schema.NotificationSetting, len(items))
 	for _, it := range items {
 		out[strings.TrimPrefix(it.SK, prefix)] = it
 	}
@@ -120,19 +120,19 @@ func (s *Deliveries) notificationLayer(ctx context.Context, companyID int64, pre
 // CompanyNotificationSettings returns a company's defaults and every user's
 // preferences (by user id), keyed by type code, in one query: what the
 // dispatcher needs to resolve each user's effective settings.
-func (s *Deliveries) CompanyNotificationSettings(ctx context.Context, companyID int64) (company map[string]NotificationSetting, users map[int64]map[string]NotificationSetting, err error) {
-	var items []NotificationSetting
+func (s *Deliveries) CompanyNotificationSettings(ctx context.Context, companyID int64) (company map[string]schema.NotificationSetting, users map[int64]map[string]schema.NotificationSetting, err error) {
+	var items []schema.NotificationSetting
 	if err := s.t.QueryAll(ctx, "", ddb.PKBeginsWith(schema.CompanyPK(companyID), schema.NotifPrefix), true, &items); err != nil {
 		return nil, nil, err
 	}
-	company, users = map[string]NotificationSetting{}, map[int64]map[string]NotificationSetting{}
+	company, users = map[string]schema.NotificationSetting{}, map[int64]map[string]schema.NotificationSetting{}
 	for _, it := range items {
 		if it.UserID == 0 {
 			company[it.TypeCode] = it
 			continue
 		}
 		if users[it.UserID] == nil {
-			users[it.UserID] = map[string]NotificationSetting{}
+			users[it.UserID] = map[string]schema.NotificationSetting{}
 		}
 		users[it.UserID][it.TypeCode] = it
 	}

@@ -15,9 +15,6 @@ import (
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
-// RecentEvent is an event as the company's recent-event index keeps it.
-type RecentEvent = schema.RecentEvent
-
 // MaxRecentRead bounds the index items one RecentEvents call reads (the
 // events of other types included).
 const MaxRecentRead = 5000
@@ -29,7 +26,7 @@ func (s *Deliveries) RecordRecentEvent(ctx context.Context, e schema.Event) erro
 	if data == "" {
 		data = "{}"
 	}
-	it := RecentEvent{Key: schema.RecentEventKey(e.CompanyID, e.CreatedAt, e.ID), ID: e.ID, CompanyID: e.CompanyID, Type: e.Type,
+	it := schema.RecentEvent{Key: schema.RecentEventKey(e.CompanyID, e.CreatedAt, e.ID), ID: e.ID, CompanyID: e.CompanyID, Type: e.Type,
 		CreatedAt: e.CreatedAt.UTC().Format(time.RFC3339Nano), Data: data, ExpiresAt: e.CreatedAt.Add(schema.RecentEventTTL).Unix()}
 	return s.t.PutItem(ctx, it, nil)
 }
@@ -58,7 +55,7 @@ func (s *Deliveries) RecentEvents(ctx context.Context, companyID int64, since ti
 			return nil, err
 		}
 		read += int(page)
-		var got []RecentEvent
+		var got []schema.RecentEvent
 		if err := attributevalue.UnmarshalListOfMaps(items, &got); err != nil {
 			return nil, err
 		}

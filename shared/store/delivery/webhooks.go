@@ -36,7 +36,7 @@ func NewWebhookID() string { return uuid.NewString() }
 // CreateWebhook stores a new endpoint (w.ID from NewWebhookID), counts it
 // and records the audit entry, in one transaction; ErrLimit when the
 // company has the most.
-func (s *Deliveries) CreateWebhook(ctx context.Context, w WebhookEndpoint) (WebhookEndpoint, error) {
+func (s *Deliveries) CreateWebhook(ctx context.Context, w schema.WebhookEndpoint) (schema.WebhookEndpoint, error) {
 	w.CreatedAt = s.t.StampSortable()
 	w.UpdatedAt = w.CreatedAt
 	w.Key = schema.WebhookKey(w.CompanyID, w.ID)
@@ -44,13 +44,13 @@ func (s *Deliveries) CreateWebhook(ctx context.Context, w WebhookEndpoint) (Webh
 	w.GSI1SK = w.CreatedAt + "#" + w.ID
 	put, err := s.t.TxPutNew(w)
 	if err != nil {
-		return WebhookEndpoint{}, err
+		return schema.WebhookEndpoint{}, err
 	}
 	below := expression.Or(expression.AttributeNotExists(expression.Name("value")),
 		expression.Name("value").LessThan(expression.Value(MaxWebhooksPerCompany)))
 	count, err := s.t.TxUpdate(schema.WebhookCounterKey(w.CompanyID), expression.Add(expression.Name("value"), expression.Value(1)), &below)
 	if err != nil {
-		return WebhookEndpoint{}, err
+		return schema.WebhookEndpoint{}, err
 	}
 	audit, err := s.l.TxAudit(ctx, w.CompanyID, ledger.AuditEntry{
 		Action: "webhook.create", TargetType: "webhook", TargetID: w.ID,
@@ -61,34 +61,34 @@ func (s *Deliveries) CreateWebhook(ctx context.Context, w WebhookEndpoint) (Webh
 		},
 	})
 	if err != nil {
-		return WebhookEndpoint{}, err
+		return schema.WebhookEndpoint{}, err
 	}
 	if err := s.t.Transact(ctx, append([]types.TransactWriteItem{put, count}, audit...)); errors.Is(err, ddb.ErrConflict) {
-		return WebhookEndpoint{}, ErrLimit
+		return schema.WebhookEndpoint{}, ErrLimit
 	} else if err != nil {
-		return WebhookEndpoint{}, err
+		return schema.WebhookEndpoint{}, err
 	}
 	return w, nil
 }
 
 // GetWebhook reads one endpoint of a company.
-func (s *Deliveries) GetWebhook(ctx context.Context, companyID int64, id string) (WebhookEndpoint, error) {
-	var w WebhookEndpoint
+func (s *Deliveries) GetWebhook(ctx context.Context, companyID int64, id string) (schema.WebhookEndpoint, error) {
+	var w schema.WebhookEndpoint
 	err := s.t.GetItem(ctx, schema.WebhookKey(companyID, id), &w)
 	return w, err
 }
 
 // ListWebhooks returns one page of a company's endpoints, oldest first.
-func (s *Deliveries) ListWebhooks(ctx context.Context, companyID int64, q page.Request) ([]WebhookEndpoint, page.Result, error) {
-	var out []WebhookEndpoint
+func (s *Deliveries) ListWebhooks(ctx context.Context, companyID int64, q page.Request) ([]schema.WebhookEndpoint, page.Result, error) {
+	var out []schema.WebhookEndpoint
 	res, err := page.Read(ctx, s.t, page.List{Index: tabledef.GSI1, Partition: schema.WebhookListPK(companyID), Forward: true}, q, &out)
 	return out, res, err
 }
 
 // AllWebhooks returns every endpoint of a company (at most
 // MaxWebhooksPerCompany), for the dispatcher.
-func (s *Deliveries) AllWebhooks(ctx context.Context, companyID int64) ([]WebhookEndpoint, error) {
-	var out []WebhookEndpoint
+func (s *Deliveries) AllWebhooks(ctx context.Context, companyID int64) ([]schema.WebhookEndpoint, error) {
+	var out []schema.WebhookEndpoint
 	kc := expression.Key(tabledef.GSI1.PK).Equal(expression.Value(schema.WebhookListPK(companyID)))
 	err := s.t.QueryAll(ctx, tabledef.GSI1.Name, kc, true, &out)
 	return out, err
@@ -126,8 +126,8 @@ type WebhookChange struct {
 // UpdateWebhook applies ch and returns the new endpoint (ddb.ErrNotFound when
 // it is gone): the dispatcher's bookkeeping, which is no administrative
 // change (ChangeWebhook is).
-func (s *Deliveries) UpdateWebhook(ctx context.Context, companyID int64, id string, ch WebhookChange) (WebhookEndpoint, error) {
-	var out WebhookEndpoint
+func (s *Deliveries) UpdateWebhook(ctx context.Context, companyID int64, id string, ch WebhookChange) (schema.WebhookEndpoint, error) {
+	var out schema.WebhookEndpoint
 	err := s.t.Update(ctx, schema.WebhookKey(companyID, id), ch.expression(s.t.StampSortable()), nil, &out)
 	return out, err
 }
@@ -164,7 +164,7 @@ func (ch WebhookChange) expression(updatedAt string) expression.UpdateBuilder {
 }
 
 // apply is w with ch made.
-func (ch WebhookChange) apply(w WebhookEndpoint) WebhookEndpoint {
+func (ch WebhookChange) apply(w schema.WebhookEndpoint) schema.WebhookEndpoint {
 	set := func(dst *string, v *string) {
 		if v != nil {
 			*dst = *v
@@ -190,7 +190,7 @@ func (ch WebhookChange) apply(w WebhookEndpoint) WebhookEndpoint {
 
 // webhookChanges is the audit record of a change from before to after;
 // a new secret reads as ledger.Secret.
-func webhookChanges(before, after WebhookEndpoint) map[string]ledger.Change {
+func webhookChanges(before, after schema.WebhookEndpoint) map[string]ledger.Change {
 	out := map[string]ledger.Change{}
 	str := func(name, b, a string) {
 		if b != a {
@@ -218,7 +218,7 @@ func webhookChanges(before, after WebhookEndpoint) map[string]ledger.Change {
 // transaction, and the endpoint after it returned. ddb.ErrNotFound when it is
 // gone; ddb.ErrConflict when ch replaces the secret and another rotation came
 // first (the previous secret kept must be the one replaced).
-func (s *Deliveries) ChangeWebhook(ctx context.Context, before WebhookEndpoint, ch WebhookChange, action string) (WebhookEndpoint, error) {
+func (s *Deliveries) ChangeWebhook(ctx context.Context, before schema.WebhookEndpoint, ch WebhookChange, action string) (schema.WebhookEndpoint, error) {
 	at := s.t.StampSortable()
 	if widens(before, ch) {
 		ch.ReceivesFrom = &at
@@ -231,30 +231,30 @@ func (s *Deliveries) ChangeWebhook(ctx context.Context, before WebhookEndpoint, 
 	}
 	item, err := s.t.TxUpdate(schema.WebhookKey(before.CompanyID, before.ID), ch.expression(after.UpdatedAt), &cond)
 	if err != nil {
-		return WebhookEndpoint{}, err
+		return schema.WebhookEndpoint{}, err
 	}
 	audit, err := s.l.TxAudit(ctx, before.CompanyID, ledger.AuditEntry{
 		Action: action, TargetType: "webhook", TargetID: before.ID, Changes: webhookChanges(before, after),
 	})
 	if err != nil {
-		return WebhookEndpoint{}, err
+		return schema.WebhookEndpoint{}, err
 	}
 	err = s.t.Transact(ctx, append([]types.TransactWriteItem{item}, audit...))
 	if errors.Is(err, ddb.ErrConflict) {
 		if _, gerr := s.GetWebhook(ctx, before.CompanyID, before.ID); errors.Is(gerr, ddb.ErrNotFound) {
-			return WebhookEndpoint{}, ddb.ErrNotFound
+			return schema.WebhookEndpoint{}, ddb.ErrNotFound
 		}
-		return WebhookEndpoint{}, ddb.ErrConflict
+		return schema.WebhookEndpoint{}, ddb.ErrConflict
 	}
 	if err != nil {
-		return WebhookEndpoint{}, err
+		return schema.WebhookEndpoint{}, err
 	}
 	return after, nil
 }
 
 // widens reports whether ch makes the endpoint receive events it did not:
 // it enables it, or subscribes it to another type.
-func widens(before WebhookEndpoint, ch WebhookChange) bool {
+func widens(before schema.WebhookEndpoint, ch WebhookChange) bool {
 	if ch.Active != nil && *ch.Active && !before.Active {
 		return true
 	}
@@ -271,7 +271,7 @@ func widens(before WebhookEndpoint, ch WebhookChange) bool {
 // DeleteWebhook removes the endpoint w (as read by the caller), uncounts it
 // and records the audit entry, in one transaction (ddb.ErrNotFound when it does
 // not exist). Its delivery log stays until its items expire.
-func (s *Deliveries) DeleteWebhook(ctx context.Context, w WebhookEndpoint) error {
+func (s *Deliveries) DeleteWebhook(ctx context.Context, w schema.WebhookEndpoint) error {
 	del, err := s.t.TxDelete(schema.WebhookKey(w.CompanyID, w.ID), expression.AttributeExists(expression.Name(tabledef.PK)))
 	if err != nil {
 		return err

@@ -26,12 +26,6 @@ import (
 	"github.com/acme/codescan-api/shared/store/schema"
 )
 
-// Export is an export job (see schema.ExportItem for its fields).
-type Export = schema.ExportItem
-
-// Entity marks export items (the stream filter's value).
-const Entity = schema.ExportEntity
-
 // The states of an export.
 const (
 	Queued  = "queued"
@@ -58,38 +52,38 @@ func New(t *ddb.Table, l *ledger.Ledger) *Exports { return &Exports{t: t, l: l} 
 // (export.create, when ctx carries an actor), in one transaction. The id
 // is a random uuid; CompanyID, UserID, Format, Filters and Query must be
 // set by the caller.
-func (x *Exports) CreateExport(ctx context.Context, e Export) (Export, error) {
+func (x *Exports) CreateExport(ctx context.Context, e schema.ExportItem) (schema.ExportItem, error) {
 	if e.CompanyID <= 0 || e.Format == "" || e.Query == "" {
-		return Export{}, errors.New("export needs a company, a format and a query")
+		return schema.ExportItem{}, errors.New("export needs a company, a format and a query")
 	}
 	now := x.t.Clock()
 	e.ID = uuid.NewString()
 	e.Key = schema.ExportKey(e.CompanyID, e.ID)
-	e.Entity, e.Status, e.Attempt = Entity, Queued, 0
+	e.Entity, e.Status, e.Attempt = schema.ExportEntity, Queued, 0
 	e.CreatedAt = now.UTC().Format(time.RFC3339)
 	e.ExpiresAt = now.Add(Lifetime).Unix()
 	e.RowsRead, e.RowsExpected, e.Rows, e.Bytes = 0, 0, 0, 0
 	e.ObjectKey, e.Error, e.StartedAt, e.FinishedAt = "", "", "", ""
 	put, err := x.t.TxPutNew(e)
 	if err != nil {
-		return Export{}, err
+		return schema.ExportItem{}, err
 	}
 	audit, err := x.l.TxAudit(ctx, e.CompanyID, ledger.AuditEntry{Action: "export.create", TargetType: "export", TargetID: e.ID,
 		Changes: map[string]ledger.Change{"format": {After: e.Format}, "filters": {After: e.Filters}}})
 	if err != nil {
-		return Export{}, err
+		return schema.ExportItem{}, err
 	}
 	return e, x.t.Transact(ctx, append(audit, put))
 }
 
 // GetExport reads an export of the company; ErrNotFound for an unknown id,
 // one that is not a uuid, or another company's.
-func (x *Exports) GetExport(ctx context.Context, companyID int64, id string) (Export, error) {
+func (x *Exports) GetExport(ctx context.Context, companyID int64, id string) (schema.ExportItem, error) {
 	u, err := uuid.Parse(id)
 	if err != nil || len(id) != 36 {
-		return Export{}, ddb.ErrNotFound
+		return schema.ExportItem{}, ddb.ErrNotFound
 	}
-	var e Export
+	var e schema.ExportItem
 	err = x.t.GetItemConsistent(ctx, schema.ExportKey(companyID, u.String()), &e)
 	return e, err
 }
@@ -99,20 +93,20 @@ func (x *Exports) GetExport(ctx context.Context, companyID int64, id string) (Ex
 // attempt counted and the progress back at zero. It answers false, and
 // changes nothing, when the export is done or failed; an export already
 // tried maxAttempts times is failed instead.
-func (x *Exports) StartExport(ctx context.Context, companyID int64, id string, maxAttempts int) (Export, bool, error) {
+func (x *Exports) StartExport(ctx context.Context, companyID int64, id string, maxAttempts int) (schema.ExportItem, bool, error) {
 	k := schema.ExportKey(companyID, id)
 	upd := expression.Set(expression.Name("status"), expression.Value(Running)).
 		Set(expression.Name("attempt"), expression.Name("attempt").Plus(expression.Value(1))).
 		Set(expression.Name("started_at"), expression.Value(x.t.Stamp())).
 		Set(expression.Name("rows_read"), expression.Value(0))
 	cond := open().And(expression.Name("attempt").LessThan(expression.Value(maxAttempts)))
-	var e Export
+	var e schema.ExportItem
 	err := x.t.Update(ctx, k, upd, &cond, &e)
 	if !errors.Is(err, ddb.ErrConflict) {
 		return e, err == nil, err
 	}
 	if err := x.t.GetItemConsistent(ctx, k, &e); err != nil {
-		return Export{}, false, err
+		return schema.ExportItem{}, false, err
 	}
 	if e.Status == Done || e.Status == Failed {
 		return e, false, nil

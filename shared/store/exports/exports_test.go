@@ -24,11 +24,11 @@ func TestExportLife(t *testing.T) {
 	tb := ddb.New(testenv.Table(t))
 	x := exports.New(tb, &ledger.Ledger{T: tb, Retention: ledger.DefaultAuditRetention})
 	ctx := ledger.WithAuditActor(context.Background(), ledger.AuditActor{Via: ledger.ViaAPIKey, UserID: 5, KeyID: 1})
-	if _, err := x.CreateExport(ctx, exports.Export{CompanyID: 1, Format: "csv"}); err == nil {
+	if _, err := x.CreateExport(ctx, schema.ExportItem{CompanyID: 1, Format: "csv"}); err == nil {
 		t.Fatal("an export without a query was stored")
 	}
-	e, err := x.CreateExport(ctx, exports.Export{CompanyID: 1, UserID: 5, Format: "csv", Filters: `{"project":"Web"}`, Query: `{}`})
-	if err != nil || e.Status != exports.Queued || e.Entity != exports.Entity {
+	e, err := x.CreateExport(ctx, schema.ExportItem{CompanyID: 1, UserID: 5, Format: "csv", Filters: `{"project":"Web"}`, Query: `{}`})
+	if err != nil || e.Status != exports.Queued || e.Entity != schema.ExportEntity {
 		t.Fatalf("created %+v %v", e, err)
 	}
 	var audit []schema.AuditItem
@@ -78,7 +78,7 @@ func TestExportLife(t *testing.T) {
 	}
 
 	// Out of attempts: failed with the reason.
-	f, err := x.CreateExport(ctx, exports.Export{CompanyID: 1, Format: "jsonl", Query: `{}`})
+	f, err := x.CreateExport(ctx, schema.ExportItem{CompanyID: 1, Format: "jsonl", Query: `{}`})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,9 +22,6 @@ import (
 // list (offset plus page): past it the request is refused.
 const MaxTicketWalk = 10_000
 
-// ErrWalkTooFar refuses a page of ListIssuesWithout past MaxTicketWalk.
-var ErrWalkTooFar = page.ErrBadToken
-
 // ListIssuesAmong reads one page (by number) of the issues among ids that
 // f matches, and how many match: project, branch, newest first, issue id.
 // Its cost grows with len(ids), never with the company's other issues.

@@ -83,10 +83,6 @@ type ScanError struct {
 	Message  string `dynamodbav:"message" json:"message"`
 }
 
-// SKPrefix begins the sort key of every scan item (schema.ScanSKPrefix),
-// for readers of the table's stream that select scans by it.
-const SKPrefix = schema.ScanSKPrefix
-
 // Key is the key of a scan of a company.
 func Key(companyID int64, scanID string) ddb.Key {
 	return ddb.Key{PK: schema.CompanyPK(companyID), SK: schema.ScanSK(scanID)}

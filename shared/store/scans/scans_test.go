@@ -16,6 +16,7 @@ import (
 	"github.com/acme/codescan-api/shared/store/ledger"
 	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -262,7 +263,7 @@ func TestScanLife(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sc.RunID != run || !strings.HasPrefix(sc.Key.SK, scans.SKPrefix) || sc.Key.SK != scans.SKPrefix+sc.ID {
+	if sc.RunID != run || !strings.HasPrefix(sc.Key.SK, schema.ScanSKPrefix) || sc.Key.SK != schema.ScanSKPrefix+sc.ID {
 		t.Fatalf("created %+v", sc)
 	}
 	if _, err := st.CreateScan(ctx, scans.Scan{CompanyID: 1, ProjectID: 3, Branch: "main", RunID: run, Status: scans.ScanProcessing}); !errors.Is(err, ddb.ErrConflict) {
@@ -325,7 +326,7 @@ func TestIngestFilterSelectsScanItems(t *testing.T) {
 	if err := json.Unmarshal([]byte(deployspec.IngestFilter), &f); err != nil {
 		t.Fatal(err)
 	}
-	if got := f.DynamoDB.NewImage.SK.S; len(got) != 1 || got[0].Prefix != scans.SKPrefix {
-		t.Fatalf("IngestFilter selects %+v, scans are under %q", got, scans.SKPrefix)
+	if got := f.DynamoDB.NewImage.SK.S; len(got) != 1 || got[0].Prefix != schema.ScanSKPrefix {
+		t.Fatalf("IngestFilter selects %+v, scans are under %q", got, schema.ScanSKPrefix)
 	}
 }

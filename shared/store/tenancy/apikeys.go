@@ -33,23 +33,23 @@ const LastUseResolution = 5 * time.Minute
 // k.UserID (name and ExpiresAt from k; the id the next of the company's
 // key sequence), with the company's and the owner's key counters and the
 // audit entry, in one transaction.
-func (s *Tenancy) CreateAPIKey(ctx context.Context, k APIKey, key string) (APIKey, error) {
+func (s *Tenancy) CreateAPIKey(ctx context.Context, k schema.APIKey, key string) (schema.APIKey, error) {
 	for attempt := 0; ; attempt++ {
 		id, err := s.nextAPIKeyID(ctx, k.CompanyID)
 		if err != nil {
-			return APIKey{}, err
+			return schema.APIKey{}, err
 		}
 		k.ID = id
 		items, err := s.txCreateAPIKey(ctx, k, key)
 		if err != nil {
-			return APIKey{}, err
+			return schema.APIKey{}, err
 		}
 		err = s.t.Transact(ctx, items)
 		if ddb.ConditionFailedAt(err, 1) && attempt < ddb.MaxTxAttempts {
 			continue // the id is an older key's (see ledger.NextCompanyID): take the next
 		}
 		if err != nil {
-			return APIKey{}, err
+			return schema.APIKey{}, err
 		}
 		return s.apiKeyRecord(k, key), nil
 	}
@@ -60,7 +60,7 @@ func (s *Tenancy) nextAPIKeyID(ctx context.Context, companyID int64) (int64, err
 	return s.l.NextCompanyID(ctx, companyID, "apikey", schema.APIKeyRecordPrefix)
 }
 
-func (s *Tenancy) apiKeyRecord(k APIKey, key string) APIKey {
+func (s *Tenancy) apiKeyRecord(k schema.APIKey, key string) schema.APIKey {
 	k.Key = schema.APIKeyRecordKey(k.CompanyID, k.ID)
 	k.GSI1PK, k.GSI1SK = schema.APIKeyOwnerPK(k.CompanyID, k.UserID), fmt.Sprintf("%012d", k.ID)
 	k.Prefix = key[:min(KeyPrefixLength, len(key))]
@@ -71,7 +71,7 @@ func (s *Tenancy) apiKeyRecord(k APIKey, key string) APIKey {
 	return k
 }
 
-func (s *Tenancy) txCreateAPIKey(ctx context.Context, k APIKey, key string) ([]types.TransactWriteItem, error) {
+func (s *Tenancy) txCreateAPIKey(ctx context.Context, k schema.APIKey, key string) ([]types.TransactWriteItem, error) {
 	k = s.apiKeyRecord(k, key)
 	ref := schema.CredentialRef{Key: schema.APIKeyHashKey(k.Hash), CompanyID: k.CompanyID, UserID: k.UserID, KeyID: k.ID, CreatedAt: k.CreatedAt}
 	if k.ExpiresAt != "" {
@@ -107,8 +107,8 @@ func (s *Tenancy) txCreateAPIKey(ctx context.Context, k APIKey, key string) ([]t
 }
 
 // GetAPIKey reads a key record of a company.
-func (s *Tenancy) GetAPIKey(ctx context.Context, companyID, keyID int64) (APIKey, error) {
-	var k APIKey
+func (s *Tenancy) GetAPIKey(ctx context.Context, companyID, keyID int64) (schema.APIKey, error) {
+	var k schema.APIKey
 	err := s.t.GetItemConsistent(ctx, schema.APIKeyRecordKey(companyID, keyID), &k)
 	return k, err
 }
@@ -117,7 +117,7 @@ func (s *Tenancy) GetAPIKey(ctx context.Context, companyID, keyID int64) (APIKey
 // request with it fails), its record keeps revoked_at and loses the hash,
 // and the audit entry is written, in one transaction. Revoking a revoked
 // key returns it unchanged. ddb.ErrNotFound for another company's key.
-func (s *Tenancy) RevokeAPIKey(ctx context.Context, companyID, keyID int64) (APIKey, error) {
+func (s *Tenancy) RevokeAPIKey(ctx context.Context, companyID, keyID int64) (schema.APIKey, error) {
 	k, err := s.GetAPIKey(ctx, companyID, keyID)
 	if err != nil || k.RevokedAt != "" {
 		return k, err
@@ -127,7 +127,7 @@ func (s *Tenancy) RevokeAPIKey(ctx context.Context, companyID, keyID int64) (API
 	upd := expression.Set(expression.Name("revoked_at"), expression.Value(k.RevokedAt)).Remove(expression.Name("key_hash"))
 	rec, err := s.t.TxUpdate(k.Key, upd, &cond)
 	if err != nil {
-		return APIKey{}, err
+		return schema.APIKey{}, err
 	}
 	ref := schema.APIKeyHashKey(k.Hash)
 	items := []types.TransactWriteItem{rec, s.t.TxDeleteKey(ref)}
@@ -136,7 +136,7 @@ func (s *Tenancy) RevokeAPIKey(ctx context.Context, companyID, keyID int64) (API
 		Changes: map[string]ledger.Change{"revoked_at": {Before: nil, After: k.RevokedAt}},
 	})
 	if err != nil {
-		return APIKey{}, err
+		return schema.APIKey{}, err
 	}
 	err = s.t.Transact(ctx, append(items, audit...))
 	if errors.Is(err, ddb.ErrConflict) {
@@ -148,12 +148,12 @@ func (s *Tenancy) RevokeAPIKey(ctx context.Context, companyID, keyID int64) (API
 
 // ListAPIKeys returns one page of a company's keys (of one user when
 // userID is not 0), by id, and the total.
-func (s *Tenancy) ListAPIKeys(ctx context.Context, companyID, userID int64, q page.Request) ([]APIKey, page.Result, int64, error) {
+func (s *Tenancy) ListAPIKeys(ctx context.Context, companyID, userID int64, q page.Request) ([]schema.APIKey, page.Result, int64, error) {
 	l := page.List{Partition: schema.CompanyPK(companyID), Range: page.Prefix(schema.APIKeyRecordPrefix), Forward: true}
 	if userID != 0 {
 		l = page.List{Index: tabledef.GSI1, Partition: schema.APIKeyOwnerPK(companyID, userID), Range: page.Digits, Forward: true}
 	}
-	var out []APIKey
+	var out []schema.APIKey
 	res, err := page.Read(ctx, s.t, l, q, &out)
 	if err != nil {
 		return nil, page.Result{}, 0, err
@@ -165,8 +165,8 @@ func (s *Tenancy) ListAPIKeys(ctx context.Context, companyID, userID int64, q pa
 // Credential is what authentication learns from a credential: its user and
 // company, and for an API key the key's id and last use.
 type Credential struct {
-	User    User
-	Company Company
+	User    schema.User
+	Company schema.Company
 	KeyID   int64
 	// lastUsedAt and hash are the API key's, for TouchAPIKey.
 	lastUsedAt string

@@ -16,23 +16,23 @@ import (
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
-func (s *Tenancy) companyItem(c Company) Company { return c.Item(s.t.Stamp()) }
+func (s *Tenancy) companyItem(c schema.Company) schema.Company { return c.Item(s.t.Stamp()) }
 
 // GetCompany reads a company.
-func (s *Tenancy) GetCompany(ctx context.Context, id int64) (Company, error) {
-	var c Company
+func (s *Tenancy) GetCompany(ctx context.Context, id int64) (schema.Company, error) {
+	var c schema.Company
 	err := s.t.GetItem(ctx, schema.CompanyKey(id), &c)
 	return c, err
 }
 
 // CompanyByName finds a company by name (ignoring case and surrounding
 // space).
-func (s *Tenancy) CompanyByName(ctx context.Context, name string) (Company, error) {
+func (s *Tenancy) CompanyByName(ctx context.Context, name string) (schema.Company, error) {
 	var ref schema.CompanyNameRef
 	if err := s.t.GetItemConsistent(ctx, schema.CompanyNameKey(name), &ref); err != nil {
-		return Company{}, err
+		return schema.Company{}, err
 	}
-	var c Company
+	var c schema.Company
 	err := s.t.GetItemConsistent(ctx, schema.CompanyKey(ref.CompanyID), &c)
 	return c, err
 }
@@ -41,42 +41,42 @@ func (s *Tenancy) CompanyByName(ctx context.Context, name string) (Company, erro
 // and that admin's first API key.
 type NewCompany struct {
 	Name   string
-	Admin  User   // email and names; the rest is set here
-	APIKey string // the admin's first key (only its hash is stored)
+	Admin  schema.User // email and names; the rest is set here
+	APIKey string      // the admin's first key (only its hash is stored)
 }
 
 // CreateCompany creates a company, its first (active, admin) user and that
 // user's first API key in one transaction with their audit entries. When a
 // company of that name exists it returns it with created false and writes
 // nothing.
-func (s *Tenancy) CreateCompany(ctx context.Context, in NewCompany) (c Company, admin User, created bool, err error) {
+func (s *Tenancy) CreateCompany(ctx context.Context, in NewCompany) (c schema.Company, admin schema.User, created bool, err error) {
 	existing, err := s.CompanyByName(ctx, in.Name)
 	if err == nil {
-		return existing, User{}, false, nil
+		return existing, schema.User{}, false, nil
 	}
 	if !errors.Is(err, ddb.ErrNotFound) {
-		return Company{}, User{}, false, err
+		return schema.Company{}, schema.User{}, false, err
 	}
 	id, err := s.l.NextID(ctx, "company")
 	if err != nil {
-		return Company{}, User{}, false, err
+		return schema.Company{}, schema.User{}, false, err
 	}
 	uid, err := s.NextUserID(ctx, id)
 	if err != nil {
-		return Company{}, User{}, false, err
+		return schema.Company{}, schema.User{}, false, err
 	}
 	keyID, err := s.nextAPIKeyID(ctx, id)
 	if err != nil {
-		return Company{}, User{}, false, err
+		return schema.Company{}, schema.User{}, false, err
 	}
-	c = s.companyItem(Company{ID: id, Name: strings.TrimSpace(in.Name)})
+	c = s.companyItem(schema.Company{ID: id, Name: strings.TrimSpace(in.Name)})
 	guard, err := s.t.TxPutNew(schema.CompanyNameRef{Key: schema.CompanyNameKey(c.Name), CompanyID: id})
 	if err != nil {
-		return Company{}, User{}, false, err
+		return schema.Company{}, schema.User{}, false, err
 	}
 	item, err := s.t.TxPutNew(c)
 	if err != nil {
-		return Company{}, User{}, false, err
+		return schema.Company{}, schema.User{}, false, err
 	}
 	items := []types.TransactWriteItem{guard, item}
 	audit, err := s.l.TxAudit(ctx, id, ledger.AuditEntry{
@@ -84,36 +84,36 @@ func (s *Tenancy) CreateCompany(ctx context.Context, in NewCompany) (c Company, 
 		Changes: map[string]ledger.Change{"name": {After: c.Name}},
 	})
 	if err != nil {
-		return Company{}, User{}, false, err
+		return schema.Company{}, schema.User{}, false, err
 	}
 	items = append(items, audit...)
 	u := in.Admin
 	u.ID, u.CompanyID, u.IsAdmin, u.Active = uid, id, true, true
 	userItems, u, err := s.txCreateUser(ctx, u)
 	if err != nil {
-		return Company{}, User{}, false, err
+		return schema.Company{}, schema.User{}, false, err
 	}
-	keyItems, err := s.txCreateAPIKey(ctx, APIKey{ID: keyID, CompanyID: id, UserID: uid, Name: "first admin key"}, in.APIKey)
+	keyItems, err := s.txCreateAPIKey(ctx, schema.APIKey{ID: keyID, CompanyID: id, UserID: uid, Name: "first admin key"}, in.APIKey)
 	if err != nil {
-		return Company{}, User{}, false, err
+		return schema.Company{}, schema.User{}, false, err
 	}
 	err = s.t.Transact(ctx, append(append(items, userItems...), keyItems...))
 	if ddb.ConditionFailedAt(err, 0) {
 		// Created meanwhile under the same name.
 		existing, err := s.CompanyByName(ctx, in.Name)
-		return existing, User{}, false, err
+		return existing, schema.User{}, false, err
 	}
 	if err != nil {
-		return Company{}, User{}, false, err
+		return schema.Company{}, schema.User{}, false, err
 	}
 	return c, u, true, nil
 }
 
 // SetCompanyActive deactivates or reactivates a company (recorded in its
 // audit log) and returns it; changed is false when it already was so.
-func (s *Tenancy) SetCompanyActive(ctx context.Context, id int64, active bool) (c Company, changed bool, err error) {
+func (s *Tenancy) SetCompanyActive(ctx context.Context, id int64, active bool) (c schema.Company, changed bool, err error) {
 	if err := s.t.GetItemConsistent(ctx, schema.CompanyKey(id), &c); err != nil {
-		return Company{}, false, err
+		return schema.Company{}, false, err
 	}
 	if c.Active() == active {
 		return c, false, nil
@@ -131,7 +131,7 @@ func (s *Tenancy) SetCompanyActive(ctx context.Context, id int64, active bool) (
 	}
 	item, err := s.t.TxUpdate(schema.CompanyKey(id), upd, &cond)
 	if err != nil {
-		return Company{}, false, err
+		return schema.Company{}, false, err
 	}
 	verb := map[bool]string{true: "company.reactivate", false: "company.deactivate"}[active]
 	audit, err := s.l.TxAudit(ctx, id, ledger.AuditEntry{
@@ -139,7 +139,7 @@ func (s *Tenancy) SetCompanyActive(ctx context.Context, id int64, active bool) (
 		Changes: map[string]ledger.Change{"active": {Before: before, After: active}},
 	})
 	if err != nil {
-		return Company{}, false, err
+		return schema.Company{}, false, err
 	}
 	err = s.t.Transact(ctx, append([]types.TransactWriteItem{item}, audit...))
 	if errors.Is(err, ddb.ErrConflict) {
@@ -149,8 +149,8 @@ func (s *Tenancy) SetCompanyActive(ctx context.Context, id int64, active bool) (
 }
 
 // ListCompanies returns one page of every company, by id.
-func (s *Tenancy) ListCompanies(ctx context.Context, q page.Request) ([]Company, page.Result, error) {
-	var out []Company
+func (s *Tenancy) ListCompanies(ctx context.Context, q page.Request) ([]schema.Company, page.Result, error) {
+	var out []schema.Company
 	res, err := page.Read(ctx, s.t, page.List{Index: tabledef.GSI1, Partition: schema.CompaniesPK, Range: page.Digits, Forward: true}, q, &out)
 	return out, res, err
 }

@@ -39,7 +39,7 @@ const (
 type IdempotencyRecord struct {
 	Fingerprint string
 	Done        bool
-	Answer      IdempotentAnswer
+	Answer      schema.IdempotentAnswer
 }
 
 // IdempotencyClaim is a key taken by a request in progress.
@@ -99,7 +99,7 @@ func (s *Tenancy) ClaimIdempotencyKey(ctx context.Context, companyID int64, subj
 // CompleteIdempotencyKey keeps a's answer for replays, for the rest of the
 // key's retention. ddb.ErrConflict when the claim was lost (its lease ran out
 // and another request took the key).
-func (s *Tenancy) CompleteIdempotencyKey(ctx context.Context, c *IdempotencyClaim, a IdempotentAnswer) error {
+func (s *Tenancy) CompleteIdempotencyKey(ctx context.Context, c *IdempotencyClaim, a schema.IdempotentAnswer) error {
 	upd := expression.Set(expression.Name("state"), expression.Value(idemDone)).
 		Set(expression.Name("status"), expression.Value(a.Status))
 	if len(a.Header) > 0 {

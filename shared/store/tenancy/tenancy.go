@@ -9,15 +9,6 @@ import (
 
 	"github.com/acme/codescan-api/shared/store/ddb"
 	"github.com/acme/codescan-api/shared/store/ledger"
-	"github.com/acme/codescan-api/shared/store/schema"
-)
-
-// The item types of the area (see schema).
-type (
-	Company          = schema.Company
-	User             = schema.User
-	APIKey           = schema.APIKey
-	IdempotentAnswer = schema.IdempotentAnswer
 )
 
 // Tenancy reads and writes the area's items of one table.

@@ -16,6 +16,7 @@ import (
 	"github.com/acme/codescan-api/shared/store/ddb"
 	"github.com/acme/codescan-api/shared/store/ledger"
 	"github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/store/tenancy"
 )
 
@@ -57,17 +58,17 @@ func TestAccountWritesRetryTransactionConflicts(t *testing.T) {
 	ctx := ledger.WithAuditActor(context.Background(), ledger.AuditActor{Via: ledger.ViaOperator})
 	left := conflicting(tb, 2)
 	c, admin, created, err := st.CreateCompany(ctx, tenancy.NewCompany{
-		Name: "Acme", Admin: tenancy.User{Email: "a@acme.test", FirstName: "A", LastName: "B"}, APIKey: "csk_test-key-1",
+		Name: "Acme", Admin: schema.User{Email: "a@acme.test", FirstName: "A", LastName: "B"}, APIKey: "csk_test-key-1",
 	})
 	if err != nil || !created {
 		t.Fatalf("CreateCompany after 2 conflicts: %v", err)
 	}
 	left.Store(2)
-	if _, err := st.CreateAPIKey(ctx, tenancy.APIKey{CompanyID: c.ID, UserID: admin.ID, Name: "k"}, "csk_test-key-2"); err != nil {
+	if _, err := st.CreateAPIKey(ctx, schema.APIKey{CompanyID: c.ID, UserID: admin.ID, Name: "k"}, "csk_test-key-2"); err != nil {
 		t.Fatalf("CreateAPIKey after 2 conflicts: %v", err)
 	}
 	left.Store(2)
-	u, err := st.CreateUser(ctx, tenancy.User{CompanyID: c.ID, Email: "b@acme.test", FirstName: "B", LastName: "C", IsAdmin: true, Active: true})
+	u, err := st.CreateUser(ctx, schema.User{CompanyID: c.ID, Email: "b@acme.test", FirstName: "B", LastName: "C", IsAdmin: true, Active: true})
 	if err != nil {
 		t.Fatalf("CreateUser after 2 conflicts: %v", err)
 	}
@@ -83,7 +84,7 @@ func TestAccountWritesRetryTransactionConflicts(t *testing.T) {
 	}
 	// Endless contention is an error, never a write.
 	left.Store(100)
-	if _, err := st.CreateAPIKey(ctx, tenancy.APIKey{CompanyID: c.ID, UserID: admin.ID, Name: "k"}, "csk_test-key-3"); err == nil {
+	if _, err := st.CreateAPIKey(ctx, schema.APIKey{CompanyID: c.ID, UserID: admin.ID, Name: "k"}, "csk_test-key-3"); err == nil {
 		t.Fatal("CreateAPIKey succeeded through endless conflicts")
 	}
 	left.Store(0)
@@ -177,7 +178,7 @@ func TestIdempotencyKeyLifecycle(t *testing.T) {
 	if c, _ := claim("key#2", "k", "fp1", t0); c == nil {
 		t.Fatal("another credential's key of the same name is its own")
 	}
-	answer := tenancy.IdempotentAnswer{Status: 201, Header: map[string]string{"Content-Type": "application/json"}, Body: []byte(`{"id":1}`)}
+	answer := schema.IdempotentAnswer{Status: 201, Header: map[string]string{"Content-Type": "application/json"}, Body: []byte(`{"id":1}`)}
 	if err := st.CompleteIdempotencyKey(ctx, first, answer); err != nil {
 		t.Fatal(err)
 	}
@@ -223,8 +224,8 @@ func TestSCMLoginIsAMemberOfTheUserChange(t *testing.T) {
 	t.Parallel()
 	st, _ := newArea(t)
 	ctx := ledger.WithAuditActor(context.Background(), ledger.AuditActor{Via: ledger.ViaOperator})
-	company := func(name string) (tenancy.Company, tenancy.User) {
-		c, admin, _, err := st.CreateCompany(ctx, tenancy.NewCompany{Name: name, Admin: tenancy.User{Email: "a@" + name + ".test", FirstName: "A", LastName: "B"}, APIKey: "csk_test-" + name})
+	company := func(name string) (schema.Company, schema.User) {
+		c, admin, _, err := st.CreateCompany(ctx, tenancy.NewCompany{Name: name, Admin: schema.User{Email: "a@" + name + ".test", FirstName: "A", LastName: "B"}, APIKey: "csk_test-" + name})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -232,7 +233,7 @@ func TestSCMLoginIsAMemberOfTheUserChange(t *testing.T) {
 	}
 	acme, admin := company("acme")
 	globex, theirs := company("globex")
-	dev, err := st.CreateUser(ctx, tenancy.User{CompanyID: acme.ID, Email: "dev@acme.test", FirstName: "D", LastName: "E", Active: true})
+	dev, err := st.CreateUser(ctx, schema.User{CompanyID: acme.ID, Email: "dev@acme.test", FirstName: "D", LastName: "E", Active: true})
 	if err != nil {
 		t.Fatal(err)
 	}

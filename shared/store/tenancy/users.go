@@ -58,7 +58,7 @@ const (
 // FacetPermission is the facet of users holding perm.
 func FacetPermission(perm string) string { return "perm:" + perm }
 
-func facets(u User) []string {
+func facets(u schema.User) []string {
 	out := []string{FacetAll, FacetMember}
 	if u.IsAdmin {
 		out[1] = FacetAdmin
@@ -74,30 +74,30 @@ func facets(u User) []string {
 // list copies and counters, in one transaction that also records the audit
 // entry. ErrEmailTaken or ErrSubjectTaken when another user of the company
 // has the email or the subject.
-func (s *Tenancy) CreateUser(ctx context.Context, u User) (User, error) {
+func (s *Tenancy) CreateUser(ctx context.Context, u schema.User) (schema.User, error) {
 	next := u.ID == 0
 	for attempt := 0; ; attempt++ {
 		if next {
 			id, err := s.NextUserID(ctx, u.CompanyID)
 			if err != nil {
-				return User{}, err
+				return schema.User{}, err
 			}
 			u.ID = id
 		}
 		items, created, err := s.txCreateUser(ctx, u)
 		if err != nil {
-			return User{}, err
+			return schema.User{}, err
 		}
 		err = s.t.Transact(ctx, items)
 		switch {
 		case next && ddb.ConditionFailedAt(err, 0) && attempt < ddb.MaxTxAttempts:
 			continue // the id is an older user's (see ledger.NextCompanyID): take the next
 		case ddb.ConditionFailedAt(err, 1):
-			return User{}, ErrEmailTaken
+			return schema.User{}, ErrEmailTaken
 		case u.Subject != "" && (ddb.ConditionFailedAt(err, 2) || ddb.ConditionFailedAt(err, 3)):
-			return User{}, ErrSubjectTaken
+			return schema.User{}, ErrSubjectTaken
 		case err != nil:
-			return User{}, err
+			return schema.User{}, err
 		}
 		return created, nil
 	}
@@ -108,7 +108,7 @@ func (s *Tenancy) NextUserID(ctx context.Context, companyID int64) (int64, error
 	return s.l.NextCompanyID(ctx, companyID, "user", schema.UserFacetPrefix(FacetAll))
 }
 
-func (s *Tenancy) txCreateUser(ctx context.Context, u User) ([]types.TransactWriteItem, User, error) {
+func (s *Tenancy) txCreateUser(ctx context.Context, u schema.User) ([]types.TransactWriteItem, schema.User, error) {
 	u.Key = schema.UserKey(u.CompanyID, u.ID)
 	u.CreatedAt, u.Revision = s.t.Stamp(), 1
 	u.UpdatedAt = u.CreatedAt
@@ -119,15 +119,15 @@ func (s *Tenancy) txCreateUser(ctx context.Context, u User) ([]types.TransactWri
 		return err
 	}
 	if err := add(s.t.TxPutNew(u)); err != nil {
-		return nil, User{}, err
+		return nil, schema.User{}, err
 	}
 	if err := add(s.t.TxPutNew(schema.UserEmailRef{Key: schema.UserEmailKey(u.CompanyID, u.Email), UserID: u.ID})); err != nil {
-		return nil, User{}, err
+		return nil, schema.User{}, err
 	}
 	if u.Subject != "" {
 		ref := schema.CredentialRef{Key: schema.SubjectKey(u.Subject, u.CompanyID), CompanyID: u.CompanyID, UserID: u.ID, CreatedAt: u.CreatedAt}
 		if err := add(s.t.TxPutNew(ref)); err != nil {
-			return nil, User{}, err
+			return nil, schema.User{}, err
 		}
 		// A mapping from before subjects were per company, when it is this
 		// company's, is taken too.
@@ -135,7 +135,7 @@ func (s *Tenancy) txCreateUser(ctx context.Context, u User) ([]types.TransactWri
 			expression.Name("company_id").NotEqual(expression.Value(u.CompanyID)))
 		expr, err := expression.NewBuilder().WithCondition(notOurs).Build()
 		if err != nil {
-			return nil, User{}, err
+			return nil, schema.User{}, err
 		}
 		items = append(items, types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
 			TableName: aws.String(s.t.Name), Key: schema.LegacySubjectKey(u.Subject).AV(), ConditionExpression: expr.Condition(),
@@ -146,15 +146,15 @@ func (s *Tenancy) txCreateUser(ctx context.Context, u User) ([]types.TransactWri
 		c := u
 		c.Key = schema.UserFacetKey(u.CompanyID, f, u.ID)
 		if err := add(s.t.TxPut(c, nil)); err != nil {
-			return nil, User{}, err
+			return nil, schema.User{}, err
 		}
 		if err := add(s.l.TxAdd(schema.UserCountKey(u.CompanyID, f), 1, nil)); err != nil {
-			return nil, User{}, err
+			return nil, schema.User{}, err
 		}
 	}
 	if u.Active && u.IsAdmin {
 		if err := add(s.l.TxAdd(schema.UserCountKey(u.CompanyID, activeAdmins), 1, nil)); err != nil {
-			return nil, User{}, err
+			return nil, schema.User{}, err
 		}
 	}
 	audit, err := s.l.TxAudit(ctx, u.CompanyID, ledger.AuditEntry{
@@ -176,33 +176,33 @@ func permissionList(p []string) []string {
 }
 
 // GetUser reads a user of a company.
-func (s *Tenancy) GetUser(ctx context.Context, companyID, userID int64) (User, error) {
-	var u User
+func (s *Tenancy) GetUser(ctx context.Context, companyID, userID int64) (schema.User, error) {
+	var u schema.User
 	err := s.t.GetItem(ctx, schema.UserKey(companyID, userID), &u)
 	return u, err
 }
 
 // UserByEmail finds a user of a company by email (ignoring case).
-func (s *Tenancy) UserByEmail(ctx context.Context, companyID int64, email string) (User, error) {
+func (s *Tenancy) UserByEmail(ctx context.Context, companyID int64, email string) (schema.User, error) {
 	var ref schema.UserEmailRef
 	if err := s.t.GetItem(ctx, schema.UserEmailKey(companyID, email), &ref); err != nil {
-		return User{}, err
+		return schema.User{}, err
 	}
 	return s.GetUser(ctx, companyID, ref.UserID)
 }
 
 // ListUsers returns every user of a company.
-func (s *Tenancy) ListUsers(ctx context.Context, companyID int64) ([]User, error) {
-	var out []User
+func (s *Tenancy) ListUsers(ctx context.Context, companyID int64) ([]schema.User, error) {
+	var out []schema.User
 	err := s.t.QueryAll(ctx, "", ddb.PKBeginsWith(schema.CompanyPK(companyID), schema.UserSKPrefix), true, &out)
 	return out, err
 }
 
 // ListUsersPage returns one page of a company's users under a facet (by
 // id) and the facet's total.
-func (s *Tenancy) ListUsersPage(ctx context.Context, companyID int64, facet string, q page.Request) ([]User, page.Result, int64, error) {
+func (s *Tenancy) ListUsersPage(ctx context.Context, companyID int64, facet string, q page.Request) ([]schema.User, page.Result, int64, error) {
 	l := page.List{Partition: schema.CompanyPK(companyID), Range: page.Prefix(schema.UserFacetPrefix(facet)), Forward: true}
-	var out []User
+	var out []schema.User
 	res, err := page.Read(ctx, s.t, l, q, &out)
 	if err != nil {
 		return nil, page.Result{}, 0, err
@@ -230,17 +230,17 @@ type UserChange struct {
 // after. ErrLastAdmin when the change would leave the company without an
 // active admin, ErrSCMLoginTaken when another user of the company holds
 // the login; a change that changes nothing writes nothing.
-func (s *Tenancy) UpdateUser(ctx context.Context, companyID, userID int64, ch UserChange) (before, after User, err error) {
+func (s *Tenancy) UpdateUser(ctx context.Context, companyID, userID int64, ch UserChange) (before, after schema.User, err error) {
 	if ch.SCMLogin != nil && *ch.SCMLogin != strings.ToLower(*ch.SCMLogin) {
-		return User{}, User{}, fmt.Errorf("scm login %q is not lower case: %w", *ch.SCMLogin, ddb.ErrInvalid)
+		return schema.User{}, schema.User{}, fmt.Errorf("scm login %q is not lower case: %w", *ch.SCMLogin, ddb.ErrInvalid)
 	}
 	for attempt := 0; attempt < ddb.MaxTxAttempts; attempt++ {
 		if err := ddb.Backoff(ctx, attempt); err != nil {
-			return User{}, User{}, err
+			return schema.User{}, schema.User{}, err
 		}
-		before = User{} // unmarshalling leaves absent members as they were
+		before = schema.User{} // unmarshalling leaves absent members as they were
 		if err := s.t.GetItemConsistent(ctx, schema.UserKey(companyID, userID), &before); err != nil {
-			return User{}, User{}, err
+			return schema.User{}, schema.User{}, err
 		}
 		after = before
 		if ch.Permissions != nil {
@@ -264,26 +264,26 @@ func (s *Tenancy) UpdateUser(ctx context.Context, companyID, userID int64, ch Us
 		after.UpdatedAt = s.t.Stamp()
 		items, g, err := s.txUpdateUser(ctx, before, after, changes)
 		if err != nil {
-			return User{}, User{}, err
+			return schema.User{}, schema.User{}, err
 		}
 		err = s.t.Transact(ctx, items)
 		switch {
 		case err == nil:
 			return before, after, nil
 		case g.lastAdmin >= 0 && ddb.ConditionFailedAt(err, g.lastAdmin):
-			return User{}, User{}, ErrLastAdmin
+			return schema.User{}, schema.User{}, ErrLastAdmin
 		case g.login >= 0 && ddb.ConditionFailedAt(err, g.login):
-			return User{}, User{}, ErrSCMLoginTaken
+			return schema.User{}, schema.User{}, ErrSCMLoginTaken
 		case ddb.ConditionFailedAt(err, 0):
 			continue // changed meanwhile: read it again
 		default:
-			return User{}, User{}, err
+			return schema.User{}, schema.User{}, err
 		}
 	}
-	return User{}, User{}, fmt.Errorf("update user %d: %w", userID, ddb.ErrUnavailable)
+	return schema.User{}, schema.User{}, fmt.Errorf("update user %d: %w", userID, ddb.ErrUnavailable)
 }
 
-func userChanges(before, after User) map[string]ledger.Change {
+func userChanges(before, after schema.User) map[string]ledger.Change {
 	out := map[string]ledger.Change{}
 	if !slices.Equal(before.Permissions, after.Permissions) {
 		out["permissions"] = ledger.Change{Before: permissionList(before.Permissions), After: permissionList(after.Permissions)}
@@ -314,7 +314,7 @@ type guards struct{ lastAdmin, login int }
 
 // txUpdateUser returns the items of an update and the indexes of its
 // last-admin and login guards among them.
-func (s *Tenancy) txUpdateUser(ctx context.Context, before, after User, changes map[string]ledger.Change) ([]types.TransactWriteItem, guards, error) {
+func (s *Tenancy) txUpdateUser(ctx context.Context, before, after schema.User, changes map[string]ledger.Change) ([]types.TransactWriteItem, guards, error) {
 	g := guards{lastAdmin: -1, login: -1}
 	cond := expression.AttributeNotExists(expression.Name("revision"))
 	if before.Revision != 0 {
@@ -384,7 +384,7 @@ func (s *Tenancy) txUpdateUser(ctx context.Context, before, after User, changes 
 // txSCMLogin is the look-up items of a login change: the new login's,
 // conditional on no other user's holding it (first), and the removal of
 // the old one's; none when the login stays.
-func (s *Tenancy) txSCMLogin(before, after User) ([]types.TransactWriteItem, error) {
+func (s *Tenancy) txSCMLogin(before, after schema.User) ([]types.TransactWriteItem, error) {
 	if before.SCMLogin == after.SCMLogin {
 		return nil, nil
 	}
@@ -407,6 +407,6 @@ func (s *Tenancy) txSCMLogin(before, after User) ([]types.TransactWriteItem, err
 
 // UsersByID reads the company's users with these ids (by key); ids that
 // are not the company's users are absent from the map.
-func (s *Tenancy) UsersByID(ctx context.Context, companyID int64, ids []int64) (map[int64]User, error) {
-	return ddb.ByID(ctx, s.t, ids, func(id int64) ddb.Key { return schema.UserKey(companyID, id) }, func(u User) int64 { return u.ID })
+func (s *Tenancy) UsersByID(ctx context.Context, companyID int64, ids []int64) (map[int64]schema.User, error) {
+	return ddb.ByID(ctx, s.t, ids, func(id int64) ddb.Key { return schema.UserKey(companyID, id) }, func(u schema.User) int64 { return u.ID })
 }

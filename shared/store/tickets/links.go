@@ -30,7 +30,7 @@ func LinkID(ruleID, group string) string { return schema.TicketLinkID(ruleID, gr
 // ClaimLink takes the lease of a group's link for owner until now+lease,
 // creating the link (with rule, group and project) when there is none, and
 // returns it as stored; ErrLinkBusy while another owner's lease runs.
-func (s *Tickets) ClaimLink(ctx context.Context, companyID int64, ruleID, group string, projectID int64, owner string, now time.Time, lease time.Duration) (Link, error) {
+func (s *Tickets) ClaimLink(ctx context.Context, companyID int64, ruleID, group string, projectID int64, owner string, now time.Time, lease time.Duration) (schema.TicketLink, error) {
 	id := LinkID(ruleID, group)
 	lo, lu := expression.Name("lease_owner"), expression.Name("lease_until")
 	free := expression.AttributeNotExists(expression.Name("PK")).Or(expression.AttributeNotExists(lo)).
@@ -44,17 +44,17 @@ func (s *Tickets) ClaimLink(ctx context.Context, companyID int64, ruleID, group 
 	}
 	expr, err := expression.NewBuilder().WithCondition(free).WithUpdate(upd).Build()
 	if err != nil {
-		return Link{}, err
+		return schema.TicketLink{}, err
 	}
 	in := ddb.UpdateInput(s.t.Name, schema.TicketLinkKey(companyID, id), expr, types.ReturnValueAllNew)
 	res, err := ddb.Call(func() (*dynamodb.UpdateItemOutput, error) { return s.t.DB.UpdateItem(ctx, in) })
 	if ddb.IsConditionFailed(err) {
-		return Link{}, ErrLinkBusy
+		return schema.TicketLink{}, ErrLinkBusy
 	}
 	if err != nil {
-		return Link{}, err
+		return schema.TicketLink{}, err
 	}
-	var out Link
+	var out schema.TicketLink
 	return out, attributevalue.UnmarshalMap(res.Attributes, &out)
 }
 
@@ -70,29 +70,29 @@ func (s *Tickets) ReleaseLink(ctx context.Context, companyID int64, id, owner st
 }
 
 // GetLink reads a link.
-func (s *Tickets) GetLink(ctx context.Context, companyID int64, id string) (Link, error) {
-	var l Link
+func (s *Tickets) GetLink(ctx context.Context, companyID int64, id string) (schema.TicketLink, error) {
+	var l schema.TicketLink
 	return l, s.t.GetItemConsistent(ctx, schema.TicketLinkKey(companyID, id), &l)
 }
 
 // LinkByKey finds the link of a tracker's ticket (integration and key).
-func (s *Tickets) LinkByKey(ctx context.Context, companyID int64, integration, ticketKey string) (Link, error) {
+func (s *Tickets) LinkByKey(ctx context.Context, companyID int64, integration, ticketKey string) (schema.TicketLink, error) {
 	var ref schema.TicketKeyRef
 	if err := s.t.GetItem(ctx, schema.TicketKeyRefKey(companyID, integration, ticketKey), &ref); err != nil {
-		return Link{}, err
+		return schema.TicketLink{}, err
 	}
 	return s.GetLink(ctx, companyID, ref.LinkID)
 }
 
 // Links reads every link of a company (the reconciliation's and the
 // ticket filters' read: a company's tickets, never its issues).
-func (s *Tickets) Links(ctx context.Context, companyID int64) ([]Link, error) {
-	out := []Link{}
+func (s *Tickets) Links(ctx context.Context, companyID int64) ([]schema.TicketLink, error) {
+	out := []schema.TicketLink{}
 	kc := expression.Key("PK").Equal(expression.Value(schema.TicketLinkPK(companyID)))
 	if err := s.t.QueryAllConsistent(ctx, kc, &out); err != nil {
 		return nil, err
 	}
-	return slices.DeleteFunc(out, func(l Link) bool { return l.TicketKey == "" }), nil
+	return slices.DeleteFunc(out, func(l schema.TicketLink) bool { return l.TicketKey == "" }), nil
 }
 
 // Ticket is what a link records of the ticket it found or created.
@@ -105,16 +105,16 @@ type Ticket struct {
 // the issues it lists, and gives the lease back: the link, the look-up by
 // key, in one transaction; then each issue's set of links. A link that
 // already names a ticket keeps it (ErrConflict when it names another).
-func (s *Tickets) RecordLink(ctx context.Context, companyID int64, id, owner string, tk Ticket, issueIDs []string) (Link, error) {
+func (s *Tickets) RecordLink(ctx context.Context, companyID int64, id, owner string, tk Ticket, issueIDs []string) (schema.TicketLink, error) {
 	l, err := s.GetLink(ctx, companyID, id)
 	if err != nil {
-		return Link{}, err
+		return schema.TicketLink{}, err
 	}
 	if l.LeaseOwner != owner {
-		return Link{}, ErrLinkBusy
+		return schema.TicketLink{}, ErrLinkBusy
 	}
 	if l.TicketKey != "" && l.TicketKey != tk.Key {
-		return Link{}, ddb.ErrConflict
+		return schema.TicketLink{}, ddb.ErrConflict
 	}
 	ids := mergeIDs(l.IssueIDs, issueIDs)
 	at := s.t.Stamp()
@@ -132,19 +132,19 @@ func (s *Tickets) RecordLink(ctx context.Context, companyID int64, id, owner str
 	held := expression.Name("lease_owner").Equal(expression.Value(owner)).And(expression.Name("ver").Equal(expression.Value(l.Version)))
 	item, err := s.t.TxUpdate(l.Key, upd, &held)
 	if err != nil {
-		return Link{}, err
+		return schema.TicketLink{}, err
 	}
 	ref, err := s.t.TxPut(schema.TicketKeyRef{Key: schema.TicketKeyRefKey(companyID, tk.Integration, tk.Key), LinkID: id}, nil)
 	if err != nil {
-		return Link{}, err
+		return schema.TicketLink{}, err
 	}
 	if err := s.t.Transact(ctx, []types.TransactWriteItem{item, ref}); errors.Is(err, ddb.ErrConflict) {
-		return Link{}, ErrLinkBusy
+		return schema.TicketLink{}, ErrLinkBusy
 	} else if err != nil {
-		return Link{}, err
+		return schema.TicketLink{}, err
 	}
 	if err := s.addMembers(ctx, companyID, id, ids); err != nil {
-		return Link{}, err
+		return schema.TicketLink{}, err
 	}
 	return s.GetLink(ctx, companyID, id)
 }
@@ -202,7 +202,7 @@ func (s *Tickets) addMembers(ctx context.Context, companyID int64, id string, is
 // SetState records the ticket's state on the tracker (and how it was
 // resolved), conditional on the version read (ErrConflict otherwise);
 // synced says the state is one we set there ourselves.
-func (s *Tickets) SetState(ctx context.Context, l Link, state, resolution string, synced bool) (Link, error) {
+func (s *Tickets) SetState(ctx context.Context, l schema.TicketLink, state, resolution string, synced bool) (schema.TicketLink, error) {
 	upd := expression.Set(expression.Name("state"), expression.Value(state)).Set(expression.Name("ver"), expression.Value(l.Version+1)).
 		Set(expression.Name("updated_at"), expression.Value(s.t.Stamp())).Set(expression.Name("checked_at"), expression.Value(s.t.Stamp()))
 	if resolution == "" {
@@ -214,7 +214,7 @@ func (s *Tickets) SetState(ctx context.Context, l Link, state, resolution string
 		upd = upd.Set(expression.Name("synced"), expression.Value(state))
 	}
 	cond := expression.Name("ver").Equal(expression.Value(l.Version))
-	var out Link
+	var out schema.TicketLink
 	return out, s.t.Update(ctx, l.Key, upd, &cond, &out)
 }
 
@@ -229,7 +229,7 @@ type TicketView struct {
 // View is a link's ticket as issue answers show it: a ticket closed as
 // done whose findings a scan has not yet confirmed fixed reads
 // fix_in_progress.
-func View(l Link) TicketView {
+func View(l schema.TicketLink) TicketView {
 	state := l.State
 	if state == StateClosed && l.Resolution == ResolutionDone && l.Synced != StateClosed {
 		state = "fix_in_progress"
@@ -252,7 +252,7 @@ func (s *Tickets) TicketsOfIssues(ctx context.Context, companyID int64, ids []st
 	var linkKeys []ddb.Key
 	seen := map[string]bool{}
 	for _, av := range got {
-		var it IssueTicketsItem
+		var it schema.IssueTickets
 		if err := attributevalue.UnmarshalMap(av, &it); err != nil {
 			return nil, err
 		}
@@ -270,7 +270,7 @@ func (s *Tickets) TicketsOfIssues(ctx context.Context, companyID int64, ids []st
 	}
 	views := map[string]TicketView{}
 	for _, av := range links {
-		var l Link
+		var l schema.TicketLink
 		if err := attributevalue.UnmarshalMap(av, &l); err != nil {
 			return nil, err
 		}
@@ -338,7 +338,7 @@ func (s *Tickets) ForgetEvent(ctx context.Context, companyID int64, integration,
 
 // LinksOfIssue are the ids of the links whose ticket lists an issue.
 func (s *Tickets) LinksOfIssue(ctx context.Context, companyID int64, issueID string) ([]string, error) {
-	var it IssueTicketsItem
+	var it schema.IssueTickets
 	err := s.t.GetItem(ctx, schema.IssueTicketsKey(companyID, issueID), &it)
 	if errors.Is(err, ddb.ErrNotFound) {
 		return nil, nil

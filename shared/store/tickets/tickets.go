@@ -20,21 +20,8 @@ import (
 	"github.com/acme/codescan-api/shared/store/schema"
 )
 
-// The area's items (see schema).
-type (
-	JiraIntegration  = schema.JiraIntegration
-	Rule             = schema.TicketRule
-	Matcher          = schema.TicketMatcher
-	Destination      = schema.TicketDestination
-	Link             = schema.TicketLink
-	IssueTicketsItem = schema.IssueTickets
-	Key              = ddb.Key
-)
-
 // Errors of the area.
 var (
-	ErrNotFound = ddb.ErrNotFound
-	ErrConflict = ddb.ErrConflict
 	// ErrLinkBusy: another attempt holds the link's lease.
 	ErrLinkBusy = errors.New("another attempt on this ticket is in progress")
 	// ErrReplay: the inbound event was seen before.
@@ -82,12 +69,6 @@ func (s *Tickets) Clock() time.Time { return s.t.Clock() }
 func (s *Tickets) audit(ctx context.Context, companyID int64, action, target, id string, changes map[string]ledger.Change) ([]types.TransactWriteItem, error) {
 	return s.l.TxAudit(ctx, companyID, ledger.AuditEntry{Action: action, TargetType: target, TargetID: id, Changes: changes})
 }
-
-// Change is one field's value before and after a change (audit).
-type Change = ledger.Change
-
-// Secret is how a changed secret reads in the audit log.
-const Secret = ledger.Secret
 
 // CanonicalUUID is s as a canonical uuid, if it is one.
 func CanonicalUUID(s string) (string, bool) { return schema.CanonicalUUID(s) }

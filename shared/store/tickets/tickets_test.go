@@ -87,7 +87,7 @@ func TestLinkLeaseAndRecord(t *testing.T) {
 		t.Fatalf("issues with open tickets: %v", open)
 	}
 	other := env.Company(t, "Globex")
-	if _, err := a.LinkByKey(ctx, other.ID, "in-1", "SEC-1"); !errors.Is(err, tickets.ErrNotFound) {
+	if _, err := a.LinkByKey(ctx, other.ID, "in-1", "SEC-1"); !errors.Is(err, ddb.ErrNotFound) {
 		t.Fatalf("another company by key: %v", err)
 	}
 	if v, _ := a.TicketsOfIssues(ctx, other.ID, []string{"i1"}); len(v) != 0 {
@@ -124,7 +124,7 @@ func TestJiraIntegrationsAndRules(t *testing.T) {
 	c := env.Company(t, "Acme")
 	a := area(env)
 	ctx := context.Background()
-	in, err := a.CreateJira(ctx, tickets.JiraIntegration{UUID: catalog.NewIntegrationUUID(), CompanyID: c.ID, Name: "Jira", SiteURL: "https://acme.atlassian.net",
+	in, err := a.CreateJira(ctx, schema.JiraIntegration{UUID: catalog.NewIntegrationUUID(), CompanyID: c.ID, Name: "Jira", SiteURL: "https://acme.atlassian.net",
 		ProjectKey: "SEC", IssueType: "Bug", SealedToken: "sealed"})
 	if err != nil {
 		t.Fatal(err)
@@ -133,13 +133,13 @@ func TestJiraIntegrationsAndRules(t *testing.T) {
 		t.Fatalf("by hook: %+v %v", got, err)
 	}
 	name := "Security"
-	if _, err := a.UpdateJira(ctx, c.ID, in.UUID, in.Revision+1, tickets.JiraChange{Name: &name}); !errors.Is(err, tickets.ErrConflict) {
+	if _, err := a.UpdateJira(ctx, c.ID, in.UUID, in.Revision+1, tickets.JiraChange{Name: &name}); !errors.Is(err, ddb.ErrConflict) {
 		t.Fatalf("update on a stale revision: %v", err)
 	}
 	if got, err := a.UpdateJira(ctx, c.ID, in.UUID, in.Revision, tickets.JiraChange{Name: &name}); err != nil || got.Name != name || got.Revision != 2 {
 		t.Fatalf("update: %+v %v", got, err)
 	}
-	r, err := a.CreateRule(ctx, tickets.Rule{CompanyID: c.ID, Grouping: "cwe", Destination: tickets.Destination{Kind: "jira", Integration: in.UUID}})
+	r, err := a.CreateRule(ctx, schema.TicketRule{CompanyID: c.ID, Grouping: "cwe", Destination: schema.TicketDestination{Kind: "jira", Integration: in.UUID}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestJiraIntegrationsAndRules(t *testing.T) {
 	if got, err := a.ReplaceRule(ctx, r); err != nil || got.Grouping != "finding" || got.Revision != 2 {
 		t.Fatalf("replace: %+v %v", got, err)
 	}
-	if _, err := a.ReplaceRule(ctx, r); !errors.Is(err, tickets.ErrConflict) {
+	if _, err := a.ReplaceRule(ctx, r); !errors.Is(err, ddb.ErrConflict) {
 		t.Fatalf("replace on a stale revision: %v", err)
 	}
 	if err := a.DeleteRule(ctx, c.ID, r.ID); err != nil {
@@ -159,10 +159,10 @@ func TestJiraIntegrationsAndRules(t *testing.T) {
 	if err := a.DeleteJira(ctx, c.ID, in.UUID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.JiraByHook(ctx, in.UUID); !errors.Is(err, tickets.ErrNotFound) {
+	if _, err := a.JiraByHook(ctx, in.UUID); !errors.Is(err, ddb.ErrNotFound) {
 		t.Fatalf("look-up after delete: %v", err)
 	}
-	if err := a.DeleteJira(ctx, c.ID, in.UUID); !errors.Is(err, tickets.ErrNotFound) {
+	if err := a.DeleteJira(ctx, c.ID, in.UUID); !errors.Is(err, ddb.ErrNotFound) {
 		t.Fatalf("delete twice: %v", err)
 	}
 }
@@ -174,10 +174,10 @@ func TestRuleMatcherStoredFlat(t *testing.T) {
 	c := env.Company(t, "Acme")
 	a := area(env)
 	ctx := context.Background()
-	m := tickets.Matcher{Matcher: triagemodel.Matcher{Tool: "semgrep", RuleID: "sqli", CWE: 89, Path: "api/**",
+	m := schema.TicketMatcher{Matcher: triagemodel.Matcher{Tool: "semgrep", RuleID: "sqli", CWE: 89, Path: "api/**",
 		UrgencyAtLeast: "HI", UrgencyAtMost: "CR"}, NewOnDefaultBranch: true}
-	r, err := a.CreateRule(ctx, tickets.Rule{CompanyID: c.ID, Grouping: "rule", Matcher: m,
-		Destination: tickets.Destination{Kind: "github", Integration: catalog.NewIntegrationUUID(), Repository: "acme/api"}})
+	r, err := a.CreateRule(ctx, schema.TicketRule{CompanyID: c.ID, Grouping: "rule", Matcher: m,
+		Destination: schema.TicketDestination{Kind: "github", Integration: catalog.NewIntegrationUUID(), Repository: "acme/api"}})
 	if err != nil {
 		t.Fatal(err)
 	}
