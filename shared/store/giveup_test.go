@@ -65,13 +65,16 @@ func (w *branchWorld) processing(t *testing.T, branch string) scans.Scan {
 
 // issueBatch matches a BatchWriteItem of issues.
 func issueBatch(p any) bool {
-	in, ok := p.(*dynamodb.BatchWriteItemInput)
+	in, ok := p.(*dynamodb.TransactWriteItemsInput)
 	if !ok {
 		return false
 	}
-	for _, reqs := range in.RequestItems {
-		sk, ok := reqs[0].PutRequest.Item["SK"].(*types.AttributeValueMemberS)
-		return ok && strings.HasPrefix(sk.Value, "ISSUE#")
+	for _, it := range in.TransactItems {
+		if it.Put != nil && it.Put.ConditionExpression == nil {
+			if sk, ok := it.Put.Item["SK"].(*types.AttributeValueMemberS); ok && strings.HasPrefix(sk.Value, "ISSUE#") {
+				return true
+			}
+		}
 	}
 	return false
 }
@@ -182,11 +185,11 @@ func TestNextScanSettlesAJournalLeftBehind(t *testing.T) {
 
 // markerFixed matches the update that marks a journal's fix written.
 func markerFixed(p any) bool {
-	in, ok := p.(*dynamodb.UpdateItemInput)
-	if !ok {
+	in, ok := p.(*dynamodb.TransactWriteItemsInput)
+	if !ok || len(in.TransactItems) == 0 || in.TransactItems[0].Update == nil {
 		return false
 	}
-	sk, ok := in.Key["SK"].(*types.AttributeValueMemberS)
+	sk, ok := in.TransactItems[0].Update.Key["SK"].(*types.AttributeValueMemberS)
 	return ok && sk.Value == "~DONE"
 }
 

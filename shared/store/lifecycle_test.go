@@ -369,12 +369,9 @@ func (iw *issueWrites) watch(st *store.Store) {
 							}
 						}
 					}
-				case *dynamodb.BatchWriteItemInput:
-					for _, reqs := range p.RequestItems {
-						sk, ok := reqs[0].PutRequest.Item["SK"].(*types.AttributeValueMemberS)
-						if ok && strings.HasPrefix(sk.Value, "ISSUE#") && iw.batches.Add(1) == iw.failAt {
-							return middleware.InitializeOutput{}, middleware.Metadata{}, errors.New("crashed")
-						}
+				case *dynamodb.TransactWriteItemsInput:
+					if issueBatch(p) && iw.batches.Add(1) == iw.failAt {
+						return middleware.InitializeOutput{}, middleware.Metadata{}, errors.New("crashed")
 					}
 				}
 				return next.HandleInitialize(ctx, in)

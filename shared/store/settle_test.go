@@ -100,7 +100,7 @@ func TestSettlingRacesAnotherBranch(t *testing.T) {
 	ctx := context.Background()
 	fs := manyFindings("q", 300, 79, 89, 22)
 	sc := w.processing(t, "main")
-	crashOn(w.st, 1, journalPayment) // the writer pays nothing
+	// (the writer pays nothing: it crashes writing issues, which go first)
 	crashOn(w.st, 2, issueBatch)
 	if _, err := w.st.Findings.ApplyScan(ctx, w.company, sc, w.found(sc, fs...)); err == nil {
 		t.Fatal("the crash was not injected")

@@ -12,12 +12,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/acme/codescan-api/shared/store/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/journal"
-	"github.com/acme/codescan-api/shared/store/schema"
+	"github.com/acme/codescan-api/shared/store/internal/lease"
 	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/store/trends"
 )
 
@@ -26,9 +26,9 @@ import (
 // written first as the scan's journal (see internal/journal: items of up
 // to journalChunk counters' deltas, the trend moves, and the new issues
 // themselves in brief), then a marker naming it, which the branch's head
-// names too. Then the issues go out with parallel BatchWriteItem calls
-// while the journal is paid beside them. So each counter is written once
-// per scan, however many issues it gains. Only the scan's lease holder
+// names too. Then the issues go out, many to a transaction, and the
+// journal is paid, every transaction fenced by the lease (fence.go). So
+// each counter is written once per scan, however many issues it gains. Only the scan's lease holder
 // creates issues on its branch and tool, so a retry within the same apply
 // finds "the issues that do not exist yet" to be exactly the first
 // attempt's unwritten ones, and finishes both. A journal whose writer gave
@@ -38,13 +38,18 @@ import (
 // many counters because every item written costs a stream record as well.
 
 // journalChunk is the most counters one journal item holds: with the
-// item's own delete and the summaries of the three scopes of a scan's
-// issues (company, project, branch), one transaction pays it. An entry
+// item's own delete, the summaries of the three scopes of a scan's issues
+// (company, project, branch) and the lease's fence (fence.go), one
+// transaction pays it. An entry
 // (the counter's scope, dimension and group, from which its key is made
 // again, and its deltas) is at most some 2.5 KB (a file path of
 // norm.MaxPath bytes and a branch of 1,020), so an item stays under 250 KB,
 // below DynamoDB's 400 KB.
-const journalChunk = ddb.MaxTxItems - 4
+const journalChunk = ddb.MaxTxItems - 4 - fenceRoom
+
+// errNoRoom is paySettled's answer for a chunk of a journal written before
+// the fence took its room in the transaction: paid plainly instead.
+var errNoRoom = errors.New("no room to settle the chunk as it is paid")
 
 // The items of one generation of moves (a token of its own, so that
 // items a crash left of another generation are never paid with it): its
@@ -113,9 +118,9 @@ func (g generation) keys() []ddb.Key {
 // still land (see lease.Grace).
 var errCutOff = errors.New("writes cut off")
 
-// bulkCreate writes new issues (changes without before) of the scan and
-// counts them; it adds the counters it settled to settled.
-func (x *Findings) bulkCreate(ctx context.Context, companyID int64, sc scans.Scan, lease string, creates []IssueChange, settled map[ddb.Key]bool) error {
+// bulkCreate writes new issues (changes without before) of the scan under
+// the lease f and counts them; it adds the counters it settled to settled.
+func (x *Findings) bulkCreate(ctx context.Context, companyID int64, sc scans.Scan, f lease.Fence, creates []IssueChange, settled map[ddb.Key]bool) error {
 	pk := schema.ScanJournalPK(companyID, sc.ID)
 	var m journalMarker
 	var g generation
@@ -124,7 +129,7 @@ func (x *Findings) bulkCreate(ctx context.Context, companyID int64, sc scans.Sca
 	case errors.Is(err, ddb.ErrNotFound) && len(creates) == 0:
 		return nil // nothing to create, nothing owed
 	case errors.Is(err, ddb.ErrNotFound), err == nil && m.Gen == "": // none, or one an earlier version left
-		if m, g, err = x.writeJournal(ctx, companyID, sc, lease, creates); err != nil {
+		if m, g, err = x.writeJournal(ctx, companyID, sc, f, creates); err != nil {
 			return err
 		}
 	case err != nil:
@@ -134,39 +139,60 @@ func (x *Findings) bulkCreate(ctx context.Context, companyID int64, sc scans.Sca
 			return err
 		}
 	}
-	if err := x.settleTerms(ctx, companyID, creates, x.t.Stamp()); err != nil {
+	items, err := x.createItems(ctx, companyID, creates)
+	if err != nil {
 		return err
 	}
-	items := make([]any, 0, len(creates))
-	for _, c := range creates {
-		c.After.Version = 1
-		if err := c.After.SetDue(nil); err != nil {
-			return err
-		}
-		items = append(items, c.After)
-		if c.historyEntry() { // a triage rule acted at first detection: a retry writes the same entry
-			items = append(items, NewHistory(companyID, c, c.After.CreatedAt, 0))
-		}
+	// The journal, not the issues written, says what the counters owe, and
+	// what it paid for issues a writer that gave up never wrote is taken
+	// back when it is settled. That settlement decides from the issues that
+	// exist then, so an issue written after it (by a holder frozen past its
+	// lease) would stay uncounted, or overwrite one counted as another
+	// scan left it: the issues go out in fenced transactions, not in
+	// batches, and so does the journal's payment. One after the other:
+	// transactions that check the head at the same time conflict.
+	if err := x.writeAll(ctx, items); err != nil {
+		return fmt.Errorf("%w: %w", errCutOff, err)
 	}
-	// The issues and the counters go out together: the journal, not the
-	// issues written, says what the counters owe, and what it paid for
-	// issues a writer that gave up never wrote is taken back when it is
-	// settled; so the counters' transactions ride beside the issues'
-	// batches instead of after them.
-	eg, gctx := errgroup.WithContext(ctx)
-	eg.Go(func() error { return x.t.BatchPutParallel(gctx, items) })
-	eg.Go(func() error { return x.payGeneration(gctx, companyID, g, settled) })
-	if err := eg.Wait(); err != nil {
+	if err := x.payGeneration(ctx, companyID, g, settled); err != nil {
 		return fmt.Errorf("%w: %w", errCutOff, err)
 	}
 	// Paid in full: a later apply of the scan journals afresh.
-	return x.t.DeleteItem(ctx, m.Key)
+	return x.writeAll(ctx, []any{m.Key})
+}
+
+// createItems are the items that create the issues of creates: each
+// issue, and the history entry of the decision (decidedEntry) or the rule
+// that acted on it at first detection (the same entry on every attempt).
+func (x *Findings) createItems(ctx context.Context, companyID int64, creates []IssueChange) ([]any, error) {
+	items := make([]any, 0, len(creates))
+	for _, c := range creates {
+		if h, ok := decidedEntry(companyID, c); ok { // as the decision came, before its terms are settled
+			items = append(items, h)
+		}
+	}
+	if err := x.settleTerms(ctx, companyID, creates, x.t.Stamp()); err != nil {
+		return nil, err
+	}
+	for _, c := range creates {
+		c.After.Version = 1
+		if err := c.After.SetDue(nil); err != nil {
+			return nil, err
+		}
+		items = append(items, c.After)
+		if c.historyEntry() {
+			items = append(items, NewHistory(companyID, c, c.After.CreatedAt, 0))
+		}
+	}
+	return items, nil
 }
 
 // writeJournal writes the journal of creates and its marker, and names it
-// on the branch's head, conditional on the scan still holding its lease;
-// it returns the marker and the generation to pay.
-func (x *Findings) writeJournal(ctx context.Context, companyID int64, sc scans.Scan, lease string, creates []IssueChange) (journalMarker, generation, error) {
+// on the branch's head, conditional on the scan still holding its lease
+// f; it returns the marker and the generation to pay. The items go out in
+// batches, unfenced: a late one cannot move a count, as only the marker
+// names their generation (see fence.go).
+func (x *Findings) writeJournal(ctx context.Context, companyID int64, sc scans.Scan, f lease.Fence, creates []IssueChange) (journalMarker, generation, error) {
 	pk := schema.ScanJournalPK(companyID, sc.ID)
 	m := journalMarker{Key: ddb.Key{PK: pk, SK: schema.ScanJournalDoneSK}, Gen: uuid.NewString(), At: x.t.Stamp(),
 		Project: sc.ProjectID, Branch: sc.Branch}
@@ -191,13 +217,12 @@ func (x *Findings) writeJournal(ctx context.Context, companyID int64, sc scans.S
 	if err != nil {
 		return m, g, err
 	}
-	cond := expression.Name("lease_owner").Equal(expression.Value(lease))
-	head, err := x.t.TxUpdate(headKey(companyID, sc.ProjectID, sc.Branch, sc.Tool),
-		expression.Set(expression.Name("journal"), expression.Value(sc.ID)), &cond)
+	cond := f.Cond() // the head's own condition: a transaction writes an item once
+	head, err := x.t.TxUpdate(f.Key, expression.Set(expression.Name("journal"), expression.Value(sc.ID)), &cond)
 	if err != nil {
 		return m, g, err
 	}
-	return m, g, x.t.Transact(ctx, []types.TransactWriteItem{put, head})
+	return m, g, refused(withFence(ctx, f), x.t.Transact(ctx, []types.TransactWriteItem{put, head}), 1)
 }
 
 // newGeneration is generation gen of a journal: what changes written at
@@ -261,7 +286,7 @@ func (x *Findings) payGeneration(ctx context.Context, companyID int64, g generat
 		if err != nil {
 			return err
 		}
-		if err := journal.Pay(ctx, x.t, []ddb.Key{it.Key}, items); err != nil {
+		if err := x.pay(ctx, []ddb.Key{it.Key}, items); err != nil {
 			return err
 		}
 	}
@@ -269,7 +294,7 @@ func (x *Findings) payGeneration(ctx context.Context, companyID int64, g generat
 		keys := counterKeys(companyID, ch.Moves)
 		err := x.paySettled(ctx, companyID, ch, keys)
 		ok := err == nil
-		if errors.Is(err, ddb.ErrConflict) {
+		if errors.Is(err, ddb.ErrConflict) || errors.Is(err, errNoRoom) {
 			err = x.t.Retrying(ctx, func() error { return x.payPlain(ctx, ch, keys) })
 		}
 		if err != nil {
@@ -312,13 +337,14 @@ func (x *Findings) payPlain(ctx context.Context, ch journal.Item[journalEntry], 
 		}
 		items = append(items, add)
 	}
-	return journal.Pay(ctx, x.t, []ddb.Key{ch.Key}, items)
+	return x.pay(ctx, []ddb.Key{ch.Key}, items)
 }
 
 // paySettled pays a chunk to its counters (keys, as counterKeys), settled
 // for the counts read; ErrConflict when a counter moved since. The chunk's
 // counters, its scopes' summaries (a scan's issues have three scopes) and
-// its delete fit one transaction: see journalChunk.
+// its delete fit one transaction: see journalChunk; errNoRoom when they
+// do not (with the fence), to be paid plainly.
 func (x *Findings) paySettled(ctx context.Context, companyID int64, ch journal.Item[journalEntry], keys []ddb.Key) error {
 	got, err := x.t.BatchGet(ctx, keys)
 	if err != nil {
@@ -345,5 +371,8 @@ func (x *Findings) paySettled(ctx context.Context, companyID int64, ch journal.I
 	if err != nil {
 		return err
 	}
-	return journal.Pay(ctx, x.t, []ddb.Key{ch.Key}, append(items, sums...))
+	if len(items)+len(sums)+1+fenceRoom > ddb.MaxTxItems { // a chunk written before the fence took its room
+		return errNoRoom
+	}
+	return x.pay(ctx, []ddb.Key{ch.Key}, append(items, sums...))
 }

@@ -85,7 +85,7 @@ func (x *Findings) commitIssues(ctx context.Context, companyID int64, changes []
 		if n == 0 {
 			items = append(items, first...)
 		}
-		if err := x.t.Transact(ctx, items); err != nil {
+		if err := x.transact(ctx, items); err != nil {
 			return done, err
 		}
 		done += len(chunk)
@@ -199,8 +199,8 @@ func (x *Findings) txIssue(c IssueChange) (types.TransactWriteItem, error) {
 
 // ChunkChanges splits changes so that each chunk's transaction (its issues,
 // their history entries and events and the distinct counters they touch)
-// stays within DynamoDB's item limit, the first one leaving room for
-// reserve more items.
+// stays within DynamoDB's item limit, less the room of a lease's fence
+// (fence.go), the first one leaving room for reserve more items.
 func ChunkChanges(companyID int64, changes []IssueChange, reserve int) [][]IssueChange {
 	var chunks [][]IssueChange
 	var cur []IssueChange
@@ -218,7 +218,7 @@ func ChunkChanges(companyID int64, changes []IssueChange, reserve int) [][]Issue
 				need++
 			}
 		}
-		if len(cur) > 0 && items+need > ddb.MaxTxItems {
+		if len(cur) > 0 && items+need > ddb.MaxTxItems-fenceRoom {
 			chunks = append(chunks, cur)
 			cur, counters, items = nil, map[ddb.Key]bool{}, 0
 			need = c.txItems() + len(keys)

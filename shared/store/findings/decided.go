@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/acme/codescan-api/shared/store/decisions"
 	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/decisions"
 	"github.com/acme/codescan-api/shared/store/schema"
 )
 
@@ -82,15 +82,13 @@ func takeDecisions(changes []IssueChange, decided map[string]decisions.Decision,
 	}
 }
 
-// decidedHistory writes the history entries of new issues that arrive
-// with a project decision (creation is otherwise no entry). Their keys
-// name the issue's first detection, so a retry writes the same entries.
-func (x *Findings) decidedHistory(ctx context.Context, companyID int64, creates []IssueChange) error {
-	var items []any
-	for _, c := range creates {
-		if c.After.Decision.Scope == decisions.Project {
-			items = append(items, NewHistory(companyID, IssueChange{Before: &Issue{Status: "open"}, After: c.After, By: c.By, Reason: c.Reason}, c.After.CreatedAt, 0))
-		}
+// decidedEntry is the history entry of a new issue that arrives with a
+// project decision (creation is otherwise no entry), written with the
+// issue (bulkCreate). Its key names the issue's first detection, so a
+// retry writes the same entry.
+func decidedEntry(companyID int64, c IssueChange) (HistoryEntry, bool) {
+	if c.After.Decision.Scope != decisions.Project {
+		return HistoryEntry{}, false
 	}
-	return x.t.BatchPutParallel(ctx, items)
+	return NewHistory(companyID, IssueChange{Before: &Issue{Status: "open"}, After: c.After, By: c.By, Reason: c.Reason}, c.After.CreatedAt, 0), true
 }

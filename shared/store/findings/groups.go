@@ -225,7 +225,7 @@ func (x *Findings) settleCounters(ctx context.Context, companyID int64, keys []d
 }
 
 // settleChunks groups settlements into transactions: each holds its
-// counters and one summary per scope they belong to.
+// counters and one summary per scope they belong to (and a lease's fence).
 func settleChunks(due []settlement) [][]settlement {
 	slices.SortStableFunc(due, func(a, b settlement) int {
 		return cmp.Or(cmp.Compare(a.scope.ProjectID, b.scope.ProjectID), strings.Compare(a.scope.Branch, b.scope.Branch))
@@ -234,7 +234,7 @@ func settleChunks(due []settlement) [][]settlement {
 	var cur []settlement
 	scopes := map[Scope]bool{}
 	for _, st := range due {
-		if len(cur)+len(scopes)+1+b2i(!scopes[st.scope]) > ddb.MaxTxItems {
+		if len(cur)+len(scopes)+1+b2i(!scopes[st.scope]) > ddb.MaxTxItems-fenceRoom {
 			out = append(out, cur)
 			cur, scopes = nil, map[Scope]bool{}
 		}
@@ -270,7 +270,7 @@ func (x *Findings) settleMany(ctx context.Context, companyID int64, chunk []sett
 	if err != nil {
 		return err
 	}
-	return x.t.Transact(ctx, append(items, sums...))
+	return x.transact(ctx, append(items, sums...))
 }
 
 // groupMoves are the changes to scopes' numbers of non-empty groups, per

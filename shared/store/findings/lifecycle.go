@@ -14,11 +14,11 @@ import (
 	"github.com/google/uuid"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/acme/codescan-api/shared/store/decisions"
 	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/decisions"
 	"github.com/acme/codescan-api/shared/store/internal/lease"
-	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 	"github.com/acme/codescan-api/shared/triagemodel"
 )
@@ -91,27 +91,30 @@ func (x *Findings) ApplyScan(ctx context.Context, companyID int64, sc scans.Scan
 	}
 	// Each attempt holds the lease under a token of its own: two attempts of
 	// the same scan (a client retrying while the first still runs) queue too.
-	lease := sc.ID + "/" + uuid.NewString()
-	head, err := x.takeLease(ctx, companyID, sc, lease)
+	head, f, err := x.takeLease(ctx, companyID, sc, sc.ID+"/"+uuid.NewString())
 	if err != nil {
 		return ApplyResult{}, err
 	}
-	lctx, stop := x.keepLease(ctx, companyID, sc, lease)
+	// Its writes are fenced (fence.go): when the lease is lost they are
+	// refused, and the apply ends with ErrLeaseLost, as it does when an
+	// extension is refused, to be tried again from scratch.
+	lctx, stop := x.keepLease(ctx, companyID, sc, f.Owner)
+	lctx = withFence(lctx, f)
 	if head, err = x.categoryState(lctx, companyID, sc, head); err != nil {
 		stop()
-		x.releaseLease(ctx, companyID, sc, lease, false)
-		return ApplyResult{}, err
+		x.releaseLease(ctx, companyID, sc, f.Owner, false)
+		return ApplyResult{}, lostCause(lctx, err)
 	}
-	res, err := x.applyLeased(lctx, companyID, sc, lease, head, found)
+	res, err := x.applyLeased(lctx, companyID, sc, f, head, found)
 	stop()
 	if err != nil {
-		x.releaseLease(ctx, companyID, sc, lease, errors.Is(err, errCutOff))
-		return res, err
+		x.releaseLease(ctx, companyID, sc, f.Owner, errors.Is(err, errCutOff))
+		return res, lostCause(lctx, err)
 	}
 	return res, nil
 }
 
-func (x *Findings) applyLeased(ctx context.Context, companyID int64, sc scans.Scan, lease string, head ScanHead, found []Issue) (ApplyResult, error) {
+func (x *Findings) applyLeased(ctx context.Context, companyID int64, sc scans.Scan, f lease.Fence, head ScanHead, found []Issue) (ApplyResult, error) {
 	if head.Journal != "" {
 		if err := x.settleJournal(ctx, companyID, head.Journal); err != nil {
 			return ApplyResult{}, err
@@ -133,7 +136,7 @@ func (x *Findings) applyLeased(ctx context.Context, companyID int64, sc scans.Sc
 	// after this one completes read it.
 	var members errgroup.Group
 	members.Go(func() error { return scans.PutMembers(ctx, x.t, companyID, sc.ID, IDs(found), Aliases(found)) })
-	res, events, err := x.applyIssues(ctx, companyID, sc, lease, head, head0.ids, found)
+	res, events, err := x.applyIssues(ctx, companyID, sc, f, head, head0.ids, found)
 	if merr := members.Wait(); err == nil {
 		err = merr
 	}
@@ -141,7 +144,7 @@ func (x *Findings) applyLeased(ctx context.Context, companyID int64, sc scans.Sc
 		return res, err
 	}
 	return res, x.t.Retrying(ctx, func() error {
-		return x.completeScan(ctx, companyID, sc, lease, len(found), !res.Late, head.adopted, events)
+		return x.completeScan(ctx, companyID, sc, f, len(found), !res.Late, head.adopted, events)
 	})
 }
 
@@ -150,7 +153,7 @@ func (x *Findings) applyLeased(ctx context.Context, companyID int64, sc scans.Sc
 // what every attempt shares once (readApplyInputs), then each attempt reads
 // the issues that exist, plans the changes and writes them (applyAttempt),
 // and last settles the counters the writes moved.
-func (x *Findings) applyIssues(ctx context.Context, companyID int64, sc scans.Scan, lease string, head ScanHead, headIDs []string, found []Issue) (ApplyResult, []schema.Event, error) {
+func (x *Findings) applyIssues(ctx context.Context, companyID int64, sc scans.Scan, f lease.Fence, head ScanHead, headIDs []string, found []Issue) (ApplyResult, []schema.Event, error) {
 	var res ApplyResult
 	res.Late = head.ScanID != "" && head.ScanID != sc.ID && head.ScanCreatedAt > sc.CreatedAt
 	in, err := x.readApplyInputs(ctx, companyID, sc, head, headIDs, found, !res.Late)
@@ -161,7 +164,7 @@ func (x *Findings) applyIssues(ctx context.Context, companyID int64, sc scans.Sc
 	settled := map[ddb.Key]bool{} // counters the journal settled (bulkCreate)
 	err = x.t.Retrying(ctx, func() error {
 		res = ApplyResult{Late: res.Late}
-		return x.applyAttempt(ctx, companyID, sc, lease, found, &in, &res, &w, settled)
+		return x.applyAttempt(ctx, companyID, sc, f, found, &in, &res, &w, settled)
 	})
 	if err != nil {
 		return res, nil, err
@@ -220,10 +223,10 @@ type applyWrites struct {
 
 // applyAttempt is one attempt at applying the scan's issues: it reads the
 // issues that exist (unless none can), plans the lifecycle's changes (with
-// decisions and rules taken) and writes them: the decided history, the
-// created issues, then the updated ones. It counts into res and records
+// decisions and rules taken) and writes them: the created issues (with the
+// history of decisions they came with), then the updated ones. It counts into res and records
 // what it wrote in w.
-func (x *Findings) applyAttempt(ctx context.Context, companyID int64, sc scans.Scan, lease string, found []Issue, in *applyInputs, res *ApplyResult, w *applyWrites, settled map[ddb.Key]bool) error {
+func (x *Findings) applyAttempt(ctx context.Context, companyID int64, sc scans.Scan, f lease.Fence, found []Issue, in *applyInputs, res *ApplyResult, w *applyWrites, settled map[ddb.Key]bool) error {
 	ids, reported := scanIssueIDs(found, in.previous)
 	existing := map[string]Issue{}
 	if !in.unwritten {
@@ -238,10 +241,7 @@ func (x *Findings) applyAttempt(ctx context.Context, companyID int64, sc scans.S
 	created := ruleCreations(in.rules, changes)
 	w.fresh = freshIssues(w.fresh, sc, found, existing, created)
 	creates, updates := w.sortChanges(changes)
-	if err := x.decidedHistory(ctx, companyID, creates); err != nil {
-		return err
-	}
-	if err := x.bulkCreate(ctx, companyID, sc, lease, creates, settled); err != nil {
+	if err := x.bulkCreate(ctx, companyID, sc, f, creates, settled); err != nil {
 		return err
 	}
 	_, err := x.commitIssues(ctx, companyID, updates)
@@ -457,14 +457,15 @@ func shownChanged(e, f Issue) bool {
 }
 
 // takeLease makes the scan the only writer of its branch and tool (see
-// internal/lease); it returns the head as it was.
-func (x *Findings) takeLease(ctx context.Context, companyID int64, sc scans.Scan, owner string) (ScanHead, error) {
+// internal/lease); it returns the head as it was and the fence of the
+// holding (fence.go).
+func (x *Findings) takeLease(ctx context.Context, companyID int64, sc scans.Scan, owner string) (ScanHead, lease.Fence, error) {
 	var head ScanHead
-	err := lease.Take(ctx, x.t, headKey(companyID, sc.ProjectID, sc.Branch, sc.Tool), owner, &head)
+	f, err := lease.TakeFenced(ctx, x.t, headKey(companyID, sc.ProjectID, sc.Branch, sc.Tool), owner, &head)
 	if errors.Is(err, lease.ErrBusy) {
-		return head, fmt.Errorf("%w: branch %q of project %d is busy with another upload of %s", ddb.ErrUnavailable, sc.Branch, sc.ProjectID, sc.Tool)
+		return head, f, fmt.Errorf("%w: branch %q of project %d is busy with another upload of %s", ddb.ErrUnavailable, sc.Branch, sc.ProjectID, sc.Tool)
 	}
-	return head, err
+	return head, f, err
 }
 
 func (x *Findings) keepLease(ctx context.Context, companyID int64, sc scans.Scan, owner string) (context.Context, func()) {
@@ -477,8 +478,10 @@ func (x *Findings) releaseLease(ctx context.Context, companyID int64, sc scans.S
 
 // completeScan moves the head to the scan (when it is the new truth),
 // releases the lease, marks the scan complete (no longer waiting for the
-// ingester) and records its events, in one transaction.
-func (x *Findings) completeScan(ctx context.Context, companyID int64, sc scans.Scan, lease string, findings int, truth, adopted bool, events []schema.Event) error {
+// ingester) and records its events, in one transaction, conditional on the
+// scan still holding the lease f (the head's own condition: a transaction
+// writes an item once).
+func (x *Findings) completeScan(ctx context.Context, companyID int64, sc scans.Scan, f lease.Fence, findings int, truth, adopted bool, events []schema.Event) error {
 	upd := expression.Remove(expression.Name("lease_owner")).Remove(expression.Name("lease_until")).
 		Remove(expression.Name("journal")) // paid in full, or settled
 	switch {
@@ -488,8 +491,8 @@ func (x *Findings) completeScan(ctx context.Context, companyID int64, sc scans.S
 	case truth && adopted: // the category took the uncategorised truth over (categories.go)
 		upd = upd.Remove(expression.Name("scan_id")).Remove(expression.Name("scan_created_at"))
 	}
-	cond := expression.Name("lease_owner").Equal(expression.Value(lease))
-	head, err := x.t.TxUpdate(headKey(companyID, sc.ProjectID, sc.Branch, sc.Tool), upd, &cond)
+	cond := f.Cond()
+	head, err := x.t.TxUpdate(f.Key, upd, &cond)
 	if err != nil {
 		return err
 	}
@@ -520,5 +523,5 @@ func (x *Findings) completeScan(ctx context.Context, companyID int64, sc scans.S
 		}
 		items = append(items, item)
 	}
-	return x.t.Transact(ctx, items)
+	return refused(withFence(ctx, f), x.t.Transact(ctx, items), 0)
 }

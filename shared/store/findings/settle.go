@@ -7,12 +7,13 @@ import (
 	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
 
-	"github.com/acme/codescan-api/shared/store/internal/counted"
 	"github.com/acme/codescan-api/shared/store/ddb"
-	"github.com/acme/codescan-api/shared/store/schema"
+	"github.com/acme/codescan-api/shared/store/internal/counted"
 	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // Settling a scan's journal. Its writer pays the journal while it writes
@@ -136,7 +137,7 @@ func (x *Findings) settleJournal(ctx context.Context, companyID int64, scanID st
 	if err := x.settleCounters(ctx, companyID, due); err != nil {
 		return err
 	}
-	return x.t.DeleteItem(ctx, m.Key)
+	return x.writeAll(ctx, []any{m.Key}) // fenced: the scan's next attempt may have journaled again since
 }
 
 // readBrief reads the new issues of m's journal, in brief.
@@ -162,7 +163,9 @@ func (x *Findings) readBrief(ctx context.Context, m journalMarker) ([]Issue, err
 
 // writeFix writes the moves that take back what generation m.Gen pays for
 // the issues of brief that do not exist as the scan's, and marks them
-// written.
+// written. Its writes are fenced (fence.go), the fix's items too: written
+// late, after the next holder settled the journal, they would be paid
+// again, or deleted before it pays them.
 func (x *Findings) writeFix(ctx context.Context, companyID int64, scanID string, m journalMarker, brief []Issue) error {
 	got, err := x.issuesByID(ctx, companyID, IDs(brief))
 	if err != nil {
@@ -180,8 +183,11 @@ func (x *Findings) writeFix(ctx context.Context, companyID int64, scanID string,
 	if err != nil {
 		return err
 	}
-	stale := old.keys()
-	if err := x.t.Parallel(ctx, len(stale), func(n int) error { return x.t.DeleteItem(ctx, stale[n]) }); err != nil {
+	stale := make([]any, 0, len(old.keys()))
+	for _, k := range old.keys() {
+		stale = append(stale, k)
+	}
+	if err := x.writeAll(ctx, stale); err != nil {
 		return err
 	}
 	if len(never) > 0 {
@@ -189,11 +195,15 @@ func (x *Findings) writeFix(ctx context.Context, companyID int64, scanID string,
 		if err != nil {
 			return err
 		}
-		if err := x.t.BatchPutParallel(ctx, g.items()); err != nil {
+		if err := x.writeAll(ctx, g.items()); err != nil {
 			return err
 		}
 	}
-	return x.t.Update(ctx, m.Key, expression.Set(expression.Name("fixed"), expression.Value(true)), nil, nil)
+	fixed, err := x.t.TxUpdate(m.Key, expression.Set(expression.Name("fixed"), expression.Value(true)), nil)
+	if err != nil {
+		return err
+	}
+	return x.transact(ctx, []types.TransactWriteItem{fixed})
 }
 
 // FailScan ends a scan that is still processing as incomplete (see
@@ -217,16 +227,17 @@ func (x *Findings) FailScan(ctx context.Context, companyID int64, scanID, reason
 		return false, err
 	}
 	if head.Journal == sc.ID {
-		lease := sc.ID + "/fail/" + uuid.NewString()
-		if _, err := x.takeLease(ctx, companyID, sc, lease); err != nil {
-			return false, err
-		}
-		lctx, stop := x.keepLease(ctx, companyID, sc, lease)
-		err := x.settleJournal(lctx, companyID, sc.ID)
-		stop()
-		x.releaseLease(ctx, companyID, sc, lease, false) // a settlement that failed wrote nothing that matters late (fixGen)
+		_, f, err := x.takeLease(ctx, companyID, sc, sc.ID+"/fail/"+uuid.NewString())
 		if err != nil {
 			return false, err
+		}
+		lctx, stop := x.keepLease(ctx, companyID, sc, f.Owner)
+		lctx = withFence(lctx, f) // its writes too (fence.go)
+		err = x.settleJournal(lctx, companyID, sc.ID)
+		stop()
+		x.releaseLease(ctx, companyID, sc, f.Owner, false) // a settlement that failed wrote nothing that matters late (fixGen)
+		if err != nil {
+			return false, lostCause(lctx, err)
 		}
 	}
 	return x.d.Scans.FailScan(ctx, sc, reason, problems, ev)

@@ -32,14 +32,15 @@ const Grace = 3 * time.Second
 var ErrBusy = errors.New("held by another writer")
 
 // Take makes owner the holder of the item at k, creating it if needed,
-// waiting up to Wait for another holder; it decodes the item as it was
-// into out.
+// waiting up to Wait for another holder, and moves the item's epoch (see
+// Fence); it decodes the item as it was into out.
 func Take(ctx context.Context, t *ddb.Table, k ddb.Key, owner string, out any) error {
 	deadline := t.Clock().Add(Wait)
 	for attempt := 0; ; attempt++ {
 		now := t.Clock()
 		upd := expression.Set(expression.Name("lease_owner"), expression.Value(owner)).
-			Set(expression.Name("lease_until"), expression.Value(now.Add(For).UnixMilli()))
+			Set(expression.Name("lease_until"), expression.Value(now.Add(For).UnixMilli())).
+			Add(expression.Name(epochAttr), expression.Value(1))
 		cond := expression.Or(expression.AttributeNotExists(expression.Name("lease_owner")),
 			expression.Name("lease_until").LessThan(expression.Value(now.UnixMilli())))
 		err := t.ConditionalUpsert(ctx, k, upd, cond, out)
@@ -61,10 +62,10 @@ func Take(ctx context.Context, t *ddb.Table, k ddb.Key, owner string, out any) e
 // apply of 25,000 findings takes minutes), so no other writer takes the
 // item from a holder that is alive. It returns the context to work under,
 // cancelled when the lease is lost (an extension refused, or none made
-// for For) so that the holder stops writing, and stop, which ends the
-// extensions before the work returns.
+// for For) so that the holder stops writing, its cause ErrLost, and stop,
+// which ends the extensions before the work returns.
 func Keep(ctx context.Context, t *ddb.Table, k ddb.Key, owner string) (context.Context, func()) {
-	work, lost := context.WithCancel(ctx)
+	work, lost := context.WithCancelCause(ctx)
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -84,13 +85,13 @@ func Keep(ctx context.Context, t *ddb.Table, k ddb.Key, owner string) (context.C
 				case err == nil:
 					extended = t.Clock()
 				case errors.Is(err, ddb.ErrConflict), t.Clock().Sub(extended) >= For:
-					lost()
+					lost(ErrLost)
 					return
 				}
 			}
 		}
 	}()
-	return work, func() { cancel(); <-done; lost() }
+	return work, func() { cancel(); <-done; lost(nil) }
 }
 
 // Release gives up owner's lease on k after a failure (best effort: it
