@@ -40,74 +40,116 @@ func (a *APIStack) addAlarms(s Settings) {
 	var topicKey awskms.IKey
 	a.AlarmTopic, topicKey = a.alarmTopic(prefix)
 	a.addMailConfiguration(s, topicKey)
-	action := awscloudwatchactions.NewSnsAction(a.AlarmTopic)
-	var alarms []interfacesawscloudwatch.IAlarmRef
-	alarm := func(id, why string, metric awscloudwatch.IMetric, threshold float64, t trigger) {
-		al := awscloudwatch.NewAlarm(a.Stack, jsii.String(id+"Alarm"), &awscloudwatch.AlarmProps{
-			AlarmName:          jsii.String(prefix + "-" + id),
-			AlarmDescription:   &why,
-			Metric:             metric,
-			Threshold:          &threshold,
-			ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-			DatapointsToAlarm:  &t.datapoints,
-			EvaluationPeriods:  &t.periods,
-			TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
-		})
-		al.AddAlarmAction(action)
-		al.AddOkAction(action)
-		alarms = append(alarms, al)
-	}
+	set := &alarmSet{stack: a, prefix: prefix, action: awscloudwatchactions.NewSnsAction(a.AlarmTopic)}
+	fns := a.namedFunctions()
+	w := dashboardMetrics{}
+	set.apiAlarms()
+	set.functionAlarms(fns)
+	w.throttles, w.systemErrors = set.tableAlarms()
+	w.bounceRate, w.complaintRate = set.mailAlarms()
+	set.jobAlarms()
+	w.queueDepths = set.queueAlarms()
+	w.iteratorAges = set.streamAlarms(fns)
+	a.addDashboard(prefix, fns, set.alarms, w)
+}
 
-	stage := a.API.DeploymentStage()
+// alarmSet adds alarms named after the stack, each notifying action on
+// ALARM and on OK, and keeps them for the dashboard.
+type alarmSet struct {
+	stack  *APIStack
+	prefix string
+	action awscloudwatch.IAlarmAction
+	alarms []interfacesawscloudwatch.IAlarmRef
+}
+
+func (set *alarmSet) add(id, why string, metric awscloudwatch.IMetric, threshold float64, t trigger) {
+	al := awscloudwatch.NewAlarm(set.stack.Stack, jsii.String(id+"Alarm"), &awscloudwatch.AlarmProps{
+		AlarmName:          jsii.String(set.prefix + "-" + id),
+		AlarmDescription:   &why,
+		Metric:             metric,
+		Threshold:          &threshold,
+		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+		DatapointsToAlarm:  &t.datapoints,
+		EvaluationPeriods:  &t.periods,
+		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+	})
+	al.AddAlarmAction(set.action)
+	al.AddOkAction(set.action)
+	set.alarms = append(set.alarms, al)
+}
+
+// apiAlarms: the API stage's error rate and latency.
+func (set *alarmSet) apiAlarms() {
+	stage := set.stack.API.DeploymentStage()
 	// The API answers 5xx only for a bug or an exhausted retry budget
 	// (503); for REST APIs the average of 5XXError is the rate.
-	alarm("Api5xxRate", "API 5xx rate >= 1% in 3 of 5 minutes (bugs or exhausted retries; see the access log)", stage.MetricServerError(stat("Average", 1, "")), 0.01, lasting)
+	set.add("Api5xxRate", "API 5xx rate >= 1% in 3 of 5 minutes (bugs or exhausted retries; see the access log)", stage.MetricServerError(stat("Average", 1, "")), 0.01, lasting)
 	// Routes are a few DynamoDB calls (tens of ms) and uploads answer once
 	// the report is stored: 2 s at p99 means retries, throttling or
 	// functions near their timeouts. 5-minute periods: a minute's p99 is
 	// its slowest request, often a cold start.
-	alarm("ApiLatencyP99", "API p99 latency >= 2 s in 2 of 3 five-minute periods (retries, throttling or functions near their timeout)", stage.MetricLatency(stat("p99", 5, "")), 2000, trigger{2, 3})
+	set.add("ApiLatencyP99", "API p99 latency >= 2 s in 2 of 3 five-minute periods (retries, throttling or functions near their timeout)", stage.MetricLatency(stat("p99", 5, "")), 2000, trigger{2, 3})
+}
 
-	fns := a.namedFunctions()
+// functionAlarms: every function's errors and throttles.
+func (set *alarmSet) functionAlarms(fns []namedFunction) {
 	for _, n := range fns {
 		// Handlers answer their errors and stream workers report failed
 		// records as batch item failures, so a Lambda error is a crash, a
 		// timeout, out of memory or a failed scheduled job: each needs a look.
-		alarm(n.name+"Errors", n.name+": function errors >= 1 in 5 minutes (a crash, timeout, out of memory or failed job; see its log group)", n.fn.MetricErrors(stat("Sum", 5, "")), 1, atOnce)
+		set.add(n.name+"Errors", n.name+": function errors >= 1 in 5 minutes (a crash, timeout, out of memory or failed job; see its log group)", n.fn.MetricErrors(stat("Sum", 5, "")), 1, atOnce)
 		// No function reserves concurrency: a throttle means the region's
 		// account limit is used up and requests fail.
-		alarm(n.name+"Throttles", n.name+": function throttles >= 1 in 5 minutes (the region's Lambda concurrency is used up)", n.fn.MetricThrottles(stat("Sum", 5, "")), 1, atOnce)
+		set.add(n.name+"Throttles", n.name+": function throttles >= 1 in 5 minutes (the region's Lambda concurrency is used up)", n.fn.MetricThrottles(stat("Sum", 5, "")), 1, atOnce)
 	}
+}
+
+// tableAlarms: the table's lasting throttling and system errors; it
+// returns both metrics for the dashboard.
+func (set *alarmSet) tableAlarms() (throttles, systemErrors awscloudwatch.IMetric) {
 	// On demand, the table throttles only a hot partition (one project's
 	// counters) or a surge past twice the previous peak; the store retries
 	// both, so only lasting throttling turns into 503s.
-	throttles := a.tableSum("ThrottledRequests")
-	alarm("TableThrottles", "table: throttled requests in 3 of 5 minutes (a hot partition or a surge; retries run out as 503s)", throttles, 1, lasting)
+	throttles = set.stack.tableSum("ThrottledRequests")
+	set.add("TableThrottles", "table: throttled requests in 3 of 5 minutes (a hot partition or a surge; retries run out as 503s)", throttles, 1, lasting)
 	// DynamoDB's own 500s: the SDK retries them, so a lasting series is a
 	// regional problem.
-	systemErrors := a.tableSum("SystemErrors")
-	alarm("TableSystemErrors", "table: DynamoDB system errors in 3 of 5 minutes (a regional DynamoDB problem)", systemErrors, 1, lasting)
+	systemErrors = set.stack.tableSum("SystemErrors")
+	set.add("TableSystemErrors", "table: DynamoDB system errors in 3 of 5 minutes (a regional DynamoDB problem)", systemErrors, 1, lasting)
+	return throttles, systemErrors
+}
 
+// mailAlarms: SES's bounce and complaint rates, returned for the
+// dashboard.
+func (set *alarmSet) mailAlarms() (bounceRate, complaintRate awscloudwatch.IMetric) {
 	// SES puts an account under review at a 5 % bounce or 0.1 % complaint
 	// rate and may pause its sending at 10 % or 0.5 %: alarm at the first.
 	// The rates are the account's, over its recent sends (no dimension).
-	bounceRate := awscloudwatch.NewMetric(&awscloudwatch.MetricProps{Namespace: jsii.String("AWS/SES"), MetricName: jsii.String("Reputation.BounceRate"), Statistic: jsii.String("Maximum"), Period: awscdk.Duration_Minutes(jsii.Number(15))})
-	complaintRate := awscloudwatch.NewMetric(&awscloudwatch.MetricProps{Namespace: jsii.String("AWS/SES"), MetricName: jsii.String("Reputation.ComplaintRate"), Statistic: jsii.String("Maximum"), Period: awscdk.Duration_Minutes(jsii.Number(15))})
-	alarm("MailBounceRate", "SES bounce rate >= 5% (SES reviews the account; at 10% it may stop sending; bounces reach the alarm topic)", bounceRate, 0.05, atOnce)
-	alarm("MailComplaintRate", "SES complaint rate >= 0.1% (SES reviews the account; at 0.5% it may stop sending; complaints reach the alarm topic)", complaintRate, 0.001, atOnce)
+	bounceRate = awscloudwatch.NewMetric(&awscloudwatch.MetricProps{Namespace: jsii.String("AWS/SES"), MetricName: jsii.String("Reputation.BounceRate"), Statistic: jsii.String("Maximum"), Period: awscdk.Duration_Minutes(jsii.Number(15))})
+	complaintRate = awscloudwatch.NewMetric(&awscloudwatch.MetricProps{Namespace: jsii.String("AWS/SES"), MetricName: jsii.String("Reputation.ComplaintRate"), Statistic: jsii.String("Maximum"), Period: awscdk.Duration_Minutes(jsii.Number(15))})
+	set.add("MailBounceRate", "SES bounce rate >= 5% (SES reviews the account; at 10% it may stop sending; bounces reach the alarm topic)", bounceRate, 0.05, atOnce)
+	set.add("MailComplaintRate", "SES complaint rate >= 0.1% (SES reviews the account; at 0.5% it may stop sending; complaints reach the alarm topic)", complaintRate, 0.001, atOnce)
+	return bounceRate, complaintRate
+}
 
+// jobAlarms: a failure of any scheduled job.
+func (set *alarmSet) jobAlarms() {
 	for _, j := range deployspec.JobAlarms {
 		dims := map[string]*string{"Service": jsii.String("scheduler"), "Job": jsii.String(j.Job)}
-		alarm(j.ID, j.Why, appMetric(metrics.JobFailures, dims, "Sum", float64(j.Period)/60, j.Job), 1, atOnce)
+		set.add(j.ID, j.Why, appMetric(metrics.JobFailures, dims, "Sum", float64(j.Period)/60, j.Job), 1, atOnce)
 	}
+}
 
+// queueAlarms: a message in either failure queue; it returns their
+// depths for the dashboard.
+func (set *alarmSet) queueAlarms() []awscloudwatch.IMetric {
 	var queueDepths []awscloudwatch.IMetric
 	for _, q := range []struct {
 		name, worker string
 		queue        awssqs.Queue
 	}{
-		{"DispatcherFailureQueue", deployspec.WorkerDispatcher, a.FailureQueue},
-		{"IngesterFailureQueue", deployspec.WorkerIngester, a.IngestFailureQueue},
+		{"DispatcherFailureQueue", deployspec.WorkerDispatcher, set.stack.FailureQueue},
+		{"IngesterFailureQueue", deployspec.WorkerIngester, set.stack.IngestFailureQueue},
 	} {
 		depth := q.queue.MetricApproximateNumberOfMessagesVisible(stat("Maximum", 5, ""))
 		queueDepths = append(queueDepths, depth.With(&awscloudwatch.MetricOptions{Label: &q.worker}))
@@ -115,8 +157,14 @@ func (a *APIStack) addAlarms(s Settings) {
 		// processing until someone replays it. The workers report failed
 		// records as batch item failures, not as errors: only this shows
 		// them. The alarm stays until the queue is empty.
-		alarm(q.name+"Messages", q.name+": messages >= 1 (records "+q.worker+" gave up on; replay them)", depth, 1, atOnce)
+		set.add(q.name+"Messages", q.name+": messages >= 1 (records "+q.worker+" gave up on; replay them)", depth, 1, atOnce)
 	}
+	return queueDepths
+}
+
+// streamAlarms: a stream consumer's records waiting too long; it returns
+// their iterator ages for the dashboard.
+func (set *alarmSet) streamAlarms(fns []namedFunction) []awscloudwatch.IMetric {
 	var iteratorAges []awscloudwatch.IMetric
 	for _, n := range fns {
 		if !n.readsStream {
@@ -126,9 +174,21 @@ func (a *APIStack) addAlarms(s Settings) {
 		iteratorAges = append(iteratorAges, age.With(&awscloudwatch.MetricOptions{Label: &n.group}))
 		// A stream record waited longer than an ingestion may take (900 s):
 		// records queue behind each other, not behind one slow scan.
-		alarm(n.name+"IteratorAge", n.name+": stream iterator age >= 15 minutes (records wait: scans stay processing, notifications late, exports queued)", age, 15*60*1000, atOnce)
+		set.add(n.name+"IteratorAge", n.name+": stream iterator age >= 15 minutes (records wait: scans stay processing, notifications late, exports queued)", age, 15*60*1000, atOnce)
 	}
+	return iteratorAges
+}
 
+// dashboardMetrics are the alarms' metrics the dashboard graphs too.
+type dashboardMetrics struct {
+	throttles, systemErrors, bounceRate, complaintRate awscloudwatch.IMetric
+	queueDepths, iteratorAges                          []awscloudwatch.IMetric
+}
+
+// addDashboard adds the stack's one dashboard: the API, the functions,
+// the table, the queues and streams, mail, and the service's own metrics.
+func (a *APIStack) addDashboard(prefix string, fns []namedFunction, alarms []interfacesawscloudwatch.IAlarmRef, w dashboardMetrics) {
+	stage := a.API.DeploymentStage()
 	perFunction := func(metric func(awslambda.Function, *awscloudwatch.MetricOptions) awscloudwatch.Metric, statistic string) *[]awscloudwatch.IMetric {
 		var out []awscloudwatch.IMetric
 		for _, n := range fns {
@@ -153,11 +213,11 @@ func (a *APIStack) addAlarms(s Settings) {
 		graph("Function duration p99 (ms)", perFunction(awslambda.Function.MetricDuration, "p99")),
 	)
 	dashboard.AddWidgets(
-		graph("Table throttled requests and system errors a minute", &[]awscloudwatch.IMetric{throttles, systemErrors}),
-		graph("Failure queue messages", &queueDepths),
-		graph("Stream iterator age (ms)", &iteratorAges),
+		graph("Table throttled requests and system errors a minute", &[]awscloudwatch.IMetric{w.throttles, w.systemErrors}),
+		graph("Failure queue messages", &w.queueDepths),
+		graph("Stream iterator age (ms)", &w.iteratorAges),
 	)
-	dashboard.AddWidgets(graph("SES bounce and complaint rate", &[]awscloudwatch.IMetric{bounceRate, complaintRate}))
+	dashboard.AddWidgets(graph("SES bounce and complaint rate", &[]awscloudwatch.IMetric{w.bounceRate, w.complaintRate}))
 	addServiceWidgets(dashboard)
 }
 

@@ -67,27 +67,7 @@ func NewAPIStack(scope constructs.Construct, id, region string, s Settings) *API
 	}
 	a := &APIStack{Stack: stack, Functions: map[string]awslambda.Function{}, Workers: map[string]awslambda.Function{}}
 
-	a.Table = awsdynamodb.NewTable(stack, jsii.String("Table"), &awsdynamodb.TableProps{
-		PartitionKey: &awsdynamodb.Attribute{Name: jsii.String(tabledef.PK), Type: awsdynamodb.AttributeType_STRING},
-		SortKey:      &awsdynamodb.Attribute{Name: jsii.String(tabledef.SK), Type: awsdynamodb.AttributeType_STRING},
-		BillingMode:  awsdynamodb.BillingMode_PAY_PER_REQUEST,
-		PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{
-			PointInTimeRecoveryEnabled: jsii.Bool(true),
-		},
-		Encryption:          awsdynamodb.TableEncryption_AWS_MANAGED,
-		TimeToLiveAttribute: jsii.String(tabledef.TTLAttribute),
-		DeletionProtection:  &prod,
-		RemovalPolicy:       removal,
-		Stream:              tableStream,
-	})
-	for _, ix := range tabledef.Indexes {
-		a.Table.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
-			IndexName:      jsii.String(ix.Name),
-			PartitionKey:   &awsdynamodb.Attribute{Name: jsii.String(ix.PK), Type: awsdynamodb.AttributeType_STRING},
-			SortKey:        &awsdynamodb.Attribute{Name: jsii.String(ix.SK), Type: awsdynamodb.AttributeType_STRING},
-			ProjectionType: awsdynamodb.ProjectionType(ix.Projection),
-		})
-	}
+	a.addTable(prod, removal)
 
 	a.Key = awskms.NewKey(stack, jsii.String("IntegrationSecretsKey"), &awskms.KeyProps{
 		Description:       jsii.String("Encrypts the secure tokens of source-code-host integrations"),
@@ -104,35 +84,7 @@ func NewAPIStack(scope constructs.Construct, id, region string, s Settings) *API
 	}
 	a.addWorkers(s, removal)
 
-	accessLogs := awslogs.NewLogGroup(stack, jsii.String("ApiAccessLogs"), &awslogs.LogGroupProps{
-		Retention:     awslogs.RetentionDays_THREE_MONTHS,
-		RemovalPolicy: removal,
-	})
-	a.API = awsapigateway.NewRestApi(stack, jsii.String("Api"), &awsapigateway.RestApiProps{
-		RestApiName:           jsii.String("codescan-api-" + s.Stage),
-		Description:           jsii.String("codescan-api " + s.Stage + ": every route of the route table under /api/v1"),
-		EndpointConfiguration: &awsapigateway.EndpointConfiguration{Types: &[]awsapigateway.EndpointType{awsapigateway.EndpointType_REGIONAL}},
-		// Access logs need the account's API Gateway CloudWatch role.
-		CloudWatchRole: jsii.Bool(true),
-		DeployOptions: &awsapigateway.StageOptions{
-			StageName:            &s.Stage,
-			ThrottlingRateLimit:  &s.ThrottleRate,
-			ThrottlingBurstLimit: &s.ThrottleBurst,
-			TracingEnabled:       jsii.Bool(true),
-			MetricsEnabled:       jsii.Bool(true),
-			AccessLogDestination: awsapigateway.NewLogGroupLogDestination(accessLogs),
-			AccessLogFormat:      awsapigateway.AccessLogFormat_Custom(jsii.String(deployspec.AccessLogFormat)),
-		},
-	})
-	integrations := map[string]awsapigateway.LambdaIntegration{}
-	for g, fn := range a.Functions {
-		// Each method's invoke permission is scoped to that method and
-		// the deployed stage (no console test-invoke permission).
-		integrations[g] = awsapigateway.NewLambdaIntegration(fn, &awsapigateway.LambdaIntegrationOptions{AllowTestInvoke: jsii.Bool(false)})
-	}
-	for _, r := range routes.Table {
-		a.API.Root().ResourceForPath(jsii.String(r.FullPath())).AddMethod(jsii.String(r.Method), integrations[r.Group], nil)
-	}
+	a.addAPI(s, removal)
 	a.addAlarms(s)
 
 	awscdk.NewCfnOutput(stack, jsii.String("ApiBaseUrl"), &awscdk.CfnOutputProps{
@@ -245,5 +197,64 @@ func (a *APIStack) grantReports(fn awslambda.Function, f deployspec.Function) {
 		fn.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 			Actions: jsii.Strings(f.ReportBucketActions...), Resources: &[]*string{a.Reports.BucketArn()},
 		}))
+	}
+}
+
+// addTable adds the single table, its indexes and its stream.
+func (a *APIStack) addTable(prod bool, removal awscdk.RemovalPolicy) {
+	a.Table = awsdynamodb.NewTable(a.Stack, jsii.String("Table"), &awsdynamodb.TableProps{
+		PartitionKey: &awsdynamodb.Attribute{Name: jsii.String(tabledef.PK), Type: awsdynamodb.AttributeType_STRING},
+		SortKey:      &awsdynamodb.Attribute{Name: jsii.String(tabledef.SK), Type: awsdynamodb.AttributeType_STRING},
+		BillingMode:  awsdynamodb.BillingMode_PAY_PER_REQUEST,
+		PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{
+			PointInTimeRecoveryEnabled: jsii.Bool(true),
+		},
+		Encryption:          awsdynamodb.TableEncryption_AWS_MANAGED,
+		TimeToLiveAttribute: jsii.String(tabledef.TTLAttribute),
+		DeletionProtection:  &prod,
+		RemovalPolicy:       removal,
+		Stream:              tableStream,
+	})
+	for _, ix := range tabledef.Indexes {
+		a.Table.AddGlobalSecondaryIndex(&awsdynamodb.GlobalSecondaryIndexProps{
+			IndexName:      jsii.String(ix.Name),
+			PartitionKey:   &awsdynamodb.Attribute{Name: jsii.String(ix.PK), Type: awsdynamodb.AttributeType_STRING},
+			SortKey:        &awsdynamodb.Attribute{Name: jsii.String(ix.SK), Type: awsdynamodb.AttributeType_STRING},
+			ProjectionType: awsdynamodb.ProjectionType(ix.Projection),
+		})
+	}
+}
+
+// addAPI adds the REST API with its access log, every route of the route
+// table bound to its group's function.
+func (a *APIStack) addAPI(s Settings, removal awscdk.RemovalPolicy) {
+	accessLogs := awslogs.NewLogGroup(a.Stack, jsii.String("ApiAccessLogs"), &awslogs.LogGroupProps{
+		Retention:     awslogs.RetentionDays_THREE_MONTHS,
+		RemovalPolicy: removal,
+	})
+	a.API = awsapigateway.NewRestApi(a.Stack, jsii.String("Api"), &awsapigateway.RestApiProps{
+		RestApiName:           jsii.String("codescan-api-" + s.Stage),
+		Description:           jsii.String("codescan-api " + s.Stage + ": every route of the route table under /api/v1"),
+		EndpointConfiguration: &awsapigateway.EndpointConfiguration{Types: &[]awsapigateway.EndpointType{awsapigateway.EndpointType_REGIONAL}},
+		// Access logs need the account's API Gateway CloudWatch role.
+		CloudWatchRole: jsii.Bool(true),
+		DeployOptions: &awsapigateway.StageOptions{
+			StageName:            &s.Stage,
+			ThrottlingRateLimit:  &s.ThrottleRate,
+			ThrottlingBurstLimit: &s.ThrottleBurst,
+			TracingEnabled:       jsii.Bool(true),
+			MetricsEnabled:       jsii.Bool(true),
+			AccessLogDestination: awsapigateway.NewLogGroupLogDestination(accessLogs),
+			AccessLogFormat:      awsapigateway.AccessLogFormat_Custom(jsii.String(deployspec.AccessLogFormat)),
+		},
+	})
+	integrations := map[string]awsapigateway.LambdaIntegration{}
+	for g, fn := range a.Functions {
+		// Each method's invoke permission is scoped to that method and
+		// the deployed stage (no console test-invoke permission).
+		integrations[g] = awsapigateway.NewLambdaIntegration(fn, &awsapigateway.LambdaIntegrationOptions{AllowTestInvoke: jsii.Bool(false)})
+	}
+	for _, r := range routes.Table {
+		a.API.Root().ResourceForPath(jsii.String(r.FullPath())).AddMethod(jsii.String(r.Method), integrations[r.Group], nil)
 	}
 }

@@ -259,54 +259,21 @@ func (tl *timeline) chain() time.Duration {
 
 func runLists(ctx context.Context, db *dynamodb.Client, only *regexp.Regexp, small, large, iterations, naiveIterations, workers int) error {
 	// Only the routes that match are loaded and measured.
-	listRoutes := slices.DeleteFunc(slices.Clone(listRoutes), func(r listRoute) bool { return !only.MatchString(r.name) })
+	routes := slices.DeleteFunc(slices.Clone(listRoutes), func(r listRoute) bool { return !only.MatchString(r.name) })
 	db = dynamodb.New(db.Options(), func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, timeCalls) })
 	st := store.New(db, fmt.Sprintf("bench_lists_%d", time.Now().UnixNano()))
 	if err := bulkload.CreateTable(ctx, st, false); err != nil {
 		return err
 	}
-	sealKey := make([]byte, 32)
-	_, _ = rand.Read(sealKey)
-	sealer, err := secrets.NewLocal(sealKey)
+	h, err := listHandlers(st)
 	if err != nil {
 		return err
 	}
-	// The rate limit is on (with limits no run reaches), so each request
-	// makes the same calls as in AWS: key, user, rate-limit window, reads.
-	srv := &httpapi.Server{Auth: auth.New(st.Tenancy, auth.JWTConfig{}), Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		RateLimit: &httpapi.RateLimiter{Store: st.Tenancy, Limit: tenancy.RateLimit{PerMinute: 1 << 30, PerHour: 1 << 30}}}
-	deps := config.Deps{Server: srv, Store: st}
-	h := map[string]http.Handler{
-		"teams": teams.New(deps),
-		"integrations": integrations.NewWithOptions(deps, integrations.Options{
-			Sealer: sealer, Host: scmhost.New(scmhost.Options{})}),
-		"webhooks": webhooks.NewWithOptions(deps, webhooks.Options{Sealer: sealer}),
-		"accounts": accounts.New(deps),
-		"projects": projects.New(deps),
-		"policies": policies.New(deps),
-		"issues":   issues.New(deps),
+	tenants, err := loadListTenants(ctx, st, routes, []int{small, large}, workers)
+	if err != nil {
+		return err
 	}
-	// One tenant per loader and size.
-	sizes := []int{small, large}
-	tenants := map[string][]*listTenant{}
-	for _, r := range listRoutes {
-		if tenants[r.loader] != nil {
-			continue
-		}
-		for _, size := range sizes {
-			t, err := newListTenant(ctx, st, r.loader, size)
-			if err != nil {
-				return err
-			}
-			start := time.Now()
-			if err := loaders[r.loader](ctx, st, t, workers); err != nil {
-				return fmt.Errorf("loading %s at %d: %w", r.loader, size, err)
-			}
-			fmt.Printf("loaded %s at %d items in %.1f s\n", r.loader, size, time.Since(start).Seconds())
-			tenants[r.loader] = append(tenants[r.loader], t)
-		}
-	}
-	for _, r := range listRoutes {
+	for _, r := range routes {
 		if r.cursor == "" {
 			continue
 		}
@@ -316,53 +283,133 @@ func runLists(ctx context.Context, db *dynamodb.Client, only *regexp.Regexp, sma
 			}
 		}
 	}
-
+	m := &listMeasure{routes: routes, tenants: tenants, h: h, results: map[listKey][]sample{}, naive: map[listKey][]sample{}}
 	fmt.Printf("\nMeasuring the list routes, %d calls per case and size (after 3 warm-up calls), alternating sizes...\n", iterations)
-	type key struct{ route, c, t int }
-	results := map[key][]sample{}
-	var ratios []float64 // GET /teams page 1: request time / DynamoDB chain
+	if err := m.measure(ctx, iterations); err != nil {
+		return err
+	}
+	fmt.Printf("Naive baselines, %d calls per size...\n", naiveIterations)
+	if err := m.measureNaive(ctx, st, naiveIterations); err != nil {
+		return err
+	}
+	m.print(small, large)
+	return nil
+}
+
+// listHandlers are the groups whose lists are measured, on st, with the
+// rate limit on (with limits no run reaches), so each request makes the
+// same calls as in AWS: key, user, rate-limit window, reads.
+func listHandlers(st *store.Store) (map[string]http.Handler, error) {
+	sealKey := make([]byte, 32)
+	_, _ = rand.Read(sealKey)
+	sealer, err := secrets.NewLocal(sealKey)
+	if err != nil {
+		return nil, err
+	}
+	srv := &httpapi.Server{Auth: auth.New(st.Tenancy, auth.JWTConfig{}), Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		RateLimit: &httpapi.RateLimiter{Store: st.Tenancy, Limit: tenancy.RateLimit{PerMinute: 1 << 30, PerHour: 1 << 30}}}
+	deps := config.Deps{Server: srv, Store: st}
+	return map[string]http.Handler{
+		"teams": teams.New(deps),
+		"integrations": integrations.NewWithOptions(deps, integrations.Options{
+			Sealer: sealer, Host: scmhost.New(scmhost.Options{})}),
+		"webhooks": webhooks.NewWithOptions(deps, webhooks.Options{Sealer: sealer}),
+		"accounts": accounts.New(deps),
+		"projects": projects.New(deps),
+		"policies": policies.New(deps),
+		"issues":   issues.New(deps),
+	}, nil
+}
+
+// loadListTenants loads one tenant per loader the routes use and size.
+func loadListTenants(ctx context.Context, st *store.Store, routes []listRoute, sizes []int, workers int) (map[string][]*listTenant, error) {
+	tenants := map[string][]*listTenant{}
+	for _, r := range routes {
+		if tenants[r.loader] != nil {
+			continue
+		}
+		for _, size := range sizes {
+			t, err := newListTenant(ctx, st, r.loader, size)
+			if err != nil {
+				return nil, err
+			}
+			start := time.Now()
+			if err := loaders[r.loader](ctx, st, t, workers); err != nil {
+				return nil, fmt.Errorf("loading %s at %d: %w", r.loader, size, err)
+			}
+			fmt.Printf("loaded %s at %d items in %.1f s\n", r.loader, size, time.Since(start).Seconds())
+			tenants[r.loader] = append(tenants[r.loader], t)
+		}
+	}
+	return tenants, nil
+}
+
+// listKey is a route, a case and a tenant size by index.
+type listKey struct{ route, c, t int }
+
+// listMeasure is one run's routes, tenants and samples.
+type listMeasure struct {
+	routes  []listRoute
+	tenants map[string][]*listTenant
+	h       map[string]http.Handler
+	results map[listKey][]sample
+	naive   map[listKey][]sample
+	ratios  []float64 // GET /teams page 1: request time / DynamoDB chain
+}
+
+// measure calls every route, case and size iterations times (after three
+// warm-up calls), alternating sizes.
+func (m *listMeasure) measure(ctx context.Context, iterations int) error {
 	for it := -3; it < iterations; it++ {
-		for r, route := range listRoutes {
+		for r, route := range m.routes {
 			for c, lc := range listCases {
-				for n, t := range tenants[route.loader] {
+				for n, t := range m.tenants[route.loader] {
 					q := lc.query(t, route)
 					if q == "" {
 						continue
 					}
 					tl := &timeline{}
-					s, err := call(context.WithValue(ctx, timelineKey{}, tl), h[route.handler], t.apiKey, route.url(t, q))
+					s, err := call(context.WithValue(ctx, timelineKey{}, tl), m.h[route.handler], t.apiKey, route.url(t, q))
 					if err != nil {
 						return err
 					}
-					if it >= 0 {
-						results[key{r, c, n}] = append(results[key{r, c, n}], s)
-						if route.name == "GET /teams" && c == 0 {
-							ratios = append(ratios, float64(s.Latency)/float64(tl.chain()))
-						}
+					if it < 0 {
+						continue
+					}
+					m.results[listKey{r, c, n}] = append(m.results[listKey{r, c, n}], s)
+					if route.name == "GET /teams" && c == 0 {
+						m.ratios = append(m.ratios, float64(s.Latency)/float64(tl.chain()))
 					}
 				}
 			}
 		}
 	}
-	fmt.Printf("Naive baselines, %d calls per size...\n", naiveIterations)
-	naive := map[key][]sample{}
-	for r, route := range listRoutes {
+	return nil
+}
+
+// measureNaive runs each route's naive baseline iterations times per size.
+func (m *listMeasure) measureNaive(ctx context.Context, st *store.Store, iterations int) error {
+	for r, route := range m.routes {
 		if route.naive == nil {
 			continue
 		}
-		for n, t := range tenants[route.loader] {
-			for range naiveIterations {
-				m := &ddb.Meter{}
+		for n, t := range m.tenants[route.loader] {
+			for range iterations {
+				meter := &ddb.Meter{}
 				start := time.Now()
-				if err := route.naive(ddb.WithMeter(ctx, m), st, t); err != nil {
+				if err := route.naive(ddb.WithMeter(ctx, meter), st, t); err != nil {
 					return fmt.Errorf("%s naive: %w", route.name, err)
 				}
-				calls, rcu, _ := m.Snapshot()
-				naive[key{r, 0, n}] = append(naive[key{r, 0, n}], sample{Latency: time.Since(start), RCU: rcu, Calls: calls})
+				calls, rcu, _ := meter.Snapshot()
+				m.naive[listKey{r, 0, n}] = append(m.naive[listKey{r, 0, n}], sample{Latency: time.Since(start), RCU: rcu, Calls: calls})
 			}
 		}
 	}
+	return nil
+}
 
+// print writes the table of the run and its notes.
+func (m *listMeasure) print(small, large int) {
 	fmt.Printf("\n| route | call | p50 ms @%d | p95 ms @%d | RCU @%d | p50 ms @%d | p95 ms @%d | RCU @%d | p95 ratio | RCU ratio |\n",
 		small, small, small, large, large, large)
 	fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
@@ -372,9 +419,9 @@ func runLists(ctx context.Context, db *dynamodb.Client, only *regexp.Regexp, sma
 			ms(percentile(b, .5)), ms(percentile(b, .95)), meanRCU(b),
 			float64(percentile(b, .95))/float64(percentile(a, .95)), meanRCU(b)/meanRCU(a))
 	}
-	for r, route := range listRoutes {
+	for r, route := range m.routes {
 		for c, lc := range listCases {
-			a, b := results[key{r, c, 0}], results[key{r, c, 1}]
+			a, b := m.results[listKey{r, c, 0}], m.results[listKey{r, c, 1}]
 			if len(a) == 0 {
 				fmt.Printf("| %s | %s | %s |||||||||\n", route.name, lc.name, unsupported(route, c))
 				continue
@@ -385,18 +432,17 @@ func runLists(ctx context.Context, db *dynamodb.Client, only *regexp.Regexp, sma
 			fmt.Printf("| %s | naive: read everything | (the route reads everything) |||||||||\n", route.name)
 			continue
 		}
-		row(route.name, "naive: read everything", naive[key{r, 0, 0}], naive[key{r, 0, 1}])
+		row(route.name, "naive: read everything", m.naive[listKey{r, 0, 0}], m.naive[listKey{r, 0, 1}])
 	}
-	slices.Sort(ratios)
+	slices.Sort(m.ratios)
 	fmt.Printf("\nRCU is consumed read capacity per call, authentication included; ratio = @%d / @%d.\n", large, small)
-	if tenants["webhooks"] != nil {
+	if m.tenants["webhooks"] != nil {
 		fmt.Printf("GET /webhooks holds at most %d endpoints at either size (store.MaxWebhooksPerCompany).\n", delivery.MaxWebhooksPerCompany)
 	}
-	if len(ratios) > 0 {
+	if len(m.ratios) > 0 {
 		fmt.Printf("GET /teams page 1, request time / its DynamoDB calls' slowest chain: p50 %.2f, p95 %.2f (%d calls).\n",
-			ratios[len(ratios)/2], ratios[min(len(ratios)-1, len(ratios)*95/100)], len(ratios))
+			m.ratios[len(m.ratios)/2], m.ratios[min(len(m.ratios)-1, len(m.ratios)*95/100)], len(m.ratios))
 	}
-	return nil
 }
 
 // unsupported says why a route has no measurement for a case.
