@@ -8,8 +8,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/triageops"
 )
 
@@ -96,7 +96,7 @@ func (x *Triage) ApplySteps(ctx context.Context, op triageops.Op, ids []string, 
 			if gerr != nil {
 				return op, gerr
 			}
-			if again.Page != op.Page || again.Pos != op.Pos || again.State != op.State {
+			if !sameCheckpoint(again, op) {
 				op = again // another delivery took the step
 				continue
 			}
@@ -118,6 +118,12 @@ func (x *Triage) ApplySteps(ctx context.Context, op triageops.Op, ids []string, 
 	return op, findings.Settle(ctx, x.f, op.CompanyID, findings.CounterKeys(op.CompanyID, touched))
 }
 
+// sameCheckpoint reports whether a and b are one checkpoint: what
+// TxAdvance's condition compares.
+func sameCheckpoint(a, b triageops.Op) bool {
+	return a.State == b.State && a.Page == b.Page && a.Pos == b.Pos && a.Processed == b.Processed && a.Changed == b.Changed
+}
+
 // StepBatch is the ids the step at op.Pos reads.
 func StepBatch(op triageops.Op, ids []string) []string {
 	return ids[op.Pos:min(op.Pos+triageStepIDs, len(ids))]
@@ -136,34 +142,16 @@ func Advanced(op triageops.Op, pages int, consumed, changed int) triageops.Op {
 }
 
 // issueStep is a Step over issues: change says what it makes of an issue
-// and whether it changes it.
+// and whether it changes it. See stepChunk for why the step is one
+// transaction.
 func (x *Triage) issueStep(change func(findings.Issue) (findings.IssueChange, bool)) Step {
 	return func(ctx context.Context, op triageops.Op, ids []string) (triageops.Op, []findings.Issue, error) {
 		batch := StepBatch(op, ids)
-		existing, err := findings.ByID(ctx, x.f, op.CompanyID, batch)
+		changes, at, err := x.stepChanges(ctx, op.CompanyID, batch, change)
 		if err != nil {
 			return op, nil, err
 		}
-		var changes []findings.IssueChange
-		var at []int // each change's place in batch
-		for n, id := range batch {
-			before, ok := existing[id]
-			if !ok {
-				continue
-			}
-			if c, ok := change(before); ok {
-				changes = append(changes, c)
-				at = append(at, n)
-			}
-		}
-		// The step takes the changes that fit one transaction beside the
-		// checkpoint (chunkChanges' first chunk, which commitIssues, whatever
-		// order it sorts them in, commits as one) and the ids before the first
-		// change left out.
-		consumed := len(batch)
-		if chunks := findings.ChunkChanges(op.CompanyID, changes, 1); len(chunks) > 1 {
-			changes, consumed = chunks[0], at[len(chunks[0])]
-		}
+		changes, consumed := stepChunk(op.CompanyID, changes, at, len(batch))
 		took := make([]findings.Issue, len(changes))
 		for n := range changes {
 			took[n] = *changes[n].Before
@@ -183,4 +171,59 @@ func (x *Triage) issueStep(change func(findings.Issue) (findings.IssueChange, bo
 		}
 		return next, took, nil
 	}
+}
+
+// stepChanges reads the issues of batch and answers the changes change
+// makes of them, with their acceptance terms settled as their write will
+// settle them (so their items are counted as written: settling may give a
+// change a history entry), and each change's place in batch.
+func (x *Triage) stepChanges(ctx context.Context, companyID int64, batch []string, change func(findings.Issue) (findings.IssueChange, bool)) ([]findings.IssueChange, []int, error) {
+	existing, err := findings.ByID(ctx, x.f, companyID, batch)
+	if err != nil {
+		return nil, nil, err
+	}
+	var changes []findings.IssueChange
+	var at []int
+	for n, id := range batch {
+		before, ok := existing[id]
+		if !ok {
+			continue // deleted since it matched: processed only
+		}
+		if c, ok := change(before); ok {
+			changes = append(changes, c)
+			at = append(at, n)
+		}
+	}
+	// Settling again at the commit keeps what this settled (the terms it
+	// gives carry their own accepted_at).
+	if err := findings.SettleTerms(ctx, x.f, companyID, changes, x.t.Stamp()); err != nil {
+		return nil, nil, err
+	}
+	return changes, at, nil
+}
+
+// stepChunk is the part of a step's changes that one transaction holds
+// beside the checkpoint, and how many ids of the batch (of size ids) the
+// step consumes: all of them when every change fits, else those before
+// the first change left out (at: each change's place in the batch).
+//
+// This is what makes an operation's counts exact: the step's issue
+// changes (each its issue, history entry and events), the counters and
+// trend records they move, and the checkpoint advance that counts exactly
+// them (position in the page, processed, changed) commit in one
+// transaction, conditional on the previous checkpoint, or not at all. A
+// page larger than a transaction is so applied a chunk at a time, each
+// chunk moving the position within the page. commitIssues splits changes
+// that do not fit one transaction into several, only the first carrying
+// the checkpoint: a worker dying between them would leave the checkpoint
+// counting changes that never committed, and skipping them on resume. So
+// the chunk is sized here as commitIssues sizes it, on changes already
+// settled as it settles them (ChunkChanges' total is the same in any
+// order, so its sorting does not split the chunk either).
+func stepChunk(companyID int64, changes []findings.IssueChange, at []int, ids int) ([]findings.IssueChange, int) {
+	chunks := findings.ChunkChanges(companyID, changes, 1)
+	if len(chunks) <= 1 {
+		return changes, ids
+	}
+	return chunks[0], at[len(chunks[0])]
 }

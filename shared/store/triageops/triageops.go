@@ -215,7 +215,15 @@ func (x *TriageOps) TriageIDs(ctx context.Context, companyID int64, id string, n
 // TxAdvance is the checkpoint of one applying step, for the transaction
 // that does the step's work: from op's (Page, Pos) and counts to next's.
 // It fails the transaction when the checkpoint is no longer op's (another
-// delivery took the step).
+// delivery took the step, or the operation ended).
+//
+// The condition names the whole previous checkpoint, counts included, not
+// only the position: the position alone already orders the steps (it only
+// grows), but a worker holding a checkpoint that was never stored (counts
+// it computed itself, a stale copy) must be refused rather than have its
+// counts written over the stored ones. So the stored counts move only by
+// the delta of work committed in the same transaction, wherever a worker
+// dies, and however many workers run the operation.
 func (x *TriageOps) TxAdvance(op, next Op) (types.TransactWriteItem, error) {
 	upd := expression.Set(expression.Name("page"), expression.Value(next.Page)).
 		Set(expression.Name("pos"), expression.Value(next.Pos)).
@@ -223,7 +231,9 @@ func (x *TriageOps) TxAdvance(op, next Op) (types.TransactWriteItem, error) {
 		Set(expression.Name("changed"), expression.Value(next.Changed))
 	cond := expression.Name("state").Equal(expression.Value(Applying)).
 		And(expression.Name("page").Equal(expression.Value(op.Page))).
-		And(expression.Name("pos").Equal(expression.Value(op.Pos)))
+		And(expression.Name("pos").Equal(expression.Value(op.Pos))).
+		And(expression.Name("processed").Equal(expression.Value(op.Processed))).
+		And(expression.Name("changed").Equal(expression.Value(op.Changed)))
 	return x.t.TxUpdate(schema.TriageOpKey(op.CompanyID, op.ID), upd, &cond)
 }
 
