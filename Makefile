@@ -17,7 +17,7 @@ export GOTOOLCHAIN := go1.27.3
 
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: run reset test bench load faults token build synth lint generate invoke
+.PHONY: run reset test bench load faults chaos token build synth lint generate invoke
 
 ## run: start DynamoDB Local, seed the demo, serve the API on 127.0.0.1:$${PORT:-3000}
 run:
@@ -27,8 +27,9 @@ run:
 reset:
 	rm -rf .local/dynamodb .local/demo.json .local/dev-secret .local/dev-jwt-key.pem
 
-## test: every test (with the race detector; the two request tables
-## without it), against one DynamoDB Local started for the run; the CDK
+## test: every test (with the race detector; the two request tables and
+## the 20,000-issue bulk triage, large-N, without it), against one
+## DynamoDB Local started for the run; the CDK
 ## app's tests; govulncheck against the Go vulnerability database pinned in
 ## scripts/vulncheck (fails on a vulnerability the code reaches); the Lambda
 ## builds, both stacks synthesized, and cfn-lint on template.yaml and the
@@ -43,7 +44,8 @@ test:
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 	$(GO) run ./scripts/lambdadeps
 	$(GO) run ./scripts/vulncheck ./...
-	$(GO) run ./scripts/withddb $(GO) test -race -count=1 -timeout 30m -parallel 4 -skip '^(TestHostileInput|TestFaultInjection)$$' ./...
+	$(GO) run ./scripts/withddb $(GO) test -race -count=1 -timeout 30m -parallel 4 -skip '^(TestHostileInput|TestFaultInjection|TestBulkTriageOf20000)$$' ./...
+	$(GO) run ./scripts/withddb $(GO) test -count=1 -timeout 30m -run '^TestBulkTriageOf20000$$' ./shared/bulktriage
 	set -o pipefail; $(GO) run ./scripts/withddb $(GO) test -count=1 -timeout 30m -parallel 4 -run '^(TestHostileInput|TestFaultInjection)$$' -v ./internal/registry \
 	  | grep -E '^(hostile-input|fault injection|--- FAIL|ok|FAIL)'
 	cd infra && $(GO) vet ./... && $(GO) test -count=1 ./...
@@ -85,6 +87,15 @@ load:
 faults:
 	set -o pipefail; FAULTS=full $(GO) run ./scripts/withddb $(GO) test -count=1 -timeout 60m -parallel 4 -run '^TestFaultInjection$$' -v ./internal/registry \
 	  | grep -E '^(fault injection|--- FAIL|ok|FAIL)'
+
+## chaos: TestChaos on random seeds for CHAOS_DURATION (default 30m):
+## uploads, triage, rule applications, acceptances ended by the SLA job,
+## ingester and bulk worker killed at random calls, every counter
+## recounted; prints each seed and the failing ones (replay one with
+## go test ./internal/chaos -chaos.seed=S; make test runs a short fixed set)
+CHAOS_DURATION ?= 30m
+chaos:
+	$(GO) run ./scripts/withddb $(GO) test -count=1 -timeout 40m -v -run '^TestChaos$$' ./internal/chaos -chaos.duration=$(CHAOS_DURATION)
 
 ## token: mint a bearer token for a demo user: make token EMAIL=member@acme.example
 token:

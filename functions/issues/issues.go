@@ -110,11 +110,11 @@ type group struct {
 func (h handlers) groups(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	companyID := auth.FromContext(ctx).CompanyID
-	dim := findings.ByCWE
+	dim := schema.ByCWE
 	switch v := r.URL.Query().Get("group_by"); v {
 	case "", "cwe":
 	case "file_path":
-		dim = findings.ByFile
+		dim = schema.ByFile
 	default:
 		return httpapi.Invalid("group_by must be cwe or file_path")
 	}
@@ -155,7 +155,7 @@ func (h handlers) groups(w http.ResponseWriter, r *http.Request) error {
 	out := make([]group, len(page))
 	for n, g := range page {
 		out[n].IssueCount = g.Count
-		if dim == findings.ByCWE {
+		if dim == schema.ByCWE {
 			num, _ := strconv.Atoi(g.Group)
 			c := cweOf(num)
 			out[n].CWE = &c

@@ -13,6 +13,7 @@ import (
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/store/acceptances"
 	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/decisions"
 	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/issuelists"
 	"github.com/acme/codescan-api/shared/store/schema"
@@ -92,7 +93,7 @@ func (h handlers) patch(w http.ResponseWriter, r *http.Request) error {
 	if u == (storetriage.IssueUpdate{}) {
 		return httpapi.Invalid("Give at least one of status, reason, assigned_to")
 	}
-	scope := storetriage.DecisionProject
+	scope := decisions.Project
 	if req.Scope != nil {
 		scope = strings.ToLower(strings.TrimSpace(*req.Scope))
 		if !slices.Contains(storetriage.DecisionScopes, scope) {

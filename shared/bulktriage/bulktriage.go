@@ -90,7 +90,7 @@ type Job struct {
 // else is not. It mirrors deployspec.TriageFilter, which selects the same
 // items in AWS.
 func JobOf(get streamimage.Get) (Job, bool) {
-	company, id, ok := streamimage.Entity(get, triageops.Entity)
+	company, id, ok := streamimage.Entity(get, schema.TriageEntity)
 	return Job{CompanyID: company, ID: id}, ok
 }
 

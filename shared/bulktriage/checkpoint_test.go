@@ -20,12 +20,12 @@ import (
 	"github.com/acme/codescan-api/shared/bulktriage"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/acceptances"
-	"github.com/acme/codescan-api/shared/store/catalog"
 	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/issuelists"
 	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/store/sca"
 	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/store/triageops"
 	"github.com/acme/codescan-api/shared/store/triagerules"
 	"github.com/acme/codescan-api/shared/triagemodel"
@@ -71,7 +71,7 @@ type cpPart struct {
 func (c *cpCompany) part(t *testing.T, name string, withSCA bool, adjust ...func(*findings.Issue)) *cpPart {
 	t.Helper()
 	ctx := context.Background()
-	p, err := c.st.Catalog.CreateProject(ctx, catalog.Project{CompanyID: c.id, Name: name, RepoURL: "https://github.com/acme/" + name})
+	p, err := c.st.Catalog.CreateProject(ctx, schema.Project{CompanyID: c.id, Name: name, RepoURL: "https://github.com/acme/" + name})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,18 +137,18 @@ func (p *cpPart) scaFindings(t *testing.T) []string {
 // start stores the part's operation: a bulk triage of its project to
 // false_positive, or, with SCA findings, the application of a rule of the
 // project that sets it to semgrep's findings.
-func (p *cpPart) start(t *testing.T) triageops.Op {
+func (p *cpPart) start(t *testing.T) schema.TriageOpItem {
 	t.Helper()
 	ctx := context.Background()
 	if p.sca == nil {
-		return p.triage(t, triageops.Op{Status: "false_positive"})
+		return p.triage(t, schema.TriageOpItem{Status: "false_positive"})
 	}
 	r, err := p.c.st.TriageRules.CreateTriageRule(ctx, triagerules.Rule{CompanyID: p.c.id, ProjectID: p.project, Matcher: triagemodel.Matcher{Tool: "semgrep"},
 		Action: triagemodel.Action{Status: "false_positive", Reason: "generated code"}, Enabled: true, CreatedBy: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	op, err := p.c.st.TriageOps.CreateRuleOp(ctx, triageops.Op{CompanyID: p.c.id, UserID: 1, RuleID: r.ID, Status: r.Action.Status, Reason: r.Action.Reason},
+	op, err := p.c.st.TriageOps.CreateRuleOp(ctx, schema.TriageOpItem{CompanyID: p.c.id, UserID: 1, RuleID: r.ID, Status: r.Action.Status, Reason: r.Action.Reason},
 		triagerules.ApplyAudit(r, 0))
 	if err != nil {
 		t.Fatal(err)
@@ -158,9 +158,9 @@ func (p *cpPart) start(t *testing.T) triageops.Op {
 
 // triage stores a bulk triage of the part's project (op's status and
 // terms).
-func (p *cpPart) triage(t *testing.T, op triageops.Op) triageops.Op {
+func (p *cpPart) triage(t *testing.T, op schema.TriageOpItem) schema.TriageOpItem {
 	t.Helper()
-	q, err := json.Marshal(issuelists.IssueFilter{Scopes: []findings.Scope{{ProjectID: p.project}}})
+	q, err := json.Marshal(issuelists.IssueFilter{Scopes: []schema.Scope{{ProjectID: p.project}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +210,7 @@ func (p *cpPart) changed(t *testing.T) int64 {
 }
 
 // processedBefore is how many ids precede the operation's checkpoint.
-func (p *cpPart) processedBefore(t *testing.T, op triageops.Op) int64 {
+func (p *cpPart) processedBefore(t *testing.T, op schema.TriageOpItem) int64 {
 	t.Helper()
 	n := int64(op.Pos)
 	for k := range min(op.Page, op.Pages) {
@@ -226,7 +226,7 @@ func (p *cpPart) processedBefore(t *testing.T, op triageops.Op) int64 {
 // checkExact fails unless the stored operation counts exactly what is
 // committed: its changed count the findings changed, its processed count
 // the ids before its position.
-func (p *cpPart) checkExact(t *testing.T, id, when string) triageops.Op {
+func (p *cpPart) checkExact(t *testing.T, id, when string) schema.TriageOpItem {
 	t.Helper()
 	op, err := p.c.st.TriageOps.GetTriageOp(context.Background(), p.c.id, id)
 	if err != nil {
@@ -244,7 +244,7 @@ func (p *cpPart) checkExact(t *testing.T, id, when string) triageops.Op {
 }
 
 // checkDone fails unless the operation is done with the exact counts.
-func (p *cpPart) checkDone(t *testing.T, id, when string) triageops.Op {
+func (p *cpPart) checkDone(t *testing.T, id, when string) schema.TriageOpItem {
 	t.Helper()
 	op := p.checkExact(t, id, when)
 	matched, changed := p.wanted()
@@ -418,7 +418,7 @@ func TestCheckpointRefusesStaleDeliveries(t *testing.T) {
 }
 
 // collect collects the operation's next listing page as the worker does.
-func (p *cpPart) collect(t *testing.T, op triageops.Op) triageops.Op {
+func (p *cpPart) collect(t *testing.T, op schema.TriageOpItem) schema.TriageOpItem {
 	t.Helper()
 	ctx := context.Background()
 	if op.RuleID != "" {
@@ -501,7 +501,7 @@ func TestCheckpointInEveryTransactionOfTermsSettled(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	op := p.triage(t, triageops.Op{Status: "accepted_risk", RiskOwner: 2})
+	op := p.triage(t, schema.TriageOpItem{Status: "accepted_risk", RiskOwner: 2})
 	var mu sync.Mutex
 	var steps, bare int
 	worker := &bulktriage.Worker{Store: bulktriage.StoreOf(recordingStore(st, func(puts, checkpoint bool) {

@@ -6,7 +6,6 @@ import (
 
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/demo"
-	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/store/schema"
 )
@@ -19,7 +18,7 @@ func TestFindingsSeed(t *testing.T) {
 		t.Fatal(err)
 	}
 	for n, c := range doc.Companies {
-		groups, total, err := st.Lists.GroupsPage(ctx, c.ID, schema.Scope{}, findings.ByCWE, 0, 100)
+		groups, total, err := st.Lists.GroupsPage(ctx, c.ID, schema.Scope{}, schema.ByCWE, 0, 100)
 		if err != nil || total < 5 {
 			t.Fatalf("%s: %d CWE groups, %v", c.Name, total, err)
 		}

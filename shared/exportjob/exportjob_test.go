@@ -31,7 +31,6 @@ import (
 	"github.com/acme/codescan-api/shared/store/exports"
 	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/schema"
-	"github.com/acme/codescan-api/shared/store/triageops"
 	"github.com/acme/codescan-api/shared/streamimage"
 )
 
@@ -463,7 +462,7 @@ func TestJobOf(t *testing.T) {
 	}
 	for name, change := range map[string]func(map[string]ddbtypes.AttributeValue){
 		"bulk triage": func(m map[string]ddbtypes.AttributeValue) {
-			m["entity"] = &ddbtypes.AttributeValueMemberS{Value: triageops.Entity}
+			m["entity"] = &ddbtypes.AttributeValueMemberS{Value: schema.TriageEntity}
 		},
 		"no entity":  func(m map[string]ddbtypes.AttributeValue) { delete(m, "entity") },
 		"no id":      func(m map[string]ddbtypes.AttributeValue) { delete(m, "id") },

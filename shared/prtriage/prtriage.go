@@ -28,6 +28,7 @@ import (
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/acceptances"
 	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/decisions"
 	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/ledger"
 	"github.com/acme/codescan-api/shared/store/scans"
@@ -194,7 +195,7 @@ func (t *Triager) apply(ctx context.Context, req Request, u schema.User, issue f
 		upd.Terms = acceptances.Terms{ExpiresAt: end.Format(time.RFC3339), Owner: u.ID}
 	}
 	ctx = ledger.WithAuditActor(ctx, ledger.AuditActor{UserID: u.ID, Via: ViaPullRequest})
-	return t.Store.Triage.DecideIssue(ctx, req.CompanyID, issue.ID, upd, triage.DecisionProject, findings.Actor{UserID: u.ID})
+	return t.Store.Triage.DecideIssue(ctx, req.CompanyID, issue.ID, upd, decisions.Project, findings.Actor{UserID: u.ID})
 }
 
 // heal finishes what an attempt of the same command cut short: the issue
@@ -203,12 +204,12 @@ func (t *Triager) apply(ctx context.Context, req Request, u schema.User, issue f
 // decision again writes no history and no audit entry; DecideIssue only
 // carries it on. A branch's own decision is left alone.
 func (t *Triager) heal(ctx context.Context, req Request, u schema.User, issue findings.Issue) error {
-	if issue.Decision.Scope != triage.DecisionProject {
+	if issue.Decision.Scope != decisions.Project {
 		return nil
 	}
 	status := issue.Status
 	ctx = ledger.WithAuditActor(ctx, ledger.AuditActor{UserID: u.ID, Via: ViaPullRequest})
-	_, err := t.Store.Triage.DecideIssue(ctx, req.CompanyID, issue.ID, triage.IssueUpdate{Status: &status}, triage.DecisionProject, findings.Actor{UserID: u.ID})
+	_, err := t.Store.Triage.DecideIssue(ctx, req.CompanyID, issue.ID, triage.IssueUpdate{Status: &status}, decisions.Project, findings.Actor{UserID: u.ID})
 	return err
 }
 

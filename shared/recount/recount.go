@@ -34,9 +34,9 @@ func Check(ctx context.Context, st Store, companyID int64) error {
 		}
 		for _, sc := range []schema.Scope{{}, {ProjectID: i.ProjectID}, {ProjectID: i.ProjectID, Branch: i.Branch}} {
 			if want[sc] == nil {
-				want[sc] = map[schema.Dimension]map[string]findings.Cells{findings.ByCWE: {}, findings.ByFile: {}}
+				want[sc] = map[schema.Dimension]map[string]findings.Cells{schema.ByCWE: {}, schema.ByFile: {}}
 			}
-			for dim, g := range map[schema.Dimension]string{findings.ByCWE: strconv.Itoa(i.CWE), findings.ByFile: i.FilePath} {
+			for dim, g := range map[schema.Dimension]string{schema.ByCWE: strconv.Itoa(i.CWE), schema.ByFile: i.FilePath} {
 				if want[sc][dim][g] == nil {
 					want[sc][dim][g] = findings.Cells{}
 				}
@@ -49,7 +49,7 @@ func Check(ctx context.Context, st Store, companyID int64) error {
 	}
 	want[schema.Scope{}] = orEmpty(want[schema.Scope{}])
 	for sc, dims := range want {
-		for _, dim := range []schema.Dimension{findings.ByCWE, findings.ByFile} {
+		for _, dim := range []schema.Dimension{schema.ByCWE, schema.ByFile} {
 			got, err := st.Lists.ScopeGroups(ctx, companyID, sc, dim)
 			if err != nil {
 				return err
@@ -93,7 +93,7 @@ func Check(ctx context.Context, st Store, companyID int64) error {
 
 func orEmpty(m map[schema.Dimension]map[string]findings.Cells) map[schema.Dimension]map[string]findings.Cells {
 	if m == nil {
-		return map[schema.Dimension]map[string]findings.Cells{findings.ByCWE: {}, findings.ByFile: {}}
+		return map[schema.Dimension]map[string]findings.Cells{schema.ByCWE: {}, schema.ByFile: {}}
 	}
 	return m
 }

@@ -41,7 +41,7 @@ func TestDecideIssueRetriesAndIdentity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := decisions.Mark{Scope: triage.DecisionProject, DecidedBy: 7, DecidedAt: first.Decision.DecidedAt, Source: "main"}
+	want := decisions.Mark{Scope: decisions.Project, DecidedBy: 7, DecidedAt: first.Decision.DecidedAt, Source: "main"}
 	if first.Decision != want || first.Status != fp {
 		t.Fatalf("decided: %+v", first)
 	}

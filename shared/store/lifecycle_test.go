@@ -118,7 +118,7 @@ func TestLifecycle(t *testing.T) {
 	if got := w.issue(t, "main", "gosec", "c"); got != cFirst {
 		t.Fatalf("re-detection rewrote the issue:\n%+v\n%+v", cFirst, got)
 	}
-	groups, _, err := w.st.Lists.GroupsPage(ctx, w.company, schema.Scope{ProjectID: w.project, Branch: "main"}, findings.ByCWE, 0, 10)
+	groups, _, err := w.st.Lists.GroupsPage(ctx, w.company, schema.Scope{ProjectID: w.project, Branch: "main"}, schema.ByCWE, 0, 10)
 	if err != nil || len(groups) != 2 || groups[0].Group != "89" || groups[0].Count != 2 || groups[1].Count != 1 {
 		t.Fatalf("groups after two uploads: %+v %v", groups, err)
 	}
@@ -269,7 +269,7 @@ func TestTriageIssues(t *testing.T) {
 	if err != nil || matched != 15 || changed != 15 {
 		t.Fatalf("bulk triage: %d %d %v", matched, changed, err)
 	}
-	counts, err := w.st.Lists.GroupCounts(ctx, w.company, []schema.Scope{{}}, findings.ByCWE, "89")
+	counts, err := w.st.Lists.GroupCounts(ctx, w.company, []schema.Scope{{}}, schema.ByCWE, "89")
 	if err != nil || counts[0].Cells.Total("", "accepted_risk") != 15 || counts[0].Cells.Total("", "open") != 0 {
 		t.Fatalf("group 89 after triage: %+v %v", counts, err)
 	}

@@ -7,12 +7,6 @@ import (
 	"github.com/acme/codescan-api/shared/store/ddb"
 	"github.com/acme/codescan-api/shared/store/ledger"
 	"github.com/acme/codescan-api/shared/store/page"
-	"github.com/acme/codescan-api/shared/store/schema"
-)
-
-// The item types of the area (see schema).
-type (
-	Project = schema.Project
 )
 
 // PageResult is where a page of a list lies (see page.Result); the pages

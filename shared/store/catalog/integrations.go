@@ -87,9 +87,6 @@ func (s *Catalog) ListIntegrations(ctx context.Context, companyID int64) ([]sche
 	return out, err
 }
 
-// Host providers of an integration (see Integration.HostProvider).
-const ()
-
 // setProvider adds a change of the host's kind to an update: an unset
 // provider is GitHub's, so setting "github" on it changes nothing.
 func setProvider(upd *expression.UpdateBuilder, p *string, out *schema.Integration, changes map[string]ledger.Change) {
@@ -102,9 +99,6 @@ func setProvider(upd *expression.UpdateBuilder, p *string, out *schema.Integrati
 	*upd = upd.Set(expression.Name("provider"), expression.Value(*p))
 	out.Provider = *p
 }
-
-// Bounds of InlineComments.MaxPerScan.
-const ()
 
 // IntegrationChange lists the attributes an update sets; nil keeps a value.
 type IntegrationChange struct {

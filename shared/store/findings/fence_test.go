@@ -45,7 +45,7 @@ func newWorld(t testing.TB) *world {
 	client, name := testenv.Table(t)
 	w := &world{client: client, name: name, company: 21, t0: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)}
 	wr := w.writer(w.t0)
-	p, err := wr.catalog.CreateProject(context.Background(), catalog.Project{CompanyID: w.company, Name: "svc"})
+	p, err := wr.catalog.CreateProject(context.Background(), schema.Project{CompanyID: w.company, Name: "svc"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/acme/codescan-api/shared/store/catalog"
 	"github.com/acme/codescan-api/shared/store/ddb"
 	"github.com/acme/codescan-api/shared/store/decisions"
 	"github.com/acme/codescan-api/shared/store/ledger"
@@ -35,7 +34,7 @@ type Findings struct {
 // active triage rules.
 type Deps struct {
 	Catalog interface {
-		GetProject(ctx context.Context, companyID, projectID int64) (catalog.Project, error)
+		GetProject(ctx context.Context, companyID, projectID int64) (schema.Project, error)
 	}
 	Scans interface {
 		GetScan(ctx context.Context, companyID int64, scanID string) (scans.Scan, error)

@@ -22,7 +22,7 @@ import (
 type IssueFilter struct {
 	// Scopes the issues come from, in the order they are listed (callers
 	// give ascending project ids); none means the whole company.
-	Scopes   []findings.Scope
+	Scopes   []schema.Scope
 	CWE      *int   // one CWE (NoCWE for issues without one)
 	FilePath string // one exact file path
 	Urgency  string // one urgency code
@@ -59,7 +59,7 @@ func (x *Lists) ListIssues(ctx context.Context, companyID int64, f IssueFilter, 
 	}
 	scopes := f.Scopes
 	if len(scopes) == 0 {
-		scopes = []findings.Scope{{}}
+		scopes = []schema.Scope{{}}
 	}
 	filter := attributeFilter(f)
 	if f.FilePath != "" && f.CWE != nil {
@@ -107,12 +107,12 @@ func attributeFilter(f IssueFilter) []expression.ConditionBuilder {
 // segments are the counted runs of f's issues in the scopes, in list
 // order: one group's ranges when f names a file or a CWE (not both: that
 // filter has no counter), else every CWE group's.
-func (x *Lists) segments(ctx context.Context, companyID int64, scopes []findings.Scope, f IssueFilter) ([]segment, error) {
+func (x *Lists) segments(ctx context.Context, companyID int64, scopes []schema.Scope, f IssueFilter) ([]segment, error) {
 	switch {
 	case f.FilePath != "":
-		return x.groupSegments(ctx, companyID, scopes, findings.ByFile, f.FilePath, f)
+		return x.groupSegments(ctx, companyID, scopes, schema.ByFile, f.FilePath, f)
 	case f.CWE != nil:
-		return x.groupSegments(ctx, companyID, scopes, findings.ByCWE, strconv.Itoa(*f.CWE), f)
+		return x.groupSegments(ctx, companyID, scopes, schema.ByCWE, strconv.Itoa(*f.CWE), f)
 	default:
 		return x.cweSegments(ctx, companyID, scopes, f)
 	}
@@ -253,15 +253,15 @@ func and(conds []expression.ConditionBuilder) *expression.ConditionBuilder {
 }
 
 // indexOf is the index holding the issues of one group of dim.
-func indexOf(dim findings.Dimension) tabledef.Index {
-	if dim == findings.ByFile {
+func indexOf(dim schema.Dimension) tabledef.Index {
+	if dim == schema.ByFile {
 		return tabledef.GSI2
 	}
 	return tabledef.GSI1
 }
 
 // groupSegments are one group's ranges in each scope.
-func (x *Lists) groupSegments(ctx context.Context, companyID int64, scopes []findings.Scope, dim findings.Dimension, group string, f IssueFilter) ([]segment, error) {
+func (x *Lists) groupSegments(ctx context.Context, companyID int64, scopes []schema.Scope, dim schema.Dimension, group string, f IssueFilter) ([]segment, error) {
 	counts, err := x.GroupCounts(ctx, companyID, scopes, dim, group)
 	if err != nil {
 		return nil, err
@@ -275,8 +275,8 @@ func (x *Lists) groupSegments(ctx context.Context, companyID int64, scopes []fin
 }
 
 // cweSegments are every CWE group's ranges in each scope, CWE by CWE.
-func (x *Lists) cweSegments(ctx context.Context, companyID int64, scopes []findings.Scope, f IssueFilter) ([]segment, error) {
-	lists, err := x.scopesGroups(ctx, companyID, scopes, findings.ByCWE)
+func (x *Lists) cweSegments(ctx context.Context, companyID int64, scopes []schema.Scope, f IssueFilter) ([]segment, error) {
+	lists, err := x.scopesGroups(ctx, companyID, scopes, schema.ByCWE)
 	if err != nil {
 		return nil, err
 	}
@@ -294,13 +294,13 @@ func (x *Lists) cweSegments(ctx context.Context, companyID int64, scopes []findi
 		}
 	}
 	slices.SortFunc(groups, func(a, b string) int {
-		return strings.Compare(schema.GroupSortKey(findings.ByCWE, a), schema.GroupSortKey(findings.ByCWE, b))
+		return strings.Compare(schema.GroupSortKey(schema.ByCWE, a), schema.GroupSortKey(schema.ByCWE, b))
 	})
 	var segs []segment
 	for _, g := range groups {
 		for n, sc := range scopes {
 			if c := perScope[n][g]; c > 0 {
-				segs = append(segs, segment{index: tabledef.GSI1, pk: schema.IssueGroupPK(companyID, findings.ByCWE, g), prefix: findings.ScopePrefix(sc), count: c})
+				segs = append(segs, segment{index: tabledef.GSI1, pk: schema.IssueGroupPK(companyID, schema.ByCWE, g), prefix: findings.ScopePrefix(sc), count: c})
 			}
 		}
 	}
@@ -309,8 +309,8 @@ func (x *Lists) cweSegments(ctx context.Context, companyID int64, scopes []findi
 
 // listUncounted reads all of one file's matching issues in the scopes and
 // cuts the page from them; a token carries the page's position.
-func (x *Lists) listUncounted(ctx context.Context, companyID int64, scopes []findings.Scope, f IssueFilter, filter *expression.ConditionBuilder, q page.Request) ([]findings.Issue, page.Result, int64, error) {
-	sg := segment{index: tabledef.GSI2, pk: schema.IssueGroupPK(companyID, findings.ByFile, f.FilePath)}
+func (x *Lists) listUncounted(ctx context.Context, companyID int64, scopes []schema.Scope, f IssueFilter, filter *expression.ConditionBuilder, q page.Request) ([]findings.Issue, page.Result, int64, error) {
+	sg := segment{index: tabledef.GSI2, pk: schema.IssueGroupPK(companyID, schema.ByFile, f.FilePath)}
 	l := sg.list(f, filter)
 	res := page.Result{Offset: q.Offset}
 	if q.Token != "" {

@@ -70,7 +70,7 @@ func (x *Lists) CountOpenDetected(ctx context.Context, companyID int64, urgency 
 // from its group counters (the company scope's CWE groups): its cost grows
 // with the company's distinct CWEs, not its issues.
 func (x *Lists) OpenByUrgency(ctx context.Context, companyID int64) (map[string]int64, error) {
-	groups, err := x.ScopeGroups(ctx, companyID, findings.Scope{}, findings.ByCWE)
+	groups, err := x.ScopeGroups(ctx, companyID, schema.Scope{}, schema.ByCWE)
 	if err != nil {
 		return nil, err
 	}

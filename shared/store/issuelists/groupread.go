@@ -23,14 +23,14 @@ import (
 // group key ascending (see GroupSortKey); and the scope's number of
 // non-empty groups. It reads one summary item and offset+limit counters,
 // however many issues the scope holds.
-func (x *Lists) GroupsPage(ctx context.Context, companyID int64, sc findings.Scope, dim findings.Dimension, offset, limit int) ([]findings.GroupCount, int64, error) {
-	var sum findings.ScopeSummary
+func (x *Lists) GroupsPage(ctx context.Context, companyID int64, sc schema.Scope, dim schema.Dimension, offset, limit int) ([]findings.GroupCount, int64, error) {
+	var sum schema.ScopeSummary
 	err := x.t.GetItem(ctx, schema.SummaryKey(companyID, sc), &sum)
 	if err != nil && !errors.Is(err, ddb.ErrNotFound) {
 		return nil, 0, err
 	}
 	total := sum.GroupsCWE
-	if dim == findings.ByFile {
+	if dim == schema.ByFile {
 		total = sum.GroupsFile
 	}
 	if int64(offset) >= total {
@@ -52,7 +52,7 @@ func nonEmpty(groups []findings.GroupCount) []findings.GroupCount {
 
 // ScopeGroups returns every non-empty group of a scope, in group key order.
 // Its cost grows with the scope's groups, not its issues.
-func (x *Lists) ScopeGroups(ctx context.Context, companyID int64, sc findings.Scope, dim findings.Dimension) ([]findings.GroupCount, error) {
+func (x *Lists) ScopeGroups(ctx context.Context, companyID int64, sc schema.Scope, dim schema.Dimension) ([]findings.GroupCount, error) {
 	var out []findings.GroupCount
 	if err := x.t.QueryAll(ctx, "", ddb.PKBeginsWith(schema.CompanyPK(companyID), schema.CounterPrefix(sc, dim)), true, &out); err != nil {
 		return nil, err
@@ -62,7 +62,7 @@ func (x *Lists) ScopeGroups(ctx context.Context, companyID int64, sc findings.Sc
 
 // GroupCounts returns one group's counts in each scope (zero counts for a
 // scope where the group is empty), in the order of scopes.
-func (x *Lists) GroupCounts(ctx context.Context, companyID int64, scopes []findings.Scope, dim findings.Dimension, group string) ([]findings.GroupCount, error) {
+func (x *Lists) GroupCounts(ctx context.Context, companyID int64, scopes []schema.Scope, dim schema.Dimension, group string) ([]findings.GroupCount, error) {
 	keys := make([]ddb.Key, len(scopes))
 	for n, sc := range scopes {
 		keys[n] = schema.CounterKey(companyID, sc, dim, group)
@@ -87,7 +87,7 @@ func (x *Lists) GroupCounts(ctx context.Context, companyID int64, scopes []findi
 // total order of GroupsPage. It reads every group of every scope (a few
 // Scopes at a time), so its cost grows with the scopes and their groups,
 // never with their issues.
-func (x *Lists) MergedGroups(ctx context.Context, companyID int64, scopes []findings.Scope, dim findings.Dimension) ([]findings.GroupCount, error) {
+func (x *Lists) MergedGroups(ctx context.Context, companyID int64, scopes []schema.Scope, dim schema.Dimension) ([]findings.GroupCount, error) {
 	lists, err := x.scopesGroups(ctx, companyID, scopes, dim)
 	if err != nil {
 		return nil, err
@@ -128,7 +128,7 @@ func SortGroups(groups []findings.GroupCount) {
 const scopeReaders = 8
 
 // scopesGroups reads ScopeGroups of every scope, in the order of scopes.
-func (x *Lists) scopesGroups(ctx context.Context, companyID int64, scopes []findings.Scope, dim findings.Dimension) ([][]findings.GroupCount, error) {
+func (x *Lists) scopesGroups(ctx context.Context, companyID int64, scopes []schema.Scope, dim schema.Dimension) ([][]findings.GroupCount, error) {
 	out := make([][]findings.GroupCount, len(scopes))
 	errs := make([]error, len(scopes))
 	sem := make(chan struct{}, scopeReaders)
@@ -148,7 +148,7 @@ func (x *Lists) scopesGroups(ctx context.Context, companyID int64, scopes []find
 // BranchProjects returns, ascending, the ids of a company's projects that
 // have issues on branch. Its cost grows with those projects only.
 func (x *Lists) BranchProjects(ctx context.Context, companyID int64, branch string) ([]int64, error) {
-	var sums []findings.ScopeSummary
+	var sums []schema.ScopeSummary
 	kc := expression.Key(tabledef.GSI2.PK).Equal(expression.Value(schema.BranchIndexPK(companyID, branch)))
 	if err := x.t.QueryAll(ctx, tabledef.GSI2.Name, kc, true, &sums); err != nil {
 		return nil, err

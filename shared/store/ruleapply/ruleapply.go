@@ -14,6 +14,7 @@ import (
 	"github.com/acme/codescan-api/shared/store/ddb"
 	"github.com/acme/codescan-api/shared/store/ledger"
 	"github.com/acme/codescan-api/shared/store/sca"
+	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/store/triage"
 	"github.com/acme/codescan-api/shared/store/triageops"
 	"github.com/acme/codescan-api/shared/store/triagerules"
@@ -82,7 +83,7 @@ func (a *Applier) ApplyTriageRuleAll(ctx context.Context, companyID int64, id st
 // by userID, with the application's one audit entry (triage_rule.apply,
 // naming the operation).
 func (a *Applier) startRuleOp(ctx context.Context, stored triagerules.Rule, userID int64) (triage.RuleApplication, error) {
-	op := triageops.Op{CompanyID: stored.CompanyID, UserID: userID, RuleID: stored.ID, Status: stored.Action.Status, Reason: stored.Action.Reason}
+	op := schema.TriageOpItem{CompanyID: stored.CompanyID, UserID: userID, RuleID: stored.ID, Status: stored.Action.Status, Reason: stored.Action.Reason}
 	op, err := a.ops.CreateRuleOp(ctx, op, ledger.AuditEntry{Action: "triage_rule.apply", TargetType: "triage_rule", TargetID: stored.ID,
 		Changes: map[string]ledger.Change{"rule": {After: triagemodel.Show(stored.Matcher, stored.Action)}}})
 	if err != nil {
@@ -104,7 +105,7 @@ const ruleIssues = "issues:"
 // CollectTriageIDs; ErrConflict when another delivery collected that page
 // first). ErrRuleGone or ErrRuleInactive when the rule was deleted or
 // disabled since the operation was asked for.
-func (a *Applier) CollectRulePage(ctx context.Context, op triageops.Op, limit int) (triageops.Op, error) {
+func (a *Applier) CollectRulePage(ctx context.Context, op schema.TriageOpItem, limit int) (schema.TriageOpItem, error) {
 	r, err := a.triage.OpRule(ctx, op)
 	if err != nil {
 		return op, err
@@ -137,7 +138,7 @@ func (a *Applier) CollectRulePage(ctx context.Context, op triageops.Op, limit in
 
 // ApplyTriagePage is the triage area's, which applies a page of issue ids,
 // and applies a page of an application's SCA finding ids (sca.RuleStep).
-func (a *Applier) ApplyTriagePage(ctx context.Context, op triageops.Op) (triageops.Op, error) {
+func (a *Applier) ApplyTriagePage(ctx context.Context, op schema.TriageOpItem) (schema.TriageOpItem, error) {
 	if op.RuleID == "" || op.State != triageops.Applying || op.Page >= op.Pages {
 		return a.triage.ApplyTriagePage(ctx, op)
 	}

@@ -61,10 +61,10 @@ func compose(t *testing.T) *areas {
 // seed stores n issues of a new project through the issue write path:
 // every third already false_positive, the others open; it returns the
 // project.
-func (a *areas) seed(t *testing.T, company int64, name string, n int) catalog.Project {
+func (a *areas) seed(t *testing.T, company int64, name string, n int) schema.Project {
 	t.Helper()
 	ctx := context.Background()
-	p, err := a.catalog.CreateProject(ctx, catalog.Project{CompanyID: company, Name: name})
+	p, err := a.catalog.CreateProject(ctx, schema.Project{CompanyID: company, Name: name})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +205,7 @@ func TestOperationCountsWhatChanged(t *testing.T) {
 	a.scaFindings(t, 1, p.ID, 7)
 	r := a.rule(t, 1, p.ID)
 	before, beforeSCA := a.statuses(t, 1), a.scaStatuses(t, 1)
-	op, err := a.ops.CreateRuleOp(ctx, triageops.Op{CompanyID: 1, UserID: 5, RuleID: r.ID, Status: r.Action.Status, Reason: r.Action.Reason}, triagerules.ApplyAudit(r, 0))
+	op, err := a.ops.CreateRuleOp(ctx, schema.TriageOpItem{CompanyID: 1, UserID: 5, RuleID: r.ID, Status: r.Action.Status, Reason: r.Action.Reason}, triagerules.ApplyAudit(r, 0))
 	if err != nil {
 		t.Fatal(err)
 	}

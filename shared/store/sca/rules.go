@@ -15,7 +15,6 @@ import (
 	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/store/triage"
-	"github.com/acme/codescan-api/shared/store/triageops"
 	"github.com/acme/codescan-api/shared/store/triagerules"
 	"github.com/acme/codescan-api/shared/triagemodel"
 )
@@ -125,7 +124,7 @@ func (x *SCA) RulePage(ctx context.Context, companyID int64, r triagemodel.Rule,
 // still changes, in one transaction with the checkpoint (a finding changed
 // meanwhile fails its condition: the step is read again).
 func (x *SCA) RuleStep(r triagemodel.Rule) triage.Step {
-	return func(ctx context.Context, op triageops.Op, ids []string) (triageops.Op, []findings.Issue, error) {
+	return func(ctx context.Context, op schema.TriageOpItem, ids []string) (schema.TriageOpItem, []findings.Issue, error) {
 		batch := triage.StepBatch(op, ids)
 		keys := make([]ddb.Key, len(batch))
 		for n, id := range batch {

@@ -20,7 +20,6 @@ import (
 	"github.com/acme/codescan-api/shared/store/internal/counted"
 	"github.com/acme/codescan-api/shared/store/ledger"
 	"github.com/acme/codescan-api/shared/store/schema"
-	"github.com/acme/codescan-api/shared/store/triageops"
 	"github.com/acme/codescan-api/shared/triagemodel"
 )
 
@@ -43,7 +42,7 @@ type Deps struct {
 		ActiveTriageRules(ctx context.Context, companyID, projectID int64) ([]triagemodel.Rule, error)
 	}
 	Ops interface {
-		TxAdvance(op, next triageops.Op) (types.TransactWriteItem, error)
+		TxAdvance(op, next schema.TriageOpItem) (types.TransactWriteItem, error)
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 
-	"github.com/acme/codescan-api/shared/store/acceptances"
 	"github.com/acme/codescan-api/shared/store/ddb"
 	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/schema"
@@ -22,9 +21,6 @@ import (
 // AcceptanceExpired is the history reason, and the issue's, of an
 // acceptance that ended.
 const AcceptanceExpired = "risk acceptance expired"
-
-// RiskTerms are the terms of an accepted risk.
-type RiskTerms = acceptances.Terms
 
 // ExpireAcceptances reopens the company's accepted risks whose end has
 // come, through the issue write path: status open, history and reason

@@ -27,14 +27,8 @@ import (
 // that carries it. Each moved issue's history says where the decision came
 // from.
 
-// The scopes of a decision.
-const (
-	DecisionProject = decisions.Project
-	DecisionBranch  = decisions.Branch
-)
-
 // DecisionScopes are the scopes a triage may take.
-var DecisionScopes = []string{DecisionProject, DecisionBranch}
+var DecisionScopes = []string{decisions.Project, decisions.Branch}
 
 // DecideIssue applies u to an issue of the company as a decision of scope
 // ("" is DecisionProject) through the issue write path, carries it to the
@@ -46,12 +40,12 @@ func (x *Triage) DecideIssue(ctx context.Context, companyID int64, id string, u 
 		return findings.Issue{}, fmt.Errorf("status %q: %w", *u.Status, ddb.ErrInvalid)
 	}
 	if scope == "" {
-		scope = DecisionProject
+		scope = decisions.Project
 	}
 	if !slices.Contains(DecisionScopes, scope) {
 		return findings.Issue{}, fmt.Errorf("scope %q: %w", scope, ddb.ErrInvalid)
 	}
-	withdraw := scope == DecisionProject && u.Status != nil && *u.Status == "open"
+	withdraw := scope == decisions.Project && u.Status != nil && *u.Status == "open"
 	var before, after findings.Issue
 	err := x.t.Retrying(ctx, func() error {
 		var err error
@@ -93,7 +87,7 @@ func (x *Triage) DecideIssue(ctx context.Context, companyID int64, id string, u 
 			return after, err
 		}
 	}
-	if withdraw || after.Decision.Scope == DecisionProject && identified(after) {
+	if withdraw || after.Decision.Scope == decisions.Project && identified(after) {
 		err = x.spread(ctx, companyID, after, withdraw, by)
 	}
 	return after, err
@@ -112,19 +106,19 @@ func identified(i findings.Issue) bool { return i.Tool != "" && i.Fingerprint !=
 
 // markOf is the decision after (before with u applied) carries; a change
 // that leaves the triage as it was keeps the mark as it was.
-func (x *Triage) markOf(before, after findings.Issue, u IssueUpdate, scope string, by findings.Actor) findings.IssueDecision {
+func (x *Triage) markOf(before, after findings.Issue, u IssueUpdate, scope string, by findings.Actor) decisions.Mark {
 	switch {
 	case !findings.Decisive(after.Status) && after.Status != "open": // fixed, suppressed
-		return findings.IssueDecision{}
-	case scope == DecisionProject && after.Status == "open":
+		return decisions.Mark{}
+	case scope == decisions.Project && after.Status == "open":
 		if u.Status != nil { // a withdrawal
-			return findings.IssueDecision{}
+			return decisions.Mark{}
 		}
 		return before.Decision // an assignee of an open issue is no decision
 	case before.Decision.Scope == scope && before.Status == after.Status && before.Reason == after.Reason && before.AssignedTo == after.AssignedTo:
 		return before.Decision
 	}
-	return findings.IssueDecision{Scope: scope, DecidedBy: by.UserID, DecidedAt: x.t.Stamp(), Source: after.Branch}
+	return decisions.Mark{Scope: scope, DecidedBy: by.UserID, DecidedAt: x.t.Stamp(), Source: after.Branch}
 }
 
 // txDecision is the write of the identity's decision item that goes with
@@ -136,7 +130,7 @@ func (x *Triage) txDecision(companyID int64, i findings.Issue, withdraw bool) ([
 		return nil, nil
 	case withdraw:
 		return []types.TransactWriteItem{x.decisions.TxDeleteDecision(companyID, i.ProjectID, i.Tool, i.Fingerprint)}, nil
-	case i.Decision.Scope != DecisionProject:
+	case i.Decision.Scope != decisions.Project:
 		return nil, nil
 	}
 	item, err := x.decisions.TxPutDecision(companyID, decisions.Decision{ProjectID: i.ProjectID, Tool: i.Tool, Fingerprint: i.Fingerprint,
@@ -205,13 +199,13 @@ func (x *Triage) spread(ctx context.Context, companyID int64, src findings.Issue
 func follow(e, src findings.Issue, withdraw bool) (findings.Issue, bool) {
 	after := e
 	switch {
-	case withdraw && e.Decision.Scope != DecisionProject:
+	case withdraw && e.Decision.Scope != decisions.Project:
 		return e, false
 	case withdraw && e.Status == "fixed": // a withdrawal reopens nothing the code fixed
-		after.Decision = findings.IssueDecision{}
+		after.Decision = decisions.Mark{}
 	case withdraw:
-		after.Status, after.Reason, after.Decision = "open", "", findings.IssueDecision{}
-	case e.Status == "fixed" || e.Decision.Scope == DecisionBranch:
+		after.Status, after.Reason, after.Decision = "open", "", decisions.Mark{}
+	case e.Status == "fixed" || e.Decision.Scope == decisions.Branch:
 		return e, false
 	default:
 		after.Status, after.Reason, after.AssignedTo, after.Decision, after.Terms = src.Status, src.Reason, src.AssignedTo, src.Decision, src.Terms

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/acme/codescan-api/shared/store/acceptances"
 	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/decisions"
 	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/issuelists"
 	"github.com/acme/codescan-api/shared/store/ledger"
@@ -21,7 +23,7 @@ type IssueUpdate struct {
 	// Terms set an accepted risk's end and owner; a zero member keeps the
 	// issue's, or, for an issue entering accepted_risk, gets the default
 	// (the company's period, the author: see settleTerms).
-	Terms RiskTerms
+	Terms acceptances.Terms
 }
 
 // UpdateIssue applies u to an issue of the company through the issue write
@@ -62,7 +64,7 @@ func (x *Triage) UpdateIssue(ctx context.Context, companyID int64, id string, u 
 // the previous reason.
 func updated(i findings.Issue, u IssueUpdate) findings.Issue {
 	if u.Status != nil && *u.Status != i.Status {
-		i.Status, i.Reason, i.Decision = *u.Status, "", findings.IssueDecision{} // a decision is made by DecideIssue
+		i.Status, i.Reason, i.Decision = *u.Status, "", decisions.Mark{} // a decision is made by DecideIssue
 		if i.Status != "fixed" {
 			i.FixedAt, i.FixedScanID = "", ""
 		}
@@ -97,7 +99,7 @@ func (e *ErrTooMany) Error() string {
 // every issue f matches, through the issue write path, and returns how
 // many matched and how many changed (an issue already in the status does
 // not change, so a retry changes 0).
-func (x *Triage) TriageIssues(ctx context.Context, companyID int64, f issuelists.IssueFilter, status, reason string, terms RiskTerms, by findings.Actor) (matched, changed int, err error) {
+func (x *Triage) TriageIssues(ctx context.Context, companyID int64, f issuelists.IssueFilter, status, reason string, terms acceptances.Terms, by findings.Actor) (matched, changed int, err error) {
 	if !slices.Contains(findings.ManualStatuses, status) {
 		return 0, 0, fmt.Errorf("status %q: %w", status, ddb.ErrInvalid)
 	}

@@ -60,10 +60,10 @@ func compose(t *testing.T) *areas {
 // seed stores n issues of a new project through the issue write path:
 // every third already false_positive, the others open; it returns the
 // project.
-func (a *areas) seed(t *testing.T, company int64, name string, n int) catalog.Project {
+func (a *areas) seed(t *testing.T, company int64, name string, n int) schema.Project {
 	t.Helper()
 	ctx := context.Background()
-	p, err := a.catalog.CreateProject(ctx, catalog.Project{CompanyID: company, Name: name})
+	p, err := a.catalog.CreateProject(ctx, schema.Project{CompanyID: company, Name: name})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,11 +160,11 @@ func TestTriageByFilterAndByOperation(t *testing.T) {
 	a.seed(t, 1, "Web", 24)
 	cwe := 79
 	fixing := "fix_in_progress"
-	matched, changed, err := a.triage.TriageIssues(ctx, 1, issuelists.IssueFilter{CWE: &cwe}, fixing, "", triage.RiskTerms{}, findings.Actor{UserID: 5})
+	matched, changed, err := a.triage.TriageIssues(ctx, 1, issuelists.IssueFilter{CWE: &cwe}, fixing, "", acceptances.Terms{}, findings.Actor{UserID: 5})
 	if err != nil || matched != 12 || changed != 12 {
 		t.Fatalf("by filter: %d matched, %d changed, %v", matched, changed, err)
 	}
-	if _, changed, err := a.triage.TriageIssues(ctx, 1, issuelists.IssueFilter{CWE: &cwe}, fixing, "", triage.RiskTerms{}, findings.Actor{UserID: 5}); err != nil || changed != 0 {
+	if _, changed, err := a.triage.TriageIssues(ctx, 1, issuelists.IssueFilter{CWE: &cwe}, fixing, "", acceptances.Terms{}, findings.Actor{UserID: 5}); err != nil || changed != 0 {
 		t.Fatalf("again: %d %v", changed, err)
 	}
 	before := a.statuses(t, 1)
@@ -172,7 +172,7 @@ func TestTriageByFilterAndByOperation(t *testing.T) {
 		t.Fatalf("statuses %v", before)
 	}
 
-	op, err := a.ops.CreateTriageOp(ctx, triageops.Op{CompanyID: 1, UserID: 5, Status: "false_positive", Query: `{}`})
+	op, err := a.ops.CreateTriageOp(ctx, schema.TriageOpItem{CompanyID: 1, UserID: 5, Status: "false_positive", Query: `{}`})
 	if err != nil {
 		t.Fatal(err)
 	}

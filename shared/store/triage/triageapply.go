@@ -10,7 +10,7 @@ import (
 	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/issuelists"
 	"github.com/acme/codescan-api/shared/store/page"
-	"github.com/acme/codescan-api/shared/store/triageops"
+	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/store/triagerules"
 	"github.com/acme/codescan-api/shared/triagemodel"
 )
@@ -65,7 +65,7 @@ func (e *ErrRuleTooMany) Error() string {
 type RuleApplication struct {
 	Changed   int
 	Sample    []string
-	Operation *triageops.Op
+	Operation *schema.TriageOpItem
 }
 
 // Plus is a with the ids of other findings changed too (the sample keeps
@@ -96,7 +96,7 @@ func appliesTo(r triagemodel.Rule, i findings.Issue) bool {
 func ruleFilter(r triagemodel.Rule) issuelists.IssueFilter {
 	var f issuelists.IssueFilter
 	if r.ProjectID != 0 {
-		f.Scopes = []findings.Scope{{ProjectID: r.ProjectID}}
+		f.Scopes = []schema.Scope{{ProjectID: r.ProjectID}}
 	}
 	if m := r.Matcher; m.CWE != 0 {
 		f.CWE = &m.CWE
@@ -145,7 +145,7 @@ func (x *Triage) RuleTargetPage(ctx context.Context, companyID int64, r triagemo
 // OpRule is the rule an application operation applies, read now:
 // ErrRuleGone once deleted, ErrRuleInactive once disabled, ErrRuleEnded
 // once its acceptance has ended.
-func (x *Triage) OpRule(ctx context.Context, op triageops.Op) (triagemodel.Rule, error) {
+func (x *Triage) OpRule(ctx context.Context, op schema.TriageOpItem) (triagemodel.Rule, error) {
 	stored, err := x.rules.GetTriageRule(ctx, op.CompanyID, op.RuleID)
 	switch {
 	case errors.Is(err, ddb.ErrNotFound):

@@ -8,8 +8,10 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/acme/codescan-api/shared/store/acceptances"
 	"github.com/acme/codescan-api/shared/store/ddb"
 	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/store/triageops"
 )
 
@@ -23,7 +25,7 @@ const triageStepIDs = 50
 // the issues it changed (as they were before; none for SCA findings, which
 // have no status counters). ErrConflict when the checkpoint or one of the
 // items read changed meanwhile.
-type Step func(ctx context.Context, op triageops.Op, ids []string) (triageops.Op, []findings.Issue, error)
+type Step func(ctx context.Context, op schema.TriageOpItem, ids []string) (schema.TriageOpItem, []findings.Issue, error)
 
 // ApplyTriagePage applies the operation's change to the rest of its
 // current id page through the issue write path (counters, history and
@@ -39,7 +41,7 @@ type Step func(ctx context.Context, op triageops.Op, ids []string) (triageops.Op
 // deleted since it matched is processed only. When another delivery of the
 // operation moved the checkpoint first, it returns the operation as that
 // one left it.
-func (x *Triage) ApplyTriagePage(ctx context.Context, op triageops.Op) (triageops.Op, error) {
+func (x *Triage) ApplyTriagePage(ctx context.Context, op schema.TriageOpItem) (schema.TriageOpItem, error) {
 	if op.State != triageops.Applying || op.Page >= op.Pages {
 		return op, nil
 	}
@@ -51,7 +53,7 @@ func (x *Triage) ApplyTriagePage(ctx context.Context, op triageops.Op) (triageop
 }
 
 // ApplyTriageIDs is ApplyTriagePage with the current page's ids read.
-func (x *Triage) ApplyTriageIDs(ctx context.Context, op triageops.Op, ids []string) (triageops.Op, error) {
+func (x *Triage) ApplyTriageIDs(ctx context.Context, op schema.TriageOpItem, ids []string) (schema.TriageOpItem, error) {
 	var step Step
 	if op.RuleID != "" {
 		r, err := x.OpRule(ctx, op)
@@ -70,7 +72,7 @@ func (x *Triage) ApplyTriageIDs(ctx context.Context, op triageops.Op, ids []stri
 		if !slices.Contains(findings.ManualStatuses, op.Status) {
 			return op, fmt.Errorf("status %q: %w", op.Status, ddb.ErrInvalid)
 		}
-		u := IssueUpdate{Status: &op.Status, Terms: RiskTerms{ExpiresAt: op.RiskExpiresAt, Owner: op.RiskOwner}}
+		u := IssueUpdate{Status: &op.Status, Terms: acceptances.Terms{ExpiresAt: op.RiskExpiresAt, Owner: op.RiskOwner}}
 		if op.Reason != "" {
 			u.Reason = &op.Reason
 		}
@@ -87,7 +89,7 @@ func (x *Triage) ApplyTriageIDs(ctx context.Context, op triageops.Op, ids []stri
 // until the page is through (see ApplyTriagePage), then settles the
 // counters of the issues it changed. A step that conflicts is read again:
 // when another delivery took it, from where that one left off.
-func (x *Triage) ApplySteps(ctx context.Context, op triageops.Op, ids []string, step Step) (triageops.Op, error) {
+func (x *Triage) ApplySteps(ctx context.Context, op schema.TriageOpItem, ids []string, step Step) (schema.TriageOpItem, error) {
 	var touched []findings.Issue
 	for page, conflicts := op.Page, 0; op.Page == page && op.State == triageops.Applying; {
 		next, took, err := step(ctx, op, ids)
@@ -120,18 +122,18 @@ func (x *Triage) ApplySteps(ctx context.Context, op triageops.Op, ids []string, 
 
 // sameCheckpoint reports whether a and b are one checkpoint: what
 // TxAdvance's condition compares.
-func sameCheckpoint(a, b triageops.Op) bool {
+func sameCheckpoint(a, b schema.TriageOpItem) bool {
 	return a.State == b.State && a.Page == b.Page && a.Pos == b.Pos && a.Processed == b.Processed && a.Changed == b.Changed
 }
 
 // StepBatch is the ids the step at op.Pos reads.
-func StepBatch(op triageops.Op, ids []string) []string {
+func StepBatch(op schema.TriageOpItem, ids []string) []string {
 	return ids[op.Pos:min(op.Pos+triageStepIDs, len(ids))]
 }
 
 // Advanced is op after a step that processed consumed ids of the page and
 // changed changed of them.
-func Advanced(op triageops.Op, pages int, consumed, changed int) triageops.Op {
+func Advanced(op schema.TriageOpItem, pages int, consumed, changed int) schema.TriageOpItem {
 	op.Pos += consumed
 	if op.Pos == pages {
 		op.Page, op.Pos = op.Page+1, 0
@@ -145,7 +147,7 @@ func Advanced(op triageops.Op, pages int, consumed, changed int) triageops.Op {
 // and whether it changes it. See stepChunk for why the step is one
 // transaction.
 func (x *Triage) issueStep(change func(findings.Issue) (findings.IssueChange, bool)) Step {
-	return func(ctx context.Context, op triageops.Op, ids []string) (triageops.Op, []findings.Issue, error) {
+	return func(ctx context.Context, op schema.TriageOpItem, ids []string) (schema.TriageOpItem, []findings.Issue, error) {
 		batch := StepBatch(op, ids)
 		changes, at, err := x.stepChanges(ctx, op.CompanyID, batch, change)
 		if err != nil {

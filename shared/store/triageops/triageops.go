@@ -30,12 +30,6 @@ import (
 	"github.com/acme/codescan-api/shared/store/schema"
 )
 
-// Op is a bulk triage operation (see schema.TriageOpItem for its fields).
-type Op = schema.TriageOpItem
-
-// Entity marks operation items (the stream filter's value).
-const Entity = schema.TriageEntity
-
 // The states of an operation.
 const (
 	Queued     = "queued"
@@ -62,9 +56,9 @@ func New(t *ddb.Table, l *ledger.Ledger) *TriageOps { return &TriageOps{t: t, l:
 // operation, however many issues it changes), in one transaction. The id
 // is a random uuid; CompanyID, Status, Filters and Query must be set by
 // the caller.
-func (x *TriageOps) CreateTriageOp(ctx context.Context, op Op) (Op, error) {
+func (x *TriageOps) CreateTriageOp(ctx context.Context, op schema.TriageOpItem) (schema.TriageOpItem, error) {
 	if op.CompanyID <= 0 || op.Status == "" || op.Query == "" || op.RuleID != "" {
-		return Op{}, errors.New("triage operation needs a company, a status and a query")
+		return schema.TriageOpItem{}, errors.New("triage operation needs a company, a status and a query")
 	}
 	op = x.fresh(op)
 	changes := map[string]ledger.Change{"status": {After: op.Status}, "reason": {After: op.Reason}, "filters": {After: op.Filters}}
@@ -80,9 +74,9 @@ func (x *TriageOps) CreateTriageOp(ctx context.Context, op Op) (Op, error) {
 // CreateRuleOp stores a new operation applying the triage rule op.RuleID
 // (its action, shown in the operation as Status and Reason) in state
 // queued, with audit, the rule application's entry: one per operation.
-func (x *TriageOps) CreateRuleOp(ctx context.Context, op Op, audit ledger.AuditEntry) (Op, error) {
+func (x *TriageOps) CreateRuleOp(ctx context.Context, op schema.TriageOpItem, audit ledger.AuditEntry) (schema.TriageOpItem, error) {
 	if op.CompanyID <= 0 || op.RuleID == "" {
-		return Op{}, errors.New("rule operation needs a company and a rule")
+		return schema.TriageOpItem{}, errors.New("rule operation needs a company and a rule")
 	}
 	op = x.fresh(op)
 	if audit.Changes == nil {
@@ -93,18 +87,18 @@ func (x *TriageOps) CreateRuleOp(ctx context.Context, op Op, audit ledger.AuditE
 }
 
 // fresh is a new operation of op's request: a random id, queued.
-func (x *TriageOps) fresh(op Op) Op {
+func (x *TriageOps) fresh(op schema.TriageOpItem) schema.TriageOpItem {
 	now := x.t.Clock()
-	op = Op{ID: uuid.NewString(), CompanyID: op.CompanyID, UserID: op.UserID, Status: op.Status, Reason: op.Reason,
+	op = schema.TriageOpItem{ID: uuid.NewString(), CompanyID: op.CompanyID, UserID: op.UserID, Status: op.Status, Reason: op.Reason,
 		RiskExpiresAt: op.RiskExpiresAt, RiskOwner: op.RiskOwner, RuleID: op.RuleID,
-		Filters: op.Filters, Query: op.Query, Entity: Entity, State: Queued,
+		Filters: op.Filters, Query: op.Query, Entity: schema.TriageEntity, State: Queued,
 		CreatedAt: now.UTC().Format(time.RFC3339), ExpiresAt: now.Add(Lifetime).Unix()}
 	op.Key = schema.TriageOpKey(op.CompanyID, op.ID)
 	return op
 }
 
 // create stores op with its audit entry in one transaction.
-func (x *TriageOps) create(ctx context.Context, op Op, entry ledger.AuditEntry) error {
+func (x *TriageOps) create(ctx context.Context, op schema.TriageOpItem, entry ledger.AuditEntry) error {
 	put, err := x.t.TxPutNew(op)
 	if err != nil {
 		return err
@@ -118,12 +112,12 @@ func (x *TriageOps) create(ctx context.Context, op Op, entry ledger.AuditEntry) 
 
 // GetTriageOp reads an operation of the company; ErrNotFound for an
 // unknown id, one that is not a uuid, or another company's.
-func (x *TriageOps) GetTriageOp(ctx context.Context, companyID int64, id string) (Op, error) {
+func (x *TriageOps) GetTriageOp(ctx context.Context, companyID int64, id string) (schema.TriageOpItem, error) {
 	u, err := uuid.Parse(id)
 	if err != nil || len(id) != 36 {
-		return Op{}, ddb.ErrNotFound
+		return schema.TriageOpItem{}, ddb.ErrNotFound
 	}
-	var op Op
+	var op schema.TriageOpItem
 	err = x.t.GetItemConsistent(ctx, schema.TriageOpKey(companyID, u.String()), &op)
 	return op, err
 }
@@ -133,11 +127,11 @@ func (x *TriageOps) GetTriageOp(ctx context.Context, companyID int64, id string)
 // counted. It answers false, and changes nothing, when the operation is
 // done or failed; an operation already tried maxAttempts times is failed
 // instead (each attempt resumes, so only one that keeps failing runs out).
-func (x *TriageOps) StartTriageOp(ctx context.Context, companyID int64, id string, maxAttempts int) (Op, bool, error) {
+func (x *TriageOps) StartTriageOp(ctx context.Context, companyID int64, id string, maxAttempts int) (schema.TriageOpItem, bool, error) {
 	k := schema.TriageOpKey(companyID, id)
-	var op Op
+	var op schema.TriageOpItem
 	if err := x.t.GetItemConsistent(ctx, k, &op); err != nil {
-		return Op{}, false, err
+		return schema.TriageOpItem{}, false, err
 	}
 	if op.State == Done || op.State == Failed {
 		return op, false, nil
@@ -164,7 +158,7 @@ func (x *TriageOps) StartTriageOp(ctx context.Context, companyID int64, id strin
 // it (next; empty when the list is through, which moves the operation to
 // applying), in one transaction conditional on the cursor it read from.
 // ErrConflict when another delivery recorded that page first.
-func (x *TriageOps) CollectTriageIDs(ctx context.Context, op Op, ids []string, next string) (Op, error) {
+func (x *TriageOps) CollectTriageIDs(ctx context.Context, op schema.TriageOpItem, ids []string, next string) (schema.TriageOpItem, error) {
 	k := schema.TriageOpKey(op.CompanyID, op.ID)
 	upd := expression.Set(expression.Name("cursor"), expression.Value(next))
 	if next == "" {
@@ -183,20 +177,20 @@ func (x *TriageOps) CollectTriageIDs(ctx context.Context, op Op, ids []string, n
 	}
 	item, err := x.t.TxUpdate(k, upd, &cond)
 	if err != nil {
-		return Op{}, err
+		return schema.TriageOpItem{}, err
 	}
 	items := []types.TransactWriteItem{item}
 	if len(ids) > 0 {
 		page, err := x.t.TxPut(schema.TriageIDsItem{Key: schema.TriageIDsKey(op.CompanyID, op.ID, op.Pages), IDs: ids, ExpiresAt: op.ExpiresAt}, nil)
 		if err != nil {
-			return Op{}, err
+			return schema.TriageOpItem{}, err
 		}
 		items = append(items, page)
 		op.Pages++
 		op.Matched += int64(len(ids))
 	}
 	if err := x.t.Transact(ctx, items); err != nil {
-		return Op{}, err
+		return schema.TriageOpItem{}, err
 	}
 	op.Cursor = next
 	if next == "" {
@@ -224,7 +218,7 @@ func (x *TriageOps) TriageIDs(ctx context.Context, companyID int64, id string, n
 // counts written over the stored ones. So the stored counts move only by
 // the delta of work committed in the same transaction, wherever a worker
 // dies, and however many workers run the operation.
-func (x *TriageOps) TxAdvance(op, next Op) (types.TransactWriteItem, error) {
+func (x *TriageOps) TxAdvance(op, next schema.TriageOpItem) (types.TransactWriteItem, error) {
 	upd := expression.Set(expression.Name("page"), expression.Value(next.Page)).
 		Set(expression.Name("pos"), expression.Value(next.Pos)).
 		Set(expression.Name("processed"), expression.Value(next.Processed)).
@@ -239,7 +233,7 @@ func (x *TriageOps) TxAdvance(op, next Op) (types.TransactWriteItem, error) {
 
 // FinishTriageOp ends an operation whose every page is applied: done.
 // Another delivery that finished it first is no error.
-func (x *TriageOps) FinishTriageOp(ctx context.Context, op Op) error {
+func (x *TriageOps) FinishTriageOp(ctx context.Context, op schema.TriageOpItem) error {
 	upd := expression.Set(expression.Name("state"), expression.Value(Done)).
 		Set(expression.Name("finished_at"), expression.Value(x.t.Stamp()))
 	cond := expression.Name("state").Equal(expression.Value(Applying)).

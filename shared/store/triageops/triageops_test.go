@@ -10,6 +10,7 @@ import (
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/store/ddb"
 	"github.com/acme/codescan-api/shared/store/ledger"
+	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/store/triageops"
 )
 
@@ -30,10 +31,10 @@ func TestCheckpointsAreConditional(t *testing.T) {
 	t.Parallel()
 	x, tb := newArea(t)
 	ctx := context.Background()
-	if _, err := x.CreateTriageOp(ctx, triageops.Op{CompanyID: 1, Status: "false_positive"}); err == nil {
+	if _, err := x.CreateTriageOp(ctx, schema.TriageOpItem{CompanyID: 1, Status: "false_positive"}); err == nil {
 		t.Fatal("an operation without a query was stored")
 	}
-	op, err := x.CreateTriageOp(ctx, triageops.Op{CompanyID: 1, UserID: 5, Status: "false_positive", Query: `{}`, Filters: `{"project":"Web"}`})
+	op, err := x.CreateTriageOp(ctx, schema.TriageOpItem{CompanyID: 1, UserID: 5, Status: "false_positive", Query: `{}`, Filters: `{"project":"Web"}`})
 	if err != nil || op.State != triageops.Queued {
 		t.Fatalf("created %+v %v", op, err)
 	}
@@ -62,7 +63,7 @@ func TestCheckpointsAreConditional(t *testing.T) {
 	}
 	// Steps: the first step's checkpoint commits; the same step again fails
 	// and counts nothing.
-	step := func(from triageops.Op, consumed, changed int) (triageops.Op, error) {
+	step := func(from schema.TriageOpItem, consumed, changed int) (schema.TriageOpItem, error) {
 		next := from
 		next.Pos += consumed
 		if next.Pos == 3 {
@@ -126,11 +127,11 @@ func TestAttemptsAndRuleOps(t *testing.T) {
 	t.Parallel()
 	x, _ := newArea(t)
 	ctx := context.Background()
-	op, err := x.CreateRuleOp(ctx, triageops.Op{CompanyID: 1, RuleID: "r1", Status: "false_positive"}, ledger.AuditEntry{Action: "triage_rule.apply", TargetType: "triage_rule", TargetID: "r1"})
+	op, err := x.CreateRuleOp(ctx, schema.TriageOpItem{CompanyID: 1, RuleID: "r1", Status: "false_positive"}, ledger.AuditEntry{Action: "triage_rule.apply", TargetType: "triage_rule", TargetID: "r1"})
 	if err != nil || op.RuleID != "r1" || op.State != triageops.Queued {
 		t.Fatalf("rule op %+v %v", op, err)
 	}
-	if _, err := x.CreateRuleOp(ctx, triageops.Op{CompanyID: 1}, ledger.AuditEntry{}); err == nil {
+	if _, err := x.CreateRuleOp(ctx, schema.TriageOpItem{CompanyID: 1}, ledger.AuditEntry{}); err == nil {
 		t.Fatal("a rule op without a rule was stored")
 	}
 	for n := 1; n <= 2; n++ {
