@@ -2,6 +2,7 @@ package scans
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"slices"
 
@@ -48,8 +49,12 @@ func MemberKeys(companyID int64, scanID string, r page.Range) expression.KeyCond
 }
 
 // PutMembers records which issues (ids, sorted in place) the scan
-// reported. The chunks follow from the ids alone, so writing them again (a
-// retried ingestion) writes the same items.
+// reported, in place of what an earlier attempt of its ingestion recorded.
+// The chunks follow from the ids alone, so a retry that identifies the
+// findings alike writes the same items; one that does not (another scan
+// of the branch came first and the findings matched other issues) leaves
+// chunks keyed by ids it no longer holds, which are deleted once the new
+// chunks are written.
 func PutMembers(ctx context.Context, t *ddb.Table, companyID int64, scanID string, ids []string, aliases map[string]string) error {
 	slices.Sort(ids)
 	ids = slices.Compact(ids)
@@ -67,7 +72,31 @@ func PutMembers(ctx context.Context, t *ddb.Table, companyID int64, scanID strin
 		}
 		items = append(items, item)
 	}
-	return t.BatchPutParallel(ctx, items)
+	if err := t.BatchPutParallel(ctx, items); err != nil {
+		return err
+	}
+	return dropStaleMembers(ctx, t, companyID, scanID, items)
+}
+
+// dropStaleMembers deletes the scan's membership chunks that are not
+// among written.
+func dropStaleMembers(ctx context.Context, t *ddb.Table, companyID int64, scanID string, written []any) error {
+	var stored []ddb.Key
+	if err := t.QueryAllConsistent(ctx, MemberKeys(companyID, scanID, page.Prefix(memberChunkPrefix)), &stored); err != nil {
+		return err
+	}
+	keep := map[ddb.Key]bool{}
+	for _, it := range written {
+		keep[it.(MemberItem).Key] = true
+	}
+	for _, k := range stored {
+		if !keep[k] {
+			if err := t.DeleteItem(ctx, k); err != nil && !errors.Is(err, ddb.ErrNotFound) {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // MemberIDs are the ids of the issues a scan reported, ascending.
