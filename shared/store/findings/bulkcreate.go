@@ -79,11 +79,11 @@ type journalMarker struct {
 const journalRetention = 30 * 24 * time.Hour
 
 type journalEntry struct {
-	Project int64     `dynamodbav:"scope_project"`
-	Branch  string    `dynamodbav:"scope_branch"`
-	Dim     Dimension `dynamodbav:"dim"`
-	Group   string    `dynamodbav:"group"`
-	Cells   Cells     `dynamodbav:"cells"`
+	Project int64            `dynamodbav:"scope_project"`
+	Branch  string           `dynamodbav:"scope_branch"`
+	Dim     schema.Dimension `dynamodbav:"dim"`
+	Group   string           `dynamodbav:"group"`
+	Cells   Cells            `dynamodbav:"cells"`
 }
 
 // generation is the items of one generation of moves not paid yet.
@@ -309,7 +309,7 @@ func (x *Findings) payGeneration(ctx context.Context, companyID int64, g generat
 
 // ref names the counter a journal entry moves.
 func (e journalEntry) ref() groupRef {
-	return groupRef{scope: Scope{ProjectID: e.Project, Branch: e.Branch}, dim: e.Dim, group: e.Group}
+	return groupRef{scope: schema.Scope{ProjectID: e.Project, Branch: e.Branch}, dim: e.Dim, group: e.Group}
 }
 
 func (e journalEntry) delta() *counterDelta {

@@ -14,9 +14,6 @@ import (
 // issues a scan creates or reopens (takeDecisions, decidedHistory);
 // making one and carrying it to the other branches is the triage area's.
 
-// IssueDecision is what an issue shows of the decision it carries.
-type IssueDecision = decisions.Mark
-
 // Decisive reports whether a status is a decision: open and fixed are
 // facts of a branch's scans, suppressed comes from its code.
 func Decisive(status string) bool {
@@ -27,7 +24,7 @@ func Decisive(status string) bool {
 // issues: its branch scope summaries, one bounded range of the company's
 // partition.
 func (x *Findings) projectBranches(ctx context.Context, companyID, projectID int64) ([]string, error) {
-	var sums []ScopeSummary
+	var sums []schema.ScopeSummary
 	prefix := schema.BranchSummariesPrefix(projectID)
 	if err := x.t.QueryAll(ctx, "", ddb.PKBeginsWith(schema.CompanyPK(companyID), prefix), true, &sums); err != nil {
 		return nil, err

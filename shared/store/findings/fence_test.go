@@ -277,7 +277,7 @@ func (w *world) checkCounters(t *testing.T, b *writer) {
 	}
 	want := map[string]findings.Cells{}
 	for _, i := range issues {
-		i.EachCounter(func(sc findings.Scope, dim findings.Dimension, group string) {
+		i.EachCounter(func(sc schema.Scope, dim schema.Dimension, group string) {
 			k := schema.CounterKey(w.company, sc, dim, group).SK
 			if want[k] == nil {
 				want[k] = findings.Cells{}

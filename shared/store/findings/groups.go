@@ -39,21 +39,7 @@ import (
 // converges on every count; a counter at zero leaves the index (and its
 // scope's group total) but stays as an item.
 
-// Dimension, Scope, the keys of counters, summaries and group partitions
-// and the counter and summary items are the schema's (schema/groups.go).
-type (
-	Dimension    = schema.Dimension
-	Scope        = schema.Scope
-	ScopeSummary = schema.ScopeSummary
-)
-
-// The two dimensions of GET /issues/groups.
-const (
-	ByCWE  = schema.ByCWE
-	ByFile = schema.ByFile
-)
-
-var dimensions = []Dimension{ByCWE, ByFile}
+var dimensions = []schema.Dimension{schema.ByCWE, schema.ByFile}
 
 // Cells are counts per urgency and status, keyed "<urgency>/<status>";
 // zero cells are left out.
@@ -92,8 +78,8 @@ func (c Cells) ByStatus() map[string]int64 {
 }
 
 type counterDelta struct {
-	scope Scope
-	dim   Dimension
+	scope schema.Scope
+	dim   schema.Dimension
 	group string
 	cells Cells
 }
@@ -161,7 +147,7 @@ func (x *Findings) txCounterSettled(companyID int64, k ddb.Key, d *counterDelta,
 
 // setIndexKeys sets a counter's indexed count and its index keys for
 // count, or takes it out of the index at zero.
-func setIndexKeys(upd expression.UpdateBuilder, companyID int64, sc Scope, dim Dimension, count int64, group string) expression.UpdateBuilder {
+func setIndexKeys(upd expression.UpdateBuilder, companyID int64, sc schema.Scope, dim schema.Dimension, count int64, group string) expression.UpdateBuilder {
 	upd = upd.Set(expression.Name(schema.CounterIndexed), expression.Value(count))
 	if count == 0 {
 		return upd.Remove(expression.Name(tabledef.GSI1.PK)).Remove(expression.Name(tabledef.GSI1.SK))
@@ -232,11 +218,11 @@ func settleChunks(due []settlement) [][]settlement {
 	})
 	var out [][]settlement
 	var cur []settlement
-	scopes := map[Scope]bool{}
+	scopes := map[schema.Scope]bool{}
 	for _, st := range due {
 		if len(cur)+len(scopes)+1+b2i(!scopes[st.scope]) > ddb.MaxTxItems-fenceRoom {
 			out = append(out, cur)
-			cur, scopes = nil, map[Scope]bool{}
+			cur, scopes = nil, map[schema.Scope]bool{}
 		}
 		cur = append(cur, st)
 		scopes[st.scope] = true
@@ -275,13 +261,13 @@ func (x *Findings) settleMany(ctx context.Context, companyID int64, chunk []sett
 
 // groupMoves are the changes to scopes' numbers of non-empty groups, per
 // dimension, that settling counters makes.
-type groupMoves map[Scope]map[Dimension]int
+type groupMoves map[schema.Scope]map[schema.Dimension]int
 
 // add records a counter of sc and dim indexed for count from, now for to.
-func (m groupMoves) add(sc Scope, dim Dimension, from, to int64) {
+func (m groupMoves) add(sc schema.Scope, dim schema.Dimension, from, to int64) {
 	if delta := b2i(to > 0) - b2i(from > 0); delta != 0 {
 		if m[sc] == nil {
-			m[sc] = map[Dimension]int{}
+			m[sc] = map[schema.Dimension]int{}
 		}
 		m[sc][dim] += delta
 	}
@@ -313,7 +299,7 @@ type counterState struct {
 	GroupCount
 	indexed int64
 	sk      string
-	scope   Scope
+	scope   schema.Scope
 }
 
 func decodeCounter(av map[string]types.AttributeValue) (counterState, error) {
@@ -328,7 +314,7 @@ func decodeCounter(av map[string]types.AttributeValue) (counterState, error) {
 		Branch  string `dynamodbav:"scope_branch"`
 	}
 	err := attributevalue.UnmarshalMap(av, &meta)
-	c.indexed, c.sk, c.scope = meta.Indexed, meta.SK, Scope{ProjectID: meta.Project, Branch: meta.Branch}
+	c.indexed, c.sk, c.scope = meta.Indexed, meta.SK, schema.Scope{ProjectID: meta.Project, Branch: meta.Branch}
 	return c, err
 }
 
@@ -340,9 +326,9 @@ func b2i(b bool) int {
 }
 
 // txSummary adds groups (per dimension) to a scope's summary.
-func (x *Findings) txSummary(companyID int64, sc Scope, groups map[Dimension]int) (types.TransactWriteItem, error) {
-	upd := expression.Add(expression.Name("groups_cwe"), expression.Value(groups[ByCWE])).
-		Add(expression.Name("groups_file_path"), expression.Value(groups[ByFile]))
+func (x *Findings) txSummary(companyID int64, sc schema.Scope, groups map[schema.Dimension]int) (types.TransactWriteItem, error) {
+	upd := expression.Add(expression.Name("groups_cwe"), expression.Value(groups[schema.ByCWE])).
+		Add(expression.Name("groups_file_path"), expression.Value(groups[schema.ByFile]))
 	if sc.ProjectID != 0 {
 		upd = upd.Set(expression.Name("project_id"), expression.Value(sc.ProjectID))
 	}
@@ -356,7 +342,7 @@ func (x *Findings) txSummary(companyID int64, sc Scope, groups map[Dimension]int
 
 // GroupCount is one group's counts in a scope (or several scopes merged).
 type GroupCount struct {
-	Dim   Dimension
+	Dim   schema.Dimension
 	Group string // CWE number ("0" is NoCWE) or file path
 	Count int64
 	Cells Cells

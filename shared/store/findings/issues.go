@@ -12,6 +12,7 @@ import (
 
 	"github.com/acme/codescan-api/shared/store/acceptances"
 	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/decisions"
 	"github.com/acme/codescan-api/shared/store/schema"
 )
 
@@ -100,8 +101,8 @@ type Issue struct {
 	UrgencyRuleID string `dynamodbav:"urgency_rule_id,omitempty"`
 	AssignedTo    int64  `dynamodbav:"assigned_to,omitempty"`
 	// Decision is the triage decision the issue carries (see decided.go).
-	Decision  IssueDecision `dynamodbav:"decision,omitempty"`
-	UpdatedAt string        `dynamodbav:"updated_at,omitempty"`
+	Decision  decisions.Mark `dynamodbav:"decision,omitempty"`
+	UpdatedAt string         `dynamodbav:"updated_at,omitempty"`
 	// Terms are an accepted risk's end and owner, while the issue is
 	// accepted_risk (see terms.go).
 	acceptances.Terms
@@ -144,7 +145,7 @@ func issueKey(companyID int64, id string) ddb.Key { return schema.IssueKey(compa
 
 // ScopePrefix is the part of an issue's index sort key that a scope covers:
 // everything for the company, then project, then branch.
-func ScopePrefix(sc Scope) string { return schema.IssueScopePrefix(sc) }
+func ScopePrefix(sc schema.Scope) string { return schema.IssueScopePrefix(sc) }
 
 func (i *Issue) setKeys() error {
 	t, err := time.Parse(time.RFC3339, i.CreatedAt)
@@ -153,29 +154,29 @@ func (i *Issue) setKeys() error {
 	}
 	sk := schema.IssueIndexSK(i.ProjectID, i.Branch, t.UnixMilli(), i.ID)
 	i.Key = issueKey(i.CompanyID, i.ID)
-	i.GSI1PK, i.GSI1SK = schema.IssueGroupPK(i.CompanyID, ByCWE, strconv.Itoa(i.CWE)), sk
-	i.GSI2PK, i.GSI2SK = schema.IssueGroupPK(i.CompanyID, ByFile, i.FilePath), sk
+	i.GSI1PK, i.GSI1SK = schema.IssueGroupPK(i.CompanyID, schema.ByCWE, strconv.Itoa(i.CWE)), sk
+	i.GSI2PK, i.GSI2SK = schema.IssueGroupPK(i.CompanyID, schema.ByFile, i.FilePath), sk
 	i.OffsetKeys = schema.OffsetKeys{OffsetPK: i.GSI1PK, OffsetSK: i.GSI1SK}
 	return nil
 }
 
 // groupOf is the issue's group key in a dimension.
-func (i *Issue) groupOf(dim Dimension) string {
-	if dim == ByFile {
+func (i *Issue) groupOf(dim schema.Dimension) string {
+	if dim == schema.ByFile {
 		return i.FilePath
 	}
 	return strconv.Itoa(i.CWE)
 }
 
 // Scopes are the three scopes every issue is counted in.
-func (i *Issue) Scopes() []Scope {
-	return []Scope{{}, {ProjectID: i.ProjectID}, {ProjectID: i.ProjectID, Branch: i.Branch}}
+func (i *Issue) Scopes() []schema.Scope {
+	return []schema.Scope{{}, {ProjectID: i.ProjectID}, {ProjectID: i.ProjectID, Branch: i.Branch}}
 }
 
 // groupRef names one counter: a group of a dimension in a scope.
 type groupRef struct {
-	scope Scope
-	dim   Dimension
+	scope schema.Scope
+	dim   schema.Dimension
 	group string
 }
 
@@ -185,7 +186,7 @@ func (g groupRef) key(companyID int64) ddb.Key {
 
 // EachCounter calls fn with every counter the issue counts in: its scope,
 // dimension and group.
-func (i *Issue) EachCounter(fn func(sc Scope, dim Dimension, group string)) {
+func (i *Issue) EachCounter(fn func(sc schema.Scope, dim schema.Dimension, group string)) {
 	for _, sc := range i.Scopes() {
 		for _, dim := range dimensions {
 			fn(sc, dim, i.groupOf(dim))
@@ -195,7 +196,9 @@ func (i *Issue) EachCounter(fn func(sc Scope, dim Dimension, group string)) {
 
 // eachGroup is EachCounter with the counter's reference.
 func (i *Issue) eachGroup(fn func(groupRef)) {
-	i.EachCounter(func(sc Scope, dim Dimension, group string) { fn(groupRef{scope: sc, dim: dim, group: group}) })
+	i.EachCounter(func(sc schema.Scope, dim schema.Dimension, group string) {
+		fn(groupRef{scope: sc, dim: dim, group: group})
+	})
 }
 
 // Prepare validates a new issue and fills its id, company, time and keys
