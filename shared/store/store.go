@@ -67,7 +67,7 @@ type Store struct {
 type Option func(*Store)
 
 // WithAuditRetention sets how long audit entries live
-// (DefaultAuditRetention when zero or unset).
+// (ledger.DefaultAuditRetention when zero or unset).
 func WithAuditRetention(d time.Duration) Option {
 	return func(s *Store) {
 		if d > 0 {
