@@ -63,8 +63,9 @@ test:
 ## against a 1,024-byte path; then the cost and time of typical and worst
 ## accepted event filter expressions; then GET /components at 100, 1,000
 ## and 10,000 components per tenant (BENCH_COMPONENTS=100,100000 for the
-## 100,000 figure, some 6 minutes of loading); last, the bulk triage of
-## 20,000 issues to exact counts (TestBulkTriageOf20000, some 3 minutes)
+## 100,000 figure, some 6 minutes of loading); and, after the ingestion
+## bench, the bulk triage of 20,000 issues to exact counts
+## (TestBulkTriageOf20000, some 3 minutes)
 bench:
 	JAVA_TOOL_OPTIONS="-Xmx$${BENCH_HEAP:-12g}" $(GO) run ./scripts/withddb $(GO) run ./scripts/bench
 	$(GO) run ./scripts/withddb $(GO) run ./scripts/bench-ingest
