@@ -45,7 +45,7 @@ import (
 // again, and its deltas) is at most some 2.5 KB (a file path of
 // norm.MaxPath bytes and a branch of 1,020), so an item stays under 250 KB,
 // below DynamoDB's 400 KB.
-const journalChunk = ddb.MaxTxItems - 4 - fenceRoom
+const journalChunk = ddb.MaxTxItems - 4 - lease.FenceRoom
 
 // errNoRoom is paySettled's answer for a chunk of a journal written before
 // the fence took its room in the transaction: paid plainly instead.
@@ -151,14 +151,14 @@ func (x *Findings) bulkCreate(ctx context.Context, companyID int64, sc scans.Sca
 	// scan left it: the issues go out in fenced transactions, not in
 	// batches, and so does the journal's payment. One after the other:
 	// transactions that check the head at the same time conflict.
-	if err := x.writeAll(ctx, items); err != nil {
+	if err := lease.WriteAll(ctx, x.t, items); err != nil {
 		return fmt.Errorf("%w: %w", errCutOff, err)
 	}
 	if err := x.payGeneration(ctx, companyID, g, settled); err != nil {
 		return fmt.Errorf("%w: %w", errCutOff, err)
 	}
 	// Paid in full: a later apply of the scan journals afresh.
-	return x.writeAll(ctx, []any{m.Key})
+	return lease.WriteAll(ctx, x.t, []any{m.Key})
 }
 
 // createItems are the items that create the issues of creates: each
@@ -222,7 +222,7 @@ func (x *Findings) writeJournal(ctx context.Context, companyID int64, sc scans.S
 	if err != nil {
 		return m, g, err
 	}
-	return m, g, refused(withFence(ctx, f), x.t.Transact(ctx, []types.TransactWriteItem{put, head}), 1)
+	return m, g, lease.Refused(lease.WithFence(ctx, f), x.t.Transact(ctx, []types.TransactWriteItem{put, head}), 1)
 }
 
 // newGeneration is generation gen of a journal: what changes written at
@@ -371,7 +371,7 @@ func (x *Findings) paySettled(ctx context.Context, companyID int64, ch journal.I
 	if err != nil {
 		return err
 	}
-	if len(items)+len(sums)+1+fenceRoom > ddb.MaxTxItems { // a chunk written before the fence took its room
+	if len(items)+len(sums)+1+lease.FenceRoom > ddb.MaxTxItems { // a chunk written before the fence took its room
 		return errNoRoom
 	}
 	return x.pay(ctx, []ddb.Key{ch.Key}, append(items, sums...))

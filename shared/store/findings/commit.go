@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/lease"
 	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/store/trends"
 )
@@ -85,7 +86,7 @@ func (x *Findings) commitIssues(ctx context.Context, companyID int64, changes []
 		if n == 0 {
 			items = append(items, first...)
 		}
-		if err := x.transact(ctx, items); err != nil {
+		if err := lease.Transact(ctx, x.t, items); err != nil {
 			return done, err
 		}
 		done += len(chunk)
@@ -218,7 +219,7 @@ func ChunkChanges(companyID int64, changes []IssueChange, reserve int) [][]Issue
 				need++
 			}
 		}
-		if len(cur) > 0 && items+need > ddb.MaxTxItems-fenceRoom {
+		if len(cur) > 0 && items+need > ddb.MaxTxItems-lease.FenceRoom {
 			chunks = append(chunks, cur)
 			cur, counters, items = nil, map[ddb.Key]bool{}, 0
 			need = c.txItems() + len(keys)

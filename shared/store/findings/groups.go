@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/lease"
 	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
@@ -220,7 +221,7 @@ func settleChunks(due []settlement) [][]settlement {
 	var cur []settlement
 	scopes := map[schema.Scope]bool{}
 	for _, st := range due {
-		if len(cur)+len(scopes)+1+b2i(!scopes[st.scope]) > ddb.MaxTxItems-fenceRoom {
+		if len(cur)+len(scopes)+1+b2i(!scopes[st.scope]) > ddb.MaxTxItems-lease.FenceRoom {
 			out = append(out, cur)
 			cur, scopes = nil, map[schema.Scope]bool{}
 		}
@@ -256,7 +257,7 @@ func (x *Findings) settleMany(ctx context.Context, companyID int64, chunk []sett
 	if err != nil {
 		return err
 	}
-	return x.transact(ctx, append(items, sums...))
+	return lease.Transact(ctx, x.t, append(items, sums...))
 }
 
 // groupMoves are the changes to scopes' numbers of non-empty groups, per

@@ -99,17 +99,17 @@ func (x *Findings) ApplyScan(ctx context.Context, companyID int64, sc scans.Scan
 	// refused, and the apply ends with ErrLeaseLost, as it does when an
 	// extension is refused, to be tried again from scratch.
 	lctx, stop := x.keepLease(ctx, companyID, sc, f.Owner)
-	lctx = withFence(lctx, f)
+	lctx = lease.WithFence(lctx, f)
 	if head, err = x.categoryState(lctx, companyID, sc, head); err != nil {
 		stop()
 		x.releaseLease(ctx, companyID, sc, f.Owner, false)
-		return ApplyResult{}, lostCause(lctx, err)
+		return ApplyResult{}, lease.LostCause(lctx, err)
 	}
 	res, err := x.applyLeased(lctx, companyID, sc, f, head, found)
 	stop()
 	if err != nil {
 		x.releaseLease(ctx, companyID, sc, f.Owner, errors.Is(err, errCutOff))
-		return res, lostCause(lctx, err)
+		return res, lease.LostCause(lctx, err)
 	}
 	return res, nil
 }
@@ -523,5 +523,5 @@ func (x *Findings) completeScan(ctx context.Context, companyID int64, sc scans.S
 		}
 		items = append(items, item)
 	}
-	return refused(withFence(ctx, f), x.t.Transact(ctx, items), 0)
+	return lease.Refused(lease.WithFence(ctx, f), x.t.Transact(ctx, items), 0)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/acme/codescan-api/shared/store/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/counted"
+	"github.com/acme/codescan-api/shared/store/internal/lease"
 	"github.com/acme/codescan-api/shared/store/scans"
 	"github.com/acme/codescan-api/shared/store/schema"
 )
@@ -137,7 +138,7 @@ func (x *Findings) settleJournal(ctx context.Context, companyID int64, scanID st
 	if err := x.settleCounters(ctx, companyID, due); err != nil {
 		return err
 	}
-	return x.writeAll(ctx, []any{m.Key}) // fenced: the scan's next attempt may have journaled again since
+	return lease.WriteAll(ctx, x.t, []any{m.Key}) // fenced: the scan's next attempt may have journaled again since
 }
 
 // readBrief reads the new issues of m's journal, in brief.
@@ -187,7 +188,7 @@ func (x *Findings) writeFix(ctx context.Context, companyID int64, scanID string,
 	for _, k := range old.keys() {
 		stale = append(stale, k)
 	}
-	if err := x.writeAll(ctx, stale); err != nil {
+	if err := lease.WriteAll(ctx, x.t, stale); err != nil {
 		return err
 	}
 	if len(never) > 0 {
@@ -195,7 +196,7 @@ func (x *Findings) writeFix(ctx context.Context, companyID int64, scanID string,
 		if err != nil {
 			return err
 		}
-		if err := x.writeAll(ctx, g.items()); err != nil {
+		if err := lease.WriteAll(ctx, x.t, g.items()); err != nil {
 			return err
 		}
 	}
@@ -203,7 +204,7 @@ func (x *Findings) writeFix(ctx context.Context, companyID int64, scanID string,
 	if err != nil {
 		return err
 	}
-	return x.transact(ctx, []types.TransactWriteItem{fixed})
+	return lease.Transact(ctx, x.t, []types.TransactWriteItem{fixed})
 }
 
 // FailScan ends a scan that is still processing as incomplete (see
@@ -232,12 +233,12 @@ func (x *Findings) FailScan(ctx context.Context, companyID int64, scanID, reason
 			return false, err
 		}
 		lctx, stop := x.keepLease(ctx, companyID, sc, f.Owner)
-		lctx = withFence(lctx, f) // its writes too (fence.go)
+		lctx = lease.WithFence(lctx, f) // its writes too (fence.go)
 		err = x.settleJournal(lctx, companyID, sc.ID)
 		stop()
 		x.releaseLease(ctx, companyID, sc, f.Owner, false) // a settlement that failed wrote nothing that matters late (fixGen)
 		if err != nil {
-			return false, lostCause(lctx, err)
+			return false, lease.LostCause(lctx, err)
 		}
 	}
 	return x.d.Scans.FailScan(ctx, sc, reason, problems, ev)
