@@ -5,38 +5,22 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
-	"strconv"
+
+	"github.com/acme/codescan-api/shared/sariflog"
 )
 
-// The SARIF objects are written by hand rather than with go-sarif's types:
-// those marshal every array and index they declare (empty arrays, -1
-// sentinels, a default kind), some 300 bytes more per result, and the log
-// must be streamed piecewise anyway.
+// The SARIF objects are sariflog's (written by hand: go-sarif's types
+// marshal some 300 bytes more per result, and the log is streamed
+// piecewise anyway).
 type (
-	sarifMessage struct {
-		Text string `json:"text"`
-	}
-	sarifRegion struct {
-		StartLine int `json:"startLine"`
-	}
-	sarifArtifact struct {
-		URI string `json:"uri"`
-	}
-	sarifPhysical struct {
-		ArtifactLocation sarifArtifact `json:"artifactLocation"`
-		Region           *sarifRegion  `json:"region,omitempty"`
-	}
-	sarifLocation struct {
-		PhysicalLocation sarifPhysical `json:"physicalLocation"`
-	}
 	sarifResult struct {
-		RuleID              string            `json:"ruleId"`
-		RuleIndex           int               `json:"ruleIndex"`
-		Level               string            `json:"level"`
-		Message             sarifMessage      `json:"message"`
-		Locations           []sarifLocation   `json:"locations,omitempty"`
-		PartialFingerprints map[string]string `json:"partialFingerprints,omitempty"`
-		Properties          sarifProperties   `json:"properties"`
+		RuleID              string              `json:"ruleId"`
+		RuleIndex           int                 `json:"ruleIndex"`
+		Level               string              `json:"level"`
+		Message             sariflog.Message    `json:"message"`
+		Locations           []sariflog.Location `json:"locations,omitempty"`
+		PartialFingerprints map[string]string   `json:"partialFingerprints,omitempty"`
+		Properties          sarifProperties     `json:"properties"`
 	}
 	// sarifProperties is a result's property bag; exploit is left out
 	// before the finding was enriched.
@@ -52,16 +36,11 @@ type (
 		Exploit          *jsonExploit `json:"exploit,omitempty"`
 	}
 	sarifRule struct {
-		ID               string         `json:"id"`
-		ShortDescription *sarifMessage  `json:"shortDescription,omitempty"`
-		Properties       map[string]any `json:"properties,omitempty"`
+		ID               string            `json:"id"`
+		ShortDescription *sariflog.Message `json:"shortDescription,omitempty"`
+		Properties       map[string]any    `json:"properties,omitempty"`
 	}
 )
-
-// FingerprintKey names the issue fingerprint in a result's
-// partialFingerprints (the key the scan reports use, so an exported log
-// uploaded again keeps the issues' identity).
-const FingerprintKey = "codescanFingerprint/v1"
 
 // defaultTool names the run of findings without a tool.
 const defaultTool = "codescan"
@@ -145,53 +124,24 @@ func nonNil[T any](s []T) []T {
 func sarifRuleOf(r Row, id string) sarifRule {
 	rule := sarifRule{ID: id}
 	if r.Title != "" {
-		rule.ShortDescription = &sarifMessage{Text: r.Title}
+		rule.ShortDescription = &sariflog.Message{Text: r.Title}
 	}
 	if r.CWE > 0 {
-		rule.Properties = map[string]any{"tags": []string{"security", "external/cwe/cwe-" + strconv.Itoa(r.CWE)}}
+		rule.Properties = map[string]any{"tags": sariflog.CWETags(r.CWE)}
 	}
 	return rule
 }
 
 func sarifResultOf(r Row, rule string, idx int) sarifResult {
-	res := sarifResult{RuleID: rule, RuleIndex: idx, Level: level(r.Urgency), Message: sarifMessage{Text: title(r)},
+	res := sarifResult{RuleID: rule, RuleIndex: idx, Level: sariflog.Level(r.Urgency), Message: sariflog.Message{Text: title(r)},
 		Properties: sarifProperties{IssueID: r.ID, Urgency: r.Urgency, Status: r.Status,
-			SecuritySeverity: severity(r.Urgency), CWE: cweID(r), StatusReason: r.StatusReason,
+			SecuritySeverity: sariflog.SecuritySeverity(r.Urgency), CWE: cweID(r), StatusReason: r.StatusReason,
 			Package: packageOf(r), Advisories: r.Advisories, Exploit: exploitOf(r)}}
 	if r.Path != "" {
-		loc := sarifLocation{PhysicalLocation: sarifPhysical{ArtifactLocation: sarifArtifact{URI: uriRef(r.Path)}}}
-		if r.Line > 0 {
-			loc.PhysicalLocation.Region = &sarifRegion{StartLine: r.Line}
-		}
-		res.Locations = []sarifLocation{loc}
+		res.Locations = []sariflog.Location{sariflog.At(uriRef(r.Path), r.Line)}
 	}
 	if r.Fingerprint != "" {
-		res.PartialFingerprints = map[string]string{FingerprintKey: r.Fingerprint}
+		res.PartialFingerprints = map[string]string{sariflog.FingerprintKey: r.Fingerprint}
 	}
 	return res
-}
-
-// level is the SARIF level of an urgency.
-func level(u string) string {
-	switch u {
-	case "CR", "HI":
-		return "error"
-	case "ME":
-		return "warning"
-	}
-	return "note"
-}
-
-// severity is a security-severity score inside the urgency's band (as
-// GitHub code scanning reads it).
-func severity(u string) string {
-	switch u {
-	case "CR":
-		return "9.5"
-	case "HI":
-		return "8.0"
-	case "ME":
-		return "5.5"
-	}
-	return "2.0"
 }

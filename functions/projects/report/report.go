@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/acme/codescan-api/shared/sariflog"
 	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/scans"
 	"github.com/acme/codescan-api/shared/trendchart"
@@ -29,10 +30,6 @@ type Input struct {
 	// chart, time to fix and SLA compliance) above the issues.
 	Trend *trendchart.Input
 }
-
-// FingerprintKey names the issue fingerprint in a result's
-// partialFingerprints.
-const FingerprintKey = "codescanFingerprint/v1"
 
 // sorted returns the issues most urgent first, then by file, line and id.
 func sorted(issues []findings.Issue) []findings.Issue {
@@ -76,30 +73,14 @@ type urgencyCount struct {
 
 // The SARIF 2.1.0 log's parts that SARIF writes.
 type (
-	sarifMessage struct {
-		Text string `json:"text"`
-	}
-	sarifArtifact struct {
-		URI string `json:"uri"`
-	}
-	sarifRegion struct {
-		StartLine int `json:"startLine"`
-	}
-	sarifPhysical struct {
-		ArtifactLocation sarifArtifact `json:"artifactLocation"`
-		Region           *sarifRegion  `json:"region,omitempty"`
-	}
-	sarifLocation struct {
-		PhysicalLocation sarifPhysical `json:"physicalLocation"`
-	}
 	sarifResult struct {
-		RuleID              string            `json:"ruleId"`
-		RuleIndex           int               `json:"ruleIndex"`
-		Level               string            `json:"level"`
-		Message             sarifMessage      `json:"message"`
-		Locations           []sarifLocation   `json:"locations"`
-		PartialFingerprints map[string]string `json:"partialFingerprints,omitempty"`
-		Properties          map[string]any    `json:"properties"`
+		RuleID              string              `json:"ruleId"`
+		RuleIndex           int                 `json:"ruleIndex"`
+		Level               string              `json:"level"`
+		Message             sariflog.Message    `json:"message"`
+		Locations           []sariflog.Location `json:"locations"`
+		PartialFingerprints map[string]string   `json:"partialFingerprints,omitempty"`
+		Properties          map[string]any      `json:"properties"`
 	}
 	sarifRule struct {
 		ID string `json:"id"`
@@ -179,20 +160,16 @@ func sarifOrder(issues []findings.Issue) []findings.Issue {
 // sarifIssue is one issue as a result of rule id (at index idx of the
 // run's rules).
 func sarifIssue(i findings.Issue, id string, idx int) sarifResult {
-	res := sarifResult{RuleID: id, RuleIndex: idx, Level: level(i.Urgency), Message: sarifMessage{Text: title(i)},
-		Properties: map[string]any{"security-severity": severity(i.Urgency), "urgency": i.Urgency,
+	res := sarifResult{RuleID: id, RuleIndex: idx, Level: sariflog.Level(i.Urgency), Message: sariflog.Message{Text: title(i)},
+		Properties: map[string]any{"security-severity": sariflog.SecuritySeverity(i.Urgency), "urgency": i.Urgency,
 			"issue_id": i.ID, "status": i.Status}}
-	loc := sarifLocation{PhysicalLocation: sarifPhysical{ArtifactLocation: sarifArtifact{URI: i.FilePath}}}
-	if i.Line > 0 {
-		loc.PhysicalLocation.Region = &sarifRegion{StartLine: i.Line}
-	}
-	res.Locations = []sarifLocation{loc}
+	res.Locations = []sariflog.Location{sariflog.At(i.FilePath, i.Line)}
 	if i.Fingerprint != "" {
-		res.PartialFingerprints = map[string]string{FingerprintKey: i.Fingerprint}
+		res.PartialFingerprints = map[string]string{sariflog.FingerprintKey: i.Fingerprint}
 	}
 	if c := cweID(i); c != "" {
 		res.Properties["cwe"] = c
-		res.Properties["tags"] = []string{"security", fmt.Sprintf("external/cwe/cwe-%d", i.CWE)}
+		res.Properties["tags"] = sariflog.CWETags(i.CWE)
 	}
 	return res
 }
@@ -206,29 +183,6 @@ func stem(fp string) (string, int) {
 		}
 	}
 	return fp, 1
-}
-
-// severity is a security-severity score inside the urgency's band.
-func severity(u string) string {
-	switch u {
-	case "CR":
-		return "9.5"
-	case "HI":
-		return "8.0"
-	case "ME":
-		return "5.5"
-	}
-	return "2.0"
-}
-
-func level(u string) string {
-	switch u {
-	case "CR", "HI":
-		return "error"
-	case "ME":
-		return "warning"
-	}
-	return "note"
 }
 
 // MaxMarkdownRows bounds the issues listed in a Markdown report (a

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/acme/codescan-api/shared/sariflog"
+
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/acme/codescan-api/functions/projects/report"
@@ -72,7 +74,7 @@ func TestSARIFValidatesAgainstTheSchema(t *testing.T) {
 	}
 	rs := log.Runs[0].Results
 	// Fingerprint stems keep their occurrence order: c:abc before c:abc#2.
-	if len(rs) != 3 || rs[0].PartialFingerprints[report.FingerprintKey] != "c:abc" || rs[1].PartialFingerprints[report.FingerprintKey] != "c:abc#2" {
+	if len(rs) != 3 || rs[0].PartialFingerprints[sariflog.FingerprintKey] != "c:abc" || rs[1].PartialFingerprints[sariflog.FingerprintKey] != "c:abc#2" {
 		t.Fatalf("results %+v", rs)
 	}
 	if rs[1].Properties["cwe"] != "CWE-89" || rs[1].Properties["security-severity"] != "8.0" || rs[0].Properties["cwe"] != nil {
