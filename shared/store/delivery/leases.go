@@ -7,10 +7,10 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/lease"
 )
 
 // The link items of comments on a source-code host (a pull request's
@@ -35,39 +35,28 @@ var ErrLinkBusy = errors.New("another decoration of this pull request is in prog
 // creating the link, and decodes into T the item as the update returns it
 // (rv: ALL_NEW for the link as it is now, ALL_OLD for the link as an
 // earlier attempt left it). ErrLinkBusy while another owner's lease runs.
-func claimLink[T any](ctx context.Context, s *Deliveries, k ddb.Key, owner string, now time.Time, lease time.Duration, rv types.ReturnValue) (T, error) {
+func claimLink[T any](ctx context.Context, s *Deliveries, k ddb.Key, owner string, now time.Time, d time.Duration, rv types.ReturnValue) (T, error) {
 	var out T
-	lo, lu := expression.Name("lease_owner"), expression.Name("lease_until")
-	free := expression.AttributeNotExists(expression.Name("PK")).Or(expression.AttributeNotExists(lo)).
-		Or(lo.Equal(expression.Value(owner))).Or(lu.LessThan(expression.Value(ddb.SortableTime(now))))
-	upd := expression.Set(lo, expression.Value(owner)).Set(lu, expression.Value(ddb.SortableTime(now.Add(lease))))
-	expr, err := expression.NewBuilder().WithCondition(free).WithUpdate(upd).Build()
-	if err != nil {
-		return out, err
-	}
-	in := ddb.UpdateInput(s.t.Name, k, expr, rv)
-	res, err := ddb.Call(func() (*dynamodb.UpdateItemOutput, error) { return s.t.DB.UpdateItem(ctx, in) })
-	if ddb.IsConditionFailed(err) {
+	item, err := lease.Claim(ctx, s.t, k, owner, now, d, nil, rv)
+	if errors.Is(err, lease.ErrClaimed) {
 		return out, ErrLinkBusy
 	}
 	if err != nil {
 		return out, err
 	}
-	return out, attributevalue.UnmarshalMap(res.Attributes, &out)
+	return out, attributevalue.UnmarshalMap(item, &out)
 }
 
 // releaseLink records the comment's id (0 keeps the one known) and gives
 // the lease back, if owner still holds it: ErrLinkBusy when the lease ran
 // out and another took it (the comment id that one knows stands).
 func releaseLink(ctx context.Context, s *Deliveries, k ddb.Key, owner string, commentID int64) error {
-	upd := expression.Remove(expression.Name("lease_owner")).Remove(expression.Name("lease_until")).
-		Set(expression.Name("updated_at"), expression.Value(s.t.Stamp()))
+	upd := expression.Set(expression.Name("updated_at"), expression.Value(s.t.Stamp()))
 	if commentID != 0 {
 		upd = upd.Set(expression.Name("comment_id"), expression.Value(commentID))
 	}
-	held := expression.Name("lease_owner").Equal(expression.Value(owner))
-	err := s.t.Update(ctx, k, upd, &held, nil)
-	if errors.Is(err, ddb.ErrConflict) || errors.Is(err, ddb.ErrNotFound) {
+	err := lease.Unclaim(ctx, s.t, k, owner, upd)
+	if errors.Is(err, lease.ErrClaimed) {
 		return ErrLinkBusy
 	}
 	return err

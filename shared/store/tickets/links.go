@@ -9,10 +9,10 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/lease"
 	"github.com/acme/codescan-api/shared/store/schema"
 )
 
@@ -30,40 +30,32 @@ func LinkID(ruleID, group string) string { return schema.TicketLinkID(ruleID, gr
 // ClaimLink takes the lease of a group's link for owner until now+lease,
 // creating the link (with rule, group and project) when there is none, and
 // returns it as stored; ErrLinkBusy while another owner's lease runs.
-func (s *Tickets) ClaimLink(ctx context.Context, companyID int64, ruleID, group string, projectID int64, owner string, now time.Time, lease time.Duration) (schema.TicketLink, error) {
+func (s *Tickets) ClaimLink(ctx context.Context, companyID int64, ruleID, group string, projectID int64, owner string, now time.Time, d time.Duration) (schema.TicketLink, error) {
 	id := LinkID(ruleID, group)
-	lo, lu := expression.Name("lease_owner"), expression.Name("lease_until")
-	free := expression.AttributeNotExists(expression.Name("PK")).Or(expression.AttributeNotExists(lo)).
-		Or(lo.Equal(expression.Value(owner))).Or(lu.LessThan(expression.Value(ddb.SortableTime(now))))
-	upd := expression.Set(lo, expression.Value(owner)).Set(lu, expression.Value(ddb.SortableTime(now.Add(lease)))).
-		Set(expression.Name("id"), expression.Value(id)).Set(expression.Name("company_id"), expression.Value(companyID)).
-		Set(expression.Name("rule_id"), expression.Value(ruleID)).Set(expression.Name("group"), expression.Value(group)).
-		Set(expression.Name("ver"), expression.IfNotExists(expression.Name("ver"), expression.Value(0)))
-	if projectID != 0 {
-		upd = upd.Set(expression.Name("project_id"), expression.Value(projectID))
+	identity := func(upd expression.UpdateBuilder) expression.UpdateBuilder {
+		upd = upd.Set(expression.Name("id"), expression.Value(id)).Set(expression.Name("company_id"), expression.Value(companyID)).
+			Set(expression.Name("rule_id"), expression.Value(ruleID)).Set(expression.Name("group"), expression.Value(group)).
+			Set(expression.Name("ver"), expression.IfNotExists(expression.Name("ver"), expression.Value(0)))
+		if projectID != 0 {
+			upd = upd.Set(expression.Name("project_id"), expression.Value(projectID))
+		}
+		return upd
 	}
-	expr, err := expression.NewBuilder().WithCondition(free).WithUpdate(upd).Build()
-	if err != nil {
-		return schema.TicketLink{}, err
-	}
-	in := ddb.UpdateInput(s.t.Name, schema.TicketLinkKey(companyID, id), expr, types.ReturnValueAllNew)
-	res, err := ddb.Call(func() (*dynamodb.UpdateItemOutput, error) { return s.t.DB.UpdateItem(ctx, in) })
-	if ddb.IsConditionFailed(err) {
+	item, err := lease.Claim(ctx, s.t, schema.TicketLinkKey(companyID, id), owner, now, d, identity, types.ReturnValueAllNew)
+	if errors.Is(err, lease.ErrClaimed) {
 		return schema.TicketLink{}, ErrLinkBusy
 	}
 	if err != nil {
 		return schema.TicketLink{}, err
 	}
 	var out schema.TicketLink
-	return out, attributevalue.UnmarshalMap(res.Attributes, &out)
+	return out, attributevalue.UnmarshalMap(item, &out)
 }
 
 // ReleaseLink gives the lease back without recording a ticket.
 func (s *Tickets) ReleaseLink(ctx context.Context, companyID int64, id, owner string) error {
-	upd := expression.Remove(expression.Name("lease_owner")).Remove(expression.Name("lease_until"))
-	held := expression.Name("lease_owner").Equal(expression.Value(owner))
-	err := s.t.Update(ctx, schema.TicketLinkKey(companyID, id), upd, &held, nil)
-	if errors.Is(err, ddb.ErrConflict) || errors.Is(err, ddb.ErrNotFound) {
+	err := lease.Unclaim(ctx, s.t, schema.TicketLinkKey(companyID, id), owner, expression.UpdateBuilder{})
+	if errors.Is(err, lease.ErrClaimed) {
 		return ErrLinkBusy
 	}
 	return err
@@ -118,18 +110,17 @@ func (s *Tickets) RecordLink(ctx context.Context, companyID int64, id, owner str
 	}
 	ids := mergeIDs(l.IssueIDs, issueIDs)
 	at := s.t.Stamp()
-	upd := expression.Remove(expression.Name("lease_owner")).Remove(expression.Name("lease_until")).
-		Set(expression.Name("system"), expression.Value(tk.System)).Set(expression.Name("integration_uuid"), expression.Value(tk.Integration)).
+	upd := lease.Unclaimed(expression.Set(expression.Name("system"), expression.Value(tk.System)).Set(expression.Name("integration_uuid"), expression.Value(tk.Integration)).
 		Set(expression.Name("ticket_key"), expression.Value(tk.Key)).Set(expression.Name("url"), expression.Value(tk.URL)).
 		Set(expression.Name("state"), expression.Value(tk.State)).Set(expression.Name("synced"), expression.Value(tk.State)).
 		Set(expression.Name("issue_ids"), expression.Value(ids)).Set(expression.Name("updated_at"), expression.Value(at)).
 		Set(expression.Name("checked_at"), expression.Value(at)).
 		Set(expression.Name("ver"), expression.Value(l.Version+1)).
-		Set(expression.Name("created_at"), expression.IfNotExists(expression.Name("created_at"), expression.Value(at)))
+		Set(expression.Name("created_at"), expression.IfNotExists(expression.Name("created_at"), expression.Value(at))))
 	if tk.Repo != "" {
 		upd = upd.Set(expression.Name("repo"), expression.Value(tk.Repo)).Set(expression.Name("number"), expression.Value(tk.Number))
 	}
-	held := expression.Name("lease_owner").Equal(expression.Value(owner)).And(expression.Name("ver").Equal(expression.Value(l.Version)))
+	held := lease.HeldBy(owner).And(expression.Name("ver").Equal(expression.Value(l.Version)))
 	item, err := s.t.TxUpdate(l.Key, upd, &held)
 	if err != nil {
 		return schema.TicketLink{}, err
