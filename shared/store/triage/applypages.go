@@ -63,14 +63,14 @@ func (x *Triage) ApplyTriagePage(ctx context.Context, op schema.TriageOpItem) (s
 
 // applyIssueIDs is ApplyTriagePage over a page of issue ids.
 func (x *Triage) applyIssueIDs(ctx context.Context, op schema.TriageOpItem, ids []string) (schema.TriageOpItem, error) {
-	var step step
+	var s step
 	if op.RuleID != "" {
 		r, err := x.opRule(ctx, op)
 		if err != nil {
 			return op, err
 		}
 		by := findings.Actor{UserID: op.UserID, RuleID: r.ID}
-		step = x.issueStep(func(i findings.Issue) (findings.IssueChange, bool) {
+		s = x.issueStep(func(i findings.Issue) (findings.IssueChange, bool) {
 			if !appliesTo(r, i) {
 				return findings.IssueChange{}, false
 			}
@@ -86,22 +86,22 @@ func (x *Triage) applyIssueIDs(ctx context.Context, op schema.TriageOpItem, ids 
 			u.Reason = &op.Reason
 		}
 		by := findings.Actor{UserID: op.UserID}
-		step = x.issueStep(func(i findings.Issue) (findings.IssueChange, bool) {
+		s = x.issueStep(func(i findings.Issue) (findings.IssueChange, bool) {
 			after := updated(i, u)
 			return findings.IssueChange{Before: &i, After: &after, By: by, Reason: after.Reason}, after != i
 		})
 	}
-	return x.applySteps(ctx, op, ids, step)
+	return x.applySteps(ctx, op, ids, s)
 }
 
-// applySteps runs step over the rest of the operation's current page ids
+// applySteps runs s over the rest of the operation's current page ids
 // until the page is through (see ApplyTriagePage), then settles the
 // counters of the issues it changed. A step that conflicts is read again:
 // when another delivery took it, from where that one left off.
-func (x *Triage) applySteps(ctx context.Context, op schema.TriageOpItem, ids []string, step step) (schema.TriageOpItem, error) {
+func (x *Triage) applySteps(ctx context.Context, op schema.TriageOpItem, ids []string, s step) (schema.TriageOpItem, error) {
 	var touched []findings.Issue
 	for page, conflicts := op.Page, 0; op.Page == page && op.State == OpApplying; {
-		next, took, err := step(ctx, op, ids)
+		next, took, err := s(ctx, op, ids)
 		if errors.Is(err, ddb.ErrConflict) {
 			again, gerr := x.GetTriageOp(ctx, op.CompanyID, op.ID)
 			if gerr != nil {
