@@ -97,7 +97,7 @@ func (in *Ingester) handle(ctx context.Context, get streamimage.Get) error {
 		return in.Ingest(ctx, job)
 	}
 	if job, ok := bulktriage.JobOf(get); ok {
-		return (&bulktriage.Worker{Store: bulktriage.Store{Applier: in.Store.Applier, Lists: in.Store.Lists, TriageOps: in.Store.TriageOps}, Log: in.Log}).Run(ctx, job)
+		return (&bulktriage.Worker{Store: bulktriage.Store{Lists: in.Store.Lists, Triage: in.Store.Triage}, Log: in.Log}).Run(ctx, job)
 	}
 	if job, ok := exportjob.JobOf(get); ok {
 		if in.Exporter == nil { // a wiring mistake: fail the record, visibly, rather than panic

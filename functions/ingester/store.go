@@ -18,10 +18,6 @@ import (
 // Store is what the ingester read and write: per area of the store, the calls
 // they make and no others; StoreOf composes it from the store's areas.
 type Store struct {
-	Applier interface {
-		ApplyTriagePage(ctx context.Context, op schema.TriageOpItem) (schema.TriageOpItem, error)
-		CollectRulePage(ctx context.Context, op schema.TriageOpItem, limit int) (schema.TriageOpItem, error)
-	}
 	Catalog interface {
 		GetProject(ctx context.Context, companyID int64, projectID int64) (schema.Project, error)
 	}
@@ -49,7 +45,9 @@ type Store struct {
 	Scans interface {
 		GetScan(ctx context.Context, companyID int64, scanID string) (scans.Scan, error)
 	}
-	TriageOps interface {
+	Triage interface {
+		ApplyTriagePage(ctx context.Context, op schema.TriageOpItem) (schema.TriageOpItem, error)
+		CollectRulePage(ctx context.Context, op schema.TriageOpItem, limit int) (schema.TriageOpItem, error)
 		CollectTriageIDs(ctx context.Context, op schema.TriageOpItem, ids []string, next string) (schema.TriageOpItem, error)
 		FailTriageOp(ctx context.Context, companyID int64, id string, reason string) error
 		FinishTriageOp(ctx context.Context, op schema.TriageOpItem) error
@@ -60,5 +58,5 @@ type Store struct {
 
 // StoreOf is the areas of st that Store touches: its composition.
 func StoreOf(st *store.Store) Store {
-	return Store{Applier: st.Applier, Catalog: st.Catalog, Components: st.Components, Findings: st.Findings, Ledger: st.Ledger, Lists: st.Lists, Quality: st.Quality, SCA: st.SCA, Scans: st.Scans, TriageOps: st.TriageOps}
+	return Store{Catalog: st.Catalog, Components: st.Components, Findings: st.Findings, Ledger: st.Ledger, Lists: st.Lists, Quality: st.Quality, SCA: st.SCA, Scans: st.Scans, Triage: st.Triage}
 }

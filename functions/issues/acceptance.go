@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/acme/codescan-api/shared/httpapi"
-	"github.com/acme/codescan-api/shared/store/acceptances"
 	"github.com/acme/codescan-api/shared/store/ddb"
 	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // acceptInput is what a triage may say about an accepted risk beside its
@@ -23,11 +23,11 @@ type acceptInput struct {
 
 // terms reads an acceptance's terms for a change to status with reason:
 // accepted_risk needs a reason and takes an end (RFC 3339, in the future,
-// at most acceptances.MaxDays days ahead) and an owner (an active user of
+// at most schema.MaxAcceptanceDays days ahead) and an owner (an active user of
 // the company; null or absent: the author); other statuses take neither.
 // Members left out are zero (see store.IssueUpdate.Terms).
-func (h handlers) terms(r *http.Request, companyID int64, status string, reason *string, in acceptInput) (acceptances.Terms, error) {
-	var t acceptances.Terms
+func (h handlers) terms(r *http.Request, companyID int64, status string, reason *string, in acceptInput) (schema.Terms, error) {
+	var t schema.Terms
 	if status != "accepted_risk" {
 		if in.ExpiresAt != nil || in.Owner != nil {
 			return t, httpapi.Invalid("expires_at and owner apply only with status accepted_risk")
@@ -43,7 +43,7 @@ func (h handlers) terms(r *http.Request, companyID int64, status string, reason 
 			return t, httpapi.Invalid("expires_at must be an RFC 3339 date-time")
 		}
 		end = end.Truncate(time.Second)
-		if err := acceptances.CheckEnd(end, h.now()); err != nil {
+		if err := schema.CheckAcceptanceEnd(end, h.now()); err != nil {
 			return t, httpapi.Invalid("%s", err.Error())
 		}
 		t.ExpiresAt = end.UTC().Format(time.RFC3339)

@@ -14,7 +14,6 @@ import (
 	"github.com/acme/codescan-api/functions/notifications"
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/store"
-	"github.com/acme/codescan-api/shared/store/acceptances"
 	"github.com/acme/codescan-api/shared/store/bulkload"
 	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/issuelists"
@@ -208,7 +207,7 @@ func TestRiskAcceptanceEndsAndReopens(t *testing.T) {
 		}
 	}
 	a := w.issue(t, w.a)
-	if a.Status != "open" || a.Reason != triage.AcceptanceExpired || a.SLAStartedAt != stamp(end) || a.Terms != (acceptances.Terms{}) {
+	if a.Status != "open" || a.Reason != triage.AcceptanceExpired || a.SLAStartedAt != stamp(end) || a.Terms != (schema.Terms{}) {
 		t.Fatalf("reopened: %+v", a)
 	}
 	if start, err := a.SLAStart(); err != nil || !start.Equal(end) {
@@ -290,7 +289,7 @@ func TestRiskAcceptanceRejectsBadTerms(t *testing.T) {
 			t.Errorf("%s %s %s: %d %s, want 400 %q", c.method, c.path, c.body, res.Status, res.Body, c.want)
 		}
 	}
-	if i := w.issue(t, w.c); i.Status != "open" || i.Version != 1 || i.Terms != (acceptances.Terms{}) {
+	if i := w.issue(t, w.c); i.Status != "open" || i.Version != 1 || i.Terms != (schema.Terms{}) {
 		t.Fatalf("issue changed: %+v", i)
 	}
 	if s, _, err := w.st.Catalog.SLASettings(context.Background(), w.acme.ID); err != nil || s.AcceptanceDays != 90 {

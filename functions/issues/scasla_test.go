@@ -14,7 +14,7 @@ import (
 	storefindings "github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/sca"
 	"github.com/acme/codescan-api/shared/store/scans"
-	"github.com/acme/codescan-api/shared/store/triagerules"
+	"github.com/acme/codescan-api/shared/store/triage"
 	"github.com/acme/codescan-api/shared/triagemodel"
 )
 
@@ -102,7 +102,7 @@ func TestSCASLADeadlineFollowsKEV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rule, err := st.TriageRules.CreateTriageRule(ctx, triagerules.Rule{CompanyID: w.company.ID, CreatedBy: w.company.Admin.ID, Enabled: true, Matcher: m, Action: a})
+	rule, err := st.Triage.CreateTriageRule(ctx, triage.Rule{CompanyID: w.company.ID, CreatedBy: w.company.Admin.ID, Enabled: true, Matcher: m, Action: a})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 
 	"github.com/acme/codescan-api/shared/sla"
 	"github.com/acme/codescan-api/shared/store"
-	"github.com/acme/codescan-api/shared/store/acceptances"
 	"github.com/acme/codescan-api/shared/store/baselines"
 	"github.com/acme/codescan-api/shared/store/exploits"
 	"github.com/acme/codescan-api/shared/store/findings"
@@ -69,16 +68,14 @@ type Store struct {
 		GetUser(ctx context.Context, companyID int64, userID int64) (schema.User, error)
 	}
 	Triage interface {
-		DecideIssue(ctx context.Context, companyID int64, id string, u triage.IssueUpdate, scope string, by findings.Actor) (findings.Issue, error)
-		TriageIssues(ctx context.Context, companyID int64, f issuelists.IssueFilter, status string, reason string, terms acceptances.Terms, by findings.Actor) (matched int, changed int, err error)
-	}
-	TriageOps interface {
 		CreateTriageOp(ctx context.Context, op schema.TriageOpItem) (schema.TriageOpItem, error)
+		DecideIssue(ctx context.Context, companyID int64, id string, u triage.IssueUpdate, scope string, by findings.Actor) (findings.Issue, error)
 		GetTriageOp(ctx context.Context, companyID int64, id string) (schema.TriageOpItem, error)
+		TriageIssues(ctx context.Context, companyID int64, f issuelists.IssueFilter, status string, reason string, terms schema.Terms, by findings.Actor) (matched int, changed int, err error)
 	}
 }
 
 // StoreOf is the areas of st that Store touches: its composition.
 func StoreOf(st *store.Store) Store {
-	return Store{Baselines: st.Baselines, Catalog: st.Catalog, Exports: st.Exports, Lists: st.Lists, Quality: st.Quality, SCA: st.SCA, Scans: st.Scans, Tenancy: st.Tenancy, Triage: st.Triage, TriageOps: st.TriageOps}
+	return Store{Baselines: st.Baselines, Catalog: st.Catalog, Exports: st.Exports, Lists: st.Lists, Quality: st.Quality, SCA: st.SCA, Scans: st.Scans, Tenancy: st.Tenancy, Triage: st.Triage}
 }

@@ -11,9 +11,7 @@ import (
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/bulktriage"
 	"github.com/acme/codescan-api/shared/httpapi"
-	"github.com/acme/codescan-api/shared/store/acceptances"
 	"github.com/acme/codescan-api/shared/store/ddb"
-	"github.com/acme/codescan-api/shared/store/decisions"
 	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/issuelists"
 	"github.com/acme/codescan-api/shared/store/schema"
@@ -93,7 +91,7 @@ func (h handlers) patch(w http.ResponseWriter, r *http.Request) error {
 	if u == (storetriage.IssueUpdate{}) {
 		return httpapi.Invalid("Give at least one of status, reason, assigned_to")
 	}
-	scope := decisions.Project
+	scope := schema.DecisionProject
 	if req.Scope != nil {
 		scope = strings.ToLower(strings.TrimSpace(*req.Scope))
 		if !slices.Contains(storetriage.DecisionScopes, scope) {
@@ -206,7 +204,7 @@ func (h handlers) triage(w http.ResponseWriter, r *http.Request) error {
 // startTriage stores the operation of a bulk triage too large to answer at
 // once, with the acceptance's terms the request gave, and answers 202 with
 // it.
-func (h handlers) startTriage(w http.ResponseWriter, r *http.Request, q url.Values, f issuelists.IssueFilter, status, reason string, terms acceptances.Terms) error {
+func (h handlers) startTriage(w http.ResponseWriter, r *http.Request, q url.Values, f issuelists.IssueFilter, status, reason string, terms schema.Terms) error {
 	ctx := r.Context()
 	p := auth.FromContext(ctx)
 	query, err := issuelists.EncodeFilter(f)
@@ -218,7 +216,7 @@ func (h handlers) startTriage(w http.ResponseWriter, r *http.Request, q url.Valu
 	if op.Filters, err = filtersJSON(q); err != nil {
 		return err
 	}
-	if op, err = h.store.TriageOps.CreateTriageOp(ctx, op); err != nil {
+	if op, err = h.store.Triage.CreateTriageOp(ctx, op); err != nil {
 		return err
 	}
 	return httpapi.WriteJSON(w, http.StatusAccepted, map[string]any{"status": "ok", "operation": bulktriage.Show(op)})
@@ -231,7 +229,7 @@ func (h handlers) startTriage(w http.ResponseWriter, r *http.Request, q url.Valu
 func (h handlers) getTriage(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	p := auth.FromContext(ctx)
-	op, err := h.store.TriageOps.GetTriageOp(ctx, p.CompanyID, r.PathValue("operation_id"))
+	op, err := h.store.Triage.GetTriageOp(ctx, p.CompanyID, r.PathValue("operation_id"))
 	if errors.Is(err, ddb.ErrNotFound) {
 		return errTriageOpNotFound
 	}

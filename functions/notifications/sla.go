@@ -10,7 +10,7 @@ import (
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/notify"
 	"github.com/acme/codescan-api/shared/sla"
-	"github.com/acme/codescan-api/shared/store/acceptances"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // Bounds of SLA settings.
@@ -87,8 +87,8 @@ func (h handlers) putSLA(w http.ResponseWriter, r *http.Request) error {
 			cur.DueSoonDays = n
 		case "risk_acceptance_days":
 			var n int
-			if json.Unmarshal(raw, &n) != nil || n < 1 || n > acceptances.MaxDays {
-				return httpapi.Invalid("risk_acceptance_days must be an integer from 1 to %d", acceptances.MaxDays)
+			if json.Unmarshal(raw, &n) != nil || n < 1 || n > schema.MaxAcceptanceDays {
+				return httpapi.Invalid("risk_acceptance_days must be an integer from 1 to %d", schema.MaxAcceptanceDays)
 			}
 			cur.AcceptanceDays = n
 		case "dismissal_rules_require_approval":

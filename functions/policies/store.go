@@ -9,15 +9,11 @@ import (
 	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/store/triage"
-	"github.com/acme/codescan-api/shared/store/triagerules"
 )
 
 // Store is what the policies and blocking rules handlers read and write: per area of the store, the calls
 // they make and no others; StoreOf composes it from the store's areas.
 type Store struct {
-	Applier interface {
-		ApplyTriageRuleAll(ctx context.Context, companyID int64, id string, dryRun bool, userID int64) (triage.RuleApplication, error)
-	}
 	Catalog interface {
 		CreateBlockingRule(ctx context.Context, r schema.BlockingRule) (schema.BlockingRule, error)
 		CreatePolicy(ctx context.Context, p schema.Policy) (schema.Policy, error)
@@ -31,17 +27,18 @@ type Store struct {
 		SLASettings(ctx context.Context, companyID int64) (sla.Settings, bool, error)
 		UpdateBlockingRule(ctx context.Context, oldSlug string, r schema.BlockingRule) (schema.BlockingRule, error)
 	}
-	TriageRules interface {
-		ApproveTriageRule(ctx context.Context, companyID int64, id string, userID int64) (triagerules.Rule, error)
-		CreateTriageRule(ctx context.Context, r triagerules.Rule) (triagerules.Rule, error)
-		DeleteTriageRule(ctx context.Context, companyID int64, id string) (triagerules.Rule, error)
-		GetTriageRule(ctx context.Context, companyID int64, id string) (triagerules.Rule, error)
-		ListTriageRules(ctx context.Context, companyID int64, q page.Request) (triagerules.Page, error)
-		SetTriageRuleEnabled(ctx context.Context, companyID int64, id string, enabled bool) (triagerules.Rule, error)
+	Triage interface {
+		ApplyTriageRuleAll(ctx context.Context, companyID int64, id string, dryRun bool, userID int64) (triage.RuleApplication, error)
+		ApproveTriageRule(ctx context.Context, companyID int64, id string, userID int64) (triage.Rule, error)
+		CreateTriageRule(ctx context.Context, r triage.Rule) (triage.Rule, error)
+		DeleteTriageRule(ctx context.Context, companyID int64, id string) (triage.Rule, error)
+		GetTriageRule(ctx context.Context, companyID int64, id string) (triage.Rule, error)
+		ListTriageRules(ctx context.Context, companyID int64, q page.Request) (triage.RulePage, error)
+		SetTriageRuleEnabled(ctx context.Context, companyID int64, id string, enabled bool) (triage.Rule, error)
 	}
 }
 
 // StoreOf is the areas of st that Store touches: its composition.
 func StoreOf(st *store.Store) Store {
-	return Store{Applier: st.Applier, Catalog: st.Catalog, TriageRules: st.TriageRules}
+	return Store{Catalog: st.Catalog, Triage: st.Triage}
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/store/ddb"
 	"github.com/acme/codescan-api/shared/store/triage"
-	"github.com/acme/codescan-api/shared/store/triagerules"
 	"github.com/acme/codescan-api/shared/triagemodel"
 )
 
@@ -55,7 +54,7 @@ type triageRuleJSON struct {
 
 // triageRuleView shows r at now: an acceptance rule whose end has passed
 // is not active (it acts no more), however enabled and approved.
-func triageRuleView(r triagerules.Rule, now time.Time) triageRuleJSON {
+func triageRuleView(r triage.Rule, now time.Time) triageRuleJSON {
 	v := triageRuleJSON{ID: r.ID, View: triagemodel.Show(r.Matcher, r.Action), Enabled: r.Enabled, RequiresApproval: r.RequiresApproval,
 		Active: r.Active() && !r.Ended(now), CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
 	if r.ProjectID != 0 {
@@ -88,7 +87,7 @@ func (h handlers) createTriageRule(w http.ResponseWriter, r *http.Request) error
 	if a.Dismisses() && !p.Has(routes.PermTriageIssue) {
 		return errDismissNeedsTriage
 	}
-	rule := triagerules.Rule{CompanyID: p.CompanyID, Matcher: m, Action: a, Enabled: true, CreatedBy: p.UserID}
+	rule := triage.Rule{CompanyID: p.CompanyID, Matcher: m, Action: a, Enabled: true, CreatedBy: p.UserID}
 	if req.Enabled != nil {
 		rule.Enabled = *req.Enabled
 	}
@@ -104,7 +103,7 @@ func (h handlers) createTriageRule(w http.ResponseWriter, r *http.Request) error
 		}
 		rule.ProjectID = *req.ProjectID
 	}
-	created, err := h.store.TriageRules.CreateTriageRule(r.Context(), rule)
+	created, err := h.store.Triage.CreateTriageRule(r.Context(), rule)
 	if err != nil {
 		return err
 	}
@@ -136,7 +135,7 @@ func (h handlers) mayDecide(ctx context.Context, p *auth.Principal, id string) e
 	if p.Has(routes.PermTriageIssue) {
 		return nil
 	}
-	rule, err := h.store.TriageRules.GetTriageRule(ctx, p.CompanyID, id)
+	rule, err := h.store.Triage.GetTriageRule(ctx, p.CompanyID, id)
 	switch {
 	case errors.Is(err, ddb.ErrNotFound):
 		return errTriageRuleNotFound
@@ -149,11 +148,11 @@ func (h handlers) mayDecide(ctx context.Context, p *auth.Principal, id string) e
 }
 
 // triageRuleAnswer answers a rule, or the route's error for err.
-func (h handlers) triageRuleAnswer(w http.ResponseWriter, rule triagerules.Rule, err error) error {
+func (h handlers) triageRuleAnswer(w http.ResponseWriter, rule triage.Rule, err error) error {
 	switch {
 	case errors.Is(err, ddb.ErrNotFound):
 		return errTriageRuleNotFound
-	case errors.Is(err, triagerules.ErrOwnApproval), errors.Is(err, triagerules.ErrNoApproval):
+	case errors.Is(err, triage.ErrOwnApproval), errors.Is(err, triage.ErrNoApproval):
 		return bad("%s", err.Error())
 	case err != nil:
 		return err
@@ -162,7 +161,7 @@ func (h handlers) triageRuleAnswer(w http.ResponseWriter, rule triagerules.Rule,
 }
 
 func (h handlers) getTriageRule(w http.ResponseWriter, r *http.Request) error {
-	rule, err := h.store.TriageRules.GetTriageRule(r.Context(), auth.FromContext(r.Context()).CompanyID, r.PathValue("rule_id"))
+	rule, err := h.store.Triage.GetTriageRule(r.Context(), auth.FromContext(r.Context()).CompanyID, r.PathValue("rule_id"))
 	return h.triageRuleAnswer(w, rule, err)
 }
 
@@ -184,12 +183,12 @@ func (h handlers) patchTriageRule(w http.ResponseWriter, r *http.Request) error 
 			return err
 		}
 	}
-	rule, err := h.store.TriageRules.SetTriageRuleEnabled(r.Context(), p.CompanyID, r.PathValue("rule_id"), *req.Enabled)
+	rule, err := h.store.Triage.SetTriageRuleEnabled(r.Context(), p.CompanyID, r.PathValue("rule_id"), *req.Enabled)
 	return h.triageRuleAnswer(w, rule, err)
 }
 
 func (h handlers) deleteTriageRule(w http.ResponseWriter, r *http.Request) error {
-	rule, err := h.store.TriageRules.DeleteTriageRule(r.Context(), auth.FromContext(r.Context()).CompanyID, r.PathValue("rule_id"))
+	rule, err := h.store.Triage.DeleteTriageRule(r.Context(), auth.FromContext(r.Context()).CompanyID, r.PathValue("rule_id"))
 	return h.triageRuleAnswer(w, rule, err)
 }
 
@@ -200,7 +199,7 @@ func (h handlers) approveTriageRule(w http.ResponseWriter, r *http.Request) erro
 	if !p.IsAdmin {
 		return errApproverNotAdmin
 	}
-	rule, err := h.store.TriageRules.ApproveTriageRule(r.Context(), p.CompanyID, r.PathValue("rule_id"), p.UserID)
+	rule, err := h.store.Triage.ApproveTriageRule(r.Context(), p.CompanyID, r.PathValue("rule_id"), p.UserID)
 	return h.triageRuleAnswer(w, rule, err)
 }
 
@@ -227,7 +226,7 @@ func (h handlers) applyTriageRule(w http.ResponseWriter, r *http.Request) error 
 			return err
 		}
 	}
-	res, err := h.store.Applier.ApplyTriageRuleAll(r.Context(), p.CompanyID, r.PathValue("rule_id"), dry, p.UserID)
+	res, err := h.store.Triage.ApplyTriageRuleAll(r.Context(), p.CompanyID, r.PathValue("rule_id"), dry, p.UserID)
 	switch {
 	case errors.Is(err, ddb.ErrNotFound):
 		return errTriageRuleNotFound
@@ -263,7 +262,7 @@ func (h handlers) listTriageRules(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	page, err := h.store.TriageRules.ListTriageRules(r.Context(), p.CompanyID, pg.Query())
+	page, err := h.store.Triage.ListTriageRules(r.Context(), p.CompanyID, pg.Query())
 	if err != nil {
 		return err
 	}

@@ -8,8 +8,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/acme/codescan-api/internal/testenv"
-	"github.com/acme/codescan-api/shared/store/decisions"
 	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // decided is what the API shows of an issue's triage.
@@ -178,7 +178,7 @@ func TestDecisionsFollowTheFinding(t *testing.T) {
 	// took a decision, and its admin's PATCH of an Acme issue answers as a
 	// missing id does, changing nothing.
 	for _, i := range w.issuesOf(t, w.other, foreign.ScanID) {
-		if i.Status != "open" || i.Decision != (decisions.Mark{}) {
+		if i.Status != "open" || i.Decision != (schema.DecisionMark{}) {
 			t.Fatalf("the other company's issue moved: %+v", i)
 		}
 	}

@@ -8,9 +8,9 @@ import (
 	"github.com/acme/codescan-api/functions/scheduler"
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/store"
-	"github.com/acme/codescan-api/shared/store/acceptances"
 	"github.com/acme/codescan-api/shared/store/bulkload"
 	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/store/triage"
 )
 
@@ -34,7 +34,7 @@ func TestSLAJobEndsAcceptancesAndRestartsTheClock(t *testing.T) {
 	}
 	accepted := "accepted_risk"
 	end := now.AddDate(0, 0, 14)
-	if _, err := st.Triage.UpdateIssue(ctx, c.ID, crit.ID, triage.IssueUpdate{Status: &accepted, Terms: acceptances.Terms{ExpiresAt: end.Format(time.RFC3339)}},
+	if _, err := st.Triage.UpdateIssue(ctx, c.ID, crit.ID, triage.IssueUpdate{Status: &accepted, Terms: schema.Terms{ExpiresAt: end.Format(time.RFC3339)}},
 		findings.Actor{UserID: c.Admin.ID}); err != nil {
 		t.Fatal(err)
 	}

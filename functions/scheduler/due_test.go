@@ -14,12 +14,12 @@ import (
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/sla"
 	"github.com/acme/codescan-api/shared/store"
-	"github.com/acme/codescan-api/shared/store/acceptances"
 	"github.com/acme/codescan-api/shared/store/bulkload"
 	"github.com/acme/codescan-api/shared/store/ddb"
 	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/issuelists"
 	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/store/triage"
 )
 
@@ -193,7 +193,7 @@ func TestSLAJobReadsOnlyWhatIsDue(t *testing.T) {
 		t.Fatalf("day 40 raised %v, want the reopened h", raised)
 	}
 	// Bulk triage takes issues out of the index: none of them breaches.
-	if _, _, err := env.Store.Triage.TriageIssues(ctx, c.ID, issuelists.IssueFilter{FilePath: "lib/f000.go"}, "false_positive", "", acceptances.Terms{}, findings.Actor{UserID: 1}); err != nil {
+	if _, _, err := env.Store.Triage.TriageIssues(ctx, c.ID, issuelists.IssueFilter{FilePath: "lib/f000.go"}, "false_positive", "", schema.Terms{}, findings.Actor{UserID: 1}); err != nil {
 		t.Fatal(err)
 	}
 	// A settings change rewrites no issue: the same index, another range.

@@ -10,7 +10,7 @@ import (
 	"github.com/acme/codescan-api/shared/bulktriage"
 	"github.com/acme/codescan-api/shared/store/issuelists"
 	"github.com/acme/codescan-api/shared/store/schema"
-	"github.com/acme/codescan-api/shared/store/triageops"
+	"github.com/acme/codescan-api/shared/store/triage"
 )
 
 // rule is a triage rule the seed created, with its acceptance's end
@@ -123,7 +123,7 @@ func (w *world) stepBulkWorker() {
 	if err != nil {
 		w.fatalf("list: %v", err)
 	}
-	op, err := w.st.TriageOps.CreateTriageOp(ctx, schema.TriageOpItem{CompanyID: w.co.ID, UserID: w.co.Admin.ID, Status: status,
+	op, err := w.st.Triage.CreateTriageOp(ctx, schema.TriageOpItem{CompanyID: w.co.ID, UserID: w.co.Admin.ID, Status: status,
 		Reason: pick(w.rng, reasons), Filters: fmt.Sprintf(`{"project":%q}`, name), Query: query})
 	if err != nil {
 		w.fatalf("create operation: %v", err)
@@ -137,13 +137,13 @@ func (w *world) stepBulkWorker() {
 	if err := (&bulktriage.Worker{Store: bulktriage.StoreOf(w.st), Log: w.log, PageSize: size}).Run(ctx, job); err != nil {
 		w.fatalf("bulk worker after %s (%v): %v", k, kerr, err)
 	}
-	done, err := w.st.TriageOps.GetTriageOp(ctx, w.co.ID, op.ID)
+	done, err := w.st.Triage.GetTriageOp(ctx, w.co.ID, op.ID)
 	if err != nil {
 		w.fatalf("operation: %v", err)
 	}
 	n, ids := changed(before, w.issues())
 	w.note("bulk worker %s of %+v to %s, pages of %d, %s (%v): %s matched %d changed %d", name, f.Scopes, status, size, k, kerr, done.State, done.Matched, done.Changed)
-	if done.State != triageops.Done || done.Matched != listed || done.Processed != listed || done.Changed != int64(n) {
+	if done.State != triage.OpDone || done.Matched != listed || done.Processed != listed || done.Changed != int64(n) {
 		w.fatalf("bulk worker %s (%v): %s matched %d processed %d changed %d; listed %d, %d changed %v",
 			k, kerr, done.State, done.Matched, done.Processed, done.Changed, listed, n, ids)
 	}

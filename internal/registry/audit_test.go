@@ -23,7 +23,7 @@ import (
 	"github.com/acme/codescan-api/shared/store/ledger"
 	storepage "github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/store/schema"
-	"github.com/acme/codescan-api/shared/store/triagerules"
+	"github.com/acme/codescan-api/shared/store/triage"
 	"github.com/acme/codescan-api/shared/triagemodel"
 	"github.com/acme/codescan-api/shared/webhook"
 )
@@ -296,7 +296,7 @@ var auditCases = map[string]auditCase{
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := a.env.Store.TriageRules.CreateTriageRule(context.Background(), triagerules.Rule{CompanyID: a.acme.ID, CreatedBy: a.member.ID,
+			r, err := a.env.Store.Triage.CreateTriageRule(context.Background(), triage.Rule{CompanyID: a.acme.ID, CreatedBy: a.member.ID,
 				Enabled: true, RequiresApproval: true, Matcher: m, Action: ac})
 			if err != nil {
 				t.Fatal(err)

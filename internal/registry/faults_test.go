@@ -29,7 +29,7 @@ import (
 	"github.com/acme/codescan-api/shared/store/sca"
 	"github.com/acme/codescan-api/shared/store/schema"
 	storetickets "github.com/acme/codescan-api/shared/store/tickets"
-	"github.com/acme/codescan-api/shared/store/triagerules"
+	"github.com/acme/codescan-api/shared/store/triage"
 	ticketing "github.com/acme/codescan-api/shared/tickets"
 	"github.com/acme/codescan-api/shared/triagemodel"
 )
@@ -443,7 +443,7 @@ func triageRule(approval bool) func(t *testing.T, w *faultWorld) {
 	return func(t *testing.T, w *faultWorld) {
 		t.Helper()
 		uploaded(t, w)
-		r, err := w.env.Store.TriageRules.CreateTriageRule(context.Background(), triagerules.Rule{CompanyID: w.co.ID, CreatedBy: w.co.Admin.ID + 1,
+		r, err := w.env.Store.Triage.CreateTriageRule(context.Background(), triage.Rule{CompanyID: w.co.ID, CreatedBy: w.co.Admin.ID + 1,
 			Enabled: true, RequiresApproval: approval, Matcher: triagemodel.Matcher{Tool: "gosec", CWE: 89},
 			Action: triagemodel.Action{Status: "false_positive", Reason: "parameterised"}})
 		if err != nil {

@@ -75,7 +75,7 @@ func newWorld(ctx context.Context) (*world, error) {
 	co.Resources["export_ids"] = []string{ex.ID}
 	// A bulk triage operation, for GET /issues/triage/{operation_id}
 	// (queued: no worker runs here).
-	op, err := deps.Store.TriageOps.CreateTriageOp(ctx, schema.TriageOpItem{CompanyID: co.ID, UserID: admin.ID, Status: "false_positive", Filters: "{}", Query: "{}"})
+	op, err := deps.Store.Triage.CreateTriageOp(ctx, schema.TriageOpItem{CompanyID: co.ID, UserID: admin.ID, Status: "false_positive", Filters: "{}", Query: "{}"})
 	if err != nil {
 		return nil, fmt.Errorf("demo triage operation: %w", err)
 	}

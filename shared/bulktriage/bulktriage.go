@@ -37,7 +37,6 @@ import (
 	storepage "github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/store/triage"
-	"github.com/acme/codescan-api/shared/store/triageops"
 	"github.com/acme/codescan-api/shared/streamimage"
 )
 
@@ -51,14 +50,12 @@ const DefaultPageSize = 1000
 // Store is what the worker reads and writes: the store methods it calls,
 // and no others.
 type Store struct {
-	Applier interface {
-		ApplyTriagePage(ctx context.Context, op schema.TriageOpItem) (schema.TriageOpItem, error)
-		CollectRulePage(ctx context.Context, op schema.TriageOpItem, limit int) (schema.TriageOpItem, error)
-	}
 	Lists interface {
 		ListIssues(ctx context.Context, companyID int64, f issuelists.IssueFilter, q storepage.Request) ([]findings.Issue, storepage.Result, int64, error)
 	}
-	TriageOps interface {
+	Triage interface {
+		ApplyTriagePage(ctx context.Context, op schema.TriageOpItem) (schema.TriageOpItem, error)
+		CollectRulePage(ctx context.Context, op schema.TriageOpItem, limit int) (schema.TriageOpItem, error)
 		CollectTriageIDs(ctx context.Context, op schema.TriageOpItem, ids []string, next string) (schema.TriageOpItem, error)
 		FailTriageOp(ctx context.Context, companyID int64, id string, reason string) error
 		FinishTriageOp(ctx context.Context, op schema.TriageOpItem) error
@@ -69,7 +66,7 @@ type Store struct {
 
 // StoreOf is the areas of st that Store touches: its composition.
 func StoreOf(st *store.Store) Store {
-	return Store{Applier: st.Applier, Lists: st.Lists, TriageOps: st.TriageOps}
+	return Store{Lists: st.Lists, Triage: st.Triage}
 }
 
 // Worker runs bulk triage operations.
@@ -98,7 +95,7 @@ func JobOf(get streamimage.Get) (Job, bool) {
 // returns an error only for what a retry may fix, and not on the last
 // attempt, which ends the operation failed instead.
 func (w *Worker) Run(ctx context.Context, job Job) error {
-	op, ok, err := w.Store.TriageOps.StartTriageOp(ctx, job.CompanyID, job.ID, MaxAttempts)
+	op, ok, err := w.Store.Triage.StartTriageOp(ctx, job.CompanyID, job.ID, MaxAttempts)
 	if errors.Is(err, ddb.ErrNotFound) {
 		w.Log.Warn("bulk triage: operation not found", "company_id", job.CompanyID, "operation_id", job.ID)
 		return nil
@@ -108,7 +105,7 @@ func (w *Worker) Run(ctx context.Context, job Job) error {
 	}
 	return attempt.End(w.run(ctx, op), attempt.Job{What: "bulk triage", Noun: "the operation", N: op.Attempt, Max: MaxAttempts,
 		LogAttr: []any{"company_id", op.CompanyID, "operation_id", op.ID}}, w.Log, func(reason string) error {
-		return w.Store.TriageOps.FailTriageOp(ctx, op.CompanyID, op.ID, reason)
+		return w.Store.Triage.FailTriageOp(ctx, op.CompanyID, op.ID, reason)
 	})
 }
 
@@ -125,26 +122,26 @@ func (w *Worker) run(ctx context.Context, op schema.TriageOpItem) error {
 			return w.collectFiltered(ctx, op, f)
 		}
 	}
-	for op.State == triageops.Collecting {
+	for op.State == triage.OpCollecting {
 		next, err := collect(ctx, op)
 		if errors.Is(err, ddb.ErrConflict) { // another delivery recorded it
-			next, err = w.Store.TriageOps.GetTriageOp(ctx, op.CompanyID, op.ID)
+			next, err = w.Store.Triage.GetTriageOp(ctx, op.CompanyID, op.ID)
 		}
 		if err != nil {
 			return stepError(err)
 		}
 		op = next
 	}
-	for op.State == triageops.Applying && op.Page < op.Pages {
+	for op.State == triage.OpApplying && op.Page < op.Pages {
 		var err error
-		if op, err = w.Store.Applier.ApplyTriagePage(ctx, op); err != nil {
+		if op, err = w.Store.Triage.ApplyTriagePage(ctx, op); err != nil {
 			return stepError(err)
 		}
 	}
-	if op.State != triageops.Applying {
+	if op.State != triage.OpApplying {
 		return nil // ended by another delivery
 	}
-	if err := w.Store.TriageOps.FinishTriageOp(ctx, op); err != nil {
+	if err := w.Store.Triage.FinishTriageOp(ctx, op); err != nil {
 		return err
 	}
 	w.Log.Info("bulk triage: done", "company_id", op.CompanyID, "operation_id", op.ID, "rule_id", op.RuleID, "matched", op.Matched, "changed", op.Changed)
@@ -161,12 +158,12 @@ func (w *Worker) collectFiltered(ctx context.Context, op schema.TriageOpItem, f 
 	for n := range page {
 		ids[n] = page[n].ID
 	}
-	return w.Store.TriageOps.CollectTriageIDs(ctx, op, ids, res.Next)
+	return w.Store.Triage.CollectTriageIDs(ctx, op, ids, res.Next)
 }
 
 // collectRule collects the next page of a rule's application.
 func (w *Worker) collectRule(ctx context.Context, op schema.TriageOpItem) (schema.TriageOpItem, error) {
-	return w.Store.Applier.CollectRulePage(ctx, op, w.pageSize())
+	return w.Store.Triage.CollectRulePage(ctx, op, w.pageSize())
 }
 
 // stepError is err of a step, permanent when no retry fixes it.

@@ -29,7 +29,7 @@ import (
 	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/store/tenancy"
-	"github.com/acme/codescan-api/shared/store/triageops"
+	"github.com/acme/codescan-api/shared/store/triage"
 )
 
 // Streams: the worker reads the table's stream, on a DynamoDB Local of this
@@ -110,7 +110,7 @@ func (w *world) start(t *testing.T, body string, header ...string) opJSON {
 		Operation opJSON `json:"operation"`
 	}
 	res.Decode(t, &a)
-	if a.Operation.State != triageops.Queued || a.Operation.Matched != 0 || a.Operation.ID == "" {
+	if a.Operation.State != triage.OpQueued || a.Operation.Matched != 0 || a.Operation.ID == "" {
 		t.Fatalf("new operation %+v", a.Operation)
 	}
 	return a.Operation
@@ -137,7 +137,7 @@ func (w *world) wait(t *testing.T, writes *testenv.Writes, id string) opJSON {
 	t.Helper()
 	var last schema.TriageOpItem
 	writes.Until(t, "operation "+id+" done or failed", 10*time.Minute, func() bool {
-		op, err := w.env.Store.TriageOps.GetTriageOp(context.Background(), w.company.ID, id)
+		op, err := w.env.Store.Triage.GetTriageOp(context.Background(), w.company.ID, id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -145,7 +145,7 @@ func (w *world) wait(t *testing.T, writes *testenv.Writes, id string) opJSON {
 			t.Fatalf("counts went back or past matched: %+v after %+v", op, last)
 		}
 		last = op
-		return op.State == triageops.Done || op.State == triageops.Failed
+		return op.State == triage.OpDone || op.State == triage.OpFailed
 	})
 	return w.get(t, id)
 }
@@ -209,7 +209,7 @@ func TestBulkTriageOf20000(t *testing.T) {
 	}
 	done := w.wait(t, writes, op.ID)
 	matched, changed := webCounts(n)
-	if done.State != triageops.Done || done.Matched != matched || done.Processed != matched || done.Changed != changed {
+	if done.State != triage.OpDone || done.Matched != matched || done.Processed != matched || done.Changed != changed {
 		t.Fatalf("done %+v, want matched %d changed %d", done, matched, changed)
 	}
 	counts := w.statusCounts(t)
@@ -240,7 +240,7 @@ func TestBulkTriageOf20000(t *testing.T) {
 	}
 	// No key: a new operation, which matches the same and changes nothing.
 	again := w.wait(t, writes, w.start(t, webBody).ID)
-	if again.State != triageops.Done || again.Matched != matched || again.Changed != 0 {
+	if again.State != triage.OpDone || again.Matched != matched || again.Changed != 0 {
 		t.Errorf("retry without a key: %+v", again)
 	}
 	testenv.Recount(t, env.Store, w.company.ID)
@@ -304,7 +304,7 @@ func TestWorkerKilledMidwayResumes(t *testing.T) {
 			t.Fatalf("kill at transaction %d: the worker did not stop", fail)
 		}
 		midway := w.get(t, op.ID)
-		if midway.State == triageops.Done || midway.State == triageops.Queued {
+		if midway.State == triage.OpDone || midway.State == triage.OpQueued {
 			t.Fatalf("kill at transaction %d: %+v", fail, midway)
 		}
 		worker := &bulktriage.Worker{Store: bulktriage.StoreOf(env.Store), Log: log, PageSize: 500}
@@ -313,7 +313,7 @@ func TestWorkerKilledMidwayResumes(t *testing.T) {
 		}
 		done := w.get(t, op.ID)
 		matched, changed := webCounts(n)
-		if done.State != triageops.Done || done.Matched != matched || done.Processed != matched || done.Changed != changed {
+		if done.State != triage.OpDone || done.Matched != matched || done.Processed != matched || done.Changed != changed {
 			t.Errorf("kill at transaction %d (midway %+v): done %+v, want matched %d changed %d", fail, midway, done, matched, changed)
 		}
 		if c := w.statusCounts(t); c["Web/false_positive"] != n {

@@ -19,15 +19,13 @@ import (
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/bulktriage"
 	"github.com/acme/codescan-api/shared/store"
-	"github.com/acme/codescan-api/shared/store/acceptances"
 	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/issuelists"
 	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/store/sca"
 	"github.com/acme/codescan-api/shared/store/scans"
 	"github.com/acme/codescan-api/shared/store/schema"
-	"github.com/acme/codescan-api/shared/store/triageops"
-	"github.com/acme/codescan-api/shared/store/triagerules"
+	"github.com/acme/codescan-api/shared/store/triage"
 	"github.com/acme/codescan-api/shared/triagemodel"
 )
 
@@ -143,13 +141,13 @@ func (p *cpPart) start(t *testing.T) schema.TriageOpItem {
 	if p.sca == nil {
 		return p.triage(t, schema.TriageOpItem{Status: "false_positive"})
 	}
-	r, err := p.c.st.TriageRules.CreateTriageRule(ctx, triagerules.Rule{CompanyID: p.c.id, ProjectID: p.project, Matcher: triagemodel.Matcher{Tool: "semgrep"},
+	r, err := p.c.st.Triage.CreateTriageRule(ctx, triage.Rule{CompanyID: p.c.id, ProjectID: p.project, Matcher: triagemodel.Matcher{Tool: "semgrep"},
 		Action: triagemodel.Action{Status: "false_positive", Reason: "generated code"}, Enabled: true, CreatedBy: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	op, err := p.c.st.TriageOps.CreateRuleOp(ctx, schema.TriageOpItem{CompanyID: p.c.id, UserID: 1, RuleID: r.ID, Status: r.Action.Status, Reason: r.Action.Reason},
-		triagerules.ApplyAudit(r, 0))
+	op, err := p.c.st.Triage.CreateRuleOp(ctx, schema.TriageOpItem{CompanyID: p.c.id, UserID: 1, RuleID: r.ID, Status: r.Action.Status, Reason: r.Action.Reason},
+		triage.RuleApplyAudit(r, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +163,7 @@ func (p *cpPart) triage(t *testing.T, op schema.TriageOpItem) schema.TriageOpIte
 		t.Fatal(err)
 	}
 	op.CompanyID, op.UserID, op.Filters, op.Query = p.c.id, 1, `{"project":"P"}`, string(q)
-	op, err = p.c.st.TriageOps.CreateTriageOp(context.Background(), op)
+	op, err = p.c.st.Triage.CreateTriageOp(context.Background(), op)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +212,7 @@ func (p *cpPart) processedBefore(t *testing.T, op schema.TriageOpItem) int64 {
 	t.Helper()
 	n := int64(op.Pos)
 	for k := range min(op.Page, op.Pages) {
-		ids, err := p.c.st.TriageOps.TriageIDs(context.Background(), p.c.id, op.ID, k)
+		ids, err := p.c.st.Triage.TriageIDs(context.Background(), p.c.id, op.ID, k)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -228,11 +226,11 @@ func (p *cpPart) processedBefore(t *testing.T, op schema.TriageOpItem) int64 {
 // the ids before its position.
 func (p *cpPart) checkExact(t *testing.T, id, when string) schema.TriageOpItem {
 	t.Helper()
-	op, err := p.c.st.TriageOps.GetTriageOp(context.Background(), p.c.id, id)
+	op, err := p.c.st.Triage.GetTriageOp(context.Background(), p.c.id, id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if op.State != triageops.Applying && op.State != triageops.Done {
+	if op.State != triage.OpApplying && op.State != triage.OpDone {
 		return op // nothing applied yet
 	}
 	got, before := p.changed(t), p.processedBefore(t, op)
@@ -248,7 +246,7 @@ func (p *cpPart) checkDone(t *testing.T, id, when string) schema.TriageOpItem {
 	t.Helper()
 	op := p.checkExact(t, id, when)
 	matched, changed := p.wanted()
-	if op.State != triageops.Done || op.Matched != matched || op.Processed != matched || op.Changed != changed {
+	if op.State != triage.OpDone || op.Matched != matched || op.Processed != matched || op.Changed != changed {
 		t.Fatalf("%s: done %+v, want matched = processed = %d, changed %d", when, op, matched, changed)
 	}
 	return op
@@ -379,16 +377,16 @@ func TestCheckpointRefusesStaleDeliveries(t *testing.T) {
 	for _, kind := range []string{"rule"} { // its pages: issues, then SCA findings
 		p := c.part(t, kind, kind == "rule")
 		op := p.start(t)
-		started, ok, err := st.TriageOps.StartTriageOp(ctx, c.id, op.ID, bulktriage.MaxAttempts)
+		started, ok, err := st.Triage.StartTriageOp(ctx, c.id, op.ID, bulktriage.MaxAttempts)
 		if err != nil || !ok {
 			t.Fatalf("start: %v %v", ok, err)
 		}
-		for started.State == triageops.Collecting {
+		for started.State == triage.OpCollecting {
 			started = p.collect(t, started)
 		}
 		forged := started
 		forged.Processed, forged.Changed = 7, 7
-		after, err := st.Applier.ApplyTriagePage(ctx, forged)
+		after, err := st.Triage.ApplyTriagePage(ctx, forged)
 		if err != nil {
 			t.Fatalf("%s: forged checkpoint: %v", kind, err)
 		}
@@ -407,7 +405,7 @@ func TestCheckpointRefusesStaleDeliveries(t *testing.T) {
 			t.Fatalf("%s: %v", kind, err)
 		}
 		done := p.checkDone(t, op.ID, kind+", three deliveries at once")
-		if late, err := st.Applier.ApplyTriagePage(ctx, started); err != nil || late.State != triageops.Done {
+		if late, err := st.Triage.ApplyTriagePage(ctx, started); err != nil || late.State != triage.OpDone {
 			t.Fatalf("%s: stale delivery: %+v %v", kind, late, err)
 		}
 		if again := p.checkExact(t, op.ID, kind+", stale delivery"); fmt.Sprint(again) != fmt.Sprint(done) {
@@ -422,7 +420,7 @@ func (p *cpPart) collect(t *testing.T, op schema.TriageOpItem) schema.TriageOpIt
 	t.Helper()
 	ctx := context.Background()
 	if op.RuleID != "" {
-		next, err := p.c.st.Applier.CollectRulePage(ctx, op, cpPage)
+		next, err := p.c.st.Triage.CollectRulePage(ctx, op, cpPage)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -440,7 +438,7 @@ func (p *cpPart) collect(t *testing.T, op schema.TriageOpItem) schema.TriageOpIt
 	for n := range found {
 		ids[n] = found[n].ID
 	}
-	next, err := p.c.st.TriageOps.CollectTriageIDs(ctx, op, ids, res.Next)
+	next, err := p.c.st.Triage.CollectTriageIDs(ctx, op, ids, res.Next)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -492,7 +490,7 @@ func TestCheckpointInEveryTransactionOfTermsSettled(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, i := range issues {
-		i.Terms, i.DuePK, i.DueSK = acceptances.Terms{}, "", "" // as stored before terms
+		i.Terms, i.DuePK, i.DueSK = schema.Terms{}, "", "" // as stored before terms
 		item, err := attributevalue.MarshalMap(i)
 		if err != nil {
 			t.Fatal(err)
@@ -517,7 +515,7 @@ func TestCheckpointInEveryTransactionOfTermsSettled(t *testing.T) {
 	if err := worker.Run(ctx, bulktriage.Job{CompanyID: c.id, ID: op.ID}); err != nil {
 		t.Fatal(err)
 	}
-	done, err := st.TriageOps.GetTriageOp(ctx, c.id, op.ID)
+	done, err := st.Triage.GetTriageOp(ctx, c.id, op.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -530,7 +528,7 @@ func TestCheckpointInEveryTransactionOfTermsSettled(t *testing.T) {
 			owned++
 		}
 	}
-	if done.State != triageops.Done || done.Matched != cpIssues || done.Processed != cpIssues || done.Changed != cpIssues || owned != cpIssues {
+	if done.State != triage.OpDone || done.Matched != cpIssues || done.Processed != cpIssues || done.Changed != cpIssues || owned != cpIssues {
 		t.Fatalf("done %+v; %d issues owned with an end", done, owned)
 	}
 	if bare != 0 || steps <= 2*done.Pages { // collecting is a transaction per page

@@ -23,7 +23,7 @@ import (
 	storesca "github.com/acme/codescan-api/shared/store/sca"
 	"github.com/acme/codescan-api/shared/store/scans"
 	"github.com/acme/codescan-api/shared/store/tenancy"
-	"github.com/acme/codescan-api/shared/store/triageops"
+	"github.com/acme/codescan-api/shared/store/triage"
 )
 
 // The semgrep rule below changes every open issue of both projects of a
@@ -63,7 +63,7 @@ func (w *world) applyOp(t *testing.T, ph http.Handler, ruleID string, header ...
 		Operation opJSON `json:"operation"`
 	}
 	res.Decode(t, &a)
-	if a.DryRun || a.Operation.State != triageops.Queued || a.Operation.RuleID != ruleID || a.Operation.Status != "false_positive" {
+	if a.DryRun || a.Operation.State != triage.OpQueued || a.Operation.RuleID != ruleID || a.Operation.Status != "false_positive" {
 		t.Fatalf("apply answered %s", res.Body)
 	}
 	return a.Operation
@@ -147,7 +147,7 @@ func TestRuleApplicationRunsAsOperation(t *testing.T) {
 		t.Fatal(err)
 	}
 	done := w.get(t, op.ID)
-	if done.State != triageops.Done || done.Matched != want || done.Processed != want || done.Changed != want || done.RuleID != rule {
+	if done.State != triage.OpDone || done.Matched != want || done.Processed != want || done.Changed != want || done.RuleID != rule {
 		t.Fatalf("done %+v, want matched = changed = %d", done, want)
 	}
 	if c := w.statusCounts(t); c["Web/open"] != 0 || c["Lib/open"] != 0 || c["Web/false_positive"] != n || c["Lib/false_positive"] != 300 {
@@ -218,7 +218,7 @@ func TestRuleApplicationOfAGoneRule(t *testing.T) {
 		if err := worker.Run(context.Background(), bulktriage.Job{CompanyID: w.company.ID, ID: op.ID}); err != nil {
 			t.Fatal(err)
 		}
-		if got := w.get(t, op.ID); got.State != triageops.Failed || got.Error != c.reason || got.Changed != 0 {
+		if got := w.get(t, op.ID); got.State != triage.OpFailed || got.Error != c.reason || got.Changed != 0 {
 			t.Errorf("%s: %+v", c.method, got)
 		}
 		if c.method == "PATCH" {
@@ -265,7 +265,7 @@ func TestRuleApplicationOfAGoneRule(t *testing.T) {
 		return c["Web/false_positive"] + c["Lib/false_positive"] - before["Web/false_positive"] - before["Lib/false_positive"]
 	}
 	killed := w.get(t, op.ID)
-	if n := changedBy(w.statusCounts(t)); killed.State != triageops.Applying || killed.Changed == 0 || int(killed.Changed) != n || killed.Processed < killed.Changed {
+	if n := changedBy(w.statusCounts(t)); killed.State != triage.OpApplying || killed.Changed == 0 || int(killed.Changed) != n || killed.Processed < killed.Changed {
 		t.Fatalf("killed while applying: %+v, %d issues changed", killed, n)
 	}
 	if res := testenv.Do(t, ph, "PATCH", "/triage-rules/"+midway, `{"enabled":false}`, testenv.Key(w.company.Admin)...); res.Status != http.StatusOK {
@@ -276,7 +276,7 @@ func TestRuleApplicationOfAGoneRule(t *testing.T) {
 	}
 	got := w.get(t, op.ID)
 	c := w.statusCounts(t)
-	if got.State != triageops.Failed || got.Error != "the triage rule was disabled" || got.Changed != killed.Changed || int(got.Changed) != changedBy(c) {
+	if got.State != triage.OpFailed || got.Error != "the triage rule was disabled" || got.Changed != killed.Changed || int(got.Changed) != changedBy(c) {
 		t.Errorf("disabled midway: %+v, %d changed (statuses %v, were %v)", got, changedBy(c), c, before)
 	}
 	testenv.Recount(t, env.Store, w.company.ID)
@@ -307,7 +307,7 @@ func TestBulkTriageKeepsAcceptanceTerms(t *testing.T) {
 	if err := worker.Run(context.Background(), bulktriage.Job{CompanyID: w.company.ID, ID: op.ID}); err != nil {
 		t.Fatal(err)
 	}
-	if done := w.get(t, op.ID); done.State != triageops.Done || done.Matched != n || done.Changed != n {
+	if done := w.get(t, op.ID); done.State != triage.OpDone || done.Matched != n || done.Changed != n {
 		t.Fatalf("done %+v", done)
 	}
 	accepted := 0
@@ -336,7 +336,7 @@ func TestBulkTriageKeepsAcceptanceTerms(t *testing.T) {
 	if err := worker.Run(context.Background(), bulktriage.Job{CompanyID: w.company.ID, ID: late.ID}); err != nil {
 		t.Fatalf("a change no retry fixes was retried: %v", err)
 	}
-	if failed := w.get(t, late.ID); failed.State != triageops.Failed || failed.Changed != 0 || !strings.Contains(failed.Error, "expires_at") {
+	if failed := w.get(t, late.ID); failed.State != triage.OpFailed || failed.Changed != 0 || !strings.Contains(failed.Error, "expires_at") {
 		t.Fatalf("late end: %+v", failed)
 	}
 	testenv.Recount(t, st, w.company.ID)
@@ -357,7 +357,7 @@ func TestRuleApplicationOfManySCAFindings(t *testing.T) {
 	if err := worker.Run(context.Background(), bulktriage.Job{CompanyID: w.company.ID, ID: op.ID}); err != nil {
 		t.Fatal(err)
 	}
-	if done := w.get(t, op.ID); done.State != triageops.Done || done.Matched != want || done.Changed != want {
+	if done := w.get(t, op.ID); done.State != triage.OpDone || done.Matched != want || done.Changed != want {
 		t.Fatalf("done %+v, want matched = changed = %d", done, want)
 	}
 	open := 0

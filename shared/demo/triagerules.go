@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/acme/codescan-api/shared/store"
-	"github.com/acme/codescan-api/shared/store/triagerules"
+	"github.com/acme/codescan-api/shared/store/triage"
 	"github.com/acme/codescan-api/shared/triagemodel"
 )
 
@@ -17,7 +17,7 @@ func seedTriageRules(ctx context.Context, st *store.Store, c *Company) error {
 	if author == nil {
 		return nil
 	}
-	r, err := st.TriageRules.CreateTriageRule(ctx, triagerules.Rule{CompanyID: c.ID, CreatedBy: author.ID, Enabled: true, RequiresApproval: true,
+	r, err := st.Triage.CreateTriageRule(ctx, triage.Rule{CompanyID: c.ID, CreatedBy: author.ID, Enabled: true, RequiresApproval: true,
 		Matcher: triagemodel.Matcher{CWE: 798, Path: "test/**"},
 		Action:  triagemodel.Action{Status: "false_positive", Reason: "test fixtures hold no real secrets"}})
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/acme/codescan-api/shared/cleantext"
-	"github.com/acme/codescan-api/shared/store/acceptances"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // Prefix starts every command: the first line of a comment that starts
@@ -27,7 +27,7 @@ const (
 	// shows as a finding's reference, and the fewest a command may give.
 	RefLength = 8
 	// MaxDays bounds an accepted risk's period (the API's bound).
-	MaxDays = acceptances.MaxDays
+	MaxDays = schema.MaxAcceptanceDays
 	// MaxReasonBytes bounds the reason, leaving room in the stored reason
 	// (2,000 bytes) for where the command came from.
 	MaxReasonBytes = 1000

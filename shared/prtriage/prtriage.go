@@ -26,9 +26,7 @@ import (
 	"github.com/acme/codescan-api/shared/pullrequest"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/store"
-	"github.com/acme/codescan-api/shared/store/acceptances"
 	"github.com/acme/codescan-api/shared/store/ddb"
-	"github.com/acme/codescan-api/shared/store/decisions"
 	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/ledger"
 	"github.com/acme/codescan-api/shared/store/scans"
@@ -189,13 +187,13 @@ func (t *Triager) apply(ctx context.Context, req Request, u schema.User, issue f
 	if cmd.Verb == VerbAcceptRisk {
 		now := t.now().UTC().Truncate(time.Second)
 		end := now.AddDate(0, 0, cmd.Days)
-		if err := acceptances.CheckEnd(end, now); err != nil {
+		if err := schema.CheckAcceptanceEnd(end, now); err != nil {
 			return findings.Issue{}, err // Parse bounds the days: a programming error
 		}
-		upd.Terms = acceptances.Terms{ExpiresAt: end.Format(time.RFC3339), Owner: u.ID}
+		upd.Terms = schema.Terms{ExpiresAt: end.Format(time.RFC3339), Owner: u.ID}
 	}
 	ctx = ledger.WithAuditActor(ctx, ledger.AuditActor{UserID: u.ID, Via: ViaPullRequest})
-	return t.Store.Triage.DecideIssue(ctx, req.CompanyID, issue.ID, upd, decisions.Project, findings.Actor{UserID: u.ID})
+	return t.Store.Triage.DecideIssue(ctx, req.CompanyID, issue.ID, upd, schema.DecisionProject, findings.Actor{UserID: u.ID})
 }
 
 // heal finishes what an attempt of the same command cut short: the issue
@@ -204,12 +202,12 @@ func (t *Triager) apply(ctx context.Context, req Request, u schema.User, issue f
 // decision again writes no history and no audit entry; DecideIssue only
 // carries it on. A branch's own decision is left alone.
 func (t *Triager) heal(ctx context.Context, req Request, u schema.User, issue findings.Issue) error {
-	if issue.Decision.Scope != decisions.Project {
+	if issue.Decision.Scope != schema.DecisionProject {
 		return nil
 	}
 	status := issue.Status
 	ctx = ledger.WithAuditActor(ctx, ledger.AuditActor{UserID: u.ID, Via: ViaPullRequest})
-	_, err := t.Store.Triage.DecideIssue(ctx, req.CompanyID, issue.ID, triage.IssueUpdate{Status: &status}, decisions.Project, findings.Actor{UserID: u.ID})
+	_, err := t.Store.Triage.DecideIssue(ctx, req.CompanyID, issue.ID, triage.IssueUpdate{Status: &status}, schema.DecisionProject, findings.Actor{UserID: u.ID})
 	return err
 }
 

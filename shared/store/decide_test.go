@@ -8,9 +8,9 @@ import (
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/store/bulkload"
 	"github.com/acme/codescan-api/shared/store/ddb"
-	"github.com/acme/codescan-api/shared/store/decisions"
 	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/store/triage"
 )
 
@@ -41,7 +41,7 @@ func TestDecideIssueRetriesAndIdentity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := decisions.Mark{Scope: decisions.Project, DecidedBy: 7, DecidedAt: first.Decision.DecidedAt, Source: "main"}
+	want := schema.DecisionMark{Scope: schema.DecisionProject, DecidedBy: 7, DecidedAt: first.Decision.DecidedAt, Source: "main"}
 	if first.Decision != want || first.Status != fp {
 		t.Fatalf("decided: %+v", first)
 	}
@@ -49,7 +49,7 @@ func TestDecideIssueRetriesAndIdentity(t *testing.T) {
 	if dev.Status != fp || dev.Reason != why || dev.Decision != want {
 		t.Fatalf("dev: %+v", dev)
 	}
-	if other := w.issue(t, "main", "semgrep", "a"); other.Status != "open" || other.Decision != (decisions.Mark{}) {
+	if other := w.issue(t, "main", "semgrep", "a"); other.Status != "open" || other.Decision != (schema.DecisionMark{}) {
 		t.Fatalf("another tool's finding took it: %+v", other)
 	}
 
@@ -100,10 +100,10 @@ func TestWithdrawalReopensNothingFixed(t *testing.T) {
 	if _, err := w.st.Triage.DecideIssue(ctx, w.company, main, triage.IssueUpdate{Status: &open}, "", findings.Actor{UserID: 7}); err != nil {
 		t.Fatal(err)
 	}
-	if m := w.issue(t, "main", "gosec", "a"); m.Status != "open" || m.Decision != (decisions.Mark{}) {
+	if m := w.issue(t, "main", "gosec", "a"); m.Status != "open" || m.Decision != (schema.DecisionMark{}) {
 		t.Fatalf("main: %+v", m)
 	}
-	if dev := w.issue(t, "dev", "gosec", "a"); dev.Status != "fixed" || dev.Decision != (decisions.Mark{}) || dev.ReopenCount != 0 {
+	if dev := w.issue(t, "dev", "gosec", "a"); dev.Status != "fixed" || dev.Decision != (schema.DecisionMark{}) || dev.ReopenCount != 0 {
 		t.Fatalf("dev after the withdrawal: %s %+v reopened %d", dev.Status, dev.Decision, dev.ReopenCount)
 	}
 	testenv.Recount(t, w.st, w.company)

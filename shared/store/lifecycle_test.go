@@ -19,7 +19,6 @@ import (
 
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/store"
-	"github.com/acme/codescan-api/shared/store/acceptances"
 	"github.com/acme/codescan-api/shared/store/ddb"
 	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/issuelists"
@@ -265,7 +264,7 @@ func TestTriageIssues(t *testing.T) {
 	w.scan(t, "main", "t", fs...)
 	cwe := 89
 	f := issuelists.IssueFilter{CWE: &cwe}
-	matched, changed, err := w.st.Triage.TriageIssues(ctx, w.company, f, "accepted_risk", "legacy code", acceptances.Terms{}, findings.Actor{UserID: 5})
+	matched, changed, err := w.st.Triage.TriageIssues(ctx, w.company, f, "accepted_risk", "legacy code", schema.Terms{}, findings.Actor{UserID: 5})
 	if err != nil || matched != 15 || changed != 15 {
 		t.Fatalf("bulk triage: %d %d %v", matched, changed, err)
 	}
@@ -273,11 +272,11 @@ func TestTriageIssues(t *testing.T) {
 	if err != nil || counts[0].Cells.Total("", "accepted_risk") != 15 || counts[0].Cells.Total("", "open") != 0 {
 		t.Fatalf("group 89 after triage: %+v %v", counts, err)
 	}
-	matched, changed, err = w.st.Triage.TriageIssues(ctx, w.company, f, "accepted_risk", "legacy code", acceptances.Terms{}, findings.Actor{UserID: 5})
+	matched, changed, err = w.st.Triage.TriageIssues(ctx, w.company, f, "accepted_risk", "legacy code", schema.Terms{}, findings.Actor{UserID: 5})
 	if err != nil || matched != 15 || changed != 0 {
 		t.Fatalf("bulk triage again: %d %d %v", matched, changed, err)
 	}
-	if _, _, err := w.st.Triage.TriageIssues(ctx, w.company, f, "closed", "", acceptances.Terms{}, findings.Actor{}); !errors.Is(err, ddb.ErrInvalid) {
+	if _, _, err := w.st.Triage.TriageIssues(ctx, w.company, f, "closed", "", schema.Terms{}, findings.Actor{}); !errors.Is(err, ddb.ErrInvalid) {
 		t.Fatalf("unknown status: %v", err)
 	}
 	testenv.Recount(t, w.st, w.company)
@@ -337,7 +336,7 @@ func TestLifecycleEvents(t *testing.T) {
 		t.Fatalf("audit of the triage: %+v %v", entries, err)
 	}
 	cwe := 89
-	if _, changed, err := w.st.Triage.TriageIssues(ctx, w.company, issuelists.IssueFilter{CWE: &cwe}, "open", "", acceptances.Terms{}, findings.Actor{UserID: 5}); err != nil || changed != 1 {
+	if _, changed, err := w.st.Triage.TriageIssues(ctx, w.company, issuelists.IssueFilter{CWE: &cwe}, "open", "", schema.Terms{}, findings.Actor{UserID: 5}); err != nil || changed != 1 {
 		t.Fatalf("bulk triage: %d %v", changed, err)
 	}
 	entries, _, err = w.st.Tenancy.ListAudit(ctx, w.company, tenancy.AuditFilter{Action: "issue.triage"}, page.Request{Limit: 10})

@@ -20,7 +20,6 @@ import (
 	"github.com/acme/codescan-api/shared/store/scans"
 	"github.com/acme/codescan-api/shared/store/tenancy"
 	"github.com/acme/codescan-api/shared/store/triage"
-	"github.com/acme/codescan-api/shared/store/triagerules"
 	"github.com/acme/codescan-api/shared/triagemodel"
 )
 
@@ -73,7 +72,7 @@ func triageRule(t *testing.T, ctx context.Context, st *store.Store, company, pro
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := st.TriageRules.CreateTriageRule(ctx, triagerules.Rule{CompanyID: company, ProjectID: project, CreatedBy: 5, Enabled: true, Matcher: m, Action: a})
+	r, err := st.Triage.CreateTriageRule(ctx, triage.Rule{CompanyID: company, ProjectID: project, CreatedBy: 5, Enabled: true, Matcher: m, Action: a})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +168,7 @@ func TestTriageRulesReachSCAFindings(t *testing.T) {
 	// still to act on there (minimist in progress, left-pad open).
 	tools := triageRule(t, ctx, w.st, w.company, 0, `{"matcher":{"path":"**/tools/**"},"action":{"status":"false_positive","reason":"vendored tooling"}}`)
 	gen := findings.IssueID(w.company, w.project, "main", "gosec", "tools/gen")
-	dry, err := w.st.Applier.ApplyTriageRuleAll(ctx, w.company, tools, true, 5)
+	dry, err := w.st.Triage.ApplyTriageRuleAll(ctx, w.company, tools, true, 5)
 	scaPart := []string{ids[1], ids[2]}
 	slices.Sort(scaPart) // the company's list, by id
 	if err != nil || dry.Changed != 3 || !slices.Equal(dry.Sample, append([]string{gen}, scaPart...)) {
@@ -178,19 +177,19 @@ func TestTriageRulesReachSCAFindings(t *testing.T) {
 	if i := get(w.company, ids[2]); i.Status != "open" {
 		t.Fatal("a dry run changed a finding")
 	}
-	if _, err := w.st.Applier.ApplyTriageRuleAll(ctx, other, tools, true, 5); !errors.Is(err, ddb.ErrNotFound) {
+	if _, err := w.st.Triage.ApplyTriageRuleAll(ctx, other, tools, true, 5); !errors.Is(err, ddb.ErrNotFound) {
 		t.Fatalf("another company's rule: %v", err)
 	}
-	if _, err := w.st.TriageRules.SetTriageRuleEnabled(ctx, w.company, tools, false); err != nil {
+	if _, err := w.st.Triage.SetTriageRuleEnabled(ctx, w.company, tools, false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.st.Applier.ApplyTriageRuleAll(ctx, w.company, tools, false, 5); !errors.Is(err, triage.ErrRuleInactive) {
+	if _, err := w.st.Triage.ApplyTriageRuleAll(ctx, w.company, tools, false, 5); !errors.Is(err, triage.ErrRuleInactive) {
 		t.Fatalf("an inactive rule: %v", err)
 	}
-	if _, err := w.st.TriageRules.SetTriageRuleEnabled(ctx, w.company, tools, true); err != nil {
+	if _, err := w.st.Triage.SetTriageRuleEnabled(ctx, w.company, tools, true); err != nil {
 		t.Fatal(err)
 	}
-	applied, err := w.st.Applier.ApplyTriageRuleAll(ctx, w.company, tools, false, 5)
+	applied, err := w.st.Triage.ApplyTriageRuleAll(ctx, w.company, tools, false, 5)
 	if err != nil || applied.Changed != dry.Changed || !slices.Equal(applied.Sample, dry.Sample) {
 		t.Fatalf("apply: %+v %v, dry run %+v", applied, err, dry)
 	}
@@ -203,7 +202,7 @@ func TestTriageRulesReachSCAFindings(t *testing.T) {
 		t.Errorf("the SAST issue after apply: %s", i.Status)
 	}
 	for _, dryRun := range []bool{false, true} {
-		if again, err := w.st.Applier.ApplyTriageRuleAll(ctx, w.company, tools, dryRun, 5); err != nil || again.Changed != 0 {
+		if again, err := w.st.Triage.ApplyTriageRuleAll(ctx, w.company, tools, dryRun, 5); err != nil || again.Changed != 0 {
 			t.Fatalf("again (dry run %t): %+v %v", dryRun, again, err)
 		}
 	}

@@ -10,12 +10,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/acme/codescan-api/shared/store/acceptances"
 	"github.com/acme/codescan-api/shared/store/baselines"
 	"github.com/acme/codescan-api/shared/store/catalog"
 	"github.com/acme/codescan-api/shared/store/components"
 	"github.com/acme/codescan-api/shared/store/ddb"
-	"github.com/acme/codescan-api/shared/store/decisions"
 	"github.com/acme/codescan-api/shared/store/delivery"
 	"github.com/acme/codescan-api/shared/store/exploits"
 	"github.com/acme/codescan-api/shared/store/exports"
@@ -23,15 +21,12 @@ import (
 	"github.com/acme/codescan-api/shared/store/issuelists"
 	"github.com/acme/codescan-api/shared/store/ledger"
 	"github.com/acme/codescan-api/shared/store/quality"
-	"github.com/acme/codescan-api/shared/store/ruleapply"
 	"github.com/acme/codescan-api/shared/store/sca"
 	"github.com/acme/codescan-api/shared/store/scans"
 	"github.com/acme/codescan-api/shared/store/tenancy"
 	"github.com/acme/codescan-api/shared/store/tickets"
 	"github.com/acme/codescan-api/shared/store/trends"
 	"github.com/acme/codescan-api/shared/store/triage"
-	"github.com/acme/codescan-api/shared/store/triageops"
-	"github.com/acme/codescan-api/shared/store/triagerules"
 )
 
 // Store is the handles of the areas of one table, each a room of its own:
@@ -39,28 +34,23 @@ import (
 // the area's own types; a group's composition (its StoreOf) shows which
 // areas it touches.
 type Store struct {
-	t           *ddb.Table
-	Ledger      *ledger.Ledger
-	Exports     *exports.Exports
-	Exploits    *exploits.Exploits
-	Acceptances *acceptances.Acceptances
-	Baselines   *baselines.Baselines
-	Decisions   *decisions.Decisions
-	Trends      *trends.Trends
-	Tenancy     *tenancy.Tenancy
-	Catalog     *catalog.Catalog
-	Deliveries  *delivery.Deliveries
-	TriageOps   *triageops.TriageOps
-	TriageRules *triagerules.TriageRules
-	Scans       *scans.Scans
-	Findings    *findings.Findings
-	Lists       *issuelists.Lists
-	Triage      *triage.Triage
-	SCA         *sca.SCA
-	Quality     *quality.Quality
-	Applier     *ruleapply.Applier
-	Components  *components.Components
-	Tickets     *tickets.Tickets
+	t          *ddb.Table
+	Ledger     *ledger.Ledger
+	Exports    *exports.Exports
+	Exploits   *exploits.Exploits
+	Baselines  *baselines.Baselines
+	Trends     *trends.Trends
+	Tenancy    *tenancy.Tenancy
+	Catalog    *catalog.Catalog
+	Deliveries *delivery.Deliveries
+	Scans      *scans.Scans
+	Findings   *findings.Findings
+	Lists      *issuelists.Lists
+	Triage     *triage.Triage
+	SCA        *sca.SCA
+	Quality    *quality.Quality
+	Components *components.Components
+	Tickets    *tickets.Tickets
 }
 
 // Option configures a Store.
@@ -84,23 +74,22 @@ func WithClock(now func() time.Time) Option { return func(s *Store) { s.t.Now = 
 // DynamoDB's limits before sending them (KeyTooLongError).
 func New(db *dynamodb.Client, table string, opts ...Option) *Store {
 	t := ddb.New(db, table)
-	s := &Store{t: t, Ledger: &ledger.Ledger{T: t, Retention: ledger.DefaultAuditRetention}, Exploits: exploits.New(t), Components: components.New(t), Baselines: baselines.New(t), Trends: trends.New(t),
-		Decisions: decisions.New(t), Acceptances: acceptances.New(t)}
+	s := &Store{t: t, Ledger: &ledger.Ledger{T: t, Retention: ledger.DefaultAuditRetention}, Exploits: exploits.New(t), Components: components.New(t), Baselines: baselines.New(t), Trends: trends.New(t)}
 	s.Exports = exports.New(s.t, s.Ledger)
 	s.Tenancy = tenancy.New(s.t, s.Ledger)
 	s.Catalog = catalog.New(s.t, s.Ledger)
 	s.Deliveries = delivery.New(s.t, s.Ledger)
-	s.TriageOps = triageops.New(s.t, s.Ledger)
-	s.TriageRules = triagerules.New(s.t, s.Ledger)
+	// The triage room is made before the areas that read its rules,
+	// decisions and acceptances (their ports), then given them (Use).
+	s.Triage = triage.New(s.t, s.Ledger)
 	s.Scans = scans.New(s.t, s.Ledger)
 	s.Findings = findings.New(s.t, s.Ledger, findings.Deps{Catalog: s.Catalog, Scans: s.Scans,
-		Trends: s.Trends, Decisions: s.Decisions, Rules: s.TriageRules})
-	s.Lists = issuelists.New(s.t, s.Findings, s.Scans, s.Catalog, s.Tenancy, s.Trends, s.Acceptances)
-	s.Triage = triage.New(s.t, s.Ledger, s.Findings, s.Lists, s.TriageOps, s.TriageRules, s.Decisions, s.Acceptances)
-	s.SCA = sca.New(s.t, s.Ledger, sca.Deps{Exploits: s.Exploits, Rules: s.TriageRules, Ops: s.TriageOps})
+		Trends: s.Trends, Decisions: s.Triage, Rules: s.Triage})
+	s.Lists = issuelists.New(s.t, s.Findings, s.Scans, s.Catalog, s.Tenancy, s.Trends, s.Triage)
+	s.SCA = sca.New(s.t, s.Ledger, sca.Deps{Exploits: s.Exploits, Rules: s.Triage})
+	s.Triage.Use(s.Findings, s.Lists, s.SCA)
 	s.Quality = quality.New(s.t, s.Ledger)
 	s.Tickets = tickets.Over(s.t, s.Ledger)
-	s.Applier = ruleapply.New(s.t, s.Triage, s.TriageRules, s.TriageOps, s.SCA)
 	for _, o := range opts {
 		o(s)
 	}

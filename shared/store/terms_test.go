@@ -8,10 +8,9 @@ import (
 
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/store"
-	"github.com/acme/codescan-api/shared/store/acceptances"
 	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/store/triage"
-	"github.com/acme/codescan-api/shared/store/triagerules"
 	"github.com/acme/codescan-api/shared/triagemodel"
 )
 
@@ -32,12 +31,12 @@ func TestAcceptanceTermsFollowTheFinding(t *testing.T) {
 	w.scan(t, "dev", "gosec", a)
 	ar, why := "accepted_risk", "compensating control"
 	end := now.AddDate(0, 0, 30).Format(time.RFC3339)
-	u := triage.IssueUpdate{Status: &ar, Reason: &why, Terms: acceptances.Terms{ExpiresAt: end, Owner: 42}}
+	u := triage.IssueUpdate{Status: &ar, Reason: &why, Terms: schema.Terms{ExpiresAt: end, Owner: 42}}
 	decided, err := w.st.Triage.DecideIssue(ctx, w.company, findings.IssueID(w.company, w.project, "main", "gosec", "a"), u, "", findings.Actor{UserID: 7})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := acceptances.Terms{ExpiresAt: end, Owner: 42, AcceptedBy: 7, AcceptedAt: now.Format(time.RFC3339)}
+	want := schema.Terms{ExpiresAt: end, Owner: 42, AcceptedBy: 7, AcceptedAt: now.Format(time.RFC3339)}
 	if decided.Terms != want {
 		t.Fatalf("decided terms %+v, want %+v", decided.Terms, want)
 	}
@@ -52,12 +51,12 @@ func TestAcceptanceTermsFollowTheFinding(t *testing.T) {
 	}
 	now = now.AddDate(0, 0, 21) // past the end
 	w.scan(t, "late", "gosec", a)
-	if i := w.issue(t, "late", "gosec", "a"); i.Status != "open" || i.Terms != (acceptances.Terms{}) {
+	if i := w.issue(t, "late", "gosec", "a"); i.Status != "open" || i.Terms != (schema.Terms{}) {
 		t.Fatalf("an ended acceptance carried: %s %+v", i.Status, i.Terms)
 	}
 
 	ruleEnd := now.AddDate(0, 0, 60)
-	rule, err := w.st.TriageRules.CreateTriageRule(ctx, triagerules.Rule{CompanyID: w.company, CreatedBy: 5, Enabled: true,
+	rule, err := w.st.Triage.CreateTriageRule(ctx, triage.Rule{CompanyID: w.company, CreatedBy: 5, Enabled: true,
 		Matcher: triagemodel.Matcher{CWE: 79}, Action: triagemodel.Action{Status: ar, Reason: "legacy module", ExpiresAt: ruleEnd}})
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +72,7 @@ func TestAcceptanceTermsFollowTheFinding(t *testing.T) {
 	}
 	// Nor does an application of it act, or a dry run count anything.
 	for _, dry := range []bool{true, false} {
-		if res, err := w.st.Applier.ApplyTriageRuleAll(ctx, w.company, rule.ID, dry, 5); !errors.Is(err, triage.ErrRuleEnded) || res.Changed != 0 {
+		if res, err := w.st.Triage.ApplyTriageRuleAll(ctx, w.company, rule.ID, dry, 5); !errors.Is(err, triage.ErrRuleEnded) || res.Changed != 0 {
 			t.Fatalf("apply (dry run %v) of an ended rule: %+v %v", dry, res, err)
 		}
 	}

@@ -10,12 +10,12 @@ import (
 
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/store"
-	"github.com/acme/codescan-api/shared/store/acceptances"
 	"github.com/acme/codescan-api/shared/store/bulkload"
 	"github.com/acme/codescan-api/shared/store/ddb"
 	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/issuelists"
 	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/store/triage"
 	"github.com/acme/codescan-api/shared/trendmath"
 )
@@ -90,7 +90,7 @@ func TestTrendOfThirtyDays(t *testing.T) {
 	w.scan(t, hi("A1", "A2", "A3")...) // A4, A5 fixed after 3 days
 	w.day(5)
 	// Bulk triage matching A1 alone (its file).
-	if m, c, err := w.st.Triage.TriageIssues(ctx, w.company, issuelists.IssueFilter{FilePath: "src/A1.go"}, "false_positive", "test data", acceptances.Terms{}, findings.Actor{UserID: 1}); err != nil || m != 1 || c != 1 {
+	if m, c, err := w.st.Triage.TriageIssues(ctx, w.company, issuelists.IssueFilter{FilePath: "src/A1.go"}, "false_positive", "test data", schema.Terms{}, findings.Actor{UserID: 1}); err != nil || m != 1 || c != 1 {
 		t.Fatalf("triage: %d %d %v", m, c, err)
 	}
 	w.day(10)

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/acme/codescan-api/shared/store/ddb"
-	"github.com/acme/codescan-api/shared/store/decisions"
 	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/ledger"
 	"github.com/acme/codescan-api/shared/store/sca"
@@ -113,7 +112,7 @@ func (d *Ticketer) triageAll(ctx context.Context, ch Change, l schema.TicketLink
 			continue
 		}
 		upd := triage.IssueUpdate{Status: &status, Reason: &reason}
-		if _, err := d.Store.Triage.DecideIssue(ctx, ch.CompanyID, id, upd, decisions.Project, findings.Actor{}); err != nil {
+		if _, err := d.Store.Triage.DecideIssue(ctx, ch.CompanyID, id, upd, schema.DecisionProject, findings.Actor{}); err != nil {
 			return fmt.Errorf("finding %s: %w", id, err)
 		}
 	}

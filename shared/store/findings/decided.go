@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/acme/codescan-api/shared/store/ddb"
-	"github.com/acme/codescan-api/shared/store/decisions"
 	"github.com/acme/codescan-api/shared/store/schema"
 )
 
@@ -56,13 +55,13 @@ func DecisionNote(branch string, userID int64) string {
 // suppressed (a reopening, a suppression added or removed), unless the
 // issue carries its branch's own decision or the decision is an
 // acceptance whose end is not after now.
-func takeDecisions(changes []IssueChange, decided map[string]decisions.Decision, now time.Time) {
+func takeDecisions(changes []IssueChange, decided map[string]schema.Decision, now time.Time) {
 	if len(decided) == 0 {
 		return
 	}
 	for n := range changes {
 		a, b := changes[n].After, changes[n].Before
-		if a == nil || Decisive(a.Status) || a.Status == "fixed" || a.Decision.Scope == decisions.Branch ||
+		if a == nil || Decisive(a.Status) || a.Status == "fixed" || a.Decision.Scope == schema.DecisionBranch ||
 			b != nil && b.Status == a.Status {
 			continue
 		}
@@ -84,7 +83,7 @@ func takeDecisions(changes []IssueChange, decided map[string]decisions.Decision,
 // issue (bulkCreate). Its key names the issue's first detection, so a
 // retry writes the same entry.
 func decidedEntry(companyID int64, c IssueChange) (HistoryEntry, bool) {
-	if c.After.Decision.Scope != decisions.Project {
+	if c.After.Decision.Scope != schema.DecisionProject {
 		return HistoryEntry{}, false
 	}
 	return NewHistory(companyID, IssueChange{Before: &Issue{Status: "open"}, After: c.After, By: c.By, Reason: c.Reason}, c.After.CreatedAt, 0), true

@@ -8,7 +8,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
-	"github.com/acme/codescan-api/shared/store/acceptances"
 	"github.com/acme/codescan-api/shared/store/ddb"
 	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
@@ -35,7 +34,7 @@ import (
 //
 // Rules, applied by setDue on every write:
 //   - an accepted_risk issue with an end is in its company's expiry
-//     partition instead (see shared/store/acceptances), by its end;
+//     partition instead (see shared/store/triage, acceptance.go), by its end;
 //   - any other issue that is not open has no keys (fixed, triaged: it
 //     leaves);
 //   - a new issue, an issue that becomes open (a reopen, a triage back to
@@ -73,7 +72,7 @@ func (i *Issue) SetDue(before *Issue) error {
 		if err != nil {
 			return fmt.Errorf("issue risk_expires_at %q: %w", i.ExpiresAt, ddb.ErrInvalid)
 		}
-		i.DuePK, i.DueSK = acceptances.PK(i.CompanyID), acceptances.SK(end, i.ID)
+		i.DuePK, i.DueSK = schema.AcceptedDuePK(i.CompanyID), schema.AcceptedDueSK(end, i.ID)
 		return nil
 	}
 	if i.Status != "open" {

@@ -19,14 +19,13 @@ import (
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/store/catalog"
 	"github.com/acme/codescan-api/shared/store/ddb"
-	"github.com/acme/codescan-api/shared/store/decisions"
 	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/internal/lease"
 	"github.com/acme/codescan-api/shared/store/ledger"
 	"github.com/acme/codescan-api/shared/store/scans"
 	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/store/trends"
-	"github.com/acme/codescan-api/shared/store/triagerules"
+	"github.com/acme/codescan-api/shared/store/triage"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -68,8 +67,9 @@ func (w *world) writer(now time.Time, opts ...func(*dynamodb.Options)) *writer {
 	tb.Now = func() time.Time { return now }
 	l := &ledger.Ledger{T: tb, Retention: ledger.DefaultAuditRetention}
 	wr := &writer{tb: tb, scans: scans.New(tb, l), catalog: catalog.New(tb, l)}
+	tr := triage.New(tb, l)
 	wr.f = findings.New(tb, l, findings.Deps{Catalog: wr.catalog, Scans: wr.scans, Trends: trends.New(tb),
-		Decisions: decisions.New(tb), Rules: triagerules.New(tb, l)})
+		Decisions: tr, Rules: tr})
 	return wr
 }
 

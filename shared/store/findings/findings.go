@@ -14,7 +14,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/shared/store/ddb"
-	"github.com/acme/codescan-api/shared/store/decisions"
 	"github.com/acme/codescan-api/shared/store/ledger"
 	"github.com/acme/codescan-api/shared/store/scans"
 	"github.com/acme/codescan-api/shared/store/schema"
@@ -44,7 +43,7 @@ type Deps struct {
 		TxMoves(companyID int64, moves []trends.Move) ([]types.TransactWriteItem, error)
 	}
 	Decisions interface {
-		ToolDecisions(ctx context.Context, companyID, projectID int64, tool string) (map[string]decisions.Decision, error)
+		ToolDecisions(ctx context.Context, companyID, projectID int64, tool string) (map[string]schema.Decision, error)
 	}
 	Rules interface {
 		ActiveTriageRules(ctx context.Context, companyID, projectID int64) ([]triagemodel.Rule, error)

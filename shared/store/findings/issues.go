@@ -10,9 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/google/uuid"
 
-	"github.com/acme/codescan-api/shared/store/acceptances"
 	"github.com/acme/codescan-api/shared/store/ddb"
-	"github.com/acme/codescan-api/shared/store/decisions"
 	"github.com/acme/codescan-api/shared/store/schema"
 )
 
@@ -101,11 +99,11 @@ type Issue struct {
 	UrgencyRuleID string `dynamodbav:"urgency_rule_id,omitempty"`
 	AssignedTo    int64  `dynamodbav:"assigned_to,omitempty"`
 	// Decision is the triage decision the issue carries (see decided.go).
-	Decision  decisions.Mark `dynamodbav:"decision,omitempty"`
-	UpdatedAt string         `dynamodbav:"updated_at,omitempty"`
+	Decision  schema.DecisionMark `dynamodbav:"decision,omitempty"`
+	UpdatedAt string              `dynamodbav:"updated_at,omitempty"`
 	// Terms are an accepted risk's end and owner, while the issue is
 	// accepted_risk (see terms.go).
-	acceptances.Terms
+	schema.Terms
 	// SLAStartedAt is when the SLA clock last restarted (an expired risk
 	// acceptance reopened the issue); "" is the first detection.
 	SLAStartedAt string `dynamodbav:"sla_started_at,omitempty"`

@@ -15,7 +15,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/acme/codescan-api/shared/store/ddb"
-	"github.com/acme/codescan-api/shared/store/decisions"
 	"github.com/acme/codescan-api/shared/store/internal/lease"
 	"github.com/acme/codescan-api/shared/store/scans"
 	"github.com/acme/codescan-api/shared/store/schema"
@@ -182,7 +181,7 @@ type applyInputs struct {
 	truth    bool     // the scan is the branch's new truth (not late)
 	previous []string // the previous truth's issues: what this scan may fix
 	rules    []triagemodel.Rule
-	decided  map[string]decisions.Decision
+	decided  map[string]schema.Decision
 	// unwritten is true while no issue of the scan can exist yet (see
 	// readApplyInputs); the first attempt clears it.
 	unwritten bool

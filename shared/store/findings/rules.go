@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/acme/codescan-api/shared/store/acceptances"
+	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/triagemodel"
 )
 
@@ -42,7 +42,7 @@ func Ruled(i Issue, r triagemodel.Rule) (Issue, bool) {
 	}
 	i.Status, i.Reason, i.FixedAt, i.FixedScanID = a.Status, a.Reason, "", ""
 	if a.Status == triagemodel.AcceptedRisk {
-		i.Terms = acceptances.Terms{Owner: r.CreatedBy}
+		i.Terms = schema.Terms{Owner: r.CreatedBy}
 		if !a.ExpiresAt.IsZero() {
 			i.ExpiresAt = a.ExpiresAt.UTC().Format(time.RFC3339)
 		}

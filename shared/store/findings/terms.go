@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/acme/codescan-api/shared/store/acceptances"
 	"github.com/acme/codescan-api/shared/store/catalog"
 	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // Risk terms on the write path: an accepted_risk issue carries its terms
@@ -33,7 +33,7 @@ func (i Issue) SLAStart() (time.Time, error) {
 // unless accepted_risk; an issue that enters accepted_risk, or whose end or
 // owner the change sets, gets an end (the company's default period when
 // none was given; ErrInvalid when the one given is not in the next
-// acceptances.MaxDays days), an owner (by's user when none was given), and
+// schema.MaxAcceptanceDays days), an owner (by's user when none was given), and
 // who accepted it and when. Other changes keep the terms they had (an
 // acceptance made before terms existed keeps having none), and terms a
 // project decision carries (they name their acceptance) are kept as made.
@@ -49,7 +49,7 @@ func (x *Findings) settleTerms(ctx context.Context, companyID int64, changes []I
 			continue
 		}
 		if a.Status != "accepted_risk" {
-			a.Terms = acceptances.Terms{}
+			a.Terms = schema.Terms{}
 			continue
 		}
 		entering := c.Before == nil || c.Before.Status != "accepted_risk"
@@ -70,7 +70,7 @@ func (x *Findings) settleTerms(ctx context.Context, companyID int64, changes []I
 			a.ExpiresAt = now.AddDate(0, 0, days).Format(time.RFC3339)
 		} else if end, err := a.Expires(); err != nil {
 			return fmt.Errorf("expires_at %q: %w", a.ExpiresAt, ddb.ErrInvalid)
-		} else if err := acceptances.CheckEnd(end, now); err != nil {
+		} else if err := schema.CheckAcceptanceEnd(end, now); err != nil {
 			return fmt.Errorf("%s: %w", err.Error(), ddb.ErrInvalid)
 		}
 		if a.Owner == 0 {

@@ -7,9 +7,10 @@
 package issuelists
 
 import (
+	"context"
 	"sync/atomic"
+	"time"
 
-	"github.com/acme/codescan-api/shared/store/acceptances"
 	"github.com/acme/codescan-api/shared/store/catalog"
 	"github.com/acme/codescan-api/shared/store/ddb"
 	"github.com/acme/codescan-api/shared/store/findings"
@@ -26,14 +27,21 @@ type Lists struct {
 	catalog     *catalog.Catalog
 	tenancy     *tenancy.Tenancy
 	trends      *trends.Trends
-	acceptances *acceptances.Acceptances
+	acceptances Acceptances
 	// issueKeys is set once every issue carries its Offset keys.
 	issueKeys atomic.Bool
+}
+
+// Acceptances is what the lists read of risk acceptances (the triage
+// room's): the keys of a company's accepted risks whose end is before t,
+// soonest end first, a page at a time.
+type Acceptances interface {
+	EachEndingBefore(ctx context.Context, companyID int64, t time.Time, fn func([]ddb.Key) error) error
 }
 
 // New returns the area on a table and the areas it reads: the findings,
 // scans, SLA settings (catalog), the companies (the backfill), trend
 // records and risk acceptances.
-func New(t *ddb.Table, f *findings.Findings, sc *scans.Scans, c *catalog.Catalog, tn *tenancy.Tenancy, tr *trends.Trends, a *acceptances.Acceptances) *Lists {
+func New(t *ddb.Table, f *findings.Findings, sc *scans.Scans, c *catalog.Catalog, tn *tenancy.Tenancy, tr *trends.Trends, a Acceptances) *Lists {
 	return &Lists{t: t, f: f, scans: sc, catalog: c, tenancy: tn, trends: tr, acceptances: a}
 }

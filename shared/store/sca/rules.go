@@ -10,19 +10,16 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/shared/store/ddb"
-	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/ledger"
 	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/store/schema"
-	"github.com/acme/codescan-api/shared/store/triage"
-	"github.com/acme/codescan-api/shared/store/triagerules"
 	"github.com/acme/codescan-api/shared/triagemodel"
 )
 
 // Triage rules reach SCA findings as they reach SAST issues (see
-// triage/triageapply.go): at ingestion (PutScanSCAIssues) and by an explicit
-// application (ruleapply, which runs this area's part beside the SAST
-// issues'), counted exactly by its dry run. SCA findings have no
+// triage/application.go): at ingestion (PutScanSCAIssues) and by an explicit
+// application (the triage room's, which runs this area's part beside
+// the SAST issues'), counted exactly by its dry run. SCA findings have no
 // history and no status counters (their counters are totals, which a
 // status does not move): a finding a rule changed carries the rule's id
 // and reason, and the application's audit entry counts them.
@@ -120,40 +117,30 @@ func (x *SCA) RulePage(ctx context.Context, companyID int64, r triagemodel.Rule,
 	return ids, res.Next, nil
 }
 
-// RuleStep gives r's status to the next SCA findings of the page that it
-// still changes, in one transaction with the checkpoint (a finding changed
-// meanwhile fails its condition: the step is read again).
-func (x *SCA) RuleStep(r triagemodel.Rule) triage.Step {
-	return func(ctx context.Context, op schema.TriageOpItem, ids []string) (schema.TriageOpItem, []findings.Issue, error) {
-		batch := triage.StepBatch(op, ids)
-		keys := make([]ddb.Key, len(batch))
-		for n, id := range batch {
-			keys[n] = schema.SCAIssueKey(op.CompanyID, strings.TrimPrefix(id, Marker))
-		}
-		got, err := x.t.ReadBatch(ctx, keys, true)
-		if err != nil {
-			return op, nil, err
-		}
-		var items []types.TransactWriteItem
-		for _, k := range keys {
-			item, ok, err := x.ruleWrite(k, got[k], r)
-			if err != nil {
-				return op, nil, err
-			}
-			if ok {
-				items = append(items, item)
-			}
-		}
-		next := triage.Advanced(op, len(ids), len(batch), len(items))
-		adv, err := x.d.Ops.TxAdvance(op, next)
-		if err != nil {
-			return op, nil, err
-		}
-		if err := x.t.Transact(ctx, append(items, adv)); err != nil {
-			return op, nil, err
-		}
-		return next, nil, nil
+// RuleWrites are the conditional writes that give r's status to the SCA
+// findings of ids (marked, see Marker) that it still changes, for one
+// transaction of an application operation's step with its checkpoint (a
+// finding changed meanwhile fails its condition: the step is read again).
+func (x *SCA) RuleWrites(ctx context.Context, companyID int64, r triagemodel.Rule, ids []string) ([]types.TransactWriteItem, error) {
+	keys := make([]ddb.Key, len(ids))
+	for n, id := range ids {
+		keys[n] = schema.SCAIssueKey(companyID, strings.TrimPrefix(id, Marker))
 	}
+	got, err := x.t.ReadBatch(ctx, keys, true)
+	if err != nil {
+		return nil, err
+	}
+	var items []types.TransactWriteItem
+	for _, k := range keys {
+		item, ok, err := x.ruleWrite(k, got[k], r)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			items = append(items, item)
+		}
+	}
+	return items, nil
 }
 
 // ruleWrite is the conditional write that gives r's status to the SCA
@@ -192,14 +179,13 @@ func (x *SCA) ruleWrite(k ddb.Key, av map[string]types.AttributeValue, r triagem
 // leaving room for the audit entry's two items.
 const applyChunk = ddb.MaxTxItems - 2
 
-// ApplyRule gives the stored rule's status to the findings of ids it
+// ApplyRule gives the rule's status to the findings of ids it
 // still changes, in transactions of a chunk each (a finding changed
 // meanwhile fails its condition: the chunk is read again), and returns
 // the ids changed. The audit entry (triage_rule.apply_sca) goes with the
 // first write and counts the findings planned (ids), which only a
 // concurrent change of one of them makes differ from those changed.
-func (x *SCA) ApplyRule(ctx context.Context, companyID int64, stored triagerules.Rule, ids []string) ([]string, error) {
-	r := stored.Model()
+func (x *SCA) ApplyRule(ctx context.Context, companyID int64, r triagemodel.Rule, ids []string) ([]string, error) {
 	var done []string
 	for chunk := range slices.Chunk(ids, applyChunk) {
 		err := x.t.Retrying(ctx, func() error {
@@ -223,7 +209,7 @@ func (x *SCA) ApplyRule(ctx context.Context, companyID int64, stored triagerules
 				}
 			}
 			if len(done) == 0 && len(changed) > 0 {
-				audit, err := x.l.TxAudit(ctx, companyID, ledger.AuditEntry{Action: "triage_rule.apply_sca", TargetType: "triage_rule", TargetID: stored.ID,
+				audit, err := x.l.TxAudit(ctx, companyID, ledger.AuditEntry{Action: "triage_rule.apply_sca", TargetType: "triage_rule", TargetID: r.ID,
 					Changes: map[string]ledger.Change{"sca_findings_changed": {After: len(ids)}, "rule": {After: triagemodel.Show(r.Matcher, r.Action)}}})
 				if err != nil {
 					return err

@@ -31,8 +31,7 @@ type SCA struct {
 }
 
 // Deps are what the SCA findings need of other areas: their CVEs' values
-// and list entries, the active triage rules, and an operation's
-// checkpoint.
+// and list entries, and the active triage rules.
 type Deps struct {
 	Exploits interface {
 		Lookup(ctx context.Context, cves []string) (map[string]exploits.Enrichment, bool, error)
@@ -40,9 +39,6 @@ type Deps struct {
 	}
 	Rules interface {
 		ActiveTriageRules(ctx context.Context, companyID, projectID int64) ([]triagemodel.Rule, error)
-	}
-	Ops interface {
-		TxAdvance(op, next schema.TriageOpItem) (types.TransactWriteItem, error)
 	}
 }
 

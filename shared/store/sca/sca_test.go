@@ -13,27 +13,26 @@ import (
 	"github.com/acme/codescan-api/shared/store/sca"
 	"github.com/acme/codescan-api/shared/store/scans"
 	"github.com/acme/codescan-api/shared/store/schema"
-	"github.com/acme/codescan-api/shared/store/triageops"
-	"github.com/acme/codescan-api/shared/store/triagerules"
+	"github.com/acme/codescan-api/shared/store/triage"
 	"github.com/acme/codescan-api/shared/triagemodel"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-// world is the SCA area with the areas it reads (exploits, triage rules,
-// operations) on a fresh table.
+// world is the SCA area with the areas it reads (exploits, the triage
+// room's rules) on a fresh table.
 type world struct {
 	tb    *ddb.Table
 	sca   *sca.SCA
-	rules *triagerules.TriageRules
+	rules *triage.Triage
 }
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
 	tb := ddb.New(testenv.Table(t))
 	l := &ledger.Ledger{T: tb, Retention: ledger.DefaultAuditRetention}
-	rules := triagerules.New(tb, l)
-	return &world{tb: tb, rules: rules, sca: sca.New(tb, l, sca.Deps{Exploits: exploits.New(tb), Rules: rules, Ops: triageops.New(tb, l)})}
+	rules := triage.New(tb, l)
+	return &world{tb: tb, rules: rules, sca: sca.New(tb, l, sca.Deps{Exploits: exploits.New(tb), Rules: rules})}
 }
 
 func findings(sc scans.Scan, n int) []sca.Issue {
@@ -56,7 +55,7 @@ func TestSCAFindingsAndRules(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	ctx := ledger.WithAuditActor(context.Background(), ledger.AuditActor{Via: ledger.ViaAPIKey, UserID: 5, KeyID: 1})
-	pkg0, err := w.rules.CreateTriageRule(ctx, triagerules.Rule{CompanyID: 1, ProjectID: 3, Enabled: true, CreatedBy: 5,
+	pkg0, err := w.rules.CreateTriageRule(ctx, triage.Rule{CompanyID: 1, ProjectID: 3, Enabled: true, CreatedBy: 5,
 		Matcher: triagemodel.Matcher{Package: "pkg0", Ecosystem: "npm"}, Action: triagemodel.Action{Status: "false_positive", Reason: "test only"}})
 	if err != nil {
 		t.Fatal(err)
@@ -94,7 +93,7 @@ func TestSCAFindingsAndRules(t *testing.T) {
 		t.Fatalf("another company: %d %v", other, err)
 	}
 
-	ignore, err := w.rules.CreateTriageRule(ctx, triagerules.Rule{CompanyID: 1, Enabled: true, CreatedBy: 5,
+	ignore, err := w.rules.CreateTriageRule(ctx, triage.Rule{CompanyID: 1, Enabled: true, CreatedBy: 5,
 		Matcher: triagemodel.Matcher{Package: "pkg1"}, Action: triagemodel.Action{Status: "false_positive", Reason: "vendored"}})
 	if err != nil {
 		t.Fatal(err)
@@ -103,7 +102,7 @@ func TestSCAFindingsAndRules(t *testing.T) {
 	if err != nil || len(ids) != 10 {
 		t.Fatalf("targets %d %v", len(ids), err)
 	}
-	done, err := w.sca.ApplyRule(ctx, 1, ignore, ids)
+	done, err := w.sca.ApplyRule(ctx, 1, ignore.Model(), ids)
 	if err != nil || len(done) != 10 {
 		t.Fatalf("applied to %d: %v", len(done), err)
 	}

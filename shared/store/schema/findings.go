@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -24,8 +25,15 @@ func IssueID(companyID, projectID int64, branch, tool, fingerprint string) strin
 // picked by the first two hex digits of their uuid: a tenant's million
 // issues never form one hot item collection.
 func IssueKey(companyID int64, id string) ddb.Key {
-	return ddb.Key{PK: IssueShardPK(companyID, id[:2]), SK: "ISSUE#" + id}
+	return ddb.Key{PK: IssueShardPK(companyID, id[:2]), SK: issueSKPrefix + id}
 }
+
+// issueSKPrefix starts an issue's sort key.
+const issueSKPrefix = "ISSUE#"
+
+// IssueKeyID is the id of the issue at k (IssueKey's inverse); false when
+// k is no issue's.
+func IssueKeyID(k ddb.Key) (string, bool) { return strings.CutPrefix(k.SK, issueSKPrefix) }
 
 // IssueShardPK is one of a company's issue partitions.
 func IssueShardPK(companyID int64, shard string) string {

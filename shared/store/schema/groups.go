@@ -224,7 +224,7 @@ func BranchSummariesPrefix(projectID int64) string {
 func DueProject(projectID int64) string { return fmt.Sprintf("#P%012d#", projectID) }
 
 // AcceptedDuePK is the due index partition of a company's accepted risks
-// (by the end of their acceptance, store/acceptances).
+// (by the end of their acceptance, store/triage, acceptance.go).
 func AcceptedDuePK(companyID int64) string { return CompanyPK(companyID) + "#DUE#ACCEPTED" }
 
 // acceptedTime is the fixed-width UTC form of an end in AcceptedDueSK, so

@@ -76,7 +76,7 @@ type TriageIDsItem struct {
 	ExpiresAt int64    `dynamodbav:"expires_at"`
 }
 
-// The triage rules' keys (store/triagerules): each rule in its company's
+// The triage rules' keys (store/triage, rules.go): each rule in its company's
 // partition under TriageRuleSKPrefix, counted as TriageRulesCount; the
 // active ones also in their scope's partition (TriageRuleActivePK).
 const (

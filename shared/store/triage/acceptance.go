@@ -7,16 +7,23 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/shared/store/ddb"
 	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/schema"
+	"github.com/acme/codescan-api/shared/tabledef"
 )
 
-// Risk acceptance (docs/findings.md): an accepted_risk issue carries its
-// terms (an end and an owner, acceptances.Terms), which the write path
-// settles on every change (settleTerms), and the due index holds it by its
-// end (setDue), so ExpireAcceptances finds what ended by key.
+// Risk acceptance (docs/findings.md, "Risk acceptance"): an accepted_risk
+// issue carries its terms (an end and an owner, schema.Terms), which
+// the write path settles on every change (settleTerms), and the due index
+// (tabledef.Due) holds it, while it is accepted, in its company's expiry
+// partition sorted by that end (setDue). The scheduled job
+// (ExpireAcceptances) and the issue list's accepted_until_before filter
+// read that partition's range up to a time (EachEndingBefore): by key,
+// never the company's issues.
 
 // AcceptanceExpired is the history reason, and the issue's, of an
 // acceptance that ended.
@@ -32,37 +39,29 @@ const AcceptanceExpired = "risk acceptance expired"
 func (x *Triage) ExpireAcceptances(ctx context.Context, companyID int64) (int, error) {
 	now := x.t.Clock()
 	reopened := 0
-	err := x.acceptances.EachEndingBefore(ctx, companyID, now.Truncate(time.Second).Add(time.Second), func(keys []ddb.Key) error {
-		var touched []findings.Issue
-		err := x.t.Retrying(ctx, func() error {
-			got, err := x.t.BatchGet(ctx, keys)
-			if err != nil {
-				return err
+	err := x.EachEndingBefore(ctx, companyID, now.Truncate(time.Second).Add(time.Second), func(keys []ddb.Key) error {
+		ids := make([]string, 0, len(keys))
+		for _, k := range keys {
+			if id, ok := schema.IssueKeyID(k); ok {
+				ids = append(ids, id)
 			}
+		}
+		done, err := x.update(ctx, companyID, ids, func(got map[string]findings.Issue, _ int) (edit, error) {
 			at := x.t.Stamp()
 			var changes []findings.IssueChange
-			for _, av := range got {
-				var i findings.Issue
-				if err := attributevalue.UnmarshalMap(av, &i); err != nil {
-					return err
-				}
+			for _, i := range got {
 				c, ok, err := expiry(companyID, i, now, at)
 				if err != nil {
-					return err
+					return edit{}, err
 				}
 				if ok {
-					touched = append(touched, i)
 					changes = append(changes, c)
 				}
 			}
-			n, err := findings.Commit(ctx, x.f, companyID, changes)
-			reopened += n
-			return err
+			return edit{changes: changes}, nil
 		})
-		if err != nil {
-			return err
-		}
-		return findings.Settle(ctx, x.f, companyID, findings.CounterKeys(companyID, touched))
+		reopened += len(done)
+		return err
 	})
 	return reopened, err
 }
@@ -99,4 +98,38 @@ func userOrNull(id int64) *int64 {
 		return nil
 	}
 	return &id
+}
+
+// duePage is how many keys one read of the expiry partition takes (one
+// BatchGetItem of the issues).
+const duePage = 100
+
+// EachEndingBefore calls fn with the keys of the company's accepted risks
+// whose end is before t, soonest end first, a page at a time. The index is
+// eventually consistent: a key may name an issue changed since.
+func (x *Triage) EachEndingBefore(ctx context.Context, companyID int64, t time.Time, fn func([]ddb.Key) error) error {
+	kc := expression.Key(tabledef.Due.PK).Equal(expression.Value(schema.AcceptedDuePK(companyID))).
+		And(expression.Key(tabledef.Due.SK).LessThan(expression.Value(schema.AcceptedDueBefore(t))))
+	var start map[string]types.AttributeValue
+	for {
+		items, next, err := x.t.QueryRaw(ctx, tabledef.Due.Name, kc, nil, true, duePage, start)
+		if err != nil {
+			return err
+		}
+		keys := make([]ddb.Key, len(items))
+		for n, it := range items {
+			if err := attributevalue.UnmarshalMap(it, &keys[n]); err != nil {
+				return err
+			}
+		}
+		if len(keys) > 0 {
+			if err := fn(keys); err != nil {
+				return err
+			}
+		}
+		if next == nil {
+			return nil
+		}
+		start = next
+	}
 }

@@ -1,4 +1,4 @@
-package triagerules_test
+package triage_test
 
 import (
 	"context"
@@ -11,11 +11,9 @@ import (
 	"github.com/acme/codescan-api/shared/store/ledger"
 	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/store/schema"
-	"github.com/acme/codescan-api/shared/store/triagerules"
+	"github.com/acme/codescan-api/shared/store/triage"
 	"github.com/acme/codescan-api/shared/triagemodel"
 )
-
-func TestMain(m *testing.M) { testenv.Main(m) }
 
 // A rule acts while it is active: enabled, and approved by someone else
 // when it requires approval; company-wide rules act on every project, a
@@ -27,10 +25,10 @@ func TestActiveRules(t *testing.T) {
 	tb := ddb.New(testenv.Table(t))
 	now := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
 	tb.Now = func() time.Time { return now }
-	x := triagerules.New(tb, &ledger.Ledger{T: tb, Retention: ledger.DefaultAuditRetention})
+	x := triage.New(tb, &ledger.Ledger{T: tb, Retention: ledger.DefaultAuditRetention})
 	ctx := ledger.WithAuditActor(context.Background(), ledger.AuditActor{Via: ledger.ViaAPIKey, UserID: 5, KeyID: 1})
 	fp := triagemodel.Action{Status: "false_positive", Reason: "generated"}
-	create := func(r triagerules.Rule) triagerules.Rule {
+	create := func(r triage.Rule) triage.Rule {
 		t.Helper()
 		r.CompanyID, r.CreatedBy = 1, 5
 		out, err := x.CreateTriageRule(ctx, r)
@@ -51,10 +49,10 @@ func TestActiveRules(t *testing.T) {
 		}
 		return out
 	}
-	wide := create(triagerules.Rule{Matcher: triagemodel.Matcher{Tool: "semgrep"}, Action: fp, Enabled: true})
-	scoped := create(triagerules.Rule{ProjectID: 3, Matcher: triagemodel.Matcher{CWE: 79}, Action: fp, Enabled: true})
-	gated := create(triagerules.Rule{Matcher: triagemodel.Matcher{Tool: "gosec"}, Action: fp, Enabled: true, RequiresApproval: true})
-	ended := create(triagerules.Rule{Matcher: triagemodel.Matcher{Tool: "bandit"}, Enabled: true,
+	wide := create(triage.Rule{Matcher: triagemodel.Matcher{Tool: "semgrep"}, Action: fp, Enabled: true})
+	scoped := create(triage.Rule{ProjectID: 3, Matcher: triagemodel.Matcher{CWE: 79}, Action: fp, Enabled: true})
+	gated := create(triage.Rule{Matcher: triagemodel.Matcher{Tool: "gosec"}, Action: fp, Enabled: true, RequiresApproval: true})
+	ended := create(triage.Rule{Matcher: triagemodel.Matcher{Tool: "bandit"}, Enabled: true,
 		Action: triagemodel.Action{Status: triagemodel.AcceptedRisk, ExpiresAt: now.Add(time.Hour)}})
 	if a := active(3); !a[wide.ID] || !a[scoped.ID] || a[gated.ID] || !a[ended.ID] || len(a) != 3 {
 		t.Fatalf("project 3: %v", a)
@@ -62,10 +60,10 @@ func TestActiveRules(t *testing.T) {
 	if a := active(4); !a[wide.ID] || a[scoped.ID] || len(a) != 2 {
 		t.Fatalf("project 4: %v", a)
 	}
-	if _, err := x.ApproveTriageRule(ctx, 1, gated.ID, 5); !errors.Is(err, triagerules.ErrOwnApproval) {
+	if _, err := x.ApproveTriageRule(ctx, 1, gated.ID, 5); !errors.Is(err, triage.ErrOwnApproval) {
 		t.Fatalf("approved by its author: %v", err)
 	}
-	if _, err := x.ApproveTriageRule(ctx, 1, wide.ID, 6); !errors.Is(err, triagerules.ErrNoApproval) {
+	if _, err := x.ApproveTriageRule(ctx, 1, wide.ID, 6); !errors.Is(err, triage.ErrNoApproval) {
 		t.Fatalf("approval of a rule without one: %v", err)
 	}
 	if r, err := x.ApproveTriageRule(ctx, 1, gated.ID, 6); err != nil || !r.Active() || r.ApprovedBy != 6 {

@@ -1,4 +1,4 @@
-package acceptances_test
+package triage_test
 
 import (
 	"context"
@@ -7,12 +7,11 @@ import (
 	"time"
 
 	"github.com/acme/codescan-api/internal/testenv"
-	"github.com/acme/codescan-api/shared/store/acceptances"
 	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/ledger"
 	"github.com/acme/codescan-api/shared/store/schema"
+	"github.com/acme/codescan-api/shared/store/triage"
 )
-
-func TestMain(m *testing.M) { testenv.Main(m) }
 
 // accepted is an issue's key with its due index entry: accepted until end.
 type accepted struct {
@@ -27,17 +26,17 @@ type accepted struct {
 func TestEachEndingBefore(t *testing.T) {
 	t.Parallel()
 	tb := ddb.New(testenv.Table(t))
-	a := acceptances.New(tb)
+	a := triage.New(tb, &ledger.Ledger{T: tb, Retention: ledger.DefaultAuditRetention})
 	ctx := context.Background()
 	t0 := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
 	var items []any
 	for n := range 230 {
 		id := schema.IssueID(1, 3, "main", "semgrep", string(rune('a'+n%26))+time.Duration(n).String())
 		end := t0.Add(time.Duration(230-n) * time.Minute) // the last written ends first
-		items = append(items, accepted{Key: schema.IssueKey(1, id), DuePK: acceptances.PK(1), DueSK: acceptances.SK(end, id)})
+		items = append(items, accepted{Key: schema.IssueKey(1, id), DuePK: schema.AcceptedDuePK(1), DueSK: schema.AcceptedDueSK(end, id)})
 	}
 	other := schema.IssueID(2, 3, "main", "semgrep", "x")
-	items = append(items, accepted{Key: schema.IssueKey(2, other), DuePK: acceptances.PK(2), DueSK: acceptances.SK(t0, other)})
+	items = append(items, accepted{Key: schema.IssueKey(2, other), DuePK: schema.AcceptedDuePK(2), DueSK: schema.AcceptedDueSK(t0, other)})
 	if err := tb.BatchPut(ctx, items); err != nil {
 		t.Fatal(err)
 	}
@@ -64,13 +63,13 @@ func TestEachEndingBefore(t *testing.T) {
 	if want := items[30].(accepted).Key; last != want { // 200 minutes: the latest end before the cut
 		t.Fatalf("last key %+v, want %+v", last, want)
 	}
-	if err := acceptances.CheckEnd(t0, t0); err == nil {
+	if err := schema.CheckAcceptanceEnd(t0, t0); err == nil {
 		t.Fatal("an end that is not after now")
 	}
-	if err := acceptances.CheckEnd(t0.AddDate(0, 0, acceptances.MaxDays+1), t0); err == nil {
+	if err := schema.CheckAcceptanceEnd(t0.AddDate(0, 0, schema.MaxAcceptanceDays+1), t0); err == nil {
 		t.Fatal("an end past MaxDays")
 	}
-	if err := acceptances.CheckEnd(t0.AddDate(0, 0, acceptances.MaxDays), t0); err != nil {
+	if err := schema.CheckAcceptanceEnd(t0.AddDate(0, 0, schema.MaxAcceptanceDays), t0); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -5,27 +5,28 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/acme/codescan-api/shared/store/acceptances"
 	"github.com/acme/codescan-api/shared/store/ddb"
 	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/sca"
 	"github.com/acme/codescan-api/shared/store/schema"
-	"github.com/acme/codescan-api/shared/store/triageops"
+	"github.com/acme/codescan-api/shared/triagemodel"
 )
 
 // triageStepIDs is the most ids one applying step reads (one BatchGetItem
 // of at most 100 keys; the step's changes then fill one transaction).
 const triageStepIDs = 50
 
-// Step is one transaction of an operation's page: it applies the next ids
-// of the page from op.Pos (at most triageStepIDs), moves the checkpoint in
-// the same transaction (TxAdvance), and returns the operation after it and
+// step is one transaction of an operation's page: it applies the next ids
+// of the page from op.Pos (at most triageStepIDs, stepBatch), moves the
+// checkpoint in the same transaction (TxAdvance), and returns the operation after it and
 // the issues it changed (as they were before; none for SCA findings, which
 // have no status counters). ErrConflict when the checkpoint or one of the
 // items read changed meanwhile.
-type Step func(ctx context.Context, op schema.TriageOpItem, ids []string) (schema.TriageOpItem, []findings.Issue, error)
+type step func(ctx context.Context, op schema.TriageOpItem, ids []string) (schema.TriageOpItem, []findings.Issue, error)
 
 // ApplyTriagePage applies the operation's change to the rest of its
 // current id page through the issue write path (counters, history and
@@ -36,32 +37,40 @@ type Step func(ctx context.Context, op schema.TriageOpItem, ids []string) (schem
 // Page == Pages once every page is applied). A bulk triage sets its status,
 // reason and terms: an issue already so is processed but not changed. A
 // rule's application gives the rule's action to the issues it still
-// changes (appliesTo), by the rule, and ends with ErrRuleGone or
+// changes (appliesTo), by the rule, and its status to the SCA findings of
+// a page of them (sca.RuleWrites); it ends with ErrRuleGone or
 // ErrRuleInactive when the rule was deleted or disabled meanwhile. An issue
 // deleted since it matched is processed only. When another delivery of the
 // operation moved the checkpoint first, it returns the operation as that
 // one left it.
 func (x *Triage) ApplyTriagePage(ctx context.Context, op schema.TriageOpItem) (schema.TriageOpItem, error) {
-	if op.State != triageops.Applying || op.Page >= op.Pages {
+	if op.State != OpApplying || op.Page >= op.Pages {
 		return op, nil
 	}
-	ids, err := x.ops.TriageIDs(ctx, op.CompanyID, op.ID, op.Page)
+	ids, err := x.TriageIDs(ctx, op.CompanyID, op.ID, op.Page)
 	if err != nil {
 		return op, err
 	}
-	return x.ApplyTriageIDs(ctx, op, ids)
+	if op.RuleID == "" || len(ids) == 0 || !strings.HasPrefix(ids[0], sca.Marker) {
+		return x.applyIssueIDs(ctx, op, ids)
+	}
+	r, err := x.opRule(ctx, op)
+	if err != nil {
+		return op, err
+	}
+	return x.applySteps(ctx, op, ids, x.scaStep(r))
 }
 
-// ApplyTriageIDs is ApplyTriagePage with the current page's ids read.
-func (x *Triage) ApplyTriageIDs(ctx context.Context, op schema.TriageOpItem, ids []string) (schema.TriageOpItem, error) {
-	var step Step
+// applyIssueIDs is ApplyTriagePage over a page of issue ids.
+func (x *Triage) applyIssueIDs(ctx context.Context, op schema.TriageOpItem, ids []string) (schema.TriageOpItem, error) {
+	var s step
 	if op.RuleID != "" {
-		r, err := x.OpRule(ctx, op)
+		r, err := x.opRule(ctx, op)
 		if err != nil {
 			return op, err
 		}
 		by := findings.Actor{UserID: op.UserID, RuleID: r.ID}
-		step = x.issueStep(func(i findings.Issue) (findings.IssueChange, bool) {
+		s = x.issueStep(func(i findings.Issue) (findings.IssueChange, bool) {
 			if !appliesTo(r, i) {
 				return findings.IssueChange{}, false
 			}
@@ -72,29 +81,29 @@ func (x *Triage) ApplyTriageIDs(ctx context.Context, op schema.TriageOpItem, ids
 		if !slices.Contains(findings.ManualStatuses, op.Status) {
 			return op, fmt.Errorf("status %q: %w", op.Status, ddb.ErrInvalid)
 		}
-		u := IssueUpdate{Status: &op.Status, Terms: acceptances.Terms{ExpiresAt: op.RiskExpiresAt, Owner: op.RiskOwner}}
+		u := IssueUpdate{Status: &op.Status, Terms: schema.Terms{ExpiresAt: op.RiskExpiresAt, Owner: op.RiskOwner}}
 		if op.Reason != "" {
 			u.Reason = &op.Reason
 		}
 		by := findings.Actor{UserID: op.UserID}
-		step = x.issueStep(func(i findings.Issue) (findings.IssueChange, bool) {
+		s = x.issueStep(func(i findings.Issue) (findings.IssueChange, bool) {
 			after := updated(i, u)
 			return findings.IssueChange{Before: &i, After: &after, By: by, Reason: after.Reason}, after != i
 		})
 	}
-	return x.ApplySteps(ctx, op, ids, step)
+	return x.applySteps(ctx, op, ids, s)
 }
 
-// ApplySteps runs step over the rest of the operation's current page ids
+// applySteps runs s over the rest of the operation's current page ids
 // until the page is through (see ApplyTriagePage), then settles the
 // counters of the issues it changed. A step that conflicts is read again:
 // when another delivery took it, from where that one left off.
-func (x *Triage) ApplySteps(ctx context.Context, op schema.TriageOpItem, ids []string, step Step) (schema.TriageOpItem, error) {
+func (x *Triage) applySteps(ctx context.Context, op schema.TriageOpItem, ids []string, s step) (schema.TriageOpItem, error) {
 	var touched []findings.Issue
-	for page, conflicts := op.Page, 0; op.Page == page && op.State == triageops.Applying; {
-		next, took, err := step(ctx, op, ids)
+	for page, conflicts := op.Page, 0; op.Page == page && op.State == OpApplying; {
+		next, took, err := s(ctx, op, ids)
 		if errors.Is(err, ddb.ErrConflict) {
-			again, gerr := x.ops.GetTriageOp(ctx, op.CompanyID, op.ID)
+			again, gerr := x.GetTriageOp(ctx, op.CompanyID, op.ID)
 			if gerr != nil {
 				return op, gerr
 			}
@@ -126,14 +135,14 @@ func sameCheckpoint(a, b schema.TriageOpItem) bool {
 	return a.State == b.State && a.Page == b.Page && a.Pos == b.Pos && a.Processed == b.Processed && a.Changed == b.Changed
 }
 
-// StepBatch is the ids the step at op.Pos reads.
-func StepBatch(op schema.TriageOpItem, ids []string) []string {
+// stepBatch is the ids the step at op.Pos reads.
+func stepBatch(op schema.TriageOpItem, ids []string) []string {
 	return ids[op.Pos:min(op.Pos+triageStepIDs, len(ids))]
 }
 
-// Advanced is op after a step that processed consumed ids of the page and
+// advanced is op after a step that processed consumed ids of the page and
 // changed changed of them.
-func Advanced(op schema.TriageOpItem, pages int, consumed, changed int) schema.TriageOpItem {
+func advanced(op schema.TriageOpItem, pages int, consumed, changed int) schema.TriageOpItem {
 	op.Pos += consumed
 	if op.Pos == pages {
 		op.Page, op.Pos = op.Page+1, 0
@@ -143,51 +152,65 @@ func Advanced(op schema.TriageOpItem, pages int, consumed, changed int) schema.T
 	return op
 }
 
-// issueStep is a Step over issues: change says what it makes of an issue
-// and whether it changes it. See stepChunk for why the step is one
-// transaction.
-func (x *Triage) issueStep(change func(findings.Issue) (findings.IssueChange, bool)) Step {
+// issueStep is a step over issues, one read-change-commit (attempt):
+// change says what it makes of an issue and whether it changes it. See
+// stepChunk for why the step is one transaction.
+func (x *Triage) issueStep(change func(findings.Issue) (findings.IssueChange, bool)) step {
 	return func(ctx context.Context, op schema.TriageOpItem, ids []string) (schema.TriageOpItem, []findings.Issue, error) {
-		batch := StepBatch(op, ids)
-		changes, at, err := x.stepChanges(ctx, op.CompanyID, batch, change)
+		batch := stepBatch(op, ids)
+		var next schema.TriageOpItem
+		e, _, err := x.attempt(ctx, op.CompanyID, batch, func(got map[string]findings.Issue, _ int) (edit, error) {
+			changes, at, err := x.stepChanges(ctx, op.CompanyID, batch, got, change)
+			if err != nil {
+				return edit{}, err
+			}
+			changes, consumed := stepChunk(op.CompanyID, changes, at, len(batch))
+			next = advanced(op, len(ids), consumed, len(changes))
+			adv, err := x.TxAdvance(op, next)
+			return edit{changes: changes, items: []types.TransactWriteItem{adv}}, err
+		}, 0)
 		if err != nil {
 			return op, nil, err
 		}
-		changes, consumed := stepChunk(op.CompanyID, changes, at, len(batch))
-		took := make([]findings.Issue, len(changes))
-		for n := range changes {
-			took[n] = *changes[n].Before
-		}
-		next := Advanced(op, len(ids), consumed, len(changes))
-		adv, err := x.ops.TxAdvance(op, next)
-		if err != nil {
-			return op, nil, err
-		}
-		if len(changes) == 0 {
-			err = x.t.Transact(ctx, []types.TransactWriteItem{adv})
-		} else {
-			_, err = findings.Commit(ctx, x.f, op.CompanyID, changes, adv)
-		}
-		if err != nil {
-			return op, nil, err
+		took := make([]findings.Issue, len(e.changes))
+		for n := range e.changes {
+			took[n] = *e.changes[n].Before
 		}
 		return next, took, nil
 	}
 }
 
-// stepChanges reads the issues of batch and answers the changes change
-// makes of them, with their acceptance terms settled as their write will
+// scaStep is a step over SCA findings: it gives r's status to those of the
+// batch it still changes (sca.RuleWrites, each conditional on what it
+// read), in one transaction with the checkpoint.
+func (x *Triage) scaStep(r triagemodel.Rule) step {
+	return func(ctx context.Context, op schema.TriageOpItem, ids []string) (schema.TriageOpItem, []findings.Issue, error) {
+		batch := stepBatch(op, ids)
+		items, err := x.sca.RuleWrites(ctx, op.CompanyID, r, batch)
+		if err != nil {
+			return op, nil, err
+		}
+		next := advanced(op, len(ids), len(batch), len(items))
+		adv, err := x.TxAdvance(op, next)
+		if err != nil {
+			return op, nil, err
+		}
+		if err := x.t.Transact(ctx, append(items, adv)); err != nil {
+			return op, nil, err
+		}
+		return next, nil, nil
+	}
+}
+
+// stepChanges answers the changes change makes of the issues of batch
+// (got: as read), with their acceptance terms settled as their write will
 // settle them (so their items are counted as written: settling may give a
 // change a history entry), and each change's place in batch.
-func (x *Triage) stepChanges(ctx context.Context, companyID int64, batch []string, change func(findings.Issue) (findings.IssueChange, bool)) ([]findings.IssueChange, []int, error) {
-	existing, err := findings.ByID(ctx, x.f, companyID, batch)
-	if err != nil {
-		return nil, nil, err
-	}
+func (x *Triage) stepChanges(ctx context.Context, companyID int64, batch []string, got map[string]findings.Issue, change func(findings.Issue) (findings.IssueChange, bool)) ([]findings.IssueChange, []int, error) {
 	var changes []findings.IssueChange
 	var at []int
 	for n, id := range batch {
-		before, ok := existing[id]
+		before, ok := got[id]
 		if !ok {
 			continue // deleted since it matched: processed only
 		}

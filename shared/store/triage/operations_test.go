@@ -1,4 +1,4 @@
-package triageops_test
+package triage_test
 
 import (
 	"context"
@@ -11,15 +11,13 @@ import (
 	"github.com/acme/codescan-api/shared/store/ddb"
 	"github.com/acme/codescan-api/shared/store/ledger"
 	"github.com/acme/codescan-api/shared/store/schema"
-	"github.com/acme/codescan-api/shared/store/triageops"
+	"github.com/acme/codescan-api/shared/store/triage"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
-
-func newArea(t *testing.T) (*triageops.TriageOps, *ddb.Table) {
+func newOps(t *testing.T) (*triage.Triage, *ddb.Table) {
 	t.Helper()
 	tb := ddb.New(testenv.Table(t))
-	return triageops.New(tb, &ledger.Ledger{T: tb, Retention: ledger.DefaultAuditRetention}), tb
+	return triage.New(tb, &ledger.Ledger{T: tb, Retention: ledger.DefaultAuditRetention}), tb
 }
 
 // An operation moves queued -> collecting -> applying -> done through
@@ -29,17 +27,17 @@ func newArea(t *testing.T) (*triageops.TriageOps, *ddb.Table) {
 // from the checkpoint; a done operation is left alone.
 func TestCheckpointsAreConditional(t *testing.T) {
 	t.Parallel()
-	x, tb := newArea(t)
+	x, tb := newOps(t)
 	ctx := context.Background()
 	if _, err := x.CreateTriageOp(ctx, schema.TriageOpItem{CompanyID: 1, Status: "false_positive"}); err == nil {
 		t.Fatal("an operation without a query was stored")
 	}
 	op, err := x.CreateTriageOp(ctx, schema.TriageOpItem{CompanyID: 1, UserID: 5, Status: "false_positive", Query: `{}`, Filters: `{"project":"Web"}`})
-	if err != nil || op.State != triageops.Queued {
+	if err != nil || op.State != triage.OpQueued {
 		t.Fatalf("created %+v %v", op, err)
 	}
 	op, ok, err := x.StartTriageOp(ctx, 1, op.ID, 3)
-	if err != nil || !ok || op.State != triageops.Collecting || op.Attempt != 1 {
+	if err != nil || !ok || op.State != triage.OpCollecting || op.Attempt != 1 {
 		t.Fatalf("started %+v %v %v", op, ok, err)
 	}
 	first, err := x.CollectTriageIDs(ctx, op, []string{"a", "b", "c"}, "token-1")
@@ -50,7 +48,7 @@ func TestCheckpointsAreConditional(t *testing.T) {
 		t.Fatalf("the same page collected twice: %v", err)
 	}
 	op, err = x.CollectTriageIDs(ctx, first, []string{"d"}, "")
-	if err != nil || op.State != triageops.Applying || op.Pages != 2 || op.Matched != 4 {
+	if err != nil || op.State != triage.OpApplying || op.Pages != 2 || op.Matched != 4 {
 		t.Fatalf("last page %+v %v", op, err)
 	}
 	if ids, err := x.TriageIDs(ctx, 1, op.ID, 1); err != nil || len(ids) != 1 || ids[0] != "d" {
@@ -58,7 +56,7 @@ func TestCheckpointsAreConditional(t *testing.T) {
 	}
 	// A redelivery resumes from the checkpoint.
 	again, ok, err := x.StartTriageOp(ctx, 1, op.ID, 3)
-	if err != nil || !ok || again.State != triageops.Applying || again.Pages != 2 || again.Attempt != 2 {
+	if err != nil || !ok || again.State != triage.OpApplying || again.Pages != 2 || again.Attempt != 2 {
 		t.Fatalf("redelivered %+v %v %v", again, ok, err)
 	}
 	// Steps: the first step's checkpoint commits; the same step again fails
@@ -94,7 +92,7 @@ func TestCheckpointsAreConditional(t *testing.T) {
 	if err := x.FinishTriageOp(ctx, stored); err != nil {
 		t.Fatal(err) // page 1 of 2 is not the end: nothing happens, no error
 	}
-	if s, _ := x.GetTriageOp(ctx, 1, op.ID); s.State != triageops.Applying {
+	if s, _ := x.GetTriageOp(ctx, 1, op.ID); s.State != triage.OpApplying {
 		t.Fatalf("finished before its last page: %+v", s)
 	}
 	last := stored
@@ -110,7 +108,7 @@ func TestCheckpointsAreConditional(t *testing.T) {
 		t.Fatal(err)
 	}
 	done, _ := x.GetTriageOp(ctx, 1, op.ID)
-	if done.State != triageops.Done || done.Error != "" || done.Changed != 2 || done.FinishedAt == "" {
+	if done.State != triage.OpDone || done.Error != "" || done.Changed != 2 || done.FinishedAt == "" {
 		t.Fatalf("done %+v", done)
 	}
 	if _, ok, err := x.StartTriageOp(ctx, 1, op.ID, 3); ok || err != nil {
@@ -125,10 +123,10 @@ func TestCheckpointsAreConditional(t *testing.T) {
 // rule's operation names its rule and records the rule's audit entry.
 func TestAttemptsAndRuleOps(t *testing.T) {
 	t.Parallel()
-	x, _ := newArea(t)
+	x, _ := newOps(t)
 	ctx := context.Background()
 	op, err := x.CreateRuleOp(ctx, schema.TriageOpItem{CompanyID: 1, RuleID: "r1", Status: "false_positive"}, ledger.AuditEntry{Action: "triage_rule.apply", TargetType: "triage_rule", TargetID: "r1"})
-	if err != nil || op.RuleID != "r1" || op.State != triageops.Queued {
+	if err != nil || op.RuleID != "r1" || op.State != triage.OpQueued {
 		t.Fatalf("rule op %+v %v", op, err)
 	}
 	if _, err := x.CreateRuleOp(ctx, schema.TriageOpItem{CompanyID: 1}, ledger.AuditEntry{}); err == nil {
@@ -142,7 +140,7 @@ func TestAttemptsAndRuleOps(t *testing.T) {
 	if _, ok, err := x.StartTriageOp(ctx, 1, op.ID, 2); ok || err != nil {
 		t.Fatalf("a third attempt of two: %v %v", ok, err)
 	}
-	if failed, _ := x.GetTriageOp(ctx, 1, op.ID); failed.State != triageops.Failed || failed.Error != "gave up after 2 attempts" {
+	if failed, _ := x.GetTriageOp(ctx, 1, op.ID); failed.State != triage.OpFailed || failed.Error != "gave up after 2 attempts" {
 		t.Fatalf("out of attempts: %+v", failed)
 	}
 }

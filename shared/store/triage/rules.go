@@ -1,13 +1,4 @@
-// Package triagerules is the store's area of triage rules
-// (docs/findings.md#triage-rules): a company's rules, company-wide or for one project, each a matcher
-// and an action (shared/triagemodel). A rule is active while it is enabled
-// and, when it requires approval, approved by an admin other than its
-// author. Ingestion reads the active rules of a scan's company and project
-// by key: an active rule also has an entry in its scope's partition (the
-// company's, or the project's), written and removed in the transaction
-// that makes it active or not. Every change is audited in that
-// transaction too.
-package triagerules
+package triage
 
 import (
 	"context"
@@ -26,6 +17,15 @@ import (
 	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/triagemodel"
 )
+
+// Triage rules (docs/findings.md#triage-rules): a company's rules, company-wide or for one project, each a matcher
+// and an action (shared/triagemodel). A rule is active while it is enabled
+// and, when it requires approval, approved by an admin other than its
+// author. Ingestion reads the active rules of a scan's company and project
+// by key: an active rule also has an entry in its scope's partition (the
+// company's, or the project's), written and removed in the transaction
+// that makes it active or not. Every change is audited in that
+// transaction too.
 
 // Rule is a stored triage rule.
 type Rule struct {
@@ -60,7 +60,7 @@ func (r Rule) Ended(now time.Time) bool {
 	return a.Status == triagemodel.AcceptedRisk && !a.ExpiresAt.IsZero() && !a.ExpiresAt.After(now)
 }
 
-// Model is the rule as triagerule applies it.
+// Model is the rule as triagemodel applies it.
 func (r Rule) Model() triagemodel.Rule {
 	at, _ := time.Parse(time.RFC3339, r.CreatedAt) // written by CreateTriageRule
 	return triagemodel.Rule{ID: r.ID, ProjectID: r.ProjectID, CreatedAt: at, CreatedBy: r.CreatedBy, Matcher: r.Matcher, Action: r.Action}
@@ -78,20 +78,11 @@ func activeKey(r Rule) ddb.Key {
 	return ddb.Key{PK: schema.TriageRuleActivePK(r.CompanyID, r.ProjectID), SK: r.ID}
 }
 
-// TriageRules reads and writes triage rules.
-type TriageRules struct {
-	t *ddb.Table
-	l *ledger.Ledger
-}
-
-// New returns the area on a table and its ledger.
-func New(t *ddb.Table, l *ledger.Ledger) *TriageRules { return &TriageRules{t: t, l: l} }
-
 // CreateTriageRule stores a new rule (CompanyID, ProjectID, Matcher,
 // Action, Enabled, RequiresApproval and CreatedBy set by the caller) with
 // its active entry when it is active, its count and its audit entry
 // (triage_rule.create), in one transaction.
-func (x *TriageRules) CreateTriageRule(ctx context.Context, r Rule) (Rule, error) {
+func (x *Triage) CreateTriageRule(ctx context.Context, r Rule) (Rule, error) {
 	id, err := uuid.NewV7()
 	if err != nil {
 		return Rule{}, err
@@ -107,12 +98,12 @@ func (x *TriageRules) CreateTriageRule(ctx context.Context, r Rule) (Rule, error
 	if err != nil {
 		return Rule{}, err
 	}
-	return r, x.commit(ctx, "triage_rule.create", Rule{}, r, put, counted)
+	return r, x.commitRule(ctx, "triage_rule.create", Rule{}, r, put, counted)
 }
 
 // GetTriageRule reads a rule of a company; ErrNotFound for an id that is
 // not a uuid or not the company's.
-func (x *TriageRules) GetTriageRule(ctx context.Context, companyID int64, id string) (Rule, error) {
+func (x *Triage) GetTriageRule(ctx context.Context, companyID int64, id string) (Rule, error) {
 	cid, ok := schema.CanonicalUUID(id)
 	if !ok {
 		return Rule{}, ddb.ErrNotFound
@@ -122,20 +113,20 @@ func (x *TriageRules) GetTriageRule(ctx context.Context, companyID int64, id str
 	return r, err
 }
 
-// Page is a page of rules in creation order, with the company's total.
-type Page struct {
+// RulePage is a page of rules in creation order, with the company's total.
+type RulePage struct {
 	Rules []Rule
 	Total int
 	page.Result
 }
 
 // ListTriageRules reads one page of a company's rules, oldest first.
-func (x *TriageRules) ListTriageRules(ctx context.Context, companyID int64, q page.Request) (Page, error) {
-	var p Page
+func (x *Triage) ListTriageRules(ctx context.Context, companyID int64, q page.Request) (RulePage, error) {
+	var p RulePage
 	var err error
 	l := page.List{Partition: schema.CompanyPK(companyID), Range: page.Prefix(schema.TriageRuleSKPrefix), Forward: true}
 	if p.Result, err = page.Read(ctx, x.t, l, q, &p.Rules); err != nil {
-		return Page{}, err
+		return RulePage{}, err
 	}
 	p.Total, err = x.l.CompanyCount(ctx, companyID, schema.TriageRulesCount)
 	return p, err
@@ -143,8 +134,8 @@ func (x *TriageRules) ListTriageRules(ctx context.Context, companyID int64, q pa
 
 // SetTriageRuleEnabled enables or disables a rule (triage_rule.enable,
 // triage_rule.disable); a rule already so is answered unchanged.
-func (x *TriageRules) SetTriageRuleEnabled(ctx context.Context, companyID int64, id string, enabled bool) (Rule, error) {
-	return x.change(ctx, companyID, id, func(r *Rule) (string, error) {
+func (x *Triage) SetTriageRuleEnabled(ctx context.Context, companyID int64, id string, enabled bool) (Rule, error) {
+	return x.changeRule(ctx, companyID, id, func(r *Rule) (string, error) {
 		if r.Enabled == enabled {
 			return "", nil
 		}
@@ -159,8 +150,8 @@ func (x *TriageRules) SetTriageRuleEnabled(ctx context.Context, companyID int64,
 // ApproveTriageRule records userID's approval of a rule that requires one
 // (triage_rule.approve): ErrNoApproval when it does not, ErrOwnApproval
 // when userID wrote it; an approved rule is answered unchanged.
-func (x *TriageRules) ApproveTriageRule(ctx context.Context, companyID int64, id string, userID int64) (Rule, error) {
-	return x.change(ctx, companyID, id, func(r *Rule) (string, error) {
+func (x *Triage) ApproveTriageRule(ctx context.Context, companyID int64, id string, userID int64) (Rule, error) {
+	return x.changeRule(ctx, companyID, id, func(r *Rule) (string, error) {
 		switch {
 		case !r.RequiresApproval:
 			return "", ErrNoApproval
@@ -176,7 +167,7 @@ func (x *TriageRules) ApproveTriageRule(ctx context.Context, companyID int64, id
 
 // DeleteTriageRule removes a rule, its active entry and its count
 // (triage_rule.delete) and returns it as it was.
-func (x *TriageRules) DeleteTriageRule(ctx context.Context, companyID int64, id string) (Rule, error) {
+func (x *Triage) DeleteTriageRule(ctx context.Context, companyID int64, id string) (Rule, error) {
 	var before Rule
 	err := x.t.Retrying(ctx, func() error {
 		var err error
@@ -191,15 +182,15 @@ func (x *TriageRules) DeleteTriageRule(ctx context.Context, companyID int64, id 
 		if err != nil {
 			return err
 		}
-		return x.commit(ctx, "triage_rule.delete", before, Rule{}, del, counted)
+		return x.commitRule(ctx, "triage_rule.delete", before, Rule{}, del, counted)
 	})
 	return before, err
 }
 
-// change applies edit to a rule read consistently and writes it,
+// changeRule applies edit to a rule read consistently and writes it,
 // conditional on its version, with its active entry and the audit entry
 // of the action edit names ("" when nothing changes).
-func (x *TriageRules) change(ctx context.Context, companyID int64, id string, edit func(*Rule) (string, error)) (Rule, error) {
+func (x *Triage) changeRule(ctx context.Context, companyID int64, id string, edit func(*Rule) (string, error)) (Rule, error) {
 	var after Rule
 	err := x.t.Retrying(ctx, func() error {
 		before, err := x.GetTriageRule(ctx, companyID, id)
@@ -217,15 +208,15 @@ func (x *TriageRules) change(ctx context.Context, companyID int64, id string, ed
 		if err != nil {
 			return err
 		}
-		return x.commit(ctx, action, before, after, put)
+		return x.commitRule(ctx, action, before, after, put)
 	})
 	return after, err
 }
 
-// commit writes a rule's change from before to after (zero: none) in one
+// commitRule writes a rule's change from before to after (zero: none) in one
 // transaction: items, the active entry as after's activity says, and the
 // audit entry.
-func (x *TriageRules) commit(ctx context.Context, action string, before, after Rule, items ...types.TransactWriteItem) error {
+func (x *Triage) commitRule(ctx context.Context, action string, before, after Rule, items ...types.TransactWriteItem) error {
 	switch was, is := before.ID != "" && before.Active(), after.ID != "" && after.Active(); {
 	case is:
 		entry := after
@@ -238,15 +229,15 @@ func (x *TriageRules) commit(ctx context.Context, action string, before, after R
 	case was:
 		items = append(items, x.t.TxDeleteKey(activeKey(before)))
 	}
-	audit, err := x.l.TxAudit(ctx, max(before.CompanyID, after.CompanyID), auditEntry(action, before, after))
+	audit, err := x.l.TxAudit(ctx, max(before.CompanyID, after.CompanyID), ruleAudit(action, before, after))
 	if err != nil {
 		return err
 	}
 	return x.t.Transact(ctx, append(items, audit...))
 }
 
-// auditEntry is the audit entry of a rule's change from before to after.
-func auditEntry(action string, before, after Rule) ledger.AuditEntry {
+// ruleAudit is the audit entry of a rule's change from before to after.
+func ruleAudit(action string, before, after Rule) ledger.AuditEntry {
 	fields := func(r Rule) map[string]any {
 		if r.ID == "" {
 			return map[string]any{}
@@ -275,7 +266,7 @@ func auditEntry(action string, before, after Rule) ledger.AuditEntry {
 // ActiveTriageRules are the rules that act on findings of a project: the
 // company's active rules and the project's, read by key (two partitions),
 // but for acceptance rules whose end has passed.
-func (x *TriageRules) ActiveTriageRules(ctx context.Context, companyID, projectID int64) ([]triagemodel.Rule, error) {
+func (x *Triage) ActiveTriageRules(ctx context.Context, companyID, projectID int64) ([]triagemodel.Rule, error) {
 	var out []triagemodel.Rule
 	for _, p := range slices.Compact([]int64{0, projectID}) {
 		var rules []Rule
@@ -291,8 +282,8 @@ func (x *TriageRules) ActiveTriageRules(ctx context.Context, companyID, projectI
 	return out, nil
 }
 
-// ApplyAudit is the audit entry of applying a rule to existing issues.
-func ApplyAudit(r Rule, changed int) ledger.AuditEntry {
+// RuleApplyAudit is the audit entry of applying a rule to existing issues.
+func RuleApplyAudit(r Rule, changed int) ledger.AuditEntry {
 	return ledger.AuditEntry{Action: "triage_rule.apply", TargetType: "triage_rule", TargetID: r.ID,
 		Changes: map[string]ledger.Change{"issues_changed": {After: changed}, "rule": {After: triagemodel.Show(r.Matcher, r.Action)}}}
 }
