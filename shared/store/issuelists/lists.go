@@ -7,8 +7,6 @@
 package issuelists
 
 import (
-	"sync/atomic"
-
 	"github.com/acme/codescan-api/shared/store/acceptances"
 	"github.com/acme/codescan-api/shared/store/catalog"
 	"github.com/acme/codescan-api/shared/store/ddb"
@@ -27,8 +25,6 @@ type Lists struct {
 	tenancy     *tenancy.Tenancy
 	trends      *trends.Trends
 	acceptances *acceptances.Acceptances
-	// issueKeys is set once every issue carries its Offset keys.
-	issueKeys atomic.Bool
 }
 
 // New returns the area on a table and the areas it reads: the findings,
