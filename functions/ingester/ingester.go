@@ -268,17 +268,8 @@ func (in *Ingester) now() time.Time {
 // once that is stored.
 func (in *Ingester) fail(ctx context.Context, sc scans.Scan, reason, detail string, args ...any) error {
 	msg := fmt.Sprintf(detail, args...)
-	proj, err := in.Store.Catalog.GetProject(ctx, sc.CompanyID, sc.ProjectID)
-	if err != nil {
-		return err
-	}
-	ev, err := scans.ScanFailedEvent(sc, proj.Name, reason, in.now())
-	if err != nil {
-		return err
-	}
-	changed, err := in.Store.Findings.FailScan(ctx, sc.CompanyID, sc.ID, reason, []scans.ScanError{{
-		ScanType: sc.Engine, Level: levelError, Location: "report", Message: msg,
-	}}, ev)
+	changed, err := scanlife.Fail(ctx, scanlife.Failing{Catalog: in.Store.Catalog, Findings: in.Store.Findings, Scans: in.Store.Scans},
+		sc, reason, []scans.ScanError{{ScanType: sc.Engine, Level: levelError, Location: "report", Message: msg}}, in.now())
 	if err != nil {
 		return err
 	}

@@ -32,7 +32,7 @@ type Store struct {
 	}
 	Findings interface {
 		ApplyScan(ctx context.Context, companyID int64, sc scans.Scan, found []findings.Issue) (findings.ApplyResult, error)
-		FailScan(ctx context.Context, companyID int64, scanID string, reason string, problems []scans.ScanError, ev *schema.Event) (bool, error)
+		SettleScanJournal(ctx context.Context, companyID int64, sc scans.Scan) error
 	}
 	Ledger interface {
 		RecordEventOnce(ctx context.Context, e schema.Event) (bool, error)
@@ -47,7 +47,9 @@ type Store struct {
 		PutScanSCAIssues(ctx context.Context, companyID int64, sc scans.Scan, found []sca.Issue) error
 	}
 	Scans interface {
+		FailScan(ctx context.Context, sc scans.Scan, reason string, problems []scans.ScanError, ev *schema.Event) (bool, error)
 		GetScan(ctx context.Context, companyID int64, scanID string) (scans.Scan, error)
+		SettleCounted(ctx context.Context, companyID int64, scanID string) error
 	}
 	TriageOps interface {
 		CollectTriageIDs(ctx context.Context, op schema.TriageOpItem, ids []string, next string) (schema.TriageOpItem, error)

@@ -1,13 +1,16 @@
-// Package scanlife owns a scan's life, from the upload that creates it to
-// its end: accepting an upload (the scan's id, the project got or
-// created, a repeated or conflicting run), checking a report (one decode,
-// parse and limit path, with one set of messages, for the upload's
-// synchronous answer and for the ingester alike), ingesting it (quality,
-// SCA and SAST findings, then completing the scan explicitly) and failing
-// it (every journal its writers left owing settled, then the scan ended
-// incomplete with its scan_failed event). The upload handler and the
-// ingester call it; it reaches the store through the narrow Store it
-// declares (see docs/architecture.md, "A scan's life").
+// Package scanlife owns a scan's life from the upload that creates it:
+// accepting an upload (the scan's id, the project got or created, a
+// repeated or conflicting run), checking a report (one decode, parse and
+// limit path, with one set of messages, for the upload's synchronous
+// answer and for the ingester alike) and failing a scan (every journal
+// its writers left owing settled, then the scan ended incomplete with its
+// scan_failed event), for the ingester and the stalled sweep alike. The
+// upload handler, the ingester and the sweep call it; it reaches the store
+// through the narrow Store and Failing it declares (see
+// docs/architecture.md, "A scan's life"). Writing a checked report's
+// findings is still the ingester's (shared/ingest.Write), and completing
+// the scan still the SAST lifecycle's last transaction
+// (findings.ApplyScan).
 package scanlife
 
 import (

@@ -9,12 +9,16 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/ingest"
 	"github.com/acme/codescan-api/shared/scanlife"
+	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/scans"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -129,5 +133,41 @@ func TestAcceptOwnsTheRun(t *testing.T) {
 		if !errors.As(err, &ref) || ref.Kind != scanlife.Conflict || ref.Message != c.msg {
 			t.Errorf("%s/%s: %v", c.project, c.digest, err)
 		}
+	}
+}
+
+// Failing a scan ends it incomplete with its reason, problems and
+// scan_failed event, once: a scan no longer processing stays as it is.
+func TestFailEndsAScanOnce(t *testing.T) {
+	t.Parallel()
+	full := testenv.NewStore(t)
+	ctx := context.Background()
+	p, err := full.Catalog.CreateProject(ctx, schema.Project{CompanyID: 9, Name: "svc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := full.Scans.CreateScan(ctx, scans.Scan{CompanyID: 9, ProjectID: p.ID, Branch: "main", Engine: "sarif", Tool: "t",
+		RunID: uuid.NewString(), Status: scans.ScanProcessing})
+	if err != nil {
+		t.Fatal(err)
+	}
+	problems := []scans.ScanError{{ScanType: "sarif", Level: "error", Location: "report", Message: "The report is not valid gzip"}}
+	at := time.Date(2026, 11, 28, 2, 0, 0, 0, time.UTC)
+	if changed, err := scanlife.Fail(ctx, scanlife.FailingOf(full), sc, scanlife.ReasonUnreadable, problems, at); err != nil || !changed {
+		t.Fatalf("fail: %v %v", changed, err)
+	}
+	got, err := full.Scans.GetScan(ctx, 9, sc.ID)
+	if err != nil || got.Status != scans.ScanIncomplete || got.FailedReason != scanlife.ReasonUnreadable || len(got.ScanErrors) != 1 {
+		t.Fatalf("the failed scan: %+v %v", got, err)
+	}
+	tb := ddb.New(full.Client(), full.TableName())
+	var ev struct {
+		Type string `dynamodbav:"type"`
+	}
+	if err := tb.GetItemConsistent(ctx, schema.EventKey(9, "scan_failed-"+sc.ID), &ev); err != nil {
+		t.Fatalf("the scan_failed event: %+v %v", ev, err)
+	}
+	if changed, err := scanlife.Fail(ctx, scanlife.FailingOf(full), got, "again", nil, at); err != nil || changed {
+		t.Fatalf("failing a failed scan: %v %v", changed, err)
 	}
 }

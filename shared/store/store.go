@@ -93,7 +93,7 @@ func New(db *dynamodb.Client, table string, opts ...Option) *Store {
 	s.TriageOps = triageops.New(s.t, s.Ledger)
 	s.TriageRules = triagerules.New(s.t, s.Ledger)
 	s.Scans = scans.New(s.t, s.Ledger)
-	s.Findings = findings.New(s.t, s.Ledger, findings.Deps{Catalog: s.Catalog, Scans: s.Scans,
+	s.Findings = findings.New(s.t, s.Ledger, findings.Deps{Catalog: s.Catalog,
 		Trends: s.Trends, Decisions: s.Decisions, Rules: s.TriageRules})
 	s.Lists = issuelists.New(s.t, s.Findings, s.Scans, s.Catalog, s.Tenancy, s.Trends, s.Acceptances)
 	s.Triage = triage.New(s.t, s.Ledger, s.Findings, s.Lists, s.TriageOps, s.TriageRules, s.Decisions, s.Acceptances)

@@ -68,7 +68,7 @@ func (w *world) writer(now time.Time, opts ...func(*dynamodb.Options)) *writer {
 	tb.Now = func() time.Time { return now }
 	l := &ledger.Ledger{T: tb, Retention: ledger.DefaultAuditRetention}
 	wr := &writer{tb: tb, scans: scans.New(tb, l), catalog: catalog.New(tb, l)}
-	wr.f = findings.New(tb, l, findings.Deps{Catalog: wr.catalog, Scans: wr.scans, Trends: trends.New(tb),
+	wr.f = findings.New(tb, l, findings.Deps{Catalog: wr.catalog, Trends: trends.New(tb),
 		Decisions: decisions.New(tb), Rules: triagerules.New(tb, l)})
 	return wr
 }

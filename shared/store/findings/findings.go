@@ -18,7 +18,6 @@ import (
 	"github.com/acme/codescan-api/shared/store/decisions"
 	"github.com/acme/codescan-api/shared/store/internal/scanjournal"
 	"github.com/acme/codescan-api/shared/store/ledger"
-	"github.com/acme/codescan-api/shared/store/scans"
 	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/store/trends"
 	"github.com/acme/codescan-api/shared/triagemodel"
@@ -33,15 +32,11 @@ type Findings struct {
 }
 
 // Deps are what the findings need of other areas while they write: a
-// project's name, a scan (and its failure), trend moves, decisions and
+// project's name, trend moves, decisions and
 // active triage rules.
 type Deps struct {
 	Catalog interface {
 		GetProject(ctx context.Context, companyID, projectID int64) (schema.Project, error)
-	}
-	Scans interface {
-		GetScan(ctx context.Context, companyID int64, scanID string) (scans.Scan, error)
-		FailScan(ctx context.Context, sc scans.Scan, reason string, problems []scans.ScanError, ev *schema.Event) (bool, error)
 	}
 	Trends interface {
 		TxMoves(companyID int64, moves []trends.Move) ([]types.TransactWriteItem, error)

@@ -9,7 +9,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/acme/codescan-api/shared/store/ddb"
-	"github.com/acme/codescan-api/shared/store/internal/counted"
 	"github.com/acme/codescan-api/shared/store/internal/lease"
 	"github.com/acme/codescan-api/shared/store/internal/scanjournal"
 	"github.com/acme/codescan-api/shared/store/scans"
@@ -182,39 +181,29 @@ func entryDelta(e scanjournal.Entry) *counterDelta {
 	return &counterDelta{scope: schema.Scope{ProjectID: e.Project, Branch: e.Branch}, dim: e.Dim, group: e.Group, cells: e.Cells}
 }
 
-// FailScan ends a scan that is still processing as incomplete (see
-// scans.FailScan), first settling what its writers left owing the
-// counters: the journal of its quality and SCA findings (counted.Put), and,
-// when the branch's head names it, the journal of its issues, under the
-// branch's lease, so that the counters equal what the scan wrote. A branch
-// busy with another upload for longer than a lease wait answers
-// ErrUnavailable, to be tried again.
-func (x *Findings) FailScan(ctx context.Context, companyID int64, scanID, reason string, problems []scans.ScanError, ev *schema.Event) (bool, error) {
-	sc, err := x.d.Scans.GetScan(ctx, companyID, scanID)
-	if err != nil {
-		return false, err
-	}
-	if err := counted.Settle(ctx, x.t, schema.CountJournalPK(companyID, sc.ID)); err != nil {
-		return false, err
-	}
+// SettleScanJournal settles the journal of sc's issues when the
+// branch's head still names it (its writer gave up midway), under the
+// branch's lease, so that the counters equal the issues the scan wrote:
+// what failing the scan does first (scanlife.Fail). A branch busy with
+// another upload for longer than a lease wait answers ErrUnavailable, to
+// be tried again.
+func (x *Findings) SettleScanJournal(ctx context.Context, companyID int64, sc scans.Scan) error {
 	var head ScanHead
-	err = x.t.GetItemConsistent(ctx, headKey(companyID, sc.ProjectID, sc.Branch, sc.Tool), &head)
+	err := x.t.GetItemConsistent(ctx, headKey(companyID, sc.ProjectID, sc.Branch, sc.Tool), &head)
 	if err != nil && !errors.Is(err, ddb.ErrNotFound) {
-		return false, err
+		return err
 	}
-	if head.Journal == sc.ID {
-		_, f, err := x.takeLease(ctx, companyID, sc, sc.ID+"/fail/"+uuid.NewString())
-		if err != nil {
-			return false, err
-		}
-		lctx, stop := x.keepLease(ctx, companyID, sc, f.Owner)
-		lctx = lease.WithFence(lctx, f) // its writes too (fence.go)
-		err = x.journal.Settle(lctx, companyID, sc.ID)
-		stop()
-		x.releaseLease(ctx, companyID, sc, f.Owner, false) // a settlement that failed wrote nothing that matters late (fixGen)
-		if err != nil {
-			return false, lease.LostCause(lctx, err)
-		}
+	if head.Journal != sc.ID {
+		return nil
 	}
-	return x.d.Scans.FailScan(ctx, sc, reason, problems, ev)
+	_, f, err := x.takeLease(ctx, companyID, sc, sc.ID+"/fail/"+uuid.NewString())
+	if err != nil {
+		return err
+	}
+	lctx, stop := x.keepLease(ctx, companyID, sc, f.Owner)
+	lctx = lease.WithFence(lctx, f) // its writes too (fence.go)
+	err = x.journal.Settle(lctx, companyID, sc.ID)
+	stop()
+	x.releaseLease(ctx, companyID, sc, f.Owner, false) // a settlement that failed wrote nothing that matters late (scanjournal's fix generation)
+	return lease.LostCause(lctx, err)
 }

@@ -49,7 +49,7 @@ func compose(t *testing.T) *areas {
 	l := &ledger.Ledger{T: tb, Retention: ledger.DefaultAuditRetention}
 	a := &areas{tb: tb, catalog: catalog.New(tb, l), rules: triagerules.New(tb, l), ops: triageops.New(tb, l)}
 	sc, tr, dec, acc := scans.New(tb, l), trends.New(tb), decisions.New(tb), acceptances.New(tb)
-	a.f = findings.New(tb, l, findings.Deps{Catalog: a.catalog, Scans: sc, Trends: tr, Decisions: dec, Rules: a.rules})
+	a.f = findings.New(tb, l, findings.Deps{Catalog: a.catalog, Trends: tr, Decisions: dec, Rules: a.rules})
 	a.lists = issuelists.New(tb, a.f, sc, a.catalog, tenancy.New(tb, l), tr, acc)
 	a.triage = triage.New(tb, l, a.f, a.lists, a.ops, a.rules, dec, acc)
 	a.sca = sca.New(tb, l, sca.Deps{Exploits: exploits.New(tb), Rules: a.rules, Ops: a.ops})
