@@ -33,6 +33,7 @@ import (
 	"github.com/acme/codescan-api/shared/metrics"
 	"github.com/acme/codescan-api/shared/reports"
 	"github.com/acme/codescan-api/shared/reportstore"
+	"github.com/acme/codescan-api/shared/scanlife"
 	"github.com/acme/codescan-api/shared/store/ddb"
 	"github.com/acme/codescan-api/shared/store/scans"
 	"github.com/acme/codescan-api/shared/store/schema"
@@ -193,27 +194,18 @@ func (in *Ingester) ingest(ctx context.Context, job Job, sc scans.Scan) (int, er
 	raw, err := in.Reports.Get(ctx, reportstore.ReportKey(job.CompanyID, sc.ID, sc.ReportSHA256), ingest.MaxReportBytes)
 	switch {
 	case errors.Is(err, reportstore.ErrNotFound):
-		return 0, in.fail(ctx, sc, "The uploaded report could not be read", "the stored report is missing (reports expire after %d days)", reportstore.ReportDays)
+		return 0, in.fail(ctx, sc, scanlife.ReasonUnreadable, "the stored report is missing (reports expire after %d days)", reportstore.ReportDays)
 	case errors.Is(err, reportstore.ErrTooLarge):
-		return 0, in.fail(ctx, sc, "The uploaded report is too large", "the stored report exceeds %d MiB", ingest.MaxReportBytes>>20)
+		return 0, in.fail(ctx, sc, scanlife.ReasonTooLarge, "the stored report exceeds %d MiB", ingest.MaxReportBytes>>20)
 	case err != nil:
 		return 0, err
 	}
-	data, err := ingest.Decode(raw)
-	switch {
-	case errors.Is(err, ingest.ErrBadGzip):
-		return 0, in.fail(ctx, sc, "The uploaded report could not be read", "the report is not valid gzip")
-	case errors.Is(err, ingest.ErrTooLarge):
-		return 0, in.fail(ctx, sc, "The uploaded report is too large", "the decompressed report exceeds %d MiB", ingest.MaxReportBytes>>20)
-	}
-	rep, err := reports.Parse(sc.Engine, data)
+	checked, err := scanlife.Check(sc.Engine, raw)
 	if err != nil {
 		return 0, in.refused(ctx, sc, err)
 	}
+	rep := checked.Parsed
 	n := len(rep.Findings)
-	if n > ingest.MaxFindings {
-		return n, in.fail(ctx, sc, "The uploaded report is too large", "the report has %d results; at most %d are accepted per upload", n, ingest.MaxFindings)
-	}
 	if err := ingest.Sources(ctx, in.Reports, job.CompanyID, sc.RunID, rep.Findings); err != nil {
 		return n, err
 	}
@@ -221,7 +213,7 @@ func (in *Ingester) ingest(ctx context.Context, job Job, sc scans.Scan) (int, er
 	if err != nil {
 		return n, err
 	}
-	if err := in.components(ctx, sc, proj, data); err != nil {
+	if err := in.components(ctx, sc, proj, checked); err != nil {
 		return n, err
 	}
 	if err := ingest.Write(ctx, ingest.Store{Findings: in.Store.Findings, Quality: in.Store.Quality, SCA: in.Store.SCA}, job.CompanyID, sc, proj, rep.Findings); err != nil {
@@ -232,28 +224,26 @@ func (in *Ingester) ingest(ctx context.Context, job Job, sc scans.Scan) (int, er
 	return n, nil
 }
 
-// refused ends the scan incomplete for a report its reader refuses.
+// refused ends the scan incomplete for a report refused (scanlife.Check:
+// its reason, and the message the upload would have answered) or one its
+// reader could not read.
 func (in *Ingester) refused(ctx context.Context, sc scans.Scan, err error) error {
-	var bad *reports.InvalidError
-	var big *reports.TooLargeError
-	switch {
-	case errors.As(err, &bad):
-		return in.fail(ctx, sc, "The uploaded report is invalid", "invalid %s report: %s", sc.Engine, bad.Problem)
-	case errors.As(err, &big):
-		return in.fail(ctx, sc, "The uploaded report is too large", "the report has more than %d %s", big.Limit, big.What)
+	var ref *scanlife.Refused
+	if errors.As(err, &ref) {
+		return in.fail(ctx, sc, ref.Reason, "%s", ref.Message)
 	}
-	return in.fail(ctx, sc, "The uploaded report could not be read", "%s", err.Error())
+	return in.fail(ctx, sc, scanlife.ReasonUnreadable, "%s", err.Error())
 }
 
 // components keeps the components a report lists (SBOMs, the SCA
 // scanners' package lists) as its engine's set on the scan's branch, and
 // announces the blast radius of the advisories it brings (ingest's
 // WriteComponents); reports of other engines list none.
-func (in *Ingester) components(ctx context.Context, sc scans.Scan, proj schema.Project, data []byte) error {
+func (in *Ingester) components(ctx context.Context, sc scans.Scan, proj schema.Project, rep scanlife.Report) error {
 	if !reports.ListsComponents(sc.Engine) {
 		return nil
 	}
-	inv, err := reports.Components(sc.Engine, data)
+	inv, err := scanlife.Components(sc.Engine, rep)
 	if err != nil {
 		return in.refused(ctx, sc, err)
 	}
@@ -278,17 +268,8 @@ func (in *Ingester) now() time.Time {
 // once that is stored.
 func (in *Ingester) fail(ctx context.Context, sc scans.Scan, reason, detail string, args ...any) error {
 	msg := fmt.Sprintf(detail, args...)
-	proj, err := in.Store.Catalog.GetProject(ctx, sc.CompanyID, sc.ProjectID)
-	if err != nil {
-		return err
-	}
-	ev, err := scans.ScanFailedEvent(sc, proj.Name, reason, in.now())
-	if err != nil {
-		return err
-	}
-	changed, err := in.Store.Findings.FailScan(ctx, sc.CompanyID, sc.ID, reason, []scans.ScanError{{
-		ScanType: sc.Engine, Level: levelError, Location: "report", Message: msg,
-	}}, ev)
+	changed, err := scanlife.Fail(ctx, scanlife.Failing{Catalog: in.Store.Catalog, Findings: in.Store.Findings, Scans: in.Store.Scans},
+		sc, reason, []scans.ScanError{{ScanType: sc.Engine, Level: levelError, Location: "report", Message: msg}}, in.now())
 	if err != nil {
 		return err
 	}

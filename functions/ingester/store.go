@@ -28,7 +28,7 @@ type Store struct {
 	}
 	Findings interface {
 		ApplyScan(ctx context.Context, companyID int64, sc scans.Scan, found []findings.Issue) (findings.ApplyResult, error)
-		FailScan(ctx context.Context, companyID int64, scanID string, reason string, problems []scans.ScanError, ev *schema.Event) (bool, error)
+		SettleScanJournal(ctx context.Context, companyID int64, sc scans.Scan) error
 	}
 	Ledger interface {
 		RecordEventOnce(ctx context.Context, e schema.Event) (bool, error)
@@ -43,7 +43,9 @@ type Store struct {
 		PutScanSCAIssues(ctx context.Context, companyID int64, sc scans.Scan, found []sca.Issue) error
 	}
 	Scans interface {
+		FailScan(ctx context.Context, sc scans.Scan, reason string, problems []scans.ScanError, ev *schema.Event) (bool, error)
 		GetScan(ctx context.Context, companyID int64, scanID string) (scans.Scan, error)
+		SettleCounted(ctx context.Context, companyID int64, scanID string) error
 	}
 	Triage interface {
 		ApplyTriagePage(ctx context.Context, op schema.TriageOpItem) (schema.TriageOpItem, error)

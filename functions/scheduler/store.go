@@ -32,8 +32,8 @@ type Store struct {
 		Lookup(ctx context.Context, cves []string) (map[string]exploits.Enrichment, bool, error)
 	}
 	Findings interface {
-		FailScan(ctx context.Context, companyID int64, scanID string, reason string, problems []scans.ScanError, ev *schema.Event) (bool, error)
 		MarkBreached(ctx context.Context, i findings.Issue) error
+		SettleScanJournal(ctx context.Context, companyID int64, sc scans.Scan) error
 	}
 	Ledger interface {
 		RecordEventOnce(ctx context.Context, e schema.Event) (bool, error)
@@ -49,7 +49,9 @@ type Store struct {
 	}
 	Scans interface {
 		ClearStalled(ctx context.Context, st scans.StalledScan) error
+		FailScan(ctx context.Context, sc scans.Scan, reason string, problems []scans.ScanError, ev *schema.Event) (bool, error)
 		GetScan(ctx context.Context, companyID int64, scanID string) (scans.Scan, error)
+		SettleCounted(ctx context.Context, companyID int64, scanID string) error
 		StalledScans(ctx context.Context, before time.Time, limit int) ([]scans.StalledScan, error)
 	}
 	Tenancy interface {

@@ -303,7 +303,7 @@ func TestWorkerFailure(t *testing.T) {
 	w.env.Ingest(t, w.company.ID, up.ScanID)
 	v := pollScan(t, w.env, scans, w.company.Admin, up.ScanID, time.Second)
 	if v.Status != storescans.ScanIncomplete || v.FailedReason == nil || *v.FailedReason != "The uploaded report could not be read" ||
-		len(v.ScanErrors) != 1 || v.ScanErrors[0].Level != "error" || v.ScanErrors[0].Message != "the report is not valid gzip" {
+		len(v.ScanErrors) != 1 || v.ScanErrors[0].Level != "error" || v.ScanErrors[0].Message != "The report is not valid gzip" { // the upload's own answer for the same report
 		t.Fatalf("failed scan: %+v", v)
 	}
 	if _, total := w.groups(t, "project=broken"); total != 0 {

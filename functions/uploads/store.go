@@ -14,9 +14,6 @@ import (
 // they make and no others; StoreOf composes it from the store's areas.
 type Store struct {
 	Catalog interface {
-		CreateProject(ctx context.Context, p schema.Project) (schema.Project, error)
-		GetProject(ctx context.Context, companyID int64, projectID int64) (schema.Project, error)
-		ProjectByName(ctx context.Context, companyID int64, name string) (schema.Project, error)
 		SetProjectRepoURLIfEmpty(ctx context.Context, companyID int64, projectID int64, repoURL string) error
 	}
 	Ledger interface {
@@ -24,7 +21,6 @@ type Store struct {
 	}
 	Scans interface {
 		AppendUploadChunk(ctx context.Context, companyID int64, r scans.UploadRun, c scans.UploadChunk, at time.Time) (scans.UploadRun, error)
-		CreateScan(ctx context.Context, sc scans.Scan) (scans.Scan, error)
 		GetUploadRun(ctx context.Context, companyID int64, runID string, at time.Time) (scans.UploadRun, error)
 		PutCIData(ctx context.Context, companyID int64, d scans.CIData) error
 		ReserveSource(ctx context.Context, companyID int64, runID string, size int64, b scans.SourceBudget, expires time.Time) error

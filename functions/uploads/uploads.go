@@ -18,6 +18,7 @@ import (
 	"github.com/acme/codescan-api/shared/ingest"
 	"github.com/acme/codescan-api/shared/reportstore"
 	"github.com/acme/codescan-api/shared/routes"
+	"github.com/acme/codescan-api/shared/scanlife"
 	"github.com/acme/codescan-api/shared/store/ddb"
 	"github.com/acme/codescan-api/shared/store/scans"
 	"github.com/acme/codescan-api/shared/store/schema"
@@ -35,6 +36,7 @@ const (
 
 type handlers struct {
 	store   Store
+	life    scanlife.Store
 	reports reportstore.Store
 	opts    Options
 	now     func() time.Time
@@ -96,7 +98,7 @@ func Build(d config.Deps, o Options) (http.Handler, error) {
 	if o.PendingQuota < MaxReportBytes {
 		return nil, fmt.Errorf("uploads: a pending quota of %d bytes is below the largest report (%d)", o.PendingQuota, MaxReportBytes)
 	}
-	h := handlers{store: StoreOf(d.Store), reports: d.Reports, opts: o, now: d.Clock()}
+	h := handlers{store: StoreOf(d.Store), life: scanlife.StoreOf(d.Store), reports: d.Reports, opts: o, now: d.Clock()}
 	return d.Server.Group(routes.GroupUploads, map[string]httpapi.HandlerFunc{
 		"POST /scan-upload":       h.scanUpload,
 		"POST /code-upload":       h.codeUpload,

@@ -141,6 +141,14 @@ func (s *stack) openTable(ctx context.Context, env config.Env) (db *dynamodb.Cli
 	if err := bulkload.CreateTable(ctx, s.store, false); err != nil {
 		return nil, false, err
 	}
+	// A data directory written before the issues' index keys gets them
+	// before anything is served: the issue lists read those indexes
+	// without asking (issuelists.BackfillDueIndex).
+	for done := false; !done; {
+		if done, _, err = s.store.Lists.BackfillDueIndex(ctx, time.Now().Add(time.Minute)); err != nil {
+			return nil, false, fmt.Errorf("index keys backfill: %w", err)
+		}
+	}
 	return db, fresh, nil
 }
 

@@ -14,7 +14,7 @@
 //     as no Lambda links them;
 //   - no group package (its cmd mains excepted) and no shared worker
 //     (httpapi, auth, deliveryengine, sweep, notify, recount, ingest,
-//     bulktriage, exportjob, prdecor, tickets, prtriage, gate) names the
+//     bulktriage, exportjob, prdecor, tickets, prtriage, gate, scanlife) names the
 //     concrete *store.Store outside its tests and its composition: each
 //     declares, per area of the store, the calls it makes, and its
 //     composition (func StoreOf(st *store.Store) Store { return

@@ -17,6 +17,7 @@ var workers = []string{
 	"./shared/httpapi", "./shared/auth", "./shared/deliveryengine", "./shared/sweep",
 	"./shared/notify", "./shared/recount", "./shared/ingest", "./shared/bulktriage",
 	"./shared/exportjob", "./shared/prdecor", "./shared/tickets", "./shared/prtriage", "./shared/gate",
+	"./shared/scanlife",
 }
 
 const storePkg = module + "shared/store"

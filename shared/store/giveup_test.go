@@ -17,6 +17,7 @@ import (
 
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/recount"
+	"github.com/acme/codescan-api/shared/scanlife"
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/scans"
@@ -135,7 +136,7 @@ func TestScanGivenUpLeavesCountersEqualToItsIssues(t *testing.T) {
 			if _, err := w.st.Triage.UpdateIssue(ctx, w.company, written[0].ID, triage.IssueUpdate{Status: &fp, Reason: &reason}, findings.Actor{UserID: 5}); err != nil {
 				t.Fatal(err)
 			}
-			changed, err := w.st.Findings.FailScan(ctx, w.company, sc.ID, "The upload could not be processed", nil, nil)
+			changed, err := failScan(ctx, w.st, w.company, sc.ID, "The upload could not be processed")
 			if err != nil || !changed {
 				t.Fatalf("give up: %v %v", changed, err)
 			}
@@ -177,7 +178,7 @@ func TestNextScanSettlesAJournalLeftBehind(t *testing.T) {
 		t.Fatalf("the next scan: %+v", res)
 	}
 	testenv.Recount(t, w.st, w.company)
-	if changed, err := w.st.Findings.FailScan(ctx, w.company, sc.ID, "The upload could not be processed", nil, nil); err != nil || !changed {
+	if changed, err := failScan(ctx, w.st, w.company, sc.ID, "The upload could not be processed"); err != nil || !changed {
 		t.Fatalf("give up: %v %v", changed, err)
 	}
 	testenv.Recount(t, w.st, w.company)
@@ -209,14 +210,14 @@ func TestSettlingAJournalSurvivesCrashes(t *testing.T) {
 	fixed := crashOn(w.st, 1, markerFixed)
 	paid := crashOn(w.st, 3, journalPayment)
 	for attempt := 0; attempt < 2; attempt++ {
-		if _, err := w.st.Findings.FailScan(ctx, w.company, sc.ID, "The upload could not be processed", nil, nil); err == nil || !strings.Contains(err.Error(), "crashed") {
+		if _, err := failScan(ctx, w.st, w.company, sc.ID, "The upload could not be processed"); err == nil || !strings.Contains(err.Error(), "crashed") {
 			t.Fatalf("settling attempt %d answered %v", attempt, err)
 		}
 	}
 	if fixed.Load() != 2 || paid.Load() < 3 {
 		t.Fatalf("crashes: the fix marked %d times, %d payments", fixed.Load(), paid.Load())
 	}
-	if changed, err := w.st.Findings.FailScan(ctx, w.company, sc.ID, "The upload could not be processed", nil, nil); err != nil || !changed {
+	if changed, err := failScan(ctx, w.st, w.company, sc.ID, "The upload could not be processed"); err != nil || !changed {
 		t.Fatalf("give up: %v %v", changed, err)
 	}
 	testenv.Recount(t, w.st, w.company)
@@ -258,11 +259,21 @@ func TestScanGivenUpPaysItsCountedWrites(t *testing.T) {
 	if err := recount.Check(ctx, recount.StoreOf(st), company); err == nil {
 		t.Fatal("a recount must see the counters short while the journals are not paid")
 	}
-	if changed, err := st.Findings.FailScan(ctx, company, sc.ID, "The upload could not be processed", nil, nil); err != nil || !changed {
+	if changed, err := failScan(ctx, st, company, sc.ID, "The upload could not be processed"); err != nil || !changed {
 		t.Fatalf("give up: %v %v", changed, err)
 	}
 	if q, s, ss, _ := totals(t, st, sc); q != len(qs) || s != len(sca) || ss != len(sca) {
 		t.Fatalf("totals after the give-up: quality %d, SCA %d, scan SCA %d; want %d each", q, s, ss, len(qs))
 	}
 	testenv.Recount(t, st, company)
+}
+
+// failScan fails a scan as the ingester and the stalled sweep do
+// (scanlife.Fail).
+func failScan(ctx context.Context, st *store.Store, company int64, scanID, reason string) (bool, error) {
+	sc, err := st.Scans.GetScan(ctx, company, scanID)
+	if err != nil {
+		return false, err
+	}
+	return scanlife.Fail(ctx, scanlife.FailingOf(st), sc, reason, nil, time.Now())
 }

@@ -75,7 +75,7 @@ func TestScanGivenUpOpensNoIssueItNeverWrote(t *testing.T) {
 	if _, err := w.st.Findings.ApplyScan(ctx, w.company, sc, w.found(sc, fs...)); err == nil {
 		t.Fatal("the crash was not injected")
 	}
-	if _, err := w.st.Findings.FailScan(ctx, w.company, sc.ID, "given up", nil, nil); err != nil {
+	if _, err := failScan(ctx, w.st, w.company, sc.ID, "given up"); err != nil {
 		t.Fatal(err)
 	}
 	testenv.Recount(t, w.st, w.company)
@@ -109,7 +109,7 @@ func TestSettlingRacesAnotherBranch(t *testing.T) {
 	hit := before(w.st, fixPayment, func(ctx context.Context) {
 		_, _, innerErr = w.apply("dev", "t", w.clock.Add(time.Hour), fs[0], fs[1], fs[2])
 	})
-	if _, err := w.st.Findings.FailScan(ctx, w.company, sc.ID, "given up", nil, nil); err != nil {
+	if _, err := failScan(ctx, w.st, w.company, sc.ID, "given up"); err != nil {
 		t.Fatal(err)
 	}
 	if !hit.Load() || innerErr != nil {
@@ -160,7 +160,7 @@ func TestWriterPaidPlainlyThenGaveUp(t *testing.T) {
 	if !hit.Load() || innerErr != nil {
 		t.Fatalf("race not injected: %v %v", hit.Load(), innerErr)
 	}
-	if _, err := w.st.Findings.FailScan(ctx, w.company, scan.ID, "given up", nil, nil); err != nil {
+	if _, err := failScan(ctx, w.st, w.company, scan.ID, "given up"); err != nil {
 		t.Fatal(err)
 	}
 	testenv.Recount(t, w.st, w.company)

@@ -83,7 +83,7 @@ func New(db *dynamodb.Client, table string, opts ...Option) *Store {
 	// decisions and acceptances (their ports), then given them (Use).
 	s.Triage = triage.New(s.t, s.Ledger)
 	s.Scans = scans.New(s.t, s.Ledger)
-	s.Findings = findings.New(s.t, s.Ledger, findings.Deps{Catalog: s.Catalog, Scans: s.Scans,
+	s.Findings = findings.New(s.t, s.Ledger, findings.Deps{Catalog: s.Catalog,
 		Trends: s.Trends, Decisions: s.Triage, Rules: s.Triage})
 	s.Lists = issuelists.New(s.t, s.Findings, s.Scans, s.Catalog, s.Tenancy, s.Trends, s.Triage)
 	s.SCA = sca.New(s.t, s.Ledger, sca.Deps{Exploits: s.Exploits, Rules: s.Triage})

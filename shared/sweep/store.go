@@ -16,11 +16,13 @@ type Store struct {
 		GetProject(ctx context.Context, companyID int64, projectID int64) (schema.Project, error)
 	}
 	Findings interface {
-		FailScan(ctx context.Context, companyID int64, scanID string, reason string, problems []scans.ScanError, ev *schema.Event) (bool, error)
+		SettleScanJournal(ctx context.Context, companyID int64, sc scans.Scan) error
 	}
 	Scans interface {
 		ClearStalled(ctx context.Context, st scans.StalledScan) error
+		FailScan(ctx context.Context, sc scans.Scan, reason string, problems []scans.ScanError, ev *schema.Event) (bool, error)
 		GetScan(ctx context.Context, companyID int64, scanID string) (scans.Scan, error)
+		SettleCounted(ctx context.Context, companyID int64, scanID string) error
 		StalledScans(ctx context.Context, before time.Time, limit int) ([]scans.StalledScan, error)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/acme/codescan-api/shared/scanlife"
 	"github.com/acme/codescan-api/shared/store/ddb"
 	"github.com/acme/codescan-api/shared/store/scans"
 )
@@ -66,16 +67,8 @@ func end(ctx context.Context, st Store, s scans.StalledScan, now time.Time) (boo
 	if err != nil {
 		return false, err
 	}
-	proj, err := st.Catalog.GetProject(ctx, sc.CompanyID, sc.ProjectID)
-	if err != nil && !errors.Is(err, ddb.ErrNotFound) {
-		return false, err
-	}
-	ev, err := scans.ScanFailedEvent(sc, proj.Name, Reason, now)
-	if err != nil {
-		return false, err
-	}
-	return st.Findings.FailScan(ctx, sc.CompanyID, sc.ID, Reason, []scans.ScanError{{
+	return scanlife.Fail(ctx, scanlife.Failing{Catalog: st.Catalog, Findings: st.Findings, Scans: st.Scans}, sc, Reason, []scans.ScanError{{
 		ScanType: sc.Engine, Level: "error", Location: "report",
 		Message: "processing did not finish within " + StalledAfter.String() + "; upload the report again with a new run_id",
-	}}, ev)
+	}}, now)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/acme/codescan-api/internal/testenv"
+	"github.com/acme/codescan-api/shared/scanlife"
 	"github.com/acme/codescan-api/shared/store/ddb"
 	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/scans"
@@ -50,7 +51,7 @@ func TestSweepEndsStalledScans(t *testing.T) {
 		t.Fatal(err)
 	}
 	failed := scan("44444444-4444-4444-8444-444444444444", 5*time.Hour)
-	if changed, err := st.Findings.FailScan(ctx, 7, failed.ID, "The uploaded report is invalid", nil, nil); err != nil || !changed {
+	if changed, err := scanlife.Fail(ctx, scanlife.FailingOf(st), failed, "The uploaded report is invalid", nil, now); err != nil || !changed {
 		t.Fatalf("fail: %v %v", changed, err)
 	}
 	// Only the stalled scan and the young one still wait.
@@ -107,11 +108,11 @@ type failing struct {
 	refuse map[string]error
 }
 
-func (f *failing) FailScan(ctx context.Context, companyID int64, scanID, reason string, problems []scans.ScanError, ev *schema.Event) (bool, error) {
-	if err := f.refuse[scanID]; err != nil {
-		return false, err
+func (f *failing) SettleScanJournal(ctx context.Context, companyID int64, sc scans.Scan) error {
+	if err := f.refuse[sc.ID]; err != nil {
+		return err
 	}
-	return f.Findings.FailScan(ctx, companyID, scanID, reason, problems, ev)
+	return f.Findings.SettleScanJournal(ctx, companyID, sc)
 }
 
 // A stalled scan that cannot be ended now is left for the next run and

@@ -1,12 +1,6 @@
 package findings
 
 import (
-	"context"
-
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
-	"github.com/acme/codescan-api/shared/store/ddb"
-	"github.com/acme/codescan-api/shared/store/internal/journal"
 	"github.com/acme/codescan-api/shared/store/internal/lease"
 )
 
@@ -25,7 +19,7 @@ import (
 //     scan's members are read as a branch's truth, and completing names
 //     the scan on the head in a fenced transaction; a late chunk rewrites
 //     what any attempt of the same scan writes;
-//   - a journal's items and brief (writeJournal): only the marker names
+//   - a journal's items and brief (scanjournal's write): only the marker names
 //     their generation, written in a fenced transaction; items of a
 //     generation no marker names are never paid, and expire;
 //   - the lease's own extension and release, conditional on the owner.
@@ -35,13 +29,3 @@ import (
 // extension was refused, or a fenced write was. The apply stopped and is
 // to be started again from scratch, under a new lease.
 var ErrLeaseLost = lease.ErrLost
-
-// pay pays journal items (see journal.Pay), fenced under a lease: the
-// check goes last among the moves, before the deletes journal.Pay adds.
-func (x *Findings) pay(ctx context.Context, paid []ddb.Key, moves []types.TransactWriteItem) error {
-	moves, at, err := lease.Fenced(ctx, x.t, moves)
-	if err != nil {
-		return err
-	}
-	return lease.Refused(ctx, journal.Pay(ctx, x.t, paid, moves), at)
-}

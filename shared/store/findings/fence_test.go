@@ -68,7 +68,7 @@ func (w *world) writer(now time.Time, opts ...func(*dynamodb.Options)) *writer {
 	l := &ledger.Ledger{T: tb, Retention: ledger.DefaultAuditRetention}
 	wr := &writer{tb: tb, scans: scans.New(tb, l), catalog: catalog.New(tb, l)}
 	tr := triage.New(tb, l)
-	wr.f = findings.New(tb, l, findings.Deps{Catalog: wr.catalog, Scans: wr.scans, Trends: trends.New(tb),
+	wr.f = findings.New(tb, l, findings.Deps{Catalog: wr.catalog, Trends: trends.New(tb),
 		Decisions: tr, Rules: tr})
 	return wr
 }

@@ -4,8 +4,9 @@
 // the trend records, the due index, history and events exact in the same
 // transactions; a scan's lifecycle under its branch lease; the
 // decisions, triage rules and risk terms that act on issues as they are
-// written. It builds on scans and catalog; issuelists reads what it
-// writes.
+// written. A scan's new issues go out under its journal
+// (internal/scanjournal), which moves their counters through this area.
+// It builds on scans and catalog; issuelists reads what it writes.
 package findings
 
 import (
@@ -14,8 +15,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/scanjournal"
 	"github.com/acme/codescan-api/shared/store/ledger"
-	"github.com/acme/codescan-api/shared/store/scans"
 	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/store/trends"
 	"github.com/acme/codescan-api/shared/triagemodel"
@@ -23,21 +24,18 @@ import (
 
 // Findings reads and writes issues.
 type Findings struct {
-	t *ddb.Table
-	l *ledger.Ledger
-	d Deps
+	t       *ddb.Table
+	l       *ledger.Ledger
+	d       Deps
+	journal *scanjournal.Journal
 }
 
 // Deps are what the findings need of other areas while they write: a
-// project's name, a scan (and its failure), trend moves, decisions and
+// project's name, trend moves, decisions and
 // active triage rules.
 type Deps struct {
 	Catalog interface {
 		GetProject(ctx context.Context, companyID, projectID int64) (schema.Project, error)
-	}
-	Scans interface {
-		GetScan(ctx context.Context, companyID int64, scanID string) (scans.Scan, error)
-		FailScan(ctx context.Context, sc scans.Scan, reason string, problems []scans.ScanError, ev *schema.Event) (bool, error)
 	}
 	Trends interface {
 		TxMoves(companyID int64, moves []trends.Move) ([]types.TransactWriteItem, error)
@@ -51,4 +49,8 @@ type Deps struct {
 }
 
 // New returns the area on a table, its ledger and the areas it reads.
-func New(t *ddb.Table, l *ledger.Ledger, d Deps) *Findings { return &Findings{t: t, l: l, d: d} }
+func New(t *ddb.Table, l *ledger.Ledger, d Deps) *Findings {
+	x := &Findings{t: t, l: l, d: d}
+	x.journal = scanjournal.New(t, journalPort{x}, d.Trends)
+	return x
+}

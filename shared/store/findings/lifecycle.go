@@ -52,7 +52,7 @@ type ScanHead struct {
 	LeaseOwner    string `dynamodbav:"lease_owner,omitempty"`
 	LeaseUntil    int64  `dynamodbav:"lease_until,omitempty"` // unix ms
 	// Journal names the scan whose journal was written last (see
-	// bulkcreate.go): the next holder settles it before anything else.
+	// internal/scanjournal): the next holder settles it before anything else.
 	Journal string `dynamodbav:"journal,omitempty"`
 	// adopted is true when the scan's category had no scan yet and takes
 	// over the uncategorised head's truth (categories.go); never stored.
@@ -115,7 +115,7 @@ func (x *Findings) ApplyScan(ctx context.Context, companyID int64, sc scans.Scan
 
 func (x *Findings) applyLeased(ctx context.Context, companyID int64, sc scans.Scan, f lease.Fence, head ScanHead, found []Issue) (ApplyResult, error) {
 	if head.Journal != "" {
-		if err := x.settleJournal(ctx, companyID, head.Journal); err != nil {
+		if err := x.journal.Settle(ctx, companyID, head.Journal); err != nil {
 			return ApplyResult{}, err
 		}
 	}

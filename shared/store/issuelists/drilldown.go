@@ -200,19 +200,14 @@ func (x *Lists) readSegments(ctx context.Context, segs []segment, f IssueFilter,
 }
 
 // skipIssues is the start after the first n matches of a segment's list.
-// The Offset index mirrors the CWE index (GSI1) of every issue, so an
-// unfiltered CWE segment skips keys only there (~100 bytes an issue) once
-// every stored issue carries its Offset keys (BackfillDueIndex); else the
-// segment's issues before the page are read.
+// The Offset index mirrors the CWE index (GSI1) of every issue (a table
+// written before it got its keys from BackfillDueIndex, which must have
+// run before this version serves reads: see duebackfill.go), so an
+// unfiltered CWE segment skips keys only there (~100 bytes an issue);
+// else the segment's issues before the page are read.
 func (x *Lists) skipIssues(ctx context.Context, l page.List, n int) (page.Start, bool, error) {
 	if l.Index == tabledef.GSI1 && l.Filter == nil {
-		ready, err := x.issueKeysReady(ctx)
-		if err != nil {
-			return page.Start{}, false, err
-		}
-		if ready {
-			l.OffsetPartition = l.Partition
-		}
+		l.OffsetPartition = l.Partition
 	}
 	return page.Skip(ctx, x.t, l, n)
 }

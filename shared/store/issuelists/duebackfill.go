@@ -18,10 +18,13 @@ import (
 // table, a `make run` data directory) lack their keys. BackfillDueIndex
 // sets them, once per table: one state item records how far it got (company, issue shard), so
 // a run cut short (a Lambda's timeout) resumes there, and done once every
-// company is through. The scheduler's SLA and digest jobs call it first,
-// so a deploy backfills at the next hourly run without a manual step;
-// after that it costs them one read. bulkload.CreateTable marks a table it creates
-// done (its issues are all written with the keys).
+// company is through. It is a job, never a step of a read: the scheduler's
+// SLA and digest jobs call it first (after it is done it costs them one
+// read), the dev server runs it to the end on start, and
+// bulkload.CreateTable marks a table it creates done (its issues are all
+// written with the keys). The issue lists read the Offset index without
+// asking, so the backfill must be done before a version that reads it
+// serves a table written before the index (docs/deploying.md says how).
 
 // backfillSaveEvery is how many shards the backfill does between saves of
 // its progress: a resumed run does at most that many again.
@@ -120,21 +123,4 @@ func (x *Lists) backfillShard(ctx context.Context, companyID int64, shard int) (
 		}
 	}
 	return n, err
-}
-
-// issueKeysReady reports whether every stored issue carries its Offset
-// keys (the backfill is done), so skipping may read the Offset index. Once
-// true it stays true: the store remembers it and stops asking.
-func (x *Lists) issueKeysReady(ctx context.Context) (bool, error) {
-	if x.issueKeys.Load() {
-		return true, nil
-	}
-	var st schema.BackfillState
-	if err := x.t.GetItem(ctx, schema.IssueKeysBackfillKey, &st); err != nil && !errors.Is(err, ddb.ErrNotFound) {
-		return false, err
-	}
-	if st.Done {
-		x.issueKeys.Store(true)
-	}
-	return st.Done, nil
 }

@@ -8,7 +8,6 @@ package issuelists
 
 import (
 	"context"
-	"sync/atomic"
 	"time"
 
 	"github.com/acme/codescan-api/shared/store/catalog"
@@ -28,8 +27,6 @@ type Lists struct {
 	tenancy     *tenancy.Tenancy
 	trends      *trends.Trends
 	acceptances Acceptances
-	// issueKeys is set once every issue carries its Offset keys.
-	issueKeys atomic.Bool
 }
 
 // Acceptances is what the lists read of risk acceptances (the triage

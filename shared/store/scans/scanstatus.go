@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/counted"
 	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
 )
@@ -20,8 +21,8 @@ import (
 // transaction when it is given. It is conditional on the scan still
 // processing, so a redelivered failure, or one that loses the race against
 // a completing attempt, changes nothing and records no event; it reports
-// whether it changed the scan. sc is the scan as its caller read it (the
-// facade's FailScan settles its counters first).
+// whether it changed the scan. sc is the scan as its caller read it
+// (scanlife.Fail settles its counters first).
 func (x *Scans) FailScan(ctx context.Context, sc Scan, reason string, problems []ScanError, ev *schema.Event) (bool, error) {
 	upd := expression.Set(expression.Name("status"), expression.Value(ScanIncomplete)).
 		Set(expression.Name("failed_reason"), expression.Value(reason)).
@@ -52,6 +53,13 @@ func (x *Scans) FailScan(ctx context.Context, sc Scan, reason string, problems [
 		return false, nil
 	}
 	return err == nil, err
+}
+
+// SettleCounted pays what the scan's counted writes (its quality and SCA
+// findings, internal/counted) left owing the counters: what failing the
+// scan does first (scanlife.Fail).
+func (x *Scans) SettleCounted(ctx context.Context, companyID int64, scanID string) error {
+	return counted.Settle(ctx, x.t, schema.CountJournalPK(companyID, scanID))
 }
 
 // ScanFailedEvent is the scan_failed notification event of a scan that

@@ -1,4 +1,4 @@
-package findings
+package scanjournal
 
 import (
 	"context"
@@ -11,9 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/acme/codescan-api/shared/store/ddb"
-	"github.com/acme/codescan-api/shared/store/internal/counted"
 	"github.com/acme/codescan-api/shared/store/internal/lease"
-	"github.com/acme/codescan-api/shared/store/scans"
 	"github.com/acme/codescan-api/shared/store/schema"
 )
 
@@ -40,7 +38,7 @@ type created struct {
 }
 
 // briefItem is one item of a journal's brief: evidence, not a debt, so it
-// is never paid, and it expires (journalRetention).
+// is never paid, and it expires (retention).
 type briefItem struct {
 	ddb.Key
 	Groups    []created `dynamodbav:"groups"`
@@ -59,7 +57,7 @@ const (
 )
 
 // briefItems are the brief of creates.
-func briefItems(pk, gen string, creates []IssueChange, expires int64) ([]briefItem, error) {
+func briefItems(pk, gen string, creates []Created, expires int64) ([]briefItem, error) {
 	type alike struct {
 		file           string
 		cwe            int
@@ -67,12 +65,11 @@ func briefItems(pk, gen string, creates []IssueChange, expires int64) ([]briefIt
 	}
 	groups := map[alike]*created{}
 	var order []*created
-	for _, c := range creates {
-		i := c.After
-		k := alike{i.FilePath, i.CWE, i.Urgency, i.Status}
+	for _, i := range creates {
+		k := alike{i.File, i.CWE, i.Urgency, i.Status}
 		g := groups[k]
 		if g == nil || len(g.IDs) == maxCreatedIDs*16 {
-			g = &created{File: i.FilePath, CWE: i.CWE, Urgency: i.Urgency, Status: i.Status}
+			g = &created{File: i.File, CWE: i.CWE, Urgency: i.Urgency, Status: i.Status}
 			groups[k] = g
 			order = append(order, g)
 		}
@@ -103,59 +100,59 @@ func briefItems(pk, gen string, creates []IssueChange, expires int64) ([]briefIt
 	return items, nil
 }
 
-// settleJournal settles the journal scanID left, if any; the caller holds
-// the branch's lease.
-func (x *Findings) settleJournal(ctx context.Context, companyID int64, scanID string) error {
-	var m journalMarker
-	switch err := x.t.GetItemConsistent(ctx, ddb.Key{PK: schema.ScanJournalPK(companyID, scanID), SK: schema.ScanJournalDoneSK}, &m); {
+// Settle settles the journal scanID left, if any; the caller holds the
+// branch's lease, and its context carries the lease's fence.
+func (j *Journal) Settle(ctx context.Context, companyID int64, scanID string) error {
+	var m marker
+	switch err := j.t.GetItemConsistent(ctx, ddb.Key{PK: schema.ScanJournalPK(companyID, scanID), SK: schema.ScanJournalDoneSK}, &m); {
 	case errors.Is(err, ddb.ErrNotFound):
 		return nil
 	case err != nil:
 		return err
 	}
-	brief, err := x.readBrief(ctx, m)
+	brief, err := j.readBrief(ctx, m)
 	if err != nil {
 		return err
 	}
 	if !m.Fixed {
-		if err := x.writeFix(ctx, companyID, scanID, m, brief); err != nil {
+		if err := j.writeFix(ctx, companyID, scanID, m, brief); err != nil {
 			return err
 		}
 	}
 	settled := map[ddb.Key]bool{}
 	for _, gen := range []string{m.Gen, fixGen(m.Gen)} {
-		g, err := x.readGeneration(ctx, m.PK, gen)
+		g, err := j.readGeneration(ctx, m.PK, gen)
 		if err != nil {
 			return err
 		}
-		if err := x.payGeneration(ctx, companyID, g, settled); err != nil {
+		if err := j.payGeneration(ctx, companyID, g, settled); err != nil {
 			return err
 		}
 	}
 	// Every counter of the brief: the writer may have paid some with plain
 	// ADDs and died before settling them.
-	due := slices.DeleteFunc(CounterKeys(companyID, brief), func(k ddb.Key) bool { return settled[k] })
-	if err := x.settleCounters(ctx, companyID, due); err != nil {
+	due := slices.DeleteFunc(j.issues.CounterKeys(companyID, brief), func(k ddb.Key) bool { return settled[k] })
+	if err := j.issues.SettleCounters(ctx, companyID, due); err != nil {
 		return err
 	}
-	return lease.WriteAll(ctx, x.t, []any{m.Key}) // fenced: the scan's next attempt may have journaled again since
+	return lease.WriteAll(ctx, j.t, []any{m.Key}) // fenced: the scan's next attempt may have journaled again since
 }
 
 // readBrief reads the new issues of m's journal, in brief.
-func (x *Findings) readBrief(ctx context.Context, m journalMarker) ([]Issue, error) {
+func (j *Journal) readBrief(ctx context.Context, m marker) ([]Created, error) {
 	var items []briefItem
-	if err := x.t.QueryAllConsistent(ctx, ddb.PKBeginsWith(m.PK, schema.ScanJournalBriefPrefix(m.Gen)), &items); err != nil {
+	if err := j.t.QueryAllConsistent(ctx, ddb.PKBeginsWith(m.PK, schema.ScanJournalBriefPrefix(m.Gen)), &items); err != nil {
 		return nil, err
 	}
 	if len(items) != m.Brief { // expired: settled far too late to know what was written
 		return nil, fmt.Errorf("journal of %s: %d of the %d items of its brief are left", m.PK, len(items), m.Brief)
 	}
-	var brief []Issue
+	var brief []Created
 	for _, it := range items {
 		for _, g := range it.Groups {
 			for b := g.IDs; len(b) >= 16; b = b[16:] {
-				brief = append(brief, Issue{ID: uuid.UUID(b[:16]).String(), ProjectID: m.Project, Branch: m.Branch,
-					CWE: g.CWE, FilePath: g.File, Urgency: g.Urgency, Status: g.Status, CreatedAt: m.At})
+				brief = append(brief, Created{ID: uuid.UUID(b[:16]).String(), ProjectID: m.Project, Branch: m.Branch,
+					CWE: g.CWE, File: g.File, Urgency: g.Urgency, Status: g.Status})
 			}
 		}
 	}
@@ -164,23 +161,22 @@ func (x *Findings) readBrief(ctx context.Context, m journalMarker) ([]Issue, err
 
 // writeFix writes the moves that take back what generation m.Gen pays for
 // the issues of brief that do not exist as the scan's, and marks them
-// written. Its writes are fenced (fence.go), the fix's items too: written
-// late, after the next holder settled the journal, they would be paid
-// again, or deleted before it pays them.
-func (x *Findings) writeFix(ctx context.Context, companyID int64, scanID string, m journalMarker, brief []Issue) error {
-	got, err := x.issuesByID(ctx, companyID, IDs(brief))
+// written. Its writes are fenced, the fix's items too: written late, after
+// the next holder settled the journal, they would be paid again, or
+// deleted before it pays them.
+func (j *Journal) writeFix(ctx context.Context, companyID int64, scanID string, m marker, brief []Created) error {
+	ids := make([]string, len(brief))
+	for n, c := range brief {
+		ids[n] = c.ID
+	}
+	written, err := j.issues.Written(ctx, companyID, scanID, ids)
 	if err != nil {
 		return err
 	}
-	var never []IssueChange
-	for n := range brief {
-		if i, ok := got[brief[n].ID]; !ok || i.ScanID != scanID {
-			never = append(never, IssueChange{After: &brief[n]})
-		}
-	}
+	never := slices.DeleteFunc(slices.Clone(brief), func(c Created) bool { return written[c.ID] })
 	// What a crashed attempt wrote goes first: this one may write fewer
 	// items.
-	old, err := x.readGeneration(ctx, m.PK, fixGen(m.Gen))
+	old, err := j.readGeneration(ctx, m.PK, fixGen(m.Gen))
 	if err != nil {
 		return err
 	}
@@ -188,58 +184,21 @@ func (x *Findings) writeFix(ctx context.Context, companyID int64, scanID string,
 	for _, k := range old.keys() {
 		stale = append(stale, k)
 	}
-	if err := lease.WriteAll(ctx, x.t, stale); err != nil {
+	if err := lease.WriteAll(ctx, j.t, stale); err != nil {
 		return err
 	}
 	if len(never) > 0 {
-		g, err := x.newGeneration(ctx, companyID, m.PK, fixGen(m.Gen), never, m.At, true, x.t.Clock().Add(journalRetention).Unix())
+		g, err := j.newGeneration(ctx, companyID, m.PK, fixGen(m.Gen), never, m.At, true, j.t.Clock().Add(retention).Unix())
 		if err != nil {
 			return err
 		}
-		if err := lease.WriteAll(ctx, x.t, g.items()); err != nil {
+		if err := lease.WriteAll(ctx, j.t, g.items()); err != nil {
 			return err
 		}
 	}
-	fixed, err := x.t.TxUpdate(m.Key, expression.Set(expression.Name("fixed"), expression.Value(true)), nil)
+	fixed, err := j.t.TxUpdate(m.Key, expression.Set(expression.Name("fixed"), expression.Value(true)), nil)
 	if err != nil {
 		return err
 	}
-	return lease.Transact(ctx, x.t, []types.TransactWriteItem{fixed})
-}
-
-// FailScan ends a scan that is still processing as incomplete (see
-// scans.FailScan), first settling what its writers left owing the
-// counters: the journal of its quality and SCA findings (counted.Put), and,
-// when the branch's head names it, the journal of its issues, under the
-// branch's lease, so that the counters equal what the scan wrote. A branch
-// busy with another upload for longer than a lease wait answers
-// ErrUnavailable, to be tried again.
-func (x *Findings) FailScan(ctx context.Context, companyID int64, scanID, reason string, problems []scans.ScanError, ev *schema.Event) (bool, error) {
-	sc, err := x.d.Scans.GetScan(ctx, companyID, scanID)
-	if err != nil {
-		return false, err
-	}
-	if err := counted.Settle(ctx, x.t, schema.CountJournalPK(companyID, sc.ID)); err != nil {
-		return false, err
-	}
-	var head ScanHead
-	err = x.t.GetItemConsistent(ctx, headKey(companyID, sc.ProjectID, sc.Branch, sc.Tool), &head)
-	if err != nil && !errors.Is(err, ddb.ErrNotFound) {
-		return false, err
-	}
-	if head.Journal == sc.ID {
-		_, f, err := x.takeLease(ctx, companyID, sc, sc.ID+"/fail/"+uuid.NewString())
-		if err != nil {
-			return false, err
-		}
-		lctx, stop := x.keepLease(ctx, companyID, sc, f.Owner)
-		lctx = lease.WithFence(lctx, f) // its writes too (fence.go)
-		err = x.settleJournal(lctx, companyID, sc.ID)
-		stop()
-		x.releaseLease(ctx, companyID, sc, f.Owner, false) // a settlement that failed wrote nothing that matters late (fixGen)
-		if err != nil {
-			return false, lease.LostCause(lctx, err)
-		}
-	}
-	return x.d.Scans.FailScan(ctx, sc, reason, problems, ev)
+	return lease.Transact(ctx, j.t, []types.TransactWriteItem{fixed})
 }
