@@ -36,7 +36,7 @@ import (
 // hence the read before.
 //
 // A company's findings of the new CVEs are read from its KEV list entries
-// (the list the import has just written: FilterSCAIssues, kev=true), at
+// (the list the import has just written: ListFilteredSCAIssues, kev=true), at
 // most maxKEVFindings per company, for every company (CompanyIDs), and
 // only in a run where some CVE entered KEV. Its cost is that of the
 // companies' findings in KEV, not of the new CVEs: the per-CVE references

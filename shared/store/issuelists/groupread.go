@@ -85,7 +85,7 @@ func (x *Lists) GroupCounts(ctx context.Context, companyID int64, scopes []schem
 }
 
 // MergedGroups adds up the groups of several scopes and sorts them in the
-// total order of GroupsPage. It reads every group of every scope (a few
+// total order of ListGroups. It reads every group of every scope (a few
 // Scopes at a time), so its cost grows with the scopes and their groups,
 // never with their issues.
 func (x *Lists) MergedGroups(ctx context.Context, companyID int64, scopes []schema.Scope, dim schema.Dimension) ([]findings.GroupCount, error) {
@@ -115,7 +115,7 @@ func (x *Lists) MergedGroups(ctx context.Context, companyID int64, scopes []sche
 	return out, nil
 }
 
-// SortGroups puts groups in the total order of GroupsPage.
+// SortGroups puts groups in the total order of ListGroups.
 func SortGroups(groups []findings.GroupCount) {
 	slices.SortFunc(groups, func(a, b findings.GroupCount) int {
 		if c := cmp.Compare(b.Count, a.Count); c != 0 {
