@@ -49,14 +49,11 @@ func pageRequest(r *http.Request) (storepage.Request, httpapi.Paging, error) {
 	return pg.Query(), pg, nil
 }
 
-// pageInfo is what every list of the group answers beside its rows: the
-// page number (by position, a page reached by token included) and the next
-// page's token (null on the last page).
-func pageInfo(pg httpapi.Paging, res storepage.Result) (page int, token any) {
-	if res.Next != "" {
-		token = res.Next
-	}
-	return pg.PageOf(res), token
+// withNullNext is l answering next_page_token as null on the last page,
+// as every list of the group does.
+func withNullNext(l httpapi.List) httpapi.List {
+	l.NullNext = true
+	return l
 }
 
 // nullable is s, or JSON null when empty.

@@ -151,8 +151,8 @@ func TestAPIKeyLifecycle(t *testing.T) {
 
 	// A member cannot create keys for others, nor revoke them.
 	w.do(t, "POST", "/api-keys", fmt.Sprintf(`{"name":"x","user_id":%d}`, other.ID), testenv.Key(member), http.StatusForbidden)
-	otherKeys, _, _, _ := w.env.Store.Tenancy.ListAPIKeys(context.Background(), acme.ID, other.ID, page.Request{Limit: 10})
-	w.do(t, "DELETE", fmt.Sprintf("/api-keys/%d", otherKeys[0].ID), "", testenv.Key(member), http.StatusNotFound)
+	otherKeys, _ := w.env.Store.Tenancy.ListAPIKeys(context.Background(), acme.ID, other.ID, page.Request{Limit: 10})
+	w.do(t, "DELETE", fmt.Sprintf("/api-keys/%d", otherKeys.Items[0].ID), "", testenv.Key(member), http.StatusNotFound)
 
 	// Revocation: the next request with the key is 401; revoking again
 	// returns the record unchanged.
@@ -401,7 +401,7 @@ func TestLastAdminGuardUnderConcurrency(t *testing.T) {
 	if ok != 4 || conflict != 1 {
 		t.Fatalf("%d succeeded, %d refused; want 4 and 1", ok, conflict)
 	}
-	users, err := w.env.Store.Tenancy.ListUsers(context.Background(), acme.ID)
+	users, err := w.env.Store.Tenancy.AllUsers(context.Background(), acme.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/acme/codescan-api/shared/cleantext"
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/store/ddb"
+	storepage "github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/store/schema"
 )
 
@@ -97,19 +98,11 @@ func (h handlers) listKeys(w http.ResponseWriter, r *http.Request) error {
 		}
 		owner = id
 	}
-	keys, res, total, err := h.store.ListAPIKeys(r.Context(), p.CompanyID, owner, pr)
+	keys, err := h.store.ListAPIKeys(r.Context(), p.CompanyID, owner, pr)
 	if err != nil {
 		return err
 	}
-	views := make([]keyJSON, 0, len(keys))
-	for _, k := range keys {
-		views = append(views, keyView(k))
-	}
-	page, token := pageInfo(pg, res)
-	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{
-		"status": "ok", "page": page, "page_size": pg.PageSize, "total_pages": pg.TotalPages(int(total)),
-		"total_api_keys": total, "api_keys": views, "next_page_token": token,
-	})
+	return httpapi.WriteList(w, pg, withNullNext(httpapi.Numbered("api_keys", "total_api_keys")), storepage.Map(keys, keyView))
 }
 
 func (h handlers) revokeKey(w http.ResponseWriter, r *http.Request) error {

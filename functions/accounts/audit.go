@@ -9,6 +9,7 @@ import (
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/store/ledger"
+	storepage "github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/store/tenancy"
 )
 
@@ -49,18 +50,11 @@ func (h handlers) listAudit(w http.ResponseWriter, r *http.Request) error {
 	if !f.From.IsZero() && !f.To.IsZero() && f.To.Before(f.From) {
 		return httpapi.Invalid("to must not be before from")
 	}
-	entries, res, err := h.store.ListAudit(r.Context(), p.CompanyID, f, pr)
+	entries, err := h.store.ListAudit(r.Context(), p.CompanyID, f, pr)
 	if err != nil {
 		return err
 	}
-	views := make([]entryJSON, 0, len(entries))
-	for _, e := range entries {
-		views = append(views, entryView(e))
-	}
-	page, token := pageInfo(pg, res)
-	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{
-		"status": "ok", "page": page, "page_size": pg.PageSize, "entries": views, "next_page_token": token,
-	})
+	return httpapi.WriteList(w, pg, httpapi.List{Rows: "entries", Page: true, PageSize: true, NullNext: true}, storepage.Map(entries, entryView))
 }
 
 type actorJSON struct {

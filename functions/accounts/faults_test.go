@@ -74,7 +74,8 @@ func TestCreateKeyUnderFaults(t *testing.T) {
 			inj.mu.Lock()
 			inj.at = 0
 			inj.mu.Unlock()
-			keys, _, total, err := w.env.Store.Tenancy.ListAPIKeys(context.Background(), acme.ID, 0, page.Request{Limit: 10})
+			keysPage, err := w.env.Store.Tenancy.ListAPIKeys(context.Background(), acme.ID, 0, page.Request{Limit: 10})
+			keys, total := keysPage.Items, keysPage.Count()
 			if err != nil {
 				t.Fatal(err)
 			}

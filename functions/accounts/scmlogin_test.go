@@ -62,7 +62,9 @@ func TestSCMLogin(t *testing.T) {
 	// A member may not link anyone.
 	w.do(t, "PATCH", path(dev), `{"scm_login":"mine"}`, testenv.Key(dev), http.StatusForbidden)
 
-	entries, _, err := w.env.Store.Tenancy.ListAudit(context.Background(), acme.ID, tenancy.AuditFilter{Action: "user.update"}, page.Request{Limit: 50})
+	entriesPage, err := w.env.Store.Tenancy.ListAudit(context.Background(), acme.ID, tenancy.AuditFilter{Action: "user.update"}, page.Request{Limit: 50})
+
+	entries := entriesPage.Items
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +94,8 @@ func TestSCMLoginIsOneChange(t *testing.T) {
 	path := func(u testenv.User) string { return "/users/" + strconv.FormatInt(u.ID, 10) }
 	updates := func() []tenancy.AuditRecord {
 		t.Helper()
-		entries, _, err := w.env.Store.Tenancy.ListAudit(ctx, acme.ID, tenancy.AuditFilter{Action: "user.update"}, page.Request{Limit: 50})
+		entriesPage, err := w.env.Store.Tenancy.ListAudit(ctx, acme.ID, tenancy.AuditFilter{Action: "user.update"}, page.Request{Limit: 50})
+		entries := entriesPage.Items
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,9 +15,9 @@ type Store interface {
 	CreateUser(ctx context.Context, u schema.User) (schema.User, error)
 	GetAPIKey(ctx context.Context, companyID, keyID int64) (schema.APIKey, error)
 	GetUser(ctx context.Context, companyID, userID int64) (schema.User, error)
-	ListAPIKeys(ctx context.Context, companyID, userID int64, q page.Request) ([]schema.APIKey, page.Result, int64, error)
-	ListAudit(ctx context.Context, companyID int64, f tenancy.AuditFilter, q page.Request) ([]tenancy.AuditRecord, page.Result, error)
-	ListUsersPage(ctx context.Context, companyID int64, facet string, q page.Request) ([]schema.User, page.Result, int64, error)
+	ListAPIKeys(ctx context.Context, companyID, userID int64, q page.Request) (page.Page[schema.APIKey], error)
+	ListAudit(ctx context.Context, companyID int64, f tenancy.AuditFilter, q page.Request) (page.Page[tenancy.AuditRecord], error)
+	ListUsers(ctx context.Context, companyID int64, facet string, q page.Request) (page.Page[schema.User], error)
 	RevokeAPIKey(ctx context.Context, companyID, keyID int64) (schema.APIKey, error)
 	UpdateUser(ctx context.Context, companyID, userID int64, ch tenancy.UserChange) (before, after schema.User, err error)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/acme/codescan-api/shared/prtriage"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/store/ddb"
+	storepage "github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/store/tenancy"
 )
@@ -48,19 +49,11 @@ func (h handlers) listUsers(w http.ResponseWriter, r *http.Request) error {
 		}
 		facet = tenancy.FacetPermission(perm)
 	}
-	users, res, total, err := h.store.ListUsersPage(r.Context(), p.CompanyID, facet, pr)
+	users, err := h.store.ListUsers(r.Context(), p.CompanyID, facet, pr)
 	if err != nil {
 		return err
 	}
-	views := make([]userJSON, 0, len(users))
-	for _, u := range users {
-		views = append(views, userView(u))
-	}
-	page, token := pageInfo(pg, res)
-	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{
-		"status": "ok", "page": page, "page_size": pg.PageSize, "total_pages": pg.TotalPages(int(total)),
-		"total_users": total, "users": views, "next_page_token": token,
-	})
+	return httpapi.WriteList(w, pg, withNullNext(httpapi.Numbered("users", "total_users")), storepage.Map(users, userView))
 }
 
 type createUserRequest struct {

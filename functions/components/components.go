@@ -23,6 +23,7 @@ import (
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/routes"
 	storecomponents "github.com/acme/codescan-api/shared/store/components"
+	"github.com/acme/codescan-api/shared/store/page"
 )
 
 // Page sizes of the list, and the versions the summary names.
@@ -127,21 +128,17 @@ func (h handlers) list(w http.ResponseWriter, r *http.Request) error {
 	if len(q.bounds) > 0 {
 		hq = storecomponents.HolderQuery{Package: pkg, Versions: sum.matching, View: "range:" + q.view}
 	}
-	rows, res, err := h.store.HoldersPage(ctx, company, hq, pg.Query())
-	cur, err := pg.PageCursor(res, int(sum.matchingHolders), err)
+	rows, err := h.store.ListHolders(ctx, company, hq, pg.Query())
 	if err != nil {
 		return err
 	}
-	out := response{Status: "ok", Components: make([]holderJSON, 0, len(rows)), Summary: sum.json, Page: cur.Page, PageSize: pg.PageSize,
-		TotalComponents: sum.matchingHolders, TotalPages: pg.TotalPages(int(sum.matchingHolders))}
-	if cur.Next != "" {
-		out.NextPageToken = &cur.Next
-	}
-	for _, h := range rows {
-		out.Components = append(out.Components, view(h))
-	}
-	return httpapi.WriteJSON(w, http.StatusOK, out)
+	// The holders' list keeps no count: the version directory has it.
+	return httpapi.WriteList(w, pg, componentList, page.Map(rows, view).Counted(sum.matchingHolders), httpapi.Member{Name: "summary", Value: sum.json})
 }
+
+// componentList is how the list answers a page: its total is the
+// matching versions' holders, and next_page_token is null on the last page.
+var componentList = httpapi.List{Rows: "components", Total: "total_components", Page: true, PageSize: true, TotalPages: true, NullNext: true}
 
 // summary is the package's company-wide counts and the query's versions.
 type summary struct {
@@ -193,17 +190,6 @@ func summarize(pkg string, q query, versions []storecomponents.VersionCount, pro
 	s.json.MatchingVersionsTruncated = len(ms) > MaxVersions
 	s.json.MatchingHolders = s.matchingHolders
 	return s
-}
-
-type response struct {
-	Status          string       `json:"status"`
-	Components      []holderJSON `json:"components"`
-	Summary         summaryJSON  `json:"summary"`
-	Page            int          `json:"page"`
-	PageSize        int          `json:"page_size"`
-	TotalComponents int64        `json:"total_components"`
-	TotalPages      int          `json:"total_pages"`
-	NextPageToken   *string      `json:"next_page_token"`
 }
 
 type summaryJSON struct {

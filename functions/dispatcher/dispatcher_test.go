@@ -358,7 +358,8 @@ func TestRetriesUntilTheReceiverAccepts(t *testing.T) {
 			t.Errorf("attempt with webhook-id %q", g.header.Get("webhook-id"))
 		}
 	}
-	log, _, err := w.env.Store.Deliveries.ListAttempts(ctx, c.ID, ep.ID, "", page.Request{Limit: 10})
+	logPage, err := w.env.Store.Deliveries.ListAttempts(ctx, c.ID, ep.ID, "", page.Request{Limit: 10})
+	log := logPage.Items
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -370,7 +371,8 @@ func TestRetriesUntilTheReceiverAccepts(t *testing.T) {
 	if err != nil || del.State != delivery.DeliveryDelivered || del.Attempts != 3 {
 		t.Fatalf("delivery %+v (%v)", del, err)
 	}
-	failedOnly, _, err := w.env.Store.Deliveries.ListAttempts(ctx, c.ID, ep.ID, delivery.AttemptFailed, page.Request{Limit: 10})
+	failedOnlyPage, err := w.env.Store.Deliveries.ListAttempts(ctx, c.ID, ep.ID, delivery.AttemptFailed, page.Request{Limit: 10})
+	failedOnly := failedOnlyPage.Items
 	if err != nil || len(failedOnly) != 2 {
 		t.Fatalf("failed attempts: %d (%v)", len(failedOnly), err)
 	}
@@ -480,7 +482,8 @@ func TestGuardRefusesInternalAddressesAtDialTime(t *testing.T) {
 	c := w.env.Company(t, "Guard"+randomSuffix())
 	ep, _ := w.endpoint(t, c, "http://169.254.169.254/hook", "scan_completed")
 	w.d.Dispatch(ctx, []schema.Event{scanCompleted(c.ID, "99999999-8888-4777-8666-555555555555")})
-	log, _, err := w.env.Store.Deliveries.ListAttempts(ctx, c.ID, ep.ID, "", page.Request{Limit: 10})
+	logPage, err := w.env.Store.Deliveries.ListAttempts(ctx, c.ID, ep.ID, "", page.Request{Limit: 10})
+	log := logPage.Items
 	if err != nil || len(log) != 1 || log[0].Outcome != delivery.AttemptFailed || log[0].NextRetryAt != "" ||
 		log[0].Error != webhook.OutcomeBlockedAddress {
 		t.Fatalf("attempts %+v (%v)", log, err)

@@ -339,7 +339,8 @@ func TestWebhookSecretIsWriteOnly(t *testing.T) {
 // user by way of a pull request comment.
 func (w *hookWorld) auditedOnce(t *testing.T, issueID string) {
 	t.Helper()
-	entries, _, err := w.env.Store.Tenancy.ListAudit(context.Background(), w.acme.ID, tenancy.AuditFilter{Action: "issue.update"}, page.Request{Limit: 50})
+	entriesPage, err := w.env.Store.Tenancy.ListAudit(context.Background(), w.acme.ID, tenancy.AuditFilter{Action: "issue.update"}, page.Request{Limit: 50})
+	entries := entriesPage.Items
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,8 +17,6 @@ import (
 	"strconv"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/config"
 	"github.com/acme/codescan-api/shared/httpapi"
@@ -140,46 +138,17 @@ func view(in schema.Integration) integrationJSON {
 	}
 }
 
-type listResponse struct {
-	Status            string            `json:"status"`
-	Integrations      []integrationJSON `json:"integrations"`
-	Page              int               `json:"page"`
-	TotalPages        int               `json:"total_pages"`
-	TotalIntegrations int               `json:"total_integrations"`
-	NextPageToken     string            `json:"next_page_token,omitempty"`
-}
-
 func (h handlers) list(w http.ResponseWriter, r *http.Request) error {
 	p := auth.FromContext(r.Context())
 	pg, err := httpapi.ParsePaging(r, DefaultPageSize, MaxPageSize)
 	if err != nil {
 		return err
 	}
-	// The page and the total are independent reads.
-	var (
-		page  []schema.Integration
-		res   storepage.Result
-		total int
-	)
-	g, ctx := errgroup.WithContext(r.Context())
-	g.Go(func() (err error) {
-		page, res, err = h.store.Catalog.IntegrationsPage(ctx, p.CompanyID, pg.Query())
-		return err
-	})
-	g.Go(func() (err error) {
-		total, err = h.store.Catalog.IntegrationCount(ctx, p.CompanyID)
-		return err
-	})
-	cur, err := pg.PageCursor(res, total, g.Wait())
+	page, err := h.store.Catalog.ListIntegrations(r.Context(), p.CompanyID, pg.Query())
 	if err != nil {
 		return err
 	}
-	out := listResponse{Status: "ok", Integrations: make([]integrationJSON, 0, len(page)), Page: cur.Page,
-		TotalPages: pg.TotalPages(total), TotalIntegrations: total, NextPageToken: cur.Next}
-	for _, in := range page {
-		out.Integrations = append(out.Integrations, view(in))
-	}
-	return httpapi.WriteJSON(w, http.StatusOK, out)
+	return httpapi.WriteList(w, pg, integrationList, storepage.Map(page, view))
 }
 
 type oneResponse struct {
@@ -211,3 +180,6 @@ func (h handlers) get(w http.ResponseWriter, r *http.Request) error {
 	}
 	return httpapi.WriteJSON(w, http.StatusOK, oneResponse{Status: "ok", Integration: view(in)})
 }
+
+// integrationList is how the list answers a page: no page_size.
+var integrationList = httpapi.List{Rows: "integrations", Total: "total_integrations", Page: true, TotalPages: true}

@@ -77,7 +77,8 @@ func TestPatchProvider(t *testing.T) {
 	if got.Integration.Provider != "gitlab" {
 		t.Fatalf("GET after the move: %+v", got.Integration)
 	}
-	entries, _, err := w.env.Store.Tenancy.ListAudit(context.Background(), w.acme.ID, tenancy.AuditFilter{Action: "integration.update"}, page.Request{Limit: 10})
+	entriesPage, err := w.env.Store.Tenancy.ListAudit(context.Background(), w.acme.ID, tenancy.AuditFilter{Action: "integration.update"}, page.Request{Limit: 10})
+	entries := entriesPage.Items
 	if err != nil || len(entries) != 1 || entries[0].Changes["provider"].Before != "github" || entries[0].Changes["provider"].After != "gitlab" {
 		t.Fatalf("audit: %+v %v", entries, err)
 	}

@@ -22,8 +22,7 @@ type Store struct {
 		FailSCMCommand(ctx context.Context, c catalog.SCMCommand) error
 		GetIntegration(ctx context.Context, companyID int64, id string) (schema.Integration, error)
 		IntegrationByHook(ctx context.Context, id string) (schema.Integration, error)
-		IntegrationCount(ctx context.Context, companyID int64) (int, error)
-		IntegrationsPage(ctx context.Context, companyID int64, q page.Request) ([]schema.Integration, page.Result, error)
+		ListIntegrations(ctx context.Context, companyID int64, q page.Request) (page.Page[schema.Integration], error)
 		MarkIntegrationExpired(ctx context.Context, companyID int64, id string, revision int64, ev schema.Event) error
 		PRProjects(ctx context.Context, companyID int64, integration string, repo string, number string) ([]int64, error)
 		UpdateIntegration(ctx context.Context, companyID int64, id string, revision int64, ch catalog.IntegrationChange) (schema.Integration, error)
@@ -33,7 +32,7 @@ type Store struct {
 		EachScanIssue(ctx context.Context, companyID int64, scanID string, fn func(findings.Issue) error) error
 	}
 	Scans interface {
-		ListScans(ctx context.Context, companyID int64, q scans.ScanQuery) (scans.ScanPage, error)
+		ListScans(ctx context.Context, companyID int64, sel scans.ScanQuery, q page.Request) (page.Page[scans.Scan], error)
 	}
 	Tenancy interface {
 		GetCompany(ctx context.Context, id int64) (schema.Company, error)

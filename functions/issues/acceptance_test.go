@@ -135,7 +135,8 @@ func TestRiskAcceptanceEndsAndReopens(t *testing.T) {
 		res.JSON(t)["sla_settings"].(map[string]any)["risk_acceptance_days"] != float64(30) {
 		t.Fatalf("settings: %d %s", res.Status, res.Body)
 	}
-	audit, _, err := w.st.Tenancy.ListAudit(ctx, w.acme.ID, tenancy.AuditFilter{Action: "sla_settings.update"}, storepage.Request{Limit: 5})
+	auditPage, err := w.st.Tenancy.ListAudit(ctx, w.acme.ID, tenancy.AuditFilter{Action: "sla_settings.update"}, storepage.Request{Limit: 5})
+	audit := auditPage.Items
 	if err != nil || len(audit) != 1 || fmt.Sprint(audit[0].Changes["risk_acceptance_days"]) != fmt.Sprint(ledger.Change{Before: 90, After: 30}) {
 		t.Fatalf("audit %+v (%v)", audit, err)
 	}
@@ -372,7 +373,8 @@ func TestRiskAcceptanceExtensionWritesHistory(t *testing.T) {
 	if _, ok := testenv.OutboxEvent(t, w.st, w.acme.ID, fmt.Sprintf("issue_status_changed-%s-v%d", a.ID, a.Version)); ok {
 		t.Fatal("an extension announced a status change")
 	}
-	audit, _, err := w.st.Tenancy.ListAudit(ctx, w.acme.ID, tenancy.AuditFilter{Action: "issue.update"}, storepage.Request{Limit: 10})
+	auditPage, err := w.st.Tenancy.ListAudit(ctx, w.acme.ID, tenancy.AuditFilter{Action: "issue.update"}, storepage.Request{Limit: 10})
+	audit := auditPage.Items
 	extended := slices.ContainsFunc(audit, func(e tenancy.AuditRecord) bool {
 		return fmt.Sprint(e.Changes["expires_at"]) == fmt.Sprint(ledger.Change{Before: stamp(first), After: stamp(later)})
 	})

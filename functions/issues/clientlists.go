@@ -11,7 +11,6 @@ import (
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/store/ddb"
 	"github.com/acme/codescan-api/shared/store/exploits"
-	storepage "github.com/acme/codescan-api/shared/store/page"
 )
 
 // The lists the real client reads besides the SAST ones: a scan's and a
@@ -32,11 +31,9 @@ func (h handlers) scanSCA(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if f.Active() {
-		page, res, total, err := h.store.SCA.FilterScanSCAIssues(ctx, companyID, sc, f, pg.Query())
-		return h.writeSCAPage(w, r, pg, res, total, err, page)
+		return h.writeSCAPage(w, r, pg)(h.store.SCA.ListFilteredScanSCAIssues(ctx, companyID, sc, f, pg.Query()))
 	}
-	page, res, total, err := h.store.SCA.ScanSCAIssues(ctx, companyID, sc.ID, pg.Query())
-	return h.writeSCAPage(w, r, pg, res, total, err, page)
+	return h.writeSCAPage(w, r, pg)(h.store.SCA.ListScanSCAIssues(ctx, companyID, sc.ID, pg.Query()))
 }
 
 // projectSCA answers GET /issues/sca: the SCA findings of the project the
@@ -68,11 +65,9 @@ func (h handlers) projectSCA(w http.ResponseWriter, r *http.Request) error {
 		projectID = p.ID
 	}
 	if f.Active() {
-		page, res, total, err := h.store.SCA.FilterSCAIssues(ctx, companyID, projectID, f, pg.Query())
-		return h.writeSCAPage(w, r, pg, res, total, err, page)
+		return h.writeSCAPage(w, r, pg)(h.store.SCA.ListFilteredSCAIssues(ctx, companyID, projectID, f, pg.Query()))
 	}
-	page, res, total, err := h.store.SCA.ListSCAIssues(ctx, companyID, projectID, pg.Query())
-	return h.writeSCAPage(w, r, pg, res, total, err, page)
+	return h.writeSCAPage(w, r, pg)(h.store.SCA.ListSCAIssues(ctx, companyID, projectID, pg.Query()))
 }
 
 // exploitFilter reads kev (only "true") and epss_gte (a number from 0 to
@@ -113,22 +108,13 @@ func (h handlers) projectQuality(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	page, res, total, err := h.store.Quality.ProjectQualityIssues(ctx, companyID, p.ID, pg.Query())
-	return writePage(w, pg, res, total, err, page)
-}
-
-// writePage answers one page of a list read by key (err is the read's),
-// with next_page_token when a page follows.
-func writePage[T any](w http.ResponseWriter, pg httpapi.Paging, res storepage.Result, total int, err error, page []T) error {
-	cur, err := pg.PageCursor(res, total, err)
+	page, err := h.store.Quality.ListProjectQualityIssues(ctx, companyID, p.ID, pg.Query())
 	if err != nil {
 		return err
 	}
-	out := map[string]any{
-		"status": "ok", "page": cur.Page, "total_pages": pg.TotalPages(total), "total_issues": total, "issues": page,
-	}
-	if cur.Next != "" {
-		out[httpapi.TokenParam] = cur.Next
-	}
-	return httpapi.WriteJSON(w, http.StatusOK, out)
+	return httpapi.WriteList(w, pg, issueList, page)
 }
+
+// issueList is how the issue lists answer a page: page, total_pages,
+// total_issues and, while a page follows, next_page_token.
+var issueList = httpapi.List{Rows: "issues", Total: "total_issues", Page: true, TotalPages: true}

@@ -50,7 +50,7 @@ func (h handlers) scopes(ctx context.Context, companyID int64, q url.Values) ([]
 		}
 		ids = []int64{p.ID}
 	} else if repo != "" {
-		projects, err := h.store.Catalog.ListProjects(ctx, companyID)
+		projects, err := h.store.Catalog.AllProjects(ctx, companyID)
 		if err != nil {
 			return nil, err
 		}

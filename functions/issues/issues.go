@@ -18,6 +18,7 @@ import (
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/issuelists"
+	storepage "github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/store/schema"
 	storetickets "github.com/acme/codescan-api/shared/store/tickets"
 )
@@ -133,53 +134,53 @@ func (h handlers) groups(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var page []findings.GroupCount
-	var total int64
+	var page storepage.Page[findings.GroupCount]
 	if v := r.URL.Query().Get("status"); v != "" {
 		status, err := parseStatus(v, findings.Statuses)
 		if err != nil {
 			return err
 		}
-		page, total, err = h.statusGroups(r, companyID, scopes, dim, status, pg)
+		page, err = h.statusGroups(r, companyID, scopes, dim, status, pg)
 		if err != nil {
 			return err
 		}
 	} else if len(scopes) == 1 {
-		page, total, err = h.store.Lists.GroupsPage(ctx, companyID, scopes[0], dim, pg.Offset(), pg.PageSize)
+		// Groups page by number: a token is not read here.
+		page, err = h.store.Lists.ListGroups(ctx, companyID, scopes[0], dim, storepage.Request{Limit: pg.PageSize, Offset: pg.Offset()})
 	} else {
-		page, total, err = h.mergedGroups(r, companyID, scopes, dim, pg)
+		page, err = h.mergedGroups(r, companyID, scopes, dim, pg)
 	}
 	if err != nil {
 		return err
 	}
-	out := make([]group, len(page))
-	for n, g := range page {
-		out[n].IssueCount = g.Count
-		if dim == schema.ByCWE {
-			num, _ := strconv.Atoi(g.Group)
-			c := cweOf(num)
-			out[n].CWE = &c
-		} else {
-			f := fileOf(g.Group)
-			out[n].File = &f
-		}
-		if withBreakdown {
-			out[n].Breakdown = &breakdown{ByUrgency: g.Cells.ByUrgency(), ByStatus: g.Cells.ByStatus()}
-		}
+	out := storepage.Map(page, func(g findings.GroupCount) group { return groupView(g, dim, withBreakdown) })
+	return httpapi.WriteList(w, pg, httpapi.List{Rows: "groups", Total: "total_groups", Page: true, TotalPages: true, ByNumber: true}, out)
+}
+
+// groupView is how the groups list shows one group.
+func groupView(g findings.GroupCount, dim schema.Dimension, withBreakdown bool) group {
+	out := group{IssueCount: g.Count}
+	if dim == schema.ByCWE {
+		num, _ := strconv.Atoi(g.Group)
+		c := cweOf(num)
+		out.CWE = &c
+	} else {
+		f := fileOf(g.Group)
+		out.File = &f
 	}
-	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{
-		"status": "ok", "page": pg.Page, "total_pages": pg.TotalPages(int(total)),
-		"total_groups": total, "groups": out,
-	})
+	if withBreakdown {
+		out.Breakdown = &breakdown{ByUrgency: g.Cells.ByUrgency(), ByStatus: g.Cells.ByStatus()}
+	}
+	return out
 }
 
 // statusGroups counts only the issues in one status: every group of the
 // scopes is read (the count-ordered index is by all statuses), reduced to
 // that status's cells, and ordered as the groups are.
-func (h handlers) statusGroups(r *http.Request, companyID int64, scopes []schema.Scope, dim schema.Dimension, status string, pg httpapi.Paging) ([]findings.GroupCount, int64, error) {
+func (h handlers) statusGroups(r *http.Request, companyID int64, scopes []schema.Scope, dim schema.Dimension, status string, pg httpapi.Paging) (storepage.Page[findings.GroupCount], error) {
 	all, err := h.store.Lists.MergedGroups(r.Context(), companyID, scopes, dim)
 	if err != nil {
-		return nil, 0, err
+		return storepage.Page[findings.GroupCount]{}, err
 	}
 	var out []findings.GroupCount
 	for _, g := range all {
@@ -194,14 +195,14 @@ func (h handlers) statusGroups(r *http.Request, companyID int64, scopes []schema
 		}
 	}
 	issuelists.SortGroups(out)
-	return httpapi.Slice(pg, out), int64(len(out)), nil
+	return httpapi.Slice(pg, out), nil
 }
 
 // mergedGroups adds up the groups of several scopes and cuts the page.
-func (h handlers) mergedGroups(r *http.Request, companyID int64, scopes []schema.Scope, dim schema.Dimension, pg httpapi.Paging) ([]findings.GroupCount, int64, error) {
+func (h handlers) mergedGroups(r *http.Request, companyID int64, scopes []schema.Scope, dim schema.Dimension, pg httpapi.Paging) (storepage.Page[findings.GroupCount], error) {
 	all, err := h.store.Lists.MergedGroups(r.Context(), companyID, scopes, dim)
 	if err != nil {
-		return nil, 0, err
+		return storepage.Page[findings.GroupCount]{}, err
 	}
-	return httpapi.Slice(pg, all), int64(len(all)), nil
+	return httpapi.Slice(pg, all), nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/issuelists"
+	storepage "github.com/acme/codescan-api/shared/store/page"
 )
 
 // urgencyWords are the long names clients may send for urgency codes.
@@ -59,14 +60,18 @@ func (h handlers) list(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	page, res, total, err := h.listIssues(ctx, companyID, f, tf, pg.Query())
+	if err != nil {
+		return err
+	}
 	out := make([]issueJSON, len(page))
 	for n, i := range page {
 		out[n] = renderIssue(i, i.LastSeenScanID)
 	}
-	if err == nil {
-		err = h.withTickets(ctx, companyID, out)
+	if err := h.withTickets(ctx, companyID, out); err != nil {
+		return err
 	}
-	return writePage(w, pg, res, int(total), err, out)
+	// ListIssues still answers the page's parts (see issuelists).
+	return httpapi.WriteList(w, pg, issueList, storepage.Of(out, res).Counted(total))
 }
 
 // issueFilter reads the drill-down filters (the project filters of

@@ -34,6 +34,9 @@ func (h handlers) quality(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	page, res, total, err := h.store.Quality.ScanQualityIssues(ctx, companyID, scan.ID, r.URL.Query().Get("classification"), pg.Query())
-	return writePage(w, pg, res, total, err, page)
+	page, err := h.store.Quality.ListScanQualityIssues(ctx, companyID, scan.ID, r.URL.Query().Get("classification"), pg.Query())
+	if err != nil {
+		return err
+	}
+	return httpapi.WriteList(w, pg, issueList, page)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/acme/codescan-api/shared/gate"
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/store/findings"
+	storepage "github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/store/scans"
 	"github.com/acme/codescan-api/shared/store/schema"
 )
@@ -41,17 +42,13 @@ func (h handlers) scanIssuesAgainst(w http.ResponseWriter, r *http.Request, sc s
 	if err != nil {
 		return err
 	}
-	page := httpapi.Slice(pg, cmp.Counted)
-	out := make([]issueJSON, len(page))
-	for n, i := range page {
-		out[n] = renderIssue(i, i.LastSeenScanID)
-	}
-	if err := h.withTickets(ctx, companyID, out); err != nil {
+	// The comparison is computed over every issue of the scan: the page is
+	// cut from it (see httpapi.Slice).
+	out := storepage.Map(httpapi.Slice(pg, cmp.Counted), func(i findings.Issue) issueJSON { return renderIssue(i, i.LastSeenScanID) })
+	if err := h.withTickets(ctx, companyID, out.Items); err != nil {
 		return err
 	}
-	total := len(cmp.Counted)
-	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "page": pg.Page, "total_pages": pg.TotalPages(total),
-		"total_issues": total, "issues": out, "baseline": cmp.Summary})
+	return httpapi.WriteList(w, pg, issueList, out, httpapi.Member{Name: "baseline", Value: cmp.Summary})
 }
 
 // baselineParam is the baseline query parameter, "" when absent or empty.

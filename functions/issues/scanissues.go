@@ -7,6 +7,8 @@ import (
 	"github.com/acme/codescan-api/shared/auth"
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/findings"
+	storepage "github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/store/scans"
 )
 
@@ -29,18 +31,15 @@ func (h handlers) scanIssues(w http.ResponseWriter, r *http.Request) error {
 	if b := baselineParam(r); b != "" {
 		return h.scanIssuesAgainst(w, r, sc, pg, b)
 	}
-	page, res, total, err := h.store.Lists.ScanIssues(ctx, companyID, sc, pg.Query())
+	page, err := h.store.Lists.ListScanIssues(ctx, companyID, sc, pg.Query())
 	if err != nil {
 		return err
 	}
-	out := make([]issueJSON, len(page))
-	for n, i := range page {
-		out[n] = renderIssue(i, i.LastSeenScanID)
-	}
-	if err := h.withTickets(ctx, companyID, out); err != nil {
+	out := storepage.Map(page, func(i findings.Issue) issueJSON { return renderIssue(i, i.LastSeenScanID) })
+	if err := h.withTickets(ctx, companyID, out.Items); err != nil {
 		return err
 	}
-	return writePage(w, pg, res, total, nil, out)
+	return httpapi.WriteList(w, pg, issueList, out)
 }
 
 // scanPage reads what the per-scan lists share: the paging parameters (the

@@ -82,12 +82,17 @@ func (h handlers) writeSCA(ctx context.Context, w http.ResponseWriter, companyID
 	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{"status": "ok", "issue": out[0]})
 }
 
-// writeSCAPage is writePage of a page of SCA findings shown with their SLA
-// (err is the page read's).
-func (h handlers) writeSCAPage(w http.ResponseWriter, r *http.Request, pg httpapi.Paging, res page.Result, total int, err error, found []sca.Issue) error {
-	if err != nil {
-		return writePage[scaJSON](w, pg, res, total, err, nil)
+// writeSCAPage answers a page of SCA findings shown with their SLA, as the
+// page read answers it (the page or its error).
+func (h handlers) writeSCAPage(w http.ResponseWriter, r *http.Request, pg httpapi.Paging) func(page.Page[sca.Issue], error) error {
+	return func(found page.Page[sca.Issue], err error) error {
+		if err != nil {
+			return err
+		}
+		out, err := h.renderSCA(r.Context(), auth.FromContext(r.Context()).CompanyID, found.Items)
+		if err != nil {
+			return err
+		}
+		return httpapi.WriteList(w, pg, issueList, page.Page[scaJSON]{Items: out, Offset: found.Offset, Next: found.Next, Total: found.Total})
 	}
-	out, err := h.renderSCA(r.Context(), auth.FromContext(r.Context()).CompanyID, found)
-	return writePage(w, pg, res, total, err, out)
 }

@@ -25,7 +25,7 @@ type Store struct {
 	}
 	Catalog interface {
 		GetProject(ctx context.Context, companyID int64, projectID int64) (schema.Project, error)
-		ListProjects(ctx context.Context, companyID int64) ([]schema.Project, error)
+		AllProjects(ctx context.Context, companyID int64) ([]schema.Project, error)
 		ProjectByName(ctx context.Context, companyID int64, name string) (schema.Project, error)
 		SLASettings(ctx context.Context, companyID int64) (sla.Settings, bool, error)
 	}
@@ -37,32 +37,32 @@ type Store struct {
 		BranchProjects(ctx context.Context, companyID int64, branch string) ([]int64, error)
 		EachScanIssue(ctx context.Context, companyID int64, scanID string, fn func(findings.Issue) error) error
 		GetIssue(ctx context.Context, companyID int64, id string) (findings.Issue, error)
-		GroupsPage(ctx context.Context, companyID int64, sc schema.Scope, dim schema.Dimension, offset int, limit int) ([]findings.GroupCount, int64, error)
+		ListGroups(ctx context.Context, companyID int64, sc schema.Scope, dim schema.Dimension, q page.Request) (page.Page[findings.GroupCount], error)
 		IssueHistory(ctx context.Context, companyID int64, issueID string) ([]findings.HistoryEntry, error)
 		ListIssues(ctx context.Context, companyID int64, f issuelists.IssueFilter, q page.Request) ([]findings.Issue, page.Result, int64, error)
 		ListIssuesAmong(ctx context.Context, companyID int64, f issuelists.IssueFilter, ids []string, q page.Request) ([]findings.Issue, page.Result, int64, error)
 		ListIssuesWithout(ctx context.Context, companyID int64, f issuelists.IssueFilter, without map[string]bool, q page.Request) ([]findings.Issue, page.Result, int64, error)
 		MergedGroups(ctx context.Context, companyID int64, scopes []schema.Scope, dim schema.Dimension) ([]findings.GroupCount, error)
 		ScanHeadsOf(ctx context.Context, companyID int64, projectID int64, branch string, tool string) ([]findings.ScanHead, error)
-		ScanIssues(ctx context.Context, companyID int64, sc scans.Scan, q page.Request) ([]findings.Issue, page.Result, int, error)
+		ListScanIssues(ctx context.Context, companyID int64, sc scans.Scan, q page.Request) (page.Page[findings.Issue], error)
 		ScanReported(ctx context.Context, companyID int64, scanID string, issueID string) (bool, error)
 		Trend(ctx context.Context, companyID int64, projectID int64, days int) (issuelists.TrendWindow, error)
 	}
 	Quality interface {
-		ProjectQualityIssues(ctx context.Context, companyID int64, projectID int64, q page.Request) ([]quality.Issue, page.Result, int, error)
-		ScanQualityIssues(ctx context.Context, companyID int64, scanID string, classification string, q page.Request) ([]quality.Issue, page.Result, int, error)
+		ListProjectQualityIssues(ctx context.Context, companyID int64, projectID int64, q page.Request) (page.Page[quality.Issue], error)
+		ListScanQualityIssues(ctx context.Context, companyID int64, scanID string, classification string, q page.Request) (page.Page[quality.Issue], error)
 	}
 	SCA interface {
-		FilterSCAIssues(ctx context.Context, companyID int64, projectID int64, f exploits.Filter, q page.Request) ([]sca.Issue, page.Result, int, error)
-		FilterScanSCAIssues(ctx context.Context, companyID int64, sc scans.Scan, f exploits.Filter, q page.Request) ([]sca.Issue, page.Result, int, error)
+		ListFilteredSCAIssues(ctx context.Context, companyID int64, projectID int64, f exploits.Filter, q page.Request) (page.Page[sca.Issue], error)
+		ListFilteredScanSCAIssues(ctx context.Context, companyID int64, sc scans.Scan, f exploits.Filter, q page.Request) (page.Page[sca.Issue], error)
 		GetSCAIssue(ctx context.Context, companyID int64, id string) (sca.Issue, error)
-		ListSCAIssues(ctx context.Context, companyID int64, projectID int64, q page.Request) ([]sca.Issue, page.Result, int, error)
-		ScanSCAIssues(ctx context.Context, companyID int64, scanID string, q page.Request) ([]sca.Issue, page.Result, int, error)
+		ListSCAIssues(ctx context.Context, companyID int64, projectID int64, q page.Request) (page.Page[sca.Issue], error)
+		ListScanSCAIssues(ctx context.Context, companyID int64, scanID string, q page.Request) (page.Page[sca.Issue], error)
 	}
 	Scans interface {
 		FirstScanBranch(ctx context.Context, companyID int64, projectID int64) (string, error)
 		GetScan(ctx context.Context, companyID int64, scanID string) (scans.Scan, error)
-		ListScans(ctx context.Context, companyID int64, q scans.ScanQuery) (scans.ScanPage, error)
+		ListScans(ctx context.Context, companyID int64, sel scans.ScanQuery, q page.Request) (page.Page[scans.Scan], error)
 	}
 	Tenancy interface {
 		GetUser(ctx context.Context, companyID int64, userID int64) (schema.User, error)

@@ -59,7 +59,8 @@ func TestPreferenceFilter(t *testing.T) {
 		t.Fatalf("filter after null: %v", *got)
 	}
 	// Each change is audited with the expression before and after.
-	log, _, err := env.Store.Tenancy.ListAudit(context.Background(), acme.ID, tenancy.AuditFilter{Action: "notification_preference.update"}, page.Request{Limit: 10})
+	logPage, err := env.Store.Tenancy.ListAudit(context.Background(), acme.ID, tenancy.AuditFilter{Action: "notification_preference.update"}, page.Request{Limit: 10})
+	log := logPage.Items
 	if err != nil || len(log) != 3 {
 		t.Fatalf("audit: %d %v", len(log), err)
 	}

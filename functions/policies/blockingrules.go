@@ -11,6 +11,7 @@ import (
 	"github.com/acme/codescan-api/shared/gate"
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/store/ddb"
+	storepage "github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/store/schema"
 )
 
@@ -176,16 +177,6 @@ func (h handlers) deleteRule(w http.ResponseWriter, r *http.Request) error {
 	return httpapi.WriteJSON(w, http.StatusOK, ruleResponse{Status: "ok", Rule: ruleView(rule)})
 }
 
-type ruleListResponse struct {
-	Status        string     `json:"status"`
-	Rules         []ruleJSON `json:"rules"`
-	Page          int        `json:"page"`
-	PageSize      int        `json:"page_size"`
-	TotalPages    int        `json:"total_pages"`
-	TotalRules    int        `json:"total_rules"`
-	NextPageToken string     `json:"next_page_token,omitempty"`
-}
-
 func (h handlers) listRules(w http.ResponseWriter, r *http.Request) error {
 	p := auth.FromContext(r.Context())
 	pg, err := httpapi.ParsePaging(r, DefaultPageSize, MaxPageSize)
@@ -196,10 +187,5 @@ func (h handlers) listRules(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := ruleListResponse{Status: "ok", Rules: []ruleJSON{}, Page: pg.PageOf(page.PageResult), PageSize: pg.PageSize,
-		TotalPages: pg.TotalPages(page.Total), TotalRules: page.Total, NextPageToken: page.Next}
-	for _, rule := range page.Rules {
-		out.Rules = append(out.Rules, ruleView(rule))
-	}
-	return httpapi.WriteJSON(w, http.StatusOK, out)
+	return httpapi.WriteList(w, pg, httpapi.Numbered("rules", "total_rules"), storepage.Map(page, ruleView))
 }

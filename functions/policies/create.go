@@ -12,6 +12,7 @@ import (
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/pathglob"
 	"github.com/acme/codescan-api/shared/store/ddb"
+	storepage "github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/store/schema"
 )
 
@@ -151,16 +152,6 @@ func (h handlers) get(w http.ResponseWriter, r *http.Request) error {
 	return httpapi.WriteJSON(w, http.StatusOK, response{Status: "ok", Policy: view(pol)})
 }
 
-type listResponse struct {
-	Status        string       `json:"status"`
-	Policies      []policyJSON `json:"policies"`
-	Page          int          `json:"page"`
-	PageSize      int          `json:"page_size"`
-	TotalPages    int          `json:"total_pages"`
-	TotalPolicies int          `json:"total_policies"`
-	NextPageToken string       `json:"next_page_token,omitempty"`
-}
-
 // list pages the company's policies by id (page/page_size, or the cursor
 // next_page_token, also taken as page_token).
 func (h handlers) list(w http.ResponseWriter, r *http.Request) error {
@@ -173,10 +164,5 @@ func (h handlers) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := listResponse{Status: "ok", Policies: []policyJSON{}, Page: pg.PageOf(page.PageResult), PageSize: pg.PageSize,
-		TotalPages: pg.TotalPages(page.Total), TotalPolicies: page.Total, NextPageToken: page.Next}
-	for _, pol := range page.Policies {
-		out.Policies = append(out.Policies, view(pol))
-	}
-	return httpapi.WriteJSON(w, http.StatusOK, out)
+	return httpapi.WriteList(w, pg, httpapi.Numbered("policies", "total_policies"), storepage.Map(page, view))
 }

@@ -5,7 +5,6 @@ import (
 
 	"github.com/acme/codescan-api/shared/sla"
 	"github.com/acme/codescan-api/shared/store"
-	"github.com/acme/codescan-api/shared/store/catalog"
 	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/store/triage"
@@ -22,8 +21,8 @@ type Store struct {
 		GetBlockingRule(ctx context.Context, companyID int64, id int64) (schema.BlockingRule, error)
 		GetPolicy(ctx context.Context, companyID int64, policyID int64) (schema.Policy, error)
 		GetProject(ctx context.Context, companyID int64, projectID int64) (schema.Project, error)
-		ListBlockingRules(ctx context.Context, companyID int64, q page.Request) (catalog.BlockingRulePage, error)
-		ListPolicies(ctx context.Context, companyID int64, q page.Request) (catalog.PolicyPage, error)
+		ListBlockingRules(ctx context.Context, companyID int64, q page.Request) (page.Page[schema.BlockingRule], error)
+		ListPolicies(ctx context.Context, companyID int64, q page.Request) (page.Page[schema.Policy], error)
 		SLASettings(ctx context.Context, companyID int64) (sla.Settings, bool, error)
 		UpdateBlockingRule(ctx context.Context, oldSlug string, r schema.BlockingRule) (schema.BlockingRule, error)
 	}

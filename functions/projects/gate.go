@@ -145,7 +145,7 @@ func (h handlers) checkBlockingRules(w http.ResponseWriter, r *http.Request) err
 	out.Block = len(blocked) > 0
 	out.Stats.BlockedIssues = len(blocked)
 	out.TotalPages = max(1, pg.TotalPages(len(blocked)))
-	for _, b := range httpapi.Slice(pg, blocked) {
+	for _, b := range httpapi.Slice(pg, blocked).Items {
 		v := blockingIssueJSON{ID: b.IssueID}
 		for _, rule := range b.Rules {
 			v.TriggeredByRules = append(v.TriggeredByRules, strconv.FormatInt(rule.ID, 10))

@@ -16,7 +16,6 @@ import (
 	"github.com/acme/codescan-api/shared/config"
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/routes"
-	"github.com/acme/codescan-api/shared/store/catalog"
 	"github.com/acme/codescan-api/shared/store/ddb"
 	storepage "github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/store/schema"
@@ -118,16 +117,6 @@ func (h handlers) projectView(ctx context.Context, p schema.Project) (projectJSO
 	return v, nil
 }
 
-type projectsResponse struct {
-	Status        string        `json:"status"`
-	Projects      []projectJSON `json:"projects"`
-	Page          int           `json:"page"`
-	PageSize      int           `json:"page_size"`
-	TotalPages    int           `json:"total_pages"`
-	TotalProjects int           `json:"total_projects"`
-	NextPageToken string        `json:"next_page_token,omitempty"`
-}
-
 // listProjects pages the company's projects by id. repo_url keeps the
 // projects whose canonical repository URL contains it, ignoring case (the
 // client sends a lower-cased "org/repo"); a substring has no key, so that
@@ -141,7 +130,7 @@ func (h handlers) listProjects(w http.ResponseWriter, r *http.Request) error {
 	}
 	token := pg.Token
 	repo := strings.TrimSpace(r.URL.Query().Get("repo_url"))
-	var page catalog.ProjectPage
+	var page storepage.Page[schema.Project]
 	if repo != "" {
 		if token != "" {
 			return httpapi.Invalid("a page token cannot be combined with repo_url")
@@ -150,23 +139,19 @@ func (h handlers) listProjects(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		page = catalog.ProjectPage{Projects: httpapi.Slice(pg, all), Total: len(all), PageResult: storepage.Result{Offset: pg.Offset()}}
-	} else {
-		page, err = h.store.Catalog.ListProjectsPage(ctx, company, pg.Query())
-		if err != nil {
-			return err
-		}
+		page = httpapi.Slice(pg, all)
+	} else if page, err = h.store.Catalog.ListProjects(ctx, company, pg.Query()); err != nil {
+		return err
 	}
-	out := projectsResponse{Status: "ok", Projects: []projectJSON{}, Page: pg.PageOf(page.PageResult), PageSize: pg.PageSize,
-		TotalPages: pg.TotalPages(page.Total), TotalProjects: page.Total, NextPageToken: page.Next}
-	for _, p := range page.Projects {
+	out := storepage.Page[projectJSON]{Items: make([]projectJSON, 0, len(page.Items)), Offset: page.Offset, Next: page.Next, Total: page.Total}
+	for _, p := range page.Items {
 		v, err := h.projectView(ctx, p)
 		if err != nil {
 			return err
 		}
-		out.Projects = append(out.Projects, v)
+		out.Items = append(out.Items, v)
 	}
-	return httpapi.WriteJSON(w, http.StatusOK, out)
+	return httpapi.WriteList(w, pg, httpapi.Numbered("projects", "total_projects"), out)
 }
 
 var errProjectNotFound = httpapi.NotFound("Project not found")

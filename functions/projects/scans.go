@@ -11,6 +11,7 @@ import (
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/pullrequest"
 	"github.com/acme/codescan-api/shared/store/ddb"
+	storepage "github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/store/scans"
 	"github.com/acme/codescan-api/shared/store/schema"
 )
@@ -113,16 +114,6 @@ func (h handlers) getScan(w http.ResponseWriter, r *http.Request) error {
 	return httpapi.WriteJSON(w, http.StatusOK, scanView(sc, p.Name))
 }
 
-type scansResponse struct {
-	Status        string     `json:"status"`
-	Scans         []scanJSON `json:"scans"`
-	Page          int        `json:"page"`
-	PageSize      int        `json:"page_size"`
-	TotalPages    int        `json:"total_pages"`
-	TotalScans    *int       `json:"total_scans,omitempty"`
-	NextPageToken string     `json:"next_page_token,omitempty"`
-}
-
 var scanStatuses = []string{scans.ScanProcessing, scans.ScanComplete, scans.ScanIncomplete}
 
 // listScans pages the company's scans newest first: of a project (by name)
@@ -137,7 +128,7 @@ func (h handlers) listScans(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	name := strings.TrimSpace(q.Get("project"))
 	query := scans.ScanQuery{Branch: strings.TrimSpace(q.Get("branch")), SHA: strings.TrimSpace(q.Get("sha")),
-		Status: strings.ToLower(strings.TrimSpace(q.Get("status"))), Page: pg.Query()}
+		Status: strings.ToLower(strings.TrimSpace(q.Get("status")))}
 	if query.Status != "" && !slices.Contains(scanStatuses, query.Status) {
 		return httpapi.Invalid("status must be one of processing, complete, incomplete")
 	}
@@ -154,28 +145,20 @@ func (h handlers) listScans(w http.ResponseWriter, r *http.Request) error {
 	} else if query.Branch != "" || query.SHA != "" || query.Status != "" {
 		return httpapi.Invalid("branch, sha and status need project")
 	}
-	page, err := h.store.Scans.ListScans(ctx, company, query)
+	page, err := h.store.Scans.ListScans(ctx, company, query, pg.Query())
 	if err != nil {
 		return err
 	}
-	out := scansResponse{Status: "ok", Scans: []scanJSON{}, Page: pg.PageOf(page.PageResult), PageSize: pg.PageSize, NextPageToken: page.Next}
-	if page.Total >= 0 {
-		out.TotalScans, out.TotalPages = &page.Total, pg.TotalPages(page.Total)
-	} else {
-		// A filtered list's total is unknown: one more page while there is one.
-		out.TotalPages = out.Page
-		if page.Next != "" {
-			out.TotalPages++
-		}
-	}
-	for _, sc := range page.Scans {
+	out := storepage.Page[scanJSON]{Items: make([]scanJSON, 0, len(page.Items)), Offset: page.Offset, Next: page.Next, Total: page.Total}
+	for _, sc := range page.Items {
 		n, err := h.projectName(ctx, company, sc.ProjectID, names)
 		if err != nil {
 			return err
 		}
-		out.Scans = append(out.Scans, scanView(sc, n))
+		out.Items = append(out.Items, scanView(sc, n))
 	}
-	return httpapi.WriteJSON(w, http.StatusOK, out)
+	// A filtered list's total is unknown: total_scans is then left out.
+	return httpapi.WriteList(w, pg, httpapi.Numbered("scans", "total_scans"), out)
 }
 
 // projectName reads a project's name once per request.

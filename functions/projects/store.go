@@ -5,7 +5,6 @@ import (
 
 	"github.com/acme/codescan-api/shared/store"
 	"github.com/acme/codescan-api/shared/store/baselines"
-	"github.com/acme/codescan-api/shared/store/catalog"
 	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/issuelists"
 	"github.com/acme/codescan-api/shared/store/page"
@@ -22,7 +21,7 @@ type Store struct {
 	Catalog interface {
 		AllBlockingRules(ctx context.Context, companyID int64) ([]schema.BlockingRule, error)
 		GetProject(ctx context.Context, companyID int64, projectID int64) (schema.Project, error)
-		ListProjectsPage(ctx context.Context, companyID int64, q page.Request) (catalog.ProjectPage, error)
+		ListProjects(ctx context.Context, companyID int64, q page.Request) (page.Page[schema.Project], error)
 		ProjectByName(ctx context.Context, companyID int64, name string) (schema.Project, error)
 		ProjectsByRepo(ctx context.Context, companyID int64, fragment string) ([]schema.Project, error)
 		SetDefaultBranch(ctx context.Context, companyID int64, projectID int64, branch string) (schema.Project, error)
@@ -38,7 +37,7 @@ type Store struct {
 	Scans interface {
 		FirstScanBranch(ctx context.Context, companyID int64, projectID int64) (string, error)
 		GetScan(ctx context.Context, companyID int64, scanID string) (scans.Scan, error)
-		ListScans(ctx context.Context, companyID int64, q scans.ScanQuery) (scans.ScanPage, error)
+		ListScans(ctx context.Context, companyID int64, sel scans.ScanQuery, q page.Request) (page.Page[scans.Scan], error)
 	}
 	Tenancy interface {
 		GetCompany(ctx context.Context, id int64) (schema.Company, error)

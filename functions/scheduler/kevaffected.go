@@ -36,7 +36,7 @@ import (
 // hence the read before.
 //
 // A company's findings of the new CVEs are read from its KEV list entries
-// (the list the import has just written: FilterSCAIssues, kev=true), at
+// (the list the import has just written: ListFilteredSCAIssues, kev=true), at
 // most maxKEVFindings per company, for every company (CompanyIDs), and
 // only in a run where some CVE entered KEV. Its cost is that of the
 // companies' findings in KEV, not of the new CVEs: the per-CVE references
@@ -58,7 +58,7 @@ type KEVStore struct {
 		RecordEventOnce(ctx context.Context, e schema.Event) (bool, error)
 	}
 	SCA interface {
-		FilterSCAIssues(ctx context.Context, companyID int64, projectID int64, f exploits.Filter, q page.Request) ([]sca.Issue, page.Result, int, error)
+		ListFilteredSCAIssues(ctx context.Context, companyID int64, projectID int64, f exploits.Filter, q page.Request) (page.Page[sca.Issue], error)
 	}
 }
 
@@ -116,7 +116,8 @@ func announceKEV(ctx context.Context, st KEVStore, companyID int64, entered map[
 	at := map[string]int{}
 	q := page.Request{Limit: kevFindingsPage}
 	for read := 0; read < maxKEVFindings; {
-		found, res, _, err := st.SCA.FilterSCAIssues(ctx, companyID, 0, exploits.Filter{KEV: true}, q)
+		foundPage, err := st.SCA.ListFilteredSCAIssues(ctx, companyID, 0, exploits.Filter{KEV: true}, q)
+		found, res := foundPage.Items, foundPage
 		if err != nil {
 			return err
 		}

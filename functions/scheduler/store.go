@@ -45,7 +45,7 @@ type Store struct {
 		OpenByUrgency(ctx context.Context, companyID int64) (map[string]int64, error)
 	}
 	SCA interface {
-		FilterSCAIssues(ctx context.Context, companyID int64, projectID int64, f exploits.Filter, q page.Request) ([]sca.Issue, page.Result, int, error)
+		ListFilteredSCAIssues(ctx context.Context, companyID int64, projectID int64, f exploits.Filter, q page.Request) (page.Page[sca.Issue], error)
 	}
 	Scans interface {
 		ClearStalled(ctx context.Context, st scans.StalledScan) error

@@ -16,8 +16,7 @@ type Store struct {
 		GetTeam(ctx context.Context, companyID int64, teamID int64) (schema.Team, error)
 		ProjectsByID(ctx context.Context, companyID int64, ids []int64) (map[int64]schema.Project, error)
 		TeamByName(ctx context.Context, companyID int64, name string) (schema.Team, error)
-		TeamCount(ctx context.Context, companyID int64) (int, error)
-		TeamsPage(ctx context.Context, companyID int64, q page.Request) ([]schema.Team, page.Result, error)
+		ListTeams(ctx context.Context, companyID int64, q page.Request) (page.Page[schema.Team], error)
 	}
 	Tenancy interface {
 		UsersByID(ctx context.Context, companyID int64, ids []int64) (map[int64]schema.User, error)

@@ -166,37 +166,16 @@ func (h handlers) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	// The page and the total are independent reads.
-	var (
-		page  []schema.Team
-		res   storepage.Result
-		total int
-	)
-	g, ctx := errgroup.WithContext(r.Context())
-	g.Go(func() (err error) {
-		page, res, err = h.store.Catalog.TeamsPage(ctx, p.CompanyID, pg.Query())
-		return err
-	})
-	g.Go(func() (err error) {
-		total, err = h.store.Catalog.TeamCount(ctx, p.CompanyID)
-		return err
-	})
-	cur, err := pg.PageCursor(res, total, g.Wait())
+	page, err := h.store.Catalog.ListTeams(r.Context(), p.CompanyID, pg.Query())
 	if err != nil {
 		return err
 	}
-	views, err := newDirectory(r.Context(), h.store, p.CompanyID).views(page)
+	views, err := newDirectory(r.Context(), h.store, p.CompanyID).views(page.Items)
 	if err != nil {
 		return err
 	}
-	out := map[string]any{
-		"status": "ok", "page": cur.Page, "page_size": pg.PageSize,
-		"total_pages": pg.TotalPages(total), "total_teams": total, "teams": views,
-	}
-	if cur.Next != "" {
-		out[httpapi.TokenParam] = cur.Next
-	}
-	return httpapi.WriteJSON(w, http.StatusOK, out)
+	return httpapi.WriteList(w, pg, httpapi.Numbered("teams", "total_teams"),
+		storepage.Page[teamJSON]{Items: views, Offset: page.Offset, Next: page.Next, Total: page.Total})
 }
 
 var errTeamNotFound = httpapi.NotFound("Team not found")

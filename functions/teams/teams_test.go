@@ -98,7 +98,7 @@ func (w *world) post(t *testing.T, u testenv.User, body string) *testenv.Respons
 // stored is every team item and name guard of a company, straight from the table.
 func (w *world) stored(t *testing.T, companyID int64) []schema.Team {
 	t.Helper()
-	list, err := w.env.Store.Catalog.ListTeams(context.Background(), companyID)
+	list, err := w.env.Store.Catalog.AllTeams(context.Background(), companyID)
 	if err != nil {
 		t.Fatal(err)
 	}

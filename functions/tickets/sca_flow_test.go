@@ -103,7 +103,8 @@ func TestSCAFindingsBecomeTickets(t *testing.T) {
 		t.Fatal(err)
 	}
 	betaScan := w.scaScan(t, beta.ID, betaProj, deps...)
-	betaList, _, _, err := w.env.Store.SCA.ScanSCAIssues(ctx, beta.ID, betaScan.ID, page.Request{Limit: 100})
+	betaListPage, err := w.env.Store.SCA.ListScanSCAIssues(ctx, beta.ID, betaScan.ID, page.Request{Limit: 100})
+	betaList := betaListPage.Items
 	if err != nil || len(betaList) != len(deps) {
 		t.Fatalf("beta's findings: %d %v", len(betaList), err)
 	}
@@ -209,7 +210,8 @@ func TestSCAFindingsBecomeTickets(t *testing.T) {
 	}
 	statuses := func() map[string]int {
 		out := map[string]int{}
-		list, _, _, err := w.env.Store.SCA.ListSCAIssues(ctx, w.acme.ID, proj.ID, page.Request{Limit: 100})
+		listPage, err := w.env.Store.SCA.ListSCAIssues(ctx, w.acme.ID, proj.ID, page.Request{Limit: 100})
+		list := listPage.Items
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -97,7 +97,7 @@ type Store struct {
 	}
 	SCA interface {
 		GetSCAIssue(ctx context.Context, companyID int64, id string) (sca.Issue, error)
-		ScanSCAIssues(ctx context.Context, companyID int64, scanID string, q page.Request) ([]sca.Issue, page.Result, int, error)
+		ListScanSCAIssues(ctx context.Context, companyID int64, scanID string, q page.Request) (page.Page[sca.Issue], error)
 		SetSCAStatuses(ctx context.Context, companyID int64, ids []string, decide sca.Decide, e ledger.AuditEntry) ([]string, error)
 	}
 	Scans interface {

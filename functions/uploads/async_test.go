@@ -227,7 +227,7 @@ func TestChunkErrors(t *testing.T) {
 			t.Errorf("%s: %d %s, want %d %s", c.name, res.Status, res.Body, c.status, want)
 		}
 	}
-	if ps, err := w.env.Store.Catalog.ListProjects(context.Background(), w.company.ID); err != nil || len(ps) != 0 {
+	if ps, err := w.env.Store.Catalog.AllProjects(context.Background(), w.company.ID); err != nil || len(ps) != 0 {
 		t.Fatalf("projects after rejected chunks: %+v %v", ps, err)
 	}
 }

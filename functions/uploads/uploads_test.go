@@ -302,7 +302,7 @@ func TestRetries(t *testing.T) {
 		}
 	}
 	check("after conflicts")
-	if ps, err := w.env.Store.Catalog.ListProjects(context.Background(), w.company.ID); err != nil || len(ps) != 1 {
+	if ps, err := w.env.Store.Catalog.AllProjects(context.Background(), w.company.ID); err != nil || len(ps) != 1 {
 		t.Fatalf("projects: %+v %v", ps, err)
 	}
 
@@ -368,7 +368,7 @@ func TestConcurrentUploads(t *testing.T) {
 	if len(scans) != 1 {
 		t.Fatalf("one run answered differently: %v", scans)
 	}
-	if ps, err := w.env.Store.Catalog.ListProjects(context.Background(), w.company.ID); err != nil || len(ps) != 1 {
+	if ps, err := w.env.Store.Catalog.AllProjects(context.Background(), w.company.ID); err != nil || len(ps) != 1 {
 		t.Fatalf("projects: %+v %v", ps, err)
 	}
 	// One report on two branches: each finding is one issue per branch,
@@ -444,7 +444,7 @@ func TestScanUploadErrors(t *testing.T) {
 		}
 	}
 	// Nothing was stored by any of them.
-	if ps, err := w.env.Store.Catalog.ListProjects(context.Background(), w.company.ID); err != nil || len(ps) != 0 {
+	if ps, err := w.env.Store.Catalog.AllProjects(context.Background(), w.company.ID); err != nil || len(ps) != 0 {
 		t.Fatalf("projects after rejected uploads: %+v %v", ps, err)
 	}
 

@@ -75,7 +75,8 @@ func TestSetSCAStatuses(t *testing.T) {
 			t.Fatalf("%s: %s %q", id, got.Status, got.Reason)
 		}
 	}
-	entries, _, err := st.Tenancy.ListAudit(ctx, 1, tenancy.AuditFilter{Action: "vex.import"}, page.Request{Limit: 10})
+	entriesPage, err := st.Tenancy.ListAudit(ctx, 1, tenancy.AuditFilter{Action: "vex.import"}, page.Request{Limit: 10})
+	entries := entriesPage.Items
 	if err != nil || len(entries) != 1 || entries[0].Actor.UserID != 7 {
 		t.Fatalf("audit %+v %v", entries, err)
 	}

@@ -34,7 +34,7 @@ type Store struct {
 		GetProject(ctx context.Context, companyID int64, projectID int64) (schema.Project, error)
 	}
 	SCA interface {
-		ListSCAIssues(ctx context.Context, companyID int64, projectID int64, q page.Request) ([]sca.Issue, page.Result, int, error)
+		ListSCAIssues(ctx context.Context, companyID int64, projectID int64, q page.Request) (page.Page[sca.Issue], error)
 		SetSCAStatuses(ctx context.Context, companyID int64, ids []string, decide sca.Decide, e ledger.AuditEntry) ([]string, error)
 	}
 }
@@ -152,7 +152,8 @@ func (h handlers) plan(ctx context.Context, companyID, projectID int64, idx *vex
 	read := 0
 	q := page.Request{Limit: readPage}
 	for {
-		found, res, total, err := h.store.SCA.ListSCAIssues(ctx, companyID, projectID, q)
+		foundPage, err := h.store.SCA.ListSCAIssues(ctx, companyID, projectID, q)
+		found, res, total := foundPage.Items, foundPage, foundPage.Count()
 		if err != nil {
 			return nil, 0, err
 		}

@@ -143,7 +143,8 @@ func (w *world) statuses(t *testing.T, tn *tenant) map[string]sca.Issue {
 
 func (w *world) audit(t *testing.T, tn *tenant) []tenancy.AuditRecord {
 	t.Helper()
-	entries, _, err := w.env.Store.Tenancy.ListAudit(context.Background(), tn.co.ID, tenancy.AuditFilter{Action: "vex.import"}, page.Request{Limit: 50})
+	entriesPage, err := w.env.Store.Tenancy.ListAudit(context.Background(), tn.co.ID, tenancy.AuditFilter{Action: "vex.import"}, page.Request{Limit: 50})
+	entries := entriesPage.Items
 	if err != nil {
 		t.Fatal(err)
 	}

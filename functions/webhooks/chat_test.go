@@ -109,7 +109,8 @@ func TestChatDestination(t *testing.T) {
 			t.Errorf("%s %s: %d %s", c.method, c.path, res.Status, res.Body)
 		}
 	}
-	log, _, err := f.env.Store.Tenancy.ListAudit(ctx, f.acme.ID, tenancy.AuditFilter{}, page.Request{Limit: 10})
+	logPage, err := f.env.Store.Tenancy.ListAudit(ctx, f.acme.ID, tenancy.AuditFilter{}, page.Request{Limit: 10})
+	log := logPage.Items
 	if err != nil {
 		t.Fatal(err)
 	}

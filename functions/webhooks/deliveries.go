@@ -13,6 +13,8 @@ import (
 	"github.com/acme/codescan-api/shared/store/ddb"
 	"github.com/acme/codescan-api/shared/store/delivery"
 	"github.com/acme/codescan-api/shared/store/ledger"
+	"github.com/acme/codescan-api/shared/store/page"
+	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // test sends a signed webhook_test event to the endpoint now and answers
@@ -83,26 +85,25 @@ func (h handlers) deliveries(w http.ResponseWriter, r *http.Request) error {
 	if outcome != "" && outcome != delivery.AttemptSucceeded && outcome != delivery.AttemptFailed {
 		return httpapi.Invalid("status must be succeeded or failed")
 	}
-	log, res, err := h.store.Deliveries.ListAttempts(r.Context(), ep.CompanyID, ep.ID, outcome, q)
+	log, err := h.store.Deliveries.ListAttempts(r.Context(), ep.CompanyID, ep.ID, outcome, q.Query())
 	if err != nil {
 		return err
 	}
-	out := make([]attemptView, 0, len(log))
-	for _, a := range log {
-		v := attemptView{DeliveryID: a.DeliveryID, EventID: a.EventID, EventType: a.EventType, Attempt: a.Attempt,
-			AttemptedAt: apiTime(a.At), Outcome: a.Outcome, LatencyMS: a.LatencyMS, Error: nullable(a.Error)}
-		if a.StatusCode != 0 {
-			v.StatusCode = &a.StatusCode
-		}
-		if a.NextRetryAt != "" {
-			t := apiTime(a.NextRetryAt)
-			v.NextRetryAt = &t
-		}
-		out = append(out, v)
+	return httpapi.WriteList(w, q, httpapi.List{Rows: "deliveries", PageSize: true, NullNext: true}, page.Map(log, attemptViewOf))
+}
+
+// attemptViewOf is how the log shows one attempt.
+func attemptViewOf(a schema.AttemptLog) attemptView {
+	v := attemptView{DeliveryID: a.DeliveryID, EventID: a.EventID, EventType: a.EventType, Attempt: a.Attempt,
+		AttemptedAt: apiTime(a.At), Outcome: a.Outcome, LatencyMS: a.LatencyMS, Error: nullable(a.Error)}
+	if a.StatusCode != 0 {
+		v.StatusCode = &a.StatusCode
 	}
-	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{
-		"status": "ok", "deliveries": out, "page_size": q.Limit, "next_page_token": nullable(res.Next),
-	})
+	if a.NextRetryAt != "" {
+		t := apiTime(a.NextRetryAt)
+		v.NextRetryAt = &t
+	}
+	return v
 }
 
 var deliveryIDPattern = regexp.MustCompile(`^[0-9a-f]{32}$`)

@@ -8,6 +8,7 @@ import (
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/store/ddb"
 	"github.com/acme/codescan-api/shared/store/delivery"
+	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/webhook"
 )
@@ -65,21 +66,12 @@ func (h handlers) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	eps, res, err := h.store.Deliveries.ListWebhooks(r.Context(), p.CompanyID, q)
+	eps, err := h.store.Deliveries.ListWebhooks(r.Context(), p.CompanyID, q.Query())
 	if err != nil {
 		return err
 	}
-	total, err := h.store.Deliveries.WebhookCount(r.Context(), p.CompanyID)
-	if err != nil {
-		return err
-	}
-	views, now := make([]view, 0, len(eps)), h.now()
-	for _, e := range eps {
-		views = append(views, viewOf(e, now))
-	}
-	return httpapi.WriteJSON(w, http.StatusOK, map[string]any{
-		"status": "ok", "webhooks": views, "total_webhooks": total, "page_size": q.Limit, "next_page_token": nullable(res.Next),
-	})
+	now := h.now()
+	return httpapi.WriteList(w, q, webhookList, page.Map(eps, func(e schema.WebhookEndpoint) view { return viewOf(e, now) }))
 }
 
 // load reads the path's endpoint in the caller's company.

@@ -21,10 +21,9 @@ type Store struct {
 		DeleteWebhook(ctx context.Context, w schema.WebhookEndpoint) error
 		GetDelivery(ctx context.Context, companyID int64, id string) (schema.Delivery, error)
 		GetWebhook(ctx context.Context, companyID int64, id string) (schema.WebhookEndpoint, error)
-		ListAttempts(ctx context.Context, companyID int64, endpointID string, outcome string, q page.Request) ([]schema.AttemptLog, page.Result, error)
-		ListWebhooks(ctx context.Context, companyID int64, q page.Request) ([]schema.WebhookEndpoint, page.Result, error)
+		ListAttempts(ctx context.Context, companyID int64, endpointID string, outcome string, q page.Request) (page.Page[schema.AttemptLog], error)
+		ListWebhooks(ctx context.Context, companyID int64, q page.Request) (page.Page[schema.WebhookEndpoint], error)
 		RecentEvents(ctx context.Context, companyID int64, since time.Time, typeCodes []string, limit int) ([]schema.Event, error)
-		WebhookCount(ctx context.Context, companyID int64) (int, error)
 	}
 	Ledger interface {
 		Audit(ctx context.Context, companyID int64, e ledger.AuditEntry) error

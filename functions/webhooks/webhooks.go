@@ -16,7 +16,6 @@ import (
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/secrets"
-	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/webhook"
 )
@@ -141,16 +140,20 @@ func apiTime(s string) string {
 
 // paging reads page_size (1 to MaxPageSize) and the page token
 // (next_page_token, or page_token).
-func paging(r *http.Request) (page.Request, error) {
+func paging(r *http.Request) (httpapi.Paging, error) {
 	p, err := httpapi.ParsePaging(r, DefaultPageSize, MaxPageSize)
 	if err != nil {
-		return page.Request{}, err
+		return httpapi.Paging{}, err
 	}
 	if p.Page != 1 {
-		return page.Request{}, httpapi.Invalid("page is not supported here: follow next_page_token")
+		return httpapi.Paging{}, httpapi.Invalid("page is not supported here: follow next_page_token")
 	}
-	return p.Query(), nil
+	return p, nil
 }
+
+// webhookList is how the endpoints' list answers a page: followed by
+// token only, with the company's number of endpoints.
+var webhookList = httpapi.List{Rows: "webhooks", Total: "total_webhooks", PageSize: true, NullNext: true}
 
 func nullable(s string) *string {
 	if s == "" {

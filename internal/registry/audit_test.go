@@ -460,7 +460,8 @@ func TestEveryAdminWriteIsAudited(t *testing.T) {
 	env := testenv.New(t)
 	a := &auditWorld{env: env, mux: registry.Mux(env.Deps), acme: env.Company(t, "Acme"), rcv: rcv.URL + "/hook"}
 	a.member = env.User(t, a.acme, testenv.UserSpec{Email: "member@acme.test"})
-	keys, _, _, err := env.Store.Tenancy.ListAPIKeys(context.Background(), a.acme.ID, a.acme.Admin.ID, storepage.Request{Limit: 1})
+	keysPage, err := env.Store.Tenancy.ListAPIKeys(context.Background(), a.acme.ID, a.acme.Admin.ID, storepage.Request{Limit: 1})
+	keys := keysPage.Items
 	if err != nil || len(keys) != 1 {
 		t.Fatalf("admin key: %v %v", keys, err)
 	}

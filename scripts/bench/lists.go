@@ -80,17 +80,17 @@ func drain(page func(token string) (string, error)) error {
 var listRoutes = []listRoute{
 	{"GET /teams", "teams", "teams", fixed("/teams"), "next_page_token", true, func(ctx context.Context, st *store.Store, t *listTenant) error {
 		// What the handler did before: every team, user and project.
-		if _, err := st.Catalog.ListTeams(ctx, t.company); err != nil {
+		if _, err := st.Catalog.AllTeams(ctx, t.company); err != nil {
 			return err
 		}
-		if _, err := st.Tenancy.ListUsers(ctx, t.company); err != nil {
+		if _, err := st.Tenancy.AllUsers(ctx, t.company); err != nil {
 			return err
 		}
-		_, err := st.Catalog.ListProjects(ctx, t.company)
+		_, err := st.Catalog.AllProjects(ctx, t.company)
 		return err
 	}},
 	{"GET /integrations/scm-provider", "integrations", "integrations", fixed("/integrations/scm-provider"), "next_page_token", true, func(ctx context.Context, st *store.Store, t *listTenant) error {
-		_, err := st.Catalog.ListIntegrations(ctx, t.company)
+		_, err := st.Catalog.AllIntegrations(ctx, t.company)
 		return err
 	}},
 	{"GET /webhooks", "webhooks", "webhooks", fixed("/webhooks"), "next_page_token", false, func(ctx context.Context, st *store.Store, t *listTenant) error {
@@ -100,33 +100,36 @@ var listRoutes = []listRoute{
 	{"GET /webhooks/{webhook_id}/deliveries", "webhooks", "webhooks", func(t *listTenant) string { return "/webhooks/" + t.webhookID + "/deliveries" },
 		"next_page_token", false, func(ctx context.Context, st *store.Store, t *listTenant) error {
 			return drain(func(token string) (string, error) {
-				_, res, err := st.Deliveries.ListAttempts(ctx, t.company, t.webhookID, "", storepage.Request{Limit: 100, Token: token})
+				resPage, err := st.Deliveries.ListAttempts(ctx, t.company, t.webhookID, "", storepage.Request{Limit: 100, Token: token})
+				res := resPage
 				return res.Next, err
 			})
 		}},
 	{"GET /api-keys", "accounts", "keys", fixed("/api-keys"), "next_page_token", true, func(ctx context.Context, st *store.Store, t *listTenant) error {
 		return drain(func(token string) (string, error) {
-			_, res, _, err := st.Tenancy.ListAPIKeys(ctx, t.company, 0, storepage.Request{Limit: 100, Token: token})
+			resPage, err := st.Tenancy.ListAPIKeys(ctx, t.company, 0, storepage.Request{Limit: 100, Token: token})
+			res := resPage
 			return res.Next, err
 		})
 	}},
 	{"GET /audit-log", "accounts", "keys", fixed("/audit-log"), "next_page_token", true, func(ctx context.Context, st *store.Store, t *listTenant) error {
 		return drain(func(token string) (string, error) {
-			_, res, err := st.Tenancy.ListAudit(ctx, t.company, tenancy.AuditFilter{}, storepage.Request{Limit: 100, Token: token})
+			resPage, err := st.Tenancy.ListAudit(ctx, t.company, tenancy.AuditFilter{}, storepage.Request{Limit: 100, Token: token})
+			res := resPage
 			return res.Next, err
 		})
 	}},
 	{"GET /users", "accounts", "users", fixed("/users"), "next_page_token", true, func(ctx context.Context, st *store.Store, t *listTenant) error {
-		_, err := st.Tenancy.ListUsers(ctx, t.company)
+		_, err := st.Tenancy.AllUsers(ctx, t.company)
 		return err
 	}},
 	{"GET /projects", "projects", "projects", fixed("/projects"), "next_page_token", true, func(ctx context.Context, st *store.Store, t *listTenant) error {
-		_, err := st.Catalog.ListProjects(ctx, t.company)
+		_, err := st.Catalog.AllProjects(ctx, t.company)
 		return err
 	}},
 	{"GET /scans", "projects", "scans", fixed("/scans"), "next_page_token", true, func(ctx context.Context, st *store.Store, t *listTenant) error {
 		return drain(func(token string) (string, error) {
-			p, err := st.Scans.ListScans(ctx, t.company, scans.ScanQuery{Page: storepage.Request{Limit: 100, Token: token}})
+			p, err := st.Scans.ListScans(ctx, t.company, scans.ScanQuery{}, storepage.Request{Limit: 100, Token: token})
 			return p.Next, err
 		})
 	}},
@@ -145,7 +148,8 @@ var listRoutes = []listRoute{
 	}},
 	{"GET /issues/sca", "issues", "scan", fixed("/issues/sca"), "next_page_token", true, func(ctx context.Context, st *store.Store, t *listTenant) error {
 		return drain(func(token string) (string, error) {
-			_, res, _, err := st.SCA.ListSCAIssues(ctx, t.company, 0, storepage.Request{Limit: 100, Token: token})
+			resPage, err := st.SCA.ListSCAIssues(ctx, t.company, 0, storepage.Request{Limit: 100, Token: token})
+			res := resPage
 			return res.Next, err
 		})
 	}},
@@ -156,7 +160,8 @@ var listRoutes = []listRoute{
 				return err
 			}
 			return drain(func(token string) (string, error) {
-				_, res, _, err := st.Quality.ProjectQualityIssues(ctx, t.company, p.ID, storepage.Request{Limit: 100, Token: token})
+				resPage, err := st.Quality.ListProjectQualityIssues(ctx, t.company, p.ID, storepage.Request{Limit: 100, Token: token})
+				res := resPage
 				return res.Next, err
 			})
 		}},
@@ -167,14 +172,16 @@ var listRoutes = []listRoute{
 	{"GET /scan/{scan_id}/issues/sca", "issues", "scan", func(t *listTenant) string { return "/scan/" + t.scanID + "/issues/sca" }, "next_page_token", true,
 		func(ctx context.Context, st *store.Store, t *listTenant) error {
 			return drain(func(token string) (string, error) {
-				_, res, _, err := st.SCA.ScanSCAIssues(ctx, t.company, t.scanID, storepage.Request{Limit: 100, Token: token})
+				resPage, err := st.SCA.ListScanSCAIssues(ctx, t.company, t.scanID, storepage.Request{Limit: 100, Token: token})
+				res := resPage
 				return res.Next, err
 			})
 		}},
 	{"GET /scan/{scan_id}/issues/quality", "issues", "scan", func(t *listTenant) string { return "/scan/" + t.scanID + "/issues/quality" }, "next_page_token", true,
 		func(ctx context.Context, st *store.Store, t *listTenant) error {
 			return drain(func(token string) (string, error) {
-				_, res, _, err := st.Quality.ScanQualityIssues(ctx, t.company, t.scanID, "", storepage.Request{Limit: 100, Token: token})
+				resPage, err := st.Quality.ListScanQualityIssues(ctx, t.company, t.scanID, "", storepage.Request{Limit: 100, Token: token})
+				res := resPage
 				return res.Next, err
 			})
 		}},

@@ -392,11 +392,11 @@ func ingested(ctx context.Context, st *store.Store, company int64, limit time.Du
 	}
 	start := time.Now()
 	for {
-		page, err := st.Scans.ListScans(ctx, company, scans.ScanQuery{ProjectID: proj.ID, Status: scans.ScanProcessing, Page: storepage.Request{Limit: 1}})
+		page, err := st.Scans.ListScans(ctx, company, scans.ScanQuery{ProjectID: proj.ID, Status: scans.ScanProcessing}, storepage.Request{Limit: 1})
 		if err != nil {
 			return err
 		}
-		if len(page.Scans) == 0 {
+		if len(page.Items) == 0 {
 			fmt.Printf("ingestion: every upload ingested %s after the load\n", time.Since(start).Round(time.Second))
 			return nil
 		}

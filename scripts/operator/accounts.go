@@ -54,7 +54,7 @@ func listUsers() command {
 		if err != nil {
 			return err
 		}
-		users, err := st.Tenancy.ListUsers(ctx, c.ID)
+		users, err := st.Tenancy.AllUsers(ctx, c.ID)
 		if err != nil {
 			return err
 		}
@@ -95,7 +95,8 @@ func listKeys() command {
 		list := []keyJSON{}
 		q := storepage.Request{Limit: 100}
 		for {
-			page, res, _, err := st.Tenancy.ListAPIKeys(ctx, c.ID, userID, q)
+			listed, err := st.Tenancy.ListAPIKeys(ctx, c.ID, userID, q)
+			page, res := listed.Items, listed
 			if err != nil {
 				return err
 			}

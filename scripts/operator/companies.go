@@ -87,7 +87,8 @@ func listCompanies() command {
 		list := []companyJSON{}
 		q := storepage.Request{Limit: 100}
 		for {
-			page, res, err := st.Tenancy.ListCompanies(ctx, q)
+			listed, err := st.Tenancy.ListCompanies(ctx, q)
+			page, res := listed.Items, listed
 			if err != nil {
 				return err
 			}

@@ -419,7 +419,9 @@ func TestUsersAndKeys(t *testing.T) {
 		}
 	}
 
-	entries, _, err := env.Store.Tenancy.ListAudit(ctx, c.Company.ID, tenancy.AuditFilter{}, page.Request{Limit: 100})
+	entriesPage, err := env.Store.Tenancy.ListAudit(ctx, c.Company.ID, tenancy.AuditFilter{}, page.Request{Limit: 100})
+
+	entries := entriesPage.Items
 	if err != nil {
 		t.Fatal(err)
 	}

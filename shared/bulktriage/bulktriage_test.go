@@ -168,7 +168,8 @@ func (w *world) statusCounts(t *testing.T) map[string]int {
 // triageAudits are the company's issue.triage audit entries.
 func (w *world) triageAudits(t *testing.T) []tenancy.AuditRecord {
 	t.Helper()
-	entries, _, err := w.env.Store.Tenancy.ListAudit(context.Background(), w.company.ID, tenancy.AuditFilter{Action: "issue.triage"}, page.Request{Limit: 50})
+	entriesPage, err := w.env.Store.Tenancy.ListAudit(context.Background(), w.company.ID, tenancy.AuditFilter{Action: "issue.triage"}, page.Request{Limit: 50})
+	entries := entriesPage.Items
 	if err != nil {
 		t.Fatal(err)
 	}

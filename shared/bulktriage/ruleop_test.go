@@ -105,7 +105,8 @@ func (w *world) scaFindings(t *testing.T, k int) []string {
 
 func (w *world) audits(t *testing.T, action string) []tenancy.AuditRecord {
 	t.Helper()
-	entries, _, err := w.env.Store.Tenancy.ListAudit(context.Background(), w.company.ID, tenancy.AuditFilter{Action: action}, page.Request{Limit: 50})
+	entriesPage, err := w.env.Store.Tenancy.ListAudit(context.Background(), w.company.ID, tenancy.AuditFilter{Action: action}, page.Request{Limit: 50})
+	entries := entriesPage.Items
 	if err != nil {
 		t.Fatal(err)
 	}

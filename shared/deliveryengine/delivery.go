@@ -227,7 +227,7 @@ func (d *Engine) recipients(ctx context.Context, t notify.Type, v *view) ([]reci
 		return nil, err
 	}
 	var out []recipient
-	all, err := d.Store.Tenancy.ListUsers(ctx, companyID)
+	all, err := d.Store.Tenancy.AllUsers(ctx, companyID)
 	if err != nil {
 		return nil, err
 	}
@@ -269,7 +269,7 @@ func (d *Engine) recipients(ctx context.Context, t notify.Type, v *view) ([]reci
 // admins are the recipients of notify.TypeWebhookDisabled: the company's
 // active admins that existed when the event was recorded at.
 func (d *Engine) admins(ctx context.Context, companyID int64, at time.Time) ([]recipient, error) {
-	all, err := d.Store.Tenancy.ListUsers(ctx, companyID)
+	all, err := d.Store.Tenancy.AllUsers(ctx, companyID)
 	if err != nil {
 		return nil, err
 	}

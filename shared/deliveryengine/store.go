@@ -32,7 +32,7 @@ type Store struct {
 	}
 	Tenancy interface {
 		GetUser(ctx context.Context, companyID int64, userID int64) (schema.User, error)
-		ListUsers(ctx context.Context, companyID int64) ([]schema.User, error)
+		AllUsers(ctx context.Context, companyID int64) ([]schema.User, error)
 	}
 }
 

@@ -43,7 +43,7 @@ func (c *Company) slug() string {
 }
 
 func seedTeams(ctx context.Context, st *store.Store, c *Company) ([]int64, error) {
-	projects, err := st.Catalog.ListProjects(ctx, c.ID)
+	projects, err := st.Catalog.AllProjects(ctx, c.ID)
 	if err != nil {
 		return nil, err
 	}

@@ -30,12 +30,12 @@ func seedClient(ctx context.Context, st *store.Store, c *Company) error {
 		}
 		ids = append(ids, created.ID)
 	}
-	page, err := st.Catalog.ListProjectsPage(ctx, c.ID, storepage.Request{Limit: 100})
+	page, err := st.Catalog.ListProjects(ctx, c.ID, storepage.Request{Limit: 100})
 	if err != nil {
 		return err
 	}
 	var projectIDs []int64
-	for _, p := range page.Projects {
+	for _, p := range page.Items {
 		projectIDs = append(projectIDs, p.ID)
 	}
 	c.Resources["blocking_rule_ids"] = ids

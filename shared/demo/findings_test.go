@@ -18,12 +18,12 @@ func TestFindingsSeed(t *testing.T) {
 		t.Fatal(err)
 	}
 	for n, c := range doc.Companies {
-		groups, total, err := st.Lists.GroupsPage(ctx, c.ID, schema.Scope{}, schema.ByCWE, 0, 100)
-		if err != nil || total < 5 {
-			t.Fatalf("%s: %d CWE groups, %v", c.Name, total, err)
+		groups, err := st.Lists.ListGroups(ctx, c.ID, schema.Scope{}, schema.ByCWE, page.Request{Limit: 100})
+		if err != nil || groups.Count() < 5 {
+			t.Fatalf("%s: %d CWE groups, %v", c.Name, groups.Count(), err)
 		}
 		var sum int64
-		for _, g := range groups {
+		for _, g := range groups.Items {
 			sum += g.Count
 		}
 		if want := []int64{400, 150}[n]; sum != want {
@@ -40,8 +40,8 @@ func TestFindingsSeed(t *testing.T) {
 			}
 		}
 		for _, id := range c.Resources["scan_ids_with_quality_issues"].([]string) {
-			if q, _, total, err := st.Quality.ScanQualityIssues(ctx, c.ID, id, "", page.Request{Limit: 50}); err != nil || len(q) != 35 || total != 35 {
-				t.Fatalf("%s: quality issues of %s: %d of %d, %v", c.Name, id, len(q), total, err)
+			if q, err := st.Quality.ListScanQualityIssues(ctx, c.ID, id, "", page.Request{Limit: 50}); err != nil || len(q.Items) != 35 || q.Count() != 35 {
+				t.Fatalf("%s: quality issues of %s: %d of %d, %v", c.Name, id, len(q.Items), q.Count(), err)
 			}
 		}
 	}

@@ -182,7 +182,8 @@ func (x *Worker) sca(ctx context.Context, e schema.ExportItem, p *progress) expo
 	return func(yield func(exportformat.Row) error) error {
 		token := ""
 		for {
-			page, res, total, err := x.Store.SCA.ListSCAIssues(ctx, e.CompanyID, e.ProjectID, storepage.Request{Limit: x.pageSize(), Token: token})
+			listed, err := x.Store.SCA.ListSCAIssues(ctx, e.CompanyID, e.ProjectID, storepage.Request{Limit: x.pageSize(), Token: token})
+			page, res, total := listed.Items, listed, listed.Count()
 			if err != nil {
 				return err
 			}

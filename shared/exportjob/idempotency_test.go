@@ -25,7 +25,8 @@ func (w *world) postExport(t *testing.T, u testenv.User, body, key string) *test
 // exportAudits counts the company's export.create audit entries.
 func exportAudits(t *testing.T, env *testenv.Env, companyID int64) int {
 	t.Helper()
-	entries, _, err := env.Store.Tenancy.ListAudit(context.Background(), companyID, tenancy.AuditFilter{Action: "export.create"}, page.Request{Limit: 10})
+	entriesPage, err := env.Store.Tenancy.ListAudit(context.Background(), companyID, tenancy.AuditFilter{Action: "export.create"}, page.Request{Limit: 10})
+	entries := entriesPage.Items
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ type Store struct {
 		ListIssues(ctx context.Context, companyID int64, f issuelists.IssueFilter, q page.Request) ([]findings.Issue, page.Result, int64, error)
 	}
 	SCA interface {
-		ListSCAIssues(ctx context.Context, companyID int64, projectID int64, q page.Request) ([]sca.Issue, page.Result, int, error)
+		ListSCAIssues(ctx context.Context, companyID int64, projectID int64, q page.Request) (page.Page[sca.Issue], error)
 	}
 }
 

@@ -22,7 +22,7 @@ type Source struct {
 	}
 	Scans interface {
 		FirstScanBranch(ctx context.Context, companyID int64, projectID int64) (string, error)
-		ListScans(ctx context.Context, companyID int64, q scans.ScanQuery) (scans.ScanPage, error)
+		ListScans(ctx context.Context, companyID int64, sel scans.ScanQuery, q storepage.Request) (storepage.Page[scans.Scan], error)
 	}
 }
 
@@ -85,8 +85,8 @@ func PullRequestBase(sc scans.Scan) string {
 
 // hasScan reports whether the project has a scan of branch.
 func hasScan(ctx context.Context, src Source, sc scans.Scan, proj schema.Project, branch string) (bool, error) {
-	page, err := src.Scans.ListScans(ctx, sc.CompanyID, scans.ScanQuery{ProjectID: proj.ID, Branch: branch, Page: storepage.Request{Limit: 1}})
-	return len(page.Scans) > 0, err
+	page, err := src.Scans.ListScans(ctx, sc.CompanyID, scans.ScanQuery{ProjectID: proj.ID, Branch: branch}, storepage.Request{Limit: 1})
+	return len(page.Items) > 0, err
 }
 
 // CompareScan compares a scan's issues with branch (see Compare); the

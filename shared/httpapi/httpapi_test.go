@@ -119,8 +119,9 @@ func TestParsePaging(t *testing.T) {
 		p    Paging
 		want string
 	}{{Paging{Page: 1, PageSize: 2}, "[1 2]"}, {Paging{Page: 3, PageSize: 2}, "[5]"}, {Paging{Page: 4, PageSize: 2}, "[]"}, {Paging{Page: 1, PageSize: 10}, "[1 2 3 4 5]"}} {
-		if got := fmt.Sprint(Slice(c.p, rows)); got != c.want {
-			t.Errorf("Slice(%+v) = %s, want %s", c.p, got, c.want)
+		got := Slice(c.p, rows)
+		if fmt.Sprint(got.Items) != c.want || got.Offset != c.p.Offset() || got.Next != "" || got.Count() != 5 {
+			t.Errorf("Slice(%+v) = %+v, want %s at %d of 5", c.p, got, c.want, c.p.Offset())
 		}
 	}
 }

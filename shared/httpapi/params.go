@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -41,30 +40,6 @@ func (p Paging) Query() storepage.Request {
 	return storepage.Request{Limit: p.PageSize, Offset: p.Offset()}
 }
 
-// Cursor is what a page read by key answers beside its rows: the page
-// number (from the page's position, so cursor and number agree) and the
-// next page's token ("" on the last page of total rows).
-type Cursor struct {
-	Page int
-	Next string
-}
-
-// PageCursor turns the store's page result into the answer's page number
-// and next token. A store.ErrBadPageToken becomes ErrBadPageToken.
-func (p Paging) PageCursor(res storepage.Result, total int, err error) (Cursor, error) {
-	if errors.Is(err, storepage.ErrBadToken) {
-		return Cursor{}, ErrBadPageToken
-	}
-	if err != nil {
-		return Cursor{}, err
-	}
-	c := Cursor{Page: p.PageOf(res), Next: res.Next}
-	if res.Offset+p.PageSize >= total {
-		c.Next = ""
-	}
-	return c, nil
-}
-
 // PageOf is the number of the page read at res, from the position of its
 // first row: what every list answers as `page`, whether the page was
 // asked for by number or by token.
@@ -76,10 +51,15 @@ func (p Paging) Offset() int { return (p.Page - 1) * p.PageSize }
 // TotalPages is the number of pages for total rows (0 when there are none).
 func (p Paging) TotalPages(total int) int { return (total + p.PageSize - 1) / p.PageSize }
 
-// Slice returns the page's rows of all, the whole ordered list.
-func Slice[T any](p Paging, all []T) []T {
+// Slice is the page p asks of all, a whole ordered list computed in
+// memory, counted, without a next token (such a list pages by number).
+// It is only for the lists no store read can page: a substring filter that
+// ignores case (projects by repo_url), a comparison with a baseline branch,
+// groups summed over scopes or reduced to one status; every other list is
+// paged by the store (page.Page).
+func Slice[T any](p Paging, all []T) storepage.Page[T] {
 	from := min(p.Offset(), len(all))
-	return all[from:min(from+p.PageSize, len(all))]
+	return storepage.Page[T]{Items: all[from:min(from+p.PageSize, len(all))], Offset: p.Offset()}.Counted(int64(len(all)))
 }
 
 // maxTokenLength bounds the token read (the store checks it in full).

@@ -79,10 +79,10 @@ func TestDecoratesTheMergeRequest(t *testing.T) {
 
 	notes := w.notes()
 	if len(notes) != 1 {
-		ins, _ := w.env.Store.Catalog.ListIntegrations(context.Background(), w.acme.ID)
+		ins, _ := w.env.Store.Catalog.AllIntegrations(context.Background(), w.acme.ID)
 		for _, in := range ins {
-			log, _, _ := w.env.Store.Deliveries.ListAttempts(context.Background(), w.acme.ID, in.UUID, "", page.Request{Limit: 10})
-			t.Logf("%s %s: %+v", in.Name, in.Provider, log)
+			log, _ := w.env.Store.Deliveries.ListAttempts(context.Background(), w.acme.ID, in.UUID, "", page.Request{Limit: 10})
+			t.Logf("%s %s: %+v", in.Name, in.Provider, log.Items)
 		}
 		sc, _ := w.env.Store.Scans.GetScan(context.Background(), w.acme.ID, first)
 		t.Logf("pr %+v requests %d", sc.PullRequest, len(w.gl.Requests()))

@@ -112,7 +112,7 @@ func TestInlineCommentsOnAddedLinesOnce(t *testing.T) {
 
 	// The same job attempted again (a retry after a later failure): the
 	// links know both comments.
-	ins, err := w.env.Store.Catalog.ListIntegrations(context.Background(), w.acme.ID)
+	ins, err := w.env.Store.Catalog.AllIntegrations(context.Background(), w.acme.ID)
 	if err != nil || len(ins) != 1 {
 		t.Fatalf("integrations: %v %v", ins, err)
 	}
@@ -180,7 +180,7 @@ func lostReviewRecord(t *testing.T, poster string) (*world, string) {
 	}); err != nil || top.ID == "" {
 		t.Fatalf("issues: %v", err)
 	}
-	ins, err := w.env.Store.Catalog.ListIntegrations(context.Background(), w.acme.ID)
+	ins, err := w.env.Store.Catalog.AllIntegrations(context.Background(), w.acme.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

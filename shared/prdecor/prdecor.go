@@ -51,7 +51,7 @@ type Store struct {
 		AllBlockingRules(ctx context.Context, companyID int64) ([]schema.BlockingRule, error)
 		GetIntegration(ctx context.Context, companyID int64, id string) (schema.Integration, error)
 		GetProject(ctx context.Context, companyID int64, projectID int64) (schema.Project, error)
-		ListIntegrations(ctx context.Context, companyID int64) ([]schema.Integration, error)
+		AllIntegrations(ctx context.Context, companyID int64) ([]schema.Integration, error)
 	}
 	Deliveries interface {
 		ClaimPRLink(ctx context.Context, p storedelivery.PRTarget, owner string, now time.Time, lease time.Duration) (storedelivery.PRLink, error)
@@ -66,7 +66,7 @@ type Store struct {
 	Scans interface {
 		FirstScanBranch(ctx context.Context, companyID int64, projectID int64) (string, error)
 		GetScan(ctx context.Context, companyID int64, scanID string) (scans.Scan, error)
-		ListScans(ctx context.Context, companyID int64, q scans.ScanQuery) (scans.ScanPage, error)
+		ListScans(ctx context.Context, companyID int64, sel scans.ScanQuery, q page.Request) (page.Page[scans.Scan], error)
 	}
 }
 
@@ -114,7 +114,7 @@ func (d *Decorator) Targets(ctx context.Context, ev schema.Event) (string, []str
 	if err != nil {
 		return "", nil, err
 	}
-	all, err := d.Store.Catalog.ListIntegrations(ctx, ev.CompanyID)
+	all, err := d.Store.Catalog.AllIntegrations(ctx, ev.CompanyID)
 	if err != nil {
 		return "", nil, err
 	}

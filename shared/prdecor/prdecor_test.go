@@ -290,11 +290,12 @@ func TestRateLimitIsWaitedOut(t *testing.T) {
 	}
 	// The integration's delivery log: the limited attempt, then the one
 	// that went through, newest first.
-	ins, err := w.env.Store.Catalog.ListIntegrations(context.Background(), w.acme.ID)
+	ins, err := w.env.Store.Catalog.AllIntegrations(context.Background(), w.acme.ID)
 	if err != nil || len(ins) != 1 {
 		t.Fatalf("integrations: %v %v", ins, err)
 	}
-	log, _, err := w.env.Store.Deliveries.ListAttempts(context.Background(), w.acme.ID, ins[0].UUID, "", page.Request{Limit: 10})
+	logPage, err := w.env.Store.Deliveries.ListAttempts(context.Background(), w.acme.ID, ins[0].UUID, "", page.Request{Limit: 10})
+	log := logPage.Items
 	if err != nil || len(log) != 2 || log[0].Outcome != delivery.AttemptSucceeded || log[1].Outcome != delivery.AttemptFailed ||
 		log[1].StatusCode != http.StatusForbidden || log[1].NextRetryAt == "" {
 		t.Fatalf("delivery log: %+v %v", log, err)

@@ -29,6 +29,7 @@ import (
 	"github.com/acme/codescan-api/shared/store/ddb"
 	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/ledger"
+	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/store/scans"
 	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/store/triage"
@@ -44,7 +45,7 @@ type Store struct {
 		EachScanIssue(ctx context.Context, companyID int64, scanID string, fn func(findings.Issue) error) error
 	}
 	Scans interface {
-		ListScans(ctx context.Context, companyID int64, q scans.ScanQuery) (scans.ScanPage, error)
+		ListScans(ctx context.Context, companyID int64, sel scans.ScanQuery, q page.Request) (page.Page[scans.Scan], error)
 	}
 	Tenancy interface {
 		GetCompany(ctx context.Context, id int64) (schema.Company, error)

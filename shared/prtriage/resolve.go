@@ -76,14 +76,14 @@ func (t *Triager) resolve(ctx context.Context, req Request) (findings.Issue, Out
 // project: the project's newest scan that built the pull request names its
 // branch, whose newest scans are then read.
 func (t *Triager) prScans(ctx context.Context, req Request, projectID int64) ([]storescans.Scan, error) {
-	q := storescans.ScanQuery{ProjectID: projectID, Page: page.Request{Limit: scanPage}}
+	q := page.Request{Limit: scanPage}
 	branch := ""
 	for n := 0; n < maxScanPages && branch == ""; n++ {
-		p, err := t.Store.Scans.ListScans(ctx, req.CompanyID, q)
+		p, err := t.Store.Scans.ListScans(ctx, req.CompanyID, storescans.ScanQuery{ProjectID: projectID}, q)
 		if err != nil {
 			return nil, err
 		}
-		for _, sc := range p.Scans {
+		for _, sc := range p.Items {
 			if built(sc, req) {
 				branch = sc.Branch
 				break
@@ -92,18 +92,18 @@ func (t *Triager) prScans(ctx context.Context, req Request, projectID int64) ([]
 		if p.Next == "" {
 			break
 		}
-		q.Page.Token = p.Next
+		q.Token = p.Next
 	}
 	if branch == "" {
 		return nil, nil
 	}
-	p, err := t.Store.Scans.ListScans(ctx, req.CompanyID, storescans.ScanQuery{ProjectID: projectID, Branch: branch, Page: page.Request{Limit: scanPage}})
+	p, err := t.Store.Scans.ListScans(ctx, req.CompanyID, storescans.ScanQuery{ProjectID: projectID, Branch: branch}, page.Request{Limit: scanPage})
 	if err != nil {
 		return nil, err
 	}
 	var out []storescans.Scan
 	tools := map[string]bool{}
-	for _, sc := range p.Scans { // newest first
+	for _, sc := range p.Items { // newest first
 		if built(sc, req) && !tools[sc.Tool] {
 			tools[sc.Tool] = true
 			out = append(out, sc)

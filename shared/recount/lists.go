@@ -36,25 +36,25 @@ func checkLists(ctx context.Context, st Store, companyID int64) error {
 	}); err != nil {
 		return err
 	}
-	projects, err := st.Catalog.ListProjects(ctx, companyID)
+	projects, err := st.Catalog.AllProjects(ctx, companyID)
 	if err != nil {
 		return err
 	}
 	for _, p := range append(projects, schema.Project{}) {
 		if p.ID != 0 {
-			_, _, got, err := st.Quality.ProjectQualityIssues(ctx, companyID, p.ID, storepage.Request{Limit: 1})
+			got, err := st.Quality.ListProjectQualityIssues(ctx, companyID, p.ID, storepage.Request{Limit: 1})
 			if err != nil {
 				return err
 			}
-			if got != quality[p.ID] {
+			if got := int(got.Count()); got != quality[p.ID] {
 				return fmt.Errorf("project %d: %d quality findings counted, %d stored", p.ID, got, quality[p.ID])
 			}
 		}
-		_, _, got, err := st.SCA.ListSCAIssues(ctx, companyID, p.ID, storepage.Request{Limit: 1})
+		got, err := st.SCA.ListSCAIssues(ctx, companyID, p.ID, storepage.Request{Limit: 1})
 		if err != nil {
 			return err
 		}
-		if got != sca[p.ID] {
+		if got := int(got.Count()); got != sca[p.ID] {
 			return fmt.Errorf("project %d (0: the company): %d SCA findings counted, %d stored", p.ID, got, sca[p.ID])
 		}
 	}
@@ -63,11 +63,11 @@ func checkLists(ctx context.Context, st Store, companyID int64) error {
 		scans[scan] = true
 	}
 	for token := ""; ; {
-		page, err := st.Scans.ListScans(ctx, companyID, storescans.ScanQuery{Page: storepage.Request{Limit: 100, Token: token}})
+		page, err := st.Scans.ListScans(ctx, companyID, storescans.ScanQuery{}, storepage.Request{Limit: 100, Token: token})
 		if err != nil {
 			return err
 		}
-		for _, sc := range page.Scans {
+		for _, sc := range page.Items {
 			scans[sc.ID] = true
 			if err := checkScanSCA(ctx, st, companyID, sc.ID); err != nil {
 				return err
@@ -98,12 +98,12 @@ func checkLists(ctx context.Context, st Store, companyID int64) error {
 func checkScanSCA(ctx context.Context, st Store, companyID int64, scanID string) error {
 	read, total := 0, 0
 	for q := (storepage.Request{Limit: 100}); ; {
-		page, res, n, err := st.SCA.ScanSCAIssues(ctx, companyID, scanID, q)
+		page, err := st.SCA.ListScanSCAIssues(ctx, companyID, scanID, q)
 		if err != nil {
 			return err
 		}
-		read, total = read+len(page), n
-		if q.Token = res.Next; q.Token == "" {
+		read, total = read+len(page.Items), int(page.Count())
+		if q.Token = page.Next; q.Token == "" {
 			break
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"strconv"
 
 	"github.com/acme/codescan-api/shared/store/findings"
+	storepage "github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/store/schema"
 )
 
@@ -64,10 +65,11 @@ func Check(ctx context.Context, st Store, companyID int64) error {
 			if !reflect.DeepEqual(gotMap, dims[dim]) {
 				return fmt.Errorf("scope %+v %s counters:\n got %v\nwant %v", sc, dim, gotMap, dims[dim])
 			}
-			page, total, err := st.Lists.GroupsPage(ctx, companyID, sc, dim, 0, 100)
+			groups, err := st.Lists.ListGroups(ctx, companyID, sc, dim, storepage.Request{Limit: 100})
 			if err != nil {
 				return err
 			}
+			page, total := groups.Items, groups.Count()
 			if total != int64(len(dims[dim])) || len(page) != min(100, len(dims[dim])) {
 				return fmt.Errorf("scope %+v %s: total_groups %d, page %d, want %d", sc, dim, total, len(page), len(dims[dim]))
 			}

@@ -17,26 +17,26 @@ import (
 // they make and no others; StoreOf composes it from the store's areas.
 type Store struct {
 	Catalog interface {
-		ListProjects(ctx context.Context, companyID int64) ([]schema.Project, error)
+		AllProjects(ctx context.Context, companyID int64) ([]schema.Project, error)
 	}
 	Lists interface {
 		BranchProjects(ctx context.Context, companyID int64, branch string) ([]int64, error)
 		EachIssue(ctx context.Context, companyID int64, fn func(findings.Issue) error) error
-		GroupsPage(ctx context.Context, companyID int64, sc schema.Scope, dim schema.Dimension, offset int, limit int) ([]findings.GroupCount, int64, error)
+		ListGroups(ctx context.Context, companyID int64, sc schema.Scope, dim schema.Dimension, q page.Request) (page.Page[findings.GroupCount], error)
 		ScopeGroups(ctx context.Context, companyID int64, sc schema.Scope, dim schema.Dimension) ([]findings.GroupCount, error)
 	}
 	Quality interface {
 		EachQualityIssue(ctx context.Context, companyID int64, fn func(quality.Issue) error) error
-		ProjectQualityIssues(ctx context.Context, companyID int64, projectID int64, q page.Request) ([]quality.Issue, page.Result, int, error)
+		ListProjectQualityIssues(ctx context.Context, companyID int64, projectID int64, q page.Request) (page.Page[quality.Issue], error)
 		QualityClasses(ctx context.Context, companyID int64, scanID string) ([]quality.Class, error)
 	}
 	SCA interface {
 		EachSCAIssue(ctx context.Context, companyID int64, fn func(sca.Issue) error) error
-		ListSCAIssues(ctx context.Context, companyID int64, projectID int64, q page.Request) ([]sca.Issue, page.Result, int, error)
-		ScanSCAIssues(ctx context.Context, companyID int64, scanID string, q page.Request) ([]sca.Issue, page.Result, int, error)
+		ListSCAIssues(ctx context.Context, companyID int64, projectID int64, q page.Request) (page.Page[sca.Issue], error)
+		ListScanSCAIssues(ctx context.Context, companyID int64, scanID string, q page.Request) (page.Page[sca.Issue], error)
 	}
 	Scans interface {
-		ListScans(ctx context.Context, companyID int64, q scans.ScanQuery) (scans.ScanPage, error)
+		ListScans(ctx context.Context, companyID int64, sel scans.ScanQuery, q page.Request) (page.Page[scans.Scan], error)
 	}
 	Trends interface {
 		Snapshot(ctx context.Context, companyID int64, projectID int64, first string) (trends.Snapshot, error)

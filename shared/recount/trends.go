@@ -23,7 +23,7 @@ func checkTrends(ctx context.Context, st Store, companyID int64, issues []findin
 		fixed, dismissed int64
 	}
 	want := map[int64]*now{0: {}}
-	projects, err := st.Catalog.ListProjects(ctx, companyID)
+	projects, err := st.Catalog.AllProjects(ctx, companyID)
 	if err != nil {
 		return err
 	}

@@ -74,7 +74,9 @@ func TestAdministrativeWritesAreAudited(t *testing.T) {
 		t.Fatal(err) // a user's own preference: recorded too
 	}
 
-	entries, res, err := st.Tenancy.ListAudit(bg, cid, tenancy.AuditFilter{}, page.Request{Limit: 50})
+	entriesPage, err := st.Tenancy.ListAudit(bg, cid, tenancy.AuditFilter{}, page.Request{Limit: 50})
+
+	entries, res := entriesPage.Items, entriesPage
 	if err != nil || res.Next != "" {
 		t.Fatal(err, res)
 	}

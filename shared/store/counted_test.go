@@ -60,14 +60,14 @@ func totals(t *testing.T, st *store.Store, sc scans.Scan) (quality, sca, scanSCA
 	t.Helper()
 	ctx := context.Background()
 	one := page.Request{Limit: 1}
-	_, _, quality, err1 := st.Quality.ProjectQualityIssues(ctx, sc.CompanyID, sc.ProjectID, one)
-	_, _, sca, err2 := st.SCA.ListSCAIssues(ctx, sc.CompanyID, 0, one)
-	_, _, scanSCA, err3 := st.SCA.ScanSCAIssues(ctx, sc.CompanyID, sc.ID, one)
+	qualityPage, err1 := st.Quality.ListProjectQualityIssues(ctx, sc.CompanyID, sc.ProjectID, one)
+	scaPage, err2 := st.SCA.ListSCAIssues(ctx, sc.CompanyID, 0, one)
+	scanSCAPage, err3 := st.SCA.ListScanSCAIssues(ctx, sc.CompanyID, sc.ID, one)
 	classes, err4 := st.Quality.QualityClasses(ctx, sc.CompanyID, sc.ID)
 	if err := errors.Join(err1, err2, err3, err4); err != nil {
 		t.Fatal(err)
 	}
-	return quality, sca, scanSCA, classes
+	return int(qualityPage.Count()), int(scaPage.Count()), int(scanSCAPage.Count()), classes
 }
 
 // crashApply fails, once, the first transaction that applies a journal
@@ -186,7 +186,7 @@ func TestListCountersAreExact(t *testing.T) {
 	}
 
 	// Another company's lists count nothing of this one's.
-	if _, _, n, err := st.SCA.ListSCAIssues(ctx, company+1, 0, page.Request{Limit: 1}); err != nil || n != 0 {
-		t.Fatalf("other company: %d, %v", n, err)
+	if other, err := st.SCA.ListSCAIssues(ctx, company+1, 0, page.Request{Limit: 1}); err != nil || other.Count() != 0 {
+		t.Fatalf("other company: %d, %v", other.Count(), err)
 	}
 }

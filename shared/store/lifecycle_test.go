@@ -117,7 +117,8 @@ func TestLifecycle(t *testing.T) {
 	if got := w.issue(t, "main", "gosec", "c"); got != cFirst {
 		t.Fatalf("re-detection rewrote the issue:\n%+v\n%+v", cFirst, got)
 	}
-	groups, _, err := w.st.Lists.GroupsPage(ctx, w.company, schema.Scope{ProjectID: w.project, Branch: "main"}, schema.ByCWE, 0, 10)
+	list, err := w.st.Lists.ListGroups(ctx, w.company, schema.Scope{ProjectID: w.project, Branch: "main"}, schema.ByCWE, page.Request{Limit: 10})
+	groups := list.Items
 	if err != nil || len(groups) != 2 || groups[0].Group != "89" || groups[0].Count != 2 || groups[1].Count != 1 {
 		t.Fatalf("groups after two uploads: %+v %v", groups, err)
 	}
@@ -330,7 +331,8 @@ func TestLifecycleEvents(t *testing.T) {
 	if d := event(fmt.Sprintf("issue_status_changed-%s-v%d", a.ID, after.Version)); d["status"] != status || d["changed_by"] != 5.0 {
 		t.Fatalf("triaged: %v", d)
 	}
-	entries, _, err := w.st.Tenancy.ListAudit(ctx, w.company, tenancy.AuditFilter{Action: "issue.update"}, page.Request{Limit: 10})
+	entriesPage, err := w.st.Tenancy.ListAudit(ctx, w.company, tenancy.AuditFilter{Action: "issue.update"}, page.Request{Limit: 10})
+	entries := entriesPage.Items
 	if err != nil || len(entries) != 1 || entries[0].TargetID != a.ID || entries[0].Actor.UserID != 5 ||
 		entries[0].Changes["status"].After != status {
 		t.Fatalf("audit of the triage: %+v %v", entries, err)
@@ -339,7 +341,8 @@ func TestLifecycleEvents(t *testing.T) {
 	if _, changed, err := w.st.Triage.TriageIssues(ctx, w.company, issuelists.IssueFilter{CWE: &cwe}, "open", "", schema.Terms{}, findings.Actor{UserID: 5}); err != nil || changed != 1 {
 		t.Fatalf("bulk triage: %d %v", changed, err)
 	}
-	entries, _, err = w.st.Tenancy.ListAudit(ctx, w.company, tenancy.AuditFilter{Action: "issue.triage"}, page.Request{Limit: 10})
+	entriesPage, err = w.st.Tenancy.ListAudit(ctx, w.company, tenancy.AuditFilter{Action: "issue.triage"}, page.Request{Limit: 10})
+	entries = entriesPage.Items
 	if err != nil || len(entries) != 1 || entries[0].Changes["status"].After != "open" {
 		t.Fatalf("audit of the bulk triage: %+v %v", entries, err)
 	}

@@ -99,7 +99,8 @@ func (w *scaWorld) upload(t *testing.T, branch, tool string, fs []sharedfinding.
 // counted total.
 func (w *scaWorld) findings(t *testing.T) (map[string][]sca.Issue, int) {
 	t.Helper()
-	list, _, total, err := w.st.SCA.ListSCAIssues(context.Background(), w.company, w.proj.ID, page.Request{Limit: 100})
+	listPage, err := w.st.SCA.ListSCAIssues(context.Background(), w.company, w.proj.ID, page.Request{Limit: 100})
+	list, total := listPage.Items, listPage.Count()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +108,7 @@ func (w *scaWorld) findings(t *testing.T) (map[string][]sca.Issue, int) {
 	for _, i := range list {
 		out[i.Package.Name] = append(out[i.Package.Name], i)
 	}
-	return out, total
+	return out, int(total)
 }
 
 func sourcesOf(i sca.Issue) string { return fmt.Sprint(i.SourceList()) }

@@ -45,16 +45,18 @@ func TestScanMembershipChunks(t *testing.T) {
 		token := ""
 		pages := (600 + size - 1) / size
 		for p := range pages {
-			n, nres, _, err := w.st.Lists.ScanIssues(ctx, w.company, sc, page.Request{Limit: size, Offset: p * size})
+			nPage, err := w.st.Lists.ListScanIssues(ctx, w.company, sc, page.Request{Limit: size, Offset: p * size})
+			n, nres := nPage.Items, nPage
 			if err != nil {
 				t.Fatal(err)
 			}
-			c, cres, _, err := w.st.Lists.ScanIssues(ctx, w.company, sc, page.Request{Limit: size, Token: token})
+			cPage, err := w.st.Lists.ListScanIssues(ctx, w.company, sc, page.Request{Limit: size, Token: token})
+			c, cres := cPage.Items, cPage
 			if err != nil {
 				t.Fatal(err)
 			}
 			last := p == pages-1
-			if nres.Offset != p*size || cres.Offset != p*size || (nres.Next == "") != last || (cres.Next == "") != last {
+			if nres.Offset != p*size || cres.Offset != p*size || (nres.Next == "") != last || (cres.Next == "") != last || nres.Count() != 600 || cres.Count() != 600 {
 				t.Fatalf("size %d page %d: by number %+v, by cursor %+v", size, p+1, nres, cres)
 			}
 			for _, i := range n {
@@ -87,14 +89,16 @@ func TestScanMembershipChunks(t *testing.T) {
 		}
 	}
 
-	_, res, _, err := w.st.Lists.ScanIssues(ctx, w.company, sc, page.Request{Limit: 50})
+	resPage, err := w.st.Lists.ListScanIssues(ctx, w.company, sc, page.Request{Limit: 50})
+
+	res := resPage
 	if err != nil || res.Next == "" {
 		t.Fatalf("first page: %+v %v", res, err)
 	}
-	if _, _, _, err := w.st.Lists.ScanIssues(ctx, w.company, other, page.Request{Limit: 50, Token: res.Next}); !errors.Is(err, page.ErrBadToken) {
+	if _, err := w.st.Lists.ListScanIssues(ctx, w.company, other, page.Request{Limit: 50, Token: res.Next}); !errors.Is(err, page.ErrBadToken) {
 		t.Fatalf("another scan's token: %v", err)
 	}
-	if _, _, _, err := w.st.Lists.ScanIssues(ctx, w.company+1, sc, page.Request{Limit: 50, Token: res.Next}); !errors.Is(err, page.ErrBadToken) {
+	if _, err := w.st.Lists.ListScanIssues(ctx, w.company+1, sc, page.Request{Limit: 50, Token: res.Next}); !errors.Is(err, page.ErrBadToken) {
 		t.Fatalf("another company's token: %v", err)
 	}
 

@@ -156,11 +156,11 @@ func TestTriageRulesReachSCAFindings(t *testing.T) {
 	}
 	// Totals: every finding once, whatever its status.
 	one := page.Request{Limit: 1}
-	_, _, company, err1 := w.st.SCA.ListSCAIssues(ctx, w.company, 0, one)
-	_, _, project, err2 := w.st.SCA.ListSCAIssues(ctx, w.company, w.project, one)
-	_, _, scan, err3 := w.st.SCA.ScanSCAIssues(ctx, w.company, sc.ID, one)
-	if err := errors.Join(err1, err2, err3); err != nil || company != 7 || project != 7 || scan != 7 {
-		t.Fatalf("totals %d %d %d %v", company, project, scan, err)
+	company, err1 := w.st.SCA.ListSCAIssues(ctx, w.company, 0, one)
+	project, err2 := w.st.SCA.ListSCAIssues(ctx, w.company, w.project, one)
+	scan, err3 := w.st.SCA.ListScanSCAIssues(ctx, w.company, sc.ID, one)
+	if err := errors.Join(err1, err2, err3); err != nil || company.Count() != 7 || project.Count() != 7 || scan.Count() != 7 {
+		t.Fatalf("totals %d %d %d %v", company.Count(), project.Count(), scan.Count(), err)
 	}
 	testenv.Recount(t, w.st, w.company)
 
@@ -210,7 +210,8 @@ func TestTriageRulesReachSCAFindings(t *testing.T) {
 	// changed) and the SCA change's, once.
 	audited := func(action, key string) []any {
 		t.Helper()
-		entries, _, err := w.st.Tenancy.ListAudit(ctx, w.company, tenancy.AuditFilter{Action: action}, page.Request{Limit: 10})
+		entriesPage, err := w.st.Tenancy.ListAudit(ctx, w.company, tenancy.AuditFilter{Action: action}, page.Request{Limit: 10})
+		entries := entriesPage.Items
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -35,7 +35,7 @@ func TestProjectsAndErrors(t *testing.T) {
 	if _, err := st.Catalog.GetProject(ctx, 2, p.ID); !errors.Is(err, ddb.ErrNotFound) {
 		t.Fatalf("another company's id must be not found: %v", err)
 	}
-	list, err := st.Catalog.ListProjects(ctx, 1)
+	list, err := st.Catalog.AllProjects(ctx, 1)
 	if err != nil || len(list) != 1 {
 		t.Fatalf("list: %v %v", list, err)
 	}

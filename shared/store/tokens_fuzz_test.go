@@ -32,59 +32,62 @@ type tokenList struct {
 	sealed func(company int64) page.List
 }
 
-func tokenLists(st *store.Store, project func(company int64) int64) []tokenList {
-	ids := func(n int, id func(int) any) []string {
-		out := make([]string, n)
-		for i := range out {
-			out[i] = fmt.Sprint(id(i))
-		}
-		return out
+// idsOf is what a tokenList reads of one page: its rows' ids (by id) and
+// the next page's token.
+func idsOf[T any](p page.Page[T], err error, id func(T) any) ([]string, string, error) {
+	out := make([]string, len(p.Items))
+	for n, it := range p.Items {
+		out[n] = fmt.Sprint(id(it))
 	}
+	return out, p.Next, err
+}
+
+func tokenLists(st *store.Store, project func(company int64) int64) []tokenList {
 	pr := func(token string) page.Request { return page.Request{Limit: 1, Token: token} }
 	return []tokenList{
 		{"teams", func(ctx context.Context, c int64, token string) ([]string, string, error) {
-			rows, res, err := st.Catalog.TeamsPage(ctx, c, page.Request{Limit: 1, Token: token})
-			return ids(len(rows), func(i int) any { return rows[i].ID }), res.Next, err
+			p, err := st.Catalog.ListTeams(ctx, c, pr(token))
+			return idsOf(p, err, func(t schema.Team) any { return t.ID })
 		}, store.TeamList},
 		{"integrations", func(ctx context.Context, c int64, token string) ([]string, string, error) {
-			rows, res, err := st.Catalog.IntegrationsPage(ctx, c, page.Request{Limit: 1, Token: token})
-			return ids(len(rows), func(i int) any { return rows[i].UUID }), res.Next, err
+			p, err := st.Catalog.ListIntegrations(ctx, c, pr(token))
+			return idsOf(p, err, func(in schema.Integration) any { return in.UUID })
 		}, store.IntegrationList},
 		{"projects", func(ctx context.Context, c int64, token string) ([]string, string, error) {
-			p, err := st.Catalog.ListProjectsPage(ctx, c, pr(token))
-			return ids(len(p.Projects), func(i int) any { return p.Projects[i].ID }), p.Next, err
+			p, err := st.Catalog.ListProjects(ctx, c, pr(token))
+			return idsOf(p, err, func(p schema.Project) any { return p.ID })
 		}, nil},
 		{"policies", func(ctx context.Context, c int64, token string) ([]string, string, error) {
 			p, err := st.Catalog.ListPolicies(ctx, c, pr(token))
-			return ids(len(p.Policies), func(i int) any { return p.Policies[i].ID }), p.Next, err
+			return idsOf(p, err, func(p schema.Policy) any { return p.ID })
 		}, nil},
 		{"blocking rules", func(ctx context.Context, c int64, token string) ([]string, string, error) {
 			p, err := st.Catalog.ListBlockingRules(ctx, c, pr(token))
-			return ids(len(p.Rules), func(i int) any { return p.Rules[i].ID }), p.Next, err
+			return idsOf(p, err, func(r schema.BlockingRule) any { return r.ID })
 		}, nil},
 		{"scans of a project", func(ctx context.Context, c int64, token string) ([]string, string, error) {
-			p, err := st.Scans.ListScans(ctx, c, scans.ScanQuery{ProjectID: project(c), Page: pr(token)})
-			return ids(len(p.Scans), func(i int) any { return p.Scans[i].ID }), p.Next, err
+			p, err := st.Scans.ListScans(ctx, c, scans.ScanQuery{ProjectID: project(c)}, pr(token))
+			return idsOf(p, err, func(sc scans.Scan) any { return sc.ID })
 		}, nil},
 		{"scans of the company", func(ctx context.Context, c int64, token string) ([]string, string, error) {
-			p, err := st.Scans.ListScans(ctx, c, scans.ScanQuery{Page: pr(token)})
-			return ids(len(p.Scans), func(i int) any { return p.Scans[i].ID }), p.Next, err
+			p, err := st.Scans.ListScans(ctx, c, scans.ScanQuery{}, pr(token))
+			return idsOf(p, err, func(sc scans.Scan) any { return sc.ID })
 		}, nil},
 		{"webhooks", func(ctx context.Context, c int64, token string) ([]string, string, error) {
-			rows, res, err := st.Deliveries.ListWebhooks(ctx, c, pr(token))
-			return ids(len(rows), func(i int) any { return rows[i].ID }), res.Next, err
+			p, err := st.Deliveries.ListWebhooks(ctx, c, pr(token))
+			return idsOf(p, err, func(e schema.WebhookEndpoint) any { return e.ID })
 		}, nil},
 		{"users", func(ctx context.Context, c int64, token string) ([]string, string, error) {
-			rows, res, _, err := st.Tenancy.ListUsersPage(ctx, c, tenancy.FacetAll, pr(token))
-			return ids(len(rows), func(i int) any { return rows[i].ID }), res.Next, err
+			p, err := st.Tenancy.ListUsers(ctx, c, tenancy.FacetAll, pr(token))
+			return idsOf(p, err, func(u schema.User) any { return u.ID })
 		}, nil},
 		{"api keys", func(ctx context.Context, c int64, token string) ([]string, string, error) {
-			rows, res, _, err := st.Tenancy.ListAPIKeys(ctx, c, 0, pr(token))
-			return ids(len(rows), func(i int) any { return rows[i].ID }), res.Next, err
+			p, err := st.Tenancy.ListAPIKeys(ctx, c, 0, pr(token))
+			return idsOf(p, err, func(k schema.APIKey) any { return k.ID })
 		}, nil},
 		{"audit log", func(ctx context.Context, c int64, token string) ([]string, string, error) {
-			rows, res, err := st.Tenancy.ListAudit(ctx, c, tenancy.AuditFilter{}, pr(token))
-			return ids(len(rows), func(i int) any { return rows[i].ID }), res.Next, err
+			p, err := st.Tenancy.ListAudit(ctx, c, tenancy.AuditFilter{}, pr(token))
+			return idsOf(p, err, func(r tenancy.AuditRecord) any { return r.ID })
 		}, nil},
 	}
 }

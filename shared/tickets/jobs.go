@@ -145,7 +145,8 @@ func (d *Ticketer) openJobs(ctx context.Context, companyID int64, sc scans.Scan)
 func (d *Ticketer) eachScanSCA(ctx context.Context, companyID int64, scanID string, fn func(sca.Issue)) error {
 	q := page.Request{Limit: 1000}
 	for n := 0; n < MaxScanSCAIssues; {
-		found, res, _, err := d.Store.SCA.ScanSCAIssues(ctx, companyID, scanID, q)
+		foundPage, err := d.Store.SCA.ListScanSCAIssues(ctx, companyID, scanID, q)
+		found, res := foundPage.Items, foundPage
 		if err != nil {
 			return err
 		}

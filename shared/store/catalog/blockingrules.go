@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/counted"
 	"github.com/acme/codescan-api/shared/store/ledger"
 	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/store/schema"
@@ -157,23 +158,11 @@ func (s *Catalog) DeleteBlockingRule(ctx context.Context, companyID, id int64) e
 	return err
 }
 
-// BlockingRulePage is a page of rules by id, with the company's total.
-type BlockingRulePage struct {
-	Rules []schema.BlockingRule
-	Total int
-	PageResult
-}
-
-// ListBlockingRules reads one page of a company's rules by id.
-func (s *Catalog) ListBlockingRules(ctx context.Context, companyID int64, q page.Request) (BlockingRulePage, error) {
-	var p BlockingRulePage
-	var err error
+// ListBlockingRules reads one page of a company's rules by id, with the
+// company's total.
+func (s *Catalog) ListBlockingRules(ctx context.Context, companyID int64, q page.Request) (page.Page[schema.BlockingRule], error) {
 	l := page.List{Partition: schema.CompanyPK(companyID), Range: page.Prefix(schema.BlockingRulePrefix), Forward: true}
-	if p.PageResult, err = page.Read(ctx, s.t, l, q, &p.Rules); err != nil {
-		return BlockingRulePage{}, err
-	}
-	p.Total, err = s.l.CompanyCount(ctx, companyID, blockingRuleCount)
-	return p, err
+	return counted.Page[schema.BlockingRule](ctx, s.t, s.l, companyID, l, q, blockingRuleCount)
 }
 
 // AllBlockingRules returns every rule of a company, by id (the gate

@@ -6,12 +6,7 @@ package catalog
 import (
 	"github.com/acme/codescan-api/shared/store/ddb"
 	"github.com/acme/codescan-api/shared/store/ledger"
-	"github.com/acme/codescan-api/shared/store/page"
 )
-
-// PageResult is where a page of a list lies (see page.Result); the pages
-// of the area embed it under this name.
-type PageResult = page.Result
 
 // Catalog reads and writes the area's items of one table.
 type Catalog struct {

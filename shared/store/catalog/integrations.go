@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/counted"
 	"github.com/acme/codescan-api/shared/store/ledger"
 	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/store/schema"
@@ -65,11 +66,10 @@ func IntegrationList(companyID int64) page.List {
 		OffsetPartition: schema.IntegrationListPK(companyID)}
 }
 
-// IntegrationsPage reads one page of a company's integrations, by id.
-func (s *Catalog) IntegrationsPage(ctx context.Context, companyID int64, q page.Request) ([]schema.Integration, page.Result, error) {
-	out := []schema.Integration{}
-	res, err := page.Read(ctx, s.t, IntegrationList(companyID), q, &out)
-	return out, res, err
+// ListIntegrations reads one page of a company's integrations by id, with
+// the company's total.
+func (s *Catalog) ListIntegrations(ctx context.Context, companyID int64, q page.Request) (page.Page[schema.Integration], error) {
+	return counted.Page[schema.Integration](ctx, s.t, s.l, companyID, IntegrationList(companyID), q, schema.CountIntegrations)
 }
 
 // IntegrationCount is the number of a company's integrations (a counter
@@ -78,9 +78,9 @@ func (s *Catalog) IntegrationCount(ctx context.Context, companyID int64) (int, e
 	return s.l.CompanyCount(ctx, companyID, schema.CountIntegrations)
 }
 
-// ListIntegrations returns every integration of a company, by id (the naive
+// AllIntegrations returns every integration of a company, by id (the naive
 // baseline of the bench; handlers read pages).
-func (s *Catalog) ListIntegrations(ctx context.Context, companyID int64) ([]schema.Integration, error) {
+func (s *Catalog) AllIntegrations(ctx context.Context, companyID int64) ([]schema.Integration, error) {
 	var out []schema.Integration
 	kc := expression.Key(tabledef.GSI1.PK).Equal(expression.Value(schema.IntegrationListPK(companyID)))
 	err := s.t.QueryAll(ctx, tabledef.GSI1.Name, kc, true, &out)

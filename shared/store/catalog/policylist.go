@@ -3,6 +3,7 @@ package catalog
 import (
 	"context"
 
+	"github.com/acme/codescan-api/shared/store/internal/counted"
 	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/store/schema"
 )
@@ -10,21 +11,9 @@ import (
 // policyCount counts a company's policies (kept by CreatePolicy).
 const policyCount = "POLICIES"
 
-// PolicyPage is a page of policies by id, with the company's total.
-type PolicyPage struct {
-	Policies []schema.Policy
-	Total    int
-	PageResult
-}
-
-// ListPolicies reads one page of a company's policies by id.
-func (s *Catalog) ListPolicies(ctx context.Context, companyID int64, q page.Request) (PolicyPage, error) {
-	var p PolicyPage
-	var err error
+// ListPolicies reads one page of a company's policies by id, with the
+// company's total.
+func (s *Catalog) ListPolicies(ctx context.Context, companyID int64, q page.Request) (page.Page[schema.Policy], error) {
 	l := page.List{Partition: schema.CompanyPK(companyID), Range: page.Prefix(schema.PolicySKPrefix), Forward: true}
-	if p.PageResult, err = page.Read(ctx, s.t, l, q, &p.Policies); err != nil {
-		return PolicyPage{}, err
-	}
-	p.Total, err = s.l.CompanyCount(ctx, companyID, policyCount)
-	return p, err
+	return counted.Page[schema.Policy](ctx, s.t, s.l, companyID, l, q, policyCount)
 }

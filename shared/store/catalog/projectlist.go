@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/counted"
 	"github.com/acme/codescan-api/shared/store/ledger"
 	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/store/schema"
@@ -19,30 +20,18 @@ import (
 // projectCount counts a company's projects (kept by CreateProject).
 const projectCount = "PROJECTS"
 
-// ProjectPage is a page of projects by id, with the company's total.
-type ProjectPage struct {
-	Projects []schema.Project
-	Total    int
-	PageResult
-}
-
-// ListProjectsPage reads one page of a company's projects by id.
-func (s *Catalog) ListProjectsPage(ctx context.Context, companyID int64, q page.Request) (ProjectPage, error) {
-	var p ProjectPage
-	var err error
+// ListProjects reads one page of a company's projects by id, with the
+// company's total.
+func (s *Catalog) ListProjects(ctx context.Context, companyID int64, q page.Request) (page.Page[schema.Project], error) {
 	l := page.List{Partition: schema.CompanyPK(companyID), Range: page.Prefix(schema.ProjectSKPrefix), Forward: true}
-	if p.PageResult, err = page.Read(ctx, s.t, l, q, &p.Projects); err != nil {
-		return ProjectPage{}, err
-	}
-	p.Total, err = s.l.CompanyCount(ctx, companyID, projectCount)
-	return p, err
+	return counted.Page[schema.Project](ctx, s.t, s.l, companyID, l, q, projectCount)
 }
 
 // ProjectsByRepo returns the company's projects whose repository URL
 // contains fragment, ignoring case, by id. A substring has no key: this
 // reads every project of the company.
 func (s *Catalog) ProjectsByRepo(ctx context.Context, companyID int64, fragment string) ([]schema.Project, error) {
-	all, err := s.ListProjects(ctx, companyID)
+	all, err := s.AllProjects(ctx, companyID)
 	if err != nil {
 		return nil, err
 	}

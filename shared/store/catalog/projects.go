@@ -54,8 +54,8 @@ func (s *Catalog) ProjectByName(ctx context.Context, companyID int64, name strin
 	return s.GetProject(ctx, companyID, ref.ProjectID)
 }
 
-// ListProjects returns every project of a company, by id.
-func (s *Catalog) ListProjects(ctx context.Context, companyID int64) ([]schema.Project, error) {
+// AllProjects returns every project of a company, by id.
+func (s *Catalog) AllProjects(ctx context.Context, companyID int64) ([]schema.Project, error) {
 	var out []schema.Project
 	err := s.t.QueryAll(ctx, "", ddb.PKBeginsWith(schema.CompanyPK(companyID), schema.ProjectSKPrefix), true, &out)
 	return out, err

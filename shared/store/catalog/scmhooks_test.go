@@ -90,7 +90,8 @@ func TestWebhookSecretIsAuditedAsChanged(t *testing.T) {
 	if _, err := env.Store.Catalog.UpdateIntegration(ctx, acme.ID, in.UUID, in.Revision, catalog.IntegrationChange{SealedWebhookSecret: &sealed}); err != nil {
 		t.Fatal(err)
 	}
-	entries, _, err := env.Store.Tenancy.ListAudit(context.Background(), acme.ID, tenancy.AuditFilter{Action: "integration.update"}, page.Request{Limit: 10})
+	entriesPage, err := env.Store.Tenancy.ListAudit(context.Background(), acme.ID, tenancy.AuditFilter{Action: "integration.update"}, page.Request{Limit: 10})
+	entries := entriesPage.Items
 	if err != nil || len(entries) != 1 {
 		t.Fatalf("audit: %+v %v", entries, err)
 	}
@@ -190,7 +191,8 @@ func TestSCMLoginLinksOneUser(t *testing.T) {
 		t.Fatalf("look-up: %+v %v", u, err)
 	}
 	for _, facet := range []string{tenancy.FacetAll, tenancy.FacetMember, tenancy.FacetPermission(routes.PermTriageIssue)} {
-		users, _, _, err := env.Store.Tenancy.ListUsersPage(ctx, acme.ID, facet, page.Request{Limit: 10})
+		usersPage, err := env.Store.Tenancy.ListUsers(ctx, acme.ID, facet, page.Request{Limit: 10})
+		users := usersPage.Items
 		i := slices.IndexFunc(users, func(u schema.User) bool { return u.ID == dev.ID })
 		if err != nil || i < 0 || users[i].SCMLogin != "octo-dev" {
 			t.Fatalf("list %s does not show the login: %+v %v", facet, users, err)

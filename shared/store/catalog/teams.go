@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/counted"
 	"github.com/acme/codescan-api/shared/store/ledger"
 	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/store/schema"
@@ -105,11 +106,10 @@ func TeamList(companyID int64) page.List {
 		OffsetPartition: schema.TeamOffsetPK(companyID)}
 }
 
-// TeamsPage reads one page of a company's teams, by id.
-func (s *Catalog) TeamsPage(ctx context.Context, companyID int64, q page.Request) ([]schema.Team, page.Result, error) {
-	out := []schema.Team{}
-	res, err := page.Read(ctx, s.t, TeamList(companyID), q, &out)
-	return out, res, err
+// ListTeams reads one page of a company's teams by id, with the company's
+// total.
+func (s *Catalog) ListTeams(ctx context.Context, companyID int64, q page.Request) (page.Page[schema.Team], error) {
+	return counted.Page[schema.Team](ctx, s.t, s.l, companyID, TeamList(companyID), q, schema.CountTeams)
 }
 
 // TeamCount is the number of a company's teams (a counter kept on write).
@@ -117,9 +117,9 @@ func (s *Catalog) TeamCount(ctx context.Context, companyID int64) (int, error) {
 	return s.l.CompanyCount(ctx, companyID, schema.CountTeams)
 }
 
-// ListTeams returns every team of a company, by id (the naive baseline of
+// AllTeams returns every team of a company, by id (the naive baseline of
 // the bench; handlers read pages).
-func (s *Catalog) ListTeams(ctx context.Context, companyID int64) ([]schema.Team, error) {
+func (s *Catalog) AllTeams(ctx context.Context, companyID int64) ([]schema.Team, error) {
 	var out []schema.Team
 	err := s.t.QueryAll(ctx, "", ddb.PKBeginsWith(schema.CompanyPK(companyID), schema.TeamPrefix), true, &out)
 	return out, err

@@ -159,21 +159,15 @@ func TestHoldersPages(t *testing.T) {
 		replace(t, st, ref(1, p, "main", "cyclonedx", t0), []comp.Component{compOf(fmt.Sprintf("pkg:npm/lodash@4.17.%d", 10+p%5)), compOf("pkg:npm/other@1.0.0")})
 	}
 	replace(t, st, ref(2, 1, "main", "cyclonedx", t0), []comp.Component{compOf("pkg:npm/lodash@4.17.11")})
-	var all []components.Holder
-	r := page.Request{Limit: 7}
-	for {
-		hs, res, err := st.Components.HoldersPage(ctx, 1, components.HolderQuery{Package: "pkg:npm/lodash", View: "all"}, r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		all = append(all, hs...)
-		if res.Next == "" {
-			break
-		}
-		if _, _, err := st.Components.HoldersPage(ctx, 2, components.HolderQuery{Package: "pkg:npm/lodash", View: "all"}, page.Request{Limit: 7, Token: res.Next}); err == nil {
-			t.Fatal("company 2 opened company 1's token")
-		}
-		r = page.Request{Limit: 7, Token: res.Next}
+	all := testenv.Pages(t, 7, nil, func(q page.Request) (page.Page[components.Holder], error) {
+		return st.Components.ListHolders(ctx, 1, components.HolderQuery{Package: "pkg:npm/lodash", View: "all"}, q)
+	})
+	first, err := st.Components.ListHolders(ctx, 1, components.HolderQuery{Package: "pkg:npm/lodash", View: "all"}, page.Request{Limit: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Components.ListHolders(ctx, 2, components.HolderQuery{Package: "pkg:npm/lodash", View: "all"}, page.Request{Limit: 7, Token: first.Next}); err == nil {
+		t.Fatal("company 2 opened company 1's token")
 	}
 	if len(all) != 25 {
 		t.Fatalf("all: %d holders", len(all))
@@ -183,19 +177,23 @@ func TestHoldersPages(t *testing.T) {
 			t.Fatalf("holder without its head: %+v", h)
 		}
 	}
-	one, _, err := st.Components.HoldersPage(ctx, 1, components.HolderQuery{Package: "pkg:npm/lodash", Version: "4.17.11", View: "all"}, page.Request{Limit: 100})
+	onePage, err := st.Components.ListHolders(ctx, 1, components.HolderQuery{Package: "pkg:npm/lodash", Version: "4.17.11", View: "all"}, page.Request{Limit: 100})
+	one := onePage.Items
 	if err != nil || len(one) != 5 {
 		t.Fatalf("one version: %d %v", len(one), err)
 	}
-	some, _, err := st.Components.HoldersPage(ctx, 1, components.HolderQuery{Package: "pkg:npm/lodash", Versions: []string{"4.17.10", "4.17.14"}, View: "x"}, page.Request{Limit: 100})
+	somePage, err := st.Components.ListHolders(ctx, 1, components.HolderQuery{Package: "pkg:npm/lodash", Versions: []string{"4.17.10", "4.17.14"}, View: "x"}, page.Request{Limit: 100})
+	some := somePage.Items
 	if err != nil || len(some) != 10 {
 		t.Fatalf("two versions: %d %v", len(some), err)
 	}
-	none, _, err := st.Components.HoldersPage(ctx, 1, components.HolderQuery{Package: "pkg:npm/lodash", Versions: []string{}, View: "x"}, page.Request{Limit: 100})
+	nonePage, err := st.Components.ListHolders(ctx, 1, components.HolderQuery{Package: "pkg:npm/lodash", Versions: []string{}, View: "x"}, page.Request{Limit: 100})
+	none := nonePage.Items
 	if err != nil || len(none) != 0 {
 		t.Fatalf("no version: %d %v", len(none), err)
 	}
-	other, _, err := st.Components.HoldersPage(ctx, 2, components.HolderQuery{Package: "pkg:npm/lodash", View: "all"}, page.Request{Limit: 100})
+	otherPage, err := st.Components.ListHolders(ctx, 2, components.HolderQuery{Package: "pkg:npm/lodash", View: "all"}, page.Request{Limit: 100})
+	other := otherPage.Items
 	if err != nil || len(other) != 1 || other[0].ProjectID != 1 {
 		t.Fatalf("company 2: %+v %v", other, err)
 	}

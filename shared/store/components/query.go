@@ -77,21 +77,24 @@ func versionFilter(vs []string) expression.ConditionBuilder {
 	return expression.Or(conds[0], conds[1], conds[2:]...)
 }
 
-// HoldersPage reads one page of a package's holders, in version, project,
+// ListHolders reads one page of a package's holders, in version, project,
 // branch and engine order, each with its set's last scan (the page's
 // heads read in one batch). A query with an empty Versions list has no
-// holders.
-func (c *Components) HoldersPage(ctx context.Context, companyID int64, q HolderQuery, r page.Request) ([]Holder, page.Result, error) {
+// holders. The list keeps no count (the version directory does: see
+// PackageVersions).
+func (c *Components) ListHolders(ctx context.Context, companyID int64, q HolderQuery, r page.Request) (page.Page[Holder], error) {
 	if q.Versions != nil && len(q.Versions) == 0 {
-		return []Holder{}, page.Result{Offset: r.Offset}, nil
+		return page.Of([]Holder{}, page.Result{Offset: r.Offset}), nil
 	}
-	var its []item
-	res, err := page.Read(ctx, c.t, q.list(companyID), r, &its)
+	its, err := page.ReadPage[item](ctx, c.t, q.list(companyID), r)
 	if err != nil {
-		return nil, page.Result{}, err
+		return page.Page[Holder]{}, err
 	}
-	out, err := c.withHeads(ctx, companyID, its)
-	return out, res, err
+	out, err := c.withHeads(ctx, companyID, its.Items)
+	if err != nil {
+		return page.Page[Holder]{}, err
+	}
+	return page.Page[Holder]{Items: out, Offset: its.Offset, Next: its.Next}, nil
 }
 
 // withHeads joins items with their sets' heads.
@@ -187,8 +190,8 @@ func (c *Components) held(ctx context.Context, pk string, out *[]counter) error 
 // HoldersOf reads up to limit holders of one version of a package (the
 // blast radius of an advisory), and whether more exist.
 func (c *Components) HoldersOf(ctx context.Context, companyID int64, pkg, version string, limit int) ([]Holder, bool, error) {
-	hs, res, err := c.HoldersPage(ctx, companyID, HolderQuery{Package: pkg, Version: version, View: "version"}, page.Request{Limit: limit})
-	return hs, res.Next != "", err
+	hs, err := c.ListHolders(ctx, companyID, HolderQuery{Package: pkg, Version: version, View: "version"}, page.Request{Limit: limit})
+	return hs.Items, hs.Next != "", err
 }
 
 // ComponentSet reads one engine's set on a project branch, in package URL

@@ -184,13 +184,11 @@ func (s *Deliveries) FinishAttempt(ctx context.Context, d schema.Delivery, a Att
 }
 
 // ListAttempts returns one page of an endpoint's attempt log, newest first,
-// all of them or only those with outcome (served by GSI1).
-func (s *Deliveries) ListAttempts(ctx context.Context, companyID int64, endpointID, outcome string, q page.Request) ([]schema.AttemptLog, page.Result, error) {
+// all of them or only those with outcome (served by GSI1); uncounted.
+func (s *Deliveries) ListAttempts(ctx context.Context, companyID int64, endpointID, outcome string, q page.Request) (page.Page[schema.AttemptLog], error) {
 	l := page.List{Partition: schema.AttemptLogPK(companyID, endpointID)}
 	if outcome != "" {
 		l = page.List{Index: tabledef.GSI1, Partition: l.Partition + "#" + outcome}
 	}
-	var out []schema.AttemptLog
-	res, err := page.Read(ctx, s.t, l, q, &out)
-	return out, res, err
+	return page.ReadPage[schema.AttemptLog](ctx, s.t, l, q)
 }

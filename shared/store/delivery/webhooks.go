@@ -78,11 +78,15 @@ func (s *Deliveries) GetWebhook(ctx context.Context, companyID int64, id string)
 	return w, err
 }
 
-// ListWebhooks returns one page of a company's endpoints, oldest first.
-func (s *Deliveries) ListWebhooks(ctx context.Context, companyID int64, q page.Request) ([]schema.WebhookEndpoint, page.Result, error) {
-	var out []schema.WebhookEndpoint
-	res, err := page.Read(ctx, s.t, page.List{Index: tabledef.GSI1, Partition: schema.WebhookListPK(companyID), Forward: true}, q, &out)
-	return out, res, err
+// ListWebhooks returns one page of a company's endpoints, oldest first,
+// with their number.
+func (s *Deliveries) ListWebhooks(ctx context.Context, companyID int64, q page.Request) (page.Page[schema.WebhookEndpoint], error) {
+	p, err := page.ReadPage[schema.WebhookEndpoint](ctx, s.t, page.List{Index: tabledef.GSI1, Partition: schema.WebhookListPK(companyID), Forward: true}, q)
+	if err != nil {
+		return page.Page[schema.WebhookEndpoint]{}, err
+	}
+	n, err := s.WebhookCount(ctx, companyID)
+	return p.Counted(int64(n)), err
 }
 
 // AllWebhooks returns every endpoint of a company (at most

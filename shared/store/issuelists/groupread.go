@@ -18,30 +18,31 @@ import (
 	"github.com/acme/codescan-api/shared/tabledef"
 )
 
-// GroupsPage returns at most limit groups of one scope starting at offset,
-// in the total order of GET /issues/groups: issue count descending, then
-// group key ascending (see GroupSortKey); and the scope's number of
-// non-empty groups. It reads one summary item and offset+limit counters,
-// however many issues the scope holds.
-func (x *Lists) GroupsPage(ctx context.Context, companyID int64, sc schema.Scope, dim schema.Dimension, offset, limit int) ([]findings.GroupCount, int64, error) {
+// ListGroups returns one page of the groups of one scope, in the total
+// order of GET /issues/groups: issue count descending, then group key
+// ascending (see GroupSortKey); with the scope's number of non-empty
+// groups. It reads one summary item and the counters of the page and of
+// what it skips, however many issues the scope holds.
+func (x *Lists) ListGroups(ctx context.Context, companyID int64, sc schema.Scope, dim schema.Dimension, q page.Request) (page.Page[findings.GroupCount], error) {
 	var sum schema.ScopeSummary
 	err := x.t.GetItem(ctx, schema.SummaryKey(companyID, sc), &sum)
 	if err != nil && !errors.Is(err, ddb.ErrNotFound) {
-		return nil, 0, err
+		return page.Page[findings.GroupCount]{}, err
 	}
 	total := sum.GroupsCWE
 	if dim == schema.ByFile {
 		total = sum.GroupsFile
 	}
-	if int64(offset) >= total {
-		return []findings.GroupCount{}, total, nil
+	if q.Token == "" && int64(q.Offset) >= total {
+		return page.Of([]findings.GroupCount{}, page.Result{Offset: q.Offset}).Counted(total), nil
 	}
-	var got []findings.GroupCount
 	l := page.List{Index: tabledef.GSI1, Partition: schema.CounterIndexPK(companyID, sc, dim), Forward: true}
-	if _, err := page.Read(ctx, x.t, l, page.Request{Limit: limit, Offset: offset}, &got); err != nil {
-		return nil, 0, err
+	got, err := page.ReadPage[findings.GroupCount](ctx, x.t, l, q)
+	if err != nil {
+		return page.Page[findings.GroupCount]{}, err
 	}
-	return nonEmpty(got), total, nil
+	got.Items = nonEmpty(got.Items)
+	return got.Counted(total), nil
 }
 
 // nonEmpty drops groups whose count fell to zero (a counter leaves the
@@ -84,7 +85,7 @@ func (x *Lists) GroupCounts(ctx context.Context, companyID int64, scopes []schem
 }
 
 // MergedGroups adds up the groups of several scopes and sorts them in the
-// total order of GroupsPage. It reads every group of every scope (a few
+// total order of ListGroups. It reads every group of every scope (a few
 // Scopes at a time), so its cost grows with the scopes and their groups,
 // never with their issues.
 func (x *Lists) MergedGroups(ctx context.Context, companyID int64, scopes []schema.Scope, dim schema.Dimension) ([]findings.GroupCount, error) {
@@ -114,7 +115,7 @@ func (x *Lists) MergedGroups(ctx context.Context, companyID int64, scopes []sche
 	return out, nil
 }
 
-// SortGroups puts groups in the total order of GroupsPage.
+// SortGroups puts groups in the total order of ListGroups.
 func SortGroups(groups []findings.GroupCount) {
 	slices.SortFunc(groups, func(a, b findings.GroupCount) int {
 		if c := cmp.Compare(b.Count, a.Count); c != 0 {

@@ -69,35 +69,35 @@ func (x *Lists) memberWindow(ctx context.Context, companyID int64, scanID, from 
 // key condition is refused.
 const maxSortKey = 1024
 
-// ScanIssues reads one page of the issues a scan reported (in issue id
+// ListScanIssues reads one page of the issues a scan reported (in issue id
 // order) and how many it reported: the membership chunks of the page (by
 // number, also those before it), then the page's issues by key.
-func (x *Lists) ScanIssues(ctx context.Context, companyID int64, sc scans.Scan, q page.Request) ([]findings.Issue, page.Result, int, error) {
+func (x *Lists) ListScanIssues(ctx context.Context, companyID int64, sc scans.Scan, q page.Request) (page.Page[findings.Issue], error) {
 	l := memberList(companyID, sc.ID)
 	from, offset := "", q.Offset
 	if q.Token != "" {
 		c, err := l.Open(q.Token)
 		if err != nil {
-			return nil, page.Result{}, 0, err
+			return page.Page[findings.Issue]{}, err
 		}
 		if from, offset = c.Key[tabledef.SK], c.Offset; len(from) > maxSortKey {
-			return nil, page.Result{}, 0, page.ErrBadToken
+			return page.Page[findings.Issue]{}, page.ErrBadToken
 		}
 	}
 	ids, next, err := x.memberWindow(ctx, companyID, sc.ID, from, offset, q.Limit)
 	if err != nil {
-		return nil, page.Result{}, 0, err
+		return page.Page[findings.Issue]{}, err
 	}
 	res := page.Result{Offset: offset}
 	if next != "" {
 		key := map[string]string{tabledef.PK: l.Partition, tabledef.SK: next}
 		if res.Next, err = l.Seal(page.Cursor{Key: key, Offset: offset + len(ids)}); err != nil {
-			return nil, page.Result{}, 0, err
+			return page.Page[findings.Issue]{}, err
 		}
 	}
 	got, err := findings.ByID(ctx, x.f, companyID, ids)
 	if err != nil {
-		return nil, page.Result{}, 0, err
+		return page.Page[findings.Issue]{}, err
 	}
 	out := make([]findings.Issue, 0, len(ids))
 	for _, id := range ids {
@@ -105,7 +105,7 @@ func (x *Lists) ScanIssues(ctx context.Context, companyID int64, sc scans.Scan, 
 			out = append(out, i)
 		}
 	}
-	return out, res, sc.Findings, nil
+	return page.Of(out, res).Counted(int64(sc.Findings)), nil
 }
 
 // ScanReported reports whether a scan of the company reported an issue:

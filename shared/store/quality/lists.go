@@ -37,19 +37,19 @@ func (x *Quality) QualityClasses(ctx context.Context, companyID int64, scanID st
 	return out, nil
 }
 
-// ScanQualityIssues reads one page of a scan's quality findings whose
+// ListScanQualityIssues reads one page of a scan's quality findings whose
 // classification name contains classification (case-insensitive; "" for
 // all), newest first, ties by id ascending, and how many match. The
 // scan's directory names the matching classifications and their counts;
 // when some do not match, only the matching ones' findings are read (one
 // range each, merged), so a page costs at most its size per matching
 // classification, plus, by number, the matching findings before it.
-func (x *Quality) ScanQualityIssues(ctx context.Context, companyID int64, scanID, classification string, q page.Request) ([]Issue, page.Result, int, error) {
+func (x *Quality) ListScanQualityIssues(ctx context.Context, companyID int64, scanID, classification string, q page.Request) (page.Page[Issue], error) {
 	view := strings.ToLower(classification)
 	l := scanList(companyID, scanID, view)
 	classes, err := x.QualityClasses(ctx, companyID, scanID)
 	if err != nil {
-		return nil, page.Result{}, 0, err
+		return page.Page[Issue]{}, err
 	}
 	var match []string
 	total := 0
@@ -59,35 +59,35 @@ func (x *Quality) ScanQualityIssues(ctx context.Context, companyID int64, scanID
 			total += c.Count
 		}
 	}
-	out := []Issue{}
 	if len(match) == len(classes) {
-		res, err := page.Read(ctx, x.t, l, q, &out)
-		return out, res, total, err
+		p, err := page.ReadPage[Issue](ctx, x.t, l, q)
+		return p.Counted(int64(total)), err
 	}
 	res := page.Result{Offset: q.Offset}
 	after := ""
 	if q.Token != "" {
 		c, err := l.Open(q.Token)
 		if err != nil {
-			return nil, page.Result{}, 0, err
+			return page.Page[Issue]{}, err
 		}
 		after, res.Offset = strings.TrimPrefix(c.Key[tabledef.SK], schema.QualityScanPrefix(scanID)), c.Offset
 		q.Offset = 0
 	}
 	items, err := x.mergeClasses(ctx, companyID, scanID, match, after, q.Offset, q.Limit)
 	if err != nil {
-		return nil, page.Result{}, 0, err
+		return page.Page[Issue]{}, err
 	}
+	out := []Issue{}
 	if err := attributevalue.UnmarshalListOfMaps(items, &out); err != nil {
-		return nil, page.Result{}, 0, err
+		return page.Page[Issue]{}, err
 	}
 	if n := len(out); n == q.Limit && res.Offset+n < total {
 		last := out[n-1].Key
 		if res.Next, err = l.Seal(page.Cursor{Key: map[string]string{tabledef.PK: last.PK, tabledef.SK: last.SK}, Offset: res.Offset + n}); err != nil {
-			return nil, page.Result{}, 0, err
+			return page.Page[Issue]{}, err
 		}
 	}
-	return out, res, total, nil
+	return page.Of(out, res).Counted(int64(total)), nil
 }
 
 // classRange is one classification's findings (GSI2) being merged.
@@ -157,14 +157,12 @@ func sortKey(item map[string]types.AttributeValue) string {
 	return v.Value
 }
 
-// ProjectQualityIssues reads one page of the quality findings of a
+// ListProjectQualityIssues reads one page of the quality findings of a
 // project's scans, newest first (ties by id), and their number (a counter).
 // A page by number reads the findings before it.
-func (x *Quality) ProjectQualityIssues(ctx context.Context, companyID, projectID int64, q page.Request) ([]Issue, page.Result, int, error) {
-	out := []Issue{}
+func (x *Quality) ListProjectQualityIssues(ctx context.Context, companyID, projectID int64, q page.Request) (page.Page[Issue], error) {
 	l := page.List{Index: tabledef.GSI1, Partition: schema.QualityProjectPK(companyID, projectID), Forward: true}
-	res, total, err := counted.Page(ctx, x.t, x.l, companyID, l, q, &out, schema.QualityProjectCount(projectID))
-	return out, res, total, err
+	return counted.Page[Issue](ctx, x.t, x.l, companyID, l, q, schema.QualityProjectCount(projectID))
 }
 
 // EachQualityIssue calls fn with every quality finding of a company (as

@@ -65,13 +65,15 @@ func TestQualityListsAndCounts(t *testing.T) {
 	if c := classes(); len(c) != 2 || c["Unused variable"] != 13 || c["Complexity"] != 12 {
 		t.Fatalf("classes %v", c)
 	}
-	first, res, total, err := x.ScanQualityIssues(ctx, 1, scan, "", page.Request{Limit: 10})
+	firstPage, err := x.ListScanQualityIssues(ctx, 1, scan, "", page.Request{Limit: 10})
+	first, res, total := firstPage.Items, firstPage, firstPage.Count()
 	if err != nil || total != 25 || len(first) != 10 || first[0].ID != all[24].ID || res.Next == "" {
 		t.Fatalf("first page: %d of %d, %+v %v", len(first), total, res, err)
 	}
 	seen := map[string]bool{}
 	for token := ""; ; {
-		got, res, _, err := x.ScanQualityIssues(ctx, 1, scan, "", page.Request{Limit: 10, Token: token})
+		gotPage, err := x.ListScanQualityIssues(ctx, 1, scan, "", page.Request{Limit: 10, Token: token})
+		got, res := gotPage.Items, gotPage
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,11 +90,11 @@ func TestQualityListsAndCounts(t *testing.T) {
 	if len(seen) != 25 {
 		t.Fatalf("the pages held %d findings", len(seen))
 	}
-	if got, _, total, err := x.ScanQualityIssues(ctx, 1, scan, "UNUSED", page.Request{Limit: 50}); err != nil || total != 13 || len(got) != 13 {
-		t.Fatalf("by class: %d of %d %v", len(got), total, err)
+	if got, err := x.ListScanQualityIssues(ctx, 1, scan, "UNUSED", page.Request{Limit: 50}); err != nil || got.Count() != 13 || len(got.Items) != 13 {
+		t.Fatalf("by class: %d of %d %v", len(got.Items), got.Count(), err)
 	}
-	if _, _, total, err := x.ProjectQualityIssues(ctx, 1, 3, page.Request{Limit: 1}); err != nil || total != 25 {
-		t.Fatalf("project total %d %v", total, err)
+	if got, err := x.ListProjectQualityIssues(ctx, 1, 3, page.Request{Limit: 1}); err != nil || got.Count() != 25 {
+		t.Fatalf("project total %d %v", got.Count(), err)
 	}
 	moved := all[:1]
 	moved[0].Classification.Name = "Complexity" // was "Unused variable"
@@ -102,8 +104,8 @@ func TestQualityListsAndCounts(t *testing.T) {
 	if c := classes(); c["Unused variable"] != 12 || c["Complexity"] != 13 {
 		t.Fatalf("after a move: %v", c)
 	}
-	if _, _, total, err := x.ProjectQualityIssues(ctx, 2, 3, page.Request{Limit: 10}); err != nil || total != 0 {
-		t.Fatalf("another company: %d %v", total, err)
+	if got, err := x.ListProjectQualityIssues(ctx, 2, 3, page.Request{Limit: 10}); err != nil || got.Count() != 0 {
+		t.Fatalf("another company: %d %v", got.Count(), err)
 	}
 	bad := issues(1, "X")
 	bad[0].ScanID = "not-a-uuid"

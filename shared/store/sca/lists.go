@@ -109,20 +109,24 @@ func (x *SCA) PutScanSCAIssues(ctx context.Context, companyID int64, sc scans.Sc
 	return counted.Put(ctx, x.t, schema.CountJournalPK(companyID, sc.ID), items)
 }
 
-// ScanSCAIssues reads one page of a scan's SCA findings (by id) and their
-// number.
-func (x *SCA) ScanSCAIssues(ctx context.Context, companyID int64, scanID string, q page.Request) ([]Issue, page.Result, int, error) {
-	var ms []member
-	res, total, err := counted.Page(ctx, x.t, x.l, companyID, page.List{Partition: schema.SCAMemberPK(companyID, scanID), Forward: true}, q, &ms, schema.SCAScanCount(scanID))
+// ListScanSCAIssues reads one page of a scan's SCA findings (by id) and
+// their number.
+func (x *SCA) ListScanSCAIssues(ctx context.Context, companyID int64, scanID string, q page.Request) (page.Page[Issue], error) {
+	ms, err := counted.Page[member](ctx, x.t, x.l, companyID, page.List{Partition: schema.SCAMemberPK(companyID, scanID), Forward: true}, q, schema.SCAScanCount(scanID))
 	if err != nil {
-		return nil, page.Result{}, 0, err
+		return page.Page[Issue]{}, err
 	}
-	ids := make([]string, len(ms))
-	for n, m := range ms {
-		ids[n] = m.IssueID
+	return x.pageByID(ctx, companyID, page.Map(ms, func(m member) string { return m.IssueID }))
+}
+
+// pageByID is the page of the findings whose ids p holds (those gone
+// meanwhile left out).
+func (x *SCA) pageByID(ctx context.Context, companyID int64, p page.Page[string]) (page.Page[Issue], error) {
+	out, err := x.byID(ctx, companyID, p.Items)
+	if err != nil {
+		return page.Page[Issue]{}, err
 	}
-	out, err := x.byID(ctx, companyID, ids)
-	return out, res, total, err
+	return page.Page[Issue]{Items: out, Offset: p.Offset, Next: p.Next, Total: p.Total}, nil
 }
 
 // byID reads SCA findings by id, in the order of ids (those gone
@@ -161,8 +165,6 @@ func list(companyID, projectID int64) page.List {
 // whole company), by id, and their number. A project's page by number
 // reads the findings before it (the findings' Offset partition is the
 // company's list).
-func (x *SCA) ListSCAIssues(ctx context.Context, companyID, projectID int64, q page.Request) ([]Issue, page.Result, int, error) {
-	out := []Issue{}
-	res, total, err := counted.Page(ctx, x.t, x.l, companyID, list(companyID, projectID), q, &out, schema.SCACount(projectID))
-	return out, res, total, err
+func (x *SCA) ListSCAIssues(ctx context.Context, companyID, projectID int64, q page.Request) (page.Page[Issue], error) {
+	return counted.Page[Issue](ctx, x.t, x.l, companyID, list(companyID, projectID), q, schema.SCACount(projectID))
 }

@@ -78,19 +78,19 @@ func (x *SCA) RuleTargets(ctx context.Context, companyID int64, r triagemodel.Ru
 	var ids []string
 	q := page.Request{Limit: 1000}
 	for {
-		found, res, _, err := x.ListSCAIssues(ctx, companyID, r.ProjectID, q)
+		found, err := x.ListSCAIssues(ctx, companyID, r.ProjectID, q)
 		if err != nil {
 			return nil, err
 		}
-		for _, i := range found {
+		for _, i := range found.Items {
 			if appliesTo(r, i) {
 				ids = append(ids, i.ID)
 			}
 		}
-		if res.Next == "" || (upTo > 0 && len(ids) > upTo) {
+		if found.Next == "" || (upTo > 0 && len(ids) > upTo) {
 			return ids, nil
 		}
-		q.Token = res.Next
+		q.Token = found.Next
 	}
 }
 
@@ -104,17 +104,17 @@ const Marker = "sca:"
 // ids, marked, of the findings applying r changes, and the next page's
 // token ("" after the last).
 func (x *SCA) RulePage(ctx context.Context, companyID int64, r triagemodel.Rule, token string, limit int) ([]string, string, error) {
-	found, res, _, err := x.ListSCAIssues(ctx, companyID, r.ProjectID, page.Request{Limit: limit, Token: token})
+	found, err := x.ListSCAIssues(ctx, companyID, r.ProjectID, page.Request{Limit: limit, Token: token})
 	if err != nil {
 		return nil, "", err
 	}
 	var ids []string
-	for _, i := range found {
+	for _, i := range found.Items {
 		if appliesTo(r, i) {
 			ids = append(ids, Marker+i.ID)
 		}
 	}
-	return ids, res.Next, nil
+	return ids, found.Next, nil
 }
 
 // RuleWrites are the conditional writes that give r's status to the SCA

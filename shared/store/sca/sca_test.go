@@ -81,16 +81,16 @@ func TestSCAFindingsAndRules(t *testing.T) {
 	if i, err := w.sca.GetSCAIssue(ctx, 1, found[0].ID); err != nil || i.Status != "false_positive" || i.TriageRuleID != pkg0.ID || i.Reason != "test only" {
 		t.Fatalf("a finding of pkg0: %+v %v", i, err)
 	}
-	_, _, total, err := w.sca.ListSCAIssues(ctx, 1, 3, page.Request{Limit: 1})
-	if err != nil || total != 30 {
-		t.Fatalf("project total %d %v", total, err)
+	project, err := w.sca.ListSCAIssues(ctx, 1, 3, page.Request{Limit: 1})
+	if err != nil || project.Count() != 30 {
+		t.Fatalf("project total %d %v", project.Count(), err)
 	}
-	got, res, scanTotal, err := w.sca.ScanSCAIssues(ctx, 1, sc.ID, page.Request{Limit: 25})
-	if err != nil || scanTotal != 30 || len(got) != 25 || res.Next == "" {
-		t.Fatalf("scan page: %d of %d %v", len(got), scanTotal, err)
+	got, err := w.sca.ListScanSCAIssues(ctx, 1, sc.ID, page.Request{Limit: 25})
+	if err != nil || got.Count() != 30 || len(got.Items) != 25 || got.Next == "" {
+		t.Fatalf("scan page: %d of %d %v", len(got.Items), got.Count(), err)
 	}
-	if _, _, other, err := w.sca.ListSCAIssues(ctx, 2, 3, page.Request{Limit: 10}); err != nil || other != 0 {
-		t.Fatalf("another company: %d %v", other, err)
+	if other, err := w.sca.ListSCAIssues(ctx, 2, 3, page.Request{Limit: 10}); err != nil || other.Count() != 0 {
+		t.Fatalf("another company: %d %v", other.Count(), err)
 	}
 
 	ignore, err := w.rules.CreateTriageRule(ctx, triage.Rule{CompanyID: 1, Enabled: true, CreatedBy: 5,
@@ -112,7 +112,7 @@ func TestSCAFindingsAndRules(t *testing.T) {
 	if again, err := w.sca.RuleTargets(ctx, 1, ignore.Model(), 0); err != nil || len(again) != 0 {
 		t.Fatalf("targets after the rule: %v %v", again, err)
 	}
-	if _, _, total, _ := w.sca.ListSCAIssues(ctx, 1, 3, page.Request{Limit: 1}); total != 30 {
-		t.Fatalf("project total after the rule: %d", total)
+	if after, _ := w.sca.ListSCAIssues(ctx, 1, 3, page.Request{Limit: 1}); after.Count() != 30 {
+		t.Fatalf("project total after the rule: %d", after.Count())
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/counted"
 	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/tabledef"
@@ -82,38 +83,25 @@ type ScanQuery struct {
 	ProjectID   int64
 	Branch      string
 	SHA, Status string
-	Page        page.Request
-}
-
-// PageResult is where a page lies (see page.Result); ScanPage embeds it
-// under this name.
-type PageResult = page.Result
-
-// ScanPage is a page of scans, newest first. Total is -1 when a filter
-// makes it unknown.
-type ScanPage struct {
-	Scans []Scan
-	Total int
-	PageResult
 }
 
 // ListScans returns a page of a company's scans, newest first (creation
-// time, then id).
-func (x *Scans) ListScans(ctx context.Context, companyID int64, q ScanQuery) (ScanPage, error) {
-	if q.ProjectID == 0 {
-		return x.companyScans(ctx, companyID, q)
+// time, then id), with their number unless SHA or Status filter them.
+func (x *Scans) ListScans(ctx context.Context, companyID int64, sel ScanQuery, q page.Request) (page.Page[Scan], error) {
+	if sel.ProjectID == 0 {
+		return x.companyScans(ctx, companyID, sel, q)
 	}
-	l := page.List{Index: tabledef.GSI1, Partition: schema.ScanProjectPK(companyID, q.ProjectID), Forward: true}
-	if q.Branch != "" {
-		l.Index, l.Partition = tabledef.GSI2, schema.ScanBranchPK(companyID, q.ProjectID, q.Branch)
+	l := page.List{Index: tabledef.GSI1, Partition: schema.ScanProjectPK(companyID, sel.ProjectID), Forward: true}
+	if sel.Branch != "" {
+		l.Index, l.Partition = tabledef.GSI2, schema.ScanBranchPK(companyID, sel.ProjectID, sel.Branch)
 	}
 	var conds []expression.ConditionBuilder
-	if q.SHA != "" {
-		conds = append(conds, expression.Name("git_sha").Equal(expression.Value(q.SHA)))
+	if sel.SHA != "" {
+		conds = append(conds, expression.Name("git_sha").Equal(expression.Value(sel.SHA)))
 	}
-	if q.Status != "" {
-		c := expression.Name("status").Equal(expression.Value(q.Status))
-		if q.Status == ScanComplete { // scans stored before statuses existed are complete
+	if sel.Status != "" {
+		c := expression.Name("status").Equal(expression.Value(sel.Status))
+		if sel.Status == ScanComplete { // scans stored before statuses existed are complete
 			c = c.Or(expression.AttributeNotExists(expression.Name("status")))
 		}
 		conds = append(conds, c)
@@ -123,50 +111,41 @@ func (x *Scans) ListScans(ctx context.Context, companyID int64, q ScanQuery) (Sc
 		if len(conds) > 1 {
 			f = f.And(conds[1])
 		}
-		l.Filter, l.View = &f, "sha="+q.SHA+"\x00status="+q.Status
+		l.Filter, l.View = &f, "sha="+sel.SHA+"\x00status="+sel.Status
 	}
-	p := ScanPage{Total: -1}
-	var err error
-	if p.PageResult, err = page.Read(ctx, x.t, l, q.Page, &p.Scans); err != nil {
-		return ScanPage{}, err
+	if l.Filter != nil {
+		return page.ReadPage[Scan](ctx, x.t, l, q)
 	}
-	if l.Filter == nil {
-		if p.Total, err = x.l.CompanyCount(ctx, companyID, schema.ScanCount(q.ProjectID, q.Branch)); err != nil {
-			return ScanPage{}, err
-		}
-	}
-	return p, nil
+	return counted.Page[Scan](ctx, x.t, x.l, companyID, l, q, schema.ScanCount(sel.ProjectID, sel.Branch))
 }
 
-func (x *Scans) companyScans(ctx context.Context, companyID int64, q ScanQuery) (ScanPage, error) {
-	if q.Branch != "" || q.SHA != "" || q.Status != "" {
-		return ScanPage{}, fmt.Errorf("branch, sha and status filters need a project: %w", ddb.ErrInvalid)
+func (x *Scans) companyScans(ctx context.Context, companyID int64, sel ScanQuery, q page.Request) (page.Page[Scan], error) {
+	if sel.Branch != "" || sel.SHA != "" || sel.Status != "" {
+		return page.Page[Scan]{}, fmt.Errorf("branch, sha and status filters need a project: %w", ddb.ErrInvalid)
 	}
-	var logs []scanLogItem
-	res, err := page.Read(ctx, x.t, page.List{Partition: schema.ScanLogPK(companyID), Forward: true}, q.Page, &logs)
+	logs, err := counted.Page[scanLogItem](ctx, x.t, x.l, companyID, page.List{Partition: schema.ScanLogPK(companyID), Forward: true}, q, schema.ScanCount(0, ""))
 	if err != nil {
-		return ScanPage{}, err
+		return page.Page[Scan]{}, err
 	}
-	keys := make([]ddb.Key, len(logs))
-	for n, l := range logs {
+	keys := make([]ddb.Key, len(logs.Items))
+	for n, l := range logs.Items {
 		keys[n] = Key(companyID, l.ScanID)
 	}
 	got, err := x.t.BatchGet(ctx, keys)
 	if err != nil {
-		return ScanPage{}, err
+		return page.Page[Scan]{}, err
 	}
-	p := ScanPage{PageResult: res}
+	p := page.Page[Scan]{Items: []Scan{}, Offset: logs.Offset, Next: logs.Next, Total: logs.Total}
 	for _, k := range keys {
 		if av, ok := got[k]; ok {
 			var sc Scan
 			if err := attributevalue.UnmarshalMap(av, &sc); err != nil {
-				return ScanPage{}, err
+				return page.Page[Scan]{}, err
 			}
-			p.Scans = append(p.Scans, sc)
+			p.Items = append(p.Items, sc)
 		}
 	}
-	p.Total, err = x.l.CompanyCount(ctx, companyID, schema.ScanCount(0, ""))
-	return p, err
+	return p, nil
 }
 
 // FirstScanBranch is the branch of a project's oldest scan (ddb.ErrNotFound

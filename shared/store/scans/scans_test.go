@@ -302,8 +302,8 @@ func TestScanLife(t *testing.T) {
 	if stalled, err := st.StalledScans(ctx, time.Now().Add(time.Hour), 10); err != nil || len(stalled) != 0 {
 		t.Fatalf("stalled after the end: %+v %v", stalled, err)
 	}
-	list, err := st.ListScans(ctx, 1, scans.ScanQuery{ProjectID: 3, Page: page.Request{Limit: 10}})
-	if err != nil || len(list.Scans) != 1 || list.Scans[0].ID != sc.ID || list.Total != 1 {
+	list, err := st.ListScans(ctx, 1, scans.ScanQuery{ProjectID: 3}, page.Request{Limit: 10})
+	if err != nil || len(list.Items) != 1 || list.Items[0].ID != sc.ID || list.Count() != 1 {
 		t.Fatalf("list: %+v %v", list, err)
 	}
 }

@@ -147,19 +147,18 @@ func (s *Tenancy) RevokeAPIKey(ctx context.Context, companyID, keyID int64) (sch
 }
 
 // ListAPIKeys returns one page of a company's keys (of one user when
-// userID is not 0), by id, and the total.
-func (s *Tenancy) ListAPIKeys(ctx context.Context, companyID, userID int64, q page.Request) ([]schema.APIKey, page.Result, int64, error) {
+// userID is not 0), by id, with the total.
+func (s *Tenancy) ListAPIKeys(ctx context.Context, companyID, userID int64, q page.Request) (page.Page[schema.APIKey], error) {
 	l := page.List{Partition: schema.CompanyPK(companyID), Range: page.Prefix(schema.APIKeyRecordPrefix), Forward: true}
 	if userID != 0 {
 		l = page.List{Index: tabledef.GSI1, Partition: schema.APIKeyOwnerPK(companyID, userID), Range: page.Digits, Forward: true}
 	}
-	var out []schema.APIKey
-	res, err := page.Read(ctx, s.t, l, q, &out)
+	p, err := page.ReadPage[schema.APIKey](ctx, s.t, l, q)
 	if err != nil {
-		return nil, page.Result{}, 0, err
+		return page.Page[schema.APIKey]{}, err
 	}
 	n, err := s.l.CounterValue(ctx, schema.APIKeyCountKey(companyID, userID))
-	return out, res, n, err
+	return p.Counted(n), err
 }
 
 // Credential is what authentication learns from a credential: its user and

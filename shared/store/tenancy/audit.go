@@ -30,26 +30,25 @@ type AuditFilter struct {
 	From, To time.Time
 }
 
-// ListAudit returns one page of a company's entries, newest first. Every
-// filter combination is one Query of one partition.
-func (s *Tenancy) ListAudit(ctx context.Context, companyID int64, f AuditFilter, q page.Request) ([]AuditRecord, page.Result, error) {
-	var items []schema.AuditItem
-	res, err := page.Read(ctx, s.t, auditList(companyID, f), q, &items)
+// ListAudit returns one page of a company's entries, newest first
+// (uncounted). Every filter combination is one Query of one partition.
+func (s *Tenancy) ListAudit(ctx context.Context, companyID int64, f AuditFilter, q page.Request) (page.Page[AuditRecord], error) {
+	items, err := page.ReadPage[schema.AuditItem](ctx, s.t, auditList(companyID, f), q)
 	if err != nil {
-		return nil, page.Result{}, err
+		return page.Page[AuditRecord]{}, err
 	}
-	out := make([]AuditRecord, 0, len(items))
-	for _, it := range items {
+	out := make([]AuditRecord, 0, len(items.Items))
+	for _, it := range items.Items {
 		r := AuditRecord{
 			ID: it.ID, At: it.At, Actor: ledger.AuditActor{UserID: it.ActorUserID, Via: it.ActorVia, KeyID: it.ActorKeyID},
 			Action: it.Action, TargetType: it.TargetType, TargetID: it.TargetID,
 		}
 		if err := json.Unmarshal([]byte(it.Changes), &r.Changes); err != nil {
-			return nil, page.Result{}, fmt.Errorf("audit entry %s: %w", it.ID, err)
+			return page.Page[AuditRecord]{}, fmt.Errorf("audit entry %s: %w", it.ID, err)
 		}
 		out = append(out, r)
 	}
-	return out, res, nil
+	return page.Page[AuditRecord]{Items: out, Offset: items.Offset, Next: items.Next}, nil
 }
 
 // auditList is the partition of the filter's actor and action, inside the

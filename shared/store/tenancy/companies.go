@@ -148,9 +148,7 @@ func (s *Tenancy) SetCompanyActive(ctx context.Context, id int64, active bool) (
 	return c, err == nil, err
 }
 
-// ListCompanies returns one page of every company, by id.
-func (s *Tenancy) ListCompanies(ctx context.Context, q page.Request) ([]schema.Company, page.Result, error) {
-	var out []schema.Company
-	res, err := page.Read(ctx, s.t, page.List{Index: tabledef.GSI1, Partition: schema.CompaniesPK, Range: page.Digits, Forward: true}, q, &out)
-	return out, res, err
+// ListCompanies returns one page of every company, by id (uncounted).
+func (s *Tenancy) ListCompanies(ctx context.Context, q page.Request) (page.Page[schema.Company], error) {
+	return page.ReadPage[schema.Company](ctx, s.t, page.List{Index: tabledef.GSI1, Partition: schema.CompaniesPK, Range: page.Digits, Forward: true}, q)
 }

@@ -91,7 +91,8 @@ func TestAccountWritesRetryTransactionConflicts(t *testing.T) {
 	if _, err := st.CredentialByAPIKey(context.Background(), "csk_test-key-3", time.Now()); !errors.Is(err, ddb.ErrNotFound) {
 		t.Fatalf("the failed key authenticates: %v", err)
 	}
-	keys, _, total, err := st.ListAPIKeys(context.Background(), c.ID, 0, page.Request{Limit: 10})
+	keysPage, err := st.ListAPIKeys(context.Background(), c.ID, 0, page.Request{Limit: 10})
+	keys, total := keysPage.Items, keysPage.Count()
 	if err != nil || total != 2 || len(keys) != 2 {
 		t.Fatalf("keys %d of %d: %v", len(keys), total, err)
 	}
@@ -239,7 +240,8 @@ func TestSCMLoginIsAMemberOfTheUserChange(t *testing.T) {
 	}
 	updates := func() []tenancy.AuditRecord {
 		t.Helper()
-		out, _, err := st.ListAudit(context.Background(), acme.ID, tenancy.AuditFilter{Action: "user.update"}, page.Request{Limit: 50})
+		outPage, err := st.ListAudit(context.Background(), acme.ID, tenancy.AuditFilter{Action: "user.update"}, page.Request{Limit: 50})
+		out := outPage.Items
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -262,8 +264,8 @@ func TestSCMLoginIsAMemberOfTheUserChange(t *testing.T) {
 	if u, _ := st.GetUser(context.Background(), acme.ID, admin.ID); u.Revision != was.Revision || u.SCMLogin != "" || len(u.Permissions) != 0 {
 		t.Fatalf("a refused change wrote %+v", u)
 	}
-	if users, _, n, err := st.ListUsersPage(context.Background(), acme.ID, tenancy.FacetPermission("scans.upload_scan"), page.Request{Limit: 10}); err != nil || n != 1 || len(users) != 1 || users[0].ID != dev.ID {
-		t.Fatalf("the permission's list after a refused change: %+v %d %v", users, n, err)
+	if users, err := st.ListUsers(context.Background(), acme.ID, tenancy.FacetPermission("scans.upload_scan"), page.Request{Limit: 10}); err != nil || users.Count() != 1 || len(users.Items) != 1 || users.Items[0].ID != dev.ID {
+		t.Fatalf("the permission's list after a refused change: %+v %v", users, err)
 	}
 	if n := len(updates()); n != 1 {
 		t.Fatalf("a refused change was audited: %d entries", n)

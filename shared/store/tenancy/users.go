@@ -192,23 +192,22 @@ func (s *Tenancy) UserByEmail(ctx context.Context, companyID int64, email string
 }
 
 // ListUsers returns every user of a company.
-func (s *Tenancy) ListUsers(ctx context.Context, companyID int64) ([]schema.User, error) {
+func (s *Tenancy) AllUsers(ctx context.Context, companyID int64) ([]schema.User, error) {
 	var out []schema.User
 	err := s.t.QueryAll(ctx, "", ddb.PKBeginsWith(schema.CompanyPK(companyID), schema.UserSKPrefix), true, &out)
 	return out, err
 }
 
-// ListUsersPage returns one page of a company's users under a facet (by
-// id) and the facet's total.
-func (s *Tenancy) ListUsersPage(ctx context.Context, companyID int64, facet string, q page.Request) ([]schema.User, page.Result, int64, error) {
+// ListUsers returns one page of a company's users under a facet (by id)
+// with the facet's total.
+func (s *Tenancy) ListUsers(ctx context.Context, companyID int64, facet string, q page.Request) (page.Page[schema.User], error) {
 	l := page.List{Partition: schema.CompanyPK(companyID), Range: page.Prefix(schema.UserFacetPrefix(facet)), Forward: true}
-	var out []schema.User
-	res, err := page.Read(ctx, s.t, l, q, &out)
+	p, err := page.ReadPage[schema.User](ctx, s.t, l, q)
 	if err != nil {
-		return nil, page.Result{}, 0, err
+		return page.Page[schema.User]{}, err
 	}
 	n, err := s.l.CounterValue(ctx, schema.UserCountKey(companyID, facet))
-	return out, res, n, err
+	return p.Counted(n), err
 }
 
 // UserChange lists what an update sets; nil keeps a value.
