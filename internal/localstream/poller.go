@@ -145,7 +145,7 @@ func (p *Poller) Run(ctx context.Context) error {
 	// a round that found nothing and after one that read a shard to its
 	// end, not on every round: DynamoDB Local runs every call on one
 	// SQLite thread, and DescribeStream there walks the stream's records,
-	// so describing it on each round of 100 records held the writes of a
+	// so describing it on each round of records held the writes of a
 	// 25,000-result ingestion up (docs/benchmarks.md, "The local stack").
 	describe := true
 	for ctx.Err() == nil {
@@ -242,7 +242,9 @@ func (p *Poller) readShard(ctx context.Context, arn, id string, s *shardState, c
 			return 0, nil
 		}
 	}
-	out, err := p.Streams.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: aws.String(s.iterator), Limit: aws.Int32(100)})
+	// As many records a call as the API gives (1,000): each call is a
+	// turn on DynamoDB Local's one SQLite thread, which the writes wait for.
+	out, err := p.Streams.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: aws.String(s.iterator), Limit: aws.Int32(1000)})
 	if err != nil {
 		var expired *types.ExpiredIteratorException
 		var trimmed *types.TrimmedDataAccessException
