@@ -54,7 +54,13 @@ test:
 ## baseline, on a DynamoDB Local of its own (sizes: BENCH_SMALL=,
 ## BENCH_LARGE= up to 1000000, BENCH_PROJECTS=, BENCH_ITERATIONS=; its data
 ## lives in the JVM heap: BENCH_HEAP=, default 12g) and an export of the
-## large company (CSV, JSON Lines: time, peak heap); then the cost of a scan
+## large company (CSV, JSON Lines: time, peak heap); then upload to countable
+## of 1,000, 5,000 and 25,000-result reports beside their raw-write floors
+## (BENCH_UPLOAD_SIZES=, BENCH_UPLOAD_ROUNDS=), the 25,000 one also uploaded
+## over HTTP to a dev server of the bench's own, started as make run starts
+## it, each round right after the bench's own upload: its countable time
+## beside the bench's and their ratio (BENCH_DEVSERVER_SIZES=, default
+## 25000; 0 skips it; some 2 minutes more); then the cost of a scan
 ## that re-detects N findings against the first scan of them
 ## (BENCH_REDETECT_SIZES=, default 1000,10000); then what the SLA job and
 ## the digest read with the same issues due at 10,000 and 1,000,000 issues

@@ -141,18 +141,29 @@ func (p *Poller) Run(ctx context.Context) error {
 			shards[id] = &shardState{last: seq}
 		}
 	}
+	// The stream is described (for new shards) on the first round, after
+	// a round that found nothing and after one that read a shard to its
+	// end, not on every round: DynamoDB Local runs every call on one
+	// SQLite thread, and DescribeStream there walks the stream's records,
+	// so describing it on each round of records held the writes of a
+	// 25,000-result ingestion up (docs/benchmarks.md, "The local stack").
+	describe := true
 	for ctx.Err() == nil {
 		failed := false
-		if err := p.discover(ctx, arn, shards); err != nil && ctx.Err() == nil {
-			p.log().Error("stream poller: describe stream", "error", err.Error())
-			failed = true
+		if describe {
+			if err := p.discover(ctx, arn, shards); err != nil && ctx.Err() == nil {
+				p.log().Error("stream poller: describe stream", "error", err.Error())
+				failed = true
+			}
 		}
-		got := 0
+		got, described := 0, describe
+		describe = false
 		for id, s := range shards {
 			if s.done {
 				continue
 			}
 			n, err := p.readShard(ctx, arn, id, s, consumers)
+			describe = describe || s.done
 			if err != nil && ctx.Err() == nil {
 				p.log().Error("stream poller: read shard", "shard", id, "error", err.Error())
 				s.iterator = "" // reopen after the last record handed over
@@ -167,10 +178,13 @@ func (p *Poller) Run(ctx context.Context) error {
 			}
 			saved = positions(shards)
 		}
-		if got == 0 && !failed && ctx.Err() == nil && p.Caught != nil {
+		if got == 0 && described && !failed && ctx.Err() == nil && p.Caught != nil {
 			p.Caught()
 		}
-		if got == 0 {
+		if got == 0 || failed {
+			describe = true
+		}
+		if got == 0 && described {
 			select {
 			case <-ctx.Done():
 			case <-time.After(idle):
@@ -228,7 +242,9 @@ func (p *Poller) readShard(ctx context.Context, arn, id string, s *shardState, c
 			return 0, nil
 		}
 	}
-	out, err := p.Streams.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: aws.String(s.iterator), Limit: aws.Int32(100)})
+	// As many records a call as the API gives (1,000): each call is a
+	// turn on DynamoDB Local's one SQLite thread, which the writes wait for.
+	out, err := p.Streams.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: aws.String(s.iterator), Limit: aws.Int32(1000)})
 	if err != nil {
 		var expired *types.ExpiredIteratorException
 		var trimmed *types.TrimmedDataAccessException

@@ -80,11 +80,22 @@ func uploadBench(ctx context.Context, endpoint, sizes string) error {
 	debug.SetMemoryLimit(limit)
 
 	rounds := positiveEnv("BENCH_UPLOAD_ROUNDS", 3)
+	if b.devSizes = parseSizes(envOr("BENCH_DEVSERVER_SIZES", "25000")); len(b.devSizes) > 0 {
+		if b.dev, err = startDevServer(ctx); err != nil {
+			return err
+		}
+		defer b.dev.proc.Stop()
+	}
 	printUploadHeader(limit, b.floor.writers, rounds)
 	// One unmeasured upload and floor first: DynamoDB Local's JVM compiles
 	// its write paths on the first calls, which the first size would pay.
 	if err := warmUp(ctx, b.h, b.watch, b.company, b.key, b.floor, b.bare); err != nil {
 		return err
+	}
+	if b.dev != nil {
+		if err := b.dev.warmUp(ctx); err != nil {
+			return err
+		}
 	}
 	var breakdown []string
 	for k, n := range parseSizes(sizes) {
@@ -99,6 +110,7 @@ func uploadBench(ctx context.Context, endpoint, sizes string) error {
 	for _, b := range breakdown {
 		fmt.Println(b)
 	}
+	printDevRows(b.devRows)
 	return nil
 }
 
@@ -112,6 +124,11 @@ type uploadBed struct {
 	company     int64
 	key         string
 	floor, bare floorKind
+	// dev is the dev server the sizes of devSizes are also uploaded to,
+	// each round right after the bench's own; devRows their figures.
+	dev      *devServer
+	devSizes []int
+	devRows  []devRow
 }
 
 // benchTables creates the tables of the upload bench on the DynamoDB at
@@ -203,7 +220,15 @@ func (b *uploadBed) measureSize(ctx context.Context, k, n, rounds int) (string, 
 		if r == 0 {
 			breakdown = fmt.Sprintf("- %d results:%s", n, got.calls)
 		}
+		if b.dev != nil && slices.Contains(b.devSizes, n) {
+			if got.devAnswered, got.dev, err = b.dev.measure(ctx, fmt.Sprintf("bench-dev-%d-%d-%d", k, n, r), n, body); err != nil {
+				return "", err
+			}
+		}
 		rs = append(rs, got)
+	}
+	if b.dev != nil && slices.Contains(b.devSizes, n) {
+		b.devRows = append(b.devRows, devRow{n: n, rounds: rs})
 	}
 	took, floorTook := median(rs, func(r round) float64 { return r.took }), median(rs, func(r round) float64 { return r.floor })
 	var ratios []string
@@ -223,6 +248,7 @@ func (b *uploadBed) measureSize(ctx context.Context, k, n, rounds int) (string, 
 type round struct {
 	chunks                      int
 	answered, took, floor, bare float64
+	devAnswered, dev            float64 // the same upload to the dev server, when measured
 	heap                        uint64
 	calls                       string
 }
@@ -370,32 +396,60 @@ func gzipSARIF(n int) ([]byte, error) {
 }
 
 // upload sends the report as the real client does (one POST, or 1 MiB
-// chunks with Upload-Offset/Upload-Length) and returns the scan id.
+// chunks with Upload-Offset/Upload-Length) to the uploads handler h and
+// returns the scan id.
 func upload(h http.Handler, key, project string, n int, body []byte) (string, int, error) {
-	url := "http://bench" + routes.BasePath + "/scan-upload?engine=sarif&project=" + project + "&branch=main&run_id=" + uuid.NewString()
+	return uploadTo("http://bench"+routes.BasePath, inProcess(h), key, project, n, body)
+}
+
+// sender sends one request and returns the answer's status and body.
+type sender func(*http.Request) (int, []byte, error)
+
+// inProcess sends requests to h in this process, as a server would
+// hand them over.
+func inProcess(h http.Handler) sender {
+	return func(out *http.Request) (int, []byte, error) {
+		req := httptest.NewRequest(out.Method, out.URL.String(), out.Body)
+		req.Header = out.Header
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec.Code, rec.Body.Bytes(), nil
+	}
+}
+
+// uploadTo sends the report (chunked past chunkSize) to the API at base
+// through send and returns the scan id and how many requests it took.
+func uploadTo(base string, send sender, key, project string, n int, body []byte) (string, int, error) {
+	url := base + "/scan-upload?engine=sarif&project=" + project + "&branch=main&run_id=" + uuid.NewString()
 	chunks := 0
-	var last *httptest.ResponseRecorder
+	var answer []byte
 	for off := 0; off < len(body) || chunks == 0; off += chunkSize {
 		end := min(off+chunkSize, len(body))
-		req := httptest.NewRequest("POST", url, bytes.NewReader(body[off:end]))
+		req, err := http.NewRequest("POST", url, bytes.NewReader(body[off:end]))
+		if err != nil {
+			return "", chunks, err
+		}
 		req.Header.Set(auth.APIKeyHeader, key)
 		req.Header.Set("Content-Type", "application/json")
 		if len(body) > chunkSize {
 			req.Header.Set("Upload-Offset", strconv.Itoa(off))
 			req.Header.Set("Upload-Length", strconv.Itoa(len(body)))
 		}
-		last = httptest.NewRecorder()
-		h.ServeHTTP(last, req)
+		code, got, err := send(req)
 		chunks++
-		if last.Code != http.StatusOK {
-			return "", chunks, fmt.Errorf("upload of %d results: chunk %d: %d %s", n, chunks, last.Code, last.Body)
+		if err != nil {
+			return "", chunks, fmt.Errorf("upload of %d results: chunk %d: %w", n, chunks, err)
 		}
+		if code != http.StatusOK {
+			return "", chunks, fmt.Errorf("upload of %d results: chunk %d: %d %s", n, chunks, code, got)
+		}
+		answer = got
 	}
 	var out struct {
 		ScanID string `json:"sast_scan_id"`
 	}
-	if err := json.Unmarshal(last.Body.Bytes(), &out); err != nil || out.ScanID == "" {
-		return "", chunks, fmt.Errorf("upload of %d results answered %s", n, last.Body)
+	if err := json.Unmarshal(answer, &out); err != nil || out.ScanID == "" {
+		return "", chunks, fmt.Errorf("upload of %d results answered %s", n, answer)
 	}
 	return out.ScanID, chunks, nil
 }

@@ -3,7 +3,10 @@
 // again if it dies; the table, the demo seed, .local/demo.json, a dev JWKS
 // for bearer tokens, and every group's handler on one port. Ports: PORT
 // (3000), DYNAMODB_PORT (8000), S3_PORT (4568), SMTP_PORT (1025),
-// MAIL_WEB_PORT (1080).
+// MAIL_WEB_PORT (1080). DEVSERVER_DIR moves what .local holds (the
+// table's data, demo.json, the dev keys, the stream checkpoints, the S3
+// server's objects) elsewhere: `make bench` starts a dev server of its own
+// in a temporary directory so (scripts/bench-ingest).
 package main
 
 import (
@@ -63,7 +66,11 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	s, err := startStack(ctx, root, filepath.Join(root, ".local"), p, env)
+	localDir := filepath.Join(root, ".local")
+	if dir := os.Getenv(EnvDir); dir != "" {
+		localDir = dir
+	}
+	s, err := startStack(ctx, root, localDir, p, env)
 	if err != nil {
 		return err
 	}
@@ -104,6 +111,10 @@ func run() error {
 	}
 	return nil
 }
+
+// EnvDir names the directory of the dev server's data and keys instead of
+// the checkout's .local.
+const EnvDir = "DEVSERVER_DIR"
 
 func printWelcome(doc *demo.Document, docPath, s3Endpoint string) {
 	c := doc.Companies[0]
