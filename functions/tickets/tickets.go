@@ -21,14 +21,8 @@ import (
 	"github.com/acme/codescan-api/shared/scmhost"
 	"github.com/acme/codescan-api/shared/secrets"
 	"github.com/acme/codescan-api/shared/store"
-	"github.com/acme/codescan-api/shared/store/findings"
-	"github.com/acme/codescan-api/shared/store/ledger"
-	"github.com/acme/codescan-api/shared/store/page"
-	"github.com/acme/codescan-api/shared/store/sca"
-	"github.com/acme/codescan-api/shared/store/scans"
 	"github.com/acme/codescan-api/shared/store/schema"
 	storetickets "github.com/acme/codescan-api/shared/store/tickets"
-	"github.com/acme/codescan-api/shared/store/triage"
 	ticketing "github.com/acme/codescan-api/shared/tickets"
 )
 
@@ -82,36 +76,20 @@ func NewWithOptions(d config.Deps, o Options) http.Handler {
 	})
 }
 
-// Store is what the handlers read and write beside the tickets area: the
-// ticketer's reads and the issue write path, and the source-code-host
-// integrations' look-up by uuid. StoreOf composes it from the store's areas.
+// Store is what the handlers read beside the tickets area: the
+// integrations and projects a rule or an inbound event names. (The
+// ticketer, which they hand the rest, has its own: ticketing.StoreOf.)
+// StoreOf composes it from the store's areas.
 type Store struct {
 	Catalog interface {
 		GetIntegration(ctx context.Context, companyID int64, id string) (schema.Integration, error)
 		GetProject(ctx context.Context, companyID int64, projectID int64) (schema.Project, error)
 		IntegrationByHook(ctx context.Context, id string) (schema.Integration, error)
 	}
-	Lists interface {
-		EachScanIssue(ctx context.Context, companyID int64, scanID string, fn func(findings.Issue) error) error
-		GetIssue(ctx context.Context, companyID int64, id string) (findings.Issue, error)
-	}
-	SCA interface {
-		GetSCAIssue(ctx context.Context, companyID int64, id string) (sca.Issue, error)
-		ListScanSCAIssues(ctx context.Context, companyID int64, scanID string, q page.Request) (page.Page[sca.Issue], error)
-		SetSCAStatuses(ctx context.Context, companyID int64, ids []string, decide sca.Decide, e ledger.AuditEntry) ([]string, error)
-	}
-	Scans interface {
-		GetScan(ctx context.Context, companyID int64, scanID string) (scans.Scan, error)
-	}
-	Triage interface {
-		DecideIssue(ctx context.Context, companyID int64, id string, u triage.IssueUpdate, scope string, by findings.Actor) (findings.Issue, error)
-	}
 }
 
 // StoreOf is the areas of st that Store touches: its composition.
-func StoreOf(st *store.Store) Store {
-	return Store{Catalog: st.Catalog, Lists: st.Lists, SCA: st.SCA, Scans: st.Scans, Triage: st.Triage}
-}
+func StoreOf(st *store.Store) Store { return Store{Catalog: st.Catalog} }
 
 type handlers struct {
 	store    Store
