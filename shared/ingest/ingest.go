@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/acme/codescan-api/shared/sariflog"
+
 	"github.com/acme/codescan-api/shared/reportfinding"
 	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/quality"
@@ -63,8 +65,8 @@ func Fingerprints(fs []reportfinding.Finding) []string {
 func base(f reportfinding.Finding) string {
 	if fp := strings.TrimSpace(f.Fingerprint); fp != "" {
 		// This service's own SARIF reports carry the issue's fingerprint
-		// under OwnFingerprintKey: uploaded again, it is the same issue.
-		if own, ok := strings.CutPrefix(fp, OwnFingerprintKey+":"); ok {
+		// under sariflog.FingerprintKey: uploaded again, it is the same issue.
+		if own, ok := strings.CutPrefix(fp, sariflog.FingerprintKey+":"); ok {
 			return own
 		}
 		return "r:" + fp
@@ -299,7 +301,3 @@ func Language(p string) string {
 	}
 	return "unknown"
 }
-
-// OwnFingerprintKey is the partialFingerprints key under which this
-// service's SARIF reports carry each issue's fingerprint.
-const OwnFingerprintKey = "codescanFingerprint/v1"
