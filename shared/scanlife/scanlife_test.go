@@ -2,7 +2,6 @@ package scanlife_test
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -22,19 +21,6 @@ import (
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
-
-func gz(t *testing.T, b []byte) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	if _, err := zw.Write(b); err != nil {
-		t.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
 
 func sarif(results int) []byte {
 	rs := make([]string, results)
@@ -59,7 +45,7 @@ func TestCheckRefusesWithOneMessage(t *testing.T) {
 		{"not JSON", []byte("<html>"), scanlife.Invalid, scanlife.ReasonInvalid, "Invalid SARIF report: not valid JSON"},
 		{"no runs", []byte(`{"version":"2.1.0"}`), scanlife.Invalid, scanlife.ReasonInvalid, `Invalid SARIF report: missing "runs"`},
 		{"too many results", sarif(ingest.MaxFindings + 1), scanlife.TooLarge, scanlife.ReasonTooLarge, "The report has more than 25000 results in a run"},
-		{"too large decompressed", gz(t, bytes.Repeat([]byte(" "), ingest.MaxReportBytes+1)), scanlife.TooLarge, scanlife.ReasonTooLarge,
+		{"too large decompressed", testenv.Gzip(t, bytes.Repeat([]byte(" "), ingest.MaxReportBytes+1)), scanlife.TooLarge, scanlife.ReasonTooLarge,
 			"The decompressed report exceeds the upload limit of 64 MiB"},
 	} {
 		_, err := scanlife.Check("sarif", c.sent)
@@ -68,7 +54,7 @@ func TestCheckRefusesWithOneMessage(t *testing.T) {
 			t.Errorf("%s: %#v (%v)", c.name, ref, err)
 		}
 	}
-	rep, err := scanlife.Check("sarif", gz(t, sarif(3)))
+	rep, err := scanlife.Check("sarif", testenv.Gzip(t, sarif(3)))
 	if err != nil || len(rep.Parsed.Findings) != 3 || !bytes.Equal(rep.Body, sarif(3)) {
 		t.Fatalf("a good report, compressed: %d findings, %v", len(rep.Parsed.Findings), err)
 	}

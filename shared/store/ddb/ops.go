@@ -296,3 +296,31 @@ func (t *Table) ConditionalUpsert(ctx context.Context, k Key, upd expression.Upd
 	Record(ctx, Writing, res.ConsumedCapacity)
 	return attributevalue.UnmarshalMap(res.Attributes, old)
 }
+
+// EachKeys calls fn with the table keys of the items of index that kc
+// selects, in order, page items at a time (an empty page is not passed):
+// for indexes that project keys only, whose items are then read by key.
+func (t *Table) EachKeys(ctx context.Context, index string, kc expression.KeyConditionBuilder, page int32, fn func([]Key) error) error {
+	var start map[string]types.AttributeValue
+	for {
+		items, next, err := t.QueryRaw(ctx, index, kc, nil, true, page, start)
+		if err != nil {
+			return err
+		}
+		keys := make([]Key, len(items))
+		for n, it := range items {
+			if err := attributevalue.UnmarshalMap(it, &keys[n]); err != nil {
+				return err
+			}
+		}
+		if len(keys) > 0 {
+			if err := fn(keys); err != nil {
+				return err
+			}
+		}
+		if next == nil {
+			return nil
+		}
+		start = next
+	}
+}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/shared/store/ddb"
 	"github.com/acme/codescan-api/shared/store/findings"
@@ -23,26 +22,9 @@ import (
 func (x *Lists) EachPendingDue(ctx context.Context, companyID int64, urgency string, by time.Time, fn func(findings.Issue) error) error {
 	kc := expression.Key(tabledef.Due.PK).Equal(expression.Value(schema.DuePK(companyID, urgency, findings.DuePending))).
 		And(expression.Key(tabledef.Due.SK).LessThanEqual(expression.Value(findings.DueUpTo(by))))
-	var start map[string]types.AttributeValue
-	for {
-		items, next, err := x.t.QueryRaw(ctx, tabledef.Due.Name, kc, nil, true, duePage, start)
-		if err != nil {
-			return err
-		}
-		keys := make([]ddb.Key, len(items))
-		for n, it := range items {
-			if err := attributevalue.UnmarshalMap(it, &keys[n]); err != nil {
-				return err
-			}
-		}
-		if err := x.eachRead(ctx, keys, fn); err != nil {
-			return err
-		}
-		if next == nil {
-			return nil
-		}
-		start = next
-	}
+	return x.t.EachKeys(ctx, tabledef.Due.Name, kc, duePage, func(keys []ddb.Key) error {
+		return x.eachRead(ctx, keys, fn)
+	})
 }
 
 // CountOpenDetected counts the company's open issues of the urgency first

@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/shared/store/ddb"
 	"github.com/acme/codescan-api/shared/store/findings"
@@ -110,26 +108,5 @@ const duePage = 100
 func (x *Triage) EachEndingBefore(ctx context.Context, companyID int64, t time.Time, fn func([]ddb.Key) error) error {
 	kc := expression.Key(tabledef.Due.PK).Equal(expression.Value(schema.AcceptedDuePK(companyID))).
 		And(expression.Key(tabledef.Due.SK).LessThan(expression.Value(schema.AcceptedDueBefore(t))))
-	var start map[string]types.AttributeValue
-	for {
-		items, next, err := x.t.QueryRaw(ctx, tabledef.Due.Name, kc, nil, true, duePage, start)
-		if err != nil {
-			return err
-		}
-		keys := make([]ddb.Key, len(items))
-		for n, it := range items {
-			if err := attributevalue.UnmarshalMap(it, &keys[n]); err != nil {
-				return err
-			}
-		}
-		if len(keys) > 0 {
-			if err := fn(keys); err != nil {
-				return err
-			}
-		}
-		if next == nil {
-			return nil
-		}
-		start = next
-	}
+	return x.t.EachKeys(ctx, tabledef.Due.Name, kc, duePage, fn)
 }
