@@ -16,7 +16,7 @@
 // operation ends failed with that reason.
 //
 // At-least-once: every step's checkpoint commits with its work
-// (store/triageops), so a delivery killed anywhere is resumed by the next
+// (the triage room's operations, store/triage), so a delivery killed anywhere is resumed by the next
 // one, two deliveries never apply or count a step twice, and a done or
 // failed operation is left alone. An error a retry may fix fails the
 // stream record, so Lambda delivers it again; the last attempt, or an
