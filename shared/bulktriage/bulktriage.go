@@ -15,12 +15,13 @@
 // rule. The rule is read at every step: once deleted or disabled, the
 // operation ends failed with that reason.
 //
-// At-least-once: every step's checkpoint commits with its work
-// (the triage room's operations, store/triage), so a delivery killed anywhere is resumed by the next
-// one, two deliveries never apply or count a step twice, and a done or
-// failed operation is left alone. An error a retry may fix fails the
-// stream record, so Lambda delivers it again; the last attempt, or an
-// error no retry fixes, ends the operation failed with its reason.
+// At-least-once: every step's checkpoint commits with its work (the
+// triage room's operations, store/triage), so a delivery killed anywhere
+// is resumed by the next one, two deliveries never apply or count a step
+// twice, and a done or failed operation is left alone. An error a retry
+// may fix fails the stream record, so Lambda delivers it again; the last
+// attempt, or an error no retry fixes, ends the operation failed with its
+// reason.
 package bulktriage
 
 import (
