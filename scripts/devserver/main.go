@@ -6,7 +6,7 @@
 // MAIL_WEB_PORT (1080). DEVSERVER_DIR moves what .local holds (the
 // table's data, demo.json, the dev keys, the stream checkpoints, the S3
 // server's objects) elsewhere: `make bench` starts a dev server of its own
-// in a temporary directory so (scripts/bench-ingest).
+// in a temporary directory (scripts/bench-ingest).
 package main
 
 import (
