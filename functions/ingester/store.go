@@ -34,7 +34,7 @@ type Store struct {
 		RecordEventOnce(ctx context.Context, e schema.Event) (bool, error)
 	}
 	Lists interface {
-		ListIssues(ctx context.Context, companyID int64, f issuelists.IssueFilter, q page.Request) ([]findings.Issue, page.Result, int64, error)
+		ListIssues(ctx context.Context, companyID int64, f issuelists.IssueFilter, q page.Request) (page.Page[findings.Issue], error)
 	}
 	Quality interface {
 		PutQualityIssues(ctx context.Context, companyID int64, issues []quality.Issue) error

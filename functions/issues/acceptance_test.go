@@ -60,12 +60,12 @@ func newAcceptWorld(t *testing.T) *acceptWorld {
 		if _, err := bulkload.CreateIssues(ctx, w.st, c.ID, batch); err != nil {
 			t.Fatal(err)
 		}
-		page, _, _, err := w.st.Lists.ListIssues(ctx, c.ID, issuelists.IssueFilter{}, storepage.Request{Limit: 10})
-		if err != nil || len(page) != 3 {
-			t.Fatalf("issues of %s: %d (%v)", c.Name, len(page), err)
+		listed, err := w.st.Lists.ListIssues(ctx, c.ID, issuelists.IssueFilter{}, storepage.Request{Limit: 10})
+		if err != nil || len(listed.Items) != 3 {
+			t.Fatalf("issues of %s: %d (%v)", c.Name, len(listed.Items), err)
 		}
 		ids := map[string]string{}
-		for _, i := range page {
+		for _, i := range listed.Items {
 			ids[i.FilePath] = i.ID
 		}
 		if c == w.acme {
@@ -242,11 +242,11 @@ func TestRiskAcceptanceEndsAndReopens(t *testing.T) {
 
 func openCount(t *testing.T, w *acceptWorld) int64 {
 	t.Helper()
-	_, _, total, err := w.st.Lists.ListIssues(context.Background(), w.acme.ID, issuelists.IssueFilter{Status: "open"}, storepage.Request{})
+	open, err := w.st.Lists.ListIssues(context.Background(), w.acme.ID, issuelists.IssueFilter{Status: "open"}, storepage.Request{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return total
+	return open.Count()
 }
 
 // Bad terms are 400 naming the member and change nothing; another

@@ -59,19 +59,15 @@ func (h handlers) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	page, res, total, err := h.listIssues(ctx, companyID, f, tf, pg.Query())
+	listed, err := h.listIssues(ctx, companyID, f, tf, pg.Query())
 	if err != nil {
 		return err
 	}
-	out := make([]issueJSON, len(page))
-	for n, i := range page {
-		out[n] = renderIssue(i, i.LastSeenScanID)
-	}
-	if err := h.withTickets(ctx, companyID, out); err != nil {
+	out := storepage.Map(listed, func(i findings.Issue) issueJSON { return renderIssue(i, i.LastSeenScanID) })
+	if err := h.withTickets(ctx, companyID, out.Items); err != nil {
 		return err
 	}
-	// ListIssues still answers the page's parts (see issuelists).
-	return httpapi.WriteList(w, pg, issueList, storepage.Of(out, res).Counted(total))
+	return httpapi.WriteList(w, pg, issueList, out)
 }
 
 // issueFilter reads the drill-down filters (the project filters of

@@ -78,16 +78,16 @@ func parseTicketFilter(q url.Values) (ticketFilter, error) {
 
 // listIssues is ListIssues with the ticket filters: the issues among the
 // ticketed ones, or all but them (paged by number only).
-func (h handlers) listIssues(ctx context.Context, companyID int64, f issuelists.IssueFilter, tf ticketFilter, q page.Request) ([]findings.Issue, page.Result, int64, error) {
+func (h handlers) listIssues(ctx context.Context, companyID int64, f issuelists.IssueFilter, tf ticketFilter, q page.Request) (page.Page[findings.Issue], error) {
 	if !tf.set {
 		return h.store.Lists.ListIssues(ctx, companyID, f, q)
 	}
 	if q.Token != "" {
-		return nil, page.Result{}, 0, httpapi.Invalid("has_ticket and ticket_state page by number (page), not by page token")
+		return page.Page[findings.Issue]{}, httpapi.Invalid("has_ticket and ticket_state page by number (page), not by page token")
 	}
 	ticketed, err := h.tickets.IssuesWithTickets(ctx, companyID, tf.state)
 	if err != nil {
-		return nil, page.Result{}, 0, err
+		return page.Page[findings.Issue]{}, err
 	}
 	if tf.hasTicket {
 		ids := make([]string, 0, len(ticketed))
@@ -97,7 +97,7 @@ func (h handlers) listIssues(ctx context.Context, companyID int64, f issuelists.
 		return h.store.Lists.ListIssuesAmong(ctx, companyID, f, ids, q)
 	}
 	if q.Offset+q.Limit > issuelists.MaxTicketWalk {
-		return nil, page.Result{}, 0, httpapi.Invalid("has_ticket=false lists at most the first %d issues; narrow the filters", issuelists.MaxTicketWalk)
+		return page.Page[findings.Issue]{}, httpapi.Invalid("has_ticket=false lists at most the first %d issues; narrow the filters", issuelists.MaxTicketWalk)
 	}
 	return h.store.Lists.ListIssuesWithout(ctx, companyID, f, ticketed, q)
 }

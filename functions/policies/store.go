@@ -32,7 +32,7 @@ type Store struct {
 		CreateTriageRule(ctx context.Context, r triage.Rule) (triage.Rule, error)
 		DeleteTriageRule(ctx context.Context, companyID int64, id string) (triage.Rule, error)
 		GetTriageRule(ctx context.Context, companyID int64, id string) (triage.Rule, error)
-		ListTriageRules(ctx context.Context, companyID int64, q page.Request) (triage.RulePage, error)
+		ListTriageRules(ctx context.Context, companyID int64, q page.Request) (page.Page[triage.Rule], error)
 		SetTriageRuleEnabled(ctx context.Context, companyID int64, id string, enabled bool) (triage.Rule, error)
 	}
 }

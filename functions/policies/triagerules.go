@@ -11,6 +11,7 @@ import (
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/store/triage"
 	"github.com/acme/codescan-api/shared/triagemodel"
 )
@@ -246,15 +247,7 @@ type triageApplyOpResponse struct {
 	Operation bulktriage.View `json:"operation"`
 }
 
-type triageRuleListResponse struct {
-	Status        string           `json:"status"`
-	Rules         []triageRuleJSON `json:"rules"`
-	Page          int              `json:"page"`
-	PageSize      int              `json:"page_size"`
-	TotalPages    int              `json:"total_pages"`
-	TotalRules    int              `json:"total_rules"`
-	NextPageToken string           `json:"next_page_token,omitempty"`
-}
+var triageRuleList = httpapi.Numbered("rules", "total_rules")
 
 func (h handlers) listTriageRules(w http.ResponseWriter, r *http.Request) error {
 	p := auth.FromContext(r.Context())
@@ -262,14 +255,10 @@ func (h handlers) listTriageRules(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	page, err := h.store.Triage.ListTriageRules(r.Context(), p.CompanyID, pg.Query())
+	rules, err := h.store.Triage.ListTriageRules(r.Context(), p.CompanyID, pg.Query())
 	if err != nil {
 		return err
 	}
-	out := triageRuleListResponse{Status: "ok", Rules: []triageRuleJSON{}, Page: pg.PageOf(page.Result), PageSize: pg.PageSize,
-		TotalPages: pg.TotalPages(page.Total), TotalRules: page.Total, NextPageToken: page.Next}
-	for _, rule := range page.Rules {
-		out.Rules = append(out.Rules, triageRuleView(rule, h.now()))
-	}
-	return httpapi.WriteJSON(w, http.StatusOK, out)
+	now := h.now()
+	return httpapi.WriteList(w, pg, triageRuleList, page.Map(rules, func(rule triage.Rule) triageRuleJSON { return triageRuleView(rule, now) }))
 }

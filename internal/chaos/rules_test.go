@@ -119,10 +119,11 @@ func (w *world) stepBulkWorker() {
 		w.fatalf("filter: %v", err)
 	}
 	status := pick(w.rng, []string{"false_positive", "duplicate", "fix_in_progress", "open"})
-	_, _, listed, err := w.st.Lists.ListIssues(ctx, w.co.ID, f, pageAll)
+	matched, err := w.st.Lists.ListIssues(ctx, w.co.ID, f, pageAll)
 	if err != nil {
 		w.fatalf("list: %v", err)
 	}
+	listed := matched.Count()
 	op, err := w.st.Triage.CreateTriageOp(ctx, schema.TriageOpItem{CompanyID: w.co.ID, UserID: w.co.Admin.ID, Status: status,
 		Reason: pick(w.rng, reasons), Filters: fmt.Sprintf(`{"project":%q}`, name), Query: query})
 	if err != nil {

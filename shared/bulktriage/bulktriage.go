@@ -52,7 +52,7 @@ const DefaultPageSize = 1000
 // and no others.
 type Store struct {
 	Lists interface {
-		ListIssues(ctx context.Context, companyID int64, f issuelists.IssueFilter, q storepage.Request) ([]findings.Issue, storepage.Result, int64, error)
+		ListIssues(ctx context.Context, companyID int64, f issuelists.IssueFilter, q storepage.Request) (storepage.Page[findings.Issue], error)
 	}
 	Triage interface {
 		ApplyTriagePage(ctx context.Context, op schema.TriageOpItem) (schema.TriageOpItem, error)
@@ -151,15 +151,11 @@ func (w *Worker) run(ctx context.Context, op schema.TriageOpItem) error {
 
 // collectFiltered collects the next page of a bulk triage's list (f).
 func (w *Worker) collectFiltered(ctx context.Context, op schema.TriageOpItem, f issuelists.IssueFilter) (schema.TriageOpItem, error) {
-	page, res, _, err := w.Store.Lists.ListIssues(ctx, op.CompanyID, f, storepage.Request{Limit: w.pageSize(), Token: op.Cursor})
+	listed, err := w.Store.Lists.ListIssues(ctx, op.CompanyID, f, storepage.Request{Limit: w.pageSize(), Token: op.Cursor})
 	if err != nil {
 		return op, err
 	}
-	ids := make([]string, len(page))
-	for n := range page {
-		ids[n] = page[n].ID
-	}
-	return w.Store.Triage.CollectTriageIDs(ctx, op, ids, res.Next)
+	return w.Store.Triage.CollectTriageIDs(ctx, op, findings.IDs(listed.Items), listed.Next)
 }
 
 // collectRule collects the next page of a rule's application.

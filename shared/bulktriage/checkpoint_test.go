@@ -430,15 +430,15 @@ func (p *cpPart) collect(t *testing.T, op schema.TriageOpItem) schema.TriageOpIt
 	if err := json.Unmarshal([]byte(op.Query), &f); err != nil {
 		t.Fatal(err)
 	}
-	found, res, _, err := p.c.st.Lists.ListIssues(ctx, p.c.id, f, page.Request{Limit: cpPage, Token: op.Cursor})
+	found, err := p.c.st.Lists.ListIssues(ctx, p.c.id, f, page.Request{Limit: cpPage, Token: op.Cursor})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ids := make([]string, len(found))
-	for n := range found {
-		ids[n] = found[n].ID
+	ids := make([]string, len(found.Items))
+	for n := range found.Items {
+		ids[n] = found.Items[n].ID
 	}
-	next, err := p.c.st.Triage.CollectTriageIDs(ctx, op, ids, res.Next)
+	next, err := p.c.st.Triage.CollectTriageIDs(ctx, op, ids, found.Next)
 	if err != nil {
 		t.Fatal(err)
 	}

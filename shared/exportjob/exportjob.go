@@ -157,22 +157,22 @@ func (x *Worker) issues(ctx context.Context, e schema.ExportItem, q issuelists.I
 	return func(yield func(exportformat.Row) error) error {
 		token := ""
 		for {
-			page, res, total, err := x.Store.Lists.ListIssues(ctx, e.CompanyID, q, storepage.Request{Limit: x.pageSize(), Token: token})
+			listed, err := x.Store.Lists.ListIssues(ctx, e.CompanyID, q, storepage.Request{Limit: x.pageSize(), Token: token})
 			if err != nil {
 				return err
 			}
-			for _, i := range page {
+			for _, i := range listed.Items {
 				if err := yield(issueRow(i)); err != nil {
 					return err
 				}
 			}
-			if err := p.add(len(page), total); err != nil {
+			if err := p.add(len(listed.Items), listed.Count()); err != nil {
 				return err
 			}
-			if res.Next == "" {
+			if listed.Next == "" {
 				return nil
 			}
-			token = res.Next
+			token = listed.Next
 		}
 	}
 }

@@ -22,7 +22,7 @@ type Store struct {
 		StartExport(ctx context.Context, companyID int64, id string, maxAttempts int) (schema.ExportItem, bool, error)
 	}
 	Lists interface {
-		ListIssues(ctx context.Context, companyID int64, f issuelists.IssueFilter, q page.Request) ([]findings.Issue, page.Result, int64, error)
+		ListIssues(ctx context.Context, companyID int64, f issuelists.IssueFilter, q page.Request) (page.Page[findings.Issue], error)
 	}
 	SCA interface {
 		ListSCAIssues(ctx context.Context, companyID int64, projectID int64, q page.Request) (page.Page[sca.Issue], error)

@@ -40,11 +40,6 @@ func (p Paging) Query() storepage.Request {
 	return storepage.Request{Limit: p.PageSize, Offset: p.Offset()}
 }
 
-// PageOf is the number of the page read at res, from the position of its
-// first row: what every list answers as `page`, whether the page was
-// asked for by number or by token.
-func (p Paging) PageOf(res storepage.Result) int { return res.Offset/p.PageSize + 1 }
-
 // Offset is the index of the page's first row.
 func (p Paging) Offset() int { return (p.Page - 1) * p.PageSize }
 

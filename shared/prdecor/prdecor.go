@@ -61,7 +61,7 @@ type Store struct {
 	}
 	Lists interface {
 		EachScanIssue(ctx context.Context, companyID int64, scanID string, fn func(findings.Issue) error) error
-		ListIssues(ctx context.Context, companyID int64, f issuelists.IssueFilter, q page.Request) ([]findings.Issue, page.Result, int64, error)
+		ListIssues(ctx context.Context, companyID int64, f issuelists.IssueFilter, q page.Request) (page.Page[findings.Issue], error)
 	}
 	Scans interface {
 		FirstScanBranch(ctx context.Context, companyID int64, projectID int64) (string, error)

@@ -97,8 +97,8 @@ func (s *Summary) judge(ctx context.Context, st Store, counted []findings.Issue)
 // readFixed reads the fixed findings of the pull request's branch.
 func (s *Summary) readFixed(ctx context.Context, st Store) error {
 	f := issuelists.IssueFilter{Scopes: []schema.Scope{{ProjectID: s.Scan.ProjectID, Branch: s.Scan.Branch}}, Status: "fixed"}
-	var err error
-	s.Fixed, _, s.FixedTotal, err = st.Lists.ListIssues(ctx, s.Scan.CompanyID, f, page.Request{Limit: MaxListed})
+	fixed, err := st.Lists.ListIssues(ctx, s.Scan.CompanyID, f, page.Request{Limit: MaxListed})
+	s.Fixed, s.FixedTotal = fixed.Items, fixed.Count()
 	return err
 }
 

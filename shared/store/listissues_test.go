@@ -43,14 +43,15 @@ func TestIssuePageByNumberSkipsKeysOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	offset := (pageNo - 1) * size
-	if _, _, _, err := st.Lists.ListIssues(ctx, company, issuelists.IssueFilter{}, page.Request{Limit: 1}); err != nil {
+	if _, err := st.Lists.ListIssues(ctx, company, issuelists.IssueFilter{}, page.Request{Limit: 1}); err != nil {
 		t.Fatal(err) // the store learns once that every issue has its Offset keys
 	}
 
 	var m ddb.Meter
-	got, res, total, err := st.Lists.ListIssues(ddb.WithMeter(ctx, &m), company, issuelists.IssueFilter{}, page.Request{Limit: size, Offset: offset})
-	if err != nil || len(got) != size || total != n || res.Offset != offset || res.Next == "" {
-		t.Fatalf("page %d: %d issues of %d at %d, next %q: %v", pageNo, len(got), total, res.Offset, res.Next, err)
+	res, err := st.Lists.ListIssues(ddb.WithMeter(ctx, &m), company, issuelists.IssueFilter{}, page.Request{Limit: size, Offset: offset})
+	got := res.Items
+	if err != nil || len(got) != size || res.Count() != n || res.Offset != offset || res.Next == "" {
+		t.Fatalf("page %d: %d issues of %d at %d, next %q: %v", pageNo, len(got), res.Count(), res.Offset, res.Next, err)
 	}
 	_, rcu, _ := m.Snapshot()
 
@@ -88,16 +89,17 @@ func TestIssuePageByNumberSkipsKeysOnly(t *testing.T) {
 	// The same page by token.
 	q := page.Request{Limit: size}
 	for range pageNo - 1 {
-		_, r, _, err := st.Lists.ListIssues(ctx, company, issuelists.IssueFilter{}, q)
+		r, err := st.Lists.ListIssues(ctx, company, issuelists.IssueFilter{}, q)
 		if err != nil {
 			t.Fatal(err)
 		}
 		q.Token = r.Next
 	}
-	byToken, _, _, err := st.Lists.ListIssues(ctx, company, issuelists.IssueFilter{}, q)
+	byTokenPage, err := st.Lists.ListIssues(ctx, company, issuelists.IssueFilter{}, q)
 	if err != nil {
 		t.Fatal(err)
 	}
+	byToken := byTokenPage.Items
 	for k := range got {
 		if got[k].ID != byToken[k].ID {
 			t.Fatalf("issue %d: %s by number, %s by token", k, got[k].ID, byToken[k].ID)

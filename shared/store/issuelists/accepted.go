@@ -13,11 +13,11 @@ import (
 // rest of f matches. It reads the expiry partition's range (by key) and
 // those issues, so its cost grows with the acceptances ending before the
 // date, never with the company's other issues; it pages by number only.
-func (x *Lists) listAccepted(ctx context.Context, companyID int64, f IssueFilter, q page.Request) ([]findings.Issue, page.Result, int64, error) {
+func (x *Lists) listAccepted(ctx context.Context, companyID int64, f IssueFilter, q page.Request) (page.Page[findings.Issue], error) {
 	if q.Token != "" {
-		return nil, page.Result{}, 0, page.ErrBadToken
+		return page.Page[findings.Issue]{}, page.ErrBadToken
 	}
-	all := []findings.Issue{}
+	var all []findings.Issue
 	err := x.acceptances.EachEndingBefore(ctx, companyID, f.AcceptedBefore, func(keys []ddb.Key) error {
 		return x.eachRead(ctx, keys, func(i findings.Issue) error {
 			if f.acceptedMatch(i) {
@@ -27,10 +27,17 @@ func (x *Lists) listAccepted(ctx context.Context, companyID int64, f IssueFilter
 		})
 	})
 	if err != nil {
-		return nil, page.Result{}, 0, err
+		return page.Page[findings.Issue]{}, err
 	}
+	return pageByNumber(all, q), nil
+}
+
+// pageByNumber is the page q (by number) of all, every match of a list
+// read whole, counted.
+func pageByNumber(all []findings.Issue, q page.Request) page.Page[findings.Issue] {
 	from := min(q.Offset, len(all))
-	return all[from:min(from+max(q.Limit, 0), len(all))], page.Result{Offset: q.Offset}, int64(len(all)), nil
+	items := append([]findings.Issue{}, all[from:min(from+max(q.Limit, 0), len(all))]...)
+	return page.Page[findings.Issue]{Items: items, Offset: q.Offset}.Counted(int64(len(all)))
 }
 
 // acceptedMatch reports whether i, read by its key in the expiry partition

@@ -53,7 +53,7 @@ type segment struct {
 // number also the issues before the page inside the first segment read. A
 // filter naming both a CWE and a file has no counter: it reads the file's
 // issues of the scopes to count them, whichever way it is paged.
-func (x *Lists) ListIssues(ctx context.Context, companyID int64, f IssueFilter, q page.Request) ([]findings.Issue, page.Result, int64, error) {
+func (x *Lists) ListIssues(ctx context.Context, companyID int64, f IssueFilter, q page.Request) (page.Page[findings.Issue], error) {
 	if !f.AcceptedBefore.IsZero() {
 		return x.listAccepted(ctx, companyID, f, q)
 	}
@@ -68,7 +68,7 @@ func (x *Lists) ListIssues(ctx context.Context, companyID int64, f IssueFilter, 
 	}
 	segs, err := x.segments(ctx, companyID, scopes, f)
 	if err != nil {
-		return nil, page.Result{}, 0, err
+		return page.Page[findings.Issue]{}, err
 	}
 	var total int64
 	for _, sg := range segs {
@@ -76,19 +76,21 @@ func (x *Lists) ListIssues(ctx context.Context, companyID int64, f IssueFilter, 
 	}
 	at, ok := pageStart(segs, f, q)
 	if !ok {
-		return nil, page.Result{}, 0, page.ErrBadToken
+		return page.Page[findings.Issue]{}, page.ErrBadToken
 	}
-	res := page.Result{Offset: at.offset}
-	out, lastSeg, last, err := x.readSegments(ctx, segs, f, filter, q, at)
+	p := page.Page[findings.Issue]{Offset: at.offset}.Counted(total)
+	var lastSeg int
+	var last page.Item
+	p.Items, lastSeg, last, err = x.readSegments(ctx, segs, f, filter, q, at)
 	if err != nil {
-		return nil, page.Result{}, 0, err
+		return page.Page[findings.Issue]{}, err
 	}
-	if len(out) > 0 && len(out) == q.Limit && int64(res.Offset+len(out)) < total {
-		if res.Next, err = segs[lastSeg].list(f, and(filter)).TokenAfter(last, res.Offset+len(out)); err != nil {
-			return nil, page.Result{}, 0, err
+	if n := len(p.Items); n > 0 && n == q.Limit && int64(p.Offset+n) < total {
+		if p.Next, err = segs[lastSeg].list(f, and(filter)).TokenAfter(last, p.Offset+n); err != nil {
+			return page.Page[findings.Issue]{}, err
 		}
 	}
-	return out, res, total, nil
+	return p, nil
 }
 
 // attributeFilter is the conditions f puts on an issue's own attributes
@@ -304,16 +306,16 @@ func (x *Lists) cweSegments(ctx context.Context, companyID int64, scopes []schem
 
 // listUncounted reads all of one file's matching issues in the scopes and
 // cuts the page from them; a token carries the page's position.
-func (x *Lists) listUncounted(ctx context.Context, companyID int64, scopes []schema.Scope, f IssueFilter, filter *expression.ConditionBuilder, q page.Request) ([]findings.Issue, page.Result, int64, error) {
+func (x *Lists) listUncounted(ctx context.Context, companyID int64, scopes []schema.Scope, f IssueFilter, filter *expression.ConditionBuilder, q page.Request) (page.Page[findings.Issue], error) {
 	sg := segment{index: tabledef.GSI2, pk: schema.IssueGroupPK(companyID, schema.ByFile, f.FilePath)}
 	l := sg.list(f, filter)
-	res := page.Result{Offset: q.Offset}
+	p := page.Page[findings.Issue]{Items: []findings.Issue{}, Offset: q.Offset}
 	if q.Token != "" {
 		c, err := l.Open(q.Token)
 		if err != nil {
-			return nil, page.Result{}, 0, err
+			return page.Page[findings.Issue]{}, err
 		}
-		res.Offset = c.Offset
+		p.Offset = c.Offset
 	}
 	var all []page.Item
 	for _, sc := range scopes {
@@ -321,22 +323,21 @@ func (x *Lists) listUncounted(ctx context.Context, companyID int64, scopes []sch
 		scoped.Range = page.Prefix(findings.ScopePrefix(sc))
 		items, err := page.Collect(ctx, x.t, scoped, page.Start{}, math.MaxInt)
 		if err != nil {
-			return nil, page.Result{}, 0, err
+			return page.Page[findings.Issue]{}, err
 		}
 		all = append(all, items...)
 	}
-	out := []findings.Issue{}
-	if res.Offset < len(all) {
-		items := all[res.Offset:min(res.Offset+q.Limit, len(all))]
-		if err := attributevalue.UnmarshalListOfMaps(items, &out); err != nil {
-			return nil, page.Result{}, 0, err
+	if p.Offset < len(all) {
+		items := all[p.Offset:min(p.Offset+q.Limit, len(all))]
+		if err := attributevalue.UnmarshalListOfMaps(items, &p.Items); err != nil {
+			return page.Page[findings.Issue]{}, err
 		}
-		if end := res.Offset + len(items); len(items) > 0 && len(items) == q.Limit && end < len(all) {
+		if end := p.Offset + len(items); len(items) > 0 && len(items) == q.Limit && end < len(all) {
 			var err error
-			if res.Next, err = l.TokenAfter(items[len(items)-1], end); err != nil {
-				return nil, page.Result{}, 0, err
+			if p.Next, err = l.TokenAfter(items[len(items)-1], end); err != nil {
+				return page.Page[findings.Issue]{}, err
 			}
 		}
 	}
-	return out, res, int64(len(all)), nil
+	return p.Counted(int64(len(all))), nil
 }

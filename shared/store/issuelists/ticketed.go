@@ -25,15 +25,15 @@ const MaxTicketWalk = 10_000
 // ListIssuesAmong reads one page (by number) of the issues among ids that
 // f matches, and how many match: project, branch, newest first, issue id.
 // Its cost grows with len(ids), never with the company's other issues.
-func (x *Lists) ListIssuesAmong(ctx context.Context, companyID int64, f IssueFilter, ids []string, q page.Request) ([]findings.Issue, page.Result, int64, error) {
+func (x *Lists) ListIssuesAmong(ctx context.Context, companyID int64, f IssueFilter, ids []string, q page.Request) (page.Page[findings.Issue], error) {
 	if q.Token != "" {
-		return nil, page.Result{}, 0, page.ErrBadToken
+		return page.Page[findings.Issue]{}, page.ErrBadToken
 	}
-	all := []findings.Issue{}
+	var all []findings.Issue
 	for start := 0; start < len(ids); start += 100 {
 		got, err := findings.ByID(ctx, x.f, companyID, ids[start:min(start+100, len(ids))])
 		if err != nil {
-			return nil, page.Result{}, 0, err
+			return page.Page[findings.Issue]{}, err
 		}
 		for _, i := range got {
 			if f.Matches(i) {
@@ -45,35 +45,34 @@ func (x *Lists) ListIssuesAmong(ctx context.Context, companyID int64, f IssueFil
 		return cmp.Or(cmp.Compare(a.ProjectID, b.ProjectID), strings.Compare(a.Branch, b.Branch),
 			strings.Compare(b.CreatedAt, a.CreatedAt), strings.Compare(a.ID, b.ID))
 	})
-	from := min(q.Offset, len(all))
-	return all[from:min(from+max(q.Limit, 0), len(all))], page.Result{Offset: q.Offset}, int64(len(all)), nil
+	return pageByNumber(all, q), nil
 }
 
 // ListIssuesWithout reads one page (by number) of the issues f matches
 // that are not in without, in ListIssues' order, and how many there are:
 // ListIssues' total less the issues of without that f matches. It walks
 // ListIssues' pages up to the page asked (at most MaxTicketWalk issues).
-func (x *Lists) ListIssuesWithout(ctx context.Context, companyID int64, f IssueFilter, without map[string]bool, q page.Request) ([]findings.Issue, page.Result, int64, error) {
+func (x *Lists) ListIssuesWithout(ctx context.Context, companyID int64, f IssueFilter, without map[string]bool, q page.Request) (page.Page[findings.Issue], error) {
 	if q.Token != "" || q.Offset+q.Limit > MaxTicketWalk {
-		return nil, page.Result{}, 0, page.ErrBadToken
+		return page.Page[findings.Issue]{}, page.ErrBadToken
 	}
 	ids := make([]string, 0, len(without))
 	for id := range without {
 		ids = append(ids, id)
 	}
-	_, _, excluded, err := x.ListIssuesAmong(ctx, companyID, f, ids, page.Request{Limit: 0})
+	excluded, err := x.ListIssuesAmong(ctx, companyID, f, ids, page.Request{Limit: 0})
 	if err != nil {
-		return nil, page.Result{}, 0, err
+		return page.Page[findings.Issue]{}, err
 	}
 	out := []findings.Issue{}
 	skip, total := q.Offset, int64(-1)
 	for offset := 0; len(out) < q.Limit && offset < MaxTicketWalk; offset += 100 {
-		got, _, all, err := x.ListIssues(ctx, companyID, f, page.Request{Offset: offset, Limit: 100})
+		got, err := x.ListIssues(ctx, companyID, f, page.Request{Offset: offset, Limit: 100})
 		if err != nil {
-			return nil, page.Result{}, 0, err
+			return page.Page[findings.Issue]{}, err
 		}
-		total = all
-		for _, i := range got {
+		total = got.Count()
+		for _, i := range got.Items {
 			switch {
 			case without[i.ID]:
 			case skip > 0:
@@ -82,16 +81,18 @@ func (x *Lists) ListIssuesWithout(ctx context.Context, companyID int64, f IssueF
 				out = append(out, i)
 			}
 		}
-		if len(got) < 100 {
+		if len(got.Items) < 100 {
 			break
 		}
 	}
 	if total < 0 {
-		if _, _, total, err = x.ListIssues(ctx, companyID, f, page.Request{Limit: 1}); err != nil {
-			return nil, page.Result{}, 0, err
+		first, err := x.ListIssues(ctx, companyID, f, page.Request{Limit: 1})
+		if err != nil {
+			return page.Page[findings.Issue]{}, err
 		}
+		total = first.Count()
 	}
-	return out, page.Result{Offset: q.Offset}, total - excluded, nil
+	return page.Page[findings.Issue]{Items: out, Offset: q.Offset}.Counted(total - excluded.Count()), nil
 }
 
 // Matches reports whether f takes issue i (read by key: every member of f

@@ -1,7 +1,7 @@
 // Package page is the one way the store cuts a list into pages. A List
 // describes the list (a partition of the table or of an index, a sort key
 // range, a filter, an order); a Request asks for Limit items after a token
-// or after the first Offset items; Read answers the items, the page's
+// or after the first Offset items; ReadPage answers the items, the page's
 // position and the next page's token, which is sealed for the list (see
 // token.go). A page reached by number costs the page plus a keys-only read
 // of what it skips (Skip); a page after a token costs the page.
@@ -14,7 +14,6 @@ import (
 	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -106,7 +105,8 @@ type Request struct {
 	Offset int
 }
 
-// Result is where the page read lies.
+// Result is where a page read by ReadItems lies (a Page without its
+// items; Of joins them).
 type Result struct {
 	// Offset is the position of the page's first item in the list.
 	Offset int
@@ -114,19 +114,8 @@ type Result struct {
 	Next string
 }
 
-// Read reads one page of l into out (a pointer to a slice).
-func Read(ctx context.Context, t *ddb.Table, l List, r Request, out any) (Result, error) {
-	items, res, err := ReadItems(ctx, t, l, r)
-	if err != nil {
-		return Result{}, err
-	}
-	if items == nil {
-		items = []Item{} // an empty page is an empty slice, never nil
-	}
-	return res, attributevalue.UnmarshalListOfMaps(items, out)
-}
-
-// ReadItems is Read answering the raw items. It reads one match more than
+// ReadItems reads one page of l as the raw items (ReadPage answers them
+// as a Page of the list's type). It reads one match more than
 // the page, so a next token is given exactly when an item follows.
 func ReadItems(ctx context.Context, t *ddb.Table, l List, r Request) ([]Item, Result, error) {
 	res := Result{Offset: r.Offset}

@@ -56,11 +56,11 @@ func pageThrough(t *testing.T, tb *ddb.Table, l page.List, size int) []string {
 	var seen []string
 	q := page.Request{Limit: size}
 	for {
-		var rows []row
-		res, err := page.Read(context.Background(), tb, l, q, &rows)
+		res, err := page.ReadPage[row](context.Background(), tb, l, q)
 		if err != nil {
 			t.Fatal(err)
 		}
+		rows := res.Items
 		if res.Offset != len(seen) {
 			t.Fatalf("page at offset %d after %d rows", res.Offset, len(seen))
 		}
@@ -82,12 +82,11 @@ func byNumber(t *testing.T, tb *ddb.Table, l page.List, size, pages int) []strin
 	t.Helper()
 	var seen []string
 	for n := range pages {
-		var rows []row
-		res, err := page.Read(context.Background(), tb, l, page.Request{Limit: size, Offset: n * size}, &rows)
+		res, err := page.ReadPage[row](context.Background(), tb, l, page.Request{Limit: size, Offset: n * size})
 		if err != nil || res.Offset != n*size {
 			t.Fatalf("page %d: %+v %v", n+1, res, err)
 		}
-		for _, r := range rows {
+		for _, r := range res.Items {
 			seen = append(seen, r.SK)
 		}
 	}
@@ -129,8 +128,7 @@ func TestPageTokensStayInTheirList(t *testing.T) {
 	tb := table(t)
 	ctx := context.Background()
 	putRows(t, tb, 5, false)
-	var rows []row
-	res, err := page.Read(ctx, tb, rowList(1), page.Request{Limit: 2}, &rows)
+	res, err := page.ReadPage[row](ctx, tb, rowList(1), page.Request{Limit: 2})
 	if err != nil || res.Next == "" {
 		t.Fatalf("first page: %+v %v", res, err)
 	}
@@ -154,7 +152,7 @@ func TestPageTokensStayInTheirList(t *testing.T) {
 		"no checksum":            {rowList(1), data},
 		"garbage":                {rowList(1), "!!.!!"},
 	} {
-		if _, err := page.Read(ctx, tb, c.l, page.Request{Limit: 2, Token: c.token}, &rows); !errors.Is(err, page.ErrBadToken) {
+		if _, err := page.ReadPage[row](ctx, tb, c.l, page.Request{Limit: 2, Token: c.token}); !errors.Is(err, page.ErrBadToken) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}

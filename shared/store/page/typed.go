@@ -3,6 +3,8 @@ package page
 import (
 	"context"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+
 	"github.com/acme/codescan-api/shared/store/ddb"
 )
 
@@ -51,12 +53,15 @@ func Map[T, U any](p Page[T], f func(T) U) Page[U] {
 	return out
 }
 
-// ReadPage reads one page of l as items of T (see Read).
+// ReadPage reads one page of l as items of T (see ReadItems).
 func ReadPage[T any](ctx context.Context, t *ddb.Table, l List, r Request) (Page[T], error) {
-	var items []T
-	res, err := Read(ctx, t, l, r, &items)
+	items, res, err := ReadItems(ctx, t, l, r)
 	if err != nil {
 		return Page[T]{}, err
 	}
-	return Of(items, res), nil
+	var out []T
+	if err := attributevalue.UnmarshalListOfMaps(items, &out); err != nil {
+		return Page[T]{}, err
+	}
+	return Of(out, res), nil
 }

@@ -133,17 +133,17 @@ func (x *Triage) ruleTargets(ctx context.Context, companyID int64, r triagemodel
 // (ruleFilter) from token and answers the ids of those applying r changes
 // and the token of the next page ("" after the last).
 func (x *Triage) ruleTargetPage(ctx context.Context, companyID int64, r triagemodel.Rule, token string, limit int) ([]string, string, error) {
-	issues, res, _, err := x.lists.ListIssues(ctx, companyID, ruleFilter(r), page.Request{Limit: limit, Token: token})
+	issues, err := x.lists.ListIssues(ctx, companyID, ruleFilter(r), page.Request{Limit: limit, Token: token})
 	if err != nil {
 		return nil, "", err
 	}
 	var ids []string
-	for _, i := range issues {
+	for _, i := range issues.Items {
 		if appliesTo(r, i) {
 			ids = append(ids, i.ID)
 		}
 	}
-	return ids, res.Next, nil
+	return ids, issues.Next, nil
 }
 
 // opRule is the rule an application operation applies, read now:

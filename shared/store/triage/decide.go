@@ -93,18 +93,19 @@ func (x *Triage) TriageIssues(ctx context.Context, companyID int64, f issuelists
 	if !slices.Contains(findings.ManualStatuses, status) {
 		return 0, 0, fmt.Errorf("status %q: %w", status, ddb.ErrInvalid)
 	}
-	_, _, total, err := x.lists.ListIssues(ctx, companyID, f, page.Request{})
+	counted, err := x.lists.ListIssues(ctx, companyID, f, page.Request{})
 	if err != nil {
 		return 0, 0, err
 	}
+	total := counted.Count()
 	if total > MaxTriage {
 		return 0, 0, &ErrTooMany{Matched: total}
 	}
-	page, _, _, err := x.lists.ListIssues(ctx, companyID, f, page.Request{Limit: int(total)})
+	matches, err := x.lists.ListIssues(ctx, companyID, f, page.Request{Limit: int(total)})
 	if err != nil {
 		return 0, 0, err
 	}
-	ids := findings.IDs(page)
+	ids := findings.IDs(matches.Items)
 	u := IssueUpdate{Status: &status, Terms: terms}
 	if reason != "" {
 		u.Reason = &reason

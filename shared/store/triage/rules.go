@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/acme/codescan-api/shared/store/ddb"
+	"github.com/acme/codescan-api/shared/store/internal/counted"
 	"github.com/acme/codescan-api/shared/store/ledger"
 	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/store/schema"
@@ -113,23 +114,11 @@ func (x *Triage) GetTriageRule(ctx context.Context, companyID int64, id string) 
 	return r, err
 }
 
-// RulePage is a page of rules in creation order, with the company's total.
-type RulePage struct {
-	Rules []Rule
-	Total int
-	page.Result
-}
-
-// ListTriageRules reads one page of a company's rules, oldest first.
-func (x *Triage) ListTriageRules(ctx context.Context, companyID int64, q page.Request) (RulePage, error) {
-	var p RulePage
-	var err error
+// ListTriageRules reads one page of a company's rules, oldest first, with
+// the company's total.
+func (x *Triage) ListTriageRules(ctx context.Context, companyID int64, q page.Request) (page.Page[Rule], error) {
 	l := page.List{Partition: schema.CompanyPK(companyID), Range: page.Prefix(schema.TriageRuleSKPrefix), Forward: true}
-	if p.Result, err = page.Read(ctx, x.t, l, q, &p.Rules); err != nil {
-		return RulePage{}, err
-	}
-	p.Total, err = x.l.CompanyCount(ctx, companyID, schema.TriageRulesCount)
-	return p, err
+	return counted.Page[Rule](ctx, x.t, x.l, companyID, l, q, schema.TriageRulesCount)
 }
 
 // SetTriageRuleEnabled enables or disables a rule (triage_rule.enable,

@@ -83,7 +83,7 @@ func TestActiveRules(t *testing.T) {
 		t.Fatalf("a deleted rule acts: %v", a)
 	}
 	list, err := x.ListTriageRules(ctx, 1, page.Request{Limit: 10})
-	if err != nil || list.Total != 3 || len(list.Rules) != 3 || list.Rules[0].ID != wide.ID {
+	if err != nil || list.Count() != 3 || len(list.Items) != 3 || list.Items[0].ID != wide.ID {
 		t.Fatalf("list %+v %v", list, err)
 	}
 	for _, id := range []string{scoped.ID, "nope"} {
@@ -105,4 +105,37 @@ func TestActiveRules(t *testing.T) {
 	if actions["triage_rule.create"] != 4 || actions["triage_rule.approve"] != 1 || actions["triage_rule.disable"] != 1 || actions["triage_rule.delete"] != 1 || len(audit) != 7 {
 		t.Fatalf("audit %v", actions)
 	}
+}
+
+// ListTriageRules answers page.Page: offset, a next token exactly while a
+// rule follows, and the company's count, by token and by number; another
+// company's list is empty.
+func TestListTriageRulesPages(t *testing.T) {
+	t.Parallel()
+	tb := ddb.New(testenv.Table(t))
+	x := triage.New(tb, &ledger.Ledger{T: tb, Retention: ledger.DefaultAuditRetention})
+	ctx := ledger.WithAuditActor(context.Background(), ledger.AuditActor{Via: ledger.ViaAPIKey, UserID: 5, KeyID: 1})
+	created := map[string]bool{}
+	for range 7 {
+		r, err := x.CreateTriageRule(ctx, triage.Rule{CompanyID: 1, CreatedBy: 5, Matcher: triagemodel.Matcher{Tool: "semgrep"},
+			Action: triagemodel.Action{Status: "false_positive", Reason: "generated"}, Enabled: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		created[r.ID] = true
+	}
+	read := func(company int64) func(page.Request) (page.Page[triage.Rule], error) {
+		return func(q page.Request) (page.Page[triage.Rule], error) { return x.ListTriageRules(ctx, company, q) }
+	}
+	listed := testenv.Pages(t, 3, testenv.Total(7), read(1))
+	for _, r := range listed {
+		if !created[r.ID] || r.CompanyID != 1 {
+			t.Fatalf("listed %+v, not a rule created", r)
+		}
+		delete(created, r.ID)
+	}
+	if len(created) != 0 {
+		t.Fatalf("rules not listed: %v", created)
+	}
+	testenv.Pages(t, 3, testenv.Total(0), read(2))
 }
