@@ -82,8 +82,8 @@ func New(db *dynamodb.Client, table string, opts ...Option) *Store {
 	// The triage room is made before the areas that read its rules,
 	// decisions and acceptances (their ports), then given them (Use).
 	s.Triage = triage.New(s.t, s.Ledger)
-	s.Scans = scans.New(s.t, s.Ledger)
-	s.Findings = findings.New(s.t, s.Ledger, findings.Deps{Catalog: s.Catalog,
+	s.Scans = scans.New(s.t, s.Ledger, scans.Deps{Catalog: s.Catalog})
+	s.Findings = findings.New(s.t, s.Ledger, findings.Deps{Completion: s.Scans,
 		Trends: s.Trends, Decisions: s.Triage, Rules: s.Triage})
 	s.Lists = issuelists.New(s.t, s.Findings, s.Scans, s.Catalog, s.Tenancy, s.Trends, s.Triage)
 	s.SCA = sca.New(s.t, s.Ledger, sca.Deps{Exploits: s.Exploits, Rules: s.Triage})

@@ -66,9 +66,10 @@ func (w *world) writer(now time.Time, opts ...func(*dynamodb.Options)) *writer {
 	tb := ddb.New(dynamodb.New(w.client.Options(), opts...), w.name)
 	tb.Now = func() time.Time { return now }
 	l := &ledger.Ledger{T: tb, Retention: ledger.DefaultAuditRetention}
-	wr := &writer{tb: tb, scans: scans.New(tb, l), catalog: catalog.New(tb, l)}
+	wr := &writer{tb: tb, catalog: catalog.New(tb, l)}
+	wr.scans = scans.New(tb, l, scans.Deps{Catalog: wr.catalog})
 	tr := triage.New(tb, l)
-	wr.f = findings.New(tb, l, findings.Deps{Catalog: wr.catalog, Trends: trends.New(tb),
+	wr.f = findings.New(tb, l, findings.Deps{Completion: wr.scans, Trends: trends.New(tb),
 		Decisions: tr, Rules: tr})
 	return wr
 }

@@ -6,7 +6,9 @@
 // decisions, triage rules and risk terms that act on issues as they are
 // written. A scan's new issues go out under its journal
 // (internal/scanjournal), which moves their counters through this area.
-// It builds on scans and catalog; issuelists reads what it writes.
+// It builds on scans and catalog (what completing a scan writes is the scans
+// area's CompletionItems, appended to the last transaction of its apply);
+// issuelists reads what it writes.
 package findings
 
 import (
@@ -17,6 +19,7 @@ import (
 	"github.com/acme/codescan-api/shared/store/ddb"
 	"github.com/acme/codescan-api/shared/store/internal/scanjournal"
 	"github.com/acme/codescan-api/shared/store/ledger"
+	"github.com/acme/codescan-api/shared/store/scans"
 	"github.com/acme/codescan-api/shared/store/schema"
 	"github.com/acme/codescan-api/shared/store/trends"
 	"github.com/acme/codescan-api/shared/triagemodel"
@@ -31,11 +34,12 @@ type Findings struct {
 }
 
 // Deps are what the findings need of other areas while they write: a
-// project's name, trend moves, decisions and
-// active triage rules.
+// scan's completion (the scans area builds what it writes, ApplyScan
+// appends it to its last transaction), trend moves, decisions and active
+// triage rules.
 type Deps struct {
-	Catalog interface {
-		GetProject(ctx context.Context, companyID, projectID int64) (schema.Project, error)
+	Completion interface {
+		CompletionItems(ctx context.Context, sc scans.Scan, done scans.Applied) ([]types.TransactWriteItem, error)
 	}
 	Trends interface {
 		TxMoves(companyID int64, moves []trends.Move) ([]types.TransactWriteItem, error)

@@ -2,12 +2,9 @@ package findings
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -18,7 +15,6 @@ import (
 	"github.com/acme/codescan-api/shared/store/internal/lease"
 	"github.com/acme/codescan-api/shared/store/scans"
 	"github.com/acme/codescan-api/shared/store/schema"
-	"github.com/acme/codescan-api/shared/tabledef"
 	"github.com/acme/codescan-api/shared/triagemodel"
 )
 
@@ -75,8 +71,10 @@ type ApplyResult struct {
 }
 
 // ApplyScan stores the findings of a complete scan (issues prepared by the
-// caller, ids from IssueID) and applies the lifecycle above, then marks the
-// scan complete. It is idempotent: applying the same scan again (a retried
+// caller, ids from IssueID) and applies the lifecycle above, then completes
+// the scan: what that writes (Deps.Completion: the scans area's
+// CompletionItems) goes in the fenced transaction that moves the head to
+// it. It is idempotent: applying the same scan again (a retried
 // upload or a redelivered message) changes nothing more. Two scans of the
 // same branch and tool never interleave.
 func (x *Findings) ApplyScan(ctx context.Context, companyID int64, sc scans.Scan, found []Issue) (ApplyResult, error) {
@@ -135,24 +133,29 @@ func (x *Findings) applyLeased(ctx context.Context, companyID int64, sc scans.Sc
 	// after this one completes read it.
 	var members errgroup.Group
 	members.Go(func() error { return scans.PutMembers(ctx, x.t, companyID, sc.ID, IDs(found), Aliases(found)) })
-	res, events, err := x.applyIssues(ctx, companyID, sc, f, head, head0.ids, found)
+	res, fresh, err := x.applyIssues(ctx, companyID, sc, f, head, head0.ids, found)
 	if merr := members.Wait(); err == nil {
 		err = merr
 	}
 	if err != nil {
 		return res, err
 	}
+	completion, err := x.d.Completion.CompletionItems(ctx, sc, applied(found, fresh))
+	if err != nil {
+		return res, err
+	}
 	return res, x.t.Retrying(ctx, func() error {
-		return x.completeScan(ctx, companyID, sc, f, len(found), !res.Late, head.adopted, events)
+		return x.completeScan(ctx, companyID, sc, f, !res.Late, head.adopted, completion)
 	})
 }
 
 // applyIssues applies the lifecycle to the scan's issues and settles their
-// counters; it returns the events completing the scan records. It reads
+// counters; it returns the scan's fresh issues (its completion's events
+// name them). It reads
 // what every attempt shares once (readApplyInputs), then each attempt reads
 // the issues that exist, plans the changes and writes them (applyAttempt),
 // and last settles the counters the writes moved.
-func (x *Findings) applyIssues(ctx context.Context, companyID int64, sc scans.Scan, f lease.Fence, head ScanHead, headIDs []string, found []Issue) (ApplyResult, []schema.Event, error) {
+func (x *Findings) applyIssues(ctx context.Context, companyID int64, sc scans.Scan, f lease.Fence, head ScanHead, headIDs []string, found []Issue) (ApplyResult, []Issue, error) {
 	var res ApplyResult
 	res.Late = head.ScanID != "" && head.ScanID != sc.ID && head.ScanCreatedAt > sc.CreatedAt
 	in, err := x.readApplyInputs(ctx, companyID, sc, head, headIDs, found, !res.Late)
@@ -171,8 +174,7 @@ func (x *Findings) applyIssues(ctx context.Context, companyID int64, sc scans.Sc
 	if err := x.settleApplied(ctx, companyID, found, w, settled); err != nil {
 		return res, nil, err
 	}
-	events, err := x.scanEvents(ctx, companyID, sc, len(found), w.fresh)
-	return res, events, err
+	return res, w.fresh, nil
 }
 
 // applyInputs is what every attempt of applying a scan's issues shares,
@@ -310,65 +312,15 @@ func (x *Findings) settleApplied(ctx context.Context, companyID int64, found []I
 	return x.settleCounters(ctx, companyID, keys)
 }
 
-// maxListedIssues bounds the issues a new-issue event lists (its count is
-// the whole number).
-const maxListedIssues = 50
-
-// scanEvents are the events of a completed scan: scan_completed, and
-// new_critical_issue / new_high_issue when it found new issues of that
-// urgency. Their ids name the scan, so completing it again records the
-// same events.
-func (x *Findings) scanEvents(ctx context.Context, companyID int64, sc scans.Scan, findings int, fresh []Issue) ([]schema.Event, error) {
-	p, err := x.d.Catalog.GetProject(ctx, companyID, sc.ProjectID)
-	if err != nil && !errors.Is(err, ddb.ErrNotFound) { // a project deleted meanwhile has no name to give
-		return nil, err
+// applied is what the scan's apply hands its completion: how many
+// findings it reported, and its fresh issues.
+func applied(found, fresh []Issue) scans.Applied {
+	out := scans.Applied{Findings: len(found), Fresh: make([]scans.FreshIssue, len(fresh))}
+	for n, i := range fresh {
+		out.Fresh[n] = scans.FreshIssue{ID: i.ID, Title: i.Title, FilePath: i.FilePath, Line: i.Line, CWE: i.CWE,
+			Urgency: i.Urgency, Status: i.Status}
 	}
-	scope := map[string]any{"scan_id": sc.ID, "project_id": sc.ProjectID, "project_name": p.Name, "branch": sc.Branch}
-	completed := map[string]any{"tool": sc.Tool, "findings": findings, "new_issues": countNew(fresh),
-		"completed_at": x.t.Clock().UTC().Format(time.RFC3339)}
-	maps.Copy(completed, scope)
-	kinds, data := []string{"scan_completed"}, []map[string]any{completed}
-	for _, t := range []struct{ urgency, typ string }{{"CR", "new_critical_issue"}, {"HI", "new_high_issue"}} {
-		var listed []map[string]any
-		count := 0
-		for _, i := range fresh {
-			if i.Urgency != t.urgency || (i.Status != "open" && i.Status != "fix_in_progress") { // suppressed or dismissed: nothing to act on
-				continue
-			}
-			if count++; len(listed) < maxListedIssues {
-				listed = append(listed, map[string]any{"id": i.ID, "title": i.Title, "file_path": i.FilePath,
-					"line": i.Line, "cwe": i.CWE, "urgency": i.Urgency})
-			}
-		}
-		if count == 0 {
-			continue
-		}
-		d := map[string]any{"count": count, "issues": listed}
-		maps.Copy(d, scope)
-		kinds, data = append(kinds, t.typ), append(data, d)
-	}
-	events := make([]schema.Event, len(kinds))
-	for n, typ := range kinds {
-		b, err := json.Marshal(data[n])
-		if err != nil {
-			return nil, err
-		}
-		events[n] = schema.Event{ID: typ + "-" + sc.ID, CompanyID: companyID, Type: typ, Data: b}
-	}
-	return events, nil
-}
-
-// countNew is how many of a scan's fresh issues are new to act on or
-// triage: all but those a suppression comment hid as they came. fresh is
-// the same on every attempt of the scan, so the count is too.
-func countNew(fresh []Issue) int {
-	n := 0
-	for _, i := range fresh {
-		if i.Status != Suppressed {
-			n++
-		}
-	}
-	return n
+	return out
 }
 
 // lifecycleChanges computes what applying the scan changes, given the
@@ -476,11 +428,11 @@ func (x *Findings) releaseLease(ctx context.Context, companyID int64, sc scans.S
 }
 
 // completeScan moves the head to the scan (when it is the new truth),
-// releases the lease, marks the scan complete (no longer waiting for the
-// ingester) and records its events, in one transaction, conditional on the
-// scan still holding the lease f (the head's own condition: a transaction
-// writes an item once).
-func (x *Findings) completeScan(ctx context.Context, companyID int64, sc scans.Scan, f lease.Fence, findings int, truth, adopted bool, events []schema.Event) error {
+// releases the lease and writes the scan's completion (what the scans
+// area's CompletionItems built: the scan complete, its events), in one
+// transaction, conditional on the scan still holding the lease f (the
+// head's own condition: a transaction writes an item once).
+func (x *Findings) completeScan(ctx context.Context, companyID int64, sc scans.Scan, f lease.Fence, truth, adopted bool, completion []types.TransactWriteItem) error {
 	upd := expression.Remove(expression.Name("lease_owner")).Remove(expression.Name("lease_until")).
 		Remove(expression.Name("journal")) // paid in full, or settled
 	switch {
@@ -495,19 +447,7 @@ func (x *Findings) completeScan(ctx context.Context, companyID int64, sc scans.S
 	if err != nil {
 		return err
 	}
-	scanUpd := expression.Set(expression.Name("status"), expression.Value(scans.ScanComplete)).
-		Set(expression.Name("findings"), expression.Value(findings)).
-		Set(expression.Name("completed_at"), expression.Value(x.t.Stamp()))
-	exists := expression.AttributeExists(expression.Name(tabledef.PK))
-	scan, err := x.t.TxUpdate(scans.Key(companyID, sc.ID), scanUpd, &exists)
-	if err != nil {
-		return err
-	}
-	clear, err := scans.TxClearProcessing(x.t, sc)
-	if err != nil {
-		return err
-	}
-	items := append([]types.TransactWriteItem{head, scan}, clear...)
+	items := []types.TransactWriteItem{head}
 	if truth && sc.Category != "" {
 		cat, err := x.txCategoryHead(companyID, sc)
 		if err != nil {
@@ -515,12 +455,6 @@ func (x *Findings) completeScan(ctx context.Context, companyID int64, sc scans.S
 		}
 		items = append(items, cat)
 	}
-	for _, e := range events {
-		item, err := x.l.TxEvent(e)
-		if err != nil {
-			return err
-		}
-		items = append(items, item)
-	}
+	items = append(items, completion...)
 	return lease.Refused(lease.WithFence(ctx, f), x.t.Transact(ctx, items), 0)
 }

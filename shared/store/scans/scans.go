@@ -1,8 +1,9 @@
 // Package scans is the store's area of scans: a project branch's analyses,
-// their lists and status, the markers of scans waiting for the ingester,
-// the resumable upload runs and their quota, a scan's CI metadata and a
-// run's source budget. What a scan found lives in findings, which builds
-// on this area.
+// their lists and status (what ending one writes: FailScan, and
+// CompletionItems, which findings' apply writes with the head's move),
+// the markers of scans waiting for the ingester, the resumable upload runs
+// and their quota, a scan's CI metadata and a run's source budget. What a
+// scan found lives in findings, which builds on this area.
 package scans
 
 import (
@@ -22,10 +23,19 @@ import (
 type Scans struct {
 	t *ddb.Table
 	l *ledger.Ledger
+	d Deps
 }
 
-// New returns the area on a table and its ledger.
-func New(t *ddb.Table, l *ledger.Ledger) *Scans { return &Scans{t: t, l: l} }
+// Deps are what the scans need of other areas: the project's name a
+// completed scan's events give (CompletionItems).
+type Deps struct {
+	Catalog interface {
+		GetProject(ctx context.Context, companyID, projectID int64) (schema.Project, error)
+	}
+}
+
+// New returns the area on a table, its ledger and the areas it reads.
+func New(t *ddb.Table, l *ledger.Ledger, d Deps) *Scans { return &Scans{t: t, l: l, d: d} }
 
 // Scan is one analysis of a project's branch: a scan of the platform's own
 // engine or an uploaded third-party report (then RunID is the client's run

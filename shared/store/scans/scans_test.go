@@ -25,7 +25,7 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 func newArea(t *testing.T) (*scans.Scans, *ddb.Table) {
 	t.Helper()
 	tb := ddb.New(testenv.Table(t))
-	return scans.New(tb, &ledger.Ledger{T: tb, Retention: ledger.DefaultAuditRetention}), tb
+	return scans.New(tb, &ledger.Ledger{T: tb, Retention: ledger.DefaultAuditRetention}, scans.Deps{}), tb
 }
 
 const mib = 1 << 20

@@ -40,8 +40,8 @@ func compose(t *testing.T) *areas {
 	tb := ddb.New(testenv.Table(t))
 	l := &ledger.Ledger{T: tb, Retention: ledger.DefaultAuditRetention}
 	a := &areas{tb: tb, catalog: catalog.New(tb, l), triage: triage.New(tb, l)}
-	sc, tr := scans.New(tb, l), trends.New(tb)
-	a.f = findings.New(tb, l, findings.Deps{Catalog: a.catalog, Trends: tr, Decisions: a.triage, Rules: a.triage})
+	sc, tr := scans.New(tb, l, scans.Deps{Catalog: a.catalog}), trends.New(tb)
+	a.f = findings.New(tb, l, findings.Deps{Completion: sc, Trends: tr, Decisions: a.triage, Rules: a.triage})
 	a.lists = issuelists.New(tb, a.f, sc, a.catalog, tenancy.New(tb, l), tr, a.triage)
 	a.sca = sca.New(tb, l, sca.Deps{Exploits: exploits.New(tb), Rules: a.triage})
 	a.triage.Use(a.f, a.lists, a.sca)
