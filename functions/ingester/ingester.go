@@ -3,16 +3,16 @@
 // status processing; the new scan item reaches this worker through the
 // table's stream (in AWS an event source mapping filtered to such items,
 // locally the stream poller of the dev server and the tests), and the
-// worker reads the report back, parses it, gives its findings the code of
-// the source files uploaded with it, and writes them through
-// the store's idempotent write paths, which complete the scan. The same
-// worker runs the bulk triage operations (shared/bulktriage), the other
-// long job of the issue write path, and the exports of findings
-// (shared/exportjob), on the same stream: one event source mapping for the
-// three, as a DynamoDB stream serves at most two readers at full speed and
-// the dispatcher is the other. A report
-// that retrying cannot fix (unreadable, invalid, too many results) ends
-// the scan incomplete with failed_reason and scan_errors.
+// worker hands the scan to its owner, shared/scanlife (Ingest: the report
+// read back and checked, its findings given the code of the source files
+// uploaded with it and written, the scan completed; or, for a report that
+// retrying cannot fix, the scan ended incomplete with failed_reason and
+// scan_errors), and emits the ingestion's metrics. The same worker runs
+// the bulk triage operations (shared/bulktriage), the other long job of
+// the issue write path, and the exports of findings (shared/exportjob), on
+// the same stream: one event source mapping for the three, as a DynamoDB
+// stream serves at most two readers at full speed and the dispatcher is
+// the other.
 package ingester
 
 import (
@@ -29,9 +29,7 @@ import (
 
 	"github.com/acme/codescan-api/shared/bulktriage"
 	"github.com/acme/codescan-api/shared/exportjob"
-	"github.com/acme/codescan-api/shared/ingest"
 	"github.com/acme/codescan-api/shared/metrics"
-	"github.com/acme/codescan-api/shared/reports"
 	"github.com/acme/codescan-api/shared/reportstore"
 	"github.com/acme/codescan-api/shared/scanlife"
 	"github.com/acme/codescan-api/shared/store/ddb"
@@ -132,13 +130,11 @@ func (in *Ingester) HandleStream(ctx context.Context, ev events.DynamoDBEvent) (
 	return out, nil
 }
 
-// Problem levels of scan_errors, as the real client reads them.
-const levelError = "error"
-
-// Ingest stores the findings of one uploaded report. It is idempotent: a
-// scan that is no longer processing (ingested, or failed, by an earlier
-// delivery) is left alone, and writing the same findings again changes
-// nothing. It returns an error only for what a retry may fix.
+// Ingest ingests the scan a job names (scanlife.Ingest) and emits its
+// metrics. It is idempotent: a scan that is no longer processing (ingested,
+// or failed, by an earlier delivery) is left alone, and writing the same
+// findings again changes nothing. It returns an error only for what a
+// retry may fix.
 func (in *Ingester) Ingest(ctx context.Context, job Job) error {
 	sc, err := in.Store.Scans.GetScan(ctx, job.CompanyID, job.ScanID)
 	if errors.Is(err, ddb.ErrNotFound) {
@@ -152,17 +148,21 @@ func (in *Ingester) Ingest(ctx context.Context, job Job) error {
 		return nil
 	}
 	start := in.Metrics.Now()
-	results, err := in.ingest(ctx, job, sc)
+	results, err := scanlife.Ingest(ctx, in.ingestion(), sc)
 	in.emit(sc.Engine, start, results, err)
-	if errors.Is(err, errIncomplete) {
+	if errors.Is(err, scanlife.ErrIncomplete) {
 		return nil
 	}
 	return err
 }
 
-// errIncomplete is ingest's answer for a scan it ended incomplete: done,
-// not to be retried.
-var errIncomplete = errors.New("scan ended incomplete")
+// ingestion is what scanlife.Ingest works with: the ingester's areas,
+// bucket, log and clock.
+func (in *Ingester) ingestion() scanlife.Ingestion {
+	st := scanlife.Ingesting{Catalog: in.Store.Catalog, Components: in.Store.Components, Findings: in.Store.Findings,
+		Ledger: in.Store.Ledger, Quality: in.Store.Quality, SCA: in.Store.SCA, Scans: in.Store.Scans}
+	return scanlife.Ingestion{Store: st, Reports: in.Reports, Log: in.Log, Now: in.Now}
+}
 
 // Outcomes of an ingestion, the Outcome dimension of its metrics.
 const (
@@ -177,7 +177,7 @@ const (
 func (in *Ingester) emit(engine string, start time.Time, results int, err error) {
 	outcome := outcomeComplete
 	switch {
-	case errors.Is(err, errIncomplete):
+	case errors.Is(err, scanlife.ErrIncomplete):
 		outcome = outcomeIncomplete
 	case err != nil:
 		outcome = outcomeRetry
@@ -186,95 +186,4 @@ func (in *Ingester) emit(engine string, start time.Time, results int, err error)
 		metrics.Value{Name: "IngestDuration", Unit: metrics.Milliseconds, Value: in.Metrics.Since(start)},
 		metrics.Value{Name: "IngestResults", Unit: metrics.Count, Value: float64(results)},
 		metrics.Value{Name: "Ingestions", Unit: metrics.Count, Value: 1})
-}
-
-// ingest parses and writes the report of sc, a processing scan, and returns
-// how many results it had; errIncomplete when it ended the scan incomplete.
-func (in *Ingester) ingest(ctx context.Context, job Job, sc scans.Scan) (int, error) {
-	raw, err := in.Reports.Get(ctx, reportstore.ReportKey(job.CompanyID, sc.ID, sc.ReportSHA256), ingest.MaxReportBytes)
-	switch {
-	case errors.Is(err, reportstore.ErrNotFound):
-		return 0, in.fail(ctx, sc, scanlife.ReasonUnreadable, "the stored report is missing (reports expire after %d days)", reportstore.ReportDays)
-	case errors.Is(err, reportstore.ErrTooLarge):
-		return 0, in.fail(ctx, sc, scanlife.ReasonTooLarge, "the stored report exceeds %d MiB", ingest.MaxReportBytes>>20)
-	case err != nil:
-		return 0, err
-	}
-	checked, err := scanlife.Check(sc.Engine, raw)
-	if err != nil {
-		return 0, in.refused(ctx, sc, err)
-	}
-	rep := checked.Parsed
-	n := len(rep.Findings)
-	if err := ingest.Sources(ctx, in.Reports, job.CompanyID, sc.RunID, rep.Findings); err != nil {
-		return n, err
-	}
-	proj, err := in.Store.Catalog.GetProject(ctx, job.CompanyID, sc.ProjectID)
-	if err != nil {
-		return n, err
-	}
-	if err := in.components(ctx, sc, proj, checked); err != nil {
-		return n, err
-	}
-	if err := ingest.Write(ctx, ingest.Store{Findings: in.Store.Findings, Quality: in.Store.Quality, SCA: in.Store.SCA}, job.CompanyID, sc, proj, rep.Findings); err != nil {
-		in.Log.Error("ingest: write findings", "company_id", job.CompanyID, "scan_id", sc.ID, "error", err.Error())
-		return n, err
-	}
-	in.Log.Info("ingest: scan complete", "company_id", job.CompanyID, "scan_id", sc.ID, "findings", n)
-	return n, nil
-}
-
-// refused ends the scan incomplete for a report refused (scanlife.Check:
-// its reason, and the message the upload would have answered) or one its
-// reader could not read.
-func (in *Ingester) refused(ctx context.Context, sc scans.Scan, err error) error {
-	var ref *scanlife.Refused
-	if errors.As(err, &ref) {
-		return in.fail(ctx, sc, ref.Reason, "%s", ref.Message)
-	}
-	return in.fail(ctx, sc, scanlife.ReasonUnreadable, "%s", err.Error())
-}
-
-// components keeps the components a report lists (SBOMs, the SCA
-// scanners' package lists) as its engine's set on the scan's branch, and
-// announces the blast radius of the advisories it brings (ingest's
-// WriteComponents); reports of other engines list none.
-func (in *Ingester) components(ctx context.Context, sc scans.Scan, proj schema.Project, rep scanlife.Report) error {
-	if !reports.ListsComponents(sc.Engine) {
-		return nil
-	}
-	inv, err := scanlife.Components(sc.Engine, rep)
-	if err != nil {
-		return in.refused(ctx, sc, err)
-	}
-	engine, _ := reports.Canonical(sc.Engine)
-	if err := ingest.WriteComponents(ctx, ingest.ComponentStore{Components: in.Store.Components, Ledger: in.Store.Ledger}, engine, sc, proj, inv); err != nil {
-		in.Log.Error("ingest: write components", "company_id", sc.CompanyID, "scan_id", sc.ID, "error", err.Error())
-		return err
-	}
-	return nil
-}
-
-func (in *Ingester) now() time.Time {
-	if in.Now == nil {
-		return time.Now()
-	}
-	return in.Now()
-}
-
-// fail ends the scan incomplete: reason is its failed_reason, the detail
-// its one scan error; the scan_failed notification event (id
-// scan_failed-<scan id>) is recorded with it. It returns errIncomplete
-// once that is stored.
-func (in *Ingester) fail(ctx context.Context, sc scans.Scan, reason, detail string, args ...any) error {
-	msg := fmt.Sprintf(detail, args...)
-	changed, err := scanlife.Fail(ctx, scanlife.Failing{Catalog: in.Store.Catalog, Findings: in.Store.Findings, Scans: in.Store.Scans},
-		sc, reason, []scans.ScanError{{ScanType: sc.Engine, Level: levelError, Location: "report", Message: msg}}, in.now())
-	if err != nil {
-		return err
-	}
-	if changed {
-		in.Log.Warn("ingest: scan incomplete", "company_id", sc.CompanyID, "scan_id", sc.ID, "reason", reason, "detail", msg)
-	}
-	return errIncomplete
 }

@@ -11,8 +11,8 @@ import (
 
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/internal/trackerhost"
-	sharedingest "github.com/acme/codescan-api/shared/ingest"
 	"github.com/acme/codescan-api/shared/reportfinding"
+	"github.com/acme/codescan-api/shared/scanlife"
 	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/store/sca"
 	"github.com/acme/codescan-api/shared/store/scans"
@@ -63,7 +63,7 @@ func (w *world) scaScan(t *testing.T, company int64, proj schema.Project, ds ...
 				Severity: d.severity, Summary: "Vulnerable " + d.name, Manifest: map[string]string{"Go": "go.mod", "npm": "package-lock.json"}[d.eco],
 				Reachability: reportfinding.Reachability{Status: reportfinding.NotAnalyzed}}})
 	}
-	if err := sharedingest.Write(ctx, sharedingest.StoreOf(w.env.Store), company, sc, proj, fs); err != nil {
+	if err := scanlife.Write(ctx, scanlife.WritingOf(w.env.Store), sc, proj, fs); err != nil {
 		t.Fatal(err)
 	}
 	return sc

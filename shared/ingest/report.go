@@ -3,13 +3,8 @@ package ingest
 import (
 	"bytes"
 	"compress/gzip"
-	"context"
 	"errors"
 	"io"
-
-	"github.com/acme/codescan-api/shared/reportfinding"
-	"github.com/acme/codescan-api/shared/store/scans"
-	"github.com/acme/codescan-api/shared/store/schema"
 )
 
 // Limits of one uploaded report, GitHub code scanning's: at most 25,000
@@ -55,20 +50,4 @@ func Decode(data []byte) ([]byte, error) {
 		return nil, ErrTooLarge
 	}
 	return out, nil
-}
-
-// Write stores every finding of a parsed report as the scan's, through the
-// store's idempotent write paths (issue ids derive from the company, the
-// tool and the finding's identity, so writing the same report again
-// changes nothing), and completes the scan: quality issues, SCA issues,
-// then the SAST issues, whose lifecycle marks the scan complete.
-func Write(ctx context.Context, st Store, companyID int64, sc scans.Scan, proj schema.Project, fs []reportfinding.Finding) error {
-	if err := st.Quality.PutQualityIssues(ctx, companyID, Quality(companyID, sc, proj, fs)); err != nil {
-		return err
-	}
-	if err := st.SCA.PutScanSCAIssues(ctx, companyID, sc, SCA(companyID, sc, proj, fs)); err != nil {
-		return err
-	}
-	_, err := st.Findings.ApplyScan(ctx, companyID, sc, Issues(companyID, sc, proj, fs))
-	return err
 }

@@ -2,15 +2,19 @@
 // accepting an upload (the scan's id, the project got or created, a
 // repeated or conflicting run), checking a report (one decode, parse and
 // limit path, with one set of messages, for the upload's synchronous
-// answer and for the ingester alike) and failing a scan (every journal
+// answer and for the ingester alike), ingesting it (Ingest: the stored
+// report read back and checked, its findings given their source code,
+// its components kept, its findings written in order, quality, SCA, then
+// SAST, whose apply completes the scan) and failing a scan (every journal
 // its writers left owing settled, then the scan ended incomplete with its
 // scan_failed event), for the ingester and the stalled sweep alike. The
 // upload handler, the ingester and the sweep call it; it reaches the store
-// through the narrow Store and Failing it declares (see
-// docs/architecture.md, "A scan's life"). Writing a checked report's
-// findings is still the ingester's (shared/ingest.Write), and completing
-// the scan still the SAST lifecycle's last transaction
-// (findings.ApplyScan).
+// through the narrow Store, Ingesting, Writing and Failing it declares
+// (see docs/architecture.md, "A scan's life"). What completing a scan
+// writes (its status, findings count, completed_at, marker and events) is
+// the scans area's CompletionItems, which findings.ApplyScan appends to
+// the fenced transaction that moves the branch's head to the scan, so the
+// two are one write; findings writes issues and nothing of the scan's.
 package scanlife
 
 import (

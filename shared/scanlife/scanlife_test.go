@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/acme/codescan-api/internal/testenv"
 	"github.com/acme/codescan-api/shared/ingest"
+	"github.com/acme/codescan-api/shared/reportstore"
 	"github.com/acme/codescan-api/shared/scanlife"
 	"github.com/acme/codescan-api/shared/store/ddb"
 	"github.com/acme/codescan-api/shared/store/scans"
@@ -155,5 +158,53 @@ func TestFailEndsAScanOnce(t *testing.T) {
 	}
 	if changed, err := scanlife.Fail(ctx, scanlife.FailingOf(full), got, "again", nil, at); err != nil || changed {
 		t.Fatalf("failing a failed scan: %v %v", changed, err)
+	}
+}
+
+// Ingesting a scan writes its report's findings and completes it (the
+// apply's last transaction: status, completed_at, scan_completed event); a scan whose report is gone from the bucket ends incomplete,
+// done (ErrIncomplete), with the reason of an unreadable report.
+func TestIngestCompletesOrFails(t *testing.T) {
+	t.Parallel()
+	full := testenv.NewStore(t)
+	ctx := context.Background()
+	p, err := full.Catalog.CreateProject(ctx, schema.Project{CompanyID: 9, Name: "svc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := scanlife.Ingestion{Store: scanlife.IngestingOf(full), Reports: testenv.Reports(t), Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	report := sarif(3)
+	scan := func(digest string) scans.Scan {
+		sc, err := full.Scans.CreateScan(ctx, scans.Scan{CompanyID: 9, ProjectID: p.ID, Branch: "main", Engine: "sarif", Tool: "t",
+			RunID: uuid.NewString(), ReportSHA256: digest, Status: scans.ScanProcessing})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sc
+	}
+	stored := scan("d1")
+	if err := in.Reports.Put(ctx, reportstore.ReportKey(9, stored.ID, "d1"), report); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := scanlife.Ingest(ctx, in, stored); err != nil || n != 3 {
+		t.Fatalf("ingest: %d %v", n, err)
+	}
+	got, err := full.Scans.GetScan(ctx, 9, stored.ID)
+	if err != nil || got.Status != scans.ScanComplete || got.CompletedAt == "" {
+		t.Fatalf("the ingested scan: %+v %v", got, err)
+	}
+	tb := ddb.New(full.Client(), full.TableName())
+	var ev struct {
+		Type string `dynamodbav:"type"`
+	}
+	if err := tb.GetItemConsistent(ctx, schema.EventKey(9, "scan_completed-"+stored.ID), &ev); err != nil || ev.Type != "scan_completed" {
+		t.Fatalf("the scan_completed event: %+v %v", ev, err)
+	}
+	gone := scan("d2")
+	if _, err := scanlife.Ingest(ctx, in, gone); !errors.Is(err, scanlife.ErrIncomplete) {
+		t.Fatalf("a report gone: %v", err)
+	}
+	if got, err := full.Scans.GetScan(ctx, 9, gone.ID); err != nil || got.Status != scans.ScanIncomplete || got.FailedReason != scanlife.ReasonUnreadable {
+		t.Fatalf("the scan whose report is gone: %+v %v", got, err)
 	}
 }

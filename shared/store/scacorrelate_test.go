@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/acme/codescan-api/internal/testenv"
-	sharedingest "github.com/acme/codescan-api/shared/ingest"
 	sharedfinding "github.com/acme/codescan-api/shared/reportfinding"
 	"github.com/acme/codescan-api/shared/reports"
+	"github.com/acme/codescan-api/shared/scanlife"
 	"github.com/acme/codescan-api/shared/store"
 	storefindings "github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/page"
@@ -78,7 +78,7 @@ func newSCAWorld(t *testing.T, st *store.Store, company int64) *scaWorld {
 }
 
 // upload writes a report's findings as a scan of tool on branch, the way
-// the ingester does (sharedingest.Write: SCA findings, then the lifecycle that
+// the ingester does (scanlife.Write: SCA findings, then the lifecycle that
 // completes the scan).
 func (w *scaWorld) upload(t *testing.T, branch, tool string, fs []sharedfinding.Finding) scans.Scan {
 	t.Helper()
@@ -89,7 +89,7 @@ func (w *scaWorld) upload(t *testing.T, branch, tool string, fs []sharedfinding.
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := sharedingest.Write(ctx, sharedingest.StoreOf(w.st), w.company, sc, w.proj, fs); err != nil {
+	if err := scanlife.Write(ctx, scanlife.WritingOf(w.st), sc, w.proj, fs); err != nil {
 		t.Fatal(err)
 	}
 	return sc
@@ -196,7 +196,7 @@ func TestSCACorrelationConcurrentAndIsolated(t *testing.T) {
 				sc, err := st.Scans.CreateScan(ctx, scans.Scan{CompanyID: a.company, ProjectID: a.proj.ID, Branch: branch, Engine: c[0],
 					Tool: c[0], Status: scans.ScanProcessing, CreatedAt: "2026-03-01T00:00:00Z"})
 				if err == nil {
-					err = sharedingest.Write(ctx, sharedingest.StoreOf(st), a.company, sc, a.proj, fs)
+					err = scanlife.Write(ctx, scanlife.WritingOf(st), sc, a.proj, fs)
 				}
 				if err != nil {
 					t.Error(err)
