@@ -45,7 +45,9 @@ func TestListAcceptedPages(t *testing.T) {
 	}
 	f := issuelists.IssueFilter{AcceptedBefore: base.AddDate(0, 0, 11)}
 	read := func(companyID int64, f issuelists.IssueFilter) func(page.Request) (page.Page[findings.Issue], error) {
-		return func(q page.Request) (page.Page[findings.Issue], error) { return st.Lists.ListIssues(ctx, companyID, f, q) }
+		return func(q page.Request) (page.Page[findings.Issue], error) {
+			return st.Lists.ListIssues(ctx, companyID, f, q)
+		}
 	}
 	for _, size := range []int{1, 3, 8, 20} {
 		got := testenv.PagesByNumber(t, size, int64(len(want)), read(company, f))
