@@ -20,21 +20,22 @@ import (
 // digest counts open issues from the group counters and the overdue and
 // due-soon ones with COUNT queries of the due index. Both first finish
 // the backfills of a table written before this version (the due index
-// keys, the projects' lower-cased URL; at most backfillBudget each per
-// run; they resume at the next run).
+// keys, the projects' lower-cased URL; at most backfillBudget per run;
+// they resume at the next run).
 
 // backfillBudget bounds the backfill's share of one run (the scheduler's
 // Lambda has 300 seconds).
 const backfillBudget = 2 * time.Minute
 
 // backfill runs the backfills of a table written before this version (the
-// issues' index keys, the projects' lower-cased URL), each for at most
+// issues' index keys, then the projects' lower-cased URL), both within one
 // backfillBudget.
 func backfill(ctx context.Context, st Store) error {
-	if _, _, err := st.Lists.BackfillDueIndex(ctx, time.Now().Add(backfillBudget)); err != nil {
+	until := time.Now().Add(backfillBudget)
+	if _, _, err := st.Lists.BackfillDueIndex(ctx, until); err != nil {
 		return err
 	}
-	_, _, err := st.Catalog.BackfillProjectRepoKeys(ctx, time.Now().Add(backfillBudget))
+	_, _, err := st.Catalog.BackfillProjectRepoKeys(ctx, until)
 	return err
 }
 
