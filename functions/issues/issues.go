@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"path"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/acme/codescan-api/shared/auth"
@@ -17,7 +16,6 @@ import (
 	"github.com/acme/codescan-api/shared/httpapi"
 	"github.com/acme/codescan-api/shared/routes"
 	"github.com/acme/codescan-api/shared/store/findings"
-	"github.com/acme/codescan-api/shared/store/issuelists"
 	storepage "github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/store/schema"
 	storetickets "github.com/acme/codescan-api/shared/store/tickets"
@@ -107,7 +105,8 @@ type group struct {
 
 // groups answers GET /issues/groups from the group counters: one summary
 // item and one page of counters for a single scope; every touched scope's
-// counters, merged, when the filters span several projects.
+// counters, merged, when the filters span several projects or count one
+// status (issuelists.ListMergedGroups).
 func (h handlers) groups(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	companyID := auth.FromContext(ctx).CompanyID
@@ -134,21 +133,19 @@ func (h handlers) groups(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var page storepage.Page[findings.GroupCount]
+	status := ""
 	if v := r.URL.Query().Get("status"); v != "" {
-		status, err := parseStatus(v, findings.Statuses)
-		if err != nil {
+		if status, err = parseStatus(v, findings.Statuses); err != nil {
 			return err
 		}
-		page, err = h.statusGroups(r, companyID, scopes, dim, status, pg)
-		if err != nil {
-			return err
-		}
-	} else if len(scopes) == 1 {
-		// Groups page by number: a token is not read here.
-		page, err = h.store.Lists.ListGroups(ctx, companyID, scopes[0], dim, storepage.Request{Limit: pg.PageSize, Offset: pg.Offset()})
+	}
+	// Groups page by number: a token is not read here.
+	q := storepage.Request{Limit: pg.PageSize, Offset: pg.Offset()}
+	var page storepage.Page[findings.GroupCount]
+	if status == "" && len(scopes) == 1 {
+		page, err = h.store.Lists.ListGroups(ctx, companyID, scopes[0], dim, q)
 	} else {
-		page, err = h.mergedGroups(r, companyID, scopes, dim, pg)
+		page, err = h.store.Lists.ListMergedGroups(ctx, companyID, scopes, dim, status, q)
 	}
 	if err != nil {
 		return err
@@ -172,37 +169,4 @@ func groupView(g findings.GroupCount, dim schema.Dimension, withBreakdown bool) 
 		out.Breakdown = &breakdown{ByUrgency: g.Cells.ByUrgency(), ByStatus: g.Cells.ByStatus()}
 	}
 	return out
-}
-
-// statusGroups counts only the issues in one status: every group of the
-// scopes is read (the count-ordered index is by all statuses), reduced to
-// that status's cells, and ordered as the groups are.
-func (h handlers) statusGroups(r *http.Request, companyID int64, scopes []schema.Scope, dim schema.Dimension, status string, pg httpapi.Paging) (storepage.Page[findings.GroupCount], error) {
-	all, err := h.store.Lists.MergedGroups(r.Context(), companyID, scopes, dim)
-	if err != nil {
-		return storepage.Page[findings.GroupCount]{}, err
-	}
-	var out []findings.GroupCount
-	for _, g := range all {
-		cells := findings.Cells{}
-		for k, n := range g.Cells {
-			if strings.HasSuffix(k, "/"+status) {
-				cells[k] = n
-			}
-		}
-		if n := cells.Total("", ""); n > 0 {
-			out = append(out, findings.GroupCount{Dim: g.Dim, Group: g.Group, Count: n, Cells: cells})
-		}
-	}
-	issuelists.SortGroups(out)
-	return httpapi.Slice(pg, out), nil
-}
-
-// mergedGroups adds up the groups of several scopes and cuts the page.
-func (h handlers) mergedGroups(r *http.Request, companyID int64, scopes []schema.Scope, dim schema.Dimension, pg httpapi.Paging) (storepage.Page[findings.GroupCount], error) {
-	all, err := h.store.Lists.MergedGroups(r.Context(), companyID, scopes, dim)
-	if err != nil {
-		return storepage.Page[findings.GroupCount]{}, err
-	}
-	return httpapi.Slice(pg, all), nil
 }

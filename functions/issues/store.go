@@ -42,7 +42,7 @@ type Store struct {
 		ListIssues(ctx context.Context, companyID int64, f issuelists.IssueFilter, q page.Request) (page.Page[findings.Issue], error)
 		ListIssuesAmong(ctx context.Context, companyID int64, f issuelists.IssueFilter, ids []string, q page.Request) (page.Page[findings.Issue], error)
 		ListIssuesWithout(ctx context.Context, companyID int64, f issuelists.IssueFilter, without map[string]bool, q page.Request) (page.Page[findings.Issue], error)
-		MergedGroups(ctx context.Context, companyID int64, scopes []schema.Scope, dim schema.Dimension) ([]findings.GroupCount, error)
+		ListMergedGroups(ctx context.Context, companyID int64, scopes []schema.Scope, dim schema.Dimension, status string, q page.Request) (page.Page[findings.GroupCount], error)
 		ScanHeadsOf(ctx context.Context, companyID int64, projectID int64, branch string, tool string) ([]findings.ScanHead, error)
 		ListScanIssues(ctx context.Context, companyID int64, sc scans.Scan, q page.Request) (page.Page[findings.Issue], error)
 		ScanReported(ctx context.Context, companyID int64, scanID string, issueID string) (bool, error)

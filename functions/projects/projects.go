@@ -119,8 +119,8 @@ func (h handlers) projectView(ctx context.Context, p schema.Project) (projectJSO
 
 // listProjects pages the company's projects by id. repo_url keeps the
 // projects whose canonical repository URL contains it, ignoring case (the
-// client sends a lower-cased "org/repo"); a substring has no key, so that
-// filter reads every project of the company and pages by number only.
+// client sends a lower-cased "org/repo"): a filter of the store's query,
+// paged by number or by token as the whole list is.
 func (h handlers) listProjects(w http.ResponseWriter, r *http.Request) error {
 	ctx := r.Context()
 	company := auth.FromContext(ctx).CompanyID
@@ -128,19 +128,13 @@ func (h handlers) listProjects(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	token := pg.Token
-	repo := strings.TrimSpace(r.URL.Query().Get("repo_url"))
 	var page storepage.Page[schema.Project]
-	if repo != "" {
-		if token != "" {
-			return httpapi.Invalid("a page token cannot be combined with repo_url")
-		}
-		all, err := h.store.Catalog.ProjectsByRepo(ctx, company, repo)
-		if err != nil {
-			return err
-		}
-		page = httpapi.Slice(pg, all)
-	} else if page, err = h.store.Catalog.ListProjects(ctx, company, pg.Query()); err != nil {
+	if repo := strings.TrimSpace(r.URL.Query().Get("repo_url")); repo != "" {
+		page, err = h.store.Catalog.ListProjectsByRepo(ctx, company, repo, pg.Query())
+	} else {
+		page, err = h.store.Catalog.ListProjects(ctx, company, pg.Query())
+	}
+	if err != nil {
 		return err
 	}
 	out := storepage.Page[projectJSON]{Items: make([]projectJSON, 0, len(page.Items)), Offset: page.Offset, Next: page.Next, Total: page.Total}

@@ -200,6 +200,54 @@ func TestProjects(t *testing.T) {
 	}
 }
 
+// GET /projects?repo_url= pages by token and by number: the filter is
+// the store query's, so a page of two among 130 projects, its matches 60
+// apart, fills across query pages; the total counts the matches.
+func TestProjectsByRepoPages(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	var want []string
+	for n := range 130 {
+		p := schema.Project{CompanyID: w.acme.ID, Name: fmt.Sprintf("p%03d", n), RepoURL: fmt.Sprintf("https://github.com/acme-corp/other-%d", n)}
+		if n%60 == 0 || n == 129 {
+			p.RepoURL = fmt.Sprintf("https://github.com/Acme-Corp/Payments-%d", n)
+			want = append(want, p.Name)
+		}
+		if _, err := w.env.Store.Catalog.CreateProject(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var l projectList
+	var got []string
+	for path, pages := "/projects?repo_url=acme-corp/payments&page_size=2", 0; ; pages++ {
+		w.get(t, w.acme.Admin, path).Decode(t, fresh(&l))
+		if l.TotalProjects != 4 || l.TotalPages != 2 || l.Page != pages+1 {
+			t.Fatalf("page %d: %+v", pages+1, l)
+		}
+		for _, p := range l.Projects {
+			got = append(got, p.Name)
+		}
+		if l.NextPageToken == "" {
+			break
+		}
+		path = "/projects?repo_url=acme-corp/payments&page_size=2&next_page_token=" + url.QueryEscape(l.NextPageToken)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("by token %v, want %v", got, want)
+	}
+	w.get(t, w.acme.Admin, "/projects?repo_url=ACME-CORP/PAYMENTS&page=2&page_size=2").Decode(t, fresh(&l))
+	if len(l.Projects) != 2 || l.Projects[0].Name != want[2] || l.NextPageToken != "" || l.TotalProjects != 4 {
+		t.Fatalf("page 2 by number: %+v", l)
+	}
+	// The token is the filter's: with another repo_url, or none, it is 400.
+	w.get(t, w.acme.Admin, "/projects?repo_url=acme-corp/payments&page_size=2").Decode(t, fresh(&l))
+	for _, q := range []string{"repo_url=acme-corp/other&", ""} {
+		if res := w.get(t, w.acme.Admin, "/projects?"+q+"page_size=2&next_page_token="+url.QueryEscape(l.NextPageToken)); res.Status != 400 {
+			t.Errorf("%q: %d %s", q, res.Status, res.Body)
+		}
+	}
+}
+
 type scanJSON struct {
 	ID           string            `json:"id"`
 	Project      string            `json:"project"`

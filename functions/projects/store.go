@@ -22,8 +22,8 @@ type Store struct {
 		AllBlockingRules(ctx context.Context, companyID int64) ([]schema.BlockingRule, error)
 		GetProject(ctx context.Context, companyID int64, projectID int64) (schema.Project, error)
 		ListProjects(ctx context.Context, companyID int64, q page.Request) (page.Page[schema.Project], error)
+		ListProjectsByRepo(ctx context.Context, companyID int64, fragment string, q page.Request) (page.Page[schema.Project], error)
 		ProjectByName(ctx context.Context, companyID int64, name string) (schema.Project, error)
-		ProjectsByRepo(ctx context.Context, companyID int64, fragment string) ([]schema.Project, error)
 		SetDefaultBranch(ctx context.Context, companyID int64, projectID int64, branch string) (schema.Project, error)
 	}
 	Ledger interface {

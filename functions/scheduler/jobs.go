@@ -19,19 +19,32 @@ import (
 // deadline, that is the issues that became due since its last run; the
 // digest counts open issues from the group counters and the overdue and
 // due-soon ones with COUNT queries of the due index. Both first finish
-// the due index backfill of a table written before the index (at most
-// backfillBudget per run; it resumes at the next run).
+// the backfills of a table written before this version (the due index
+// keys, the projects' lower-cased URL; at most backfillBudget per run;
+// they resume at the next run).
 
 // backfillBudget bounds the backfill's share of one run (the scheduler's
 // Lambda has 300 seconds).
 const backfillBudget = 2 * time.Minute
+
+// backfill runs the backfills of a table written before this version (the
+// issues' index keys, then the projects' lower-cased URL), both within one
+// backfillBudget.
+func backfill(ctx context.Context, st Store) error {
+	until := time.Now().Add(backfillBudget)
+	if _, _, err := st.Lists.BackfillDueIndex(ctx, until); err != nil {
+		return err
+	}
+	_, _, err := st.Catalog.BackfillProjectRepoKeys(ctx, until)
+	return err
+}
 
 // SLAChecks reopens every company's accepted risks whose end has come
 // (their SLA clock restarts: store.ExpireAcceptances), then raises
 // sla_breach once per open issue past its due date, and returns how many
 // issues it reopened and breaches it raised.
 func SLAChecks(ctx context.Context, st Store, now time.Time) (int, error) {
-	if _, _, err := st.Lists.BackfillDueIndex(ctx, time.Now().Add(backfillBudget)); err != nil {
+	if err := backfill(ctx, st); err != nil {
 		return 0, err
 	}
 	ids, err := st.Tenancy.CompanyIDs(ctx)
@@ -123,7 +136,7 @@ func firstDetection(i findings.Issue) (time.Time, bool) {
 // WeeklyDigest records, once per company and ISO week, the digest of the
 // company's open issues and their SLA standing.
 func WeeklyDigest(ctx context.Context, st Store, now time.Time) (int, error) {
-	if _, _, err := st.Lists.BackfillDueIndex(ctx, time.Now().Add(backfillBudget)); err != nil {
+	if err := backfill(ctx, st); err != nil {
 		return 0, err
 	}
 	ids, err := st.Tenancy.CompanyIDs(ctx)

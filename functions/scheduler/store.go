@@ -20,6 +20,7 @@ import (
 // they make and no others; StoreOf composes it from the store's areas.
 type Store struct {
 	Catalog interface {
+		BackfillProjectRepoKeys(ctx context.Context, until time.Time) (done bool, written int, err error)
 		GetProject(ctx context.Context, companyID int64, projectID int64) (schema.Project, error)
 		SLASettings(ctx context.Context, companyID int64) (sla.Settings, bool, error)
 	}

@@ -64,3 +64,36 @@ func readPage[T any](t testing.TB, read func(page.Request) (page.Page[T], error)
 
 // Total is n as the total of a counted list (see Pages).
 func Total(n int64) *int64 { return &n }
+
+// PagesByNumber reads a whole list that pages by number only (no token,
+// its total always counted) in pages of size, and checks the contract of
+// page.Page on every page: Offset is the page's position, Next is always
+// empty, every page but the last is full, the total is want on every page
+// (a page past the end included, which is empty). It answers the items in
+// order.
+func PagesByNumber[T any](t testing.TB, size int, want int64, read func(page.Request) (page.Page[T], error)) []T {
+	t.Helper()
+	var all []T
+	for n := 0; ; n++ {
+		q := page.Request{Limit: size, Offset: n * size}
+		p := readPage(t, read, q, &want)
+		if p.Offset != q.Offset || p.Next != "" || len(p.Items) > size {
+			t.Fatalf("page %d by number: offset %d, %d items, next %q", n+1, p.Offset, len(p.Items), p.Next)
+		}
+		all = append(all, p.Items...)
+		if int64(len(all)) >= want {
+			if int64(len(all)) != want {
+				t.Fatalf("the pages hold %d items, the total says %d", len(all), want)
+			}
+			break
+		}
+		if len(p.Items) != size {
+			t.Fatalf("page %d by number: %d items before the end", n+1, len(p.Items))
+		}
+	}
+	past := readPage(t, read, page.Request{Limit: size, Offset: len(all) + size}, &want)
+	if len(past.Items) != 0 || past.Next != "" {
+		t.Fatalf("past the end: %d items, next %q", len(past.Items), past.Next)
+	}
+	return all
+}

@@ -149,6 +149,13 @@ func (s *stack) openTable(ctx context.Context, env config.Env) (db *dynamodb.Cli
 			return nil, false, fmt.Errorf("index keys backfill: %w", err)
 		}
 	}
+	// And the projects' lower-cased URL, which the projects list's repo_url
+	// filter matches (catalog.BackfillProjectRepoKeys).
+	for done := false; !done; {
+		if done, _, err = s.store.Catalog.BackfillProjectRepoKeys(ctx, time.Now().Add(time.Minute)); err != nil {
+			return nil, false, fmt.Errorf("project URL backfill: %w", err)
+		}
+	}
 	return db, fresh, nil
 }
 

@@ -48,10 +48,10 @@ func (p Paging) TotalPages(total int) int { return (total + p.PageSize - 1) / p.
 
 // Slice is the page p asks of all, a whole ordered list computed in
 // memory, counted, without a next token (such a list pages by number).
-// It is only for the lists no store read can page: a substring filter that
-// ignores case (projects by repo_url), a comparison with a baseline branch,
-// groups summed over scopes or reduced to one status; every other list is
-// paged by the store (page.Page).
+// It is only for answers computed over every issue of a scan, whose other
+// figures need all of them (a comparison with a baseline branch, the CI
+// gate's blocking issues: docs/lists.md); every list is paged by the store
+// (page.Page).
 func Slice[T any](p Paging, all []T) storepage.Page[T] {
 	from := min(p.Offset(), len(all))
 	return storepage.Page[T]{Items: all[from:min(from+p.PageSize, len(all))], Offset: p.Offset()}.Counted(int64(len(all)))

@@ -63,8 +63,14 @@ func CreateTable(ctx context.Context, st *store.Store, stream bool) error {
 	if err != nil {
 		return fmt.Errorf("create table %s: %w", s.Name, err)
 	}
-	// Its issues are all written with their index keys: no backfill.
-	return s.PutItem(ctx, schema.BackfillState{Key: schema.IssueKeysBackfillKey, Done: true}, nil)
+	// Its issues are all written with their index keys, its projects with
+	// their lower-cased URL: no backfill.
+	for _, k := range []ddb.Key{schema.IssueKeysBackfillKey, schema.ProjectRepoBackfillKey} {
+		if err := s.PutItem(ctx, schema.BackfillState{Key: k, Done: true}, nil); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // addIndexes creates, one at a time as DynamoDB requires, the indexes of

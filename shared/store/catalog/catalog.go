@@ -1,6 +1,8 @@
 // Package catalog is the store's area of what a company sets up: projects
 // (and the teams' counts of the projects they cover), teams, policies,
-// blocking rule definitions, source-host integrations and SLA settings.
+// blocking rule definitions, source-host integrations and SLA settings;
+// and the backfill of the projects' lower-cased URL the projects list's
+// repo_url filter matches.
 package catalog
 
 import (

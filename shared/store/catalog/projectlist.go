@@ -27,22 +27,29 @@ func (s *Catalog) ListProjects(ctx context.Context, companyID int64, q page.Requ
 	return counted.Page[schema.Project](ctx, s.t, s.l, companyID, l, q, projectCount)
 }
 
-// ProjectsByRepo returns the company's projects whose repository URL
-// contains fragment, ignoring case, by id. A substring has no key: this
-// reads every project of the company.
-func (s *Catalog) ProjectsByRepo(ctx context.Context, companyID int64, fragment string) ([]schema.Project, error) {
-	all, err := s.AllProjects(ctx, companyID)
-	if err != nil {
-		return nil, err
-	}
+// ListProjectsByRepo reads one page of the company's projects whose
+// repository URL contains fragment, ignoring case, by id. A substring has
+// no key: the query's filter matches the lower-cased copy of the URL each
+// project carries (RepoURLLower), and the pager reads on until the page is
+// full, so a page costs the projects it passes over, not the company's.
+// The total is exact: the page's end on the last page, else a counting
+// walk of the filtered list (page.Count: a COUNT query, which
+// returns no items but is charged for every project it reads, about 300
+// bytes each, so one round trip per ~3,000 projects).
+func (s *Catalog) ListProjectsByRepo(ctx context.Context, companyID int64, fragment string, q page.Request) (page.Page[schema.Project], error) {
 	fragment = strings.ToLower(fragment)
-	var out []schema.Project
-	for _, p := range all {
-		if p.RepoURL != "" && strings.Contains(strings.ToLower(p.RepoURL), fragment) {
-			out = append(out, p)
-		}
+	filter := expression.Contains(expression.Name("repo_url_lower"), fragment)
+	l := page.List{Partition: schema.CompanyPK(companyID), Range: page.Prefix(schema.ProjectSKPrefix), Forward: true,
+		Filter: &filter, View: "repo_url=" + fragment}
+	p, err := page.ReadPage[schema.Project](ctx, s.t, l, q)
+	if err != nil {
+		return page.Page[schema.Project]{}, err
 	}
-	return out, nil
+	if p.Next == "" && (len(p.Items) > 0 || p.Offset == 0) { // the list's last page
+		return p.Counted(int64(p.Offset + len(p.Items))), nil
+	}
+	n, err := page.Count(ctx, s.t, l)
+	return p.Counted(n), err
 }
 
 // SetDefaultBranch sets a project's default branch; ddb.ErrNotFound when the
@@ -97,8 +104,9 @@ func (s *Catalog) SetProjectRepoURLIfEmpty(ctx context.Context, companyID, proje
 		return err
 	}
 	after := before
-	after.RepoURL = repoURL
-	upd := expression.Set(expression.Name("repo_url"), expression.Value(repoURL))
+	after.RepoURL, after.RepoURLLower = repoURL, strings.ToLower(repoURL)
+	upd := expression.Set(expression.Name("repo_url"), expression.Value(repoURL)).
+		Set(expression.Name("repo_url_lower"), expression.Value(after.RepoURLLower))
 	cond := expression.AttributeExists(expression.Name(tabledef.PK)).And(expression.AttributeNotExists(expression.Name("repo_url")))
 	item, err := s.t.TxUpdate(before.Key, upd, &cond)
 	if err != nil {

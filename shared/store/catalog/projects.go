@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"strings"
 
 	"github.com/acme/codescan-api/shared/store/ddb"
 	"github.com/acme/codescan-api/shared/store/schema"
@@ -17,6 +18,7 @@ func (s *Catalog) CreateProject(ctx context.Context, p schema.Project) (schema.P
 	}
 	p.ID = id
 	p.Key = schema.ProjectKey(p.CompanyID, id)
+	p.RepoURLLower = strings.ToLower(p.RepoURL)
 	if p.CreatedAt == "" {
 		p.CreatedAt = s.t.Stamp()
 	}

@@ -34,10 +34,10 @@ func (x *Lists) listAccepted(ctx context.Context, companyID int64, f IssueFilter
 
 // pageByNumber is the page q (by number) of all, every match of a list
 // read whole, counted.
-func pageByNumber(all []findings.Issue, q page.Request) page.Page[findings.Issue] {
+func pageByNumber[T any](all []T, q page.Request) page.Page[T] {
 	from := min(q.Offset, len(all))
-	items := append([]findings.Issue{}, all[from:min(from+max(q.Limit, 0), len(all))]...)
-	return page.Page[findings.Issue]{Items: items, Offset: q.Offset}.Counted(int64(len(all)))
+	items := append([]T{}, all[from:min(from+max(q.Limit, 0), len(all))]...)
+	return page.Page[T]{Items: items, Offset: q.Offset}.Counted(int64(len(all)))
 }
 
 // acceptedMatch reports whether i, read by its key in the expiry partition

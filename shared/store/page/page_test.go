@@ -157,3 +157,21 @@ func TestPageTokensStayInTheirList(t *testing.T) {
 		}
 	}
 }
+
+// Count counts a list's matches, its filter's only, in its partition and
+// range only.
+func TestCount(t *testing.T) {
+	tb := table(t)
+	putRows(t, tb, 25, false)
+	odd := expression.Name("odd").Equal(expression.Value(true))
+	filtered := rowList(1)
+	filtered.Filter = &odd
+	for _, c := range []struct {
+		l    page.List
+		want int64
+	}{{rowList(1), 25}, {filtered, 12}, {page.List{Partition: schema.CompanyPK(3), Range: page.Prefix("ROW#")}, 0}} {
+		if n, err := page.Count(context.Background(), tb, c.l); err != nil || n != c.want {
+			t.Errorf("%+v: %d (%v), want %d", c.l, n, err, c.want)
+		}
+	}
+}

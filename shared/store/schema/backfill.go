@@ -16,3 +16,8 @@ type BackfillState struct {
 // earlier backfill is done runs this one once more: version 2 puts the
 // project in DueSK.
 var IssueKeysBackfillKey = ddb.Key{PK: "JOB#issue-index-keys", SK: "BACKFILL#2"}
+
+// ProjectRepoBackfillKey is the state item of the backfill of the
+// projects' lower-cased repository URL (Project.RepoURLLower). Company is
+// the first company not yet through.
+var ProjectRepoBackfillKey = ddb.Key{PK: "JOB#project-repo-keys", SK: "BACKFILL#1"}

@@ -24,6 +24,12 @@ type Project struct {
 	// set, when the branch of the project's first scan stands for it.
 	DefaultBranch string `dynamodbav:"default_branch,omitempty"`
 	CreatedAt     string `dynamodbav:"created_at"`
+
+	// RepoURLLower is RepoURL lower-cased, written with it: the list's
+	// repo_url filter (a substring, ignoring case) matches it inside the
+	// query (catalog.ListProjectsByRepo; BackfillProjectRepoKeys gives it
+	// to the projects written before it existed).
+	RepoURLLower string `dynamodbav:"repo_url_lower,omitempty"`
 }
 
 func ProjectKey(companyID, projectID int64) ddb.Key {
