@@ -3,7 +3,8 @@
 // with the local S3 server the uploads need): first the upload-to-countable
 // rate of the asynchronous upload at 1,000, 5,000 and 25,000 results
 // (BENCH_UPLOAD_SIZES) beside the raw BatchWriteItem rate of as many similar
-// items (upload.go); then
+// items and the rate of the same items in fenced transactions (upload.go);
+// then
 // a first scan of N findings on a branch against a second scan that
 // re-detects the same N (identity kept, nothing to change), with the time
 // and the write and read capacity of each and their ratio, all in one run.

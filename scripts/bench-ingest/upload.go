@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -56,7 +57,10 @@ const chunkSize = 128 << 10
 // written again under keys of their own, in batches of 25 on parallel
 // writers, on the same DynamoDB Local: the floor (the items as stored,
 // index keys included, on a table made as the product's, stream on), and a
-// bare floor (no index keys, no stream); several rounds of each, since
+// bare floor (no index keys, no stream); and a fenced floor, the floor's
+// items in fenced transactions one after the other, as the write path
+// writes a scan's issues under its lease (docs/benchmarks.md: on DynamoDB
+// Local no fenced write comes near a batch). Several rounds of each, since
 // one run on a shared machine varies by a fifth.
 func uploadBench(ctx context.Context, endpoint, sizes string) error {
 	if endpoint == "" {
@@ -89,7 +93,7 @@ func uploadBench(ctx context.Context, endpoint, sizes string) error {
 	printUploadHeader(limit, b.floor.writers, rounds)
 	// One unmeasured upload and floor first: DynamoDB Local's JVM compiles
 	// its write paths on the first calls, which the first size would pay.
-	if err := warmUp(ctx, b.h, b.watch, b.company, b.key, b.floor, b.bare); err != nil {
+	if err := warmUp(ctx, b.h, b.watch, b.company, b.key, b.floor, b.bare, b.fenced); err != nil {
 		return err
 	}
 	if b.dev != nil {
@@ -116,14 +120,14 @@ func uploadBench(ctx context.Context, endpoint, sizes string) error {
 
 // uploadBed is what the upload bench measures with: the uploads handler,
 // the uncounted store it watches scans through, the counter of the
-// upload's and worker's DynamoDB calls, the tenant, and the two floors.
+// upload's and worker's DynamoDB calls, the tenant, and the three floors.
 type uploadBed struct {
-	h           http.Handler
-	watch       *store.Store
-	stats       *callStats
-	company     int64
-	key         string
-	floor, bare floorKind
+	h                   http.Handler
+	watch               *store.Store
+	stats               *callStats
+	company             int64
+	key                 string
+	floor, bare, fenced floorKind
 	// dev is the dev server the sizes of devSizes are also uploaded to,
 	// each round right after the bench's own; devRows their figures.
 	dev      *devServer
@@ -133,7 +137,7 @@ type uploadBed struct {
 
 // benchTables creates the tables of the upload bench on the DynamoDB at
 // endpoint: the product's (returned, whose calls stats adds up), then the
-// floor's and the bare floor's.
+// floor's, the bare floor's and the fenced floor's.
 func benchTables(ctx context.Context, endpoint string) (*uploadBed, *store.Store, error) {
 	db, err := config.NewDynamoDB(ctx, endpoint)
 	if err != nil {
@@ -154,7 +158,8 @@ func benchTables(ctx context.Context, endpoint string) (*uploadBed, *store.Store
 	writers := positiveEnv("BENCH_FLOOR_WRITERS", 16)
 	b.floor = floorKind{table: store.New(db, fmt.Sprintf("bench_floor_%d", time.Now().UnixNano())), product: true, writers: writers}
 	b.bare = floorKind{table: store.New(db, fmt.Sprintf("bench_bare_%d", time.Now().UnixNano())), writers: writers}
-	for _, f := range []floorKind{b.floor, b.bare} {
+	b.fenced = floorKind{table: store.New(db, fmt.Sprintf("bench_fenced_%d", time.Now().UnixNano())), product: true, fenced: true}
+	for _, f := range []floorKind{b.floor, b.bare, b.fenced} {
 		if err := bulkload.CreateTable(ctx, f.table, f.product); err != nil {
 			return nil, nil, err
 		}
@@ -196,11 +201,13 @@ func positiveEnv(name string, def int) int {
 func printUploadHeader(limit int64, writers, rounds int) {
 	fmt.Printf("\nUpload to countable (GOMEMLIMIT %d MiB, the ingester function's): a gzip SARIF report of N results uploaded (in 128 KiB chunks past 128 KiB)\n", limit>>20)
 	fmt.Printf("and ingested by the worker, beside the same N issue items written again with BatchWriteItem (25 a call, %d writers): the floor\n", writers)
-	fmt.Println("(as stored, index keys included, on a table made as the product's, stream on) and a bare floor (no index keys, no stream).")
+	fmt.Println("(as stored, index keys included, on a table made as the product's, stream on), a bare floor (no index keys, no stream), and a fenced")
+	fmt.Println("floor: the same items as the floor's in transactions of 99 puts and a condition check on one head item, one after the other, as the")
+	fmt.Println("write path stores a scan's issues under its branch's lease (the fastest fenced write on DynamoDB Local: see docs/benchmarks.md).")
 	fmt.Printf("Each size is measured in %d rounds (BENCH_UPLOAD_ROUNDS), each an upload (a first scan of a project of its own) then its floors;\n", rounds)
 	fmt.Println("times are medians, the ratio is the median of the rounds' ratios, and the rounds' ratios follow it.")
-	fmt.Println("| N | gzip KiB | chunks | upload answered s | countable s | results/s | floor s | items/s | ratio | rounds' ratios | bare floor s | ratio to bare | peak heap MiB |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Println("| N | gzip KiB | chunks | upload answered s | countable s | results/s | floor s | items/s | ratio | rounds' ratios | bare floor s | ratio to bare | fenced floor s | ratio to fenced | rounds' ratios to fenced | peak heap MiB |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 }
 
 // measureSize measures the k-th size, n results, in rounds and prints its
@@ -213,7 +220,7 @@ func (b *uploadBed) measureSize(ctx context.Context, k, n, rounds int) (string, 
 	var rs []round
 	var breakdown string
 	for r := range rounds {
-		got, err := measure(ctx, b.h, b.watch, b.stats, b.company, b.key, fmt.Sprintf("bench-%d-%d-%d", k, n, r), n, body, b.floor, b.bare)
+		got, err := measure(ctx, b.h, b.watch, b.stats, b.company, b.key, fmt.Sprintf("bench-%d-%d-%d", k, n, r), n, body, b.floor, b.bare, b.fenced)
 		if err != nil {
 			return "", err
 		}
@@ -231,26 +238,29 @@ func (b *uploadBed) measureSize(ctx context.Context, k, n, rounds int) (string, 
 		b.devRows = append(b.devRows, devRow{n: n, rounds: rs})
 	}
 	took, floorTook := median(rs, func(r round) float64 { return r.took }), median(rs, func(r round) float64 { return r.floor })
-	var ratios []string
+	var ratios, fencedRatios []string
 	var heap uint64
 	for _, r := range rs {
 		ratios = append(ratios, fmt.Sprintf("%.2f", r.took/r.floor))
+		fencedRatios = append(fencedRatios, fmt.Sprintf("%.2f", r.took/r.fenced))
 		heap = max(heap, r.heap)
 	}
-	fmt.Printf("| %d | %d | %d | %.2f | %.1f | %.0f | %.1f | %.0f | %.2f | %s | %.1f | %.2f | %d |\n", n, len(body)>>10, rs[0].chunks,
+	fmt.Printf("| %d | %d | %d | %.2f | %.1f | %.0f | %.1f | %.0f | %.2f | %s | %.1f | %.2f | %.1f | %.2f | %s | %d |\n", n, len(body)>>10, rs[0].chunks,
 		median(rs, func(r round) float64 { return r.answered }), took, float64(n)/took, floorTook, float64(n)/floorTook,
 		median(rs, func(r round) float64 { return r.took / r.floor }), strings.Join(ratios, " "),
-		median(rs, func(r round) float64 { return r.bare }), median(rs, func(r round) float64 { return r.took / r.bare }), heap>>20)
+		median(rs, func(r round) float64 { return r.bare }), median(rs, func(r round) float64 { return r.took / r.bare }),
+		median(rs, func(r round) float64 { return r.fenced }), median(rs, func(r round) float64 { return r.took / r.fenced }),
+		strings.Join(fencedRatios, " "), heap>>20)
 	return breakdown, nil
 }
 
 // round is one measured upload and its floors, in seconds.
 type round struct {
-	chunks                      int
-	answered, took, floor, bare float64
-	devAnswered, dev            float64 // the same upload to the dev server, when measured
-	heap                        uint64
-	calls                       string
+	chunks                              int
+	answered, took, floor, bare, fenced float64
+	devAnswered, dev                    float64 // the same upload to the dev server, when measured
+	heap                                uint64
+	calls                               string
 }
 
 // median is the median of f over the rounds (the upper one of an even
@@ -266,7 +276,7 @@ func median(rs []round, f func(round) float64) float64 {
 
 // measure uploads body into a project of its own, waits until its n
 // results are countable, then writes the items it stored to each floor.
-func measure(ctx context.Context, h http.Handler, watch *store.Store, stats *callStats, company int64, key, project string, n int, body []byte, floor, bare floorKind) (round, error) {
+func measure(ctx context.Context, h http.Handler, watch *store.Store, stats *callStats, company int64, key, project string, n int, body []byte, floor, bare, fenced floorKind) (round, error) {
 	runtime.GC()
 	stats.take(time.Now())
 	peak := watchHeap()
@@ -292,7 +302,11 @@ func measure(ctx context.Context, h http.Handler, watch *store.Store, stats *cal
 		return r, err
 	}
 	bareTook, err := bare.store(ctx, items)
-	r.floor, r.bare = floorTook.Seconds(), bareTook.Seconds()
+	if err != nil {
+		return r, err
+	}
+	fencedTook, err := fenced.store(ctx, items)
+	r.floor, r.bare, r.fenced = floorTook.Seconds(), bareTook.Seconds(), fencedTook.Seconds()
 	return r, err
 }
 
@@ -465,11 +479,13 @@ func init() {
 
 // floorKind is a table to store floor items in, whether it is made as
 // the product's (stream on) with the items keeping the issue's index keys,
-// and how many writers send its batches.
+// how many writers send its batches, and whether it writes them in fenced
+// transactions instead (one writer).
 type floorKind struct {
 	table   *store.Store
 	product bool
 	writers int
+	fenced  bool
 }
 
 // storedItems are the items of the issues a scan stored, as the table
@@ -484,34 +500,23 @@ func storedItems(ctx context.Context, watch *store.Store, company int64, scanID 
 	return items, err
 }
 
-// store writes the items again under keys of their own with
-// BatchWriteItem, 25 per call on f.writers writers, and returns how long
-// it took.
+// store writes the items again under keys of their own and returns how
+// long it took: with BatchWriteItem, 25 per call on f.writers writers, or
+// in fenced transactions (storeFenced).
 func (f floorKind) store(ctx context.Context, items []map[string]types.AttributeValue) (time.Duration, error) {
-	st := f.table
-	var reqs [][]types.WriteRequest
-	var batch []types.WriteRequest
-	run := uuid.NewString()
-	for k, stored := range items {
-		item := maps.Clone(stored)
-		for name, v := range item {
-			// An empty index key is refused; without indexes, the floor is
-			// the table's own write rate.
-			sv, ok := v.(*types.AttributeValueMemberS)
-			if ok && (sv.Value == "" || !f.product) && indexKeys[name] {
-				delete(item, name)
-			}
-		}
-		item["PK"] = &types.AttributeValueMemberS{Value: fmt.Sprintf("FLOOR#%s#%d", run, k%64)}
-		item["SK"] = &types.AttributeValueMemberS{Value: fmt.Sprintf("ISSUE#%08d", k)}
-		batch = append(batch, types.WriteRequest{PutRequest: &types.PutRequest{Item: item}})
-		if len(batch) == 25 {
-			reqs, batch = append(reqs, batch), nil
-		}
+	own := f.ownItems(items)
+	if f.fenced {
+		return f.storeFenced(ctx, own)
 	}
-	if len(batch) > 0 {
+	var reqs [][]types.WriteRequest
+	for b := range slices.Chunk(own, 25) {
+		batch := make([]types.WriteRequest, len(b))
+		for n, item := range b {
+			batch[n] = types.WriteRequest{PutRequest: &types.PutRequest{Item: item}}
+		}
 		reqs = append(reqs, batch)
 	}
+	st := f.table
 	work := make(chan []types.WriteRequest)
 	errs := make(chan error, f.writers)
 	var wg sync.WaitGroup
@@ -547,6 +552,54 @@ func (f floorKind) store(ctx context.Context, items []map[string]types.Attribute
 	default:
 	}
 	return took, nil
+}
+
+// ownItems are copies of items under keys of a run of their own (index
+// keys kept on a product table, dropped on a bare one).
+func (f floorKind) ownItems(items []map[string]types.AttributeValue) []map[string]types.AttributeValue {
+	run := uuid.NewString()
+	out := make([]map[string]types.AttributeValue, len(items))
+	for k, stored := range items {
+		item := maps.Clone(stored)
+		for name, v := range item {
+			// An empty index key is refused; without indexes, the floor is
+			// the table's own write rate.
+			sv, ok := v.(*types.AttributeValueMemberS)
+			if ok && (sv.Value == "" || !f.product) && indexKeys[name] {
+				delete(item, name)
+			}
+		}
+		item["PK"] = &types.AttributeValueMemberS{Value: fmt.Sprintf("FLOOR#%s#%d", run, k%64)}
+		item["SK"] = &types.AttributeValueMemberS{Value: fmt.Sprintf("ISSUE#%08d", k)}
+		out[k] = item
+	}
+	return out
+}
+
+// storeFenced writes items in transactions of 99 puts and a condition
+// check on one head item (as a lease's fence checks the branch's head),
+// one after the other (DynamoDB Local runs one transaction at a time).
+func (f floorKind) storeFenced(ctx context.Context, items []map[string]types.AttributeValue) (time.Duration, error) {
+	table := aws.String(f.table.TableName())
+	head := map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "FLOOR#HEAD"}, "SK": &types.AttributeValueMemberS{Value: "HEAD"}}
+	owner := map[string]types.AttributeValue{":o": &types.AttributeValueMemberS{Value: uuid.NewString()}}
+	if _, err := f.table.Client().PutItem(ctx, &dynamodb.PutItemInput{TableName: table,
+		Item: map[string]types.AttributeValue{"PK": head["PK"], "SK": head["SK"], "lease_owner": owner[":o"]}}); err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	for b := range slices.Chunk(items, 99) {
+		tx := make([]types.TransactWriteItem, 0, len(b)+1)
+		for _, item := range b {
+			tx = append(tx, types.TransactWriteItem{Put: &types.Put{TableName: table, Item: item}})
+		}
+		tx = append(tx, types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{TableName: table, Key: head,
+			ConditionExpression: aws.String("lease_owner = :o"), ExpressionAttributeValues: owner}})
+		if _, err := f.table.Client().TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: tx}); err != nil {
+			return 0, err
+		}
+	}
+	return time.Since(start), nil
 }
 
 // tenant creates a company with an admin and returns the company and the
