@@ -96,7 +96,7 @@ func (in *Ingester) handle(ctx context.Context, get streamimage.Get) error {
 		return in.Ingest(ctx, job)
 	}
 	if job, ok := bulktriage.JobOf(get); ok {
-		return (&bulktriage.Worker{Store: bulktriage.Store{Lists: in.Store.Lists, Triage: in.Store.Triage}, Log: in.Log}).Run(ctx, job)
+		return (&bulktriage.Worker{Store: in.Store.Bulk, Log: in.Log}).Run(ctx, job)
 	}
 	if job, ok := exportjob.JobOf(get); ok {
 		if in.Exporter == nil { // a wiring mistake: fail the record, visibly, rather than panic
@@ -156,12 +156,10 @@ func (in *Ingester) Ingest(ctx context.Context, job Job) error {
 	return err
 }
 
-// ingestion is what scanlife.Ingest works with: the ingester's areas,
-// bucket, log and clock.
+// ingestion is what scanlife.Ingest works with: the ingester's areas for
+// it, bucket, log and clock.
 func (in *Ingester) ingestion() scanlife.Ingestion {
-	st := scanlife.Ingesting{Catalog: in.Store.Catalog, Components: in.Store.Components, Findings: in.Store.Findings,
-		Ledger: in.Store.Ledger, Quality: in.Store.Quality, SCA: in.Store.SCA, Scans: in.Store.Scans}
-	return scanlife.Ingestion{Store: st, Reports: in.Reports, Log: in.Log, Now: in.Now}
+	return scanlife.Ingestion{Store: in.Store.Ingesting, Reports: in.Reports, Log: in.Log, Now: in.Now}
 }
 
 // Outcomes of an ingestion, the Outcome dimension of its metrics.

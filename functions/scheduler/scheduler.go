@@ -37,7 +37,7 @@ func Handler(d *deliveryengine.Engine, st Store, feeds Feeds) func(context.Conte
 		"sla":     func(ctx context.Context) (int, error) { return SLAChecks(ctx, st, now()) },
 		"digest":  func(ctx context.Context) (int, error) { return WeeklyDigest(ctx, st, now()) },
 		"stalled": func(ctx context.Context) (int, error) {
-			return sweep.Run(ctx, sweep.Store{Catalog: st.Catalog, Findings: st.Findings, Scans: st.Scans}, now())
+			return sweep.Run(ctx, st.Sweep, now())
 		},
 		"exploits": func(ctx context.Context) (int, error) { return ImportExploits(ctx, st, feeds) },
 		"tickets":  func(ctx context.Context) (int, error) { return ReconcileTickets(ctx, st.Tenancy, TicketerOf(d)) },

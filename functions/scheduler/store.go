@@ -12,16 +12,16 @@ import (
 	"github.com/acme/codescan-api/shared/store/findings"
 	"github.com/acme/codescan-api/shared/store/page"
 	"github.com/acme/codescan-api/shared/store/sca"
-	"github.com/acme/codescan-api/shared/store/scans"
 	"github.com/acme/codescan-api/shared/store/schema"
+	"github.com/acme/codescan-api/shared/sweep"
 )
 
 // Store is what the scheduler jobs read and write: per area of the store, the calls
-// they make and no others; StoreOf composes it from the store's areas.
+// they make and no others, and the sweep's own composition; StoreOf composes it
+// from the store's areas.
 type Store struct {
 	Catalog interface {
 		BackfillProjectRepoKeys(ctx context.Context, until time.Time) (done bool, written int, err error)
-		GetProject(ctx context.Context, companyID int64, projectID int64) (schema.Project, error)
 		SLASettings(ctx context.Context, companyID int64) (sla.Settings, bool, error)
 	}
 	Components interface {
@@ -34,7 +34,6 @@ type Store struct {
 	}
 	Findings interface {
 		MarkBreached(ctx context.Context, i findings.Issue) error
-		SettleScanJournal(ctx context.Context, companyID int64, sc scans.Scan) error
 	}
 	Ledger interface {
 		RecordEventOnce(ctx context.Context, e schema.Event) (bool, error)
@@ -48,22 +47,18 @@ type Store struct {
 	SCA interface {
 		ListFilteredSCAIssues(ctx context.Context, companyID int64, projectID int64, f exploits.Filter, q page.Request) (page.Page[sca.Issue], error)
 	}
-	Scans interface {
-		ClearStalled(ctx context.Context, st scans.StalledScan) error
-		FailScan(ctx context.Context, sc scans.Scan, reason string, problems []scans.ScanError, ev *schema.Event) (bool, error)
-		GetScan(ctx context.Context, companyID int64, scanID string) (scans.Scan, error)
-		SettleCounted(ctx context.Context, companyID int64, scanID string) error
-		StalledScans(ctx context.Context, before time.Time, limit int) ([]scans.StalledScan, error)
-	}
 	Tenancy interface {
 		CompanyIDs(ctx context.Context) ([]int64, error)
 	}
 	Triage interface {
 		ExpireAcceptances(ctx context.Context, companyID int64) (int, error)
 	}
+	// Sweep is the stalled-scan sweep's own composition (the "stalled" job).
+	Sweep sweep.Store
 }
 
 // StoreOf is the areas of st that Store touches: its composition.
 func StoreOf(st *store.Store) Store {
-	return Store{Catalog: st.Catalog, Components: st.Components, Exploits: st.Exploits, Findings: st.Findings, Ledger: st.Ledger, Lists: st.Lists, SCA: st.SCA, Scans: st.Scans, Tenancy: st.Tenancy, Triage: st.Triage}
+	return Store{Catalog: st.Catalog, Components: st.Components, Exploits: st.Exploits, Findings: st.Findings, Ledger: st.Ledger, Lists: st.Lists, SCA: st.SCA,
+		Tenancy: st.Tenancy, Triage: st.Triage, Sweep: sweep.StoreOf(st)}
 }

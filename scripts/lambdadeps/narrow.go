@@ -98,8 +98,9 @@ func storePointers(filename string, src []byte) ([]int, error) {
 
 // isComposition reports whether fd is a group's composition, the one
 // place a group names the concrete store: func XOf(st *store.Store) X
-// { return X{Area: st.Area, ...} }, which hands the group the areas it
-// lists and nothing else.
+// { return X{Area: st.Area, Part: pkg.PartOf(st), ...} }, which hands the
+// group the areas it lists, and the compositions of the parts it runs,
+// and nothing else.
 func isComposition(fd *ast.FuncDecl) bool {
 	if fd.Recv != nil || !strings.HasSuffix(fd.Name.Name, "Of") || fd.Body == nil || len(fd.Body.List) != 1 {
 		return false
@@ -122,13 +123,37 @@ func isComposition(fd *ast.FuncDecl) bool {
 		if !ok {
 			return false
 		}
-		sel, ok := kv.Value.(*ast.SelectorExpr)
-		if !ok {
-			return false
-		}
-		if id, ok := sel.X.(*ast.Ident); !ok || id.Name != st {
+		if !isArea(kv.Value, st) && !isPartComposition(kv.Value, st) {
 			return false
 		}
 	}
 	return true
+}
+
+// isArea reports whether e is st.Area.
+func isArea(e ast.Expr, st string) bool {
+	sel, ok := e.(*ast.SelectorExpr)
+	if !ok {
+		return false
+	}
+	id, ok := sel.X.(*ast.Ident)
+	return ok && id.Name == st
+}
+
+// isPartComposition reports whether e is another package's composition
+// of st: pkg.XOf(st).
+func isPartComposition(e ast.Expr, st string) bool {
+	call, ok := e.(*ast.CallExpr)
+	if !ok || len(call.Args) != 1 {
+		return false
+	}
+	fn, ok := call.Fun.(*ast.SelectorExpr)
+	if !ok || !strings.HasSuffix(fn.Sel.Name, "Of") {
+		return false
+	}
+	if _, ok := fn.X.(*ast.Ident); !ok {
+		return false
+	}
+	arg, ok := call.Args[0].(*ast.Ident)
+	return ok && arg.Name == st
 }

@@ -30,6 +30,18 @@ func StoreOf(st *store.Store) Store { return Store{Scans: st.Scans} }`, nil},
 import "github.com/acme/codescan-api/shared/store"
 type Store struct{ Scans any }
 func StoreOf(st *store.Store) Store { return Store{Scans: st.Client()} }`, []int{4}},
+		"a composition of parts' compositions": {`package p
+import "github.com/acme/codescan-api/shared/store"
+type Store struct{ Part, Scans any }
+func StoreOf(st *store.Store) Store { return Store{Part: part.PartOf(st), Scans: st.Scans} }`, nil},
+		"a part's composition of something else": {`package p
+import "github.com/acme/codescan-api/shared/store"
+type Store struct{ Part any }
+func StoreOf(st *store.Store) Store { return Store{Part: part.PartOf(st.Client())} }`, []int{4}},
+		"a call that is no composition": {`package p
+import "github.com/acme/codescan-api/shared/store"
+type Store struct{ Part any }
+func StoreOf(st *store.Store) Store { return Store{Part: part.Wrap(st)} }`, []int{4}},
 		"a function that keeps the store": {`package p
 import "github.com/acme/codescan-api/shared/store"
 type Store struct{ All any }

@@ -32,7 +32,9 @@ import (
 // Store is the handles of the areas of one table, each a room of its own:
 // a caller reaches an area through its field (st.Scans.GetScan) and names
 // the area's own types; a group's composition (its StoreOf) shows which
-// areas it touches.
+// areas it touches, and holds the compositions of the shared parts it runs
+// (scanlife.IngestingOf(st), sweep.StoreOf(st)) rather than restating
+// their calls.
 type Store struct {
 	t          *ddb.Table
 	Ledger     *ledger.Ledger

@@ -67,7 +67,7 @@ func end(ctx context.Context, st Store, s scans.StalledScan, now time.Time) (boo
 	if err != nil {
 		return false, err
 	}
-	return scanlife.Fail(ctx, scanlife.Failing{Catalog: st.Catalog, Findings: st.Findings, Scans: st.Scans}, sc, Reason, []scans.ScanError{{
+	return scanlife.Fail(ctx, st.Failing, sc, Reason, []scans.ScanError{{
 		ScanType: sc.Engine, Level: "error", Location: "report",
 		Message: "processing did not finish within " + StalledAfter.String() + "; upload the report again with a new run_id",
 	}}, now)

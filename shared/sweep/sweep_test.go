@@ -134,7 +134,7 @@ func TestSweepPassesOverScansItCannotEnd(t *testing.T) {
 	broken := errors.New("injected")
 	fail := &failing{Findings: st.Findings, refuse: map[string]error{ids[0]: ddb.ErrUnavailable, ids[1]: broken}}
 	st2 := sweep.StoreOf(st)
-	st2.Findings = fail
+	st2.Failing.Findings = fail
 	if n, err := sweep.Run(ctx, st2, now); !errors.Is(err, broken) || n != 1 {
 		t.Fatalf("sweep with scans it cannot end: %d %v", n, err)
 	}
