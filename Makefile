@@ -34,21 +34,47 @@ reset:
 ## scripts/vulncheck (fails on a vulnerability the code reaches); the Lambda
 ## builds, both stacks synthesized, and cfn-lint on template.yaml and the
 ## two stack templates. Installs Debian's Chromium first when it is missing
-## (the trend chart's test draws it in a real headless browser; run as root)
+## (the trend chart's test draws it in a real headless browser; run as root).
+## After the go.mod checks, two lanes run at once (make -j2): test-race, the
+## Go tests under the race detector, its output as it comes; and
+## test-checks (vet, staticcheck, lambdadeps, govulncheck, the request
+## tables, the CDK app's tests, make lint), its output held back and printed
+## in one piece when it ends. Most of the race lane waits on DynamoDB Local,
+## so the checks use the CPU it leaves; either lane failing fails make test
 test:
 	command -v chromium >/dev/null || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium; }
-	$(GO) vet ./...
 	$(GO) mod tidy -diff
 	cd infra && $(GO) mod tidy -diff
 	cd shared/localproc/gotools && $(GO) mod tidy -diff
+	@$(MAKE) --no-print-directory -j2 test-race test-checks-quiet
+
+## test-race: make test's Go tests under the race detector, on one DynamoDB
+## Local (and mail catcher and S3 server) started for the run
+.PHONY: test-race test-checks test-checks-quiet
+test-race:
+	$(GO) run ./scripts/withddb $(GO) test -race -count=1 -timeout 30m -parallel 4 -skip '^(TestHostileInput|TestFaultInjection|TestBulkTriageOf20000)$$' ./...
+
+## test-checks: the rest of make test, in order: go vet, staticcheck,
+## lambdadeps, govulncheck, the hostile-input and fault-injection tables
+## (without the race detector, on a DynamoDB Local of their own), the CDK
+## app's vet and tests, make lint
+test-checks:
+	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 	$(GO) run ./scripts/lambdadeps
 	$(GO) run ./scripts/vulncheck ./...
-	$(GO) run ./scripts/withddb $(GO) test -race -count=1 -timeout 30m -parallel 4 -skip '^(TestHostileInput|TestFaultInjection|TestBulkTriageOf20000)$$' ./...
 	set -o pipefail; $(GO) run ./scripts/withddb $(GO) test -count=1 -timeout 30m -parallel 4 -run '^(TestHostileInput|TestFaultInjection)$$' -v ./internal/registry \
 	  | grep -E '^(hostile-input|fault injection|--- FAIL|ok|FAIL)'
 	cd infra && $(GO) vet ./... && $(GO) test -count=1 ./...
 	$(MAKE) lint
+
+# test-checks-quiet: test-checks with its output held back until it ends
+# (so that it does not interleave with test-race's), then printed whole
+test-checks-quiet:
+	@echo "make test-checks runs beside the race tests; its output follows when it ends"
+	@log=$$(mktemp); $(MAKE) --no-print-directory test-checks >$$log 2>&1; rc=$$?; \
+	  echo "----- make test-checks (exit status $$rc) -----"; cat $$log; rm -f $$log; \
+	  echo "----- end of make test-checks -----"; exit $$rc
 
 ## bench: findings read APIs at 10,000 and 200,000 issues beside a naive
 ## baseline, on a DynamoDB Local of its own (sizes: BENCH_SMALL=,
@@ -91,10 +117,13 @@ load:
 
 ## faults: the fault-injection table in full: every write route x every
 ## DynamoDB call position x each of the 5 error kinds (make test runs every
-## position with one kind, the kinds in turn)
+## position with one kind, the kinds in turn); and the integrations group's
+## signed command at every call position both with one refused call and
+## with an outage from there on (make test: one of the two per position, in
+## turn, both at the first and the last)
 faults:
-	set -o pipefail; FAULTS=full $(GO) run ./scripts/withddb $(GO) test -count=1 -timeout 60m -parallel 4 -run '^TestFaultInjection$$' -v ./internal/registry \
-	  | grep -E '^(fault injection|--- FAIL|ok|FAIL)'
+	set -o pipefail; FAULTS=full $(GO) run ./scripts/withddb $(GO) test -count=1 -timeout 60m -parallel 4 -run '^(TestFaultInjection|TestCommandUnderDynamoDBFaults)$$' -v ./internal/registry ./functions/integrations \
+	  | grep -E '^(fault injection|--- FAIL|ok|FAIL)|call positions of one command'
 
 ## chaos: TestChaos on random seeds for CHAOS_DURATION (default 30m):
 ## uploads, triage, rule applications, acceptances ended by the SLA job,

@@ -27,6 +27,7 @@ import (
 // signed body under a new delivery id, and the same command in a new
 // comment change nothing more.
 func TestIgnoreFromTheReview(t *testing.T) {
+	t.Parallel()
 	w := newHookWorld(t)
 	ref := w.refs[0]
 	before, hist0 := w.issue(t, ref)
@@ -81,6 +82,7 @@ func TestIgnoreFromTheReview(t *testing.T) {
 // `/codescan accept-risk <ref> <days> <reason>` accepts the risk for that
 // many days, owned by the linked user (the login matched ignoring case).
 func TestAcceptRiskFromTheReview(t *testing.T) {
+	t.Parallel()
 	w := newHookWorld(t)
 	ref := w.refs[1]
 	_, hist0 := w.issue(t, ref)
@@ -107,6 +109,7 @@ func TestAcceptRiskFromTheReview(t *testing.T) {
 // Commands the service does not carry out change no issue and are
 // answered on the pull request with why.
 func TestRefusedCommandsChangeNothing(t *testing.T) {
+	t.Parallel()
 	w := newHookWorld(t)
 	ref := w.refs[0]
 	inactive := w.env.User(t, w.acme, testenv.UserSpec{Email: "gone@acme.test", Permissions: []string{routes.PermTriageIssue}, Inactive: true})
@@ -145,6 +148,7 @@ func TestRefusedCommandsChangeNothing(t *testing.T) {
 // posted: a forged or missing signature, a body changed after signing,
 // an unknown uuid, and another company's integration signed with ours.
 func TestForgedDeliveriesAreRefused(t *testing.T) {
+	t.Parallel()
 	w := newHookWorld(t)
 	globex := w.env.Company(t, "Globex")
 	theirs := w.integration(t, globex, globexToken, fmt.Sprint(w.host.AccountID(globexToken)), "acme")
@@ -195,6 +199,7 @@ func TestForgedDeliveriesAreRefused(t *testing.T) {
 // only its own company: its users, links and summaries. Acme's finding,
 // named by Acme's ref from Acme's pull request, is out of its reach.
 func TestAnotherCompanysIntegrationReachesOnlyItsOwn(t *testing.T) {
+	t.Parallel()
 	w := newHookWorld(t)
 	globex := w.env.Company(t, "Globex")
 	theirs := w.integration(t, globex, globexToken, fmt.Sprint(w.host.AccountID(globexToken)), "acme")
@@ -235,6 +240,7 @@ func TestAnotherCompanysIntegrationReachesOnlyItsOwn(t *testing.T) {
 // ping, other events, other actions, issues, plain comments, our own
 // replies, comments past MaxCommandAge, an expired integration.
 func TestDeliveriesWithoutCommandsAreIgnored(t *testing.T) {
+	t.Parallel()
 	w := newHookWorld(t)
 	ref := w.refs[0]
 	if got := w.deliver(t, w.in.UUID, acmeSecret, "ping", map[string]any{"zen": "Keep it logically awesome.", "hook_id": githost.HookID}); got != "pong" {
@@ -291,6 +297,7 @@ func TestDeliveriesWithoutCommandsAreIgnored(t *testing.T) {
 // The webhook secret is write-only: bounded, sealed for this integration's
 // webhook alone, never answered, and shown only as webhook_secret_set.
 func TestWebhookSecretIsWriteOnly(t *testing.T) {
+	t.Parallel()
 	w := newHookWorld(t)
 	path := "/integrations/scm-provider/" + w.in.UUID
 	for _, body := range []string{`{"webhook_secret":"short"}`, `{"webhook_secret":"` + strings.Repeat("s", 257) + `"}`,

@@ -139,6 +139,7 @@ func (w *glHookWorld) glReplies() []gitlabhost.Note {
 // counters exact), answered with a note; the same delivery again, or the
 // same note under a new event UUID, changes nothing more.
 func TestIgnoreFromTheMergeRequest(t *testing.T) {
+	t.Parallel()
 	w := newGitLabHookWorld(t)
 	ref := w.glRefs[0]
 	_, hist0 := w.issue(t, ref)
@@ -176,6 +177,7 @@ func TestIgnoreFromTheMergeRequest(t *testing.T) {
 // unknown uuid answer 401 with nothing changed; notes that are no command
 // (plain notes, our own, other events) are ignored.
 func TestGitLabRefusalsChangeNothing(t *testing.T) {
+	t.Parallel()
 	w := newGitLabHookWorld(t)
 	ref := w.glRefs[0]
 	globex := w.env.Company(t, "Globex")

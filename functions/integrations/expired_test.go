@@ -39,6 +39,7 @@ func storedEvent(t *testing.T, st *store.Store, companyID int64, id string) (sch
 // Re-verification with the stored token that the host rejects marks the
 // integration expired and records integration_expired in the same write.
 func TestRejectedStoredTokenExpiresTheIntegration(t *testing.T) {
+	t.Parallel()
 	w := setup(t)
 	live := w.integration(t, w.acme.ID, schema.Integration{
 		Name: "Acme GHES 2", AccountID: fmt.Sprint(ciBotID), AccountName: "acme-ci-bot", BaseURL: "https://ghes.acme.example",
@@ -80,6 +81,7 @@ func TestRejectedStoredTokenExpiresTheIntegration(t *testing.T) {
 
 // The event is written if and only if the change is.
 func TestOutboxEventOnlyWithItsChange(t *testing.T) {
+	t.Parallel()
 	w := setup(t)
 	ctx := context.Background()
 	live := w.integration(t, w.acme.ID, schema.Integration{Name: "X", AccountID: "1", AccountName: "x", BaseURL: "https://x.example"}, oldToken)

@@ -197,6 +197,7 @@ type oneBody struct {
 }
 
 func TestListAndGet(t *testing.T) {
+	t.Parallel()
 	w := setup(t)
 	gh := w.integration(t, w.acme.ID, schema.Integration{Name: "GitHub.com", AccountID: "77", AccountName: "acme-org-bot", BaseURL: "https://api.github.com"}, newToken)
 	third := w.integration(t, w.acme.ID, schema.Integration{Name: "Mirror", AccountID: "78", AccountName: "mirror", BaseURL: "https://git.acme.example", GatewayPrefix: "/api/v3"}, newToken)
@@ -290,6 +291,7 @@ func TestListAndGet(t *testing.T) {
 }
 
 func TestPatchWithoutVerification(t *testing.T) {
+	t.Parallel()
 	w := setup(t)
 	before := w.stored(t, w.ghes)
 	// updated_at has second precision: the PATCH is served by a store
@@ -337,6 +339,7 @@ func TestPatchWithoutVerification(t *testing.T) {
 }
 
 func TestPatchVerifiesNewToken(t *testing.T) {
+	t.Parallel()
 	w := setup(t)
 	before := w.stored(t, w.ghes)
 	r := w.patch(t, w.manager, w.ghes.UUID, `{"secure_token":"`+newToken+`","name":"Acme GHES (rotated)"}`)
@@ -365,6 +368,7 @@ func TestPatchVerifiesNewToken(t *testing.T) {
 // Moving the integration to another address re-verifies with the stored
 // token there.
 func TestPatchAddressUsesStoredToken(t *testing.T) {
+	t.Parallel()
 	w := setup(t)
 	moved := scmhosttest.New(t, "")
 	moved.AddToken(oldToken, ciBotID, "acme-ci-bot")
@@ -404,6 +408,7 @@ func closedPort(t *testing.T) string {
 }
 
 func TestPatchFailuresChangeNothing(t *testing.T) {
+	t.Parallel()
 	w := setup(t)
 	before := w.stored(t, w.ghes)
 	str := func(s string) string { b, _ := json.Marshal(s); return string(b) }
@@ -494,6 +499,7 @@ func TestPatchFailuresChangeNothing(t *testing.T) {
 }
 
 func TestPatchAccess(t *testing.T) {
+	t.Parallel()
 	w := setup(t)
 	before, otherBefore := w.stored(t, w.ghes), w.stored(t, w.otherInt)
 	body := `{"name":"Taken over","secure_token":"` + otherToken + `"}`
@@ -530,6 +536,7 @@ func TestPatchAccess(t *testing.T) {
 // Two updates of one integration cannot interleave: a token change held up
 // by the host loses to a rename that lands meanwhile, and changes nothing.
 func TestConcurrentPatch(t *testing.T) {
+	t.Parallel()
 	w := setup(t)
 	entered, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
@@ -576,6 +583,7 @@ func (failingSealer) Seal(context.Context, string, string) (string, error) {
 // An internal failure after a successful check is a 500 that changes
 // nothing and logs no secret.
 func TestSealFailure(t *testing.T) {
+	t.Parallel()
 	w := setup(t)
 	h := integrations.NewWithOptions(w.env.Deps, integrations.Options{
 		Sealer: failingSealer{w.sealer}, Host: scmhost.New(scmhost.Options{AllowLoopback: true}),
@@ -603,6 +611,7 @@ func TestSealFailure(t *testing.T) {
 }
 
 func TestCursorPagingMatchesPageNumbers(t *testing.T) {
+	t.Parallel()
 	w := setup(t)
 	want := []int64{w.ghes.ID}
 	for i := range 6 {
@@ -677,6 +686,7 @@ func TestCursorPagingMatchesPageNumbers(t *testing.T) {
 // reason to call the host, and another company's integration answers as
 // a missing one.
 func TestPatchInlineComments(t *testing.T) {
+	t.Parallel()
 	w := setup(t)
 	r := w.do(t, w.h, "GET", "/integrations/scm-provider/"+w.ghes.UUID, "", testenv.Key(w.viewer)...)
 	if r.Status != 200 || !strings.Contains(string(r.Body), `"inline_comments":{"enabled":false,"max_per_scan":10}`) {

@@ -34,6 +34,7 @@ type providerBody struct {
 // provider that is none, or that the host does not speak, changes
 // nothing; another company's integration is a missing one.
 func TestPatchProvider(t *testing.T) {
+	t.Parallel()
 	w := setup(t)
 	gl := gitlabhost.New(t, gitlabhost.WithToken(glToken, "acme-ci-gl"), gitlabhost.WithRelativeRoot("/gitlab"))
 	in := w.integration(t, w.acme.ID, schema.Integration{Name: "Acme code host", AccountID: fmt.Sprint(gl.Account(glToken).ID),

@@ -19,6 +19,7 @@ import (
 // restarted, so it is not overdue at once; seven days later it breaches
 // again, under its new clock, once.
 func TestSLAJobEndsAcceptancesAndRestartsTheClock(t *testing.T) {
+	t.Parallel()
 	env := testenv.New(t)
 	ctx := context.Background()
 	now := time.Date(2026, 2, 1, 9, 0, 0, 0, time.UTC)

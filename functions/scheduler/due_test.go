@@ -106,6 +106,7 @@ func (w *dueWorld) breaches() []string {
 // issue write path: each run raises exactly the issues past due, once,
 // and reads only the issues that became due since the last run.
 func TestSLAJobReadsOnlyWhatIsDue(t *testing.T) {
+	t.Parallel()
 	env := testenv.New(t)
 	ctx := context.Background()
 	c := env.Company(t, "Due")
@@ -253,6 +254,7 @@ func digestWant(t *testing.T, st *store.Store, companyID int64, now time.Time) m
 // counters and counts index ranges, with the counts from every issue, at
 // several times and settings, breached and pending issues mixed.
 func TestDigestCountsEqualAFullRecount(t *testing.T) {
+	t.Parallel()
 	env := testenv.New(t)
 	ctx := context.Background()
 	c := env.Company(t, "Digest")

@@ -41,6 +41,7 @@ func outboxEvent(t *testing.T, st *store.Store, companyID int64, id string) (sch
 }
 
 func TestSLABreachRaisedOncePerIssueAndWeeklyDigest(t *testing.T) {
+	t.Parallel()
 	env := testenv.New(t)
 	ctx := context.Background()
 	c := env.Company(t, "Sla")

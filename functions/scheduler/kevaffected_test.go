@@ -49,6 +49,7 @@ func affectedEvents(t *testing.T, st *store.Store, companyID int64) []string {
 // finding hears nothing, however many affected versions it holds; the
 // first import is the baseline; a run again records nothing.
 func TestKEVArrivalAnnouncesTheBlastRadius(t *testing.T) {
+	t.Parallel()
 	env := testenv.New(t)
 	st := env.Store
 	ctx := context.Background()
@@ -149,6 +150,7 @@ func TestKEVArrivalAnnouncesTheBlastRadius(t *testing.T) {
 // package, records once; it is another event than an upload's of the
 // same advisory.
 func TestKEVBlastRadiusRecordsOnce(t *testing.T) {
+	t.Parallel()
 	env := testenv.New(t)
 	st := env.Store
 	ctx := context.Background()

@@ -19,6 +19,7 @@ import (
 // Each run of a job is one EMF line by job: its duration, the items it
 // handled and whether it failed; an unknown job is refused and emits none.
 func TestJobMetrics(t *testing.T) {
+	t.Parallel()
 	env := testenv.New(t)
 	ctx := context.Background()
 	c := env.Company(t, "Jobs")

@@ -23,6 +23,7 @@ import (
 // accepts its finding's risk; a ticket checked less than a day ago is not
 // read again.
 func TestReconcileTicketsRepairsALostEvent(t *testing.T) {
+	t.Parallel()
 	env := testenv.New(t)
 	co := env.Company(t, "Acme")
 	ctx := context.Background()

@@ -85,6 +85,7 @@ func pollScan(t *testing.T, env *testenv.Env, h http.Handler, u testenv.User, id
 // processing, the ingester completes it, and GET /scan/{id} shows it; the
 // findings are counted once. Another company's user sees no such scan.
 func TestAsyncUpload(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	scans := projects.New(w.env.Deps)
 	q := "engine=sarif&project=async&branch=main&run_id=" + newRun()
@@ -137,6 +138,7 @@ func chunkedResults(t *testing.T) int {
 // assembled, ingested and counted exactly once; each chunk's answer echoes
 // the offset after it.
 func TestChunkedUpload(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	n := chunkedResults(t)
 	report := testenv.Gzip(t, generated(n))
@@ -195,6 +197,7 @@ func TestChunkedUpload(t *testing.T) {
 // Chunk headers are checked at once: bad values are 400, a total past the
 // limits 413 naming the limit.
 func TestChunkErrors(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	q := "/scan-upload?engine=sarif&project=p&run_id=" + newRun()
 	body := testenv.Gzip(t, generated(10))
@@ -245,6 +248,7 @@ func quietWorld(t *testing.T) *world {
 // A redelivered stream record (the worker run twice on one scan, by the
 // poller's path and by the Lambda handler's) never duplicates findings.
 func TestWorkerRedelivery(t *testing.T) {
+	t.Parallel()
 	w := quietWorld(t)
 	res := w.upload(t, w.uploader, "engine=sarif&project=again&branch=main&run_id="+newRun(), generated(300))
 	var up scanResult
@@ -286,6 +290,7 @@ func TestWorkerRedelivery(t *testing.T) {
 // reason and a scan error, as GET /scan/{id} shows; a second delivery
 // changes nothing.
 func TestWorkerFailure(t *testing.T) {
+	t.Parallel()
 	w := quietWorld(t)
 	scans := projects.New(w.env.Deps)
 	res := w.upload(t, w.uploader, "engine=sarif&project=broken&branch=main&run_id="+newRun(), generated(3))
@@ -329,6 +334,7 @@ func TestWorkerFailure(t *testing.T) {
 // a gzip bomb is 413 naming both limits); a body that is itself a gzip
 // file is read the same.
 func TestGzipReports(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	pad := func(n int) []byte {
 		return append(append([]byte(`{"version":"2.1.0","runs":[],"pad":"`), bytes.Repeat([]byte("a"), n)...), `"}`...)

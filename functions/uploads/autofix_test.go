@@ -95,6 +95,7 @@ func patched(t *testing.T, s map[string]any, path, original string) string {
 // so does every fix of a run without the file (the issue, re-detected,
 // drops it), and the fix a later report changes is the one shown.
 func TestScannersOwnFix(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	const q = "engine=sarif&project=fixes&branch=main&run_id="
 	snippet := `,"snippet":{"text":"\"DELETE FROM t WHERE x=\" + x"}`
@@ -151,6 +152,7 @@ func TestScannersOwnFix(t *testing.T) {
 // suggestion's full code is the file Semgrep's own --autofix writes, and
 // its diff patches the file into it.
 func TestSemgrepFixEndToEnd(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	const dir = "../../shared/reports/semgrep/testdata/autofix/"
 	source, fixedBySemgrep := readString(t, dir+"defaulthttpclient.java"), readString(t, dir+"defaulthttpclient.java-fixed")

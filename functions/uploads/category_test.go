@@ -29,6 +29,7 @@ func (w *world) statusesByRule(t *testing.T, query string) map[string]string {
 // runAutomationDetails.id): neither fixes the other's findings, through
 // the API; the scan keeps its category; the counts stay exact.
 func TestCategoriesThroughTheAPI(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	const q = "engine=sarif&project=mono&branch=main&run_id="
 	aRun := w.uploadOK(t, q+newRun()+"&category=services/a/", gosecLike("sqli 89 a/db.go 10", "xss 79 a/web.go 5"))
@@ -89,6 +90,7 @@ func TestCategoriesThroughTheAPI(t *testing.T) {
 // An upload without a category (the real client sends none) behaves as
 // before: its scan is the tool's truth on the branch.
 func TestNoCategoryUploadAsBefore(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	const q = "engine=sarif&project=plain&branch=main&run_id="
 	first := w.uploadOK(t, q+newRun(), gosecLike("sqli 89 db.go 10", "xss 79 web.go 5"))
@@ -107,6 +109,7 @@ func TestNoCategoryUploadAsBefore(t *testing.T) {
 // 400 naming category, from the query or from the report; nothing is
 // stored.
 func TestCategoryBadInput(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	const q = "engine=sarif&project=bad&branch=main&run_id="
 	ok := gosecLike("sqli 89 db.go 10")

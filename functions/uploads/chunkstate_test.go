@@ -89,6 +89,7 @@ func pendingBytes(t *testing.T, st *store.Store, company int64) int64 {
 // exactly what it did the first time; a run whose scan came from a whole
 // upload refuses chunks the same way. Nothing stored changes.
 func TestChunkedRunWithScan(t *testing.T) {
+	t.Parallel()
 	w := quietWorld(t)
 	c := chunker{h: w.up, u: w.uploader, run: newRun(), report: generated(20)}
 	n := len(c.report)
@@ -145,6 +146,7 @@ func TestChunkedRunWithScan(t *testing.T) {
 // The final chunk of a report that is refused is refused the same when
 // sent again; a complete run holds no quota whatever its report.
 func TestChunkedRunRefusedReport(t *testing.T) {
+	t.Parallel()
 	w := quietWorld(t)
 	c := chunker{h: w.up, u: w.uploader, run: newRun(), report: []byte(`{"version":"2.1.0","runs":[{"tool":{"driver":{"name":"x"}},"results":[}]}`)}
 	n := len(c.report)
@@ -174,6 +176,7 @@ func TestChunkedRunRefusedReport(t *testing.T) {
 // offset now reached, and store nothing. The run then completes with the
 // bytes of the chunks taken. Run with -count and -race to shake it.
 func TestConcurrentChunksAtOneOffset(t *testing.T) {
+	t.Parallel()
 	w := quietWorld(t)
 	c := chunker{h: w.up, u: w.uploader, run: newRun(), report: generated(40)}
 	n := len(c.report)
@@ -246,6 +249,7 @@ func TestConcurrentChunksAtOneOffset(t *testing.T) {
 // message) and stores nothing; a run that completes gives its share back;
 // another company has its own quota.
 func TestPendingUploadQuota(t *testing.T) {
+	t.Parallel()
 	w := quietWorld(t)
 	h := uploads.NewWithOptions(w.env.Deps, uploads.Options{PendingQuota: 64 << 20})
 	// First chunks of 64 KiB: a report comes in at most 1,024 chunks.
@@ -288,6 +292,7 @@ func TestPendingUploadQuota(t *testing.T) {
 
 // A run's chunks must keep its Upload-Length and follow one another.
 func TestChunkOrder(t *testing.T) {
+	t.Parallel()
 	w := quietWorld(t)
 	c := chunker{h: w.up, u: w.uploader, run: newRun(), report: generated(30)}
 	n := len(c.report)
@@ -331,6 +336,7 @@ func (f *failingPut) Put(ctx context.Context, key string, body []byte) error {
 // assembled; sent again, it is stored, and the final chunk sent again
 // completes the run.
 func TestChunkLostAfterTaken(t *testing.T) {
+	t.Parallel()
 	w := quietWorld(t)
 	c := chunker{u: w.uploader, run: newRun(), report: generated(20)}
 	n := len(c.report)
@@ -360,6 +366,7 @@ func TestChunkLostAfterTaken(t *testing.T) {
 // clock: a chunk in its last second continues it; from its end on the run
 // is gone and the next chunk must start it again at offset 0.
 func TestChunkedRunExpiresOnTheClock(t *testing.T) {
+	t.Parallel()
 	env := testenv.New(t)
 	at := time.Now().UTC().Truncate(time.Second)
 	env.Deps.Now = func() time.Time { return at }

@@ -52,6 +52,7 @@ func Find(id string) {
 // when lines move and when the report lists them in another order; a new
 // finding above them is a new issue, not one of theirs.
 func TestSourceFilesGiveIdentityAndSnippets(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	const q = "engine=sarif&project=src&branch=main&run_id="
 
@@ -117,6 +118,7 @@ func TestSourceFilesGiveIdentityAndSnippets(t *testing.T) {
 
 // Without the files, the issue shows the report's own snippet or none.
 func TestNoSourceFiles(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	w.uploadOK(t, "engine=sarif&project=bare&branch=main&run_id="+newRun(), gosecLike("sqli 89 db/query.go 4"))
 	list := w.issues(t, "project=bare")
@@ -130,6 +132,7 @@ func TestNoSourceFiles(t *testing.T) {
 }
 
 func TestCodeUploadErrors(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	run := newRun()
 	viewer := w.env.User(t, w.company, testenv.UserSpec{Email: "dev@acme.test"})
@@ -183,6 +186,7 @@ func TestCodeUploadErrors(t *testing.T) {
 // either order first, keeps the issues it created open, under their ids,
 // with no history entry and exact counts.
 func TestOneIdentityWithOrWithoutSource(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	report := gosecLike("sqli 89 db/query.go 4", "sqli 89 db/query.go 9")
 	for _, c := range []struct {

@@ -40,6 +40,7 @@ type scaPage struct {
 // an SCA issue whose usages are the call paths; the one that only requires
 // the module gets is_reachable false. No SAST issue comes of it.
 func TestGovulncheckReachability(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	scan := w.uploadOK(t, "engine=govulncheck&project=calls&branch=main&run_id="+newRun(), fixture(t, "govulncheck", "calls.json"))
 	res := testenv.Do(t, w.find, "GET", "/scan/"+scan.ScanID+"/issues/sca?page_size=100", "", testenv.Key(w.company.Admin)...)
@@ -87,6 +88,7 @@ func TestGovulncheckReachability(t *testing.T) {
 // A linter's SARIF (staticcheck: no security classification) yields quality
 // issues with classifications, and no SAST issue.
 func TestLinterSARIFIsQuality(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	scan := w.uploadOK(t, "engine=sarif&project=lint&branch=main&run_id="+newRun(), fixture(t, "sarif", "staticcheck.sarif"))
 	if _, total := w.groups(t, "project=lint"); total != 0 {

@@ -6,6 +6,7 @@ import (
 )
 
 func TestRemoteOf(t *testing.T) {
+	t.Parallel()
 	cases := []struct{ config, name, url string }{
 		// origin wins wherever it stands.
 		{"[remote \"upstream\"]\n\turl = git@github.com:other/x.git\n[remote \"origin\"]\n\turl = git@github.com:acme/x.git\n", "origin", "https://github.com/acme/x"},

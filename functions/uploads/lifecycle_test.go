@@ -52,6 +52,7 @@ func byRule(t *testing.T, list []listed) map[string]listed {
 // detection kept; a false positive stays one; bulk triage of a CWE group is
 // exact and idempotent; the history tells who did what.
 func TestLifecycleThroughTheAPI(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	triager := w.env.User(t, w.company, testenv.UserSpec{Email: "sec@acme.test", Permissions: []string{routes.PermTriageIssue}})
 	viewer := w.env.User(t, w.company, testenv.UserSpec{Email: "dev@acme.test"})
@@ -186,6 +187,7 @@ func (w *world) byStatus(t *testing.T, query, cwe string) map[string]int {
 
 // The scan's own issue list carries every field the real client requires.
 func TestScanIssuesForTheClient(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	scan := w.uploadOK(t, "engine=sarif&project=shop&branch=main&run_id="+newRun(),
 		gosecLike("sqli 89 db/q.go 10", "xss 79 web/h.go 5", "xss 79 web/h.go 6"))
@@ -234,6 +236,7 @@ func TestScanIssuesForTheClient(t *testing.T) {
 // its number and no other scan's list nor an edited form of itself (the
 // store's TestScanMembershipChunks walks lists across chunks).
 func TestScanIssuesPageByKey(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	var results []string
 	for k := range 8 {

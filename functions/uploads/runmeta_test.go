@@ -32,6 +32,7 @@ func (w *world) post(t *testing.T, u testenv.User, path, contentType string, bod
 }
 
 func TestCIData(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	run := newRun()
 	scan := w.uploadOK(t, "engine=sarif&project=web&run_id="+run, report(t, "semgrep.sarif"))
@@ -190,6 +191,7 @@ const gitConfig = `[core]
 `
 
 func TestGitConfig(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	ctx := context.Background()
 	run := newRun()
@@ -284,6 +286,7 @@ func TestGitConfig(t *testing.T) {
 // sent after the scan completed asks once for the decoration of the pull
 // request (a pull_request_scan event, named by the scan).
 func TestCIDataRecordsThePullRequest(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	scans := projects.New(w.env.Deps)
 	ctx := context.Background()

@@ -50,6 +50,7 @@ func (w *world) scaList(t *testing.T, project string) (map[string]scaListed, int
 // API are one finding with two sources, counted once; OSV-Scanner
 // stopping leaves it with govulncheck's.
 func TestSCASourcesThroughTheAPI(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	read := func(path string) []byte {
 		b, err := os.ReadFile(path)

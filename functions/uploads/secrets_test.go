@@ -3,6 +3,7 @@ package uploads
 import "testing"
 
 func TestSecretName(t *testing.T) {
+	t.Parallel()
 	secret := []string{"GITHUB_TOKEN", "ACTIONS_RUNTIME_TOKEN", "AWS_SECRET_ACCESS_KEY", "api_key", "apiKey", "DB_PASSWORD",
 		"SSH_PASSPHRASE", "GOOGLE_APPLICATION_CREDENTIALS", "NPM_AUTH", "SESSION_COOKIE", "PRIVATE_REPO_URL", "MYSQL_PASSWD"}
 	plain := []string{"GITHUB_SHA", "GITHUB_REPOSITORY", "GITHUB_REF_NAME", "RUNNER_OS", "PWD", "GITHUB_EVENT_PATH", "CI", "HOME"}
@@ -19,6 +20,7 @@ func TestSecretName(t *testing.T) {
 }
 
 func TestSecretValue(t *testing.T) {
+	t.Parallel()
 	secret := []string{
 		"ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789", "github_pat_11ABCDEFG0123456789_abcdefghijklmnop",
 		"AKIAIOSFODNN7EXAMPLE", "xoxb-1234567890-abcdefghij", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig",

@@ -193,6 +193,7 @@ func sameCounts(t *testing.T, what string, got map[string]int, want map[string]i
 // Two scanners' reports, both CWE forms, then the findings routes show the
 // new issues with exact counts.
 func TestRoundTrip(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	semgrep := w.uploadOK(t, "engine=sarif&project=web-app&branch=main&ci=true&ci_platform=github&run_id="+newRun(), report(t, "semgrep.sarif"))
 	// CodeQL's report names the branch and the repository itself; the
@@ -268,6 +269,7 @@ func TestRoundTrip(t *testing.T) {
 // a first attempt that stopped half-way; a different report or project for
 // a used run id is 409 and changes nothing.
 func TestRetries(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	run := newRun()
 	q := "engine=sarif&project=web&branch=main&run_id=" + run
@@ -323,6 +325,7 @@ func TestRetries(t *testing.T) {
 // still running) and concurrent first uploads to one new project end with
 // one scan, one project and exact counts.
 func TestConcurrentUploads(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	run := newRun()
 	body := report(t, "gosec.sarif")
@@ -405,6 +408,7 @@ func manyRuns(runs, n int) []byte {
 }
 
 func TestScanUploadErrors(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t)
 	ok := report(t, "semgrep.sarif")
 	engines := strings.Join(reports.Engines(), ", ")

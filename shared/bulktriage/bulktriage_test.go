@@ -293,47 +293,58 @@ var errKilled = errors.New("killed")
 // transactions committed), is resumed by the next delivery to the same
 // exact counts, and a delivery after the end changes nothing.
 func TestWorkerKilledMidwayResumes(t *testing.T) {
+	t.Parallel()
 	env := testenv.New(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	const n = 2_100
 	for k, fail := range []int64{3, 20, 61} { // collecting, applying page 1, applying page 3
-		w := newWorld(t, env, fmt.Sprintf("Kill%d", k), n)
-		op := w.start(t, webBody)
-		job := bulktriage.Job{CompanyID: w.company.ID, ID: op.ID}
-		killed := &bulktriage.Worker{Store: bulktriage.StoreOf(failingTransactions(t, env, fail)), Log: log, PageSize: 500}
-		if err := killed.Run(context.Background(), job); err == nil {
-			t.Fatalf("kill at transaction %d: the worker did not stop", fail)
-		}
-		midway := w.get(t, op.ID)
-		if midway.State == triage.OpDone || midway.State == triage.OpQueued {
-			t.Fatalf("kill at transaction %d: %+v", fail, midway)
-		}
-		worker := &bulktriage.Worker{Store: bulktriage.StoreOf(env.Store), Log: log, PageSize: 500}
-		if err := worker.Run(context.Background(), job); err != nil {
-			t.Fatal(err)
-		}
-		done := w.get(t, op.ID)
-		matched, changed := webCounts(n)
-		if done.State != triage.OpDone || done.Matched != matched || done.Processed != matched || done.Changed != changed {
-			t.Errorf("kill at transaction %d (midway %+v): done %+v, want matched %d changed %d", fail, midway, done, matched, changed)
-		}
-		if c := w.statusCounts(t); c["Web/false_positive"] != n {
-			t.Errorf("kill at transaction %d: statuses %v", fail, c)
-		}
-		testenv.Recount(t, env.Store, w.company.ID)
-		// A late delivery of the same record: nothing more.
-		if err := worker.Run(context.Background(), job); err != nil {
-			t.Fatal(err)
-		}
-		if late := w.get(t, op.ID); late.State != done.State || late.Matched != done.Matched || late.Processed != done.Processed || late.Changed != done.Changed {
-			t.Errorf("a late delivery moved %+v to %+v", done, late)
-		}
+		t.Run(fmt.Sprintf("kill at transaction %d", fail), func(t *testing.T) {
+			t.Parallel()
+			killedMidwayResumes(t, env, log, fmt.Sprintf("Kill%d", k), n, fail)
+		})
+	}
+}
+
+// killedMidwayResumes is one case of TestWorkerKilledMidwayResumes: a
+// world of its own whose operation's worker is killed at transaction fail.
+func killedMidwayResumes(t *testing.T, env *testenv.Env, log *slog.Logger, name string, n int, fail int64) {
+	w := newWorld(t, env, name, n)
+	op := w.start(t, webBody)
+	job := bulktriage.Job{CompanyID: w.company.ID, ID: op.ID}
+	killed := &bulktriage.Worker{Store: bulktriage.StoreOf(failingTransactions(t, env, fail)), Log: log, PageSize: 500}
+	if err := killed.Run(context.Background(), job); err == nil {
+		t.Fatalf("kill at transaction %d: the worker did not stop", fail)
+	}
+	midway := w.get(t, op.ID)
+	if midway.State == triage.OpDone || midway.State == triage.OpQueued {
+		t.Fatalf("kill at transaction %d: %+v", fail, midway)
+	}
+	worker := &bulktriage.Worker{Store: bulktriage.StoreOf(env.Store), Log: log, PageSize: 500}
+	if err := worker.Run(context.Background(), job); err != nil {
+		t.Fatal(err)
+	}
+	done := w.get(t, op.ID)
+	matched, changed := webCounts(n)
+	if done.State != triage.OpDone || done.Matched != matched || done.Processed != matched || done.Changed != changed {
+		t.Errorf("kill at transaction %d (midway %+v): done %+v, want matched %d changed %d", fail, midway, done, matched, changed)
+	}
+	if c := w.statusCounts(t); c["Web/false_positive"] != n {
+		t.Errorf("kill at transaction %d: statuses %v", fail, c)
+	}
+	testenv.Recount(t, env.Store, w.company.ID)
+	// A late delivery of the same record: nothing more.
+	if err := worker.Run(context.Background(), job); err != nil {
+		t.Fatal(err)
+	}
+	if late := w.get(t, op.ID); late.State != done.State || late.Matched != done.Matched || late.Processed != done.Processed || late.Changed != done.Changed {
+		t.Errorf("a late delivery moved %+v to %+v", done, late)
 	}
 }
 
 // Another company's operation id answers exactly like an unknown one; an
 // id that is not a uuid is 400.
 func TestOperationTenantIsolation(t *testing.T) {
+	t.Parallel()
 	env := testenv.New(t)
 	a := newWorld(t, env, "Alpha", 1_001)
 	b := &world{env: env, h: a.h, company: env.Company(t, "Beta")}
@@ -355,6 +366,7 @@ func TestOperationTenantIsolation(t *testing.T) {
 // no audit entry and no issue changed; up to the ceiling the answer comes
 // at once, as before.
 func TestBadInputCreatesNothing(t *testing.T) {
+	t.Parallel()
 	env := testenv.New(t)
 	w := newWorld(t, env, "Acme", 1_001)
 	for _, bad := range []struct{ body, names string }{

@@ -122,6 +122,7 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 // counts, a redelivery and a retry with the same Idempotency-Key change
 // nothing, and applying again changes 0 at once.
 func TestRuleApplicationRunsAsOperation(t *testing.T) {
+	t.Parallel()
 	env := testenv.New(t)
 	const n = 1_100
 	w := newWorld(t, env, "Acme", n)
@@ -202,6 +203,7 @@ func TestRuleApplicationRunsAsOperation(t *testing.T) {
 // what it changed, counted; an inactive rule is refused at request time;
 // another company's rule and operation answer like missing ones.
 func TestRuleApplicationOfAGoneRule(t *testing.T) {
+	t.Parallel()
 	env := testenv.New(t)
 	w := newWorld(t, env, "Acme", 1_001)
 	ph := policies.New(env.Deps)
@@ -288,6 +290,7 @@ func TestRuleApplicationOfAGoneRule(t *testing.T) {
 // that user, accepted by the author when the worker ran (the store's
 // clock).
 func TestBulkTriageKeepsAcceptanceTerms(t *testing.T) {
+	t.Parallel()
 	env := testenv.New(t)
 	now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 	st := store.New(env.Store.Client(), env.Store.TableName(), store.WithClock(func() time.Time { return now }))
@@ -347,6 +350,7 @@ func TestBulkTriageKeepsAcceptanceTerms(t *testing.T) {
 // operation too: the findings' id pages follow the issues', and every
 // finding ends with the rule's status, counted exactly.
 func TestRuleApplicationOfManySCAFindings(t *testing.T) {
+	t.Parallel()
 	env := testenv.New(t)
 	w := newWorld(t, env, "Acme", 10)
 	ph := policies.New(env.Deps)
