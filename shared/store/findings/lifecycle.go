@@ -151,10 +151,10 @@ func (x *Findings) applyLeased(ctx context.Context, companyID int64, sc scans.Sc
 
 // applyIssues applies the lifecycle to the scan's issues and settles their
 // counters; it returns the scan's fresh issues (its completion's events
-// name them). It reads
-// what every attempt shares once (readApplyInputs), then each attempt reads
-// the issues that exist, plans the changes and writes them (applyAttempt),
-// and last settles the counters the writes moved.
+// name them). It reads what every attempt shares once (readApplyInputs),
+// then each attempt reads the issues that exist, plans the changes and
+// writes them (applyAttempt), and last settles the counters the writes
+// moved.
 func (x *Findings) applyIssues(ctx context.Context, companyID int64, sc scans.Scan, f lease.Fence, head ScanHead, headIDs []string, found []Issue) (ApplyResult, []Issue, error) {
 	var res ApplyResult
 	res.Late = head.ScanID != "" && head.ScanID != sc.ID && head.ScanCreatedAt > sc.CreatedAt
