@@ -250,9 +250,16 @@ func (t *Table) QueryAllConsistent(ctx context.Context, kc expression.KeyConditi
 	}
 }
 
-// Count is a COUNT query, every page of it.
-func (t *Table) Count(ctx context.Context, index string, kc expression.KeyConditionBuilder) (int64, error) {
-	expr, err := expression.NewBuilder().WithKeyCondition(kc).Build()
+// Count is a COUNT query of index ("" for the table itself), every page
+// of it, of the items that match kc and filter (nil for all). It returns
+// no items, but DynamoDB charges it for every item the key condition
+// reads, filtered out or not.
+func (t *Table) Count(ctx context.Context, index string, kc expression.KeyConditionBuilder, filter *expression.ConditionBuilder) (int64, error) {
+	b := expression.NewBuilder().WithKeyCondition(kc)
+	if filter != nil {
+		b = b.WithFilter(*filter)
+	}
+	expr, err := b.Build()
 	if err != nil {
 		return 0, err
 	}
@@ -260,9 +267,12 @@ func (t *Table) Count(ctx context.Context, index string, kc expression.KeyCondit
 	var start map[string]types.AttributeValue
 	for {
 		in := &dynamodb.QueryInput{
-			TableName: aws.String(t.Name), IndexName: aws.String(index), KeyConditionExpression: expr.KeyCondition(),
+			TableName: aws.String(t.Name), KeyConditionExpression: expr.KeyCondition(), FilterExpression: expr.Filter(),
 			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 			Select: types.SelectCount, ExclusiveStartKey: start, ReturnConsumedCapacity: Total,
+		}
+		if index != "" {
+			in.IndexName = aws.String(index)
 		}
 		res, err := Call(func() (*dynamodb.QueryOutput, error) { return t.DB.Query(ctx, in) })
 		if err != nil {

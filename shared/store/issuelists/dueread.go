@@ -39,7 +39,7 @@ func (x *Lists) CountOpenDetected(ctx context.Context, companyID int64, urgency 
 		if !after.IsZero() {
 			sk = expression.Key(tabledef.Due.SK).Between(expression.Value(findings.DueUpTo(after)), expression.Value(findings.DueUpTo(upTo)))
 		}
-		c, err := x.t.Count(ctx, tabledef.Due.Name, expression.Key(tabledef.Due.PK).Equal(expression.Value(schema.DuePK(companyID, urgency, state))).And(sk))
+		c, err := x.t.Count(ctx, tabledef.Due.Name, expression.Key(tabledef.Due.PK).Equal(expression.Value(schema.DuePK(companyID, urgency, state))).And(sk), nil)
 		if err != nil {
 			return 0, err
 		}

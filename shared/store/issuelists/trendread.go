@@ -70,7 +70,7 @@ func (x *Lists) pastDue(ctx context.Context, companyID, projectID int64) (trendm
 // projectID is 0.
 func (x *Lists) countDue(ctx context.Context, kc expression.KeyConditionBuilder, projectID int64) (int64, error) {
 	if projectID == 0 {
-		return x.t.Count(ctx, tabledef.Due.Name, kc)
+		return x.t.Count(ctx, tabledef.Due.Name, kc, nil)
 	}
 	part := schema.DueProject(projectID)
 	var n int64

@@ -275,38 +275,10 @@ func Skip(ctx context.Context, t *ddb.Table, l List, n int) (Start, bool, error)
 	return Start{key: key}, true, nil
 }
 
-// Count is the number of matches of l: a COUNT query, every page of it.
-// It returns no items, but DynamoDB charges it for every item it reads (a
-// filtered list's, all of its range): it is for small items only.
+// Count is the number of matches of l: a COUNT query (ddb.Table.Count),
+// every page of it. It returns no items, but DynamoDB charges it for every
+// item it reads (a filtered list's, all of its range): it is for small
+// items only.
 func Count(ctx context.Context, t *ddb.Table, l List) (int64, error) {
-	b := expression.NewBuilder().WithKeyCondition(l.keyCondition())
-	if l.Filter != nil {
-		b = b.WithFilter(*l.Filter)
-	}
-	expr, err := b.Build()
-	if err != nil {
-		return 0, err
-	}
-	var n int64
-	var from Item
-	for {
-		in := &dynamodb.QueryInput{
-			TableName: aws.String(t.Name), KeyConditionExpression: expr.KeyCondition(), FilterExpression: expr.Filter(),
-			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-			ScanIndexForward: aws.Bool(l.Forward), Select: types.SelectCount, ExclusiveStartKey: from, ReturnConsumedCapacity: ddb.Total,
-		}
-		if l.Index.Name != "" {
-			in.IndexName = aws.String(l.Index.Name)
-		}
-		res, err := ddb.Call(func() (*dynamodb.QueryOutput, error) { return t.DB.Query(ctx, in) })
-		if err != nil {
-			return 0, fmt.Errorf("count query: %w", err)
-		}
-		ddb.Record(ctx, ddb.Reading, res.ConsumedCapacity)
-		n += int64(res.Count)
-		if res.LastEvaluatedKey == nil {
-			return n, nil
-		}
-		from = res.LastEvaluatedKey
-	}
+	return t.Count(ctx, l.Index.Name, l.keyCondition(), l.Filter)
 }
