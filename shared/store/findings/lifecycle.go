@@ -313,12 +313,16 @@ func (x *Findings) settleApplied(ctx context.Context, companyID int64, found []I
 }
 
 // applied is what the scan's apply hands its completion: how many
-// findings it reported, and its fresh issues.
+// findings it reported, its fresh issues, and how many of them are new to
+// act on (all but those suppressed as they came).
 func applied(found, fresh []Issue) scans.Applied {
 	out := scans.Applied{Findings: len(found), Fresh: make([]scans.FreshIssue, len(fresh))}
 	for n, i := range fresh {
 		out.Fresh[n] = scans.FreshIssue{ID: i.ID, Title: i.Title, FilePath: i.FilePath, Line: i.Line, CWE: i.CWE,
 			Urgency: i.Urgency, Status: i.Status}
+		if i.Status != Suppressed {
+			out.New++
+		}
 	}
 	return out
 }

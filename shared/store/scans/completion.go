@@ -21,6 +21,11 @@ import (
 type Applied struct {
 	Findings int
 	Fresh    []FreshIssue
+	// New is how many of Fresh are new to act on or triage: all but those
+	// a suppression comment hid as they came (the findings area, which
+	// owns the statuses, counts them). Fresh is the same on every attempt
+	// of the scan, so New is too.
+	New int
 }
 
 // FreshIssue is what a completion's events show of an issue new in the
@@ -30,10 +35,6 @@ type FreshIssue struct {
 	Line, CWE           int
 	Urgency, Status     string
 }
-
-// suppressed is the status of an issue the code suppresses as it came
-// (findings.Suppressed): not new to act on or triage.
-const suppressed = "suppressed"
 
 // maxListedIssues bounds the issues a new-issue event lists (its count is
 // the whole number).
@@ -84,7 +85,7 @@ func (x *Scans) CompletionItems(ctx context.Context, sc Scan, done Applied) ([]t
 // same events.
 func completionEvents(sc Scan, projectName string, done Applied, at time.Time) ([]schema.Event, error) {
 	scope := map[string]any{"scan_id": sc.ID, "project_id": sc.ProjectID, "project_name": projectName, "branch": sc.Branch}
-	completed := map[string]any{"tool": sc.Tool, "findings": done.Findings, "new_issues": countNew(done.Fresh),
+	completed := map[string]any{"tool": sc.Tool, "findings": done.Findings, "new_issues": done.New,
 		"completed_at": at.UTC().Format(time.RFC3339)}
 	maps.Copy(completed, scope)
 	kinds, data := []string{"scan_completed"}, []map[string]any{completed}
@@ -121,17 +122,4 @@ func newIssues(fresh []FreshIssue, urgency string) (map[string]any, bool) {
 		}
 	}
 	return map[string]any{"count": count, "issues": listed}, count > 0
-}
-
-// countNew is how many of a scan's fresh issues are new to act on or
-// triage: all but those a suppression comment hid as they came. fresh is
-// the same on every attempt of the scan, so the count is too.
-func countNew(fresh []FreshIssue) int {
-	n := 0
-	for _, i := range fresh {
-		if i.Status != suppressed {
-			n++
-		}
-	}
-	return n
 }

@@ -17,8 +17,7 @@ import (
 
 // A completion's items end the scan complete with its findings count,
 // clear its mark for the stalled-scan sweep and record its events:
-// scan_completed counting the fresh issues but those suppressed as they
-// came, and one new-issue event per urgency with fresh issues to act on
+// scan_completed with the new issues the apply counted, and one new-issue event per urgency with fresh issues to act on
 // (a dismissed one is not); written again, they record the same events.
 func TestCompletionItems(t *testing.T) {
 	t.Parallel()
@@ -42,7 +41,7 @@ func TestCompletionItems(t *testing.T) {
 		{ID: "b", Urgency: "CR", Status: "suppressed"},
 		{ID: "c", Urgency: "HI", Status: "false_positive"},
 		{ID: "d", Urgency: "LO", Status: "open"},
-	}}
+	}, New: 3}
 	for range 2 {
 		items, err := st.CompletionItems(ctx, sc, done)
 		if err != nil {
