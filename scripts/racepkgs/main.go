@@ -2,7 +2,7 @@
 // code or tests start goroutines (a go statement, or a call to Go or
 // Parallel: an errgroup, a WaitGroup, the store's parallel writers) run
 // under the race detector, where it can find a race; the rest, single
-// goroutine throughout, run without it, at a third of its cost.
+// goroutine throughout, run without it, in about two thirds of the time.
 //
 //	racepkgs race    the packages to test under the race detector
 //	racepkgs plain   the others
