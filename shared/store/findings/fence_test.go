@@ -267,36 +267,43 @@ func (w *world) checkBranch(t *testing.T, b *writer, sb scans.Scan, created bool
 // count).
 func (w *world) checkCounters(t *testing.T, b *writer) {
 	t.Helper()
-	ctx := context.Background()
 	ids := make([]string, 0, 200)
 	for _, fp := range fps(0, 200) {
 		ids = append(ids, w.id(fp))
 	}
-	issues, err := findings.ByID(ctx, b.f, w.company, ids)
+	checkCounters(t, b.tb, b.f, w.company, ids)
+}
+
+// checkCounters checks that the company's group counters count exactly
+// the issues ids (all it has), each settled.
+func checkCounters(t *testing.T, tb *ddb.Table, f *findings.Findings, company int64, ids []string) {
+	t.Helper()
+	ctx := context.Background()
+	issues, err := findings.ByID(ctx, f, company, ids)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]findings.Cells{}
 	for _, i := range issues {
 		i.EachCounter(func(sc schema.Scope, dim schema.Dimension, group string) {
-			k := schema.CounterKey(w.company, sc, dim, group).SK
+			k := schema.CounterKey(company, sc, dim, group).SK
 			if want[k] == nil {
 				want[k] = findings.Cells{}
 			}
 			want[k][schema.CellKey(i.Urgency, i.Status)]++
 		})
 	}
-	kc := ddb.PKBeginsWith(schema.CompanyPK(w.company), "GRP#")
+	kc := ddb.PKBeginsWith(schema.CompanyPK(company), "GRP#")
 	var counts []findings.GroupCount
 	var keys []struct {
 		ddb.Key
 		Count   int64 `dynamodbav:"issue_count"`
 		Indexed int64 `dynamodbav:"indexed_count"`
 	}
-	if err := b.tb.QueryAllConsistent(ctx, kc, &counts); err != nil {
+	if err := tb.QueryAllConsistent(ctx, kc, &counts); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.tb.QueryAllConsistent(ctx, kc, &keys); err != nil || len(keys) != len(counts) {
+	if err := tb.QueryAllConsistent(ctx, kc, &keys); err != nil || len(keys) != len(counts) {
 		t.Fatalf("%d counters, then %d: %v", len(counts), len(keys), err)
 	}
 	got := map[string]findings.Cells{}

@@ -55,6 +55,10 @@ type ScanHead struct {
 	adopted bool
 }
 
+// headBranchAttr is the head's attribute that names its branch (keys
+// hold only its hash).
+const headBranchAttr = "branch"
+
 func headKey(companyID, projectID int64, branch, tool string) ddb.Key {
 	return schema.HeadKey(companyID, projectID, branch, tool)
 }
@@ -169,6 +173,9 @@ func (x *Findings) applyIssues(ctx context.Context, companyID int64, sc scans.Sc
 		return x.applyAttempt(ctx, companyID, sc, f, found, &in, &res, &w, settled)
 	})
 	if err != nil {
+		return res, nil, err
+	}
+	if err := x.catchUpDecisions(ctx, companyID, sc, &w); err != nil {
 		return res, nil, err
 	}
 	if err := x.settleApplied(ctx, companyID, found, w, settled); err != nil {
@@ -416,7 +423,10 @@ func shownChanged(e, f Issue) bool {
 // holding (fence.go).
 func (x *Findings) takeLease(ctx context.Context, companyID int64, sc scans.Scan, owner string) (ScanHead, lease.Fence, error) {
 	var head ScanHead
-	f, err := lease.TakeFenced(ctx, x.t, headKey(companyID, sc.ProjectID, sc.Branch, sc.Tool), owner, &head)
+	// The head names its branch from the take on, before the holder writes
+	// an issue: a project decision finds the branch there (projectBranches).
+	f, err := lease.TakeFenced(ctx, x.t, headKey(companyID, sc.ProjectID, sc.Branch, sc.Tool), owner, &head,
+		lease.Attr{Name: headBranchAttr, Value: sc.Branch})
 	if errors.Is(err, lease.ErrBusy) {
 		return head, f, fmt.Errorf("%w: branch %q of project %d is busy with another upload of %s", ddb.ErrUnavailable, sc.Branch, sc.ProjectID, sc.Tool)
 	}

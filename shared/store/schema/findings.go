@@ -53,8 +53,12 @@ func BranchHash(branch string) string { return ShortHash(branch, 16) }
 // HeadKey is the head item of one tool on one branch of a project: the
 // last scan applied there, and the lease of the one being applied.
 func HeadKey(companyID, projectID int64, branch, tool string) ddb.Key {
-	return ddb.Key{PK: CompanyPK(companyID), SK: fmt.Sprintf("HEAD#%012d#%s#%s", projectID, BranchHash(branch), ShortHash(tool, 16))}
+	return ddb.Key{PK: CompanyPK(companyID), SK: ProjectHeadsPrefix(projectID) + BranchHash(branch) + "#" + ShortHash(tool, 16)}
 }
+
+// ProjectHeadsPrefix begins the sort key of every head of a project (of
+// every branch, tool and category).
+func ProjectHeadsPrefix(projectID int64) string { return fmt.Sprintf("HEAD#%012d#", projectID) }
 
 // MemberPK is the partition of a scan's membership items (the ids of the
 // issues it reported, in chunks whose sort keys start MemberChunkPrefix).

@@ -30,9 +30,10 @@ import (
 // project (the default) is stored for the finding's identity (project,
 // tool, fingerprint) and carried, through the issue write path, onto the
 // identity's issue of every other branch: at once (DecideIssue reads
-// those issues by key: the project's branches come from its branch scope
-// summaries, each issue's id from IssueID) and by every later scan that
-// creates or reopens one (applyIssues). open and fixed stay per branch:
+// those issues by key: the project's branches come from its heads and
+// branch scope summaries, each issue's id from IssueID) and by every
+// later scan that creates or reopens one (applyIssues), a scan that
+// wrote while the decision was made included (catchUpDecisions). open and fixed stay per branch:
 // a decision neither reopens nor fixes, a fixed issue keeps fixed, and a
 // branch's own decision (scope branch) is never overwritten. Setting
 // open with scope project withdraws the project decision from every issue
@@ -69,7 +70,7 @@ func (x *Triage) spread(ctx context.Context, companyID int64, src findings.Issue
 				if !ok {
 					continue
 				}
-				if after, ok := follow(e, src, withdraw); ok {
+				if after, ok := findings.Follow(e, src, withdraw); ok {
 					changes = append(changes, findings.IssueChange{Before: &e, After: &after, By: by, Reason: why})
 				}
 			}
@@ -80,28 +81,6 @@ func (x *Triage) spread(ctx context.Context, companyID int64, src findings.Issue
 		}
 	}
 	return nil
-}
-
-// follow is e after src's decision (or its withdrawal) reaches it, and
-// whether that changes it: a fixed issue and a branch's own decision stay;
-// a withdrawal reopens only what carries the project decision and is not
-// fixed (a fixed one only loses the mark). An
-// accepted risk's terms (end, owner, who accepted it and when) go with it.
-func follow(e, src findings.Issue, withdraw bool) (findings.Issue, bool) {
-	after := e
-	switch {
-	case withdraw && e.Decision.Scope != schema.DecisionProject:
-		return e, false
-	case withdraw && e.Status == "fixed": // a withdrawal reopens nothing the code fixed
-		after.Decision = schema.DecisionMark{}
-	case withdraw:
-		after.Status, after.Reason, after.Decision = "open", "", schema.DecisionMark{}
-	case e.Status == "fixed" || e.Decision.Scope == schema.DecisionBranch:
-		return e, false
-	default:
-		after.Status, after.Reason, after.AssignedTo, after.Decision, after.Terms = src.Status, src.Reason, src.AssignedTo, src.Decision, src.Terms
-	}
-	return after, after != e
 }
 
 // TxPutDecision is the write of d (keyed by its identity) for a
@@ -119,12 +98,13 @@ func (x *Triage) TxDeleteDecision(companyID, projectID int64, tool, fingerprint 
 
 // ToolDecisions reads every decision of a project for one tool, by
 // fingerprint: what a scan of that tool carries onto the issues it creates
-// or reopens. One query, whose cost grows with the project's decisions of
-// the tool, not with the scan's findings.
+// or reopens. One consistent query (a scan reads them again after its
+// writes, see findings.catchUpDecisions), whose cost grows with the
+// project's decisions of the tool, not with the scan's findings.
 func (x *Triage) ToolDecisions(ctx context.Context, companyID, projectID int64, tool string) (map[string]schema.Decision, error) {
 	var all []schema.Decision
 	kc := ddb.PKBeginsWith(schema.DecisionPK(companyID, projectID), schema.DecisionToolPrefix(tool))
-	if err := x.t.QueryAll(ctx, "", kc, true, &all); err != nil {
+	if err := x.t.QueryAllConsistent(ctx, kc, &all); err != nil {
 		return nil, err
 	}
 	out := make(map[string]schema.Decision, len(all))

@@ -59,9 +59,9 @@ func (f Fence) Check(t *ddb.Table) (types.TransactWriteItem, error) {
 }
 
 // TakeFenced is Take, and returns the fence of the holding it made.
-func TakeFenced(ctx context.Context, t *ddb.Table, k ddb.Key, owner string, out any) (Fence, error) {
+func TakeFenced(ctx context.Context, t *ddb.Table, k ddb.Key, owner string, out any, also ...Attr) (Fence, error) {
 	old := &withEpoch{out: out}
-	if err := Take(ctx, t, k, owner, old); err != nil {
+	if err := Take(ctx, t, k, owner, old, also...); err != nil {
 		return Fence{}, err
 	}
 	// Take adds one to the epoch in the write that returned the item as it

@@ -31,16 +31,28 @@ const Grace = 3 * time.Second
 // ErrBusy is Take's answer when another holder kept the item past Wait.
 var ErrBusy = errors.New("held by another writer")
 
+// Attr is an attribute a Take sets on the item in the write that takes
+// it: what the holder must have made known before it writes anything
+// (the findings' heads name their branch).
+type Attr struct {
+	Name  string
+	Value any
+}
+
 // Take makes owner the holder of the item at k, creating it if needed,
 // waiting up to Wait for another holder, and moves the item's epoch (see
-// Fence); it decodes the item as it was into out.
-func Take(ctx context.Context, t *ddb.Table, k ddb.Key, owner string, out any) error {
+// Fence), setting also in the same write; it decodes the item as it was
+// into out.
+func Take(ctx context.Context, t *ddb.Table, k ddb.Key, owner string, out any, also ...Attr) error {
 	deadline := t.Clock().Add(Wait)
 	for attempt := 0; ; attempt++ {
 		now := t.Clock()
 		upd := expression.Set(expression.Name("lease_owner"), expression.Value(owner)).
 			Set(expression.Name("lease_until"), expression.Value(now.Add(For).UnixMilli())).
 			Add(expression.Name(epochAttr), expression.Value(1))
+		for _, a := range also {
+			upd = upd.Set(expression.Name(a.Name), expression.Value(a.Value))
+		}
 		cond := expression.Or(expression.AttributeNotExists(expression.Name("lease_owner")),
 			expression.Name("lease_until").LessThan(expression.Value(now.UnixMilli())))
 		err := t.ConditionalUpsert(ctx, k, upd, cond, out)

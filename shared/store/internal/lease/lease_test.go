@@ -105,3 +105,29 @@ func TestOneHolderAtATime(t *testing.T) {
 		t.Fatalf("a take after Grace: %+v %v", h, err)
 	}
 }
+
+// A take sets what the holder makes known (Attr) in the write that takes
+// the item, and a refused take sets nothing.
+func TestTakeSetsAlso(t *testing.T) {
+	t.Parallel()
+	tb := ddb.New(testenv.Table(t))
+	t0 := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	ctx := context.Background()
+	k := ddb.Key{PK: "C#1", SK: "BRANCH#also"}
+	tb.Now = at(t0)
+	var h head
+	if err := lease.Take(ctx, tb, k, "first", &h, lease.Attr{Name: "value", Value: 3}); err != nil {
+		t.Fatal(err)
+	}
+	tb.Now = passing(t0, lease.Wait/2+time.Second)
+	if err := lease.Take(ctx, tb, k, "second", &h, lease.Attr{Name: "value", Value: 4}); !errors.Is(err, lease.ErrBusy) {
+		t.Fatalf("a second taker while the lease runs: %v", err)
+	}
+	var got head
+	if err := tb.GetItemConsistent(ctx, k, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Owner != "first" || got.Value != 3 {
+		t.Fatalf("after a take with an attribute and a refused one: %+v", got)
+	}
+}
