@@ -55,18 +55,21 @@ test:
 TEST_JAVA_OPTIONS := -XX:+UseSerialGC
 
 ## test-go: make test's Go tests on one DynamoDB Local (and mail catcher and
-## S3 server) started for the run: first the packages whose code or tests
-## start goroutines (a go statement, a Go or Parallel call: scripts/racepkgs)
-## under the race detector, which finds races only where goroutines run;
-## then the others, one goroutine each, without it (a race build costs a
+## S3 server) started for the run, split by scripts/racepkgs: first, under
+## the race detector (which finds races only where goroutines run), every
+## test of the packages whose code starts goroutines (a go statement, a Go
+## or Parallel call), then, in the packages where only tests start them,
+## those tests; last, every other test without it (a race build costs a
 ## second compile of everything, and 1.6 times the run time, measured)
 .PHONY: test-go test-checks test-checks-quiet
-GO_TEST_SKIP := ^(TestHostileInput|TestFaultInjection|TestBulkTriageOf20000)$$
+GO_TEST_SKIP_NAMES := TestHostileInput|TestFaultInjection|TestBulkTriageOf20000
+GO_TEST_SKIP := ^($(GO_TEST_SKIP_NAMES))$$
 test-go:
-	set -o pipefail; race=$$($(GO) run ./scripts/racepkgs race | tr "\n" " ") && plain=$$($(GO) run ./scripts/racepkgs plain | tr "\n" " ") && \
+	split=$$($(GO) run ./scripts/racepkgs) && eval "$$split" && \
 	JAVA_TOOL_OPTIONS="$(TEST_JAVA_OPTIONS)" $(GO) run ./scripts/withddb bash -c \
 	  "$(GO) test -race -count=1 -timeout 30m -parallel 4 -skip '$(GO_TEST_SKIP)' $$race && \
-	   $(GO) test -count=1 -timeout 30m -parallel 4 -skip '$(GO_TEST_SKIP)' $$plain"
+	   $(GO) test -race -count=1 -timeout 30m -parallel 4 -run '^($$names)$$' -skip '$(GO_TEST_SKIP)' $$partial && \
+	   $(GO) test -count=1 -timeout 30m -parallel 4 -skip '^($(GO_TEST_SKIP_NAMES)|$$names)$$' $$plain"
 
 ## test-checks: the rest of make test, in order: go vet, staticcheck,
 ## lambdadeps, govulncheck, the hostile-input and fault-injection tables
