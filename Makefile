@@ -64,12 +64,16 @@ TEST_JAVA_OPTIONS := -XX:+UseSerialGC
 .PHONY: test-go test-checks test-checks-quiet
 GO_TEST_SKIP_NAMES := TestHostileInput|TestFaultInjection|TestBulkTriageOf20000
 GO_TEST_SKIP := ^($(GO_TEST_SKIP_NAMES))$$
+# -vet=off: make test-checks runs go vet ./... whole (every analyzer, test
+# files included); go test's own vet pass would analyse each package, and
+# the facts of everything it imports, again in each build mode
+GO_TEST_FLAGS := -count=1 -timeout 30m -parallel 4 -vet=off
 test-go:
 	split=$$($(GO) run ./scripts/racepkgs) && eval "$$split" && \
 	JAVA_TOOL_OPTIONS="$(TEST_JAVA_OPTIONS)" $(GO) run ./scripts/withddb bash -c \
-	  "$(GO) test -race -count=1 -timeout 30m -parallel 4 -skip '$(GO_TEST_SKIP)' $$race && \
-	   $(GO) test -race -count=1 -timeout 30m -parallel 4 -run '^($$names)$$' -skip '$(GO_TEST_SKIP)' $$partial && \
-	   $(GO) test -count=1 -timeout 30m -parallel 4 -skip '^($(GO_TEST_SKIP_NAMES)|$$names)$$' $$plain"
+	  "$(GO) test $(GO_TEST_FLAGS) -race -skip '$(GO_TEST_SKIP)' $$race && \
+	   $(GO) test $(GO_TEST_FLAGS) -race -run '^($$names)$$' -skip '$(GO_TEST_SKIP)' $$partial && \
+	   $(GO) test $(GO_TEST_FLAGS) -skip '^($(GO_TEST_SKIP_NAMES)|$$names)$$' $$plain"
 
 ## test-checks: the rest of make test, in order: go vet, staticcheck,
 ## lambdadeps, govulncheck, the hostile-input and fault-injection tables
@@ -80,9 +84,9 @@ test-checks:
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 	$(GO) run ./scripts/lambdadeps
 	$(GO) run ./scripts/vulncheck ./...
-	set -o pipefail; JAVA_TOOL_OPTIONS="$(TEST_JAVA_OPTIONS)" $(GO) run ./scripts/withddb $(GO) test -count=1 -timeout 30m -parallel 4 -run '^(TestHostileInput|TestFaultInjection)$$' -v ./internal/registry \
+	set -o pipefail; JAVA_TOOL_OPTIONS="$(TEST_JAVA_OPTIONS)" $(GO) run ./scripts/withddb $(GO) test $(GO_TEST_FLAGS) -run '^(TestHostileInput|TestFaultInjection)$$' -v ./internal/registry \
 	  | grep -E '^(hostile-input|fault injection|--- FAIL|ok|FAIL)'
-	cd infra && $(GO) vet ./... && $(GO) test -count=1 ./...
+	cd infra && $(GO) vet ./... && $(GO) test -count=1 -vet=off ./...
 	$(MAKE) lint
 
 # test-checks-quiet: test-checks with its output held back until it ends
