@@ -27,8 +27,9 @@ run:
 reset:
 	rm -rf .local/dynamodb .local/demo.json .local/dev-secret .local/dev-jwt-key.pem
 
-## test: every test (under the race detector where the code or its tests
-## start goroutines, scripts/racepkgs; without it elsewhere and for the two
+## test: every test (under the race detector where goroutines run: every
+## test of a package whose code starts them, the tests that start them
+## elsewhere, scripts/racepkgs; without it otherwise and for the two
 ## request tables; the 20,000-issue bulk triage, large-N, is make bench's),
 ## against one DynamoDB Local started for the run; the CDK
 ## app's tests; govulncheck against the Go vulnerability database pinned in
