@@ -16,11 +16,14 @@
 //
 // A test named in names runs raced in every package of partial, so that a
 // test of the same name in another package is not skipped everywhere.
+// Each list puts the packages with the most test source first: go test
+// starts them first, so that the longest do not run last, alone.
 package main
 
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -106,6 +109,17 @@ func split(pkgs []pkg) (theSplit, error) {
 	}
 	slices.Sort(s.names)
 	s.names = slices.Compact(s.names)
+	weight := map[string]int64{}
+	for _, p := range pkgs {
+		for _, name := range p.tests {
+			if fi, err := os.Stat(filepath.Join(p.dir, name)); err == nil {
+				weight[p.path] += fi.Size()
+			}
+		}
+	}
+	heaviestFirst := func(a, b string) int { return cmp.Or(cmp.Compare(weight[b], weight[a]), cmp.Compare(a, b)) }
+	slices.SortFunc(s.race, heaviestFirst)
+	slices.SortFunc(s.plain, heaviestFirst)
 	for _, p := range s.plain {
 		if slices.ContainsFunc(tests[p], func(n string) bool { _, ok := slices.BinarySearch(s.names, n); return ok }) {
 			s.partial = append(s.partial, p)
