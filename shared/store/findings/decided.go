@@ -103,118 +103,24 @@ func decidedEntry(companyID int64, c IssueChange) (HistoryEntry, bool) {
 	return NewHistory(companyID, IssueChange{Before: &Issue{Status: "open"}, After: c.After, By: c.By, Reason: c.Reason}, c.After.CreatedAt, 0), true
 }
 
-// Follow is e after src's decision (or its withdrawal) reaches it, and
-// whether that changes it: a fixed issue and a branch's own decision stay;
-// a withdrawal reopens only what carries the project decision and is not
-// fixed (a fixed one only loses the mark). An accepted risk's terms (end,
-// owner, who accepted it and when) go with it.
-func Follow(e, src Issue, withdraw bool) (Issue, bool) {
-	after := e
-	switch {
-	case withdraw && e.Decision.Scope != schema.DecisionProject:
-		return e, false
-	case withdraw && e.Status == "fixed": // a withdrawal reopens nothing the code fixed
-		after.Decision = schema.DecisionMark{}
-	case withdraw:
-		after.Status, after.Reason, after.Decision = "open", "", schema.DecisionMark{}
-	case e.Status == "fixed" || e.Decision.Scope == schema.DecisionBranch:
-		return e, false
-	default:
-		after.Status, after.Reason, after.AssignedTo, after.Decision, after.Terms = src.Status, src.Reason, src.AssignedTo, src.Decision, src.Terms
-	}
-	return after, after != e
-}
-
 // catchUpDecisions closes the window between a scan's read of the
 // project's decisions (readApplyInputs) and its writes: a decision made,
 // changed or withdrawn meanwhile can miss an issue the scan created or
 // reopened, since the decider carries it only onto issues that exist and
-// the scan took what it had read. So the scan reads the decisions again
-// (consistently) after its writes, and each issue it created (in this
-// attempt or an earlier one) or reopened whose mark disagrees with them
-// follows them as the decider's spread would carry them (Follow). One of
-// the two sides reads what the other wrote: the decider writes the
-// decision, then reads the branches (the head names the branch before the
-// scan writes) and their issues; the scan writes its issues, then reads the
-// decisions. In the common case nothing disagrees and nothing more is read.
+// the scan took what it had read. So after its writes the scan has the
+// triage area bring those issues in line with the decisions as they now
+// are (Deps.Decisions.CatchUp, the triage area's decisions.go). One of the
+// two sides reads what the other wrote: the decider writes the decision,
+// then reads the branches (the head names the branch before the scan
+// writes) and their issues; the scan writes its issues, then reads the
+// decisions.
 func (x *Findings) catchUpDecisions(ctx context.Context, companyID int64, sc scans.Scan, w *applyWrites) error {
-	decided, err := x.d.Decisions.ToolDecisions(ctx, companyID, sc.ProjectID, sc.Tool)
-	if err != nil {
-		return err
-	}
-	now := x.t.Clock()
-	var ids []string
-	for _, i := range decisionTakers(w) {
-		if _, _, ok := catchUp(i, decided, now); ok {
-			ids = append(ids, i.ID)
-		}
-	}
-	if len(ids) == 0 {
-		return nil
-	}
-	return x.t.Retrying(ctx, func() error {
-		current, err := x.issuesByID(ctx, companyID, ids)
-		if err != nil {
-			return err
-		}
-		var changes []IssueChange
-		for _, id := range ids {
-			if e, ok := current[id]; ok {
-				if after, by, ok := catchUp(e, decided, now); ok {
-					if by == (Actor{}) { // a withdrawal: the scan moved it
-						by.ScanID = sc.ID
-					}
-					changes = append(changes, IssueChange{Before: &e, After: &after, By: by, Reason: catchUpNote(after)})
-				}
-			}
-		}
-		n, err := x.commitIssues(ctx, companyID, changes)
-		for _, c := range changes[:n] {
-			w.updated = append(w.updated, *c.After, *c.Before)
-		}
-		return err
-	})
-}
-
-// decisionTakers are the issues of the scan a project decision reaches
-// as the scan writes them (takeDecisions): those it created (or an
-// earlier attempt of it did) and those it moved into open or suppressed.
-func decisionTakers(w *applyWrites) []Issue {
-	out := slices.Clip(w.fresh)
+	takers := slices.Clip(w.fresh) // created by the scan (or an earlier attempt of it)
 	for n := 0; n+1 < len(w.updated); n += 2 {
 		after, before := w.updated[n], w.updated[n+1]
 		if after.Status != before.Status && (after.Status == "open" || after.Status == Suppressed) {
-			out = append(out, after)
+			takers = append(takers, after) // moved into open or suppressed: takeDecisions' other takers
 		}
 	}
-	return out
-}
-
-// catchUp is e after the project's decisions reach it, who moved it, and
-// whether they do: a decision withdrawn leaves the issue that carried it,
-// a decision made or changed reaches it as it reaches the issues a scan
-// writes (open or suppressed, no decision of its branch), an accepted
-// risk that ended reaches nothing (nor leaves: the end is the SLA job's).
-func catchUp(e Issue, decided map[string]schema.Decision, now time.Time) (Issue, Actor, bool) {
-	d, ok := decided[e.Fingerprint]
-	switch {
-	case !ok && e.Decision.Scope == schema.DecisionProject:
-		after, moved := Follow(e, Issue{}, true)
-		return after, Actor{}, moved
-	case !ok || d.Ended(now) || e.Decision == d.Mark:
-		return e, Actor{}, false
-	case e.Decision.Scope == schema.DecisionProject, e.Decision.Scope == "" && (e.Status == "open" || e.Status == Suppressed):
-		src := Issue{Status: d.Status, Reason: d.Reason, AssignedTo: d.AssignedTo, Decision: d.Mark, Terms: d.Terms}
-		after, moved := Follow(e, src, false)
-		return after, Actor{UserID: d.Mark.DecidedBy}, moved
-	}
-	return e, Actor{}, false
-}
-
-// catchUpNote is the history's reason for a move catchUp made.
-func catchUpNote(after Issue) string {
-	if after.Decision.Scope == "" {
-		return "project decision withdrawn while the scan was written"
-	}
-	return DecisionNote(after.Decision.Source, after.Decision.DecidedBy)
+	return x.d.Decisions.CatchUp(ctx, companyID, sc, takers)
 }

@@ -46,6 +46,9 @@ type Deps struct {
 	}
 	Decisions interface {
 		ToolDecisions(ctx context.Context, companyID, projectID int64, tool string) (map[string]schema.Decision, error)
+		// CatchUp brings the scan's issues that took (or would have
+		// taken) the project's decisions in line with them as they now are.
+		CatchUp(ctx context.Context, companyID int64, sc scans.Scan, takers []Issue) error
 	}
 	Rules interface {
 		ActiveTriageRules(ctx context.Context, companyID, projectID int64) ([]triagemodel.Rule, error)

@@ -2,11 +2,13 @@ package triage
 
 import (
 	"context"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/acme/codescan-api/shared/store/ddb"
 	"github.com/acme/codescan-api/shared/store/findings"
+	"github.com/acme/codescan-api/shared/store/scans"
 	"github.com/acme/codescan-api/shared/store/schema"
 )
 
@@ -33,7 +35,7 @@ import (
 // those issues by key: the project's branches come from its heads and
 // branch scope summaries, each issue's id from IssueID) and by every
 // later scan that creates or reopens one (applyIssues), a scan that
-// wrote while the decision was made included (catchUpDecisions). open and fixed stay per branch:
+// wrote while the decision was made included (CatchUp). open and fixed stay per branch:
 // a decision neither reopens nor fixes, a fixed issue keeps fixed, and a
 // branch's own decision (scope branch) is never overwritten. Setting
 // open with scope project withdraws the project decision from every issue
@@ -70,7 +72,7 @@ func (x *Triage) spread(ctx context.Context, companyID int64, src findings.Issue
 				if !ok {
 					continue
 				}
-				if after, ok := findings.Follow(e, src, withdraw); ok {
+				if after, ok := follow(e, src, withdraw); ok {
 					changes = append(changes, findings.IssueChange{Before: &e, After: &after, By: by, Reason: why})
 				}
 			}
@@ -81,6 +83,96 @@ func (x *Triage) spread(ctx context.Context, companyID int64, src findings.Issue
 		}
 	}
 	return nil
+}
+
+// follow is e after src's decision (or its withdrawal) reaches it, and
+// whether that changes it: a fixed issue and a branch's own decision stay;
+// a withdrawal reopens only what carries the project decision and is not
+// fixed (a fixed one only loses the mark). An accepted risk's terms (end,
+// owner, who accepted it and when) go with it.
+func follow(e, src findings.Issue, withdraw bool) (findings.Issue, bool) {
+	after := e
+	switch {
+	case withdraw && e.Decision.Scope != schema.DecisionProject:
+		return e, false
+	case withdraw && e.Status == "fixed": // a withdrawal reopens nothing the code fixed
+		after.Decision = schema.DecisionMark{}
+	case withdraw:
+		after.Status, after.Reason, after.Decision = "open", "", schema.DecisionMark{}
+	case e.Status == "fixed" || e.Decision.Scope == schema.DecisionBranch:
+		return e, false
+	default:
+		after.Status, after.Reason, after.AssignedTo, after.Decision, after.Terms = src.Status, src.Reason, src.AssignedTo, src.Decision, src.Terms
+	}
+	return after, after != e
+}
+
+// CatchUp brings the issues a scan wrote that take the project's
+// decisions (takers: those it created or moved into open or suppressed)
+// in line with the decisions as they are now, read again consistently
+// after the scan's writes (see findings.catchUpDecisions): each whose
+// mark disagrees follows them as spread would have carried them. In the
+// common case nothing disagrees and no issue is read. The changes go
+// through the issue write path under the scan's lease (ctx's fence).
+func (x *Triage) CatchUp(ctx context.Context, companyID int64, sc scans.Scan, takers []findings.Issue) error {
+	decided, err := x.ToolDecisions(ctx, companyID, sc.ProjectID, sc.Tool)
+	if err != nil {
+		return err
+	}
+	now := x.t.Clock()
+	var ids []string
+	for _, i := range takers {
+		if _, _, ok := catchUp(i, decided, now); ok {
+			ids = append(ids, i.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	_, err = x.update(ctx, companyID, ids, func(current map[string]findings.Issue, _ int) (edit, error) {
+		var changes []findings.IssueChange
+		for _, id := range ids {
+			if e, ok := current[id]; ok {
+				if after, by, ok := catchUp(e, decided, now); ok {
+					if by == (findings.Actor{}) { // a withdrawal: the scan moved it
+						by.ScanID = sc.ID
+					}
+					changes = append(changes, findings.IssueChange{Before: &e, After: &after, By: by, Reason: catchUpNote(after)})
+				}
+			}
+		}
+		return edit{changes: changes}, nil
+	})
+	return err
+}
+
+// catchUp is e after the project's decisions reach it, who moved it, and
+// whether they do: a decision withdrawn leaves the issue that carried it,
+// a decision made or changed reaches it as it reaches the issues a scan
+// writes (open or suppressed, no decision of its branch), an accepted
+// risk that ended reaches nothing (nor leaves: the end is the SLA job's).
+func catchUp(e findings.Issue, decided map[string]schema.Decision, now time.Time) (findings.Issue, findings.Actor, bool) {
+	d, ok := decided[e.Fingerprint]
+	switch {
+	case !ok && e.Decision.Scope == schema.DecisionProject:
+		after, moved := follow(e, findings.Issue{}, true)
+		return after, findings.Actor{}, moved
+	case !ok || d.Ended(now) || e.Decision == d.Mark:
+		return e, findings.Actor{}, false
+	case e.Decision.Scope == schema.DecisionProject, e.Decision.Scope == "" && (e.Status == "open" || e.Status == findings.Suppressed):
+		src := findings.Issue{Status: d.Status, Reason: d.Reason, AssignedTo: d.AssignedTo, Decision: d.Mark, Terms: d.Terms}
+		after, moved := follow(e, src, false)
+		return after, findings.Actor{UserID: d.Mark.DecidedBy}, moved
+	}
+	return e, findings.Actor{}, false
+}
+
+// catchUpNote is the history's reason for a move catchUp made.
+func catchUpNote(after findings.Issue) string {
+	if after.Decision.Scope == "" {
+		return "project decision withdrawn while the scan was written"
+	}
+	return findings.DecisionNote(after.Decision.Source, after.Decision.DecidedBy)
 }
 
 // TxPutDecision is the write of d (keyed by its identity) for a
@@ -99,7 +191,7 @@ func (x *Triage) TxDeleteDecision(companyID, projectID int64, tool, fingerprint 
 // ToolDecisions reads every decision of a project for one tool, by
 // fingerprint: what a scan of that tool carries onto the issues it creates
 // or reopens. One consistent query (a scan reads them again after its
-// writes, see findings.catchUpDecisions), whose cost grows with the
+// writes, see CatchUp), whose cost grows with the
 // project's decisions of the tool, not with the scan's findings.
 func (x *Triage) ToolDecisions(ctx context.Context, companyID, projectID int64, tool string) (map[string]schema.Decision, error) {
 	var all []schema.Decision
