@@ -16,8 +16,10 @@
 //
 // A test named in names runs raced in every package of partial, so that a
 // test of the same name in another package is not skipped everywhere.
-// Each list puts the packages with the most test source first: go test
-// starts them first, so that the longest do not run last, alone.
+// Each list puts first the packages whose tests run against DynamoDB Local
+// (their TestMain is testenv's), those with the most test source first,
+// then the others (whose tests take milliseconds): go test starts them in
+// that order, so that the longest do not run last, alone.
 package main
 
 import (
@@ -88,6 +90,7 @@ type theSplit struct {
 func split(pkgs []pkg) (theSplit, error) {
 	var s theSplit
 	tests := map[string][]string{} // the tests of each package not raced whole
+	weight := map[string]int64{}   // the order to start them in: see main
 	for _, p := range pkgs {
 		code, err := parseFiles(p.dir, p.code)
 		if err != nil {
@@ -96,6 +99,9 @@ func split(pkgs []pkg) (theSplit, error) {
 		files, err := parseFiles(p.dir, p.tests)
 		if err != nil {
 			return s, err
+		}
+		if servedByDynamoDB(files) {
+			weight[p.path] = 1 << 40
 		}
 		whole := slices.ContainsFunc(code, func(f *ast.File) bool { return startsGoroutine(f) })
 		raced := racedTests(files)
@@ -109,7 +115,6 @@ func split(pkgs []pkg) (theSplit, error) {
 	}
 	slices.Sort(s.names)
 	s.names = slices.Compact(s.names)
-	weight := map[string]int64{}
 	for _, p := range pkgs {
 		for _, name := range p.tests {
 			if fi, err := os.Stat(filepath.Join(p.dir, name)); err == nil {
@@ -218,6 +223,23 @@ func racedTests(files []*ast.File) []string {
 		}
 	}
 	return out
+}
+
+// servedByDynamoDB tells whether the files' TestMain is testenv's: the
+// package's tests run against DynamoDB Local.
+func servedByDynamoDB(files []*ast.File) bool {
+	found := false
+	for _, f := range files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			if sel, ok := n.(*ast.SelectorExpr); ok {
+				if x, ok := sel.X.(*ast.Ident); ok && x.Name == "testenv" && strings.HasPrefix(sel.Sel.Name, "Main") {
+					found = true
+				}
+			}
+			return !found
+		})
+	}
+	return found
 }
 
 // testNames are the names of the files' tests.
