@@ -62,8 +62,9 @@ TEST_JAVA_OPTIONS := -XX:+UseSerialGC
 ## or Parallel call), then, in the packages where only tests start them,
 ## those tests; last, every other test without it (a race build costs a
 ## second compile of everything, and 1.6 times the run time, measured),
-## four packages at a time: after the checks lane ends, two left a third
-## of the two cores idle, waiting on DynamoDB Local (measured)
+## four packages at a time (after the checks lane ends, two left up to a
+## third of the cores idle; four leave as much: the one DynamoDB Local
+## bounds that stretch, docs/testing.md)
 .PHONY: test-go test-checks test-checks-quiet
 GO_TEST_SKIP_NAMES := TestHostileInput|TestFaultInjection|TestBulkTriageOf20000
 GO_TEST_SKIP := ^($(GO_TEST_SKIP_NAMES))$$
