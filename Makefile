@@ -76,7 +76,7 @@ test-go:
 	split=$$($(GO) run ./scripts/racepkgs) && eval "$$split" && \
 	JAVA_TOOL_OPTIONS="$(TEST_JAVA_OPTIONS)" $(GO) run ./scripts/withddb bash -c \
 	  "$(GO) test $(GO_TEST_FLAGS) -race -skip '$(GO_TEST_SKIP)' $$race && \
-	   $(GO) test $(GO_TEST_FLAGS) -race -run '^($$names)$$' -skip '$(GO_TEST_SKIP)' $$partial && \
+	   { [ -z '$$partial' ] || $(GO) test $(GO_TEST_FLAGS) -race -run '^($$names)$$' -skip '$(GO_TEST_SKIP)' $$partial; } && \
 	   $(GO) test $(GO_TEST_FLAGS) -p 4 -skip '^($(GO_TEST_SKIP_NAMES)|$$names)$$' $$plain"
 
 ## test-checks: the rest of make test, in order: go vet, staticcheck,

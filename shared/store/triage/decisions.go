@@ -122,7 +122,7 @@ func (x *Triage) CatchUp(ctx context.Context, companyID int64, sc scans.Scan, ta
 	now := x.t.Clock()
 	var ids []string
 	for _, i := range takers {
-		if _, _, ok := catchUp(i, decided, now); ok {
+		if _, _, ok := catchUp(i, decided, now, sc.ID); ok {
 			ids = append(ids, i.ID)
 		}
 	}
@@ -133,10 +133,7 @@ func (x *Triage) CatchUp(ctx context.Context, companyID int64, sc scans.Scan, ta
 		var changes []findings.IssueChange
 		for _, id := range ids {
 			if e, ok := current[id]; ok {
-				if after, by, ok := catchUp(e, decided, now); ok {
-					if by == (findings.Actor{}) { // a withdrawal: the scan moved it
-						by.ScanID = sc.ID
-					}
+				if after, by, ok := catchUp(e, decided, now, sc.ID); ok {
 					changes = append(changes, findings.IssueChange{Before: &e, After: &after, By: by, Reason: catchUpNote(after)})
 				}
 			}
@@ -151,12 +148,12 @@ func (x *Triage) CatchUp(ctx context.Context, companyID int64, sc scans.Scan, ta
 // a decision made or changed reaches it as it reaches the issues a scan
 // writes (open or suppressed, no decision of its branch), an accepted
 // risk that ended reaches nothing (nor leaves: the end is the SLA job's).
-func catchUp(e findings.Issue, decided map[string]schema.Decision, now time.Time) (findings.Issue, findings.Actor, bool) {
+func catchUp(e findings.Issue, decided map[string]schema.Decision, now time.Time, scanID string) (findings.Issue, findings.Actor, bool) {
 	d, ok := decided[e.Fingerprint]
 	switch {
 	case !ok && e.Decision.Scope == schema.DecisionProject:
 		after, moved := follow(e, findings.Issue{}, true)
-		return after, findings.Actor{}, moved
+		return after, findings.Actor{ScanID: scanID}, moved // the scan withdrew it
 	case !ok || d.Ended(now) || e.Decision == d.Mark:
 		return e, findings.Actor{}, false
 	case e.Decision.Scope == schema.DecisionProject, e.Decision.Scope == "" && (e.Status == "open" || e.Status == findings.Suppressed):
